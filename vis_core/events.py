@@ -1,0 +1,209 @@
+"""Typed, frozen events the agent loop emits, the store persists and front ends read."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from enum import StrEnum
+from typing import Any, ClassVar
+
+from vis_core.extension.activity import (
+    ActivityRecord,
+    ActivityState,
+    SymbolTag,
+    from_plain,
+    to_plain,
+)
+
+
+class TurnStatus(StrEnum):
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+    MAX_ITERATIONS = "max_iterations"
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token usage of one model request (or a sum of several)."""
+
+    input: int = 0
+    output: int = 0
+    cache_read: int = 0
+    cache_write: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.input + other.input,
+            self.output + other.output,
+            self.cache_read + other.cache_read,
+            self.cache_write + other.cache_write,
+        )
+
+    @property
+    def total(self) -> int:
+        return self.input + self.output + self.cache_read + self.cache_write
+
+
+_EVENT_TYPES: dict[str, type[Event]] = {}
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base of every event; ``type`` names the class in the event log."""
+
+    session_id: str
+    type: ClassVar[str] = "Event"
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.type = cls.__name__
+        _EVENT_TYPES[cls.__name__] = cls
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"type": self.type}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, ActivityRecord):
+                value = activity_to_dict(value)
+            elif isinstance(value, Usage):
+                value = asdict(value)
+            data[f.name] = value
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+
+
+def event_from_dict(data: dict[str, Any]) -> Event:
+    """Rebuild an event from :meth:`Event.to_dict` output."""
+    data = dict(data)
+    cls = _EVENT_TYPES.get(data.pop("type", ""))
+    if cls is None:
+        raise ValueError(f"unknown event type in {data!r}")
+    kwargs: dict[str, Any] = {}
+    for f in fields(cls):
+        if f.name not in data:
+            continue
+        value = data[f.name]
+        if f.name == "activity" and isinstance(value, dict):
+            value = activity_from_dict(value)
+        elif f.name == "usage" and isinstance(value, dict):
+            value = Usage(**value)
+        elif f.name == "status" and isinstance(value, str):
+            value = TurnStatus(value)
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
+def activity_to_dict(record: ActivityRecord) -> dict[str, Any]:
+    data = {f.name: getattr(record, f.name) for f in fields(record)}
+    data["tag"] = record.tag.value
+    data["state"] = record.state.value
+    data["presentation"] = None if record.presentation is None else to_plain(record.presentation)
+    return data
+
+
+def activity_from_dict(data: dict[str, Any]) -> ActivityRecord:
+    data = dict(data)
+    data["tag"] = SymbolTag(data["tag"])
+    data["state"] = ActivityState(data["state"])
+    if data.get("presentation") is not None:
+        data["presentation"] = from_plain(data["presentation"])
+    return ActivityRecord(**data)
+
+
+@dataclass(frozen=True)
+class SessionCreated(Event):
+    title: str = ""
+    workspace: str = ""
+    group: str | None = None
+
+
+@dataclass(frozen=True)
+class TurnStarted(Event):
+    turn_id: str = ""
+    position: int = 0
+    request: str = ""
+
+
+@dataclass(frozen=True)
+class AssistantDelta(Event):
+    """A piece of streamed answer text."""
+
+    turn_id: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class AssistantMessage(Event):
+    """The whole text of one model response (after its deltas), kept for the transcript."""
+
+    turn_id: str = ""
+    iteration: int = 0
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class IterationStarted(Event):
+    """The model called a tool: ``python_execution`` (``code``) or a direct tool."""
+
+    turn_id: str = ""
+    iteration_id: str = ""
+    index: int = 0
+    tool: str = "python_execution"
+    code: str = ""
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BlockFinished(Event):
+    """A block (or direct call) ended; ``stdout``/``error`` are what the model sees."""
+
+    turn_id: str = ""
+    iteration_id: str = ""
+    stdout: str = ""
+    error: str | None = None
+    restarted: bool = False
+    duration: float = 0.0
+
+
+@dataclass(frozen=True)
+class ActivityStarted(Event):
+    activity: ActivityRecord | None = None
+
+
+@dataclass(frozen=True)
+class ActivityUpdated(Event):
+    activity: ActivityRecord | None = None
+
+
+@dataclass(frozen=True)
+class ActivityEnded(Event):
+    activity: ActivityRecord | None = None
+
+
+@dataclass(frozen=True)
+class UsageReported(Event):
+    turn_id: str = ""
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    context_tokens: int = 0
+    context_limit: int = 0
+
+
+@dataclass(frozen=True)
+class Notification(Event):
+    text: str = ""
+    kind: str = "info"
+
+
+@dataclass(frozen=True)
+class TurnEnded(Event):
+    turn_id: str = ""
+    status: TurnStatus = TurnStatus.COMPLETED
+    content: str = ""
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+    error: str | None = None

@@ -1,0 +1,446 @@
+"""The Activity model: frozen presentation blocks, their validation, and engine-owned rows."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, fields, is_dataclass
+from enum import StrEnum
+from typing import Any, Literal
+
+MAX_LINE_BYTES = 512
+MAX_HANDLE_CHARS = 256
+
+
+class SymbolTag(StrEnum):
+    """What kind of work a tool call did; decides where it is counted."""
+
+    OBSERVATION = "observation"
+    MUTATION = "mutation"
+    VERIFICATION = "verification"
+    EXTERNAL = "external"
+
+
+class ActivityState(StrEnum):
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+def _one_line(value: object, what: str, *, allow_empty: bool = True) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a string, got {type(value).__name__}")
+    if "\n" in value or "\r" in value:
+        raise ValueError(f"{what} must be one line; put longer text in content blocks")
+    if len(value.encode("utf-8")) > MAX_LINE_BYTES:
+        raise ValueError(
+            f"{what} is {len(value.encode('utf-8'))} UTF-8 bytes; the limit is {MAX_LINE_BYTES}"
+        )
+    if not allow_empty and not value.strip():
+        raise ValueError(f"{what} must not be blank")
+    return value
+
+
+def _str(value: object, what: str) -> str:
+    if not isinstance(value, str):
+        raise ValueError(f"{what} must be a string, got {type(value).__name__}")
+    return value
+
+
+def _summary_format(value: object, what: str) -> str:
+    if value not in ("inline", "markdown"):
+        raise ValueError(f"{what} summary_format must be 'inline' or 'markdown', got {value!r}")
+    return str(value)
+
+
+@dataclass(frozen=True)
+class ActivityText:
+    """Plain text; paths in it are shortened."""
+
+    text: str
+
+    def __post_init__(self) -> None:
+        _str(self.text, "ActivityText.text")
+
+
+@dataclass(frozen=True)
+class ActivityHeading:
+    """A heading inside content; paths in it are shortened."""
+
+    text: str
+
+    def __post_init__(self) -> None:
+        _one_line(self.text, "ActivityHeading.text")
+
+
+@dataclass(frozen=True)
+class ActivityMarkdown:
+    """A Markdown body, rendered; its paths are kept as written."""
+
+    markdown: str
+
+    def __post_init__(self) -> None:
+        _str(self.markdown, "ActivityMarkdown.markdown")
+
+
+@dataclass(frozen=True)
+class ActivityCode:
+    """Source code, syntax highlighted in ``language``."""
+
+    code: str
+    language: str = "text"
+    path: str | None = None
+
+    def __post_init__(self) -> None:
+        _str(self.code, "ActivityCode.code")
+        _str(self.language, "ActivityCode.language")
+
+
+@dataclass(frozen=True)
+class ActivityDiff:
+    """A unified diff; ``path`` is the file it changes, if one."""
+
+    diff: str
+    path: str | None = None
+
+    def __post_init__(self) -> None:
+        _str(self.diff, "ActivityDiff.diff")
+
+
+@dataclass(frozen=True)
+class ActivityTable:
+    """A table; ``paths`` gives each row's file (``""`` for none) and must match ``rows``."""
+
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    paths: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        headers = tuple(_str(h, "ActivityTable header") for h in self.headers)
+        rows = tuple(tuple(str(cell) for cell in row) for row in self.rows)
+        for index, row in enumerate(rows):
+            if len(row) != len(headers):
+                raise ValueError(
+                    f"ActivityTable row {index} has {len(row)} cells; the table has "
+                    f"{len(headers)} headers"
+                )
+        object.__setattr__(self, "headers", headers)
+        object.__setattr__(self, "rows", rows)
+        if self.paths is not None:
+            paths = tuple(_str(p, "ActivityTable path") for p in self.paths)
+            if len(paths) != len(rows):
+                raise ValueError(
+                    f"ActivityTable paths has {len(paths)} entries but the table has "
+                    f"{len(rows)} rows; give one path per row ('' for a row without a file)"
+                )
+            object.__setattr__(self, "paths", paths)
+
+
+@dataclass(frozen=True)
+class ActivityProgress:
+    """Progress of ``completed`` out of ``total`` (``None`` when unknown)."""
+
+    completed: float
+    total: float | None = None
+    label: str = ""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.completed, bool) or not isinstance(self.completed, int | float):
+            raise ValueError("ActivityProgress.completed must be a number")
+        if self.completed < 0:
+            raise ValueError("ActivityProgress.completed must not be negative")
+        if self.total is not None:
+            if isinstance(self.total, bool) or not isinstance(self.total, int | float):
+                raise ValueError("ActivityProgress.total must be a number or None")
+            if self.total < 0:
+                raise ValueError("ActivityProgress.total must not be negative")
+        _one_line(self.label, "ActivityProgress.label")
+
+
+@dataclass(frozen=True)
+class ActivityTerminalLine:
+    """One output line of a command, on ``stdout`` or ``stderr``."""
+
+    text: str
+    stream: Literal["stdout", "stderr"] = "stdout"
+
+    def __post_init__(self) -> None:
+        _str(self.text, "ActivityTerminalLine.text")
+        if self.stream not in ("stdout", "stderr"):
+            raise ValueError(f"ActivityTerminalLine.stream must be stdout or stderr, got {self.stream!r}")
+
+
+@dataclass(frozen=True)
+class ActivityTerminal:
+    """A command as stages (later stages start with their operator) and what it printed."""
+
+    command: tuple[str, ...]
+    lines: tuple[ActivityTerminalLine, ...] = ()
+    exit: int | None = None
+    omitted_lines: int = 0
+
+    def __post_init__(self) -> None:
+        command = (self.command,) if isinstance(self.command, str) else tuple(self.command)
+        if not command:
+            raise ValueError("ActivityTerminal.command needs at least one stage")
+        for stage in command:
+            _one_line(stage, "ActivityTerminal stage")
+        lines = tuple(
+            ActivityTerminalLine(line) if isinstance(line, str) else line for line in self.lines
+        )
+        for line in lines:
+            if not isinstance(line, ActivityTerminalLine):
+                raise ValueError("ActivityTerminal.lines holds strings or ActivityTerminalLine")
+        if self.exit is not None and (isinstance(self.exit, bool) or not isinstance(self.exit, int)):
+            raise ValueError("ActivityTerminal.exit must be an int or None")
+        if isinstance(self.omitted_lines, bool) or not isinstance(self.omitted_lines, int) or self.omitted_lines < 0:
+            raise ValueError("ActivityTerminal.omitted_lines must be a non-negative int")
+        object.__setattr__(self, "command", command)
+        object.__setattr__(self, "lines", lines)
+
+
+@dataclass(frozen=True)
+class _Media:
+    attachment: str
+    caption: str = ""
+
+    def __post_init__(self) -> None:
+        _one_line(self.attachment, f"{type(self).__name__}.attachment", allow_empty=False)
+        _one_line(self.caption, f"{type(self).__name__}.caption")
+
+
+@dataclass(frozen=True)
+class ActivityImage(_Media):
+    """An image attachment, by attachment name or path."""
+
+
+@dataclass(frozen=True)
+class ActivityVideo(_Media):
+    """A video attachment."""
+
+
+@dataclass(frozen=True)
+class ActivityAudio(_Media):
+    """An audio attachment."""
+
+
+@dataclass(frozen=True)
+class ActivityFile(_Media):
+    """Any other file attachment."""
+
+
+ActivityBlock = (
+    ActivityText
+    | ActivityHeading
+    | ActivityMarkdown
+    | ActivityCode
+    | ActivityDiff
+    | ActivityTable
+    | ActivityProgress
+    | ActivityTerminal
+    | ActivityImage
+    | ActivityVideo
+    | ActivityAudio
+    | ActivityFile
+)
+BLOCK_TYPES: tuple[type, ...] = (
+    ActivityText,
+    ActivityHeading,
+    ActivityMarkdown,
+    ActivityCode,
+    ActivityDiff,
+    ActivityTable,
+    ActivityProgress,
+    ActivityTerminal,
+    ActivityImage,
+    ActivityVideo,
+    ActivityAudio,
+    ActivityFile,
+)
+
+
+def _blocks(content: object, owner: str) -> tuple[Any, ...]:
+    if isinstance(content, str | bytes) or not isinstance(content, Iterable):
+        raise ValueError(f"{owner}.content must be a sequence of Activity blocks")
+    blocks = tuple(content)
+    for block in blocks:
+        if isinstance(block, ActivitySection):
+            raise ValueError(f"{owner}.content cannot hold a section; use sections=")
+        if not isinstance(block, BLOCK_TYPES):
+            raise ValueError(
+                f"{owner}.content holds {type(block).__name__}; use Activity blocks such as "
+                "ActivityText or ActivityTable"
+            )
+    return blocks
+
+
+@dataclass(frozen=True)
+class ActivitySection:
+    """A titled group of blocks with its own disclosure; sections do not nest."""
+
+    headline: str
+    summary: str
+    content: tuple[Any, ...] = ()
+    summary_format: str = "inline"
+
+    def __post_init__(self) -> None:
+        _one_line(self.headline, "ActivitySection.headline")
+        _one_line(self.summary, "ActivitySection.summary")
+        _summary_format(self.summary_format, "ActivitySection")
+        object.__setattr__(self, "content", _blocks(self.content, "ActivitySection"))
+
+
+@dataclass(frozen=True)
+class ActivityPresentation:
+    """What a person sees of one tool call: headline, summary, content behind a disclosure."""
+
+    headline: str
+    summary: str
+    content: tuple[Any, ...] = ()
+    sections: tuple[ActivitySection, ...] = ()
+    handle_id: str | None = None
+    verdict: Literal["passed", "failed"] | None = None
+    outcome: str | None = None
+    aside: str | None = None
+    summary_format: str = "inline"
+
+    def __post_init__(self) -> None:
+        _one_line(self.headline, "ActivityPresentation.headline")
+        _one_line(self.summary, "ActivityPresentation.summary")
+        _summary_format(self.summary_format, "ActivityPresentation")
+        object.__setattr__(self, "content", _blocks(self.content, "ActivityPresentation"))
+        if isinstance(self.sections, str | bytes) or not isinstance(self.sections, Iterable):
+            raise ValueError("ActivityPresentation.sections must be a sequence of ActivitySection")
+        sections = tuple(self.sections)
+        for section in sections:
+            if not isinstance(section, ActivitySection):
+                raise ValueError(
+                    f"ActivityPresentation.sections holds {type(section).__name__}; "
+                    "use ActivitySection"
+                )
+        object.__setattr__(self, "sections", sections)
+        if self.handle_id is not None:
+            handle = self.handle_id
+            if not isinstance(handle, str) or not handle.strip():
+                raise ValueError("handle_id must be a nonblank string or None")
+            if len(handle) > MAX_HANDLE_CHARS:
+                raise ValueError(
+                    f"handle_id has {len(handle)} characters; the limit is {MAX_HANDLE_CHARS}"
+                )
+            _one_line(handle, "handle_id")
+        if self.verdict is not None and self.verdict not in ("passed", "failed"):
+            raise ValueError(f"verdict must be 'passed', 'failed' or None, got {self.verdict!r}")
+        if self.outcome is not None:
+            _one_line(self.outcome, "ActivityPresentation.outcome")
+        if self.aside is not None:
+            _one_line(self.aside, "ActivityPresentation.aside")
+
+
+@dataclass(frozen=True)
+class ActivityRecord:
+    """An engine-owned Activity row: identity, state, tag, timing, error and handle grouping."""
+
+    id: str
+    session_id: str
+    turn_id: str | None
+    iteration_id: str | None
+    tool: str
+    tag: SymbolTag
+    state: ActivityState
+    presentation: ActivityPresentation | None
+    owner: str = "vis"
+    show_start: bool = True
+    started_at: float = field(default_factory=time.time)
+    ended_at: float | None = None
+    error: str | None = None
+    handle_id: str | None = None
+    form: int = 0
+
+    @property
+    def duration(self) -> float | None:
+        return None if self.ended_at is None else self.ended_at - self.started_at
+
+    @property
+    def group_key(self) -> tuple[str, int, str] | None:
+        """Calls with one handle link only within one extension and one Python form."""
+        return None if self.handle_id is None else (self.owner, self.form, self.handle_id)
+
+
+_TAG_WORDS = {
+    SymbolTag.MUTATION: ("mutation", "mutations"),
+    SymbolTag.OBSERVATION: ("observation", "observations"),
+    SymbolTag.VERIFICATION: ("verification", "verifications"),
+    SymbolTag.EXTERNAL: ("external", "external"),
+}
+
+
+def step_counts(tags: Sequence[SymbolTag | str], *, short: bool = False) -> str:
+    """``1 mutation · 6 observations · 2 verifications``; ``short`` writes ``ver``."""
+    counts = {tag: 0 for tag in _TAG_WORDS}
+    for tag in tags:
+        counts[SymbolTag(tag)] += 1
+    parts = []
+    for tag, (one, many) in _TAG_WORDS.items():
+        n = counts[tag]
+        if not n:
+            continue
+        word = "ver" if short and tag is SymbolTag.VERIFICATION else (one if n == 1 else many)
+        parts.append(f"{n} {word}")
+    return " · ".join(parts)
+
+
+# -- wire form: plain dicts with a "kind" key, for the event log and the store -------------
+
+_KINDS: dict[str, type] = {cls.__name__: cls for cls in (*BLOCK_TYPES, ActivityTerminalLine)}
+
+
+def to_plain(value: Any) -> Any:
+    """A presentation (or any block) as JSON-ready data with ``kind`` discriminators."""
+    if is_dataclass(value) and not isinstance(value, type):
+        data = {"kind": type(value).__name__}
+        for f in fields(value):
+            data[f.name] = to_plain(getattr(value, f.name))
+        return data
+    if isinstance(value, tuple | list):
+        return [to_plain(v) for v in value]
+    if isinstance(value, StrEnum):
+        return value.value
+    return value
+
+
+def from_plain(data: Any) -> Any:
+    """Rebuild what :func:`to_plain` produced."""
+    if isinstance(data, list):
+        return tuple(from_plain(v) for v in data)
+    if isinstance(data, dict) and "kind" in data:
+        kind = data["kind"]
+        cls = {**_KINDS, "ActivitySection": ActivitySection, "ActivityPresentation": ActivityPresentation}.get(kind)
+        if cls is None:
+            raise ValueError(f"unknown Activity kind {kind!r}")
+        kwargs = {k: from_plain(v) for k, v in data.items() if k != "kind"}
+        return cls(**kwargs)
+    return data
+
+
+@dataclass(frozen=True)
+class Activity:
+    """How one tool binding presents its calls: ``label``, ``presenter`` and ``render`` callback.
+
+    ``render(phase=..., args=..., kwargs=..., result=..., error=...)`` runs on ``start``
+    (unless ``show_start=False``), ``success`` and ``failure``, and returns an
+    :class:`ActivityPresentation` or ``None`` to keep the current one.
+    """
+
+    label: str
+    presenter: str = "generic"
+    render: Any = None
+    show_start: bool = True
+
+    def __post_init__(self) -> None:
+        _one_line(self.label, "Activity.label", allow_empty=False)
+        _one_line(self.presenter, "Activity.presenter", allow_empty=False)
+        if self.render is not None and not callable(self.render):
+            raise ValueError("Activity.render must be a callable or None")
+        if not isinstance(self.show_start, bool):
+            raise ValueError("Activity.show_start must be a bool")

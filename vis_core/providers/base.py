@@ -1,0 +1,130 @@
+"""The provider protocol: a neutral conversation in, a stream of deltas, tool calls and usage out."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from vis_core.events import Usage
+
+
+@dataclass(frozen=True)
+class ToolDefinition:
+    """A tool the model may call directly (``python_execution`` is one)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Message:
+    """One conversation message in a provider-neutral shape.
+
+    ``user``: ``text``. ``assistant``: ``text`` and any ``tool_calls``.
+    ``tool``: the result ``text`` of the call ``tool_call_id`` (``is_error`` when it failed).
+    """
+
+    role: Literal["user", "assistant", "tool"]
+    text: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
+    is_error: bool = False
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    model: str
+    system: str
+    messages: tuple[Message, ...]
+    tools: tuple[ToolDefinition, ...] = ()
+    max_tokens: int = 8192
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    text: str
+
+
+@dataclass(frozen=True)
+class ToolCallReady:
+    call: ToolCall
+
+
+@dataclass(frozen=True)
+class UsageUpdate:
+    usage: Usage
+
+
+@dataclass(frozen=True)
+class ResponseDone:
+    stop_reason: str = "end_turn"
+
+
+StreamEvent = TextDelta | ToolCallReady | UsageUpdate | ResponseDone
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """A model's input limit and prices in dollars per million tokens."""
+
+    input_limit: int = 200_000
+    input_price: float = 0.0
+    output_price: float = 0.0
+    cache_read_price: float = 0.0
+    cache_write_price: float = 0.0
+
+    def cost(self, usage: Usage) -> float:
+        return (
+            usage.input * self.input_price
+            + usage.output * self.output_price
+            + usage.cache_read * self.cache_read_price
+            + usage.cache_write * self.cache_write_price
+        ) / 1_000_000
+
+
+class ProviderError(Exception):
+    """A failed model request. ``retryable`` errors (408, 429, 5xx, reset) are retried."""
+
+    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
+        super().__init__(message)
+        self.status = status
+        self.retryable = retryable
+
+
+class ProviderConfigError(ProviderError):
+    """A missing key, a rejected key or a bad setting: the message names what to fix."""
+
+
+class Provider(Protocol):
+    name: str
+
+    def model_info(self, model: str) -> ModelInfo: ...
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """``provider/model`` as given on the command line or in ``config.toml``."""
+
+    provider: str
+    model: str
+    options: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def parse(cls, text: str) -> ModelChoice:
+        provider, sep, model = text.partition("/")
+        if not sep or not provider or not model:
+            raise ValueError(
+                f"model {text!r} must be written provider/model, e.g. anthropic/claude-sonnet-4-5"
+            )
+        return cls(provider, model)

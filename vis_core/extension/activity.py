@@ -168,7 +168,9 @@ class ActivityTerminalLine:
     def __post_init__(self) -> None:
         _str(self.text, "ActivityTerminalLine.text")
         if self.stream not in ("stdout", "stderr"):
-            raise ValueError(f"ActivityTerminalLine.stream must be stdout or stderr, got {self.stream!r}")
+            raise ValueError(
+                f"ActivityTerminalLine.stream must be stdout or stderr, got {self.stream!r}"
+            )
 
 
 @dataclass(frozen=True)
@@ -192,9 +194,15 @@ class ActivityTerminal:
         for line in lines:
             if not isinstance(line, ActivityTerminalLine):
                 raise ValueError("ActivityTerminal.lines holds strings or ActivityTerminalLine")
-        if self.exit is not None and (isinstance(self.exit, bool) or not isinstance(self.exit, int)):
+        if self.exit is not None and (
+            isinstance(self.exit, bool) or not isinstance(self.exit, int)
+        ):
             raise ValueError("ActivityTerminal.exit must be an int or None")
-        if isinstance(self.omitted_lines, bool) or not isinstance(self.omitted_lines, int) or self.omitted_lines < 0:
+        if (
+            isinstance(self.omitted_lines, bool)
+            or not isinstance(self.omitted_lines, int)
+            or self.omitted_lines < 0
+        ):
             raise ValueError("ActivityTerminal.omitted_lines must be a non-negative int")
         object.__setattr__(self, "command", command)
         object.__setattr__(self, "lines", lines)
@@ -415,7 +423,11 @@ def from_plain(data: Any) -> Any:
         return tuple(from_plain(v) for v in data)
     if isinstance(data, dict) and "kind" in data:
         kind = data["kind"]
-        cls = {**_KINDS, "ActivitySection": ActivitySection, "ActivityPresentation": ActivityPresentation}.get(kind)
+        cls = {
+            **_KINDS,
+            "ActivitySection": ActivitySection,
+            "ActivityPresentation": ActivityPresentation,
+        }.get(kind)
         if cls is None:
             raise ValueError(f"unknown Activity kind {kind!r}")
         kwargs = {k: from_plain(v) for k, v in data.items() if k != "kind"}

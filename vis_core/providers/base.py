@@ -1,4 +1,4 @@
-"""The provider protocol: a neutral conversation in, a stream of deltas, tool calls and usage out."""
+"""The provider protocol: a neutral conversation in; text deltas, tool calls and usage out."""
 
 from __future__ import annotations
 

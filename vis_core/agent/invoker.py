@@ -1,0 +1,219 @@
+"""Run one host tool call as an Activity: render phases, publishing, state and timing events."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import difflib
+import inspect
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Event
+from vis_core.extension.activity import (
+    ActivityPresentation,
+    ActivityRecord,
+    ActivityState,
+)
+from vis_core.extension.activity_paths import shorten_presentation
+from vis_core.extension.context import CallContext, calling
+from vis_core.tools.registry import HostTool, ToolRegistry
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[[Event], Awaitable[None]]
+
+
+class UnknownToolError(NameError):
+    """The model called a tool that does not exist; the message suggests similar names."""
+
+
+@dataclass
+class CallSite:
+    """Where a call happens: the turn, the iteration and the Python form within it."""
+
+    turn_id: str | None = None
+    iteration_id: str | None = None
+    form: int = 0
+
+
+class ToolInvoker:
+    """Calls host tools for one session and reports each call as an Activity."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        registry: Callable[[], ToolRegistry],
+        emit: Emit,
+        workspace: Path,
+        project_root: Path,
+        channel: str = "tui",
+        locks: Callable[[str], threading.Lock | None] = lambda owner: None,
+        prepare_arguments: Callable[[HostTool, tuple, dict], tuple[tuple, dict]] | None = None,
+    ) -> None:
+        self._session_id = session_id
+        self._registry = registry
+        self._emit = emit
+        self._workspace = workspace
+        self._project_root = project_root
+        self._channel = channel
+        self._locks = locks
+        self._prepare = prepare_arguments
+        self.site = CallSite()
+
+    def _lookup(self, name: str) -> HostTool:
+        registry = self._registry()
+        tool = registry.get(name)
+        if tool is None:
+            similar = difflib.get_close_matches(name, registry.names(include_hidden=False), n=3)
+            hint = f"; did you mean {', '.join(similar)}?" if similar else "; apropos() lists tools"
+            raise UnknownToolError(f"no tool named {name!r}{hint}")
+        return tool
+
+    async def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        tool = self._lookup(name)
+        site = self.site
+        loop = asyncio.get_running_loop()
+        activity = tool.activity
+        show_start = activity.show_start if activity else True
+        label = activity.label if activity else name
+        record = ActivityRecord(
+            id=uuid.uuid4().hex,
+            session_id=self._session_id,
+            turn_id=site.turn_id,
+            iteration_id=site.iteration_id,
+            tool=name,
+            tag=tool.tag,
+            state=ActivityState.RUNNING,
+            presentation=ActivityPresentation(label, ""),
+            owner=tool.owner,
+            show_start=show_start,
+            form=site.form,
+        )
+        pending: list[asyncio.Task[None]] = []
+
+        def render(phase: str, result: Any = None, error: BaseException | None = None) -> None:
+            nonlocal record
+            if activity is None or activity.render is None:
+                return
+            try:
+                presentation = activity.render(
+                    phase=phase, args=args, kwargs=kwargs, result=result, error=error
+                )
+            except Exception:  # a render bug never changes the tool's result
+                log.exception("Activity render callback of %s failed in phase %s", name, phase)
+                return
+            if presentation is None:
+                return
+            if not isinstance(presentation, ActivityPresentation):
+                log.error(
+                    "render of %s returned %r, not an ActivityPresentation", name, presentation
+                )
+                return
+            record = self._with_presentation(record, presentation)
+
+        def publish(presentation: ActivityPresentation) -> None:
+            nonlocal record
+            record = self._with_presentation(record, presentation)
+            if not show_start:
+                return  # end-only: kept and shown when the call ends
+            update = self._emit(ActivityUpdated(self._session_id, activity=record))
+            if _in_loop(loop):
+                pending.append(loop.create_task(update))
+            else:
+                asyncio.run_coroutine_threadsafe(update, loop).result()
+
+        if show_start:
+            render("start")
+            await self._emit(ActivityStarted(self._session_id, activity=record))
+        context = CallContext(
+            session_id=self._session_id,
+            workspace_root=self._workspace,
+            project_root=self._project_root,
+            owner=tool.owner,
+            channel=self._channel,
+            publish=publish,
+        )
+        try:
+            call_args, call_kwargs = (
+                self._prepare(tool, args, kwargs) if self._prepare else (args, kwargs)
+            )
+            with calling(context):
+                result = await self._run(tool, call_args, call_kwargs)
+        except asyncio.CancelledError:
+            await asyncio.shield(asyncio.gather(*pending, return_exceptions=True))
+            record = dataclasses.replace(
+                record, state=ActivityState.CANCELLED, ended_at=time.time(), error="cancelled"
+            )
+            await asyncio.shield(self._end(record, started=show_start))
+            raise
+        except Exception as exc:
+            await asyncio.gather(*pending, return_exceptions=True)
+            render("failure", error=exc)
+            record = dataclasses.replace(
+                record, state=ActivityState.FAILED, ended_at=time.time(), error=_describe(exc)
+            )
+            await self._end(record, started=show_start)
+            raise
+        await asyncio.gather(*pending, return_exceptions=True)
+        render("success", result=result)
+        record = dataclasses.replace(record, state=ActivityState.SUCCEEDED, ended_at=time.time())
+        await self._end(record, started=show_start)
+        return result
+
+    async def _run(self, tool: HostTool, args: tuple, kwargs: dict) -> Any:
+        lock = self._locks(tool.owner)
+        if inspect.iscoroutinefunction(tool.fn):
+            if lock is None:
+                return await tool.fn(*args, **kwargs)
+            await asyncio.to_thread(lock.acquire)
+            try:
+                return await tool.fn(*args, **kwargs)
+            finally:
+                lock.release()
+
+        def run_sync() -> Any:
+            if lock is None:
+                value = tool.fn(*args, **kwargs)
+            else:
+                with lock:
+                    value = tool.fn(*args, **kwargs)
+            if inspect.isawaitable(value):
+                return asyncio.run(_await(value))
+            return value
+
+        return await asyncio.to_thread(run_sync)
+
+    def _with_presentation(
+        self, record: ActivityRecord, presentation: ActivityPresentation
+    ) -> ActivityRecord:
+        shortened = shorten_presentation(presentation, self._workspace)
+        return dataclasses.replace(record, presentation=shortened, handle_id=presentation.handle_id)
+
+    async def _end(self, record: ActivityRecord, *, started: bool) -> None:
+        if not started:
+            await self._emit(ActivityStarted(self._session_id, activity=record))
+        await self._emit(ActivityEnded(self._session_id, activity=record))
+
+
+async def _await(value: Awaitable[Any]) -> Any:
+    return await value
+
+
+def _in_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

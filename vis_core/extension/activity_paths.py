@@ -1,0 +1,76 @@
+"""Shorten filesystem paths in the text a person reads of an Activity (not code or diffs)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+from pathlib import Path
+
+from vis_core.extension.activity import (
+    ActivityHeading,
+    ActivityPresentation,
+    ActivitySection,
+    ActivityTable,
+    ActivityText,
+)
+
+_ABSOLUTE = re.compile(r"(?<![\w:/.~\-])/[^\s'\"`<>()\[\]{},;:|]+")
+
+
+def shorten_path(path: str, workspace: Path | str, home: Path | str | None = None) -> str:
+    """Workspace paths become relative, other paths under home ``~/…``; the rest stay absolute."""
+    workspace = str(workspace).rstrip("/") or "/"
+    home = str(home if home is not None else Path.home()).rstrip("/")
+    trailing = "/" if path.endswith("/") and len(path) > 1 else ""
+    normal = os.path.normpath(path)
+    if normal == workspace:
+        return "."
+    if workspace != "/" and normal.startswith(workspace + "/"):
+        return normal[len(workspace) + 1 :] + trailing
+    if home and home != "/" and normal == home:
+        return "~"
+    if home and home != "/" and normal.startswith(home + "/"):
+        return "~/" + normal[len(home) + 1 :] + trailing
+    return path
+
+
+def shorten_paths_in(text: str, workspace: Path | str, home: Path | str | None = None) -> str:
+    return _ABSOLUTE.sub(lambda m: shorten_path(m.group(0), workspace, home), text)
+
+
+def shorten_presentation(
+    presentation: ActivityPresentation, workspace: Path | str, home: Path | str | None = None
+) -> ActivityPresentation:
+    """A copy with paths shortened in headline, summary, outcome, aside, text, headings, cells."""
+
+    def short(text: str) -> str:
+        return shorten_paths_in(text, workspace, home)
+
+    def block(b: object) -> object:
+        if isinstance(b, ActivityText):
+            return ActivityText(short(b.text))
+        if isinstance(b, ActivityHeading):
+            return ActivityHeading(short(b.text))
+        if isinstance(b, ActivityTable):
+            rows = tuple(tuple(short(cell) for cell in row) for row in b.rows)
+            return dataclasses.replace(b, rows=rows)
+        return b
+
+    def section(s: ActivitySection) -> ActivitySection:
+        return dataclasses.replace(
+            s,
+            headline=short(s.headline),
+            summary=short(s.summary),
+            content=tuple(block(b) for b in s.content),
+        )
+
+    return dataclasses.replace(
+        presentation,
+        headline=short(presentation.headline),
+        summary=short(presentation.summary),
+        outcome=None if presentation.outcome is None else short(presentation.outcome),
+        aside=None if presentation.aside is None else short(presentation.aside),
+        content=tuple(block(b) for b in presentation.content),
+        sections=tuple(section(s) for s in presentation.sections),
+    )

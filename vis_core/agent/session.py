@@ -1,0 +1,413 @@
+"""One agent session: the turn loop (turn → iterations → blocks), events, cancellation, usage."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from vis_core.agent.conversation import ConversationBuilder, block_result_text
+from vis_core.agent.invoker import ToolInvoker
+from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
+from vis_core.events import (
+    AssistantDelta,
+    AssistantMessage,
+    BlockFinished,
+    Event,
+    IterationStarted,
+    Notification,
+    TurnEnded,
+    TurnStarted,
+    TurnStatus,
+    Usage,
+    UsageReported,
+)
+from vis_core.providers.base import (
+    ModelRequest,
+    Provider,
+    ProviderConfigError,
+    ProviderError,
+    TextDelta,
+    ToolCall,
+    ToolCallReady,
+    ToolDefinition,
+    UsageUpdate,
+)
+
+log = logging.getLogger(__name__)
+
+PYTHON_EXECUTION = "python_execution"
+Subscriber = Callable[[Event], None]
+
+
+class EventSink(Protocol):
+    def append(self, event: Event) -> int: ...
+
+
+class BlockRunner(Protocol):
+    """What the loop needs of the sandbox."""
+
+    async def run(self, code: str) -> Any: ...
+
+    async def interrupt(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass
+class TurnLimits:
+    max_iterations: int = 50
+    retry_attempts: int = 3
+    retry_base_delay: float = 0.5
+
+
+@dataclass
+class SessionModel:
+    """The provider and model a session talks to, or why there is none."""
+
+    provider: Provider | None
+    model: str
+    label: str
+    problem: str | None = None
+
+
+@dataclass
+class DirectTool:
+    """A tool declared to the model directly (not through python_execution)."""
+
+    definition: ToolDefinition
+    host_name: str
+
+
+@dataclass
+class TurnOutcome:
+    status: TurnStatus = TurnStatus.RUNNING
+    content: str = ""
+    error: str | None = None
+    usage: Usage = field(default_factory=Usage)
+    cost: float = 0.0
+
+
+class AgentSession:
+    """Runs turns for one stored session and publishes each event after it is committed."""
+
+    def __init__(
+        self,
+        *,
+        session_id: str,
+        title: str,
+        store: EventSink,
+        model: SessionModel,
+        sandbox: BlockRunner,
+        invoker: ToolInvoker,
+        system_prompt: Callable[[], str],
+        direct_tools: Callable[[], Sequence[DirectTool]] = lambda: (),
+        history: Sequence[Event] = (),
+        limits: TurnLimits | None = None,
+        on_close: Callable[[], Any] | None = None,
+    ) -> None:
+        self.id = session_id
+        self.title = title
+        self.model = model
+        self.sandbox = sandbox
+        self.invoker = invoker
+        self.limits = limits or TurnLimits()
+        self._store = store
+        self._system_prompt = system_prompt
+        self._direct_tools = direct_tools
+        self._subscribers: list[Subscriber] = []
+        self._conversation = ConversationBuilder()
+        self._task: asyncio.Task[TurnEnded] | None = None
+        self._on_close = on_close
+        self.usage = Usage()
+        self.cost = 0.0
+        self.context_tokens = 0
+        self.context_limit = (
+            model.provider.model_info(model.model).input_limit if model.provider else 0
+        )
+        self.turn_count = 0
+        for event in history:
+            self._absorb(event)
+
+    # -- events ----------------------------------------------------------------------------
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        self._subscribers.append(callback)
+        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+
+    async def emit(self, event: Event) -> None:
+        """Commit the event, then publish it: a crash never loses what was shown."""
+        if not isinstance(event, AssistantDelta):
+            self._store.append(event)
+        self._absorb(event)
+        for callback in list(self._subscribers):
+            try:
+                callback(event)
+            except Exception:
+                log.exception("event subscriber %r failed on %s", callback, event.type)
+
+    def _absorb(self, event: Event) -> None:
+        self._conversation.add(event)
+        if isinstance(event, TurnStarted):
+            self.turn_count = max(self.turn_count, event.position)
+        elif isinstance(event, UsageReported):
+            self.usage = self.usage + event.usage
+            self.cost += event.cost
+            self.context_tokens = event.context_tokens or self.context_tokens
+            self.context_limit = event.context_limit or self.context_limit
+
+    # -- turns -----------------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def cancel(self) -> None:
+        """Cancel the running turn; a running block is interrupted within 2 s."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    async def submit(self, text: str) -> TurnEnded:
+        if self.running:
+            raise RuntimeError("a turn is already running in this session")
+        self._task = asyncio.get_running_loop().create_task(self._turn(text))
+        try:
+            return await asyncio.shield(self._task)
+        except asyncio.CancelledError:
+            self._task.cancel()
+            return await self._task
+
+    async def _turn(self, text: str) -> TurnEnded:
+        turn_id = uuid.uuid4().hex
+        self.turn_count += 1
+        await self.emit(
+            TurnStarted(self.id, turn_id=turn_id, position=self.turn_count, request=text)
+        )
+        outcome = TurnOutcome()
+        try:
+            await self._iterate(turn_id, outcome)
+        except asyncio.CancelledError:
+            outcome.status = TurnStatus.CANCELLED
+            outcome.error = "cancelled by the user"
+        except ProviderConfigError as exc:
+            outcome.status, outcome.error = TurnStatus.FAILED, str(exc)
+        except ProviderError as exc:
+            outcome.status, outcome.error = TurnStatus.FAILED, f"model request failed: {exc}"
+        except Exception as exc:
+            log.exception("turn %s failed", turn_id)
+            outcome.status, outcome.error = TurnStatus.FAILED, f"{type(exc).__name__}: {exc}"
+        ended = TurnEnded(
+            self.id,
+            turn_id=turn_id,
+            status=outcome.status,
+            content=outcome.content,
+            usage=outcome.usage,
+            cost=outcome.cost,
+            error=outcome.error,
+        )
+        await self.emit(ended)
+        return ended
+
+    async def _iterate(self, turn_id: str, outcome: TurnOutcome) -> None:
+        if self.model.provider is None:
+            raise ProviderConfigError(self.model.problem or "no model is configured")
+        iteration = 0
+        while True:
+            calls, text = await self._request(turn_id, iteration, outcome)
+            if not calls:
+                outcome.status, outcome.content = TurnStatus.COMPLETED, text
+                return
+            for call in calls:
+                if iteration >= self.limits.max_iterations:
+                    outcome.status = TurnStatus.MAX_ITERATIONS
+                    outcome.error = (
+                        f"stopped after {self.limits.max_iterations} iterations "
+                        "(the max_iterations setting)"
+                    )
+                    await self._finish_unrun(turn_id, call, iteration)
+                    return
+                iteration += 1
+                await self._run_call(turn_id, iteration, call)
+
+    async def _request(
+        self, turn_id: str, iteration: int, outcome: TurnOutcome
+    ) -> tuple[list[ToolCall], str]:
+        from vis_core.providers.retry import stream_with_retries
+
+        provider = self.model.provider
+        assert provider is not None
+        directs = list(self._direct_tools())
+        request = ModelRequest(
+            model=self.model.model,
+            system=self._system_prompt(),
+            messages=tuple(self._conversation.messages),
+            tools=(
+                ToolDefinition(
+                    PYTHON_EXECUTION, PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
+                ),
+                *(d.definition for d in directs),
+            ),
+        )
+        chunks: list[str] = []
+        calls: list[ToolCall] = []
+        usage = Usage()
+
+        async def on_retry(error: ProviderError, attempt: int, delay: float) -> None:
+            chunks.clear()
+            await self.emit(
+                Notification(
+                    self.id,
+                    text=f"Model request failed ({error}); retrying in {delay:.1f}s "
+                    f"(attempt {attempt + 1} of {self.limits.retry_attempts})",
+                    kind="warn",
+                )
+            )
+
+        async for item in stream_with_retries(
+            provider,
+            request,
+            attempts=self.limits.retry_attempts,
+            base_delay=self.limits.retry_base_delay,
+            on_retry=on_retry,
+        ):
+            if isinstance(item, TextDelta):
+                chunks.append(item.text)
+                await self.emit(AssistantDelta(self.id, turn_id=turn_id, text=item.text))
+            elif isinstance(item, ToolCallReady):
+                calls.append(item.call)
+            elif isinstance(item, UsageUpdate):
+                usage = usage + item.usage
+        text = "".join(chunks)
+        if text:
+            await self.emit(
+                AssistantMessage(self.id, turn_id=turn_id, iteration=iteration, text=text)
+            )
+        info = provider.model_info(self.model.model)
+        cost = info.cost(usage)
+        outcome.usage = outcome.usage + usage
+        outcome.cost += cost
+        await self.emit(
+            UsageReported(
+                self.id,
+                turn_id=turn_id,
+                usage=usage,
+                cost=cost,
+                context_tokens=usage.input + usage.cache_read + usage.cache_write,
+                context_limit=info.input_limit,
+            )
+        )
+        return calls, text
+
+    async def _run_call(self, turn_id: str, index: int, call: ToolCall) -> None:
+        iteration_id = f"call_{uuid.uuid4().hex[:24]}"
+        is_code = call.name == PYTHON_EXECUTION
+        code = str(call.arguments.get("code", "")) if is_code else ""
+        await self.emit(
+            IterationStarted(
+                self.id,
+                turn_id=turn_id,
+                iteration_id=iteration_id,
+                index=index,
+                tool=call.name,
+                code=code,
+                arguments={} if is_code else dict(call.arguments),
+            )
+        )
+        self.invoker.site.turn_id = turn_id
+        self.invoker.site.iteration_id = iteration_id
+        self.invoker.site.form = index
+        started = time.monotonic()
+        stdout, error, restarted = "", None, None
+        try:
+            if is_code:
+                result = await self._run_block(code)
+                stdout, error, restarted = result.stdout, result.error, result.restarted
+            else:
+                stdout, error = await self._run_direct(call)
+        except asyncio.CancelledError:
+            await asyncio.shield(
+                self.emit(
+                    BlockFinished(
+                        self.id,
+                        turn_id=turn_id,
+                        iteration_id=iteration_id,
+                        stdout=stdout,
+                        error="KeyboardInterrupt: the turn was cancelled",
+                        duration=time.monotonic() - started,
+                    )
+                )
+            )
+            raise
+        await self.emit(
+            BlockFinished(
+                self.id,
+                turn_id=turn_id,
+                iteration_id=iteration_id,
+                stdout=block_result_text(stdout, None, restarted) if restarted else stdout,
+                error=error,
+                restarted=restarted is not None,
+                duration=time.monotonic() - started,
+            )
+        )
+
+    async def _run_block(self, code: str) -> Any:
+        task = asyncio.ensure_future(self.sandbox.run(code))
+        try:
+            return await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await asyncio.shield(self.sandbox.interrupt())
+            try:
+                await asyncio.wait_for(asyncio.shield(task), timeout=3)
+            except BaseException:  # the block's own outcome no longer matters
+                task.cancel()
+            raise
+
+    async def _run_direct(self, call: ToolCall) -> tuple[str, str | None]:
+        direct = next((d for d in self._direct_tools() if d.definition.name == call.name), None)
+        if direct is None:
+            return "", f"ToolError: no direct tool named {call.name!r}"
+        try:
+            value = await self.invoker.call(direct.host_name, (), dict(call.arguments))
+        except Exception as exc:
+            return "", f"{type(exc).__name__}: {exc}"
+        return (value if isinstance(value, str) else json.dumps(value, default=str)), None
+
+    async def _finish_unrun(self, turn_id: str, call: ToolCall, index: int) -> None:
+        iteration_id = f"call_{uuid.uuid4().hex[:24]}"
+        code = str(call.arguments.get("code", "")) if call.name == PYTHON_EXECUTION else ""
+        await self.emit(
+            IterationStarted(
+                self.id,
+                turn_id=turn_id,
+                iteration_id=iteration_id,
+                index=index + 1,
+                tool=call.name,
+                code=code,
+            )
+        )
+        await self.emit(
+            BlockFinished(
+                self.id,
+                turn_id=turn_id,
+                iteration_id=iteration_id,
+                error="not run: the turn reached max_iterations",
+            )
+        )
+
+    async def close(self) -> None:
+        self.cancel()
+        if self._task is not None:
+            try:
+                await self._task
+            except BaseException:  # closing: the turn already reported its end
+                pass
+        await self.sandbox.close()
+        if self._on_close is not None:
+            result = self._on_close()
+            if asyncio.iscoroutine(result):
+                await result

@@ -1,0 +1,190 @@
+"""The SQLite connection of the store: opening checks, migrations, locking and transactions."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from vis_core.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+
+SQLITE_MAGIC = b"SQLite format 3\x00"
+_MOVE_AWAY = (
+    "Vis left it unchanged. Move or rename it, or set VIS_HOME to another folder, and Vis "
+    "creates a new database"
+)
+
+
+class StoreError(Exception):
+    """The Vis database cannot be opened, read or written; the message says what to do."""
+
+
+def _check_header(path: Path) -> None:
+    """Refuse a file that exists but is not an SQLite database, before SQLite touches it."""
+    if path.is_dir():
+        raise StoreError(f"{path} is a folder, not a Vis database file. {_MOVE_AWAY}.")
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(SQLITE_MAGIC))
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise StoreError(
+            f"cannot read the Vis database {path}: {exc}. Check its permissions."
+        ) from exc
+    if head and head != SQLITE_MAGIC:
+        raise StoreError(f"{path} is not a Vis database (it is not an SQLite file). {_MOVE_AWAY}.")
+
+
+def describe_error(path: Path, action: str, exc: sqlite3.Error) -> StoreError:
+    """A :class:`StoreError` for a failed SQLite call that names the file and what to do."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        hint = "another process kept the database busy; try again, or close other Vis processes"
+    elif "malformed" in text or "not a database" in text:
+        hint = "the file is damaged; restore a backup, or move it away and Vis creates a new one"
+    elif "readonly" in text or "read-only" in text:
+        hint = "the file or its folder is read-only; check the permissions"
+    elif "full" in text:
+        hint = "the disk is full; free some space and try again"
+    else:
+        hint = "see the SQLite message"
+    return StoreError(f"cannot {action} in the Vis database {path}: {text} ({hint})")
+
+
+def _apply_migrations(conn: sqlite3.Connection, path: Path) -> None:
+    """Bring a new or older Vis database up to :data:`SCHEMA_VERSION` in one transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if app_id == 0 and version == 0:
+            count = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+            if count:
+                raise StoreError(_foreign_message(path))
+        elif app_id != APPLICATION_ID:
+            raise StoreError(_foreign_message(path))
+        for index in range(version, SCHEMA_VERSION):
+            for statement in MIGRATIONS[index]:
+                conn.execute(statement)
+        if version < SCHEMA_VERSION:
+            conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+
+
+def _foreign_message(path: Path) -> str:
+    return (
+        f"{path} is an SQLite database of another program, not a Vis database "
+        f"(it has no Vis marker). {_MOVE_AWAY}."
+    )
+
+
+def _verify(conn: sqlite3.Connection, path: Path) -> None:
+    """Read-only checks: the file is empty, or a Vis database this version can use."""
+    app_id = conn.execute("PRAGMA application_id").fetchone()[0]
+    version = conn.execute("PRAGMA user_version").fetchone()[0]
+    count = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
+    if app_id == APPLICATION_ID:
+        if version > SCHEMA_VERSION:
+            raise StoreError(
+                f"{path} was written by a newer Vis (schema version {version}; this Vis knows "
+                f"up to {SCHEMA_VERSION}). Upgrade Vis, or set VIS_HOME to another folder; "
+                "the database was left unchanged."
+            )
+        return
+    if app_id == 0 and version == 0 and count == 0:
+        return
+    raise StoreError(_foreign_message(path))
+
+
+def connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
+    """Open ``path`` as a Vis database (created when missing); raise :class:`StoreError`."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(f"cannot create the folder of the Vis database {path}: {exc}") from exc
+    _check_header(path)
+    try:
+        conn = sqlite3.connect(
+            path, timeout=busy_timeout, isolation_level=None, check_same_thread=False
+        )
+    except sqlite3.Error as exc:
+        raise describe_error(path, "open", exc) from exc
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
+        _verify(conn, path)
+        conn.execute("PRAGMA journal_mode = WAL")
+        conn.execute("PRAGMA synchronous = NORMAL")
+        conn.execute("PRAGMA foreign_keys = ON")
+        _apply_migrations(conn, path)
+    except StoreError:
+        conn.close()
+        raise
+    except sqlite3.Error as exc:
+        conn.close()
+        raise describe_error(path, "open", exc) from exc
+    return conn
+
+
+class Database:
+    """One connection shared by threads behind a lock; short read and write transactions."""
+
+    def __init__(self, path: Path | str, *, busy_timeout: float = 10.0) -> None:
+        self.path = Path(path)
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = connect(self.path, busy_timeout)
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"the Vis database {self.path} is closed")
+        return self._conn
+
+    @contextmanager
+    def write(self, action: str = "write") -> Iterator[sqlite3.Connection]:
+        """A ``BEGIN IMMEDIATE`` transaction, committed on exit and rolled back on error."""
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.Error as exc:
+                raise describe_error(self.path, action, exc) from exc
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except sqlite3.Error as exc:
+                self._rollback(conn)
+                raise describe_error(self.path, action, exc) from exc
+            except BaseException:
+                self._rollback(conn)
+                raise
+
+    @contextmanager
+    def read(self, action: str = "read") -> Iterator[sqlite3.Connection]:
+        """A read transaction: every query inside sees one snapshot."""
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN")
+                yield conn
+            except sqlite3.Error as exc:
+                raise describe_error(self.path, action, exc) from exc
+            finally:
+                self._rollback(conn)
+
+    @staticmethod
+    def _rollback(conn: sqlite3.Connection) -> None:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                self._conn.close()
+                self._conn = None

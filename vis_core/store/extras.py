@@ -1,0 +1,195 @@
+"""Prompt history, extension state, settings overrides and sandbox snapshots."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+from vis_core.store.database import Database
+from vis_core.store.rows import OverrideRow, OverrideScope, PromptRow
+
+
+def _check_plain(value: Any, what: str) -> None:
+    if value is None or isinstance(value, str | bool | int):
+        return
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            raise ValueError(f"{what} holds {value!r}; JSON has no NaN or infinity")
+        return
+    if isinstance(value, list | tuple):
+        for item in value:
+            _check_plain(item, what)
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise ValueError(f"{what} has the dict key {key!r}; keys must be strings")
+            _check_plain(item, what)
+        return
+    raise ValueError(
+        f"{what} holds a {type(value).__name__}; values must be plain data: dicts, lists, "
+        "strings, numbers, booleans and None"
+    )
+
+
+def to_json(value: Any, what: str) -> str:
+    """``value`` as compact JSON, after checking it is plain data."""
+    _check_plain(value, what)
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+class ExtrasMixin:
+    """Per-session prompts and snapshots, per-extension state, group/session overrides."""
+
+    _db: Database
+
+    # -- prompt history ------------------------------------------------------------------
+
+    def add_prompt(self, session_id: str, text: str) -> bool:
+        """Remember a prompt; ``False`` (nothing saved) when blank or equal to the last one."""
+        if not text.strip():
+            return False
+        with self._db.write("save a prompt") as conn:
+            last = conn.execute(
+                "SELECT text FROM prompts WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+                (session_id,),
+            ).fetchone()
+            if last is not None and last[0] == text:
+                return False
+            conn.execute(
+                "INSERT INTO prompts (session_id, text, created) VALUES (?, ?, ?)",
+                (session_id, text, time.time()),
+            )
+        return True
+
+    def prompts(self, session_id: str, limit: int | None = None) -> list[PromptRow]:
+        """A session's prompt history, oldest first (the latest ``limit`` when given)."""
+        with self._db.read("read prompt history") as conn:
+            rows = conn.execute(
+                "SELECT id, session_id, text, created FROM prompts WHERE session_id = ? "
+                "ORDER BY id DESC LIMIT ?",
+                (session_id, -1 if limit is None else limit),
+            ).fetchall()
+        return [PromptRow(*row) for row in reversed(rows)]
+
+    # -- extension state -----------------------------------------------------------------
+
+    def state_get(self, extension: str, key: str, default: Any = None) -> Any:
+        with self._db.read("read extension state") as conn:
+            row = conn.execute(
+                "SELECT value FROM extension_state WHERE extension = ? AND key = ?",
+                (extension, key),
+            ).fetchone()
+        return default if row is None else json.loads(row[0])
+
+    def state_set(self, extension: str, key: str, value: Any) -> None:
+        """Store plain data under ``key``; ``None`` removes the key."""
+        if value is None:
+            self.state_delete(extension, key)
+            return
+        data = to_json(value, f"the state value {key!r} of extension {extension!r}")
+        with self._db.write("write extension state") as conn:
+            conn.execute(
+                "INSERT INTO extension_state (extension, key, value, modified) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (extension, key) DO UPDATE SET value = excluded.value, "
+                "modified = excluded.modified",
+                (extension, key, data, time.time()),
+            )
+
+    def state_delete(self, extension: str, key: str) -> bool:
+        with self._db.write("delete extension state") as conn:
+            cursor = conn.execute(
+                "DELETE FROM extension_state WHERE extension = ? AND key = ?", (extension, key)
+            )
+        return cursor.rowcount > 0
+
+    def state_keys(self, extension: str) -> list[str]:
+        with self._db.read("read extension state") as conn:
+            rows = conn.execute(
+                "SELECT key FROM extension_state WHERE extension = ? ORDER BY key", (extension,)
+            ).fetchall()
+        return [row[0] for row in rows]
+
+    def state_items(self, extension: str) -> dict[str, Any]:
+        with self._db.read("read extension state") as conn:
+            rows = conn.execute(
+                "SELECT key, value FROM extension_state WHERE extension = ? ORDER BY key",
+                (extension,),
+            ).fetchall()
+        return {key: json.loads(value) for key, value in rows}
+
+    def state_clear(self, extension: str) -> int:
+        with self._db.write("clear extension state") as conn:
+            cursor = conn.execute("DELETE FROM extension_state WHERE extension = ?", (extension,))
+        return cursor.rowcount
+
+    # -- settings overrides (group and session scopes) -----------------------------------
+
+    def get_override(
+        self, scope: OverrideScope | str, owner: str, setting: str
+    ) -> OverrideRow | None:
+        """The override of ``setting`` for one group name or session id, if any."""
+        scope = OverrideScope(scope)
+        with self._db.read("read a settings override") as conn:
+            row = conn.execute(
+                "SELECT value, modified FROM setting_overrides "
+                "WHERE scope = ? AND owner = ? AND setting = ?",
+                (scope.value, owner, setting),
+            ).fetchone()
+        if row is None:
+            return None
+        return OverrideRow(scope, owner, setting, json.loads(row[0]), row[1])
+
+    def set_override(
+        self, scope: OverrideScope | str, owner: str, setting: str, value: Any
+    ) -> None:
+        scope = OverrideScope(scope)
+        data = to_json(value, f"the {scope.value} override of {setting!r}")
+        with self._db.write("write a settings override") as conn:
+            conn.execute(
+                "INSERT INTO setting_overrides (scope, owner, setting, value, modified) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, owner, setting) DO UPDATE SET "
+                "value = excluded.value, modified = excluded.modified",
+                (scope.value, owner, setting, data, time.time()),
+            )
+
+    def delete_override(self, scope: OverrideScope | str, owner: str, setting: str) -> bool:
+        scope = OverrideScope(scope)
+        with self._db.write("delete a settings override") as conn:
+            cursor = conn.execute(
+                "DELETE FROM setting_overrides WHERE scope = ? AND owner = ? AND setting = ?",
+                (scope.value, owner, setting),
+            )
+        return cursor.rowcount > 0
+
+    def list_overrides(self, scope: OverrideScope | str, owner: str) -> dict[str, Any]:
+        """Every override of one group or session, as ``{setting id: value}``."""
+        scope = OverrideScope(scope)
+        with self._db.read("read settings overrides") as conn:
+            rows = conn.execute(
+                "SELECT setting, value FROM setting_overrides WHERE scope = ? AND owner = ? "
+                "ORDER BY setting",
+                (scope.value, owner),
+            ).fetchall()
+        return {setting: json.loads(value) for setting, value in rows}
+
+    # -- sandbox snapshots ---------------------------------------------------------------
+
+    def save_sandbox_snapshot(self, session_id: str, data: dict[str, Any]) -> None:
+        """Replace the session's sandbox snapshot (helpers and variables) with ``data``."""
+        blob = to_json(data, f"the sandbox snapshot of session {session_id}")
+        with self._db.write("save a sandbox snapshot") as conn:
+            conn.execute(
+                "INSERT INTO sandbox_snapshots (session_id, data, saved) VALUES (?, ?, ?) "
+                "ON CONFLICT (session_id) DO UPDATE SET data = excluded.data, "
+                "saved = excluded.saved",
+                (session_id, blob, time.time()),
+            )
+
+    def load_sandbox_snapshot(self, session_id: str) -> dict[str, Any] | None:
+        with self._db.read("read a sandbox snapshot") as conn:
+            row = conn.execute(
+                "SELECT data FROM sandbox_snapshots WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        return None if row is None else json.loads(row[0])

@@ -1,0 +1,186 @@
+"""Projection of logged events onto the session, turn, iteration, block and activity tables."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable
+from typing import Any
+
+from vis_core.events import (
+    ActivityEnded,
+    ActivityStarted,
+    ActivityUpdated,
+    AssistantMessage,
+    BlockFinished,
+    Event,
+    IterationStarted,
+    TurnEnded,
+    TurnStarted,
+    Usage,
+    UsageReported,
+)
+
+_ADD_USAGE = (
+    "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
+    "cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?, "
+    "cost = cost + ?"
+)
+_UPSERT_ACTIVITY = (
+    "INSERT INTO activities (id, pos, session_id, turn_id, tool, tag, state, record) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET turn_id = excluded.turn_id, "
+    "tool = excluded.tool, tag = excluded.tag, state = excluded.state, record = excluded.record"
+)
+
+Projector = Callable[[sqlite3.Connection, int, Any, dict[str, Any], float], None]
+
+
+def _touch(conn: sqlite3.Connection, session_id: str, now: float) -> None:
+    conn.execute("UPDATE sessions SET modified = max(modified, ?) WHERE id = ?", (now, session_id))
+
+
+def _turn_started(
+    conn: sqlite3.Connection, seq: int, event: TurnStarted, data: dict[str, Any], now: float
+) -> None:
+    (num,) = conn.execute(
+        "INSERT INTO turns (id, session_id, position, request, started) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (id) DO UPDATE SET position = excluded.position, request = excluded.request "
+        "RETURNING num",
+        (event.turn_id, event.session_id, event.position, event.request, now),
+    ).fetchone()
+    conn.execute("DELETE FROM search_requests WHERE rowid = ?", (num,))
+    conn.execute("INSERT INTO search_requests (rowid, text) VALUES (?, ?)", (num, event.request))
+    _touch(conn, event.session_id, now)
+
+
+def _assistant_message(
+    conn: sqlite3.Connection, seq: int, event: AssistantMessage, data: dict[str, Any], now: float
+) -> None:
+    if not event.text:
+        return
+    conn.execute(
+        "INSERT INTO replies (seq, session_id, turn_id, iteration, text) VALUES (?, ?, ?, ?, ?)",
+        (seq, event.session_id, event.turn_id, event.iteration, event.text),
+    )
+    conn.execute("INSERT INTO search_replies (rowid, text) VALUES (?, ?)", (seq, event.text))
+
+
+def _iteration_started(
+    conn: sqlite3.Connection, seq: int, event: IterationStarted, data: dict[str, Any], now: float
+) -> None:
+    conn.execute(
+        "INSERT OR REPLACE INTO iterations (id, session_id, turn_id, idx, tool, code, arguments, "
+        "started) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            event.iteration_id,
+            event.session_id,
+            event.turn_id,
+            event.index,
+            event.tool,
+            event.code,
+            json.dumps(data["arguments"], ensure_ascii=False, separators=(",", ":")),
+            now,
+        ),
+    )
+
+
+def _block_finished(
+    conn: sqlite3.Connection, seq: int, event: BlockFinished, data: dict[str, Any], now: float
+) -> None:
+    conn.execute(
+        "INSERT INTO blocks (seq, session_id, turn_id, iteration_id, stdout, error, restarted, "
+        "duration) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            seq,
+            event.session_id,
+            event.turn_id,
+            event.iteration_id,
+            event.stdout,
+            event.error,
+            int(event.restarted),
+            event.duration,
+        ),
+    )
+
+
+def _activity(
+    conn: sqlite3.Connection, seq: int, event: ActivityStarted, data: dict[str, Any], now: float
+) -> None:
+    record = event.activity
+    if record is None:
+        return
+    conn.execute(
+        _UPSERT_ACTIVITY,
+        (
+            record.id,
+            seq,
+            event.session_id,
+            record.turn_id,
+            record.tool,
+            data["activity"]["tag"],
+            data["activity"]["state"],
+            json.dumps(data["activity"], ensure_ascii=False, separators=(",", ":")),
+        ),
+    )
+
+
+def _usage_values(usage: Usage, cost: float) -> tuple[float, ...]:
+    return (usage.input, usage.output, usage.cache_read, usage.cache_write, cost)
+
+
+def _usage_reported(
+    conn: sqlite3.Connection, seq: int, event: UsageReported, data: dict[str, Any], now: float
+) -> None:
+    values = _usage_values(event.usage, event.cost)
+    if event.turn_id:
+        conn.execute(f"UPDATE turns SET {_ADD_USAGE} WHERE id = ?", (*values, event.turn_id))
+    conn.execute(f"UPDATE sessions SET {_ADD_USAGE} WHERE id = ?", (*values, event.session_id))
+
+
+def _turn_ended(
+    conn: sqlite3.Connection, seq: int, event: TurnEnded, data: dict[str, Any], now: float
+) -> None:
+    if event.usage.total or event.cost:
+        # TurnEnded carries the turn's totals: replace what UsageReported summed so far and
+        # move the session totals by the difference, so nothing is counted twice.
+        row = conn.execute(
+            "SELECT input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost "
+            "FROM turns WHERE id = ?",
+            (event.turn_id,),
+        ).fetchone()
+        old = row if row is not None else (0, 0, 0, 0, 0.0)
+        new = _usage_values(event.usage, event.cost)
+        delta = tuple(n - o for n, o in zip(new, old, strict=True))
+        conn.execute(
+            "UPDATE turns SET input_tokens = ?, output_tokens = ?, cache_read_tokens = ?, "
+            "cache_write_tokens = ?, cost = ? WHERE id = ?",
+            (*new, event.turn_id),
+        )
+        conn.execute(f"UPDATE sessions SET {_ADD_USAGE} WHERE id = ?", (*delta, event.session_id))
+    conn.execute(
+        "UPDATE turns SET status = ?, content = ?, error = ?, ended = ? WHERE id = ?",
+        (str(event.status), event.content, event.error, now, event.turn_id),
+    )
+    _touch(conn, event.session_id, now)
+
+
+PROJECTORS: dict[str, Projector] = {
+    TurnStarted.type: _turn_started,
+    AssistantMessage.type: _assistant_message,
+    IterationStarted.type: _iteration_started,
+    BlockFinished.type: _block_finished,
+    ActivityStarted.type: _activity,
+    ActivityUpdated.type: _activity,
+    ActivityEnded.type: _activity,
+    UsageReported.type: _usage_reported,
+    TurnEnded.type: _turn_ended,
+}
+
+
+def project(
+    conn: sqlite3.Connection, seq: int, event: Event, data: dict[str, Any], now: float
+) -> None:
+    """Update the projection tables for one event already written to the log as ``seq``."""
+    projector = PROJECTORS.get(event.type)
+    if projector is not None:
+        projector(conn, seq, event, data, now)

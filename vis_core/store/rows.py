@@ -1,0 +1,226 @@
+"""Frozen row types the store returns, and their builders from SQLite rows."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from vis_core.events import Event, TurnStatus, Usage, event_from_dict
+from vis_core.extension.activity import ActivityRecord
+
+
+class OverrideScope(StrEnum):
+    """Settings scopes kept in the database (global and project live in files)."""
+
+    GROUP = "group"
+    SESSION = "session"
+
+
+class Audience(StrEnum):
+    """Who sees an attachment."""
+
+    BOTH = "both"
+    USER = "user"
+    MODEL = "model"
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    name: str
+    created: float
+
+
+@dataclass(frozen=True)
+class SessionRow:
+    id: str
+    title: str
+    group: str | None
+    workspace: str
+    project_root: str
+    created: float
+    modified: float
+    forked_from: str | None
+    usage: Usage
+    cost: float
+    turn_count: int
+
+
+SESSION_COLUMNS = (
+    "s.id, s.title, s.group_name, s.workspace, s.project_root, s.created, s.modified, "
+    "s.forked_from, s.input_tokens, s.output_tokens, s.cache_read_tokens, s.cache_write_tokens, "
+    "s.cost, (SELECT count(*) FROM turns t WHERE t.session_id = s.id)"
+)
+
+
+def session_row(row: tuple[Any, ...]) -> SessionRow:
+    return SessionRow(
+        id=row[0],
+        title=row[1],
+        group=row[2],
+        workspace=row[3],
+        project_root=row[4],
+        created=row[5],
+        modified=row[6],
+        forked_from=row[7],
+        usage=Usage(row[8], row[9], row[10], row[11]),
+        cost=row[12],
+        turn_count=row[13],
+    )
+
+
+@dataclass(frozen=True)
+class TurnRow:
+    id: str
+    session_id: str
+    position: int
+    request: str
+    status: TurnStatus
+    content: str
+    usage: Usage
+    cost: float
+    error: str | None
+    started: float
+    ended: float | None
+    replies: tuple[str, ...] = ()
+
+
+TURN_COLUMNS = (
+    "id, session_id, position, request, status, content, input_tokens, output_tokens, "
+    "cache_read_tokens, cache_write_tokens, cost, error, started, ended"
+)
+
+
+def turn_row(row: tuple[Any, ...], replies: tuple[str, ...] = ()) -> TurnRow:
+    return TurnRow(
+        id=row[0],
+        session_id=row[1],
+        position=row[2],
+        request=row[3],
+        status=TurnStatus(row[4]),
+        content=row[5],
+        usage=Usage(row[6], row[7], row[8], row[9]),
+        cost=row[10],
+        error=row[11],
+        started=row[12],
+        ended=row[13],
+        replies=replies,
+    )
+
+
+@dataclass(frozen=True)
+class BlockRow:
+    iteration_id: str
+    stdout: str
+    error: str | None
+    restarted: bool
+    duration: float
+
+
+@dataclass(frozen=True)
+class IterationRow:
+    id: str
+    turn_id: str
+    index: int
+    tool: str
+    code: str
+    arguments: dict[str, Any]
+    started: float
+    blocks: tuple[BlockRow, ...] = ()
+
+
+@dataclass(frozen=True)
+class ActivityPage:
+    """A page of activities, oldest first; ``before`` is the cursor of the next older page."""
+
+    activities: tuple[ActivityRecord, ...]
+    before: int | None
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """One entry of a session's event log; ``seq`` increases with every append."""
+
+    seq: int
+    session_id: str
+    type: str
+    data: str
+    created: float
+
+    @property
+    def event(self) -> Event:
+        return event_from_dict(json.loads(self.data))
+
+
+@dataclass(frozen=True)
+class PromptRow:
+    id: int
+    session_id: str
+    text: str
+    created: float
+
+
+@dataclass(frozen=True)
+class OverrideRow:
+    scope: OverrideScope
+    owner: str
+    setting: str
+    value: Any
+    modified: float
+
+
+@dataclass(frozen=True)
+class AttachmentRow:
+    id: str
+    session_id: str
+    iteration_id: str | None
+    filename: str
+    version: int
+    media_type: str
+    kind: str
+    size: int
+    path: str
+    audience: Audience
+    commentable: bool
+    label: str
+    created: float
+
+
+ATTACHMENT_COLUMNS = (
+    "id, session_id, iteration_id, filename, version, media_type, kind, size, path, audience, "
+    "commentable, label, created"
+)
+
+
+def attachment_row(row: tuple[Any, ...]) -> AttachmentRow:
+    return AttachmentRow(
+        *row[:9],
+        audience=Audience(row[9]),
+        commentable=bool(row[10]),
+        label=row[11],
+        created=row[12],
+    )
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """A session matching a search; ``fields`` lists where it matched, best first."""
+
+    session: SessionRow
+    rank: int
+    fields: tuple[str, ...]
+    snippet: str
+    snippets: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def is_in_title(self) -> bool:
+        return "title" in self.fields
+
+    @property
+    def is_in_request(self) -> bool:
+        return "request" in self.fields
+
+    @property
+    def is_in_reply(self) -> bool:
+        return "reply" in self.fields

@@ -1,0 +1,157 @@
+"""The versioned schema of the Vis database and the migrations that build it."""
+
+from __future__ import annotations
+
+# ``PRAGMA application_id`` of every Vis database: the bytes "VISD".
+APPLICATION_ID = 0x56495344
+
+_FTS = "fts5(text, tokenize='unicode61 remove_diacritics 2')"
+
+# Each entry upgrades the schema from version ``index`` to ``index + 1``.
+# Append new migrations; never edit one that has shipped.
+MIGRATIONS: tuple[tuple[str, ...], ...] = (
+    (
+        """CREATE TABLE groups (
+            name TEXT PRIMARY KEY,
+            created REAL NOT NULL
+        )""",
+        """CREATE TABLE sessions (
+            num INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            title TEXT NOT NULL DEFAULT '',
+            group_name TEXT REFERENCES groups(name) ON DELETE SET NULL,
+            workspace TEXT NOT NULL,
+            project_root TEXT NOT NULL,
+            created REAL NOT NULL,
+            modified REAL NOT NULL,
+            forked_from TEXT,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+            cost REAL NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX sessions_by_modified ON sessions(modified)",
+        "CREATE INDEX sessions_by_workspace ON sessions(workspace, modified)",
+        """CREATE TABLE events (
+            seq INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            type TEXT NOT NULL,
+            data TEXT NOT NULL,
+            created REAL NOT NULL
+        )""",
+        "CREATE INDEX events_by_session ON events(session_id, seq)",
+        """CREATE TABLE turns (
+            num INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            request TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'running',
+            content TEXT NOT NULL DEFAULT '',
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+            cost REAL NOT NULL DEFAULT 0,
+            error TEXT,
+            started REAL NOT NULL,
+            ended REAL
+        )""",
+        "CREATE INDEX turns_by_session ON turns(session_id, position)",
+        """CREATE TABLE replies (
+            seq INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            turn_id TEXT NOT NULL,
+            iteration INTEGER NOT NULL,
+            text TEXT NOT NULL
+        )""",
+        "CREATE INDEX replies_by_turn ON replies(turn_id, seq)",
+        "CREATE INDEX replies_by_session ON replies(session_id)",
+        """CREATE TABLE iterations (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            turn_id TEXT NOT NULL,
+            idx INTEGER NOT NULL,
+            tool TEXT NOT NULL,
+            code TEXT NOT NULL,
+            arguments TEXT NOT NULL,
+            started REAL NOT NULL
+        )""",
+        "CREATE INDEX iterations_by_turn ON iterations(turn_id, idx)",
+        "CREATE INDEX iterations_by_session ON iterations(session_id)",
+        """CREATE TABLE blocks (
+            seq INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            turn_id TEXT NOT NULL,
+            iteration_id TEXT NOT NULL,
+            stdout TEXT NOT NULL,
+            error TEXT,
+            restarted INTEGER NOT NULL,
+            duration REAL NOT NULL
+        )""",
+        "CREATE INDEX blocks_by_iteration ON blocks(iteration_id, seq)",
+        "CREATE INDEX blocks_by_session ON blocks(session_id)",
+        """CREATE TABLE activities (
+            id TEXT PRIMARY KEY,
+            pos INTEGER NOT NULL,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            turn_id TEXT,
+            tool TEXT NOT NULL,
+            tag TEXT NOT NULL,
+            state TEXT NOT NULL,
+            record TEXT NOT NULL
+        )""",
+        "CREATE INDEX activities_by_session ON activities(session_id, pos)",
+        "CREATE INDEX activities_by_turn ON activities(turn_id, pos)",
+        """CREATE TABLE prompts (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            text TEXT NOT NULL,
+            created REAL NOT NULL
+        )""",
+        "CREATE INDEX prompts_by_session ON prompts(session_id, id)",
+        """CREATE TABLE extension_state (
+            extension TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            modified REAL NOT NULL,
+            PRIMARY KEY (extension, key)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE setting_overrides (
+            scope TEXT NOT NULL CHECK (scope IN ('group', 'session')),
+            owner TEXT NOT NULL,
+            setting TEXT NOT NULL,
+            value TEXT NOT NULL,
+            modified REAL NOT NULL,
+            PRIMARY KEY (scope, owner, setting)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE sandbox_snapshots (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            data TEXT NOT NULL,
+            saved REAL NOT NULL
+        )""",
+        """CREATE TABLE attachments (
+            id TEXT PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            iteration_id TEXT,
+            filename TEXT NOT NULL,
+            version INTEGER NOT NULL,
+            media_type TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            size INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            audience TEXT NOT NULL CHECK (audience IN ('both', 'user', 'model')),
+            commentable INTEGER NOT NULL,
+            label TEXT NOT NULL,
+            created REAL NOT NULL,
+            UNIQUE (session_id, filename, version)
+        )""",
+        # Full-text search; each rowid is the row's number in sessions / turns / replies.
+        f"CREATE VIRTUAL TABLE search_titles USING {_FTS}",
+        f"CREATE VIRTUAL TABLE search_requests USING {_FTS}",
+        f"CREATE VIRTUAL TABLE search_replies USING {_FTS}",
+    ),
+)
+
+SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,277 @@
+"""Sessions, groups and the read side of turns, iterations, blocks and activities."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+import uuid
+from pathlib import Path
+
+from vis_core.events import activity_from_dict
+from vis_core.extension.activity import ActivityRecord
+from vis_core.store.database import Database, StoreError
+from vis_core.store.rows import (
+    SESSION_COLUMNS,
+    TURN_COLUMNS,
+    ActivityPage,
+    BlockRow,
+    GroupRow,
+    IterationRow,
+    SessionRow,
+    TurnRow,
+    session_row,
+    turn_row,
+)
+
+SESSION_MARKER = "vis_session_id#"
+
+
+class SessionsMixin:
+    """Session rows and the transcript projections, read back as frozen rows."""
+
+    _db: Database
+
+    # -- sessions and groups -------------------------------------------------------------
+
+    def create_session(
+        self,
+        workspace: Path | str,
+        project_root: Path | str,
+        title: str = "",
+        group: str | None = None,
+        forked_from: str | None = None,
+    ) -> SessionRow:
+        """Create a session (id: uuid4 hex) and return its row."""
+        session_id = uuid.uuid4().hex
+        now = time.time()
+        with self._db.write("create a session") as conn:
+            if group is not None:
+                _ensure_group(conn, group, now)
+            (num,) = conn.execute(
+                "INSERT INTO sessions (id, title, group_name, workspace, project_root, created, "
+                "modified, forked_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING num",
+                (
+                    session_id,
+                    title,
+                    group,
+                    str(workspace),
+                    str(project_root),
+                    now,
+                    now,
+                    forked_from,
+                ),
+            ).fetchone()
+            if title:
+                conn.execute("INSERT INTO search_titles (rowid, text) VALUES (?, ?)", (num, title))
+        row = self.get_session(session_id)
+        assert row is not None
+        return row
+
+    def get_session(self, id_or_prefix: str) -> SessionRow | None:
+        """The session with this id, unambiguous id prefix or ``vis_session_id#<id>`` marker."""
+        key = id_or_prefix.strip()
+        if key.startswith(SESSION_MARKER):
+            key = key[len(SESSION_MARKER) :]
+        if not key:
+            return None
+        with self._db.read("read a session") as conn:
+            rows = conn.execute(
+                f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id = ?", (key,)
+            ).fetchall()
+            if not rows:
+                rows = conn.execute(
+                    f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.id >= ? AND s.id < ? "
+                    "ORDER BY s.id LIMIT 2",
+                    (key, key + "\uffff"),
+                ).fetchall()
+        if len(rows) > 1:
+            raise StoreError(
+                f"the session id prefix {key!r} matches more than one session "
+                f"({rows[0][0]}, {rows[1][0]}, ...); type more characters of the id"
+            )
+        return session_row(rows[0]) if rows else None
+
+    def list_sessions(
+        self, workspace: Path | str | None = None, limit: int = 50
+    ) -> list[SessionRow]:
+        """Sessions newest (last modified) first, optionally of one workspace."""
+        with self._db.read("list sessions") as conn:
+            if workspace is None:
+                rows = conn.execute(
+                    f"SELECT {SESSION_COLUMNS} FROM sessions s "
+                    "ORDER BY s.modified DESC, s.num DESC LIMIT ?",
+                    (limit,),
+                ).fetchall()
+            else:
+                rows = conn.execute(
+                    f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.workspace = ? "
+                    "ORDER BY s.modified DESC, s.num DESC LIMIT ?",
+                    (str(workspace), limit),
+                ).fetchall()
+        return [session_row(row) for row in rows]
+
+    def latest_session(self, workspace: Path | str) -> SessionRow | None:
+        """The most recently modified session of ``workspace``."""
+        rows = self.list_sessions(workspace, limit=1)
+        return rows[0] if rows else None
+
+    def set_title(self, session_id: str, title: str) -> None:
+        with self._db.write("set a session title") as conn:
+            num = _session_num(conn, session_id)
+            conn.execute("UPDATE sessions SET title = ? WHERE num = ?", (title, num))
+            conn.execute("DELETE FROM search_titles WHERE rowid = ?", (num,))
+            if title:
+                conn.execute("INSERT INTO search_titles (rowid, text) VALUES (?, ?)", (num, title))
+
+    def set_group(self, session_id: str, group: str | None) -> None:
+        """Move a session into ``group`` (created when new), or out of any group with ``None``."""
+        with self._db.write("set a session group") as conn:
+            num = _session_num(conn, session_id)
+            if group is not None:
+                _ensure_group(conn, group, time.time())
+            conn.execute("UPDATE sessions SET group_name = ? WHERE num = ?", (group, num))
+
+    def groups(self) -> list[GroupRow]:
+        with self._db.read("list groups") as conn:
+            rows = conn.execute("SELECT name, created FROM groups ORDER BY name").fetchall()
+        return [GroupRow(*row) for row in rows]
+
+    def create_group(self, name: str) -> GroupRow:
+        with self._db.write("create a group") as conn:
+            _ensure_group(conn, name, time.time())
+            row = conn.execute(
+                "SELECT name, created FROM groups WHERE name = ?", (name,)
+            ).fetchone()
+        return GroupRow(*row)
+
+    def delete_session(self, session_id: str) -> bool:
+        """Delete a session and everything recorded for it; ``False`` when there was none."""
+        with self._db.write("delete a session") as conn:
+            row = conn.execute("SELECT num FROM sessions WHERE id = ?", (session_id,)).fetchone()
+            if row is None:
+                return False
+            conn.execute("DELETE FROM search_titles WHERE rowid = ?", (row[0],))
+            conn.execute(
+                "DELETE FROM search_requests WHERE rowid IN "
+                "(SELECT num FROM turns WHERE session_id = ?)",
+                (session_id,),
+            )
+            conn.execute(
+                "DELETE FROM search_replies WHERE rowid IN "
+                "(SELECT seq FROM replies WHERE session_id = ?)",
+                (session_id,),
+            )
+            conn.execute(
+                "DELETE FROM setting_overrides WHERE scope = 'session' AND owner = ?", (session_id,)
+            )
+            conn.execute("DELETE FROM sessions WHERE num = ?", (row[0],))
+        return True
+
+    # -- transcript ----------------------------------------------------------------------
+
+    def turns(self, session_id: str) -> list[TurnRow]:
+        """Every turn of a session by position, with the replies of each."""
+        return self._turns(session_id, None, None)
+
+    def turns_page(
+        self, session_id: str, before_position: int | None = None, limit: int = 20
+    ) -> list[TurnRow]:
+        """Up to ``limit`` turns before ``before_position`` (the latest ones), by position."""
+        return self._turns(session_id, before_position, limit)
+
+    def _turns(self, session_id: str, before: int | None, limit: int | None) -> list[TurnRow]:
+        bound = before if before is not None else 2**62
+        with self._db.read("read turns") as conn:
+            rows = conn.execute(
+                f"SELECT {TURN_COLUMNS} FROM turns WHERE session_id = ? AND position < ? "
+                "ORDER BY position DESC, num DESC LIMIT ?",
+                (session_id, bound, -1 if limit is None else limit),
+            ).fetchall()
+            rows.reverse()
+            replies: dict[str, list[str]] = {}
+            ids = [row[0] for row in rows]
+            for start in range(0, len(ids), 500):
+                chunk = ids[start : start + 500]
+                marks = ",".join("?" * len(chunk))
+                for turn_id, text in conn.execute(
+                    f"SELECT turn_id, text FROM replies WHERE turn_id IN ({marks}) ORDER BY seq",
+                    chunk,
+                ):
+                    replies.setdefault(turn_id, []).append(text)
+        return [turn_row(row, tuple(replies.get(row[0], ()))) for row in rows]
+
+    def iterations(self, turn_id: str) -> list[IterationRow]:
+        """The iterations of a turn by index, each with its blocks."""
+        with self._db.read("read iterations") as conn:
+            rows = conn.execute(
+                "SELECT id, turn_id, idx, tool, code, arguments, started FROM iterations "
+                "WHERE turn_id = ? ORDER BY idx, started",
+                (turn_id,),
+            ).fetchall()
+            blocks: dict[str, list[BlockRow]] = {}
+            for row in conn.execute(
+                "SELECT iteration_id, stdout, error, restarted, duration FROM blocks "
+                "WHERE turn_id = ? ORDER BY seq",
+                (turn_id,),
+            ):
+                blocks.setdefault(row[0], []).append(
+                    BlockRow(row[0], row[1], row[2], bool(row[3]), row[4])
+                )
+        return [
+            IterationRow(
+                id=row[0],
+                turn_id=row[1],
+                index=row[2],
+                tool=row[3],
+                code=row[4],
+                arguments=json.loads(row[5]),
+                started=row[6],
+                blocks=tuple(blocks.get(row[0], ())),
+            )
+            for row in rows
+        ]
+
+    def activities(self, turn_id: str) -> list[ActivityRecord]:
+        """The activities of a turn in the order they started."""
+        with self._db.read("read activities") as conn:
+            rows = conn.execute(
+                "SELECT record FROM activities WHERE turn_id = ? ORDER BY pos", (turn_id,)
+            ).fetchall()
+        return [activity_from_dict(json.loads(row[0])) for row in rows]
+
+    def activities_page(
+        self, session_id: str, before: int | None = None, limit: int = 50
+    ) -> ActivityPage:
+        """Up to ``limit`` activities of a session started before the cursor ``before``.
+
+        Pass the returned ``before`` to read the next older page; it is ``None`` at the start.
+        """
+        bound = before if before is not None else 2**62
+        with self._db.read("read activities") as conn:
+            rows = conn.execute(
+                "SELECT pos, record FROM activities WHERE session_id = ? AND pos < ? "
+                "ORDER BY pos DESC LIMIT ?",
+                (session_id, bound, limit + 1),
+            ).fetchall()
+        more = len(rows) > limit
+        rows = rows[:limit]
+        rows.reverse()
+        records = tuple(activity_from_dict(json.loads(row[1])) for row in rows)
+        return ActivityPage(records, rows[0][0] if more and rows else None)
+
+
+def _ensure_group(conn: sqlite3.Connection, name: str, now: float) -> None:
+    if not name.strip():
+        raise ValueError("a group name must not be blank")
+    conn.execute(
+        "INSERT INTO groups (name, created) VALUES (?, ?) ON CONFLICT (name) DO NOTHING",
+        (name, now),
+    )
+
+
+def _session_num(conn: sqlite3.Connection, session_id: str) -> int:
+    row = conn.execute("SELECT num FROM sessions WHERE id = ?", (session_id,)).fetchone()
+    if row is None:
+        raise StoreError(f"there is no session {session_id!r}; list sessions to find its id")
+    return int(row[0])

@@ -1,0 +1,95 @@
+"""The ``Store``: the event log with its projections, and every table of the Vis database."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from vis_core.events import Event
+from vis_core.paths import VisPaths
+from vis_core.store.attachments import AttachmentsMixin
+from vis_core.store.database import Database, StoreError
+from vis_core.store.extras import ExtrasMixin
+from vis_core.store.projection import project
+from vis_core.store.rows import StoredEvent
+from vis_core.store.search import SearchMixin
+from vis_core.store.sessions import SessionsMixin
+
+_INSERT_EVENT = "INSERT INTO events (session_id, type, data, created) VALUES (?, ?, ?, ?)"
+
+
+class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin):
+    """The Vis database. Thread-safe: one connection behind a lock, short transactions.
+
+    ``append`` commits an event and its projections before it returns, so the agent can
+    publish the event knowing a crash will not lose it.
+    """
+
+    def __init__(self, path: Path | str | None = None, *, busy_timeout: float = 10.0) -> None:
+        self.path = Path(path) if path is not None else VisPaths.from_env().db_file
+        self._db = Database(self.path, busy_timeout=busy_timeout)
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the event log -------------------------------------------------------------------
+
+    def append(self, event: Event) -> int:
+        """Log ``event``, update the projections and commit, all in one transaction; its seq."""
+        data = event.to_dict()
+        payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        with self._db.write(f"append a {event.type} event") as conn:
+            return _write(conn, event, data, payload, time.time())
+
+    def append_many(self, events: Iterable[Event]) -> list[int]:
+        """Append several events in one transaction (all or none); their seqs in order."""
+        prepared: list[tuple[Event, dict[str, Any], str]] = []
+        for event in events:
+            data = event.to_dict()
+            prepared.append(
+                (event, data, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
+            )
+        if not prepared:
+            return []
+        now = time.time()
+        with self._db.write(f"append {len(prepared)} events") as conn:
+            return [_write(conn, event, data, payload, now) for event, data, payload in prepared]
+
+    def events(
+        self, session_id: str, after_seq: int = 0, limit: int | None = None
+    ) -> list[StoredEvent]:
+        """A session's logged events with ``seq > after_seq``, in order."""
+        with self._db.read("read the event log") as conn:
+            rows = conn.execute(
+                "SELECT seq, session_id, type, data, created FROM events "
+                "WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
+                (session_id, after_seq, -1 if limit is None else limit),
+            ).fetchall()
+        return [StoredEvent(*row) for row in rows]
+
+
+def _write(
+    conn: sqlite3.Connection, event: Event, data: dict[str, Any], payload: str, now: float
+) -> int:
+    try:
+        seq = conn.execute(_INSERT_EVENT, (event.session_id, event.type, payload, now)).lastrowid
+        assert seq is not None
+        project(conn, seq, event, data, now)
+    except sqlite3.IntegrityError as exc:
+        if "FOREIGN KEY" not in str(exc):
+            raise
+        raise StoreError(
+            f"cannot append a {event.type} event: there is no session {event.session_id!r} "
+            "in the Vis database; create the session with create_session first"
+        ) from exc
+    return seq

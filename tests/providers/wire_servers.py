@@ -1,0 +1,338 @@
+"""A threaded HTTP server on 127.0.0.1 speaking the OpenAI and Anthropic streaming wire formats.
+
+Usage (also from other test packages)::
+
+    with WireServer() as server:
+        server.reply(openai_reply(text="hi", usage=(12, 3, 0)))
+        provider = OpenAIProvider(api_key="k", base_url=server.openai_base_url)
+        ...
+        assert server.requests[0].body["messages"][0] == {...}
+
+``reply()`` queues answers; each POST takes the next one. With none left the server
+answers 500 and records the request, so a test sees what went unexpected.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RecordedRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: Any
+
+
+@dataclass(frozen=True)
+class WireReply:
+    """One answer: an SSE stream (``frames``) or a JSON ``body`` with ``status``.
+
+    ``delay`` waits between frames; ``cut_after`` closes the socket after that many frames
+    without ending the stream (a connection reset mid-response).
+    """
+
+    status: int = 200
+    frames: tuple[str, ...] = ()
+    body: Any = None
+    headers: tuple[tuple[str, str], ...] = ()
+    delay: float = 0.0
+    cut_after: int | None = None
+
+
+@dataclass(frozen=True)
+class WireToolCall:
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+        return
+
+    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+        self._handle()
+
+    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+        self._handle()
+
+    def _handle(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body: Any = json.loads(raw) if raw else None
+        except ValueError:
+            body = raw.decode("utf-8", "replace")
+        wire = self.server.wire
+        reply = wire._take(
+            RecordedRequest(
+                self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
+            )
+        )
+        if reply.frames:
+            self._send_stream(reply)
+        else:
+            self._send_json(reply)
+
+    def _send_json(self, reply: WireReply) -> None:
+        data = json.dumps(reply.body if reply.body is not None else {}).encode()
+        self.send_response(reply.status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in reply.headers:
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+        self.wfile.flush()
+
+    def _send_stream(self, reply: WireReply) -> None:
+        self.send_response(reply.status)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        for key, value in reply.headers:
+            self.send_header(key, value)
+        self.end_headers()
+        for index, frame in enumerate(reply.frames):
+            if reply.cut_after is not None and index >= reply.cut_after:
+                self.wfile.flush()
+                self.close_connection = True
+                self.connection.shutdown(2)
+                return
+            if index and reply.delay:
+                time.sleep(reply.delay)
+            data = frame.encode()
+            self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False
+    wire: WireServer
+
+
+class WireServer:
+    """A real HTTP server on an ephemeral 127.0.0.1 port that replays queued replies."""
+
+    def __init__(self) -> None:
+        self._replies: deque[WireReply] = deque()
+        self._lock = threading.Lock()
+        self.requests: list[RecordedRequest] = []
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.wire = self
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    @property
+    def anthropic_base_url(self) -> str:
+        return self.url
+
+    def reply(self, *replies: WireReply) -> WireServer:
+        with self._lock:
+            self._replies.extend(replies)
+        return self
+
+    @property
+    def bodies(self) -> list[Any]:
+        return [r.body for r in self.requests]
+
+    def _take(self, request: RecordedRequest) -> WireReply:
+        with self._lock:
+            self.requests.append(request)
+            if self._replies:
+                return self._replies.popleft()
+        return WireReply(
+            status=500,
+            body={"error": {"type": "api_error", "message": "wire server: no reply queued"}},
+        )
+
+    def start(self) -> WireServer:
+        self._thread.start()
+        return self
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> WireServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or []
+
+
+# --- OpenAI Chat Completions -------------------------------------------------------------
+
+
+def openai_frames(chunks: Iterable[dict[str, Any]]) -> tuple[str, ...]:
+    return (*(f"data: {json.dumps(c)}\n\n" for c in chunks), "data: [DONE]\n\n")
+
+
+def openai_reply(
+    text: str = "",
+    tool_calls: Sequence[WireToolCall] = (),
+    *,
+    usage: tuple[int, int, int] | None = (10, 5, 0),
+    model: str = "gpt-test",
+    piece: int = 7,
+    finish_reason: str | None = None,
+    delay: float = 0.0,
+    cut_after: int | None = None,
+) -> WireReply:
+    """A streamed completion: ``text`` in pieces, tool calls with arguments streamed in
+    pieces, then (``usage`` = prompt, completion, cached tokens) a usage-only chunk."""
+    base = {"id": "chatcmpl-wire", "object": "chat.completion.chunk", "created": 1, "model": model}
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}
+        return {**base, "choices": [choice]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"content": p}) for p in _pieces(text, piece)]
+    for index, call in enumerate(tool_calls):
+        head = {"index": index, "id": call.id, "type": "function"}
+        chunks.append(
+            chunk({"tool_calls": [{**head, "function": {"name": call.name, "arguments": ""}}]})
+        )
+        for p in _pieces(json.dumps(call.arguments), piece):
+            chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}))
+    finish = finish_reason or ("tool_calls" if tool_calls else "stop")
+    chunks.append(chunk({}, finish))
+    if usage is not None:
+        prompt, completion, cached = usage
+        chunks.append(
+            {
+                **base,
+                "choices": [],
+                "usage": {
+                    "prompt_tokens": prompt,
+                    "completion_tokens": completion,
+                    "total_tokens": prompt + completion,
+                    "prompt_tokens_details": {"cached_tokens": cached},
+                },
+            }
+        )
+    return WireReply(frames=openai_frames(chunks), delay=delay, cut_after=cut_after)
+
+
+def openai_error(status: int, message: str, type_: str = "server_error") -> WireReply:
+    return WireReply(
+        status=status, body={"error": {"message": message, "type": type_, "code": None}}
+    )
+
+
+# --- Anthropic Messages ------------------------------------------------------------------
+
+
+def anthropic_frames(events: Iterable[dict[str, Any]]) -> tuple[str, ...]:
+    return tuple(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events)
+
+
+def anthropic_reply(
+    text: str = "",
+    tool_calls: Sequence[WireToolCall] = (),
+    *,
+    usage: tuple[int, int, int, int] = (10, 5, 0, 0),
+    model: str = "claude-test",
+    piece: int = 7,
+    stop_reason: str | None = None,
+    delay: float = 0.0,
+    cut_after: int | None = None,
+    error_event: tuple[str, str] | None = None,
+) -> WireReply:
+    """A streamed message: a text block, tool_use blocks with ``input_json_delta`` pieces;
+    ``usage`` = input, output, cache read, cache creation tokens. ``error_event`` =
+    (type, message) ends the stream with an SSE ``error`` event after the text."""
+    inp, out, cache_read, cache_write = usage
+    start_usage = {
+        "input_tokens": inp,
+        "output_tokens": 1,
+        "cache_read_input_tokens": cache_read,
+        "cache_creation_input_tokens": cache_write,
+    }
+    message = {
+        "id": "msg_wire",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": start_usage,
+    }
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": message}, {"type": "ping"}]
+    index = 0
+    if text:
+        events.append(
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {"type": "text", "text": ""},
+            }
+        )
+        for p in _pieces(text, piece):
+            events.append(
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "text_delta", "text": p},
+                }
+            )
+        events.append({"type": "content_block_stop", "index": index})
+        index += 1
+    if error_event is not None:
+        kind, msg = error_event
+        events.append({"type": "error", "error": {"type": kind, "message": msg}})
+        return WireReply(frames=anthropic_frames(events), delay=delay, cut_after=cut_after)
+    for call in tool_calls:
+        block = {"type": "tool_use", "id": call.id, "name": call.name, "input": {}}
+        events.append({"type": "content_block_start", "index": index, "content_block": block})
+        for p in _pieces(json.dumps(call.arguments), piece):
+            delta = {"type": "input_json_delta", "partial_json": p}
+            events.append({"type": "content_block_delta", "index": index, "delta": delta})
+        events.append({"type": "content_block_stop", "index": index})
+        index += 1
+    stop = stop_reason or ("tool_use" if tool_calls else "end_turn")
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": stop, "stop_sequence": None},
+            "usage": {"output_tokens": out},
+        }
+    )
+    events.append({"type": "message_stop"})
+    return WireReply(frames=anthropic_frames(events), delay=delay, cut_after=cut_after)
+
+
+def anthropic_error(status: int, message: str, type_: str = "api_error") -> WireReply:
+    return WireReply(
+        status=status, body={"type": "error", "error": {"type": type_, "message": message}}
+    )

@@ -1,0 +1,192 @@
+"""Choose the model (``--model`` > ``VIS_MODEL`` > ``config.toml``) and build its provider.
+
+The model is written ``provider/model``. Configuration in ``config.toml``::
+
+    model = "anthropic/claude-sonnet-4-5"   # the default model
+
+    [providers.anthropic]          # optional: api_key_env, base_url
+    [providers.openai]             # optional: api_key_env, base_url
+    [providers.ollama]             # any other name = an OpenAI-compatible endpoint
+    kind = "openai"                # "openai" or "anthropic" wire format
+    base_url = "http://127.0.0.1:11434/v1"
+    api_key_env = ""               # empty: no key needed
+    [providers.openrouter]
+    kind = "openai"
+    base_url = "https://openrouter.ai/api/v1"
+    api_key_env = "OPENROUTER_API_KEY"
+
+    [models."ollama/qwen3"]        # optional per-model overrides
+    input_limit = 32768            # also input_price, output_price,
+                                   # cache_read_price, cache_write_price ($ per Mtok)
+
+``anthropic`` reads its key from ``ANTHROPIC_API_KEY`` and ``openai`` from ``OPENAI_API_KEY``
+unless ``api_key_env`` names another variable; other providers need no key unless
+``api_key_env`` names one. ``scripted/<anything>`` replays ``--script FILE``.
+With no model chosen anywhere, a set ``ANTHROPIC_API_KEY`` (else ``OPENAI_API_KEY``) picks
+that provider's default model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from vis_core.paths import VisPaths
+from vis_core.providers.anthropic_provider import ANTHROPIC_KEY_ENV, AnthropicProvider
+from vis_core.providers.base import ModelChoice, Provider, ProviderConfigError
+from vis_core.providers.errors import missing_key_error
+from vis_core.providers.openai_provider import NO_KEY, OPENAI_KEY_ENV, OpenAIProvider
+from vis_core.providers.scripted import ScriptedProvider
+
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
+DEFAULT_OPENAI_MODEL = "gpt-5"
+KINDS = ("anthropic", "openai", "scripted")
+DEFAULT_KEY_ENV = {"anthropic": ANTHROPIC_KEY_ENV, "openai": OPENAI_KEY_ENV}
+
+NO_MODEL_HELP = """\
+No model is configured. Pick one of:
+  1. Set an API key and Vis uses that provider's default model:
+       export ANTHROPIC_API_KEY=...      (default model anthropic/{anthropic_default})
+       export OPENAI_API_KEY=...         (default model openai/{openai_default})
+  2. Choose the model for one run:  vis --model anthropic/claude-sonnet-4-5
+     or for every run in this shell:  export VIS_MODEL=openai/gpt-5
+  3. Save it in {config_file}:
+       model = "anthropic/claude-sonnet-4-5"
+     A local OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio) also works:
+       model = "ollama/qwen3"
+       [providers.ollama]
+       kind = "openai"
+       base_url = "http://127.0.0.1:11434/v1"
+       api_key_env = ""
+"""
+
+
+def config_file_of(environ: Mapping[str, str]) -> Path:
+    return VisPaths.from_env(dict(environ)).config_file
+
+
+def no_model_help(environ: Mapping[str, str]) -> str:
+    """:data:`NO_MODEL_HELP` with the real ``config.toml`` path filled in."""
+    return NO_MODEL_HELP.format(
+        config_file=config_file_of(environ),
+        anthropic_default=DEFAULT_ANTHROPIC_MODEL,
+        openai_default=DEFAULT_OPENAI_MODEL,
+    )
+
+
+def _table(config: Mapping[str, Any], key: str, where: str) -> Mapping[str, Any]:
+    value = config.get(key, {})
+    if not isinstance(value, Mapping):
+        raise ProviderConfigError(f"{where}: [{key}] must be a table, not {value!r}")
+    return value
+
+
+def _model_overrides(config: Mapping[str, Any], provider: str, where: str) -> dict[str, Any]:
+    """``[models."provider/model"]`` tables of ``provider``, keyed by the bare model name."""
+    found: dict[str, Any] = {}
+    for key, value in _table(config, "models", where).items():
+        name, sep, model = str(key).partition("/")
+        if not sep or name != provider:
+            continue
+        if not isinstance(value, Mapping):
+            raise ProviderConfigError(f'{where}: [models."{key}"] must be a table, not {value!r}')
+        found[model] = dict(value)
+    return found
+
+
+def resolve_model(
+    cli_model: str | None, config: Mapping[str, Any], environ: Mapping[str, str]
+) -> ModelChoice | None:
+    """The chosen model: ``--model`` > ``VIS_MODEL`` > config ``model`` > a key's default."""
+    where = str(config_file_of(environ))
+    for text, source in (
+        (cli_model, "--model"),
+        (environ.get("VIS_MODEL"), "the environment variable VIS_MODEL"),
+        (config.get("model"), f"`model` in {where}"),
+    ):
+        if text is None or text == "":
+            continue
+        if not isinstance(text, str):
+            raise ProviderConfigError(f"{source} must be a string like anthropic/claude-sonnet-4-5")
+        text = text.strip()
+        if text == "scripted":
+            choice = ModelChoice("scripted", "scripted")
+        else:
+            try:
+                choice = ModelChoice.parse(text)
+            except ValueError as exc:
+                raise ProviderConfigError(f"{source}: {exc}") from exc
+        overrides = _model_overrides(config, choice.provider, where).get(choice.model)
+        return ModelChoice(choice.provider, choice.model, dict(overrides or {}))
+    if environ.get(ANTHROPIC_KEY_ENV):
+        return ModelChoice("anthropic", DEFAULT_ANTHROPIC_MODEL)
+    if environ.get(OPENAI_KEY_ENV):
+        return ModelChoice("openai", DEFAULT_OPENAI_MODEL)
+    return None
+
+
+def _setting(section: Mapping[str, Any], key: str, where: str) -> str | None:
+    value = section.get(key)
+    if value is not None and not isinstance(value, str):
+        raise ProviderConfigError(f"{where}: {key} must be a string, not {value!r}")
+    return value
+
+
+def create_provider(
+    choice: ModelChoice,
+    config: Mapping[str, Any],
+    environ: Mapping[str, str],
+    *,
+    script: Path | None = None,
+) -> Provider:
+    """The provider for ``choice``; raises ProviderConfigError naming what to fix."""
+    config_file = config_file_of(environ)
+    name = choice.provider
+    where = f"[providers.{name}] in {config_file}"
+    section = _table(_table(config, "providers", str(config_file)), name, str(config_file))
+    kind = _setting(section, "kind", where) or (name if name in KINDS else None)
+    if kind is None:
+        raise ProviderConfigError(
+            f"unknown provider {name!r} (model {name}/{choice.model}): use anthropic/..., "
+            f'openai/... or scripted, or add [providers.{name}] with kind = "openai" and '
+            f'base_url = "http://..." to {config_file}'
+        )
+    if kind not in KINDS:
+        raise ProviderConfigError(f"{where}: kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    overrides = _model_overrides(config, name, str(config_file))
+    if choice.options:
+        overrides[choice.model] = {**overrides.get(choice.model, {}), **choice.options}
+    if kind == "scripted":
+        if script is None:
+            raise ProviderConfigError(
+                "the scripted provider replays a script file: pass --script FILE"
+            )
+        return ScriptedProvider(script, name=name, model_overrides=overrides)
+
+    base_url = _setting(section, "base_url", where) or None
+    key_env = _setting(section, "api_key_env", where)
+    if key_env is None:
+        key_env = DEFAULT_KEY_ENV.get(name, "")
+    api_key = environ.get(key_env, "") if key_env else ""
+    if key_env and not api_key:
+        raise missing_key_error(name, key_env, config_file)
+    if kind == "openai" and name != "openai" and base_url is None:
+        raise ProviderConfigError(f'{where}: set base_url = "http://.../v1" for this endpoint')
+    if kind == "anthropic":
+        return AnthropicProvider(
+            api_key=api_key or NO_KEY,
+            name=name,
+            base_url=base_url,
+            key_env=key_env,
+            config_file=config_file,
+            model_overrides=overrides,
+        )
+    return OpenAIProvider(
+        api_key=api_key or None,
+        name=name,
+        base_url=base_url,
+        key_env=key_env,
+        config_file=config_file,
+        model_overrides=overrides,
+    )

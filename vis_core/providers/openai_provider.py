@@ -1,0 +1,194 @@
+"""The OpenAI provider: Chat Completions streaming, also for any OpenAI-compatible base URL."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import openai
+
+from vis_core.events import Usage
+from vis_core.providers.base import (
+    Message,
+    ModelInfo,
+    ModelRequest,
+    ResponseDone,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallReady,
+    UsageUpdate,
+)
+from vis_core.providers.common import estimate_tokens, parse_tool_arguments, request_chars
+from vis_core.providers.errors import map_error
+from vis_core.providers.models import lookup_model
+
+OPENAI_KEY_ENV = "OPENAI_API_KEY"
+# Local servers (Ollama, llama.cpp, vLLM, LM Studio) ignore the key, but the SDK needs one.
+NO_KEY = "no-key-needed"
+
+_STOP_REASONS = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
+
+
+def to_openai_message(message: Message) -> dict[str, Any]:
+    if message.role == "tool":
+        text = f"Error: {message.text}" if message.is_error else message.text
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": text}
+    if message.role == "assistant":
+        wire: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        if message.tool_calls:
+            wire["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {
+                        "name": call.name,
+                        "arguments": json.dumps(call.arguments, ensure_ascii=False),
+                    },
+                }
+                for call in message.tool_calls
+            ]
+        return wire
+    return {"role": "user", "content": message.text}
+
+
+def build_openai_params(request: ModelRequest, *, official: bool) -> dict[str, Any]:
+    """The ``chat.completions.create`` keyword arguments for ``request``.
+
+    ``official`` (api.openai.com) sends ``max_completion_tokens``, which reasoning models
+    require; other servers get the widely supported ``max_tokens``.
+    """
+    messages: list[dict[str, Any]] = []
+    if request.system:
+        messages.append({"role": "system", "content": request.system})
+    messages.extend(to_openai_message(m) for m in request.messages)
+    params: dict[str, Any] = {
+        "model": request.model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        ("max_completion_tokens" if official else "max_tokens"): request.max_tokens,
+    }
+    if request.tools:
+        params["tools"] = [
+            {
+                "type": "function",
+                "function": {
+                    "name": t.name,
+                    "description": t.description,
+                    "parameters": t.parameters,
+                },
+            }
+            for t in request.tools
+        ]
+    return params
+
+
+def _usage(raw: Any) -> Usage:
+    prompt = getattr(raw, "prompt_tokens", 0) or 0
+    completion = getattr(raw, "completion_tokens", 0) or 0
+    details = getattr(raw, "prompt_tokens_details", None)
+    cached = (getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+    return Usage(input=max(prompt - cached, 0), output=completion, cache_read=cached)
+
+
+class OpenAIProvider:
+    """Streams Chat Completions through the official ``openai`` SDK (no SDK retries).
+
+    Usage.input is the uncached part of ``prompt_tokens``; ``cache_read`` is
+    ``prompt_tokens_details.cached_tokens``. A server that reports no usage gets an estimate.
+    """
+
+    def __init__(
+        self,
+        *,
+        api_key: str | None,
+        name: str = "openai",
+        base_url: str | None = None,
+        key_env: str = OPENAI_KEY_ENV,
+        config_file: Path | str | None = None,
+        model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
+        timeout: float = 600.0,
+    ) -> None:
+        self.name = name
+        self.key_env = key_env
+        self.config_file = config_file
+        self._overrides = dict(model_overrides or {})
+        self.client = openai.AsyncOpenAI(
+            api_key=api_key or NO_KEY, base_url=base_url, max_retries=0, timeout=timeout
+        )
+        self.official = base_url is None or "api.openai.com" in base_url
+
+    def model_info(self, model: str) -> ModelInfo:
+        return lookup_model(
+            model, self._overrides.get(model), where=f'[models."{self.name}/{model}"]'
+        )
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        return self._stream(request)
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        try:
+            async for event in self._events(request):
+                yield event
+        except Exception as exc:
+            mapped = map_error(
+                exc, provider=self.name, key_env=self.key_env, config_file=self.config_file
+            )
+            if mapped is None or mapped is exc:
+                raise
+            raise mapped from exc
+
+    async def _events(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        usage: Usage | None = None
+        finish: str | None = None
+        text_chars = 0
+        calls: dict[int, dict[str, Any]] = {}  # index → {"id", "name", "arguments": [pieces]}
+        params = build_openai_params(request, official=self.official)
+        stream = await self.client.chat.completions.create(**params)
+        async with stream:
+            async for chunk in stream:
+                if chunk.usage is not None:
+                    usage = _usage(chunk.usage)
+                for choice in chunk.choices or ():
+                    delta = choice.delta
+                    if delta is not None and delta.content:
+                        text_chars += len(delta.content)
+                        yield TextDelta(delta.content)
+                    for part in (delta.tool_calls if delta is not None else None) or ():
+                        call = calls.setdefault(part.index, {"id": "", "name": "", "arguments": []})
+                        if part.id:
+                            call["id"] = part.id
+                        if part.function is not None:
+                            if part.function.name and not call["name"]:
+                                call["name"] = part.function.name
+                            if part.function.arguments:
+                                call["arguments"].append(part.function.arguments)
+                    if choice.finish_reason:
+                        finish = choice.finish_reason
+        out_chars = text_chars
+        for index in sorted(calls):
+            call = calls[index]
+            raw_arguments = "".join(call["arguments"])
+            out_chars += len(call["name"]) + len(raw_arguments)
+            arguments = parse_tool_arguments(raw_arguments, call["name"], self.name)
+            call_id = call["id"] or f"call_{uuid.uuid4().hex[:24]}"
+            yield ToolCallReady(ToolCall(call_id, call["name"], arguments))
+        if usage is None:
+            usage = Usage(
+                input=estimate_tokens(request_chars(request)), output=estimate_tokens(out_chars)
+            )
+        yield UsageUpdate(usage)
+        stop = _STOP_REASONS.get(finish or "stop", finish or "end_turn")
+        if calls and stop == "end_turn":
+            stop = "tool_use"  # some compatible servers say "stop" after a tool call
+        yield ResponseDone(stop)

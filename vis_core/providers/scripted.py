@@ -1,0 +1,210 @@
+"""The ``scripted`` provider: replays a YAML/JSON script of responses in place of a model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from vis_core.events import Usage
+from vis_core.providers.base import (
+    ModelInfo,
+    ModelRequest,
+    ProviderConfigError,
+    ProviderError,
+    ResponseDone,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallReady,
+    UsageUpdate,
+)
+from vis_core.providers.common import estimate_tokens, request_chars
+from vis_core.providers.errors import is_retryable_status
+from vis_core.providers.models import lookup_model
+
+PYTHON_EXECUTION = "python_execution"
+DEFAULT_CHUNK = 16
+_KEYS = frozenset({"text", "code", "tool", "usage", "chunk", "delay_ms", "error"})
+_USAGE_KEYS = frozenset({"input", "output", "cache_read", "cache_write"})
+
+
+class ScriptError(ProviderConfigError):
+    """A script file that cannot be read or does not follow the script format."""
+
+
+@dataclass(frozen=True)
+class ScriptedError:
+    status: int
+    message: str
+
+
+@dataclass(frozen=True)
+class ScriptedResponse:
+    """One validated response of a script."""
+
+    text: str = ""
+    code: str | None = None
+    tool: ToolCall | None = None
+    usage: Usage | None = None
+    chunk: int = DEFAULT_CHUNK
+    delay_ms: int = 0
+    error: ScriptedError | None = None
+
+
+def _nonneg_int(value: Any, what: str, where: str, *, minimum: int = 0) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise ScriptError(f"{where}: {what} must be an integer >= {minimum}, not {value!r}")
+    return value
+
+
+def _parse_response(raw: Any, index: int, path: Path, call_id: str) -> ScriptedResponse:
+    where = f"{path}: response {index + 1}"
+    if not isinstance(raw, Mapping):
+        raise ScriptError(f"{where}: expected a mapping such as {{text: ...}}, got {raw!r}")
+    unknown = sorted(set(raw) - _KEYS)
+    if unknown:
+        allowed = ", ".join(sorted(_KEYS))
+        raise ScriptError(
+            f"{where}: unknown key(s) {', '.join(map(str, unknown))}; allowed: {allowed}"
+        )
+    if "code" in raw and "tool" in raw:
+        raise ScriptError(f"{where}: has both code and tool; a response holds at most one of them")
+    text = raw.get("text", "")
+    if not isinstance(text, str):
+        raise ScriptError(f"{where}: text must be a string, not {text!r}")
+    code = raw.get("code")
+    if code is not None and not isinstance(code, str):
+        raise ScriptError(f"{where}: code must be a string, not {code!r}")
+    tool = None
+    if "tool" in raw:
+        spec = raw["tool"]
+        if (
+            not isinstance(spec, Mapping)
+            or not isinstance(spec.get("name"), str)
+            or not spec["name"]
+        ):
+            raise ScriptError(
+                f"{where}: tool must be {{name: ..., arguments: {{...}}}}, not {spec!r}"
+            )
+        extra_keys = sorted(set(spec) - {"name", "arguments"})
+        if extra_keys:
+            raise ScriptError(f"{where}: tool has unknown key(s) {', '.join(extra_keys)}")
+        arguments = spec.get("arguments", {}) or {}
+        if not isinstance(arguments, Mapping):
+            raise ScriptError(f"{where}: tool arguments must be a mapping, not {arguments!r}")
+        tool = ToolCall(call_id, spec["name"], dict(arguments))
+    usage = None
+    if "usage" in raw:
+        spec = raw["usage"]
+        if not isinstance(spec, Mapping) or set(spec) - _USAGE_KEYS:
+            raise ScriptError(
+                f"{where}: usage must be a mapping of input, output, cache_read, cache_write; "
+                f"got {spec!r}"
+            )
+        usage = Usage(**{k: _nonneg_int(v, f"usage.{k}", where) for k, v in spec.items()})
+    chunk = _nonneg_int(raw.get("chunk", DEFAULT_CHUNK), "chunk", where, minimum=1)
+    delay_ms = _nonneg_int(raw.get("delay_ms", 0), "delay_ms", where)
+    error = None
+    if "error" in raw:
+        spec = raw["error"]
+        if not isinstance(spec, Mapping) or set(spec) - {"status", "message"}:
+            raise ScriptError(f"{where}: error must be {{status: 503, message: ...}}, not {spec!r}")
+        status = _nonneg_int(spec.get("status", 500), "error.status", where, minimum=100)
+        message = spec.get("message", f"HTTP {status}")
+        if not isinstance(message, str):
+            raise ScriptError(f"{where}: error.message must be a string, not {message!r}")
+        if code is not None or tool is not None:
+            raise ScriptError(f"{where}: an error response cannot also hold code or tool")
+        error = ScriptedError(status, message)
+    return ScriptedResponse(text, code, tool, usage, chunk, delay_ms, error)
+
+
+def load_script(path: Path | str) -> tuple[ScriptedResponse, ...]:
+    """Read and validate a script file; errors name the file and the (1-based) response."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (".yaml", ".yml", ".json"):
+        raise ScriptError(f"{path}: a script must be a .yaml, .yml or .json file")
+    try:
+        source = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ScriptError(f"cannot read the script {path}: {exc.strerror or exc}") from exc
+    try:
+        data = json.loads(source) if suffix == ".json" else yaml.safe_load(source)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise ScriptError(f"{path}: not valid {suffix[1:].upper()}: {exc}") from exc
+    if not isinstance(data, list):
+        raise ScriptError(f"{path}: a script is a list of responses, got {type(data).__name__}")
+    return tuple(
+        _parse_response(raw, i, path, call_id=f"scripted-{i + 1}") for i, raw in enumerate(data)
+    )
+
+
+def _chunks(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class ScriptedProvider:
+    """Replays a script: each ``stream()`` consumes the next response, in order, for the session."""
+
+    def __init__(
+        self,
+        script_path: Path | str,
+        *,
+        name: str = "scripted",
+        model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
+    ) -> None:
+        self.name = name
+        self.script_path = Path(script_path)
+        self.responses = load_script(self.script_path)
+        self.position = 0
+        self._overrides = dict(model_overrides or {})
+
+    @property
+    def remaining(self) -> int:
+        return len(self.responses) - self.position
+
+    def model_info(self, model: str) -> ModelInfo:
+        return lookup_model(
+            model, self._overrides.get(model), where=f'[models."{self.name}/{model}"]'
+        )
+
+    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        return self._stream(request)
+
+    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        if self.position >= len(self.responses):
+            raise ProviderError(f"script exhausted after {len(self.responses)} responses")
+        response = self.responses[self.position]
+        self.position += 1
+        delay = response.delay_ms / 1000
+        for piece in _chunks(response.text, response.chunk):
+            await asyncio.sleep(delay)
+            yield TextDelta(piece)
+        if response.error is not None:
+            await asyncio.sleep(delay)
+            status, message = response.error.status, response.error.message
+            cls = ProviderConfigError if status in (401, 403) else ProviderError
+            raise cls(message, status=status, retryable=is_retryable_status(status))
+        call = response.tool
+        if response.code is not None:
+            call = ToolCall(f"scripted-{self.position}", PYTHON_EXECUTION, {"code": response.code})
+        if call is not None:
+            await asyncio.sleep(delay)
+            yield ToolCallReady(call)
+        usage = response.usage
+        if usage is None:
+            out_chars = len(response.text)
+            if call is not None:
+                out_chars += len(call.name) + len(json.dumps(call.arguments, ensure_ascii=False))
+            usage = Usage(
+                input=estimate_tokens(request_chars(request)), output=estimate_tokens(out_chars)
+            )
+        yield UsageUpdate(usage)
+        yield ResponseDone("tool_use" if call is not None else "end_turn")

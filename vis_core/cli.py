@@ -1,0 +1,118 @@
+"""The ``vis`` command line: the app, ``vis run``, ``vis trust``, ``vis doctor``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def _add_model_options(parser: argparse.ArgumentParser, *, sub: bool = False) -> None:
+    """Model options, accepted before and after a subcommand."""
+    if sub:
+        parser.set_defaults()
+        parser.argument_default = argparse.SUPPRESS
+    parser.add_argument("--model", help="provider/model, e.g. anthropic/claude-sonnet-4-5")
+    parser.add_argument("--provider", help="provider name (e.g. scripted)")
+    parser.add_argument("--script", type=Path, help="script file for --provider scripted")
+    parser.add_argument(
+        "--toggles",
+        action="append",
+        default=argparse.SUPPRESS if sub else [],
+        metavar="ID=VALUE",
+        help="override a setting for this run (repeatable)",
+    )
+    parser.add_argument("-C", "--workspace", type=Path, default=None, help="workspace folder")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from vis_core import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="vis", description="Vis: a terminal-first coding agent that works in Python."
+    )
+    parser.add_argument("--version", action="version", version=f"vis {__version__}")
+    _add_model_options(parser)
+    parser.add_argument(
+        "--continue",
+        dest="continue_",
+        action="store_true",
+        help="resume the latest session of this workspace",
+    )
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ID",
+        help="resume a session (pick one when no ID is given)",
+    )
+    commands = parser.add_subparsers(dest="command")
+
+    run = commands.add_parser("run", help="run one request without the app (for scripts and CI)")
+    run.add_argument("request", help="what to do")
+    run.add_argument("--json", action="store_true", help="print events as JSON lines")
+    _add_model_options(run, sub=True)
+
+    trust = commands.add_parser("trust", help="trust a project: load its extensions and servers")
+    trust.add_argument("path", nargs="?", type=Path, default=Path("."))
+
+    commands.add_parser("doctor", help="check the installation, config and extensions")
+    sessions = commands.add_parser("sessions", help="list or search stored sessions")
+    sessions.add_argument("query", nargs="?", help="search text")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    workspace = (args.workspace or Path.cwd()).resolve()
+    if args.provider == "scripted" and args.script is None:
+        print("vis: --provider scripted needs --script FILE", file=sys.stderr)
+        return EXIT_USAGE
+    if args.command == "run":
+        from vis_core.printmode import run_print_mode
+
+        return run_print_mode(args, workspace)
+    if args.command == "trust":
+        return _trust(args.path)
+    if args.command == "doctor":
+        from vis_core.doctor import run_doctor
+
+        return run_doctor(workspace)
+    if args.command == "sessions":
+        from vis_core.doctor import list_sessions
+
+        return list_sessions(workspace, args.query)
+    from vis_tui.app import run_tui
+
+    return run_tui(
+        _host_options(args, workspace, "tui"), continue_=args.continue_, resume=args.resume
+    )
+
+
+def _host_options(args: argparse.Namespace, workspace: Path, channel: str):  # -> HostOptions
+    from vis_core.host import HostOptions
+
+    return HostOptions(
+        workspace=workspace,
+        model=args.model,
+        provider=args.provider,
+        script=args.script.resolve() if args.script else None,
+        toggles=tuple(args.toggles),
+        channel=channel,
+    )
+
+
+def _trust(path: Path) -> int:
+    from vis_core.paths import TrustStore, VisPaths, find_project_root
+
+    target = find_project_root(path)
+    trusted = TrustStore(VisPaths.from_env()).trust(target)
+    print(f"Trusted {trusted}: its extensions and MCP servers will load.")
+    return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())

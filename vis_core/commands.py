@@ -1,0 +1,218 @@
+"""Slash commands: the built-in ones and extension ones, in one registry every front end uses."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import shlex
+from collections.abc import Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vis_core.agent.session import AgentSession
+    from vis_core.host import Host
+
+
+class CommandAction(StrEnum):
+    """What a front end should do after a command (the core holds no UI)."""
+
+    NEW_SESSION = "new_session"
+    OPEN_SESSIONS = "open_sessions"
+    OPEN_SETTINGS = "open_settings"
+    OPEN_HELP = "open_help"
+    QUIT = "quit"
+    RELOAD = "reload"
+
+
+@dataclass(frozen=True)
+class CommandInfo:
+    name: str
+    usage: str
+    doc: str
+    saveable: bool = False
+    owner: str = "vis"
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """``ok``/``err`` of a command: a title, an optional Markdown body and data."""
+
+    ok: bool
+    title: str
+    body: str | None = None
+    data: Any = None
+    action: CommandAction | None = None
+
+    @property
+    def markdown(self) -> str:
+        return self.title if not self.body else f"**{self.title}**\n\n{self.body}"
+
+
+def ok(title: str, body: str | None = None, data: Any = None) -> CommandResult:
+    return CommandResult(True, title, body, data)
+
+
+def err(title: str, body: str | None = None, data: Any = None) -> CommandResult:
+    return CommandResult(False, title, body, data)
+
+
+CommandRun = Callable[[dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class _Command:
+    info: CommandInfo
+    run: CommandRun
+
+
+def parse_command(text: str) -> tuple[str, str]:
+    """``/name args…`` → (name, raw args)."""
+    body = text.strip()[1:] if text.strip().startswith("/") else text.strip()
+    name, _, raw = body.partition(" ")
+    return name.strip(), raw.strip()
+
+
+class CommandRegistry:
+    """Built-in commands plus those of the loaded extensions."""
+
+    def __init__(self, host: Host) -> None:
+        self._host = host
+        self._builtin: dict[str, _Command] = {}
+        for info, run in _builtin_commands(host):
+            self._builtin[info.name] = _Command(info, run)
+
+    def _extension_commands(self) -> dict[str, _Command]:
+        commands: dict[str, _Command] = {}
+        for owner, declaration in self._host.extension_commands():
+            info = CommandInfo(
+                name=declaration.name,
+                usage=declaration.usage or f"/{declaration.name}",
+                doc=declaration.doc or "",
+                saveable=bool(declaration.saveable),
+                owner=owner,
+            )
+            commands.setdefault(declaration.name, _Command(info, declaration.run))
+        return commands
+
+    def _all(self) -> dict[str, _Command]:
+        return {**self._extension_commands(), **self._builtin}
+
+    def all(self) -> list[CommandInfo]:
+        return sorted((c.info for c in self._all().values()), key=lambda info: info.name)
+
+    def find(self, name: str) -> CommandInfo | None:
+        command = self._all().get(name.lstrip("/"))
+        return command.info if command else None
+
+    async def run(self, session: AgentSession | None, text: str) -> CommandResult:
+        name, raw = parse_command(text)
+        command = self._all().get(name)
+        if command is None:
+            known = ", ".join(f"/{info.name}" for info in self.all())
+            return err(f"Unknown command /{name}", f"Known commands: {known}. /help explains them.")
+        try:
+            args = shlex.split(raw)
+        except ValueError:
+            args = raw.split()
+        ctx = {
+            "channel": "tui",
+            "args": args,
+            "raw": raw,
+            "session_id": session.id if session else None,
+            "workspace_root": str(self._host.workspace),
+            "project_root": str(self._host.project_root),
+        }
+        try:
+            if command.info.owner == "vis":
+                value = command.run({**ctx, "session": session})
+            else:
+                value = await self._host.call_extension(command.info.owner, command.run, ctx)
+            if inspect.isawaitable(value):
+                value = await value
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return err(f"/{name} failed", f"{type(exc).__name__}: {exc}")
+        return _as_result(value)
+
+
+def _as_result(value: Any) -> CommandResult:
+    if isinstance(value, CommandResult):
+        return value
+    if isinstance(value, str):
+        return ok(value)
+    if value is None:
+        return ok("Done")
+    ok_flag = getattr(value, "ok", None)
+    title = getattr(value, "title", None)
+    if isinstance(ok_flag, bool) and isinstance(title, str):
+        return CommandResult(
+            ok_flag, title, getattr(value, "body", None), getattr(value, "data", None)
+        )
+    return ok(str(value))
+
+
+def _action(action: CommandAction, title: str, body: str | None = None) -> CommandResult:
+    return CommandResult(True, title, body, action=action)
+
+
+def _builtin_commands(host: Host) -> list[tuple[CommandInfo, CommandRun]]:
+    def help_(ctx: dict[str, Any]) -> CommandResult:
+        rows = "\n".join(
+            f"- `{info.usage}`: {info.doc}" + ("" if info.owner == "vis" else f" ({info.owner})")
+            for info in host.commands.all()
+        )
+        return CommandResult(True, "Commands", rows, action=CommandAction.OPEN_HELP)
+
+    def model(ctx: dict[str, Any]) -> CommandResult:
+        session = ctx.get("session")
+        if ctx["args"]:
+            if session is None:
+                return err("No session", "Open a session first.")
+            return host.switch_model(session, ctx["args"][0])
+        label = session.model.label if session is not None else host.model_label
+        problem = session.model.problem if session is not None else host.model_problem
+        body = problem or "Switch with `/model provider/model`, e.g. `/model openai/gpt-5`."
+        return ok(f"Model: {label}", body)
+
+    def goal(ctx: dict[str, Any]) -> CommandResult:
+        session = ctx.get("session")
+        if session is None:
+            return err("No session", "Open a session first.")
+        if not ctx["raw"]:
+            current = host.store.state_get("vis.goal", session.id)
+            return ok("Goal", current or "No goal set. Set one with `/goal TEXT`.")
+        host.store.state_set("vis.goal", session.id, ctx["raw"])
+        return ok("Goal set", ctx["raw"])
+
+    def reload_(ctx: dict[str, Any]) -> CommandResult:
+        summary = host.reload()
+        return CommandResult(True, "Reloaded extensions", summary, action=CommandAction.RELOAD)
+
+    return [
+        (CommandInfo("help", "/help", "List commands and key bindings"), help_),
+        (
+            CommandInfo("new", "/new", "Start a new session in this workspace"),
+            lambda ctx: _action(CommandAction.NEW_SESSION, "New session"),
+        ),
+        (
+            CommandInfo("sessions", "/sessions", "Find and open an earlier session"),
+            lambda ctx: _action(CommandAction.OPEN_SESSIONS, "Sessions"),
+        ),
+        (
+            CommandInfo("settings", "/settings", "Open the settings"),
+            lambda ctx: _action(CommandAction.OPEN_SETTINGS, "Settings"),
+        ),
+        (CommandInfo("model", "/model [provider/model]", "Show or switch the model"), model),
+        (CommandInfo("reload", "/reload", "Re-read every extension"), reload_),
+        (
+            CommandInfo("goal", "/goal TEXT", "Set the goal of this session", saveable=True),
+            goal,
+        ),
+        (
+            CommandInfo("quit", "/quit", "Quit Vis"),
+            lambda ctx: _action(CommandAction.QUIT, "Bye"),
+        ),
+    ]

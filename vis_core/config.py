@@ -1,0 +1,45 @@
+"""The user's ``config.toml``: read leniently, report a malformed file clearly, write safely."""
+
+from __future__ import annotations
+
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass(frozen=True)
+class UserConfig:
+    """The parsed config, or an empty one with ``problem`` saying why the file was not used."""
+
+    path: Path
+    data: dict[str, Any] = field(default_factory=dict)
+    problem: str | None = None
+
+
+def load_config(path: Path) -> UserConfig:
+    """Parse ``path``; a missing file is an empty config, a broken one is reported, never lost."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return UserConfig(path)
+    except OSError as exc:
+        return UserConfig(path, problem=f"cannot read {path}: {exc}")
+    try:
+        return UserConfig(path, tomllib.loads(text))
+    except tomllib.TOMLDecodeError as exc:
+        return UserConfig(
+            path,
+            problem=f"{path} is not valid TOML ({exc}); Vis uses its defaults until you fix it. "
+            "The file was left as it is.",
+        )
+
+
+def write_config(path: Path, data: dict[str, Any]) -> None:
+    """Write ``data`` as TOML atomically (other content is the caller's to keep)."""
+    import tomli_w
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
+    tmp.replace(path)

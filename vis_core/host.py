@@ -1,0 +1,278 @@
+"""The composition root: one workspace's store, config, model, extensions, tools and sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vis_core.agent.invoker import ToolInvoker
+from vis_core.agent.prompt import system_prompt
+from vis_core.agent.session import AgentSession, SessionModel, TurnLimits
+from vis_core.commands import CommandRegistry, CommandResult, err, ok
+from vis_core.config import UserConfig, load_config
+from vis_core.events import Event, SessionCreated
+from vis_core.extension.metadata import build_metadata
+from vis_core.paths import TrustStore, VisPaths, find_project_root
+from vis_core.providers.base import ModelChoice, ProviderConfigError
+from vis_core.store import Store
+from vis_core.tools.registry import HostTool, ToolRegistry
+
+
+@dataclass(frozen=True)
+class HostOptions:
+    """How Vis was started: workspace, model choice and command-line setting toggles."""
+
+    workspace: Path
+    model: str | None = None
+    provider: str | None = None
+    script: Path | None = None
+    toggles: tuple[str, ...] = ()
+    channel: str = "tui"
+
+
+class Host:
+    """Everything one running Vis shares between its sessions."""
+
+    def __init__(self, options: HostOptions, paths: VisPaths, config: UserConfig, store: Store):
+        self.options = options
+        self.paths = paths
+        self.config = config
+        self.store = store
+        self.workspace = options.workspace.resolve()
+        self.project_root = find_project_root(self.workspace)
+        self.trusted = TrustStore(paths).is_trusted(self.project_root)
+        self.build = build_metadata()
+        self.commands = CommandRegistry(self)
+        self.sessions: list[AgentSession] = []
+        self._extension_locks: dict[str, threading.Lock] = {}
+        self._registries: list[list[ToolRegistry]] = []
+        self.model_choice: ModelChoice | None = None
+        self.model_label = "no model"
+        self.model_problem: str | None = None
+        self._resolve_model()
+
+    @classmethod
+    async def open(cls, options: HostOptions) -> Host:
+        paths = VisPaths.from_env().ensure()
+        config = load_config(paths.config_file)
+        store = await asyncio.to_thread(Store, paths.db_file)
+        return cls(options, paths, config, store)
+
+    # -- model ------------------------------------------------------------------------------
+
+    def _resolve_model(self) -> None:
+        from vis_core.providers.factory import no_model_help, resolve_model
+
+        try:
+            if self.options.provider == "scripted":
+                self.model_choice = ModelChoice("scripted", "script")
+            elif self.options.provider:
+                model = self.options.model or ""
+                self.model_choice = ModelChoice.parse(f"{self.options.provider}/{model}")
+            else:
+                self.model_choice = resolve_model(self.options.model, self.config.data, os.environ)
+        except (ValueError, ProviderConfigError) as exc:
+            self.model_problem = str(exc)
+            return
+        if self.model_choice is None:
+            self.model_problem = no_model_help(self.paths)
+        else:
+            self.model_label = f"{self.model_choice.provider}/{self.model_choice.model}"
+
+    def session_model(self, choice: ModelChoice | None = None) -> SessionModel:
+        """A fresh provider for one session (scripted scripts are consumed per session)."""
+        from vis_core.providers.factory import create_provider
+
+        choice = choice or self.model_choice
+        if choice is None:
+            return SessionModel(None, "", "no model", self.model_problem)
+        label = f"{choice.provider}/{choice.model}"
+        try:
+            provider = create_provider(
+                choice, self.config.data, os.environ, script=self.options.script
+            )
+        except (ValueError, ProviderConfigError) as exc:
+            return SessionModel(None, choice.model, label, str(exc))
+        return SessionModel(provider, choice.model, label)
+
+    def switch_model(self, session: AgentSession, text: str) -> CommandResult:
+        try:
+            choice = ModelChoice.parse(text)
+        except ValueError as exc:
+            return err("Cannot switch the model", str(exc))
+        model = self.session_model(choice)
+        if model.provider is None:
+            return err(f"Cannot use {model.label}", model.problem)
+        session.model = model
+        return ok(f"Model: {model.label}")
+
+    def startup_notes(self) -> list[str]:
+        """What a person should know before the first turn (e.g. skipped project code)."""
+        notes = []
+        project_code = (self.project_root / ".vis" / "extensions").is_dir() or (
+            self.project_root / ".vis" / "mcp.json"
+        ).is_file()
+        if project_code and not self.trusted:
+            notes.append(
+                f"project {self.project_root} is not trusted, so its extensions and MCP servers "
+                f"were skipped; run `vis trust {self.project_root}` to allow them"
+            )
+        return notes
+
+    # -- extensions ---------------------------------------------------------------------------
+
+    def extension_tools(self) -> list[HostTool]:
+        return []
+
+    def extension_commands(self) -> list[tuple[str, Any]]:
+        return []
+
+    def extension_prompts(self, env: dict[str, Any]) -> str:
+        return ""
+
+    def extension_lock(self, owner: str) -> threading.Lock | None:
+        if owner == "vis":
+            return None
+        return self._extension_locks.setdefault(owner, threading.Lock())
+
+    async def call_extension(self, owner: str, fn: Callable[..., Any], *args: Any) -> Any:
+        """Run an extension callback in a worker thread, serialized per extension."""
+        lock = self.extension_lock(owner)
+
+        def run() -> Any:
+            if lock is None:
+                return fn(*args)
+            with lock:
+                return fn(*args)
+
+        return await asyncio.to_thread(run)
+
+    def reload(self) -> str:
+        return "No extensions are loaded."
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def latest_session_id(self) -> str | None:
+        row = self.store.latest_session(self.workspace)
+        return row.id if row else None
+
+    async def new_session(self) -> AgentSession:
+        row = self.store.create_session(self.workspace, self.project_root)
+        self.store.append(SessionCreated(row.id, title=row.title, workspace=str(self.workspace)))
+        return self._session(row.id, row.title, history=[])
+
+    async def open_session(self, session_id: str) -> AgentSession:
+        row = self.store.get_session(session_id)
+        if row is None:
+            raise LookupError(f"no session {session_id!r}; `vis sessions` lists them")
+        history = [stored.event for stored in self.store.events(row.id)]
+        return self._session(row.id, row.title, history=history)
+
+    def _session(self, session_id: str, title: str, history: list[Event]) -> AgentSession:
+        from vis_core.sandbox import Sandbox, ToolEntry
+        from vis_core.tools import ToolContext, builtin_tools
+        from vis_core.tools.discovery import discovery_tools
+
+        tool_context = ToolContext(
+            workspace=self.workspace,
+            session_id=session_id,
+            output_dir=self.paths.data_dir / "outputs" / session_id,
+            jail=self.setting("jail", False),
+        )
+        builtins = [*builtin_tools(tool_context)]
+        registry_box: list[ToolRegistry] = []
+
+        def registry() -> ToolRegistry:
+            if not registry_box:
+                registry_box.append(
+                    ToolRegistry([*builtins, *discovery_tools(registry), *self.extension_tools()])
+                )
+            return registry_box[0]
+
+        self._registries.append(registry_box)
+        session_box: list[AgentSession] = []
+
+        async def emit(event: Event) -> None:
+            await session_box[0].emit(event)
+
+        invoker = ToolInvoker(
+            session_id=session_id,
+            registry=registry,
+            emit=emit,
+            workspace=self.workspace,
+            project_root=self.project_root,
+            channel=self.options.channel,
+            locks=self.extension_lock,
+        )
+
+        def entries() -> list[ToolEntry]:
+            return [ToolEntry(t.name, t.description, _contract(t)) for t in registry()]
+
+        sandbox = Sandbox(
+            workspace=self.workspace,
+            call_tool=invoker.call,
+            tools=entries,
+            snapshot_save=lambda data: self.store.save_sandbox_snapshot(session_id, data),
+            snapshot_load=lambda: self.store.load_sandbox_snapshot(session_id),
+            jail=self.setting("jail", False),
+        )
+
+        def prompt() -> str:
+            env = {
+                "cwd": str(self.workspace),
+                "workspace_root": str(self.workspace),
+                "project_root": str(self.project_root),
+                "session_id": session_id,
+                "channel": self.options.channel,
+            }
+            text = system_prompt(
+                tools=registry(),
+                workspace=self.workspace,
+                project_root=self.project_root,
+                build=self.build,
+                extension_prompts=self.extension_prompts(env),
+            )
+            goal = self.store.state_get("vis.goal", session_id)
+            return text + (f"\n\n## Goal of this session\n{goal}" if goal else "")
+
+        session = AgentSession(
+            session_id=session_id,
+            title=title,
+            store=self.store,
+            model=self.session_model(),
+            sandbox=sandbox,
+            invoker=invoker,
+            system_prompt=prompt,
+            history=history,
+            limits=TurnLimits(max_iterations=int(self.setting("max_iterations", 50))),
+            on_close=tool_context.close,
+        )
+        session_box.append(session)
+        self.sessions.append(session)
+        return session
+
+    def setting(self, setting_id: str, default: Any) -> Any:
+        """A core setting from ``config.toml`` (scoped settings refine this later)."""
+        return self.config.data.get(setting_id, default)
+
+    async def close(self) -> None:
+        for session in list(self.sessions):
+            await session.close()
+        self.sessions.clear()
+        self.store.close()
+
+
+def _contract(tool: HostTool) -> dict[str, Any] | None:
+    try:
+        from vis_core.extension.symbols import tool_contract
+    except ImportError:
+        return None
+    try:
+        return tool_contract(tool.fn)
+    except Exception:  # a tool without a readable contract still runs
+        return None

@@ -1,0 +1,140 @@
+"""``vis run``: one turn without the app, streamed to the terminal (or as JSON lines)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+from vis_core.events import (
+    ActivityEnded,
+    AssistantDelta,
+    Event,
+    Notification,
+    TurnEnded,
+    TurnStatus,
+)
+from vis_core.extension.activity import ActivityRecord, ActivityState
+
+EXIT_CODES = {
+    TurnStatus.COMPLETED: 0,
+    TurnStatus.FAILED: 1,
+    TurnStatus.MAX_ITERATIONS: 1,
+    TurnStatus.CANCELLED: 130,
+}
+_STATE_MARKS = {
+    ActivityState.SUCCEEDED: ("✓", "green"),
+    ActivityState.FAILED: ("✗", "red"),
+    ActivityState.CANCELLED: ("⊘", "yellow"),
+    ActivityState.RUNNING: ("…", "cyan"),
+}
+
+
+def activity_line(record: ActivityRecord) -> str:
+    """One Rich-markup line: state mark, headline, summary or outcome, verdict, aside."""
+    from rich.markup import escape
+
+    mark, colour = _STATE_MARKS[record.state]
+    p = record.presentation
+    headline = escape(p.headline if p else record.tool)
+    parts = [f"[{colour}]{mark}[/] [bold]{headline}[/]"]
+    detail = (p.summary or p.outcome or "") if p else ""
+    if detail:
+        parts.append(escape(detail))
+    if p is not None and p.verdict:
+        parts.append(f"[{'green' if p.verdict == 'passed' else 'red'}]{p.verdict}[/]")
+    if record.error and record.state is ActivityState.FAILED:
+        parts.append(f"[red]{escape(record.error)}[/]")
+    if p is not None and p.aside:
+        parts.append(f"[dim]{escape(p.aside)}[/]")
+    return " · ".join(parts)
+
+
+class PrintRenderer:
+    """Writes events as they come: answer text raw, Activities one line each."""
+
+    def __init__(self, *, as_json: bool) -> None:
+        from rich.console import Console
+
+        self.as_json = as_json
+        self.console = Console(highlight=False, soft_wrap=True)
+        self.errors = Console(stderr=True, highlight=False)
+        self._mid_line = False
+
+    def __call__(self, event: Event) -> None:
+        if self.as_json:
+            sys.stdout.write(event.to_json() + "\n")
+            sys.stdout.flush()
+            return
+        if isinstance(event, AssistantDelta):
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+            self._mid_line = not event.text.endswith("\n")
+        elif isinstance(event, ActivityEnded) and event.activity is not None:
+            self._break_line()
+            self.console.print(activity_line(event.activity))
+        elif isinstance(event, Notification):
+            self._break_line()
+            self.errors.print(f"[yellow]{event.kind}:[/] {event.text}", markup=True)
+        elif isinstance(event, TurnEnded):
+            self._break_line()
+            if event.error:
+                self.errors.print(f"[red]{event.status.value}:[/] {event.error}")
+
+    def _break_line(self) -> None:
+        if self._mid_line:
+            sys.stdout.write("\n")
+            self._mid_line = False
+
+
+def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
+    from vis_core.host import HostOptions
+
+    options = HostOptions(
+        workspace=workspace,
+        model=args.model,
+        provider=args.provider,
+        script=args.script.resolve() if args.script else None,
+        toggles=tuple(args.toggles),
+        channel="cli",
+    )
+    try:
+        return asyncio.run(_run(options, args.request, as_json=args.json))
+    except KeyboardInterrupt:
+        return 130
+
+
+async def _run(options: Any, request: str, *, as_json: bool) -> int:
+    from vis_core.host import Host
+    from vis_core.store import StoreError
+
+    try:
+        host = await Host.open(options)
+    except StoreError as exc:
+        print(f"vis: {exc}", file=sys.stderr)
+        return 2
+    try:
+        if host.config.problem:
+            print(f"vis: {host.config.problem}", file=sys.stderr)
+        if host.model_problem:
+            print(host.model_problem, file=sys.stderr)
+            return 2
+        for note in host.startup_notes():
+            print(f"vis: {note}", file=sys.stderr)
+        session = await host.new_session()
+        if session.model.provider is None:
+            print(session.model.problem, file=sys.stderr)
+            return 2
+        session.subscribe(PrintRenderer(as_json=as_json))
+        loop = asyncio.get_running_loop()
+        loop.add_signal_handler(signal.SIGINT, session.cancel)
+        try:
+            ended = await session.submit(request)
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+        return EXIT_CODES[ended.status]
+    finally:
+        await host.close()

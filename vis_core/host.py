@@ -80,7 +80,7 @@ class Host:
             self.model_problem = str(exc)
             return
         if self.model_choice is None:
-            self.model_problem = no_model_help(self.paths)
+            self.model_problem = no_model_help(os.environ)
         else:
             self.model_label = f"{self.model_choice.provider}/{self.model_choice.model}"
 

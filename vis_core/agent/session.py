@@ -257,7 +257,7 @@ class AgentSession:
         calls: list[ToolCall] = []
         usage = Usage()
 
-        async def on_retry(error: ProviderError, attempt: int, delay: float) -> None:
+        async def on_retry(attempt: int, error: ProviderError, delay: float) -> None:
             chunks.clear()
             await self.emit(
                 Notification(

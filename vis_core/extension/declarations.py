@@ -1,0 +1,388 @@
+"""Extension declarations (Extension, SlashCommand, OpHook) and register_extension."""
+
+from __future__ import annotations
+
+import contextvars
+import keyword
+import os
+import re
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from vis_core.extension.settings_decl import (
+    CORE_OWNER,
+    CORE_SETTING_IDS,
+    MAX_STRING_CHARS,
+    Setting,
+    SettingScope,
+    SettingType,
+    _sequence,
+    normalize_string,
+    set_value_resolver,
+)
+
+__all__ = [
+    "CORE_OWNER",
+    "CORE_SETTING_IDS",
+    "ENV_KEYS",
+    "MAX_STRING_CHARS",
+    "CommandResult",
+    "Extension",
+    "OpHook",
+    "OpHookPhase",
+    "Registration",
+    "Setting",
+    "SettingScope",
+    "SettingType",
+    "SlashCommand",
+    "callback_env",
+    "err",
+    "normalize_string",
+    "ok",
+    "refuse_registration",
+    "register_declaration_type",
+    "register_extension",
+    "registering",
+    "set_value_resolver",
+    "standalone_registration",
+]
+
+EXTENSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+COMMAND_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+# The keys of the env dict that prompt, activation and ctx callbacks receive.
+ENV_KEYS = ("cwd", "workspace_root", "project_root", "session_id", "channel")
+
+
+def callback_env(
+    *,
+    workspace_root: Path | str,
+    project_root: Path | str,
+    session_id: str | None,
+    channel: str,
+) -> dict[str, Any]:
+    """The env dict of prompt, activation and ctx callbacks; ``cwd`` is the session root."""
+    root = str(workspace_root)
+    return {
+        "cwd": root,
+        "workspace_root": root,
+        "project_root": str(project_root),
+        "session_id": session_id,
+        "channel": channel,
+    }
+
+
+def _callable_or_none(value: object, what: str) -> None:
+    if value is not None and not callable(value):
+        raise ValueError(f"{what} must be a callable or None, got {type(value).__name__}")
+
+
+def _optional_text(value: object, what: str) -> None:
+    if value is not None and (not isinstance(value, str) or not value.strip()):
+        raise ValueError(f"{what} must be a nonblank string or None")
+
+
+# -- slash commands -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """What a slash command answers: ``ok`` or ``err`` with a title, Markdown body and data."""
+
+    ok: bool
+    title: str
+    body: str | None = None
+    data: Any = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.title, str) or not self.title.strip():
+            raise ValueError("a command result needs a nonblank title")
+        if self.body is not None and not isinstance(self.body, str):
+            raise ValueError("a command result body must be Markdown text or None")
+
+    @classmethod
+    def of(cls, value: object) -> CommandResult:
+        """A ``run`` return value as a result: a plain string counts as an ok title."""
+        if isinstance(value, CommandResult):
+            return value
+        if isinstance(value, str):
+            return cls(True, value)
+        raise TypeError(
+            f"a slash command returned {type(value).__name__}; return vis.ok(...), vis.err(...) "
+            "or a string"
+        )
+
+
+def ok(title: str, body: str | None = None, data: Any = None) -> CommandResult:
+    """A successful slash command result."""
+    return CommandResult(True, title, body, data)
+
+
+def err(title: str, body: str | None = None, data: Any = None) -> CommandResult:
+    """A failed slash command result."""
+    return CommandResult(False, title, body, data)
+
+
+@dataclass(frozen=True)
+class SlashCommand:
+    """A user command ``/name``; ``run(ctx)`` returns ``vis.ok``, ``vis.err`` or a string."""
+
+    name: str
+    run: Callable[[dict[str, Any]], Any]
+    doc: str | None = None
+    usage: str | None = None
+    saveable: bool = False
+
+    def __post_init__(self) -> None:
+        name = self.name
+        if isinstance(name, str) and name.startswith("/"):
+            raise ValueError(f"slash command {name!r}: give the name without the leading '/'")
+        if not isinstance(name, str) or not COMMAND_NAME.match(name):
+            raise ValueError(
+                f"slash command name {name!r} must be lower-case letters, digits, '-' or '_', "
+                "starting with a letter"
+            )
+        if not callable(self.run):
+            raise ValueError(f"slash command {name!r}: run must be a callable run(ctx)")
+        _optional_text(self.doc, f"slash command {name!r}: doc")
+        _optional_text(self.usage, f"slash command {name!r}: usage")
+        if self.usage is not None and "\n" in self.usage:
+            raise ValueError(f"slash command {name!r}: usage must be one line")
+        if not isinstance(self.saveable, bool):
+            raise ValueError(f"slash command {name!r}: saveable must be True or False")
+
+
+# -- op hooks -----------------------------------------------------------------------------
+
+
+class OpHookPhase(StrEnum):
+    BEFORE = "before"
+    AFTER = "after"
+
+
+@dataclass(frozen=True)
+class OpHook:
+    """A guard (``before``) or observer (``after``) of operations such as ``patch``."""
+
+    ops: tuple[str, ...]
+    fn: Callable[[dict[str, Any]], Any]
+    phase: OpHookPhase | str = OpHookPhase.BEFORE
+
+    def __post_init__(self) -> None:
+        ops = (self.ops,) if isinstance(self.ops, str) else _sequence(self.ops, "OpHook ops")
+        if not ops:
+            raise ValueError("OpHook needs at least one operation name, such as 'patch'")
+        for op in ops:
+            if not isinstance(op, str) or not op.strip():
+                raise ValueError("OpHook ops must be nonblank operation names")
+        if not callable(self.fn):
+            raise ValueError(f"OpHook for {list(ops)}: fn must be a callable fn(call)")
+        try:
+            phase = OpHookPhase(self.phase)
+        except ValueError:
+            raise ValueError(
+                f"OpHook phase {self.phase!r} is unknown; use 'before' or 'after'"
+            ) from None
+        object.__setattr__(self, "ops", ops)
+        object.__setattr__(self, "phase", phase)
+
+
+# -- the extension --------------------------------------------------------------------------
+
+# Declaration classes accepted in ``Extension`` collections that later modules define
+# (``Provider``, ``NetworkFilter``, ``Grant``). Until one registers, items are stored as given.
+_EXTRA_TYPES: dict[str, tuple[type, ...]] = {}
+
+
+def register_declaration_type(argument: str, cls: type) -> None:
+    """Accept instances of ``cls`` in ``Extension(argument=[...])`` (providers, grants…)."""
+    if argument not in ("network_filters", "providers", "grants"):
+        raise ValueError(f"Extension has no extensible argument {argument!r}")
+    _EXTRA_TYPES[argument] = (*_EXTRA_TYPES.get(argument, ()), cls)
+
+
+def _symbol_type() -> type | None:
+    try:
+        from vis_core.extension.symbols import Symbol
+    except ImportError:
+        return None
+    return Symbol
+
+
+def _items(value: object, what: str, types: tuple[type, ...] | None, hint: str) -> tuple[Any, ...]:
+    items = _sequence(value, what)
+    if types:
+        for index, item in enumerate(items):
+            if not isinstance(item, types):
+                raise ValueError(
+                    f"{what}[{index}] is {type(item).__name__}; use {hint} declarations"
+                )
+    return items
+
+
+@dataclass(frozen=True, kw_only=True)
+class Extension:
+    """One extension's declaration; validated and copied on construction, without IO."""
+
+    name: str
+    description: str
+    alias: str | None = None
+    symbols: tuple[Any, ...] = ()
+    prompt: str | Callable[[dict[str, Any]], str | None] | None = field(default=None, compare=False)
+    activation: Callable[[dict[str, Any]], bool] | None = field(default=None, compare=False)
+    slash_commands: tuple[SlashCommand, ...] = ()
+    op_hooks: tuple[OpHook, ...] = ()
+    network_filters: tuple[Any, ...] = ()
+    providers: tuple[Any, ...] = ()
+    ctx: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None, compare=False)
+    env: tuple[str, ...] = ()
+    grants: tuple[Any, ...] = ()
+    kind: str | None = None
+    version: str | None = None
+    settings: tuple[Setting[Any], ...] = ()
+
+    def __post_init__(self) -> None:
+        name = self.name
+        if not isinstance(name, str) or not EXTENSION_NAME.match(name):
+            raise ValueError(
+                f"extension name {name!r} must be 1-64 letters, digits, '.', '-' or '_', "
+                "starting with a letter or digit"
+            )
+        where = f"extension {name!r}"
+        if not isinstance(self.description, str) or not self.description.strip():
+            raise ValueError(f"{where}: description must be a nonblank one-line summary")
+        if "\n" in self.description.strip():
+            raise ValueError(f"{where}: description must be one line")
+        symbols = _items(self.symbols, f"{where}: symbols", _tuple(_symbol_type()), "vis.Symbol")
+        if self.alias is not None:
+            alias = self.alias
+            if not isinstance(alias, str) or not alias.isidentifier() or keyword.iskeyword(alias):
+                raise ValueError(
+                    f"{where}: alias {alias!r} must be a Python identifier such as 'git'; "
+                    "the model calls your tools as alias.name"
+                )
+            if alias.startswith("_"):
+                raise ValueError(f"{where}: alias {alias!r} must not start with '_'")
+        elif symbols:
+            raise ValueError(f"{where}: an extension with symbols needs an alias, such as "
+                             f"alias={name.replace('-', '_')!r}")
+        if self.prompt is not None and not isinstance(self.prompt, str) and not callable(
+            self.prompt
+        ):
+            raise ValueError(f"{where}: prompt must be text, a callable prompt(env) or None")
+        _callable_or_none(self.activation, f"{where}: activation")
+        _callable_or_none(self.ctx, f"{where}: ctx")
+        commands = _items(
+            self.slash_commands, f"{where}: slash_commands", (SlashCommand,), "vis.SlashCommand"
+        )
+        seen: set[str] = set()
+        for command in commands:
+            if command.name in seen:
+                raise ValueError(f"{where}: slash command /{command.name} is declared twice")
+            seen.add(command.name)
+        hooks = _items(self.op_hooks, f"{where}: op_hooks", (OpHook,), "vis.OpHook")
+        filters = _items(
+            self.network_filters, f"{where}: network_filters",
+            _EXTRA_TYPES.get("network_filters"), "vis.NetworkFilter",
+        )
+        providers = _items(
+            self.providers, f"{where}: providers", _EXTRA_TYPES.get("providers"), "vis.Provider"
+        )
+        grants = _items(self.grants, f"{where}: grants", _EXTRA_TYPES.get("grants"), "vis.Grant")
+        env = _sequence(self.env, f"{where}: env")
+        for var in env:
+            if not isinstance(var, str) or not ENV_NAME.match(var):
+                raise ValueError(f"{where}: env holds {var!r}; give environment variable names")
+        _optional_text(self.kind, f"{where}: kind")
+        _optional_text(self.version, f"{where}: version")
+        settings = _items(self.settings, f"{where}: settings", (Setting,), "vis.Setting")
+        ids: set[str] = set()
+        for setting in settings:
+            if setting.id in ids:
+                raise ValueError(f"{where}: setting id {setting.id!r} is declared twice")
+            ids.add(setting.id)
+        for attr, items in (
+            ("symbols", symbols), ("slash_commands", commands), ("op_hooks", hooks),
+            ("network_filters", filters), ("providers", providers), ("grants", grants),
+            ("env", env), ("settings", settings),
+        ):
+            object.__setattr__(self, attr, items)
+
+
+def _tuple(cls: type | None) -> tuple[type, ...] | None:
+    return None if cls is None else (cls,)
+
+
+# -- registration ---------------------------------------------------------------------------
+
+
+@dataclass
+class Registration:
+    """The entry file being loaded, and what it registered."""
+
+    path: Path
+    environment: Mapping[str, str] = field(default_factory=dict)
+    declaration: Extension | None = None
+
+
+_loading: contextvars.ContextVar[Registration | None] = contextvars.ContextVar(
+    "vis_extension_registration", default=None
+)
+_refused: str | None = None
+_standalone: dict[str, Extension] = {}
+
+
+@contextmanager
+def registering(
+    path: Path, environment: Mapping[str, str] | None = None
+) -> Iterator[Registration]:
+    """Collect the ``register_extension`` call of the entry file at ``path`` (loader use)."""
+    registration = Registration(Path(path), dict(environment or {}))
+    token = _loading.set(registration)
+    try:
+        yield registration
+    finally:
+        _loading.reset(token)
+
+
+def refuse_registration(message: str | None) -> None:
+    """Make ``register_extension`` raise ``RuntimeError(message)`` (the sandbox sets this)."""
+    global _refused
+    _refused = message
+
+
+def standalone_registration(module: str) -> Extension | None:
+    """What ``module`` registered when imported outside Vis (for tests of an entry file)."""
+    return _standalone.get(module)
+
+
+def register_extension(extension: Extension) -> None:
+    """Register this entry file's extension; call it exactly once per entry file."""
+    if _refused is not None:
+        raise RuntimeError(_refused)
+    if not isinstance(extension, Extension):
+        raise TypeError(
+            f"register_extension expects vis.Extension(...), got {type(extension).__name__}"
+        )
+    registration = _loading.get()
+    if registration is None:
+        # Imported outside Vis (a test imports the entry file): keep it for inspection.
+        module = sys._getframe(1).f_globals.get("__name__", "__main__")
+        _standalone[module] = extension
+        return
+    if registration.declaration is not None:
+        raise RuntimeError(
+            f"{registration.path} called vis.register_extension() twice (first for "
+            f"{registration.declaration.name!r}, then for {extension.name!r}); "
+            "call it once per entry file"
+        )
+    for var in extension.env:
+        value = registration.environment.get(var)
+        if value is not None:
+            os.environ[var] = value
+    registration.declaration = extension

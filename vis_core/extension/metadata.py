@@ -1,0 +1,76 @@
+"""Build metadata globals (``VIS_VERSION``…) given to extension entry files and python_execution."""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import os
+import subprocess
+from pathlib import Path
+
+import vis_core
+
+DISTRIBUTION = "vis-agent"
+METADATA_NAMES = (
+    "VIS_VERSION",
+    "VIS_SHA_RELEASE",
+    "VIS_PYTHON_RUNTIME_VERSION",
+    "VIS_PYTHON_SDK_VERSION",
+)
+# The sandbox runtime (vis_core.sandbox) ships inside vis_core, so it shares its version.
+RUNTIME_VERSION = vis_core.__version__
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def _source_root() -> Path:
+    return Path(vis_core.__file__).resolve().parent.parent
+
+
+def _release_sha() -> str | None:
+    """The build commit: ``VIS_SHA_RELEASE`` from the environment, else the source checkout."""
+    stamped = os.environ.get("VIS_SHA_RELEASE")
+    if stamped:
+        return stamped
+    root = _source_root()
+    if not (root / ".git").exists():
+        return None
+    sha = _git(root, "rev-parse", "HEAD")
+    if not sha:
+        return None
+    changes = _git(root, "status", "--porcelain", "--untracked-files=no", "--", "vis_core")
+    return f"{sha}-dirty" if changes else sha
+
+
+def _sdk_version() -> str:
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        return "dev"
+
+
+@functools.cache
+def _computed() -> tuple[tuple[str, str | None], ...]:
+    return (
+        ("VIS_VERSION", vis_core.__version__),
+        ("VIS_SHA_RELEASE", _release_sha()),
+        ("VIS_PYTHON_RUNTIME_VERSION", RUNTIME_VERSION),
+        ("VIS_PYTHON_SDK_VERSION", _sdk_version()),
+    )
+
+
+def build_metadata() -> dict[str, str | None]:
+    """The four build globals, computed once per process (a fresh dict on every call)."""
+    return dict(_computed())

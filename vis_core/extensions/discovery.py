@@ -1,0 +1,138 @@
+"""Find extension entry files: bundled, installed packages, the user's folder, the project's."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import re
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import vis_core
+
+ENTRY_POINT_GROUP = "vis.extensions"
+PROJECT_EXTENSIONS = Path(".vis") / "extensions"
+
+
+class ExtensionSource(StrEnum):
+    """Where an extension was found; later sources override earlier ones with the same name."""
+
+    BUNDLED = "bundled"
+    PACKAGE = "package"
+    USER = "user"
+    PROJECT = "project"
+
+    @property
+    def rank(self) -> int:
+        return list(ExtensionSource).index(self)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One entry file to load: a ``.py`` file or a folder's ``__init__.py``."""
+
+    source: ExtensionSource
+    path: Path
+    entry_file: Path
+    module_name: str
+    is_package: bool = False
+    distribution: str | None = None
+    error: str | None = None
+
+    @property
+    def hint(self) -> str:
+        """A name to show before the entry file told its real name."""
+        return self.path.stem if not self.is_package else self.path.name
+
+
+def bundled_dir() -> Path:
+    """The ``extensions/`` folder shipped next to ``vis_core`` (repo checkout and wheel)."""
+    return Path(vis_core.__file__).resolve().parent.parent / "extensions"
+
+
+def _module_name(source: ExtensionSource, stem: str, taken: set[str]) -> str:
+    base = f"vis_ext_{source.value}_{re.sub(r'[^0-9A-Za-z_]', '_', stem)}"
+    name, n = base, 2
+    while name in taken:
+        name, n = f"{base}_{n}", n + 1
+    taken.add(name)
+    return name
+
+
+def scan_folder(folder: Path, source: ExtensionSource, taken: set[str]) -> list[Candidate]:
+    """Entry files directly in ``folder``: ``name.py`` and ``name/__init__.py``, sorted by name."""
+    if not folder.is_dir():
+        return []
+    found: list[Candidate] = []
+    for item in sorted(folder.iterdir(), key=lambda p: p.name):
+        if item.name.startswith(("_", ".")):
+            continue
+        if item.is_file() and item.suffix == ".py":
+            found.append(
+                Candidate(source, item, item, _module_name(source, item.stem, taken))
+            )
+        elif item.is_dir() and (item / "__init__.py").is_file():
+            found.append(
+                Candidate(
+                    source, item, item / "__init__.py",
+                    _module_name(source, item.name, taken), is_package=True,
+                )
+            )
+    return found
+
+
+def scan_packages() -> list[Candidate]:
+    """Installed packages declaring the ``vis.extensions`` entry-point group."""
+    found: list[Candidate] = []
+    for ep in sorted(
+        importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name
+    ):
+        dist = ep.dist.name if ep.dist is not None else None
+        try:
+            spec = importlib.util.find_spec(ep.module)
+        except (ImportError, ValueError) as exc:
+            spec, problem = None, f"{type(exc).__name__}: {exc}"
+        else:
+            problem = None if spec is not None else f"module {ep.module!r} is not installed"
+        if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+            found.append(
+                Candidate(
+                    ExtensionSource.PACKAGE, Path(ep.module), Path(ep.module), ep.module,
+                    distribution=dist,
+                    error=problem or f"entry point {ep.name!r} does not name a Python module",
+                )
+            )
+            continue
+        origin = Path(spec.origin)
+        is_package = spec.submodule_search_locations is not None
+        found.append(
+            Candidate(
+                ExtensionSource.PACKAGE, origin.parent if is_package else origin, origin,
+                ep.module, is_package=is_package, distribution=dist,
+            )
+        )
+    return found
+
+
+def discover(
+    *,
+    project_root: Path | None,
+    trusted: bool,
+    user_dir: Path,
+    bundled: Path | None = None,
+    include_packages: bool = True,
+) -> list[Candidate]:
+    """Every entry file in load order: bundled, packages, user, then project (when trusted)."""
+    taken: set[str] = set()
+    candidates: list[Candidate] = []
+    if bundled is not None:
+        candidates += scan_folder(bundled, ExtensionSource.BUNDLED, taken)
+    if include_packages:
+        candidates += scan_packages()
+    candidates += scan_folder(user_dir, ExtensionSource.USER, taken)
+    if project_root is not None and trusted:
+        candidates += scan_folder(
+            project_root / PROJECT_EXTENSIONS, ExtensionSource.PROJECT, taken
+        )
+    return candidates

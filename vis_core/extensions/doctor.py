@@ -1,0 +1,37 @@
+"""Rows for ``vis doctor``: every extension with its source, status and error."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from vis_core.extensions.loaded import ExtensionStatus, LoadedExtensions
+
+
+@dataclass(frozen=True)
+class ExtensionRow:
+    """One line of the extension listing."""
+
+    name: str
+    source: str
+    tag: str
+    status: str
+    path: Path
+    error: str | None
+
+    def __str__(self) -> str:
+        text = f"{self.name:<24} {self.source:<8} {self.status:<10} {self.path}"
+        return f"{text}\n    {self.error}" if self.error else text
+
+
+def describe(loaded: LoadedExtensions) -> list[ExtensionRow]:
+    """Every discovered extension in load order, failed and overridden ones included."""
+    rows = []
+    for ext in loaded.extensions:
+        error = None if ext.error is None else str(ext.error)
+        if ext.status is ExtensionStatus.OVERRIDDEN and ext.overridden_by is not None:
+            error = f"overridden by {ext.overridden_by}"
+        rows.append(
+            ExtensionRow(ext.name, ext.source.value, ext.tag, ext.status.value, ext.path, error)
+        )
+    return rows

@@ -1,0 +1,119 @@
+"""What the loader produced: each extension with its source, status, error and call lock."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from vis_core.extension.declarations import Extension, Setting
+from vis_core.extensions.discovery import ExtensionSource
+from vis_core.extensions.entry import LoadError
+from vis_core.tools.registry import HostTool
+
+if TYPE_CHECKING:
+    from vis_core.paths import VisPaths
+
+R = TypeVar("R")
+
+
+class ExtensionStatus(StrEnum):
+    LOADED = "loaded"
+    FAILED = "failed"
+    OVERRIDDEN = "overridden"
+    DISABLED = "disabled"
+
+
+@dataclass(frozen=True, eq=False)
+class LoadedExtension:
+    """One discovered extension; ``lock`` serializes every call Vis makes into it."""
+
+    name: str
+    source: ExtensionSource
+    path: Path
+    status: ExtensionStatus
+    declaration: Extension | None = None
+    error: LoadError | None = None
+    module: ModuleType | None = None
+    tools: tuple[HostTool, ...] = ()
+    overridden_by: Path | None = None
+    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+
+    @property
+    def alias(self) -> str | None:
+        return None if self.declaration is None else self.declaration.alias
+
+    @property
+    def tag(self) -> str:
+        """``project`` for a project extension, else ``global``."""
+        return "project" if self.source is ExtensionSource.PROJECT else "global"
+
+    @property
+    def enabled(self) -> bool:
+        return self.status is ExtensionStatus.LOADED
+
+    @property
+    def settings(self) -> tuple[Setting[Any], ...]:
+        return () if self.declaration is None else self.declaration.settings
+
+    def call(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
+        """Run ``fn`` holding this extension's lock (calls into one extension are serialized)."""
+        with self.lock:
+            return fn(*args, **kwargs)
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How a load was asked for, so ``reload()`` can repeat it."""
+
+    paths: VisPaths
+    project_root: Path | None
+    trusted: bool
+    bundled: Path | None
+    include_packages: bool
+    disabled: frozenset[str]
+    environment: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class LoadedExtensions:
+    """Every discovered extension, in load order, with the effective (enabled) ones marked."""
+
+    extensions: tuple[LoadedExtension, ...]
+    options: LoadOptions
+
+    @property
+    def errors(self) -> tuple[LoadError, ...]:
+        return tuple(e.error for e in self.extensions if e.error is not None)
+
+    @property
+    def enabled(self) -> tuple[LoadedExtension, ...]:
+        return tuple(e for e in self.extensions if e.enabled)
+
+    def get(self, name: str) -> LoadedExtension | None:
+        """The enabled extension called ``name``."""
+        return next((e for e in self.enabled if e.name == name), None)
+
+    def by_alias(self, alias: str) -> LoadedExtension | None:
+        return next((e for e in self.enabled if e.alias == alias), None)
+
+    def host_tools(self) -> list[HostTool]:
+        """Every enabled extension's tools, as named for the sandbox (``alias.name``)."""
+        return [tool for ext in self.enabled for tool in ext.tools]
+
+    def settings(self) -> list[tuple[LoadedExtension, Setting[Any]]]:
+        """Every enabled extension's settings with their owner, in declaration order."""
+        return [(ext, s) for ext in self.enabled for s in ext.settings]
+
+    def setting_owner(self, setting_id: str) -> LoadedExtension | None:
+        return next((ext for ext, s in self.settings() if s.id == setting_id), None)
+
+    def reload(self) -> LoadedExtensions:
+        """Re-read every extension with the same options (fresh module objects)."""
+        from vis_core.extensions.loader import reload
+
+        return reload(self)

@@ -1,0 +1,233 @@
+"""Load every extension: run entry files, resolve overrides, settings ids, aliases and tools."""
+
+from __future__ import annotations
+
+import logging
+import sys
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from vis_core.extension.declarations import CORE_OWNER, CORE_SETTING_IDS, Extension
+from vis_core.extensions.discovery import Candidate, bundled_dir, discover
+from vis_core.extensions.entry import EntryFailed, LoadError, execute_entry
+from vis_core.extensions.loaded import (
+    ExtensionStatus,
+    LoadedExtension,
+    LoadedExtensions,
+    LoadOptions,
+)
+from vis_core.paths import VisPaths
+from vis_core.tools.registry import HostTool
+
+log = logging.getLogger(__name__)
+_DEFAULT = object()
+
+
+@dataclass
+class _Draft:
+    candidate: Candidate
+    name: str
+    status: ExtensionStatus
+    declaration: Extension | None = None
+    module: ModuleType | None = None
+    error: LoadError | None = None
+    tools: tuple[HostTool, ...] = ()
+    overridden_by: Path | None = None
+
+    def fail(self, message: str, line: int | None = None) -> None:
+        self.status = ExtensionStatus.FAILED
+        self.error = LoadError(self.name, self.candidate.path, line, message)
+
+    def describe(self) -> str:
+        return f"extension {self.name!r} ({self.candidate.source.value}: {self.candidate.path})"
+
+
+def _build_tools(draft: _Draft) -> None:
+    """The host tools of one extension; a rejected symbol makes the extension a load failure."""
+    declaration = draft.declaration
+    assert declaration is not None
+    if not declaration.symbols:
+        return
+    try:
+        from vis_core.extension.symbols import symbol_host_tools
+    except ImportError as exc:
+        draft.fail(f"cannot build tools: {exc}")
+        return
+    tools: list[HostTool] = []
+    names: set[str] = set()
+    for symbol in declaration.symbols:
+        try:
+            built = symbol_host_tools(symbol, owner=declaration.name, prefix=declaration.alias)
+        except (TypeError, ValueError) as exc:
+            draft.fail(f"{type(exc).__name__}: {exc}")
+            return
+        for tool in built:
+            if tool.name in names:
+                draft.fail(f"tool {tool.name!r} is declared twice; give each symbol its own name")
+                return
+            names.add(tool.name)
+            tools.append(tool)
+    draft.tools = tuple(tools)
+
+
+def _run(candidate: Candidate, environment: Mapping[str, str]) -> _Draft:
+    draft = _Draft(candidate, candidate.hint, ExtensionStatus.LOADED)
+    try:
+        declaration, module = execute_entry(candidate, environment)
+    except EntryFailed as failed:
+        draft.status, draft.error = ExtensionStatus.FAILED, failed.error
+        return draft
+    draft.name, draft.declaration, draft.module = declaration.name, declaration, module
+    if declaration.kind is None and candidate.distribution is not None:
+        log.debug("extension %s comes from package %s", declaration.name, candidate.distribution)
+    _build_tools(draft)
+    return draft
+
+
+def _resolve(drafts: list[_Draft], disabled: Collection[str]) -> None:
+    """Overrides by name, then unique setting ids and aliases; later conflicting ones fail."""
+    effective: dict[str, _Draft] = {}
+    setting_owner: dict[str, _Draft | None] = {sid: None for sid in CORE_SETTING_IDS}
+    alias_owner: dict[str, _Draft] = {}
+    for draft in drafts:
+        if draft.status is not ExtensionStatus.LOADED:
+            continue
+        declaration = draft.declaration
+        assert declaration is not None
+        if draft.name in disabled:
+            draft.status = ExtensionStatus.DISABLED
+            continue
+        previous = effective.get(draft.name)
+        if previous is not None and previous.candidate.source.rank >= draft.candidate.source.rank:
+            draft.fail(
+                f"extension name {draft.name!r} is already used by {previous.candidate.path}; "
+                "rename one of them"
+            )
+            continue
+        problem = None
+        for setting in declaration.settings:
+            if setting.id not in setting_owner:
+                continue
+            owner = setting_owner[setting.id]
+            if owner is previous and owner is not None:
+                continue
+            who = CORE_OWNER if owner is None else owner.describe()
+            problem = (
+                f"setting id {setting.id!r} is already declared by {who}; "
+                "choose another id for this extension's setting"
+            )
+            break
+        alias = declaration.alias
+        if problem is None and alias is not None:
+            holder = alias_owner.get(alias)
+            if holder is not None and holder is not previous:
+                problem = f"alias {alias!r} is already used by {holder.describe()}; choose another"
+        if problem is not None:
+            draft.fail(problem)
+            continue
+        if previous is not None:
+            previous.status = ExtensionStatus.OVERRIDDEN
+            previous.overridden_by = draft.candidate.path
+            assert previous.declaration is not None
+            for setting in previous.declaration.settings:
+                setting_owner.pop(setting.id, None)
+            if previous.declaration.alias is not None:
+                alias_owner.pop(previous.declaration.alias, None)
+        for setting in declaration.settings:
+            setting_owner[setting.id] = draft
+        if alias is not None:
+            alias_owner[alias] = draft
+        effective[draft.name] = draft
+
+
+def _refresh_records(drafts: list[_Draft], previous: LoadedExtensions | None) -> None:
+    """Point the records registry at the freshly loaded classes of every extension."""
+    try:
+        from vis_core.records import registry
+    except ImportError:  # pragma: no cover - records land with the records issue
+        return
+    live = set()
+    for draft in drafts:
+        if draft.status is not ExtensionStatus.LOADED or draft.module is None:
+            continue
+        live.add(draft.name)
+        prefix = draft.module.__name__ + "."
+        modules = [draft.module] + [
+            m for k, m in sorted(sys.modules.items()) if k.startswith(prefix) and m is not None
+        ]
+        classes = [cls for m in modules for cls in registry.classes_in_module(m)]
+        registry.replace_owner(draft.name, classes)
+    if previous is not None:
+        for ext in previous.enabled:
+            if ext.name not in live:
+                registry.remove_owner(ext.name)
+
+
+def _load(options: LoadOptions, previous: LoadedExtensions | None) -> LoadedExtensions:
+    candidates = discover(
+        project_root=options.project_root,
+        trusted=options.trusted,
+        user_dir=options.paths.extensions_dir,
+        bundled=options.bundled,
+        include_packages=options.include_packages,
+    )
+    drafts = [_run(candidate, options.environment) for candidate in candidates]
+    _resolve(drafts, options.disabled)
+    _refresh_records(drafts, previous)
+    for draft in drafts:
+        if draft.error is not None:
+            log.warning("extension did not load: %s", draft.error)
+    loaded = tuple(
+        LoadedExtension(
+            name=d.name,
+            source=d.candidate.source,
+            path=d.candidate.path,
+            status=d.status,
+            declaration=d.declaration,
+            error=d.error,
+            module=d.module,
+            tools=d.tools if d.status is ExtensionStatus.LOADED else (),
+            overridden_by=d.overridden_by,
+        )
+        for d in drafts
+    )
+    return LoadedExtensions(loaded, options)
+
+
+def load_extensions(
+    *,
+    project_root: Path | str | None = None,
+    trusted: bool = False,
+    paths: VisPaths | None = None,
+    bundled: Path | str | None | object = _DEFAULT,
+    include_packages: bool = True,
+    disabled: Collection[str] = (),
+    environment: Mapping[str, str] | None = None,
+) -> LoadedExtensions:
+    """Discover and load every extension; a failing one is recorded and does not stop others.
+
+    ``bundled`` defaults to the shipped ``extensions/`` folder; pass ``None`` to skip it.
+    Project extensions (``.vis/extensions/``) load only when ``trusted``.
+    ``environment`` holds the values that declared ``env`` names resolve to.
+    """
+    if bundled is _DEFAULT:
+        bundled_path: Path | None = bundled_dir()
+    else:
+        bundled_path = None if bundled is None else Path(str(bundled))
+    options = LoadOptions(
+        paths=paths or VisPaths.from_env(),
+        project_root=None if project_root is None else Path(project_root).resolve(),
+        trusted=trusted,
+        bundled=bundled_path,
+        include_packages=include_packages,
+        disabled=frozenset(disabled),
+        environment=dict(environment or {}),
+    )
+    return _load(options, None)
+
+
+def reload(loaded: LoadedExtensions) -> LoadedExtensions:
+    """Re-read every extension as ``loaded`` was read: fresh modules, records re-pointed."""
+    return _load(loaded.options, loaded)

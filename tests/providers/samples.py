@@ -1,0 +1,42 @@
+"""Sample model requests for the provider tests: one simple, one using every role."""
+
+from __future__ import annotations
+
+from vis_core.providers.base import Message, ModelRequest, ToolCall, ToolDefinition
+
+PYTHON_EXECUTION_TOOL = ToolDefinition(
+    "python_execution",
+    "Run Python in the sandbox.",
+    {"type": "object", "properties": {"code": {"type": "string"}}, "required": ["code"]},
+)
+
+
+def simple_request(model: str = "test-model", text: str = "Say hi") -> ModelRequest:
+    return ModelRequest(
+        model=model,
+        system="You are Vis.",
+        messages=(Message("user", text),),
+        tools=(PYTHON_EXECUTION_TOOL,),
+        max_tokens=1000,
+    )
+
+
+def conversation_request(model: str = "test-model") -> ModelRequest:
+    """A user request, an assistant reply with two tool calls, both results, a follow-up."""
+    calls = (
+        ToolCall("call_a", "python_execution", {"code": "print(1)"}),
+        ToolCall("call_b", "mcp__docs__search", {"query": "install"}),
+    )
+    return ModelRequest(
+        model=model,
+        system="You are Vis.",
+        messages=(
+            Message("user", "Look around"),
+            Message("assistant", "Checking.", tool_calls=calls),
+            Message("tool", "1\n", tool_call_id="call_a"),
+            Message("tool", "server down", tool_call_id="call_b", is_error=True),
+            Message("user", "And then?"),
+        ),
+        tools=(PYTHON_EXECUTION_TOOL,),
+        max_tokens=1000,
+    )

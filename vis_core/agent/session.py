@@ -42,6 +42,7 @@ from vis_core.providers.base import (
 log = logging.getLogger(__name__)
 
 PYTHON_EXECUTION = "python_execution"
+DELTA_INTERVAL = 0.03  # streamed text is committed and published in batches this far apart
 Subscriber = Callable[[Event], None]
 
 
@@ -142,8 +143,7 @@ class AgentSession:
 
     async def emit(self, event: Event) -> None:
         """Commit the event, then publish it: a crash never loses what was shown."""
-        if not isinstance(event, AssistantDelta):
-            self._store.append(event)
+        self._store.append(event)
         self._absorb(event)
         for callback in list(self._subscribers):
             try:
@@ -256,8 +256,19 @@ class AgentSession:
         chunks: list[str] = []
         calls: list[ToolCall] = []
         usage = Usage()
+        unsent: list[str] = []
+        last_flush = time.monotonic()
+
+        async def flush() -> None:
+            nonlocal last_flush
+            last_flush = time.monotonic()
+            if unsent:
+                text = "".join(unsent)
+                unsent.clear()
+                await self.emit(AssistantDelta(self.id, turn_id=turn_id, text=text))
 
         async def on_retry(attempt: int, error: ProviderError, delay: float) -> None:
+            await flush()
             chunks.clear()
             await self.emit(
                 Notification(
@@ -277,11 +288,14 @@ class AgentSession:
         ):
             if isinstance(item, TextDelta):
                 chunks.append(item.text)
-                await self.emit(AssistantDelta(self.id, turn_id=turn_id, text=item.text))
+                unsent.append(item.text)
+                if time.monotonic() - last_flush >= DELTA_INTERVAL:
+                    await flush()
             elif isinstance(item, ToolCallReady):
                 calls.append(item.call)
             elif isinstance(item, UsageUpdate):
                 usage = usage + item.usage
+        await flush()
         text = "".join(chunks)
         if text:
             await self.emit(

@@ -1,0 +1,134 @@
+"""`vis` on the command line: version, print mode exit codes, JSON events, kills and interrupts."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import yaml
+
+from vis_core import __version__
+
+
+def vis(*args: str, cwd: Path, env_home: Path, **kw) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["VIS_HOME"] = str(env_home)
+    env.pop("VIS_MODEL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "vis_core.cli", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=60, **kw,
+    )
+
+
+def script(tmp_path: Path, responses: list[dict]) -> Path:
+    path = tmp_path / "script.yaml"
+    path.write_text(yaml.safe_dump(responses), encoding="utf-8")
+    return path
+
+
+def test_version(workspace, vis_home):
+    result = vis("--version", cwd=workspace, env_home=vis_home)
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"vis {__version__}"
+
+
+def test_run_without_a_model_says_how_to_configure_one(workspace, vis_home):
+    result = vis("run", "hello", cwd=workspace, env_home=vis_home)
+    assert result.returncode == 2
+    assert "ANTHROPIC_API_KEY" in result.stderr
+    assert "config.toml" in result.stderr
+
+
+def test_run_streams_the_answer_and_one_line_per_activity(workspace, vis_home, tmp_path):
+    (workspace / "a.txt").write_text("hello\n")
+    s = script(tmp_path, [{"code": 'print(await cat("a.txt"))'}, {"text": "It says hello."}])
+    result = vis("run", "--provider", "scripted", "--script", str(s), "read a.txt",
+                 cwd=workspace, env_home=vis_home)
+    assert result.returncode == 0, result.stderr
+    assert "It says hello." in result.stdout
+    assert "Read file" in result.stdout
+
+
+def test_run_json_prints_events(workspace, vis_home, tmp_path):
+    s = script(tmp_path, [{"text": "hi there"}])
+    result = vis("run", "--json", "--provider", "scripted", "--script", str(s), "hi",
+                 cwd=workspace, env_home=vis_home)
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    types = [e["type"] for e in events]
+    assert types[0] == "TurnStarted" and types[-1] == "TurnEnded"
+    assert events[-1]["status"] == "completed" and events[-1]["content"] == "hi there"
+
+
+def test_failed_turn_exits_1(workspace, vis_home, tmp_path):
+    s = script(tmp_path, [{"error": {"status": 401, "message": "bad key"}}])
+    result = vis("run", "--provider", "scripted", "--script", str(s), "hi",
+                 cwd=workspace, env_home=vis_home)
+    assert result.returncode == 1
+
+
+def test_scripted_without_script_is_a_usage_error(workspace, vis_home):
+    result = vis("run", "--provider", "scripted", "hi", cwd=workspace, env_home=vis_home)
+    assert result.returncode == 2
+    assert "--script" in result.stderr
+
+
+def _start(workspace: Path, vis_home: Path, s: Path) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["VIS_HOME"] = str(vis_home)
+    return subprocess.Popen(
+        [sys.executable, "-m", "vis_core.cli", "run", "--json", "--provider", "scripted",
+         "--script", str(s), "go"],
+        cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+
+
+def _read_until(proc: subprocess.Popen[str], event_type: str) -> list[dict]:
+    seen = []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen.append(json.loads(line))
+        if seen[-1]["type"] == event_type:
+            return seen
+    raise AssertionError(f"never saw {event_type}: {seen}")
+
+
+def test_sigint_cancels_the_turn_and_exits_130(workspace, vis_home, tmp_path):
+    s = script(tmp_path, [{"text": "x" * 400, "chunk": 1, "delay_ms": 20}])
+    proc = _start(workspace, vis_home, s)
+    _read_until(proc, "AssistantDelta")
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(timeout=20) == 130
+
+
+def test_sigkill_mid_turn_keeps_every_committed_event(workspace, vis_home, tmp_path):
+    from vis_core.store import Store
+
+    s = script(
+        tmp_path,
+        [{"code": "print('first block')"}, {"text": "y" * 400, "chunk": 1, "delay_ms": 20}],
+    )
+    proc = _start(workspace, vis_home, s)
+    printed = _read_until(proc, "BlockFinished")
+    proc.kill()
+    proc.wait(timeout=10)
+
+    store = Store(vis_home / "vis.db")
+    try:
+        (session,) = store.list_sessions()
+        stored = [e.event.to_dict() for e in store.events(session.id)]
+    finally:
+        store.close()
+    for event in printed:
+        if event["type"] != "AssistantDelta":
+            assert event in stored
+    assert stored[-1]["type"] == "BlockFinished"
+    assert "first block" in stored[-1]["stdout"]

@@ -85,7 +85,7 @@ def annotation_text(spec: TypeSpec) -> str:
     """Annotation source for a signature: builtins and typing plain, records quoted."""
     kind = spec.kind
     if kind is TypeKind.ANY:
-        return "Any"
+        return spec.name
     if kind is TypeKind.NULL:
         return "None"
     if kind is TypeKind.SCALAR:

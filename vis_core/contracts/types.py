@@ -53,8 +53,10 @@ class _Describer:
             return self.describe(value, globalns)
         if value is None or value is type(None):
             return NULL
-        if value is typing.Any or value is object:
+        if value is typing.Any:
             return ANY
+        if value is object:
+            return TypeSpec(TypeKind.ANY, "object")
         marker = unresolved_name(value)
         if marker is not None:
             return TypeSpec(TypeKind.UNRESOLVED, marker)

@@ -37,13 +37,15 @@ def run_doctor(workspace: Path) -> int:
     print(f"model       {choice.provider}/{choice.model}" if choice else "model       not set")
     for tool in ("rg", "git", "bwrap"):
         print(f"{tool:<11} {shutil.which(tool) or 'not found'}")
-    try:
-        from vis_core.extensions import describe_extensions
-    except ImportError:
-        return 1 if problems else 0
-    for row in describe_extensions(workspace, trusted=trusted):
-        print(row)
-        problems += "error" in row
+    from vis_core.extensions import describe, load_extensions
+
+    loaded = load_extensions(
+        project_root=project, trusted=trusted, paths=paths, environment=os.environ
+    )
+    print("extensions")
+    for row in describe(loaded):
+        print(f"  {row}")
+        problems += row.status == "failed"
     return 1 if problems else 0
 
 

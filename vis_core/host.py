@@ -17,6 +17,7 @@ from vis_core.commands import CommandRegistry, CommandResult, err, ok
 from vis_core.config import UserConfig, load_config
 from vis_core.events import Event, SessionCreated
 from vis_core.extension.metadata import build_metadata
+from vis_core.extensions import LoadedExtensions, describe, extension_prompts, load_extensions
 from vis_core.paths import TrustStore, VisPaths, find_project_root
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.store import Store
@@ -38,7 +39,14 @@ class HostOptions:
 class Host:
     """Everything one running Vis shares between its sessions."""
 
-    def __init__(self, options: HostOptions, paths: VisPaths, config: UserConfig, store: Store):
+    def __init__(
+        self,
+        options: HostOptions,
+        paths: VisPaths,
+        config: UserConfig,
+        store: Store,
+        extensions: LoadedExtensions | None = None,
+    ):
         self.options = options
         self.paths = paths
         self.config = config
@@ -47,9 +55,14 @@ class Host:
         self.project_root = find_project_root(self.workspace)
         self.trusted = TrustStore(paths).is_trusted(self.project_root)
         self.build = build_metadata()
+        self.extensions = extensions or load_extensions(
+            project_root=self.project_root,
+            trusted=self.trusted,
+            paths=paths,
+            environment=os.environ,
+        )
         self.commands = CommandRegistry(self)
         self.sessions: list[AgentSession] = []
-        self._extension_locks: dict[str, threading.Lock] = {}
         self._registries: list[list[ToolRegistry]] = []
         self.model_choice: ModelChoice | None = None
         self.model_label = "no model"
@@ -61,7 +74,15 @@ class Host:
         paths = VisPaths.from_env().ensure()
         config = load_config(paths.config_file)
         store = await asyncio.to_thread(Store, paths.db_file)
-        return cls(options, paths, config, store)
+        project_root = find_project_root(options.workspace)
+        extensions = await asyncio.to_thread(
+            load_extensions,
+            project_root=project_root,
+            trusted=TrustStore(paths).is_trusted(project_root),
+            paths=paths,
+            environment=os.environ,
+        )
+        return cls(options, paths, config, store, extensions)
 
     # -- model ------------------------------------------------------------------------------
 
@@ -127,18 +148,22 @@ class Host:
     # -- extensions ---------------------------------------------------------------------------
 
     def extension_tools(self) -> list[HostTool]:
-        return []
+        return self.extensions.host_tools()
 
     def extension_commands(self) -> list[tuple[str, Any]]:
-        return []
+        return [
+            (ext.name, command)
+            for ext in self.extensions.enabled
+            if ext.declaration is not None
+            for command in ext.declaration.slash_commands
+        ]
 
     def extension_prompts(self, env: dict[str, Any]) -> str:
-        return ""
+        return extension_prompts(self.extensions, env)
 
-    def extension_lock(self, owner: str) -> threading.Lock | None:
-        if owner == "vis":
-            return None
-        return self._extension_locks.setdefault(owner, threading.Lock())
+    def extension_lock(self, owner: str) -> threading.RLock | None:
+        ext = self.extensions.get(owner)
+        return None if ext is None else ext.lock
 
     async def call_extension(self, owner: str, fn: Callable[..., Any], *args: Any) -> Any:
         """Run an extension callback in a worker thread, serialized per extension."""
@@ -153,7 +178,14 @@ class Host:
         return await asyncio.to_thread(run)
 
     def reload(self) -> str:
-        return "No extensions are loaded."
+        """Re-read every extension; sessions see the new tools from their next block."""
+        self.extensions = self.extensions.reload()
+        for box in self._registries:
+            box.clear()
+        rows = describe(self.extensions)
+        failed = [row for row in rows if row.status == "failed"]
+        text = f"{len(self.extensions.enabled)} loaded, {len(failed)} failed."
+        return text + "".join(f"\n- {row.name}: {row.error}" for row in failed)
 
     # -- sessions -------------------------------------------------------------------------
 

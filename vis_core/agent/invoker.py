@@ -55,7 +55,7 @@ class ToolInvoker:
         workspace: Path,
         project_root: Path,
         channel: str = "tui",
-        locks: Callable[[str], threading.Lock | None] = lambda owner: None,
+        locks: Callable[[str], threading.RLock | None] = lambda owner: None,
         prepare_arguments: Callable[[HostTool, tuple, dict], tuple[tuple, dict]] | None = None,
     ) -> None:
         self._session_id = session_id
@@ -169,25 +169,17 @@ class ToolInvoker:
         return result
 
     async def _run(self, tool: HostTool, args: tuple, kwargs: dict) -> Any:
+        """Vis's async tools run on the loop; extension calls run in a worker thread, one at a
+        time per extension, each async one on its own event loop."""
         lock = self._locks(tool.owner)
-        if inspect.iscoroutinefunction(tool.fn):
-            if lock is None:
-                return await tool.fn(*args, **kwargs)
-            await asyncio.to_thread(lock.acquire)
-            try:
-                return await tool.fn(*args, **kwargs)
-            finally:
-                lock.release()
+        if lock is None and inspect.iscoroutinefunction(tool.fn):
+            return await tool.fn(*args, **kwargs)
 
         def run_sync() -> Any:
             if lock is None:
-                value = tool.fn(*args, **kwargs)
-            else:
-                with lock:
-                    value = tool.fn(*args, **kwargs)
-            if inspect.isawaitable(value):
-                return asyncio.run(_await(value))
-            return value
+                return _settle(tool.fn(*args, **kwargs))
+            with lock:
+                return _settle(tool.fn(*args, **kwargs))
 
         return await asyncio.to_thread(run_sync)
 
@@ -201,6 +193,13 @@ class ToolInvoker:
         if not started:
             await self._emit(ActivityStarted(self._session_id, activity=record))
         await self._emit(ActivityEnded(self._session_id, activity=record))
+
+
+def _settle(value: Any) -> Any:
+    """Await an async result on a fresh event loop (we are in a worker thread)."""
+    if inspect.isawaitable(value):
+        return asyncio.run(_await(value))
+    return value
 
 
 async def _await(value: Awaitable[Any]) -> Any:

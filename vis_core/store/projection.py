@@ -32,7 +32,7 @@ _UPSERT_ACTIVITY = (
     "tool = excluded.tool, tag = excluded.tag, state = excluded.state, record = excluded.record"
 )
 
-Projector = Callable[[sqlite3.Connection, int, Any, dict[str, Any], float], None]
+Projector = Callable[[sqlite3.Connection, int, Any, dict[str, Any], str, float], None]
 
 
 def _touch(conn: sqlite3.Connection, session_id: str, now: float) -> None:
@@ -40,7 +40,12 @@ def _touch(conn: sqlite3.Connection, session_id: str, now: float) -> None:
 
 
 def _turn_started(
-    conn: sqlite3.Connection, seq: int, event: TurnStarted, data: dict[str, Any], now: float
+    conn: sqlite3.Connection,
+    seq: int,
+    event: TurnStarted,
+    data: dict[str, Any],
+    payload: str,
+    now: float,
 ) -> None:
     (num,) = conn.execute(
         "INSERT INTO turns (id, session_id, position, request, started) VALUES (?, ?, ?, ?, ?) "
@@ -54,7 +59,12 @@ def _turn_started(
 
 
 def _assistant_message(
-    conn: sqlite3.Connection, seq: int, event: AssistantMessage, data: dict[str, Any], now: float
+    conn: sqlite3.Connection,
+    seq: int,
+    event: AssistantMessage,
+    data: dict[str, Any],
+    payload: str,
+    now: float,
 ) -> None:
     if not event.text:
         return
@@ -66,7 +76,12 @@ def _assistant_message(
 
 
 def _iteration_started(
-    conn: sqlite3.Connection, seq: int, event: IterationStarted, data: dict[str, Any], now: float
+    conn: sqlite3.Connection,
+    seq: int,
+    event: IterationStarted,
+    data: dict[str, Any],
+    payload: str,
+    now: float,
 ) -> None:
     conn.execute(
         "INSERT OR REPLACE INTO iterations (id, session_id, turn_id, idx, tool, code, arguments, "
@@ -85,7 +100,12 @@ def _iteration_started(
 
 
 def _block_finished(
-    conn: sqlite3.Connection, seq: int, event: BlockFinished, data: dict[str, Any], now: float
+    conn: sqlite3.Connection,
+    seq: int,
+    event: BlockFinished,
+    data: dict[str, Any],
+    payload: str,
+    now: float,
 ) -> None:
     conn.execute(
         "INSERT INTO blocks (seq, session_id, turn_id, iteration_id, stdout, error, restarted, "
@@ -104,7 +124,12 @@ def _block_finished(
 
 
 def _activity(
-    conn: sqlite3.Connection, seq: int, event: ActivityStarted, data: dict[str, Any], now: float
+    conn: sqlite3.Connection,
+    seq: int,
+    event: ActivityStarted,
+    data: dict[str, Any],
+    payload: str,
+    now: float,
 ) -> None:
     record = event.activity
     if record is None:
@@ -119,7 +144,7 @@ def _activity(
             record.tool,
             data["activity"]["tag"],
             data["activity"]["state"],
-            json.dumps(data["activity"], ensure_ascii=False, separators=(",", ":")),
+            payload,
         ),
     )
 
@@ -129,7 +154,12 @@ def _usage_values(usage: Usage, cost: float) -> tuple[float, ...]:
 
 
 def _usage_reported(
-    conn: sqlite3.Connection, seq: int, event: UsageReported, data: dict[str, Any], now: float
+    conn: sqlite3.Connection,
+    seq: int,
+    event: UsageReported,
+    data: dict[str, Any],
+    payload: str,
+    now: float,
 ) -> None:
     values = _usage_values(event.usage, event.cost)
     if event.turn_id:
@@ -138,7 +168,12 @@ def _usage_reported(
 
 
 def _turn_ended(
-    conn: sqlite3.Connection, seq: int, event: TurnEnded, data: dict[str, Any], now: float
+    conn: sqlite3.Connection,
+    seq: int,
+    event: TurnEnded,
+    data: dict[str, Any],
+    payload: str,
+    now: float,
 ) -> None:
     if event.usage.total or event.cost:
         # TurnEnded carries the turn's totals: replace what UsageReported summed so far and
@@ -178,9 +213,9 @@ PROJECTORS: dict[str, Projector] = {
 
 
 def project(
-    conn: sqlite3.Connection, seq: int, event: Event, data: dict[str, Any], now: float
+    conn: sqlite3.Connection, seq: int, event: Event, data: dict[str, Any], payload: str, now: float
 ) -> None:
     """Update the projection tables for one event already written to the log as ``seq``."""
     projector = PROJECTORS.get(event.type)
     if projector is not None:
-        projector(conn, seq, event, data, now)
+        projector(conn, seq, event, data, payload, now)

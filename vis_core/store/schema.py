@@ -100,7 +100,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             tool TEXT NOT NULL,
             tag TEXT NOT NULL,
             state TEXT NOT NULL,
-            record TEXT NOT NULL
+            record TEXT NOT NULL  -- JSON of the latest activity event; its "activity" key
         )""",
         "CREATE INDEX activities_by_session ON activities(session_id, pos)",
         "CREATE INDEX activities_by_turn ON activities(turn_id, pos)",

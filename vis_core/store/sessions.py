@@ -238,7 +238,7 @@ class SessionsMixin:
             rows = conn.execute(
                 "SELECT record FROM activities WHERE turn_id = ? ORDER BY pos", (turn_id,)
             ).fetchall()
-        return [activity_from_dict(json.loads(row[0])) for row in rows]
+        return [activity_from_dict(json.loads(row[0])["activity"]) for row in rows]
 
     def activities_page(
         self, session_id: str, before: int | None = None, limit: int = 50
@@ -257,7 +257,7 @@ class SessionsMixin:
         more = len(rows) > limit
         rows = rows[:limit]
         rows.reverse()
-        records = tuple(activity_from_dict(json.loads(row[1])) for row in rows)
+        records = tuple(activity_from_dict(json.loads(row[1])["activity"]) for row in rows)
         return ActivityPage(records, rows[0][0] if more and rows else None)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sqlite3
 import time
 from collections.abc import Iterable
@@ -13,6 +12,7 @@ from vis_core.events import Event
 from vis_core.paths import VisPaths
 from vis_core.store.attachments import AttachmentsMixin
 from vis_core.store.database import Database, StoreError
+from vis_core.store.encode import event_payload
 from vis_core.store.extras import ExtrasMixin
 from vis_core.store.projection import project
 from vis_core.store.rows import StoredEvent
@@ -46,19 +46,13 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin):
 
     def append(self, event: Event) -> int:
         """Log ``event``, update the projections and commit, all in one transaction; its seq."""
-        data = event.to_dict()
-        payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+        data, payload = event_payload(event)
         with self._db.write(f"append a {event.type} event") as conn:
             return _write(conn, event, data, payload, time.time())
 
     def append_many(self, events: Iterable[Event]) -> list[int]:
         """Append several events in one transaction (all or none); their seqs in order."""
-        prepared: list[tuple[Event, dict[str, Any], str]] = []
-        for event in events:
-            data = event.to_dict()
-            prepared.append(
-                (event, data, json.dumps(data, ensure_ascii=False, separators=(",", ":")))
-            )
+        prepared = [(event, *event_payload(event)) for event in events]
         if not prepared:
             return []
         now = time.time()
@@ -84,7 +78,7 @@ def _write(
     try:
         seq = conn.execute(_INSERT_EVENT, (event.session_id, event.type, payload, now)).lastrowid
         assert seq is not None
-        project(conn, seq, event, data, now)
+        project(conn, seq, event, data, payload, now)
     except sqlite3.IntegrityError as exc:
         if "FOREIGN KEY" not in str(exc):
             raise

@@ -63,21 +63,35 @@ def coerce_arguments(
     except (TypeError, ValueError):
         return tuple(plain(a) for a in args), {k: plain(v) for k, v in kwargs.items()}
     try:
-        bound = signature.bind(*args, **kwargs)
+        signature.bind(*args, **kwargs)
     except TypeError:
         return tuple(plain(a) for a in args), {k: plain(v) for k, v in kwargs.items()}
-    for name, value in list(bound.arguments.items()):
-        parameter = signature.parameters[name]
-        annotation = hints.get(name, _NO_ANNOTATION)
-        if parameter.kind is inspect.Parameter.VAR_POSITIONAL:
-            bound.arguments[name] = tuple(rebuild(v, annotation, owner=owner) for v in value)
-        elif parameter.kind is inspect.Parameter.VAR_KEYWORD:
-            bound.arguments[name] = {
-                k: rebuild(v, annotation, owner=owner) for k, v in value.items()
-            }
-        else:
-            bound.arguments[name] = rebuild(value, annotation, owner=owner)
-    return tuple(bound.args), dict(bound.kwargs)
+    kinds = inspect.Parameter
+    parameters = list(signature.parameters.values())
+    positional = [
+        p for p in parameters if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
+    ]
+    var_positional = next((p for p in parameters if p.kind is kinds.VAR_POSITIONAL), None)
+    var_keyword = next((p for p in parameters if p.kind is kinds.VAR_KEYWORD), None)
+
+    def annotation_of(parameter: inspect.Parameter | None) -> Any:
+        return _NO_ANNOTATION if parameter is None else hints.get(parameter.name, _NO_ANNOTATION)
+
+    new_args = tuple(
+        rebuild(
+            value,
+            annotation_of(positional[i] if i < len(positional) else var_positional),
+            owner=owner,
+        )
+        for i, value in enumerate(args)
+    )
+    new_kwargs: dict[str, Any] = {}
+    for name, value in kwargs.items():
+        parameter = signature.parameters.get(name)
+        if parameter is None or parameter.kind in (kinds.POSITIONAL_ONLY, kinds.VAR_POSITIONAL):
+            parameter = var_keyword
+        new_kwargs[name] = rebuild(value, annotation_of(parameter), owner=owner)
+    return new_args, new_kwargs
 
 
 def rebuild(value: Any, annotation: Any = _NO_ANNOTATION, *, owner: str | None = None) -> Any:
@@ -255,9 +269,7 @@ def _fields_of(value: Any, cls: type) -> dict[str, Any] | None:
         return None
     for f in fields:
         required = (
-            f.init
-            and f.default is dataclasses.MISSING
-            and f.default_factory is dataclasses.MISSING
+            f.init and f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         )
         if required and f.name not in mapping:
             return None

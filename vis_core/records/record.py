@@ -92,10 +92,7 @@ class Record:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Record):
             return NotImplemented
-        return (
-            self._vis_info.type == other._vis_info.type
-            and self._vis_fields == other._vis_fields
-        )
+        return self._vis_info.type == other._vis_info.type and self._vis_fields == other._vis_fields
 
     def __dir__(self) -> list[str]:
         return list(self._vis_fields)

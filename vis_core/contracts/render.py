@@ -163,7 +163,17 @@ class _Labels:
 
 
 def _shape(record: TypeSpec) -> str:
-    return json.dumps(record.to_contract(), sort_keys=True)
+    """A record's shape: its name, sequence field and each field's name, type name and flags.
+
+    Nested records count by name, so one class reached with different ancestors (and
+    therefore different recursion references) keeps one definition.
+    """
+    fields = [
+        (f.name, f.type.kind.value, f.type.name, f.type.description, f.required, f.has_default,
+         f.default_is_none)
+        for f in record.fields
+    ]
+    return json.dumps([record.name, record.sequence_field, fields])
 
 
 def _records_in(spec: TypeSpec) -> Iterator[TypeSpec]:

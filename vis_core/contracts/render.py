@@ -169,8 +169,15 @@ def _shape(record: TypeSpec) -> str:
     therefore different recursion references) keeps one definition.
     """
     fields = [
-        (f.name, f.type.kind.value, f.type.name, f.type.description, f.required, f.has_default,
-         f.default_is_none)
+        (
+            f.name,
+            "record" if f.type.kind is TypeKind.REFERENCE else f.type.kind.value,
+            f.type.name,
+            f.type.description,
+            f.required,
+            f.has_default,
+            f.default_is_none,
+        )
         for f in record.fields
     ]
     return json.dumps([record.name, record.sequence_field, fields])

@@ -10,7 +10,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from vis_core.extension.declarations import Extension, Setting
+from vis_core.extension.declarations import Extension, Setting, SlashCommand
 from vis_core.extensions.discovery import ExtensionSource
 from vis_core.extensions.entry import LoadError
 from vis_core.tools.registry import HostTool
@@ -104,6 +104,15 @@ class LoadedExtensions:
     def host_tools(self) -> list[HostTool]:
         """Every enabled extension's tools, as named for the sandbox (``alias.name``)."""
         return [tool for ext in self.enabled for tool in ext.tools]
+
+    def slash_commands(self) -> list[tuple[str, SlashCommand]]:
+        """``(owner name, declaration)`` of every enabled extension's slash commands."""
+        return [
+            (ext.name, command)
+            for ext in self.enabled
+            if ext.declaration is not None
+            for command in ext.declaration.slash_commands
+        ]
 
     def settings(self) -> list[tuple[LoadedExtension, Setting[Any]]]:
         """Every enabled extension's settings with their owner, in declaration order."""

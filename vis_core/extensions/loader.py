@@ -8,6 +8,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from vis_core.extension.declarations import CORE_OWNER, CORE_SETTING_IDS, Extension
 from vis_core.extensions.discovery import Candidate, bundled_dir, discover
@@ -44,6 +45,17 @@ class _Draft:
         return f"extension {self.name!r} ({self.candidate.source.value}: {self.candidate.path})"
 
 
+def tool_prefix(symbol: Any, alias: str | None) -> str | None:
+    """Tools are called as ``alias.name``; a namespace named like the alias is not doubled.
+
+    ``Symbol(report)`` in extension ``reports`` is ``reports.report``;
+    ``Symbol(Greeter(), name="greet")`` with alias ``greet`` is ``greet.hello``.
+    """
+    if alias is not None and symbol.is_namespace and symbol.name == alias:
+        return None
+    return alias
+
+
 def _build_tools(draft: _Draft) -> None:
     """The host tools of one extension; a rejected symbol makes the extension a load failure."""
     declaration = draft.declaration
@@ -59,7 +71,9 @@ def _build_tools(draft: _Draft) -> None:
     names: set[str] = set()
     for symbol in declaration.symbols:
         try:
-            built = symbol_host_tools(symbol, owner=declaration.name, prefix=declaration.alias)
+            built = symbol_host_tools(
+                symbol, owner=declaration.name, prefix=tool_prefix(symbol, declaration.alias)
+            )
         except (TypeError, ValueError) as exc:
             draft.fail(f"{type(exc).__name__}: {exc}")
             return

@@ -1,0 +1,226 @@
+"""The loader: discovery, failures recorded per extension, overrides, setting ids, reload."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from vis_core.extension.metadata import build_metadata
+from vis_core.extensions import (
+    ExtensionSource,
+    ExtensionStatus,
+    describe,
+    load_extensions,
+)
+from vis_core.paths import VisPaths
+
+Installer = Callable[..., Path]
+
+
+def _user_dir() -> Path:
+    return VisPaths.from_env().extensions_dir
+
+
+def _load(**kwargs: object):
+    kwargs.setdefault("bundled", None)
+    kwargs.setdefault("include_packages", False)
+    return load_extensions(**kwargs)  # type: ignore[arg-type]
+
+
+def test_good_broken_and_duplicate_setting_id(install: Installer) -> None:
+    folder = install(_user_dir(), "steering_mode", "broken", "steering_twin")
+    loaded = _load()
+    by_path = {ext.path.name: ext for ext in loaded.extensions}
+    good = by_path["steering_mode.py"]
+    assert good.status is ExtensionStatus.LOADED and good.name == "steering-mode"
+    assert [e.name for e in loaded.enabled] == ["steering-mode"]
+
+    broken = by_path["broken.py"]
+    assert broken.status is ExtensionStatus.FAILED and not broken.enabled
+    assert broken.error is not None
+    assert broken.error.path == folder / "broken.py" and broken.error.line == 5
+    assert broken.error.message.startswith("SyntaxError: ")
+
+    dup = by_path["steering_twin.py"]
+    assert dup.status is ExtensionStatus.FAILED and dup.name == "copycat"
+    assert dup.error is not None
+    assert "setting id 'steering_mode' is already declared by extension 'steering-mode'" in (
+        dup.error.message
+    )
+    assert str(folder / "steering_mode.py") in dup.error.message
+    assert set(loaded.errors) == {broken.error, dup.error}
+    assert [s.id for _, s in loaded.settings()] == ["steering_mode"]
+
+
+def test_core_setting_ids_are_reserved_for_vis(install: Installer) -> None:
+    install(_user_dir(), "core_setting")
+    ext = _load().extensions[0]
+    assert ext.status is ExtensionStatus.FAILED
+    assert ext.error is not None and "setting id 'theme' is already declared by Vis" in str(
+        ext.error
+    )
+
+
+def test_exception_at_import_names_file_and_line(install: Installer) -> None:
+    folder = install(_user_dir(), "raises")
+    error = _load().extensions[0].error
+    assert error is not None
+    assert (error.path, error.line) == (folder / "raises.py", 6)
+    assert error.message == "KeyError: 'missing'"
+    assert str(error) == f"{folder / 'raises.py'}:6: KeyError: 'missing'"
+
+
+def test_invalid_declaration_is_a_load_failure(install: Installer) -> None:
+    install(_user_dir(), "invalid_declaration")
+    error = _load().extensions[0].error
+    assert error is not None and error.line is not None
+    assert error.message.startswith("ValueError: setting id 'Bad-Id' is not a lower-case")
+
+
+def test_no_register_call_and_registering_twice(install: Installer) -> None:
+    install(_user_dir(), "no_register", "twice")
+    first, second = _load().extensions
+    assert first.error is not None and "did not call vis.register_extension" in first.error.message
+    assert second.error is not None and "twice" in second.error.message
+    assert "call it once per entry file" in second.error.message
+
+
+def test_build_metadata_and_future_annotations_in_entry_files(install: Installer) -> None:
+    install(_user_dir(), "metadata_probe")
+    ext = _load().extensions[0]
+    assert ext.enabled and ext.module is not None
+    assert ext.module.SEEN == build_metadata()
+    assert ext.module.ANNOTATIONS == {"x": "NotDefinedAnywhere", "return": "int"}
+
+
+def test_project_extensions_load_only_when_trusted(workspace: Path, install: Installer) -> None:
+    install(workspace / ".vis" / "extensions", "steering_mode")
+    assert _load(project_root=workspace, trusted=False).extensions == ()
+    ext = _load(project_root=workspace, trusted=True).extensions[0]
+    assert ext.source is ExtensionSource.PROJECT and ext.tag == "project"
+
+
+def test_project_extension_overrides_the_global_one_with_the_same_name(
+    workspace: Path, install: Installer
+) -> None:
+    install(_user_dir(), "steering_mode")
+    install(workspace / ".vis" / "extensions", "steering_mode")
+    loaded = _load(project_root=workspace, trusted=True)
+    user, project = loaded.extensions
+    assert user.status is ExtensionStatus.OVERRIDDEN and user.tag == "global"
+    assert user.overridden_by == workspace / ".vis" / "extensions" / "steering_mode.py"
+    # the override's setting ids do not conflict with the extension it replaces
+    assert project.enabled and loaded.get("steering-mode") is project
+    rows = describe(loaded)
+    assert [(r.name, r.source, r.status) for r in rows] == [
+        ("steering-mode", "user", "overridden"),
+        ("steering-mode", "project", "loaded"),
+    ]
+    assert rows[0].error is not None and rows[0].error.startswith("overridden by ")
+
+
+def test_same_name_in_the_same_source_fails_the_later_one(install: Installer) -> None:
+    folder = _user_dir()
+    install(folder, "steering_mode")
+    (folder / "zz_copy.py").write_text((folder / "steering_mode.py").read_text())
+    first, second = _load().extensions
+    assert first.enabled
+    assert second.error is not None
+    assert "extension name 'steering-mode' is already used by" in second.error.message
+
+
+def test_bundled_folder_and_skipped_entries(tmp_path: Path, install: Installer) -> None:
+    bundled = install(tmp_path / "bundled", "steering_mode")
+    (bundled / "__init__.py").write_text("")
+    (bundled / "_private.py").write_text("raise SystemExit('must not run')")
+    (bundled / "notes.txt").write_text("not an extension")
+    (bundled / "empty_folder").mkdir()
+    loaded = _load(bundled=bundled)
+    assert [(e.name, e.source) for e in loaded.extensions] == [
+        ("steering-mode", ExtensionSource.BUNDLED)
+    ]
+
+
+def test_folder_extension_with_relative_import_is_one_entry(install: Installer) -> None:
+    pytest.importorskip("vis_core.extension.symbols")
+    install(_user_dir(), "greeter")
+    ext = _load().extensions[0]
+    assert ext.error is None, ext.error
+    assert ext.name == "greeter" and ext.alias == "greet"
+    assert [t.name for t in ext.tools] == ["greet.hello"]
+
+
+def test_disabled_extensions_do_not_take_part(install: Installer) -> None:
+    install(_user_dir(), "steering_mode")
+    ext = _load(disabled=["steering-mode"]).extensions[0]
+    assert ext.status is ExtensionStatus.DISABLED and not ext.enabled
+
+
+def test_reload_reads_fresh_modules(tmp_path: Path, install: Installer) -> None:
+    folder = install(_user_dir(), "steering_mode")
+    loaded = _load()
+    module = loaded.extensions[0].module
+    assert module is not None and sys.modules[module.__name__] is module
+    (folder / "steering_mode.py").write_text(
+        (folder / "steering_mode.py").read_text().replace('"vibe", "control"', '"vibe", "strict"')
+        .replace('default="vibe"', 'default="strict"')
+    )
+    again = loaded.reload()
+    fresh = again.extensions[0]
+    assert fresh.module is not module and sys.modules[fresh.module.__name__] is fresh.module
+    assert fresh.settings[0].default == "strict"
+    assert fresh.lock is not loaded.extensions[0].lock
+
+
+def test_one_extension_calls_are_serialized(install: Installer) -> None:
+    install(_user_dir(), "steering_mode")
+    ext = _load().extensions[0]
+    inside: list[int] = []
+    overlap: list[bool] = []
+    gate = threading.Barrier(4)
+
+    def work(n: int) -> int:
+        inside.append(n)
+        overlap.append(len(inside) > 1)
+        for _ in range(2000):
+            pass
+        inside.remove(n)
+        return n
+
+    def worker(n: int) -> None:
+        gate.wait()
+        for _ in range(50):
+            ext.call(work, n)
+
+    threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert overlap and not any(overlap)
+
+
+def test_package_entry_points_are_discovered(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = tmp_path / "site"
+    pkg = site / "vis_fixture_pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "ext.py").write_text(textwrap.dedent('''
+        import vis_core.extension as vis
+        vis.register_extension(vis.Extension(name="pkg-ext", description="From a package."))
+    '''))
+    dist = site / "vis_fixture_pkg-1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: vis-fixture-pkg\nVersion: 1.0\n")
+    (dist / "entry_points.txt").write_text("[vis.extensions]\npkg = vis_fixture_pkg.ext\n")
+    monkeypatch.syspath_prepend(str(site))
+    loaded = load_extensions(bundled=None, include_packages=True)
+    ours = [e for e in loaded.extensions if e.source is ExtensionSource.PACKAGE]
+    assert [(e.name, e.path) for e in ours] == [("pkg-ext", pkg / "ext.py")]

@@ -135,7 +135,9 @@ class WireServer:
         self.requests: list[RecordedRequest] = []
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.wire = self
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:

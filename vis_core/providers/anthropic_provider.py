@@ -128,6 +128,10 @@ class AnthropicProvider:
             model, self._overrides.get(model), where=f'[models."{self.name}/{model}"]'
         )
 
+    async def aclose(self) -> None:
+        """Close the HTTP connections (call before the event loop ends)."""
+        await self.client.close()
+
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         return self._stream(request)
 

@@ -2,7 +2,7 @@
 
 The model is written ``provider/model``. Configuration in ``config.toml``::
 
-    model = "anthropic/claude-sonnet-4-5"   # the default model
+    model = "anthropic/claude-sonnet-4-6"   # the default model
 
     [providers.anthropic]          # optional: api_key_env, base_url
     [providers.openai]             # optional: api_key_env, base_url
@@ -39,7 +39,7 @@ from vis_core.providers.errors import missing_key_error
 from vis_core.providers.openai_provider import NO_KEY, OPENAI_KEY_ENV, OpenAIProvider
 from vis_core.providers.scripted import ScriptedProvider
 
-DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-5"
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 DEFAULT_OPENAI_MODEL = "gpt-5"
 KINDS = ("anthropic", "openai", "scripted")
 DEFAULT_KEY_ENV = {"anthropic": ANTHROPIC_KEY_ENV, "openai": OPENAI_KEY_ENV}
@@ -49,10 +49,10 @@ No model is configured. Pick one of:
   1. Set an API key and Vis uses that provider's default model:
        export ANTHROPIC_API_KEY=...      (default model anthropic/{anthropic_default})
        export OPENAI_API_KEY=...         (default model openai/{openai_default})
-  2. Choose the model for one run:  vis --model anthropic/claude-sonnet-4-5
+  2. Choose the model for one run:  vis --model anthropic/claude-sonnet-4-6
      or for every run in this shell:  export VIS_MODEL=openai/gpt-5
   3. Save it in {config_file}:
-       model = "anthropic/claude-sonnet-4-5"
+       model = "anthropic/claude-sonnet-4-6"
      A local OpenAI-compatible server (Ollama, llama.cpp, vLLM, LM Studio) also works:
        model = "ollama/qwen3"
        [providers.ollama]
@@ -108,7 +108,7 @@ def resolve_model(
         if text is None or text == "":
             continue
         if not isinstance(text, str):
-            raise ProviderConfigError(f"{source} must be a string like anthropic/claude-sonnet-4-5")
+            raise ProviderConfigError(f"{source} must be a string like anthropic/claude-sonnet-4-6")
         text = text.strip()
         if text == "scripted":
             choice = ModelChoice("scripted", "scripted")

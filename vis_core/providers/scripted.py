@@ -175,6 +175,9 @@ class ScriptedProvider:
             model, self._overrides.get(model), where=f'[models."{self.name}/{model}"]'
         )
 
+    async def aclose(self) -> None:
+        """Nothing to close; here so every provider can be closed alike."""
+
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         return self._stream(request)
 

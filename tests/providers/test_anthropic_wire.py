@@ -1,0 +1,262 @@
+"""The Anthropic provider against a local server speaking the Messages SSE format."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+
+from vis_core.events import Usage
+from vis_core.providers.anthropic_provider import AnthropicProvider
+from vis_core.providers.base import (
+    Message,
+    ModelRequest,
+    ProviderConfigError,
+    ProviderError,
+    ResponseDone,
+    StreamEvent,
+    TextDelta,
+    ToolCall,
+    ToolCallReady,
+    UsageUpdate,
+)
+from vis_core.providers.retry import stream_with_retries
+
+from .samples import conversation_request, simple_request
+from .wire_servers import WireServer, WireToolCall, anthropic_error, anthropic_reply
+
+EPHEMERAL = {"type": "ephemeral"}
+
+
+@pytest.fixture
+async def provider_at(wire_server: WireServer) -> AsyncIterator[Callable[..., AnthropicProvider]]:
+    """Builds providers aimed at the wire server and closes them after the test."""
+    made: list[AnthropicProvider] = []
+
+    def make(**kwargs: Any) -> AnthropicProvider:
+        kwargs.setdefault("api_key", "sk-ant-test")
+        kwargs.setdefault("base_url", wire_server.anthropic_base_url)
+        made.append(AnthropicProvider(**kwargs))
+        return made[-1]
+
+    yield make
+    for provider in made:
+        await provider.aclose()
+
+
+async def collect(provider: AnthropicProvider, request: ModelRequest | None = None) -> list:
+    return [e async for e in provider.stream(request or simple_request())]
+
+
+def text_of(events: list[StreamEvent]) -> str:
+    return "".join(e.text for e in events if isinstance(e, TextDelta))
+
+
+async def no_sleep(delay: float) -> None:
+    return None
+
+
+async def test_text_answer_with_cache_usage(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    wire_server.reply(anthropic_reply("Hello from Claude's wire!", usage=(21, 13, 1500, 200)))
+    events = await collect(provider_at())
+
+    assert text_of(events) == "Hello from Claude's wire!"
+    assert sum(isinstance(e, TextDelta) for e in events) > 1
+    assert events[-2:] == [
+        UsageUpdate(Usage(input=21, output=13, cache_read=1500, cache_write=200)),
+        ResponseDone("end_turn"),
+    ]
+    request = wire_server.requests[0]
+    assert request.path == "/v1/messages"
+    assert request.headers["authorization"] == "Bearer sk-ant-test"  # this SDK sends the key so
+
+
+async def test_tool_use_input_is_accumulated(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    code = "for name in await ls('src'):\n    print(name)\n"
+    wire_server.reply(
+        anthropic_reply(
+            "I'll list it.",
+            [
+                WireToolCall("toolu_1", "python_execution", {"code": code}),
+                WireToolCall("toolu_2", "mcp__docs__search", {}),
+            ],
+            piece=4,
+        )
+    )
+    events = await collect(provider_at())
+
+    assert [e.call for e in events if isinstance(e, ToolCallReady)] == [
+        ToolCall("toolu_1", "python_execution", {"code": code}),
+        ToolCall("toolu_2", "mcp__docs__search", {}),
+    ]
+    assert text_of(events) == "I'll list it."
+    assert events[-1] == ResponseDone("tool_use")
+
+
+async def test_request_body_maps_tool_results_and_caches(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    wire_server.reply(anthropic_reply("ok"))
+    await collect(provider_at(), conversation_request("claude-sonnet-4-6"))
+
+    body = wire_server.requests[0].body
+    assert body["model"] == "claude-sonnet-4-6"
+    assert body["max_tokens"] == 1000
+    assert body["stream"] is True
+    assert body["system"] == [{"type": "text", "text": "You are Vis.", "cache_control": EPHEMERAL}]
+    assert body["tools"] == [
+        {
+            "name": "python_execution",
+            "description": "Run Python in the sandbox.",
+            "input_schema": {
+                "type": "object",
+                "properties": {"code": {"type": "string"}},
+                "required": ["code"],
+            },
+        }
+    ]
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": "Look around"}]},
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Checking."},
+                {
+                    "type": "tool_use",
+                    "id": "call_a",
+                    "name": "python_execution",
+                    "input": {"code": "print(1)"},
+                },
+                {
+                    "type": "tool_use",
+                    "id": "call_b",
+                    "name": "mcp__docs__search",
+                    "input": {"query": "install"},
+                },
+            ],
+        },
+        {  # both results and the follow-up merge into one user turn, results first
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "call_a", "content": "1\n"},
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "call_b",
+                    "content": "server down",
+                    "is_error": True,
+                },
+                {"type": "text", "text": "And then?", "cache_control": EPHEMERAL},
+            ],
+        },
+    ]
+
+
+async def test_user_text_before_results_is_reordered(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    wire_server.reply(anthropic_reply("ok"))
+    request = ModelRequest(
+        model="claude-haiku-4-5",
+        system="",
+        messages=(
+            Message("user", "go"),
+            Message("assistant", "", tool_calls=(ToolCall("t1", "python_execution", {}),)),
+            Message("user", "(interjection)"),
+            Message("tool", "", tool_call_id="t1"),
+        ),
+    )
+    await collect(provider_at(), request)
+
+    body = wire_server.requests[0].body
+    assert "system" not in body
+    assert [m["role"] for m in body["messages"]] == ["user", "assistant", "user"]
+    assert body["messages"][1]["content"] == [
+        {"type": "tool_use", "id": "t1", "name": "python_execution", "input": {}}
+    ]
+    assert body["messages"][2]["content"] == [
+        {"type": "tool_result", "tool_use_id": "t1"},
+        {"type": "text", "text": "(interjection)", "cache_control": EPHEMERAL},
+    ]
+
+
+async def test_retry_after_503(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    wire_server.reply(anthropic_error(503, "service unavailable"), anthropic_reply("back again"))
+    statuses: list[int | None] = []
+
+    def on_retry(attempt: int, error: ProviderError, delay: float) -> None:
+        statuses.append(error.status)
+
+    events = [
+        e
+        async for e in stream_with_retries(
+            provider_at(), simple_request(), on_retry=on_retry, sleep=no_sleep
+        )
+    ]
+    assert text_of(events) == "back again"
+    assert len(wire_server.requests) == 2
+    assert statuses == [503]
+
+
+async def test_401_is_a_config_error_naming_the_key(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    wire_server.reply(anthropic_error(401, "invalid x-api-key", "authentication_error"))
+    with pytest.raises(ProviderConfigError) as failure:
+        await collect(provider_at(config_file="/tmp/vis-home/config.toml"))
+    message = str(failure.value)
+    assert "ANTHROPIC_API_KEY" in message
+    assert "invalid x-api-key" in message
+    assert "[providers.anthropic]" in message
+    assert "/tmp/vis-home/config.toml" in message
+    assert failure.value.status == 401
+
+
+async def test_overloaded_529_is_retryable(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    wire_server.reply(anthropic_error(529, "Overloaded", "overloaded_error"))
+    with pytest.raises(ProviderError) as failure:
+        await collect(provider_at())
+    assert failure.value.status == 529
+    assert failure.value.retryable
+
+
+async def test_error_event_mid_stream_is_raised_not_retried(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    wire_server.reply(
+        anthropic_reply("Half an ans", error_event=("overloaded_error", "Overloaded")),
+        anthropic_reply("never used"),
+    )
+    seen: list[StreamEvent] = []
+    with pytest.raises(ProviderError) as failure:
+        async for event in stream_with_retries(provider_at(), simple_request(), sleep=no_sleep):
+            seen.append(event)
+    assert text_of(seen) == "Half an ans"
+    assert failure.value.status == 529
+    assert failure.value.retryable
+    assert len(wire_server.requests) == 1
+
+
+async def test_truncated_tool_input_is_a_clear_error(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    reply = anthropic_reply("", [WireToolCall("t", "python_execution", {"code": "x" * 40})])
+    # drop the middle of the JSON: the stop arrives after a partial argument
+    frames = tuple(f for f in reply.frames if '"partial_json": "xxxx"' not in f or "code" in f)
+    broken = [f for f in frames if "input_json_delta" in f][:1] + [
+        f for f in frames if "input_json_delta" not in f
+    ]
+    order = [f for f in frames if f in broken]
+    wire_server.reply(type(reply)(frames=tuple(order)))
+    with pytest.raises(
+        ProviderError, match="python_execution had arguments that are not valid JSON"
+    ):
+        await collect(provider_at())

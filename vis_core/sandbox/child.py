@@ -1,0 +1,260 @@
+"""The sandbox child process: a persistent namespace that runs blocks and proxies tool calls."""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import builtins
+import inspect
+import os
+import platform
+import signal
+import sys
+import threading
+import time
+import traceback
+import types
+from typing import Any
+
+from vis_core.sandbox import wire
+from vis_core.sandbox.defs import make_defs
+from vis_core.sandbox.protocol import Msg, end_marker
+from vis_core.sandbox.proxies import (
+    HandleProxy,
+    ToolNamespace,
+    ToolProxy,
+    build_proxies,
+    rebuild_exception,
+)
+from vis_core.sandbox.state import SessionState, register_source, top_level_defs
+
+_INTERNAL_DIRS = (os.path.dirname(os.path.abspath(__file__)) + os.sep,
+                  os.path.dirname(os.path.abspath(asyncio.__file__)) + os.sep)
+_READ_CHUNK = 1 << 20
+
+
+def _internal(filename: str) -> bool:
+    return filename.startswith(_INTERNAL_DIRS)
+
+
+def _filter(te: traceback.TracebackException, seen: set[int]) -> None:
+    if id(te) in seen:
+        return
+    seen.add(id(te))
+    te.stack = traceback.StackSummary.from_list([f for f in te.stack if not _internal(f.filename)])
+    for linked in (te.__cause__, te.__context__):
+        if linked is not None:
+            _filter(linked, seen)
+
+
+def format_error(exc: BaseException) -> str:
+    """The traceback of an exception from a block, without the sandbox's own frames."""
+    te = traceback.TracebackException.from_exception(exc)
+    _filter(te, set())
+    return "".join(te.format())
+
+
+class Child:
+    """The child's protocol loop and namespace."""
+
+    def __init__(self, fd_in: int, fd_out: int, out: Any) -> None:
+        self.fd_in = fd_in
+        self.fd_out = fd_out
+        self.out = out
+        self.loop = asyncio.new_event_loop()
+        asyncio.set_event_loop(self.loop)
+        module = types.ModuleType("__main__")
+        module.__dict__["__builtins__"] = builtins
+        sys.modules["__main__"] = module
+        self.ns: dict[str, Any] = module.__dict__
+        self.state = SessionState(self.ns)
+        self.pending: dict[int, asyncio.Future[Any]] = {}
+        self.next_id = 0
+        self.buffer = b""
+        self.nonce = ""
+        self.block_task: asyncio.Task[None] | None = None
+        self.in_user_code = False
+        self.interrupted = False
+        self.tool_roots: dict[str, Any] = {}
+
+    # -- protocol ----------------------------------------------------------------------------
+    def send(self, message: dict[str, Any]) -> None:
+        data = memoryview(wire.dumps(message))
+        while data:
+            written = os.write(self.fd_out, data)
+            data = data[written:]
+
+    def on_readable(self) -> None:
+        chunk = os.read(self.fd_in, _READ_CHUNK)
+        if not chunk:
+            os._exit(0)  # the host went away
+        self.buffer += chunk
+        while True:
+            end = self.buffer.find(b"\n")
+            if end < 0:
+                return
+            line, self.buffer = self.buffer[:end], self.buffer[end + 1 :]
+            self.dispatch(wire.loads(line))
+
+    def dispatch(self, msg: dict[str, Any]) -> None:
+        kind = msg["t"]
+        if kind == Msg.RESULT:
+            self.on_result(msg)
+        elif kind == Msg.RUN:
+            if "tools" in msg:
+                self.set_tools(msg["tools"])
+            self.block_task = self.loop.create_task(self.run_block(int(msg["id"]), msg["code"]))
+        elif kind == Msg.INIT:
+            self.on_init(msg)
+
+    def on_init(self, msg: dict[str, Any]) -> None:
+        self.nonce = str(msg["nonce"])
+        for name, value in wire.decode(msg.get("globals") or {}).items():
+            self.state.inject(name, value)
+        self.state.inject("VIS_PYTHON_RUNTIME_VERSION", platform.python_version())
+        self.state.inject("defs", make_defs(self.state))
+        self.set_tools(msg.get("tools") or [])
+        report = self.state.restore(msg.get("snapshot"))
+        self.state.snapshot()  # remember the restored state as the last one
+        self.send({"t": Msg.READY, "pid": os.getpid(), "restore": report})
+
+    def set_tools(self, entries: list[dict[str, Any]]) -> None:
+        roots = build_proxies(entries, self.request)
+        proxy_types = (ToolProxy, ToolNamespace)
+        for name, old in self.tool_roots.items():
+            if name not in roots and self.ns.get(name) is old:
+                del self.ns[name]
+                self.state.injected.pop(name, None)
+        for name, proxy in roots.items():
+            current = self.ns.get(name)
+            if current is None or isinstance(current, proxy_types) or self.state.is_injected(name):
+                self.state.inject(name, proxy)
+        self.tool_roots = roots
+
+    async def request(self, kind: str, fields: dict[str, Any]) -> Any:
+        self.next_id += 1
+        rid = self.next_id
+        message = dict(fields)
+        message["t"] = kind
+        message["id"] = rid
+        message["args"] = wire.encode(list(fields["args"]))
+        message["kwargs"] = wire.encode(fields["kwargs"])
+        future: asyncio.Future[Any] = self.loop.create_future()
+        self.pending[rid] = future
+        self.send(message)
+        try:
+            return await future
+        except asyncio.CancelledError:
+            if self.pending.pop(rid, None) is not None:
+                self.send({"t": Msg.CANCEL, "id": rid})
+            raise
+
+    def on_result(self, msg: dict[str, Any]) -> None:
+        future = self.pending.pop(int(msg["id"]), None)
+        if future is None or future.done():
+            return
+        if msg.get("ok"):
+            try:
+                future.set_result(wire.decode(msg.get("value"), handle_in=self.make_handle))
+            except (TypeError, ValueError, KeyError) as exc:
+                future.set_exception(TypeError(f"the tool's result could not be read: {exc}"))
+        else:
+            err = msg.get("error") or {}
+            future.set_exception(rebuild_exception(str(err.get("type", "")),
+                                                   str(err.get("message", ""))))
+
+    def make_handle(self, ref: dict[str, Any]) -> HandleProxy:
+        return HandleProxy(ref, self.request)
+
+    # -- blocks ------------------------------------------------------------------------------
+    async def run_block(self, block_id: int, code: str) -> None:
+        sys.stdout = sys.stderr = self.out
+        self.interrupted = False
+        filename = f"<block {block_id}>"
+        error: str | None = None
+        try:
+            tree = ast.parse(code, filename)
+            compiled = compile(tree, filename, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        except (SyntaxError, ValueError) as exc:
+            error = "".join(traceback.format_exception_only(exc))
+        else:
+            register_source(filename, code)
+            defs = top_level_defs(tree, code)
+            before = self.state.before_block(defs)
+            try:
+                self.in_user_code = True
+                result = eval(compiled, self.ns)  # noqa: S307 - running the model's code is the point
+                if compiled.co_flags & inspect.CO_COROUTINE:
+                    await result
+            except asyncio.CancelledError as exc:
+                self.in_user_code = False
+                error = format_error(exc)
+                if self.interrupted:  # cancelled by on_sigint while the block was waiting
+                    lines = error.rstrip("\n").split("\n")
+                    lines[-1] = "KeyboardInterrupt"
+                    error = "\n".join(lines) + "\n"
+            except BaseException as exc:  # noqa: BLE001 - report everything, even SystemExit
+                self.in_user_code = False
+                error = format_error(exc)
+            finally:
+                self.in_user_code = False
+            self.state.after_block(block_id, defs, before)
+        self.finish(block_id, error)
+
+    def finish(self, block_id: int, error: str | None) -> None:
+        for stream in {id(s): s for s in (sys.stdout, sys.stderr, self.out)}.values():
+            try:
+                stream.flush()
+            except Exception:  # noqa: BLE001, S110 - a user stream that cannot flush loses output
+                pass
+        snapshot: dict[str, Any] | None = None
+        try:
+            snapshot = self.state.snapshot()
+        except Exception as exc:  # noqa: BLE001 - keep the sandbox alive, say what failed
+            error = (error or "") + f"\n[vis: saving helpers and variables failed: {exc!r}]"
+        os.write(1, end_marker(self.nonce, block_id))
+        self.send({"t": Msg.DONE, "id": block_id, "error": error, "snapshot": snapshot})
+
+    def on_sigint(self, signum: int, frame: types.FrameType | None) -> None:
+        if not self.in_user_code:
+            return
+        self.interrupted = True
+        runner = Child.run_block.__code__
+        f = frame
+        while f is not None:
+            if f.f_code is runner:
+                raise KeyboardInterrupt
+            f = f.f_back
+        task = self.block_task
+        if task is not None:
+            self.loop.call_soon_threadsafe(task.cancel)
+
+    def serve(self) -> None:
+        signal.signal(signal.SIGINT, self.on_sigint)
+        self.loop.add_reader(self.fd_in, self.on_readable)
+        self.loop.run_forever()
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(0)
+
+
+def main() -> None:
+    """Entry point: protocol on the original stdin/stdout; fd 1 and 2 become the output pipe."""
+    fd_in, fd_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)
+    out = open(1, "w", encoding="utf-8", errors="backslashreplace",  # noqa: SIM115
+               buffering=1, closefd=False)
+    sys.stdout = sys.stderr = out
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    Child(fd_in, fd_out, out).serve()
+
+
+if __name__ == "__main__":
+    main()

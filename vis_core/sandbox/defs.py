@@ -1,0 +1,252 @@
+"""``defs()``: list, search and read the session's helpers and variables inside the sandbox."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import hashlib
+import inspect
+import re
+from collections.abc import Callable
+from typing import Any
+
+from vis_core.sandbox.proxies import ToolNamespace, ToolProxy
+from vis_core.sandbox.state import Helper, SessionState, describe
+
+HINT_CHARS = 120
+GIST_CHARS = 100
+DEFAULT_LIMIT = 20
+MAX_DETAIL_NAMES = 20
+
+
+def _gist(obj: Any, source: str) -> str:
+    doc = obj.__doc__ if isinstance(getattr(obj, "__doc__", None), str) else None
+    if doc is None:
+        try:
+            node = ast.parse(source).body[0]
+            doc = ast.get_docstring(node) if isinstance(
+                node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else None
+        except (SyntaxError, IndexError):
+            doc = None
+    for line in inspect.cleandoc(doc or "").splitlines():
+        if line.strip():
+            line = line.strip()
+            return line if len(line) <= GIST_CHARS else line[: GIST_CHARS - 1] + "…"
+    return ""
+
+
+def call_hint(helper: Helper) -> str:
+    """``name(a, b=<int>, *args, c=<str>)``: no annotations, default types only, ≤120 chars."""
+    try:
+        sig = inspect.signature(helper.obj)
+    except (TypeError, ValueError):
+        params = "..."
+    else:
+        parts: list[str] = []
+        star_done = False
+        plist = list(sig.parameters.values())
+        for i, p in enumerate(plist):
+            if p.kind is p.KEYWORD_ONLY and not star_done:
+                parts.append("*")
+                star_done = True
+            if p.kind is p.VAR_POSITIONAL:
+                star_done = True
+                parts.append(f"*{p.name}")
+            elif p.kind is p.VAR_KEYWORD:
+                parts.append(f"**{p.name}")
+            elif p.default is p.empty:
+                parts.append(p.name)
+            else:
+                kind = "None" if p.default is None else type(p.default).__name__
+                parts.append(f"{p.name}=<{kind}>")
+            following = plist[i + 1].kind if i + 1 < len(plist) else None
+            if p.kind is p.POSITIONAL_ONLY and following is not p.POSITIONAL_ONLY:
+                parts.append("/")
+        params = ", ".join(parts)
+    prefix = {"class": "class ", "async function": "async "}.get(helper.kind, "")
+    hint = f"{prefix}{helper.name}({params})"
+    if len(hint) > HINT_CHARS:
+        hint = hint[: HINT_CHARS - 2] + "…)"
+    return hint
+
+
+def _helper_row(helper: Helper) -> tuple[str, str]:
+    gist = _gist(helper.obj, helper.source)
+    row = call_hint(helper)
+    if gist:
+        row += f" — {gist}"
+    if helper.origin == "restored":
+        row += "  [restored]"
+    return row, gist
+
+
+def _variable_row(state: SessionState, name: str) -> tuple[str, str]:
+    value = state.ns[name]
+    kind, size = describe(value)
+    row = f"{name}: {kind}" + (f", {size}" if size else "")
+    if name in state.not_saved:
+        row += f"  [not saved: {state.not_saved[name][2]}]"
+    return row, kind
+
+
+def _check_paging(pattern: Any, limit: Any, offset: Any) -> re.Pattern[str] | None:
+    if type(limit) is not int or not 1 <= limit <= 100:
+        raise ValueError(f"defs: limit must be an integer from 1 to 100, got {limit!r}")
+    if type(offset) is not int or offset < 0:
+        raise ValueError(f"defs: offset must be an integer of 0 or more, got {offset!r}")
+    if pattern is None:
+        return None
+    if not isinstance(pattern, str):
+        raise ValueError(f"defs: pattern must be a regular expression string, got {pattern!r}")
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise ValueError(f"defs: pattern {pattern!r} is not a valid regular expression: {exc}") \
+            from None
+
+
+def _section(title: str, rows: list[tuple[str, str, str]], regex: re.Pattern[str] | None,
+             limit: int, offset: int) -> list[str]:
+    """rows: (name, row text, searchable extra); returns the section's lines."""
+    total = len(rows)
+    if regex is not None:
+        rows = [r for r in rows if regex.search(r[0]) or (r[2] and regex.search(r[2]))]
+    matched = len(rows)
+    page = rows[offset : offset + limit]
+    if total == 0:
+        return [f"{title}: none"]
+    head = f"{title}:"
+    if len(page) < total:
+        what = f"{matched} of {total} match" if regex is not None else f"{total} in all"
+        if page:
+            head = f"{title} {offset + 1}–{offset + len(page)} ({what})"
+        else:
+            head = f"{title}: none on this page ({what}, offset={offset})"
+        if offset + len(page) < matched:
+            head += f"; next page: offset={offset + len(page)}"
+        head += ":" if page else ""
+    return [head, *(f"  {text}" for _, text, _ in page)]
+
+
+def make_defs(state: SessionState) -> Callable[..., str]:
+    """The ``defs`` function bound to one sandbox session."""
+
+    def defs(name: str | None = None, *, pattern: str | None = None, limit: int = DEFAULT_LIMIT,
+             offset: int = 0, details: bool = False) -> str:
+        """List, search and read session helpers and variables (see the session-helpers guide).
+
+        defs() lists helpers (call hint and docstring gist) then variables (type and size).
+        defs(pattern=..., limit=20, offset=0) filters by a case-sensitive regex over names,
+        gists and variable types. defs("name") returns a helper's source (a variable's row);
+        defs("name", details=True) adds origin, source SHA-256 and the names it uses.
+        """
+        regex = _check_paging(pattern, limit, offset)
+        if name is not None:
+            if not isinstance(name, str):
+                raise ValueError(f"defs: name must be a string, got {name!r}")
+            return _one(state, name, details)
+        helpers = state.live_helpers()
+        helper_rows = []
+        for h in sorted(helpers.values(), key=lambda h: h.name):
+            text, gist = _helper_row(h)
+            helper_rows.append((h.name, text, gist))
+        var_rows = []
+        for n in sorted(state.variable_names()):
+            if type(state.ns[n]).__name__ == "module":
+                continue
+            text, kind = _variable_row(state, n)
+            var_rows.append((n, text, kind))
+        lines = _section("Helpers", helper_rows, regex, limit, offset)
+        lines += _section("Variables", var_rows, regex, limit, offset)
+        return "\n".join(lines)
+
+    return defs
+
+
+def _one(state: SessionState, name: str, details: bool) -> str:
+    helper = state.live_helpers().get(name)
+    if helper is None:
+        if name in state.ns and name in state.variable_names():
+            row, _ = _variable_row(state, name)
+            return row
+        if isinstance(state.ns.get(name), ToolProxy | ToolNamespace):
+            raise ValueError(f"defs: {name!r} is a tool, not a helper; read it with doc({name!r})")
+        raise ValueError(f"defs: no helper or variable named {name!r}; call defs() to list them "
+                         f"or defs(pattern={name!r}) to search")
+    if not details:
+        return helper.source
+    origin = (f"block {helper.block}" if helper.origin == "block"
+              else f"restored from the last snapshot (defined in block {helper.block})")
+    lines = [f"{helper.name}: {helper.kind}", f"origin: {origin}",
+             f"source sha256: {hashlib.sha256(helper.source.encode('utf-8')).hexdigest()}"]
+    names = _used_names(helper)
+    captured = _captured(helper.obj)
+    shown = 0
+    if names or captured:
+        lines.append("names from the source (hints, not proof of dependency):")
+    for used in names:
+        if shown >= MAX_DETAIL_NAMES:
+            break
+        if used in state.ns:
+            lines.append(f"  {used}: global {type(state.ns[used]).__name__}, present")
+        else:
+            lines.append(f"  {used}: global, missing")
+        shown += 1
+    for var, kind in captured:
+        if shown >= MAX_DETAIL_NAMES:
+            break
+        lines.append(f"  {var}: captured {kind}")
+        shown += 1
+    more = len(names) + len(captured) - shown
+    if more > 0:
+        lines.append(f"  … {more} more")
+    return "\n".join(lines)
+
+
+def _used_names(helper: Helper) -> list[str]:
+    """Global names the helper's body loads (decorators, defaults and annotations excluded)."""
+    try:
+        node = ast.parse(helper.source).body[0]
+    except (SyntaxError, IndexError):
+        return []
+    if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return []
+    loaded: list[str] = []
+    bound: set[str] = {helper.name}
+    declared_global: set[str] = set()
+    if not isinstance(node, ast.ClassDef):
+        bound |= {a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)}
+    for stmt in node.body:
+        for sub in ast.walk(stmt):
+            if isinstance(sub, ast.Name):
+                if isinstance(sub.ctx, ast.Load):
+                    if sub.id not in loaded:
+                        loaded.append(sub.id)
+                else:
+                    bound.add(sub.id)
+            elif isinstance(sub, ast.arg):
+                bound.add(sub.arg)
+            elif isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                bound.add(sub.name)
+            elif isinstance(sub, ast.alias):
+                bound.add((sub.asname or sub.name).split(".")[0])
+            elif isinstance(sub, ast.ExceptHandler) and sub.name:
+                bound.add(sub.name)
+            elif isinstance(sub, ast.Global):
+                declared_global.update(sub.names)
+    return [n for n in loaded
+            if (n in declared_global or n not in bound) and not hasattr(builtins, n)]
+
+
+def _captured(obj: Any) -> list[tuple[str, str]]:
+    code = getattr(obj, "__code__", None)
+    cells = getattr(obj, "__closure__", None) or ()
+    if code is None:
+        return []
+    out = []
+    for var, cell in zip(code.co_freevars, cells, strict=False):
+        try:
+            out.append((var, type(cell.cell_contents).__name__ + ", present"))
+        except ValueError:
+            out.append((var, "empty cell"))
+    return out

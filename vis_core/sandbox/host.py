@@ -1,0 +1,466 @@
+"""The host side of ``python_execution``: start the child, run blocks, serve tool calls."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import inspect
+import os
+import secrets
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vis_core.sandbox import wire
+from vis_core.sandbox.jail import JailUnavailable, jail_argv
+from vis_core.sandbox.metadata import VIS_ROOT, build_metadata
+from vis_core.sandbox.output import TailBuffer, keep_tail
+from vis_core.sandbox.protocol import Msg
+
+ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
+
+INTERRUPT_GRACE = 1.0
+START_TIMEOUT = 60.0
+_LINE_LIMIT = 1 << 30
+_DRAIN_ABOVE = 1 << 20
+_MARK = b"\x1e\x1fvis-block-end:"
+_CHILD_CODE = "from vis_core.sandbox.child import main; main()"
+
+
+@dataclass(frozen=True)
+class ToolEntry:
+    """One host tool as the sandbox sees it; a dotted name becomes a namespace attribute."""
+
+    name: str
+    doc: str = ""
+    contract: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class BlockResult:
+    """What one block produced: printed output, the error, and any restart note."""
+
+    stdout: str
+    error: str | None
+    restarted: str | None
+    duration: float
+
+
+class ChildDied(Exception):
+    """The child process ended; ``how`` says how (exit code or signal)."""
+
+    def __init__(self, how: str) -> None:
+        super().__init__(how)
+        self.how = how
+
+
+def _describe_exit(code: int | None) -> str:
+    if code is None:
+        return "The sandbox process ended"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"The sandbox process was killed ({name})"
+    return f"The sandbox process exited (code {code})"
+
+
+def _names(items: Sequence[str], most: int = 12) -> str:
+    shown = ", ".join(items[:most])
+    return shown + (f" and {len(items) - most} more" if len(items) > most else "")
+
+
+def restore_summary(report: Mapping[str, Any]) -> str:
+    """One sentence on what a new child restored from the snapshot, and what it could not."""
+    parts = []
+    for key in ("helpers", "variables", "modules"):
+        if report.get(key):
+            parts.append(f"{key} {_names(list(report[key]))}")
+    text = ("variables were restored from the last snapshot: " + "; ".join(parts) + "."
+            if parts else "there were no saved helpers or variables to restore.")
+    failed = dict(report.get("failed") or {})
+    if failed:
+        text += " Not restored: " + "; ".join(f"{n} ({r})" for n, r in list(failed.items())[:8])
+        text += "." if len(failed) <= 8 else f"; and {len(failed) - 8} more."
+    lost = list((report.get("lost") or {}).keys())
+    if lost:
+        text += f" Lost because they could not be saved: {_names(lost)}."
+    return text
+
+
+class Sandbox:
+    """A persistent Python namespace in a child process; tools are awaitable proxies in it."""
+
+    def __init__(self, *, workspace: Path, call_tool: ToolCaller,
+                 tools: Callable[[], Sequence[ToolEntry]], globals: Mapping[str, Any] = {},  # noqa: B006
+                 snapshot_save: Callable[[dict[str, Any]], None] | None = None,
+                 snapshot_load: Callable[[], dict[str, Any] | None] | None = None,
+                 jail: bool = False, python: str = sys.executable,
+                 output_limit: int = 50_000) -> None:
+        self.workspace = Path(workspace)
+        self._call_tool = call_tool
+        self._tools = tools
+        try:
+            self._globals = wire.encode(dict(globals))
+        except TypeError as exc:
+            raise TypeError(f"Sandbox globals must be JSON-able data: {exc}") from exc
+        self._snapshot_save = snapshot_save
+        self._snapshot_load = snapshot_load
+        self.jail = jail
+        self.python = python
+        self.output_limit = output_limit
+        self._proc: asyncio.subprocess.Process | None = None
+        self._pid: int | None = None
+        self._nonce = ""
+        self._lock = asyncio.Lock()
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._calls: dict[int, asyncio.Task[None]] = {}
+        self._handles: dict[str, wire.HostHandle] = {}
+        self._handle_ids: dict[int, str] = {}
+        self._ready: asyncio.Future[dict[str, Any]] | None = None
+        self._done: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._block_id = 0
+        self._running: int | None = None
+        self._sent_tools: list[dict[str, Any]] | None = None
+        self._last_snapshot: dict[str, Any] | None = None
+        self._death: str | None = None
+        self._kill_reason: str | None = None
+        self._stopping: asyncio.Task[None] | None = None
+        self._output = TailBuffer(output_limit)
+        self._outputs: dict[int, asyncio.Future[str]] = {}
+        self._output_closed: asyncio.Future[None] | None = None
+        self._exited: asyncio.subprocess.Process | None = None
+
+    # -- public ------------------------------------------------------------------------------
+    async def run(self, code: str) -> BlockResult:
+        """Run one block; starts (or restarts) the child first when needed."""
+        started = time.monotonic()
+        async with self._lock:
+            if self._stopping is not None:
+                await asyncio.shield(self._stopping)
+                self._stopping = None
+            restarted: str | None = None
+            if not self._alive():
+                try:
+                    restarted = await self._start()
+                except JailUnavailable as exc:
+                    return BlockResult("", str(exc), None, time.monotonic() - started)
+                except ChildDied as died:
+                    await self._drain_output()
+                    output = keep_tail(self._output.text(), self.output_limit)
+                    error = f"{died.how} while starting; the block did not run."
+                    return BlockResult(output, error, None, time.monotonic() - started)
+            return await self._run_block(code, restarted, started)
+
+    async def interrupt(self) -> None:
+        """Stop the running block: KeyboardInterrupt first, then kill the child after ~1 s."""
+        block = self._running
+        if block is None:
+            return
+        await self._stop_block(block, self._done.get(block))
+
+    async def close(self) -> None:
+        """Kill the child and its process group; the next ``run`` starts a new one."""
+        proc = self._proc
+        if proc is not None:
+            if proc.returncode is None:
+                self._kill_reason = "The sandbox process was closed"
+                self._kill_group(proc)
+            code = await proc.wait()
+            self._on_exit(proc, code)
+        for task in list(self._tasks):
+            task.cancel()
+        if self._tasks:
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._proc = None
+        self._death = None
+
+    # -- starting ----------------------------------------------------------------------------
+    def _alive(self) -> bool:
+        return self._proc is not None and self._proc.returncode is None and self._pid is not None
+
+    def _argv(self) -> list[str]:
+        argv = [self.python, "-c", _CHILD_CODE]
+        if not self.jail:
+            return argv
+        runtime = {Path(sys.prefix), Path(sys.base_prefix), VIS_ROOT,
+                   Path(self.python).resolve().parent.parent}
+        return jail_argv(argv, self.workspace, read_only=sorted(runtime))
+
+    async def _start(self) -> str | None:
+        argv = self._argv()  # raises JailUnavailable before anything starts
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(VIS_ROOT), env.get("PYTHONPATH")) if p)
+        loop = asyncio.get_running_loop()
+        self._output = TailBuffer(self.output_limit)
+        self._outputs = {}
+        self._output_closed = loop.create_future()
+        self._pid = None
+        self._kill_reason = None
+        self._sent_tools = None
+        self._nonce = secrets.token_hex(8)
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, cwd=str(self.workspace), env=env,
+            start_new_session=True, limit=_LINE_LIMIT,
+        )
+        self._proc = proc
+        self._ready = loop.create_future()
+        self._spawn(self._read_protocol(proc))
+        self._spawn(self._read_output(proc))
+        snapshot = self._snapshot_load() if self._snapshot_load is not None else self._last_snapshot
+        metadata = await asyncio.to_thread(build_metadata)
+        tools = self._tool_list()
+        self._sent_tools = tools
+        await self._send({"t": Msg.INIT, "nonce": self._nonce, "tools": tools,
+                          "globals": {**self._globals, **wire.encode(metadata)},
+                          "snapshot": snapshot})
+        try:
+            ready = await asyncio.wait_for(asyncio.shield(self._ready), START_TIMEOUT)
+        except TimeoutError:
+            self._kill_reason = f"The sandbox process did not start within {START_TIMEOUT:.0f} s"
+            self._kill_group(proc)
+            await proc.wait()
+            raise ChildDied(self._kill_reason) from None
+        self._pid = int(ready["pid"])
+        death, self._death = self._death, None
+        report = ready.get("restore") or {}
+        if death:
+            return f"{death} and was restarted; {restore_summary(report)}"
+        if any(report.get(k) for k in ("helpers", "variables", "modules", "failed", "lost")):
+            return f"A new sandbox process started; {restore_summary(report)}"
+        return None
+
+    def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    def _tool_list(self) -> list[dict[str, Any]]:
+        return [{"name": t.name, "doc": t.doc, "contract": t.contract} for t in self._tools()]
+
+    # -- one block ---------------------------------------------------------------------------
+    async def _run_block(self, code: str, restarted: str | None, started: float) -> BlockResult:
+        self._block_id += 1
+        block = self._block_id
+        loop = asyncio.get_running_loop()
+        message: dict[str, Any] = {"t": Msg.RUN, "id": block, "code": code}
+        tools = self._tool_list()
+        if tools != self._sent_tools:
+            message["tools"] = tools
+            self._sent_tools = tools
+        done = self._done[block] = loop.create_future()
+        output = self._outputs[block] = loop.create_future()
+        self._running = block
+        try:
+            await self._send(message)
+            reply = await done
+            try:
+                text = await asyncio.wait_for(asyncio.shield(output), 5.0)
+            except TimeoutError:  # the end marker never came: take what arrived
+                text = self._output.text()
+                self._output = TailBuffer(self.output_limit)
+        except ChildDied as died:
+            await self._drain_output()
+            text = self._output.text()
+            error = (f"{died.how} during this block, so the block did not finish. The next block "
+                     "starts a new sandbox process with the helpers and variables saved after "
+                     "the last finished block.")
+            return BlockResult(keep_tail(text, self.output_limit), error, restarted,
+                               time.monotonic() - started)
+        except asyncio.CancelledError:
+            self._stopping = self._spawn(self._stop_block(block, done))
+            raise
+        finally:
+            self._running = None
+            self._done.pop(block, None)
+            self._outputs.pop(block, None)
+        snapshot = reply.get("snapshot")
+        if snapshot is not None:
+            self._last_snapshot = snapshot
+            if self._snapshot_save is not None:
+                self._snapshot_save(snapshot)
+        error = reply.get("error")
+        return BlockResult(text, keep_tail(error, self.output_limit) if error else None,
+                           restarted, time.monotonic() - started)
+
+    async def _stop_block(self, block: int, done: asyncio.Future[Any] | None) -> None:
+        proc = self._proc
+        if proc is None or proc.returncode is not None or (done is not None and done.done()):
+            return
+        if self._pid is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(self._pid, signal.SIGINT)
+        if done is not None:
+            try:
+                await asyncio.wait_for(asyncio.shield(done), INTERRUPT_GRACE)
+                return
+            except TimeoutError:
+                pass
+            except (ChildDied, asyncio.CancelledError):
+                return
+        if proc.returncode is None:
+            self._kill_reason = (f"The sandbox process was killed because the block did not stop "
+                                 f"within {INTERRUPT_GRACE:g} s of the interrupt")
+            self._kill_group(proc)
+            await proc.wait()
+            if done is not None:
+                with contextlib.suppress(ChildDied, asyncio.CancelledError, TimeoutError):
+                    await asyncio.wait_for(asyncio.shield(done), 1.0)
+
+    @staticmethod
+    def _kill_group(proc: asyncio.subprocess.Process) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pid, signal.SIGKILL)
+
+    # -- the pipes ---------------------------------------------------------------------------
+    async def _send(self, message: dict[str, Any]) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            raise ChildDied(self._death or "The sandbox process is not running")
+        try:
+            proc.stdin.write(wire.dumps(message))
+            transport = proc.stdin.transport
+            if transport.get_write_buffer_size() > _DRAIN_ABOVE:  # type: ignore[attr-defined]
+                await proc.stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            pass  # the exit handler reports the death
+
+    async def _read_protocol(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stdout is not None
+        try:
+            while line := await proc.stdout.readline():
+                self._dispatch(wire.loads(line))
+        finally:
+            code = await proc.wait()
+            self._on_exit(proc, code)
+
+    def _dispatch(self, msg: dict[str, Any]) -> None:
+        kind = msg.get("t")
+        if kind == Msg.CALL or kind == Msg.HCALL:
+            self._calls[int(msg["id"])] = self._spawn(self._serve(msg))
+        elif kind == Msg.DONE:
+            future = self._done.get(int(msg["id"]))
+            if future is not None and not future.done():
+                future.set_result(msg)
+        elif kind == Msg.CANCEL:
+            task = self._calls.pop(int(msg["id"]), None)
+            if task is not None:
+                task.cancel()
+        elif kind == Msg.READY and self._ready is not None and not self._ready.done():
+            self._ready.set_result(msg)
+
+    async def _serve(self, msg: dict[str, Any]) -> None:
+        rid = int(msg["id"])
+        try:
+            args = wire.decode(msg.get("args") or [], handle_in=self._handle_in)
+            kwargs = wire.decode(msg.get("kwargs") or {}, handle_in=self._handle_in)
+            if msg["t"] == Msg.CALL:
+                value = await self._call_tool(str(msg["name"]), tuple(args), kwargs)
+            else:
+                value = self._call_handle(str(msg["handle"]), str(msg["method"]), args, kwargs)
+                if inspect.isawaitable(value):
+                    value = await value
+            reply = {"t": Msg.RESULT, "id": rid, "ok": True,
+                     "value": wire.encode(value, handle_out=self._handle_out)}
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every tool failure goes back to the block
+            reply = {"t": Msg.RESULT, "id": rid, "ok": False,
+                     "error": {"type": type(exc).__name__, "message": str(exc)}}
+        finally:
+            self._calls.pop(rid, None)
+        with contextlib.suppress(ChildDied):
+            await self._send(reply)
+
+    def _call_handle(self, hid: str, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+        obj = self._handles.get(hid)
+        if obj is None:
+            raise LookupError(f"handle {hid} is unknown to this sandbox; it may belong to an "
+                              "earlier session")
+        if method not in type(obj).__vis_methods__:
+            raise AttributeError(f"{type(obj).__name__} handles have no method {method!r}")
+        return getattr(obj, method)(*args, **kwargs)
+
+    def _handle_out(self, obj: wire.HostHandle) -> dict[str, Any]:
+        hid = self._handle_ids.get(id(obj))
+        if hid is None:
+            hid = f"h{len(self._handles) + 1}"
+            self._handles[hid] = obj
+            self._handle_ids[id(obj)] = hid
+        try:
+            text = repr(obj)[:200]
+        except Exception:  # noqa: BLE001 - a broken __repr__ must not break the tool result
+            text = ""
+        return {"id": hid, "type": type(obj).__name__, "methods": list(obj.__vis_methods__),
+                "repr": text}
+
+    def _handle_in(self, ref: dict[str, Any]) -> wire.HostHandle:
+        obj = self._handles.get(str(ref.get("id")))
+        if obj is None:
+            raise LookupError(f"handle {ref.get('id')} is unknown to this sandbox")
+        return obj
+
+    async def _read_output(self, proc: asyncio.subprocess.Process) -> None:
+        assert proc.stderr is not None
+        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        carry = b""
+        try:
+            while chunk := await proc.stderr.read(1 << 16):
+                data = carry + chunk
+                while (start := data.find(_MARK)) >= 0:
+                    end = data.find(b"\x1f\x1e", start + len(_MARK))
+                    if end < 0:
+                        break
+                    self._output.add(decoder.decode(data[:start]))
+                    self._on_marker(data[start + len(_MARK) : end], decoder)
+                    data = data[end + 2 :]
+                keep = data.rfind(b"\x1e", max(0, len(data) - 64))
+                if keep < 0:
+                    keep = len(data)
+                self._output.add(decoder.decode(data[:keep]))
+                carry = data[keep:]
+            self._output.add(decoder.decode(carry, final=True))
+        finally:
+            if self._output_closed is not None and not self._output_closed.done():
+                self._output_closed.set_result(None)
+
+    def _on_marker(self, body: bytes, decoder: codecs.IncrementalDecoder) -> None:
+        nonce, _, block = body.decode("ascii", "replace").partition(":")
+        if nonce != self._nonce or not block.isdigit():  # not ours: it is printed text
+            self._output.add(decoder.decode(_MARK + body + b"\x1f\x1e"))
+            return
+        text = self._output.text()
+        self._output = TailBuffer(self.output_limit)
+        future = self._outputs.get(int(block))  # None for a block the caller stopped waiting for
+        if future is not None and not future.done():
+            future.set_result(text)
+
+    async def _drain_output(self) -> None:
+        if self._output_closed is not None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(asyncio.shield(self._output_closed), 1.0)
+
+    def _on_exit(self, proc: asyncio.subprocess.Process, code: int | None) -> None:
+        if proc is not self._proc or self._exited is proc:
+            return
+        self._exited = proc
+        how = self._kill_reason or _describe_exit(code)
+        self._death = how
+        self._pid = None
+        self._kill_group(proc)  # orphans of the block would keep the output pipe open
+        died = ChildDied(how)
+        for future in [self._ready, *self._done.values()]:
+            if future is not None and not future.done():
+                future.set_exception(died)
+                future.exception()  # retrieved: no "never retrieved" warning when unused
+        for task in list(self._calls.values()):
+            task.cancel()
+        self._calls.clear()

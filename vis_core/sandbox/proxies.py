@@ -1,0 +1,256 @@
+"""Sandbox-side stand-ins for host tools and host handles, and rebuilt tool exceptions."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any
+
+#: ``send(kind, fields) -> awaitable result``: supplied by the child's protocol loop.
+Requester = Callable[[str, dict[str, Any]], Awaitable[Any]]
+
+_KINDS = {
+    "positional_only": inspect.Parameter.POSITIONAL_ONLY,
+    "positional_or_keyword": inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    "var_positional": inspect.Parameter.VAR_POSITIONAL,
+    "keyword_only": inspect.Parameter.KEYWORD_ONLY,
+    "var_keyword": inspect.Parameter.VAR_KEYWORD,
+}
+
+
+class VisToolError(RuntimeError):
+    """A tool failed with an exception type that the sandbox does not have."""
+
+    def __init__(self, message: str, type_name: str = "") -> None:
+        super().__init__(message)
+        self.type_name = type_name
+
+
+VisToolError.__module__ = "builtins"  # tracebacks show ``VisToolError: …``
+
+
+def rebuild_exception(type_name: str, message: str) -> BaseException:
+    """The exception a tool raised on the host, as a sandbox exception of the same builtin type."""
+    cls = getattr(builtins, type_name, None)
+    if isinstance(cls, type) and issubclass(cls, Exception) and cls is not VisToolError:
+        try:
+            return cls(message)
+        except TypeError:  # e.g. UnicodeDecodeError needs five arguments
+            pass
+    text = f"{type_name}: {message}" if type_name else message
+    return VisToolError(text, type_name)
+
+
+def _literal(source: str | None) -> Any:
+    if source is None:
+        return ...
+    try:
+        return ast.literal_eval(source)
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return ...
+
+
+def _kind(text: Any) -> inspect._ParameterKind:
+    key = str(text or "positional_or_keyword").strip().lower().replace("-", "_").replace(" ", "_")
+    return _KINDS.get(key, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+
+
+def _annotation(spec: Any) -> Any:
+    if isinstance(spec, str):
+        return spec
+    if isinstance(spec, dict) and isinstance(spec.get("name"), str):
+        return spec["name"]
+    return inspect.Parameter.empty
+
+
+def signature_from_contract(contract: dict[str, Any] | None) -> inspect.Signature | None:
+    """An ``inspect.Signature`` for a tool: from ``parameters``, else the ``signature`` text.
+
+    Defaults are the literal of ``default_source``; an opaque default becomes ``...``.
+    Annotations are kept as strings (type names). Returns None when nothing is usable.
+    """
+    if not contract:
+        return None
+    params = contract.get("parameters")
+    if isinstance(params, list | tuple) and all(isinstance(p, dict) for p in params):
+        built: list[inspect.Parameter] = []
+        try:
+            for spec in params:
+                kind = _kind(spec.get("kind"))
+                default: Any = inspect.Parameter.empty
+                if spec.get("has_default") and kind not in (
+                    inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD
+                ):
+                    default = _literal(spec.get("default_source"))
+                built.append(inspect.Parameter(
+                    str(spec["name"]), kind, default=default,
+                    annotation=_annotation(spec.get("type")),
+                ))
+            return inspect.Signature(built)
+        except (KeyError, ValueError, TypeError):
+            pass
+    text = contract.get("signature")
+    if isinstance(text, str):
+        return _signature_from_text(text)
+    return None
+
+
+def _signature_from_text(text: str) -> inspect.Signature | None:
+    try:
+        tree = ast.parse(f"def _f{text}: pass")
+    except SyntaxError:
+        return None
+    fn = tree.body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    a = fn.args
+    out: list[inspect.Parameter] = []
+    positional = [*a.posonlyargs, *a.args]
+    missing = len(positional) - len(a.defaults)
+    defaults: list[ast.expr | None] = [None] * missing + list(a.defaults)
+    for i, (arg, dflt) in enumerate(zip(positional, defaults, strict=True)):
+        kind = (inspect.Parameter.POSITIONAL_ONLY if i < len(a.posonlyargs)
+                else inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        out.append(_param(arg, kind, dflt))
+    if a.vararg:
+        out.append(_param(a.vararg, inspect.Parameter.VAR_POSITIONAL, None))
+    for arg, dflt in zip(a.kwonlyargs, a.kw_defaults, strict=True):
+        out.append(_param(arg, inspect.Parameter.KEYWORD_ONLY, dflt))
+    if a.kwarg:
+        out.append(_param(a.kwarg, inspect.Parameter.VAR_KEYWORD, None))
+    ret = ast.unparse(fn.returns) if fn.returns else inspect.Signature.empty
+    try:
+        return inspect.Signature(out, return_annotation=ret)
+    except ValueError:
+        return None
+
+
+def _param(arg: ast.arg, kind: inspect._ParameterKind, dflt: ast.expr | None) -> inspect.Parameter:
+    default = inspect.Parameter.empty if dflt is None else _literal(ast.unparse(dflt))
+    note = ast.unparse(arg.annotation) if arg.annotation else inspect.Parameter.empty
+    return inspect.Parameter(arg.arg, kind, default=default, annotation=note)
+
+
+class ToolProxy:
+    """An awaitable stand-in for one host tool; calling it runs the tool on the host."""
+
+    def __init__(self, name: str, doc: str, contract: dict[str, Any] | None,
+                 request: Requester) -> None:
+        self._vis_name = name
+        self._vis_request = request
+        self.__name__ = name.rsplit(".", 1)[-1]
+        self.__qualname__ = name
+        self.__doc__ = doc or None
+        self.contract = contract
+        sig = signature_from_contract(contract)
+        if sig is not None:
+            self.__signature__ = sig
+
+    async def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._vis_request("call", {"name": self._vis_name, "args": args,
+                                                "kwargs": kwargs})
+
+    def __repr__(self) -> str:
+        return f"<tool {self._vis_name}>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (resolve_tool, (self._vis_name,))
+
+
+class ToolNamespace:
+    """A dotted group of tools (``git`` for ``git.status``); members are attributes."""
+
+    def __init__(self, name: str) -> None:
+        self._vis_name = name
+        self.__name__ = name.rsplit(".", 1)[-1]
+
+    def _vis_members(self) -> list[str]:
+        return sorted(k for k in vars(self) if not k.startswith("_"))
+
+    def __repr__(self) -> str:
+        return f"<tools {self._vis_name}: {', '.join(self._vis_members())}>"
+
+    def __dir__(self) -> Iterable[str]:
+        return self._vis_members()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (resolve_tool, (self._vis_name,))
+
+
+class HandleProxy:
+    """A host object that stays on the host; its exposed methods are async calls back to it."""
+
+    def __init__(self, ref: dict[str, Any], request: Requester) -> None:
+        self.__vis_handle_ref__ = {"id": ref["id"]}
+        self._vis_type = str(ref.get("type", "handle"))
+        self._vis_repr = str(ref.get("repr", ""))
+        methods = tuple(str(m) for m in ref.get("methods", ()))
+        self._vis_methods = methods
+        for method in methods:
+            setattr(self, method, self._bind(method, request))
+
+    def _bind(self, method: str, request: Requester) -> Callable[..., Awaitable[Any]]:
+        handle_id = self.__vis_handle_ref__["id"]
+
+        async def call(*args: Any, **kwargs: Any) -> Any:
+            return await request("hcall", {"handle": handle_id, "method": method,
+                                           "args": args, "kwargs": kwargs})
+
+        call.__name__ = method
+        call.__qualname__ = f"{self._vis_type}.{method}"
+        return call
+
+    def __repr__(self) -> str:
+        return self._vis_repr or f"<{self._vis_type} handle {self.__vis_handle_ref__['id']}>"
+
+    def __dir__(self) -> Iterable[str]:
+        return list(self._vis_methods)
+
+    def __reduce__(self) -> Any:
+        raise TypeError(f"{self._vis_type} is a live host handle and cannot be saved")
+
+
+#: name → proxy of the current tool list (kept by the child; used to unpickle aliases)
+TOOLS: dict[str, ToolProxy | ToolNamespace] = {}
+
+
+def resolve_tool(name: str) -> ToolProxy | ToolNamespace:
+    """The current proxy for a tool or namespace name (used when a saved alias is restored)."""
+    try:
+        return TOOLS[name]
+    except KeyError:
+        raise LookupError(f"tool {name!r} is no longer available") from None
+
+
+def build_proxies(entries: Iterable[dict[str, Any]], request: Requester) -> dict[str, Any]:
+    """Root name → proxy for a tool list: dotted names become nested :class:`ToolNamespace`s."""
+    TOOLS.clear()
+    roots: dict[str, Any] = {}
+    for entry in entries:
+        name = str(entry["name"])
+        proxy = ToolProxy(name, str(entry.get("doc") or ""), entry.get("contract"), request)
+        parts = name.split(".")
+        parent: Any = None
+        for depth, part in enumerate(parts[:-1]):
+            prefix = ".".join(parts[: depth + 1])
+            node = TOOLS.get(prefix)
+            if node is None:
+                node = ToolNamespace(prefix)
+                TOOLS[prefix] = node
+                _attach(roots, parent, part, node)
+            parent = node
+        existing = TOOLS.get(name)
+        if isinstance(existing, ToolNamespace):  # "git" and "git.status" both exist
+            for key in existing._vis_members():
+                setattr(proxy, key, getattr(existing, key))
+        TOOLS[name] = proxy
+        _attach(roots, parent, parts[-1], proxy)
+    return roots
+
+
+def _attach(roots: dict[str, Any], parent: Any, key: str, node: Any) -> None:
+    if parent is None:
+        roots[key] = node
+    else:
+        setattr(parent, key, node)

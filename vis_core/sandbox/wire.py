@@ -1,0 +1,186 @@
+"""Values crossing the sandbox boundary: JSON plus tagged tuples, bytes, sets, handles and codecs.
+
+Wire format: JSON ``null``/bools/numbers/strings/lists pass as themselves; a dict whose keys
+are all strings and which has no ``"$"`` key passes as a JSON object. Everything else is a
+tagged object ``{"$": tag, "v": payload}``:
+
+``tuple``/``set``/``frozenset`` (payload: list), ``bytes`` (base64 text), ``float``
+(``"nan"``/``"inf"``/``"-inf"``), ``dict`` (list of ``[key, value]`` pairs), ``handle``
+(a host object that stays on the host, see :class:`HostHandle`), and every tag registered
+with :func:`register_codec`.
+
+Both sides (host and sandbox child) use this module, so a codec registered at import time
+of a module that both sides import works in both directions.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+TAG = "$"
+BUILTIN_TAGS = frozenset({"tuple", "set", "frozenset", "bytes", "float", "dict", "handle"})
+
+
+class HostHandle:
+    """Base for host objects that must stay on the host (e.g. a running shell process).
+
+    A tool may return an instance; the sandbox receives a proxy whose methods named in
+    ``__vis_methods__`` are async and run on the host object. Example::
+
+        class ShellHandle(HostHandle):
+            __vis_methods__ = ("logs", "wait", "type", "stop")
+    """
+
+    __vis_methods__: ClassVar[tuple[str, ...]] = ()
+
+
+@dataclass(frozen=True)
+class Codec:
+    """One registered extension type: ``matches(obj)`` picks it, ``encode``/``decode`` convert."""
+
+    tag: str
+    matches: Callable[[Any], bool]
+    encode: Callable[[Any], Any]
+    decode: Callable[[Any], Any]
+
+
+_CODECS: dict[str, Codec] = {}
+_JSON_SCALARS = (str, int, bool, type(None))
+
+HandleOut = Callable[[Any], dict[str, Any]]
+HandleIn = Callable[[dict[str, Any]], Any]
+
+
+def register_codec(
+    tag: str,
+    kind: type | tuple[type, ...] | Callable[[Any], bool],
+    encode: Callable[[Any], Any],
+    decode: Callable[[Any], Any],
+) -> None:
+    """Teach the wire a new type.
+
+    ``kind`` is a class (or tuple of classes) tested with ``isinstance``, or a predicate.
+    ``encode(obj)`` returns any wire-encodable value (it is encoded recursively);
+    ``decode(value)`` receives that value already decoded and returns the object.
+    Registering a tag again replaces it; builtin tags cannot be replaced.
+    """
+    if not tag or tag in BUILTIN_TAGS:
+        reserved = ", ".join(sorted(BUILTIN_TAGS))
+        raise ValueError(f"codec tag {tag!r} is empty or reserved ({reserved})")
+    if isinstance(kind, type | tuple):
+        classes = kind
+
+        def matches(obj: Any) -> bool:
+            return isinstance(obj, classes)
+    else:
+        matches = kind
+    _CODECS[tag] = Codec(tag, matches, encode, decode)
+
+
+def unregister_codec(tag: str) -> None:
+    """Forget a codec registered with :func:`register_codec` (no error when absent)."""
+    _CODECS.pop(tag, None)
+
+
+def encode(value: Any, *, handle_out: HandleOut | None = None) -> Any:
+    """``value`` as JSON-ready data; ``handle_out`` turns a :class:`HostHandle` into its ref."""
+    kind = type(value)
+    if kind in _JSON_SCALARS:
+        return value
+    if kind is float:
+        if math.isfinite(value):
+            return value
+        return {TAG: "float", "v": "nan" if math.isnan(value) else ("inf" if value > 0 else "-inf")}
+    if kind is list:
+        return [encode(item, handle_out=handle_out) for item in value]
+    if kind is dict:
+        if TAG not in value and all(type(k) is str for k in value):
+            return {k: encode(v, handle_out=handle_out) for k, v in value.items()}
+        pairs = [[encode(k, handle_out=handle_out), encode(v, handle_out=handle_out)]
+                 for k, v in value.items()]
+        return {TAG: "dict", "v": pairs}
+    if kind is tuple:
+        return {TAG: "tuple", "v": [encode(item, handle_out=handle_out) for item in value]}
+    for codec in _CODECS.values():
+        if codec.matches(value):
+            return {TAG: codec.tag, "v": encode(codec.encode(value), handle_out=handle_out)}
+    return _encode_other(value, handle_out)
+
+
+def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:
+    if isinstance(value, HostHandle):
+        if handle_out is None:
+            raise TypeError(f"{type(value).__name__} is a host handle and cannot cross here")
+        return {TAG: "handle", "v": handle_out(value)}
+    ref = getattr(value, "__vis_handle_ref__", None)
+    if isinstance(ref, dict):
+        return {TAG: "handle", "v": ref}
+    if isinstance(value, bytes | bytearray | memoryview):
+        return {TAG: "bytes", "v": base64.b64encode(bytes(value)).decode("ascii")}
+    if isinstance(value, frozenset):
+        return {TAG: "frozenset", "v": [encode(item, handle_out=handle_out) for item in value]}
+    if isinstance(value, set):
+        return {TAG: "set", "v": [encode(item, handle_out=handle_out) for item in value]}
+    if isinstance(value, bool | int | str | float | list | dict | tuple):
+        # subclasses (IntEnum, StrEnum, NamedTuple, defaultdict...) cross as their base type
+        for base in (bool, int, str, float, list, dict, tuple):
+            if isinstance(value, base):
+                return encode(base(value), handle_out=handle_out)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        # fallback until a codec for records is registered: the public fields as a dict
+        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)
+                  if not f.name.startswith("_")}
+        return encode(fields, handle_out=handle_out)
+    raise TypeError(
+        f"a {type(value).__module__}.{type(value).__qualname__} value cannot cross the sandbox "
+        "boundary; pass JSON data, tuples, sets, bytes or a registered record type"
+    )
+
+
+def decode(data: Any, *, handle_in: HandleIn | None = None) -> Any:
+    """The value that :func:`encode` produced ``data`` from; ``handle_in`` rebuilds handles."""
+    kind = type(data)
+    if kind is list:
+        return [decode(item, handle_in=handle_in) for item in data]
+    if kind is not dict:
+        return data
+    tag = data.get(TAG)
+    if tag is None:
+        return {k: decode(v, handle_in=handle_in) for k, v in data.items()}
+    payload = data.get("v")
+    if tag == "tuple":
+        return tuple(decode(item, handle_in=handle_in) for item in payload)
+    if tag == "bytes":
+        return base64.b64decode(payload)
+    if tag == "set":
+        return {decode(item, handle_in=handle_in) for item in payload}
+    if tag == "frozenset":
+        return frozenset(decode(item, handle_in=handle_in) for item in payload)
+    if tag == "float":
+        return float(payload)
+    if tag == "dict":
+        return {decode(k, handle_in=handle_in): decode(v, handle_in=handle_in) for k, v in payload}
+    if tag == "handle":
+        if handle_in is None:
+            raise TypeError("a host handle arrived where handles are not accepted")
+        return handle_in(payload)
+    codec = _CODECS.get(tag)
+    if codec is None:
+        raise TypeError(f"unknown wire tag {tag!r}: register a codec for it with register_codec()")
+    return codec.decode(decode(payload, handle_in=handle_in))
+
+
+def dumps(message: dict[str, Any]) -> bytes:
+    """One protocol message as a JSON line (the message must already be wire-encoded)."""
+    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+
+
+def loads(line: bytes) -> dict[str, Any]:
+    """The message of one JSON line written by :func:`dumps`."""
+    return json.loads(line)

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from vis_core.contracts.build import callable_spec
+from vis_core.contracts.introspect import signature_from_contract
 from vis_core.contracts.resolve import unwrap_chain
 from vis_core.contracts.specs import CONTRACT_VERSION, NamespaceSpec, ToolSpec
 from vis_core.extension.activity import Activity, SymbolTag
@@ -346,3 +347,31 @@ def symbol_host_tools(symbol: Symbol, *, owner: str, prefix: str | None = None) 
         )
         for entry in symbol.entries
     ]
+
+
+def tool_contract(
+    tool: HostTool | Callable[..., Any],
+    *,
+    name: str | None = None,
+    tag: SymbolTag | str | None = None,
+) -> dict[str, Any]:
+    """The portable ``.contract`` dict the sandbox attaches to a tool proxy (fresh each call).
+
+    Give the ``HostTool`` to get its registered dotted name and tag; a bare function is
+    described under its own name (or ``name``) and ``tag`` (default ``observation``).
+    """
+    if isinstance(tool, HostTool):
+        return callable_spec(tool.fn, name=name or tool.name, tag=tag or tool.tag).to_contract()
+    return callable_spec(tool, name=name, tag=tag or SymbolTag.OBSERVATION).to_contract()
+
+
+__all__ = [
+    "METHOD_ATTR",
+    "MethodMeta",
+    "Symbol",
+    "SymbolEntry",
+    "method",
+    "signature_from_contract",
+    "symbol_host_tools",
+    "tool_contract",
+]

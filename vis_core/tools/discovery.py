@@ -1,0 +1,241 @@
+"""``apropos`` and ``doc``: find public tools, guides and skills, and read their contracts."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from vis_core.contracts.build import callable_spec
+from vis_core.contracts.render import render_namespace, render_tool
+from vis_core.contracts.specs import NamespaceSpec, ToolSpec
+from vis_core.extension.activity import (
+    Activity,
+    ActivityPresentation,
+    ActivityTable,
+    ActivityText,
+    SymbolTag,
+)
+from vis_core.records.sequence import sequence
+from vis_core.tools.registry import HostTool, ToolRegistry
+
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+
+
+@dataclass(frozen=True)
+class Guide:
+    """A guide or skill that ``apropos`` matches and ``doc`` reads in full."""
+
+    name: str
+    title: str
+    text: str
+    kind: str = "guide"
+
+    @property
+    def headings(self) -> tuple[str, ...]:
+        return tuple(m.group(1) for line in self.text.splitlines() if (m := _HEADING.match(line)))
+
+    @property
+    def opening(self) -> str:
+        """The first paragraph that is not a heading."""
+        for block in re.split(r"\n\s*\n", self.text):
+            block = block.strip()
+            if block and not block.startswith("#"):
+                return " ".join(block.split())
+        return ""
+
+    @property
+    def problems(self) -> tuple[str, ...]:
+        """The bullet items of a ``When to use`` section."""
+        items: list[str] = []
+        inside = False
+        for line in self.text.splitlines():
+            heading = _HEADING.match(line)
+            if heading:
+                inside = heading.group(1).strip().lower() == "when to use"
+                continue
+            if inside and line.lstrip().startswith(("- ", "* ")):
+                items.append(line.lstrip()[2:].strip())
+        return tuple(items)
+
+    def matches(self, pattern: re.Pattern[str]) -> bool:
+        texts = (self.name, self.title, self.opening, *self.headings, *self.problems)
+        return any(pattern.search(text) for text in texts)
+
+
+@dataclass(frozen=True)
+class AproposHit:
+    """One match: a tool, guide or skill name and its one-line summary."""
+
+    name: str
+    kind: str
+    summary: str
+
+    def __str__(self) -> str:
+        return f"{self.name} — {self.summary}" if self.summary else self.name
+
+
+@sequence(field="hits")
+@dataclass(frozen=True)
+class AproposResult:
+    """The matches of one pattern, in manifest order; iterate it or pass a hit to ``doc``."""
+
+    pattern: str
+    hits: tuple[AproposHit, ...]
+
+    def __str__(self) -> str:
+        if not self.hits:
+            return f"No tools, guides or skills match {self.pattern!r}"
+        return "\n".join(str(hit) for hit in self.hits)
+
+
+def _first_line(text: str) -> str:
+    stripped = text.strip()
+    return stripped.splitlines()[0].strip() if stripped else ""
+
+
+def tool_spec(tool: HostTool) -> ToolSpec:
+    """The ``ToolSpec`` of a registered tool, under its registered (dotted) name and tag."""
+    return callable_spec(tool.fn, name=tool.name, tag=tool.tag)
+
+
+def host_tool_contract(tool: HostTool) -> dict[str, Any]:
+    """The portable ``.contract`` of a registered tool."""
+    return tool_spec(tool).to_contract()
+
+
+def apropos(
+    registry: ToolRegistry, pattern: str, guides: Iterable[Guide] = ()
+) -> AproposResult:
+    """Public tool names matching ``pattern`` (a regex, ignoring case) in manifest order, then
+    guides and skills by title, opening, headings and ``When to use`` problems."""
+    if not isinstance(pattern, str):
+        raise TypeError(f"apropos(pattern) takes a regular expression string, got "
+                        f"{type(pattern).__name__}")
+    try:
+        compiled = re.compile(pattern, re.IGNORECASE)
+    except re.error as exc:
+        raise ValueError(
+            f"apropos: {pattern!r} is not a valid regular expression ({exc}); "
+            "escape special characters, e.g. with re.escape()"
+        ) from None
+    hits = [
+        AproposHit(tool.name, "tool", _first_line(tool.description))
+        for tool in registry
+        if not tool.is_hidden and not tool.name.startswith("_") and compiled.search(tool.name)
+    ]
+    hits += [
+        AproposHit(guide.name, guide.kind, guide.title)
+        for guide in guides
+        if guide.matches(compiled)
+    ]
+    return AproposResult(pattern, tuple(hits))
+
+
+def _target_name(name: object) -> str:
+    if isinstance(name, str):
+        return name
+    if isinstance(name, Mapping) and isinstance(name.get("name"), str):
+        return name["name"]
+    value = getattr(name, "name", None)
+    if isinstance(value, str):
+        return value
+    raise TypeError(f"doc(name) takes a tool name or an apropos hit, got {type(name).__name__}")
+
+
+def doc(registry: ToolRegistry, name: object, guides: Iterable[Guide] = ()) -> str:
+    """The complete document for a public tool (its rendered contract), namespace, guide or
+    skill. Unknown and hidden names raise ``ValueError`` with similar names."""
+    target = _target_name(name).strip()
+    tool = registry.get(target)
+    if tool is not None and not tool.is_hidden:
+        return render_tool(tool_spec(tool))
+    guide_list = list(guides)
+    for guide in guide_list:
+        if target in (guide.name, guide.title):
+            return guide.text
+    members = tuple(
+        tool_spec(t) for t in registry if not t.is_hidden and t.name.startswith(target + ".")
+    )
+    if target and members:
+        return render_namespace(NamespaceSpec(target, members))
+    public = [t.name for t in registry if not t.is_hidden] + [g.name for g in guide_list]
+    similar = difflib.get_close_matches(target, public, n=5, cutoff=0.5)
+    hint = f" Similar names: {', '.join(similar)}." if similar else ""
+    raise ValueError(
+        f"doc: no public tool, guide or skill is named {target!r}.{hint} "
+        "Find names with apropos(pattern)."
+    )
+
+
+def _render_apropos(
+    *, phase: str, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any, error: Any
+) -> ActivityPresentation | None:
+    pattern = str(args[0] if args else kwargs.get("pattern", ""))
+    if phase == "failure":
+        return ActivityPresentation("Find tools", f"{pattern}: {error}")
+    if not isinstance(result, AproposResult):
+        return None
+    if not result.hits:
+        return ActivityPresentation("Find tools", f"No matches for {pattern}")
+    count = len(result.hits)
+    table = ActivityTable(
+        ("Name", "Kind", "Summary"),
+        tuple((hit.name, hit.kind, hit.summary) for hit in result.hits),
+    )
+    return ActivityPresentation(
+        "Find tools", f"{count} match{'es' if count != 1 else ''} for {pattern}", (table,)
+    )
+
+
+def _render_doc(
+    *, phase: str, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any, error: Any
+) -> ActivityPresentation | None:
+    raw = args[0] if args else kwargs.get("name", "")
+    try:
+        name = _target_name(raw)
+    except TypeError:
+        name = repr(raw)
+    if phase == "failure":
+        return ActivityPresentation("Read tool documentation", f"{name}: {error}")
+    content = (ActivityText(result),) if isinstance(result, str) else ()
+    return ActivityPresentation("Read tool documentation", name, content)
+
+
+APROPOS_ACTIVITY = Activity(label="Find tools", show_start=False, render=_render_apropos)
+DOC_ACTIVITY = Activity(label="Read tool documentation", show_start=False, render=_render_doc)
+
+
+def discovery_tools(
+    registry: Callable[[], ToolRegistry],
+    guides: Callable[[], Iterable[Guide]] | None = None,
+) -> list[HostTool]:
+    """The ``apropos`` and ``doc`` host tools over the registry (and guides) of a session."""
+
+    def _guides() -> list[Guide]:
+        return list(guides()) if guides is not None else []
+
+    def apropos_tool(pattern: str) -> AproposResult:
+        """List public tools, guides and skills whose names match a regular expression.
+
+        Matching ignores case; tools come in manifest order, then guides and skills, which
+        also match by title, opening, headings and "When to use" problems.
+        """
+        return apropos(registry(), pattern, _guides())
+
+    def doc_tool(name: str | AproposHit) -> str:
+        """Return the complete documentation of a tool, namespace, guide or skill.
+
+        For a tool: its signature, parameter kinds and defaults, return type and model
+        schemas, effect tag and description.
+        """
+        return doc(registry(), name, _guides())
+
+    apropos_tool.__name__ = apropos_tool.__qualname__ = "apropos"
+    doc_tool.__name__ = doc_tool.__qualname__ = "doc"
+    return [
+        HostTool("apropos", apropos_tool, SymbolTag.OBSERVATION, APROPOS_ACTIVITY),
+        HostTool("doc", doc_tool, SymbolTag.OBSERVATION, DOC_ACTIVITY),
+    ]

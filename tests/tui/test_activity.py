@@ -1,0 +1,161 @@
+"""Activity rows: disclosure, sections, handle receipts, running tails, paths and step counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Markdown, Static
+
+from vis_core.events import TurnEnded, TurnStatus
+from vis_core.extension.activity import ActivityPresentation, ActivityState
+from vis_tui.demo import every_block_records, failed_verification_record, record, turn_events
+from vis_tui.widgets.activity import ActivityRow, SectionView
+from vis_tui.widgets.paths import PathChip
+from vis_tui.widgets.turn import TurnView
+
+
+def _text(widget: Static) -> str:
+    return str(widget.render())
+
+
+async def test_activity_opens_with_enter_and_click(harness, workspace: Path) -> None:
+    app = harness
+    async with app.run_test(size=(100, 60)) as pilot:
+        app.feed(turn_events("s", "t1", "fix it", "Done.", every_block_records(str(workspace))))
+        await pilot.pause()
+        row = app.main.transcript.turns["t1"].rows["a1"]
+        body = row.query_one(".activity-body")
+        assert not body.display and not row.expanded
+        row.focus()
+        await pilot.press("enter")
+        assert row.expanded and body.display
+        code = body.query_one(".code-body", Static)
+        assert "return run(load())" in code.content.code  # type: ignore[union-attr]
+        await pilot.press("enter")
+        assert not row.expanded and not body.display
+        await pilot.click(row.query_one(".activity-header"))
+        assert row.expanded
+
+
+async def test_section_has_its_own_disclosure(harness, workspace: Path) -> None:
+    app = harness
+    async with app.run_test(size=(100, 60)) as pilot:
+        app.feed(turn_events("s", "t1", "review", "", every_block_records(str(workspace))))
+        await pilot.pause()
+        row = app.main.transcript.turns["t1"].rows["a8"]
+        row.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        sections = list(row.query(SectionView))
+        assert [s.section.headline for s in sections] == ["Style", "Types"]
+        assert not sections[1].expanded
+        sections[1].focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert sections[1].expanded and not sections[0].expanded and row.expanded
+        assert "returns Any" in _text(sections[1].query_one(".text-block", Static))
+        await pilot.click(sections[1].query_one(".section-header"))
+        assert not sections[1].expanded and row.expanded
+
+
+async def test_handle_receipts_share_one_row(harness, workspace: Path) -> None:
+    app = harness
+    async with app.run_test(size=(100, 60)) as pilot:
+        app.feed(turn_events("s", "t1", "serve", "", every_block_records(str(workspace))))
+        await pilot.pause()
+        turn = app.main.transcript.turns["t1"]
+        row = turn.rows["a9"]
+        assert turn.rows["a10"] is row
+        assert len(turn.query(ActivityRow)) == 10
+        header = _text(row.query_one(".activity-header", Static))
+        assert "answered 3 requests" in header and "started on :8000" not in header
+        row.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        receipts = [_text(r) for r in row.query(".receipt").results(Static)]
+        assert len(receipts) == 1 and "started on :8000" in receipts[0]
+
+
+async def test_running_terminal_shows_last_three_lines_collapsed(harness, workspace: Path) -> None:
+    app = harness
+    async with app.run_test(size=(100, 60)) as pilot:
+        app.feed(turn_events("s", "t1", "build", "", every_block_records(str(workspace)),
+                             status=TurnStatus.RUNNING))
+        await pilot.pause()
+        row = app.main.transcript.turns["t1"].rows["a11"]
+        tail = row.query_one(".activity-tail", Static)
+        assert tail.display
+        assert _text(tail).split("\n") == ["compiling part 3", "compiling part 4", "compiling part 5"]
+        done = record("a11", row.record.presentation, turn_id="t1", tool="shell")
+        assert done.state is ActivityState.SUCCEEDED
+        row.update_record(done)
+        await pilot.pause()
+        assert not tail.display
+
+
+async def test_step_count_line_and_failed_verification(harness, workspace: Path) -> None:
+    app = harness
+    async with app.run_test(size=(100, 60)) as pilot:
+        app.feed(turn_events("s", "t1", "fix", "ok", every_block_records(str(workspace))))
+        app.feed(turn_events("s", "t2", "test", "", [failed_verification_record()], position=2,
+                             status=TurnStatus.FAILED))
+        await pilot.pause()
+        footer = app.main.transcript.turns["t1"].query_one(".turn-footer", Static)
+        assert _text(footer) == "1 mutation · 7 observations · 1 verification · 2 external"
+        row = app.main.transcript.turns["t2"].rows["f1"]
+        assert row.has_class("-failed")
+        header = _text(row.query_one(".activity-header", Static))
+        assert "failed" in header and "1 failed, 4 passed" in header
+        footer2 = _text(app.main.transcript.turns["t2"].query_one(".turn-footer", Static))
+        assert footer2 == "1 verification  The turn failed."
+
+
+async def test_pressed_paths_ask_the_app_to_open_them(harness, workspace: Path) -> None:
+    app = harness
+    async with app.run_test(size=(100, 60)) as pilot:
+        app.feed(turn_events("s", "t1", "fix", "", every_block_records(str(workspace))))
+        await pilot.pause()
+        row = app.main.transcript.turns["t1"].rows["a3"]
+        row.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        chips = list(row.query(PathChip))
+        assert [c.path for c in chips] == [f"{workspace}/src/app.py", f"{workspace}/src/cli.py"]
+        assert _text(chips[0]) == "src/app.py"
+        chips[1].focus()
+        await pilot.press("enter")
+        await pilot.click(chips[0])
+        assert app.opened == [f"{workspace}/src/cli.py", f"{workspace}/src/app.py"]
+        await pilot.click(row.query_one(".activity-header"), offset=(37, 0))
+        assert app.links == ["src/app.py"]
+
+
+async def test_streamed_deltas_are_coalesced_into_markdown(harness, workspace: Path) -> None:
+    from vis_core.events import AssistantDelta, TurnStarted
+
+    app = harness
+    async with app.run_test(size=(100, 40)) as pilot:
+        app.feed([TurnStarted("s", turn_id="t1", position=1, request="hi")])
+        words = [f"word{n} " for n in range(500)]
+        app.feed([AssistantDelta("s", turn_id="t1", text=w) for w in words])
+        await pilot.pause(0.2)
+        turn = app.main.transcript.turns["t1"]
+        answer = turn.answers[0]
+        assert answer.text == "".join(words)
+        assert isinstance(answer, Markdown) and answer.source == "".join(words)
+        app.feed([TurnEnded("s", turn_id="t1", status=TurnStatus.CANCELLED)])
+        await pilot.pause()
+        assert "Cancelled." in _text(turn.query_one(".turn-footer", Static))
+
+
+async def test_summary_without_presentation_shows_tool_and_error(harness, workspace: Path) -> None:
+    app = harness
+    async with app.run_test(size=(100, 30)) as pilot:
+        bare = record("b1", None, tool="cat", state=ActivityState.FAILED, error="no such file x.py")
+        outcome = record("b2", ActivityPresentation("Listed", "", outcome="3 files", aside="0.1 s"))
+        app.feed(turn_events("s", "t1", "ls", "", [bare, outcome]))
+        await pilot.pause()
+        turn: TurnView = app.main.transcript.turns["t1"]
+        assert "cat  no such file x.py" in _text(turn.rows["b1"].query_one(".activity-header", Static))
+        line = _text(turn.rows["b2"].query_one(".activity-header", Static))
+        assert line.endswith("Listed  3 files  0.1 s")

@@ -1,0 +1,183 @@
+"""The Vis terminal app: wires the screens to the core Host and the current AgentSession."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from textual.app import App, SuspendNotSupported
+
+from vis_core.commands import CommandAction, CommandResult
+from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
+from vis_tui.screens.help import HelpScreen
+from vis_tui.screens.main import MainScreen
+from vis_tui.screens.registry import screen_factory
+from vis_tui.screens.sessions import SessionsScreen
+from vis_tui.widgets.paths import OpenPath
+
+if TYPE_CHECKING:
+    from vis_core.agent.session import AgentSession
+    from vis_core.host import Host, HostOptions
+
+HostOpener = Callable[[], Awaitable["Host"]]
+
+__all__ = ["HelpScreen", "SessionsScreen", "VisApp", "run_tui"]
+
+
+class VisApp(App[int]):
+    """One Vis window: a main screen over one session at a time."""
+
+    TITLE = "Vis"
+    ENABLE_COMMAND_PALETTE = False
+    BINDINGS = [("f1", "help", "Keys")]
+
+    def __init__(
+        self,
+        options: HostOptions,
+        *,
+        continue_: bool = False,
+        resume: str | None = None,
+        frozen: bool = False,
+        open_host: HostOpener | None = None,
+    ) -> None:
+        super().__init__()
+        self.options = options
+        self.continue_ = continue_
+        self.resume = resume
+        self.frozen = frozen
+        self._open_host = open_host
+        self.host: Host | None = None
+        self.session: AgentSession | None = None
+        self.main = MainScreen(options.workspace)
+        self.ready = asyncio.Event()
+        self.command_actions: dict[CommandAction, Callable[[CommandResult], Awaitable[None]]] = {
+            CommandAction.NEW_SESSION: lambda r: self.action_new_session(),
+            CommandAction.OPEN_SESSIONS: lambda r: self._sync(self.action_sessions),
+            CommandAction.OPEN_HELP: lambda r: self._show_help(r),
+            CommandAction.QUIT: lambda r: self._sync(lambda: self.exit(0)),
+            CommandAction.RELOAD: lambda r: self._sync(lambda: self.notify(r.title)),
+            CommandAction.OPEN_SETTINGS: lambda r: self._sync(self._no_settings),
+        }
+
+    # -- start ---------------------------------------------------------------------------
+    def on_mount(self) -> None:
+        self.push_screen(self.main)
+        self.run_worker(self._start(), group="start")
+
+    async def _start(self) -> None:
+        from vis_core.host import Host
+
+        try:
+            host = await (self._open_host() if self._open_host else Host.open(self.options))
+        except Exception as exc:  # shown to the person; the app stays usable for reading
+            self.main.transcript.add_message(
+                f"**Vis could not start:** {exc}", classes="error"
+            )
+            return
+        self.host = host
+        try:
+            await self._open_first_session(host)
+        except Exception as exc:
+            self.main.transcript.add_message(
+                f"**Vis could not open the session:** {exc}", classes="error"
+            )
+            return
+        self.ready.set()
+
+    async def _open_first_session(self, host: Host) -> None:
+        session: AgentSession | None = None
+        if self.resume:
+            try:
+                session = await host.open_session(self.resume)
+            except LookupError as exc:
+                self.main.transcript.add_message(f"**Cannot resume:** {exc}", classes="error")
+        elif self.continue_:
+            latest = host.latest_session_id()
+            if latest is not None:
+                session = await host.open_session(latest)
+            else:
+                self.main.transcript.add_message(
+                    "No earlier session in this workspace; started a new one."
+                )
+        if session is None:
+            session = await host.new_session()
+        await self.show_session(session)
+
+    async def show_session(self, session: AgentSession) -> None:
+        self.session = session
+        assert self.host is not None
+        await self.main.attach(self.host, session)
+
+    async def on_unmount(self) -> None:
+        if self.host is not None:
+            await self.host.close()
+
+    # -- actions -------------------------------------------------------------------------
+    async def run_action_for_command(self, action: CommandAction, result: CommandResult) -> None:
+        handler = self.command_actions.get(action)
+        if handler is not None:
+            await handler(result)
+
+    @staticmethod
+    async def _sync(function: Callable[[], Any]) -> None:
+        function()
+
+    async def _show_help(self, result: CommandResult) -> None:
+        self.main.transcript.add_message(result.markdown)
+        self.action_help()
+
+    def _no_settings(self) -> None:
+        self.notify("The settings screen is not part of this Vis yet; edit config.toml.",
+                    severity="warning")
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(screen_factory("help")())
+
+    def action_sessions(self) -> None:
+        if self.host is None:
+            return
+
+        async def chosen(session_id: str | None) -> None:
+            if session_id and self.host and (self.session is None or session_id != self.session.id):
+                await self.show_session(await self.host.open_session(session_id))
+
+        self.push_screen(screen_factory("sessions")(self.host.store, self.host.workspace), chosen)
+
+    async def action_new_session(self) -> None:
+        if self.host is not None:
+            await self.show_session(await self.host.new_session())
+
+    def action_open_link(self, url: str) -> None:
+        if "://" in url or url.startswith("mailto:"):
+            self.open_url(url)
+        else:
+            self.action_open_path(url)
+
+    def on_open_path(self, message: OpenPath) -> None:
+        self.action_open_path(message.path)
+
+    def action_open_path(self, path: str) -> None:
+        """Open ``path`` in ``$VISUAL``/``$EDITOR``; the app suspends while it runs."""
+        target = resolve(path, Path(self.options.workspace))
+        command = editor_command(target)
+        if command is None:
+            self.notify(NO_EDITOR.format(path=path), severity="warning", markup=False)
+            return
+        try:
+            with self.suspend():
+                problem = run_editor(command)
+        except SuspendNotSupported:
+            problem = run_editor(command)
+        if problem:
+            self.notify(problem, severity="error", markup=False)
+        self.refresh()
+
+
+def run_tui(options: HostOptions, continue_: bool = False, resume: str | None = None) -> int:
+    """Run the terminal app until the person quits; returns the process exit status."""
+    app = VisApp(options, continue_=continue_, resume=resume)
+    result = app.run()
+    return result if isinstance(result, int) else (app.return_code or 0)

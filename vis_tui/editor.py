@@ -1,0 +1,40 @@
+"""Open a file in the person's ``$VISUAL``/``$EDITOR`` with the app suspended meanwhile."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+from pathlib import Path
+
+NO_EDITOR = (
+    "Set $VISUAL or $EDITOR (for example `export EDITOR=nano` in your shell profile) "
+    "so Vis can open {path}."
+)
+
+
+def editor_command(path: Path, environ: dict[str, str] | None = None) -> list[str] | None:
+    """The editor command line for ``path``, or None when neither variable is set."""
+    env = os.environ if environ is None else environ
+    editor = env.get("VISUAL") or env.get("EDITOR")
+    if not editor or not editor.strip():
+        return None
+    return [*shlex.split(editor), str(path)]
+
+
+def resolve(path: str, workspace: Path) -> Path:
+    candidate = Path(path).expanduser()
+    return candidate if candidate.is_absolute() else workspace / candidate
+
+
+def run_editor(command: list[str]) -> str | None:
+    """Run the editor and wait; returns an error text a person can act on, or None."""
+    try:
+        result = subprocess.run(command, check=False)
+    except FileNotFoundError:
+        return f"The editor {command[0]!r} was not found; check $VISUAL / $EDITOR."
+    except OSError as exc:
+        return f"The editor {command[0]!r} could not start: {exc}. Check $VISUAL / $EDITOR."
+    if result.returncode != 0:
+        return f"The editor {command[0]!r} exited with status {result.returncode}."
+    return None

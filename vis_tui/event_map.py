@@ -1,0 +1,123 @@
+"""Maps each core event type to what the main screen does with it (a registry, not a chain)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+from vis_core.events import (
+    ActivityEnded,
+    ActivityStarted,
+    ActivityUpdated,
+    AssistantDelta,
+    AssistantMessage,
+    BlockFinished,
+    Event,
+    IterationStarted,
+    Notification,
+    TurnEnded,
+    TurnStarted,
+    UsageReported,
+)
+from vis_core.extension.activity import ActivityState
+from vis_tui.widgets.status import StatusBar
+from vis_tui.widgets.transcript import Transcript
+
+
+class EventTarget(Protocol):
+    """What event handlers act on: the main screen's transcript, status bar and toasts."""
+
+    transcript: Transcript
+    status_bar: StatusBar
+
+    def toast(self, text: str, kind: str) -> None: ...
+    def turn_finished(self, event: TurnEnded) -> None: ...
+
+
+EventHandler = Callable[[EventTarget, Any], None]
+EVENT_HANDLERS: dict[type[Event], EventHandler] = {}
+H = TypeVar("H", bound=EventHandler)
+
+
+def handles(*event_types: type[Event]) -> Callable[[H], H]:
+    """Register the decorated function for ``event_types`` (extensions of the TUI may add more)."""
+
+    def register(handler: H) -> H:
+        for event_type in event_types:
+            EVENT_HANDLERS[event_type] = handler
+        return handler
+
+    return register
+
+
+def dispatch(target: EventTarget, event: Event) -> bool:
+    """Send ``event`` to its handler; False when no handler is registered for its type."""
+    handler = EVENT_HANDLERS.get(type(event))
+    if handler is None:
+        return False
+    handler(target, event)
+    return True
+
+
+@handles(TurnStarted)
+def _turn_started(target: EventTarget, event: TurnStarted) -> None:
+    if event.turn_id not in target.transcript.turns:
+        target.transcript.add_turn(event.turn_id, event.position, event.request)
+    target.status_bar.running = True
+
+
+@handles(AssistantDelta)
+def _delta(target: EventTarget, event: AssistantDelta) -> None:
+    target.transcript.turn(event.turn_id).add_delta(event.text)
+    target.transcript.follow()
+
+
+@handles(AssistantMessage)
+def _message(target: EventTarget, event: AssistantMessage) -> None:
+    target.transcript.turn(event.turn_id).set_message(event.text)
+    target.transcript.follow()
+
+
+@handles(IterationStarted)
+def _iteration(target: EventTarget, event: IterationStarted) -> None:
+    target.transcript.turn(event.turn_id).close_answer()
+
+
+@handles(BlockFinished)
+def _block(target: EventTarget, event: BlockFinished) -> None:
+    view = target.transcript.turn(event.turn_id)
+    if event.restarted:
+        view.show_note("The Python sandbox restarted; saved helpers and variables were restored.")
+    if event.error:
+        first = event.error.strip().splitlines()[-1] if event.error.strip() else "error"
+        view.show_note(f"The code block raised {first}", "$text-warning")
+
+
+@handles(ActivityStarted, ActivityUpdated, ActivityEnded)
+def _activity(target: EventTarget, event: ActivityStarted) -> None:
+    record = event.activity
+    if record is None:
+        return
+    if record.state is ActivityState.RUNNING and not record.show_start:
+        return
+    turn_id = record.turn_id or ""
+    target.transcript.turn(turn_id).show_activity(record)
+    target.transcript.follow()
+
+
+@handles(UsageReported)
+def _usage(target: EventTarget, event: UsageReported) -> None:
+    target.status_bar.add_usage(event.usage, event.cost, event.context_tokens, event.context_limit)
+
+
+@handles(Notification)
+def _notification(target: EventTarget, event: Notification) -> None:
+    target.toast(event.text, event.kind)
+
+
+@handles(TurnEnded)
+def _turn_ended(target: EventTarget, event: TurnEnded) -> None:
+    target.transcript.turn(event.turn_id).end(event.status, event.error)
+    target.transcript.follow()
+    target.status_bar.running = False
+    target.turn_finished(event)

@@ -1,0 +1,46 @@
+"""Every key binding of the app, in one table the help screen shows."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KeyHelp:
+    keys: str
+    what: str
+    where: str = "anywhere"
+
+
+KEYS: tuple[KeyHelp, ...] = (
+    KeyHelp("Enter", "send the prompt (queued while a turn runs)", "prompt"),
+    KeyHelp("Shift+Enter, Ctrl+J", "insert a newline", "prompt"),
+    KeyHelp("↑ / ↓", "earlier / later prompts; ↓ past the newest restores the draft", "prompt"),
+    KeyHelp("↑ (empty prompt)", "pull the newest queued message back for editing", "prompt"),
+    KeyHelp("/", "slash command completion; Tab completes, ↑/↓ choose", "prompt"),
+    KeyHelp("Esc", "cancel the running turn (or close the completion popup)"),
+    KeyHelp("Ctrl+C", "clear the draft, then cancel the running turn, then quit on a second press"),
+    KeyHelp("F1, Ctrl+X ?", "show this list of keys"),
+    KeyHelp("Ctrl+X c", "copy the last answer to the clipboard"),
+    KeyHelp("Ctrl+X a", "copy the selected Activity to the clipboard"),
+    KeyHelp("Ctrl+X t", "copy the whole transcript to the clipboard"),
+    KeyHelp("Ctrl+X s", "open the sessions picker (also /sessions)"),
+    KeyHelp("Ctrl+X n", "start a new session (also /new)"),
+    KeyHelp("Tab / Shift+Tab", "move focus between the prompt, Activities, sections and paths"),
+    KeyHelp("Enter, click", "open or close an Activity or a section; open a path in $EDITOR",
+            "transcript"),
+    KeyHelp("c", "copy the focused Activity", "transcript"),
+    KeyHelp("PageUp / PageDown", "scroll the transcript; older turns load at the top"),
+    KeyHelp("Ctrl+Home / Ctrl+End", "jump to the start / end of the transcript"),
+    KeyHelp("Esc, q", "close this screen or the sessions picker", "help, sessions"),
+)
+
+CHORD_PREFIX = "ctrl+x"
+CHORD_ACTIONS: dict[str, str] = {
+    "question_mark": "help",
+    "c": "copy_answer",
+    "a": "copy_activity",
+    "t": "copy_transcript",
+    "s": "sessions",
+    "n": "new_session",
+}

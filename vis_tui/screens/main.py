@@ -1,0 +1,300 @@
+"""The main screen: transcript, queued messages, completion popup, prompt and status bar."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from textual import events, work
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Static
+
+from vis_core.events import Event, TurnEnded
+from vis_tui.event_map import dispatch
+from vis_tui.history import store_page_loader
+from vis_tui.keys import CHORD_ACTIONS
+from vis_tui.widgets.activity import ActivityRow
+from vis_tui.widgets.blocks import BlockContext
+from vis_tui.widgets.completion import CommandChoice, CompletionMenu, matches
+from vis_tui.widgets.prompt import PromptInput
+from vis_tui.widgets.status import StatusBar
+from vis_tui.widgets.transcript import Transcript
+
+if TYPE_CHECKING:
+    from vis_core.agent.session import AgentSession
+    from vis_core.host import Host
+
+QUIT_WINDOW_SECONDS = 3.0
+_TOAST_SEVERITY = {"info": "information", "warning": "warning", "error": "error",
+                   "success": "information"}
+
+
+class ChordCatcher(Widget, can_focus=True):
+    """Takes the one key after Ctrl+X, then gives focus back."""
+
+    DEFAULT_CSS = "ChordCatcher { width: 0; height: 0; }"
+
+    def __init__(self) -> None:
+        super().__init__(id="chord")
+        self.previous: Widget | None = None
+
+    async def on_key(self, event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()
+        if self.previous is not None and self.previous.is_attached:
+            self.previous.focus()
+        else:
+            self.screen.query_one(PromptInput).focus()
+        action = CHORD_ACTIONS.get(event.key)
+        screen = self.screen
+        if action is not None and isinstance(screen, MainScreen):
+            await screen.run_action(action)
+
+    def on_blur(self) -> None:
+        self.previous = None
+
+
+class MainScreen(Screen[None]):
+    """Where a session happens."""
+
+    CSS_PATH = "main.tcss"
+    BINDINGS = [
+        Binding("escape", "escape", "Cancel the turn", show=False),
+        Binding("ctrl+c", "interrupt", "Clear / cancel / quit", show=False, priority=True),
+        Binding("ctrl+x", "chord", "Ctrl+X prefix", show=False, priority=True),
+        Binding("pageup", "page_up", "Scroll up", show=False, priority=True),
+        Binding("pagedown", "page_down", "Scroll down", show=False, priority=True),
+        Binding("ctrl+home", "top", "Start of transcript", show=False, priority=True),
+        Binding("ctrl+end", "bottom", "End of transcript", show=False, priority=True),
+    ]
+
+    def __init__(self, workspace: Any) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.context = BlockContext(workspace=workspace)
+        self.host: Host | None = None
+        self.session: AgentSession | None = None
+        self.queue: list[str] = []
+        self.turn_running = False
+        self.selected_activity: ActivityRow | None = None
+        self._unsubscribe: Any = None
+        self._quit_armed_at: float | None = None
+        self.choices: list[CommandChoice] = []
+
+    # -- layout --------------------------------------------------------------------------
+    def compose(self) -> Any:
+        self.transcript = Transcript(self.context, id="transcript")
+        self.status_bar = StatusBar(id="status")
+        self.prompt = PromptInput(id="prompt")
+        self.completion = CompletionMenu(id="completion")
+        self.prompt.completion = self.completion
+        self.prompt.pull_queued = self.pull_queued
+        yield self.transcript
+        yield Vertical(id="queue")
+        yield self.completion
+        yield self.prompt
+        yield self.status_bar
+        yield ChordCatcher()
+
+    def on_mount(self) -> None:
+        self.completion.display = False
+        self.status_bar.set_workspace(self.workspace)
+        self.status_bar.model = "starting…"
+        self.prompt.focus()
+
+    # -- session -------------------------------------------------------------------------
+    async def attach(self, host: Host, session: AgentSession) -> None:
+        """Show ``session``: its stored turns, prompt history and live events."""
+        if self._unsubscribe is not None:
+            self._unsubscribe()
+        self.host, self.session = host, session
+        self.transcript.clear()
+        self.status_bar.title = session.title
+        self.status_bar.model = session.model.label if hasattr(session, "model") else host.model_label
+        self.status_bar.set_totals(session.usage.total, session.cost, session.context_tokens,
+                                   session.context_limit)
+        self.choices = [CommandChoice(i.name.lstrip("/"), i.usage, i.doc) for i in host.commands.all()]
+        await self.transcript.load_initial(store_page_loader(host.store, session.id))
+        self.prompt.set_history([row.text for row in host.store.prompts(session.id)])
+        if host.model_problem:
+            self.transcript.add_message(host.model_problem, classes="no-model")
+        for note in host.startup_notes():
+            self.transcript.add_message(note, classes="note")
+        self._unsubscribe = session.subscribe(self.handle_event)
+        if self.queue and not self.turn_running:
+            self._send_next()
+
+    def handle_event(self, event: Event) -> None:
+        if self.session is not None and event.session_id != self.session.id:
+            return
+        dispatch(self, event)
+
+    def toast(self, text: str, kind: str) -> None:
+        self.app.notify(text, severity=_TOAST_SEVERITY.get(kind, "information"), markup=False)  # type: ignore[arg-type]
+
+    def turn_finished(self, event: TurnEnded) -> None:
+        """Status only; the turn worker sends queued messages once ``submit`` returns."""
+
+    # -- sending -------------------------------------------------------------------------
+    def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
+        message.stop()
+        self._quit_armed_at = None
+        text = message.text
+        if text.lstrip().startswith("/"):
+            self.run_command(text.strip())
+            return
+        if self.host is not None and self.session is not None:
+            self.host.store.add_prompt(self.session.id, text)
+        self.prompt.remember(text)
+        if self.turn_running or self.session is None:
+            self.queue.append(text)
+            self._show_queue()
+            return
+        self.start_turn(text)
+
+    def start_turn(self, text: str) -> None:
+        self.turn_running = True
+        self.status_bar.running = True
+        self.run_worker(self._turn(text), group="turn", exit_on_error=False)
+
+    async def _turn(self, text: str) -> None:
+        assert self.session is not None
+        try:
+            await self.session.submit(text)
+        except Exception as exc:  # the core already reports turn failures as TurnEnded
+            self.transcript.add_message(f"**Vis could not run the turn:** {exc}", classes="error")
+        finally:
+            self.turn_running = False
+            self.status_bar.running = False
+            self._send_next()
+
+    def _send_next(self) -> None:
+        if self.queue and self.session is not None and not self.turn_running:
+            text = self.queue.pop(0)
+            self._show_queue()
+            self.start_turn(text)
+
+    def pull_queued(self) -> str | None:
+        if not self.queue:
+            return None
+        text = self.queue.pop()
+        self._show_queue()
+        return text
+
+    def _show_queue(self) -> None:
+        box = self.query_one("#queue", Vertical)
+        box.remove_children()
+        box.mount_all(
+            Static(Content.assemble(("queued  ", "$text-warning"), (text.split("\n")[0], "")),
+                   classes="queued")
+            for text in self.queue
+        )
+        self.status_bar.queued = len(self.queue)
+
+    @work(group="command", exclusive=False, exit_on_error=False)
+    async def run_command(self, text: str) -> None:
+        """Run a slash command; saveable ones go into the prompt history."""
+        if self.host is None or self.session is None:
+            self.transcript.add_message("Vis is still starting; try the command again in a moment.")
+            return
+        name = text[1:].split(maxsplit=1)[0] if len(text) > 1 else ""
+        info = self.host.commands.find(name)
+        if info is None:
+            self.transcript.add_message(
+                f"**Unknown command `/{name}`.** Type `/` to see the commands with their usage, "
+                "or press F1 for the keys.",
+                classes="error",
+            )
+            return
+        if info.saveable:
+            self.host.store.add_prompt(self.session.id, text)
+            self.prompt.remember(text)
+        result = await self.host.commands.run(self.session, text)
+        if result.action is None or not result.ok:
+            self.transcript.add_message(result.markdown, classes="" if result.ok else "error")
+        if result.action is not None:
+            await self.app.run_action_for_command(result.action, result)  # type: ignore[attr-defined]
+
+    # -- completion ----------------------------------------------------------------------
+    def on_text_area_changed(self, event: PromptInput.Changed) -> None:
+        if event.text_area is not self.prompt:
+            return
+        self.completion.show_choices(matches(self.choices, self.prompt.text))
+
+    # -- keys ----------------------------------------------------------------------------
+    def action_escape(self) -> None:
+        if self.completion.display:
+            self.completion.hide()
+        elif self.session is not None and self.turn_running:
+            self.session.cancel()
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C: clear the draft, else cancel the turn, else quit on a second press."""
+        if self.prompt.text:
+            self.prompt.text = ""
+            self.completion.hide()
+            self._quit_armed_at = None
+        elif self.session is not None and self.turn_running:
+            self.session.cancel()
+            self._quit_armed_at = None
+        elif self._quit_armed_at is not None and time.monotonic() - self._quit_armed_at < QUIT_WINDOW_SECONDS:
+            self.app.exit(0)
+        else:
+            self._quit_armed_at = time.monotonic()
+            self.app.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW_SECONDS)
+
+    def action_chord(self) -> None:
+        catcher = self.query_one(ChordCatcher)
+        catcher.previous = self.focused
+        catcher.focus()
+
+    def action_page_up(self) -> None:
+        self.transcript.scroll_page_up(animate=False)
+        if self.transcript.scroll_y <= 3 and self.transcript.has_older:
+            self.transcript.run_worker(self.transcript.load_older(), group="page", exclusive=True)
+
+    def action_page_down(self) -> None:
+        self.transcript.scroll_page_down(animate=False)
+
+    def action_top(self) -> None:
+        self.transcript.scroll_home(animate=False)
+
+    def action_bottom(self) -> None:
+        self.transcript.scroll_end(animate=False)
+
+    def action_help(self) -> None:
+        self.app.action_help()  # type: ignore[attr-defined]
+
+    def action_sessions(self) -> None:
+        self.app.action_sessions()  # type: ignore[attr-defined]
+
+    async def action_new_session(self) -> None:
+        await self.app.action_new_session()  # type: ignore[attr-defined]
+
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        if isinstance(event.widget, ActivityRow):
+            self.selected_activity = event.widget
+
+    def action_copy_answer(self) -> None:
+        self._copy(self.transcript.last_answer, "the last answer")
+
+    def action_copy_activity(self) -> None:
+        row = self.selected_activity
+        if row is None or not row.is_attached:
+            self.app.notify("Select an Activity first (Tab to it or click it).", severity="warning")
+            return
+        self._copy(row.as_text(), "the Activity")
+
+    def action_copy_transcript(self) -> None:
+        self._copy(self.transcript.as_text(), "the transcript")
+
+    def _copy(self, text: str, what: str) -> None:
+        if not text:
+            self.app.notify(f"Nothing to copy: {what} is empty.", severity="warning")
+            return
+        self.app.copy_to_clipboard(text)
+        self.app.notify(f"Copied {what} to the clipboard.")

@@ -1,0 +1,94 @@
+"""The sessions picker: this workspace's sessions, searchable; Enter opens one."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from vis_tui.screens.registry import register_screen
+
+
+def _age(modified: float, now: float) -> str:
+    seconds = max(0, now - modified)
+    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit} ago"
+    return "just now"
+
+
+@register_screen("sessions")
+class SessionsScreen(ModalScreen[str | None]):
+    """Dismisses with the chosen session id, or None."""
+
+    CSS_PATH = "sessions.tcss"
+    BINDINGS = [
+        Binding("escape", "cancel", "Close", show=False),
+        Binding("down", "focus_list", "Sessions", show=False),
+    ]
+
+    def __init__(self, store: Any, workspace: Any, *, now: float | None = None) -> None:
+        super().__init__()
+        self.store = store
+        self.workspace = workspace
+        self.now = now
+
+    def compose(self) -> Any:
+        with Vertical(id="sessions-box"):
+            yield Static(Content.styled("Sessions", "bold"), id="sessions-title")
+            yield Input(placeholder="Search titles, requests and replies…", id="session-search")
+            yield OptionList(id="session-list")
+            yield Static(Content.styled("Enter opens · Esc closes", "$text-muted"))
+
+    def on_mount(self) -> None:
+        self._fill("")
+        self.query_one(Input).focus()
+
+    def _fill(self, query: str) -> None:
+        now = self.now if self.now is not None else time.time()
+        listing = self.query_one(OptionList)
+        listing.clear_options()
+        if query.strip():
+            hits = self.store.search_sessions(query.strip())
+            rows = [(hit.session, hit.snippet) for hit in hits]
+        else:
+            rows = [(row, "") for row in self.store.list_sessions(self.workspace)]
+        for row, snippet in rows:
+            label = Content.assemble(
+                (row.title or "untitled", "bold"),
+                (f"  {row.turn_count} turns · {_age(row.modified, now)} · {row.id[:8]}",
+                 "$text-muted"),
+                (f"\n  {snippet}" if snippet else "", "italic"),
+            )
+            listing.add_option(Option(label, id=row.id))
+        if not rows:
+            listing.add_option(Option(Content.styled("No sessions match.", "$text-muted"),
+                                      disabled=True))
+        else:
+            listing.highlighted = 0
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._fill(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        listing = self.query_one(OptionList)
+        if listing.highlighted is not None:
+            option = listing.get_option_at_index(listing.highlighted)
+            if option.id:
+                self.dismiss(option.id)
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if event.option.id:
+            self.dismiss(event.option.id)
+
+    def action_focus_list(self) -> None:
+        self.query_one(OptionList).focus()
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -1,0 +1,255 @@
+"""One row per Activity: state, headline, summary, verdict; Enter/click opens its content."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.events import Click
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Static
+
+from vis_core.extension.activity import (
+    ActivityPresentation,
+    ActivityRecord,
+    ActivitySection,
+    ActivityState,
+    ActivityTerminal,
+)
+from vis_tui.widgets.blocks import BlockContext, render_block
+from vis_tui.widgets.blocks.terminal import terminal_tail
+from vis_tui.widgets.inline import inline_markdown
+from vis_tui.widgets.plain import record_text
+
+SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_GLYPHS = {
+    ActivityState.SUCCEEDED: ("✓", "$text-success"),
+    ActivityState.FAILED: ("✗", "$text-error"),
+    ActivityState.CANCELLED: ("⊘", "$text-warning"),
+}
+
+
+def is_frozen(widget: Widget) -> bool:
+    """Snapshot runs freeze spinners and clocks (``VisApp(frozen=True)``)."""
+    return bool(getattr(widget.app, "frozen", False))
+
+
+def state_glyph(state: ActivityState, frame: int = 0) -> Content:
+    if state is ActivityState.RUNNING:
+        return Content.styled(SPINNER[frame % len(SPINNER)], "$text-accent")
+    glyph, style = _GLYPHS[state]
+    return Content.styled(glyph, style)
+
+
+def _summary(text: str, summary_format: str) -> Content:
+    if summary_format == "markdown":
+        return inline_markdown(text, "$text-muted")
+    return Content.styled(text, "$text-muted")
+
+
+def headline_content(
+    record: ActivityRecord, *, expanded: bool, expandable: bool, frame: int = 0
+) -> Content:
+    """The row's one line: disclosure, state, headline, summary or outcome, aside, verdict."""
+    presentation = record.presentation
+    marker = ("▾ " if expanded else "▸ ") if expandable else "  "
+    parts: list[Content | tuple[str, str] | str] = [
+        (marker, "$text-muted"),
+        state_glyph(record.state, frame),
+        " ",
+    ]
+    if presentation is None:
+        parts.append((record.tool, "bold"))
+        if record.error:
+            parts.extend(["  ", (record.error.splitlines()[0], "$text-error")])
+        return Content.assemble(*parts)
+    parts.append((presentation.headline, "bold"))
+    if presentation.summary:
+        parts.extend(["  ", _summary(presentation.summary, presentation.summary_format)])
+    elif presentation.outcome:
+        parts.extend(["  ", (presentation.outcome, "")])
+    if presentation.verdict == "passed":
+        parts.extend(["  ", (" passed ", "bold $text-success on $success-muted")])
+    elif presentation.verdict == "failed":
+        parts.extend(["  ", (" failed ", "bold $text-error on $error-muted")])
+    if presentation.aside:
+        parts.extend(["  ", (presentation.aside, "dim italic")])
+    return Content.assemble(*parts)
+
+
+def _running_terminal(presentation: ActivityPresentation | None) -> ActivityTerminal | None:
+    if presentation is None:
+        return None
+    blocks = [*presentation.content, *(b for s in presentation.sections for b in s.content)]
+    terminals = [b for b in blocks if isinstance(b, ActivityTerminal)]
+    return terminals[-1] if terminals else None
+
+
+class DisclosureHeader(Static):
+    """The clickable one-line header of an Activity or a section."""
+
+
+class SectionView(Vertical, can_focus=True):
+    """A titled group of blocks inside an Activity, with its own disclosure."""
+
+    BINDINGS = [Binding("enter", "toggle", "Open/close section", show=False)]
+    expanded: reactive[bool] = reactive(False)
+
+    def __init__(self, section: ActivitySection, context: BlockContext) -> None:
+        super().__init__(classes="section")
+        self.section = section
+        self.context = context
+        self._built = False
+        self._ready = False
+
+    def on_mount(self) -> None:
+        self._ready = True
+
+    def compose(self) -> Any:
+        yield DisclosureHeader(self._header(), classes="section-header")
+        yield Vertical(classes="section-body")
+
+    def _header(self) -> Content:
+        marker = "▾ " if self.expanded else "▸ "
+        return Content.assemble(
+            (marker, "$text-muted"),
+            (self.section.headline, "bold"),
+            "  ",
+            _summary(self.section.summary, self.section.summary_format),
+        )
+
+    def action_toggle(self) -> None:
+        self.expanded = not self.expanded
+
+    def on_click(self, event: Click) -> None:
+        if isinstance(event.widget, DisclosureHeader) and event.widget.parent is self:
+            event.stop()
+            self.action_toggle()
+
+    def watch_expanded(self, expanded: bool) -> None:
+        if not self._ready:
+            return
+        self.query_one(".section-header", DisclosureHeader).update(self._header())
+        body = self.query_one(".section-body", Vertical)
+        if expanded and not self._built:
+            self._built = True
+            body.mount_all([render_block(block, self.context) for block in self.section.content])
+        self.set_class(expanded, "-expanded")
+
+
+class ActivityRow(Vertical, can_focus=True):
+    """An Activity: collapsed to one line by default; calls on one handle share a row."""
+
+    BINDINGS = [Binding("enter", "toggle", "Open/close Activity", show=False)]
+    expanded: reactive[bool] = reactive(False)
+
+    def __init__(self, record: ActivityRecord, context: BlockContext) -> None:
+        super().__init__(classes="activity")
+        self.record = record
+        self.context = context
+        self.receipts: list[ActivityRecord] = []
+        self._built_for: tuple[Any, ...] | None = None
+        self._frame = 0
+        self._spinner: Any = None
+        self._ready = False
+
+    # -- state -------------------------------------------------------------------------
+    @property
+    def expandable(self) -> bool:
+        p = self.record.presentation
+        return bool(self.receipts or self.record.error or (p and (p.content or p.sections)))
+
+    def update_record(self, record: ActivityRecord) -> None:
+        """A newer state of this Activity, or a newer call on the same handle (a receipt)."""
+        if record.id != self.record.id:
+            self.receipts.append(self.record)
+        self.record = record
+        self._refresh_all()
+
+    def as_text(self) -> str:
+        earlier = [record_text(r) for r in self.receipts]
+        return "\n\n".join([*earlier, record_text(self.record)])
+
+    # -- widgets -------------------------------------------------------------------------
+    def compose(self) -> Any:
+        yield DisclosureHeader(self._header(), classes="activity-header")
+        yield Static("", classes="activity-tail")
+        yield Vertical(classes="activity-body")
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self._refresh_all()
+
+    def _header(self) -> Content:
+        return headline_content(
+            self.record, expanded=self.expanded, expandable=self.expandable, frame=self._frame
+        )
+
+    def _refresh_all(self) -> None:
+        if not self._ready:
+            return
+        for state in ActivityState:
+            self.set_class(self.record.state is state, f"-{state.value}")
+        self.query_one(".activity-header", DisclosureHeader).update(self._header())
+        tail = self.query_one(".activity-tail", Static)
+        terminal = _running_terminal(self.record.presentation)
+        running = self.record.state is ActivityState.RUNNING
+        show_tail = running and not self.expanded and terminal is not None and bool(terminal.lines)
+        tail.display = show_tail
+        if show_tail and terminal is not None:
+            tail.update(terminal_tail(terminal))
+        self._sync_spinner(running)
+        body = self.query_one(".activity-body", Vertical)
+        body.display = self.expanded
+        if self.expanded:
+            self._build_body(body)
+
+    def _sync_spinner(self, running: bool) -> None:
+        if running and self._spinner is None and not is_frozen(self):
+            self._spinner = self.set_interval(0.1, self._spin)
+        elif not running and self._spinner is not None:
+            self._spinner.stop()
+            self._spinner = None
+
+    def _spin(self) -> None:
+        self._frame = int(time.monotonic() * 10)
+        self.query_one(".activity-header", DisclosureHeader).update(self._header())
+
+    def _build_body(self, body: Vertical) -> None:
+        key = (self.record, len(self.receipts))
+        if self._built_for == key:
+            return
+        self._built_for = key
+        widgets: list[Widget] = []
+        presentation = self.record.presentation
+        if self.record.error:
+            widgets.append(Static(Content.styled(self.record.error, "$text-error"), classes="activity-error"))
+        if presentation is not None:
+            widgets.extend(render_block(block, self.context) for block in presentation.content)
+            widgets.extend(SectionView(section, self.context) for section in presentation.sections)
+        if self.receipts:
+            widgets.append(Static(Content.styled("Earlier on this handle", "bold $text-muted"), classes="receipts-title"))
+            for earlier in reversed(self.receipts):
+                line = headline_content(earlier, expanded=False, expandable=False)
+                widgets.append(Static(line, classes="receipt"))
+        body.remove_children()
+        body.mount_all(widgets)
+
+    # -- interaction ---------------------------------------------------------------------
+    def action_toggle(self) -> None:
+        if self.expandable or self.expanded:
+            self.expanded = not self.expanded
+
+    def on_click(self, event: Click) -> None:
+        if isinstance(event.widget, DisclosureHeader) and event.widget.parent is self:
+            event.stop()
+            self.focus()
+            self.action_toggle()
+
+    def watch_expanded(self, expanded: bool) -> None:
+        self.set_class(expanded, "-expanded")
+        self._refresh_all()

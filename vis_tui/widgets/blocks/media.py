@@ -1,0 +1,25 @@
+"""Image, video, audio and file blocks as labelled chips (images as a labelled placeholder)."""
+
+from __future__ import annotations
+
+from textual.widget import Widget
+
+from vis_core.extension.activity import ActivityAudio, ActivityFile, ActivityImage, ActivityVideo
+from vis_tui.widgets.blocks.registry import BlockContext, renders
+from vis_tui.widgets.paths import PathChip
+
+_LABELS: dict[type, str] = {
+    ActivityImage: "image",
+    ActivityVideo: "video",
+    ActivityAudio: "audio",
+    ActivityFile: "file",
+}
+
+
+@renders(ActivityImage, ActivityVideo, ActivityAudio, ActivityFile)
+def media_block(block: ActivityImage, context: BlockContext) -> Widget:
+    kind = _LABELS[type(block)]
+    caption = f" — {block.caption}" if block.caption else ""
+    chip = PathChip(block.attachment, f"[{kind}] {block.attachment}{caption}")
+    chip.add_class("media-chip", f"media-{kind}")
+    return chip

@@ -1,0 +1,133 @@
+"""The multi-line prompt: Enter sends, Shift+Enter/Ctrl+J newline, ↑/↓ history, completion keys."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from textual import events
+from textual.message import Message
+from textual.widgets import TextArea
+
+from vis_tui.widgets.completion import CompletionMenu
+
+
+class PromptInput(TextArea):
+    """Where the person writes; the screen decides what a submitted text does."""
+
+    class Submitted(Message):
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(
+            "",
+            id=id,
+            soft_wrap=True,
+            tab_behavior="focus",
+            show_line_numbers=False,
+            highlight_cursor_line=False,
+            compact=True,
+            placeholder="Ask Vis…  (Enter sends · Shift+Enter newline · / commands · F1 keys)",
+        )
+        self.recall: list[str] = []
+        self.recall_index: int | None = None
+        self.draft = ""
+        self.completion: CompletionMenu | None = None
+        self.pull_queued: Callable[[], str | None] = lambda: None
+
+    # -- history -------------------------------------------------------------------------
+    def set_history(self, prompts: list[str]) -> None:
+        self.recall = list(prompts)
+        self.recall_index = None
+
+    def remember(self, text: str) -> None:
+        if not self.recall or self.recall[-1] != text:
+            self.recall.append(text)
+        self.recall_index = None
+
+    def _show(self, text: str) -> None:
+        self.text = text
+        lines = text.split("\n")
+        self.move_cursor((len(lines) - 1, len(lines[-1])))
+
+    def history_back(self) -> bool:
+        if not self.recall:
+            return False
+        if self.recall_index is None:
+            self.draft = self.text
+            self.recall_index = len(self.recall) - 1
+        elif self.recall_index == 0:
+            return True
+        else:
+            self.recall_index -= 1
+        self._show(self.recall[self.recall_index])
+        return True
+
+    def history_forward(self) -> bool:
+        if self.recall_index is None:
+            return False
+        self.recall_index += 1
+        if self.recall_index >= len(self.recall):
+            self.recall_index = None
+            self._show(self.draft)
+        else:
+            self._show(self.recall[self.recall_index])
+        return True
+
+    # -- keys ----------------------------------------------------------------------------
+    def _menu(self) -> CompletionMenu | None:
+        menu = self.completion
+        return menu if menu is not None and menu.display else None
+
+    def complete(self) -> bool:
+        menu = self._menu()
+        choice = menu.selected_choice if menu else None
+        if choice is None:
+            return False
+        self._show(f"/{choice.name} ")
+        if menu:
+            menu.hide()
+        return True
+
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        handled = True
+        menu = self._menu()
+        row, _ = self.cursor_location
+        last_row = self.document.line_count - 1
+        if key == "enter":
+            text = self.text
+            if menu is not None:
+                menu.hide()
+            if text.strip():
+                self.text = ""
+                self.recall_index = None
+                self.draft = ""
+                self.post_message(self.Submitted(text))
+        elif key in ("shift+enter", "ctrl+j"):
+            self.insert("\n")
+        elif key == "tab" and menu is not None:
+            self.complete()
+        elif key in ("up", "down") and menu is not None:
+            menu.move(-1 if key == "up" else 1)
+        elif key == "up" and row == 0:
+            if self.recall_index is None and not self.text:
+                queued = self.pull_queued()
+                if queued is not None:
+                    self._show(queued)
+                    return self._stop(event)
+            handled = self.history_back()
+        elif key == "down" and row == last_row:
+            handled = self.history_forward()
+        else:
+            handled = False
+        if handled:
+            self._stop(event)
+        else:
+            await super()._on_key(event)
+
+    @staticmethod
+    def _stop(event: events.Key) -> None:
+        event.stop()
+        event.prevent_default()

@@ -1,0 +1,80 @@
+"""The status bar: workspace, session title, model, context use, tokens, cost and turn state."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widgets import Static
+
+from vis_core.events import Usage
+from vis_core.extension.activity_paths import shorten_path
+
+
+def _tokens(count: int) -> str:
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f}M"
+    if count >= 10_000:
+        return f"{count / 1000:.0f}k"
+    if count >= 1000:
+        return f"{count / 1000:.1f}k"
+    return str(count)
+
+
+class StatusBar(Static):
+    """One line at the bottom of the main screen."""
+
+    workspace: reactive[str] = reactive("")
+    title: reactive[str] = reactive("")
+    model: reactive[str] = reactive("")
+    running: reactive[bool] = reactive(False)
+    queued: reactive[int] = reactive(0)
+    tokens: reactive[int] = reactive(0)
+    cost: reactive[float] = reactive(0.0)
+    context_tokens: reactive[int] = reactive(0)
+    context_limit: reactive[int] = reactive(0)
+
+    def set_workspace(self, path: Path) -> None:
+        self.workspace = shorten_path(str(path), "/nonexistent-workspace")
+
+    def add_usage(self, usage: Usage, cost: float, context_tokens: int, context_limit: int) -> None:
+        self.tokens += usage.total
+        self.cost += cost
+        if context_limit:
+            self.context_tokens, self.context_limit = context_tokens, context_limit
+
+    def set_totals(self, tokens: int, cost: float, context_tokens: int, context_limit: int) -> None:
+        self.tokens, self.cost = tokens, cost
+        self.context_tokens, self.context_limit = context_tokens, context_limit
+
+    def render(self) -> Content:
+        sep = (" │ ", "$text-muted")
+        context = (
+            f"{self.context_tokens / self.context_limit:.0%} context"
+            if self.context_limit
+            else "–% context"
+        )
+        state: tuple[str, str]
+        if self.running:
+            state = ("● running", "$text-accent")
+        else:
+            state = ("○ ready", "$text-muted")
+        parts: list[Content | tuple[str, str] | str] = [
+            (self.workspace, "bold"),
+            sep,
+            self.title or "new session",
+            sep,
+            (self.model, "$text-warning" if self.model == "no model" else ""),
+            sep,
+            context,
+            sep,
+            f"{_tokens(self.tokens)} tokens",
+            sep,
+            f"${self.cost:.2f}",
+            sep,
+            state,
+        ]
+        if self.queued:
+            parts.extend([sep, (f"{self.queued} queued", "$text-warning")])
+        return Content.assemble(*parts)

@@ -1,0 +1,129 @@
+"""One turn of the transcript: request, answers and Activities in order, then the step count."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Static
+
+from vis_core.events import TurnStatus
+from vis_core.extension.activity import ActivityRecord, SymbolTag, step_counts
+from vis_tui.widgets.activity import ActivityRow
+from vis_tui.widgets.answer import AnswerView
+from vis_tui.widgets.blocks import BlockContext
+
+_STATUS_TEXT = {
+    TurnStatus.CANCELLED: ("Cancelled.", "$text-warning"),
+    TurnStatus.FAILED: ("The turn failed", "$text-error"),
+    TurnStatus.MAX_ITERATIONS: ("Stopped at the iteration limit.", "$text-warning"),
+}
+
+
+def footer_content(
+    tags: list[SymbolTag], status: TurnStatus | None, error: str | None
+) -> Content | None:
+    """``1 mutation · 6 observations`` plus how the turn ended when it did not complete."""
+    parts: list[Content | tuple[str, str] | str] = []
+    counts = step_counts(tags)
+    if counts:
+        parts.append((counts, "$text-muted"))
+    if status in _STATUS_TEXT:
+        text, style = _STATUS_TEXT[status]  # type: ignore[index]
+        if error:
+            text = f"{text}: {error}" if status is TurnStatus.FAILED else f"{text} {error}"
+        elif status is TurnStatus.FAILED:
+            text += "."
+        if parts:
+            parts.append(("  ", ""))
+        parts.append((text, style))
+    return Content.assemble(*parts) if parts else None
+
+
+class TurnView(Vertical):
+    """Everything one request produced, in the order it happened."""
+
+    def __init__(self, turn_id: str, position: int, request: str, context: BlockContext) -> None:
+        super().__init__(classes="turn")
+        self.turn_id = turn_id
+        self.position = position
+        self.request = request
+        self.context = context
+        self.rows: dict[str, ActivityRow] = {}
+        self.groups: dict[tuple[str, int, str], ActivityRow] = {}
+        self.tags: dict[str, SymbolTag] = {}
+        self.status: TurnStatus | None = None
+        self._answer: AnswerView | None = None
+        self.answers: list[AnswerView] = []
+
+    def compose(self) -> Any:
+        yield Static(Content.assemble(("› ", "bold $text-accent"), (self.request, "bold")),
+                     classes="request")
+
+    # -- answers -------------------------------------------------------------------------
+    def _open_answer(self, text: str = "") -> AnswerView:
+        if self._answer is None:
+            self._answer = AnswerView(text)
+            self.answers.append(self._answer)
+            self._mount_before_footer(self._answer)
+        return self._answer
+
+    def add_delta(self, text: str) -> None:
+        self._open_answer().add_delta(text)
+
+    def set_message(self, text: str) -> None:
+        if not text:
+            return
+        if self._answer is None:
+            self._open_answer(text)
+        else:
+            self._answer.set_text(text)
+        self._answer = None
+
+    def close_answer(self) -> None:
+        self._answer = None
+
+    @property
+    def last_answer(self) -> str:
+        texts = [a.text for a in self.answers if a.text.strip()]
+        return texts[-1] if texts else ""
+
+    # -- activities ----------------------------------------------------------------------
+    def show_activity(self, record: ActivityRecord) -> ActivityRow:
+        """Add or update the row of ``record``; calls on one handle share the first row."""
+        self.close_answer()
+        self.tags[record.id] = record.tag
+        row = self.rows.get(record.id)
+        if row is None and record.group_key is not None:
+            row = self.groups.get(record.group_key)
+        if row is None:
+            row = ActivityRow(record, self.context)
+            self._mount_before_footer(row)
+        else:
+            row.update_record(record)
+        self.rows[record.id] = row
+        if record.group_key is not None:
+            self.groups.setdefault(record.group_key, row)
+        return row
+
+    def show_note(self, text: str, style: str = "$text-muted") -> None:
+        self.close_answer()
+        self._mount_before_footer(Static(Content.styled(text, style), classes="note"))
+
+    # -- end -----------------------------------------------------------------------------
+    def end(self, status: TurnStatus, error: str | None) -> None:
+        self.close_answer()
+        self.status = status
+        for old in self.query(".turn-footer"):
+            old.remove()
+        content = footer_content(list(self.tags.values()), status, error)
+        if content is not None:
+            self.mount(Static(content, classes="turn-footer"))
+
+    def _mount_before_footer(self, widget: Any) -> None:
+        footers = list(self.query(".turn-footer"))
+        if footers:
+            self.mount(widget, before=footers[0])
+        else:
+            self.mount(widget)

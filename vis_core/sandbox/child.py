@@ -16,6 +16,7 @@ import traceback
 import types
 from typing import Any
 
+import vis_core.records  # noqa: F401 - registers the "record" wire codec in the child
 from vis_core.sandbox import wire
 from vis_core.sandbox.defs import make_defs
 from vis_core.sandbox.protocol import Msg, end_marker

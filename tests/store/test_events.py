@@ -1,0 +1,212 @@
+"""The event log and its projections: turns, replies, iterations, blocks, activities, usage."""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+
+import pytest
+
+from vis_core.events import (
+    ActivityEnded,
+    ActivityStarted,
+    ActivityUpdated,
+    AssistantDelta,
+    AssistantMessage,
+    BlockFinished,
+    IterationStarted,
+    Notification,
+    SessionCreated,
+    TurnEnded,
+    TurnStarted,
+    TurnStatus,
+    Usage,
+    UsageReported,
+    activity_to_dict,
+)
+from vis_core.extension.activity import ActivityState
+from vis_core.store import Store, StoreError
+from vis_core.store.encode import event_payload
+
+from .conftest import make_record
+
+
+def test_a_whole_turn_is_logged_and_projected(store: Store) -> None:
+    sid = store.create_session("/w", "/w", title="demo").id
+    tid = uuid.uuid4().hex
+    events = [
+        SessionCreated(sid, title="demo", workspace="/w"),
+        TurnStarted(sid, turn_id=tid, position=0, request="count the files"),
+        AssistantDelta(sid, turn_id=tid, text="Let me"),
+        AssistantMessage(sid, turn_id=tid, iteration=0, text="Let me look."),
+        IterationStarted(sid, turn_id=tid, iteration_id="it-1", index=0, code="print(len(ls()))"),
+        BlockFinished(sid, turn_id=tid, iteration_id="it-1", stdout="3\n", duration=0.25),
+        IterationStarted(
+            sid, turn_id=tid, iteration_id="it-2", index=1, tool="cat", arguments={"path": "a.py"}
+        ),
+        BlockFinished(sid, turn_id=tid, iteration_id="it-2", error="NameError: x", restarted=True),
+        AssistantMessage(sid, turn_id=tid, iteration=2, text="There are 3 files."),
+        Notification(sid, text="hello"),
+        TurnEnded(sid, turn_id=tid, status=TurnStatus.COMPLETED, content="There are 3 files."),
+    ]
+    seqs = [store.append(event) for event in events]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+
+    logged = store.events(sid)
+    assert [e.seq for e in logged] == seqs
+    assert [e.event for e in logged] == events
+    assert [e.data for e in logged] == [event.to_json() for event in events]
+    assert [e.seq for e in store.events(sid, after_seq=seqs[4])] == seqs[5:]
+
+    (turn,) = store.turns(sid)
+    assert (turn.id, turn.position, turn.request) == (tid, 0, "count the files")
+    assert turn.status is TurnStatus.COMPLETED
+    assert turn.content == "There are 3 files."
+    assert turn.replies == ("Let me look.", "There are 3 files.")
+    assert turn.ended is not None
+
+    first, second = store.iterations(tid)
+    assert (first.index, first.tool, first.code) == (0, "python_execution", "print(len(ls()))")
+    assert [(b.stdout, b.error, b.restarted, b.duration) for b in first.blocks] == [
+        ("3\n", None, False, 0.25)
+    ]
+    assert second.arguments == {"path": "a.py"}
+    assert second.blocks[0].error == "NameError: x" and second.blocks[0].restarted
+
+
+def test_activities_are_upserted_by_id_and_keep_their_place(store: Store) -> None:
+    sid = store.create_session("/w", "/w").id
+    tid = uuid.uuid4().hex
+    store.append(TurnStarted(sid, turn_id=tid, position=0, request="r"))
+    first = make_record(sid, tid, activity_id="a1")
+    second = make_record(sid, tid, activity_id="a2")
+    store.append(ActivityStarted(sid, activity=first))
+    store.append(ActivityStarted(sid, activity=second))
+    updated = make_record(sid, tid, activity_id="a1", summary="src/app.py · 10 lines")
+    store.append(ActivityUpdated(sid, activity=updated))
+    ended = make_record(sid, tid, activity_id="a1", state=ActivityState.FAILED)
+    store.append(ActivityEnded(sid, activity=ended))
+
+    records = store.activities(tid)
+    assert [r.id for r in records] == ["a1", "a2"]
+    assert records[0] == ended
+    assert activity_to_dict(records[0]) == activity_to_dict(ended)
+    assert records[1] == second
+    assert store.activities_page(sid).activities == tuple(records)
+
+
+def test_activities_page_walks_back_with_a_cursor(store: Store) -> None:
+    sid = store.create_session("/w", "/w").id
+    other = store.create_session("/w", "/w").id
+    ids = [f"a{n:03}" for n in range(120)]
+    store.append_many(
+        ActivityStarted(sid, activity=make_record(sid, "t", activity_id=i)) for i in ids
+    )
+    store.append(ActivityStarted(other, activity=make_record(other, "t", activity_id="x")))
+    seen: list[str] = []
+    before = None
+    pages = 0
+    while True:
+        page = store.activities_page(sid, before=before, limit=50)
+        seen[:0] = [r.id for r in page.activities]
+        pages += 1
+        if page.before is None:
+            break
+        before = page.before
+    assert pages == 3
+    assert seen == ids
+    assert [r.id for r in store.activities_page(sid, limit=50).activities] == ids[-50:]
+
+
+def test_usage_is_summed_per_turn_and_session_without_double_counting(store: Store) -> None:
+    sid = store.create_session("/w", "/w").id
+    t1, t2 = uuid.uuid4().hex, uuid.uuid4().hex
+    store.append(TurnStarted(sid, turn_id=t1, position=0, request="a"))
+    store.append(UsageReported(sid, turn_id=t1, usage=Usage(100, 10, 5, 1), cost=0.5))
+    store.append(UsageReported(sid, turn_id=t1, usage=Usage(200, 20), cost=0.25))
+    store.append(TurnEnded(sid, turn_id=t1))  # no totals: the reported sums stay
+    store.append(TurnStarted(sid, turn_id=t2, position=1, request="b"))
+    store.append(UsageReported(sid, turn_id=t2, usage=Usage(50, 5), cost=0.1))
+    store.append(
+        TurnEnded(
+            sid, turn_id=t2, status=TurnStatus.FAILED, usage=Usage(60, 6), cost=0.2, error="boom"
+        )
+    )
+    turn1, turn2 = store.turns(sid)
+    assert turn1.usage == Usage(300, 30, 5, 1) and turn1.cost == pytest.approx(0.75)
+    assert turn2.usage == Usage(60, 6) and turn2.cost == pytest.approx(0.2)
+    assert (turn2.status, turn2.error) == (TurnStatus.FAILED, "boom")
+    session = store.get_session(sid)
+    assert session is not None
+    assert session.usage == Usage(360, 36, 5, 1)
+    assert session.cost == pytest.approx(0.95)
+    assert session.turn_count == 2
+
+
+def test_turn_end_moves_the_session_modified_time(store: Store) -> None:
+    session = store.create_session("/w", "/w")
+    tid = uuid.uuid4().hex
+    store.append(TurnStarted(session.id, turn_id=tid, position=0, request="a"))
+    store.append(TurnEnded(session.id, turn_id=tid))
+    after = store.get_session(session.id)
+    assert after is not None and after.modified >= session.modified
+
+
+def test_append_many_is_all_or_nothing(store: Store) -> None:
+    sid = store.create_session("/w", "/w").id
+    good = TurnStarted(sid, turn_id="t1", position=0, request="a")
+    orphan = TurnStarted("no-such-session", turn_id="t2", position=0, request="b")
+    with pytest.raises(StoreError, match="no session 'no-such-session'"):
+        store.append_many([good, orphan])
+    assert store.events(sid) == [] and store.turns(sid) == []
+    assert store.append_many([]) == []
+    seqs = store.append_many([good])
+    assert [e.seq for e in store.events(sid)] == seqs
+
+
+def test_event_for_an_unknown_session_is_refused(store: Store) -> None:
+    with pytest.raises(StoreError, match="create_session"):
+        store.append(Notification("missing", text="x"))
+
+
+def test_fast_encoding_matches_event_to_json(store: Store) -> None:
+    sid = "s"
+    events = [
+        ActivityStarted(sid, activity=make_record(sid, "t")),
+        ActivityEnded(sid, activity=make_record(sid, None, state=ActivityState.SUCCEEDED)),
+        ActivityUpdated(sid, activity=None),
+        UsageReported(sid, turn_id="t", usage=Usage(1, 2, 3, 4), cost=1.5),
+        IterationStarted(sid, turn_id="t", iteration_id="i", arguments={"a": [1, {"b": "ü"}]}),
+        TurnEnded(sid, turn_id="t", status=TurnStatus.CANCELLED, usage=Usage(1)),
+    ]
+    for event in events:
+        data, payload = event_payload(event)
+        assert payload == event.to_json()
+        assert data == json.loads(event.to_json())
+
+
+def test_threads_share_one_store(store: Store) -> None:
+    sid = store.create_session("/w", "/w").id
+    errors: list[BaseException] = []
+
+    def work(n: int) -> None:
+        try:
+            for i in range(100):
+                store.append(
+                    ActivityStarted(sid, activity=make_record(sid, "t", activity_id=f"{n}-{i}"))
+                )
+                store.state_set(f"ext{n}", "count", i)
+                store.activities_page(sid, limit=5)
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert len(store.events(sid)) == 400
+    assert len(store.activities("t")) == 400
+    assert [store.state_get(f"ext{n}", "count") for n in range(4)] == [99] * 4

@@ -2,6 +2,14 @@
 
 from __future__ import annotations
 
+from vis_core.contracts.specs import (
+    FieldSpec,
+    HelpDocument,
+    NamespaceSpec,
+    ParameterSpec,
+    ToolSpec,
+    TypeSpec,
+)
 from vis_core.extension.activity import (
     Activity,
     ActivityAudio,
@@ -35,6 +43,9 @@ from vis_core.extension.declarations import (
     register_extension,
 )
 from vis_core.extension.metadata import build_metadata
+from vis_core.extension.roots import project_root, workspace_root
+from vis_core.extension.symbols import Symbol, method
+from vis_core.records.sequence import sequence
 
 __all__ = [
     "Activity",
@@ -55,49 +66,35 @@ __all__ = [
     "ActivityVideo",
     "CommandResult",
     "Extension",
+    "FieldSpec",
+    "HelpDocument",
+    "NamespaceSpec",
     "OpHook",
+    "ParameterSpec",
     "Setting",
     "SettingScope",
     "SettingType",
     "SlashCommand",
+    "Symbol",
     "SymbolTag",
+    "ToolSpec",
+    "TypeSpec",
     "build_metadata",
     "err",
+    "method",
     "ok",
+    "project_root",
     "publish_activity",
     "register_extension",
+    "sequence",
+    "workspace_root",
 ]
 
-# Modules that other parts of the SDK land in; each adds its names when it exists.
+# Parts of the SDK that land with other modules add their names when they exist.
 try:
-    from vis_core.records.sequence import sequence
+    from vis_core.extension.catalog import Catalog
 
-    __all__ += ["sequence"]
-except ImportError:  # pragma: no cover - until vis_core.records lands
-    pass
-
-try:
-    from vis_core.extension.symbols import Symbol, method
-
-    __all__ += ["Symbol", "method"]
-except ImportError:  # pragma: no cover - until symbols.py lands
-    pass
-
-try:
-    from vis_core.extension.catalog import (
-        Catalog,
-        FieldSpec,
-        HelpDocument,
-        NamespaceSpec,
-        ParameterSpec,
-        ToolSpec,
-        TypeSpec,
-    )
-
-    __all__ += [
-        "Catalog", "FieldSpec", "HelpDocument", "NamespaceSpec", "ParameterSpec", "ToolSpec",
-        "TypeSpec",
-    ]
+    __all__ += ["Catalog"]
 except ImportError:  # pragma: no cover - until catalog.py lands
     pass
 

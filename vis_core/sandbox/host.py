@@ -52,7 +52,7 @@ class BlockResult:
 
 
 class ChildDied(Exception):
-    """The child process ended; ``how`` says how (exit code or signal)."""
+    """The child process ended; ``how`` says how, e.g. ``exited (code 1)``."""
 
     def __init__(self, how: str) -> None:
         super().__init__(how)
@@ -61,14 +61,14 @@ class ChildDied(Exception):
 
 def _describe_exit(code: int | None) -> str:
     if code is None:
-        return "The sandbox process ended"
+        return "ended"
     if code < 0:
         try:
             name = signal.Signals(-code).name
         except ValueError:
             name = f"signal {-code}"
-        return f"The sandbox process was killed ({name})"
-    return f"The sandbox process exited (code {code})"
+        return f"was killed ({name})"
+    return f"exited (code {code})"
 
 
 def _names(items: Sequence[str], most: int = 12) -> str:
@@ -154,7 +154,8 @@ class Sandbox:
                 except ChildDied as died:
                     await self._drain_output()
                     output = keep_tail(self._output.text(), self.output_limit)
-                    error = f"{died.how} while starting; the block did not run."
+                    error = (f"The sandbox process {died.how} while starting, so the block did "
+                             "not run.")
                     return BlockResult(output, error, None, time.monotonic() - started)
             return await self._run_block(code, restarted, started)
 
@@ -170,7 +171,7 @@ class Sandbox:
         proc = self._proc
         if proc is not None:
             if proc.returncode is None:
-                self._kill_reason = "The sandbox process was closed"
+                self._kill_reason = "was closed"
                 self._kill_group(proc)
             code = await proc.wait()
             self._on_exit(proc, code)
@@ -224,7 +225,7 @@ class Sandbox:
         try:
             ready = await asyncio.wait_for(asyncio.shield(self._ready), START_TIMEOUT)
         except TimeoutError:
-            self._kill_reason = f"The sandbox process did not start within {START_TIMEOUT:.0f} s"
+            self._kill_reason = f"did not start within {START_TIMEOUT:.0f} s"
             self._kill_group(proc)
             await proc.wait()
             raise ChildDied(self._kill_reason) from None
@@ -232,7 +233,7 @@ class Sandbox:
         death, self._death = self._death, None
         report = ready.get("restore") or {}
         if death:
-            return f"{death} and was restarted; {restore_summary(report)}"
+            return f"The sandbox process {death} and was restarted; {restore_summary(report)}"
         if any(report.get(k) for k in ("helpers", "variables", "modules", "failed", "lost")):
             return f"A new sandbox process started; {restore_summary(report)}"
         return None
@@ -270,9 +271,9 @@ class Sandbox:
         except ChildDied as died:
             await self._drain_output()
             text = self._output.text()
-            error = (f"{died.how} during this block, so the block did not finish. The next block "
-                     "starts a new sandbox process with the helpers and variables saved after "
-                     "the last finished block.")
+            error = (f"The sandbox process died during this block: it {died.how}. The block did "
+                     "not finish; the next block starts a new sandbox process and restores the "
+                     "helpers and variables saved after the last finished block.")
             return BlockResult(keep_tail(text, self.output_limit), error, restarted,
                                time.monotonic() - started)
         except asyncio.CancelledError:
@@ -307,8 +308,8 @@ class Sandbox:
             except (ChildDied, asyncio.CancelledError):
                 return
         if proc.returncode is None:
-            self._kill_reason = (f"The sandbox process was killed because the block did not stop "
-                                 f"within {INTERRUPT_GRACE:g} s of the interrupt")
+            self._kill_reason = (f"was killed because the block did not stop within "
+                                 f"{INTERRUPT_GRACE:g} s of the interrupt")
             self._kill_group(proc)
             await proc.wait()
             if done is not None:
@@ -324,7 +325,7 @@ class Sandbox:
     async def _send(self, message: dict[str, Any]) -> None:
         proc = self._proc
         if proc is None or proc.stdin is None:
-            raise ChildDied(self._death or "The sandbox process is not running")
+            raise ChildDied(self._death or "is not running")
         try:
             proc.stdin.write(wire.dumps(message))
             transport = proc.stdin.transport

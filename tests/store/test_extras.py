@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from vis_core.store import Audience, OverrideScope, Store, StoreError
@@ -25,7 +27,7 @@ def test_prompt_history_skips_consecutive_duplicates(store: Store) -> None:
     assert [p.text for p in store.prompts(other)] == ["elsewhere"]
 
 
-def test_extension_state_is_kept_per_extension(store: Store, db_path) -> None:  # noqa: ANN001
+def test_extension_state_is_kept_per_extension(store: Store, db_path: Path) -> None:
     store.state_set("todo", "items", ["a", {"done": False, "n": 1.5}])
     store.state_set("todo", "count", 2)
     store.state_set("other", "count", 9)
@@ -75,7 +77,7 @@ def test_sandbox_snapshot_round_trip(store: Store) -> None:
     assert store.load_sandbox_snapshot(sid) == {"helpers": [], "vars": {"n": 2}}
 
 
-def test_attachments_are_versioned_per_filename(store: Store, tmp_path) -> None:  # noqa: ANN001
+def test_attachments_are_versioned_per_filename(store: Store, tmp_path: Path) -> None:
     sid = store.create_session("/w", "/w").id
     first = store.add_attachment(sid, "totals.csv", "text/csv", tmp_path / "a1", size=10)
     png = store.add_attachment(

@@ -118,3 +118,23 @@ def test_closed_store_says_so(db_path: Path) -> None:
     store.close()
     with pytest.raises(StoreError, match="closed"):
         store.list_sessions()
+
+
+def test_older_vis_database_is_migrated_in_place(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with Store(db_path) as store:
+        session = store.create_session("/w", "/w", title="kept")
+    from vis_core.store import database
+
+    upgrade = ("CREATE TABLE later_feature (id INTEGER PRIMARY KEY)",)
+    monkeypatch.setattr(database, "MIGRATIONS", (*database.MIGRATIONS, upgrade))
+    monkeypatch.setattr(database, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
+    with Store(db_path) as store:
+        assert store.get_session(session.id) == session
+    conn = sqlite3.connect(db_path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
+    assert conn.execute("SELECT count(*) FROM later_feature").fetchone()[0] == 0
+    conn.close()
+    with Store(db_path) as store:  # already current: nothing runs twice
+        assert store.get_session(session.id) == session

@@ -1,0 +1,70 @@
+"""The per-session state built-in tools share: workspace, output folder, jail, versions, shells."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from vis_core.tools.display import shorten_path
+from vis_core.tools.shell import ShellManager
+from vis_core.tools.versions import FileVersions
+
+
+class OutsideWorkspace(PermissionError):
+    """A path that leaves the workspace while the jail is on."""
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """One session's tool state; the engine keeps one per session and calls :meth:`close`."""
+
+    workspace: Path
+    session_id: str
+    output_dir: Path
+    jail: bool = False
+    versions: FileVersions = field(default_factory=FileVersions)
+    shells: ShellManager = field(default_factory=ShellManager)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "workspace", Path(self.workspace).resolve())
+        object.__setattr__(self, "output_dir", Path(self.output_dir))
+
+    def resolve(self, path: str | os.PathLike[str], *, tool: str) -> Path:
+        """An absolute path: relative to the workspace, a leading ``@`` stripped, jail-checked."""
+        if not isinstance(path, str | os.PathLike):
+            raise TypeError(f"{tool}: path must be a string, got {type(path).__name__}")
+        text = os.fspath(path).strip()
+        if text.startswith("@"):
+            text = text[1:]
+        if not text:
+            raise ValueError(f"{tool}: the path is empty; pass a path relative to {self.workspace}")
+        target = Path(text).expanduser()
+        if not target.is_absolute():
+            target = self.workspace / target
+        target = Path(os.path.normpath(target))
+        if self.jail and not self.inside(target):
+            raise OutsideWorkspace(
+                f"{tool}: {text} is outside the workspace {self.workspace}; the jail is on, so "
+                "tools reach only files under the workspace. Use a path inside it."
+            )
+        return target
+
+    def inside(self, path: Path) -> bool:
+        real = Path(os.path.realpath(path))
+        return real == self.workspace or self.workspace in real.parents
+
+    def display(self, path: str | os.PathLike[str]) -> str:
+        """How a path is shown to the model: workspace-relative when inside, else absolute."""
+        target = Path(path)
+        try:
+            return target.relative_to(self.workspace).as_posix() or "."
+        except ValueError:
+            return target.as_posix()
+
+    def short(self, path: str | os.PathLike[str]) -> str:
+        return shorten_path(path, self.workspace)
+
+    async def close(self) -> None:
+        """Stop every process this session started (called by the engine at session end)."""
+        await self.shells.close_all()

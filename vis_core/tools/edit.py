@@ -1,0 +1,172 @@
+"""``patch``: all edits for one file in one call, by the line numbers the model saw."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from vis_core.tools.context import ToolContext
+from vis_core.tools.patching import (
+    Edit,
+    PatchError,
+    apply_edits,
+    check_ranges,
+    parse_edits,
+    rebase,
+    syntax_error,
+    unified_diff,
+)
+from vis_core.tools.textfiles import BinaryFileError, read_text, split_lines
+from vis_core.tools.versions import file_mutation_queue
+
+
+@dataclass(frozen=True)
+class PatchResult:
+    """What a patch did: the file, its new version, the unified diff and line counts."""
+
+    path: str
+    version: int
+    diff: str
+    added: int
+    removed: int
+    created: bool = False
+    rebased_from: int | None = None
+
+    def __str__(self) -> str:
+        verb = "created" if self.created else "patched"
+        moved = f" (edits moved from @{self.rebased_from})" if self.rebased_from else ""
+        head = f"{verb} {self.path} @{self.version}: +{self.added} -{self.removed}{moved}"
+        return head + ("\n" + self.diff.rstrip("\n") if self.diff else "\n(no change)")
+
+
+def atomic_write(target: Path, data: bytes, *, mode: int | None) -> None:
+    """Write through a temporary file in the same folder and rename it over ``target``."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".vis-tmp", dir=target.parent)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        if mode is not None:
+            os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        Path(temp).unlink(missing_ok=True)
+        raise
+
+
+def _creation_edits(edits: object) -> list[Edit]:
+    if isinstance(edits, str):
+        return [Edit(1, 0, edits)]
+    parsed = parse_edits(edits)
+    for edit in parsed:
+        if edit.start != 1 or edit.end != 0:
+            raise PatchError(
+                "patch: a new file starts empty, so its edits must insert at line 1 "
+                "({'start': 1, 'end': 0, 'text': ...}) or be the whole text as one string"
+            )
+    return parsed
+
+
+async def patch_file(
+    ctx: ToolContext, path: str, version: int | None, edits: object
+) -> PatchResult:
+    """Apply ``edits`` to ``path`` as the model saw it at ``version``; refuse or write all."""
+    if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
+        raise PatchError(
+            f"patch: version must be the int after '@' in a cat/grep header (0 or None for a "
+            f"new file), got {version!r}"
+        )
+    target = ctx.resolve(path, tool="patch")
+    label = ctx.display(target)
+    if target.is_dir():
+        raise IsADirectoryError(f"patch: {label} is a directory; patch edits one file")
+    creating = not version
+    parsed = _creation_edits(edits) if creating else parse_edits(edits)
+    async with file_mutation_queue(target) as real:
+        exists = os.path.exists(real)
+        if creating:
+            if exists:
+                current = ctx.versions.latest(real)
+                hint = f"; you last saw @{current.number}" if current else ""
+                raise PatchError(
+                    f"patch: {label} already exists{hint}. Read it with cat({label!r}) and pass "
+                    "the version from its header"
+                )
+            return _write(ctx, target, real, label, [], parsed, created=True, rebased_from=None)
+        if not exists:
+            raise FileNotFoundError(
+                f"patch: {label} no longer exists (it was deleted or moved after you read "
+                f"@{version}); to create it, pass version=0"
+            )
+        seen = ctx.versions.get(real, version)
+        if seen is None:
+            known = ctx.versions.known_range(real)
+            if known is None:
+                raise PatchError(
+                    f"patch: unknown version @{version} of {label}: you have not read it in this "
+                    f"session. Read it with cat({label!r}) and use the version in its header"
+                )
+            oldest, newest = known
+            state = "stale" if version < oldest else "unknown"
+            raise PatchError(
+                f"patch: {state} version @{version} of {label}; versions @{oldest}–@{newest} "
+                f"are known. Read it again with cat({label!r}) and use the version in its header"
+            )
+        try:
+            text = read_text(target, label, tool="patch")
+        except BinaryFileError as exc:
+            raise PatchError(str(exc)) from None
+        old_lines = split_lines(seen.text)
+        check_ranges(parsed, len(old_lines), label, version)
+        rebased_from = None
+        if text == seen.text:
+            lines, moved = old_lines, parsed
+        else:
+            lines = split_lines(text)
+            now = ctx.versions.observe(real, text)
+            moved = rebase(parsed, old_lines, lines, f"{label} (now @{now})")
+            rebased_from = version
+        return _write(
+            ctx,
+            target,
+            real,
+            label,
+            lines,
+            moved,
+            created=False,
+            rebased_from=rebased_from,
+            before=text,
+        )
+
+
+def _write(
+    ctx: ToolContext,
+    target: Path,
+    real: str,
+    label: str,
+    lines: list[str],
+    edits: list[Edit],
+    *,
+    created: bool,
+    rebased_from: int | None,
+    before: str = "",
+) -> PatchResult:
+    applied = apply_edits(lines, edits)
+    after = "".join(applied.lines)
+    problem = syntax_error(label, after)
+    if problem and (created or syntax_error(label, before) is None):
+        raise PatchError(
+            f"patch: refused, {label} would not parse after these edits ({problem}). Nothing "
+            "was written; fix the edits and patch again with the same version"
+        )
+    if after != before or created:
+        mode = None if created else os.stat(real).st_mode & 0o7777
+        atomic_write(Path(real) if not created else target, after.encode("utf-8"), mode=mode)
+    version = ctx.versions.observe(real if not created else os.path.realpath(target), after)
+    diff = unified_diff(label, lines, applied, created=created)
+    rows = diff.splitlines()[2:]
+    added = sum(1 for row in rows if row.startswith("+"))
+    removed = sum(1 for row in rows if row.startswith("-"))
+    return PatchResult(label, version, diff, added, removed, created, rebased_from)

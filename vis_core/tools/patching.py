@@ -1,0 +1,270 @@
+"""Line-addressed edits: validation, rebasing onto a moved file, syntax checks and the diff."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import json
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import yaml
+
+CONTEXT_LINES = 3
+
+
+class PatchError(ValueError):
+    """A patch that was refused; nothing was written."""
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace lines ``start``..``end`` (1-based, inclusive) by ``text``; ``end = start - 1`` inserts."""
+
+    start: int
+    end: int
+    text: str
+
+    @property
+    def is_insert(self) -> bool:
+        return self.end == self.start - 1
+
+
+def _field(item: object, name: str, index: int) -> object:
+    if isinstance(item, Mapping):
+        if name not in item:
+            raise PatchError(
+                f"patch: edit {index} has no {name!r}; each edit is "
+                "{'start': int, 'end': int, 'text': str}"
+            )
+        return item[name]
+    if hasattr(item, name):
+        return getattr(item, name)
+    raise PatchError(
+        f"patch: edit {index} must be a dict with start, end and text, got {type(item).__name__}"
+    )
+
+
+def parse_edits(edits: object) -> list[Edit]:
+    """Edits from dicts (or records/tuples), checked and sorted; overlapping edits are refused."""
+    if isinstance(edits, Mapping):
+        edits = [edits]
+    if isinstance(edits, str | bytes) or not isinstance(edits, Sequence):
+        raise PatchError("patch: edits must be a list of {'start': int, 'end': int, 'text': str}")
+    if not edits:
+        raise PatchError("patch: edits is empty; pass at least one edit")
+    parsed: list[Edit] = []
+    for index, item in enumerate(edits):
+        if isinstance(item, list | tuple) and len(item) == 3:
+            start, end, text = item
+        else:
+            start, end, text = (_field(item, k, index) for k in ("start", "end", "text"))
+        for name, value in (("start", start), ("end", end)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise PatchError(f"patch: edit {index} {name} must be an int, got {value!r}")
+        if not isinstance(text, str):
+            kind = type(text).__name__
+            raise PatchError(f"patch: edit {index} text must be a string, got {kind}")
+        if start < 1:
+            raise PatchError(f"patch: edit {index} start={start}; lines start at 1")
+        if end < start - 1:
+            raise PatchError(
+                f"patch: edit {index} has end={end} before start={start}; use end >= start to "
+                f"replace lines, or end = start - 1 = {start - 1} to insert before line {start}"
+            )
+        parsed.append(Edit(start, end, text))
+    parsed.sort(key=lambda e: (e.start, e.end))
+    for before, after in zip(parsed, parsed[1:], strict=False):
+        # An insertion sits between lines start-1 and start; it may touch a replaced range.
+        a_hi = before.end + (0.5 if before.is_insert else 0)
+        b_lo = after.start - (0.5 if after.is_insert else 0)
+        if b_lo <= a_hi:
+            raise PatchError(
+                f"patch: edits {_span(before)} and {_span(after)} overlap; merge them into one "
+                "edit or give them separate lines"
+            )
+    return parsed
+
+
+def _span(edit: Edit) -> str:
+    if edit.is_insert:
+        return f"insert@{edit.start}"
+    return f"{edit.start}-{edit.end}" if edit.end != edit.start else f"{edit.start}"
+
+
+def check_ranges(edits: list[Edit], line_count: int, label: str, version: int) -> None:
+    for edit in edits:
+        if edit.end > line_count or edit.start > line_count + 1:
+            raise PatchError(
+                f"patch: edit {_span(edit)} is past the end of {label} @{version}, which has "
+                f"{line_count:,} lines; to append, insert with start={line_count + 1}, "
+                f"end={line_count}"
+            )
+
+
+def rebase(edits: list[Edit], seen: list[str], now: list[str], label: str) -> list[Edit]:
+    """Move edits written against ``seen`` onto ``now``; refuse if an edited line changed."""
+    matcher = difflib.SequenceMatcher(None, seen, now, autojunk=False)
+    moved: list[int] = [-1] * len(seen)
+    for a, b, size in matcher.get_matching_blocks():
+        for k in range(size):
+            moved[a + k] = b + k
+    out: list[Edit] = []
+    for edit in edits:
+        lo = edit.start - 1
+        if edit.is_insert:
+            if lo < len(seen) and moved[lo] >= 0:
+                new_lo = moved[lo]
+            elif lo > 0 and moved[lo - 1] >= 0:
+                new_lo = moved[lo - 1] + 1
+            elif not seen:
+                new_lo = len(now)
+            else:
+                raise PatchError(
+                    f"patch: the lines around insert@{edit.start} in {label} changed since you "
+                    "read it; read it again with cat() and redo the edit against the new version"
+                )
+            out.append(Edit(new_lo + 1, new_lo, edit.text))
+            continue
+        targets = moved[lo : edit.end]
+        contiguous = all(t >= 0 for t in targets) and all(
+            b == a + 1 for a, b in zip(targets, targets[1:], strict=False)
+        )
+        if not contiguous:
+            raise PatchError(
+                f"patch: lines {_span(edit)} of {label} changed since you read them; read the "
+                "file again with cat() and redo the edit against the new version"
+            )
+        out.append(Edit(targets[0] + 1, targets[-1] + 1, edit.text))
+    return out
+
+
+def _new_lines(text: str, eol: str) -> list[str]:
+    if not text:
+        return []
+    body = text.replace("\r\n", "\n")
+    if eol != "\n":
+        body = body.replace("\n", eol)
+    if not body.endswith(eol):
+        body += eol
+    return [line + eol for line in body.split(eol)[:-1]]
+
+
+def line_ending(lines: list[str]) -> str:
+    crlf = sum(1 for line in lines[:200] if line.endswith("\r\n"))
+    return "\r\n" if crlf * 2 > min(len(lines), 200) else "\n"
+
+
+@dataclass(frozen=True)
+class Applied:
+    """The new lines and the edits as hunks: (old start, old lines, new lines), 0-based."""
+
+    lines: list[str]
+    hunks: list[tuple[int, list[str], list[str]]]
+
+
+def apply_edits(lines: list[str], edits: list[Edit]) -> Applied:
+    """Apply sorted, non-overlapping edits; keeps the file's line ending and final-newline style."""
+    eol = line_ending(lines)
+    n = len(lines)
+    no_eol = n > 0 and not lines[-1].endswith("\n")
+    work = lines[:-1] + [lines[-1] + eol] if no_eol else lines
+    out: list[str] = []
+    hunks: list[tuple[int, list[str], list[str]]] = []
+    cursor = 0
+    for edit in edits:
+        lo, hi = edit.start - 1, edit.end
+        new = _new_lines(edit.text, eol)
+        if no_eol and lo == hi == n and cursor <= n - 1:
+            lo = n - 1  # appending after a last line without EOL changes that line too
+            new = [work[n - 1], *new]
+        out.extend(work[cursor:lo])
+        out.extend(new)
+        hunks.append((lo, lines[lo:hi], new))
+        cursor = hi
+    out.extend(work[cursor:])
+    if no_eol and out:
+        last_end = hunks[-1][0] + len(hunks[-1][1]) if hunks else 0
+        if last_end < n or hunks[-1][2]:
+            stripped = out[-1][: -len(eol)] if out[-1].endswith(eol) else out[-1]
+            if last_end >= n:
+                hunks[-1][2][-1] = stripped
+            out[-1] = stripped
+    return Applied(out, hunks)
+
+
+def _diff_rows(prefix: str, rows: list[str]) -> list[str]:
+    out = []
+    for row in rows:
+        if row.endswith("\n"):
+            out.append(prefix + row)
+        else:
+            out.append(prefix + row + "\n\\ No newline at end of file\n")
+    return out
+
+
+def unified_diff(label: str, old: list[str], applied: Applied, *, created: bool = False) -> str:
+    """A unified diff built from the edit hunks (no whole-file comparison)."""
+    if not any(o != n for _, o, n in applied.hunks):
+        return ""
+    groups: list[list[tuple[int, list[str], list[str]]]] = []
+    for hunk in applied.hunks:
+        if groups:
+            last_lo, last_old, _ = groups[-1][-1]
+            if hunk[0] - (last_lo + len(last_old)) <= 2 * CONTEXT_LINES:
+                groups[-1].append(hunk)
+                continue
+        groups.append([hunk])
+    head = "/dev/null" if created else f"a/{label}"
+    out = [f"--- {head}\n", f"+++ b/{label}\n"]
+    delta = 0
+    for group in groups:
+        first_lo = group[0][0]
+        last_lo, last_old, _ = group[-1]
+        old_from = max(0, first_lo - CONTEXT_LINES)
+        old_to = min(len(old), last_lo + len(last_old) + CONTEXT_LINES)
+        body: list[str] = _diff_rows(" ", old[old_from:first_lo])
+        group_delta = 0
+        for index, (lo, removed, added) in enumerate(group):
+            body += _diff_rows("-", removed) + _diff_rows("+", added)
+            group_delta += len(added) - len(removed)
+            end = group[index + 1][0] if index + 1 < len(group) else old_to
+            body += _diff_rows(" ", old[lo + len(removed) : end])
+        old_count = old_to - old_from
+        new_count = old_count + group_delta
+        new_from = old_from + delta
+        a = old_from + 1 if old_count else old_from
+        b = new_from + 1 if new_count else new_from
+        out.append(f"@@ -{a},{old_count} +{b},{new_count} @@\n")
+        out += body
+        delta += group_delta
+    return "".join(out)
+
+
+def syntax_error(name: str, text: str) -> str | None:
+    """Why ``text`` does not parse as the language of ``name``'s suffix, or ``None``."""
+    suffix = name.rsplit(".", 1)[-1].lower() if "." in name else ""
+    try:
+        if suffix in ("py", "pyi"):
+            ast.parse(text, filename=name)
+        elif suffix == "json":
+            json.loads(text)
+        elif suffix == "toml":
+            tomllib.loads(text)
+        elif suffix in ("yaml", "yml"):
+            for _ in yaml.safe_load_all(text):
+                pass
+        else:
+            return None
+    except SyntaxError as exc:
+        where = f"line {exc.lineno}" if exc.lineno else "somewhere"
+        snippet = f": {exc.text.strip()!r}" if exc.text and exc.text.strip() else ""
+        return f"Python {where}: {exc.msg}{snippet}"
+    except json.JSONDecodeError as exc:
+        return f"JSON line {exc.lineno} column {exc.colno}: {exc.msg}"
+    except tomllib.TOMLDecodeError as exc:
+        return f"TOML: {exc}"
+    except yaml.YAMLError as exc:
+        return "YAML: " + " ".join(str(exc).split())
+    return None

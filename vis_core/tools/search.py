@@ -1,0 +1,391 @@
+"""``grep``: ripgrep when installed, an equivalent Python search otherwise, one output format."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from vis_core.tools.context import ToolContext
+from vis_core.tools.display import plural
+from vis_core.tools.ignore import IgnoreRule, git_toplevel, listed_files, parse_gitignore
+from vis_core.tools.textfiles import ToolText, shown, split_lines, strip_eol
+from vis_core.tools.truncate import Keep, fit_output
+
+CASES = ("smart", "sensitive", "ignore")
+MAX_LIMIT = 1000
+MAX_CONTEXT = 20
+SHOWN_LINE_CHARS = 500
+
+
+@dataclass(frozen=True)
+class Query:
+    """A validated search: the pattern, its flags and the filters."""
+
+    pattern: str
+    literal: bool
+    ignore_case: bool
+    word: bool
+    include: tuple[str, ...]
+    exclude: tuple[str, ...]
+    hidden: bool
+
+    def regex(self) -> re.Pattern[str]:
+        body = re.escape(self.pattern) if self.literal else self.pattern
+        if self.word:
+            body = rf"(?<!\w)(?:{body})(?!\w)"
+        flags = re.IGNORECASE if self.ignore_case else 0
+        try:
+            return re.compile(body, flags)
+        except re.error as exc:
+            raise ValueError(
+                f"grep: invalid regex {self.pattern!r}: {exc}. Fix the pattern, or pass "
+                "literal=True to search for the text as written."
+            ) from None
+
+
+def has_upper(pattern: str, literal: bool) -> bool:
+    """Smart case: does the pattern spell an uppercase letter (escapes like ``\\W`` excluded)."""
+    if literal:
+        return any(ch.isupper() for ch in pattern)
+    i = 0
+    while i < len(pattern):
+        ch = pattern[i]
+        if ch == "\\":
+            i += 2
+            continue
+        if ch.isupper():
+            return True
+        i += 1
+    return False
+
+
+def _globs(value: str | list[str] | tuple[str, ...] | None, name: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str) else list(value)
+    for item in items:
+        if not isinstance(item, str) or not item.strip():
+            raise ValueError(f"grep: {name} takes glob strings such as '*.py', got {item!r}")
+    return tuple(items)
+
+
+@dataclass(frozen=True)
+class Root:
+    path: Path
+    is_file: bool
+
+
+def _roots(ctx: ToolContext, paths: str | list[str] | tuple[str, ...]) -> list[Root]:
+    items = [paths] if isinstance(paths, str | os.PathLike) else list(paths)
+    if not items:
+        raise ValueError("grep: paths is empty; pass '.' to search the whole workspace")
+    roots = []
+    for item in items:
+        target = ctx.resolve(item, tool="grep")
+        if not target.exists():
+            raise FileNotFoundError(
+                f"grep: no file or folder {ctx.display(target)}; check it with ls()"
+            )
+        roots.append(Root(target, not target.is_dir()))
+    return roots
+
+
+class GlobFilter:
+    """Include/exclude globs with ripgrep's rules: a slash anchors a glob at the workspace."""
+
+    def __init__(self, include: tuple[str, ...], exclude: tuple[str, ...]) -> None:
+        self.include = [r for g in include for r in parse_gitignore(g)]
+        self.exclude = [r for g in exclude for r in parse_gitignore(g)]
+
+    @staticmethod
+    def _hit(rule: IgnoreRule, rel: str, is_dir: bool) -> bool:
+        if rule.dir_only and not is_dir:
+            return False
+        return bool(rule.regex.match(rel if rule.anchored else rel.rsplit("/", 1)[-1]))
+
+    def keeps(self, rel: str, root_rel: str) -> bool:
+        if not self.include and not self.exclude:
+            return True
+        if self.exclude:
+            parts = rel.split("/")
+            skip = len(root_rel.split("/")) if root_rel not in ("", ".") else 0
+            for depth in range(max(skip, 1), len(parts) + 1):
+                prefix = "/".join(parts[:depth])
+                is_dir = depth < len(parts)
+                if any(self._hit(rule, prefix, is_dir) for rule in self.exclude):
+                    return False
+        if self.include:
+            return any(self._hit(rule, rel, False) for rule in self.include)
+        return True
+
+
+def _rel(ctx: ToolContext, path: str) -> str:
+    try:
+        return Path(path).relative_to(ctx.workspace).as_posix()
+    except ValueError:
+        return Path(path).as_posix()
+
+
+def count_python(ctx: ToolContext, roots: list[Root], query: Query) -> dict[str, int]:
+    """Matching lines per file, found in Python (the path used when ripgrep is missing)."""
+    rx = query.regex()
+    prefilter = re.compile(rx.pattern, rx.flags | re.MULTILINE)
+    globs = GlobFilter(query.include, query.exclude)
+    counts: dict[str, int] = {}
+    for root in roots:
+        if root.is_file:
+            candidates = [str(root.path)]
+        else:
+            root_rel = _rel(ctx, str(root.path))
+            candidates = [
+                p
+                for p in listed_files(str(root.path), hidden=query.hidden)
+                if globs.keeps(_rel(ctx, p), root_rel)
+            ]
+        for path in candidates:
+            try:
+                data = Path(path).read_bytes()
+            except OSError:
+                continue
+            if b"\x00" in data:
+                continue
+            text = data.decode("utf-8", errors="replace")
+            if not prefilter.search(text):
+                continue
+            hits = sum(1 for line in text.split("\n") if rx.search(line))
+            if hits:
+                counts[path] = counts.get(path, 0) + hits
+    return counts
+
+
+async def count_rg(
+    ctx: ToolContext, rg: str, roots: list[Root], query: Query
+) -> dict[str, int] | None:
+    """Matching lines per file from ``rg --count``; ``None`` when ripgrep rejects the regex."""
+    argv = [rg, "--no-config", "--count", "--with-filename", "--null", "--no-ignore-dot"]
+    argv.append("--ignore-case" if query.ignore_case else "--case-sensitive")
+    if query.literal:
+        argv.append("--fixed-strings")
+    if query.word:
+        argv.append("--word-regexp")
+    if query.hidden:
+        argv += ["--hidden", "--glob", "!.git"]
+    if git_toplevel(str(roots[0].path if not roots[0].is_file else roots[0].path.parent)) is None:
+        argv += ["--no-require-git", "--no-ignore-parent"]
+    for glob in query.include:
+        argv += ["--glob", glob]
+    for glob in query.exclude:
+        argv += ["--glob", "!" + glob]
+    argv += ["--regexp", query.pattern, "--"]
+    argv += [str(root.path) for root in roots]
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=ctx.workspace,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await proc.communicate()
+    if proc.returncode == 2 and not out:
+        message = err.decode("utf-8", errors="replace")
+        if "regex" in message.lower() or "error parsing" in message.lower():
+            return None
+        raise RuntimeError(f"grep: ripgrep failed: {message.strip()}")
+    counts: dict[str, int] = {}
+    explicit = {str(root.path) for root in roots if root.is_file}
+    for row in out.decode("utf-8", errors="surrogateescape").splitlines():
+        name, _, number = row.rpartition("\0")
+        if not name:
+            continue
+        path = os.path.normpath(os.path.join(ctx.workspace, name))
+        if path in explicit and _is_binary(path):
+            continue
+        counts[path] = counts.get(path, 0) + int(number)
+    return counts
+
+
+def _is_binary(path: str) -> bool:
+    try:
+        return b"\x00" in Path(path).read_bytes()
+    except OSError:
+        return True
+
+
+def _call_hint(query: Query, paths: object, offset: int, limit: int) -> str:
+    args = [repr(query.pattern)]
+    if paths not in (".", None):
+        args.append(f"paths={paths!r}")
+    args.append(f"offset={offset}")
+    if limit != 100:
+        args.append(f"limit={limit}")
+    return "grep(" + ", ".join(args) + ", …)"
+
+
+def render_page(
+    ctx: ToolContext,
+    query: Query,
+    counts: dict[str, int],
+    *,
+    paths: object,
+    context: int,
+    limit: int,
+    offset: int,
+) -> ToolText:
+    """The model's view: grouped per file under ``path @version``, bounded, with a paging note."""
+    rx = query.regex()
+    ordered = sorted(counts, key=lambda p: _rel(ctx, p))
+    total = sum(counts.values())
+    if total == 0:
+        where = ", ".join(repr(p) for p in ([paths] if isinstance(paths, str) else paths or ["."]))
+        return ToolText(
+            f"No matches for {query.pattern!r} in {where}.",
+            matches=0,
+            files=0,
+            hits=(),
+            query=query.pattern,
+            total=0,
+        )
+    if offset >= total:
+        raise ValueError(
+            f"grep: offset={offset} is past the last of {total:,} matches; use offset < {total}"
+        )
+    blocks: list[str] = []
+    hits: list[tuple[str, int, str]] = []
+    seen = 0
+    want_from, want_to = offset, offset + limit
+    for path in ordered:
+        n = counts[path]
+        if seen + n <= want_from:
+            seen += n
+            continue
+        if seen >= want_to:
+            break
+        try:
+            text = Path(path).read_bytes().decode("utf-8", errors="replace")
+        except OSError:
+            seen += n
+            continue
+        lines = split_lines(text)
+        matched = [i for i, line in enumerate(lines) if rx.search(strip_eol(line))]
+        take = matched[max(0, want_from - seen) : max(0, want_to - seen)]
+        seen += n
+        if not take:
+            continue
+        label = _rel(ctx, path)
+        version = ctx.versions.observe(os.path.realpath(path), text)
+        wanted: dict[int, bool] = {}
+        for i in take:
+            for j in range(max(0, i - context), min(len(lines), i + context + 1)):
+                wanted.setdefault(j, False)
+            wanted[i] = True
+        width = len(str(max(wanted) + 1))
+        rows = [f"{label} @{version}"]
+        previous = None
+        for j in sorted(wanted):
+            if previous is not None and j != previous + 1:
+                rows.append("--")
+            sep = ":" if wanted[j] else "-"
+            rows.append(f"{j + 1:>{width}}{sep} {shown(strip_eol(lines[j]), SHOWN_LINE_CHARS)}")
+            previous = j
+        for i in take:
+            hits.append((label, i + 1, strip_eol(lines[i])[:200]))
+        blocks.append("\n".join(rows))
+    files = len(ordered)
+    shown_to = offset + len(hits)
+    summary = f"{plural(total, 'matching line')} in {plural(files, 'file')}."
+    if offset or shown_to < total:
+        summary = f"Showing matches {offset + 1:,}–{shown_to:,} of {summary}"
+        if shown_to < total:
+            summary += (
+                f" {total - shown_to:,} more left out: call "
+                f"{_call_hint(query, paths, shown_to, limit)} for the next page, or narrow the "
+                "search with paths=, include= or exclude=."
+            )
+    text = "\n\n".join(blocks) + "\n\n" + summary
+    out = fit_output(text, ctx.output_dir, keep=Keep.HEAD, label="grep")
+    return ToolText(
+        out, matches=len(hits), total=total, files=files, hits=tuple(hits), query=query.pattern
+    )
+
+
+def make_query(
+    query: str,
+    *,
+    literal: bool,
+    case: str,
+    word: bool,
+    include: str | list[str] | None,
+    exclude: str | list[str] | None,
+    hidden: bool,
+) -> Query:
+    if not isinstance(query, str) or query == "":
+        raise ValueError("grep: query must be a non-empty string")
+    if case not in CASES:
+        raise ValueError(f"grep: case must be one of {', '.join(CASES)}; got {case!r}")
+    ignore = case == "ignore" or (case == "smart" and not has_upper(query, literal))
+    return Query(
+        query,
+        bool(literal),
+        ignore,
+        bool(word),
+        _globs(include, "include"),
+        _globs(exclude, "exclude"),
+        bool(hidden),
+    )
+
+
+def check_page(limit: int, offset: int, context: int) -> None:
+    for name, value, lo, hi in (
+        ("limit", limit, 1, MAX_LIMIT),
+        ("offset", offset, 0, None),
+        ("context", context, 0, MAX_CONTEXT),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise TypeError(f"grep: {name} must be an int, got {value!r}")
+        if value < lo or (hi is not None and value > hi):
+            bound = f"between {lo} and {hi}" if hi is not None else f">= {lo}"
+            raise ValueError(f"grep: {name}={value} is out of range; use a value {bound}")
+
+
+async def search(
+    ctx: ToolContext,
+    query: str,
+    paths: str | list[str] = ".",
+    *,
+    literal: bool = False,
+    case: str = "smart",
+    word: bool = False,
+    include: str | list[str] | None = None,
+    exclude: str | list[str] | None = None,
+    context: int = 0,
+    hidden: bool = False,
+    limit: int = 100,
+    offset: int = 0,
+    engine: str = "auto",
+) -> ToolText:
+    """Run one search; ``engine`` is ``auto``, ``rg`` or ``python`` (tests compare the two)."""
+    check_page(limit, offset, context)
+    spec = make_query(
+        query,
+        literal=literal,
+        case=case,
+        word=word,
+        include=include,
+        exclude=exclude,
+        hidden=hidden,
+    )
+    spec.regex()  # a bad pattern fails here with the same message on both paths
+    roots = _roots(ctx, paths)
+    rg = shutil.which("rg") if engine in ("auto", "rg") else None
+    if engine == "rg" and rg is None:
+        raise RuntimeError("grep: ripgrep (rg) is not installed; install it or use engine='auto'")
+    counts = await count_rg(ctx, rg, roots, spec) if rg else None
+    if counts is None:
+        counts = await asyncio.to_thread(count_python, ctx, roots, spec)
+    return await asyncio.to_thread(
+        render_page, ctx, spec, counts, paths=paths, context=context, limit=limit, offset=offset
+    )

@@ -1,0 +1,282 @@
+"""``shell`` handles: a process group with bounded output buffers, input, waiting and stopping."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import itertools
+import os
+import shlex
+import signal
+from collections import deque
+from dataclasses import dataclass
+from pathlib import Path
+
+from vis_core.sandbox.wire import HostHandle
+from vis_core.tools.truncate import Keep, fit_output
+
+BUFFER_BYTES = 8 * 1024 * 1024
+STOP_GRACE_SECONDS = 2.0
+READ_CHUNK = 65536
+_ids = itertools.count(1)
+
+
+class StreamBuffer:
+    """Decoded output of one stream, capped at ``limit`` bytes (the oldest text is dropped)."""
+
+    def __init__(self, limit: int = BUFFER_BYTES) -> None:
+        self.limit = limit
+        self.chunks: deque[tuple[int, str]] = deque()
+        self.size = 0
+        self.dropped = 0
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+
+    def add(self, seq: int, data: bytes, *, final: bool = False) -> None:
+        text = self._decoder.decode(data, final=final)
+        if not text:
+            return
+        self.chunks.append((seq, text))
+        self.size += len(text.encode("utf-8"))
+        while self.size > self.limit and self.chunks:
+            old_seq, old = self.chunks.popleft()
+            raw = old.encode("utf-8")
+            excess = self.size - self.limit
+            if len(raw) > excess:
+                rest = raw[excess:].decode("utf-8", errors="ignore")
+                self.chunks.appendleft((old_seq, rest))
+                self.size -= len(raw) - len(rest.encode("utf-8"))
+                self.dropped += len(raw) - len(rest.encode("utf-8"))
+                break
+            self.size -= len(raw)
+            self.dropped += len(raw)
+
+    def text(self) -> str:
+        return "".join(chunk for _, chunk in self.chunks)
+
+
+@dataclass(frozen=True)
+class ShellStatus:
+    """Where a command is: running or its exit code, and the tail of its output."""
+
+    command: str
+    running: bool
+    exit_code: int | None
+    output: str
+    timed_out: bool = False
+    stopped: bool = False
+
+    def __str__(self) -> str:
+        if self.running:
+            state = "still running"
+        elif self.timed_out:
+            state = f"stopped after its timeout (exit {self.exit_code})"
+        elif self.stopped:
+            state = f"stopped (exit {self.exit_code})"
+        else:
+            state = f"exit {self.exit_code}"
+        return f"$ {self.command}\n[{state}]" + (f"\n{self.output}" if self.output else "")
+
+
+class ShellHandle(HostHandle):
+    """A running command on the host: ``logs()``, ``wait(seconds)``, ``type(text)``, ``stop()``."""
+
+    __vis_methods__ = ("logs", "wait", "type", "stop")
+
+    def __init__(
+        self,
+        command: str,
+        process: asyncio.subprocess.Process,
+        output_dir: Path,
+        *,
+        timeout: float | None = None,
+        buffer_bytes: int = BUFFER_BYTES,
+    ) -> None:
+        self.id = f"sh-{next(_ids)}"
+        self.command = command
+        self.pid = process.pid
+        self._process = process
+        self._output_dir = output_dir
+        self._seq = itertools.count()
+        self.stdout = StreamBuffer(buffer_bytes)
+        self.stderr = StreamBuffer(buffer_bytes)
+        self.timed_out = False
+        self.stopped = False
+        self._drains = [
+            asyncio.ensure_future(self._drain(process.stdout, self.stdout)),
+            asyncio.ensure_future(self._drain(process.stderr, self.stderr)),
+        ]
+        self._timer = (
+            asyncio.get_running_loop().call_later(timeout, self._on_timeout) if timeout else None
+        )
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else f"exit {self.exit_code}"
+        return f"<shell {self.id} pid {self.pid} {state}: {self.command[:60]!r}>"
+
+    async def _drain(self, stream: asyncio.StreamReader | None, buffer: StreamBuffer) -> None:
+        if stream is None:
+            return
+        while True:
+            data = await stream.read(READ_CHUNK)
+            if not data:
+                buffer.add(next(self._seq), b"", final=True)
+                return
+            buffer.add(next(self._seq), data)
+
+    def _on_timeout(self) -> None:
+        if self.running:
+            self.timed_out = True
+            asyncio.ensure_future(self.stop())
+
+    @property
+    def running(self) -> bool:
+        return self._process.returncode is None
+
+    @property
+    def exit_code(self) -> int | None:
+        return self._process.returncode
+
+    def output_lines(self) -> list[tuple[str, str]]:
+        """``(stream, line)`` pairs in arrival order (chunk order across the two streams)."""
+        merged = sorted(
+            [(seq, "stdout", text) for seq, text in self.stdout.chunks]
+            + [(seq, "stderr", text) for seq, text in self.stderr.chunks]
+        )
+        out: list[tuple[str, str]] = []
+        for _, stream, text in merged:
+            out.extend((stream, line) for line in text.splitlines())
+        return out
+
+    def combined(self) -> str:
+        merged = sorted(list(self.stdout.chunks) + list(self.stderr.chunks))
+        return "".join(text for _, text in merged)
+
+    def logs(self) -> str:
+        """Everything printed so far (stdout and stderr in arrival order), tail-bounded."""
+        dropped = self.stdout.dropped + self.stderr.dropped
+        text = self.combined()
+        if dropped:
+            text = f"[{dropped:,} earlier bytes dropped from the 8 MiB buffer]\n" + text
+        return fit_output(text, self._output_dir, keep=Keep.TAIL, label=f"shell-{self.id}")
+
+    def status(self) -> ShellStatus:
+        return ShellStatus(
+            self.command, self.running, self.exit_code, self.logs(), self.timed_out, self.stopped
+        )
+
+    async def _settle(self) -> None:
+        await self._process.wait()
+        if self._timer is not None:
+            self._timer.cancel()
+        # A background grandchild can hold the pipes open; do not wait on it forever.
+        await asyncio.wait(self._drains, timeout=0.5)
+
+    async def wait(self, seconds: float | None = 30) -> ShellStatus:
+        """Wait up to ``seconds`` (None: no limit) for the command to exit and return its status."""
+        if seconds is not None and (isinstance(seconds, bool) or seconds < 0):
+            raise ValueError(f"wait: seconds must be a number >= 0 or None, got {seconds!r}")
+        try:
+            await asyncio.wait_for(asyncio.shield(self._settle()), seconds)
+        except TimeoutError:
+            tail = "\n".join(line for _, line in self.output_lines()[-10:])
+            raise TimeoutError(
+                f"shell: {self.command!r} (pid {self.pid}) is still running after {seconds:g}s. "
+                "Call logs() to see its output, wait() again to keep waiting, or stop() to end it."
+                + (f" Last output:\n{tail}" if tail else "")
+            ) from None
+        return self.status()
+
+    async def type(self, text: str) -> None:
+        """Send ``text`` to the command's stdin (add ``\\n`` to press Enter)."""
+        if not isinstance(text, str):
+            raise TypeError(f"type: text must be a string, got {type(text).__name__}")
+        stdin = self._process.stdin
+        if not self.running or stdin is None or stdin.is_closing():
+            raise RuntimeError(
+                f"shell: {self.command!r} has exited (exit {self.exit_code}); it cannot read "
+                "input. Start it again with shell()."
+            )
+        stdin.write(text.encode("utf-8"))
+        try:
+            await stdin.drain()
+        except (BrokenPipeError, ConnectionResetError):
+            raise RuntimeError(
+                f"shell: {self.command!r} closed its input; it no longer reads what you type"
+            ) from None
+
+    def _signal_group(self, sig: signal.Signals) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, sig)
+
+    async def stop(self) -> ShellStatus:
+        """Stop the whole process group: SIGTERM, then SIGKILL after a grace period."""
+        if self.running:
+            self.stopped = True
+        self._signal_group(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(asyncio.shield(self._process.wait()), STOP_GRACE_SECONDS)
+        except TimeoutError:
+            pass
+        self._signal_group(signal.SIGKILL)
+        await self._settle()
+        stdin = self._process.stdin
+        if stdin is not None and not stdin.is_closing():
+            stdin.close()
+        return self.status()
+
+
+class ShellManager:
+    """Every process one session started; :meth:`close_all` stops them at session end."""
+
+    def __init__(self) -> None:
+        self.handles: dict[str, ShellHandle] = {}
+
+    async def start(
+        self,
+        command: str,
+        *,
+        cwd: Path,
+        output_dir: Path,
+        timeout: float | None = None,
+        jail_workspace: Path | None = None,
+        jail_read_write: tuple[Path, ...] = (),
+        env: dict[str, str] | None = None,
+    ) -> ShellHandle:
+        """Start ``command`` under bash in its own session; jailed if ``jail_workspace`` is set."""
+        shell = "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
+        argv = [shell, "-c", command]
+        if jail_workspace is not None:
+            # the jail starts in the workspace; move to the asked folder first
+            script = f"cd -- {shlex.quote(str(cwd))} || exit 125\n{command}"
+            argv = jailed([shell, "-c", script], jail_workspace, jail_read_write)
+        environment = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "PYTHONUNBUFFERED": "1"}
+        environment.update(env or {})
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            cwd=cwd,
+            env=environment,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+        )
+        handle = ShellHandle(command, process, output_dir, timeout=timeout)
+        self.handles[handle.id] = handle
+        return handle
+
+    async def close_all(self) -> None:
+        handles = list(self.handles.values())
+        await asyncio.gather(*(h.stop() for h in handles), return_exceptions=True)
+
+
+def jailed(argv: list[str], workspace: Path, read_write: tuple[Path, ...] = ()) -> list[str]:
+    """``argv`` wrapped by the jail; never runs unconfined when the jail cannot be applied."""
+    try:
+        from vis_core.sandbox.jail import jail_argv
+    except ImportError as exc:
+        raise RuntimeError(
+            "shell: the jail setting is on but confinement (vis_core.sandbox.jail) is not "
+            f"available ({exc}); the command was not run. Turn the jail off or update Vis."
+        ) from None
+    return jail_argv(argv, workspace, read_write=read_write)

@@ -1,0 +1,217 @@
+"""``run_tests``: find the test runner (pytest first), run it, report counts and failures."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import shutil
+import sys
+import uuid
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from vis_core.tools.context import ToolContext
+
+PYTEST_MARKERS = ("pytest.ini", "conftest.py", "tox.ini", "setup.cfg", "pyproject.toml")
+SUMMARY = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)")
+
+
+@dataclass(frozen=True)
+class TestFailure:
+    """One failing or erroring test and the file it names."""
+
+    test: str
+    path: str
+    line: int | None
+    message: str
+
+
+@dataclass(frozen=True)
+class TestReport:
+    """One test run: counts, failures with their files, exit code and the output's tail."""
+
+    runner: str
+    command: str
+    passed: int
+    failed: int
+    skipped: int
+    errors: int
+    exit_code: int | None
+    failures: tuple[TestFailure, ...]
+    output: str
+    timed_out: bool = False
+
+    @property
+    def verdict(self) -> Literal["passed", "failed"] | None:
+        if self.exit_code == 0 and not (self.failed or self.errors):
+            return "passed"
+        if self.runner == "pytest" and self.exit_code == 5:
+            return None  # nothing collected: neither a pass nor a failure
+        return "failed"
+
+    @property
+    def counts(self) -> str:
+        parts = [f"{self.passed} passed", f"{self.failed} failed", f"{self.skipped} skipped"]
+        if self.errors:
+            parts.append(f"{self.errors} errors")
+        return ", ".join(parts)
+
+    def __str__(self) -> str:
+        if self.timed_out:
+            head = f"{self.runner}: timed out and was stopped ({self.counts} before that)"
+        elif self.verdict is None:
+            head = f"{self.runner}: no tests ran (exit {self.exit_code})"
+        else:
+            head = f"{self.runner}: {self.verdict} — {self.counts}"
+        rows = [head]
+        for failure in self.failures:
+            where = f"{failure.path}:{failure.line}" if failure.line else failure.path
+            rows.append(f"FAILED {failure.test} ({where}): {failure.message}")
+        if self.verdict != "passed" and self.output:
+            rows.append("--- output (tail) ---")
+            rows.append(self.output.rstrip("\n"))
+        return "\n".join(rows)
+
+
+def _python(workspace: Path) -> str:
+    for candidate in (".venv/bin/python", "venv/bin/python"):
+        path = workspace / candidate
+        if path.exists():
+            return str(path)
+    return sys.executable
+
+
+def detect_runner(workspace: Path) -> tuple[str, list[str]]:
+    """The runner name and its base command for ``workspace``; pytest is tried first."""
+    if any((workspace / name).exists() for name in PYTEST_MARKERS) or (
+        (workspace / "tests").is_dir() or any(workspace.glob("test_*.py"))
+    ):
+        return "pytest", [_python(workspace), "-m", "pytest", "-q"]
+    package = workspace / "package.json"
+    if package.exists():
+        try:
+            scripts = json.loads(package.read_text(encoding="utf-8")).get("scripts", {})
+        except ValueError:
+            scripts = {}
+        if "test" in scripts:
+            return "npm", ["npm", "test", "--silent"]
+    if (workspace / "Cargo.toml").exists() and shutil.which("cargo"):
+        return "cargo", ["cargo", "test"]
+    if (workspace / "go.mod").exists() and shutil.which("go"):
+        return "go", ["go", "test", "./..."]
+    raise FileNotFoundError(
+        f"run_tests: found no test setup in {workspace} (looked for pytest files, tests/, "
+        "package.json with a test script, Cargo.toml and go.mod). Run your test command with "
+        "shell() instead."
+    )
+
+
+def _failure_text(node: ET.Element) -> str:
+    message = node.get("message") or (node.text or "").strip()
+    first = message.strip().splitlines()[0] if message.strip() else node.tag
+    return first[:300]
+
+
+def parse_junit(
+    xml_path: Path, root: Path, ctx: ToolContext
+) -> tuple[dict[str, int], list[TestFailure]]:
+    """Counts and failures from a pytest JUnit file (xunit1: cases carry ``file`` and ``line``)."""
+    counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+    failures: list[TestFailure] = []
+    tree = ET.parse(xml_path)
+    for case in tree.iter("testcase"):
+        outcome = "passed"
+        problem = None
+        for child in case:
+            if child.tag == "failure":
+                outcome, problem = "failed", child
+            elif child.tag == "error":
+                outcome, problem = "errors", child
+            elif child.tag == "skipped" and outcome == "passed":
+                outcome = "skipped"
+        counts[outcome] += 1
+        if problem is None:
+            continue
+        file = case.get("file") or case.get("classname", "").replace(".", "/") + ".py"
+        path = ctx.display((root / file).resolve()) if file else ""
+        line = case.get("line")
+        name = case.get("name", "?")
+        failures.append(
+            TestFailure(
+                test=f"{file}::{name}" if file else name,
+                path=path,
+                line=int(line) + 1 if line and line.isdigit() else None,
+                message=_failure_text(problem),
+            )
+        )
+    return counts, failures
+
+
+def _summary_counts(text: str) -> dict[str, int]:
+    counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+    lines = [line for line in text.splitlines() if " in " in line and SUMMARY.search(line)]
+    for number, word in SUMMARY.findall(lines[-1] if lines else ""):
+        key = "errors" if word.startswith("error") else word
+        if key in counts:
+            counts[key] += int(number)
+    return counts
+
+
+async def run_test_suite(
+    ctx: ToolContext,
+    target: str | list[str] | None = None,
+    *,
+    keyword: str | None = None,
+    timeout: float = 600,
+) -> TestReport:
+    """Run the project's tests and report them; a run longer than ``timeout`` is stopped."""
+    runner, argv = detect_runner(ctx.workspace)
+    targets = [] if target is None else [target] if isinstance(target, str) else list(target)
+    for item in targets:
+        ctx.resolve(item.split("::", 1)[0], tool="run_tests")
+    shown = [*argv, *(item.lstrip("@") for item in targets)]
+    if keyword:
+        shown[len(argv) : len(argv)] = ["-k", keyword]
+    xml_path: Path | None = None
+    if runner == "pytest":
+        ctx.output_dir.mkdir(parents=True, exist_ok=True)
+        xml_path = ctx.output_dir / f"junit-{uuid.uuid4().hex[:12]}.xml"
+        argv += [f"--junitxml={xml_path}", "-o", "junit_family=xunit1"]
+        if keyword:
+            argv += ["-k", keyword]
+    elif keyword:
+        raise ValueError(f"run_tests: keyword= works with pytest only; this project uses {runner}")
+    argv += [item.lstrip("@") for item in targets]
+    command = shlex.join(argv)
+    handle = await ctx.shells.start(
+        command,
+        cwd=ctx.workspace,
+        output_dir=ctx.output_dir,
+        timeout=timeout,
+        jail_workspace=ctx.workspace if ctx.jail else None,
+        jail_read_write=(ctx.output_dir,) if ctx.jail else (),
+        env={"PY_COLORS": "0", "NO_COLOR": "1"},
+    )
+    status = await handle.wait(None)
+    output = status.output
+    failures: list[TestFailure] = []
+    if xml_path is not None and xml_path.exists():
+        counts, failures = parse_junit(xml_path, ctx.workspace, ctx)
+        xml_path.unlink(missing_ok=True)
+    else:
+        counts = _summary_counts(handle.combined())
+    return TestReport(
+        runner=runner,
+        command=shlex.join(shown),
+        passed=counts["passed"],
+        failed=counts["failed"],
+        skipped=counts["skipped"],
+        errors=counts["errors"],
+        exit_code=status.exit_code,
+        failures=tuple(failures),
+        output=output,
+        timed_out=status.timed_out,
+    )

@@ -209,3 +209,14 @@ def test_arguments_that_do_not_bind_are_left_for_python_to_reject() -> None:
 def test_unannotated_parameters_get_plain_dicts_without_an_owner() -> None:
     value, rest, named = call(ex.loose, roundtrip(ex.TriggerResult(1, "a")))
     assert value == {"http_code": 1, "job_path": "a"} and type(value) is dict
+
+
+def test_instances_of_the_tools_own_class_pass_through_untouched() -> None:
+    value = ex.NeedsSecret("n", "s")  # has a required private field, yet already the right type
+
+    def take(item: ex.NeedsSecret | dict[str, Any]) -> Any:
+        """An in-process caller passes the host object itself."""
+        return item
+
+    assert call(take, value) is value
+    assert call(ex.secretive, value) is value

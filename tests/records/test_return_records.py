@@ -196,3 +196,33 @@ def test_a_record_field_default_factory_value_crosses() -> None:
         things: list[int] = field(default_factory=lambda: [1, 2])
 
     assert to_sandbox(Bag()).things == [1, 2]
+
+
+def test_plain_objects_expose_their_public_attributes() -> None:
+    class Build:
+        def __init__(self) -> None:
+            self.number = 7
+            self.page = Page("log")
+            self._secret = "no"
+
+        @property
+        def label(self) -> str:  # only dataclasses send properties
+            return "b"
+
+        def __str__(self) -> str:  # only dataclasses send their text
+            return "build 7"
+
+    record = to_sandbox(Build())
+    assert repr(record) == str(record) == "Build(number=7, page=Page(title='log'))"
+    assert record.page.title == "log"
+
+
+def test_functions_classes_and_enums_are_not_records() -> None:
+    import enum
+
+    class Color(enum.Enum):
+        RED = 1
+
+    for value in (len, Page, Color.RED, ValueError("x")):
+        with pytest.raises(TypeError, match="cannot cross the sandbox boundary"):
+            to_sandbox(value)

@@ -1,5 +1,8 @@
 """The ``record`` wire codec: dataclass → record payload on the host, payload → ``Record``.
 
+Plain objects (instances of ordinary classes with a ``__dict__``) cross the same way with
+their public instance attributes only: properties and ``str`` text are sent for dataclasses.
+
 Registered with :func:`vis_core.sandbox.wire.register_codec` when ``vis_core.records`` is
 imported (both the host and the sandbox child import it). Payload shape::
 
@@ -17,8 +20,10 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import enum
 import functools
 import inspect
+import types
 from typing import Any
 
 from vis_core.records import registry
@@ -32,11 +37,46 @@ _owner: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 )
 
 
+_NOT_OBJECTS = (
+    bool,
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    bytearray,
+    memoryview,
+    list,
+    tuple,
+    dict,
+    set,
+    frozenset,
+    type,
+    types.ModuleType,
+    BaseException,
+    enum.Enum,
+)
+
+
 def is_record_value(value: Any) -> bool:
-    """True for values the ``record`` codec encodes: dataclass instances and sandbox records."""
+    """True for values the ``record`` codec encodes: dataclasses, plain objects, records."""
     if isinstance(value, Record):
         return True
-    return dataclasses.is_dataclass(value) and not isinstance(value, type)
+    if dataclasses.is_dataclass(value):
+        return not isinstance(value, type)
+    return _is_plain_object(value)
+
+
+def _is_plain_object(value: Any) -> bool:
+    """An instance of an ordinary class: its public instance attributes cross as fields."""
+    if isinstance(value, _NOT_OBJECTS) or callable(value) or not hasattr(value, "__dict__"):
+        return False
+    kind = type(value)
+    if kind.__module__ == "builtins" or kind.__module__.startswith("vis_core.sandbox"):
+        return False  # tool proxies and namespaces, host handles
+    if hasattr(kind, "__vis_methods__") or "__vis_handle_ref__" in vars(value):
+        return False
+    return True
 
 
 def encode_record(value: Any) -> dict[str, Any]:
@@ -44,6 +84,17 @@ def encode_record(value: Any) -> dict[str, Any]:
     if isinstance(value, Record):
         return _payload_of_record(value)
     cls = type(value)
+    if not dataclasses.is_dataclass(value):
+        public = {k: _listify(v) for k, v in vars(value).items() if not k.startswith("_")}
+        return {
+            "type": cls.__name__,
+            "owner": None,
+            "qualname": cls.__qualname__,
+            "fields": public,
+            "derived": [],
+            "text": None,
+            "sequence": None,
+        }
     fields: dict[str, Any] = {}
     for field in dataclasses.fields(value):
         if field.name.startswith("_"):

@@ -174,7 +174,7 @@ class _Rebuilder:
         if origin is typing.Literal:
             return any(value == v and type(value) is type(v) for v in typing.get_args(member))
         if isinstance(member, type) and dataclasses.is_dataclass(member):
-            return _fields_of(value, member) is not None
+            return isinstance(value, member) or _fields_of(value, member) is not None
         if origin in _SEQUENCE_ORIGINS:
             return isinstance(value, _CONTAINERS)
         if origin in _MAPPING_ORIGINS:

@@ -263,6 +263,14 @@ def parse_log(output: str) -> list[Commit]:
     return commits
 
 
+def _has_commits(root: Path) -> bool:
+    try:
+        run_git(root, "rev-parse", "--verify", "--quiet", "HEAD")
+    except GitError:
+        return False
+    return True
+
+
 def log(workspace: Path, path: str | None, limit: int, ref: str) -> GitLog:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"limit must be a positive whole number, got {limit!r}")
@@ -272,8 +280,8 @@ def log(workspace: Path, path: str | None, limit: int, ref: str) -> GitLog:
         args.append(str((workspace / path).resolve()))
     try:
         output = run_git(root, *args)
-    except GitError as exc:
-        if "does not have any commits yet" in str(exc):
+    except GitError:
+        if ref == "HEAD" and not _has_commits(root):
             return GitLog(ref, path, (), False)
         raise
     commits = parse_log(output)

@@ -220,3 +220,13 @@ def test_instances_of_the_tools_own_class_pass_through_untouched() -> None:
 
     assert call(take, value) is value
     assert call(ex.secretive, value) is value
+
+
+def test_cyclic_wrapped_chain_leaves_plain_data() -> None:
+    def tool(result: ex.TriggerResult) -> Any:
+        """Cyclic wrapper chain."""
+        return result
+
+    tool.__wrapped__ = tool  # type: ignore[attr-defined]
+    (passed,), _ = coerce_arguments(tool, (roundtrip(ex.TriggerResult(1, "a")),), {})
+    assert passed == {"http_code": 1, "job_path": "a"}

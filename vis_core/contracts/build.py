@@ -17,7 +17,8 @@ from vis_core.contracts.specs import (
     TypeSpec,
 )
 from vis_core.contracts.types import ANY, describe
-from vis_core.extension.activity import SymbolTag
+
+TAGS = ("observation", "mutation", "verification", "external")
 
 _KINDS = {
     inspect.Parameter.POSITIONAL_ONLY: ParameterKind.POSITIONAL_ONLY,
@@ -29,13 +30,16 @@ _KINDS = {
 
 
 def callable_spec(
-    fn: Callable[..., Any], *, name: str | None = None, tag: SymbolTag | str = "observation"
+    fn: Callable[..., Any], *, name: str | None = None, tag: str = "observation"
 ) -> ToolSpec:
     """Describe ``fn`` (following ``functools.wraps`` chains) without calling it.
 
     Annotations resolve statically in the wrapped function's module; a cyclic
     ``__wrapped__`` chain raises ``ValueError``.
     """
+    tag_value = str(getattr(tag, "value", tag))
+    if tag_value not in TAGS:
+        raise ValueError(f"tag must be one of {', '.join(TAGS)}; got {tag!r}")
     target = describe_target(fn)
     parameters: list[ParameterSpec] = []
     pieces: list[tuple[inspect.Parameter, str | None, str | None]] = []
@@ -66,7 +70,7 @@ def callable_spec(
     return ToolSpec(
         version=CONTRACT_VERSION,
         name=fn_name,
-        tag=SymbolTag(tag).value,
+        tag=tag_value,
         description=target.description,
         signature=signature,
         parameters=tuple(parameters),
@@ -75,7 +79,7 @@ def callable_spec(
 
 
 def tool_contract(
-    fn: Callable[..., Any], *, name: str | None = None, tag: SymbolTag | str = "observation"
+    fn: Callable[..., Any], *, name: str | None = None, tag: str = "observation"
 ) -> dict[str, Any]:
     """The portable JSON contract of ``fn``: a fresh dict each call."""
     return callable_spec(fn, name=name, tag=tag).to_contract()

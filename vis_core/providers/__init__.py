@@ -1,0 +1,1 @@
+"""Model providers: scripted, Anthropic and OpenAI(-compatible) behind one streaming protocol."""

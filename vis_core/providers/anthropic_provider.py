@@ -20,11 +20,10 @@ from vis_core.providers.base import (
     ToolCallReady,
     UsageUpdate,
 )
-from vis_core.providers.common import parse_tool_arguments
+from vis_core.providers.common import ANTHROPIC_KEY_ENV, parse_tool_arguments
 from vis_core.providers.errors import map_error
 from vis_core.providers.models import lookup_model
 
-ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 _EPHEMERAL = {"type": "ephemeral"}
 
 

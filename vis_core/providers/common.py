@@ -1,4 +1,4 @@
-"""Helpers every provider shares: token estimates and tool-argument parsing."""
+"""What every provider shares, without importing an SDK: key names, estimates, parsing."""
 
 from __future__ import annotations
 
@@ -6,6 +6,17 @@ import json
 from typing import Any
 
 from vis_core.providers.base import ModelRequest, ProviderError
+
+ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
+OPENAI_KEY_ENV = "OPENAI_API_KEY"
+# Local servers (Ollama, llama.cpp, vLLM, LM Studio) ignore the key, but the SDKs need one.
+NO_KEY = "no-key-needed"
+RETRYABLE_STATUSES = frozenset({408, 429})
+
+
+def is_retryable_status(status: int | None) -> bool:
+    """408, 429 and every 5xx are worth another try."""
+    return status is not None and (status in RETRYABLE_STATUSES or status >= 500)
 
 
 def estimate_tokens(chars: int) -> int:

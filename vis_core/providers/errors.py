@@ -11,8 +11,7 @@ import httpx2
 import openai
 
 from vis_core.providers.base import ProviderConfigError, ProviderError
-
-RETRYABLE_STATUSES = frozenset({408, 429})
+from vis_core.providers.common import is_retryable_status
 
 # Anthropic reports mid-stream failures as an SSE ``error`` event on a 200 response.
 _ERROR_TYPE_STATUS = {
@@ -26,10 +25,6 @@ _ERROR_TYPE_STATUS = {
     "permission_error": 403,
     "not_found_error": 404,
 }
-
-
-def is_retryable_status(status: int | None) -> bool:
-    return status is not None and (status in RETRYABLE_STATUSES or status >= 500)
 
 
 def key_advice(provider: str, key_env: str, config_file: Path | str | None) -> str:

@@ -33,10 +33,8 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.paths import VisPaths
-from vis_core.providers.anthropic_provider import ANTHROPIC_KEY_ENV, AnthropicProvider
 from vis_core.providers.base import ModelChoice, Provider, ProviderConfigError
-from vis_core.providers.errors import missing_key_error
-from vis_core.providers.openai_provider import NO_KEY, OPENAI_KEY_ENV, OpenAIProvider
+from vis_core.providers.common import ANTHROPIC_KEY_ENV, NO_KEY, OPENAI_KEY_ENV
 from vis_core.providers.scripted import ScriptedProvider
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
@@ -60,6 +58,10 @@ No model is configured. Pick one of:
        base_url = "http://127.0.0.1:11434/v1"
        api_key_env = ""
 """
+
+
+class ModelChoiceError(ProviderConfigError, ValueError):
+    """A model name that is not ``provider/model`` (also a ValueError, like ModelChoice.parse)."""
 
 
 def config_file_of(environ: Mapping[str, str]) -> Path:
@@ -108,7 +110,7 @@ def resolve_model(
         if text is None or text == "":
             continue
         if not isinstance(text, str):
-            raise ProviderConfigError(f"{source} must be a string like anthropic/claude-sonnet-4-6")
+            raise ModelChoiceError(f"{source} must be a string like anthropic/claude-sonnet-4-6")
         text = text.strip()
         if text == "scripted":
             choice = ModelChoice("scripted", "scripted")
@@ -116,7 +118,7 @@ def resolve_model(
             try:
                 choice = ModelChoice.parse(text)
             except ValueError as exc:
-                raise ProviderConfigError(f"{source}: {exc}") from exc
+                raise ModelChoiceError(f"{source}: {exc}") from exc
         overrides = _model_overrides(config, choice.provider, where).get(choice.model)
         return ModelChoice(choice.provider, choice.model, dict(overrides or {}))
     if environ.get(ANTHROPIC_KEY_ENV):
@@ -170,10 +172,14 @@ def create_provider(
         key_env = DEFAULT_KEY_ENV.get(name, "")
     api_key = environ.get(key_env, "") if key_env else ""
     if key_env and not api_key:
+        from vis_core.providers.errors import missing_key_error
+
         raise missing_key_error(name, key_env, config_file)
     if kind == "openai" and name != "openai" and base_url is None:
         raise ProviderConfigError(f'{where}: set base_url = "http://.../v1" for this endpoint')
     if kind == "anthropic":
+        from vis_core.providers.anthropic_provider import AnthropicProvider  # imports the SDK
+
         return AnthropicProvider(
             api_key=api_key or NO_KEY,
             name=name,
@@ -182,6 +188,8 @@ def create_provider(
             config_file=config_file,
             model_overrides=overrides,
         )
+    from vis_core.providers.openai_provider import OpenAIProvider  # imports the SDK
+
     return OpenAIProvider(
         api_key=api_key or None,
         name=name,

@@ -22,13 +22,15 @@ from vis_core.providers.base import (
     ToolCallReady,
     UsageUpdate,
 )
-from vis_core.providers.common import estimate_tokens, parse_tool_arguments, request_chars
+from vis_core.providers.common import (
+    NO_KEY,
+    OPENAI_KEY_ENV,
+    estimate_tokens,
+    parse_tool_arguments,
+    request_chars,
+)
 from vis_core.providers.errors import map_error
 from vis_core.providers.models import lookup_model
-
-OPENAI_KEY_ENV = "OPENAI_API_KEY"
-# Local servers (Ollama, llama.cpp, vLLM, LM Studio) ignore the key, but the SDK needs one.
-NO_KEY = "no-key-needed"
 
 _STOP_REASONS = {
     "stop": "end_turn",

@@ -24,8 +24,7 @@ from vis_core.providers.base import (
     ToolCallReady,
     UsageUpdate,
 )
-from vis_core.providers.common import estimate_tokens, request_chars
-from vis_core.providers.errors import is_retryable_status
+from vis_core.providers.common import estimate_tokens, is_retryable_status, request_chars
 from vis_core.providers.models import lookup_model
 
 PYTHON_EXECUTION = "python_execution"

@@ -240,6 +240,7 @@ class Host:
             project_root=self.project_root,
             channel=self.options.channel,
             locks=self.extension_lock,
+            prepare_arguments=_prepare_arguments,
         )
 
         def entries() -> list[ToolEntry]:
@@ -297,6 +298,15 @@ class Host:
             await session.close()
         self.sessions.clear()
         self.store.close()
+
+
+def _prepare_arguments(tool: HostTool, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Records coming back from the sandbox become the tool's own dataclasses again."""
+    from vis_core.records import coerce_arguments
+
+    if not args and not kwargs:
+        return args, kwargs
+    return coerce_arguments(tool.fn, args, kwargs, owner=tool.owner)
 
 
 def _contract(tool: HostTool) -> dict[str, Any] | None:

@@ -58,11 +58,14 @@ def _kind(text: Any) -> inspect._ParameterKind:
 
 
 def _annotation(spec: Any) -> Any:
-    if isinstance(spec, str):
-        return spec
-    if isinstance(spec, dict) and isinstance(spec.get("name"), str):
-        return spec["name"]
-    return inspect.Parameter.empty
+    """A builtin type for a builtin type name (``str``), else the name as a forward reference."""
+    name = spec if isinstance(spec, str) else spec.get("name") if isinstance(spec, dict) else None
+    if not isinstance(name, str) or not name:
+        return inspect.Parameter.empty
+    if name == "None":
+        return None
+    found = getattr(builtins, name, None)
+    return found if isinstance(found, type) and not issubclass(found, BaseException) else name
 
 
 def signature_from_contract(contract: dict[str, Any] | None) -> inspect.Signature | None:

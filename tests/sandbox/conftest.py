@@ -1,0 +1,121 @@
+"""Fixtures of the sandbox tests: a real child process with a small table of host tools."""
+
+from __future__ import annotations
+
+import asyncio
+import builtins
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vis_core.sandbox import HostHandle, Sandbox, ToolEntry
+
+
+class Shell(HostHandle):
+    """A host object that stays on the host: the sandbox gets a proxy with async methods."""
+
+    __vis_methods__ = ("logs", "wait")
+
+    def __init__(self, command: str) -> None:
+        self.command = command
+        self.lines: list[str] = [f"$ {command}"]
+
+    def logs(self) -> str:
+        return "\n".join(self.lines)
+
+    async def wait(self, seconds: float = 0.0) -> int:
+        await asyncio.sleep(seconds)
+        self.lines.append("done")
+        return 0
+
+    def secret(self) -> str:  # not in __vis_methods__: never reachable from the sandbox
+        return "host-only"
+
+    def __repr__(self) -> str:
+        return f"<Shell {self.command!r}>"
+
+
+class HostTools:
+    """The host side of the test tools; records every call it served."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, tuple[Any, ...], dict[str, Any]]] = []
+        self.entries: list[ToolEntry] = [
+            ToolEntry("echo", "Return the arguments as they arrived."),
+            ToolEntry("fail", "Raise the named exception."),
+            ToolEntry("git.status", "Show the working tree status.",
+                      {"name": "git.status", "parameters": [
+                          {"name": "path", "kind": "positional_or_keyword", "has_default": True,
+                           "default_source": "'.'", "type": {"name": "str"}},
+                          {"name": "short", "kind": "keyword_only", "has_default": True,
+                           "default_source": "False"},
+                      ]}),
+            ToolEntry("gate", "Wait until `count` calls are in flight at once."),
+            ToolEntry("shell", "Start a command; returns a handle."),
+            ToolEntry("describe", "Say what a handle argument is on the host."),
+        ]
+        self.gate_waiting = 0
+        self.gate_open = asyncio.Event()
+        self.shells: list[Shell] = []
+
+    async def __call__(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self.calls.append((name, args, kwargs))
+        if name == "echo":
+            return {"args": args, "kwargs": kwargs}
+        if name == "fail":
+            kind, message = args
+            if kind == "custom":
+                raise _CustomError(message)
+            raise getattr(builtins, kind)(message)
+        if name == "git.status":
+            return f"clean {args} {kwargs}"
+        if name == "gate":
+            self.gate_waiting += 1
+            if self.gate_waiting >= args[0]:
+                self.gate_open.set()
+            await asyncio.wait_for(self.gate_open.wait(), 5)
+            return self.gate_waiting
+        if name == "shell":
+            shell = Shell(args[0])
+            self.shells.append(shell)
+            return shell
+        if name == "describe":
+            value = args[0]
+            return f"{type(value).__name__} {getattr(value, 'command', '')}"
+        raise LookupError(f"no tool {name}")
+
+
+class _CustomError(Exception):
+    """An exception type the sandbox does not have."""
+
+
+MakeSandbox = Callable[..., Sandbox]
+
+
+@pytest.fixture
+def host_tools() -> HostTools:
+    return HostTools()
+
+
+@pytest.fixture
+async def make_sandbox(workspace: Path, host_tools: HostTools) -> AsyncIterator[MakeSandbox]:
+    made: list[Sandbox] = []
+
+    def make(**options: Any) -> Sandbox:
+        options.setdefault("workspace", workspace)
+        options.setdefault("call_tool", host_tools)
+        options.setdefault("tools", lambda: host_tools.entries)
+        box = Sandbox(**options)
+        made.append(box)
+        return box
+
+    yield make
+    for box in made:
+        await box.close()
+
+
+@pytest.fixture
+async def sandbox(make_sandbox: MakeSandbox) -> Sandbox:
+    return make_sandbox()

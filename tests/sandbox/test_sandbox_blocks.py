@@ -1,0 +1,102 @@
+"""Blocks in a real child process: persistence, await, errors, output bounds, metadata."""
+
+from __future__ import annotations
+
+import vis_core
+from vis_core.sandbox import Sandbox
+from vis_core.sandbox.metadata import release_sha
+
+from .conftest import MakeSandbox
+
+
+async def test_variables_and_functions_persist_between_blocks(sandbox: Sandbox) -> None:
+    first = await sandbox.run("total = 40\ndef bump(n):\n    return n + 2\n")
+    assert first.error is None and first.restarted is None
+    second = await sandbox.run("print(bump(total))")
+    assert second.stdout == "42\n"
+    assert second.error is None
+
+
+async def test_top_level_await_and_no_echo_of_trailing_expression(sandbox: Sandbox) -> None:
+    result = await sandbox.run(
+        "import asyncio\nawait asyncio.sleep(0)\nvalue = await asyncio.gather(*(asyncio.sleep(0, i)"
+        " for i in range(3)))\nprint(value)\nvalue\n'not printed'\n"
+    )
+    assert result.error is None
+    assert result.stdout == "[0, 1, 2]\n"
+
+
+async def test_exception_shows_the_users_line_not_sandbox_internals(sandbox: Sandbox) -> None:
+    result = await sandbox.run("x = 1\ndef inner():\n    return {}['missing']\n\ninner()\n")
+    assert result.error is not None
+    assert 'File "<block 1>", line 5, in <module>' in result.error
+    assert 'File "<block 1>", line 3, in inner' in result.error
+    assert "return {}['missing']" in result.error
+    assert result.error.rstrip().endswith("KeyError: 'missing'")
+    assert "vis_core" not in result.error and "asyncio" not in result.error
+    after = await sandbox.run("print(x)")  # the namespace survives the error
+    assert after.stdout == "1\n"
+
+
+async def test_syntax_error_and_system_exit_keep_the_sandbox(sandbox: Sandbox) -> None:
+    bad = await sandbox.run("def broken(:\n    pass\n")
+    assert bad.error is not None and "SyntaxError" in bad.error
+    leaving = await sandbox.run("import sys\nprint('bye')\nsys.exit(3)")
+    assert leaving.stdout == "bye\n"
+    assert leaving.error is not None and "SystemExit: 3" in leaving.error
+    still = await sandbox.run("print('here')")
+    assert still.stdout == "here\n" and still.restarted is None
+
+
+async def test_stdout_and_stderr_are_captured_in_order(sandbox: Sandbox) -> None:
+    result = await sandbox.run(
+        "import sys, subprocess\nprint('one')\nprint('two', file=sys.stderr)\n"
+        "subprocess.run([sys.executable, '-c', 'print(\"three\")'], check=True)\nprint('four')\n"
+    )
+    assert result.stdout == "one\ntwo\nthree\nfour\n"
+
+
+async def test_printed_output_is_bounded_with_the_tail_kept(make_sandbox: MakeSandbox) -> None:
+    box = make_sandbox(output_limit=1_000)
+    result = await box.run("for i in range(5000):\n    print(f'line {i:05d}')\nprint('END')")
+    assert result.stdout.startswith("[… ")
+    assert "earlier characters cut]" in result.stdout
+    assert result.stdout.endswith("line 04999\nEND\n")
+    note, _, tail = result.stdout.partition("\n")
+    assert len(tail) == 1_000
+    cut = int(note.removeprefix("[… ").split(" ")[0].replace(",", ""))
+    assert cut + 1_000 == 5000 * len("line 00000\n") + len("END\n")
+
+
+async def test_error_text_is_bounded_too(make_sandbox: MakeSandbox) -> None:
+    box = make_sandbox(output_limit=500)
+    result = await box.run("raise ValueError('x' * 5000 + 'THE END')")
+    assert result.error is not None
+    assert "earlier characters cut]" in result.error
+    assert result.error.rstrip().endswith("THE END")
+
+
+async def test_build_metadata_and_passed_globals(make_sandbox: MakeSandbox) -> None:
+    box = make_sandbox(globals={"PROJECT": "demo", "LIMITS": {"lines": 3}})
+    result = await box.run(
+        "import platform\n"
+        "print(VIS_VERSION, VIS_PYTHON_SDK_VERSION, VIS_SHA_RELEASE)\n"
+        "print(VIS_PYTHON_RUNTIME_VERSION == platform.python_version())\n"
+        "print(PROJECT, LIMITS['lines'])\n"
+    )
+    assert result.error is None
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"{vis_core.__version__} {vis_core.__version__} {release_sha()}"
+    assert lines[1:] == ["True", "demo 3"]
+
+
+async def test_duration_is_reported(sandbox: Sandbox) -> None:
+    result = await sandbox.run("pass")
+    assert result.duration > 0
+
+
+def test_release_sha_is_a_full_commit_or_none() -> None:
+    import re
+
+    sha = release_sha()
+    assert sha is None or re.fullmatch(r"[0-9a-f]{40}(-dirty)?", sha)

@@ -1,0 +1,137 @@
+"""Interrupts, crashes and restarts of the real child, with helpers and variables restored."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from vis_core.sandbox import Sandbox
+
+from .conftest import MakeSandbox
+
+
+async def _run_then_interrupt(box: Sandbox, code: str, marker: str = "started") -> Any:
+    """Start ``code`` (which prints ``marker`` first), wait for it, then interrupt."""
+    task = asyncio.create_task(box.run(f"print({marker!r}, flush=True)\n{code}"))
+    await asyncio.sleep(0.3)  # let the block reach its loop; the marker proves it ran
+    await asyncio.wait_for(box.interrupt(), 2.5)
+    return await asyncio.wait_for(task, 2.5)
+
+
+async def test_busy_loop_is_interrupted_and_the_namespace_survives(sandbox: Sandbox) -> None:
+    await sandbox.run("kept = 'yes'")
+    result = await _run_then_interrupt(sandbox, "while True:\n    pass\n")
+    assert result.stdout == "started\n"
+    assert result.error is not None and result.error.rstrip().endswith("KeyboardInterrupt")
+    assert 'File "<block 2>"' in result.error
+    after = await sandbox.run("print(kept)")
+    assert after.stdout == "yes\n" and after.error is None and after.restarted is None
+
+
+async def test_awaiting_block_is_interrupted(sandbox: Sandbox) -> None:
+    result = await _run_then_interrupt(sandbox, "import asyncio\nawait asyncio.sleep(60)\n")
+    assert result.error is not None and result.error.rstrip().endswith("KeyboardInterrupt")
+    assert (await sandbox.run("print(1 + 1)")).stdout == "2\n"
+
+
+async def test_block_waiting_on_a_host_tool_is_interrupted(sandbox: Sandbox) -> None:
+    result = await _run_then_interrupt(sandbox, "await gate(99)\n")  # the gate never opens
+    assert result.error is not None and result.error.rstrip().endswith("KeyboardInterrupt")
+    assert (await sandbox.run("print('next')")).stdout == "next\n"
+
+
+async def test_block_that_ignores_the_interrupt_is_killed_and_restarted(sandbox: Sandbox) -> None:
+    await sandbox.run("def helper():\n    '''Say hi.'''\n    return 'hi'\nsaved = [1, 2]")
+    stubborn = ("import time\nwhile True:\n    try:\n        time.sleep(0.01)\n"
+                "    except KeyboardInterrupt:\n        print('ignored', flush=True)\n")
+    result = await _run_then_interrupt(sandbox, stubborn)
+    assert "ignored" in result.stdout
+    assert result.error is not None
+    assert "The sandbox process died during this block" in result.error
+    assert "did not stop within 1 s of the interrupt" in result.error
+    after = await sandbox.run("print(helper(), saved)")
+    assert after.error is None, after.error
+    assert after.stdout == "hi [1, 2]\n"
+    assert after.restarted is not None
+    assert after.restarted.startswith("The sandbox process was killed because")
+    assert "helpers helper" in after.restarted and "variables saved" in after.restarted
+
+
+async def test_crash_reports_exit_code_and_next_block_restarts(sandbox: Sandbox) -> None:
+    await sandbox.run("import json\nclass Point:\n    def __init__(self, x):\n        self.x = x\n"
+                      "p = Point(7)\ndata = {'k': (1, 2)}\n")
+    crash = await sandbox.run("print('before', flush=True)\nimport os\nos._exit(1)\n")
+    assert crash.stdout == "before\n"
+    assert crash.error is not None
+    assert crash.error.startswith("The sandbox process died during this block: it exited (code 1)")
+    after = await sandbox.run("print(p.x, data, json.dumps([1]))")
+    assert after.error is None, after.error
+    assert after.stdout == "7 {'k': (1, 2)} [1]\n"
+    assert after.restarted is not None
+    assert after.restarted.startswith("The sandbox process exited (code 1) and was restarted; "
+                                      "variables were restored from the last snapshot:")
+
+
+async def test_state_is_restored_after_the_child_is_killed(sandbox: Sandbox) -> None:
+    await sandbox.run(
+        "def area(w, h=2):\n    '''Area of a box.'''\n    return w * h\n"
+        "async def twice(x):\n    return 2 * x\n"
+        "sizes = {'a': 3}\nimport sqlite3\nconn = sqlite3.connect(':memory:')\n"
+    )
+    proc = sandbox._proc
+    assert proc is not None
+    proc.kill()
+    await proc.wait()
+    after = await sandbox.run("print(area(sizes['a']), await twice(4))\nprint('conn' in dir())")
+    assert after.error is None, after.error
+    assert after.stdout == "6 8\nFalse\n"
+    assert after.restarted is not None
+    assert "was killed (SIGKILL)" in after.restarted
+    assert "Lost because they could not be saved: conn" in after.restarted
+
+
+async def test_a_new_sandbox_resumes_from_the_saved_snapshot(make_sandbox: MakeSandbox) -> None:
+    store: dict[str, Any] = {}
+    first = make_sandbox(snapshot_save=lambda data: store.update(snap=data),
+                         snapshot_load=lambda: store.get("snap"))
+    await first.run("def greet(name):\n    return f'hello {name}'\nwho = 'vis'\ngone = 1")
+    await first.run("del gone")
+    await first.close()
+    assert [h["name"] for h in store["snap"]["helpers"]] == ["greet"]
+    assert set(store["snap"]["variables"]) == {"who"}
+
+    second = make_sandbox(snapshot_load=lambda: store.get("snap"))
+    result = await second.run("print(greet(who))\nprint('gone' in dir())\nprint(defs())")
+    assert result.error is None, result.error
+    assert result.stdout.startswith("hello vis\nFalse\n")
+    assert "greet(name)  [restored]" in result.stdout
+    assert result.restarted is not None
+    assert result.restarted.startswith("A new sandbox process started; variables were restored")
+
+
+async def test_snapshot_is_saved_only_when_it_changes(make_sandbox: MakeSandbox) -> None:
+    saved: list[dict[str, Any]] = []
+    box = make_sandbox(snapshot_save=saved.append)
+    await box.run("a = 1")
+    await box.run("print(a)")
+    await box.run("a = 2")
+    assert len(saved) == 2
+    assert saved[0]["variables"]["a"]["type"] == "int"
+
+
+async def test_redefinition_replaces_the_saved_helper(make_sandbox: MakeSandbox) -> None:
+    saved: list[dict[str, Any]] = []
+    box = make_sandbox(snapshot_save=saved.append)
+    await box.run("def f():\n    return 1\n")
+    await box.run("def f():\n    return 2\n")
+    assert [h["source"] for h in saved[-1]["helpers"]] == ["def f():\n    return 2\n"]
+    await box.run("f = 'now a string'")
+    assert saved[-1]["helpers"] == [] and "f" in saved[-1]["variables"]
+
+
+async def test_close_then_run_starts_fresh(sandbox: Sandbox) -> None:
+    await sandbox.run("x = 1")
+    await sandbox.close()
+    result = await sandbox.run("print('x' in dir())")
+    assert result.error is None
+    assert result.stdout == "True\n"  # restored from the in-memory snapshot

@@ -1,0 +1,120 @@
+"""Tool proxies in a real child: round trips, errors, concurrency, namespaces, handles."""
+
+from __future__ import annotations
+
+from vis_core.sandbox import Sandbox, ToolEntry
+
+from .conftest import HostTools, MakeSandbox
+
+
+async def test_tool_call_round_trip_keeps_wire_types(sandbox: Sandbox,
+                                                     host_tools: HostTools) -> None:
+    result = await sandbox.run(
+        "r = await echo(1, (2, 3), b'\\x00raw', {4, 5}, None, 1.5, flag=True, m={1: 'one'})\n"
+        "print(r['args'])\nprint(r['kwargs'])\n"
+    )
+    assert result.error is None
+    assert result.stdout == "(1, (2, 3), b'\\x00raw', {4, 5}, None, 1.5)\n{'flag': True, 'm': {1: 'one'}}\n"
+    name, args, kwargs = host_tools.calls[-1]
+    assert name == "echo"
+    assert args == (1, (2, 3), b"\x00raw", {4, 5}, None, 1.5)
+    assert kwargs == {"flag": True, "m": {1: "one"}}
+
+
+async def test_tool_exceptions_come_back_with_type_and_message(sandbox: Sandbox) -> None:
+    result = await sandbox.run(
+        "for kind in ('ValueError', 'FileNotFoundError', 'PermissionError', 'TimeoutError',"
+        " 'custom'):\n"
+        "    try:\n"
+        "        await fail(kind, f'{kind} happened')\n"
+        "    except Exception as exc:\n"
+        "        print(type(exc).__name__, isinstance(exc, RuntimeError), exc)\n"
+    )
+    assert result.error is None
+    assert result.stdout.splitlines() == [
+        "ValueError False ValueError happened",
+        "FileNotFoundError False FileNotFoundError happened",
+        "PermissionError False PermissionError happened",
+        "TimeoutError False TimeoutError happened",
+        "VisToolError True _CustomError: custom happened",
+    ]
+
+
+async def test_uncaught_tool_error_traceback_points_at_the_call(sandbox: Sandbox) -> None:
+    result = await sandbox.run("x = 1\nawait fail('ValueError', 'bad input')\n")
+    assert result.error is not None
+    assert 'File "<block 1>", line 2, in <module>' in result.error
+    assert result.error.rstrip().endswith("ValueError: bad input")
+    assert "vis_core" not in result.error
+
+
+async def test_concurrent_calls_are_in_flight_together(sandbox: Sandbox) -> None:
+    # each call returns only when three calls are waiting on the host at the same time
+    result = await sandbox.run(
+        "import asyncio\nprint(await asyncio.gather(gate(3), gate(3), gate(3)))"
+    )
+    assert result.error is None, result.error
+    assert result.stdout == "[3, 3, 3]\n"
+
+
+async def test_dotted_names_become_namespaces_with_docs_and_signatures(sandbox: Sandbox) -> None:
+    result = await sandbox.run(
+        "import inspect\n"
+        "print(await git.status('src', short=True))\n"
+        "print(git.status.__name__, git.status.__doc__)\n"
+        "print(inspect.signature(git.status))\n"
+        "print(git.status.contract['name'])\n"
+        "print(git)\n"
+    )
+    assert result.error is None, result.error
+    assert result.stdout.splitlines() == [
+        "clean ('src',) {'short': True}",
+        "status Show the working tree status.",
+        "(path: str = '.', *, short=False)",
+        "git.status",
+        "<tools git: status>",
+    ]
+
+
+async def test_handles_stay_on_the_host(sandbox: Sandbox, host_tools: HostTools) -> None:
+    result = await sandbox.run(
+        "sh = await shell('make test')\n"
+        "print(sh)\n"
+        "print(await sh.wait())\n"
+        "print(await sh.logs())\n"
+        "print(await describe(sh))\n"
+        "print(hasattr(sh, 'secret'))\n"
+    )
+    assert result.error is None, result.error
+    assert result.stdout.splitlines() == [
+        "<Shell 'make test'>", "0", "$ make test", "done", "Shell make test", "False",
+    ]
+    assert host_tools.calls[-1][1][0] is host_tools.shells[0]  # the same host object came back
+
+
+async def test_tool_list_is_refreshed_before_each_block(make_sandbox: MakeSandbox,
+                                                        host_tools: HostTools) -> None:
+    entries = [ToolEntry("echo")]
+    box = make_sandbox(tools=lambda: entries)
+    first = await box.run("print(echo)\nprint('git' in dir())")
+    assert first.stdout == "<tool echo>\nFalse\n"
+    entries.append(ToolEntry("git.log", "Show commits."))
+    entries.remove(entries[0])
+    second = await box.run("print(git.log.__doc__)\nprint('echo' in dir())")
+    assert second.error is None, second.error
+    assert second.stdout == "Show commits.\nFalse\n"
+
+
+async def test_user_names_win_over_new_tools(make_sandbox: MakeSandbox) -> None:
+    entries: list[ToolEntry] = []
+    box = make_sandbox(tools=lambda: entries)
+    await box.run("echo = 'mine'")
+    entries.append(ToolEntry("echo"))
+    result = await box.run("print(echo)")
+    assert result.stdout == "mine\n"
+
+
+async def test_unencodable_arguments_fail_in_the_block(sandbox: Sandbox) -> None:
+    result = await sandbox.run("await echo(object())")
+    assert result.error is not None
+    assert "cannot cross the sandbox boundary" in result.error

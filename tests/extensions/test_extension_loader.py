@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from vis_core.extension.declarations import set_value_resolver
 from vis_core.extension.metadata import build_metadata
 from vis_core.extensions import (
     ExtensionSource,
@@ -147,7 +148,6 @@ def test_bundled_folder_and_skipped_entries(tmp_path: Path, install: Installer) 
 
 
 def test_folder_extension_with_relative_import_is_one_entry(install: Installer) -> None:
-    pytest.importorskip("vis_core.extension.symbols")
     install(_user_dir(), "greeter")
     ext = _load().extensions[0]
     assert ext.error is None, ext.error
@@ -224,3 +224,38 @@ def test_package_entry_points_are_discovered(
     loaded = load_extensions(bundled=None, include_packages=True)
     ours = [e for e in loaded.extensions if e.source is ExtensionSource.PACKAGE]
     assert [(e.name, e.path) for e in ours] == [("pkg-ext", pkg / "ext.py")]
+
+
+def test_reports_example_tool_reads_its_setting(install: Installer) -> None:
+    install(_user_dir(), "reports")
+    ext = _load().extensions[0]
+    assert ext.error is None, ext.error
+    (tool,) = ext.tools
+    assert (tool.name, tool.owner, tool.tag) == ("reports.report", "reports", "observation")
+    assert tool.activity is not None and tool.activity.label == "Prepare report"
+    assert tool.fn() == "Summary"
+    previous = set_value_resolver(lambda setting: True)
+    try:
+        assert tool.fn() == "Detailed report"
+    finally:
+        set_value_resolver(previous)
+
+
+def test_reload_points_records_at_the_reloaded_classes(install: Installer) -> None:
+    from vis_core.records import registry
+
+    install(_user_dir(), "greeter")
+    entry = _user_dir() / "greeter" / "__init__.py"
+    entry.write_text(
+        entry.read_text()
+        + "\nfrom dataclasses import dataclass\n\n\n@dataclass(frozen=True)\n"
+        + "class Greeting:\n    text: str\n"
+    )
+    loaded = _load()
+    assert loaded.extensions[0].error is None, loaded.extensions[0].error
+    before = registry.lookup("greeter", "Greeting")
+    assert before is not None
+    again = loaded.reload()
+    after = registry.lookup("greeter", "Greeting")
+    assert after is not None and after is not before
+    assert again.extensions[0].module.Greeting is after

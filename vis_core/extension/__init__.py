@@ -10,6 +10,7 @@ from vis_core.contracts.specs import (
     ToolSpec,
     TypeSpec,
 )
+from vis_core.extension import testing
 from vis_core.extension.activity import (
     Activity,
     ActivityAudio,
@@ -29,6 +30,7 @@ from vis_core.extension.activity import (
     ActivityVideo,
     SymbolTag,
 )
+from vis_core.extension.catalog import Catalog
 from vis_core.extension.context import publish_activity
 from vis_core.extension.declarations import (
     CommandResult,
@@ -64,6 +66,7 @@ __all__ = [
     "ActivityTerminalLine",
     "ActivityText",
     "ActivityVideo",
+    "Catalog",
     "CommandResult",
     "Extension",
     "FieldSpec",
@@ -87,20 +90,6 @@ __all__ = [
     "publish_activity",
     "register_extension",
     "sequence",
+    "testing",
     "workspace_root",
 ]
-
-# Parts of the SDK that land with other modules add their names when they exist.
-try:
-    from vis_core.extension.catalog import Catalog
-
-    __all__ += ["Catalog"]
-except ImportError:  # pragma: no cover - until catalog.py lands
-    pass
-
-try:
-    from vis_core.extension import testing
-
-    __all__ += ["testing"]
-except ImportError:  # pragma: no cover - until testing.py lands
-    pass

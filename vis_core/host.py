@@ -94,7 +94,11 @@ class Host:
                 self.model_choice = ModelChoice("scripted", "script")
             elif self.options.provider:
                 model = self.options.model or ""
-                self.model_choice = ModelChoice.parse(f"{self.options.provider}/{model}")
+                if not model:
+                    raise ValueError(f"--provider {self.options.provider} needs --model MODEL")
+                if "/" not in model:
+                    model = f"{self.options.provider}/{model}"
+                self.model_choice = ModelChoice.parse(model)
             else:
                 self.model_choice = resolve_model(self.options.model, self.config.data, os.environ)
         except (ValueError, ProviderConfigError) as exc:

@@ -161,4 +161,6 @@ async def test_resumed_session_keeps_conversation_and_sandbox_values(workspace, 
         await host.close()
     assert ended.status is TurnStatus.COMPLETED
     block = next(e for e in events if isinstance(e, BlockFinished))
-    assert block.stdout.strip() == "42"
+    note, value = block.stdout.strip().splitlines()
+    assert "restored" in note and "y" in note
+    assert value == "42"

@@ -421,6 +421,9 @@ class AgentSession:
             except BaseException:  # closing: the turn already reported its end
                 pass
         await self.sandbox.close()
+        aclose = getattr(self.model.provider, "aclose", None)
+        if aclose is not None:
+            await aclose()
         if self._on_close is not None:
             result = self._on_close()
             if asyncio.iscoroutine(result):

@@ -220,3 +220,26 @@ def test_register_resolves_declared_environment(
         vis.register_extension(vis.Extension(name="acme", description="D.", env=["ACME_API_KEY"]))
     assert os.environ["ACME_API_KEY"] == "k1"
     assert "UNDECLARED" not in os.environ
+
+
+def _report() -> str:
+    """Prepare a report."""
+    return "Summary"
+
+
+def test_symbols_need_an_alias_and_symbol_declarations() -> None:
+    symbol = vis.Symbol(_report, name="report", activity=vis.Activity(label="Prepare report"))
+    ext = vis.Extension(name="reports", alias="reports", description="D.", symbols=[symbol])
+    assert ext.symbols == (symbol,)
+    with pytest.raises(ValueError, match="an extension with symbols needs an alias"):
+        vis.Extension(name="reports", description="D.", symbols=[symbol])
+    with pytest.raises(ValueError, match=r"symbols\[0\] is function; use vis.Symbol"):
+        vis.Extension(name="reports", alias="reports", description="D.", symbols=[_report])
+
+
+def test_bundled_entry_file_can_be_imported_outside_vis() -> None:
+    import importlib
+
+    module = importlib.import_module("extensions.git")
+    declaration = standalone_registration(module.__name__)
+    assert declaration is not None and declaration.name == "git" and declaration.alias == "git"

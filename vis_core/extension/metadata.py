@@ -50,7 +50,7 @@ def _release_sha() -> str | None:
     sha = _git(root, "rev-parse", "HEAD")
     if not sha:
         return None
-    changes = _git(root, "status", "--porcelain", "--untracked-files=no", "--", "vis_core")
+    changes = _git(root, "status", "--porcelain", "--untracked-files=no")
     return f"{sha}-dirty" if changes else sha
 
 

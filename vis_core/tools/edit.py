@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import tempfile
 from dataclasses import dataclass
@@ -85,60 +86,75 @@ async def patch_file(
     creating = not version
     parsed = _creation_edits(edits) if creating else parse_edits(edits)
     async with file_mutation_queue(target) as real:
-        exists = os.path.exists(real)
-        if creating:
-            if exists:
-                current = ctx.versions.latest(real)
-                hint = f"; you last saw @{current.number}" if current else ""
-                raise PatchError(
-                    f"patch: {label} already exists{hint}. Read it with cat({label!r}) and pass "
-                    "the version from its header"
-                )
-            return _write(ctx, target, real, label, [], parsed, created=True, rebased_from=None)
-        if not exists:
-            raise FileNotFoundError(
-                f"patch: {label} no longer exists (it was deleted or moved after you read "
-                f"@{version}); to create it, pass version=0"
-            )
-        seen = ctx.versions.get(real, version)
-        if seen is None:
-            known = ctx.versions.known_range(real)
-            if known is None:
-                raise PatchError(
-                    f"patch: unknown version @{version} of {label}: you have not read it in this "
-                    f"session. Read it with cat({label!r}) and use the version in its header"
-                )
-            oldest, newest = known
-            state = "stale" if version < oldest else "unknown"
-            raise PatchError(
-                f"patch: {state} version @{version} of {label}; versions @{oldest}–@{newest} "
-                f"are known. Read it again with cat({label!r}) and use the version in its header"
-            )
-        try:
-            text = read_text(target, label, tool="patch")
-        except BinaryFileError as exc:
-            raise PatchError(str(exc)) from None
-        old_lines = split_lines(seen.text)
-        check_ranges(parsed, len(old_lines), label, version)
-        rebased_from = None
-        if text == seen.text:
-            lines, moved = old_lines, parsed
-        else:
-            lines = split_lines(text)
-            now = ctx.versions.observe(real, text)
-            moved = rebase(parsed, old_lines, lines, f"{label} (now @{now})")
-            rebased_from = version
-        return _write(
-            ctx,
-            target,
-            real,
-            label,
-            lines,
-            moved,
-            created=False,
-            rebased_from=rebased_from,
-            before=text,
+        # the whole read-modify-write runs in a worker thread while this file's queue is held
+        return await asyncio.to_thread(
+            _patch_locked, ctx, target, real, label, version, parsed, creating
         )
+
+
+def _patch_locked(
+    ctx: ToolContext,
+    target: Path,
+    real: str,
+    label: str,
+    version: int | None,
+    parsed: list[Edit],
+    creating: bool,
+) -> PatchResult:
+    exists = os.path.exists(real)
+    if creating:
+        if exists:
+            current = ctx.versions.latest(real)
+            hint = f"; you last saw @{current.number}" if current else ""
+            raise PatchError(
+                f"patch: {label} already exists{hint}. Read it with cat({label!r}) and pass "
+                "the version from its header"
+            )
+        return _write(ctx, target, real, label, [], parsed, created=True, rebased_from=None)
+    if not exists:
+        raise FileNotFoundError(
+            f"patch: {label} no longer exists (it was deleted or moved after you read "
+            f"@{version}); to create it, pass version=0"
+        )
+    seen = ctx.versions.get(real, version)
+    if seen is None:
+        known = ctx.versions.known_range(real)
+        if known is None:
+            raise PatchError(
+                f"patch: unknown version @{version} of {label}: you have not read it in this "
+                f"session. Read it with cat({label!r}) and use the version in its header"
+            )
+        oldest, newest = known
+        state = "stale" if version < oldest else "unknown"
+        raise PatchError(
+            f"patch: {state} version @{version} of {label}; versions @{oldest}–@{newest} "
+            f"are known. Read it again with cat({label!r}) and use the version in its header"
+        )
+    try:
+        text = read_text(target, label, tool="patch")
+    except BinaryFileError as exc:
+        raise PatchError(str(exc)) from None
+    old_lines = split_lines(seen.text)
+    check_ranges(parsed, len(old_lines), label, version)
+    rebased_from = None
+    if text == seen.text:
+        lines, moved = old_lines, parsed
+    else:
+        lines = split_lines(text)
+        now = ctx.versions.observe(real, text)
+        moved = rebase(parsed, old_lines, lines, f"{label} (now @{now})")
+        rebased_from = version
+    return _write(
+        ctx,
+        target,
+        real,
+        label,
+        lines,
+        moved,
+        created=False,
+        rebased_from=rebased_from,
+        before=text,
+    )
 
 
 def _write(

@@ -20,7 +20,7 @@ class PatchError(ValueError):
 
 @dataclass(frozen=True)
 class Edit:
-    """Replace lines ``start``..``end`` (1-based, inclusive) by ``text``; ``end = start - 1`` inserts."""
+    """Replace lines ``start``..``end`` (1-based, inclusive); ``end = start - 1`` inserts."""
 
     start: int
     end: int

@@ -1,0 +1,203 @@
+"""patch: line-addressed edits, rebase after outside changes, refusals, creation, the queue."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from vis_core.tools import PatchError, ToolContext
+from vis_core.tools.edit import patch_file
+from vis_core.tools.files import cat_file
+
+SOURCE = "".join(f"line{i} = {i}\n" for i in range(1, 11))
+
+
+def edit(start: int, end: int, text: str) -> dict:
+    return {"start": start, "end": end, "text": text}
+
+
+@pytest.fixture
+def py(ctx: ToolContext, workspace: Path) -> Path:
+    path = workspace / "m.py"
+    path.write_text(SOURCE)
+    assert cat_file(ctx, "m.py").startswith("m.py @1\n")
+    return path
+
+
+async def test_replace_insert_delete_in_one_call(ctx: ToolContext, py: Path) -> None:
+    result = await patch_file(
+        ctx,
+        "m.py",
+        1,
+        [
+            edit(2, 3, "two = 2\n"),
+            edit(5, 4, "inserted = 0\n"),
+            edit(9, 9, ""),
+            edit(11, 10, "end = 1"),
+        ],
+    )
+    lines = py.read_text().splitlines()
+    assert lines == [
+        "line1 = 1",
+        "two = 2",
+        "line4 = 4",
+        "inserted = 0",
+        "line5 = 5",
+        "line6 = 6",
+        "line7 = 7",
+        "line8 = 8",
+        "line10 = 10",
+        "end = 1",
+    ]
+    assert py.read_text().endswith("end = 1\n")
+    assert (result.path, result.version, result.added, result.removed) == ("m.py", 2, 3, 3)
+    assert "-line2 = 2\n-line3 = 3\n+two = 2\n" in result.diff
+    assert str(result).startswith("patched m.py @2: +3 -3\n--- a/m.py\n+++ b/m.py\n@@ -1,")
+    # the new version is known: a second patch against @2 works without reading again
+    again = await patch_file(ctx, "m.py", 2, [edit(1, 1, "first = 1\n")])
+    assert again.version == 3 and py.read_text().startswith("first = 1\n")
+
+
+async def test_diff_applies_with_patch_command(ctx: ToolContext, py: Path, tmp_path: Path) -> None:
+    before = py.read_text()
+    result = await patch_file(
+        ctx, "m.py", 1, [edit(1, 1, "a = 0\n"), edit(10, 10, "z = 9\nzz = 10\n")]
+    )
+    copy = tmp_path / "copy.py"
+    copy.write_text(before)
+    done = subprocess.run(
+        ["patch", "-s", str(copy)], input=result.diff, text=True, capture_output=True
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    assert copy.read_text() == py.read_text()
+
+
+async def test_edits_move_after_an_outside_change(ctx: ToolContext, py: Path) -> None:
+    # someone else adds two lines at the top after the model read @1
+    py.write_text("# header\n# more\n" + SOURCE)
+    result = await patch_file(ctx, "m.py", 1, [edit(5, 5, "five = 5\n")])
+    lines = py.read_text().splitlines()
+    assert lines[:2] == ["# header", "# more"] and lines[6] == "five = 5"
+    assert lines[5] == "line4 = 4" and lines[7] == "line6 = 6"
+    assert result.rebased_from == 1 and result.version == 3  # @2 is the outside change
+
+
+async def test_refusals_leave_the_file_byte_identical(ctx: ToolContext, py: Path) -> None:
+    py.write_text(SOURCE.replace("line5 = 5", "line5 = 55"))
+    before = py.read_bytes()
+    with pytest.raises(PatchError, match=r"lines 4-6 of m.py \(now @2\) changed since you read"):
+        await patch_file(ctx, "m.py", 1, [edit(1, 1, "ok = 1\n"), edit(4, 6, "x = 1\n")])
+    assert py.read_bytes() == before
+    cat_file(ctx, "m.py")
+    with pytest.raises(PatchError, match="edits 2-3 and 3 overlap"):
+        await patch_file(ctx, "m.py", 2, [edit(2, 3, "a = 1\n"), edit(3, 3, "b = 1\n")])
+    with pytest.raises(PatchError, match=r"would not parse.*Python line 2"):
+        await patch_file(ctx, "m.py", 2, [edit(2, 2, "def broken(:\n")])
+    with pytest.raises(PatchError, match="past the end of m.py @2, which has 10 lines"):
+        await patch_file(ctx, "m.py", 2, [edit(12, 12, "x = 1\n")])
+    with pytest.raises(PatchError, match="unknown version @7 of m.py"):
+        await patch_file(ctx, "m.py", 7, [edit(1, 1, "x = 1\n")])
+    with pytest.raises(PatchError, match="already exists; you last saw @2"):
+        await patch_file(ctx, "m.py", 0, "x = 1\n")
+    with pytest.raises(PatchError, match="end=1 before start=3"):
+        await patch_file(ctx, "m.py", 2, [edit(3, 1, "")])
+    assert py.read_bytes() == before
+
+
+async def test_unread_file_and_stale_version(workspace: Path, tmp_path: Path) -> None:
+    ctx = ToolContext(workspace, "s", tmp_path / "o")
+    (workspace / "n.txt").write_text("a\n")
+    with pytest.raises(PatchError, match="you have not read it in this session"):
+        await patch_file(ctx, "n.txt", 1, [edit(1, 1, "b\n")])
+    from vis_core.tools.versions import FileVersions
+
+    small = ToolContext(workspace, "s", tmp_path / "o", versions=FileVersions(keep=2))
+    for i in range(3):
+        (workspace / "n.txt").write_text(f"{i}\n")
+        cat_file(small, "n.txt")
+    with pytest.raises(PatchError, match=r"stale version @1 of n.txt; versions @2–@3 are known"):
+        await patch_file(small, "n.txt", 1, [edit(1, 1, "b\n")])
+
+
+@pytest.mark.parametrize(
+    ("name", "good", "bad", "why"),
+    [
+        ("c.json", '{"a": 1}\n', '{"a": 1,\n', "JSON line"),
+        ("c.toml", "a = 1\n", "a = = 1\n", "TOML"),
+        ("c.yaml", "a: 1\n", "a: [1\n", "YAML"),
+    ],
+)
+async def test_data_files_must_parse(
+    ctx: ToolContext, workspace: Path, name: str, good: str, bad: str, why: str
+) -> None:
+    await patch_file(ctx, name, 0, good)
+    before = (workspace / name).read_bytes()
+    with pytest.raises(PatchError, match=why):
+        await patch_file(ctx, name, 1, [edit(1, 1, bad)])
+    assert (workspace / name).read_bytes() == before
+
+
+async def test_a_file_that_did_not_parse_can_be_fixed_in_steps(
+    ctx: ToolContext, workspace: Path
+) -> None:
+    (workspace / "b.py").write_text("def f(:\n    pass\nx = (\n")
+    cat_file(ctx, "b.py")
+    result = await patch_file(ctx, "b.py", 1, [edit(1, 1, "def f():\n")])
+    assert result.version == 2  # still broken (line 3), but no worse: allowed
+
+
+async def test_create_new_files(ctx: ToolContext, workspace: Path) -> None:
+    result = await patch_file(ctx, "pkg/new.py", 0, "x = 1\n")
+    assert (workspace / "pkg/new.py").read_text() == "x = 1\n"
+    assert result.created and result.version == 1 and result.added == 1
+    assert result.diff.startswith("--- /dev/null\n+++ b/pkg/new.py\n@@ -0,0 +1,1 @@\n+x = 1\n")
+    await patch_file(ctx, "@other.txt", None, [edit(1, 0, "no newline")])
+    assert (workspace / "other.txt").read_text() == "no newline\n"
+    with pytest.raises(PatchError, match="would not parse"):
+        await patch_file(ctx, "bad.py", 0, "def (:\n")
+    assert not (workspace / "bad.py").exists()
+    with pytest.raises(FileNotFoundError, match="no longer exists"):
+        await patch_file(ctx, "gone.py", 3, [edit(1, 1, "")])
+
+
+async def test_line_endings_and_missing_final_newline(ctx: ToolContext, workspace: Path) -> None:
+    (workspace / "w.txt").write_bytes(b"a\r\nb\r\nc\r\n")
+    cat_file(ctx, "w.txt")
+    await patch_file(ctx, "w.txt", 1, [edit(2, 2, "B\nB2\n")])
+    assert (workspace / "w.txt").read_bytes() == b"a\r\nB\r\nB2\r\nc\r\n"
+    (workspace / "e.txt").write_text("x\ny")
+    cat_file(ctx, "e.txt")
+    result = await patch_file(ctx, "e.txt", 1, [edit(3, 2, "z\n")])
+    assert (workspace / "e.txt").read_text() == "x\ny\nz"
+    assert "-y\n\\ No newline at end of file\n+y\n+z\n\\ No newline at end of file\n" in result.diff
+
+
+async def test_writes_keep_mode_and_follow_symlinks(ctx: ToolContext, workspace: Path) -> None:
+    script = workspace / "run.sh"
+    script.write_text("echo 1\n")
+    script.chmod(0o755)
+    (workspace / "alias.sh").symlink_to(script)
+    cat_file(ctx, "alias.sh")
+    await patch_file(ctx, "alias.sh", 1, [edit(1, 1, "echo 2\n")])
+    assert (workspace / "alias.sh").is_symlink()
+    assert script.read_text() == "echo 2\n" and script.stat().st_mode & 0o777 == 0o755
+    assert [p.name for p in workspace.iterdir() if "vis-tmp" in p.name] == []
+
+
+async def test_concurrent_patches_go_through_one_queue(ctx: ToolContext, workspace: Path) -> None:
+    path = workspace / "c.py"
+    path.write_text(SOURCE)
+    cat_file(ctx, "c.py")
+    (workspace / "alias.py").symlink_to(path)
+    # every call edits a different line of the same @1; through the queue each one rebases
+    # onto the result of the previous ones, so no change is lost
+    calls = [
+        patch_file(ctx, "c.py" if i % 2 else "alias.py", 1, [edit(i, i, f"line{i} = {i * 100}\n")])
+        for i in range(1, 11)
+    ]
+    results = await asyncio.gather(*calls)
+    assert path.read_text() == "".join(f"line{i} = {i * 100}\n" for i in range(1, 11))
+    assert sorted(r.version for r in results) == list(range(2, 12))

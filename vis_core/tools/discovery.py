@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -84,6 +84,12 @@ class AproposResult:
 
     pattern: str
     hits: tuple[AproposHit, ...]
+
+    def __iter__(self) -> Iterator[AproposHit]:
+        return iter(self.hits)
+
+    def __len__(self) -> int:
+        return len(self.hits)
 
     def __str__(self) -> str:
         if not self.hits:

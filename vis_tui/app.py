@@ -12,6 +12,7 @@ from textual.app import App, SuspendNotSupported
 from vis_core.commands import CommandAction, CommandResult
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
 from vis_tui.screens.help import HelpScreen
+from vis_tui.widgets.transcript import escape_markdown
 from vis_tui.screens.main import MainScreen
 from vis_tui.screens.registry import screen_factory
 from vis_tui.screens.sessions import SessionsScreen
@@ -73,15 +74,17 @@ class VisApp(App[int]):
             host = await (self._open_host() if self._open_host else Host.open(self.options))
         except Exception as exc:  # shown to the person; the app stays usable for reading
             self.main.transcript.add_message(
-                f"**Vis could not start:** {exc}", classes="error"
+                f"**Vis could not start:** {escape_markdown(str(exc))}", classes="error"
             )
             return
         self.host = host
+        if host.model_problem:
+            self.main.status_bar.model = host.model_label
         try:
             await self._open_first_session(host)
         except Exception as exc:
             self.main.transcript.add_message(
-                f"**Vis could not open the session:** {exc}", classes="error"
+                f"**Vis could not open the session:** {escape_markdown(str(exc))}", classes="error"
             )
             return
         self.ready.set()
@@ -92,7 +95,7 @@ class VisApp(App[int]):
             try:
                 session = await host.open_session(self.resume)
             except LookupError as exc:
-                self.main.transcript.add_message(f"**Cannot resume:** {exc}", classes="error")
+                self.main.transcript.add_message(f"**Cannot resume:** {escape_markdown(str(exc))}", classes="error")
         elif self.continue_:
             latest = host.latest_session_id()
             if latest is not None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Markdown
@@ -14,6 +16,12 @@ from vis_tui.widgets.plain import record_text
 from vis_tui.widgets.turn import TurnView
 
 LOAD_MARGIN = 3
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+
+
+def escape_markdown(text: str) -> str:
+    """``text`` shown literally inside Markdown (file names like ``__init__.py``)."""
+    return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
 
 
 class SystemMessage(Markdown):

@@ -1,0 +1,178 @@
+"""The prompt against a real Host: history, commands, queue, cancel, Ctrl+C, completion."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.widgets import Static
+
+from vis_core.events import TurnStatus
+from vis_tui.screens.help import HelpScreen
+from vis_tui.widgets.transcript import SystemMessage
+
+from .support import started, until, vis_app, write_script
+
+
+def _prompts(app) -> list[str]:
+    return [row.text for row in app.host.store.prompts(app.session.id)]
+
+
+def _ended(app, count: int):
+    return lambda: sum(1 for t in app.main.transcript.turns.values() if t.status) >= count
+
+
+async def test_history_recall_restores_the_draft(workspace: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path, [{"text": "one"}, {"text": "two"}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        prompt = app.main.prompt
+        for text in ("first", "second"):
+            await pilot.press(*text, "enter")
+            await until(pilot, lambda: not app.main.turn_running and prompt.text == "")
+        await until(pilot, _ended(app, 2))
+        assert _prompts(app) == ["first", "second"]
+        await pilot.press(*"dra", "shift+enter", *"ft")
+        assert prompt.text == "dra\nft"
+        prompt.move_cursor((0, 0))
+        await pilot.press("up")
+        assert prompt.text == "second"
+        await pilot.press("up", "up")
+        assert prompt.text == "first"
+        await pilot.press("down")
+        assert prompt.text == "second"
+        await pilot.press("down")
+        assert prompt.text == "dra\nft"
+
+
+async def test_history_is_read_from_the_store_when_continuing(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(tmp_path, [{"text": "one"}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"remember me", "enter")
+        await until(pilot, _ended(app, 1))
+        first_id = app.session.id
+    again = vis_app(workspace, write_script(tmp_path, [{"text": "x"}]), continue_=True)
+    async with again.run_test(size=(100, 30)) as pilot:
+        await started(again, pilot)
+        assert again.session.id == first_id
+        stored = list(again.main.transcript.turns.values())
+        assert [t.request for t in stored] == ["remember me"]
+        assert stored[0].last_answer == "one"
+        await pilot.press("up")
+        assert again.main.prompt.text == "remember me"
+
+
+async def test_saveable_commands_are_recorded_and_control_commands_not(workspace: Path) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        for text in ("/goal ship the release", "/model", "/goal ship the release", "/nope"):
+            app.main.prompt.insert(text)
+            await pilot.press("enter")
+            await pilot.pause()
+        await until(pilot, lambda: any("Unknown command" in m.source
+                                       for m in app.main.transcript.query(SystemMessage)))
+        assert _prompts(app) == ["/goal ship the release"]
+        assert app.main.prompt.recall == ["/goal ship the release"]
+
+
+async def test_messages_typed_during_a_turn_are_queued(workspace: Path, tmp_path: Path) -> None:
+    slow = {"text": "a" * 1000, "chunk": 1, "delay_ms": 10}
+    script = write_script(tmp_path, [slow, {"text": "done two"}, {"text": "done three"}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"one", "enter")
+        await until(pilot, lambda: app.main.turn_running)
+        await pilot.press(*"two", "enter", *"three", "enter")
+        assert app.main.queue == ["two", "three"]
+        assert app.main.status_bar.queued == 2
+        await pilot.press("up")
+        assert app.main.prompt.text == "three" and app.main.queue == ["two"]
+        await pilot.press("enter")
+        assert app.main.queue == ["two", "three"]
+        await pilot.press("escape")  # the long first turn ends; the queue is sent in order
+        await until(pilot, _ended(app, 3))
+        requests = [t.request for t in app.main.transcript.turns.values()]
+        assert requests == ["one", "two", "three"]
+        assert app.main.status_bar.queued == 0
+
+
+async def test_escape_cancels_a_long_turn(workspace: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path, [{"text": "b" * 400, "chunk": 1, "delay_ms": 20}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"long", "enter")
+        await until(pilot, lambda: any(t.answers for t in app.main.transcript.turns.values()))
+        await pilot.press("escape")
+        await until(pilot, _ended(app, 1))
+        turn = next(iter(app.main.transcript.turns.values()))
+        assert turn.status is TurnStatus.CANCELLED
+        assert "Cancelled." in str(turn.query_one(".turn-footer", Static).render())
+
+
+async def test_ctrl_c_clears_then_cancels_then_quits(workspace: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path, [{"text": "c" * 400, "chunk": 1, "delay_ms": 20}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"draft", "ctrl+c")
+        assert app.main.prompt.text == "" and app.is_running
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: app.main.turn_running)
+        await pilot.press("ctrl+c")
+        await until(pilot, _ended(app, 1))
+        assert next(iter(app.main.transcript.turns.values())).status is TurnStatus.CANCELLED
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+        assert app.is_running
+        await pilot.press("ctrl+c")
+        await pilot.pause()
+    assert app.return_code == 0
+
+
+async def test_slash_opens_completion_and_tab_completes(workspace: Path) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await pilot.press("slash")
+        menu = app.main.completion
+        assert menu.display and menu.option_count == len(app.host.commands.all())
+        await pilot.press("s", "e")
+        assert [c.name for c in menu.choices] == ["sessions", "settings"]
+        await pilot.press("down", "tab")
+        assert app.main.prompt.text == "/settings " and not menu.display
+        await pilot.press("ctrl+c", "slash", "h", "escape")
+        assert not menu.display and app.main.prompt.text == "/h"
+
+
+async def test_f1_and_ctrl_x_question_mark_show_every_key(workspace: Path) -> None:
+    from vis_tui.keys import KEYS
+
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        rows = [str(r.render()) for r in app.screen.query(".key-row").results(Static)]
+        assert len(rows) == len(KEYS) and all(k.what in r for k, r in zip(KEYS, rows, strict=True))
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+        await pilot.press("ctrl+x", "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        assert app.main.prompt.has_focus
+
+
+async def test_without_a_model_the_transcript_says_how_to_configure_one(workspace: Path) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        messages = [m.source for m in app.main.transcript.query(SystemMessage)]
+        assert messages and messages[0] == app.host.model_problem
+        assert app.main.status_bar.model == "no model"

@@ -78,7 +78,8 @@ def test_sigkill_mid_write_keeps_every_committed_event(db_path: Path) -> None:
         assert line, child.stderr.read() if child.stderr else "child ended"
         printed.append(int(line))
     child.send_signal(signal.SIGKILL)
-    rest, _ = child.communicate(timeout=30)
+    rest = child.stdout.read()  # the lines already buffered here, then EOF
+    child.wait(timeout=30)
     printed += [int(line) for line in rest.splitlines() if line.strip().isdigit()]
     assert child.returncode == -signal.SIGKILL
 

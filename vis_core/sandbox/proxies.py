@@ -135,6 +135,18 @@ def _param(arg: ast.arg, kind: inspect._ParameterKind, dflt: ast.expr | None) ->
     return inspect.Parameter(arg.arg, kind, default=default, annotation=note)
 
 
+def _described(contract: dict[str, Any] | None) -> Callable[..., Any] | None:
+    """A described-only function built from a full contract's ``signature`` text, if any."""
+    if not isinstance(contract, dict) or not isinstance(contract.get("signature"), str):
+        return None
+    from vis_core.contracts.introspect import contract_function
+
+    try:
+        return contract_function(contract)
+    except (SyntaxError, ValueError, TypeError, KeyError):
+        return None
+
+
 class ToolProxy:
     """An awaitable stand-in for one host tool; calling it runs the tool on the host."""
 
@@ -146,6 +158,11 @@ class ToolProxy:
         self.__qualname__ = name
         self.__doc__ = doc or None
         self.contract = contract
+        described = _described(contract)
+        if described is not None:  # inspect.signature and get_type_hints follow __wrapped__
+            self.__wrapped__ = described
+            self.__annotations__ = dict(described.__annotations__)
+            return
         sig = signature_from_contract(contract)
         if sig is not None:
             self.__signature__ = sig

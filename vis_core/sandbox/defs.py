@@ -115,16 +115,17 @@ def _section(title: str, rows: list[tuple[str, str, str]], regex: re.Pattern[str
     page = rows[offset : offset + limit]
     if total == 0:
         return [f"{title}: none"]
+    if matched == 0:
+        return [f"{title}: none match ({total} in all)"]
     head = f"{title}:"
     if len(page) < total:
         what = f"{matched} of {total} match" if regex is not None else f"{total} in all"
-        if page:
-            head = f"{title} {offset + 1}–{offset + len(page)} ({what})"
-        else:
-            head = f"{title}: none on this page ({what}, offset={offset})"
+        if not page:
+            return [f"{title}: none on this page ({what}; offset={offset} is past the end)"]
+        head = f"{title} {offset + 1}–{offset + len(page)} ({what})"
         if offset + len(page) < matched:
             head += f"; next page: offset={offset + len(page)}"
-        head += ":" if page else ""
+        head += ":"
     return [head, *(f"  {text}" for _, text, _ in page)]
 
 
@@ -182,8 +183,8 @@ def _one(state: SessionState, name: str, details: bool) -> str:
     names = _used_names(helper)
     captured = _captured(helper.obj)
     shown = 0
-    if names or captured:
-        lines.append("names from the source (hints, not proof of dependency):")
+    lines.append("names from the source (hints, not proof of dependency):"
+                 if names or captured else "names from the source: none")
     for used in names:
         if shown >= MAX_DETAIL_NAMES:
             break

@@ -1,0 +1,149 @@
+"""The bubblewrap jail: argv shape, refusal without bwrap, and real confinement when it runs."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vis_core.sandbox import JailUnavailable, Sandbox, jail_argv
+
+from .conftest import MakeSandbox
+
+
+def _bwrap_problem() -> str | None:
+    """Why bwrap cannot confine anything here, or None when it can."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed"
+    probe = jail_argv(["true"], Path.cwd())
+    done = subprocess.run(probe, capture_output=True, text=True, timeout=20, check=False)
+    if done.returncode != 0:
+        return f"bwrap cannot create its namespaces here: {done.stderr.strip()}"
+    return None
+
+
+def _no_bwrap_path(tmp_path: Path) -> str:
+    """A PATH with the directories of python and git but without bwrap."""
+    folder = tmp_path / "bin-without-bwrap"
+    folder.mkdir()
+    return str(folder)
+
+
+def test_jail_argv_binds_workspace_and_hides_home(workspace: Path,
+                                                  monkeypatch: pytest.MonkeyPatch,
+                                                  tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    fake = tmp_path / "fakebin"
+    fake.mkdir()
+    (fake / "bwrap").write_text("#!/bin/sh\n")
+    (fake / "bwrap").chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake))
+    argv = jail_argv(["python", "-c", "pass"], workspace)
+    assert argv[0] == str(fake / "bwrap")
+    joined = " ".join(argv)
+    assert "--ro-bind / /" in joined
+    assert f"--tmpfs {home.resolve()}" in joined
+    assert f"--bind {workspace.resolve()} {workspace.resolve()}" in joined
+    for flag in ("--unshare-net", "--die-with-parent", "--proc /proc", "--dev /dev"):
+        assert flag in joined
+    assert argv[-4:] == ["--", "python", "-c", "pass"]
+    # the workspace is bound after the tmpfs mounts that would otherwise hide it
+    assert joined.index("--tmpfs") < joined.index(f"--bind {workspace.resolve()}")
+
+
+def test_jail_argv_refuses_without_bwrap(workspace: Path, monkeypatch: pytest.MonkeyPatch,
+                                         tmp_path: Path) -> None:
+    monkeypatch.setenv("PATH", _no_bwrap_path(tmp_path))
+    with pytest.raises(JailUnavailable) as caught:
+        jail_argv(["true"], workspace)
+    assert isinstance(caught.value, RuntimeError)
+    text = str(caught.value)
+    assert "bubblewrap" in text and "apt-get install bubblewrap" in text
+    assert "dnf install bubblewrap" in text
+
+
+async def test_jailed_sandbox_refuses_to_run_unconfined(make_sandbox: MakeSandbox,
+                                                        monkeypatch: pytest.MonkeyPatch,
+                                                        tmp_path: Path, workspace: Path) -> None:
+    monkeypatch.setenv("PATH", _no_bwrap_path(tmp_path))
+    box = make_sandbox(jail=True)
+    marker = workspace / "ran.txt"
+    result = await box.run(f"open({str(marker)!r}, 'w').write('ran')")
+    assert result.error is not None
+    assert "apt-get install bubblewrap" in result.error
+    assert not marker.exists()
+    assert box._proc is None
+
+
+@pytest.fixture
+def outside_dir() -> Iterator[Path]:
+    """A host folder outside /tmp (which the jail replaces) and outside the workspace."""
+    folder = Path(tempfile.mkdtemp(prefix="vis-jail-test-", dir="/var/tmp"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+async def test_jailed_sandbox_confines_files_and_network(make_sandbox: MakeSandbox,
+                                                         workspace: Path, tmp_path: Path,
+                                                         outside_dir: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    problem = _bwrap_problem()
+    if problem:
+        pytest.skip(problem)
+    home = outside_dir / "home"
+    home.mkdir()
+    (home / "secret.txt").write_text("token")
+    monkeypatch.setenv("HOME", str(home))
+    system_file = outside_dir / "system.txt"
+    tmp_file = tmp_path / "outside.txt"
+    box: Sandbox = make_sandbox(jail=True)
+    result = await box.run(
+        "import os, socket\n"
+        "open('inside.txt', 'w').write('ok')\n"
+        "print(os.getcwd())\n"
+        f"for target in ({str(system_file)!r}, {str(tmp_file)!r}):\n"
+        "    try:\n"
+        "        open(target, 'w').write('escaped')\n"
+        "        print('written')\n"
+        "    except OSError as exc:\n"
+        "        print(type(exc).__name__, exc.errno)\n"
+        f"print(os.path.exists({str(home / 'secret.txt')!r}))\n"
+        "try:\n"
+        "    socket.create_connection(('1.1.1.1', 53), timeout=2)\n"
+        "    print('network: open')\n"
+        "except OSError:\n"
+        "    print('network: blocked')\n"
+        "print(await echo('tools still work'))\n"
+    )
+    assert result.error is None, result.error
+    lines = result.stdout.splitlines()
+    assert lines[0] == str(workspace.resolve())
+    assert lines[1] == "OSError 30"  # EROFS: the system is read-only
+    assert lines[2] in ("written", "OSError 30")  # /tmp is a private tmpfs in the jail
+    assert lines[3] == "False"  # home is hidden
+    assert lines[4] == "network: blocked"
+    assert "tools still work" in lines[5]
+    assert (workspace / "inside.txt").read_text() == "ok"
+    assert not system_file.exists() and not tmp_file.exists()
+
+
+async def test_jailed_sandbox_interrupt_reaches_the_child(make_sandbox: MakeSandbox) -> None:
+    problem = _bwrap_problem()
+    if problem:
+        pytest.skip(problem)
+    box = make_sandbox(jail=True)
+    await box.run("kept = 1")
+    task = asyncio.create_task(box.run("while True:\n    pass\n"))
+    await asyncio.sleep(0.3)
+    await asyncio.wait_for(box.interrupt(), 2.5)
+    result = await asyncio.wait_for(task, 2.5)
+    assert result.error is not None and result.error.rstrip().endswith("KeyboardInterrupt")
+    after = await box.run("print(kept)")
+    assert after.stdout == "1\n" and after.restarted is None

@@ -1,0 +1,106 @@
+"""The wire codec and contract signatures, on their own."""
+
+from __future__ import annotations
+
+import inspect
+import json
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from vis_core.sandbox import (
+    HostHandle,
+    register_codec,
+    signature_from_contract,
+    unregister_codec,
+    wire,
+)
+
+
+def roundtrip(value: Any, **hooks: Any) -> Any:
+    data = json.loads(json.dumps(wire.encode(value, **{k: v for k, v in hooks.items()
+                                                       if k == "handle_out"})))
+    return wire.decode(data, **{k: v for k, v in hooks.items() if k == "handle_in"})
+
+
+@pytest.mark.parametrize("value", [
+    None, True, 3, 2.5, "text", [1, [2]], {"a": {"b": [1]}}, (1, (2, 3)), b"\x00\xff",
+    {1, 2}, frozenset({"x"}), {1: "int key", (1, 2): "tuple key"}, {"$": "dollar key"},
+    [(), set(), b""],
+])
+def test_values_survive_the_wire(value: Any) -> None:
+    back = roundtrip(value)
+    assert back == value and type(back) is type(value)
+
+
+def test_nonfinite_floats() -> None:
+    back = roundtrip([math.inf, -math.inf, math.nan])
+    assert back[0] == math.inf and back[1] == -math.inf and math.isnan(back[2])
+
+
+def test_unknown_objects_are_refused_with_a_clear_message() -> None:
+    with pytest.raises(TypeError, match="cannot cross the sandbox boundary"):
+        wire.encode(object())
+    with pytest.raises(TypeError, match="unknown wire tag 'nope'"):
+        wire.decode({"$": "nope", "v": 1})
+
+
+@dataclass(frozen=True)
+class Money:
+    amount: int
+    currency: str
+
+
+def test_registered_codec_round_trips() -> None:
+    register_codec("test-money", Money, lambda m: [m.amount, m.currency],
+                   lambda v: Money(v[0], v[1]))
+    try:
+        data = wire.encode({"price": Money(5, "EUR")})
+        assert data == {"price": {"$": "test-money", "v": [5, "EUR"]}}
+        assert wire.decode(data) == {"price": Money(5, "EUR")}
+    finally:
+        unregister_codec("test-money")
+    with pytest.raises(ValueError, match="reserved"):
+        register_codec("tuple", Money, str, str)
+
+
+class Proc(HostHandle):
+    __vis_methods__ = ("wait",)
+
+
+def test_handles_cross_as_references() -> None:
+    table: dict[str, Any] = {}
+    proc = Proc()
+
+    def out(obj: Any) -> dict[str, Any]:
+        table["h1"] = obj
+        return {"id": "h1", "methods": list(obj.__vis_methods__)}
+
+    data = wire.encode([proc], handle_out=out)
+    assert data == [{"$": "handle", "v": {"id": "h1", "methods": ["wait"]}}]
+    assert wire.decode(data, handle_in=lambda ref: table[ref["id"]]) == [proc]
+    with pytest.raises(TypeError, match="host handle"):
+        wire.encode(proc)
+
+
+def test_signature_from_contract_parameters() -> None:
+    sig = signature_from_contract({"parameters": [
+        {"name": "query", "kind": "positional_only", "type": {"name": "str"}},
+        {"name": "paths", "kind": "var_positional"},
+        {"name": "limit", "kind": "keyword_only", "has_default": True, "default_source": "20"},
+        {"name": "token", "kind": "keyword_only", "has_default": True, "default_source": None},
+        {"name": "extra", "kind": "var_keyword"},
+    ]})
+    assert str(sig) == "(query: str, /, *paths, limit=20, token=Ellipsis, **extra)"
+
+
+def test_signature_from_contract_signature_text() -> None:
+    sig = signature_from_contract({"signature": "(name: str, /, *, loud: bool = False) -> 'R'"})
+    assert sig is not None
+    assert list(sig.parameters) == ["name", "loud"]
+    assert sig.parameters["loud"].default is False
+    assert sig.parameters["loud"].kind is inspect.Parameter.KEYWORD_ONLY
+    assert signature_from_contract(None) is None
+    assert signature_from_contract({"signature": "not python"}) is None

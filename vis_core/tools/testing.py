@@ -23,6 +23,8 @@ SUMMARY = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|dese
 class TestFailure:
     """One failing or erroring test and the file it names."""
 
+    __test__ = False  # not a pytest test class
+
     test: str
     path: str
     line: int | None
@@ -32,6 +34,8 @@ class TestFailure:
 @dataclass(frozen=True)
 class TestReport:
     """One test run: counts, failures with their files, exit code and the output's tail."""
+
+    __test__ = False  # not a pytest test class
 
     runner: str
     command: str

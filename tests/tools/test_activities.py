@@ -1,0 +1,111 @@
+"""Render callbacks: headlines, summaries and evidence blocks for each built-in."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vis_core.extension.activity import (
+    ActivityDiff,
+    ActivityTable,
+    ActivityTerminal,
+    ActivityTerminalLine,
+    SymbolTag,
+)
+from vis_core.tools import shorten_path
+from vis_core.tools.activities import command_stages
+
+
+def render(tool, phase: str, *args, result=None, error=None, **kwargs):
+    return tool.activity.render(phase=phase, args=args, kwargs=kwargs, result=result, error=error)
+
+
+def test_tags_and_start_policy(tools: dict) -> None:
+    expected = {
+        "cat": (SymbolTag.OBSERVATION, False, "Read file"),
+        "grep": (SymbolTag.OBSERVATION, False, "Search files"),
+        "ls": (SymbolTag.OBSERVATION, False, "List files"),
+        "patch": (SymbolTag.MUTATION, True, "Edit file"),
+        "shell": (SymbolTag.MUTATION, True, "Run command"),
+        "run_tests": (SymbolTag.VERIFICATION, True, "Run tests"),
+    }
+    assert {
+        n: (t.tag, t.activity.show_start, t.activity.label) for n, t in tools.items()
+    } == expected
+
+
+def test_shorten_path(workspace: Path) -> None:
+    assert shorten_path(workspace / "src" / "a.py", workspace) == "src/a.py"
+    assert shorten_path(workspace, workspace) == "."
+    assert shorten_path(Path.home() / "notes.txt", workspace) == "~/notes.txt"
+    assert shorten_path("/etc/hosts", workspace) == "/etc/hosts"
+    assert shorten_path("rel/x.py", workspace) == "rel/x.py"
+
+
+def test_cat_and_ls(tools: dict, workspace: Path) -> None:
+    (workspace / "a.py").write_text("".join(f"{i}\n" for i in range(30)))
+    whole = tools["cat"].fn("a.py")
+    shown = render(tools["cat"], "success", "a.py", result=whole)
+    assert (shown.headline, shown.summary, shown.content) == ("Read file", "a.py @1 · 30 lines", ())
+    part = tools["cat"].fn("a.py", 3, 4)
+    assert render(tools["cat"], "success", "a.py", 3, 4, result=part).summary == (
+        "a.py @1 · lines 3–4 of 30"
+    )
+    failed = render(
+        tools["cat"], "failure", path="nope.py", error=FileNotFoundError("cat: no file nope.py")
+    )
+    assert failed.summary == "nope.py: no file nope.py"
+    listing = tools["ls"].fn()
+    assert render(tools["ls"], "success", result=listing).summary == ". · 0 folders, 1 file"
+
+
+async def test_grep_table_names_files(tools: dict, workspace: Path) -> None:
+    (workspace / "src").mkdir()
+    (workspace / "src" / "m.py").write_text("alpha\nbeta alpha\n")
+    out = await tools["grep"].fn("alpha")
+    shown = render(tools["grep"], "success", "alpha", result=out)
+    assert shown.summary == "'alpha' · 2 matches in 1 file"
+    [table] = shown.content
+    assert isinstance(table, ActivityTable)
+    assert table.rows == (("src/m.py", "1", "alpha"), ("src/m.py", "2", "beta alpha"))
+    assert table.paths == (str(workspace / "src/m.py"),) * 2
+    none = await tools["grep"].fn("zzz", "src")
+    assert render(tools["grep"], "success", "zzz", "src", result=none).summary == (
+        "'zzz' in src · no matches"
+    )
+
+
+async def test_patch_shows_its_diff(tools: dict, workspace: Path) -> None:
+    result = await tools["patch"].fn("n.py", 0, "x = 1\n")
+    shown = render(tools["patch"], "success", "n.py", 0, "x = 1\n", result=result)
+    assert (shown.headline, shown.summary) == ("Edit file", "n.py @1 · created +1 −0")
+    [diff] = shown.content
+    assert isinstance(diff, ActivityDiff) and diff.path == str(workspace / "n.py")
+    assert "+x = 1" in diff.diff
+    started = render(tools["patch"], "start", "n.py", 1, [])
+    assert started.summary == "n.py @1"
+    refused = render(
+        tools["patch"], "failure", "n.py", 1, [], error=ValueError("patch: edits overlap")
+    )
+    assert refused.summary == "n.py @1: edits overlap"
+
+
+async def test_shell_terminal_with_stages_and_stderr(tools: dict) -> None:
+    command = "echo out && echo err >&2 | cat; echo 'a|b'"
+    started = render(tools["shell"], "start", command)
+    [terminal] = started.content
+    assert terminal.command == ("echo out", "&& echo err >&2", "| cat", "; echo 'a|b'")
+    sh = await tools["shell"].fn("echo out; echo err >&2; exit 2")
+    await sh.wait(10)
+    shown = render(tools["shell"], "success", "echo out; echo err >&2; exit 2", result=sh)
+    assert shown.headline == "Run command" and shown.handle_id == sh.id
+    assert shown.summary == "echo out; echo err >&2; exit 2 · exit 2"
+    [terminal] = shown.content
+    assert isinstance(terminal, ActivityTerminal) and terminal.exit == 2
+    assert ActivityTerminalLine("err", "stderr") in terminal.lines
+    assert ActivityTerminalLine("out", "stdout") in terminal.lines
+
+
+def test_command_stages_respect_quotes() -> None:
+    assert command_stages("a || b; c") == ("a", "|| b", "; c")
+    assert command_stages('echo "x && y" | wc -l') == ('echo "x && y"', "| wc -l")
+    assert command_stages("ls") == ("ls",)

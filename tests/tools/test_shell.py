@@ -1,0 +1,158 @@
+"""shell handles: output, waiting, typing into stdin, stopping process trees, timeouts, jail."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import signal
+from pathlib import Path
+
+import pytest
+
+from vis_core.tools import ShellStatus, ToolContext
+from vis_core.tools.shell import StreamBuffer
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie is dead for our purposes
+        return stat.read().split(")")[-1].split()[0] != "Z"
+
+
+async def test_exit_code_and_both_streams(tools: dict, workspace: Path) -> None:
+    (workspace / "sub").mkdir()
+    sh = await tools["shell"].fn("pwd; echo oops >&2; exit 3", cwd="sub")
+    status = await sh.wait(10)
+    assert isinstance(status, ShellStatus)
+    assert status.exit_code == 3 and not status.running
+    assert status.output == f"{workspace / 'sub'}\noops\n"
+    assert ("stderr", "oops") in sh.output_lines()
+    assert str(status).startswith(f"$ pwd; echo oops >&2; exit 3\n[exit 3]\n{workspace}/sub")
+
+
+async def test_type_into_a_process_reading_stdin(tools: dict) -> None:
+    sh = await tools["shell"].fn("read name; echo hello $name; read again; echo bye $again")
+    await sh.type("vis\n")
+    for _ in range(100):
+        if "hello vis" in sh.logs():
+            break
+        await asyncio.sleep(0.02)
+    assert sh.logs() == "hello vis\n" and sh.running
+    await sh.type("now\n")
+    status = await sh.wait(10)
+    assert status.output == "hello vis\nbye now\n" and status.exit_code == 0
+    with pytest.raises(RuntimeError, match="has exited \\(exit 0\\); it cannot read input"):
+        await sh.type("more\n")
+
+
+async def test_stop_ends_the_whole_process_tree(tools: dict, workspace: Path) -> None:
+    # the child ignores SIGTERM and starts a grandchild: both must be gone after stop()
+    script = "trap '' TERM; sleep 300 & echo $! > grandchild.pid; echo started; wait"
+    sh = await tools["shell"].fn(script)
+    for _ in range(200):
+        if (workspace / "grandchild.pid").exists() and "started" in sh.logs():
+            break
+        await asyncio.sleep(0.02)
+    grandchild = int((workspace / "grandchild.pid").read_text())
+    assert alive(grandchild) and alive(sh.pid)
+    status = await sh.stop()
+    assert status.stopped and status.exit_code == -signal.SIGKILL
+    assert not alive(sh.pid) and not alive(grandchild)
+
+
+async def test_wait_raises_a_clear_timeout(tools: dict) -> None:
+    sh = await tools["shell"].fn("echo working; sleep 300")
+    with pytest.raises(TimeoutError, match=r"(?s)still running after 0.3s.*stop\(\).*working"):
+        await sh.wait(0.3)
+    await sh.stop()
+
+
+async def test_timeout_stops_the_command(tools: dict) -> None:
+    sh = await tools["shell"].fn("echo begin; sleep 300", timeout=0.3)
+    status = await sh.wait(20)
+    assert status.timed_out and not status.running
+    assert "stopped after its timeout" in str(status) and "begin" in status.output
+
+
+async def test_session_close_stops_everything(ctx: ToolContext, tools: dict) -> None:
+    handles = [await tools["shell"].fn("sleep 300") for _ in range(3)]
+    await ctx.close()
+    assert all(not h.running for h in handles)
+    assert all(not alive(h.pid) for h in handles)
+
+
+async def test_long_output_keeps_the_tail_and_saves_the_rest(ctx: ToolContext, tools: dict) -> None:
+    sh = await tools["shell"].fn("seq 1 5000")
+    status = await sh.wait(10)
+    assert status.output.rstrip().endswith("\n5000")
+    assert "\n3001\n" in status.output and "\n3000\n" not in status.output
+    saved = status.output.split("Full output saved to: ", 1)[1].split("]", 1)[0]
+    assert Path(saved).read_text().splitlines() == [str(i) for i in range(1, 5001)]
+    assert Path(saved).parent == ctx.output_dir
+
+
+def test_stream_buffer_is_bounded() -> None:
+    buffer = StreamBuffer(limit=100)
+    for i in range(50):
+        buffer.add(i, b"0123456789")
+    assert buffer.size == 100 and buffer.dropped == 400
+    assert buffer.text() == "0123456789" * 10
+    multi = StreamBuffer(limit=10)
+    multi.add(0, "é".encode() * 3 + b"\xc3")  # a split character is kept for the next chunk
+    multi.add(1, b"\xa9")
+    assert multi.text() == "éééé"
+
+
+async def test_bad_arguments(tools: dict) -> None:
+    with pytest.raises(ValueError, match="command must be a non-empty string"):
+        await tools["shell"].fn("  ")
+    with pytest.raises(NotADirectoryError, match="cwd nope is not a folder"):
+        await tools["shell"].fn("ls", cwd="nope")
+    with pytest.raises(ValueError, match="timeout must be a positive number"):
+        await tools["shell"].fn("ls", timeout=0)
+
+
+async def test_jail_refuses_without_bubblewrap(
+    workspace: Path, tmp_path: Path, monkeypatch
+) -> None:
+    from vis_core.sandbox.jail import JailUnavailable
+    from vis_core.tools import builtin_tools
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    ctx = ToolContext(workspace, "s", tmp_path / "o", jail=True)
+    shell = {t.name: t for t in builtin_tools(ctx)}["shell"].fn
+    with pytest.raises(JailUnavailable, match="will not run it unconfined"):
+        await shell("touch ran")
+    assert not (workspace / "ran").exists()
+    assert ctx.shells.handles == {}
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap (bwrap) is not installed")
+async def test_jail_confines_commands(workspace: Path, tmp_path: Path) -> None:
+    from vis_core.tools import builtin_tools
+
+    ctx = ToolContext(workspace, "s", tmp_path / "o", jail=True)
+    shell = {t.name: t for t in builtin_tools(ctx)}["shell"].fn
+    (workspace / "sub").mkdir()
+    outside = tmp_path / "outside.txt"
+    host_file = tmp_path / "host.txt"
+    host_file.write_text("host only\n")
+    sh = await shell(
+        f"pwd; echo inside > in.txt; echo x > {outside}; cat {host_file} || echo hidden",
+        cwd="sub",
+    )
+    status = await sh.wait(30)
+    if "bwrap:" in status.output and str(workspace) not in status.output:
+        pytest.skip(f"bubblewrap cannot create namespaces here: {status.output.strip()}")
+    assert status.output.splitlines()[0] == str(workspace / "sub")
+    assert (workspace / "sub" / "in.txt").read_text() == "inside\n"
+    # outside the workspace the jail sees a private /tmp: nothing leaks in or out
+    assert "hidden" in status.output and "host only" not in status.output
+    assert not outside.exists()
+    with pytest.raises(PermissionError, match="outside the workspace"):
+        await shell("ls", cwd=str(tmp_path))
+    await ctx.close()

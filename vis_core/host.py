@@ -319,6 +319,6 @@ def _contract(tool: HostTool) -> dict[str, Any] | None:
     except ImportError:
         return None
     try:
-        return tool_contract(tool.fn)
+        return tool_contract(tool)
     except Exception:  # a tool without a readable contract still runs
         return None

@@ -164,3 +164,19 @@ async def test_resumed_session_keeps_conversation_and_sandbox_values(workspace, 
     note, value = block.stdout.strip().splitlines()
     assert "restored" in note and "y" in note
     assert value == "42"
+
+
+async def test_first_request_names_the_session(workspace, tmp_path):
+    from vis_core.agent.session import title_from_request
+
+    script = write_script(tmp_path / "s.yaml", [{"text": "ok"}])
+    host = await open_host(workspace, script)
+    try:
+        session = await host.new_session()
+        await session.submit("\n  Fix the flaky login test\nthen run the suite")
+        assert session.title == "Fix the flaky login test"
+        assert host.store.get_session(session.id).title == "Fix the flaky login test"
+    finally:
+        await host.close()
+    assert title_from_request("word " * 30).endswith("…")
+    assert len(title_from_request("word " * 30)) <= 61

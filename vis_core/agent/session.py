@@ -49,6 +49,17 @@ Subscriber = Callable[[Event], None]
 class EventSink(Protocol):
     def append(self, event: Event) -> int: ...
 
+    def set_title(self, session_id: str, title: str) -> None: ...
+
+
+def title_from_request(text: str, limit: int = 60) -> str:
+    """A session title: the first line of its first request, cut at a word boundary."""
+    line = next((part.strip() for part in text.splitlines() if part.strip()), "")
+    if len(line) <= limit:
+        return line
+    cut = line[:limit].rsplit(" ", 1)[0] or line[:limit]
+    return cut + "…"
+
 
 class BlockRunner(Protocol):
     """What the loop needs of the sandbox."""
@@ -185,6 +196,9 @@ class AgentSession:
     async def _turn(self, text: str) -> TurnEnded:
         turn_id = uuid.uuid4().hex
         self.turn_count += 1
+        if not self.title and not text.startswith("/"):
+            self.title = title_from_request(text)
+            self._store.set_title(self.id, self.title)
         await self.emit(
             TurnStarted(self.id, turn_id=turn_id, position=self.turn_count, request=text)
         )

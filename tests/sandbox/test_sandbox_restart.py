@@ -135,3 +135,37 @@ async def test_close_then_run_starts_fresh(sandbox: Sandbox) -> None:
     result = await sandbox.run("print('x' in dir())")
     assert result.error is None
     assert result.stdout == "True\n"  # restored from the in-memory snapshot
+
+
+async def test_cancelling_run_stops_the_block(sandbox: Sandbox) -> None:
+    await sandbox.run("kept = 5")
+    task = asyncio.create_task(sandbox.run("while True:\n    pass\n"))
+    await asyncio.sleep(0.3)
+    task.cancel()
+    try:
+        await task
+    except asyncio.CancelledError:
+        pass
+    after = await asyncio.wait_for(sandbox.run("print(kept)"), 5)
+    assert after.stdout == "5\n" and after.error is None
+
+
+async def test_interrupt_while_the_child_starts(sandbox: Sandbox, workspace: Any) -> None:
+    marker = workspace / "ran.txt"
+    task = asyncio.create_task(sandbox.run(f"open({str(marker)!r}, 'w').write('x')"))
+    await asyncio.sleep(0)  # run() holds the lock and is starting the child
+    await sandbox.interrupt()
+    result = await task
+    assert result.error == "KeyboardInterrupt: the block was interrupted before it started"
+    assert not marker.exists()
+    assert (await sandbox.run("print('ok')")).stdout == "ok\n"
+
+
+async def test_failing_snapshot_save_keeps_the_block_result(make_sandbox: MakeSandbox) -> None:
+    def broken(data: dict[str, Any]) -> None:
+        raise OSError("disk full")
+
+    box = make_sandbox(snapshot_save=broken)
+    result = await box.run("value = 1\nprint('printed')")
+    assert result.stdout == "printed\n"
+    assert result.error == "[vis: saving helpers and variables failed: OSError: disk full]"

@@ -136,33 +136,45 @@ class Sandbox:
         self._outputs: dict[int, asyncio.Future[str]] = {}
         self._output_closed: asyncio.Future[None] | None = None
         self._exited: asyncio.subprocess.Process | None = None
+        self._busy = False
+        self._interrupt_pending = False
 
     # -- public ------------------------------------------------------------------------------
     async def run(self, code: str) -> BlockResult:
         """Run one block; starts (or restarts) the child first when needed."""
         started = time.monotonic()
         async with self._lock:
-            if self._stopping is not None:
-                await asyncio.shield(self._stopping)
-                self._stopping = None
-            restarted: str | None = None
-            if not self._alive():
-                try:
-                    restarted = await self._start()
-                except JailUnavailable as exc:
-                    return BlockResult("", str(exc), None, time.monotonic() - started)
-                except ChildDied as died:
-                    await self._drain_output()
-                    output = keep_tail(self._output.text(), self.output_limit)
-                    error = (f"The sandbox process {died.how} while starting, so the block did "
-                             "not run.")
-                    return BlockResult(output, error, None, time.monotonic() - started)
-            return await self._run_block(code, restarted, started)
+            self._busy = True
+            self._interrupt_pending = False
+            try:
+                return await self._run_locked(code, started)
+            finally:
+                self._busy = False
+
+    async def _run_locked(self, code: str, started: float) -> BlockResult:
+        if self._stopping is not None:
+            await asyncio.shield(self._stopping)
+            self._stopping = None
+        restarted: str | None = None
+        if not self._alive():
+            try:
+                restarted = await self._start()
+            except JailUnavailable as exc:
+                return BlockResult("", str(exc), None, time.monotonic() - started)
+            except ChildDied as died:
+                await self._drain_output()
+                output = keep_tail(self._output.text(), self.output_limit)
+                error = (f"The sandbox process {died.how} while starting, so the block did "
+                         "not run.")
+                return BlockResult(output, error, None, time.monotonic() - started)
+        return await self._run_block(code, restarted, started)
 
     async def interrupt(self) -> None:
         """Stop the running block: KeyboardInterrupt first, then kill the child after ~1 s."""
         block = self._running
         if block is None:
+            if self._busy:  # still starting the child: stop before the block begins
+                self._interrupt_pending = True
             return
         await self._stop_block(block, self._done.get(block))
 
@@ -249,6 +261,10 @@ class Sandbox:
 
     # -- one block ---------------------------------------------------------------------------
     async def _run_block(self, code: str, restarted: str | None, started: float) -> BlockResult:
+        if self._interrupt_pending:
+            self._interrupt_pending = False
+            return BlockResult("", "KeyboardInterrupt: the block was interrupted before it started",
+                               restarted, time.monotonic() - started)
         self._block_id += 1
         block = self._block_id
         loop = asyncio.get_running_loop()
@@ -262,7 +278,7 @@ class Sandbox:
         self._running = block
         try:
             await self._send(message)
-            reply = await done
+            reply = await asyncio.shield(done)
             try:
                 text = await asyncio.wait_for(asyncio.shield(output), 5.0)
             except TimeoutError:  # the end marker never came: take what arrived
@@ -284,11 +300,16 @@ class Sandbox:
             self._done.pop(block, None)
             self._outputs.pop(block, None)
         snapshot = reply.get("snapshot")
+        error = reply.get("error")
         if snapshot is not None:
             self._last_snapshot = snapshot
             if self._snapshot_save is not None:
-                self._snapshot_save(snapshot)
-        error = reply.get("error")
+                try:
+                    self._snapshot_save(snapshot)
+                except Exception as exc:  # noqa: BLE001 - the block's result must not be lost
+                    note = (f"[vis: saving helpers and variables failed: "
+                            f"{type(exc).__name__}: {exc}]")
+                    error = f"{error}\n{note}" if error else note
         return BlockResult(text, keep_tail(error, self.output_limit) if error else None,
                            restarted, time.monotonic() - started)
 

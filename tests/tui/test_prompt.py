@@ -8,7 +8,7 @@ from textual.widgets import Static
 
 from vis_core.events import TurnStatus
 from vis_tui.screens.help import HelpScreen
-from vis_tui.widgets.transcript import SystemMessage
+from vis_tui.widgets.transcript import PlainMessage, SystemMessage
 
 from .support import started, until, vis_app, write_script
 
@@ -173,6 +173,6 @@ async def test_without_a_model_the_transcript_says_how_to_configure_one(workspac
     app = vis_app(workspace)
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
-        messages = [m.source for m in app.main.transcript.query(SystemMessage)]
+        messages = [m.source for m in app.main.transcript.query(PlainMessage)]
         assert messages and messages[0] == app.host.model_problem
         assert app.main.status_bar.model == "no model"

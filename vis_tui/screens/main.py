@@ -33,8 +33,8 @@ _TOAST_SEVERITY = {"info": "information", "warning": "warning", "error": "error"
                    "success": "information"}
 
 
-class ChordCatcher(Widget, can_focus=True):
-    """Takes the one key after Ctrl+X, then gives focus back."""
+class ChordCatcher(Widget, can_focus=False):
+    """Takes the one key after Ctrl+X, then gives focus back (focusable only meanwhile)."""
 
     DEFAULT_CSS = "ChordCatcher { width: 0; height: 0; }"
 
@@ -45,6 +45,7 @@ class ChordCatcher(Widget, can_focus=True):
     async def on_key(self, event: events.Key) -> None:
         event.stop()
         event.prevent_default()
+        self.can_focus = False
         if self.previous is not None and self.previous.is_attached:
             self.previous.focus()
         else:
@@ -56,6 +57,7 @@ class ChordCatcher(Widget, can_focus=True):
 
     def on_blur(self) -> None:
         self.previous = None
+        self.can_focus = False
 
 
 class MainScreen(Screen[None]):
@@ -121,7 +123,7 @@ class MainScreen(Screen[None]):
         await self.transcript.load_initial(store_page_loader(host.store, session.id))
         self.prompt.set_history([row.text for row in host.store.prompts(session.id)])
         if host.model_problem:
-            self.transcript.add_message(host.model_problem, classes="no-model")
+            self.transcript.add_message(host.model_problem, classes="no-model", plain=True)
         for note in host.startup_notes():
             self.transcript.add_message(note, classes="note")
         self._unsubscribe = session.subscribe(self.handle_event)
@@ -250,6 +252,7 @@ class MainScreen(Screen[None]):
     def action_chord(self) -> None:
         catcher = self.query_one(ChordCatcher)
         catcher.previous = self.focused
+        catcher.can_focus = True
         catcher.focus()
 
     def action_page_up(self) -> None:

@@ -6,7 +6,7 @@ import re
 
 from textual.containers import VerticalScroll
 from textual.widget import Widget
-from textual.widgets import Markdown
+from textual.widgets import Markdown, Static
 
 from vis_core.events import TurnStatus
 from vis_tui.history import PageLoader, StoredTurn
@@ -26,6 +26,14 @@ def escape_markdown(text: str) -> str:
 
 class SystemMessage(Markdown):
     """Text from Vis itself (command output, configuration help), not from the model."""
+
+
+class PlainMessage(Static):
+    """Plain text from Vis whose line breaks matter (e.g. how to configure a model)."""
+
+    def __init__(self, text: str, *, classes: str = "") -> None:
+        super().__init__(text, markup=False, classes=classes)
+        self.source = text
 
 
 class Transcript(VerticalScroll, can_focus=False):
@@ -59,8 +67,14 @@ class Transcript(VerticalScroll, can_focus=False):
         view = self.turns.get(turn_id)
         return view if view is not None else self.add_turn(turn_id, 0, "")
 
-    def add_message(self, markdown: str, *, classes: str = "") -> SystemMessage:
-        message = SystemMessage(markdown, classes=f"system-message {classes}".strip())
+    def add_message(
+        self, text: str, *, classes: str = "", plain: bool = False
+    ) -> SystemMessage | PlainMessage:
+        """Add text from Vis itself: Markdown, or ``plain`` text kept line for line."""
+        all_classes = f"system-message {classes}".strip()
+        message: SystemMessage | PlainMessage = (
+            PlainMessage(text, classes=all_classes) if plain else SystemMessage(text, classes=all_classes)
+        )
         self.mount(message)
         self.scroll_end(animate=False, immediate=False)
         return message
@@ -150,7 +164,7 @@ class Transcript(VerticalScroll, can_focus=False):
                         parts.append(item.as_text())
                     elif hasattr(item, "text") and isinstance(item.text, str):
                         parts.append(item.text)
-            elif isinstance(child, SystemMessage):
+            elif isinstance(child, SystemMessage | PlainMessage):
                 parts.append(child.source)
         return "\n\n".join(p for p in parts if p)
 

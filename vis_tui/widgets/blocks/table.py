@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich import box
 from rich.table import Table
 from rich.text import Text
-from textual.containers import Vertical
+from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -37,4 +37,5 @@ def table_block(block: ActivityTable, context: BlockContext) -> Widget:
     if not chips:
         body.add_class("table-block")
         return body
-    return Vertical(body, *chips, classes="table-block with-path")
+    row = Horizontal(Static("open:", classes="chips-label"), *chips, classes="path-chips")
+    return Vertical(body, row, classes="table-block with-path")

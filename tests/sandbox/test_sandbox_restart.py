@@ -169,3 +169,15 @@ async def test_failing_snapshot_save_keeps_the_block_result(make_sandbox: MakeSa
     result = await box.run("value = 1\nprint('printed')")
     assert result.stdout == "printed\n"
     assert result.error == "[vis: saving helpers and variables failed: OSError: disk full]"
+
+
+async def test_decorated_helpers_and_aliases_survive_a_crash(sandbox: Sandbox) -> None:
+    await sandbox.run(
+        "import functools\n@functools.lru_cache(maxsize=None)\ndef square(n):\n    return n * n\n"
+        "alias = square\nstatus = git.status\n"
+    )
+    await sandbox.run("import os\nos._exit(2)")
+    after = await sandbox.run("print(square(4), alias(5), status)")
+    assert after.error is None, after.error
+    assert after.stdout == "16 25 <tool git.status>\n"
+    assert after.restarted is not None and "helpers square" in after.restarted

@@ -118,8 +118,8 @@ class SessionState:
             obj = self.ns.get(d.name, _MISSING)
             if obj is _MISSING or id(obj) == before.get(d.name):
                 continue  # the block failed before this definition ran
-            if not isinstance(obj, type | types.FunctionType):
-                continue  # rebound later in the same block
+            if not callable(obj):
+                continue  # rebound to data later in the same block (a decorator may wrap it)
             self.helpers.pop(d.name, None)  # re-insert: latest definition last
             self.helpers[d.name] = Helper(d.name, d.source, d.kind, block, "block", obj)
 

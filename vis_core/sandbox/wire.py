@@ -68,7 +68,9 @@ def register_codec(
     ``kind`` is a class (or tuple of classes) tested with ``isinstance``, or a predicate.
     ``encode(obj)`` returns any wire-encodable value (it is encoded recursively);
     ``decode(value)`` receives that value already decoded and returns the object.
-    Registering a tag again replaces it; builtin tags cannot be replaced.
+    When several codecs match a value, the one registered last wins (so a specific codec
+    beats a general one such as the records codec). Registering a tag again replaces it;
+    builtin tags cannot be replaced.
     """
     if not tag or tag in BUILTIN_TAGS:
         reserved = ", ".join(sorted(BUILTIN_TAGS))
@@ -80,6 +82,7 @@ def register_codec(
             return isinstance(obj, classes)
     else:
         matches = kind
+    _CODECS.pop(tag, None)
     _CODECS[tag] = Codec(tag, matches, encode, decode)
 
 
@@ -107,7 +110,7 @@ def encode(value: Any, *, handle_out: HandleOut | None = None) -> Any:
         return {TAG: "dict", "v": pairs}
     if kind is tuple:
         return {TAG: "tuple", "v": [encode(item, handle_out=handle_out) for item in value]}
-    for codec in _CODECS.values():
+    for codec in reversed(_CODECS.values()):
         if codec.matches(value):
             return {TAG: codec.tag, "v": encode(codec.encode(value), handle_out=handle_out)}
     return _encode_other(value, handle_out)

@@ -104,6 +104,8 @@ class Child:
         elif kind == Msg.RUN:
             if "tools" in msg:
                 self.set_tools(msg["tools"])
+            for name, value in wire.decode(msg.get("globals") or {}).items():
+                self.state.inject(name, value)
             self.block_task = self.loop.create_task(self.run_block(int(msg["id"]), msg["code"]))
         elif kind == Msg.INIT:
             self.on_init(msg)

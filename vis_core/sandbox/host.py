@@ -140,18 +140,22 @@ class Sandbox:
         self._interrupt_pending = False
 
     # -- public ------------------------------------------------------------------------------
-    async def run(self, code: str) -> BlockResult:
-        """Run one block; starts (or restarts) the child first when needed."""
+    async def run(self, code: str, *, globals: Mapping[str, Any] | None = None) -> BlockResult:  # noqa: A002
+        """Run one block; starts (or restarts) the child first when needed.
+
+        ``globals`` (plain data) are set in the namespace before the block, e.g. ``session``.
+        """
         started = time.monotonic()
         async with self._lock:
             self._busy = True
             self._interrupt_pending = False
             try:
-                return await self._run_locked(code, started)
+                return await self._run_locked(code, started, globals)
             finally:
                 self._busy = False
 
-    async def _run_locked(self, code: str, started: float) -> BlockResult:
+    async def _run_locked(self, code: str, started: float,
+                          globals: Mapping[str, Any] | None = None) -> BlockResult:  # noqa: A002
         if self._stopping is not None:
             await asyncio.shield(self._stopping)
             self._stopping = None
@@ -167,7 +171,7 @@ class Sandbox:
                 error = (f"The sandbox process {died.how} while starting, so the block did "
                          "not run.")
                 return BlockResult(output, error, None, time.monotonic() - started)
-        return await self._run_block(code, restarted, started)
+        return await self._run_block(code, restarted, started, globals)
 
     async def interrupt(self) -> None:
         """Stop the running block: KeyboardInterrupt first, then kill the child after ~1 s."""
@@ -260,7 +264,8 @@ class Sandbox:
         return [{"name": t.name, "doc": t.doc, "contract": t.contract} for t in self._tools()]
 
     # -- one block ---------------------------------------------------------------------------
-    async def _run_block(self, code: str, restarted: str | None, started: float) -> BlockResult:
+    async def _run_block(self, code: str, restarted: str | None, started: float,
+                         globals: Mapping[str, Any] | None = None) -> BlockResult:  # noqa: A002
         if self._interrupt_pending:
             self._interrupt_pending = False
             return BlockResult("", "KeyboardInterrupt: the block was interrupted before it started",
@@ -269,6 +274,8 @@ class Sandbox:
         block = self._block_id
         loop = asyncio.get_running_loop()
         message: dict[str, Any] = {"t": Msg.RUN, "id": block, "code": code}
+        if globals:
+            message["globals"] = wire.encode(dict(globals))
         tools = self._tool_list()
         if tools != self._sent_tools:
             message["tools"] = tools

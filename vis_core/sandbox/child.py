@@ -71,7 +71,7 @@ class Child:
         self.state = SessionState(self.ns)
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.next_id = 0
-        self.buffer = b""
+        self.buffer = bytearray()
         self.nonce = ""
         self.block_task: asyncio.Task[None] | None = None
         self.in_user_code = False
@@ -89,13 +89,14 @@ class Child:
         chunk = os.read(self.fd_in, _READ_CHUNK)
         if not chunk:
             os._exit(0)  # the host went away
+        scan_from = len(self.buffer)  # a long message arrives in many chunks: scan only new bytes
         self.buffer += chunk
-        while True:
-            end = self.buffer.find(b"\n")
-            if end < 0:
-                return
-            line, self.buffer = self.buffer[:end], self.buffer[end + 1 :]
+        end = self.buffer.find(b"\n", scan_from)
+        while end >= 0:
+            line = bytes(self.buffer[:end])
+            del self.buffer[: end + 1]
             self.dispatch(wire.loads(line))
+            end = self.buffer.find(b"\n")
 
     def dispatch(self, msg: dict[str, Any]) -> None:
         kind = msg["t"]

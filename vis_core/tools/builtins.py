@@ -82,7 +82,12 @@ def builtin_tools(ctx: ToolContext) -> list[HostTool]:
         written. To create a file pass `version=0` and the whole text as `edits` (a string).
         Returns the unified diff and the new version for the next patch.
         """
-        return await patch_file(ctx, path, version, edits)
+        if ctx.hooks is None:
+            return await patch_file(ctx, path, version, edits)
+        return await ctx.hooks.patch(
+            {"path": path, "version": version, "edits": edits},
+            lambda guard: patch_file(ctx, path, version, edits, guard=guard),
+        )
 
     def ls(path: str = ".", depth: int = 1) -> str:
         """List a folder `depth` levels deep: folders end with `/`, files show their size.
@@ -112,12 +117,20 @@ def builtin_tools(ctx: ToolContext) -> list[HostTool]:
         folder = ctx.resolve(cwd or ".", tool="shell")
         if not folder.is_dir():
             raise NotADirectoryError(f"shell: cwd {ctx.display(folder)} is not a folder")
-        return await ctx.shells.start(
-            command,
-            cwd=folder,
-            output_dir=ctx.output_dir,
-            timeout=timeout,
-            jail_workspace=ctx.workspace if ctx.jail else None,
+
+        async def start() -> ShellHandle:
+            return await ctx.shells.start(
+                command,
+                cwd=folder,
+                output_dir=ctx.output_dir,
+                timeout=timeout,
+                jail_workspace=ctx.workspace if ctx.jail else None,
+            )
+
+        if ctx.hooks is None:
+            return await start()
+        return await ctx.hooks.shell(
+            {"command": command, "cwd": cwd, "timeout": timeout}, start
         )
 
     async def run_tests(

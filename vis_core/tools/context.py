@@ -5,10 +5,14 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from vis_core.tools.display import shorten_path
 from vis_core.tools.shell import ShellManager
 from vis_core.tools.versions import FileVersions
+
+# The ``fs_access`` operation of each file tool (op hooks can refuse a path).
+FS_OPERATIONS = {"cat": "file-read", "grep": "file-read", "ls": "file-read", "patch": "file-write"}
 
 
 class OutsideWorkspace(PermissionError):
@@ -25,6 +29,8 @@ class ToolContext:
     jail: bool = False
     versions: FileVersions = field(default_factory=FileVersions)
     shells: ShellManager = field(default_factory=ShellManager)
+    # op hooks of the session's extensions (``vis_core.extension.tool_hooks.ToolHooks``)
+    hooks: Any = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "workspace", Path(self.workspace).resolve())
@@ -48,6 +54,9 @@ class ToolContext:
                 f"{tool}: {text} is outside the workspace {self.workspace}; the jail is on, so "
                 "tools reach only files under the workspace. Use a path inside it."
             )
+        operation = FS_OPERATIONS.get(tool)
+        if self.hooks is not None and operation is not None:
+            self.hooks.check_access(operation, str(target))
         return target
 
     def inside(self, path: Path) -> bool:

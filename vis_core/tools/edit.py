@@ -7,6 +7,7 @@ import os
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from vis_core.tools.context import ToolContext
 from vis_core.tools.patching import (
@@ -34,11 +35,14 @@ class PatchResult:
     removed: int
     created: bool = False
     rebased_from: int | None = None
+    notes: tuple[str, ...] = ()  # corrections an extension's op hook made (vis.repair)
 
     def __str__(self) -> str:
         verb = "created" if self.created else "patched"
         moved = f" (edits moved from @{self.rebased_from})" if self.rebased_from else ""
         head = f"{verb} {self.path} @{self.version}: +{self.added} -{self.removed}{moved}"
+        if self.notes:
+            head += "\ncorrected by op hooks: " + "; ".join(self.notes)
         return head + ("\n" + self.diff.rstrip("\n") if self.diff else "\n(no change)")
 
 
@@ -71,7 +75,7 @@ def _creation_edits(edits: object) -> list[Edit]:
 
 
 async def patch_file(
-    ctx: ToolContext, path: str, version: int | None, edits: object
+    ctx: ToolContext, path: str, version: int | None, edits: object, guard: Any = None
 ) -> PatchResult:
     """Apply ``edits`` to ``path`` as the model saw it at ``version``; refuse or write all."""
     if version is not None and (isinstance(version, bool) or not isinstance(version, int)):
@@ -88,7 +92,7 @@ async def patch_file(
     async with file_mutation_queue(target) as real:
         # the whole read-modify-write runs in a worker thread while this file's queue is held
         return await asyncio.to_thread(
-            _patch_locked, ctx, target, real, label, version, parsed, creating
+            _patch_locked, ctx, target, real, label, version, parsed, creating, guard
         )
 
 
@@ -100,6 +104,7 @@ def _patch_locked(
     version: int | None,
     parsed: list[Edit],
     creating: bool,
+    guard: Any = None,
 ) -> PatchResult:
     exists = os.path.exists(real)
     if creating:
@@ -110,7 +115,9 @@ def _patch_locked(
                 f"patch: {label} already exists{hint}. Read it with cat({label!r}) and pass "
                 "the version from its header"
             )
-        return _write(ctx, target, real, label, [], parsed, created=True, rebased_from=None)
+        return _write(
+            ctx, target, real, label, [], parsed, created=True, rebased_from=None, guard=guard
+        )
     if not exists:
         raise FileNotFoundError(
             f"patch: {label} no longer exists (it was deleted or moved after you read "
@@ -154,6 +161,7 @@ def _patch_locked(
         created=False,
         rebased_from=rebased_from,
         before=text,
+        guard=guard,
     )
 
 
@@ -168,6 +176,7 @@ def _write(
     created: bool,
     rebased_from: int | None,
     before: str = "",
+    guard: Any = None,
 ) -> PatchResult:
     applied = apply_edits(lines, edits)
     after = "".join(applied.lines)
@@ -177,6 +186,10 @@ def _write(
             f"patch: refused, {label} would not parse after these edits ({problem}). Nothing "
             "was written; fix the edits and patch again with the same version"
         )
+    notes: tuple[str, ...] = ()
+    if guard is not None:  # op hooks see the preview; they may block or repair it
+        applied, notes = guard(str(target), before, after, lines, applied, created)
+        after = "".join(applied.lines)
     if after != before or created:
         mode = None if created else os.stat(real).st_mode & 0o7777
         atomic_write(Path(real) if not created else target, after.encode("utf-8"), mode=mode)
@@ -185,4 +198,4 @@ def _write(
     rows = diff.splitlines()[2:]
     added = sum(1 for row in rows if row.startswith("+"))
     removed = sum(1 for row in rows if row.startswith("-"))
-    return PatchResult(label, version, diff, added, removed, created, rebased_from)
+    return PatchResult(label, version, diff, added, removed, created, rebased_from, notes)

@@ -20,6 +20,7 @@ from vis_core.tools.patching import (
     syntax_error,
     unified_diff,
 )
+from vis_core.tools.pycheck import check_python
 from vis_core.tools.textfiles import BinaryFileError, read_text, split_lines
 from vis_core.tools.versions import file_mutation_queue
 
@@ -180,8 +181,13 @@ def _write(
 ) -> PatchResult:
     applied = apply_edits(lines, edits)
     after = "".join(applied.lines)
-    problem = syntax_error(label, after)
-    if problem and (created or syntax_error(label, before) is None):
+    if label.endswith((".py", ".pyi")):
+        problem = check_python(label, before, applied.lines, applied.hunks, created=created)
+    else:
+        problem = syntax_error(label, after)
+        if problem and not created and syntax_error(label, before) is not None:
+            problem = None  # it did not parse before either: allow fixing it step by step
+    if problem:
         raise PatchError(
             f"patch: refused, {label} would not parse after these edits ({problem}). Nothing "
             "was written; fix the edits and patch again with the same version"

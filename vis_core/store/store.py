@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,8 @@ from vis_core.store.rows import StoredEvent
 from vis_core.store.search import SearchMixin
 from vis_core.store.sessions import SessionsMixin
 
+# Rewrites an event before it is written (settings install one that redacts secrets).
+EventRedactor = Callable[[Event, dict[str, Any], str], tuple[Event, dict[str, Any], str]]
 _INSERT_EVENT = "INSERT INTO events (session_id, type, data, created) VALUES (?, ?, ?, ?)"
 
 
@@ -32,6 +34,13 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin):
     def __init__(self, path: Path | str | None = None, *, busy_timeout: float = 10.0) -> None:
         self.path = Path(path) if path is not None else VisPaths.from_env().db_file
         self._db = Database(self.path, busy_timeout=busy_timeout)
+        self.redactor: EventRedactor | None = None
+
+    def _payload(self, event: Event) -> tuple[Event, dict[str, Any], str]:
+        data, payload = event_payload(event)
+        if self.redactor is not None:
+            return self.redactor(event, data, payload)
+        return event, data, payload
 
     def close(self) -> None:
         self._db.close()
@@ -46,13 +55,13 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin):
 
     def append(self, event: Event) -> int:
         """Log ``event``, update the projections and commit, all in one transaction; its seq."""
-        data, payload = event_payload(event)
+        event, data, payload = self._payload(event)
         with self._db.write(f"append a {event.type} event") as conn:
             return _write(conn, event, data, payload, time.time())
 
     def append_many(self, events: Iterable[Event]) -> list[int]:
         """Append several events in one transaction (all or none); their seqs in order."""
-        prepared = [(event, *event_payload(event)) for event in events]
+        prepared = [self._payload(event) for event in events]
         if not prepared:
             return []
         now = time.time()

@@ -18,6 +18,7 @@ from vis_core.config import UserConfig, load_config
 from vis_core.events import Event, SessionCreated
 from vis_core.extension.metadata import build_metadata
 from vis_core.extensions import LoadedExtensions, describe, extension_prompts, load_extensions
+from vis_core.interaction import Interaction
 from vis_core.paths import TrustStore, VisPaths, find_project_root
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.store import Store
@@ -62,12 +63,19 @@ class Host:
             environment=os.environ,
         )
         self.commands = CommandRegistry(self)
+        self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
         self.sessions: list[AgentSession] = []
         self._registries: list[list[ToolRegistry]] = []
         self.model_choice: ModelChoice | None = None
         self.model_label = "no model"
         self.model_problem: str | None = None
         self._resolve_model()
+        from vis_core.extension.gateway import attach_host
+
+        try:
+            attach_host(self, asyncio.get_running_loop())
+        except RuntimeError:  # built outside an event loop: threads reach it for reads only
+            attach_host(self)
 
     @classmethod
     async def open(cls, options: HostOptions) -> Host:
@@ -210,6 +218,7 @@ class Host:
         return self._session(row.id, row.title, history=history)
 
     def _session(self, session_id: str, title: str, history: list[Event]) -> AgentSession:
+        from vis_core.extension.attachments import attachment_tools
         from vis_core.sandbox import Sandbox, ToolEntry
         from vis_core.tools import ToolContext, builtin_tools
         from vis_core.tools.discovery import discovery_tools
@@ -220,7 +229,7 @@ class Host:
             output_dir=self.paths.data_dir / "outputs" / session_id,
             jail=self.setting("jail", False),
         )
-        builtins = [*builtin_tools(tool_context)]
+        builtins = [*builtin_tools(tool_context), *attachment_tools()]
         registry_box: list[ToolRegistry] = []
 
         def registry() -> ToolRegistry:
@@ -245,6 +254,7 @@ class Host:
             channel=self.options.channel,
             locks=self.extension_lock,
             prepare_arguments=_prepare_arguments,
+            services=lambda: {"host": self, "session": session_box[0] if session_box else None},
         )
 
         def entries() -> list[ToolEntry]:
@@ -291,6 +301,7 @@ class Host:
         )
         session_box.append(session)
         self.sessions.append(session)
+        self.interaction.attach(session)
         return session
 
     def setting(self, setting_id: str, default: Any) -> Any:
@@ -298,9 +309,13 @@ class Host:
         return self.config.data.get(setting_id, default)
 
     async def close(self) -> None:
+        self.interaction.close()
         for session in list(self.sessions):
             await session.close()
         self.sessions.clear()
+        from vis_core.extension.gateway import detach_host
+
+        detach_host(self)
         self.store.close()
 
 

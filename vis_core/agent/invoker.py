@@ -57,6 +57,7 @@ class ToolInvoker:
         channel: str = "tui",
         locks: Callable[[str], threading.RLock | None] = lambda owner: None,
         prepare_arguments: Callable[[HostTool, tuple, dict], tuple[tuple, dict]] | None = None,
+        services: Callable[[], dict[str, Any]] | None = None,
     ) -> None:
         self._session_id = session_id
         self._registry = registry
@@ -66,7 +67,12 @@ class ToolInvoker:
         self._channel = channel
         self._locks = locks
         self._prepare = prepare_arguments
+        self._services = services
         self.site = CallSite()
+
+    def registry(self) -> ToolRegistry:
+        """The session's tools right now (extension SDK calls look tools up here)."""
+        return self._registry()
 
     def _lookup(self, name: str) -> HostTool:
         registry = self._registry()
@@ -77,7 +83,15 @@ class ToolInvoker:
             raise UnknownToolError(f"no tool named {name!r}{hint}")
         return tool
 
-    async def call(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    async def call(
+        self,
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        *,
+        callers: tuple[str, ...] = (),
+    ) -> Any:
+        """Run ``name``; ``callers`` are the extensions waiting on this call (``vis.tools``)."""
         tool = self._lookup(name)
         site = self.site
         loop = asyncio.get_running_loop()
@@ -140,6 +154,14 @@ class ToolInvoker:
             owner=tool.owner,
             channel=self._channel,
             publish=publish,
+            services={
+                **(self._services() if self._services else {}),
+                "invoker": self,
+                "loop": loop,
+                "turn_id": site.turn_id,
+                "iteration_id": site.iteration_id,
+                "callers": callers,
+            },
         )
         try:
             call_args, call_kwargs = (

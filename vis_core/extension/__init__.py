@@ -30,6 +30,13 @@ from vis_core.extension.activity import (
     ActivityVideo,
     SymbolTag,
 )
+from vis_core.extension.attachments import (
+    attach,
+    get_attachment,
+    list_attachments,
+    read_attachment,
+    show_attachment,
+)
 from vis_core.extension.catalog import Catalog
 from vis_core.extension.context import publish_activity
 from vis_core.extension.declarations import (
@@ -44,9 +51,16 @@ from vis_core.extension.declarations import (
     ok,
     register_extension,
 )
+from vis_core.extension.fs import fs, jailed_shell, shell
+from vis_core.extension.gateway import GatewayError
+from vis_core.extension.grants import Grant
 from vis_core.extension.metadata import build_metadata
 from vis_core.extension.roots import project_root, workspace_root
+from vis_core.extension.session_handles import run, session, sessions
+from vis_core.extension.sessions import list_sessions, read_session
 from vis_core.extension.symbols import Symbol, method
+from vis_core.extension.tools_proxy import VisToolError, tools
+from vis_core.extension.workspace import python_environment, workspace_files
 from vis_core.records.sequence import sequence
 
 __all__ = [
@@ -70,6 +84,8 @@ __all__ = [
     "CommandResult",
     "Extension",
     "FieldSpec",
+    "GatewayError",
+    "Grant",
     "HelpDocument",
     "NamespaceSpec",
     "OpHook",
@@ -82,14 +98,31 @@ __all__ = [
     "SymbolTag",
     "ToolSpec",
     "TypeSpec",
+    "VisToolError",
+    "attach",
     "build_metadata",
     "err",
+    "fs",
+    "get_attachment",
+    "jailed_shell",
+    "list_attachments",
+    "list_sessions",
     "method",
     "ok",
     "project_root",
     "publish_activity",
+    "python_environment",
+    "read_attachment",
+    "read_session",
     "register_extension",
+    "run",
     "sequence",
+    "session",
+    "sessions",
+    "shell",
+    "show_attachment",
     "testing",
+    "tools",
+    "workspace_files",
     "workspace_root",
 ]

@@ -4,16 +4,50 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vis_core.extension.context import current_call
+from vis_core.extension.context import CallContext, current_call
+
+
+def _bound(call: CallContext, what: str) -> None:
+    if call.session_id is None:
+        raise RuntimeError(
+            f"vis.{what}() needs the session that called your extension, and this call has "
+            "none; call it from a tool or command of a session"
+        )
 
 
 def workspace_root() -> Path:
     """The session's current working copy; the process working directory outside Vis."""
     call = current_call()
-    return Path(call.workspace_root) if call is not None else Path.cwd()
+    if call is None:
+        return Path.cwd()
+    _bound(call, "workspace_root")
+    return Path(call.workspace_root)
 
 
 def project_root() -> Path:
-    """The project that holds the calling extension; the process working directory outside Vis."""
+    """The project that holds the calling extension, inside the session's working copy.
+
+    That is the nearest folder above the extension file that holds ``.vis``, when it lies in
+    the working copy; else the session's project. The process working directory outside Vis.
+    """
     call = current_call()
-    return Path(call.project_root) if call is not None else Path.cwd()
+    if call is None:
+        return Path.cwd()
+    _bound(call, "project_root")
+    workspace = Path(call.workspace_root)
+    own = _extension_project(call)
+    if own is not None and (own == workspace or workspace in own.parents):
+        return own
+    return Path(call.project_root)
+
+
+def _extension_project(call: CallContext) -> Path | None:
+    host = call.services.get("host")
+    extensions = getattr(host, "extensions", None)
+    loaded = extensions.get(call.owner) if extensions is not None else None
+    if loaded is None:
+        return None
+    for folder in Path(loaded.path).resolve().parents:
+        if (folder / ".vis").is_dir():
+            return folder
+    return None

@@ -1,0 +1,342 @@
+"""``vis.fs`` (files with the extension's permissions) and ``vis.shell`` / ``vis.jailed_shell``."""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import shutil
+import threading
+from collections.abc import Coroutine, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from vis_core.config import load_config
+from vis_core.extension.context import current_call
+from vis_core.extension.roots import project_root, workspace_root
+from vis_core.paths import VisPaths
+from vis_core.tools.shell import BUFFER_BYTES, ShellHandle, ShellManager, ShellStatus
+
+T = TypeVar("T")
+SHELL_KEYS = frozenset({"command", "cwd", "env", "timeout"})
+JAIL_KEYS = frozenset({"allow_read_write", "unix_connect"})
+
+
+def _path(path: str | os.PathLike[str]) -> Path:
+    """Relative paths start at the session's working copy (the cwd outside Vis)."""
+    if not isinstance(path, str | os.PathLike):
+        raise TypeError(f"vis.fs: a path must be text or a Path, got {type(path).__name__}")
+    target = Path(path).expanduser()
+    return target if target.is_absolute() else workspace_root() / target
+
+
+class FileSystem:
+    """``vis.fs``: mkdir, write, read (bytes), read_text, copy, move, list, stat and remove."""
+
+    def mkdir(self, path: str | os.PathLike[str], *, parents: bool = True,
+              exist_ok: bool = True) -> Path:
+        target = _path(path)
+        target.mkdir(parents=parents, exist_ok=exist_ok)
+        return target
+
+    def write(self, path: str | os.PathLike[str], data: bytes | str, *,
+              encoding: str = "utf-8") -> int:
+        """Write ``data`` (bytes, or text as ``encoding``) atomically; the folder is created."""
+        raw = data.encode(encoding) if isinstance(data, str) else bytes(data)
+        target = _path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_name(f".{target.name}.vis-tmp")
+        tmp.write_bytes(raw)
+        tmp.replace(target)
+        return len(raw)
+
+    def read(self, path: str | os.PathLike[str]) -> bytes:
+        return _path(path).read_bytes()
+
+    def read_text(self, path: str | os.PathLike[str], encoding: str = "utf-8") -> str:
+        return _path(path).read_text(encoding=encoding)
+
+    def copy(self, source: str | os.PathLike[str], target: str | os.PathLike[str]) -> Path:
+        """Copy a file or a whole folder; returns the new path."""
+        src, dst = _path(source), _path(target)
+        if src.is_dir():
+            return Path(shutil.copytree(src, dst))
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        return Path(shutil.copy2(src, dst))
+
+    def move(self, source: str | os.PathLike[str], target: str | os.PathLike[str]) -> Path:
+        dst = _path(target)
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        return Path(shutil.move(_path(source), dst))
+
+    def list(self, path: str | os.PathLike[str] = ".") -> list[str]:
+        """The names in a folder, sorted."""
+        return sorted(entry.name for entry in os.scandir(_path(path)))
+
+    def stat(self, path: str | os.PathLike[str]) -> dict[str, Any]:
+        target = _path(path)
+        info = target.stat()
+        return {
+            "path": str(target),
+            "size": info.st_size,
+            "is_dir": target.is_dir(),
+            "is_file": target.is_file(),
+            "is_symlink": target.is_symlink(),
+            "mode": info.st_mode,
+            "modified": info.st_mtime,
+        }
+
+    def exists(self, path: str | os.PathLike[str]) -> bool:
+        return _path(path).exists()
+
+    def remove(self, path: str | os.PathLike[str], *, recursive: bool = False) -> None:
+        """Remove a file, an empty folder, or with ``recursive=True`` a whole folder."""
+        target = _path(path)
+        if target.is_dir() and not target.is_symlink():
+            if recursive:
+                shutil.rmtree(target)
+            else:
+                target.rmdir()
+        else:
+            target.unlink()
+
+
+fs = FileSystem()
+
+
+class _ProcessLoop:
+    """One event loop thread that drains every extension child's output, also while it waits."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self.shells = ShellManager()
+
+    def loop(self) -> asyncio.AbstractEventLoop:
+        with self._lock:
+            if self._loop is None or self._loop.is_closed():
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(
+                    target=loop.run_forever, name="vis-extension-processes", daemon=True
+                )
+                thread.start()
+                self._loop = loop
+            return self._loop
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
+        loop = self.loop()
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is loop:
+            coro.close()
+            raise RuntimeError("a process handle cannot be driven from its own event loop")
+        return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
+
+    def stop_all(self) -> None:
+        if self._loop is None or self._loop.is_closed() or not self.shells.handles:
+            return
+        try:
+            self.run(self.shells.close_all(), timeout=10)
+        except Exception:  # exiting: nothing more can be done for a stuck child
+            pass
+
+
+PROCESSES = _ProcessLoop()
+atexit.register(PROCESSES.stop_all)
+
+
+class Process:
+    """A live child: ``logs()``, ``wait(seconds)``, ``type(text)``, ``stop()``."""
+
+    def __init__(self, handle: ShellHandle, jailed: bool) -> None:
+        self._handle = handle
+        self.jailed = jailed
+
+    def __repr__(self) -> str:
+        return f"<vis process pid {self.pid} {'jailed ' if self.jailed else ''}{self.command!r}>"
+
+    @property
+    def command(self) -> str:
+        return self._handle.command
+
+    @property
+    def pid(self) -> int:
+        return self._handle.pid
+
+    @property
+    def running(self) -> bool:
+        return self._handle.running
+
+    @property
+    def exit_code(self) -> int | None:
+        return self._handle.exit_code
+
+    def logs(self) -> str:
+        """Everything printed so far, stdout and stderr in arrival order (8 MiB per stream)."""
+        async def read() -> str:
+            dropped = self._handle.stdout.dropped + self._handle.stderr.dropped
+            text = self._handle.combined()
+            if dropped:
+                text = f"[{dropped:,} earlier bytes dropped from the 8 MiB buffer]\n" + text
+            return text
+
+        return PROCESSES.run(read())
+
+    def stdout(self) -> str:
+        return PROCESSES.run(_text(self._handle, "stdout"))
+
+    def stderr(self) -> str:
+        return PROCESSES.run(_text(self._handle, "stderr"))
+
+    def wait(self, seconds: float | None = 30) -> ShellStatus:
+        """Wait up to ``seconds`` for the exit; TimeoutError says what to do if it still runs."""
+        return PROCESSES.run(self._handle.wait(seconds))
+
+    def type(self, text: str) -> None:
+        """Write ``text`` to the child's stdin (add ``\\n`` to press Enter)."""
+        PROCESSES.run(self._handle.type(text))
+
+    def stop(self) -> ShellStatus:
+        """Stop the child's whole process group: SIGTERM, then SIGKILL after a grace period."""
+        return PROCESSES.run(self._handle.stop())
+
+
+async def _text(handle: ShellHandle, stream: str) -> str:
+    return getattr(handle, stream).text()
+
+
+def _paths(value: Any, key: str) -> tuple[Path, ...]:
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, str | os.PathLike) else value
+    if not isinstance(items, Sequence) or isinstance(items, str):
+        raise ValueError(f"{key} must be a path or a list of paths")
+    out = []
+    for item in items:
+        if not isinstance(item, str | os.PathLike):
+            raise ValueError(f"{key} must hold paths, not {type(item).__name__}")
+        path = Path(item).expanduser()
+        if not path.is_absolute():
+            raise ValueError(f"{key}: {item} must be an absolute path")
+        out.append(path)
+    return tuple(out)
+
+
+def _spec(spec: dict[str, Any] | str, allowed: frozenset[str], what: str) -> dict[str, Any]:
+    if isinstance(spec, str):
+        spec = {"command": spec}
+    if not isinstance(spec, dict):
+        raise TypeError(f"{what} takes a dict such as {{'command': 'make'}}")
+    unknown = sorted(set(spec) - allowed)
+    if unknown:
+        known = ", ".join(sorted(allowed))
+        raise ValueError(f"{what}: unknown option {', '.join(unknown)}; use {known}")
+    command = spec.get("command")
+    if isinstance(command, list | tuple):
+        import shlex
+
+        command = shlex.join(str(part) for part in command)
+    if not isinstance(command, str) or not command.strip():
+        raise ValueError(f"{what}: 'command' must be a nonblank command line or argv list")
+    env = spec.get("env") or {}
+    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str)
+                                            for k, v in env.items()):
+        raise ValueError(f"{what}: 'env' must map names to text values")
+    timeout = spec.get("timeout")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
+                                or timeout <= 0):
+        raise ValueError(f"{what}: 'timeout' must be a positive number of seconds")
+    cwd_value = spec.get("cwd")
+    cwd = project_root() if not cwd_value else Path(cwd_value).expanduser()
+    if not cwd.is_absolute():
+        cwd = project_root() / cwd
+    if not cwd.is_dir():
+        raise NotADirectoryError(f"{what}: cwd {cwd} is not a folder")
+    return {**spec, "command": command, "cwd": cwd, "env": dict(env), "timeout": timeout}
+
+
+def _output_dir() -> Path:
+    return VisPaths.from_env().data_dir / "outputs" / "extensions"
+
+
+def _start(spec: dict[str, Any], jail: Path | None, read_only: tuple[Path, ...],
+           read_write: tuple[Path, ...]) -> Process:
+    async def start() -> ShellHandle:
+        if jail is not None:
+            return await _start_jailed(spec, jail, read_only, read_write)
+        return await PROCESSES.shells.start(
+            spec["command"], cwd=spec["cwd"], output_dir=_output_dir(), timeout=spec["timeout"],
+            env=spec["env"],
+        )
+
+    return Process(PROCESSES.run(start()), jailed=jail is not None)
+
+
+async def _start_jailed(spec: dict[str, Any], jail: Path, read_only: tuple[Path, ...],
+                        read_write: tuple[Path, ...]) -> ShellHandle:
+    """Like ``ShellManager.start`` under the jail, with grant binds (read-only and read-write)."""
+    import shlex
+
+    from vis_core.sandbox.jail import jail_argv
+
+    shell = "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
+    script = f"cd -- {shlex.quote(str(spec['cwd']))} || exit 125\n{spec['command']}"
+    argv = jail_argv([shell, "-c", script], jail, read_only=read_only, read_write=read_write)
+    environment = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "PYTHONUNBUFFERED": "1",
+                   **spec["env"]}
+    process = await asyncio.create_subprocess_exec(
+        *argv, cwd=spec["cwd"], env=environment, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
+    )
+    handle = ShellHandle(spec["command"], process, _output_dir(), timeout=spec["timeout"],
+                         buffer_bytes=BUFFER_BYTES)
+    PROCESSES.shells.handles[handle.id] = handle
+    return handle
+
+
+def shell(spec: dict[str, Any] | str) -> Process:
+    """Start ``{"command", "cwd", "env", "timeout"}`` without any jail and return its handle.
+
+    A relative or empty ``cwd`` starts at ``vis.project_root()``.
+    """
+    return _start(_spec(spec, SHELL_KEYS, "vis.shell()"), None, (), ())
+
+
+def jail_enabled() -> bool:
+    """The ``jail`` setting of the configuration on disk, read again at every spawn."""
+    return bool(load_config(VisPaths.from_env().config_file).data.get("jail", False))
+
+
+def _grants() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """The calling extension's declared grants: (read paths, read-write paths)."""
+    call = current_call()
+    host = None if call is None else call.services.get("host")
+    extensions = getattr(host, "extensions", None)
+    loaded = None if extensions is None or call is None else extensions.get(call.owner)
+    declaration = getattr(loaded, "declaration", None)
+    read, write = [], []
+    for grant in getattr(declaration, "grants", ()):
+        expanded = getattr(grant, "expanded", None)
+        if expanded is None:
+            continue
+        (write if str(grant.mode) == "read_write" else read).append(expanded)
+    return tuple(read), tuple(write)
+
+
+def jailed_shell(spec: dict[str, Any] | str) -> Process:
+    """Like :func:`shell`, confined by the jail policy on disk (when the jail is enabled).
+
+    ``allow_read_write`` (paths) and ``unix_connect`` (socket paths) add exactly those paths;
+    the calling extension's grants are added too. With the jail disabled, both are ignored.
+    """
+    parsed = _spec(spec, SHELL_KEYS | JAIL_KEYS, "vis.jailed_shell()")
+    extra = _paths(parsed.get("allow_read_write"), "allow_read_write") + _paths(
+        parsed.get("unix_connect"), "unix_connect"
+    )
+    if not jail_enabled():
+        return _start(parsed, None, (), ())
+    read, write = _grants()
+    root = workspace_root() if current_call() is not None else Path.cwd()
+    return _start(parsed, root, read, (*write, *extra))

@@ -1,0 +1,139 @@
+"""How SDK host calls reach the running Vis: the bound call, the host, the loop and 403 refusals."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import weakref
+from collections.abc import Coroutine
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from vis_core.extension.context import CallContext, current_call
+
+if TYPE_CHECKING:
+    from vis_core.host import Host
+
+T = TypeVar("T")
+
+OUTSIDE_VIS = (
+    "runs only inside a Vis process (an extension tool, command or callback); outside Vis, "
+    "use the SDK client or import the other package directly"
+)
+
+
+class GatewayCode(StrEnum):
+    """Why Vis refused a host call (status 403)."""
+
+    FORBIDDEN_ROUTE = "forbidden-route"
+    FORBIDDEN_SESSION = "forbidden-session"
+    SESSION_NOT_BOUND = "session-not-bound"
+
+
+class GatewayError(RuntimeError):
+    """A host call that Vis refused; ``status`` is 403 and ``code`` says why."""
+
+    def __init__(self, code: GatewayCode | str, message: str) -> None:
+        self.status = 403
+        self.code = GatewayCode(code)
+        super().__init__(f"{self.code.value}: {message}")
+
+
+_hosts: weakref.WeakSet[Host] = weakref.WeakSet()
+_loops: weakref.WeakKeyDictionary[Host, asyncio.AbstractEventLoop] = weakref.WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def attach_host(host: Host, loop: asyncio.AbstractEventLoop | None = None) -> None:
+    """Make ``host`` reachable from threads that no Vis call started (reads only)."""
+    with _lock:
+        _hosts.add(host)
+        if loop is not None:
+            _loops[host] = loop
+
+
+def detach_host(host: Host) -> None:
+    with _lock:
+        _hosts.discard(host)
+        _loops.pop(host, None)
+
+
+def bound_call() -> CallContext | None:
+    """The Vis call running in this thread (a tool call, command or callback), if any."""
+    return current_call()
+
+
+def host_of(call: CallContext | None) -> Host | None:
+    """The host serving ``call``, else the only running host (for threads of an extension)."""
+    if call is not None:
+        host = call.services.get("host")
+        if host is not None:
+            return host
+    with _lock:
+        hosts = list(_hosts)
+    return hosts[-1] if hosts else None
+
+
+def loop_of(call: CallContext | None, host: Host | None) -> asyncio.AbstractEventLoop | None:
+    if call is not None:
+        loop = call.services.get("loop")
+        if loop is not None:
+            return loop
+    if host is None:
+        return None
+    with _lock:
+        return _loops.get(host)
+
+
+def host_for_read(what: str) -> Host:
+    """The host for a read (allowed in a callback and in a thread of an extension)."""
+    host = host_of(bound_call())
+    if host is None:
+        raise RuntimeError(f"{what} {OUTSIDE_VIS}")
+    return host
+
+
+def require_change(what: str) -> tuple[CallContext, Host]:
+    """The bound call and host for a change; refused outside an active callback or session."""
+    call = bound_call()
+    if call is None:
+        if host_of(None) is None:
+            raise RuntimeError(f"{what} {OUTSIDE_VIS}")
+        raise GatewayError(
+            GatewayCode.FORBIDDEN_ROUTE,
+            f"{what} works only in an active callback (a tool call or a command), not in a "
+            "thread of your extension; use a callback",
+        )
+    host = host_of(call)
+    if host is None:
+        raise RuntimeError(f"{what} {OUTSIDE_VIS}")
+    if call.session_id is None:
+        raise GatewayError(
+            GatewayCode.SESSION_NOT_BOUND,
+            f"{what} changes something, but no session called your extension",
+        )
+    return call, host
+
+
+def run_on_loop(loop: asyncio.AbstractEventLoop | None, coro: Coroutine[Any, Any, T],
+                timeout: float | None = None) -> T:
+    """Run ``coro`` on the host's event loop from an extension thread and wait for it."""
+    if loop is None or loop.is_closed():
+        coro.close()
+        raise RuntimeError("the Vis host is not running any more; the call was not made")
+    try:
+        running = asyncio.get_running_loop()
+    except RuntimeError:
+        running = None
+    if running is loop:
+        coro.close()
+        raise RuntimeError(
+            "this SDK call blocks until Vis answers, so it cannot run on Vis's own event loop; "
+            "call it from a synchronous extension function"
+        )
+    future = asyncio.run_coroutine_threadsafe(coro, loop)
+    try:
+        return future.result(timeout)
+    except TimeoutError:
+        future.cancel()
+        raise

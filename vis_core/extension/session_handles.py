@@ -1,0 +1,386 @@
+"""``vis.sessions``, ``vis.run`` and ``vis.session``: handles that start and drive sessions."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import json
+import os
+import re
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vis_core.extension.gateway import (
+    GatewayCode,
+    GatewayError,
+    bound_call,
+    host_for_read,
+    host_of,
+    loop_of,
+    require_change,
+    run_on_loop,
+)
+from vis_core.extension.sessions import (
+    ORIGIN_STATE,
+    resolve_session,
+    search_rows,
+    session_data,
+)
+
+if TYPE_CHECKING:
+    from vis_core.agent.session import AgentSession
+    from vis_core.events import Event, TurnEnded
+    from vis_core.host import Host
+
+SNAPSHOT_FORMAT = "vis-session/1"
+RESTORE_KEYS = "vis.session_restore_keys"
+FIRST_PAGE = 50
+_ID_FIELDS = ("session_id", "turn_id", "iteration_id")
+
+
+def _turn_dict(session_id: str, ended: TurnEnded) -> dict[str, Any]:
+    return {
+        "id": ended.turn_id,
+        "session_id": session_id,
+        "status": str(ended.status),
+        "content": ended.content,
+        "error": ended.error,
+        "cost": ended.cost,
+    }
+
+
+class Turn:
+    """A turn started with :meth:`Session.send`: ``wait(timeout)`` for its dict, ``cancel()``."""
+
+    def __init__(self, session: Session, future: concurrent.futures.Future[TurnEnded]) -> None:
+        self.session = session
+        self._future = future
+
+    @property
+    def done(self) -> bool:
+        return self._future.done()
+
+    def wait(self, timeout: float | None = None) -> dict[str, Any]:
+        """The finished turn (``id``, ``status``, ``content``, ``error``); TimeoutError if not."""
+        try:
+            ended = self._future.result(timeout)
+        except concurrent.futures.TimeoutError:
+            raise TimeoutError(
+                f"the turn in session {self.session.id} is still running after {timeout:g}s; "
+                "wait again or cancel() it"
+            ) from None
+        return _turn_dict(self.session.id, ended)
+
+    def cancel(self) -> None:
+        """Cancel the running turn (a callback, or a thread in a session your extension made)."""
+        self.session._check_drive("Turn.cancel()")
+        agent = _live(self.session._host, self.session.id)
+        loop = self.session._loop
+        if agent is not None and loop is not None:
+            loop.call_soon_threadsafe(agent.cancel)
+
+
+class Session:
+    """A handle on one stored session; reads work anywhere, changes follow the thread rules."""
+
+    def __init__(self, host: Host, loop: asyncio.AbstractEventLoop | None, session_id: str,
+                 owner: str | None) -> None:
+        self._host = host
+        self._loop = loop
+        self._owner = owner
+        self.id = session_id
+
+    def __repr__(self) -> str:
+        return f"<vis Session {self.id}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Session) and other.id == self.id
+
+    def __hash__(self) -> int:
+        return hash(self.id)
+
+    @property
+    def title(self) -> str:
+        row = self._host.store.get_session(self.id)
+        return row.title if row else ""
+
+    @property
+    def origin(self) -> str | None:
+        """The extension that created this session, or None for a person's session."""
+        return self._host.store.state_get(ORIGIN_STATE, self.id)
+
+    def read(self) -> dict[str, Any]:
+        """The same dict as ``vis.read_session(id)``."""
+        row = resolve_session(self._host.store, self.id, "Session.read()")
+        return session_data(self._host.store, row)
+
+    def turns(self) -> list[dict[str, Any]]:
+        """The transcript's turns, oldest first."""
+        return self.read()["transcript"]["turns"]
+
+    def _check_drive(self, what: str) -> None:
+        call = bound_call()
+        if call is None:  # a thread of the extension: only its own sessions
+            if self._owner is None or self.origin != self._owner:
+                raise GatewayError(
+                    GatewayCode.FORBIDDEN_ROUTE,
+                    f"{what} from a thread of your extension works only in sessions that your "
+                    "extension created; use a callback",
+                )
+            return
+        if call.session_id is None:
+            raise GatewayError(
+                GatewayCode.SESSION_NOT_BOUND,
+                f"{what} changes something, but no session called your extension",
+            )
+        if self.id != call.session_id and self.origin != call.owner:
+            raise GatewayError(
+                GatewayCode.FORBIDDEN_SESSION,
+                f"session {self.id} belongs to another extension or to a person; {what} can "
+                "change only the bound session and sessions that your extension created",
+            )
+
+    def send(self, request: str) -> Turn:
+        """Start a turn with ``request`` and return its :class:`Turn` at once."""
+        if not isinstance(request, str) or not request.strip():
+            raise ValueError("Session.send(): the request must be nonblank text")
+        self._check_drive("Session.send()")
+        call = bound_call()
+        loop = loop_of(call, self._host) or self._loop
+        if loop is None or loop.is_closed():
+            raise RuntimeError("the Vis host is not running any more; the request was not sent")
+
+        async def start() -> asyncio.Future[TurnEnded]:
+            agent = await _agent(self._host, self.id)
+            return asyncio.ensure_future(agent.submit(request))
+
+        task = run_on_loop(loop, start())
+        future: concurrent.futures.Future[TurnEnded] = concurrent.futures.Future()
+
+        def relay(done: asyncio.Future[TurnEnded]) -> None:
+            if done.cancelled():
+                future.cancel()
+            elif done.exception() is not None:
+                future.set_exception(done.exception())  # type: ignore[arg-type]
+            else:
+                future.set_result(done.result())
+
+        loop.call_soon_threadsafe(task.add_done_callback, relay)
+        return Turn(self, future)
+
+    def run(self, request: str, timeout: float | None = None) -> dict[str, Any]:
+        """Send ``request`` and wait up to ``timeout`` seconds for the finished turn."""
+        return self.send(request).wait(timeout)
+
+
+def _live(host: Host, session_id: str) -> AgentSession | None:
+    return next((s for s in host.sessions if s.id == session_id), None)
+
+
+async def _agent(host: Host, session_id: str) -> AgentSession:
+    return _live(host, session_id) or await host.open_session(session_id)
+
+
+def _handle(session_id: str) -> Session:
+    call = bound_call()
+    host = host_for_read("vis.sessions")
+    return Session(host, loop_of(call, host), session_id, call.owner if call else None)
+
+
+class Sessions:
+    """``vis.sessions``: create, get, list, export and restore sessions."""
+
+    def get(self, session_id: str) -> Session:
+        """A handle on a session (id, prefix or marker), without sending anything."""
+        host = host_for_read("vis.sessions.get()")
+        row = resolve_session(host.store, session_id, "vis.sessions.get()")
+        return _handle(row.id)
+
+    def list(self, search: str | None = None) -> list[dict[str, Any]]:
+        """The sessions of the first page, newest first, or the ranked matches of ``search``."""
+        host = host_for_read("vis.sessions.list()")
+        return search_rows(host.store, search, limit=FIRST_PAGE)
+
+    def create(self, provider: str | None = None, model: str | None = None, *,
+               root: str | os.PathLike[str] | None = None, title: str = "",
+               group: str | None = None, script: str | os.PathLike[str] | None = None) -> Session:
+        """A new independent session, recorded as created by your extension (no parent)."""
+        call, host = require_change("vis.sessions.create()")
+        _check_root(host, root)
+        session_model = _model(host, provider, model, script)
+        loop = loop_of(call, host)
+
+        async def create() -> str:
+            agent = await host.new_session()
+            if session_model is not None:
+                old = agent.model
+                agent.model = session_model
+                if old.provider is not None and hasattr(old.provider, "aclose"):
+                    await old.provider.aclose()
+            return agent.id
+
+        session_id = run_on_loop(loop, create())
+        host.store.state_set(ORIGIN_STATE, session_id, call.owner)
+        if title:
+            host.store.set_title(session_id, title)
+        if group is not None:
+            host.store.set_group(session_id, group)
+        return Session(host, loop, session_id, call.owner)
+
+    def export(self, session_id: str | None = None) -> dict[str, Any]:
+        """A snapshot of the bound session or of ``session_id``: its row and its event log."""
+        host = host_for_read("vis.sessions.export()")
+        row = resolve_session(host.store, session_id, "vis.sessions.export()")
+        return {
+            "format": SNAPSHOT_FORMAT,
+            "session": {"id": row.id, "title": row.title, "group": row.group,
+                        "workspace": row.workspace, "project_root": row.project_root},
+            "events": [json.loads(stored.data) for stored in host.store.events(row.id)],
+        }
+
+    def restore(self, data: dict[str, Any], *, root: str | os.PathLike[str] | None = None,
+                group_id: str | None = None, key: str | None = None) -> Session:
+        """A new session rebuilt from an ``export()`` snapshot; ``key`` makes it idempotent."""
+        call, host = require_change("vis.sessions.restore()")
+        if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT:
+            raise ValueError(
+                f"vis.sessions.restore(): data is not a session snapshot (format "
+                f"{SNAPSHOT_FORMAT!r}); pass what vis.sessions.export() returned"
+            )
+        if key is not None:
+            known = host.store.state_get(RESTORE_KEYS, key)
+            if known and host.store.get_session(known) is not None:
+                return Session(host, loop_of(call, host), known, call.owner)
+        _check_root(host, root)
+        source = data.get("session") or {}
+        row = host.store.create_session(
+            host.workspace, host.project_root, title=str(source.get("title") or ""),
+            group=group_id if group_id is not None else source.get("group"),
+        )
+        host.store.append_many(_renamed(data.get("events") or [], row.id))
+        host.store.state_set(ORIGIN_STATE, row.id, call.owner)
+        if key is not None:
+            host.store.state_set(RESTORE_KEYS, key, row.id)
+        return Session(host, loop_of(call, host), row.id, call.owner)
+
+
+def _renamed(events: list[dict[str, Any]], session_id: str) -> list[Event]:
+    """The snapshot's events for a new session: every turn, iteration and activity id renewed."""
+    from vis_core.events import SessionCreated, event_from_dict
+
+    fresh: dict[str, str] = {}
+
+    def renew(value: Any) -> Any:
+        if not isinstance(value, str) or not value:
+            return value
+        if value not in fresh:
+            fresh[value] = f"call_{uuid.uuid4().hex[:24]}" if value.startswith("call_") \
+                else uuid.uuid4().hex
+        return fresh[value]
+
+    out: list[Event] = []
+    for raw in events:
+        if raw.get("type") == SessionCreated.__name__:
+            continue
+        item = dict(raw)
+        item["session_id"] = session_id
+        for name in ("turn_id", "iteration_id"):
+            if name in item:
+                item[name] = renew(item[name])
+        activity = item.get("activity")
+        if isinstance(activity, dict):
+            activity = dict(activity, session_id=session_id, id=renew(activity.get("id")))
+            for name in ("turn_id", "iteration_id"):
+                activity[name] = renew(activity.get(name))
+            item["activity"] = activity
+        out.append(event_from_dict(item))
+    return out
+
+
+def _check_root(host: Host, root: str | os.PathLike[str] | None) -> None:
+    if root is not None and Path(root).expanduser().resolve() != host.workspace:
+        raise ValueError(
+            f"root {root} is not this Vis's workspace {host.workspace}; a session in another "
+            "root needs a Vis started there"
+        )
+
+
+def _model(host: Host, provider: str | None, model: str | None,
+           script: str | os.PathLike[str] | None) -> Any:
+    if provider is None and model is None and script is None:
+        return None
+    from vis_core.agent.session import SessionModel
+    from vis_core.providers.base import ModelChoice
+    from vis_core.providers.factory import create_provider
+
+    if provider == "scripted" or (provider is None and script is not None):
+        choice = ModelChoice("scripted", model or "script")
+    else:
+        text = model or ""
+        if provider and "/" not in text:
+            text = f"{provider}/{text}" if text else ""
+        if not text:
+            raise ValueError("vis.sessions.create(): give model='provider/model' (or provider= "
+                             "and model=)")
+        choice = ModelChoice.parse(text)
+    created = create_provider(
+        choice, host.config.data, os.environ,
+        script=Path(script) if script is not None else host.options.script,
+    )
+    return SessionModel(created, choice.model, f"{choice.provider}/{choice.model}")
+
+
+def run(request: str, *, timeout: float | None = None, response_model: Any = None,
+        **options: Any) -> Any:
+    """Create an independent session and run one turn: its dict, or ``response_model`` parsed
+    from the reply (JSON) when given."""
+    session = sessions.create(**options)
+    turn = session.run(request, timeout=timeout)
+    if response_model is None:
+        return turn
+    if turn["status"] != "completed":
+        raise RuntimeError(
+            f"vis.run(): the turn ended {turn['status']} ({turn['error']}), so there is no "
+            f"{getattr(response_model, '__name__', 'response')} to read"
+        )
+    return _parse(response_model, turn["content"])
+
+
+def _parse(model: Any, content: str) -> Any:
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", content, re.DOTALL)
+    text = (fenced.group(1) if fenced else content).strip()
+    validate = getattr(model, "model_validate_json", None)
+    if validate is not None:
+        return validate(text)
+    data = json.loads(text)
+    if dataclasses.is_dataclass(model) and isinstance(model, type):
+        return model(**data)
+    return model(data)
+
+
+class BoundSession:
+    """``vis.session``: the :class:`Session` of the session that called your extension."""
+
+    def _session(self) -> Session:
+        call = bound_call()
+        if call is None or call.session_id is None or host_of(call) is None:
+            raise RuntimeError(
+                "vis.session is the session that called your extension, and no session did; "
+                "use it inside a tool call or command of a session"
+            )
+        return _handle(call.session_id)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self._session(), name)
+
+    def __repr__(self) -> str:
+        call = bound_call()
+        return f"<vis.session {call.session_id if call else 'unbound'}>"
+
+
+sessions = Sessions()
+session = BoundSession()

@@ -1,0 +1,111 @@
+"""``vis.workspace_files()`` (Git's view, shared for 2 s) and ``vis.python_environment()``."""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from vis_core.extension.context import current_call
+from vis_core.extension.roots import project_root, workspace_root
+from vis_core.paths import VisPaths
+
+SHARE_SECONDS = 2.0
+GIT_TIMEOUT = 60.0
+ENVIRONMENTS = ("project", "shared")
+
+_cache: dict[Path, tuple[float, tuple[Path, ...] | None]] = {}
+_cache_lock = threading.Lock()
+_listing_locks: dict[Path, threading.Lock] = {}
+
+
+def _git_files(root: Path) -> tuple[Path, ...] | None:
+    """Tracked files and untracked files Git does not ignore, under ``root``; None outside Git."""
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+            cwd=root, capture_output=True, timeout=GIT_TIMEOUT, check=False,
+        )
+    except FileNotFoundError:
+        return None
+    if done.returncode != 0:
+        return None
+    names = dict.fromkeys(n for n in done.stdout.decode("utf-8", "replace").split("\0") if n)
+    return tuple(root / name for name in names)
+
+
+def workspace_files() -> list[Path] | None:
+    """The files Git sees under ``vis.workspace_root()``; None outside a Git working tree.
+
+    Every extension that asks within two seconds gets the same listing.
+    """
+    root = workspace_root().resolve()
+    with _cache_lock:
+        lock = _listing_locks.setdefault(root, threading.Lock())
+    with lock:  # one git listing at a time per root; waiters reuse its result
+        with _cache_lock:
+            cached = _cache.get(root)
+        if cached is not None and time.monotonic() - cached[0] < SHARE_SECONDS:
+            files = cached[1]
+        else:
+            files = _git_files(root)
+            with _cache_lock:
+                _cache[root] = (time.monotonic(), files)
+    return None if files is None else list(files)
+
+
+def python_environment() -> str:
+    """``project`` (the default) or ``shared`` from ``python.environment`` of the session's
+    project (``vis.yml``), else ``config.toml``; ``project`` outside Vis."""
+    if current_call() is None:
+        return "project"
+    root = project_root()
+    project_file = root / "vis.yml"
+    value = _lookup(_yaml(project_file), project_file)
+    if value is None:
+        config_file = VisPaths.from_env().config_file
+        value = _lookup(_toml(config_file), config_file)
+    return "project" if value is None else value
+
+
+def _lookup(data: dict[str, Any], source: Path) -> str | None:
+    python = data.get("python")
+    value = python.get("environment") if isinstance(python, dict) else None
+    if value is None:
+        value = data.get("python.environment")
+    if value is None:
+        return None
+    if value not in ENVIRONMENTS:
+        raise ValueError(
+            f"python.environment in {source} is {value!r}; use 'project' (the project's own "
+            "environment) or 'shared'"
+        )
+    return str(value)
+
+
+def _yaml(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except yaml.YAMLError as exc:
+        raise ValueError(
+            f"{path} is not valid YAML ({exc}); fix it to read python.environment"
+        ) from None
+    return data if isinstance(data, dict) else {}
+
+
+def _toml(path: Path) -> dict[str, Any]:
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(
+            f"{path} is not valid TOML ({exc}); fix it to read python.environment"
+        ) from None

@@ -1,0 +1,66 @@
+"""Vis's own settings, declared like extension settings so every front end shows them alike."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vis_core.extension.settings_decl import CORE_SETTING_IDS, Setting
+
+ALL_SCOPES = ("global", "project", "group", "session")
+
+MODEL = Setting(
+    id="model",
+    label="Default model",
+    type="string",
+    default="",
+    scopes=["global", "project"],
+    description="provider/model used by new sessions, such as anthropic/claude-sonnet-4-5.",
+)
+JAIL = Setting(
+    id="jail",
+    label="Jail shell commands",
+    default=False,
+    scopes=ALL_SCOPES,
+    description="Run shell commands and blocks in a sandbox that can write only the workspace.",
+)
+INTROSPECTION = Setting(
+    id="introspection",
+    label="Introspection",
+    default=True,
+    scopes=ALL_SCOPES,
+    description="Let the model read tool source with doc() and defs().",
+)
+MAX_ITERATIONS = Setting(
+    id="max_iterations",
+    label="Iterations per turn",
+    type="enum",
+    default="50",
+    choices=["10", "25", "50", "100", "200"],
+    scopes=ALL_SCOPES,
+    description="How many code blocks the model may run before a turn stops.",
+)
+SUMMARIZE_STEPS = Setting(
+    id="summarize_steps",
+    label="Summarize steps",
+    default=True,
+    scopes=ALL_SCOPES,
+    description="Show a one-line summary of each step of a turn.",
+)
+THEME = Setting(
+    id="theme",
+    label="Theme",
+    type="enum",
+    default="textual-dark",
+    choices=["textual-dark", "textual-light", "nord", "gruvbox", "monokai"],
+    description="Colours of the terminal app.",
+)
+
+CORE_SETTINGS: tuple[Setting[Any], ...] = (
+    MODEL,
+    JAIL,
+    INTROSPECTION,
+    MAX_ITERATIONS,
+    SUMMARIZE_STEPS,
+    THEME,
+)
+assert tuple(s.id for s in CORE_SETTINGS) == CORE_SETTING_IDS

@@ -1,0 +1,49 @@
+"""The day's log file, ``logs/YYYY-MM-DD/vis.log``, written with secrets redacted."""
+
+from __future__ import annotations
+
+import logging
+import time
+from pathlib import Path
+
+from vis_core.paths import VisPaths
+from vis_core.settings.redact import RedactingFilter, Redactor
+
+LOG_NAME = "vis.log"
+_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+_handler: logging.FileHandler | None = None
+_filter: RedactingFilter | None = None
+
+
+def log_file(paths: VisPaths, day: str | None = None) -> Path:
+    return paths.logs_for_day(day or time.strftime("%Y-%m-%d")) / LOG_NAME
+
+
+def attach_log_file(paths: VisPaths, redactor: Redactor) -> Path:
+    """Send warnings and errors of every logger to today's log file, redacted by ``redactor``.
+
+    One handler per process: attaching again re-points it (new file or new redactor).
+    """
+    global _handler, _filter
+    path = log_file(paths)
+    if _handler is not None and Path(_handler.baseFilename) == path and _filter is not None:
+        _filter.redactor = redactor
+        return path
+    detach_log_file()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+    handler.setLevel(logging.WARNING)
+    handler.setFormatter(logging.Formatter(_FORMAT))
+    _filter = RedactingFilter(redactor)
+    handler.addFilter(_filter)
+    logging.getLogger().addHandler(handler)
+    _handler = handler
+    return path
+
+
+def detach_log_file() -> None:
+    global _handler, _filter
+    if _handler is not None:
+        logging.getLogger().removeHandler(_handler)
+        _handler.close()
+    _handler, _filter = None, None

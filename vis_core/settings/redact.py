@@ -1,0 +1,86 @@
+"""``[REDACTED]`` in place of saved secret values: in stored events (blocks, Activities), logs."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from vis_core.events import Event, event_from_dict
+from vis_core.store.encode import event_payload
+
+REDACTED = "[REDACTED]"
+# Discriminators that name a class, never a value a tool produced.
+_KEEP = frozenset({"type", "kind"})
+
+
+class Redactor:
+    """Replaces every saved secret value; ``secrets`` is re-read through ``source`` on demand."""
+
+    def __init__(self, source: Callable[[], Iterable[str]]) -> None:
+        self._source = source
+        self._secrets: tuple[str, ...] = ()
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Re-read the saved secrets (after a secret is saved or reset)."""
+        values = {value for value in self._source() if value}
+        # Longest first, so a secret containing another is replaced whole.
+        self._secrets = tuple(sorted(values, key=len, reverse=True))
+
+    @property
+    def active(self) -> bool:
+        return bool(self._secrets)
+
+    def text(self, text: str) -> str:
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def contains(self, text: str) -> bool:
+        return any(secret in text for secret in self._secrets)
+
+    def value(self, value: Any) -> Any:
+        """``value`` with secrets replaced inside every string (dict keys and tags kept)."""
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, dict):
+            return {
+                key: item if key in _KEEP else self.value(item) for key, item in value.items()
+            }
+        if isinstance(value, list | tuple):
+            return [self.value(item) for item in value]
+        return value
+
+    def event(
+        self, event: Event, data: dict[str, Any], payload: str
+    ) -> tuple[Event, dict[str, Any], str]:
+        """The store's append hook: the event as it may be written."""
+        if not self._secrets or not self.contains(payload):
+            return event, data, payload
+        redacted = event_from_dict(self.value(data))
+        data, payload = event_payload(redacted)
+        return redacted, data, payload
+
+
+class RedactingFilter(logging.Filter):
+    """A handler filter that writes ``[REDACTED]`` over secrets in each formatted record."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.redactor.active:
+            return True
+        message = record.getMessage()
+        if self.redactor.contains(message):
+            record.msg, record.args = self.redactor.text(message), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        if record.exc_text:
+            record.exc_text = self.redactor.text(record.exc_text)
+        if record.stack_info:
+            record.stack_info = self.redactor.text(record.stack_info)
+        return True

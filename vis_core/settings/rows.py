@@ -1,0 +1,70 @@
+"""What one row shows at a chosen scope: value, deciding level, override mark, editability."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from vis_core.extension.settings_decl import SettingScope, SettingType
+from vis_core.settings.service import Resolution, SettingsService
+from vis_core.settings.tree import SettingNode
+from vis_core.settings.values import Source
+
+SAVED = "Saved"
+NOT_SET = "Not set"
+
+
+@dataclass(frozen=True)
+class RowState:
+    """A setting row as seen at ``scope`` for one session."""
+
+    node: SettingNode
+    scope: SettingScope
+    resolution: Resolution
+    display: str
+    overridden_here: bool
+    editable: bool
+    reason: str | None
+
+    @property
+    def value(self) -> Any:
+        return self.resolution.value
+
+    @property
+    def source(self) -> Source:
+        return self.resolution.source
+
+
+def display_value(node: SettingNode, resolution: Resolution) -> str:
+    """The value as text; a secret shows only Saved or Not set."""
+    setting = node.setting
+    if setting.is_secret:
+        return SAVED if resolution.has(Source.GLOBAL) else NOT_SET
+    if setting.type is SettingType.BOOLEAN:
+        return "on" if resolution.value else "off"
+    return str(resolution.value) if resolution.value != "" else "(empty)"
+
+
+def row_state(
+    service: SettingsService,
+    node: SettingNode,
+    scope: SettingScope,
+    session_id: str | None,
+) -> RowState:
+    resolution = service.resolve(node.setting.id, session_id)
+    editable, reason = service.allowed(node.owner, scope)
+    if editable and scope is SettingScope.GROUP and service.session_group(session_id) is None:
+        editable, reason = False, "this session is in no group; move it with /group NAME"
+    if editable and scope is SettingScope.SESSION and session_id is None:
+        editable, reason = False, "no session is open"
+    here = Source(scope.value)
+    overridden = resolution.has(here)
+    return RowState(
+        node=node,
+        scope=scope,
+        resolution=resolution,
+        display=display_value(node, resolution),
+        overridden_here=overridden,
+        editable=editable,
+        reason=reason,
+    )

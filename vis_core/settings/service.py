@@ -1,0 +1,461 @@
+"""The settings service: effective values per scope, saving, ``on_change``, secrets, resolver."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vis_core.extension.context import CallContext, calling, current_call
+from vis_core.extension.settings_decl import (
+    CORE_OWNER,
+    Setting,
+    SettingScope,
+    set_value_resolver,
+)
+from vis_core.extensions.discovery import ExtensionSource
+from vis_core.extensions.loaded import ExtensionStatus, LoadedExtension, LoadedExtensions
+from vis_core.settings.core import CORE_SETTINGS
+from vis_core.settings.redact import Redactor
+from vis_core.settings.storage import GlobalFile, ProjectFiles, ProjectValues, SecretsFile
+from vis_core.settings.values import SCOPE_ORDER, Source, parse_text, read_stored, scope_list
+
+if TYPE_CHECKING:
+    from vis_core.paths import VisPaths
+    from vis_core.store import Store
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class SettingOwner:
+    """A declared setting and who declared it (Vis itself, or an extension)."""
+
+    setting: Setting[Any]
+    name: str = CORE_OWNER
+    extension: LoadedExtension | None = None
+
+    @property
+    def is_core(self) -> bool:
+        return self.extension is None
+
+    @property
+    def is_project(self) -> bool:
+        return self.extension is not None and self.extension.source is ExtensionSource.PROJECT
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """A setting's effective value, the level that decided it, and every level's value."""
+
+    setting: Setting[Any]
+    value: Any
+    source: Source
+    layers: Mapping[Source, Any]
+    ignored: tuple[str, ...] = ()
+
+    def has(self, source: Source) -> bool:
+        return source in self.layers
+
+
+@dataclass(frozen=True)
+class SaveResult:
+    """What a save or reset did; ``hook_error`` when ``on_change`` raised (the value stays)."""
+
+    setting_id: str
+    scope: SettingScope
+    old: Any
+    new: Any
+    changed: bool
+    hook_error: str | None = None
+
+
+def parse_toggles(toggles: Iterable[str]) -> tuple[dict[str, str], list[str]]:
+    """``id=value`` strings of ``--toggles`` → ({id: text}, problems)."""
+    values: dict[str, str] = {}
+    problems: list[str] = []
+    for item in toggles:
+        sid, sep, text = item.partition("=")
+        if not sep or not sid.strip():
+            problems.append(f"--toggles {item!r} is not ID=VALUE, such as report_details=true")
+            continue
+        values[sid.strip()] = text
+    return values, problems
+
+
+class SettingsService:
+    """Settings of one running Vis: reads every level, saves, and answers ``Setting.value()``."""
+
+    def __init__(
+        self,
+        *,
+        paths: VisPaths,
+        store: Store | None,
+        project_root: Path,
+        workspace: Path | None = None,
+        extensions: Callable[[], LoadedExtensions | None] = lambda: None,
+        toggles: Iterable[str] = (),
+        channel: str = "tui",
+    ) -> None:
+        self.paths = paths
+        self.store = store
+        self.project_root = project_root
+        self.workspace = workspace or project_root
+        self.channel = channel
+        self._extensions = extensions
+        self.global_file = GlobalFile(paths.config_file)
+        self.project = ProjectFiles(project_root)
+        self.secrets = SecretsFile(paths.secrets_file)
+        self._toggles, self._toggle_problems = parse_toggles(toggles)
+        self._owners_key: object = None
+        self._owners: dict[str, SettingOwner] = {}
+        self.problems: list[str] = []
+        self._global: dict[str, Any] = {}
+        self._project_values = ProjectValues()
+        self._secret_values: dict[str, str] = {}
+        self.redactor = Redactor(lambda: self._secret_values.values())
+        self._previous_resolver: Any = None
+        self._installed = False
+        self.refresh()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Re-read config.toml, the project's files and the secrets (what ``/reload`` does)."""
+        problems: list[str] = []
+        try:
+            self._global = self.global_file.values()
+        except ValueError as exc:
+            self._global = {}
+            problems.append(str(exc))
+        self._project_values = self.project.read()
+        problems.extend(self._project_values.problems)
+        try:
+            self._secret_values = self.secrets.values()
+        except ValueError as exc:
+            self._secret_values = {}
+            problems.append(str(exc))
+        self.redactor.refresh()
+        self.problems = problems
+        for problem in problems:
+            log.warning("settings: %s", problem)
+
+    def install(self) -> None:
+        """Make ``Setting.value()`` answer from this service and redact stored events."""
+        if self._installed:
+            return
+        self._previous_resolver = set_value_resolver(self.value_for_callback)
+        if self.store is not None and hasattr(self.store, "redactor"):
+            self.store.redactor = self.redactor.event
+        self._installed = True
+
+    def uninstall(self) -> None:
+        if not self._installed:
+            return
+        set_value_resolver(self._previous_resolver)
+        if self.store is not None and getattr(self.store, "redactor", None) is not None:
+            self.store.redactor = None
+        self._installed = False
+
+    # -- declarations ----------------------------------------------------------------------
+
+    @property
+    def extensions(self) -> LoadedExtensions | None:
+        return self._extensions()
+
+    def owners(self) -> dict[str, SettingOwner]:
+        """Every declared setting by id: Vis's own, then loaded and switched-off extensions'."""
+        loaded = self.extensions
+        if loaded is self._owners_key and self._owners:
+            return self._owners
+        owners = {s.id: SettingOwner(s) for s in CORE_SETTINGS}
+        if loaded is not None:
+            ranked = sorted(
+                (e for e in loaded.extensions if e.declaration is not None),
+                key=lambda e: e.status is not ExtensionStatus.LOADED,
+            )
+            for ext in ranked:
+                if ext.status not in (ExtensionStatus.LOADED, ExtensionStatus.DISABLED):
+                    continue
+                for setting in ext.settings:
+                    owners.setdefault(setting.id, SettingOwner(setting, ext.name, ext))
+        self._owners, self._owners_key = owners, loaded
+        return owners
+
+    def owner(self, setting_id: str) -> SettingOwner:
+        found = self.owners().get(setting_id)
+        if found is None:
+            raise KeyError(
+                f"no setting {setting_id!r}; `vis settings list` shows the settings Vis knows"
+            )
+        return found
+
+    def allowed(self, owner: SettingOwner, scope: SettingScope) -> tuple[bool, str | None]:
+        """Whether a person may save ``owner``'s setting at ``scope``, and if not, why."""
+        setting = owner.setting
+        where = f"setting {setting.id!r}"
+        if setting.is_secret and owner.is_project:
+            return False, f"{where} is a secret of a project extension; Vis does not save it"
+        if scope not in setting.scopes:
+            return False, f"{where} can be saved only at {scope_list(setting.scopes)} scope"
+        return True, None
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _session_group(self, session_id: str | None) -> str | None:
+        if session_id is None or self.store is None:
+            return None
+        row = self.store.get_session(session_id)
+        return None if row is None else row.group
+
+    def _stored(
+        self, owner: SettingOwner, scope: SettingScope, session_id: str | None
+    ) -> tuple[bool, Any]:
+        sid = owner.setting.id
+        if scope is SettingScope.GLOBAL:
+            if owner.is_project:  # for a project extension, global means the whole project
+                return self._project_values.get(sid)
+            return (sid in self._global), self._global.get(sid)
+        if scope is SettingScope.PROJECT:
+            return self._project_values.get(sid)
+        if self.store is None or session_id is None:
+            return False, None
+        if scope is SettingScope.GROUP:
+            group = self._session_group(session_id)
+            if group is None:
+                return False, None
+            row = self.store.get_override("group", group, sid)
+        else:
+            row = self.store.get_override("session", session_id, sid)
+        return (False, None) if row is None else (True, row.value)
+
+    def resolve(self, setting_id: str, session_id: str | None = None) -> Resolution:
+        """The effective value for ``session_id`` (or at project level without a session)."""
+        owner = self.owner(setting_id)
+        setting = owner.setting
+        if setting.is_secret:
+            saved = "" if owner.is_project else self._secret_values.get(setting.id, "")
+            layers = {Source.GLOBAL: saved} if saved else {}
+            return Resolution(setting, saved or setting.default, _top(layers), layers)
+        layers: dict[Source, Any] = {}
+        ignored: list[str] = []
+        for scope in SCOPE_ORDER:
+            present, raw = self._stored(owner, scope, session_id)
+            if not present:
+                continue
+            if scope not in setting.scopes:
+                ignored.append(
+                    f"the {scope.value} value of setting {setting.id!r} is ignored: it can be "
+                    f"set only at {scope_list(setting.scopes)} scope"
+                )
+                continue
+            try:
+                layers[Source(scope.value)] = read_stored(setting, raw)
+            except ValueError as exc:
+                ignored.append(f"the {scope.value} value is ignored: {exc}")
+        if setting.id in self._toggles:
+            try:
+                layers[Source.COMMAND_LINE] = parse_text(setting, self._toggles[setting.id])
+            except ValueError as exc:
+                ignored.append(f"--toggles is ignored: {exc}")
+        source = _top(layers)
+        value = setting.default if source is Source.DEFAULT else layers[source]
+        return Resolution(setting, value, source, layers, tuple(ignored))
+
+    def value(self, setting_id: str, session_id: str | None = None) -> Any:
+        return self.resolve(setting_id, session_id).value
+
+    def value_for_callback(self, setting: Setting[Any]) -> Any:
+        """``Setting.value()``: the effective value for the session of the running callback."""
+        owner = self.owners().get(setting.id)
+        if owner is None or owner.setting.type is not setting.type:
+            return setting.default
+        context = current_call()
+        if setting.is_secret:
+            if context is None or context.owner != owner.name or owner.is_project:
+                return setting.default
+            return self._secret_values.get(setting.id, setting.default)
+        session_id = context.session_id if context is not None else None
+        try:
+            return self.resolve(setting.id, session_id).value
+        except Exception:  # reading a value never breaks a callback
+            log.exception("cannot resolve setting %r; using its default", setting.id)
+            return setting.default
+
+    def toggle_problems(self) -> list[str]:
+        """What is wrong with ``--toggles``: malformed, unknown ids, secrets, bad values."""
+        problems = list(self._toggle_problems)
+        owners = self.owners()
+        for sid, text in self._toggles.items():
+            owner = owners.get(sid)
+            if owner is None:
+                problems.append(f"--toggles {sid}: no setting {sid!r}; it is ignored")
+            elif owner.setting.is_secret:
+                problems.append(
+                    f"--toggles refuses secret setting {sid!r}, because other programs can read "
+                    f"a command line; save it in Settings or with `vis settings set {sid}`"
+                )
+            else:
+                try:
+                    parse_text(owner.setting, text)
+                except ValueError as exc:
+                    problems.append(f"--toggles is ignored: {exc}")
+        return problems
+
+    def secret_saved(self, setting_id: str) -> bool:
+        return bool(self._secret_values.get(setting_id))
+
+    # -- saving ----------------------------------------------------------------------------
+
+    def set(
+        self,
+        setting_id: str,
+        value: Any,
+        scope: SettingScope | str,
+        *,
+        session_id: str | None = None,
+        group: str | None = None,
+    ) -> SaveResult:
+        """Validate and save ``value`` at ``scope``; run ``on_change`` if the effective value
+        changed. Raises ``ValueError`` naming the setting when the value or scope is refused."""
+        return self._save(setting_id, value, scope, session_id, group)
+
+    def reset(
+        self,
+        setting_id: str,
+        scope: SettingScope | str,
+        *,
+        session_id: str | None = None,
+        group: str | None = None,
+    ) -> SaveResult:
+        """Remove the value saved at ``scope`` so the row inherits again."""
+        return self._save(setting_id, None, scope, session_id, group)
+
+    def _save(
+        self,
+        setting_id: str,
+        value: Any,
+        scope: SettingScope | str,
+        session_id: str | None,
+        group: str | None,
+    ) -> SaveResult:
+        owner = self.owner(setting_id)
+        setting = owner.setting
+        try:
+            level = SettingScope(scope)
+        except ValueError:
+            raise ValueError(
+                f"scope {scope!r} is unknown; use 'global', 'project', 'group' or 'session'"
+            ) from None
+        ok, why = self.allowed(owner, level)
+        if not ok:
+            raise ValueError(why)
+        if value is not None:
+            value = setting.coerce(value)
+        if level is SettingScope.GROUP:
+            group = group or self._session_group(session_id)
+            if group is None:
+                raise ValueError(
+                    f"setting {setting_id!r}: this session is in no group; move it into one "
+                    "with /group NAME, then save at group scope"
+                )
+        if level is SettingScope.SESSION and session_id is None:
+            raise ValueError(f"setting {setting_id!r}: session scope needs an open session")
+        old = self.resolve(setting_id, session_id).value
+        self._write(owner, level, value, session_id, group)
+        new = self.resolve(setting_id, session_id).value
+        changed = old != new
+        error = self._run_hook(owner, old, new, level, session_id) if changed else None
+        return SaveResult(setting_id, level, old, new, changed, error)
+
+    def _write(
+        self,
+        owner: SettingOwner,
+        scope: SettingScope,
+        value: Any,
+        session_id: str | None,
+        group: str | None,
+    ) -> None:
+        sid = owner.setting.id
+        if owner.setting.is_secret:
+            self.secrets.write(sid, value)
+            self._secret_values = self.secrets.values()
+            self.redactor.refresh()
+        elif scope is SettingScope.GLOBAL and not owner.is_project:
+            self.global_file.write(sid, value)
+            self._global = self.global_file.values()
+        elif scope in (SettingScope.GLOBAL, SettingScope.PROJECT):
+            self.project.write(sid, value)
+            self._project_values = self.project.read()
+        else:
+            assert self.store is not None, "group and session values need the store"
+            key = group if scope is SettingScope.GROUP else session_id
+            assert key is not None
+            if value is None:
+                self.store.delete_override(scope.value, key, sid)
+            else:
+                self.store.set_override(scope.value, key, sid, value)
+
+    def _run_hook(
+        self,
+        owner: SettingOwner,
+        old: Any,
+        new: Any,
+        scope: SettingScope,
+        session_id: str | None,
+    ) -> str | None:
+        hook = owner.setting.on_change
+        if hook is None:
+            return None
+        context = CallContext(
+            session_id=session_id,
+            workspace_root=self.workspace,
+            project_root=self.project_root,
+            owner=owner.name,
+            channel=self.channel,
+        )
+        try:
+            with calling(context):
+                if owner.extension is not None:
+                    owner.extension.call(hook, old, new, scope.value)
+                else:
+                    hook(old, new, scope.value)
+        except Exception as exc:
+            log.exception(
+                "on_change of setting %r (%s) failed; the value stays saved",
+                owner.setting.id,
+                owner.name,
+            )
+            return (
+                f"on_change of setting {owner.setting.id!r} ({owner.name}) failed: "
+                f"{type(exc).__name__}: {exc}. The value stays saved."
+            )
+        return None
+
+    # -- extensions and groups -------------------------------------------------------------
+
+    def disabled_extensions(self) -> frozenset[str]:
+        try:
+            return self.global_file.disabled()
+        except ValueError as exc:
+            log.warning("settings: %s", exc)
+            return frozenset()
+
+    def set_enabled(self, name: str, enabled: bool) -> None:
+        """Switch an extension on or off in config.toml; takes effect at the next reload."""
+        self.global_file.set_disabled(name, not enabled)
+
+    def move_to_group(self, session_id: str, group: str | None) -> None:
+        if self.store is None:
+            raise ValueError("moving a session into a group needs the Vis database")
+        self.store.set_group(session_id, group)
+
+    def session_group(self, session_id: str | None) -> str | None:
+        return self._session_group(session_id)
+
+
+def _top(layers: Mapping[Source, Any]) -> Source:
+    order = list(Source)
+    return max(layers, key=order.index) if layers else Source.DEFAULT

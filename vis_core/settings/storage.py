@@ -1,0 +1,218 @@
+"""Where saved values live: ``config.toml``, the project's files, and the secrets file.
+
+* Global values: ``config.toml``. Vis's own settings are top-level keys (``model = "…"``,
+  ``jail = true``); extension settings sit in ``[extensions.settings]``; switched-off
+  extensions in ``[extensions] disabled = [...]``. Everything else in the file is kept.
+* Project values: the ``toggles:`` of ``vis.yml`` (read only, edited by hand) and
+  ``.vis/settings.toml``, which Settings writes. A value in ``.vis/settings.toml`` wins over
+  the same id in ``vis.yml``; resetting it there lets the ``vis.yml`` value show again.
+* Secrets: ``secrets`` in the user config folder, JSON, mode 0600, never anywhere else.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vis_core.config import write_config
+from vis_core.extension.settings_decl import CORE_SETTING_IDS
+
+PROJECT_FILE = "vis.yml"
+PROJECT_SETTINGS = Path(".vis") / "settings.toml"
+SECRET_MODE = 0o600
+
+
+class SettingsFileError(ValueError):
+    """A settings file cannot be read or written; the message names the file."""
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise SettingsFileError(f"cannot read {path}: {exc}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingsFileError(
+            f"{path} is not valid TOML ({exc}); fix the file, then save the setting again. "
+            "Vis left the file as it is."
+        ) from None
+
+
+def _table(data: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
+    value = data.get(key, {})
+    if not isinstance(value, dict):
+        raise SettingsFileError(f"{where}: [{key}] must be a table")
+    return value
+
+
+class GlobalFile:
+    """The global values in ``config.toml``; every write re-reads the file and keeps the rest."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def _values(self, data: Mapping[str, Any]) -> dict[str, Any]:
+        values = {key: data[key] for key in CORE_SETTING_IDS if key in data}
+        extensions = _table(data, "extensions", str(self.path))
+        values.update(_table(extensions, "settings", f"{self.path} [extensions]"))
+        return values
+
+    def values(self) -> dict[str, Any]:
+        return self._values(_read_toml(self.path))
+
+    def disabled(self) -> frozenset[str]:
+        extensions = _table(_read_toml(self.path), "extensions", str(self.path))
+        names = extensions.get("disabled", [])
+        if not isinstance(names, list):
+            raise SettingsFileError(f"{self.path}: [extensions] disabled must be a list of names")
+        return frozenset(str(name) for name in names)
+
+    def write(self, setting_id: str, value: Any | None) -> None:
+        """Save ``value`` for ``setting_id`` (``None`` removes it)."""
+        data = _read_toml(self.path)
+        if setting_id in CORE_SETTING_IDS:
+            target = data
+        else:
+            extensions = data.setdefault("extensions", {})
+            target = extensions.setdefault("settings", {})
+        if value is None:
+            target.pop(setting_id, None)
+        else:
+            target[setting_id] = value
+        write_config(self.path, data)
+
+    def set_disabled(self, name: str, disabled: bool) -> None:
+        data = _read_toml(self.path)
+        extensions = data.setdefault("extensions", {})
+        names = [n for n in extensions.get("disabled", []) if n != name]
+        if disabled:
+            names.append(name)
+        extensions["disabled"] = sorted(names)
+        write_config(self.path, data)
+
+
+@dataclass(frozen=True)
+class ProjectValues:
+    """The project's values: ``vis.yml`` ``toggles:`` under ``.vis/settings.toml``."""
+
+    toggles: dict[str, Any] = field(default_factory=dict)
+    saved: dict[str, Any] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+
+    def get(self, setting_id: str) -> tuple[bool, Any]:
+        if setting_id in self.saved:
+            return True, self.saved[setting_id]
+        if setting_id in self.toggles:
+            return True, self.toggles[setting_id]
+        return False, None
+
+
+class ProjectFiles:
+    """Reads and writes a project's values; ``read()`` is what ``/reload`` refreshes."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @property
+    def yml(self) -> Path:
+        return self.root / PROJECT_FILE
+
+    @property
+    def settings_file(self) -> Path:
+        return self.root / PROJECT_SETTINGS
+
+    def read(self) -> ProjectValues:
+        problems: list[str] = []
+        toggles: dict[str, Any] = {}
+        try:
+            toggles = self._toggles()
+        except SettingsFileError as exc:
+            problems.append(str(exc))
+        saved: dict[str, Any] = {}
+        try:
+            saved = _table(_read_toml(self.settings_file), "settings", str(self.settings_file))
+        except SettingsFileError as exc:
+            problems.append(str(exc))
+        return ProjectValues(toggles, saved, tuple(problems))
+
+    def _toggles(self) -> dict[str, Any]:
+        try:
+            text = self.yml.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise SettingsFileError(f"cannot read {self.yml}: {exc}") from None
+        import yaml
+
+        try:
+            data = yaml.safe_load(text) or {}
+        except yaml.YAMLError as exc:
+            raise SettingsFileError(
+                f"{self.yml} is not valid YAML ({exc}); its toggles are ignored"
+            ) from None
+        block = data.get("toggles") if isinstance(data, dict) else None
+        if block is None:
+            return {}
+        if not isinstance(block, dict):
+            raise SettingsFileError(
+                f"{self.yml}: 'toggles:' must map setting ids to values, such as "
+                "'report_details: true'"
+            )
+        return {str(key): value for key, value in block.items()}
+
+    def write(self, setting_id: str, value: Any | None) -> None:
+        data = _read_toml(self.settings_file)
+        values = data.setdefault("settings", {})
+        if value is None:
+            values.pop(setting_id, None)
+        else:
+            values[setting_id] = value
+        write_config(self.settings_file, data)
+
+
+class SecretsFile:
+    """Secret values as JSON in a file only the user can read (mode 0600)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def values(self) -> dict[str, str]:
+        try:
+            text = self.path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise SettingsFileError(f"cannot read the secrets file {self.path}: {exc}") from None
+        try:
+            data = json.loads(text) if text.strip() else {}
+        except ValueError:
+            raise SettingsFileError(
+                f"the secrets file {self.path} is not valid JSON; save the secrets again"
+            ) from None
+        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+
+    def write(self, setting_id: str, value: str | None) -> None:
+        data = self.values()
+        if value is None or value == "":
+            data.pop(setting_id, None)
+        else:
+            data[setting_id] = value
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, SECRET_MODE)
+        try:
+            os.fchmod(fd, SECRET_MODE)
+            os.write(fd, json.dumps(data, indent=2, sort_keys=True).encode("utf-8"))
+        finally:
+            os.close(fd)
+        tmp.replace(self.path)
+        os.chmod(self.path, SECRET_MODE)

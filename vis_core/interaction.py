@@ -1,0 +1,395 @@
+"""How ``vis.ask`` and ``vis.live`` reach the person: presenters, events, waiting, cancelling."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import uuid
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from vis_core.events import (
+    ActivityEnded,
+    ActivityStarted,
+    ActivityUpdated,
+    Event,
+    FormAnswered,
+    FormRequested,
+    LiveClosed,
+    LiveOpened,
+    LiveUpdated,
+    TurnEnded,
+    TurnStarted,
+    TurnStatus,
+)
+from vis_core.extension.activity import ActivityState
+from vis_core.extension.context import CallContext, calling, current_call
+from vis_core.extension.forms import Answer, AnswerReason, Form
+from vis_core.extension.live import LiveEvent, LiveSink, LiveView, Placement
+from vis_core.extension.live_nodes import to_plain
+from vis_core.extension.live_updates import LiveUpdate
+
+log = logging.getLogger(__name__)
+
+Emit = Callable[[Event], Awaitable[None]]
+EMIT_WAIT_SECONDS = 10.0
+
+
+@dataclass(frozen=True)
+class FormRequest:
+    """One pending ``vis.ask``: the form (with its validators) and who asked."""
+
+    id: str
+    form: Form
+    session_id: str | None
+    owner: str
+
+
+class FormPresenter(Protocol):
+    """A front end that can show forms: returns the values, ``None`` when the person cancelled,
+    or an ``Answer`` (e.g. undeliverable). It is cancelled on timeout or when the turn ends."""
+
+    async def present(self, request: FormRequest) -> Mapping[str, Any] | Answer | None: ...
+
+
+class _Session(Protocol):
+    id: str
+
+    async def emit(self, event: Event) -> None: ...
+    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]: ...
+
+
+@dataclass
+class _Link:
+    emit: Emit
+    unsubscribe: Callable[[], None]
+
+
+class Interaction:
+    """One host's channel to the person: form presenters, open views and session events."""
+
+    def __init__(self) -> None:
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self._presenters: list[FormPresenter] = []
+        self._sessions: dict[str, _Link] = {}
+        self._pending: dict[str, tuple[FormRequest, asyncio.Future[Any]]] = {}
+        self._views: dict[str, tuple[str | None, LiveView]] = {}
+        self._panels: dict[tuple[str | None, str], LiveView] = {}
+        self._running: dict[tuple[str, str], tuple[str, str | None]] = {}
+        self._turns: dict[str, str] = {}
+        _ACTIVE.append(self)
+
+    # -- wiring -----------------------------------------------------------------------------
+    def attach(self, session: _Session) -> None:
+        """Route ``vis.ask``/``vis.live`` of ``session``'s calls here and watch its events."""
+        try:
+            self.loop = asyncio.get_running_loop()
+        except RuntimeError:
+            pass
+        unsubscribe = session.subscribe(self._observe)
+        self._sessions[session.id] = _Link(session.emit, unsubscribe)
+
+    def detach(self, session_id: str) -> None:
+        link = self._sessions.pop(session_id, None)
+        if link is not None:
+            link.unsubscribe()
+
+    def add_presenter(self, presenter: FormPresenter) -> Callable[[], None]:
+        """Show forms with ``presenter`` (the newest one wins); returns its remover."""
+        self._presenters.append(presenter)
+        return lambda: self._presenters.remove(presenter) if presenter in self._presenters else None
+
+    @property
+    def can_present(self) -> bool:
+        return bool(self._presenters)
+
+    def has_session(self, session_id: str | None) -> bool:
+        return session_id in self._sessions
+
+    def request(self, request_id: str) -> FormRequest | None:
+        entry = self._pending.get(request_id)
+        return entry[0] if entry else None
+
+    def view(self, view_id: str) -> LiveView | None:
+        entry = self._views.get(view_id)
+        return entry[1] if entry else None
+
+    def close(self) -> None:
+        """The host closes: pending forms end as cancelled, open views are interrupted."""
+        for _, task in list(self._pending.values()):
+            task.cancel()
+        for _, view in list(self._views.values()):
+            view.interrupt()
+        for session_id in list(self._sessions):
+            self.detach(session_id)
+        if self in _ACTIVE:
+            _ACTIVE.remove(self)
+
+    # -- forms ------------------------------------------------------------------------------
+    def ask(self, form: Form, session_id: str | None, owner: str) -> Answer:
+        """Block the calling worker thread until the person answers (or it cannot be asked)."""
+        loop = self.loop
+        if loop is None or loop.is_closed() or not self._presenters:
+            if loop is not None and not loop.is_closed() and not _on_loop(loop):
+                self._submit(self._record_undeliverable(form, session_id, owner), wait=True)
+            return Answer(reason=AnswerReason.UNDELIVERABLE)
+        if _on_loop(loop):
+            raise RuntimeError(
+                "vis.ask waits for the person, so it cannot run on Vis's event loop; call it "
+                "from an extension tool or command (they run in worker threads)"
+            )
+        future = asyncio.run_coroutine_threadsafe(self.ask_async(form, session_id, owner), loop)
+        try:
+            return future.result()
+        except concurrent.futures.CancelledError:
+            return Answer(reason=AnswerReason.CANCELLED)
+
+    async def ask_async(self, form: Form, session_id: str | None, owner: str) -> Answer:
+        """Show ``form`` with the newest presenter and wait (up to ``form.timeout_ms``)."""
+        request = FormRequest(uuid.uuid4().hex, form, session_id, owner)
+        await self._emit(session_id, FormRequested(
+            session_id or "", request_id=request.id, owner=owner, title=form.title,
+            form={"title": form.title, "description": form.description,
+                  "nodes": to_plain(form.nodes)},
+        ))
+        if not self._presenters:
+            answer = Answer(reason=AnswerReason.UNDELIVERABLE)
+        else:
+            task = asyncio.ensure_future(self._presenters[-1].present(request))
+            self._pending[request.id] = (request, task)
+            try:
+                answer = await self._settle(form, task)
+            finally:
+                self._pending.pop(request.id, None)
+                if not task.done():
+                    task.cancel()
+        await self._emit(session_id, FormAnswered(
+            session_id or "", request_id=request.id,
+            reason=answer.reason.value if answer.reason else "submitted", values=answer.masked(),
+        ))
+        return answer
+
+    async def _settle(self, form: Form, task: asyncio.Future[Any]) -> Answer:
+        timeout = form.timeout_ms / 1000 if form.timeout_ms else None
+        done, _ = await asyncio.wait({task}, timeout=timeout)
+        if not done:
+            task.cancel()
+            await asyncio.wait({task})
+            return Answer(reason=AnswerReason.TIMEOUT)
+        if task.cancelled():
+            return Answer(reason=AnswerReason.CANCELLED)
+        if task.exception() is not None:
+            log.error("showing the form %r failed", form.title, exc_info=task.exception())
+            return Answer(reason=AnswerReason.UNDELIVERABLE)
+        result = task.result()
+        if isinstance(result, Answer):
+            return result
+        return Answer(reason=AnswerReason.CANCELLED) if result is None else form.answer(result)
+
+    async def _record_undeliverable(self, form: Form, session_id: str | None, owner: str) -> None:
+        request_id = uuid.uuid4().hex
+        await self._emit(session_id, FormRequested(
+            session_id or "", request_id=request_id, owner=owner, title=form.title,
+            form={"title": form.title, "description": form.description,
+                  "nodes": to_plain(form.nodes)},
+        ))
+        await self._emit(session_id, FormAnswered(
+            session_id or "", request_id=request_id, reason=AnswerReason.UNDELIVERABLE.value,
+        ))
+
+    def cancel_forms(self, session_id: str | None = None) -> int:
+        """Cancel pending forms (of one session, or all); returns how many."""
+        tasks = [t for r, t in self._pending.values()
+                 if session_id is None or r.session_id == session_id]
+        for task in tasks:
+            task.cancel()
+        return len(tasks)
+
+    # -- live views -------------------------------------------------------------------------
+    def sink(self, session_id: str | None, owner: str) -> LiveSink:
+        return _HostSink(self, session_id, owner)
+
+    def live_event(self, view_id: str, event: LiveEvent) -> None:
+        """The person acted in a view: queue the event and run its ``on_event`` callbacks."""
+        view = self.view(view_id)
+        if view is None or view.is_closed:
+            return
+        view.deliver(event)
+        loop = self.loop
+        for callback in view.callbacks():
+            if loop is not None and _on_loop(loop):
+                loop.run_in_executor(None, _run_callback, view.context, callback, event)
+            else:
+                _run_callback(view.context, callback, event)
+
+    def _opened(self, session_id: str | None, owner: str, view: LiveView) -> None:
+        if view.placement is Placement.PANEL and view.key is not None:
+            old = self._panels.get((session_id, view.key))
+            if old is not None and not old.is_closed:
+                old.interrupt()
+                old.close("replaced")
+            self._panels[(session_id, view.key)] = view
+        self._views[view.id] = (session_id, view)
+        anchor = self._running.get((session_id or "", owner))
+        activity_id, turn_id = anchor if anchor else (None, self._turns.get(session_id or ""))
+        self._submit(self._emit(session_id, LiveOpened(
+            session_id or "", view_id=view.id, title=view.title, owner=owner,
+            placement=view.placement.value, key=view.key, nodes=to_plain(view.nodes),
+            activity_id=activity_id, turn_id=turn_id,
+        )), wait=True)
+
+    def _updated(self, session_id: str | None, view: LiveView, updates: list[LiveUpdate]) -> None:
+        self._submit(self._emit(session_id, LiveUpdated(
+            session_id or "", view_id=view.id, updates=[u.to_plain() for u in updates],
+        )), wait=False)
+
+    def _closed(self, session_id: str | None, view: LiveView, reason: str | None,
+                summary: str | None) -> None:
+        self._views.pop(view.id, None)
+        self._submit(self._emit(session_id, LiveClosed(
+            session_id or "", view_id=view.id, reason=reason, summary=summary,
+        )), wait=True)
+
+    # -- events -----------------------------------------------------------------------------
+    async def _emit(self, session_id: str | None, event: Event) -> None:
+        link = self._sessions.get(session_id or "")
+        if link is None:
+            return
+        try:
+            await link.emit(event)
+        except Exception:  # a failed publish must not break the extension's call
+            log.exception("could not publish %s", event.type)
+
+    def _submit(self, coro: Coroutine[Any, Any, None], *, wait: bool) -> None:
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            coro.close()
+            return
+        if _on_loop(loop):
+            loop.create_task(coro)
+            return
+        future = asyncio.run_coroutine_threadsafe(coro, loop)
+        if wait:
+            try:
+                future.result(timeout=EMIT_WAIT_SECONDS)
+            except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
+                log.warning("the front end did not take a live view event in time")
+
+    def _observe(self, event: Event) -> None:
+        sid = event.session_id
+        if isinstance(event, ActivityStarted | ActivityUpdated | ActivityEnded):
+            record = event.activity
+            if record is None:
+                return
+            key = (sid, record.owner)
+            if record.state is ActivityState.RUNNING:
+                self._running[key] = (record.id, record.turn_id)
+            elif self._running.get(key, ("",))[0] == record.id:
+                del self._running[key]
+        elif isinstance(event, TurnStarted):
+            self._turns[sid] = event.turn_id
+        elif isinstance(event, TurnEnded):
+            if event.status is TurnStatus.CANCELLED:
+                self.cancel_forms(sid)
+            for view_sid, view in list(self._views.values()):
+                if view_sid != sid or view.placement is not Placement.INLINE:
+                    continue
+                if event.status is TurnStatus.CANCELLED:
+                    view.interrupt()
+                view.close(event.status.value if event.status is not TurnStatus.COMPLETED
+                           else "ended")
+            self._running = {k: v for k, v in self._running.items() if k[0] != sid}
+
+
+class _HostSink:
+    """A view's changes as session events (batched by the view every ``flush_ms``)."""
+
+    immediate = False
+
+    def __init__(self, interaction: Interaction, session_id: str | None, owner: str) -> None:
+        self._interaction = interaction
+        self._session_id = session_id
+        self._owner = owner
+
+    def opened(self, view: LiveView) -> None:
+        self._interaction._opened(self._session_id, self._owner, view)
+
+    def updated(self, view: LiveView, updates: list[LiveUpdate]) -> None:
+        self._interaction._updated(self._session_id, view, updates)
+
+    def closed(self, view: LiveView, reason: str | None, summary: str | None) -> None:
+        self._interaction._closed(self._session_id, view, reason, summary)
+
+
+def _run_callback(context: CallContext | None, callback: Callable[[LiveEvent], Any],
+                  event: LiveEvent) -> None:
+    try:
+        if context is None:
+            callback(event)
+        else:
+            with calling(context):
+                callback(event)
+    except Exception:  # an extension's callback bug is logged, the view goes on
+        log.exception("the on_event callback of a live view failed on %s", event.kind.value)
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False
+
+
+# -- routing from the SDK ----------------------------------------------------------------------
+
+_ACTIVE: list[Interaction] = []
+
+
+def route(context: CallContext | None) -> tuple[Interaction, str | None] | None:
+    """The channel of the running call: its host's, or the only one when no call is bound."""
+    if context is not None:
+        service = context.services.get("interaction") or getattr(
+            context.services.get("host"), "interaction", None
+        )
+        if isinstance(service, Interaction):
+            return service, context.session_id
+        for interaction in reversed(_ACTIVE):
+            if interaction.has_session(context.session_id):
+                return interaction, context.session_id
+        return None
+    if len(_ACTIVE) == 1 and len(_ACTIVE[0]._sessions) == 1:
+        only = _ACTIVE[0]
+        return only, next(iter(only._sessions))
+    return None
+
+
+def deliver_form(form: Form) -> Answer:
+    """``vis.ask``'s way to the person; undeliverable when no front end can show it."""
+    context = current_call()
+    found = route(context)
+    if found is None:
+        return Answer(reason=AnswerReason.UNDELIVERABLE)
+    interaction, session_id = found
+    owner = context.owner if context is not None else "vis"
+    return interaction.ask(form, session_id, owner)
+
+
+def live_sink(context: CallContext | None) -> LiveSink | None:
+    """``vis.live``'s way to the front end, or None outside Vis."""
+    found = route(context)
+    if found is None:
+        return None
+    interaction, session_id = found
+    return interaction.sink(session_id, context.owner if context is not None else "vis")
+
+
+__all__ = [
+    "FormPresenter",
+    "FormRequest",
+    "Interaction",
+    "deliver_form",
+    "live_sink",
+    "route",
+]

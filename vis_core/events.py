@@ -207,3 +207,52 @@ class TurnEnded(Event):
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class FormRequested(Event):
+    """An extension called ``vis.ask``; ``form`` is the plain form (no validators)."""
+
+    request_id: str = ""
+    owner: str = ""
+    title: str = ""
+    form: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class FormAnswered(Event):
+    """How a form ended: ``reason`` is submitted, cancelled, timeout or undeliverable;
+    ``values`` has secrets masked."""
+
+    request_id: str = ""
+    reason: str = "submitted"
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class LiveOpened(Event):
+    """A ``vis.live`` view opened; ``nodes`` are plain components."""
+
+    view_id: str = ""
+    title: str = ""
+    owner: str = ""
+    placement: str = "inline"
+    key: str | None = None
+    nodes: list[Any] = field(default_factory=list)
+    activity_id: str | None = None
+    turn_id: str | None = None
+
+
+@dataclass(frozen=True)
+class LiveUpdated(Event):
+    """A batch of updates to an open view (``LiveUpdate.to_plain`` dicts, in order)."""
+
+    view_id: str = ""
+    updates: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class LiveClosed(Event):
+    view_id: str = ""
+    reason: str | None = None
+    summary: str | None = None

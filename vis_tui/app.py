@@ -12,11 +12,11 @@ from textual.app import App, SuspendNotSupported
 from vis_core.commands import CommandAction, CommandResult
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
 from vis_tui.screens.help import HelpScreen
-from vis_tui.widgets.transcript import escape_markdown
 from vis_tui.screens.main import MainScreen
 from vis_tui.screens.registry import screen_factory
 from vis_tui.screens.sessions import SessionsScreen
 from vis_tui.widgets.paths import OpenPath
+from vis_tui.widgets.transcript import escape_markdown
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession

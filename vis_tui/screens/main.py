@@ -106,6 +106,8 @@ class MainScreen(Screen[None]):
         self.completion.display = False
         self.status_bar.set_workspace(self.workspace)
         self.status_bar.model = "starting…"
+        if getattr(self.app, "frozen", False):
+            self.prompt.cursor_blink = False
         self.prompt.focus()
 
     # -- session -------------------------------------------------------------------------
@@ -129,6 +131,11 @@ class MainScreen(Screen[None]):
         self._unsubscribe = session.subscribe(self.handle_event)
         if self.queue and not self.turn_running:
             self._send_next()
+
+    def feed_events(self, events: list[Event]) -> None:
+        """Show ``events`` as if the session had published them (demos, snapshots)."""
+        for event in events:
+            dispatch(self, event)
 
     def handle_event(self, event: Event) -> None:
         if self.session is not None and event.session_id != self.session.id:

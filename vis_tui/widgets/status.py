@@ -49,7 +49,12 @@ class StatusBar(Static):
         self.context_tokens, self.context_limit = context_tokens, context_limit
 
     def render(self) -> Content:
-        sep = (" │ ", "$text-muted")
+        full = self._line(compact=False)
+        width = self.size.width - 2
+        return full if width <= 0 or full.cell_length <= width else self._line(compact=True)
+
+    def _line(self, *, compact: bool) -> Content:
+        sep = (" │ " if not compact else "│", "$text-muted")
         context = (
             f"{self.context_tokens / self.context_limit:.0%} context"
             if self.context_limit
@@ -60,21 +65,21 @@ class StatusBar(Static):
             state = ("● running", "$text-accent")
         else:
             state = ("○ ready", "$text-muted")
-        parts: list[Content | tuple[str, str] | str] = [
-            (self.workspace, "bold"),
-            sep,
-            self.title or "new session",
-            sep,
+        workspace = self.workspace.rstrip("/").rsplit("/", 1)[-1] if compact else self.workspace
+        parts: list[Content | tuple[str, str] | str] = [(workspace or "/", "bold"), sep]
+        if not compact:
+            parts.extend([self.title or "new session", sep])
+        parts.extend([
             (self.model, "$text-warning" if self.model == "no model" else ""),
             sep,
-            context,
+            context.replace(" context", "") if compact else context,
             sep,
-            f"{_tokens(self.tokens)} tokens",
+            f"{_tokens(self.tokens)}{' tok' if compact else ' tokens'}",
             sep,
             f"${self.cost:.2f}",
             sep,
             state,
-        ]
+        ])
         if self.queued:
             parts.extend([sep, (f"{self.queued} queued", "$text-warning")])
         return Content.assemble(*parts)

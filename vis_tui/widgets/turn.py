@@ -45,7 +45,10 @@ class TurnView(Vertical):
     """Everything one request produced, in the order it happened."""
 
     def __init__(self, turn_id: str, position: int, request: str, context: BlockContext) -> None:
-        super().__init__(classes="turn")
+        request_line = Static(
+            Content.assemble(("› ", "bold $text-accent"), (request, "bold")), classes="request"
+        )
+        super().__init__(request_line, classes="turn")
         self.turn_id = turn_id
         self.position = position
         self.request = request
@@ -56,10 +59,16 @@ class TurnView(Vertical):
         self.status: TurnStatus | None = None
         self._answer: AnswerView | None = None
         self.answers: list[AnswerView] = []
+        self._early: list[Any] = []
+        self._footer: Static | None = None
+        self._ready = False
 
-    def compose(self) -> Any:
-        yield Static(Content.assemble(("› ", "bold $text-accent"), (self.request, "bold")),
-                     classes="request")
+    def on_mount(self) -> None:
+        """Children added before the turn itself was mounted go after the request line."""
+        self._ready = True
+        if self._early:
+            self.mount_all(self._early)
+            self._early = []
 
     # -- answers -------------------------------------------------------------------------
     def _open_answer(self, text: str = "") -> AnswerView:
@@ -115,15 +124,20 @@ class TurnView(Vertical):
     def end(self, status: TurnStatus, error: str | None) -> None:
         self.close_answer()
         self.status = status
-        for old in self.query(".turn-footer"):
-            old.remove()
         content = footer_content(list(self.tags.values()), status, error)
-        if content is not None:
-            self.mount(Static(content, classes="turn-footer"))
+        if self._footer is not None:
+            self._footer.update(content or "")
+        elif content is not None:
+            self._footer = Static(content, classes="turn-footer")
+            self._mount_before_footer(self._footer)
 
     def _mount_before_footer(self, widget: Any) -> None:
-        footers = list(self.query(".turn-footer"))
-        if footers:
-            self.mount(widget, before=footers[0])
+        if not self._ready:
+            if self._footer is not None and self._footer in self._early:
+                self._early.insert(self._early.index(self._footer), widget)
+            else:
+                self._early.append(widget)
+        elif self._footer is not None and self._footer.parent is self:
+            self.mount(widget, before=self._footer)
         else:
             self.mount(widget)

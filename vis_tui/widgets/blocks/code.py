@@ -31,7 +31,7 @@ def code_block(block: ActivityCode, context: BlockContext) -> Widget:
     syntax = Syntax(
         block.code.rstrip("\n"),
         block.language or "text",
-        theme="ansi_dark",
+        theme="monokai",
         line_numbers=True,
         word_wrap=True,
         background_color="default",

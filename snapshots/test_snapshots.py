@@ -1,0 +1,106 @@
+"""SVG snapshots of the Vis app (clocks, spinners and cursors frozen by ``VisApp(frozen=True)``)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from textual.pilot import Pilot
+
+from vis_core.events import TurnStatus
+from vis_core.host import HostOptions
+from vis_tui.app import VisApp
+from vis_tui.demo import every_block_records, failed_verification_record, turn_events
+from vis_tui.widgets.activity import ActivityRow, SectionView
+
+WORKSPACE = "/tmp/vis-snapshots/project"
+
+
+def _app(with_model: bool = True) -> VisApp:
+    script = Path(WORKSPACE) / "script.json"
+    script.write_text('[{"text": "unused"}]', encoding="utf-8")
+    options = HostOptions(
+        workspace=Path(WORKSPACE),
+        provider="scripted" if with_model else None,
+        script=script if with_model else None,
+    )
+    return VisApp(options, frozen=True)
+
+
+async def _ready(pilot: Pilot[Any]) -> None:
+    app = pilot.app
+    assert isinstance(app, VisApp)
+    await asyncio.wait_for(app.ready.wait(), 20)
+    await pilot.pause()
+
+
+def _every_block(expand: bool) -> Any:
+    async def run(pilot: Pilot[Any]) -> None:
+        await _ready(pilot)
+        app = pilot.app
+        assert isinstance(app, VisApp) and app.session is not None
+        events = turn_events(
+            app.session.id, "t1", "Make the app verbose and check it", "I'll read, patch and test.",
+            every_block_records(WORKSPACE), status=TurnStatus.RUNNING,
+        )
+        app.main.feed_events(events)
+        await pilot.pause(0.2)
+        if expand:
+            for row in app.main.query(ActivityRow):
+                row.expanded = True
+            await pilot.pause()
+            for section in app.main.query(SectionView):
+                section.expanded = True
+        app.main.prompt.focus()
+        await pilot.pause(0.2)
+        app.main.transcript.scroll_home(animate=False)
+        await pilot.pause()
+
+    return run
+
+
+def test_empty_app_without_a_model(snap_compare: Any) -> None:
+    assert snap_compare(_app(with_model=False), terminal_size=(100, 30), run_before=_ready)
+
+
+def test_turn_with_every_block_collapsed(snap_compare: Any) -> None:
+    assert snap_compare(_app(), terminal_size=(110, 40), run_before=_every_block(False))
+
+
+def test_turn_with_every_block_expanded(snap_compare: Any) -> None:
+    assert snap_compare(_app(), terminal_size=(110, 120), run_before=_every_block(True))
+
+
+def test_failed_verification(snap_compare: Any) -> None:
+    async def run(pilot: Pilot[Any]) -> None:
+        await _ready(pilot)
+        app = pilot.app
+        assert isinstance(app, VisApp) and app.session is not None
+        record = failed_verification_record()
+        record = type(record)(**{**record.__dict__, "session_id": app.session.id})
+        app.main.feed_events(turn_events(app.session.id, "t2", "Run the tests", "One test fails.",
+                                         [record], status=TurnStatus.FAILED))
+        await pilot.pause(0.2)
+        for row in app.main.query(ActivityRow):
+            row.expanded = True
+        await pilot.pause(0.2)
+
+    assert snap_compare(_app(), terminal_size=(100, 30), run_before=run)
+
+
+def test_slash_completion_popup(snap_compare: Any) -> None:
+    async def run(pilot: Pilot[Any]) -> None:
+        await _ready(pilot)
+        await pilot.press("slash", "s")
+        await pilot.pause()
+
+    assert snap_compare(_app(), terminal_size=(100, 30), run_before=run)
+
+
+def test_80_by_24_terminal(snap_compare: Any) -> None:
+    assert snap_compare(_app(), terminal_size=(80, 24), run_before=_every_block(False))
+
+
+def test_60_column_terminal(snap_compare: Any) -> None:
+    assert snap_compare(_app(), terminal_size=(60, 30), run_before=_every_block(False))

@@ -21,6 +21,7 @@ from vis_core.extensions import LoadedExtensions, describe, extension_prompts, l
 from vis_core.interaction import Interaction
 from vis_core.paths import TrustStore, VisPaths, find_project_root
 from vis_core.providers.base import ModelChoice, ProviderConfigError
+from vis_core.settings import SettingsService, attach_log_file, disabled_extensions
 from vis_core.store import Store
 from vis_core.tools.registry import HostTool, ToolRegistry
 
@@ -56,12 +57,24 @@ class Host:
         self.project_root = find_project_root(self.workspace)
         self.trusted = TrustStore(paths).is_trusted(self.project_root)
         self.build = build_metadata()
+        self.settings = SettingsService(
+            paths=paths,
+            store=store,
+            project_root=self.project_root,
+            workspace=self.workspace,
+            extensions=lambda: getattr(self, "extensions", None),
+            toggles=options.toggles,
+            channel=options.channel,
+        )
         self.extensions = extensions or load_extensions(
             project_root=self.project_root,
             trusted=self.trusted,
             paths=paths,
+            disabled=self.settings.disabled_extensions(),
             environment=os.environ,
         )
+        self.settings.install()  # Setting.value() and secret redaction answer from here
+        attach_log_file(paths, self.settings.redactor)
         self.commands = CommandRegistry(self)
         self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
         self.sessions: list[AgentSession] = []
@@ -86,6 +99,7 @@ class Host:
         extensions = await asyncio.to_thread(
             load_extensions,
             project_root=project_root,
+            disabled=disabled_extensions(paths.config_file),
             trusted=TrustStore(paths).is_trusted(project_root),
             paths=paths,
             environment=os.environ,
@@ -155,6 +169,8 @@ class Host:
                 f"project {self.project_root} is not trusted, so its extensions and MCP servers "
                 f"were skipped; run `vis trust {self.project_root}` to allow them"
             )
+        notes.extend(self.settings.problems)
+        notes.extend(self.settings.toggle_problems())
         return notes
 
     # -- extensions ---------------------------------------------------------------------------
@@ -191,7 +207,7 @@ class Host:
 
     def reload(self) -> str:
         """Re-read every extension; sessions see the new tools from their next block."""
-        self.extensions = self.extensions.reload()
+        self.extensions = self.settings.reload_extensions(self.extensions)
         for box in self._registries:
             box.clear()
         rows = describe(self.extensions)
@@ -227,7 +243,7 @@ class Host:
             workspace=self.workspace,
             session_id=session_id,
             output_dir=self.paths.data_dir / "outputs" / session_id,
-            jail=self.setting("jail", False),
+            jail=self.setting("jail", False, session_id),
         )
         builtins = [*builtin_tools(tool_context), *attachment_tools()]
         registry_box: list[ToolRegistry] = []
@@ -266,7 +282,7 @@ class Host:
             tools=entries,
             snapshot_save=lambda data: self.store.save_sandbox_snapshot(session_id, data),
             snapshot_load=lambda: self.store.load_sandbox_snapshot(session_id),
-            jail=self.setting("jail", False),
+            jail=self.setting("jail", False, session_id),
         )
 
         def prompt() -> str:
@@ -296,7 +312,7 @@ class Host:
             invoker=invoker,
             system_prompt=prompt,
             history=history,
-            limits=TurnLimits(max_iterations=int(self.setting("max_iterations", 50))),
+            limits=TurnLimits(max_iterations=int(self.setting("max_iterations", 50, session_id))),
             on_close=tool_context.close,
         )
         session_box.append(session)
@@ -304,15 +320,19 @@ class Host:
         self.interaction.attach(session)
         return session
 
-    def setting(self, setting_id: str, default: Any) -> Any:
-        """A core setting from ``config.toml`` (scoped settings refine this later)."""
-        return self.config.data.get(setting_id, default)
+    def setting(self, setting_id: str, default: Any, session_id: str | None = None) -> Any:
+        """A setting's effective value for ``session_id`` (project level without one)."""
+        try:
+            return self.settings.value(setting_id, session_id)
+        except KeyError:
+            return default
 
     async def close(self) -> None:
         self.interaction.close()
         for session in list(self.sessions):
             await session.close()
         self.sessions.clear()
+        self.settings.uninstall()
         from vis_core.extension.gateway import detach_host
 
         detach_host(self)

@@ -124,10 +124,10 @@ class GlobFilter:
 
 
 def _rel(ctx: ToolContext, path: str) -> str:
-    try:
-        return Path(path).relative_to(ctx.workspace).as_posix()
-    except ValueError:
-        return Path(path).as_posix()
+    root = str(ctx.workspace)
+    if path.startswith(root) and path[len(root) : len(root) + 1] == os.sep:
+        return path[len(root) + 1 :].replace(os.sep, "/")
+    return path if path != root else "."
 
 
 def count_python(ctx: ToolContext, roots: list[Root], query: Query) -> dict[str, int]:

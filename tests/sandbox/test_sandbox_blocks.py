@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import vis_core
+from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox import Sandbox
-from vis_core.sandbox.metadata import release_sha
 
 from .conftest import MakeSandbox
 
@@ -79,14 +78,16 @@ async def test_error_text_is_bounded_too(make_sandbox: MakeSandbox) -> None:
 async def test_build_metadata_and_passed_globals(make_sandbox: MakeSandbox) -> None:
     box = make_sandbox(globals={"PROJECT": "demo", "LIMITS": {"lines": 3}})
     result = await box.run(
-        "import platform\n"
         "print(VIS_VERSION, VIS_PYTHON_SDK_VERSION, VIS_SHA_RELEASE)\n"
-        "print(VIS_PYTHON_RUNTIME_VERSION == platform.python_version())\n"
+        "print(VIS_PYTHON_RUNTIME_VERSION == VIS_VERSION)\n"
         "print(PROJECT, LIMITS['lines'])\n"
     )
     assert result.error is None
     lines = result.stdout.splitlines()
-    assert lines[0] == f"{vis_core.__version__} {vis_core.__version__} {release_sha()}"
+    meta = build_metadata()
+    assert lines[0] == (
+        f"{meta['VIS_VERSION']} {meta['VIS_PYTHON_SDK_VERSION']} {meta['VIS_SHA_RELEASE']}"
+    )
     assert lines[1:] == ["True", "demo 3"]
 
 
@@ -98,5 +99,5 @@ async def test_duration_is_reported(sandbox: Sandbox) -> None:
 def test_release_sha_is_a_full_commit_or_none() -> None:
     import re
 
-    sha = release_sha()
+    sha = build_metadata()["VIS_SHA_RELEASE"]
     assert sha is None or re.fullmatch(r"[0-9a-f]{40}(-dirty)?", sha)

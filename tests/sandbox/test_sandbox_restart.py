@@ -12,6 +12,7 @@ from .conftest import MakeSandbox
 
 async def _run_then_interrupt(box: Sandbox, code: str, marker: str = "started") -> Any:
     """Start ``code`` (which prints ``marker`` first), wait for it, then interrupt."""
+    await box.run("pass")  # the child is up, so the interrupt meets a running block
     task = asyncio.create_task(box.run(f"print({marker!r}, flush=True)\n{code}"))
     await asyncio.sleep(0.3)  # let the block reach its loop; the marker proves it ran
     await asyncio.wait_for(box.interrupt(), 2.5)
@@ -23,7 +24,7 @@ async def test_busy_loop_is_interrupted_and_the_namespace_survives(sandbox: Sand
     result = await _run_then_interrupt(sandbox, "while True:\n    pass\n")
     assert result.stdout == "started\n"
     assert result.error is not None and result.error.rstrip().endswith("KeyboardInterrupt")
-    assert 'File "<block 2>"' in result.error
+    assert 'File "<block 3>"' in result.error
     after = await sandbox.run("print(kept)")
     assert after.stdout == "yes\n" and after.error is None and after.restarted is None
 

@@ -7,7 +7,6 @@ import asyncio
 import builtins
 import inspect
 import os
-import platform
 import signal
 import sys
 import threading
@@ -115,7 +114,6 @@ class Child:
         self.nonce = str(msg["nonce"])
         for name, value in wire.decode(msg.get("globals") or {}).items():
             self.state.inject(name, value)
-        self.state.inject("VIS_PYTHON_RUNTIME_VERSION", platform.python_version())
         self.state.inject("defs", make_defs(self.state))
         self.set_tools(msg.get("tools") or [])
         report = self.state.restore(msg.get("snapshot"))

@@ -16,11 +16,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import vis_core
+from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox import wire
 from vis_core.sandbox.jail import JailUnavailable, jail_argv
-from vis_core.sandbox.metadata import VIS_ROOT, build_metadata
 from vis_core.sandbox.output import TailBuffer, keep_tail
 from vis_core.sandbox.protocol import Msg
+
+VIS_ROOT = Path(vis_core.__file__).resolve().parent.parent  # the checkout (or site-packages)
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 

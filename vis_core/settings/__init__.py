@@ -20,6 +20,7 @@ from vis_core.settings.storage import (
     ProjectValues,
     SecretsFile,
     SettingsFileError,
+    disabled_extensions,
 )
 from vis_core.settings.tree import (
     EXTENSIONS_SECTION,
@@ -59,6 +60,7 @@ __all__ = [
     "attach_log_file",
     "build_tree",
     "detach_log_file",
+    "disabled_extensions",
     "display_value",
     "log_file",
     "nest",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -442,6 +442,13 @@ class SettingsService:
         except ValueError as exc:
             log.warning("settings: %s", exc)
             return frozenset()
+
+    def reload_extensions(self, loaded: LoadedExtensions) -> LoadedExtensions:
+        """Re-read every extension (with the current on/off switches) and the settings files."""
+        options = replace(loaded.options, disabled=self.disabled_extensions())
+        fresh = replace(loaded, options=options).reload()
+        self.refresh()
+        return fresh
 
     def set_enabled(self, name: str, enabled: bool) -> None:
         """Switch an extension on or off in config.toml; takes effect at the next reload."""

@@ -216,3 +216,11 @@ class SecretsFile:
             os.close(fd)
         tmp.replace(self.path)
         os.chmod(self.path, SECRET_MODE)
+
+
+def disabled_extensions(config_file: Path) -> frozenset[str]:
+    """The switched-off extensions in ``config.toml``; none when the file cannot be read."""
+    try:
+        return GlobalFile(config_file).disabled()
+    except SettingsFileError:
+        return frozenset()

@@ -82,6 +82,7 @@ class CommandRegistry:
         self._builtin: dict[str, _Command] = {}
         for info, run in _builtin_commands(host):
             self._builtin[info.name] = _Command(info, run)
+        self._builtin["group"] = _group_command(host)
 
     def _extension_commands(self) -> dict[str, _Command]:
         commands: dict[str, _Command] = {}
@@ -216,3 +217,11 @@ def _builtin_commands(host: Host) -> list[tuple[CommandInfo, CommandRun]]:
             lambda ctx: _action(CommandAction.QUIT, "Bye"),
         ),
     ]
+
+
+def _group_command(host: Host) -> _Command:
+    """``/group [NAME]``: show the session's group or move the session into another one."""
+    from vis_core.settings.commands import run_group
+
+    info = CommandInfo("group", "/group [NAME]", "Show or move this session's settings group")
+    return _Command(info, lambda ctx: run_group(host, ctx))

@@ -1,0 +1,142 @@
+"""``vis.attach`` and the readers: versions, media types, audience, sandbox functions, memory."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+import vis_core.extension as vis
+from vis_core.extension.attachments import MEMORY, media_type_of
+
+from .harness import code_turn, install_extension, open_host, run_turn, write_script
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 32
+
+CHARTS = '''
+import json
+
+import vis_core.extension as vis
+
+PNG = b"\\x89PNG\\r\\n\\x1a\\n" + b"\\x00" * 32
+
+
+def make() -> str:
+    """Attach a chart twice, a table and a report."""
+    first = vis.attach(PNG, "plot.png", label="First")
+    second = vis.attach(PNG + b"v2", "plot.png", commentable=True)
+    table = vis.attach(b"a,b\\n1,2\\n", "totals.csv")
+    report = vis.attach(b"%PDF-1.4 report", "report.bin")
+    vis.fs.write("out/data.json", "{}")
+    from_path = vis.attach("out/data.json")
+    return json.dumps({
+        "first": first, "second": second, "table": table, "report": report,
+        "from_path": from_path,
+        "versions": [d["version"] for d in vis.list_attachments("plot.png")],
+        "latest": vis.get_attachment("plot.png")["id"],
+        "back_one": vis.get_attachment("plot.png", version=-2)["id"],
+        "by_id": vis.read_attachment(first["id"]) == PNG,
+        "by_descriptor": vis.read_attachment(second) == PNG + b"v2",
+        "shown": vis.show_attachment("plot.png")["version"],
+    })
+
+
+vis.register_extension(vis.Extension(
+    name="charts", description="Makes charts.", alias="charts", symbols=[vis.Symbol(make)],
+))
+'''
+
+
+@pytest.fixture
+def memory() -> Iterator[None]:
+    MEMORY.clear()
+    yield
+    MEMORY.clear()
+
+
+async def test_attachments_of_a_block_are_versioned_and_typed(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    install_extension(vis_home, "charts", CHARTS)
+    write_script(script_path, code_turn(
+        "print(await charts.make())",
+        """
+        d = await attach(b"hello", "notes.txt")
+        again = await attach(b"hello again", "notes.txt", audience="model")
+        data = await read_attachment("notes.txt", version=1)
+        import json
+        print(json.dumps({"d": d, "again": again, "data": data.decode(),
+                          "all": len(await list_attachments())}))
+        """,
+    ))
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+        session_id = outcome.ended.session_id
+        rows = host.store.list_attachments(session_id)
+    finally:
+        await host.close()
+
+    made = outcome.printed(0)
+    first, second = made["first"], made["second"]
+    assert set(first) >= {"id", "filename", "version", "media_type", "kind", "size", "audience",
+                          "commentable"}
+    assert (first["version"], second["version"]) == (1, 2)
+    assert (first["media_type"], first["kind"], first["audience"]) == ("image/png", "image", "both")
+    assert (first["commentable"], second["commentable"]) == (False, True)
+    assert made["versions"] == [1, 2]
+    assert made["latest"] == second["id"] and made["back_one"] == first["id"]
+    assert made["by_id"] and made["by_descriptor"] and made["shown"] == 2
+    assert (made["table"]["media_type"], made["table"]["kind"]) == ("text/csv", "table")
+    # the bytes win over the name; a PDF is for the user only
+    report = made["report"]
+    assert (report["media_type"], report["audience"]) == ("application/pdf", "user")
+    assert made["from_path"]["filename"] == "data.json"
+    assert made["from_path"]["media_type"] == "application/json"
+
+    sandbox = outcome.printed(1)
+    assert sandbox["d"]["version"] == 1 and sandbox["again"]["version"] == 2
+    assert sandbox["again"]["audience"] == "model" and sandbox["data"] == "hello"
+    assert sandbox["all"] == 7
+
+    # stored durably: rows tied to the python_execution block, bytes under attachments/
+    assert len(rows) == 7
+    iterations = {block.iteration_id for block in outcome.blocks}
+    assert {row.iteration_id for row in rows} <= iterations
+    for row in rows:
+        path = Path(row.path)
+        assert path.is_file() and (vis_home / "attachments" / session_id) in path.parents
+
+
+def test_outside_vis_attachments_live_in_memory(memory: None, tmp_path: Path) -> None:
+    first = vis.attach(b"x,y\n", "t.csv")
+    second = vis.attach(b"x,y\n1,2\n", "t.csv", label="More")
+    assert [d["version"] for d in vis.list_attachments("t.csv")] == [1, 2]
+    assert vis.read_attachment("t.csv") == b"x,y\n1,2\n"
+    assert vis.read_attachment("t.csv", version=1) == b"x,y\n"
+    assert vis.get_attachment(first)["id"] == first["id"]
+    assert vis.get_attachment("t.csv", version=-1) == second
+    with pytest.raises(LookupError, match="no attachment 'nope'"):
+        vis.get_attachment("nope")
+    with pytest.raises(ValueError, match="bytes need a filename"):
+        vis.attach(b"data")
+    with pytest.raises(ValueError, match="audience"):
+        vis.attach(b"data", "a.bin", audience="everyone")
+
+
+class _Figure:
+    """Quacks like a Matplotlib figure: ``savefig(buffer, format=...)``."""
+
+    def savefig(self, buffer: object, format: str) -> None:  # noqa: A002 - Matplotlib's name
+        buffer.write(PNG)  # type: ignore[attr-defined]
+
+
+def test_figures_become_png_and_types_fall_back_to_the_name(memory: None) -> None:
+    figure = vis.attach(_Figure())
+    assert (figure["filename"], figure["media_type"]) == ("figure.png", "image/png")
+    assert media_type_of(b"plain words", "notes.md") == "text/markdown"
+    assert media_type_of(b"<!DOCTYPE html><p>", "page.bin") == "text/html"
+    assert media_type_of(b"\x00\x01", "blob") == "application/octet-stream"
+    with pytest.raises(ValueError, match="shows images"):
+        vis.show_attachment(vis.attach(b"a", "a.txt"))

@@ -59,7 +59,7 @@ async def test_stop_ends_the_whole_process_tree(tools: dict, workspace: Path) ->
         await asyncio.sleep(0.02)
     grandchild = int((workspace / "grandchild.pid").read_text())
     assert alive(grandchild) and alive(sh.pid)
-    status = await sh.stop()
+    status = await sh.stop(grace=0.3)
     assert status.stopped and status.exit_code == -signal.SIGKILL
     assert not alive(sh.pid) and not alive(grandchild)
 

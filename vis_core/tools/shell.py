@@ -209,13 +209,13 @@ class ShellHandle(HostHandle):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, sig)
 
-    async def stop(self) -> ShellStatus:
-        """Stop the whole process group: SIGTERM, then SIGKILL after a grace period."""
+    async def stop(self, grace: float = STOP_GRACE_SECONDS) -> ShellStatus:
+        """Stop the whole process group: SIGTERM, then SIGKILL after ``grace`` seconds."""
         if self.running:
             self.stopped = True
         self._signal_group(signal.SIGTERM)
         try:
-            await asyncio.wait_for(asyncio.shield(self._process.wait()), STOP_GRACE_SECONDS)
+            await asyncio.wait_for(asyncio.shield(self._process.wait()), max(0.0, grace))
         except TimeoutError:
             pass
         self._signal_group(signal.SIGKILL)

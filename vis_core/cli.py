@@ -62,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("doctor", help="check the installation, config and extensions")
     sessions = commands.add_parser("sessions", help="list or search stored sessions")
     sessions.add_argument("query", nargs="?", help="search text")
+    from vis_core.settings.cli import add_settings_parser
+
+    add_settings_parser(commands)
     return parser
 
 
@@ -81,6 +84,10 @@ def main(argv: list[str] | None = None) -> int:
         from vis_core.doctor import run_doctor
 
         return run_doctor(workspace)
+    if args.command == "settings":
+        from vis_core.settings.cli import run_settings
+
+        return run_settings(args, workspace)
     if args.command == "sessions":
         from vis_core.doctor import list_sessions
 

@@ -1,0 +1,132 @@
+"""``vis settings list|get|set``: the settings tree for scripts (secrets from stdin only)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from vis_core.extension.settings_decl import SettingScope
+from vis_core.settings.rows import NOT_SET, SAVED
+from vis_core.settings.tree import build_tree
+from vis_core.settings.values import parse_text
+
+if TYPE_CHECKING:
+    from vis_core.host import Host
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def add_settings_parser(commands: Any) -> None:
+    """Add ``vis settings`` and its subcommands to the ``vis`` subparsers."""
+    settings = commands.add_parser("settings", help="list, read or save settings (for scripts)")
+    verbs = settings.add_subparsers(dest="settings_command", required=True)
+    listing = verbs.add_parser("list", help="every setting with its value and deciding scope")
+    listing.add_argument("--session", help="resolve for this session id")
+    listing.add_argument("--json", action="store_true", help="print JSON lines")
+    get = verbs.add_parser("get", help="print one setting's effective value")
+    get.add_argument("id")
+    get.add_argument("--session", help="resolve for this session id")
+    put = verbs.add_parser("set", help="save a value (a secret is read from stdin)")
+    put.add_argument("id")
+    put.add_argument("value", nargs="?", help="the value; omit it for a secret")
+    put.add_argument(
+        "--scope", default="global", choices=[s.value for s in SettingScope], help="where to save"
+    )
+    put.add_argument("--session", help="the session for session or group scope")
+    put.add_argument("--group", help="the group for group scope")
+    put.add_argument("--reset", action="store_true", help="remove the value saved at --scope")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def _shown(host: Host, setting_id: str, session: str | None) -> tuple[str, str]:
+    resolution = host.settings.resolve(setting_id, session)
+    if resolution.setting.is_secret:
+        return (SAVED if host.settings.secret_saved(setting_id) else NOT_SET), resolution.source
+    return _text(resolution.value), resolution.source
+
+
+def _list(host: Host, args: argparse.Namespace, out: TextIO) -> int:
+    tree = build_tree(host.extensions)
+    for node in tree.nodes():
+        sid = node.setting.id
+        value, source = _shown(host, sid, args.session)
+        if args.json:
+            row = {"id": sid, "owner": node.owner.name, "value": value, "source": str(source)}
+            out.write(json.dumps(row) + "\n")
+        else:
+            out.write(f"{'  ' * node.depth}{sid} = {value}  ({source}; {node.owner.name})\n")
+    for group in tree.extensions:
+        if group.error:
+            out.write(f"# extension {group.name} did not load: {group.error}\n")
+    return EXIT_OK
+
+
+def _set(host: Host, args: argparse.Namespace, stdin: TextIO, err: TextIO) -> int:
+    owner = host.settings.owner(args.id)
+    setting = owner.setting
+    if args.reset:
+        result = host.settings.reset(
+            args.id, args.scope, session_id=args.session, group=args.group
+        )
+    else:
+        if setting.is_secret:
+            if args.value is not None:
+                err.write(
+                    f"vis settings: {args.id!r} is a secret; pass it on stdin, not as an "
+                    "argument (other programs can read a command line)\n"
+                )
+                return EXIT_USAGE
+            text = stdin.readline().rstrip("\r\n")
+        elif args.value is None:
+            err.write(f"vis settings: give a value for {args.id!r}\n")
+            return EXIT_USAGE
+        else:
+            text = args.value
+        value = parse_text(setting, text)
+        result = host.settings.set(
+            args.id, value, args.scope, session_id=args.session, group=args.group
+        )
+    if result.hook_error:
+        err.write(f"vis settings: warning: {result.hook_error}\n")
+    return EXIT_OK
+
+
+async def _run(args: argparse.Namespace, workspace: Path, streams: tuple[TextIO, ...]) -> int:
+    from vis_core.host import Host, HostOptions
+
+    stdin, out, err = streams
+    host = await Host.open(HostOptions(workspace=workspace, channel="cli"))
+    try:
+        if args.settings_command == "list":
+            return _list(host, args, out)
+        if args.settings_command == "get":
+            out.write(_shown(host, args.id, args.session)[0] + "\n")
+            return EXIT_OK
+        return _set(host, args, stdin, err)
+    except (KeyError, ValueError) as exc:
+        message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
+        err.write(f"vis settings: {message}\n")
+        return EXIT_FAILED
+    finally:
+        await host.close()
+
+
+def run_settings(
+    args: argparse.Namespace,
+    workspace: Path,
+    stdin: TextIO | None = None,
+    out: TextIO | None = None,
+    err: TextIO | None = None,
+) -> int:
+    """Run one ``vis settings`` subcommand; returns the exit status."""
+    streams = (stdin or sys.stdin, out or sys.stdout, err or sys.stderr)
+    return asyncio.run(_run(args, workspace, streams))

@@ -54,10 +54,13 @@ from vis_core.extension.declarations import (
 from vis_core.extension.fs import fs, jailed_shell, shell
 from vis_core.extension.gateway import GatewayError
 from vis_core.extension.grants import Grant
+from vis_core.extension.hooks import OperationBlocked, block, repair, strings_of
+from vis_core.extension.logs import log, notify
 from vis_core.extension.metadata import build_metadata
 from vis_core.extension.roots import project_root, workspace_root
 from vis_core.extension.session_handles import run, session, sessions
 from vis_core.extension.sessions import list_sessions, read_session
+from vis_core.extension.state import state
 from vis_core.extension.symbols import Symbol, method
 from vis_core.extension.tools_proxy import VisToolError, tools
 from vis_core.extension.workspace import python_environment, workspace_files
@@ -89,6 +92,7 @@ __all__ = [
     "HelpDocument",
     "NamespaceSpec",
     "OpHook",
+    "OperationBlocked",
     "ParameterSpec",
     "Setting",
     "SettingScope",
@@ -101,13 +105,16 @@ __all__ = [
     "VisToolError",
     "attach",
     "build_metadata",
+    "block",
     "err",
+    "log",
     "fs",
     "get_attachment",
     "jailed_shell",
     "list_attachments",
     "list_sessions",
     "method",
+    "notify",
     "ok",
     "project_root",
     "publish_activity",
@@ -115,8 +122,11 @@ __all__ = [
     "read_attachment",
     "read_session",
     "register_extension",
+    "repair",
     "run",
     "sequence",
+    "state",
+    "strings_of",
     "session",
     "sessions",
     "shell",

@@ -62,7 +62,9 @@ class LoadedExtension:
 
     def call(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
         """Run ``fn`` holding this extension's lock (calls into one extension are serialized)."""
-        with self.lock:
+        from vis_core.extension.acting import acting_as
+
+        with self.lock, acting_as(self.name):  # vis.state, vis.log know whose call this is
             return fn(*args, **kwargs)
 
 

@@ -1,0 +1,62 @@
+"""``python_execution`` with op hooks and a fresh ``session`` dict before every block."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from vis_core.extension.hooks import OperationBlocked, OpHooks
+from vis_core.sandbox.host import BlockResult
+
+log = logging.getLogger(__name__)
+PYTHON_EXECUTION = "python_execution"
+
+
+class HookedSandbox:
+    """Wraps a :class:`~vis_core.sandbox.Sandbox`: guards, observers and the ``session`` global."""
+
+    def __init__(
+        self,
+        sandbox: Any,
+        hooks: OpHooks,
+        session: Callable[[], Awaitable[dict[str, Any]]] | None = None,
+    ) -> None:
+        self.inner = sandbox
+        self.hooks = hooks
+        self._session = session
+
+    async def run(self, code: str) -> BlockResult:
+        args = [{"code": code}]
+        try:
+            await self.hooks.run_before(PYTHON_EXECUTION, args)
+        except OperationBlocked as exc:
+            await self.hooks.run_after(PYTHON_EXECUTION, args, None)
+            return BlockResult("", f"{type(exc).__name__}: {exc}", None, 0.0)
+        session: dict[str, Any] | None = None
+        if self._session is not None:
+            try:
+                session = await self._session()
+            except Exception:  # the context never stops a block
+                log.exception("building the session dict failed; the block runs without it")
+        result = await self.inner.run(code, globals={"session": session} if session else None)
+        await self.hooks.run_after(
+            PYTHON_EXECUTION,
+            args,
+            {
+                "stdout": result.stdout,
+                "error": result.error,
+                "restarted": result.restarted,
+                "duration": result.duration,
+            },
+        )
+        return result
+
+    async def interrupt(self) -> None:
+        await self.inner.interrupt()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

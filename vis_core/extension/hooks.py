@@ -1,0 +1,286 @@
+"""Op hooks: ``vis.block``, ``vis.repair``, ``vis.strings_of`` and running guards and observers."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import dataclasses
+import difflib
+import inspect
+import logging
+import os
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vis_core.extension.context import CallContext, calling
+from vis_core.extension.declarations import OpHook, OpHookPhase
+
+if TYPE_CHECKING:
+    from vis_core.extensions.loaded import LoadedExtension, LoadedExtensions
+
+log = logging.getLogger(__name__)
+
+FS_ACCESS = "fs_access"
+REPAIRABLE = ("patch",)
+ASK_FIRST = "Ask the user how to proceed before you retry this operation."
+
+
+# -- the SDK markers ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Block:
+    """A before hook's refusal: the model sees ``reason`` (and ``hint``) as a tool failure."""
+
+    reason: str
+    hint: str | None = None
+
+
+class InvalidRepair(ValueError):
+    """``vis.repair`` got something other than source text and nonblank notes."""
+
+
+@dataclass(frozen=True)
+class Repair:
+    """A before hook's corrected complete source for a ``patch``, with its correction notes."""
+
+    source: str
+    notes: tuple[str, ...]
+
+
+def block(reason: str, hint: str | None = None) -> Block:
+    """Refuse the operation; ``hint`` tells the model what to do next."""
+    if not isinstance(reason, str) or not reason.strip():
+        raise ValueError(
+            "vis.block needs a nonblank reason, such as 'generated files are read-only'"
+        )
+    if hint is not None and (not isinstance(hint, str) or not hint.strip()):
+        raise ValueError("vis.block hint must be nonblank text or None")
+    return Block(reason.strip(), None if hint is None else hint.strip())
+
+
+def repair(source: str, notes: Sequence[str] | None = None) -> Repair:
+    """Propose corrected complete source for a ``patch``; ``notes`` say what was corrected."""
+    if not isinstance(source, str):
+        raise InvalidRepair(f"vis.repair needs the corrected source as str, got "
+                            f"{type(source).__name__}")
+    if not isinstance(notes, list | tuple) or not notes:
+        raise InvalidRepair("vis.repair needs notes: a nonempty list of what was corrected")
+    for note in notes:
+        if not isinstance(note, str) or not note.strip():
+            raise InvalidRepair("vis.repair notes must be nonblank strings")
+    return Repair(source, tuple(note.strip() for note in notes))
+
+
+def strings_of(value: Any) -> list[str]:
+    """Every string in a nested structure (dict values, sequences, paths), in order."""
+    found: list[str] = []
+    stack: list[Any] = [value]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            found.append(item)
+        elif isinstance(item, os.PathLike):
+            found.append(os.fspath(item))
+        elif isinstance(item, bytes | bytearray | int | float | bool) or item is None:
+            continue
+        elif id(item) in seen:
+            continue
+        elif isinstance(item, Mapping):
+            seen.add(id(item))
+            stack.extend(reversed(list(item.values())))
+        elif dataclasses.is_dataclass(item) and not isinstance(item, type):
+            seen.add(id(item))
+            stack.extend(reversed([getattr(item, f.name) for f in dataclasses.fields(item)]))
+        elif isinstance(item, list | tuple | set | frozenset):
+            seen.add(id(item))
+            stack.extend(reversed(list(item)))
+    return found
+
+
+# -- what the model sees --------------------------------------------------------------------
+
+
+class OperationBlocked(Exception):
+    """An op hook refused the operation; the text names the extension, reason and next step."""
+
+    def __init__(self, op: str, extension: str, reason: str, hint: str | None = None) -> None:
+        self.op, self.extension, self.reason, self.hint = op, extension, reason, hint
+        super().__init__(
+            f"{op} was blocked by extension {extension!r}: {reason}. "
+            + (f"Hint: {hint}" if hint else ASK_FIRST)
+        )
+
+
+def preview_spans(hunks: Sequence[tuple[int, list[str], list[str]]]) -> list[list[int]]:
+    """Spans ``[start, end]`` (inclusive, one-based) of the edits in the proposed result."""
+    spans, delta = [], 0
+    for lo, old, new in hunks:
+        start = lo + delta + 1
+        spans.append([start, start + len(new) - 1])
+        delta += len(new) - len(old)
+    return spans
+
+
+def text_lines(text: str) -> list[str]:
+    """Lines split on ``\\n`` only, each keeping its ending (as the file tools number them)."""
+    if not text:
+        return []
+    parts = text.split("\n")
+    last = parts.pop()
+    return [part + "\n" for part in parts] + ([last] if last else [])
+
+
+def diff_hunks(old: list[str], new: list[str]) -> list[tuple[int, list[str], list[str]]]:
+    """Hunks ``(old start, old lines, new lines)`` between two line lists."""
+    matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
+    return [
+        (i1, old[i1:i2], new[j1:j2])
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    ]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the before hooks decided: the (possibly repaired) preview and correction notes."""
+
+    preview: dict[str, Any] | None
+    notes: tuple[str, ...] = ()
+
+
+# -- running hooks --------------------------------------------------------------------------
+
+
+def _settle(value: Any) -> Any:
+    if not inspect.isawaitable(value):
+        return value
+
+    async def wait() -> Any:
+        return await value
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(wait())
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, wait()).result()
+
+
+class OpHooks:
+    """Runs the op hooks of the loaded extensions for one session, in load order."""
+
+    def __init__(
+        self,
+        extensions: Callable[[], LoadedExtensions | None],
+        context_for: Callable[[str], CallContext],
+    ) -> None:
+        self._extensions = extensions
+        self._context_for = context_for
+
+    def hooks(self, op: str, phase: OpHookPhase | None) -> list[tuple[LoadedExtension, OpHook]]:
+        loaded = self._extensions()
+        if loaded is None:
+            return []
+        return [
+            (ext, hook)
+            for ext in loaded.enabled
+            if ext.declaration is not None
+            for hook in ext.declaration.op_hooks
+            if op in hook.ops and (phase is None or hook.phase is phase)
+        ]
+
+    def has(self, op: str, phase: OpHookPhase | None = None) -> bool:
+        return bool(self.hooks(op, phase))
+
+    def _call(self, ext: LoadedExtension, fn: Callable[..., Any], payload: dict[str, Any]) -> Any:
+        with calling(self._context_for(ext.name)):
+            return ext.call(lambda: _settle(fn(payload)))
+
+    def _failed(self, ext: LoadedExtension, op: str, phase: str) -> None:
+        from vis_core.extension.logs import write_log
+
+        log.debug("%s hook of extension %r for %s failed", phase, ext.name, op, exc_info=True)
+        write_log("error", f"{phase} hook for {op} failed; the operation went on",
+                  source=ext.name, detail=traceback.format_exc())
+
+    def before(
+        self, op: str, args: list[Any], preview: dict[str, Any] | None = None
+    ) -> Verdict:
+        """Run the guards; raise :class:`OperationBlocked` on a refusal or an invalid repair."""
+        current = None if preview is None else dict(preview)
+        notes: list[str] = []
+        for ext, hook in self.hooks(op, OpHookPhase.BEFORE):
+            payload: dict[str, Any] = {"op": op, "args": list(args)}
+            if current is not None:
+                payload["preview"] = dict(current)
+            try:
+                verdict = self._call(ext, hook.fn, payload)
+            except InvalidRepair as exc:
+                raise OperationBlocked(op, ext.name, f"its repair is invalid ({exc})") from None
+            except Exception:
+                self._failed(ext, op, "before")
+                continue
+            if verdict is None:
+                continue
+            if isinstance(verdict, Block):
+                raise OperationBlocked(op, ext.name, verdict.reason, verdict.hint)
+            if isinstance(verdict, Repair):
+                if op not in REPAIRABLE:
+                    raise OperationBlocked(
+                        op, ext.name,
+                        f"its before hook returned vis.repair, but only patch accepts repairs "
+                        f"(Vis repairs {op} itself)",
+                    )
+                if current is None:
+                    raise OperationBlocked(op, ext.name, "it repaired a patch that has no preview")
+                before_lines = text_lines(current["before"])
+                after_lines = text_lines(verdict.source)
+                current = {
+                    **current,
+                    "after": verdict.source,
+                    "spans": preview_spans(diff_hunks(before_lines, after_lines)),
+                }
+                notes.extend(verdict.notes)
+                continue
+            log.error(
+                "before hook of extension %r for %s returned %s; return None, vis.block(...) "
+                "or vis.repair(...); it is ignored", ext.name, op, type(verdict).__name__,
+            )
+        return Verdict(current, tuple(notes))
+
+    def after(self, op: str, args: list[Any], result: Any) -> None:
+        """Run the observers; their errors are logged and their return values ignored."""
+        for ext, hook in self.hooks(op, OpHookPhase.AFTER):
+            try:
+                self._call(ext, hook.fn, {"op": op, "args": list(args), "result": result})
+            except Exception:
+                self._failed(ext, op, "after")
+
+    def check_access(self, operation: str, path: str) -> None:
+        """Run ``fs_access`` checks; an error (or a block) refuses with ``PermissionError``."""
+        for ext, hook in self.hooks(FS_ACCESS, None):
+            try:
+                verdict = self._call(ext, hook.fn, {"operation": operation, "path": path})
+            except Exception as exc:
+                raise PermissionError(
+                    f"{operation} of {path} was refused by extension {ext.name!r}: "
+                    f"{str(exc) or type(exc).__name__}"
+                ) from None
+            if isinstance(verdict, Block):
+                raise PermissionError(
+                    f"{operation} of {path} was refused by extension {ext.name!r}: "
+                    f"{verdict.reason}" + (f". Hint: {verdict.hint}" if verdict.hint else "")
+                )
+
+    async def run_before(self, op: str, args: list[Any]) -> Verdict:
+        if not self.has(op, OpHookPhase.BEFORE):
+            return Verdict(None)
+        return await asyncio.to_thread(self.before, op, args)
+
+    async def run_after(self, op: str, args: list[Any], result: Any) -> None:
+        if self.has(op, OpHookPhase.AFTER):
+            await asyncio.to_thread(self.after, op, args, result)

@@ -1,0 +1,83 @@
+"""``vis.log`` to the day's log folder and ``vis.notify`` as a notification in the session."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+
+from vis_core.extension.acting import current_extension
+from vis_core.extension.context import current_call
+from vis_core.paths import VisPaths
+
+LOG_LEVELS = ("trace", "debug", "info", "warn", "error")
+NOTIFY_KINDS = ("info", "success", "warn", "error")
+LOG_FILE_NAME = "vis.log"  # the same file as vis_core.settings.logfile
+_write_lock = threading.Lock()
+# Lines are written to the file directly; the logger only echoes them for debugging and does
+# not propagate, so the log file's own handler does not write them twice.
+logger = logging.getLogger("vis.extensions")
+logger.propagate = False
+
+
+def log_file(paths: VisPaths | None = None, when: float | None = None) -> Path:
+    """Today's log file, ``logs/YYYY-MM-DD/vis.log`` (local date)."""
+    day = time.strftime("%Y-%m-%d", time.localtime(when))
+    return (paths or VisPaths.from_env()).logs_for_day(day) / LOG_FILE_NAME
+
+
+def write_log(level: str, message: str, *, source: str, detail: str = "") -> Path:
+    """Append one line for ``source`` (and an indented ``detail``, e.g. a traceback) to
+    today's log file and return the file."""
+    now = time.time()
+    path = log_file(when=now)
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
+    text = _redact(" ".join(str(message).splitlines()) or "(empty)")
+    line = f"{stamp} {level.upper():5} [{source}] {text}\n"
+    if detail.strip():
+        line += "".join(f"    {row}\n" for row in _redact(detail).rstrip("\n").splitlines())
+    with _write_lock:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as stream:
+            stream.write(line)
+    logger.debug("[%s] %s: %s", source, level, text)
+    return path
+
+
+def _redact(text: str) -> str:
+    """Secret setting values never reach the log (the log file's own redactor, when attached)."""
+    from vis_core.settings import logfile
+
+    active = logfile._filter
+    return active.redactor.text(text) if active is not None else text
+
+
+def log(level: str, msg: str) -> None:
+    """Write ``msg`` at ``level`` (trace, debug, info, warn, error) to the Vis log."""
+    if level not in LOG_LEVELS:
+        raise ValueError(f"vis.log level {level!r} is unknown; use one of {', '.join(LOG_LEVELS)}")
+    if not isinstance(msg, str):
+        raise TypeError(f"vis.log message must be text, got {type(msg).__name__}")
+    write_log(level, msg, source=current_extension() or "vis")
+
+
+def notify(text: str, kind: str = "info") -> None:
+    """Show ``text`` as a notification (info, success, warn, error) in the active session.
+
+    Outside a session (loading, or outside Vis) the text goes to the log instead.
+    """
+    if kind not in NOTIFY_KINDS:
+        raise ValueError(
+            f"vis.notify kind {kind!r} is unknown; use one of {', '.join(NOTIFY_KINDS)}"
+        )
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("vis.notify needs nonblank text")
+    from vis_core.extension.services import services_for
+
+    emit = services_for(current_call()).get("notify")
+    if emit is None:
+        level = {"success": "info"}.get(kind, kind)
+        write_log(level, f"notification: {text}", source=current_extension() or "vis")
+        return
+    emit(text, kind)

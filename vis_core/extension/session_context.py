@@ -1,0 +1,115 @@
+"""The model's ``session`` dict: core fields plus every extension's ``ctx`` deep-merged."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from vis_core.extension.context import CallContext, calling
+
+if TYPE_CHECKING:
+    from vis_core.extensions.loaded import LoadedExtensions
+
+log = logging.getLogger(__name__)
+
+# Fields Vis fills itself; extensions cannot set them (``session_env`` nests under ``env``).
+CORE_KEYS = frozenset({
+    "id", "title", "turn", "iteration", "workspace_root", "project_root", "cwd", "channel",
+    "model", "utilization", "goal", "env",
+})
+RESERVED_PREFIXES = ("engine_", "session_")
+SESSION_ENV_KEY = "session_env"
+
+
+def deep_merge(into: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
+    """Merge ``extra`` into ``into``: dicts merge key by key, anything else replaces."""
+    for key, value in extra.items():
+        if isinstance(value, Mapping):
+            target = into.get(key)
+            if not isinstance(target, dict):
+                target = into[key] = {}
+            deep_merge(target, value)
+        else:
+            into[key] = value
+    return into
+
+
+def clean_contribution(extension: str, value: object) -> dict[str, Any] | None:
+    """What one ``ctx`` result adds; ``None`` (nothing) for a non-dict or non-string keys.
+
+    Core fields and ``engine_``/``session_`` keys are refused (logged) and the rest is kept;
+    ``session_env`` must be a dict and goes under ``env``.
+    """
+    if not isinstance(value, dict):
+        log.error("ctx of extension %r returned %s, not a dict; it adds no context",
+                  extension, type(value).__name__)
+        return None
+    if not all(isinstance(key, str) for key in value):
+        log.error("ctx of extension %r returned non-string keys; it adds no context", extension)
+        return None
+    cleaned: dict[str, Any] = {}
+    for key, item in value.items():
+        if key == SESSION_ENV_KEY:
+            if isinstance(item, Mapping) and all(isinstance(k, str) for k in item):
+                cleaned["env"] = dict(item)
+            else:
+                log.error("ctx of extension %r: session_env must be a string-keyed dict; "
+                          "it is refused", extension)
+            continue
+        if key in CORE_KEYS or key.startswith(RESERVED_PREFIXES):
+            log.error("ctx of extension %r: key %r is reserved for Vis; it is refused",
+                      extension, key)
+            continue
+        cleaned[key] = item
+    from vis_core.store.extras import to_json
+
+    try:
+        to_json(cleaned, f"the ctx of extension {extension!r}")
+    except ValueError as exc:
+        log.error("%s; it adds no context", exc)
+        return None
+    return cleaned
+
+
+def collect_context(
+    loaded: LoadedExtensions | None,
+    env: Mapping[str, Any],
+    context_for: Callable[[str], CallContext] | None = None,
+) -> dict[str, Any]:
+    """Every active extension's ``ctx(env)`` deep-merged; a failing one adds nothing."""
+    from vis_core.extensions.prompts import is_active
+
+    merged: dict[str, Any] = {}
+    if loaded is None:
+        return merged
+    for ext in loaded.enabled:
+        declaration = ext.declaration
+        if declaration is None or declaration.ctx is None:
+            continue
+        context = context_for(ext.name) if context_for is not None else None
+        try:
+            if context is not None:
+                with calling(context):
+                    active = is_active(ext, env)
+                    value = ext.call(declaration.ctx, dict(env)) if active else None
+            else:
+                active = is_active(ext, env)
+                value = ext.call(declaration.ctx, dict(env)) if active else None
+        except Exception:
+            log.exception("ctx of extension %r failed; it adds no context", ext.name)
+            continue
+        if not active:
+            continue
+        cleaned = clean_contribution(ext.name, value)
+        if cleaned:
+            deep_merge(merged, cleaned)
+    return merged
+
+
+def session_dict(core: Mapping[str, Any], contributed: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``session`` global: ``core`` fields with the merged extension context."""
+    result = deep_merge({}, core)
+    result.setdefault("env", {})
+    deep_merge(result, contributed)
+    return result

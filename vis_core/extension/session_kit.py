@@ -1,0 +1,120 @@
+"""Everything one session needs from the extension services: contexts, op hooks, ``session``."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from vis_core.extension.declarations import callback_env
+from vis_core.extension.hooks import OpHooks
+from vis_core.extension.services import SessionServices, register_services, unregister_services
+from vis_core.extension.session_context import collect_context, session_dict
+from vis_core.extension.tool_hooks import ToolHooks
+
+if TYPE_CHECKING:
+    from vis_core.agent.hooked_sandbox import HookedSandbox
+    from vis_core.host import Host
+
+# The soft context budget by model family; never more than 90 % of a known input limit.
+SOFT_BUDGETS = (("opus", 250_000), ("gpt", 230_000))
+DEFAULT_SOFT_BUDGET = 200_000
+
+
+def soft_budget(model: str, input_limit: int | None) -> int:
+    """``auto_compress_above`` for ``model``."""
+    name = model.lower()
+    budget = next((value for key, value in SOFT_BUDGETS if key in name), DEFAULT_SOFT_BUDGET)
+    return min(budget, int(input_limit * 0.9)) if input_limit else budget
+
+
+class SessionKit:
+    """The extension services of one session, built by the host before the session itself."""
+
+    def __init__(self, host: Host, session_id: str, session: Callable[[], Any]) -> None:
+        self._host = host
+        self._session = session
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+
+        async def emit(event: Any) -> None:
+            current = session()
+            if current is not None:
+                await current.emit(event)
+
+        self.services = SessionServices(
+            session_id=session_id,
+            workspace_root=host.workspace,
+            project_root=host.project_root,
+            channel=host.options.channel,
+            store=host.store,
+            emit=emit,
+            loop=loop,
+        )
+        register_services(self.services)
+        self.hooks = OpHooks(lambda: host.extensions, self.services.context_for)
+        self.tool_hooks = ToolHooks(self.hooks)
+
+    def env(self) -> dict[str, Any]:
+        return callback_env(
+            workspace_root=self._host.workspace,
+            project_root=self._host.project_root,
+            session_id=self.services.session_id,
+            channel=self._host.options.channel,
+        )
+
+    def core_fields(self) -> dict[str, Any]:
+        """The fields Vis fills in ``session``: ids, roots, turn, model, goal and budget."""
+        host, session = self._host, self._session()
+        fields: dict[str, Any] = {
+            "id": self.services.session_id,
+            "workspace_root": str(host.workspace),
+            "project_root": str(host.project_root),
+            "cwd": str(host.workspace),
+            "channel": host.options.channel,
+        }
+        if session is not None:
+            model = session.model
+            fields.update(
+                title=session.title,
+                turn=session.turn_count,
+                model=model.label,
+                utilization={
+                    "latest_measured_input_tokens": session.context_tokens,
+                    "auto_compress_above": soft_budget(model.model, session.context_limit),
+                    "model_input_limit": session.context_limit or None,
+                },
+            )
+        goal = host.store.state_get("vis.goal", self.services.session_id)
+        if goal:
+            fields["goal"] = goal
+        return fields
+
+    async def session_globals(self) -> dict[str, Any]:
+        """The ``session`` dict for the next block (extension ``ctx`` run in worker threads)."""
+        contributed = await asyncio.to_thread(
+            collect_context, self._host.extensions, self.env(), self.services.context_for
+        )
+        return session_dict(self.core_fields(), contributed)
+
+    def wrap(self, sandbox: Any) -> HookedSandbox:
+        from vis_core.agent.hooked_sandbox import HookedSandbox
+
+        return HookedSandbox(sandbox, self.hooks, session=self.session_globals)
+
+    def closer(self, close: Callable[[], Any] | None) -> Callable[[], Any]:
+        """``close`` followed by forgetting this session's services."""
+
+        async def run() -> None:
+            try:
+                if close is not None:
+                    result = close()
+                    if inspect.isawaitable(result):
+                        await result
+            finally:
+                unregister_services(self.services)
+
+        return run

@@ -16,7 +16,10 @@ from vis_core.agent.session import AgentSession, SessionModel, TurnLimits
 from vis_core.commands import CommandRegistry, CommandResult, err, ok
 from vis_core.config import UserConfig, load_config
 from vis_core.events import Event, SessionCreated
+from vis_core.extension.environment import extension_environment
 from vis_core.extension.metadata import build_metadata
+from vis_core.extension.session_kit import SessionKit
+from vis_core.extension.state import bind_store, unbind_store
 from vis_core.extensions import LoadedExtensions, describe, extension_prompts, load_extensions
 from vis_core.interaction import Interaction
 from vis_core.paths import TrustStore, VisPaths, find_project_root
@@ -66,12 +69,13 @@ class Host:
             toggles=options.toggles,
             channel=options.channel,
         )
+        bind_store(store)
         self.extensions = extensions or load_extensions(
             project_root=self.project_root,
             trusted=self.trusted,
             paths=paths,
             disabled=self.settings.disabled_extensions(),
-            environment=os.environ,
+            environment=extension_environment(self.project_root, trusted=self.trusted),
         )
         self.settings.install()  # Setting.value() and secret redaction answer from here
         attach_log_file(paths, self.settings.redactor)
@@ -95,14 +99,16 @@ class Host:
         paths = VisPaths.from_env().ensure()
         config = load_config(paths.config_file)
         store = await asyncio.to_thread(Store, paths.db_file)
+        bind_store(store)  # vis.state while entry files load
         project_root = find_project_root(options.workspace)
+        trusted = TrustStore(paths).is_trusted(project_root)
         extensions = await asyncio.to_thread(
             load_extensions,
             project_root=project_root,
             disabled=disabled_extensions(paths.config_file),
-            trusted=TrustStore(paths).is_trusted(project_root),
+            trusted=trusted,
             paths=paths,
-            environment=os.environ,
+            environment=extension_environment(project_root, trusted=trusted),
         )
         return cls(options, paths, config, store, extensions)
 
@@ -193,15 +199,29 @@ class Host:
         ext = self.extensions.get(owner)
         return None if ext is None else ext.lock
 
-    async def call_extension(self, owner: str, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run an extension callback in a worker thread, serialized per extension."""
+    async def call_extension(
+        self, owner: str, fn: Callable[..., Any], *args: Any, session_id: str | None = None
+    ) -> Any:
+        """Run an extension callback in a worker thread, serialized per extension, as a call
+        of ``owner`` in session ``session_id`` (``vis.state``, ``vis.notify`` … work in it)."""
+        from vis_core.extension.context import CallContext, calling
+
         lock = self.extension_lock(owner)
+        context = CallContext(
+            session_id=session_id,
+            workspace_root=self.workspace,
+            project_root=self.project_root,
+            owner=owner,
+            channel=self.options.channel,
+            services={"store": self.store},
+        )
 
         def run() -> Any:
-            if lock is None:
-                return fn(*args)
-            with lock:
-                return fn(*args)
+            with calling(context):
+                if lock is None:
+                    return fn(*args)
+                with lock:
+                    return fn(*args)
 
         return await asyncio.to_thread(run)
 
@@ -239,11 +259,13 @@ class Host:
         from vis_core.tools import ToolContext, builtin_tools
         from vis_core.tools.discovery import discovery_tools
 
+        kit = SessionKit(self, session_id, lambda: session_box[0] if session_box else None)
         tool_context = ToolContext(
             workspace=self.workspace,
             session_id=session_id,
             output_dir=self.paths.data_dir / "outputs" / session_id,
             jail=self.setting("jail", False, session_id),
+            hooks=kit.tool_hooks,
         )
         builtins = [*builtin_tools(tool_context), *attachment_tools()]
         registry_box: list[ToolRegistry] = []
@@ -308,12 +330,12 @@ class Host:
             title=title,
             store=self.store,
             model=self.session_model(),
-            sandbox=sandbox,
+            sandbox=kit.wrap(sandbox),
             invoker=invoker,
             system_prompt=prompt,
             history=history,
             limits=TurnLimits(max_iterations=int(self.setting("max_iterations", 50, session_id))),
-            on_close=tool_context.close,
+            on_close=kit.closer(tool_context.close),
         )
         session_box.append(session)
         self.sessions.append(session)
@@ -333,6 +355,7 @@ class Host:
             await session.close()
         self.sessions.clear()
         self.settings.uninstall()
+        unbind_store(self.store)
         from vis_core.extension.gateway import detach_host
 
         detach_host(self)

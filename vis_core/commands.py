@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from vis_core.extension.declarations import SlashCommand
+
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
     from vis_core.host import Host
@@ -66,6 +68,17 @@ class _Command:
     info: CommandInfo
     run: CommandRun
 
+    @classmethod
+    def of(cls, declaration: SlashCommand, owner: str) -> _Command:
+        info = CommandInfo(
+            name=declaration.name,
+            usage=declaration.usage or f"/{declaration.name}",
+            doc=declaration.doc or "",
+            saveable=bool(declaration.saveable),
+            owner=owner,
+        )
+        return cls(info, declaration.run)
+
 
 def parse_command(text: str) -> tuple[str, str]:
     """``/name args…`` → (name, raw args)."""
@@ -80,21 +93,14 @@ class CommandRegistry:
     def __init__(self, host: Host) -> None:
         self._host = host
         self._builtin: dict[str, _Command] = {}
-        for info, run in _builtin_commands(host):
-            self._builtin[info.name] = _Command(info, run)
+        for declaration in _builtin_commands(host):
+            self._builtin[declaration.name] = _Command.of(declaration, "vis")
         self._builtin["group"] = _group_command(host)
 
     def _extension_commands(self) -> dict[str, _Command]:
         commands: dict[str, _Command] = {}
         for owner, declaration in self._host.extension_commands():
-            info = CommandInfo(
-                name=declaration.name,
-                usage=declaration.usage or f"/{declaration.name}",
-                doc=declaration.doc or "",
-                saveable=bool(declaration.saveable),
-                owner=owner,
-            )
-            commands.setdefault(declaration.name, _Command(info, declaration.run))
+            commands.setdefault(declaration.name, _Command.of(declaration, owner))
         return commands
 
     def _all(self) -> dict[str, _Command]:
@@ -118,7 +124,7 @@ class CommandRegistry:
         except ValueError:
             args = raw.split()
         ctx = {
-            "channel": "tui",
+            "channel": self._host.options.channel,
             "args": args,
             "raw": raw,
             "session_id": session.id if session else None,
@@ -129,7 +135,10 @@ class CommandRegistry:
             if command.info.owner == "vis":
                 value = command.run({**ctx, "session": session})
             else:
-                value = await self._host.call_extension(command.info.owner, command.run, ctx)
+                # run in the session that sent the command, as a tool call of its owner
+                value = await self._host.call_extension(
+                    command.info.owner, command.run, ctx, session_id=ctx["session_id"]
+                )
             if inspect.isawaitable(value):
                 value = await value
         except asyncio.CancelledError:
@@ -159,7 +168,8 @@ def _action(action: CommandAction, title: str, body: str | None = None) -> Comma
     return CommandResult(True, title, body, action=action)
 
 
-def _builtin_commands(host: Host) -> list[tuple[CommandInfo, CommandRun]]:
+def _builtin_commands(host: Host) -> list[SlashCommand]:
+    """The built-in commands, declared as extensions declare theirs."""
     def help_(ctx: dict[str, Any]) -> CommandResult:
         rows = "\n".join(
             f"- `{info.usage}`: {info.doc}" + ("" if info.owner == "vis" else f" ({info.owner})")
@@ -193,29 +203,29 @@ def _builtin_commands(host: Host) -> list[tuple[CommandInfo, CommandRun]]:
         return CommandResult(True, "Reloaded extensions", summary, action=CommandAction.RELOAD)
 
     return [
-        (CommandInfo("help", "/help", "List commands and key bindings"), help_),
-        (
-            CommandInfo("new", "/new", "Start a new session in this workspace"),
+        SlashCommand("help", help_, "List commands and key bindings", "/help"),
+        SlashCommand(
+            "new",
             lambda ctx: _action(CommandAction.NEW_SESSION, "New session"),
+            "Start a new session in this workspace",
+            "/new",
         ),
-        (
-            CommandInfo("sessions", "/sessions", "Find and open an earlier session"),
+        SlashCommand(
+            "sessions",
             lambda ctx: _action(CommandAction.OPEN_SESSIONS, "Sessions"),
+            "Find and open an earlier session",
+            "/sessions",
         ),
-        (
-            CommandInfo("settings", "/settings", "Open the settings"),
+        SlashCommand(
+            "settings",
             lambda ctx: _action(CommandAction.OPEN_SETTINGS, "Settings"),
+            "Open the settings",
+            "/settings",
         ),
-        (CommandInfo("model", "/model [provider/model]", "Show or switch the model"), model),
-        (CommandInfo("reload", "/reload", "Re-read every extension"), reload_),
-        (
-            CommandInfo("goal", "/goal TEXT", "Set the goal of this session", saveable=True),
-            goal,
-        ),
-        (
-            CommandInfo("quit", "/quit", "Quit Vis"),
-            lambda ctx: _action(CommandAction.QUIT, "Bye"),
-        ),
+        SlashCommand("model", model, "Show or switch the model", "/model [provider/model]"),
+        SlashCommand("reload", reload_, "Re-read every extension", "/reload"),
+        SlashCommand("goal", goal, "Set the goal of this session", "/goal TEXT", saveable=True),
+        SlashCommand("quit", lambda ctx: _action(CommandAction.QUIT, "Bye"), "Quit Vis", "/quit"),
     ]
 
 

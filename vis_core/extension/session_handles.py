@@ -214,6 +214,9 @@ class Sessions:
 
         async def create() -> str:
             agent = await host.new_session()
+            if title:
+                agent.title = title
+                host.store.set_title(agent.id, title)
             if session_model is not None:
                 old = agent.model
                 agent.model = session_model
@@ -223,8 +226,6 @@ class Sessions:
 
         session_id = run_on_loop(loop, create())
         host.store.state_set(ORIGIN_STATE, session_id, call.owner)
-        if title:
-            host.store.set_title(session_id, title)
         if group is not None:
             host.store.set_group(session_id, group)
         return Session(host, loop, session_id, call.owner)

@@ -135,3 +135,53 @@ def test_jailed_shell_confines_and_adds_exactly_the_given_paths(
     assert fifo.read_text() == "granted\n"
     assert not denied.exists()  # a neighbour of the granted file stays out of reach
     assert got == [b"ping"]
+
+
+GRANTED = '''
+import vis_core.extension as vis
+
+
+def read_tool() -> str:
+    """Read the toolchain file from a jailed child."""
+    sh = vis.jailed_shell({"command": "cat TOOLCHAIN/tool.txt && echo more > TOOLCHAIN/new.txt"})
+    status = sh.wait(30)
+    return f"{status.exit_code}:{sh.stdout().strip()}"
+
+
+vis.register_extension(vis.Extension(
+    name=NAME, description="Uses a toolchain.", alias=NAME, symbols=[vis.Symbol(read_tool)],
+    grants=GRANTS,
+))
+'''
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="bubblewrap is not installed")
+async def test_grants_reach_only_the_declaring_extensions_jailed_children(
+    vis_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    from .harness import code_turn, install_extension, open_host, run_turn, write_script
+
+    toolchain = tmp_path / "toolchain"
+    toolchain.mkdir()
+    (toolchain / "tool.txt").write_text("jdk 21\n")
+
+    def source(name: str, grants: str) -> str:
+        return (GRANTED.replace("TOOLCHAIN", str(toolchain)).replace("NAME", repr(name))
+                .replace("GRANTS", grants))
+
+    install_extension(vis_home, "granted", source(
+        "granted", f"[vis.Grant({str(toolchain)!r}, reason='Run the tool.')]"))
+    install_extension(vis_home, "plain", source("plain", "[]"))
+    script = write_script(tmp_path / "script.yaml", code_turn(
+        "print(await granted.read_tool())", "print(await plain.read_tool())"))
+    host = await open_host(workspace, script)
+    (vis_home / "config.toml").write_text("jail = true\n")  # only the spawns read it again
+    try:
+        outcome = await run_turn(host)
+    finally:
+        await host.close()
+    granted, plain = (b.stdout.strip() for b in outcome.blocks)
+    # read-only: the file reads, the write fails; the other extension sees nothing
+    assert granted == "1:jdk 21"
+    assert not (toolchain / "new.txt").exists()
+    assert plain == "1:"

@@ -12,7 +12,7 @@ from typing import Any
 
 from vis_core.agent.invoker import ToolInvoker
 from vis_core.agent.prompt import system_prompt
-from vis_core.agent.session import AgentSession, SessionModel, TurnLimits
+from vis_core.agent.session import AgentSession, DirectTool, SessionModel, TurnLimits
 from vis_core.commands import CommandRegistry, CommandResult, err, ok
 from vis_core.config import UserConfig, load_config
 from vis_core.events import Event, SessionCreated
@@ -82,6 +82,7 @@ class Host:
         self.commands = CommandRegistry(self)
         self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
         self.sessions: list[AgentSession] = []
+        self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
         self._registries: list[list[ToolRegistry]] = []
         self.model_choice: ModelChoice | None = None
         self.model_label = "no model"
@@ -333,6 +334,7 @@ class Host:
             sandbox=kit.wrap(sandbox),
             invoker=invoker,
             system_prompt=prompt,
+            direct_tools=lambda: self.direct_tools,
             history=history,
             limits=TurnLimits(max_iterations=int(self.setting("max_iterations", 50, session_id))),
             on_close=kit.closer(tool_context.close),

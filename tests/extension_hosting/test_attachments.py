@@ -140,3 +140,27 @@ def test_figures_become_png_and_types_fall_back_to_the_name(memory: None) -> Non
     assert media_type_of(b"\x00\x01", "blob") == "application/octet-stream"
     with pytest.raises(ValueError, match="shows images"):
         vis.show_attachment(vis.attach(b"a", "a.txt"))
+
+
+async def test_without_a_block_attachments_raise(workspace: Path, script_path: Path) -> None:
+    from vis_core.extension.context import CallContext, calling
+
+    write_script(script_path, [{"text": "ok"}])
+    host = await open_host(workspace, script_path)
+    try:
+        session = await host.new_session()
+        command = CallContext(session_id=session.id, workspace_root=workspace,
+                              project_root=workspace, owner="charts", services={"host": host})
+        with calling(command), pytest.raises(RuntimeError, match="python_execution block"):
+            vis.attach(b"x", "x.txt")
+        with calling(command), pytest.raises(RuntimeError, match="python_execution block"):
+            vis.list_attachments()
+    finally:
+        await host.close()
+
+
+def test_out_of_scope_handles_say_so() -> None:
+    with pytest.raises(RuntimeError, match="not available in this version of Vis"):
+        vis.council.ask("question")
+    with pytest.raises(RuntimeError, match="speech"):
+        vis.speech.say("hello")

@@ -119,3 +119,59 @@ async def test_tools_call_another_extension_in_the_model_shape(
 def test_tools_outside_a_session_raise() -> None:
     with pytest.raises(RuntimeError, match="import and call the other package directly"):
         vis.tools.alpha.double(2)
+
+
+GAMMA = '''
+import vis_core.extension as vis
+
+
+def ping() -> str:
+    """Call delta, which tries to call back into gamma."""
+    return vis.tools.delta.pong()
+
+
+def other() -> str:
+    """Never reached through delta."""
+    return "reached"
+
+
+vis.register_extension(vis.Extension(
+    name="gamma", description="Pings.", alias="gamma",
+    symbols=[vis.Symbol(ping), vis.Symbol(other)],
+))
+'''
+
+DELTA = '''
+import vis_core.extension as vis
+
+
+def pong() -> str:
+    """Try to call gamma, which waits on this call."""
+    try:
+        return vis.tools.gamma.other()
+    except vis.VisToolError as exc:
+        return str(exc)
+
+
+vis.register_extension(vis.Extension(
+    name="delta", description="Pongs.", alias="delta", symbols=[vis.Symbol(pong)],
+))
+'''
+
+
+async def test_a_call_into_an_extension_that_waits_is_refused(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    install_extension(vis_home, "gamma", GAMMA)
+    install_extension(vis_home, "delta", DELTA)
+    write_script(script_path, code_turn(
+        "import json; print(json.dumps(await gamma.ping()))",
+        "import json; print(json.dumps(await delta.pong()))",
+    ))
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+    finally:
+        await host.close()
+    assert "extension 'gamma' waits on this call" in outcome.printed(0)
+    assert outcome.printed(1) == "reached"  # called directly by the model, delta may call gamma

@@ -58,7 +58,7 @@ from vis_core.extension.hooks import OperationBlocked, block, repair, strings_of
 from vis_core.extension.logs import log, notify
 from vis_core.extension.metadata import build_metadata
 from vis_core.extension.roots import project_root, workspace_root
-from vis_core.extension.session_handles import run, session, sessions
+from vis_core.extension.session_handles import council, run, session, sessions, speech
 from vis_core.extension.sessions import list_sessions, read_session
 from vis_core.extension.state import state
 from vis_core.extension.symbols import Symbol, method
@@ -105,6 +105,7 @@ __all__ = [
     "VisToolError",
     "attach",
     "build_metadata",
+    "council",
     "block",
     "err",
     "log",
@@ -129,6 +130,7 @@ __all__ = [
     "strings_of",
     "session",
     "sessions",
+    "speech",
     "shell",
     "show_attachment",
     "testing",

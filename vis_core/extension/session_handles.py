@@ -385,3 +385,31 @@ class BoundSession:
 
 sessions = Sessions()
 session = BoundSession()
+
+
+OUT_OF_SCOPE = (
+    "is not available in this version of Vis: councils, speech, drafts, network filters and "
+    "providers declared by extensions are not implemented yet"
+)
+
+
+class Unavailable:
+    """A documented SDK handle that this Vis does not implement yet; every use says so."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        raise RuntimeError(f"vis.{self._name} {OUT_OF_SCOPE}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"vis.{self._name} {OUT_OF_SCOPE}")
+
+    def __repr__(self) -> str:
+        return f"<vis.{self._name}: not available>"
+
+
+council = Unavailable("council")
+speech = Unavailable("speech")

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vis_core.extension.settings_decl import SettingScope, SettingType
-from vis_core.settings.service import Resolution, SettingsService
+from vis_core.settings.service import Overrides, Resolution, SettingsService
 from vis_core.settings.tree import SettingNode
 from vis_core.settings.values import Source
 
@@ -50,10 +50,15 @@ def row_state(
     node: SettingNode,
     scope: SettingScope,
     session_id: str | None,
+    preloaded: Overrides | None = None,
+    group: str | None = None,
 ) -> RowState:
-    resolution = service.resolve(node.setting.id, session_id)
+    """The row at ``scope``; pass ``preloaded``/``group`` when building many rows at once."""
+    resolution = service.resolve(node.setting.id, session_id, preloaded)
     editable, reason = service.allowed(node.owner, scope)
-    if editable and scope is SettingScope.GROUP and service.session_group(session_id) is None:
+    if group is None and preloaded is None:
+        group = service.session_group(session_id)
+    if editable and scope is SettingScope.GROUP and group is None:
         editable, reason = False, "this session is in no group; move it with /group NAME"
     if editable and scope is SettingScope.SESSION and session_id is None:
         editable, reason = False, "no session is open"

@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from vis_core.store import Store
 
 log = logging.getLogger(__name__)
+Overrides = dict[SettingScope, dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -210,8 +211,23 @@ class SettingsService:
         row = self.store.get_session(session_id)
         return None if row is None else row.group
 
+    def preload(self, session_id: str | None) -> Overrides:
+        """The session's group and session values in two queries, for resolving many rows."""
+        values: Overrides = {SettingScope.GROUP: {}, SettingScope.SESSION: {}}
+        if self.store is None or session_id is None:
+            return values
+        group = self._session_group(session_id)
+        if group is not None:
+            values[SettingScope.GROUP] = self.store.list_overrides("group", group)
+        values[SettingScope.SESSION] = self.store.list_overrides("session", session_id)
+        return values
+
     def _stored(
-        self, owner: SettingOwner, scope: SettingScope, session_id: str | None
+        self,
+        owner: SettingOwner,
+        scope: SettingScope,
+        session_id: str | None,
+        preloaded: Overrides | None = None,
     ) -> tuple[bool, Any]:
         sid = owner.setting.id
         if scope is SettingScope.GLOBAL:
@@ -222,6 +238,9 @@ class SettingsService:
             return self._project_values.get(sid)
         if self.store is None or session_id is None:
             return False, None
+        if preloaded is not None:
+            held = preloaded.get(scope, {})
+            return (sid in held), held.get(sid)
         if scope is SettingScope.GROUP:
             group = self._session_group(session_id)
             if group is None:
@@ -231,8 +250,11 @@ class SettingsService:
             row = self.store.get_override("session", session_id, sid)
         return (False, None) if row is None else (True, row.value)
 
-    def resolve(self, setting_id: str, session_id: str | None = None) -> Resolution:
-        """The effective value for ``session_id`` (or at project level without a session)."""
+    def resolve(
+        self, setting_id: str, session_id: str | None = None, preloaded: Overrides | None = None
+    ) -> Resolution:
+        """The effective value for ``session_id`` (or at project level without a session);
+        ``preloaded`` is :meth:`preload` of the same session."""
         owner = self.owner(setting_id)
         setting = owner.setting
         if setting.is_secret:
@@ -242,7 +264,7 @@ class SettingsService:
         layers: dict[Source, Any] = {}
         ignored: list[str] = []
         for scope in SCOPE_ORDER:
-            present, raw = self._stored(owner, scope, session_id)
+            present, raw = self._stored(owner, scope, session_id, preloaded)
             if not present:
                 continue
             if scope not in setting.scopes:

@@ -1,0 +1,288 @@
+"""The Settings screen: the shared settings tree, scopes, search, inline editing, Reload."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Button, Input, OptionList, Static
+
+from vis_core.extension.settings_decl import SettingScope, SettingType
+from vis_core.settings import (
+    EXTENSIONS_SECTION,
+    VIS_SECTION,
+    SettingNode,
+    SettingsService,
+    SettingsTree,
+    build_tree,
+    row_state,
+)
+from vis_tui.screens.registry import register_screen
+from vis_tui.widgets.settings_editors import InlineChoices, InlineTextEditor
+from vis_tui.widgets.settings_rows import ExtensionHeader, SectionHeader, SettingRow
+
+SCOPES = (SettingScope.GLOBAL, SettingScope.PROJECT, SettingScope.GROUP, SettingScope.SESSION)
+HINTS = "↑↓ move · Space/Enter change · Del reset · [ ] scope · / search · Esc close"
+Reloader = Callable[[], str]
+
+
+@register_screen("settings")
+class SettingsScreen(Screen[None]):
+    """Renders :func:`build_tree` and saves through the :class:`SettingsService`.
+
+    Opening it runs no extension code: rows come from declarations and saved values only.
+    """
+
+    CSS_PATH = "settings.tcss"
+    BINDINGS = [
+        Binding("escape", "close", "Close", show=False),
+        Binding("left_square_bracket", "scope(-1)", "Previous scope", show=False),
+        Binding("right_square_bracket", "scope(1)", "Next scope", show=False),
+        Binding("slash", "search", "Search", show=False),
+    ]
+
+    def __init__(
+        self,
+        service: SettingsService,
+        *,
+        session_id: str | None = None,
+        reload: Reloader | None = None,
+        scope: SettingScope = SettingScope.GLOBAL,
+    ) -> None:
+        super().__init__()
+        self.service = service
+        self.session_id = session_id
+        self._reload = reload
+        self.scope = scope
+        self.query_text = ""
+        self.folded: set[str] = set()
+        self.settings_tree: SettingsTree = build_tree(service.extensions)
+
+    # -- building ----------------------------------------------------------------------------
+
+    def compose(self) -> Iterator[Widget]:
+        yield Static(Content.styled("Settings", "bold"), id="settings-title")
+        with Horizontal(id="settings-bar"):
+            yield Input(placeholder="Search settings…", id="settings-search")
+            for scope in SCOPES:
+                button = Button(scope.value.title(), id=f"scope-{scope.value}", compact=True)
+                button.set_class(scope is self.scope, "-active")
+                yield button
+        yield Static(self._scope_line(), id="settings-scope")
+        with VerticalScroll(id="settings-tree"):
+            yield from self._rows()
+        yield Static(Content.styled(HINTS, "$text-muted"), id="settings-hints")
+
+    def _rows(self) -> Iterator[Widget]:
+        preloaded = self.service.preload(self.session_id)
+        group = self.service.session_group(self.session_id)
+
+        def row(node: SettingNode, section: str, base: int) -> SettingRow:
+            state = row_state(self.service, node, self.scope, self.session_id, preloaded, group)
+            return SettingRow(state, section, base=base, classes="setting-row")
+
+        yield SectionHeader(VIS_SECTION, "vis", id="section-vis", classes="section")
+        for node in self.settings_tree.vis:
+            yield row(node, "vis", 2)
+        with Horizontal(id="extensions-header"):
+            yield SectionHeader(EXTENSIONS_SECTION, "extensions", id="section-extensions",
+                                classes="section")
+            yield Button("Reload", id="settings-reload", compact=True)
+        if not self.settings_tree.extensions:
+            yield Static(Content.styled("    No extensions are installed.", "$text-muted"))
+        for ext in self.settings_tree.extensions:
+            yield ExtensionHeader(ext, classes="extension")
+            for node in ext.settings:
+                yield row(node, f"ext:{ext.name}", 6)
+
+    def _scope_line(self) -> Content:
+        group = self.service.session_group(self.session_id)
+        where = {
+            SettingScope.GLOBAL: "Global: every project on this computer (config.toml)",
+            SettingScope.PROJECT: f"Project: {self.service.project_root}",
+            SettingScope.GROUP: f"Group: {group}" if group else
+            "Group: this session is in no group (/group NAME moves it)",
+            SettingScope.SESSION: "Session: only this session",
+        }[self.scope]
+        return Content.assemble(
+            (f"Editing at {where}", "$text"), ("   ● set at this scope", "$warning")
+        )
+
+    async def rebuild(self) -> None:
+        """Re-read the tree (after Reload) and redraw every row."""
+        self.settings_tree = build_tree(self.service.extensions)
+        body = self.query_one("#settings-tree", VerticalScroll)
+        await body.remove_children()
+        await body.mount_all(list(self._rows()))
+        self._apply_visibility()
+
+    def refresh_rows(self) -> None:
+        preloaded = self.service.preload(self.session_id)
+        group = self.service.session_group(self.session_id)
+        for row in self.query(SettingRow):
+            row.update_state(
+                row_state(
+                    self.service, row.state.node, self.scope, self.session_id, preloaded, group
+                )
+            )
+
+    def row(self, setting_id: str) -> SettingRow:
+        return next(r for r in self.query(SettingRow) if r.setting_id == setting_id)
+
+    # -- visibility: folds and search -------------------------------------------------------
+
+    def _apply_visibility(self) -> None:
+        query = self.query_text
+        extensions_open = "extensions" not in self.folded
+        for header in self.query(ExtensionHeader):
+            group = header.group
+            hit = not query or query.lower() in group.name.lower() or any(
+                node.matches(query) for node in group.settings
+            )
+            header.display = extensions_open and hit
+        for row in self.query(SettingRow):
+            section = row.section
+            hidden = section in self.folded or (
+                section.startswith("ext:") and not extensions_open
+            )
+            row.display = not hidden and row.state.node.matches(query)
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        if event.input.id == "settings-search":
+            self.query_text = event.value.strip()
+            self._apply_visibility()
+
+    def on_section_header_folded(self, message: SectionHeader.Folded) -> None:
+        header = message.header
+        header.folded = header.section not in self.folded
+        (self.folded.add if header.folded else self.folded.discard)(header.section)
+        header.refresh()
+        self._apply_visibility()
+
+    def on_extension_header_folded(self, message: ExtensionHeader.Folded) -> None:
+        header = message.header
+        header.folded = header.key not in self.folded
+        (self.folded.add if header.folded else self.folded.discard)(header.key)
+        header.refresh()
+        self._apply_visibility()
+
+    # -- scope ---------------------------------------------------------------------------------
+
+    def set_scope(self, scope: SettingScope) -> None:
+        self.scope = scope
+        for button in self.query("#settings-bar Button").results(Button):
+            button.set_class(button.id == f"scope-{scope.value}", "-active")
+        self.query_one("#settings-scope", Static).update(self._scope_line())
+        self.refresh_rows()
+
+    def action_scope(self, step: int) -> None:
+        index = (SCOPES.index(self.scope) + step) % len(SCOPES)
+        self.set_scope(SCOPES[index])
+
+    def action_search(self) -> None:
+        self.query_one("#settings-search", Input).focus()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    async def on_button_pressed(self, event: Button.Pressed) -> None:
+        button_id = event.button.id or ""
+        if button_id.startswith("scope-"):
+            self.set_scope(SettingScope(button_id.removeprefix("scope-")))
+        elif button_id == "settings-reload":
+            await self.reload_extensions()
+
+    # -- editing -------------------------------------------------------------------------------
+
+    async def on_setting_row_activated(self, message: SettingRow.Activated) -> None:
+        row = message.row
+        state = row.state
+        setting = state.node.setting
+        if not state.editable:
+            self.notify(f"{setting.label}: {state.reason}", severity="warning", markup=False)
+            return
+        for editor in self.query("InlineTextEditor, InlineChoices"):
+            await editor.remove()
+        if setting.type is SettingType.BOOLEAN:
+            await self.save(setting.id, not state.value)
+        elif setting.type is SettingType.ENUM:
+            choices = InlineChoices(setting.id, setting.choices, state.value, classes="inline")
+            await row.parent.mount(choices, after=row)  # type: ignore[union-attr]
+            choices.focus()
+        else:
+            value = "" if setting.is_secret else str(state.value)
+            editor = InlineTextEditor(setting.id, value, secret=setting.is_secret,
+                                      classes="inline")
+            await row.parent.mount(editor, after=row)  # type: ignore[union-attr]
+            editor.focus()
+
+    async def on_input_submitted(self, event: Input.Submitted) -> None:
+        editor = event.input
+        if not isinstance(editor, InlineTextEditor):
+            return
+        event.stop()
+        if await self.save(editor.setting_id, editor.value):
+            await editor.remove()
+            self.row(editor.setting_id).focus()
+
+    async def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        chooser = event.option_list
+        if not isinstance(chooser, InlineChoices):
+            return
+        event.stop()
+        if await self.save(chooser.setting_id, event.option.id):
+            await chooser.remove()
+            self.row(chooser.setting_id).focus()
+
+    async def on_setting_row_reset_requested(self, message: SettingRow.ResetRequested) -> None:
+        row = message.row
+        if not row.state.editable:
+            self.notify(f"{row.state.node.setting.label}: {row.state.reason}",
+                        severity="warning", markup=False)
+            return
+        await self.save(row.setting_id, None)
+
+    async def save(self, setting_id: str, value: Any) -> bool:
+        """Save (``None`` resets) at the current scope; waits for ``on_change``."""
+        service = self.service
+        try:
+            if value is None:
+                result = await asyncio.to_thread(
+                    service.reset, setting_id, self.scope, session_id=self.session_id
+                )
+            else:
+                result = await asyncio.to_thread(
+                    service.set, setting_id, value, self.scope, session_id=self.session_id
+                )
+        except ValueError as exc:
+            self.notify(str(exc), title="Not saved", severity="error", markup=False)
+            return False
+        if result.hook_error:
+            self.notify(result.hook_error, title="Saved", severity="error", markup=False)
+        self.refresh_rows()
+        return True
+
+    # -- extensions ------------------------------------------------------------------------------
+
+    async def on_extension_header_switched(self, message: ExtensionHeader.Switched) -> None:
+        group = message.header.group
+        self.service.set_enabled(group.name, not group.enabled)
+        if self._reload is None:
+            self.notify(f"{group.name}: takes effect after Reload", markup=False)
+            return
+        await self.reload_extensions()
+
+    async def reload_extensions(self) -> None:
+        """Re-read every extension (this runs their files), then redraw the tree."""
+        if self._reload is None:
+            self.notify("Reload is not available here", severity="warning")
+            return
+        summary = await asyncio.to_thread(self._reload)
+        await self.rebuild()
+        self.notify(summary, title="Reloaded extensions", markup=False)

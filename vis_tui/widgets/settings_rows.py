@@ -1,0 +1,205 @@
+"""Rows of the Settings screen: section and extension headers, and one row per setting."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.cells import cell_len
+from textual.binding import Binding
+from textual.content import Content
+from textual.message import Message
+from textual.widget import Widget
+
+from vis_core.extension.settings_decl import SettingType
+from vis_core.settings import NOT_SET, SAVED, ExtensionGroup, RowState, Source
+
+_SOURCE_TEXT = {
+    Source.DEFAULT: "default",
+    Source.GLOBAL: "global",
+    Source.PROJECT: "project",
+    Source.GROUP: "group",
+    Source.SESSION: "session",
+    Source.COMMAND_LINE: "command line",
+}
+
+
+class _Focusable(Widget):
+    """A focusable line in the tree; Up/Down move between visible lines."""
+
+    can_focus = True
+    BINDINGS = [
+        Binding("down", "move(1)", "Next", show=False),
+        Binding("up", "move(-1)", "Previous", show=False),
+    ]
+
+    def __init__(self, section: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.section = section
+
+    def action_move(self, step: int) -> None:
+        if step > 0:
+            self.screen.focus_next(_Focusable)
+        else:
+            self.screen.focus_previous(_Focusable)
+
+
+class SectionHeader(_Focusable):
+    """``Vis`` or ``Extensions``: Enter folds and unfolds the section."""
+
+    BINDINGS = [Binding("enter,space", "fold", "Fold", show=False)]
+
+    class Folded(Message):
+        def __init__(self, header: SectionHeader) -> None:
+            super().__init__()
+            self.header = header
+
+    def __init__(self, title: str, section: str, **kwargs: Any) -> None:
+        super().__init__(section, **kwargs)
+        self.title = title
+        self.folded = False
+
+    def render(self) -> Content:
+        arrow = "▸" if self.folded else "▾"
+        return Content.styled(f"{arrow} {self.title}", "bold $accent")
+
+    def action_fold(self) -> None:
+        self.post_message(self.Folded(self))
+
+
+class ExtensionHeader(_Focusable):
+    """One extension: name, ``project``/``global`` tag, enable switch and its load error."""
+
+    BINDINGS = [
+        Binding("space", "switch", "On/off", show=False),
+        Binding("enter", "fold", "Fold", show=False),
+    ]
+
+    class Switched(Message):
+        def __init__(self, header: ExtensionHeader) -> None:
+            super().__init__()
+            self.header = header
+
+    class Folded(Message):
+        def __init__(self, header: ExtensionHeader) -> None:
+            super().__init__()
+            self.header = header
+
+    def __init__(self, group: ExtensionGroup, **kwargs: Any) -> None:
+        super().__init__("extensions", **kwargs)
+        self.group = group
+        self.folded = False
+        if group.failed:
+            self.add_class("-failed")
+
+    @property
+    def key(self) -> str:
+        return f"ext:{self.group.name}"
+
+    def render(self) -> Content:
+        group = self.group
+        arrow = "▸" if self.folded else "▾"
+        if group.failed:
+            switch = ("failed to load", "bold $error")
+        elif group.enabled:
+            switch = ("[x] enabled", "$success")
+        else:
+            switch = ("[ ] disabled", "$text-muted")
+        parts: list[Any] = [
+            (f"{arrow} ", ""),
+            (group.name, "bold"),
+            (f"  {group.tag}", "italic $text-muted"),
+            ("  ", ""),
+            switch,
+        ]
+        if group.description:
+            parts.append((f"\n  {group.description}", "$text-muted"))
+        if group.error:
+            parts.append((f"\n  {group.error}", "$error"))
+        return Content.assemble(*parts)
+
+    def action_switch(self) -> None:
+        if not self.group.failed:
+            self.post_message(self.Switched(self))
+
+    def action_fold(self) -> None:
+        self.post_message(self.Folded(self))
+
+
+class SettingRow(_Focusable):
+    """One setting as seen at the screen's scope; Space/Enter edits, Delete resets."""
+
+    BINDINGS = [
+        Binding("enter,space", "activate", "Change", show=False),
+        Binding("delete,backspace,r", "reset", "Reset", show=False),
+    ]
+
+    class Activated(Message):
+        def __init__(self, row: SettingRow) -> None:
+            super().__init__()
+            self.row = row
+
+    class ResetRequested(Message):
+        def __init__(self, row: SettingRow) -> None:
+            super().__init__()
+            self.row = row
+
+    def __init__(self, state: RowState, section: str, *, base: int = 4, **kwargs: Any) -> None:
+        super().__init__(section, **kwargs)
+        self.state = state
+        self.styles.padding = (0, 1, 0, base + 4 * state.node.depth)
+        self._sync_classes()
+
+    @property
+    def setting_id(self) -> str:
+        return self.state.node.setting.id
+
+    def update_state(self, state: RowState) -> None:
+        self.state = state
+        self._sync_classes()
+        self.refresh(layout=True)
+
+    def _sync_classes(self) -> None:
+        self.set_class(not self.state.editable, "-locked")
+        self.set_class(self.state.overridden_here, "-override")
+
+    def _value(self) -> tuple[str, str]:
+        state = self.state
+        setting = state.node.setting
+        if setting.is_secret:
+            saved = state.display == SAVED
+            return (SAVED if saved else NOT_SET), ("bold $success" if saved else "$text-muted")
+        if setting.type is SettingType.BOOLEAN:
+            return ("[x] on", "$success") if state.value else ("[ ] off", "$text-muted")
+        if setting.type is SettingType.ENUM:
+            return f"{state.display} ▾", "$text"
+        return state.display, "$text"
+
+    def render(self) -> Content:
+        state = self.state
+        setting = state.node.setting
+        value, value_style = self._value()
+        mark = "● " if state.overridden_here else "  "
+        badge = f"  {_SOURCE_TEXT[state.source]:<12}"
+        width = max(self.content_size.width, 40)
+        right = value + badge
+        gap = max(2, width - cell_len(setting.label) - cell_len(right) - cell_len(mark))
+        label_style = "$text-muted" if not state.editable else "bold"
+        parts: list[Any] = [
+            (setting.label, label_style),
+            (" " * gap, ""),
+            (mark, "$warning"),
+            (value, value_style),
+            (badge, "italic $text-muted"),
+        ]
+        notes = []
+        if setting.description:
+            notes.append((f"\n{setting.description}", "$text-muted"))
+        if state.reason:
+            notes.append((f"\nCannot change here: {state.reason}", "italic $text-muted"))
+        return Content.assemble(*parts, *notes)
+
+    def action_activate(self) -> None:
+        self.post_message(self.Activated(self))
+
+    def action_reset(self) -> None:
+        self.post_message(self.ResetRequested(self))

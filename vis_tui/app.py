@@ -32,7 +32,7 @@ class VisApp(App[int]):
 
     TITLE = "Vis"
     ENABLE_COMMAND_PALETTE = False
-    BINDINGS = [("f1", "help", "Keys")]
+    BINDINGS = [("f1", "help", "Keys"), ("f2", "settings", "Settings")]
 
     def __init__(
         self,
@@ -59,7 +59,7 @@ class VisApp(App[int]):
             CommandAction.OPEN_HELP: lambda r: self._show_help(r),
             CommandAction.QUIT: lambda r: self._sync(lambda: self.exit(0)),
             CommandAction.RELOAD: lambda r: self._sync(lambda: self.notify(r.title)),
-            CommandAction.OPEN_SETTINGS: lambda r: self._sync(self._no_settings),
+            CommandAction.OPEN_SETTINGS: lambda r: self._sync(self.action_settings),
         }
 
     # -- start ---------------------------------------------------------------------------
@@ -131,9 +131,19 @@ class VisApp(App[int]):
         self.main.transcript.add_message(result.markdown)
         self.action_help()
 
-    def _no_settings(self) -> None:
-        self.notify("The settings screen is not part of this Vis yet; edit config.toml.",
-                    severity="warning")
+    def action_settings(self) -> None:
+        """Open Settings (``/settings`` or F2) for the current session; runs no extension code."""
+        from vis_tui.screens.settings import SettingsScreen
+
+        if self.host is None or isinstance(self.screen, SettingsScreen):
+            return
+        self.push_screen(
+            SettingsScreen(
+                self.host.settings,
+                session_id=self.session.id if self.session else None,
+                reload=self.host.reload,
+            )
+        )
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

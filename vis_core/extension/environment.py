@@ -23,10 +23,16 @@ class ProjectEnvironmentError(ValueError):
 
 
 def _unquote(raw: str) -> str:
-    if len(raw) >= 2 and raw[0] == raw[-1] == "'":
-        return raw[1:-1]
-    if len(raw) >= 2 and raw[0] == raw[-1] == '"':
-        return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), raw[1:-1])
+    """A value: quoted (up to its closing quote, then an optional comment) or bare."""
+    if raw[:1] == "'":
+        close = raw.find("'", 1)
+        if close > 0:
+            return raw[1:close]
+    if raw[:1] == '"':
+        match = re.match(r'"((?:[^"\\]|\\.)*)"', raw)
+        if match:
+            return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)),
+                          match.group(1))
     comment = re.search(r"\s#", raw)
     return (raw[: comment.start()] if comment else raw).strip()
 

@@ -20,6 +20,13 @@ CORE_KEYS = frozenset({
 })
 RESERVED_PREFIXES = ("engine_", "session_")
 SESSION_ENV_KEY = "session_env"
+_reported: set[tuple[str, str]] = set()  # each refusal is logged once per process
+
+
+def _refuse(extension: str, key: str, message: str) -> None:
+    if (extension, key) not in _reported:
+        _reported.add((extension, key))
+        log.error("ctx of extension %r: %s", extension, message)
 
 
 def deep_merge(into: dict[str, Any], extra: Mapping[str, Any]) -> dict[str, Any]:
@@ -54,12 +61,10 @@ def clean_contribution(extension: str, value: object) -> dict[str, Any] | None:
             if isinstance(item, Mapping) and all(isinstance(k, str) for k in item):
                 cleaned["env"] = dict(item)
             else:
-                log.error("ctx of extension %r: session_env must be a string-keyed dict; "
-                          "it is refused", extension)
+                _refuse(extension, key, "session_env must be a string-keyed dict; it is refused")
             continue
         if key in CORE_KEYS or key.startswith(RESERVED_PREFIXES):
-            log.error("ctx of extension %r: key %r is reserved for Vis; it is refused",
-                      extension, key)
+            _refuse(extension, key, f"key {key!r} is reserved for Vis; it is refused")
             continue
         cleaned[key] = item
     from vis_core.store.extras import to_json

@@ -1,0 +1,137 @@
+"""Settings through a real Host: vis.yml after /reload, --toggles, on_change, validation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vis_core.extension.context import CallContext, calling
+from vis_core.paths import VisPaths
+from vis_core.settings import Source, log_file
+
+from .support import open_host, user_extensions
+
+
+def _marker() -> Path:
+    """Where the reports fixture's on_change hook writes (next to the entry file)."""
+    return VisPaths.from_env().extensions_dir / "steering-mode.txt"
+
+
+async def test_vis_yml_toggles_apply_after_reload_without_on_change(workspace: Path) -> None:
+    user_extensions("reports")
+    (workspace / "vis.yml").write_text("toggles:\n  report_details: true\n")
+    host = await open_host(workspace)
+    try:
+        assert host.setting("report_details", None) is True
+        (workspace / "vis.yml").write_text(
+            "toggles:\n  report_details: false\n  steering_mode: control\n"
+        )
+        assert host.setting("report_details", None) is True  # read after /reload
+        await host.commands.run(None, "/reload")
+        assert host.setting("report_details", None) is False
+        assert host.setting("steering_mode", None) == "control"
+        assert not (_marker()).exists()  # a file edit calls no hook
+    finally:
+        await host.close()
+
+
+async def test_command_line_toggles_win_and_refuse_secrets(workspace: Path) -> None:
+    user_extensions("reports")
+    toggles = (
+        "jail=true",
+        "report_details=yes",
+        "reports_server_token=abc",
+        "nope=1",
+        "max_iterations=7",
+        "broken",
+    )
+    host = await open_host(workspace, toggles=toggles)
+    try:
+        session = await host.new_session()
+        host.settings.set("jail", False, "session", session_id=session.id)
+        resolution = host.settings.resolve("jail", session.id)
+        assert resolution.value is True and resolution.source is Source.COMMAND_LINE
+        assert host.setting("report_details", None) is True
+        assert host.setting("reports_server_token", None) == ""
+        notes = "\n".join(host.startup_notes())
+        assert "--toggles refuses secret setting 'reports_server_token'" in notes
+        assert "no setting 'nope'" in notes
+        assert "setting 'max_iterations' takes one of" in notes
+        assert "'broken' is not ID=VALUE" in notes
+    finally:
+        await host.close()
+
+
+async def test_on_change_runs_once_per_effective_change(workspace: Path) -> None:
+    user_extensions("reports")
+    host = await open_host(workspace)
+    marker = _marker()
+    try:
+        result = host.settings.set("steering_mode", "control", "project")
+        assert result.changed and result.hook_error is None
+        assert marker.read_text() == "vibe->control@project\n"
+        host.settings.set("steering_mode", "control", "project")  # same value: no call
+        host.settings.set("steering_mode", "vibe", "global")  # hidden by project: no call
+        assert marker.read_text() == "vibe->control@project\n"
+        host.settings.reset("steering_mode", "project")
+        assert marker.read_text().splitlines()[-1] == "control->vibe@project"
+    finally:
+        await host.close()
+
+
+async def test_a_raising_hook_keeps_the_value_and_is_logged(workspace: Path) -> None:
+    user_extensions("reports")
+    host = await open_host(workspace)
+    try:
+        result = host.settings.set("steering_mode", "explode", "global")
+        assert result.hook_error is not None
+        assert "RuntimeError: the hook refused explode" in result.hook_error
+        assert "The value stays saved" in result.hook_error
+        assert host.setting("steering_mode", None) == "explode"
+        logged = log_file(host.paths).read_text(encoding="utf-8")
+        assert "on_change of setting 'steering_mode' (reports) failed" in logged
+        assert "the hook refused explode" in logged
+    finally:
+        await host.close()
+
+
+async def test_strings_and_enums_are_validated_naming_the_setting(workspace: Path) -> None:
+    user_extensions("reports")
+    host = await open_host(workspace)
+    settings = host.settings
+    try:
+        with pytest.raises(ValueError, match="setting 'reports_server_url' contains a control"):
+            settings.set("reports_server_url", "https://a\nb", "global")
+        with pytest.raises(ValueError, match="setting 'reports_server_url' has 4097 characters"):
+            settings.set("reports_server_url", "x" * 4097, "global")
+        settings.set("reports_server_url", "  https://r.example  ", "global")
+        assert host.setting("reports_server_url", None) == "https://r.example"
+        with pytest.raises(ValueError, match=r"setting 'steering_mode' takes one of \['vibe'"):
+            settings.set("steering_mode", "chaos", "global")
+        with pytest.raises(ValueError, match="setting 'report_details' takes true or false"):
+            settings.set("report_details", "yes", "global")
+        with pytest.raises(KeyError, match="no setting 'missing'"):
+            settings.set("missing", True, "global")
+    finally:
+        await host.close()
+
+
+async def test_value_reads_the_callback_session_and_project_level_without_one(
+    workspace: Path,
+) -> None:
+    user_extensions("reports")
+    host = await open_host(workspace)
+    try:
+        ext = host.extensions.get("reports")
+        assert ext is not None and ext.module is not None
+        setting = ext.module.include_details
+        session = await host.new_session()
+        host.settings.set("report_details", True, "session", session_id=session.id)
+        context = CallContext(session.id, workspace, workspace, owner="reports")
+        with calling(context):
+            assert setting.value() is True
+        assert setting.value() is False  # outside a session: project level
+    finally:
+        await host.close()
+    assert setting.value() is False  # outside Vis: the default

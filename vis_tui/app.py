@@ -11,6 +11,7 @@ from textual.app import App, SuspendNotSupported
 
 from vis_core.commands import CommandAction, CommandResult
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
+from vis_tui.screens.form import attach_forms
 from vis_tui.screens.help import HelpScreen
 from vis_tui.screens.main import MainScreen
 from vis_tui.screens.registry import screen_factory
@@ -78,6 +79,7 @@ class VisApp(App[int]):
             )
             return
         self.host = host
+        attach_forms(self, host)  # vis.ask forms; vis.live views come as events (widgets.live)
         if host.model_problem:
             self.main.status_bar.model = host.model_label
         try:

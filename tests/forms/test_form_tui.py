@@ -1,0 +1,163 @@
+"""Pilot tests: vis.ask forms and vis.live views in the real app over a real Host."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from textual.widgets import Button, Input, Static
+
+from vis_core.extension import forms as F
+from vis_core.extension import live_nodes as N
+from vis_core.extension.context import CallContext, calling
+from vis_core.extension.forms import AnswerReason
+from vis_core.extension.live import LiveView, live
+from vis_tui.app import VisApp
+from vis_tui.screens.form import FormScreen
+from vis_tui.widgets.form import FieldWidget, RangeInput
+from vis_tui.widgets.live import ConfirmStop, LiveViewWidget
+
+from .support import started, until, vis_app
+
+
+def worker(app: VisApp, fn: Any) -> asyncio.Future[Any]:
+    """Run ``fn`` as an extension call does: in a worker thread bound to the app's session."""
+    assert app.host is not None and app.session is not None
+    context = CallContext(app.session.id, app.host.workspace, app.host.project_root,
+                          owner="deploy", services={"host": app.host})
+
+    def run() -> Any:
+        with calling(context):
+            return fn()
+
+    return asyncio.ensure_future(asyncio.to_thread(run))
+
+
+def _deploy_form() -> Any:
+    return lambda: F.ask(
+        "Deploy", [
+            F.heading("Target"),
+            F.row(F.plaintext("service", is_required=True),
+                  F.select("env", options=["staging", "prod"], is_required=True)),
+            F.password("token", is_required=True, min_length=4),
+            F.slider("replicas", min=1, max=5),
+            F.checkbox("confirm", "I checked the changelog", is_required=True),
+        ], description="Ships the current build.")
+
+
+async def test_a_form_filled_and_submitted(workspace: Path) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        asking = worker(app, _deploy_form())
+        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        screen = app.screen
+        assert isinstance(screen, FormScreen)
+        await until(pilot, lambda: app.focused is screen.body.fields["service"].input)
+        await pilot.press(*"api")
+        await pilot.click("#form-submit")
+        await pilot.pause()
+        assert set(screen.errors) == {"env", "token", "confirm"}
+        summary = screen.query_one("#form-summary", Static)
+        assert "Check these 3 fields: Env, Token, I checked the changelog" in str(summary.content)
+        assert screen.body.fields["env"].has_class("-invalid")
+        assert screen.body.fields["service"].value == "api"  # kept
+        assert app.focused is screen.body.fields["env"].input
+        screen.body.fields["env"].input.value = "prod"  # type: ignore[attr-defined]
+        screen.body.fields["token"].input.focus()
+        await pilot.press(*"s3cret")
+        token_input = screen.body.fields["token"].input
+        assert isinstance(token_input, Input) and token_input.password
+        screen.query_one(RangeInput).focus()
+        await pilot.press("right", "right")
+        screen.body.fields["confirm"].input.focus()
+        await pilot.press("space")
+        await pilot.press("ctrl+s")
+        answer = await asyncio.wait_for(asking, 5)
+    assert answer and answer["service"] == "api" and answer["env"] == "prod"
+    assert answer.reveal("token") == "s3cret" and answer["replicas"] == 3 and answer["confirm"]
+
+
+async def test_a_form_cancelled(workspace: Path) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        asking = worker(app, lambda: F.ask("Name?", [F.plaintext("name")]))
+        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await pilot.press(*"half typed")
+        await pilot.press("escape")
+        answer = await asyncio.wait_for(asking, 5)
+        assert not isinstance(app.screen, FormScreen)
+        assert answer.reason is AnswerReason.CANCELLED
+
+        locked = worker(app, lambda: F.ask("Must", [F.plaintext("x")], is_cancellable=False,
+                                           timeout_ms=400))
+        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        assert not app.screen.query("#form-cancel")
+        await pilot.press("escape")
+        await pilot.pause()
+        assert isinstance(app.screen, FormScreen)  # not cancellable: Esc only explains
+        answer = await asyncio.wait_for(locked, 5)
+        assert answer.reason is AnswerReason.TIMEOUT
+        await until(pilot, lambda: not isinstance(app.screen, FormScreen))
+
+
+async def test_a_live_view_updated_and_stopped(workspace: Path) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        opened = worker(app, lambda: live("Indexing", [
+            N.status("state", "Starting"), N.progress("bar", 4), N.button("skip", "Skip"),
+            N.output("log", default_expanded=True),
+        ], flush_ms=20))
+        view: LiveView = await asyncio.wait_for(opened, 5)
+        await until(pilot, lambda: bool(app.screen.query(LiveViewWidget)))
+        widget = app.screen.query_one(LiveViewWidget)
+        assert widget.border_title == "Indexing"
+
+        def work() -> None:
+            view["state"].set("Indexing files", tone="running")
+            view["bar"].set(value=2)
+            view["log"].write("a.py", "b.py")
+
+        await worker(app, work)
+        await until(pilot, lambda: "Indexing files" in str(widget.widgets["state"].content))
+        await until(pilot, lambda: "50%" in str(widget.widgets["bar"].content))
+        await until(pilot, lambda: "b.py" in str(widget.widgets["log"].lines.content))
+
+        await pilot.click(widget.widgets["skip"])
+        events = await asyncio.to_thread(lambda: list(view.events(timeout=0.5)))
+        assert [(e.kind.value, e.node_id) for e in events] == [("button", "skip")]
+
+        widget.focus()
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmStop))
+        await pilot.press("n")
+        await pilot.pause()
+        assert not view.is_interrupted and widget.state == "open"
+        await pilot.press("escape")
+        await until(pilot, lambda: isinstance(app.screen, ConfirmStop))
+        await pilot.press("y")
+        await until(pilot, lambda: view.is_interrupted)
+        assert widget.state == "stopping"
+        await worker(app, lambda: view.close("stopped", "Stopped after 2 of 4 files"))
+        await until(pilot, lambda: widget.state == "closed")
+        assert "Stopped after 2 of 4 files" in str(widget.query_one(".live-footer",
+                                                                    Static).content)
+        assert all(b.disabled for b in widget.query(Button))
+
+
+async def test_panel_views_replace_by_key(workspace: Path) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await worker(app, lambda: live("Queue 1", [N.status("s", "one")], placement="panel",
+                                       key="queue"))
+        await until(pilot, lambda: bool(app.screen.query("#live-panel")))
+        await worker(app, lambda: live("Queue 2", [N.status("s", "two")], placement="panel",
+                                       key="queue"))
+        await until(pilot, lambda: [w.view_title for w in app.screen.query(LiveViewWidget)]
+                    == ["Queue 2"])
+        fields = app.screen.query(FieldWidget)
+        assert not fields

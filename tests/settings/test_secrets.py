@@ -1,0 +1,73 @@
+"""Secret rules: 0600 file, never in config/db/logs, [REDACTED] in stored events, owner-only."""
+
+from __future__ import annotations
+
+import json
+import logging
+import stat
+from pathlib import Path
+
+from vis_core.extension.settings_decl import SettingScope
+from vis_core.settings import NOT_SET, SAVED, build_tree, log_file, row_state
+
+from .support import open_host, user_extensions
+
+SECRET = "sk-test-5f2c9a77d1e04b"
+
+
+def _script(folder: Path) -> Path:
+    script = folder / "script.json"
+    code = "print(await reports.token_echo())\nprint(await peeker.peek())"
+    script.write_text(json.dumps([{"code": code}, {"text": "done"}]), encoding="utf-8")
+    return script
+
+
+def _bytes_under(folder: Path, *names: str) -> bytes:
+    return b"".join(
+        p.read_bytes()
+        for p in folder.rglob("*")
+        if p.is_file() and (not names or any(p.name.startswith(n) for n in names))
+    )
+
+
+async def test_a_saved_secret_never_reaches_config_db_or_logs(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    user_extensions("reports", "peeker")
+    host = await open_host(workspace, script=_script(tmp_path))
+    try:
+        tree = build_tree(host.extensions)
+        node = tree.find("reports_server_token")
+        assert node is not None
+        assert row_state(host.settings, node, SettingScope.GLOBAL, None).display == NOT_SET
+        host.settings.set("reports_server_token", SECRET, "global")
+        assert row_state(host.settings, node, SettingScope.GLOBAL, None).display == SAVED
+        secrets = host.paths.secrets_file
+        assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
+        session = await host.new_session()
+        ended = await session.submit("show the token")
+        assert ended.status.value == "completed", ended
+        stored = json.dumps([json.loads(e.data) for e in host.store.events(session.id)])
+        assert "token=[REDACTED]" in stored  # the owner read it; the store redacted it
+        assert "peek=''" in stored  # another extension gets the default
+        logging.getLogger("vis_core.test").error("leaking %s on purpose", SECRET)
+        assert "leaking [REDACTED] on purpose" in log_file(host.paths).read_text()
+    finally:
+        await host.close()
+    assert SECRET.encode() not in _bytes_under(vis_home, "config.toml", "vis.db")
+    assert SECRET.encode() not in _bytes_under(vis_home / "logs")
+    assert SECRET.encode() in secrets.read_bytes()
+
+
+async def test_a_secret_is_read_only_by_its_owner_while_vis_calls_it(workspace: Path) -> None:
+    user_extensions("reports")
+    host = await open_host(workspace)
+    try:
+        host.settings.set("reports_server_token", SECRET, "global")
+        ext = host.extensions.get("reports")
+        assert ext is not None and ext.module is not None
+        assert ext.module.server_token.value() == ""  # outside a call: the default
+        assert await host.call_extension("reports", ext.module.token_echo) == f"token={SECRET}"
+        assert await host.call_extension("todo", ext.module.token_echo) == "token="
+    finally:
+        await host.close()

@@ -138,3 +138,55 @@ __all__ = [
     "workspace_files",
     "workspace_root",
 ]
+
+# -- vis.ask / vis.live: forms and live views (their components share one set of builders) --
+from vis_core.extension.forms import (  # noqa: E402
+    Answer,
+    AnswerReason,
+    Field,
+    FieldType,
+    FormDeclarationError,
+    Option,
+    Secret,
+    ask,
+    checkbox,
+    column,
+    group,
+    heading,
+    multiline,
+    multiselect,
+    option,
+    otp,
+    paragraph,
+    password,
+    plaintext,
+    row,
+    select,
+    slider,
+)
+from vis_core.extension.live import LiveEvent, LiveEventKind, LiveView, live  # noqa: E402
+from vis_core.extension.live_nodes import (  # noqa: E402
+    Tone,
+    button,
+    code,
+    disclosure,
+    divider,
+    link,
+    output,
+    progress,
+    spinner,
+    stat,
+    status,
+    step,
+    steps,
+    table,
+)
+from vis_core.extension.live_updates import LiveUpdateError  # noqa: E402
+
+__all__ += [
+    "Answer", "AnswerReason", "Field", "FieldType", "FormDeclarationError", "LiveEvent",
+    "LiveEventKind", "LiveUpdateError", "LiveView", "Option", "Secret", "Tone", "ask", "button",
+    "checkbox", "code", "column", "disclosure", "divider", "group", "heading", "link", "live",
+    "multiline", "multiselect", "option", "otp", "output", "paragraph", "password", "plaintext",
+    "progress", "row", "select", "slider", "spinner", "stat", "status", "step", "steps", "table",
+]

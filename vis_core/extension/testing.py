@@ -93,3 +93,6 @@ def _walk(spec: TypeSpec, where: str) -> Iterator[tuple[str, TypeSpec]]:
         yield from _walk(argument, where)
     for item in spec.fields:
         yield from _walk(item.type, f"{where} field {spec.name}.{item.name}")
+
+
+from vis_core.extension.live import LiveRecorder  # noqa: E402, F401 - vis.testing.LiveRecorder

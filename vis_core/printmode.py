@@ -116,6 +116,9 @@ async def _run(options: Any, request: str, *, as_json: bool) -> int:
     except StoreError as exc:
         print(f"vis: {exc}", file=sys.stderr)
         return 2
+    from vis_core.ask_terminal import install_terminal_asker
+
+    install_terminal_asker(host)  # vis.ask: prompts on a terminal, else undeliverable at once
     try:
         if host.config.problem:
             print(f"vis: {host.config.problem}", file=sys.stderr)

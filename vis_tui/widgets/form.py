@@ -82,7 +82,9 @@ class FieldWidget(Vertical):
     FieldWidget > .field-error { color: $text-error; display: none; }
     FieldWidget.-invalid > .field-error { display: block; }
     FieldWidget.-invalid > Input, FieldWidget.-invalid > TextArea,
-    FieldWidget.-invalid > Select, FieldWidget.-invalid > SelectionList { border: tall $error; }
+    FieldWidget.-invalid > SelectionList, FieldWidget.-invalid > Select > SelectCurrent {
+        border: tall $error;
+    }
     FieldWidget > TextArea { height: 5; }
     FieldWidget > SelectionList { height: auto; max-height: 8; }
     """

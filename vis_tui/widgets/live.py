@@ -287,7 +287,7 @@ class LiveViewWidget(Vertical, can_focus=True):
     LiveViewWidget Collapsible { padding: 0; border: none; }
     LiveViewWidget .group { height: auto; }
     LiveViewWidget .group-row > * { width: auto; margin-right: 2; }
-    LiveViewWidget .live-divider { margin: 0; }
+    LiveViewWidget Rule.live-divider { margin: 0; }
     LiveViewWidget .live-footer { height: auto; }
     LiveViewWidget.live-panel { margin: 0 0 1 0; }
     """

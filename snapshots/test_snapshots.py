@@ -41,8 +41,12 @@ def _every_block(expand: bool) -> Any:
         app = pilot.app
         assert isinstance(app, VisApp) and app.session is not None
         events = turn_events(
-            app.session.id, "t1", "Make the app verbose and check it", "I'll read, patch and test.",
-            every_block_records(WORKSPACE), status=TurnStatus.RUNNING,
+            app.session.id,
+            "t1",
+            "Make the app verbose and check it",
+            "I'll read, patch and test.",
+            every_block_records(WORKSPACE),
+            status=TurnStatus.RUNNING,
         )
         app.main.feed_events(events)
         await pilot.pause(0.2)
@@ -79,8 +83,16 @@ def test_failed_verification(snap_compare: Any) -> None:
         assert isinstance(app, VisApp) and app.session is not None
         record = failed_verification_record()
         record = type(record)(**{**record.__dict__, "session_id": app.session.id})
-        app.main.feed_events(turn_events(app.session.id, "t2", "Run the tests", "One test fails.",
-                                         [record], status=TurnStatus.FAILED))
+        app.main.feed_events(
+            turn_events(
+                app.session.id,
+                "t2",
+                "Run the tests",
+                "One test fails.",
+                [record],
+                status=TurnStatus.FAILED,
+            )
+        )
         await pilot.pause(0.2)
         for row in app.main.query(ActivityRow):
             row.expanded = True

@@ -97,7 +97,9 @@ class VisApp(App[int]):
             try:
                 session = await host.open_session(self.resume)
             except LookupError as exc:
-                self.main.transcript.add_message(f"**Cannot resume:** {escape_markdown(str(exc))}", classes="error")
+                self.main.transcript.add_message(
+                    f"**Cannot resume:** {escape_markdown(str(exc))}", classes="error"
+                )
         elif self.continue_:
             latest = host.latest_session_id()
             if latest is not None:

@@ -76,53 +76,165 @@ DIFF = """--- a/src/app.py
 """
 
 
-def every_block_records(workspace: str = "/work/project", turn_id: str = "t1") -> list[ActivityRecord]:
+def every_block_records(
+    workspace: str = "/work/project", turn_id: str = "t1"
+) -> list[ActivityRecord]:
     """One Activity per block family, plus sections, a handle and a running terminal."""
     p = ActivityPresentation
     return [
-        record("a1", p("Read", "src/app.py · 42 lines", content=(
-            ActivityCode("def main():\n    return run(load())\n", "python", f"{workspace}/src/app.py"),
-        )), turn_id=turn_id, tool="cat"),
-        record("a2", p("Patched", "src/app.py · +1 −1", content=(ActivityDiff(DIFF, f"{workspace}/src/app.py"),),
-                       aside="1.2 s"), turn_id=turn_id, tag=SymbolTag.MUTATION, tool="patch"),
-        record("a3", p("Searched", "3 matches for `load(` in [src](src/app.py)", summary_format="markdown",
-                       content=(ActivityTable(("file", "line", "text"), (
-                           ("src/app.py", "10", "config = load()"),
-                           ("src/cli.py", "4", "from app import load"),
-                           ("docs/usage.md", "12", "call load() first"),
-                       ), paths=(f"{workspace}/src/app.py", f"{workspace}/src/cli.py", "")),)),
-               turn_id=turn_id, tool="grep"),
-        record("a4", p("Notes", "", outcome="heading, text and Markdown", content=(
-            ActivityHeading("What changed"),
-            ActivityText(f"The config in {workspace}/src/app.py is now verbose."),
-            ActivityMarkdown("- **verbose** logging\n- see `run()`"),
-        )), turn_id=turn_id, tool="notes"),
-        record("a5", p("Indexing", "7 of 10 files", content=(ActivityProgress(7, 10, "files"),)),
-               turn_id=turn_id, tool="index"),
-        record("a6", p("Ran pytest", "2 passed", verdict="passed", content=(
-            ActivityTerminal(("pytest -q", "| tail -n 3"), (
-                ActivityTerminalLine("..", "stdout"),
-                ActivityTerminalLine("DeprecationWarning: old API", "stderr"),
-                ActivityTerminalLine("2 passed in 0.12s", "stdout"),
-            ), exit=0, omitted_lines=12),
-        )), turn_id=turn_id, tag=SymbolTag.VERIFICATION, tool="shell"),
-        record("a7", p("Attachments", "4 files", content=(
-            ActivityImage("chart.png", "Build times"),
-            ActivityVideo("demo.mp4"),
-            ActivityAudio("note.ogg", "voice note"),
-            ActivityFile("report.pdf"),
-        )), turn_id=turn_id, tool="attach"),
-        record("a8", p("Reviewed", "2 sections", sections=(
-            ActivitySection("Style", "no problems", (ActivityText("All files follow the style."),)),
-            ActivitySection("Types", "1 warning", (ActivityText("app.py:10 returns Any"),)),
-        )), turn_id=turn_id, tool="review"),
-        record("a9", p("Server", "started on :8000", handle_id="srv"), turn_id=turn_id,
-               tool="shell", handle_id="srv", tag=SymbolTag.EXTERNAL),
-        record("a10", p("Server", "", outcome="answered 3 requests", handle_id="srv"),
-               turn_id=turn_id, tool="shell", handle_id="srv", tag=SymbolTag.EXTERNAL),
-        record("a11", p("Building", "make all", content=(ActivityTerminal(("make all",), tuple(
-            ActivityTerminalLine(f"compiling part {n}") for n in range(1, 6)
-        )),)), turn_id=turn_id, state=ActivityState.RUNNING, tool="shell"),
+        record(
+            "a1",
+            p(
+                "Read",
+                "src/app.py · 42 lines",
+                content=(
+                    ActivityCode(
+                        "def main():\n    return run(load())\n", "python", f"{workspace}/src/app.py"
+                    ),
+                ),
+            ),
+            turn_id=turn_id,
+            tool="cat",
+        ),
+        record(
+            "a2",
+            p(
+                "Patched",
+                "src/app.py · +1 −1",
+                content=(ActivityDiff(DIFF, f"{workspace}/src/app.py"),),
+                aside="1.2 s",
+            ),
+            turn_id=turn_id,
+            tag=SymbolTag.MUTATION,
+            tool="patch",
+        ),
+        record(
+            "a3",
+            p(
+                "Searched",
+                "3 matches for `load(` in [src](src/app.py)",
+                summary_format="markdown",
+                content=(
+                    ActivityTable(
+                        ("file", "line", "text"),
+                        (
+                            ("src/app.py", "10", "config = load()"),
+                            ("src/cli.py", "4", "from app import load"),
+                            ("docs/usage.md", "12", "call load() first"),
+                        ),
+                        paths=(f"{workspace}/src/app.py", f"{workspace}/src/cli.py", ""),
+                    ),
+                ),
+            ),
+            turn_id=turn_id,
+            tool="grep",
+        ),
+        record(
+            "a4",
+            p(
+                "Notes",
+                "",
+                outcome="heading, text and Markdown",
+                content=(
+                    ActivityHeading("What changed"),
+                    ActivityText(f"The config in {workspace}/src/app.py is now verbose."),
+                    ActivityMarkdown("- **verbose** logging\n- see `run()`"),
+                ),
+            ),
+            turn_id=turn_id,
+            tool="notes",
+        ),
+        record(
+            "a5",
+            p("Indexing", "7 of 10 files", content=(ActivityProgress(7, 10, "files"),)),
+            turn_id=turn_id,
+            tool="index",
+        ),
+        record(
+            "a6",
+            p(
+                "Ran pytest",
+                "2 passed",
+                verdict="passed",
+                content=(
+                    ActivityTerminal(
+                        ("pytest -q", "| tail -n 3"),
+                        (
+                            ActivityTerminalLine("..", "stdout"),
+                            ActivityTerminalLine("DeprecationWarning: old API", "stderr"),
+                            ActivityTerminalLine("2 passed in 0.12s", "stdout"),
+                        ),
+                        exit=0,
+                        omitted_lines=12,
+                    ),
+                ),
+            ),
+            turn_id=turn_id,
+            tag=SymbolTag.VERIFICATION,
+            tool="shell",
+        ),
+        record(
+            "a7",
+            p(
+                "Attachments",
+                "4 files",
+                content=(
+                    ActivityImage("chart.png", "Build times"),
+                    ActivityVideo("demo.mp4"),
+                    ActivityAudio("note.ogg", "voice note"),
+                    ActivityFile("report.pdf"),
+                ),
+            ),
+            turn_id=turn_id,
+            tool="attach",
+        ),
+        record(
+            "a8",
+            p(
+                "Reviewed",
+                "2 sections",
+                sections=(
+                    ActivitySection(
+                        "Style", "no problems", (ActivityText("All files follow the style."),)
+                    ),
+                    ActivitySection("Types", "1 warning", (ActivityText("app.py:10 returns Any"),)),
+                ),
+            ),
+            turn_id=turn_id,
+            tool="review",
+        ),
+        record(
+            "a9",
+            p("Server", "started on :8000", handle_id="srv"),
+            turn_id=turn_id,
+            tool="shell",
+            handle_id="srv",
+            tag=SymbolTag.EXTERNAL,
+        ),
+        record(
+            "a10",
+            p("Server", "", outcome="answered 3 requests", handle_id="srv"),
+            turn_id=turn_id,
+            tool="shell",
+            handle_id="srv",
+            tag=SymbolTag.EXTERNAL,
+        ),
+        record(
+            "a11",
+            p(
+                "Building",
+                "make all",
+                content=(
+                    ActivityTerminal(
+                        ("make all",),
+                        tuple(ActivityTerminalLine(f"compiling part {n}") for n in range(1, 6)),
+                    ),
+                ),
+            ),
+            turn_id=turn_id,
+            state=ActivityState.RUNNING,
+            tool="shell",
+        ),
     ]
 
 
@@ -130,14 +242,25 @@ def failed_verification_record(turn_id: str = "t2") -> ActivityRecord:
     return record(
         "f1",
         ActivityPresentation(
-            "Ran pytest", "1 failed, 4 passed", verdict="failed",
+            "Ran pytest",
+            "1 failed, 4 passed",
+            verdict="failed",
             content=(
-                ActivityTerminal(("pytest -q",), (
-                    ActivityTerminalLine("FAILED tests/test_app.py::test_run - AssertionError", "stderr"),
-                    ActivityTerminalLine("1 failed, 4 passed in 0.30s"),
-                ), exit=1),
-                ActivityTable(("test", "error"), (("tests/test_app.py::test_run", "AssertionError"),),
-                              paths=("tests/test_app.py",)),
+                ActivityTerminal(
+                    ("pytest -q",),
+                    (
+                        ActivityTerminalLine(
+                            "FAILED tests/test_app.py::test_run - AssertionError", "stderr"
+                        ),
+                        ActivityTerminalLine("1 failed, 4 passed in 0.30s"),
+                    ),
+                    exit=1,
+                ),
+                ActivityTable(
+                    ("test", "error"),
+                    (("tests/test_app.py::test_run", "AssertionError"),),
+                    paths=("tests/test_app.py",),
+                ),
             ),
         ),
         turn_id=turn_id,

@@ -61,7 +61,9 @@ def store_page_loader(store: Any, session_id: str, limit: int = PAGE_SIZE) -> Pa
                     turn_id=row.id,
                     position=row.position,
                     request=row.request,
-                    replies=tuple(getattr(row, "replies", ()) or ((row.content,) if row.content else ())),
+                    replies=tuple(
+                        getattr(row, "replies", ()) or ((row.content,) if row.content else ())
+                    ),
                     activities=activities,
                     status=row.status,
                     error=row.error,

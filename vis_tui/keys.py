@@ -27,8 +27,11 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("Ctrl+X s", "open the sessions picker (also /sessions)"),
     KeyHelp("Ctrl+X n", "start a new session (also /new)"),
     KeyHelp("Tab / Shift+Tab", "move focus between the prompt, Activities, sections and paths"),
-    KeyHelp("Enter, click", "open or close an Activity or a section; open a path in $EDITOR",
-            "transcript"),
+    KeyHelp(
+        "Enter, click",
+        "open or close an Activity or a section; open a path in $EDITOR",
+        "transcript",
+    ),
     KeyHelp("c", "copy the focused Activity", "transcript"),
     KeyHelp("PageUp / PageDown", "scroll the transcript; older turns load at the top"),
     KeyHelp("Ctrl+Home / Ctrl+End", "jump to the start / end of the transcript"),

@@ -24,10 +24,10 @@ async def test_activity_opens_with_enter_and_click(harness, workspace: Path) -> 
         app.feed(turn_events("s", "t1", "fix it", "Done.", every_block_records(str(workspace))))
         await pilot.pause()
         row = app.main.transcript.turns["t1"].rows["a1"]
-        body = row.query_one(".activity-body")
-        assert not body.display and not row.expanded
+        assert not row.query(".activity-body") and not row.expanded
         row.focus()
         await pilot.press("enter")
+        body = row.query_one(".activity-body")
         assert row.expanded and body.display
         code = body.query_one(".code-body", Static)
         assert "return run(load())" in code.content.code  # type: ignore[union-attr]
@@ -79,13 +79,25 @@ async def test_handle_receipts_share_one_row(harness, workspace: Path) -> None:
 async def test_running_terminal_shows_last_three_lines_collapsed(harness, workspace: Path) -> None:
     app = harness
     async with app.run_test(size=(100, 60)) as pilot:
-        app.feed(turn_events("s", "t1", "build", "", every_block_records(str(workspace)),
-                             status=TurnStatus.RUNNING))
+        app.feed(
+            turn_events(
+                "s",
+                "t1",
+                "build",
+                "",
+                every_block_records(str(workspace)),
+                status=TurnStatus.RUNNING,
+            )
+        )
         await pilot.pause()
         row = app.main.transcript.turns["t1"].rows["a11"]
         tail = row.query_one(".activity-tail", Static)
         assert tail.display
-        assert _text(tail).split("\n") == ["compiling part 3", "compiling part 4", "compiling part 5"]
+        assert _text(tail).split("\n") == [
+            "compiling part 3",
+            "compiling part 4",
+            "compiling part 5",
+        ]
         done = record("a11", row.record.presentation, turn_id="t1", tool="shell")
         assert done.state is ActivityState.SUCCEEDED
         row.update_record(done)
@@ -97,8 +109,17 @@ async def test_step_count_line_and_failed_verification(harness, workspace: Path)
     app = harness
     async with app.run_test(size=(100, 60)) as pilot:
         app.feed(turn_events("s", "t1", "fix", "ok", every_block_records(str(workspace))))
-        app.feed(turn_events("s", "t2", "test", "", [failed_verification_record()], position=2,
-                             status=TurnStatus.FAILED))
+        app.feed(
+            turn_events(
+                "s",
+                "t2",
+                "test",
+                "",
+                [failed_verification_record()],
+                position=2,
+                status=TurnStatus.FAILED,
+            )
+        )
         await pilot.pause()
         footer = app.main.transcript.turns["t1"].query_one(".turn-footer", Static)
         assert _text(footer) == "1 mutation · 7 observations · 1 verification · 2 external"
@@ -156,6 +177,8 @@ async def test_summary_without_presentation_shows_tool_and_error(harness, worksp
         app.feed(turn_events("s", "t1", "ls", "", [bare, outcome]))
         await pilot.pause()
         turn: TurnView = app.main.transcript.turns["t1"]
-        assert "cat  no such file x.py" in _text(turn.rows["b1"].query_one(".activity-header", Static))
+        assert "cat  no such file x.py" in _text(
+            turn.rows["b1"].query_one(".activity-header", Static)
+        )
         line = _text(turn.rows["b2"].query_one(".activity-header", Static))
         assert line.endswith("Listed  3 files  0.1 s")

@@ -74,8 +74,12 @@ async def test_saveable_commands_are_recorded_and_control_commands_not(workspace
             app.main.prompt.insert(text)
             await pilot.press("enter")
             await pilot.pause()
-        await until(pilot, lambda: any("Unknown command" in m.source
-                                       for m in app.main.transcript.query(SystemMessage)))
+        await until(
+            pilot,
+            lambda: any(
+                "Unknown command" in m.source for m in app.main.transcript.query(SystemMessage)
+            ),
+        )
         assert _prompts(app) == ["/goal ship the release"]
         assert app.main.prompt.recall == ["/goal ship the release"]
 

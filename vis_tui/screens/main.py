@@ -29,8 +29,12 @@ if TYPE_CHECKING:
     from vis_core.host import Host
 
 QUIT_WINDOW_SECONDS = 3.0
-_TOAST_SEVERITY = {"info": "information", "warning": "warning", "error": "error",
-                   "success": "information"}
+_TOAST_SEVERITY = {
+    "info": "information",
+    "warning": "warning",
+    "error": "error",
+    "success": "information",
+}
 
 
 class ChordCatcher(Widget, can_focus=False):
@@ -118,10 +122,15 @@ class MainScreen(Screen[None]):
         self.host, self.session = host, session
         self.transcript.clear()
         self.status_bar.title = session.title
-        self.status_bar.model = session.model.label if hasattr(session, "model") else host.model_label
-        self.status_bar.set_totals(session.usage.total, session.cost, session.context_tokens,
-                                   session.context_limit)
-        self.choices = [CommandChoice(i.name.lstrip("/"), i.usage, i.doc) for i in host.commands.all()]
+        self.status_bar.model = (
+            session.model.label if hasattr(session, "model") else host.model_label
+        )
+        self.status_bar.set_totals(
+            session.usage.total, session.cost, session.context_tokens, session.context_limit
+        )
+        self.choices = [
+            CommandChoice(i.name.lstrip("/"), i.usage, i.doc) for i in host.commands.all()
+        ]
         await self.transcript.load_initial(store_page_loader(host.store, session.id))
         self.prompt.set_history([row.text for row in host.store.prompts(session.id)])
         if host.model_problem:
@@ -198,8 +207,10 @@ class MainScreen(Screen[None]):
         box = self.query_one("#queue", Vertical)
         box.remove_children()
         box.mount_all(
-            Static(Content.assemble(("queued  ", "$text-warning"), (text.split("\n")[0], "")),
-                   classes="queued")
+            Static(
+                Content.assemble(("queued  ", "$text-warning"), (text.split("\n")[0], "")),
+                classes="queued",
+            )
             for text in self.queue
         )
         self.status_bar.queued = len(self.queue)
@@ -250,7 +261,10 @@ class MainScreen(Screen[None]):
         elif self.session is not None and self.turn_running:
             self.session.cancel()
             self._quit_armed_at = None
-        elif self._quit_armed_at is not None and time.monotonic() - self._quit_armed_at < QUIT_WINDOW_SECONDS:
+        elif (
+            self._quit_armed_at is not None
+            and time.monotonic() - self._quit_armed_at < QUIT_WINDOW_SECONDS
+        ):
             self.app.exit(0)
         else:
             self._quit_armed_at = time.monotonic()

@@ -62,14 +62,17 @@ class SessionsScreen(ModalScreen[str | None]):
         for row, snippet in rows:
             label = Content.assemble(
                 (row.title or "untitled", "bold"),
-                (f"  {row.turn_count} turns · {_age(row.modified, now)} · {row.id[:8]}",
-                 "$text-muted"),
+                (
+                    f"  {row.turn_count} turns · {_age(row.modified, now)} · {row.id[:8]}",
+                    "$text-muted",
+                ),
                 (f"\n  {snippet}" if snippet else "", "italic"),
             )
             listing.add_option(Option(label, id=row.id))
         if not rows:
-            listing.add_option(Option(Content.styled("No sessions match.", "$text-muted"),
-                                      disabled=True))
+            listing.add_option(
+                Option(Content.styled("No sessions match.", "$text-muted"), disabled=True)
+            )
         else:
             listing.highlighted = 0
 

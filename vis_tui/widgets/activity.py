@@ -177,8 +177,15 @@ class ActivityRow(Vertical, can_focus=True):
     # -- widgets -------------------------------------------------------------------------
     def compose(self) -> Any:
         yield DisclosureHeader(self._header(), classes="activity-header")
-        yield Static("", classes="activity-tail")
-        yield Vertical(classes="activity-body")
+
+    def _part(self, cls: type[Widget], name: str) -> Any:
+        """The tail or body, mounted the first time it is needed (long transcripts stay light)."""
+        found = self.query(f".{name}")
+        if found:
+            return found.first()
+        widget = Static("", classes=name) if cls is Static else Vertical(classes=name)
+        self.mount(widget)
+        return widget
 
     def on_mount(self) -> None:
         self._ready = True
@@ -195,18 +202,22 @@ class ActivityRow(Vertical, can_focus=True):
         for state in ActivityState:
             self.set_class(self.record.state is state, f"-{state.value}")
         self.query_one(".activity-header", DisclosureHeader).update(self._header())
-        tail = self.query_one(".activity-tail", Static)
         terminal = _running_terminal(self.record.presentation)
         running = self.record.state is ActivityState.RUNNING
         show_tail = running and not self.expanded and terminal is not None and bool(terminal.lines)
-        tail.display = show_tail
         if show_tail and terminal is not None:
+            tail = self._part(Static, "activity-tail")
             tail.update(terminal_tail(terminal))
+            tail.display = True
+        elif self.query(".activity-tail"):
+            self._part(Static, "activity-tail").display = False
         self._sync_spinner(running)
-        body = self.query_one(".activity-body", Vertical)
-        body.display = self.expanded
         if self.expanded:
+            body = self._part(Vertical, "activity-body")
+            body.display = True
             self._build_body(body)
+        elif self.query(".activity-body"):
+            self._part(Vertical, "activity-body").display = False
 
     def _sync_spinner(self, running: bool) -> None:
         if running and self._spinner is None and not is_frozen(self):
@@ -227,12 +238,19 @@ class ActivityRow(Vertical, can_focus=True):
         widgets: list[Widget] = []
         presentation = self.record.presentation
         if self.record.error:
-            widgets.append(Static(Content.styled(self.record.error, "$text-error"), classes="activity-error"))
+            widgets.append(
+                Static(Content.styled(self.record.error, "$text-error"), classes="activity-error")
+            )
         if presentation is not None:
             widgets.extend(render_block(block, self.context) for block in presentation.content)
             widgets.extend(SectionView(section, self.context) for section in presentation.sections)
         if self.receipts:
-            widgets.append(Static(Content.styled("Earlier on this handle", "bold $text-muted"), classes="receipts-title"))
+            widgets.append(
+                Static(
+                    Content.styled("Earlier on this handle", "bold $text-muted"),
+                    classes="receipts-title",
+                )
+            )
             for earlier in reversed(self.receipts):
                 line = headline_content(earlier, expanded=False, expandable=False)
                 widgets.append(Static(line, classes="receipt"))

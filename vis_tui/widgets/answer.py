@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from textual.widgets import Markdown
+from rich.markdown import Markdown as RichMarkdown
+from textual.widgets import Markdown, Static
 
 FLUSH_SECONDS = 0.05
 
@@ -50,3 +51,11 @@ class AnswerView(Markdown):
             await self.append(text[self._shown :])
         self._shown = len(text)
         self._schedule()
+
+
+class StoredAnswer(Static):
+    """A finished answer loaded from the store, rendered as one widget."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(RichMarkdown(text), classes="answer stored-answer")
+        self.text = text

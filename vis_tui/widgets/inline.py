@@ -6,7 +6,9 @@ import re
 
 from textual.content import Content
 
-_INLINE = re.compile(r"\[(?P<label>[^\]]+)\]\((?P<url>[^)\s]+)\)|\*\*(?P<bold>[^*]+)\*\*|`(?P<code>[^`]+)`")
+_INLINE = re.compile(
+    r"\[(?P<label>[^\]]+)\]\((?P<url>[^)\s]+)\)|\*\*(?P<bold>[^*]+)\*\*|`(?P<code>[^`]+)`"
+)
 
 
 def inline_markdown(text: str, base_style: str = "") -> Content:
@@ -18,7 +20,9 @@ def inline_markdown(text: str, base_style: str = "") -> Content:
             parts.append((text[position : match.start()], base_style))
         if match.group("label") is not None:
             url = match.group("url")
-            parts.append((match.group("label"), f"underline $text-accent @click=app.open_link({url!r})"))
+            parts.append(
+                (match.group("label"), f"underline $text-accent @click=app.open_link({url!r})")
+            )
         elif match.group("bold") is not None:
             parts.append((match.group("bold"), f"{base_style} bold".strip()))
         else:

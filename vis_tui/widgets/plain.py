@@ -40,7 +40,9 @@ def block_text(block: Any) -> str:
 
 
 def presentation_text(presentation: ActivityPresentation) -> str:
-    lines = [f"{presentation.headline} {presentation.summary or presentation.outcome or ''}".strip()]
+    lines = [
+        f"{presentation.headline} {presentation.summary or presentation.outcome or ''}".strip()
+    ]
     lines.extend(block_text(block) for block in presentation.content)
     for section in presentation.sections:
         lines.append(f"## {section.headline} {section.summary}".rstrip())

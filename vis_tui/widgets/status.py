@@ -69,17 +69,19 @@ class StatusBar(Static):
         parts: list[Content | tuple[str, str] | str] = [(workspace or "/", "bold"), sep]
         if not compact:
             parts.extend([self.title or "new session", sep])
-        parts.extend([
-            (self.model, "$text-warning" if self.model == "no model" else ""),
-            sep,
-            context.replace(" context", "") if compact else context,
-            sep,
-            f"{_tokens(self.tokens)}{' tok' if compact else ' tokens'}",
-            sep,
-            f"${self.cost:.2f}",
-            sep,
-            state,
-        ])
+        parts.extend(
+            [
+                (self.model, "$text-warning" if self.model == "no model" else ""),
+                sep,
+                context.replace(" context", "") if compact else context,
+                sep,
+                f"{_tokens(self.tokens)}{' tok' if compact else ' tokens'}",
+                sep,
+                f"${self.cost:.2f}",
+                sep,
+                state,
+            ]
+        )
         if self.queued:
             parts.extend([sep, (f"{self.queued} queued", "$text-warning")])
         return Content.assemble(*parts)

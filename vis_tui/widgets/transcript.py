@@ -73,7 +73,9 @@ class Transcript(VerticalScroll, can_focus=False):
         """Add text from Vis itself: Markdown, or ``plain`` text kept line for line."""
         all_classes = f"system-message {classes}".strip()
         message: SystemMessage | PlainMessage = (
-            PlainMessage(text, classes=all_classes) if plain else SystemMessage(text, classes=all_classes)
+            PlainMessage(text, classes=all_classes)
+            if plain
+            else SystemMessage(text, classes=all_classes)
         )
         self.mount(message)
         self.scroll_end(animate=False, immediate=False)
@@ -90,12 +92,15 @@ class Transcript(VerticalScroll, can_focus=False):
         return view
 
     async def _fill(self, view: TurnView, turn: StoredTurn) -> None:
-        for index, reply in enumerate(turn.replies):
-            if index:
-                view.close_answer()
-            view.set_message(reply)
+        # The store keeps replies apart from Activities: earlier replies, the work, the last reply.
+        replies = list(turn.replies)
+        last = replies.pop() if replies and turn.activities else None
+        for reply in replies:
+            view.add_stored_answer(reply)
         for record in turn.activities:
             view.show_activity(record)
+        if last is not None:
+            view.add_stored_answer(last)
         view.end(turn.status or TurnStatus.COMPLETED, turn.error)
 
     # -- paging --------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from textual.widgets import Static
 from vis_core.events import TurnStatus
 from vis_core.extension.activity import ActivityRecord, SymbolTag, step_counts
 from vis_tui.widgets.activity import ActivityRow
-from vis_tui.widgets.answer import AnswerView
+from vis_tui.widgets.answer import AnswerView, StoredAnswer
 from vis_tui.widgets.blocks import BlockContext
 
 _STATUS_TEXT = {
@@ -58,7 +58,7 @@ class TurnView(Vertical):
         self.tags: dict[str, SymbolTag] = {}
         self.status: TurnStatus | None = None
         self._answer: AnswerView | None = None
-        self.answers: list[AnswerView] = []
+        self.answers: list[AnswerView | StoredAnswer] = []
         self._early: list[Any] = []
         self._footer: Static | None = None
         self._ready = False
@@ -80,6 +80,13 @@ class TurnView(Vertical):
 
     def add_delta(self, text: str) -> None:
         self._open_answer().add_delta(text)
+
+    def add_stored_answer(self, text: str) -> None:
+        """A finished answer of a stored turn: one light widget instead of a Markdown tree."""
+        if text:
+            view = StoredAnswer(text)
+            self.answers.append(view)
+            self._mount_before_footer(view)
 
     def set_message(self, text: str) -> None:
         if not text:

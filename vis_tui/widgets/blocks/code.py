@@ -67,4 +67,6 @@ def diff_content(diff: str) -> Content:
 
 @renders(ActivityDiff)
 def diff_block(block: ActivityDiff, context: BlockContext) -> Widget:
-    return _with_path(Static(diff_content(block.diff), classes="diff-body"), block.path, context, "diff-block")
+    return _with_path(
+        Static(diff_content(block.diff), classes="diff-body"), block.path, context, "diff-block"
+    )

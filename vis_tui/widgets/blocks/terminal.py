@@ -24,7 +24,9 @@ def terminal_content(block: ActivityTerminal) -> Content:
         parts.append(Content.assemble((prompt, "$text-muted"), (stage, "bold")))
     if block.omitted_lines:
         noun = "line" if block.omitted_lines == 1 else "lines"
-        parts.append(Content.styled(f"… {block.omitted_lines} earlier {noun} omitted", "$text-muted italic"))
+        parts.append(
+            Content.styled(f"… {block.omitted_lines} earlier {noun} omitted", "$text-muted italic")
+        )
     parts.extend(_line(line) for line in block.lines)
     if block.exit is not None:
         style = "$text-success" if block.exit == 0 else "$text-error"

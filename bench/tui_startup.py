@@ -1,0 +1,90 @@
+"""Figure: from launching ``vis`` to the prompt accepting keys, on an empty workspace.
+
+Starts the real ``vis`` command in a pseudo-terminal, types a marker as soon as it can, and
+times until the marker is echoed inside the prompt (the key was accepted). Prints the median.
+Run: ``.venv/bin/python bench/tui_startup.py [RUNS]``.
+"""
+
+from __future__ import annotations
+
+import os
+import pty
+import select
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+VIS = Path(sys.executable).with_name("vis")
+MARKER = "zq"
+READY_TEXT = b"Ask Vis"
+
+
+def one_run(home: Path, workspace: Path) -> float:
+    master, slave = pty.openpty()
+    env = {
+        **os.environ,
+        "VIS_HOME": str(home),
+        "TERM": "xterm-256color",
+        "COLUMNS": "100",
+        "LINES": "30",
+    }
+    start = time.perf_counter()
+    proc = subprocess.Popen(
+        [str(VIS)],
+        cwd=workspace,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env=env,
+        close_fds=True,
+        start_new_session=True,
+    )
+    os.close(slave)
+    seen = b""
+    typed = False
+    try:
+        while time.perf_counter() - start < 30:
+            ready, _, _ = select.select([master], [], [], 0.005)
+            if ready:
+                try:
+                    seen += os.read(master, 65536)
+                except OSError:
+                    break
+            if not typed and READY_TEXT in seen:
+                os.write(master, MARKER.encode())
+                typed = True
+                seen = b""
+            if typed and MARKER.encode() in seen:
+                return time.perf_counter() - start
+        raise RuntimeError("vis did not show the prompt within 30 s")
+    finally:
+        os.write(master, b"\x03\x03")
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        os.close(master)
+
+
+def main() -> int:
+    runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    times = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for index in range(runs):
+            home, workspace = Path(tmp) / f"home{index}", Path(tmp) / f"ws{index}"
+            home.mkdir()
+            workspace.mkdir()
+            times.append(one_run(home, workspace))
+    print(
+        f"vis startup to accepted key, {runs} runs: median {statistics.median(times):.3f} s, "
+        f"min {min(times):.3f} s, max {max(times):.3f} s (target median <= 0.6 s)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

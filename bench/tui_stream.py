@@ -1,0 +1,91 @@
+"""Figure: a scripted answer of 20,000 tokens streamed as fast as the provider emits it,
+while keys are typed into the prompt; prints stream time and key latency (worst, p95, median).
+
+A key's latency is the time from posting the key event to the character being in the prompt.
+Run: ``.venv/bin/python bench/tui_stream.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TOKENS = 20_000
+CHARS_PER_TOKEN = 4
+
+
+async def measure(workspace: Path, script: Path) -> None:
+    from textual import events
+
+    from vis_core.host import HostOptions
+    from vis_tui.app import VisApp
+
+    app = VisApp(HostOptions(workspace=workspace, provider="scripted", script=script), frozen=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await asyncio.wait_for(app.ready.wait(), 30)
+        await pilot.pause()
+        prompt = app.main.prompt
+        prompt.focus()
+        app.main.start_turn("write a lot")
+        while not app.main.transcript.turns:
+            await asyncio.sleep(0.001)
+        start = time.perf_counter()
+        latencies: list[float] = []
+        total = TOKENS * CHARS_PER_TOKEN
+        turn = next(iter(app.main.transcript.turns.values()))
+        stream_seconds = 0.0
+
+        def rendering() -> bool:
+            return app.main.turn_running or not turn.answers or len(turn.answers[0].source) < total
+
+        while rendering():
+            if not app.main.turn_running and not stream_seconds:
+                stream_seconds = time.perf_counter() - start
+            before = len(prompt.text)
+            t0 = time.perf_counter()
+            app.post_message(events.Key("x", "x"))
+            while len(prompt.text) == before:
+                await asyncio.sleep(0.0005)
+            if len(prompt.text) > before:
+                latencies.append((time.perf_counter() - t0) * 1000)
+            await asyncio.sleep(0.02)
+        rendered_seconds = time.perf_counter() - start
+    latencies.sort()
+    print(
+        f"streamed {TOKENS} tokens ({TOKENS * CHARS_PER_TOKEN} chars): provider done in "
+        f"{stream_seconds:.2f} s, Markdown fully rendered after {rendered_seconds:.2f} s"
+    )
+    print(
+        f"key presses during the stream: {len(latencies)}; latency median "
+        f"{statistics.median(latencies):.1f} ms, "
+        f"p95 {latencies[int(len(latencies) * 0.95)]:.1f} ms, "
+        f"worst {latencies[-1]:.1f} ms"
+    )
+
+
+def main() -> int:
+    words = ["lorem", "ipsum", "dolor", "sitam"]
+    text = ""
+    for n in range(TOKENS):
+        text += words[n % 4][:3] + (" " if n % 12 else "\n")
+        if n % 240 == 239:
+            text += "\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        home, workspace = Path(tmp) / "home", Path(tmp) / "workspace"
+        home.mkdir()
+        workspace.mkdir()
+        os.environ["VIS_HOME"] = str(home)
+        script = Path(tmp) / "script.json"
+        script.write_text(json.dumps([{"text": text, "chunk": CHARS_PER_TOKEN}]), encoding="utf-8")
+        asyncio.run(measure(workspace, script))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""App features over a real Host: editor, clipboard, sessions picker, paging of old turns."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from vis_core.events import TurnStatus
+from vis_tui.demo import every_block_records, turn_events
+from vis_tui.screens.sessions import SessionsScreen
+from vis_tui.widgets.paths import PathChip
+
+from .support import started, until, vis_app, write_script
+
+
+def _editor(tmp_path: Path) -> tuple[Path, Path]:
+    log = tmp_path / "editor.log"
+    editor = tmp_path / "fake-editor.sh"
+    editor.write_text(f'#!/bin/sh\necho "$@" >> {log}\n', encoding="utf-8")
+    editor.chmod(editor.stat().st_mode | stat.S_IEXEC)
+    return editor, log
+
+
+async def test_a_pressed_path_runs_the_editor(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    editor, log = _editor(tmp_path)
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", f"{editor} --wait")
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 50)) as pilot:
+        await started(app, pilot)
+        events = turn_events(
+            app.session.id,
+            "t1",
+            "fix",
+            "",
+            [
+                type(r)(**{**r.__dict__, "session_id": app.session.id})
+                for r in every_block_records(str(workspace))
+            ],
+        )
+        app.main.feed_events(events)
+        await pilot.pause()
+        row = app.main.transcript.turns["t1"].rows["a3"]
+        row.expanded = True
+        await pilot.pause()
+        chip = row.query(PathChip).first()
+        chip.focus()
+        await pilot.press("enter")
+        await until(pilot, log.exists)
+        assert log.read_text().split() == ["--wait", f"{workspace}/src/app.py"]
+        monkeypatch.delenv("EDITOR")
+        await pilot.click(chip)
+        await pilot.pause()
+        assert len(log.read_text().splitlines()) == 1  # no editor: a note instead of a crash
+
+
+async def test_copy_last_answer_activity_and_transcript(workspace: Path, tmp_path: Path) -> None:
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "The **answer**."}]))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"question", "enter")
+        await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
+        await until(pilot, lambda: any(t.status for t in app.main.transcript.turns.values()))
+        await pilot.press("ctrl+x", "c")
+        assert app.clipboard == "The **answer**."
+        await pilot.press("ctrl+x", "t")
+        assert "> question" in app.clipboard and "The **answer**." in app.clipboard
+        app.main.feed_events(
+            turn_events(
+                app.session.id,
+                "t9",
+                "more",
+                "",
+                [
+                    type(r)(**{**r.__dict__, "session_id": app.session.id, "turn_id": "t9"})
+                    for r in every_block_records(str(workspace), "t9")[:1]
+                ],
+                position=2,
+            )
+        )
+        await pilot.pause()
+        app.main.transcript.turns["t9"].rows["a1"].focus()
+        await pilot.press("ctrl+x", "a")
+        assert app.clipboard.startswith("Read src/app.py · 42 lines\ndef main():")
+
+
+async def test_sessions_picker_searches_and_opens(workspace: Path, tmp_path: Path) -> None:
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "about penguins"}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"tell me about penguins", "enter")
+        await until(pilot, lambda: any(t.status for t in app.main.transcript.turns.values()))
+        first = app.session.id
+        app.main.prompt.insert("/new")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.id != first)
+        assert not app.main.transcript.turns
+        app.main.prompt.insert("/sessions")
+        await pilot.press("enter")
+        await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        await pilot.press(*"penguins")
+        await pilot.pause()
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.id == first)
+        assert [t.request for t in app.main.transcript.turns.values()] == ["tell me about penguins"]
+
+
+async def test_older_turns_load_as_the_person_scrolls_up(workspace: Path) -> None:
+    from vis_core.events import SessionCreated
+    from vis_core.store import Store
+
+    store = Store(Path(os.environ["VIS_HOME"]) / "vis.db")
+    row = store.create_session(workspace.resolve(), workspace.resolve(), title="long")
+    store.append(SessionCreated(row.id, title="long", workspace=str(workspace)))
+    for n in range(1, 46):
+        store.append_many(
+            turn_events(
+                row.id,
+                f"t{n}",
+                f"request {n}",
+                f"answer {n}",
+                [],
+                position=n,
+                status=TurnStatus.COMPLETED,
+            )
+        )
+    store.close()
+    app = vis_app(workspace, resume=row.id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        assert [t.position for t in transcript.turns.values()] == list(range(26, 46))
+        assert transcript.has_older
+        for _ in range(200):
+            if len(transcript.turns) == 45:
+                break
+            await pilot.press("pageup")
+        assert sorted(t.position for t in transcript.turns.values()) == list(range(1, 46))
+        assert not transcript.has_older

@@ -90,10 +90,13 @@ class SettingsScreen(Screen[None]):
         yield SectionHeader(VIS_SECTION, "vis", id="section-vis", classes="section")
         for node in self.settings_tree.vis:
             yield row(node, "vis", 2)
-        with Horizontal(id="extensions-header"):
-            yield SectionHeader(EXTENSIONS_SECTION, "extensions", id="section-extensions",
-                                classes="section")
-            yield Button("Reload", id="settings-reload", compact=True)
+        yield Horizontal(
+            SectionHeader(
+                EXTENSIONS_SECTION, "extensions", id="section-extensions", classes="section"
+            ),
+            Button("Reload", id="settings-reload", compact=True),
+            id="extensions-header",
+        )
         if not self.settings_tree.extensions:
             yield Static(Content.styled("    No extensions are installed.", "$text-muted"))
         for ext in self.settings_tree.extensions:

@@ -1,0 +1,124 @@
+"""Pilot tests of the Settings screen over a real Host and a scripted session."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from vis_core.extension.settings_decl import SettingScope
+from vis_tui.widgets.settings_editors import InlineTextEditor
+from vis_tui.widgets.settings_rows import ExtensionHeader, SettingRow
+
+from .support import BROKEN, SettingsApp, open_host, user_extensions
+
+FIXED = '''"""Fixed now."""
+import vis_core.extension as vis
+
+vis.register_extension(vis.Extension(
+    name="broken", description="Loads after the fix.",
+    settings=[vis.Setting(id="broken_fixed", label="Fixed flag", default=True)],
+))
+'''
+
+
+def _script(folder: Path, turns: int) -> Path:
+    script = folder / "script.json"
+    responses = []
+    for _ in range(turns):
+        responses += [{"code": "print(await reports.report())"}, {"text": "ok"}]
+    script.write_text(json.dumps(responses), encoding="utf-8")
+    return script
+
+
+def _outputs(host, session_id: str) -> str:  # type: ignore[no-untyped-def]
+    return " ".join(e.data for e in host.store.events(session_id) if e.type == "BlockFinished")
+
+
+async def test_toggle_a_nested_boolean_at_project_scope_changes_value_in_a_tool(
+    workspace: Path, tmp_path: Path
+) -> None:
+    user_extensions("reports")
+    host = await open_host(workspace, script=_script(tmp_path, 2))
+    try:
+        session = await host.new_session()
+        await session.submit("first")
+        assert "Summary" in _outputs(host, session.id)
+        app = SettingsApp(host, session.id, SettingScope.PROJECT)
+        async with app.run_test(size=(100, 60)) as pilot:
+            screen = app.settings_screen
+            row = screen.row("report_details")
+            assert row.state.node.depth == 0
+            assert screen.row("report_sources").state.node.depth == 2
+            row.focus()
+            await pilot.press("space")
+            await pilot.pause()
+            assert row.state.value is True and row.state.overridden_here
+        assert "report_details = true" in (workspace / ".vis" / "settings.toml").read_text()
+        await session.submit("second")
+        assert "Detailed report" in _outputs(host, session.id)
+    finally:
+        await host.close()
+
+
+async def test_enter_a_secret_in_a_masked_field(workspace: Path) -> None:
+    user_extensions("reports")
+    host = await open_host(workspace)
+    app = SettingsApp(host)
+    async with app.run_test(size=(100, 60)) as pilot:
+        screen = app.settings_screen
+        row = screen.row("reports_server_token")
+        assert "Not set" in str(row.render())
+        row.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        editor = screen.query_one(InlineTextEditor)
+        assert editor.password and editor.value == ""
+        await pilot.press(*"tok-98765")
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not screen.query(InlineTextEditor)
+        rendered = str(screen.row("reports_server_token").render())
+        assert "Saved" in rendered and "tok-98765" not in rendered
+    assert host.settings.secret_saved("reports_server_token")
+    assert "tok-98765" not in host.paths.config_file.read_text() if (
+        host.paths.config_file.exists()
+    ) else True
+    await host.close()
+
+
+async def test_reload_after_fixing_a_broken_extension(workspace: Path) -> None:
+    folder = user_extensions("broken")
+    host = await open_host(workspace)
+    app = SettingsApp(host)
+    async with app.run_test(size=(100, 60)) as pilot:
+        screen = app.settings_screen
+        header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "broken")
+        assert header.group.failed and "broken on purpose" in (header.group.error or "")
+        (folder / "broken.py").write_text(FIXED, encoding="utf-8")
+        await pilot.click("#settings-reload")
+        await pilot.pause()
+        header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "broken")
+        assert header.group.enabled and header.group.error is None
+        assert screen.row("broken_fixed").state.value is True
+    await host.close()
+    assert BROKEN  # the fixture text the test started from
+
+
+async def test_search_filters_and_locked_rows_explain(workspace: Path) -> None:
+    user_extensions("reports")
+    host = await open_host(workspace)
+    app = SettingsApp(host, scope=SettingScope.PROJECT)
+    async with app.run_test(size=(100, 60)) as pilot:
+        screen = app.settings_screen
+        theme = screen.row("theme")
+        assert not theme.state.editable and "only at 'global' scope" in (theme.state.reason or "")
+        theme.focus()
+        await pilot.press("space")
+        await pilot.pause()
+        assert host.settings.resolve("theme").source.value == "default"
+        await pilot.press("slash")
+        await pilot.press(*"detail")
+        await pilot.pause()
+        shown = {r.setting_id for r in screen.query(SettingRow) if r.display}
+        assert shown == {"report_details", "report_detail_level"}
+    await host.close()

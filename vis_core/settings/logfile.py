@@ -11,6 +11,16 @@ from vis_core.settings.redact import RedactingFilter, Redactor
 
 LOG_NAME = "vis.log"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+
+
+class _DayFileHandler(logging.FileHandler):
+    """A file handler that recreates its folder when it (re)opens the file."""
+
+    def _open(self):  # type: ignore[no-untyped-def]
+        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+        return super()._open()
+
+
 _handler: logging.FileHandler | None = None
 _filter: RedactingFilter | None = None
 
@@ -31,7 +41,7 @@ def attach_log_file(paths: VisPaths, redactor: Redactor) -> Path:
         return path
     detach_log_file()
     path.parent.mkdir(parents=True, exist_ok=True)
-    handler = logging.FileHandler(path, encoding="utf-8", delay=True)
+    handler = _DayFileHandler(path, encoding="utf-8", delay=True)
     handler.setLevel(logging.WARNING)
     handler.setFormatter(logging.Formatter(_FORMAT))
     _filter = RedactingFilter(redactor)
@@ -41,8 +51,11 @@ def attach_log_file(paths: VisPaths, redactor: Redactor) -> Path:
     return path
 
 
-def detach_log_file() -> None:
+def detach_log_file(redactor: Redactor | None = None) -> None:
+    """Remove the handler (only if it redacts with ``redactor``, when one is given)."""
     global _handler, _filter
+    if redactor is not None and (_filter is None or _filter.redactor is not redactor):
+        return
     if _handler is not None:
         logging.getLogger().removeHandler(_handler)
         _handler.close()

@@ -153,6 +153,10 @@ class SettingsService:
         self._installed = True
 
     def uninstall(self) -> None:
+        """Undo :meth:`install` and stop writing the log file through this redactor."""
+        from vis_core.settings.logfile import detach_log_file
+
+        detach_log_file(self.redactor)
         if not self._installed:
             return
         set_value_resolver(self._previous_resolver)

@@ -79,6 +79,11 @@ class SettingsScreen(Screen[None]):
             yield from self._rows()
         yield Static(Content.styled(HINTS, "$text-muted"), id="settings-hints")
 
+    def on_mount(self) -> None:
+        first = next(iter(self.query(SettingRow)), None)
+        if first is not None:
+            first.focus()
+
     def _rows(self) -> Iterator[Widget]:
         preloaded = self.service.preload(self.session_id)
         group = self.service.session_group(self.session_id)

@@ -60,6 +60,9 @@ async def _settled(pilot: Pilot[Any]) -> None:
     app = pilot.app
     assert isinstance(app, SettingsSnapshotApp)
     await asyncio.wait_for(app.ready.wait(), 20)
+    screen = app.screen
+    assert isinstance(screen, SettingsScreen)
+    await asyncio.wait_for(screen.loaded.wait(), 20)
     await pilot.pause()
 
 

@@ -58,8 +58,8 @@ class SettingsApp(App[None]):
         self.session_id = session_id
         self.scope = scope or SettingScope.GLOBAL
 
-    def on_mount(self) -> None:
-        self.push_screen(
+    async def on_mount(self) -> None:
+        await self.push_screen(
             SettingsScreen(
                 self.host.settings,
                 session_id=self.session_id,
@@ -67,6 +67,12 @@ class SettingsApp(App[None]):
                 scope=self.scope,
             )
         )
+
+    async def loaded(self) -> SettingsScreen:
+        """The Settings screen once every row is mounted."""
+        screen = self.settings_screen
+        await screen.loaded.wait()
+        return screen
 
     @property
     def settings_screen(self) -> SettingsScreen:

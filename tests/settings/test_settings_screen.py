@@ -45,7 +45,7 @@ async def test_toggle_a_nested_boolean_at_project_scope_changes_value_in_a_tool(
         assert "Summary" in _outputs(host, session.id)
         app = SettingsApp(host, session.id, SettingScope.PROJECT)
         async with app.run_test(size=(100, 60)) as pilot:
-            screen = app.settings_screen
+            screen = await app.loaded()
             row = screen.row("report_details")
             assert row.state.node.depth == 0
             assert screen.row("report_sources").state.node.depth == 2
@@ -65,7 +65,7 @@ async def test_enter_a_secret_in_a_masked_field(workspace: Path) -> None:
     host = await open_host(workspace)
     app = SettingsApp(host)
     async with app.run_test(size=(100, 60)) as pilot:
-        screen = app.settings_screen
+        screen = await app.loaded()
         row = screen.row("reports_server_token")
         assert "Not set" in str(row.render())
         row.focus()
@@ -91,7 +91,7 @@ async def test_reload_after_fixing_a_broken_extension(workspace: Path) -> None:
     host = await open_host(workspace)
     app = SettingsApp(host)
     async with app.run_test(size=(100, 60)) as pilot:
-        screen = app.settings_screen
+        screen = await app.loaded()
         header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "broken")
         assert header.group.failed and "broken on purpose" in (header.group.error or "")
         (folder / "broken.py").write_text(FIXED, encoding="utf-8")
@@ -109,7 +109,7 @@ async def test_search_filters_and_locked_rows_explain(workspace: Path) -> None:
     host = await open_host(workspace)
     app = SettingsApp(host, scope=SettingScope.PROJECT)
     async with app.run_test(size=(100, 60)) as pilot:
-        screen = app.settings_screen
+        screen = await app.loaded()
         theme = screen.row("theme")
         assert not theme.state.editable and "only at 'global' scope" in (theme.state.reason or "")
         theme.focus()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -30,6 +31,7 @@ from vis_tui.widgets.settings_rows import ExtensionHeader, SectionHeader, Settin
 SCOPES = (SettingScope.GLOBAL, SettingScope.PROJECT, SettingScope.GROUP, SettingScope.SESSION)
 HINTS = "↑↓ move · Space/Enter change · Del reset · [ ] scope · / search · Esc close"
 Reloader = Callable[[], str]
+FIRST_PAINT_ROWS = 80
 
 
 @register_screen("settings")
@@ -63,6 +65,9 @@ class SettingsScreen(Screen[None]):
         self.query_text = ""
         self.folded: set[str] = set()
         self.settings_tree: SettingsTree = build_tree(service.extensions)
+        self._pending: list[Widget] = []
+        self.loaded = asyncio.Event()  # set once every row is mounted
+        self.first_paint_at: float | None = None  # perf_counter() after the first refresh
 
     # -- building ----------------------------------------------------------------------------
 
@@ -75,14 +80,25 @@ class SettingsScreen(Screen[None]):
                 button.set_class(scope is self.scope, "-active")
                 yield button
         yield Static(self._scope_line(), id="settings-scope")
+        rows = list(self._rows())
+        # The first screenful paints at once; the rest is mounted right after the first paint.
+        self._pending = rows[FIRST_PAINT_ROWS:]
         with VerticalScroll(id="settings-tree"):
-            yield from self._rows()
+            yield from rows[:FIRST_PAINT_ROWS]
         yield Static(Content.styled(HINTS, "$text-muted"), id="settings-hints")
 
     def on_mount(self) -> None:
         first = next(iter(self.query(SettingRow)), None)
         if first is not None:
             first.focus()
+        self.call_after_refresh(self._mount_pending)
+
+    async def _mount_pending(self) -> None:
+        self.first_paint_at = time.perf_counter()
+        pending, self._pending = self._pending, []
+        await self.query_one("#settings-tree", VerticalScroll).mount_all(pending)
+        self._apply_visibility()
+        self.loaded.set()
 
     def _rows(self) -> Iterator[Widget]:
         preloaded = self.service.preload(self.session_id)

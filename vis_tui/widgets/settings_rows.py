@@ -159,6 +159,9 @@ class SettingRow(_Focusable):
         self.refresh(layout=True)
 
     def _sync_classes(self) -> None:
+        # A fixed height spares Textual measuring hundreds of auto-height rows.
+        setting = self.state.node.setting
+        self.styles.height = 1 + bool(setting.description) + bool(self.state.reason)
         self.set_class(not self.state.editable, "-locked")
         self.set_class(self.state.overridden_here, "-override")
 

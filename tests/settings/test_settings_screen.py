@@ -122,3 +122,30 @@ async def test_search_filters_and_locked_rows_explain(workspace: Path) -> None:
         shown = {r.setting_id for r in screen.query(SettingRow) if r.display}
         assert shown == {"report_details", "report_detail_level"}
     await host.close()
+
+
+async def test_choose_an_enum_at_session_scope_then_reset_it(workspace: Path) -> None:
+    user_extensions("reports")
+    host = await open_host(workspace)
+    try:
+        session = await host.new_session()
+        result = await host.commands.run(session, "/group team")
+        assert result.ok and host.settings.session_group(session.id) == "team"
+        app = SettingsApp(host, session.id, SettingScope.SESSION)
+        async with app.run_test(size=(100, 60)) as pilot:
+            screen = await app.loaded()
+            row = screen.row("report_detail_level")
+            row.focus()
+            await pilot.press("enter")
+            await pilot.pause()
+            await pilot.press("down", "enter")
+            await pilot.pause()
+            assert host.settings.resolve("report_detail_level", session.id).value == "full"
+            assert screen.row("report_detail_level").state.overridden_here
+            screen.row("report_detail_level").focus()
+            await pilot.press("delete")
+            await pilot.pause()
+            resolution = host.settings.resolve("report_detail_level", session.id)
+            assert resolution.value == "short" and resolution.source.value == "default"
+    finally:
+        await host.close()

@@ -11,7 +11,6 @@ import anthropic
 from vis_core.events import Usage
 from vis_core.providers.base import (
     Message,
-    ModelInfo,
     ModelRequest,
     ResponseDone,
     StreamEvent,
@@ -21,8 +20,7 @@ from vis_core.providers.base import (
     UsageUpdate,
 )
 from vis_core.providers.common import ANTHROPIC_KEY_ENV, parse_tool_arguments
-from vis_core.providers.errors import map_error
-from vis_core.providers.models import lookup_model
+from vis_core.providers.sdk_provider import SdkProvider
 
 _EPHEMERAL = {"type": "ephemeral"}
 
@@ -100,7 +98,7 @@ def _usage(raw: Any) -> dict[str, int]:
     return found
 
 
-class AnthropicProvider:
+class AnthropicProvider(SdkProvider):
     """Streams Claude models through the official ``anthropic`` SDK (no SDK retries)."""
 
     def __init__(
@@ -114,37 +112,12 @@ class AnthropicProvider:
         model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float = 600.0,
     ) -> None:
-        self.name = name
-        self.key_env = key_env
-        self.config_file = config_file
-        self._overrides = dict(model_overrides or {})
+        super().__init__(
+            name=name, key_env=key_env, config_file=config_file, model_overrides=model_overrides
+        )
         self.client = anthropic.AsyncAnthropic(
             api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
         )
-
-    def model_info(self, model: str) -> ModelInfo:
-        return lookup_model(
-            model, self._overrides.get(model), where=f'[models."{self.name}/{model}"]'
-        )
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections (call before the event loop ends)."""
-        await self.client.close()
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        return self._stream(request)
-
-    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        try:
-            async for event in self._events(request):
-                yield event
-        except Exception as exc:
-            mapped = map_error(
-                exc, provider=self.name, key_env=self.key_env, config_file=self.config_file
-            )
-            if mapped is None or mapped is exc:
-                raise
-            raise mapped from exc
 
     async def _events(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         usage: dict[str, int] = {}

@@ -13,7 +13,6 @@ import openai
 from vis_core.events import Usage
 from vis_core.providers.base import (
     Message,
-    ModelInfo,
     ModelRequest,
     ResponseDone,
     StreamEvent,
@@ -29,8 +28,7 @@ from vis_core.providers.common import (
     parse_tool_arguments,
     request_chars,
 )
-from vis_core.providers.errors import map_error
-from vis_core.providers.models import lookup_model
+from vis_core.providers.sdk_provider import SdkProvider
 
 _STOP_REASONS = {
     "stop": "end_turn",
@@ -103,7 +101,7 @@ def _usage(raw: Any) -> Usage:
     return Usage(input=max(prompt - cached, 0), output=completion, cache_read=cached)
 
 
-class OpenAIProvider:
+class OpenAIProvider(SdkProvider):
     """Streams Chat Completions through the official ``openai`` SDK (no SDK retries).
 
     Usage.input is the uncached part of ``prompt_tokens``; ``cache_read`` is
@@ -121,38 +119,13 @@ class OpenAIProvider:
         model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float = 600.0,
     ) -> None:
-        self.name = name
-        self.key_env = key_env
-        self.config_file = config_file
-        self._overrides = dict(model_overrides or {})
+        super().__init__(
+            name=name, key_env=key_env, config_file=config_file, model_overrides=model_overrides
+        )
         self.client = openai.AsyncOpenAI(
             api_key=api_key or NO_KEY, base_url=base_url, max_retries=0, timeout=timeout
         )
         self.official = base_url is None or "api.openai.com" in base_url
-
-    def model_info(self, model: str) -> ModelInfo:
-        return lookup_model(
-            model, self._overrides.get(model), where=f'[models."{self.name}/{model}"]'
-        )
-
-    async def aclose(self) -> None:
-        """Close the HTTP connections (call before the event loop ends)."""
-        await self.client.close()
-
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        return self._stream(request)
-
-    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        try:
-            async for event in self._events(request):
-                yield event
-        except Exception as exc:
-            mapped = map_error(
-                exc, provider=self.name, key_env=self.key_env, config_file=self.config_file
-            )
-            if mapped is None or mapped is exc:
-                raise
-            raise mapped from exc
 
     async def _events(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         usage: Usage | None = None

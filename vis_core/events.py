@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -11,6 +11,7 @@ from vis_core.extension.activity import (
     ActivityRecord,
     ActivityState,
     SymbolTag,
+    field_names,
     from_plain,
     to_plain,
 )
@@ -47,6 +48,7 @@ class Usage:
 
 
 _EVENT_TYPES: dict[str, type[Event]] = {}
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 @dataclass(frozen=True)
@@ -63,17 +65,23 @@ class Event:
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.type}
-        for f in fields(self):
-            value = getattr(self, f.name)
+        for name in field_names(type(self)):
+            value = getattr(self, name)
             if isinstance(value, ActivityRecord):
                 value = activity_to_dict(value)
             elif isinstance(value, Usage):
-                value = asdict(value)
-            data[f.name] = value
+                value = {key: getattr(value, key) for key in field_names(Usage)}
+            data[name] = value
         return data
 
     def to_json(self) -> str:
-        return json.dumps(self.to_dict(), ensure_ascii=False, separators=(",", ":"))
+        return _JSON.encode(self.to_dict())
+
+
+def event_payload(event: Event) -> tuple[dict[str, Any], str]:
+    """The event as a dict and as the JSON text ``to_json`` writes, walked once."""
+    data = event.to_dict()
+    return data, _JSON.encode(data)
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:
@@ -98,7 +106,7 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 
 
 def activity_to_dict(record: ActivityRecord) -> dict[str, Any]:
-    data = {f.name: getattr(record, f.name) for f in fields(record)}
+    data = {name: getattr(record, name) for name in field_names(ActivityRecord)}
     data["tag"] = record.tag.value
     data["state"] = record.state.value
     data["presentation"] = None if record.presentation is None else to_plain(record.presentation)

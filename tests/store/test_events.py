@@ -24,10 +24,10 @@ from vis_core.events import (
     Usage,
     UsageReported,
     activity_to_dict,
+    event_payload,
 )
 from vis_core.extension.activity import ActivityState
 from vis_core.store import Store, StoreError
-from vis_core.store.encode import event_payload
 
 from .conftest import make_record
 

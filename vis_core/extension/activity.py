@@ -400,21 +400,48 @@ def step_counts(tags: Sequence[SymbolTag | str], *, short: bool = False) -> str:
 
 # -- wire form: plain dicts with a "kind" key, for the event log and the store -------------
 
-_KINDS: dict[str, type] = {cls.__name__: cls for cls in (*BLOCK_TYPES, ActivityTerminalLine)}
+_LEAF, _SEQ, _ENUM = 0, 1, 2
+_SHAPES: dict[type, int | tuple[str, ...]] = {}
+
+
+def field_names(cls: type) -> tuple[str, ...]:
+    """A dataclass's field names, cached (``dataclasses.fields`` is slow on hot paths)."""
+    shape = _SHAPES.get(cls)
+    if not isinstance(shape, tuple):
+        shape = _SHAPES[cls] = tuple(f.name for f in fields(cls))
+    return shape
+
+
+def _shape(cls: type) -> int | tuple[str, ...]:
+    """How :func:`to_plain` treats instances of ``cls``: field names, or a leaf/seq/enum tag."""
+    shape = _SHAPES.get(cls)
+    if shape is None:
+        if is_dataclass(cls):
+            shape = field_names(cls)
+        else:
+            if issubclass(cls, tuple | list):
+                shape = _SEQ
+            elif issubclass(cls, StrEnum):
+                shape = _ENUM
+            else:
+                shape = _LEAF
+            _SHAPES[cls] = shape
+    return shape
 
 
 def to_plain(value: Any) -> Any:
     """A presentation (or any block) as JSON-ready data with ``kind`` discriminators."""
-    if is_dataclass(value) and not isinstance(value, type):
-        data = {"kind": type(value).__name__}
-        for f in fields(value):
-            data[f.name] = to_plain(getattr(value, f.name))
-        return data
-    if isinstance(value, tuple | list):
-        return [to_plain(v) for v in value]
-    if isinstance(value, StrEnum):
+    shape = _shape(type(value))
+    if shape == _LEAF:
+        return value
+    if shape == _SEQ:
+        return [to_plain(item) for item in value]
+    if shape == _ENUM:
         return value.value
-    return value
+    data: dict[str, Any] = {"kind": type(value).__name__}
+    for name in shape:  # type: ignore[union-attr]
+        data[name] = to_plain(getattr(value, name))
+    return data
 
 
 def from_plain(data: Any) -> Any:
@@ -423,11 +450,7 @@ def from_plain(data: Any) -> Any:
         return tuple(from_plain(v) for v in data)
     if isinstance(data, dict) and "kind" in data:
         kind = data["kind"]
-        cls = {
-            **_KINDS,
-            "ActivitySection": ActivitySection,
-            "ActivityPresentation": ActivityPresentation,
-        }.get(kind)
+        cls = _PLAIN_KINDS.get(kind)
         if cls is None:
             raise ValueError(f"unknown Activity kind {kind!r}")
         kwargs = {k: from_plain(v) for k, v in data.items() if k != "kind"}
@@ -456,3 +479,9 @@ class Activity:
             raise ValueError("Activity.render must be a callable or None")
         if not isinstance(self.show_start, bool):
             raise ValueError("Activity.show_start must be a bool")
+
+
+_PLAIN_KINDS: dict[str, type] = {
+    cls.__name__: cls
+    for cls in (*BLOCK_TYPES, ActivityTerminalLine, ActivitySection, ActivityPresentation)
+}

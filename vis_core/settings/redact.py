@@ -6,8 +6,7 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from vis_core.events import Event, event_from_dict
-from vis_core.store.encode import event_payload
+from vis_core.events import Event, event_from_dict, event_payload
 
 REDACTED = "[REDACTED]"
 # Discriminators that name a class, never a value a tool produced.

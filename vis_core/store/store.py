@@ -8,11 +8,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from vis_core.events import Event
+from vis_core.events import Event, event_payload
 from vis_core.paths import VisPaths
 from vis_core.store.attachments import AttachmentsMixin
 from vis_core.store.database import Database, StoreError
-from vis_core.store.encode import event_payload
 from vis_core.store.extras import ExtrasMixin
 from vis_core.store.projection import project
 from vis_core.store.rows import StoredEvent

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import difflib
 import inspect
 import logging
 import threading
@@ -78,7 +77,7 @@ class ToolInvoker:
         registry = self._registry()
         tool = registry.get(name)
         if tool is None:
-            similar = difflib.get_close_matches(name, registry.names(include_hidden=False), n=3)
+            similar = registry.similar(name)
             hint = f"; did you mean {', '.join(similar)}?" if similar else "; apropos() lists tools"
             raise UnknownToolError(f"no tool named {name!r}{hint}")
         return tool

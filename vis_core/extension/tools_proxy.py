@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from typing import Any
 
 from vis_core.extension.gateway import bound_call, run_on_loop
@@ -76,7 +75,7 @@ def call_tool(name: str, *args: Any, **kwargs: Any) -> Any:
     registry = invoker.registry()
     tool = registry.get(name)
     if tool is None:
-        similar = difflib.get_close_matches(name, registry.names(include_hidden=False), n=5)
+        similar = registry.similar(name, n=5)
         hint = f"; similar active tools: {', '.join(similar)}" if similar else ""
         raise VisToolError(f"NameError: no active tool named {name!r} in this session{hint}",
                            "NameError")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -54,3 +55,7 @@ class ToolRegistry:
 
     def names(self, *, include_hidden: bool = True) -> list[str]:
         return [n for n, t in self._tools.items() if include_hidden or not t.is_hidden]
+
+    def similar(self, name: str, n: int = 3) -> list[str]:
+        """Public tool names close to ``name``, for "did you mean" hints."""
+        return difflib.get_close_matches(name, self.names(include_hidden=False), n=n)

@@ -20,3 +20,11 @@ def fixed_places(monkeypatch: pytest.MonkeyPatch) -> Path:
     for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "VIS_MODEL", "VISUAL", "EDITOR"):
         monkeypatch.delenv(key, raising=False)
     return ROOT / "project"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Snapshots share the fixed /tmp/vis-snapshots folder, so they run on one xdist worker."""
+    for item in items:
+        if Path(item.fspath).is_relative_to(Path(__file__).parent):
+            item.add_marker(pytest.mark.xdist_group("snapshots"))

@@ -83,7 +83,7 @@ class Host:
         self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
         self.sessions: list[AgentSession] = []
         self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
-        self._registries: list[list[ToolRegistry]] = []
+        self._tool_boxes: list[list[Any]] = []
         self.model_choice: ModelChoice | None = None
         self.model_label = "no model"
         self.model_problem: str | None = None
@@ -229,7 +229,7 @@ class Host:
     def reload(self) -> str:
         """Re-read every extension; sessions see the new tools from their next block."""
         self.extensions = self.settings.reload_extensions(self.extensions)
-        for box in self._registries:
+        for box in self._tool_boxes:
             box.clear()
         rows = describe(self.extensions)
         failed = [row for row in rows if row.status == "failed"]
@@ -261,24 +261,31 @@ class Host:
         from vis_core.tools.discovery import discovery_tools
 
         kit = SessionKit(self, session_id, lambda: session_box[0] if session_box else None)
+        jail = self.setting("jail", False, session_id)
         tool_context = ToolContext(
             workspace=self.workspace,
             session_id=session_id,
             output_dir=self.paths.data_dir / "outputs" / session_id,
-            jail=self.setting("jail", False, session_id),
+            jail=jail,
             hooks=kit.tool_hooks,
         )
         builtins = [*builtin_tools(tool_context), *attachment_tools()]
-        registry_box: list[ToolRegistry] = []
+        # The session's tools and their sandbox entries, built once; reload() empties the box.
+        tools_box: list[tuple[ToolRegistry, list[ToolEntry]]] = []
+
+        def tools() -> tuple[ToolRegistry, list[ToolEntry]]:
+            if not tools_box:
+                built = ToolRegistry(
+                    [*builtins, *discovery_tools(registry), *self.extension_tools()]
+                )
+                entries = [ToolEntry(t.name, t.description, _contract(t)) for t in built]
+                tools_box.append((built, entries))
+            return tools_box[0]
 
         def registry() -> ToolRegistry:
-            if not registry_box:
-                registry_box.append(
-                    ToolRegistry([*builtins, *discovery_tools(registry), *self.extension_tools()])
-                )
-            return registry_box[0]
+            return tools()[0]
 
-        self._registries.append(registry_box)
+        self._tool_boxes.append(tools_box)
         session_box: list[AgentSession] = []
 
         async def emit(event: Event) -> None:
@@ -296,16 +303,13 @@ class Host:
             services=lambda: {"host": self, "session": session_box[0] if session_box else None},
         )
 
-        def entries() -> list[ToolEntry]:
-            return [ToolEntry(t.name, t.description, _contract(t)) for t in registry()]
-
         sandbox = Sandbox(
             workspace=self.workspace,
             call_tool=invoker.call,
-            tools=entries,
+            tools=lambda: tools()[1],
             snapshot_save=lambda data: self.store.save_sandbox_snapshot(session_id, data),
             snapshot_load=lambda: self.store.load_sandbox_snapshot(session_id),
-            jail=self.setting("jail", False, session_id),
+            jail=jail,
         )
 
         def prompt() -> str:

@@ -331,10 +331,10 @@ class AgentSession:
         )
         return calls, text
 
-    async def _run_call(self, turn_id: str, index: int, call: ToolCall) -> None:
+    async def _start_iteration(self, turn_id: str, index: int, call: ToolCall) -> str:
+        """Emit ``IterationStarted`` for one model tool call; returns its iteration id."""
         iteration_id = f"call_{uuid.uuid4().hex[:24]}"
         is_code = call.name == PYTHON_EXECUTION
-        code = str(call.arguments.get("code", "")) if is_code else ""
         await self.emit(
             IterationStarted(
                 self.id,
@@ -342,10 +342,16 @@ class AgentSession:
                 iteration_id=iteration_id,
                 index=index,
                 tool=call.name,
-                code=code,
+                code=str(call.arguments.get("code", "")) if is_code else "",
                 arguments={} if is_code else dict(call.arguments),
             )
         )
+        return iteration_id
+
+    async def _run_call(self, turn_id: str, index: int, call: ToolCall) -> None:
+        iteration_id = await self._start_iteration(turn_id, index, call)
+        is_code = call.name == PYTHON_EXECUTION
+        code = str(call.arguments.get("code", "")) if is_code else ""
         self.invoker.site.turn_id = turn_id
         self.invoker.site.iteration_id = iteration_id
         self.invoker.site.form = index
@@ -406,18 +412,7 @@ class AgentSession:
         return (value if isinstance(value, str) else json.dumps(value, default=str)), None
 
     async def _finish_unrun(self, turn_id: str, call: ToolCall, index: int) -> None:
-        iteration_id = f"call_{uuid.uuid4().hex[:24]}"
-        code = str(call.arguments.get("code", "")) if call.name == PYTHON_EXECUTION else ""
-        await self.emit(
-            IterationStarted(
-                self.id,
-                turn_id=turn_id,
-                iteration_id=iteration_id,
-                index=index + 1,
-                tool=call.name,
-                code=code,
-            )
-        )
+        iteration_id = await self._start_iteration(turn_id, index + 1, call)
         await self.emit(
             BlockFinished(
                 self.id,

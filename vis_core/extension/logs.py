@@ -29,28 +29,23 @@ def log_file(paths: VisPaths | None = None, when: float | None = None) -> Path:
 
 def write_log(level: str, message: str, *, source: str, detail: str = "") -> Path:
     """Append one line for ``source`` (and an indented ``detail``, e.g. a traceback) to
-    today's log file and return the file."""
+    today's log file and return the file; saved secrets are written as ``[REDACTED]``."""
+    from vis_core.settings.logfile import redact_log_text  # vis_core.settings imports this package
+
     now = time.time()
     path = log_file(when=now)
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(now)) + f".{int(now % 1 * 1000):03d}"
-    text = _redact(" ".join(str(message).splitlines()) or "(empty)")
+    text = redact_log_text(" ".join(str(message).splitlines()) or "(empty)")
     line = f"{stamp} {level.upper():5} [{source}] {text}\n"
     if detail.strip():
-        line += "".join(f"    {row}\n" for row in _redact(detail).rstrip("\n").splitlines())
+        rows = redact_log_text(detail).rstrip("\n").splitlines()
+        line += "".join(f"    {row}\n" for row in rows)
     with _write_lock:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as stream:
             stream.write(line)
     logger.debug("[%s] %s: %s", source, level, text)
     return path
-
-
-def _redact(text: str) -> str:
-    """Secret setting values never reach the log (the log file's own redactor, when attached)."""
-    from vis_core.settings import logfile
-
-    active = logfile._filter
-    return active.redactor.text(text) if active is not None else text
 
 
 def log(level: str, msg: str) -> None:

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from pathlib import Path
 
 from vis_core.paths import VisPaths
 from vis_core.settings.redact import RedactingFilter, Redactor
+from vis_core.settings.storage import SecretsFile
 
 LOG_NAME = "vis.log"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
@@ -60,3 +62,42 @@ def detach_log_file(redactor: Redactor | None = None) -> None:
         logging.getLogger().removeHandler(_handler)
         _handler.close()
     _handler, _filter = None, None
+
+
+class _SavedSecrets:
+    """The secrets saved on this computer, re-read when the secrets file changes.
+
+    Covers log lines written before a Host attaches its redactor (extensions loading, code
+    outside Vis) and secrets another process (``vis settings set``) saved meanwhile."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._key: tuple[object, ...] | None = None
+        self._redactor = Redactor(tuple)
+
+    def redactor(self, path: Path) -> Redactor:
+        try:
+            stat = path.stat()
+            key: tuple[object, ...] = (path, stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        except OSError:
+            key = (path,)
+        with self._lock:
+            if key != self._key:
+                try:
+                    values = tuple(SecretsFile(path).values().values()) if len(key) > 1 else ()
+                except ValueError:  # unreadable: the Host reports it; redact what it knows
+                    values = ()
+                self._redactor, self._key = Redactor(lambda: values), key
+            return self._redactor
+
+
+_saved = _SavedSecrets()
+
+
+def redact_log_text(text: str, paths: VisPaths | None = None) -> str:
+    """``text`` as it may be written to the log folder: every saved secret as ``[REDACTED]``
+    (the attached Host's secrets, and those in the secrets file of ``paths``)."""
+    active = _filter
+    if active is not None:
+        text = active.redactor.text(text)
+    return _saved.redactor((paths or VisPaths.from_env()).secrets_file).text(text)

@@ -68,6 +68,7 @@ class Host:
             extensions=lambda: getattr(self, "extensions", None),
             toggles=options.toggles,
             channel=options.channel,
+            trusted=self.trusted,
         )
         bind_store(store)
         self.extensions = extensions or load_extensions(
@@ -176,6 +177,7 @@ class Host:
                 f"project {self.project_root} is not trusted, so its extensions and MCP servers "
                 f"were skipped; run `vis trust {self.project_root}` to allow them"
             )
+        notes.extend(self.settings.untrusted_notes())
         notes.extend(self.settings.problems)
         notes.extend(self.settings.toggle_problems())
         return notes
@@ -306,6 +308,7 @@ class Host:
         sandbox = Sandbox(
             workspace=self.workspace,
             call_tool=invoker.call,
+            call_handle=invoker.call_handle,
             tools=lambda: tools()[1],
             snapshot_save=lambda data: self.store.save_sandbox_snapshot(session_id, data),
             snapshot_load=lambda: self.store.load_sandbox_snapshot(session_id),

@@ -16,12 +16,16 @@ from typing import Any
 
 from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Event
 from vis_core.extension.activity import (
+    Activity,
     ActivityPresentation,
     ActivityRecord,
     ActivityState,
+    SymbolTag,
 )
 from vis_core.extension.activity_paths import shorten_presentation
 from vis_core.extension.context import CallContext, calling
+from vis_core.sandbox.host import HandleCall
+from vis_core.sandbox.wire import HandleMethod, HostHandle
 from vis_core.tools.registry import HostTool, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -91,7 +95,54 @@ class ToolInvoker:
         callers: tuple[str, ...] = (),
     ) -> Any:
         """Run ``name``; ``callers`` are the extensions waiting on this call (``vis.tools``)."""
-        tool = self._lookup(name)
+        return await self._invoke(self._lookup(name), args, kwargs, callers=callers)
+
+    async def call_handle(self, call: HandleCall) -> Any:
+        """Run one method of a host handle (``h.wait(5)``) as an Activity of its own.
+
+        Tag and headline come from the handle class's ``__vis_activities__``, the presentation
+        from its ``render_activity``; every call carries the handle's ``activity_handle_id``
+        and the owner of the tool that returned the handle, so one receipt groups them.
+        """
+        handle, method = call.handle, call.method
+        meta = type(handle).__vis_activities__.get(method) or HandleMethod()
+        origin = self._registry().get(call.origin) if call.origin else None
+        prefix = call.origin or type(handle).__name__
+
+        def render(*, phase: str, args: Any, kwargs: Any, result: Any, error: Any) -> Any:
+            return handle.render_activity(
+                method, phase=phase, args=args, kwargs=kwargs, result=result, error=error
+            )
+
+        tool = HostTool(
+            name=f"{prefix}.{method}",
+            fn=getattr(handle, method),
+            tag=SymbolTag(meta.tag),
+            activity=Activity(
+                meta.label or f"{prefix}.{method}", render=render, show_start=meta.show_start
+            ),
+            owner=origin.owner if origin is not None else "vis",
+        )
+
+        async def run() -> Any:  # on the loop, as the handle's own methods expect
+            value = tool.fn(*call.args, **call.kwargs)
+            return await value if inspect.isawaitable(value) else value
+
+        return await self._invoke(
+            tool, call.args, call.kwargs, handle_id=handle.activity_handle_id, run=run
+        )
+
+    async def _invoke(
+        self,
+        tool: HostTool,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        *,
+        callers: tuple[str, ...] = (),
+        handle_id: str | None = None,
+        run: Callable[[], Awaitable[Any]] | None = None,
+    ) -> Any:
+        name = tool.name
         site = self.site
         loop = asyncio.get_running_loop()
         activity = tool.activity
@@ -109,6 +160,7 @@ class ToolInvoker:
             owner=tool.owner,
             show_start=show_start,
             form=site.form,
+            handle_id=handle_id,
         )
         pending: list[asyncio.Task[None]] = []
 
@@ -163,11 +215,14 @@ class ToolInvoker:
             },
         )
         try:
-            call_args, call_kwargs = (
-                self._prepare(tool, args, kwargs) if self._prepare else (args, kwargs)
-            )
             with calling(context):
-                result = await self._run(tool, call_args, call_kwargs)
+                if run is not None:
+                    result = await run()
+                else:
+                    call_args, call_kwargs = (
+                        self._prepare(tool, args, kwargs) if self._prepare else (args, kwargs)
+                    )
+                    result = await self._run(tool, call_args, call_kwargs)
         except asyncio.CancelledError:
             await asyncio.shield(asyncio.gather(*pending, return_exceptions=True))
             record = dataclasses.replace(
@@ -185,6 +240,9 @@ class ToolInvoker:
             raise
         await asyncio.gather(*pending, return_exceptions=True)
         render("success", result=result)
+        if record.handle_id is None and isinstance(result, HostHandle):
+            # the call that returns a handle heads the receipt of the handle's later calls
+            record = dataclasses.replace(record, handle_id=result.activity_handle_id)
         record = dataclasses.replace(record, state=ActivityState.SUCCEEDED, ended_at=time.time())
         await self._end(record, started=show_start)
         return result
@@ -208,7 +266,8 @@ class ToolInvoker:
         self, record: ActivityRecord, presentation: ActivityPresentation
     ) -> ActivityRecord:
         shortened = shorten_presentation(presentation, self._workspace)
-        return dataclasses.replace(record, presentation=shortened, handle_id=presentation.handle_id)
+        handle_id = presentation.handle_id or record.handle_id
+        return dataclasses.replace(record, presentation=shortened, handle_id=handle_id)
 
     async def _end(self, record: ActivityRecord, *, started: bool) -> None:
         if not started:

@@ -27,6 +27,23 @@ VIS_ROOT = Path(vis_core.__file__).resolve().parent.parent  # the checkout (or s
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 
+
+@dataclass(frozen=True)
+class HandleCall:
+    """One method call on a host handle from the sandbox, as the host callback receives it.
+
+    ``origin`` names the tool whose result first carried the handle (``None`` if unknown).
+    """
+
+    handle: wire.HostHandle
+    method: str
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any]
+    origin: str | None = None
+
+
+HandleCaller = Callable[[HandleCall], Awaitable[Any]]
+
 INTERRUPT_GRACE = 1.0
 START_TIMEOUT = 60.0
 _LINE_LIMIT = 1 << 30
@@ -102,12 +119,14 @@ class Sandbox:
 
     def __init__(self, *, workspace: Path, call_tool: ToolCaller,
                  tools: Callable[[], Sequence[ToolEntry]], globals: Mapping[str, Any] = {},  # noqa: B006
+                 call_handle: HandleCaller | None = None,
                  snapshot_save: Callable[[dict[str, Any]], None] | None = None,
                  snapshot_load: Callable[[], dict[str, Any] | None] | None = None,
                  jail: bool = False, python: str = sys.executable,
                  output_limit: int = 50_000) -> None:
         self.workspace = Path(workspace)
         self._call_tool = call_tool
+        self._call_handle_hook = call_handle
         self._tools = tools
         try:
             self._globals = wire.encode(dict(globals))
@@ -126,6 +145,7 @@ class Sandbox:
         self._calls: dict[int, asyncio.Task[None]] = {}
         self._handles: dict[str, wire.HostHandle] = {}
         self._handle_ids: dict[int, str] = {}
+        self._handle_origins: dict[str, str | None] = {}
         self._ready: asyncio.Future[dict[str, Any]] | None = None
         self._done: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self._block_id = 0
@@ -395,13 +415,18 @@ class Sandbox:
             args = wire.decode(msg.get("args") or [], handle_in=self._handle_in)
             kwargs = wire.decode(msg.get("kwargs") or {}, handle_in=self._handle_in)
             if msg["t"] == Msg.CALL:
+                origin: str | None = str(msg["name"])
                 value = await self._call_tool(str(msg["name"]), tuple(args), kwargs)
             else:
-                value = self._call_handle(str(msg["handle"]), str(msg["method"]), args, kwargs)
-                if inspect.isawaitable(value):
-                    value = await value
+                hid = str(msg["handle"])
+                origin = self._handle_origins.get(hid)
+                value = await self._call_handle(hid, str(msg["method"]), args, kwargs)
+
+            def handle_out(obj: wire.HostHandle) -> dict[str, Any]:
+                return self._handle_out(obj, origin)
+
             reply = {"t": Msg.RESULT, "id": rid, "ok": True,
-                     "value": wire.encode(value, handle_out=self._handle_out)}
+                     "value": wire.encode(value, handle_out=handle_out)}
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - every tool failure goes back to the block
@@ -412,21 +437,27 @@ class Sandbox:
         with contextlib.suppress(ChildDied):
             await self._send(reply)
 
-    def _call_handle(self, hid: str, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    async def _call_handle(self, hid: str, method: str, args: list[Any],
+                           kwargs: dict[str, Any]) -> Any:
         obj = self._handles.get(hid)
         if obj is None:
             raise LookupError(f"handle {hid} is unknown to this sandbox; it may belong to an "
                               "earlier session")
         if method not in type(obj).__vis_methods__:
             raise AttributeError(f"{type(obj).__name__} handles have no method {method!r}")
-        return getattr(obj, method)(*args, **kwargs)
+        if self._call_handle_hook is not None:  # the engine: one Activity per call
+            call = HandleCall(obj, method, tuple(args), kwargs, self._handle_origins.get(hid))
+            return await self._call_handle_hook(call)
+        value = getattr(obj, method)(*args, **kwargs)
+        return await value if inspect.isawaitable(value) else value
 
-    def _handle_out(self, obj: wire.HostHandle) -> dict[str, Any]:
+    def _handle_out(self, obj: wire.HostHandle, origin: str | None = None) -> dict[str, Any]:
         hid = self._handle_ids.get(id(obj))
         if hid is None:
             hid = f"h{len(self._handles) + 1}"
             self._handles[hid] = obj
             self._handle_ids[id(obj)] = hid
+            self._handle_origins[hid] = origin
         try:
             text = repr(obj)[:200]
         except Exception:  # noqa: BLE001 - a broken __repr__ must not break the tool result

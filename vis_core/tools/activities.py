@@ -267,25 +267,55 @@ def terminal_lines(pairs: list[tuple[str, str]]) -> tuple[tuple[ActivityTerminal
     return lines, len(pairs) - len(kept)
 
 
-def shell_presentation(handle: Any) -> ActivityPresentation:
-    """The current state of a shell handle (used for the call and for its method calls)."""
+def _shell_state(handle: Any) -> str:
+    if handle.running:
+        return f"running (pid {handle.pid})"
+    if handle.timed_out:
+        return f"stopped after its timeout, exit {handle.exit_code}"
+    if handle.stopped:
+        return f"stopped, exit {handle.exit_code}"
+    return f"exit {handle.exit_code}"
+
+
+def shell_presentation(handle: Any, action: str = "") -> ActivityPresentation:
+    """The current state of a shell handle (used for the call and for its method calls);
+    ``action`` says what a method call did, e.g. ``typed 'y\\n'``."""
     stages = command_stages(handle.command)
     lines, omitted = terminal_lines(handle.output_lines())
-    if handle.running:
-        state = f"running (pid {handle.pid})"
-    elif handle.timed_out:
-        state = f"stopped after its timeout, exit {handle.exit_code}"
-    elif handle.stopped:
-        state = f"stopped, exit {handle.exit_code}"
-    else:
-        state = f"exit {handle.exit_code}"
     terminal = ActivityTerminal(stages, lines, handle.exit_code, omitted)
-    return ActivityPresentation(
-        "Run command",
-        f"{one_line(handle.command, 160)} · {state}",
-        (terminal,),
-        handle_id=handle.id,
-    )
+    parts = [one_line(handle.command, 160), *([action] if action else []), _shell_state(handle)]
+    return ActivityPresentation("Run command", " · ".join(parts), (terminal,), handle_id=handle.id)
+
+
+def _shell_action(method: str, phase: str, given: dict[str, Any]) -> str:
+    if method == "type":
+        return f"typed {one_line(repr(given.get('text', '')), 60)}"
+    if method == "logs":
+        return "read output"
+    if method == "stop":
+        return "stopping" if phase == "start" else ""  # the state says "stopped, exit …"
+    seconds = given.get("seconds", 30)
+    limit = "no limit" if seconds is None else f"{seconds:g} s" if isinstance(
+        seconds, int | float) else repr(seconds)
+    return f"waiting ({limit})" if phase == "start" else f"waited ({limit})"
+
+
+def shell_call_presentation(
+    handle: Any, method: str, *, phase: str, args: Any = (), kwargs: Any = None,
+    error: Any = None,
+) -> ActivityPresentation:
+    """One ``logs``/``wait``/``type``/``stop`` call on a shell handle: what the call did and
+    the process's state now, under the same ``handle_id`` as the ``shell()`` call."""
+    given = _bound(getattr(handle, method), args, kwargs)
+    action = _shell_action(method, phase, given)
+    if phase == "failure":
+        return ActivityPresentation(
+            "Run command",
+            f"{one_line(handle.command, 160)} · {action or method}: {_error_text(error)}",
+            shell_presentation(handle).content,
+            handle_id=handle.id,
+        )
+    return shell_presentation(handle, action)
 
 
 def tests_presentation(

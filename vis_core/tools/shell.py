@@ -12,8 +12,11 @@ import signal
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from vis_core.sandbox.wire import HostHandle
+from vis_core.extension.activity import ActivityPresentation
+from vis_core.sandbox.wire import HandleMethod, HostHandle
+from vis_core.tools.activities import shell_call_presentation
 from vis_core.tools.truncate import Keep, fit_output
 
 BUFFER_BYTES = 8 * 1024 * 1024
@@ -82,6 +85,12 @@ class ShellHandle(HostHandle):
     """A running command on the host: ``logs()``, ``wait(seconds)``, ``type(text)``, ``stop()``."""
 
     __vis_methods__ = ("logs", "wait", "type", "stop")
+    __vis_activities__ = {
+        "logs": HandleMethod("observation", "Run command", show_start=False),
+        "wait": HandleMethod("observation", "Run command"),
+        "type": HandleMethod("mutation", "Run command", show_start=False),
+        "stop": HandleMethod("mutation", "Run command"),
+    }
 
     def __init__(
         self,
@@ -108,6 +117,17 @@ class ShellHandle(HostHandle):
         ]
         self._timer = (
             asyncio.get_running_loop().call_later(timeout, self._on_timeout) if timeout else None
+        )
+
+    @property
+    def activity_handle_id(self) -> str:
+        return self.id
+
+    def render_activity(
+        self, method: str, *, phase: str, args: Any, kwargs: Any, result: Any, error: Any
+    ) -> ActivityPresentation:
+        return shell_call_presentation(
+            self, method, phase=phase, args=args, kwargs=kwargs, error=error
         )
 
     def __repr__(self) -> str:

@@ -1,4 +1,4 @@
-"""Declared ``env`` names: ``environment:`` block, ``.env.local``, ``.env``, starting env."""
+"""Extension environment: ``environment:`` block, ``.env``, ``.env.local``, starting env."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import pytest
 from vis_core.extension.environment import (
     ProjectEnvironmentError,
     extension_environment,
+    project_environment,
     read_dotenv,
     read_environment_block,
 )
@@ -19,7 +20,7 @@ READER = '''
 import os
 import vis_core.extension as vis
 
-NAMES = ["FROM_BLOCK", "FROM_LOCAL", "FROM_DOTENV", "FROM_START", "NOWHERE"]
+NAMES = ["FROM_BLOCK", "IN_BOTH", "FROM_LOCAL", "FROM_DOTENV", "FROM_START", "NOWHERE"]
 
 vis.register_extension(vis.Extension(
     name="reader",
@@ -27,7 +28,7 @@ vis.register_extension(vis.Extension(
     env=NAMES,
     slash_commands=[vis.SlashCommand(
         "env", lambda ctx: vis.ok("env", data={
-            name: os.environ.get(name) for name in NAMES + ["UNDECLARED"]
+            name: os.environ.get(name) for name in NAMES + ["UNDECLARED", "PORT"]
         }),
     )],
 ))
@@ -39,18 +40,21 @@ def project(workspace: Path) -> None:
         "environment:\n  FROM_BLOCK: block\n  PORT: 8080\n  DEBUG: true\n", encoding="utf-8"
     )
     (workspace / ".env").write_text(
-        "# defaults\nFROM_BLOCK=dotenv\nFROM_LOCAL=dotenv\nexport FROM_DOTENV='dotenv value'\n"
+        "# defaults\nFROM_BLOCK=dotenv\nIN_BOTH=dotenv\nexport FROM_DOTENV='dotenv value'\n"
         "UNDECLARED=secret\n",
         encoding="utf-8",
     )
-    (workspace / ".env.local").write_text('FROM_LOCAL="local"  # mine\n', encoding="utf-8")
+    (workspace / ".env.local").write_text(
+        'IN_BOTH=local\nFROM_LOCAL="local"  # mine\n', encoding="utf-8"
+    )
 
 
 @pytest.fixture
 def starting_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("FROM_START", "start")
     monkeypatch.setenv("FROM_LOCAL", "start")
-    for name in ("FROM_BLOCK", "FROM_DOTENV", "NOWHERE", "UNDECLARED"):
+    monkeypatch.setenv("IN_BOTH", "start")
+    for name in ("FROM_BLOCK", "FROM_DOTENV", "NOWHERE", "UNDECLARED", "PORT"):
         monkeypatch.delenv(name, raising=False)
 
 
@@ -61,12 +65,14 @@ async def test_declared_names_resolve_in_order(extension, scripted, workspace, s
     run = await scripted([])
     result = await run.host.commands.run(await run.session(), "/env")
     assert result.data == {
-        "FROM_BLOCK": "block",  # the project's environment: block wins
-        "FROM_LOCAL": "local",  # .env.local over .env over the starting environment
+        "FROM_BLOCK": "block",  # the project's environment: block comes first
+        "IN_BOTH": "dotenv",  # then .env, then .env.local: the first that defines it wins
+        "FROM_LOCAL": "local",  # .env.local over the starting environment
         "FROM_DOTENV": "dotenv value",
         "FROM_START": "start",
         "NOWHERE": None,  # declared, resolved nowhere: absent
-        "UNDECLARED": None,  # defined in .env but not declared: absent
+        "UNDECLARED": "secret",  # defined by the project itself: needs no declaration
+        "PORT": "8080",  # the same for the environment: block
     }
 
 
@@ -76,6 +82,7 @@ async def test_untrusted_project_files_are_not_read(extension, scripted, workspa
     run = await scripted([])
     result = await run.host.commands.run(await run.session(), "/env")
     assert result.data["FROM_BLOCK"] is None and result.data["FROM_LOCAL"] == "start"
+    assert result.data["UNDECLARED"] is None and result.data["PORT"] is None
 
 
 def test_dotenv_and_block_parsing(tmp_path: Path):
@@ -94,5 +101,10 @@ def test_dotenv_and_block_parsing(tmp_path: Path):
         read_environment_block(tmp_path)
     values = extension_environment(tmp_path, trusted=True, base={"A": "base", "Z": "z"})
     assert values["A"] == "1" and values["Z"] == "z"  # the bad block is logged and skipped
+    assert values.project_names == {"A", "B", "C", "D", "E"}
+    (tmp_path / ".env.local").write_text("A=local\nL=local\n")
+    (tmp_path / "vis.yml").write_text("environment:\n  C: block\n")
+    assert project_environment(tmp_path) == {"C": "block", "A": "1", "B": "two words",
+                                             "D": "raw\\n", "E": "x", "L": "local"}
     assert extension_environment(tmp_path, trusted=False, base={"A": "base"}) == {"A": "base"}
     assert "A" not in os.environ or os.environ["A"] != "1"

@@ -342,7 +342,9 @@ def registering(
     path: Path, environment: Mapping[str, str] | None = None
 ) -> Iterator[Registration]:
     """Collect the ``register_extension`` call of the entry file at ``path`` (loader use)."""
-    registration = Registration(Path(path), dict(environment or {}))
+    from vis_core.extension.environment import copy_environment
+
+    registration = Registration(Path(path), copy_environment(environment))
     token = _loading.set(registration)
     try:
         yield registration
@@ -381,7 +383,10 @@ def register_extension(extension: Extension) -> None:
             f"{registration.declaration.name!r}, then for {extension.name!r}); "
             "call it once per entry file"
         )
-    for var in extension.env:
+    from vis_core.extension.environment import names_to_pass
+
+    # declared names, and names the project itself defines (these need no declaration)
+    for var in names_to_pass(extension.env, registration.environment):
         value = registration.environment.get(var)
         if value is not None:
             os.environ[var] = value

@@ -1,5 +1,5 @@
-"""Declared ``env`` names: the project's ``environment:`` block, ``.env.local``, ``.env``, then
-the environment that started Vis."""
+"""Extension environment: the project's ``environment:`` block, ``.env``, ``.env.local``, then
+the environment that started Vis (the first that defines a name wins)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 log = logging.getLogger(__name__)
 
 PROJECT_FILE = "vis.yml"
-DOTENV_FILES = (".env", ".env.local")  # later files win
+DOTENV_FILES = (".env", ".env.local")  # in lookup order: the first that defines a name wins
 _LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
 
@@ -93,31 +93,61 @@ def read_environment_block(project_root: Path) -> dict[str, str]:
 
 
 def project_environment(project_root: Path) -> dict[str, str]:
-    """What the project defines: ``.env``, then ``.env.local``, then ``vis.yml`` (later wins)."""
+    """What the project defines: its ``environment:`` block, then ``.env``, then ``.env.local``.
+
+    The first source that defines a name wins, as the Extension API lists them.
+    """
     root = Path(project_root)
-    values: dict[str, str] = {}
-    for name in DOTENV_FILES:
-        values.update(read_dotenv(root / name))
+    sources: list[dict[str, str]] = []
     try:
-        values.update(read_environment_block(root))
+        sources.append(read_environment_block(root))
     except ProjectEnvironmentError as exc:
         log.error("%s; its environment block is ignored", exc)
+    sources.extend(read_dotenv(root / name) for name in DOTENV_FILES)
+    values: dict[str, str] = {}
+    for source in sources:
+        for name, value in source.items():
+            values.setdefault(name, value)
     return values
+
+
+class ExtensionEnvironment(dict[str, str]):
+    """Resolved values, and ``project_names``: what the project itself defines (these reach
+    an extension's ``os.environ`` without an ``env`` declaration)."""
+
+    project_names: frozenset[str] = frozenset()
 
 
 def extension_environment(
     project_root: Path | None, *, trusted: bool, base: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """The values declared ``env`` names resolve to, for the loader's ``environment=``.
+) -> ExtensionEnvironment:
+    """The values ``env`` names resolve to, for the loader's ``environment=``.
 
-    A name resolves through the project's ``environment:`` block, then ``.env.local``, then
-    ``.env``, then ``base`` (the environment that started Vis). Project files count only in a
-    trusted project, so an untrusted checkout cannot redirect an extension's settings.
+    A name resolves through the project's ``environment:`` block, then ``.env``, then
+    ``.env.local``, then ``base`` (the environment that started Vis). Project files count only
+    in a trusted project, so an untrusted checkout cannot redirect an extension's settings.
     """
-    values = dict(os.environ if base is None else base)
+    values = ExtensionEnvironment(os.environ if base is None else base)
     if project_root is not None and trusted:
-        values.update(project_environment(project_root))
+        defined = project_environment(project_root)
+        values.update(defined)
+        values.project_names = frozenset(defined)
     return values
+
+
+def copy_environment(environment: Mapping[str, str] | None) -> ExtensionEnvironment:
+    """A copy of ``environment`` that keeps its ``project_names``."""
+    copy = ExtensionEnvironment(environment or {})
+    copy.project_names = frozenset(getattr(environment, "project_names", frozenset()))
+    return copy
+
+
+def names_to_pass(
+    declared: tuple[str, ...] | list[str], environment: Mapping[str, str]
+) -> list[str]:
+    """The names registration puts into ``os.environ``: declared ones, then project-defined."""
+    project = getattr(environment, "project_names", frozenset())
+    return [*declared, *sorted(name for name in project if name not in declared)]
 
 
 def resolve_names(names: tuple[str, ...], environment: Mapping[str, str]) -> dict[str, str]:

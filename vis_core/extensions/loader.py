@@ -11,6 +11,7 @@ from types import ModuleType
 from typing import Any
 
 from vis_core.extension.declarations import CORE_OWNER, CORE_SETTING_IDS, Extension
+from vis_core.extension.environment import copy_environment
 from vis_core.extensions.discovery import Candidate, bundled_dir, discover
 from vis_core.extensions.entry import EntryFailed, LoadError, execute_entry
 from vis_core.extensions.loaded import (
@@ -237,7 +238,7 @@ def load_extensions(
         bundled=bundled_path,
         include_packages=include_packages,
         disabled=frozenset(disabled),
-        environment=dict(environment or {}),
+        environment=copy_environment(environment),  # keeps project_names
     )
     return _load(options, None)
 

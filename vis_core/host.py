@@ -24,7 +24,7 @@ from vis_core.extensions import LoadedExtensions, describe, extension_prompts, l
 from vis_core.interaction import Interaction
 from vis_core.paths import TrustStore, VisPaths, find_project_root
 from vis_core.providers.base import ModelChoice, ProviderConfigError
-from vis_core.settings import SettingsService, attach_log_file, disabled_extensions
+from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
 from vis_core.store import Store
 from vis_core.tools.registry import HostTool, ToolRegistry
 
@@ -79,6 +79,7 @@ class Host:
             environment=extension_environment(self.project_root, trusted=self.trusted),
         )
         self.settings.install()  # Setting.value() and secret redaction answer from here
+        self.settings.saved_listeners.append(self._model_saved)
         attach_log_file(paths, self.settings.redactor)
         self.commands = CommandRegistry(self)
         self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
@@ -116,21 +117,40 @@ class Host:
 
     # -- model ------------------------------------------------------------------------------
 
+    def model_for(self, session_id: str | None = None) -> ModelChoice | None:
+        """The model of ``session_id`` (the project's without one): ``--provider``/``--model`` >
+        ``VIS_MODEL`` > the ``model`` setting (``--toggles`` > session > group > project >
+        global) > a key's default. Raises ``ValueError``/``ProviderConfigError`` naming the
+        source of a bad value."""
+        from vis_core.providers.factory import resolve_model
+        from vis_core.settings import Source
+
+        if self.options.provider == "scripted":
+            return ModelChoice("scripted", "script")
+        if self.options.provider:
+            model = self.options.model or ""
+            if not model:
+                raise ValueError(f"--provider {self.options.provider} needs --model MODEL")
+            if "/" not in model:
+                model = f"{self.options.provider}/{model}"
+            return ModelChoice.parse(model)
+        resolution = self.settings.resolve("model", session_id)
+        config = dict(self.config.data)  # [providers] and [models] stay as config.toml has them
+        if resolution.source is not Source.DEFAULT:
+            config["model"] = resolution.value
+            chosen_here = not self.options.model and not os.environ.get("VIS_MODEL")
+            if chosen_here and resolution.source is not Source.GLOBAL:
+                _check_model_value(resolution.value, resolution.source.value)
+        elif not resolution.ignored:  # reset in Settings since startup
+            config.pop("model", None)
+        # A config.toml value the settings ignore stays, so resolve_model explains it.
+        return resolve_model(self.options.model, config, os.environ)
+
     def _resolve_model(self) -> None:
-        from vis_core.providers.factory import no_model_help, resolve_model
+        from vis_core.providers.factory import no_model_help
 
         try:
-            if self.options.provider == "scripted":
-                self.model_choice = ModelChoice("scripted", "script")
-            elif self.options.provider:
-                model = self.options.model or ""
-                if not model:
-                    raise ValueError(f"--provider {self.options.provider} needs --model MODEL")
-                if "/" not in model:
-                    model = f"{self.options.provider}/{model}"
-                self.model_choice = ModelChoice.parse(model)
-            else:
-                self.model_choice = resolve_model(self.options.model, self.config.data, os.environ)
+            self.model_choice = self.model_for(None)
         except (ValueError, ProviderConfigError) as exc:
             self.model_problem = str(exc)
             return
@@ -154,6 +174,22 @@ class Host:
         except (ValueError, ProviderConfigError) as exc:
             return SessionModel(None, choice.model, label, str(exc))
         return SessionModel(provider, choice.model, label)
+
+    def model_of_session(self, session_id: str) -> SessionModel:
+        """A provider for the session's effective model (its own, group's or project's)."""
+        try:
+            choice = self.model_for(session_id)
+        except (ValueError, ProviderConfigError) as exc:
+            return SessionModel(None, "", "no model", str(exc))
+        return self.session_model(choice) if choice is not None else self.session_model()
+
+    def _model_saved(self, result: SaveResult) -> None:
+        """A changed ``model`` setting switches the session it was saved for at once."""
+        if result.setting_id != "model" or not result.changed or result.session_id is None:
+            return
+        for session in self.sessions:
+            if session.id == result.session_id:
+                session.model = self.model_of_session(session.id)
 
     def switch_model(self, session: AgentSession, text: str) -> CommandResult:
         try:
@@ -258,9 +294,10 @@ class Host:
 
     def _session(self, session_id: str, title: str, history: list[Event]) -> AgentSession:
         from vis_core.extension.attachments import attachment_tools
+        from vis_core.extensions.guides import extension_guides
         from vis_core.sandbox import Sandbox, ToolEntry
         from vis_core.tools import ToolContext, builtin_tools
-        from vis_core.tools.discovery import discovery_tools
+        from vis_core.tools.discovery import Guide, discovery_tools
 
         kit = SessionKit(self, session_id, lambda: session_box[0] if session_box else None)
         jail = self.setting("jail", False, session_id)
@@ -272,17 +309,21 @@ class Host:
             hooks=kit.tool_hooks,
         )
         builtins = [*builtin_tools(tool_context), *attachment_tools()]
-        # The session's tools and their sandbox entries, built once; reload() empties the box.
-        tools_box: list[tuple[ToolRegistry, list[ToolEntry]]] = []
+        # The session's tools, their sandbox entries and the extensions' guides, built once;
+        # reload() empties the box.
+        tools_box: list[tuple[ToolRegistry, list[ToolEntry], list[Guide]]] = []
 
-        def tools() -> tuple[ToolRegistry, list[ToolEntry]]:
+        def tools() -> tuple[ToolRegistry, list[ToolEntry], list[Guide]]:
             if not tools_box:
                 built = ToolRegistry(
-                    [*builtins, *discovery_tools(registry), *self.extension_tools()]
+                    [*builtins, *discovery_tools(registry, guides), *self.extension_tools()]
                 )
                 entries = [ToolEntry(t.name, t.description, _contract(t)) for t in built]
-                tools_box.append((built, entries))
+                tools_box.append((built, entries, extension_guides(self.extensions)))
             return tools_box[0]
+
+        def guides() -> list[Guide]:
+            return tools()[2]
 
         def registry() -> ToolRegistry:
             return tools()[0]
@@ -337,7 +378,7 @@ class Host:
             session_id=session_id,
             title=title,
             store=self.store,
-            model=self.session_model(),
+            model=self.model_of_session(session_id),
             sandbox=kit.wrap(sandbox),
             invoker=invoker,
             system_prompt=prompt,
@@ -369,6 +410,20 @@ class Host:
 
         detach_host(self)
         self.store.close()
+
+
+def _check_model_value(value: object, source: str) -> None:
+    """A ``model`` setting saved outside config.toml must read ``provider/model``."""
+    text = str(value).strip()
+    if not text or text == "scripted":
+        return
+    try:
+        ModelChoice.parse(text)
+    except ValueError as exc:
+        raise ValueError(
+            f"the {source} value of setting 'model' ({text!r}) is not usable: {exc}; "
+            "change or reset it in /settings"
+        ) from None
 
 
 def _prepare_arguments(tool: HostTool, args: tuple, kwargs: dict) -> tuple[tuple, dict]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -179,8 +180,32 @@ async def test_python_execution_hooks_see_raised_and_refused_blocks(
     assert "shell was blocked by extension 'pyguard': no recursive deletes" in shell.error
     calls = run.state("pyguard")["calls"]
     assert calls[0]["stdout"] == "started\n" and "ValueError: boom" in calls[0]["error"]
+    assert [(f["source"], f["status"]) for f in calls[0]["forms"]] == [
+        ("x = 1", "ok"), ("print('started')", "ok"), ("raise ValueError('boom')", "error"),
+    ]
     assert calls[1] is None and calls[2] is None  # refused blocks: result=None
     assert calls[3]["error"] and "shell was blocked" in calls[3]["error"]
+
+
+async def test_shell_after_hook_sees_the_ended_command(extension, scripted, workspace: Path):
+    extension("guard", GUARD)
+    run = await scripted([
+        {"code": "h = await shell('echo hi; exit 3')\nprint((await h.wait(30)).exit_code)"},
+        {"text": "done"},
+    ])
+    session = await run.session()
+    await session.submit("run it")
+    assert run.blocks()[0].stdout == "3\n"
+    for _ in range(500):  # the after hook runs in the background once the process ended
+        shells = [a for a in run.state("guard").get("after", []) if a["op"] == "shell"]
+        if shells:
+            break
+        await asyncio.sleep(0.02)
+    [seen] = shells
+    result = seen["result"]
+    assert result["command"] == "echo hi; exit 3" and result["exit_code"] == 3
+    assert result["id"].startswith("sh-") and isinstance(result["pid"], int)
+    assert "hi" in result["output"] and not result["stopped"] and not result["timed_out"]
 
 
 async def test_fs_access_refuses_file_tools(extension, scripted, workspace: Path):

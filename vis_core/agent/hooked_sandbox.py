@@ -45,6 +45,7 @@ class HookedSandbox:
             args,
             {
                 "stdout": result.stdout,
+                "forms": [dict(form) for form in result.forms],
                 "error": result.error,
                 "restarted": result.restarted,
                 "duration": result.duration,

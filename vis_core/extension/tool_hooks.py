@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import os
 from collections.abc import Awaitable, Callable
@@ -32,6 +33,7 @@ class ToolHooks:
 
     def __init__(self, hooks: OpHooks) -> None:
         self.hooks = hooks
+        self._observers: set[asyncio.Task[None]] = set()  # shell after hooks waiting on exits
 
     def check_access(self, operation: str, path: str | os.PathLike[str]) -> None:
         """``fs_access``: raise ``PermissionError`` when an extension refuses ``path``."""
@@ -84,17 +86,48 @@ class ToolHooks:
         return result
 
     async def shell(self, call: dict[str, Any], run: Callable[[], Awaitable[Any]]) -> Any:
-        """Start a shell command after its guards; observers get the started command."""
+        """Start a shell command after its guards; observers run when the command ends.
+
+        ``shell`` returns its handle at once, while the command's effects happen until it
+        exits, so the after hooks get ``{id, command, pid, exit_code, timed_out, stopped,
+        output}`` (``output`` is the tail ``wait()`` shows) once the process has ended: also
+        when it was stopped or timed out, not when Vis itself exits first. A refused command
+        gives ``result=None``; one that could not start gives ``{command, error}``.
+        """
         args = [call]
         try:
             await self.hooks.run_before("shell", args)
         except OperationBlocked:
             await self.hooks.run_after("shell", args, None)
             raise
-        handle = await run()
+        try:
+            handle = await run()
+        except Exception as exc:
+            await self.hooks.run_after(
+                "shell", args,
+                {"command": call.get("command"), "error": f"{type(exc).__name__}: {exc}"},
+            )
+            raise
+        if self.hooks.has("shell", OpHookPhase.AFTER):
+            task = asyncio.ensure_future(self._after_exit(args, handle))
+            self._observers.add(task)
+            task.add_done_callback(self._observers.discard)
+        return handle
+
+    async def _after_exit(self, args: list[Any], handle: Any) -> None:
+        status = await handle.wait(None)
         await self.hooks.run_after(
             "shell", args,
-            {"id": getattr(handle, "id", None), "command": call.get("command"),
-             "pid": getattr(handle, "pid", None)},
+            {"id": handle.id, "command": handle.command, "pid": handle.pid,
+             "exit_code": status.exit_code, "timed_out": status.timed_out,
+             "stopped": status.stopped, "output": status.output},
         )
-        return handle
+
+    async def drain(self, timeout: float = 10.0) -> None:
+        """Let the after hooks of ended commands finish (the session is closing)."""
+        pending = list(self._observers)
+        if not pending:
+            return
+        _, late = await asyncio.wait(pending, timeout=timeout)
+        for task in late:
+            task.cancel()

@@ -54,6 +54,38 @@ def format_error(exc: BaseException) -> str:
     return "".join(te.format())
 
 
+def _failed_line(exc: BaseException | None, filename: str) -> int | None:
+    """The line of the block's top-level code where ``exc`` passed through, if it did."""
+    tb = None if exc is None else exc.__traceback__
+    while tb is not None:
+        code = tb.tb_frame.f_code
+        if code.co_filename == filename and code.co_name == "<module>":
+            return tb.tb_lineno
+        tb = tb.tb_next
+    return None
+
+
+def block_forms(tree: ast.Module, code: str, exc: BaseException | None,
+                filename: str) -> list[dict[str, Any]]:
+    """The block's top-level statements in order: ``source``, ``line``/``end_line`` and
+    ``status``: ``ok``, ``error`` (it raised), ``not-run``, or ``unknown`` (an error whose
+    traceback does not reach the block's own lines)."""
+    failed = _failed_line(exc, filename)
+    lines = code.splitlines()
+    forms: list[dict[str, Any]] = []
+    status = "ok" if exc is None else ("unknown" if failed is None else "ok")
+    for index, node in enumerate(tree.body):
+        start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        end = node.end_lineno or node.lineno
+        if failed is not None and status == "ok" and start <= failed <= end:
+            status = "error"
+        forms.append({"index": index, "line": start, "end_line": end,
+                      "source": "\n".join(lines[start - 1 : end]), "status": status})
+        if status == "error":
+            status = "not-run"
+    return forms
+
+
 class Child:
     """The child's protocol loop and namespace."""
 
@@ -174,6 +206,7 @@ class Child:
         self.interrupted = False
         filename = f"<block {block_id}>"
         error: str | None = None
+        forms: list[dict[str, Any]] = []
         try:
             tree = ast.parse(code, filename)
             compiled = compile(tree, filename, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
@@ -183,6 +216,7 @@ class Child:
             register_source(filename, code)
             defs = top_level_defs(tree, code)
             before = self.state.before_block(defs)
+            raised: BaseException | None = None
             try:
                 self.in_user_code = True
                 result = eval(compiled, self.ns)  # noqa: S307 - running the model's code is the point
@@ -190,6 +224,7 @@ class Child:
                     await result
             except asyncio.CancelledError as exc:
                 self.in_user_code = False
+                raised = exc
                 error = format_error(exc)
                 if self.interrupted:  # cancelled by on_sigint while the block was waiting
                     lines = error.rstrip("\n").split("\n")
@@ -197,13 +232,16 @@ class Child:
                     error = "\n".join(lines) + "\n"
             except BaseException as exc:  # noqa: BLE001 - report everything, even SystemExit
                 self.in_user_code = False
+                raised = exc
                 error = format_error(exc)
             finally:
                 self.in_user_code = False
             self.state.after_block(block_id, defs, before)
-        self.finish(block_id, error)
+            forms = block_forms(tree, code, raised, filename)
+        self.finish(block_id, error, forms)
 
-    def finish(self, block_id: int, error: str | None) -> None:
+    def finish(self, block_id: int, error: str | None,
+               forms: list[dict[str, Any]] | None = None) -> None:
         for stream in {id(s): s for s in (sys.stdout, sys.stderr, self.out)}.values():
             try:
                 stream.flush()
@@ -215,7 +253,8 @@ class Child:
         except Exception as exc:  # noqa: BLE001 - keep the sandbox alive, say what failed
             error = (error or "") + f"\n[vis: saving helpers and variables failed: {exc!r}]"
         os.write(1, end_marker(self.nonce, block_id))
-        self.send({"t": Msg.DONE, "id": block_id, "error": error, "snapshot": snapshot})
+        self.send({"t": Msg.DONE, "id": block_id, "error": error, "snapshot": snapshot,
+                   "forms": forms or []})
 
     def on_sigint(self, signum: int, frame: types.FrameType | None) -> None:
         if not self.in_user_code:

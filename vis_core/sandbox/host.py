@@ -63,12 +63,18 @@ class ToolEntry:
 
 @dataclass(frozen=True)
 class BlockResult:
-    """What one block produced: printed output, the error, and any restart note."""
+    """What one block produced: printed output, the error, and any restart note.
+
+    ``forms`` are the block's top-level statements as evaluated (``index``, ``line``,
+    ``end_line``, ``source``, ``status``: ok / error / not-run / unknown); empty when the block
+    did not run (a syntax error, a refusal, a dead sandbox).
+    """
 
     stdout: str
     error: str | None
     restarted: str | None
     duration: float
+    forms: tuple[dict[str, Any], ...] = ()
 
 
 class ChildDied(Exception):
@@ -341,7 +347,8 @@ class Sandbox:
                             f"{type(exc).__name__}: {exc}]")
                     error = f"{error}\n{note}" if error else note
         return BlockResult(text, keep_tail(error, self.output_limit) if error else None,
-                           restarted, time.monotonic() - started)
+                           restarted, time.monotonic() - started,
+                           tuple(reply.get("forms") or ()))
 
     async def _stop_block(self, block: int, done: asyncio.Future[Any] | None) -> None:
         proc = self._proc

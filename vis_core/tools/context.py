@@ -77,3 +77,6 @@ class ToolContext:
     async def close(self) -> None:
         """Stop every process this session started (called by the engine at session end)."""
         await self.shells.close_all()
+        drain = getattr(self.hooks, "drain", None)
+        if drain is not None:  # after hooks of the commands that just ended
+            await drain()

@@ -61,7 +61,7 @@ async def test_each_shell_handle_call_is_an_activity_with_the_handle_id(
     ]
     handle_ids = {a.handle_id for a in stored}
     assert len(handle_ids) == 1 and None not in handle_ids
-    assert len({a.group_key for a in stored}) == 1  # one receipt row in the TUI
+    assert {a.owner for a in stored} == {"vis"}  # the owner of shell(), as receipts group
     assert [a.tag for a in stored] == [
         SymbolTag.MUTATION,
         SymbolTag.OBSERVATION,

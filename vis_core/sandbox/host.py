@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import vis_core
+import vis_core.records  # noqa: F401 - registers the "record" wire codec for results sent back
 from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox import wire
 from vis_core.sandbox.jail import JailUnavailable, jail_argv

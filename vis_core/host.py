@@ -6,8 +6,6 @@ import asyncio
 import os
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from vis_core.agent.invoker import ToolInvoker
@@ -21,24 +19,13 @@ from vis_core.extension.metadata import build_metadata
 from vis_core.extension.session_kit import SessionKit
 from vis_core.extension.state import bind_store, unbind_store
 from vis_core.extensions import LoadedExtensions, describe, extension_prompts, load_extensions
+from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.paths import TrustStore, VisPaths, find_project_root
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
 from vis_core.store import Store
 from vis_core.tools.registry import HostTool, ToolRegistry
-
-
-@dataclass(frozen=True)
-class HostOptions:
-    """How Vis was started: workspace, model choice and command-line setting toggles."""
-
-    workspace: Path
-    model: str | None = None
-    provider: str | None = None
-    script: Path | None = None
-    toggles: tuple[str, ...] = ()
-    channel: str = "tui"
 
 
 class Host:

@@ -21,13 +21,15 @@ VALUES = {
 }
 
 
-def _service(workspace: Path, toggles: tuple[str, ...] = ()) -> tuple[SettingsService, str]:
+def _service(
+    workspace: Path, toggles: tuple[str, ...] = (), trusted: bool | None = True
+) -> tuple[SettingsService, str]:
     paths = VisPaths.from_env().ensure()
     store = Store(paths.db_file)
     session = store.create_session(workspace, workspace)
     store.set_group(session.id, "team")
     service = SettingsService(
-        paths=paths, store=store, project_root=workspace, toggles=toggles
+        paths=paths, store=store, project_root=workspace, toggles=toggles, trusted=trusted
     )
     return service, session.id
 
@@ -79,8 +81,8 @@ def test_disallowed_scopes_are_refused_on_save_and_ignored_on_read(workspace: Pa
     service, session = _service(workspace)
     with pytest.raises(ValueError, match="setting 'theme' can be saved only at 'global' scope"):
         service.set("theme", "nord", "project")
-    with pytest.raises(ValueError, match="'model'.*'global' and 'project'"):
-        service.set("model", "openai/gpt-5", "session", session_id=session)
+    with pytest.raises(ValueError, match="'theme' can be saved only at 'global' scope"):
+        service.set("theme", "nord", "session", session_id=session)
     resolution = service.resolve("theme", session)
     assert resolution.value == "textual-dark" and resolution.source is Source.DEFAULT
     assert any("project value of setting 'theme' is ignored" in i for i in resolution.ignored)

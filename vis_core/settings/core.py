@@ -13,7 +13,7 @@ MODEL = Setting(
     label="Default model",
     type="string",
     default="",
-    scopes=["global", "project"],
+    scopes=ALL_SCOPES,
     description="provider/model used by new sessions, such as anthropic/claude-sonnet-4-5.",
 )
 JAIL = Setting(
@@ -63,4 +63,8 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
     SUMMARIZE_STEPS,
     THEME,
 )
+# Project values of these are ignored until the person trusts the project: an untrusted
+# checkout must not switch the jail off or send the conversation to an endpoint it names.
+NEEDS_TRUST = frozenset({MODEL.id, JAIL.id})
+
 assert tuple(s.id for s in CORE_SETTINGS) == CORE_SETTING_IDS

@@ -17,7 +17,7 @@ from vis_core.extension.settings_decl import (
 )
 from vis_core.extensions.discovery import ExtensionSource
 from vis_core.extensions.loaded import ExtensionStatus, LoadedExtension, LoadedExtensions
-from vis_core.settings.core import CORE_SETTINGS
+from vis_core.settings.core import CORE_SETTINGS, NEEDS_TRUST
 from vis_core.settings.redact import Redactor
 from vis_core.settings.storage import GlobalFile, ProjectFiles, ProjectValues, SecretsFile
 from vis_core.settings.values import SCOPE_ORDER, Source, parse_text, read_stored, scope_list
@@ -71,6 +71,7 @@ class SaveResult:
     new: Any
     changed: bool
     hook_error: str | None = None
+    session_id: str | None = None
 
 
 def parse_toggles(toggles: Iterable[str]) -> tuple[dict[str, str], list[str]]:
@@ -99,7 +100,10 @@ class SettingsService:
         extensions: Callable[[], LoadedExtensions | None] = lambda: None,
         toggles: Iterable[str] = (),
         channel: str = "tui",
+        trusted: bool | None = None,
     ) -> None:
+        """``trusted``: whether the project is trusted (``None``: ask the trust list at each
+        :meth:`refresh`); an untrusted project's values of ``jail`` and ``model`` are ignored."""
         self.paths = paths
         self.store = store
         self.project_root = project_root
@@ -110,6 +114,8 @@ class SettingsService:
         self.project = ProjectFiles(project_root)
         self.secrets = SecretsFile(paths.secrets_file)
         self._toggles, self._toggle_problems = parse_toggles(toggles)
+        self._trust_fixed = trusted
+        self.trusted = bool(trusted)
         self._owners_key: object = None
         self._owners: dict[str, SettingOwner] = {}
         self.problems: list[str] = []
@@ -118,6 +124,8 @@ class SettingsService:
         self._secret_values: dict[str, str] = {}
         self.redactor = Redactor(lambda: self._secret_values.values())
         self._previous_resolver: Any = None
+        # Called after every save or reset (e.g. the Host switches a session's model).
+        self.saved_listeners: list[Callable[[SaveResult], None]] = []
         self._installed = False
         self.refresh()
 
@@ -126,6 +134,16 @@ class SettingsService:
     def refresh(self) -> None:
         """Re-read config.toml, the project's files and the secrets (what ``/reload`` does)."""
         problems: list[str] = []
+        if self._trust_fixed is None:
+            from vis_core.paths import TrustStore
+
+            try:
+                self.trusted = TrustStore(self.paths).is_trusted(self.project_root)
+            except RuntimeError as exc:  # an unreadable trust list trusts nothing
+                self.trusted = False
+                problems.append(str(exc))
+        else:
+            self.trusted = self._trust_fixed
         try:
             self._global = self.global_file.values()
         except ValueError as exc:
@@ -205,7 +223,31 @@ class SettingsService:
             return False, f"{where} is a secret of a project extension; Vis does not save it"
         if scope not in setting.scopes:
             return False, f"{where} can be saved only at {scope_list(setting.scopes)} scope"
+        if scope is SettingScope.PROJECT and self._needs_trust(owner):
+            return False, self.untrusted_reason(setting.id)
         return True, None
+
+    def _needs_trust(self, owner: SettingOwner) -> bool:
+        return not self.trusted and owner.is_core and owner.setting.id in NEEDS_TRUST
+
+    def untrusted_reason(self, setting_id: str) -> str:
+        """Why a project value of ``jail`` or ``model`` has no effect (untrusted project)."""
+        return (
+            f"setting {setting_id!r} is ignored at project scope until you trust this "
+            f"project: run `vis trust {self.project_root}`"
+        )
+
+    def untrusted_notes(self) -> list[str]:
+        """One startup note per ``jail``/``model`` value the untrusted project tried to set."""
+        if self.trusted:
+            return []
+        where = f"{self.project.yml} or {self.project.settings_file}"
+        return [
+            f"project {self.project_root} is not trusted, so its value of setting {sid!r} "
+            f"({where}) is ignored; run `vis trust {self.project_root}` to apply it"
+            for sid in sorted(NEEDS_TRUST)
+            if self._project_values.get(sid)[0]
+        ]
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -270,6 +312,12 @@ class SettingsService:
         for scope in SCOPE_ORDER:
             present, raw = self._stored(owner, scope, session_id, preloaded)
             if not present:
+                continue
+            if scope is SettingScope.PROJECT and self._needs_trust(owner):
+                ignored.append(
+                    f"the project value of setting {setting.id!r} is ignored: the project is "
+                    f"not trusted; run `vis trust {self.project_root}` to apply it"
+                )
                 continue
             if scope not in setting.scopes:
                 ignored.append(
@@ -394,7 +442,13 @@ class SettingsService:
         new = self.resolve(setting_id, session_id).value
         changed = old != new
         error = self._run_hook(owner, old, new, level, session_id) if changed else None
-        return SaveResult(setting_id, level, old, new, changed, error)
+        result = SaveResult(setting_id, level, old, new, changed, error, session_id)
+        for listener in list(self.saved_listeners):
+            try:
+                listener(result)
+            except Exception:  # the value is saved; a listener's failure is only logged
+                log.exception("after saving setting %r, a listener failed", setting_id)
+        return result
 
     def _write(
         self,

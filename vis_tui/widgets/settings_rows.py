@@ -161,7 +161,8 @@ class SettingRow(_Focusable):
     def _sync_classes(self) -> None:
         # A fixed height spares Textual measuring hundreds of auto-height rows.
         setting = self.state.node.setting
-        self.styles.height = 1 + bool(setting.description) + bool(self.state.reason)
+        ignored = len(self.state.resolution.ignored)
+        self.styles.height = 1 + bool(setting.description) + bool(self.state.reason) + ignored
         self.set_class(not self.state.editable, "-locked")
         self.set_class(self.state.overridden_here, "-override")
 
@@ -199,6 +200,8 @@ class SettingRow(_Focusable):
             notes.append((f"\n{setting.description}", "$text-muted"))
         if state.reason:
             notes.append((f"\nCannot change here: {state.reason}", "italic $text-muted"))
+        for why in state.resolution.ignored:  # e.g. a project value of an untrusted project
+            notes.append((f"\n{why[:1].upper()}{why[1:]}", "italic $warning"))
         return Content.assemble(*parts, *notes)
 
     def action_activate(self) -> None:

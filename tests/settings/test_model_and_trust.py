@@ -1,4 +1,4 @@
-"""The ``model`` setting chooses each session's model; untrusted projects cannot weaken Vis."""
+"""Session models from the ``model`` setting, untrusted projects' ignored values, shipped guides."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from vis_core.extension.settings_decl import SettingScope
 from vis_core.paths import TrustStore, VisPaths
 from vis_core.settings import Source
-from vis_tui.widgets.settings_rows import SettingRow
+from vis_tui.widgets.settings_rows import ExtensionHeader, SettingRow
 
 from .support import SettingsApp, open_host
 
@@ -154,4 +154,28 @@ async def test_the_settings_row_explains_an_ignored_project_value(workspace: Pat
         assert host.setting("jail", None) is True
         assert isinstance(screen.row("max_iterations"), SettingRow)
         assert screen.row("max_iterations").state.editable
+    await host.close()
+
+
+async def test_an_extension_group_shows_its_packaged_guides_and_skills(workspace: Path) -> None:
+    folder = VisPaths.from_env().extensions_dir / "helper"
+    (folder / "guides").mkdir(parents=True)
+    (folder / "skills" / "release").mkdir(parents=True)
+    (folder / "__init__.py").write_text(
+        'import vis_core.extension as vis\n'
+        'vis.register_extension(vis.Extension(name="helper", description="Helps."))\n',
+        encoding="utf-8",
+    )
+    (folder / "guides" / "setup.md").write_text("# Set it up\n\nSteps.\n", encoding="utf-8")
+    (folder / "skills" / "release" / "SKILL.md").write_text("# Release\n", encoding="utf-8")
+    host = await open_host(workspace)
+    app = SettingsApp(host)
+    async with app.run_test(size=(100, 60)):
+        screen = await app.loaded()
+        header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "helper")
+        assert header.group.guide_names("guide") == ("helper.setup",)
+        assert header.group.guide_names("skill") == ("helper.release",)
+        assert "Guides: helper.setup  Skills: helper.release" in str(header.render())
+        todo = next(h for h in screen.query(ExtensionHeader) if h.group.name == "todo")
+        assert todo.group.guides == () and "Guides" not in str(todo.render())
     await host.close()

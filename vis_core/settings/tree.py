@@ -8,9 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.extension.settings_decl import Setting
+from vis_core.extensions.guides import guides_of
 from vis_core.extensions.loaded import ExtensionStatus, LoadedExtension, LoadedExtensions
 from vis_core.settings.core import CORE_SETTINGS
 from vis_core.settings.service import SettingOwner
+from vis_core.tools.discovery import Guide
 
 VIS_SECTION = "Vis"
 EXTENSIONS_SECTION = "Extensions"
@@ -39,7 +41,8 @@ class SettingNode:
 
 @dataclass(frozen=True)
 class ExtensionGroup:
-    """One extension in the Extensions section: tag, on/off, load error and its settings."""
+    """One extension in the Extensions section: tag, on/off, load error, its settings and the
+    guides and skills it ships (Markdown files, read without running the extension)."""
 
     name: str
     tag: str
@@ -48,6 +51,11 @@ class ExtensionGroup:
     error: str | None
     description: str
     settings: tuple[SettingNode, ...]
+    guides: tuple[Guide, ...] = ()
+
+    def guide_names(self, kind: str) -> tuple[str, ...]:
+        """Names (for ``doc``) of the shipped guides (``guide``) or skills (``skill``)."""
+        return tuple(g.name for g in self.guides if g.kind == kind)
 
     @property
     def enabled(self) -> bool:
@@ -126,7 +134,18 @@ def _group(ext: LoadedExtension) -> ExtensionGroup:
         error=None if ext.error is None else str(ext.error),
         description="" if declaration is None else declaration.description,
         settings=nest(owners),
+        guides=_guides(ext),
     )
+
+
+def _guides(ext: LoadedExtension) -> tuple[Guide, ...]:
+    """The extension's packaged guides and skills; none for one that failed to load."""
+    if ext.status is ExtensionStatus.FAILED:
+        return ()
+    try:
+        return tuple(guides_of(ext))
+    except OSError:  # an unreadable folder: the row still shows, without guides
+        return ()
 
 
 def build_tree(loaded: LoadedExtensions | None) -> SettingsTree:

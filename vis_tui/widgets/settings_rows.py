@@ -67,7 +67,8 @@ class SectionHeader(_Focusable):
 
 
 class ExtensionHeader(_Focusable):
-    """One extension: name, ``project``/``global`` tag, enable switch and its load error."""
+    """One extension: name, ``project``/``global`` tag, enable switch, load error, and the
+    guides and skills it ships."""
 
     BINDINGS = [
         Binding("space", "switch", "On/off", show=False),
@@ -113,6 +114,13 @@ class ExtensionHeader(_Focusable):
         ]
         if group.description:
             parts.append((f"\n  {group.description}", "$text-muted"))
+        shipped = [
+            f"{title}: {', '.join(names)}"
+            for title, kind in (("Guides", "guide"), ("Skills", "skill"))
+            if (names := group.guide_names(kind))
+        ]
+        if shipped:
+            parts.append((f"\n  {'  '.join(shipped)}", "italic $text-muted"))
         if group.error:
             parts.append((f"\n  {group.error}", "$error"))
         return Content.assemble(*parts)

@@ -19,7 +19,9 @@ from pathlib import Path
 
 VIS = Path(sys.executable).with_name("vis")
 MARKER = "zq"
-READY_TEXT = b"Ask Vis"
+# The prompt's placeholder after its first letter: the cursor cell styles the "A" apart, so
+# "Ask Vis" only shows once the cursor blinks off (~1 s later than the prompt is painted).
+READY_TEXT = "sk Vis…".encode()
 
 
 def one_run(home: Path, workspace: Path) -> float:

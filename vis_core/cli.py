@@ -100,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _host_options(args: argparse.Namespace, workspace: Path, channel: str):  # -> HostOptions
-    from vis_core.host import HostOptions
+    from vis_core.host_options import HostOptions
 
     return HostOptions(
         workspace=workspace,

@@ -3,29 +3,39 @@
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual.app import App, SuspendNotSupported
 
-from vis_core.commands import CommandAction, CommandResult
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
-from vis_tui.screens.form import attach_forms
-from vis_tui.screens.help import HelpScreen
 from vis_tui.screens.main import MainScreen
 from vis_tui.screens.registry import screen_factory
-from vis_tui.screens.sessions import SessionsScreen
 from vis_tui.widgets.paths import OpenPath
 from vis_tui.widgets.transcript import escape_markdown
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
-    from vis_core.host import Host, HostOptions
+    from vis_core.commands import CommandAction, CommandResult
+    from vis_core.host import Host
+    from vis_core.host_options import HostOptions
+    from vis_tui.screens.help import HelpScreen
+    from vis_tui.screens.sessions import SessionsScreen
 
 HostOpener = Callable[[], Awaitable["Host"]]
 
 __all__ = ["HelpScreen", "SessionsScreen", "VisApp", "run_tui"]
+
+# Loaded when first needed, not before the first frame (startup figure in bench/tui_startup.py).
+_LATER = {"HelpScreen": "vis_tui.screens.help", "SessionsScreen": "vis_tui.screens.sessions"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LATER:
+        return getattr(importlib.import_module(_LATER[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class VisApp(App[int]):
@@ -54,31 +64,49 @@ class VisApp(App[int]):
         self.session: AgentSession | None = None
         self.main = MainScreen(options.workspace)
         self.ready = asyncio.Event()
-        self.command_actions: dict[CommandAction, Callable[[CommandResult], Awaitable[None]]] = {
-            CommandAction.NEW_SESSION: lambda r: self.action_new_session(),
-            CommandAction.OPEN_SESSIONS: lambda r: self._sync(self.action_sessions),
-            CommandAction.OPEN_HELP: lambda r: self._show_help(r),
-            CommandAction.QUIT: lambda r: self._sync(lambda: self.exit(0)),
-            CommandAction.RELOAD: lambda r: self._sync(lambda: self.notify(r.title)),
-            CommandAction.OPEN_SETTINGS: lambda r: self._sync(self.action_settings),
-        }
+        self._command_actions: dict[
+            CommandAction, Callable[[CommandResult], Awaitable[None]]
+        ] | None = None
+
+    @property
+    def command_actions(self) -> dict[CommandAction, Callable[[CommandResult], Awaitable[None]]]:
+        """What the app does for a command's action (``/new``, ``/sessions``, ``/quit``…)."""
+        if self._command_actions is None:
+            from vis_core.commands import CommandAction
+
+            self._command_actions = {
+                CommandAction.NEW_SESSION: lambda r: self.action_new_session(),
+                CommandAction.OPEN_SESSIONS: lambda r: self._sync(self.action_sessions),
+                CommandAction.OPEN_HELP: lambda r: self._show_help(r),
+                CommandAction.QUIT: lambda r: self._sync(lambda: self.exit(0)),
+                CommandAction.RELOAD: lambda r: self._sync(lambda: self.notify(r.title)),
+                CommandAction.OPEN_SETTINGS: lambda r: self._sync(self.action_settings),
+            }
+        return self._command_actions
 
     # -- start ---------------------------------------------------------------------------
     def on_mount(self) -> None:
         self.push_screen(self.main)
-        self.run_worker(self._start(), group="start")
+        # The Host loads after the first frame, so the prompt takes keys meanwhile (Enter
+        # queues the message until the session is ready).
+        self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
 
     async def _start(self) -> None:
-        from vis_core.host import Host
-
         try:
-            host = await (self._open_host() if self._open_host else Host.open(self.options))
+            if self._open_host is not None:
+                host = await self._open_host()
+            else:
+                # Importing the core is most of the startup; a thread keeps keys flowing.
+                core = await asyncio.to_thread(importlib.import_module, "vis_core.host")
+                host = await core.Host.open(self.options)
         except Exception as exc:  # shown to the person; the app stays usable for reading
             self.main.transcript.add_message(
                 f"**Vis could not start:** {escape_markdown(str(exc))}", classes="error"
             )
             return
         self.host = host
+        from vis_tui.screens.form import attach_forms
+
         attach_forms(self, host)  # vis.ask forms; vis.live views come as events (widgets.live)
         if host.model_problem:
             self.main.status_bar.model = host.model_label
@@ -150,6 +178,8 @@ class VisApp(App[int]):
         )
 
     def action_help(self) -> None:
+        from vis_tui.screens.help import HelpScreen
+
         if not isinstance(self.screen, HelpScreen):
             self.push_screen(screen_factory("help")())
 
@@ -160,6 +190,8 @@ class VisApp(App[int]):
         async def chosen(session_id: str | None) -> None:
             if session_id and self.host and (self.session is None or session_id != self.session.id):
                 await self.show_session(await self.host.open_session(session_id))
+
+        import vis_tui.screens.sessions  # noqa: F401 - registers the "sessions" screen
 
         self.push_screen(screen_factory("sessions")(self.host.store, self.host.workspace), chosen)
 

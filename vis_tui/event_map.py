@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
@@ -50,9 +51,20 @@ def handles(*event_types: type[Event]) -> Callable[[H], H]:
     return register
 
 
+# Handlers whose modules load on first need (not before the first frame): event class name → module.
+LATER_HANDLERS = {
+    "LiveOpened": "vis_tui.widgets.live",
+    "LiveUpdated": "vis_tui.widgets.live",
+    "LiveClosed": "vis_tui.widgets.live",
+}
+
+
 def dispatch(target: EventTarget, event: Event) -> bool:
     """Send ``event`` to its handler; False when no handler is registered for its type."""
     handler = EVENT_HANDLERS.get(type(event))
+    if handler is None and type(event).__name__ in LATER_HANDLERS:
+        importlib.import_module(LATER_HANDLERS[type(event).__name__])
+        handler = EVENT_HANDLERS.get(type(event))
     if handler is None:
         return False
     handler(target, event)

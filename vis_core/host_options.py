@@ -1,0 +1,18 @@
+"""How Vis was started; light to import, so the app can start before the Host loads."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class HostOptions:
+    """How Vis was started: workspace, model choice and command-line setting toggles."""
+
+    workspace: Path
+    model: str | None = None
+    provider: str | None = None
+    script: Path | None = None
+    toggles: tuple[str, ...] = ()
+    channel: str = "tui"

@@ -251,6 +251,10 @@ class ToolInvoker:
         """Vis's async tools run on the loop; extension calls run in a worker thread, one at a
         time per extension, each async one on its own event loop."""
         lock = self._locks(tool.owner)
+        if lock is not None:  # its extension may hold the lock while it waits on this session
+            from vis_core.extension.tools_proxy import refuse_waiting
+
+            refuse_waiting(tool.owner, self._session_id, tool.name)
         if lock is None and inspect.iscoroutinefunction(tool.fn):
             return await tool.fn(*args, **kwargs)
 

@@ -197,7 +197,17 @@ class OpHooks:
         return bool(self.hooks(op, phase))
 
     def _call(self, ext: LoadedExtension, fn: Callable[..., Any], payload: dict[str, Any]) -> Any:
+        from vis_core.extension.acting import acting_as
+        from vis_core.extension.tools_proxy import waiting_owners
+
+        waiting = waiting_owners()  # read before the hook's own context replaces the call's
         with calling(self._context_for(ext.name)):
+            if ext.name in waiting:
+                # The extension's lock is held by its call that waits on this operation (a
+                # vis.tools call of grep, patch …): taking it would wait forever, and that
+                # call cannot run meanwhile, so the hook runs inside it.
+                with acting_as(ext.name):
+                    return _settle(fn(payload))
             return ext.call(lambda: _settle(fn(payload)))
 
     def _failed(self, ext: LoadedExtension, op: str, phase: str) -> None:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import dataclasses
 import json
 import os
 import re
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -63,9 +65,15 @@ class Turn:
         return self._future.done()
 
     def wait(self, timeout: float | None = None) -> dict[str, Any]:
-        """The finished turn (``id``, ``status``, ``content``, ``error``); TimeoutError if not."""
+        """The finished turn (``id``, ``status``, ``content``, ``error``); TimeoutError if not.
+
+        Waiting in a callback parks that call: the extension's lock is released until the turn
+        ends, so the turn can still use the extension's prompt, ``ctx`` and op hooks, while a
+        tool call back into the waiting extension is refused (it would never return).
+        """
         try:
-            ended = self._future.result(timeout)
+            with _parked(self.session.id):
+                ended = self._future.result(timeout)
         except concurrent.futures.TimeoutError:
             raise TimeoutError(
                 f"the turn in session {self.session.id} is still running after {timeout:g}s; "
@@ -80,6 +88,28 @@ class Turn:
         loop = self.session._loop
         if agent is not None and loop is not None:
             loop.call_soon_threadsafe(agent.cancel)
+
+
+@contextlib.contextmanager
+def _parked(session_id: str) -> Iterator[None]:
+    """Mark the calling extension (and those waiting on it) as waiting on ``session_id``'s turn
+    and release its lock meanwhile (as ``threading.Condition.wait`` does)."""
+    from vis_core.extension.tools_proxy import awaiting_turn, waiting_owners
+
+    call = bound_call()
+    if call is None or call.owner == "vis":
+        yield
+        return
+    host = host_of(call)
+    lock = None if host is None else host.extension_lock(call.owner)
+    owned = lock is not None and lock._is_owned()  # type: ignore[attr-defined]
+    with awaiting_turn(session_id, (*waiting_owners(call), call.owner)):
+        state = lock._release_save() if owned else None  # type: ignore[union-attr]
+        try:
+            yield
+        finally:
+            if owned:
+                lock._acquire_restore(state)  # type: ignore[union-attr]
 
 
 class Session:

@@ -276,8 +276,12 @@ class Host:
         row = self.store.get_session(session_id)
         if row is None:
             raise LookupError(f"no session {session_id!r}; `vis sessions` lists them")
-        history = [stored.event for stored in self.store.events(row.id)]
-        return self._session(row.id, row.title, history=history)
+
+        def restore() -> AgentSession:  # a long session reads for seconds; keep the loop free
+            history = [stored.event for stored in self.store.events(row.id)]
+            return self._session(row.id, row.title, history=history)
+
+        return await asyncio.to_thread(restore)
 
     def _session(self, session_id: str, title: str, history: list[Event]) -> AgentSession:
         from vis_core.extension.attachments import attachment_tools

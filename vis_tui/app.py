@@ -63,7 +63,8 @@ class VisApp(App[int]):
         self.host: Host | None = None
         self.session: AgentSession | None = None
         self.main = MainScreen(options.workspace)
-        self.ready = asyncio.Event()
+        self.ready = asyncio.Event()  # the session is open and shown
+        self.painted = asyncio.Event()  # the transcript shows the session's newest turns
         self._command_actions: dict[
             CommandAction, Callable[[CommandResult], Awaitable[None]]
         ] | None = None
@@ -123,6 +124,10 @@ class VisApp(App[int]):
         session: AgentSession | None = None
         if self.resume:
             try:
+                stored = host.store.get_session(self.resume)
+                if stored is not None:
+                    await self.main.preview(host, stored.id)
+                    self.painted.set()
                 session = await host.open_session(self.resume)
             except LookupError as exc:
                 self.main.transcript.add_message(
@@ -131,6 +136,8 @@ class VisApp(App[int]):
         elif self.continue_:
             latest = host.latest_session_id()
             if latest is not None:
+                await self.main.preview(host, latest)
+                self.painted.set()
                 session = await host.open_session(latest)
             else:
                 self.main.transcript.add_message(
@@ -144,6 +151,7 @@ class VisApp(App[int]):
         self.session = session
         assert self.host is not None
         await self.main.attach(self.host, session)
+        self.painted.set()
 
     async def on_unmount(self) -> None:
         if self.host is not None:

@@ -90,6 +90,7 @@ class MainScreen(Screen[None]):
         self._unsubscribe: Any = None
         self._quit_armed_at: float | None = None
         self.choices: list[CommandChoice] = []
+        self._previewed: str | None = None
 
     # -- layout --------------------------------------------------------------------------
     def compose(self) -> Any:
@@ -120,7 +121,10 @@ class MainScreen(Screen[None]):
         if self._unsubscribe is not None:
             self._unsubscribe()
         self.host, self.session = host, session
-        self.transcript.clear()
+        if self._previewed != session.id:
+            self.transcript.clear()
+            await self.transcript.load_initial(store_page_loader(host.store, session.id))
+        self._previewed = None
         self.status_bar.title = session.title
         self.status_bar.model = (
             session.model.label if hasattr(session, "model") else host.model_label
@@ -131,7 +135,6 @@ class MainScreen(Screen[None]):
         self.choices = [
             CommandChoice(i.name.lstrip("/"), i.usage, i.doc) for i in host.commands.all()
         ]
-        await self.transcript.load_initial(store_page_loader(host.store, session.id))
         self.prompt.set_history([row.text for row in host.store.prompts(session.id)])
         if host.model_problem:
             self.transcript.add_message(host.model_problem, classes="no-model", plain=True)
@@ -140,6 +143,13 @@ class MainScreen(Screen[None]):
         self._unsubscribe = session.subscribe(self.handle_event)
         if self.queue and not self.turn_running:
             self._send_next()
+
+    async def preview(self, host: Host, session_id: str) -> None:
+        """Show a stored session's newest turns while the session itself opens (long ones
+        take seconds to restore); :meth:`attach` then keeps them."""
+        self.transcript.clear()
+        await self.transcript.load_initial(store_page_loader(host.store, session_id))
+        self._previewed = session_id
 
     def feed_events(self, events: list[Event]) -> None:
         """Show ``events`` as if the session had published them (demos, snapshots)."""
@@ -282,12 +292,16 @@ class MainScreen(Screen[None]):
             self.transcript.run_worker(self.transcript.load_older(), group="page", exclusive=True)
 
     def action_page_down(self) -> None:
-        self.transcript.scroll_page_down(animate=False)
+        transcript = self.transcript
+        transcript.scroll_page_down(animate=False)
+        if transcript.has_newer and transcript.scroll_y >= transcript.max_scroll_y - 3:
+            transcript.run_worker(transcript.load_newer(), group="page", exclusive=True)
 
     def action_top(self) -> None:
         self.transcript.scroll_home(animate=False)
 
     def action_bottom(self) -> None:
+        self.transcript.show_newest()
         self.transcript.scroll_end(animate=False)
 
     def action_help(self) -> None:

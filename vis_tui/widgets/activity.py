@@ -148,7 +148,7 @@ class ActivityRow(Vertical, can_focus=True):
     expanded: reactive[bool] = reactive(False)
 
     def __init__(self, record: ActivityRecord, context: BlockContext) -> None:
-        super().__init__(classes="activity")
+        super().__init__(classes=f"activity -{record.state.value}")
         self.record = record
         self.context = context
         self.receipts: list[ActivityRecord] = []
@@ -189,19 +189,20 @@ class ActivityRow(Vertical, can_focus=True):
 
     def on_mount(self) -> None:
         self._ready = True
-        self._refresh_all()
+        self._refresh_all(header=False)  # compose just drew the header
 
     def _header(self) -> Content:
         return headline_content(
             self.record, expanded=self.expanded, expandable=self.expandable, frame=self._frame
         )
 
-    def _refresh_all(self) -> None:
+    def _refresh_all(self, *, header: bool = True) -> None:
         if not self._ready:
             return
         for state in ActivityState:
             self.set_class(self.record.state is state, f"-{state.value}")
-        self.query_one(".activity-header", DisclosureHeader).update(self._header())
+        if header:
+            self.query_one(".activity-header", DisclosureHeader).update(self._header())
         terminal = _running_terminal(self.record.presentation)
         running = self.record.state is ActivityState.RUNNING
         show_tail = running and not self.expanded and terminal is not None and bool(terminal.lines)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from textual.containers import VerticalScroll
-from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
 from vis_core.events import TurnStatus
@@ -16,6 +15,8 @@ from vis_tui.widgets.plain import record_text
 from vis_tui.widgets.turn import TurnView
 
 LOAD_MARGIN = 3
+PAGE_TURNS = 10  # turns mounted per step while paging (a store page is split)
+MAX_MOUNTED_TURNS = 45  # the newest page or two, plus older pages read on the way up
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
 
@@ -39,6 +40,8 @@ class PlainMessage(Static):
 class Transcript(VerticalScroll, can_focus=False):
     """Every turn of the session; only recent pages are mounted until the person scrolls up."""
 
+    max_turns = MAX_MOUNTED_TURNS
+
     def __init__(self, context: BlockContext, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.context = context
@@ -47,15 +50,30 @@ class Transcript(VerticalScroll, can_focus=False):
         self.has_older = False
         self._oldest_position: int | None = None
         self._loading = False
+        self._store_has_older = False  # the store has turns before the oldest it gave
+        # Stored turns of mounted views, and those unmounted above / below (nearest last).
+        self._stored: dict[str, StoredTurn] = {}
+        self._above: list[StoredTurn] = []
+        self._below: list[StoredTurn] = []
+
+    @property
+    def has_newer(self) -> bool:
+        """Newer turns were unmounted to keep the transcript light; scrolling down reloads them."""
+        return bool(self._below)
 
     # -- building ------------------------------------------------------------------------
     def clear(self) -> None:
         self.turns.clear()
         self.has_older = False
         self._oldest_position = None
+        self._store_has_older = False
+        self._stored.clear()
+        self._above.clear()
+        self._below.clear()
         self.remove_children()
 
     def add_turn(self, turn_id: str, position: int, request: str) -> TurnView:
+        self.show_newest()  # a new turn goes after the newest: bring those back first
         view = TurnView(turn_id, position, request, self.context)
         self.turns[turn_id] = view
         self.mount(view)
@@ -89,9 +107,10 @@ class Transcript(VerticalScroll, can_focus=False):
     def _stored_view(self, turn: StoredTurn) -> TurnView:
         view = TurnView(turn.turn_id, turn.position, turn.request, self.context)
         self.turns[turn.turn_id] = view
+        self._stored[turn.turn_id] = turn
         return view
 
-    async def _fill(self, view: TurnView, turn: StoredTurn) -> None:
+    def _fill(self, view: TurnView, turn: StoredTurn) -> None:
         # The store keeps replies apart from Activities: earlier replies, the work, the last reply.
         replies = list(turn.replies)
         last = replies.pop() if replies and turn.activities else None
@@ -103,41 +122,88 @@ class Transcript(VerticalScroll, can_focus=False):
             view.add_stored_answer(last)
         view.end(turn.status or TurnStatus.COMPLETED, turn.error)
 
+    async def _mount_turns(self, turns: list[StoredTurn], *, top: bool) -> list[TurnView]:
+        """Mount stored ``turns`` (oldest first) above the first or below the last turn."""
+        views = [self._stored_view(turn) for turn in turns]
+        for view, turn in zip(views, turns, strict=True):
+            self._fill(view, turn)  # kept by the view until it mounts: one pass per turn
+        mounted = self._mounted_turns()
+        if top and self.children:
+            await self.mount_all(views, before=self.children[0])
+        elif not top and mounted:
+            await self.mount_all(views, after=mounted[-1])
+        else:
+            await self.mount_all(views)
+        return views
+
+    def _mounted_turns(self) -> list[TurnView]:
+        return [child for child in self.children if isinstance(child, TurnView)]
+
+    async def _unmount(self, views: list[TurnView]) -> None:
+        for view in views:
+            self.turns.pop(view.turn_id, None)
+            self._stored.pop(view.turn_id, None)
+        await self.remove_children(views)
+
+    def _trimmable(self, views: list[TurnView]) -> list[TurnView]:
+        """The leading run of ``views`` that can be rebuilt from the store (ended, stored)."""
+        run: list[TurnView] = []
+        for view in views:
+            if view.turn_id not in self._stored or view.status is None:
+                break
+            run.append(view)
+        return run
+
     # -- paging --------------------------------------------------------------------------
     async def load_initial(self, loader: PageLoader) -> None:
         self.loader = loader
         page = loader(None)
-        views = [self._stored_view(turn) for turn in page.turns]
-        if views:
-            await self.mount_all(views)
-            for view, turn in zip(views, page.turns, strict=True):
-                await self._fill(view, turn)
+        if page.turns:
+            await self._mount_turns(list(page.turns), top=False)
             self._oldest_position = page.turns[0].position
-        self.has_older = page.has_older
+        self._store_has_older = self.has_older = page.has_older
         self.scroll_end(animate=False, immediate=False)
 
+    def _older_page(self) -> list[StoredTurn]:
+        if self._above:
+            count = min(PAGE_TURNS, len(self._above))
+            page = list(reversed(self._above[-count:]))
+            del self._above[-count:]
+            return page
+        assert self.loader is not None
+        loaded = self.loader(self._oldest_position)
+        self._store_has_older = loaded.has_older
+        if loaded.turns:
+            self._oldest_position = loaded.turns[0].position
+        turns = list(loaded.turns)
+        self._above.extend(reversed(turns[:-PAGE_TURNS]))  # mounted by the next steps
+        return turns[-PAGE_TURNS:]
+
     async def load_older(self) -> int:
-        """Mount the page of turns before the oldest mounted one; returns how many."""
+        """Mount the page of turns before the oldest mounted one; returns how many.
+
+        Past :attr:`max_turns` mounted, the newest turns are unmounted (scrolling down
+        mounts them again), so paging stays as fast at turn 2,000 as at turn 20."""
         if self.loader is None or not self.has_older or self._loading:
             return 0
         self._loading = True
         try:
-            page = self.loader(self._oldest_position)
-            if not page.turns:
-                self.has_older = False
+            page = self._older_page()
+            self.has_older = bool(self._above) or self._store_has_older
+            if not page:
                 return 0
-            first: Widget | None = self.children[0] if self.children else None
-            views = [self._stored_view(turn) for turn in page.turns]
-            before_height = self.virtual_size.height
+            anchor = self.children[0] if self.children else None
+            anchor_y = anchor.virtual_region.y if anchor is not None else 0
             old_y = self.scroll_y
-            await self.mount_all(views, before=first) if first else await self.mount_all(views)
-            for view, turn in zip(views, page.turns, strict=True):
-                await self._fill(view, turn)
-            self._oldest_position = page.turns[0].position
-            self.has_older = page.has_older
+            views = await self._mount_turns(page, top=True)
+            excess = len(self._mounted_turns()) - self.max_turns
+            if excess > 0:
+                newest = self._trimmable(list(reversed(self._mounted_turns())))[:excess]
+                self._below.extend(self._stored[view.turn_id] for view in newest)
+                await self._unmount(newest)
 
-            def keep_place() -> None:
-                added = self.virtual_size.height - before_height
+            def keep_place() -> None:  # what was in view stays in view
+                added = anchor.virtual_region.y - anchor_y if anchor is not None else 0
                 self.scroll_to(y=old_y + added, animate=False, immediate=True)
 
             self.call_after_refresh(keep_place)
@@ -145,10 +211,59 @@ class Transcript(VerticalScroll, can_focus=False):
         finally:
             self._loading = False
 
+    async def load_newer(self) -> int:
+        """Mount again the turns unmounted below; the oldest ones go above. Returns how many."""
+        if not self._below or self._loading:
+            return 0
+        self._loading = True
+        try:
+            count = min(PAGE_TURNS, len(self._below))
+            page = list(reversed(self._below[-count:]))
+            del self._below[-count:]
+            await self._mount_turns(page, top=False)
+            excess = len(self._mounted_turns()) - self.max_turns
+            if excess > 0:
+                oldest = self._trimmable(self._mounted_turns())[:excess]
+                removed = sum(view.outer_size.height for view in oldest)
+                self._above.extend(reversed([self._stored[view.turn_id] for view in oldest]))
+                self.has_older = bool(self._above) or self._store_has_older
+                old_y = self.scroll_y
+                await self._unmount(oldest)
+                self.call_after_refresh(
+                    lambda: self.scroll_to(y=max(0, old_y - removed), animate=False, immediate=True)
+                )
+            return len(page)
+        finally:
+            self._loading = False
+
+    def show_newest(self) -> None:
+        """Back to the newest page after paging far up (Ctrl+End, or a new turn starting)."""
+        if not self._below or self.loader is None:
+            return
+        mounted = self._mounted_turns()
+        for view in mounted:
+            self.turns.pop(view.turn_id, None)
+            self._stored.pop(view.turn_id, None)
+        self.remove_children(mounted)
+        self._above.clear()
+        self._below.clear()
+        page = self.loader(None)
+        views = [self._stored_view(turn) for turn in page.turns]
+        for view, turn in zip(views, page.turns, strict=True):
+            self._fill(view, turn)
+        self.mount_all(views)
+        self._oldest_position = page.turns[0].position if page.turns else None
+        self._store_has_older = self.has_older = page.has_older
+        self.scroll_end(animate=False, immediate=False)
+
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
-        if new <= LOAD_MARGIN and new < old and self.has_older and not self._loading:
+        if self._loading:
+            return
+        if new <= LOAD_MARGIN and new < old and self.has_older:
             self.run_worker(self.load_older(), group="page", exclusive=True)
+        elif new >= self.max_scroll_y - LOAD_MARGIN and new > old and self._below:
+            self.run_worker(self.load_newer(), group="page", exclusive=True)
 
     # -- reading -------------------------------------------------------------------------
     @property

@@ -63,8 +63,14 @@ class TurnView(Vertical):
         self._footer: Static | None = None
         self._ready = False
 
+    def compose(self) -> Any:
+        """Children added before the turn was mounted (a stored turn's answers and Activities)
+        go after the request line, in the same mount as the turn: one layout pass, not two."""
+        early, self._early = self._early, []
+        self._ready = True
+        yield from early
+
     def on_mount(self) -> None:
-        """Children added before the turn itself was mounted go after the request line."""
         self._ready = True
         if self._early:
             self.mount_all(self._early)

@@ -26,10 +26,12 @@ _ADD_USAGE = (
     "cache_read_tokens = cache_read_tokens + ?, cache_write_tokens = cache_write_tokens + ?, "
     "cost = cost + ?"
 )
-_UPSERT_ACTIVITY = (
-    "INSERT INTO activities (id, pos, session_id, turn_id, tool, tag, state, record) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET turn_id = excluded.turn_id, "
-    "tool = excluded.tool, tag = excluded.tag, state = excluded.state, record = excluded.record"
+# A later event of an activity sets no indexed column (pos, session_id, turn_id stay those
+# of its first event), so it rewrites one table row and no index page.
+UPSERT_ACTIVITY = (
+    "INSERT INTO activities (id, pos, session_id, turn_id, tool, tag, state, seq) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET tool = excluded.tool, "
+    "tag = excluded.tag, state = excluded.state, seq = excluded.seq"
 )
 
 Projector = Callable[[sqlite3.Connection, int, Any, dict[str, Any], str, float], None]
@@ -134,17 +136,18 @@ def _activity(
     record = event.activity
     if record is None:
         return
+    fields = data["activity"]
     conn.execute(
-        _UPSERT_ACTIVITY,
+        UPSERT_ACTIVITY,
         (
             record.id,
             seq,
             event.session_id,
             record.turn_id,
             record.tool,
-            data["activity"]["tag"],
-            data["activity"]["state"],
-            payload,
+            fields["tag"],
+            fields["state"],
+            seq,
         ),
     )
 

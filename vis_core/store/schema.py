@@ -152,6 +152,31 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         f"CREATE VIRTUAL TABLE search_requests USING {_FTS}",
         f"CREATE VIRTUAL TABLE search_replies USING {_FTS}",
     ),
+    # 2: an activity row points at the events row of its latest event (``seq``) instead of
+    # holding a second copy of that event's JSON, so appending an activity event writes the
+    # JSON once and updates no index.
+    (
+        """CREATE TABLE activities_v2 (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            pos INTEGER NOT NULL,  -- seq of the activity's first event: the order they started
+            id TEXT NOT NULL UNIQUE,
+            turn_id TEXT,
+            tool TEXT NOT NULL,
+            tag TEXT NOT NULL,
+            state TEXT NOT NULL,
+            seq INTEGER NOT NULL,  -- events row of the latest activity event; its "activity" key
+            PRIMARY KEY (session_id, pos)
+        ) WITHOUT ROWID""",
+        """INSERT INTO activities_v2 (id, pos, session_id, turn_id, tool, tag, state, seq)
+        SELECT a.id, a.pos, a.session_id, a.turn_id, a.tool, a.tag, a.state, latest.seq
+        FROM activities AS a JOIN (
+            SELECT json_extract(data, '$.activity.id') AS id, max(seq) AS seq FROM events
+            WHERE type IN ('ActivityStarted', 'ActivityUpdated', 'ActivityEnded') GROUP BY 1
+        ) AS latest ON latest.id = a.id""",
+        "DROP TABLE activities",
+        "ALTER TABLE activities_v2 RENAME TO activities",
+        "CREATE INDEX activities_by_turn ON activities(turn_id, pos)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

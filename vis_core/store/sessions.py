@@ -252,7 +252,9 @@ class SessionsMixin:
         """The activities of a turn in the order they started."""
         with self._db.read("read activities") as conn:
             rows = conn.execute(
-                "SELECT record FROM activities WHERE turn_id = ? ORDER BY pos", (turn_id,)
+                "SELECT e.data FROM activities AS a JOIN events AS e ON e.seq = a.seq "
+                "WHERE a.turn_id = ? ORDER BY a.pos",
+                (turn_id,),
             ).fetchall()
         return [activity_from_dict(json.loads(row[0])["activity"]) for row in rows]
 
@@ -266,8 +268,8 @@ class SessionsMixin:
         bound = before if before is not None else 2**62
         with self._db.read("read activities") as conn:
             rows = conn.execute(
-                "SELECT pos, record FROM activities WHERE session_id = ? AND pos < ? "
-                "ORDER BY pos DESC LIMIT ?",
+                "SELECT a.pos, e.data FROM activities AS a JOIN events AS e ON e.seq = a.seq "
+                "WHERE a.session_id = ? AND a.pos < ? ORDER BY a.pos DESC LIMIT ?",
                 (session_id, bound, limit + 1),
             ).fetchall()
         more = len(rows) > limit

@@ -55,8 +55,9 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin):
     def append(self, event: Event) -> int:
         """Log ``event``, update the projections and commit, all in one transaction; its seq."""
         event, data, payload = self._payload(event)
-        with self._db.write(f"append a {event.type} event") as conn:
-            return _write(conn, event, data, payload, time.time())
+        return self._db.call_write(
+            f"append a {event.type} event", _write, event, data, payload, time.time()
+        )
 
     def append_many(self, events: Iterable[Event]) -> list[int]:
         """Append several events in one transaction (all or none); their seqs in order."""

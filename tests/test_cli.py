@@ -132,3 +132,21 @@ def test_sigkill_mid_turn_keeps_every_committed_event(workspace, vis_home, tmp_p
             assert event in stored
     assert stored[-1]["type"] == "BlockFinished"
     assert "first block" in stored[-1]["stdout"]
+
+
+def test_doctor_lists_extensions_and_reports_a_broken_one(workspace, vis_home):
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "broken.py").write_text("def oops(:\n", encoding="utf-8")
+    (vis_home / "config.toml").write_text('model = "openai/gpt-5"\n', encoding="utf-8")
+    result = vis("doctor", cwd=workspace, env_home=vis_home)
+    assert result.returncode == 1
+    assert "git" in result.stdout and "todo" in result.stdout
+    assert "broken" in result.stdout and "failed" in result.stdout
+    assert "model       openai/gpt-5" in result.stdout
+    assert "OPENAI_API_KEY" in result.stdout  # the chosen model's missing key is reported
+
+
+def test_doctor_is_clean_on_a_fresh_install(workspace, vis_home):
+    result = vis("doctor", cwd=workspace, env_home=vis_home)
+    assert result.returncode == 0, result.stdout
+    assert "model       no model" in result.stdout

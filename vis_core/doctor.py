@@ -2,50 +2,68 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from pathlib import Path
 
 
 def run_doctor(workspace: Path) -> int:
-    """Print the places on disk, the config, the model, tools found and every extension."""
+    """Print the places on disk, the config, the model, tools found and every extension.
+
+    It opens the same Host the app opens, so the model and extensions shown are the ones a
+    session in this workspace would get (settings scopes and project trust included).
+    """
+    import asyncio
+
     from vis_core import __version__
-    from vis_core.config import load_config
-    from vis_core.paths import TrustStore, VisPaths, find_project_root
-    from vis_core.providers.factory import resolve_model
+    from vis_core.paths import VisPaths
+    from vis_core.store import StoreError
 
     paths = VisPaths.from_env()
-    config = load_config(paths.config_file)
-    project = find_project_root(workspace)
     print(f"vis {__version__} on Python {sys.version.split()[0]}")
     print(f"config      {paths.config_file}" + ("" if paths.config_file.exists() else " (none)"))
     print(f"database    {paths.db_file}")
     print(f"logs        {paths.log_dir}")
     print(f"workspace   {workspace}")
-    trusted = TrustStore(paths).is_trusted(project)
-    print(f"project     {project} ({'trusted' if trusted else 'not trusted'})")
-    problems = 0
-    if config.problem:
-        problems += 1
-        print(f"config error: {config.problem}")
-    try:
-        choice = resolve_model(None, config.data, os.environ)
-    except ValueError as exc:
-        choice, problems = None, problems + 1
-        print(f"model error: {exc}")
-    print(f"model       {choice.provider}/{choice.model}" if choice else "model       not set")
     for tool in ("rg", "git", "bwrap"):
         print(f"{tool:<11} {shutil.which(tool) or 'not found'}")
-    from vis_core.extensions import describe, load_extensions
+    try:
+        return asyncio.run(_check_host(workspace))
+    except StoreError as exc:
+        print(f"database error: {exc}")
+        return 1
 
-    loaded = load_extensions(
-        project_root=project, trusted=trusted, paths=paths, environment=os.environ
-    )
-    print("extensions")
-    for row in describe(loaded):
-        print(f"  {row}")
-        problems += row.status == "failed"
+
+async def _check_host(workspace: Path) -> int:
+    """Open the Host a session here would use and print its model, notes and extensions."""
+    from vis_core.extensions import describe
+    from vis_core.host import Host
+    from vis_core.host_options import HostOptions
+
+    host = await Host.open(HostOptions(workspace=workspace, channel="cli"))
+    problems = 0
+    try:
+        trust = "trusted" if host.trusted else "not trusted"
+        print(f"project     {host.project_root} ({trust})")
+        print(f"model       {host.model_label}")
+        if host.config.problem:
+            problems += 1
+            print(f"config error: {host.config.problem}")
+        model = host.session_model()  # builds the provider: a missing key shows here
+        if model.problem:
+            problems += host.model_choice is not None  # a chosen model that cannot be used
+            print(model.problem)
+        aclose = getattr(model.provider, "aclose", None)
+        if aclose is not None:
+            await aclose()
+        for note in host.startup_notes():
+            print(f"note: {note}")
+        print("extensions")
+        for row in describe(host.extensions):
+            print(f"  {row}")
+            problems += row.status == "failed"
+    finally:
+        await host.close()
     return 1 if problems else 0
 
 

@@ -50,7 +50,7 @@ class Checkpointer:
             self._wake.set()
             if self._thread is None:
                 self._thread = threading.Thread(
-                    target=self._run, name=f"vis-checkpoint {self._path.name}", daemon=True
+                    target=self._run, name=f"vis-checkpoint {self._path}", daemon=True
                 )
                 self._thread.start()
 

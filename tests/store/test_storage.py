@@ -1,0 +1,117 @@
+"""How the store lays events down: schema 1 → 2 migration and background WAL checkpoints."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from vis_core.events import ActivityEnded, ActivityStarted, Notification, event_payload
+from vis_core.extension.activity import ActivityState
+from vis_core.store import APPLICATION_ID, Store, database
+from vis_core.store.schema import MIGRATIONS
+
+from .conftest import make_record
+
+
+def _schema_1_database(path: Path) -> tuple[str, list]:
+    """A database as schema 1 wrote it: activity rows hold a copy of their latest event."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statement in MIGRATIONS[0]:
+        conn.execute(statement)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute("PRAGMA user_version = 1")
+    sid = "s1"
+    conn.execute(
+        "INSERT INTO sessions (id, workspace, project_root, created, modified) "
+        "VALUES (?, '/w', '/w', 1, 1)",
+        (sid,),
+    )
+    started = make_record(sid, "t1", activity_id="a1")
+    ended = make_record(sid, "t1", activity_id="a1", state=ActivityState.SUCCEEDED)
+    other = make_record(sid, "t1", activity_id="a2")
+    latest: dict[str, tuple[int, str]] = {}
+    for event in (
+        ActivityStarted(sid, activity=started),
+        ActivityStarted(sid, activity=other),
+        Notification(sid, text="between"),
+        ActivityEnded(sid, activity=ended),
+    ):
+        _, payload = event_payload(event)
+        seq = conn.execute(
+            "INSERT INTO events (session_id, type, data, created) VALUES (?, ?, ?, 1)",
+            (sid, event.type, payload),
+        ).lastrowid
+        if isinstance(event, ActivityStarted | ActivityEnded) and event.activity is not None:
+            pos = latest.get(event.activity.id, (seq, ""))[0]
+            latest[event.activity.id] = (pos, payload)
+    for activity_id, (pos, payload) in latest.items():
+        conn.execute(
+            "INSERT INTO activities (id, pos, session_id, turn_id, tool, tag, state, record) "
+            "VALUES (?, ?, ?, 't1', 'cat', 'observation', 'x', ?)",
+            (activity_id, pos, sid, payload),
+        )
+    conn.close()
+    return sid, [ended, other]
+
+
+def test_schema_1_activities_survive_the_migration(db_path: Path) -> None:
+    sid, expected = _schema_1_database(db_path)
+    with Store(db_path) as store:
+        assert store.activities("t1") == expected
+        assert store.activities_page(sid).activities == tuple(expected)
+        later = make_record(sid, "t1", activity_id="a2", state=ActivityState.FAILED)
+        store.append(ActivityEnded(sid, activity=later))
+        assert store.activities("t1") == [expected[0], later]
+
+
+def test_a_later_event_of_an_activity_is_read_back_from_the_log(store: Store) -> None:
+    sid = store.create_session("/w", "/w").id
+    record = make_record(sid, "t", activity_id="a")
+    store.append(ActivityStarted(sid, activity=record))
+    ended = make_record(sid, "t", activity_id="a", state=ActivityState.SUCCEEDED)
+    seq = store.append(ActivityEnded(sid, activity=ended))
+    assert store.activities("t") == [ended]
+    assert store.events(sid, after_seq=seq - 1)[0].type == "ActivityEnded"
+
+
+def _wal_frames(path: Path) -> int:
+    wal = path.with_name(path.name + "-wal")
+    return max(0, (wal.stat().st_size - 32) // (24 + 4096)) if wal.exists() else 0
+
+
+def _checkpoint_threads(path: Path) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == f"vis-checkpoint {path}"]
+
+
+def test_checkpoints_run_beside_the_writer_and_keep_the_log_short(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The writer's own automatic checkpoint off: only the background one can copy the log.
+    monkeypatch.setattr(database, "CHECKPOINT_EVERY_ROWS", 100)
+    monkeypatch.setattr(database, "WRITER_AUTOCHECKPOINT_PAGES", 0)
+    with Store(db_path) as store:
+        sid = store.create_session("/w", "/w").id
+        written = 0
+        for n in range(1500):
+            store.append(ActivityStarted(sid, activity=make_record(sid, "t", activity_id=str(n))))
+            written += 1
+            if n % 100 == 99:
+                time.sleep(0.02)  # let the checkpoint thread finish its round
+        assert _checkpoint_threads(db_path)
+        # 1,500 commits of 4+ pages each would be over 6,000 frames without checkpoints.
+        assert _wal_frames(db_path) < 2000
+        assert len(store.activities("t")) == written
+    assert not _checkpoint_threads(db_path)
+    with Store(db_path) as again:
+        assert len(again.activities("t")) == written
+
+
+def test_a_store_that_writes_little_starts_no_checkpoint_thread(store: Store) -> None:
+    sid = store.create_session("/w", "/w").id
+    store.append(Notification(sid, text="hello"))
+    assert not _checkpoint_threads(store.path)

@@ -440,7 +440,9 @@ def to_plain(value: Any) -> Any:
         return value.value
     data: dict[str, Any] = {"kind": type(value).__name__}
     for name in shape:  # type: ignore[union-attr]
-        data[name] = to_plain(getattr(value, name))
+        item = getattr(value, name)
+        # leaves (str, int, None…) are most fields: skip the call (this runs per stored event)
+        data[name] = item if _SHAPES.get(type(item)) == _LEAF else to_plain(item)
     return data
 
 

@@ -27,6 +27,8 @@ from vis_core.settings import SaveResult, SettingsService, attach_log_file, disa
 from vis_core.store import Store
 from vis_core.tools.registry import HostTool, ToolRegistry
 
+SANDBOX_IDLE_TIMEOUT = 15 * 60  # seconds; an idle sandbox frees its process, restored later
+
 
 class Host:
     """Everything one running Vis shares between its sessions."""
@@ -345,6 +347,7 @@ class Host:
             snapshot_save=lambda data: self.store.save_sandbox_snapshot(session_id, data),
             snapshot_load=lambda: self.store.load_sandbox_snapshot(session_id),
             jail=jail,
+            idle_timeout=SANDBOX_IDLE_TIMEOUT,
         )
 
         def prompt() -> str:

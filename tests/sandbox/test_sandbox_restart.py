@@ -182,3 +182,29 @@ async def test_decorated_helpers_and_aliases_survive_a_crash(sandbox: Sandbox) -
     assert after.error is None, after.error
     assert after.stdout == "16 25 <tool git.status>\n"
     assert after.restarted is not None and "helpers square" in after.restarted
+
+
+async def test_idle_child_is_stopped_and_the_next_block_restores_it(
+    make_sandbox: MakeSandbox,
+) -> None:
+    box = make_sandbox(idle_timeout=0.3)
+    await box.run("def double(n):\n    '''Twice n.'''\n    return 2 * n\nkept = 21")
+    first_pid = box._pid
+    deadline = asyncio.get_running_loop().time() + 10
+    while box._alive() and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.05)
+    assert not box._alive()  # stopped while idle
+
+    after = await box.run("print(double(kept))")
+    assert after.error is None and after.stdout == "42\n"
+    assert after.restarted is not None
+    assert after.restarted.startswith("The sandbox process was stopped after 0.3 s without a block")
+    assert "helpers double" in after.restarted
+    assert box._pid != first_pid
+
+
+async def test_a_busy_child_is_not_stopped_for_idleness(make_sandbox: MakeSandbox) -> None:
+    box = make_sandbox(idle_timeout=0.2)
+    await box.run("pass")
+    result = await box.run("import time\ntime.sleep(0.6)\nprint('still here')")
+    assert result.stdout == "still here\n" and result.error is None and result.restarted is None

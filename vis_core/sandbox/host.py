@@ -130,8 +130,9 @@ class Sandbox:
                  snapshot_save: Callable[[dict[str, Any]], None] | None = None,
                  snapshot_load: Callable[[], dict[str, Any] | None] | None = None,
                  jail: bool = False, python: str = sys.executable,
-                 output_limit: int = 50_000) -> None:
+                 output_limit: int = 50_000, idle_timeout: float | None = None) -> None:
         self.workspace = Path(workspace)
+        self.idle_timeout = idle_timeout  # stop the child after this long without a block
         self._call_tool = call_tool
         self._call_handle_hook = call_handle
         self._tools = tools
@@ -168,6 +169,7 @@ class Sandbox:
         self._exited: asyncio.subprocess.Process | None = None
         self._busy = False
         self._interrupt_pending = False
+        self._idle_timer: asyncio.TimerHandle | None = None
 
     # -- public ------------------------------------------------------------------------------
     async def run(self, code: str, *, globals: Mapping[str, Any] | None = None) -> BlockResult:  # noqa: A002
@@ -176,6 +178,8 @@ class Sandbox:
         ``globals`` (plain data) are set in the namespace before the block, e.g. ``session``.
         """
         started = time.monotonic()
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
         async with self._lock:
             self._busy = True
             self._interrupt_pending = False
@@ -183,6 +187,20 @@ class Sandbox:
                 return await self._run_locked(code, started, globals)
             finally:
                 self._busy = False
+                if self.idle_timeout is not None:
+                    self._idle_timer = asyncio.get_running_loop().call_later(
+                        self.idle_timeout, lambda: self._spawn(self._stop_when_idle())
+                    )
+
+    async def _stop_when_idle(self) -> None:
+        """Free the child after ``idle_timeout``; the next block restores the saved snapshot."""
+        async with self._lock:
+            proc = self._proc
+            if proc is None or proc.returncode is not None:
+                return
+            self._kill_reason = f"was stopped after {self.idle_timeout:g} s without a block"
+            self._kill_group(proc)
+            self._on_exit(proc, await proc.wait())
 
     async def _run_locked(self, code: str, started: float,
                           globals: Mapping[str, Any] | None = None) -> BlockResult:  # noqa: A002
@@ -214,6 +232,8 @@ class Sandbox:
 
     async def close(self) -> None:
         """Kill the child and its process group; the next ``run`` starts a new one."""
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
         proc = self._proc
         if proc is not None:
             if proc.returncode is None:

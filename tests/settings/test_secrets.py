@@ -7,10 +7,13 @@ import logging
 import stat
 from pathlib import Path
 
+import pytest
+
 from vis_core.extension.settings_decl import SettingScope
+from vis_core.paths import TrustStore, VisPaths
 from vis_core.settings import NOT_SET, SAVED, build_tree, log_file, row_state
 
-from .support import open_host, user_extensions
+from .support import install, open_host, user_extensions
 
 SECRET = "sk-test-5f2c9a77d1e04b"
 
@@ -69,5 +72,23 @@ async def test_a_secret_is_read_only_by_its_owner_while_vis_calls_it(workspace: 
         assert ext.module.server_token.value() == ""  # outside a call: the default
         assert await host.call_extension("reports", ext.module.token_echo) == f"token={SECRET}"
         assert await host.call_extension("todo", ext.module.token_echo) == "token="
+    finally:
+        await host.close()
+
+
+async def test_a_project_extension_cannot_save_a_secret(workspace: Path) -> None:
+    (workspace / ".vis").mkdir()
+    install(workspace / ".vis" / "extensions", "reports")
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    host = await open_host(workspace)
+    try:
+        ext = host.extensions.get("reports")
+        assert ext is not None and ext.tag == "project"
+        with pytest.raises(ValueError, match="secret of a project extension"):
+            host.settings.set("reports_server_token", SECRET, "global")
+        assert await host.call_extension("reports", ext.module.token_echo) == "token="
+        assert not host.paths.secrets_file.exists() or SECRET.encode() not in (
+            host.paths.secrets_file.read_bytes()
+        )
     finally:
         await host.close()

@@ -180,3 +180,16 @@ async def test_without_a_model_the_transcript_says_how_to_configure_one(workspac
         messages = [m.source for m in app.main.transcript.query(PlainMessage)]
         assert messages and messages[0] == app.host.model_problem
         assert app.main.status_bar.model == "no model"
+
+
+async def test_the_first_request_names_the_session_in_the_status_bar(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(tmp_path, [{"text": "on it"}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        assert app.main.status_bar.title == ""
+        await pilot.press(*"Fix the login test", "enter")
+        await until(pilot, _ended(app, 1))
+        assert app.main.status_bar.title == "Fix the login test"

@@ -160,6 +160,8 @@ class MainScreen(Screen[None]):
         if self.session is not None and event.session_id != self.session.id:
             return
         dispatch(self, event)
+        if self.session is not None:
+            self.status_bar.title = self.session.title  # the first request names the session
 
     def toast(self, text: str, kind: str) -> None:
         self.app.notify(text, severity=_TOAST_SEVERITY.get(kind, "information"), markup=False)  # type: ignore[arg-type]

@@ -68,7 +68,7 @@ class Host:
             environment=extension_environment(self.project_root, trusted=self.trusted),
         )
         self.settings.install()  # Setting.value() and secret redaction answer from here
-        self.settings.saved_listeners.append(self._model_saved)
+        self.settings.saved_listeners.append(self._setting_saved)
         attach_log_file(paths, self.settings.redactor)
         self.commands = CommandRegistry(self)
         self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
@@ -172,13 +172,17 @@ class Host:
             return SessionModel(None, "", "no model", str(exc))
         return self.session_model(choice) if choice is not None else self.session_model()
 
-    def _model_saved(self, result: SaveResult) -> None:
-        """A changed ``model`` setting switches the session it was saved for at once."""
-        if result.setting_id != "model" or not result.changed or result.session_id is None:
+    def _setting_saved(self, result: SaveResult) -> None:
+        """Apply a saved change at once: ``model`` switches sessions, ``introspection`` tools."""
+        if not result.changed:
             return
-        for session in self.sessions:
-            if session.id == result.session_id:
-                session.model = self.model_of_session(session.id)
+        if result.setting_id == "introspection":
+            for box in self._tool_boxes:
+                box.clear()  # each session rebuilds its tools before its next block
+        if result.setting_id == "model" and result.session_id is not None:
+            for session in self.sessions:
+                if session.id == result.session_id:
+                    session.model = self.model_of_session(session.id)
 
     def switch_model(self, session: AgentSession, text: str) -> CommandResult:
         try:
@@ -308,9 +312,9 @@ class Host:
 
         def tools() -> tuple[ToolRegistry, list[ToolEntry], list[Guide]]:
             if not tools_box:
-                built = ToolRegistry(
-                    [*builtins, *discovery_tools(registry, guides), *self.extension_tools()]
-                )
+                introspection = self.setting("introspection", True, session_id)
+                discovery = discovery_tools(registry, guides) if introspection else []
+                built = ToolRegistry([*builtins, *discovery, *self.extension_tools()])
                 entries = [ToolEntry(t.name, t.description, _contract(t)) for t in built]
                 tools_box.append((built, entries, extension_guides(self.extensions)))
             return tools_box[0]

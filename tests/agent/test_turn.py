@@ -233,3 +233,24 @@ async def test_a_direct_tool_call_is_an_iteration_with_its_own_activity(
     activity = next(e for e in events if isinstance(e, ActivityEnded)).activity
     assert activity.tool == "weather.forecast" and activity.owner == "weather"
     assert activity.presentation.headline == "Get forecast"
+
+
+async def test_introspection_off_removes_apropos_and_doc(workspace, tmp_path):
+    script = write_script(
+        tmp_path / "s.yaml",
+        [{"code": "print('apropos' in dir(), 'doc' in dir())"}, {"text": "ok"}] * 2,
+    )
+    host = await open_host(workspace, script)
+    try:
+        session = await host.new_session()
+        assert "apropos(pattern)" in session._system_prompt()
+        events = []
+        session.subscribe(events.append)
+        await session.submit("look")
+        host.settings.set("introspection", False, "session", session_id=session.id)
+        assert "apropos(pattern)" not in session._system_prompt()
+        await session.submit("look again")
+    finally:
+        await host.close()
+    outputs = [e.stdout.strip() for e in events if isinstance(e, BlockFinished)]
+    assert outputs == ["True True", "False False"]

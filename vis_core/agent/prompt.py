@@ -26,8 +26,9 @@ Answer by calling `python_execution` with Python code. The sandbox is persistent
 once and reuse them (`defs()` lists them). Every tool below is an async function: `await` it and
 print() what you need to see. Prefer reading with `cat` and `grep`, which give `path @version`
 headers and numbered lines, and edit with `patch(path, version, edits)` using those line numbers.
-Use `apropos(pattern)` to find tools and `doc(name)` to read one tool's contract.
 When the work is done, answer in plain text (Markdown) without calling a tool."""
+
+_DISCOVERY = "Use `apropos(pattern)` to find tools and guides and `doc(name)` to read one."
 
 
 def tool_lines(tools: Iterable[HostTool]) -> str:
@@ -49,8 +50,12 @@ def system_prompt(
     build: dict[str, str | None],
     extension_prompts: str = "",
 ) -> str:
+    tools = list(tools)
+    intro = _INTRO
+    if any(tool.name == "doc" for tool in tools):
+        intro += "\n" + _DISCOVERY
     parts = [
-        _INTRO,
+        intro,
         "## Tools\n" + (tool_lines(tools) or "(none)"),
         "## Environment\n"
         f"- workspace: {workspace}\n"

@@ -28,7 +28,7 @@ INTROSPECTION = Setting(
     label="Introspection",
     default=True,
     scopes=ALL_SCOPES,
-    description="Let the model read tool source with doc() and defs().",
+    description="Offer the model apropos() and doc() to look up tools, contracts and guides.",
 )
 MAX_ITERATIONS = Setting(
     id="max_iterations",

@@ -154,6 +154,18 @@ class AssistantMessage(Event):
 
 
 @dataclass(frozen=True)
+class AssistantThinking(Event):
+    """One block of the model's reasoning in a response (after its deltas). ``signature`` /
+    ``redacted`` are the provider's opaque fields, kept so the conversation can go on."""
+
+    turn_id: str = ""
+    iteration: int = 0
+    text: str = ""
+    signature: str = ""
+    redacted: str = ""
+
+
+@dataclass(frozen=True)
 class IterationStarted(Event):
     """The model called a tool: ``python_execution`` (``code``) or a direct tool."""
 
@@ -175,6 +187,7 @@ class BlockFinished(Event):
     error: str | None = None
     restarted: bool = False
     duration: float = 0.0
+    images: list[str] = field(default_factory=list)  # ids of attachments shown to the model
 
 
 @dataclass(frozen=True)

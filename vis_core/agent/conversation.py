@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import replace
 
 from vis_core.events import (
     AssistantMessage,
+    AssistantThinking,
     BlockFinished,
     Event,
     IterationStarted,
     TurnEnded,
     TurnStarted,
 )
-from vis_core.providers.base import Message, ToolCall
+from vis_core.providers.base import ImagePart, Message, ThinkingPart, ToolCall
+
+ImageLoader = Callable[[str], ImagePart | None]
 
 NO_OUTPUT = "(the block printed nothing; print() what you want to see)"
 
@@ -30,11 +34,17 @@ def block_result_text(stdout: str, error: str | None, restarted: str | None = No
 
 
 class ConversationBuilder:
-    """Accumulates events into messages; used live by the loop and to resume a session."""
+    """Accumulates events into messages; used live by the loop and to resume a session.
 
-    def __init__(self) -> None:
+    ``load_image`` turns an attachment id of ``BlockFinished.images`` into the image the
+    block's result carries (None: the attachment is gone, and the result says so).
+    """
+
+    def __init__(self, load_image: ImageLoader | None = None) -> None:
         self.messages: list[Message] = []
         self._pending_text: dict[str, str] = {}
+        self._pending_thinking: dict[str, list[ThinkingPart]] = {}
+        self._load_image = load_image
 
     def add(self, event: Event) -> None:
         handler = getattr(self, f"_on_{event.type}", None)
@@ -47,26 +57,51 @@ class ConversationBuilder:
     def _on_AssistantMessage(self, event: AssistantMessage) -> None:
         self._pending_text[event.turn_id] = self._pending_text.get(event.turn_id, "") + event.text
 
+    def _on_AssistantThinking(self, event: AssistantThinking) -> None:
+        part = ThinkingPart(event.text, event.signature, event.redacted)
+        self._pending_thinking.setdefault(event.turn_id, []).append(part)
+
     def _on_IterationStarted(self, event: IterationStarted) -> None:
         arguments = {"code": event.code} if event.tool == "python_execution" else event.arguments
         text = self._pending_text.pop(event.turn_id, "")
+        thinking = tuple(self._pending_thinking.pop(event.turn_id, ()))
         call = ToolCall(event.iteration_id, event.tool, arguments)
         last = self.messages[-1] if self.messages else None
-        if last is not None and last.role == "assistant" and not text and last.tool_calls:
-            self.messages[-1] = Message("assistant", last.text, (*last.tool_calls, call))
+        if (
+            last is not None
+            and last.role == "assistant"
+            and not text
+            and not thinking
+            and last.tool_calls
+        ):
+            self.messages[-1] = replace(last, tool_calls=(*last.tool_calls, call))
         else:
-            self.messages.append(Message("assistant", text, (call,)))
+            self.messages.append(Message("assistant", text, (call,), thinking=thinking))
 
     def _on_BlockFinished(self, event: BlockFinished) -> None:
         text = block_result_text(event.stdout, event.error)
+        images: list[ImagePart] = []
+        for attachment_id in event.images:
+            image = self._load_image(attachment_id) if self._load_image is not None else None
+            if image is None:
+                text += f"\n[an image shown here (attachment {attachment_id}) is no longer stored]"
+            else:
+                images.append(image)
         self.messages.append(
-            Message("tool", text, tool_call_id=event.iteration_id, is_error=event.error is not None)
+            Message(
+                "tool",
+                text,
+                tool_call_id=event.iteration_id,
+                is_error=event.error is not None,
+                images=tuple(images),
+            )
         )
 
     def _on_TurnEnded(self, event: TurnEnded) -> None:
         text = self._pending_text.pop(event.turn_id, "")
+        thinking = tuple(self._pending_thinking.pop(event.turn_id, ()))
         if text:
-            self.messages.append(Message("assistant", text))
+            self.messages.append(Message("assistant", text, thinking=thinking))
         # A tool call left without a result (a cancelled turn) must still be answered.
         answered = {m.tool_call_id for m in self.messages if m.role == "tool"}
         for message in list(self.messages):
@@ -78,8 +113,10 @@ class ConversationBuilder:
                     answered.add(call.id)
 
 
-def conversation_from_events(events: Iterable[Event]) -> list[Message]:
-    builder = ConversationBuilder()
+def conversation_from_events(
+    events: Iterable[Event], load_image: ImageLoader | None = None
+) -> list[Message]:
+    builder = ConversationBuilder(load_image)
     for event in events:
         builder.add(event)
     return builder.messages

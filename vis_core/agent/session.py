@@ -17,6 +17,7 @@ from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION
 from vis_core.events import (
     AssistantDelta,
     AssistantMessage,
+    AssistantThinking,
     BlockFinished,
     Event,
     IterationStarted,
@@ -27,12 +28,16 @@ from vis_core.events import (
     Usage,
     UsageReported,
 )
+from vis_core.extension.attachments import load_shown_image, take_shown
 from vis_core.providers.base import (
+    ImagePart,
     ModelRequest,
     Provider,
     ProviderConfigError,
     ProviderError,
     TextDelta,
+    ThinkingDelta,
+    ThinkingPart,
     ToolCall,
     ToolCallReady,
     ToolDefinition,
@@ -105,6 +110,38 @@ class TurnOutcome:
     cost: float = 0.0
 
 
+class _ThinkingCollector:
+    """Gathers thinking deltas into blocks: a signature closes one, a redacted block stands
+    alone, and text left at the end is a block without a signature."""
+
+    def __init__(self) -> None:
+        self._done: list[ThinkingPart] = []
+        self._text: list[str] = []
+
+    def clear(self) -> None:
+        self._done.clear()
+        self._text.clear()
+
+    def add(self, delta: ThinkingDelta) -> None:
+        if delta.redacted:
+            self._close("")
+            self._done.append(ThinkingPart(redacted=delta.redacted))
+            return
+        if delta.text:
+            self._text.append(delta.text)
+        if delta.signature:
+            self._close(delta.signature)
+
+    def _close(self, signature: str) -> None:
+        if self._text or signature:
+            self._done.append(ThinkingPart("".join(self._text), signature))
+        self._text.clear()
+
+    def parts(self) -> list[ThinkingPart]:
+        self._close("")
+        return list(self._done)
+
+
 class AgentSession:
     """Runs turns for one stored session and publishes each event after it is committed."""
 
@@ -133,7 +170,7 @@ class AgentSession:
         self._system_prompt = system_prompt
         self._direct_tools = direct_tools
         self._subscribers: list[Subscriber] = []
-        self._conversation = ConversationBuilder()
+        self._conversation = ConversationBuilder(self._load_image)
         self._task: asyncio.Task[TurnEnded] | None = None
         self._on_close = on_close
         self.usage = Usage()
@@ -145,6 +182,12 @@ class AgentSession:
         self.turn_count = 0
         for event in history:
             self._absorb(event)
+
+    def _load_image(self, attachment_id: str) -> ImagePart | None:
+        """An image a block showed, read back from the attachment store."""
+        if not hasattr(self._store, "get_attachment"):
+            return None
+        return load_shown_image(self._store, self.id, attachment_id)
 
     # -- events ----------------------------------------------------------------------------
 
@@ -268,6 +311,7 @@ class AgentSession:
             ),
         )
         chunks: list[str] = []
+        thinking = _ThinkingCollector()
         calls: list[ToolCall] = []
         usage = Usage()
         unsent: list[str] = []
@@ -284,6 +328,7 @@ class AgentSession:
         async def on_retry(attempt: int, error: ProviderError, delay: float) -> None:
             await flush()
             chunks.clear()
+            thinking.clear()
             await self.emit(
                 Notification(
                     self.id,
@@ -305,11 +350,24 @@ class AgentSession:
                 unsent.append(item.text)
                 if time.monotonic() - last_flush >= DELTA_INTERVAL:
                     await flush()
+            elif isinstance(item, ThinkingDelta):
+                thinking.add(item)
             elif isinstance(item, ToolCallReady):
                 calls.append(item.call)
             elif isinstance(item, UsageUpdate):
                 usage = usage + item.usage
         await flush()
+        for part in thinking.parts():
+            await self.emit(
+                AssistantThinking(
+                    self.id,
+                    turn_id=turn_id,
+                    iteration=iteration,
+                    text=part.text,
+                    signature=part.signature,
+                    redacted=part.redacted,
+                )
+            )
         text = "".join(chunks)
         if text:
             await self.emit(
@@ -357,6 +415,7 @@ class AgentSession:
         self.invoker.site.form = index
         started = time.monotonic()
         stdout, error, restarted = "", None, None
+        take_shown(self.id)  # a show belongs to the block that made it
         try:
             if is_code:
                 result = await self._run_block(code)
@@ -373,6 +432,7 @@ class AgentSession:
                         stdout=stdout,
                         error="KeyboardInterrupt: the turn was cancelled",
                         duration=time.monotonic() - started,
+                        images=take_shown(self.id),
                     )
                 )
             )
@@ -386,6 +446,7 @@ class AgentSession:
                 error=error,
                 restarted=restarted is not None,
                 duration=time.monotonic() - started,
+                images=take_shown(self.id),
             )
         )
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import io
 import mimetypes
 import os
@@ -14,6 +15,7 @@ from typing import Any
 from vis_core.extension.context import CallContext
 from vis_core.extension.gateway import bound_call, host_of
 from vis_core.paths import VisPaths
+from vis_core.providers.base import ImagePart
 
 OCTET_STREAM = "application/octet-stream"
 AUDIENCES = ("both", "user", "model")
@@ -281,10 +283,30 @@ def read_attachment(target: Any, version: int | None = None) -> bytes:
 
 
 PENDING_SHOWS: dict[str, list[str]] = {}  # session id -> attachment ids for the next request
+_SHOWS_LOCK = threading.Lock()
+
+
+def take_shown(session_id: str) -> list[str]:
+    """The ids that ``show_attachment`` queued in the session since the last call (cleared)."""
+    with _SHOWS_LOCK:
+        return PENDING_SHOWS.pop(session_id, [])
+
+
+def load_shown_image(store: Any, session_id: str, attachment_id: str) -> ImagePart | None:
+    """The stored image ``attachment_id`` of the session as the model receives it, or None
+    when its row or bytes are gone (a deleted session folder, say)."""
+    row = store.get_attachment(session_id, attachment_id)
+    if row is None or row.id != attachment_id:
+        return None
+    try:
+        data = Path(row.path).read_bytes()
+    except OSError:
+        return None
+    return ImagePart(row.media_type, base64.b64encode(data).decode("ascii"))
 
 
 def show_attachment(target: Any, version: int | None = None) -> dict[str, Any]:
-    """Show a stored image to the model again, for the next request only."""
+    """Show a stored image to the model: the result of the running block carries it."""
     found = _find(target, version, "vis.show_attachment()")
     if found.kind != "image":
         raise ValueError(
@@ -296,7 +318,8 @@ def show_attachment(target: Any, version: int | None = None) -> dict[str, Any]:
     if call is None or call.session_id is None:
         MEMORY.shown.append(found.id)
     else:
-        PENDING_SHOWS.setdefault(call.session_id, []).append(found.id)
+        with _SHOWS_LOCK:
+            PENDING_SHOWS.setdefault(call.session_id, []).append(found.id)
     return replace(found, data=None).descriptor()
 
 

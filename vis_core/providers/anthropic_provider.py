@@ -1,4 +1,4 @@
-"""The Anthropic provider: Messages API streaming with tool use and prompt caching."""
+"""The Anthropic provider: Messages API streaming with tool use, thinking and prompt caching."""
 
 from __future__ import annotations
 
@@ -10,11 +10,14 @@ import anthropic
 
 from vis_core.events import Usage
 from vis_core.providers.base import (
+    ImagePart,
     Message,
     ModelRequest,
     ResponseDone,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
+    ThinkingPart,
     ToolCall,
     ToolCallReady,
     UsageUpdate,
@@ -25,31 +28,64 @@ from vis_core.providers.sdk_provider import SdkProvider
 _EPHEMERAL = {"type": "ephemeral"}
 
 
-def _blocks(message: Message) -> list[dict[str, Any]]:
+_THINKING_TYPES = ("thinking", "redacted_thinking")
+
+
+def _image(image: ImagePart) -> dict[str, Any]:
+    return {
+        "type": "image",
+        "source": {"type": "base64", "media_type": image.media_type, "data": image.data},
+    }
+
+
+def _thinking(part: ThinkingPart) -> dict[str, Any] | None:
+    """A thinking block as the API takes it back; one without a signature cannot be sent."""
+    if part.redacted:
+        return {"type": "redacted_thinking", "data": part.redacted}
+    if part.signature:
+        return {"type": "thinking", "thinking": part.text, "signature": part.signature}
+    return None
+
+
+def _blocks(message: Message, *, thinking: bool) -> list[dict[str, Any]]:
     if message.role == "tool":
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": message.tool_call_id}
-        if message.text:
+        if message.images:
+            content: list[dict[str, Any]] = []
+            if message.text:
+                content.append({"type": "text", "text": message.text})
+            content.extend(_image(image) for image in message.images)
+            block["content"] = content
+        elif message.text:
             block["content"] = message.text
         if message.is_error:
             block["is_error"] = True
         return [block]
     blocks: list[dict[str, Any]] = []
+    if thinking and message.role == "assistant":
+        blocks.extend(b for b in map(_thinking, message.thinking) if b is not None)
     if message.text:
         blocks.append({"type": "text", "text": message.text})
     for call in message.tool_calls:
         blocks.append(
             {"type": "tool_use", "id": call.id, "name": call.name, "input": call.arguments}
         )
+    if message.role == "user":
+        blocks.extend(_image(image) for image in message.images)
     return blocks
 
 
-def to_anthropic_messages(messages: tuple[Message, ...] | list[Message]) -> list[dict[str, Any]]:
+def to_anthropic_messages(
+    messages: tuple[Message, ...] | list[Message], *, thinking: bool = False
+) -> list[dict[str, Any]]:
     """Neutral messages → Anthropic ``messages``: tool results become user ``tool_result``
-    blocks, consecutive same-role messages merge, and a user turn lists its results first."""
+    blocks (with any images inside), consecutive same-role messages merge, a user turn lists
+    its results first, and with ``thinking`` an assistant turn starts with its signed
+    thinking blocks."""
     wire: list[dict[str, Any]] = []
     for message in messages:
         role = "assistant" if message.role == "assistant" else "user"
-        blocks = _blocks(message)
+        blocks = _blocks(message, thinking=thinking)
         if not blocks:
             continue
         if wire and wire[-1]["role"] == role:
@@ -59,12 +95,18 @@ def to_anthropic_messages(messages: tuple[Message, ...] | list[Message]) -> list
     for entry in wire:
         if entry["role"] == "user":
             entry["content"].sort(key=lambda b: b["type"] != "tool_result")
+        else:
+            entry["content"].sort(key=lambda b: b["type"] not in _THINKING_TYPES)
     return wire
 
 
-def build_anthropic_params(request: ModelRequest) -> dict[str, Any]:
-    """The ``messages.create`` keyword arguments for ``request`` (without ``stream``)."""
-    messages = to_anthropic_messages(request.messages)
+def build_anthropic_params(request: ModelRequest, *, thinking_budget: int = 0) -> dict[str, Any]:
+    """The ``messages.create`` keyword arguments for ``request`` (without ``stream``).
+
+    ``thinking_budget`` > 0 turns on extended thinking (``max_tokens`` grows to stay above
+    the budget, as the API requires) and sends earlier thinking blocks back.
+    """
+    messages = to_anthropic_messages(request.messages, thinking=thinking_budget > 0)
     if messages:  # cache the conversation so far: the next request reads it back
         last = messages[-1]["content"][-1]
         messages[-1]["content"][-1] = {**last, "cache_control": _EPHEMERAL}
@@ -73,6 +115,10 @@ def build_anthropic_params(request: ModelRequest) -> dict[str, Any]:
         "max_tokens": request.max_tokens,
         "messages": messages,
     }
+    if thinking_budget > 0:
+        params["thinking"] = {"type": "enabled", "budget_tokens": thinking_budget}
+        if request.max_tokens <= thinking_budget:
+            params["max_tokens"] = thinking_budget + request.max_tokens
     if request.system:
         params["system"] = [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}]
     if request.tools:
@@ -123,7 +169,9 @@ class AnthropicProvider(SdkProvider):
         usage: dict[str, int] = {}
         stop_reason = "end_turn"
         tools: dict[int, tuple[str, str, list[str]]] = {}  # index → (id, name, json pieces)
-        stream = await self.client.messages.create(**build_anthropic_params(request), stream=True)
+        budget = self.model_info(request.model).thinking_budget
+        params = build_anthropic_params(request, thinking_budget=budget)
+        stream = await self.client.messages.create(**params, stream=True)
         async with stream:
             async for event in stream:
                 kind = event.type
@@ -133,10 +181,16 @@ class AnthropicProvider(SdkProvider):
                     block = event.content_block
                     if block.type == "tool_use":
                         tools[event.index] = (block.id, block.name, [])
+                    elif block.type == "redacted_thinking":
+                        yield ThinkingDelta(redacted=block.data)
                 elif kind == "content_block_delta":
                     delta = event.delta
                     if delta.type == "text_delta" and delta.text:
                         yield TextDelta(delta.text)
+                    elif delta.type == "thinking_delta" and delta.thinking:
+                        yield ThinkingDelta(delta.thinking)
+                    elif delta.type == "signature_delta" and delta.signature:
+                        yield ThinkingDelta(signature=delta.signature)
                     elif delta.type == "input_json_delta" and event.index in tools:
                         tools[event.index][2].append(delta.partial_json)
                 elif kind == "content_block_stop" and event.index in tools:

@@ -26,11 +26,30 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class ImagePart:
+    """An image sent to the model: its media type and base64-encoded bytes."""
+
+    media_type: str
+    data: str
+
+
+@dataclass(frozen=True)
+class ThinkingPart:
+    """One block of the model's reasoning; ``signature`` / ``redacted`` are Anthropic's
+    opaque fields, sent back unchanged so a tool-use turn can continue."""
+
+    text: str = ""
+    signature: str = ""
+    redacted: str = ""
+
+
+@dataclass(frozen=True)
 class Message:
     """One conversation message in a provider-neutral shape.
 
-    ``user``: ``text``. ``assistant``: ``text`` and any ``tool_calls``.
-    ``tool``: the result ``text`` of the call ``tool_call_id`` (``is_error`` when it failed).
+    ``user``: ``text``. ``assistant``: ``text``, any ``tool_calls`` and the ``thinking``
+    that preceded them. ``tool``: the result ``text`` of the call ``tool_call_id``
+    (``is_error`` when it failed). ``images`` go with a user or tool message.
     """
 
     role: Literal["user", "assistant", "tool"]
@@ -38,6 +57,8 @@ class Message:
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None
     is_error: bool = False
+    thinking: tuple[ThinkingPart, ...] = ()
+    images: tuple[ImagePart, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -55,6 +76,16 @@ class TextDelta:
 
 
 @dataclass(frozen=True)
+class ThinkingDelta:
+    """A piece of the model's reasoning text; ``signature`` (Anthropic) ends a thinking block,
+    ``redacted`` carries a whole redacted block."""
+
+    text: str = ""
+    signature: str = ""
+    redacted: str = ""
+
+
+@dataclass(frozen=True)
 class ToolCallReady:
     call: ToolCall
 
@@ -69,18 +100,20 @@ class ResponseDone:
     stop_reason: str = "end_turn"
 
 
-StreamEvent = TextDelta | ToolCallReady | UsageUpdate | ResponseDone
+StreamEvent = TextDelta | ThinkingDelta | ToolCallReady | UsageUpdate | ResponseDone
 
 
 @dataclass(frozen=True)
 class ModelInfo:
-    """A model's input limit and prices in dollars per million tokens."""
+    """A model's input limit and prices in dollars per million tokens; ``thinking_budget``
+    (tokens, 0 = off) turns on extended thinking where the provider supports it."""
 
     input_limit: int = 200_000
     input_price: float = 0.0
     output_price: float = 0.0
     cache_read_price: float = 0.0
     cache_write_price: float = 0.0
+    thinking_budget: int = 0
 
     def cost(self, usage: Usage) -> float:
         return (

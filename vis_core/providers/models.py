@@ -53,6 +53,7 @@ KNOWN_MODELS: dict[str, ModelInfo] = {
 # A dated snapshot (``-20250929``, ``-2025-08-07``) or ``-latest`` prices like its base model.
 _SNAPSHOT_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 _OVERRIDE_KEYS = frozenset(f.name for f in fields(ModelInfo))
+_INT_KEYS = frozenset({"input_limit", "thinking_budget"})
 
 
 def _known(model: str) -> ModelInfo | None:
@@ -72,7 +73,8 @@ def _known(model: str) -> ModelInfo | None:
 
 
 def apply_overrides(info: ModelInfo, overrides: Mapping[str, Any], *, where: str) -> ModelInfo:
-    """``info`` with ``input_limit`` / ``*_price`` replaced from a config table named ``where``."""
+    """``info`` with ``input_limit`` / ``*_price`` / ``thinking_budget`` replaced from a config
+    table named ``where``."""
     changes: dict[str, Any] = {}
     for key, value in overrides.items():
         if key not in _OVERRIDE_KEYS:
@@ -80,7 +82,7 @@ def apply_overrides(info: ModelInfo, overrides: Mapping[str, Any], *, where: str
             raise ProviderConfigError(f"{where}: unknown setting {key!r}; allowed: {allowed}")
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise ProviderConfigError(f"{where}: {key} must be a number >= 0, not {value!r}")
-        changes[key] = int(value) if key == "input_limit" else float(value)
+        changes[key] = int(value) if key in _INT_KEYS else float(value)
     return replace(info, **changes)
 
 

@@ -12,11 +12,13 @@ import openai
 
 from vis_core.events import Usage
 from vis_core.providers.base import (
+    ImagePart,
     Message,
     ModelRequest,
     ResponseDone,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
     ToolCall,
     ToolCallReady,
     UsageUpdate,
@@ -39,6 +41,44 @@ _STOP_REASONS = {
 }
 
 
+# Reasoning text that OpenAI-compatible servers stream beside ``content`` (DeepSeek, vLLM,
+# llama.cpp: ``reasoning_content``; OpenRouter, Ollama: ``reasoning``).
+_REASONING_FIELDS = ("reasoning_content", "reasoning")
+
+
+def image_url_part(image: ImagePart) -> dict[str, Any]:
+    url = f"data:{image.media_type};base64,{image.data}"
+    return {"type": "image_url", "image_url": {"url": url}}
+
+
+def shown_images_message(messages: list[Message]) -> dict[str, Any]:
+    """The user message that carries the images of tool results (a tool message holds text)."""
+    content: list[dict[str, Any]] = []
+    for message in messages:
+        content.append(
+            {"type": "text", "text": f"Images shown by tool call {message.tool_call_id}:"}
+        )
+        content.extend(image_url_part(image) for image in message.images)
+    return {"role": "user", "content": content}
+
+
+def to_openai_messages(messages: tuple[Message, ...] | list[Message]) -> list[dict[str, Any]]:
+    """Neutral messages → Chat Completions messages; the images of a run of tool results follow
+    it as one user message, since every tool call must be answered before anything else."""
+    wire: list[dict[str, Any]] = []
+    with_images: list[Message] = []
+    for message in messages:
+        if message.role != "tool" and with_images:
+            wire.append(shown_images_message(with_images))
+            with_images = []
+        wire.append(to_openai_message(message))
+        if message.role == "tool" and message.images:
+            with_images.append(message)
+    if with_images:
+        wire.append(shown_images_message(with_images))
+    return wire
+
+
 def to_openai_message(message: Message) -> dict[str, Any]:
     if message.role == "tool":
         text = f"Error: {message.text}" if message.is_error else message.text
@@ -58,6 +98,10 @@ def to_openai_message(message: Message) -> dict[str, Any]:
                 for call in message.tool_calls
             ]
         return wire
+    if message.images:
+        parts: list[dict[str, Any]] = [{"type": "text", "text": message.text}]
+        parts.extend(image_url_part(image) for image in message.images)
+        return {"role": "user", "content": parts}
     return {"role": "user", "content": message.text}
 
 
@@ -70,7 +114,7 @@ def build_openai_params(request: ModelRequest, *, official: bool) -> dict[str, A
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
-    messages.extend(to_openai_message(m) for m in request.messages)
+    messages.extend(to_openai_messages(request.messages))
     params: dict[str, Any] = {
         "model": request.model,
         "messages": messages,
@@ -140,6 +184,11 @@ class OpenAIProvider(SdkProvider):
                     usage = _usage(chunk.usage)
                 for choice in chunk.choices or ():
                     delta = choice.delta
+                    for name in _REASONING_FIELDS if delta is not None else ():
+                        reasoning = getattr(delta, name, None)
+                        if isinstance(reasoning, str) and reasoning:
+                            yield ThinkingDelta(reasoning)
+                            break
                     if delta is not None and delta.content:
                         text_chars += len(delta.content)
                         yield TextDelta(delta.content)

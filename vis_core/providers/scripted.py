@@ -1,4 +1,8 @@
-"""The ``scripted`` provider: replays a YAML/JSON script of responses in place of a model."""
+"""The ``scripted`` provider: replays a YAML/JSON script of responses in place of a model.
+
+Beyond the keys of ``scripted-provider.md``, a response may hold ``thinking: "..."``: the
+model's reasoning, streamed (in ``chunk``-sized pieces) before the response's text.
+"""
 
 from __future__ import annotations
 
@@ -20,6 +24,7 @@ from vis_core.providers.base import (
     ResponseDone,
     StreamEvent,
     TextDelta,
+    ThinkingDelta,
     ToolCall,
     ToolCallReady,
     UsageUpdate,
@@ -29,7 +34,7 @@ from vis_core.providers.models import lookup_model
 
 PYTHON_EXECUTION = "python_execution"
 DEFAULT_CHUNK = 16
-_KEYS = frozenset({"text", "code", "tool", "usage", "chunk", "delay_ms", "error"})
+_KEYS = frozenset({"text", "code", "tool", "usage", "chunk", "delay_ms", "error", "thinking"})
 _USAGE_KEYS = frozenset({"input", "output", "cache_read", "cache_write"})
 
 
@@ -54,6 +59,7 @@ class ScriptedResponse:
     chunk: int = DEFAULT_CHUNK
     delay_ms: int = 0
     error: ScriptedError | None = None
+    thinking: str = ""
 
 
 def _nonneg_int(value: Any, what: str, where: str, *, minimum: int = 0) -> int:
@@ -77,6 +83,9 @@ def _parse_response(raw: Any, index: int, path: Path, call_id: str) -> ScriptedR
     text = raw.get("text", "")
     if not isinstance(text, str):
         raise ScriptError(f"{where}: text must be a string, not {text!r}")
+    thinking = raw.get("thinking", "")
+    if not isinstance(thinking, str):
+        raise ScriptError(f"{where}: thinking must be a string, not {thinking!r}")
     code = raw.get("code")
     if code is not None and not isinstance(code, str):
         raise ScriptError(f"{where}: code must be a string, not {code!r}")
@@ -121,7 +130,7 @@ def _parse_response(raw: Any, index: int, path: Path, call_id: str) -> ScriptedR
         if code is not None or tool is not None:
             raise ScriptError(f"{where}: an error response cannot also hold code or tool")
         error = ScriptedError(status, message)
-    return ScriptedResponse(text, code, tool, usage, chunk, delay_ms, error)
+    return ScriptedResponse(text, code, tool, usage, chunk, delay_ms, error, thinking)
 
 
 def load_script(path: Path | str) -> tuple[ScriptedResponse, ...]:
@@ -186,6 +195,9 @@ class ScriptedProvider:
         response = self.responses[self.position]
         self.position += 1
         delay = response.delay_ms / 1000
+        for piece in _chunks(response.thinking, response.chunk):
+            await asyncio.sleep(delay)
+            yield ThinkingDelta(piece)
         for piece in _chunks(response.text, response.chunk):
             await asyncio.sleep(delay)
             yield TextDelta(piece)
@@ -202,7 +214,7 @@ class ScriptedProvider:
             yield ToolCallReady(call)
         usage = response.usage
         if usage is None:
-            out_chars = len(response.text)
+            out_chars = len(response.text) + len(response.thinking)
             if call is not None:
                 out_chars += len(call.name) + len(json.dumps(call.arguments, ensure_ascii=False))
             usage = Usage(

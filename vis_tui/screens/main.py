@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from textual import events, work
@@ -81,7 +82,7 @@ class MainScreen(Screen[None]):
     def __init__(self, workspace: Any) -> None:
         super().__init__()
         self.workspace = workspace
-        self.context = BlockContext(workspace=workspace)
+        self.context = BlockContext(workspace=workspace, attachments=self.attachment_file)
         self.host: Host | None = None
         self.session: AgentSession | None = None
         self.queue: list[str] = []
@@ -116,6 +117,13 @@ class MainScreen(Screen[None]):
         self.prompt.focus()
 
     # -- session -------------------------------------------------------------------------
+    def attachment_file(self, name: str) -> Path | None:
+        """Where the bytes of attachment ``name`` (filename or id) of the shown session are."""
+        if self.host is None or self.session is None:
+            return None
+        row = self.host.store.get_attachment(self.session.id, name)
+        return None if row is None else Path(row.path)
+
     async def attach(self, host: Host, session: AgentSession) -> None:
         """Show ``session``: its stored turns, prompt history and live events."""
         if self._unsubscribe is not None:

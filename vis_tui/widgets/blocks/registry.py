@@ -13,9 +13,11 @@ from textual.widgets import Static
 
 @dataclass(frozen=True)
 class BlockContext:
-    """What a block renderer may need beyond the block: the workspace for short paths."""
+    """What a block renderer may need beyond the block: the workspace for short paths, and
+    ``attachments`` (a name or id to its stored file in the shown session, or None)."""
 
     workspace: Path | None = None
+    attachments: Callable[[str], Path | None] | None = None
 
 
 BlockRenderer = Callable[[Any, BlockContext], Widget]

@@ -109,6 +109,9 @@ class VisApp(App[int]):
         from vis_tui.screens.form import attach_forms
 
         attach_forms(self, host)  # vis.ask forms; vis.live views come as events (widgets.live)
+        host.settings.saved_listeners.append(
+            lambda result: result.setting_id == "theme" and self.call_later(self.apply_theme)
+        )
         if host.model_problem:
             self.main.status_bar.model = host.model_label
         try:
@@ -151,7 +154,17 @@ class VisApp(App[int]):
         self.session = session
         assert self.host is not None
         await self.main.attach(self.host, session)
+        self.apply_theme()
         self.painted.set()
+
+    def apply_theme(self) -> None:
+        """Use the ``theme`` setting (a global choice; applied at start and when saved)."""
+        if self.host is None:
+            return
+        session_id = self.session.id if self.session is not None else None
+        theme = self.host.setting("theme", self.theme, session_id)
+        if theme in self.available_themes and theme != self.theme:
+            self.theme = theme
 
     async def on_unmount(self) -> None:
         if self.host is not None:

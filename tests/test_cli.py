@@ -52,6 +52,17 @@ def test_run_streams_the_answer_and_one_line_per_activity(workspace, vis_home, t
     assert result.returncode == 0, result.stderr
     assert "It says hello." in result.stdout
     assert "Read file" in result.stdout
+    assert result.stdout.rstrip().endswith("1 observation")  # the turn's step counts
+
+
+def test_summarize_steps_off_drops_the_step_line(workspace, vis_home, tmp_path):
+    (workspace / "a.txt").write_text("hello\n")
+    (vis_home / "config.toml").write_text("summarize_steps = false\n", encoding="utf-8")
+    s = script(tmp_path, [{"code": 'print(await cat("a.txt"))'}, {"text": "It says hello."}])
+    result = vis("run", "--provider", "scripted", "--script", str(s), "read a.txt",
+                 cwd=workspace, env_home=vis_home)
+    assert result.returncode == 0, result.stderr
+    assert "Read file" in result.stdout and "observation" not in result.stdout
 
 
 def test_run_json_prints_events(workspace, vis_home, tmp_path):

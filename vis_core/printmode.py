@@ -17,7 +17,7 @@ from vis_core.events import (
     TurnEnded,
     TurnStatus,
 )
-from vis_core.extension.activity import ActivityRecord, ActivityState
+from vis_core.extension.activity import ActivityRecord, ActivityState, SymbolTag, step_counts
 
 EXIT_CODES = {
     TurnStatus.COMPLETED: 0,
@@ -56,10 +56,12 @@ def activity_line(record: ActivityRecord) -> str:
 class PrintRenderer:
     """Writes events as they come: answer text raw, Activities one line each."""
 
-    def __init__(self, *, as_json: bool) -> None:
+    def __init__(self, *, as_json: bool, summarize_steps: bool = True) -> None:
         from rich.console import Console
 
         self.as_json = as_json
+        self.summarize_steps = summarize_steps
+        self._tags: list[SymbolTag] = []
         self.console = Console(highlight=False, soft_wrap=True)
         self.errors = Console(stderr=True, highlight=False)
         self._mid_line = False
@@ -74,6 +76,7 @@ class PrintRenderer:
             sys.stdout.flush()
             self._mid_line = not event.text.endswith("\n")
         elif isinstance(event, ActivityEnded) and event.activity is not None:
+            self._tags.append(event.activity.tag)
             self._break_line()
             self.console.print(activity_line(event.activity))
         elif isinstance(event, Notification):
@@ -81,6 +84,10 @@ class PrintRenderer:
             self.errors.print(f"[yellow]{event.kind}:[/] {event.text}", markup=True)
         elif isinstance(event, TurnEnded):
             self._break_line()
+            steps = step_counts(self._tags)
+            self._tags = []
+            if self.summarize_steps and steps:
+                self.console.print(f"[dim]{steps}[/]")
             if event.error:
                 self.errors.print(f"[red]{event.status.value}:[/] {event.error}")
 
@@ -131,7 +138,8 @@ async def _run(options: Any, request: str, *, as_json: bool) -> int:
         if session.model.provider is None:
             print(session.model.problem, file=sys.stderr)
             return 2
-        session.subscribe(PrintRenderer(as_json=as_json))
+        summarize = bool(host.setting("summarize_steps", True, session.id))
+        session.subscribe(PrintRenderer(as_json=as_json, summarize_steps=summarize))
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, session.cancel)
         try:

@@ -44,7 +44,7 @@ SUMMARIZE_STEPS = Setting(
     label="Summarize steps",
     default=True,
     scopes=ALL_SCOPES,
-    description="Show a one-line summary of each step of a turn.",
+    description="End each turn with its step counts, e.g. 1 mutation · 6 observations.",
 )
 THEME = Setting(
     id="theme",

@@ -208,9 +208,12 @@ def openai_reply(
     finish_reason: str | None = None,
     delay: float = 0.0,
     cut_after: int | None = None,
+    reasoning: str = "",
+    reasoning_field: str = "reasoning_content",
 ) -> WireReply:
-    """A streamed completion: ``text`` in pieces, tool calls with arguments streamed in
-    pieces, then (``usage`` = prompt, completion, cached tokens) a usage-only chunk."""
+    """A streamed completion: ``reasoning`` (in ``reasoning_field`` deltas), ``text`` in
+    pieces, tool calls with arguments streamed in pieces, then (``usage`` = prompt,
+    completion, cached tokens) a usage-only chunk."""
     base = {"id": "chatcmpl-wire", "object": "chat.completion.chunk", "created": 1, "model": model}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -218,6 +221,7 @@ def openai_reply(
         return {**base, "choices": [choice]}
 
     chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({reasoning_field: p}) for p in _pieces(reasoning, piece)]
     chunks += [chunk({"content": p}) for p in _pieces(text, piece)]
     for index, call in enumerate(tool_calls):
         head = {"index": index, "id": call.id, "type": "function"}
@@ -269,10 +273,15 @@ def anthropic_reply(
     delay: float = 0.0,
     cut_after: int | None = None,
     error_event: tuple[str, str] | None = None,
+    thinking: str = "",
+    signature: str = "sig-wire",
+    redacted: str = "",
 ) -> WireReply:
     """A streamed message: a text block, tool_use blocks with ``input_json_delta`` pieces;
     ``usage`` = input, output, cache read, cache creation tokens. ``error_event`` =
-    (type, message) ends the stream with an SSE ``error`` event after the text."""
+    (type, message) ends the stream with an SSE ``error`` event after the text.
+    ``thinking`` comes first as a thinking block (``thinking_delta`` pieces, then a
+    ``signature_delta``); ``redacted`` adds a redacted_thinking block after it."""
     inp, out, cache_read, cache_write = usage
     start_usage = {
         "input_tokens": inp,
@@ -292,6 +301,21 @@ def anthropic_reply(
     }
     events: list[dict[str, Any]] = [{"type": "message_start", "message": message}, {"type": "ping"}]
     index = 0
+    if thinking:
+        start = {"type": "thinking", "thinking": "", "signature": ""}
+        events.append({"type": "content_block_start", "index": index, "content_block": start})
+        for p in _pieces(thinking, piece):
+            delta = {"type": "thinking_delta", "thinking": p}
+            events.append({"type": "content_block_delta", "index": index, "delta": delta})
+        delta = {"type": "signature_delta", "signature": signature}
+        events.append({"type": "content_block_delta", "index": index, "delta": delta})
+        events.append({"type": "content_block_stop", "index": index})
+        index += 1
+    if redacted:
+        block = {"type": "redacted_thinking", "data": redacted}
+        events.append({"type": "content_block_start", "index": index, "content_block": block})
+        events.append({"type": "content_block_stop", "index": index})
+        index += 1
     if text:
         events.append(
             {

@@ -12,6 +12,7 @@ from vis_core.events import (
     ActivityStarted,
     ActivityUpdated,
     AssistantMessage,
+    AssistantThinking,
     BlockFinished,
     Event,
     IterationStarted,
@@ -75,6 +76,23 @@ def _assistant_message(
         (seq, event.session_id, event.turn_id, event.iteration, event.text),
     )
     conn.execute("INSERT INTO search_replies (rowid, text) VALUES (?, ?)", (seq, event.text))
+
+
+def _assistant_thinking(
+    conn: sqlite3.Connection,
+    seq: int,
+    event: AssistantThinking,
+    data: dict[str, Any],
+    payload: str,
+    now: float,
+) -> None:
+    if not event.text:
+        return
+    conn.execute(
+        "INSERT INTO thinking (seq, session_id, turn_id, iteration, text) VALUES (?, ?, ?, ?, ?)",
+        (seq, event.session_id, event.turn_id, event.iteration, event.text),
+    )
+    conn.execute("INSERT INTO search_thinking (rowid, text) VALUES (?, ?)", (seq, event.text))
 
 
 def _iteration_started(
@@ -205,6 +223,7 @@ def _turn_ended(
 PROJECTORS: dict[str, Projector] = {
     TurnStarted.type: _turn_started,
     AssistantMessage.type: _assistant_message,
+    AssistantThinking.type: _assistant_thinking,
     IterationStarted.type: _iteration_started,
     BlockFinished.type: _block_finished,
     ActivityStarted.type: _activity,

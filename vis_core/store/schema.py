@@ -177,6 +177,22 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "ALTER TABLE activities_v2 RENAME TO activities",
         "CREATE INDEX activities_by_turn ON activities(turn_id, pos)",
     ),
+    # 3: the model's thinking, searchable after titles, requests and replies. Deleting a
+    # session cascades to ``thinking``, and the trigger takes the text out of the index.
+    (
+        """CREATE TABLE thinking (
+            seq INTEGER PRIMARY KEY,  -- the AssistantThinking event
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            turn_id TEXT NOT NULL,
+            iteration INTEGER NOT NULL,
+            text TEXT NOT NULL
+        )""",
+        "CREATE INDEX thinking_by_session ON thinking(session_id)",
+        f"CREATE VIRTUAL TABLE search_thinking USING {_FTS}",
+        """CREATE TRIGGER thinking_unindexed AFTER DELETE ON thinking BEGIN
+            DELETE FROM search_thinking WHERE rowid = old.seq;
+        END""",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

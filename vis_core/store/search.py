@@ -1,4 +1,4 @@
-"""Session search over titles, requests and replies with SQLite FTS5."""
+"""Session search over titles, requests, replies and thinking with SQLite FTS5."""
 
 from __future__ import annotations
 
@@ -20,6 +20,11 @@ _FIELDS: tuple[tuple[str, str, str], ...] = (
         "search_replies",
         "SELECT r.session_id FROM replies r WHERE r.seq = search_replies.rowid",
     ),
+    (
+        "thinking",
+        "search_thinking",
+        "SELECT k.session_id FROM thinking k WHERE k.seq = search_thinking.rowid",
+    ),
 )
 MAX_ROWS_PER_FIELD = 5000
 SNIPPET_MARK = "**"
@@ -32,7 +37,7 @@ def fts_query(text: str) -> str | None:
 
 
 class SearchMixin:
-    """``search_sessions``: title matches first, then request, then reply."""
+    """``search_sessions``: title matches first, then request, reply, then thinking."""
 
     _db: Database
 

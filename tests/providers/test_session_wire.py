@@ -1,0 +1,127 @@
+"""A real session against the wire servers: shown images and thinking reach the next request,
+also after the session is reopened from the store."""
+
+from __future__ import annotations
+
+import base64
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vis_core.events import AssistantThinking, BlockFinished, TurnStatus
+from vis_core.host import Host, HostOptions
+
+from .wire_servers import WireServer, WireToolCall, anthropic_reply, openai_reply
+
+PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 24 + b"wire-image"
+PNG_B64 = base64.b64encode(PNG).decode("ascii")
+SHOW_CODE = textwrap.dedent(
+    f"""
+    d = await attach({PNG!r}, "chart.png")
+    await attach(b"a,b\\n1,2\\n", "rows.csv")
+    shown = await show_attachment("chart.png")
+    print("shown", shown["version"])
+    """
+)
+THOUGHT = "A chart says more than numbers."
+
+
+def configure(vis_home: Path, server: WireServer, kind: str, monkeypatch: Any) -> None:
+    base = server.anthropic_base_url if kind == "anthropic" else server.openai_base_url
+    (vis_home / "config.toml").write_text(
+        f'[providers.wire]\nkind = "{kind}"\nbase_url = "{base}"\napi_key_env = "WIRE_KEY"\n'
+        '[models."wire/test-model"]\nthinking_budget = 2048\n',
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("WIRE_KEY", "k")
+
+
+async def run(workspace: Path, request: str, session_id: str | None = None) -> tuple[Any, list]:
+    host = await Host.open(HostOptions(workspace=workspace, provider="wire", model="test-model"))
+    try:
+        session = await (host.open_session(session_id) if session_id else host.new_session())
+        events: list = []
+        session.subscribe(events.append)
+        ended = await session.submit(request)
+    finally:
+        await host.close()
+    return ended, events
+
+
+def anthropic_images(body: dict[str, Any]) -> list[dict[str, Any]]:
+    found = []
+    for message in body["messages"]:
+        for block in message["content"]:
+            if block["type"] == "tool_result" and isinstance(block.get("content"), list):
+                found += [part for part in block["content"] if part["type"] == "image"]
+    return found
+
+
+def openai_images(body: dict[str, Any]) -> list[str]:
+    found = []
+    for message in body["messages"]:
+        if message["role"] == "user" and isinstance(message["content"], list):
+            found += [p["image_url"]["url"] for p in message["content"] if p["type"] == "image_url"]
+    return found
+
+
+async def test_anthropic_gets_the_shown_image_and_the_signed_thinking(
+    vis_home: Path, workspace: Path, wire_server: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure(vis_home, wire_server, "anthropic", monkeypatch)
+    call = WireToolCall("toolu_1", "python_execution", {"code": SHOW_CODE})
+    wire_server.reply(
+        anthropic_reply("Drawing.", [call], thinking=THOUGHT, signature="sig-a"),
+        anthropic_reply("Here is the chart."),
+        anthropic_reply("Still there."),
+    )
+    ended, events = await run(workspace, "chart it")
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    block = next(e for e in events if isinstance(e, BlockFinished))
+    assert "shown 1" in block.stdout and len(block.images) == 1
+    thinking = next(e for e in events if isinstance(e, AssistantThinking))
+    assert (thinking.text, thinking.signature) == (THOUGHT, "sig-a")
+
+    second = wire_server.bodies[1]
+    assert anthropic_images(second) == [
+        {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG_B64}}
+    ]
+    result = next(b for b in second["messages"][-1]["content"] if b["type"] == "tool_result")
+    assert result["content"][0]["type"] == "text" and "shown 1" in result["content"][0]["text"]
+    assistant = second["messages"][1]["content"]
+    assert assistant[0] == {"type": "thinking", "thinking": THOUGHT, "signature": "sig-a"}
+    assert [b["type"] for b in assistant[1:]] == ["text", "tool_use"]
+
+    # Reopened from the store: the image is read back from the attachment files.
+    ended, _ = await run(workspace, "again", session_id=ended.session_id)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    third = wire_server.bodies[2]
+    assert [i["source"]["data"] for i in anthropic_images(third)] == [PNG_B64]
+    assert third["messages"][1]["content"][0]["signature"] == "sig-a"
+
+
+async def test_openai_gets_the_shown_image_after_the_tool_results(
+    vis_home: Path, workspace: Path, wire_server: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure(vis_home, wire_server, "openai", monkeypatch)
+    call = WireToolCall("call_1", "python_execution", {"code": SHOW_CODE})
+    wire_server.reply(
+        openai_reply("Drawing.", [call], reasoning=THOUGHT),
+        openai_reply("Here is the chart."),
+        openai_reply("Still there."),
+    )
+    ended, events = await run(workspace, "chart it")
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert [e.text for e in events if isinstance(e, AssistantThinking)] == [THOUGHT]
+
+    messages = wire_server.bodies[1]["messages"]
+    roles = [m["role"] for m in messages]
+    assert roles == ["system", "user", "assistant", "tool", "user"]
+    assert "shown 1" in messages[3]["content"]
+    assert openai_images(wire_server.bodies[1]) == [f"data:image/png;base64,{PNG_B64}"]
+
+    ended, _ = await run(workspace, "again", session_id=ended.session_id)
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert openai_images(wire_server.bodies[2]) == [f"data:image/png;base64,{PNG_B64}"]

@@ -12,6 +12,7 @@ from vis_core.events import (
     ActivityUpdated,
     AssistantDelta,
     AssistantMessage,
+    AssistantThinking,
     BlockFinished,
     Event,
     IterationStarted,
@@ -88,6 +89,20 @@ def _delta(target: EventTarget, event: AssistantDelta) -> None:
 def _message(target: EventTarget, event: AssistantMessage) -> None:
     target.transcript.turn(event.turn_id).set_message(event.text)
     target.transcript.follow()
+
+
+THINKING_PREVIEW = 100
+
+
+@handles(AssistantThinking)
+def _thinking(target: EventTarget, event: AssistantThinking) -> None:
+    """Thinking stays collapsed to one muted line; the whole text is in the session store."""
+    text = " ".join(event.text.split())
+    if not text:
+        return
+    if len(text) > THINKING_PREVIEW:
+        text = text[: THINKING_PREVIEW - 1] + "…"
+    target.transcript.turn(event.turn_id).show_note(f"Thinking: {text}")
 
 
 @handles(IterationStarted)

@@ -50,3 +50,22 @@ def test_title_change_updates_the_index(store: Store) -> None:
     store.set_title(sid, "Fresh name")
     assert store.search_sessions("old") == []
     assert [h.session.id for h in store.search_sessions("fresh")] == [sid]
+
+
+def test_thinking_ranks_after_replies_and_leaves_with_its_session(store: Store) -> None:
+    from vis_core.events import AssistantThinking
+
+    in_reply = _session(store, "A", "one", "the walrus is fine")
+    in_thinking = _session(store, "B", "two", "ok")
+    turn = store.turns(in_thinking)[0].id
+    store.append(AssistantThinking(in_thinking, turn_id=turn, text="check the walrus config"))
+    hits = store.search_sessions("walrus")
+    assert [(h.session.id, h.fields) for h in hits] == [
+        (in_reply, ("reply",)),
+        (in_thinking, ("thinking",)),
+    ]
+    assert hits[1].snippet == "check the **walrus** config"
+    assert store.delete_session(in_thinking)
+    assert [h.session.id for h in store.search_sessions("walrus")] == [in_reply]
+    with store._db.read("count") as conn:
+        assert conn.execute("SELECT count(*) FROM search_thinking").fetchone() == (0,)

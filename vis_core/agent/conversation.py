@@ -14,7 +14,7 @@ from vis_core.events import (
     TurnEnded,
     TurnStarted,
 )
-from vis_core.providers.base import ImagePart, Message, ThinkingPart, ToolCall
+from vis_core.providers.base import ImagePart, Message, ThinkingDelta, ThinkingPart, ToolCall
 
 ImageLoader = Callable[[str], ImagePart | None]
 
@@ -31,6 +31,41 @@ def block_result_text(stdout: str, error: str | None, restarted: str | None = No
     if error:
         parts.append(error.rstrip("\n"))
     return "\n".join(parts) if parts else NO_OUTPUT
+
+
+class ThinkingCollector:
+    """Gathers thinking deltas into blocks: a signature closes one, a redacted block stands
+    alone, and text left at the end is a block without a signature."""
+
+    def __init__(self) -> None:
+        self._done: list[ThinkingPart] = []
+        self._text: list[str] = []
+
+    def clear(self) -> None:
+        self._done.clear()
+        self._text.clear()
+
+    def add(self, delta: ThinkingDelta) -> None:
+        if delta.redacted:
+            self._close("")
+            self._done.append(ThinkingPart(redacted=delta.redacted))
+            return
+        if delta.text:
+            self._text.append(delta.text)
+        if delta.signature:
+            self._close(delta.signature)
+
+    def _close(self, signature: str) -> None:
+        if self._text or signature:
+            self._done.append(ThinkingPart("".join(self._text), signature))
+        self._text.clear()
+
+    def parts(self) -> list[ThinkingPart]:
+        """The blocks gathered so far (text without a signature closes as is); cleared."""
+        self._close("")
+        done = list(self._done)
+        self._done.clear()
+        return done
 
 
 class ConversationBuilder:

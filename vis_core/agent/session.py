@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from vis_core.agent.conversation import ConversationBuilder, block_result_text
+from vis_core.agent.conversation import ConversationBuilder, ThinkingCollector, block_result_text
 from vis_core.agent.invoker import ToolInvoker
 from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
 from vis_core.events import (
@@ -37,7 +37,6 @@ from vis_core.providers.base import (
     ProviderError,
     TextDelta,
     ThinkingDelta,
-    ThinkingPart,
     ToolCall,
     ToolCallReady,
     ToolDefinition,
@@ -108,38 +107,6 @@ class TurnOutcome:
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
-
-
-class _ThinkingCollector:
-    """Gathers thinking deltas into blocks: a signature closes one, a redacted block stands
-    alone, and text left at the end is a block without a signature."""
-
-    def __init__(self) -> None:
-        self._done: list[ThinkingPart] = []
-        self._text: list[str] = []
-
-    def clear(self) -> None:
-        self._done.clear()
-        self._text.clear()
-
-    def add(self, delta: ThinkingDelta) -> None:
-        if delta.redacted:
-            self._close("")
-            self._done.append(ThinkingPart(redacted=delta.redacted))
-            return
-        if delta.text:
-            self._text.append(delta.text)
-        if delta.signature:
-            self._close(delta.signature)
-
-    def _close(self, signature: str) -> None:
-        if self._text or signature:
-            self._done.append(ThinkingPart("".join(self._text), signature))
-        self._text.clear()
-
-    def parts(self) -> list[ThinkingPart]:
-        self._close("")
-        return list(self._done)
 
 
 class AgentSession:
@@ -311,7 +278,7 @@ class AgentSession:
             ),
         )
         chunks: list[str] = []
-        thinking = _ThinkingCollector()
+        thinking = ThinkingCollector()
         calls: list[ToolCall] = []
         usage = Usage()
         unsent: list[str] = []
@@ -324,6 +291,20 @@ class AgentSession:
                 text = "".join(unsent)
                 unsent.clear()
                 await self.emit(AssistantDelta(self.id, turn_id=turn_id, text=text))
+
+        async def emit_thinking() -> None:
+            """Thinking comes before the answer, so it is committed when the answer starts."""
+            for part in thinking.parts():
+                await self.emit(
+                    AssistantThinking(
+                        self.id,
+                        turn_id=turn_id,
+                        iteration=iteration,
+                        text=part.text,
+                        signature=part.signature,
+                        redacted=part.redacted,
+                    )
+                )
 
         async def on_retry(attempt: int, error: ProviderError, delay: float) -> None:
             await flush()
@@ -346,6 +327,7 @@ class AgentSession:
             on_retry=on_retry,
         ):
             if isinstance(item, TextDelta):
+                await emit_thinking()
                 chunks.append(item.text)
                 unsent.append(item.text)
                 if time.monotonic() - last_flush >= DELTA_INTERVAL:
@@ -353,21 +335,12 @@ class AgentSession:
             elif isinstance(item, ThinkingDelta):
                 thinking.add(item)
             elif isinstance(item, ToolCallReady):
+                await emit_thinking()
                 calls.append(item.call)
             elif isinstance(item, UsageUpdate):
                 usage = usage + item.usage
         await flush()
-        for part in thinking.parts():
-            await self.emit(
-                AssistantThinking(
-                    self.id,
-                    turn_id=turn_id,
-                    iteration=iteration,
-                    text=part.text,
-                    signature=part.signature,
-                    redacted=part.redacted,
-                )
-            )
+        await emit_thinking()
         text = "".join(chunks)
         if text:
             await self.emit(

@@ -42,8 +42,14 @@ async def _expanded_image(app, pilot, events: list) -> ImageBlock:
     assert not row.query(ImageBlock)  # nothing is loaded while collapsed
     row.focus()
     await pilot.press("enter")
-    await pilot.pause()
+    await _loaded(app, pilot)
     return row.query_one(ImageBlock)
+
+
+async def _loaded(app, pilot) -> None:
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
 
 
 async def test_expanded_activity_draws_the_png(harness, workspace: Path) -> None:
@@ -106,10 +112,10 @@ async def test_stored_attachment_resolves_by_filename(workspace: Path) -> None:
         await pilot.pause()
         row = app.main.transcript.turns["t1"].rows["i1"]
         row.expanded = True
-        await pilot.pause()
+        await _loaded(app, pilot)
         block = row.query_one(ImageBlock)
         assert block.reason is None and block.image is not None
-        assert block.image.image == str(stored)
+        assert block.source == stored
         assert (block.image.size.width, block.image.size.height) == (10, 2)
 
 

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from textual.content import Content
 from textual.events import Resize
 from textual.widget import Widget
 from textual.widgets import Static
+from textual.worker import Worker, WorkerState
 
 from vis_core.extension.activity import ActivityImage
 from vis_tui.widgets.blocks.registry import BlockContext
@@ -132,6 +134,19 @@ def resolve_image(block: ActivityImage, context: BlockContext) -> Path | str:
     return f"not found: no attachment or file named {name}"
 
 
+def load_picture(path: Path, limit: tuple[int, int]) -> tuple[tuple[int, int], Any]:
+    """The image's own size and a copy no larger than ``limit`` pixels (runs in a thread)."""
+    from PIL import Image as PILImage
+
+    with PILImage.open(path) as opened:
+        natural = opened.size
+        opened.draft("RGB", limit)  # JPEG decodes straight at a smaller scale
+        picture = opened.convert("RGBA" if "A" in opened.getbands() or "transparency"
+                                 in opened.info else "RGB")
+    picture.thumbnail(limit)
+    return natural, picture
+
+
 _WIDGETS: dict[GraphicsMode, type[Widget]] = {}
 
 
@@ -181,6 +196,8 @@ class ImageBlock(Vertical):
         self.context = context
         self.reason: str | None = None
         self.image: Widget | None = None
+        self.source: Path | None = None
+        self._mode = GraphicsMode.OFF
         self._pixels = (0, 0)
         self._cell = DEFAULT_CELL
 
@@ -203,19 +220,27 @@ class ImageBlock(Vertical):
         if detected.mode is GraphicsMode.OFF:
             self._show_reason(detected.reason)
             return
-        try:
-            from PIL import Image as PILImage
-
-            with PILImage.open(found) as opened:
-                self._pixels = opened.size
-        except (OSError, ValueError) as error:  # PIL's UnidentifiedImageError is an OSError
-            self._show_reason(f"{found.name} is not an image Vis can read ({error})")
-            return
+        self.source = found
+        self._mode = detected.mode
         self._cell = DEFAULT_CELL if deterministic else cell_pixels()
-        widget_class = image_widget_class(detected.mode)
-        self.image = widget_class(str(found), classes="image-view")  # type: ignore[call-arg]
-        self._size_image(self.size.width or self.app.size.width)
-        self.mount(self.image)
+        limit = (max(1, self.app.size.width) * self._cell[0], MAX_ROWS * self._cell[1])
+        self.run_worker(partial(load_picture, found, limit), thread=True, group="image-load",
+                        exit_on_error=False)
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        worker = event.worker
+        if worker.group != "image-load" or self.source is None:
+            return
+        if event.state is WorkerState.ERROR:
+            error = worker.error
+            self._show_reason(f"{self.source.name} is not an image Vis can read ({error})")
+        elif event.state is WorkerState.SUCCESS and worker.result is not None:
+            natural, picture = worker.result
+            self._pixels = natural
+            widget_class = image_widget_class(self._mode)
+            self.image = widget_class(picture, classes="image-view")  # type: ignore[call-arg]
+            self._size_image(self.size.width or self.app.size.width)
+            self.mount(self.image)
 
     def _show_reason(self, reason: str) -> None:
         self.reason = reason

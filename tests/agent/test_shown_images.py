@@ -1,4 +1,5 @@
-"""A scripted block shows a PNG: its result message carries the image, live and when reopened."""
+"""A scripted block shows a PNG: the next request carries it on that block's result, and only that
+request (``show_attachment`` shows an image "for the next request only")."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from pathlib import Path
 
 import yaml
 
-from vis_core.agent.conversation import conversation_from_events
+from vis_core.agent.conversation import ConversationBuilder, conversation_from_events
 from vis_core.events import BlockFinished, TurnStatus
 from vis_core.extension.attachments import load_shown_image
 from vis_core.host import Host, HostOptions
@@ -21,7 +22,17 @@ print("ok")
 """
 
 
-async def test_shown_image_rides_on_the_block_result(workspace: Path, tmp_path: Path) -> None:
+def next_request(events: list, load_image) -> list:
+    """The messages of the request that follows the block that showed the image."""
+    builder = ConversationBuilder(load_image)
+    for event in events:
+        builder.add(event)
+        if isinstance(event, BlockFinished):
+            break
+    return builder.request_messages()
+
+
+async def test_shown_image_rides_on_the_next_request_only(workspace: Path, tmp_path: Path) -> None:
     script = tmp_path / "s.yaml"
     script.write_text(
         yaml.safe_dump([{"thinking": "Draw a dot.", "code": CODE}, {"text": "A dot."}]),
@@ -32,27 +43,30 @@ async def test_shown_image_rides_on_the_block_result(workspace: Path, tmp_path: 
         session = await host.new_session()
         ended = await session.submit("dot")
         assert ended.status is TurnStatus.COMPLETED, ended.error
-        live = list(session._conversation.messages)
+        after_turn = session._conversation.request_messages()
         events = [stored.event for stored in host.store.events(session.id)]
         block = next(e for e in events if isinstance(e, BlockFinished))
         (shown,) = block.images
-        rebuilt = conversation_from_events(
-            events, lambda key: load_shown_image(host.store, session.id, key)
-        )
+
+        def load(key: str) -> ImagePart | None:
+            return load_shown_image(host.store, session.id, key)
+
+        following = next_request(events, load)
+        reopened = conversation_from_events(events, load)
         row = host.store.get_attachment(session.id, shown)
         assert row is not None
         Path(row.path).unlink()
-        gone = conversation_from_events(
-            events, lambda key: load_shown_image(host.store, session.id, key)
-        )
+        gone = next_request(events, load)
     finally:
         await host.close()
 
     image = ImagePart("image/png", base64.b64encode(PNG).decode("ascii"))
-    for messages in (live, rebuilt):
+    assert [m.role for m in following] == ["user", "assistant", "tool"]
+    assert following[1].thinking == (ThinkingPart("Draw a dot."),)
+    assert following[2].images == (image,) and following[2].text == "ok"
+    for messages in (after_turn, reopened):  # answered: later requests carry no image
         assert [m.role for m in messages] == ["user", "assistant", "tool", "assistant"]
         assert messages[1].thinking == (ThinkingPart("Draw a dot."),)
-        assert messages[2].images == (image,)
-        assert messages[2].text == "ok"
+        assert messages[2].images == () and messages[2].text == "ok"
     assert gone[2].images == ()
     assert f"attachment {shown}) is no longer stored" in gone[2].text

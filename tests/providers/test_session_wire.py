@@ -1,5 +1,5 @@
-"""A real session against the wire servers: shown images and thinking reach the next request,
-also after the session is reopened from the store."""
+"""A real session against the wire servers: a shown image reaches the next request only; signed
+thinking stays in the conversation, also after the session is reopened from the store."""
 
 from __future__ import annotations
 
@@ -94,11 +94,11 @@ async def test_anthropic_gets_the_shown_image_and_the_signed_thinking(
     assert assistant[0] == {"type": "thinking", "thinking": THOUGHT, "signature": "sig-a"}
     assert [b["type"] for b in assistant[1:]] == ["text", "tool_use"]
 
-    # Reopened from the store: the image is read back from the attachment files.
+    # Reopened from the store: the thinking is kept; the image went with the next request only.
     ended, _ = await run(workspace, "again", session_id=ended.session_id)
     assert ended.status is TurnStatus.COMPLETED, ended.error
     third = wire_server.bodies[2]
-    assert [i["source"]["data"] for i in anthropic_images(third)] == [PNG_B64]
+    assert anthropic_images(third) == []
     assert third["messages"][1]["content"][0]["signature"] == "sig-a"
 
 
@@ -124,4 +124,4 @@ async def test_openai_gets_the_shown_image_after_the_tool_results(
 
     ended, _ = await run(workspace, "again", session_id=ended.session_id)
     assert ended.status is TurnStatus.COMPLETED, ended.error
-    assert openai_images(wire_server.bodies[2]) == [f"data:image/png;base64,{PNG_B64}"]
+    assert openai_images(wire_server.bodies[2]) == []  # shown for the next request only

@@ -13,6 +13,7 @@ from vis_core.events import (
     IterationStarted,
     TurnEnded,
     TurnStarted,
+    UsageReported,
 )
 from vis_core.providers.base import ImagePart, Message, ThinkingDelta, ThinkingPart, ToolCall
 
@@ -71,8 +72,10 @@ class ThinkingCollector:
 class ConversationBuilder:
     """Accumulates events into messages; used live by the loop and to resume a session.
 
-    ``load_image`` turns an attachment id of ``BlockFinished.images`` into the image the
-    block's result carries (None: the attachment is gone, and the result says so).
+    Images a block showed (``BlockFinished.images``) go to the model with the next request
+    only, as ``show_attachment`` promises: :meth:`request_messages` adds them to that block's
+    result, loading each through ``load_image`` (None: the attachment is gone, and the result
+    says so); the answer to that request (``UsageReported``) retires them.
     """
 
     def __init__(self, load_image: ImageLoader | None = None) -> None:
@@ -80,6 +83,7 @@ class ConversationBuilder:
         self._pending_text: dict[str, str] = {}
         self._pending_thinking: dict[str, list[ThinkingPart]] = {}
         self._load_image = load_image
+        self._shown: list[tuple[int, tuple[str, ...]]] = []  # (message index, attachment ids)
 
     def add(self, event: Event) -> None:
         handler = getattr(self, f"_on_{event.type}", None)
@@ -114,23 +118,37 @@ class ConversationBuilder:
             self.messages.append(Message("assistant", text, (call,), thinking=thinking))
 
     def _on_BlockFinished(self, event: BlockFinished) -> None:
-        text = block_result_text(event.stdout, event.error)
-        images: list[ImagePart] = []
-        for attachment_id in event.images:
-            image = self._load_image(attachment_id) if self._load_image is not None else None
-            if image is None:
-                text += f"\n[an image shown here (attachment {attachment_id}) is no longer stored]"
-            else:
-                images.append(image)
+        if event.images:
+            self._shown.append((len(self.messages), tuple(event.images)))
         self.messages.append(
             Message(
                 "tool",
-                text,
+                block_result_text(event.stdout, event.error),
                 tool_call_id=event.iteration_id,
                 is_error=event.error is not None,
-                images=tuple(images),
             )
         )
+
+    def _on_UsageReported(self, event: UsageReported) -> None:
+        self._shown.clear()  # the request that carried them was answered
+
+    def request_messages(self) -> list[Message]:
+        """The messages of the next request: the conversation plus the images just shown."""
+        messages = list(self.messages)
+        for index, attachment_ids in self._shown:
+            message = messages[index]
+            images: list[ImagePart] = []
+            text = message.text
+            for attachment_id in attachment_ids:
+                image = self._load_image(attachment_id) if self._load_image else None
+                if image is None:
+                    text += (
+                        f"\n[an image shown here (attachment {attachment_id}) is no longer stored]"
+                    )
+                else:
+                    images.append(image)
+            messages[index] = replace(message, text=text, images=tuple(images))
+        return messages
 
     def _on_TurnEnded(self, event: TurnEnded) -> None:
         text = self._pending_text.pop(event.turn_id, "")

@@ -269,7 +269,7 @@ class AgentSession:
         request = ModelRequest(
             model=self.model.model,
             system=self._system_prompt(),
-            messages=tuple(self._conversation.messages),
+            messages=tuple(self._conversation.request_messages()),
             tools=(
                 ToolDefinition(
                     PYTHON_EXECUTION, PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS

@@ -28,11 +28,12 @@ _ADD_USAGE = (
     "cost = cost + ?"
 )
 # A later event of an activity sets no indexed column (pos, session_id, turn_id stay those
-# of its first event), so it rewrites one table row and no index page.
+# of its first event), so it rewrites one table row and no index page. Its row is found
+# by (turn_id, id), the one index of activities; turn_id is '' outside a turn.
 UPSERT_ACTIVITY = (
     "INSERT INTO activities (id, pos, session_id, turn_id, tool, tag, state, seq) "
-    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET tool = excluded.tool, "
-    "tag = excluded.tag, state = excluded.state, seq = excluded.seq"
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (turn_id, id) DO UPDATE SET "
+    "tool = excluded.tool, tag = excluded.tag, state = excluded.state, seq = excluded.seq"
 )
 
 Projector = Callable[[sqlite3.Connection, int, Any, dict[str, Any], str, float], None]
@@ -161,7 +162,7 @@ def _activity(
             record.id,
             seq,
             event.session_id,
-            record.turn_id,
+            record.turn_id or "",
             record.tool,
             fields["tag"],
             fields["state"],

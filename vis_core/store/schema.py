@@ -193,6 +193,28 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             DELETE FROM search_thinking WHERE rowid = old.seq;
         END""",
     ),
+    # 4: one index on activities instead of two: (turn_id, id) finds the row a later event
+    # of an activity updates and lists a turn's activities, so a new activity writes one
+    # index page fewer. turn_id is '' for an activity outside any turn.
+    (
+        """CREATE TABLE activities_v4 (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            pos INTEGER NOT NULL,  -- seq of the activity's first event: the order they started
+            id TEXT NOT NULL,
+            turn_id TEXT NOT NULL,  -- '' outside a turn
+            tool TEXT NOT NULL,
+            tag TEXT NOT NULL,
+            state TEXT NOT NULL,
+            seq INTEGER NOT NULL,  -- events row of the latest activity event; its "activity" key
+            PRIMARY KEY (session_id, pos),
+            UNIQUE (turn_id, id)
+        ) WITHOUT ROWID""",
+        """INSERT INTO activities_v4 (session_id, pos, id, turn_id, tool, tag, state, seq)
+        SELECT session_id, pos, id, coalesce(turn_id, ''), tool, tag, state, seq
+        FROM activities""",
+        "DROP TABLE activities",
+        "ALTER TABLE activities_v4 RENAME TO activities",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

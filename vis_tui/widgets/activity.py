@@ -141,6 +141,12 @@ class SectionView(Vertical, can_focus=True):
         self.set_class(expanded, "-expanded")
 
 
+def is_expandable(record: ActivityRecord, receipts: list[ActivityRecord]) -> bool:
+    """Whether the row of ``record`` has anything to open: content, sections, an error, receipts."""
+    p = record.presentation
+    return bool(receipts or record.error or (p and (p.content or p.sections)))
+
+
 class ActivityRow(Vertical, can_focus=True):
     """An Activity: collapsed to one line by default; calls on one handle share a row."""
 
@@ -160,8 +166,7 @@ class ActivityRow(Vertical, can_focus=True):
     # -- state -------------------------------------------------------------------------
     @property
     def expandable(self) -> bool:
-        p = self.record.presentation
-        return bool(self.receipts or self.record.error or (p and (p.content or p.sections)))
+        return is_expandable(self.record, self.receipts)
 
     def update_record(self, record: ActivityRecord) -> None:
         """A newer state of this Activity, or a newer call on the same handle (a receipt)."""

@@ -12,6 +12,7 @@ from vis_tui.history import PageLoader, StoredTurn
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.plain import record_text
+from vis_tui.widgets.stored_turn import StoredTurnView
 from vis_tui.widgets.turn import TurnView
 
 LOAD_MARGIN = 3
@@ -45,7 +46,7 @@ class Transcript(VerticalScroll, can_focus=False):
     def __init__(self, context: BlockContext, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.context = context
-        self.turns: dict[str, TurnView] = {}
+        self.turns: dict[str, TurnView | StoredTurnView] = {}
         self.loader: PageLoader | None = None
         self.has_older = False
         self._oldest_position: int | None = None
@@ -83,6 +84,8 @@ class Transcript(VerticalScroll, can_focus=False):
     def turn(self, turn_id: str) -> TurnView:
         """The view of ``turn_id``; a turn whose start was not seen gets an empty request."""
         view = self.turns.get(turn_id)
+        if isinstance(view, StoredTurnView):
+            return self.open_stored(view)
         return view if view is not None else self.add_turn(turn_id, 0, "")
 
     def add_message(
@@ -104,29 +107,54 @@ class Transcript(VerticalScroll, can_focus=False):
         if self.max_scroll_y - self.scroll_y <= 3:
             self.scroll_end(animate=False, immediate=False)
 
-    def _stored_view(self, turn: StoredTurn) -> TurnView:
-        view = TurnView(turn.turn_id, turn.position, turn.request, self.context)
+    def _stored_view(self, turn: StoredTurn) -> StoredTurnView:
+        view = StoredTurnView(turn)
         self.turns[turn.turn_id] = view
         self._stored[turn.turn_id] = turn
         return view
 
-    def _fill(self, view: TurnView, turn: StoredTurn) -> None:
+    def open_stored(self, view: StoredTurnView) -> TurnView:
+        """Put a full :class:`TurnView` (rows that open, pressable paths) in place of ``view``."""
+        full = self._full_turn(view)
+        if view.parent is self:
+            self.mount(full, after=view)
+            view.remove()
+        return full
+
+    def _full_turn(self, view: StoredTurnView) -> TurnView:
+        turn = view.stored
+        full = TurnView(turn.turn_id, turn.position, turn.request, self.context)
         # The store keeps replies apart from Activities: earlier replies, the work, the last reply.
         replies = list(turn.replies)
         last = replies.pop() if replies and turn.activities else None
         for reply in replies:
-            view.add_stored_answer(reply)
+            full.add_stored_answer(reply)
         for record in turn.activities:
-            view.show_activity(record)
+            full.show_activity(record)
         if last is not None:
-            view.add_stored_answer(last)
-        view.end(turn.status or TurnStatus.COMPLETED, turn.error)
+            full.add_stored_answer(last)
+        full.end(turn.status or TurnStatus.COMPLETED, turn.error)
+        self.turns[turn.turn_id] = full
+        return full
 
-    async def _mount_turns(self, turns: list[StoredTurn], *, top: bool) -> list[TurnView]:
+    async def on_stored_turn_view_open(self, message: StoredTurnView.Open) -> None:
+        """A click on (or focus of) a stored turn: the full turn, its clicked row opened."""
+        message.stop()
+        view = message.view
+        if self.turns.get(view.turn_id) is not view or view.parent is not self:
+            return
+        full = self._full_turn(view)
+        await self.mount(full, after=view)
+        row = full.rows.get(message.record_id or "") or next(iter(full.rows.values()), None)
+        if row is not None:
+            self.screen.set_focus(row, scroll_visible=False)  # now: the view goes next
+            if message.record_id is not None:
+                row.action_toggle()
+        await view.remove()
+
+    async def _mount_turns(self, turns: list[StoredTurn], *, top: bool) -> list[StoredTurnView]:
         """Mount stored ``turns`` (oldest first) above the first or below the last turn."""
         views = [self._stored_view(turn) for turn in turns]
-        for view, turn in zip(views, turns, strict=True):
-            self._fill(view, turn)  # kept by the view until it mounts: one pass per turn
         mounted = self._mounted_turns()
         if top and self.children:
             await self.mount_all(views, before=self.children[0])
@@ -136,18 +164,20 @@ class Transcript(VerticalScroll, can_focus=False):
             await self.mount_all(views)
         return views
 
-    def _mounted_turns(self) -> list[TurnView]:
-        return [child for child in self.children if isinstance(child, TurnView)]
+    def _mounted_turns(self) -> list[TurnView | StoredTurnView]:
+        return [child for child in self.children if isinstance(child, TurnView | StoredTurnView)]
 
-    async def _unmount(self, views: list[TurnView]) -> None:
+    async def _unmount(self, views: list[TurnView | StoredTurnView]) -> None:
         for view in views:
             self.turns.pop(view.turn_id, None)
             self._stored.pop(view.turn_id, None)
         await self.remove_children(views)
 
-    def _trimmable(self, views: list[TurnView]) -> list[TurnView]:
+    def _trimmable(
+        self, views: list[TurnView | StoredTurnView]
+    ) -> list[TurnView | StoredTurnView]:
         """The leading run of ``views`` that can be rebuilt from the store (ended, stored)."""
-        run: list[TurnView] = []
+        run: list[TurnView | StoredTurnView] = []
         for view in views:
             if view.turn_id not in self._stored or view.status is None:
                 break
@@ -248,10 +278,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self._above.clear()
         self._below.clear()
         page = self.loader(None)
-        views = [self._stored_view(turn) for turn in page.turns]
-        for view, turn in zip(views, page.turns, strict=True):
-            self._fill(view, turn)
-        self.mount_all(views)
+        self.mount_all([self._stored_view(turn) for turn in page.turns])
         self._oldest_position = page.turns[0].position if page.turns else None
         self._store_has_older = self.has_older = page.has_older
         self.scroll_end(animate=False, immediate=False)
@@ -268,7 +295,7 @@ class Transcript(VerticalScroll, can_focus=False):
     # -- reading -------------------------------------------------------------------------
     @property
     def last_answer(self) -> str:
-        for view in reversed(list(self.query(TurnView))):
+        for view in reversed(self._mounted_turns()):
             if view.last_answer:
                 return view.last_answer
         return ""
@@ -277,7 +304,10 @@ class Transcript(VerticalScroll, can_focus=False):
         """The mounted transcript as plain text, for the clipboard."""
         parts: list[str] = []
         for child in self.children:
-            if isinstance(child, TurnView):
+            if isinstance(child, StoredTurnView):
+                parts.append(f"> {child.request}")
+                parts.extend(child.text_parts())
+            elif isinstance(child, TurnView):
                 parts.append(f"> {child.request}")
                 for item in child.children:
                     if isinstance(item, ActivityRow):

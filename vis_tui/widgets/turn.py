@@ -41,13 +41,16 @@ def footer_content(
     return Content.assemble(*parts) if parts else None
 
 
+def request_content(request: str) -> Content:
+    """The request line: a prompt marker, then the request in bold."""
+    return Content.assemble(("› ", "bold $text-accent"), (request, "bold"))
+
+
 class TurnView(Vertical):
     """Everything one request produced, in the order it happened."""
 
     def __init__(self, turn_id: str, position: int, request: str, context: BlockContext) -> None:
-        request_line = Static(
-            Content.assemble(("› ", "bold $text-accent"), (request, "bold")), classes="request"
-        )
+        request_line = Static(request_content(request), classes="request")
         super().__init__(request_line, classes="turn")
         self.turn_id = turn_id
         self.position = position

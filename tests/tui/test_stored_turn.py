@@ -1,0 +1,107 @@
+"""Stored turns are drawn as one widget that looks like the full turn and opens into it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from vis_core.events import SessionCreated, TurnStatus
+from vis_tui.demo import every_block_records, turn_events
+from vis_tui.widgets.activity import ActivityRow
+from vis_tui.widgets.stored_turn import StoredTurnView
+from vis_tui.widgets.turn import TurnView
+
+from .support import started, until, vis_app
+
+
+def _store(workspace: Path) -> str:
+    from vis_core.store import Store
+
+    store = Store(Path(os.environ["VIS_HOME"]) / "vis.db")
+    row = store.create_session(workspace.resolve(), workspace.resolve(), title="stored")
+    store.append(SessionCreated(row.id, title="stored", workspace=str(workspace)))
+    turns = [
+        ("t1", "a request long enough to wrap " * 5, "Just **text**, no work.", 0,
+         TurnStatus.COMPLETED),
+        ("t2", "read and patch", "Done: `src/app.py` patched.", 5, TurnStatus.COMPLETED),
+        ("t3", "stopped", "", 2, TurnStatus.CANCELLED),
+        ("t4", "failed", "Partial answer.", 3, TurnStatus.FAILED),
+    ]
+    for n, (turn_id, request, answer, count, status) in enumerate(turns, start=1):
+        records = [
+            type(r)(**{**r.__dict__, "id": f"{turn_id}-{r.id}", "session_id": row.id})
+            for r in every_block_records(str(workspace), turn_id)[:count]
+        ]
+        store.append_many(
+            turn_events(row.id, turn_id, request, answer, records, position=n, status=status)
+        )
+    store.close()
+    return row.id
+
+
+def _screen(app: object) -> list[list[tuple[str, str]]]:
+    """The screen's cells, line by line: text with its style."""
+    strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+    return [[(seg.text, str(seg.style)) for seg in strip.simplify()] for strip in strips]
+
+
+async def test_stored_turns_look_like_full_turns_and_open_on_click(workspace: Path) -> None:
+    session_id = _store(workspace)
+    app = vis_app(workspace, resume=session_id)
+    async with app.run_test(size=(90, 60)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        app.main.prompt.focus()
+        stored = list(transcript.query(StoredTurnView))
+        assert [v.turn_id for v in stored] == ["t1", "t2", "t3", "t4"]
+        assert not transcript.query(ActivityRow)  # no row widgets until asked for
+        transcript.scroll_home(animate=False)
+        await pilot.pause()
+        compact = _screen(app)
+        copied = transcript.as_text()
+        for view in stored:
+            transcript.open_stored(view)
+        await pilot.pause()
+        transcript.scroll_home(animate=False)
+        await pilot.pause()
+        assert not transcript.query(StoredTurnView)
+        full = _screen(app)
+        for n, (a, b) in enumerate(zip(compact, full, strict=True)):
+            assert a == b, (n, a, b)
+        assert transcript.as_text() == copied
+        assert transcript.last_answer == "Partial answer."
+
+
+async def test_clicking_a_stored_row_opens_it_and_keeps_the_turn(workspace: Path) -> None:
+    session_id = _store(workspace)
+    app = vis_app(workspace, resume=session_id)
+    async with app.run_test(size=(90, 60)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        transcript.scroll_home(animate=False)
+        await pilot.pause()
+        view = transcript.turns["t2"]
+        assert isinstance(view, StoredTurnView)
+        line = next(y for y, rid in view._lines(view.content_size.width)[1].items()
+                    if rid == "t2-a3")
+        await pilot.click(view, offset=(4, line))
+        await until(pilot, lambda: isinstance(transcript.turns["t2"], TurnView))
+        full = transcript.turns["t2"]
+        assert isinstance(full, TurnView)
+        row = full.rows["t2-a3"]
+        await until(pilot, lambda: row.expanded and app.focused is row)
+        assert row.query(".activity-body")
+        assert app.main.selected_activity is row
+        await pilot.press("enter")
+        assert not row.expanded
+        assert "1 mutation" in str(full.query_one(".turn-footer").render()) or full._footer
+        # focusing a stored turn (Tab) opens it with its first row focused
+        other = transcript.turns["t4"]
+        assert isinstance(other, StoredTurnView)
+        other.focus()
+        await until(pilot, lambda: isinstance(transcript.turns["t4"], TurnView))
+        opened = transcript.turns["t4"]
+        assert isinstance(opened, TurnView)
+        await pilot.pause()
+        await pilot.pause()
+        await until(pilot, lambda: app.focused is opened.rows["t4-a1"])

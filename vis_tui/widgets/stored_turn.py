@@ -1,0 +1,193 @@
+"""A stored turn drawn as one widget until the person clicks or focuses it (long transcripts)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from rich.markdown import Markdown as RichMarkdown
+from rich.style import Style as RichStyle
+from textual.color import Color
+from textual.content import Content
+from textual.events import Click
+from textual.geometry import Size
+from textual.message import Message
+from textual.strip import Strip
+from textual.style import Style
+from textual.visual import Visual, visualize
+from textual.widget import Widget
+
+from vis_core.events import TurnStatus
+from vis_core.extension.activity import ActivityRecord
+from vis_tui.history import StoredTurn
+from vis_tui.widgets.activity import headline_content, is_expandable
+from vis_tui.widgets.plain import record_text
+from vis_tui.widgets.turn import footer_content, request_content
+
+
+@dataclasses.dataclass(frozen=True)
+class StoredRow:
+    """One collapsed Activity row of a stored turn: the newest call and earlier ones (receipts)."""
+
+    record: ActivityRecord
+    receipts: tuple[ActivityRecord, ...]
+
+    def header(self) -> Content:
+        expandable = is_expandable(self.record, list(self.receipts))
+        return headline_content(self.record, expanded=False, expandable=expandable)
+
+    def as_text(self) -> str:
+        return "\n\n".join(record_text(r) for r in [*self.receipts, self.record])
+
+
+def stored_rows(records: tuple[ActivityRecord, ...]) -> list[StoredRow]:
+    """The rows ``records`` make: calls on one handle share the first call's row."""
+    rows: list[list[ActivityRecord]] = []
+    by_id: dict[str, list[ActivityRecord]] = {}
+    groups: dict[tuple[str, int, str], list[ActivityRecord]] = {}
+    for record in records:
+        row = by_id.get(record.id)
+        if row is None and record.group_key is not None:
+            row = groups.get(record.group_key)
+        if row is None:
+            row = [record]
+            rows.append(row)
+        elif row[-1].id == record.id:
+            row[-1] = record  # a newer state of the same call
+        else:
+            row.append(record)
+        by_id[record.id] = row
+        if record.group_key is not None:
+            groups.setdefault(record.group_key, row)
+    return [StoredRow(row[-1], tuple(row[:-1])) for row in rows]
+
+
+class StoredTurnView(Widget, can_focus=True):
+    """Request, answers, collapsed Activity rows and step count of a stored turn, drawn with
+    the same layout as a :class:`~vis_tui.widgets.turn.TurnView` but as one widget.
+
+    A click or focus posts :class:`Open`; the transcript then puts a full TurnView in its
+    place (the clicked Activity row opened), which behaves like any other turn."""
+
+    DEFAULT_CSS = "StoredTurnView { height: auto; }"
+
+    class Open(Message):
+        """Replace ``view`` with a full turn; ``record_id`` is the Activity row clicked."""
+
+        def __init__(self, view: StoredTurnView, record_id: str | None) -> None:
+            super().__init__()
+            self.view = view
+            self.record_id = record_id
+
+    def __init__(self, turn: StoredTurn) -> None:
+        super().__init__(classes="turn")
+        self.stored = turn
+        self.turn_id = turn.turn_id
+        self.position = turn.position
+        self.request = turn.request
+        self.status: TurnStatus = turn.status or TurnStatus.COMPLETED
+        self.rows = stored_rows(turn.activities)
+        replies = list(turn.replies)
+        last = replies.pop() if replies and turn.activities else None
+        self._last = last or None
+        self._replies = [reply for reply in replies if reply]
+        self._cache: tuple[int, list[Strip], dict[int, str]] | None = None
+        self.can_focus = bool(self.rows)  # Tab reaches a stored turn's Activities
+
+    # -- reading -------------------------------------------------------------------------
+    @property
+    def last_answer(self) -> str:
+        texts = [t for t in [*self._replies, self._last or ""] if t.strip()]
+        return texts[-1] if texts else ""
+
+    def text_parts(self) -> list[str]:
+        """The turn's answers and Activities as plain text, in order, for the clipboard."""
+        parts = [*self._replies, *(row.as_text() for row in self.rows)]
+        return [*parts, self._last] if self._last else parts
+
+    # -- drawing -------------------------------------------------------------------------
+    def _visual_strips(self, visual: Visual, width: int, style: Style) -> list[Strip]:
+        return Visual.to_strips(self, visual, width, None, style)
+
+    def _build(self, width: int) -> tuple[list[Strip], dict[int, str]]:
+        """Lines at ``width`` as the turn's widgets would draw them (collapsed margins)."""
+        style = self.visual_style
+        boost = dataclasses.replace(
+            style, background=style.background + Color.parse(self.app.get_css_variables()["boost"])
+        )
+        fill = RichStyle(bgcolor=boost.background.rich_color)  # padding: background only
+        pad = Strip.blank(1, fill)
+        lines = [
+            Strip.join([pad, strip.extend_cell_length(width - 2, fill), pad])
+            for strip in self._visual_strips(
+                visualize(self, request_content(self.request)), max(1, width - 2), boost
+            )
+        ]
+        hits: dict[int, str] = {}
+        parts: list[tuple[list[Strip], int, int, list[str] | None]] = []  # margins, row ids
+        for reply in self._replies:
+            strips = self._visual_strips(visualize(self, RichMarkdown(reply)), width, style)
+            parts.append((strips, 1, 1, None))
+        row_strips: list[Strip] = []
+        row_ids: list[str] = []
+        for row in self.rows:
+            for strip in self._visual_strips(row.header(), width, style):
+                row_strips.append(strip)
+                row_ids.append(row.record.id)
+        if row_strips:
+            parts.append((row_strips, 0, 0, row_ids))
+        if self._last:
+            strips = self._visual_strips(visualize(self, RichMarkdown(self._last)), width, style)
+            parts.append((strips, 1, 1, None))
+        footer = footer_content([r.record.tag for r in self.rows], self.status, self.stored.error)
+        if footer is not None:
+            indent = Strip.blank(2, RichStyle(bgcolor=style.background.rich_color))
+            muted = dataclasses.replace(style, foreground=self._muted(style.background))
+            strips = self._visual_strips(footer, max(1, width - 2), muted)
+            parts.append(([Strip.join([indent, strip]) for strip in strips], 0, 0, None))
+        space = RichStyle(bgcolor=style.background.rich_color)
+        blank = Strip.blank(width, space)
+        margin = 1  # the request's bottom margin; sibling margins collapse to the larger
+        for strips, top, bottom, ids in parts:
+            lines.extend([blank] * max(margin, top))
+            if ids is not None:
+                hits.update((len(lines) + n, record_id) for n, record_id in enumerate(ids))
+            lines.extend(strips)
+            margin = bottom
+        lines.extend([blank] * margin)
+        return [line.extend_cell_length(width, space) for line in lines], hits
+
+    def _muted(self, background: Color) -> Color:
+        """``$text-muted`` as CSS draws it on ``background`` (the colour of ``.turn-footer``)."""
+        value = self.app.get_css_variables().get("text-muted", "auto 60%").split()
+        if value[0] == "auto":
+            alpha = float(value[1].rstrip("%")) / 100 if len(value) > 1 else 1.0
+            return background + background.get_contrast_text(alpha)
+        return background + Color.parse(" ".join(value))
+
+    def _lines(self, width: int) -> tuple[list[Strip], dict[int, str]]:
+        if self._cache is None or self._cache[0] != width:
+            strips, hits = self._build(width)
+            self._cache = (width, strips, hits)
+        return self._cache[1], self._cache[2]
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._lines(width)[0])
+
+    def render_line(self, y: int) -> Strip:
+        strips, _ = self._lines(self.content_size.width)
+        return strips[y] if 0 <= y < len(strips) else Strip.blank(self.content_size.width)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache = None
+
+    # -- interaction ---------------------------------------------------------------------
+    def on_click(self, event: Click) -> None:
+        event.stop()
+        _, hits = self._lines(self.content_size.width)
+        self.post_message(self.Open(self, hits.get(event.y)))
+
+    def on_focus(self) -> None:
+        # A mouse press focuses before its click arrives: the click opens the row it is on.
+        if getattr(self.screen, "_mouse_down_offset", None) is None:
+            self.post_message(self.Open(self, None))

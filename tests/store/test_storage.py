@@ -79,6 +79,26 @@ def test_a_later_event_of_an_activity_is_read_back_from_the_log(store: Store) ->
     assert store.events(sid, after_seq=seq - 1)[0].type == "ActivityEnded"
 
 
+def test_an_activity_outside_a_turn_keeps_one_row(store: Store) -> None:
+    sid = store.create_session("/w", "/w").id
+    store.append(ActivityStarted(sid, activity=make_record(sid, None, activity_id="a")))
+    store.append(ActivityStarted(sid, activity=make_record(sid, "t", activity_id="b")))
+    ended = make_record(sid, None, activity_id="a", state=ActivityState.SUCCEEDED)
+    store.append(ActivityEnded(sid, activity=ended))
+    page = store.activities_page(sid)
+    assert [record.id for record in page.activities] == ["a", "b"]
+    assert page.activities[0] == ended
+    assert [record.id for record in store.activities("t")] == ["b"]
+
+
+def test_activities_have_one_index(store: Store) -> None:
+    with sqlite3.connect(store.path) as conn:
+        indexes = conn.execute(
+            "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'activities'"
+        ).fetchone()[0]
+    assert indexes == 1  # (turn_id, id): a new activity writes one index page
+
+
 def _wal_frames(path: Path) -> int:
     wal = path.with_name(path.name + "-wal")
     return max(0, (wal.stat().st_size - 32) // (24 + 4096)) if wal.exists() else 0

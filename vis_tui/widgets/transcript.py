@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
 from vis_core.events import TurnStatus
-from vis_tui.history import PageLoader, StoredTurn
+from vis_tui.history import PageLoader, StoredTurn, TurnPage
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.plain import record_text
@@ -16,7 +19,7 @@ from vis_tui.widgets.stored_turn import StoredTurnView
 from vis_tui.widgets.turn import TurnView
 
 LOAD_MARGIN = 3
-PAGE_TURNS = 10  # turns mounted per step while paging (a store page is split)
+PAGE_TURNS = 4  # turns mounted per step while paging: a step costs well under a frame budget
 MAX_MOUNTED_TURNS = 45  # the newest page or two, plus older pages read on the way up
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
@@ -52,10 +55,14 @@ class Transcript(VerticalScroll, can_focus=False):
         self._oldest_position: int | None = None
         self._loading = False
         self._store_has_older = False  # the store has turns before the oldest it gave
-        # Stored turns of mounted views, and those unmounted above / below (nearest last).
+        # Stored turns of mounted views, and those unmounted above (oldest first) and below
+        # (newest first): the turns nearest the mounted ones are last in both.
         self._stored: dict[str, StoredTurn] = {}
         self._above: list[StoredTurn] = []
         self._below: list[StoredTurn] = []
+        self._fetching = False  # a thread reads the next older store page
+        self._keep: tuple[Widget, int, float] | None = None  # anchor to hold after a mount
+        self._generation = 0  # bumped when paging restarts; a stale fetch is dropped
 
     @property
     def has_newer(self) -> bool:
@@ -64,6 +71,7 @@ class Transcript(VerticalScroll, can_focus=False):
 
     # -- building ------------------------------------------------------------------------
     def clear(self) -> None:
+        self._generation += 1
         self.turns.clear()
         self.has_older = False
         self._oldest_position = None
@@ -167,11 +175,11 @@ class Transcript(VerticalScroll, can_focus=False):
     def _mounted_turns(self) -> list[TurnView | StoredTurnView]:
         return [child for child in self.children if isinstance(child, TurnView | StoredTurnView)]
 
-    async def _unmount(self, views: list[TurnView | StoredTurnView]) -> None:
+    def _unmount(self, views: list[TurnView | StoredTurnView]) -> Any:
         for view in views:
             self.turns.pop(view.turn_id, None)
             self._stored.pop(view.turn_id, None)
-        await self.remove_children(views)
+        return self.remove_children(views)
 
     def _trimmable(
         self, views: list[TurnView | StoredTurnView]
@@ -197,17 +205,46 @@ class Transcript(VerticalScroll, can_focus=False):
     def _older_page(self) -> list[StoredTurn]:
         if self._above:
             count = min(PAGE_TURNS, len(self._above))
-            page = list(reversed(self._above[-count:]))
+            page = self._above[-count:]
             del self._above[-count:]
             return page
         assert self.loader is not None
-        loaded = self.loader(self._oldest_position)
+        self._take(self.loader(self._oldest_position))
+        return self._older_page() if self._above else []
+
+    def _take(self, loaded: TurnPage) -> None:
+        """Keep an older store page's turns above, to be mounted by the next steps."""
         self._store_has_older = loaded.has_older
         if loaded.turns:
             self._oldest_position = loaded.turns[0].position
-        turns = list(loaded.turns)
-        self._above.extend(reversed(turns[:-PAGE_TURNS]))  # mounted by the next steps
-        return turns[-PAGE_TURNS:]
+        self._above[:0] = loaded.turns  # older than every turn kept above
+
+    def _prefetch(self) -> None:
+        """Read the next older store page in a thread before paging needs it."""
+        if (
+            self._fetching
+            or self.loader is None
+            or len(self._above) >= PAGE_TURNS
+            or not self._store_has_older
+        ):
+            return
+        self._fetching = True
+        loader, before, generation = self.loader, self._oldest_position, self._generation
+
+        def fetch() -> None:
+            try:
+                page = loader(before)
+            except Exception:  # the next step reads it again, in the open
+                page = None
+            self.app.call_from_thread(done, page)
+
+        def done(page: TurnPage | None) -> None:
+            self._fetching = False
+            if page is not None and generation == self._generation:
+                if self._oldest_position == before:
+                    self._take(page)
+
+        self.run_worker(fetch, thread=True, group="prefetch")
 
     async def load_older(self) -> int:
         """Mount the page of turns before the oldest mounted one; returns how many.
@@ -225,21 +262,37 @@ class Transcript(VerticalScroll, can_focus=False):
             anchor = self.children[0] if self.children else None
             anchor_y = anchor.virtual_region.y if anchor is not None else 0
             old_y = self.scroll_y
-            views = await self._mount_turns(page, top=True)
-            excess = len(self._mounted_turns()) - self.max_turns
-            if excess > 0:
-                newest = self._trimmable(list(reversed(self._mounted_turns())))[:excess]
+            mounted = self._mounted_turns()
+            views = [self._stored_view(turn) for turn in page]
+            waits = []
+            excess = len(mounted) + len(views) - self.max_turns
+            if excess > 0:  # the far end goes first, in the same pass: one layout, not two
+                newest = self._trimmable(list(reversed(mounted)))[:excess]
                 self._below.extend(self._stored[view.turn_id] for view in newest)
-                await self._unmount(newest)
-
-            def keep_place() -> None:  # what was in view stays in view
-                added = anchor.virtual_region.y - anchor_y if anchor is not None else 0
-                self.scroll_to(y=old_y + added, animate=False, immediate=True)
-
-            self.call_after_refresh(keep_place)
+                waits.append(self._unmount(newest))
+            waits.append(self.mount_all(views, before=anchor) if anchor else self.mount_all(views))
+            if anchor is not None:  # what was in view stays in view, from the next layout on
+                self._keep = (anchor, anchor_y, old_y)
+                self.call_after_refresh(self._keep_place)
+            for wait in waits:
+                await wait
+            self._prefetch()
             return len(views)
         finally:
             self._loading = False
+
+    def _keep_place(self) -> None:
+        keep, self._keep = self._keep, None
+        if keep is not None and keep[0].is_attached:
+            anchor, anchor_y, old_y = keep
+            self.set_scroll(None, old_y + anchor.virtual_region.y - anchor_y)
+
+    def _scroll_update(self, virtual_size: Size) -> None:
+        """The layout that places a page mounted above also scrolls by its height, so the
+        frame it draws already shows what was in view (no jump, no second frame)."""
+        super()._scroll_update(virtual_size)
+        if self._keep is not None:
+            self._keep_place()
 
     async def load_newer(self) -> int:
         """Mount again the turns unmounted below; the oldest ones go above. Returns how many."""
@@ -255,7 +308,7 @@ class Transcript(VerticalScroll, can_focus=False):
             if excess > 0:
                 oldest = self._trimmable(self._mounted_turns())[:excess]
                 removed = sum(view.outer_size.height for view in oldest)
-                self._above.extend(reversed([self._stored[view.turn_id] for view in oldest]))
+                self._above.extend(self._stored[view.turn_id] for view in oldest)
                 self.has_older = bool(self._above) or self._store_has_older
                 old_y = self.scroll_y
                 await self._unmount(oldest)
@@ -277,6 +330,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self.remove_children(mounted)
         self._above.clear()
         self._below.clear()
+        self._generation += 1
         page = self.loader(None)
         self.mount_all([self._stored_view(turn) for turn in page.turns])
         self._oldest_position = page.turns[0].position if page.turns else None

@@ -193,3 +193,21 @@ async def test_the_first_request_names_the_session_in_the_status_bar(
         await pilot.press(*"Fix the login test", "enter")
         await until(pilot, _ended(app, 1))
         assert app.main.status_bar.title == "Fix the login test"
+
+
+async def test_summarize_steps_setting_shows_or_hides_the_step_line(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    (workspace / "a.txt").write_text("hello\n", encoding="utf-8")
+    turn = [{"code": 'print(await cat("a.txt"))'}, {"text": "It says hello."}]
+    for setting, expected in (("true", True), ("false", False)):
+        (vis_home / "config.toml").write_text(f"summarize_steps = {setting}\n", encoding="utf-8")
+        app = vis_app(workspace, write_script(tmp_path, turn))
+        async with app.run_test(size=(100, 30)) as pilot:
+            await started(app, pilot)
+            await pilot.press(*"read a.txt", "enter")
+            await until(pilot, _ended(app, 1))
+            await pilot.pause()
+            view = next(iter(app.main.transcript.turns.values()))
+            footer = view._footer.render() if view._footer is not None else ""
+            assert ("1 observation" in str(footer)) is expected

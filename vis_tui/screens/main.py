@@ -82,7 +82,9 @@ class MainScreen(Screen[None]):
     def __init__(self, workspace: Any) -> None:
         super().__init__()
         self.workspace = workspace
-        self.context = BlockContext(workspace=workspace, attachments=self.attachment_file)
+        self.context = BlockContext(
+            workspace=workspace, attachments=self.attachment_file, show_steps=self.show_steps
+        )
         self.host: Host | None = None
         self.session: AgentSession | None = None
         self.queue: list[str] = []
@@ -117,6 +119,12 @@ class MainScreen(Screen[None]):
         self.prompt.focus()
 
     # -- session -------------------------------------------------------------------------
+    def show_steps(self) -> bool:
+        """The ``summarize_steps`` setting of the shown session."""
+        if self.host is None or self.session is None:
+            return True
+        return bool(self.host.setting("summarize_steps", True, self.session.id))
+
     def attachment_file(self, name: str) -> Path | None:
         """Where the bytes of attachment ``name`` (filename or id) of the shown session are."""
         if self.host is None or self.session is None:

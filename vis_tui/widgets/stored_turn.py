@@ -78,9 +78,10 @@ class StoredTurnView(Widget, can_focus=True):
             self.view = view
             self.record_id = record_id
 
-    def __init__(self, turn: StoredTurn) -> None:
+    def __init__(self, turn: StoredTurn, *, show_steps: bool = True) -> None:
         super().__init__(classes="turn")
         self.stored = turn
+        self.show_steps = show_steps
         self.turn_id = turn.turn_id
         self.position = turn.position
         self.request = turn.request
@@ -138,7 +139,12 @@ class StoredTurnView(Widget, can_focus=True):
         if self._last:
             strips = self._visual_strips(visualize(self, RichMarkdown(self._last)), width, style)
             parts.append((strips, 1, 1, None))
-        footer = footer_content([r.record.tag for r in self.rows], self.status, self.stored.error)
+        footer = footer_content(
+            [r.record.tag for r in self.rows],
+            self.status,
+            self.stored.error,
+            show_steps=self.show_steps,
+        )
         if footer is not None:
             indent = Strip.blank(2, RichStyle(bgcolor=style.background.rich_color))
             muted = dataclasses.replace(style, foreground=self._muted(style.background))

@@ -116,7 +116,7 @@ class Transcript(VerticalScroll, can_focus=False):
             self.scroll_end(animate=False, immediate=False)
 
     def _stored_view(self, turn: StoredTurn) -> StoredTurnView:
-        view = StoredTurnView(turn)
+        view = StoredTurnView(turn, show_steps=self.context.show_steps())
         self.turns[turn.turn_id] = view
         self._stored[turn.turn_id] = turn
         return view

@@ -22,11 +22,11 @@ _STATUS_TEXT = {
 
 
 def footer_content(
-    tags: list[SymbolTag], status: TurnStatus | None, error: str | None
+    tags: list[SymbolTag], status: TurnStatus | None, error: str | None, *, show_steps: bool = True
 ) -> Content | None:
     """``1 mutation · 6 observations`` plus how the turn ended when it did not complete."""
     parts: list[Content | tuple[str, str] | str] = []
-    counts = step_counts(tags)
+    counts = step_counts(tags) if show_steps else ""
     if counts:
         parts.append((counts, "$text-muted"))
     if status in _STATUS_TEXT:
@@ -140,7 +140,9 @@ class TurnView(Vertical):
     def end(self, status: TurnStatus, error: str | None) -> None:
         self.close_answer()
         self.status = status
-        content = footer_content(list(self.tags.values()), status, error)
+        content = footer_content(
+            list(self.tags.values()), status, error, show_steps=self.context.show_steps()
+        )
         if self._footer is not None:
             self._footer.update(content or "")
         elif content is not None:

@@ -13,11 +13,13 @@ from textual.widgets import Static
 
 @dataclass(frozen=True)
 class BlockContext:
-    """What a block renderer may need beyond the block: the workspace for short paths, and
-    ``attachments`` (a name or id to its stored file in the shown session, or None)."""
+    """What a block renderer may need beyond the block: the workspace for short paths,
+    ``attachments`` (a name or id to its stored file in the shown session, or None), and
+    ``show_steps`` (the ``summarize_steps`` setting: end each turn with its step counts)."""
 
     workspace: Path | None = None
     attachments: Callable[[str], Path | None] | None = None
+    show_steps: Callable[[], bool] = lambda: True
 
 
 BlockRenderer = Callable[[Any, BlockContext], Widget]

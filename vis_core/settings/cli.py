@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from vis_core.extension.settings_decl import SettingScope
-from vis_core.settings.rows import NOT_SET, SAVED
-from vis_core.settings.tree import build_tree
-from vis_core.settings.values import parse_text
 
 if TYPE_CHECKING:
     from vis_core.host import Host
@@ -48,6 +44,8 @@ def _text(value: Any) -> str:
 
 
 def _shown(host: Host, setting_id: str, session: str | None) -> tuple[str, str]:
+    from vis_core.settings.rows import NOT_SET, SAVED
+
     resolution = host.settings.resolve(setting_id, session)
     if resolution.setting.is_secret:
         return (SAVED if host.settings.secret_saved(setting_id) else NOT_SET), resolution.source
@@ -55,6 +53,8 @@ def _shown(host: Host, setting_id: str, session: str | None) -> tuple[str, str]:
 
 
 def _list(host: Host, args: argparse.Namespace, out: TextIO) -> int:
+    from vis_core.settings.tree import build_tree
+
     tree = build_tree(host.extensions)
     for node in tree.nodes():
         sid = node.setting.id
@@ -91,6 +91,8 @@ def _set(host: Host, args: argparse.Namespace, stdin: TextIO, err: TextIO) -> in
             return EXIT_USAGE
         else:
             text = args.value
+        from vis_core.settings.values import parse_text
+
         value = parse_text(setting, text)
         result = host.settings.set(
             args.id, value, args.scope, session_id=args.session, group=args.group
@@ -129,4 +131,6 @@ def run_settings(
 ) -> int:
     """Run one ``vis settings`` subcommand; returns the exit status."""
     streams = (stdin or sys.stdin, out or sys.stdout, err or sys.stderr)
+    import asyncio  # here, not at import: `vis --version` builds this parser
+
     return asyncio.run(_run(args, workspace, streams))

@@ -62,38 +62,33 @@ def _turn_started(
     _touch(conn, event.session_id, now)
 
 
-def _assistant_message(
-    conn: sqlite3.Connection,
-    seq: int,
-    event: AssistantMessage,
-    data: dict[str, Any],
-    payload: str,
-    now: float,
-) -> None:
-    if not event.text:
-        return
-    conn.execute(
-        "INSERT INTO replies (seq, session_id, turn_id, iteration, text) VALUES (?, ?, ?, ?, ?)",
-        (seq, event.session_id, event.turn_id, event.iteration, event.text),
+def _searchable_text(table: str, index: str) -> Any:
+    """A projector keeping an event's ``text`` in ``table`` and in its FTS5 ``index``."""
+    insert_row = (
+        f"INSERT INTO {table} (seq, session_id, turn_id, iteration, text) VALUES (?, ?, ?, ?, ?)"
     )
-    conn.execute("INSERT INTO search_replies (rowid, text) VALUES (?, ?)", (seq, event.text))
+    insert_text = f"INSERT INTO {index} (rowid, text) VALUES (?, ?)"
+
+    def project(
+        conn: sqlite3.Connection,
+        seq: int,
+        event: AssistantMessage | AssistantThinking,
+        data: dict[str, Any],
+        payload: str,
+        now: float,
+    ) -> None:
+        if not event.text:
+            return
+        conn.execute(
+            insert_row, (seq, event.session_id, event.turn_id, event.iteration, event.text)
+        )
+        conn.execute(insert_text, (seq, event.text))
+
+    return project
 
 
-def _assistant_thinking(
-    conn: sqlite3.Connection,
-    seq: int,
-    event: AssistantThinking,
-    data: dict[str, Any],
-    payload: str,
-    now: float,
-) -> None:
-    if not event.text:
-        return
-    conn.execute(
-        "INSERT INTO thinking (seq, session_id, turn_id, iteration, text) VALUES (?, ?, ?, ?, ?)",
-        (seq, event.session_id, event.turn_id, event.iteration, event.text),
-    )
-    conn.execute("INSERT INTO search_thinking (rowid, text) VALUES (?, ?)", (seq, event.text))
+_assistant_message = _searchable_text("replies", "search_replies")
+_assistant_thinking = _searchable_text("thinking", "search_thinking")
 
 
 def _iteration_started(

@@ -30,6 +30,7 @@ from vis_core.extension.sessions import (
     search_rows,
     session_data,
 )
+from vis_core.extension.unavailable import OUT_OF_SCOPE
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
@@ -417,10 +418,6 @@ sessions = Sessions()
 session = BoundSession()
 
 
-OUT_OF_SCOPE = (
-    "is not available in this version of Vis: councils, speech, drafts, network filters and "
-    "providers declared by extensions are not implemented yet"
-)
 
 
 class Unavailable:

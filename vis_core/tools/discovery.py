@@ -18,6 +18,7 @@ from vis_core.extension.activity import (
     ActivityText,
     SymbolTag,
 )
+from vis_core.extension.unavailable import unavailable_note
 from vis_core.records.sequence import sequence
 from vis_core.tools.registry import HostTool, ToolRegistry
 
@@ -167,6 +168,9 @@ def doc(registry: ToolRegistry, name: object, guides: Iterable[Guide] = ()) -> s
     )
     if target and members:
         return render_namespace(NamespaceSpec(target, members))
+    note = unavailable_note(target)
+    if note is not None:
+        return note
     public = [t.name for t in registry if not t.is_hidden] + [g.name for g in guide_list]
     similar = difflib.get_close_matches(target, public, n=5, cutoff=0.5)
     hint = f" Similar names: {', '.join(similar)}." if similar else ""

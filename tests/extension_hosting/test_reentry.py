@@ -126,3 +126,58 @@ def test_vis_run_refuses_tool_calls_back_into_the_waiting_extension(
                                    "waits for this session's turn to end")
     assert seen["ctx"] == "from loopy"  # its ctx still ran while the call was parked
     assert state["blocks"] == 2  # and its after hooks, for the nested block and the outer one
+
+
+GUARD = '''
+import time
+
+import vis_core.extension as vis
+
+
+def hold() -> str:
+    """Keep this extension busy, then publish progress (which needs the event loop)."""
+    time.sleep(0.5)
+    vis.publish_activity(vis.ActivityPresentation("Hold", "still holding"))
+    return "held"
+
+
+def check(call):
+    vis.state["checked"] = vis.state.get("checked", 0) + 1
+
+
+vis.register_extension(vis.Extension(
+    name="guard", description="Guards file access.", alias="guard",
+    symbols=[vis.Symbol(hold, activity=vis.Activity(label="Hold"))],
+    op_hooks=[vis.OpHook("fs_access", check)],
+))
+'''
+
+CONCURRENT = """
+import asyncio
+held = asyncio.create_task(guard.hold())
+await asyncio.sleep(0.2)
+found = await grep("needle", literal=True)
+print(await held, "needle" in str(found))
+"""
+
+
+def test_a_busy_extensions_fs_access_hook_does_not_stall_the_loop(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    install_extension(vis_home, "guard", GUARD)
+    (workspace / "notes.txt").write_text("a needle here\n", encoding="utf-8")
+    write_script(script_path, code_turn(CONCURRENT))
+
+    async def scenario() -> Any:
+        host = await open_host(workspace, script_path)
+        try:
+            outcome = await run_turn(host)
+            [block] = outcome.blocks
+            assert block.error is None, block.error
+            return block.stdout, host.store.state_items("guard")
+        finally:
+            await host.close()
+
+    printed, state = within(60, scenario)
+    assert printed.strip() == "held True"
+    assert state["checked"] >= 1

@@ -84,7 +84,8 @@ async def patch_file(
             f"patch: version must be the int after '@' in a cat/grep header (0 or None for a "
             f"new file), got {version!r}"
         )
-    target = ctx.resolve(path, tool="patch")
+    # fs_access hooks run extension code that may wait on the loop: never block the loop for it
+    target = await asyncio.to_thread(ctx.resolve, path, tool="patch")
     label = ctx.display(target)
     if target.is_dir():
         raise IsADirectoryError(f"patch: {label} is a directory; patch edits one file")

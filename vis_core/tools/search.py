@@ -379,7 +379,7 @@ async def search(
         hidden=hidden,
     )
     spec.regex()  # a bad pattern fails here with the same message on both paths
-    roots = _roots(ctx, paths)
+    roots = await asyncio.to_thread(_roots, ctx, paths)  # fs_access hooks may block
     rg = shutil.which("rg") if engine in ("auto", "rg") else None
     if engine == "rg" and rg is None:
         raise RuntimeError("grep: ripgrep (rg) is not installed; install it or use engine='auto'")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
+
+import orjson
 
 from vis_core.extension.activity import (
     ActivityRecord,
@@ -48,7 +49,9 @@ class Usage:
 
 
 _EVENT_TYPES: dict[str, type[Event]] = {}
-_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+def _dumps(data: dict[str, Any]) -> str:
+    """Compact JSON, UTF-8 kept as is (orjson: the event log's hot path)."""
+    return orjson.dumps(data).decode()
 
 
 @dataclass(frozen=True)
@@ -75,13 +78,13 @@ class Event:
         return data
 
     def to_json(self) -> str:
-        return _JSON.encode(self.to_dict())
+        return _dumps(self.to_dict())
 
 
 def event_payload(event: Event) -> tuple[dict[str, Any], str]:
     """The event as a dict and as the JSON text ``to_json`` writes, walked once."""
     data = event.to_dict()
-    return data, _JSON.encode(data)
+    return data, _dumps(data)
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:

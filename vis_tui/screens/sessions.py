@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from vis_core.tools.display import plural
 from vis_tui.screens.registry import register_screen
 
 
@@ -63,7 +64,8 @@ class SessionsScreen(ModalScreen[str | None]):
             label = Content.assemble(
                 (row.title or "untitled", "bold"),
                 (
-                    f"  {row.turn_count} turns · {_age(row.modified, now)} · {row.id[:8]}",
+                    f"  {plural(row.turn_count, 'turn')} · {_age(row.modified, now)}"
+                    f" · {row.id[:8]}",
                     "$text-muted",
                 ),
                 (f"\n  {snippet}" if snippet else "", "italic"),

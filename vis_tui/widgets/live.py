@@ -63,12 +63,11 @@ def _tone(tone: Tone | None) -> str:
 class NodeView(Static):
     """A node drawn as text; ``show(node)`` redraws it after an update."""
 
+    frame = 0  # spinners turn it
+
     def __init__(self, node: Any) -> None:
         super().__init__(classes=f"live-node live-{type(node).__name__.lower()}")
-        self.node = node
-
-    def on_mount(self) -> None:
-        self.show(self.node)
+        self.show(node)  # drawn now, so the first frame that holds the widget shows it
 
     def show(self, node: Any) -> None:
         self.node = node
@@ -155,8 +154,6 @@ class SpinnerView(NodeView):
     """A spinner that turns while active (still when the app freezes animations)."""
 
     def on_mount(self) -> None:
-        self.frame = 0
-        self.show(self.node)
         if not getattr(self.app, "frozen", False):
             self.set_interval(0.1, self._tick)
 

@@ -217,7 +217,7 @@ def test_threads_share_one_store(store: Store) -> None:
 def test_event_json_is_compact_utf8_and_round_trips() -> None:
     from vis_core.events import TurnStarted, event_from_dict
 
-    event = TurnStarted("s", turn_id="t", position=1, request="héllo — 你好 \"quoted\"\n")
+    event = TurnStarted("s", turn_id="t", position=1, request='héllo — 你好 "quoted"\n')
     text = event.to_json()
     assert text == json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":"))
     assert event_from_dict(json.loads(text)) == event

@@ -35,7 +35,9 @@ def _session_of(line: str) -> str:
 def test_two_processes_write_one_database_at_once(tmp_path: Path) -> None:
     db = tmp_path / "vis.db"  # both children race to create and migrate it
     go = tmp_path / "go"
-    children = [_spawn(str(db), "--count", "400", "--go", str(go)) for _ in range(2)]
+    meet = tmp_path / "meet"  # halfway barrier: each child's second half follows the other's first
+    args = ("--count", "400", "--go", str(go), "--meet", str(meet))
+    children = [_spawn(str(db), *args) for _ in range(2)]
     firsts = [child.stdout.readline() for child in children if child.stdout is not None]
     go.touch()  # both opened the database and created a session: now append at once
     results = [child.communicate(timeout=60) for child in children]
@@ -54,7 +56,7 @@ def test_two_processes_write_one_database_at_once(tmp_path: Path) -> None:
             (turn,) = store.turns(session_id)
             assert len(store.activities(turn.id)) == 400
             runs.append(seqs)
-        # the writes really overlapped: each child committed while the other was writing
+        # the writes really interleaved: each child committed while the other was writing
         assert runs[0][0] < runs[1][-1] and runs[1][0] < runs[0][-1]
         shared = store.create_session("/w", "/w").id
     # now both append to one session that already exists

@@ -19,12 +19,23 @@ from vis_core.extension.activity import (
 from vis_core.store import Store
 
 
+def _meet(folder: str) -> None:
+    """Barrier: mark arrival, then wait until another writer has arrived too."""
+    os.makedirs(folder, exist_ok=True)
+    open(os.path.join(folder, str(os.getpid())), "w").close()
+    while len(os.listdir(folder)) < 2:
+        time.sleep(0.002)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("db")
     parser.add_argument("--session", default=None, help="append to this session (else create one)")
     parser.add_argument("--count", type=int, default=0, help="activity pairs; 0 = until killed")
     parser.add_argument("--go", default=None, help="wait for this file before appending")
+    parser.add_argument(
+        "--meet", default=None, help="halfway, wait in this folder until a second writer arrives"
+    )
     args = parser.parse_args()
     store = Store(args.db)
     session_id = args.session or store.create_session("/w", "/w", title="child").id
@@ -52,6 +63,8 @@ def main() -> None:
         ended = ActivityRecord(**{**record.__dict__, "state": ActivityState.SUCCEEDED})
         print(store.append(ActivityEnded(session_id, activity=ended)), flush=True)
         n += 1
+        if args.meet and n == args.count // 2:
+            _meet(args.meet)
     store.close()
     print("done", flush=True)
     sys.exit(0)

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import gc
 import importlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from textual import events
 from textual.app import App, SuspendNotSupported
 
+from vis_tui.collector import CHECK_EVERY, IdleCollector
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
 from vis_tui.screens.main import MainScreen
 from vis_tui.screens.registry import screen_factory
@@ -66,6 +67,7 @@ class VisApp(App[int]):
         self.main = MainScreen(options.workspace)
         self.ready = asyncio.Event()  # the session is open and shown
         self.painted = asyncio.Event()  # the transcript shows the session's newest turns
+        self.collector = IdleCollector()
         self._command_actions: dict[
             CommandAction, Callable[[CommandResult], Awaitable[None]]
         ] | None = None
@@ -123,9 +125,10 @@ class VisApp(App[int]):
             )
             return
         self.ready.set()
-        # The restored session is long-lived: keep the collector from rescanning it on every
-        # key press (PageUp on long sessions paid 100+ ms pauses for that).
-        gc.freeze()
+        # The restored session is long-lived, and full collections wait for a pause in input:
+        # PageUp through a long session paid 30-100 ms pauses for them.
+        self.collector.start()
+        self.set_interval(CHECK_EVERY, self.collector.tick)
 
     async def _open_first_session(self, host: Host) -> None:
         session: AgentSession | None = None
@@ -170,7 +173,13 @@ class VisApp(App[int]):
         if theme in self.available_themes and theme != self.theme:
             self.theme = theme
 
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key | events.MouseEvent | events.Paste):
+            self.collector.touch()
+        await super().on_event(event)
+
     async def on_unmount(self) -> None:
+        self.collector.close()
         if self.host is not None:
             await self.host.close()
 

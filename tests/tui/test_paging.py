@@ -20,8 +20,15 @@ def _store_session(workspace: Path, turns: int) -> str:
     store.append(SessionCreated(row.id, title="long", workspace=str(workspace)))
     for n in range(1, turns + 1):
         store.append_many(
-            turn_events(row.id, f"t{n}", f"request {n}", f"answer {n}", [], position=n,
-                        status=TurnStatus.COMPLETED)
+            turn_events(
+                row.id,
+                f"t{n}",
+                f"request {n}",
+                f"answer {n}",
+                [],
+                position=n,
+                status=TurnStatus.COMPLETED,
+            )
         )
     store.close()
     return row.id
@@ -65,3 +72,91 @@ async def test_paging_keeps_at_most_max_turns_mounted_and_brings_them_back(
         await pilot.press("ctrl+end")
         await until(pilot, lambda: _positions(transcript) == list(range(51, 71)))
         assert not transcript.has_newer and transcript.has_older
+
+
+def _shown(transcript: Transcript) -> list[str]:
+    """The transcript's text on screen, line by line, without its scrollbar."""
+    region = transcript.scrollable_content_region
+    strips = transcript.app.screen._compositor.render_strips()
+    lines = ["".join(seg.text for seg in strip) for strip in strips]
+    return [line[region.x : region.right] for line in lines[region.y : region.bottom]]
+
+
+async def test_a_page_mounted_above_keeps_the_view_in_place_and_was_drawn_ahead(
+    workspace: Path,
+) -> None:
+    session_id = _store_session(workspace, 70)
+    app = vis_app(workspace, resume=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        await pilot.press("pageup")  # on the way up: the next older page is read ahead
+        await until(pilot, lambda: len(transcript._ready) == 4)  # and drawn while idle
+        ready = list(transcript._ready.values())
+        transcript.has_older = False  # to the top without paging: to see the view before a page
+        transcript.scroll_home(animate=False)
+        await until(pilot, lambda: transcript.scroll_y == 0)
+        await pilot.pause()
+        before = _shown(transcript)
+        oldest = _positions(transcript)[0]
+        transcript.has_older = True
+        frames: list[list[str]] = []  # what each frame drawn from now on shows
+        screen = app.screen
+        draw = screen._compositor_refresh
+
+        def drawn() -> None:
+            draw()
+            frames.append(_shown(transcript))
+
+        screen._compositor_refresh = drawn  # type: ignore[method-assign]
+        assert await transcript.load_older() == 4
+        await pilot.pause()
+        assert frames and all(frame == before for frame in frames)  # not one frame jumped
+        assert _positions(transcript)[0] == oldest - 4
+        assert transcript.scroll_y > 0
+        assert _shown(transcript) == before  # the page went above the view: nothing jumped
+        assert [v.position for v in ready] == list(range(oldest - 1, oldest - 5, -1))
+        for view in ready:
+            assert view.is_attached  # the views drawn ahead are the ones mounted
+            kept = view._cache
+            assert kept is not None
+            fresh = view._draw(view.content_size.width, view)
+            assert kept.strips == fresh.strips and kept.hits == fresh.hits
+            assert view._cache is kept  # the layout used the lines drawn ahead
+
+
+async def test_a_page_mounted_below_keeps_the_view_in_place_as_older_turns_go(
+    workspace: Path,
+) -> None:
+    session_id = _store_session(workspace, 70)
+    app = vis_app(workspace, resume=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        transcript.max_turns = 24
+        while not transcript.has_newer:  # far enough up that the newest turns went
+            await pilot.press("pageup")
+            await until(pilot, lambda: not transcript._loading)
+        below, transcript._below = transcript._below, []  # down without paging
+        end = transcript.max_scroll_y - 40  # the newest turns show, above the closing message
+        transcript.scroll_to(y=end, animate=False)
+        await until(pilot, lambda: transcript.scroll_y == end)
+        await pilot.pause()
+        before = _shown(transcript)
+        transcript._below = below
+        positions = _positions(transcript)
+        frames: list[list[str]] = []
+        screen = app.screen
+        draw = screen._compositor_refresh
+
+        def drawn() -> None:
+            draw()
+            frames.append(_shown(transcript))
+
+        screen._compositor_refresh = drawn  # type: ignore[method-assign]
+        assert await transcript.load_newer() == 4
+        await pilot.pause()
+        assert _positions(transcript) == positions[4:] + list(
+            range(positions[-1] + 1, positions[-1] + 5)
+        )
+        assert frames and all(frame == before for frame in frames)  # the oldest went unseen

@@ -61,6 +61,26 @@ def stored_rows(records: tuple[ActivityRecord, ...]) -> list[StoredRow]:
     return [StoredRow(row[-1], tuple(row[:-1])) for row in rows]
 
 
+@dataclasses.dataclass(frozen=True)
+class Drawn:
+    """A stored turn's lines at one width and style, and the Activity row on each line."""
+
+    width: int
+    style: Style
+    theme: str
+    strips: list[Strip]
+    hits: dict[int, str]
+
+
+def _muted(variables: dict[str, str], background: Color) -> Color:
+    """``$text-muted`` as CSS draws it on ``background`` (the colour of ``.turn-footer``)."""
+    value = variables.get("text-muted", "auto 60%").split()
+    if value[0] == "auto":
+        alpha = float(value[1].rstrip("%")) / 100 if len(value) > 1 else 1.0
+        return background + background.get_contrast_text(alpha)
+    return background + Color.parse(" ".join(value))
+
+
 class StoredTurnView(Widget, can_focus=True):
     """Request, answers, collapsed Activity rows and step count of a stored turn, drawn with
     the same layout as a :class:`~vis_tui.widgets.turn.TurnView` but as one widget.
@@ -91,7 +111,7 @@ class StoredTurnView(Widget, can_focus=True):
         last = replies.pop() if replies and turn.activities else None
         self._last = last or None
         self._replies = [reply for reply in replies if reply]
-        self._cache: tuple[int, list[Strip], dict[int, str]] | None = None
+        self._cache: Drawn | None = None
         self.can_focus = bool(self.rows)  # Tab reaches a stored turn's Activities
 
     # -- reading -------------------------------------------------------------------------
@@ -106,38 +126,45 @@ class StoredTurnView(Widget, can_focus=True):
         return [*parts, self._last] if self._last else parts
 
     # -- drawing -------------------------------------------------------------------------
-    def _visual_strips(self, visual: Visual, width: int, style: Style) -> list[Strip]:
-        return Visual.to_strips(self, visual, width, None, style)
+    def predraw(self, width: int, painter: Widget) -> None:
+        """Draw the lines now, before mounting, in the style of the mounted ``painter`` (a
+        turn like this one), so the layout that mounts this view has nothing left to draw."""
+        self._cache = self._draw(width, painter)
 
-    def _build(self, width: int) -> tuple[list[Strip], dict[int, str]]:
+    def _draw(self, width: int, painter: Widget) -> Drawn:
         """Lines at ``width`` as the turn's widgets would draw them (collapsed margins)."""
-        style = self.visual_style
+        style = painter.visual_style
+        variables = painter.app.get_css_variables()
+
+        def strips_of(visual: Visual, width: int, style: Style) -> list[Strip]:
+            return Visual.to_strips(painter, visual, width, None, style)
+
         boost = dataclasses.replace(
-            style, background=style.background + Color.parse(self.app.get_css_variables()["boost"])
+            style, background=style.background + Color.parse(variables["boost"])
         )
         fill = RichStyle(bgcolor=boost.background.rich_color)  # padding: background only
         pad = Strip.blank(1, fill)
         lines = [
             Strip.join([pad, strip.extend_cell_length(width - 2, fill), pad])
-            for strip in self._visual_strips(
-                visualize(self, request_content(self.request)), max(1, width - 2), boost
+            for strip in strips_of(
+                visualize(painter, request_content(self.request)), max(1, width - 2), boost
             )
         ]
         hits: dict[int, str] = {}
         parts: list[tuple[list[Strip], int, int, list[str] | None]] = []  # margins, row ids
         for reply in self._replies:
-            strips = self._visual_strips(visualize(self, RichMarkdown(reply)), width, style)
+            strips = strips_of(visualize(painter, RichMarkdown(reply)), width, style)
             parts.append((strips, 1, 1, None))
         row_strips: list[Strip] = []
         row_ids: list[str] = []
         for row in self.rows:
-            for strip in self._visual_strips(row.header(), width, style):
+            for strip in strips_of(row.header(), width, style):
                 row_strips.append(strip)
                 row_ids.append(row.record.id)
         if row_strips:
             parts.append((row_strips, 0, 0, row_ids))
         if self._last:
-            strips = self._visual_strips(visualize(self, RichMarkdown(self._last)), width, style)
+            strips = strips_of(visualize(painter, RichMarkdown(self._last)), width, style)
             parts.append((strips, 1, 1, None))
         footer = footer_content(
             [r.record.tag for r in self.rows],
@@ -147,8 +174,8 @@ class StoredTurnView(Widget, can_focus=True):
         )
         if footer is not None:
             indent = Strip.blank(2, RichStyle(bgcolor=style.background.rich_color))
-            muted = dataclasses.replace(style, foreground=self._muted(style.background))
-            strips = self._visual_strips(footer, max(1, width - 2), muted)
+            muted = dataclasses.replace(style, foreground=_muted(variables, style.background))
+            strips = strips_of(footer, max(1, width - 2), muted)
             parts.append(([Strip.join([indent, strip]) for strip in strips], 0, 0, None))
         space = RichStyle(bgcolor=style.background.rich_color)
         blank = Strip.blank(width, space)
@@ -160,21 +187,26 @@ class StoredTurnView(Widget, can_focus=True):
             lines.extend(strips)
             margin = bottom
         lines.extend([blank] * margin)
-        return [line.extend_cell_length(width, space) for line in lines], hits
-
-    def _muted(self, background: Color) -> Color:
-        """``$text-muted`` as CSS draws it on ``background`` (the colour of ``.turn-footer``)."""
-        value = self.app.get_css_variables().get("text-muted", "auto 60%").split()
-        if value[0] == "auto":
-            alpha = float(value[1].rstrip("%")) / 100 if len(value) > 1 else 1.0
-            return background + background.get_contrast_text(alpha)
-        return background + Color.parse(" ".join(value))
+        strips = [line.extend_cell_length(width, space) for line in lines]
+        return Drawn(width, style, painter.app.theme, strips, hits)
 
     def _lines(self, width: int) -> tuple[list[Strip], dict[int, str]]:
-        if self._cache is None or self._cache[0] != width:
-            strips, hits = self._build(width)
-            self._cache = (width, strips, hits)
-        return self._cache[1], self._cache[2]
+        drawn = self._cache
+        if (
+            drawn is None
+            or drawn.width != width
+            or drawn.style != self.visual_style
+            or drawn.theme != self.app.theme
+        ):
+            drawn = self._cache = self._draw(width, self)
+        return drawn.strips, drawn.hits
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        """Not a second layout when first placed: the layout that sized this line-drawn leaf
+        already placed it (its virtual size is its region)."""
+        return super()._size_updated(size, virtual_size, container_size, layout=False)
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
         return len(self._lines(width)[0])
@@ -182,10 +214,6 @@ class StoredTurnView(Widget, can_focus=True):
     def render_line(self, y: int) -> Strip:
         strips, _ = self._lines(self.content_size.width)
         return strips[y] if 0 <= y < len(strips) else Strip.blank(self.content_size.width)
-
-    def notify_style_update(self) -> None:
-        super().notify_style_update()
-        self._cache = None
 
     # -- interaction ---------------------------------------------------------------------
     def on_click(self, event: Click) -> None:

@@ -6,7 +6,8 @@ import re
 from typing import Any
 
 from textual.containers import VerticalScroll
-from textual.geometry import Size
+from textual.geometry import Size, Spacing
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
@@ -20,8 +21,25 @@ from vis_tui.widgets.turn import TurnView
 
 LOAD_MARGIN = 3
 PAGE_TURNS = 4  # turns mounted per step while paging: a step costs well under a frame budget
+# Drawing the next page ahead, one turn at a time, off the key path: it starts once the frames
+# of a page mount are out, and pauses a little between turns so keys pass first.
+PREDRAW_AFTER_MOUNT = 0.06  # seconds
+PREDRAW_STEP = 0.01  # seconds
 MAX_MOUNTED_TURNS = 45  # the newest page or two, plus older pages read on the way up
+TURN_VIEWS = (TurnView, StoredTurnView)
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+
+
+def _stack(items: list[tuple[int, Spacing]]) -> tuple[list[int], int]:
+    """Each of ``items`` (height, margin) stacked vertically: its y, and the total height
+    (a margin between two is the larger of the two, as Textual's vertical layout does)."""
+    ys: list[int] = []
+    y = items[0][1].top if items else 0
+    for index, (height, margin) in enumerate(items):
+        ys.append(y)
+        after = items[index + 1][1].top if index + 1 < len(items) else 0
+        y += height + max(margin.bottom, after)
+    return ys, y
 
 
 def escape_markdown(text: str) -> str:
@@ -62,6 +80,8 @@ class Transcript(VerticalScroll, can_focus=False):
         self._below: list[StoredTurn] = []
         self._fetching = False  # a thread reads the next older store page
         self._keep: tuple[Widget, int, float] | None = None  # anchor to hold after a mount
+        self._ready: dict[str, StoredTurnView] = {}  # the next older page, drawn ahead
+        self._predraw_timer: Timer | None = None
         self._generation = 0  # bumped when paging restarts; a stale fetch is dropped
 
     @property
@@ -79,6 +99,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self._stored.clear()
         self._above.clear()
         self._below.clear()
+        self._ready.clear()
         self.remove_children()
 
     def add_turn(self, turn_id: str, position: int, request: str) -> TurnView:
@@ -116,7 +137,10 @@ class Transcript(VerticalScroll, can_focus=False):
             self.scroll_end(animate=False, immediate=False)
 
     def _stored_view(self, turn: StoredTurn) -> StoredTurnView:
-        view = StoredTurnView(turn, show_steps=self.context.show_steps())
+        show_steps = self.context.show_steps()
+        view = self._ready.pop(turn.turn_id, None)
+        if view is None or view.show_steps != show_steps:
+            view = StoredTurnView(turn, show_steps=show_steps)
         self.turns[turn.turn_id] = view
         self._stored[turn.turn_id] = turn
         return view
@@ -160,20 +184,8 @@ class Transcript(VerticalScroll, can_focus=False):
                 row.action_toggle()
         await view.remove()
 
-    async def _mount_turns(self, turns: list[StoredTurn], *, top: bool) -> list[StoredTurnView]:
-        """Mount stored ``turns`` (oldest first) above the first or below the last turn."""
-        views = [self._stored_view(turn) for turn in turns]
-        mounted = self._mounted_turns()
-        if top and self.children:
-            await self.mount_all(views, before=self.children[0])
-        elif not top and mounted:
-            await self.mount_all(views, after=mounted[-1])
-        else:
-            await self.mount_all(views)
-        return views
-
     def _mounted_turns(self) -> list[TurnView | StoredTurnView]:
-        return [child for child in self.children if isinstance(child, TurnView | StoredTurnView)]
+        return [child for child in self.children if isinstance(child, TURN_VIEWS)]
 
     def _unmount(self, views: list[TurnView | StoredTurnView]) -> Any:
         for view in views:
@@ -197,7 +209,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self.loader = loader
         page = loader(None)
         if page.turns:
-            await self._mount_turns(list(page.turns), top=False)
+            await self.mount_all([self._stored_view(turn) for turn in page.turns])
             self._oldest_position = page.turns[0].position
         self._store_has_older = self.has_older = page.has_older
         self.scroll_end(animate=False, immediate=False)
@@ -224,7 +236,7 @@ class Transcript(VerticalScroll, can_focus=False):
         if (
             self._fetching
             or self.loader is None
-            or len(self._above) >= PAGE_TURNS
+            or len(self._above) >= 2 * PAGE_TURNS  # the next page, and the one after it
             or not self._store_has_older
         ):
             return
@@ -243,6 +255,8 @@ class Transcript(VerticalScroll, can_focus=False):
             if page is not None and generation == self._generation:
                 if self._oldest_position == before:
                     self._take(page)
+                    if self._predraw_timer is None:
+                        self._schedule_predraw(PREDRAW_STEP)
 
         self.run_worker(fetch, thread=True, group="prefetch")
 
@@ -259,40 +273,17 @@ class Transcript(VerticalScroll, can_focus=False):
             self.has_older = bool(self._above) or self._store_has_older
             if not page:
                 return 0
-            anchor = self.children[0] if self.children else None
-            anchor_y = anchor.virtual_region.y if anchor is not None else 0
-            old_y = self.scroll_y
             mounted = self._mounted_turns()
             views = [self._stored_view(turn) for turn in page]
-            waits = []
             excess = len(mounted) + len(views) - self.max_turns
-            if excess > 0:  # the far end goes first, in the same pass: one layout, not two
-                newest = self._trimmable(list(reversed(mounted)))[:excess]
-                self._below.extend(self._stored[view.turn_id] for view in newest)
-                waits.append(self._unmount(newest))
-            waits.append(self.mount_all(views, before=anchor) if anchor else self.mount_all(views))
-            if anchor is not None:  # what was in view stays in view, from the next layout on
-                self._keep = (anchor, anchor_y, old_y)
-                self.call_after_refresh(self._keep_place)
-            for wait in waits:
-                await wait
+            newest = self._trimmable(list(reversed(mounted)))[:excess] if excess > 0 else []
+            self._below.extend(self._stored[view.turn_id] for view in newest)
+            await self._repage(views, [], newest)
             self._prefetch()
+            self._schedule_predraw(PREDRAW_AFTER_MOUNT)
             return len(views)
         finally:
             self._loading = False
-
-    def _keep_place(self) -> None:
-        keep, self._keep = self._keep, None
-        if keep is not None and keep[0].is_attached:
-            anchor, anchor_y, old_y = keep
-            self.set_scroll(None, old_y + anchor.virtual_region.y - anchor_y)
-
-    def _scroll_update(self, virtual_size: Size) -> None:
-        """The layout that places a page mounted above also scrolls by its height, so the
-        frame it draws already shows what was in view (no jump, no second frame)."""
-        super()._scroll_update(virtual_size)
-        if self._keep is not None:
-            self._keep_place()
 
     async def load_newer(self) -> int:
         """Mount again the turns unmounted below; the oldest ones go above. Returns how many."""
@@ -301,23 +292,152 @@ class Transcript(VerticalScroll, can_focus=False):
         self._loading = True
         try:
             count = min(PAGE_TURNS, len(self._below))
-            page = list(reversed(self._below[-count:]))
+            page = [self._stored_view(turn) for turn in reversed(self._below[-count:])]
             del self._below[-count:]
-            await self._mount_turns(page, top=False)
-            excess = len(self._mounted_turns()) - self.max_turns
-            if excess > 0:
-                oldest = self._trimmable(self._mounted_turns())[:excess]
-                removed = sum(view.outer_size.height for view in oldest)
-                self._above.extend(self._stored[view.turn_id] for view in oldest)
-                self.has_older = bool(self._above) or self._store_has_older
-                old_y = self.scroll_y
-                await self._unmount(oldest)
-                self.call_after_refresh(
-                    lambda: self.scroll_to(y=max(0, old_y - removed), animate=False, immediate=True)
-                )
+            mounted = self._mounted_turns()
+            excess = len(mounted) + len(page) - self.max_turns
+            oldest = self._trimmable(mounted)[:excess] if excess > 0 else []
+            self._above.extend(self._stored[view.turn_id] for view in oldest)
+            self.has_older = bool(self._above) or self._store_has_older
+            await self._repage([], page, oldest)
             return len(page)
         finally:
             self._loading = False
+
+    async def _repage(
+        self,
+        above: list[StoredTurnView],
+        below: list[StoredTurnView],
+        removed: list[TurnView | StoredTurnView],
+    ) -> None:
+        """Mount ``above`` first and ``below`` after the last turn, and unmount ``removed``,
+        in one layout whose frame shows what was in view where it was (no jump)."""
+        kept = [child for child in self.children if child not in removed]
+        anchor = kept[0] if kept else None
+        anchor_y = anchor.virtual_region.y if anchor is not None else 0
+        old_y = self.scroll_y
+        order = [*above, *kept]
+        turns = [n for n, child in enumerate(order) if isinstance(child, TURN_VIEWS)]
+        at = turns[-1] + 1 if turns else len(order)
+        order[at:at] = below  # after the newest turn, before messages that follow it
+        plan = self._planned(order, [*above, *below], anchor) if anchor is not None else None
+        waits = [self._unmount(removed)] if removed else []
+        if above:
+            waits.append(self.mount_all(above, before=anchor) if anchor else self.mount_all(above))
+        if below:
+            last = next((c for c in reversed(kept) if isinstance(c, TURN_VIEWS)), None)
+            waits.append(self.mount_all(below, after=last) if last else self.mount_all(below))
+        if anchor is not None:
+            if plan is not None:  # the layout that places the page draws it scrolled
+                shift, height = plan
+                self._scroll_now(old_y + shift, height)
+            self._keep = (anchor, anchor_y, old_y)  # checked by that layout
+        with self.app.batch_update():  # one layout: the page, the trim and the scroll
+            for wait in waits:
+                await wait
+        if anchor is not None:
+            self.call_after_refresh(self._keep_place)  # if no layout has checked it yet
+
+    def _planned(
+        self, order: list[Widget], new: list[StoredTurnView], anchor: Widget
+    ) -> tuple[int, int] | None:
+        """How far the children in ``order`` move ``anchor``, and their virtual height; the
+        ``new`` views' lines are drawn now if not drawn ahead. None when that cannot be known
+        before the layout (no stored turn shows their style, or sizes are not laid out)."""
+        painter = self._painter()
+        shown = [child for child in self.children if child.display]
+        if painter is None or anchor not in shown:
+            return None
+        old_ys, old_height = _stack([(c.outer_size.height, c.styles.margin) for c in shown])
+        if old_height != self.virtual_size.height:
+            return None  # not as the last layout placed them
+        width = painter.content_size.width
+        margin, gutter = painter.styles.margin, painter.styles.gutter.height
+        items: list[tuple[int, Spacing]] = []
+        for child in order:
+            if child in new:
+                view = child
+                assert isinstance(view, StoredTurnView)
+                if view._cache is None or view._cache.width != width:
+                    view.predraw(width, painter)
+                assert view._cache is not None
+                items.append((len(view._cache.strips) + gutter, margin))
+            elif child.display:
+                items.append((child.outer_size.height, child.styles.margin))
+        ys, height = _stack(items)
+        shown_order = [c for c in order if c in new or c.display]
+        return ys[shown_order.index(anchor)] - old_ys[shown.index(anchor)], height
+
+    def _scroll_now(self, y: float, height: int | None = None) -> None:
+        """Scroll to ``y`` for the next layout (beyond the current end if a page is coming).
+
+        With the virtual ``height`` that layout will give, the scrollbar it draws is already
+        right: Textual would otherwise redraw it one frame later."""
+        bar = self.vertical_scrollbar
+        if height is not None:
+            self.set_reactive(Widget.virtual_size, Size(self.virtual_size.width, height))
+            bar.window_virtual_size = height
+        self.set_scroll(None, y)
+        bar.position = round(y)
+
+    def _keep_place(self) -> None:
+        """Hold the anchor where it was on screen; a wrong guess costs one more frame."""
+        keep, self._keep = self._keep, None
+        if keep is not None and keep[0].is_attached:
+            anchor, anchor_y, old_y = keep
+            y = round(old_y + anchor.virtual_region.y - anchor_y)
+            if y != round(self.scroll_y):
+                self._scroll_now(y)
+                self._refresh_scroll()
+
+    def _size_updated(
+        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
+    ) -> bool:
+        """Check the scroll that keeps the view in place during the layout that placed a page.
+
+        A new virtual size asks for no further layout: this one placed every turn already."""
+        changed = super()._size_updated(size, virtual_size, container_size, layout=False)
+        if self._keep is not None:
+            self._keep_place()
+        return changed
+
+    def _painter(self) -> StoredTurnView | None:
+        """A mounted stored turn in the plain style of stored turns (not focused or hovered)."""
+        return next(
+            (
+                child
+                for child in self.children
+                if isinstance(child, StoredTurnView)
+                and child.content_size.width
+                and not child.has_focus
+                and not child.mouse_hover
+            ),
+            None,
+        )
+
+    def _schedule_predraw(self, delay: float) -> None:
+        """Draw ahead ``delay`` seconds from now (a later call moves it, never adds one)."""
+        if self._predraw_timer is not None:
+            self._predraw_timer.stop()
+        self._predraw_timer = self.set_timer(delay, self._predraw) if self._above else None
+
+    def _predraw(self) -> None:
+        """Draw the next older page's turns ahead, one per idle moment, so the layout that
+        mounts them (on PageUp) only places them."""
+        self._predraw_timer = None
+        painter = self._painter()
+        page = {turn.turn_id: turn for turn in self._above[-PAGE_TURNS:]}
+        for turn_id in [t for t in self._ready if t not in page]:
+            del self._ready[turn_id]
+        if painter is None:
+            return
+        waiting = [turn for turn_id, turn in page.items() if turn_id not in self._ready]
+        if waiting:
+            turn = waiting[-1]  # the nearest first: the next PageUp mounts it first
+            view = StoredTurnView(turn, show_steps=self.context.show_steps())
+            view.predraw(painter.content_size.width, painter)
+            self._ready[turn.turn_id] = view
+            self._schedule_predraw(PREDRAW_STEP)
 
     def show_newest(self) -> None:
         """Back to the newest page after paging far up (Ctrl+End, or a new turn starting)."""
@@ -330,6 +450,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self.remove_children(mounted)
         self._above.clear()
         self._below.clear()
+        self._ready.clear()
         self._generation += 1
         page = self.loader(None)
         self.mount_all([self._stored_view(turn) for turn in page.turns])
@@ -341,6 +462,8 @@ class Transcript(VerticalScroll, can_focus=False):
         super().watch_scroll_y(old, new)
         if self._loading:
             return
+        if new < old and not self._above:
+            self._prefetch()  # on the way up: the next older page is read and drawn ahead
         if new <= LOAD_MARGIN and new < old and self.has_older:
             self.run_worker(self.load_older(), group="page", exclusive=True)
         elif new >= self.max_scroll_y - LOAD_MARGIN and new > old and self._below:

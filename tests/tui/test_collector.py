@@ -1,0 +1,40 @@
+"""Full collections wait for a pause in input; Python's own settings come back on close."""
+
+from __future__ import annotations
+
+import gc
+import time
+
+from vis_tui import collector
+from vis_tui.collector import IdleCollector
+
+
+def _survive_middle_collections(count: int) -> list[list[object]]:
+    """Allocate until ``count`` middle-generation collections have run; keep what was made."""
+    kept: list[list[object]] = []
+    while gc.get_count()[2] < count:
+        kept.append([[] for _ in range(500)])
+    return kept
+
+
+def test_a_full_collection_waits_for_a_pause_in_input() -> None:
+    thresholds = gc.get_threshold()
+    gc.collect()
+    idle = IdleCollector(idle_after=0.2)
+    idle.start()
+    try:
+        assert gc.get_freeze_count() > 0  # what existed at start is out of the way
+        assert gc.get_threshold()[2] == collector.BACKSTOP
+        kept = _survive_middle_collections(thresholds[2])
+        assert idle.pending  # Python would have run a full collection by now
+        idle.touch()
+        assert not idle.tick()  # the person is typing: it waits
+        assert idle.pending
+        time.sleep(0.2)
+        assert idle.tick()  # input paused: it runs
+        assert not idle.pending
+        del kept
+    finally:
+        idle.close()
+    assert gc.get_threshold() == thresholds
+    assert gc.get_freeze_count() == 0

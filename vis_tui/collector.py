@@ -1,0 +1,55 @@
+"""Garbage collection on the person's time: full collections wait for a pause in their input.
+
+A full collection of a long session's widgets takes tens of milliseconds. Python runs one
+whenever enough objects have survived, which is often in the middle of a key press (PageUp
+through a long transcript). The app instead runs young collections as usual, runs the full
+one once input has paused, and keeps Python's own trigger only as a distant backstop.
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+
+IDLE_AFTER = 1.0  # seconds without input before a pending full collection runs
+CHECK_EVERY = 0.5  # seconds between looks
+BACKSTOP = 1000  # middle-generation collections before Python runs a full one regardless
+
+
+class IdleCollector:
+    """Defers full collections to moments without input; :meth:`close` restores Python's."""
+
+    def __init__(self, idle_after: float = IDLE_AFTER) -> None:
+        self.idle_after = idle_after
+        self.last_input = time.monotonic()
+        self._thresholds = gc.get_threshold()
+        self._active = False
+
+    @property
+    def pending(self) -> bool:
+        """Python would have run a full collection by now (its own third threshold)."""
+        return gc.get_count()[2] >= self._thresholds[2]
+
+    def start(self) -> None:
+        """Move what exists now (the restored session) out of the collector's way."""
+        gc.freeze()
+        young, middle, _ = self._thresholds
+        gc.set_threshold(young, middle, BACKSTOP)
+        self._active = True
+
+    def touch(self) -> None:
+        """Input arrived: the person is waiting on the app."""
+        self.last_input = time.monotonic()
+
+    def tick(self) -> bool:
+        """Run the pending full collection if input has paused; returns whether it ran."""
+        if self._active and self.pending and time.monotonic() - self.last_input >= self.idle_after:
+            gc.collect()
+            return True
+        return False
+
+    def close(self) -> None:
+        if self._active:
+            self._active = False
+            gc.set_threshold(*self._thresholds)
+            gc.unfreeze()

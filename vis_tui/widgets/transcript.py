@@ -393,10 +393,8 @@ class Transcript(VerticalScroll, can_focus=False):
     def _size_updated(
         self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
     ) -> bool:
-        """Check the scroll that keeps the view in place during the layout that placed a page.
-
-        A new virtual size asks for no further layout: this one placed every turn already."""
-        changed = super()._size_updated(size, virtual_size, container_size, layout=False)
+        """Check the scroll that keeps the view in place during the layout that placed a page."""
+        changed = super()._size_updated(size, virtual_size, container_size, layout)
         if self._keep is not None:
             self._keep_place()
         return changed

@@ -1,4 +1,4 @@
-"""How the store lays events down: schema 1 → 2 migration and background WAL checkpoints."""
+"""How the store lays events down: migrations, runs of the log, and background WAL checkpoints."""
 
 from __future__ import annotations
 
@@ -135,3 +135,69 @@ def test_a_store_that_writes_little_starts_no_checkpoint_thread(store: Store) ->
     sid = store.create_session("/w", "/w").id
     store.append(Notification(sid, text="hello"))
     assert not _checkpoint_threads(store.path)
+
+
+def _seqs(store: Store, session_id: str, **kwargs: int) -> list[int]:
+    return [event.seq for event in store.events(session_id, **kwargs)]
+
+
+def test_the_log_has_no_index_and_each_session_reads_its_runs(db_path: Path) -> None:
+    with Store(db_path) as store, Store(db_path) as other:  # two writers on one file
+        a = store.create_session("/w", "/w").id
+        b = store.create_session("/w", "/w").id
+        written: dict[str, list[int]] = {a: [], b: []}
+        for writer, sid in [
+            (store, a),
+            (store, a),
+            (other, b),
+            (store, a),
+            (other, a),
+            (other, b),
+            (other, b),
+            (store, a),
+            (store, b),
+        ]:
+            written[sid].append(writer.append(Notification(sid, text="x")))
+        assert _seqs(store, a) == written[a] and _seqs(other, b) == written[b]
+        assert _seqs(store, a, after_seq=written[a][1], limit=2) == written[a][2:4]
+        assert _seqs(store, b, after_seq=written[b][-1]) == []
+        with sqlite3.connect(db_path) as conn:
+            runs = conn.execute("SELECT start, session_id FROM event_runs ORDER BY start")
+            assert [sid for _, sid in runs] == [a, b, a, b, a, b]  # one row per switch
+            indexes = conn.execute(
+                "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'"
+            ).fetchone()[0]
+        assert indexes == 0  # appending writes the log's pages only
+        assert store.delete_session(a)
+        assert _seqs(store, a) == [] and _seqs(store, b) == written[b]
+        later = store.append(Notification(b, text="after"))
+        assert _seqs(other, b) == [*written[b], later]
+
+
+def test_schema_4_logs_gain_their_runs(db_path: Path) -> None:
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(db_path, isolation_level=None)
+    for migration in MIGRATIONS[:4]:
+        for statement in migration:
+            conn.execute(statement)
+    conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+    conn.execute("PRAGMA user_version = 4")
+    for sid in ("s1", "s2"):
+        conn.execute(
+            "INSERT INTO sessions (id, workspace, project_root, created, modified) "
+            "VALUES (?, '/w', '/w', 1, 1)",
+            (sid,),
+        )
+    order = ["s1", "s1", "s2", "s1", "s2", "s2"]
+    for sid in order:
+        _, payload = event_payload(Notification(sid, text="x"))
+        conn.execute(
+            "INSERT INTO events (session_id, type, data, created) VALUES (?, 'Notification', ?, 1)",
+            (sid, payload),
+        )
+    conn.close()
+    with Store(db_path) as store:
+        assert _seqs(store, "s1") == [1, 2, 4] and _seqs(store, "s2") == [3, 5, 6]
+        assert store.append(Notification("s2", text="y")) == 7
+        assert store.append(Notification("s1", text="z")) == 8
+        assert _seqs(store, "s1") == [1, 2, 4, 8] and _seqs(store, "s2") == [3, 5, 6, 7]

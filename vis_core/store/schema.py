@@ -215,6 +215,40 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP TABLE activities",
         "ALTER TABLE activities_v4 RENAME TO activities",
     ),
+    # 5: no index on the event log. A session's events are found through its runs: each
+    # row of ``event_runs`` is the first seq of a run of events of one session, and a run
+    # ends where the next one (of any session) starts. A run starts only when the writing
+    # session changes, so appending an event writes the log and nothing else. Without an
+    # index, events keep no foreign key (deleting a session deletes its runs' events).
+    (
+        """CREATE TABLE event_runs (
+            start INTEGER PRIMARY KEY,  -- seq of the run's first event
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE
+        )""",
+        "CREATE INDEX event_runs_by_session ON event_runs(session_id)",
+        """INSERT INTO event_runs (start, session_id)
+        SELECT seq, session_id FROM (
+            SELECT seq, session_id, lag(session_id) OVER (ORDER BY seq) AS previous FROM events
+        ) WHERE previous IS NOT session_id""",
+        """CREATE TABLE events_v5 (
+            seq INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL,
+            type TEXT NOT NULL,
+            data TEXT NOT NULL,
+            created REAL NOT NULL
+        )""",
+        "INSERT INTO events_v5 SELECT seq, session_id, type, data, created FROM events",
+        "DROP TABLE events",
+        "ALTER TABLE events_v5 RENAME TO events",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
+
+# FROM clause of a session's events (``e``), the first at seq ``:first`` or later: the events
+# of its runs, a run ending where the next run of any session starts.
+SESSION_EVENTS = (
+    "FROM event_runs AS r JOIN events AS e ON e.seq >= max(r.start, :first) AND e.seq < "
+    "coalesce((SELECT min(n.start) FROM event_runs AS n WHERE n.start > r.start), "
+    "9223372036854775807) WHERE r.session_id = :session AND e.session_id = :session"
+)

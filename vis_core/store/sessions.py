@@ -23,6 +23,7 @@ from vis_core.store.rows import (
     session_row,
     turn_row,
 )
+from vis_core.store.schema import SESSION_EVENTS
 
 SESSION_MARKER = "vis_session_id#"
 
@@ -164,6 +165,10 @@ class SessionsMixin:
             )
             conn.execute(
                 "DELETE FROM setting_overrides WHERE scope = 'session' AND owner = ?", (session_id,)
+            )
+            conn.execute(  # the log keeps no foreign key: its rows go through the runs
+                f"DELETE FROM events WHERE seq IN (SELECT e.seq {SESSION_EVENTS})",
+                {"session": session_id, "first": 0},
             )
             conn.execute("DELETE FROM sessions WHERE num = ?", (row[0],))
         return True

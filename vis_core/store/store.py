@@ -15,12 +15,16 @@ from vis_core.store.database import Database, StoreError
 from vis_core.store.extras import ExtrasMixin
 from vis_core.store.projection import project
 from vis_core.store.rows import StoredEvent
+from vis_core.store.schema import SESSION_EVENTS
 from vis_core.store.search import SearchMixin
 from vis_core.store.sessions import SessionsMixin
 
 # Rewrites an event before it is written (settings install one that redacts secrets).
 EventRedactor = Callable[[Event, dict[str, Any], str], tuple[Event, dict[str, Any], str]]
 _INSERT_EVENT = "INSERT INTO events (session_id, type, data, created) VALUES (?, ?, ?, ?)"
+_PREVIOUS_SESSION = "SELECT session_id FROM events WHERE seq < ? ORDER BY seq DESC LIMIT 1"
+_START_RUN = "INSERT INTO event_runs (start, session_id) VALUES (?, ?)"
+LastEvent = tuple[int, str] | None  # (seq, session) of the last event this process wrote
 
 
 class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin):
@@ -34,6 +38,7 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin):
         self.path = Path(path) if path is not None else VisPaths.from_env().db_file
         self._db = Database(self.path, busy_timeout=busy_timeout)
         self.redactor: EventRedactor | None = None
+        self._last: LastEvent = None
 
     def _payload(self, event: Event) -> tuple[Event, dict[str, Any], str]:
         data, payload = event_payload(event)
@@ -55,9 +60,11 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin):
     def append(self, event: Event) -> int:
         """Log ``event``, update the projections and commit, all in one transaction; its seq."""
         event, data, payload = self._payload(event)
-        return self._db.call_write(
-            f"append a {event.type} event", _write, event, data, payload, time.time()
+        seq = self._db.call_write(
+            f"append a {event.type} event", _write, event, data, payload, time.time(), self._last
         )
+        self._last = (seq, event.session_id)  # committed
+        return seq
 
     def append_many(self, events: Iterable[Event]) -> list[int]:
         """Append several events in one transaction (all or none); their seqs in order."""
@@ -65,8 +72,14 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin):
         if not prepared:
             return []
         now = time.time()
+        seqs: list[int] = []
+        last = self._last
         with self._db.write(f"append {len(prepared)} events") as conn:
-            return [_write(conn, event, data, payload, now) for event, data, payload in prepared]
+            for event, data, payload in prepared:
+                seqs.append(_write(conn, event, data, payload, now, last))
+                last = (seqs[-1], event.session_id)
+        self._last = last  # committed
+        return seqs
 
     def events(
         self, session_id: str, after_seq: int = 0, limit: int | None = None
@@ -74,19 +87,35 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin):
         """A session's logged events with ``seq > after_seq``, in order."""
         with self._db.read("read the event log") as conn:
             rows = conn.execute(
-                "SELECT seq, session_id, type, data, created FROM events "
-                "WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-                (session_id, after_seq, -1 if limit is None else limit),
+                f"SELECT e.seq, e.session_id, e.type, e.data, e.created {SESSION_EVENTS} "
+                "ORDER BY e.seq LIMIT :limit",
+                {
+                    "session": session_id,
+                    "first": after_seq + 1,
+                    "limit": -1 if limit is None else limit,
+                },
             ).fetchall()
         return [StoredEvent(*row) for row in rows]
 
 
 def _write(
-    conn: sqlite3.Connection, event: Event, data: dict[str, Any], payload: str, now: float
+    conn: sqlite3.Connection,
+    event: Event,
+    data: dict[str, Any],
+    payload: str,
+    now: float,
+    last: LastEvent,
 ) -> int:
+    """Log ``event`` (starting a run when the row before is another session's) and project it;
+    ``last`` is the event written just before by this process, if known."""
+    session_id = event.session_id
     try:
-        seq = conn.execute(_INSERT_EVENT, (event.session_id, event.type, payload, now)).lastrowid
+        seq = conn.execute(_INSERT_EVENT, (session_id, event.type, payload, now)).lastrowid
         assert seq is not None
+        if last != (seq - 1, session_id):  # else the row before is this session's: same run
+            previous = conn.execute(_PREVIOUS_SESSION, (seq,)).fetchone()
+            if previous is None or previous[0] != session_id:
+                conn.execute(_START_RUN, (seq, session_id))  # checks that the session exists
         project(conn, seq, event, data, payload, now)
     except sqlite3.IntegrityError as exc:
         if "FOREIGN KEY" not in str(exc):

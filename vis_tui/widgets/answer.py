@@ -1,13 +1,16 @@
-"""A streamed answer: Markdown that coalesces deltas and re-renders at most ~20 times a second."""
+"""A streamed answer: Markdown that coalesces deltas and re-renders at most ~20 times a second,
+less often when drawing it gets slow, so keys never wait behind a backlog of re-renders."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from rich.markdown import Markdown as RichMarkdown
 from textual.widgets import Markdown, Static
 
-FLUSH_SECONDS = 0.05
+FLUSH_SECONDS = 0.05  # the shortest pause between two re-renders
+PACE = 3  # a re-render that took t seconds (to its frame) is followed by a pause of PACE * t
 
 
 class AnswerView(Markdown):
@@ -20,6 +23,8 @@ class AnswerView(Markdown):
         self._rewrite = False
         self._timer: Any = None
         self._ready = False
+        self._rendering = False  # a re-render is on its way to the screen
+        self._pause = FLUSH_SECONDS
 
     def on_mount(self) -> None:
         self._ready = True
@@ -38,11 +43,13 @@ class AnswerView(Markdown):
 
     def _schedule(self) -> None:
         pending = self._rewrite or self._shown != len(self.text)
-        if self._ready and pending and self._timer is None:
-            self._timer = self.set_timer(FLUSH_SECONDS, self._flush)
+        if self._ready and pending and self._timer is None and not self._rendering:
+            self._timer = self.set_timer(self._pause, self._flush)
 
     async def _flush(self) -> None:
         self._timer = None
+        self._rendering = True
+        started = time.perf_counter()
         text = self.text
         if self._rewrite or len(text) < self._shown:
             self._rewrite = False
@@ -50,6 +57,12 @@ class AnswerView(Markdown):
         elif len(text) > self._shown:
             await self.append(text[self._shown :])
         self._shown = len(text)
+        self.call_after_refresh(self._rendered, started)
+
+    def _rendered(self, started: float) -> None:
+        """The re-render is on screen: pause in proportion to what it cost, then go on."""
+        self._rendering = False
+        self._pause = max(FLUSH_SECONDS, PACE * (time.perf_counter() - started))
         self._schedule()
 
 

@@ -1,0 +1,42 @@
+"""A streamed answer coalesces deltas: the Markdown catches up in a few re-renders."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from vis_tui.widgets.answer import FLUSH_SECONDS, AnswerView
+
+from .support import started, until, vis_app
+
+
+async def test_a_fast_stream_is_rendered_in_few_re_renders_and_ends_complete(
+    workspace: Path,
+) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        turn = app.main.transcript.add_turn("t1", 1, "write a lot")
+        text = "".join(f"word{n} " + ("\n\n" if n % 50 == 49 else "") for n in range(3000))
+        turn.add_delta(text[:20])
+        answer = turn.answers[0]
+        assert isinstance(answer, AnswerView)
+        renders: list[str] = []  # what reaches the Markdown widget, re-render by re-render
+        append = answer.append
+
+        def counted(markdown: str) -> object:
+            renders.append(markdown)
+            return append(markdown)
+
+        answer.append = counted  # type: ignore[method-assign]
+        begun = time.perf_counter()
+        for n in range(20, len(text), 20):
+            turn.add_delta(text[n : n + 20])
+            await asyncio.sleep(0)
+        streamed = time.perf_counter() - begun
+        await until(pilot, lambda: answer.source == text)
+        assert answer.text == text
+        assert text.endswith("".join(renders))  # each re-render appended what was new
+        # at most one re-render per FLUSH_SECONDS while deltas arrive, and one at the end
+        assert 1 <= len(renders) <= streamed / FLUSH_SECONDS + 2 < 3000 / 20

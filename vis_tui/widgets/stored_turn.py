@@ -131,6 +131,13 @@ class StoredTurnView(Widget, can_focus=True):
         turn like this one), so the layout that mounts this view has nothing left to draw."""
         self._cache = self._draw(width, painter)
 
+    def height_at(self, width: int, painter: Widget) -> int:
+        """Rows this view will take at ``width`` (its lines drawn now if not drawn ahead)."""
+        if self._cache is None or self._cache.width != width:
+            self.predraw(width, painter)
+        assert self._cache is not None
+        return len(self._cache.strips) + painter.styles.gutter.height
+
     def _draw(self, width: int, painter: Widget) -> Drawn:
         """Lines at ``width`` as the turn's widgets would draw them (collapsed margins)."""
         style = painter.visual_style

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any
 
-from textual.containers import VerticalScroll
-from textual.geometry import Size, Spacing
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
@@ -16,6 +13,7 @@ from vis_tui.history import PageLoader, StoredTurn, TurnPage
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.plain import record_text
+from vis_tui.widgets.steady_scroll import SteadyScroll
 from vis_tui.widgets.stored_turn import StoredTurnView
 from vis_tui.widgets.turn import TurnView
 
@@ -28,18 +26,6 @@ PREDRAW_STEP = 0.01  # seconds
 MAX_MOUNTED_TURNS = 45  # the newest page or two, plus older pages read on the way up
 TURN_VIEWS = (TurnView, StoredTurnView)
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
-
-
-def _stack(items: list[tuple[int, Spacing]]) -> tuple[list[int], int]:
-    """Each of ``items`` (height, margin) stacked vertically: its y, and the total height
-    (a margin between two is the larger of the two, as Textual's vertical layout does)."""
-    ys: list[int] = []
-    y = items[0][1].top if items else 0
-    for index, (height, margin) in enumerate(items):
-        ys.append(y)
-        after = items[index + 1][1].top if index + 1 < len(items) else 0
-        y += height + max(margin.bottom, after)
-    return ys, y
 
 
 def escape_markdown(text: str) -> str:
@@ -59,7 +45,7 @@ class PlainMessage(Static):
         self.source = text
 
 
-class Transcript(VerticalScroll, can_focus=False):
+class Transcript(SteadyScroll, can_focus=False):
     """Every turn of the session; only recent pages are mounted until the person scrolls up."""
 
     max_turns = MAX_MOUNTED_TURNS
@@ -79,7 +65,6 @@ class Transcript(VerticalScroll, can_focus=False):
         self._above: list[StoredTurn] = []
         self._below: list[StoredTurn] = []
         self._fetching = False  # a thread reads the next older store page
-        self._keep: tuple[Widget, int, float] | None = None  # anchor to hold after a mount
         self._ready: dict[str, StoredTurnView] = {}  # the next older page, drawn ahead
         self._predraw_timer: Timer | None = None
         self._generation = 0  # bumped when paging restarts; a stale fetch is dropped
@@ -187,11 +172,11 @@ class Transcript(VerticalScroll, can_focus=False):
     def _mounted_turns(self) -> list[TurnView | StoredTurnView]:
         return [child for child in self.children if isinstance(child, TURN_VIEWS)]
 
-    def _unmount(self, views: list[TurnView | StoredTurnView]) -> Any:
+    def _forget(self, views: list[TurnView | StoredTurnView]) -> None:
+        """Drop ``views`` from the turns shown (the caller unmounts them)."""
         for view in views:
             self.turns.pop(view.turn_id, None)
             self._stored.pop(view.turn_id, None)
-        return self.remove_children(views)
 
     def _trimmable(
         self, views: list[TurnView | StoredTurnView]
@@ -310,94 +295,20 @@ class Transcript(VerticalScroll, can_focus=False):
         below: list[StoredTurnView],
         removed: list[TurnView | StoredTurnView],
     ) -> None:
-        """Mount ``above`` first and ``below`` after the last turn, and unmount ``removed``,
-        in one layout whose frame shows what was in view where it was (no jump)."""
-        kept = [child for child in self.children if child not in removed]
-        anchor = kept[0] if kept else None
-        anchor_y = anchor.virtual_region.y if anchor is not None else 0
-        old_y = self.scroll_y
-        order = [*above, *kept]
-        turns = [n for n, child in enumerate(order) if isinstance(child, TURN_VIEWS)]
-        at = turns[-1] + 1 if turns else len(order)
-        order[at:at] = below  # after the newest turn, before messages that follow it
-        plan = self._planned(order, [*above, *below], anchor) if anchor is not None else None
-        waits = [self._unmount(removed)] if removed else []
-        if above:
-            waits.append(self.mount_all(above, before=anchor) if anchor else self.mount_all(above))
-        if below:
-            last = next((c for c in reversed(kept) if isinstance(c, TURN_VIEWS)), None)
-            waits.append(self.mount_all(below, after=last) if last else self.mount_all(below))
-        if anchor is not None:
-            if plan is not None:  # the layout that places the page draws it scrolled
-                shift, height = plan
-                self._scroll_now(old_y + shift, height)
-            self._keep = (anchor, anchor_y, old_y)  # checked by that layout
-        with self.app.batch_update():  # one layout: the page, the trim and the scroll
-            for wait in waits:
-                await wait
-        if anchor is not None:
-            self.call_after_refresh(self._keep_place)  # if no layout has checked it yet
-
-    def _planned(
-        self, order: list[Widget], new: list[StoredTurnView], anchor: Widget
-    ) -> tuple[int, int] | None:
-        """How far the children in ``order`` move ``anchor``, and their virtual height; the
-        ``new`` views' lines are drawn now if not drawn ahead. None when that cannot be known
-        before the layout (no stored turn shows their style, or sizes are not laid out)."""
+        """Mount ``above`` first and ``below`` after the newest turn kept, unmount ``removed``:
+        one layout, nothing in view moves."""
+        kept = [view for view in self._mounted_turns() if view not in removed]
+        self._forget(removed)
         painter = self._painter()
-        shown = [child for child in self.children if child.display]
-        if painter is None or anchor not in shown:
-            return None
-        old_ys, old_height = _stack([(c.outer_size.height, c.styles.margin) for c in shown])
-        if old_height != self.virtual_size.height:
-            return None  # not as the last layout placed them
-        width = painter.content_size.width
-        margin, gutter = painter.styles.margin, painter.styles.gutter.height
-        items: list[tuple[int, Spacing]] = []
-        for child in order:
-            if child in new:
-                view = child
-                assert isinstance(view, StoredTurnView)
-                if view._cache is None or view._cache.width != width:
-                    view.predraw(width, painter)
-                assert view._cache is not None
-                items.append((len(view._cache.strips) + gutter, margin))
-            elif child.display:
-                items.append((child.outer_size.height, child.styles.margin))
-        ys, height = _stack(items)
-        shown_order = [c for c in order if c in new or c.display]
-        return ys[shown_order.index(anchor)] - old_ys[shown.index(anchor)], height
 
-    def _scroll_now(self, y: float, height: int | None = None) -> None:
-        """Scroll to ``y`` for the next layout (beyond the current end if a page is coming).
+        def height_of(widget: Widget) -> int | None:
+            if painter is None or not isinstance(widget, StoredTurnView):
+                return None
+            return widget.height_at(painter.content_size.width, painter)
 
-        With the virtual ``height`` that layout will give, the scrollbar it draws is already
-        right: Textual would otherwise redraw it one frame later."""
-        bar = self.vertical_scrollbar
-        if height is not None:
-            self.set_reactive(Widget.virtual_size, Size(self.virtual_size.width, height))
-            bar.window_virtual_size = height
-        self.set_scroll(None, y)
-        bar.position = round(y)
-
-    def _keep_place(self) -> None:
-        """Hold the anchor where it was on screen; a wrong guess costs one more frame."""
-        keep, self._keep = self._keep, None
-        if keep is not None and keep[0].is_attached:
-            anchor, anchor_y, old_y = keep
-            y = round(old_y + anchor.virtual_region.y - anchor_y)
-            if y != round(self.scroll_y):
-                self._scroll_now(y)
-                self._refresh_scroll()
-
-    def _size_updated(
-        self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True
-    ) -> bool:
-        """Check the scroll that keeps the view in place during the layout that placed a page."""
-        changed = super()._size_updated(size, virtual_size, container_size, layout)
-        if self._keep is not None:
-            self._keep_place()
-        return changed
+        await self.swap_children(
+            above, below, removed, after=kept[-1] if kept else None, height_of=height_of
+        )
 
     def _painter(self) -> StoredTurnView | None:
         """A mounted stored turn in the plain style of stored turns (not focused or hovered)."""
@@ -442,9 +353,7 @@ class Transcript(VerticalScroll, can_focus=False):
         if not self._below or self.loader is None:
             return
         mounted = self._mounted_turns()
-        for view in mounted:
-            self.turns.pop(view.turn_id, None)
-            self._stored.pop(view.turn_id, None)
+        self._forget(mounted)
         self.remove_children(mounted)
         self._above.clear()
         self._below.clear()

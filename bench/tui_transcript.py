@@ -4,7 +4,8 @@ Prints the time to first paint (Host open + the frame that shows the newest turn
 keeps restoring its history in a thread until "session ready"; the time until the app is also
 idle once is printed beside it), resident memory, and how long each PageUp takes to be handled:
 from the key's delivery until the last frame it causes, including any older turns it mounts
-(older turns mount as the top is reached), and until its first frame (the scroll shown). The
+(older turns mount as the top is reached), and until its first frame (the scroll shown); then
+the same for PageDown back to the newest turn (newer turns mount again, older ones go). The
 Pilot's own ``press`` waits for the process to go idle (two 20 ms windows), so it is not the
 measure.
 Run: ``.venv/bin/python bench/tui_transcript.py``.
@@ -75,9 +76,12 @@ async def measure(workspace: Path, session_id: str) -> None:
         await asyncio.wait_for(app.painted.wait(), 120)
         painted = time.perf_counter()
         transcript = app.main.transcript
-        while not (frames and frames[-1] > painted and transcript.turns and all(
-            view.region.height for view in transcript._mounted_turns()[-1:]
-        )):
+        while not (
+            frames
+            and frames[-1] > painted
+            and transcript.turns
+            and all(view.region.height for view in transcript._mounted_turns()[-1:])
+        ):
             await asyncio.sleep(0.002)
         first_paint = frames[-1] - start  # the frame that shows the newest turns
         await pilot.pause()
@@ -86,12 +90,13 @@ async def measure(workspace: Path, session_id: str) -> None:
         ready = time.perf_counter() - start
         await pilot.pause()
         mounted = len(transcript.turns)
-        times = []
-        firsts = []  # key to the first frame drawn (the scroll it asked for)
-        for _ in range(PAGEUPS):
+
+        async def press(key: str) -> tuple[float, float] | None:
+            """Milliseconds from the key to the last frame it causes, and to its first (None
+            when it draws nothing: the end was reached)."""
             await pilot.pause()
             t0 = time.perf_counter()
-            app._driver.send_message(events.Key("pageup", None))  # type: ignore[union-attr]
+            app._driver.send_message(events.Key(key, None))  # type: ignore[union-attr]
             # Handled: the key's frames are out, any page it loads is mounted and drawn, and
             # nothing more is drawn for 50 ms (then the last frame's time counts).
             while True:
@@ -103,10 +108,17 @@ async def measure(workspace: Path, session_id: str) -> None:
                 drawn = bool(frames) and frames[-1] > t0
                 if not busy and drawn and now - frames[-1] > 0.05:
                     break
-            times.append((frames[-1] - t0) * 1000)
-            firsts.append((next(f for f in frames if f > t0) - t0) * 1000)
+                if not busy and not drawn and now - t0 > 1:
+                    return None
+            first = next(f for f in frames if f > t0)
+            return (frames[-1] - t0) * 1000, (first - t0) * 1000
+
+        ups = [p for _ in range(PAGEUPS) if (p := await press("pageup")) is not None]
         loaded = len(transcript.turns)
         top = min(t.position for t in transcript.turns.values())
+        downs = []
+        while (down := await press("pagedown")) is not None:  # back to the newest turn
+            downs.append(down)
         rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"turns stored: {TURNS}, activities stored: {TURNS * ACTIVITIES_PER_TURN}")
     print(f"first paint: {first_paint:.2f} s  (turns mounted: {mounted})")
@@ -114,13 +126,26 @@ async def measure(workspace: Path, session_id: str) -> None:
     print(f"session ready: {ready:.2f} s")
     print(f"resident memory (max RSS): {rss_mb:.0f} MB")
     print(
-        f"PageUp x{len(times)}: median {statistics.median(times):.1f} ms, "
-        f"p95 {sorted(times)[int(len(times) * 0.95)]:.1f} ms, worst {max(times):.1f} ms "
-        f"(turns mounted after: {loaded}, oldest shown: turn {top})"
+        f"PageUp x{len(ups)} {_figures(ups)} (turns mounted after: {loaded}, oldest shown: {top})"
     )
-    print(
-        f"PageUp to its first frame: median {statistics.median(firsts):.1f} ms, "
-        f"p95 {sorted(firsts)[int(len(firsts) * 0.95)]:.1f} ms, worst {max(firsts):.1f} ms"
+    print(f"PageDown back x{len(downs)} {_figures(downs)}")
+
+
+def _figures(presses: list[tuple[float, float]]) -> str:
+    """Median, p95 and worst of the last and of the first frames, in ms."""
+
+    def spread(values: list[float]) -> str:
+        ordered = sorted(values)
+        median, p95, worst = (
+            statistics.median(ordered),
+            ordered[int(len(ordered) * 0.95)],
+            ordered[-1],
+        )
+        return f"median {median:.1f} ms, p95 {p95:.1f} ms, worst {worst:.1f} ms"
+
+    return (
+        f"to the last frame: {spread([last for last, _ in presses])}; "
+        f"to the first frame: {spread([first for _, first in presses])}"
     )
 
 

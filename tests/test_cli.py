@@ -55,6 +55,37 @@ def test_run_streams_the_answer_and_one_line_per_activity(workspace, vis_home, t
     assert result.stdout.rstrip().endswith("1 observation")  # the turn's step counts
 
 
+REVIEWER = """
+import vis_core.extension as vis
+
+
+def review(path: str) -> str:
+    \"\"\"Read a file through the session's own cat.\"\"\"
+    return str(vis.tools.cat(path))
+
+
+vis.register_extension(vis.Extension(
+    name="reviewer", description="Reviews files.", alias="reviewer", symbols=[vis.Symbol(review)],
+))
+"""
+
+
+def test_run_indents_the_calls_an_extension_tool_made(workspace, vis_home, tmp_path):
+    (workspace / "a.txt").write_text("hello\n")
+    (vis_home / "extensions").mkdir(parents=True, exist_ok=True)
+    (vis_home / "extensions" / "reviewer.py").write_text(REVIEWER, encoding="utf-8")
+    s = script(tmp_path, [{"code": 'print(await reviewer.review("a.txt"))'}, {"text": "Done."}])
+    result = vis("run", "--provider", "scripted", "--script", str(s), "review a.txt",
+                 cwd=workspace, env_home=vis_home)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    read = next(line for line in lines if "Read file" in line)
+    review = next(line for line in lines if "reviewer.review" in line)
+    assert read.startswith("  ✓") and review.startswith("✓")  # the call, under its tool
+    assert lines.index(read) < lines.index(review)  # printed as each ends
+    assert result.stdout.rstrip().endswith("2 observations")
+
+
 def test_summarize_steps_off_drops_the_step_line(workspace, vis_home, tmp_path):
     (workspace / "a.txt").write_text("hello\n")
     (vis_home / "config.toml").write_text("summarize_steps = false\n", encoding="utf-8")

@@ -11,6 +11,7 @@ from typing import Any
 
 from vis_core.events import (
     ActivityEnded,
+    ActivityStarted,
     AssistantDelta,
     Event,
     Notification,
@@ -62,6 +63,7 @@ class PrintRenderer:
         self.as_json = as_json
         self.summarize_steps = summarize_steps
         self._tags: list[SymbolTag] = []
+        self._depths: dict[str, int] = {}  # Activity id: how far under an extension tool's
         self.console = Console(highlight=False, soft_wrap=True)
         self.errors = Console(stderr=True, highlight=False)
         self._mid_line = False
@@ -75,10 +77,13 @@ class PrintRenderer:
             sys.stdout.write(event.text)
             sys.stdout.flush()
             self._mid_line = not event.text.endswith("\n")
+        elif isinstance(event, ActivityStarted) and event.activity is not None:
+            self._depth(event.activity)
         elif isinstance(event, ActivityEnded) and event.activity is not None:
             self._tags.append(event.activity.tag)
             self._break_line()
-            self.console.print(activity_line(event.activity))
+            indent = "  " * self._depth(event.activity)  # a call an extension tool made
+            self.console.print(indent + activity_line(event.activity))
         elif isinstance(event, Notification):
             self._break_line()
             self.errors.print(f"[yellow]{event.kind}:[/] {event.text}", markup=True)
@@ -86,10 +91,17 @@ class PrintRenderer:
             self._break_line()
             steps = step_counts(self._tags)
             self._tags = []
+            self._depths.clear()
             if self.summarize_steps and steps:
                 self.console.print(f"[dim]{steps}[/]")
             if event.error:
                 self.errors.print(f"[red]{event.status.value}:[/] {event.error}")
+
+    def _depth(self, record: ActivityRecord) -> int:
+        parent = record.parent_id
+        return self._depths.setdefault(
+            record.id, 0 if parent is None else self._depths.get(parent, 0) + 1
+        )
 
     def _break_line(self) -> None:
         if self._mid_line:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 import vis_core.extension as vis
+from vis_core.events import ActivityEnded
 from vis_core.extension.context import CallContext, calling
 
 from .harness import code_turn, install_extension, open_host, run_turn, write_script
@@ -101,6 +102,21 @@ async def test_an_extension_creates_runs_and_restores_sessions(
     assert out["restored_turns"] == ["What do you think?", "And again?"]
     assert out["export_bound"] == out["bound"]
     assert outcome.printed(1) == [403, "forbidden-session"]
+    # each change shows its own Activity under spawner.spawn's; reads and the worker show none
+    ended = [e.activity for e in outcome.events if isinstance(e, ActivityEnded) and e.activity]
+    (spawn,) = [a for a in ended if a.tool == "spawner.spawn"]
+    changes = [(a.tool, a.presentation.headline) for a in ended if a.parent_id == spawn.id]
+    assert changes == [
+        ("vis.sessions.create", "Created session"),
+        ("Session.send", "Sent request"),
+        ("vis.sessions.create", "Created session"),  # vis.run: a session, then its request
+        ("Session.send", "Sent request"),
+        ("vis.sessions.restore", "Restored session"),
+    ]  # the second restore with the same key changed nothing
+    summaries = [a.presentation.summary for a in ended if a.parent_id == spawn.id]
+    assert summaries[0] == f"Second opinion · {out['created'][:8]}"
+    assert summaries[1] == f"{out['created'][:8]} · What do you think?"
+    assert all(a.tag.value == "mutation" for a in ended if a.parent_id == spawn.id)
 
 
 async def test_changes_need_a_bound_session(

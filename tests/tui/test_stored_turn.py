@@ -21,8 +21,13 @@ def _store(workspace: Path) -> str:
     row = store.create_session(workspace.resolve(), workspace.resolve(), title="stored")
     store.append(SessionCreated(row.id, title="stored", workspace=str(workspace)))
     turns = [
-        ("t1", "a request long enough to wrap " * 5, "Just **text**, no work.", 0,
-         TurnStatus.COMPLETED),
+        (
+            "t1",
+            "a request long enough to wrap " * 5,
+            "Just **text**, no work.",
+            0,
+            TurnStatus.COMPLETED,
+        ),
         ("t2", "read and patch", "Done: `src/app.py` patched.", 5, TurnStatus.COMPLETED),
         ("t3", "stopped", "", 2, TurnStatus.CANCELLED),
         ("t4", "failed", "Partial answer.", 3, TurnStatus.FAILED),
@@ -82,8 +87,9 @@ async def test_clicking_a_stored_row_opens_it_and_keeps_the_turn(workspace: Path
         await pilot.pause()
         view = transcript.turns["t2"]
         assert isinstance(view, StoredTurnView)
-        line = next(y for y, rid in view._lines(view.content_size.width)[1].items()
-                    if rid == "t2-a3")
+        line = next(
+            y for y, rid in view._lines(view.content_size.width)[1].items() if rid == "t2-a3"
+        )
         await pilot.click(view, offset=(4, line))
         await until(pilot, lambda: isinstance(transcript.turns["t2"], TurnView))
         full = transcript.turns["t2"]
@@ -105,3 +111,87 @@ async def test_clicking_a_stored_row_opens_it_and_keeps_the_turn(workspace: Path
         await pilot.pause()
         await pilot.pause()
         await until(pilot, lambda: app.focused is opened.rows["t4-a1"])
+
+
+def _store_nested(workspace: Path) -> str:
+    """One turn whose extension tools called other tools: review.run made two calls, and
+    report (shown only at its end) made one call before its own row appeared."""
+    from vis_core.events import ActivityEnded, ActivityStarted, TurnEnded, TurnStarted
+    from vis_core.extension.activity import ActivityPresentation as P
+    from vis_core.store import Store
+    from vis_tui.demo import record
+
+    store = Store(Path(os.environ["VIS_HOME"]) / "vis.db")
+    sid = store.create_session(workspace.resolve(), workspace.resolve(), title="nested").id
+    store.append(SessionCreated(sid, title="nested", workspace=str(workspace)))
+
+    def rec(activity_id: str, headline: str, parent: str | None = None, **kw: object):
+        made = record(activity_id, P(headline, f"{activity_id} summary"), session_id=sid, **kw)
+        return type(made)(**{**made.__dict__, "parent_id": parent})
+
+    review, read, grep = rec("p", "Review"), rec("c1", "Read", "p"), rec("c2", "Searched", "p")
+    report, fetched = rec("e", "Report"), rec("d", "Fetched", "e")
+    after = rec("r", "Listed")
+    events = [TurnStarted(sid, turn_id="t1", position=1, request="review it")]
+    for kind, item in [
+        (ActivityStarted, review),
+        (ActivityStarted, read),
+        (ActivityEnded, read),
+        (ActivityStarted, grep),
+        (ActivityEnded, grep),
+        (ActivityEnded, review),
+        (ActivityStarted, fetched),
+        (ActivityEnded, fetched),
+        (ActivityStarted, report),
+        (ActivityEnded, report),  # end-only: started at its end
+        (ActivityStarted, after),
+        (ActivityEnded, after),
+    ]:
+        events.append(kind(sid, activity=item))
+    events.append(TurnEnded(sid, turn_id="t1", status=TurnStatus.COMPLETED, content="Done."))
+    store.append_many(events)
+    store.close()
+    return sid
+
+
+async def test_calls_an_extension_tool_made_show_under_its_row(workspace: Path) -> None:
+    session_id = _store_nested(workspace)
+    app = vis_app(workspace, resume=session_id)
+    async with app.run_test(size=(90, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        app.main.prompt.focus()
+        (stored,) = transcript.query(StoredTurnView)
+        assert [(r.record.id, r.depth) for r in stored.rows] == [
+            ("p", 0),
+            ("c1", 1),
+            ("c2", 1),
+            ("e", 0),
+            ("d", 1),
+            ("r", 0),
+        ]
+        transcript.scroll_home(animate=False)
+        await pilot.pause()
+        compact = _screen(app)
+        full = transcript.open_stored(stored)
+        await pilot.pause()
+        transcript.scroll_home(animate=False)
+        await pilot.pause()
+        rows = list(full.query(ActivityRow))
+        assert [(r.record.id, r.depth) for r in rows] == [
+            ("p", 0),
+            ("c1", 1),
+            ("c2", 1),
+            ("e", 0),
+            ("d", 1),
+            ("r", 0),
+        ]
+        assert _screen(app) == compact  # the stored turn looks as the full one
+        lines = ["".join(text for text, _ in line) for line in compact]
+
+        def indent(word: str) -> int:
+            line = next(line for line in lines if f"✓ {word}" in line)
+            return line.index("✓")
+
+        assert indent("Read") == indent("Searched") == indent("Review") + 2  # nested: two in
+        assert indent("Fetched") == indent("Report") + 2 and indent("Listed") == indent("Review")

@@ -93,9 +93,13 @@ class ToolInvoker:
         kwargs: dict[str, Any],
         *,
         callers: tuple[str, ...] = (),
+        parent_id: str | None = None,
     ) -> Any:
-        """Run ``name``; ``callers`` are the extensions waiting on this call (``vis.tools``)."""
-        return await self._invoke(self._lookup(name), args, kwargs, callers=callers)
+        """Run ``name``; ``callers`` are the extensions waiting on this call (``vis.tools``),
+        ``parent_id`` the Activity of the extension tool that makes it (shown under it)."""
+        return await self._invoke(
+            self._lookup(name), args, kwargs, callers=callers, parent_id=parent_id
+        )
 
     async def call_handle(self, call: HandleCall) -> Any:
         """Run one method of a host handle (``h.wait(5)``) as an Activity of its own.
@@ -141,25 +145,22 @@ class ToolInvoker:
         callers: tuple[str, ...] = (),
         handle_id: str | None = None,
         run: Callable[[], Awaitable[Any]] | None = None,
+        parent_id: str | None = None,
     ) -> Any:
         name = tool.name
         site = self.site
         loop = asyncio.get_running_loop()
         activity = tool.activity
         show_start = activity.show_start if activity else True
-        label = activity.label if activity else name
-        record = ActivityRecord(
-            id=uuid.uuid4().hex,
-            session_id=self._session_id,
-            turn_id=site.turn_id,
-            iteration_id=site.iteration_id,
-            tool=name,
-            tag=tool.tag,
-            state=ActivityState.RUNNING,
-            presentation=ActivityPresentation(label, ""),
-            owner=tool.owner,
+        record = dataclasses.replace(
+            self.new_record(
+                name,
+                activity.label if activity else name,
+                tag=tool.tag,
+                owner=tool.owner,
+                parent_id=parent_id,
+            ),
             show_start=show_start,
-            form=site.form,
             handle_id=handle_id,
         )
         pending: list[asyncio.Task[None]] = []
@@ -212,6 +213,7 @@ class ToolInvoker:
                 "turn_id": site.turn_id,
                 "iteration_id": site.iteration_id,
                 "callers": callers,
+                "activity_id": record.id,  # calls made from here show under this Activity
             },
         )
         try:
@@ -246,6 +248,32 @@ class ToolInvoker:
         record = dataclasses.replace(record, state=ActivityState.SUCCEEDED, ended_at=time.time())
         await self._end(record, started=show_start)
         return result
+
+    def new_record(
+        self, tool: str, headline: str, *, tag: SymbolTag, owner: str, parent_id: str | None
+    ) -> ActivityRecord:
+        """A running Activity of this session, at the current turn, iteration and form."""
+        site = self.site
+        return ActivityRecord(
+            id=uuid.uuid4().hex,
+            session_id=self._session_id,
+            turn_id=site.turn_id,
+            iteration_id=site.iteration_id,
+            tool=tool,
+            tag=tag,
+            state=ActivityState.RUNNING,
+            presentation=ActivityPresentation(headline, ""),
+            owner=owner,
+            form=site.form,
+            parent_id=parent_id,
+        )
+
+    async def show(self, record: ActivityRecord) -> None:
+        """Log an Activity made outside a tool call (a change through the SDK): started while
+        it runs, ended after."""
+        ended = record.state is not ActivityState.RUNNING
+        event = ActivityEnded if ended else ActivityStarted
+        await self._emit(event(self._session_id, activity=record))
 
     async def _run(self, tool: HostTool, args: tuple, kwargs: dict) -> Any:
         """Vis's async tools run on the loop; extension calls run in a worker thread, one at a

@@ -364,6 +364,7 @@ class ActivityRecord:
     error: str | None = None
     handle_id: str | None = None
     form: int = 0
+    parent_id: str | None = None  # the Activity of the extension tool that made this call
 
     @property
     def duration(self) -> float | None:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import threading
+import time
 import weakref
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from vis_core.extension.activity import ActivityPresentation, ActivityState, SymbolTag
 from vis_core.extension.context import CallContext, current_call
 
 if TYPE_CHECKING:
@@ -137,3 +141,53 @@ def run_on_loop(loop: asyncio.AbstractEventLoop | None, coro: Coroutine[Any, Any
     except TimeoutError:
         future.cancel()
         raise
+
+
+@dataclasses.dataclass
+class ShownChange:
+    """What a change shows in its Activity's summary once made."""
+
+    summary: str = ""
+
+
+SUMMARY_CHARS = 120
+
+
+@contextmanager
+def shown_change(
+    call: CallContext | None, host: Host, tool: str, headline: str
+) -> Iterator[ShownChange]:
+    """Show a change an extension makes (a session created, a request sent) as an Activity of
+    the bound session, under the Activity of the tool making it. Outside a tool call (a command,
+    a thread of the extension) the change is made without one."""
+    shown = ShownChange()
+    invoker = call.services.get("invoker") if call is not None else None
+    loop = loop_of(call, host)
+    if call is None or invoker is None or loop is None:
+        yield shown
+        return
+    record = invoker.new_record(
+        tool, headline, tag=SymbolTag.MUTATION, owner=call.owner,
+        parent_id=call.services.get("activity_id"),
+    )
+    run_on_loop(loop, invoker.show(record))
+    try:
+        yield shown
+    except BaseException as exc:
+        text = str(exc)
+        error = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+        failed = dataclasses.replace(
+            record, state=ActivityState.FAILED, ended_at=time.time(), error=error
+        )
+        run_on_loop(loop, invoker.show(failed))
+        raise
+    summary = " ".join(shown.summary.split())
+    if len(summary) > SUMMARY_CHARS:
+        summary = summary[: SUMMARY_CHARS - 1] + "…"
+    done = dataclasses.replace(
+        record,
+        state=ActivityState.SUCCEEDED,
+        ended_at=time.time(),
+        presentation=ActivityPresentation(headline, summary),
+    )
+    run_on_loop(loop, invoker.show(done))

@@ -23,6 +23,7 @@ from vis_core.extension.gateway import (
     loop_of,
     require_change,
     run_on_loop,
+    shown_change,
 )
 from vis_core.extension.sessions import (
     ORIGIN_STATE,
@@ -88,7 +89,10 @@ class Turn:
         agent = _live(self.session._host, self.session.id)
         loop = self.session._loop
         if agent is not None and loop is not None:
-            loop.call_soon_threadsafe(agent.cancel)
+            call = bound_call()
+            with shown_change(call, self.session._host, "Turn.cancel", "Cancelled turn") as shown:
+                loop.call_soon_threadsafe(agent.cancel)
+                shown.summary = self.session.id[:8]
 
 
 @contextlib.contextmanager
@@ -187,7 +191,9 @@ class Session:
             agent = await _agent(self._host, self.id)
             return asyncio.ensure_future(agent.submit(request))
 
-        task = run_on_loop(loop, start())
+        with shown_change(call, self._host, "Session.send", "Sent request") as shown:
+            task = run_on_loop(loop, start())
+            shown.summary = f"{self.id[:8]} · {request}"
         future: concurrent.futures.Future[TurnEnded] = concurrent.futures.Future()
 
         def relay(done: asyncio.Future[TurnEnded]) -> None:
@@ -255,10 +261,12 @@ class Sessions:
                     await old.provider.aclose()
             return agent.id
 
-        session_id = run_on_loop(loop, create())
-        host.store.state_set(ORIGIN_STATE, session_id, call.owner)
-        if group is not None:
-            host.store.set_group(session_id, group)
+        with shown_change(call, host, "vis.sessions.create", "Created session") as shown:
+            session_id = run_on_loop(loop, create())
+            host.store.state_set(ORIGIN_STATE, session_id, call.owner)
+            if group is not None:
+                host.store.set_group(session_id, group)
+            shown.summary = f"{title or 'untitled'} · {session_id[:8]}"
         return Session(host, loop, session_id, call.owner)
 
     def export(self, session_id: str | None = None) -> dict[str, Any]:
@@ -287,14 +295,17 @@ class Sessions:
                 return Session(host, loop_of(call, host), known, call.owner)
         _check_root(host, root)
         source = data.get("session") or {}
-        row = host.store.create_session(
-            host.workspace, host.project_root, title=str(source.get("title") or ""),
-            group=group_id if group_id is not None else source.get("group"),
-        )
-        host.store.append_many(_renamed(data.get("events") or [], row.id))
-        host.store.state_set(ORIGIN_STATE, row.id, call.owner)
-        if key is not None:
-            host.store.state_set(RESTORE_KEYS, key, row.id)
+        with shown_change(call, host, "vis.sessions.restore", "Restored session") as shown:
+            row = host.store.create_session(
+                host.workspace, host.project_root, title=str(source.get("title") or ""),
+                group=group_id if group_id is not None else source.get("group"),
+            )
+            events = _renamed(data.get("events") or [], row.id)
+            host.store.append_many(events)
+            host.store.state_set(ORIGIN_STATE, row.id, call.owner)
+            if key is not None:
+                host.store.state_set(RESTORE_KEYS, key, row.id)
+            shown.summary = f"{row.title or 'untitled'} · {row.id[:8]} · {len(events)} events"
         return Session(host, loop_of(call, host), row.id, call.owner)
 
 

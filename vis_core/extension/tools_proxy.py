@@ -151,6 +151,7 @@ def call_tool(name: str, *args: Any, **kwargs: Any) -> Any:
     coro = invoker.call(
         name, tuple(_argument(a) for a in args), {k: _argument(v) for k, v in kwargs.items()},
         callers=waiting,
+        parent_id=call.services.get("activity_id"),
     )
     try:
         result = run_on_loop(call.services.get("loop"), coro)

@@ -147,16 +147,22 @@ def is_expandable(record: ActivityRecord, receipts: list[ActivityRecord]) -> boo
     return bool(receipts or record.error or (p and (p.content or p.sections)))
 
 
+NEST_INDENT = 2  # columns a nested Activity row sits in from its parent's
+
+
 class ActivityRow(Vertical, can_focus=True):
     """An Activity: collapsed to one line by default; calls on one handle share a row."""
 
     BINDINGS = [Binding("enter", "toggle", "Open/close Activity", show=False)]
     expanded: reactive[bool] = reactive(False)
 
-    def __init__(self, record: ActivityRecord, context: BlockContext) -> None:
+    def __init__(self, record: ActivityRecord, context: BlockContext, *, depth: int = 0) -> None:
         super().__init__(classes=f"activity -{record.state.value}")
         self.record = record
         self.context = context
+        self.depth = depth  # calls an extension tool made show under its row, indented
+        if depth:
+            self.styles.margin = (0, 0, 0, NEST_INDENT * depth)
         self.receipts: list[ActivityRecord] = []
         self._built_for: tuple[Any, ...] | None = None
         self._frame = 0

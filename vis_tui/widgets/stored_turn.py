@@ -19,7 +19,8 @@ from textual.widget import Widget
 from vis_core.events import TurnStatus
 from vis_core.extension.activity import ActivityRecord
 from vis_tui.history import StoredTurn
-from vis_tui.widgets.activity import headline_content, is_expandable
+from vis_tui.widgets.activity import NEST_INDENT, headline_content, is_expandable
+from vis_tui.widgets.activity_tree import place
 from vis_tui.widgets.plain import record_text
 from vis_tui.widgets.turn import footer_content, request_content
 
@@ -30,6 +31,7 @@ class StoredRow:
 
     record: ActivityRecord
     receipts: tuple[ActivityRecord, ...]
+    depth: int = 0  # under the row of the extension tool that made the call
 
     def header(self) -> Content:
         expandable = is_expandable(self.record, list(self.receipts))
@@ -58,7 +60,31 @@ def stored_rows(records: tuple[ActivityRecord, ...]) -> list[StoredRow]:
         by_id[record.id] = row
         if record.group_key is not None:
             groups.setdefault(record.group_key, row)
-    return [StoredRow(row[-1], tuple(row[:-1])) for row in rows]
+    return _as_tree([StoredRow(row[-1], tuple(row[:-1])) for row in rows])
+
+
+def _as_tree(rows: list[StoredRow]) -> list[StoredRow]:
+    """``rows`` in the order and depth a live turn shows them (placed one by one)."""
+    shown: list[StoredRow] = []
+    by_id: dict[str, StoredRow] = {}
+    for row in rows:
+        first = row.receipts[0] if row.receipts else row.record
+        spot = place(
+            shown,
+            first,
+            find=by_id.get,
+            depth_of=lambda r: r.depth,
+            record_of=lambda r: r.receipts[0] if r.receipts else r.record,
+        )
+        placed = dataclasses.replace(row, depth=spot.depth)
+        if spot.before is not None:
+            shown.insert(shown.index(spot.before), placed)
+        elif spot.after is not None:
+            shown.insert(shown.index(spot.after) + 1, placed)
+        else:
+            shown.append(placed)
+        by_id.update((r.id, placed) for r in (*row.receipts, row.record))
+    return shown
 
 
 @dataclasses.dataclass(frozen=True)
@@ -158,6 +184,10 @@ class StoredTurnView(Widget, can_focus=True):
             )
         ]
         hits: dict[int, str] = {}
+
+        def blank_of(cells: int) -> Strip:
+            return Strip.blank(cells, RichStyle(bgcolor=style.background.rich_color))
+
         parts: list[tuple[list[Strip], int, int, list[str] | None]] = []  # margins, row ids
         for reply in self._replies:
             strips = strips_of(visualize(painter, RichMarkdown(reply)), width, style)
@@ -165,8 +195,9 @@ class StoredTurnView(Widget, can_focus=True):
         row_strips: list[Strip] = []
         row_ids: list[str] = []
         for row in self.rows:
-            for strip in strips_of(row.header(), width, style):
-                row_strips.append(strip)
+            indent = NEST_INDENT * row.depth
+            for strip in strips_of(row.header(), max(1, width - indent), style):
+                row_strips.append(Strip.join([blank_of(indent), strip]) if indent else strip)
                 row_ids.append(row.record.id)
         if row_strips:
             parts.append((row_strips, 0, 0, row_ids))

@@ -11,6 +11,7 @@ from textual.widgets import Static
 from vis_core.events import TurnStatus
 from vis_core.extension.activity import ActivityRecord, SymbolTag, step_counts
 from vis_tui.widgets.activity import ActivityRow
+from vis_tui.widgets.activity_tree import place
 from vis_tui.widgets.answer import AnswerView, StoredAnswer
 from vis_tui.widgets.blocks import BlockContext
 
@@ -57,6 +58,7 @@ class TurnView(Vertical):
         self.request = request
         self.context = context
         self.rows: dict[str, ActivityRow] = {}
+        self._row_order: list[ActivityRow] = []  # rows as shown, nested ones under their parent
         self.groups: dict[tuple[str, int, str], ActivityRow] = {}
         self.tags: dict[str, SymbolTag] = {}
         self.status: TurnStatus | None = None
@@ -123,14 +125,44 @@ class TurnView(Vertical):
         if row is None and record.group_key is not None:
             row = self.groups.get(record.group_key)
         if row is None:
-            row = ActivityRow(record, self.context)
-            self._mount_before_footer(row)
+            row = self._new_row(record)
         else:
             row.update_record(record)
         self.rows[record.id] = row
         if record.group_key is not None:
             self.groups.setdefault(record.group_key, row)
         return row
+
+    def _new_row(self, record: ActivityRecord) -> ActivityRow:
+        """A row placed in the Activity tree (:func:`~vis_tui.widgets.activity_tree.place`)."""
+        order = self._row_order
+        spot = place(
+            order,
+            record,
+            find=self.rows.get,
+            depth_of=lambda row: row.depth,
+            record_of=lambda row: row.record,
+        )
+        row = ActivityRow(record, self.context, depth=spot.depth)
+        if spot.before is not None:
+            order.insert(order.index(spot.before), row)
+            self._mount_near(row, before=spot.before)
+        elif spot.after is not None:
+            order.insert(order.index(spot.after) + 1, row)
+            self._mount_near(row, after=spot.after)
+        else:
+            order.append(row)
+            self._mount_before_footer(row)
+        return row
+
+    def _mount_near(self, widget: Any, *, before: Any = None, after: Any = None) -> None:
+        if not self._ready:
+            anchor = before if before is not None else after
+            self._early.insert(self._early.index(anchor) + (before is None), widget)
+        elif before is not None:
+            self.mount(widget, before=before)
+        else:
+            self.mount(widget, after=after)
 
     def show_note(self, text: str, style: str = "$text-muted") -> None:
         self.close_answer()

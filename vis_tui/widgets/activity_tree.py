@@ -1,0 +1,44 @@
+"""Where an Activity row goes: calls an extension tool made sit under that tool's row."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from vis_core.extension.activity import ActivityRecord
+
+Row = TypeVar("Row")
+
+
+@dataclass(frozen=True)
+class Placement(Generic[Row]):
+    """The new row's depth, and the row to go ``before`` or ``after`` (neither: at the end)."""
+
+    depth: int
+    before: Row | None = None
+    after: Row | None = None
+
+
+def place(
+    rows: Sequence[Row],
+    record: ActivityRecord,
+    *,
+    find: Callable[[str], Row | None],
+    depth_of: Callable[[Row], int],
+    record_of: Callable[[Row], ActivityRecord],
+) -> Placement[Row]:
+    """Place a new row for ``record`` among ``rows`` (as shown). It goes after the calls its
+    parent made so far; a tool whose row comes after calls it made (an end-only Activity)
+    goes before the first of them. ``find`` is the row of a record id, if shown."""
+    parent = find(record.parent_id) if record.parent_id else None
+    depth = 0 if record.parent_id is None else (depth_of(parent) + 1 if parent is not None else 1)
+    for row in rows:
+        if record_of(row).parent_id == record.id:
+            return Placement(depth, before=row)
+    if parent is None:
+        return Placement(depth)
+    at = rows.index(parent) + 1
+    while at < len(rows) and depth_of(rows[at]) > depth_of(parent):
+        at += 1
+    return Placement(depth, after=rows[at - 1])

@@ -110,6 +110,7 @@ async def test_a_page_mounted_above_keeps_the_view_in_place_and_was_drawn_ahead(
 
         screen._compositor_refresh = drawn  # type: ignore[method-assign]
         assert await transcript.load_older() == 4
+        await until(pilot, lambda: bool(frames))
         await pilot.pause()
         assert frames and all(frame == before for frame in frames)  # not one frame jumped
         assert _positions(transcript)[0] == oldest - 4
@@ -155,6 +156,7 @@ async def test_a_page_mounted_below_keeps_the_view_in_place_as_older_turns_go(
 
         screen._compositor_refresh = drawn  # type: ignore[method-assign]
         assert await transcript.load_newer() == 4
+        await until(pilot, lambda: bool(frames))
         await pilot.pause()
         assert _positions(transcript) == positions[4:] + list(
             range(positions[-1] + 1, positions[-1] + 5)

@@ -42,9 +42,14 @@ class IdleCollector:
         self.last_input = time.monotonic()
 
     def tick(self) -> bool:
-        """Run the pending full collection if input has paused; returns whether it ran."""
+        """Run the pending full collection if input has paused; returns whether it ran.
+
+        It covers what was set aside too (a session shown earlier and since closed would
+        otherwise stay), then sets aside what survives."""
         if self._active and self.pending and time.monotonic() - self.last_input >= self.idle_after:
+            gc.unfreeze()
             gc.collect()
+            gc.freeze()
             return True
         return False
 

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import gc
 import time
+import weakref
 
 from vis_tui import collector
 from vis_tui.collector import IdleCollector
+
+
+class Node:
+    me: object = None
 
 
 def _survive_middle_collections(count: int) -> list[list[object]]:
@@ -20,8 +25,12 @@ def _survive_middle_collections(count: int) -> list[list[object]]:
 def test_a_full_collection_waits_for_a_pause_in_input() -> None:
     thresholds = gc.get_threshold()
     gc.collect()
+    cycle = Node()
+    cycle.me = cycle  # garbage only a full collection finds
+    gone = weakref.ref(cycle)
     idle = IdleCollector(idle_after=0.2)
-    idle.start()
+    idle.start()  # sets the cycle aside with everything else
+    del cycle
     try:
         assert gc.get_freeze_count() > 0  # what existed at start is out of the way
         assert gc.get_threshold()[2] == collector.BACKSTOP
@@ -33,6 +42,8 @@ def test_a_full_collection_waits_for_a_pause_in_input() -> None:
         time.sleep(0.2)
         assert idle.tick()  # input paused: it runs
         assert not idle.pending
+        assert gone() is None  # what was set aside is covered too
+        assert gc.get_freeze_count() > 0  # and the survivors set aside again
         del kept
     finally:
         idle.close()

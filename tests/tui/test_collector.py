@@ -6,6 +6,8 @@ import gc
 import time
 import weakref
 
+import pytest
+
 from vis_tui import collector
 from vis_tui.collector import IdleCollector
 
@@ -17,9 +19,11 @@ class Node:
 def _survive_middle_collections(count: int) -> list[list[object]]:
     """Allocate until ``count`` middle-generation collections have run; keep what was made."""
     kept: list[list[object]] = []
-    while gc.get_count()[2] < count:
+    for _ in range(100_000):
+        if gc.get_count()[2] >= count:
+            return kept
         kept.append([[] for _ in range(500)])
-    return kept
+    pytest.skip("this Python's collector does not count middle-generation collections")
 
 
 def test_a_full_collection_waits_for_a_pause_in_input() -> None:

@@ -145,6 +145,10 @@ async def test_a_page_mounted_below_keeps_the_view_in_place_as_older_turns_go(
         await pilot.pause()
         before = _shown(transcript)
         transcript._below = below
+        transcript._schedule_predraw(0.01)  # the next newer page is drawn ahead as well
+        nearest = {turn.turn_id for turn in below[-4:]}
+        await until(pilot, lambda: nearest <= set(transcript._ready))
+        ready = {turn_id: transcript._ready[turn_id] for turn_id in nearest}
         positions = _positions(transcript)
         frames: list[list[str]] = []
         screen = app.screen
@@ -162,3 +166,4 @@ async def test_a_page_mounted_below_keeps_the_view_in_place_as_older_turns_go(
             range(positions[-1] + 1, positions[-1] + 5)
         )
         assert frames and all(frame == before for frame in frames)  # the oldest went unseen
+        assert all(transcript.turns[turn_id] is view for turn_id, view in ready.items())

@@ -285,6 +285,7 @@ class Transcript(SteadyScroll, can_focus=False):
             self._above.extend(self._stored[view.turn_id] for view in oldest)
             self.has_older = bool(self._above) or self._store_has_older
             await self._repage([], page, oldest)
+            self._schedule_predraw(PREDRAW_AFTER_MOUNT)
             return len(page)
         finally:
             self._loading = False
@@ -328,21 +329,23 @@ class Transcript(SteadyScroll, can_focus=False):
         """Draw ahead ``delay`` seconds from now (a later call moves it, never adds one)."""
         if self._predraw_timer is not None:
             self._predraw_timer.stop()
-        self._predraw_timer = self.set_timer(delay, self._predraw) if self._above else None
+        waiting = self._above or self._below
+        self._predraw_timer = self.set_timer(delay, self._predraw) if waiting else None
 
     def _predraw(self) -> None:
-        """Draw the next older page's turns ahead, one per idle moment, so the layout that
-        mounts them (on PageUp) only places them."""
+        """Draw the next older and newer pages' turns ahead, one per idle moment, so the
+        layout that mounts them (on PageUp or PageDown) only places them."""
         self._predraw_timer = None
         painter = self._painter()
-        page = {turn.turn_id: turn for turn in self._above[-PAGE_TURNS:]}
+        nearest = [*self._below[-PAGE_TURNS:], *self._above[-PAGE_TURNS:]]  # nearest last
+        page = {turn.turn_id: turn for turn in nearest}
         for turn_id in [t for t in self._ready if t not in page]:
             del self._ready[turn_id]
         if painter is None:
             return
         waiting = [turn for turn_id, turn in page.items() if turn_id not in self._ready]
         if waiting:
-            turn = waiting[-1]  # the nearest first: the next PageUp mounts it first
+            turn = waiting[-1]  # the nearest first: the next page mounts it first
             view = StoredTurnView(turn, show_steps=self.context.show_steps())
             view.predraw(painter.content_size.width, painter)
             self._ready[turn.turn_id] = view

@@ -13,6 +13,7 @@ from vis_core.host import HostOptions
 from vis_tui.app import VisApp
 from vis_tui.demo import every_block_records, failed_verification_record, turn_events
 from vis_tui.widgets.activity import ActivityRow, SectionView
+from vis_tui.widgets.answer import AnswerView
 
 WORKSPACE = "/tmp/vis-snapshots/project"
 
@@ -35,6 +36,19 @@ async def _ready(pilot: Pilot[Any]) -> None:
     await pilot.pause()
 
 
+async def _answers_rendered(pilot: Pilot[Any]) -> None:
+    """Wait until every streamed answer's Markdown shows its whole text (re-renders are paced)."""
+
+    def rendered() -> bool:
+        return all(answer.source == answer.text for answer in pilot.app.query(AnswerView))
+
+    for _ in range(1000):
+        if rendered():
+            break
+        await pilot.pause(0.02)
+    await pilot.pause()
+
+
 def _every_block(expand: bool) -> Any:
     async def run(pilot: Pilot[Any]) -> None:
         await _ready(pilot)
@@ -49,7 +63,7 @@ def _every_block(expand: bool) -> Any:
             status=TurnStatus.RUNNING,
         )
         app.main.feed_events(events)
-        await pilot.pause(0.2)
+        await _answers_rendered(pilot)
         if expand:
             for row in app.main.query(ActivityRow):
                 row.expanded = True
@@ -93,7 +107,7 @@ def test_failed_verification(snap_compare: Any) -> None:
                 status=TurnStatus.FAILED,
             )
         )
-        await pilot.pause(0.2)
+        await _answers_rendered(pilot)
         for row in app.main.query(ActivityRow):
             row.expanded = True
         await pilot.pause(0.2)

@@ -13,6 +13,8 @@ from vis_tui.widgets.activity import ActivityRow, SectionView
 from vis_tui.widgets.paths import PathChip
 from vis_tui.widgets.turn import TurnView
 
+from .support import until
+
 
 def _text(widget: Static) -> str:
     return str(widget.render())
@@ -159,11 +161,11 @@ async def test_streamed_deltas_are_coalesced_into_markdown(harness, workspace: P
         app.feed([TurnStarted("s", turn_id="t1", position=1, request="hi")])
         words = [f"word{n} " for n in range(500)]
         app.feed([AssistantDelta("s", turn_id="t1", text=w) for w in words])
-        await pilot.pause(0.2)
         turn = app.main.transcript.turns["t1"]
         answer = turn.answers[0]
-        assert answer.text == "".join(words)
-        assert isinstance(answer, Markdown) and answer.source == "".join(words)
+        assert answer.text == "".join(words)  # the text at once; the Markdown catches up
+        assert isinstance(answer, Markdown)
+        await until(pilot, lambda: answer.source == "".join(words))
         app.feed([TurnEnded("s", turn_id="t1", status=TurnStatus.CANCELLED)])
         await pilot.pause()
         assert "Cancelled." in _text(turn.query_one(".turn-footer", Static))

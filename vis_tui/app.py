@@ -132,6 +132,8 @@ class VisApp(App[int]):
 
     async def _open_first_session(self, host: Host) -> None:
         session: AgentSession | None = None
+        if self.resume == "":  # --resume without an ID: the person picks one (Esc: a new one)
+            self.resume = await self.push_screen(self._sessions_picker(host), wait_for_dismiss=True)
         if self.resume:
             try:
                 stored = host.store.get_session(self.resume)
@@ -225,9 +227,13 @@ class VisApp(App[int]):
             if session_id and self.host and (self.session is None or session_id != self.session.id):
                 await self.show_session(await self.host.open_session(session_id))
 
+        self.push_screen(self._sessions_picker(self.host), chosen)
+
+    @staticmethod
+    def _sessions_picker(host: Host) -> Any:
         import vis_tui.screens.sessions  # noqa: F401 - registers the "sessions" screen
 
-        self.push_screen(screen_factory("sessions")(self.host.store, self.host.workspace), chosen)
+        return screen_factory("sessions")(host.store, host.workspace)
 
     async def action_new_session(self) -> None:
         if self.host is not None:

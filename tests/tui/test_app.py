@@ -110,6 +110,43 @@ async def test_sessions_picker_searches_and_opens(workspace: Path, tmp_path: Pat
         assert [t.request for t in app.main.transcript.turns.values()] == ["tell me about penguins"]
 
 
+def _stored_sessions(workspace: Path, requests: list[str]) -> list[str]:
+    from vis_core.events import SessionCreated
+    from vis_core.store import Store
+
+    ids = []
+    with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:
+        for n, request in enumerate(requests, start=1):
+            row = store.create_session(workspace.resolve(), workspace.resolve(), title=request)
+            store.append(SessionCreated(row.id, title=request, workspace=str(workspace)))
+            store.append_many(turn_events(row.id, f"t{n}", request, "ok", [], position=1))
+            ids.append(row.id)
+    return ids
+
+
+async def test_resume_without_an_id_lets_the_person_pick(workspace: Path) -> None:
+    penguins, _ = _stored_sessions(workspace, ["about penguins", "about owls"])
+    app = vis_app(workspace, resume="")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        await pilot.press(*"penguins")
+        await pilot.pause()
+        await pilot.press("enter")
+        await started(app, pilot)
+        assert app.session.id == penguins
+        assert [t.request for t in app.main.transcript.turns.values()] == ["about penguins"]
+
+
+async def test_resume_picker_closed_starts_a_new_session(workspace: Path) -> None:
+    known = _stored_sessions(workspace, ["about penguins"])
+    app = vis_app(workspace, resume="")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        await pilot.press("escape")
+        await started(app, pilot)
+        assert app.session.id not in known and not app.main.transcript.turns
+
+
 async def test_older_turns_load_as_the_person_scrolls_up(workspace: Path) -> None:
     from vis_core.events import SessionCreated
     from vis_core.store import Store

@@ -82,6 +82,20 @@ def _shown(transcript: Transcript) -> list[str]:
     return [line[region.x : region.right] for line in lines[region.y : region.bottom]]
 
 
+def _recording_frames(transcript: Transcript) -> list[list[str]]:
+    """What each frame drawn from now on shows of the transcript, appended as it is drawn."""
+    frames: list[list[str]] = []
+    screen = transcript.screen
+    draw = screen._compositor_refresh
+
+    def drawn() -> None:
+        draw()
+        frames.append(_shown(transcript))
+
+    screen._compositor_refresh = drawn  # type: ignore[method-assign]
+    return frames
+
+
 async def test_a_page_mounted_above_keeps_the_view_in_place_and_was_drawn_ahead(
     workspace: Path,
 ) -> None:
@@ -100,15 +114,7 @@ async def test_a_page_mounted_above_keeps_the_view_in_place_and_was_drawn_ahead(
         before = _shown(transcript)
         oldest = _positions(transcript)[0]
         transcript.has_older = True
-        frames: list[list[str]] = []  # what each frame drawn from now on shows
-        screen = app.screen
-        draw = screen._compositor_refresh
-
-        def drawn() -> None:
-            draw()
-            frames.append(_shown(transcript))
-
-        screen._compositor_refresh = drawn  # type: ignore[method-assign]
+        frames = _recording_frames(transcript)
         assert await transcript.load_older() == 4
         await until(pilot, lambda: bool(frames))
         await pilot.pause()
@@ -150,15 +156,7 @@ async def test_a_page_mounted_below_keeps_the_view_in_place_as_older_turns_go(
         await until(pilot, lambda: nearest <= set(transcript._ready))
         ready = {turn_id: transcript._ready[turn_id] for turn_id in nearest}
         positions = _positions(transcript)
-        frames: list[list[str]] = []
-        screen = app.screen
-        draw = screen._compositor_refresh
-
-        def drawn() -> None:
-            draw()
-            frames.append(_shown(transcript))
-
-        screen._compositor_refresh = drawn  # type: ignore[method-assign]
+        frames = _recording_frames(transcript)
         assert await transcript.load_newer() == 4
         await until(pilot, lambda: bool(frames))
         await pilot.pause()

@@ -235,9 +235,7 @@ class ToolInvoker:
         except Exception as exc:
             await asyncio.gather(*pending, return_exceptions=True)
             render("failure", error=exc)
-            record = dataclasses.replace(
-                record, state=ActivityState.FAILED, ended_at=time.time(), error=_describe(exc)
-            )
+            record = self.ended(record, error=exc)
             await self._end(record, started=show_start)
             raise
         await asyncio.gather(*pending, return_exceptions=True)
@@ -245,7 +243,7 @@ class ToolInvoker:
         if record.handle_id is None and isinstance(result, HostHandle):
             # the call that returns a handle heads the receipt of the handle's later calls
             record = dataclasses.replace(record, handle_id=result.activity_handle_id)
-        record = dataclasses.replace(record, state=ActivityState.SUCCEEDED, ended_at=time.time())
+        record = self.ended(record)
         await self._end(record, started=show_start)
         return result
 
@@ -266,6 +264,15 @@ class ToolInvoker:
             owner=owner,
             form=site.form,
             parent_id=parent_id,
+        )
+
+    @staticmethod
+    def ended(record: ActivityRecord, *, error: BaseException | None = None) -> ActivityRecord:
+        """``record`` ending now: failed with ``error``, else succeeded."""
+        if error is None:
+            return dataclasses.replace(record, state=ActivityState.SUCCEEDED, ended_at=time.time())
+        return dataclasses.replace(
+            record, state=ActivityState.FAILED, ended_at=time.time(), error=_describe(error)
         )
 
     async def show(self, record: ActivityRecord) -> None:

@@ -5,14 +5,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import threading
-import time
 import weakref
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from vis_core.extension.activity import ActivityPresentation, ActivityState, SymbolTag
+from vis_core.extension.activity import ActivityPresentation, SymbolTag
 from vis_core.extension.context import CallContext, current_call
 
 if TYPE_CHECKING:
@@ -174,20 +173,10 @@ def shown_change(
     try:
         yield shown
     except BaseException as exc:
-        text = str(exc)
-        error = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-        failed = dataclasses.replace(
-            record, state=ActivityState.FAILED, ended_at=time.time(), error=error
-        )
-        run_on_loop(loop, invoker.show(failed))
+        run_on_loop(loop, invoker.show(invoker.ended(record, error=exc)))
         raise
     summary = " ".join(shown.summary.split())
     if len(summary) > SUMMARY_CHARS:
         summary = summary[: SUMMARY_CHARS - 1] + "…"
-    done = dataclasses.replace(
-        record,
-        state=ActivityState.SUCCEEDED,
-        ended_at=time.time(),
-        presentation=ActivityPresentation(headline, summary),
-    )
-    run_on_loop(loop, invoker.show(done))
+    record = dataclasses.replace(record, presentation=ActivityPresentation(headline, summary))
+    run_on_loop(loop, invoker.show(invoker.ended(record)))

@@ -19,6 +19,14 @@ class Placement(Generic[Row]):
     before: Row | None = None
     after: Row | None = None
 
+    def index(self, rows: Sequence[Row]) -> int:
+        """Where the new row goes in ``rows``."""
+        if self.before is not None:
+            return rows.index(self.before)
+        if self.after is not None:
+            return rows.index(self.after) + 1
+        return len(rows)
+
 
 def place(
     rows: Sequence[Row],

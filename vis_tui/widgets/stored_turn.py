@@ -77,12 +77,7 @@ def _as_tree(rows: list[StoredRow]) -> list[StoredRow]:
             record_of=lambda r: r.receipts[0] if r.receipts else r.record,
         )
         placed = dataclasses.replace(row, depth=spot.depth)
-        if spot.before is not None:
-            shown.insert(shown.index(spot.before), placed)
-        elif spot.after is not None:
-            shown.insert(shown.index(spot.after) + 1, placed)
-        else:
-            shown.append(placed)
+        shown.insert(spot.index(shown), placed)
         by_id.update((r.id, placed) for r in (*row.receipts, row.record))
     return shown
 

@@ -144,15 +144,11 @@ class TurnView(Vertical):
             record_of=lambda row: row.record,
         )
         row = ActivityRow(record, self.context, depth=spot.depth)
-        if spot.before is not None:
-            order.insert(order.index(spot.before), row)
-            self._mount_near(row, before=spot.before)
-        elif spot.after is not None:
-            order.insert(order.index(spot.after) + 1, row)
-            self._mount_near(row, after=spot.after)
-        else:
-            order.append(row)
+        order.insert(spot.index(order), row)
+        if spot.before is None and spot.after is None:
             self._mount_before_footer(row)
+        else:
+            self._mount_near(row, before=spot.before, after=spot.after)
         return row
 
     def _mount_near(self, widget: Any, *, before: Any = None, after: Any = None) -> None:

@@ -1,8 +1,19 @@
-"""Sample model requests for the provider tests: one simple, one using every role."""
+"""Sample model requests for the provider tests (one simple, one using every role), and
+helpers to build providers and read what they stream."""
 
 from __future__ import annotations
 
-from vis_core.providers.base import Message, ModelRequest, ToolCall, ToolDefinition
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from vis_core.providers.base import (
+    Message,
+    ModelRequest,
+    StreamEvent,
+    ToolCall,
+    ToolDefinition,
+)
 
 PYTHON_EXECUTION_TOOL = ToolDefinition(
     "python_execution",
@@ -40,3 +51,25 @@ def conversation_request(model: str = "test-model") -> ModelRequest:
         tools=(PYTHON_EXECUTION_TOOL,),
         max_tokens=1000,
     )
+
+
+@asynccontextmanager
+async def providers(cls: Callable[..., Any], **defaults: Any) -> AsyncIterator[Callable[..., Any]]:
+    """A factory of ``cls`` providers (``defaults`` under the caller's arguments), each closed
+    at the end."""
+    made: list[Any] = []
+
+    def make(**kwargs: Any) -> Any:
+        made.append(cls(**{**defaults, **kwargs}))
+        return made[-1]
+
+    try:
+        yield make
+    finally:
+        for provider in made:
+            await provider.aclose()
+
+
+async def collect(provider: Any, request: ModelRequest | None = None) -> list[StreamEvent]:
+    """Everything ``provider`` streams for ``request`` (a simple one by default)."""
+    return [e async for e in provider.stream(request or simple_request())]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 import pytest
 
@@ -23,7 +22,7 @@ from vis_core.providers.base import (
 )
 from vis_core.providers.retry import stream_with_retries
 
-from .samples import conversation_request, simple_request
+from .samples import collect, conversation_request, providers, simple_request
 from .wire_servers import (
     WireReply,
     WireServer,
@@ -38,21 +37,10 @@ EPHEMERAL = {"type": "ephemeral"}
 @pytest.fixture
 async def provider_at(wire_server: WireServer) -> AsyncIterator[Callable[..., AnthropicProvider]]:
     """Builds providers aimed at the wire server and closes them after the test."""
-    made: list[AnthropicProvider] = []
-
-    def make(**kwargs: Any) -> AnthropicProvider:
-        kwargs.setdefault("api_key", "sk-ant-test")
-        kwargs.setdefault("base_url", wire_server.anthropic_base_url)
-        made.append(AnthropicProvider(**kwargs))
-        return made[-1]
-
-    yield make
-    for provider in made:
-        await provider.aclose()
-
-
-async def collect(provider: AnthropicProvider, request: ModelRequest | None = None) -> list:
-    return [e async for e in provider.stream(request or simple_request())]
+    async with providers(
+        AnthropicProvider, api_key="sk-ant-test", base_url=wire_server.anthropic_base_url
+    ) as make:
+        yield make
 
 
 def text_of(events: list[StreamEvent]) -> str:

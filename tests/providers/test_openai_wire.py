@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 from collections.abc import AsyncIterator, Callable
-from typing import Any
 
 import pytest
 
@@ -22,28 +21,17 @@ from vis_core.providers.base import (
 from vis_core.providers.openai_provider import OpenAIProvider, build_openai_params
 from vis_core.providers.retry import stream_with_retries
 
-from .samples import conversation_request, simple_request
+from .samples import collect, conversation_request, providers, simple_request
 from .wire_servers import WireServer, WireToolCall, openai_error, openai_reply
 
 
 @pytest.fixture
 async def provider_at(wire_server: WireServer) -> AsyncIterator[Callable[..., OpenAIProvider]]:
     """Builds providers aimed at the wire server and closes them after the test."""
-    made: list[OpenAIProvider] = []
-
-    def make(**kwargs: Any) -> OpenAIProvider:
-        kwargs.setdefault("api_key", "sk-test")
-        kwargs.setdefault("base_url", wire_server.openai_base_url)
-        made.append(OpenAIProvider(**kwargs))
-        return made[-1]
-
-    yield make
-    for provider in made:
-        await provider.aclose()
-
-
-async def collect(provider: OpenAIProvider, request=None) -> list[StreamEvent]:
-    return [e async for e in provider.stream(request or simple_request())]
+    async with providers(
+        OpenAIProvider, api_key="sk-test", base_url=wire_server.openai_base_url
+    ) as make:
+        yield make
 
 
 def text_of(events: list[StreamEvent]) -> str:

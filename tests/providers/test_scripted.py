@@ -22,7 +22,7 @@ from vis_core.providers.base import (
 )
 from vis_core.providers.scripted import ScriptedProvider, ScriptError, load_script
 
-from .samples import simple_request
+from .samples import collect, simple_request
 
 SCRIPT = """\
 - text: "Let me look at the README."
@@ -33,10 +33,6 @@ SCRIPT = """\
 - tool: {name: mcp__docs__search, arguments: {query: "install"}}
 - text: "The README explains the install."
 """
-
-
-async def collect(provider: ScriptedProvider, request: ModelRequest | None = None) -> list:
-    return [e async for e in provider.stream(request or simple_request())]
 
 
 def write(tmp_path: Path, name: str, text: str) -> Path:

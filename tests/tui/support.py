@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -18,6 +19,23 @@ def write_script(folder: Path, responses: list[dict[str, object]]) -> Path:
     path = folder / "script.json"
     path.write_text(json.dumps(responses), encoding="utf-8")
     return path
+
+
+def store_session(workspace: Path, requests: list[str], *, title: str = "stored") -> str:
+    """A stored session of ``workspace`` whose completed turns asked ``requests`` (turn n is
+    answered ``answer n``), written to the database of ``$VIS_HOME``; its id."""
+    from vis_core.events import SessionCreated
+    from vis_core.store import Store
+    from vis_tui.demo import turn_events
+
+    with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:
+        row = store.create_session(workspace.resolve(), workspace.resolve(), title=title)
+        store.append(SessionCreated(row.id, title=title, workspace=str(workspace)))
+        for n, request in enumerate(requests, start=1):
+            store.append_many(
+                turn_events(row.id, f"{row.id}-t{n}", request, f"answer {n}", [], position=n)
+            )
+    return row.id
 
 
 def vis_app(workspace: Path, script: Path | None = None, **kwargs: object) -> VisApp:

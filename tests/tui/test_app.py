@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import os
 import stat
 from pathlib import Path
 
 import pytest
 
-from vis_core.events import TurnStatus
 from vis_tui.demo import every_block_records, turn_events
 from vis_tui.screens.sessions import SessionsScreen
 from vis_tui.widgets.paths import PathChip
 
-from .support import started, until, vis_app, write_script
+from .support import started, store_session, until, vis_app, write_script
 
 
 def _editor(tmp_path: Path) -> tuple[Path, Path]:
@@ -110,22 +108,9 @@ async def test_sessions_picker_searches_and_opens(workspace: Path, tmp_path: Pat
         assert [t.request for t in app.main.transcript.turns.values()] == ["tell me about penguins"]
 
 
-def _stored_sessions(workspace: Path, requests: list[str]) -> list[str]:
-    from vis_core.events import SessionCreated
-    from vis_core.store import Store
-
-    ids = []
-    with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:
-        for n, request in enumerate(requests, start=1):
-            row = store.create_session(workspace.resolve(), workspace.resolve(), title=request)
-            store.append(SessionCreated(row.id, title=request, workspace=str(workspace)))
-            store.append_many(turn_events(row.id, f"t{n}", request, "ok", [], position=1))
-            ids.append(row.id)
-    return ids
-
-
 async def test_resume_without_an_id_lets_the_person_pick(workspace: Path) -> None:
-    penguins, _ = _stored_sessions(workspace, ["about penguins", "about owls"])
+    penguins = store_session(workspace, ["about penguins"], title="about penguins")
+    store_session(workspace, ["about owls"], title="about owls")
     app = vis_app(workspace, resume="")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
@@ -138,7 +123,7 @@ async def test_resume_without_an_id_lets_the_person_pick(workspace: Path) -> Non
 
 
 async def test_resume_picker_closed_starts_a_new_session(workspace: Path) -> None:
-    known = _stored_sessions(workspace, ["about penguins"])
+    known = [store_session(workspace, ["about penguins"], title="about penguins")]
     app = vis_app(workspace, resume="")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
@@ -148,26 +133,8 @@ async def test_resume_picker_closed_starts_a_new_session(workspace: Path) -> Non
 
 
 async def test_older_turns_load_as_the_person_scrolls_up(workspace: Path) -> None:
-    from vis_core.events import SessionCreated
-    from vis_core.store import Store
-
-    store = Store(Path(os.environ["VIS_HOME"]) / "vis.db")
-    row = store.create_session(workspace.resolve(), workspace.resolve(), title="long")
-    store.append(SessionCreated(row.id, title="long", workspace=str(workspace)))
-    for n in range(1, 46):
-        store.append_many(
-            turn_events(
-                row.id,
-                f"t{n}",
-                f"request {n}",
-                f"answer {n}",
-                [],
-                position=n,
-                status=TurnStatus.COMPLETED,
-            )
-        )
-    store.close()
-    app = vis_app(workspace, resume=row.id)
+    session_id = store_session(workspace, [f"request {n}" for n in range(1, 46)], title="long")
+    app = vis_app(workspace, resume=session_id)
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
         transcript = app.main.transcript

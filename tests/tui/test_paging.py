@@ -2,36 +2,15 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
-from vis_core.events import SessionCreated, TurnStatus
-from vis_tui.demo import turn_events
 from vis_tui.widgets.transcript import Transcript
 
-from .support import started, until, vis_app
+from .support import started, store_session, until, vis_app
 
 
 def _store_session(workspace: Path, turns: int) -> str:
-    from vis_core.store import Store
-
-    store = Store(Path(os.environ["VIS_HOME"]) / "vis.db")
-    row = store.create_session(workspace.resolve(), workspace.resolve(), title="long")
-    store.append(SessionCreated(row.id, title="long", workspace=str(workspace)))
-    for n in range(1, turns + 1):
-        store.append_many(
-            turn_events(
-                row.id,
-                f"t{n}",
-                f"request {n}",
-                f"answer {n}",
-                [],
-                position=n,
-                status=TurnStatus.COMPLETED,
-            )
-        )
-    store.close()
-    return row.id
+    return store_session(workspace, [f"request {n}" for n in range(1, turns + 1)], title="long")
 
 
 def _positions(transcript: Transcript) -> list[int]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.extension.activity import ActivityPresentation, SymbolTag
 from vis_core.extension.context import CallContext, current_call
+from vis_core.tools.display import one_line
 
 if TYPE_CHECKING:
     from vis_core.host import Host
@@ -175,8 +176,6 @@ def shown_change(
     except BaseException as exc:
         run_on_loop(loop, invoker.show(invoker.ended(record, error=exc)))
         raise
-    summary = " ".join(shown.summary.split())
-    if len(summary) > SUMMARY_CHARS:
-        summary = summary[: SUMMARY_CHARS - 1] + "…"
+    summary = one_line(shown.summary, SUMMARY_CHARS)
     record = dataclasses.replace(record, presentation=ActivityPresentation(headline, summary))
     run_on_loop(loop, invoker.show(invoker.ended(record)))

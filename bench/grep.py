@@ -66,21 +66,35 @@ def main() -> None:
         for name, query, literal in queries:
             flags = ["-F"] if literal else []
             vis_rg = (
-                timed(lambda q=query, lit=literal: asyncio.run(
-                    search(ctx, q, literal=lit, case="sensitive", engine="rg")))
-                if rg else float("nan")
+                timed(
+                    lambda q=query, lit=literal: asyncio.run(
+                        search(ctx, q, literal=lit, case="sensitive", engine="rg")
+                    )
+                )
+                if rg
+                else float("nan")
             )
-            vis_py = timed(lambda q=query, lit=literal: asyncio.run(
-                search(ctx, q, literal=lit, case="sensitive", engine="python")))
+            vis_py = timed(
+                lambda q=query, lit=literal: asyncio.run(
+                    search(ctx, q, literal=lit, case="sensitive", engine="python")
+                )
+            )
             plain_rg = (
-                timed(lambda q=query, f=flags: subprocess.run(
-                    [rg, "-n", *f, "-e", q, "."], cwd=root, capture_output=True))
-                if rg else float("nan")
+                timed(
+                    lambda q=query, f=flags: subprocess.run(
+                        [rg, "-n", *f, "-e", q, "."], cwd=root, capture_output=True
+                    )
+                )
+                if rg
+                else float("nan")
             )
             grep_flags = ["-F"] if literal else ["-E"]
             grep_query = query.replace(r"\w", "[[:alnum:]_]").replace(r"\(", r"\(")
-            plain_grep = timed(lambda q=grep_query, f=grep_flags: subprocess.run(
-                ["grep", "-rn", *f, q, "."], cwd=root, capture_output=True))
+            plain_grep = timed(
+                lambda q=grep_query, f=grep_flags: subprocess.run(
+                    ["grep", "-rn", *f, q, "."], cwd=root, capture_output=True
+                )
+            )
             ratio = vis_rg / plain_rg if rg else float("nan")
             cells = f"{vis_rg:9.3f} {vis_py:9.3f} {plain_rg:9.3f} {plain_grep:9.3f}"
             print(f"{name:8} {cells}  {ratio:.2f}x")

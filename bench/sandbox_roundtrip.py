@@ -49,10 +49,14 @@ async def main() -> None:
                 empty.append(time.perf_counter() - started)
         finally:
             await box.close()
-    print(f"tool call round trip: median {per_call * 1000:.3f} ms per call "
-          f"({CALLS:,} calls in one block; target ≤ 0.3 ms)")
-    print(f"empty block: median {statistics.median(empty) * 1000:.3f} ms "
-          f"({EMPTY_BLOCKS} blocks; target ≤ 5 ms)")
+    print(
+        f"tool call round trip: median {per_call * 1000:.3f} ms per call "
+        f"({CALLS:,} calls in one block; target ≤ 0.3 ms)"
+    )
+    print(
+        f"empty block: median {statistics.median(empty) * 1000:.3f} ms "
+        f"({EMPTY_BLOCKS} blocks; target ≤ 5 ms)"
+    )
 
 
 if __name__ == "__main__":

@@ -17,14 +17,20 @@ def _entry(index: int) -> str:
         parent = f', parent="b{index}_s{n - 1}"' if n % 3 else ""
         kind = n % 3
         if kind == 0:
-            rows.append(f'vis.Setting(id="b{index}_s{n}", label="Flag {n}", default=False, '
-                        f'description="Boolean number {n}"{parent})')
+            rows.append(
+                f'vis.Setting(id="b{index}_s{n}", label="Flag {n}", default=False, '
+                f'description="Boolean number {n}"{parent})'
+            )
         elif kind == 1:
-            rows.append(f'vis.Setting(id="b{index}_s{n}", label="Mode {n}", type="enum", '
-                        f'default="a", choices=["a", "b"]{parent})')
+            rows.append(
+                f'vis.Setting(id="b{index}_s{n}", label="Mode {n}", type="enum", '
+                f'default="a", choices=["a", "b"]{parent})'
+            )
         else:
-            rows.append(f'vis.Setting(id="b{index}_s{n}", label="Text {n}", type="string", '
-                        f'default="x"{parent})')
+            rows.append(
+                f'vis.Setting(id="b{index}_s{n}", label="Text {n}", type="string", '
+                f'default="x"{parent})'
+            )
     return (
         "import vis_core.extension as vis\n"
         f"vis.register_extension(vis.Extension(name='bench{index}', description='Bench.', "

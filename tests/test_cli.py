@@ -21,7 +21,12 @@ def vis(*args: str, cwd: Path, env_home: Path, **kw) -> subprocess.CompletedProc
     env.pop("VIS_MODEL", None)
     return subprocess.run(
         [sys.executable, "-m", "vis_core.cli", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=60, **kw,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        **kw,
     )
 
 
@@ -47,8 +52,16 @@ def test_run_without_a_model_says_how_to_configure_one(workspace, vis_home):
 def test_run_streams_the_answer_and_one_line_per_activity(workspace, vis_home, tmp_path):
     (workspace / "a.txt").write_text("hello\n")
     s = script(tmp_path, [{"code": 'print(await cat("a.txt"))'}, {"text": "It says hello."}])
-    result = vis("run", "--provider", "scripted", "--script", str(s), "read a.txt",
-                 cwd=workspace, env_home=vis_home)
+    result = vis(
+        "run",
+        "--provider",
+        "scripted",
+        "--script",
+        str(s),
+        "read a.txt",
+        cwd=workspace,
+        env_home=vis_home,
+    )
     assert result.returncode == 0, result.stderr
     assert "It says hello." in result.stdout
     assert "Read file" in result.stdout
@@ -75,8 +88,16 @@ def test_run_indents_the_calls_an_extension_tool_made(workspace, vis_home, tmp_p
     (vis_home / "extensions").mkdir(parents=True, exist_ok=True)
     (vis_home / "extensions" / "reviewer.py").write_text(REVIEWER, encoding="utf-8")
     s = script(tmp_path, [{"code": 'print(await reviewer.review("a.txt"))'}, {"text": "Done."}])
-    result = vis("run", "--provider", "scripted", "--script", str(s), "review a.txt",
-                 cwd=workspace, env_home=vis_home)
+    result = vis(
+        "run",
+        "--provider",
+        "scripted",
+        "--script",
+        str(s),
+        "review a.txt",
+        cwd=workspace,
+        env_home=vis_home,
+    )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     read = next(line for line in lines if "Read file" in line)
@@ -90,16 +111,33 @@ def test_summarize_steps_off_drops_the_step_line(workspace, vis_home, tmp_path):
     (workspace / "a.txt").write_text("hello\n")
     (vis_home / "config.toml").write_text("summarize_steps = false\n", encoding="utf-8")
     s = script(tmp_path, [{"code": 'print(await cat("a.txt"))'}, {"text": "It says hello."}])
-    result = vis("run", "--provider", "scripted", "--script", str(s), "read a.txt",
-                 cwd=workspace, env_home=vis_home)
+    result = vis(
+        "run",
+        "--provider",
+        "scripted",
+        "--script",
+        str(s),
+        "read a.txt",
+        cwd=workspace,
+        env_home=vis_home,
+    )
     assert result.returncode == 0, result.stderr
     assert "Read file" in result.stdout and "observation" not in result.stdout
 
 
 def test_run_json_prints_events(workspace, vis_home, tmp_path):
     s = script(tmp_path, [{"text": "hi there"}])
-    result = vis("run", "--json", "--provider", "scripted", "--script", str(s), "hi",
-                 cwd=workspace, env_home=vis_home)
+    result = vis(
+        "run",
+        "--json",
+        "--provider",
+        "scripted",
+        "--script",
+        str(s),
+        "hi",
+        cwd=workspace,
+        env_home=vis_home,
+    )
     assert result.returncode == 0, result.stderr
     events = [json.loads(line) for line in result.stdout.splitlines()]
     types = [e["type"] for e in events]
@@ -109,8 +147,9 @@ def test_run_json_prints_events(workspace, vis_home, tmp_path):
 
 def test_failed_turn_exits_1(workspace, vis_home, tmp_path):
     s = script(tmp_path, [{"error": {"status": 401, "message": "bad key"}}])
-    result = vis("run", "--provider", "scripted", "--script", str(s), "hi",
-                 cwd=workspace, env_home=vis_home)
+    result = vis(
+        "run", "--provider", "scripted", "--script", str(s), "hi", cwd=workspace, env_home=vis_home
+    )
     assert result.returncode == 1
 
 
@@ -124,9 +163,23 @@ def _start(workspace: Path, vis_home: Path, s: Path) -> subprocess.Popen[str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["VIS_HOME"] = str(vis_home)
     return subprocess.Popen(
-        [sys.executable, "-m", "vis_core.cli", "run", "--json", "--provider", "scripted",
-         "--script", str(s), "go"],
-        cwd=workspace, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "vis_core.cli",
+            "run",
+            "--json",
+            "--provider",
+            "scripted",
+            "--script",
+            str(s),
+            "go",
+        ],
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 

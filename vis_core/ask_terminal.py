@@ -54,7 +54,8 @@ class TerminalPresenter:
     async def _ask_field(self, session: Any, field: Field) -> Any:
         while True:
             text = await session.prompt_async(
-                self._label(field), is_password=field.is_secret,
+                self._label(field),
+                is_password=field.is_secret,
                 multiline=field.type is FieldType.MULTILINE,
                 default="" if field.is_secret or field.default is None else _as_text(field),
             )

@@ -170,6 +170,7 @@ def _action(action: CommandAction, title: str, body: str | None = None) -> Comma
 
 def _builtin_commands(host: Host) -> list[SlashCommand]:
     """The built-in commands, declared as extensions declare theirs."""
+
     def help_(ctx: dict[str, Any]) -> CommandResult:
         rows = "\n".join(
             f"- `{info.usage}`: {info.doc}" + ("" if info.owner == "vis" else f" ({info.owner})")

@@ -49,6 +49,8 @@ class Usage:
 
 
 _EVENT_TYPES: dict[str, type[Event]] = {}
+
+
 def _dumps(data: dict[str, Any]) -> str:
     """Compact JSON, UTF-8 kept as is (orjson: the event log's hot path)."""
     return orjson.dumps(data).decode()

@@ -149,11 +149,20 @@ class Interaction:
     async def ask_async(self, form: Form, session_id: str | None, owner: str) -> Answer:
         """Show ``form`` with the newest presenter and wait (up to ``form.timeout_ms``)."""
         request = FormRequest(uuid.uuid4().hex, form, session_id, owner)
-        await self._emit(session_id, FormRequested(
-            session_id or "", request_id=request.id, owner=owner, title=form.title,
-            form={"title": form.title, "description": form.description,
-                  "nodes": to_plain(form.nodes)},
-        ))
+        await self._emit(
+            session_id,
+            FormRequested(
+                session_id or "",
+                request_id=request.id,
+                owner=owner,
+                title=form.title,
+                form={
+                    "title": form.title,
+                    "description": form.description,
+                    "nodes": to_plain(form.nodes),
+                },
+            ),
+        )
         if not self._presenters:
             answer = Answer(reason=AnswerReason.UNDELIVERABLE)
         else:
@@ -165,10 +174,15 @@ class Interaction:
                 self._pending.pop(request.id, None)
                 if not task.done():
                     task.cancel()
-        await self._emit(session_id, FormAnswered(
-            session_id or "", request_id=request.id,
-            reason=answer.reason.value if answer.reason else "submitted", values=answer.masked(),
-        ))
+        await self._emit(
+            session_id,
+            FormAnswered(
+                session_id or "",
+                request_id=request.id,
+                reason=answer.reason.value if answer.reason else "submitted",
+                values=answer.masked(),
+            ),
+        )
         return answer
 
     async def _settle(self, form: Form, task: asyncio.Future[Any]) -> Answer:
@@ -190,19 +204,34 @@ class Interaction:
 
     async def _record_undeliverable(self, form: Form, session_id: str | None, owner: str) -> None:
         request_id = uuid.uuid4().hex
-        await self._emit(session_id, FormRequested(
-            session_id or "", request_id=request_id, owner=owner, title=form.title,
-            form={"title": form.title, "description": form.description,
-                  "nodes": to_plain(form.nodes)},
-        ))
-        await self._emit(session_id, FormAnswered(
-            session_id or "", request_id=request_id, reason=AnswerReason.UNDELIVERABLE.value,
-        ))
+        await self._emit(
+            session_id,
+            FormRequested(
+                session_id or "",
+                request_id=request_id,
+                owner=owner,
+                title=form.title,
+                form={
+                    "title": form.title,
+                    "description": form.description,
+                    "nodes": to_plain(form.nodes),
+                },
+            ),
+        )
+        await self._emit(
+            session_id,
+            FormAnswered(
+                session_id or "",
+                request_id=request_id,
+                reason=AnswerReason.UNDELIVERABLE.value,
+            ),
+        )
 
     def cancel_forms(self, session_id: str | None = None) -> int:
         """Cancel pending forms (of one session, or all); returns how many."""
-        tasks = [t for r, t in self._pending.values()
-                 if session_id is None or r.session_id == session_id]
+        tasks = [
+            t for r, t in self._pending.values() if session_id is None or r.session_id == session_id
+        ]
         for task in tasks:
             task.cancel()
         return len(tasks)
@@ -234,23 +263,53 @@ class Interaction:
         self._views[view.id] = (session_id, view)
         anchor = self._running.get((session_id or "", owner))
         activity_id, turn_id = anchor if anchor else (None, self._turns.get(session_id or ""))
-        self._submit(self._emit(session_id, LiveOpened(
-            session_id or "", view_id=view.id, title=view.title, owner=owner,
-            placement=view.placement.value, key=view.key, nodes=to_plain(view.nodes),
-            activity_id=activity_id, turn_id=turn_id,
-        )), wait=True)
+        self._submit(
+            self._emit(
+                session_id,
+                LiveOpened(
+                    session_id or "",
+                    view_id=view.id,
+                    title=view.title,
+                    owner=owner,
+                    placement=view.placement.value,
+                    key=view.key,
+                    nodes=to_plain(view.nodes),
+                    activity_id=activity_id,
+                    turn_id=turn_id,
+                ),
+            ),
+            wait=True,
+        )
 
     def _updated(self, session_id: str | None, view: LiveView, updates: list[LiveUpdate]) -> None:
-        self._submit(self._emit(session_id, LiveUpdated(
-            session_id or "", view_id=view.id, updates=[u.to_plain() for u in updates],
-        )), wait=False)
+        self._submit(
+            self._emit(
+                session_id,
+                LiveUpdated(
+                    session_id or "",
+                    view_id=view.id,
+                    updates=[u.to_plain() for u in updates],
+                ),
+            ),
+            wait=False,
+        )
 
-    def _closed(self, session_id: str | None, view: LiveView, reason: str | None,
-                summary: str | None) -> None:
+    def _closed(
+        self, session_id: str | None, view: LiveView, reason: str | None, summary: str | None
+    ) -> None:
         self._views.pop(view.id, None)
-        self._submit(self._emit(session_id, LiveClosed(
-            session_id or "", view_id=view.id, reason=reason, summary=summary,
-        )), wait=True)
+        self._submit(
+            self._emit(
+                session_id,
+                LiveClosed(
+                    session_id or "",
+                    view_id=view.id,
+                    reason=reason,
+                    summary=summary,
+                ),
+            ),
+            wait=True,
+        )
 
     # -- events -----------------------------------------------------------------------------
     async def _emit(self, session_id: str | None, event: Event) -> None:
@@ -298,8 +357,9 @@ class Interaction:
                     continue
                 if event.status is TurnStatus.CANCELLED:
                     view.interrupt()
-                view.close(event.status.value if event.status is not TurnStatus.COMPLETED
-                           else "ended")
+                view.close(
+                    event.status.value if event.status is not TurnStatus.COMPLETED else "ended"
+                )
             self._running = {k: v for k, v in self._running.items() if k[0] != sid}
 
 
@@ -323,8 +383,9 @@ class _HostSink:
         self._interaction._closed(self._session_id, view, reason, summary)
 
 
-def _run_callback(context: CallContext | None, callback: Callable[[LiveEvent], Any],
-                  event: LiveEvent) -> None:
+def _run_callback(
+    context: CallContext | None, callback: Callable[[LiveEvent], Any], event: LiveEvent
+) -> None:
     try:
         if context is None:
             callback(event)

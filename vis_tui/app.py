@@ -68,9 +68,9 @@ class VisApp(App[int]):
         self.ready = asyncio.Event()  # the session is open and shown
         self.painted = asyncio.Event()  # the transcript shows the session's newest turns
         self.collector = IdleCollector()
-        self._command_actions: dict[
-            CommandAction, Callable[[CommandResult], Awaitable[None]]
-        ] | None = None
+        self._command_actions: (
+            dict[CommandAction, Callable[[CommandResult], Awaitable[None]]] | None
+        ) = None
 
     @property
     def command_actions(self) -> dict[CommandAction, Callable[[CommandResult], Awaitable[None]]]:

@@ -121,27 +121,53 @@ def render_blame(*, phase: str, args: Any, kwargs: Any, result: Any, error: Any)
     return vis.ActivityPresentation("Blame file", summary, (table,))
 
 
-vis.register_extension(vis.Extension(
-    name="git",
-    alias="git",
-    description="Read git status, diffs, history and blame of the workspace.",
-    prompt=(
-        "Use git.status(), git.diff(path=None, staged=False, ref=None), git.log(path=None, "
-        "limit=20) and git.blame(path) to read the repository; they never change it. "
-        'Read doc("git.diff") before calling.'
-    ),
-    symbols=[
-        vis.Symbol(status, activity=vis.Activity(
-            label="Check git status", presenter="git", render=render_status, show_start=False,
-        )),
-        vis.Symbol(diff, activity=vis.Activity(
-            label="Read git diff", presenter="git", render=render_diff, show_start=False,
-        )),
-        vis.Symbol(log, activity=vis.Activity(
-            label="Read git history", presenter="git", render=render_log, show_start=False,
-        )),
-        vis.Symbol(blame, activity=vis.Activity(
-            label="Blame file", presenter="git", render=render_blame, show_start=False,
-        )),
-    ],
-))
+vis.register_extension(
+    vis.Extension(
+        name="git",
+        alias="git",
+        description="Read git status, diffs, history and blame of the workspace.",
+        prompt=(
+            "Use git.status(), git.diff(path=None, staged=False, ref=None), git.log(path=None, "
+            "limit=20) and git.blame(path) to read the repository; they never change it. "
+            'Read doc("git.diff") before calling.'
+        ),
+        symbols=[
+            vis.Symbol(
+                status,
+                activity=vis.Activity(
+                    label="Check git status",
+                    presenter="git",
+                    render=render_status,
+                    show_start=False,
+                ),
+            ),
+            vis.Symbol(
+                diff,
+                activity=vis.Activity(
+                    label="Read git diff",
+                    presenter="git",
+                    render=render_diff,
+                    show_start=False,
+                ),
+            ),
+            vis.Symbol(
+                log,
+                activity=vis.Activity(
+                    label="Read git history",
+                    presenter="git",
+                    render=render_log,
+                    show_start=False,
+                ),
+            ),
+            vis.Symbol(
+                blame,
+                activity=vis.Activity(
+                    label="Blame file",
+                    presenter="git",
+                    render=render_blame,
+                    show_start=False,
+                ),
+            ),
+        ],
+    )
+)

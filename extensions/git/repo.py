@@ -29,8 +29,14 @@ def run_git(root: Path, *args: str) -> str:
     command = ["git", "-c", "core.quotePath=false", "-c", "color.ui=never", *args]
     try:
         done = subprocess.run(
-            command, cwd=root, capture_output=True, text=True, timeout=TIMEOUT_SECONDS,
-            check=False, encoding="utf-8", errors="replace",
+            command,
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_SECONDS,
+            check=False,
+            encoding="utf-8",
+            errors="replace",
         )
     except FileNotFoundError as exc:
         raise GitError("git is not on PATH; install git to use these tools") from exc
@@ -317,9 +323,7 @@ class GitBlame:
         return len({line.sha for line in self.lines})
 
     def __str__(self) -> str:
-        return "\n".join(
-            f"{b.line:>5} {b.sha[:8]} {b.author:<16.16} {b.text}" for b in self.lines
-        )
+        return "\n".join(f"{b.line:>5} {b.sha[:8]} {b.author:<16.16} {b.text}" for b in self.lines)
 
 
 def parse_blame(output: str) -> list[BlameLine]:
@@ -340,12 +344,16 @@ def parse_blame(output: str) -> list[BlameLine]:
         if raw.startswith("\t"):
             details = info[sha]
             stamp = details.get("author-time")
-            date = (
-                datetime.fromtimestamp(int(stamp), UTC).strftime("%Y-%m-%d") if stamp else ""
-            )
+            date = datetime.fromtimestamp(int(stamp), UTC).strftime("%Y-%m-%d") if stamp else ""
             lines.append(
-                BlameLine(number, sha, details.get("author", ""), date,
-                          details.get("summary", ""), raw[1:])
+                BlameLine(
+                    number,
+                    sha,
+                    details.get("author", ""),
+                    date,
+                    details.get("summary", ""),
+                    raw[1:],
+                )
             )
             current = None
         else:

@@ -78,9 +78,7 @@ def _ctx(env: dict[str, Any]) -> dict[str, Any]:
 
 
 def _markdown(todos: TodoList) -> str:
-    return "\n".join(
-        f"- [{'x' if t.done else ' '}] **#{t.id}** {t.text}" for t in todos.items
-    )
+    return "\n".join(f"- [{'x' if t.done else ' '}] **#{t.id}** {t.text}" for t in todos.items)
 
 
 def _command(ctx: dict[str, Any]) -> Any:
@@ -107,37 +105,67 @@ def _command(ctx: dict[str, Any]) -> Any:
         except LookupError as exc:
             return vis.err(f"Cannot {action} the todo", str(exc))
         return vis.ok(f"{'Completed' if action == 'done' else 'Removed'} #{todo.id}", todo.text)
-    return vis.err(f"Unknown action {action!r}", "Use `/todo`, `/todo add TEXT`, "
-                   "`/todo done NUMBER` or `/todo remove NUMBER`.")
+    return vis.err(
+        f"Unknown action {action!r}",
+        "Use `/todo`, `/todo add TEXT`, `/todo done NUMBER` or `/todo remove NUMBER`.",
+    )
 
 
-vis.register_extension(vis.Extension(
-    name="todo",
-    alias="todo",
-    description="Keep a todo list for this session.",
-    prompt=(
-        "Plan multi-step work with todo.add(text), todo.list(), todo.done(number) and "
-        "todo.remove(number). Open todos appear in session['todo'] each turn."
-    ),
-    ctx=_ctx,
-    symbols=[
-        vis.Symbol(add, tag="mutation", activity=vis.Activity(
-            label="Add todo", render=_one("Add todo"), show_start=False,
-        )),
-        vis.Symbol(list_todos, name="list", activity=vis.Activity(
-            label="List todos", render=render_list, show_start=False,
-        )),
-        vis.Symbol(done, tag="mutation", activity=vis.Activity(
-            label="Complete todo", render=_one("Complete todo"), show_start=False,
-        )),
-        vis.Symbol(remove, tag="mutation", activity=vis.Activity(
-            label="Remove todo", render=_one("Remove todo"), show_start=False,
-        )),
-    ],
-    slash_commands=[
-        vis.SlashCommand(
-            "todo", _command, doc="Show or change this session's todo list.",
-            usage="/todo [add TEXT | done NUMBER | remove NUMBER]",
+vis.register_extension(
+    vis.Extension(
+        name="todo",
+        alias="todo",
+        description="Keep a todo list for this session.",
+        prompt=(
+            "Plan multi-step work with todo.add(text), todo.list(), todo.done(number) and "
+            "todo.remove(number). Open todos appear in session['todo'] each turn."
         ),
-    ],
-))
+        ctx=_ctx,
+        symbols=[
+            vis.Symbol(
+                add,
+                tag="mutation",
+                activity=vis.Activity(
+                    label="Add todo",
+                    render=_one("Add todo"),
+                    show_start=False,
+                ),
+            ),
+            vis.Symbol(
+                list_todos,
+                name="list",
+                activity=vis.Activity(
+                    label="List todos",
+                    render=render_list,
+                    show_start=False,
+                ),
+            ),
+            vis.Symbol(
+                done,
+                tag="mutation",
+                activity=vis.Activity(
+                    label="Complete todo",
+                    render=_one("Complete todo"),
+                    show_start=False,
+                ),
+            ),
+            vis.Symbol(
+                remove,
+                tag="mutation",
+                activity=vis.Activity(
+                    label="Remove todo",
+                    render=_one("Remove todo"),
+                    show_start=False,
+                ),
+            ),
+        ],
+        slash_commands=[
+            vis.SlashCommand(
+                "todo",
+                _command,
+                doc="Show or change this session's todo list.",
+                usage="/todo [add TEXT | done NUMBER | remove NUMBER]",
+            ),
+        ],
+    )
+)

@@ -60,8 +60,9 @@ class TodoBook:
 
     def items(self) -> TodoList:
         data = self._load()
-        return TodoList(tuple(Todo(int(i["id"]), str(i["text"]), bool(i["done"]))
-                              for i in data["items"]))
+        return TodoList(
+            tuple(Todo(int(i["id"]), str(i["text"]), bool(i["done"])) for i in data["items"])
+        )
 
     def add(self, text: str) -> Todo:
         if not isinstance(text, str) or not text.strip():

@@ -57,7 +57,11 @@ async def test_each_shell_handle_call_is_an_activity_with_the_handle_id(
     assert "stopped" in block.stdout
 
     assert [a.tool for a in stored] == [
-        "shell", "shell.logs", "shell.wait", "shell.type", "shell.stop"
+        "shell",
+        "shell.logs",
+        "shell.wait",
+        "shell.type",
+        "shell.stop",
     ]
     handle_ids = {a.handle_id for a in stored}
     assert len(handle_ids) == 1 and None not in handle_ids

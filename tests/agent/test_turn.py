@@ -152,7 +152,10 @@ async def test_resumed_session_keeps_conversation_and_sandbox_values(workspace, 
         assert host.latest_session_id() == first.id
         resumed = await host.open_session(first.id)
         assert [m.role for m in resumed._conversation.messages] == [
-            "user", "assistant", "tool", "assistant"
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
         ]
         events = []
         resumed.subscribe(events.append)

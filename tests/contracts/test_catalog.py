@@ -35,11 +35,13 @@ class Store:
 
 @pytest.fixture
 def catalog() -> Catalog:
-    return Catalog([
-        Symbol(report, activity=REPORT_ACTIVITY),
-        Symbol(Store(), name="store"),
-        Symbol(Greeter(), name="greet"),
-    ])
+    return Catalog(
+        [
+            Symbol(report, activity=REPORT_ACTIVITY),
+            Symbol(Store(), name="store"),
+            Symbol(Greeter(), name="greet"),
+        ]
+    )
 
 
 def test_spec_none_lists_roots(catalog: Catalog) -> None:

@@ -24,18 +24,36 @@ def test_greeter_contract_signature_text() -> None:
     assert contract["version"] == 1 and contract["name"] == "greet"
     [hello] = contract["members"]
     assert set(hello) == {
-        "version", "name", "tag", "description", "signature", "parameters", "returns",
+        "version",
+        "name",
+        "tag",
+        "description",
+        "signature",
+        "parameters",
+        "returns",
     }
     assert hello["name"] == "greet.hello"
     assert hello["signature"] == "(name: str, /, *, loud: bool = False) -> 'Results'"
     assert hello["description"] == "Generate greeting text; it never sends messages."
     assert hello["parameters"] == [
-        {"name": "name", "kind": "positional_only", "type": {"kind": "scalar", "name": "str"},
-         "required": True, "has_default": False, "default_is_none": False,
-         "default_source": None},
-        {"name": "loud", "kind": "keyword_only", "type": {"kind": "scalar", "name": "bool"},
-         "required": False, "has_default": True, "default_is_none": False,
-         "default_source": "False"},
+        {
+            "name": "name",
+            "kind": "positional_only",
+            "type": {"kind": "scalar", "name": "str"},
+            "required": True,
+            "has_default": False,
+            "default_is_none": False,
+            "default_source": None,
+        },
+        {
+            "name": "loud",
+            "kind": "keyword_only",
+            "type": {"kind": "scalar", "name": "bool"},
+            "required": False,
+            "has_default": True,
+            "default_is_none": False,
+            "default_source": "False",
+        },
     ]
 
 
@@ -126,8 +144,16 @@ class _Int(int):
 def test_opaque_defaults_render_as_none() -> None:
     cyclic: list[Any] = []
     cyclic.append(cyclic)
-    for value in (_Repr(), _Int(3), float("inf"), float("nan"), complex(float("inf"), 0),
-                  cyclic, frozenset({1}), [_Repr()]):
+    for value in (
+        _Repr(),
+        _Int(3),
+        float("inf"),
+        float("nan"),
+        complex(float("inf"), 0),
+        cyclic,
+        frozenset({1}),
+        [_Repr()],
+    ):
         assert default_source(value) is None
 
 
@@ -172,10 +198,19 @@ def test_pagelist_sequence_field_in_contract() -> None:
     results = returns["fields"][0]["type"]
     assert results["variadic"] is True
     assert results["arguments"] == [
-        {"kind": "record", "name": "Page", "fields": [
-            {"name": "title", "type": {"kind": "scalar", "name": "str"}, "required": True,
-             "has_default": False, "default_is_none": False},
-        ]},
+        {
+            "kind": "record",
+            "name": "Page",
+            "fields": [
+                {
+                    "name": "title",
+                    "type": {"kind": "scalar", "name": "str"},
+                    "required": True,
+                    "has_default": False,
+                    "default_is_none": False,
+                },
+            ],
+        },
     ]
     assert PageList((), 0).total == 0
 
@@ -184,7 +219,8 @@ def test_trigger_result_as_parameter() -> None:
     contract = tool_contract(status)
     assert contract["signature"] == "(result: 'TriggerResult') -> str"
     assert [f["name"] for f in contract["parameters"][0]["type"]["fields"]] == [
-        "http_code", "job_path",
+        "http_code",
+        "job_path",
     ]
     assert TriggerResult(201, "docs/build").http_code == 201
 
@@ -221,11 +257,15 @@ def test_fixed_tuple_literal_annotated_union_and_generic() -> None:
 
     params = {p["name"]: p["type"] for p in tool_contract(shapes)["parameters"]}
     assert params["pair"] == {
-        "kind": "generic", "name": "tuple[int, str]",
+        "kind": "generic",
+        "name": "tuple[int, str]",
         "arguments": [{"kind": "scalar", "name": "int"}, {"kind": "scalar", "name": "str"}],
     }
-    assert params["mode"] == {"kind": "literal", "name": "Literal['fast', 'full']",
-                              "values": ["fast", "full"]}
+    assert params["mode"] == {
+        "kind": "literal",
+        "name": "Literal['fast', 'full']",
+        "values": ["fast", "full"],
+    }
     assert params["query"] == {"kind": "scalar", "name": "str", "description": "Words to find"}
     assert params["tags"]["kind"] == "union"
     assert params["tags"]["name"] == "dict[str, list[int]] | None"
@@ -271,7 +311,8 @@ def test_expressions_are_never_evaluated() -> None:
     sys.modules[__name__].boom = boom  # type: ignore[attr-defined]
     try:
         assert tool_contract(odd)["parameters"][0]["type"] == {
-            "kind": "unresolved", "name": "boom()",
+            "kind": "unresolved",
+            "name": "boom()",
         }
     finally:
         del sys.modules[__name__].boom  # type: ignore[attr-defined]
@@ -301,12 +342,12 @@ def cross_module(tmp_path: Path) -> Iterator[Any]:
         "@dataclass(frozen=True)\nclass Result:\n    text: str\n\n\n"
         "class Tools:\n"
         "    @traced\n"
-        "    def read(self, text: str = \"ready\") -> tuple[Result, ...]:\n"
-        "        \"\"\"Read one result without changing state.\"\"\"\n"
+        '    def read(self, text: str = "ready") -> tuple[Result, ...]:\n'
+        '        """Read one result without changing state."""\n'
         "        return (Result(text),)\n\n"
         "    @traced\n"
         "    def model(self) -> xmodels.Result:\n"
-        "        \"\"\"Read a qualified model.\"\"\"\n"
+        '        """Read a qualified model."""\n'
         "        return xmodels.Result('m')\n"
     )
     sys.path.insert(0, str(tmp_path))
@@ -327,8 +368,11 @@ def test_tools_read_cross_module_wraps(cross_module: Any) -> None:
     assert read["returns"]["variadic"] is True
     [result] = read["returns"]["arguments"]
     assert result["fields"][0] == {
-        "name": "text", "type": {"kind": "scalar", "name": "str"}, "required": True,
-        "has_default": False, "default_is_none": False,
+        "name": "text",
+        "type": {"kind": "scalar", "name": "str"},
+        "required": True,
+        "has_default": False,
+        "default_is_none": False,
     }
     assert model["returns"]["kind"] == "record"
     assert model["returns"]["name"] == "Result"
@@ -369,7 +413,7 @@ def test_wraps_keeps_wrapped_signature_not_wrapper() -> None:
 def test_entry_source_compiles_with_postponed_annotations() -> None:
     source = (
         "def later() -> Result:\n"
-        "    \"\"\"Return a result defined later.\"\"\"\n"
+        '    """Return a result defined later."""\n'
         "class Result:\n    x: int\n"
     )
     namespace: dict[str, Any] = {"__name__": "entry_under_test"}

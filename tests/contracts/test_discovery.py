@@ -39,7 +39,7 @@ GUIDE = Guide(
     name="release-guide",
     title="Release checklist",
     text="# Release checklist\n\nShip a tagged build.\n\n## When to use\n\n- Publishing wheels\n\n"
-         "## Signing artifacts\n\nDetails.",
+    "## Signing artifacts\n\nDetails.",
     kind="skill",
 )
 
@@ -125,8 +125,9 @@ def test_doc_of_namespace_and_guide(registry: ToolRegistry) -> None:
 
 
 def test_doc_of_unknown_or_hidden_name(registry: ToolRegistry) -> None:
-    with pytest.raises(ValueError, match="no public tool, guide or skill is named 'cta'. "
-                                         "Similar names: cat"):
+    with pytest.raises(
+        ValueError, match="no public tool, guide or skill is named 'cta'. Similar names: cat"
+    ):
         doc(registry, "cta")
     with pytest.raises(ValueError, match="named 'maintain'"):
         doc(registry, "maintain")
@@ -137,7 +138,9 @@ def test_discovery_tools_metadata(registry: ToolRegistry) -> None:
         tool = registry.get(name)
         assert tool is not None and tool.activity is not None
         assert (tool.tag, tool.activity.label, tool.activity.show_start) == (
-            SymbolTag.OBSERVATION, label, False,
+            SymbolTag.OBSERVATION,
+            label,
+            False,
         )
         assert host_tool_contract(tool)["name"] == name
     assert host_tool_contract(registry.get("apropos"))["signature"] == (  # type: ignore[arg-type]
@@ -154,13 +157,19 @@ def test_discovery_activity_presentations(registry: ToolRegistry) -> None:
     assert [hit.name for hit in result] == ["cat"]
     assert (shown.headline, shown.summary) == ("Find tools", "1 match for ^CAT$")
     assert isinstance(shown.content[0], ActivityTable)
-    empty = render(phase="success", args=("zzz",), kwargs={},
-                   result=_call(registry, "apropos", "zzz"), error=None)
+    empty = render(
+        phase="success",
+        args=("zzz",),
+        kwargs={},
+        result=_call(registry, "apropos", "zzz"),
+        error=None,
+    )
     assert empty.summary == "No matches for zzz"
     doc_tool = registry.get("doc")
     assert doc_tool is not None and doc_tool.activity is not None
-    failed = doc_tool.activity.render(phase="failure", args=("cta",), kwargs={}, result=None,
-                                      error=ValueError("unknown"))
+    failed = doc_tool.activity.render(
+        phase="failure", args=("cta",), kwargs={}, result=None, error=ValueError("unknown")
+    )
     assert (failed.headline, failed.summary) == ("Read tool documentation", "cta: unknown")
 
 

@@ -42,7 +42,8 @@ def test_signature_text_round_trips(hello: _Proxy) -> None:
     signature = inspect.signature(hello)
     assert str(signature) == hello.contract["signature"]
     assert [p.kind for p in signature.parameters.values()] == [
-        inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.KEYWORD_ONLY,
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.KEYWORD_ONLY,
     ]
     assert signature.parameters["loud"].default is False
     assert not hasattr(hello, "__signature__")
@@ -97,8 +98,9 @@ def test_annotation_resolution_from_text() -> None:
 
 
 def test_contract_function_only_describes() -> None:
-    function = contract_function({"name": "git.status", "signature": "() -> str",
-                                  "description": "Show status."})
+    function = contract_function(
+        {"name": "git.status", "signature": "() -> str", "description": "Show status."}
+    )
     assert function.__qualname__ == "git.status" and function.__doc__ == "Show status."
     with pytest.raises(TypeError, match=r"await git.status\(...\) instead"):
         function()

@@ -35,7 +35,9 @@ def test_greeter_doc_text() -> None:
 
 
 def test_status_and_pagelist_doc_text() -> None:
-    assert render_tool(callable_spec(status_of)) == """\
+    assert (
+        render_tool(callable_spec(status_of))
+        == """\
 status_of(env: str) -> 'Status'
 Tag: observation
 
@@ -50,7 +52,10 @@ Status
   env: str
   phases: tuple[int, ...] (has default)
   next_phase: int (optional)"""
-    assert render_tool(callable_spec(search_pages, tag="external")) == """\
+    )
+    assert (
+        render_tool(callable_spec(search_pages, tag="external"))
+        == """\
 search_pages(query: str, limit: int = 20) -> 'PageList'
 Tag: external
 
@@ -69,6 +74,7 @@ value[1:] (slices are lists)
   total: int
 Page
   title: str"""
+    )
 
 
 class _Sentinel:
@@ -78,8 +84,9 @@ class _Sentinel:
 _UNSET: Any = _Sentinel()
 
 
-def grep(query: str, paths: list[str] | None = None, *, limit: int = _UNSET,
-         ignore_case: bool = False) -> str:
+def grep(
+    query: str, paths: list[str] | None = None, *, limit: int = _UNSET, ignore_case: bool = False
+) -> str:
     """Search files for a regular expression."""
     return query
 
@@ -106,9 +113,7 @@ def test_no_parameters_and_unannotated_return() -> None:
 def test_union_of_record_and_tuple_defines_the_model_once() -> None:
     catalog = Catalog([])
     spec = callable_spec(catalog.spec, name="catalog.spec")
-    assert spec.returns.name == (
-        "ToolSpec | NamespaceSpec | tuple[ToolSpec | NamespaceSpec, ...]"
-    )
+    assert spec.returns.name == ("ToolSpec | NamespaceSpec | tuple[ToolSpec | NamespaceSpec, ...]")
     lines = model_schemas(spec).splitlines()
     assert lines.count("ToolSpec") == 1
     assert lines.count("NamespaceSpec") == 1
@@ -155,7 +160,8 @@ def test_definitions_are_visited_breadth_first() -> None:
         """Walk the tree."""
 
     headers = [
-        line for line in model_schemas(callable_spec(walk)).splitlines()[1:]
+        line
+        for line in model_schemas(callable_spec(walk)).splitlines()[1:]
         if not line.startswith(" ")
     ]
     assert headers == ["Root", "Left", "Right", "Leaf"]

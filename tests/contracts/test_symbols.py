@@ -33,8 +33,10 @@ def test_every_tag_is_accepted(tag: str) -> None:
 
 
 def test_unknown_tag_is_rejected() -> None:
-    with pytest.raises(ValueError, match="tag must be one of observation, mutation, "
-                                         "verification, external; got 'write'"):
+    with pytest.raises(
+        ValueError,
+        match="tag must be one of observation, mutation, verification, external; got 'write'",
+    ):
         Symbol(report, tag="write")
 
 
@@ -48,7 +50,7 @@ def test_missing_or_blank_docstring_is_rejected() -> None:
         pass
 
     def blank() -> None:
-        """   """
+        """ """
 
     for fn in (quiet, blank):
         with pytest.raises(ValueError, match=f"tool '{fn.__name__}' needs a nonblank docstring"):
@@ -230,7 +232,10 @@ def test_symbol_host_tools_carry_metadata_and_prefix() -> None:
     symbol = Symbol(Greeter(), name="greet")
     [tool] = symbol_host_tools(symbol, owner="greeter", prefix=None)
     assert (tool.name, tool.owner, tool.tag, tool.is_hidden) == (
-        "greet.hello", "greeter", SymbolTag.OBSERVATION, False,
+        "greet.hello",
+        "greeter",
+        SymbolTag.OBSERVATION,
+        False,
     )
     assert tool.activity is not None and tool.activity.label == "Generate greeting"
     assert tool.fn("Ada").greeting == "Hello, Ada"
@@ -238,5 +243,7 @@ def test_symbol_host_tools_carry_metadata_and_prefix() -> None:
         Symbol(report, tag="mutation", is_hidden=True), owner="reports", prefix="reports"
     )
     assert (prefixed.name, prefixed.tag, prefixed.is_hidden) == (
-        "reports.report", SymbolTag.MUTATION, True,
+        "reports.report",
+        SymbolTag.MUTATION,
+        True,
     )

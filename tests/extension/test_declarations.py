@@ -44,8 +44,12 @@ def test_collections_are_stored_as_tuples() -> None:
     hook = vis.OpHook(["patch"], lambda call: None)
     source_settings = [setting]
     ext = vis.Extension(
-        name="acme", description="Acme.", settings=source_settings,
-        slash_commands=[command], op_hooks=[hook], env=["A"],
+        name="acme",
+        description="Acme.",
+        settings=source_settings,
+        slash_commands=[command],
+        op_hooks=[hook],
+        env=["A"],
     )
     source_settings.append(vis.Setting(id="other", label="O", default=True))
     assert ext.settings == (setting,)

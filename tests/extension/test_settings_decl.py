@@ -132,7 +132,11 @@ def test_secret_constraints_are_enforced() -> None:
         vis.Setting(id="tok", label="T", type="string", default="abc", is_secret=True)
     with pytest.raises(ValueError, match="only the 'global' scope"):
         vis.Setting(
-            id="tok", label="T", type="string", default="", is_secret=True,
+            id="tok",
+            label="T",
+            type="string",
+            default="",
+            is_secret=True,
             scopes=["global", "project"],
         )
     with pytest.raises(ValueError, match="needs type='string'"):
@@ -141,11 +145,10 @@ def test_secret_constraints_are_enforced() -> None:
 
 def test_scopes_default_to_global_and_accept_any_subset() -> None:
     assert vis.Setting(id="a", label="A", default=True).scopes == ("global",)
-    assert vis.Setting(id="a", label="A", default=True, scopes=["session"]).scopes == (
-        "session",
-    )
+    assert vis.Setting(id="a", label="A", default=True, scopes=["session"]).scopes == ("session",)
     assert vis.Setting(id="a", label="A", default=True, scopes=("group", "project")).scopes == (
-        "group", "project",
+        "group",
+        "project",
     )
 
 
@@ -207,5 +210,10 @@ def test_value_uses_the_installed_resolver() -> None:
 
 def test_core_setting_ids_are_listed_once() -> None:
     assert CORE_SETTING_IDS == (
-        "model", "jail", "introspection", "max_iterations", "summarize_steps", "theme",
+        "model",
+        "jail",
+        "introspection",
+        "max_iterations",
+        "summarize_steps",
+        "theme",
     )

@@ -59,9 +59,11 @@ async def test_attachments_of_a_block_are_versioned_and_typed(
     vis_home: Path, workspace: Path, script_path: Path
 ) -> None:
     install_extension(vis_home, "charts", CHARTS)
-    write_script(script_path, code_turn(
-        "print(await charts.make())",
-        """
+    write_script(
+        script_path,
+        code_turn(
+            "print(await charts.make())",
+            """
         d = await attach(b"hello", "notes.txt")
         again = await attach(b"hello again", "notes.txt", audience="model")
         data = await read_attachment("notes.txt", version=1)
@@ -69,7 +71,8 @@ async def test_attachments_of_a_block_are_versioned_and_typed(
         print(json.dumps({"d": d, "again": again, "data": data.decode(),
                           "all": len(await list_attachments())}))
         """,
-    ))
+        ),
+    )
     host = await open_host(workspace, script_path)
     try:
         outcome = await run_turn(host)
@@ -80,8 +83,16 @@ async def test_attachments_of_a_block_are_versioned_and_typed(
 
     made = outcome.printed(0)
     first, second = made["first"], made["second"]
-    assert set(first) >= {"id", "filename", "version", "media_type", "kind", "size", "audience",
-                          "commentable"}
+    assert set(first) >= {
+        "id",
+        "filename",
+        "version",
+        "media_type",
+        "kind",
+        "size",
+        "audience",
+        "commentable",
+    }
     assert (first["version"], second["version"]) == (1, 2)
     assert (first["media_type"], first["kind"], first["audience"]) == ("image/png", "image", "both")
     assert (first["commentable"], second["commentable"]) == (False, True)
@@ -149,8 +160,13 @@ async def test_without_a_block_attachments_raise(workspace: Path, script_path: P
     host = await open_host(workspace, script_path)
     try:
         session = await host.new_session()
-        command = CallContext(session_id=session.id, workspace_root=workspace,
-                              project_root=workspace, owner="charts", services={"host": host})
+        command = CallContext(
+            session_id=session.id,
+            workspace_root=workspace,
+            project_root=workspace,
+            owner="charts",
+            services={"host": host},
+        )
         with calling(command), pytest.raises(RuntimeError, match="python_execution block"):
             vis.attach(b"x", "x.txt")
         with calling(command), pytest.raises(RuntimeError, match="python_execution block"):

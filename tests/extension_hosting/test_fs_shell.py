@@ -41,8 +41,13 @@ def test_fs_operations_start_at_the_working_copy(cwd: Path) -> None:
 
 
 def test_shell_handle_types_waits_and_logs(cwd: Path) -> None:
-    sh = vis.shell({"command": "read name; echo hello $name; echo oops >&2; exit 3",
-                    "cwd": "", "env": {"GREETING": "hi"}})
+    sh = vis.shell(
+        {
+            "command": "read name; echo hello $name; echo oops >&2; exit 3",
+            "cwd": "",
+            "env": {"GREETING": "hi"},
+        }
+    )
     sh.type("world\n")
     status = sh.wait(30)
     assert (status.running, status.exit_code) == (False, 3)
@@ -52,8 +57,9 @@ def test_shell_handle_types_waits_and_logs(cwd: Path) -> None:
 
 def test_shell_cwd_and_env_and_stop(cwd: Path) -> None:
     (cwd / "sub").mkdir()
-    done = vis.shell({"command": ["sh", "-c", 'pwd; echo "$GREETING"'], "cwd": "sub",
-                      "env": {"GREETING": "hi"}}).wait(30)
+    done = vis.shell(
+        {"command": ["sh", "-c", 'pwd; echo "$GREETING"'], "cwd": "sub", "env": {"GREETING": "hi"}}
+    ).wait(30)
     assert done.output.splitlines() == [str(cwd / "sub"), "hi"]
     sleeper = vis.shell("sleep 30")
     with pytest.raises(TimeoutError, match="still running"):
@@ -117,16 +123,18 @@ def test_jailed_shell_confines_and_adds_exactly_the_given_paths(
 
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
-    sh = vis.jailed_shell({
-        "command": (
-            f"echo inside > {cwd}/in.txt; echo granted > {fifo}; "
-            f"(echo nope > {denied}) 2>/dev/null; "
-            f"python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); "
-            f"s.connect('{socket_path}'); s.sendall(b'ping')\""
-        ),
-        "allow_read_write": [str(fifo)],
-        "unix_connect": str(socket_path),
-    })
+    sh = vis.jailed_shell(
+        {
+            "command": (
+                f"echo inside > {cwd}/in.txt; echo granted > {fifo}; "
+                f"(echo nope > {denied}) 2>/dev/null; "
+                f'python3 -c "import socket; s=socket.socket(socket.AF_UNIX); '
+                f"s.connect('{socket_path}'); s.sendall(b'ping')\""
+            ),
+            "allow_read_write": [str(fifo)],
+            "unix_connect": str(socket_path),
+        }
+    )
     status = sh.wait(30)
     thread.join(10)
     server.close()
@@ -166,14 +174,22 @@ async def test_grants_reach_only_the_declaring_extensions_jailed_children(
     (toolchain / "tool.txt").write_text("jdk 21\n")
 
     def source(name: str, grants: str) -> str:
-        return (GRANTED.replace("TOOLCHAIN", str(toolchain)).replace("NAME", repr(name))
-                .replace("GRANTS", grants))
+        return (
+            GRANTED.replace("TOOLCHAIN", str(toolchain))
+            .replace("NAME", repr(name))
+            .replace("GRANTS", grants)
+        )
 
-    install_extension(vis_home, "granted", source(
-        "granted", f"[vis.Grant({str(toolchain)!r}, reason='Run the tool.')]"))
+    install_extension(
+        vis_home,
+        "granted",
+        source("granted", f"[vis.Grant({str(toolchain)!r}, reason='Run the tool.')]"),
+    )
     install_extension(vis_home, "plain", source("plain", "[]"))
-    script = write_script(tmp_path / "script.yaml", code_turn(
-        "print(await granted.read_tool())", "print(await plain.read_tool())"))
+    script = write_script(
+        tmp_path / "script.yaml",
+        code_turn("print(await granted.read_tool())", "print(await plain.read_tool())"),
+    )
     host = await open_host(workspace, script)
     (vis_home / "config.toml").write_text("jail = true\n")  # only the spawns read it again
     try:

@@ -11,16 +11,16 @@ from vis_core.extensions import load_extensions
 
 from .harness import install_extension
 
-REFUSED = '''
+REFUSED = """
 import vis_core.extension as vis
 
 vis.register_extension(vis.Extension(
     name="greedy", description="Wants the whole home.",
     grants=[vis.Grant("~", reason="Everything.")],
 ))
-'''
+"""
 
-ALLOWED = '''
+ALLOWED = """
 import vis_core.extension as vis
 
 vis.register_extension(vis.Extension(
@@ -30,7 +30,7 @@ vis.register_extension(vis.Extension(
         vis.Grant("~/.m2/repository", "read_write", reason="Fill the Maven cache."),
     ],
 ))
-'''
+"""
 
 
 def test_a_refused_grant_fails_the_extension_load(vis_home: Path) -> None:

@@ -51,7 +51,7 @@ vis.register_extension(vis.Extension(
 ))
 '''
 
-NESTED = '''
+NESTED = """
 import json
 try:
     await loopy.ping()
@@ -60,7 +60,7 @@ except Exception as exc:
 else:
     seen = "not refused"
 open("nested.txt", "w").write(json.dumps({"seen": seen, "ctx": session.get("loopy_ctx")}))
-'''
+"""
 
 
 def within(seconds: float, make: Callable[[], Awaitable[Any]]) -> Any:
@@ -122,8 +122,10 @@ def test_vis_run_refuses_tool_calls_back_into_the_waiting_extension(
     turn, state = within(60, scenario)
     assert turn == {"status": "completed", "content": "Nested done."}
     seen = json.loads((workspace / "nested.txt").read_text(encoding="utf-8"))
-    assert seen["seen"].startswith("RuntimeError: loopy.ping was refused: its extension 'loopy' "
-                                   "waits for this session's turn to end")
+    assert seen["seen"].startswith(
+        "RuntimeError: loopy.ping was refused: its extension 'loopy' "
+        "waits for this session's turn to end"
+    )
     assert seen["ctx"] == "from loopy"  # its ctx still ran while the call was parked
     assert state["blocks"] == 2  # and its after hooks, for the nested block and the outer one
 

@@ -74,10 +74,13 @@ async def test_an_extension_creates_runs_and_restores_sessions(
     host = await open_host(workspace, script_path)
     try:
         person = await run_turn(host, "hello")  # a person's session
-        write_script(script_path, code_turn(
-            f"print(await spawner.spawn({str(other)!r}))",
-            f"print(await spawner.poke({person.ended.session_id!r}))",
-        ))
+        write_script(
+            script_path,
+            code_turn(
+                f"print(await spawner.spawn({str(other)!r}))",
+                f"print(await spawner.poke({person.ended.session_id!r}))",
+            ),
+        )
         outcome = await run_turn(host, "get a second opinion")
         store = host.store
         created_id = outcome.printed(0)["created"]
@@ -119,14 +122,17 @@ async def test_an_extension_creates_runs_and_restores_sessions(
     assert all(a.tag.value == "mutation" for a in ended if a.parent_id == spawn.id)
 
 
-async def test_changes_need_a_bound_session(
-    workspace: Path, script_path: Path
-) -> None:
+async def test_changes_need_a_bound_session(workspace: Path, script_path: Path) -> None:
     write_script(script_path, [{"text": "ok"}])
     host = await open_host(workspace, script_path)
     try:
-        unbound = CallContext(session_id=None, workspace_root=workspace,
-                              project_root=workspace, owner="x", services={"host": host})
+        unbound = CallContext(
+            session_id=None,
+            workspace_root=workspace,
+            project_root=workspace,
+            owner="x",
+            services={"host": host},
+        )
         with calling(unbound), pytest.raises(vis.GatewayError) as refused:
             vis.sessions.create()
         assert (refused.value.status, refused.value.code) == (403, "session-not-bound")

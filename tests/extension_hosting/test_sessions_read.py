@@ -67,10 +67,13 @@ async def test_search_ranks_title_then_request_then_reply(
         host.store.set_title(ids["request"], "Notes")
         host.store.set_title(ids["reply"], "Build")
 
-        write_script(script_path, code_turn(
-            'print(await finder.find("zephyr"))',
-            "print(await finder.everything())",
-        ))
+        write_script(
+            script_path,
+            code_turn(
+                'print(await finder.find("zephyr"))',
+                "print(await finder.everything())",
+            ),
+        )
         probe = await run_turn(host, "find them")
     finally:
         await host.close()
@@ -97,20 +100,26 @@ async def test_read_session_by_id_prefix_marker_and_bound(
     vis_home: Path, workspace: Path, script_path: Path
 ) -> None:
     install_extension(vis_home, "finder", FINDER)
-    write_script(script_path, [
-        {"text": "Looking.", "code": 'print("hello from the block")'},
-        {"text": "All done."},
-    ])
+    write_script(
+        script_path,
+        [
+            {"text": "Looking.", "code": 'print("hello from the block")'},
+            {"text": "All done."},
+        ],
+    )
     host = await open_host(workspace, script_path)
     try:
         source = await run_turn(host, "say hello")
         sid = source.ended.session_id
-        write_script(script_path, code_turn(
-            f'print(await finder.read("{sid}"))',
-            f'print(await finder.read("{sid[:10]}"))',
-            f'print(await finder.read("vis_session_id#{sid}"))',
-            "print(await finder.read())",
-        ))
+        write_script(
+            script_path,
+            code_turn(
+                f'print(await finder.read("{sid}"))',
+                f'print(await finder.read("{sid[:10]}"))',
+                f'print(await finder.read("vis_session_id#{sid}"))',
+                "print(await finder.read())",
+            ),
+        )
         probe = await run_turn(host, "read it")
     finally:
         await host.close()
@@ -118,8 +127,14 @@ async def test_read_session_by_id_prefix_marker_and_bound(
     by_id, by_prefix, by_marker, bound = (probe.printed(i) for i in range(4))
     assert by_id == by_prefix == by_marker
     assert set(by_id) == {
-        "session", "current_turn", "failures", "diagnosis", "session_forks", "turn_retries",
-        "usage", "transcript",
+        "session",
+        "current_turn",
+        "failures",
+        "diagnosis",
+        "session_forks",
+        "turn_retries",
+        "usage",
+        "transcript",
     }
     assert by_id["session"]["id"] == sid
     (turn,) = by_id["transcript"]["turns"]

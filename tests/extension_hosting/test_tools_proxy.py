@@ -169,10 +169,13 @@ async def test_a_call_into_an_extension_that_waits_is_refused(
 ) -> None:
     install_extension(vis_home, "gamma", GAMMA)
     install_extension(vis_home, "delta", DELTA)
-    write_script(script_path, code_turn(
-        "import json; print(json.dumps(await gamma.ping()))",
-        "import json; print(json.dumps(await delta.pong()))",
-    ))
+    write_script(
+        script_path,
+        code_turn(
+            "import json; print(json.dumps(await gamma.ping()))",
+            "import json; print(json.dumps(await delta.pong()))",
+        ),
+    )
     host = await open_host(workspace, script_path)
     try:
         outcome = await run_turn(host)

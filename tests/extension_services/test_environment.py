@@ -16,7 +16,7 @@ from vis_core.extension.environment import (
 )
 from vis_core.paths import TrustStore, VisPaths
 
-READER = '''
+READER = """
 import os
 import vis_core.extension as vis
 
@@ -32,7 +32,7 @@ vis.register_extension(vis.Extension(
         }),
     )],
 ))
-'''
+"""
 
 
 def project(workspace: Path) -> None:
@@ -88,12 +88,17 @@ async def test_untrusted_project_files_are_not_read(extension, scripted, workspa
 def test_dotenv_and_block_parsing(tmp_path: Path):
     env = tmp_path / ".env"
     env.write_text(
-        'A=1\nexport B = two words \nC="line\\nbreak"\nD=\'raw\\n\'\nE=x # comment\n'
+        "A=1\nexport B = two words \nC=\"line\\nbreak\"\nD='raw\\n'\nE=x # comment\n"
         "not a line\n#F=commented\n",
         encoding="utf-8",
     )
-    assert read_dotenv(env) == {"A": "1", "B": "two words", "C": "line\nbreak",
-                                "D": "raw\\n", "E": "x"}
+    assert read_dotenv(env) == {
+        "A": "1",
+        "B": "two words",
+        "C": "line\nbreak",
+        "D": "raw\\n",
+        "E": "x",
+    }
     (tmp_path / "vis.yml").write_text("environment:\n  PORT: 8080\n  FLAG: true\n  EMPTY:\n")
     assert read_environment_block(tmp_path) == {"PORT": "8080", "FLAG": "true"}
     (tmp_path / "vis.yml").write_text("environment: [A, B]\n")
@@ -104,7 +109,13 @@ def test_dotenv_and_block_parsing(tmp_path: Path):
     assert values.project_names == {"A", "B", "C", "D", "E"}
     (tmp_path / ".env.local").write_text("A=local\nL=local\n")
     (tmp_path / "vis.yml").write_text("environment:\n  C: block\n")
-    assert project_environment(tmp_path) == {"C": "block", "A": "1", "B": "two words",
-                                             "D": "raw\\n", "E": "x", "L": "local"}
+    assert project_environment(tmp_path) == {
+        "C": "block",
+        "A": "1",
+        "B": "two words",
+        "D": "raw\\n",
+        "E": "x",
+        "L": "local",
+    }
     assert extension_environment(tmp_path, trusted=False, base={"A": "base"}) == {"A": "base"}
     assert "A" not in os.environ or os.environ["A"] != "1"

@@ -10,7 +10,7 @@ import pytest
 import vis_core.extension as vis
 from vis_core.events import TurnStatus
 
-GUARD = '''
+GUARD = """
 import vis_core.extension as vis
 
 def _remember(key, value):
@@ -53,9 +53,9 @@ vis.register_extension(vis.Extension(
         vis.OpHook("fs_access", no_secrets),
     ],
 ))
-'''
+"""
 
-PY_GUARD = '''
+PY_GUARD = """
 import vis_core.extension as vis
 
 def before(call):
@@ -80,16 +80,18 @@ vis.register_extension(vis.Extension(
         vis.OpHook("python_execution", after, phase="after"),
     ],
 ))
-'''
+"""
 
 
 async def test_patch_blocked_with_and_without_hint(extension, scripted, workspace: Path):
     extension("guard", GUARD)
-    run = await scripted([
-        {"code": 'await patch("locked.txt", 0, "x\\n")'},
-        {"code": 'await patch("nohint.txt", 0, "y\\n")'},
-        {"text": "done"},
-    ])
+    run = await scripted(
+        [
+            {"code": 'await patch("locked.txt", 0, "x\\n")'},
+            {"code": 'await patch("nohint.txt", 0, "y\\n")'},
+            {"text": "done"},
+        ]
+    )
     session = await run.session()
     ended = await session.submit("write two files")
     assert ended.status is TurnStatus.COMPLETED
@@ -105,19 +107,26 @@ async def test_patch_blocked_with_and_without_hint(extension, scripted, workspac
     seen = state["seen"][0]
     assert seen["args"] == [{"path": "locked.txt", "version": 0, "edits": "x\n"}]
     assert seen["preview"] == {
-        "path": str(workspace / "locked.txt"), "before": "", "after": "x\n", "spans": [[1, 1]],
+        "path": str(workspace / "locked.txt"),
+        "before": "",
+        "after": "x\n",
+        "spans": [[1, 1]],
     }
 
 
 async def test_patch_repaired_file_holds_repaired_source(extension, scripted, workspace: Path):
     extension("guard", GUARD)
     (workspace / "app.py").write_text("a = 1\nb = 2\nc = 3\n", encoding="utf-8")
-    run = await scripted([
-        {"code": 'r = await patch("tabs.py", 0, "def f():\\n\\treturn 1\\n")\nprint(r)'},
-        {"code": 'print(await cat("app.py"))'},
-        {"code": 'print(await patch("app.py", 1, [{"start": 2, "end": 2, "text": "b = 20\\n"}]))'},
-        {"text": "done"},
-    ])
+    run = await scripted(
+        [
+            {"code": 'r = await patch("tabs.py", 0, "def f():\\n\\treturn 1\\n")\nprint(r)'},
+            {"code": 'print(await cat("app.py"))'},
+            {
+                "code": 'print(await patch("app.py", 1, [{"start": 2, "end": 2, "text": "b = 20\\n"}]))'
+            },
+            {"text": "done"},
+        ]
+    )
     session = await run.session()
     await session.submit("write f")
     repaired, read, edited = run.blocks()
@@ -142,11 +151,13 @@ async def test_patch_repaired_file_holds_repaired_source(extension, scripted, wo
 
 async def test_invalid_repair_fails_and_hook_errors_do_not_block(extension, scripted, workspace):
     extension("guard", GUARD)
-    run = await scripted([
-        {"code": 'await patch("bad_repair.py", 0, "x = 1\\n")'},
-        {"code": 'print(await patch("crash.txt", 0, "ok\\n"))'},
-        {"text": "done"},
-    ])
+    run = await scripted(
+        [
+            {"code": 'await patch("bad_repair.py", 0, "x = 1\\n")'},
+            {"code": 'print(await patch("crash.txt", 0, "ok\\n"))'},
+            {"text": "done"},
+        ]
+    )
     session = await run.session()
     await session.submit("go")
     bad, crash = run.blocks()
@@ -162,13 +173,15 @@ async def test_python_execution_hooks_see_raised_and_refused_blocks(
     extension, scripted, workspace: Path
 ):
     extension("pyguard", PY_GUARD)
-    run = await scripted([
-        {"code": "x = 1\nprint('started')\nraise ValueError('boom')"},
-        {"code": "open('made.txt', 'w').write('no')  # forbidden"},
-        {"code": "print('repair-me')"},
-        {"code": "h = await shell('rm -rf build')"},
-        {"text": "done"},
-    ])
+    run = await scripted(
+        [
+            {"code": "x = 1\nprint('started')\nraise ValueError('boom')"},
+            {"code": "open('made.txt', 'w').write('no')  # forbidden"},
+            {"code": "print('repair-me')"},
+            {"code": "h = await shell('rm -rf build')"},
+            {"text": "done"},
+        ]
+    )
     session = await run.session()
     await session.submit("go")
     raised, refused, repaired, shell = run.blocks()
@@ -181,7 +194,9 @@ async def test_python_execution_hooks_see_raised_and_refused_blocks(
     calls = run.state("pyguard")["calls"]
     assert calls[0]["stdout"] == "started\n" and "ValueError: boom" in calls[0]["error"]
     assert [(f["source"], f["status"]) for f in calls[0]["forms"]] == [
-        ("x = 1", "ok"), ("print('started')", "ok"), ("raise ValueError('boom')", "error"),
+        ("x = 1", "ok"),
+        ("print('started')", "ok"),
+        ("raise ValueError('boom')", "error"),
     ]
     assert calls[1] is None and calls[2] is None  # refused blocks: result=None
     assert calls[3]["error"] and "shell was blocked" in calls[3]["error"]
@@ -189,10 +204,12 @@ async def test_python_execution_hooks_see_raised_and_refused_blocks(
 
 async def test_shell_after_hook_sees_the_ended_command(extension, scripted, workspace: Path):
     extension("guard", GUARD)
-    run = await scripted([
-        {"code": "h = await shell('echo hi; exit 3')\nprint((await h.wait(30)).exit_code)"},
-        {"text": "done"},
-    ])
+    run = await scripted(
+        [
+            {"code": "h = await shell('echo hi; exit 3')\nprint((await h.wait(30)).exit_code)"},
+            {"text": "done"},
+        ]
+    )
     session = await run.session()
     await session.submit("run it")
     assert run.blocks()[0].stdout == "3\n"
@@ -212,11 +229,13 @@ async def test_fs_access_refuses_file_tools(extension, scripted, workspace: Path
     extension("guard", GUARD)
     (workspace / "secret.txt").write_text("hunter2\n")
     (workspace / "open.txt").write_text("hello\n")
-    run = await scripted([
-        {"code": 'print(await cat("secret.txt"))'},
-        {"code": 'print(await cat("open.txt"))'},
-        {"text": "done"},
-    ])
+    run = await scripted(
+        [
+            {"code": 'print(await cat("secret.txt"))'},
+            {"code": 'print(await cat("open.txt"))'},
+            {"text": "done"},
+        ]
+    )
     session = await run.session()
     await session.submit("read")
     secret, public = run.blocks()

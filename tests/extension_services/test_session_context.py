@@ -9,7 +9,7 @@ import pytest
 
 from vis_core.extension.session_context import clean_contribution, deep_merge
 
-ALPHA = '''
+ALPHA = """
 import vis_core.extension as vis
 
 def ctx(env):
@@ -24,56 +24,63 @@ def ctx(env):
     }
 
 vis.register_extension(vis.Extension(name="alpha", description="A.", ctx=ctx))
-'''
+"""
 
-BETA = '''
+BETA = """
 import vis_core.extension as vis
 
 vis.register_extension(vis.Extension(
     name="beta", description="B.",
     ctx=lambda env: {"shared": {"b": 2, "both": "beta"}, "session_env": {"tools": {"beta": 1}}},
 ))
-'''
+"""
 
-FAILING = '''
+FAILING = """
 import vis_core.extension as vis
 
 def boom(env):
     raise RuntimeError("ctx bug")
 
 vis.register_extension(vis.Extension(name="failing", description="F.", ctx=boom))
-'''
+"""
 
-ODD = '''
+ODD = """
 import vis_core.extension as vis
 
 vis.register_extension(vis.Extension(
     name="odd", description="O.", ctx=lambda env: ["not", "a", "dict"],
 ))
-'''
+"""
 
-HIDDEN = '''
+HIDDEN = """
 import vis_core.extension as vis
 
 vis.register_extension(vis.Extension(
     name="hidden", description="H.", activation=lambda env: False,
     ctx=lambda env: {"hidden": True},
 ))
-'''
+"""
 
 DUMP = "import json\nprint(json.dumps(session, sort_keys=True))"
 
 
 async def test_ctx_results_merge_into_session(extension, scripted, workspace: Path):
-    for name, source in (("alpha", ALPHA), ("beta", BETA), ("failing", FAILING), ("odd", ODD),
-                         ("hidden", HIDDEN)):
+    for name, source in (
+        ("alpha", ALPHA),
+        ("beta", BETA),
+        ("failing", FAILING),
+        ("odd", ODD),
+        ("hidden", HIDDEN),
+    ):
         extension(name, source)
-    run = await scripted([
-        {"code": DUMP},
-        {"code": "session['tasks'] = 'changed by the model'"},
-        {"code": DUMP},
-        {"text": "done"},
-    ])
+    run = await scripted(
+        [
+            {"code": DUMP},
+            {"code": "session['tasks'] = 'changed by the model'"},
+            {"code": DUMP},
+            {"text": "done"},
+        ]
+    )
     session = await run.session()
     ended = await session.submit("show the session")
     assert ended.error is None

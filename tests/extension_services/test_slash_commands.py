@@ -6,7 +6,7 @@ from pathlib import Path
 
 from vis_core.events import Notification
 
-GREETER = '''
+GREETER = """
 import vis_core.extension as vis
 
 def greet(ctx):
@@ -27,12 +27,10 @@ vis.register_extension(vis.Extension(
         vis.SlashCommand("broken", lambda ctx: 1 / 0),
     ],
 ))
-'''
+"""
 
 
-async def test_extension_command_runs_in_the_sending_session(
-    extension, scripted, workspace: Path
-):
+async def test_extension_command_runs_in_the_sending_session(extension, scripted, workspace: Path):
     extension("greeter", GREETER)
     run = await scripted([])
     session = await run.session()

@@ -13,7 +13,7 @@ import pytest
 import vis_core.extension as vis
 from vis_core.paths import TrustStore, VisPaths
 
-COUNTER = '''
+COUNTER = """
 import vis_core.extension as vis
 
 def count(ctx):
@@ -38,9 +38,9 @@ vis.register_extension(vis.Extension(
     ],
 ))
 LOADED_WITH = vis.state.get("n", 0)  # readable while the entry file loads, once registered
-'''
+"""
 
-OTHER = '''
+OTHER = """
 import vis_core.extension as vis
 
 def peek(ctx):
@@ -50,9 +50,9 @@ vis.register_extension(vis.Extension(
     name="other", description="Never shares state.",
     slash_commands=[vis.SlashCommand("peek", peek)],
 ))
-'''
+"""
 
-NEW_PROCESS = textwrap.dedent('''
+NEW_PROCESS = textwrap.dedent("""
     import asyncio, sys
     from pathlib import Path
     from vis_core.host import Host, HostOptions
@@ -66,7 +66,7 @@ NEW_PROCESS = textwrap.dedent('''
             await host.close()
 
     asyncio.run(main())
-''')
+""")
 
 
 async def test_state_survives_reload_and_a_new_process(
@@ -89,7 +89,10 @@ async def test_state_survives_reload_and_a_new_process(
     env = {**os.environ, "VIS_HOME": str(vis_home)}
     done = subprocess.run(
         [sys.executable, "-c", NEW_PROCESS, str(workspace)],
-        env=env, capture_output=True, text=True, timeout=120,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "4"
@@ -135,11 +138,14 @@ def test_state_is_a_mutable_mapping_outside_vis():
 
 
 async def test_state_before_registering_fails_the_load(extension, vis_home: Path):
-    extension("early", """
+    extension(
+        "early",
+        """
         import vis_core.extension as vis
         vis.state["x"] = 1
         vis.register_extension(vis.Extension(name="early", description="Too early."))
-    """)
+    """,
+    )
     from vis_core.extensions import load_extensions
 
     loaded = load_extensions(paths=VisPaths.from_env(), bundled=None, include_packages=False)

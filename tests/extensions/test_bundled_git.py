@@ -62,9 +62,7 @@ def test_clean_status(tools: dict[str, HostTool]) -> None:
     assert _present(tools["git.status"], result).summary == "main: no changes"
 
 
-def test_status_lists_changes_with_pressable_paths(
-    repo: Path, tools: dict[str, HostTool]
-) -> None:
+def test_status_lists_changes_with_pressable_paths(repo: Path, tools: dict[str, HostTool]) -> None:
     (repo / "src" / "app.py").write_text("print('bye')\n")
     (repo / "new.md").write_text("# new\n")
     _git(repo, "mv", "notes.txt", "renamed.txt")

@@ -118,11 +118,10 @@ def test_tools_and_their_activities(todo: LoadedExtension, state: dict[str, Any]
 
 def test_ctx_lists_open_todos_each_turn(loaded, todo: LoadedExtension, state, workspace) -> None:
     todo.tools[0].fn("Write the tests")
-    env = callback_env(workspace_root=workspace, project_root=workspace, session_id="s1",
-                       channel="tui")
-    assert extension_context(loaded, env) == {
-        "todo": {"open": 1, "items": ["#1 Write the tests"]}
-    }
+    env = callback_env(
+        workspace_root=workspace, project_root=workspace, session_id="s1", channel="tui"
+    )
+    assert extension_context(loaded, env) == {"todo": {"open": 1, "items": ["#1 Write the tests"]}}
     other = {**env, "session_id": "s2"}
     assert extension_context(loaded, other) == {"todo": {"open": 0, "items": []}}
 
@@ -132,8 +131,16 @@ def test_slash_command(loaded, state) -> None:
     assert (owner, command.name, command.saveable) == ("todo", "todo", False)
 
     def run(raw: str) -> Any:
-        return command.run({"channel": "tui", "args": raw.split(), "raw": raw,
-                            "session_id": "s1", "workspace_root": "/w", "project_root": "/w"})
+        return command.run(
+            {
+                "channel": "tui",
+                "args": raw.split(),
+                "raw": raw,
+                "session_id": "s1",
+                "workspace_root": "/w",
+                "project_root": "/w",
+            }
+        )
 
     assert run("") == "No todos in this session"
     assert run("add Write the tests") == vis.ok("Added #1", "Write the tests")

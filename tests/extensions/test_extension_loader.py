@@ -167,7 +167,9 @@ def test_reload_reads_fresh_modules(tmp_path: Path, install: Installer) -> None:
     module = loaded.extensions[0].module
     assert module is not None and sys.modules[module.__name__] is module
     (folder / "steering_mode.py").write_text(
-        (folder / "steering_mode.py").read_text().replace('"vibe", "control"', '"vibe", "strict"')
+        (folder / "steering_mode.py")
+        .read_text()
+        .replace('"vibe", "control"', '"vibe", "strict"')
         .replace('default="vibe"', 'default="strict"')
     )
     again = loaded.reload()
@@ -212,10 +214,12 @@ def test_package_entry_points_are_discovered(
     pkg = site / "vis_fixture_pkg"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
-    (pkg / "ext.py").write_text(textwrap.dedent('''
+    (pkg / "ext.py").write_text(
+        textwrap.dedent("""
         import vis_core.extension as vis
         vis.register_extension(vis.Extension(name="pkg-ext", description="From a package."))
-    '''))
+    """)
+    )
     dist = site / "vis_fixture_pkg-1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: vis-fixture-pkg\nVersion: 1.0\n")

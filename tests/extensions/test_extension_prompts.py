@@ -30,9 +30,7 @@ def _load():
     return load_extensions(bundled=None, include_packages=False)
 
 
-def test_text_and_callable_prompts_follow_activation(
-    workspace: Path, install: Installer
-) -> None:
+def test_text_and_callable_prompts_follow_activation(workspace: Path, install: Installer) -> None:
     install(VisPaths.from_env().extensions_dir, "metadata_probe", "steering_mode")
     loaded = _load()
     text = extension_prompts(loaded, _env(workspace))
@@ -87,5 +85,6 @@ def test_ctx_is_merged_with_reserved_keys_dropped(workspace: Path, install: Inst
     merged = extension_context(_load(), _env(workspace))
     assert merged == {"probe": {"seen": True, "more": "s1"}, "env": {"probe": 1, "m": 2}}
     assert extension_context(_load(), _env(workspace, "hidden")) == {
-        "probe": {"more": "s1"}, "env": {"m": 2},
+        "probe": {"more": "s1"},
+        "env": {"m": 2},
     }

@@ -17,8 +17,9 @@ from vis_core.interaction import FormRequest
 
 
 def _request(*nodes: object, cancellable: bool = True) -> FormRequest:
-    return FormRequest("r1", F.Form("Deploy", tuple(nodes), is_cancellable=cancellable),
-                       None, "deploy")
+    return FormRequest(
+        "r1", F.Form("Deploy", tuple(nodes), is_cancellable=cancellable), None, "deploy"
+    )
 
 
 async def test_each_field_is_asked_and_wrong_values_asked_again() -> None:
@@ -35,8 +36,7 @@ async def test_each_field_is_asked_and_wrong_values_asked_again() -> None:
     with create_pipe_input() as pipe:
         for line in ["", "api", "9", "2", "3,1", "n", "y", "4", "ab", "s3cret", "12", "123456"]:
             pipe.send_text(line + "\r")
-        values = await asyncio.wait_for(
-            TerminalPresenter(pipe, DummyOutput()).present(request), 10)
+        values = await asyncio.wait_for(TerminalPresenter(pipe, DummyOutput()).present(request), 10)
     assert values is not None
     answer = request.form.answer(values)
     assert answer["service"] == "api" and answer["env"] == "prod"
@@ -48,8 +48,9 @@ async def test_each_field_is_asked_and_wrong_values_asked_again() -> None:
 async def test_ctrl_c_cancels() -> None:
     with create_pipe_input() as pipe:
         pipe.send_text("\x03")
-        values = await asyncio.wait_for(TerminalPresenter(pipe, DummyOutput()).present(
-            _request(F.plaintext("name"))), 10)
+        values = await asyncio.wait_for(
+            TerminalPresenter(pipe, DummyOutput()).present(_request(F.plaintext("name"))), 10
+        )
     assert values is None
 
 

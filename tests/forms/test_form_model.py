@@ -16,9 +16,14 @@ def _form(*nodes: object) -> Form:
 
 def test_every_builder_makes_its_field_type() -> None:
     built = [
-        vis.plaintext("a"), vis.password("b"), vis.multiline("c"),
-        vis.select("d", options=["x"]), vis.multiselect("e", options=["x"]), vis.checkbox("f"),
-        vis.slider("g"), vis.otp("h"),
+        vis.plaintext("a"),
+        vis.password("b"),
+        vis.multiline("c"),
+        vis.select("d", options=["x"]),
+        vis.multiselect("e", options=["x"]),
+        vis.checkbox("f"),
+        vis.slider("g"),
+        vis.otp("h"),
     ]
     assert [f.type for f in built] == list(FieldType)
     assert vis.plaintext("first_name").label == "First name"
@@ -27,7 +32,8 @@ def test_every_builder_makes_its_field_type() -> None:
 
 def test_layout_nodes_nest_and_fields_are_found_in_order() -> None:
     form = _form(
-        vis.heading("Target"), vis.paragraph("Pick one."),
+        vis.heading("Target"),
+        vis.paragraph("Pick one."),
         vis.row(vis.plaintext("host"), vis.column(vis.plaintext("port"), vis.checkbox("tls"))),
         vis.group(vis.plaintext("note"), direction="row"),
     )
@@ -50,8 +56,10 @@ def test_layout_nodes_nest_and_fields_are_found_in_order() -> None:
         (lambda: vis.plaintext("x", min_length=5, max_length=2), "min_length is larger"),
         (lambda: vis.plaintext("x", validate="nope"), "validate takes a function"),
         (lambda: vis.heading("H", level=7), "level must be 1 to 6"),
-        (lambda: _form(vis.plaintext("a"), vis.row(vis.plaintext("a"))),
-         "two fields are named 'a'"),
+        (
+            lambda: _form(vis.plaintext("a"), vis.row(vis.plaintext("a"))),
+            "two fields are named 'a'",
+        ),
         (lambda: _form("just text"), "is not a component here"),
         (lambda: Form("", ()), "the form needs a title"),
         (lambda: Form("T", (), timeout_ms=-1), "timeout_ms must be a whole number"),
@@ -75,8 +83,17 @@ def test_validation_names_each_wrong_field_and_passes_good_values() -> None:
         vis.otp("code", length=6),
         vis.multiline("notes", max_length=5),
     )
-    errors = form.check({"name": "a b", "env": None, "regions": [], "agree": False,
-                         "replicas": 4, "code": "12a456", "notes": "toolong"})
+    errors = form.check(
+        {
+            "name": "a b",
+            "env": None,
+            "regions": [],
+            "agree": False,
+            "replicas": 4,
+            "code": "12a456",
+            "notes": "toolong",
+        }
+    )
     assert errors == {
         "name": "No spaces, please.",
         "env": "Required: choose one option.",
@@ -87,8 +104,15 @@ def test_validation_names_each_wrong_field_and_passes_good_values() -> None:
         "notes": "Too long: at most 5 characters (now 7).",
     }
     assert form.check({"name": "ab"})["name"] == "Too short: at least 3 characters (now 2)."
-    good = {"name": "abc", "env": "prod", "regions": ["us", "eu"], "agree": True,
-            "replicas": 5, "code": "123456", "notes": "ok"}
+    good = {
+        "name": "abc",
+        "env": "prod",
+        "regions": ["us", "eu"],
+        "agree": True,
+        "replicas": 5,
+        "code": "123456",
+        "notes": "ok",
+    }
     assert form.check(good) == {}
     answer = form.answer(good)
     assert answer and answer.reason is None

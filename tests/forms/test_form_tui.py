@@ -24,8 +24,13 @@ from .support import started, until, vis_app
 def worker(app: VisApp, fn: Any) -> asyncio.Future[Any]:
     """Run ``fn`` as an extension call does: in a worker thread bound to the app's session."""
     assert app.host is not None and app.session is not None
-    context = CallContext(app.session.id, app.host.workspace, app.host.project_root,
-                          owner="deploy", services={"host": app.host})
+    context = CallContext(
+        app.session.id,
+        app.host.workspace,
+        app.host.project_root,
+        owner="deploy",
+        services={"host": app.host},
+    )
 
     def run() -> Any:
         with calling(context):
@@ -36,14 +41,19 @@ def worker(app: VisApp, fn: Any) -> asyncio.Future[Any]:
 
 def _deploy_form() -> Any:
     return lambda: F.ask(
-        "Deploy", [
+        "Deploy",
+        [
             F.heading("Target"),
-            F.row(F.plaintext("service", is_required=True),
-                  F.select("env", options=["staging", "prod"], is_required=True)),
+            F.row(
+                F.plaintext("service", is_required=True),
+                F.select("env", options=["staging", "prod"], is_required=True),
+            ),
             F.password("token", is_required=True, min_length=4),
             F.slider("replicas", min=1, max=5),
             F.checkbox("confirm", "I checked the changelog", is_required=True),
-        ], description="Ships the current build.")
+        ],
+        description="Ships the current build.",
+    )
 
 
 async def test_a_form_filled_and_submitted(workspace: Path) -> None:
@@ -91,8 +101,9 @@ async def test_a_form_cancelled(workspace: Path) -> None:
         assert not isinstance(app.screen, FormScreen)
         assert answer.reason is AnswerReason.CANCELLED
 
-        locked = worker(app, lambda: F.ask("Must", [F.plaintext("x")], is_cancellable=False,
-                                           timeout_ms=400))
+        locked = worker(
+            app, lambda: F.ask("Must", [F.plaintext("x")], is_cancellable=False, timeout_ms=400)
+        )
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
         assert not app.screen.query("#form-cancel")
         await pilot.press("escape")
@@ -107,10 +118,19 @@ async def test_a_live_view_updated_and_stopped(workspace: Path) -> None:
     app = vis_app(workspace)
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
-        opened = worker(app, lambda: live("Indexing", [
-            N.status("state", "Starting"), N.progress("bar", 4), N.button("skip", "Skip"),
-            N.output("log", default_expanded=True),
-        ], flush_ms=20))
+        opened = worker(
+            app,
+            lambda: live(
+                "Indexing",
+                [
+                    N.status("state", "Starting"),
+                    N.progress("bar", 4),
+                    N.button("skip", "Skip"),
+                    N.output("log", default_expanded=True),
+                ],
+                flush_ms=20,
+            ),
+        )
         view: LiveView = await asyncio.wait_for(opened, 5)
         await until(pilot, lambda: bool(app.screen.query(LiveViewWidget)))
         widget = app.screen.query_one(LiveViewWidget)
@@ -143,8 +163,7 @@ async def test_a_live_view_updated_and_stopped(workspace: Path) -> None:
         assert widget.state == "stopping"
         await worker(app, lambda: view.close("stopped", "Stopped after 2 of 4 files"))
         await until(pilot, lambda: widget.state == "closed")
-        assert "Stopped after 2 of 4 files" in str(widget.query_one(".live-footer",
-                                                                    Static).content)
+        assert "Stopped after 2 of 4 files" in str(widget.query_one(".live-footer", Static).content)
         assert all(b.disabled for b in widget.query(Button))
 
 
@@ -152,12 +171,15 @@ async def test_panel_views_replace_by_key(workspace: Path) -> None:
     app = vis_app(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
-        await worker(app, lambda: live("Queue 1", [N.status("s", "one")], placement="panel",
-                                       key="queue"))
+        await worker(
+            app, lambda: live("Queue 1", [N.status("s", "one")], placement="panel", key="queue")
+        )
         await until(pilot, lambda: bool(app.screen.query("#live-panel")))
-        await worker(app, lambda: live("Queue 2", [N.status("s", "two")], placement="panel",
-                                       key="queue"))
-        await until(pilot, lambda: [w.view_title for w in app.screen.query(LiveViewWidget)]
-                    == ["Queue 2"])
+        await worker(
+            app, lambda: live("Queue 2", [N.status("s", "two")], placement="panel", key="queue")
+        )
+        await until(
+            pilot, lambda: [w.view_title for w in app.screen.query(LiveViewWidget)] == ["Queue 2"]
+        )
         fields = app.screen.query(FieldWidget)
         assert not fields

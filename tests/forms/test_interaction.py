@@ -39,8 +39,9 @@ async def host(workspace: Path) -> AsyncIterator[Host]:
 
 async def in_worker(host: Host, session_id: str, fn: Callable[[], Any]) -> Any:
     """Run ``fn`` as an extension call of ``demo`` does: in a worker thread, bound to a call."""
-    context = CallContext(session_id, host.workspace, host.project_root, owner="demo",
-                          services={"host": host})
+    context = CallContext(
+        session_id, host.workspace, host.project_root, owner="demo", services={"host": host}
+    )
 
     def run() -> Any:
         with calling(context):
@@ -81,8 +82,13 @@ async def test_a_submitted_form_returns_values_and_is_stored_masked(host: Host) 
     session = await host.new_session()
     filler = Filler({"user": "ann", "token": "s3cret"})
     host.interaction.add_presenter(filler)
-    answer = await in_worker(host, session.id, lambda: F.ask(
-        "Sign in", [F.plaintext("user"), F.password("token")], description="For deploys"))
+    answer = await in_worker(
+        host,
+        session.id,
+        lambda: F.ask(
+            "Sign in", [F.plaintext("user"), F.password("token")], description="For deploys"
+        ),
+    )
     assert answer and answer["user"] == "ann" and answer.reveal("token") == "s3cret"
     assert filler.requests[0].owner == "demo" and filler.requests[0].form.description
     (requested,) = stored(host, session.id, FormRequested)
@@ -105,8 +111,9 @@ async def test_cancel_timeout_and_no_front_end(host: Host) -> None:
 
     never = Never()
     host.interaction.add_presenter(never)
-    answer = await in_worker(host, session.id,
-                             lambda: F.ask("Q", [F.plaintext("a")], timeout_ms=50))
+    answer = await in_worker(
+        host, session.id, lambda: F.ask("Q", [F.plaintext("a")], timeout_ms=50)
+    )
     assert answer.reason is AnswerReason.TIMEOUT
     assert never.cancelled.is_set()  # the form was taken down
     assert stored(host, session.id, FormAnswered)[-1].reason == "timeout"
@@ -117,7 +124,8 @@ async def test_a_cancelled_turn_cancels_its_open_form(host: Host) -> None:
     never = Never()
     host.interaction.add_presenter(never)
     asking = asyncio.ensure_future(
-        in_worker(host, session.id, lambda: F.ask("Q", [F.plaintext("a")], timeout_ms=0)))
+        in_worker(host, session.id, lambda: F.ask("Q", [F.plaintext("a")], timeout_ms=0))
+    )
     while not host.interaction._pending:
         await asyncio.sleep(0.01)
     await session.emit(TurnEnded(session.id, turn_id="t", status=TurnStatus.CANCELLED))
@@ -135,9 +143,17 @@ async def test_ask_on_the_event_loop_is_refused(host: Host) -> None:
 
 async def test_live_updates_are_batched_events_anchored_to_the_activity(host: Host) -> None:
     session = await host.new_session()
-    record = ActivityRecord(id="act1", session_id=session.id, turn_id="turn1", iteration_id="i",
-                            tool="demo.build", tag=SymbolTag.MUTATION,
-                            state=ActivityState.RUNNING, presentation=None, owner="demo")
+    record = ActivityRecord(
+        id="act1",
+        session_id=session.id,
+        turn_id="turn1",
+        iteration_id="i",
+        tool="demo.build",
+        tag=SymbolTag.MUTATION,
+        state=ActivityState.RUNNING,
+        presentation=None,
+        owner="demo",
+    )
     await session.emit(ActivityStarted(session.id, activity=record))
 
     def work() -> str:
@@ -173,10 +189,16 @@ async def test_panel_keys_replace_and_person_events_reach_callbacks(host: Host) 
         seen.append((event.kind.value, call.owner if call else None))
         got.set()
 
-    first = await in_worker(host, session.id, lambda: live(
-        "Queue", [N.status("s")], placement="panel", key="queue"))
-    second = await in_worker(host, session.id, lambda: live(
-        "Queue", [N.button("retry", "Retry")], placement="panel", key="queue", on_event=on_event))
+    first = await in_worker(
+        host, session.id, lambda: live("Queue", [N.status("s")], placement="panel", key="queue")
+    )
+    second = await in_worker(
+        host,
+        session.id,
+        lambda: live(
+            "Queue", [N.button("retry", "Retry")], placement="panel", key="queue", on_event=on_event
+        ),
+    )
     assert first.is_closed and first.close_reason == "replaced" and first.is_interrupted
     host.interaction.live_event(second.id, LiveEvent(LiveEventKind.BUTTON, second.id, "retry"))
     assert await asyncio.to_thread(got.wait, 5)
@@ -185,8 +207,11 @@ async def test_panel_keys_replace_and_person_events_reach_callbacks(host: Host) 
     assert [e.node_id for e in events] == ["retry"]
     host.interaction.live_event(second.id, LiveEvent(LiveEventKind.STOP, second.id))
     assert second.is_interrupted
-    kinds = [type(s.event).__name__ for s in host.store.events(session.id)
-             if type(s.event).__name__.startswith("Live")]
+    kinds = [
+        type(s.event).__name__
+        for s in host.store.events(session.id)
+        if type(s.event).__name__.startswith("Live")
+    ]
     assert kinds == ["LiveOpened", "LiveClosed", "LiveOpened"]
 
 

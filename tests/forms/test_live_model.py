@@ -23,9 +23,12 @@ def _every_node() -> list[object]:
         N.output("log", "Log", default_expanded=True),
         N.table("jobs", ["Job", "State"], groups=[N.TableGroup("ci", "CI")]),
         N.link("links", ["https://example.com"]),
-        F.paragraph("Hello", id="para"), F.heading("Title", 3, id="head"),
-        N.code("src", "x = 1", "python"), N.divider(),
-        N.spinner("spin", "dots"), N.button("retry", "Retry"),
+        F.paragraph("Hello", id="para"),
+        F.heading("Title", 3, id="head"),
+        N.code("src", "x = 1", "python"),
+        N.divider(),
+        N.spinner("spin", "dots"),
+        N.button("retry", "Retry"),
         N.disclosure("more", "Details", N.status("inner", "deep")),
         F.row(N.button("ok", "OK"), F.column(F.plaintext("query")), id="actions"),
     ]
@@ -67,13 +70,20 @@ def test_every_node_updates_and_the_state_follows() -> None:
     assert rec.node("counts").items == (N.StatItem("files", 3),)
     plan = rec.node("plan").items
     assert [(s.id, s.label, s.tone) for s in plan] == [
-        ("fetch", "Fetch", Tone.OK), ("test", "Test", Tone.RUNNING)]
+        ("fetch", "Fetch", Tone.OK),
+        ("test", "Test", Tone.RUNNING),
+    ]
     assert [(line.text, line.tone) for line in rec.node("log").lines] == [
-        ("one", Tone.WARN), ("two", Tone.WARN), ("three", None)]
+        ("one", Tone.WARN),
+        ("two", Tone.WARN),
+        ("three", None),
+    ]
     jobs = rec.node("jobs")
     assert [g.id for g in jobs.groups] == ["ci", "cd"]
     assert [(r.id, r.cells, r.parent) for r in jobs.rows] == [
-        ("j1", ("lint", "done"), None), ("j2", ("unit", "running"), "j1")]
+        ("j1", ("lint", "done"), None),
+        ("j2", ("unit", "running"), "j1"),
+    ]
     assert jobs.selected == "j2"
     assert rec.node("links").links[-1] == N.LinkItem("https://vis.dev/run/1", "Run 1")
     assert rec.node("para").text == "Bye" and rec.node("head").level == 2
@@ -138,15 +148,20 @@ def test_output_keeps_the_newest_lines() -> None:
 def test_person_events_reach_the_extension() -> None:
     seen = []
     with LiveRecorder() as recorder:
-        view = live("Ask", [N.button("go", "Go"), F.plaintext("query"), F.password("token")],
-                    on_event=seen.append)
+        view = live(
+            "Ask",
+            [N.button("go", "Go"), F.plaintext("query"), F.password("token")],
+            on_event=seen.append,
+        )
         recorder.press("go")
         recorder.type("query", "needle")
         recorder.type("token", "hunter22")
         events = list(view.events(timeout=0.01))
         assert [(e.kind, e.node_id) for e in events] == [
-            (LiveEventKind.BUTTON, "go"), (LiveEventKind.INPUT, "query"),
-            (LiveEventKind.INPUT, "token")]
+            (LiveEventKind.BUTTON, "go"),
+            (LiveEventKind.INPUT, "query"),
+            (LiveEventKind.INPUT, "token"),
+        ]
         assert seen == events
         values = view.values()
         assert values["query"] == "needle" and values["token"].reveal() == "hunter22"

@@ -114,7 +114,8 @@ async def test_openai_compatible_reasoning_fields_become_thinking(
         Message("user", "and 3+3?"),
     )
     wire_server.reply(openai_reply("Six."))
-    await collect(OpenAIProvider(api_key="k", base_url=wire_server.openai_base_url),
-                  request(history))
+    await collect(
+        OpenAIProvider(api_key="k", base_url=wire_server.openai_base_url), request(history)
+    )
     sent = wire_server.bodies[-1]["messages"]
     assert sent[2] == {"role": "assistant", "content": "Four."}  # reasoning is not sent back

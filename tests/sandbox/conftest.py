@@ -45,13 +45,28 @@ class HostTools:
         self.entries: list[ToolEntry] = [
             ToolEntry("echo", "Return the arguments as they arrived."),
             ToolEntry("fail", "Raise the named exception."),
-            ToolEntry("git.status", "Show the working tree status.",
-                      {"name": "git.status", "parameters": [
-                          {"name": "path", "kind": "positional_or_keyword", "has_default": True,
-                           "default_source": "'.'", "type": {"name": "str"}},
-                          {"name": "short", "kind": "keyword_only", "has_default": True,
-                           "default_source": "False"},
-                      ]}),
+            ToolEntry(
+                "git.status",
+                "Show the working tree status.",
+                {
+                    "name": "git.status",
+                    "parameters": [
+                        {
+                            "name": "path",
+                            "kind": "positional_or_keyword",
+                            "has_default": True,
+                            "default_source": "'.'",
+                            "type": {"name": "str"},
+                        },
+                        {
+                            "name": "short",
+                            "kind": "keyword_only",
+                            "has_default": True,
+                            "default_source": "False",
+                        },
+                    ],
+                },
+            ),
             ToolEntry("gate", "Wait until `count` calls are in flight at once."),
             ToolEntry("shell", "Start a command; returns a handle."),
             ToolEntry("describe", "Say what a handle argument is on the host."),

@@ -16,7 +16,9 @@ SUMMARIZE = '''def summarize_rows(rows, limit=10, *cols, sep=", ", strict=None, 
     return helper_missing(out) if len(rows) > THRESHOLD else out
 '''
 
-SETUP = SUMMARIZE + '''
+SETUP = (
+    SUMMARIZE
+    + '''
 import json
 THRESHOLD = 3
 
@@ -34,6 +36,7 @@ label = "abc"
 import sqlite3
 conn = sqlite3.connect(":memory:")
 '''
+)
 
 
 @pytest.fixture
@@ -50,7 +53,8 @@ async def _out(box: Sandbox, code: str) -> str:
 
 
 async def test_listing_shows_hints_gists_and_variables_without_values(
-        with_helpers: Sandbox) -> None:
+    with_helpers: Sandbox,
+) -> None:
     text = await _out(with_helpers, "print(defs())")
     assert text.splitlines() == [
         "Helpers:",
@@ -77,7 +81,8 @@ async def test_call_hints_are_at_most_120_characters(sandbox: Sandbox) -> None:
 
 
 async def test_pattern_matches_names_gists_and_types_case_sensitively(
-        with_helpers: Sandbox) -> None:
+    with_helpers: Sandbox,
+) -> None:
     text = await _out(with_helpers, "print(defs(pattern='summar|count'))")
     assert text.splitlines() == [
         "Helpers 1–2 (2 of 3 match):",
@@ -108,7 +113,8 @@ async def test_paging_with_limit_and_offset(with_helpers: Sandbox) -> None:
     ]
     past = await _out(with_helpers, "print(defs(offset=50))")
     assert past.splitlines()[0] == (
-        "Helpers: none on this page (3 in all; offset=50 is past the end)")
+        "Helpers: none on this page (3 in all; offset=50 is past the end)"
+    )
 
 
 async def test_source_and_variable_rows_by_name(with_helpers: Sandbox) -> None:
@@ -141,14 +147,17 @@ async def test_details_of_a_restored_helper(sandbox: Sandbox) -> None:
     assert "  f(x)  [restored]" in text
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    ("defs(limit=0)", "defs: limit must be an integer from 1 to 100, got 0"),
-    ("defs(limit=101)", "defs: limit must be an integer from 1 to 100, got 101"),
-    ("defs(offset=-1)", "defs: offset must be an integer of 0 or more, got -1"),
-    ("defs(pattern='(')", "defs: pattern '(' is not a valid regular expression"),
-    ("defs('nope')", "defs: no helper or variable named 'nope'"),
-    ("defs('echo')", "defs: 'echo' is a tool, not a helper; read it with doc('echo')"),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        ("defs(limit=0)", "defs: limit must be an integer from 1 to 100, got 0"),
+        ("defs(limit=101)", "defs: limit must be an integer from 1 to 100, got 101"),
+        ("defs(offset=-1)", "defs: offset must be an integer of 0 or more, got -1"),
+        ("defs(pattern='(')", "defs: pattern '(' is not a valid regular expression"),
+        ("defs('nope')", "defs: no helper or variable named 'nope'"),
+        ("defs('echo')", "defs: 'echo' is a tool, not a helper; read it with doc('echo')"),
+    ],
+)
 async def test_errors_are_clear_value_errors(sandbox: Sandbox, call: str, message: str) -> None:
     result = await sandbox.run(f"print({call})")
     assert result.error is not None

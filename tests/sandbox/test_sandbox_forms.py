@@ -11,7 +11,9 @@ async def test_forms_of_a_finished_block(sandbox: Sandbox) -> None:
     )
     assert result.error is None
     assert [(f["line"], f["end_line"], f["status"]) for f in result.forms] == [
-        (1, 1, "ok"), (2, 4, "ok"), (5, 5, "ok"),
+        (1, 1, "ok"),
+        (2, 4, "ok"),
+        (5, 5, "ok"),
     ]
     assert result.forms[1]["source"] == "@staticmethod\ndef helper(n):\n    return n"
     assert [f["index"] for f in result.forms] == [0, 1, 2]
@@ -23,7 +25,9 @@ async def test_forms_show_which_statement_raised(sandbox: Sandbox) -> None:
     )
     assert result.error is not None and "KeyError" in result.error
     assert [(f["source"].splitlines()[0], f["status"]) for f in result.forms] == [
-        ("x = 1", "ok"), ("def inner():", "ok"), ("value = (", "error"),
+        ("x = 1", "ok"),
+        ("def inner():", "ok"),
+        ("value = (", "error"),
         ("print('after')", "not-run"),
     ]
     assert result.stdout == ""

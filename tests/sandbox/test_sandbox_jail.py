@@ -34,9 +34,9 @@ def _no_bwrap_path(tmp_path: Path) -> str:
     return str(folder)
 
 
-def test_jail_argv_binds_workspace_and_hides_home(workspace: Path,
-                                                  monkeypatch: pytest.MonkeyPatch,
-                                                  tmp_path: Path) -> None:
+def test_jail_argv_binds_workspace_and_hides_home(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))
@@ -58,8 +58,9 @@ def test_jail_argv_binds_workspace_and_hides_home(workspace: Path,
     assert joined.index("--tmpfs") < joined.index(f"--bind {workspace.resolve()}")
 
 
-def test_jail_argv_refuses_without_bwrap(workspace: Path, monkeypatch: pytest.MonkeyPatch,
-                                         tmp_path: Path) -> None:
+def test_jail_argv_refuses_without_bwrap(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("PATH", _no_bwrap_path(tmp_path))
     with pytest.raises(JailUnavailable) as caught:
         jail_argv(["true"], workspace)
@@ -69,9 +70,9 @@ def test_jail_argv_refuses_without_bwrap(workspace: Path, monkeypatch: pytest.Mo
     assert "dnf install bubblewrap" in text
 
 
-async def test_jailed_sandbox_refuses_to_run_unconfined(make_sandbox: MakeSandbox,
-                                                        monkeypatch: pytest.MonkeyPatch,
-                                                        tmp_path: Path, workspace: Path) -> None:
+async def test_jailed_sandbox_refuses_to_run_unconfined(
+    make_sandbox: MakeSandbox, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, workspace: Path
+) -> None:
     monkeypatch.setenv("PATH", _no_bwrap_path(tmp_path))
     box = make_sandbox(jail=True)
     marker = workspace / "ran.txt"
@@ -90,10 +91,13 @@ def outside_dir() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-async def test_jailed_sandbox_confines_files_and_network(make_sandbox: MakeSandbox,
-                                                         workspace: Path, tmp_path: Path,
-                                                         outside_dir: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_jailed_sandbox_confines_files_and_network(
+    make_sandbox: MakeSandbox,
+    workspace: Path,
+    tmp_path: Path,
+    outside_dir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     problem = _bwrap_problem()
     if problem:
         pytest.skip(problem)

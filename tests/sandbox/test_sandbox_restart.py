@@ -43,8 +43,10 @@ async def test_block_waiting_on_a_host_tool_is_interrupted(sandbox: Sandbox) -> 
 
 async def test_block_that_ignores_the_interrupt_is_killed_and_restarted(sandbox: Sandbox) -> None:
     await sandbox.run("def helper():\n    '''Say hi.'''\n    return 'hi'\nsaved = [1, 2]")
-    stubborn = ("import time\nwhile True:\n    try:\n        time.sleep(0.01)\n"
-                "    except KeyboardInterrupt:\n        print('ignored', flush=True)\n")
+    stubborn = (
+        "import time\nwhile True:\n    try:\n        time.sleep(0.01)\n"
+        "    except KeyboardInterrupt:\n        print('ignored', flush=True)\n"
+    )
     result = await _run_then_interrupt(sandbox, stubborn)
     assert "ignored" in result.stdout
     assert result.error is not None
@@ -59,8 +61,10 @@ async def test_block_that_ignores_the_interrupt_is_killed_and_restarted(sandbox:
 
 
 async def test_crash_reports_exit_code_and_next_block_restarts(sandbox: Sandbox) -> None:
-    await sandbox.run("import json\nclass Point:\n    def __init__(self, x):\n        self.x = x\n"
-                      "p = Point(7)\ndata = {'k': (1, 2)}\n")
+    await sandbox.run(
+        "import json\nclass Point:\n    def __init__(self, x):\n        self.x = x\n"
+        "p = Point(7)\ndata = {'k': (1, 2)}\n"
+    )
     crash = await sandbox.run("print('before', flush=True)\nimport os\nos._exit(1)\n")
     assert crash.stdout == "before\n"
     assert crash.error is not None
@@ -69,8 +73,10 @@ async def test_crash_reports_exit_code_and_next_block_restarts(sandbox: Sandbox)
     assert after.error is None, after.error
     assert after.stdout == "7 {'k': (1, 2)} [1]\n"
     assert after.restarted is not None
-    assert after.restarted.startswith("The sandbox process exited (code 1) and was restarted; "
-                                      "variables were restored from the last snapshot:")
+    assert after.restarted.startswith(
+        "The sandbox process exited (code 1) and was restarted; "
+        "variables were restored from the last snapshot:"
+    )
 
 
 async def test_state_is_restored_after_the_child_is_killed(sandbox: Sandbox) -> None:
@@ -93,8 +99,9 @@ async def test_state_is_restored_after_the_child_is_killed(sandbox: Sandbox) -> 
 
 async def test_a_new_sandbox_resumes_from_the_saved_snapshot(make_sandbox: MakeSandbox) -> None:
     store: dict[str, Any] = {}
-    first = make_sandbox(snapshot_save=lambda data: store.update(snap=data),
-                         snapshot_load=lambda: store.get("snap"))
+    first = make_sandbox(
+        snapshot_save=lambda data: store.update(snap=data), snapshot_load=lambda: store.get("snap")
+    )
     await first.run("def greet(name):\n    return f'hello {name}'\nwho = 'vis'\ngone = 1")
     await first.run("del gone")
     await first.close()

@@ -7,15 +7,17 @@ from vis_core.sandbox import Sandbox, ToolEntry
 from .conftest import HostTools, MakeSandbox
 
 
-async def test_tool_call_round_trip_keeps_wire_types(sandbox: Sandbox,
-                                                     host_tools: HostTools) -> None:
+async def test_tool_call_round_trip_keeps_wire_types(
+    sandbox: Sandbox, host_tools: HostTools
+) -> None:
     result = await sandbox.run(
         "r = await echo(1, (2, 3), b'\\x00raw', {4, 5}, None, 1.5, flag=True, m={1: 'one'})\n"
         "print(r['args'])\nprint(r['kwargs'])\n"
     )
     assert result.error is None
     assert result.stdout.splitlines() == [
-        "(1, (2, 3), b'\\x00raw', {4, 5}, None, 1.5)", "{'flag': True, 'm': {1: 'one'}}",
+        "(1, (2, 3), b'\\x00raw', {4, 5}, None, 1.5)",
+        "{'flag': True, 'm': {1: 'one'}}",
     ]
     name, args, kwargs = host_tools.calls[-1]
     assert name == "echo"
@@ -89,13 +91,19 @@ async def test_handles_stay_on_the_host(sandbox: Sandbox, host_tools: HostTools)
     )
     assert result.error is None, result.error
     assert result.stdout.splitlines() == [
-        "<Shell 'make test'>", "0", "$ make test", "done", "Shell make test", "False",
+        "<Shell 'make test'>",
+        "0",
+        "$ make test",
+        "done",
+        "Shell make test",
+        "False",
     ]
     assert host_tools.calls[-1][1][0] is host_tools.shells[0]  # the same host object came back
 
 
-async def test_tool_list_is_refreshed_before_each_block(make_sandbox: MakeSandbox,
-                                                        host_tools: HostTools) -> None:
+async def test_tool_list_is_refreshed_before_each_block(
+    make_sandbox: MakeSandbox, host_tools: HostTools
+) -> None:
     entries = [ToolEntry("echo")]
     box = make_sandbox(tools=lambda: entries)
     first = await box.run("print(echo)\nprint('git' in dir())")

@@ -20,16 +20,31 @@ from vis_core.sandbox import (
 
 
 def roundtrip(value: Any, **hooks: Any) -> Any:
-    data = json.loads(json.dumps(wire.encode(value, **{k: v for k, v in hooks.items()
-                                                       if k == "handle_out"})))
+    data = json.loads(
+        json.dumps(wire.encode(value, **{k: v for k, v in hooks.items() if k == "handle_out"}))
+    )
     return wire.decode(data, **{k: v for k, v in hooks.items() if k == "handle_in"})
 
 
-@pytest.mark.parametrize("value", [
-    None, True, 3, 2.5, "text", [1, [2]], {"a": {"b": [1]}}, (1, (2, 3)), b"\x00\xff",
-    {1, 2}, frozenset({"x"}), {1: "int key", (1, 2): "tuple key"}, {"$": "dollar key"},
-    [(), set(), b""],
-])
+@pytest.mark.parametrize(
+    "value",
+    [
+        None,
+        True,
+        3,
+        2.5,
+        "text",
+        [1, [2]],
+        {"a": {"b": [1]}},
+        (1, (2, 3)),
+        b"\x00\xff",
+        {1, 2},
+        frozenset({"x"}),
+        {1: "int key", (1, 2): "tuple key"},
+        {"$": "dollar key"},
+        [(), set(), b""],
+    ],
+)
 def test_values_survive_the_wire(value: Any) -> None:
     back = roundtrip(value)
     assert back == value and type(back) is type(value)
@@ -54,8 +69,9 @@ class Money:
 
 
 def test_registered_codec_round_trips() -> None:
-    register_codec("test-money", Money, lambda m: [m.amount, m.currency],
-                   lambda v: Money(v[0], v[1]))
+    register_codec(
+        "test-money", Money, lambda m: [m.amount, m.currency], lambda v: Money(v[0], v[1])
+    )
     try:
         data = wire.encode({"price": Money(5, "EUR")})
         assert data == {"price": {"$": "test-money", "v": [5, "EUR"]}}
@@ -86,13 +102,27 @@ def test_handles_cross_as_references() -> None:
 
 
 def test_signature_from_contract_parameters() -> None:
-    sig = signature_from_contract({"parameters": [
-        {"name": "query", "kind": "positional_only", "type": {"name": "str"}},
-        {"name": "paths", "kind": "var_positional"},
-        {"name": "limit", "kind": "keyword_only", "has_default": True, "default_source": "20"},
-        {"name": "token", "kind": "keyword_only", "has_default": True, "default_source": None},
-        {"name": "extra", "kind": "var_keyword"},
-    ]})
+    sig = signature_from_contract(
+        {
+            "parameters": [
+                {"name": "query", "kind": "positional_only", "type": {"name": "str"}},
+                {"name": "paths", "kind": "var_positional"},
+                {
+                    "name": "limit",
+                    "kind": "keyword_only",
+                    "has_default": True,
+                    "default_source": "20",
+                },
+                {
+                    "name": "token",
+                    "kind": "keyword_only",
+                    "has_default": True,
+                    "default_source": None,
+                },
+                {"name": "extra", "kind": "var_keyword"},
+            ]
+        }
+    )
     assert str(sig) == "(query: str, /, *paths, limit=20, token=Ellipsis, **extra)"
 
 

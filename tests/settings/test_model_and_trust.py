@@ -162,7 +162,7 @@ async def test_an_extension_group_shows_its_packaged_guides_and_skills(workspace
     (folder / "guides").mkdir(parents=True)
     (folder / "skills" / "release").mkdir(parents=True)
     (folder / "__init__.py").write_text(
-        'import vis_core.extension as vis\n'
+        "import vis_core.extension as vis\n"
         'vis.register_extension(vis.Extension(name="helper", description="Helps."))\n',
         encoding="utf-8",
     )

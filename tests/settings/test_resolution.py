@@ -40,9 +40,11 @@ def _service(
     ids=lambda combo: "+".join(s.name.lower() for s in combo) or "none",
 )
 def test_most_specific_level_wins(workspace: Path, present: tuple[Source, ...]) -> None:
-    toggles = (f"max_iterations={VALUES[Source.COMMAND_LINE]}",) if (
-        Source.COMMAND_LINE in present
-    ) else ()
+    toggles = (
+        (f"max_iterations={VALUES[Source.COMMAND_LINE]}",)
+        if (Source.COMMAND_LINE in present)
+        else ()
+    )
     service, session = _service(workspace, toggles)
     for level in present:
         if level is not Source.COMMAND_LINE:

@@ -80,9 +80,11 @@ async def test_enter_a_secret_in_a_masked_field(workspace: Path) -> None:
         rendered = str(screen.row("reports_server_token").render())
         assert "Saved" in rendered and "tok-98765" not in rendered
     assert host.settings.secret_saved("reports_server_token")
-    assert "tok-98765" not in host.paths.config_file.read_text() if (
-        host.paths.config_file.exists()
-    ) else True
+    assert (
+        "tok-98765" not in host.paths.config_file.read_text()
+        if (host.paths.config_file.exists())
+        else True
+    )
     await host.close()
 
 

@@ -85,7 +85,9 @@ async def test_missing_attachment_shows_placeholder_with_reason(harness, workspa
     app = harness
     async with app.run_test(size=(100, 40)) as pilot:
         events = _events(
-            "s", ActivityImage("missing.png", "Build times"), ActivityImage("notes.png"),
+            "s",
+            ActivityImage("missing.png", "Build times"),
+            ActivityImage("notes.png"),
             ActivityVideo("demo.mp4"),
         )
         await _expanded_image(app, pilot, events)
@@ -151,9 +153,7 @@ def test_detect_graphics_reasons_and_deterministic_path() -> None:
     assert off.mode is GraphicsMode.OFF
     assert off.reason == "images are turned off by VIS_GRAPHICS=off"
     bad = detect_graphics({"VIS_GRAPHICS": "ascii"}, is_tty=True, deterministic=False)
-    assert bad.reason == (
-        "VIS_GRAPHICS=ascii is not one of tgp, sixel, halfcell, off; fix it"
-    )
+    assert bad.reason == ("VIS_GRAPHICS=ascii is not one of tgp, sixel, halfcell, off; fix it")
     plain = detect_graphics({"TERM": "dumb"}, is_tty=True, deterministic=False)
     assert plain.reason == "this terminal cannot show images (set VIS_GRAPHICS=halfcell to try)"
 

@@ -107,9 +107,7 @@ def signature_from_contract(contract: Mapping[str, Any]) -> inspect.Signature:
         params.append(_parameter(arg, inspect.Parameter.KEYWORD_ONLY, default))
     if args.kwarg is not None:
         params.append(_parameter(args.kwarg, inspect.Parameter.VAR_KEYWORD, None))
-    returns = (
-        inspect.Signature.empty if fn.returns is None else _annotation(fn.returns)
-    )
+    returns = inspect.Signature.empty if fn.returns is None else _annotation(fn.returns)
     return inspect.Signature(params, return_annotation=returns)
 
 
@@ -137,8 +135,7 @@ def contract_function(contract: Mapping[str, Any]) -> Callable[..., Any]:
     name = str(contract["name"])
     namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "vis.tools"}
     exec(  # noqa: S102 - fixed source; gives the stub an empty module namespace
-        "def _described(*args, **kwargs):\n"
-        "    raise TypeError(_MESSAGE)\n",
+        "def _described(*args, **kwargs):\n    raise TypeError(_MESSAGE)\n",
         namespace,
     )
     namespace["_MESSAGE"] = f"{name} here only describes the tool; await {name}(...) instead"

@@ -233,4 +233,3 @@ def _schema_lines(spec: ToolSpec, labels: _Labels) -> Iterator[str]:
             if item.type.description:
                 text += f" — {item.type.description}"
             yield text
-

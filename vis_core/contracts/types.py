@@ -72,9 +72,7 @@ class _Describer:
             return dataclasses.replace(inner, description=" ".join(notes))
         if origin is typing.Union or origin is types.UnionType:
             members = tuple(self._value(arg, globalns) for arg in args)
-            return TypeSpec(
-                TypeKind.UNION, " | ".join(m.name for m in members), arguments=members
-            )
+            return TypeSpec(TypeKind.UNION, " | ".join(m.name for m in members), arguments=members)
         if origin is typing.Literal:
             values = tuple(_literal(v) for v in args)
             return TypeSpec(
@@ -115,9 +113,7 @@ class _Describer:
         if cls in _GENERIC_ORIGINS or _is_abc(cls):
             return TypeSpec(TypeKind.GENERIC, _origin_name(cls))
         if issubclass(cls, enum.Enum):
-            return TypeSpec(
-                TypeKind.LITERAL, cls.__name__, values=tuple(_literal(m) for m in cls)
-            )
+            return TypeSpec(TypeKind.LITERAL, cls.__name__, values=tuple(_literal(m) for m in cls))
         if dataclasses.is_dataclass(cls):
             return self._record(cls)
         return TypeSpec(TypeKind.OPAQUE, cls.__name__)

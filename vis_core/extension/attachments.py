@@ -195,8 +195,18 @@ def attach(
     if where is None:
         with MEMORY.lock:
             version = 1 + sum(1 for item in MEMORY.items if item.filename == name)
-            item = Stored(uuid.uuid4().hex, name, version, media, kind_of(media), len(data), aud,
-                          bool(commentable), label, data=data)
+            item = Stored(
+                uuid.uuid4().hex,
+                name,
+                version,
+                media,
+                kind_of(media),
+                len(data),
+                aud,
+                bool(commentable),
+                label,
+                data=data,
+            )
             MEMORY.items.append(item)
         return item.descriptor()
     call, host, iteration_id = where
@@ -208,15 +218,33 @@ def attach(
     tmp.write_bytes(data)
     tmp.replace(target)
     row = host.store.add_attachment(
-        call.session_id, name, media, target, size=len(data), kind=kind_of(media), audience=aud,
-        commentable=bool(commentable), label=label, iteration_id=iteration_id,
+        call.session_id,
+        name,
+        media,
+        target,
+        size=len(data),
+        kind=kind_of(media),
+        audience=aud,
+        commentable=bool(commentable),
+        label=label,
+        iteration_id=iteration_id,
     )
     return _stored(row).descriptor()
 
 
 def _stored(row: Any) -> Stored:
-    return Stored(row.id, row.filename, row.version, row.media_type, row.kind, row.size,
-                  str(row.audience), row.commentable, row.label, path=row.path)
+    return Stored(
+        row.id,
+        row.filename,
+        row.version,
+        row.media_type,
+        row.kind,
+        row.size,
+        str(row.audience),
+        row.commentable,
+        row.label,
+        path=row.path,
+    )
 
 
 def _target(target: Any) -> str:
@@ -309,9 +337,7 @@ def show_attachment(target: Any, version: int | None = None) -> dict[str, Any]:
     """Show a stored image to the model: the result of the running block carries it."""
     found = _find(target, version, "vis.show_attachment()")
     if found.kind != "image":
-        raise ValueError(
-            f"show_attachment shows images; {found.filename} is {found.media_type}"
-        )
+        raise ValueError(f"show_attachment shows images; {found.filename} is {found.media_type}")
     if found.audience == "user":
         raise ValueError(f"{found.filename} has audience 'user', so the model does not see it")
     call = bound_call()
@@ -331,13 +357,19 @@ def attachment_tools() -> list[Any]:
 
     return [
         HostTool("attach", attach, SymbolTag.MUTATION, Activity("Attach file")),
-        HostTool("list_attachments", list_attachments, SymbolTag.OBSERVATION,
-                 Activity("List attachments")),
-        HostTool("get_attachment", get_attachment, SymbolTag.OBSERVATION,
-                 Activity("Read attachment")),
-        HostTool("read_attachment", read_attachment, SymbolTag.OBSERVATION,
-                 Activity("Read attachment")),
-        HostTool("show_attachment", show_attachment, SymbolTag.OBSERVATION,
-                 Activity("Show attachment")),
+        HostTool(
+            "list_attachments",
+            list_attachments,
+            SymbolTag.OBSERVATION,
+            Activity("List attachments"),
+        ),
+        HostTool(
+            "get_attachment", get_attachment, SymbolTag.OBSERVATION, Activity("Read attachment")
+        ),
+        HostTool(
+            "read_attachment", read_attachment, SymbolTag.OBSERVATION, Activity("Read attachment")
+        ),
+        HostTool(
+            "show_attachment", show_attachment, SymbolTag.OBSERVATION, Activity("Show attachment")
+        ),
     ]
-

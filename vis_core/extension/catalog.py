@@ -10,8 +10,9 @@ from vis_core.extension.activity import Activity, ActivityPresentation, Activity
 from vis_core.extension.symbols import Symbol, method
 
 
-def _render_spec(*, phase: str, args: tuple, kwargs: dict, result: object, error: object
-                 ) -> ActivityPresentation | None:
+def _render_spec(
+    *, phase: str, args: tuple, kwargs: dict, result: object, error: object
+) -> ActivityPresentation | None:
     name = args[0] if args else kwargs.get("name")
     target = "the catalog roots" if name is None else str(name)
     if phase == "failure":
@@ -21,8 +22,9 @@ def _render_spec(*, phase: str, args: tuple, kwargs: dict, result: object, error
     return ActivityPresentation("Read tool specification", target)
 
 
-def _render_help(*, phase: str, args: tuple, kwargs: dict, result: object, error: object
-                 ) -> ActivityPresentation | None:
+def _render_help(
+    *, phase: str, args: tuple, kwargs: dict, result: object, error: object
+) -> ActivityPresentation | None:
     name = str(args[0] if args else kwargs.get("name"))
     if phase == "failure":
         return ActivityPresentation("Read tool help", f"{name}: {error}")
@@ -73,11 +75,12 @@ class Catalog:
         self._tools = tools
         self._namespaces = namespaces
 
-    @method(activity=Activity(label="Read tool specification", show_start=False,
-                              render=_render_spec))
-    def spec(self, name: str | None = None) -> ToolSpec | NamespaceSpec | tuple[
-        ToolSpec | NamespaceSpec, ...
-    ]:
+    @method(
+        activity=Activity(label="Read tool specification", show_start=False, render=_render_spec)
+    )
+    def spec(
+        self, name: str | None = None
+    ) -> ToolSpec | NamespaceSpec | tuple[ToolSpec | NamespaceSpec, ...]:
         """Return the typed contract of a callable or namespace, or the roots for no name.
 
         Looks nothing up remotely and runs no tool.

@@ -269,10 +269,14 @@ class Extension:
             if alias.startswith("_"):
                 raise ValueError(f"{where}: alias {alias!r} must not start with '_'")
         elif symbols:
-            raise ValueError(f"{where}: an extension with symbols needs an alias, such as "
-                             f"alias={name.replace('-', '_')!r}")
-        if self.prompt is not None and not isinstance(self.prompt, str) and not callable(
-            self.prompt
+            raise ValueError(
+                f"{where}: an extension with symbols needs an alias, such as "
+                f"alias={name.replace('-', '_')!r}"
+            )
+        if (
+            self.prompt is not None
+            and not isinstance(self.prompt, str)
+            and not callable(self.prompt)
         ):
             raise ValueError(f"{where}: prompt must be text, a callable prompt(env) or None")
         _callable_or_none(self.activation, f"{where}: activation")
@@ -287,8 +291,10 @@ class Extension:
             seen.add(command.name)
         hooks = _items(self.op_hooks, f"{where}: op_hooks", (OpHook,), "vis.OpHook")
         filters = _items(
-            self.network_filters, f"{where}: network_filters",
-            _EXTRA_TYPES.get("network_filters"), "vis.NetworkFilter",
+            self.network_filters,
+            f"{where}: network_filters",
+            _EXTRA_TYPES.get("network_filters"),
+            "vis.NetworkFilter",
         )
         providers = _items(
             self.providers, f"{where}: providers", _EXTRA_TYPES.get("providers"), "vis.Provider"
@@ -307,9 +313,14 @@ class Extension:
                 raise ValueError(f"{where}: setting id {setting.id!r} is declared twice")
             ids.add(setting.id)
         for attr, items in (
-            ("symbols", symbols), ("slash_commands", commands), ("op_hooks", hooks),
-            ("network_filters", filters), ("providers", providers), ("grants", grants),
-            ("env", env), ("settings", settings),
+            ("symbols", symbols),
+            ("slash_commands", commands),
+            ("op_hooks", hooks),
+            ("network_filters", filters),
+            ("providers", providers),
+            ("grants", grants),
+            ("env", env),
+            ("settings", settings),
         ):
             object.__setattr__(self, attr, items)
 
@@ -338,9 +349,7 @@ _standalone: dict[str, Extension] = {}
 
 
 @contextmanager
-def registering(
-    path: Path, environment: Mapping[str, str] | None = None
-) -> Iterator[Registration]:
+def registering(path: Path, environment: Mapping[str, str] | None = None) -> Iterator[Registration]:
     """Collect the ``register_extension`` call of the entry file at ``path`` (loader use)."""
     from vis_core.extension.environment import copy_environment
 

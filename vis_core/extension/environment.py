@@ -31,8 +31,9 @@ def _unquote(raw: str) -> str:
     if raw[:1] == '"':
         match = re.match(r'"((?:[^"\\]|\\.)*)"', raw)
         if match:
-            return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)),
-                          match.group(1))
+            return re.sub(
+                r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), match.group(1)
+            )
     comment = re.search(r"\s#", raw)
     return (raw[: comment.start()] if comment else raw).strip()
 

@@ -355,8 +355,10 @@ class Form:
         object.__setattr__(self, "nodes", nodes)
         _check_nodes(nodes, FORM_NODE_TYPES, "vis.ask")
         if not isinstance(self.timeout_ms, int) or self.timeout_ms < 0:
-            _fail("vis.ask", f"timeout_ms must be a whole number ≥ 0 (0 waits forever), "
-                  f"got {self.timeout_ms!r}")
+            _fail(
+                "vis.ask",
+                f"timeout_ms must be a whole number ≥ 0 (0 waits forever), got {self.timeout_ms!r}",
+            )
 
     def fields(self) -> list[Field]:
         return list(iter_fields(self.nodes))
@@ -466,8 +468,9 @@ def option(value: Scalar, label: str = "") -> Option:
     return Option(value, label)
 
 
-def group(*nodes: Any, direction: str = "column", id: str | None = None,
-          label: str | None = None) -> Group:
+def group(
+    *nodes: Any, direction: str = "column", id: str | None = None, label: str | None = None
+) -> Group:
     return Group(tuple(nodes), Direction(direction), id=id, label=label)
 
 

@@ -33,14 +33,16 @@ def _path(path: str | os.PathLike[str]) -> Path:
 class FileSystem:
     """``vis.fs``: mkdir, write, read (bytes), read_text, copy, move, list, stat and remove."""
 
-    def mkdir(self, path: str | os.PathLike[str], *, parents: bool = True,
-              exist_ok: bool = True) -> Path:
+    def mkdir(
+        self, path: str | os.PathLike[str], *, parents: bool = True, exist_ok: bool = True
+    ) -> Path:
         target = _path(path)
         target.mkdir(parents=parents, exist_ok=exist_ok)
         return target
 
-    def write(self, path: str | os.PathLike[str], data: bytes | str, *,
-              encoding: str = "utf-8") -> int:
+    def write(
+        self, path: str | os.PathLike[str], data: bytes | str, *, encoding: str = "utf-8"
+    ) -> int:
         """Write ``data`` (bytes, or text as ``encoding``) atomically; the folder is created."""
         raw = data.encode(encoding) if isinstance(data, str) else bytes(data)
         target = _path(path)
@@ -175,6 +177,7 @@ class Process:
 
     def logs(self) -> str:
         """Everything printed so far, stdout and stderr in arrival order (8 MiB per stream)."""
+
         async def read() -> str:
             dropped = self._handle.stdout.dropped + self._handle.stderr.dropped
             text = self._handle.combined()
@@ -241,12 +244,14 @@ def _spec(spec: dict[str, Any] | str, allowed: frozenset[str], what: str) -> dic
     if not isinstance(command, str) or not command.strip():
         raise ValueError(f"{what}: 'command' must be a nonblank command line or argv list")
     env = spec.get("env") or {}
-    if not isinstance(env, dict) or not all(isinstance(k, str) and isinstance(v, str)
-                                            for k, v in env.items()):
+    if not isinstance(env, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+    ):
         raise ValueError(f"{what}: 'env' must map names to text values")
     timeout = spec.get("timeout")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)
-                                or timeout <= 0):
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0
+    ):
         raise ValueError(f"{what}: 'timeout' must be a positive number of seconds")
     cwd_value = spec.get("cwd")
     cwd = project_root() if not cwd_value else Path(cwd_value).expanduser()
@@ -261,21 +266,29 @@ def _output_dir() -> Path:
     return VisPaths.from_env().data_dir / "outputs" / "extensions"
 
 
-def _start(spec: dict[str, Any], jail: Path | None, read_only: tuple[Path, ...],
-           read_write: tuple[Path, ...]) -> Process:
+def _start(
+    spec: dict[str, Any],
+    jail: Path | None,
+    read_only: tuple[Path, ...],
+    read_write: tuple[Path, ...],
+) -> Process:
     async def start() -> ShellHandle:
         if jail is not None:
             return await _start_jailed(spec, jail, read_only, read_write)
         return await PROCESSES.shells.start(
-            spec["command"], cwd=spec["cwd"], output_dir=_output_dir(), timeout=spec["timeout"],
+            spec["command"],
+            cwd=spec["cwd"],
+            output_dir=_output_dir(),
+            timeout=spec["timeout"],
             env=spec["env"],
         )
 
     return Process(PROCESSES.run(start()), jailed=jail is not None)
 
 
-async def _start_jailed(spec: dict[str, Any], jail: Path, read_only: tuple[Path, ...],
-                        read_write: tuple[Path, ...]) -> ShellHandle:
+async def _start_jailed(
+    spec: dict[str, Any], jail: Path, read_only: tuple[Path, ...], read_write: tuple[Path, ...]
+) -> ShellHandle:
     """Like ``ShellManager.start`` under the jail, with grant binds (read-only and read-write)."""
     import shlex
 
@@ -284,14 +297,25 @@ async def _start_jailed(spec: dict[str, Any], jail: Path, read_only: tuple[Path,
     shell = "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
     script = f"cd -- {shlex.quote(str(spec['cwd']))} || exit 125\n{spec['command']}"
     argv = jail_argv([shell, "-c", script], jail, read_only=read_only, read_write=read_write)
-    environment = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "PYTHONUNBUFFERED": "1",
-                   **spec["env"]}
+    environment = {
+        **os.environ,
+        "PAGER": "cat",
+        "GIT_PAGER": "cat",
+        "PYTHONUNBUFFERED": "1",
+        **spec["env"],
+    }
     process = await asyncio.create_subprocess_exec(
-        *argv, cwd=spec["cwd"], env=environment, stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True,
+        *argv,
+        cwd=spec["cwd"],
+        env=environment,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        start_new_session=True,
     )
-    handle = ShellHandle(spec["command"], process, _output_dir(), timeout=spec["timeout"],
-                         buffer_bytes=BUFFER_BYTES)
+    handle = ShellHandle(
+        spec["command"], process, _output_dir(), timeout=spec["timeout"], buffer_bytes=BUFFER_BYTES
+    )
     PROCESSES.shells.handles[handle.id] = handle
     return handle
 

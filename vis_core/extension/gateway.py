@@ -119,8 +119,11 @@ def require_change(what: str) -> tuple[CallContext, Host]:
     return call, host
 
 
-def run_on_loop(loop: asyncio.AbstractEventLoop | None, coro: Coroutine[Any, Any, T],
-                timeout: float | None = None) -> T:
+def run_on_loop(
+    loop: asyncio.AbstractEventLoop | None,
+    coro: Coroutine[Any, Any, T],
+    timeout: float | None = None,
+) -> T:
     """Run ``coro`` on the host's event loop from an extension thread and wait for it."""
     if loop is None or loop.is_closed():
         coro.close()
@@ -167,7 +170,10 @@ def shown_change(
         yield shown
         return
     record = invoker.new_record(
-        tool, headline, tag=SymbolTag.MUTATION, owner=call.owner,
+        tool,
+        headline,
+        tag=SymbolTag.MUTATION,
+        owner=call.owner,
         parent_id=call.services.get("activity_id"),
     )
     run_on_loop(loop, invoker.show(record))

@@ -64,8 +64,9 @@ def block(reason: str, hint: str | None = None) -> Block:
 def repair(source: str, notes: Sequence[str] | None = None) -> Repair:
     """Propose corrected complete source for a ``patch``; ``notes`` say what was corrected."""
     if not isinstance(source, str):
-        raise InvalidRepair(f"vis.repair needs the corrected source as str, got "
-                            f"{type(source).__name__}")
+        raise InvalidRepair(
+            f"vis.repair needs the corrected source as str, got {type(source).__name__}"
+        )
     if not isinstance(notes, list | tuple) or not notes:
         raise InvalidRepair("vis.repair needs notes: a nonempty list of what was corrected")
     for note in notes:
@@ -214,12 +215,14 @@ class OpHooks:
         from vis_core.extension.logs import write_log
 
         log.debug("%s hook of extension %r for %s failed", phase, ext.name, op, exc_info=True)
-        write_log("error", f"{phase} hook for {op} failed; the operation went on",
-                  source=ext.name, detail=traceback.format_exc())
+        write_log(
+            "error",
+            f"{phase} hook for {op} failed; the operation went on",
+            source=ext.name,
+            detail=traceback.format_exc(),
+        )
 
-    def before(
-        self, op: str, args: list[Any], preview: dict[str, Any] | None = None
-    ) -> Verdict:
+    def before(self, op: str, args: list[Any], preview: dict[str, Any] | None = None) -> Verdict:
         """Run the guards; raise :class:`OperationBlocked` on a refusal or an invalid repair."""
         current = None if preview is None else dict(preview)
         notes: list[str] = []
@@ -241,7 +244,8 @@ class OpHooks:
             if isinstance(verdict, Repair):
                 if op not in REPAIRABLE:
                     raise OperationBlocked(
-                        op, ext.name,
+                        op,
+                        ext.name,
                         f"its before hook returned vis.repair, but only patch accepts repairs "
                         f"(Vis repairs {op} itself)",
                     )
@@ -258,7 +262,10 @@ class OpHooks:
                 continue
             log.error(
                 "before hook of extension %r for %s returned %s; return None, vis.block(...) "
-                "or vis.repair(...); it is ignored", ext.name, op, type(verdict).__name__,
+                "or vis.repair(...); it is ignored",
+                ext.name,
+                op,
+                type(verdict).__name__,
             )
         return Verdict(current, tuple(notes))
 

@@ -50,8 +50,12 @@ class LiveEvent:
 
     def to_plain(self) -> dict[str, Any]:
         value = "••••••" if isinstance(self.value, Secret) else self.value
-        return {"kind": self.kind.value, "view_id": self.view_id, "node_id": self.node_id,
-                "value": value}
+        return {
+            "kind": self.kind.value,
+            "view_id": self.view_id,
+            "node_id": self.node_id,
+            "value": value,
+        }
 
 
 class LiveSink(Protocol):
@@ -122,10 +126,22 @@ class NodeHandle:
         split = [part for line in lines for part in str(line).splitlines() or [""]]
         return self._send(LiveOp.WRITE, {"lines": split, "tone": tone})
 
-    def upsert(self, row_id: str, cells: Iterable[Any], *, tone: str | None = None,
-               parent: str | None = None, group: str | None = None) -> NodeHandle:
-        data = {"row_id": row_id, "cells": [str(c) for c in cells], "tone": tone,
-                "parent": parent, "group": group}
+    def upsert(
+        self,
+        row_id: str,
+        cells: Iterable[Any],
+        *,
+        tone: str | None = None,
+        parent: str | None = None,
+        group: str | None = None,
+    ) -> NodeHandle:
+        data = {
+            "row_id": row_id,
+            "cells": [str(c) for c in cells],
+            "tone": tone,
+            "parent": parent,
+            "group": group,
+        }
         return self._send(LiveOp.UPSERT, data)
 
     def group(self, group_id: str, label: str = "") -> NodeHandle:
@@ -200,9 +216,12 @@ class LiveView:
         """Add ``node`` at the end, after the node ``after``, or inside a row/column/disclosure."""
         if not isinstance(node, LIVE_NODE_TYPES):
             raise FormDeclarationError(f"view.add: {node!r} is not a live view component")
-        self._apply(LiveUpdate(None, LiveOp.ADD_NODE,
-                               {"node": to_plain(node), "after": after, "parent": parent}),
-                    node=node)
+        self._apply(
+            LiveUpdate(
+                None, LiveOp.ADD_NODE, {"node": to_plain(node), "after": after, "parent": parent}
+            ),
+            node=node,
+        )
 
     def drop(self, node_id: str) -> None:
         self._apply(LiveUpdate(node_id, LiveOp.DROP_NODE, {}))
@@ -210,16 +229,18 @@ class LiveView:
     def values(self) -> dict[str, Any]:
         """The current values of the view's inputs (secrets as handles)."""
         with self._lock:
-            return {k: Secret(str(v or "")) if k in self._secret else v
-                    for k, v in self._values.items()}
+            return {
+                k: Secret(str(v or "")) if k in self._secret else v for k, v in self._values.items()
+            }
 
     def _apply(self, update: LiveUpdate, node: Any = None) -> None:
         if self._closed.is_set():
             raise RuntimeError(f"live view {self.title!r} is closed; open a new one to show more")
         with self._lock:
             if node is not None:  # keep the validators of added fields in the local state
-                self._nodes = apply(self._nodes, dataclasses.replace(update, data={
-                    **update.data, "node": node}))
+                self._nodes = apply(
+                    self._nodes, dataclasses.replace(update, data={**update.data, "node": node})
+                )
                 for item in iter_fields((node,)):
                     self._values.setdefault(item.name, item.initial())
                     if item.is_secret:
@@ -354,8 +375,9 @@ def live(
     if key is not None and where is not Placement.PANEL:
         raise FormDeclarationError("vis.live: key names a panel view; use placement='panel'")
     if not isinstance(flush_ms, int) or flush_ms < 0:
-        raise FormDeclarationError(f"vis.live: flush_ms must be a whole number ≥ 0, "
-                                   f"got {flush_ms!r}")
+        raise FormDeclarationError(
+            f"vis.live: flush_ms must be a whole number ≥ 0, got {flush_ms!r}"
+        )
     items = (nodes,) if isinstance(nodes, LIVE_NODE_TYPES) else tuple(nodes)
     check_view_nodes(items)
     context = current_call()
@@ -366,8 +388,9 @@ def live(
         from vis_core.interaction import live_sink
 
         sink = live_sink(context) or _NoSink()
-    view = LiveView(title, items, placement=where, key=key, flush_ms=flush_ms, sink=sink,
-                    context=context)
+    view = LiveView(
+        title, items, placement=where, key=key, flush_ms=flush_ms, sink=sink, context=context
+    )
     if on_event is not None:
         view.on_event(on_event)
     sink.opened(view)
@@ -404,8 +427,9 @@ class RecordedView:
         return self.view.node_of(node_id)
 
     def ops(self, node_id: str | None = None) -> list[tuple[str | None, str]]:
-        return [(u.node_id, u.op.value) for u in self.updates
-                if node_id is None or u.node_id == node_id]
+        return [
+            (u.node_id, u.op.value) for u in self.updates if node_id is None or u.node_id == node_id
+        ]
 
 
 class LiveRecorder:

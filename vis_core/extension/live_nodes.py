@@ -165,8 +165,9 @@ class Table:
     def __post_init__(self) -> None:
         _need_id(self)
         object.__setattr__(self, "columns", tuple(str(c) for c in self.columns))
-        groups = tuple(g if isinstance(g, TableGroup) else TableGroup(str(g), str(g))
-                       for g in self.groups)
+        groups = tuple(
+            g if isinstance(g, TableGroup) else TableGroup(str(g), str(g)) for g in self.groups
+        )
         object.__setattr__(self, "groups", groups)
         object.__setattr__(self, "rows", tuple(self.rows))
         if not self.columns:
@@ -220,8 +221,10 @@ class Spinner:
         try:
             object.__setattr__(self, "variant", SpinnerVariant(self.variant))
         except ValueError:
-            _fail(f"spinner {self.id!r}",
-                  f"variant must be one of {', '.join(SpinnerVariant)}, got {self.variant!r}")
+            _fail(
+                f"spinner {self.id!r}",
+                f"variant must be one of {', '.join(SpinnerVariant)}, got {self.variant!r}",
+            )
 
 
 @dataclass(frozen=True)
@@ -249,11 +252,29 @@ class Disclosure:
 
 
 LIVE_NODE_TYPES: tuple[type, ...] = (
-    Status, Progress, Stat, Steps, Output, Table, Links, Code, Divider, Spinner, Button,
-    Disclosure, *FORM_NODE_TYPES,
+    Status,
+    Progress,
+    Stat,
+    Steps,
+    Output,
+    Table,
+    Links,
+    Code,
+    Divider,
+    Spinner,
+    Button,
+    Disclosure,
+    *FORM_NODE_TYPES,
 )
 _RECORD_TYPES: tuple[type, ...] = (
-    *LIVE_NODE_TYPES, StatItem, StepItem, OutputLine, TableGroup, TableRow, LinkItem, Option,
+    *LIVE_NODE_TYPES,
+    StatItem,
+    StepItem,
+    OutputLine,
+    TableGroup,
+    TableRow,
+    LinkItem,
+    Option,
 )
 KINDS: dict[str, type] = {t.__name__.lower(): t for t in _RECORD_TYPES}
 _KIND_OF = {t: k for k, t in KINDS.items()}
@@ -351,8 +372,9 @@ def status(id: str, text: str = "", tone: str = "idle", detail: str | None = Non
     return Status(id, text, tone, detail)  # type: ignore[arg-type]
 
 
-def progress(id: str, total: float | None = None, *, value: float = 0, label: str | None = None
-             ) -> Progress:
+def progress(
+    id: str, total: float | None = None, *, value: float = 0, label: str | None = None
+) -> Progress:
     return Progress(id, total, value, label=label)
 
 
@@ -388,8 +410,9 @@ def divider(id: str | None = None) -> Divider:
     return Divider(id)
 
 
-def spinner(id: str, variant: str = "braille", is_active: bool = True,
-            label: str | None = None) -> Spinner:
+def spinner(
+    id: str, variant: str = "braille", is_active: bool = True, label: str | None = None
+) -> Spinner:
     return Spinner(id, variant, is_active, label)  # type: ignore[arg-type]
 
 
@@ -402,9 +425,41 @@ def disclosure(id: str, label: str, *nodes: Any, is_expanded: bool = False) -> D
 
 
 __all__ = [
-    "Button", "Code", "Direction", "Disclosure", "Divider", "FieldType", "LinkItem", "Links",
-    "Output", "OutputLine", "Progress", "Spinner",
-    "SpinnerVariant", "Stat", "StatItem", "Status", "StepItem", "Steps", "Table", "TableGroup",
-    "TableRow", "Tone", "button", "code", "disclosure", "divider", "from_plain", "link",
-    "output", "progress", "spinner", "stat", "status", "step", "steps", "table", "to_plain",
+    "Button",
+    "Code",
+    "Direction",
+    "Disclosure",
+    "Divider",
+    "FieldType",
+    "LinkItem",
+    "Links",
+    "Output",
+    "OutputLine",
+    "Progress",
+    "Spinner",
+    "SpinnerVariant",
+    "Stat",
+    "StatItem",
+    "Status",
+    "StepItem",
+    "Steps",
+    "Table",
+    "TableGroup",
+    "TableRow",
+    "Tone",
+    "button",
+    "code",
+    "disclosure",
+    "divider",
+    "from_plain",
+    "link",
+    "output",
+    "progress",
+    "spinner",
+    "stat",
+    "status",
+    "step",
+    "steps",
+    "table",
+    "to_plain",
 ]

@@ -138,8 +138,9 @@ def change(node: Any, op: LiveOp, data: dict[str, Any]) -> Any:
         except FormDeclarationError as exc:
             raise LiveUpdateError(str(exc)) from None
     if isinstance(node, Stat):
-        return _keyed(node, "items", op, data, lambda d: StatItem(d["label"], d.get("value", "")),
-                      key="label")
+        return _keyed(
+            node, "items", op, data, lambda d: StatItem(d["label"], d.get("value", "")), key="label"
+        )
     if isinstance(node, Steps):
         return _keyed(node, "items", op, data, lambda d: _step(node, d), key="id")
     if isinstance(node, Output):
@@ -188,8 +189,11 @@ def _table(node: Table, op: LiveOp, data: dict[str, Any], where: str) -> Table:
         group = TableGroup(data["group_id"], data.get("label") or data["group_id"])
         others = tuple(g for g in node.groups if g.id != group.id)
         known = any(g.id == group.id for g in node.groups)
-        groups = tuple(group if g.id == group.id else g for g in node.groups) if known else (
-            others + (group,))
+        groups = (
+            tuple(group if g.id == group.id else g for g in node.groups)
+            if known
+            else (others + (group,))
+        )
         return dataclasses.replace(node, groups=groups)
     row_id = data.get("row_id")
     if op is LiveOp.REMOVE:
@@ -271,5 +275,3 @@ def _insert(nodes: tuple[Any, ...], node: Any, after: str | None) -> tuple[Any, 
         return nodes + (node,)
     index = next(i for i, n in enumerate(nodes) if node_id(n) == after)
     return nodes[: index + 1] + (node,) + nodes[index + 1 :]
-
-

@@ -14,10 +14,22 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # Fields Vis fills itself; extensions cannot set them (``session_env`` nests under ``env``).
-CORE_KEYS = frozenset({
-    "id", "title", "turn", "iteration", "workspace_root", "project_root", "cwd", "channel",
-    "model", "utilization", "goal", "env",
-})
+CORE_KEYS = frozenset(
+    {
+        "id",
+        "title",
+        "turn",
+        "iteration",
+        "workspace_root",
+        "project_root",
+        "cwd",
+        "channel",
+        "model",
+        "utilization",
+        "goal",
+        "env",
+    }
+)
 RESERVED_PREFIXES = ("engine_", "session_")
 SESSION_ENV_KEY = "session_env"
 _reported: set[tuple[str, str]] = set()  # each refusal is logged once per process
@@ -49,8 +61,11 @@ def clean_contribution(extension: str, value: object) -> dict[str, Any] | None:
     ``session_env`` must be a dict and goes under ``env``.
     """
     if not isinstance(value, dict):
-        log.error("ctx of extension %r returned %s, not a dict; it adds no context",
-                  extension, type(value).__name__)
+        log.error(
+            "ctx of extension %r returned %s, not a dict; it adds no context",
+            extension,
+            type(value).__name__,
+        )
         return None
     if not all(isinstance(key, str) for key in value):
         log.error("ctx of extension %r returned non-string keys; it adds no context", extension)

@@ -120,8 +120,9 @@ def _parked(session_id: str) -> Iterator[None]:
 class Session:
     """A handle on one stored session; reads work anywhere, changes follow the thread rules."""
 
-    def __init__(self, host: Host, loop: asyncio.AbstractEventLoop | None, session_id: str,
-                 owner: str | None) -> None:
+    def __init__(
+        self, host: Host, loop: asyncio.AbstractEventLoop | None, session_id: str, owner: str | None
+    ) -> None:
         self._host = host
         self._loop = loop
         self._owner = owner
@@ -240,9 +241,16 @@ class Sessions:
         host = host_for_read("vis.sessions.list()")
         return search_rows(host.store, search, limit=FIRST_PAGE)
 
-    def create(self, provider: str | None = None, model: str | None = None, *,
-               root: str | os.PathLike[str] | None = None, title: str = "",
-               group: str | None = None, script: str | os.PathLike[str] | None = None) -> Session:
+    def create(
+        self,
+        provider: str | None = None,
+        model: str | None = None,
+        *,
+        root: str | os.PathLike[str] | None = None,
+        title: str = "",
+        group: str | None = None,
+        script: str | os.PathLike[str] | None = None,
+    ) -> Session:
         """A new independent session, recorded as created by your extension (no parent)."""
         call, host = require_change("vis.sessions.create()")
         _check_root(host, root)
@@ -275,13 +283,24 @@ class Sessions:
         row = resolve_session(host.store, session_id, "vis.sessions.export()")
         return {
             "format": SNAPSHOT_FORMAT,
-            "session": {"id": row.id, "title": row.title, "group": row.group,
-                        "workspace": row.workspace, "project_root": row.project_root},
+            "session": {
+                "id": row.id,
+                "title": row.title,
+                "group": row.group,
+                "workspace": row.workspace,
+                "project_root": row.project_root,
+            },
             "events": [json.loads(stored.data) for stored in host.store.events(row.id)],
         }
 
-    def restore(self, data: dict[str, Any], *, root: str | os.PathLike[str] | None = None,
-                group_id: str | None = None, key: str | None = None) -> Session:
+    def restore(
+        self,
+        data: dict[str, Any],
+        *,
+        root: str | os.PathLike[str] | None = None,
+        group_id: str | None = None,
+        key: str | None = None,
+    ) -> Session:
         """A new session rebuilt from an ``export()`` snapshot; ``key`` makes it idempotent."""
         call, host = require_change("vis.sessions.restore()")
         if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT:
@@ -297,7 +316,9 @@ class Sessions:
         source = data.get("session") or {}
         with shown_change(call, host, "vis.sessions.restore", "Restored session") as shown:
             row = host.store.create_session(
-                host.workspace, host.project_root, title=str(source.get("title") or ""),
+                host.workspace,
+                host.project_root,
+                title=str(source.get("title") or ""),
                 group=group_id if group_id is not None else source.get("group"),
             )
             events = _renamed(data.get("events") or [], row.id)
@@ -319,8 +340,9 @@ def _renamed(events: list[dict[str, Any]], session_id: str) -> list[Event]:
         if not isinstance(value, str) or not value:
             return value
         if value not in fresh:
-            fresh[value] = f"call_{uuid.uuid4().hex[:24]}" if value.startswith("call_") \
-                else uuid.uuid4().hex
+            fresh[value] = (
+                f"call_{uuid.uuid4().hex[:24]}" if value.startswith("call_") else uuid.uuid4().hex
+            )
         return fresh[value]
 
     out: list[Event] = []
@@ -350,8 +372,9 @@ def _check_root(host: Host, root: str | os.PathLike[str] | None) -> None:
         )
 
 
-def _model(host: Host, provider: str | None, model: str | None,
-           script: str | os.PathLike[str] | None) -> Any:
+def _model(
+    host: Host, provider: str | None, model: str | None, script: str | os.PathLike[str] | None
+) -> Any:
     if provider is None and model is None and script is None:
         return None
     from vis_core.agent.session import SessionModel
@@ -365,18 +388,22 @@ def _model(host: Host, provider: str | None, model: str | None,
         if provider and "/" not in text:
             text = f"{provider}/{text}" if text else ""
         if not text:
-            raise ValueError("vis.sessions.create(): give model='provider/model' (or provider= "
-                             "and model=)")
+            raise ValueError(
+                "vis.sessions.create(): give model='provider/model' (or provider= and model=)"
+            )
         choice = ModelChoice.parse(text)
     created = create_provider(
-        choice, host.config.data, os.environ,
+        choice,
+        host.config.data,
+        os.environ,
         script=Path(script) if script is not None else host.options.script,
     )
     return SessionModel(created, choice.model, f"{choice.provider}/{choice.model}")
 
 
-def run(request: str, *, timeout: float | None = None, response_model: Any = None,
-        **options: Any) -> Any:
+def run(
+    request: str, *, timeout: float | None = None, response_model: Any = None, **options: Any
+) -> Any:
     """Create an independent session and run one turn: its dict, or ``response_model`` parsed
     from the reply (JSON) when given."""
     session = sessions.create(**options)
@@ -427,8 +454,6 @@ class BoundSession:
 
 sessions = Sessions()
 session = BoundSession()
-
-
 
 
 class Unavailable:

@@ -104,8 +104,7 @@ def session_data(store: Store, row: SessionRow) -> dict[str, Any]:
     transcript = [_turn(store, turn) for turn in turns]
     running = [t for t in transcript if t["status"] == "running"]
     failures = [
-        {"turn_id": t["id"], "position": t["position"], "status": t["status"],
-         "error": t["error"]}
+        {"turn_id": t["id"], "position": t["position"], "status": t["status"], "error": t["error"]}
         for t in transcript
         if t["status"] in ("failed", "cancelled", "max_iterations")
     ]

@@ -69,9 +69,7 @@ def normalize_string(value: object, where: str) -> str:
         raise ValueError(f"{where} must be a string, got {type(value).__name__}")
     text = value.strip()
     if len(text) > MAX_STRING_CHARS:
-        raise ValueError(
-            f"{where} has {len(text)} characters; the limit is {MAX_STRING_CHARS}"
-        )
+        raise ValueError(f"{where} has {len(text)} characters; the limit is {MAX_STRING_CHARS}")
     if _CONTROL.search(text):
         raise ValueError(
             f"{where} contains a control character such as a line break; use one line of text"

@@ -77,8 +77,10 @@ class ExtensionState(MutableMapping[str, Any]):
     def __getitem__(self, key: str) -> Any:
         _check_key(key)
         owner = self._owner()
-        value = _memory.get(key, _MISSING) if owner is None else _store().state_get(
-            owner, key, _MISSING
+        value = (
+            _memory.get(key, _MISSING)
+            if owner is None
+            else _store().state_get(owner, key, _MISSING)
         )
         if value is _MISSING:
             raise KeyError(key)

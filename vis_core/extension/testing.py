@@ -17,9 +17,7 @@ _INSPECT_KINDS = {
 }
 
 
-def assert_catalog(
-    catalog: Catalog, names: Iterable[str], mutations: Iterable[str] = ()
-) -> None:
+def assert_catalog(catalog: Catalog, names: Iterable[str], mutations: Iterable[str] = ()) -> None:
     """Assert the public callable names and mutation names, help/signature parity and that no
     nested type is unresolved. It calls no tool and validates no argument values."""
     if not isinstance(catalog, Catalog):
@@ -41,8 +39,7 @@ def assert_catalog(
     for tool in tools:
         problems.extend(_parity(catalog, tool))
         problems.extend(
-            f"{tool.name}: {where} is {spec.name} (unresolved)"
-            for where, spec in _unresolved(tool)
+            f"{tool.name}: {where} is {spec.name} (unresolved)" for where, spec in _unresolved(tool)
         )
     if problems:
         raise AssertionError("catalog check failed:\n- " + "\n- ".join(problems))

@@ -46,8 +46,12 @@ class ToolHooks:
             from vis_core.tools.patching import Applied, PatchError
             from vis_core.tools.textfiles import read_text
 
-            preview = {"path": path, "before": before, "after": after,
-                       "spans": preview_spans(applied.hunks)}
+            preview = {
+                "path": path,
+                "before": before,
+                "after": after,
+                "spans": preview_spans(applied.hunks),
+            }
             verdict = self.hooks.before("patch", args, preview)
             # hooks take time: the file must still be what the preview was made from
             target = Path(path)
@@ -104,7 +108,8 @@ class ToolHooks:
             handle = await run()
         except Exception as exc:
             await self.hooks.run_after(
-                "shell", args,
+                "shell",
+                args,
                 {"command": call.get("command"), "error": f"{type(exc).__name__}: {exc}"},
             )
             raise
@@ -117,10 +122,17 @@ class ToolHooks:
     async def _after_exit(self, args: list[Any], handle: Any) -> None:
         status = await handle.wait(None)
         await self.hooks.run_after(
-            "shell", args,
-            {"id": handle.id, "command": handle.command, "pid": handle.pid,
-             "exit_code": status.exit_code, "timed_out": status.timed_out,
-             "stopped": status.stopped, "output": status.output},
+            "shell",
+            args,
+            {
+                "id": handle.id,
+                "command": handle.command,
+                "pid": handle.pid,
+                "exit_code": status.exit_code,
+                "timed_out": status.timed_out,
+                "stopped": status.stopped,
+                "output": status.output,
+            },
         )
 
     async def drain(self, timeout: float = 10.0) -> None:

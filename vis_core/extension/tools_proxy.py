@@ -135,8 +135,9 @@ def call_tool(name: str, *args: Any, **kwargs: Any) -> Any:
     if tool is None:
         similar = registry.similar(name, n=5)
         hint = f"; similar active tools: {', '.join(similar)}" if similar else ""
-        raise VisToolError(f"NameError: no active tool named {name!r} in this session{hint}",
-                           "NameError")
+        raise VisToolError(
+            f"NameError: no active tool named {name!r} in this session{hint}", "NameError"
+        )
     waiting = (*call.services.get("callers", ()), call.owner)
     if tool.owner == call.owner:
         raise VisToolError(
@@ -149,7 +150,9 @@ def call_tool(name: str, *args: Any, **kwargs: Any) -> Any:
             "call would never return"
         )
     coro = invoker.call(
-        name, tuple(_argument(a) for a in args), {k: _argument(v) for k, v in kwargs.items()},
+        name,
+        tuple(_argument(a) for a in args),
+        {k: _argument(v) for k, v in kwargs.items()},
         callers=waiting,
         parent_id=call.services.get("activity_id"),
     )

@@ -29,7 +29,10 @@ def _git_files(root: Path) -> tuple[Path, ...] | None:
     try:
         done = subprocess.run(
             ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root, capture_output=True, timeout=GIT_TIMEOUT, check=False,
+            cwd=root,
+            capture_output=True,
+            timeout=GIT_TIMEOUT,
+            check=False,
         )
     except FileNotFoundError:
         return None

@@ -69,14 +69,15 @@ def scan_folder(folder: Path, source: ExtensionSource, taken: set[str]) -> list[
         if item.name.startswith(("_", ".")):
             continue
         if item.is_file() and item.suffix == ".py":
-            found.append(
-                Candidate(source, item, item, _module_name(source, item.stem, taken))
-            )
+            found.append(Candidate(source, item, item, _module_name(source, item.stem, taken)))
         elif item.is_dir() and (item / "__init__.py").is_file():
             found.append(
                 Candidate(
-                    source, item, item / "__init__.py",
-                    _module_name(source, item.name, taken), is_package=True,
+                    source,
+                    item,
+                    item / "__init__.py",
+                    _module_name(source, item.name, taken),
+                    is_package=True,
                 )
             )
     return found
@@ -98,7 +99,10 @@ def scan_packages() -> list[Candidate]:
         if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
             found.append(
                 Candidate(
-                    ExtensionSource.PACKAGE, Path(ep.module), Path(ep.module), ep.module,
+                    ExtensionSource.PACKAGE,
+                    Path(ep.module),
+                    Path(ep.module),
+                    ep.module,
                     distribution=dist,
                     error=problem or f"entry point {ep.name!r} does not name a Python module",
                 )
@@ -108,8 +112,12 @@ def scan_packages() -> list[Candidate]:
         is_package = spec.submodule_search_locations is not None
         found.append(
             Candidate(
-                ExtensionSource.PACKAGE, origin.parent if is_package else origin, origin,
-                ep.module, is_package=is_package, distribution=dist,
+                ExtensionSource.PACKAGE,
+                origin.parent if is_package else origin,
+                origin,
+                ep.module,
+                is_package=is_package,
+                distribution=dist,
             )
         )
     return found
@@ -132,7 +140,5 @@ def discover(
         candidates += scan_packages()
     candidates += scan_folder(user_dir, ExtensionSource.USER, taken)
     if project_root is not None and trusted:
-        candidates += scan_folder(
-            project_root / PROJECT_EXTENSIONS, ExtensionSource.PROJECT, taken
-        )
+        candidates += scan_folder(project_root / PROJECT_EXTENSIONS, ExtensionSource.PROJECT, taken)
     return candidates

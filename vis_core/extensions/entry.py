@@ -62,9 +62,7 @@ def error_from_exception(candidate: Candidate, exc: BaseException) -> LoadError:
     """A load error naming the file and line of the extension's own code that failed."""
     if isinstance(exc, SyntaxError) and exc.filename and _inside(exc.filename, candidate):
         detail = exc.msg or "invalid syntax"
-        return LoadError(
-            candidate.hint, Path(exc.filename), exc.lineno, f"SyntaxError: {detail}"
-        )
+        return LoadError(candidate.hint, Path(exc.filename), exc.lineno, f"SyntaxError: {detail}")
     path, line = candidate.entry_file, None
     for frame in traceback.extract_tb(exc.__traceback__):
         if _inside(frame.filename, candidate):
@@ -104,7 +102,9 @@ def execute_entry(
         forget_module(candidate.module_name)
         raise EntryFailed(
             LoadError(
-                candidate.hint, candidate.entry_file, None,
+                candidate.hint,
+                candidate.entry_file,
+                None,
                 "the file did not call vis.register_extension(vis.Extension(...)); "
                 "call it once at the end of the entry file",
             )

@@ -50,7 +50,7 @@ def parse_guide(name: str, text: str, kind: str = "guide") -> Guide:
             key, _, value = line.partition(":")
             if key.strip() == "description":
                 description = value.strip().strip("\"'")
-        text = text[front.end():]
+        text = text[front.end() :]
     body = text.strip() + "\n"
     title_match = _TITLE.search(body)
     title = title_match.group(1) if title_match else name.rsplit(".", 1)[-1].replace("-", " ")
@@ -77,13 +77,19 @@ def guides_of(extension: LoadedExtension) -> list[Guide]:
                 if path.stat().st_size > MAX_GUIDE_BYTES:
                     log.warning(
                         "extension %s: %s is larger than %d KiB and was skipped; split it",
-                        extension.name, path, MAX_GUIDE_BYTES // 1024,
+                        extension.name,
+                        path,
+                        MAX_GUIDE_BYTES // 1024,
                     )
                     continue
                 text = path.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:
-                log.warning("extension %s: cannot read %s (%s); it is not offered to apropos",
-                            extension.name, path, exc)
+                log.warning(
+                    "extension %s: cannot read %s (%s); it is not offered to apropos",
+                    extension.name,
+                    path,
+                    exc,
+                )
                 continue
             guides.append(parse_guide(f"{prefix}.{stem}", text, kind))
     return guides

@@ -43,8 +43,9 @@ def _prompt_text(ext: LoadedExtension, env: Mapping[str, Any]) -> str | None:
         log.exception("prompt callback of extension %r failed; its prompt is skipped", ext.name)
         return None
     if text is not None and not isinstance(text, str):
-        log.error("prompt callback of extension %r returned %s, not text", ext.name,
-                  type(text).__name__)
+        log.error(
+            "prompt callback of extension %r returned %s, not text", ext.name, type(text).__name__
+        )
         return None
     return text
 

@@ -28,8 +28,10 @@ from vis_core.sandbox.proxies import (
 )
 from vis_core.sandbox.state import SessionState, register_source, top_level_defs
 
-_INTERNAL_DIRS = (os.path.dirname(os.path.abspath(__file__)) + os.sep,
-                  os.path.dirname(os.path.abspath(asyncio.__file__)) + os.sep)
+_INTERNAL_DIRS = (
+    os.path.dirname(os.path.abspath(__file__)) + os.sep,
+    os.path.dirname(os.path.abspath(asyncio.__file__)) + os.sep,
+)
 _READ_CHUNK = 1 << 20
 
 
@@ -65,8 +67,9 @@ def _failed_line(exc: BaseException | None, filename: str) -> int | None:
     return None
 
 
-def block_forms(tree: ast.Module, code: str, exc: BaseException | None,
-                filename: str) -> list[dict[str, Any]]:
+def block_forms(
+    tree: ast.Module, code: str, exc: BaseException | None, filename: str
+) -> list[dict[str, Any]]:
     """The block's top-level statements in order: ``source``, ``line``/``end_line`` and
     ``status``: ``ok``, ``error`` (it raised), ``not-run``, or ``unknown`` (an error whose
     traceback does not reach the block's own lines)."""
@@ -79,8 +82,15 @@ def block_forms(tree: ast.Module, code: str, exc: BaseException | None,
         end = node.end_lineno or node.lineno
         if failed is not None and status == "ok" and start <= failed <= end:
             status = "error"
-        forms.append({"index": index, "line": start, "end_line": end,
-                      "source": "\n".join(lines[start - 1 : end]), "status": status})
+        forms.append(
+            {
+                "index": index,
+                "line": start,
+                "end_line": end,
+                "source": "\n".join(lines[start - 1 : end]),
+                "status": status,
+            }
+        )
         if status == "error":
             status = "not-run"
     return forms
@@ -194,8 +204,9 @@ class Child:
                 future.set_exception(TypeError(f"the tool's result could not be read: {exc}"))
         else:
             err = msg.get("error") or {}
-            future.set_exception(rebuild_exception(str(err.get("type", "")),
-                                                   str(err.get("message", ""))))
+            future.set_exception(
+                rebuild_exception(str(err.get("type", "")), str(err.get("message", "")))
+            )
 
     def make_handle(self, ref: dict[str, Any]) -> HandleProxy:
         return HandleProxy(ref, self.request)
@@ -240,8 +251,9 @@ class Child:
             forms = block_forms(tree, code, raised, filename)
         self.finish(block_id, error, forms)
 
-    def finish(self, block_id: int, error: str | None,
-               forms: list[dict[str, Any]] | None = None) -> None:
+    def finish(
+        self, block_id: int, error: str | None, forms: list[dict[str, Any]] | None = None
+    ) -> None:
         for stream in {id(s): s for s in (sys.stdout, sys.stderr, self.out)}.values():
             try:
                 stream.flush()
@@ -253,8 +265,15 @@ class Child:
         except Exception as exc:  # noqa: BLE001 - keep the sandbox alive, say what failed
             error = (error or "") + f"\n[vis: saving helpers and variables failed: {exc!r}]"
         os.write(1, end_marker(self.nonce, block_id))
-        self.send({"t": Msg.DONE, "id": block_id, "error": error, "snapshot": snapshot,
-                   "forms": forms or []})
+        self.send(
+            {
+                "t": Msg.DONE,
+                "id": block_id,
+                "error": error,
+                "snapshot": snapshot,
+                "forms": forms or [],
+            }
+        )
 
     def on_sigint(self, signum: int, frame: types.FrameType | None) -> None:
         if not self.in_user_code:
@@ -290,8 +309,14 @@ def main() -> None:
     os.dup2(devnull, 0)
     os.close(devnull)
     os.dup2(2, 1)
-    out = open(1, "w", encoding="utf-8", errors="backslashreplace",  # noqa: SIM115
-               buffering=1, closefd=False)
+    out = open(
+        1,
+        "w",
+        encoding="utf-8",
+        errors="backslashreplace",  # noqa: SIM115
+        buffering=1,
+        closefd=False,
+    )
     sys.stdout = sys.stderr = out
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     Child(fd_in, fd_out, out).serve()

@@ -24,8 +24,11 @@ def _gist(obj: Any, source: str) -> str:
     if doc is None:
         try:
             node = ast.parse(source).body[0]
-            doc = ast.get_docstring(node) if isinstance(
-                node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else None
+            doc = (
+                ast.get_docstring(node)
+                if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)
+                else None
+            )
         except (SyntaxError, IndexError):
             doc = None
     for line in inspect.cleandoc(doc or "").splitlines():
@@ -101,12 +104,18 @@ def _check_paging(pattern: Any, limit: Any, offset: Any) -> re.Pattern[str] | No
     try:
         return re.compile(pattern)
     except re.error as exc:
-        raise ValueError(f"defs: pattern {pattern!r} is not a valid regular expression: {exc}") \
-            from None
+        raise ValueError(
+            f"defs: pattern {pattern!r} is not a valid regular expression: {exc}"
+        ) from None
 
 
-def _section(title: str, rows: list[tuple[str, str, str]], regex: re.Pattern[str] | None,
-             limit: int, offset: int) -> list[str]:
+def _section(
+    title: str,
+    rows: list[tuple[str, str, str]],
+    regex: re.Pattern[str] | None,
+    limit: int,
+    offset: int,
+) -> list[str]:
     """rows: (name, row text, searchable extra); returns the section's lines."""
     total = len(rows)
     if regex is not None:
@@ -132,8 +141,14 @@ def _section(title: str, rows: list[tuple[str, str, str]], regex: re.Pattern[str
 def make_defs(state: SessionState) -> Callable[..., str]:
     """The ``defs`` function bound to one sandbox session."""
 
-    def defs(name: str | None = None, *, pattern: str | None = None, limit: int = DEFAULT_LIMIT,
-             offset: int = 0, details: bool = False) -> str:
+    def defs(
+        name: str | None = None,
+        *,
+        pattern: str | None = None,
+        limit: int = DEFAULT_LIMIT,
+        offset: int = 0,
+        details: bool = False,
+    ) -> str:
         """List, search and read session helpers and variables (see the session-helpers guide).
 
         defs() lists helpers (call hint and docstring gist) then variables (type and size).
@@ -172,19 +187,30 @@ def _one(state: SessionState, name: str, details: bool) -> str:
             return row
         if isinstance(state.ns.get(name), ToolProxy | ToolNamespace):
             raise ValueError(f"defs: {name!r} is a tool, not a helper; read it with doc({name!r})")
-        raise ValueError(f"defs: no helper or variable named {name!r}; call defs() to list them "
-                         f"or defs(pattern={name!r}) to search")
+        raise ValueError(
+            f"defs: no helper or variable named {name!r}; call defs() to list them "
+            f"or defs(pattern={name!r}) to search"
+        )
     if not details:
         return helper.source
-    origin = (f"block {helper.block}" if helper.origin == "block"
-              else f"restored from the last snapshot (defined in block {helper.block})")
-    lines = [f"{helper.name}: {helper.kind}", f"origin: {origin}",
-             f"source sha256: {hashlib.sha256(helper.source.encode('utf-8')).hexdigest()}"]
+    origin = (
+        f"block {helper.block}"
+        if helper.origin == "block"
+        else f"restored from the last snapshot (defined in block {helper.block})"
+    )
+    lines = [
+        f"{helper.name}: {helper.kind}",
+        f"origin: {origin}",
+        f"source sha256: {hashlib.sha256(helper.source.encode('utf-8')).hexdigest()}",
+    ]
     names = _used_names(helper)
     captured = _captured(helper.obj)
     shown = 0
-    lines.append("names from the source (hints, not proof of dependency):"
-                 if names or captured else "names from the source: none")
+    lines.append(
+        "names from the source (hints, not proof of dependency):"
+        if names or captured
+        else "names from the source: none"
+    )
     for used in names:
         if shown >= MAX_DETAIL_NAMES:
             break
@@ -235,8 +261,9 @@ def _used_names(helper: Helper) -> list[str]:
                 bound.add(sub.name)
             elif isinstance(sub, ast.Global):
                 declared_global.update(sub.names)
-    return [n for n in loaded
-            if (n in declared_global or n not in bound) and not hasattr(builtins, n)]
+    return [
+        n for n in loaded if (n in declared_global or n not in bound) and not hasattr(builtins, n)
+    ]
 
 
 def _captured(obj: Any) -> list[tuple[str, str]]:

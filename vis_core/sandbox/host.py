@@ -109,8 +109,11 @@ def restore_summary(report: Mapping[str, Any]) -> str:
     for key in ("helpers", "variables", "modules"):
         if report.get(key):
             parts.append(f"{key} {_names(list(report[key]))}")
-    text = ("variables were restored from the last snapshot: " + "; ".join(parts) + "."
-            if parts else "there were no saved helpers or variables to restore.")
+    text = (
+        "variables were restored from the last snapshot: " + "; ".join(parts) + "."
+        if parts
+        else "there were no saved helpers or variables to restore."
+    )
     failed = dict(report.get("failed") or {})
     if failed:
         text += " Not restored: " + "; ".join(f"{n} ({r})" for n, r in list(failed.items())[:8])
@@ -124,13 +127,21 @@ def restore_summary(report: Mapping[str, Any]) -> str:
 class Sandbox:
     """A persistent Python namespace in a child process; tools are awaitable proxies in it."""
 
-    def __init__(self, *, workspace: Path, call_tool: ToolCaller,
-                 tools: Callable[[], Sequence[ToolEntry]], globals: Mapping[str, Any] = {},  # noqa: B006
-                 call_handle: HandleCaller | None = None,
-                 snapshot_save: Callable[[dict[str, Any]], None] | None = None,
-                 snapshot_load: Callable[[], dict[str, Any] | None] | None = None,
-                 jail: bool = False, python: str = sys.executable,
-                 output_limit: int = 50_000, idle_timeout: float | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        workspace: Path,
+        call_tool: ToolCaller,
+        tools: Callable[[], Sequence[ToolEntry]],
+        globals: Mapping[str, Any] = {},  # noqa: B006
+        call_handle: HandleCaller | None = None,
+        snapshot_save: Callable[[dict[str, Any]], None] | None = None,
+        snapshot_load: Callable[[], dict[str, Any] | None] | None = None,
+        jail: bool = False,
+        python: str = sys.executable,
+        output_limit: int = 50_000,
+        idle_timeout: float | None = None,
+    ) -> None:
         self.workspace = Path(workspace)
         self.idle_timeout = idle_timeout  # stop the child after this long without a block
         self._call_tool = call_tool
@@ -202,8 +213,9 @@ class Sandbox:
             self._kill_group(proc)
             self._on_exit(proc, await proc.wait())
 
-    async def _run_locked(self, code: str, started: float,
-                          globals: Mapping[str, Any] | None = None) -> BlockResult:  # noqa: A002
+    async def _run_locked(
+        self, code: str, started: float, globals: Mapping[str, Any] | None = None
+    ) -> BlockResult:  # noqa: A002
         if self._stopping is not None:
             await asyncio.shield(self._stopping)
             self._stopping = None
@@ -216,8 +228,7 @@ class Sandbox:
             except ChildDied as died:
                 await self._drain_output()
                 output = keep_tail(self._output.text(), self.output_limit)
-                error = (f"The sandbox process {died.how} while starting, so the block did "
-                         "not run.")
+                error = f"The sandbox process {died.how} while starting, so the block did not run."
                 return BlockResult(output, error, None, time.monotonic() - started)
         return await self._run_block(code, restarted, started, globals)
 
@@ -256,8 +267,12 @@ class Sandbox:
         argv = [self.python, "-c", _CHILD_CODE]
         if not self.jail:
             return argv
-        runtime = {Path(sys.prefix), Path(sys.base_prefix), VIS_ROOT,
-                   Path(self.python).resolve().parent.parent}
+        runtime = {
+            Path(sys.prefix),
+            Path(sys.base_prefix),
+            VIS_ROOT,
+            Path(self.python).resolve().parent.parent,
+        }
         return jail_argv(argv, self.workspace, read_only=sorted(runtime))
 
     async def _start(self) -> str | None:
@@ -273,9 +288,14 @@ class Sandbox:
         self._sent_tools = None
         self._nonce = secrets.token_hex(8)
         proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, cwd=str(self.workspace), env=env,
-            start_new_session=True, limit=_LINE_LIMIT,
+            *argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            cwd=str(self.workspace),
+            env=env,
+            start_new_session=True,
+            limit=_LINE_LIMIT,
         )
         self._proc = proc
         self._ready = loop.create_future()
@@ -285,9 +305,15 @@ class Sandbox:
         metadata = await asyncio.to_thread(build_metadata)
         tools = self._tool_list()
         self._sent_tools = tools
-        await self._send({"t": Msg.INIT, "nonce": self._nonce, "tools": tools,
-                          "globals": {**self._globals, **wire.encode(metadata)},
-                          "snapshot": snapshot})
+        await self._send(
+            {
+                "t": Msg.INIT,
+                "nonce": self._nonce,
+                "tools": tools,
+                "globals": {**self._globals, **wire.encode(metadata)},
+                "snapshot": snapshot,
+            }
+        )
         try:
             ready = await asyncio.wait_for(asyncio.shield(self._ready), START_TIMEOUT)
         except TimeoutError:
@@ -314,12 +340,21 @@ class Sandbox:
         return [{"name": t.name, "doc": t.doc, "contract": t.contract} for t in self._tools()]
 
     # -- one block ---------------------------------------------------------------------------
-    async def _run_block(self, code: str, restarted: str | None, started: float,
-                         globals: Mapping[str, Any] | None = None) -> BlockResult:  # noqa: A002
+    async def _run_block(
+        self,
+        code: str,
+        restarted: str | None,
+        started: float,
+        globals: Mapping[str, Any] | None = None,
+    ) -> BlockResult:  # noqa: A002
         if self._interrupt_pending:
             self._interrupt_pending = False
-            return BlockResult("", "KeyboardInterrupt: the block was interrupted before it started",
-                               restarted, time.monotonic() - started)
+            return BlockResult(
+                "",
+                "KeyboardInterrupt: the block was interrupted before it started",
+                restarted,
+                time.monotonic() - started,
+            )
         self._block_id += 1
         block = self._block_id
         loop = asyncio.get_running_loop()
@@ -344,11 +379,14 @@ class Sandbox:
         except ChildDied as died:
             await self._drain_output()
             text = self._output.text()
-            error = (f"The sandbox process died during this block: it {died.how}. The block did "
-                     "not finish; the next block starts a new sandbox process and restores the "
-                     "helpers and variables saved after the last finished block.")
-            return BlockResult(keep_tail(text, self.output_limit), error, restarted,
-                               time.monotonic() - started)
+            error = (
+                f"The sandbox process died during this block: it {died.how}. The block did "
+                "not finish; the next block starts a new sandbox process and restores the "
+                "helpers and variables saved after the last finished block."
+            )
+            return BlockResult(
+                keep_tail(text, self.output_limit), error, restarted, time.monotonic() - started
+            )
         except asyncio.CancelledError:
             self._stopping = self._spawn(self._stop_block(block, done))
             raise
@@ -364,12 +402,17 @@ class Sandbox:
                 try:
                     self._snapshot_save(snapshot)
                 except Exception as exc:  # noqa: BLE001 - the block's result must not be lost
-                    note = (f"[vis: saving helpers and variables failed: "
-                            f"{type(exc).__name__}: {exc}]")
+                    note = (
+                        f"[vis: saving helpers and variables failed: {type(exc).__name__}: {exc}]"
+                    )
                     error = f"{error}\n{note}" if error else note
-        return BlockResult(text, keep_tail(error, self.output_limit) if error else None,
-                           restarted, time.monotonic() - started,
-                           tuple(reply.get("forms") or ()))
+        return BlockResult(
+            text,
+            keep_tail(error, self.output_limit) if error else None,
+            restarted,
+            time.monotonic() - started,
+            tuple(reply.get("forms") or ()),
+        )
 
     async def _stop_block(self, block: int, done: asyncio.Future[Any] | None) -> None:
         proc = self._proc
@@ -387,8 +430,10 @@ class Sandbox:
             except (ChildDied, asyncio.CancelledError):
                 return
         if proc.returncode is None:
-            self._kill_reason = (f"was killed because the block did not stop within "
-                                 f"{INTERRUPT_GRACE:g} s of the interrupt")
+            self._kill_reason = (
+                f"was killed because the block did not stop within "
+                f"{INTERRUPT_GRACE:g} s of the interrupt"
+            )
             self._kill_group(proc)
             await proc.wait()
             if done is not None:
@@ -453,24 +498,34 @@ class Sandbox:
             def handle_out(obj: wire.HostHandle) -> dict[str, Any]:
                 return self._handle_out(obj, origin)
 
-            reply = {"t": Msg.RESULT, "id": rid, "ok": True,
-                     "value": wire.encode(value, handle_out=handle_out)}
+            reply = {
+                "t": Msg.RESULT,
+                "id": rid,
+                "ok": True,
+                "value": wire.encode(value, handle_out=handle_out),
+            }
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # noqa: BLE001 - every tool failure goes back to the block
-            reply = {"t": Msg.RESULT, "id": rid, "ok": False,
-                     "error": {"type": type(exc).__name__, "message": str(exc)}}
+            reply = {
+                "t": Msg.RESULT,
+                "id": rid,
+                "ok": False,
+                "error": {"type": type(exc).__name__, "message": str(exc)},
+            }
         finally:
             self._calls.pop(rid, None)
         with contextlib.suppress(ChildDied):
             await self._send(reply)
 
-    async def _call_handle(self, hid: str, method: str, args: list[Any],
-                           kwargs: dict[str, Any]) -> Any:
+    async def _call_handle(
+        self, hid: str, method: str, args: list[Any], kwargs: dict[str, Any]
+    ) -> Any:
         obj = self._handles.get(hid)
         if obj is None:
-            raise LookupError(f"handle {hid} is unknown to this sandbox; it may belong to an "
-                              "earlier session")
+            raise LookupError(
+                f"handle {hid} is unknown to this sandbox; it may belong to an earlier session"
+            )
         if method not in type(obj).__vis_methods__:
             raise AttributeError(f"{type(obj).__name__} handles have no method {method!r}")
         if self._call_handle_hook is not None:  # the engine: one Activity per call
@@ -490,8 +545,12 @@ class Sandbox:
             text = repr(obj)[:200]
         except Exception:  # noqa: BLE001 - a broken __repr__ must not break the tool result
             text = ""
-        return {"id": hid, "type": type(obj).__name__, "methods": list(obj.__vis_methods__),
-                "repr": text}
+        return {
+            "id": hid,
+            "type": type(obj).__name__,
+            "methods": list(obj.__vis_methods__),
+            "repr": text,
+        }
 
     def _handle_in(self, ref: dict[str, Any]) -> wire.HostHandle:
         obj = self._handles.get(str(ref.get("id")))

@@ -26,8 +26,13 @@ def find_bwrap() -> str:
     return found
 
 
-def jail_argv(argv: list[str], workspace: Path, *, read_only: Sequence[Path] = (),
-              read_write: Sequence[Path] = ()) -> list[str]:
+def jail_argv(
+    argv: list[str],
+    workspace: Path,
+    *,
+    read_only: Sequence[Path] = (),
+    read_write: Sequence[Path] = (),
+) -> list[str]:
     """``argv`` wrapped in bubblewrap.
 
     The whole file system is mounted read-only; ``/tmp`` and the home folder are replaced by

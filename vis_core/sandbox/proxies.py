@@ -84,13 +84,18 @@ def signature_from_contract(contract: dict[str, Any] | None) -> inspect.Signatur
                 kind = _kind(spec.get("kind"))
                 default: Any = inspect.Parameter.empty
                 if spec.get("has_default") and kind not in (
-                    inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD
+                    inspect.Parameter.VAR_POSITIONAL,
+                    inspect.Parameter.VAR_KEYWORD,
                 ):
                     default = _literal(spec.get("default_source"))
-                built.append(inspect.Parameter(
-                    str(spec["name"]), kind, default=default,
-                    annotation=_annotation(spec.get("type")),
-                ))
+                built.append(
+                    inspect.Parameter(
+                        str(spec["name"]),
+                        kind,
+                        default=default,
+                        annotation=_annotation(spec.get("type")),
+                    )
+                )
             return inspect.Signature(built)
         except (KeyError, ValueError, TypeError):
             pass
@@ -113,8 +118,11 @@ def _signature_from_text(text: str) -> inspect.Signature | None:
     missing = len(positional) - len(a.defaults)
     defaults: list[ast.expr | None] = [None] * missing + list(a.defaults)
     for i, (arg, dflt) in enumerate(zip(positional, defaults, strict=True)):
-        kind = (inspect.Parameter.POSITIONAL_ONLY if i < len(a.posonlyargs)
-                else inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        kind = (
+            inspect.Parameter.POSITIONAL_ONLY
+            if i < len(a.posonlyargs)
+            else inspect.Parameter.POSITIONAL_OR_KEYWORD
+        )
         out.append(_param(arg, kind, dflt))
     if a.vararg:
         out.append(_param(a.vararg, inspect.Parameter.VAR_POSITIONAL, None))
@@ -150,8 +158,9 @@ def _described(contract: dict[str, Any] | None) -> Callable[..., Any] | None:
 class ToolProxy:
     """An awaitable stand-in for one host tool; calling it runs the tool on the host."""
 
-    def __init__(self, name: str, doc: str, contract: dict[str, Any] | None,
-                 request: Requester) -> None:
+    def __init__(
+        self, name: str, doc: str, contract: dict[str, Any] | None, request: Requester
+    ) -> None:
         self._vis_name = name
         self._vis_request = request
         self.__name__ = name.rsplit(".", 1)[-1]
@@ -168,8 +177,9 @@ class ToolProxy:
             self.__signature__ = sig
 
     async def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._vis_request("call", {"name": self._vis_name, "args": args,
-                                                "kwargs": kwargs})
+        return await self._vis_request(
+            "call", {"name": self._vis_name, "args": args, "kwargs": kwargs}
+        )
 
     def __repr__(self) -> str:
         return f"<tool {self._vis_name}>"
@@ -214,8 +224,9 @@ class HandleProxy:
         handle_id = self.__vis_handle_ref__["id"]
 
         async def call(*args: Any, **kwargs: Any) -> Any:
-            return await request("hcall", {"handle": handle_id, "method": method,
-                                           "args": args, "kwargs": kwargs})
+            return await request(
+                "hcall", {"handle": handle_id, "method": method, "args": args, "kwargs": kwargs}
+            )
 
         call.__name__ = method
         call.__qualname__ = f"{self._vis_type}.{method}"

@@ -60,9 +60,13 @@ def top_level_defs(tree: ast.Module, source: str) -> list[TopLevelDef]:
             col = min([node.col_offset, *(d.col_offset - 1 for d in node.decorator_list)])
             if col > 0:  # a def after `;` on one line: fall back to the exact segment
                 text = ast.get_source_segment(source, node) or text
-            kind = ("class" if isinstance(node, ast.ClassDef)
-                    else "async function" if isinstance(node, ast.AsyncFunctionDef)
-                    else "function")
+            kind = (
+                "class"
+                if isinstance(node, ast.ClassDef)
+                else "async function"
+                if isinstance(node, ast.AsyncFunctionDef)
+                else "function"
+            )
             found.append(TopLevelDef(node.name, kind, text.rstrip("\n") + "\n"))
     return found
 
@@ -133,7 +137,8 @@ class SessionState:
     def variable_names(self) -> list[str]:
         helpers = self.live_helpers()
         return [
-            name for name in self.ns
+            name
+            for name in self.ns
             if not (name.startswith("__") and name.endswith("__"))
             and not self.is_injected(name)
             and name not in helpers
@@ -161,21 +166,35 @@ class SessionState:
                     reason = _short(f"{type(exc).__name__}: {exc}")
                 else:
                     if len(data) > MAX_PICKLE_BYTES:
-                        reason = (f"pickled size {len(data):,} bytes is over the "
-                                  f"{MAX_PICKLE_BYTES:,}-byte limit")
+                        reason = (
+                            f"pickled size {len(data):,} bytes is over the "
+                            f"{MAX_PICKLE_BYTES:,}-byte limit"
+                        )
             if reason is not None:
                 self.not_saved[name] = (kind, size, reason)
                 continue
-            variables[name] = {"type": kind, "size": size,
-                               "pickle": base64.b64encode(data).decode("ascii")}
+            variables[name] = {
+                "type": kind,
+                "size": size,
+                "pickle": base64.b64encode(data).decode("ascii"),
+            }
         snap = {
             "format": SNAPSHOT_FORMAT,
-            "helpers": [{"name": h.name, "source": h.source, "kind": h.kind, "block": h.block,
-                         "origin": h.origin} for h in helpers.values()],
+            "helpers": [
+                {
+                    "name": h.name,
+                    "source": h.source,
+                    "kind": h.kind,
+                    "block": h.block,
+                    "origin": h.origin,
+                }
+                for h in helpers.values()
+            ],
             "variables": variables,
             "modules": modules,
-            "not_saved": {n: {"type": t, "size": s, "reason": r}
-                          for n, (t, s, r) in self.not_saved.items()},
+            "not_saved": {
+                n: {"type": t, "size": s, "reason": r} for n, (t, s, r) in self.not_saved.items()
+            },
         }
         if snap == self.last_snapshot:
             return None
@@ -193,8 +212,13 @@ class SessionState:
     # -- restore -----------------------------------------------------------------------------
     def restore(self, data: dict[str, Any] | None) -> dict[str, Any]:
         """Bring back a snapshot: modules, helper sources, then pickled values."""
-        report: dict[str, Any] = {"helpers": [], "variables": [], "modules": [],
-                                  "failed": {}, "lost": {}}
+        report: dict[str, Any] = {
+            "helpers": [],
+            "variables": [],
+            "modules": [],
+            "failed": {},
+            "lost": {},
+        }
         if not data:
             return report
         if data.get("format") != SNAPSHOT_FORMAT:
@@ -223,8 +247,9 @@ class SessionState:
         self.live_helpers()
         return report
 
-    def _restore_helpers(self, items: list[dict[str, Any]],
-                         report: dict[str, Any]) -> list[dict[str, Any]]:
+    def _restore_helpers(
+        self, items: list[dict[str, Any]], report: dict[str, Any]
+    ) -> list[dict[str, Any]]:
         failed: list[dict[str, Any]] = []
         for item in items:
             name, source = str(item["name"]), str(item["source"])
@@ -239,8 +264,14 @@ class SessionState:
                 report["failed"][name] = _short(f"{type(exc).__name__}: {exc}")
                 failed.append(item)
                 continue
-            self.helpers[name] = Helper(name, source, str(item.get("kind", "function")),
-                                        int(item.get("block", 0)), "restored", obj)
+            self.helpers[name] = Helper(
+                name,
+                source,
+                str(item.get("kind", "function")),
+                int(item.get("block", 0)),
+                "restored",
+                obj,
+            )
             report["helpers"].append(name)
         return failed
 

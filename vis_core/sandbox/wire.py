@@ -135,8 +135,10 @@ def encode(value: Any, *, handle_out: HandleOut | None = None) -> Any:
     if kind is dict:
         if TAG not in value and all(type(k) is str for k in value):
             return {k: encode(v, handle_out=handle_out) for k, v in value.items()}
-        pairs = [[encode(k, handle_out=handle_out), encode(v, handle_out=handle_out)]
-                 for k, v in value.items()]
+        pairs = [
+            [encode(k, handle_out=handle_out), encode(v, handle_out=handle_out)]
+            for k, v in value.items()
+        ]
         return {TAG: "dict", "v": pairs}
     if kind is tuple:
         return {TAG: "tuple", "v": [encode(item, handle_out=handle_out) for item in value]}
@@ -167,8 +169,11 @@ def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:
                 return encode(base(value), handle_out=handle_out)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         # fallback until a codec for records is registered: the public fields as a dict
-        fields = {f.name: getattr(value, f.name) for f in dataclasses.fields(value)
-                  if not f.name.startswith("_")}
+        fields = {
+            f.name: getattr(value, f.name)
+            for f in dataclasses.fields(value)
+            if not f.name.startswith("_")
+        }
         return encode(fields, handle_out=handle_out)
     raise TypeError(
         f"a {type(value).__module__}.{type(value).__qualname__} value cannot cross the sandbox "

@@ -74,9 +74,7 @@ def _set(host: Host, args: argparse.Namespace, stdin: TextIO, err: TextIO) -> in
     owner = host.settings.owner(args.id)
     setting = owner.setting
     if args.reset:
-        result = host.settings.reset(
-            args.id, args.scope, session_id=args.session, group=args.group
-        )
+        result = host.settings.reset(args.id, args.scope, session_id=args.session, group=args.group)
     else:
         if setting.is_secret:
             if args.value is not None:

@@ -45,9 +45,7 @@ class Redactor:
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {
-                key: item if key in _KEEP else self.value(item) for key, item in value.items()
-            }
+            return {key: item if key in _KEEP else self.value(item) for key, item in value.items()}
         if isinstance(value, list | tuple):
             return [self.value(item) for item in value]
         return value

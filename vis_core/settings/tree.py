@@ -34,8 +34,8 @@ class SettingNode:
         """Search by label and description (case-insensitive)."""
         needle = query.strip().lower()
         setting = self.setting
-        return not needle or needle in setting.label.lower() or needle in (
-            setting.description.lower()
+        return (
+            not needle or needle in setting.label.lower() or needle in (setting.description.lower())
         )
 
 

@@ -57,4 +57,3 @@ def read_stored(setting: Setting[Any], value: Any) -> Any:
         if not isinstance(value, bool):
             value = str(value)
     return setting.coerce(value)
-

@@ -295,13 +295,23 @@ def _shell_action(method: str, phase: str, given: dict[str, Any]) -> str:
     if method == "stop":
         return "stopping" if phase == "start" else ""  # the state says "stopped, exit …"
     seconds = given.get("seconds", 30)
-    limit = "no limit" if seconds is None else f"{seconds:g} s" if isinstance(
-        seconds, int | float) else repr(seconds)
+    limit = (
+        "no limit"
+        if seconds is None
+        else f"{seconds:g} s"
+        if isinstance(seconds, int | float)
+        else repr(seconds)
+    )
     return f"waiting ({limit})" if phase == "start" else f"waited ({limit})"
 
 
 def shell_call_presentation(
-    handle: Any, method: str, *, phase: str, args: Any = (), kwargs: Any = None,
+    handle: Any,
+    method: str,
+    *,
+    phase: str,
+    args: Any = (),
+    kwargs: Any = None,
     error: Any = None,
 ) -> ActivityPresentation:
     """One ``logs``/``wait``/``type``/``stop`` call on a shell handle: what the call did and

@@ -129,9 +129,7 @@ def builtin_tools(ctx: ToolContext) -> list[HostTool]:
 
         if ctx.hooks is None:
             return await start()
-        return await ctx.hooks.shell(
-            {"command": command, "cwd": cwd, "timeout": timeout}, start
-        )
+        return await ctx.hooks.shell({"command": command, "cwd": cwd, "timeout": timeout}, start)
 
     async def run_tests(
         target: str | list[str] | None = None, *, keyword: str | None = None, timeout: float = 600

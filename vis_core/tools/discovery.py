@@ -113,14 +113,13 @@ def host_tool_contract(tool: HostTool) -> dict[str, Any]:
     return tool_spec(tool).to_contract()
 
 
-def apropos(
-    registry: ToolRegistry, pattern: str, guides: Iterable[Guide] = ()
-) -> AproposResult:
+def apropos(registry: ToolRegistry, pattern: str, guides: Iterable[Guide] = ()) -> AproposResult:
     """Public tool names matching ``pattern`` (a regex, ignoring case) in manifest order, then
     guides and skills by title, opening, headings and ``When to use`` problems."""
     if not isinstance(pattern, str):
-        raise TypeError(f"apropos(pattern) takes a regular expression string, got "
-                        f"{type(pattern).__name__}")
+        raise TypeError(
+            f"apropos(pattern) takes a regular expression string, got {type(pattern).__name__}"
+        )
     try:
         compiled = re.compile(pattern, re.IGNORECASE)
     except re.error as exc:

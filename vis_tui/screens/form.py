@@ -85,8 +85,9 @@ class FormScreen(ModalScreen[dict[str, Any] | None]):
             labels = {f.name: f.label for f in self.form.fields()}
             names = ", ".join(labels[name] for name in self.errors)
             count = len(self.errors)
-            summary.update(f"Check {'this field' if count == 1 else f'these {count} fields'}: "
-                           f"{names}")
+            summary.update(
+                f"Check {'this field' if count == 1 else f'these {count} fields'}: {names}"
+            )
             summary.display = True
             self.body.focus_field(next(iter(self.errors)))
             return
@@ -98,8 +99,9 @@ class FormScreen(ModalScreen[dict[str, Any] | None]):
             self.dismissed = True
             self.dismiss(None)
         else:
-            self.app.notify("This form cannot be cancelled; fill it in and submit it.",
-                            severity="warning")
+            self.app.notify(
+                "This form cannot be cancelled; fill it in and submit it.", severity="warning"
+            )
 
 
 class TuiFormPresenter:

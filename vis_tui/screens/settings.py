@@ -130,8 +130,9 @@ class SettingsScreen(Screen[None]):
         where = {
             SettingScope.GLOBAL: "Global: every project on this computer (config.toml)",
             SettingScope.PROJECT: f"Project: {self.service.project_root}",
-            SettingScope.GROUP: f"Group: {group}" if group else
-            "Group: this session is in no group (/group NAME moves it)",
+            SettingScope.GROUP: f"Group: {group}"
+            if group
+            else "Group: this session is in no group (/group NAME moves it)",
             SettingScope.SESSION: "Session: only this session",
         }[self.scope]
         return Content.assemble(
@@ -166,15 +167,15 @@ class SettingsScreen(Screen[None]):
         extensions_open = "extensions" not in self.folded
         for header in self.query(ExtensionHeader):
             group = header.group
-            hit = not query or query.lower() in group.name.lower() or any(
-                node.matches(query) for node in group.settings
+            hit = (
+                not query
+                or query.lower() in group.name.lower()
+                or any(node.matches(query) for node in group.settings)
             )
             header.display = extensions_open and hit
         for row in self.query(SettingRow):
             section = row.section
-            hidden = section in self.folded or (
-                section.startswith("ext:") and not extensions_open
-            )
+            hidden = section in self.folded or (section.startswith("ext:") and not extensions_open)
             row.display = not hidden and row.state.node.matches(query)
 
     def on_input_changed(self, event: Input.Changed) -> None:
@@ -241,8 +242,7 @@ class SettingsScreen(Screen[None]):
             choices.focus()
         else:
             value = "" if setting.is_secret else str(state.value)
-            editor = InlineTextEditor(setting.id, value, secret=setting.is_secret,
-                                      classes="inline")
+            editor = InlineTextEditor(setting.id, value, secret=setting.is_secret, classes="inline")
             await row.parent.mount(editor, after=row)  # type: ignore[union-attr]
             editor.focus()
 
@@ -267,8 +267,11 @@ class SettingsScreen(Screen[None]):
     async def on_setting_row_reset_requested(self, message: SettingRow.ResetRequested) -> None:
         row = message.row
         if not row.state.editable:
-            self.notify(f"{row.state.node.setting.label}: {row.state.reason}",
-                        severity="warning", markup=False)
+            self.notify(
+                f"{row.state.node.setting.label}: {row.state.reason}",
+                severity="warning",
+                markup=False,
+            )
             return
         await self.save(row.setting_id, None)
 

@@ -67,8 +67,10 @@ class RangeInput(Widget, can_focus=True):
         filled = round(share * (width - 1))
         shown = self.field.coerce(self.value)
         return Content.assemble(
-            ("━" * filled, "$accent"), ("●", "bold $accent"),
-            ("─" * (width - 1 - filled), "$text-muted"), (f" {shown}", "bold"),
+            ("━" * filled, "$accent"),
+            ("●", "bold $accent"),
+            ("─" * (width - 1 - filled), "$text-muted"),
+            (f" {shown}", "bold"),
         )
 
 
@@ -89,8 +91,9 @@ class FieldWidget(Vertical):
     FieldWidget > SelectionList { height: auto; max-height: 8; }
     """
 
-    def __init__(self, field: Field, value: Any = None, on_change: ValueChanged | None = None
-                 ) -> None:
+    def __init__(
+        self, field: Field, value: Any = None, on_change: ValueChanged | None = None
+    ) -> None:
         super().__init__()
         self.field = field
         self.start = field.initial() if value is None else value
@@ -105,12 +108,20 @@ class FieldWidget(Vertical):
         if f.type is FieldType.PASSWORD:
             return Input(str(value or ""), placeholder, password=True)
         if f.type is FieldType.OTP:
-            return Input(str(value or ""), placeholder or "0" * f.length, password=True,
-                         restrict=r"\d*", max_length=f.length)
+            return Input(
+                str(value or ""),
+                placeholder or "0" * f.length,
+                password=True,
+                restrict=r"\d*",
+                max_length=f.length,
+            )
         if f.type is FieldType.SELECT:
             options = [(o.label, o.value) for o in f.options]
-            return Select(options, prompt=placeholder or "Choose…",
-                          value=Select.NULL if value is None else value)
+            return Select(
+                options,
+                prompt=placeholder or "Choose…",
+                value=Select.NULL if value is None else value,
+            )
         if f.type is FieldType.MULTISELECT:
             chosen = set(value or [])
             return SelectionList(*[(o.label, o.value, o.value in chosen) for o in f.options])
@@ -123,8 +134,9 @@ class FieldWidget(Vertical):
     def compose(self) -> Any:
         required = " *" if self.field.is_required else ""
         if self.field.type is not FieldType.CHECKBOX:
-            yield Static(Content.assemble(self.field.label, (required, "$text-error")),
-                         classes="field-label")
+            yield Static(
+                Content.assemble(self.field.label, (required, "$text-error")), classes="field-label"
+            )
         if self.field.description:
             yield Static(self.field.description, classes="field-description", markup=False)
         yield self.input
@@ -198,8 +210,13 @@ class FormBody(Vertical):
     FormBody .heading { margin: 0 0 1 0; }
     """
 
-    def __init__(self, nodes: tuple[Any, ...], values: dict[str, Any] | None = None,
-                 on_change: ValueChanged | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        nodes: tuple[Any, ...],
+        values: dict[str, Any] | None = None,
+        on_change: ValueChanged | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(**kwargs)
         self.nodes = nodes
         self.start = values or {}

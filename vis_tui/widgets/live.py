@@ -43,8 +43,12 @@ from vis_tui.widgets.form import FieldWidget, layout_widget
 
 Send = Callable[[LiveEvent], None]
 TONE_STYLE = {
-    Tone.IDLE: "$text-muted", Tone.RUNNING: "$text-accent", Tone.OK: "$text-success",
-    Tone.WARN: "$text-warning", Tone.ERROR: "$text-error", None: "",
+    Tone.IDLE: "$text-muted",
+    Tone.RUNNING: "$text-accent",
+    Tone.OK: "$text-success",
+    Tone.WARN: "$text-warning",
+    Tone.ERROR: "$text-error",
+    None: "",
 }
 TONE_MARK = {Tone.IDLE: "○", Tone.RUNNING: "●", Tone.OK: "✓", Tone.WARN: "!", Tone.ERROR: "✗"}
 SPINNER_FRAMES = {
@@ -84,15 +88,20 @@ class NodeView(Static):
         if isinstance(node, Stat):
             cells: list[Any] = []
             for i, item in enumerate(node.items):
-                cells += [(" · " if i else "", "$text-muted"), (f"{item.label} ", "$text-muted"),
-                          (str(item.value), "bold")]
+                cells += [
+                    (" · " if i else "", "$text-muted"),
+                    (f"{item.label} ", "$text-muted"),
+                    (str(item.value), "bold"),
+                ]
             return Content.assemble(*cells)
         if isinstance(node, Steps):
             lines = []
             for item in node.items:
-                line = Content.assemble((f"{TONE_MARK[item.tone]} ", _tone(item.tone)),
-                                        item.label,
-                                        (f"  {item.detail}" if item.detail else "", "$text-muted"))
+                line = Content.assemble(
+                    (f"{TONE_MARK[item.tone]} ", _tone(item.tone)),
+                    item.label,
+                    (f"  {item.detail}" if item.detail else "", "$text-muted"),
+                )
                 lines.append(line)
             return Content("\n").join(lines)
         if isinstance(node, Table):
@@ -100,10 +109,16 @@ class NodeView(Static):
         if isinstance(node, Links):
             return Content("  ").join(
                 Content.styled(link.label, f"underline $text-accent link {link.url!r}")
-                for link in node.links)
+                for link in node.links
+            )
         if isinstance(node, Code):
-            return Syntax(node.text, node.language or "text", theme="ansi_dark",
-                          background_color="default", word_wrap=True)
+            return Syntax(
+                node.text,
+                node.language or "text",
+                theme="ansi_dark",
+                background_color="default",
+                word_wrap=True,
+            )
         return Content(str(node))
 
 
@@ -111,23 +126,42 @@ def _progress(node: Progress, width: int) -> Content:
     label = f"{node.label} " if node.label else ""
     if node.total is None:
         state = "done" if node.done else f"{node.value:g}"
-        return Content.assemble(label, ("━" * width if node.done else "╌" * width,
-                                        "$text-success" if node.done else "$text-muted"),
-                                f" {state}")
+        return Content.assemble(
+            label,
+            (
+                "━" * width if node.done else "╌" * width,
+                "$text-success" if node.done else "$text-muted",
+            ),
+            f" {state}",
+        )
     share = 1.0 if node.done else min(1.0, max(0.0, node.value / node.total))
     filled = round(share * width)
     colour = "$text-success" if node.done else "$accent"
     return Content.assemble(
-        label, ("━" * filled, colour), ("━" * (width - filled), "$panel-lighten-2"),
-        (f" {share:>4.0%}", "bold"), (f"  {node.value:g}/{node.total:g}", "$text-muted"),
+        label,
+        ("━" * filled, colour),
+        ("━" * (width - filled), "$panel-lighten-2"),
+        (f" {share:>4.0%}", "bold"),
+        (f"  {node.value:g}/{node.total:g}", "$text-muted"),
     )
 
 
 def _table(node: Table) -> RichTable:
-    table = RichTable(*node.columns, box=None, expand=False, pad_edge=False,
-                      header_style="bold", padding=(0, 2, 0, 0))
-    styles = {Tone.OK: "green", Tone.WARN: "yellow", Tone.ERROR: "red", Tone.RUNNING: "cyan",
-              Tone.IDLE: "dim"}
+    table = RichTable(
+        *node.columns,
+        box=None,
+        expand=False,
+        pad_edge=False,
+        header_style="bold",
+        padding=(0, 2, 0, 0),
+    )
+    styles = {
+        Tone.OK: "green",
+        Tone.WARN: "yellow",
+        Tone.ERROR: "red",
+        Tone.RUNNING: "cyan",
+        Tone.IDLE: "dim",
+    }
 
     def add(rows: list[Any], depth: int = 0) -> None:
         for row in rows:
@@ -173,8 +207,12 @@ class OutputView(Collapsible):
 
     def __init__(self, node: Output) -> None:
         self.lines = Static("", classes="live-output-lines")
-        super().__init__(self.lines, title=node.label, collapsed=not node.default_expanded,
-                         classes="live-node live-output")
+        super().__init__(
+            self.lines,
+            title=node.label,
+            collapsed=not node.default_expanded,
+            classes="live-node live-output",
+        )
         self.node = node
 
     def on_mount(self) -> None:
@@ -195,8 +233,9 @@ class OutputView(Collapsible):
 
 class ButtonView(TextualButton):
     def __init__(self, node: Button) -> None:
-        super().__init__(node.label, disabled=node.is_disabled, compact=True,
-                         classes="live-node live-button")
+        super().__init__(
+            node.label, disabled=node.is_disabled, compact=True, classes="live-node live-button"
+        )
         self.node = node
 
     def show(self, node: Button) -> None:
@@ -207,8 +246,12 @@ class ButtonView(TextualButton):
 
 class DisclosureView(Collapsible):
     def __init__(self, node: Disclosure, children: list[Widget]) -> None:
-        super().__init__(*children, title=node.label, collapsed=not node.is_expanded,
-                         classes="live-node live-disclosure")
+        super().__init__(
+            *children,
+            title=node.label,
+            collapsed=not node.is_expanded,
+            classes="live-node live-disclosure",
+        )
         self.node = node
 
     def show(self, node: Disclosure) -> None:
@@ -246,8 +289,11 @@ class ConfirmStop(ModalScreen[bool]):
     ConfirmStop Horizontal { height: auto; align-horizontal: right; margin-top: 1; }
     ConfirmStop Button { margin-left: 2; }
     """
-    BINDINGS = [Binding("escape", "keep", "Keep running", show=False),
-                Binding("y", "stop", "Stop", show=False), Binding("n", "keep", "Keep", show=False)]
+    BINDINGS = [
+        Binding("escape", "keep", "Keep running", show=False),
+        Binding("y", "stop", "Stop", show=False),
+        Binding("n", "keep", "Keep", show=False),
+    ]
 
     def __init__(self, title: str) -> None:
         super().__init__()
@@ -290,9 +336,17 @@ class LiveViewWidget(Vertical, can_focus=True):
     """
     BINDINGS = [Binding("escape", "stop", "Stop the view", show=False)]
 
-    def __init__(self, view_id: str, title: str, nodes: tuple[Any, ...], *,
-                 placement: str = "inline", key: str | None = None, owner: str = "",
-                 send: Send | None = None) -> None:
+    def __init__(
+        self,
+        view_id: str,
+        title: str,
+        nodes: tuple[Any, ...],
+        *,
+        placement: str = "inline",
+        key: str | None = None,
+        owner: str = "",
+        send: Send | None = None,
+    ) -> None:
         super().__init__(classes=f"live-view live-{placement}")
         self.view_id = view_id
         self.view_title = title
@@ -307,8 +361,9 @@ class LiveViewWidget(Vertical, can_focus=True):
         self.border_title = title
 
     @classmethod
-    def from_plain(cls, view_id: str, title: str, nodes: list[Any], **kwargs: Any
-                   ) -> LiveViewWidget:
+    def from_plain(
+        cls, view_id: str, title: str, nodes: list[Any], **kwargs: Any
+    ) -> LiveViewWidget:
         return cls(view_id, title, tuple(from_plain(nodes)), **kwargs)
 
     def compose(self) -> Any:
@@ -385,8 +440,7 @@ class LiveViewWidget(Vertical, can_focus=True):
         for button in self.query(ButtonView):
             button.disabled = True
         for spinner in self.query(SpinnerView):
-            spinner.show(Spinner(spinner.node.id, spinner.node.variant, False,
-                                 spinner.node.label))
+            spinner.show(Spinner(spinner.node.id, spinner.node.variant, False, spinner.node.label))
         self.set_class(reason in ("cancelled", "error", "failed"), "-failed")
         self._show_state()
 
@@ -398,8 +452,7 @@ class LiveViewWidget(Vertical, can_focus=True):
             return
         footer.display = bool(self.summary) or self.state == "stopping"
         if self.state == "stopping":
-            footer.update(Content.styled("Stopping… waiting for the extension",
-                                         "$text-warning"))
+            footer.update(Content.styled("Stopping… waiting for the extension", "$text-warning"))
             self.border_subtitle = "stopping"
         else:
             footer.update(Content.styled(self.summary or "", "$text-muted"))
@@ -470,8 +523,11 @@ class LivePanel(VerticalScroll):
 
 
 def _views(target: Any) -> list[LiveViewWidget]:
-    return list(target.transcript.screen.query(LiveViewWidget)) if target.transcript.is_attached \
+    return (
+        list(target.transcript.screen.query(LiveViewWidget))
+        if target.transcript.is_attached
         else []
+    )
 
 
 def find_view(target: Any, view_id: str) -> LiveViewWidget | None:
@@ -484,12 +540,18 @@ def _opened(target: Any, event: LiveOpened) -> None:
     interaction = getattr(host, "interaction", None)
     send: Send | None = None
     if interaction is not None:
+
         def send(live_event: LiveEvent) -> None:
             interaction.live_event(live_event.view_id, live_event)
 
     widget = LiveViewWidget.from_plain(
-        event.view_id, event.title, event.nodes, placement=event.placement, key=event.key,
-        owner=event.owner, send=send,
+        event.view_id,
+        event.title,
+        event.nodes,
+        placement=event.placement,
+        key=event.key,
+        owner=event.owner,
+        send=send,
     )
     if event.placement == "panel":
         screen = target.transcript.screen
@@ -519,7 +581,7 @@ def _last_view_after(turn: Widget, row: Widget) -> Widget:
     """The row, or the last live view already shown right under it."""
     siblings = list(turn.children)
     anchor = row
-    for sibling in siblings[siblings.index(row) + 1:]:
+    for sibling in siblings[siblings.index(row) + 1 :]:
         if not isinstance(sibling, LiveViewWidget):
             break
         anchor = sibling

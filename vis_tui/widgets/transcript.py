@@ -178,9 +178,7 @@ class Transcript(SteadyScroll, can_focus=False):
             self.turns.pop(view.turn_id, None)
             self._stored.pop(view.turn_id, None)
 
-    def _trimmable(
-        self, views: list[TurnView | StoredTurnView]
-    ) -> list[TurnView | StoredTurnView]:
+    def _trimmable(self, views: list[TurnView | StoredTurnView]) -> list[TurnView | StoredTurnView]:
         """The leading run of ``views`` that can be rebuilt from the store (ended, stored)."""
         run: list[TurnView | StoredTurnView] = []
         for view in views:

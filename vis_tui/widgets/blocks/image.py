@@ -141,8 +141,9 @@ def load_picture(path: Path, limit: tuple[int, int]) -> tuple[tuple[int, int], A
     with PILImage.open(path) as opened:
         natural = opened.size
         opened.draft("RGB", limit)  # JPEG decodes straight at a smaller scale
-        picture = opened.convert("RGBA" if "A" in opened.getbands() or "transparency"
-                                 in opened.info else "RGB")
+        picture = opened.convert(
+            "RGBA" if "A" in opened.getbands() or "transparency" in opened.info else "RGB"
+        )
     picture.thumbnail(limit)
     return natural, picture
 
@@ -210,7 +211,8 @@ class ImageBlock(Vertical):
     def on_mount(self) -> None:
         deterministic = _deterministic(self)
         detected = detect_graphics(
-            os.environ, is_tty=bool(sys.__stdout__ and sys.__stdout__.isatty()),
+            os.environ,
+            is_tty=bool(sys.__stdout__ and sys.__stdout__.isatty()),
             deterministic=deterministic,
         )
         found = resolve_image(self.block, self.context)
@@ -224,8 +226,12 @@ class ImageBlock(Vertical):
         self._mode = detected.mode
         self._cell = DEFAULT_CELL if deterministic else cell_pixels()
         limit = (max(1, self.app.size.width) * self._cell[0], MAX_ROWS * self._cell[1])
-        self.run_worker(partial(load_picture, found, limit), thread=True, group="image-load",
-                        exit_on_error=False)
+        self.run_worker(
+            partial(load_picture, found, limit),
+            thread=True,
+            group="image-load",
+            exit_on_error=False,
+        )
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker

@@ -122,7 +122,8 @@ async def test_patch_repaired_file_holds_repaired_source(extension, scripted, wo
             {"code": 'r = await patch("tabs.py", 0, "def f():\\n\\treturn 1\\n")\nprint(r)'},
             {"code": 'print(await cat("app.py"))'},
             {
-                "code": 'print(await patch("app.py", 1, [{"start": 2, "end": 2, "text": "b = 20\\n"}]))'
+                "code": 'print(await patch("app.py", 1, '
+                '[{"start": 2, "end": 2, "text": "b = 20\\n"}]))'
             },
             {"text": "done"},
         ]

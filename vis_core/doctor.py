@@ -36,7 +36,7 @@ def run_doctor(workspace: Path) -> int:
 
 async def _check_host(workspace: Path) -> int:
     """Open the Host a session here would use and print its model, notes and extensions."""
-    from vis_core.extensions import describe
+    from vis_core.extension_host.doctor import describe
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
 

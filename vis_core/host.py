@@ -14,11 +14,14 @@ from vis_core.agent.session import AgentSession, DirectTool, SessionModel, TurnL
 from vis_core.commands import CommandRegistry, CommandResult, err, ok
 from vis_core.config import UserConfig, load_config
 from vis_core.events import Event, SessionCreated
-from vis_core.extension.environment import extension_environment
 from vis_core.extension.metadata import build_metadata
-from vis_core.extension.session_kit import SessionKit
 from vis_core.extension.state import bind_store, unbind_store
-from vis_core.extensions import LoadedExtensions, describe, extension_prompts, load_extensions
+from vis_core.extension_host.doctor import describe
+from vis_core.extension_host.environment import extension_environment
+from vis_core.extension_host.loaded import LoadedExtensions
+from vis_core.extension_host.loader import load_extensions
+from vis_core.extension_host.prompts import extension_prompts
+from vis_core.extension_host.session_kit import SessionKit
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.paths import TrustStore, VisPaths, find_project_root
@@ -79,7 +82,7 @@ class Host:
         self.model_label = "no model"
         self.model_problem: str | None = None
         self._resolve_model()
-        from vis_core.extension.gateway import attach_host
+        from vis_core.extension_host.gateway import attach_host
 
         try:
             attach_host(self, asyncio.get_running_loop())
@@ -291,7 +294,7 @@ class Host:
 
     def _session(self, session_id: str, title: str, history: list[Event]) -> AgentSession:
         from vis_core.extension.attachments import attachment_tools
-        from vis_core.extensions.guides import extension_guides
+        from vis_core.extension_host.guides import extension_guides
         from vis_core.sandbox import Sandbox, ToolEntry
         from vis_core.tools import ToolContext, builtin_tools
         from vis_core.tools.discovery import Guide, discovery_tools
@@ -404,7 +407,7 @@ class Host:
         self.sessions.clear()
         self.settings.uninstall()
         unbind_store(self.store)
-        from vis_core.extension.gateway import detach_host
+        from vis_core.extension_host.gateway import detach_host
 
         detach_host(self)
         self.store.close()

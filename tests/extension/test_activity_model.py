@@ -25,7 +25,7 @@ from vis_core.extension.activity import (
     step_counts,
     to_plain,
 )
-from vis_core.extension.activity_paths import shorten_presentation
+from vis_core.extension_host.activity_paths import shorten_presentation
 
 
 def test_a_full_presentation_is_accepted_and_round_trips():

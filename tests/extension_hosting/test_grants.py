@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import vis_core.extension as vis
-from vis_core.extensions import load_extensions
+from vis_core.extension_host.loader import load_extensions
 
 from .harness import install_extension
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.extension.environment import (
+from vis_core.extension_host.environment import (
     ProjectEnvironmentError,
     extension_environment,
     project_environment,

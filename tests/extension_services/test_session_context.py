@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.extension.session_context import clean_contribution, deep_merge
+from vis_core.extension_host.session_context import clean_contribution, deep_merge
 
 ALPHA = """
 import vis_core.extension as vis

@@ -146,7 +146,7 @@ async def test_state_before_registering_fails_the_load(extension, vis_home: Path
         vis.register_extension(vis.Extension(name="early", description="Too early."))
     """,
     )
-    from vis_core.extensions import load_extensions
+    from vis_core.extension_host.loader import load_extensions
 
     loaded = load_extensions(paths=VisPaths.from_env(), bundled=None, include_packages=False)
     (error,) = loaded.errors

@@ -11,7 +11,8 @@ import pytest
 
 import vis_core.extension as vis
 from vis_core.extension.context import CallContext, calling
-from vis_core.extensions import bundled_dir, load_extensions
+from vis_core.extension_host.discovery import bundled_dir
+from vis_core.extension_host.loader import load_extensions
 from vis_core.tools.registry import HostTool
 
 

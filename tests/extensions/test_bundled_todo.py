@@ -10,12 +10,10 @@ import pytest
 
 import vis_core.extension as vis
 from vis_core.extension.declarations import callback_env
-from vis_core.extensions import (
-    LoadedExtension,
-    bundled_dir,
-    extension_context,
-    load_extensions,
-)
+from vis_core.extension_host.discovery import bundled_dir
+from vis_core.extension_host.loaded import LoadedExtension
+from vis_core.extension_host.loader import load_extensions
+from vis_core.extension_host.prompts import extension_context
 
 
 @pytest.fixture

@@ -8,8 +8,8 @@ from pathlib import Path
 import yaml
 
 from vis_core.events import BlockFinished, TurnStatus
-from vis_core.extensions import load_extensions
-from vis_core.extensions.guides import extension_guides
+from vis_core.extension_host.guides import extension_guides
+from vis_core.extension_host.loader import load_extensions
 from vis_core.host import Host, HostOptions
 from vis_core.paths import VisPaths
 

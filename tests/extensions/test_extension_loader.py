@@ -12,12 +12,10 @@ import pytest
 
 from vis_core.extension.declarations import set_value_resolver
 from vis_core.extension.metadata import build_metadata
-from vis_core.extensions import (
-    ExtensionSource,
-    ExtensionStatus,
-    describe,
-    load_extensions,
-)
+from vis_core.extension_host.discovery import ExtensionSource
+from vis_core.extension_host.doctor import describe
+from vis_core.extension_host.loaded import ExtensionStatus
+from vis_core.extension_host.loader import load_extensions
 from vis_core.paths import VisPaths
 
 Installer = Callable[..., Path]

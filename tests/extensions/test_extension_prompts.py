@@ -9,12 +9,8 @@ from pathlib import Path
 import pytest
 
 from vis_core.extension.declarations import callback_env
-from vis_core.extensions import (
-    active_extensions,
-    extension_context,
-    extension_prompts,
-    load_extensions,
-)
+from vis_core.extension_host.loader import load_extensions
+from vis_core.extension_host.prompts import active_extensions, extension_context, extension_prompts
 from vis_core.paths import VisPaths
 
 Installer = Callable[..., Path]

@@ -6,7 +6,8 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from vis_core.extension.hooks import OperationBlocked, OpHooks
+from vis_core.extension.hooks import OperationBlocked
+from vis_core.extension_host.hooks import OpHooks
 from vis_core.sandbox.host import BlockResult
 
 log = logging.getLogger(__name__)

@@ -22,8 +22,8 @@ from vis_core.extension.activity import (
     ActivityState,
     SymbolTag,
 )
-from vis_core.extension.activity_paths import shorten_presentation
 from vis_core.extension.context import CallContext, calling
+from vis_core.extension_host.activity_paths import shorten_presentation
 from vis_core.sandbox.host import HandleCall
 from vis_core.sandbox.wire import HandleMethod, HostHandle
 from vis_core.tools.registry import HostTool, ToolRegistry

@@ -65,7 +65,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "jailed_shell",
         "shell",
     ),
-    "vis_core.extension.gateway": ("GatewayError",),
+    "vis_core.extension.errors": ("GatewayError",),
     "vis_core.extension.grants": ("Grant",),
     "vis_core.extension.hooks": (
         "OperationBlocked",
@@ -207,6 +207,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         ok,
         register_extension,
     )
+    from vis_core.extension.errors import GatewayError
     from vis_core.extension.forms import (
         Answer,
         AnswerReason,
@@ -232,7 +233,6 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         slider,
     )
     from vis_core.extension.fs import fs, jailed_shell, shell
-    from vis_core.extension.gateway import GatewayError
     from vis_core.extension.grants import Grant
     from vis_core.extension.hooks import OperationBlocked, block, repair, strings_of
     from vis_core.extension.live import LiveEvent, LiveEventKind, LiveView, live

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.extension.context import CallContext
-from vis_core.extension.gateway import bound_call, host_of
+from vis_core.extension_host.gateway import bound_call, host_of
 from vis_core.paths import VisPaths
 from vis_core.providers.base import ImagePart
 

@@ -351,7 +351,7 @@ _standalone: dict[str, Extension] = {}
 @contextmanager
 def registering(path: Path, environment: Mapping[str, str] | None = None) -> Iterator[Registration]:
     """Collect the ``register_extension`` call of the entry file at ``path`` (loader use)."""
-    from vis_core.extension.environment import copy_environment
+    from vis_core.extension_host.environment import copy_environment
 
     registration = Registration(Path(path), copy_environment(environment))
     token = _loading.set(registration)
@@ -392,7 +392,7 @@ def register_extension(extension: Extension) -> None:
             f"{registration.declaration.name!r}, then for {extension.name!r}); "
             "call it once per entry file"
         )
-    from vis_core.extension.environment import names_to_pass
+    from vis_core.extension_host.environment import names_to_pass
 
     # declared names, and names the project itself defines (these need no declaration)
     for var in names_to_pass(extension.env, registration.environment):

@@ -68,7 +68,7 @@ def notify(text: str, kind: str = "info") -> None:
         )
     if not isinstance(text, str) or not text.strip():
         raise ValueError("vis.notify needs nonblank text")
-    from vis_core.extension.services import services_for
+    from vis_core.extension_host.services import services_for
 
     emit = services_for(current_call()).get("notify")
     if emit is None:

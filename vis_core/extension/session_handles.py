@@ -14,7 +14,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension.gateway import (
+from vis_core.extension.sessions import (
+    ORIGIN_STATE,
+    resolve_session,
+    search_rows,
+    session_data,
+)
+from vis_core.extension.unavailable import OUT_OF_SCOPE
+from vis_core.extension_host.gateway import (
     GatewayCode,
     GatewayError,
     bound_call,
@@ -25,13 +32,6 @@ from vis_core.extension.gateway import (
     run_on_loop,
     shown_change,
 )
-from vis_core.extension.sessions import (
-    ORIGIN_STATE,
-    resolve_session,
-    search_rows,
-    session_data,
-)
-from vis_core.extension.unavailable import OUT_OF_SCOPE
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession

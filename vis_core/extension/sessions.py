@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension.gateway import bound_call, host_for_read
+from vis_core.extension_host.gateway import bound_call, host_for_read
 
 if TYPE_CHECKING:
     from vis_core.store import Store

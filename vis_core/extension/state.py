@@ -35,7 +35,7 @@ def unbind_store(store: Store) -> None:
 
 
 def _store() -> Store:
-    from vis_core.extension.services import services_for
+    from vis_core.extension_host.services import services_for
 
     store = services_for(current_call()).get("store")
     if store is not None:

@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from vis_core.extension.context import CallContext, current_call
-from vis_core.extension.gateway import bound_call, run_on_loop
+from vis_core.extension_host.gateway import bound_call, run_on_loop
 from vis_core.sandbox.proxies import VisToolError
 
 __all__ = ["AttrDict", "Tools", "VisToolError", "call_tool", "tools"]

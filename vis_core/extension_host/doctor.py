@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from vis_core.extensions.loaded import ExtensionStatus, LoadedExtensions
+from vis_core.extension_host.loaded import ExtensionStatus, LoadedExtensions
 
 
 @dataclass(frozen=True)

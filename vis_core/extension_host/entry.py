@@ -13,7 +13,7 @@ from types import CodeType, ModuleType
 
 from vis_core.extension.declarations import Extension, registering
 from vis_core.extension.metadata import build_metadata
-from vis_core.extensions.discovery import Candidate
+from vis_core.extension_host.discovery import Candidate
 
 
 @dataclass(frozen=True)

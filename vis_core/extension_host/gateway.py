@@ -8,40 +8,17 @@ import threading
 import weakref
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.extension.activity import ActivityPresentation, SymbolTag
 from vis_core.extension.context import CallContext, current_call
+from vis_core.extension.errors import OUTSIDE_VIS, GatewayCode, GatewayError
 from vis_core.tools.display import one_line
 
 if TYPE_CHECKING:
     from vis_core.host import Host
 
 T = TypeVar("T")
-
-OUTSIDE_VIS = (
-    "runs only inside a Vis process (an extension tool, command or callback); outside Vis, "
-    "use the SDK client or import the other package directly"
-)
-
-
-class GatewayCode(StrEnum):
-    """Why Vis refused a host call (status 403)."""
-
-    FORBIDDEN_ROUTE = "forbidden-route"
-    FORBIDDEN_SESSION = "forbidden-session"
-    SESSION_NOT_BOUND = "session-not-bound"
-
-
-class GatewayError(RuntimeError):
-    """A host call that Vis refused; ``status`` is 403 and ``code`` says why."""
-
-    def __init__(self, code: GatewayCode | str, message: str) -> None:
-        self.status = 403
-        self.code = GatewayCode(code)
-        super().__init__(f"{self.code.value}: {message}")
-
 
 _hosts: weakref.WeakSet[Host] = weakref.WeakSet()
 _loops: weakref.WeakKeyDictionary[Host, asyncio.AbstractEventLoop] = weakref.WeakKeyDictionary()

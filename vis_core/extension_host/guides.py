@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from vis_core.extensions.loaded import LoadedExtension, LoadedExtensions
+from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.tools.discovery import Guide
 
 log = logging.getLogger(__name__)

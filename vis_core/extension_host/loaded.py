@@ -11,8 +11,8 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.extension.declarations import Extension, Setting, SlashCommand
-from vis_core.extensions.discovery import ExtensionSource
-from vis_core.extensions.entry import LoadError
+from vis_core.extension_host.discovery import ExtensionSource
+from vis_core.extension_host.entry import LoadError
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
@@ -125,6 +125,6 @@ class LoadedExtensions:
 
     def reload(self) -> LoadedExtensions:
         """Re-read every extension with the same options (fresh module objects)."""
-        from vis_core.extensions.loader import reload
+        from vis_core.extension_host.loader import reload
 
         return reload(self)

@@ -11,10 +11,10 @@ from types import ModuleType
 from typing import Any
 
 from vis_core.extension.declarations import CORE_OWNER, CORE_SETTING_IDS, Extension
-from vis_core.extension.environment import copy_environment
-from vis_core.extensions.discovery import Candidate, bundled_dir, discover
-from vis_core.extensions.entry import EntryFailed, LoadError, execute_entry
-from vis_core.extensions.loaded import (
+from vis_core.extension_host.discovery import Candidate, bundled_dir, discover
+from vis_core.extension_host.entry import EntryFailed, LoadError, execute_entry
+from vis_core.extension_host.environment import copy_environment
+from vis_core.extension_host.loaded import (
     ExtensionStatus,
     LoadedExtension,
     LoadedExtensions,

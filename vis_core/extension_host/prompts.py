@@ -6,7 +6,7 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from vis_core.extensions.loaded import LoadedExtension, LoadedExtensions
+from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 
 log = logging.getLogger(__name__)
 RESERVED_PREFIXES = ("engine_", "session_")

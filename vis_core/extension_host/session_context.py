@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from vis_core.extension.context import CallContext, calling
 
 if TYPE_CHECKING:
-    from vis_core.extensions.loaded import LoadedExtensions
+    from vis_core.extension_host.loaded import LoadedExtensions
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ def collect_context(
     context_for: Callable[[str], CallContext] | None = None,
 ) -> dict[str, Any]:
     """Every active extension's ``ctx(env)`` deep-merged; a failing one adds nothing."""
-    from vis_core.extensions.prompts import is_active
+    from vis_core.extension_host.prompts import is_active
 
     merged: dict[str, Any] = {}
     if loaded is None:

@@ -8,10 +8,10 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.declarations import callback_env
-from vis_core.extension.hooks import OpHooks
-from vis_core.extension.services import SessionServices, register_services, unregister_services
-from vis_core.extension.session_context import collect_context, session_dict
-from vis_core.extension.tool_hooks import ToolHooks
+from vis_core.extension_host.hooks import OpHooks
+from vis_core.extension_host.services import SessionServices, register_services, unregister_services
+from vis_core.extension_host.session_context import collect_context, session_dict
+from vis_core.extension_host.tool_hooks import ToolHooks
 
 if TYPE_CHECKING:
     from vis_core.agent.hooked_sandbox import HookedSandbox

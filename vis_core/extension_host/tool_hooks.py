@@ -10,13 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.extension.declarations import OpHookPhase
-from vis_core.extension.hooks import (
-    OperationBlocked,
-    OpHooks,
-    diff_hunks,
-    preview_spans,
-    text_lines,
-)
+from vis_core.extension.hooks import OperationBlocked
+from vis_core.extension_host.hooks import OpHooks, diff_hunks, preview_spans, text_lines
 
 PatchGuard = Callable[[str, str, str, list[str], Any, bool], tuple[Any, tuple[str, ...]]]
 

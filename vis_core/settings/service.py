@@ -15,8 +15,8 @@ from vis_core.extension.settings_decl import (
     SettingScope,
     set_value_resolver,
 )
-from vis_core.extensions.discovery import ExtensionSource
-from vis_core.extensions.loaded import ExtensionStatus, LoadedExtension, LoadedExtensions
+from vis_core.extension_host.discovery import ExtensionSource
+from vis_core.extension_host.loaded import ExtensionStatus, LoadedExtension, LoadedExtensions
 from vis_core.settings.core import CORE_SETTINGS, NEEDS_TRUST
 from vis_core.settings.redact import Redactor
 from vis_core.settings.storage import GlobalFile, ProjectFiles, ProjectValues, SecretsFile

@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.extension.settings_decl import Setting
-from vis_core.extensions.guides import guides_of
-from vis_core.extensions.loaded import ExtensionStatus, LoadedExtension, LoadedExtensions
+from vis_core.extension_host.guides import guides_of
+from vis_core.extension_host.loaded import ExtensionStatus, LoadedExtension, LoadedExtensions
 from vis_core.settings.core import CORE_SETTINGS
 from vis_core.settings.service import SettingOwner
 from vis_core.tools.discovery import Guide

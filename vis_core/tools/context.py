@@ -29,7 +29,7 @@ class ToolContext:
     jail: bool = False
     versions: FileVersions = field(default_factory=FileVersions)
     shells: ShellManager = field(default_factory=ShellManager)
-    # op hooks of the session's extensions (``vis_core.extension.tool_hooks.ToolHooks``)
+    # op hooks of the session's extensions (``vis_core.extension_host.tool_hooks.ToolHooks``)
     hooks: Any = None
 
     def __post_init__(self) -> None:

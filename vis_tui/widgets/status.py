@@ -9,7 +9,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from vis_core.events import Usage
-from vis_core.extension.activity_paths import shorten_path
+from vis_core.extension_host.activity_paths import shorten_path
 
 
 def _tokens(count: int) -> str:

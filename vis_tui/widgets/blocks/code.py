@@ -11,7 +11,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from vis_core.extension.activity import ActivityCode, ActivityDiff
-from vis_core.extension.activity_paths import shorten_path
+from vis_core.extension_host.activity_paths import shorten_path
 from vis_tui.widgets.blocks.registry import BlockContext, renders
 from vis_tui.widgets.paths import PathChip
 

@@ -10,7 +10,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 
 from vis_core.extension.activity import ActivityTable
-from vis_core.extension.activity_paths import shorten_path, shorten_paths_in
+from vis_core.extension_host.activity_paths import shorten_path, shorten_paths_in
 from vis_tui.widgets.blocks.registry import BlockContext, renders
 from vis_tui.widgets.paths import PathChip, click_style
 

@@ -1,0 +1,27 @@
+"""Errors the SDK raises for host calls: ``GatewayError`` (403) and the text outside Vis."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+OUTSIDE_VIS = (
+    "runs only inside a Vis process (an extension tool, command or callback); outside Vis, "
+    "use the SDK client or import the other package directly"
+)
+
+
+class GatewayCode(StrEnum):
+    """Why Vis refused a host call (status 403)."""
+
+    FORBIDDEN_ROUTE = "forbidden-route"
+    FORBIDDEN_SESSION = "forbidden-session"
+    SESSION_NOT_BOUND = "session-not-bound"
+
+
+class GatewayError(RuntimeError):
+    """A host call that Vis refused; ``status`` is 403 and ``code`` says why."""
+
+    def __init__(self, code: GatewayCode | str, message: str) -> None:
+        self.status = 403
+        self.code = GatewayCode(code)
+        super().__init__(f"{self.code.value}: {message}")

@@ -15,7 +15,7 @@ import uuid
 from pathlib import Path
 
 from vis_core.events import ActivityEnded, ActivityStarted, Event
-from vis_core.extension.activity import (
+from vis_core.model.activity import (
     ActivityCode,
     ActivityPresentation,
     ActivityRecord,

@@ -28,7 +28,8 @@ ACTIVITIES_PER_TURN = 5
 
 
 def build_store(home: Path, workspace: Path) -> str:
-    from vis_core.events import SessionCreated, TurnStatus
+    from vis_core.events import SessionCreated
+    from vis_core.model.turn import TurnStatus
     from vis_core.store import Store
     from vis_tui.demo import every_block_records, turn_events
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from textual.pilot import Pilot
 
-from vis_core.events import TurnStatus
 from vis_core.host import HostOptions
+from vis_core.model.turn import TurnStatus
 from vis_tui.app import VisApp
 from vis_tui.demo import every_block_records, failed_verification_record, turn_events
 from vis_tui.widgets.activity import ActivityRow, SectionView

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
-from enum import StrEnum
 from typing import Any, ClassVar
 
 import orjson
 
-from vis_core.extension.activity import (
+from vis_core.model.activity import (
     ActivityRecord,
     ActivityState,
     SymbolTag,
@@ -16,37 +15,9 @@ from vis_core.extension.activity import (
     from_plain,
     to_plain,
 )
-
-
-class TurnStatus(StrEnum):
-    RUNNING = "running"
-    COMPLETED = "completed"
-    FAILED = "failed"
-    CANCELLED = "cancelled"
-    MAX_ITERATIONS = "max_iterations"
-
-
-@dataclass(frozen=True)
-class Usage:
-    """Token usage of one model request (or a sum of several)."""
-
-    input: int = 0
-    output: int = 0
-    cache_read: int = 0
-    cache_write: int = 0
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.input + other.input,
-            self.output + other.output,
-            self.cache_read + other.cache_read,
-            self.cache_write + other.cache_write,
-        )
-
-    @property
-    def total(self) -> int:
-        return self.input + self.output + self.cache_read + self.cache_write
-
+from vis_core.model.notify import NotifyKind
+from vis_core.model.turn import TurnStatus
+from vis_core.model.usage import Usage
 
 _EVENT_TYPES: dict[str, type[Event]] = {}
 
@@ -221,8 +192,13 @@ class UsageReported(Event):
 
 @dataclass(frozen=True)
 class Notification(Event):
+    """A toast in the session: ``kind`` is one closed set from ``vis.notify`` to the TUI."""
+
     text: str = ""
-    kind: str = "info"
+    kind: NotifyKind = NotifyKind.INFO
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", NotifyKind(self.kind))
 
 
 @dataclass(frozen=True)

@@ -22,14 +22,14 @@ from vis_core.events import (
     LiveUpdated,
     TurnEnded,
     TurnStarted,
-    TurnStatus,
 )
-from vis_core.extension.activity import ActivityState
 from vis_core.extension.context import CallContext, calling, current_call
 from vis_core.extension.forms import Answer, AnswerReason, Form
 from vis_core.extension.live import LiveEvent, LiveSink, LiveView, Placement
 from vis_core.extension.live_nodes import to_plain
 from vis_core.extension.live_updates import LiveUpdate
+from vis_core.model.activity import ActivityState
+from vis_core.model.turn import TurnStatus
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ from vis_core.events import (
     Event,
     Notification,
     TurnEnded,
-    TurnStatus,
 )
-from vis_core.extension.activity import ActivityRecord, ActivityState, SymbolTag, step_counts
+from vis_core.model.activity import ActivityRecord, ActivityState, SymbolTag, step_counts
+from vis_core.model.turn import TurnStatus
 
 EXIT_CODES = {
     TurnStatus.COMPLETED: 0,

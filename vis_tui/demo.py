@@ -11,9 +11,8 @@ from vis_core.events import (
     IterationStarted,
     TurnEnded,
     TurnStarted,
-    TurnStatus,
 )
-from vis_core.extension.activity import (
+from vis_core.model.activity import (
     ActivityAudio,
     ActivityCode,
     ActivityDiff,
@@ -33,6 +32,7 @@ from vis_core.extension.activity import (
     ActivityVideo,
     SymbolTag,
 )
+from vis_core.model.turn import TurnStatus
 
 CLOCK = 1_700_000_000.0
 

@@ -21,7 +21,8 @@ from vis_core.events import (
     TurnStarted,
     UsageReported,
 )
-from vis_core.extension.activity import ActivityState
+from vis_core.model.activity import ActivityState
+from vis_core.model.notify import NotifyKind
 from vis_tui.widgets.status import StatusBar
 from vis_tui.widgets.transcript import Transcript
 
@@ -32,7 +33,7 @@ class EventTarget(Protocol):
     transcript: Transcript
     status_bar: StatusBar
 
-    def toast(self, text: str, kind: str) -> None: ...
+    def toast(self, text: str, kind: NotifyKind) -> None: ...
     def turn_finished(self, event: TurnEnded) -> None: ...
 
 

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from vis_core.events import TurnStatus
-from vis_core.extension.activity import ActivityRecord
+from vis_core.model.activity import ActivityRecord
+from vis_core.model.turn import TurnStatus
 
 
 @dataclass(frozen=True)

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import yaml
 
-from vis_core.events import BlockFinished, TurnStatus
-from vis_core.extension.activity import ActivityState, SymbolTag
+from vis_core.events import BlockFinished
 from vis_core.host import Host, HostOptions
+from vis_core.model.activity import ActivityState, SymbolTag
+from vis_core.model.turn import TurnStatus
 
 BLOCK = """
 h = await shell("python3 echo_input.py")

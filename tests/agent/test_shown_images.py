@@ -9,9 +9,10 @@ from pathlib import Path
 import yaml
 
 from vis_core.agent.conversation import ConversationBuilder, conversation_from_events
-from vis_core.events import BlockFinished, TurnStatus
+from vis_core.events import BlockFinished
 from vis_core.extension.attachments import load_shown_image
 from vis_core.host import Host, HostOptions
+from vis_core.model.turn import TurnStatus
 from vis_core.providers.base import ImagePart, ThinkingPart
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x01" * 16

@@ -13,10 +13,10 @@ from vis_core.events import (
     BlockFinished,
     IterationStarted,
     TurnEnded,
-    TurnStatus,
 )
-from vis_core.extension.activity import ActivityState
 from vis_core.host import Host, HostOptions
+from vis_core.model.activity import ActivityState
+from vis_core.model.turn import TurnStatus
 
 
 def write_script(path: Path, responses: list[dict]) -> Path:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from vis_core.contracts import HelpDocument, NamespaceSpec, ToolSpec
-from vis_core.extension.activity import Activity
 from vis_core.extension.catalog import Catalog
 from vis_core.extension.symbols import Symbol, method
 from vis_core.extension.testing import assert_catalog
+from vis_core.model.activity import Activity
 
 from .examples import REPORT_ACTIVITY, Greeter, report
 

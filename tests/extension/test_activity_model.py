@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from vis_core.extension.activity import (
+from vis_core.extension_host.activity_paths import shorten_presentation
+from vis_core.model.activity import (
     Activity,
     ActivityAudio,
     ActivityCode,
@@ -25,7 +26,6 @@ from vis_core.extension.activity import (
     step_counts,
     to_plain,
 )
-from vis_core.extension_host.activity_paths import shorten_presentation
 
 
 def test_a_full_presentation_is_accepted_and_round_trips():

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 import vis_core.extension as vis
-from vis_core.events import TurnStatus
+from vis_core.model.turn import TurnStatus
 
 GUARD = """
 import vis_core.extension as vis

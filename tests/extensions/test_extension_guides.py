@@ -7,10 +7,11 @@ from pathlib import Path
 
 import yaml
 
-from vis_core.events import BlockFinished, TurnStatus
+from vis_core.events import BlockFinished
 from vis_core.extension_host.guides import extension_guides
 from vis_core.extension_host.loader import load_extensions
 from vis_core.host import Host, HostOptions
+from vis_core.model.turn import TurnStatus
 from vis_core.paths import VisPaths
 
 ENTRY = '''"""A folder extension with a guide and a skill."""

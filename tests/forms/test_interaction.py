@@ -18,16 +18,16 @@ from vis_core.events import (
     LiveOpened,
     LiveUpdated,
     TurnEnded,
-    TurnStatus,
 )
 from vis_core.extension import forms as F
 from vis_core.extension import live_nodes as N
-from vis_core.extension.activity import ActivityRecord, ActivityState, SymbolTag
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension.forms import AnswerReason
 from vis_core.extension.live import LiveEvent, LiveEventKind, live
 from vis_core.host import Host, HostOptions
 from vis_core.interaction import FormRequest
+from vis_core.model.activity import ActivityRecord, ActivityState, SymbolTag
+from vis_core.model.turn import TurnStatus
 
 
 @pytest.fixture

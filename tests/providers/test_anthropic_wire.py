@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from vis_core.events import Usage
+from vis_core.model.usage import Usage
 from vis_core.providers.anthropic_provider import AnthropicProvider
 from vis_core.providers.base import (
     Message,

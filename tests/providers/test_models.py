@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vis_core.events import Usage
+from vis_core.model.usage import Usage
 from vis_core.providers.base import ProviderConfigError
 from vis_core.providers.models import DEFAULT_MODEL_INFO, KNOWN_MODELS, is_known_model, lookup_model
 

@@ -7,7 +7,7 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from vis_core.events import Usage
+from vis_core.model.usage import Usage
 from vis_core.providers.base import (
     ProviderConfigError,
     ProviderError,

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.events import Usage
+from vis_core.model.usage import Usage
 from vis_core.providers.base import (
     ModelRequest,
     ProviderConfigError,

@@ -10,8 +10,9 @@ from typing import Any
 
 import pytest
 
-from vis_core.events import AssistantThinking, BlockFinished, TurnStatus
+from vis_core.events import AssistantThinking, BlockFinished
 from vis_core.host import Host, HostOptions
+from vis_core.model.turn import TurnStatus
 
 from .wire_servers import WireServer, WireToolCall, anthropic_reply, openai_reply
 

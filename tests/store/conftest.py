@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.extension.activity import (
+from vis_core.model.activity import (
     ActivityCode,
     ActivityPresentation,
     ActivityRecord,

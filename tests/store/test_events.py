@@ -20,13 +20,13 @@ from vis_core.events import (
     SessionCreated,
     TurnEnded,
     TurnStarted,
-    TurnStatus,
-    Usage,
     UsageReported,
     activity_to_dict,
     event_payload,
 )
-from vis_core.extension.activity import ActivityState
+from vis_core.model.activity import ActivityState
+from vis_core.model.turn import TurnStatus
+from vis_core.model.usage import Usage
 from vis_core.store import Store, StoreError
 
 from .conftest import make_record

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vis_core.events import ActivityEnded, ActivityStarted, Notification, event_payload
-from vis_core.extension.activity import ActivityState
+from vis_core.model.activity import ActivityState
 from vis_core.store import APPLICATION_ID, Store, database
 from vis_core.store.schema import MIGRATIONS
 

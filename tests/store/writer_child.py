@@ -9,7 +9,7 @@ import time
 import uuid
 
 from vis_core.events import ActivityEnded, ActivityStarted, TurnStarted
-from vis_core.extension.activity import (
+from vis_core.model.activity import (
     ActivityPresentation,
     ActivityRecord,
     ActivityState,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.extension.activity import ActivityTable
+from vis_core.model.activity import ActivityTable
 from vis_core.tools import TestReport
 
 

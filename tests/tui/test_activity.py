@@ -6,8 +6,9 @@ from pathlib import Path
 
 from textual.widgets import Markdown, Static
 
-from vis_core.events import TurnEnded, TurnStatus
-from vis_core.extension.activity import ActivityPresentation, ActivityState
+from vis_core.events import TurnEnded
+from vis_core.model.activity import ActivityPresentation, ActivityState
+from vis_core.model.turn import TurnStatus
 from vis_tui.demo import every_block_records, failed_verification_record, record, turn_events
 from vis_tui.widgets.activity import ActivityRow, SectionView
 from vis_tui.widgets.paths import PathChip

@@ -8,7 +8,7 @@ import pytest
 from PIL import Image as PILImage
 from textual.widgets import Static
 
-from vis_core.extension.activity import ActivityImage, ActivityPresentation, ActivityVideo
+from vis_core.model.activity import ActivityImage, ActivityPresentation, ActivityVideo
 from vis_tui.demo import record, turn_events
 from vis_tui.widgets.blocks.image import (
     GraphicsMode,

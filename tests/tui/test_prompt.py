@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from vis_core.events import TurnStatus
+from vis_core.model.turn import TurnStatus
 from vis_tui.screens.help import HelpScreen
 from vis_tui.widgets.transcript import PlainMessage, SystemMessage
 

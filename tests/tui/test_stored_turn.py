@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from vis_core.events import SessionCreated, TurnStatus
+from vis_core.events import SessionCreated
+from vis_core.model.turn import TurnStatus
 from vis_tui.demo import every_block_records, turn_events
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.stored_turn import StoredTurnView
@@ -117,7 +118,7 @@ def _store_nested(workspace: Path) -> str:
     """One turn whose extension tools called other tools: review.run made two calls, and
     report (shown only at its end) made one call before its own row appeared."""
     from vis_core.events import ActivityEnded, ActivityStarted, TurnEnded, TurnStarted
-    from vis_core.extension.activity import ActivityPresentation as P
+    from vis_core.model.activity import ActivityPresentation as P
     from vis_core.store import Store
     from vis_tui.demo import record
 

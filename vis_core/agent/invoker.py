@@ -15,15 +15,15 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Event
-from vis_core.extension.activity import (
+from vis_core.extension.context import CallContext, calling
+from vis_core.extension_host.activity_paths import shorten_presentation
+from vis_core.model.activity import (
     Activity,
     ActivityPresentation,
     ActivityRecord,
     ActivityState,
     SymbolTag,
 )
-from vis_core.extension.context import CallContext, calling
-from vis_core.extension_host.activity_paths import shorten_presentation
 from vis_core.sandbox.host import HandleCall
 from vis_core.sandbox.wire import HandleMethod, HostHandle
 from vis_core.tools.registry import HostTool, ToolRegistry

@@ -24,11 +24,12 @@ from vis_core.events import (
     Notification,
     TurnEnded,
     TurnStarted,
-    TurnStatus,
-    Usage,
     UsageReported,
 )
 from vis_core.extension.attachments import load_shown_image, take_shown
+from vis_core.model.notify import NotifyKind
+from vis_core.model.turn import TurnStatus
+from vis_core.model.usage import Usage
 from vis_core.providers.base import (
     ImagePart,
     ModelRequest,
@@ -315,7 +316,7 @@ class AgentSession:
                     self.id,
                     text=f"Model request failed ({error}); retrying in {delay:.1f}s "
                     f"(attempt {attempt + 1} of {self.limits.retry_attempts})",
-                    kind="warn",
+                    kind=NotifyKind.WARN,
                 )
             )
 

@@ -1,6 +1,6 @@
 """The public extension SDK, used as ``import vis_core.extension as vis``.
 
-Names load on first use (PEP 562): importing one submodule, e.g. ``vis_core.extension.activity``,
+Names load on first use (PEP 562): importing one submodule, e.g. ``vis_core.model.activity``,
 no longer imports the whole SDK. ``from vis_core.extension import X`` and ``vis.X`` work as before.
 """
 
@@ -20,7 +20,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ToolSpec",
         "TypeSpec",
     ),
-    "vis_core.extension.activity": (
+    "vis_core.model.activity": (
         "Activity",
         "ActivityAudio",
         "ActivityCode",
@@ -167,25 +167,6 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         TypeSpec,
     )
     from vis_core.extension import testing
-    from vis_core.extension.activity import (
-        Activity,
-        ActivityAudio,
-        ActivityCode,
-        ActivityDiff,
-        ActivityFile,
-        ActivityHeading,
-        ActivityImage,
-        ActivityMarkdown,
-        ActivityPresentation,
-        ActivityProgress,
-        ActivitySection,
-        ActivityTable,
-        ActivityTerminal,
-        ActivityTerminalLine,
-        ActivityText,
-        ActivityVideo,
-        SymbolTag,
-    )
     from vis_core.extension.attachments import (
         attach,
         get_attachment,
@@ -262,6 +243,25 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     from vis_core.extension.symbols import Symbol, method
     from vis_core.extension.tools_proxy import VisToolError, tools
     from vis_core.extension.workspace import python_environment, workspace_files
+    from vis_core.model.activity import (
+        Activity,
+        ActivityAudio,
+        ActivityCode,
+        ActivityDiff,
+        ActivityFile,
+        ActivityHeading,
+        ActivityImage,
+        ActivityMarkdown,
+        ActivityPresentation,
+        ActivityProgress,
+        ActivitySection,
+        ActivityTable,
+        ActivityTerminal,
+        ActivityTerminalLine,
+        ActivityText,
+        ActivityVideo,
+        SymbolTag,
+    )
     from vis_core.records.sequence import sequence
 
 __all__ = [

@@ -352,7 +352,7 @@ def show_attachment(target: Any, version: int | None = None) -> dict[str, Any]:
 def attachment_tools() -> list[Any]:
     """The sandbox functions ``attach``, ``list_attachments``, ``get_attachment``,
     ``read_attachment`` and ``show_attachment`` as host tools."""
-    from vis_core.extension.activity import Activity, SymbolTag
+    from vis_core.model.activity import Activity, SymbolTag
     from vis_core.tools.registry import HostTool
 
     return [

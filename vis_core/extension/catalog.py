@@ -6,8 +6,8 @@ from collections.abc import Sequence
 
 from vis_core.contracts.render import render_namespace, render_tool
 from vis_core.contracts.specs import HelpDocument, NamespaceSpec, ToolSpec
-from vis_core.extension.activity import Activity, ActivityPresentation, ActivityText
 from vis_core.extension.symbols import Symbol, method
+from vis_core.model.activity import Activity, ActivityPresentation, ActivityText
 
 
 def _render_spec(

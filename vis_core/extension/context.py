@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vis_core.extension.activity import ActivityPresentation
+from vis_core.model.activity import ActivityPresentation
 
 
 @dataclass(frozen=True)

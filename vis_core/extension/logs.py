@@ -9,10 +9,11 @@ from pathlib import Path
 
 from vis_core.extension.acting import current_extension
 from vis_core.extension.context import current_call
+from vis_core.model.notify import LogLevel, NotifyKind
 from vis_core.paths import VisPaths
 
-LOG_LEVELS = ("trace", "debug", "info", "warn", "error")
-NOTIFY_KINDS = ("info", "success", "warn", "error")
+LOG_LEVELS = tuple(LogLevel)
+NOTIFY_KINDS = tuple(NotifyKind)
 LOG_FILE_NAME = "vis.log"  # the same file as vis_core.settings.logfile
 _write_lock = threading.Lock()
 # Lines are written to the file directly; the logger only echoes them for debugging and does
@@ -57,7 +58,7 @@ def log(level: str, msg: str) -> None:
     write_log(level, msg, source=current_extension() or "vis")
 
 
-def notify(text: str, kind: str = "info") -> None:
+def notify(text: str, kind: NotifyKind | str = NotifyKind.INFO) -> None:
     """Show ``text`` as a notification (info, success, warn, error) in the active session.
 
     Outside a session (loading, or outside Vis) the text goes to the log instead.
@@ -68,11 +69,12 @@ def notify(text: str, kind: str = "info") -> None:
         )
     if not isinstance(text, str) or not text.strip():
         raise ValueError("vis.notify needs nonblank text")
+    kind = NotifyKind(kind)
     from vis_core.extension_host.services import services_for
 
     emit = services_for(current_call()).get("notify")
     if emit is None:
-        level = {"success": "info"}.get(kind, kind)
+        level = LogLevel.INFO if kind is NotifyKind.SUCCESS else LogLevel(kind.value)
         write_log(level, f"notification: {text}", source=current_extension() or "vis")
         return
     emit(text, kind)

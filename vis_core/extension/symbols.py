@@ -15,7 +15,7 @@ from vis_core.contracts.build import callable_spec
 from vis_core.contracts.introspect import signature_from_contract
 from vis_core.contracts.resolve import unwrap_chain
 from vis_core.contracts.specs import CONTRACT_VERSION, NamespaceSpec, ToolSpec
-from vis_core.extension.activity import Activity, SymbolTag
+from vis_core.model.activity import Activity, SymbolTag
 from vis_core.tools.registry import HostTool
 
 F = TypeVar("F")

@@ -7,7 +7,7 @@ import os
 import re
 from pathlib import Path
 
-from vis_core.extension.activity import (
+from vis_core.model.activity import (
     ActivityHeading,
     ActivityPresentation,
     ActivitySection,

@@ -46,8 +46,15 @@ class Candidate:
         return self.path.stem if not self.is_package else self.path.name
 
 
+BUNDLED_PACKAGE = "vis_extensions"
+
+
 def bundled_dir() -> Path:
-    """The ``extensions/`` folder shipped next to ``vis_core`` (repo checkout and wheel)."""
+    """The bundled extensions: the ``vis_extensions`` package (the repository's ``extensions/``
+    folder, installed under that name), else ``extensions/`` beside an uninstalled ``vis_core``."""
+    spec = importlib.util.find_spec(BUNDLED_PACKAGE)
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations))).resolve()
     return Path(vis_core.__file__).resolve().parent.parent / "extensions"
 
 

@@ -10,9 +10,9 @@ from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from vis_core.extension.activity import ActivityPresentation, SymbolTag
 from vis_core.extension.context import CallContext, current_call
 from vis_core.extension.errors import OUTSIDE_VIS, GatewayCode, GatewayError
+from vis_core.model.activity import ActivityPresentation, SymbolTag
 from vis_core.tools.display import one_line
 
 if TYPE_CHECKING:

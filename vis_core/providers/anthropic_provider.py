@@ -8,7 +8,7 @@ from typing import Any
 
 import anthropic
 
-from vis_core.events import Usage
+from vis_core.model.usage import Usage
 from vis_core.providers.base import (
     ImagePart,
     Message,

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from vis_core.events import Usage
+from vis_core.model.usage import Usage
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@ from typing import Any
 
 import openai
 
-from vis_core.events import Usage
+from vis_core.model.usage import Usage
 from vis_core.providers.base import (
     ImagePart,
     Message,

@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from vis_core.events import Usage
+from vis_core.model.usage import Usage
 from vis_core.providers.base import (
     ModelInfo,
     ModelRequest,

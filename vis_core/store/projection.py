@@ -18,9 +18,9 @@ from vis_core.events import (
     IterationStarted,
     TurnEnded,
     TurnStarted,
-    Usage,
     UsageReported,
 )
+from vis_core.model.usage import Usage
 
 _ADD_USAGE = (
     "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "

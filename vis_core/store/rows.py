@@ -7,8 +7,10 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from vis_core.events import Event, TurnStatus, Usage, event_from_dict
-from vis_core.extension.activity import ActivityRecord
+from vis_core.events import Event, event_from_dict
+from vis_core.model.activity import ActivityRecord
+from vis_core.model.turn import TurnStatus
+from vis_core.model.usage import Usage
 
 
 class OverrideScope(StrEnum):

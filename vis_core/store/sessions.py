@@ -9,7 +9,7 @@ import uuid
 from pathlib import Path
 
 from vis_core.events import activity_from_dict
-from vis_core.extension.activity import ActivityRecord
+from vis_core.model.activity import ActivityRecord
 from vis_core.store.database import Database, StoreError
 from vis_core.store.rows import (
     SESSION_COLUMNS,

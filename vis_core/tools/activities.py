@@ -7,7 +7,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from vis_core.extension.activity import (
+from vis_core.model.activity import (
     ActivityDiff,
     ActivityPresentation,
     ActivityTable,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from vis_core.extension.activity import Activity, SymbolTag
+from vis_core.model.activity import Activity, SymbolTag
 from vis_core.tools.activities import Renders
 from vis_core.tools.context import ToolContext
 from vis_core.tools.edit import PatchResult, patch_file

@@ -11,14 +11,14 @@ from typing import Any
 from vis_core.contracts.build import callable_spec
 from vis_core.contracts.render import render_namespace, render_tool
 from vis_core.contracts.specs import NamespaceSpec, ToolSpec
-from vis_core.extension.activity import (
+from vis_core.extension.unavailable import unavailable_note
+from vis_core.model.activity import (
     Activity,
     ActivityPresentation,
     ActivityTable,
     ActivityText,
     SymbolTag,
 )
-from vis_core.extension.unavailable import unavailable_note
 from vis_core.records.sequence import sequence
 from vis_core.tools.registry import HostTool, ToolRegistry
 

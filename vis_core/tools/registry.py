@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from vis_core.extension.activity import Activity, SymbolTag
+from vis_core.model.activity import Activity, SymbolTag
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vis_core.extension.activity import ActivityPresentation
+from vis_core.model.activity import ActivityPresentation
 from vis_core.sandbox.wire import HandleMethod, HostHandle
 from vis_core.tools.activities import shell_call_presentation
 from vis_core.tools.truncate import Keep, fit_output

@@ -10,11 +10,13 @@ from textual import events, work
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Static
 
 from vis_core.events import Event, TurnEnded
+from vis_core.model.notify import NotifyKind
 from vis_tui.event_map import dispatch
 from vis_tui.history import store_page_loader
 from vis_tui.keys import CHORD_ACTIONS
@@ -30,11 +32,11 @@ if TYPE_CHECKING:
     from vis_core.host import Host
 
 QUIT_WINDOW_SECONDS = 3.0
-_TOAST_SEVERITY = {
-    "info": "information",
-    "warning": "warning",
-    "error": "error",
-    "success": "information",
+_TOAST_SEVERITY: dict[NotifyKind, SeverityLevel] = {
+    NotifyKind.INFO: "information",
+    NotifyKind.SUCCESS: "information",
+    NotifyKind.WARN: "warning",
+    NotifyKind.ERROR: "error",
 }
 
 
@@ -179,8 +181,8 @@ class MainScreen(Screen[None]):
         if self.session is not None:
             self.status_bar.title = self.session.title  # the first request names the session
 
-    def toast(self, text: str, kind: str) -> None:
-        self.app.notify(text, severity=_TOAST_SEVERITY.get(kind, "information"), markup=False)  # type: ignore[arg-type]
+    def toast(self, text: str, kind: NotifyKind) -> None:
+        self.app.notify(text, severity=_TOAST_SEVERITY[NotifyKind(kind)], markup=False)
 
     def turn_finished(self, event: TurnEnded) -> None:
         """Status only; the turn worker sends queued messages once ``submit`` returns."""

@@ -13,7 +13,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from vis_core.extension.activity import (
+from vis_core.model.activity import (
     ActivityPresentation,
     ActivityRecord,
     ActivitySection,

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from vis_core.extension.activity import ActivityRecord
+from vis_core.model.activity import ActivityRecord
 
 Row = TypeVar("Row")
 

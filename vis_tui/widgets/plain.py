@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vis_core.extension.activity import (
+from vis_core.model.activity import (
     ActivityCode,
     ActivityDiff,
     ActivityHeading,

@@ -16,8 +16,8 @@ from textual.style import Style
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
-from vis_core.events import TurnStatus
-from vis_core.extension.activity import ActivityRecord
+from vis_core.model.activity import ActivityRecord
+from vis_core.model.turn import TurnStatus
 from vis_tui.history import StoredTurn
 from vis_tui.widgets.activity import NEST_INDENT, headline_content, is_expandable
 from vis_tui.widgets.activity_tree import place

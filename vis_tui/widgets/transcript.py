@@ -8,7 +8,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
-from vis_core.events import TurnStatus
+from vis_core.model.turn import TurnStatus
 from vis_tui.history import PageLoader, StoredTurn, TurnPage
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.blocks import BlockContext

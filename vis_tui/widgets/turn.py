@@ -8,8 +8,8 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from vis_core.events import TurnStatus
-from vis_core.extension.activity import ActivityRecord, SymbolTag, step_counts
+from vis_core.model.activity import ActivityRecord, SymbolTag, step_counts
+from vis_core.model.turn import TurnStatus
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.activity_tree import place
 from vis_tui.widgets.answer import AnswerView, StoredAnswer

@@ -10,8 +10,8 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from vis_core.extension.activity import ActivityCode, ActivityDiff
 from vis_core.extension_host.activity_paths import shorten_path
+from vis_core.model.activity import ActivityCode, ActivityDiff
 from vis_tui.widgets.blocks.registry import BlockContext, renders
 from vis_tui.widgets.paths import PathChip
 

@@ -19,7 +19,7 @@ from textual.widget import Widget
 from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
-from vis_core.extension.activity import ActivityImage
+from vis_core.model.activity import ActivityImage
 from vis_tui.widgets.blocks.registry import BlockContext
 from vis_tui.widgets.paths import PathChip
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual.widget import Widget
 
-from vis_core.extension.activity import ActivityAudio, ActivityFile, ActivityImage, ActivityVideo
+from vis_core.model.activity import ActivityAudio, ActivityFile, ActivityImage, ActivityVideo
 from vis_tui.widgets.blocks.image import ImageBlock
 from vis_tui.widgets.blocks.registry import BlockContext, renders
 from vis_tui.widgets.paths import PathChip

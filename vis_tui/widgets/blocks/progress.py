@@ -6,7 +6,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from vis_core.extension.activity import ActivityProgress
+from vis_core.model.activity import ActivityProgress
 from vis_tui.widgets.blocks.registry import BlockContext, renders
 
 BAR_WIDTH = 24

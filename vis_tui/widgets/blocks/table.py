@@ -9,8 +9,8 @@ from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.widgets import Static
 
-from vis_core.extension.activity import ActivityTable
 from vis_core.extension_host.activity_paths import shorten_path, shorten_paths_in
+from vis_core.model.activity import ActivityTable
 from vis_tui.widgets.blocks.registry import BlockContext, renders
 from vis_tui.widgets.paths import PathChip, click_style
 

@@ -6,7 +6,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from vis_core.extension.activity import ActivityTerminal, ActivityTerminalLine
+from vis_core.model.activity import ActivityTerminal, ActivityTerminalLine
 from vis_tui.widgets.blocks.registry import BlockContext, renders
 
 TAIL_LINES = 3

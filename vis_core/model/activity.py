@@ -21,6 +21,13 @@ class SymbolTag(StrEnum):
     EXTERNAL = "external"
 
 
+class Verdict(StrEnum):
+    """How a check an Activity reports came out (a test run, a lint)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+
+
 class ActivityState(StrEnum):
     RUNNING = "running"
     SUCCEEDED = "succeeded"
@@ -308,7 +315,7 @@ class ActivityPresentation:
     content: tuple[Any, ...] = ()
     sections: tuple[ActivitySection, ...] = ()
     handle_id: str | None = None
-    verdict: Literal["passed", "failed"] | None = None
+    verdict: Verdict | None = None
     outcome: str | None = None
     aside: str | None = None
     summary_format: str = "inline"
@@ -337,8 +344,12 @@ class ActivityPresentation:
                     f"handle_id has {len(handle)} characters; the limit is {MAX_HANDLE_CHARS}"
                 )
             _one_line(handle, "handle_id")
-        if self.verdict is not None and self.verdict not in ("passed", "failed"):
-            raise ValueError(f"verdict must be 'passed', 'failed' or None, got {self.verdict!r}")
+        if self.verdict is not None:
+            if self.verdict not in tuple(Verdict):
+                raise ValueError(
+                    f"verdict must be 'passed', 'failed' or None, got {self.verdict!r}"
+                )
+            object.__setattr__(self, "verdict", Verdict(self.verdict))
         if self.outcome is not None:
             _one_line(self.outcome, "ActivityPresentation.outcome")
         if self.aside is not None:

@@ -1,0 +1,1 @@
+"""Shared data types and closed sets every layer uses; imports nothing else of Vis."""

@@ -1,0 +1,14 @@
+"""Packages: vis_core, vis_tui, and the top-level ``extensions/`` folder as ``vis_extensions``."""
+
+from setuptools import find_packages, setup
+
+BUNDLED = "extensions"  # the folder in the repository; installed under a name that cannot clash
+
+setup(
+    packages=[
+        *find_packages(include=["vis_core", "vis_core.*", "vis_tui", "vis_tui.*"]),
+        "vis_extensions",
+        *(f"vis_extensions.{name}" for name in find_packages(BUNDLED)),
+    ],
+    package_dir={"vis_extensions": BUNDLED},
+)

@@ -244,6 +244,6 @@ def test_symbols_need_an_alias_and_symbol_declarations() -> None:
 def test_bundled_entry_file_can_be_imported_outside_vis() -> None:
     import importlib
 
-    module = importlib.import_module("extensions.git")
+    module = importlib.import_module("vis_extensions.git")
     declaration = standalone_registration(module.__name__)
     assert declaration is not None and declaration.name == "git" and declaration.alias == "git"

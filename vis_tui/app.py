@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Any
 
 from textual import events
 from textual.app import App, SuspendNotSupported
+from textual.screen import Screen
 
 from vis_tui.collector import CHECK_EVERY, IdleCollector
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
+from vis_tui.messages import CommandActionRequested
 from vis_tui.screens.main import MainScreen
-from vis_tui.screens.registry import screen_factory
 from vis_tui.widgets.paths import OpenPath
 from vis_tui.widgets.transcript import escape_markdown
 
@@ -40,10 +41,17 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+def _help_screen() -> Screen[Any]:
+    from vis_tui.screens.help import HelpScreen
+
+    return HelpScreen()
+
+
 class VisApp(App[int]):
     """One Vis window: a main screen over one session at a time."""
 
     TITLE = "Vis"
+    SCREENS = {"help": _help_screen}
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [("f1", "help", "Keys"), ("f2", "settings", "Settings")]
 
@@ -186,10 +194,10 @@ class VisApp(App[int]):
             await self.host.close()
 
     # -- actions -------------------------------------------------------------------------
-    async def run_action_for_command(self, action: CommandAction, result: CommandResult) -> None:
-        handler = self.command_actions.get(action)
+    async def on_command_action_requested(self, message: CommandActionRequested) -> None:
+        handler = self.command_actions.get(message.action)
         if handler is not None:
-            await handler(result)
+            await handler(message.result)
 
     @staticmethod
     async def _sync(function: Callable[[], Any]) -> None:
@@ -217,7 +225,7 @@ class VisApp(App[int]):
         from vis_tui.screens.help import HelpScreen
 
         if not isinstance(self.screen, HelpScreen):
-            self.push_screen(screen_factory("help")())
+            self.push_screen("help")
 
     def action_sessions(self) -> None:
         if self.host is None:
@@ -230,10 +238,10 @@ class VisApp(App[int]):
         self.push_screen(self._sessions_picker(self.host), chosen)
 
     @staticmethod
-    def _sessions_picker(host: Host) -> Any:
-        import vis_tui.screens.sessions  # noqa: F401 - registers the "sessions" screen
+    def _sessions_picker(host: Host) -> SessionsScreen:
+        from vis_tui.screens.sessions import SessionsScreen
 
-        return screen_factory("sessions")(host.store, host.workspace)
+        return SessionsScreen(host.store, host.workspace)
 
     async def action_new_session(self) -> None:
         if self.host is not None:

@@ -40,10 +40,10 @@ KEYS: tuple[KeyHelp, ...] = (
 
 CHORD_PREFIX = "ctrl+x"
 CHORD_ACTIONS: dict[str, str] = {
-    "question_mark": "help",
+    "question_mark": "app.help",
     "c": "copy_answer",
     "a": "copy_activity",
     "t": "copy_transcript",
-    "s": "sessions",
-    "n": "new_session",
+    "s": "app.sessions",
+    "n": "app.new_session",
 }

@@ -14,7 +14,6 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
 from vis_core.extension.forms import Form
-from vis_tui.screens.registry import register_screen
 from vis_tui.widgets import live as _live_views  # noqa: F401 - registers live view events
 from vis_tui.widgets.form import FormBody
 
@@ -23,7 +22,6 @@ if TYPE_CHECKING:
     from vis_core.interaction import FormRequest
 
 
-@register_screen("form")
 class FormScreen(ModalScreen[dict[str, Any] | None]):
     """A form from an extension; dismissed with the values, or None when cancelled."""
 

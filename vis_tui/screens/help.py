@@ -11,10 +11,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from vis_tui.keys import KEYS
-from vis_tui.screens.registry import register_screen
 
 
-@register_screen("help")
 class HelpScreen(ModalScreen[None]):
     """Lists every key; Esc or q closes it."""
 

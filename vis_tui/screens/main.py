@@ -20,6 +20,7 @@ from vis_core.model.notify import NotifyKind
 from vis_tui.event_map import dispatch
 from vis_tui.history import store_page_loader
 from vis_tui.keys import CHORD_ACTIONS
+from vis_tui.messages import CommandActionRequested, CoreEvent, TurnDone
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.completion import CommandChoice, CompletionMenu, matches
@@ -158,7 +159,7 @@ class MainScreen(Screen[None]):
             self.transcript.add_message(host.model_problem, classes="no-model", plain=True)
         for note in host.startup_notes():
             self.transcript.add_message(note, classes="note")
-        self._unsubscribe = session.subscribe(self.handle_event)
+        self._unsubscribe = session.subscribe(self._post_event)
         if self.queue and not self.turn_running:
             self._send_next()
 
@@ -173,6 +174,15 @@ class MainScreen(Screen[None]):
         """Show ``events`` as if the session had published them (demos, snapshots)."""
         for event in events:
             dispatch(self, event)
+
+    def _post_event(self, event: Event) -> None:
+        """The session's subscriber: the event crosses to the screen as a message, so the
+        core never waits on (or changes) widgets."""
+        self.post_message(CoreEvent(event))
+
+    def on_core_event(self, message: CoreEvent) -> None:
+        message.stop()
+        self.handle_event(message.event)
 
     def handle_event(self, event: Event) -> None:
         if self.session is not None and event.session_id != self.session.id:
@@ -216,9 +226,13 @@ class MainScreen(Screen[None]):
         except Exception as exc:  # the core already reports turn failures as TurnEnded
             self.transcript.add_message(f"**Vis could not run the turn:** {exc}", classes="error")
         finally:
-            self.turn_running = False
-            self.status_bar.running = False
-            self._send_next()
+            self.post_message(TurnDone())  # after the turn's events, which were posted first
+
+    def on_turn_done(self, message: TurnDone) -> None:
+        message.stop()
+        self.turn_running = False
+        self.status_bar.running = False
+        self._send_next()
 
     def _send_next(self) -> None:
         if self.queue and self.session is not None and not self.turn_running:
@@ -267,7 +281,7 @@ class MainScreen(Screen[None]):
         if result.action is None or not result.ok:
             self.transcript.add_message(result.markdown, classes="" if result.ok else "error")
         if result.action is not None:
-            await self.app.run_action_for_command(result.action, result)  # type: ignore[attr-defined]
+            self.post_message(CommandActionRequested(result.action, result))
 
     # -- completion ----------------------------------------------------------------------
     def on_text_area_changed(self, event: PromptInput.Changed) -> None:
@@ -323,15 +337,6 @@ class MainScreen(Screen[None]):
     def action_bottom(self) -> None:
         self.transcript.show_newest()
         self.transcript.scroll_end(animate=False)
-
-    def action_help(self) -> None:
-        self.app.action_help()  # type: ignore[attr-defined]
-
-    def action_sessions(self) -> None:
-        self.app.action_sessions()  # type: ignore[attr-defined]
-
-    async def action_new_session(self) -> None:
-        await self.app.action_new_session()  # type: ignore[attr-defined]
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         if isinstance(event.widget, ActivityRow):

@@ -13,7 +13,6 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from vis_core.tools.display import plural
-from vis_tui.screens.registry import register_screen
 
 
 def _age(modified: float, now: float) -> str:
@@ -24,7 +23,6 @@ def _age(modified: float, now: float) -> str:
     return "just now"
 
 
-@register_screen("sessions")
 class SessionsScreen(ModalScreen[str | None]):
     """Dismisses with the chosen session id, or None."""
 

@@ -24,7 +24,6 @@ from vis_core.settings import (
     build_tree,
     row_state,
 )
-from vis_tui.screens.registry import register_screen
 from vis_tui.widgets.settings_editors import InlineChoices, InlineTextEditor
 from vis_tui.widgets.settings_rows import ExtensionHeader, SectionHeader, SettingRow
 
@@ -34,7 +33,6 @@ Reloader = Callable[[], str]
 FIRST_PAINT_ROWS = 80
 
 
-@register_screen("settings")
 class SettingsScreen(Screen[None]):
     """Renders :func:`build_tree` and saves through the :class:`SettingsService`.
 

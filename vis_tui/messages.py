@@ -1,0 +1,32 @@
+"""Messages that carry the core's events and the screens' requests to the app."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from vis_core.commands import CommandAction, CommandResult
+    from vis_core.events import Event
+
+
+class CoreEvent(Message):
+    """An event the session published; posted from the core, handled on the main screen."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class TurnDone(Message):
+    """The turn worker saw ``submit`` return: every event of the turn was posted before it."""
+
+
+class CommandActionRequested(Message):
+    """A slash command asks the app to act (``/new``, ``/sessions``, ``/quit``…)."""
+
+    def __init__(self, action: CommandAction, result: CommandResult) -> None:
+        super().__init__()
+        self.action = action
+        self.result = result

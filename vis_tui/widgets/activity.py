@@ -96,6 +96,13 @@ class DisclosureHeader(Static):
 class SectionView(Vertical, can_focus=True):
     """A titled group of blocks inside an Activity, with its own disclosure."""
 
+    DEFAULT_CSS = """
+    SectionView { height: auto; }
+    SectionView:focus > .section-header { background: $accent 20%; }
+    SectionView > .section-body { height: auto; padding-left: 2; display: none; }
+    SectionView.-expanded > .section-body { display: block; }
+    """
+
     BINDINGS = [Binding("enter", "toggle", "Open/close section", show=False)]
     expanded: reactive[bool] = reactive(False)
 
@@ -152,6 +159,29 @@ NEST_INDENT = 2  # columns a nested Activity row sits in from its parent's
 
 class ActivityRow(Vertical, can_focus=True):
     """An Activity: collapsed to one line by default; calls on one handle share a row."""
+
+    # The rows' own parts, then the blocks their bodies show (only Activities show blocks).
+    DEFAULT_CSS = """
+    ActivityRow { height: auto; }
+    ActivityRow:focus > .activity-header { background: $accent 20%; }
+    ActivityRow.-failed > .activity-header { color: $text; }
+    ActivityRow > .activity-tail { padding-left: 4; color: $text-muted; height: auto; }
+    ActivityRow > .activity-body { height: auto; padding: 0 0 0 4; }
+    ActivityRow .activity-error { color: $text-error; }
+    ActivityRow .receipts-title { margin-top: 1; }
+    ActivityRow .block { height: auto; margin-bottom: 1; }
+    ActivityRow .heading-block { text-style: bold; }
+    ActivityRow .markdown-block { padding: 0; margin: 0 0 1 0; }
+    ActivityRow .markdown-block > MarkdownBlock:last-child { margin-bottom: 0; }
+    ActivityRow .media-chip { margin-bottom: 0; }
+    ActivityRow .media-chip:last-child { margin-bottom: 1; }
+    ActivityRow .with-path { height: auto; }
+    ActivityRow .with-path > PathChip { margin-bottom: 0; }
+    ActivityRow .path-chips { height: 1; overflow-x: auto; scrollbar-size-horizontal: 0; }
+    ActivityRow .chips-label { width: auto; color: $text-muted; margin-right: 1; }
+    ActivityRow .terminal-block { background: $surface; padding: 0 1; }
+    ActivityRow .code-block, ActivityRow .diff-block { background: $surface; }
+    """
 
     BINDINGS = [Binding("enter", "toggle", "Open/close Activity", show=False)]
     expanded: reactive[bool] = reactive(False)

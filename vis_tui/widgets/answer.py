@@ -16,6 +16,11 @@ PACE = 3  # a re-render that took t seconds (to its frame) is followed by a paus
 class AnswerView(Markdown):
     """Answer text of one model response; ``text`` is the truth, the Markdown catches up."""
 
+    DEFAULT_CSS = """
+    AnswerView { margin: 1 0; padding: 0; }
+    AnswerView > MarkdownBlock:last-child { margin-bottom: 0; }
+    """
+
     def __init__(self, text: str = "") -> None:
         super().__init__(text, classes="answer")
         self.text = text
@@ -68,6 +73,8 @@ class AnswerView(Markdown):
 
 class StoredAnswer(Static):
     """A finished answer loaded from the store, rendered as one widget."""
+
+    DEFAULT_CSS = "StoredAnswer { margin: 1 0; padding: 0; }"
 
     def __init__(self, text: str) -> None:
         super().__init__(RichMarkdown(text), classes="answer stored-answer")

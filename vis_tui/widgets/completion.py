@@ -31,6 +31,10 @@ def matches(choices: list[CommandChoice], text: str) -> list[CommandChoice]:
 class CompletionMenu(OptionList, can_focus=False):
     """Shown above the prompt while a command name is typed; Tab completes the highlighted one."""
 
+    DEFAULT_CSS = """
+    CompletionMenu { height: auto; max-height: 10; border: round $primary; margin: 0 1; }
+    """
+
     def show_choices(self, choices: list[CommandChoice]) -> None:
         self.clear_options()
         self.choices = choices

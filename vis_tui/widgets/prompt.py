@@ -14,6 +14,14 @@ from vis_tui.widgets.completion import CompletionMenu
 class PromptInput(TextArea):
     """Where the person writes; the screen decides what a submitted text does."""
 
+    DEFAULT_CSS = """
+    PromptInput {
+        height: auto; min-height: 1; max-height: 10;
+        border: tall $primary; margin: 0 1; padding: 0 1;
+    }
+    PromptInput:focus { border: tall $accent; }
+    """
+
     class Submitted(Message):
         def __init__(self, text: str) -> None:
             super().__init__()
@@ -27,7 +35,6 @@ class PromptInput(TextArea):
             tab_behavior="focus",
             show_line_numbers=False,
             highlight_cursor_line=False,
-            compact=True,
             placeholder="Ask Vis…  (Enter sends · Shift+Enter newline · / commands · F1 keys)",
         )
         self.recall: list[str] = []

@@ -25,6 +25,8 @@ def _tokens(count: int) -> str:
 class StatusBar(Static):
     """One line at the bottom of the main screen."""
 
+    DEFAULT_CSS = "StatusBar { height: 1; padding: 0 1; background: $panel; color: $text; }"
+
     workspace: reactive[str] = reactive("")
     title: reactive[str] = reactive("")
     model: reactive[str] = reactive("")

@@ -109,7 +109,7 @@ class StoredTurnView(Widget, can_focus=True):
     A click or focus posts :class:`Open`; the transcript then puts a full TurnView in its
     place (the clicked Activity row opened), which behaves like any other turn."""
 
-    DEFAULT_CSS = "StoredTurnView { height: auto; }"
+    DEFAULT_CSS = "StoredTurnView { height: auto; margin-bottom: 1; }"
 
     class Open(Message):
         """Replace ``view`` with a full turn; ``record_id`` is the Activity row clicked."""

@@ -36,9 +36,24 @@ def escape_markdown(text: str) -> str:
 class SystemMessage(Markdown):
     """Text from Vis itself (command output, configuration help), not from the model."""
 
+    DEFAULT_CSS = """
+    SystemMessage {
+        border-left: outer $primary; padding: 0 1; margin-bottom: 1; background: $boost;
+    }
+    SystemMessage.error { border-left: outer $error; }
+    """
+
 
 class PlainMessage(Static):
     """Plain text from Vis whose line breaks matter (e.g. how to configure a model)."""
+
+    DEFAULT_CSS = """
+    PlainMessage {
+        border-left: outer $primary; padding: 0 1; margin-bottom: 1; background: $boost;
+    }
+    PlainMessage.error { border-left: outer $error; }
+    PlainMessage.no-model { border-left: outer $warning; }
+    """
 
     def __init__(self, text: str, *, classes: str = "") -> None:
         super().__init__(text, markup=False, classes=classes)

@@ -50,6 +50,13 @@ def request_content(request: str) -> Content:
 class TurnView(Vertical):
     """Everything one request produced, in the order it happened."""
 
+    DEFAULT_CSS = """
+    TurnView { height: auto; margin-bottom: 1; }
+    TurnView > .request { background: $boost; padding: 0 1; margin-bottom: 1; }
+    TurnView > .note { color: $text-muted; padding-left: 2; }
+    TurnView > .turn-footer { padding-left: 2; color: $text-muted; }
+    """
+
     def __init__(self, turn_id: str, position: int, request: str, context: BlockContext) -> None:
         request_line = Static(request_content(request), classes="request")
         super().__init__(request_line, classes="turn")

@@ -96,9 +96,8 @@ async def test_clicking_a_stored_row_opens_it_and_keeps_the_turn(workspace: Path
         full = transcript.turns["t2"]
         assert isinstance(full, TurnView)
         row = full.rows["t2-a3"]
-        await until(pilot, lambda: row.expanded and app.focused is row)
-        assert row.query(".activity-body")
-        assert app.main.selected_activity is row
+        await until(pilot, lambda: row.expanded and app.main.selected_activity is row)
+        assert app.focused is row and row.query(".activity-body")
         await pilot.press("enter")
         assert not row.expanded
         assert full.query_one(".turn-footer").is_attached  # the step count came along

@@ -101,7 +101,7 @@ def test_run_indents_the_calls_an_extension_tool_made(workspace, vis_home, tmp_p
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
     read = next(line for line in lines if "Read file" in line)
-    review = next(line for line in lines if "reviewer.review" in line)
+    review = next(line for line in lines if line.lstrip("✓ ").startswith("review"))
     assert read.startswith("  ✓") and review.startswith("✓")  # the call, under its tool
     assert lines.index(read) < lines.index(review)  # printed as each ends
     assert result.stdout.rstrip().endswith("2 observations")

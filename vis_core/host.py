@@ -20,7 +20,7 @@ from vis_core.extension_host.doctor import describe
 from vis_core.extension_host.environment import extension_environment
 from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
-from vis_core.extension_host.prompts import extension_prompts
+from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
@@ -311,14 +311,23 @@ class Host:
         builtins = [*builtin_tools(tool_context), *attachment_tools()]
         # The session's tools, their sandbox entries and the extensions' guides, built once;
         # reload() empties the box.
-        tools_box: list[tuple[ToolRegistry, list[ToolEntry], list[Guide]]] = []
+        tools_box: list[tuple[ToolRegistry, list[tuple[str, ToolEntry]], list[Guide]]] = []
+        # extensions whose ``activation`` said no for this turn: their tools are hidden
+        inactive: list[frozenset[str]] = [frozenset()]
+        narrowed: dict[frozenset[str], ToolRegistry] = {}
 
-        def tools() -> tuple[ToolRegistry, list[ToolEntry], list[Guide]]:
+        def tools() -> tuple[ToolRegistry, list[tuple[str, ToolEntry]], list[Guide]]:
             if not tools_box:
+                narrowed.clear()
                 introspection = self.setting("introspection", True, session_id)
                 discovery = discovery_tools(registry, guides) if introspection else []
                 built = ToolRegistry([*builtins, *discovery, *self.extension_tools()])
-                entries = [ToolEntry(t.name, t.description, _contract(t)) for t in built]
+                entries = [
+                    (t.owner, ToolEntry(name, t.description, _contract(t), t.is_hidden))
+                    for t in built
+                    for name in (t.name, *t.aliases)
+                    if built.get(name) is t
+                ]
                 tools_box.append((built, entries, extension_guides(self.extensions)))
             return tools_box[0]
 
@@ -326,7 +335,15 @@ class Host:
             return tools()[2]
 
         def registry() -> ToolRegistry:
-            return tools()[0]
+            full, hidden = tools()[0], inactive[0]
+            if not hidden:
+                return full
+            if hidden not in narrowed:
+                narrowed[hidden] = full.without_owners(hidden)
+            return narrowed[hidden]
+
+        def sandbox_tools() -> list[ToolEntry]:
+            return [entry for owner, entry in tools()[1] if owner not in inactive[0]]
 
         self._tool_boxes.append(tools_box)
         session_box: list[AgentSession] = []
@@ -350,7 +367,7 @@ class Host:
             workspace=self.workspace,
             call_tool=invoker.call,
             call_handle=invoker.call_handle,
-            tools=lambda: tools()[1],
+            tools=sandbox_tools,
             snapshot_save=lambda data: self.store.save_sandbox_snapshot(session_id, data),
             snapshot_load=lambda: self.store.load_sandbox_snapshot(session_id),
             jail=jail,
@@ -365,12 +382,15 @@ class Host:
                 "session_id": session_id,
                 "channel": self.options.channel,
             }
+            active = active_extensions(self.extensions, env)
+            names = {ext.name for ext in active}
+            inactive[0] = frozenset(e.name for e in self.extensions.enabled if e.name not in names)
             text = system_prompt(
                 tools=registry(),
                 workspace=self.workspace,
                 project_root=self.project_root,
                 build=self.build,
-                extension_prompts=self.extension_prompts(env),
+                extension_prompts=extension_prompts(self.extensions, env, active),
             )
             goal = self.store.state_get("vis.goal", session_id)
             return text + (f"\n\n## Goal of this session\n{goal}" if goal else "")

@@ -121,6 +121,50 @@ def render_blame(*, phase: str, args: Any, kwargs: Any, result: Any, error: Any)
     return vis.ActivityPresentation("Blame file", summary, (table,))
 
 
+class Git:
+    """The ``git`` namespace: ``git.status()``, ``git.diff()``, ``git.log()``, ``git.blame()``."""
+
+    @vis.method(
+        activity=vis.Activity(
+            label="Check git status", presenter="git", render=render_status, show_start=False
+        )
+    )
+    def status(self) -> GitStatus:
+        """Show the branch, its distance to the upstream and every changed or untracked file."""
+        return status()
+
+    @vis.method(
+        activity=vis.Activity(
+            label="Read git diff", presenter="git", render=render_diff, show_start=False
+        )
+    )
+    def diff(
+        self, path: str | None = None, *, staged: bool = False, ref: str | None = None
+    ) -> GitDiff:
+        """Show the unified diff of the working tree (or the index with ``staged=True``, or
+        against commit ``ref``), optionally limited to ``path``."""
+        return diff(path, staged=staged, ref=ref)
+
+    @vis.method(
+        activity=vis.Activity(
+            label="Read git history", presenter="git", render=render_log, show_start=False
+        )
+    )
+    def log(self, path: str | None = None, *, limit: int = 20, ref: str = "HEAD") -> GitLog:
+        """List the newest ``limit`` commits of ``ref``, optionally only those touching
+        ``path``."""
+        return log(path, limit=limit, ref=ref)
+
+    @vis.method(
+        activity=vis.Activity(
+            label="Blame file", presenter="git", render=render_blame, show_start=False
+        )
+    )
+    def blame(self, path: str, *, start: int | None = None, end: int | None = None) -> GitBlame:
+        """Show who last changed each line of ``path`` (lines ``start``..``end`` when given)."""
+        return blame(path, start=start, end=end)
+
+
 vis.register_extension(
     vis.Extension(
         name="git",
@@ -131,43 +175,6 @@ vis.register_extension(
             "limit=20) and git.blame(path) to read the repository; they never change it. "
             'Read doc("git.diff") before calling.'
         ),
-        symbols=[
-            vis.Symbol(
-                status,
-                activity=vis.Activity(
-                    label="Check git status",
-                    presenter="git",
-                    render=render_status,
-                    show_start=False,
-                ),
-            ),
-            vis.Symbol(
-                diff,
-                activity=vis.Activity(
-                    label="Read git diff",
-                    presenter="git",
-                    render=render_diff,
-                    show_start=False,
-                ),
-            ),
-            vis.Symbol(
-                log,
-                activity=vis.Activity(
-                    label="Read git history",
-                    presenter="git",
-                    render=render_log,
-                    show_start=False,
-                ),
-            ),
-            vis.Symbol(
-                blame,
-                activity=vis.Activity(
-                    label="Blame file",
-                    presenter="git",
-                    render=render_blame,
-                    show_start=False,
-                ),
-            ),
-        ],
+        symbols=[vis.Symbol(Git(), name="git")],
     )
 )

@@ -111,6 +111,41 @@ def _command(ctx: dict[str, Any]) -> Any:
     )
 
 
+class Todos:
+    """The ``todo`` namespace: ``todo.add``, ``todo.list``, ``todo.done``, ``todo.remove``."""
+
+    @vis.method(
+        tag="mutation",
+        activity=vis.Activity(label="Add todo", render=_one("Add todo"), show_start=False),
+    )
+    def add(self, text: str) -> Todo:
+        """Add a todo to this session's list and return it with its number."""
+        return add(text)
+
+    @vis.method(activity=vis.Activity(label="List todos", render=render_list, show_start=False))
+    def list(self) -> TodoList:
+        """List this session's todos, open and done, in the order they were added."""
+        return list_todos()
+
+    @vis.method(
+        tag="mutation",
+        activity=vis.Activity(
+            label="Complete todo", render=_one("Complete todo"), show_start=False
+        ),
+    )
+    def done(self, todo_id: int) -> Todo:
+        """Mark todo number ``todo_id`` as done."""
+        return done(todo_id)
+
+    @vis.method(
+        tag="mutation",
+        activity=vis.Activity(label="Remove todo", render=_one("Remove todo"), show_start=False),
+    )
+    def remove(self, todo_id: int) -> Todo:
+        """Remove todo number ``todo_id`` from the list."""
+        return remove(todo_id)
+
+
 vis.register_extension(
     vis.Extension(
         name="todo",
@@ -121,44 +156,7 @@ vis.register_extension(
             "todo.remove(number). Open todos appear in session['todo'] each turn."
         ),
         ctx=_ctx,
-        symbols=[
-            vis.Symbol(
-                add,
-                tag="mutation",
-                activity=vis.Activity(
-                    label="Add todo",
-                    render=_one("Add todo"),
-                    show_start=False,
-                ),
-            ),
-            vis.Symbol(
-                list_todos,
-                name="list",
-                activity=vis.Activity(
-                    label="List todos",
-                    render=render_list,
-                    show_start=False,
-                ),
-            ),
-            vis.Symbol(
-                done,
-                tag="mutation",
-                activity=vis.Activity(
-                    label="Complete todo",
-                    render=_one("Complete todo"),
-                    show_start=False,
-                ),
-            ),
-            vis.Symbol(
-                remove,
-                tag="mutation",
-                activity=vis.Activity(
-                    label="Remove todo",
-                    render=_one("Remove todo"),
-                    show_start=False,
-                ),
-            ),
-        ],
+        symbols=[vis.Symbol(Todos(), name="todo")],
         slash_commands=[
             vis.SlashCommand(
                 "todo",

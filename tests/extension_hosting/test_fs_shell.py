@@ -176,6 +176,7 @@ async def test_grants_reach_only_the_declaring_extensions_jailed_children(
     def source(name: str, grants: str) -> str:
         return (
             GRANTED.replace("TOOLCHAIN", str(toolchain))
+            .replace("read_tool", f"read_{name}")
             .replace("NAME", repr(name))
             .replace("GRANTS", grants)
         )
@@ -188,7 +189,7 @@ async def test_grants_reach_only_the_declaring_extensions_jailed_children(
     install_extension(vis_home, "plain", source("plain", "[]"))
     script = write_script(
         tmp_path / "script.yaml",
-        code_turn("print(await granted.read_tool())", "print(await plain.read_tool())"),
+        code_turn("print(await read_granted())", "print(await plain.read_plain())"),
     )
     host = await open_host(workspace, script)
     (vis_home / "config.toml").write_text("jail = true\n")  # only the spawns read it again

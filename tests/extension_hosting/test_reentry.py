@@ -123,8 +123,7 @@ def test_vis_run_refuses_tool_calls_back_into_the_waiting_extension(
     assert turn == {"status": "completed", "content": "Nested done."}
     seen = json.loads((workspace / "nested.txt").read_text(encoding="utf-8"))
     assert seen["seen"].startswith(
-        "RuntimeError: loopy.ping was refused: its extension 'loopy' "
-        "waits for this session's turn to end"
+        "RuntimeError: ping was refused: its extension 'loopy' waits for this session's turn to end"
     )
     assert seen["ctx"] == "from loopy"  # its ctx still ran while the call was parked
     assert state["blocks"] == 2  # and its after hooks, for the nested block and the outer one

@@ -107,7 +107,7 @@ async def test_an_extension_creates_runs_and_restores_sessions(
     assert outcome.printed(1) == [403, "forbidden-session"]
     # each change shows its own Activity under spawner.spawn's; reads and the worker show none
     ended = [e.activity for e in outcome.events if isinstance(e, ActivityEnded) and e.activity]
-    (spawn,) = [a for a in ended if a.tool == "spawner.spawn"]
+    (spawn,) = [a for a in ended if a.tool == "spawn"]
     changes = [(a.tool, a.presentation.headline) for a in ended if a.parent_id == spawn.id]
     assert changes == [
         ("vis.sessions.create", "Created session"),

@@ -106,12 +106,12 @@ async def test_tools_call_another_extension_in_the_model_shape(
     assert used["total"] == 2 and used["items"] == [1, 2] and used["is_dict"] is True
     assert "value" in used["missing"] and "note" in used["missing"]
     # each nested call shows its own Activity in the session, under the Activity of beta.use
-    assert outcome.tools().count("alpha.double") == 2
-    assert "alpha.page" in outcome.tools() and "beta.use" in outcome.tools()
+    assert outcome.tools().count("double") == 2
+    assert "page" in outcome.tools() and "use" in outcome.tools()
     ended = {e.activity.tool: e.activity for e in outcome.events if isinstance(e, ActivityEnded)}
-    assert ended["beta.use"].parent_id is None
-    assert ended["alpha.double"].parent_id == ended["beta.use"].id
-    assert ended["alpha.page"].parent_id == ended["beta.use"].id
+    assert ended["use"].parent_id is None
+    assert ended["double"].parent_id == ended["use"].id
+    assert ended["page"].parent_id == ended["use"].id
 
     failures = outcome.printed(1)
     kind, is_runtime, text = failures["self"]

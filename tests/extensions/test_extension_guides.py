@@ -54,7 +54,10 @@ def _install_pinger(root: Path) -> Path:
         encoding="utf-8",
     )
     (root / "single.py").write_text(
-        ENTRY.replace('"pinger"', '"single"').replace('"ping"', '"single"'), encoding="utf-8"
+        ENTRY.replace('"pinger"', '"single"')
+        .replace('"ping"', '"single"')
+        .replace("vis.Symbol(ping)", 'vis.Symbol(ping, name="single_ping")'),
+        encoding="utf-8",
     )
     return folder
 

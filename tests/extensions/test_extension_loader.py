@@ -233,7 +233,7 @@ def test_reports_example_tool_reads_its_setting(install: Installer) -> None:
     ext = _load().extensions[0]
     assert ext.error is None, ext.error
     (tool,) = ext.tools
-    assert (tool.name, tool.owner, tool.tag) == ("reports.report", "reports", "observation")
+    assert (tool.name, tool.owner, tool.tag) == ("report", "reports", "observation")
     assert tool.activity is not None and tool.activity.label == "Prepare report"
     assert tool.fn() == "Summary"
     previous = set_value_resolver(lambda setting: True)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import sys
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from vis_core.extension.declarations import CORE_OWNER, CORE_SETTING_IDS, Extension
 from vis_core.extension_host.discovery import Candidate, bundled_dir, discover
@@ -21,6 +21,7 @@ from vis_core.extension_host.loaded import (
     LoadOptions,
 )
 from vis_core.paths import VisPaths
+from vis_core.tools.names import RESERVED_NAMES
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -46,15 +47,15 @@ class _Draft:
         return f"extension {self.name!r} ({self.candidate.source.value}: {self.candidate.path})"
 
 
-def tool_prefix(symbol: Any, alias: str | None) -> str | None:
-    """Tools are called as ``alias.name``; a namespace named like the alias is not doubled.
+def alias_names(tool: HostTool, alias: str | None) -> tuple[str, ...]:
+    """The second name of a tool: ``alias.name``, unless the bare name already starts there.
 
-    ``Symbol(report)`` in extension ``reports`` is ``reports.report``;
-    ``Symbol(Greeter(), name="greet")`` with alias ``greet`` is ``greet.hello``.
+    ``Symbol(check)`` of alias ``visual`` is ``check`` and ``visual.check``;
+    ``Symbol(Greeter(), name="greet")`` of alias ``greet`` is only ``greet.hello``.
     """
-    if alias is not None and symbol.is_namespace and symbol.name == alias:
-        return None
-    return alias
+    if alias is None or tool.name.startswith(f"{alias}."):
+        return ()
+    return (f"{alias}.{tool.name}",)
 
 
 def _build_tools(draft: _Draft) -> None:
@@ -72,9 +73,7 @@ def _build_tools(draft: _Draft) -> None:
     names: set[str] = set()
     for symbol in declaration.symbols:
         try:
-            built = symbol_host_tools(
-                symbol, owner=declaration.name, prefix=tool_prefix(symbol, declaration.alias)
-            )
+            built = symbol_host_tools(symbol, owner=declaration.name)
         except (TypeError, ValueError) as exc:
             draft.fail(f"{type(exc).__name__}: {exc}")
             return
@@ -106,6 +105,7 @@ def _resolve(drafts: list[_Draft], disabled: Collection[str]) -> None:
     effective: dict[str, _Draft] = {}
     setting_owner: dict[str, _Draft | None] = {sid: None for sid in CORE_SETTING_IDS}
     alias_owner: dict[str, _Draft] = {}
+    name_owner: dict[str, _Draft] = {}
     for draft in drafts:
         if draft.status is not ExtensionStatus.LOADED:
             continue
@@ -139,6 +139,8 @@ def _resolve(drafts: list[_Draft], disabled: Collection[str]) -> None:
             holder = alias_owner.get(alias)
             if holder is not None and holder is not previous:
                 problem = f"alias {alias!r} is already used by {holder.describe()}; choose another"
+        if problem is None:
+            problem = _name_conflict(draft, previous, name_owner)
         if problem is not None:
             draft.fail(problem)
             continue
@@ -150,11 +152,55 @@ def _resolve(drafts: list[_Draft], disabled: Collection[str]) -> None:
                 setting_owner.pop(setting.id, None)
             if previous.declaration.alias is not None:
                 alias_owner.pop(previous.declaration.alias, None)
+            for root in _roots(previous):
+                name_owner.pop(root, None)
         for setting in declaration.settings:
             setting_owner[setting.id] = draft
         if alias is not None:
             alias_owner[alias] = draft
+        for root in _roots(draft):
+            name_owner[root] = draft
         effective[draft.name] = draft
+
+
+def _roots(draft: _Draft) -> list[str]:
+    """The top-level names an extension's tools take in the sandbox (``greet`` of greet.hello)."""
+    return list(dict.fromkeys(tool.name.split(".", 1)[0] for tool in draft.tools))
+
+
+def _name_conflict(
+    draft: _Draft, previous: _Draft | None, name_owner: dict[str, _Draft]
+) -> str | None:
+    """Why ``draft``'s tool names cannot load: a built-in's name or another extension's."""
+    for tool in draft.tools:
+        root = tool.name.split(".", 1)[0]
+        if root in RESERVED_NAMES:
+            return (
+                f"tool name {tool.name!r} would shadow the built-in {root!r} of Vis; "
+                "give the symbol another name (vis.Symbol(fn, name=...))"
+            )
+        holder = name_owner.get(root)
+        if holder is not None and holder is not previous:
+            return (
+                f"tool name {tool.name!r} is already exported by {holder.describe()}; "
+                "give the symbol another name (vis.Symbol(fn, name=...))"
+            )
+    return None
+
+
+def _second_names(drafts: list[_Draft]) -> None:
+    """Give each loaded tool its ``alias.name`` where that path is unambiguous."""
+    loaded = [d for d in drafts if d.status is ExtensionStatus.LOADED]
+    taken = set(RESERVED_NAMES) | {root for d in loaded for root in _roots(d)}
+    for draft in loaded:
+        assert draft.declaration is not None
+        alias = draft.declaration.alias
+        own = set(_roots(draft))
+        if alias is None or (alias in taken and alias not in own):
+            continue  # another's bare name wins; ``alias.`` would be ambiguous
+        draft.tools = tuple(
+            dataclasses.replace(tool, aliases=alias_names(tool, alias)) for tool in draft.tools
+        )
 
 
 def _refresh_records(drafts: list[_Draft], previous: LoadedExtensions | None) -> None:
@@ -190,6 +236,7 @@ def _load(options: LoadOptions, previous: LoadedExtensions | None) -> LoadedExte
     )
     drafts = [_run(candidate, options.environment) for candidate in candidates]
     _resolve(drafts, options.disabled)
+    _second_names(drafts)
     _refresh_records(drafts, previous)
     for draft in drafts:
         if draft.error is not None:

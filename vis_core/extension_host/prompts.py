@@ -50,15 +50,34 @@ def _prompt_text(ext: LoadedExtension, env: Mapping[str, Any]) -> str | None:
     return text
 
 
-def extension_prompts(loaded: LoadedExtensions, env: Mapping[str, Any]) -> str:
-    """The system prompt part for every active extension: name, tools, description, prompt."""
+def tool_roots(ext: LoadedExtension) -> list[str]:
+    """The names an extension's public tools take, a namespace as ``greet.*``."""
+    roots: dict[str, None] = {}
+    for tool in ext.tools:
+        if tool.is_hidden:
+            continue
+        root, dotted, _ = tool.name.partition(".")
+        roots[f"{root}.*" if dotted else root] = None
+    return list(roots)
+
+
+def extension_prompts(
+    loaded: LoadedExtensions,
+    env: Mapping[str, Any],
+    active: list[LoadedExtension] | None = None,
+) -> str:
+    """The system prompt part for every active extension: name, tools, description, prompt.
+
+    ``active`` is the turn's :func:`active_extensions` when the caller has it already.
+    """
     parts: list[str] = []
-    for ext in active_extensions(loaded, env):
+    for ext in active_extensions(loaded, env) if active is None else active:
         declaration = ext.declaration
         assert declaration is not None
         heading = f"### {declaration.name}"
-        if declaration.alias is not None and ext.tools:
-            heading += f" (tools: {declaration.alias}.*)"
+        roots = tool_roots(ext)
+        if roots:
+            heading += f" (tools: {', '.join(roots)})"
         lines = [heading, declaration.description.strip()]
         text = _prompt_text(ext, env)
         if text and text.strip():

@@ -60,6 +60,7 @@ class ToolEntry:
     name: str
     doc: str = ""
     contract: dict[str, Any] | None = None
+    hidden: bool = False  # callable, but left out of its namespace's repr() and dir()
 
 
 @dataclass(frozen=True)
@@ -337,7 +338,10 @@ class Sandbox:
         return task
 
     def _tool_list(self) -> list[dict[str, Any]]:
-        return [{"name": t.name, "doc": t.doc, "contract": t.contract} for t in self._tools()]
+        return [
+            {"name": t.name, "doc": t.doc, "contract": t.contract, "hidden": t.hidden}
+            for t in self._tools()
+        ]
 
     # -- one block ---------------------------------------------------------------------------
     async def _run_block(

@@ -163,6 +163,7 @@ class ToolProxy:
     ) -> None:
         self._vis_name = name
         self._vis_request = request
+        self._vis_hidden = False
         self.__name__ = name.rsplit(".", 1)[-1]
         self.__qualname__ = name
         self.__doc__ = doc or None
@@ -196,7 +197,12 @@ class ToolNamespace:
         self.__name__ = name.rsplit(".", 1)[-1]
 
     def _vis_members(self) -> list[str]:
-        return sorted(k for k in vars(self) if not k.startswith("_"))
+        """Public members; a hidden tool stays callable but is not listed."""
+        return sorted(
+            k
+            for k, v in vars(self).items()
+            if not k.startswith("_") and not getattr(v, "_vis_hidden", False)
+        )
 
     def __repr__(self) -> str:
         return f"<tools {self._vis_name}: {', '.join(self._vis_members())}>"
@@ -261,6 +267,7 @@ def build_proxies(entries: Iterable[dict[str, Any]], request: Requester) -> dict
     for entry in entries:
         name = str(entry["name"])
         proxy = ToolProxy(name, str(entry.get("doc") or ""), entry.get("contract"), request)
+        proxy._vis_hidden = bool(entry.get("hidden"))
         parts = name.split(".")
         parent: Any = None
         for depth, part in enumerate(parts[:-1]):
@@ -273,8 +280,9 @@ def build_proxies(entries: Iterable[dict[str, Any]], request: Requester) -> dict
             parent = node
         existing = TOOLS.get(name)
         if isinstance(existing, ToolNamespace):  # "git" and "git.status" both exist
-            for key in existing._vis_members():
-                setattr(proxy, key, getattr(existing, key))
+            for key, member in vars(existing).items():
+                if not key.startswith("_"):
+                    setattr(proxy, key, member)
         TOOLS[name] = proxy
         _attach(roots, parent, parts[-1], proxy)
     return roots

@@ -21,6 +21,9 @@ class HostTool:
     activity: Activity | None = None
     owner: str = "vis"
     is_hidden: bool = False
+    #: second names of the same tool (``visual.check`` for the bare ``check`` of alias
+    #: ``visual``); ``get`` resolves them after every bare name, discovery never lists them
+    aliases: tuple[str, ...] = ()
 
     @property
     def description(self) -> str:
@@ -32,6 +35,7 @@ class ToolRegistry:
 
     def __init__(self, tools: list[HostTool] | None = None) -> None:
         self._tools: dict[str, HostTool] = {}
+        self._aliases: dict[str, HostTool] = {}
         for tool in tools or ():
             self.add(tool)
 
@@ -40,15 +44,28 @@ class ToolRegistry:
             owner = self._tools[tool.name].owner
             raise ValueError(f"tool {tool.name!r} is already registered by {owner!r}")
         self._tools[tool.name] = tool
+        for alias in tool.aliases:
+            self._aliases.setdefault(alias, tool)
 
     def remove_owner(self, owner: str) -> None:
         self._tools = {n: t for n, t in self._tools.items() if t.owner != owner}
+        self._aliases = {n: t for n, t in self._aliases.items() if t.owner != owner}
+
+    def without_owners(self, owners: frozenset[str]) -> ToolRegistry:
+        """The same tools minus those of ``owners`` (extensions inactive for a turn)."""
+        return ToolRegistry([t for t in self._tools.values() if t.owner not in owners])
 
     def get(self, name: str) -> HostTool | None:
-        return self._tools.get(name)
+        """The tool with the bare name ``name``, else the one with that second (alias) name."""
+        tool = self._tools.get(name)
+        return tool if tool is not None else self._aliases.get(name)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._tools
+        return name in self._tools or name in self._aliases
+
+    def alias_names(self) -> list[str]:
+        """Every second name that does not shadow a bare one, in registration order."""
+        return [n for n in self._aliases if n not in self._tools]
 
     def __iter__(self) -> Iterator[HostTool]:
         return iter(list(self._tools.values()))
@@ -58,4 +75,6 @@ class ToolRegistry:
 
     def similar(self, name: str, n: int = 3) -> list[str]:
         """Public tool names close to ``name``, for "did you mean" hints."""
-        return difflib.get_close_matches(name, self.names(include_hidden=False), n=n)
+        public = self.names(include_hidden=False)
+        second = [a for a in self.alias_names() if not self._aliases[a].is_hidden]
+        return difflib.get_close_matches(name, [*public, *second], n=n)

@@ -1,0 +1,27 @@
+"""The names Vis itself gives the model's sandbox: an extension tool may not take one of them."""
+
+from __future__ import annotations
+
+#: the built-in tools of every session (``builtin_tools``, attachments, ``apropos``/``doc``)
+BUILTIN_TOOL_NAMES = frozenset(
+    {
+        "cat",
+        "grep",
+        "patch",
+        "ls",
+        "shell",
+        "run_tests",
+        "attach",
+        "list_attachments",
+        "get_attachment",
+        "read_attachment",
+        "show_attachment",
+        "apropos",
+        "doc",
+    }
+)
+
+#: other names the sandbox defines for the model (helpers and context)
+SANDBOX_NAMES = frozenset({"defs", "session", "shells"})
+
+RESERVED_NAMES = BUILTIN_TOOL_NAMES | SANDBOX_NAMES

@@ -24,7 +24,13 @@ def _add_model_options(parser: argparse.ArgumentParser, *, sub: bool = False) ->
         metavar="ID=VALUE",
         help="override a setting for this run (repeatable)",
     )
-    parser.add_argument("-C", "--workspace", type=Path, default=None, help="workspace folder")
+    parser.add_argument(  # a subcommand's own default would hide ``vis -C DIR run``'s folder
+        "-C",
+        "--workspace",
+        type=Path,
+        default=argparse.SUPPRESS if sub else None,
+        help="workspace folder",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:

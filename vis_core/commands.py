@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
+from vis_core.extension.declarations import CommandResult as SdkResult
 from vis_core.extension.declarations import SlashCommand
 
 if TYPE_CHECKING:
@@ -145,6 +146,12 @@ class CommandRegistry:
             raise
         except Exception as exc:
             return err(f"/{name} failed", f"{type(exc).__name__}: {exc}")
+        if command.info.owner != "vis" and not isinstance(value, CommandResult | SdkResult | str):
+            return err(
+                f"/{name} returned {type(value).__name__}",
+                f"The run function of /{name} (extension {command.info.owner!r}) must return "
+                "vis.ok(title, ...), vis.err(title, ...) or a string.",
+            )
         return _as_result(value)
 
 

@@ -242,13 +242,17 @@ class Host:
         from vis_core.extension.context import CallContext, calling
 
         lock = self.extension_lock(owner)
+        services: dict[str, Any] = {"store": self.store}
+        session = next((s for s in self.sessions if s.id == session_id), None)
+        if session is not None:  # vis.tools works as in a tool call of that session
+            services.update(invoker=session.invoker, loop=asyncio.get_running_loop())
         context = CallContext(
             session_id=session_id,
             workspace_root=self.workspace,
             project_root=self.project_root,
             owner=owner,
             channel=self.options.channel,
-            services={"store": self.store},
+            services=services,
         )
 
         def run() -> Any:

@@ -259,3 +259,74 @@ def test_markers_validate_and_strings_of_collects():
     assert vis.repair("x", notes=("n",)).notes == ("n",)
     value = {"path": "a.py", "edits": [{"start": 1, "text": "b"}, ("c", Path("/d"))], "n": 3}
     assert vis.strings_of(value) == ["a.py", "b", "c", "/d"]
+
+
+SEARCHER = """
+import vis_core.extension as vis
+
+def find(query: str) -> str:
+    '''Search the workspace through the session's grep.'''
+    return str(vis.tools.grep(query))
+
+vis.register_extension(vis.Extension(
+    name="searcher", alias="searcher", description="Searches.",
+    symbols=[vis.Symbol(find, activity=vis.Activity(label="Find"))],
+))
+"""
+
+
+async def test_fs_access_covers_every_file_a_folder_grep_reads(
+    extension, scripted, workspace: Path
+):
+    extension("guard", GUARD)
+    extension("searcher", SEARCHER)
+    (workspace / "secret.txt").write_text("token hunter2\n")
+    (workspace / "open.txt").write_text("token hello\n")
+    run = await scripted(
+        [
+            {"code": 'print(await grep("token"))'},
+            {"code": 'print(await find("token"))'},
+            {"text": "done"},
+        ]
+    )
+    session = await run.session()
+    await session.submit("search")
+    for block in run.blocks():  # the model's grep, then vis.tools.grep from an extension
+        assert block.error is None, block.error
+        assert "hello" in block.stdout and "hunter2" not in block.stdout
+        assert "1 matching line in 1 file" in block.stdout
+
+
+NOTED = """
+import vis_core.extension as vis
+
+def before_patch(call):
+    vis.state["calls"] = vis.state.get("calls", []) + [sorted(call)]
+
+vis.register_extension(vis.Extension(
+    name="noted", description="Notes every patch.",
+    op_hooks=[vis.OpHook("patch", before_patch)],
+))
+"""
+
+
+async def test_a_before_hook_sees_a_refused_patch_without_preview(
+    extension, scripted, workspace: Path
+):
+    extension("noted", NOTED)
+    (workspace / "a.txt").write_text("one\n")
+    run = await scripted(
+        [
+            {"code": 'await patch("a.txt", 7, [{"start": 1, "end": 1, "text": "two"}])'},
+            {"code": 'await cat("a.txt")'},
+            {"code": 'await patch("a.txt", 1, [{"start": 1, "end": 1, "text": "2"}])'},
+            {"text": "done"},
+        ]
+    )
+    session = await run.session()
+    await session.submit("edit")
+    refused, _, _ = run.blocks()
+    assert "unknown version @7" in refused.error
+    calls = run.state("noted")["calls"]
+    assert calls[0] == ["args", "op"]  # called, with no preview: the patch is refused
+    assert calls[1] == ["args", "op", "preview"]

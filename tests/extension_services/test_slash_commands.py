@@ -73,3 +73,37 @@ async def test_builtins_are_registered_like_extension_commands(extension, script
     session = await run.session()
     listing = await run.host.commands.run(session, "/help")
     assert "`/greet NAME`: Greet someone. (greeter)" in listing.body
+
+
+READER = """
+import vis_core.extension as vis
+
+def peek(ctx):
+    return vis.ok("Peeked", str(vis.tools.cat(ctx["args"][0])))
+
+vis.register_extension(vis.Extension(
+    name="reader",
+    description="Reads through the session's tools.",
+    slash_commands=[
+        vis.SlashCommand("peek", peek),
+        vis.SlashCommand("count", lambda ctx: 3),
+        vis.SlashCommand("nothing", lambda ctx: None),
+    ],
+))
+"""
+
+
+async def test_a_command_uses_the_sessions_tools_and_must_return_a_result(
+    extension, scripted, workspace: Path
+):
+    (workspace / "notes.txt").write_text("remember the milk\n")
+    extension("reader", READER)
+    run = await scripted([])
+    session = await run.session()
+    peeked = await run.host.commands.run(session, "/peek notes.txt")
+    assert peeked.ok, peeked.body
+    assert "1: remember the milk" in peeked.body  # the session's own cat, numbered lines
+    for name, kind in (("count", "int"), ("nothing", "NoneType")):
+        wrong = await run.host.commands.run(session, f"/{name}")
+        assert not wrong.ok and wrong.title == f"/{name} returned {kind}"
+        assert f"/{name} (extension 'reader')" in wrong.body and "vis.ok" in wrong.body

@@ -25,7 +25,7 @@ from vis_core.model.activity import (
     SymbolTag,
 )
 from vis_core.sandbox.host import HandleCall
-from vis_core.sandbox.wire import HandleMethod, HostHandle
+from vis_core.sandbox.wire import HandleMethod, HostHandle, encode
 from vis_core.tools.registry import HostTool, ToolRegistry
 
 log = logging.getLogger(__name__)
@@ -44,6 +44,18 @@ class CallSite:
     turn_id: str | None = None
     iteration_id: str | None = None
     form: int = 0
+
+
+def returnable(value: Any) -> None:
+    """Raise when ``value`` cannot cross back to the sandbox (an Activity then fails)."""
+    if isinstance(value, HostHandle):
+        return
+    try:
+        encode(value, handle_out=lambda handle: {"id": ""})
+    except Exception as exc:
+        raise TypeError(
+            f"the result ({type(value).__name__}) cannot be returned to Python: {exc}"
+        ) from exc
 
 
 class ToolInvoker:
@@ -239,6 +251,13 @@ class ToolInvoker:
             await self._end(record, started=show_start)
             raise
         await asyncio.gather(*pending, return_exceptions=True)
+        try:
+            returnable(result)
+        except Exception as exc:  # the value cannot reach the sandbox: the call failed
+            render("failure", error=exc)
+            record = self.ended(record, error=exc)
+            await self._end(record, started=show_start)
+            raise
         render("success", result=result)
         if record.handle_id is None and isinstance(result, HostHandle):
             # the call that returns a handle heads the receipt of the handle's later calls

@@ -165,6 +165,18 @@ class OpHookPhase(StrEnum):
     AFTER = "after"
 
 
+class Op(StrEnum):
+    """The operations Vis runs op hooks for."""
+
+    PATCH = "patch"
+    SHELL = "shell"
+    PYTHON_EXECUTION = "python_execution"
+    FS_ACCESS = "fs_access"
+
+
+KNOWN_OPS = ", ".join(repr(op.value) for op in Op)
+
+
 @dataclass(frozen=True)
 class OpHook:
     """A guard (``before``) or observer (``after``) of operations such as ``patch``."""
@@ -180,6 +192,11 @@ class OpHook:
         for op in ops:
             if not isinstance(op, str) or not op.strip():
                 raise ValueError("OpHook ops must be nonblank operation names")
+            if op not in Op.__members__.values():
+                raise ValueError(
+                    f"OpHook op {op!r} is not an operation Vis knows, so the hook would never "
+                    f"run; use one of {KNOWN_OPS}"
+                )
         if not callable(self.fn):
             raise ValueError(f"OpHook for {list(ops)}: fn must be a callable fn(call)")
         try:

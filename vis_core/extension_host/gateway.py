@@ -10,6 +10,7 @@ from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import CallContext, current_call
 from vis_core.extension.errors import OUTSIDE_VIS, GatewayCode, GatewayError
 from vis_core.model.activity import ActivityPresentation, SymbolTag
@@ -77,6 +78,12 @@ def host_for_read(what: str) -> Host:
 def require_change(what: str) -> tuple[CallContext, Host]:
     """The bound call and host for a change; refused outside an active callback or session."""
     call = bound_call()
+    if call is None and loading_extension()[0]:
+        raise GatewayError(
+            GatewayCode.SESSION_NOT_BOUND,
+            f"{what} changes something, but no session called your extension (it is loading); "
+            "make the call in a tool call or a command",
+        )
     if call is None:
         if host_of(None) is None:
             raise RuntimeError(f"{what} {OUTSIDE_VIS}")

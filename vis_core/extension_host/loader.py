@@ -227,6 +227,9 @@ def _refresh_records(drafts: list[_Draft], previous: LoadedExtensions | None) ->
 
 
 def _load(options: LoadOptions, previous: LoadedExtensions | None) -> LoadedExtensions:
+    from vis_core.extension_host.output import route_extension_output
+
+    route_extension_output()  # print() in extension code goes to its log from here on
     candidates = discover(
         project_root=options.project_root,
         trusted=options.trusted,

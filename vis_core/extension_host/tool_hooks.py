@@ -34,13 +34,14 @@ class ToolHooks:
         """``fs_access``: raise ``PermissionError`` when an extension refuses ``path``."""
         self.hooks.check_access(operation, os.fspath(path))
 
-    def _guard(self, args: list[Any]) -> PatchGuard:
+    def _guard(self, args: list[Any], called: list[bool]) -> PatchGuard:
         def guard(
             path: str, before: str, after: str, lines: list[str], applied: Any, created: bool
         ) -> tuple[Any, tuple[str, ...]]:
             from vis_core.tools.patching import Applied, PatchError
             from vis_core.tools.textfiles import read_text
 
+            called.append(True)
             preview = {
                 "path": path,
                 "before": before,
@@ -72,13 +73,20 @@ class ToolHooks:
     ) -> Any:
         """Run a patch with its guards (they see the preview) and observers."""
         args = [call]
-        guard = self._guard(args) if self.hooks.has("patch", OpHookPhase.BEFORE) else None
+        called: list[bool] = []
+        guarded = self.hooks.has("patch", OpHookPhase.BEFORE)
+        guard = self._guard(args, called) if guarded else None
         try:
             result = await run(guard)
         except OperationBlocked:
             await self.hooks.run_after("patch", args, None)
             raise
         except Exception as exc:
+            if guarded and not called:  # refused before any preview: guards still see the call
+                try:
+                    await self.hooks.run_before("patch", args)
+                except OperationBlocked:
+                    pass  # the patch is refused already, with its own reason
             await self.hooks.run_after("patch", args, {"error": f"{type(exc).__name__}: {exc}"})
             raise
         await self.hooks.run_after("patch", args, plain_result(result))

@@ -9,7 +9,7 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-from vis_core.tools.context import ToolContext
+from vis_core.tools.context import FS_OPERATIONS, ToolContext
 from vis_core.tools.display import plural
 from vis_core.tools.ignore import IgnoreRule, git_toplevel, listed_files, parse_gitignore
 from vis_core.tools.textfiles import ToolText, shown, split_lines, strip_eol
@@ -208,6 +208,20 @@ async def count_rg(
     return counts
 
 
+def _allowed(ctx: ToolContext, roots: list[Root], counts: dict[str, int]) -> dict[str, int]:
+    """The matches in files the ``fs_access`` guards let ``grep`` read (roots were checked)."""
+    checked = {str(root.path) for root in roots if root.is_file}
+    kept: dict[str, int] = {}
+    for path, n in counts.items():
+        if path not in checked:
+            try:
+                ctx.hooks.check_access(FS_OPERATIONS["grep"], path)
+            except PermissionError:
+                continue  # a guarded file's lines never come back
+        kept[path] = n
+    return kept
+
+
 def _is_binary(path: str) -> bool:
     try:
         return b"\x00" in Path(path).read_bytes()
@@ -386,6 +400,8 @@ async def search(
     counts = await count_rg(ctx, rg, roots, spec) if rg else None
     if counts is None:
         counts = await asyncio.to_thread(count_python, ctx, roots, spec)
+    if ctx.hooks is not None and counts:  # fs_access guards see every file whose lines return
+        counts = await asyncio.to_thread(_allowed, ctx, roots, counts)
     return await asyncio.to_thread(
         render_page, ctx, spec, counts, paths=paths, context=context, limit=limit, offset=offset
     )

@@ -1,0 +1,81 @@
+"""Smaller Extension API deviations: calls at load time, declarations Vis cannot honour."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import vis_core.extension as vis
+from vis_core.events import ActivityEnded
+from vis_core.extension_host.loader import load_extensions
+from vis_core.model.activity import ActivityState
+
+from .harness import code_turn, install_extension, open_host, run_turn, write_script
+
+EAGER = """
+import vis_core.extension as vis
+
+try:
+    vis.sessions.create()
+    CODE = "created"
+except vis.GatewayError as exc:
+    CODE = (exc.status, exc.code.value, str(exc))
+
+vis.register_extension(vis.Extension(name="eager", description="Starts work too early."))
+"""
+
+
+def test_a_change_call_while_loading_raises_session_not_bound(vis_home: Path) -> None:
+    install_extension(vis_home, "eager", EAGER)
+    loaded = load_extensions(bundled=None)
+    ext = loaded.get("eager")
+    assert ext is not None and ext.module is not None
+    status, code, text = ext.module.CODE
+    assert (status, code) == (403, "session-not-bound") and "loading" in text
+
+
+def test_an_op_hook_for_an_unknown_op_is_a_declaration_error() -> None:
+    with pytest.raises(ValueError, match=r"'pach' is not an operation Vis knows.*'patch'"):
+        vis.OpHook("pach", lambda call: None)
+    assert vis.OpHook(["patch", "fs_access"], lambda call: None).ops == ("patch", "fs_access")
+
+
+LAZY = '''
+from dataclasses import dataclass
+
+import vis_core.extension as vis
+
+
+@vis.sequence(field="results")
+@dataclass(frozen=True)
+class Lazy:
+    results: object
+
+
+def lazy() -> Lazy:
+    """Pages, produced lazily (which cannot cross to the sandbox)."""
+    return Lazy(page for page in ("a", "b"))
+
+
+vis.register_extension(vis.Extension(
+    name="lazy", alias="lazy", description="Lazy pages.",
+    symbols=[vis.Symbol(lazy, activity=vis.Activity(label="List pages"))],
+))
+'''
+
+
+async def test_an_activity_whose_result_cannot_be_returned_is_failed(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    install_extension(vis_home, "lazy", LAZY)
+    write_script(script_path, code_turn("await lazy()"))
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+    finally:
+        await host.close()
+    (activity,) = [e.activity for e in outcome.events if isinstance(e, ActivityEnded)]
+    assert activity.state is ActivityState.FAILED
+    assert "cannot be returned" in (activity.error or "")
+    assert "cannot be returned" in (outcome.blocks[0].error or "")

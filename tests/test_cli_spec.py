@@ -1,0 +1,102 @@
+"""Spec conformance on the command line: ``-C`` before ``run``, extension print(), doctor."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+
+def vis(*args: str, cwd: Path, env_home: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["VIS_HOME"] = str(env_home)
+    env.pop("VIS_MODEL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "vis_core.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=90,
+    )
+
+
+def _script(tmp_path: Path, responses: list[dict]) -> Path:
+    path = tmp_path / "script.yaml"
+    path.write_text(yaml.safe_dump(responses), encoding="utf-8")
+    return path
+
+
+NOISY = '''
+import vis_core.extension as vis
+
+print("loading noisy")
+
+
+def shout(text: str) -> str:
+    """Return ``text`` in capitals (and print it while at it)."""
+    print("shouting", text)
+    return text.upper()
+
+
+vis.register_extension(vis.Extension(
+    name="noisy", alias="noisy", description="Prints a lot.",
+    symbols=[vis.Symbol(shout, activity=vis.Activity(label="Shout"))],
+))
+'''
+
+
+def test_extension_print_goes_to_its_log_not_the_json_stream(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    (vis_home / "extensions").mkdir(parents=True, exist_ok=True)
+    (vis_home / "extensions" / "noisy.py").write_text(NOISY, encoding="utf-8")
+    s = _script(tmp_path, [{"code": 'print(await shout("hi"))'}, {"text": "Done."}])
+    result = vis(
+        "run", "--json", "--provider", "scripted", "--script", str(s), "go",
+        cwd=workspace, env_home=vis_home,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]  # every line is JSON
+    assert any("HI" in json.dumps(event) for event in events)  # the block's own print stays
+    assert "shouting" not in result.stdout and "loading noisy" not in result.stdout
+    logs = "".join(p.read_text() for p in (vis_home / "logs").rglob("*.log"))
+    assert "[noisy] print: loading noisy" in logs and "[noisy] print: shouting hi" in logs
+
+
+def test_workspace_option_before_run_is_honoured(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    (workspace / "marker.txt").write_text("found me\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    s = _script(tmp_path, [{"code": 'print(await cat("marker.txt"))'}, {"text": "Done."}])
+    result = vis(
+        "-C", str(workspace), "run", "--provider", "scripted", "--script", str(s), "go",
+        cwd=elsewhere, env_home=vis_home,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "✓ Read file · marker.txt @1 · 1 line" in result.stdout  # read in -C, not the cwd
+
+
+TYPO = """
+import vis_core.extension as vis
+
+vis.register_extension(vis.Extension(
+    name="typo", description="Guards patches.",
+    op_hooks=[vis.OpHook("pach", lambda call: None)],
+))
+"""
+
+
+def test_doctor_shows_an_op_hook_with_an_unknown_op(workspace: Path, vis_home: Path) -> None:
+    (vis_home / "extensions").mkdir(parents=True, exist_ok=True)
+    (vis_home / "extensions" / "typo.py").write_text(TYPO, encoding="utf-8")
+    result = vis("doctor", cwd=workspace, env_home=vis_home)
+    assert result.returncode == 1
+    assert "OpHook op 'pach' is not an operation Vis knows" in result.stdout
+    assert "'patch'" in result.stdout and "'fs_access'" in result.stdout

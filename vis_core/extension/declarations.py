@@ -391,6 +391,9 @@ def standalone_registration(module: str) -> Extension | None:
 
 def register_extension(extension: Extension) -> None:
     """Register this entry file's extension; call it exactly once per entry file."""
+    from vis_core.extension.place import require_trusted
+
+    require_trusted("vis.register_extension")
     if _refused is not None:
         raise RuntimeError(_refused)
     if not isinstance(extension, Extension):

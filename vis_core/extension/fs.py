@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 from vis_core.config import load_config
 from vis_core.extension.context import current_call
+from vis_core.extension.place import require_trusted, require_trusted_fs
 from vis_core.extension.roots import project_root, workspace_root
 from vis_core.paths import VisPaths
 from vis_core.tools.shell import BUFFER_BYTES, ShellHandle, ShellManager, ShellStatus
@@ -36,6 +37,7 @@ class FileSystem:
     def mkdir(
         self, path: str | os.PathLike[str], *, parents: bool = True, exist_ok: bool = True
     ) -> Path:
+        require_trusted_fs("vis.fs.mkdir")
         target = _path(path)
         target.mkdir(parents=parents, exist_ok=exist_ok)
         return target
@@ -44,6 +46,7 @@ class FileSystem:
         self, path: str | os.PathLike[str], data: bytes | str, *, encoding: str = "utf-8"
     ) -> int:
         """Write ``data`` (bytes, or text as ``encoding``) atomically; the folder is created."""
+        require_trusted_fs("vis.fs.write")
         raw = data.encode(encoding) if isinstance(data, str) else bytes(data)
         target = _path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -53,13 +56,16 @@ class FileSystem:
         return len(raw)
 
     def read(self, path: str | os.PathLike[str]) -> bytes:
+        require_trusted_fs("vis.fs.read")
         return _path(path).read_bytes()
 
     def read_text(self, path: str | os.PathLike[str], encoding: str = "utf-8") -> str:
+        require_trusted_fs("vis.fs.read_text")
         return _path(path).read_text(encoding=encoding)
 
     def copy(self, source: str | os.PathLike[str], target: str | os.PathLike[str]) -> Path:
         """Copy a file or a whole folder; returns the new path."""
+        require_trusted_fs("vis.fs.copy")
         src, dst = _path(source), _path(target)
         if src.is_dir():
             return Path(shutil.copytree(src, dst))
@@ -67,15 +73,18 @@ class FileSystem:
         return Path(shutil.copy2(src, dst))
 
     def move(self, source: str | os.PathLike[str], target: str | os.PathLike[str]) -> Path:
+        require_trusted_fs("vis.fs.move")
         dst = _path(target)
         dst.parent.mkdir(parents=True, exist_ok=True)
         return Path(shutil.move(_path(source), dst))
 
     def list(self, path: str | os.PathLike[str] = ".") -> list[str]:
         """The names in a folder, sorted."""
+        require_trusted_fs("vis.fs.list")
         return sorted(entry.name for entry in os.scandir(_path(path)))
 
     def stat(self, path: str | os.PathLike[str]) -> dict[str, Any]:
+        require_trusted_fs("vis.fs.stat")
         target = _path(path)
         info = target.stat()
         return {
@@ -89,10 +98,12 @@ class FileSystem:
         }
 
     def exists(self, path: str | os.PathLike[str]) -> bool:
+        require_trusted_fs("vis.fs.exists")
         return _path(path).exists()
 
     def remove(self, path: str | os.PathLike[str], *, recursive: bool = False) -> None:
         """Remove a file, an empty folder, or with ``recursive=True`` a whole folder."""
+        require_trusted_fs("vis.fs.remove")
         target = _path(path)
         if target.is_dir() and not target.is_symlink():
             if recursive:
@@ -325,6 +336,7 @@ def shell(spec: dict[str, Any] | str) -> Process:
 
     A relative or empty ``cwd`` starts at ``vis.project_root()``.
     """
+    require_trusted("vis.shell")
     return _start(_spec(spec, SHELL_KEYS, "vis.shell()"), None, (), ())
 
 
@@ -355,6 +367,7 @@ def jailed_shell(spec: dict[str, Any] | str) -> Process:
     ``allow_read_write`` (paths) and ``unix_connect`` (socket paths) add exactly those paths;
     the calling extension's grants are added too. With the jail disabled, both are ignored.
     """
+    require_trusted("vis.jailed_shell")
     parsed = _spec(spec, SHELL_KEYS | JAIL_KEYS, "vis.jailed_shell()")
     extra = _paths(parsed.get("allow_read_write"), "allow_read_write") + _paths(
         parsed.get("unix_connect"), "unix_connect"

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.acting import current_extension, loading_extension
 from vis_core.extension.context import current_call
+from vis_core.extension.place import require_trusted
 
 if TYPE_CHECKING:
     from vis_core.store import Store
@@ -63,6 +64,7 @@ class ExtensionState(MutableMapping[str, Any]):
     """A dict-like store of plain data for the extension that uses it; ``None`` deletes a key."""
 
     def _owner(self) -> str | None:
+        require_trusted("vis.state")
         name = current_extension()
         if name is not None:
             return name

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import CallContext, current_call
 from vis_core.extension.errors import OUTSIDE_VIS, GatewayCode, GatewayError
+from vis_core.extension.place import require_trusted
 from vis_core.model.activity import ActivityPresentation, SymbolTag
 from vis_core.tools.display import one_line
 
@@ -69,6 +70,7 @@ def loop_of(call: CallContext | None, host: Host | None) -> asyncio.AbstractEven
 
 def host_for_read(what: str) -> Host:
     """The host for a read (allowed in a callback and in a thread of an extension)."""
+    require_trusted(what)
     host = host_of(bound_call())
     if host is None:
         raise RuntimeError(f"{what} {OUTSIDE_VIS}")
@@ -77,6 +79,7 @@ def host_for_read(what: str) -> Host:
 
 def require_change(what: str) -> tuple[CallContext, Host]:
     """The bound call and host for a change; refused outside an active callback or session."""
+    require_trusted(what)
     call = bound_call()
     if call is None and loading_extension()[0]:
         raise GatewayError(

@@ -16,6 +16,7 @@ import types
 from typing import Any
 
 import vis_core.records  # noqa: F401 - registers the "record" wire codec in the child
+from vis_core.extension.place import enter_sandbox
 from vis_core.sandbox import wire
 from vis_core.sandbox.defs import make_defs
 from vis_core.sandbox.protocol import Msg, end_marker
@@ -318,6 +319,7 @@ def main() -> None:
         closefd=False,
     )
     sys.stdout = sys.stderr = out
+    enter_sandbox()  # the SDK refuses registration, vis.fs, vis.shell and vis.state here
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     Child(fd_in, fd_out, out).serve()
 

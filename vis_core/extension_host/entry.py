@@ -67,6 +67,15 @@ def error_from_exception(candidate: Candidate, exc: BaseException) -> LoadError:
     for frame in traceback.extract_tb(exc.__traceback__):
         if _inside(frame.filename, candidate):
             path, line = Path(frame.filename), frame.lineno
+    if isinstance(exc, SystemExit):
+        called = "sys.exit()" if exc.code is None else f"sys.exit({exc.code!r})"
+        return LoadError(
+            candidate.hint,
+            path,
+            line,
+            f"the entry file called {called} while loading; an extension must not end the "
+            "process (raise an exception to report a problem)",
+        )
     text = str(exc) or type(exc).__name__
     return LoadError(candidate.hint, path, line, f"{type(exc).__name__}: {text}")
 
@@ -95,7 +104,7 @@ def execute_entry(
         code = compile_entry(source, str(candidate.entry_file))
         with registering(candidate.entry_file, environment) as registration:
             exec(code, module.__dict__)
-    except Exception as exc:
+    except (Exception, SystemExit) as exc:  # sys.exit in an entry file must not end Vis
         forget_module(candidate.module_name)
         raise EntryFailed(error_from_exception(candidate, exc)) from exc
     if registration.declaration is None:

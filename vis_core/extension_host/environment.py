@@ -137,7 +137,10 @@ def extension_environment(
 
 
 def copy_environment(environment: Mapping[str, str] | None) -> ExtensionEnvironment:
-    """A copy of ``environment`` that keeps its ``project_names``."""
+    """A copy of ``environment`` that keeps its ``project_names`` (a ``live`` mapping, such as
+    the registration worker's, which asks the host name by name, is used as it is)."""
+    if environment is not None and getattr(environment, "live", False):
+        return environment  # type: ignore[return-value]
     copy = ExtensionEnvironment(environment or {})
     copy.project_names = frozenset(getattr(environment, "project_names", frozenset()))
     return copy

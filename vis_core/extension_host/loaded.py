@@ -15,6 +15,8 @@ from vis_core.extension_host.discovery import ExtensionSource
 from vis_core.extension_host.entry import LoadError
 from vis_core.tools.registry import HostTool
 
+DEFAULT_LOAD_TIMEOUT = 10.0  # seconds one entry file may take to load (extension_load_timeout)
+
 if TYPE_CHECKING:
     from vis_core.paths import VisPaths
 
@@ -79,6 +81,7 @@ class LoadOptions:
     include_packages: bool
     disabled: frozenset[str]
     environment: Mapping[str, str]
+    load_timeout: float = DEFAULT_LOAD_TIMEOUT  # seconds an entry file may take in the worker
 
 
 @dataclass(frozen=True)

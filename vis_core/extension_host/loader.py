@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import os
 import sys
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -11,15 +12,17 @@ from pathlib import Path
 from types import ModuleType
 
 from vis_core.extension.declarations import CORE_OWNER, CORE_SETTING_IDS, Extension
-from vis_core.extension_host.discovery import Candidate, bundled_dir, discover
+from vis_core.extension_host.discovery import Candidate, ExtensionSource, bundled_dir, discover
 from vis_core.extension_host.entry import EntryFailed, LoadError, execute_entry
 from vis_core.extension_host.environment import copy_environment
 from vis_core.extension_host.loaded import (
+    DEFAULT_LOAD_TIMEOUT,
     ExtensionStatus,
     LoadedExtension,
     LoadedExtensions,
     LoadOptions,
 )
+from vis_core.extension_host.registration import RegistrationWorker, Screened, worker_environment
 from vis_core.paths import VisPaths
 from vis_core.tools.names import RESERVED_NAMES
 from vis_core.tools.registry import HostTool
@@ -86,8 +89,12 @@ def _build_tools(draft: _Draft) -> None:
     draft.tools = tuple(tools)
 
 
-def _run(candidate: Candidate, environment: Mapping[str, str]) -> _Draft:
+def _run(candidate: Candidate, environment: Mapping[str, str], screened: Screened | None) -> _Draft:
     draft = _Draft(candidate, candidate.hint, ExtensionStatus.LOADED)
+    if screened is not None and screened.error is not None:  # it failed in the worker
+        draft.name = screened.error.extension
+        draft.status, draft.error = ExtensionStatus.FAILED, screened.error
+        return draft
     try:
         declaration, module = execute_entry(candidate, environment)
     except EntryFailed as failed:
@@ -226,6 +233,27 @@ def _refresh_records(drafts: list[_Draft], previous: LoadedExtensions | None) ->
                 registry.remove_owner(ext.name)
 
 
+def _screen(candidates: list[Candidate], options: LoadOptions) -> dict[Path, Screened]:
+    """Load every entry file that does not ship with Vis in the registration worker first, so
+    one that exits, hangs or crashes fails with its cause instead of ending or hanging Vis."""
+    outside = [c for c in candidates if c.source is not ExtensionSource.BUNDLED and not c.error]
+    if not outside:
+        return {}
+    environment = options.environment
+    project = {
+        name: environment[name]
+        for name in getattr(environment, "project_names", ())
+        if name in environment
+    }
+    worker = RegistrationWorker(
+        worker_environment(os.environ, project),
+        environment,
+        load_timeout=options.load_timeout,
+        cwd=options.project_root,
+    )
+    return worker.screen_all(outside)
+
+
 def _load(options: LoadOptions, previous: LoadedExtensions | None) -> LoadedExtensions:
     from vis_core.extension_host.output import route_extension_output
 
@@ -237,7 +265,11 @@ def _load(options: LoadOptions, previous: LoadedExtensions | None) -> LoadedExte
         bundled=options.bundled,
         include_packages=options.include_packages,
     )
-    drafts = [_run(candidate, options.environment) for candidate in candidates]
+    screened = _screen(candidates, options)
+    drafts = [
+        _run(candidate, options.environment, screened.get(candidate.entry_file))
+        for candidate in candidates
+    ]
     _resolve(drafts, options.disabled)
     _second_names(drafts)
     _refresh_records(drafts, previous)
@@ -270,6 +302,7 @@ def load_extensions(
     include_packages: bool = True,
     disabled: Collection[str] = (),
     environment: Mapping[str, str] | None = None,
+    load_timeout: float = DEFAULT_LOAD_TIMEOUT,
 ) -> LoadedExtensions:
     """Discover and load every extension; a failing one is recorded and does not stop others.
 
@@ -289,6 +322,7 @@ def load_extensions(
         include_packages=include_packages,
         disabled=frozenset(disabled),
         environment=copy_environment(environment),  # keeps project_names
+        load_timeout=load_timeout,
     )
     return _load(options, None)
 

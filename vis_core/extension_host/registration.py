@@ -1,0 +1,249 @@
+"""The registration worker, host side: every entry file loads first in a separate process.
+
+An entry file that calls ``sys.exit``/``os._exit``, raises, loops forever or crashes the
+interpreter fails there, with its file and cause, instead of ending or hanging Vis; the other
+extensions go on. The worker's environment is a minimal base plus the project's values; a name
+an entry file declares in ``env`` is resolved by the host for it alone.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import select
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vis_core.extension_host.discovery import Candidate
+from vis_core.extension_host.entry import LoadError
+from vis_core.extension_host.frames import FrameError, read_frame, write_frame
+from vis_core.extension_host.loaded import DEFAULT_LOAD_TIMEOUT
+
+log = logging.getLogger(__name__)
+
+START_TIMEOUT = 30.0  # seconds the worker itself may take to start (imports, on a loaded machine)
+VIS_ROOT = Path(__file__).resolve().parents[2]
+# What a Python process and the tools it runs need; nothing that carries a secret.
+BASE_NAMES = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LC_ALL",
+    "LC_CTYPE",
+    "TZ",
+    "TMPDIR",
+    "TERM",
+    "VIS_HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_DATA_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_STATE_HOME",
+    "VIRTUAL_ENV",
+    "SYSTEMROOT",
+)
+
+
+def worker_environment(
+    host: Mapping[str, str], project: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """A worker's environment: the base names of ``host``, then the project's values."""
+    env = {name: host[name] for name in BASE_NAMES if name in host}
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(VIS_ROOT), host.get("PYTHONPATH")) if p)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env.update(project or {})
+    return env
+
+
+@dataclass(frozen=True)
+class Screened:
+    """The worker's verdict on one entry file: its declaration summary, or why it failed."""
+
+    declaration: dict[str, Any] | None = None
+    error: LoadError | None = None
+
+
+def _candidate(candidate: Candidate) -> dict[str, Any]:
+    return {
+        "source": candidate.source.value,
+        "path": str(candidate.path),
+        "entry_file": str(candidate.entry_file),
+        "module_name": candidate.module_name,
+        "is_package": candidate.is_package,
+        "distribution": candidate.distribution,
+        "error": candidate.error,
+    }
+
+
+class WorkerGone(Exception):
+    """The worker exited (or stopped answering) before it reported."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class RegistrationWorker:
+    """One worker process; restarted after a fault so the next entry file loads cleanly."""
+
+    def __init__(
+        self,
+        environment: Mapping[str, str],
+        values: Mapping[str, str],
+        *,
+        load_timeout: float = DEFAULT_LOAD_TIMEOUT,
+        python: str = sys.executable,
+        cwd: Path | None = None,
+    ) -> None:
+        self.environment = dict(environment)
+        self.values = values  # what declared names resolve to (project, .env, then the host's)
+        self.load_timeout = load_timeout
+        self.python = python
+        self.cwd = cwd
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    # -- process --------------------------------------------------------------------------
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(
+            [self.python, "-m", "vis_core.extension_host.registration_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=self.environment,
+            cwd=None if self.cwd is None else str(self.cwd),
+            start_new_session=True,
+        )
+        threading.Thread(target=_drain, args=(proc,), daemon=True).start()
+        self._proc = proc
+        ready = self._next(proc, START_TIMEOUT, "start")
+        if ready.get("t") != "ready":
+            raise WorkerGone(f"the extension worker started with {ready!r} instead of ready")
+        return proc
+
+    def _next(self, proc: subprocess.Popen[bytes], timeout: float, what: str) -> dict[str, Any]:
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.stop()
+                raise WorkerGone(
+                    f"loading did not finish within {timeout:g} s (the extension_load_timeout "
+                    "setting), so it was stopped; an endless loop at import?"
+                    if what == "load"
+                    else f"the extension worker did not start within {timeout:g} s"
+                )
+            readable, _, _ = select.select([fd], [], [], left)
+            if not readable:
+                continue
+            try:
+                message = read_frame(fd)
+            except FrameError as exc:
+                self.stop()
+                raise WorkerGone(f"the extension worker sent a broken message ({exc})") from None
+            if message is None:
+                raise WorkerGone(_exit_cause(proc))
+            return message
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                stream.close()
+
+    # -- loading --------------------------------------------------------------------------
+
+    def screen(self, candidate: Candidate) -> Screened:
+        """Load ``candidate`` in the worker; a fault becomes the candidate's load error."""
+        try:
+            proc = self._proc if self._proc is not None else self._start()
+            assert proc.stdin is not None
+            write_frame(
+                proc.stdin.fileno(),
+                {
+                    "t": "load",
+                    "candidate": _candidate(candidate),
+                    "project_names": sorted(getattr(self.values, "project_names", ())),
+                },
+            )
+            while True:
+                message = self._next(proc, self.load_timeout, "load")
+                kind = message.get("t")
+                if kind == "env":
+                    names = [str(name) for name in message.get("names", ())]
+                    found = {name: self.values[name] for name in names if name in self.values}
+                    write_frame(proc.stdin.fileno(), {"t": "env", "values": found})
+                elif kind == "loaded":
+                    return Screened(declaration=message.get("declaration") or {})
+                elif kind == "failed":
+                    raw = message["error"]
+                    return Screened(
+                        error=LoadError(
+                            str(raw["extension"]),
+                            Path(raw["path"]),
+                            raw.get("line"),
+                            str(raw["message"]),
+                        )
+                    )
+                else:
+                    raise WorkerGone(f"the extension worker sent an unknown message {kind!r}")
+        except (WorkerGone, BrokenPipeError) as exc:
+            self.stop()
+            text = exc.message if isinstance(exc, WorkerGone) else _exit_cause(None)
+            return Screened(error=LoadError(candidate.hint, candidate.entry_file, None, text))
+
+    def screen_all(self, candidates: Iterable[Candidate]) -> dict[Path, Screened]:
+        """Every candidate's verdict, by entry file; the worker stops afterwards."""
+        try:
+            return {c.entry_file: self.screen(c) for c in candidates}
+        finally:
+            self.stop()
+
+
+def _exit_cause(proc: subprocess.Popen[bytes] | None) -> str:
+    code = None
+    if proc is not None:
+        try:
+            code = proc.wait(5)
+        except subprocess.TimeoutExpired:  # closed its pipe but lives on: end it
+            proc.kill()
+            code = proc.wait()
+    if code is not None and code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"the extension worker crashed ({name}) while loading this file"
+    return (
+        f"the extension worker exited with code {code} while loading this file (os._exit or a "
+        "fatal error in the entry file); an extension must not end the process"
+    )
+
+
+def _drain(proc: subprocess.Popen[bytes]) -> None:
+    """Log what entry files print (the worker's stderr), so the pipe never fills."""
+    assert proc.stderr is not None
+    for raw in proc.stderr:
+        line = raw.decode("utf-8", "replace").rstrip()
+        if line:
+            log.info("extension worker: %s", line)
+    proc.stderr.close()

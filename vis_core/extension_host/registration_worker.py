@@ -1,0 +1,147 @@
+"""The registration worker process: loads entry files one by one and reports each outcome.
+
+Run as ``python -m vis_core.extension_host.registration_worker``; messages are frames
+(:mod:`vis_core.extension_host.frames`) on the original stdin/stdout.
+
+Host → worker: ``load`` ``{candidate, project_names}``; ``env`` ``{values}`` answers an ``env``.
+Worker → host: ``env`` ``{names}`` (declared names to resolve), then ``loaded``
+``{declaration}`` or ``failed`` ``{error: {extension, path, line, message}}``.
+
+Its environment is the minimal one the host gives it plus the project's values; a declared
+``env`` name is resolved by asking the host, for the entry file that declared it only.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from vis_core.extension_host.frames import read_frame, write_frame
+
+
+class HostValues(Mapping[str, str]):
+    """What declared ``env`` names resolve to: the project's values here, others from the host."""
+
+    live = True  # asked name by name; registration must not copy it
+
+    def __init__(self, fd_in: int, fd_out: int, project: Mapping[str, str], names: frozenset[str]):
+        self._fd_in, self._fd_out = fd_in, fd_out
+        self._values = dict(project)
+        self._asked: set[str] = set(project)
+        self.project_names = names
+
+    def _ask(self, name: str) -> None:
+        if name in self._asked:
+            return
+        self._asked.add(name)
+        write_frame(self._fd_out, {"t": "env", "names": [name]})
+        reply = read_frame(self._fd_in)
+        if reply is None:
+            raise SystemExit(0)
+        self._values.update(reply.get("values") or {})
+
+    def __getitem__(self, name: str) -> str:
+        self._ask(name)
+        return self._values[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._values)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+def _declaration(extension: Any) -> dict[str, Any]:
+    """What an entry file declared, as data: names of tools, settings, commands, hooks."""
+    symbols = [getattr(symbol, "name", "") for symbol in extension.symbols]
+    return {
+        "name": extension.name,
+        "alias": extension.alias,
+        "symbols": symbols,
+        "settings": [setting.id for setting in extension.settings],
+        "commands": [command.name for command in extension.slash_commands],
+        "hooks": [{"ops": list(hook.ops), "phase": str(hook.phase)} for hook in extension.op_hooks],
+        "env": list(extension.env),
+        "prompt": extension.prompt is not None,
+        "ctx": extension.ctx is not None,
+    }
+
+
+def load(message: dict[str, Any], fd_in: int, fd_out: int, base: Mapping[str, str]) -> dict:
+    from vis_core.extension_host.discovery import Candidate, ExtensionSource
+    from vis_core.extension_host.entry import (
+        EntryFailed,
+        LoadError,
+        error_from_exception,
+        execute_entry,
+        forget_module,
+    )
+
+    raw = message["candidate"]
+    candidate = Candidate(
+        source=ExtensionSource(raw["source"]),
+        path=Path(raw["path"]),
+        entry_file=Path(raw["entry_file"]),
+        module_name=raw["module_name"],
+        is_package=raw["is_package"],
+        distribution=raw.get("distribution"),
+        error=raw.get("error"),
+    )
+    os.environ.clear()
+    os.environ.update(base)  # each entry file starts from the worker's own environment
+    project = {name: base[name] for name in message.get("project_names", ()) if name in base}
+    values = HostValues(fd_in, fd_out, project, frozenset(project))
+    error: LoadError | None = None
+    try:
+        declaration, _module = execute_entry(candidate, values)
+    except EntryFailed as failed:
+        error = failed.error
+    except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt and the like are named too
+        forget_module(candidate.module_name)
+        error = error_from_exception(candidate, exc)
+    if error is not None:
+        return {
+            "t": "failed",
+            "error": {
+                "extension": error.extension,
+                "path": str(error.path),
+                "line": error.line,
+                "message": error.message,
+            },
+        }
+    return {"t": "loaded", "declaration": _declaration(declaration)}
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(0)
+
+
+def main() -> None:
+    """Serve ``load`` requests until the host closes the pipe."""
+    fd_in, fd_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)  # what an entry file prints goes to stderr, which the host logs
+    sys.stdout = sys.stderr
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    base = dict(os.environ)
+    write_frame(fd_out, {"t": "ready", "pid": os.getpid()})
+    while True:
+        message = read_frame(fd_in)
+        if message is None:
+            return
+        if message.get("t") == "load":
+            write_frame(fd_out, load(message, fd_in, fd_out, base))
+
+
+if __name__ == "__main__":
+    main()

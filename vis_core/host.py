@@ -27,6 +27,7 @@ from vis_core.interaction import Interaction
 from vis_core.paths import TrustStore, VisPaths, find_project_root
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
+from vis_core.settings.core import extension_load_timeout
 from vis_core.store import Store
 from vis_core.tools.registry import HostTool, ToolRegistry
 
@@ -69,6 +70,7 @@ class Host:
             paths=paths,
             disabled=self.settings.disabled_extensions(),
             environment=extension_environment(self.project_root, trusted=self.trusted),
+            load_timeout=extension_load_timeout(config.data),
         )
         self.settings.install()  # Setting.value() and secret redaction answer from here
         self.settings.saved_listeners.append(self._setting_saved)
@@ -104,6 +106,7 @@ class Host:
             trusted=trusted,
             paths=paths,
             environment=extension_environment(project_root, trusted=trusted),
+            load_timeout=extension_load_timeout(config.data),
         )
         return cls(options, paths, config, store, extensions)
 

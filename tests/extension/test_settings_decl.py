@@ -216,4 +216,5 @@ def test_core_setting_ids_are_listed_once() -> None:
         "max_iterations",
         "summarize_steps",
         "theme",
+        "extension_load_timeout",
     )

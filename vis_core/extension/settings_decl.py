@@ -20,6 +20,7 @@ CORE_SETTING_IDS: tuple[str, ...] = (
     "max_iterations",
     "summarize_steps",
     "theme",
+    "extension_load_timeout",
 )
 CORE_OWNER = "Vis"
 

@@ -55,6 +55,15 @@ THEME = Setting(
     description="Colours of the terminal app.",
 )
 
+EXTENSION_LOAD_TIMEOUT = Setting(
+    id="extension_load_timeout",
+    label="Extension load time limit",
+    type="enum",
+    default="10",
+    choices=["2", "5", "10", "30", "60"],
+    description="Seconds an extension's entry file may take to load before it is stopped.",
+)
+
 CORE_SETTINGS: tuple[Setting[Any], ...] = (
     MODEL,
     JAIL,
@@ -62,9 +71,19 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
     MAX_ITERATIONS,
     SUMMARIZE_STEPS,
     THEME,
+    EXTENSION_LOAD_TIMEOUT,
 )
 # Project values of these are ignored until the person trusts the project: an untrusted
 # checkout must not switch the jail off or send the conversation to an endpoint it names.
 NEEDS_TRUST = frozenset({MODEL.id, JAIL.id})
 
 assert tuple(s.id for s in CORE_SETTINGS) == CORE_SETTING_IDS
+
+
+def extension_load_timeout(config: dict[str, Any]) -> float:
+    """The ``extension_load_timeout`` of ``config.toml`` in seconds (the default when unset
+    or not one of its choices)."""
+    value = str(config.get(EXTENSION_LOAD_TIMEOUT.id, EXTENSION_LOAD_TIMEOUT.default))
+    return float(
+        value if value in EXTENSION_LOAD_TIMEOUT.choices else EXTENSION_LOAD_TIMEOUT.default
+    )

@@ -525,7 +525,11 @@ class SettingsService:
 
     def reload_extensions(self, loaded: LoadedExtensions) -> LoadedExtensions:
         """Re-read every extension (with the current on/off switches) and the settings files."""
-        options = replace(loaded.options, disabled=self.disabled_extensions())
+        options = replace(
+            loaded.options,
+            disabled=self.disabled_extensions(),
+            load_timeout=float(self.value("extension_load_timeout")),
+        )
         fresh = replace(loaded, options=options).reload()
         self.refresh()
         return fresh

@@ -49,7 +49,7 @@ def test_each_load_time_fault_is_isolated_and_named() -> None:
     loaded = load_extensions(bundled=None, include_packages=False, load_timeout=2)
     by_file = {ext.path.name: ext for ext in loaded.extensions}
     assert [ext.name for ext in loaded.enabled] == ["good"]
-    assert [tool.name for tool in loaded.host_tools()] == ["good.hello"]
+    assert [tool.name for tool in loaded.host_tools()] == ["hello"]
 
     def error(name: str) -> str:
         ext = by_file[f"{name}.py"]

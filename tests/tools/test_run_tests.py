@@ -2,12 +2,28 @@
 
 from __future__ import annotations
 
+import shutil
+import sys
 from pathlib import Path
 
 import pytest
 
 from vis_core.model.activity import ActivityTable
 from vis_core.tools import TestReport
+
+
+def make_venv(root: Path, name: str = ".venv") -> Path:
+    """A project environment whose python is this test run's interpreter (it has pytest)."""
+    python = root / name / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+    return python
+
+
+@pytest.fixture(autouse=True)
+def project_venv(workspace: Path) -> Path:
+    return make_venv(workspace)
 
 
 def make_project(root: Path) -> None:
@@ -68,3 +84,48 @@ async def test_no_tests_and_no_setup(tools: dict, workspace: Path) -> None:
     report = await tools["run_tests"].fn()
     assert report.verdict is None and report.exit_code == 5
     assert str(report).startswith("pytest: no tests ran (exit 5)")
+
+
+async def test_the_projects_environment_runs_the_tests(
+    tools: dict, workspace: Path, project_venv: Path
+) -> None:
+    make_project(workspace)
+    report = await tools["run_tests"].fn("tests/test_more.py")
+    assert report.command.startswith(f"{project_venv} -m pytest")
+    assert report.passed == 2 and report.verdict == "passed"
+
+
+def _path_with(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, **scripts: str) -> None:
+    folder = tmp_path / "path-bin"
+    folder.mkdir()
+    for name, body in scripts.items():
+        script = folder / name
+        script.write_text(f"#!/bin/sh\n{body}\n")
+        script.chmod(0o755)
+    monkeypatch.setenv("PATH", str(folder))
+
+
+async def test_without_a_project_python_run_tests_says_so(
+    tools: dict, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_project(workspace)
+    shutil.rmtree(workspace / ".venv")
+    _path_with(tmp_path, monkeypatch)
+    with pytest.raises(FileNotFoundError, match="found no Python for this project"):
+        await tools["run_tests"].fn()
+    # a python3 on PATH without pytest is named, not reported as "failed, 0 passed"
+    shutil.rmtree(tmp_path / "path-bin")
+    _path_with(tmp_path, monkeypatch, python3="echo 'python3: No module named pytest' >&2; exit 1")
+    with pytest.raises(RuntimeError, match="pytest is not installed for .*python3 on PATH"):
+        await tools["run_tests"].fn()
+
+
+async def test_python_environment_shared_uses_vis_own_interpreter(
+    tools: dict, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    make_project(workspace)
+    shutil.rmtree(workspace / ".venv")
+    (workspace / "vis.yml").write_text("python:\n  environment: shared\n")
+    _path_with(tmp_path, monkeypatch)
+    report = await tools["run_tests"].fn("tests/test_more.py")
+    assert report.command.startswith(f"{sys.executable} -m pytest") and report.passed == 2

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+import yaml
+
 from vis_core.tools.context import ToolContext
 
 PYTEST_MARKERS = ("pytest.ini", "conftest.py", "tox.ini", "setup.cfg", "pyproject.toml")
@@ -80,12 +82,47 @@ class TestReport:
         return "\n".join(rows)
 
 
-def _python(workspace: Path) -> str:
-    for candidate in (".venv/bin/python", "venv/bin/python"):
-        path = workspace / candidate
-        if path.exists():
-            return str(path)
-    return sys.executable
+VENVS = (".venv", "venv")
+
+
+def _python_setting(workspace: Path) -> str | None:
+    """``python.environment`` of the project's ``vis.yml`` (``project`` or ``shared``)."""
+    from vis_core.paths import find_project_root
+
+    project_file = find_project_root(workspace) / "vis.yml"
+    try:
+        data = yaml.safe_load(project_file.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return None
+    python = data.get("python") if isinstance(data, dict) else None
+    value = python.get("environment") if isinstance(python, dict) else None
+    if value is None and isinstance(data, dict):
+        value = data.get("python.environment")
+    return value if isinstance(value, str) else None
+
+
+def python_runner(workspace: Path) -> tuple[list[str], str]:
+    """The project's pytest command and where it was found: the workspace's ``.venv`` or
+    ``venv``, then ``python.environment: shared`` of ``vis.yml`` (Vis's own interpreter), then
+    ``pytest`` or ``python3`` on PATH. Never Vis's interpreter unless the project asks for it."""
+    for name in VENVS:
+        python = workspace / name / "bin" / "python"
+        if python.exists():
+            return [str(python), "-m", "pytest"], f"the project's {name}/"
+    if _python_setting(workspace) == "shared":
+        return [sys.executable, "-m", "pytest"], "Vis's shared environment (python.environment)"
+    pytest = shutil.which("pytest")
+    if pytest:
+        return [pytest], "pytest on PATH"
+    python3 = shutil.which("python3")
+    if python3:
+        return [python3, "-m", "pytest"], "python3 on PATH"
+    raise FileNotFoundError(
+        f"run_tests: found no Python for this project: no .venv/ or venv/ in {workspace}, "
+        "python.environment in vis.yml is not 'shared', and neither pytest nor python3 is on "
+        "PATH. Create the project's environment (python3 -m venv .venv, then install pytest in "
+        "it) or run the tests with shell()."
+    )
 
 
 def detect_runner(workspace: Path) -> tuple[str, list[str]]:
@@ -93,7 +130,7 @@ def detect_runner(workspace: Path) -> tuple[str, list[str]]:
     if any((workspace / name).exists() for name in PYTEST_MARKERS) or (
         (workspace / "tests").is_dir() or any(workspace.glob("test_*.py"))
     ):
-        return "pytest", [_python(workspace), "-m", "pytest", "-q"]
+        return "pytest", [*python_runner(workspace)[0], "-q"]
     package = workspace / "package.json"
     if package.exists():
         try:
@@ -201,6 +238,12 @@ async def run_test_suite(
     )
     status = await handle.wait(None)
     output = status.output
+    if runner == "pytest" and status.exit_code and "No module named pytest" in handle.combined():
+        where = python_runner(ctx.workspace)[1]
+        raise RuntimeError(
+            f"run_tests: pytest is not installed for {argv[0]} ({where}); install it there "
+            f"({argv[0]} -m pip install pytest) or run the tests with shell()"
+        )
     failures: list[TestFailure] = []
     if xml_path is not None and xml_path.exists():
         counts, failures = parse_junit(xml_path, ctx.workspace, ctx)

@@ -79,3 +79,35 @@ async def test_an_activity_whose_result_cannot_be_returned_is_failed(
     assert activity.state is ActivityState.FAILED
     assert "cannot be returned" in (activity.error or "")
     assert "cannot be returned" in (outcome.blocks[0].error or "")
+
+
+HELPER = '''
+def summarize_rows(rows, limit=10):
+    """Summarize rows by column.
+
+    Longer explanation: the first ``limit`` rows, joined."""
+    return ", ".join(map(str, rows[:limit]))
+'''
+
+
+async def test_doc_reads_a_session_helper_and_defs(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    write_script(
+        script_path,
+        code_turn(
+            HELPER,
+            "import json\nprint(json.dumps([await doc('summarize_rows'), await doc('defs'), "
+            "(await doc('cat')).splitlines()[0]]))",
+        ),
+    )
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+    finally:
+        await host.close()
+    helper, defs, cat = outcome.printed(1)
+    assert helper.startswith("summarize_rows(rows, limit=<int>)")
+    assert "Summarize rows by column." in helper and "Longer explanation" in helper
+    assert defs.startswith("defs(") and "List, search and read session helpers" in defs
+    assert "cat" in cat  # tools still come from the host's doc

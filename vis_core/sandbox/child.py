@@ -18,7 +18,7 @@ from typing import Any
 import vis_core.records  # noqa: F401 - registers the "record" wire codec in the child
 from vis_core.extension.place import enter_sandbox
 from vis_core.sandbox import wire
-from vis_core.sandbox.defs import make_defs
+from vis_core.sandbox.defs import SessionDoc, make_defs
 from vis_core.sandbox.protocol import Msg, end_marker
 from vis_core.sandbox.proxies import (
     HandleProxy,
@@ -165,6 +165,8 @@ class Child:
 
     def set_tools(self, entries: list[dict[str, Any]]) -> None:
         roots = build_proxies(entries, self.request)
+        if isinstance(roots.get("doc"), ToolProxy):  # helpers and defs are documented here
+            roots["doc"] = SessionDoc(self.state, roots["doc"])
         proxy_types = (ToolProxy, ToolNamespace)
         for name, old in self.tool_roots.items():
             if name not in roots and self.ns.get(name) is old:

@@ -278,3 +278,55 @@ def _captured(obj: Any) -> list[tuple[str, str]]:
         except ValueError:
             out.append((var, "empty cell"))
     return out
+
+
+def _helper_doc(helper: Helper) -> str:
+    """A helper's whole docstring under its call hint (or a note that it has none)."""
+    doc = helper.obj.__doc__ if isinstance(getattr(helper.obj, "__doc__", None), str) else None
+    if doc is None:
+        try:
+            node = ast.parse(helper.source).body[0]
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                doc = ast.get_docstring(node)
+        except (SyntaxError, IndexError):
+            doc = None
+    missing = f"(no docstring; defs({helper.name!r}) shows its source)"
+    body = inspect.cleandoc(doc) if doc else missing
+    return f"{call_hint(helper)}  — session helper\n\n{body}"
+
+
+class SessionDoc:
+    """``doc``: a session helper's whole docstring and ``defs``' own text are answered here;
+    every other name goes to the host's ``doc`` (tools, guides, skills)."""
+
+    def __init__(self, state: SessionState, host_doc: ToolProxy) -> None:
+        self._state = state
+        self._host_doc = host_doc
+        self.__name__ = "doc"
+        self.__qualname__ = "doc"
+        self.__doc__ = host_doc.__doc__
+        self.contract = host_doc.contract
+        wrapped = getattr(host_doc, "__wrapped__", None)
+        if wrapped is not None:
+            self.__wrapped__ = wrapped
+
+    async def __call__(self, name: Any, *args: Any, **kwargs: Any) -> Any:
+        if isinstance(name, str) and not args and not kwargs:
+            target = name.strip()
+            helper = self._state.live_helpers().get(target)
+            if helper is not None:
+                return _helper_doc(helper)
+            if target == "defs" and "defs" not in self._state.live_helpers():
+                defs = self._state.ns.get("defs")
+                if defs is not None and defs.__doc__:
+                    return (
+                        "defs(name=None, *, pattern=None, limit=20, offset=0, details=False)"
+                        f"\n\n{inspect.cleandoc(defs.__doc__)}"
+                    )
+        return await self._host_doc(name, *args, **kwargs)
+
+    def __repr__(self) -> str:
+        return "<tool doc>"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return self._host_doc.__reduce__()

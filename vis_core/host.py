@@ -379,6 +379,7 @@ class Host:
             snapshot_load=lambda: self.store.load_sandbox_snapshot(session_id),
             jail=jail,
             idle_timeout=SANDBOX_IDLE_TIMEOUT,
+            output_dir=tool_context.output_dir,
         )
 
         def prompt() -> str:

@@ -111,3 +111,53 @@ async def test_doc_reads_a_session_helper_and_defs(
     assert "Summarize rows by column." in helper and "Longer explanation" in helper
     assert defs.startswith("defs(") and "List, search and read session helpers" in defs
     assert "cat" in cat  # tools still come from the host's doc
+
+
+LOGS = '''
+import vis_core.extension as vis
+
+
+def build_log() -> str:
+    """The build log's end (at most 2,000 lines / 50 KB; the full log is saved)."""
+    text = "".join(f"step {i}\\n" for i in range(3000))
+    return vis.fit_output(text, keep="tail", label="build-log")
+
+
+vis.register_extension(vis.Extension(
+    name="builds", alias="builds", description="Build logs.",
+    symbols=[vis.Symbol(build_log, activity=vis.Activity(label="Read build log"))],
+))
+'''
+
+
+async def test_extensions_bound_output_with_the_exported_helpers(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    install_extension(vis_home, "builds", LOGS)
+    write_script(script_path, code_turn("text = await build_log()\nprint(text[:300])"))
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+    finally:
+        await host.close()
+    note = outcome.blocks[0].stdout.split("\n\n")[0]
+    assert note.startswith("[Output truncated: showing the last 2,000 of 3,000 lines")
+    saved = Path(note.split("Full output saved to: ")[1].rstrip("]"))
+    assert saved.name.startswith("build-log-") and saved.read_text().count("\n") == 3000
+    assert saved.is_relative_to(vis_home)
+
+
+def test_truncation_helpers_follow_the_built_in_limits() -> None:
+    from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION
+    from vis_core.sandbox.output import MAX_BYTES as SHOWN_BYTES
+    from vis_core.sandbox.output import MAX_LINES as SHOWN_LINES
+    from vis_core.tools.truncate import MAX_BYTES, MAX_LINES
+
+    assert vis.DEFAULT_MAX_BYTES == MAX_BYTES == SHOWN_BYTES == 50 * 1024
+    assert vis.DEFAULT_MAX_LINES == MAX_LINES == SHOWN_LINES == 2000
+    head = vis.truncate_head("".join(f"{i}\n" for i in range(2500)))
+    assert head.truncated and head.shown_lines == 2000 and head.text.startswith("0\n")
+    tail = vis.truncate_tail("x" * 10 + "\n" + "y" * 60_000 + "\n")
+    assert tail.truncated and tail.shown_bytes <= MAX_BYTES
+    assert vis.truncate_line("abcdef", 4) == "a…" and vis.format_size(2048) == "2.0 KB"
+    assert "2,000 lines or 50 KB" in PYTHON_EXECUTION_DESCRIPTION

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox import Sandbox
 
@@ -55,16 +57,29 @@ async def test_stdout_and_stderr_are_captured_in_order(sandbox: Sandbox) -> None
     assert result.stdout == "one\ntwo\nthree\nfour\n"
 
 
-async def test_printed_output_is_bounded_with_the_tail_kept(make_sandbox: MakeSandbox) -> None:
-    box = make_sandbox(output_limit=1_000)
+async def test_printed_output_is_bounded_with_the_tail_kept(
+    make_sandbox: MakeSandbox, tmp_path: Path
+) -> None:
+    box = make_sandbox(output_limit=1_000, output_dir=tmp_path / "outputs")
     result = await box.run("for i in range(5000):\n    print(f'line {i:05d}')\nprint('END')")
-    assert result.stdout.startswith("[… ")
-    assert "earlier characters cut]" in result.stdout
-    assert result.stdout.endswith("line 04999\nEND\n")
-    note, _, tail = result.stdout.partition("\n")
-    assert len(tail) == 1_000
-    cut = int(note.removeprefix("[… ").split(" ")[0].replace(",", ""))
-    assert cut + 1_000 == 5000 * len("line 00000\n") + len("END\n")
+    note, _, tail = result.stdout.partition("\n\n")
+    # whole lines from the end within 1,000 bytes: 90 lines of 11 bytes and END
+    assert note.startswith("[Output truncated: showing the last 91 of 5,001 lines")
+    assert tail == "".join(f"line {i:05d}\n" for i in range(4910, 5000)) + "END\n"
+    saved = Path(note.split("Full output saved to: ")[1].rstrip("]"))
+    expected = "".join(f"line {i:05d}\n" for i in range(5000)) + "END\n"
+    assert saved.read_text() == expected
+
+
+async def test_printed_output_is_cut_at_2000_lines(make_sandbox: MakeSandbox) -> None:
+    box = make_sandbox()
+    result = await box.run("for i in range(2500):\n    print(i)")
+    note, _, tail = result.stdout.partition("\n\n")
+    assert note.startswith("[Output truncated: showing the last 2,000 of 2,500 lines")
+    assert "The full output was not saved" in note  # this sandbox has no output folder
+    assert tail.splitlines()[0] == "500" and tail.endswith("2499\n")
+    short = await box.run("print('small')")
+    assert short.stdout == "small\n"
 
 
 async def test_error_text_is_bounded_too(make_sandbox: MakeSandbox) -> None:

@@ -107,6 +107,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "workspace_files",
     ),
     "vis_core.records.sequence": ("sequence",),
+    "vis_core.extension.truncation": (
+        "DEFAULT_MAX_BYTES",
+        "DEFAULT_MAX_LINES",
+        "fit_output",
+        "format_size",
+        "save_full_output",
+        "truncate_head",
+        "truncate_line",
+        "truncate_tail",
+    ),
     "vis_core.extension.forms": (
         "Answer",
         "AnswerReason",
@@ -242,6 +252,16 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     from vis_core.extension.state import state
     from vis_core.extension.symbols import Symbol, method
     from vis_core.extension.tools_proxy import VisToolError, tools
+    from vis_core.extension.truncation import (
+        DEFAULT_MAX_BYTES,
+        DEFAULT_MAX_LINES,
+        fit_output,
+        format_size,
+        save_full_output,
+        truncate_head,
+        truncate_line,
+        truncate_tail,
+    )
     from vis_core.extension.workspace import python_environment, workspace_files
     from vis_core.model.activity import (
         Activity,
@@ -265,6 +285,8 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     from vis_core.records.sequence import sequence
 
 __all__ = [
+    "DEFAULT_MAX_BYTES",
+    "DEFAULT_MAX_LINES",
     "Activity",
     "ActivityAudio",
     "ActivityCode",
@@ -379,6 +401,14 @@ __all__ += [
     "step",
     "steps",
     "table",
+]
+__all__ += [
+    "fit_output",
+    "format_size",
+    "save_full_output",
+    "truncate_head",
+    "truncate_line",
+    "truncate_tail",
 ]
 
 _SUBMODULES = frozenset({"testing"})

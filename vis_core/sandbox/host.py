@@ -21,7 +21,7 @@ import vis_core.records  # noqa: F401 - registers the "record" wire codec for re
 from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox import wire
 from vis_core.sandbox.jail import JailUnavailable, jail_argv
-from vis_core.sandbox.output import TailBuffer, keep_tail
+from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import Msg
 
 VIS_ROOT = Path(vis_core.__file__).resolve().parent.parent  # the checkout (or site-packages)
@@ -140,8 +140,10 @@ class Sandbox:
         snapshot_load: Callable[[], dict[str, Any] | None] | None = None,
         jail: bool = False,
         python: str = sys.executable,
-        output_limit: int = 50_000,
+        output_limit: int = MAX_BYTES,
         idle_timeout: float | None = None,
+        output_lines: int = MAX_LINES,
+        output_dir: Path | None = None,
     ) -> None:
         self.workspace = Path(workspace)
         self.idle_timeout = idle_timeout  # stop the child after this long without a block
@@ -156,7 +158,9 @@ class Sandbox:
         self._snapshot_load = snapshot_load
         self.jail = jail
         self.python = python
-        self.output_limit = output_limit
+        self.output_limit = output_limit  # printed output shown: bytes, and lines below
+        self.output_lines = output_lines
+        self.output_dir = output_dir  # where a cut output is saved whole
         self._proc: asyncio.subprocess.Process | None = None
         self._pid: int | None = None
         self._nonce = ""
@@ -175,7 +179,7 @@ class Sandbox:
         self._death: str | None = None
         self._kill_reason: str | None = None
         self._stopping: asyncio.Task[None] | None = None
-        self._output = TailBuffer(output_limit)
+        self._output = self._new_output()
         self._outputs: dict[int, asyncio.Future[str]] = {}
         self._output_closed: asyncio.Future[None] | None = None
         self._exited: asyncio.subprocess.Process | None = None
@@ -228,7 +232,7 @@ class Sandbox:
                 return BlockResult("", str(exc), None, time.monotonic() - started)
             except ChildDied as died:
                 await self._drain_output()
-                output = keep_tail(self._output.text(), self.output_limit)
+                output = self._output.text()
                 error = f"The sandbox process {died.how} while starting, so the block did not run."
                 return BlockResult(output, error, None, time.monotonic() - started)
         return await self._run_block(code, restarted, started, globals)
@@ -281,7 +285,7 @@ class Sandbox:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(VIS_ROOT), env.get("PYTHONPATH")) if p)
         loop = asyncio.get_running_loop()
-        self._output = TailBuffer(self.output_limit)
+        self._output = self._new_output()
         self._outputs = {}
         self._output_closed = loop.create_future()
         self._pid = None
@@ -337,6 +341,9 @@ class Sandbox:
         task.add_done_callback(self._tasks.discard)
         return task
 
+    def _new_output(self) -> TailBuffer:
+        return TailBuffer(self.output_limit, max_lines=self.output_lines, save_dir=self.output_dir)
+
     def _tool_list(self) -> list[dict[str, Any]]:
         return [
             {"name": t.name, "doc": t.doc, "contract": t.contract, "hidden": t.hidden}
@@ -379,7 +386,7 @@ class Sandbox:
                 text = await asyncio.wait_for(asyncio.shield(output), 5.0)
             except TimeoutError:  # the end marker never came: take what arrived
                 text = self._output.text()
-                self._output = TailBuffer(self.output_limit)
+                self._output = self._new_output()
         except ChildDied as died:
             await self._drain_output()
             text = self._output.text()
@@ -388,9 +395,7 @@ class Sandbox:
                 "not finish; the next block starts a new sandbox process and restores the "
                 "helpers and variables saved after the last finished block."
             )
-            return BlockResult(
-                keep_tail(text, self.output_limit), error, restarted, time.monotonic() - started
-            )
+            return BlockResult(text, error, restarted, time.monotonic() - started)
         except asyncio.CancelledError:
             self._stopping = self._spawn(self._stop_block(block, done))
             raise
@@ -592,7 +597,7 @@ class Sandbox:
             self._output.add(decoder.decode(_MARK + body + b"\x1f\x1e"))
             return
         text = self._output.text()
-        self._output = TailBuffer(self.output_limit)
+        self._output = self._new_output()
         future = self._outputs.get(int(block))  # None for a block the caller stopped waiting for
         if future is not None and not future.done():
             future.set_result(text)

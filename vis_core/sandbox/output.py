@@ -1,8 +1,16 @@
-"""Bounded printed output: keep the tail, say how much was cut."""
+"""Bounded printed output: the last 2,000 lines / 50 KB, a note of the cut, the whole saved."""
 
 from __future__ import annotations
 
 from collections import deque
+from pathlib import Path
+
+# the built-in tools' limits (vis_core.tools.truncate), repeated so the child stays light
+MAX_BYTES = 50 * 1024
+MAX_LINES = 2000
+
+#: printed characters a block keeps in memory (and saves when its output is cut)
+KEPT_CHARS = 8 * 1024 * 1024
 
 
 def cut_note(count: int) -> str:
@@ -18,28 +26,64 @@ def keep_tail(text: str, limit: int) -> str:
 
 
 class TailBuffer:
-    """Collects text and keeps at most ``limit`` characters of its end (plus the cut count)."""
+    """Collects a block's printed text, keeping the last ``kept`` characters in memory.
 
-    def __init__(self, limit: int) -> None:
+    :meth:`text` is the model's view: whole lines from the end within ``max_lines`` and
+    ``limit`` bytes, after a note of what was cut and of the file the full output went to.
+    """
+
+    def __init__(
+        self,
+        limit: int = MAX_BYTES,
+        *,
+        max_lines: int = MAX_LINES,
+        save_dir: Path | None = None,
+        kept: int = KEPT_CHARS,
+    ) -> None:
         self.limit = max(1, limit)
+        self.max_lines = max(1, max_lines)
+        self.save_dir = save_dir
+        self.kept = max(self.limit, kept)
         self._parts: deque[str] = deque()
         self._size = 0
         self._cut = 0
+        self._newlines = 0
+        self._bytes = 0
+        self._last = ""
 
     def add(self, text: str) -> None:
         if not text:
             return
+        self._newlines += text.count("\n")
+        self._bytes += len(text.encode("utf-8", errors="surrogatepass"))
+        self._last = text[-1]
         self._parts.append(text)
         self._size += len(text)
-        while self._parts and self._size - len(self._parts[0]) >= self.limit:
+        while self._parts and self._size - len(self._parts[0]) >= self.kept:
             dropped = self._parts.popleft()
             self._size -= len(dropped)
             self._cut += len(dropped)
 
     def text(self) -> str:
+        from vis_core.tools.truncate import Keep, format_size, save_full_output, truncate
+
         joined = "".join(self._parts)
-        cut = self._cut
-        if len(joined) > self.limit:
-            cut += len(joined) - self.limit
-            joined = joined[-self.limit :]
-        return cut_note(cut) + joined if cut else joined
+        cut = truncate(joined, Keep.TAIL, max_lines=self.max_lines, max_bytes=self.limit)
+        if not cut.truncated and not self._cut:
+            return joined
+        total_lines = self._newlines + (0 if self._last in ("", "\n") else 1)
+        lost = cut_note(self._cut) if self._cut else ""
+        where = " The full output was not saved.]"
+        if self.save_dir is not None:
+            try:
+                saved = save_full_output(lost + joined, self.save_dir, "python_execution")
+            except OSError as exc:
+                where = f" Saving the full output failed: {exc}]"
+            else:
+                early = " (its first part was too long to keep)" if self._cut else ""
+                where = f" Full output saved to: {saved}{early}]"
+        note = (
+            f"[Output truncated: showing the last {cut.shown_lines:,} of {total_lines:,} lines"
+            f" ({format_size(cut.shown_bytes)} of {format_size(self._bytes)}).{where}"
+        )
+        return f"{note}\n\n{cut.text}"

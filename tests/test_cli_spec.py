@@ -100,3 +100,30 @@ def test_doctor_shows_an_op_hook_with_an_unknown_op(workspace: Path, vis_home: P
     assert result.returncode == 1
     assert "OpHook op 'pach' is not an operation Vis knows" in result.stdout
     assert "'patch'" in result.stdout and "'fs_access'" in result.stdout
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_readme_uses_the_default_model_and_points_at_files_that_exist() -> None:
+    import re
+
+    from vis_core.providers.factory import DEFAULT_ANTHROPIC_MODEL
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    anthropic = set(re.findall(r"anthropic/(claude-[\w.-]+)", readme))
+    assert anthropic == {DEFAULT_ANTHROPIC_MODEL}
+    links = re.findall(r"\]\(([^)#:]+)\)", readme)
+    assert links and all((ROOT / link).is_file() for link in links), links
+    assert "../shared" not in readme
+
+
+def test_readme_scripted_example_runs(workspace: Path, vis_home: Path) -> None:
+    (workspace / "hello.txt").write_text("hi\n")
+    (workspace / "script.yaml").write_text("- code: print(await ls())\n- text: Listed.\n")
+    result = vis(
+        "run", "--provider", "scripted", "--script", "script.yaml", "list the files",
+        cwd=workspace, env_home=vis_home,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "Listed." in result.stdout

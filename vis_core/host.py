@@ -108,6 +108,9 @@ class Host:
             environment=extension_environment(project_root, trusted=trusted),
             load_timeout=extension_load_timeout(config.data),
         )
+        from vis_core.tools.edit import remove_stale_temps
+
+        await asyncio.to_thread(remove_stale_temps, options.workspace)  # interrupted writes
         return cls(options, paths, config, store, extensions)
 
     # -- model ------------------------------------------------------------------------------

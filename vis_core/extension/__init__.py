@@ -67,6 +67,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "vis_core.extension.errors": ("GatewayError",),
     "vis_core.extension.grants": ("Grant",),
+    "vis_core.extension.mutation": ("file_mutation_queue",),
     "vis_core.extension.hooks": (
         "OperationBlocked",
         "block",
@@ -246,6 +247,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     from vis_core.extension.live_updates import LiveUpdateError
     from vis_core.extension.logs import log, notify
     from vis_core.extension.metadata import build_metadata
+    from vis_core.extension.mutation import file_mutation_queue
     from vis_core.extension.roots import project_root, workspace_root
     from vis_core.extension.session_handles import council, run, session, sessions, speech
     from vis_core.extension.sessions import list_sessions, read_session
@@ -403,6 +405,7 @@ __all__ += [
     "table",
 ]
 __all__ += [
+    "file_mutation_queue",
     "fit_output",
     "format_size",
     "save_full_output",

@@ -6,6 +6,7 @@ import asyncio
 import atexit
 import os
 import shutil
+import stat
 import threading
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
@@ -21,6 +22,15 @@ from vis_core.tools.shell import BUFFER_BYTES, ShellHandle, ShellManager, ShellS
 T = TypeVar("T")
 SHELL_KEYS = frozenset({"command", "cwd", "env", "timeout"})
 JAIL_KEYS = frozenset({"allow_read_write", "unix_connect"})
+
+
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _read_umask()  # read once: os.umask is process-wide, so never flip it per write
 
 
 def _path(path: str | os.PathLike[str]) -> Path:
@@ -47,12 +57,18 @@ class FileSystem:
     ) -> int:
         """Write ``data`` (bytes, or text as ``encoding``) atomically; the folder is created."""
         require_trusted_fs("vis.fs.write")
+        from vis_core.extension.mutation import file_mutation_queue
+        from vis_core.tools.edit import atomic_write
+
         raw = data.encode(encoding) if isinstance(data, str) else bytes(data)
         target = _path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        tmp = target.with_name(f".{target.name}.vis-tmp")
-        tmp.write_bytes(raw)
-        tmp.replace(target)
+        with file_mutation_queue(target) as real:  # one queue with patch: no change is lost
+            target = Path(real)  # through a symlink to its file, as open() would write
+            try:
+                mode = stat.S_IMODE(os.stat(target).st_mode)  # an existing file keeps its mode
+            except FileNotFoundError:
+                mode = 0o666 & ~_UMASK
+            atomic_write(target, raw, mode=mode)  # a unique temporary name, renamed over
         return len(raw)
 
     def read(self, path: str | os.PathLike[str]) -> bytes:

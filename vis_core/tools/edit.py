@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,7 +51,9 @@ class PatchResult:
 def atomic_write(target: Path, data: bytes, *, mode: int | None) -> None:
     """Write through a temporary file in the same folder and rename it over ``target``."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".vis-tmp", dir=target.parent)
+    handle, temp = tempfile.mkstemp(
+        prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent
+    )
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -60,6 +63,30 @@ def atomic_write(target: Path, data: bytes, *, mode: int | None) -> None:
     except BaseException:
         Path(temp).unlink(missing_ok=True)
         raise
+
+
+TEMP_SUFFIX = ".vis-tmp"
+STALE_AFTER = 60.0  # seconds: a younger temporary file may be another Vis writing right now
+SKIPPED_FOLDERS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
+
+
+def remove_stale_temps(root: Path, *, older_than: float = STALE_AFTER) -> list[Path]:
+    """Delete the ``.NAME.*.vis-tmp`` files an interrupted write left under ``root``."""
+    removed: list[Path] = []
+    limit = time.time() - older_than
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS]
+        for name in files:
+            if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
+                continue
+            path = Path(folder) / name
+            try:
+                if path.lstat().st_mtime < limit:
+                    path.unlink()
+                    removed.append(path)
+            except OSError:
+                continue  # gone already, or not ours to remove
+    return removed
 
 
 def _creation_edits(edits: object) -> list[Edit]:

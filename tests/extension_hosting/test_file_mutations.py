@@ -1,0 +1,108 @@
+"""``vis.file_mutation_queue`` and ``vis.fs.write``: one per-file queue with ``patch``."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from pathlib import Path
+
+import vis_core.extension as vis
+from vis_core.extension.mutation import FileMutationQueue
+
+from .harness import code_turn, install_extension, open_host, run_turn, write_script
+
+NOTES = '''
+import time
+
+import vis_core.extension as vis
+
+
+def append_note(path: str) -> str:
+    """Append a line to ``path`` (a slow read-modify-write)."""
+    with vis.file_mutation_queue(path) as real:
+        text = vis.fs.read_text(path)
+        time.sleep(0.5)  # a patch of the same file arrives meanwhile
+        vis.fs.write(path, text + "note\\n")  # the queue is held already: no wait on itself
+    return real
+
+
+vis.register_extension(vis.Extension(
+    name="notes", alias="notes", description="Appends notes.",
+    symbols=[vis.Symbol(append_note, tag="mutation", activity=vis.Activity(label="Add note"))],
+))
+'''
+
+BLOCK = """
+import asyncio
+await cat("a.txt")
+real, patched = await asyncio.gather(
+    append_note("a.txt"),
+    patch("a.txt", 1, [{"start": 1, "end": 1, "text": "ONE"}]),
+)
+print(real)
+"""
+
+
+async def test_a_gathered_extension_write_and_patch_keep_both_changes(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    target = workspace / "a.txt"
+    target.write_text("one\ntwo\n")
+    target.chmod(0o640)
+    install_extension(vis_home, "notes", NOTES)
+    write_script(script_path, code_turn(BLOCK))
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+    finally:
+        await host.close()
+    block = outcome.blocks[0]
+    assert block.error is None, block.error
+    assert block.stdout.strip() == str(target.resolve())
+    assert target.read_text() == "ONE\ntwo\nnote\n"
+    assert oct(target.stat().st_mode & 0o777) == oct(0o640)  # the write kept the file's mode
+    assert not [p for p in workspace.iterdir() if p.name.endswith(".vis-tmp")]
+
+
+async def test_stale_temporary_files_are_removed_when_vis_starts(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    (workspace / "sub").mkdir()
+    stale = workspace / "sub" / ".a.txt.k3j2.vis-tmp"
+    fresh = workspace / ".b.txt.x9.vis-tmp"
+    other = workspace / "notes.vis-tmp"  # not a name Vis gives its temporary files
+    for path in (stale, fresh, other):
+        path.write_text("half written")
+    old = time.time() - 3600
+    os.utime(stale, (old, old))
+    os.utime(other, (old, old))
+    write_script(script_path, [{"text": "hi"}])
+    host = await open_host(workspace, script_path)
+    await host.close()
+    assert not stale.exists() and fresh.exists() and other.exists()
+
+
+def test_the_queue_is_keyed_by_real_path_and_works_with_async_with(tmp_path: Path) -> None:
+    target = tmp_path / "data.txt"
+    target.write_text("x")
+    link = tmp_path / "alias.txt"
+    link.symlink_to(target)
+    assert FileMutationQueue(link).key == FileMutationQueue(target).key == str(target.resolve())
+    order: list[str] = []
+
+    async def hold(name: str, path: Path) -> None:
+        async with vis.file_mutation_queue(path):
+            order.append(f"{name} in")
+            await asyncio.sleep(0.2)
+            vis.fs.write(path, name)  # re-entering the held queue does not wait
+            order.append(f"{name} out")
+
+    async def both() -> None:
+        await asyncio.gather(hold("first", target), hold("second", link))
+
+    asyncio.run(both())
+    assert order == ["first in", "first out", "second in", "second out"]
+    assert target.read_text() == "second"
+    with vis.file_mutation_queue(target) as real, vis.file_mutation_queue(target):
+        assert real == str(target.resolve())

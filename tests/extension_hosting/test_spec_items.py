@@ -161,3 +161,45 @@ def test_truncation_helpers_follow_the_built_in_limits() -> None:
     assert tail.truncated and tail.shown_bytes <= MAX_BYTES
     assert vis.truncate_line("abcdef", 4) == "a…" and vis.format_size(2048) == "2.0 KB"
     assert "2,000 lines or 50 KB" in PYTHON_EXECUTION_DESCRIPTION
+
+
+SHELLER = '''
+import gc
+
+import vis_core.extension as vis
+
+
+def fire_and_forget() -> int:
+    """Run two commands: read one's output, never the other's."""
+    read = vis.shell("echo read-by-me")
+    read.wait(30)
+    read.logs()
+    ignored = vis.shell("echo nobody-read-this; echo on-stderr >&2")
+    code = ignored.wait(30).exit_code
+    del read, ignored
+    gc.collect()
+    return code
+
+
+vis.register_extension(vis.Extension(
+    name="sheller", alias="sheller", description="Starts commands.",
+    symbols=[vis.Symbol(fire_and_forget, activity=vis.Activity(label="Run"))],
+))
+'''
+
+
+async def test_shell_output_an_extension_never_reads_goes_to_its_log(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    install_extension(vis_home, "sheller", SHELLER)
+    write_script(script_path, code_turn("print(await fire_and_forget())"))
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+    finally:
+        await host.close()
+    assert outcome.blocks[0].stdout.strip() == "0"
+    logs = "".join(p.read_text() for p in (vis_home / "logs").rglob("*.log"))
+    assert "[sheller] output of `echo nobody-read-this; echo on-stderr >&2` (exit 0)" in logs
+    assert "    nobody-read-this" in logs and "    on-stderr" in logs
+    assert "read-by-me" not in logs

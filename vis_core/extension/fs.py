@@ -8,11 +8,13 @@ import os
 import shutil
 import stat
 import threading
+import weakref
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
 from vis_core.config import load_config
+from vis_core.extension.acting import current_extension
 from vis_core.extension.context import current_call
 from vis_core.extension.place import require_trusted, require_trusted_fs
 from vis_core.extension.roots import project_root, workspace_root
@@ -182,6 +184,9 @@ class Process:
     def __init__(self, handle: ShellHandle, jailed: bool) -> None:
         self._handle = handle
         self.jailed = jailed
+        self._read: list[bool] = []  # set once the extension reads the output
+        # output the extension never read goes to its log when the handle is gone
+        weakref.finalize(self, _log_unread, handle, current_extension() or "vis", self._read)
 
     def __repr__(self) -> str:
         return f"<vis process pid {self.pid} {'jailed ' if self.jailed else ''}{self.command!r}>"
@@ -205,6 +210,8 @@ class Process:
     def logs(self) -> str:
         """Everything printed so far, stdout and stderr in arrival order (8 MiB per stream)."""
 
+        self._read.append(True)
+
         async def read() -> str:
             dropped = self._handle.stdout.dropped + self._handle.stderr.dropped
             text = self._handle.combined()
@@ -215,9 +222,11 @@ class Process:
         return PROCESSES.run(read())
 
     def stdout(self) -> str:
+        self._read.append(True)
         return PROCESSES.run(_text(self._handle, "stdout"))
 
     def stderr(self) -> str:
+        self._read.append(True)
         return PROCESSES.run(_text(self._handle, "stderr"))
 
     def wait(self, seconds: float | None = 30) -> ShellStatus:
@@ -231,6 +240,27 @@ class Process:
     def stop(self) -> ShellStatus:
         """Stop the child's whole process group: SIGTERM, then SIGKILL after a grace period."""
         return PROCESSES.run(self._handle.stop())
+
+
+def _log_unread(handle: ShellHandle, owner: str, read: list[bool]) -> None:
+    """Write a child's output to the extension's log when the extension never read it."""
+    if read:
+        return
+    try:
+        text = handle.combined()
+    except Exception:  # noqa: BLE001 - a finalizer must not raise
+        return
+    if not text.strip():
+        return
+    from vis_core.extension.logs import write_log
+
+    state = "running" if handle.exit_code is None else f"exit {handle.exit_code}"
+    write_log(
+        "info",
+        f"output of `{handle.command}` ({state}) that was not read",
+        source=owner,
+        detail=text,
+    )
 
 
 async def _text(handle: ShellHandle, stream: str) -> str:

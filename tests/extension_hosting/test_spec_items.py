@@ -203,3 +203,39 @@ async def test_shell_output_an_extension_never_reads_goes_to_its_log(
     assert "[sheller] output of `echo nobody-read-this; echo on-stderr >&2` (exit 0)" in logs
     assert "    nobody-read-this" in logs and "    on-stderr" in logs
     assert "read-by-me" not in logs
+
+
+SENDER = '''
+import vis_core.extension as vis
+
+
+def nudge() -> str:
+    """Send a request into the session that called this tool."""
+    try:
+        vis.session.send("and one more thing")
+    except RuntimeError as exc:
+        return str(exc)
+    return "sent"
+
+
+vis.register_extension(vis.Extension(
+    name="sender", alias="sender", description="Sends requests.",
+    symbols=[vis.Symbol(nudge, activity=vis.Activity(label="Nudge"))],
+))
+'''
+
+
+async def test_send_into_the_busy_bound_session_is_refused_at_once(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    install_extension(vis_home, "sender", SENDER)
+    write_script(script_path, code_turn("print(await nudge())"))
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+        turns = list(host.store.turns(outcome.ended.session_id))
+    finally:
+        await host.close()
+    text = outcome.blocks[0].stdout
+    assert "Session.send()" in text and "is busy with a turn" in text
+    assert [t.request for t in turns] == ["go"]  # nothing was queued behind it

@@ -190,6 +190,12 @@ class Session:
 
         async def start() -> asyncio.Future[TurnEnded]:
             agent = await _agent(self._host, self.id)
+            if agent.running:  # refused now, not later on Turn.wait()
+                raise RuntimeError(
+                    f"Session.send(): session {self.id[:8]} is busy with a turn (a tool call of "
+                    "that turn cannot start another one in it); send after the turn ends, or "
+                    "start the work in a new session with vis.sessions.create()"
+                )
             return asyncio.ensure_future(agent.submit(request))
 
         with shown_change(call, self._host, "Session.send", "Sent request") as shown:

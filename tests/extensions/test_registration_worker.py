@@ -155,3 +155,22 @@ def test_doctor_names_each_faulty_file_and_its_cause(workspace: Path, vis_home: 
     assert f"{folder / 'exits.py'}:2: the entry file called sys.exit(3) while loading" in out
     assert f"{folder / 'hard_exit.py'}: the extension worker exited with code 7" in out
     assert "git" in out and "todo" in out  # the bundled extensions still load
+
+
+async def test_reload_loads_every_entry_file_through_the_worker_again(
+    workspace: Path, vis_home: Path
+) -> None:
+    from vis_core.host import Host, HostOptions
+
+    folder = vis_home / "extensions"
+    _write(folder, "good", GOOD)
+    host = await Host.open(HostOptions(workspace=workspace))
+    try:
+        assert "good" in [ext.name for ext in host.extensions.enabled]
+        _write(folder, "good", "import os\nos._exit(5)\n")  # changed on disk, then /reload
+        summary = host.reload()
+        assert "1 failed" in summary and "the extension worker exited with code 5" in summary
+        assert "good" not in [ext.name for ext in host.extensions.enabled]
+        assert {"git", "todo"} <= {ext.name for ext in host.extensions.enabled}
+    finally:
+        await host.close()

@@ -44,7 +44,6 @@ __all__ = [
     "err",
     "normalize_string",
     "ok",
-    "refuse_registration",
     "register_declaration_type",
     "register_extension",
     "registering",
@@ -361,7 +360,6 @@ class Registration:
 _loading: contextvars.ContextVar[Registration | None] = contextvars.ContextVar(
     "vis_extension_registration", default=None
 )
-_refused: str | None = None
 _standalone: dict[str, Extension] = {}
 
 
@@ -378,12 +376,6 @@ def registering(path: Path, environment: Mapping[str, str] | None = None) -> Ite
         _loading.reset(token)
 
 
-def refuse_registration(message: str | None) -> None:
-    """Make ``register_extension`` raise ``RuntimeError(message)`` (the sandbox sets this)."""
-    global _refused
-    _refused = message
-
-
 def standalone_registration(module: str) -> Extension | None:
     """What ``module`` registered when imported outside Vis (for tests of an entry file)."""
     return _standalone.get(module)
@@ -394,8 +386,6 @@ def register_extension(extension: Extension) -> None:
     from vis_core.extension.place import require_trusted
 
     require_trusted("vis.register_extension")
-    if _refused is not None:
-        raise RuntimeError(_refused)
     if not isinstance(extension, Extension):
         raise TypeError(
             f"register_extension expects vis.Extension(...), got {type(extension).__name__}"

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 import vis_core.extension as vis
+from vis_core.events import ActivityEnded
 from vis_core.extension.attachments import MEMORY, media_type_of
+from vis_core.model.activity import ActivityFile, ActivityImage
 
 from .harness import code_turn, install_extension, open_host, run_turn, write_script
 
@@ -110,6 +112,19 @@ async def test_attachments_of_a_block_are_versioned_and_typed(
     assert sandbox["d"]["version"] == 1 and sandbox["again"]["version"] == 2
     assert sandbox["again"]["audience"] == "model" and sandbox["data"] == "hello"
     assert sandbox["all"] == 7
+
+    # each extension attach shows as an openable Activity under the tool's own Activity
+    ended = [e.activity for e in outcome.events if isinstance(e, ActivityEnded) and e.activity]
+    (make_call,) = [a for a in ended if a.tool == "make"]
+    shown = [a for a in ended if a.parent_id == make_call.id and a.tool == "attach"]
+    assert len(shown) == 5 and all(a.presentation.headline == "Attach file" for a in shown)
+    first_shown = shown[0].presentation
+    assert first_shown.summary.startswith(f"{first['filename']} · version 1")
+    assert isinstance(first_shown.content[0], ActivityImage)
+    assert first_shown.content[0].attachment == first["filename"]
+    assert any(isinstance(a.presentation.content[0], ActivityFile) for a in shown)
+    # the model's own attach() is one Activity, not two
+    assert [a.parent_id for a in ended if a.tool == "attach" and a not in shown] == [None, None]
 
     # stored durably: rows tied to the python_execution block, bytes under attachments/
     assert len(rows) == 7

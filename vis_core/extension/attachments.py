@@ -217,6 +217,37 @@ def attach(
     tmp = target.with_name(target.name + ".tmp")
     tmp.write_bytes(data)
     tmp.replace(target)
+    if call.owner == "vis":  # the model's own attach() is an Activity already
+        return _store_row(
+            call, host, name, media, target, data, aud, commentable, label, iteration_id
+        )
+    from vis_core.extension_host.gateway import shown_change
+    from vis_core.model.activity import ActivityFile, ActivityImage
+
+    with shown_change(call, host, "attach", "Attach file") as shown:  # openable in the transcript
+        descriptor = _store_row(
+            call, host, name, media, target, data, aud, commentable, label, iteration_id
+        )
+        block = ActivityImage if descriptor["kind"] == "image" else ActivityFile
+        shown.summary = f"{name} · version {descriptor['version']}" + (
+            f" · {label}" if label else ""
+        )
+        shown.content = (block(name, label),)
+    return descriptor
+
+
+def _store_row(
+    call: Any,
+    host: Any,
+    name: str,
+    media: str,
+    target: Path,
+    data: bytes,
+    audience: str,
+    commentable: bool,
+    label: str,
+    iteration_id: str | None,
+) -> dict[str, Any]:
     row = host.store.add_attachment(
         call.session_id,
         name,
@@ -224,7 +255,7 @@ def attach(
         target,
         size=len(data),
         kind=kind_of(media),
-        audience=aud,
+        audience=audience,
         commentable=bool(commentable),
         label=label,
         iteration_id=iteration_id,

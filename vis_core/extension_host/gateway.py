@@ -138,6 +138,7 @@ class ShownChange:
     """What a change shows in its Activity's summary once made."""
 
     summary: str = ""
+    content: tuple[Any, ...] = ()  # Activity blocks shown behind the disclosure
 
 
 SUMMARY_CHARS = 120
@@ -170,5 +171,6 @@ def shown_change(
         run_on_loop(loop, invoker.show(invoker.ended(record, error=exc)))
         raise
     summary = one_line(shown.summary, SUMMARY_CHARS)
-    record = dataclasses.replace(record, presentation=ActivityPresentation(headline, summary))
+    presentation = ActivityPresentation(headline, summary, tuple(shown.content))
+    record = dataclasses.replace(record, presentation=presentation)
     run_on_loop(loop, invoker.show(invoker.ended(record)))

@@ -156,3 +156,10 @@ async def test_jail_confines_commands(workspace: Path, tmp_path: Path) -> None:
     with pytest.raises(PermissionError, match="outside the workspace"):
         await shell("ls", cwd=str(tmp_path))
     await ctx.close()
+
+
+async def test_wait_zero_on_a_finished_command_returns_its_status(tools: dict) -> None:
+    sh = await tools["shell"].fn("echo done; exit 4")
+    await sh.wait(None)
+    status = await sh.wait(0)  # already finished: no TimeoutError
+    assert status.exit_code == 4 and status.output == "done\n"

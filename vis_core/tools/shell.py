@@ -196,6 +196,9 @@ class ShellHandle(HostHandle):
         """Wait up to ``seconds`` (None: no limit) for the command to exit and return its status."""
         if seconds is not None and (isinstance(seconds, bool) or seconds < 0):
             raise ValueError(f"wait: seconds must be a number >= 0 or None, got {seconds!r}")
+        if not self.running:  # exited already: wait(0) returns (after at most the drain grace)
+            await self._settle()
+            return self.status()
         try:
             await asyncio.wait_for(asyncio.shield(self._settle()), seconds)
         except TimeoutError:

@@ -1,4 +1,4 @@
-"""The ``vis`` command line: the app, ``vis run``, ``vis trust``, ``vis doctor``."""
+"""The ``vis`` command line: the app, ``vis run``, ``vis trust``, ``vis doctor``, ``vis mcp``."""
 
 from __future__ import annotations
 
@@ -71,11 +71,19 @@ def build_parser() -> argparse.ArgumentParser:
     from vis_core.settings.cli import add_settings_parser
 
     add_settings_parser(commands)
+    from vis_core.mcp.cli import add_mcp_parser
+
+    add_mcp_parser(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    from vis_core.mcp.cli import split_server_command
+
+    argv, server_command = split_server_command(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)
+    if server_command is not None:
+        args.server_command = server_command
     workspace = (args.workspace or Path.cwd()).resolve()
     if args.provider == "scripted" and args.script is None:
         print("vis: --provider scripted needs --script FILE", file=sys.stderr)
@@ -94,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         from vis_core.settings.cli import run_settings
 
         return run_settings(args, workspace)
+    if args.command == "mcp":
+        from vis_core.mcp.cli import run_mcp
+
+        return run_mcp(args, workspace)
     if args.command == "sessions":
         from vis_core.doctor import list_sessions
 

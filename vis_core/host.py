@@ -6,6 +6,7 @@ import asyncio
 import os
 import threading
 from collections.abc import Callable
+from functools import partial
 from typing import Any
 
 from vis_core.agent.invoker import ToolInvoker
@@ -80,6 +81,9 @@ class Host:
         self.sessions: list[AgentSession] = []
         self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
         self._tool_boxes: list[list[Any]] = []
+        from vis_core.mcp.host import host_mcp
+
+        self.mcp = host_mcp(self)  # MCP servers: connected when the first session starts
         self.model_choice: ModelChoice | None = None
         self.model_label = "no model"
         self.model_problem: str | None = None
@@ -289,6 +293,7 @@ class Host:
     async def new_session(self) -> AgentSession:
         row = self.store.create_session(self.workspace, self.project_root)
         self.store.append(SessionCreated(row.id, title=row.title, workspace=str(self.workspace)))
+        self.mcp.start()
         return self._session(row.id, row.title, history=[])
 
     async def open_session(self, session_id: str) -> AgentSession:
@@ -300,6 +305,7 @@ class Host:
             history = [stored.event for stored in self.store.events(row.id)]
             return self._session(row.id, row.title, history=history)
 
+        self.mcp.start()
         return await asyncio.to_thread(restore)
 
     def _session(self, session_id: str, title: str, history: list[Event]) -> AgentSession:
@@ -330,8 +336,10 @@ class Host:
             if not tools_box:
                 narrowed.clear()
                 introspection = self.setting("introspection", True, session_id)
-                discovery = discovery_tools(registry, guides) if introspection else []
-                built = ToolRegistry([*builtins, *discovery, *self.extension_tools()])
+                found = partial(self.mcp.note_found, session_id)
+                discovery = discovery_tools(registry, guides, found) if introspection else []
+                mcp_tools = self.mcp.host_tools(kit.tool_hooks, tool_context.output_dir)
+                built = ToolRegistry([*builtins, *discovery, *self.extension_tools(), *mcp_tools])
                 entries = [
                     (t.owner, ToolEntry(name, t.description, _contract(t), t.is_hidden))
                     for t in built
@@ -385,6 +393,8 @@ class Host:
             output_dir=tool_context.output_dir,
         )
 
+        mcp_prompt = self.mcp.prompt_for_session()
+
         def prompt() -> str:
             env = {
                 "cwd": str(self.workspace),
@@ -403,6 +413,7 @@ class Host:
                 build=self.build,
                 extension_prompts=extension_prompts(self.extensions, env, active),
             )
+            text += mcp_prompt()
             goal = self.store.state_get("vis.goal", session_id)
             return text + (f"\n\n## Goal of this session\n{goal}" if goal else "")
 
@@ -411,13 +422,17 @@ class Host:
             title=title,
             store=self.store,
             model=self.model_of_session(session_id),
-            sandbox=kit.wrap(sandbox),
+            sandbox=self.mcp.wrap_sandbox(kit.wrap(sandbox)),
             invoker=invoker,
             system_prompt=prompt,
-            direct_tools=lambda: self.direct_tools,
+            direct_tools=lambda: [
+                *self.direct_tools,
+                *self.mcp.direct_tools(session_id, tool_context.output_dir),
+            ],
             history=history,
             limits=TurnLimits(max_iterations=int(self.setting("max_iterations", 50, session_id))),
             on_close=kit.closer(tool_context.close),
+            before_turn=self.mcp.before_turn,
         )
         session_box.append(session)
         self.sessions.append(session)
@@ -436,6 +451,7 @@ class Host:
         for session in list(self.sessions):
             await session.close()
         self.sessions.clear()
+        await self.mcp.close()
         self.settings.uninstall()
         unbind_store(self.store)
         from vis_core.extension_host.gateway import detach_host

@@ -262,7 +262,7 @@ class ToolInvoker:
         if record.handle_id is None and isinstance(result, HostHandle):
             # the call that returns a handle heads the receipt of the handle's later calls
             record = dataclasses.replace(record, handle_id=result.activity_handle_id)
-        record = self.ended(record)
+        record = self.ended(record, error=_failure_of(result))
         await self._end(record, started=show_start)
         return result
 
@@ -331,6 +331,12 @@ class ToolInvoker:
         if not started:
             await self._emit(ActivityStarted(self._session_id, activity=record))
         await self._emit(ActivityEnded(self._session_id, activity=record))
+
+
+def _failure_of(result: Any) -> BaseException | None:
+    """A result that reports failure itself (an MCP ``isError``) ends its Activity failed."""
+    failure = getattr(result, "__vis_activity_failure__", None)
+    return failure() if callable(failure) else None
 
 
 def _settle(value: Any) -> Any:

@@ -7,7 +7,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -99,6 +99,7 @@ class DirectTool:
 
     definition: ToolDefinition
     host_name: str
+    present: Callable[[Any], str] | None = None  # the result as the model reads it; may raise
 
 
 @dataclass
@@ -127,8 +128,10 @@ class AgentSession:
         history: Sequence[Event] = (),
         limits: TurnLimits | None = None,
         on_close: Callable[[], Any] | None = None,
+        before_turn: Callable[[AgentSession], Awaitable[None]] | None = None,
     ) -> None:
         self.id = session_id
+        self._before_turn = before_turn
         self.title = title
         self.model = model
         self.sandbox = sandbox
@@ -215,6 +218,8 @@ class AgentSession:
         )
         outcome = TurnOutcome()
         try:
+            if self._before_turn is not None:
+                await self._before_turn(self)
             await self._iterate(turn_id, outcome)
         except asyncio.CancelledError:
             outcome.status = TurnStatus.CANCELLED
@@ -442,6 +447,8 @@ class AgentSession:
             return "", f"ToolError: no direct tool named {call.name!r}"
         try:
             value = await self.invoker.call(direct.host_name, (), dict(call.arguments))
+            if direct.present is not None:
+                return direct.present(value), None
         except Exception as exc:
             return "", f"{type(exc).__name__}: {exc}"
         return (value if isinstance(value, str) else json.dumps(value, default=str)), None

@@ -220,8 +220,10 @@ DOC_ACTIVITY = Activity(label="Read tool documentation", show_start=False, rende
 def discovery_tools(
     registry: Callable[[], ToolRegistry],
     guides: Callable[[], Iterable[Guide]] | None = None,
+    found: Callable[[list[str]], None] | None = None,
 ) -> list[HostTool]:
-    """The ``apropos`` and ``doc`` host tools over the registry (and guides) of a session."""
+    """The ``apropos`` and ``doc`` host tools over the registry (and guides) of a session;
+    ``found`` hears the names a search turned up (deferred MCP tools load that way)."""
 
     def _guides() -> list[Guide]:
         return list(guides()) if guides is not None else []
@@ -232,7 +234,10 @@ def discovery_tools(
         Matching ignores case; tools come in manifest order, then guides and skills, which
         also match by title, opening, headings and "When to use" problems.
         """
-        return apropos(registry(), pattern, _guides())
+        result = apropos(registry(), pattern, _guides())
+        if found is not None:
+            found([hit.name for hit in result.hits])
+        return result
 
     def doc_tool(name: str | AproposHit) -> str:
         """Return the complete documentation of a tool, namespace, guide or skill.
@@ -240,7 +245,10 @@ def discovery_tools(
         For a tool: its signature, parameter kinds and defaults, return type and model
         schemas, effect tag and description.
         """
-        return doc(registry(), name, _guides())
+        text = doc(registry(), name, _guides())
+        if found is not None:
+            found([_target_name(name).strip()])
+        return text
 
     apropos_tool.__name__ = apropos_tool.__qualname__ = "apropos"
     doc_tool.__name__ = doc_tool.__qualname__ = "doc"

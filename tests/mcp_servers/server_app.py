@@ -1,0 +1,195 @@
+"""A test MCP server with the quirks real ones have; run over stdio or streamable HTTP.
+
+``python server_app.py stdio`` or ``python server_app.py http PORT``. Behaviour switches
+come from the environment: ``MODE=hang`` never answers initialize, ``MODE=die`` lets the
+``die`` tool end the process mid-call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+if os.environ.get("MODE") == "hang":  # before the SDK imports: starts fast under load
+    Path(os.environ["PIDFILE"]).write_text(str(os.getpid()))
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # only SIGKILL ends it
+    while True:
+        time.sleep(60)  # never answers initialize, ignores stdin closing
+
+import mcp_types as types  # noqa: E402
+from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
+from mcp.server.mcpserver.utilities.types import Image  # noqa: E402
+from pydantic import BaseModel  # noqa: E402
+
+PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+)
+
+server = MCPServer(
+    "fixture",
+    instructions="Test fixtures for Vis.\nSecond line of instructions.",
+)
+
+
+class Weather(BaseModel):
+    city: str
+    celsius: float
+
+
+@server.tool(annotations=types.ToolAnnotations(readOnlyHint=True))
+def weather(city: str, unit: str = "c") -> Weather:
+    """Current weather of a city (structured output)."""
+    return Weather(city=city, celsius=21.5)
+
+
+@server.tool()
+def echo(text: str) -> str:
+    """Echo the text back."""
+    return text
+
+
+@server.tool()
+def big(size: int) -> str:
+    """Return `size` characters of text."""
+    return "".join(chr(ord("a") + i % 26) for i in range(size))
+
+
+@server.tool()
+def picture() -> Image:
+    """A one-pixel PNG."""
+    return Image(data=PNG, format="png")
+
+
+@server.tool(annotations=types.ToolAnnotations(destructiveHint=True))
+def fail(reason: str = "broken") -> str:
+    """Always fails."""
+    raise ValueError(f"it failed: {reason}")
+
+
+@server.tool()
+async def slow(steps: int, ctx: Context, pause: float = 0.3) -> str:
+    """Report progress `steps` times, `pause` seconds apart."""
+    for step in range(steps):
+        await ctx.report_progress(step + 1, steps, f"step {step + 1}")
+        await ctx.info(f"slow step {step + 1}")
+        await asyncio.sleep(pause)
+    return f"done after {steps} steps"
+
+
+@server.tool()
+async def die() -> str:
+    """End the server process in the middle of the call."""
+    os._exit(3)
+
+
+@server.tool(name="do.thing")
+def do_dot_thing() -> str:
+    """A tool whose name holds a dot."""
+    return "dot"
+
+
+@server.tool(name="do-thing")
+def do_dash_thing() -> str:
+    """A tool whose name holds a dash."""
+    return "dash"
+
+
+@server.tool()
+async def grow(ctx: Context) -> str:
+    """Add a tool named `extra` and announce the changed list."""
+
+    def extra() -> str:
+        """Added at run time."""
+        return "extra!"
+
+    server.add_tool(extra)
+    await ctx.session.send_tool_list_changed()
+    return "grown"
+
+
+@server.resource("file:///notes.txt", mime_type="text/plain", description="Some notes")
+def notes() -> str:
+    return "remember the milk"
+
+
+@server.resource("file:///pixel.png", mime_type="image/png")
+def pixel() -> bytes:
+    return PNG
+
+
+@server.resource("file:///blob.bin", mime_type="application/octet-stream")
+def blob() -> bytes:
+    return bytes(range(256))
+
+
+@server.resource("ui://widget", mime_type="text/html;profile=mcp-app")
+def widget() -> str:
+    return "<p>app</p>"
+
+
+@server.resource("greeting://{name}", description="A greeting for a name")
+def greeting(name: str) -> str:
+    return f"Hello, {name}!"
+
+
+def quirks(app: Any) -> Any:
+    """``/auth/mcp`` answers 401 without ``Bearer sesame``; ``/flaky/mcp`` fails every other
+    ``resources/list`` with 503 (a retry gets through); both then serve ``/mcp``."""
+    failures = {"count": 0}
+
+    async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await app(scope, receive, send)
+        path = scope["path"]
+        if path.startswith(("/auth/", "/flaky/")):
+            scope = dict(scope, path="/mcp", raw_path=b"/mcp")
+        headers = dict(scope.get("headers") or [])
+        if path.startswith("/auth/") and headers.get(b"authorization") != b"Bearer sesame":
+            await send({"type": "http.response.start", "status": 401, "headers": []})
+            return await send({"type": "http.response.body", "body": b"sign in first"})
+        if path.startswith("/flaky/") and scope["method"] == "POST":
+            body = b""
+            while True:
+                message = await receive()
+                body += message.get("body", b"")
+                if not message.get("more_body"):
+                    break
+            if b'"resources/list"' in body:
+                failures["count"] += 1
+                if failures["count"] % 2 == 1:
+                    await send({"type": "http.response.start", "status": 503, "headers": []})
+                    return await send({"type": "http.response.body", "body": b"busy"})
+            sent = {"done": False}
+
+            async def replay() -> Any:
+                if not sent["done"]:
+                    sent["done"] = True
+                    return {"type": "http.request", "body": body, "more_body": False}
+                return await receive()
+
+            return await app(scope, replay, send)
+        return await app(scope, receive, send)
+
+    return wrapped
+
+
+def main(argv: list[str]) -> None:
+    print("fixture server starting", file=sys.stderr, flush=True)
+    time.sleep(float(os.environ.get("DELAY", "0")))  # a server slow to start
+    if argv[1:2] == ["http"]:
+        import uvicorn
+
+        app = quirks(server.streamable_http_app())
+        uvicorn.run(app, host="127.0.0.1", port=int(argv[2]), log_level="warning")
+        return
+    server.run("stdio")
+
+
+if __name__ == "__main__":
+    main(sys.argv)

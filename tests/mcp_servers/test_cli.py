@@ -1,0 +1,137 @@
+"""``vis mcp add/remove/list`` from a shell: JSON edits keep unrelated content, exit codes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from vis_core.cli import main
+
+from .conftest import stdio_entry, write_config
+
+
+def _read(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_add_and_remove_keep_unrelated_content(
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write_config(
+        vis_home / "mcp.json",
+        {"keep": {"command": "x", "autoApprove": ["a"]}},
+        autoEnableCodemode=False,
+    )
+    code = main(
+        ["-C", str(workspace), "mcp", "add", "fs", "--env", "K=${TOKEN}", "--", "npx", "-y", "pkg"]
+    )
+    assert code == 0
+    data = _read(path)
+    assert data["autoEnableCodemode"] is False
+    assert data["mcpServers"]["keep"] == {"command": "x", "autoApprove": ["a"]}
+    assert data["mcpServers"]["fs"] == {
+        "command": "npx",
+        "args": ["-y", "pkg"],
+        "env": {"K": "${TOKEN}"},
+    }
+    assert path.stat().st_mode & 0o777 == 0o600
+    code = main(
+        [
+            "-C", str(workspace), "mcp", "add", "docs", "--url", "https://example.com/mcp",
+            "--header", "X-Team=core", "--bearer-token-env-var", "DOCS_TOKEN",
+        ]
+    )  # fmt: skip
+    assert code == 0
+    assert _read(path)["mcpServers"]["docs"] == {
+        "url": "https://example.com/mcp",
+        "headers": {"X-Team": "core", "Authorization": "Bearer ${DOCS_TOKEN}"},
+    }
+    assert main(["-C", str(workspace), "mcp", "add", "fs", "--", "other"]) == 1
+    assert "already defines server 'fs'" in capsys.readouterr().err
+    assert main(["-C", str(workspace), "mcp", "remove", "fs"]) == 0
+    assert set(_read(path)["mcpServers"]) == {"keep", "docs"}
+    assert main(["-C", str(workspace), "mcp", "remove", "fs"]) == 1
+    assert "defines no server 'fs'" in capsys.readouterr().err
+
+
+def test_add_usage_errors_exit_2(workspace: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["-C", str(workspace), "mcp", "add", "bad name", "--", "x"]) == 2
+    assert main(["-C", str(workspace), "mcp", "add", "s"]) == 2
+    assert "give the server's command after --" in capsys.readouterr().err
+    assert main(["-C", str(workspace), "mcp", "add", "s", "--url", "x", "--", "cmd"]) == 2
+    assert main(["-C", str(workspace), "mcp", "add", "s", "--header", "A=b", "--", "x"]) == 2
+
+
+def test_local_writes_the_project_file(vis_home: Path, workspace: Path) -> None:
+    (workspace / ".vis").mkdir()
+    assert main(["-C", str(workspace), "mcp", "add", "-l", "tools", "--", "uvx", "tools"]) == 0
+    assert _read(workspace / ".vis" / "mcp.json")["mcpServers"]["tools"]["command"] == "uvx"
+    assert not (vis_home / "mcp.json").exists()
+
+
+def test_list_connects_and_reports_state_tools_and_exposure(
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(
+        vis_home / "mcp.json",
+        {
+            "fixture": stdio_entry(toolExposure={"echo": "direct", "die": "hidden"}),
+            "off": {"command": "nothing", "enabled": False},
+        },
+    )
+    assert main(["-C", str(workspace), "mcp", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "fixture  connected  10 tools  codemode  user" in out
+    assert "  mcp__fixture__echo  direct" in out and "  mcp__fixture__die  hidden" in out
+    assert "mcp__fixture__weather" not in out  # same exposure as its server
+    assert "off  disabled" in out
+
+
+def test_list_exits_1_on_invalid_entries_and_failed_servers(
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    crash = "import sys; print('config missing: set API_URL', file=sys.stderr); sys.exit(4)"
+    write_config(
+        vis_home / "mcp.json",
+        {
+            "crash": {"command": sys.executable, "args": ["-c", crash]},
+            "legacy": {"type": "sse", "url": "http://localhost/sse"},
+        },
+    )
+    assert main(["-C", str(workspace), "mcp", "list"]) == 1
+    out = capsys.readouterr().out
+    assert "crash  failed" in out
+    assert "config missing: set API_URL" in out  # the stderr tail
+    assert "invalid: server 'legacy'" in out and "/mcp instead of /sse" in out
+
+
+def test_list_http_needs_sign_in_and_accepts_a_bearer_token(
+    vis_home: Path,
+    workspace: Path,
+    http_server: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    write_config(vis_home / "mcp.json", {"locked": {"url": f"{http_server}/auth/mcp"}})
+    assert main(["-C", str(workspace), "mcp", "list"]) == 1
+    out = capsys.readouterr().out
+    assert "locked  needs sign-in" in out and "--bearer-token-env-var" in out
+    (vis_home / "mcp.json").unlink()
+    monkeypatch.setenv("SESAME", "sesame")
+    url = f"{http_server}/auth/mcp"
+    assert main(["-C", str(workspace), "mcp", "add", "locked", "--url", url,
+                 "--bearer-token-env-var", "SESAME"]) == 0  # fmt: skip
+    assert main(["-C", str(workspace), "mcp", "list"]) == 0
+    assert "locked  connected  10 tools" in capsys.readouterr().out
+
+
+def test_list_skips_an_untrusted_project_and_says_so(
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(workspace / ".vis" / "mcp.json", {"p": {"command": "x"}})
+    assert main(["-C", str(workspace), "mcp", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "the project is not trusted" in out and "vis trust" in out

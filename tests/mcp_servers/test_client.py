@@ -1,0 +1,132 @@
+"""One server connection against real servers: progress, timeouts, drops, changes, stops."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from vis_core.mcp.client import ConnectionLost, ServerConnection, State
+from vis_core.mcp.config import Source, parse_entry
+from vis_core.mcp.logfile import McpLog
+
+from .conftest import SERVER, stdio_entry
+
+
+def _connection(tmp_path: Path, raw: dict, name: str = "fix") -> ServerConnection:
+    config = parse_entry(name, raw, source=Source.USER, origin=str(tmp_path / "mcp.json"))
+    return ServerConnection(config, workspace=tmp_path, mcp_log=McpLog(tmp_path / "mcp.log"))
+
+
+async def _wait(predicate, timeout: float = 20.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached")
+        await asyncio.sleep(0.05)
+
+
+async def test_stdio_progress_restarts_the_timeout_and_silence_ends_the_call(
+    tmp_path: Path,
+) -> None:
+    conn = _connection(tmp_path, stdio_entry())
+    conn.start()
+    try:
+        assert await conn.wait_ready(30) and conn.state is State.CONNECTED
+        conn.config = dataclasses.replace(conn.config, timeout=1.5)
+        seen: list[tuple] = []
+        result = await conn.call_tool(
+            "slow", {"steps": 4, "pause": 0.5}, lambda *p: seen.append(p)
+        )  # 2 s in all, never 1.5 s without progress
+        assert result.content[0].text == "done after 4 steps" and len(seen) == 4
+        assert seen[0] == (1.0, 4.0, "step 1")
+        with pytest.raises(TimeoutError, match="sent nothing for 1.5 s while running 'slow'"):
+            await conn.call_tool("slow", {"steps": 1, "pause": 5})
+        # logging notifications went to mcp.log
+        lines = (tmp_path / "mcp.log").read_text().splitlines()
+        assert any("[fix] info" in line and "slow step 1" in line for line in lines)
+        # a changed tool list adds tools
+        assert "extra" not in [t.tool for t in conn.tools]
+        await conn.call_tool("grow", {})
+        await _wait(lambda: "extra" in [t.tool for t in conn.tools])
+        assert "mcp__fix__extra" in [t.name for t in conn.tools]
+    finally:
+        await conn.stop()
+
+
+async def test_a_server_dying_mid_call_shows_disconnected_and_reconnects(tmp_path: Path) -> None:
+    conn = _connection(tmp_path, stdio_entry())
+    conn.start()
+    try:
+        await conn.wait_ready(30)
+        with pytest.raises(ConnectionLost, match="reconnects on the next call"):
+            await conn.call_tool("die", {})
+        await _wait(lambda: conn.state is State.DISCONNECTED)
+        assert "fixture server starting" in conn.stderr_tail()
+        result = await conn.call_tool("echo", {"text": "back again"})
+        assert result.content[0].text == "back again" and conn.state is State.CONNECTED
+    finally:
+        await conn.stop()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return Path(f"/proc/{pid}").exists() and "Z" not in _stat(pid)
+
+
+def _stat(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
+    except OSError:
+        return "Z"
+
+
+async def test_a_server_that_never_answers_initialize_fails_and_is_killed(
+    tmp_path: Path,
+) -> None:
+    pidfile = tmp_path / "pid"
+    env = {"MODE": "hang", "PIDFILE": str(pidfile)}
+    raw = {"command": sys.executable, "args": [str(SERVER)], "env": env, "timeout": 3}
+    conn = _connection(tmp_path, raw)
+    conn.start()
+    await conn.wait_ready(30)
+    assert conn.state is State.FAILED
+    assert "did not answer initialize within 3 s" in (conn.error or "")
+    # it ignored stdin closing and SIGTERM: the SIGKILL of its group ended it
+    assert not _alive(int(pidfile.read_text()))
+
+
+async def test_http_listing_retries_a_503_and_tool_calls_work(
+    tmp_path: Path, http_server: str
+) -> None:
+    conn = _connection(tmp_path, {"url": f"{http_server}/flaky/mcp"}, name="web")
+    conn.start()
+    try:
+        await conn.wait_ready(30)
+        assert conn.state is State.CONNECTED, conn.error
+        listed = await conn.list_resources()  # the first attempt is answered 503
+        assert "file:///notes.txt" in [str(r.uri) for r in listed.resources]
+        result = await conn.call_tool("weather", {"city": "Lima"})
+        assert result.structured_content == {"city": "Lima", "celsius": 21.5}
+        read = await conn.read_resource("greeting://Ada")
+        assert read.contents[0].text == "Hello, Ada!"
+    finally:
+        await conn.stop()
+
+
+def test_mcp_log_moves_to_dot_1_past_its_limit(tmp_path: Path) -> None:
+    log = McpLog(tmp_path / "logs" / "mcp.log", max_bytes=200)
+    for index in range(6):
+        log.write("srv", "info", "app", f"message number {index}")
+    current = (tmp_path / "logs" / "mcp.log").read_text()
+    older = (tmp_path / "logs" / "mcp.log.1").read_text()
+    assert "[srv] info app: message number 5" in current
+    assert "message number 0" not in current and "message number" in older

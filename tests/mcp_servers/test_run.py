@@ -1,0 +1,155 @@
+"""The MCP chapter through ``vis run --json``: a scripted model calls real servers."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .conftest import stdio_entry, write_config
+
+HOOK = """
+import json
+from pathlib import Path
+import vis_core.extension as vis
+
+LOG = Path(__file__).with_name("mcp-calls.jsonl")
+
+def guard(call):
+    payload = call["args"][0]
+    with LOG.open("a") as out:
+        out.write(json.dumps({"phase": "before", **payload}) + "\\n")
+    if payload.get("tool") == "echo" and payload["arguments"].get("text") == "forbidden":
+        return vis.block("echo of forbidden text", hint="say something else")
+
+def observe(call):
+    with LOG.open("a") as out:
+        out.write(json.dumps({"phase": "after", "tool": call["args"][0].get("tool"),
+                              "result": call["result"]}, default=str) + "\\n")
+
+vis.register_extension(vis.Extension(
+    name="mcpguard",
+    description="Watches MCP calls.",
+    op_hooks=[vis.OpHook("mcp", guard), vis.OpHook("mcp", observe, phase="after")],
+))
+"""
+
+BLOCK = """
+r = await mcp__fixture__weather(city="Oslo")
+print("weather", r.structured_content, r.is_error)
+e = await mcp__fixture__fail(reason="x")
+print("fail resolved", e.is_error, str(e))
+try:
+    await mcp__fixture__die_hidden()
+except NameError as exc:
+    print("hidden:", type(exc).__name__)
+hits = [h.name for h in await apropos("mcp__fixture")]
+print("hits", len(hits), "mcp__fixture__die" in hits)
+print(await doc("mcp__fixture__slow"))
+print(await mcp__fixture__slow(steps=2, pause=0.05))
+p = await mcp__fixture__picture()
+print("image", p.content[0]["type"], bool(p.content[0].get("attachment")))
+listed = await list_mcp_resources()
+print("uris", sorted(x["uri"] for x in listed["resources"] if x["server"] == "fixture"))
+print("servers", sorted({x["server"] for x in listed["resources"]}))
+t = await list_mcp_resource_templates(server="fixture")
+print("templates", [x["uriTemplate"] for x in t["resourceTemplates"]])
+print("greeting", (await read_mcp_resource("fixture", "greeting://Ada"))["contents"][0]["text"])
+blob = await read_mcp_resource("fixture", "file:///blob.bin")
+print("blob", open(blob["contents"][0]["path"], "rb").read() == bytes(range(256)))
+print("big", len(str(await mcp__fixture__big(size=30000))))
+try:
+    await mcp__fixture__echo(text="forbidden")
+except Exception as exc:
+    print("blocked:", exc)
+print("deferred", await doc("mcp__later__echo") != "")
+"""
+
+
+def _run(home: Path, workspace: Path, script: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    path = workspace / "script.yaml"
+    path.write_text(yaml.safe_dump(script), encoding="utf-8")
+    env = {**os.environ, "VIS_HOME": str(home)}
+    done = subprocess.run(
+        [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted", "--script",
+         str(path), "--json", "go"],
+        cwd=workspace, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert events, done.stderr
+    return events
+
+
+def _of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] == kind]
+
+
+def test_the_mcp_chapter_through_vis_run(vis_home: Path, workspace: Path) -> None:
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "mcpguard.py").write_text(textwrap.dedent(HOOK))
+    write_config(
+        vis_home / "mcp.json",
+        {
+            "fixture": stdio_entry(
+                env={"DELAY": "1"},  # slow to start: the block naming it waits for it
+                toolExposure={"echo": "direct", "die": "hidden", "big": "direct"},
+                description="Weather, pictures and notes",
+            ),
+            "later": stdio_entry(exposure="deferred"),
+            "broken": {"type": "sse", "url": "http://localhost/sse"},
+        },
+    )
+    script = [
+        {"code": BLOCK},
+        {"tool": {"name": "mcp__fixture__echo", "arguments": {"text": "hello direct"}}},
+        {"tool": {"name": "mcp__fixture__big", "arguments": {"size": 30000}}},
+        {"tool": {"name": "mcp__later__echo", "arguments": {"text": "loaded by doc"}}},
+        {"text": "done"},
+    ]
+    events = _run(vis_home, workspace, script)
+    assert _of(events, "TurnEnded")[-1]["status"] == "completed"
+    notes = [n["text"] for n in _of(events, "Notification")]
+    assert sum("server 'broken'" in n and "/mcp instead of /sse" in n for n in notes) == 1
+    blocks = _of(events, "BlockFinished")
+    out = blocks[0]["stdout"]
+    assert "weather {'city': 'Oslo', 'celsius': 21.5} False" in out
+    assert "fail resolved True" in out
+    assert "hidden: NameError" in out
+    assert "hits 9 False" in out  # the hidden tool is not listed
+    assert "mcp__fixture__slow(*, steps: int, pause: float = 0.3)" in out
+    assert "done after 2 steps" in out
+    assert "image image True" in out
+    assert "uris ['file:///blob.bin', 'file:///notes.txt', 'file:///pixel.png']" in out
+    assert "servers ['fixture', 'later']" in out  # every server, ui:// apps left out
+    assert "templates ['greeting://{name}']" in out and "greeting Hello, Ada!" in out
+    assert "blob True" in out
+    assert "big 30000" in out  # python_execution gets the complete result
+    assert "mcp was blocked by extension 'mcpguard': echo of forbidden text" in out
+    assert "deferred True" in out
+    # direct calls: text, the 20 KB middle cut with the full text in a file, a deferred tool
+    assert blocks[1]["stdout"] == "hello direct" and blocks[1]["error"] is None
+    big = blocks[2]["stdout"]
+    assert "…9520 chars truncated…" in big and len(big) < 21000
+    saved = big.rsplit("saved in ", 1)[1].rstrip("]")
+    assert len(Path(saved).read_text()) == 30000
+    assert blocks[3]["stdout"] == "loaded by doc"
+    # each call is an Activity; isError ends it failed
+    ended = {a["activity"]["tool"]: a["activity"] for a in _of(events, "ActivityEnded")}
+    assert ended["mcp__fixture__fail"]["state"] == "failed"
+    assert ended["mcp__fixture__weather"]["state"] == "succeeded"
+    weather = ended["mcp__fixture__weather"]["presentation"]
+    assert weather["headline"] == "MCP fixture · weather" and weather["summary"] == "city=Oslo"
+    assert ended["read_mcp_resource"]["state"] == "succeeded"
+    # op hooks saw op "mcp" with the server's annotations
+    calls = [json.loads(line) for line in (vis_home / "extensions" / "mcp-calls.jsonl").open()]
+    weather_call = next(c for c in calls if c.get("tool") == "weather" and c["phase"] == "before")
+    assert weather_call["server"] == "fixture" and weather_call["annotations"]["readOnlyHint"]
+    fail_call = next(c for c in calls if c.get("tool") == "fail" and c["phase"] == "before")
+    assert fail_call["annotations"]["destructiveHint"] is True
+    assert any(c["phase"] == "after" and c["tool"] == "weather" for c in calls)

@@ -1,0 +1,197 @@
+"""``vis mcp add``, ``vis mcp remove`` and ``vis mcp list``: the JSON files from a shell."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+
+from vis_core.mcp.config import (
+    NAME_PATTERN,
+    SSE_HINT,
+    McpConfig,
+    ServerConfig,
+    load_config,
+    project_file,
+)
+from vis_core.mcp.edit import EditError, add_server, remove_server
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+LIST_WAIT = 30.0  # seconds `vis mcp list` waits for the slowest server beyond its timeout
+
+
+def add_mcp_parser(commands: argparse._SubParsersAction) -> None:
+    mcp = commands.add_parser("mcp", help="add, remove or check MCP servers (mcp.json)")
+    sub = mcp.add_subparsers(dest="mcp_command", required=True)
+    add = sub.add_parser(
+        "add",
+        help="add a server: NAME -- CMD ARGS… (stdio) or NAME --url URL (streamable HTTP)",
+    )
+    add.add_argument("-l", "--local", action="store_true", help="write the project's .vis/mcp.json")
+    add.add_argument("name")
+    add.add_argument("--env", action="append", default=[], metavar="K=V")
+    add.add_argument("--url")
+    add.add_argument("--header", action="append", default=[], metavar="K=V")
+    add.add_argument("--bearer-token-env-var", metavar="VAR")
+    add.set_defaults(server_command=[])  # the words after ``--`` (split_server_command)
+    remove = sub.add_parser("remove", help="remove a server")
+    remove.add_argument("-l", "--local", action="store_true", help="edit the project's file")
+    remove.add_argument("name")
+    sub.add_parser("list", help="connect to every enabled server and print its state")
+
+
+def split_server_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """``vis mcp add … -- CMD ARGS``: the words after ``--`` are the server's command."""
+    if "--" not in argv:
+        return argv, None
+    cut = argv.index("--")
+    head = argv[:cut]
+    if "mcp" not in head or "add" not in head[head.index("mcp") :]:
+        return argv, None
+    return head, argv[cut + 1 :]
+
+
+def _pairs(items: list[str], option: str) -> dict[str, str]:
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"{option} takes KEY=VALUE, got {item!r}")
+        pairs[key.strip()] = value
+    return pairs
+
+
+def _target(args: argparse.Namespace, workspace: Path) -> Path:
+    from vis_core.paths import VisPaths, find_project_root
+
+    if args.local:
+        return project_file(find_project_root(workspace))
+    return VisPaths.from_env().mcp_file
+
+
+def _entry(args: argparse.Namespace) -> dict[str, object]:
+    command = list(args.server_command)
+    if args.url and command:
+        raise ValueError("give either --url URL or -- CMD ARGS, not both")
+    if args.url:
+        if args.env:
+            raise ValueError("--env is for stdio servers; use --header for an HTTP server")
+        if not args.url.startswith(("http://", "https://")):
+            raise ValueError(f"--url must be an http:// or https:// address, not {args.url!r}")
+        if args.url.rstrip("/").endswith("/sse"):
+            print(f"vis mcp: note: {SSE_HINT}", file=sys.stderr)
+        entry: dict[str, object] = {"url": args.url}
+        headers = _pairs(args.header, "--header")
+        if args.bearer_token_env_var:
+            headers["Authorization"] = f"Bearer ${{{args.bearer_token_env_var}}}"
+        if headers:
+            entry["headers"] = headers
+        return entry
+    if args.header or args.bearer_token_env_var:
+        raise ValueError("--header and --bearer-token-env-var need --url")
+    if not command:
+        raise ValueError(
+            "give the server's command after --, e.g. vis mcp add fs -- npx -y "
+            "@modelcontextprotocol/server-filesystem . (or --url URL)"
+        )
+    entry = {"command": command[0], "args": command[1:]}
+    env = _pairs(args.env, "--env")
+    if env:
+        entry["env"] = env
+    return entry
+
+
+def run_mcp(args: argparse.Namespace, workspace: Path) -> int:
+    if args.mcp_command == "list":
+        return asyncio.run(_list(workspace))
+    if not NAME_PATTERN.match(args.name):
+        print(
+            f"vis mcp: server names may contain only letters, digits, '_' and '-': {args.name!r}",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    path = _target(args, workspace)
+    if args.mcp_command == "add":
+        try:
+            entry = _entry(args)
+        except ValueError as exc:
+            print(f"vis mcp add: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        try:
+            add_server(path, args.name, entry)
+        except EditError as exc:
+            print(f"vis mcp add: {exc}", file=sys.stderr)
+            return EXIT_FAILED
+        print(f"Added MCP server {args.name!r} to {path}. Check it with `vis mcp list`.")
+        return EXIT_OK
+    try:
+        removed = remove_server(path, args.name)
+    except EditError as exc:
+        print(f"vis mcp remove: {exc}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"Removed MCP server {removed!r} from {path}.")
+    return EXIT_OK
+
+
+def workspace_config(workspace: Path) -> tuple[McpConfig, str | None]:
+    """The workspace's servers and a note when an untrusted project's file was skipped."""
+    from vis_core.paths import TrustStore, VisPaths, find_project_root
+
+    paths = VisPaths.from_env()
+    root = find_project_root(workspace)
+    trusted = TrustStore(paths).is_trusted(root)
+    note = None
+    if not trusted and project_file(root).is_file():
+        note = (
+            f"{project_file(root)} was skipped: the project is not trusted; "
+            f"run `vis trust {root}` to use its servers"
+        )
+    return load_config(paths.mcp_file, root, trusted=trusted), note
+
+
+async def _list(workspace: Path) -> int:
+    from vis_core.mcp.client import State
+    from vis_core.mcp.manager import McpManager
+    from vis_core.paths import VisPaths
+
+    config, note = workspace_config(workspace)
+    if note:
+        print(f"note: {note}")
+    manager = McpManager(config, workspace=workspace, paths=VisPaths.from_env())
+    if not config.servers and not config.problems:
+        print("No MCP servers are configured. Add one with `vis mcp add NAME -- CMD ARGS`.")
+        return EXIT_OK
+    manager.start()
+    await manager.wait_all(max((s.timeout for s in config.servers), default=0) + LIST_WAIT)
+    failed = bool(config.problems)
+    try:
+        for conn in manager.connections():
+            server = conn.config
+            tools = len(conn.tools)
+            state = conn.state
+            if server.enabled and state is not State.CONNECTED:
+                failed = True
+            count = f"{tools} tool{'s' if tools != 1 else ''}" if state is State.CONNECTED else "-"
+            print(
+                f"{server.name}  {state.value}  {count}  {server.exposure.value}  {_source(server)}"
+            )
+            for tool in conn.tools:
+                exposure = server.exposure_of(tool.tool)
+                if exposure is not server.exposure:
+                    print(f"  {tool.name}  {exposure.value}")
+            if conn.error:
+                print(f"  error: {conn.error}")
+            tail = conn.stderr_tail().strip()
+            if tail and state is not State.CONNECTED:
+                print("  stderr:")
+                print("\n".join(f"    {line}" for line in tail.splitlines()[-10:]))
+        for problem in config.problems:
+            print(f"invalid: {problem}")
+    finally:
+        await manager.close()
+    return EXIT_FAILED if failed else EXIT_OK
+
+
+def _source(server: ServerConfig) -> str:
+    return f"{server.source.value} ({server.origin})"

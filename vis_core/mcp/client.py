@@ -1,0 +1,458 @@
+"""One server connection: connect (stdio or streamable HTTP), list, call, reconnect, stop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any, TypeVar
+
+from vis_core.mcp.config import ServerConfig, Transport
+from vis_core.mcp.logfile import McpLog
+from vis_core.mcp.names import tool_names
+from vis_core.mcp.stderr_tail import StderrTail
+from vis_core.mcp.values import ExpansionError, expand_map
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+RETRIES = 2
+RETRY_DELAYS = (0.3, 1.0)
+TRANSIENT = {408, 429}
+SIGN_IN_HINT = (
+    "Vis cannot sign in with OAuth yet; give the server a token instead: "
+    '"headers": {"Authorization": "Bearer ${TOKEN}"} in mcp.json, or '
+    "`vis mcp add NAME --url URL --bearer-token-env-var TOKEN`"
+)
+
+
+class State(StrEnum):
+    DISABLED = "disabled"
+    CONNECTING = "connecting"
+    CONNECTED = "connected"
+    DISCONNECTED = "disconnected"
+    FAILED = "failed"
+    NEEDS_SIGN_IN = "needs sign-in"
+
+
+ATTENTION = (State.FAILED, State.NEEDS_SIGN_IN, State.DISCONNECTED)
+
+
+@dataclass(frozen=True)
+class ToolInfo:
+    """One server tool as Vis registers it."""
+
+    server: str
+    tool: str  # the server's name for it
+    name: str  # mcp__<server>__<tool>
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] = field(default_factory=dict)
+
+
+class ConnectionLost(ConnectionError):
+    """The server went away during a request."""
+
+
+class McpCallError(RuntimeError):
+    """The server answered a request with an error."""
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        inner = [e for e in exc.exceptions if not isinstance(e, asyncio.CancelledError)]
+        if inner:
+            return _describe(inner[0])
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _expand_home(text: str) -> str:
+    return str(Path.home()) + text[1:] if text.startswith("~/") else text
+
+
+class ServerConnection:
+    """A connection to one server, run by its own task; calls come from any task."""
+
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        workspace: Path,
+        mcp_log: McpLog,
+        on_change: Callable[[ServerConnection], None] = lambda c: None,
+    ) -> None:
+        self.config = config
+        self.workspace = workspace
+        self.mcp_log = mcp_log
+        self.on_change = on_change
+        self.state = State.DISABLED if not config.enabled else State.DISCONNECTED
+        self.error: str | None = None
+        self.tools: list[ToolInfo] = []
+        self.instructions: str | None = None
+        self.has_resources = False
+        self._session: Any = None
+        self._task: asyncio.Task[None] | None = None
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._stderr: StderrTail | None = None
+        self._last_stderr = ""
+        self._last_status: int | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._exited = False  # the stdio server ended on its own
+
+    # -- state ---------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    def stderr_tail(self) -> str:
+        return self._stderr.text() if self._stderr is not None else self._last_stderr
+
+    def _set(self, state: State, error: str | None = None) -> None:
+        self.state, self.error = state, error
+        try:
+            self.on_change(self)
+        except Exception:
+            log.exception("MCP state listener failed for %s", self.name)
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Connect in the background (no-op while connecting or connected)."""
+        if not self.config.enabled or (self._task is not None and not self._task.done()):
+            return
+        self._loop = asyncio.get_running_loop()
+        self._ready = asyncio.Event()
+        self._stop = asyncio.Event()
+        self._exited = False
+        self._set(State.CONNECTING)
+        self._task = asyncio.ensure_future(self._run())
+
+    async def wait_ready(self, timeout: float | None = None) -> bool:
+        """Wait until the connection attempt settles; False when it is still running."""
+        if self._task is None:
+            return True
+        try:
+            await asyncio.wait_for(asyncio.shield(self._ready.wait()), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def ensure(self) -> Any:
+        """The live session: reconnects a dropped connection, waits for one being made."""
+        if not self.config.enabled:
+            raise ConnectionLost(f"MCP server {self.name!r} is disabled; enable it in /mcp")
+        if self.state in (State.DISCONNECTED, State.FAILED) and (
+            self._task is None or self._task.done()
+        ):
+            self.start()
+        await self.wait_ready(None)
+        if self._session is None or self.state is not State.CONNECTED:
+            raise ConnectionLost(
+                f"MCP server {self.name!r} is {self.state.value}"
+                + (f": {self.error}" if self.error else "")
+            )
+        return self._session
+
+    async def stop(self) -> None:
+        """Close the connection: stdin, then SIGTERM and SIGKILL of the server's group."""
+        task = self._task
+        self._stop.set()
+        if task is not None and not task.done():
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(asyncio.shield(task), 10)
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+        self._task = None
+
+    async def restart(self) -> None:
+        await self.stop()
+        self._set(State.DISCONNECTED if self.config.enabled else State.DISABLED)
+        self.start()
+
+    def _lost(self) -> None:
+        """The stdio server's stderr closed: it exited."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+
+        def exited() -> None:
+            if not self._stop.is_set():
+                self._exited = True
+                self._stop.set()
+
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(exited)
+
+    async def _run(self) -> None:
+        connected = False
+        try:
+            async with contextlib.AsyncExitStack() as stack:
+                read, write = await self._open(stack)
+                session = await stack.enter_async_context(self._client_session(read, write))
+                try:
+                    result = await asyncio.wait_for(session.initialize(), self.config.timeout)
+                except TimeoutError:
+                    raise TimeoutError(
+                        f"the server did not answer initialize within "
+                        f"{self.config.timeout:g} s (the 'timeout' setting of {self.name!r})"
+                    ) from None
+                self.instructions = (getattr(result, "instructions", None) or "").strip() or None
+                caps = getattr(result, "capabilities", None)
+                self.has_resources = getattr(caps, "resources", None) is not None
+                self._session = session
+                await self._list_tools(session)
+                connected = True
+                self._set(State.CONNECTED)
+                self._ready.set()
+                await self._stop.wait()
+                self._session = None
+        except asyncio.CancelledError:
+            self._session = None
+            self._set(State.DISCONNECTED)
+            raise
+        except BaseException as exc:  # noqa: BLE001 - every failure becomes the server's state
+            self._session = None
+            if self._last_status == 401:
+                self._set(
+                    State.NEEDS_SIGN_IN,
+                    f"the server answered 401 Unauthorized: it needs sign-in. {SIGN_IN_HINT}",
+                )
+            elif connected:
+                self._set(State.DISCONNECTED, f"connection lost: {_describe(exc)}")
+            else:
+                self._set(State.FAILED, self._failure_text(exc))
+        else:
+            if self.state is State.CONNECTED:
+                self._set(State.DISCONNECTED, "the server exited" if self._exited else None)
+        finally:
+            self._session = None
+            if self._stderr is not None:
+                self._stderr.release()
+                self._last_stderr = self._stderr.text()
+            self._ready.set()
+
+    def _failure_text(self, exc: BaseException) -> str:
+        text = _describe(exc)
+        if isinstance(exc, FileNotFoundError) and self.config.transport is Transport.STDIO:
+            text = f"cannot start {self.config.command!r}: no such command or file"
+        return text
+
+    async def _open(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
+        config = self.config
+        if config.transport is Transport.STDIO:
+            from mcp.client.stdio import StdioServerParameters, stdio_client
+
+            env = await asyncio.to_thread(expand_map, config.env, "env")
+            cwd = self.workspace
+            if config.cwd:
+                cwd = (self.workspace / _expand_home(config.cwd)).resolve()
+            params = StdioServerParameters(
+                command=_expand_home(config.command),
+                args=[_expand_home(a) for a in config.args],
+                env=env or None,
+                cwd=cwd,
+            )
+            self._stderr = StderrTail(on_close=self._lost)
+            try:
+                streams = await stack.enter_async_context(
+                    stdio_client(params, errlog=self._stderr.writer)
+                )
+            finally:
+                self._stderr.release()
+            return streams
+        import httpx2
+        from mcp.client.streamable_http import streamable_http_client
+
+        headers = await asyncio.to_thread(expand_map, config.headers, "header")
+
+        async def record(response: Any) -> None:
+            self._last_status = response.status_code
+
+        client = httpx2.AsyncClient(
+            headers=headers,
+            timeout=httpx2.Timeout(30.0, read=300.0),
+            event_hooks={"response": [record]},
+        )
+        await stack.enter_async_context(client)
+        return await stack.enter_async_context(
+            streamable_http_client(config.url, http_client=client)
+        )
+
+    def _client_session(self, read: Any, write: Any) -> Any:
+        import mcp_types as types
+        from mcp.client.session import ClientSession
+
+        from vis_core import __version__
+
+        async def on_log(params: Any) -> None:
+            data = params.data
+            message = data if isinstance(data, str) else repr(data)
+            level = getattr(params.level, "value", params.level)
+            self.mcp_log.write(self.name, str(level), params.logger, message)
+
+        async def on_message(message: Any) -> None:
+            if isinstance(message, types.ToolListChangedNotification):
+                asyncio.ensure_future(self._relist())
+
+        return ClientSession(
+            read,
+            write,
+            logging_callback=on_log,
+            message_handler=on_message,
+            client_info=types.Implementation(name="vis", version=__version__),
+        )
+
+    # -- requests ------------------------------------------------------------------------
+
+    async def _relist(self) -> None:
+        session = self._session
+        if session is None:
+            return
+        try:
+            await self._list_tools(session)
+        except Exception as exc:
+            log.warning("MCP server %s: listing tools after a change failed: %s", self.name, exc)
+            return
+        self._set(self.state, self.error)
+
+    async def _list_tools(self, session: Any) -> None:
+        listed: list[Any] = []
+        cursor = None
+        while True:
+            from mcp_types import PaginatedRequestParams
+
+            params = PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await self._retrying(lambda p=params: session.list_tools(params=p))
+            listed.extend(page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        names = tool_names(self.name, [t.name for t in listed])
+        self.tools = [
+            ToolInfo(
+                server=self.name,
+                tool=t.name,
+                name=names[t.name],
+                description=(t.description or "").strip(),
+                input_schema=dict(t.input_schema or {}),
+                output_schema=dict(t.output_schema) if t.output_schema else None,
+                annotations=(
+                    t.annotations.model_dump(by_alias=True, exclude_none=True)
+                    if t.annotations is not None
+                    else {}
+                ),
+            )
+            for t in listed
+        ]
+
+    async def _retrying(self, request: Callable[[], Awaitable[T]]) -> T:
+        """Listing and resources: HTTP network errors and 408/429/5xx are retried twice."""
+        for attempt in range(RETRIES + 1):
+            self._last_status = None
+            try:
+                return await request()
+            except Exception as exc:
+                if not self._transient(exc) or attempt == RETRIES:
+                    raise self._wrap(exc) from None
+            await asyncio.sleep(RETRY_DELAYS[attempt])
+        raise AssertionError("unreachable")
+
+    def _transient(self, exc: BaseException) -> bool:
+        if self.config.transport is not Transport.HTTP:
+            return False
+        status = self._last_status
+        if status is not None and (status in TRANSIENT or 500 <= status < 600):
+            return True
+        import httpx2
+
+        return isinstance(exc, httpx2.TransportError)
+
+    def _wrap(self, exc: BaseException) -> Exception:
+        from mcp.shared.exceptions import MCPError
+
+        if isinstance(exc, MCPError):
+            message = str(getattr(exc, "error", None) and exc.error.message or exc)
+            if "closed" in message.lower():
+                self._stop.set()
+                return ConnectionLost(
+                    f"MCP server {self.name!r} closed the connection; it reconnects on the "
+                    "next call"
+                )
+            status = f" (HTTP {self._last_status})" if self._last_status else ""
+            return McpCallError(f"MCP server {self.name!r}: {message}{status}")
+        if isinstance(exc, Exception):
+            return exc
+        return RuntimeError(_describe(exc))
+
+    async def call_tool(
+        self,
+        tool: str,
+        arguments: dict[str, Any],
+        on_progress: Callable[[float, float | None, str | None], None] | None = None,
+    ) -> Any:
+        """``tools/call``; the ``timeout`` restarts with every progress notification."""
+        session = await self.ensure()
+        last = time.monotonic()
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            nonlocal last
+            last = time.monotonic()
+            if on_progress is not None:
+                on_progress(value, total, message)
+
+        self._last_status = None
+        task = asyncio.ensure_future(session.call_tool(tool, arguments, progress_callback=progress))
+        timeout = self.config.timeout
+        try:
+            while True:
+                remaining = last + timeout - time.monotonic()
+                done, _ = await asyncio.wait({task}, timeout=max(remaining, 0))
+                if done:
+                    break
+                if time.monotonic() - last >= timeout:
+                    task.cancel()
+                    with contextlib.suppress(BaseException):
+                        await task
+                    raise TimeoutError(
+                        f"MCP server {self.name!r} sent nothing for {timeout:g} s while running "
+                        f"{tool!r} (its 'timeout' setting; progress notifications restart it)"
+                    )
+        except asyncio.CancelledError:
+            task.cancel()
+            raise
+        try:
+            return task.result()
+        except Exception as exc:
+            raise self._wrap(exc) from None
+
+    async def list_resources(self, cursor: str | None = None) -> Any:
+        from mcp_types import PaginatedRequestParams
+
+        session = await self.ensure()
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        return await self._retrying(lambda: session.list_resources(params=params))
+
+    async def list_resource_templates(self, cursor: str | None = None) -> Any:
+        from mcp_types import PaginatedRequestParams
+
+        session = await self.ensure()
+        params = PaginatedRequestParams(cursor=cursor) if cursor else None
+        return await self._retrying(lambda: session.list_resource_templates(params=params))
+
+    async def read_resource(self, uri: str) -> Any:
+        session = await self.ensure()
+        return await self._retrying(lambda: session.read_resource(uri))
+
+
+__all__ = ["ATTENTION", "ExpansionError", "ServerConnection", "State", "ToolInfo"]

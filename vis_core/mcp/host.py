@@ -1,0 +1,109 @@
+"""MCP in a running Vis: the manager a host owns and what its sessions take from it."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vis_core.mcp.config import ServerConfig, Source, load_config, parse_entry
+from vis_core.mcp.manager import McpManager, McpWaitingSandbox
+from vis_core.tools.registry import HostTool
+
+if TYPE_CHECKING:
+    from vis_core.extension.tool_hooks import ToolHooks
+
+
+class HostMcp:
+    """The host's MCP servers, shared by its sessions."""
+
+    def __init__(self, manager: McpManager, clear_tools: Callable[[], None]) -> None:
+        self.manager = manager
+        self._clear_tools = clear_tools
+        self._started = False
+        manager.listeners.append(clear_tools)
+
+    def start(self) -> None:
+        if not self._started:
+            self._started = True
+            self.manager.start()
+
+    def host_tools(self, hooks: ToolHooks | None, output_dir: Path) -> list[HostTool]:
+        return self.manager.host_tools(hooks, output_dir)
+
+    def note_found(self, session_id: str, names: list[str]) -> None:
+        self.manager.note_found(session_id, names)
+
+    def wrap_sandbox(self, sandbox: Any) -> Any:
+        return McpWaitingSandbox(sandbox, self.manager)
+
+    def direct_tools(self, session_id: str, output_dir: Path) -> list[Any]:
+        from vis_core.agent.session import DirectTool
+
+        return [
+            DirectTool(spec.definition, spec.host_name, spec.present)
+            for spec in self.manager.direct_specs(session_id, output_dir)
+        ]
+
+    def prompt_for_session(self) -> Callable[[], str]:
+        """The session's ``MCP servers`` section: kept as first sent; a changed section is
+        appended after it instead of rewriting it (the earlier prompt text stays the same)."""
+        sent: list[str] = []
+
+        def section() -> str:
+            current = self.manager.prompt_section()
+            if current and (not sent or sent[-1] != current):
+                sent.append(
+                    current
+                    if not sent
+                    else current.replace("## MCP servers", "## MCP servers (updated)", 1)
+                )
+            return "".join(f"\n\n{text}" for text in sent)
+
+        return section
+
+    async def before_turn(self, session: Any) -> None:
+        """The first prompt waits for direct-tool servers; problems are reported once."""
+        from vis_core.events import Notification
+
+        await self.manager.before_first_prompt()
+        for note in self.manager.unreported():
+            await session.emit(Notification(session.id, text=note, kind="warn"))
+
+    async def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.manager.listeners.remove(self._clear_tools)
+        await self.manager.close()
+
+
+def registered_servers(host: Any) -> tuple[list[ServerConfig], list[str]]:
+    """Servers the loaded extensions declare with ``vis.mcp_server`` (and their problems)."""
+    servers: list[ServerConfig] = []
+    problems: list[str] = []
+    for ext in getattr(host.extensions, "enabled", ()):
+        declaration = getattr(ext, "declaration", None)
+        for decl in getattr(declaration, "mcp_servers", ()) or ():
+            try:
+                servers.append(
+                    parse_entry(
+                        decl.name, dict(decl.config), source=Source.EXTENSION, origin=ext.name
+                    )
+                )
+            except ValueError as exc:
+                problems.append(f"extension {ext.name!r}, MCP server {decl.name!r}: {exc}")
+    return servers, problems
+
+
+def host_mcp(host: Any) -> HostMcp:
+    registered, _problems = registered_servers(host)
+    config = load_config(
+        host.paths.mcp_file, host.project_root, trusted=host.trusted, registered=registered
+    )
+    manager = McpManager(config, workspace=host.workspace, paths=host.paths)
+
+    def clear_tools() -> None:
+        for box in host._tool_boxes:
+            box.clear()
+
+    return HostMcp(manager, clear_tools)

@@ -1,0 +1,402 @@
+"""The MCP servers of one running Vis: connections, their tools per exposure, the prompt."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import json
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vis_core.mcp.client import ATTENTION, ServerConnection, State, ToolInfo
+from vis_core.mcp.config import Exposure, McpConfig, ServerConfig, Source, server_key
+from vis_core.mcp.edit import set_field
+from vis_core.mcp.logfile import McpLog
+from vis_core.mcp.names import PREFIX, safe
+from vis_core.providers.base import ToolDefinition
+from vis_core.tools.registry import HostTool
+
+if TYPE_CHECKING:
+    from vis_core.extension.tool_hooks import ToolHooks
+    from vis_core.paths import VisPaths
+
+FIRST_PROMPT_WAIT = 10.0
+_NAMED = re.compile(r"\bmcp__([A-Za-z0-9_]+?)(?:__|\b)")
+
+
+@dataclass(frozen=True)
+class DirectSpec:
+    """A tool declared to the model: its definition, host tool and result presenter."""
+
+    definition: ToolDefinition
+    host_name: str
+    present: Callable[[Any], str]
+
+
+class McpManager:
+    """Starts, lists, calls and stops the configured (and extension-registered) servers."""
+
+    def __init__(self, config: McpConfig, *, workspace: Path, paths: VisPaths) -> None:
+        self.config = config
+        self.workspace = workspace
+        self.mcp_log = McpLog(paths.log_dir / "mcp.log")
+        self.listeners: list[Callable[[], None]] = []
+        self._connections: dict[str, ServerConnection] = {}
+        self._reported: set[str] = set()
+        self._first_prompt_done = False
+        self._loaded: dict[str, set[str]] = {}  # session id -> deferred tools found by a search
+        for server in config.servers:
+            self._connections[server.key] = self._connection(server)
+
+    def _connection(self, server: ServerConfig) -> ServerConnection:
+        return ServerConnection(
+            server, workspace=self.workspace, mcp_log=self.mcp_log, on_change=self._changed
+        )
+
+    def _changed(self, _conn: ServerConnection | None = None) -> None:
+        for listener in list(self.listeners):
+            listener()
+
+    # -- servers -------------------------------------------------------------------------
+
+    def connections(self) -> list[ServerConnection]:
+        return list(self._connections.values())
+
+    def get(self, name: str) -> ServerConnection | None:
+        return self._connections.get(server_key(name.removeprefix(PREFIX)))
+
+    def by_safe_name(self, name: str) -> ServerConnection | None:
+        for conn in self._connections.values():
+            if safe(conn.name) == name or conn.config.key == name:
+                return conn
+        return None
+
+    def start(self) -> None:
+        """Connect every enabled server in the background (needs a running loop)."""
+        for conn in self._connections.values():
+            conn.start()
+
+    def add_registered(self, servers: Iterable[ServerConfig]) -> None:
+        """Servers an extension registers at run time; a file entry of the same name wins."""
+        for server in servers:
+            if server.key in self._connections:
+                self.config = dataclasses.replace(
+                    self.config, overridden=(*self.config.overridden, server)
+                )
+                continue
+            self.config = dataclasses.replace(self.config, servers=(*self.config.servers, server))
+            conn = self._connection(server)
+            self._connections[server.key] = conn
+            with contextlib.suppress(RuntimeError):
+                asyncio.get_running_loop()
+                conn.start()
+        self._changed()
+
+    async def wait_for(self, conns: Iterable[ServerConnection], timeout: float | None) -> None:
+        waits = [c.wait_ready(timeout) for c in conns if c.state is State.CONNECTING]
+        if waits:
+            await asyncio.gather(*waits)
+
+    async def wait_all(self, timeout: float | None = None) -> None:
+        await self.wait_for(self.connections(), timeout)
+
+    async def wait_named(self, code: str) -> None:
+        """A block that names ``mcp__<server>`` waits for that server (up to its timeout)."""
+        names = {m.group(1) for m in _NAMED.finditer(code)}
+        wanted = [c for n in names if (c := self.by_safe_name(n)) is not None]
+        if any(n in ("list_mcp_resources", "read_mcp_resource") for n in names) or re.search(
+            r"\b(list_mcp_resources|list_mcp_resource_templates|read_mcp_resource)\b", code
+        ):
+            wanted = self.connections()
+        for conn in wanted:
+            if conn.config.enabled and conn.state in (State.DISCONNECTED, State.FAILED):
+                conn.start()  # a dropped connection reconnects on the next use
+        await asyncio.gather(*(c.wait_ready(c.config.timeout) for c in wanted))
+
+    async def before_first_prompt(self) -> None:
+        """The first prompt waits up to 10 s, only for servers with direct tools."""
+        if self._first_prompt_done:
+            return
+        self._first_prompt_done = True
+        direct = [
+            c
+            for c in self.connections()
+            if c.config.enabled
+            and (
+                c.config.exposure is Exposure.DIRECT
+                or any(e is Exposure.DIRECT for _, e in c.config.tool_exposure)
+            )
+        ]
+        await self.wait_for(direct, FIRST_PROMPT_WAIT)
+
+    def unreported(self) -> list[str]:
+        """Config problems and failed connections not yet reported (each once)."""
+        notes: list[str] = []
+        for problem in self.config.problems:
+            text = f"MCP config: {problem}; the entry was skipped"
+            if text not in self._reported:
+                self._reported.add(text)
+                notes.append(text)
+        for conn in self.connections():
+            if conn.state in (State.FAILED, State.NEEDS_SIGN_IN):
+                key = f"{conn.name}:{conn.state}:{conn.error}"
+                if key not in self._reported:
+                    self._reported.add(key)
+                    notes.append(
+                        f"MCP server {conn.name!r} {conn.state.value}: {conn.error}; "
+                        "/mcp shows details"
+                    )
+        return notes
+
+    async def close(self) -> None:
+        await asyncio.gather(*(c.stop() for c in self.connections()), return_exceptions=True)
+
+    # -- changes saved to the defining file ------------------------------------------------
+
+    def _replace(self, conn: ServerConnection, server: ServerConfig) -> None:
+        conn.config = server
+        self.config = dataclasses.replace(
+            self.config,
+            servers=tuple(server if s.key == server.key else s for s in self.config.servers),
+        )
+
+    async def set_enabled(self, name: str, enabled: bool) -> str:
+        conn = self._require(name)
+        self._save(conn.config, "enabled", None if enabled else False)
+        self._replace(conn, dataclasses.replace(conn.config, enabled=enabled))
+        if enabled:
+            conn.start()
+        else:
+            await conn.stop()
+            conn.state, conn.error = State.DISABLED, None
+        self._changed()
+        return f"{conn.name} {'enabled' if enabled else 'disabled'}"
+
+    async def set_exposure(self, name: str, exposure: Exposure) -> str:
+        conn = self._require(name)
+        self._save(conn.config, "exposure", exposure.value)
+        self._replace(conn, dataclasses.replace(conn.config, exposure=exposure))
+        self._changed()
+        return f"{conn.name}: exposure {exposure.value}"
+
+    async def reconnect(self, name: str) -> str:
+        conn = self._require(name)
+        await conn.restart()
+        await conn.wait_ready(conn.config.timeout)
+        return f"{conn.name}: {conn.state.value}" + (f" ({conn.error})" if conn.error else "")
+
+    def _require(self, name: str) -> ServerConnection:
+        conn = self.get(name)
+        if conn is None:
+            raise LookupError(f"no MCP server named {name!r}")
+        return conn
+
+    @staticmethod
+    def _save(server: ServerConfig, field: str, value: Any) -> None:
+        if server.source is Source.EXTENSION:
+            return  # registered servers change for this session only
+        set_field(Path(server.origin), server.name, field, value)
+
+    # -- tools ----------------------------------------------------------------------------
+
+    def reachable(self) -> list[tuple[ServerConnection, ToolInfo, Exposure]]:
+        """Every tool of a connected, enabled server with its effective exposure (not hidden)."""
+        found = []
+        for conn in self.connections():
+            if not conn.config.enabled or conn.state is not State.CONNECTED:
+                continue
+            for info in conn.tools:
+                exposure = conn.config.exposure_of(info.tool)
+                if exposure is not Exposure.HIDDEN:
+                    found.append((conn, info, exposure))
+        return found
+
+    def resource_exposure(self) -> Exposure | None:
+        """The widest exposure among enabled, non-hidden connected servers with resources."""
+        exposures = [
+            c.config.exposure
+            for c in self.connections()
+            if c.config.enabled
+            and c.state is State.CONNECTED
+            and c.has_resources
+            and c.config.exposure is not Exposure.HIDDEN
+        ]
+        if not exposures:
+            return None
+        return Exposure.DIRECT if Exposure.DIRECT in exposures else Exposure.CODEMODE
+
+    async def _resource_servers(self) -> list[ServerConnection]:
+        await self.wait_all(None)
+        return [
+            c
+            for c in self.connections()
+            if c.config.enabled and c.has_resources and c.config.exposure is not Exposure.HIDDEN
+        ]
+
+    def host_tools(self, hooks: ToolHooks | None, output_dir: Path) -> list[HostTool]:
+        from vis_core.mcp.resources import resource_tools
+        from vis_core.mcp.tools import mcp_host_tool
+
+        tools = [
+            mcp_host_tool(lambda key=conn.config.key: self._connections.get(key), info, hooks)
+            for conn, info, _ in self.reachable()
+        ]
+        if self.resource_exposure() is not None:
+            tools += resource_tools(self._resource_servers, hooks, output_dir / "mcp")
+        return tools
+
+    def note_found(self, session_id: str, names: Iterable[str]) -> None:
+        """A search (apropos/doc) found these names: deferred ones are declared from now on."""
+        deferred = {i.name for _, i, e in self.reachable() if e is Exposure.DEFERRED}
+        found = deferred.intersection(names)
+        if found:
+            self._loaded.setdefault(session_id, set()).update(found)
+
+    def direct_specs(self, session_id: str, output_dir: Path) -> list[DirectSpec]:
+        from vis_core.mcp.results import direct_text
+
+        loaded = self._loaded.get(session_id, set())
+        folder = output_dir / "mcp"
+
+        def present(value: Any) -> str:
+            return direct_text(value, folder)
+
+        specs = [
+            DirectSpec(
+                ToolDefinition(info.name, _definition_text(conn, info), _schema(info)),
+                info.name,
+                present,
+            )
+            for conn, info, exposure in self.reachable()
+            if exposure is Exposure.DIRECT
+            or (exposure is Exposure.DEFERRED and info.name in loaded)
+        ]
+        if self.resource_exposure() is Exposure.DIRECT:
+            specs += _resource_specs(folder)
+        return specs
+
+    def prompt_section(self) -> str:
+        """The ``MCP servers`` section: servers with codemode or deferred tools, one line each."""
+        lines = []
+        for conn in self.connections():
+            server = conn.config
+            if not server.enabled:
+                continue
+            exposures = {server.exposure_of(t.tool) for t in conn.tools} or {server.exposure}
+            indirect = exposures & {Exposure.CODEMODE, Exposure.DEFERRED}
+            if not indirect:
+                continue
+            how = " and ".join(sorted(e.value for e in indirect))
+            gist = server.description or (conn.instructions or "").strip().splitlines()[:1]
+            gist_text = gist if isinstance(gist, str) else (gist[0] if gist else "")
+            lines.append(
+                f"- `{PREFIX}{safe(server.name)}` ({how})" + (f": {gist_text}" if gist_text else "")
+            )
+        if not lines:
+            return ""
+        return (
+            "## MCP servers\n"
+            "Tools of these MCP servers are async functions in python_execution named "
+            "`mcp__<server>__<tool>(**arguments)` that return an McpResult record "
+            "(content, structured_content, is_error). List a server's tools with "
+            "`apropos('mcp__<server>')` and read one with `doc(name)`; a deferred tool is also "
+            "declared to you as a tool once apropos or doc finds it.\n" + "\n".join(lines)
+        )
+
+
+def _schema(info: ToolInfo) -> dict[str, Any]:
+    schema = dict(info.input_schema or {})
+    schema.setdefault("type", "object")
+    schema.setdefault("properties", {})
+    return schema
+
+
+def _definition_text(conn: ServerConnection, info: ToolInfo) -> str:
+    text = info.description or f"The {info.tool!r} tool of MCP server {conn.name!r}."
+    return f"{text}\n\n(MCP server {conn.name!r}, tool {info.tool!r})"
+
+
+def _resource_specs(folder: Path) -> list[DirectSpec]:
+    def present(value: Any) -> str:
+        from vis_core.extension.attachments import show_attachment
+
+        if isinstance(value, dict) and "contents" in value:
+            parts = []
+            for item in value["contents"]:
+                if "text" in item:
+                    parts.append(str(item["text"]))
+                elif "attachment" in item:
+                    with contextlib.suppress(Exception):
+                        show_attachment(item["attachment"])
+                    parts.append(f"[image {item.get('uri')}]")
+                elif "path" in item:
+                    parts.append(f"[{item.get('mimeType')} saved to {item['path']}]")
+            return "\n".join(parts)
+        return json.dumps(value, ensure_ascii=False)
+
+    page = {
+        "type": "object",
+        "properties": {"server": {"type": "string"}, "cursor": {"type": "string"}},
+    }
+    read = {
+        "type": "object",
+        "properties": {"server": {"type": "string"}, "uri": {"type": "string"}},
+        "required": ["server", "uri"],
+    }
+    return [
+        DirectSpec(
+            ToolDefinition(
+                "list_mcp_resources",
+                "List MCP resources: {server?, resources: [...], nextCursor?}; with `server` one "
+                "page of that server (`cursor` continues), without it every resource.",
+                page,
+            ),
+            "list_mcp_resources",
+            present,
+        ),
+        DirectSpec(
+            ToolDefinition(
+                "list_mcp_resource_templates",
+                "List URI templates for resources the MCP servers do not list directly.",
+                page,
+            ),
+            "list_mcp_resource_templates",
+            present,
+        ),
+        DirectSpec(
+            ToolDefinition(
+                "read_mcp_resource", "Read an MCP resource by `server` and `uri`.", read
+            ),
+            "read_mcp_resource",
+            present,
+        ),
+    ]
+
+
+def attention_first(conns: list[ServerConnection]) -> list[ServerConnection]:
+    return sorted(conns, key=lambda c: (c.state not in ATTENTION, c.name.lower()))
+
+
+class McpWaitingSandbox:
+    """A block that names ``mcp__<server>`` waits for that server before it runs."""
+
+    def __init__(self, inner: Any, manager: McpManager) -> None:
+        self.inner = inner
+        self.manager = manager
+
+    async def run(self, code: str) -> Any:
+        await self.manager.wait_named(code)
+        return await self.inner.run(code)
+
+    async def interrupt(self) -> None:
+        await self.inner.interrupt()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)

@@ -1,0 +1,50 @@
+"""A stdio server's stderr: read through a pipe, the last lines kept for ``/mcp``."""
+
+from __future__ import annotations
+
+import collections
+import os
+import threading
+from collections.abc import Callable
+from typing import IO
+
+TAIL_LINES = 40
+LINE_LIMIT = 2000
+
+
+class StderrTail:
+    """A pipe whose write end the server gets; a thread keeps its last lines.
+
+    ``on_close`` runs (in the reader thread) when every holder of the write end has exited:
+    for a stdio server that means the server is gone.
+    """
+
+    def __init__(self, on_close: Callable[[], None] | None = None) -> None:
+        read_fd, write_fd = os.pipe()
+        self.writer: IO[str] = os.fdopen(write_fd, "w")
+        self._reader = os.fdopen(read_fd, "rb")
+        self._lines: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
+        self._lock = threading.Lock()
+        self._on_close = on_close
+        self._thread = threading.Thread(target=self._read, name="mcp-stderr", daemon=True)
+        self._thread.start()
+
+    def _read(self) -> None:
+        try:
+            for raw in self._reader:
+                line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                with self._lock:
+                    self._lines.append(line[:LINE_LIMIT])
+        finally:
+            self._reader.close()
+            if self._on_close is not None:
+                self._on_close()
+
+    def release(self) -> None:
+        """Close Vis's own copy of the write end (the server keeps its copy)."""
+        if not self.writer.closed:
+            self.writer.close()
+
+    def text(self) -> str:
+        with self._lock:
+            return "\n".join(self._lines)

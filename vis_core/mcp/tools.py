@@ -1,0 +1,167 @@
+"""MCP tools and the resource tools as host tools: each call an Activity through op hooks."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vis_core.extension.activity import Activity, ActivityPresentation, ActivityText, SymbolTag
+from vis_core.mcp.client import ServerConnection, ToolInfo
+from vis_core.mcp.results import McpResult, record_of
+from vis_core.mcp.signature import schema_signature, tool_doc
+from vis_core.tools.registry import HostTool
+
+if TYPE_CHECKING:
+    from vis_core.extension.tool_hooks import ToolHooks
+
+OP = "mcp"
+SUMMARY_LIMIT = 120
+
+
+def _short(value: Any, limit: int = 40) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def arguments_summary(arguments: dict[str, Any]) -> str:
+    text = ", ".join(f"{key}={_short(value)}" for key, value in arguments.items())
+    return text if len(text) <= SUMMARY_LIMIT else text[: SUMMARY_LIMIT - 1] + "…"
+
+
+def _render(server: str, tool: str) -> Callable[..., ActivityPresentation | None]:
+    headline = f"MCP {server} · {tool}"
+
+    def render(
+        *, phase: str, args: Any, kwargs: dict[str, Any], result: Any, error: Any
+    ) -> ActivityPresentation | None:
+        summary = arguments_summary(kwargs)
+        if phase == "start":
+            return ActivityPresentation(headline, summary)
+        if phase == "failure":
+            return ActivityPresentation(headline, summary, outcome=_short(str(error), 100))
+        if isinstance(result, McpResult):
+            text = result.text
+            outcome = _short(text.splitlines()[0] if text.strip() else "", 100) or (
+                "structured result" if result.structured_content is not None else "no content"
+            )
+            if result.is_error:
+                outcome = f"error: {outcome}"
+            content = (ActivityText(text[:20000]),) if text.strip() else ()
+            return ActivityPresentation(headline, summary, content, outcome=outcome)
+        if isinstance(result, dict):
+            return ActivityPresentation(headline, summary, outcome=_short(result, 100))
+        return None
+
+    return render
+
+
+async def _hooked(
+    hooks: ToolHooks | None,
+    payload: dict[str, Any],
+    run: Callable[[], Awaitable[Any]],
+) -> Any:
+    """Run a call between the ``mcp`` op hooks: guards may refuse it, observers see it."""
+    from vis_core.extension.hooks import OperationBlocked
+    from vis_core.extension.tool_hooks import plain_result
+
+    if hooks is None:
+        return await run()
+    args = [payload]
+    try:
+        await hooks.hooks.run_before(OP, args)
+    except OperationBlocked:
+        await hooks.hooks.run_after(OP, args, None)
+        raise
+    try:
+        result = await run()
+    except Exception as exc:
+        await hooks.hooks.run_after(OP, args, {"error": f"{type(exc).__name__}: {exc}"})
+        raise
+    await hooks.hooks.run_after(OP, args, plain_result(result))
+    return result
+
+
+def tool_function(
+    connection: Callable[[], ServerConnection | None],
+    info: ToolInfo,
+    hooks: ToolHooks | None,
+) -> Callable[..., Awaitable[McpResult]]:
+    """The awaitable the sandbox calls for one MCP tool (keyword arguments)."""
+
+    async def call(**arguments: Any) -> McpResult:
+        conn = connection()
+        if conn is None:
+            raise LookupError(f"MCP server {info.server!r} is no longer configured")
+        if (
+            len(arguments) == 1
+            and "arguments" in arguments
+            and isinstance(arguments["arguments"], dict)
+            and "arguments" not in (info.input_schema.get("properties") or {})
+        ):
+            arguments = dict(arguments["arguments"])
+        payload = {
+            "server": info.server,
+            "tool": info.tool,
+            "arguments": arguments,
+            "annotations": dict(info.annotations),
+        }
+
+        async def run() -> McpResult:
+            headline = f"MCP {info.server} · {info.tool}"
+            progress = _progress(headline, arguments_summary(arguments))
+            raw = await conn.call_tool(info.tool, arguments, progress)
+            return record_of(info.server, info.tool, raw)
+
+        return await _hooked(hooks, payload, run)
+
+    call.__name__ = call.__qualname__ = info.name
+    call.__doc__ = tool_doc(info.description, info.input_schema, info.server, info.tool)
+    call.__signature__ = schema_signature(info.input_schema)  # type: ignore[attr-defined]
+    return call
+
+
+def _progress(headline: str, summary: str) -> Callable[[float, float | None, str | None], None]:
+    """Progress notifications update the running Activity's summary."""
+    from vis_core.extension.context import current_call
+
+    call = current_call()
+    publish = getattr(call, "publish", None) if call is not None else None
+
+    def report(value: float, total: float | None, message: str | None) -> None:
+        if publish is None:
+            return
+        amount = f"{value:g}/{total:g}" if total else f"{value:g}"
+        text = f"progress {amount}" + (f": {message}" if message else "")
+        try:
+            publish(ActivityPresentation(headline, summary, outcome=_short(text, 100)))
+        except Exception:  # progress is decoration; the call goes on
+            pass
+
+    return report
+
+
+def tag_of(info: ToolInfo) -> SymbolTag:
+    if info.annotations.get("readOnlyHint"):
+        return SymbolTag.OBSERVATION
+    if info.annotations.get("openWorldHint"):
+        return SymbolTag.EXTERNAL
+    return SymbolTag.MUTATION
+
+
+def mcp_host_tool(
+    connection: Callable[[], ServerConnection | None], info: ToolInfo, hooks: ToolHooks | None
+) -> HostTool:
+    return HostTool(
+        name=info.name,
+        fn=tool_function(connection, info, hooks),
+        tag=tag_of(info),
+        activity=Activity(f"MCP {info.server}", render=_render(info.server, info.tool)),
+        owner="mcp",
+    )
+
+
+def output_folder(output_dir: Path) -> Path:
+    return output_dir / "mcp"

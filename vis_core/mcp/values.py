@@ -1,0 +1,58 @@
+"""``env`` and ``headers`` values: ``${VAR}`` from the environment, a whole-value ``!command``."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+from collections.abc import Mapping
+
+COMMAND_TIMEOUT = 30.0
+_VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+class ExpansionError(ValueError):
+    """A value could not be expanded (unset variable, failing command)."""
+
+
+def expand(value: str, what: str, environ: Mapping[str, str] | None = None) -> str:
+    """``!command`` (the whole value) runs in bash and its trimmed output is the value;
+    otherwise each ``${VAR}`` is replaced by the variable (an unset one is an error)."""
+    env = os.environ if environ is None else environ
+    if value.startswith("!"):
+        command = value[1:].strip()
+        if not command:
+            raise ExpansionError(f"{what}: '!' must be followed by a command")
+        try:
+            done = subprocess.run(
+                ["bash", "-c", command],
+                capture_output=True,
+                text=True,
+                timeout=COMMAND_TIMEOUT,
+                env=dict(env),
+                stdin=subprocess.DEVNULL,
+            )
+        except subprocess.TimeoutExpired:
+            raise ExpansionError(
+                f"{what}: the command did not finish in {COMMAND_TIMEOUT:.0f} s"
+            ) from None
+        except OSError as exc:
+            raise ExpansionError(f"{what}: cannot run the command ({exc})") from None
+        if done.returncode != 0:
+            detail = done.stderr.strip().splitlines()[-1:] or [f"exit status {done.returncode}"]
+            raise ExpansionError(f"{what}: the command failed: {detail[0]}")
+        return done.stdout.strip()
+
+    def replace(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in env:
+            raise ExpansionError(f"{what}: the environment variable {name} is not set")
+        return env[name]
+
+    return _VAR.sub(replace, value)
+
+
+def expand_map(
+    pairs: tuple[tuple[str, str], ...], what: str, environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    return {key: expand(value, f"{what} {key}", environ) for key, value in pairs}

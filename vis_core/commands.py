@@ -27,6 +27,7 @@ class CommandAction(StrEnum):
     OPEN_HELP = "open_help"
     QUIT = "quit"
     RELOAD = "reload"
+    OPEN_MCP = "open_mcp"
 
 
 @dataclass(frozen=True)
@@ -178,6 +179,8 @@ def _action(action: CommandAction, title: str, body: str | None = None) -> Comma
 def _builtin_commands(host: Host) -> list[SlashCommand]:
     """The built-in commands, declared as extensions declare theirs."""
 
+    from vis_core.mcp.command import mcp_command
+
     def help_(ctx: dict[str, Any]) -> CommandResult:
         rows = "\n".join(
             f"- `{info.usage}`: {info.doc}" + ("" if info.owner == "vis" else f" ({info.owner})")
@@ -234,6 +237,7 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
         SlashCommand("reload", reload_, "Re-read every extension", "/reload"),
         SlashCommand("goal", goal, "Set the goal of this session", "/goal TEXT", saveable=True),
         SlashCommand("quit", lambda ctx: _action(CommandAction.QUIT, "Bye"), "Quit Vis", "/quit"),
+        mcp_command(host),
     ]
 
 

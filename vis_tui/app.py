@@ -93,6 +93,7 @@ class VisApp(App[int]):
                 CommandAction.QUIT: lambda r: self._sync(lambda: self.exit(0)),
                 CommandAction.RELOAD: lambda r: self._sync(lambda: self.notify(r.title)),
                 CommandAction.OPEN_SETTINGS: lambda r: self._sync(self.action_settings),
+                CommandAction.OPEN_MCP: lambda r: self._sync(self.action_mcp),
             }
         return self._command_actions
 
@@ -220,6 +221,13 @@ class VisApp(App[int]):
                 reload=self.host.reload,
             )
         )
+
+    def action_mcp(self) -> None:
+        """Open ``/mcp``: the MCP servers of this workspace."""
+        from vis_tui.screens.mcp import McpScreen
+
+        if self.host is not None and not isinstance(self.screen, McpScreen):
+            self.push_screen(McpScreen(self.host.mcp.manager))
 
     def action_help(self) -> None:
         from vis_tui.screens.help import HelpScreen

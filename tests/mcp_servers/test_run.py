@@ -153,3 +153,52 @@ def test_the_mcp_chapter_through_vis_run(vis_home: Path, workspace: Path) -> Non
     fail_call = next(c for c in calls if c.get("tool") == "fail" and c["phase"] == "before")
     assert fail_call["annotations"]["destructiveHint"] is True
     assert any(c["phase"] == "after" and c["tool"] == "weather" for c in calls)
+
+
+EXTENSION = '''
+import sys
+import vis_core.extension as vis
+
+SERVER = {server!r}
+
+def add_late() -> str:
+    """Register the late server."""
+    vis.mcp_server("late", {{"command": sys.executable, "args": [SERVER, "stdio"]}})
+    return "registered"
+
+vis.register_extension(vis.Extension(
+    name="servers",
+    description="Adds MCP servers.",
+    alias="servers",
+    symbols=[vis.Symbol(add_late)],
+    mcp_servers=[
+        vis.mcp_server("declared", {{"command": sys.executable, "args": [SERVER, "stdio"]}}),
+        vis.mcp_server("shadowed", {{"command": "never-run"}}),
+    ],
+))
+'''
+
+
+def test_extensions_add_servers_and_a_file_entry_wins(vis_home: Path, workspace: Path) -> None:
+    from .conftest import SERVER
+
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "servers.py").write_text(
+        textwrap.dedent(EXTENSION.format(server=str(SERVER)))
+    )
+    write_config(vis_home / "mcp.json", {"shadowed": stdio_entry()})
+    script = [
+        {"code": 'print(await mcp__declared__echo(text="from the extension"))\n'
+                 'print(await mcp__shadowed__echo(text="from the file"))\n'
+                 "print(await servers.add_late())"},
+        {"code": 'print(await mcp__late__echo(text="registered at run time"))'},
+        {"text": "done"},
+    ]  # fmt: skip
+    events = _run(vis_home, workspace, script)
+    blocks = _of(events, "BlockFinished")
+    assert blocks[0]["stdout"].splitlines() == [
+        "from the extension",
+        "from the file",
+        "registered",
+    ], blocks[0]["error"]
+    assert blocks[1]["stdout"].strip() == "registered at run time", blocks[1]["error"]

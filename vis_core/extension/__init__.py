@@ -78,6 +78,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "log",
         "notify",
     ),
+    "vis_core.extension.mcp_servers": ("McpServer", "mcp_server"),
     "vis_core.extension.metadata": ("build_metadata",),
     "vis_core.extension.roots": (
         "project_root",
@@ -246,6 +247,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     )
     from vis_core.extension.live_updates import LiveUpdateError
     from vis_core.extension.logs import log, notify
+    from vis_core.extension.mcp_servers import McpServer, mcp_server
     from vis_core.extension.metadata import build_metadata
     from vis_core.extension.mutation import file_mutation_queue
     from vis_core.extension.roots import project_root, workspace_root
@@ -336,6 +338,8 @@ __all__ = [
     "jailed_shell",
     "list_attachments",
     "list_sessions",
+    "mcp_server",
+    "McpServer",
     "method",
     "notify",
     "ok",

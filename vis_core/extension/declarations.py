@@ -261,6 +261,7 @@ class Extension:
     kind: str | None = None
     version: str | None = None
     settings: tuple[Setting[Any], ...] = ()
+    mcp_servers: tuple[Any, ...] = ()  # vis.mcp_server(name, config) declarations
 
     def __post_init__(self) -> None:
         name = self.name
@@ -337,8 +338,15 @@ class Extension:
             ("grants", grants),
             ("env", env),
             ("settings", settings),
+            ("mcp_servers", _mcp_servers(self.mcp_servers, where)),
         ):
             object.__setattr__(self, attr, items)
+
+
+def _mcp_servers(value: Any, where: str) -> tuple[Any, ...]:
+    from vis_core.extension.mcp_servers import McpServer
+
+    return _items(value, f"{where}: mcp_servers", (McpServer,), "vis.mcp_server(name, config)")
 
 
 def _tuple(cls: type | None) -> tuple[type, ...] | None:

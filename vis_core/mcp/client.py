@@ -244,8 +244,11 @@ class ServerConnection:
 
     def _failure_text(self, exc: BaseException) -> str:
         text = _describe(exc)
-        if isinstance(exc, FileNotFoundError) and self.config.transport is Transport.STDIO:
+        stdio = self.config.transport is Transport.STDIO
+        if isinstance(exc, FileNotFoundError) and stdio:
             text = f"cannot start {self.config.command!r}: no such command or file"
+        elif stdio and "connection closed" in text.lower():
+            text = "the server process ended before it answered initialize; see its stderr"
         return text
 
     async def _open(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:

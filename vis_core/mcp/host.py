@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.mcp.config import ServerConfig, Source, load_config, parse_entry
+from vis_core.mcp.config import ConfigProblem, ServerConfig, Source, load_config, parse_entry
 from vis_core.mcp.manager import McpManager, McpWaitingSandbox
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
-    from vis_core.extension.tool_hooks import ToolHooks
+    from vis_core.extension_host.tool_hooks import ToolHooks
 
 
 class HostMcp:
@@ -23,6 +24,17 @@ class HostMcp:
         self._clear_tools = clear_tools
         self._started = False
         manager.listeners.append(clear_tools)
+
+    def register(self, owner: str, declared: Any) -> None:
+        """``vis.mcp_server`` called at run time: the server joins (a file entry wins)."""
+        try:
+            server = parse_entry(
+                declared.name, dict(declared.config), source=Source.EXTENSION, origin=owner
+            )
+        except ValueError as exc:
+            self.manager.add_problem(ConfigProblem(f"extension {owner!r}", declared.name, str(exc)))
+            return
+        self.manager.add_registered([server])
 
     def start(self) -> None:
         if not self._started:
@@ -77,10 +89,10 @@ class HostMcp:
         await self.manager.close()
 
 
-def registered_servers(host: Any) -> tuple[list[ServerConfig], list[str]]:
+def registered_servers(host: Any) -> tuple[list[ServerConfig], list[ConfigProblem]]:
     """Servers the loaded extensions declare with ``vis.mcp_server`` (and their problems)."""
     servers: list[ServerConfig] = []
-    problems: list[str] = []
+    problems: list[ConfigProblem] = []
     for ext in getattr(host.extensions, "enabled", ()):
         declaration = getattr(ext, "declaration", None)
         for decl in getattr(declaration, "mcp_servers", ()) or ():
@@ -91,15 +103,16 @@ def registered_servers(host: Any) -> tuple[list[ServerConfig], list[str]]:
                     )
                 )
             except ValueError as exc:
-                problems.append(f"extension {ext.name!r}, MCP server {decl.name!r}: {exc}")
+                problems.append(ConfigProblem(f"extension {ext.name!r}", decl.name, str(exc)))
     return servers, problems
 
 
 def host_mcp(host: Any) -> HostMcp:
-    registered, _problems = registered_servers(host)
+    registered, problems = registered_servers(host)
     config = load_config(
         host.paths.mcp_file, host.project_root, trusted=host.trusted, registered=registered
     )
+    config = dataclasses.replace(config, problems=(*config.problems, *problems))
     manager = McpManager(config, workspace=host.workspace, paths=host.paths)
 
     def clear_tools() -> None:

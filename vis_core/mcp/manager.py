@@ -13,7 +13,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_core.mcp.client import ATTENTION, ServerConnection, State, ToolInfo
-from vis_core.mcp.config import Exposure, McpConfig, ServerConfig, Source, server_key
+from vis_core.mcp.config import (
+    ConfigProblem,
+    Exposure,
+    McpConfig,
+    ServerConfig,
+    Source,
+    server_key,
+)
 from vis_core.mcp.edit import set_field
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import PREFIX, safe
@@ -21,7 +28,7 @@ from vis_core.providers.base import ToolDefinition
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
-    from vis_core.extension.tool_hooks import ToolHooks
+    from vis_core.extension_host.tool_hooks import ToolHooks
     from vis_core.paths import VisPaths
 
 FIRST_PROMPT_WAIT = 10.0
@@ -94,6 +101,10 @@ class McpManager:
             with contextlib.suppress(RuntimeError):
                 asyncio.get_running_loop()
                 conn.start()
+        self._changed()
+
+    def add_problem(self, problem: ConfigProblem) -> None:
+        self.config = dataclasses.replace(self.config, problems=(*self.config.problems, problem))
         self._changed()
 
     async def wait_for(self, conns: Iterable[ServerConnection], timeout: float | None) -> None:

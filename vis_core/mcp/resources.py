@@ -6,13 +6,13 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension.activity import Activity, ActivityPresentation, SymbolTag
 from vis_core.mcp.results import attach_image, decode, save_bytes
 from vis_core.mcp.tools import _hooked, arguments_summary
+from vis_core.model.activity import Activity, ActivityPresentation, SymbolTag
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
-    from vis_core.extension.tool_hooks import ToolHooks
+    from vis_core.extension_host.tool_hooks import ToolHooks
     from vis_core.mcp.client import ServerConnection
 
 APP_MIME = "text/html;profile=mcp-app"

@@ -7,14 +7,14 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension.activity import Activity, ActivityPresentation, ActivityText, SymbolTag
 from vis_core.mcp.client import ServerConnection, ToolInfo
 from vis_core.mcp.results import McpResult, record_of
 from vis_core.mcp.signature import schema_signature, tool_doc
+from vis_core.model.activity import Activity, ActivityPresentation, ActivityText, SymbolTag
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
-    from vis_core.extension.tool_hooks import ToolHooks
+    from vis_core.extension_host.tool_hooks import ToolHooks
 
 OP = "mcp"
 SUMMARY_LIMIT = 120
@@ -65,7 +65,7 @@ async def _hooked(
 ) -> Any:
     """Run a call between the ``mcp`` op hooks: guards may refuse it, observers see it."""
     from vis_core.extension.hooks import OperationBlocked
-    from vis_core.extension.tool_hooks import plain_result
+    from vis_core.extension_host.tool_hooks import plain_result
 
     if hooks is None:
         return await run()

@@ -1,0 +1,100 @@
+"""``/mcp`` through Pilot: servers attention first, details, exposure and enable saved to file."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from textual.app import App
+
+from vis_core.host import Host, HostOptions
+from vis_core.mcp.client import State
+from vis_tui.screens.mcp import McpScreen
+
+SERVER = Path(__file__).parents[1] / "mcp_servers" / "server_app.py"
+
+
+class McpApp(App[None]):
+    """A real Host over ``$VIS_HOME/mcp.json``, its servers connected, then ``/mcp``."""
+
+    def __init__(self, workspace: Path) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.host: Host | None = None
+
+    async def on_mount(self) -> None:
+        self.host = await Host.open(HostOptions(workspace=self.workspace))
+        self.host.mcp.start()
+        await self.host.mcp.manager.wait_all(60)
+        await self.push_screen(McpScreen(self.host.mcp.manager))
+
+    async def on_unmount(self) -> None:
+        if self.host is not None:
+            await self.host.close()
+
+
+async def _until(pilot: Any, predicate: Any, timeout: float = 60) -> None:
+    for _ in range(int(timeout / 0.05)):
+        if predicate():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("condition not reached")
+
+
+def _details(app: App[Any]) -> str:
+    return str(app.screen.query_one("#mcp-details").render())
+
+
+async def test_mcp_screen_shows_attention_first_and_saves_changes(
+    vis_home: Path, workspace: Path
+) -> None:
+    config = vis_home / "mcp.json"
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "alpha": {"command": sys.executable, "args": [str(SERVER), "stdio"]},
+                    "broken": {"command": "sh", "args": ["-c", "echo API_URL is unset >&2"]},
+                    "bad": {"type": "sse", "url": "http://localhost/sse"},
+                },
+                "keep": "this",
+            }
+        )
+    )
+    app = McpApp(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await _until(pilot, lambda: isinstance(app.screen, McpScreen))
+        screen = app.screen
+        assert isinstance(screen, McpScreen)
+        listing = screen.query_one("OptionList")
+        rows = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+        assert rows[0].startswith("! broken") and "failed" in rows[0]
+        assert "alpha" in rows[1] and "connected" in rows[1] and "10 tools" in rows[1]
+        assert "API_URL is unset" in _details(app)  # the stderr tail of the failed server
+        assert "invalid: server 'bad'" in str(screen.query_one("#mcp-problems").render())
+        await pilot.press("down")
+        details = _details(app)
+        assert "mcp__alpha__weather" in details and "codemode" in details
+        await pilot.press("x")
+        await _until(
+            pilot, lambda: "exposure deferred" in str(screen.query_one("#mcp-note").render())
+        )
+        saved = json.loads(config.read_text())
+        assert saved["mcpServers"]["alpha"]["exposure"] == "deferred" and saved["keep"] == "this"
+        await pilot.press("e")
+        manager = app.host.mcp.manager if app.host else None
+        assert manager is not None
+        await _until(pilot, lambda: manager.get("alpha").state is State.DISABLED)
+        assert json.loads(config.read_text())["mcpServers"]["alpha"]["enabled"] is False
+        await pilot.press("e")
+        await _until(pilot, lambda: manager.get("alpha").state is State.CONNECTED)
+        assert "enabled" not in json.loads(config.read_text())["mcpServers"]["alpha"]
+        await pilot.press("r")
+        await _until(
+            pilot, lambda: "alpha: connected" in str(screen.query_one("#mcp-note").render())
+        )
+        await pilot.press("escape")
+        await asyncio.sleep(0)

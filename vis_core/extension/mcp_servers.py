@@ -1,0 +1,55 @@
+"""``vis.mcp_server(name, config)``: an MCP server an extension adds for the session."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+_NAME = re.compile(r"^[A-Za-z0-9_-]+$")
+
+
+@dataclass(frozen=True)
+class McpServer:
+    """An ``mcpServers`` entry declared by an extension; a file entry of the same name wins."""
+
+    name: str
+    config: Mapping[str, Any] = field(compare=False)
+
+
+def mcp_server(name: str, config: Mapping[str, Any]) -> McpServer:
+    """Declare a server (put it in ``Extension(mcp_servers=[...])``), or, called while Vis
+    runs your code, add it to the running sessions at once. ``config`` has the shape of an
+    ``mcpServers`` entry: ``command``/``args``/``env``/``cwd`` or ``url``/``headers``, and
+    ``timeout``, ``enabled``, ``exposure``, ``toolExposure``, ``description``."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise ValueError(
+            f"vis.mcp_server name {name!r} may contain only letters, digits, '_' and '-'"
+        )
+    if not isinstance(config, Mapping) or not ("command" in config or "url" in config):
+        raise ValueError(
+            f"vis.mcp_server({name!r}, config): config must be an mcpServers entry with a "
+            "'command' (stdio) or a 'url' (streamable HTTP)"
+        )
+    declared = McpServer(name, dict(config))
+    _register_now(declared)
+    return declared
+
+
+def _register_now(declared: McpServer) -> None:
+    from vis_core.extension.acting import current_extension
+    from vis_core.extension.context import current_call
+
+    call = current_call()
+    if call is None:
+        return  # a declaration in an entry file: the host reads Extension.mcp_servers
+    from vis_core.extension_host.gateway import host_of, loop_of
+
+    host = host_of(call)
+    loop = loop_of(call, host)
+    mcp = getattr(host, "mcp", None)
+    if mcp is None or loop is None:
+        return
+    owner = current_extension() or call.owner
+    loop.call_soon_threadsafe(mcp.register, owner, declared)

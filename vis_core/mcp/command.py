@@ -1,0 +1,59 @@
+"""``/mcp``: server status as text (the TUI opens its screen), reconnect, enable, exposure."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vis_core.mcp.client import State
+from vis_core.mcp.config import parse_exposure
+from vis_core.mcp.manager import McpManager, attention_first
+
+USAGE = "/mcp [reconnect|enable|disable SERVER | exposure SERVER MODE]"
+
+
+def status_text(manager: McpManager) -> str:
+    rows = []
+    for conn in attention_first(manager.connections()):
+        server = conn.config
+        tools = f"{len(conn.tools)} tools" if conn.state is State.CONNECTED else "-"
+        row = (
+            f"- `{server.name}` {conn.state.value} · {tools} · {server.exposure.value} · "
+            f"{server.source.value}"
+        )
+        if conn.error:
+            row += f"\n  {conn.error}"
+        rows.append(row)
+    for problem in manager.config.problems:
+        rows.append(f"- invalid: {problem}")
+    return "\n".join(rows) or "No MCP servers. Add one with `vis mcp add NAME -- CMD ARGS`."
+
+
+async def run_mcp_command(manager: McpManager, args: list[str]) -> tuple[bool, str, str | None]:
+    """(ok, title, body) of ``/mcp ARGS``."""
+    if not args:
+        return True, "MCP servers", status_text(manager)
+    verb, rest = args[0], args[1:]
+    try:
+        if verb == "reconnect" and len(rest) == 1:
+            return True, await manager.reconnect(rest[0]), None
+        if verb in ("enable", "disable") and len(rest) == 1:
+            return True, await manager.set_enabled(rest[0], verb == "enable"), None
+        if verb == "exposure" and len(rest) == 2:
+            exposure = parse_exposure(rest[1], "exposure")
+            return True, await manager.set_exposure(rest[0], exposure), None
+    except (LookupError, ValueError, OSError) as exc:
+        return False, f"/mcp {verb} failed", str(exc)
+    return False, "Usage", USAGE
+
+
+def mcp_command(host: Any) -> Any:
+    """The built-in ``/mcp`` slash command of ``host``."""
+    from vis_core.commands import CommandAction, CommandResult
+    from vis_core.extension.declarations import SlashCommand
+
+    async def run(ctx: dict[str, Any]) -> CommandResult:
+        ok_, title, body = await run_mcp_command(host.mcp.manager, list(ctx["args"]))
+        opens = not ctx["args"] and ctx.get("channel") == "tui"
+        return CommandResult(ok_, title, body, action=CommandAction.OPEN_MCP if opens else None)
+
+    return SlashCommand("mcp", run, "MCP servers: status, reconnect, enable, exposure", USAGE)

@@ -1,0 +1,197 @@
+"""``/mcp``: the MCP servers with state, tools, exposure and source; reconnect, enable, expose."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from vis_core.mcp.client import ATTENTION, ServerConnection, State
+from vis_core.mcp.config import Exposure
+from vis_core.mcp.manager import McpManager, attention_first
+from vis_core.tools.display import plural
+
+STATE_STYLE = {
+    State.CONNECTED: "$text-success",
+    State.CONNECTING: "$text-accent",
+    State.DISABLED: "$text-muted",
+    State.DISCONNECTED: "$text-warning",
+    State.FAILED: "$text-error",
+    State.NEEDS_SIGN_IN: "$text-warning",
+}
+EXPOSURES = list(Exposure)
+
+
+class McpChanged(Message):
+    """A server connected, failed, changed its tools or was changed here."""
+
+
+def server_row(conn: ServerConnection) -> Content:
+    server = conn.config
+    tools = plural(len(conn.tools), "tool") if conn.state is State.CONNECTED else "-"
+    mark = "!" if conn.state in ATTENTION else " "
+    return Content.assemble(
+        (f"{mark} ", "bold $text-error"),
+        (f"{server.name:<18}", "bold"),
+        (f"{conn.state.value:<14}", STATE_STYLE[conn.state]),
+        (f"{tools:<10}", ""),
+        (f"{server.exposure.value:<10}", "$text-accent"),
+        (server.source.value, "$text-muted"),
+    )
+
+
+def server_details(conn: ServerConnection) -> Content:
+    server = conn.config
+    parts: list[tuple[str, str] | str] = [
+        (server.name, "bold"),
+        (f"  {conn.state.value}\n", STATE_STYLE[conn.state]),
+        (f"{server.source.value}: {server.origin}\n", "$text-muted"),
+    ]
+    target = server.url or " ".join([server.command, *server.args])
+    parts.append((f"{server.transport.value}: {target}\n", "$text-muted"))
+    if server.description or conn.instructions:
+        parts.append(f"{server.description or conn.instructions}\n")
+    if conn.error:
+        parts += [("\nError\n", "bold $text-error"), f"{conn.error}\n"]
+    tail = conn.stderr_tail().strip()
+    if tail and conn.state is not State.CONNECTED:
+        parts += [("\nstderr (last lines)\n", "bold"), (f"{tail}\n", "$text-muted")]
+    if conn.tools:
+        parts.append(("\nTools\n", "bold"))
+        for tool in conn.tools:
+            exposure = server.exposure_of(tool.tool)
+            style = "$text-accent" if exposure is not server.exposure else "$text-muted"
+            parts += [(f"{tool.name}", ""), (f"  {exposure.value}\n", style)]
+    return Content.assemble(*parts)
+
+
+class McpScreen(ModalScreen[None]):
+    """Servers first (attention first); the selected one's tools, error and stderr beside."""
+
+    CSS_PATH = "mcp.tcss"
+    BINDINGS = [
+        Binding("escape,q", "close", "Close", show=False),
+        Binding("r", "reconnect", "Reconnect", show=False),
+        Binding("e", "toggle_enabled", "Enable/disable", show=False),
+        Binding("x", "cycle_exposure", "Exposure", show=False),
+    ]
+
+    def __init__(self, manager: McpManager) -> None:
+        super().__init__()
+        self.manager = manager
+        self.note = ""
+
+    def compose(self) -> Any:
+        with Vertical(id="mcp-box"):
+            yield Static(Content.styled("MCP servers", "bold"), id="mcp-title")
+            with Horizontal(id="mcp-body"):
+                yield OptionList(id="mcp-list")
+                with VerticalScroll(id="mcp-details-scroll"):
+                    yield Static("", id="mcp-details")
+            yield Static("", id="mcp-problems")
+            yield Static("", id="mcp-note")
+            yield Static(
+                Content.styled(
+                    "r reconnect · e enable/disable · x change exposure · Esc closes",
+                    "$text-muted",
+                ),
+                id="mcp-keys",
+            )
+
+    def on_mount(self) -> None:
+        self.manager.listeners.append(self._changed)
+        self._fill()
+        self.query_one(OptionList).focus()
+
+    def on_unmount(self) -> None:
+        if self._changed in self.manager.listeners:
+            self.manager.listeners.remove(self._changed)
+
+    def _changed(self) -> None:
+        self.post_message(McpChanged())
+
+    def on_mcp_changed(self, _message: McpChanged) -> None:
+        self._fill()
+
+    def _ordered(self) -> list[ServerConnection]:
+        return attention_first(self.manager.connections())
+
+    def _fill(self) -> None:
+        listing = self.query_one(OptionList)
+        chosen = self._selected()
+        keep = chosen.name if chosen else None
+        listing.clear_options()
+        conns = self._ordered()
+        for conn in conns:
+            listing.add_option(Option(server_row(conn), id=conn.name))
+        if not conns:
+            listing.add_option(
+                Option(
+                    Content.styled(
+                        "No MCP servers. Add one with `vis mcp add NAME -- CMD ARGS`.",
+                        "$text-muted",
+                    ),
+                    disabled=True,
+                )
+            )
+        problems = [f"invalid: {problem}" for problem in self.manager.config.problems]
+        self.query_one("#mcp-problems", Static).update(
+            Content.styled("\n".join(problems), "$text-error")
+        )
+        names = [c.name for c in conns]
+        if names:
+            listing.highlighted = names.index(keep) if keep in names else 0
+        self._show()
+
+    def _selected(self) -> ServerConnection | None:
+        listing = self.query_one(OptionList)
+        if listing.highlighted is None or listing.option_count == 0:
+            return None
+        option = listing.get_option_at_index(listing.highlighted)
+        return self.manager.get(option.id) if option.id else None
+
+    def _show(self) -> None:
+        conn = self._selected()
+        details = self.query_one("#mcp-details", Static)
+        details.update(server_details(conn) if conn else "")
+        self.query_one("#mcp-note", Static).update(Content.styled(self.note, "$text-accent"))
+
+    def on_option_list_option_highlighted(self, _event: OptionList.OptionHighlighted) -> None:
+        self._show()
+
+    def on_option_list_option_selected(self, _event: OptionList.OptionSelected) -> None:
+        self.query_one("#mcp-details-scroll").focus()
+
+    async def _act(self, work: Any) -> None:
+        try:
+            self.note = await work
+        except Exception as exc:  # a failed save or reconnect is shown, not raised
+            self.note = f"{type(exc).__name__}: {exc}"
+        self._fill()
+
+    async def action_reconnect(self) -> None:
+        conn = self._selected()
+        if conn is not None:
+            self.note = f"reconnecting {conn.name}…"
+            self._show()
+            await self._act(self.manager.reconnect(conn.name))
+
+    async def action_toggle_enabled(self) -> None:
+        conn = self._selected()
+        if conn is not None:
+            await self._act(self.manager.set_enabled(conn.name, not conn.config.enabled))
+
+    async def action_cycle_exposure(self) -> None:
+        conn = self._selected()
+        if conn is not None:
+            following = EXPOSURES[(EXPOSURES.index(conn.config.exposure) + 1) % len(EXPOSURES)]
+            await self._act(self.manager.set_exposure(conn.name, following))
+
+    def action_close(self) -> None:
+        self.dismiss(None)

@@ -277,6 +277,7 @@ class Host:
     def reload(self) -> str:
         """Re-read every extension; sessions see the new tools from their next block."""
         self.extensions = self.settings.reload_extensions(self.extensions)
+        self.mcp.reload_soon()  # mcp.json and extension servers, read again
         for box in self._tool_boxes:
             box.clear()
         rows = describe(self.extensions)

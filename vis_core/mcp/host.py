@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.mcp.config import ConfigProblem, ServerConfig, Source, load_config, parse_entry
+from vis_core.mcp.config import (
+    ConfigProblem,
+    McpConfig,
+    ServerConfig,
+    Source,
+    load_config,
+    parse_entry,
+)
 from vis_core.mcp.manager import McpManager, McpWaitingSandbox
 from vis_core.tools.registry import HostTool
 
@@ -19,10 +27,17 @@ if TYPE_CHECKING:
 class HostMcp:
     """The host's MCP servers, shared by its sessions."""
 
-    def __init__(self, manager: McpManager, clear_tools: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        manager: McpManager,
+        clear_tools: Callable[[], None],
+        read_config: Callable[[], McpConfig] | None = None,
+    ) -> None:
         self.manager = manager
+        self._read_config = read_config
         self._clear_tools = clear_tools
         self._started = False
+        self._reloading: asyncio.Task[None] | None = None
         manager.listeners.append(clear_tools)
 
     def register(self, owner: str, declared: Any) -> None:
@@ -35,6 +50,17 @@ class HostMcp:
             self.manager.add_problem(ConfigProblem(f"extension {owner!r}", declared.name, str(exc)))
             return
         self.manager.add_registered([server])
+
+    def reload_soon(self) -> None:
+        """``/reload``: read mcp.json again and apply it in the background."""
+        if self._read_config is None:
+            return
+        config = self._read_config()
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._reloading = loop.create_task(self.manager.reload(config))
 
     def start(self) -> None:
         if not self._started:
@@ -62,15 +88,14 @@ class HostMcp:
         """The session's ``MCP servers`` section: kept as first sent; a changed section is
         appended after it instead of rewriting it (the earlier prompt text stays the same)."""
         sent: list[str] = []
+        last: list[str] = [""]
 
         def section() -> str:
             current = self.manager.prompt_section()
-            if current and (not sent or sent[-1] != current):
-                sent.append(
-                    current
-                    if not sent
-                    else current.replace("## MCP servers", "## MCP servers (updated)", 1)
-                )
+            if current and current != last[0]:
+                last[0] = current
+                heading = "## MCP servers (updated)" if sent else "## MCP servers"
+                sent.append(current.replace("## MCP servers", heading, 1))
             return "".join(f"\n\n{text}" for text in sent)
 
         return section
@@ -108,15 +133,17 @@ def registered_servers(host: Any) -> tuple[list[ServerConfig], list[ConfigProble
 
 
 def host_mcp(host: Any) -> HostMcp:
-    registered, problems = registered_servers(host)
-    config = load_config(
-        host.paths.mcp_file, host.project_root, trusted=host.trusted, registered=registered
-    )
-    config = dataclasses.replace(config, problems=(*config.problems, *problems))
-    manager = McpManager(config, workspace=host.workspace, paths=host.paths)
+    def read_config() -> McpConfig:
+        registered, problems = registered_servers(host)
+        config = load_config(
+            host.paths.mcp_file, host.project_root, trusted=host.trusted, registered=registered
+        )
+        return dataclasses.replace(config, problems=(*config.problems, *problems))
+
+    manager = McpManager(read_config(), workspace=host.workspace, paths=host.paths)
 
     def clear_tools() -> None:
         for box in host._tool_boxes:
             box.clear()
 
-    return HostMcp(manager, clear_tools)
+    return HostMcp(manager, clear_tools, read_config)

@@ -103,6 +103,25 @@ class McpManager:
                 conn.start()
         self._changed()
 
+    async def reload(self, config: McpConfig) -> None:
+        """``/reload``: new servers connect, removed ones stop, changed ones restart."""
+        old = self._connections
+        fresh: dict[str, ServerConnection] = {}
+        for server in config.servers:
+            conn = old.get(server.key)
+            if conn is not None and conn.config == server:
+                fresh[server.key] = conn
+                continue
+            if conn is not None:
+                await conn.stop()
+            fresh[server.key] = self._connection(server)
+        for key, conn in old.items():
+            if key not in fresh:
+                await conn.stop()
+        self._connections, self.config = fresh, config
+        self.start()
+        self._changed()
+
     def add_problem(self, problem: ConfigProblem) -> None:
         self.config = dataclasses.replace(self.config, problems=(*self.config.problems, problem))
         self._changed()

@@ -1,0 +1,81 @@
+"""The MCP servers section of the system prompt: listed servers, appended when it changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vis_core.mcp.config import load_config
+from vis_core.mcp.host import HostMcp
+from vis_core.mcp.manager import McpManager
+from vis_core.paths import VisPaths
+
+from .conftest import stdio_entry, write_config
+
+
+async def test_the_section_lists_indirect_servers_and_grows_by_appending(
+    vis_home: Path, workspace: Path
+) -> None:
+    path = write_config(
+        vis_home / "mcp.json",
+        {
+            "fixture": stdio_entry(),
+            "notes": stdio_entry(description="Team notes", exposure="deferred"),
+            "tools": stdio_entry(exposure="direct"),
+            "off": stdio_entry(enabled=False),
+        },
+    )
+    manager = McpManager(
+        load_config(path, None, trusted=False), workspace=workspace, paths=VisPaths.from_env()
+    )
+    mcp = HostMcp(manager, lambda: None)
+    section = mcp.prompt_for_session()
+    before = section()
+    assert "- `mcp__fixture__` " not in before
+    assert "- `mcp__fixture` (codemode)\n" in before + "\n"  # no summary before it connects
+    assert "- `mcp__notes` (deferred): Team notes" in before
+    assert "mcp__tools" not in before and "mcp__off" not in before  # direct, disabled
+    mcp.start()
+    try:
+        await manager.wait_all(60)
+        after = section()
+        assert after.startswith(before)  # what was sent stays as it was
+        appended = after[len(before) :]
+        assert "## MCP servers (updated)" in appended
+        assert "- `mcp__fixture` (codemode): Test fixtures for Vis." in appended
+        assert "Second line" not in appended  # one line of the instructions
+        assert section() == after  # unchanged: nothing more is appended
+        specs = manager.direct_specs("s1", workspace)
+        names = {spec.definition.name for spec in specs}
+        assert "mcp__tools__echo" in names and "mcp__fixture__echo" not in names
+        assert "read_mcp_resource" in names  # the widest exposure with resources is direct
+        manager.note_found("s1", ["mcp__notes__echo", "mcp__fixture__echo"])
+        names = {spec.definition.name for spec in manager.direct_specs("s1", workspace)}
+        assert "mcp__notes__echo" in names and "mcp__fixture__echo" not in names
+        assert "mcp__notes__echo" not in {
+            spec.definition.name for spec in manager.direct_specs("s2", workspace)
+        }
+    finally:
+        await mcp.close()
+
+
+async def test_reload_connects_new_servers_and_stops_removed_ones(
+    vis_home: Path, workspace: Path
+) -> None:
+    path = write_config(vis_home / "mcp.json", {"first": stdio_entry()})
+    manager = McpManager(
+        load_config(path, None, trusted=False), workspace=workspace, paths=VisPaths.from_env()
+    )
+    manager.start()
+    try:
+        await manager.wait_all(60)
+        first = manager.get("first")
+        assert first is not None and first.state.value == "connected"
+        write_config(path, {"second": stdio_entry(exposure="hidden")})
+        await manager.reload(load_config(path, None, trusted=False))
+        await manager.wait_all(60)
+        assert manager.get("first") is None and first.state.value == "disconnected"
+        second = manager.get("second")
+        assert second is not None and second.state.value == "connected"
+        assert manager.reachable() == []  # hidden: registered but unreachable
+    finally:
+        await manager.close()

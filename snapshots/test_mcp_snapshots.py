@@ -30,11 +30,7 @@ class McpSnapshotApp(App[None]):
     async def on_mount(self) -> None:
         servers = {
             "fixture": {"command": sys.executable, "args": [str(SERVER), "stdio"]},
-            "notes": {
-                "command": sys.executable,
-                "args": [str(SERVER), "stdio"],
-                "exposure": "direct",
-            },
+            "notes": {"command": "sh", "args": ["-c", "exit 0"], "exposure": "direct"},
             "broken": {"command": "sh", "args": ["-c", "echo 'API_URL is not set' >&2; exit 4"]},
             "paused": {"command": "unused", "enabled": False},
             "legacy": {"type": "sse", "url": "http://localhost:9000/sse"},
@@ -55,7 +51,7 @@ def test_mcp_servers_screen(snap_compare: Any) -> None:
     async def run(pilot: Pilot[Any]) -> None:
         app = pilot.app
         assert isinstance(app, McpSnapshotApp)
-        await asyncio.wait_for(app.ready.wait(), 90)
+        await asyncio.wait_for(app.ready.wait(), 240)  # servers start slowly under load
         await pilot.pause()
 
     assert snap_compare(McpSnapshotApp(), terminal_size=(130, 34), run_before=run)

@@ -171,6 +171,7 @@ class Op(StrEnum):
     SHELL = "shell"
     PYTHON_EXECUTION = "python_execution"
     FS_ACCESS = "fs_access"
+    MCP = "mcp"  # every MCP tool and resource call; args carry the server's annotations
 
 
 KNOWN_OPS = ", ".join(repr(op.value) for op in Op)

@@ -183,7 +183,18 @@ def main(argv: list[str]) -> None:
     print("fixture server starting", file=sys.stderr, flush=True)
     time.sleep(float(os.environ.get("DELAY", "0")))  # a server slow to start
     if argv[1:2] == ["http"]:
+        import threading
+
         import uvicorn
+
+        parent = os.getppid()
+
+        def orphaned() -> None:  # the test worker that started it is gone: so is the server
+            while os.getppid() == parent:
+                time.sleep(1)
+            os._exit(0)
+
+        threading.Thread(target=orphaned, daemon=True).start()
 
         app = quirks(server.streamable_http_app())
         uvicorn.run(app, host="127.0.0.1", port=int(argv[2]), log_level="warning")

@@ -59,8 +59,10 @@ def content_text(blocks: Any) -> str:
         elif kind == "audio":
             parts.append(f"[audio {block.get('mimeType', '')}]")
         elif kind == "resource_link":
+            server = block.get("server", "SERVER")
             parts.append(
-                f"[resource {block.get('uri')}: read it with read_mcp_resource(server, uri)]"
+                f"[resource {block.get('uri')}: read_mcp_resource({server!r}, "
+                f"{block.get('uri')!r}) reads it]"
             )
         elif kind == "resource":
             resource = block.get("resource") or {}
@@ -133,6 +135,8 @@ def record_of(server: str, tool: str, result: Any) -> McpResult:
                     data["attachment"] = ref
         elif data.get("type") == "audio":
             data.pop("data", None)
+        elif data.get("type") == "resource_link":
+            data["server"] = server  # which server read_mcp_resource asks
         blocks.append(data)
     return McpResult(
         server=server,

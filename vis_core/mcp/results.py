@@ -110,9 +110,17 @@ def decode(data: str) -> bytes | None:
 
 def attach_image(data: bytes, filename: str, media_type: str) -> str | None:
     """Store an image as an attachment of the running block; its id, or None."""
-    from vis_core.extension.attachments import attach
+    import dataclasses
 
+    from vis_core.extension.attachments import attach
+    from vis_core.extension.context import calling, current_call
+
+    call = current_call()
     try:
+        if call is not None and call.owner != "vis":
+            # part of the MCP call's own Activity, not an extension's change shown apart
+            with calling(dataclasses.replace(call, owner="vis")):
+                return str(attach(data, filename, media_type=media_type, label="MCP")["id"])
         return str(attach(data, filename, media_type=media_type, label="MCP")["id"])
     except Exception as exc:  # a result without its image beats a lost result
         log.warning("could not store an MCP image: %s", exc)

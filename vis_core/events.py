@@ -127,6 +127,7 @@ class AssistantMessage(Event):
     turn_id: str = ""
     iteration: int = 0
     text: str = ""
+    incomplete: str = ""  # an Incomplete value: why the text is not a whole answer
 
 
 @dataclass(frozen=True)

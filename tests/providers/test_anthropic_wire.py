@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 
 import pytest
 
@@ -20,6 +21,7 @@ from vis_core.providers.base import (
     ToolCallReady,
     UsageUpdate,
 )
+from vis_core.providers.errors import ContextOverflow, UnfinishedResponse
 from vis_core.providers.retry import stream_with_retries
 
 from .samples import collect, conversation_request, providers, simple_request
@@ -112,6 +114,7 @@ async def test_request_body_maps_tool_results_and_caches(
                 "properties": {"code": {"type": "string"}},
                 "required": ["code"],
             },
+            "cache_control": EPHEMERAL,  # the last schema: caches every tool schema
         }
     ]
     assert body["messages"] == [
@@ -239,7 +242,7 @@ async def test_error_event_mid_stream_is_raised_not_retried(
     assert len(wire_server.requests) == 1
 
 
-async def test_truncated_tool_input_is_a_clear_error(
+async def test_unreadable_tool_input_is_kept_raw_with_what_was_wrong(
     wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
 ) -> None:
     reply = anthropic_reply("", [WireToolCall("t", "python_execution", {"code": "x" * 40})])
@@ -247,7 +250,77 @@ async def test_truncated_tool_input_is_a_clear_error(
     # keep only the first piece of the JSON: the block stops after a partial argument
     frames = tuple(f for f in reply.frames if f not in deltas[1:])
     wire_server.reply(WireReply(frames=frames))
-    with pytest.raises(
-        ProviderError, match="python_execution had arguments that are not valid JSON"
-    ):
+    events = await collect(provider_at())
+    [call] = [e.call for e in events if isinstance(e, ToolCallReady)]
+    assert call.arguments == {}
+    assert call.raw_arguments == '{"code"'
+    assert "not valid JSON (Expecting ':' delimiter" in call.problem
+    assert "output limit" not in call.problem
+    assert events[-1] == ResponseDone("tool_use")
+
+
+async def test_max_tokens_inside_a_tool_call_marks_it_cut(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    reply = anthropic_reply(
+        "Running:",
+        [WireToolCall("t", "python_execution", {"code": "x" * 40})],
+        stop_reason="max_tokens",
+    )
+    deltas = [f for f in reply.frames if "input_json_delta" in f]
+    frames = tuple(f for f in reply.frames if f not in deltas[2:])
+    wire_server.reply(WireReply(frames=frames))
+    events = await collect(provider_at())
+    [call] = [e.call for e in events if isinstance(e, ToolCallReady)]
+    assert call.problem.startswith("the answer was cut at the output limit (max_tokens)")
+    assert call.raw_arguments.startswith('{"code": "x')
+    assert events[-1] == ResponseDone("max_tokens")
+
+
+async def test_stream_closed_without_message_stop_is_unfinished(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    reply = anthropic_reply("A long answer that the server never finishes")
+    frames = tuple(f for f in reply.frames if "message_delta" not in f and "message_stop" not in f)
+    wire_server.reply(WireReply(frames=frames))
+    with pytest.raises(UnfinishedResponse, match="ended unfinished .after 44 characters") as err:
         await collect(provider_at())
+    assert wire_server.anthropic_base_url in str(err.value)
+    assert err.value.usage == Usage(input=10, output=1)
+
+
+async def test_prompt_too_long_is_a_context_overflow(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    wire_server.reply(
+        anthropic_error(
+            400, "prompt is too long: 210351 tokens > 200000 maximum", "invalid_request_error"
+        )
+    )
+    with pytest.raises(ContextOverflow, match="prompt is too long") as err:
+        await collect(provider_at())
+    assert (err.value.tokens, err.value.limit, err.value.retryable) == (210351, 200000, False)
+
+
+async def test_tool_choice_forces_the_first_request_of_a_turn_only(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    wire_server.reply(anthropic_reply("a"), anthropic_reply("b"))
+    provider = provider_at(model_overrides={"m": {"tool_choice": "python_execution"}})
+    await collect(provider, simple_request("m"))
+    after_results = conversation_request("m")
+    await collect(provider, replace(after_results, messages=after_results.messages[:4]))
+    first, later = wire_server.bodies
+    assert first["tool_choice"] == {"type": "tool", "name": "python_execution"}
+    assert later["tool_choice"] == {"type": "auto"}
+
+
+async def test_reasoning_effort_turns_on_thinking(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    wire_server.reply(anthropic_reply("a"))
+    provider = provider_at(model_overrides={"m": {"reasoning_effort": "low"}})
+    await collect(provider, simple_request("m"))
+    body = wire_server.bodies[0]
+    assert body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert body["max_tokens"] > 2048

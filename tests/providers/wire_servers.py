@@ -9,7 +9,9 @@ Usage (also from other test packages)::
         assert server.requests[0].body["messages"][0] == {...}
 
 ``reply()`` queues answers; each POST takes the next one. With none left the server
-answers 500 and records the request, so a test sees what went unexpected.
+answers 500 and records the request, so a test sees what went unexpected. GET requests
+(``/props``, ``/v1/models``: what a provider asks about the server) are answered from
+``serve(path, reply)``, else 404 like a server without that route, and recorded in ``gets``.
 """
 
 from __future__ import annotations
@@ -38,7 +40,10 @@ class WireReply:
     """One answer: an SSE stream (``frames``) or a JSON ``body`` with ``status``.
 
     ``delay`` waits between frames; ``cut_after`` closes the socket after that many frames
-    without ending the stream (a connection reset mid-response).
+    without ending the stream (a connection reset mid-response). ``empty_stream``: a 200
+    event stream that ends at once with no data (llama-cpp-python's answer when the prompt
+    does not fit its context). ``stall_after``: after that many frames, send nothing more
+    for ``stall`` seconds (a stuck server), then end as told.
     """
 
     status: int = 200
@@ -47,6 +52,9 @@ class WireReply:
     headers: tuple[tuple[str, str], ...] = ()
     delay: float = 0.0
     cut_after: int | None = None
+    empty_stream: bool = False
+    stall_after: int | None = None
+    stall: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -64,7 +72,11 @@ class _Handler(BaseHTTPRequestHandler):
         return
 
     def do_GET(self) -> None:  # noqa: N802 - stdlib name
-        self._handle()
+        wire = self.server.wire
+        with wire._lock:
+            wire.gets.append(self.path)
+            reply = wire._static.get(self.path)
+        self._send_json(reply or WireReply(status=404, body={"error": "Not Found"}))
 
     def do_POST(self) -> None:  # noqa: N802 - stdlib name
         self._handle()
@@ -82,7 +94,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
             )
         )
-        if reply.frames:
+        if reply.frames or reply.empty_stream:
             self._send_stream(reply)
         else:
             self._send_json(reply)
@@ -114,6 +126,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             if index and reply.delay:
                 time.sleep(reply.delay)
+            if reply.stall_after is not None and index == reply.stall_after:
+                time.sleep(reply.stall)
             data = frame.encode()
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
@@ -139,6 +153,8 @@ class WireServer:
         self._replies: deque[WireReply] = deque()
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
+        self.gets: list[str] = []
+        self._static: dict[str, WireReply] = {}
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.wire = self
         self._thread = threading.Thread(
@@ -161,6 +177,12 @@ class WireServer:
     def reply(self, *replies: WireReply) -> WireServer:
         with self._lock:
             self._replies.extend(replies)
+        return self
+
+    def serve(self, path: str, reply: WireReply) -> WireServer:
+        """Answer every GET of ``path`` (e.g. ``/props``) with ``reply``."""
+        with self._lock:
+            self._static[path] = reply
         return self
 
     @property

@@ -15,11 +15,22 @@ from vis_core.events import (
     TurnStarted,
     UsageReported,
 )
+from vis_core.model.turn import Incomplete
 from vis_core.providers.base import ImagePart, Message, ThinkingDelta, ThinkingPart, ToolCall
 
 ImageLoader = Callable[[str], ImagePart | None]
 
 NO_OUTPUT = "(the block printed nothing; print() what you want to see)"
+# What the model reads after a text of its own that is not a whole answer.
+INCOMPLETE_NOTES = {
+    Incomplete.CUT: "\n\n[Vis: this answer was cut here: it reached the output limit "
+    "(max_tokens). Say the rest in shorter parts.]",
+    Incomplete.FAILED: "\n\n[Vis: this answer broke off here: the model request failed.]",
+    Incomplete.CANCELLED: "\n\n[Vis: the person stopped this answer here.]",
+}
+
+
+RAW_ARGUMENTS = "raw_arguments"  # the key a stored call keeps unreadable arguments under
 
 
 def block_result_text(stdout: str, error: str | None, restarted: str | None = None) -> str:
@@ -94,7 +105,8 @@ class ConversationBuilder:
         self.messages.append(Message("user", event.request))
 
     def _on_AssistantMessage(self, event: AssistantMessage) -> None:
-        self._pending_text[event.turn_id] = self._pending_text.get(event.turn_id, "") + event.text
+        text = event.text + INCOMPLETE_NOTES.get(event.incomplete, "")
+        self._pending_text[event.turn_id] = self._pending_text.get(event.turn_id, "") + text
 
     def _on_AssistantThinking(self, event: AssistantThinking) -> None:
         part = ThinkingPart(event.text, event.signature, event.redacted)
@@ -102,6 +114,8 @@ class ConversationBuilder:
 
     def _on_IterationStarted(self, event: IterationStarted) -> None:
         arguments = {"code": event.code} if event.tool == "python_execution" else event.arguments
+        if RAW_ARGUMENTS in event.arguments:  # a call whose arguments could not be read
+            arguments = dict(event.arguments)
         text = self._pending_text.pop(event.turn_id, "")
         thinking = tuple(self._pending_thinking.pop(event.turn_id, ()))
         call = ToolCall(event.iteration_id, event.tool, arguments)

@@ -11,7 +11,12 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from vis_core.agent.conversation import ConversationBuilder, ThinkingCollector, block_result_text
+from vis_core.agent.conversation import (
+    RAW_ARGUMENTS,
+    ConversationBuilder,
+    ThinkingCollector,
+    block_result_text,
+)
 from vis_core.agent.invoker import ToolInvoker
 from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
 from vis_core.events import (
@@ -28,7 +33,7 @@ from vis_core.events import (
 )
 from vis_core.extension.attachments import load_shown_image, take_shown
 from vis_core.model.notify import NotifyKind
-from vis_core.model.turn import TurnStatus
+from vis_core.model.turn import Incomplete, TurnStatus
 from vis_core.model.usage import Usage
 from vis_core.providers.base import (
     ImagePart,
@@ -36,6 +41,8 @@ from vis_core.providers.base import (
     Provider,
     ProviderConfigError,
     ProviderError,
+    ResponseDone,
+    StopReason,
     TextDelta,
     ThinkingDelta,
     ToolCall,
@@ -55,6 +62,14 @@ class EventSink(Protocol):
     def append(self, event: Event) -> int: ...
 
     def set_title(self, session_id: str, title: str) -> None: ...
+
+
+def cut_notice(calls: Sequence[ToolCall]) -> str:
+    """What the person reads when an answer stopped at the model's output limit."""
+    text = "The answer was cut: the model reached its output limit (max_tokens) mid-answer"
+    if any(call.problem for call in calls):
+        return text + "; the tool call it was writing was not run"
+    return text + "; ask it to continue, or for a shorter answer"
 
 
 def title_from_request(text: str, limit: int = 60) -> str:
@@ -262,7 +277,10 @@ class AgentSession:
                     await self._finish_unrun(turn_id, call, iteration)
                     return
                 iteration += 1
-                await self._run_call(turn_id, iteration, call)
+                if call.problem:
+                    await self._finish_unreadable(turn_id, iteration, call)
+                else:
+                    await self._run_call(turn_id, iteration, call)
 
     async def _request(
         self, turn_id: str, iteration: int, outcome: TurnOutcome
@@ -312,46 +330,109 @@ class AgentSession:
                     )
                 )
 
+        reported: set[str] = set()
+
         async def on_retry(attempt: int, error: ProviderError, delay: float) -> None:
             await flush()
             chunks.clear()
             thinking.clear()
+            what = str(error)
+            text = (
+                f"Model request failed ({what}); retrying in {delay:.1f}s"
+                if what not in reported
+                else f"Retrying in {delay:.1f}s"
+            )  # the same error is told once, not once per try
+            reported.add(what)
             await self.emit(
                 Notification(
                     self.id,
-                    text=f"Model request failed ({error}); retrying in {delay:.1f}s "
-                    f"(attempt {attempt + 1} of {self.limits.retry_attempts})",
+                    text=f"{text} (attempt {attempt + 1} of {self.limits.retry_attempts})",
                     kind=NotifyKind.WARN,
                 )
             )
 
-        async for item in stream_with_retries(
-            provider,
-            request,
-            attempts=self.limits.retry_attempts,
-            base_delay=self.limits.retry_base_delay,
-            on_retry=on_retry,
-        ):
-            if isinstance(item, TextDelta):
-                await emit_thinking()
-                chunks.append(item.text)
-                unsent.append(item.text)
-                if time.monotonic() - last_flush >= DELTA_INTERVAL:
-                    await flush()
-            elif isinstance(item, ThinkingDelta):
-                thinking.add(item)
-            elif isinstance(item, ToolCallReady):
-                await emit_thinking()
-                calls.append(item.call)
-            elif isinstance(item, UsageUpdate):
-                usage = usage + item.usage
+        stop = ""
+        try:
+            async for item in stream_with_retries(
+                provider,
+                request,
+                attempts=self.limits.retry_attempts,
+                base_delay=self.limits.retry_base_delay,
+                on_retry=on_retry,
+            ):
+                if isinstance(item, TextDelta):
+                    await emit_thinking()
+                    chunks.append(item.text)
+                    unsent.append(item.text)
+                    if time.monotonic() - last_flush >= DELTA_INTERVAL:
+                        await flush()
+                elif isinstance(item, ThinkingDelta):
+                    thinking.add(item)
+                elif isinstance(item, ToolCallReady):
+                    await emit_thinking()
+                    calls.append(item.call)
+                elif isinstance(item, UsageUpdate):
+                    usage = usage + item.usage
+                elif isinstance(item, ResponseDone):
+                    stop = item.stop_reason
+        except (ProviderError, asyncio.CancelledError) as exc:
+            # What streamed before the failure stays the answer (marked incomplete) and the
+            # failed request's usage is counted.
+            why = Incomplete.FAILED if isinstance(exc, ProviderError) else Incomplete.CANCELLED
+            await asyncio.shield(
+                self._keep_partial(turn_id, iteration, chunks, unsent, outcome, why)
+            )
+            if isinstance(exc, ProviderError) and (usage.total or exc.usage):
+                await self._report_usage(turn_id, usage if usage.total else exc.usage, outcome)
+            raise
         await flush()
         await emit_thinking()
         text = "".join(chunks)
+        cut = stop == StopReason.MAX_TOKENS
         if text:
             await self.emit(
-                AssistantMessage(self.id, turn_id=turn_id, iteration=iteration, text=text)
+                AssistantMessage(
+                    self.id,
+                    turn_id=turn_id,
+                    iteration=iteration,
+                    text=text,
+                    incomplete=Incomplete.CUT if cut else Incomplete.NO,
+                )
             )
+        await self._report_usage(turn_id, usage, outcome)
+        if cut:
+            await self.emit(Notification(self.id, text=cut_notice(calls), kind=NotifyKind.WARN))
+        return calls, text
+
+    async def _keep_partial(
+        self,
+        turn_id: str,
+        iteration: int,
+        chunks: list[str],
+        unsent: list[str],
+        outcome: TurnOutcome,
+        why: Incomplete,
+    ) -> None:
+        """Commit the text a failed or cancelled request streamed as an incomplete answer."""
+        if unsent:
+            await self.emit(AssistantDelta(self.id, turn_id=turn_id, text="".join(unsent)))
+            unsent.clear()
+        text = "".join(chunks)
+        if text:
+            await self.emit(
+                AssistantMessage(
+                    self.id,
+                    turn_id=turn_id,
+                    iteration=iteration,
+                    text=text,
+                    incomplete=why,
+                )
+            )
+            outcome.content = text
+
+    async def _report_usage(self, turn_id: str, usage: Usage, outcome: TurnOutcome) -> None:
+        provider = self.model.provider
+        assert provider is not None
         info = provider.model_info(self.model.model)
         cost = info.cost(usage)
         outcome.usage = outcome.usage + usage
@@ -366,7 +447,6 @@ class AgentSession:
                 context_limit=info.input_limit,
             )
         )
-        return calls, text
 
     async def _start_iteration(self, turn_id: str, index: int, call: ToolCall) -> str:
         """Emit ``IterationStarted`` for one model tool call; returns its iteration id."""
@@ -380,7 +460,13 @@ class AgentSession:
                 index=index,
                 tool=call.name,
                 code=str(call.arguments.get("code", "")) if is_code else "",
-                arguments={} if is_code else dict(call.arguments),
+                arguments=(
+                    {RAW_ARGUMENTS: call.raw_arguments}
+                    if call.problem
+                    else {}
+                    if is_code
+                    else dict(call.arguments)
+                ),
             )
         )
         return iteration_id
@@ -452,6 +538,19 @@ class AgentSession:
         except Exception as exc:
             return "", f"{type(exc).__name__}: {exc}"
         return (value if isinstance(value, str) else json.dumps(value, default=str)), None
+
+    async def _finish_unreadable(self, turn_id: str, index: int, call: ToolCall) -> None:
+        """A call whose arguments could not be read: stored with them raw, not run; the model
+        reads what was wrong."""
+        iteration_id = await self._start_iteration(turn_id, index, call)
+        await self.emit(
+            BlockFinished(
+                self.id,
+                turn_id=turn_id,
+                iteration_id=iteration_id,
+                error=f"not run: {call.problem}",
+            )
+        )
 
     async def _finish_unrun(self, turn_id: str, call: ToolCall, index: int) -> None:
         iteration_id = await self._start_iteration(turn_id, index + 1, call)

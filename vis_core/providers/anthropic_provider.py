@@ -6,29 +6,38 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import anthropic
-
 from vis_core.model.usage import Usage
 from vis_core.providers.base import (
     ImagePart,
     Message,
     ModelRequest,
     ResponseDone,
+    StopReason,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
     ThinkingPart,
-    ToolCall,
     ToolCallReady,
     UsageUpdate,
 )
-from vis_core.providers.common import ANTHROPIC_KEY_ENV, parse_tool_arguments
-from vis_core.providers.sdk_provider import SdkProvider
+from vis_core.providers.common import (
+    ANTHROPIC_KEY_ENV,
+    estimate_tokens,
+    read_tool_call,
+    request_chars,
+)
+from vis_core.providers.errors import SdkErrors, UnfinishedResponse
+from vis_core.providers.sdk_provider import DEFAULT_STALL_TIMEOUT, SdkProvider
 
 _EPHEMERAL = {"type": "ephemeral"}
 
 
 _THINKING_TYPES = ("thinking", "redacted_thinking")
+# ``reasoning_effort`` on a Claude model: the extended-thinking budget it stands for.
+EFFORT_BUDGETS = {"none": 0, "minimal": 0, "low": 2048, "medium": 8192, "high": 24576}
+EFFORT_BUDGETS["xhigh"] = 32768
+# Stop reasons that mean the answer was cut before the model finished it.
+_CUT_STOPS = {"max_tokens": StopReason.MAX_TOKENS, "model_context_window_exceeded": "max_tokens"}
 
 
 def _image(image: ImagePart) -> dict[str, Any]:
@@ -100,12 +109,33 @@ def to_anthropic_messages(
     return wire
 
 
-def build_anthropic_params(request: ModelRequest, *, thinking_budget: int = 0) -> dict[str, Any]:
+def tool_choice_param(choice: str, request: ModelRequest) -> dict[str, Any]:
+    """The Messages API ``tool_choice`` for the ``tool_choice`` model option; a tool's name
+    forces that call on the first request of a turn only (later ones are ``auto``)."""
+    if choice in ("auto", "none"):
+        return {"type": choice}
+    if choice == "required":
+        return {"type": "any"}
+    first = not request.messages or request.messages[-1].role == "user"
+    if first and choice in {t.name for t in request.tools}:
+        return {"type": "tool", "name": choice}
+    return {"type": "auto"}
+
+
+def build_anthropic_params(
+    request: ModelRequest,
+    *,
+    thinking_budget: int = 0,
+    options: Mapping[str, str] | None = None,
+) -> dict[str, Any]:
     """The ``messages.create`` keyword arguments for ``request`` (without ``stream``).
 
     ``thinking_budget`` > 0 turns on extended thinking (``max_tokens`` grows to stay above
-    the budget, as the API requires) and sends earlier thinking blocks back.
+    the budget, as the API requires) and sends earlier thinking blocks back. The tool
+    schemas, the system prompt and the conversation so far are marked for prompt caching.
+    ``options``: ``tool_choice`` (forced choices cannot go with thinking; the API refuses).
     """
+    options = options or {}
     messages = to_anthropic_messages(request.messages, thinking=thinking_budget > 0)
     if messages:  # cache the conversation so far: the next request reads it back
         last = messages[-1]["content"][-1]
@@ -122,10 +152,16 @@ def build_anthropic_params(request: ModelRequest, *, thinking_budget: int = 0) -
     if request.system:
         params["system"] = [{"type": "text", "text": request.system, "cache_control": _EPHEMERAL}]
     if request.tools:
-        params["tools"] = [
+        tools = [
             {"name": t.name, "description": t.description, "input_schema": t.parameters}
             for t in request.tools
         ]
+        tools[-1] = {**tools[-1], "cache_control": _EPHEMERAL}  # caches every schema
+        params["tools"] = tools
+        if options.get("tool_choice"):
+            choice = tool_choice_param(options["tool_choice"], request)
+            if thinking_budget <= 0 or choice["type"] in ("auto", "none"):
+                params["tool_choice"] = choice
     return params
 
 
@@ -145,7 +181,11 @@ def _usage(raw: Any) -> dict[str, int]:
 
 
 class AnthropicProvider(SdkProvider):
-    """Streams Claude models through the official ``anthropic`` SDK (no SDK retries)."""
+    """Streams Claude models through the official ``anthropic`` SDK (no SDK retries).
+
+    Tool calls are handed out when the message ends, so a call cut by ``max_tokens`` is
+    known as cut; a stream that closes without ``message_stop`` is an error.
+    """
 
     def __init__(
         self,
@@ -157,20 +197,57 @@ class AnthropicProvider(SdkProvider):
         config_file: Path | str | None = None,
         model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float = 600.0,
+        stall_timeout: float = DEFAULT_STALL_TIMEOUT,
     ) -> None:
         super().__init__(
-            name=name, key_env=key_env, config_file=config_file, model_overrides=model_overrides
+            name=name,
+            key_env=key_env,
+            config_file=config_file,
+            model_overrides=model_overrides,
+            base_url=base_url,
+            stall_timeout=stall_timeout,
         )
-        self.client = anthropic.AsyncAnthropic(
-            api_key=api_key, base_url=base_url, max_retries=0, timeout=timeout
+        self._api_key = api_key
+        self._timeout = timeout
+
+    def _make_client(self) -> Any:
+        import anthropic  # imported on the first request only
+
+        return anthropic.AsyncAnthropic(
+            api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self._timeout
         )
+
+    def _sdk_errors(self) -> SdkErrors:
+        import anthropic
+        import httpx2
+
+        return SdkErrors(
+            status=anthropic.APIStatusError,
+            timeout=anthropic.APITimeoutError,
+            connection=anthropic.APIConnectionError,
+            validation=anthropic.APIResponseValidationError,
+            base=anthropic.AnthropicError,
+            transport=(httpx2.TransportError,),
+        )
+
+    def thinking_budget(self, model: str, options: Mapping[str, str]) -> int:
+        """``thinking_budget`` when set, else the budget ``reasoning_effort`` stands for."""
+        budget = self.model_info(model).thinking_budget
+        effort = options.get("reasoning_effort")
+        if not budget and effort:
+            budget = EFFORT_BUDGETS.get(effort, 0)
+        return budget
 
     async def _events(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         usage: dict[str, int] = {}
-        stop_reason = "end_turn"
+        stop_reason: str = StopReason.END_TURN
+        finished = False
+        out_chars = 0
         tools: dict[int, tuple[str, str, list[str]]] = {}  # index → (id, name, json pieces)
-        budget = self.model_info(request.model).thinking_budget
-        params = build_anthropic_params(request, thinking_budget=budget)
+        ready: list[tuple[str, str, str]] = []  # (id, name, arguments) of finished blocks
+        options = self.model_options(request.model)
+        budget = self.thinking_budget(request.model, options)
+        params = build_anthropic_params(request, thinking_budget=budget, options=options)
         stream = await self.client.messages.create(**params, stream=True)
         async with stream:
             async for event in stream:
@@ -186,6 +263,7 @@ class AnthropicProvider(SdkProvider):
                 elif kind == "content_block_delta":
                     delta = event.delta
                     if delta.type == "text_delta" and delta.text:
+                        out_chars += len(delta.text)
                         yield TextDelta(delta.text)
                     elif delta.type == "thinking_delta" and delta.thinking:
                         yield ThinkingDelta(delta.thinking)
@@ -193,13 +271,35 @@ class AnthropicProvider(SdkProvider):
                         yield ThinkingDelta(signature=delta.signature)
                     elif delta.type == "input_json_delta" and event.index in tools:
                         tools[event.index][2].append(delta.partial_json)
+                        out_chars += len(delta.partial_json)
                 elif kind == "content_block_stop" and event.index in tools:
                     call_id, name, pieces = tools.pop(event.index)
-                    arguments = parse_tool_arguments("".join(pieces), name, self.name)
-                    yield ToolCallReady(ToolCall(call_id, name, arguments))
+                    ready.append((call_id, name, "".join(pieces)))
                 elif kind == "message_delta":
                     usage.update(_usage(event.usage))
                     if event.delta.stop_reason:
                         stop_reason = event.delta.stop_reason
+                elif kind == "message_stop":
+                    finished = True
+        if not finished:
+            where = self.base_url or "https://api.anthropic.com"
+            got = f"after {out_chars} characters" if out_chars else "before any answer"
+            raise UnfinishedResponse(
+                f"{self.name}: the response ended unfinished ({got}): the server at {where} "
+                "closed the stream without message_stop; try again, and if it keeps "
+                "happening check the service's status or the proxy in between",
+                usage=Usage(**usage)
+                if usage
+                else Usage(
+                    input=estimate_tokens(request_chars(request)),
+                    output=estimate_tokens(out_chars),
+                ),
+            )
+        stop_reason = _CUT_STOPS.get(stop_reason, stop_reason)
+        cut = stop_reason == StopReason.MAX_TOKENS
+        for call_id, name, arguments in ready:
+            yield ToolCallReady(read_tool_call(call_id, name, arguments, cut=cut))
+        for call_id, name, pieces in tools.values():  # blocks the cut left open
+            yield ToolCallReady(read_tool_call(call_id, name, "".join(pieces), cut=True))
         yield UsageUpdate(Usage(**usage))
         yield ResponseDone(stop_reason)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Literal, Protocol
 
 from vis_core.model.usage import Usage
@@ -20,9 +21,15 @@ class ToolDefinition:
 
 @dataclass(frozen=True)
 class ToolCall:
+    """A call the model made. When its arguments could not be read, ``arguments`` is empty,
+    ``raw_arguments`` keeps what the model sent and ``problem`` says what was wrong (a call
+    with a problem is not run)."""
+
     id: str
     name: str
     arguments: dict[str, Any]
+    raw_arguments: str = ""
+    problem: str = ""
 
 
 @dataclass(frozen=True)
@@ -95,9 +102,20 @@ class UsageUpdate:
     usage: Usage
 
 
+class StopReason(StrEnum):
+    """Why the model stopped (Anthropic's names; OpenAI's finish reasons map onto them)."""
+
+    END_TURN = "end_turn"
+    TOOL_USE = "tool_use"
+    MAX_TOKENS = "max_tokens"  # cut at the output limit: the answer is incomplete
+    REFUSAL = "refusal"
+    STOP_SEQUENCE = "stop_sequence"
+    PAUSE_TURN = "pause_turn"
+
+
 @dataclass(frozen=True)
 class ResponseDone:
-    stop_reason: str = "end_turn"
+    stop_reason: str = StopReason.END_TURN
 
 
 StreamEvent = TextDelta | ThinkingDelta | ToolCallReady | UsageUpdate | ResponseDone
@@ -125,12 +143,21 @@ class ModelInfo:
 
 
 class ProviderError(Exception):
-    """A failed model request. ``retryable`` errors (408, 429, 5xx, reset) are retried."""
+    """A failed model request. ``retryable`` errors (408, 429, 5xx, reset) are retried.
+    ``usage`` is what the failed request cost, when the provider knows or can estimate it."""
 
-    def __init__(self, message: str, *, status: int | None = None, retryable: bool = False):
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        retryable: bool = False,
+        usage: Usage | None = None,
+    ):
         super().__init__(message)
         self.status = status
         self.retryable = retryable
+        self.usage = usage
 
 
 class ProviderConfigError(ProviderError):

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
-from vis_core.providers.base import ModelRequest, ProviderError
+from vis_core.providers.base import ModelRequest, ToolCall
 
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
@@ -36,17 +35,44 @@ def request_chars(request: ModelRequest) -> int:
     return total
 
 
-def parse_tool_arguments(text: str, name: str, provider: str) -> dict[str, Any]:
-    """The JSON object the model streamed as ``name``'s arguments."""
+def _near(text: str, position: int, width: int = 30) -> str:
+    """The arguments around ``position``, for an error message."""
+    start = max(position - width, 0)
+    piece = text[start : position + width]
+    return ("…" if start else "") + piece + ("…" if position + width < len(text) else "")
+
+
+def read_tool_call(call_id: str, name: str, text: str, *, cut: bool = False) -> ToolCall:
+    """The call to ``name`` with the JSON object the model streamed as its arguments.
+
+    Parsed leniently (``strict=False``: grammar-constrained servers put literal newlines and
+    tabs inside strings). Arguments that still cannot be read give a call with ``problem``
+    set and ``raw_arguments`` kept; ``cut`` (the response stopped at its output limit) says
+    that is why.
+    """
     if not text.strip():
-        return {}
+        return ToolCall(call_id, name, {})
     try:
-        value = json.loads(text)
+        value = json.loads(text, strict=False)
     except ValueError as exc:
-        raise ProviderError(
-            f"{provider}: the model's call to {name} had arguments that are not valid JSON "
-            f"({exc}); the response was probably cut off"
-        ) from exc
+        if cut:
+            problem = (
+                f"the answer was cut at the output limit (max_tokens) inside the arguments of "
+                f"this call to {name}, so it was not run; make the call shorter"
+            )
+        else:
+            where = (
+                f" near {_near(text, exc.pos)!r}" if isinstance(exc, json.JSONDecodeError) else ""
+            )
+            problem = (
+                f"the arguments of this call to {name} are not valid JSON ({exc}{where}), "
+                "so it was not run"
+            )
+        return ToolCall(call_id, name, {}, raw_arguments=text, problem=problem)
     if not isinstance(value, dict):
-        raise ProviderError(f"{provider}: the model's call to {name} had non-object arguments")
-    return value
+        problem = (
+            f"the arguments of this call to {name} are a JSON {type(value).__name__}, not an "
+            "object of named arguments, so it was not run"
+        )
+        return ToolCall(call_id, name, {}, raw_arguments=text, problem=problem)
+    return ToolCall(call_id, name, value)

@@ -1,17 +1,60 @@
-"""Map SDK and transport failures to ProviderError / ProviderConfigError with clear advice."""
+"""Map SDK and transport failures to ProviderError / ProviderConfigError with clear advice.
+
+This module imports no provider SDK: each provider hands :func:`map_error` the exception
+classes of its own SDK (:class:`SdkErrors`), so using one provider never loads the other's.
+"""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import anthropic
-import httpx
-import httpx2
-import openai
-
+from vis_core.model.usage import Usage
 from vis_core.providers.base import ProviderConfigError, ProviderError
 from vis_core.providers.common import is_retryable_status
+
+
+class ContextOverflow(ProviderError):
+    """The request is longer than the model's context window.
+
+    Raised for Anthropic's ``prompt is too long``, OpenAI's ``context_length_exceeded``,
+    llama.cpp's ``exceed_context_size_error`` and the like. ``tokens`` (what the request
+    needed) and ``limit`` (the window) are filled in when the server said them. Never
+    retried as is: the request must shrink first.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = None,
+        tokens: int | None = None,
+        limit: int | None = None,
+        usage: Usage | None = None,
+    ) -> None:
+        super().__init__(message, status=status, retryable=False, usage=usage)
+        self.tokens = tokens
+        self.limit = limit
+
+
+class UnfinishedResponse(ProviderError):
+    """The server closed a streamed response before saying it was finished (no stop reason,
+    no end marker): it failed after answering 200, or the connection broke."""
+
+
+@dataclass(frozen=True)
+class SdkErrors:
+    """The exception classes of one provider SDK (both SDKs share this shape)."""
+
+    status: type[BaseException]  # APIStatusError: .status_code, .body, .response
+    timeout: type[BaseException]  # APITimeoutError (a subclass of connection)
+    connection: type[BaseException]  # APIConnectionError: .request
+    validation: type[BaseException]  # APIResponseValidationError
+    base: type[BaseException]  # the SDK's root error
+    transport: tuple[type[BaseException], ...] = ()  # the HTTP library's transport errors
+
 
 # Anthropic reports mid-stream failures as an SSE ``error`` event on a 200 response.
 _ERROR_TYPE_STATUS = {
@@ -25,6 +68,39 @@ _ERROR_TYPE_STATUS = {
     "permission_error": 403,
     "not_found_error": 404,
 }
+
+# What servers say when the request does not fit the context window.
+_OVERFLOW_CODES = frozenset(
+    {"context_length_exceeded", "exceed_context_size_error", "string_above_max_length"}
+)
+_OVERFLOW_TEXT = re.compile(
+    r"prompt is too long"  # Anthropic
+    r"|maximum context length"  # OpenAI, vLLM, llama-cpp-python, OpenRouter
+    r"|context[_ ]length[_ ]exceeded"
+    r"|exceeds? the (?:available )?context (?:size|window|length)"  # llama.cpp, Responses
+    r"|exceed(?:s|ed)? context window"  # llama-cpp-python's own message
+    r"|input is too long"
+    r"|too many tokens"
+    r"|prompt exceeds n_ctx"
+    r"|context (?:size|window) (?:has been |was )?exceeded"
+    r"|input token count.*exceeds the maximum"  # Gemini's compatible endpoint
+    r"|model is loaded with context length of only",  # LM Studio
+    re.IGNORECASE,
+)
+_TOKEN_FIGURES = (
+    # "prompt is too long: 210000 tokens > 200000 maximum"
+    re.compile(r"(\d[\d,]*) tokens? > (\d[\d,]*)"),
+    # "maximum context length is 8192 tokens. However, you requested 9000 tokens"
+    re.compile(r"maximum context length is (\d[\d,]*).*?requested (?:about )?(\d[\d,]*)", re.S),
+    # "Requested tokens (9000) exceed context window of 8192"
+    re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)"),
+)
+# Errors that another try cannot fix even when the server calls them 5xx.
+_VALIDATION_TEXT = re.compile(
+    r"validation error|invalid_request|TypeError|KeyError|ValueError|"
+    r"not (?:a valid|supported)|expected .* to be|must be (?:a|an) ",
+    re.IGNORECASE,
+)
 
 
 def key_advice(provider: str, key_env: str, config_file: Path | str | None) -> str:
@@ -47,62 +123,132 @@ def missing_key_error(
     )
 
 
-def _body_detail(body: Any) -> str:
+def _inner(body: Any) -> Any:
+    if isinstance(body, dict) and "error" in body:
+        return body["error"]
+    return body
+
+
+def body_detail(body: Any) -> str:
     """The human message inside an error body of either wire format."""
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"]
-        if isinstance(inner, str):
-            return inner
+    inner = _inner(body)
+    if isinstance(inner, dict) and isinstance(inner.get("message"), str):
+        return inner["message"]
+    if isinstance(inner, str):
+        return inner
     if isinstance(body, str) and body:
         return body
     return ""
 
 
-def _body_error_type(body: Any) -> str | None:
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("type"), str):
-            return inner["type"]
+def _body_field(body: Any, name: str) -> str | None:
+    inner = _inner(body)
+    if isinstance(inner, dict) and isinstance(inner.get(name), str):
+        return inner[name]
     return None
 
 
+def _figures(text: str) -> tuple[int | None, int | None]:
+    """(tokens requested, context limit) as a context-overflow message states them."""
+    for index, pattern in enumerate(_TOKEN_FIGURES):
+        found = pattern.search(text)
+        if found is None:
+            continue
+        first, second = (int(g.replace(",", "")) for g in found.groups())
+        return (second, first) if index == 1 else (first, second)
+    return None, None
+
+
+def context_overflow(provider: str, status: int | None, body: Any) -> ContextOverflow | None:
+    """The ContextOverflow an error body describes, or None when it is another error."""
+    detail = body_detail(body)
+    code = _body_field(body, "code") or ""
+    kind = _body_field(body, "type") or ""
+    if code not in _OVERFLOW_CODES and kind not in _OVERFLOW_CODES:
+        if not _OVERFLOW_TEXT.search(detail):
+            return None
+    tokens, limit = _figures(detail)
+    where = f" (HTTP {status})" if status else ""
+    return ContextOverflow(
+        f"{provider}: the request is longer than the model's context window{where}: "
+        f"{detail or code or kind}",
+        status=status,
+        tokens=tokens,
+        limit=limit,
+    )
+
+
+def _url_of(exc: BaseException) -> str:
+    request = getattr(exc, "request", None)
+    url = getattr(request, "url", None)
+    return str(url) if url is not None else ""
+
+
+def _status_error(
+    exc: Any, *, provider: str, key_env: str, config_file: Path | str | None
+) -> ProviderError:
+    status = int(exc.status_code)
+    body = exc.body
+    if status == 200:  # an error event inside a stream
+        status = _ERROR_TYPE_STATUS.get(_body_field(body, "type") or "", 500)
+    overflow = context_overflow(provider, status, body)
+    if overflow is not None:
+        return overflow
+    detail = body_detail(body) or str(exc)
+    if status in (401, 403):
+        verb = "rejected the API key" if status == 401 else "refused access"
+        return ProviderConfigError(
+            f"{provider} {verb} (HTTP {status}: {detail}); "
+            + key_advice(provider, key_env, config_file),
+            status=status,
+        )
+    url = _url_of(exc)
+    message = f"{provider} request failed (HTTP {status}): {detail}"
+    if status == 404 and url and "/v1/" not in url and "api.openai.com" not in url:
+        message += (
+            f"; {url} was not found: an OpenAI-compatible server usually serves under /v1, "
+            f'so try base_url = "{url.split("/chat/")[0].split("/responses")[0]}/v1" '
+            f"under [providers.{provider}] in {config_file or 'config.toml'}"
+        )
+    elif status == 404 and url:
+        message += f" ({url})"
+    retryable = is_retryable_status(status)
+    if retryable and status >= 500 and _VALIDATION_TEXT.search(detail):
+        retryable = False  # the server rejected what was sent; the same request fails again
+    return ProviderError(message, status=status, retryable=retryable)
+
+
 def map_error(
-    exc: BaseException, *, provider: str, key_env: str, config_file: Path | str | None
+    exc: BaseException,
+    *,
+    provider: str,
+    key_env: str,
+    config_file: Path | str | None,
+    sdk: SdkErrors | None = None,
 ) -> ProviderError | None:
     """The ProviderError for an SDK/transport exception, or None if ``exc`` is not one."""
     if isinstance(exc, ProviderError):
         return exc
-    if isinstance(exc, anthropic.APIStatusError | openai.APIStatusError):
-        status = exc.status_code
-        if status == 200:  # an error event inside a stream
-            status = _ERROR_TYPE_STATUS.get(_body_error_type(exc.body) or "", 500)
-        detail = _body_detail(exc.body) or str(exc)
-        if status in (401, 403):
-            verb = "rejected the API key" if status == 401 else "refused access"
-            return ProviderConfigError(
-                f"{provider} {verb} (HTTP {status}: {detail}); "
-                + key_advice(provider, key_env, config_file),
-                status=status,
-            )
+    if sdk is not None:
+        if isinstance(exc, sdk.status):
+            return _status_error(exc, provider=provider, key_env=key_env, config_file=config_file)
+        url = _url_of(exc)
+        at = f" at {url}" if url else ""
+        if isinstance(exc, sdk.timeout):
+            return ProviderError(f"{provider} request{at} timed out", status=408, retryable=True)
+        if isinstance(exc, sdk.connection):
+            cause = exc.__cause__ or exc.__context__
+            why = f": {cause}" if cause else ""
+            return ProviderError(f"connection to {provider}{at} failed{why}", retryable=True)
+        if isinstance(exc, sdk.validation):
+            return ProviderError(f"{provider}{at} sent a response Vis cannot read: {exc}")
+    transport = sdk.transport if sdk is not None else ()
+    if isinstance(exc, (*transport, ConnectionError)):
+        url = _url_of(exc)
+        at = f" at {url}" if url else ""
         return ProviderError(
-            f"{provider} request failed (HTTP {status}): {detail}",
-            status=status,
-            retryable=is_retryable_status(status),
+            f"connection to {provider}{at} broke: {exc or type(exc).__name__}", retryable=True
         )
-    if isinstance(exc, anthropic.APITimeoutError | openai.APITimeoutError):
-        return ProviderError(f"{provider} request timed out", status=408, retryable=True)
-    if isinstance(exc, anthropic.APIConnectionError | openai.APIConnectionError):
-        cause = exc.__cause__ or exc.__context__
-        why = f": {cause}" if cause else ""
-        return ProviderError(f"connection to {provider} failed{why}", retryable=True)
-    if isinstance(exc, httpx2.TransportError | httpx.TransportError | ConnectionError):
-        return ProviderError(
-            f"connection to {provider} broke: {exc or type(exc).__name__}", retryable=True
-        )
-    if isinstance(exc, anthropic.APIResponseValidationError | openai.APIResponseValidationError):
-        return ProviderError(f"{provider} sent a response Vis cannot read: {exc}")
-    if isinstance(exc, anthropic.AnthropicError | openai.OpenAIError):
+    if sdk is not None and isinstance(exc, sdk.base):
         return ProviderError(f"{provider} request failed: {exc}")
     return None

@@ -4,8 +4,8 @@ The model is written ``provider/model``. Configuration in ``config.toml``::
 
     model = "anthropic/claude-sonnet-4-6"   # the default model
 
-    [providers.anthropic]          # optional: api_key_env, base_url
-    [providers.openai]             # optional: api_key_env, base_url
+    [providers.anthropic]          # optional: api_key_env, base_url, stall_timeout
+    [providers.openai]             # optional: api_key_env, base_url, stall_timeout
     [providers.ollama]             # any other name = an OpenAI-compatible endpoint
     kind = "openai"                # "openai" or "anthropic" wire format
     base_url = "http://127.0.0.1:11434/v1"
@@ -16,8 +16,15 @@ The model is written ``provider/model``. Configuration in ``config.toml``::
     api_key_env = "OPENROUTER_API_KEY"
 
     [models."ollama/qwen3"]        # optional per-model overrides
-    input_limit = 32768            # also input_price, output_price,
-                                   # cache_read_price, cache_write_price ($ per Mtok)
+    input_limit = 32768            # when the server does not say (llama.cpp /props does);
+                                   # also input_price, output_price, cache_read_price,
+                                   # cache_write_price ($ per Mtok), thinking_budget
+    reasoning_effort = "high"      # none, minimal, low, medium, high, xhigh
+    tool_choice = "auto"           # auto, required, none, or a tool's name: forced on the
+                                   # first request of each turn
+
+``stall_timeout`` (seconds, default 120; 0 = never) ends a response that sends nothing for
+that long.
 
 ``anthropic`` reads its key from ``ANTHROPIC_API_KEY`` and ``openai`` from ``OPENAI_API_KEY``
 unless ``api_key_env`` names another variable; other providers need no key unless
@@ -36,6 +43,7 @@ from vis_core.paths import VisPaths
 from vis_core.providers.base import ModelChoice, Provider, ProviderConfigError
 from vis_core.providers.common import ANTHROPIC_KEY_ENV, NO_KEY, OPENAI_KEY_ENV
 from vis_core.providers.scripted import ScriptedProvider
+from vis_core.providers.sdk_provider import DEFAULT_STALL_TIMEOUT
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 DEFAULT_OPENAI_MODEL = "gpt-5"
@@ -177,8 +185,9 @@ def create_provider(
         raise missing_key_error(name, key_env, config_file)
     if kind == "openai" and name != "openai" and base_url is None:
         raise ProviderConfigError(f'{where}: set base_url = "http://.../v1" for this endpoint')
+    stall_timeout = _stall_timeout(section, where)
     if kind == "anthropic":
-        from vis_core.providers.anthropic_provider import AnthropicProvider  # imports the SDK
+        from vis_core.providers.anthropic_provider import AnthropicProvider  # SDK: on first use
 
         return AnthropicProvider(
             api_key=api_key or NO_KEY,
@@ -187,8 +196,9 @@ def create_provider(
             key_env=key_env,
             config_file=config_file,
             model_overrides=overrides,
+            stall_timeout=stall_timeout,
         )
-    from vis_core.providers.openai_provider import OpenAIProvider  # imports the SDK
+    from vis_core.providers.openai_provider import OpenAIProvider  # SDK: on first use
 
     return OpenAIProvider(
         api_key=api_key or None,
@@ -197,4 +207,14 @@ def create_provider(
         key_env=key_env,
         config_file=config_file,
         model_overrides=overrides,
+        stall_timeout=stall_timeout,
     )
+
+
+def _stall_timeout(section: Mapping[str, Any], where: str) -> float:
+    value = section.get("stall_timeout", DEFAULT_STALL_TIMEOUT)
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise ProviderConfigError(
+            f"{where}: stall_timeout must be a number of seconds >= 0 (0 = never), not {value!r}"
+        )
+    return float(value)

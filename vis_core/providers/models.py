@@ -54,6 +54,14 @@ KNOWN_MODELS: dict[str, ModelInfo] = {
 _SNAPSHOT_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 _OVERRIDE_KEYS = frozenset(f.name for f in fields(ModelInfo))
 _INT_KEYS = frozenset({"input_limit", "thinking_budget"})
+# Options that shape the request rather than describe the model: name → allowed values
+# (None: any non-empty string). ``tool_choice``: auto, required, none or a tool's name.
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+REQUEST_OPTIONS: dict[str, tuple[str, ...] | None] = {
+    "reasoning_effort": REASONING_EFFORTS,
+    "tool_choice": None,
+    "api": ("chat", "responses"),
+}
 
 
 def _known(model: str) -> ModelInfo | None:
@@ -77,13 +85,37 @@ def apply_overrides(info: ModelInfo, overrides: Mapping[str, Any], *, where: str
     table named ``where``."""
     changes: dict[str, Any] = {}
     for key, value in overrides.items():
+        if key in REQUEST_OPTIONS:
+            _check_option(key, value, where)
+            continue
         if key not in _OVERRIDE_KEYS:
-            allowed = ", ".join(sorted(_OVERRIDE_KEYS))
+            allowed = ", ".join(sorted(_OVERRIDE_KEYS | REQUEST_OPTIONS.keys()))
             raise ProviderConfigError(f"{where}: unknown setting {key!r}; allowed: {allowed}")
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise ProviderConfigError(f"{where}: {key} must be a number >= 0, not {value!r}")
         changes[key] = int(value) if key in _INT_KEYS else float(value)
     return replace(info, **changes)
+
+
+def _check_option(key: str, value: Any, where: str) -> str:
+    allowed = REQUEST_OPTIONS[key]
+    if not isinstance(value, str) or not value.strip():
+        raise ProviderConfigError(f"{where}: {key} must be a non-empty string, not {value!r}")
+    if allowed is not None and value not in allowed:
+        raise ProviderConfigError(
+            f"{where}: {key} must be one of {', '.join(allowed)}, not {value!r}"
+        )
+    return value
+
+
+def request_options(overrides: Mapping[str, Any] | None, *, where: str) -> dict[str, str]:
+    """The request-shaping options (``reasoning_effort``, ``tool_choice``, ``api``) set in a
+    model's config table, checked."""
+    found: dict[str, str] = {}
+    for key, value in (overrides or {}).items():
+        if key in REQUEST_OPTIONS:
+            found[key] = _check_option(key, value, where)
+    return found
 
 
 def lookup_model(

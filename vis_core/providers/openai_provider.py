@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
-
-import openai
 
 from vis_core.model.usage import Usage
 from vis_core.providers.base import (
@@ -16,10 +15,10 @@ from vis_core.providers.base import (
     Message,
     ModelRequest,
     ResponseDone,
+    StopReason,
     StreamEvent,
     TextDelta,
     ThinkingDelta,
-    ToolCall,
     ToolCallReady,
     UsageUpdate,
 )
@@ -27,17 +26,21 @@ from vis_core.providers.common import (
     NO_KEY,
     OPENAI_KEY_ENV,
     estimate_tokens,
-    parse_tool_arguments,
+    read_tool_call,
     request_chars,
 )
-from vis_core.providers.sdk_provider import SdkProvider
+from vis_core.providers.errors import ContextOverflow, SdkErrors, UnfinishedResponse
+from vis_core.providers.sdk_provider import DEFAULT_STALL_TIMEOUT, SdkProvider
+from vis_core.providers.server_limits import discover_input_limit
+
+log = logging.getLogger(__name__)
 
 _STOP_REASONS = {
-    "stop": "end_turn",
-    "tool_calls": "tool_use",
-    "function_call": "tool_use",
-    "length": "max_tokens",
-    "content_filter": "refusal",
+    "stop": StopReason.END_TURN,
+    "tool_calls": StopReason.TOOL_USE,
+    "function_call": StopReason.TOOL_USE,
+    "length": StopReason.MAX_TOKENS,
+    "content_filter": StopReason.REFUSAL,
 }
 
 
@@ -84,7 +87,9 @@ def to_openai_message(message: Message) -> dict[str, Any]:
         text = f"Error: {message.text}" if message.is_error else message.text
         return {"role": "tool", "tool_call_id": message.tool_call_id, "content": text}
     if message.role == "assistant":
-        wire: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        # "" and never null: llama.cpp answers 500 to ``content: null`` beside tool_calls,
+        # and its chat templates crash when the key is missing.
+        wire: dict[str, Any] = {"role": "assistant", "content": message.text}
         if message.tool_calls:
             wire["tool_calls"] = [
                 {
@@ -105,12 +110,30 @@ def to_openai_message(message: Message) -> dict[str, Any]:
     return {"role": "user", "content": message.text}
 
 
-def build_openai_params(request: ModelRequest, *, official: bool) -> dict[str, Any]:
+def tool_choice_param(choice: str, request: ModelRequest) -> Any:
+    """The Chat Completions ``tool_choice`` for the ``tool_choice`` model option.
+
+    A tool's name forces that call on the first request of a turn (the last message is the
+    person's); later requests of the turn choose freely, so the turn can end.
+    """
+    if choice in ("auto", "required", "none"):
+        return choice
+    first = not request.messages or request.messages[-1].role == "user"
+    if not first or choice not in {t.name for t in request.tools}:
+        return "auto"
+    return {"type": "function", "function": {"name": choice}}
+
+
+def build_openai_params(
+    request: ModelRequest, *, official: bool, options: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """The ``chat.completions.create`` keyword arguments for ``request``.
 
     ``official`` (api.openai.com) sends ``max_completion_tokens``, which reasoning models
-    require; other servers get the widely supported ``max_tokens``.
+    require; other servers get the widely supported ``max_tokens``. ``options`` are the
+    model's ``reasoning_effort`` and ``tool_choice``.
     """
+    options = options or {}
     messages: list[dict[str, Any]] = []
     if request.system:
         messages.append({"role": "system", "content": request.system})
@@ -134,6 +157,10 @@ def build_openai_params(request: ModelRequest, *, official: bool) -> dict[str, A
             }
             for t in request.tools
         ]
+        if options.get("tool_choice"):
+            params["tool_choice"] = tool_choice_param(options["tool_choice"], request)
+    if options.get("reasoning_effort"):
+        params["reasoning_effort"] = options["reasoning_effort"]
     return params
 
 
@@ -145,11 +172,57 @@ def _usage(raw: Any) -> Usage:
     return Usage(input=max(prompt - cached, 0), output=completion, cache_read=cached)
 
 
+class _DoneSpy:
+    """Wraps the SDK's SSE decoder to see whether the stream ended with ``data: [DONE]``
+    (the SDK stops there silently, exactly as when the server just closes)."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.done = False
+
+    def iter_bytes(self, iterator: Any) -> Any:
+        for sse in self._inner.iter_bytes(iterator):
+            self.done = self.done or sse.data.startswith("[DONE]")
+            yield sse
+
+    async def aiter_bytes(self, iterator: Any) -> Any:
+        async for sse in self._inner.aiter_bytes(iterator):
+            self.done = self.done or sse.data.startswith("[DONE]")
+            yield sse
+
+
+class _Calls:
+    """Tool-call pieces gathered by index. Some servers repeat the name (and id) in every
+    chunk, some leave ``index`` out: a repeated name is not appended, a missing index
+    continues the call the id names, else the latest one."""
+
+    def __init__(self) -> None:
+        self.parts: dict[int, dict[str, Any]] = {}
+
+    def add(self, part: Any) -> None:
+        index = part.index if isinstance(part.index, int) else None
+        if index is None:
+            same = [i for i, c in self.parts.items() if part.id and c["id"] == part.id]
+            index = same[0] if same else (max(self.parts) if self.parts else 0)
+            if part.id and not same and self.parts:
+                index = max(self.parts) + 1
+        call = self.parts.setdefault(index, {"id": "", "name": "", "arguments": []})
+        if part.id and not call["id"]:
+            call["id"] = part.id
+        function = part.function
+        if function is not None:
+            if function.name and not call["name"]:
+                call["name"] = function.name
+            if function.arguments:
+                call["arguments"].append(function.arguments)
+
+
 class OpenAIProvider(SdkProvider):
     """Streams Chat Completions through the official ``openai`` SDK (no SDK retries).
 
     Usage.input is the uncached part of ``prompt_tokens``; ``cache_read`` is
     ``prompt_tokens_details.cached_tokens``. A server that reports no usage gets an estimate.
+    A stream that closes without a ``finish_reason`` and without ``[DONE]`` is an error.
     """
 
     def __init__(
@@ -162,21 +235,86 @@ class OpenAIProvider(SdkProvider):
         config_file: Path | str | None = None,
         model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float = 600.0,
+        stall_timeout: float = DEFAULT_STALL_TIMEOUT,
     ) -> None:
         super().__init__(
-            name=name, key_env=key_env, config_file=config_file, model_overrides=model_overrides
+            name=name,
+            key_env=key_env,
+            config_file=config_file,
+            model_overrides=model_overrides,
+            base_url=base_url,
+            stall_timeout=stall_timeout,
         )
-        self.client = openai.AsyncOpenAI(
-            api_key=api_key or NO_KEY, base_url=base_url, max_retries=0, timeout=timeout
-        )
+        self._api_key = api_key or NO_KEY
+        self._timeout = timeout
         self.official = base_url is None or "api.openai.com" in base_url
+        self._asked_server: set[str] = set()
+
+    def _make_client(self) -> Any:
+        import openai  # imported on the first request only
+
+        class Client(openai.AsyncOpenAI):
+            def _make_sse_decoder(self) -> Any:
+                return _DoneSpy(super()._make_sse_decoder())
+
+        return Client(
+            api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self._timeout
+        )
+
+    def _sdk_errors(self) -> SdkErrors:
+        import httpx2
+        import openai
+
+        return SdkErrors(
+            status=openai.APIStatusError,
+            timeout=openai.APITimeoutError,
+            connection=openai.APIConnectionError,
+            validation=openai.APIResponseValidationError,
+            base=openai.OpenAIError,
+            transport=(httpx2.TransportError,),
+        )
+
+    async def _ask_server_limit(self, model: str) -> None:
+        """Once per model: the input limit a local or compatible server reports."""
+        if self.official or model in self._asked_server or self.base_url is None:
+            return
+        self._asked_server.add(model)
+        limit = await discover_input_limit(self.base_url, model, api_key=self._api_key)
+        if limit:
+            self._server_limits[model] = limit
+
+    def unfinished(self, request: ModelRequest, answered_chars: int) -> Exception:
+        """The error for a stream that closed without saying it was finished."""
+        where = self.base_url or "https://api.openai.com/v1"
+        estimate = estimate_tokens(request_chars(request))
+        limit = self.model_info(request.model).input_limit
+        usage = Usage(input=estimate, output=estimate_tokens(answered_chars))
+        if not answered_chars and estimate > limit:
+            return ContextOverflow(
+                f"{self.name} ended the response before any answer, and the request (about "
+                f"{estimate} tokens) is longer than the model's input limit ({limit}): the "
+                f"server at {where} most likely refused it as too long; its log says so",
+                tokens=estimate,
+                limit=limit,
+                usage=usage,
+            )
+        got = f"after {answered_chars} characters" if answered_chars else "before any answer"
+        return UnfinishedResponse(
+            f"{self.name}: the response ended unfinished ({got}): the server at {where} "
+            "closed the stream without a finish_reason or [DONE], so it failed after it "
+            "started answering (llama.cpp servers do this when the request exceeds their "
+            "context size, n_ctx, or when they crash); the server's log says why",
+            usage=usage,
+        )
 
     async def _events(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        await self._ask_server_limit(request.model)
         usage: Usage | None = None
         finish: str | None = None
         text_chars = 0
-        calls: dict[int, dict[str, Any]] = {}  # index → {"id", "name", "arguments": [pieces]}
-        params = build_openai_params(request, official=self.official)
+        calls = _Calls()
+        options = self.model_options(request.model)
+        params = build_openai_params(request, official=self.official, options=options)
         stream = await self.client.chat.completions.create(**params)
         async with stream:
             async for chunk in stream:
@@ -193,30 +331,30 @@ class OpenAIProvider(SdkProvider):
                         text_chars += len(delta.content)
                         yield TextDelta(delta.content)
                     for part in (delta.tool_calls if delta is not None else None) or ():
-                        call = calls.setdefault(part.index, {"id": "", "name": "", "arguments": []})
-                        if part.id:
-                            call["id"] = part.id
-                        if part.function is not None:
-                            if part.function.name and not call["name"]:
-                                call["name"] = part.function.name
-                            if part.function.arguments:
-                                call["arguments"].append(part.function.arguments)
+                        calls.add(part)
                     if choice.finish_reason:
                         finish = choice.finish_reason
+        saw_done = getattr(getattr(stream, "_decoder", None), "done", False)
+        if finish is None and not saw_done:
+            raise self.unfinished(
+                request,
+                text_chars
+                + sum(len(c["name"]) + sum(map(len, c["arguments"])) for c in calls.parts.values()),
+            )
+        stop = _STOP_REASONS.get(finish or "stop", finish or StopReason.END_TURN)
+        cut = stop == StopReason.MAX_TOKENS
         out_chars = text_chars
-        for index in sorted(calls):
-            call = calls[index]
+        for index in sorted(calls.parts):
+            call = calls.parts[index]
             raw_arguments = "".join(call["arguments"])
             out_chars += len(call["name"]) + len(raw_arguments)
-            arguments = parse_tool_arguments(raw_arguments, call["name"], self.name)
             call_id = call["id"] or f"call_{uuid.uuid4().hex[:24]}"
-            yield ToolCallReady(ToolCall(call_id, call["name"], arguments))
+            yield ToolCallReady(read_tool_call(call_id, call["name"], raw_arguments, cut=cut))
         if usage is None:
             usage = Usage(
                 input=estimate_tokens(request_chars(request)), output=estimate_tokens(out_chars)
             )
         yield UsageUpdate(usage)
-        stop = _STOP_REASONS.get(finish or "stop", finish or "end_turn")
-        if calls and stop == "end_turn":
-            stop = "tool_use"  # some compatible servers say "stop" after a tool call
+        if calls.parts and stop == StopReason.END_TURN:
+            stop = StopReason.TOOL_USE  # some compatible servers say "stop" after a tool call
         yield ResponseDone(stop)

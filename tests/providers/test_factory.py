@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -193,3 +196,25 @@ def test_scripted_needs_a_script(env: dict[str, str], tmp_path: Path) -> None:
     )
     assert isinstance(provider, ScriptedProvider)
     assert provider.model_info("demo").input_limit == 5000
+
+
+def test_building_a_provider_imports_no_sdk(tmp_path: Path) -> None:
+    """``vis doctor`` and the app's start build the provider; the SDK loads on first use."""
+    code = textwrap.dedent(
+        """
+        import sys
+        from vis_core.providers.base import ModelChoice
+        from vis_core.providers.factory import create_provider
+        import vis_core.providers.errors
+        config = {"providers": {"local": {"kind": "openai", "base_url": "http://127.0.0.1:9/v1",
+                                           "api_key_env": ""}}}
+        env = {"VIS_HOME": sys.argv[1], "ANTHROPIC_API_KEY": "k"}
+        create_provider(ModelChoice("local", "m"), config, env)
+        create_provider(ModelChoice("anthropic", "claude-sonnet-4-6"), config, env)
+        print(sorted(m for m in ("openai", "anthropic", "httpx2") if m in sys.modules))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.strip() == "[]"

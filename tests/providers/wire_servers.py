@@ -21,7 +21,7 @@ import sys
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -149,7 +149,8 @@ class _Server(ThreadingHTTPServer):
 class WireServer:
     """A real HTTP server on an ephemeral 127.0.0.1 port that replays queued replies."""
 
-    def __init__(self) -> None:
+    def __init__(self, checks: Callable[[RecordedRequest], WireReply | None] | None = None) -> None:
+        self._checks = checks  # a real server's validation: a reply here answers instead
         self._replies: deque[WireReply] = deque()
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
@@ -192,6 +193,9 @@ class WireServer:
     def _take(self, request: RecordedRequest) -> WireReply:
         with self._lock:
             self.requests.append(request)
+            rejected = self._checks(request) if self._checks is not None else None
+            if rejected is not None:
+                return rejected
             if self._replies:
                 return self._replies.popleft()
         return WireReply(
@@ -222,8 +226,9 @@ def _pieces(text: str, size: int) -> list[str]:
 # --- OpenAI Chat Completions -------------------------------------------------------------
 
 
-def openai_frames(chunks: Iterable[dict[str, Any]]) -> tuple[str, ...]:
-    return (*(f"data: {json.dumps(c)}\n\n" for c in chunks), "data: [DONE]\n\n")
+def openai_frames(chunks: Iterable[dict[str, Any]], *, done: bool = True) -> tuple[str, ...]:
+    frames = tuple(f"data: {json.dumps(c)}\n\n" for c in chunks)
+    return (*frames, "data: [DONE]\n\n") if done else frames
 
 
 def openai_reply(
@@ -238,10 +243,19 @@ def openai_reply(
     cut_after: int | None = None,
     reasoning: str = "",
     reasoning_field: str = "reasoning_content",
+    repeat_name: bool = False,
+    raw_arguments: Sequence[str] | None = None,
+    unfinished: bool = False,
 ) -> WireReply:
     """A streamed completion: ``reasoning`` (in ``reasoning_field`` deltas), ``text`` in
     pieces, tool calls with arguments streamed in pieces, then (``usage`` = prompt,
-    completion, cached tokens) a usage-only chunk."""
+    completion, cached tokens) a usage-only chunk.
+
+    Quirks of real servers: ``repeat_name`` sends the id, type and name again in every
+    argument chunk (llama.cpp, some vLLM parsers); ``raw_arguments`` streams these strings
+    as the calls' arguments as they are (e.g. with literal newlines inside JSON strings, as
+    grammar-constrained servers do); ``unfinished`` closes the stream after the content
+    with no finish_reason, no usage and no ``[DONE]`` (a server failing after its 200)."""
     base = {"id": "chatcmpl-wire", "object": "chat.completion.chunk", "created": 1, "model": model}
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
@@ -256,8 +270,14 @@ def openai_reply(
         chunks.append(
             chunk({"tool_calls": [{**head, "function": {"name": call.name, "arguments": ""}}]})
         )
-        for p in _pieces(json.dumps(call.arguments), piece):
-            chunks.append(chunk({"tool_calls": [{"index": index, "function": {"arguments": p}}]}))
+        arguments = json.dumps(call.arguments) if raw_arguments is None else raw_arguments[index]
+        for p in _pieces(arguments, piece):
+            part: dict[str, Any] = {"index": index, "function": {"arguments": p}}
+            if repeat_name:
+                part = {**head, "function": {"name": call.name, "arguments": p}}
+            chunks.append(chunk({"tool_calls": [part]}))
+    if unfinished:
+        return WireReply(frames=openai_frames(chunks, done=False), delay=delay)
     finish = finish_reason or ("tool_calls" if tool_calls else "stop")
     chunks.append(chunk({}, finish))
     if usage is not None:
@@ -277,10 +297,27 @@ def openai_reply(
     return WireReply(frames=openai_frames(chunks), delay=delay, cut_after=cut_after)
 
 
-def openai_error(status: int, message: str, type_: str = "server_error") -> WireReply:
+def openai_error(
+    status: int, message: str, type_: str = "server_error", code: str | None = None
+) -> WireReply:
     return WireReply(
-        status=status, body={"error": {"message": message, "type": type_, "code": None}}
+        status=status, body={"error": {"message": message, "type": type_, "code": code}}
     )
+
+
+def llama_cpp_python_checks(request: RecordedRequest) -> WireReply | None:
+    """What llama-cpp-python 0.3's server does with a chat request before answering: an
+    assistant message with ``content: null`` crashes its chat template (HTTP 500), one
+    without the key crashes it too. None: the request passes."""
+    body = request.body if isinstance(request.body, dict) else {}
+    for message in body.get("messages", ()):
+        if message.get("role") == "assistant" and message.get("content", None) is None:
+            return openai_error(
+                500,
+                'TypeError: can only concatenate str (not "NoneType") to str',
+                "internal_server_error",
+            )
+    return None
 
 
 # --- Anthropic Messages ------------------------------------------------------------------

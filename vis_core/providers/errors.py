@@ -91,7 +91,11 @@ _TOKEN_FIGURES = (
     # "prompt is too long: 210000 tokens > 200000 maximum"
     re.compile(r"(\d[\d,]*) tokens? > (\d[\d,]*)"),
     # "maximum context length is 8192 tokens. However, you requested 9000 tokens"
-    re.compile(r"maximum context length is (\d[\d,]*).*?requested (?:about )?(\d[\d,]*)", re.S),
+    # (OpenAI: "... However, your messages resulted in 130532 tokens")
+    re.compile(
+        r"maximum context length is (\d[\d,]*).*?(?:requested|resulted in) (?:about )?(\d[\d,]*)",
+        re.S,
+    ),
     # "Requested tokens (9000) exceed context window of 8192"
     re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)"),
 )
@@ -159,6 +163,10 @@ def _figures(text: str) -> tuple[int | None, int | None]:
     return None, None
 
 
+def _count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
 def context_overflow(provider: str, status: int | None, body: Any) -> ContextOverflow | None:
     """The ContextOverflow an error body describes, or None when it is another error."""
     detail = body_detail(body)
@@ -168,6 +176,10 @@ def context_overflow(provider: str, status: int | None, body: Any) -> ContextOve
         if not _OVERFLOW_TEXT.search(detail):
             return None
     tokens, limit = _figures(detail)
+    inner = _inner(body)
+    if isinstance(inner, dict):  # llama.cpp's server says them as fields
+        tokens = tokens or _count(inner.get("n_prompt_tokens"))
+        limit = limit or _count(inner.get("n_ctx"))
     where = f" (HTTP {status})" if status else ""
     return ContextOverflow(
         f"{provider}: the request is longer than the model's context window{where}: "

@@ -82,7 +82,7 @@ class SdkProvider:
             f"{self.name} sent nothing for {self.stall_timeout:g} s, so the response was "
             f"given up (the stall_timeout setting under [providers.{self.name}] in "
             f"{self.config_file or 'config.toml'}); the server may be overloaded or stuck",
-            retryable=True,
+            status=408,
         )
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:

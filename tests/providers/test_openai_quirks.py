@@ -1,0 +1,331 @@
+"""The OpenAI provider against wire fixtures that behave like real compatible servers do:
+llama.cpp / llama-cpp-python quirks, cut and unfinished streams, error bodies."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
+
+import pytest
+
+from vis_core.model.usage import Usage
+from vis_core.providers.base import (
+    Message,
+    ProviderError,
+    ResponseDone,
+    TextDelta,
+    ToolCall,
+    ToolCallReady,
+    UsageUpdate,
+)
+from vis_core.providers.errors import ContextOverflow, UnfinishedResponse
+from vis_core.providers.openai_provider import OpenAIProvider
+from vis_core.providers.retry import stream_with_retries
+
+from .samples import collect, conversation_request, providers, simple_request
+from .wire_servers import (
+    WireReply,
+    WireServer,
+    WireToolCall,
+    llama_cpp_python_checks,
+    openai_error,
+    openai_reply,
+)
+
+
+@pytest.fixture
+async def provider_at(wire_server: WireServer) -> AsyncIterator[Callable[..., OpenAIProvider]]:
+    async with providers(
+        OpenAIProvider, api_key="sk-test", base_url=wire_server.openai_base_url
+    ) as make:
+        yield make
+
+
+def calls_of(events: list) -> list[ToolCall]:
+    return [e.call for e in events if isinstance(e, ToolCallReady)]
+
+
+async def no_sleep(delay: float) -> None:
+    return None
+
+
+async def test_tool_name_repeated_in_every_chunk_is_not_doubled(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    call = WireToolCall("call_1", "python_execution", {"code": "print('hi')\nprint(2)"})
+    wire_server.reply(openai_reply(tool_calls=[call], repeat_name=True, piece=5))
+    events = await collect(provider_at())
+    assert calls_of(events) == [
+        ToolCall("call_1", "python_execution", {"code": "print('hi')\nprint(2)"})
+    ]
+    assert events[-1] == ResponseDone("tool_use")
+
+
+async def test_literal_control_characters_in_arguments_are_read(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    raw = '{"code": "for i in range(2):\n\tprint(i)\n"}'  # a real newline and tab in a string
+    call = WireToolCall("call_1", "python_execution")
+    wire_server.reply(openai_reply(tool_calls=[call], raw_arguments=[raw]))
+    [got] = calls_of(await collect(provider_at()))
+    assert got.arguments == {"code": "for i in range(2):\n\tprint(i)\n"}
+    assert got.problem == ""
+
+
+async def test_invalid_arguments_keep_the_raw_text_and_say_what_is_wrong(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    raw = '{"code": "print(1)" "extra": 2}'
+    call = WireToolCall("call_1", "python_execution")
+    wire_server.reply(openai_reply(tool_calls=[call], raw_arguments=[raw]))
+    [got] = calls_of(await collect(provider_at()))
+    assert got.raw_arguments == raw
+    assert "Expecting ',' delimiter: line 1 column 21" in got.problem
+    assert "output limit" not in got.problem  # it was not cut
+
+
+async def test_length_stop_marks_the_answer_and_the_call_cut(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    call = WireToolCall("call_1", "python_execution")
+    wire_server.reply(
+        openai_reply(
+            "Let me run", [call], raw_arguments=['{"code": "print(\'a very'], finish_reason="length"
+        )
+    )
+    events = await collect(provider_at())
+    [got] = calls_of(events)
+    assert got.problem.startswith("the answer was cut at the output limit (max_tokens)")
+    assert got.raw_arguments == '{"code": "print(\'a very'
+    assert events[-1] == ResponseDone("max_tokens")
+
+
+async def test_a_stream_closed_without_finish_or_done_is_an_error(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    wire_server.reply(openai_reply("The answer is cut mid-wo", unfinished=True))
+    seen: list = []
+    with pytest.raises(UnfinishedResponse) as failure:
+        async for event in provider_at().stream(simple_request()):
+            seen.append(event)
+    message = str(failure.value)
+    assert "the response ended unfinished (after 24 characters)" in message
+    assert wire_server.openai_base_url in message and "log" in message
+    assert "".join(e.text for e in seen if isinstance(e, TextDelta)) == "The answer is cut mid-wo"
+    assert failure.value.usage is not None and failure.value.usage.output == 6
+
+
+async def test_a_200_with_an_empty_body_is_an_error_not_an_empty_answer(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    wire_server.reply(WireReply(empty_stream=True))
+    with pytest.raises(UnfinishedResponse, match=r"ended unfinished \(before any answer\)"):
+        await collect(provider_at())
+
+
+async def test_an_empty_200_for_a_request_over_the_limit_is_a_context_overflow(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    wire_server.reply(WireReply(empty_stream=True))
+    provider = provider_at(model_overrides={"small": {"input_limit": 10}})
+    with pytest.raises(ContextOverflow) as failure:
+        await collect(provider, simple_request("small", "x" * 400))
+    assert failure.value.limit == 10 and (failure.value.tokens or 0) > 10
+
+
+async def test_done_without_finish_reason_is_accepted(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    frames = openai_reply("fine", usage=None).frames
+    frames = tuple(f for f in frames if '"finish_reason": "stop"' not in f)
+    wire_server.reply(WireReply(frames=frames))
+    events = await collect(provider_at())
+    assert events[-1] == ResponseDone("end_turn")
+
+
+async def test_assistant_content_is_an_empty_string_beside_tool_calls() -> None:
+    with WireServer(checks=llama_cpp_python_checks) as server:
+        server.reply(openai_reply("ok"))
+        async with providers(OpenAIProvider, api_key="k", base_url=server.openai_base_url) as make:
+            request = conversation_request()
+            messages = (
+                Message("user", "go"),
+                Message("assistant", "", (ToolCall("c1", "python_execution", {"code": "1"}),)),
+                Message("tool", "1", tool_call_id="c1"),
+            )
+            events = await collect(make(), replace(request, messages=messages))
+    assert events[-1] == ResponseDone("end_turn")
+    assistant = server.bodies[0]["messages"][2]
+    assert assistant["content"] == "" and assistant["tool_calls"][0]["id"] == "c1"
+
+
+async def test_a_500_for_a_rejected_request_is_not_retried(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    wire_server.reply(
+        openai_error(500, 'TypeError: can only concatenate str (not "NoneType") to str'),
+        openai_reply("never asked for"),
+    )
+    with pytest.raises(ProviderError) as failure:
+        async for _ in stream_with_retries(provider_at(), simple_request(), sleep=no_sleep):
+            pass
+    assert not failure.value.retryable
+    assert len(wire_server.requests) == 1
+
+
+@pytest.mark.parametrize(
+    ("body", "tokens", "limit"),
+    [
+        (  # OpenAI
+            openai_error(
+                400,
+                "This model's maximum context length is 128000 tokens. However, your messages "
+                "resulted in 130532 tokens. Please reduce the length of the messages.",
+                "invalid_request_error",
+                "context_length_exceeded",
+            ),
+            130532,
+            128000,
+        ),
+        (  # llama.cpp's server
+            WireReply(
+                status=400,
+                body={
+                    "error": {
+                        "code": 400,
+                        "message": "the request exceeds the available context size, try "
+                        "increasing it",
+                        "type": "exceed_context_size_error",
+                        "n_prompt_tokens": 5000,
+                        "n_ctx": 4096,
+                    }
+                },
+            ),
+            5000,
+            4096,
+        ),
+    ],
+)
+async def test_context_errors_are_context_overflow(
+    wire_server: WireServer,
+    provider_at: Callable[..., OpenAIProvider],
+    body: WireReply,
+    tokens: int | None,
+    limit: int | None,
+) -> None:
+    wire_server.reply(body)
+    with pytest.raises(ContextOverflow) as failure:
+        await collect(provider_at())
+    assert (failure.value.tokens, failure.value.limit) == (tokens, limit)
+    assert not failure.value.retryable and failure.value.status == 400
+
+
+async def test_404_without_v1_says_to_add_it(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    wire_server.reply(WireReply(status=404, body={"detail": "Not Found"}))
+    provider = provider_at(base_url=wire_server.url, name="local")
+    with pytest.raises(ProviderError) as failure:
+        await collect(provider)
+    message = str(failure.value)
+    assert f'try base_url = "{wire_server.url}/v1"' in message
+    assert "[providers.local]" in message and not failure.value.retryable
+
+
+async def test_connection_error_names_the_url(
+    provider_at: Callable[..., OpenAIProvider],
+) -> None:
+    provider = provider_at(base_url="http://127.0.0.1:9/v1", name="local")
+    with pytest.raises(
+        ProviderError, match=r"connection to local at http://127\.0\.0\.1:9/v1/chat"
+    ):
+        await collect(provider)
+
+
+async def test_a_stalled_stream_ends_with_an_error_naming_the_setting(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    wire_server.reply(replace(openai_reply("slow answer"), stall_after=2, stall=5.0))
+    provider = provider_at(stall_timeout=0.5, name="local")
+    with pytest.raises(ProviderError, match=r"sent nothing for 0.5 s.*stall_timeout.*local"):
+        await collect(provider)
+
+
+async def test_cancelling_a_stalled_stream_is_immediate(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    wire_server.reply(replace(openai_reply("slow answer"), stall_after=2, stall=5.0))
+    got_text = asyncio.Event()
+
+    async def consume() -> None:
+        async for event in provider_at(stall_timeout=60).stream(simple_request()):
+            if isinstance(event, TextDelta):
+                got_text.set()
+
+    task = asyncio.create_task(consume())
+    await asyncio.wait_for(got_text.wait(), 30)
+    task.cancel()
+    started = time.monotonic()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert time.monotonic() - started < 4  # well before the 5 s stall or the 60 s timeout
+
+
+async def test_server_context_size_comes_before_the_configured_limit(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    wire_server.serve("/props", WireReply(body={"default_generation_settings": {"n_ctx": 2048}}))
+    wire_server.reply(openai_reply("hi"))
+    provider = provider_at(model_overrides={"smol": {"input_limit": 9999}})
+    assert provider.model_info("smol").input_limit == 9999  # before the server was asked
+    await collect(provider, simple_request("smol"))
+    assert provider.model_info("smol").input_limit == 2048
+    assert wire_server.gets == ["/props"]
+
+
+async def test_models_listing_gives_the_context_length(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    listing = {"data": [{"id": "qwen", "object": "model", "max_model_len": 32768}]}
+    wire_server.serve("/v1/models", WireReply(body=listing))
+    wire_server.reply(openai_reply("hi"), openai_reply("again"))
+    provider = provider_at()
+    await collect(provider, simple_request("qwen"))
+    await collect(provider, simple_request("qwen"))
+    assert provider.model_info("qwen").input_limit == 32768
+    assert wire_server.gets == ["/props", "/v1/models"]  # asked once
+
+
+async def test_a_silent_server_leaves_the_configured_limit(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    wire_server.reply(openai_reply("hi"))
+    provider = provider_at(model_overrides={"smol": {"input_limit": 4096}})
+    await collect(provider, simple_request("smol"))
+    assert provider.model_info("smol").input_limit == 4096
+
+
+async def test_model_options_reach_the_request(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    wire_server.reply(openai_reply("a"), openai_reply("b"))
+    options = {"tool_choice": "python_execution", "reasoning_effort": "high"}
+    provider = provider_at(model_overrides={"m": options})
+    await collect(provider, simple_request("m"))
+    after_results = conversation_request("m")
+    await collect(provider, replace(after_results, messages=after_results.messages[:4]))
+    first, later = wire_server.bodies
+    assert first["tool_choice"] == {"type": "function", "function": {"name": "python_execution"}}
+    assert first["reasoning_effort"] == "high"
+    assert later["tool_choice"] == "auto"
+
+
+async def test_usage_of_a_tool_turn(
+    wire_server: WireServer, provider_at: Callable[..., OpenAIProvider]
+) -> None:
+    call = WireToolCall("call_1", "python_execution", {"code": "1"})
+    wire_server.reply(openai_reply(tool_calls=[call], usage=(50, 7, 20)))
+    events = await collect(provider_at())
+    assert UsageUpdate(Usage(input=30, output=7, cache_read=20)) in events

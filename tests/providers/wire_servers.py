@@ -427,3 +427,67 @@ def anthropic_error(status: int, message: str, type_: str = "api_error") -> Wire
     return WireReply(
         status=status, body={"type": "error", "error": {"type": type_, "message": message}}
     )
+
+
+# --- OpenAI Responses --------------------------------------------------------------------
+
+
+def openai_responses_reply(
+    text: str = "",
+    tool_calls: Sequence[WireToolCall] = (),
+    *,
+    reasoning: str = "",
+    encrypted: str = "enc-wire",
+    usage: tuple[int, int, int] = (10, 5, 0),
+    incomplete: str | None = None,
+    piece: int = 7,
+) -> WireReply:
+    """A streamed Responses API answer: a reasoning item (summary deltas, then the item with
+    its ``encrypted_content``), text deltas, function_call items; ``response.completed``, or
+    ``response.incomplete`` with ``incomplete`` as the reason. ``usage`` = input, output,
+    cached tokens."""
+    events: list[dict[str, Any]] = []
+    response = {"id": "resp_wire", "object": "response", "status": "in_progress", "output": []}
+    events.append({"type": "response.created", "response": response})
+    if reasoning:
+        for p in _pieces(reasoning, piece):
+            events.append(
+                {"type": "response.reasoning_summary_text.delta", "item_id": "rs_1", "delta": p}
+            )
+        item = {
+            "type": "reasoning",
+            "id": "rs_1",
+            "summary": [{"type": "summary_text", "text": reasoning}],
+            "encrypted_content": encrypted,
+        }
+        events.append({"type": "response.output_item.done", "output_index": 0, "item": item})
+    for p in _pieces(text, piece):
+        events.append({"type": "response.output_text.delta", "item_id": "msg_1", "delta": p})
+    for index, call in enumerate(tool_calls):
+        item = {
+            "type": "function_call",
+            "id": f"fc_{index}",
+            "call_id": call.id,
+            "name": call.name,
+            "arguments": json.dumps(call.arguments),
+            "status": "completed",
+        }
+        events.append({"type": "response.output_item.done", "output_index": 1, "item": item})
+    inp, out, cached = usage
+    final = {
+        **response,
+        "status": "incomplete" if incomplete else "completed",
+        "usage": {
+            "input_tokens": inp,
+            "output_tokens": out,
+            "total_tokens": inp + out,
+            "input_tokens_details": {"cached_tokens": cached},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+        "incomplete_details": {"reason": incomplete} if incomplete else None,
+    }
+    kind = "response.incomplete" if incomplete else "response.completed"
+    events.append({"type": kind, "response": final})
+    for number, event in enumerate(events):
+        event["sequence_number"] = number
+    return WireReply(frames=tuple(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n" for e in events))

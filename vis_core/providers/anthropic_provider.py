@@ -27,6 +27,7 @@ from vis_core.providers.common import (
     request_chars,
 )
 from vis_core.providers.errors import SdkErrors, UnfinishedResponse
+from vis_core.providers.openai_responses import REASONING_PREFIX
 from vis_core.providers.sdk_provider import DEFAULT_STALL_TIMEOUT, SdkProvider
 
 _EPHEMERAL = {"type": "ephemeral"}
@@ -51,7 +52,7 @@ def _thinking(part: ThinkingPart) -> dict[str, Any] | None:
     """A thinking block as the API takes it back; one without a signature cannot be sent."""
     if part.redacted:
         return {"type": "redacted_thinking", "data": part.redacted}
-    if part.signature:
+    if part.signature and not part.signature.startswith(REASONING_PREFIX):
         return {"type": "thinking", "thinking": part.text, "signature": part.signature}
     return None
 

@@ -30,6 +30,7 @@ from vis_core.providers.common import (
     request_chars,
 )
 from vis_core.providers.errors import ContextOverflow, SdkErrors, UnfinishedResponse
+from vis_core.providers.openai_responses import response_events, wants_responses
 from vis_core.providers.sdk_provider import DEFAULT_STALL_TIMEOUT, SdkProvider
 from vis_core.providers.server_limits import discover_input_limit
 
@@ -218,7 +219,8 @@ class _Calls:
 
 
 class OpenAIProvider(SdkProvider):
-    """Streams Chat Completions through the official ``openai`` SDK (no SDK retries).
+    """Streams Chat Completions through the official ``openai`` SDK (no SDK retries); OpenAI's
+    own reasoning models (or ``api = "responses"``) go through the Responses API instead.
 
     Usage.input is the uncached part of ``prompt_tokens``; ``cache_read`` is
     ``prompt_tokens_details.cached_tokens``. A server that reports no usage gets an estimate.
@@ -308,12 +310,18 @@ class OpenAIProvider(SdkProvider):
         )
 
     async def _events(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        options = self.model_options(request.model)
+        if wants_responses(request.model, official=self.official, api=options.get("api")):
+            async for event in response_events(
+                self.client, request, provider=self.name, options=options
+            ):
+                yield event
+            return
         await self._ask_server_limit(request.model)
         usage: Usage | None = None
         finish: str | None = None
         text_chars = 0
         calls = _Calls()
-        options = self.model_options(request.model)
         params = build_openai_params(request, official=self.official, options=options)
         stream = await self.client.chat.completions.create(**params)
         async with stream:

@@ -299,7 +299,7 @@ async def test_prompt_too_long_is_a_context_overflow(
     )
     with pytest.raises(ContextOverflow, match="prompt is too long") as err:
         await collect(provider_at())
-    assert (err.value.tokens, err.value.limit, err.value.retryable) == (210351, 200000, False)
+    assert (err.value.input_tokens, err.value.limit, err.value.retryable) == (210351, 200000, False)
 
 
 async def test_tool_choice_forces_the_first_request_of_a_turn_only(

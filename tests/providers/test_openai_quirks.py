@@ -132,7 +132,7 @@ async def test_an_empty_200_for_a_request_over_the_limit_is_a_context_overflow(
     provider = provider_at(model_overrides={"small": {"input_limit": 10}})
     with pytest.raises(ContextOverflow) as failure:
         await collect(provider, simple_request("small", "x" * 400))
-    assert failure.value.limit == 10 and (failure.value.tokens or 0) > 10
+    assert failure.value.limit == 10 and (failure.value.input_tokens or 0) > 10
 
 
 async def test_done_without_finish_reason_is_accepted(
@@ -218,7 +218,7 @@ async def test_context_errors_are_context_overflow(
     wire_server.reply(body)
     with pytest.raises(ContextOverflow) as failure:
         await collect(provider_at())
-    assert (failure.value.tokens, failure.value.limit) == (tokens, limit)
+    assert (failure.value.input_tokens, failure.value.limit) == (tokens, limit)
     assert not failure.value.retryable and failure.value.status == 400
 
 

@@ -160,6 +160,29 @@ class ProviderError(Exception):
         self.usage = usage
 
 
+class ContextOverflowError(ProviderError):
+    """The request is longer than the model's context window.
+
+    Raised for Anthropic's ``prompt is too long``, OpenAI's ``context_length_exceeded``,
+    llama.cpp's ``exceed_context_size_error`` and the like (``errors.context_overflow``).
+    ``input_tokens`` (what the request needed) and ``limit`` (the window) are filled in
+    when the server said them. Never retried as is: the request must shrink first.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None = 400,
+        input_tokens: int | None = None,
+        limit: int | None = None,
+        usage: Usage | None = None,
+    ) -> None:
+        super().__init__(message, status=status, retryable=False, usage=usage)
+        self.input_tokens = input_tokens
+        self.limit = limit
+
+
 class ProviderConfigError(ProviderError):
     """A missing key, a rejected key or a bad setting: the message names what to fix."""
 

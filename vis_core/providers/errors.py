@@ -11,32 +11,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vis_core.model.usage import Usage
-from vis_core.providers.base import ProviderConfigError, ProviderError
+from vis_core.providers.base import ContextOverflowError, ProviderConfigError, ProviderError
 from vis_core.providers.common import is_retryable_status
 
-
-class ContextOverflow(ProviderError):
-    """The request is longer than the model's context window.
-
-    Raised for Anthropic's ``prompt is too long``, OpenAI's ``context_length_exceeded``,
-    llama.cpp's ``exceed_context_size_error`` and the like. ``tokens`` (what the request
-    needed) and ``limit`` (the window) are filled in when the server said them. Never
-    retried as is: the request must shrink first.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        status: int | None = None,
-        tokens: int | None = None,
-        limit: int | None = None,
-        usage: Usage | None = None,
-    ) -> None:
-        super().__init__(message, status=status, retryable=False, usage=usage)
-        self.tokens = tokens
-        self.limit = limit
+# The typed "request too long" error; ``ContextOverflowError`` in ``providers.base``.
+ContextOverflow = ContextOverflowError
 
 
 class UnfinishedResponse(ProviderError):
@@ -185,7 +164,7 @@ def context_overflow(provider: str, status: int | None, body: Any) -> ContextOve
         f"{provider}: the request is longer than the model's context window{where}: "
         f"{detail or code or kind}",
         status=status,
-        tokens=tokens,
+        input_tokens=tokens,
         limit=limit,
     )
 

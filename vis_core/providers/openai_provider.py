@@ -296,7 +296,8 @@ class OpenAIProvider(SdkProvider):
                 f"{self.name} ended the response before any answer, and the request (about "
                 f"{estimate} tokens) is longer than the model's input limit ({limit}): the "
                 f"server at {where} most likely refused it as too long; its log says so",
-                tokens=estimate,
+                status=None,
+                input_tokens=estimate,
                 limit=limit,
                 usage=usage,
             )

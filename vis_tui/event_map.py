@@ -83,13 +83,11 @@ def _turn_started(target: EventTarget, event: TurnStarted) -> None:
 @handles(AssistantDelta)
 def _delta(target: EventTarget, event: AssistantDelta) -> None:
     target.transcript.turn(event.turn_id).add_delta(event.text)
-    target.transcript.follow()
 
 
 @handles(AssistantMessage)
 def _message(target: EventTarget, event: AssistantMessage) -> None:
     target.transcript.turn(event.turn_id).set_message(event.text)
-    target.transcript.follow()
 
 
 THINKING_PREVIEW = 100
@@ -130,7 +128,6 @@ def _activity(target: EventTarget, event: ActivityStarted) -> None:
         return
     turn_id = record.turn_id or ""
     target.transcript.turn(turn_id).show_activity(record)
-    target.transcript.follow()
 
 
 @handles(UsageReported)
@@ -146,6 +143,5 @@ def _notification(target: EventTarget, event: Notification) -> None:
 @handles(TurnEnded)
 def _turn_ended(target: EventTarget, event: TurnEnded) -> None:
     target.transcript.turn(event.turn_id).end(event.status, event.error)
-    target.transcript.follow()
     target.status_bar.running = False
     target.turn_finished(event)

@@ -13,7 +13,7 @@ from textual.content import Content
 from textual.notifications import SeverityLevel
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Static
+from textual.widgets import Input, Static, TextArea
 
 from vis_core.events import Event, TurnEnded
 from vis_core.model.notify import NotifyKind
@@ -335,8 +335,29 @@ class MainScreen(Screen[None]):
         self.transcript.scroll_home(animate=False)
 
     def action_bottom(self) -> None:
-        self.transcript.show_newest()
-        self.transcript.scroll_end(animate=False)
+        self.transcript.action_pin()
+
+    def on_transcript_leave(self, message: Transcript.Leave) -> None:
+        message.stop()
+        self.prompt.focus()
+
+    def on_screen_resume(self) -> None:
+        """Back from Settings, help or a picker: the prompt takes the keyboard again."""
+        if not isinstance(self.focused, PromptInput | ActivityRow):
+            self.prompt.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """A printable key typed outside the prompt (on a row, after a click) goes to the
+        prompt, unless a key of the focused row or the transcript handles it."""
+        focused = self.focused
+        if focused is self.prompt or isinstance(focused, Input | TextArea | ChordCatcher):
+            return
+        if not (event.is_printable and event.character) or event.key in self.active_bindings:
+            return
+        event.stop()
+        event.prevent_default()
+        self.prompt.focus()
+        self.prompt.insert(event.character)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         if isinstance(event.widget, ActivityRow):

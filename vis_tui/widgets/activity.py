@@ -198,6 +198,7 @@ class ActivityRow(Vertical, can_focus=True):
         self._frame = 0
         self._spinner: Any = None
         self._ready = False
+        self.can_focus = self.expandable
 
     # -- state -------------------------------------------------------------------------
     @property
@@ -230,7 +231,9 @@ class ActivityRow(Vertical, can_focus=True):
 
     def on_mount(self) -> None:
         self._ready = True
-        self._refresh_all(header=False)  # compose just drew the header
+        # The header too: an update that came between compose and now must not be lost
+        # (it left a spinner on a finished row).
+        self._refresh_all()
 
     def _header(self) -> Content:
         return headline_content(
@@ -238,6 +241,7 @@ class ActivityRow(Vertical, can_focus=True):
         )
 
     def _refresh_all(self, *, header: bool = True) -> None:
+        self.can_focus = self.expandable or self.expanded  # Tab visits only rows that open
         if not self._ready:
             return
         for state in ActivityState:
@@ -313,3 +317,5 @@ class ActivityRow(Vertical, can_focus=True):
     def watch_expanded(self, expanded: bool) -> None:
         self.set_class(expanded, "-expanded")
         self._refresh_all()
+        if expanded and self._ready:
+            self.call_after_refresh(self.scroll_visible, animate=False)

@@ -574,7 +574,6 @@ def _opened(target: Any, event: LiveOpened) -> None:
             turn.mount(widget, before=footers[0])
         else:
             turn.mount(widget)
-    transcript.follow()
 
 
 def _last_view_after(turn: Widget, row: Widget) -> Widget:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from textual.binding import Binding
+from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Markdown, Static
@@ -61,9 +63,21 @@ class PlainMessage(Static):
 
 
 class Transcript(SteadyScroll, can_focus=False):
-    """Every turn of the session; only recent pages are mounted until the person scrolls up."""
+    """Every turn of the session; only recent pages are mounted until the person scrolls up.
+
+    It follows new output while pinned to the bottom (Textual's ``anchor()``): scrolling up
+    releases the pin, reaching the bottom again, End, Ctrl+End or a new turn restores it."""
 
     max_turns = MAX_MOUNTED_TURNS
+    # Keys while a row of the transcript has focus (the screen sends other printable keys
+    # to the prompt).
+    BINDINGS = [
+        Binding("up,k", "move(-1)", "Previous Activity", show=False),
+        Binding("down,j", "move(1)", "Next Activity", show=False),
+        Binding("escape", "leave", "Back to the prompt", show=False),
+        Binding("end", "pin", "Follow the newest output", show=False),
+        Binding("c", "screen.copy_activity", "Copy the Activity", show=False),
+    ]
 
     def __init__(self, context: BlockContext, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -89,6 +103,40 @@ class Transcript(SteadyScroll, can_focus=False):
         """Newer turns were unmounted to keep the transcript light; scrolling down reloads them."""
         return bool(self._below)
 
+    def on_mount(self) -> None:
+        self.anchor()
+
+    # -- keys ----------------------------------------------------------------------------
+    def stops(self) -> list[Widget]:
+        """What ↑/↓ move between: Activities that open, and stored turns (they open on focus)."""
+        return [
+            widget
+            for widget in self.query("ActivityRow, StoredTurnView")
+            if widget.focusable and widget.display
+        ]
+
+    def action_move(self, step: int) -> None:
+        stops = self.stops()
+        if not stops:
+            return
+        focused = self.screen.focused
+        current = next(
+            (w for w in (focused, *(focused.ancestors if focused else ())) if w in stops), None
+        )
+        index = stops.index(current) + step if current is not None else 0
+        if 0 <= index < len(stops):
+            stops[index].focus()
+
+    def action_leave(self) -> None:
+        self.post_message(self.Leave())
+
+    def action_pin(self) -> None:
+        self.show_newest()
+        self.anchor()
+
+    class Leave(Message):
+        """The person left the transcript (Esc): the prompt takes the keyboard."""
+
     # -- building ------------------------------------------------------------------------
     def clear(self) -> None:
         self._generation += 1
@@ -107,7 +155,7 @@ class Transcript(SteadyScroll, can_focus=False):
         view = TurnView(turn_id, position, request, self.context)
         self.turns[turn_id] = view
         self.mount(view)
-        self.scroll_end(animate=False, immediate=False)
+        self.anchor()  # a new turn follows its output again
         return view
 
     def turn(self, turn_id: str) -> TurnView:
@@ -130,11 +178,6 @@ class Transcript(SteadyScroll, can_focus=False):
         self.mount(message)
         self.scroll_end(animate=False, immediate=False)
         return message
-
-    def follow(self) -> None:
-        """Keep the newest output in view while the person has not scrolled away."""
-        if self.max_scroll_y - self.scroll_y <= 3:
-            self.scroll_end(animate=False, immediate=False)
 
     def _stored_view(self, turn: StoredTurn) -> StoredTurnView:
         show_steps = self.context.show_steps()

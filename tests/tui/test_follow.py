@@ -1,0 +1,103 @@
+"""The transcript follows new output while pinned, and keys typed anywhere reach the prompt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vis_tui.screens.settings import SettingsScreen
+from vis_tui.widgets.activity import ActivityRow
+from vis_tui.widgets.answer import AnswerView
+
+from .support import started, until, vis_app, write_script
+
+# Code blocks and tables re-render the whole block as they grow: the old 3-line distance
+# check left the view on the answer's first screen.
+RICH_ANSWER = "\n\n".join(
+    f"## Part {n}\n\n```python\ndef part_{n}():\n    return {n}\n```\n\n"
+    "| a | b |\n| - | - |\n" + "".join(f"| {n} | {m} |\n" for m in range(6))
+    for n in range(12)
+)
+
+
+def _at_bottom(app: object) -> bool:
+    transcript = app.main.transcript  # type: ignore[attr-defined]
+    return transcript.max_scroll_y > 0 and transcript.scroll_y == transcript.max_scroll_y
+
+
+def _rendered(app: object) -> bool:
+    answers = list(app.main.query(AnswerView))  # type: ignore[attr-defined]
+    return bool(answers) and all(a.source == a.text for a in answers)
+
+
+async def test_a_streamed_answer_with_code_and_tables_stays_in_view(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path,
+        [
+            {"text": RICH_ANSWER, "chunk": 40, "delay_ms": 1},
+            {"text": RICH_ANSWER, "chunk": 40, "delay_ms": 15},
+        ],
+    )
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        transcript = app.main.transcript
+        await pilot.press(*"first", "enter")
+        await until(pilot, lambda: not app.main.turn_running and _rendered(app))
+        await pilot.pause(0.1)
+        assert _at_bottom(app)
+
+        # Scrolled up during the stream: the view stays where the person put it.
+        await pilot.press(*"second", "enter")
+        await until(pilot, lambda: len(transcript.turns) == 2 and _rendered(app))
+        await until(pilot, lambda: transcript.max_scroll_y > transcript.size.height)
+        await pilot.press("pageup")
+        held = transcript.scroll_y
+        await until(pilot, lambda: not app.main.turn_running and _rendered(app))
+        await pilot.pause(0.1)
+        assert transcript.scroll_y == held < transcript.max_scroll_y
+
+        # Ctrl+End pins it again, and it stays at the end.
+        await pilot.press("ctrl+end")
+        await pilot.pause(0.1)
+        assert _at_bottom(app)
+
+
+async def test_keys_reach_the_prompt_from_rows_and_after_settings(
+    workspace: Path, tmp_path: Path
+) -> None:
+    code = "await shell('true')\nawait shell('false')\nawait ls('.')"
+    script = write_script(tmp_path, [{"code": code}, {"text": "done"}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"run", "enter")
+        await until(pilot, lambda: not app.main.turn_running and _rendered(app))
+        rows = list(app.main.query(ActivityRow))
+        assert len(rows) == 3
+        expandable = [row for row in rows if row.expandable]
+        # Tab from the prompt visits rows that open, nothing else.
+        focused = []
+        for _ in expandable:
+            await pilot.press("tab")
+            focused.append(app.focused)
+        assert focused == expandable
+        # ↑/↓ and j/k move between them; Esc goes back to the prompt.
+        await pilot.press("k")
+        assert app.focused is expandable[-2]
+        await pilot.press("down")
+        assert app.focused is expandable[-1]
+        await pilot.press("escape")
+        assert app.focused is app.main.prompt
+        # Typed on a row: the letters land in the prompt.
+        expandable[0].focus()
+        await pilot.press(*"hello")
+        assert app.main.prompt.text == "hello" and app.focused is app.main.prompt
+        # After Settings closes, typing goes on in the prompt.
+        await pilot.press("f2")
+        await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, SettingsScreen))
+        await pilot.press(*" you")
+        assert app.main.prompt.text == "hello you"

@@ -8,10 +8,12 @@ from typing import Any
 
 from textual.pilot import Pilot
 
+from vis_core.events import ActivityStarted, AssistantDelta, IterationStarted, TurnStarted
 from vis_core.host import HostOptions
+from vis_core.model.activity import ActivityPresentation, ActivityState
 from vis_core.model.turn import TurnStatus
 from vis_tui.app import VisApp
-from vis_tui.demo import every_block_records, failed_verification_record, turn_events
+from vis_tui.demo import every_block_records, failed_verification_record, record, turn_events
 from vis_tui.widgets.activity import ActivityRow, SectionView
 from vis_tui.widgets.answer import AnswerView
 
@@ -130,3 +132,30 @@ def test_80_by_24_terminal(snap_compare: Any) -> None:
 
 def test_60_column_terminal(snap_compare: Any) -> None:
     assert snap_compare(_app(), terminal_size=(60, 30), run_before=_every_block(False))
+
+
+def test_progress_line_while_a_command_runs(snap_compare: Any) -> None:
+    async def run(pilot: Pilot[Any]) -> None:
+        await _ready(pilot)
+        app = pilot.app
+        assert isinstance(app, VisApp) and app.session is not None
+        sid = app.session.id
+        running = record(
+            "a1",
+            ActivityPresentation("Run command", "pytest -q · running (pid 4242)"),
+            session_id=sid,
+            state=ActivityState.RUNNING,
+            tool="shell",
+        )
+        app.main.feed_events(
+            [
+                TurnStarted(sid, turn_id="t1", position=1, request="Run the tests"),
+                AssistantDelta(sid, turn_id="t1", text="I'll run the test suite first. " * 8),
+                IterationStarted(sid, turn_id="t1", iteration_id="i1", index=1),
+                ActivityStarted(sid, activity=running),
+            ]
+        )
+        await _answers_rendered(pilot)
+        await pilot.pause(0.2)
+
+    assert snap_compare(_app(), terminal_size=(100, 20), run_before=run)

@@ -23,6 +23,7 @@ from vis_core.events import (
 )
 from vis_core.model.activity import ActivityState
 from vis_core.model.notify import NotifyKind
+from vis_tui.widgets.progress_line import ProgressLine
 from vis_tui.widgets.status import StatusBar
 from vis_tui.widgets.transcript import Transcript
 
@@ -32,6 +33,7 @@ class EventTarget(Protocol):
 
     transcript: Transcript
     status_bar: StatusBar
+    progress: ProgressLine
 
     def toast(self, text: str, kind: NotifyKind) -> None: ...
     def turn_finished(self, event: TurnEnded) -> None: ...
@@ -78,11 +80,13 @@ def _turn_started(target: EventTarget, event: TurnStarted) -> None:
     if event.turn_id not in target.transcript.turns:
         target.transcript.add_turn(event.turn_id, event.position, event.request)
     target.status_bar.running = True
+    target.progress.begin()
 
 
 @handles(AssistantDelta)
 def _delta(target: EventTarget, event: AssistantDelta) -> None:
     target.transcript.turn(event.turn_id).add_delta(event.text)
+    target.progress.streamed_text(event.text)
 
 
 @handles(AssistantMessage)
@@ -96,6 +100,7 @@ THINKING_PREVIEW = 100
 @handles(AssistantThinking)
 def _thinking(target: EventTarget, event: AssistantThinking) -> None:
     """Thinking stays collapsed to one muted line; the whole text is in the session store."""
+    target.progress.doing = "thinking"
     text = " ".join(event.text.split())
     if not text:
         return
@@ -107,11 +112,14 @@ def _thinking(target: EventTarget, event: AssistantThinking) -> None:
 @handles(IterationStarted)
 def _iteration(target: EventTarget, event: IterationStarted) -> None:
     target.transcript.turn(event.turn_id).close_answer()
+    is_block = event.tool == "python_execution"
+    target.progress.doing = "running a block" if is_block else f"calling {event.tool}"
 
 
 @handles(BlockFinished)
 def _block(target: EventTarget, event: BlockFinished) -> None:
     view = target.transcript.turn(event.turn_id)
+    target.progress.doing = "waiting for the model"
     if event.restarted:
         view.show_note("The Python sandbox restarted; saved helpers and variables were restored.")
     if event.error:
@@ -124,8 +132,13 @@ def _activity(target: EventTarget, event: ActivityStarted) -> None:
     record = event.activity
     if record is None:
         return
-    if record.state is ActivityState.RUNNING and not record.show_start:
-        return
+    if record.state is ActivityState.RUNNING:
+        what = record.presentation.headline if record.presentation else record.tool
+        target.progress.doing = f"waiting on {what}"
+        if not record.show_start:
+            return
+    elif target.progress.doing.startswith("waiting on"):
+        target.progress.doing = "running a block"
     turn_id = record.turn_id or ""
     target.transcript.turn(turn_id).show_activity(record)
 
@@ -133,6 +146,7 @@ def _activity(target: EventTarget, event: ActivityStarted) -> None:
 @handles(UsageReported)
 def _usage(target: EventTarget, event: UsageReported) -> None:
     target.status_bar.add_usage(event.usage, event.cost, event.context_tokens, event.context_limit)
+    target.progress.add_output_tokens(event.usage.output)
 
 
 @handles(Notification)
@@ -144,4 +158,5 @@ def _notification(target: EventTarget, event: Notification) -> None:
 def _turn_ended(target: EventTarget, event: TurnEnded) -> None:
     target.transcript.turn(event.turn_id).end(event.status, event.error)
     target.status_bar.running = False
+    target.progress.end()
     target.turn_finished(event)

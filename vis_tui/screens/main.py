@@ -24,6 +24,7 @@ from vis_tui.messages import CommandActionRequested, CoreEvent, TurnDone
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.completion import CommandChoice, CompletionMenu, matches
+from vis_tui.widgets.progress_line import ProgressLine
 from vis_tui.widgets.prompt import PromptInput
 from vis_tui.widgets.status import StatusBar
 from vis_tui.widgets.transcript import Transcript
@@ -91,6 +92,7 @@ class MainScreen(Screen[None]):
         self.host: Host | None = None
         self.session: AgentSession | None = None
         self.queue: list[str] = []
+        self.queue_paused = False  # a cancelled turn holds the queue until Enter (or Esc drops it)
         self.turn_running = False
         self.selected_activity: ActivityRow | None = None
         self._unsubscribe: Any = None
@@ -108,6 +110,8 @@ class MainScreen(Screen[None]):
         self.prompt.pull_queued = self.pull_queued
         yield self.transcript
         yield Vertical(id="queue")
+        self.progress = ProgressLine(id="progress")
+        yield self.progress
         yield self.completion
         yield self.prompt
         yield self.status_bar
@@ -202,17 +206,42 @@ class MainScreen(Screen[None]):
         message.stop()
         self._quit_armed_at = None
         text = message.text
+        if not text.strip():  # Enter on an empty prompt resumes a paused queue
+            if self.queue_paused:
+                self._resume_queue()
+            return
         if text.lstrip().startswith("/"):
             self.run_command(text.strip())
             return
         if self.host is not None and self.session is not None:
             self.host.store.add_prompt(self.session.id, text)
         self.prompt.remember(text)
-        if self.turn_running or self.session is None:
+        if self.turn_running or self.session is None or self.queue_paused:
             self.queue.append(text)
             self._show_queue()
+            if self.queue_paused and not self.turn_running:
+                self._resume_queue()  # a new message sends the held ones first, in order
             return
         self.start_turn(text)
+
+    def _cancel_turn(self) -> None:
+        """Cancel the running turn; queued messages wait for the person (Enter or Esc)."""
+        assert self.session is not None
+        self.queue_paused = bool(self.queue)
+        self._show_queue()
+        self.session.cancel()
+
+    def _resume_queue(self) -> None:
+        self.queue_paused = False
+        self._show_queue()
+        self._send_next()
+
+    def _drop_queue(self) -> None:
+        count = len(self.queue)
+        self.queue.clear()
+        self.queue_paused = False
+        self._show_queue()
+        self.app.notify(f"Dropped {count} queued message{'s' if count != 1 else ''}.")
 
     def start_turn(self, text: str) -> None:
         self.turn_running = True
@@ -236,6 +265,8 @@ class MainScreen(Screen[None]):
 
     def _send_next(self) -> None:
         if self.queue and self.session is not None and not self.turn_running:
+            if self.queue_paused:
+                return
             text = self.queue.pop(0)
             self._show_queue()
             self.start_turn(text)
@@ -250,13 +281,17 @@ class MainScreen(Screen[None]):
     def _show_queue(self) -> None:
         box = self.query_one("#queue", Vertical)
         box.remove_children()
-        box.mount_all(
+        lines = [
             Static(
                 Content.assemble(("queued  ", "$text-warning"), (text.split("\n")[0], "")),
                 classes="queued",
             )
             for text in self.queue
-        )
+        ]
+        if self.queue_paused and self.queue:
+            note = "paused after the cancel: Enter sends them, Esc drops them"
+            lines.insert(0, Static(Content.styled(note, "$text-warning"), classes="queued"))
+        box.mount_all(lines)
         self.status_bar.queued = len(self.queue)
 
     @work(group="command", exclusive=False, exit_on_error=False)
@@ -294,7 +329,9 @@ class MainScreen(Screen[None]):
         if self.completion.display:
             self.completion.hide()
         elif self.session is not None and self.turn_running:
-            self.session.cancel()
+            self._cancel_turn()
+        elif self.queue_paused and self.queue:
+            self._drop_queue()
 
     def action_interrupt(self) -> None:
         """Ctrl+C: clear the draft, else cancel the turn, else quit on a second press."""
@@ -303,7 +340,7 @@ class MainScreen(Screen[None]):
             self.completion.hide()
             self._quit_armed_at = None
         elif self.session is not None and self.turn_running:
-            self.session.cancel()
+            self._cancel_turn()
             self._quit_armed_at = None
         elif (
             self._quit_armed_at is not None

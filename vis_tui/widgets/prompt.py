@@ -111,7 +111,7 @@ class PromptInput(TextArea):
                 self.text = ""
                 self.recall_index = None
                 self.draft = ""
-                self.post_message(self.Submitted(text))
+            self.post_message(self.Submitted(text if text.strip() else ""))
         elif key in ("shift+enter", "ctrl+j"):
             self.insert("\n")
         elif key == "tab" and menu is not None:

@@ -99,7 +99,10 @@ async def test_messages_typed_during_a_turn_are_queued(workspace: Path, tmp_path
         assert app.main.prompt.text == "three" and app.main.queue == ["two"]
         await pilot.press("enter")
         assert app.main.queue == ["two", "three"]
-        await pilot.press("escape")  # the long first turn ends; the queue is sent in order
+        await pilot.press("escape")  # the long first turn ends; the queue waits for Enter
+        await until(pilot, lambda: not app.main.turn_running)
+        assert app.main.queue == ["two", "three"] and app.main.queue_paused
+        await pilot.press("enter")  # then it is sent in order
         await until(pilot, _ended(app, 3))
         requests = [t.request for t in app.main.transcript.turns.values()]
         assert requests == ["one", "two", "three"]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import re
 
+from textual._arrange import DockArrangeResult
 from textual.binding import Binding
+from textual.geometry import Size
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
@@ -80,6 +82,8 @@ class Transcript(SteadyScroll, can_focus=False):
     ]
 
     def __init__(self, context: BlockContext, *, id: str | None = None) -> None:
+        self._pinned = False
+        self._overflows = False
         super().__init__(id=id)
         self.context = context
         self.turns: dict[str, TurnView | StoredTurnView] = {}
@@ -105,6 +109,22 @@ class Transcript(SteadyScroll, can_focus=False):
 
     def on_mount(self) -> None:
         self.anchor()
+
+    # Textual's compositor reads ``_anchored`` right after ``arrange``: a transcript shorter
+    # than its window is not held to the bottom, so short content starts at the top.
+    @property
+    def _anchored(self) -> bool:  # type: ignore[override]
+        return self._pinned and self._overflows
+
+    @_anchored.setter
+    def _anchored(self, value: bool) -> None:
+        self._pinned = value
+
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        result = super().arrange(size, optimal)
+        height = self.container_size.height - self.scrollbar_size_horizontal
+        self._overflows = result.spatial_map.total_region.bottom > height
+        return result
 
     # -- keys ----------------------------------------------------------------------------
     def stops(self) -> list[Widget]:

@@ -10,7 +10,12 @@ from textual.pilot import Pilot
 
 from vis_core.events import ActivityStarted, AssistantDelta, IterationStarted, TurnStarted
 from vis_core.host import HostOptions
-from vis_core.model.activity import ActivityPresentation, ActivityState
+from vis_core.model.activity import (
+    ActivityPresentation,
+    ActivityState,
+    ActivityTerminal,
+    ActivityTerminalLine,
+)
 from vis_core.model.turn import TurnStatus
 from vis_tui.app import VisApp
 from vis_tui.demo import every_block_records, failed_verification_record, record, turn_events
@@ -155,6 +160,34 @@ def test_progress_line_while_a_command_runs(snap_compare: Any) -> None:
                 ActivityStarted(sid, activity=running),
             ]
         )
+        await _answers_rendered(pilot)
+        await pilot.pause(0.2)
+
+    assert snap_compare(_app(), terminal_size=(100, 20), run_before=run)
+
+
+def test_failed_command(snap_compare: Any) -> None:
+    async def run(pilot: Pilot[Any]) -> None:
+        await _ready(pilot)
+        app = pilot.app
+        assert isinstance(app, VisApp) and app.session is not None
+        sid = app.session.id
+        terminal = ActivityTerminal(
+            ("make deploy",),
+            (ActivityTerminalLine("error: no target 'deploy'", "stderr"),),
+            exit=2,
+        )
+        failed = ActivityPresentation(
+            "Run command", "make deploy · exit 2", (terminal,), aside="0.1 s"
+        )
+        events = turn_events(
+            sid,
+            "t1",
+            "Deploy it",
+            "The Makefile has no `deploy` target.",
+            [record("a1", failed, session_id=sid, tool="shell")],
+        )
+        app.main.feed_events(events)
         await _answers_rendered(pilot)
         await pilot.pause(0.2)
 

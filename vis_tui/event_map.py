@@ -23,6 +23,7 @@ from vis_core.events import (
 )
 from vis_core.model.activity import ActivityState
 from vis_core.model.notify import NotifyKind
+from vis_tui.notes import block_notes, thinking_note
 from vis_tui.widgets.progress_line import ProgressLine
 from vis_tui.widgets.status import StatusBar
 from vis_tui.widgets.transcript import Transcript
@@ -94,19 +95,13 @@ def _message(target: EventTarget, event: AssistantMessage) -> None:
     target.transcript.turn(event.turn_id).set_message(event.text)
 
 
-THINKING_PREVIEW = 100
-
-
 @handles(AssistantThinking)
 def _thinking(target: EventTarget, event: AssistantThinking) -> None:
     """Thinking stays collapsed to one muted line; the whole text is in the session store."""
     target.progress.doing = "thinking"
-    text = " ".join(event.text.split())
-    if not text:
-        return
-    if len(text) > THINKING_PREVIEW:
-        text = text[: THINKING_PREVIEW - 1] + "…"
-    target.transcript.turn(event.turn_id).show_note(f"Thinking: {text}")
+    note = thinking_note(event.text)
+    if note is not None:
+        target.transcript.turn(event.turn_id).show_note(note)
 
 
 @handles(IterationStarted)
@@ -120,11 +115,9 @@ def _iteration(target: EventTarget, event: IterationStarted) -> None:
 def _block(target: EventTarget, event: BlockFinished) -> None:
     view = target.transcript.turn(event.turn_id)
     target.progress.doing = "waiting for the model"
-    if event.restarted:
-        view.show_note("The Python sandbox restarted; saved helpers and variables were restored.")
-    if event.error:
-        first = event.error.strip().splitlines()[-1] if event.error.strip() else "error"
-        view.show_note(f"The code block raised {first}", "$text-warning")
+    errors = [row.record.error or "" for row in view.rows.values()]
+    for text, style in block_notes(event.error, event.restarted, errors):
+        view.show_note(text, style)
 
 
 @handles(ActivityStarted, ActivityUpdated, ActivityEnded)

@@ -4,10 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from vis_core.model.activity import ActivityRecord
 from vis_core.model.turn import TurnStatus
+from vis_tui.notes import MUTED, block_notes, thinking_note
+
+
+class PartKind(StrEnum):
+    REPLY = "reply"
+    NOTE = "note"
+    ROWS = "rows"
+
+
+@dataclass(frozen=True)
+class StoryPart:
+    """One piece of a stored turn as it was shown: an answer, a note, or a run of Activities."""
+
+    kind: PartKind
+    text: str = ""
+    style: str = MUTED
+    activities: tuple[ActivityRecord, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -21,6 +39,20 @@ class StoredTurn:
     activities: tuple[ActivityRecord, ...]
     status: TurnStatus | None
     error: str | None
+    story: tuple[StoryPart, ...] = ()  # the parts in the order they happened
+
+    def parts(self) -> tuple[StoryPart, ...]:
+        """The story, or (a turn written without one) replies, the Activities, the last reply."""
+        if self.story:
+            return self.story
+        replies = list(self.replies)
+        last = replies.pop() if replies and self.activities else None
+        parts = [StoryPart(PartKind.REPLY, reply) for reply in replies if reply]
+        if self.activities:
+            parts.append(StoryPart(PartKind.ROWS, activities=self.activities))
+        if last:
+            parts.append(StoryPart(PartKind.REPLY, last))
+        return tuple(parts)
 
 
 @dataclass(frozen=True)
@@ -56,6 +88,7 @@ def store_page_loader(store: Any, session_id: str, limit: int = PAGE_SIZE) -> Pa
         turns = []
         for row in rows:
             activities = tuple(_rows(store.activities(row.id), "activities"))
+            story = build_story(store.turn_story(session_id, row.id), activities)
             turns.append(
                 StoredTurn(
                     turn_id=row.id,
@@ -67,8 +100,52 @@ def store_page_loader(store: Any, session_id: str, limit: int = PAGE_SIZE) -> Pa
                     activities=activities,
                     status=row.status,
                     error=row.error,
+                    story=story,
                 )
             )
         return TurnPage(tuple(turns), has_older)
 
     return load
+
+
+def build_story(
+    entries: list[tuple[int, str, Any]], activities: tuple[ActivityRecord, ...]
+) -> tuple[StoryPart, ...]:
+    """Parts from a turn's stored ``entries`` (``Store.turn_story``): Activities that started
+    one after another share one run of rows, and a later call on a handle joins the run of
+    the handle's first call (live, it updates that row), as they were shown live."""
+    by_id = {record.id: record for record in activities}
+    parts: list[StoryPart | list[ActivityRecord]] = []
+    runs: dict[tuple[str, int, str], list[ActivityRecord]] = {}
+    errors: list[str] = []
+
+    def text_part(part: StoryPart) -> None:
+        parts.append(part)
+
+    for _, kind, value in entries:
+        if kind == "activity":
+            record = by_id.get(value)
+            if record is None:
+                continue
+            errors.append(record.error or "")
+            run = runs.get(record.group_key) if record.group_key is not None else None
+            if run is None:
+                if not parts or not isinstance(parts[-1], list):
+                    parts.append([])
+                run = parts[-1]
+                assert isinstance(run, list)
+                if record.group_key is not None:
+                    runs[record.group_key] = run
+            run.append(record)
+        elif kind == "reply" and value:
+            text_part(StoryPart(PartKind.REPLY, value))
+        elif kind == "thinking" and (note := thinking_note(value)):
+            text_part(StoryPart(PartKind.NOTE, note))
+        elif kind == "block":
+            error, restarted = value
+            for text, style in block_notes(error, restarted, errors):
+                text_part(StoryPart(PartKind.NOTE, text, style))
+    return tuple(
+        StoryPart(PartKind.ROWS, activities=tuple(part)) if isinstance(part, list) else part
+        for part in parts
+    )

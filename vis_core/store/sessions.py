@@ -7,6 +7,7 @@ import sqlite3
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 from vis_core.events import activity_from_dict
 from vis_core.model.activity import ActivityRecord
@@ -252,6 +253,42 @@ class SessionsMixin:
             )
             for row in rows
         ]
+
+    def turn_story(self, session_id: str, turn_id: str) -> list[tuple[int, str, Any]]:
+        """What a turn showed, in the order it happened: ``(seq, kind, value)`` with kind
+        ``reply`` (text), ``thinking`` (text), ``block`` ((error, restarted) of a block that
+        failed or restarted the sandbox) and ``activity`` (its id, placed by its first event)."""
+        with self._db.read("read a turn's story") as conn:
+            story: list[tuple[int, str, Any]] = [
+                (seq, "reply", text)
+                for seq, text in conn.execute(
+                    "SELECT seq, text FROM replies WHERE turn_id = ?", (turn_id,)
+                )
+            ]
+            story.extend(
+                (seq, "thinking", text)
+                for seq, text in conn.execute(
+                    "SELECT seq, text FROM thinking WHERE session_id = ? AND turn_id = ?",
+                    (session_id, turn_id),
+                )
+            )
+            story.extend(
+                (seq, "block", (error, bool(restarted)))
+                for seq, error, restarted in conn.execute(
+                    "SELECT b.seq, b.error, b.restarted FROM iterations AS i "
+                    "JOIN blocks AS b ON b.iteration_id = i.id "
+                    "WHERE i.turn_id = ? AND (b.error IS NOT NULL OR b.restarted)",
+                    (turn_id,),
+                )
+            )
+            story.extend(
+                (pos, "activity", activity_id)
+                for pos, activity_id in conn.execute(
+                    "SELECT pos, id FROM activities WHERE turn_id = ?", (turn_id,)
+                )
+            )
+        story.sort(key=lambda entry: entry[0])
+        return story
 
     def activities(self, turn_id: str) -> list[ActivityRecord]:
         """The activities of a turn in the order they started."""

@@ -284,7 +284,11 @@ def shell_presentation(handle: Any, action: str = "") -> ActivityPresentation:
     lines, omitted = terminal_lines(handle.output_lines())
     terminal = ActivityTerminal(stages, lines, handle.exit_code, omitted)
     parts = [one_line(handle.command, 160), *([action] if action else []), _shell_state(handle)]
-    return ActivityPresentation("Run command", " · ".join(parts), (terminal,), handle_id=handle.id)
+    runtime = getattr(handle, "runtime", None)
+    aside = f"{runtime:.1f} s" if runtime is not None and not handle.running else None
+    return ActivityPresentation(
+        "Run command", " · ".join(parts), (terminal,), handle_id=handle.id, aside=aside
+    )
 
 
 def _shell_action(method: str, phase: str, given: dict[str, Any]) -> str:
@@ -302,7 +306,8 @@ def _shell_action(method: str, phase: str, given: dict[str, Any]) -> str:
         if isinstance(seconds, int | float)
         else repr(seconds)
     )
-    return f"waiting ({limit})" if phase == "start" else f"waited ({limit})"
+    # Once it returned, the call says how long the command really ran (the aside), not its limit.
+    return f"waiting ({limit})" if phase == "start" else "waited"
 
 
 def shell_call_presentation(

@@ -9,6 +9,7 @@ import itertools
 import os
 import shlex
 import signal
+import time
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,6 +112,8 @@ class ShellHandle(HostHandle):
         self.stderr = StreamBuffer(buffer_bytes)
         self.timed_out = False
         self.stopped = False
+        self.started_at = time.monotonic()
+        self.ended_at: float | None = None  # when an exit was seen (wait, or the settle)
         self._drains = [
             asyncio.ensure_future(self._drain(process.stdout, self.stdout)),
             asyncio.ensure_future(self._drain(process.stderr, self.stderr)),
@@ -154,6 +157,11 @@ class ShellHandle(HostHandle):
         return self._process.returncode is None
 
     @property
+    def runtime(self) -> float | None:
+        """Seconds from start to exit, once the exit was seen; None while it runs."""
+        return None if self.ended_at is None else self.ended_at - self.started_at
+
+    @property
     def exit_code(self) -> int | None:
         return self._process.returncode
 
@@ -187,6 +195,8 @@ class ShellHandle(HostHandle):
 
     async def _settle(self) -> None:
         await self._process.wait()
+        if self.ended_at is None:
+            self.ended_at = time.monotonic()
         if self._timer is not None:
             self._timer.cancel()
         # A background grandchild can hold the pipes open; do not wait on it forever.

@@ -20,6 +20,7 @@ from vis_core.model.activity import (
     ActivityState,
     ActivityTerminal,
 )
+from vis_tui.notes import plain_error
 from vis_tui.widgets.blocks import BlockContext, render_block
 from vis_tui.widgets.blocks.terminal import terminal_tail
 from vis_tui.widgets.inline import inline_markdown
@@ -36,6 +37,23 @@ _GLYPHS = {
 def is_frozen(widget: Widget) -> bool:
     """Snapshot runs freeze spinners and clocks (``VisApp(frozen=True)``)."""
     return bool(getattr(widget.app, "frozen", False))
+
+
+def failed_outcome(record: ActivityRecord) -> bool:
+    """A call that returned, but whose outcome failed: a command that exited non-zero,
+    tests that failed. It shows ✗, not ✓ (the call itself did not raise)."""
+    presentation = record.presentation
+    if record.state is not ActivityState.SUCCEEDED or presentation is None:
+        return False
+    if presentation.verdict == "failed":
+        return True
+    blocks = [*presentation.content, *(b for s in presentation.sections for b in s.content)]
+    return any(isinstance(b, ActivityTerminal) and b.exit not in (None, 0) for b in blocks)
+
+
+def shown_state(record: ActivityRecord) -> ActivityState:
+    """The state a row shows: failed when the call succeeded but its outcome failed."""
+    return ActivityState.FAILED if failed_outcome(record) else record.state
 
 
 def state_glyph(state: ActivityState, frame: int = 0) -> Content:
@@ -59,13 +77,13 @@ def headline_content(
     marker = ("▾ " if expanded else "▸ ") if expandable else "  "
     parts: list[Content | tuple[str, str] | str] = [
         (marker, "$text-muted"),
-        state_glyph(record.state, frame),
+        state_glyph(shown_state(record), frame),
         " ",
     ]
     if presentation is None:
         parts.append((record.tool, "bold"))
         if record.error:
-            parts.extend(["  ", (record.error.splitlines()[0], "$text-error")])
+            parts.extend(["  ", (plain_error(record.error.splitlines()[0]), "$text-error")])
         return Content.assemble(*parts)
     parts.append((presentation.headline, "bold"))
     if presentation.summary:
@@ -244,8 +262,9 @@ class ActivityRow(Vertical, can_focus=True):
         self.can_focus = self.expandable or self.expanded  # Tab visits only rows that open
         if not self._ready:
             return
+        shown = shown_state(self.record)
         for state in ActivityState:
-            self.set_class(self.record.state is state, f"-{state.value}")
+            self.set_class(shown is state, f"-{state.value}")
         if header:
             self.query_one(".activity-header", DisclosureHeader).update(self._header())
         terminal = _running_terminal(self.record.presentation)
@@ -285,7 +304,10 @@ class ActivityRow(Vertical, can_focus=True):
         presentation = self.record.presentation
         if self.record.error:
             widgets.append(
-                Static(Content.styled(self.record.error, "$text-error"), classes="activity-error")
+                Static(
+                    Content.styled(plain_error(self.record.error), "$text-error"),
+                    classes="activity-error",
+                )
             )
         if presentation is not None:
             widgets.extend(render_block(block, self.context) for block in presentation.content)

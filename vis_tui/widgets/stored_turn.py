@@ -18,7 +18,7 @@ from textual.widget import Widget
 
 from vis_core.model.activity import ActivityRecord
 from vis_core.model.turn import TurnStatus
-from vis_tui.history import StoredTurn
+from vis_tui.history import PartKind, StoredTurn
 from vis_tui.widgets.activity import NEST_INDENT, headline_content, is_expandable
 from vis_tui.widgets.activity_tree import place
 from vis_tui.widgets.plain import record_text
@@ -127,24 +127,31 @@ class StoredTurnView(Widget, can_focus=True):
         self.position = turn.position
         self.request = turn.request
         self.status: TurnStatus = turn.status or TurnStatus.COMPLETED
-        self.rows = stored_rows(turn.activities)
-        replies = list(turn.replies)
-        last = replies.pop() if replies and turn.activities else None
-        self._last = last or None
-        self._replies = [reply for reply in replies if reply]
+        self.parts = turn.parts()
+        # The rows of each run of Activities (None for an answer or a note), in order.
+        self.runs = [
+            stored_rows(part.activities) if part.kind is PartKind.ROWS else None
+            for part in self.parts
+        ]
+        self.rows = [row for run in self.runs if run for row in run]
         self._cache: Drawn | None = None
         self.can_focus = bool(self.rows)  # Tab reaches a stored turn's Activities
 
     # -- reading -------------------------------------------------------------------------
     @property
     def last_answer(self) -> str:
-        texts = [t for t in [*self._replies, self._last or ""] if t.strip()]
+        texts = [p.text for p in self.parts if p.kind is PartKind.REPLY and p.text.strip()]
         return texts[-1] if texts else ""
 
     def text_parts(self) -> list[str]:
         """The turn's answers and Activities as plain text, in order, for the clipboard."""
-        parts = [*self._replies, *(row.as_text() for row in self.rows)]
-        return [*parts, self._last] if self._last else parts
+        texts: list[str] = []
+        for part, run in zip(self.parts, self.runs, strict=True):
+            if part.kind is PartKind.REPLY:
+                texts.append(part.text)
+            elif run:
+                texts.extend(row.as_text() for row in run)
+        return texts
 
     # -- drawing -------------------------------------------------------------------------
     def predraw(self, width: int, painter: Widget) -> None:
@@ -183,31 +190,33 @@ class StoredTurnView(Widget, can_focus=True):
         def blank_of(cells: int) -> Strip:
             return Strip.blank(cells, RichStyle(bgcolor=style.background.rich_color))
 
+        muted = dataclasses.replace(style, foreground=_muted(variables, style.background))
+        indent = Strip.blank(2, RichStyle(bgcolor=style.background.rich_color))
         parts: list[tuple[list[Strip], int, int, list[str] | None]] = []  # margins, row ids
-        for reply in self._replies:
-            strips = strips_of(visualize(painter, RichMarkdown(reply)), width, style)
-            parts.append((strips, 1, 1, None))
-        row_strips: list[Strip] = []
-        row_ids: list[str] = []
-        for row in self.rows:
-            indent = NEST_INDENT * row.depth
-            for strip in strips_of(row.header(), max(1, width - indent), style):
-                row_strips.append(Strip.join([blank_of(indent), strip]) if indent else strip)
-                row_ids.append(row.record.id)
-        if row_strips:
-            parts.append((row_strips, 0, 0, row_ids))
-        if self._last:
-            strips = strips_of(visualize(painter, RichMarkdown(self._last)), width, style)
-            parts.append((strips, 1, 1, None))
+        for part, run in zip(self.parts, self.runs, strict=True):
+            if part.kind is PartKind.REPLY:
+                strips = strips_of(visualize(painter, RichMarkdown(part.text)), width, style)
+                parts.append((strips, 1, 1, None))
+            elif part.kind is PartKind.NOTE:
+                note = Content.styled(part.text, part.style)
+                strips = strips_of(visualize(painter, note), max(1, width - 2), muted)
+                parts.append(([Strip.join([indent, strip]) for strip in strips], 0, 0, None))
+            elif run:
+                row_strips: list[Strip] = []
+                row_ids: list[str] = []
+                for row in run:
+                    gap = NEST_INDENT * row.depth
+                    for strip in strips_of(row.header(), max(1, width - gap), style):
+                        row_strips.append(Strip.join([blank_of(gap), strip]) if gap else strip)
+                        row_ids.append(row.record.id)
+                parts.append((row_strips, 0, 0, row_ids))
         footer = footer_content(
-            [r.record.tag for r in self.rows],
+            [r.tag for row in self.rows for r in (*row.receipts, row.record)],
             self.status,
             self.stored.error,
             show_steps=self.show_steps,
         )
         if footer is not None:
-            indent = Strip.blank(2, RichStyle(bgcolor=style.background.rich_color))
-            muted = dataclasses.replace(style, foreground=_muted(variables, style.background))
             strips = strips_of(footer, max(1, width - 2), muted)
             parts.append(([Strip.join([indent, strip]) for strip in strips], 0, 0, None))
         space = RichStyle(bgcolor=style.background.rich_color)

@@ -13,7 +13,7 @@ from textual.widget import Widget
 from textual.widgets import Markdown, Static
 
 from vis_core.model.turn import TurnStatus
-from vis_tui.history import PageLoader, StoredTurn, TurnPage
+from vis_tui.history import PageLoader, PartKind, StoredTurn, TurnPage
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.plain import record_text
@@ -219,15 +219,14 @@ class Transcript(SteadyScroll, can_focus=False):
     def _full_turn(self, view: StoredTurnView) -> TurnView:
         turn = view.stored
         full = TurnView(turn.turn_id, turn.position, turn.request, self.context)
-        # The store keeps replies apart from Activities: earlier replies, the work, the last reply.
-        replies = list(turn.replies)
-        last = replies.pop() if replies and turn.activities else None
-        for reply in replies:
-            full.add_stored_answer(reply)
-        for record in turn.activities:
-            full.show_activity(record)
-        if last is not None:
-            full.add_stored_answer(last)
+        for part in turn.parts():  # in the order they were shown live
+            if part.kind is PartKind.REPLY:
+                full.add_stored_answer(part.text)
+            elif part.kind is PartKind.NOTE:
+                full.show_note(part.text, part.style)
+            else:
+                for record in part.activities:
+                    full.show_activity(record)
         full.end(turn.status or TurnStatus.COMPLETED, turn.error)
         self.turns[turn.turn_id] = full
         return full

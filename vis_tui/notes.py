@@ -1,0 +1,54 @@
+"""The short notes a turn shows between answers and Activities, live and after resume alike."""
+
+from __future__ import annotations
+
+import re
+
+THINKING_PREVIEW = 100
+MUTED = "$text-muted"
+WARNING = "$text-warning"
+RESTARTED = "The Python sandbox restarted; saved helpers and variables were restored."
+# ``VisToolError: PatchError: patch: …``: the exception class names in front of a message.
+_CLASS_PREFIX = re.compile(r"^(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit)|[A-Z]\w*\.\w+):\s*")
+
+
+def plain_error(text: str) -> str:
+    """``text`` without the exception class names in front of it (they mean nothing to the
+    person); the rest, the message, stays as it was."""
+    text = text.strip()
+    while True:
+        shorter = _CLASS_PREFIX.sub("", text, count=1)
+        if shorter == text or not shorter:
+            return text
+        text = shorter
+
+
+def last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else ""
+
+
+def thinking_note(text: str) -> str | None:
+    """Thinking stays one muted line; the whole text is in the session store."""
+    text = " ".join(text.split())
+    if not text:
+        return None
+    if len(text) > THINKING_PREVIEW:
+        text = text[: THINKING_PREVIEW - 1] + "…"
+    return f"Thinking: {text}"
+
+
+def block_notes(
+    error: str | None, restarted: bool, activity_errors: list[str]
+) -> list[tuple[str, str]]:
+    """Notes for a finished block: a sandbox restart, and an error no Activity showed already
+    (an error is printed once)."""
+    notes: list[tuple[str, str]] = []
+    if restarted:
+        notes.append((RESTARTED, MUTED))
+    if error:
+        message = plain_error(last_line(error)) or "error"
+        shown = {plain_error(last_line(e)) for e in activity_errors if e}
+        if message not in shown:
+            notes.append((f"The code block stopped: {message}", WARNING))
+    return notes

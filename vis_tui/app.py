@@ -189,6 +189,13 @@ class VisApp(App[int]):
             self.collector.touch()
         await super().on_event(event)
 
+    @property
+    def resume_line(self) -> str | None:
+        """The line the terminal keeps after quitting: how to come back to this session."""
+        if self.session is None:
+            return None
+        return f"Resume this session: vis --resume {self.session.id}"
+
     async def on_unmount(self) -> None:
         self.collector.close()
         if self.host is not None:
@@ -285,4 +292,6 @@ def run_tui(options: HostOptions, continue_: bool = False, resume: str | None = 
     """Run the terminal app until the person quits; returns the process exit status."""
     app = VisApp(options, continue_=continue_, resume=resume)
     result = app.run()
+    if app.resume_line:
+        print(app.resume_line)
     return result if isinstance(result, int) else (app.return_code or 0)

@@ -214,3 +214,38 @@ async def test_summarize_steps_setting_shows_or_hides_the_step_line(
             view = next(iter(app.main.transcript.turns.values()))
             footer = view._footer.render() if view._footer is not None else ""
             assert ("1 observation" in str(footer)) is expected
+
+
+def test_the_key_list_names_every_binding() -> None:
+    """F1 lists F2 and every binding of the app, the main screen, the transcript and rows."""
+    from vis_tui.app import VisApp
+    from vis_tui.keys import KEYS
+    from vis_tui.screens.form import FormScreen
+    from vis_tui.screens.main import MainScreen
+    from vis_tui.widgets.activity import ActivityRow
+    from vis_tui.widgets.transcript import Transcript
+
+    names = {
+        "escape": "Esc",
+        "up": "↑",
+        "down": "↓",
+        "enter": "Enter",
+        "pageup": "PageUp",
+        "pagedown": "PageDown",
+        "ctrl+home": "Ctrl+Home",
+        "ctrl+end": "Ctrl+End",
+        "ctrl+c": "Ctrl+C",
+        "ctrl+x": "Ctrl+X",
+        "ctrl+s": "Ctrl+S",
+        "end": "End",
+        "f1": "F1",
+        "f2": "F2",
+    }
+    listed = " ".join(k.keys for k in KEYS)
+    owners = (VisApp, MainScreen, Transcript, ActivityRow, FormScreen)
+    for owner in owners:
+        for binding in owner.BINDINGS:
+            keys = binding[0] if isinstance(binding, tuple) else binding.key
+            for key in keys.split(","):
+                shown = names.get(key, key)
+                assert shown in listed, f"{owner.__name__}: {key} is not in the F1 list"

@@ -50,6 +50,8 @@ class FormScreen(ModalScreen[dict[str, Any] | None]):
                 yield self.body
             yield Static("", id="form-summary", markup=False)
             with Horizontal(id="form-buttons"):
+                keys = "Ctrl+S submit" + (" · Esc cancel" if self.form.is_cancellable else "")
+                yield Static(keys, id="form-keys", markup=False)
                 yield Button(self.form.submit_label, variant="primary", id="form-submit")
                 if self.form.is_cancellable:
                     yield Button(self.form.cancel_label, id="form-cancel")

@@ -159,6 +159,8 @@ class MainScreen(Screen[None]):
             CommandChoice(i.name.lstrip("/"), i.usage, i.doc) for i in host.commands.all()
         ]
         self.prompt.set_history([row.text for row in host.store.prompts(session.id)])
+        if not self.transcript.turns:
+            self._welcome(host, session)
         if host.model_problem:
             self.transcript.add_message(host.model_problem, classes="no-model", plain=True)
         for note in host.startup_notes():
@@ -166,6 +168,19 @@ class MainScreen(Screen[None]):
         self._unsubscribe = session.subscribe(self._post_event)
         if self.queue and not self.turn_running:
             self._send_next()
+
+    def _welcome(self, host: Host, session: AgentSession) -> None:
+        from vis_core import __version__
+        from vis_tui.widgets.welcome import WelcomeHeader, welcome_content
+
+        model = host.model_label if not host.model_problem else ""
+        content = welcome_content(
+            __version__,
+            model,
+            Path(self.workspace),
+            trusted=bool(getattr(host, "trusted", False)),
+        )
+        self.transcript.mount(WelcomeHeader(content))
 
     async def preview(self, host: Host, session_id: str) -> None:
         """Show a stored session's newest turns while the session itself opens (long ones

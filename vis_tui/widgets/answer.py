@@ -30,6 +30,7 @@ class AnswerView(Markdown):
         self._ready = False
         self._rendering = False  # a re-render is on its way to the screen
         self._pause = FLUSH_SECONDS
+        self._complete = False  # the response ended: the rest goes out without a pause
 
     def on_mount(self) -> None:
         self._ready = True
@@ -46,10 +47,19 @@ class AnswerView(Markdown):
             self._rewrite = True
             self._schedule()
 
+    def complete(self) -> None:
+        """The response is over: show what is left now, not after the pacing pause."""
+        self._complete = True
+        self._pause = 0.0
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._schedule()
+
     def _schedule(self) -> None:
         pending = self._rewrite or self._shown != len(self.text)
         if self._ready and pending and self._timer is None and not self._rendering:
-            self._timer = self.set_timer(self._pause, self._flush)
+            self._timer = self.set_timer(max(self._pause, 0.001), self._flush)
 
     async def _flush(self) -> None:
         self._timer = None
@@ -67,7 +77,8 @@ class AnswerView(Markdown):
     def _rendered(self, started: float) -> None:
         """The re-render is on screen: pause in proportion to what it cost, then go on."""
         self._rendering = False
-        self._pause = max(FLUSH_SECONDS, PACE * (time.perf_counter() - started))
+        if not self._complete:
+            self._pause = max(FLUSH_SECONDS, PACE * (time.perf_counter() - started))
         self._schedule()
 
 

@@ -20,6 +20,7 @@ from vis_tui.widgets.plain import record_text
 from vis_tui.widgets.steady_scroll import SteadyScroll
 from vis_tui.widgets.stored_turn import StoredTurnView
 from vis_tui.widgets.turn import TurnView
+from vis_tui.widgets.welcome import WelcomeHeader
 
 LOAD_MARGIN = 3
 PAGE_TURNS = 4  # turns mounted per step while paging: a step costs well under a frame budget
@@ -172,6 +173,7 @@ class Transcript(SteadyScroll, can_focus=False):
 
     def add_turn(self, turn_id: str, position: int, request: str) -> TurnView:
         self.show_newest()  # a new turn goes after the newest: bring those back first
+        self.query(WelcomeHeader).remove()  # the conversation takes its place
         view = TurnView(turn_id, position, request, self.context)
         self.turns[turn_id] = view
         self.mount(view)

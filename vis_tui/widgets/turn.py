@@ -113,9 +113,11 @@ class TurnView(Vertical):
             self._open_answer(text)
         else:
             self._answer.set_text(text)
-        self._answer = None
+        self.close_answer()
 
     def close_answer(self) -> None:
+        if self._answer is not None:
+            self._answer.complete()
         self._answer = None
 
     @property

@@ -1,0 +1,31 @@
+"""A new session opens with a welcome header; quitting leaves the way back in the terminal."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vis_tui.widgets.welcome import WelcomeHeader
+
+from .support import started, store_session, until, vis_app, write_script
+
+
+async def test_a_new_session_opens_with_the_welcome_header(workspace: Path, tmp_path: Path) -> None:
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "hi"}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        header = app.main.transcript.query_one(WelcomeHeader)
+        text = str(header.render())
+        assert "Vis 0.1.0" in text and "scripted" in text and "not trusted" in text
+        assert "F1" in text and "Esc" in text
+        await pilot.press(*"hello", "enter")  # the conversation takes the header's place
+        await until(pilot, lambda: not app.main.transcript.query(WelcomeHeader))
+        session_id = app.session.id
+    assert app.resume_line == f"Resume this session: vis --resume {session_id}"
+
+
+async def test_a_resumed_session_has_no_welcome_header(workspace: Path) -> None:
+    session_id = store_session(workspace, ["earlier"])
+    app = vis_app(workspace, resume=session_id)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        assert not app.main.transcript.query(WelcomeHeader)

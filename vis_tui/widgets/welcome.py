@@ -1,0 +1,44 @@
+"""The header a new session opens with: version, model, workspace, trust state, three tips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.content import Content
+from textual.widgets import Static
+
+from vis_core.tools.display import shorten_path
+
+TIPS = (
+    ("/", "commands, with their usage as you type"),
+    ("Esc", "interrupts a turn; queued messages wait for Enter"),
+    ("F1", "every key · F2 settings · PageUp scrolls back"),
+)
+
+
+def welcome_content(version: str, model: str, workspace: Path, *, trusted: bool) -> Content:
+    where = shorten_path(str(workspace), "/nonexistent-workspace")
+    trust = ("trusted project", "$text-success") if trusted else ("not trusted", "$text-warning")
+    sep = ("  ·  ", "$text-muted")
+    parts: list[Content | tuple[str, str] | str] = [
+        (f"Vis {version}", "bold $text-accent"),
+        sep,
+        (model or "no model", "bold" if model else "$text-warning"),
+        sep,
+        where,
+        sep,
+        trust,
+    ]
+    for key, what in TIPS:
+        parts.extend(["\n", (f"  {key:<4}", "bold"), (what, "$text-muted")])
+    return Content.assemble(*parts)
+
+
+class WelcomeHeader(Static):
+    """Shown at the top of a session that has no turns yet."""
+
+    DEFAULT_CSS = """
+    WelcomeHeader {
+        border: round $primary 60%; padding: 0 1; margin-bottom: 1; height: auto;
+    }
+    """

@@ -395,7 +395,7 @@ class MainScreen(Screen[None]):
 
     def on_screen_resume(self) -> None:
         """Back from Settings, help or a picker: the prompt takes the keyboard again."""
-        if not isinstance(self.focused, PromptInput | ActivityRow):
+        if self.focused is None or not self.focused.is_attached:
             self.prompt.focus()
 
     def on_key(self, event: events.Key) -> None:

@@ -18,7 +18,7 @@ from vis_core.events import Event, SessionCreated
 from vis_core.extension.metadata import build_metadata
 from vis_core.extension.state import bind_store, unbind_store
 from vis_core.extension_host.doctor import describe
-from vis_core.extension_host.environment import extension_environment
+from vis_core.extension_host.environment import extension_environment, project_environment
 from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.prompts import active_extensions, extension_prompts
@@ -27,6 +27,7 @@ from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.paths import TrustStore, VisPaths, find_project_root
 from vis_core.providers.base import ModelChoice, ProviderConfigError
+from vis_core.sandbox.jail import jail_refusal
 from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
 from vis_core.settings.core import extension_load_timeout
 from vis_core.store import Store
@@ -315,15 +316,20 @@ class Host:
         from vis_core.sandbox import Sandbox, ToolEntry
         from vis_core.tools import ToolContext, builtin_tools
         from vis_core.tools.discovery import Guide, discovery_tools
+        from vis_core.tools.shell import ShellManager
 
         kit = SessionKit(self, session_id, lambda: session_box[0] if session_box else None)
-        jail = self.setting("jail", False, session_id)
+        jail, refusal = self.jail_policy(session_id)
+        values = self.project_values()
         tool_context = ToolContext(
             workspace=self.workspace,
             session_id=session_id,
             output_dir=self.paths.data_dir / "outputs" / session_id,
             jail=jail,
             hooks=kit.tool_hooks,
+            shells=ShellManager(
+                environment=values, project_root=self.project_root, refusal=refusal
+            ),
         )
         builtins = [*builtin_tools(tool_context), *attachment_tools()]
         # The session's tools, their sandbox entries and the extensions' guides, built once;
@@ -392,6 +398,9 @@ class Host:
             jail=jail,
             idle_timeout=SANDBOX_IDLE_TIMEOUT,
             output_dir=tool_context.output_dir,
+            environment=values,
+            project_root=self.project_root,
+            refusal=refusal,
         )
 
         mcp_prompt = self.mcp.prompt_for_session()
@@ -439,6 +448,19 @@ class Host:
         self.sessions.append(session)
         self.interaction.attach(session)
         return session
+
+    def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
+        """Whether the jail is on for ``session_id``, and why nothing may run (fail closed):
+        when the ``jail`` setting cannot be read, blocks and shell commands are refused."""
+        problem = self.settings.unreadable("jail", session_id)
+        if problem is not None:
+            return True, jail_refusal(problem)
+        return bool(self.setting("jail", False, session_id)), None
+
+    def project_values(self) -> dict[str, str]:
+        """The environment the project defines (``environment:``, ``.env``, ``.env.local``);
+        empty until the project is trusted."""
+        return project_environment(self.project_root) if self.trusted else {}
 
     def setting(self, setting_id: str, default: Any, session_id: str | None = None) -> Any:
         """A setting's effective value for ``session_id`` (project level without one)."""

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 import vis_core.extension as vis
 
-TIMEOUT_SECONDS = 60
 _STATUS_WORDS = {
     "M": "modified",
     "T": "type changed",
@@ -25,27 +23,22 @@ class GitError(RuntimeError):
 
 
 def run_git(root: Path, *args: str) -> str:
-    """``git args`` in ``root``; raise :class:`GitError` with git's message when it fails."""
-    command = ["git", "-c", "core.quotePath=false", "-c", "color.ui=never", *args]
+    """``git args`` in ``root``; raise :class:`GitError` with git's message when it fails.
+
+    The repository's configuration cannot start programs (hooks, fsmonitor, pagers, external
+    diff, textconv, filters) and, with the jail on, git runs inside it.
+    """
+    from vis_core.sandbox.git import GitFailed, workspace_git
+
     try:
-        done = subprocess.run(
-            command,
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_SECONDS,
-            check=False,
-            encoding="utf-8",
-            errors="replace",
-        )
-    except FileNotFoundError as exc:
-        raise GitError("git is not on PATH; install git to use these tools") from exc
-    except subprocess.TimeoutExpired as exc:
-        raise GitError(f"git {args[0]} did not finish within {TIMEOUT_SECONDS} seconds") from exc
+        done = workspace_git(args, root)
+    except GitFailed as exc:
+        raise GitError(str(exc)) from exc
+    stdout = done.stdout.decode("utf-8", errors="replace")
     if done.returncode != 0:
-        message = done.stderr.strip() or f"git {args[0]} exited with {done.returncode}"
-        raise GitError(message)
-    return done.stdout
+        stderr = done.stderr.decode("utf-8", errors="replace").strip()
+        raise GitError(stderr or f"git {args[0]} exited with {done.returncode}")
+    return stdout
 
 
 def repo_root(workspace: Path) -> Path:

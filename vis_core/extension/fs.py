@@ -141,7 +141,7 @@ class _ProcessLoop:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
-        self.shells = ShellManager()
+        self.shells = ShellManager(host_environment=True)
 
     def loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -353,14 +353,18 @@ async def _start_jailed(
 
     shell = "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
     script = f"cd -- {shlex.quote(str(spec['cwd']))} || exit 125\n{spec['command']}"
-    argv = jail_argv([shell, "-c", script], jail, read_only=read_only, read_write=read_write)
-    environment = {
-        **os.environ,
-        "PAGER": "cat",
-        "GIT_PAGER": "cat",
-        "PYTHONUNBUFFERED": "1",
-        **spec["env"],
-    }
+    from vis_core.sandbox.environ import child_environment
+
+    host = _host()
+    argv = jail_argv(
+        [shell, "-c", script],
+        jail,
+        read_only=read_only,
+        read_write=read_write,
+        project_root=getattr(host, "project_root", None),
+    )
+    project = host.project_values() if host is not None else {}
+    environment = child_environment(project, spec["env"])
     process = await asyncio.create_subprocess_exec(
         *argv,
         cwd=spec["cwd"],
@@ -386,9 +390,34 @@ def shell(spec: dict[str, Any] | str) -> Process:
     return _start(_spec(spec, SHELL_KEYS, "vis.shell()"), None, (), ())
 
 
+def _host() -> Any:
+    call = current_call()
+    return None if call is None else call.services.get("host")
+
+
 def jail_enabled() -> bool:
-    """The ``jail`` setting of the configuration on disk, read again at every spawn."""
-    return bool(load_config(VisPaths.from_env().config_file).data.get("jail", False))
+    """Whether extension children are jailed: the ``jail`` setting of config.toml on disk, read
+    again at every spawn, or of the running call's session (either one switches it on).
+    Raises :class:`PermissionError` when it cannot be read: nothing runs unconfined because
+    a file was broken."""
+    from vis_core.sandbox.jail import jail_refusal
+
+    config = load_config(VisPaths.from_env().config_file)
+    value = config.data.get("jail", False)
+    if config.problem is not None:
+        raise PermissionError(jail_refusal(config.problem))
+    if not isinstance(value, bool):
+        raise PermissionError(
+            jail_refusal(f"{config.path}: setting 'jail' takes true or false, got {value!r}")
+        )
+    host = _host()
+    if host is None or not hasattr(host, "jail_policy"):
+        return value
+    call = current_call()
+    jail, refusal = host.jail_policy(None if call is None else call.session_id)
+    if refusal is not None:
+        raise PermissionError(refusal)
+    return value or jail
 
 
 def _grants() -> tuple[tuple[Path, ...], tuple[Path, ...]]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import importlib.metadata
 import os
-import subprocess
 from pathlib import Path
 
 import vis_core
@@ -22,17 +21,14 @@ RUNTIME_VERSION = vis_core.__version__
 
 
 def _git(root: Path, *args: str) -> str | None:
+    """``git args`` in Vis's own checkout, immune to its config (it may be the workspace)."""
+    from vis_core.sandbox.git import GitFailed, run_git
+
     try:
-        done = subprocess.run(
-            ["git", "-C", str(root), *args],
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
+        done = run_git(args, root, timeout=5)
+    except GitFailed:
         return None
-    return done.stdout.strip() if done.returncode == 0 else None
+    return done.stdout.decode("utf-8", "replace").strip() if done.returncode == 0 else None
 
 
 def _source_root() -> Path:

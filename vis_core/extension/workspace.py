@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 import threading
 import time
 import tomllib
@@ -26,15 +25,11 @@ _listing_locks: dict[Path, threading.Lock] = {}
 
 def _git_files(root: Path) -> tuple[Path, ...] | None:
     """Tracked files and untracked files Git does not ignore, under ``root``; None outside Git."""
+    from vis_core.sandbox.git import GitFailed, workspace_git
+
     try:
-        done = subprocess.run(
-            ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
-            cwd=root,
-            capture_output=True,
-            timeout=GIT_TIMEOUT,
-            check=False,
-        )
-    except FileNotFoundError:
+        done = workspace_git(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], root)
+    except GitFailed:
         return None
     if done.returncode != 0:
         return None

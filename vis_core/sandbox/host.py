@@ -20,6 +20,7 @@ import vis_core
 import vis_core.records  # noqa: F401 - registers the "record" wire codec for results sent back
 from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox import wire
+from vis_core.sandbox.environ import child_environment
 from vis_core.sandbox.jail import JailUnavailable, jail_argv
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import Msg
@@ -144,8 +145,17 @@ class Sandbox:
         idle_timeout: float | None = None,
         output_lines: int = MAX_LINES,
         output_dir: Path | None = None,
+        environment: Mapping[str, str] | None = None,
+        project_root: Path | None = None,
+        refusal: str | None = None,
     ) -> None:
+        """``environment``: the project's values the child sees on top of a minimal base (never
+        the host environment); ``refusal``: why no block may run (e.g. the jail setting could
+        not be read), returned as every block's error."""
         self.workspace = Path(workspace)
+        self.environment = dict(environment or {})
+        self.project_root = project_root
+        self.refusal = refusal
         self.idle_timeout = idle_timeout  # stop the child after this long without a block
         self._call_tool = call_tool
         self._call_handle_hook = call_handle
@@ -194,6 +204,8 @@ class Sandbox:
         ``globals`` (plain data) are set in the namespace before the block, e.g. ``session``.
         """
         started = time.monotonic()
+        if self.refusal is not None:
+            return BlockResult("", self.refusal, None, 0.0)
         if self._idle_timer is not None:
             self._idle_timer.cancel()
         async with self._lock:
@@ -278,11 +290,13 @@ class Sandbox:
             VIS_ROOT,
             Path(self.python).resolve().parent.parent,
         }
-        return jail_argv(argv, self.workspace, read_only=sorted(runtime))
+        return jail_argv(
+            argv, self.workspace, read_only=sorted(runtime), project_root=self.project_root
+        )
 
     async def _start(self) -> str | None:
         argv = self._argv()  # raises JailUnavailable before anything starts
-        env = dict(os.environ)
+        env = child_environment(self.environment)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (str(VIS_ROOT), env.get("PYTHONPATH")) if p)
         loop = asyncio.get_running_loop()
         self._output = self._new_output()

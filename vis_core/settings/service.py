@@ -56,6 +56,7 @@ class Resolution:
     source: Source
     layers: Mapping[Source, Any]
     ignored: tuple[str, ...] = ()
+    invalid: tuple[str, ...] = ()  # saved values of the wrong type (file and why)
 
     def has(self, source: Source) -> bool:
         return source in self.layers
@@ -120,6 +121,7 @@ class SettingsService:
         self._owners: dict[str, SettingOwner] = {}
         self.problems: list[str] = []
         self._global: dict[str, Any] = {}
+        self._global_problem: str | None = None
         self._project_values = ProjectValues()
         self._secret_values: dict[str, str] = {}
         self.redactor = Redactor(lambda: self._secret_values.values())
@@ -144,10 +146,12 @@ class SettingsService:
                 problems.append(str(exc))
         else:
             self.trusted = self._trust_fixed
+        self._global_problem = None
         try:
             self._global = self.global_file.values()
         except ValueError as exc:
             self._global = {}
+            self._global_problem = str(exc)
             problems.append(str(exc))
         self._project_values = self.project.read()
         problems.extend(self._project_values.problems)
@@ -309,6 +313,7 @@ class SettingsService:
             return Resolution(setting, saved or setting.default, _top(layers), layers)
         layers: dict[Source, Any] = {}
         ignored: list[str] = []
+        invalid: list[str] = []
         for scope in SCOPE_ORDER:
             present, raw = self._stored(owner, scope, session_id, preloaded)
             if not present:
@@ -328,7 +333,9 @@ class SettingsService:
             try:
                 layers[Source(scope.value)] = read_stored(setting, raw)
             except ValueError as exc:
-                ignored.append(f"the {scope.value} value is ignored: {exc}")
+                problem = f"{self._where(scope, session_id)}: {exc}"
+                invalid.append(problem)
+                ignored.append(f"the {scope.value} value is ignored: {problem}")
         if setting.id in self._toggles:
             try:
                 layers[Source.COMMAND_LINE] = parse_text(setting, self._toggles[setting.id])
@@ -336,10 +343,30 @@ class SettingsService:
                 ignored.append(f"--toggles is ignored: {exc}")
         source = _top(layers)
         value = setting.default if source is Source.DEFAULT else layers[source]
-        return Resolution(setting, value, source, layers, tuple(ignored))
+        return Resolution(setting, value, source, layers, tuple(ignored), tuple(invalid))
+
+    def _where(self, scope: SettingScope, session_id: str | None) -> str:
+        """Where a value of ``scope`` is saved, for messages."""
+        if scope is SettingScope.GLOBAL:
+            return str(self.global_file.path)
+        if scope is SettingScope.PROJECT:
+            return f"{self.project.settings_file} or {self.project.yml}"
+        return f"the {scope.value} value of session {session_id}"
 
     def value(self, setting_id: str, session_id: str | None = None) -> Any:
         return self.resolve(setting_id, session_id).value
+
+    def unreadable(self, setting_id: str, session_id: str | None = None) -> str | None:
+        """Why the value of ``setting_id`` cannot be known for sure, or None when it can: a
+        settings file that could not be read (config.toml; the project's files when the
+        project is trusted), or a saved value of the wrong type."""
+        if self._global_problem is not None:
+            return self._global_problem
+        owner = self.owner(setting_id)
+        if self._project_values.problems and not self._needs_trust(owner):
+            return "; ".join(self._project_values.problems)
+        invalid = self.resolve(setting_id, session_id).invalid
+        return "; ".join(invalid) if invalid else None
 
     def value_for_callback(self, setting: Setting[Any]) -> Any:
         """``Setting.value()``: the effective value for the session of the running callback."""

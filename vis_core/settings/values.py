@@ -50,9 +50,16 @@ def parse_text(setting: Setting[Any], text: str) -> Any:
 
 
 def read_stored(setting: Setting[Any], value: Any) -> Any:
-    """A value from a file (YAML/TOML types), checked by the setting."""
-    if setting.type is SettingType.BOOLEAN and isinstance(value, str):
-        return parse_text(setting, value)
+    """A value from a file (YAML/TOML types), checked by the setting.
+
+    A quoted ``"yes"`` for a true/false setting is refused, not guessed: a file that says
+    ``jail = "yes"`` names a value of the wrong type, and the caller reports it.
+    """
+    if setting.type is SettingType.BOOLEAN and not isinstance(value, bool):
+        raise ValueError(
+            f"setting {setting.id!r} takes a boolean (true or false, without quotes), "
+            f"got {type(value).__name__} {value!r}"
+        )
     if setting.type is not SettingType.BOOLEAN and isinstance(value, int | float):
         if not isinstance(value, bool):
             value = str(value)

@@ -7,12 +7,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from vis_core.sandbox.jail import is_protected, vis_folders
 from vis_core.tools.display import shorten_path
 from vis_core.tools.shell import ShellManager
 from vis_core.tools.versions import FileVersions
 
 # The ``fs_access`` operation of each file tool (op hooks can refuse a path).
 FS_OPERATIONS = {"cat": "file-read", "grep": "file-read", "ls": "file-read", "patch": "file-write"}
+
+
+def hidden_folders() -> list[Path]:
+    """Vis's own folders, resolved: hidden from tools while the jail is on."""
+    return [Path(os.path.realpath(folder)) for folder in vis_folders()]
 
 
 class OutsideWorkspace(PermissionError):
@@ -54,10 +60,27 @@ class ToolContext:
                 f"{tool}: {text} is outside the workspace {self.workspace}; the jail is on, so "
                 "tools reach only files under the workspace. Use a path inside it."
             )
+        if self.jail:
+            self._check_jailed(target, text, tool)
         operation = FS_OPERATIONS.get(tool)
         if self.hooks is not None and operation is not None:
             self.hooks.check_access(operation, str(target))
         return target
+
+    def _check_jailed(self, target: Path, text: str, tool: str) -> None:
+        """What the jail hides or keeps read-only, refused to the host-side tools alike."""
+        real = Path(os.path.realpath(target))
+        if any(real == f or f in real.parents for f in hidden_folders()):
+            raise OutsideWorkspace(
+                f"{tool}: {text} is inside Vis's own folder (settings, secrets, database); the "
+                "jail hides it from the model's tools."
+            )
+        if FS_OPERATIONS.get(tool) == "file-write" and is_protected(real, self.workspace):
+            raise PermissionError(
+                f"{tool}: {text} controls how Vis runs this project (.vis/, vis.yml, .env*, "
+                ".git/config, .git/hooks); the jail keeps it read-only. Ask the person to "
+                "change it."
+            )
 
     def inside(self, path: Path) -> bool:
         real = Path(os.path.realpath(path))

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+from vis_core.sandbox.git import GitFailed, run_git
 
 
 @dataclass(frozen=True)
@@ -155,24 +156,19 @@ def walk_files(root: str, *, hidden: bool) -> Iterator[str]:
 def git_toplevel(folder: str) -> str | None:
     """The Git work tree holding ``folder``, or ``None`` outside a repository (or without git)."""
     try:
-        done = subprocess.run(
-            ["git", "-C", folder, "rev-parse", "--show-toplevel"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+        done = run_git(["rev-parse", "--show-toplevel"], Path(folder), timeout=10)
+    except GitFailed:
         return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    top = done.stdout.decode("utf-8", errors="surrogateescape").strip()
+    return top or None if done.returncode == 0 else None
 
 
 def git_files(folder: str) -> list[str]:
     """Tracked and untracked, not ignored files under ``folder`` as absolute paths."""
-    done = subprocess.run(
-        ["git", "-C", folder, "ls-files", "-z", "-co", "--exclude-standard"],
-        capture_output=True,
-        timeout=120,
-    )
+    try:
+        done = run_git(["ls-files", "-z", "-co", "--exclude-standard"], Path(folder), timeout=120)
+    except GitFailed as exc:
+        raise RuntimeError(f"git ls-files failed in {folder}: {exc}") from None
     if done.returncode != 0:
         why = done.stderr.decode(errors="replace").strip()
         raise RuntimeError(f"git ls-files failed in {folder}: {why}")

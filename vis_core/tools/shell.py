@@ -11,11 +11,13 @@ import shlex
 import signal
 import time
 from collections import deque
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vis_core.model.activity import ActivityPresentation
+from vis_core.sandbox.environ import QUIET, child_environment
 from vis_core.sandbox.wire import HandleMethod, HostHandle
 from vis_core.tools.activities import shell_call_presentation
 from vis_core.tools.truncate import Keep, fit_output
@@ -260,10 +262,34 @@ class ShellHandle(HostHandle):
 
 
 class ShellManager:
-    """Every process one session started; :meth:`close_all` stops them at session end."""
+    """Every process one session started; :meth:`close_all` stops them at session end.
 
-    def __init__(self) -> None:
+    ``environment`` is what the project defines (``environment:``, ``.env*``): children see it
+    on top of a minimal base, never the host environment, unless ``host_environment`` (the
+    processes an extension starts unjailed with ``vis.shell``). ``refusal`` says why no command
+    may start (e.g. the jail setting could not be read). ``project_root`` keeps the project's
+    control files read-only when the jail is on.
+    """
+
+    def __init__(
+        self,
+        *,
+        environment: Mapping[str, str] | None = None,
+        host_environment: bool = False,
+        project_root: Path | None = None,
+        refusal: str | None = None,
+    ) -> None:
         self.handles: dict[str, ShellHandle] = {}
+        self.environment = dict(environment or {})
+        self.host_environment = host_environment
+        self.project_root = project_root
+        self.refusal = refusal
+
+    def child_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+        """The environment of one child: see the class docstring."""
+        if self.host_environment:
+            return {**os.environ, **QUIET, **self.environment, **dict(extra or {})}
+        return child_environment(self.environment, extra)
 
     async def start(
         self,
@@ -277,18 +303,18 @@ class ShellManager:
         env: dict[str, str] | None = None,
     ) -> ShellHandle:
         """Start ``command`` under bash in its own session; jailed if ``jail_workspace`` is set."""
+        if self.refusal is not None:
+            raise PermissionError(self.refusal)
         shell = "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
         argv = [shell, "-c", command]
         if jail_workspace is not None:
             # the jail starts in the workspace; move to the asked folder first
             script = f"cd -- {shlex.quote(str(cwd))} || exit 125\n{command}"
-            argv = jailed([shell, "-c", script], jail_workspace, jail_read_write)
-        environment = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat", "PYTHONUNBUFFERED": "1"}
-        environment.update(env or {})
+            argv = jailed([shell, "-c", script], jail_workspace, jail_read_write, self.project_root)
         process = await asyncio.create_subprocess_exec(
             *argv,
             cwd=cwd,
-            env=environment,
+            env=self.child_env(env),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
@@ -303,7 +329,12 @@ class ShellManager:
         await asyncio.gather(*(h.stop() for h in handles), return_exceptions=True)
 
 
-def jailed(argv: list[str], workspace: Path, read_write: tuple[Path, ...] = ()) -> list[str]:
+def jailed(
+    argv: list[str],
+    workspace: Path,
+    read_write: tuple[Path, ...] = (),
+    project_root: Path | None = None,
+) -> list[str]:
     """``argv`` wrapped by the jail; never runs unconfined when the jail cannot be applied."""
     try:
         from vis_core.sandbox.jail import jail_argv
@@ -312,4 +343,4 @@ def jailed(argv: list[str], workspace: Path, read_write: tuple[Path, ...] = ()) 
             "shell: the jail setting is on but confinement (vis_core.sandbox.jail) is not "
             f"available ({exc}); the command was not run. Turn the jail off or update Vis."
         ) from None
-    return jail_argv(argv, workspace, read_write=read_write)
+    return jail_argv(argv, workspace, read_write=read_write, project_root=project_root)

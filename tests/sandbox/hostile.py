@@ -1,0 +1,79 @@
+"""A hostile repository and a scripted session to try the jail for real."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from vis_core.events import BlockFinished, Event, TurnEnded
+from vis_core.host import Host, HostOptions
+from vis_core.sandbox.jail import jail_argv
+
+
+def bwrap_problem() -> str | None:
+    """Why bwrap cannot confine anything here, or None when it can."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap (bwrap) is not installed"
+    probe = jail_argv(["true"], Path.cwd())
+    done = subprocess.run(probe, capture_output=True, text=True, timeout=20, check=False)
+    if done.returncode != 0:
+        return f"bwrap cannot create its namespaces here: {done.stderr.strip()}"
+    return None
+
+
+BWRAP_PROBLEM = bwrap_problem()
+if BWRAP_PROBLEM is not None:
+    print(f"jail tests skip: {BWRAP_PROBLEM}")
+
+
+def git(root: Path, *args: str) -> str:
+    done = subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True)
+    return done.stdout
+
+
+def make_repo(root: Path) -> Path:
+    git(root, "init", "-q", "-b", "main")
+    git(root, "config", "user.name", "Ada")
+    git(root, "config", "user.email", "ada@example.com")
+    (root / "notes.txt").write_text("one\n")
+    git(root, "add", ".")
+    git(root, "commit", "-q", "-m", "first")
+    return root
+
+
+@dataclass
+class Outcome:
+    """What one scripted turn produced."""
+
+    ended: TurnEnded
+    events: list[Event] = field(default_factory=list)
+
+    @property
+    def blocks(self) -> list[BlockFinished]:
+        return [e for e in self.events if isinstance(e, BlockFinished)]
+
+
+def script(path: Path, *blocks: str) -> Path:
+    steps: list[dict[str, Any]] = [{"code": textwrap.dedent(b)} for b in blocks]
+    path.write_text(yaml.safe_dump([*steps, {"text": "Done."}]), encoding="utf-8")
+    return path
+
+
+async def run_blocks(workspace: Path, tmp_path: Path, *blocks: str) -> Outcome:
+    """Open a host on ``workspace``, run ``blocks`` as one scripted turn, close it."""
+    path = script(tmp_path / "script.yaml", *blocks)
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=path))
+    try:
+        session = await host.new_session()
+        events: list[Event] = []
+        session.subscribe(events.append)
+        ended = await session.submit("go")
+        return Outcome(ended, events)
+    finally:
+        await host.close()

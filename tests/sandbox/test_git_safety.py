@@ -1,0 +1,100 @@
+"""Git that Vis runs for the model cannot be made to start programs by the repository."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vis_core.sandbox.git import git_argv, run_git
+
+from .hostile import BWRAP_PROBLEM, git, make_repo, run_blocks
+
+# Sandbox code turns the repository hostile, then asks the bundled git tools to read it.
+HOSTILE = """
+import os, stat
+marker = {marker!r}
+script = os.path.abspath("x.sh")
+open(script, "w").write("#!/bin/sh\\necho ran $0 >> " + marker + "\\ncat\\n")
+os.chmod(script, 0o755)
+os.makedirs(".git/hooks", exist_ok=True)
+for hook in ("post-index-change", "post-checkout", "pre-commit", "fsmonitor-watchman"):
+    open(".git/hooks/" + hook, "w").write("#!/bin/sh\\necho hook >> " + marker + "\\n")
+    os.chmod(".git/hooks/" + hook, 0o755)
+open(".gitattributes", "w").write("* filter=evil diff=evil\\n")
+with open(".git/config", "a") as config:
+    config.write(
+        "[core]\\n\\tfsmonitor = " + script + "\\n\\tpager = " + script + "\\n"
+        "\\tsshCommand = " + script + "\\n"
+        "[diff]\\n\\texternal = " + script + "\\n"
+        "[diff \\"evil\\"]\\n\\ttextconv = " + script + "\\n\\tcommand = " + script + "\\n"
+        "[filter \\"evil\\"]\\n\\tclean = " + script + "\\n\\tsmudge = " + script + "\\n"
+        "[log]\\n\\tshowSignature = true\\n[gpg]\\n\\tprogram = " + script + "\\n"
+    )
+open("notes.txt", "a").write("two\\n")
+"""
+READ = """
+status = await git.status()
+diff = await git.diff()
+log = await git.log()
+blame = await git.blame("notes.txt")
+print(len(status.files), diff.added, len(log.commits), len(blame.lines))
+"""
+
+
+async def test_hostile_repo_config_runs_nothing_on_the_host(
+    workspace: Path, tmp_path: Path
+) -> None:
+    make_repo(workspace)
+    marker = tmp_path / "escaped.txt"
+    outcome = await run_blocks(workspace, tmp_path, HOSTILE.format(marker=str(marker)), READ)
+    written, read = outcome.blocks
+    assert written.error is None, written.error
+    assert read.error is None, read.error
+    assert read.stdout.split() == ["3", "1", "1", "2"]  # x.sh, .gitattributes, notes.txt
+    assert not marker.exists(), marker.read_text()
+
+
+@pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=str(BWRAP_PROBLEM))
+async def test_with_the_jail_on_git_runs_jailed_and_git_config_is_read_only(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    make_repo(workspace)
+    (vis_home / "config.toml").write_text("jail = true\n")
+    marker = tmp_path / "escaped.txt"
+    outcome = await run_blocks(workspace, tmp_path, HOSTILE.format(marker=str(marker)), READ)
+    written, read = outcome.blocks
+    assert written.error is not None and "Read-only file system" in written.error
+    assert read.error is None, read.error
+    assert not marker.exists()
+    assert "fsmonitor" not in (workspace / ".git" / "config").read_text()
+
+
+def test_git_argv_switches_off_every_program_key_and_repository_drivers(workspace: Path) -> None:
+    make_repo(workspace)
+    git(workspace, "config", "filter.lfsish.process", "evil")
+    git(workspace, "config", "diff.pic.textconv", "evil")
+    argv = git_argv(["status"], workspace)
+    pairs = {argv[i + 1] for i, a in enumerate(argv) if a == "-c"}
+    for pair in (
+        "core.fsmonitor=",
+        "core.hooksPath=/dev/null",
+        "diff.external=",
+        "core.pager=cat",
+        "core.sshCommand=false",
+        "filter.lfsish.process=",
+        "diff.pic.textconv=cat",
+        "protocol.allow=never",
+    ):
+        assert pair in pairs
+    assert argv[:2] == ["git", "--no-pager"]
+
+
+@pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=str(BWRAP_PROBLEM))
+def test_jailed_git_starts_under_bubblewrap_and_cannot_write_git_config(workspace: Path) -> None:
+    make_repo(workspace)
+    argv = git_argv(["config", "core.fsmonitor", "evil"], workspace, jail_workspace=workspace)
+    assert argv[0].endswith("bwrap")
+    done = run_git(["config", "core.fsmonitor", "evil"], workspace, jail_workspace=workspace)
+    assert done.returncode != 0
+    assert "evil" not in (workspace / ".git" / "config").read_text()

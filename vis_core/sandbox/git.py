@@ -1,0 +1,177 @@
+"""Run git for the model or a tool so that the repository's configuration cannot run commands.
+
+A repository is untrusted input: its ``.git/config`` can name programs git runs on its own
+(``core.fsmonitor``, hooks, ``core.pager``, ``diff.external``, textconv and filter drivers,
+``core.sshCommand``, ``gpg.program``…). Every git command Vis runs on a workspace goes through
+:func:`git_argv`: those keys are switched off on the command line (which wins over every
+config file), the system config is skipped, no pager, no network, no prompt; with the jail on
+the command also runs inside it.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+from vis_core.sandbox.environ import child_environment
+from vis_core.sandbox.jail import jail_argv
+
+TIMEOUT_SECONDS = 60.0
+# Every key that names a program git may start, set to something that starts nothing.
+NEUTRAL_CONFIG = (
+    "core.fsmonitor=",
+    "core.hooksPath=/dev/null",
+    "core.pager=cat",
+    "pager.status=false",
+    "pager.diff=false",
+    "pager.log=false",
+    "pager.blame=false",
+    "diff.external=",
+    "core.sshCommand=false",
+    "core.gitProxy=",
+    "core.askPass=",
+    "core.editor=false",
+    "sequence.editor=false",
+    "core.alternateRefsCommand=",
+    "credential.helper=",
+    "gpg.program=false",
+    "gpg.ssh.program=false",
+    "gpg.x509.program=false",
+    "log.showSignature=false",
+    "protocol.allow=never",
+    "safe.bareRepository=explicit",
+    "core.quotePath=false",
+    "color.ui=never",
+)
+# Driver keys whose names the repository chooses: each one found is switched off too.
+_DRIVER_KEY = re.compile(
+    r"^(filter\.[^\n]+\.(clean|smudge|process)|diff\.[^\n]+\.(textconv|command)"
+    r"|merge\.[^\n]+\.driver|credential\.[^\n]+\.helper)$",
+    re.IGNORECASE,
+)
+_DRIVER_VALUE = {"clean": "cat", "smudge": "cat", "textconv": "cat"}
+# Environment names that make git run a program or read other config; never passed on.
+_DROPPED_ENV = re.compile(
+    r"^(GIT_(EXTERNAL_DIFF|SSH|SSH_COMMAND|ASKPASS|PROXY_COMMAND|EDITOR|SEQUENCE_EDITOR|"
+    r"CONFIG|CONFIG_.*|DIR|WORK_TREE|EXEC_PATH|TRACE.*)|SSH_ASKPASS|PAGER)$"
+)
+DUBIOUS_OWNERSHIP = (
+    "git refuses this repository because another user owns it (git's safe.directory check). "
+    "Vis does not override that check: a repository owned by someone else can run commands "
+    "through its configuration. Run `git config --global --add safe.directory PATH` yourself "
+    "if you trust it."
+)
+
+
+class GitFailed(RuntimeError):
+    """git could not run, or refused; the message says what git said."""
+
+
+def git_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """A minimal environment for git: no system config, no pager, no prompt, no locks."""
+    env = {k: v for k, v in child_environment().items() if not _DROPPED_ENV.match(k)}
+    env.update(
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_PAGER="cat",
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_NO_REPLACE_OBJECTS="1",
+    )
+    env.update(extra or {})
+    return env
+
+
+def driver_overrides(cwd: Path) -> list[str]:
+    """``-c`` pairs that switch off every filter/diff/merge driver the config files name."""
+    try:
+        done = subprocess.run(
+            ["git", "config", "--list", "--name-only", "-z"],
+            cwd=cwd,
+            capture_output=True,
+            timeout=TIMEOUT_SECONDS,
+            env=git_environment(),
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    pairs: list[str] = []
+    for name in done.stdout.decode("utf-8", "replace").split("\0"):
+        match = _DRIVER_KEY.match(name.strip())
+        if match:
+            kind = name.rsplit(".", 1)[-1].lower()
+            pairs += ["-c", f"{name.strip()}={_DRIVER_VALUE.get(kind, '')}"]
+    return pairs
+
+
+def git_argv(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    jail_workspace: Path | None = None,
+    project_root: Path | None = None,
+) -> list[str]:
+    """``git args`` with every program-starting key switched off; jailed with a workspace."""
+    argv = ["git", "--no-pager"]
+    for pair in NEUTRAL_CONFIG:
+        argv += ["-c", pair]
+    argv += driver_overrides(cwd)
+    if jail_workspace is not None:
+        argv += ["-C", str(cwd)]
+    argv += list(args)
+    if jail_workspace is None:
+        return argv
+    return jail_argv(argv, jail_workspace, project_root=project_root)
+
+
+def run_git(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    jail_workspace: Path | None = None,
+    project_root: Path | None = None,
+    timeout: float = TIMEOUT_SECONDS,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run git safely (see :func:`git_argv`); raises :class:`GitFailed` when it cannot start."""
+    argv = git_argv(args, cwd, jail_workspace=jail_workspace, project_root=project_root)
+    try:
+        done = subprocess.run(
+            argv,
+            cwd=cwd,
+            capture_output=True,
+            timeout=timeout,
+            env=git_environment(),
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise GitFailed("git is not on PATH; install git to use these tools") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise GitFailed(f"git {args[0]} did not finish within {timeout:g} seconds") from exc
+    if done.returncode != 0 and b"dubious ownership" in done.stderr:
+        raise GitFailed(f"{DUBIOUS_OWNERSHIP} ({cwd})")
+    return done
+
+
+def workspace_git(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """:func:`run_git` for the running tool call: jailed when the session's jail is on.
+
+    Raises :class:`PermissionError` when the jail setting cannot be read (fail closed).
+    """
+    from vis_core.extension.fs import jail_enabled
+    from vis_core.extension.roots import project_root, workspace_root
+
+    if not jail_enabled():
+        return run_git(args, cwd)
+    return run_git(args, cwd, jail_workspace=workspace_root(), project_root=project_root())
+
+
+__all__ = [
+    "DUBIOUS_OWNERSHIP",
+    "GitFailed",
+    "git_argv",
+    "git_environment",
+    "run_git",
+    "workspace_git",
+]

@@ -25,6 +25,8 @@ def load_config(path: Path) -> UserConfig:
         return UserConfig(path)
     except OSError as exc:
         return UserConfig(path, problem=f"cannot read {path}: {exc}")
+    except UnicodeDecodeError as exc:
+        return UserConfig(path, problem=not_utf8(path, exc))
     try:
         return UserConfig(path, tomllib.loads(text))
     except tomllib.TOMLDecodeError as exc:
@@ -33,6 +35,14 @@ def load_config(path: Path) -> UserConfig:
             problem=f"{path} is not valid TOML ({exc}); Vis uses its defaults until you fix it. "
             "The file was left as it is.",
         )
+
+
+def not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
+    """The message for a settings file that is not UTF-8 text."""
+    return (
+        f"{path} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
+        "save it as UTF-8. Vis left the file as it is."
+    )
 
 
 def write_config(path: Path, data: dict[str, Any]) -> None:

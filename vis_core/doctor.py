@@ -49,6 +49,12 @@ async def _check_host(workspace: Path) -> int:
         if host.config.problem:
             problems += 1
             print(f"config error: {host.config.problem}")
+        jail, refusal = host.jail_policy()
+        if refusal is not None:
+            problems += 1
+            print(f"jail        unknown: {refusal}")
+        else:
+            print(f"jail        {'on' if jail else 'off'}")
         model = host.session_model()  # builds the provider: a missing key shows here
         if model.problem:
             problems += host.model_choice is not None  # a chosen model that cannot be used

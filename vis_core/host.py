@@ -7,6 +7,7 @@ import os
 import threading
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import Any
 
 from vis_core.agent.invoker import ToolInvoker
@@ -14,7 +15,7 @@ from vis_core.agent.prompt import system_prompt
 from vis_core.agent.session import AgentSession, DirectTool, SessionModel, TurnLimits
 from vis_core.commands import CommandRegistry, CommandResult, err, ok
 from vis_core.config import UserConfig, load_config
-from vis_core.events import Event, SessionCreated
+from vis_core.events import ActivityEnded, BlockFinished, Event, Notification, SessionCreated
 from vis_core.extension.metadata import build_metadata
 from vis_core.extension.state import bind_store, unbind_store
 from vis_core.extension_host.doctor import describe
@@ -25,7 +26,7 @@ from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
-from vis_core.paths import TrustStore, VisPaths, find_project_root
+from vis_core.paths import TrustStore, VisPaths, find_project_root, project_fingerprint
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.sandbox.jail import jail_refusal
 from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
@@ -54,6 +55,8 @@ class Host:
         self.workspace = options.workspace.resolve()
         self.project_root = find_project_root(self.workspace)
         self.trusted = TrustStore(paths).is_trusted(self.project_root)
+        self.trust_changed = _trust_changed(paths, self.project_root)
+        self._fingerprint = project_fingerprint(self.project_root) if self.trusted else None
         self.build = build_metadata()
         self.settings = SettingsService(
             paths=paths,
@@ -220,6 +223,11 @@ class Host:
                 f"project {self.project_root} is not trusted, so its extensions and MCP servers "
                 f"were skipped; run `vis trust {self.project_root}` to allow them"
             )
+        if self.trust_changed:
+            notes.append(control_files_changed(self.project_root))
+        refusal = self.jail_policy()[1]
+        if refusal is not None:
+            notes.append(refusal)
         notes.extend(self.settings.untrusted_notes())
         notes.extend(self.settings.problems)
         notes.extend(self.settings.toggle_problems())
@@ -445,9 +453,25 @@ class Host:
             before_turn=self.mcp.before_turn,
         )
         session_box.append(session)
+        session.subscribe(self._control_file_watch(session))
         self.sessions.append(session)
         self.interaction.attach(session)
         return session
+
+    def _control_file_watch(self, session: AgentSession) -> Callable[[Event], None]:
+        """After each block or tool call, tell the person once when the trusted project's
+        control files changed (the project needs `vis trust` again at the next start)."""
+
+        def watch(event: Event) -> None:
+            if self._fingerprint is None or not isinstance(event, BlockFinished | ActivityEnded):
+                return
+            if project_fingerprint(self.project_root) == self._fingerprint:
+                return
+            self._fingerprint = None  # said once
+            text = control_files_changed(self.project_root)
+            asyncio.ensure_future(session.emit(Notification(session.id, text=text, kind="warn")))
+
+        return watch
 
     def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
         """Whether the jail is on for ``session_id``, and why nothing may run (fail closed):
@@ -481,6 +505,22 @@ class Host:
 
         detach_host(self)
         self.store.close()
+
+
+def _trust_changed(paths: VisPaths, project_root: Path) -> bool:
+    try:
+        return TrustStore(paths).changed_since_trust(project_root)
+    except RuntimeError:
+        return False
+
+
+def control_files_changed(project_root: Path) -> str:
+    """The notice when a trusted project's control files changed."""
+    return (
+        f"The project's control files (.vis/, vis.yml, .env*) in {project_root} changed since "
+        "you trusted it, so its extensions, MCP servers, environment and settings are not "
+        f"loaded from the next start on. Review the change, then run `vis trust {project_root}`."
+    )
 
 
 def _check_model_value(value: object, source: str) -> None:

@@ -2,12 +2,47 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 
 APP_NAME = "vis"
+PRIVATE_DIR_MODE = 0o700
+PRIVATE_FILE_MODE = 0o600
+
+
+def private_dir(folder: Path) -> Path:
+    """``folder`` created if needed and readable by its owner only (0700)."""
+    folder.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR_MODE)
+    if folder.stat().st_mode & 0o077:
+        os.chmod(folder, PRIVATE_DIR_MODE)
+    return folder
+
+
+def private_file(path: Path) -> Path:
+    """``path`` (if it exists) made readable by its owner only (0600)."""
+    try:
+        if path.stat().st_mode & 0o077:
+            os.chmod(path, PRIVATE_FILE_MODE)
+    except FileNotFoundError:
+        pass
+    return path
+
+
+def write_private(path: Path, data: bytes) -> Path:
+    """Write ``data`` to a new or truncated file created 0600 in a 0700 folder."""
+    private_dir(path.parent)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE_MODE)
+    try:
+        os.fchmod(fd, PRIVATE_FILE_MODE)
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view) :]
+    finally:
+        os.close(fd)
+    return path
 
 
 @dataclass(frozen=True)
@@ -67,7 +102,7 @@ class VisPaths:
 
     def ensure(self) -> VisPaths:
         for folder in (self.config_dir, self.data_dir, self.log_dir):
-            folder.mkdir(parents=True, exist_ok=True)
+            private_dir(folder)
         return self
 
 
@@ -80,31 +115,95 @@ def find_project_root(cwd: Path | str) -> Path:
     return start
 
 
+CONTROL_NAMES = (".vis", "vis.yml")
+CONTROL_PREFIX = ".env"
+
+
+def control_files(project: Path) -> list[Path]:
+    """The files that decide what a project runs: ``vis.yml``, ``.env*``, all of ``.vis/``."""
+    root = Path(project)
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return []
+    found: list[Path] = []
+    for name in names:
+        path = root / name
+        if name == ".vis" and path.is_dir() and not path.is_symlink():
+            for folder, dirs, files in os.walk(path):
+                dirs.sort()
+                found += [Path(folder) / f for f in sorted(files)]
+                found += [Path(folder) / d for d in dirs if (Path(folder) / d).is_symlink()]
+        elif name in CONTROL_NAMES or name.startswith(CONTROL_PREFIX):
+            found.append(path)
+    return found
+
+
+def project_fingerprint(project: Path | str) -> str:
+    """A hash of the project's control files (names and contents): trust is kept for it."""
+    root = Path(project).resolve()
+    digest = hashlib.sha256()
+    for path in control_files(root):
+        digest.update(os.fsencode(path.relative_to(root)) + b"\0")
+        try:
+            if path.is_symlink():
+                digest.update(b"link:" + os.fsencode(os.readlink(path)))
+            elif path.is_file():
+                digest.update(hashlib.sha256(path.read_bytes()).digest())
+            else:
+                digest.update(b"other")
+        except OSError as exc:
+            digest.update(f"unreadable:{exc.errno}".encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
 class TrustStore:
-    """Projects the person trusted to run their extensions and MCP servers, kept per path."""
+    """Projects the person trusted to run their extensions, MCP servers and settings.
+
+    Trust is kept per path and for a fingerprint of the project's control files (``.vis/``,
+    ``vis.yml``, ``.env*``): when code changes one of them, the project is no longer trusted
+    until the person runs ``vis trust`` again.
+    """
 
     def __init__(self, paths: VisPaths) -> None:
         self._file = paths.trust_file
 
-    def _read(self) -> list[str]:
+    def _load(self) -> dict[str, str | None]:
         try:
             data = json.loads(self._file.read_text(encoding="utf-8"))
         except FileNotFoundError:
-            return []
+            return {}
         except (OSError, ValueError) as exc:
             raise RuntimeError(f"cannot read the trust list {self._file}: {exc}") from exc
-        return [str(p) for p in data.get("trusted", [])]
+        if not isinstance(data, dict):
+            raise RuntimeError(f"cannot read the trust list {self._file}: not a JSON object")
+        prints = data.get("fingerprints") or {}
+        return {str(p): prints.get(str(p)) for p in data.get("trusted", [])}
+
+    def _read(self) -> list[str]:
+        return list(self._load())
 
     def is_trusted(self, project: Path | str) -> bool:
-        return str(Path(project).resolve()) in self._read()
+        """Trusted, and the control files are as they were when the person trusted it."""
+        key = str(Path(project).resolve())
+        entries = self._load()
+        return key in entries and entries[key] == project_fingerprint(key)
+
+    def changed_since_trust(self, project: Path | str) -> bool:
+        """Trusted once, but a control file changed since (``vis trust`` is needed again)."""
+        key = str(Path(project).resolve())
+        entries = self._load()
+        return key in entries and entries[key] != project_fingerprint(key)
 
     def trust(self, project: Path | str) -> Path:
+        """Trust ``project`` with its control files as they are now."""
         resolved = Path(project).resolve()
-        entries = self._read()
-        if str(resolved) not in entries:
-            entries.append(str(resolved))
-            self._file.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self._file.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"trusted": sorted(entries)}, indent=2), encoding="utf-8")
-            tmp.replace(self._file)
+        entries = self._load()
+        entries[str(resolved)] = project_fingerprint(resolved)
+        self._file.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self._file.with_suffix(".tmp")
+        data = {"trusted": sorted(entries), "fingerprints": dict(sorted(entries.items()))}
+        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        tmp.replace(self._file)
         return resolved

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import signal
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,9 +17,11 @@ from vis_core.events import (
     Event,
     Notification,
     TurnEnded,
+    event_payload,
 )
 from vis_core.model.activity import ActivityRecord, ActivityState, SymbolTag, step_counts
 from vis_core.model.turn import TurnStatus
+from vis_core.terminal import terminal_json, terminal_text
 
 EXIT_CODES = {
     TurnStatus.COMPLETED: 0,
@@ -34,10 +37,16 @@ _STATE_MARKS = {
 }
 
 
-def activity_line(record: ActivityRecord) -> str:
-    """One Rich-markup line: state mark, headline, summary or outcome, verdict, aside."""
+def plain(text: str) -> str:
+    """Untrusted text for a Rich-markup line: no markup, no control sequences."""
     from rich.markup import escape
 
+    return escape(terminal_text(text))
+
+
+def activity_line(record: ActivityRecord) -> str:
+    """One Rich-markup line: state mark, headline, summary or outcome, verdict, aside."""
+    escape = plain
     mark, colour = _STATE_MARKS[record.state]
     p = record.presentation
     headline = escape(p.headline if p else record.tool)
@@ -57,10 +66,18 @@ def activity_line(record: ActivityRecord) -> str:
 class PrintRenderer:
     """Writes events as they come: answer text raw, Activities one line each."""
 
-    def __init__(self, *, as_json: bool, summarize_steps: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        as_json: bool,
+        summarize_steps: bool = True,
+        redact: Callable[[Event], Event] | None = None,
+    ) -> None:
+        """``redact``: the event with saved secrets replaced, as it may be printed."""
         from rich.console import Console
 
         self.as_json = as_json
+        self.redact = redact
         self.summarize_steps = summarize_steps
         self._tags: list[SymbolTag] = []
         self._depths: dict[str, int] = {}  # Activity id: how far under an extension tool's
@@ -69,12 +86,14 @@ class PrintRenderer:
         self._mid_line = False
 
     def __call__(self, event: Event) -> None:
+        if self.redact is not None:
+            event = self.redact(event)
         if self.as_json:
-            sys.stdout.write(event.to_json() + "\n")
+            sys.stdout.write(terminal_json(event.to_json()) + "\n")
             sys.stdout.flush()
             return
         if isinstance(event, AssistantDelta):
-            sys.stdout.write(event.text)
+            sys.stdout.write(terminal_text(event.text))
             sys.stdout.flush()
             self._mid_line = not event.text.endswith("\n")
         elif isinstance(event, ActivityStarted) and event.activity is not None:
@@ -86,7 +105,8 @@ class PrintRenderer:
             self.console.print(indent + activity_line(event.activity))
         elif isinstance(event, Notification):
             self._break_line()
-            self.errors.print(f"[yellow]{event.kind}:[/] {event.text}", markup=True)
+            text = plain(event.text)
+            self.errors.print(f"[yellow]{event.kind}:[/] {text}", markup=True)
         elif isinstance(event, TurnEnded):
             self._break_line()
             steps = step_counts(self._tags)
@@ -95,7 +115,8 @@ class PrintRenderer:
             if self.summarize_steps and steps:
                 self.console.print(f"[dim]{steps}[/]")
             if event.error:
-                self.errors.print(f"[red]{event.status.value}:[/] {event.error}")
+                error = plain(event.error)
+                self.errors.print(f"[red]{event.status.value}:[/] {error}")
 
     def _depth(self, record: ActivityRecord) -> int:
         parent = record.parent_id
@@ -145,13 +166,20 @@ async def _run(options: Any, request: str, *, as_json: bool) -> int:
             print(host.model_problem, file=sys.stderr)
             return 2
         for note in host.startup_notes():
-            print(f"vis: {note}", file=sys.stderr)
+            print(f"vis: {terminal_text(note)}", file=sys.stderr)
         session = await host.new_session()
         if session.model.provider is None:
             print(session.model.problem, file=sys.stderr)
             return 2
         summarize = bool(host.setting("summarize_steps", True, session.id))
-        session.subscribe(PrintRenderer(as_json=as_json, summarize_steps=summarize))
+        redactor = host.settings.redactor
+        session.subscribe(
+            PrintRenderer(
+                as_json=as_json,
+                summarize_steps=summarize,
+                redact=lambda event: redactor.event(event, *event_payload(event))[0],
+            )
+        )
         loop = asyncio.get_running_loop()
         loop.add_signal_handler(signal.SIGINT, session.cancel)
         try:

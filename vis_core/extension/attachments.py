@@ -14,7 +14,7 @@ from typing import Any
 
 from vis_core.extension.context import CallContext
 from vis_core.extension_host.gateway import bound_call, host_of
-from vis_core.paths import VisPaths
+from vis_core.paths import VisPaths, write_private
 from vis_core.providers.base import ImagePart
 
 OCTET_STREAM = "application/octet-stream"
@@ -212,10 +212,9 @@ def attach(
     call, host, iteration_id = where
     assert call.session_id is not None
     folder = VisPaths.from_env().attachments_dir / call.session_id
-    folder.mkdir(parents=True, exist_ok=True)
     target = folder / f"{uuid.uuid4().hex[:12]}-{name}"
     tmp = target.with_name(target.name + ".tmp")
-    tmp.write_bytes(data)
+    write_private(tmp, data)
     tmp.replace(target)
     if call.owner == "vis":  # the model's own attach() is an Activity already
         return _store_row(

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from pathlib import Path
 
-from vis_core.paths import VisPaths
+from vis_core.paths import PRIVATE_FILE_MODE, VisPaths, private_dir
 from vis_core.settings.redact import RedactingFilter, Redactor
 from vis_core.settings.storage import SecretsFile
 
@@ -19,7 +20,10 @@ class _DayFileHandler(logging.FileHandler):
     """A file handler that recreates its folder when it (re)opens the file."""
 
     def _open(self):  # type: ignore[no-untyped-def]
-        Path(self.baseFilename).parent.mkdir(parents=True, exist_ok=True)
+        path = Path(self.baseFilename)
+        private_dir(path.parent)
+        if not path.exists():
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, PRIVATE_FILE_MODE))
         return super()._open()
 
 

@@ -54,11 +54,32 @@ class Redactor:
         self, event: Event, data: dict[str, Any], payload: str
     ) -> tuple[Event, dict[str, Any], str]:
         """The store's append hook: the event as it may be written."""
-        if not self._secrets or not self.contains(payload):
+        if not self._secrets:
             return event, data, payload
-        redacted = event_from_dict(self.value(data))
+        cleaned = self.value(data)
+        if cleaned == data:  # compared as values: a secret JSON escapes is found too
+            return event, data, payload
+        redacted = event_from_dict(cleaned)
         data, payload = event_payload(redacted)
         return redacted, data, payload
+
+
+_active: list[Redactor] = []
+
+
+def activate(redactor: Redactor) -> None:
+    """Make ``redactor`` the one :func:`redact_text` uses (the running Vis's settings)."""
+    _active.append(redactor)
+
+
+def deactivate(redactor: Redactor) -> None:
+    if redactor in _active:
+        _active.remove(redactor)
+
+
+def redact_text(text: str) -> str:
+    """``text`` with the running Vis's saved secrets replaced (saved outputs, printed lines)."""
+    return _active[-1].text(text) if _active else text
 
 
 class RedactingFilter(logging.Filter):

@@ -18,7 +18,7 @@ from vis_core.extension.settings_decl import (
 from vis_core.extension_host.discovery import ExtensionSource
 from vis_core.extension_host.loaded import ExtensionStatus, LoadedExtension, LoadedExtensions
 from vis_core.settings.core import CORE_SETTINGS, NEEDS_TRUST
-from vis_core.settings.redact import Redactor
+from vis_core.settings.redact import Redactor, activate, deactivate
 from vis_core.settings.storage import GlobalFile, ProjectFiles, ProjectValues, SecretsFile
 from vis_core.settings.values import SCOPE_ORDER, Source, parse_text, read_stored, scope_list
 
@@ -172,6 +172,8 @@ class SettingsService:
         self._previous_resolver = set_value_resolver(self.value_for_callback)
         if self.store is not None and hasattr(self.store, "redactor"):
             self.store.redactor = self.redactor.event
+            self.store.text_redactor = self.redactor.text
+        activate(self.redactor)
         self._installed = True
 
     def uninstall(self) -> None:
@@ -182,8 +184,10 @@ class SettingsService:
         if not self._installed:
             return
         set_value_resolver(self._previous_resolver)
+        deactivate(self.redactor)
         if self.store is not None and getattr(self.store, "redactor", None) is not None:
             self.store.redactor = None
+            self.store.text_redactor = None
         self._installed = False
 
     # -- declarations ----------------------------------------------------------------------
@@ -477,6 +481,21 @@ class SettingsService:
                 log.exception("after saving setting %r, a listener failed", setting_id)
         return result
 
+    def _write_project(self, setting_id: str, value: Any) -> None:
+        """Save into ``.vis/settings.toml``; the person's own save keeps the project trusted
+        (only when it was trusted with its files as they were just before)."""
+        from vis_core.paths import TrustStore
+
+        trust = TrustStore(self.paths)
+        try:
+            kept = trust.is_trusted(self.project_root)
+        except RuntimeError:
+            kept = False
+        self.project.write(setting_id, value)
+        if kept:
+            trust.trust(self.project_root)
+        self._project_values = self.project.read()
+
     def _write(
         self,
         owner: SettingOwner,
@@ -494,8 +513,7 @@ class SettingsService:
             self.global_file.write(sid, value)
             self._global = self.global_file.values()
         elif scope in (SettingScope.GLOBAL, SettingScope.PROJECT):
-            self.project.write(sid, value)
-            self._project_values = self.project.read()
+            self._write_project(sid, value)
         else:
             assert self.store is not None, "group and session values need the store"
             key = group if scope is SettingScope.GROUP else session_id

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vis_core.config import write_config
+from vis_core.config import not_utf8, write_config
 from vis_core.extension.settings_decl import CORE_SETTING_IDS
 
 PROJECT_FILE = "vis.yml"
@@ -38,6 +38,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise SettingsFileError(f"cannot read {path}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise SettingsFileError(not_utf8(path, exc)) from None
     try:
         return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -151,6 +153,8 @@ class ProjectFiles:
             return {}
         except OSError as exc:
             raise SettingsFileError(f"cannot read {self.yml}: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise SettingsFileError(not_utf8(self.yml, exc)) from None
         import yaml
 
         try:
@@ -192,6 +196,8 @@ class SecretsFile:
             return {}
         except OSError as exc:
             raise SettingsFileError(f"cannot read the secrets file {self.path}: {exc}") from None
+        except UnicodeDecodeError as exc:
+            raise SettingsFileError(not_utf8(self.path, exc)) from None
         try:
             data = json.loads(text) if text.strip() else {}
         except ValueError:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -117,6 +118,11 @@ def connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise StoreError(f"cannot create the folder of the Vis database {path}: {exc}") from exc
+    if not path.exists():  # created 0600 before SQLite opens it; -wal and -shm follow its mode
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT, 0o600))
+        except OSError as exc:
+            raise StoreError(f"cannot create the Vis database {path}: {exc}") from exc
     _check_header(path)
     try:
         conn = sqlite3.connect(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from vis_core.store.database import Database
@@ -43,6 +44,7 @@ class ExtrasMixin:
     """Per-session prompts and snapshots, per-extension state, group/session overrides."""
 
     _db: Database
+    text_redactor: Callable[[str], str] | None
 
     # -- prompt history ------------------------------------------------------------------
 
@@ -50,6 +52,8 @@ class ExtrasMixin:
         """Remember a prompt; ``False`` (nothing saved) when blank or equal to the last one."""
         if not text.strip():
             return False
+        if self.text_redactor is not None:
+            text = self.text_redactor(text)
         with self._db.write("save a prompt") as conn:
             last = conn.execute(
                 "SELECT text FROM prompts WHERE session_id = ? ORDER BY id DESC LIMIT 1",

@@ -6,6 +6,7 @@ import json
 import sqlite3
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,11 @@ class SessionsMixin:
     """Session rows and the transcript projections, read back as frozen rows."""
 
     _db: Database
+    text_redactor: Callable[[str], str] | None
+
+    def _clean(self, text: str) -> str:
+        """``text`` with saved secrets replaced, as titles and their search index keep it."""
+        return text if self.text_redactor is None else self.text_redactor(text)
 
     # -- sessions and groups -------------------------------------------------------------
 
@@ -47,6 +53,7 @@ class SessionsMixin:
         """Create a session (id: uuid4 hex) and return its row."""
         session_id = uuid.uuid4().hex
         now = time.time()
+        title = self._clean(title)
         with self._db.write("create a session") as conn:
             if group is not None:
                 _ensure_group(conn, group, now)
@@ -119,6 +126,7 @@ class SessionsMixin:
         return rows[0] if rows else None
 
     def set_title(self, session_id: str, title: str) -> None:
+        title = self._clean(title)
         with self._db.write("set a session title") as conn:
             num = _session_num(conn, session_id)
             conn.execute("UPDATE sessions SET title = ? WHERE num = ?", (title, num))

@@ -38,6 +38,8 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin):
         self.path = Path(path) if path is not None else VisPaths.from_env().db_file
         self._db = Database(self.path, busy_timeout=busy_timeout)
         self.redactor: EventRedactor | None = None
+        # secrets out of free text saved outside events: titles, prompts, their search index
+        self.text_redactor: Callable[[str], str] | None = None
         self._last: LastEvent = None
 
     def _payload(self, event: Event) -> tuple[Event, dict[str, Any], str]:

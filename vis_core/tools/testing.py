@@ -15,6 +15,7 @@ from typing import Literal
 
 import yaml
 
+from vis_core.paths import private_dir
 from vis_core.tools.context import ToolContext
 
 PYTEST_MARKERS = ("pytest.ini", "conftest.py", "tox.ini", "setup.cfg", "pyproject.toml")
@@ -218,7 +219,7 @@ async def run_test_suite(
         shown[len(argv) : len(argv)] = ["-k", keyword]
     xml_path: Path | None = None
     if runner == "pytest":
-        ctx.output_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(ctx.output_dir)
         xml_path = ctx.output_dir / f"junit-{uuid.uuid4().hex[:12]}.xml"
         argv += [f"--junitxml={xml_path}", "-o", "junit_family=xunit1"]
         if keyword:

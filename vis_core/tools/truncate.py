@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from vis_core.paths import write_private
+from vis_core.settings.redact import redact_text
+
 MAX_BYTES = 50 * 1024
 MAX_LINES = 2000
 
@@ -78,12 +81,10 @@ def truncate(
 
 def save_full_output(text: str, output_dir: Path, label: str) -> Path:
     """Write ``text`` to a new file in ``output_dir`` and return its path."""
-    output_dir.mkdir(parents=True, exist_ok=True)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     safe = "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in label)[:40] or "output"
     path = output_dir / f"{safe}-{stamp}-{uuid.uuid4().hex[:8]}.txt"
-    path.write_text(text, encoding="utf-8")
-    return path
+    return write_private(path, redact_text(text).encode("utf-8", "surrogateescape"))
 
 
 def fit_output(text: str, output_dir: Path, *, keep: Keep, label: str) -> str:

@@ -1,0 +1,199 @@
+"""Escapes tried against the jail from sandbox code, as a hostile repository would."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from vis_core.host import Host, HostOptions
+from vis_core.paths import TrustStore, VisPaths
+
+from .hostile import BWRAP_PROBLEM, run_blocks
+
+jailed = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=str(BWRAP_PROBLEM))
+
+
+def _trusted_project(workspace: Path, vis_home: Path) -> None:
+    (vis_home / "config.toml").write_text("jail = true\n")
+    (workspace / ".vis").mkdir()
+    (workspace / ".vis" / "settings.toml").write_text("[settings]\njail = true\n")
+    (workspace / "vis.yml").write_text("environment:\n  PROJECT_NAME: acme\n")
+    (workspace / ".env").write_text("FROM_DOTENV=yes\n")
+    TrustStore(VisPaths.from_env()).trust(workspace)
+
+
+SWITCH_OFF = """
+import os
+for path, text in ((".vis/settings.toml", "[settings]\\njail = false\\n"),
+                   (".vis/extensions/x.py", "import os\\n"),
+                   ("vis.yml", "toggles:\\n  jail: false\\n"),
+                   (".env", "EVIL=1\\n"),
+                   (".env.local", "EVIL=1\\n")):
+    try:
+        os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+        open(path, "w").write(text)
+        print("wrote", path)
+    except OSError as exc:
+        print("refused", path, type(exc).__name__)
+"""
+
+
+@jailed
+async def test_sandbox_cannot_switch_the_jail_off_through_project_files(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    _trusted_project(workspace, vis_home)
+    outcome = await run_blocks(workspace, tmp_path, SWITCH_OFF)
+    printed = outcome.blocks[0].stdout.splitlines()
+    assert "refused .vis/settings.toml PermissionError" not in printed  # read-only, not EACCES
+    assert [line.split()[0] for line in printed[:4]] == ["refused"] * 4, printed
+    assert "jail = true" in (workspace / ".vis" / "settings.toml").read_text()
+    assert not (workspace / ".vis" / "extensions").exists()
+    # a new .env.local (it did not exist) changes the fingerprint: trust must be given again
+    if (workspace / ".env.local").exists():
+        assert not TrustStore(VisPaths.from_env()).is_trusted(workspace)
+
+
+@jailed
+async def test_patch_and_jailed_shell_refuse_control_files(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    _trusted_project(workspace, vis_home)
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        """
+        try:
+            await patch(".vis/settings.toml", None, [{"start": 2, "end": 2, "text": "x\\n"}])
+        except Exception as exc:
+            print("patch:", type(exc).__name__)
+        sh = await shell("echo EVIL=1 >> .env; echo jail = false >> .vis/settings.toml")
+        print((await sh.wait(30)).exit_code)
+        """,
+    )
+    block = outcome.blocks[0]
+    assert block.error is None, block.error
+    assert "patch: PermissionError" in block.stdout
+    assert (workspace / ".env").read_text() == "FROM_DOTENV=yes\n"
+    assert "false" not in (workspace / ".vis" / "settings.toml").read_text()
+
+
+async def test_a_control_file_changed_outside_the_jail_needs_trust_again(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    (workspace / ".vis").mkdir()
+    (workspace / ".vis" / "settings.toml").write_text("[settings]\nintrospection = true\n")
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        'sh = await shell("mkdir -p .vis/extensions && echo x = 1 > .vis/extensions/x.py")\n'
+        "print((await sh.wait(30)).exit_code)",
+    )
+    assert outcome.blocks[0].stdout.strip() == "0"
+    notices = [e.text for e in outcome.events if type(e).__name__ == "Notification"]
+    assert any("changed since you trusted it" in n and "vis trust" in n for n in notices)
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
+    try:
+        assert not host.trusted
+        assert any("vis trust" in note for note in host.startup_notes())
+        assert "x" not in {ext.name for ext in host.extensions.extensions}
+    finally:
+        await host.close()
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    assert TrustStore(VisPaths.from_env()).is_trusted(workspace)
+
+
+async def test_saving_a_project_setting_keeps_trust(workspace: Path, vis_home: Path) -> None:
+    (workspace / "vis.yml").write_text("toggles: {}\n")
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
+    try:
+        host.settings.set("introspection", False, "project")
+    finally:
+        await host.close()
+    assert "introspection = false" in (workspace / ".vis" / "settings.toml").read_text()
+    assert TrustStore(VisPaths.from_env()).is_trusted(workspace)
+
+
+@jailed
+async def test_vis_home_inside_the_workspace_is_masked(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = workspace / ".config" / "vis"
+    home.mkdir(parents=True)
+    monkeypatch.setenv("VIS_HOME", str(home))
+    (home / "config.toml").write_text("jail = true\n")
+    (home / "secrets").write_text(json.dumps({"token": "s3cr3t-value"}))
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        """
+        import os
+        print(sorted(os.listdir(".config/vis")))
+        try:
+            open(".config/vis/config.toml", "a").write("jail = false\\n")
+        except OSError as exc:
+            print("append:", type(exc).__name__)
+        try:
+            await cat(".config/vis/secrets")
+        except Exception as exc:
+            print("cat:", str(exc).splitlines()[0])
+        sh = await shell("cat .config/vis/secrets; ls .config/vis")
+        print("shell:", (await sh.wait(30)).output)
+        """,
+    )
+    block = outcome.blocks[0]
+    assert block.error is None, block.error
+    assert "s3cr3t-value" not in block.stdout
+    assert "vis.db" not in block.stdout and "secrets'" not in block.stdout
+    assert "inside Vis's own folder" in block.stdout
+    assert (home / "config.toml").read_text() == "jail = true\n"
+
+
+@pytest.mark.parametrize(
+    "config",
+    [b'jail = true\nmodel = "\xff"\n', b"jail = [true\n", b'jail = "yes"\n'],
+    ids=["non-utf8", "malformed", "wrong-type"],
+)
+async def test_unreadable_jail_setting_fails_closed(
+    workspace: Path, tmp_path: Path, vis_home: Path, config: bytes
+) -> None:
+    (vis_home / "config.toml").write_bytes(config)
+    marker = workspace / "ran.txt"
+    outcome = await run_blocks(workspace, tmp_path, f"open({str(marker)!r}, 'w').write('x')")
+    block = outcome.blocks[0]
+    assert block.error is not None and "cannot tell whether the jail is on" in block.error
+    assert str(vis_home / "config.toml") in block.error
+    assert not marker.exists()
+    assert (vis_home / "config.toml").read_bytes() == config  # never rewritten
+
+
+async def test_sandbox_and_shell_never_see_the_host_environment(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-host-key")
+    monkeypatch.setenv("SOME_TOKEN", "host-token")
+    (workspace / "vis.yml").write_text("environment:\n  PROJECT_NAME: acme\n")
+    (workspace / ".env").write_text("FROM_DOTENV=yes\n")
+    (workspace / ".env.local").write_text("FROM_LOCAL=also\n")
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        """
+        import os
+        print(sorted(k for k in os.environ if k in
+              ("ANTHROPIC_API_KEY", "SOME_TOKEN", "PROJECT_NAME", "FROM_DOTENV", "FROM_LOCAL",
+               "PATH", "HOME")))
+        sh = await shell("echo key=$ANTHROPIC_API_KEY token=$SOME_TOKEN p=$PROJECT_NAME")
+        print((await sh.wait(30)).output.strip())
+        """,
+    )
+    block = outcome.blocks[0]
+    assert block.error is None, block.error
+    first, second = block.stdout.strip().splitlines()
+    assert first == str(["FROM_DOTENV", "FROM_LOCAL", "HOME", "PATH", "PROJECT_NAME"])
+    assert second == "key= token= p=acme"

@@ -1,0 +1,28 @@
+"""Text in the app reaches the terminal as text: ESC and other control characters are shown.
+
+Textual's ``Content`` and Rich's ``Text`` strip a few control codes (bell, backspace, CR …)
+from the text they are given, but let ESC through, so model text, tool output, file names or
+extension text could write the clipboard (OSC 52), retitle the window or clear the screen.
+:func:`install` widens their tables once per process: every other C0/C1 control character is
+replaced by its one-character visible picture (``␛`` for ESC), so spans keep their offsets.
+"""
+
+from __future__ import annotations
+
+KEPT = frozenset({0x09, 0x0A})  # tab and newline are layout, not control sequences
+_PICTURES = {
+    **{code: chr(0x2400 + code) for code in range(0x20)},
+    0x7F: "\u2421",
+    **{code: "\ufffd" for code in range(0x80, 0xA0)},
+}
+
+
+def install() -> None:
+    """Extend Textual's and Rich's control-code tables (what they already strip stays so)."""
+    import rich.control
+    import textual.content
+
+    for table in (textual.content._CONTROL_STRIP_TRANSLATE, rich.control._CONTROL_STRIP_TRANSLATE):
+        for code, picture in _PICTURES.items():
+            if code not in KEPT and code not in table:
+                table[code] = picture  # type: ignore[assignment]

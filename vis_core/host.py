@@ -32,6 +32,7 @@ from vis_core.sandbox.jail import jail_refusal
 from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
 from vis_core.settings.core import extension_load_timeout
 from vis_core.store import Store
+from vis_core.store.session_lock import SessionLocks
 from vis_core.tools.registry import HostTool, ToolRegistry
 
 SANDBOX_IDLE_TIMEOUT = 15 * 60  # seconds; an idle sandbox frees its process, restored later
@@ -58,6 +59,7 @@ class Host:
         self.trust_changed = _trust_changed(paths, self.project_root)
         self._fingerprint = project_fingerprint(self.project_root) if self.trusted else None
         self.build = build_metadata()
+        self.session_locks = SessionLocks(paths.data_dir / "sessions")
         self.settings = SettingsService(
             paths=paths,
             store=store,
@@ -230,6 +232,7 @@ class Host:
             notes.append(refusal)
         notes.extend(self.settings.untrusted_notes())
         notes.extend(self.settings.problems)
+        notes.extend(self.settings.invalid_notes())
         notes.extend(self.settings.toggle_problems())
         return notes
 
@@ -315,10 +318,22 @@ class Host:
             history = [stored.event for stored in self.store.events(row.id)]
             return self._session(row.id, row.title, history=history)
 
-        self.mcp.start()
-        return await asyncio.to_thread(restore)
+        self.session_locks.acquire(row.id)  # refuse before reading a long history
+        try:
+            self.mcp.start()
+            return await asyncio.to_thread(restore)
+        finally:
+            self.session_locks.release(row.id)
 
     def _session(self, session_id: str, title: str, history: list[Event]) -> AgentSession:
+        self.session_locks.acquire(session_id)  # SessionInUse when another Vis has it open
+        try:
+            return self._build_session(session_id, title, history)
+        except BaseException:
+            self.session_locks.release(session_id)
+            raise
+
+    def _build_session(self, session_id: str, title: str, history: list[Event]) -> AgentSession:
         from vis_core.extension.attachments import attachment_tools
         from vis_core.extension_host.guides import extension_guides
         from vis_core.sandbox import Sandbox, ToolEntry
@@ -449,7 +464,7 @@ class Host:
             ],
             history=history,
             limits=TurnLimits(max_iterations=int(self.setting("max_iterations", 50, session_id))),
-            on_close=kit.closer(tool_context.close),
+            on_close=kit.closer(self._closer(session_id, tool_context.close)),
             before_turn=self.mcp.before_turn,
         )
         session_box.append(session)
@@ -472,6 +487,15 @@ class Host:
             asyncio.ensure_future(session.emit(Notification(session.id, text=text, kind="warn")))
 
         return watch
+
+    def _closer(self, session_id: str, close: Callable[[], Any]) -> Callable[[], Any]:
+        async def run() -> None:
+            try:
+                await close()
+            finally:
+                self.session_locks.release(session_id)
+
+        return run
 
     def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
         """Whether the jail is on for ``session_id``, and why nothing may run (fail closed):
@@ -504,6 +528,7 @@ class Host:
         from vis_core.extension_host.gateway import detach_host
 
         detach_host(self)
+        self.session_locks.release_all()
         self.store.close()
 
 

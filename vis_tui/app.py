@@ -141,6 +141,7 @@ class VisApp(App[int]):
 
     async def _open_first_session(self, host: Host) -> None:
         session: AgentSession | None = None
+        problem = ""  # shown once the session that opens instead is on screen
         if self.resume == "":  # --resume without an ID: the person picks one (Esc: a new one)
             self.resume = await self.push_screen(self._sessions_picker(host), wait_for_dismiss=True)
         if self.resume:
@@ -150,16 +151,17 @@ class VisApp(App[int]):
                     await self.main.preview(host, stored.id)
                     self.painted.set()
                 session = await host.open_session(self.resume)
-            except LookupError as exc:
-                self.main.transcript.add_message(
-                    f"**Cannot resume:** {escape_markdown(str(exc))}", classes="error"
-                )
+            except LookupError as exc:  # unknown, or open in another Vis
+                problem = f"**Cannot resume:** {escape_markdown(str(exc))}"
         elif self.continue_:
             latest = host.latest_session_id()
             if latest is not None:
                 await self.main.preview(host, latest)
                 self.painted.set()
-                session = await host.open_session(latest)
+                try:
+                    session = await host.open_session(latest)
+                except LookupError as exc:  # open in another Vis: start a new one here
+                    problem = f"**Cannot continue:** {escape_markdown(str(exc))}"
             else:
                 self.main.transcript.add_message(
                     "No earlier session in this workspace; started a new one."
@@ -167,6 +169,8 @@ class VisApp(App[int]):
         if session is None:
             session = await host.new_session()
         await self.show_session(session)
+        if problem:
+            self.main.transcript.add_message(problem, classes="error")
 
     async def show_session(self, session: AgentSession) -> None:
         self.session = session
@@ -248,7 +252,10 @@ class VisApp(App[int]):
 
         async def chosen(session_id: str | None) -> None:
             if session_id and self.host and (self.session is None or session_id != self.session.id):
-                await self.show_session(await self.host.open_session(session_id))
+                try:
+                    await self.show_session(await self.host.open_session(session_id))
+                except LookupError as exc:  # e.g. open in another Vis
+                    self.notify(str(exc), severity="error", markup=False)
 
         self.push_screen(self._sessions_picker(self.host), chosen)
 

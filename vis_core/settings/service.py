@@ -360,6 +360,15 @@ class SettingsService:
     def value(self, setting_id: str, session_id: str | None = None) -> Any:
         return self.resolve(setting_id, session_id).value
 
+    def invalid_notes(self) -> list[str]:
+        """One note per saved value of Vis's own settings that has the wrong type: the file,
+        the setting and what it takes (the default is used; the file is left as it is)."""
+        notes: list[str] = []
+        for setting in CORE_SETTINGS:
+            for problem in self.resolve(setting.id).invalid:
+                notes.append(f"{problem}; Vis uses the default until it is fixed")
+        return notes
+
     def unreadable(self, setting_id: str, session_id: str | None = None) -> str | None:
         """Why the value of ``setting_id`` cannot be known for sure, or None when it can: a
         settings file that could not be read (config.toml; the project's files when the

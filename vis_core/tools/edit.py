@@ -23,7 +23,7 @@ from vis_core.tools.patching import (
 )
 from vis_core.tools.pycheck import check_python
 from vis_core.tools.textfiles import BinaryFileError, read_text, split_lines
-from vis_core.tools.versions import file_mutation_queue
+from vis_core.tools.versions import cross_process_lock, file_mutation_queue
 
 
 @dataclass(frozen=True)
@@ -121,8 +121,14 @@ async def patch_file(
     async with file_mutation_queue(target) as real:
         # the whole read-modify-write runs in a worker thread while this file's queue is held
         return await asyncio.to_thread(
-            _patch_locked, ctx, target, real, label, version, parsed, creating, guard
+            _patch_across_processes, ctx, target, real, label, version, parsed, creating, guard
         )
+
+
+def _patch_across_processes(ctx: ToolContext, target: Path, real: str, *args: Any) -> PatchResult:
+    """:func:`_patch_locked` while no other Vis process rewrites the file either."""
+    with cross_process_lock(real):
+        return _patch_locked(ctx, target, real, *args)
 
 
 def _patch_locked(

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import hashlib
 import os
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 
 DEFAULT_KEEP = 32
@@ -106,3 +107,22 @@ async def file_mutation_queue(path: str | os.PathLike[str]) -> AsyncIterator[str
     finally:
         if not lock.locked() and locks.get(key) is lock and not getattr(lock, "_waiters", None):
             del locks[key]
+
+
+@contextmanager
+def cross_process_lock(real: str) -> Iterator[None]:
+    """Hold an advisory ``flock`` every Vis process takes before it rewrites ``real``.
+
+    The lock is on the file's folder (the nearest one that exists): a patch replaces the file
+    with a new inode, so a lock on the file itself would not be seen by the next writer, while
+    the folder's inode stays. Blocking: call it from a worker thread.
+    """
+    folder = os.path.dirname(real)
+    while folder and not os.path.isdir(folder):
+        folder = os.path.dirname(folder)
+    fd = os.open(folder or os.sep, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock

@@ -1,0 +1,58 @@
+"""Control sequences in model text, tool output and file names are shown, never sent raw."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual.geometry import Region
+
+from vis_tui.app import VisApp
+
+from .support import started, until, vis_app, write_script
+
+OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"
+TITLE = "\x1b]0;owned\x07"
+CLEAR = "\x1b[2J\x1b[H"
+LINK = "\x1b]8;;https://evil.example\x1b\\click\x1b]8;;\x1b\\"
+HOSTILE = OSC52 + TITLE + CLEAR + LINK
+
+
+def _painted(app: VisApp) -> str:
+    """Every character the screen's widgets paint."""
+    text = []
+    for widget in app.screen.walk_children(with_self=True):
+        if not widget.display or not widget.size.area:
+            continue
+        width, height = widget.size
+        for strip in widget.render_lines(Region(0, 0, width, height)):
+            text.extend(segment.text for segment in strip)
+    return "".join(text)
+
+
+async def test_model_text_tool_output_and_file_names_reach_the_screen_as_text(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / f"name{CLEAR}.txt").write_text(HOSTILE)
+    script = write_script(
+        tmp_path,
+        [
+            {"code": f"print({HOSTILE!r})\nprint(await ls('.'))"},
+            {"text": f"Answer {HOSTILE} done"},
+        ],
+    )
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(120, 50)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: "done" in _painted(app))
+        painted = _painted(app)
+        assert "\x1b" not in painted and "\x07" not in painted
+        assert "␛]52;c;" in painted  # shown, as text
+
+
+def test_textual_and_rich_text_show_escape_as_a_picture() -> None:
+    from rich.text import Text
+    from textual.content import Content
+
+    assert Content(f"a{OSC52}b").plain == "a␛]52;c;cm0gLXJmIH4=b"
+    assert Text(f"x{CLEAR}\x9b").plain == "x␛[2J␛[H\ufffd"

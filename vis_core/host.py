@@ -26,6 +26,7 @@ from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
+from vis_core.model.notify import NotifyKind
 from vis_core.paths import TrustStore, VisPaths, find_project_root, project_fingerprint
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.sandbox.jail import jail_refusal
@@ -484,7 +485,9 @@ class Host:
                 return
             self._fingerprint = None  # said once
             text = control_files_changed(self.project_root)
-            asyncio.ensure_future(session.emit(Notification(session.id, text=text, kind="warn")))
+            asyncio.ensure_future(
+                session.emit(Notification(session.id, text=text, kind=NotifyKind.WARN))
+            )
 
         return watch
 

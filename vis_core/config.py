@@ -1,4 +1,4 @@
-"""The user's ``config.toml``: read leniently, report a malformed file clearly, write safely."""
+"""The user's ``config.toml``: read leniently, report a malformed or non-UTF-8 file clearly."""
 
 from __future__ import annotations
 
@@ -43,13 +43,3 @@ def not_utf8(path: Path, exc: UnicodeDecodeError) -> str:
         f"{path} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start}); "
         "save it as UTF-8. Vis left the file as it is."
     )
-
-
-def write_config(path: Path, data: dict[str, Any]) -> None:
-    """Write ``data`` as TOML atomically (other content is the caller's to keep)."""
-    import tomli_w
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(tomli_w.dumps(data), encoding="utf-8")
-    tmp.replace(path)

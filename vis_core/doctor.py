@@ -55,6 +55,14 @@ async def _check_host(workspace: Path) -> int:
             print(f"jail        unknown: {refusal}")
         else:
             print(f"jail        {'on' if jail else 'off'}")
+        limits = host.child_limits()
+        block = host.setting("block_time_limit", "1800")
+        print(
+            f"limits      block {block} s, memory {limits.memory_mb} MB, "
+            f"processes {limits.processes} (0: no limit)"
+        )
+        for note in limits.notes():
+            print(f"note: {note}")
         model = host.session_model()  # builds the provider: a missing key shows here
         if model.problem:
             problems += host.model_choice is not None  # a chosen model that cannot be used

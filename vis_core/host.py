@@ -15,7 +15,14 @@ from vis_core.agent.prompt import system_prompt
 from vis_core.agent.session import AgentSession, DirectTool, SessionModel, TurnLimits
 from vis_core.commands import CommandRegistry, CommandResult, err, ok
 from vis_core.config import UserConfig, load_config
-from vis_core.events import ActivityEnded, BlockFinished, Event, Notification, SessionCreated
+from vis_core.events import (
+    ActivityEnded,
+    BlockFinished,
+    Event,
+    Notification,
+    SessionCreated,
+    TurnEnded,
+)
 from vis_core.extension.metadata import build_metadata
 from vis_core.extension.state import bind_store, unbind_store
 from vis_core.extension_host.doctor import describe
@@ -27,15 +34,21 @@ from vis_core.extension_host.session_kit import SessionKit
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.model.notify import NotifyKind
+from vis_core.model.turn import TurnStatus
 from vis_core.paths import TrustStore, VisPaths, find_project_root, project_fingerprint
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.sandbox.jail import jail_refusal
+from vis_core.sandbox.lifetime import ChildLimits
 from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
 from vis_core.settings.core import extension_load_timeout
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
 from vis_core.tools.registry import HostTool, ToolRegistry
 
+INTERRUPTED = (
+    "interrupted: Vis stopped (it was killed or crashed) before this turn finished; what it "
+    "showed until then is kept"
+)
 SANDBOX_IDLE_TIMEOUT = 15 * 60  # seconds; an idle sandbox frees its process, restored later
 
 
@@ -316,15 +329,31 @@ class Host:
             raise LookupError(f"no session {session_id!r}; `vis sessions` lists them")
 
         def restore() -> AgentSession:  # a long session reads for seconds; keep the loop free
+            if not open_here:  # no live session of this process runs these turns
+                self._end_interrupted_turns(row.id)
             history = [stored.event for stored in self.store.events(row.id)]
             return self._session(row.id, row.title, history=history)
 
+        open_here = self.session_locks.holds(row.id)
         self.session_locks.acquire(row.id)  # refuse before reading a long history
         try:
             self.mcp.start()
             return await asyncio.to_thread(restore)
         finally:
             self.session_locks.release(row.id)
+
+    def _end_interrupted_turns(self, session_id: str) -> None:
+        """A turn still ``running`` when nobody holds the session was cut off (Vis was killed):
+        it ends as cancelled, saying so, before the session is shown again."""
+        for turn_id in self.store.running_turns(session_id):
+            self.store.append(
+                TurnEnded(
+                    session_id,
+                    turn_id=turn_id,
+                    status=TurnStatus.CANCELLED,
+                    error=INTERRUPTED,
+                )
+            )
 
     def _session(self, session_id: str, title: str, history: list[Event]) -> AgentSession:
         self.session_locks.acquire(session_id)  # SessionInUse when another Vis has it open
@@ -345,6 +374,7 @@ class Host:
         kit = SessionKit(self, session_id, lambda: session_box[0] if session_box else None)
         jail, refusal = self.jail_policy(session_id)
         values = self.project_values()
+        limits = self.child_limits(session_id)
         tool_context = ToolContext(
             workspace=self.workspace,
             session_id=session_id,
@@ -352,7 +382,10 @@ class Host:
             jail=jail,
             hooks=kit.tool_hooks,
             shells=ShellManager(
-                environment=values, project_root=self.project_root, refusal=refusal
+                environment=values,
+                project_root=self.project_root,
+                refusal=refusal,
+                limits=limits,
             ),
         )
         builtins = [*builtin_tools(tool_context), *attachment_tools()]
@@ -425,6 +458,8 @@ class Host:
             environment=values,
             project_root=self.project_root,
             refusal=refusal,
+            limits=limits,
+            time_limit=float(self.setting("block_time_limit", "1800", session_id)),
         )
 
         mcp_prompt = self.mcp.prompt_for_session()
@@ -507,6 +542,13 @@ class Host:
         if problem is not None:
             return True, jail_refusal(problem)
         return bool(self.setting("jail", False, session_id)), None
+
+    def child_limits(self, session_id: str | None = None) -> ChildLimits:
+        """Memory and process limits of the sandbox and its shells (settings)."""
+        return ChildLimits(
+            memory_mb=int(self.setting("memory_limit", "8192", session_id)),
+            processes=int(self.setting("process_limit", "4096", session_id)),
+        )
 
     def project_values(self) -> dict[str, str]:
         """The environment the project defines (``environment:``, ``.env``, ``.env.local``);

@@ -21,6 +21,9 @@ CORE_SETTING_IDS: tuple[str, ...] = (
     "summarize_steps",
     "theme",
     "extension_load_timeout",
+    "block_time_limit",
+    "memory_limit",
+    "process_limit",
 )
 CORE_OWNER = "Vis"
 

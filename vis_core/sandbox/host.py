@@ -22,6 +22,7 @@ from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox import wire
 from vis_core.sandbox.environ import child_environment
 from vis_core.sandbox.jail import JailUnavailable, jail_argv
+from vis_core.sandbox.lifetime import ChildLimits, child_setup
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import Msg
 
@@ -148,10 +149,15 @@ class Sandbox:
         environment: Mapping[str, str] | None = None,
         project_root: Path | None = None,
         refusal: str | None = None,
+        limits: ChildLimits | None = None,
+        time_limit: float = 0,
     ) -> None:
         """``environment``: the project's values the child sees on top of a minimal base (never
         the host environment); ``refusal``: why no block may run (e.g. the jail setting could
-        not be read), returned as every block's error."""
+        not be read), returned as every block's error; ``limits``: memory and processes of the
+        child; ``time_limit``: seconds a block may run before it is stopped (0: no limit)."""
+        self.limits = limits
+        self.time_limit = time_limit
         self.workspace = Path(workspace)
         self.environment = dict(environment or {})
         self.project_root = project_root
@@ -315,6 +321,7 @@ class Sandbox:
             env=env,
             start_new_session=True,
             limit=_LINE_LIMIT,
+            preexec_fn=child_setup(self.limits, signal.SIGKILL),
         )
         self._proc = proc
         self._ready = loop.create_future()
@@ -393,9 +400,22 @@ class Sandbox:
         done = self._done[block] = loop.create_future()
         output = self._outputs[block] = loop.create_future()
         self._running = block
+        overran = ""
         try:
             await self._send(message)
-            reply = await asyncio.shield(done)
+            try:
+                reply = await asyncio.wait_for(asyncio.shield(done), self.time_limit or None)
+            except TimeoutError:
+                overran = (
+                    f"The block ran longer than its time limit of {self.time_limit:g} s "
+                    "(setting block_time_limit) and was stopped."
+                )
+                await self._stop_block(block, done)
+                try:
+                    reply = await asyncio.wait_for(asyncio.shield(done), 5.0)
+                except TimeoutError:
+                    raise ChildDied("did not stop after the time limit") from None
+                reply = {**reply, "error": "\n".join(p for p in (overran, reply.get("error")) if p)}
             try:
                 text = await asyncio.wait_for(asyncio.shield(output), 5.0)
             except TimeoutError:  # the end marker never came: take what arrived
@@ -409,6 +429,7 @@ class Sandbox:
                 "not finish; the next block starts a new sandbox process and restores the "
                 "helpers and variables saved after the last finished block."
             )
+            error = f"{overran}\n{error}" if overran else error
             return BlockResult(text, error, restarted, time.monotonic() - started)
         except asyncio.CancelledError:
             self._stopping = self._spawn(self._stop_block(block, done))

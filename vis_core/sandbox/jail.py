@@ -81,6 +81,7 @@ def jail_argv(
     read_only: Sequence[Path] = (),
     read_write: Sequence[Path] = (),
     project_root: Path | None = None,
+    own_pids: bool = False,
 ) -> list[str]:
     """``argv`` wrapped in bubblewrap.
 
@@ -91,6 +92,7 @@ def jail_argv(
     and hooks), which stay read-only; Vis's own folders (VIS_HOME, wherever it lies) are
     replaced by empty tmpfs mounts; then ``read_write`` grants are bound read-write; the
     network is unshared; the process dies with its parent and starts in the workspace.
+    ``own_pids``: a PID namespace of its own, so every process in it dies with it.
     """
     bwrap = find_bwrap()
     root = Path(workspace).resolve()
@@ -116,7 +118,10 @@ def jail_argv(
     for path in read_write:
         resolved = Path(path).resolve()
         args += ["--bind", str(resolved), str(resolved)]
-    args += ["--unshare-net", "--die-with-parent", "--chdir", str(root), "--", *argv]
+    args += ["--unshare-net", "--die-with-parent", "--chdir", str(root)]
+    if own_pids:
+        args.append("--unshare-pid")
+    args += ["--", *argv]
     return args
 
 

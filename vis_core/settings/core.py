@@ -63,6 +63,34 @@ EXTENSION_LOAD_TIMEOUT = Setting(
     choices=["2", "5", "10", "30", "60"],
     description="Seconds an extension's entry file may take to load before it is stopped.",
 )
+BLOCK_TIME_LIMIT = Setting(
+    id="block_time_limit",
+    label="Block time limit (seconds)",
+    type="enum",
+    default="1800",
+    choices=["300", "600", "1800", "3600", "0"],
+    scopes=ALL_SCOPES,
+    description="A code block running longer is stopped; 0 means no limit.",
+)
+MEMORY_LIMIT = Setting(
+    id="memory_limit",
+    label="Memory limit (MB)",
+    type="enum",
+    default="8192",
+    choices=["1024", "2048", "4096", "8192", "16384", "0"],
+    scopes=ALL_SCOPES,
+    description="Data memory each sandbox or shell process may use (RLIMIT_DATA); 0: no limit.",
+)
+PROCESS_LIMIT = Setting(
+    id="process_limit",
+    label="Process limit",
+    type="enum",
+    default="4096",
+    choices=["256", "1024", "4096", "0"],
+    scopes=ALL_SCOPES,
+    description="Processes of your user the sandbox and shells may start (RLIMIT_NPROC; "
+    "not enforced for root); 0: no limit.",
+)
 
 CORE_SETTINGS: tuple[Setting[Any], ...] = (
     MODEL,
@@ -72,6 +100,9 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
     SUMMARIZE_STEPS,
     THEME,
     EXTENSION_LOAD_TIMEOUT,
+    BLOCK_TIME_LIMIT,
+    MEMORY_LIMIT,
+    PROCESS_LIMIT,
 )
 # Project values of these are ignored until the person trusts the project: an untrusted
 # checkout must not switch the jail off or send the conversation to an endpoint it names.

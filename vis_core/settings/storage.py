@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vis_core.config import not_utf8, write_config
+from vis_core.config import not_utf8
 from vis_core.extension.settings_decl import CORE_SETTING_IDS
 
 PROJECT_FILE = "vis.yml"
@@ -47,6 +48,49 @@ def _read_toml(path: Path) -> dict[str, Any]:
             f"{path} is not valid TOML ({exc}); fix the file, then save the setting again. "
             "Vis left the file as it is."
         ) from None
+
+
+@contextmanager
+def edit_toml(path: Path) -> Iterator[Any]:
+    """Edit ``path`` in place with tomlkit: comments, order and formatting are kept.
+
+    The file is checked first (a broken file raises :class:`SettingsFileError` naming it and
+    is never rewritten), then written atomically with its mode kept.
+    """
+    import tomlkit
+
+    _read_toml(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    document = tomlkit.parse(text)
+    yield document
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(tomlkit.dumps(document), encoding="utf-8")
+    if path.exists():
+        os.chmod(tmp, path.stat().st_mode & 0o777)
+    tmp.replace(path)
+
+
+def _subtable(data: Any, key: str) -> Any:
+    """``data[key]`` as a table, created (as a ``[key]`` table) when missing."""
+    if key not in data:
+        import tomlkit
+
+        data[key] = tomlkit.table()
+    value = data[key]
+    if not isinstance(value, dict):
+        raise SettingsFileError(f"[{key}] must be a table")
+    return value
+
+
+def _put(table: Any, key: str, value: Any | None) -> None:
+    if value is None:
+        table.pop(key, None)
+    else:
+        table[key] = value
 
 
 def _table(data: Mapping[str, Any], key: str, where: str) -> dict[str, Any]:
@@ -79,27 +123,21 @@ class GlobalFile:
         return frozenset(str(name) for name in names)
 
     def write(self, setting_id: str, value: Any | None) -> None:
-        """Save ``value`` for ``setting_id`` (``None`` removes it)."""
-        data = _read_toml(self.path)
-        if setting_id in CORE_SETTING_IDS:
-            target = data
-        else:
-            extensions = data.setdefault("extensions", {})
-            target = extensions.setdefault("settings", {})
-        if value is None:
-            target.pop(setting_id, None)
-        else:
-            target[setting_id] = value
-        write_config(self.path, data)
+        """Save ``value`` for ``setting_id`` (``None`` removes it); comments and layout stay."""
+        with edit_toml(self.path) as data:
+            if setting_id in CORE_SETTING_IDS:
+                target = data
+            else:
+                target = _subtable(_subtable(data, "extensions"), "settings")
+            _put(target, setting_id, value)
 
     def set_disabled(self, name: str, disabled: bool) -> None:
-        data = _read_toml(self.path)
-        extensions = data.setdefault("extensions", {})
-        names = [n for n in extensions.get("disabled", []) if n != name]
-        if disabled:
-            names.append(name)
-        extensions["disabled"] = sorted(names)
-        write_config(self.path, data)
+        with edit_toml(self.path) as data:
+            extensions = _subtable(data, "extensions")
+            names = [n for n in extensions.get("disabled", []) if n != name]
+            if disabled:
+                names.append(name)
+            extensions["disabled"] = sorted(names)
 
 
 @dataclass(frozen=True)
@@ -174,13 +212,8 @@ class ProjectFiles:
         return {str(key): value for key, value in block.items()}
 
     def write(self, setting_id: str, value: Any | None) -> None:
-        data = _read_toml(self.settings_file)
-        values = data.setdefault("settings", {})
-        if value is None:
-            values.pop(setting_id, None)
-        else:
-            values[setting_id] = value
-        write_config(self.settings_file, data)
+        with edit_toml(self.settings_file) as data:
+            _put(_subtable(data, "settings"), setting_id, value)
 
 
 class SecretsFile:

@@ -22,6 +22,11 @@ class SessionLocks:
         self._held: dict[str, tuple[int, int]] = {}  # session id: (fd, count)
         self._lock = threading.Lock()
 
+    def holds(self, session_id: str) -> bool:
+        """Whether this process has ``session_id`` open already."""
+        with self._lock:
+            return session_id in self._held
+
     def acquire(self, session_id: str) -> None:
         """Hold ``session_id``; :class:`SessionInUse` names the process that has it."""
         with self._lock:

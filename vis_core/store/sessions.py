@@ -125,6 +125,15 @@ class SessionsMixin:
         rows = self.list_sessions(workspace, limit=1)
         return rows[0] if rows else None
 
+    def running_turns(self, session_id: str) -> list[str]:
+        """Ids of the session's turns that never ended (a Vis that was killed mid-turn)."""
+        with self._db.read("find unfinished turns") as conn:
+            rows = conn.execute(
+                "SELECT id FROM turns WHERE session_id = ? AND status = 'running' ORDER BY num",
+                (session_id,),
+            ).fetchall()
+        return [row[0] for row in rows]
+
     def set_title(self, session_id: str, title: str) -> None:
         title = self._clean(title)
         with self._db.write("set a session title") as conn:

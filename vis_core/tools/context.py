@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.sandbox.jail import is_protected, vis_folders
-from vis_core.tools.display import shorten_path
+from vis_core.tools.display import from_printable, printable, shorten_path
 from vis_core.tools.shell import ShellManager
 from vis_core.tools.versions import FileVersions
 
@@ -54,6 +54,8 @@ class ToolContext:
         target = Path(text).expanduser()
         if not target.is_absolute():
             target = self.workspace / target
+        if not os.path.lexists(target):  # a name shown with \xNN for bytes that are not UTF-8
+            target = Path(from_printable(str(target)))
         target = Path(os.path.normpath(target))
         if self.jail and not self.inside(target):
             raise OutsideWorkspace(
@@ -90,9 +92,9 @@ class ToolContext:
         """How a path is shown to the model: workspace-relative when inside, else absolute."""
         target = Path(path)
         try:
-            return target.relative_to(self.workspace).as_posix() or "."
+            return printable(target.relative_to(self.workspace).as_posix() or ".")
         except ValueError:
-            return target.as_posix()
+            return printable(target.as_posix())
 
     def short(self, path: str | os.PathLike[str]) -> str:
         return shorten_path(path, self.workspace)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 MAX_SUMMARY_CHARS = 200
@@ -41,3 +42,30 @@ def one_line(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:
 def plural(count: int, word: str, words: str | None = None) -> str:
     """``1 match`` / ``3 matches`` with thousands separators."""
     return f"{count:,} {word if count == 1 else (words or word + 's')}"
+
+
+_RAW_BYTE = re.compile(r"\\x([0-9a-fA-F]{2})")
+
+
+def printable(text: str) -> str:
+    """``text`` as the model and the screen get it: bytes of a file name that are not UTF-8
+    (surrogate escapes) become ``\\xNN`` text instead of breaking the encoder."""
+    if not any("\udc80" <= ch <= "\udcff" for ch in text):
+        return text
+    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def from_printable(text: str) -> str:
+    """The file name :func:`printable` showed as ``\\xNN``, back as the real name."""
+    if not _RAW_BYTE.search(text):
+        return text
+
+    def byte(match: re.Match[str]) -> str:
+        value = int(match.group(1), 16)
+        return chr(0xDC00 + value) if value >= 0x80 else match.group(0)
+
+    raw = _RAW_BYTE.sub(byte, text)
+    try:  # valid only if each \\xNN stood for a byte that is not UTF-8 text
+        return os.fsdecode(raw.encode("utf-8", "surrogateescape"))
+    except UnicodeError:
+        return text

@@ -18,6 +18,7 @@ from typing import Any
 
 from vis_core.model.activity import ActivityPresentation
 from vis_core.sandbox.environ import QUIET, child_environment
+from vis_core.sandbox.lifetime import ChildLimits, child_setup, start_reaper, stop_reaper
 from vis_core.sandbox.wire import HandleMethod, HostHandle
 from vis_core.tools.activities import shell_call_presentation
 from vis_core.tools.truncate import Keep, fit_output
@@ -103,6 +104,7 @@ class ShellHandle(HostHandle):
         *,
         timeout: float | None = None,
         buffer_bytes: int = BUFFER_BYTES,
+        reaper: asyncio.subprocess.Process | None = None,
     ) -> None:
         self.id = f"sh-{next(_ids)}"
         self.command = command
@@ -120,6 +122,7 @@ class ShellHandle(HostHandle):
             asyncio.ensure_future(self._drain(process.stdout, self.stdout)),
             asyncio.ensure_future(self._drain(process.stderr, self.stderr)),
         ]
+        self._reaping = asyncio.ensure_future(stop_reaper(process, reaper)) if reaper else None
         self._timer = (
             asyncio.get_running_loop().call_later(timeout, self._on_timeout) if timeout else None
         )
@@ -268,7 +271,9 @@ class ShellManager:
     on top of a minimal base, never the host environment, unless ``host_environment`` (the
     processes an extension starts unjailed with ``vis.shell``). ``refusal`` says why no command
     may start (e.g. the jail setting could not be read). ``project_root`` keeps the project's
-    control files read-only when the jail is on.
+    control files read-only when the jail is on. ``limits`` bound memory and processes. No
+    child outlives Vis: a jailed one runs in its own PID namespace that dies with Vis; an
+    unjailed bash gets a parent-death signal and then kills its whole process group.
     """
 
     def __init__(
@@ -278,7 +283,9 @@ class ShellManager:
         host_environment: bool = False,
         project_root: Path | None = None,
         refusal: str | None = None,
+        limits: ChildLimits | None = None,
     ) -> None:
+        self.limits = limits
         self.handles: dict[str, ShellHandle] = {}
         self.environment = dict(environment or {})
         self.host_environment = host_environment
@@ -319,8 +326,11 @@ class ShellManager:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
+            preexec_fn=child_setup(self.limits, signal.SIGKILL),
         )
-        handle = ShellHandle(command, process, output_dir, timeout=timeout)
+        # a jailed group is a PID namespace that dies with bwrap; an unjailed one needs a reaper
+        reaper = await start_reaper(process.pid) if jail_workspace is None else None
+        handle = ShellHandle(command, process, output_dir, timeout=timeout, reaper=reaper)
         self.handles[handle.id] = handle
         return handle
 
@@ -343,4 +353,6 @@ def jailed(
             "shell: the jail setting is on but confinement (vis_core.sandbox.jail) is not "
             f"available ({exc}); the command was not run. Turn the jail off or update Vis."
         ) from None
-    return jail_argv(argv, workspace, read_write=read_write, project_root=project_root)
+    return jail_argv(
+        argv, workspace, read_write=read_write, project_root=project_root, own_pids=True
+    )

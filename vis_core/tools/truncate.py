@@ -10,6 +10,7 @@ from pathlib import Path
 
 from vis_core.paths import write_private
 from vis_core.settings.redact import redact_text
+from vis_core.tools.display import printable
 
 MAX_BYTES = 50 * 1024
 MAX_LINES = 2000
@@ -89,6 +90,7 @@ def save_full_output(text: str, output_dir: Path, label: str) -> Path:
 
 def fit_output(text: str, output_dir: Path, *, keep: Keep, label: str) -> str:
     """``text`` bounded for the model; when cut, the full text is saved and the note names it."""
+    text = printable(text)
     cut = truncate(text, keep)
     if not cut.truncated:
         return text

@@ -1,0 +1,95 @@
+"""Children that do not outlive Vis and stay within limits: parent-death signal, rlimits."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import ctypes
+import ctypes.util
+import os
+import resource
+from collections.abc import Callable
+from dataclasses import dataclass
+
+PR_SET_PDEATHSIG = 1
+# Holds a pipe from Vis; when Vis dies (even by kill -9) the pipe ends and it kills the group.
+REAPER = 'read -r _; kill -KILL -- "-$1" 2>/dev/null'
+
+
+async def start_reaper(group: int) -> asyncio.subprocess.Process:
+    """A tiny watcher that kills process group ``group`` once Vis is gone."""
+    return await asyncio.create_subprocess_exec(
+        "/bin/sh",
+        "-c",
+        REAPER,
+        "vis-reaper",
+        str(group),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+async def stop_reaper(
+    process: asyncio.subprocess.Process, reaper: asyncio.subprocess.Process
+) -> None:
+    """Once ``process`` has ended, end its reaper before its group id could be reused."""
+    try:
+        await process.wait()
+    finally:
+        if reaper.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                reaper.kill()
+            await reaper.wait()
+
+
+@dataclass(frozen=True)
+class ChildLimits:
+    """Resource limits of the sandbox and its shells; 0 means no limit."""
+
+    memory_mb: int = 0
+    processes: int = 0
+
+    def notes(self) -> list[str]:
+        """What cannot be enforced here, said plainly."""
+        notes = []
+        if self.processes and os.geteuid() == 0:
+            notes.append(
+                "the process limit is not enforced: Vis runs as root, and the kernel does not "
+                "apply RLIMIT_NPROC to root"
+            )
+        return notes
+
+
+def _libc() -> ctypes.CDLL | None:
+    name = ctypes.util.find_library("c")
+    try:
+        return ctypes.CDLL(name, use_errno=True) if name else None
+    except OSError:
+        return None
+
+
+_LIBC = _libc()
+
+
+def child_setup(
+    limits: ChildLimits | None = None, death_signal: int | None = None
+) -> Callable[[], None]:
+    """A ``preexec_fn``: apply ``limits`` and ask for ``death_signal`` when Vis dies."""
+    parent = os.getpid()
+
+    def setup() -> None:
+        if death_signal is not None and _LIBC is not None:
+            _LIBC.prctl(PR_SET_PDEATHSIG, int(death_signal), 0, 0, 0)
+            if os.getppid() != parent:  # Vis died before the request took effect
+                os.kill(os.getpid(), int(death_signal))
+        if limits is None:
+            return
+        if limits.memory_mb:
+            size = limits.memory_mb * 1024 * 1024
+            resource.setrlimit(resource.RLIMIT_DATA, (size, size))
+        if limits.processes:
+            resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
+
+    return setup

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
 import signal
 import sys
 from collections.abc import Callable
@@ -23,6 +24,7 @@ from vis_core.model.activity import ActivityRecord, ActivityState, SymbolTag, st
 from vis_core.model.turn import TurnStatus
 from vis_core.terminal import terminal_json, terminal_text
 
+CLOSE_SECONDS = 10
 EXIT_CODES = {
     TurnStatus.COMPLETED: 0,
     TurnStatus.FAILED: 1,
@@ -141,10 +143,32 @@ def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
         toggles=tuple(args.toggles),
         channel="cli",
     )
+    loop = asyncio.new_event_loop()
     try:
-        return asyncio.run(_run(options, args.request, as_json=args.json))
+        code = loop.run_until_complete(_run(options, args.request, as_json=args.json))
     except KeyboardInterrupt:
-        return 130
+        code = 130
+    finally:
+        loop.close()  # does not wait for worker threads
+    return _leave(code)
+
+
+def _leave(code: int) -> int:
+    """Return ``code``; when a worker thread still runs (an extension tool that ignores the
+    cancel), exit at once instead of waiting for it: everything shown is already saved."""
+    import os
+    import threading
+
+    if any(
+        t.is_alive() and not t.daemon
+        for t in threading.enumerate()
+        if t is not threading.main_thread()
+    ):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()
+        os._exit(code)
+    return code
 
 
 async def _run(options: Any, request: str, *, as_json: bool) -> int:
@@ -188,4 +212,7 @@ async def _run(options: Any, request: str, *, as_json: bool) -> int:
             loop.remove_signal_handler(signal.SIGINT)
         return EXIT_CODES[ended.status]
     finally:
-        await host.close()
+        try:  # a tool stuck in a worker thread must not keep vis run from ending
+            await asyncio.wait_for(host.close(), CLOSE_SECONDS)
+        except TimeoutError:
+            print(f"vis: closing took longer than {CLOSE_SECONDS} s; stopped", file=sys.stderr)

@@ -217,4 +217,7 @@ def test_core_setting_ids_are_listed_once() -> None:
         "summarize_steps",
         "theme",
         "extension_load_timeout",
+        "block_time_limit",
+        "memory_limit",
+        "process_limit",
     )

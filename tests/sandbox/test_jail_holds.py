@@ -143,6 +143,7 @@ async def test_vis_home_inside_the_workspace_is_masked(
             print("cat:", str(exc).splitlines()[0])
         sh = await shell("cat .config/vis/secrets; ls .config/vis")
         print("shell:", (await sh.wait(30)).output)
+        print("grep:", await grep("s3cr3t", hidden=True))
         """,
     )
     block = outcome.blocks[0]

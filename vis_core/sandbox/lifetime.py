@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 PR_SET_PDEATHSIG = 1
 # Holds a pipe from Vis; when Vis dies (even by kill -9) the pipe ends and it kills the group.
-REAPER = 'read -r _; kill -KILL -- "-$1" 2>/dev/null'
+REAPER = "read -r _; kill -9 -$1 2>/dev/null"
 
 
 async def start_reaper(group: int) -> asyncio.subprocess.Process:

@@ -72,7 +72,7 @@ class ToolContext:
     def _check_jailed(self, target: Path, text: str, tool: str) -> None:
         """What the jail hides or keeps read-only, refused to the host-side tools alike."""
         real = Path(os.path.realpath(target))
-        if any(real == f or f in real.parents for f in hidden_folders()):
+        if self.hidden(real):
             raise OutsideWorkspace(
                 f"{tool}: {text} is inside Vis's own folder (settings, secrets, database); the "
                 "jail hides it from the model's tools."
@@ -83,6 +83,13 @@ class ToolContext:
                 ".git/config, .git/hooks); the jail keeps it read-only. Ask the person to "
                 "change it."
             )
+
+    def hidden(self, path: str | os.PathLike[str]) -> bool:
+        """Whether the jail is on and ``path`` lies in Vis's own folders (hidden from tools)."""
+        if not self.jail:
+            return False
+        real = Path(os.path.realpath(path))
+        return any(real == f or f in real.parents for f in hidden_folders())
 
     def inside(self, path: Path) -> bool:
         real = Path(os.path.realpath(path))

@@ -400,6 +400,8 @@ async def search(
     counts = await count_rg(ctx, rg, roots, spec) if rg else None
     if counts is None:
         counts = await asyncio.to_thread(count_python, ctx, roots, spec)
+    if ctx.jail and counts:  # Vis's own folders (VIS_HOME in the workspace) stay hidden
+        counts = {path: n for path, n in counts.items() if not ctx.hidden(path)}
     if ctx.hooks is not None and counts:  # fs_access guards see every file whose lines return
         counts = await asyncio.to_thread(_allowed, ctx, roots, counts)
     return await asyncio.to_thread(

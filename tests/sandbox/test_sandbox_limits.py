@@ -1,0 +1,58 @@
+"""Limits of the sandbox child: block time, memory and processes (settings with defaults)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from vis_core.sandbox.lifetime import ChildLimits
+from vis_core.settings.core import BLOCK_TIME_LIMIT, MEMORY_LIMIT, PROCESS_LIMIT
+from vis_core.tools import ToolContext
+from vis_core.tools.shell import ShellManager
+
+from .conftest import MakeSandbox
+
+
+def test_limits_are_settings_with_defaults() -> None:
+    assert (BLOCK_TIME_LIMIT.default, MEMORY_LIMIT.default, PROCESS_LIMIT.default) == (
+        "1800",
+        "8192",
+        "4096",
+    )
+
+
+async def test_a_block_past_its_time_limit_is_stopped(make_sandbox: MakeSandbox) -> None:
+    box = make_sandbox(time_limit=1.0)
+    result = await box.run("import time\nprint('started', flush=True)\ntime.sleep(60)")
+    assert result.error is not None and "time limit of 1 s" in result.error
+    assert "block_time_limit" in result.error
+    after = await box.run("print('next block runs')")
+    assert after.error is None and "next block runs" in after.stdout
+
+
+async def test_memory_limit_makes_a_huge_allocation_fail(make_sandbox: MakeSandbox) -> None:
+    box = make_sandbox(limits=ChildLimits(memory_mb=512))
+    result = await box.run("data = bytearray(2 * 1024 * 1024 * 1024)")
+    assert result.error is not None and "MemoryError" in result.error
+    small = await box.run("data = bytearray(16 * 1024 * 1024)\nprint(len(data))")
+    assert small.error is None and "16777216" in small.stdout
+
+
+async def test_shells_get_the_limits(workspace: Path, tmp_path: Path) -> None:
+    limits = ChildLimits(memory_mb=512, processes=300)
+    ctx = ToolContext(workspace, "s", tmp_path / "o", shells=ShellManager(limits=limits))
+    try:
+        handle = await ctx.shells.start(
+            "ulimit -d; ulimit -u", cwd=workspace, output_dir=tmp_path / "o"
+        )
+        status = await handle.wait(30)
+    finally:
+        await ctx.close()
+    assert status.output.split() == [str(512 * 1024), "300"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the note is about root")
+def test_an_unenforced_process_limit_is_said() -> None:
+    assert "not enforced" in ChildLimits(processes=100).notes()[0]

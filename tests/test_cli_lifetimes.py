@@ -23,7 +23,9 @@ def wait_forever() -> str:
 
 
 vis.register_extension(
-    vis.Extension(name="hang", alias="hang", description="Hangs.", symbols=[vis.Symbol(wait_forever)])
+    vis.Extension(
+        name="hang", alias="hang", description="Hangs.", symbols=[vis.Symbol(wait_forever)]
+    )
 )
 '''
 

@@ -152,3 +152,12 @@ def test_empty_vis_home_uses_the_platform_folders(workspace: Path, tmp_path: Pat
     )
     assert b"Traceback" not in done.stderr + done.stdout, done.stderr.decode()
     assert str(home) in done.stdout.decode()
+
+
+def test_unusable_vis_home_is_a_named_error(workspace: Path, tmp_path: Path) -> None:
+    home = tmp_path / "a-file"
+    home.write_text("not a folder")
+    done = vis("run", "--provider", "scripted", "--script", "x", "hi", cwd=workspace, home=home)
+    assert b"Traceback" not in done.stderr, done.stderr.decode()
+    assert done.returncode == 2 and str(home) in done.stderr.decode()
+    assert "VIS_HOME" in done.stderr.decode()

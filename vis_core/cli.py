@@ -88,6 +88,12 @@ def main(argv: list[str] | None = None) -> int:
     if args.provider == "scripted" and args.script is None:
         print("vis: --provider scripted needs --script FILE", file=sys.stderr)
         return EXIT_USAGE
+    from vis_core.paths import folders_problem
+
+    problem = folders_problem()
+    if problem is not None:
+        print(f"vis: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     if args.command == "run":
         from vis_core.printmode import run_print_mode
 

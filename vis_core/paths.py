@@ -106,6 +106,26 @@ class VisPaths:
         return self
 
 
+def folders_problem(paths: VisPaths | None = None) -> str | None:
+    """Why Vis cannot keep its files where it should (VIS_HOME or the platform folders)."""
+    paths = paths or VisPaths.from_env()
+    source = "VIS_HOME" if os.environ.get("VIS_HOME") else "the user folders"
+    try:
+        paths.ensure()
+    except OSError as exc:
+        return (
+            f"Vis cannot create its folders ({source}): {exc.strerror or exc} "
+            f"({exc.filename or paths.config_dir}). Set VIS_HOME to a folder you can write."
+        )
+    for folder in (paths.config_dir, paths.data_dir, paths.log_dir):
+        if not os.access(folder, os.W_OK | os.X_OK):
+            return (
+                f"Vis cannot write its folder {folder} ({source}). Give yourself write access "
+                "or set VIS_HOME to a folder you can write."
+            )
+    return None
+
+
 def find_project_root(cwd: Path | str) -> Path:
     """The nearest folder at or above ``cwd`` holding ``.vis/`` or ``vis.yml``, else ``cwd``."""
     start = Path(cwd).resolve()

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+import re
 
-from vis_core.providers.base import ModelRequest, ToolCall
+from vis_core.providers.base import ContextOverflowError, ModelRequest, ToolCall
 
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 OPENAI_KEY_ENV = "OPENAI_API_KEY"
@@ -16,6 +17,29 @@ RETRYABLE_STATUSES = frozenset({408, 429})
 def is_retryable_status(status: int | None) -> bool:
     """408, 429 and every 5xx are worth another try."""
     return status is not None and (status in RETRYABLE_STATUSES or status >= 500)
+
+
+# How providers say a request is too long for the model's context window.
+_OVERFLOW = re.compile(
+    r"prompt is too long|context[_ ]length[_ ]exceeded|maximum context length|"
+    r"context window|exceeds? (?:the )?(?:available )?context|input tokens exceed|"
+    r"context size|too many (?:input )?tokens|request_too_large|reduce the length|"
+    r"exceeds the maximum size",
+    re.IGNORECASE,
+)
+_MEASURED = re.compile(r"(\d[\d,]*)\s*tokens?\s*>\s*\d|resulted in (\d[\d,]*) tokens")
+
+
+def overflow_error(status: int | None, message: str) -> ContextOverflowError | None:
+    """A :class:`ContextOverflowError` when ``message`` (HTTP ``status``) says the request was
+    too long for the model's context, else None."""
+    if status not in (None, 400, 413, 422) or not _OVERFLOW.search(message):
+        return None
+    found = _MEASURED.search(message)
+    tokens = None
+    if found is not None:
+        tokens = int((found.group(1) or found.group(2)).replace(",", ""))
+    return ContextOverflowError(message, status=status, input_tokens=tokens)
 
 
 def estimate_tokens(chars: int) -> int:

@@ -2,6 +2,12 @@
 
 Beyond the keys of ``scripted-provider.md``, a response may hold ``thinking: "..."``: the
 model's reasoning, streamed (in ``chunk``-sized pieces) before the response's text.
+
+Like a real model, the provider refuses a request longer than the model's configured
+``[models."scripted/<model>"] input_limit`` (its estimated input, characters / 4): it fails
+with a context-overflow error ("prompt is too long: N tokens > LIMIT maximum") and uses no
+response, so the next request that fits gets it. An ``error`` response whose message says the
+prompt is too long fails the same way. ``requests`` keeps every request the provider received.
 """
 
 from __future__ import annotations
@@ -29,7 +35,12 @@ from vis_core.providers.base import (
     ToolCallReady,
     UsageUpdate,
 )
-from vis_core.providers.common import estimate_tokens, is_retryable_status, request_chars
+from vis_core.providers.common import (
+    estimate_tokens,
+    is_retryable_status,
+    overflow_error,
+    request_chars,
+)
 from vis_core.providers.models import lookup_model
 
 PYTHON_EXECUTION = "python_execution"
@@ -173,6 +184,7 @@ class ScriptedProvider:
         self.responses = load_script(self.script_path)
         self.position = 0
         self._overrides = dict(model_overrides or {})
+        self.requests: list[ModelRequest] = []  # what the "model" received, in order
 
     @property
     def remaining(self) -> int:
@@ -183,6 +195,12 @@ class ScriptedProvider:
             model, self._overrides.get(model), where=f'[models."{self.name}/{model}"]'
         )
 
+    def known_input_limit(self, model: str) -> int | None:
+        """``[models."p/m"] input_limit``, else the known-model table; None when unknown."""
+        from vis_core.providers.limits import configured_or_known
+
+        return configured_or_known(self._overrides.get(model), model)
+
     async def aclose(self) -> None:
         """Nothing to close; here so every provider can be closed alike."""
 
@@ -190,6 +208,16 @@ class ScriptedProvider:
         return self._stream(request)
 
     async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        self.requests.append(request)
+        limit = (self._overrides.get(request.model) or {}).get("input_limit")
+        if isinstance(limit, int) and limit > 0:
+            tokens = estimate_tokens(request_chars(request))
+            if tokens > limit:
+                overflow = overflow_error(
+                    400, f"prompt is too long: {tokens} tokens > {limit} maximum"
+                )
+                assert overflow is not None
+                raise overflow
         if self.position >= len(self.responses):
             raise ProviderError(f"script exhausted after {len(self.responses)} responses")
         response = self.responses[self.position]
@@ -204,6 +232,9 @@ class ScriptedProvider:
         if response.error is not None:
             await asyncio.sleep(delay)
             status, message = response.error.status, response.error.message
+            overflow = overflow_error(status, message)
+            if overflow is not None:
+                raise overflow
             cls = ProviderConfigError if status in (401, 403) else ProviderError
             raise cls(message, status=status, retryable=is_retryable_status(status))
         call = response.tool

@@ -69,6 +69,12 @@ class SdkProvider:
         limit = self._server_limits.get(model)
         return replace(info, input_limit=limit) if limit else info
 
+    def known_input_limit(self, model: str) -> int | None:
+        """``[models."p/m"] input_limit``, else the known-model table; None when unknown."""
+        from vis_core.providers.limits import configured_or_known
+
+        return configured_or_known(self._overrides.get(model), model)
+
     async def aclose(self) -> None:
         """Close the HTTP connections (call before the event loop ends)."""
         if self._client is not None:

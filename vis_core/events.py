@@ -184,11 +184,47 @@ class ActivityEnded(Event):
 
 @dataclass(frozen=True)
 class UsageReported(Event):
+    """Usage of one model request. ``context_tokens`` is the request's measured input,
+    ``context_limit`` the model's input limit (0: unknown), ``context_budget`` the soft budget
+    (``auto_compress_above``), ``model`` the ``provider/model`` that answered; ``purpose`` is
+    "" for a request of the conversation and e.g. "gist" for a side call Vis made itself."""
+
     turn_id: str = ""
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
     context_tokens: int = 0
     context_limit: int = 0
+    context_budget: int = 0
+    model: str = ""
+    purpose: str = ""
+
+
+# The iteration slot of a turn's request and of its answer in a (turn position, slot) tag;
+# iterations count from 1.
+REQUEST_SLOT, ANSWER_SLOT = 0, -1
+
+
+@dataclass(frozen=True)
+class FoldCreated(Event):
+    """Settled steps left the model's active context, replaced by ``gist`` (none when empty).
+
+    ``spans`` are ``[turn position, first iteration, last iteration]``; ``[position, 0, 0]``
+    is a whole turn with its request and answer. ``origin`` is ``model`` (``fold_session``),
+    ``overflow`` (Vis recovered from a too-long request) or ``compact`` (``/compact``).
+    ``removed_tokens`` is the local estimate of the receipt; ``before_input_tokens`` the
+    latest measured input when the fold was made. The stored history never changes.
+    """
+
+    fold_id: str = ""
+    turn_id: str = ""
+    iteration_id: str | None = None
+    key: str = ""
+    gist: str = ""
+    spans: list[list[int]] = field(default_factory=list)
+    origin: str = "model"
+    removed_tokens: int = 0
+    before_input_tokens: int = 0
+    model: str = ""
 
 
 @dataclass(frozen=True)

@@ -388,7 +388,11 @@ class Host:
                 limits=limits,
             ),
         )
-        builtins = [*builtin_tools(tool_context), *attachment_tools()]
+        from vis_core.context.fold_tool import fold_tools
+        from vis_core.context.service import SessionContext
+
+        builtins = [*builtin_tools(tool_context), *attachment_tools(), *fold_tools()]
+        context = SessionContext()
         # The session's tools, their sandbox entries and the extensions' guides, built once;
         # reload() empties the box.
         tools_box: list[tuple[ToolRegistry, list[tuple[str, ToolEntry]], list[Guide]]] = []
@@ -502,7 +506,9 @@ class Host:
             limits=TurnLimits(max_iterations=int(self.setting("max_iterations", 50, session_id))),
             on_close=kit.closer(self._closer(session_id, tool_context.close)),
             before_turn=self.mcp.before_turn,
+            context=context,
         )
+        context.bind(session)
         session_box.append(session)
         session.subscribe(self._control_file_watch(session))
         self.sessions.append(session)

@@ -138,7 +138,12 @@ def _activity(target: EventTarget, event: ActivityStarted) -> None:
 
 @handles(UsageReported)
 def _usage(target: EventTarget, event: UsageReported) -> None:
-    target.status_bar.add_usage(event.usage, event.cost, event.context_tokens, event.context_limit)
+    if event.purpose not in ("", "rejected"):  # a side call Vis made: not the context
+        target.status_bar.add_usage(event.usage, event.cost, 0, 0)
+        return
+    # the meter shows the soft budget's share, the same numbers as session["utilization"]
+    budget = event.context_budget or event.context_limit
+    target.status_bar.add_usage(event.usage, event.cost, event.context_tokens, budget)
     target.progress.add_output_tokens(event.usage.output)
 
 

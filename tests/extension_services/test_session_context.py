@@ -95,7 +95,8 @@ async def test_ctx_results_merge_into_session(extension, scripted, workspace: Pa
     for refused in ("engine_mode", "session_title", "session_env", "hidden"):
         assert refused not in data
     budget = data["utilization"]
-    assert budget["auto_compress_above"] == min(200_000, int(budget["model_input_limit"] * 0.9))
+    # the scripted model's input limit is unknown: the soft budget is 200k
+    assert budget["model_input_limit"] is None and budget["auto_compress_above"] == 200_000
     # Vis rebuilds session before every block: ctx ran again, the model's edit is gone
     again = json.loads(third.stdout)
     assert again["tasks"]["calls"] == 3

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 
+from vis_core.agent.folded import ANSWER, REQUEST, Tag, apply_folds
 from vis_core.events import (
     AssistantMessage,
     AssistantThinking,
     BlockFinished,
     Event,
+    FoldCreated,
     IterationStarted,
     TurnEnded,
     TurnStarted,
@@ -80,6 +82,18 @@ class ThinkingCollector:
         return done
 
 
+@dataclass
+class TurnShape:
+    """One turn as folds see it: its position, its iterations and which of them settled."""
+
+    position: int
+    turn_id: str
+    iterations: list[int] = field(default_factory=list)  # indices, in order
+    settled: set[int] = field(default_factory=set)  # indices whose block finished
+    ended: bool = False
+    ids: dict[str, int] = field(default_factory=dict)  # iteration id -> index
+
+
 class ConversationBuilder:
     """Accumulates events into messages; used live by the loop and to resume a session.
 
@@ -95,6 +109,18 @@ class ConversationBuilder:
         self._pending_thinking: dict[str, list[ThinkingPart]] = {}
         self._load_image = load_image
         self._shown: list[tuple[int, tuple[str, ...]]] = []  # (message index, attachment ids)
+        self.tags: list[Tag] = []  # per message: (turn position, iteration | REQUEST | ANSWER)
+        self.call_tags: dict[str, Tag] = {}  # tool call id -> (turn position, iteration)
+        self.turns: dict[int, TurnShape] = {}  # by position
+        self._positions: dict[str, int] = {}  # turn id -> position
+        self.folds: list[FoldCreated] = []
+
+    def _append(self, message: Message, tag: Tag) -> None:
+        self.messages.append(message)
+        self.tags.append(tag)
+
+    def _position(self, turn_id: str) -> int:
+        return self._positions.get(turn_id, 0)
 
     def add(self, event: Event) -> None:
         handler = getattr(self, f"_on_{event.type}", None)
@@ -102,7 +128,12 @@ class ConversationBuilder:
             handler(event)
 
     def _on_TurnStarted(self, event: TurnStarted) -> None:
-        self.messages.append(Message("user", event.request))
+        self._positions[event.turn_id] = event.position
+        self.turns[event.position] = TurnShape(event.position, event.turn_id)
+        self._append(Message("user", event.request), (event.position, REQUEST))
+
+    def _on_FoldCreated(self, event: FoldCreated) -> None:
+        self.folds.append(event)
 
     def _on_AssistantMessage(self, event: AssistantMessage) -> None:
         text = event.text + INCOMPLETE_NOTES.get(event.incomplete, "")
@@ -119,6 +150,13 @@ class ConversationBuilder:
         text = self._pending_text.pop(event.turn_id, "")
         thinking = tuple(self._pending_thinking.pop(event.turn_id, ()))
         call = ToolCall(event.iteration_id, event.tool, arguments)
+        position = self._position(event.turn_id)
+        tag = (position, event.index)
+        self.call_tags[event.iteration_id] = tag
+        shape = self.turns.get(position)
+        if shape is not None:
+            shape.iterations.append(event.index)
+            shape.ids[event.iteration_id] = event.index
         last = self.messages[-1] if self.messages else None
         if (
             last is not None
@@ -129,25 +167,31 @@ class ConversationBuilder:
         ):
             self.messages[-1] = replace(last, tool_calls=(*last.tool_calls, call))
         else:
-            self.messages.append(Message("assistant", text, (call,), thinking=thinking))
+            self._append(Message("assistant", text, (call,), thinking=thinking), tag)
 
     def _on_BlockFinished(self, event: BlockFinished) -> None:
         if event.images:
             self._shown.append((len(self.messages), tuple(event.images)))
-        self.messages.append(
+        tag = self.call_tags.get(event.iteration_id, (self._position(event.turn_id), ANSWER))
+        shape = self.turns.get(tag[0])
+        if shape is not None and event.iteration_id in shape.ids:
+            shape.settled.add(shape.ids[event.iteration_id])
+        self._append(
             Message(
                 "tool",
                 block_result_text(event.stdout, event.error),
                 tool_call_id=event.iteration_id,
                 is_error=event.error is not None,
-            )
+            ),
+            tag,
         )
 
     def _on_UsageReported(self, event: UsageReported) -> None:
         self._shown.clear()  # the request that carried them was answered
 
     def request_messages(self) -> list[Message]:
-        """The messages of the next request: the conversation plus the images just shown."""
+        """The messages of the next request: the conversation plus the images just shown,
+        with every fold applied (folded steps leave, their gists stand in their place)."""
         messages = list(self.messages)
         for index, attachment_ids in self._shown:
             message = messages[index]
@@ -162,20 +206,32 @@ class ConversationBuilder:
                 else:
                     images.append(image)
             messages[index] = replace(message, text=text, images=tuple(images))
+        if self.folds:
+            return apply_folds(messages, self.tags, self.call_tags, self.folds)
         return messages
 
+    def current_position(self) -> int:
+        """The position of the latest turn (0 before the first)."""
+        return max(self.turns, default=0)
+
     def _on_TurnEnded(self, event: TurnEnded) -> None:
+        position = self._position(event.turn_id)
+        shape = self.turns.get(position)
+        if shape is not None:
+            shape.ended = True
+            shape.settled.update(shape.iterations)
         text = self._pending_text.pop(event.turn_id, "")
         thinking = tuple(self._pending_thinking.pop(event.turn_id, ()))
         if text:
-            self.messages.append(Message("assistant", text, thinking=thinking))
+            self._append(Message("assistant", text, thinking=thinking), (position, ANSWER))
         # A tool call left without a result (a cancelled turn) must still be answered.
         answered = {m.tool_call_id for m in self.messages if m.role == "tool"}
         for message in list(self.messages):
             for call in message.tool_calls:
                 if call.id not in answered:
-                    self.messages.append(
-                        Message("tool", "(cancelled)", tool_call_id=call.id, is_error=True)
+                    tag = self.call_tags.get(call.id, (position, ANSWER))
+                    self._append(
+                        Message("tool", "(cancelled)", tool_call_id=call.id, is_error=True), tag
                     )
                     answered.add(call.id)
 

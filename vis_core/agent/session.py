@@ -36,6 +36,7 @@ from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import Incomplete, TurnStatus
 from vis_core.model.usage import Usage
 from vis_core.providers.base import (
+    ContextOverflowError,
     ImagePart,
     ModelRequest,
     Provider,
@@ -50,6 +51,7 @@ from vis_core.providers.base import (
     ToolDefinition,
     UsageUpdate,
 )
+from vis_core.providers.limits import known_input_limit, soft_budget
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +100,26 @@ class TurnLimits:
     retry_base_delay: float = 0.5
 
 
+class ContextPort(Protocol):
+    """What shapes a session's requests beyond its transcript (``vis_core.context``, wired in
+    by the host): the utilization the model sees, and recovery from a too-long request."""
+
+    def utilization(self) -> dict[str, Any]: ...
+
+    async def recover_overflow(self, turn_id: str, error: ContextOverflowError) -> str | None:
+        """Fold settled work so the request fits; what was folded, or None when nothing can."""
+        ...
+
+
+def overflow_advice(label: str) -> str:
+    """What a person can do when the conversation no longer fits the model."""
+    return (
+        f"the conversation is longer than {label} accepts. Fold settled work (/compact, or "
+        "fold_session in a block), start a new session (/new), or pick a model with a larger "
+        "input limit (/model)"
+    )
+
+
 @dataclass
 class SessionModel:
     """The provider and model a session talks to, or why there is none."""
@@ -144,6 +166,7 @@ class AgentSession:
         limits: TurnLimits | None = None,
         on_close: Callable[[], Any] | None = None,
         before_turn: Callable[[AgentSession], Awaitable[None]] | None = None,
+        context: ContextPort | None = None,
     ) -> None:
         self.id = session_id
         self._before_turn = before_turn
@@ -161,13 +184,42 @@ class AgentSession:
         self._on_close = on_close
         self.usage = Usage()
         self.cost = 0.0
-        self.context_tokens = 0
-        self.context_limit = (
-            model.provider.model_info(model.model).input_limit if model.provider else 0
-        )
+        self.context_tokens = 0  # the latest measured request input
+        self.context = context
         self.turn_count = 0
         for event in history:
             self._absorb(event)
+
+    @property
+    def conversation(self) -> ConversationBuilder:
+        """The transcript as the model sees it (folds applied in ``request_messages``)."""
+        return self._conversation
+
+    @property
+    def model_label(self) -> str:
+        return self.model.label if self.model.provider is not None else ""
+
+    @property
+    def context_limit(self) -> int:
+        """The model's hard input limit; 0 when unknown."""
+        if self.model.provider is None:
+            return 0
+        return known_input_limit(self.model.provider, self.model.model) or 0
+
+    @property
+    def context_budget(self) -> int:
+        """The soft budget (``auto_compress_above``) of the session's model."""
+        return soft_budget(self.model.model, self.context_limit or None)
+
+    def utilization(self) -> dict[str, Any]:
+        """``session["utilization"]``: measured input, soft budget, hard limit (and a hint)."""
+        if self.context is not None:
+            return self.context.utilization()
+        return {
+            "latest_measured_input_tokens": self.context_tokens,
+            "auto_compress_above": self.context_budget,
+            "model_input_limit": self.context_limit or None,
+        }
 
     def _load_image(self, attachment_id: str) -> ImagePart | None:
         """An image a block showed, read back from the attachment store."""
@@ -198,8 +250,8 @@ class AgentSession:
         elif isinstance(event, UsageReported):
             self.usage = self.usage + event.usage
             self.cost += event.cost
-            self.context_tokens = event.context_tokens or self.context_tokens
-            self.context_limit = event.context_limit or self.context_limit
+            if event.purpose in ("", "rejected"):
+                self.context_tokens = event.context_tokens or self.context_tokens
 
     # -- turns -----------------------------------------------------------------------------
 
@@ -241,6 +293,9 @@ class AgentSession:
             outcome.error = "cancelled by the user"
         except ProviderConfigError as exc:
             outcome.status, outcome.error = TurnStatus.FAILED, str(exc)
+        except ContextOverflowError as exc:
+            outcome.status = TurnStatus.FAILED
+            outcome.error = f"model request failed: {exc}; {overflow_advice(self.model.label)}"
         except ProviderError as exc:
             outcome.status, outcome.error = TurnStatus.FAILED, f"model request failed: {exc}"
         except Exception as exc:
@@ -285,12 +340,44 @@ class AgentSession:
     async def _request(
         self, turn_id: str, iteration: int, outcome: TurnOutcome
     ) -> tuple[list[ToolCall], str]:
-        from vis_core.providers.retry import stream_with_retries
+        """One model request; a too-long one is retried once after the context port folds."""
+        try:
+            return await self._request_once(turn_id, iteration, outcome)
+        except ContextOverflowError as exc:
+            await self._record_rejected(turn_id, exc)
+            folded = None
+            if self.context is not None:
+                folded = await self.context.recover_overflow(turn_id, exc)
+            if folded is None:
+                raise
+        try:
+            return await self._request_once(turn_id, iteration, outcome)
+        except ContextOverflowError as exc:
+            await self._record_rejected(turn_id, exc)
+            raise ContextOverflowError(
+                f"the request is still too long after Vis folded {folded}: {exc}",
+                status=exc.status,
+                input_tokens=exc.input_tokens,
+            ) from exc
 
-        provider = self.model.provider
-        assert provider is not None
-        directs = list(self._direct_tools())
-        request = ModelRequest(
+    async def _record_rejected(self, turn_id: str, error: ContextOverflowError) -> None:
+        """A refused request's measured size counts as the latest measured input."""
+        if error.input_tokens:
+            await self.emit(
+                UsageReported(
+                    self.id,
+                    turn_id=turn_id,
+                    context_tokens=error.input_tokens,
+                    context_limit=self.context_limit,
+                    context_budget=self.context_budget,
+                    model=self.model_label,
+                    purpose="rejected",
+                )
+            )
+
+    def build_request(self) -> ModelRequest:
+        """The next request: system prompt, tools, and the transcript with folds applied."""
+        return ModelRequest(
             model=self.model.model,
             system=self._system_prompt(),
             messages=tuple(self._conversation.request_messages()),
@@ -298,9 +385,18 @@ class AgentSession:
                 ToolDefinition(
                     PYTHON_EXECUTION, PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
                 ),
-                *(d.definition for d in directs),
+                *(d.definition for d in self._direct_tools()),
             ),
         )
+
+    async def _request_once(
+        self, turn_id: str, iteration: int, outcome: TurnOutcome
+    ) -> tuple[list[ToolCall], str]:
+        from vis_core.providers.retry import stream_with_retries
+
+        provider = self.model.provider
+        assert provider is not None
+        request = self.build_request()
         chunks: list[str] = []
         thinking = ThinkingCollector()
         calls: list[ToolCall] = []
@@ -444,7 +540,9 @@ class AgentSession:
                 usage=usage,
                 cost=cost,
                 context_tokens=usage.input + usage.cache_read + usage.cache_write,
-                context_limit=info.input_limit,
+                context_limit=self.context_limit,
+                context_budget=self.context_budget,
+                model=self.model_label,
             )
         )
 

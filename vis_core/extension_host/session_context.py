@@ -26,6 +26,7 @@ CORE_KEYS = frozenset(
         "channel",
         "model",
         "utilization",
+        "request_health",
         "goal",
         "env",
     }

@@ -17,16 +17,11 @@ if TYPE_CHECKING:
     from vis_core.agent.hooked_sandbox import HookedSandbox
     from vis_core.host import Host
 
-# The soft context budget by model family; never more than 90 % of a known input limit.
-SOFT_BUDGETS = (("opus", 250_000), ("gpt", 230_000))
-DEFAULT_SOFT_BUDGET = 200_000
 
-
-def soft_budget(model: str, input_limit: int | None) -> int:
-    """``auto_compress_above`` for ``model``."""
-    name = model.lower()
-    budget = next((value for key, value in SOFT_BUDGETS if key in name), DEFAULT_SOFT_BUDGET)
-    return min(budget, int(input_limit * 0.9)) if input_limit else budget
+def _request_health(host: Host, session_id: str) -> dict[str, Any]:
+    """``fold_measurement`` of the latest fold (all folds between two requests share it)."""
+    folds = host.store.folds(session_id)
+    return {"fold_measurement": folds[-1].measurement()} if folds else {}
 
 
 class SessionKit:
@@ -82,12 +77,11 @@ class SessionKit:
                 title=session.title,
                 turn=session.turn_count,
                 model=model.label,
-                utilization={
-                    "latest_measured_input_tokens": session.context_tokens,
-                    "auto_compress_above": soft_budget(model.model, session.context_limit),
-                    "model_input_limit": session.context_limit or None,
-                },
+                utilization=session.utilization(),
             )
+            health = _request_health(host, self.services.session_id)
+            if health:
+                fields["request_health"] = health
         goal = host.store.state_get("vis.goal", self.services.session_id)
         if goal:
             fields["goal"] = goal

@@ -15,6 +15,7 @@ from vis_core.events import (
     AssistantThinking,
     BlockFinished,
     Event,
+    FoldCreated,
     IterationStarted,
     TurnEnded,
     TurnStarted,
@@ -166,6 +167,63 @@ def _activity(
     )
 
 
+def _fold_created(
+    conn: sqlite3.Connection,
+    seq: int,
+    event: FoldCreated,
+    data: dict[str, Any],
+    payload: str,
+    now: float,
+) -> None:
+    conn.execute(
+        "INSERT INTO folds (seq, id, session_id, turn_id, key, gist, spans, origin, "
+        "removed_tokens, model, before_input_tokens, created) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            seq,
+            event.fold_id,
+            event.session_id,
+            event.turn_id,
+            event.key,
+            event.gist,
+            json.dumps(event.spans),
+            event.origin,
+            event.removed_tokens,
+            event.model,
+            event.before_input_tokens,
+            now,
+        ),
+    )
+
+
+def _measure_folds(conn: sqlite3.Connection, event: UsageReported) -> None:
+    """The folds made since the last request share the measurement of this response."""
+    pending = conn.execute(
+        "SELECT turn_id, model, before_input_tokens FROM folds "
+        "WHERE session_id = ? AND status = 'pending' ORDER BY seq",
+        (event.session_id,),
+    ).fetchall()
+    if not pending:
+        return
+    turn_id, model, before = pending[0]
+    after = event.context_tokens
+    if any(row[0] != event.turn_id for row in pending):
+        status, reason = "unavailable", "the turn changed"
+    elif not model or not event.model:
+        status, reason = "unavailable", "the provider or model is unknown"
+    elif any(row[1] != event.model for row in pending):
+        status, reason = "unavailable", "the provider or model changed"
+    elif not after or not before:
+        status, reason = "unavailable", "usage is missing"
+    else:
+        status, reason = "measured", None
+    conn.execute(
+        "UPDATE folds SET status = ?, reason = ?, after_input_tokens = ?, fold_count = ? "
+        "WHERE session_id = ? AND status = 'pending'",
+        (status, reason, after or None, len(pending), event.session_id),
+    )
+
+
 def _usage_values(usage: Usage, cost: float) -> tuple[float, ...]:
     return (usage.input, usage.output, usage.cache_read, usage.cache_write, cost)
 
@@ -178,6 +236,8 @@ def _usage_reported(
     payload: str,
     now: float,
 ) -> None:
+    if not event.purpose:  # a request of the conversation (not a side call Vis made)
+        _measure_folds(conn, event)
     values = _usage_values(event.usage, event.cost)
     if event.turn_id:
         conn.execute(f"UPDATE turns SET {_ADD_USAGE} WHERE id = ?", (*values, event.turn_id))
@@ -226,6 +286,7 @@ PROJECTORS: dict[str, Projector] = {
     ActivityUpdated.type: _activity,
     ActivityEnded.type: _activity,
     UsageReported.type: _usage_reported,
+    FoldCreated.type: _fold_created,
     TurnEnded.type: _turn_ended,
 }
 

@@ -241,6 +241,29 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         "DROP TABLE events",
         "ALTER TABLE events_v5 RENAME TO events",
     ),
+    # 6: folds (``FoldCreated`` events) with their measurement: ``pending`` until the next
+    # response of the conversation measures the whole request (or says why it cannot).
+    (
+        """CREATE TABLE folds (
+            seq INTEGER PRIMARY KEY,  -- the FoldCreated event
+            id TEXT NOT NULL UNIQUE,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            turn_id TEXT NOT NULL,
+            key TEXT NOT NULL,
+            gist TEXT NOT NULL,
+            spans TEXT NOT NULL,  -- JSON [[turn position, first iteration, last iteration]]
+            origin TEXT NOT NULL,
+            removed_tokens INTEGER NOT NULL,
+            model TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending',  -- pending, measured or unavailable
+            reason TEXT,
+            before_input_tokens INTEGER,
+            after_input_tokens INTEGER,
+            fold_count INTEGER,
+            created REAL NOT NULL
+        )""",
+        "CREATE INDEX folds_by_session ON folds(session_id, status)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -13,6 +13,7 @@ from vis_core.paths import VisPaths
 from vis_core.store.attachments import AttachmentsMixin
 from vis_core.store.database import Database, StoreError
 from vis_core.store.extras import ExtrasMixin
+from vis_core.store.folds import FoldsMixin
 from vis_core.store.projection import project
 from vis_core.store.rows import StoredEvent
 from vis_core.store.schema import SESSION_EVENTS
@@ -27,7 +28,7 @@ _START_RUN = "INSERT INTO event_runs (start, session_id) VALUES (?, ?)"
 LastEvent = tuple[int, str] | None  # (seq, session) of the last event this process wrote
 
 
-class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin):
+class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixin):
     """The Vis database. Thread-safe: one connection behind a lock, short transactions.
 
     ``append`` commits an event and its projections before it returns, so the agent can

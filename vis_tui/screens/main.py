@@ -153,7 +153,10 @@ class MainScreen(Screen[None]):
             session.model.label if hasattr(session, "model") else host.model_label
         )
         self.status_bar.set_totals(
-            session.usage.total, session.cost, session.context_tokens, session.context_limit
+            session.usage.total,
+            session.cost,
+            session.context_tokens,
+            getattr(session, "context_budget", 0),
         )
         self.choices = [
             CommandChoice(i.name.lstrip("/"), i.usage, i.doc) for i in host.commands.all()

@@ -1,0 +1,73 @@
+"""fold_session keys: every form of the grammar, and the refusals naming the valid keys."""
+
+from __future__ import annotations
+
+import pytest
+
+from vis_core.context.keys import FoldKeyError, TurnSteps, parse_key, unfolded_turns_key
+
+# t1: 2 iterations; t2: none (a chat turn); t3: 3; t4 is the current turn, i3 live.
+TURNS = {
+    1: TurnSteps(1, (1, 2)),
+    2: TurnSteps(2, ()),
+    3: TurnSteps(3, (1, 2, 3)),
+    4: TurnSteps(4, (1, 2, 3), live=3, current=True),
+}
+
+
+@pytest.mark.parametrize(
+    ("key", "spans"),
+    [
+        ("t1", [(1, 0, 0)]),
+        ("t2", [(2, 0, 0)]),
+        ("t3/i1-i2", [(3, 1, 2)]),
+        ("t3/i2-", [(3, 2, 3)]),
+        ("t4/i1-", [(4, 1, 2)]),  # settled steps only: the live i3 stays
+        ("-t3", [(1, 0, 0), (2, 0, 0), (3, 0, 0)]),
+        ("-t3/i2", [(1, 0, 0), (2, 0, 0), (3, 1, 2)]),
+        ("-t4", [(1, 0, 0), (2, 0, 0), (3, 0, 0), (4, 1, 2)]),
+        ("t1, t3/i2-i3", [(1, 0, 0), (3, 2, 3)]),
+        ("t4", [(4, 1, 2)]),  # the current turn: its settled steps, request and answer stay
+    ],
+)
+def test_each_key_form_becomes_its_spans(key: str, spans: list[tuple[int, int, int]]) -> None:
+    assert list(parse_key(key, TURNS).spans) == spans
+
+
+@pytest.mark.parametrize(
+    ("key", "why"),
+    [
+        ("t4/i3", "you cannot fold the live step (t4/i3)"),
+        ("t4/i2-i3", "you cannot fold the live step (t4/i3)"),
+        ("-t1/i16", "turn t1 has no iteration i16 (it has i1-i2)"),
+        ("t9", "there is no turn t9"),
+        ("t2/i1-", "turn t2 has no iterations"),
+        ("t1,t1", "commas join disjoint ranges"),
+        ("t3/i1-i2,t3/i2-i3", "commas join disjoint ranges"),
+        ("undo", "there is no inline undo"),
+        ("+t1", "there is no inline undo"),
+        ("turn 2", "is not a key"),
+        ("t3/i3-i1", "ends before it starts"),
+    ],
+)
+def test_a_bad_key_is_refused_with_the_valid_keys_of_every_turn(key: str, why: str) -> None:
+    with pytest.raises(FoldKeyError) as caught:
+        parse_key(key, TURNS)
+    message = str(caught.value)
+    assert why in message
+    assert "- t1 (the whole turn) or a range of t1/i1-i2 (2 iterations)" in message
+    assert "- t2 (a turn without steps)" in message
+    assert "- t3 (the whole turn) or a range of t3/i1-i3 (3 iterations)" in message
+    assert "- t4/i1-i2 (settled steps of the current turn; i3 is the live step" in message
+
+
+def test_a_key_must_be_text() -> None:
+    with pytest.raises(FoldKeyError, match="key must be text"):
+        parse_key(3, TURNS)
+
+
+def test_the_hint_key_folds_every_unfolded_earlier_turn() -> None:
+    assert unfolded_turns_key(TURNS, set(), 4) == "-t3"
+    assert unfolded_turns_key(TURNS, {1}, 4) == "t2,t3"
+    assert unfolded_turns_key(TURNS, {1, 2, 3}, 4) is None
+    assert unfolded_turns_key({1: TURNS[1]}, set(), 1) is None

@@ -1,0 +1,152 @@
+"""fold_session in python_execution: each key form changes what the provider receives next,
+and never what is stored."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from vis_core.events import BlockFinished, FoldCreated, TurnStatus
+from vis_core.extension.sessions import session_data
+
+from .support import HISTORY, REQUESTS, flat, joined, open_host, received, run_turns, write_script
+
+EVERYTHING = (
+    "first request",
+    "one-1",
+    "one-2",
+    "answer one",
+    "second request",
+    "two-1",
+    "two-2",
+    "two-3",
+    "answer two",
+)
+
+
+def fold_turn(key: str, gist: str | None = "GIST") -> list[dict]:
+    call = f"fold_session({key!r}, {gist!r})" if gist is not None else f"fold_session({key!r})"
+    return [{"code": f"print(await {call})"}, {"text": "answer three"}]
+
+
+@pytest.mark.parametrize(
+    ("key", "gone", "gist_at"),
+    [
+        # a whole turn: its request and answer go too; the gist stands where it stood
+        ("t1", ("first request", "one-1", "one-2", "answer one"), 0),
+        ("t2/i1-i2", ("two-1", "two-2"), 7),
+        ("t2/i2-", ("two-2", "two-3"), 9),
+        ("-t2", EVERYTHING, 0),
+        ("-t2/i1", ("first request", "one-1", "one-2", "answer one", "two-1"), 0),
+        ("t1,t2/i3", ("first request", "one-1", "one-2", "answer one", "two-3"), 0),
+    ],
+)
+async def test_each_key_form_changes_what_the_provider_receives(
+    workspace: Path, tmp_path: Path, key: str, gone: tuple[str, ...], gist_at: int
+) -> None:
+    script = write_script(tmp_path / "s.yaml", [*HISTORY, *fold_turn(key)])
+    host = await open_host(workspace, script)
+    try:
+        session = await host.new_session()
+        events = await run_turns(session, *REQUESTS, "third request")
+        before = joined(received(session)[-2])  # the request that ran the fold
+        after = received(session)[-1]  # the next one
+        stored = session_data(host.store, host.store.get_session(session.id))
+    finally:
+        await host.close()
+
+    fold = next(e for e in events if isinstance(e, FoldCreated))
+    assert fold.key == key and fold.gist == "GIST" and fold.removed_tokens > 0
+    block = [e for e in events if isinstance(e, BlockFinished)][-1]
+    assert block.stdout.startswith(f"Folded {key}:"), block.stdout
+    text = joined(after)
+    for word in EVERYTHING:
+        assert word in before
+        assert (word not in text) is (word in gone), word
+    messages = flat(after)
+    assert messages[gist_at] == f"user: [folded {key}] GIST"
+    assert text.count("[folded") == 1
+    assert "third request" in text
+    # the stored history is unchanged: every request, block and answer is still there
+    turns = stored["transcript"]["turns"]
+    assert [t["user_request"] for t in turns] == [*REQUESTS, "third request"]
+    assert [t["status"] for t in turns] == ["completed"] * 3
+    outputs = [b["stdout"].strip() for t in turns[:2] for i in t["iterations"] for b in i["blocks"]]
+    assert outputs == ["one-1", "one-2", "two-1", "two-2", "two-3"]
+    assert [t["content"] for t in turns] == ["answer one", "answer two", "answer three"]
+
+
+async def test_without_a_gist_the_steps_simply_leave(workspace: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.yaml", [*HISTORY, *fold_turn("t1", None)])
+    host = await open_host(workspace, script)
+    try:
+        session = await host.new_session()
+        await run_turns(session, *REQUESTS, "third request")
+        text = joined(received(session)[-1])
+    finally:
+        await host.close()
+    assert "first request" not in text and "one-1" not in text
+    assert "[folded" not in text
+    assert text.startswith("user: second request")
+
+
+async def test_a_covering_fold_replaces_the_earlier_gist_and_survives_a_reopen(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            *HISTORY,
+            {"code": "print(await fold_session('t2/i1-i2', 'SMALL'))"},
+            {"code": "print(await fold_session('-t2', 'BIG'))"},
+            {"text": "answer three"},
+            {"text": "answer four"},
+        ],
+    )
+    host = await open_host(workspace, script)
+    try:
+        session = await host.new_session()
+        await run_turns(session, *REQUESTS, "third request")
+        text = joined(received(session)[-1])
+        reopened = await host.open_session(session.id)  # rebuilt from the stored events
+        rebuilt = joined(reopened.build_request())
+        folds = host.store.folds(session.id)
+    finally:
+        await host.close()
+    assert "[folded -t2] BIG" in text and "[folded t2/i1-i2]" not in text
+    assert "two-3" not in text
+    assert "[folded -t2] BIG" in rebuilt and "[folded t2/i1-i2]" not in rebuilt
+    assert "first request" not in rebuilt
+    assert [f.key for f in folds] == ["t2/i1-i2", "-t2"]
+    assert folds[1].spans == ((1, 0, 0), (2, 0, 0))
+
+
+async def test_refusals_reach_the_model_and_fold_nothing(workspace: Path, tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            *HISTORY,
+            {"code": "await fold_session('t3/i1', 'live')"},
+            {"code": "await fold_session('-t1/i16', 'too far')"},
+            {"text": "answer three"},
+        ],
+    )
+    host = await open_host(workspace, script)
+    try:
+        session = await host.new_session()
+        events = await run_turns(session, *REQUESTS, "third request")
+        text = joined(received(session)[-1])
+        db = sqlite3.connect(host.paths.db_file)
+        count = db.execute("select count(*) from folds").fetchone()[0]
+        db.close()
+    finally:
+        await host.close()
+    errors = [e.error or "" for e in events if isinstance(e, BlockFinished)][-2:]
+    assert "you cannot fold the live step (t3/i1)" in errors[0]
+    assert "turn t1 has no iteration i16 (it has i1-i2)" in errors[1]
+    assert "- t2 (the whole turn) or a range of t2/i1-i3 (3 iterations)" in errors[1]
+    assert "first request" in text and count == 0
+    assert not any(isinstance(e, FoldCreated) for e in events)
+    assert all(e.status is TurnStatus.COMPLETED for e in events if hasattr(e, "status"))

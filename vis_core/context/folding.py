@@ -1,0 +1,132 @@
+"""Make a fold: the turns a session offers, the receipt's local estimate and the event."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import uuid
+from collections.abc import Sequence
+from enum import StrEnum
+from typing import Any, Protocol
+
+from vis_core.context.keys import FoldPlan, TurnSteps
+from vis_core.events import Event, FoldCreated
+from vis_core.providers.base import Message
+from vis_core.providers.common import estimate_tokens
+
+
+class FoldOrigin(StrEnum):
+    """Who made a fold."""
+
+    MODEL = "model"  # fold_session in python_execution
+    OVERFLOW = "overflow"  # Vis, after the provider refused a too-long request
+    COMPACT = "compact"  # /compact
+
+
+class FoldingSession(Protocol):
+    """What folding needs of an agent session."""
+
+    id: str
+    context_tokens: int
+
+    @property
+    def conversation(self) -> Any: ...
+
+    @property
+    def model_label(self) -> str: ...
+
+    async def emit(self, event: Event) -> None: ...
+
+
+def turn_steps(conversation: Any, live_iteration: str | None = None) -> dict[int, TurnSteps]:
+    """Every turn of ``conversation`` as folds see it; the latest unended turn is current and
+    ``live_iteration`` (an iteration id) its live step."""
+    shapes = conversation.turns
+    current = max(shapes, default=0)
+    out: dict[int, TurnSteps] = {}
+    for position, shape in shapes.items():
+        is_current = position == current and not shape.ended
+        live = shape.ids.get(live_iteration) if is_current and live_iteration else None
+        if is_current and live is None:  # between blocks: every finished step is settled
+            unsettled = [i for i in shape.iterations if i not in shape.settled]
+            live = unsettled[0] if unsettled else None
+        out[position] = TurnSteps(position, tuple(shape.iterations), live, is_current)
+    return out
+
+
+def message_chars(messages: Sequence[Message]) -> int:
+    """Characters a list of messages sends (text and tool call arguments)."""
+    total = 0
+    for message in messages:
+        total += len(message.text)
+        for call in message.tool_calls:
+            total += len(call.name) + len(json.dumps(call.arguments, ensure_ascii=False))
+    return total
+
+
+def build_fold(
+    session: FoldingSession,
+    plan: FoldPlan,
+    gist: str,
+    *,
+    origin: FoldOrigin,
+    turn_id: str,
+    iteration_id: str | None = None,
+) -> FoldCreated:
+    """The event of folding ``plan`` with ``gist``, with the receipt's local estimate."""
+    conversation = session.conversation
+    fold = FoldCreated(
+        session.id,
+        fold_id=uuid.uuid4().hex,
+        turn_id=turn_id,
+        iteration_id=iteration_id,
+        key=plan.key,
+        gist=gist,
+        spans=[list(span) for span in plan.spans],
+        origin=origin.value,
+        before_input_tokens=session.context_tokens,
+        model=session.model_label,
+    )
+    before = message_chars(conversation.request_messages())
+    conversation.folds.append(fold)
+    try:
+        after = message_chars(conversation.request_messages())
+    finally:
+        conversation.folds.pop()
+    removed = max(0, before - after)
+    return dataclasses.replace(fold, removed_tokens=estimate_tokens(removed))
+
+
+def describe_spans(spans: Sequence[Sequence[int]]) -> str:
+    """``t1, t2/i3-i5``: what a fold covers, for people."""
+    parts = []
+    for position, first, last in spans:
+        if first == 0:
+            parts.append(f"t{position}")
+        elif first == last:
+            parts.append(f"t{position}/i{first}")
+        else:
+            parts.append(f"t{position}/i{first}-i{last}")
+    return ", ".join(parts)
+
+
+def receipt(fold: FoldCreated, plan: FoldPlan) -> str:
+    """What ``fold_session`` returns: what left, the local estimate, and what happens next."""
+    whole = len(plan.whole_turns)
+    steps = plan.step_count
+    parts = []
+    if whole:
+        parts.append(f"{whole} turn{'s' if whole != 1 else ''} (request and answer too)")
+    if steps:
+        parts.append(f"{steps} step{'s' if steps != 1 else ''}")
+    replaced = (
+        f"replaced by your gist (~{estimate_tokens(len(fold.gist)):,} tokens)"
+        if fold.gist
+        else "with no gist in their place"
+    )
+    return (
+        f"Folded {fold.key}: {' and '.join(parts)} left the active context "
+        f"(~{fold.removed_tokens:,} tokens by local estimate), {replaced}. History is still "
+        "saved; there is no inline undo. The next response measures the input change of the "
+        'whole request (session["request_health"]["fold_measurement"]).'
+    )

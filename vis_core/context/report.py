@@ -1,0 +1,83 @@
+"""``/context``: what the next request will carry, with token estimates and the measurements."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from vis_core.context.folding import describe_spans, message_chars
+from vis_core.providers.common import estimate_tokens
+
+
+def _tokens(chars: int) -> str:
+    return f"~{estimate_tokens(chars):,}"
+
+
+def context_report(session: Any, folds: list[Any]) -> str:
+    """Markdown: system prompt, tools, turns and folds of the next request, then the budget.
+
+    ``folds`` are the session's stored fold rows (with their measurements), oldest first.
+    """
+    request = session.build_request()
+    conversation = session.conversation
+    system = len(request.system)
+    tools = sum(
+        len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in request.tools
+    )
+    carried = message_chars(request.messages)
+    full = message_chars(conversation.messages)
+    turns = len(conversation.turns)
+    gists = [m for m in request.messages if m.role == "user" and m.text.startswith("[folded ")]
+    lines = [
+        "| part | tokens (estimate) |",
+        "| --- | ---: |",
+        f"| system prompt | {_tokens(system)} |",
+        f"| tools ({len(request.tools)}) | {_tokens(tools)} |",
+        f"| turns ({turns}, {len(request.messages)} messages) | {_tokens(carried)} |",
+        f"| of which gists ({len(gists)}) | {_tokens(message_chars(gists))} |",
+        f"| **next request** | **{_tokens(system + tools + carried)}** |",
+        "",
+    ]
+    if full > carried:
+        lines.append(
+            f"Folds keep {_tokens(full - carried)} tokens of stored history out of the request."
+        )
+    utilization = session.utilization()
+    limit = utilization["model_input_limit"]
+    lines.append(
+        f"Latest measured input: {utilization['latest_measured_input_tokens']:,} tokens; soft "
+        f"budget (auto_compress_above): {utilization['auto_compress_above']:,}; model input "
+        f"limit: {f'{limit:,}' if limit else 'unknown'}."
+    )
+    if "hint" in utilization:
+        lines.append(f"Hint: {utilization['hint']}")
+    if folds:
+        lines += [
+            "",
+            "| fold | by | covers | gist | measurement |",
+            "| --- | --- | --- | --- | --- |",
+        ]
+        for row in folds:
+            lines.append(
+                f"| `{row.key}` | {row.origin} | {describe_spans(row.spans)} | "
+                f"{_cell(row.gist) or '(none)'} | {_measurement(row.measurement())} |"
+            )
+    else:
+        lines += ["", "No folds yet: every settled step is in the request."]
+    return "\n".join(lines)
+
+
+def _cell(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split()).replace("|", "\\|")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _measurement(data: dict[str, Any]) -> str:
+    if data["status"] == "measured":
+        return (
+            f"measured: {data['before_input_tokens']:,} → {data['after_input_tokens']:,} "
+            f"(net {data['net_reduction_tokens']:,}, {data['fold_count']} fold(s))"
+        )
+    if data["status"] == "unavailable":
+        return f"unavailable: {data['reason']}"
+    return "pending"

@@ -6,8 +6,8 @@ from typing import Any
 
 from vis_core.context.folding import FoldOrigin, build_fold, receipt, turn_steps
 from vis_core.context.keys import parse_key
-from vis_core.model.activity import Activity, ActivityPresentation, SymbolTag
 from vis_core.extension.context import current_call
+from vis_core.model.activity import Activity, ActivityPresentation, SymbolTag
 from vis_core.tools.display import one_line
 from vis_core.tools.registry import HostTool
 

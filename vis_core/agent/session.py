@@ -208,7 +208,9 @@ class AgentSession:
 
     @property
     def context_budget(self) -> int:
-        """The soft budget (``auto_compress_above``) of the session's model."""
+        """The soft budget (``auto_compress_above``) of the session's model; 0 without one."""
+        if self.model.provider is None:
+            return 0
         return soft_budget(self.model.model, self.context_limit or None)
 
     def utilization(self) -> dict[str, Any]:

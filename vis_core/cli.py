@@ -60,6 +60,19 @@ def build_parser() -> argparse.ArgumentParser:
     run = commands.add_parser("run", help="run one request without the app (for scripts and CI)")
     run.add_argument("request", help="what to do")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
+    run.add_argument(
+        "--continue",
+        dest="run_continue",
+        action="store_true",
+        help="run the request as one more turn of this workspace's latest session",
+    )
+    run.add_argument(
+        "--resume",
+        dest="run_resume",
+        metavar="ID",
+        default=None,
+        help="run the request as one more turn of session ID (an id prefix works)",
+    )
     _add_model_options(run, sub=True)
 
     trust = commands.add_parser("trust", help="trust a project: load its extensions and servers")

@@ -25,6 +25,7 @@ class CommandAction(StrEnum):
     OPEN_SESSIONS = "open_sessions"
     OPEN_SETTINGS = "open_settings"
     OPEN_HELP = "open_help"
+    OPEN_SESSION = "open_session"  # ``data`` is the id of the session to show
     QUIT = "quit"
     RELOAD = "reload"
     OPEN_MCP = "open_mcp"
@@ -213,7 +214,10 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
         summary = host.reload()
         return CommandResult(True, "Reloaded extensions", summary, action=CommandAction.RELOAD)
 
+    from vis_core.context.commands import context_commands
+
     return [
+        *context_commands(host),
         SlashCommand("help", help_, "List commands and key bindings", "/help"),
         SlashCommand(
             "new",

@@ -406,6 +406,10 @@ class Host:
                 introspection = self.setting("introspection", True, session_id)
                 found = partial(self.mcp.note_found, session_id)
                 discovery = discovery_tools(registry, guides, found) if introspection else []
+                if introspection:
+                    from vis_core.tools.sessions import session_tools
+
+                    discovery += session_tools(self.store, session_id)
                 mcp_tools = self.mcp.host_tools(kit.tool_hooks, tool_context.output_dir)
                 built = ToolRegistry([*builtins, *discovery, *self.extension_tools(), *mcp_tools])
                 entries = [

@@ -16,6 +16,7 @@ from vis_core.events import (
     ActivityStarted,
     AssistantDelta,
     Event,
+    FoldCreated,
     Notification,
     TurnEnded,
     event_payload,
@@ -105,6 +106,17 @@ class PrintRenderer:
             self._break_line()
             indent = "  " * self._depth(event.activity)  # a call an extension tool made
             self.console.print(indent + activity_line(event.activity))
+        elif isinstance(event, FoldCreated):
+            from rich.markup import escape
+
+            self._break_line()
+            gist = " ".join(event.gist.split())
+            gist = gist if len(gist) <= 100 else gist[:99] + "…"
+            self.console.print(
+                f"[dim]⋯ folded {escape(event.key)}"
+                + (f" · {escape(gist)}" if gist else " · no gist")
+                + "[/]"
+            )
         elif isinstance(event, Notification):
             self._break_line()
             text = plain(event.text)
@@ -143,9 +155,16 @@ def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
         toggles=tuple(args.toggles),
         channel="cli",
     )
+    continue_ = bool(getattr(args, "run_continue", False))
+    resume = getattr(args, "run_resume", None)
+    if continue_ and resume is not None:
+        print("vis run: give either --continue or --resume ID, not both", file=sys.stderr)
+        return 2
     loop = asyncio.new_event_loop()
     try:
-        code = loop.run_until_complete(_run(options, args.request, as_json=args.json))
+        code = loop.run_until_complete(
+            _run(options, args.request, as_json=args.json, continue_=continue_, resume=resume)
+        )
     except KeyboardInterrupt:
         code = 130
     finally:
@@ -171,7 +190,37 @@ def _leave(code: int) -> int:
     return code
 
 
-async def _run(options: Any, request: str, *, as_json: bool) -> int:
+async def _open(host: Any, continue_: bool, resume: str | None) -> Any:
+    """The session the request runs in: a new one, the latest (``--continue``) or ``ID``."""
+    if continue_:
+        latest = host.latest_session_id()
+        if latest is None:
+            raise LookupError(
+                f"there is no session in this workspace to continue ({host.workspace}); "
+                "run without --continue to start one"
+            )
+        return await host.open_session(latest)
+    if resume is not None:
+        from vis_core.store import StoreError
+
+        try:
+            row = host.store.get_session(resume)
+        except StoreError as exc:
+            raise LookupError(str(exc)) from None
+        if row is None:
+            raise LookupError(f"no session {resume!r}; `vis sessions` lists them")
+        return await host.open_session(row.id)
+    return await host.new_session()
+
+
+async def _run(
+    options: Any,
+    request: str,
+    *,
+    as_json: bool,
+    continue_: bool = False,
+    resume: str | None = None,
+) -> int:
     from vis_core.host import Host
     from vis_core.store import StoreError
 
@@ -191,7 +240,11 @@ async def _run(options: Any, request: str, *, as_json: bool) -> int:
             return 2
         for note in host.startup_notes():
             print(f"vis: {terminal_text(note)}", file=sys.stderr)
-        session = await host.new_session()
+        try:
+            session = await _open(host, continue_, resume)
+        except LookupError as exc:
+            print(f"vis run: {terminal_text(str(exc))}", file=sys.stderr)
+            return 2
         if session.model.provider is None:
             print(session.model.problem, file=sys.stderr)
             return 2

@@ -94,6 +94,7 @@ class VisApp(App[int]):
                 CommandAction.RELOAD: lambda r: self._sync(lambda: self.notify(r.title)),
                 CommandAction.OPEN_SETTINGS: lambda r: self._sync(self.action_settings),
                 CommandAction.OPEN_MCP: lambda r: self._sync(self.action_mcp),
+                CommandAction.OPEN_SESSION: lambda r: self.open_session(str(r.data)),
             }
         return self._command_actions
 
@@ -264,6 +265,11 @@ class VisApp(App[int]):
         from vis_tui.screens.sessions import SessionsScreen
 
         return SessionsScreen(host.store, host.workspace)
+
+    async def open_session(self, session_id: str) -> None:
+        """Show the stored session ``session_id`` (``/fork`` opens the fork this way)."""
+        if self.host is not None:
+            await self.show_session(await self.host.open_session(session_id))
 
     async def action_new_session(self) -> None:
         if self.host is not None:

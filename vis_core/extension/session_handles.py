@@ -218,9 +218,35 @@ class Session:
         """Send ``request`` and wait up to ``timeout`` seconds for the finished turn."""
         return self.send(request).wait(timeout)
 
+    def fork(self, turn: int | str | None = None) -> Session:
+        """A new session holding this one's history up to and including ``turn`` (a position
+        or a turn id; None: the latest settled turn), with new ids; ``forked_from`` records
+        the source, and your extension is its origin. Folds made by then are copied too. The
+        sandbox's variables are not: the fork's sandbox starts empty."""
+        from vis_core.extension.session_changes import fork
+
+        return fork(self, turn)
+
+    def set_model(self, model: str) -> None:
+        """Use ``provider/model`` in this session from its next request (saved as the
+        session's ``model`` setting, so reopening keeps it). A model Vis cannot use (unknown
+        provider, missing key) raises ValueError and changes nothing."""
+        from vis_core.extension.session_changes import set_model
+
+        set_model(self, model)
+
+    def publish(self, text: str, kind: str = "info") -> None:
+        """Post ``text`` into this session for the person following it (a notification of
+        ``kind`` info, success, warn or error, saved with the session). The model does not
+        read it."""
+        from vis_core.extension.session_changes import publish
+
+        publish(self, text, kind)
+
 
 def _live(host: Host, session_id: str) -> AgentSession | None:
-    return next((s for s in host.sessions if s.id == session_id), None)
+    # the latest opened agent of the session is the one in use
+    return next((s for s in reversed(host.sessions) if s.id == session_id), None)
 
 
 async def _agent(host: Host, session_id: str) -> AgentSession:
@@ -241,6 +267,15 @@ class Sessions:
         host = host_for_read("vis.sessions.get()")
         row = resolve_session(host.store, session_id, "vis.sessions.get()")
         return _handle(row.id)
+
+    def models(self) -> list[dict[str, Any]]:
+        """The models Vis knows, with prices ($ per million tokens) and limits: ``id``
+        (``provider/model``), ``provider``, ``model``, ``input_limit`` (None when unknown),
+        ``auto_compress_above``, ``input_price``, ``output_price``, ``cache_read_price``,
+        ``cache_write_price`` and ``current`` (the bound session's model)."""
+        from vis_core.extension.session_changes import models
+
+        return models()
 
     def list(self, search: str | None = None) -> list[dict[str, Any]]:
         """The sessions of the first page, newest first, or the ranked matches of ``search``."""

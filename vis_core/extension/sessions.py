@@ -14,6 +14,9 @@ if TYPE_CHECKING:
 SESSION_MARKER = "vis_session_id#"  # what a person copies from the TUI
 
 ORIGIN_STATE = "vis.session_origin"  # extension state namespace: session id -> creating extension
+FORK_POINT_STATE = (
+    "vis.session_fork_point"  # fork id -> {turn_id, position} of the last copied turn
+)
 SEARCH_FIELDS = ("title", "request", "reply", "thinking")  # the ranking order of matches
 LIST_LIMIT = 1000
 SEARCH_LIMIT = 100
@@ -72,6 +75,11 @@ def resolve_session(store: Store, session_id: str | None, what: str) -> SessionR
                 "session did; pass a session id"
             )
         session_id = call.session_id
+    return resolve_any(store, session_id, what)
+
+
+def resolve_any(store: Store, session_id: object, what: str) -> SessionRow:
+    """The session for a bare id, an unambiguous prefix or a marker; LookupError if none."""
     if not isinstance(session_id, str):
         raise TypeError(f"{what}: the session id must be text, got {type(session_id).__name__}")
     try:
@@ -135,6 +143,27 @@ def session_data(store: Store, row: SessionRow) -> dict[str, Any]:
     }
 
 
+def _fold_data(store: Store, session_id: str) -> dict[str, Any]:
+    """``folds`` (each with its receipt estimate and measurement) and ``request_health``."""
+    rows = store.folds(session_id)
+    folds = [
+        {
+            "id": row.id,
+            "key": row.key,
+            "gist": row.gist,
+            "origin": row.origin,
+            "spans": [list(span) for span in row.spans],
+            "turn_id": row.turn_id,
+            "removed_tokens_estimate": row.removed_tokens,
+            "created_at": timestamp(row.created),
+            "fold_measurement": row.measurement(),
+        }
+        for row in rows
+    ]
+    health = {"fold_measurement": folds[-1]["fold_measurement"]} if folds else {}
+    return {"folds": folds, "request_health": health}
+
+
 def _session(store: Store, row: SessionRow) -> dict[str, Any]:
     data = session_summary(row)
     data.update(
@@ -143,10 +172,14 @@ def _session(store: Store, row: SessionRow) -> dict[str, Any]:
         project_root=row.project_root,
         origin=store.state_get(ORIGIN_STATE, row.id),
         forked_from=None,
+        **_fold_data(store, row.id),  # session diagnostics: folds and request health
     )
     if row.forked_from:
         source = store.turns(row.forked_from)
         last = source[-1] if source else None
+        point = store.state_get(FORK_POINT_STATE, row.id)
+        if isinstance(point, dict):  # the last turn the fork copied, as it stands now
+            last = next((t for t in source if t.id == point.get("turn_id")), last)
         data["forked_from"] = {
             "session_id": row.forked_from,
             "turn_id": last.id if last else None,

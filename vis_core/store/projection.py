@@ -199,15 +199,16 @@ def _fold_created(
 def _measure_folds(conn: sqlite3.Connection, event: UsageReported) -> None:
     """The folds made since the last request share the measurement of this response."""
     pending = conn.execute(
-        "SELECT turn_id, model, before_input_tokens FROM folds "
+        "SELECT turn_id, model, before_input_tokens, origin FROM folds "
         "WHERE session_id = ? AND status = 'pending' ORDER BY seq",
         (event.session_id,),
     ).fetchall()
     if not pending:
         return
-    turn_id, model, before = pending[0]
+    _, model, before, _ = pending[0]
     after = event.context_tokens
-    if any(row[0] != event.turn_id for row in pending):
+    # /compact folds between turns: the next turn's first request measures it
+    if any(row[0] != event.turn_id and row[3] != "compact" for row in pending):
         status, reason = "unavailable", "the turn changed"
     elif not model or not event.model:
         status, reason = "unavailable", "the provider or model is unknown"

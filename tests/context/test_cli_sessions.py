@@ -1,0 +1,98 @@
+"""`vis run --continue` and `vis run --resume ID`: one more turn in a stored session; `--json`
+emits an event per fold."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+from vis_core.store import Store
+
+
+def vis(*args: str, cwd: Path, env_home: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["VIS_HOME"] = str(env_home)
+    env.pop("VIS_MODEL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "vis_core.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def script(tmp_path: Path, responses: list[dict]) -> Path:
+    path = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.yaml"
+    path.write_text(yaml.safe_dump(responses), encoding="utf-8")
+    return path
+
+
+def _run(workspace: Path, vis_home: Path, s: Path, *args: str):
+    return vis(
+        "run",
+        "--json",
+        "--provider",
+        "scripted",
+        "--script",
+        str(s),
+        *args,
+        cwd=workspace,
+        env_home=vis_home,
+    )
+
+
+def _events(result) -> list[dict]:
+    assert result.returncode == 0, result.stderr
+    return [json.loads(line) for line in result.stdout.splitlines()]
+
+
+def test_continue_and_resume_run_one_more_turn_in_a_stored_session(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    first = _events(_run(workspace, vis_home, script(tmp_path, [{"text": "one"}]), "first"))
+    session_id = first[0]["session_id"]
+    other = _events(_run(workspace, vis_home, script(tmp_path, [{"text": "x"}]), "other"))
+    assert other[0]["session_id"] != session_id  # a plain run starts a new session
+
+    # --continue: the latest session of this workspace (the "other" one)
+    cont = _events(
+        _run(workspace, vis_home, script(tmp_path, [{"text": "two"}]), "--continue", "again")
+    )
+    assert cont[0]["session_id"] == other[0]["session_id"]
+    assert cont[0]["position"] == 2
+
+    # --resume ID (a prefix works): that session, whichever is latest; the model sees the turns
+    fold = "print(await fold_session('t1', 'the first turn said one'))"
+    s = script(tmp_path, [{"code": fold}, {"text": "three"}])
+    resumed = _events(_run(workspace, vis_home, s, "--resume", session_id[:10], "next"))
+    assert {e["session_id"] for e in resumed} == {session_id}
+    assert resumed[0]["type"] == "TurnStarted" and resumed[0]["position"] == 2
+    folds = [e for e in resumed if e["type"] == "FoldCreated"]
+    assert len(folds) == 1 and folds[0]["key"] == "t1" and folds[0]["spans"] == [[1, 0, 0]]
+    assert folds[0]["gist"] == "the first turn said one"
+    assert resumed[-1]["status"] == "completed"
+
+    with Store(vis_home / "vis.db") as store:
+        assert [t.request for t in store.turns(session_id)] == ["first", "next"]
+        assert [f.key for f in store.folds(session_id)] == ["t1"]
+
+
+def test_resume_and_continue_explain_what_is_missing(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    s = script(tmp_path, [{"text": "one"}])
+    nothing = _run(workspace, vis_home, s, "--continue", "again")
+    assert nothing.returncode == 2
+    assert "no session in this workspace to continue" in nothing.stderr
+    missing = _run(workspace, vis_home, s, "--resume", "feedface", "again")
+    assert missing.returncode == 2
+    assert "no session 'feedface'" in missing.stderr and "vis sessions" in missing.stderr
+    both = _run(workspace, vis_home, s, "--resume", "x", "--continue", "again")
+    assert both.returncode == 2 and "either --continue or --resume" in both.stderr

@@ -1,0 +1,211 @@
+"""``Session.fork``, ``Session.set_model``, ``Session.publish`` and ``vis.sessions.models()``."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from vis_core.extension.sessions import FORK_POINT_STATE, ORIGIN_STATE
+from vis_core.extension_host.gateway import (
+    GatewayCode,
+    GatewayError,
+    loop_of,
+    require_change,
+    run_on_loop,
+    shown_change,
+)
+from vis_core.model.notify import NotifyKind
+
+if TYPE_CHECKING:
+    from vis_core.extension.context import CallContext
+    from vis_core.host import Host
+    from vis_core.store.rows import SessionRow, TurnRow
+
+
+def check_change(host_session_id: str, origin: str | None, what: str) -> tuple[CallContext, Host]:
+    """The bound call and host for a change of session ``host_session_id``: only in an active
+    callback of a session, and only that session or one the calling extension created."""
+    call, host = require_change(what)
+    if host_session_id != call.session_id and origin != call.owner:
+        raise GatewayError(
+            GatewayCode.FORBIDDEN_SESSION,
+            f"session {host_session_id} belongs to another extension or to a person; {what} can "
+            "change only the bound session and sessions that your extension created",
+        )
+    return call, host
+
+
+def _fork_turn(turns: list[TurnRow], turn: int | str | None, what: str) -> TurnRow:
+    """The last turn a fork copies: a position, a turn id, or the latest settled turn."""
+    if not turns:
+        raise ValueError(f"{what}: the session has no turn yet; there is nothing to fork")
+    if turn is None:
+        settled = [t for t in turns if t.status != "running"]
+        if not settled:
+            raise ValueError(f"{what}: the session's only turn is still running; fork after it")
+        return settled[-1]
+    if isinstance(turn, bool) or not isinstance(turn, int | str):
+        raise TypeError(f"{what}: turn must be a position (int) or a turn id, not {turn!r}")
+    found = next((t for t in turns if t.position == turn or t.id == turn), None)
+    if found is None:
+        raise ValueError(
+            f"{what}: the session has no turn {turn!r}; its turns are 1-{turns[-1].position}"
+        )
+    if found.status == "running":
+        raise ValueError(f"{what}: turn {found.position} is still running; fork after it")
+    return found
+
+
+def fork_stored(host: Host, source_id: str, turn: int | str | None, what: str) -> SessionRow:
+    """A new session holding ``source_id``'s events up to and including ``turn``'s end, with
+    fresh ids, ``forked_from`` recorded and the fork point kept for ``read_session``."""
+    from vis_core.events import SessionCreated, TurnEnded
+    from vis_core.extension.session_handles import _renamed
+
+    store = host.store
+    source = store.get_session(source_id)
+    if source is None:
+        raise LookupError(f"{what}: there is no session {source_id!r}")
+    last = _fork_turn(store.turns(source.id), turn, what)
+    copied: list[dict[str, Any]] = []
+    for stored in store.events(source.id):
+        copied.append(json.loads(stored.data))
+        if stored.type == TurnEnded.type and copied[-1].get("turn_id") == last.id:
+            break
+    title = f"{source.title} (fork)" if source.title else "fork"
+    row = store.create_session(
+        source.workspace,
+        source.project_root,
+        title=title,
+        group=source.group,
+        forked_from=source.id,
+    )
+    store.append(SessionCreated(row.id, title=title, workspace=source.workspace, group=row.group))
+    store.append_many(_renamed(copied, row.id))
+    store.state_set(FORK_POINT_STATE, row.id, {"turn_id": last.id, "position": last.position})
+    fresh = store.get_session(row.id)
+    assert fresh is not None
+    return fresh
+
+
+def fork(handle: Any, turn: int | str | None = None) -> Any:
+    """See :meth:`Session.fork`."""
+    what = "Session.fork()"
+    call, host = check_change(handle.id, handle.origin, what)
+    with shown_change(call, host, "Session.fork", "Forked session") as shown:
+        row = fork_stored(host, handle.id, turn, what)
+        host.store.state_set(ORIGIN_STATE, row.id, call.owner)
+        shown.summary = f"{handle.id[:8]} → {row.id[:8]} · {row.turn_count} turns"
+    from vis_core.extension.session_handles import Session
+
+    return Session(host, loop_of(call, host), row.id, call.owner)
+
+
+def set_model(handle: Any, model: str) -> None:
+    """See :meth:`Session.set_model`."""
+    from vis_core.providers.base import ModelChoice
+
+    what = "Session.set_model()"
+    if not isinstance(model, str):
+        raise TypeError(f"{what}: model must be text like 'anthropic/claude-sonnet-4-6'")
+    choice = ModelChoice.parse(model.strip())
+    call, host = check_change(handle.id, handle.origin, what)
+    with shown_change(call, host, "Session.set_model", "Changed model") as shown:
+        chosen = host.session_model(choice)
+        if chosen.provider is None:
+            raise ValueError(f"{what}: cannot use {chosen.label}: {chosen.problem}")
+        host.settings.set("model", chosen.label, "session", session_id=handle.id)
+        loop = loop_of(call, host)
+
+        async def swap() -> None:
+            from vis_core.extension.session_handles import _live
+
+            agent = _live(host, handle.id)
+            if agent is not None:
+                old = agent.model
+                agent.model = chosen
+                if old.provider is not chosen.provider and hasattr(old.provider, "aclose"):
+                    await old.provider.aclose()
+
+        run_on_loop(loop, swap())
+        shown.summary = f"{handle.id[:8]} · {chosen.label}"
+
+
+def publish(handle: Any, text: str, kind: str = "info") -> None:
+    """See :meth:`Session.publish`."""
+    from vis_core.events import Notification
+
+    what = "Session.publish()"
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"{what}: the text must be nonblank")
+    try:
+        notify_kind = NotifyKind(kind)
+    except ValueError:
+        kinds = ", ".join(k.value for k in NotifyKind)
+        raise ValueError(f"{what}: kind must be one of {kinds}, not {kind!r}") from None
+    call, host = check_change(handle.id, handle.origin, what)
+    event = Notification(handle.id, text=text, kind=notify_kind)
+    with shown_change(call, host, "Session.publish", "Published to session") as shown:
+
+        async def post() -> None:
+            from vis_core.extension.session_handles import _live
+
+            agent = _live(host, handle.id)
+            if agent is not None:
+                await agent.emit(event)  # saved, then shown where the session is open
+            else:
+                host.store.append(event)
+
+        run_on_loop(loop_of(call, host), post())
+        shown.summary = f"{handle.id[:8]} · {text}"
+
+
+def models() -> list[dict[str, Any]]:
+    """See :meth:`Sessions.models`."""
+    from vis_core.extension_host.gateway import bound_call, host_for_read
+    from vis_core.providers.limits import soft_budget
+    from vis_core.providers.models import KNOWN_MODELS, lookup_model
+
+    host = host_for_read("vis.sessions.models()")
+    call = bound_call()
+    current = None
+    if call is not None and call.session_id is not None:
+        from vis_core.extension.session_handles import _live
+
+        agent = _live(host, call.session_id)
+        current = agent.model.label if agent is not None else None
+    ids = [
+        f"{'anthropic' if name.startswith('claude') else 'openai'}/{name}" for name in KNOWN_MODELS
+    ]
+    configured = host.config.data.get("models")
+    if isinstance(configured, dict):
+        ids += [str(key) for key in configured if "/" in str(key)]
+    if current and current not in ids:
+        ids.append(current)
+    rows = []
+    for model_id in dict.fromkeys(ids):
+        provider, _, name = model_id.partition("/")
+        overrides = configured.get(model_id) if isinstance(configured, dict) else None
+        try:
+            info = lookup_model(name, overrides if isinstance(overrides, dict) else None)
+        except ValueError:
+            continue  # a bad [models] table: doctor and the provider explain it
+        from vis_core.providers.models import is_known_model
+
+        known = is_known_model(name) or bool((overrides or {}).get("input_limit"))
+        limit = info.input_limit if known else None
+        rows.append(
+            {
+                "id": model_id,
+                "provider": provider,
+                "model": name,
+                "input_limit": limit,
+                "auto_compress_above": soft_budget(name, limit),
+                "input_price": info.input_price,
+                "output_price": info.output_price,
+                "cache_read_price": info.cache_read_price,
+                "cache_write_price": info.cache_write_price,
+                "current": model_id == current,
+            }
+        )
+    return rows

@@ -15,6 +15,7 @@ from vis_core.events import (
     AssistantThinking,
     BlockFinished,
     Event,
+    FoldCreated,
     IterationStarted,
     Notification,
     TurnEnded,
@@ -145,6 +146,21 @@ def _usage(target: EventTarget, event: UsageReported) -> None:
     budget = event.context_budget or event.context_limit
     target.status_bar.add_usage(event.usage, event.cost, event.context_tokens, budget)
     target.progress.add_output_tokens(event.usage.output)
+
+
+@handles(FoldCreated)
+def _fold(target: EventTarget, event: FoldCreated) -> None:
+    """A fold is one quiet row: what left the model's context and the gist in its place."""
+    gist = " ".join(event.gist.split())
+    if len(gist) > FOLD_GIST_PREVIEW:
+        gist = gist[: FOLD_GIST_PREVIEW - 1] + "…"
+    by = {"overflow": " by Vis (the request was too long)", "compact": " by /compact"}
+    text = f"⋯ Folded {event.key}{by.get(event.origin, '')} · {gist or 'no gist'}"
+    target.transcript.turn(event.turn_id).show_note(text)
+    target.transcript.follow()
+
+
+FOLD_GIST_PREVIEW = 160
 
 
 @handles(Notification)

@@ -5,7 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 
-from vis_core.agent.folded import ANSWER, REQUEST, Tag, apply_folds
+from vis_core.agent.folded import (
+    ANSWER,
+    REQUEST,
+    FoldOwners,
+    Tag,
+    apply_folds,
+    fold_owners,
+    message_owner,
+)
 from vis_core.events import (
     AssistantMessage,
     AssistantThinking,
@@ -114,6 +122,8 @@ class ConversationBuilder:
         self.turns: dict[int, TurnShape] = {}  # by position
         self._positions: dict[str, int] = {}  # turn id -> position
         self.folds: list[FoldCreated] = []
+        self._owners: tuple[tuple[int, int], FoldOwners] | None = None  # kept per fold set
+        self._verdicts: list[int | None] = []  # per message: the fold dropping it, if any
 
     def _append(self, message: Message, tag: Tag) -> None:
         self.messages.append(message)
@@ -207,8 +217,30 @@ class ConversationBuilder:
                     images.append(image)
             messages[index] = replace(message, text=text, images=tuple(images))
         if self.folds:
-            return apply_folds(messages, self.tags, self.call_tags, self.folds)
+            owners = self._fold_owners()
+            return apply_folds(
+                messages, self.tags, self.call_tags, self.folds, owners, self._fold_verdicts(owners)
+            )
         return messages
+
+    def _fold_verdicts(self, owners: FoldOwners) -> list[int | None]:
+        """Each message's fold verdict, computed once per fold set; the last message (it may
+        still gain tool calls) and any newer ones are judged again."""
+        verdicts = self._verdicts
+        del verdicts[max(0, len(verdicts) - 1) :]
+        for index in range(len(verdicts), len(self.messages)):
+            verdicts.append(
+                message_owner(self.messages[index], self.tags[index], self.call_tags, owners)
+            )
+        return verdicts
+
+    def _fold_owners(self) -> FoldOwners:
+        """Who owns each folded step, recomputed only when the folds change."""
+        key = (len(self.folds), id(self.folds[-1]))  # a fold added or taken back
+        if self._owners is None or self._owners[0] != key:
+            self._owners = (key, fold_owners(self.folds))
+            self._verdicts = []
+        return self._owners[1]
 
     def current_position(self) -> int:
         """The position of the latest turn (0 before the first)."""

@@ -43,11 +43,18 @@ def _coverage(fold: FoldCreated) -> tuple[set[int], set[Tag]]:
     return turns, steps
 
 
+Coverage = tuple[set[int], set[Tag]]
+
+
+def _covers(later: Coverage, earlier: Coverage) -> bool:
+    turns, steps = later
+    old_turns, old_steps = earlier
+    return old_turns <= turns and all(p in turns or (p, i) in steps for p, i in old_steps)
+
+
 def covers(later: FoldCreated, earlier: FoldCreated) -> bool:
     """``later`` covers every step ``earlier`` folded (so its gist replaces the earlier one)."""
-    turns, steps = _coverage(later)
-    old_turns, old_steps = _coverage(earlier)
-    return old_turns <= turns and all(p in turns or (p, i) in steps for p, i in old_steps)
+    return _covers(_coverage(later), _coverage(earlier))
 
 
 def fold_owners(folds: Sequence[FoldCreated]) -> FoldOwners:
@@ -60,8 +67,11 @@ def fold_owners(folds: Sequence[FoldCreated]) -> FoldOwners:
             else:
                 for index in range(first, last + 1):
                     steps[(position, index)] = number
+    coverages = [_coverage(fold) for fold in folds]
     active = tuple(
-        n for n, fold in enumerate(folds) if not any(covers(f, fold) for f in folds[n + 1 :])
+        n
+        for n, coverage in enumerate(coverages)
+        if not any(_covers(later, coverage) for later in coverages[n + 1 :])
     )
     return FoldOwners(steps, turns, active)
 
@@ -71,17 +81,45 @@ def gist_message(fold: FoldCreated) -> Message:
     return Message("user", f"[folded {fold.key}] {fold.gist}")
 
 
+PARTIAL = -1  # an assistant message some of whose tool calls are folded
+
+
+def message_owner(
+    message: Message, tag: Tag, call_tags: dict[str, Tag], owners: FoldOwners
+) -> int | None:
+    """The fold that drops ``message`` (None: it stays; PARTIAL: some of its calls go)."""
+    if message.role == "assistant" and message.tool_calls:
+        numbers = [owners.owner(call_tags.get(call.id, tag)) for call in message.tool_calls]
+        if all(n is None for n in numbers):
+            return None
+        if len(numbers) == 1 or (None not in numbers and len(set(numbers)) == 1):
+            return numbers[0]
+        return PARTIAL
+    if message.role == "tool":
+        tag = call_tags.get(message.tool_call_id or "", tag)
+    return owners.owner(tag)
+
+
 def apply_folds(
     messages: Sequence[Message],
     tags: Sequence[Tag],
     call_tags: dict[str, Tag],
     folds: Sequence[FoldCreated],
+    owners: FoldOwners | None = None,
+    verdicts: Sequence[int | None] | None = None,
 ) -> list[Message]:
     """``messages`` without the folded steps; each active fold's gist stands where its first
-    folded step stood (a fold without a gist leaves nothing)."""
+    folded step stood (a fold without a gist leaves nothing). ``owners`` is
+    ``fold_owners(folds)`` and ``verdicts`` each message's :func:`message_owner`, when the
+    caller keeps them."""
     if not folds:
         return list(messages)
-    owners = fold_owners(folds)
+    if owners is None:
+        owners = fold_owners(folds)
+    if verdicts is None:
+        verdicts = [
+            message_owner(m, t, call_tags, owners) for m, t in zip(messages, tags, strict=True)
+        ]
     active = set(owners.active)
     placed: set[int] = set()
     out: list[Message] = []
@@ -94,8 +132,13 @@ def apply_folds(
         if number in active and fold.gist:
             out.append(gist_message(fold))
 
-    for message, tag in zip(messages, tags, strict=True):
-        if message.role == "assistant" and message.tool_calls:
+    for message, tag, verdict in zip(messages, tags, verdicts, strict=True):
+        if verdict is None:
+            out.append(message)
+        elif verdict != PARTIAL:
+            if verdict not in placed:
+                place(verdict)
+        else:
             kept = []
             for call in message.tool_calls:
                 number = owners.owner(call_tags.get(call.id, tag))
@@ -103,16 +146,5 @@ def apply_folds(
                     kept.append(call)
                 else:
                     place(number)
-            if len(kept) == len(message.tool_calls):
-                out.append(message)
-            elif kept:
-                out.append(replace(message, tool_calls=tuple(kept)))
-            continue
-        if message.role == "tool":
-            tag = call_tags.get(message.tool_call_id or "", tag)
-        number = owners.owner(tag)
-        if number is None:
-            out.append(message)
-        else:
-            place(number)
+            out.append(replace(message, tool_calls=tuple(kept)))
     return out

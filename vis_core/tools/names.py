@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-#: the built-in tools of every session (``builtin_tools``, attachments, ``apropos``/``doc``)
+#: the built-in tools of every session (``builtin_tools``, attachments, ``apropos``/``doc``,
+#: ``fold_session``, ``list_sessions``/``read_session``)
 BUILTIN_TOOL_NAMES = frozenset(
     {
         "cat",
@@ -18,6 +19,9 @@ BUILTIN_TOOL_NAMES = frozenset(
         "show_attachment",
         "apropos",
         "doc",
+        "fold_session",
+        "list_sessions",
+        "read_session",
     }
 )
 

@@ -107,14 +107,12 @@ class PrintRenderer:
             indent = "  " * self._depth(event.activity)  # a call an extension tool made
             self.console.print(indent + activity_line(event.activity))
         elif isinstance(event, FoldCreated):
-            from rich.markup import escape
-
             self._break_line()
-            gist = " ".join(event.gist.split())
+            gist = " ".join(plain(event.gist).split())
             gist = gist if len(gist) <= 100 else gist[:99] + "…"
             self.console.print(
-                f"[dim]⋯ folded {escape(event.key)}"
-                + (f" · {escape(gist)}" if gist else " · no gist")
+                f"[dim]⋯ folded {plain(event.key)}"
+                + (f" · {gist}" if gist else " · no gist")
                 + "[/]"
             )
         elif isinstance(event, Notification):

@@ -89,7 +89,7 @@ def test_dotenv_and_block_parsing(tmp_path: Path):
     env = tmp_path / ".env"
     env.write_text(
         "A=1\nexport B = two words \nC=\"line\\nbreak\"\nD='raw\\n'\nE=x # comment\n"
-        "not a line\n#F=commented\n",
+        "not a line\n#F=commented\nG\nH=${HOME}/x\n",
         encoding="utf-8",
     )
     assert read_dotenv(env) == {
@@ -98,7 +98,9 @@ def test_dotenv_and_block_parsing(tmp_path: Path):
         "C": "line\nbreak",
         "D": "raw\\n",
         "E": "x",
+        "H": "${HOME}/x",  # never expanded from the environment that started Vis
     }
+    assert read_dotenv(tmp_path / "missing.env") == {}
     (tmp_path / "vis.yml").write_text("environment:\n  PORT: 8080\n  FLAG: true\n  EMPTY:\n")
     assert read_environment_block(tmp_path) == {"PORT": "8080", "FLAG": "true"}
     (tmp_path / "vis.yml").write_text("environment: [A, B]\n")
@@ -106,7 +108,7 @@ def test_dotenv_and_block_parsing(tmp_path: Path):
         read_environment_block(tmp_path)
     values = extension_environment(tmp_path, trusted=True, base={"A": "base", "Z": "z"})
     assert values["A"] == "1" and values["Z"] == "z"  # the bad block is logged and skipped
-    assert values.project_names == {"A", "B", "C", "D", "E"}
+    assert values.project_names == {"A", "B", "C", "D", "E", "H"}
     (tmp_path / ".env.local").write_text("A=local\nL=local\n")
     (tmp_path / "vis.yml").write_text("environment:\n  C: block\n")
     assert project_environment(tmp_path) == {
@@ -115,6 +117,7 @@ def test_dotenv_and_block_parsing(tmp_path: Path):
         "B": "two words",
         "D": "raw\\n",
         "E": "x",
+        "H": "${HOME}/x",
         "L": "local",
     }
     assert extension_environment(tmp_path, trusted=False, base={"A": "base"}) == {"A": "base"}

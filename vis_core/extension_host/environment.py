@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -14,46 +13,22 @@ log = logging.getLogger(__name__)
 
 PROJECT_FILE = "vis.yml"
 DOTENV_FILES = (".env", ".env.local")  # in lookup order: the first that defines a name wins
-_LINE = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
-_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
 
 
 class ProjectEnvironmentError(ValueError):
     """The project's ``vis.yml`` ``environment:`` block cannot be read."""
 
 
-def _unquote(raw: str) -> str:
-    """A value: quoted (up to its closing quote, then an optional comment) or bare."""
-    if raw[:1] == "'":
-        close = raw.find("'", 1)
-        if close > 0:
-            return raw[1:close]
-    if raw[:1] == '"':
-        match = re.match(r'"((?:[^"\\]|\\.)*)"', raw)
-        if match:
-            return re.sub(
-                r"\\(.)", lambda m: _ESCAPES.get(m.group(1), "\\" + m.group(1)), match.group(1)
-            )
-    comment = re.search(r"\s#", raw)
-    return (raw[: comment.start()] if comment else raw).strip()
-
-
 def read_dotenv(path: Path) -> dict[str, str]:
-    """``NAME=value`` lines of a ``.env`` file (``export``, quotes and ``#`` comments allowed)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    """``NAME=value`` lines of a ``.env`` file, read by python-dotenv (``export``, quotes and
+    ``#`` comments allowed; a line it cannot read is logged and skipped). ``${NAME}`` is kept as
+    written: a project value never pulls in the environment that started Vis."""
+    if not path.is_file():
         return {}
-    values: dict[str, str] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        match = _LINE.match(line)
-        if match is None:
-            log.warning("%s:%d is not NAME=value; the line is skipped", path, number)
-            continue
-        values[match.group(1)] = _unquote(match.group(2))
-    return values
+    from dotenv import dotenv_values
+
+    values = dotenv_values(path, interpolate=False, encoding="utf-8")
+    return {name: value for name, value in values.items() if value is not None}
 
 
 def _text(value: Any) -> str:

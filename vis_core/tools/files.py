@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from vis_core.tools.context import ToolContext
-from vis_core.tools.ignore import is_ignored, rules_in
+from vis_core.tools.ignore import IgnoreStack, is_ignored, rules_in
 from vis_core.tools.textfiles import ToolText, read_text, realpath, shown, split_lines, strip_eol
 from vis_core.tools.truncate import MAX_BYTES, MAX_LINES, Keep, fit_output, format_size
 
@@ -101,11 +101,11 @@ def list_folder(ctx: ToolContext, path: str = ".", depth: int = 1) -> ToolText:
         return ToolText(row, path=str(target), label=label, folders=0, files=1)
     rows: list[str] = [f"{label}/" if label != "." else "./"]
     counts = {"folders": 0, "files": 0}
-    stack: list[tuple[str, tuple]] = []
+    stack: IgnoreStack = []
 
     def visit(folder: Path, level: int) -> None:
         rules = rules_in(str(folder))
-        if rules:
+        if rules is not None:
             stack.append((str(folder), rules))
         try:
             entries = sorted(os.scandir(folder), key=lambda e: (not e.is_dir(), e.name))
@@ -124,7 +124,7 @@ def list_folder(ctx: ToolContext, path: str = ".", depth: int = 1) -> ToolText:
             rows.append(row)
             if is_dir and not ignored and level < depth:
                 visit(child, level + 1)
-        if rules:
+        if rules is not None:
             stack.pop()
 
     visit(target, 1)

@@ -3,131 +3,80 @@
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from pathspec import GitIgnoreSpec, RegexPattern
+
 from vis_core.sandbox.git import GitFailed, run_git
 
-
-@dataclass(frozen=True)
-class IgnoreRule:
-    """One .gitignore line, compiled."""
-
-    regex: re.Pattern[str]
-    negated: bool
-    dir_only: bool
-    anchored: bool
+# pathspec marks the part of a gitignore match that comes from an ancestor folder ("foo"
+# matching "foo/bar.py") with this regex group; a glob filter on files must not count it.
+_ANCESTOR_GROUP = "ps_d"
 
 
-def _translate(glob: str) -> str:
-    out: list[str] = []
-    i = 0
-    while i < len(glob):
-        ch = glob[i]
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
+def ignore_spec(text: str) -> GitIgnoreSpec:
+    """The rules of one .gitignore file (or one glob per line), with Git's matching rules."""
+    return GitIgnoreSpec.from_lines(text.splitlines())
+
+
+def matches_itself(spec: GitIgnoreSpec, rel: str, is_dir: bool) -> bool:
+    """Whether a rule of ``spec`` selects ``rel`` itself, not only a folder above it."""
+    path = rel + "/" if is_dir else rel
+    verdict = False
+    for pattern in spec.patterns:
+        if pattern.include is None or not isinstance(pattern, RegexPattern):
             continue
-        if glob.startswith("/**", i) and i + 3 == len(glob):
-            out.append("/.*")
-            i += 3
+        found = pattern.regex.match(path) if pattern.regex is not None else None
+        if found is None:
             continue
-        if glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-            continue
-        if ch == "*":
-            out.append("[^/]*")
-        elif ch == "?":
-            out.append("[^/]")
-        elif ch == "[":
-            close = glob.find("]", i + 2 if glob[i + 1 : i + 2] in ("!", "^") else i + 1)
-            if close == -1:
-                out.append(re.escape(ch))
-            else:
-                body = glob[i + 1 : close]
-                if body.startswith("!"):
-                    body = "^" + body[1:]
-                out.append("[" + body.replace("\\", "\\\\") + "]")
-                i = close
-        elif ch == "\\" and i + 1 < len(glob):
-            i += 1
-            out.append(re.escape(glob[i]))
-        else:
-            out.append(re.escape(ch))
-        i += 1
-    return "".join(out)
-
-
-def glob_regex(glob: str) -> re.Pattern[str]:
-    """A gitignore-style glob as a compiled full-match regex."""
-    return re.compile(_translate(glob) + r"\Z", re.DOTALL)
-
-
-def parse_gitignore(text: str) -> list[IgnoreRule]:
-    rules: list[IgnoreRule] = []
-    for raw in text.splitlines():
-        line = raw.rstrip("\r")
-        if not line or line.startswith("#"):
-            continue
-        if not line.endswith("\\ "):
-            line = line.rstrip(" ")
-        negated = line.startswith("!")
-        if negated:
-            line = line[1:]
-        elif line.startswith("\\!") or line.startswith("\\#"):
-            line = line[1:]
-        dir_only = line.endswith("/")
-        line = line.rstrip("/")
-        if not line:
-            continue
-        anchored = "/" in line
-        line = line.lstrip("/")
-        rules.append(IgnoreRule(glob_regex(line), negated, dir_only, anchored))
-    return rules
+        through = found.groupdict().get(_ANCESTOR_GROUP) and found.end(_ANCESTOR_GROUP)
+        if not through or through == len(path):
+            verdict = bool(pattern.include)
+    return verdict
 
 
 @lru_cache(maxsize=4096)
-def _rules_in(folder: str, mtime: float) -> tuple[IgnoreRule, ...]:
+def _spec_in(folder: str, mtime: float) -> GitIgnoreSpec | None:
     try:
         text = Path(folder, ".gitignore").read_text(encoding="utf-8", errors="replace")
     except OSError:
-        return ()
-    return tuple(parse_gitignore(text))
+        return None
+    spec = ignore_spec(text)
+    return spec if len(spec) else None
 
 
-def rules_in(folder: str) -> tuple[IgnoreRule, ...]:
+def rules_in(folder: str) -> GitIgnoreSpec | None:
+    """The rules of ``folder/.gitignore`` (``None`` without one), cached by its mtime."""
     try:
         mtime = os.stat(os.path.join(folder, ".gitignore")).st_mtime
     except OSError:
-        return ()
-    return _rules_in(folder, mtime)
+        return None
+    return _spec_in(folder, mtime)
 
 
-def is_ignored(stack: list[tuple[str, tuple[IgnoreRule, ...]]], path: str, is_dir: bool) -> bool:
+IgnoreStack = list[tuple[str, GitIgnoreSpec]]
+
+
+def is_ignored(stack: IgnoreStack, path: str, is_dir: bool) -> bool:
     """Last matching rule wins across the .gitignore files from the root down to ``path``."""
     ignored = False
-    name = os.path.basename(path)
-    for base, rules in stack:
+    for base, spec in stack:
         rel = os.path.relpath(path, base).replace(os.sep, "/")
-        for rule in rules:
-            if rule.dir_only and not is_dir:
-                continue
-            if rule.regex.match(rel if rule.anchored else name):
-                ignored = not rule.negated
+        verdict = spec.check_file(rel + "/" if is_dir else rel).include
+        if verdict is not None:
+            ignored = verdict
     return ignored
 
 
 def walk_files(root: str, *, hidden: bool) -> Iterator[str]:
     """Files under ``root`` (not following symlinks), pruning hidden and .gitignore'd entries."""
-    stack: list[tuple[str, tuple[IgnoreRule, ...]]] = []
+    stack: IgnoreStack = []
 
     def visit(folder: str) -> Iterator[str]:
         rules = rules_in(folder)
-        if rules:
+        if rules is not None:
             stack.append((folder, rules))
         try:
             with os.scandir(folder) as entries:
@@ -146,7 +95,7 @@ def walk_files(root: str, *, hidden: bool) -> Iterator[str]:
                 yield from visit(entry.path)
             elif entry.is_file(follow_symlinks=False):
                 yield entry.path
-        if rules:
+        if rules is not None:
             stack.pop()
 
     yield from visit(root)

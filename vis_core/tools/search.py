@@ -11,7 +11,7 @@ from pathlib import Path
 
 from vis_core.tools.context import FS_OPERATIONS, ToolContext
 from vis_core.tools.display import plural
-from vis_core.tools.ignore import IgnoreRule, git_toplevel, listed_files, parse_gitignore
+from vis_core.tools.ignore import git_toplevel, ignore_spec, listed_files, matches_itself
 from vis_core.tools.textfiles import ToolText, shown, split_lines, strip_eol
 from vis_core.tools.truncate import Keep, fit_output
 
@@ -98,14 +98,8 @@ class GlobFilter:
     """Include/exclude globs with ripgrep's rules: a slash anchors a glob at the workspace."""
 
     def __init__(self, include: tuple[str, ...], exclude: tuple[str, ...]) -> None:
-        self.include = [r for g in include for r in parse_gitignore(g)]
-        self.exclude = [r for g in exclude for r in parse_gitignore(g)]
-
-    @staticmethod
-    def _hit(rule: IgnoreRule, rel: str, is_dir: bool) -> bool:
-        if rule.dir_only and not is_dir:
-            return False
-        return bool(rule.regex.match(rel if rule.anchored else rel.rsplit("/", 1)[-1]))
+        self.include = ignore_spec("\n".join(include)) if include else None
+        self.exclude = ignore_spec("\n".join(exclude)) if exclude else None
 
     def keeps(self, rel: str, root_rel: str) -> bool:
         if not self.include and not self.exclude:
@@ -116,10 +110,10 @@ class GlobFilter:
             for depth in range(max(skip, 1), len(parts) + 1):
                 prefix = "/".join(parts[:depth])
                 is_dir = depth < len(parts)
-                if any(self._hit(rule, prefix, is_dir) for rule in self.exclude):
+                if matches_itself(self.exclude, prefix, is_dir):
                     return False
         if self.include:
-            return any(self._hit(rule, rel, False) for rule in self.include)
+            return matches_itself(self.include, rel, False)
         return True
 
 

@@ -1,0 +1,55 @@
+"""Which files a search sees outside Git: the .gitignore walk agrees with Git itself."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from vis_core.tools.ignore import ignore_spec, matches_itself, walk_files
+
+TREE = {
+    ".gitignore": "*.log\n!keep.log\n/top.txt\nbuild/\ndocs/**/draft*\n\\#hash.txt\nspace\\ \n",
+    "a.py": "",
+    "top.txt": "",
+    "x.log": "",
+    "keep.log": "",
+    "#hash.txt": "",
+    "space ": "",
+    "src/top.txt": "",
+    "src/.gitignore": "*.py\n!main.py\n",
+    "src/main.py": "",
+    "src/other.py": "",
+    "src/sub/deep.py": "",
+    "src/sub/build/out.c": "",
+    "build/gen.c": "",
+    "docs/a/b/draft1.md": "",
+    "docs/final.md": "",
+}
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_walk_outside_git_sees_what_git_would_list(tmp_path: Path) -> None:
+    for name, text in TREE.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    walked = sorted(os.path.relpath(p, tmp_path) for p in walk_files(str(tmp_path), hidden=True))
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    listed = subprocess.run(
+        ["git", "-C", str(tmp_path), "ls-files", "-co", "--exclude-standard"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert walked == sorted(listed)
+    assert "src/main.py" in walked and "src/other.py" not in walked and "keep.log" in walked
+
+
+def test_a_glob_filter_selects_the_path_itself_not_what_is_under_a_folder() -> None:
+    spec = ignore_spec("foo\nsrc/\n*.py")
+    assert matches_itself(spec, "a/foo", False) and not matches_itself(spec, "foo/bar.txt", False)
+    assert matches_itself(spec, "src", True) and not matches_itself(spec, "src", False)
+    assert not matches_itself(spec, "src/a.txt", False) and matches_itself(spec, "src/a.py", False)

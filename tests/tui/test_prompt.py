@@ -151,9 +151,11 @@ async def test_slash_opens_completion_and_tab_completes(workspace: Path) -> None
         menu = app.main.completion
         assert menu.display and menu.option_count == len(app.host.commands.all())
         await pilot.press("s", "e")
-        assert [c.name for c in menu.choices] == ["sessions", "settings"]
+        assert [c.name for c in menu.choices][:2] == ["sessions", "settings"]
         await pilot.press("down", "tab")
         assert app.main.prompt.text == "/settings " and not menu.display
+        await pilot.press("ctrl+c", "slash", "s", "t", "n", "g")  # s-t-tin-g-s, fuzzy
+        assert menu.choices[0].name == "settings"
         await pilot.press("ctrl+c", "slash", "h", "escape")
         assert not menu.display and app.main.prompt.text == "/h"
 

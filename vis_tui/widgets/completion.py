@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from textual.content import Content
+from textual.fuzzy import Matcher
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
@@ -19,13 +20,18 @@ class CommandChoice:
 
 
 def matches(choices: list[CommandChoice], text: str) -> list[CommandChoice]:
-    """Commands whose name starts with what follows ``/`` (prefix matches first, then contains)."""
+    """Commands for what follows ``/``: names that start with it first (in their order), then
+    fuzzy matches (its letters in order, as the command palette matches), best first."""
     if not text.startswith("/") or " " in text or "\n" in text:
         return []
     typed = text[1:].lower()
     prefix = [c for c in choices if c.name.lower().startswith(typed)]
-    inside = [c for c in choices if typed and typed in c.name.lower() and c not in prefix]
-    return prefix + inside
+    if not typed:
+        return prefix
+    matcher = Matcher(typed)
+    scored = [(matcher.match(c.name), c) for c in choices if c not in prefix]
+    fuzzy = [c for score, c in sorted(scored, key=lambda pair: -pair[0]) if score > 0]
+    return prefix + fuzzy
 
 
 class CompletionMenu(OptionList, can_focus=False):

@@ -13,14 +13,20 @@ from vis_core.model.turn import TurnStatus
 
 BLOCK = """
 h = await shell("python3 echo_input.py")
-await asyncio.sleep(0.3)
-print(await h.logs())
+polls = 0
+while polls < 500:  # until the command has said it is ready (at most ~10 s)
+    polls += 1
+    out = await h.logs()
+    if "ready" in out:
+        break
+    await asyncio.sleep(0.02)
+print(out)
+print("polls", polls)
 try:
     await h.wait(0.2)
 except TimeoutError as exc:
     print("still running")
 await h.type("hello\\n")
-await asyncio.sleep(0.3)
 status = await h.stop()
 print("stopped", status.exit_code)
 """
@@ -56,10 +62,11 @@ async def test_each_shell_handle_call_is_an_activity_with_the_handle_id(
     assert block.error is None, block.error
     assert "ready" in block.stdout and "still running" in block.stdout
     assert "stopped" in block.stdout
+    polls = int(block.stdout.split("polls ")[1].split()[0])
 
     assert [a.tool for a in stored] == [
         "shell",
-        "shell.logs",
+        *["shell.logs"] * polls,
         "shell.wait",
         "shell.type",
         "shell.stop",
@@ -69,14 +76,14 @@ async def test_each_shell_handle_call_is_an_activity_with_the_handle_id(
     assert {a.owner for a in stored} == {"vis"}  # the owner of shell(), as receipts group
     assert [a.tag for a in stored] == [
         SymbolTag.MUTATION,
-        SymbolTag.OBSERVATION,
+        *[SymbolTag.OBSERVATION] * polls,
         SymbolTag.OBSERVATION,
         SymbolTag.MUTATION,
         SymbolTag.MUTATION,
     ]
     assert [a.state for a in stored] == [
         ActivityState.SUCCEEDED,
-        ActivityState.SUCCEEDED,
+        *[ActivityState.SUCCEEDED] * polls,
         ActivityState.FAILED,
         ActivityState.SUCCEEDED,
         ActivityState.SUCCEEDED,

@@ -102,7 +102,7 @@ async def test_a_form_cancelled(workspace: Path) -> None:
         assert answer.reason is AnswerReason.CANCELLED
 
         locked = worker(
-            app, lambda: F.ask("Must", [F.plaintext("x")], is_cancellable=False, timeout_ms=400)
+            app, lambda: F.ask("Must", [F.plaintext("x")], is_cancellable=False, timeout_ms=2000)
         )
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
         assert not app.screen.query("#form-cancel")

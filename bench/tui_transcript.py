@@ -22,16 +22,20 @@ import tempfile
 import time
 from pathlib import Path
 
+# The sample turns are test fixtures: tests/sample_turns.py.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
 TURNS = 2000
 PAGEUPS = 100
 ACTIVITIES_PER_TURN = 5
 
 
 def build_store(home: Path, workspace: Path) -> str:
+    from sample_turns import every_block_records, turn_events
+
     from vis_core.events import SessionCreated
     from vis_core.model.turn import TurnStatus
     from vis_core.store import Store
-    from vis_tui.demo import every_block_records, turn_events
 
     store = Store(home / "vis.db")
     row = store.create_session(workspace, workspace, title="long session")

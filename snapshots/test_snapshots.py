@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from sample_turns import every_block_records, failed_verification_record, record, turn_events
 from textual.pilot import Pilot
 
 from vis_core.events import ActivityStarted, AssistantDelta, IterationStarted, TurnStarted
@@ -18,7 +19,6 @@ from vis_core.model.activity import (
 )
 from vis_core.model.turn import TurnStatus
 from vis_tui.app import VisApp
-from vis_tui.demo import every_block_records, failed_verification_record, record, turn_events
 from vis_tui.widgets.activity import ActivityRow, SectionView
 from vis_tui.widgets.answer import AnswerView
 

@@ -24,9 +24,10 @@ def write_script(folder: Path, responses: list[dict[str, object]]) -> Path:
 def store_session(workspace: Path, requests: list[str], *, title: str = "stored") -> str:
     """A stored session of ``workspace`` whose completed turns asked ``requests`` (turn n is
     answered ``answer n``), written to the database of ``$VIS_HOME``; its id."""
+    from sample_turns import turn_events
+
     from vis_core.events import SessionCreated
     from vis_core.store import Store
-    from vis_tui.demo import turn_events
 
     with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:
         row = store.create_session(workspace.resolve(), workspace.resolve(), title=title)

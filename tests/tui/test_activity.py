@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sample_turns import every_block_records, failed_verification_record, record, turn_events
 from textual.widgets import Markdown, Static
 
 from vis_core.events import TurnEnded
 from vis_core.model.activity import ActivityPresentation, ActivityState
 from vis_core.model.turn import TurnStatus
-from vis_tui.demo import every_block_records, failed_verification_record, record, turn_events
 from vis_tui.widgets.activity import ActivityRow, SectionView
 from vis_tui.widgets.paths import PathChip
 from vis_tui.widgets.turn import TurnView

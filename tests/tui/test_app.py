@@ -6,8 +6,8 @@ import stat
 from pathlib import Path
 
 import pytest
+from sample_turns import every_block_records, turn_events
 
-from vis_tui.demo import every_block_records, turn_events
 from vis_tui.screens.sessions import SessionsScreen
 from vis_tui.widgets.paths import PathChip
 

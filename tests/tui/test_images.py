@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 from PIL import Image as PILImage
+from sample_turns import record, turn_events
 from textual.widgets import Static
 
 from vis_core.model.activity import ActivityImage, ActivityPresentation, ActivityVideo
-from vis_tui.demo import record, turn_events
 from vis_tui.widgets.blocks.image import (
     GraphicsMode,
     ImageBlock,

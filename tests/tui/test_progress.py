@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from sample_turns import record
+
 from vis_core.events import (
     ActivityStarted,
     AssistantDelta,
@@ -14,7 +16,6 @@ from vis_core.events import (
 )
 from vis_core.model.activity import ActivityPresentation, ActivityState
 from vis_core.model.usage import Usage
-from vis_tui.demo import record
 
 from .support import started, until, vis_app, write_script
 

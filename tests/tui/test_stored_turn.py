@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from sample_turns import every_block_records, turn_events
+
 from vis_core.events import SessionCreated
 from vis_core.model.turn import TurnStatus
-from vis_tui.demo import every_block_records, turn_events
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.stored_turn import StoredTurnView
 from vis_tui.widgets.turn import TurnView
@@ -116,10 +117,11 @@ async def test_clicking_a_stored_row_opens_it_and_keeps_the_turn(workspace: Path
 def _store_nested(workspace: Path) -> str:
     """One turn whose extension tools called other tools: review.run made two calls, and
     report (shown only at its end) made one call before its own row appeared."""
+    from sample_turns import record
+
     from vis_core.events import ActivityEnded, ActivityStarted, TurnEnded, TurnStarted
     from vis_core.model.activity import ActivityPresentation as P
     from vis_core.store import Store
-    from vis_tui.demo import record
 
     store = Store(Path(os.environ["VIS_HOME"]) / "vis.db")
     sid = store.create_session(workspace.resolve(), workspace.resolve(), title="nested").id

@@ -1,4 +1,4 @@
-"""Events of demonstration turns (every block type, a failed verification) for tests and benches."""
+"""Sample turns (every block type, a failed verification) for TUI tests, snapshots, benches."""
 
 from __future__ import annotations
 

@@ -66,7 +66,7 @@ def test_contract_is_fresh_data() -> None:
 
 def test_method_without_arguments_has_empty_signature() -> None:
     class Clock:
-        def now(self):  # noqa: ANN201 - unannotated on purpose
+        def now(self):  # unannotated on purpose
             """Read the clock."""
 
     [member] = Symbol(Clock(), name="clock").contract["members"]
@@ -417,7 +417,7 @@ def test_entry_source_compiles_with_postponed_annotations() -> None:
         "class Result:\n    x: int\n"
     )
     namespace: dict[str, Any] = {"__name__": "entry_under_test"}
-    exec(compile_entry_source(source, "entry.py"), namespace)  # noqa: S102
+    exec(compile_entry_source(source, "entry.py"), namespace)
     assert namespace["later"].__annotations__ == {"return": "Result"}
     with pytest.raises(SyntaxError) as caught:
         compile_entry_source("def broken(:\n", "/ext/broken.py")

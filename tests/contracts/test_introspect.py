@@ -77,7 +77,7 @@ def test_opaque_default_is_an_ellipsis_placeholder() -> None:
 
 
 def test_variadic_and_unannotated_parameters() -> None:
-    def gather(first, *rest: int, flag=True, **extra: str):  # noqa: ANN001, ANN202, ANN003
+    def gather(first, *rest: int, flag=True, **extra: str):
         """Gather values."""
 
     contract = tool_contract(gather)

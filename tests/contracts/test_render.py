@@ -102,7 +102,7 @@ def test_builtin_style_tool_with_keyword_options_and_opaque_default() -> None:
 
 
 def test_no_parameters_and_unannotated_return() -> None:
-    def ping():  # noqa: ANN202 - unannotated on purpose
+    def ping():  # unannotated on purpose
         """Check the service answers."""
 
     assert render_tool(callable_spec(ping)) == (

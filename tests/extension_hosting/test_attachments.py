@@ -154,7 +154,7 @@ def test_outside_vis_attachments_live_in_memory(memory: None, tmp_path: Path) ->
 class _Figure:
     """Quacks like a Matplotlib figure: ``savefig(buffer, format=...)``."""
 
-    def savefig(self, buffer: object, format: str) -> None:  # noqa: A002 - Matplotlib's name
+    def savefig(self, buffer: object, format: str) -> None:  # Matplotlib's name
         buffer.write(PNG)  # type: ignore[attr-defined]
 
 

@@ -70,7 +70,7 @@ def within(seconds: float, make: Callable[[], Awaitable[Any]]) -> Any:
     def target() -> None:
         try:
             box["value"] = asyncio.run(make())
-        except BaseException as exc:  # noqa: BLE001 - reported to the test below
+        except BaseException as exc:  # reported to the test below
             box["error"] = exc
 
     thread = threading.Thread(target=target, daemon=True)

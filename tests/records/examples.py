@@ -133,7 +133,7 @@ def unresolved(value: Missing) -> Any:  # noqa: F821 - deliberately unresolvable
     return value
 
 
-def loose(value, *rest, **named):  # noqa: ANN001, ANN002, ANN003 - unannotated on purpose
+def loose(value, *rest, **named):  # unannotated on purpose
     """No annotations at all."""
     return value, rest, named
 

@@ -144,7 +144,7 @@ def test_declared_types_that_cannot_hold_a_list_are_rejected(
         "vis.sequence(field='results')(Bad)\n"
     )
     with pytest.raises(TypeError, match="must hold a built-in list or tuple"):
-        exec(compile(source, "<bad>", "exec"), vars(module))  # noqa: S102
+        exec(compile(source, "<bad>", "exec"), vars(module))
 
 
 def test_declaration_adds_metadata_not_methods() -> None:
@@ -212,5 +212,5 @@ def test_declared_list_like_or_unresolved_types_are_accepted(
         "@dataclass(frozen=True)\n"
         f"class Good:\n    results: {annotation}\n"
     )
-    exec(compile(source, "<good>", "exec"), vars(module))  # noqa: S102
+    exec(compile(source, "<good>", "exec"), vars(module))
     assert list(to_sandbox(module.Good([1, 2]))) == [1, 2]

@@ -200,7 +200,7 @@ def test_threads_share_one_store(store: Store) -> None:
                 )
                 store.state_set(f"ext{n}", "count", i)
                 store.activities_page(sid, limit=5)
-        except BaseException as exc:  # noqa: BLE001 - reported below
+        except BaseException as exc:  # reported below
             errors.append(exc)
 
     threads = [threading.Thread(target=work, args=(n,)) for n in range(4)]

@@ -72,7 +72,7 @@ def _annotation(node: ast.expr) -> Any:
 
 def _default(node: ast.expr) -> Any:
     class _Ellipsis(ast.NodeTransformer):
-        def visit_Name(self, name: ast.Name) -> ast.AST:  # noqa: N802 - ast visitor API
+        def visit_Name(self, name: ast.Name) -> ast.AST:  # ast visitor API
             if name.id == "Ellipsis":
                 return ast.copy_location(ast.Constant(Ellipsis), name)
             return name
@@ -134,7 +134,7 @@ def contract_function(contract: Mapping[str, Any]) -> Callable[..., Any]:
     and ``typing.get_type_hints(proxy)`` follow it; calling it raises ``TypeError``."""
     name = str(contract["name"])
     namespace: dict[str, Any] = {"__builtins__": builtins, "__name__": "vis.tools"}
-    exec(  # noqa: S102 - fixed source; gives the stub an empty module namespace
+    exec(  # fixed source; gives the stub an empty module namespace
         "def _described(*args, **kwargs):\n    raise TypeError(_MESSAGE)\n",
         namespace,
     )

@@ -134,7 +134,7 @@ class _Resolver:
     def node(self, node: ast.expr) -> Any:
         try:
             return self._node(node)
-        except Exception:  # noqa: BLE001 - a typing construct refused these arguments
+        except Exception:  # a typing construct refused these arguments
             return unresolved(ast.unparse(node))
 
     def _node(self, node: ast.expr) -> Any:
@@ -219,7 +219,7 @@ def _static_attribute(base: Any, attr: str, text: str) -> Any:
 
 def _safe_generic(base: Any) -> bool:
     """Subscripting these runs no author code."""
-    if isinstance(base, typing._SpecialForm):  # noqa: SLF001 - Optional, Union, ClassVar…
+    if isinstance(base, typing._SpecialForm):  # Optional, Union, ClassVar…
         return True
     module = getattr(base, "__module__", None)
     return module in _SAFE_MODULES

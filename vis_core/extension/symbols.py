@@ -262,7 +262,7 @@ class _Walker:
                 continue
             try:
                 value = getattr(obj, name)
-            except Exception as exc:  # noqa: BLE001 - reported with the path
+            except Exception as exc:  # reported with the path
                 self.problems.append(f"{member_path} could not be read: {exc}")
                 continue
             self._member(value, member_path, (*ancestors, id(obj)))

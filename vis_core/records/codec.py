@@ -112,7 +112,7 @@ def encode_record(value: Any) -> dict[str, Any]:
             continue
         try:
             fields[name] = _listify(getattr(value, name))
-        except Exception:  # noqa: BLE001 - the spec: a property that raises is left out
+        except Exception:  # the spec: a property that raises is left out
             continue
         derived.append(name)
     return {
@@ -140,7 +140,7 @@ def decode_record(payload: dict[str, Any]) -> Record:
     return make_record(fields, info)
 
 
-class owner_scope:  # noqa: N801 - used as a context manager, reads like a function
+class owner_scope:  # used as a context manager, reads like a function
     """Within ``with owner_scope("ext"):`` encoded classes are registered for ``ext``."""
 
     def __init__(self, owner: str | None) -> None:
@@ -166,12 +166,12 @@ def _owner_for(cls: type) -> str | None:
 
 
 def _payload_of_record(record: Record) -> dict[str, Any]:
-    info = record._vis_info  # noqa: SLF001 - same package
+    info = record._vis_info  # same package
     return {
         "type": info.type,
         "owner": info.owner,
         "qualname": info.qualname,
-        "fields": dict(record._vis_fields),  # noqa: SLF001
+        "fields": dict(record._vis_fields),
         "derived": list(info.derived),
         "text": info.text,
         "sequence": info.sequence,
@@ -183,7 +183,7 @@ def _own_text(value: Any) -> str | None:
         return None
     try:
         text = str(value)
-    except Exception:  # noqa: BLE001 - a failing __str__ falls back to repr in the sandbox
+    except Exception:  # a failing __str__ falls back to repr in the sandbox
         return None
     return text if isinstance(text, str) else None
 

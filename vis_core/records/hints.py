@@ -28,7 +28,7 @@ def resolve(annotation: Any, globalns: Mapping[str, Any], localns: Mapping[str, 
         hints = typing.get_type_hints(
             _Holder({"value": annotation}), dict(globalns), dict(localns), include_extras=True
         )
-    except Exception:  # noqa: BLE001 - any failure means "cannot resolve": the value stays a dict
+    except Exception:  # any failure means "cannot resolve": the value stays a dict
         return UNRESOLVED
     return hints["value"]
 

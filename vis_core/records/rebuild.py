@@ -102,7 +102,7 @@ def rebuild(value: Any, annotation: Any = _NO_ANNOTATION, *, owner: str | None =
 def plain(value: Any) -> Any:
     """``value`` with every sandbox ``Record`` turned into a dict of its fields."""
     if isinstance(value, Record):
-        return {k: plain(v) for k, v in value._vis_fields.items()}  # noqa: SLF001
+        return {k: plain(v) for k, v in value._vis_fields.items()}
     kind = type(value)
     if kind in (list, tuple, dict) and _has_record(value):
         if kind is dict:
@@ -148,7 +148,7 @@ class _Rebuilder:
     def loose(self, value: Any) -> Any:
         """No annotation: rebuild this extension's records as their live classes."""
         if isinstance(value, Record):
-            info = value._vis_info  # noqa: SLF001
+            info = value._vis_info
             cls = registry.lookup(info.owner, info.qualname) if info.owner == self.owner else None
             if cls is not None and _fields_of(value, cls) is not None:
                 return self.construct(value, cls)
@@ -223,7 +223,7 @@ class _Rebuilder:
 
     def mapping(self, value: Any, annotation: Any) -> Any:
         if isinstance(value, Record):
-            value = dict(value._vis_fields)  # noqa: SLF001
+            value = dict(value._vis_fields)
         if not isinstance(value, dict):
             return plain(value)
         args = typing.get_args(annotation)
@@ -250,8 +250,8 @@ def _fields_of(value: Any, cls: type) -> dict[str, Any] | None:
     """The fields ``value`` offers for building ``cls``, or ``None`` when it does not fit."""
     ignored: tuple[str, ...] = ()
     if isinstance(value, Record):
-        mapping: Mapping[Any, Any] = value._vis_fields  # noqa: SLF001
-        ignored = value._vis_info.derived  # noqa: SLF001
+        mapping: Mapping[Any, Any] = value._vis_fields
+        ignored = value._vis_info.derived
     elif isinstance(value, dict):
         mapping = value
     elif dataclasses.is_dataclass(value) and not isinstance(value, type):

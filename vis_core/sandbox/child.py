@@ -233,7 +233,7 @@ class Child:
             raised: BaseException | None = None
             try:
                 self.in_user_code = True
-                result = eval(compiled, self.ns)  # noqa: S307 - running the model's code is the point
+                result = eval(compiled, self.ns)  # running the model's code is the point
                 if compiled.co_flags & inspect.CO_COROUTINE:
                     await result
             except asyncio.CancelledError as exc:
@@ -244,7 +244,7 @@ class Child:
                     lines = error.rstrip("\n").split("\n")
                     lines[-1] = "KeyboardInterrupt"
                     error = "\n".join(lines) + "\n"
-            except BaseException as exc:  # noqa: BLE001 - report everything, even SystemExit
+            except BaseException as exc:  # report everything, even SystemExit
                 self.in_user_code = False
                 raised = exc
                 error = format_error(exc)
@@ -260,12 +260,12 @@ class Child:
         for stream in {id(s): s for s in (sys.stdout, sys.stderr, self.out)}.values():
             try:
                 stream.flush()
-            except Exception:  # noqa: BLE001, S110 - a user stream that cannot flush loses output
+            except Exception:  # a user stream that cannot flush loses output
                 pass
         snapshot: dict[str, Any] | None = None
         try:
             snapshot = self.state.snapshot()
-        except Exception as exc:  # noqa: BLE001 - keep the sandbox alive, say what failed
+        except Exception as exc:  # keep the sandbox alive, say what failed
             error = (error or "") + f"\n[vis: saving helpers and variables failed: {exc!r}]"
         os.write(1, end_marker(self.nonce, block_id))
         self.send(
@@ -316,7 +316,7 @@ def main() -> None:
         1,
         "w",
         encoding="utf-8",
-        errors="backslashreplace",  # noqa: SIM115
+        errors="backslashreplace",
         buffering=1,
         closefd=False,
     )

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import vis_core
-import vis_core.records  # noqa: F401 - registers the "record" wire codec for results sent back
+import vis_core.records  # registers the "record" wire codec for results sent back
 from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox import wire
 from vis_core.sandbox.environ import child_environment
@@ -136,7 +136,7 @@ class Sandbox:
         workspace: Path,
         call_tool: ToolCaller,
         tools: Callable[[], Sequence[ToolEntry]],
-        globals: Mapping[str, Any] = {},  # noqa: B006
+        globals: Mapping[str, Any] = {},
         call_handle: HandleCaller | None = None,
         snapshot_save: Callable[[dict[str, Any]], None] | None = None,
         snapshot_load: Callable[[], dict[str, Any] | None] | None = None,
@@ -204,7 +204,7 @@ class Sandbox:
         self._idle_timer: asyncio.TimerHandle | None = None
 
     # -- public ------------------------------------------------------------------------------
-    async def run(self, code: str, *, globals: Mapping[str, Any] | None = None) -> BlockResult:  # noqa: A002
+    async def run(self, code: str, *, globals: Mapping[str, Any] | None = None) -> BlockResult:
         """Run one block; starts (or restarts) the child first when needed.
 
         ``globals`` (plain data) are set in the namespace before the block, e.g. ``session``.
@@ -238,7 +238,7 @@ class Sandbox:
 
     async def _run_locked(
         self, code: str, started: float, globals: Mapping[str, Any] | None = None
-    ) -> BlockResult:  # noqa: A002
+    ) -> BlockResult:
         if self._stopping is not None:
             await asyncio.shield(self._stopping)
             self._stopping = None
@@ -378,7 +378,7 @@ class Sandbox:
         restarted: str | None,
         started: float,
         globals: Mapping[str, Any] | None = None,
-    ) -> BlockResult:  # noqa: A002
+    ) -> BlockResult:
         if self._interrupt_pending:
             self._interrupt_pending = False
             return BlockResult(
@@ -445,7 +445,7 @@ class Sandbox:
             if self._snapshot_save is not None:
                 try:
                     self._snapshot_save(snapshot)
-                except Exception as exc:  # noqa: BLE001 - the block's result must not be lost
+                except Exception as exc:  # the block's result must not be lost
                     note = (
                         f"[vis: saving helpers and variables failed: {type(exc).__name__}: {exc}]"
                     )
@@ -550,7 +550,7 @@ class Sandbox:
             }
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # noqa: BLE001 - every tool failure goes back to the block
+        except Exception as exc:  # every tool failure goes back to the block
             reply = {
                 "t": Msg.RESULT,
                 "id": rid,
@@ -587,7 +587,7 @@ class Sandbox:
             self._handle_origins[hid] = origin
         try:
             text = repr(obj)[:200]
-        except Exception:  # noqa: BLE001 - a broken __repr__ must not break the tool result
+        except Exception:  # a broken __repr__ must not break the tool result
             text = ""
         return {
             "id": hid,

@@ -83,7 +83,7 @@ def describe(value: Any) -> tuple[str, str]:
         return kind, "shape " + "×".join(str(n) for n in shape)
     try:
         size = len(value)
-    except Exception:  # noqa: BLE001 - arbitrary user objects may fail in __len__
+    except Exception:  # arbitrary user objects may fail in __len__
         return kind, ""
     if isinstance(size, int):
         return kind, f"{size:,} item" + ("" if size == 1 else "s")
@@ -162,7 +162,7 @@ class SessionState:
             if reason is None:
                 try:
                     data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-                except Exception as exc:  # noqa: BLE001 - pickling runs arbitrary user code
+                except Exception as exc:  # pickling runs arbitrary user code
                     reason = _short(f"{type(exc).__name__}: {exc}")
                 else:
                     if len(data) > MAX_PICKLE_BYTES:
@@ -228,7 +228,7 @@ class SessionState:
             try:
                 self.ns[name] = importlib.import_module(module)
                 report["modules"].append(name)
-            except Exception as exc:  # noqa: BLE001 - import runs arbitrary code
+            except Exception as exc:  # import runs arbitrary code
                 report["failed"][name] = _short(f"import {module}: {type(exc).__name__}: {exc}")
         pending = list(data.get("helpers") or [])
         failed_helpers = self._restore_helpers(pending, report)
@@ -236,7 +236,7 @@ class SessionState:
             try:
                 self.ns[name] = pickle.loads(base64.b64decode(entry["pickle"]))
                 report["variables"].append(name)
-            except Exception as exc:  # noqa: BLE001 - unpickling runs arbitrary code
+            except Exception as exc:  # unpickling runs arbitrary code
                 report["failed"][name] = _short(f"{type(exc).__name__}: {exc}")
         if failed_helpers:  # a default or decorator may have needed a variable: try once more
             for item in failed_helpers:
@@ -256,9 +256,9 @@ class SessionState:
             filename = f"<helper {name}>"
             register_source(filename, source)
             try:
-                exec(compile(source, filename, "exec"), self.ns)  # noqa: S102 - the model's code
+                exec(compile(source, filename, "exec"), self.ns)  # the model's code
                 obj = self.ns[name]
-            except BaseException as exc:  # noqa: BLE001 - restoring arbitrary code
+            except BaseException as exc:  # restoring arbitrary code
                 if isinstance(exc, KeyboardInterrupt | SystemExit):
                     raise
                 report["failed"][name] = _short(f"{type(exc).__name__}: {exc}")

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from vis_core.commands import CommandAction, CommandResult
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
+    from vis_core.settings.service import SaveResult
     from vis_tui.screens.help import HelpScreen
     from vis_tui.screens.sessions import SessionsScreen
 
@@ -122,9 +123,7 @@ class VisApp(App[int]):
         from vis_tui.screens.form import attach_forms
 
         attach_forms(self, host)  # vis.ask forms; vis.live views come as events (widgets.live)
-        host.settings.saved_listeners.append(
-            lambda result: result.setting_id == "theme" and self.call_later(self.apply_theme)
-        )
+        host.settings.saved_listeners.append(self._setting_saved)
         if host.model_problem:
             self.main.status_bar.model = host.model_label
         try:
@@ -179,6 +178,10 @@ class VisApp(App[int]):
         await self.main.attach(self.host, session)
         self.apply_theme()
         self.painted.set()
+
+    def _setting_saved(self, result: SaveResult) -> None:
+        if result.setting_id == "theme":
+            self.call_later(self.apply_theme)
 
     def apply_theme(self) -> None:
         """Use the ``theme`` setting (a global choice; applied at start and when saved)."""

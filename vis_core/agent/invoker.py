@@ -9,7 +9,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from vis_core.tools.registry import HostTool, ToolRegistry
 
 log = logging.getLogger(__name__)
 
-Emit = Callable[[Event], Awaitable[None]]
+Emit = Callable[[Event], Coroutine[Any, Any, None]]
 
 
 class UnknownToolError(NameError):

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, NoReturn
 
 Validator = Callable[[Any], "str | None"]
 Scalar = str | int | float | bool
@@ -48,7 +48,7 @@ class FormDeclarationError(ValueError):
     """A form or live view was declared wrongly; the message names the node and the fix."""
 
 
-def _fail(where: str, problem: str) -> None:
+def _fail(where: str, problem: str) -> NoReturn:
     raise FormDeclarationError(f"{where}: {problem}")
 
 
@@ -198,7 +198,9 @@ class Field:
         problem = self._shape(text)
         if problem:
             return f"Invalid: {problem}."
-        if kind is FieldType.OTP and not (text.isdigit() and len(text) == self.length):
+        if kind is FieldType.OTP and not (
+            isinstance(text, str) and text.isdigit() and len(text) == self.length
+        ):
             return f"Enter the {self.length}-digit code (digits only)."
         if isinstance(text, str) and kind is not FieldType.OTP:
             if self.min_length is not None and len(text) < self.min_length:
@@ -418,7 +420,9 @@ def _enum(kind: type[StrEnum], value: Any, where: str, key: str) -> Any:
 
 
 def _option(value: Any) -> Option:
-    if isinstance(value, tuple) and len(value) == 2:
+    if isinstance(value, tuple):
+        if len(value) != 2:
+            _fail("option", f"a (value, label) pair has two items, got {value!r}")
         return Option(value[0], value[1])
     return Option(value)
 
@@ -504,7 +508,7 @@ def ask(
     (falsy with ``.reason`` "cancelled", "timeout" or "undeliverable" unless submitted)."""
     form = Form(
         title,
-        fields if isinstance(fields, FORM_NODE_TYPES) else tuple(fields),
+        (fields,) if isinstance(fields, FORM_NODE_TYPES) else tuple(fields),
         description=description,
         submit_label=submit_label,
         cancel_label=cancel_label,

@@ -200,6 +200,8 @@ def _table(node: Table, op: LiveOp, data: dict[str, Any], where: str) -> Table:
         rows = tuple(r for r in node.rows if r.id != row_id and r.parent != row_id)
         selected = None if node.selected == row_id else node.selected
         return dataclasses.replace(node, rows=rows, selected=selected)
+    if not isinstance(row_id, str):
+        raise LiveUpdateError(f"{where}.upsert: a row id is a string, got {row_id!r}")
     cells = tuple(data.get("cells", ()))
     if len(cells) > len(node.columns):
         raise LiveUpdateError(

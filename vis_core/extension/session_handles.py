@@ -306,8 +306,9 @@ class Sessions:
             if session_model is not None:
                 old = agent.model
                 agent.model = session_model
-                if old.provider is not None and hasattr(old.provider, "aclose"):
-                    await old.provider.aclose()
+                close = getattr(old.provider, "aclose", None)
+                if close is not None:
+                    await close()
             return agent.id
 
         with shown_change(call, host, "vis.sessions.create", "Created session") as shown:
@@ -466,7 +467,7 @@ def _parse(model: Any, content: str) -> Any:
     if validate is not None:
         return validate(text)
     data = json.loads(text)
-    if dataclasses.is_dataclass(model) and isinstance(model, type):
+    if isinstance(model, type) and dataclasses.is_dataclass(model):
         return model(**data)
     return model(data)
 

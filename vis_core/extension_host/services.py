@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_core.events import Event, Notification
 from vis_core.extension.context import CallContext
+from vis_core.model.notify import NotifyKind
 
 if TYPE_CHECKING:
     from vis_core.store import Store
@@ -29,16 +30,16 @@ class SessionServices:
     project_root: Path
     channel: str = "tui"
     store: Store | None = None
-    emit: Callable[[Event], Awaitable[None]] | None = None
+    emit: Callable[[Event], Coroutine[Any, Any, None]] | None = None
     loop: asyncio.AbstractEventLoop | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
-    def notify(self, text: str, kind: str) -> None:
+    def notify(self, text: str, kind: NotifyKind | str) -> None:
         """Emit a :class:`Notification` in this session, from the loop or a worker thread."""
         if self.emit is None or self.loop is None or self.loop.is_closed():
             log.info("notification (%s) with no session to show it: %s", kind, text)
             return
-        coro = self.emit(Notification(self.session_id, text=text, kind=kind))
+        coro = self.emit(Notification(self.session_id or "", text=text, kind=NotifyKind(kind)))
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:

@@ -64,8 +64,9 @@ class SessionKit:
     def core_fields(self) -> dict[str, Any]:
         """The fields Vis fills in ``session``: ids, roots, turn, model, goal and budget."""
         host, session = self._host, self._session()
+        session_id = self.services.session_id
         fields: dict[str, Any] = {
-            "id": self.services.session_id,
+            "id": session_id,
             "workspace_root": str(host.workspace),
             "project_root": str(host.project_root),
             "cwd": str(host.workspace),
@@ -79,10 +80,10 @@ class SessionKit:
                 model=model.label,
                 utilization=session.utilization(),
             )
-            health = _request_health(host, self.services.session_id)
+            health = _request_health(host, session_id) if session_id else {}
             if health:
                 fields["request_health"] = health
-        goal = host.store.state_get("vis.goal", self.services.session_id)
+        goal = host.store.state_get("vis.goal", session_id) if session_id else None
         if goal:
             fields["goal"] = goal
         return fields

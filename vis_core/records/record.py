@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, NoReturn
+from typing import Any, NoReturn, cast
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +146,8 @@ def record_class(type_name: str, is_sequence: bool) -> type[Record]:
     cls = _CLASSES.get(key)
     if cls is None:
         base = SequenceRecord if is_sequence else Record
-        cls = type(type_name, (base,), {"__slots__": (), "__module__": __name__})
+        namespace = {"__slots__": (), "__module__": __name__}
+        cls = cast("type[Record]", type(type_name, (base,), namespace))  # a subclass of base
         cls.__qualname__ = type_name
         _CLASSES[key] = cls
     return cls

@@ -55,7 +55,8 @@ def sequence(*, field: str) -> Callable[[T], T]:
             "back the sequence with a public field"
         )
 
-    def decorate(cls: T) -> T:
+    def decorate(decorated: T) -> T:
+        cls = decorated  # narrowed below; the decorator returns what it was given
         if not isinstance(cls, type):
             raise TypeError(
                 f"@vis.sequence(field={field!r}) decorates a dataclass, got {type(cls).__name__}"
@@ -80,7 +81,7 @@ def sequence(*, field: str) -> Callable[[T], T]:
                 f"declare @vis.sequence once per class"
             )
         setattr(cls, SEQUENCE_ATTR, field)
-        return cls
+        return decorated
 
     return decorate
 

@@ -25,6 +25,8 @@ from typing import Any, ClassVar
 
 TAG = "$"
 BUILTIN_TAGS = frozenset({"tuple", "set", "frozenset", "bytes", "float", "dict", "handle"})
+# Subclasses (IntEnum, StrEnum, NamedTuple, defaultdict...) cross as the first of these they are.
+_PLAIN_BASES: tuple[type, ...] = (bool, int, str, float, list, dict, tuple)
 
 
 @dataclass(frozen=True)
@@ -105,11 +107,14 @@ def register_codec(
     if not tag or tag in BUILTIN_TAGS:
         reserved = ", ".join(sorted(BUILTIN_TAGS))
         raise ValueError(f"codec tag {tag!r} is empty or reserved ({reserved})")
+    matches: Callable[[Any], bool]
     if isinstance(kind, type | tuple):
         classes = kind
 
-        def matches(obj: Any) -> bool:
+        def is_instance(obj: Any) -> bool:
             return isinstance(obj, classes)
+
+        matches = is_instance
     else:
         matches = kind
     _CODECS.pop(tag, None)
@@ -164,7 +169,7 @@ def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:
         return {TAG: "set", "v": [encode(item, handle_out=handle_out) for item in value]}
     if isinstance(value, bool | int | str | float | list | dict | tuple):
         # subclasses (IntEnum, StrEnum, NamedTuple, defaultdict...) cross as their base type
-        for base in (bool, int, str, float, list, dict, tuple):
+        for base in _PLAIN_BASES:
             if isinstance(value, base):
                 return encode(base(value), handle_out=handle_out)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

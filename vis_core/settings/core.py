@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from vis_core.extension.settings_decl import CORE_SETTING_IDS, Setting
+from vis_core.extension.settings_decl import CORE_SETTING_IDS, Setting, SettingScope
 
-ALL_SCOPES = ("global", "project", "group", "session")
+ALL_SCOPES = tuple(SettingScope)
 
 MODEL = Setting(
     id="model",
@@ -35,7 +35,7 @@ MAX_ITERATIONS = Setting(
     label="Iterations per turn",
     type="enum",
     default="50",
-    choices=["10", "25", "50", "100", "200"],
+    choices=("10", "25", "50", "100", "200"),
     scopes=ALL_SCOPES,
     description="How many code blocks the model may run before a turn stops.",
 )
@@ -51,7 +51,7 @@ THEME = Setting(
     label="Theme",
     type="enum",
     default="textual-dark",
-    choices=["textual-dark", "textual-light", "nord", "gruvbox", "monokai"],
+    choices=("textual-dark", "textual-light", "nord", "gruvbox", "monokai"),
     description="Colours of the terminal app.",
 )
 

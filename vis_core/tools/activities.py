@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_core.model.activity import (
     ActivityDiff,
@@ -14,8 +14,12 @@ from vis_core.model.activity import (
     ActivityTerminal,
     ActivityTerminalLine,
     ActivityText,
+    Verdict,
 )
 from vis_core.tools.display import one_line, plural, shorten_path
+
+if TYPE_CHECKING:
+    from vis_core.tools.testing import TestReport
 
 TERMINAL_LINES = 200
 OPERATORS = ("&&", "||", "|&", "|", ";")
@@ -334,7 +338,7 @@ def shell_call_presentation(
 
 
 def tests_presentation(
-    report: Any, scope: str, to_abs: Callable[[str], str]
+    report: TestReport, scope: str, to_abs: Callable[[str], str]
 ) -> ActivityPresentation:
     verdict = report.verdict
     if report.timed_out:
@@ -355,7 +359,7 @@ def tests_presentation(
                 paths=tuple(to_abs(f.path) if f.path else "" for f in report.failures),
             )
         )
-    if verdict != "passed" and report.output:
+    if verdict is not Verdict.PASSED and report.output:
         pairs = [("stdout", line) for line in report.output.splitlines()]
         lines, omitted = terminal_lines(pairs)
         content.append(

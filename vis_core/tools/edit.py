@@ -121,7 +121,15 @@ async def patch_file(
     async with file_mutation_queue(target) as real:
         # the whole read-modify-write runs in a worker thread while this file's queue is held
         return await asyncio.to_thread(
-            _patch_across_processes, ctx, target, real, label, version, parsed, creating, guard
+            _patch_across_processes,
+            ctx,
+            target,
+            real,
+            label,
+            version or 0,
+            parsed,
+            creating,
+            guard,
         )
 
 
@@ -136,7 +144,7 @@ def _patch_locked(
     target: Path,
     real: str,
     label: str,
-    version: int | None,
+    version: int,
     parsed: list[Edit],
     creating: bool,
     guard: Any = None,

@@ -46,6 +46,12 @@ def _field(item: object, name: str, index: int) -> object:
     )
 
 
+def _line_number(value: object, name: str, index: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise PatchError(f"patch: edit {index} {name} must be an int, got {value!r}")
+    return value
+
+
 def parse_edits(edits: object) -> list[Edit]:
     """Edits from dicts (or records/tuples), checked and sorted; overlapping edits are refused."""
     if isinstance(edits, Mapping):
@@ -60,9 +66,8 @@ def parse_edits(edits: object) -> list[Edit]:
             start, end, text = item
         else:
             start, end, text = (_field(item, k, index) for k in ("start", "end", "text"))
-        for name, value in (("start", start), ("end", end)):
-            if isinstance(value, bool) or not isinstance(value, int):
-                raise PatchError(f"patch: edit {index} {name} must be an int, got {value!r}")
+        start = _line_number(start, "start", index)
+        end = _line_number(end, "end", index)
         if not isinstance(text, str):
             kind = type(text).__name__
             raise PatchError(f"patch: edit {index} text must be a string, got {kind}")

@@ -238,7 +238,7 @@ def render_page(
     query: Query,
     counts: dict[str, int],
     *,
-    paths: object,
+    paths: str | list[str],
     context: int,
     limit: int,
     offset: int,

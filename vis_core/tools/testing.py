@@ -11,10 +11,10 @@ import uuid
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
 import yaml
 
+from vis_core.model.activity import Verdict
 from vis_core.paths import private_dir
 from vis_core.tools.context import ToolContext
 
@@ -52,12 +52,12 @@ class TestReport:
     timed_out: bool = False
 
     @property
-    def verdict(self) -> Literal["passed", "failed"] | None:
+    def verdict(self) -> Verdict | None:
         if self.exit_code == 0 and not (self.failed or self.errors):
-            return "passed"
+            return Verdict.PASSED
         if self.runner == "pytest" and self.exit_code == 5:
             return None  # nothing collected: neither a pass nor a failure
-        return "failed"
+        return Verdict.FAILED
 
     @property
     def counts(self) -> str:

@@ -431,8 +431,9 @@ class LiveViewWidget(Vertical, can_focus=True):
         for ident in dict.fromkeys(changed):
             widget = self.widgets.get(ident)
             node = find(self.nodes, ident)
-            if widget is not None and node is not None and hasattr(widget, "show"):
-                widget.show(node)
+            show = getattr(widget, "show", None)
+            if show is not None and node is not None:
+                show(node)
 
     def close_view(self, reason: str | None, summary: str | None) -> None:
         self.state = "closed"
@@ -541,8 +542,10 @@ def _opened(target: Any, event: LiveOpened) -> None:
     send: Send | None = None
     if interaction is not None:
 
-        def send(live_event: LiveEvent) -> None:
+        def send_to_core(live_event: LiveEvent) -> None:
             interaction.live_event(live_event.view_id, live_event)
+
+        send = send_to_core
 
     widget = LiveViewWidget.from_plain(
         event.view_id,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import cast
 
 from textual.containers import VerticalScroll
 from textual.geometry import Size, Spacing
+from textual.reactive import Reactive
 from textual.widget import Widget
 
 # The height a widget not mounted yet will take (lines drawn ahead), or None if unknown.
@@ -37,8 +39,8 @@ class SteadyScroll(VerticalScroll):
 
     async def swap_children(
         self,
-        above: list[Widget],
-        below: list[Widget],
+        above: Sequence[Widget],
+        below: Sequence[Widget],
         removed: Sequence[Widget],
         *,
         after: Widget | None,
@@ -55,7 +57,7 @@ class SteadyScroll(VerticalScroll):
         order[at:at] = below
         new = {*above, *below}
         plan = self._plan(order, new, anchor, height_of) if anchor is not None else None
-        waits = [self.remove_children(removed)] if removed else []
+        waits: list[Awaitable[None]] = [self.remove_children(removed)] if removed else []
         if above:
             waits.append(self.mount_all(above, before=anchor) if anchor else self.mount_all(above))
         if below:
@@ -110,7 +112,9 @@ class SteadyScroll(VerticalScroll):
         right: Textual would otherwise redraw it one frame later."""
         bar = self.vertical_scrollbar
         if height is not None:
-            self.set_reactive(Widget.virtual_size, Size(self.virtual_size.width, height))
+            # the class attribute is the descriptor (its stub also allows the instance value)
+            virtual_size = cast("Reactive[Size]", Widget.virtual_size)
+            self.set_reactive(virtual_size, Size(self.virtual_size.width, height))
             bar.window_virtual_size = height
         self.set_scroll(None, y)
         bar.position = round(y)

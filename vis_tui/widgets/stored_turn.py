@@ -169,15 +169,15 @@ class StoredTurnView(Widget, can_focus=True):
     def _draw(self, width: int, painter: Widget) -> Drawn:
         """Lines at ``width`` as the turn's widgets would draw them (collapsed margins)."""
         style = painter.visual_style
+        background = style.background or Color(0, 0, 0, 0)  # a painter without one: clear
         variables = painter.app.get_css_variables()
 
         def strips_of(visual: Visual, width: int, style: Style) -> list[Strip]:
             return Visual.to_strips(painter, visual, width, None, style)
 
-        boost = dataclasses.replace(
-            style, background=style.background + Color.parse(variables["boost"])
-        )
-        fill = RichStyle(bgcolor=boost.background.rich_color)  # padding: background only
+        boosted = background + Color.parse(variables["boost"])
+        boost = dataclasses.replace(style, background=boosted)
+        fill = RichStyle(bgcolor=boosted.rich_color)  # padding: background only
         pad = Strip.blank(1, fill)
         lines = [
             Strip.join([pad, strip.extend_cell_length(width - 2, fill), pad])
@@ -188,10 +188,10 @@ class StoredTurnView(Widget, can_focus=True):
         hits: dict[int, str] = {}
 
         def blank_of(cells: int) -> Strip:
-            return Strip.blank(cells, RichStyle(bgcolor=style.background.rich_color))
+            return Strip.blank(cells, RichStyle(bgcolor=background.rich_color))
 
-        muted = dataclasses.replace(style, foreground=_muted(variables, style.background))
-        indent = Strip.blank(2, RichStyle(bgcolor=style.background.rich_color))
+        muted = dataclasses.replace(style, foreground=_muted(variables, background))
+        indent = Strip.blank(2, RichStyle(bgcolor=background.rich_color))
         parts: list[tuple[list[Strip], int, int, list[str] | None]] = []  # margins, row ids
         for part, run in zip(self.parts, self.runs, strict=True):
             if part.kind is PartKind.REPLY:
@@ -219,7 +219,7 @@ class StoredTurnView(Widget, can_focus=True):
         if footer is not None:
             strips = strips_of(footer, max(1, width - 2), muted)
             parts.append(([Strip.join([indent, strip]) for strip in strips], 0, 0, None))
-        space = RichStyle(bgcolor=style.background.rich_color)
+        space = RichStyle(bgcolor=background.rich_color)
         blank = Strip.blank(width, space)
         margin = 1  # the request's bottom margin; sibling margins collapse to the larger
         for strips, top, bottom, ids in parts:

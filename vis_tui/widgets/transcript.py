@@ -476,8 +476,8 @@ class Transcript(SteadyScroll, can_focus=False):
                 for item in child.children:
                     if isinstance(item, ActivityRow):
                         parts.append(item.as_text())
-                    elif hasattr(item, "text") and isinstance(item.text, str):
-                        parts.append(item.text)
+                    elif isinstance(text := getattr(item, "text", None), str):
+                        parts.append(text)
             elif isinstance(child, SystemMessage | PlainMessage):
                 parts.append(child.source)
         return "\n\n".join(p for p in parts if p)

@@ -101,16 +101,18 @@ async def test_a_form_cancelled(workspace: Path) -> None:
         assert not isinstance(app.screen, FormScreen)
         assert answer.reason is AnswerReason.CANCELLED
 
+        # not cancellable and no time limit, so nothing but the person can end it
         locked = worker(
-            app, lambda: F.ask("Must", [F.plaintext("x")], is_cancellable=False, timeout_ms=2000)
+            app, lambda: F.ask("Must", [F.plaintext("x")], is_cancellable=False, timeout_ms=0)
         )
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
         assert not app.screen.query("#form-cancel")
         await pilot.press("escape")
         await pilot.pause()
-        assert isinstance(app.screen, FormScreen)  # not cancellable: Esc only explains
+        assert isinstance(app.screen, FormScreen) and not locked.done()  # Esc only explains
+        await pilot.press("y", "ctrl+s")
         answer = await asyncio.wait_for(locked, 5)
-        assert answer.reason is AnswerReason.TIMEOUT
+        assert answer.reason is None and answer["x"] == "y"
         await until(pilot, lambda: not isinstance(app.screen, FormScreen))
 
 

@@ -95,3 +95,64 @@ def test_error_lines_are_file_lines() -> None:
     applied = apply_edits(lines, [Edit(25, 25, "            1,,\n")])
     problem = check_python("m.py", MODULE, applied.lines, applied.hunks, created=False)
     assert problem is not None and problem.startswith("Python line 25:")
+
+
+TRICKY = '''"""Module doc.
+x = 1
+def looks_like_code():
+    pass
+"""
+import os
+
+QUERY = """
+SELECT 1
+x = 2
+"""
+
+VALUES = [
+1,
+2,
+]
+
+
+def after():
+    return os.name + \\
+        "x"
+
+
+if True:
+    pass
+else:
+    pass
+'''
+
+
+@pytest.mark.parametrize("module", [MODULE, TRICKY], ids=["plain", "strings-and-brackets"])
+def test_the_large_file_shortcut_agrees_with_a_full_parse(module: str, monkeypatch) -> None:
+    import vis_core.tools.pycheck as pycheck
+
+    monkeypatch.setattr(pycheck, "LOCAL_CHECK_LINES", 0)  # every file takes the shortcut
+    rng = random.Random(7)
+    snippets = [
+        "x = 1\n",
+        "    y = 2\n",
+        "else:\n",
+        ")\n",
+        "]\n",
+        "def f():\n",
+        "",
+        '"""\n',
+        'x = """1"""\n',
+        "def g(): pass\n",
+        "3,\n",
+    ]
+    for _ in range(400):
+        lines = split_lines(module)
+        start = rng.randint(1, len(lines))
+        end = rng.choice([start - 1, start, min(start + 1, len(lines))])
+        applied = apply_edits(lines, [Edit(start, end, rng.choice(snippets))])
+        after = "".join(applied.lines)
+        pycheck._starts.clear()  # the shortcut, not a remembered parse, decides
+        problem = check_python("m.py", module, applied.lines, applied.hunks, created=False)
+        before_ok = full_parse_ok(module)
+        assert (problem is None) == (full_parse_ok(after) or not before_ok), (problem, after)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -25,10 +26,16 @@ class BinaryFileError(ValueError):
     """A file that is not UTF-8 text."""
 
 
+# Line breaks str.splitlines knows besides "\n"; without them it splits exactly like split_lines.
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
 def split_lines(text: str) -> list[str]:
     """Lines split on ``\\n`` only, each keeping its line ending (the last may have none)."""
     if not text:
         return []
+    if _OTHER_BREAKS.search(text) is None:
+        return text.splitlines(keepends=True)  # the same lines, split in C
     lines = text.split("\n")
     last = lines.pop()
     out = [line + "\n" for line in lines]

@@ -101,7 +101,7 @@ def load(message: dict[str, Any], fd_in: int, fd_out: int, base: Mapping[str, st
         declaration, _module = execute_entry(candidate, values)
     except EntryFailed as failed:
         error = failed.error
-    except BaseException as exc:  # noqa: BLE001 - KeyboardInterrupt and the like are named too
+    except BaseException as exc:  # KeyboardInterrupt and the like are named too
         forget_module(candidate.module_name)
         error = error_from_exception(candidate, exc)
     if error is not None:

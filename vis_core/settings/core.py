@@ -60,7 +60,7 @@ EXTENSION_LOAD_TIMEOUT = Setting(
     label="Extension load time limit",
     type="enum",
     default="10",
-    choices=["2", "5", "10", "30", "60"],
+    choices=("2", "5", "10", "30", "60"),
     description="Seconds an extension's entry file may take to load before it is stopped.",
 )
 BLOCK_TIME_LIMIT = Setting(

@@ -248,7 +248,7 @@ def _log_unread(handle: ShellHandle, owner: str, read: list[bool]) -> None:
         return
     try:
         text = handle.combined()
-    except Exception:  # noqa: BLE001 - a finalizer must not raise
+    except Exception:  # a finalizer must not raise
         return
     if not text.strip():
         return

@@ -22,10 +22,10 @@ if os.environ.get("MODE") == "hang":  # before the SDK imports: starts fast unde
     while True:
         time.sleep(60)  # never answers initialize, ignores stdin closing
 
-import mcp_types as types  # noqa: E402
-from mcp.server.mcpserver import Context, MCPServer  # noqa: E402
-from mcp.server.mcpserver.utilities.types import Image  # noqa: E402
-from pydantic import BaseModel  # noqa: E402
+import mcp_types as types
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.utilities.types import Image
+from pydantic import BaseModel
 
 PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="

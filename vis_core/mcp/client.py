@@ -221,7 +221,7 @@ class ServerConnection:
             self._session = None
             self._set(State.DISCONNECTED)
             raise
-        except BaseException as exc:  # noqa: BLE001 - every failure becomes the server's state
+        except BaseException as exc:  # every failure becomes the server's state
             self._session = None
             if self._last_status == 401:
                 self._set(

@@ -103,10 +103,11 @@ class HostMcp:
     async def before_turn(self, session: Any) -> None:
         """The first prompt waits for direct-tool servers; problems are reported once."""
         from vis_core.events import Notification
+        from vis_core.model.notify import NotifyKind
 
         await self.manager.before_first_prompt()
         for note in self.manager.unreported():
-            await session.emit(Notification(session.id, text=note, kind="warn"))
+            await session.emit(Notification(session.id, text=note, kind=NotifyKind.WARN))
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):

@@ -6,7 +6,7 @@ import collections
 import os
 import threading
 from collections.abc import Callable
-from typing import IO
+from typing import TextIO
 
 TAIL_LINES = 40
 LINE_LIMIT = 2000
@@ -21,7 +21,7 @@ class StderrTail:
 
     def __init__(self, on_close: Callable[[], None] | None = None) -> None:
         read_fd, write_fd = os.pipe()
-        self.writer: IO[str] = os.fdopen(write_fd, "w")
+        self.writer: TextIO = os.fdopen(write_fd, "w")
         self._reader = os.fdopen(read_fd, "rb")
         self._lines: collections.deque[str] = collections.deque(maxlen=TAIL_LINES)
         self._lock = threading.Lock()

@@ -336,7 +336,8 @@ class ToolInvoker:
 def _failure_of(result: Any) -> BaseException | None:
     """A result that reports failure itself (an MCP ``isError``) ends its Activity failed."""
     failure = getattr(result, "__vis_activity_failure__", None)
-    return failure() if callable(failure) else None
+    found = failure() if callable(failure) else None
+    return found if isinstance(found, BaseException) else None
 
 
 def _settle(value: Any) -> Any:

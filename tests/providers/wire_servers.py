@@ -68,17 +68,17 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         return
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib name
+    def do_GET(self) -> None:
         wire = self.server.wire
         with wire._lock:
             wire.gets.append(self.path)
             reply = wire._static.get(self.path)
         self._send_json(reply or WireReply(status=404, body={"error": "Not Found"}))
 
-    def do_POST(self) -> None:  # noqa: N802 - stdlib name
+    def do_POST(self) -> None:
         self._handle()
 
     def _handle(self) -> None:

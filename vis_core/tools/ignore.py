@@ -6,8 +6,10 @@ import os
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pathspec import GitIgnoreSpec, RegexPattern
+if TYPE_CHECKING:  # pathspec loads when a .gitignore or a glob is first matched
+    from pathspec import GitIgnoreSpec
 
 from vis_core.sandbox.git import GitFailed, run_git
 
@@ -18,11 +20,15 @@ _ANCESTOR_GROUP = "ps_d"
 
 def ignore_spec(text: str) -> GitIgnoreSpec:
     """The rules of one .gitignore file (or one glob per line), with Git's matching rules."""
+    from pathspec import GitIgnoreSpec
+
     return GitIgnoreSpec.from_lines(text.splitlines())
 
 
 def matches_itself(spec: GitIgnoreSpec, rel: str, is_dir: bool) -> bool:
     """Whether a rule of ``spec`` selects ``rel`` itself, not only a folder above it."""
+    from pathspec import RegexPattern
+
     path = rel + "/" if is_dir else rel
     verdict = False
     for pattern in spec.patterns:
@@ -56,7 +62,7 @@ def rules_in(folder: str) -> GitIgnoreSpec | None:
     return _spec_in(folder, mtime)
 
 
-IgnoreStack = list[tuple[str, GitIgnoreSpec]]
+IgnoreStack = list[tuple[str, "GitIgnoreSpec"]]
 
 
 def is_ignored(stack: IgnoreStack, path: str, is_dir: bool) -> bool:

@@ -9,8 +9,6 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-import yaml
-
 CONTEXT_LINES = 3
 
 
@@ -258,8 +256,7 @@ def syntax_error(name: str, text: str) -> str | None:
         elif suffix == "toml":
             tomllib.loads(text)
         elif suffix in ("yaml", "yml"):
-            for _ in yaml.safe_load_all(text):
-                pass
+            return _yaml_error(text)
         else:
             return None
     except SyntaxError as exc:
@@ -270,6 +267,15 @@ def syntax_error(name: str, text: str) -> str | None:
         return f"JSON line {exc.lineno} column {exc.colno}: {exc.msg}"
     except tomllib.TOMLDecodeError as exc:
         return f"TOML: {exc}"
+    return None
+
+
+def _yaml_error(text: str) -> str | None:
+    import yaml  # loaded when a YAML file is first patched
+
+    try:
+        for _ in yaml.safe_load_all(text):
+            pass
     except yaml.YAMLError as exc:
         return "YAML: " + " ".join(str(exc).split())
     return None

@@ -1,0 +1,52 @@
+"""Figure: `vis run` with one scripted answer, process start to exit, beside `import textual.app`.
+
+Both run as fresh processes, in turn (A B A B …), so a drifting machine affects both alike;
+printed: each median and the median of the pairwise ratios. Target: ≤ 1.0× the anchor.
+Run: ``.venv/bin/python bench/run_startup.py``.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+RUNS = 15
+
+
+def timed(command: list[str], cwd: Path | None = None, env: dict[str, str] | None = None) -> float:
+    started = time.perf_counter()
+    subprocess.run(command, check=True, capture_output=True, cwd=cwd, env=env)
+    return time.perf_counter() - started
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        workspace = folder / "work"
+        workspace.mkdir()
+        script = folder / "script.yaml"
+        script.write_text('- text: "Hello from the script."\n', encoding="utf-8")
+        env = {**os.environ, "VIS_HOME": str(folder / "home")}
+        vis = Path(sys.executable).with_name("vis")
+        run = [str(vis), "run", "--provider", "scripted", "--script", str(script), "hi"]
+        anchor = [sys.executable, "-c", "import textual.app"]
+        timed(run, cwd=workspace, env=env)  # warm-up: the database is created once
+        timed(anchor)
+        pairs = [(timed(run, cwd=workspace, env=env), timed(anchor)) for _ in range(RUNS)]
+    runs = [a for a, _ in pairs]
+    anchors = [b for _, b in pairs]
+    ratio = statistics.median(a / b for a, b in pairs)
+    print(
+        f"vis run, one scripted answer: median {statistics.median(runs) * 1000:.0f} ms; "
+        f"import textual.app: median {statistics.median(anchors) * 1000:.0f} ms; "
+        f"ratio {ratio:.2f}x over {RUNS} pairs (target ≤ 1.0x)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -156,8 +156,7 @@ def _fold(target: EventTarget, event: FoldCreated) -> None:
         gist = gist[: FOLD_GIST_PREVIEW - 1] + "…"
     by = {"overflow": " by Vis (the request was too long)", "compact": " by /compact"}
     text = f"⋯ Folded {event.key}{by.get(event.origin, '')} · {gist or 'no gist'}"
-    target.transcript.turn(event.turn_id).show_note(text)
-    target.transcript.follow()
+    target.transcript.turn(event.turn_id).show_note(text)  # a pinned transcript follows it
 
 
 FOLD_GIST_PREVIEW = 160

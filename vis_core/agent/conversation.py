@@ -32,7 +32,7 @@ ImageLoader = Callable[[str], ImagePart | None]
 
 NO_OUTPUT = "(the block printed nothing; print() what you want to see)"
 # What the model reads after a text of its own that is not a whole answer.
-INCOMPLETE_NOTES = {
+INCOMPLETE_NOTES: dict[str, str] = {
     Incomplete.CUT: "\n\n[Vis: this answer was cut here: it reached the output limit "
     "(max_tokens). Say the rest in shorter parts.]",
     Incomplete.FAILED: "\n\n[Vis: this answer broke off here: the model request failed.]",

@@ -480,8 +480,9 @@ class AgentSession:
             await asyncio.shield(
                 self._keep_partial(turn_id, iteration, chunks, unsent, outcome, why)
             )
-            if isinstance(exc, ProviderError) and (usage.total or exc.usage):
-                await self._report_usage(turn_id, usage if usage.total else exc.usage, outcome)
+            spent = usage if usage.total else exc.usage if isinstance(exc, ProviderError) else None
+            if isinstance(exc, ProviderError) and spent is not None:
+                await self._report_usage(turn_id, spent, outcome)
             raise
         await flush()
         await emit_thinking()

@@ -18,6 +18,7 @@ from vis_core.context.keys import FoldPlan, Span
 from vis_core.events import ANSWER_SLOT as ANSWER
 from vis_core.events import REQUEST_SLOT as REQUEST
 from vis_core.events import FoldCreated, Notification, UsageReported
+from vis_core.model.notify import NotifyKind
 from vis_core.providers.base import ContextOverflowError
 
 SHRINK_TO = 0.5  # overflow recovery folds until the transcript is about half its size
@@ -111,7 +112,7 @@ class SessionContext:
                     f"{fold.key} (~{fold.removed_tokens:,} tokens) {how} and retries once. "
                     "The history is still saved."
                 ),
-                kind="warn",
+                kind=NotifyKind.WARN,
             )
         )
         return fold.key

@@ -124,7 +124,7 @@ def set_model(handle: Any, model: str) -> None:
             if agent is not None:
                 old = agent.model
                 agent.model = chosen
-                if old.provider is not chosen.provider and hasattr(old.provider, "aclose"):
+                if old.provider is not None and old.provider is not chosen.provider:
                     await old.provider.aclose()
 
         run_on_loop(loop, swap())

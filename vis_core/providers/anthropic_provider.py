@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -239,7 +239,7 @@ class AnthropicProvider(SdkProvider):
             budget = EFFORT_BUDGETS.get(effort, 0)
         return budget
 
-    async def _events(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def _events(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         usage: dict[str, int] = {}
         stop_reason: str = StopReason.END_TURN
         finished = False

@@ -194,6 +194,8 @@ class Provider(Protocol):
 
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]: ...
 
+    async def aclose(self) -> None: ...
+
 
 @dataclass(frozen=True)
 class ModelChoice:

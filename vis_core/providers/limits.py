@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from vis_core.providers.models import is_known_model, lookup_model
@@ -27,7 +28,7 @@ def known_input_limit(provider: Any, model: str) -> int | None:
     return lookup_model(model).input_limit if is_known_model(model) else None
 
 
-def configured_or_known(overrides: dict[str, Any] | None, model: str) -> int | None:
+def configured_or_known(overrides: Mapping[str, Any] | None, model: str) -> int | None:
     """``input_limit`` from a ``[models."p/m"]`` table, else the known-model table's."""
     value = (overrides or {}).get("input_limit")
     if isinstance(value, int) and not isinstance(value, bool) and value > 0:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -310,7 +310,7 @@ class OpenAIProvider(SdkProvider):
             usage=usage,
         )
 
-    async def _events(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def _events(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         options = self.model_options(request.model)
         if wants_responses(request.model, official=self.official, api=options.get("api")):
             async for event in response_events(

@@ -4,7 +4,7 @@ and mapping SDK errors."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -117,5 +117,5 @@ class SdkProvider:
         finally:
             await events.aclose()
 
-    def _events(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    def _events(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         raise NotImplementedError

@@ -68,7 +68,7 @@ BLOCK_TIME_LIMIT = Setting(
     label="Block time limit (seconds)",
     type="enum",
     default="1800",
-    choices=["300", "600", "1800", "3600", "0"],
+    choices=("300", "600", "1800", "3600", "0"),
     scopes=ALL_SCOPES,
     description="A code block running longer is stopped; 0 means no limit.",
 )
@@ -77,7 +77,7 @@ MEMORY_LIMIT = Setting(
     label="Memory limit (MB)",
     type="enum",
     default="8192",
-    choices=["1024", "2048", "4096", "8192", "16384", "0"],
+    choices=("1024", "2048", "4096", "8192", "16384", "0"),
     scopes=ALL_SCOPES,
     description="Data memory each sandbox or shell process may use (RLIMIT_DATA); 0: no limit.",
 )
@@ -86,7 +86,7 @@ PROCESS_LIMIT = Setting(
     label="Process limit",
     type="enum",
     default="4096",
-    choices=["256", "1024", "4096", "0"],
+    choices=("256", "1024", "4096", "0"),
     scopes=ALL_SCOPES,
     description="Processes of your user the sandbox and shells may start (RLIMIT_NPROC; "
     "not enforced for root); 0: no limit.",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from textual._arrange import DockArrangeResult
 from textual.binding import Binding
 from textual.geometry import Size
+from textual.layout import DockArrangeResult
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
@@ -141,9 +141,8 @@ class Transcript(SteadyScroll, can_focus=False):
         if not stops:
             return
         focused = self.screen.focused
-        current = next(
-            (w for w in (focused, *(focused.ancestors if focused else ())) if w in stops), None
-        )
+        chain = (focused, *focused.ancestors) if focused is not None else ()
+        current = next((w for w in chain if isinstance(w, Widget) and w in stops), None)
         index = stops.index(current) + step if current is not None else 0
         if 0 <= index < len(stops):
             stops[index].focus()

@@ -151,3 +151,38 @@ async def test_jailed_sandbox_interrupt_reaches_the_child(make_sandbox: MakeSand
     assert result.error is not None and result.error.rstrip().endswith("KeyboardInterrupt")
     after = await box.run("print(kept)")
     assert after.stdout == "1\n" and after.restarted is None
+
+
+def test_a_grant_that_names_a_link_binds_the_link_path_too(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    problem = _bwrap_problem()
+    if problem:
+        pytest.skip(problem)
+    home = tmp_path / "home"
+    java = home / ".sdkman" / "candidates" / "java"
+    (java / "21.0.2" / "bin").mkdir(parents=True)
+    (java / "21.0.2" / "bin" / "javac").write_text("jdk 21\n")
+    (java / "current").symlink_to("21.0.2")  # relative, as sdkman makes it
+    (home / "jdk").symlink_to(java / "current")  # a link to a link
+    (home / "secret.txt").write_text("private\n")
+    cache = tmp_path / "cache-store"
+    cache.mkdir()
+    (home / ".m2").symlink_to(cache)
+    monkeypatch.setenv("HOME", str(home))
+    command = (
+        f"cat {java}/current/bin/javac {home}/jdk/bin/javac && readlink {home}/jdk && "
+        f"echo filled > {home}/.m2/new.txt && ls -A {home}; cat {home}/secret.txt"
+    )
+    argv = jail_argv(
+        ["/bin/sh", "-c", command],
+        workspace,
+        read_only=(home / "jdk",),
+        read_write=(home / ".m2",),
+    )
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=20, check=False)
+    lines = done.stdout.splitlines()
+    assert lines[:3] == ["jdk 21", "jdk 21", str(java / "current")], done.stderr
+    assert (cache / "new.txt").read_text() == "filled\n"  # written through the link
+    assert sorted(lines[3:]) == [".m2", ".sdkman", "jdk"]  # nothing else of home
+    assert "No such file" in done.stderr and "private" not in done.stdout

@@ -98,14 +98,18 @@ def jail_argv(
     root = Path(workspace).resolve()
     home = Path.home().resolve()
     args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    emptied = [Path("/tmp")]
     if root != home and root not in home.parents and home != Path("/"):
         args += ["--tmpfs", str(home)]
+        emptied.append(home)
     existing = [f.resolve() for f in vis_folders() if f.exists()]
     masked = [f for f in existing if not any(p in f.parents for p in existing)]
+    bound = [root]
     for path in read_only:
         resolved = Path(path).resolve()
         if resolved.exists() and not _under(resolved, masked):
             args += ["--ro-bind", str(resolved), str(resolved)]
+            bound.append(resolved)
     args += ["--bind", str(root), str(root)]
     folders = {root} | ({Path(project_root).resolve()} if project_root is not None else set())
     for folder in sorted(folders):
@@ -118,11 +122,53 @@ def jail_argv(
     for path in read_write:
         resolved = Path(path).resolve()
         args += ["--bind", str(resolved), str(resolved)]
+        bound.append(resolved)
+    # A grant that names a link (~/.sdkman/candidates/java/current): the binds above hold its
+    # target; the links on the way are made again where an emptied folder hides them.
+    made: set[Path] = set()
+    for path in (*read_only, *read_write):
+        for target, link in symlinks_on(Path(path)):
+            hidden = _under(link, emptied) and not _under(link, bound)
+            if hidden and link not in made and not _under(link, masked):
+                args += ["--symlink", target, str(link)]
+                made.add(link)
     args += ["--unshare-net", "--die-with-parent", "--chdir", str(root)]
     if own_pids:
         args.append("--unshare-pid")
     args += ["--", *argv]
     return args
+
+
+def symlinks_on(path: Path) -> list[tuple[str, Path]]:
+    """Every symbolic link met while resolving ``path``, as ``(link text, link path)``, in the
+    order they are followed (a link's parent folders hold no links themselves)."""
+    found: list[tuple[str, Path]] = []
+    pending = list(Path(os.path.normpath(os.path.abspath(path))).parts[1:])
+    current = Path("/")
+    while pending and len(found) < MAX_LINKS:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            current = current.parent
+            continue
+        step = current / part
+        if not step.is_symlink():
+            current = step
+            continue
+        try:
+            text = os.readlink(step)
+        except OSError:
+            break
+        found.append((text, step))
+        target = Path(text)
+        if target.is_absolute():
+            current = Path("/")
+        pending = [*target.parts[1 if target.is_absolute() else 0 :], *pending]
+    return found
+
+
+MAX_LINKS = 40  # as the kernel's limit on links followed in one lookup
 
 
 def jail_refusal(problem: str) -> str:

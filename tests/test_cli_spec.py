@@ -127,3 +127,21 @@ def test_readme_scripted_example_runs(workspace: Path, vis_home: Path) -> None:
     )  # fmt: skip
     assert result.returncode == 0, result.stderr
     assert "Listed." in result.stdout
+
+
+def test_the_model_setting_and_every_example_name_the_models_vis_defaults_to() -> None:
+    import re
+
+    from vis_core.providers.factory import DEFAULT_ANTHROPIC_MODEL, DEFAULT_OPENAI_MODEL
+    from vis_core.settings.core import MODEL
+
+    defaults = {f"anthropic/{DEFAULT_ANTHROPIC_MODEL}", f"openai/{DEFAULT_OPENAI_MODEL}"}
+    assert f"anthropic/{DEFAULT_ANTHROPIC_MODEL} when ANTHROPIC_API_KEY" in MODEL.description
+    assert f"openai/{DEFAULT_OPENAI_MODEL} when OPENAI_API_KEY" in MODEL.description
+    named = re.compile(r"(?:anthropic/claude|openai/gpt)-[\w.-]*\w")
+    for path in [*(ROOT / "vis_core").rglob("*.py"), *(ROOT / "vis_tui").rglob("*.py")]:
+        if path.name == "models.py":  # the table of known models names them all
+            continue
+        found = set(named.findall(path.read_text(encoding="utf-8")))
+        assert found <= defaults, (path, found - defaults)
+    assert set(named.findall((ROOT / "README.md").read_text(encoding="utf-8"))) <= defaults

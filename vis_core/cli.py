@@ -14,7 +14,7 @@ def _add_model_options(parser: argparse.ArgumentParser, *, sub: bool = False) ->
     if sub:
         parser.set_defaults()
         parser.argument_default = argparse.SUPPRESS
-    parser.add_argument("--model", help="provider/model, e.g. anthropic/claude-sonnet-4-5")
+    parser.add_argument("--model", help="provider/model, e.g. anthropic/claude-sonnet-4-6")
     parser.add_argument("--provider", help="provider name (e.g. scripted)")
     parser.add_argument("--script", type=Path, help="script file for --provider scripted")
     parser.add_argument(

@@ -8,6 +8,7 @@ import pytest
 
 import vis_core.extension as vis
 from vis_core.events import ActivityEnded
+from vis_core.extension.declarations import Op
 from vis_core.extension_host.loader import load_extensions
 from vis_core.model.activity import ActivityState
 
@@ -36,9 +37,25 @@ def test_a_change_call_while_loading_raises_session_not_bound(vis_home: Path) ->
 
 
 def test_an_op_hook_for_an_unknown_op_is_a_declaration_error() -> None:
-    with pytest.raises(ValueError, match=r"'pach' is not an operation Vis knows.*'patch'"):
-        vis.OpHook("pach", lambda call: None)
-    assert vis.OpHook(["patch", "fs_access"], lambda call: None).ops == ("patch", "fs_access")
+    known = (
+        "patch",
+        "shell",
+        "python_execution",
+        "fs_access",
+        "mcp",
+    )  # every op Vis runs hooks for
+    assert {op.value for op in Op} == set(known)
+    for op in known:
+        for phase in ("before", "after"):
+            assert vis.OpHook(op, lambda call: None, phase=phase).ops == (op,)
+    assert vis.OpHook(list(known), lambda call: None).ops == known
+    # a typo, and the spec's draft ops (Vis has no drafts, so such a hook would never run)
+    for unknown in ("pach", "draft/create", "git/commit", "Patch"):
+        with pytest.raises(ValueError) as refused:
+            vis.OpHook(["patch", unknown], lambda call: None)
+        text = str(refused.value)
+        assert f"OpHook op {unknown!r} is not an operation Vis knows" in text
+        assert all(repr(op) in text for op in known), text
 
 
 LAZY = '''

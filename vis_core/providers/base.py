@@ -210,6 +210,6 @@ class ModelChoice:
         provider, sep, model = text.partition("/")
         if not sep or not provider or not model:
             raise ValueError(
-                f"model {text!r} must be written provider/model, e.g. anthropic/claude-sonnet-4-5"
+                f"model {text!r} must be written provider/model, e.g. anthropic/claude-sonnet-4-6"
             )
         return cls(provider, model)

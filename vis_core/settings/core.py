@@ -14,7 +14,11 @@ MODEL = Setting(
     type="string",
     default="",
     scopes=ALL_SCOPES,
-    description="provider/model used by new sessions, such as anthropic/claude-sonnet-4-5.",
+    description=(
+        "provider/model used by new sessions, such as openai/gpt-5. Empty: "
+        "anthropic/claude-sonnet-4-6 when ANTHROPIC_API_KEY is set, else openai/gpt-5 when "
+        "OPENAI_API_KEY is."
+    ),
 )
 JAIL = Setting(
     id="jail",

@@ -106,3 +106,65 @@ def test_the_queue_is_keyed_by_real_path_and_works_with_async_with(tmp_path: Pat
     assert target.read_text() == "second"
     with vis.file_mutation_queue(target) as real, vis.file_mutation_queue(target):
         assert real == str(target.resolve())
+
+
+HOLDER = """
+import sys
+import vis_core.extension as vis
+
+path = sys.argv[1]
+with vis.file_mutation_queue(path):
+    text = vis.fs.read_text(path)
+    print("held", flush=True)
+    sys.stdin.readline()  # the other process's patch arrives meanwhile
+    vis.fs.write(path, text + "note\\n")
+"""
+
+
+def _waiting_on_folder(folder: Path) -> bool:
+    """Whether a process waits for an flock on ``folder`` (a ``->`` row of /proc/locks)."""
+    inode = f":{folder.stat().st_ino} "
+    rows = Path("/proc/locks").read_text().splitlines()
+    return any("->" in row and "FLOCK" in row and inode in row for row in rows)
+
+
+async def test_an_extension_write_in_another_process_and_a_patch_keep_both_changes(
+    workspace: Path, tmp_path: Path
+) -> None:
+    import subprocess
+    import sys
+
+    from vis_core.tools import ToolContext
+    from vis_core.tools.edit import patch_file
+    from vis_core.tools.files import cat_file
+
+    target = workspace / "a.txt"
+    target.write_text("one\ntwo\n")
+    ctx = ToolContext(workspace, "s", tmp_path / "out")
+    version = int(cat_file(ctx, "a.txt").split("\n", 1)[0].rsplit("@", 1)[1])
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(target)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdin is not None
+        assert holder.stdout.readline().strip() == "held", holder.stderr
+        edits = [{"start": 1, "end": 1, "text": "ONE"}]
+        patching = asyncio.ensure_future(patch_file(ctx, "a.txt", version, edits))
+        for _ in range(2_000):  # the patch waits for the extension's lock (no time asserted)
+            if _waiting_on_folder(workspace) or patching.done():
+                break
+            await asyncio.sleep(0.005)
+        assert not patching.done(), "patch did not wait for the other process's queue"
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        await patching
+        assert holder.wait(30) == 0, holder.stderr.read() if holder.stderr else ""
+    finally:
+        holder.kill()
+        holder.wait()
+        await ctx.close()
+    assert target.read_text() == "ONE\ntwo\nnote\n"

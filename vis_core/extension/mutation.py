@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import fcntl
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -34,17 +33,10 @@ def mutation_key(path: str | os.PathLike[str]) -> str:
 
 
 def _lock_folder(real: str) -> int:
-    """An exclusive ``flock`` on the nearest existing folder of ``real``; returns its fd."""
-    folder = os.path.dirname(real)
-    while folder and not os.path.isdir(folder):
-        folder = os.path.dirname(folder)
-    fd = os.open(folder or os.sep, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    """The cross-process lock ``patch`` takes for ``real`` (the same ``flock``); its fd."""
+    from vis_core.tools.versions import lock_folder_of
+
+    return lock_folder_of(real)
 
 
 def _host_loop() -> asyncio.AbstractEventLoop | None:

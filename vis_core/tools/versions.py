@@ -109,13 +109,14 @@ async def file_mutation_queue(path: str | os.PathLike[str]) -> AsyncIterator[str
             del locks[key]
 
 
-@contextmanager
-def cross_process_lock(real: str) -> Iterator[None]:
-    """Hold an advisory ``flock`` every Vis process takes before it rewrites ``real``.
+def lock_folder_of(real: str) -> int:
+    """Take the advisory ``flock`` every Vis process takes before it rewrites ``real``; returns
+    the descriptor that holds it (closing it releases the lock).
 
     The lock is on the file's folder (the nearest one that exists): a patch replaces the file
     with a new inode, so a lock on the file itself would not be seen by the next writer, while
-    the folder's inode stays. Blocking: call it from a worker thread.
+    the folder's inode stays. ``patch`` and ``vis.file_mutation_queue`` both take it. Blocking:
+    call it from a worker thread.
     """
     folder = os.path.dirname(real)
     while folder and not os.path.isdir(folder):
@@ -123,6 +124,17 @@ def cross_process_lock(real: str) -> Iterator[None]:
     fd = os.open(folder or os.sep, os.O_RDONLY | os.O_DIRECTORY)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+@contextmanager
+def cross_process_lock(real: str) -> Iterator[None]:
+    """Hold :func:`lock_folder_of` for ``real`` for the block (blocking: a worker thread)."""
+    fd = lock_folder_of(real)
+    try:
         yield
     finally:
         os.close(fd)  # closing the descriptor releases the lock

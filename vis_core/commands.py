@@ -29,6 +29,8 @@ class CommandAction(StrEnum):
     QUIT = "quit"
     RELOAD = "reload"
     OPEN_MCP = "open_mcp"
+    OPEN_MODELS = "open_models"  # the model picker
+    OPEN_LOGIN = "open_login"  # choose a provider, save its key, pick a model
 
 
 @dataclass(frozen=True)
@@ -189,16 +191,28 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
         )
         return CommandResult(True, "Commands", rows, action=CommandAction.OPEN_HELP)
 
-    def model(ctx: dict[str, Any]) -> CommandResult:
+    def model(ctx: dict[str, Any]) -> Any:
         session = ctx.get("session")
         if ctx["args"]:
             if session is None:
                 return err("No session", "Open a session first.")
-            return host.switch_model(session, ctx["args"][0])
+            from vis_core.model_choices import use_model
+
+            return use_model(host, session, ctx["args"][0])
         label = session.model.label if session is not None else host.model_label
         problem = session.model.problem if session is not None else host.model_problem
         body = problem or "Switch with `/model provider/model`, e.g. `/model openai/gpt-5`."
-        return ok(f"Model: {label}", body)
+        return CommandResult(True, f"Model: {label}", body, action=CommandAction.OPEN_MODELS)
+
+    def login(ctx: dict[str, Any]) -> CommandResult:
+        body = (
+            "In the terminal app, /login asks for a provider, its key and a model. "
+            "Elsewhere, export the provider's key (e.g. ANTHROPIC_API_KEY) or run "
+            "`vis --model provider/model`."
+        )
+        return CommandResult(
+            True, "Log in to a model provider", body, action=CommandAction.OPEN_LOGIN
+        )
 
     def goal(ctx: dict[str, Any]) -> CommandResult:
         session = ctx.get("session")
@@ -238,6 +252,7 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
             "/settings",
         ),
         SlashCommand("model", model, "Show or switch the model", "/model [provider/model]"),
+        SlashCommand("login", login, "Choose a provider, save its key, pick a model", "/login"),
         SlashCommand("reload", reload_, "Re-read every extension", "/reload"),
         SlashCommand("goal", goal, "Set the goal of this session", "/goal TEXT", saveable=True),
         SlashCommand("quit", lambda ctx: _action(CommandAction.QUIT, "Bye"), "Quit Vis", "/quit"),

@@ -13,7 +13,7 @@ from typing import Any
 from vis_core.agent.invoker import ToolInvoker
 from vis_core.agent.prompt import system_prompt
 from vis_core.agent.session import AgentSession, DirectTool, SessionModel, TurnLimits
-from vis_core.commands import CommandRegistry, CommandResult, err, ok
+from vis_core.commands import CommandRegistry
 from vis_core.config import UserConfig, load_config
 from vis_core.events import (
     ActivityEnded,
@@ -49,6 +49,7 @@ INTERRUPTED = (
     "interrupted: Vis stopped (it was killed or crashed) before this turn finished; what it "
     "showed until then is kept"
 )
+LOGIN_HINT = "  4. In the app: /login chooses a provider, saves its key and picks a model.\n"
 SANDBOX_IDLE_TIMEOUT = 15 * 60  # seconds; an idle sandbox frees its process, restored later
 
 
@@ -166,7 +167,18 @@ class Host:
         elif not resolution.ignored:  # reset in Settings since startup
             config.pop("model", None)
         # A config.toml value the settings ignore stays, so resolve_model explains it.
-        return resolve_model(self.options.model, config, os.environ)
+        return resolve_model(self.options.model, config, self.provider_environ())
+
+    def provider_environ(self) -> dict[str, str]:
+        """Where provider keys are read: the environment, else keys saved by ``/login``."""
+        from vis_core.model_choices import provider_environ, saved_keys
+
+        return provider_environ(saved_keys(self), os.environ)
+
+    def refresh_model(self) -> None:
+        """Resolve the project's model again (after ``/login`` saved a key and a model)."""
+        self.model_choice, self.model_label, self.model_problem = None, "no model", None
+        self._resolve_model()
 
     def _resolve_model(self) -> None:
         from vis_core.providers.factory import no_model_help
@@ -177,7 +189,7 @@ class Host:
             self.model_problem = str(exc)
             return
         if self.model_choice is None:
-            self.model_problem = no_model_help(os.environ)
+            self.model_problem = no_model_help(os.environ) + LOGIN_HINT
         else:
             self.model_label = f"{self.model_choice.provider}/{self.model_choice.model}"
 
@@ -191,7 +203,7 @@ class Host:
         label = f"{choice.provider}/{choice.model}"
         try:
             provider = create_provider(
-                choice, self.config.data, os.environ, script=self.options.script
+                choice, self.config.data, self.provider_environ(), script=self.options.script
             )
         except (ValueError, ProviderConfigError) as exc:
             return SessionModel(None, choice.model, label, str(exc))
@@ -216,17 +228,6 @@ class Host:
             for session in self.sessions:
                 if session.id == result.session_id:
                     session.model = self.model_of_session(session.id)
-
-    def switch_model(self, session: AgentSession, text: str) -> CommandResult:
-        try:
-            choice = ModelChoice.parse(text)
-        except ValueError as exc:
-            return err("Cannot switch the model", str(exc))
-        model = self.session_model(choice)
-        if model.provider is None:
-            return err(f"Cannot use {model.label}", model.problem)
-        session.model = model
-        return ok(f"Model: {model.label}")
 
     def startup_notes(self) -> list[str]:
         """What a person should know before the first turn (e.g. skipped project code)."""

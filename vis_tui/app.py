@@ -86,6 +86,7 @@ class VisApp(App[int]):
         """What the app does for a command's action (``/new``, ``/sessions``, ``/quit``…)."""
         if self._command_actions is None:
             from vis_core.commands import CommandAction
+            from vis_tui import model_setup
 
             self._command_actions = {
                 CommandAction.NEW_SESSION: lambda r: self.action_new_session(),
@@ -96,6 +97,8 @@ class VisApp(App[int]):
                 CommandAction.OPEN_SETTINGS: lambda r: self._sync(self.action_settings),
                 CommandAction.OPEN_MCP: lambda r: self._sync(self.action_mcp),
                 CommandAction.OPEN_SESSION: lambda r: self.open_session(str(r.data)),
+                CommandAction.OPEN_MODELS: lambda r: self._flow(model_setup.choose_model),
+                CommandAction.OPEN_LOGIN: lambda r: self._flow(model_setup.log_in),
             }
         return self._command_actions
 
@@ -218,6 +221,10 @@ class VisApp(App[int]):
     @staticmethod
     async def _sync(function: Callable[[], Any]) -> None:
         function()
+
+    async def _flow(self, flow: Callable[[VisApp], Awaitable[None]]) -> None:
+        """Run a screen flow (``/model``, ``/login``) in a worker: it waits for its pickers."""
+        self.run_worker(flow(self), group="setup", exclusive=True)
 
     async def _show_help(self, result: CommandResult) -> None:
         self.main.transcript.add_message(result.markdown)

@@ -70,7 +70,7 @@ async def test_saveable_commands_are_recorded_and_control_commands_not(workspace
     app = vis_app(workspace)
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
-        for text in ("/goal ship the release", "/model", "/goal ship the release", "/nope"):
+        for text in ("/goal ship the release", "/context", "/goal ship the release", "/nope"):
             app.main.prompt.insert(text)
             await pilot.press("enter")
             await pilot.pause()
@@ -151,11 +151,11 @@ async def test_slash_opens_completion_and_tab_completes(workspace: Path) -> None
         menu = app.main.completion
         assert menu.display and menu.option_count == len(app.host.commands.all())
         await pilot.press("s", "e")
-        assert [c.name for c in menu.choices][:2] == ["sessions", "settings"]
+        assert [c.text for c in menu.choices][:2] == ["/sessions ", "/settings "]
         await pilot.press("down", "tab")
         assert app.main.prompt.text == "/settings " and not menu.display
         await pilot.press("ctrl+c", "slash", "s", "t", "n", "g")  # s-t-tin-g-s, fuzzy
-        assert menu.choices[0].name == "settings"
+        assert menu.choices[0].text == "/settings "
         await pilot.press("ctrl+c", "slash", "h", "escape")
         assert not menu.display and app.main.prompt.text == "/h"
 

@@ -23,7 +23,14 @@ from vis_tui.keys import CHORD_ACTIONS
 from vis_tui.messages import CommandActionRequested, CoreEvent, TurnDone
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.blocks import BlockContext
-from vis_tui.widgets.completion import CommandChoice, CompletionMenu, matches
+from vis_tui.widgets.completion import (
+    MODEL_PREFIX,
+    CommandChoice,
+    Completion,
+    CompletionMenu,
+    command_completions,
+    model_completions,
+)
 from vis_tui.widgets.progress_line import ProgressLine
 from vis_tui.widgets.prompt import PromptInput
 from vis_tui.widgets.status import StatusBar
@@ -171,6 +178,13 @@ class MainScreen(Screen[None]):
         self._unsubscribe = session.subscribe(self._post_event)
         if self.queue and not self.turn_running:
             self._send_next()
+
+    def forget_model_problem(self) -> None:
+        """A model works now (``/login``): the no-model note goes, the status shows it."""
+        for note in self.transcript.query(".no-model"):
+            note.remove()
+        if self.session is not None:
+            self.status_bar.model = self.session.model.label
 
     def _welcome(self, host: Host, session: AgentSession) -> None:
         from vis_core import __version__
@@ -331,6 +345,8 @@ class MainScreen(Screen[None]):
             self.host.store.add_prompt(self.session.id, text)
             self.prompt.remember(text)
         result = await self.host.commands.run(self.session, text)
+        if self.session.model.provider is not None:  # /model NAME switched it
+            self.status_bar.model = self.session.model.label
         if result.action is None or not result.ok:
             self.transcript.add_message(result.markdown, classes="" if result.ok else "error")
         if result.action is not None:
@@ -340,7 +356,17 @@ class MainScreen(Screen[None]):
     def on_text_area_changed(self, event: PromptInput.Changed) -> None:
         if event.text_area is not self.prompt:
             return
-        self.completion.show_choices(matches(self.choices, self.prompt.text))
+        self.completion.show_choices(self.completions(self.prompt.text))
+
+    def completions(self, text: str) -> list[Completion]:
+        """What the popup offers for the prompt's ``text``."""
+        if text.startswith(MODEL_PREFIX) and self.host is not None:
+            from vis_core.model_choices import model_entries
+
+            current = self.session.model.label if self.session is not None else None
+            ids = [e.id for e in model_entries(self.host, current=current or None)]
+            return model_completions(ids, text)
+        return command_completions(self.choices, text)
 
     # -- keys ----------------------------------------------------------------------------
     def action_escape(self) -> None:

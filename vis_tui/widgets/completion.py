@@ -1,13 +1,14 @@
-"""The ``/`` completion popup over built-in and extension slash commands."""
+"""The completion popup above the prompt: slash commands, ``/model`` names, ``@`` paths."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from textual.content import Content
-from textual.fuzzy import Matcher
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
+
+from vis_tui.fuzzy import rank
 
 
 @dataclass(frozen=True)
@@ -19,43 +20,69 @@ class CommandChoice:
     doc: str
 
 
+@dataclass(frozen=True)
+class Completion:
+    """One row of the popup: Tab puts ``text`` in place of the cursor's line from column
+    ``start`` up to the cursor."""
+
+    label: str
+    doc: str
+    text: str
+    start: int
+
+
 def matches(choices: list[CommandChoice], text: str) -> list[CommandChoice]:
     """Commands for what follows ``/``: names that start with it first (in their order), then
     fuzzy matches (its letters in order, as the command palette matches), best first."""
     if not text.startswith("/") or " " in text or "\n" in text:
         return []
-    typed = text[1:].lower()
-    prefix = [c for c in choices if c.name.lower().startswith(typed)]
-    if not typed:
-        return prefix
-    matcher = Matcher(typed)
-    scored = [(matcher.match(c.name), c) for c in choices if c not in prefix]
-    fuzzy = [c for score, c in sorted(scored, key=lambda pair: -pair[0]) if score > 0]
-    return prefix + fuzzy
+    return rank(text[1:], choices, lambda choice: choice.name)
+
+
+def command_completions(choices: list[CommandChoice], text: str) -> list[Completion]:
+    return [
+        Completion(c.usage or f"/{c.name}", c.doc, f"/{c.name} ", 0) for c in matches(choices, text)
+    ]
+
+
+MODEL_PREFIX = "/model "
+
+
+def model_completions(model_ids: list[str], text: str) -> list[Completion]:
+    """Model names for ``/model NAME``, ranked like commands."""
+    if not text.startswith(MODEL_PREFIX) or "\n" in text:
+        return []
+    typed = text[len(MODEL_PREFIX) :]
+    if " " in typed:
+        return []
+    found = rank(typed, model_ids, lambda model_id: model_id, limit=50)
+    if found == [typed]:  # already complete
+        return []
+    return [Completion(model_id, "", model_id, len(MODEL_PREFIX)) for model_id in found]
 
 
 class CompletionMenu(OptionList, can_focus=False):
-    """Shown above the prompt while a command name is typed; Tab completes the highlighted one."""
+    """Shown above the prompt while something completable is typed; Tab takes the
+    highlighted row."""
 
     DEFAULT_CSS = """
     CompletionMenu { height: auto; max-height: 10; border: round $primary; margin: 0 1; }
     """
 
-    def show_choices(self, choices: list[CommandChoice]) -> None:
+    def show_choices(self, choices: list[Completion]) -> None:
         self.clear_options()
         self.choices = choices
         for choice in choices:
-            usage = choice.usage or f"/{choice.name}"
             doc = choice.doc.strip().splitlines()[0] if choice.doc.strip() else ""
-            label = Content.assemble((f"{usage:<28}", "bold"), (doc, "$text-muted"))
-            self.add_option(Option(label, id=choice.name))
+            label = Content.assemble((f"{choice.label:<28}", "bold"), (doc, "$text-muted"))
+            self.add_option(Option(label))
         self.display = bool(choices)
         if choices:
             self.highlighted = 0
 
     @property
-    def selected_choice(self) -> CommandChoice | None:
-        choices: list[CommandChoice] = getattr(self, "choices", [])
+    def selected_choice(self) -> Completion | None:
+        choices: list[Completion] = getattr(self, "choices", [])
         if not self.display or self.highlighted is None or not choices:
             return None
         return choices[self.highlighted]

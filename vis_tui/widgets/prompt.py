@@ -92,7 +92,8 @@ class PromptInput(TextArea):
         choice = menu.selected_choice if menu else None
         if choice is None:
             return False
-        self._show(f"/{choice.name} ")
+        row, column = self.cursor_location
+        self.replace(choice.text, (row, choice.start), (row, column))
         if menu:
             menu.hide()
         return True

@@ -1,0 +1,148 @@
+"""``/model``: a picker and ``/model `` completion that switch the session's model; ``/login``:
+provider, key in a secret form, model, and the app works at once (a real OpenAI-wire server)."""
+
+from __future__ import annotations
+
+import json
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from providers.wire_servers import WireServer, openai_reply
+
+from vis_tui.screens.form import FormScreen
+from vis_tui.screens.picker import PickerScreen
+from vis_tui.widgets.transcript import PlainMessage, SystemMessage
+
+from .support import started, until, vis_app
+
+
+@pytest.fixture
+def server() -> Iterator[WireServer]:
+    with WireServer() as wire:
+        yield wire
+
+
+def _config(vis_home: Path, server: WireServer) -> None:
+    (vis_home / "config.toml").write_text(
+        f'[providers.openai]\nbase_url = "{server.openai_base_url}"\n', encoding="utf-8"
+    )
+
+
+def _notes(app: object) -> list[str]:
+    found = app.main.transcript.query(f"{PlainMessage.__name__}, {SystemMessage.__name__}")  # type: ignore[attr-defined]
+    return [m.source for m in found]
+
+
+async def _answered(app: object, pilot: object, text: str) -> None:
+    await pilot.press(*text, "enter")  # type: ignore[attr-defined]
+    await until(
+        pilot,  # type: ignore[arg-type]
+        lambda: any(
+            t.status
+            for t in app.main.transcript.turns.values()  # type: ignore[attr-defined]
+        ),
+    )
+
+
+async def test_the_model_picker_switches_the_session_and_lists_recent_models_first(
+    workspace: Path, vis_home: Path, server: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _config(vis_home, server)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    server.reply(openai_reply(text="small model here"))
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        assert app.session.model.label == "openai/gpt-5"
+        await pilot.press(*"/model", "enter")
+        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        picker = app.screen
+        assert picker.shown[0].id == "openai/gpt-5" and "current" in picker.shown[0].note
+        assert any(item.id.startswith("anthropic/") for item in picker.shown)
+        await pilot.press(*"openai/gpt-4.1-mi", "enter")
+        await until(pilot, lambda: app.session.model.label == "openai/gpt-4.1-mini")
+        assert app.main.status_bar.model == "openai/gpt-4.1-mini"
+        assert "Model: openai/gpt-4.1-mini" in _notes(app)[-1]
+        await _answered(app, pilot, "hello")
+        assert server.bodies[-1]["model"] == "gpt-4.1-mini"
+        await pilot.press(*"/model", "enter")
+        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        first = app.screen.shown[0]
+        assert first.id == "openai/gpt-4.1-mini" and "current" in first.note
+        await pilot.press("escape")
+        overrides = app.host.store.list_overrides("session", app.session.id)
+        assert overrides["model"] == "openai/gpt-4.1-mini"  # the session keeps it on resume
+
+
+async def test_model_completion_after_slash_model(
+    workspace: Path, vis_home: Path, server: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _config(vis_home, server)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"/model 4.1nano")
+        menu = app.main.completion
+        assert menu.display and menu.selected_choice is not None
+        assert menu.selected_choice.label == "openai/gpt-4.1-nano"
+        await pilot.press("tab")
+        assert app.main.prompt.text == "/model openai/gpt-4.1-nano"
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.model.label == "openai/gpt-4.1-nano")
+        await until(pilot, lambda: app.main.status_bar.model == "openai/gpt-4.1-nano")
+        await pilot.press(*"/model nonsense-without-a-slash", "enter")
+        await until(pilot, lambda: "Cannot switch the model" in _notes(app)[-1])
+        assert app.session.model.label == "openai/gpt-4.1-nano"
+
+
+async def test_login_saves_the_key_as_a_secret_and_the_app_works_without_restart(
+    workspace: Path, vis_home: Path, server: WireServer
+) -> None:
+    _config(vis_home, server)
+    server.reply(openai_reply(text="logged in and answering"))
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        assert app.session.model.provider is None and "/login" in _notes(app)[0]
+        await pilot.press(*"/login", "enter")
+        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        assert [item.id for item in app.screen.shown] == ["anthropic", "openai"]
+        await pilot.press(*"openai", "enter")
+        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await pilot.press("ctrl+s")  # an empty key is refused in the form
+        assert isinstance(app.screen, FormScreen) and app.screen.errors
+        await pilot.press(*"sk-test-key-123", "ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        assert app.screen.shown[app.screen.query_one("#picker-list").highlighted].id == (
+            "openai/gpt-5"  # the provider's default model is offered first
+        )
+        await pilot.press(*"openai/gpt-5-mini", "enter")
+        await until(pilot, lambda: app.session.model.label == "openai/gpt-5-mini")
+        assert app.main.status_bar.model == "openai/gpt-5-mini"
+        assert not app.main.transcript.query(".no-model")
+        await _answered(app, pilot, "hello")
+        assert app.main.transcript.last_answer == "logged in and answering"
+    request = server.requests[-1]
+    assert request.headers.get("authorization") == "Bearer sk-test-key-123"
+    secrets = vis_home / "secrets"
+    assert json.loads(secrets.read_text())["env:OPENAI_API_KEY"] == "sk-test-key-123"
+    assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
+    assert 'model = "openai/gpt-5-mini"' in (vis_home / "config.toml").read_text()
+    assert b"sk-test-key-123" not in (vis_home / "vis.db").read_bytes()
+
+
+async def test_a_cancelled_login_saves_nothing(workspace: Path, vis_home: Path) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"/login", "enter")
+        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await pilot.press(*"anthropic", "enter")
+        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await pilot.press(*"sk-typed-then-cancelled", "escape")
+        await until(pilot, lambda: "Login cancelled" in _notes(app)[-1])
+        assert app.session.model.provider is None
+    assert not (vis_home / "secrets").exists()

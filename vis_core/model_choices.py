@@ -1,0 +1,230 @@
+"""What ``/model`` and ``/login`` offer (providers, known and recent models) and what they save."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from vis_core.commands import CommandResult, err, ok
+from vis_core.providers.base import ModelChoice, ProviderConfigError
+from vis_core.providers.factory import (
+    DEFAULT_ANTHROPIC_MODEL,
+    DEFAULT_KEY_ENV,
+    DEFAULT_OPENAI_MODEL,
+    KINDS,
+)
+from vis_core.providers.models import KNOWN_MODELS
+
+if TYPE_CHECKING:
+    from vis_core.agent.session import AgentSession
+    from vis_core.host import Host
+
+# A provider key saved in the secrets file is stored under its environment variable's name
+# with this prefix (setting ids are lower-case snake_case, so the two never collide).
+KEY_PREFIX = "env:"
+RECENT_OWNER, RECENT_KEY = "vis.models", "recent"
+RECENT_LIMIT = 8
+DEFAULT_MODELS = {"anthropic": DEFAULT_ANTHROPIC_MODEL, "openai": DEFAULT_OPENAI_MODEL}
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+class ModelSource(StrEnum):
+    """Why a model is offered."""
+
+    CURRENT = "current"
+    RECENT = "recent"
+    CONFIGURED = "configured"
+    KNOWN = "known"
+
+
+@dataclass(frozen=True)
+class ProviderEntry:
+    """A provider the person can log in to: its wire kind and where its key comes from."""
+
+    name: str
+    kind: str
+    key_env: str  # "" when the provider needs no key
+    has_key: bool
+
+    @property
+    def ready(self) -> bool:
+        return self.has_key or not self.key_env
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """One row of the model picker."""
+
+    id: str  # provider/model
+    source: ModelSource
+    ready: bool  # its provider has a key (or needs none)
+
+    @property
+    def provider(self) -> str:
+        return self.id.partition("/")[0]
+
+
+def saved_keys(host: Host) -> dict[str, str]:
+    """Provider keys saved by ``/login``, by environment variable name (unreadable file: none)."""
+    try:
+        values = host.settings.secrets.values()
+    except ValueError:
+        return {}
+    return {k[len(KEY_PREFIX) :]: v for k, v in values.items() if k.startswith(KEY_PREFIX)}
+
+
+def provider_environ(saved: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
+    """The variables providers read their keys from: saved keys, overridden by the real
+    environment (a key exported in the shell wins, as ``--model`` wins over config)."""
+    return {**saved, **environ}
+
+
+def _kind_models(kind: str) -> list[str]:
+    if kind == "anthropic":
+        return [name for name in KNOWN_MODELS if name.startswith("claude")]
+    if kind == "openai":
+        return [name for name in KNOWN_MODELS if not name.startswith("claude")]
+    return []
+
+
+def providers(host: Host) -> list[ProviderEntry]:
+    """anthropic, openai and every ``[providers.NAME]`` of config.toml (scripted aside)."""
+    environ = host.provider_environ()
+    tables = host.config.data.get("providers")
+    tables = tables if isinstance(tables, Mapping) else {}
+    names = ["anthropic", "openai", *(str(n) for n in tables if n not in ("anthropic", "openai"))]
+    found = []
+    for name in names:
+        section = tables.get(name)
+        section = section if isinstance(section, Mapping) else {}
+        kind = section.get("kind") or (name if name in KINDS else None)
+        if kind not in ("anthropic", "openai"):
+            continue
+        key_env = section.get("api_key_env")
+        key_env = DEFAULT_KEY_ENV.get(name, "") if not isinstance(key_env, str) else key_env
+        found.append(ProviderEntry(name, str(kind), key_env, bool(environ.get(key_env))))
+    return found
+
+
+def recent_models(host: Host) -> list[str]:
+    value = host.store.state_get(RECENT_OWNER, RECENT_KEY, [])
+    return [str(item) for item in value] if isinstance(value, list) else []
+
+
+def remember_model(host: Host, label: str) -> None:
+    recent = [label, *(item for item in recent_models(host) if item != label)]
+    host.store.state_set(RECENT_OWNER, RECENT_KEY, recent[:RECENT_LIMIT])
+
+
+def model_entries(
+    host: Host, provider: str | None = None, current: str | None = None
+) -> list[ModelEntry]:
+    """``current``, recently used ones, ``[models."p/m"]`` tables, then the known models of
+    providers with a key, then of the others; only ``provider``'s when given."""
+    known = {entry.name: entry for entry in providers(host)}
+    rows: dict[str, ModelEntry] = {}
+
+    def add(model_id: str, source: ModelSource) -> None:
+        name = model_id.partition("/")[0]
+        if provider is not None and name != provider:
+            return
+        if model_id not in rows and "/" in model_id:
+            entry = known.get(name)
+            ready = entry.ready if entry is not None else name == "scripted"
+            rows[model_id] = ModelEntry(model_id, source, ready)
+
+    if current:
+        add(current, ModelSource.CURRENT)
+    for label in recent_models(host):
+        add(label, ModelSource.RECENT)
+    configured = host.config.data.get("models")
+    for key in configured if isinstance(configured, Mapping) else ():
+        add(str(key), ModelSource.CONFIGURED)
+    for entry in sorted(known.values(), key=lambda entry: not entry.ready):
+        for name in _kind_models(entry.kind):
+            add(f"{entry.name}/{name}", ModelSource.KNOWN)
+    return list(rows.values())
+
+
+def default_model(entry: ProviderEntry) -> str:
+    return f"{entry.name}/{DEFAULT_MODELS.get(entry.kind, '')}"
+
+
+def check_key(key: str) -> str | None:
+    """Why ``key`` cannot be a provider key (None when it can)."""
+    if not key.strip():
+        return "The key is empty; paste the API key of the provider."
+    if any(ord(c) < 32 or ord(c) == 127 or c.isspace() for c in key.strip()):
+        return "The key holds spaces or control characters; paste only the key."
+    return None
+
+
+def save_key(host: Host, entry: ProviderEntry, key: str) -> None:
+    """Save ``key`` for ``entry`` in the secrets file (0600), where settings secrets live;
+    stored events and logs redact it from now on."""
+    problem = check_key(key)
+    if problem is not None:
+        raise ValueError(problem)
+    if not _ENV_NAME.match(entry.key_env):
+        raise ValueError(f"provider {entry.name!r} reads no key (api_key_env is empty)")
+    host.settings.secrets.write(KEY_PREFIX + entry.key_env, key.strip())
+    host.settings.refresh()
+
+
+async def use_model(host: Host, session: AgentSession, text: str) -> CommandResult:
+    """Switch ``session`` to the model ``text`` (``provider/model``), kept with the session."""
+    try:
+        choice = ModelChoice.parse(text.strip())
+    except ValueError as exc:
+        return err("Cannot switch the model", str(exc))
+    model = host.session_model(choice)
+    if model.provider is None:
+        return err(f"Cannot use {model.label}", model.problem)
+    old = session.model
+    try:
+        host.settings.set("model", model.label, "session", session_id=session.id)
+    except ValueError as exc:
+        await model.provider.aclose()
+        return err(f"Cannot use {model.label}", str(exc))
+    built = session.model  # the settings listener may have built the provider already
+    if built is not old and built.label == model.label:
+        await model.provider.aclose()
+    else:  # unchanged, or --model decides the saved model: the choice holds for this run
+        session.model = model
+        if built is not old and built.provider is not None:
+            await built.provider.aclose()
+    if old.provider is not None and old.provider is not session.model.provider:
+        await old.provider.aclose()
+    remember_model(host, model.label)
+    return ok(f"Model: {session.model.label}")
+
+
+async def login(
+    host: Host, session: AgentSession | None, entry: ProviderEntry, key: str, model: str
+) -> CommandResult:
+    """``/login``: save the provider's key, make ``model`` the default, use it now."""
+    if model.partition("/")[0] != entry.name:
+        return err("Cannot log in", f"model {model!r} is not one of {entry.name}'s")
+    try:
+        if entry.key_env:
+            save_key(host, entry, key)
+        host.settings.set("model", model, "global")
+    except (ValueError, ProviderConfigError) as exc:
+        return err("Cannot log in", str(exc))
+    host.refresh_model()
+    if host.model_problem:
+        return err("Cannot log in", host.model_problem)
+    if session is None:
+        return ok(f"Model: {host.model_label}")
+    result = await use_model(host, session, model)
+    if not result.ok:
+        return result
+    where = f"key saved in {host.paths.secrets_file}; " if entry.key_env else ""
+    return ok(result.title, f"Logged in to {entry.name}: {where}default model saved.")
+
+
+def entry_named(host: Host, name: str) -> ProviderEntry | None:
+    return next((entry for entry in providers(host) if entry.name == name), None)

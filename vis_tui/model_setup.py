@@ -1,0 +1,129 @@
+"""``/model`` and ``/login`` in the app: the model picker, and provider → key → model setup."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from vis_core.extension.forms import Form, paragraph, password
+from vis_core.model_choices import (
+    ModelSource,
+    check_key,
+    default_model,
+    entry_named,
+    login,
+    model_entries,
+    providers,
+    use_model,
+)
+from vis_tui.screens.form import FormScreen
+from vis_tui.screens.picker import PickerScreen, PickItem
+
+if TYPE_CHECKING:
+    from vis_core.commands import CommandResult
+    from vis_tui.app import VisApp
+
+LOGIN = "\x00login"  # the picker row that starts /login (no model id holds a NUL)
+_NOTES = {
+    ModelSource.CURRENT: "current",
+    ModelSource.RECENT: "recent",
+    ModelSource.CONFIGURED: "configured",
+    ModelSource.KNOWN: "",
+}
+
+
+def model_items(app: VisApp, provider: str | None = None) -> list[PickItem]:
+    """The picker's rows: the current model, recent ones, configured ones, known ones."""
+    assert app.host is not None
+    session = app.session
+    current = session.model.label if session is not None and session.model.provider else None
+    items = []
+    for entry in model_entries(app.host, provider, current):
+        notes = [_NOTES[entry.source]]
+        if not entry.ready:
+            notes.append("needs a key: /login")
+        items.append(PickItem(entry.id, entry.id, " · ".join(n for n in notes if n)))
+    return items
+
+
+async def choose_model(app: VisApp) -> None:
+    """``/model``: pick one of the models (or start ``/login``) and switch the session to it."""
+    if app.host is None or app.session is None:
+        return
+    items = [*model_items(app), PickItem(LOGIN, "Log in to a provider…", "save a key")]
+    current = app.session.model.label
+    picker = PickerScreen(
+        "Model for this session",
+        items,
+        placeholder="provider/model — type to filter, or a model the list does not know",
+        free_text=True,
+        highlight=current,
+    )
+    chosen = await app.push_screen(picker, wait_for_dismiss=True)
+    if chosen == LOGIN:
+        await log_in(app)
+    elif chosen:
+        show_result(app, await use_model(app.host, app.session, chosen))
+
+
+async def log_in(app: VisApp) -> None:
+    """``/login``: choose a provider, paste its key in a secret form, pick a model."""
+    host = app.host
+    if host is None:
+        return
+    rows = [
+        PickItem(
+            e.name, e.name, f"{e.kind} · " + ("key saved" if e.has_key else f"key {e.key_env}")
+        )
+        if e.key_env
+        else PickItem(e.name, e.name, f"{e.kind} · no key needed")
+        for e in providers(host)
+    ]
+    name = await app.push_screen(
+        PickerScreen("Log in: choose a provider", rows), wait_for_dismiss=True
+    )
+    entry = entry_named(host, name) if name else None
+    if entry is None:
+        return cancelled(app)
+    key = ""
+    if entry.key_env:
+        form = Form(
+            f"{entry.name} API key",
+            (
+                paragraph(f"Saved in {host.paths.secrets_file} (only you can read it)."),
+                password("key", entry.key_env, is_required=True, validate=(check_key,)),
+            ),
+            submit_label="Save key",
+        )
+        values = await app.push_screen(FormScreen(form), wait_for_dismiss=True)
+        if values is None:
+            return cancelled(app)
+        key = str(values.get("key", ""))
+    model = await app.push_screen(
+        PickerScreen(
+            f"Log in: choose a {entry.name} model",
+            model_items(app, entry.name),
+            placeholder=f"{entry.name}/model — type to filter or to name another",
+            free_text=True,
+            highlight=default_model(entry),
+        ),
+        wait_for_dismiss=True,
+    )
+    if not model:
+        return cancelled(app)
+    if "/" not in model:
+        model = f"{entry.name}/{model}"
+    result = await login(host, app.session, entry, key, model)
+    if result.ok:
+        app.main.forget_model_problem()
+    show_result(app, result)
+
+
+def cancelled(app: VisApp) -> None:
+    app.main.transcript.add_message("Login cancelled; nothing was saved.", classes="warning")
+
+
+def show_result(app: VisApp, result: CommandResult) -> None:
+    text = result.title + (f"\n{result.body}" if result.body else "")
+    app.main.transcript.add_message(text, classes="" if result.ok else "error", plain=True)
+    if app.session is not None:
+        app.main.status_bar.model = app.session.model.label

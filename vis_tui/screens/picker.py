@@ -1,0 +1,116 @@
+"""A searchable list to choose one item from (models, providers): Enter chooses, Esc closes."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from vis_tui.fuzzy import rank
+
+
+@dataclass(frozen=True)
+class PickItem:
+    """One choice: ``id`` is what the picker returns; ``note`` is shown muted beside it."""
+
+    id: str
+    label: str
+    note: str = ""
+
+
+class PickerScreen(ModalScreen[str | None]):
+    """Dismisses with the chosen item's id; with ``free_text``, Enter on a typed value that
+    matches nothing returns the value itself (a model the list does not know)."""
+
+    DEFAULT_CSS = """
+    PickerScreen { align: center middle; background: $background 60%; }
+    PickerScreen #picker-box {
+        width: 90%; max-width: 90; height: auto; max-height: 80%;
+        padding: 1 2; background: $surface; border: round $primary;
+    }
+    PickerScreen #picker-list { height: auto; max-height: 20; margin: 1 0; }
+    PickerScreen #picker-keys { color: $text-muted; }
+    """
+    BINDINGS = [
+        Binding("escape", "cancel", "Close", show=False),
+        Binding("down", "move(1)", "Next", show=False),
+        Binding("up", "move(-1)", "Previous", show=False),
+    ]
+
+    def __init__(
+        self,
+        title: str,
+        items: list[PickItem],
+        *,
+        placeholder: str = "Type to filter…",
+        free_text: bool = False,
+        highlight: str | None = None,
+        keys: str = "Enter chooses · ↑/↓ move · Esc closes",
+    ) -> None:
+        super().__init__()
+        self.title_text = title
+        self.items = items
+        self.placeholder = placeholder
+        self.free_text = free_text
+        self.highlight = highlight
+        self.keys = keys
+        self.shown: list[PickItem] = []
+
+    def compose(self) -> Any:
+        with Vertical(id="picker-box"):
+            yield Static(Content.styled(self.title_text, "bold"), id="picker-title")
+            yield Input(placeholder=self.placeholder, id="picker-search")
+            yield OptionList(id="picker-list")
+            yield Static(Content(self.keys), id="picker-keys")
+
+    def on_mount(self) -> None:
+        self._fill("")
+        if self.highlight is not None:
+            ids = [item.id for item in self.shown]
+            if self.highlight in ids:
+                self.query_one(OptionList).highlighted = ids.index(self.highlight)
+        self.query_one(Input).focus()
+
+    def _fill(self, query: str) -> None:
+        listing = self.query_one(OptionList)
+        listing.clear_options()
+        self.shown = rank(query.strip(), self.items, lambda item: item.label)
+        for item in self.shown:
+            label = Content.assemble((item.label, "bold"), (f"  {item.note}", "$text-muted"))
+            listing.add_option(Option(label, id=item.id))
+        if self.shown:
+            listing.highlighted = 0
+        else:
+            hint = "Enter uses what you typed." if self.free_text and query.strip() else ""
+            listing.add_option(
+                Option(Content.styled(f"Nothing matches. {hint}".strip(), "$text-muted"))
+            )
+
+    def on_input_changed(self, event: Input.Changed) -> None:
+        self._fill(event.value)
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        listing = self.query_one(OptionList)
+        if self.shown and listing.highlighted is not None:
+            self.dismiss(self.shown[listing.highlighted].id)
+        elif self.free_text and event.value.strip():
+            self.dismiss(event.value.strip())
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        if self.shown and event.option_index < len(self.shown):
+            self.dismiss(self.shown[event.option_index].id)
+
+    def action_move(self, step: int) -> None:
+        listing = self.query_one(OptionList)
+        if listing.option_count and self.shown:
+            listing.highlighted = ((listing.highlighted or 0) + step) % len(self.shown)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

@@ -2,17 +2,30 @@
 
 from __future__ import annotations
 
+import fcntl
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 ROOT = Path("/tmp/vis-snapshots")
+LOCK = Path("/tmp/vis-snapshots.lock")
 
 
 @pytest.fixture(autouse=True)
-def fixed_places(monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A clean ``/tmp/vis-snapshots`` with ``home`` (VIS_HOME) and ``project`` (workspace)."""
+def fixed_places(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A clean ``/tmp/vis-snapshots`` with ``home`` (VIS_HOME) and ``project`` (workspace).
+
+    The paths are part of the pictures, so they cannot vary; a lock beside the folder lets
+    test runs of several checkouts at once take turns instead of deleting each other's files.
+    """
+    with open(LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield _fresh_places(monkeypatch)
+
+
+def _fresh_places(monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.rmtree(ROOT, ignore_errors=True)
     (ROOT / "home").mkdir(parents=True)
     (ROOT / "project").mkdir()

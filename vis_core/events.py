@@ -228,6 +228,32 @@ class FoldCreated(Event):
 
 
 @dataclass(frozen=True)
+class BackgroundCommandEnded(Event):
+    """A ``shell()`` command still running when its block ended has exited since.
+
+    The model reads it with its next request (:meth:`text`) and the transcript shows it;
+    ``handle_id`` is the handle ``shells()`` lists, ``state`` says how it ended (``exit 0``,
+    ``stopped after its timeout (exit -15)``) and ``output`` is its output's tail.
+    """
+
+    turn_id: str = ""
+    handle_id: str = ""
+    command: str = ""
+    exit_code: int | None = None
+    state: str = ""
+    output: str = ""
+    runtime: float | None = None
+
+    def text(self) -> str:
+        took = f" after {self.runtime:.1f}s" if self.runtime is not None else ""
+        tail = f" Last output:\n{self.output.rstrip()}" if self.output.strip() else ""
+        return (
+            f"[Vis: the background command {self.handle_id} ({self.command!r}) ended: "
+            f"{self.state}{took}. shells() lists it; its logs() has the whole output.]{tail}"
+        )
+
+
+@dataclass(frozen=True)
 class Notification(Event):
     """A toast in the session: ``kind`` is one closed set from ``vis.notify`` to the TUI."""
 

@@ -369,6 +369,7 @@ class Host:
         from vis_core.extension_host.guides import extension_guides
         from vis_core.sandbox import Sandbox, ToolEntry
         from vis_core.tools import ToolContext, builtin_tools
+        from vis_core.tools.background import background_reports
         from vis_core.tools.discovery import Guide, discovery_tools
         from vis_core.tools.shell import ShellManager
 
@@ -512,8 +513,10 @@ class Host:
             on_close=kit.closer(self._closer(session_id, tool_context.close)),
             before_turn=self.mcp.before_turn,
             context=context,
+            before_request=partial(background_reports, tool_context.shells, session_id),
         )
         context.bind(session)
+        session.subscribe(_leave_running(tool_context.shells))
         session_box.append(session)
         session.subscribe(self._control_file_watch(session))
         self.sessions.append(session)
@@ -616,6 +619,16 @@ def _check_model_value(value: object, source: str) -> None:
             f"the {source} value of setting 'model' ({text!r}) is not usable: {exc}; "
             "change or reset it in /settings"
         ) from None
+
+
+def _leave_running(shells: Any) -> Callable[[Event], None]:
+    """After each block, the session's commands still running report back when they end."""
+
+    def watch(event: Event) -> None:
+        if isinstance(event, BlockFinished):
+            shells.leave_running()
+
+    return watch
 
 
 def _prepare_arguments(tool: HostTool, args: tuple, kwargs: dict) -> tuple[tuple, dict]:

@@ -15,6 +15,7 @@ from vis_core.events import (
     ActivityEnded,
     ActivityStarted,
     AssistantDelta,
+    BackgroundCommandEnded,
     Event,
     FoldCreated,
     Notification,
@@ -114,6 +115,15 @@ class PrintRenderer:
                 f"[dim]⋯ folded {plain(event.key)}"
                 + (f" · {gist}" if gist else " · no gist")
                 + "[/]"
+            )
+        elif isinstance(event, BackgroundCommandEnded):
+            self._break_line()
+            command = " ".join(event.command.split())
+            command = command if len(command) <= 100 else command[:99] + "…"
+            self.console.print(
+                f"[dim]⋯ background command {event.handle_id} ended: {plain(event.state)} · "
+                f"{plain(command)}[/]",
+                markup=True,
             )
         elif isinstance(event, Notification):
             self._break_line()

@@ -13,6 +13,7 @@ from vis_core.events import (
     AssistantDelta,
     AssistantMessage,
     AssistantThinking,
+    BackgroundCommandEnded,
     BlockFinished,
     Event,
     FoldCreated,
@@ -160,6 +161,17 @@ def _fold(target: EventTarget, event: FoldCreated) -> None:
 
 
 FOLD_GIST_PREVIEW = 160
+
+
+@handles(BackgroundCommandEnded)
+def _background(target: EventTarget, event: BackgroundCommandEnded) -> None:
+    """A command left running has ended: one quiet line (the model reads its output tail)."""
+    took = f" after {event.runtime:.1f}s" if event.runtime is not None else ""
+    command = " ".join(event.command.split())
+    if len(command) > FOLD_GIST_PREVIEW:
+        command = command[: FOLD_GIST_PREVIEW - 1] + "…"
+    text = f"⋯ Background command {event.handle_id} ended: {event.state}{took} · {command}"
+    target.transcript.turn(event.turn_id).show_note(text)
 
 
 @handles(Notification)

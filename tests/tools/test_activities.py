@@ -26,6 +26,7 @@ def test_tags_and_start_policy(tools: dict) -> None:
         "ls": (SymbolTag.OBSERVATION, False, "List files"),
         "patch": (SymbolTag.MUTATION, True, "Edit file"),
         "shell": (SymbolTag.MUTATION, True, "Run command"),
+        "shells": (SymbolTag.OBSERVATION, False, "List commands"),
         "run_tests": (SymbolTag.VERIFICATION, True, "Run tests"),
     }
     assert {

@@ -17,6 +17,7 @@ from vis_core.agent.folded import (
 from vis_core.events import (
     AssistantMessage,
     AssistantThinking,
+    BackgroundCommandEnded,
     BlockFinished,
     Event,
     FoldCreated,
@@ -141,6 +142,15 @@ class ConversationBuilder:
         self._positions[event.turn_id] = event.position
         self.turns[event.position] = TurnShape(event.position, event.turn_id)
         self._append(Message("user", event.request), (event.position, REQUEST))
+
+    def _on_BackgroundCommandEnded(self, event: BackgroundCommandEnded) -> None:
+        """The report goes with the next request: after the latest block's result or the
+        turn's request (one user message either way), else as a message of its own."""
+        last = self.messages[-1] if self.messages else None
+        if last is not None and last.role in ("user", "tool"):
+            self.messages[-1] = replace(last, text=f"{last.text}\n\n{event.text()}")
+            return
+        self._append(Message("user", event.text()), (self._position(event.turn_id), ANSWER))
 
     def _on_FoldCreated(self, event: FoldCreated) -> None:
         self.folds.append(event)

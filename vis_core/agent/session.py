@@ -167,9 +167,11 @@ class AgentSession:
         on_close: Callable[[], Any] | None = None,
         before_turn: Callable[[AgentSession], Awaitable[None]] | None = None,
         context: ContextPort | None = None,
+        before_request: Callable[[str], Awaitable[Sequence[Event]]] | None = None,
     ) -> None:
         self.id = session_id
         self._before_turn = before_turn
+        self._before_request = before_request  # events to record before each model request
         self.title = title
         self.model = model
         self.sandbox = sandbox
@@ -343,6 +345,9 @@ class AgentSession:
         self, turn_id: str, iteration: int, outcome: TurnOutcome
     ) -> tuple[list[ToolCall], str]:
         """One model request; a too-long one is retried once after the context port folds."""
+        if self._before_request is not None:
+            for event in await self._before_request(turn_id):
+                await self.emit(event)
         try:
             return await self._request_once(turn_id, iteration, outcome)
         except ContextOverflowError as exc:

@@ -242,6 +242,22 @@ class Renders:
             return ActivityPresentation("Run command", summary, (ActivityTerminal(stages),))
         return shell_presentation(result)
 
+    def shells(
+        self,
+        *,
+        phase: str,
+        args: Any = (),
+        kwargs: Any = None,
+        result: Any = None,
+        error: Any = None,
+    ) -> ActivityPresentation:
+        if phase == "failure":
+            return ActivityPresentation("List commands", _error_text(error))
+        if phase == "start" or not isinstance(result, list):
+            return ActivityPresentation("List commands", "")
+        running = sum(1 for handle in result if getattr(handle, "running", False))
+        return ActivityPresentation("List commands", f"{len(result)} command(s), {running} running")
+
     def run_tests(
         self,
         *,

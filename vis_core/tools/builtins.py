@@ -131,6 +131,16 @@ def builtin_tools(ctx: ToolContext) -> list[HostTool]:
             return await start()
         return await ctx.hooks.shell({"command": command, "cwd": cwd, "timeout": timeout}, start)
 
+    def shells() -> list[ShellHandle]:
+        """Every command `shell()` started in this session, running and finished, oldest first.
+
+        Each item is the command's handle (`wait`, `logs`, `type`, `stop`), so a handle lost
+        with a sandbox restart is found again here; its repr shows the id, pid, state and
+        command. A command still running when its block ends reports back by itself: when it
+        ends, your next request carries its exit code and the tail of its output.
+        """
+        return list(ctx.shells.handles.values())
+
     async def run_tests(
         target: str | list[str] | None = None, *, keyword: str | None = None, timeout: float = 600
     ) -> TestReport:
@@ -148,6 +158,7 @@ def builtin_tools(ctx: ToolContext) -> list[HostTool]:
         "patch": patch,
         "ls": ls,
         "shell": shell,
+        "shells": shells,
         "run_tests": run_tests,
     }
     renders = Renders(ctx.workspace, functions)
@@ -157,6 +168,7 @@ def builtin_tools(ctx: ToolContext) -> list[HostTool]:
         ("patch", SymbolTag.MUTATION, "Edit file", True),
         ("ls", SymbolTag.OBSERVATION, "List files", False),
         ("shell", SymbolTag.MUTATION, "Run command", True),
+        ("shells", SymbolTag.OBSERVATION, "List commands", False),
         ("run_tests", SymbolTag.VERIFICATION, "Run tests", True),
     )
     return [

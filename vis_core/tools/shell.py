@@ -24,6 +24,8 @@ from vis_core.tools.activities import shell_call_presentation
 from vis_core.tools.truncate import Keep, fit_output
 
 BUFFER_BYTES = 8 * 1024 * 1024
+TAIL_LINES = 20  # output a background command's report carries
+TAIL_CHARS = 2_000
 STOP_GRACE_SECONDS = 2.0
 READ_CHUNK = 65536
 _ids = itertools.count(1)
@@ -73,16 +75,18 @@ class ShellStatus:
     timed_out: bool = False
     stopped: bool = False
 
-    def __str__(self) -> str:
+    @property
+    def state(self) -> str:
         if self.running:
-            state = "still running"
-        elif self.timed_out:
-            state = f"stopped after its timeout (exit {self.exit_code})"
-        elif self.stopped:
-            state = f"stopped (exit {self.exit_code})"
-        else:
-            state = f"exit {self.exit_code}"
-        return f"$ {self.command}\n[{state}]" + (f"\n{self.output}" if self.output else "")
+            return "still running"
+        if self.timed_out:
+            return f"stopped after its timeout (exit {self.exit_code})"
+        if self.stopped:
+            return f"stopped (exit {self.exit_code})"
+        return f"exit {self.exit_code}"
+
+    def __str__(self) -> str:
+        return f"$ {self.command}\n[{self.state}]" + (f"\n{self.output}" if self.output else "")
 
 
 class ShellHandle(HostHandle):
@@ -116,6 +120,9 @@ class ShellHandle(HostHandle):
         self.stderr = StreamBuffer(buffer_bytes)
         self.timed_out = False
         self.stopped = False
+        # still running when a block ended; ``seen`` once the model read how it ended
+        self.left_running = False
+        self.seen = False
         self.started_at = time.monotonic()
         self.ended_at: float | None = None  # when an exit was seen (wait, or the settle)
         self._drains = [
@@ -155,7 +162,7 @@ class ShellHandle(HostHandle):
     def _on_timeout(self) -> None:
         if self.running:
             self.timed_out = True
-            asyncio.ensure_future(self.stop())
+            asyncio.ensure_future(self._stop(STOP_GRACE_SECONDS))
 
     @property
     def running(self) -> bool:
@@ -213,7 +220,7 @@ class ShellHandle(HostHandle):
             raise ValueError(f"wait: seconds must be a number >= 0 or None, got {seconds!r}")
         if not self.running:  # exited already: wait(0) returns (after at most the drain grace)
             await self._settle()
-            return self.status()
+            return self._seen_status()
         try:
             await asyncio.wait_for(asyncio.shield(self._settle()), seconds)
         except TimeoutError:
@@ -223,7 +230,17 @@ class ShellHandle(HostHandle):
                 "Call logs() to see its output, wait() again to keep waiting, or stop() to end it."
                 + (f" Last output:\n{tail}" if tail else "")
             ) from None
+        return self._seen_status()
+
+    def _seen_status(self) -> ShellStatus:
+        """The status the model receives of an ended command (no background report follows)."""
+        self.seen = True
         return self.status()
+
+    def tail(self, lines: int = TAIL_LINES, chars: int = TAIL_CHARS) -> str:
+        """The last ``lines`` lines of output (at most ``chars`` characters)."""
+        text = "\n".join(line for _, line in self.output_lines()[-lines:])
+        return text if len(text) <= chars else "…" + text[-(chars - 1) :]
 
     async def type(self, text: str) -> None:
         """Send ``text`` to the command's stdin (add ``\\n`` to press Enter)."""
@@ -249,6 +266,10 @@ class ShellHandle(HostHandle):
 
     async def stop(self, grace: float = STOP_GRACE_SECONDS) -> ShellStatus:
         """Stop the whole process group: SIGTERM, then SIGKILL after ``grace`` seconds."""
+        await self._stop(grace)
+        return self._seen_status()
+
+    async def _stop(self, grace: float) -> None:
         if self.running:
             self.stopped = True
         self._signal_group(signal.SIGTERM)
@@ -261,7 +282,6 @@ class ShellHandle(HostHandle):
         stdin = self._process.stdin
         if stdin is not None and not stdin.is_closing():
             stdin.close()
-        return self.status()
 
 
 class ShellManager:
@@ -333,6 +353,23 @@ class ShellManager:
         handle = ShellHandle(command, process, output_dir, timeout=timeout, reaper=reaper)
         self.handles[handle.id] = handle
         return handle
+
+    def leave_running(self) -> None:
+        """A block ended: the commands still running report back when they end."""
+        for handle in self.handles.values():
+            if handle.running:
+                handle.left_running = True
+
+    async def ended_in_background(self) -> list[ShellHandle]:
+        """Commands left running that ended since and whose end the model has not read; each
+        is returned once (its output drained)."""
+        ended = [
+            h for h in self.handles.values() if h.left_running and not h.seen and not h.running
+        ]
+        for handle in ended:
+            handle.seen = True
+            await handle._settle()
+        return ended
 
     async def close_all(self) -> None:
         handles = list(self.handles.values())

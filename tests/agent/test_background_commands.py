@@ -1,0 +1,95 @@
+"""Background commands report back: a shell() left running tells the next request and the
+transcript how it ended; shells() finds its handle again after a sandbox restart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from vis_core.events import BackgroundCommandEnded, BlockFinished, TurnEnded
+from vis_core.host import Host, HostOptions
+from vis_core.model.turn import TurnStatus
+
+START = """
+bg = await shell("while [ ! -e go ]; do sleep 0.01; done; echo built; echo 'all done'; exit 3")
+seen = await shell("echo waited-for")
+await seen.wait(30)  # its end is read here: no report follows
+print("started", bg)
+"""
+FINISH = """
+import asyncio, pathlib
+pathlib.Path("go").touch()
+for _ in range(3000):  # until the command has ended (without wait(), which would read it)
+    if "running" not in repr((await shells())[-2]):
+        break
+    await asyncio.sleep(0.01)
+print("ended", [repr(h).split(":")[0] for h in await shells()])
+"""
+CRASH = "import os\nos._exit(9)"
+AFTER_RESTART = """
+found = await shells()
+print(len(found), [repr(h).split()[0] for h in found])
+status = await found[0].wait(0)  # finished already: returns at once
+print("exit", status.exit_code, status.output.split())
+"""
+
+
+async def test_a_command_left_running_reports_its_end_to_the_next_request(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = tmp_path / "script.yaml"
+    script.write_text(
+        yaml.safe_dump(
+            [
+                {"code": START},
+                {"code": FINISH},
+                {"text": "The build ended."},
+                {"code": CRASH},
+                {"code": AFTER_RESTART},
+                {"text": "ok"},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    events: list = []
+    try:
+        session = await host.new_session()
+        session.subscribe(events.append)
+        first = await session.submit("build in the background")
+        second = await session.submit("look again")
+        requests = session.model.provider.requests  # type: ignore[union-attr]
+        reopened = await host.open_session(session.id)
+        rebuilt = reopened.build_request()
+    finally:
+        await host.close()
+
+    assert first.status is TurnStatus.COMPLETED and second.status is TurnStatus.COMPLETED
+    (report,) = [e for e in events if isinstance(e, BackgroundCommandEnded)]
+    assert report.command.startswith("while [ ! -e go ]") and report.exit_code == 3
+    assert report.state == "exit 3" and report.output == "built\nall done"
+    assert report.turn_id == first.turn_id and report.runtime is not None
+    # it came after the block that saw it end, before the request that followed
+    kinds = [
+        type(e).__name__ for e in events if isinstance(e, BlockFinished | BackgroundCommandEnded)
+    ]
+    assert kinds[:3] == ["BlockFinished", "BlockFinished", "BackgroundCommandEnded"]
+    carried = requests[2].messages[-1]
+    assert carried.role == "tool" and carried.text.startswith("ended [")
+    assert carried.text.endswith(
+        f"[Vis: the background command {report.handle_id} ({report.command!r}) ended: exit 3 "
+        f"after {report.runtime:.1f}s. shells() lists it; its logs() has the whole output.] "
+        "Last output:\nbuilt\nall done"
+    )
+    assert "waited-for" not in carried.text  # the command whose end the model read
+    # stored: a reopened session's request carries it at the same place
+    assert any(report.text() in m.text for m in rebuilt.messages)
+    # after the sandbox restart, shells() still lists both handles; wait(0) returns at once
+    blocks = [e for e in events if isinstance(e, BlockFinished)]
+    after = blocks[-1]
+    assert after.restarted and after.error is None, after.error
+    lines = after.stdout.splitlines()
+    assert lines[-2] == "2 ['<shell', '<shell']"
+    assert lines[-1] == "exit 3 ['built', 'all', 'done']"
+    assert not [e for e in events if isinstance(e, TurnEnded) and e.error]

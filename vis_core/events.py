@@ -16,7 +16,7 @@ from vis_core.model.activity import (
     to_plain,
 )
 from vis_core.model.notify import NotifyKind
-from vis_core.model.turn import TurnStatus
+from vis_core.model.turn import ContextOrigin, TurnStatus
 from vis_core.model.usage import Usage
 
 _EVENT_TYPES: dict[str, type[Event]] = {}
@@ -77,6 +77,8 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             value = Usage(**value)
         elif f.name == "status" and isinstance(value, str):
             value = TurnStatus(value)
+        elif f.name == "origin" and cls is UserContext and isinstance(value, str):
+            value = ContextOrigin(value)
         kwargs[f.name] = value
     return cls(**kwargs)
 
@@ -272,6 +274,17 @@ class TurnEnded(Event):
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
     error: str | None = None
+
+
+@dataclass(frozen=True)
+class UserContext(Event):
+    """Text the person added for the model (``@path``, ``!command``, ``/undo``): part of
+    turn ``turn_id``'s request, or of the next request when ``turn_id`` is empty."""
+
+    turn_id: str = ""
+    origin: ContextOrigin = ContextOrigin.FILE
+    title: str = ""
+    text: str = ""
 
 
 @dataclass(frozen=True)

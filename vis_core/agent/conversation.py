@@ -25,6 +25,7 @@ from vis_core.events import (
     TurnEnded,
     TurnStarted,
     UsageReported,
+    UserContext,
 )
 from vis_core.model.turn import Incomplete
 from vis_core.providers.base import ImagePart, Message, ThinkingDelta, ThinkingPart, ToolCall
@@ -125,6 +126,7 @@ class ConversationBuilder:
         self.folds: list[FoldCreated] = []
         self._owners: tuple[tuple[int, int], FoldOwners] | None = None  # kept per fold set
         self._verdicts: list[int | None] = []  # per message: the fold dropping it, if any
+        self._context: list[str] = []  # what the person added before the next request
 
     def _append(self, message: Message, tag: Tag) -> None:
         self.messages.append(message)
@@ -141,7 +143,20 @@ class ConversationBuilder:
     def _on_TurnStarted(self, event: TurnStarted) -> None:
         self._positions[event.turn_id] = event.position
         self.turns[event.position] = TurnShape(event.position, event.turn_id)
-        self._append(Message("user", event.request), (event.position, REQUEST))
+        text = "\n\n".join([*self._context, event.request])
+        self._context.clear()
+        self._append(Message("user", text), (event.position, REQUEST))
+
+    def _on_UserContext(self, event: UserContext) -> None:
+        """The person's addition joins its turn's request (or waits for the next one)."""
+        position = self._positions.get(event.turn_id)
+        if position is not None:
+            for index in range(len(self.messages) - 1, -1, -1):
+                if self.tags[index] == (position, REQUEST):
+                    message = self.messages[index]
+                    self.messages[index] = replace(message, text=f"{message.text}\n\n{event.text}")
+                    return
+        self._context.append(event.text)
 
     def _on_BackgroundCommandEnded(self, event: BackgroundCommandEnded) -> None:
         """The report goes with the next request: after the latest block's result or the

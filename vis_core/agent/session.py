@@ -268,20 +268,27 @@ class AgentSession:
         if self._task is not None and not self._task.done():
             self._task.cancel()
 
-    async def submit(self, text: str) -> TurnEnded:
+    async def submit(
+        self, text: str, *, mentions: Sequence[str] = (), command: bool = False
+    ) -> TurnEnded:
+        """Run one turn for ``text``. ``mentions``: workspace files whose ``cat`` view goes
+        with the request (``@path``); ``command``: ``text`` is ``!command``, run in the
+        workspace, its output kept for the model's next turn (no model request)."""
         if self.running:
             raise RuntimeError("a turn is already running in this session")
-        self._task = asyncio.get_running_loop().create_task(self._turn(text))
+        self._task = asyncio.get_running_loop().create_task(self._turn(text, mentions, command))
         try:
             return await asyncio.shield(self._task)
         except asyncio.CancelledError:
             self._task.cancel()
             return await self._task
 
-    async def _turn(self, text: str) -> TurnEnded:
+    async def _turn(self, text: str, mentions: Sequence[str], command: bool) -> TurnEnded:
+        from vis_core.agent import person_input
+
         turn_id = uuid.uuid4().hex
         self.turn_count += 1
-        if not self.title and not text.startswith("/"):
+        if not self.title and not text.startswith("/") and not command:
             self.title = title_from_request(text)
             self._store.set_title(self.id, self.title)
         await self.emit(
@@ -289,9 +296,14 @@ class AgentSession:
         )
         outcome = TurnOutcome()
         try:
-            if self._before_turn is not None:
-                await self._before_turn(self)
-            await self._iterate(turn_id, outcome)
+            if command:
+                await person_input.run_command(self, turn_id, text)
+                outcome.status = TurnStatus.COMPLETED
+            else:
+                if self._before_turn is not None:
+                    await self._before_turn(self)
+                await person_input.attach_files(self, turn_id, mentions)
+                await self._iterate(turn_id, outcome)
         except asyncio.CancelledError:
             outcome.status = TurnStatus.CANCELLED
             outcome.error = "cancelled by the user"

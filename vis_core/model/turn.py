@@ -1,4 +1,5 @@
-"""How a turn ended (``TurnStatus``) and why an answer is not whole (``Incomplete``)."""
+"""How a turn ended (``TurnStatus``), why an answer is not whole (``Incomplete``), and where
+text the person added for the model came from (``ContextOrigin``)."""
 
 from __future__ import annotations
 
@@ -20,3 +21,11 @@ class Incomplete(StrEnum):
     CUT = "max_tokens"  # the model reached its output limit mid-answer
     FAILED = "failed"  # the request failed while the answer streamed
     CANCELLED = "cancelled"  # the person cancelled the turn while the answer streamed
+
+
+class ContextOrigin(StrEnum):
+    """Where text the person added to the conversation came from."""
+
+    FILE = "file"  # @path: the file's cat view
+    SHELL = "shell"  # !command: what the command printed
+    UNDO = "undo"  # /undo: which files were restored

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,6 +21,7 @@ from vis_core.model.notify import NotifyKind
 from vis_tui.event_map import dispatch
 from vis_tui.history import store_page_loader
 from vis_tui.keys import CHORD_ACTIONS
+from vis_tui.mentions import mentioned_files, path_completions, typing_mention
 from vis_tui.messages import CommandActionRequested, CoreEvent, TurnDone
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.blocks import BlockContext
@@ -105,6 +107,7 @@ class MainScreen(Screen[None]):
         self._unsubscribe: Any = None
         self._quit_armed_at: float | None = None
         self.choices: list[CommandChoice] = []
+        self.files: list[str] | None = None  # workspace files for @ completion, once listed
         self._previewed: str | None = None
 
     # -- layout --------------------------------------------------------------------------
@@ -245,6 +248,9 @@ class MainScreen(Screen[None]):
         if text.lstrip().startswith("/"):
             self.run_command(text.strip())
             return
+        if text.startswith("!") and not text[1:].strip():
+            self.transcript.add_message("Write a command after `!`, e.g. `!git status`.")
+            return
         if self.host is not None and self.session is not None:
             self.host.store.add_prompt(self.session.id, text)
         self.prompt.remember(text)
@@ -283,7 +289,11 @@ class MainScreen(Screen[None]):
     async def _turn(self, text: str) -> None:
         assert self.session is not None
         try:
-            await self.session.submit(text)
+            if text.startswith("!"):  # the person's own command; its output joins the talk
+                await self.session.submit(text, command=True)
+            else:
+                mentions = mentioned_files(text, Path(self.workspace))
+                await self.session.submit(text, mentions=mentions)
         except Exception as exc:  # the core already reports turn failures as TurnEnded
             self.transcript.add_message(f"**Vis could not run the turn:** {exc}", classes="error")
         finally:
@@ -360,6 +370,13 @@ class MainScreen(Screen[None]):
 
     def completions(self, text: str) -> list[Completion]:
         """What the popup offers for the prompt's ``text``."""
+        row, column = self.prompt.cursor_location
+        line = self.prompt.document.get_line(row) if row < self.prompt.document.line_count else ""
+        mention = typing_mention(line, column)
+        if mention is not None:
+            if self.files is None or not mention[1]:  # a new @: list the files again
+                self._list_files()
+            return path_completions(self.files or [], line, column)
         if text.startswith(MODEL_PREFIX) and self.host is not None:
             from vis_core.model_choices import model_entries
 
@@ -367,6 +384,21 @@ class MainScreen(Screen[None]):
             ids = [e.id for e in model_entries(self.host, current=current or None)]
             return model_completions(ids, text)
         return command_completions(self.choices, text)
+
+    @work(group="files", exclusive=True, thread=True, exit_on_error=False)
+    def _list_files(self) -> None:
+        """The workspace's files for ``@`` (as a search sees them: .gitignore applies)."""
+        from vis_core.tools.ignore import listed_files
+
+        root = str(Path(self.workspace).resolve())
+        paths = listed_files(root, hidden=False)
+        files = sorted(os.path.relpath(path, root) for path in paths)
+        self.app.call_from_thread(self._files_listed, files)
+
+    def _files_listed(self, files: list[str]) -> None:
+        self.files = files
+        if self.prompt.text:
+            self.completion.show_choices(self.completions(self.prompt.text))
 
     # -- keys ----------------------------------------------------------------------------
     def action_escape(self) -> None:

@@ -1,0 +1,97 @@
+"""``@path`` completes workspace files and attaches their cat view; ``!command`` runs in the
+workspace as a terminal Activity whose output the model reads next turn."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vis_core.events import UserContext
+from vis_core.model.turn import ContextOrigin
+from vis_tui.mentions import mentioned_files, typing_mention
+from vis_tui.widgets.activity import ActivityRow
+from vis_tui.widgets.transcript import SystemMessage
+
+from .support import started, until, vis_app, write_script
+
+
+def _files(workspace: Path) -> None:
+    (workspace / "src").mkdir()
+    (workspace / "src" / "app.py").write_text("print('hello from app')\n", encoding="utf-8")
+    (workspace / "build").mkdir()
+    (workspace / "build" / "app.py").write_text("generated\n", encoding="utf-8")
+    (workspace / ".gitignore").write_text("build/\n", encoding="utf-8")
+    (workspace / "x\x1b]52;c;aGk=\x07[b]app.txt").write_text("hostile name\n", encoding="utf-8")
+
+
+def _stored(app: object, kind: type) -> list:
+    store = app.host.store  # type: ignore[attr-defined]
+    session_id = app.session.id  # type: ignore[attr-defined]
+    return [row.event for row in store.events(session_id) if isinstance(row.event, kind)]
+
+
+def test_mentions_name_existing_workspace_files_only(workspace: Path, tmp_path: Path) -> None:
+    _files(workspace)
+    (tmp_path / "secret.txt").write_text("outside", encoding="utf-8")
+    (workspace / "link.txt").symlink_to(tmp_path / "secret.txt")
+    text = "see @src/app.py, @missing.py and @../secret.txt @link.txt mail me@src/app.py"
+    assert mentioned_files(text, workspace) == ["src/app.py"]
+    assert typing_mention("read @sr", 8) == (5, "sr")
+    assert typing_mention("mail me@sr", 10) is None
+
+
+async def test_at_completes_workspace_files_and_attaches_the_cat_view(
+    workspace: Path, tmp_path: Path
+) -> None:
+    _files(workspace)
+    script = write_script(tmp_path, [{"text": "It prints a greeting."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"what does @app")
+        menu = app.main.completion
+        await until(pilot, lambda: menu.display)
+        labels = [choice.label for choice in menu.choices]
+        assert labels[0] == "@src/app.py" and "@build/app.py" not in labels  # .gitignore
+        await pilot.press(*"x", "t")  # the hostile name: shown as text, never as escapes
+        await until(pilot, lambda: any("app.txt" in c.label for c in menu.choices))
+        screen = app.export_screenshot()
+        assert "\x1b]52" not in screen and "\x07" not in screen
+        await pilot.press(*["backspace"] * 2)
+        await until(pilot, lambda: menu.display and menu.choices[0].label == "@src/app.py")
+        await pilot.press("tab")
+        assert app.main.prompt.text == "what does @src/app.py "
+        await pilot.press("enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "It prints a greeting.")
+        request = app.session.conversation.messages[0].text
+        assert request.startswith("what does @src/app.py")
+        assert "@src/app.py" in request and "1: print('hello from app')" in request
+        [attached] = _stored(app, UserContext)
+        assert attached.origin is ContextOrigin.FILE and attached.title == "src/app.py"
+
+
+async def test_bang_runs_a_command_whose_output_the_model_reads_next_turn(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(tmp_path, [{"text": "The command failed with exit 3."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"!echo out-line; echo err-line >&2; exit 3", "enter")
+        await until(pilot, lambda: bool(_stored(app, UserContext)))
+        await until(pilot, lambda: not app.main.turn_running)
+        rows = list(app.main.query(ActivityRow))
+        assert rows, "the command shows as an Activity"
+        header = str(rows[-1].query_one(".activity-header").render())
+        assert "✗" in header and "✓" not in header
+        [context] = _stored(app, UserContext)
+        assert context.origin is ContextOrigin.SHELL and "[exit 3]" in context.text
+        assert "out-line" in context.text and "err-line" in context.text
+        assert app.session.title == ""  # a command does not name the session
+        await pilot.press(*"what happened?", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer.startswith("The command"))
+        users = [m.text for m in app.session.conversation.messages if m.role == "user"]
+        assert "out-line" in users[0] and users[-1] == "what happened?"
+        await pilot.press("!", "enter")  # nothing to run: said, and no turn starts
+        notes = app.main.transcript.query(SystemMessage)
+        await until(pilot, lambda: any("Write a command after" in m.source for m in notes))
+        assert len(app.main.transcript.turns) == 2

@@ -31,6 +31,7 @@ EXIT_CODES = {
     TurnStatus.COMPLETED: 0,
     TurnStatus.FAILED: 1,
     TurnStatus.MAX_ITERATIONS: 1,
+    TurnStatus.INCOMPLETE: 1,  # the answer was cut at the output limit
     TurnStatus.CANCELLED: 130,
 }
 _STATE_MARKS = {

@@ -3,6 +3,9 @@ the model are told, what is stored, what runs and what does not."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -65,12 +68,15 @@ async def test_a_cut_answer_is_told_to_the_person_and_the_model(
         openai_reply("Go on: second..."),
     )
     ended, events, host = await run(workspace, "why?", "continue")
+    stored = host.store.turns(ended[0].session_id)
     await host.close()
     assert ended[0].content == "The three reasons are: first, the cach"
+    assert ended[0].status is TurnStatus.INCOMPLETE  # not a plain success
+    assert ended[0].error is not None and "cut at the model's output limit" in ended[0].error
+    assert stored[0].status == "incomplete"
     message = next(e for e in events if isinstance(e, AssistantMessage))
     assert message.incomplete == "max_tokens"
-    notices = [e.text for e in events if isinstance(e, Notification)]
-    assert any("The answer was cut" in t and "max_tokens" in t for t in notices)
+    assert ended[1].status is TurnStatus.COMPLETED  # the next, whole answer is a success
     replayed = wire_server.bodies[1]["messages"][2]
     assert replayed["role"] == "assistant"
     assert replayed["content"].startswith("The three reasons are: first, the cach")
@@ -158,3 +164,18 @@ async def test_a_retried_error_is_told_once(
     assert len(notices) == 2
     assert sum("the model is loading" in t for t in notices) == 1
     assert "the model is loading" in (ended.error or "")
+
+
+def test_vis_run_exits_1_and_says_so_when_the_answer_was_cut(
+    vis_home: Path, workspace: Path, wire_server: WireServer
+) -> None:
+    configure(vis_home, wire_server)
+    wire_server.reply(openai_reply("Half an ans", finish_reason="length"))
+    done = subprocess.run(
+        [sys.executable, "-m", "vis_core.cli", "run", "--model", "wire/test-model", "go"],
+        cwd=workspace, env={**os.environ, "VIS_HOME": str(vis_home)},
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.startswith("Half an ans")
+    assert "incomplete:" in done.stderr and "output limit (max_tokens)" in done.stderr

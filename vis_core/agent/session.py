@@ -66,6 +66,12 @@ class EventSink(Protocol):
     def set_title(self, session_id: str, title: str) -> None: ...
 
 
+CUT_ERROR = (
+    "the answer was cut at the model's output limit (max_tokens); ask it to continue, or for "
+    "a shorter answer"
+)
+
+
 def cut_notice(calls: Sequence[ToolCall]) -> str:
     """What the person reads when an answer stopped at the model's output limit."""
     text = "The answer was cut: the model reached its output limit (max_tokens) mid-answer"
@@ -146,6 +152,7 @@ class TurnOutcome:
     error: str | None = None
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
+    cut: bool = False  # the last response stopped at the output limit (max_tokens)
 
 
 class AgentSession:
@@ -337,6 +344,8 @@ class AgentSession:
             calls, text = await self._request(turn_id, iteration, outcome)
             if not calls:
                 outcome.status, outcome.content = TurnStatus.COMPLETED, text
+                if outcome.cut:  # a cut answer is not a plain success
+                    outcome.status, outcome.error = TurnStatus.INCOMPLETE, CUT_ERROR
                 return
             for call in calls:
                 if iteration >= self.limits.max_iterations:
@@ -504,7 +513,7 @@ class AgentSession:
         await flush()
         await emit_thinking()
         text = "".join(chunks)
-        cut = stop == StopReason.MAX_TOKENS
+        cut = outcome.cut = stop == StopReason.MAX_TOKENS
         if text:
             await self.emit(
                 AssistantMessage(
@@ -516,7 +525,7 @@ class AgentSession:
                 )
             )
         await self._report_usage(turn_id, usage, outcome)
-        if cut:
+        if cut and calls:  # a cut plain answer ends the turn, whose status says so
             await self.emit(Notification(self.id, text=cut_notice(calls), kind=NotifyKind.WARN))
         return calls, text
 

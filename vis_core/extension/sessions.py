@@ -114,7 +114,7 @@ def session_data(store: Store, row: SessionRow) -> dict[str, Any]:
     failures = [
         {"turn_id": t["id"], "position": t["position"], "status": t["status"], "error": t["error"]}
         for t in transcript
-        if t["status"] in ("failed", "cancelled", "max_iterations")
+        if t["status"] in ("failed", "cancelled", "max_iterations", "incomplete")
     ]
     forks = [
         session_summary(other)

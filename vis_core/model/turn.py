@@ -12,6 +12,7 @@ class TurnStatus(StrEnum):
     FAILED = "failed"
     CANCELLED = "cancelled"
     MAX_ITERATIONS = "max_iterations"
+    INCOMPLETE = "incomplete"  # the last answer was cut at the model's output limit
 
 
 class Incomplete(StrEnum):

@@ -19,6 +19,7 @@ _STATUS_TEXT = {
     TurnStatus.CANCELLED: ("Cancelled.", "$text-warning"),
     TurnStatus.FAILED: ("The turn failed", "$text-error"),
     TurnStatus.MAX_ITERATIONS: ("Stopped at the iteration limit.", "$text-warning"),
+    TurnStatus.INCOMPLETE: ("Incomplete:", "$text-warning"),
 }
 
 

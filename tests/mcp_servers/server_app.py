@@ -102,15 +102,20 @@ def do_dash_thing() -> str:
 
 @server.tool()
 async def grow(ctx: Context) -> str:
-    """Add a tool named `extra` and announce the changed list."""
+    """Add a tool named `extra` (remove it when present) and announce the changed list."""
 
     def extra() -> str:
         """Added at run time."""
         return "extra!"
 
-    server.add_tool(extra)
+    if "extra" in [tool.name for tool in await server.list_tools()]:
+        server.remove_tool("extra")
+        result = "shrunk"
+    else:
+        server.add_tool(extra)
+        result = "grown"
     await ctx.session.send_tool_list_changed()
-    return "grown"
+    return result
 
 
 @server.resource("file:///notes.txt", mime_type="text/plain", description="Some notes")
@@ -140,8 +145,9 @@ def greeting(name: str) -> str:
 
 def quirks(app: Any) -> Any:
     """``/auth/mcp`` answers 401 without ``Bearer sesame``; ``/flaky/mcp`` fails every other
-    ``resources/list`` with 503 (a retry gets through); both then serve ``/mcp``."""
-    failures = {"count": 0}
+    ``resources/list`` with 503 (a retry gets through) and every call of ``echo`` whose text
+    says ``fragile`` (``GET /flaky/fragile`` counts those); both then serve ``/mcp``."""
+    failures = {"count": 0, "fragile": 0}
 
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -150,6 +156,9 @@ def quirks(app: Any) -> Any:
         if path.startswith(("/auth/", "/flaky/")):
             scope = dict(scope, path="/mcp", raw_path=b"/mcp")
         headers = dict(scope.get("headers") or [])
+        if path == "/flaky/fragile" and scope["method"] == "GET":
+            await send({"type": "http.response.start", "status": 200, "headers": []})
+            return await send({"type": "http.response.body", "body": b"%d" % failures["fragile"]})
         if path.startswith("/auth/") and headers.get(b"authorization") != b"Bearer sesame":
             await send({"type": "http.response.start", "status": 401, "headers": []})
             return await send({"type": "http.response.body", "body": b"sign in first"})
@@ -160,6 +169,10 @@ def quirks(app: Any) -> Any:
                 body += message.get("body", b"")
                 if not message.get("more_body"):
                     break
+            if b'"tools/call"' in body and b"fragile" in body:
+                failures["fragile"] += 1
+                await send({"type": "http.response.start", "status": 503, "headers": []})
+                return await send({"type": "http.response.body", "body": b"busy"})
             if b'"resources/list"' in body:
                 failures["count"] += 1
                 if failures["count"] % 2 == 1:
@@ -180,7 +193,7 @@ def quirks(app: Any) -> Any:
 
 
 def main(argv: list[str]) -> None:
-    print("fixture server starting", file=sys.stderr, flush=True)
+    print(f"fixture server starting in {os.getcwd()}", file=sys.stderr, flush=True)
     time.sleep(float(os.environ.get("DELAY", "0")))  # a server slow to start
     if argv[1:2] == ["http"]:
         import threading

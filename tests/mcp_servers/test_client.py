@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.mcp.client import ConnectionLost, ServerConnection, State
+from vis_core.mcp.client import ConnectionLost, McpCallError, ServerConnection, State
 from vis_core.mcp.config import Source, parse_entry
 from vis_core.mcp.logfile import McpLog
 
@@ -55,19 +55,23 @@ async def test_stdio_progress_restarts_the_timeout_and_silence_ends_the_call(
         await conn.call_tool("grow", {})
         await _wait(lambda: "extra" in [t.tool for t in conn.tools])
         assert "mcp__fix__extra" in [t.name for t in conn.tools]
+        # ... and withdraws them
+        await conn.call_tool("grow", {})
+        await _wait(lambda: "extra" not in [t.tool for t in conn.tools])
     finally:
         await conn.stop()
 
 
 async def test_a_server_dying_mid_call_shows_disconnected_and_reconnects(tmp_path: Path) -> None:
-    conn = _connection(tmp_path, stdio_entry())
+    (tmp_path / "sub").mkdir()
+    conn = _connection(tmp_path, stdio_entry(cwd="sub"))  # relative to the session folder
     conn.start()
     try:
         await conn.wait_ready(30)
         with pytest.raises(ConnectionLost, match="reconnects on the next call"):
             await conn.call_tool("die", {})
         await _wait(lambda: conn.state is State.DISCONNECTED)
-        assert "fixture server starting" in conn.stderr_tail()
+        assert f"fixture server starting in {tmp_path / 'sub'}" in conn.stderr_tail()
         result = await conn.call_tool("echo", {"text": "back again"})
         assert result.content[0].text == "back again" and conn.state is State.CONNECTED
     finally:
@@ -89,19 +93,36 @@ def _stat(pid: int) -> str:
         return "Z"
 
 
+# A launcher like npx or uvx: the server is its child, not the process Vis started.
+WRAPPER = (
+    "import subprocess, sys, pathlib\n"
+    "child = subprocess.Popen([sys.executable, *sys.argv[1:]])\n"
+    "pathlib.Path(sys.argv[-1]).with_name('wrapper').write_text(str(child.pid))\n"
+    "sys.exit(child.wait())\n"
+)
+
+
 async def test_a_server_that_never_answers_initialize_fails_and_is_killed(
     tmp_path: Path,
 ) -> None:
     pidfile = tmp_path / "pid"
     env = {"MODE": "hang", "PIDFILE": str(pidfile)}
-    raw = {"command": sys.executable, "args": [str(SERVER)], "env": env, "timeout": 3}
+    raw = {
+        "command": sys.executable,
+        "args": ["-c", WRAPPER, str(SERVER), str(pidfile)],
+        "env": env,
+        "timeout": 2,
+    }
     conn = _connection(tmp_path, raw)
     conn.start()
     await conn.wait_ready(30)
     assert conn.state is State.FAILED
-    assert "did not answer initialize within 3 s" in (conn.error or "")
-    # it ignored stdin closing and SIGTERM: the SIGKILL of its group ended it
-    assert not _alive(int(pidfile.read_text()))
+    assert "did not answer initialize within 2 s" in (conn.error or "")
+    # the server under the launcher ignored stdin closing and SIGTERM: the SIGKILL of the
+    # launcher's process group ended it too
+    server_pid = int(pidfile.read_text())
+    assert int((tmp_path / "wrapper").read_text()) == server_pid
+    await _wait(lambda: not _alive(server_pid), 10)  # SIGKILL sent; the kernel reaps it
 
 
 async def test_http_listing_retries_a_503_and_tool_calls_work(
@@ -118,8 +139,20 @@ async def test_http_listing_retries_a_503_and_tool_calls_work(
         assert result.structured_content == {"city": "Lima", "celsius": 21.5}
         read = await conn.read_resource("greeting://Ada")
         assert read.contents[0].text == "Hello, Ada!"
+        # a tool call answered 503 is not retried: the server may already have done it
+        with pytest.raises(McpCallError, match=r"error response \(HTTP 503\)"):
+            await conn.call_tool("echo", {"text": "fragile"})
+        count = await asyncio.to_thread(_get, f"{http_server}/flaky/fragile")
+        assert count == "1"
     finally:
         await conn.stop()
+
+
+def _get(url: str) -> str:
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return response.read().decode()
 
 
 def test_mcp_log_moves_to_dot_1_past_its_limit(tmp_path: Path) -> None:

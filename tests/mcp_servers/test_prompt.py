@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
+import pytest
+
+from vis_core.mcp import manager as manager_module
+from vis_core.mcp.client import State
 from vis_core.mcp.config import load_config
 from vis_core.mcp.host import HostMcp
 from vis_core.mcp.manager import McpManager
 from vis_core.paths import VisPaths
 
-from .conftest import stdio_entry, write_config
+from .conftest import SERVER, stdio_entry, write_config
 
 
 async def test_the_section_lists_indirect_servers_and_grows_by_appending(
@@ -77,5 +82,60 @@ async def test_reload_connects_new_servers_and_stops_removed_ones(
         second = manager.get("second")
         assert second is not None and second.state.value == "connected"
         assert manager.reachable() == []  # hidden: registered but unreachable
+    finally:
+        await manager.close()
+
+
+def _hanging(tmp: Path, name: str, **extra: object) -> dict[str, object]:
+    """A server that never answers initialize (its pid in ``tmp/name.pid``)."""
+    env = {"MODE": "hang", "PIDFILE": str(tmp / f"{name}.pid")}
+    return {"command": sys.executable, "args": [str(SERVER)], "env": env, **extra}
+
+
+async def test_the_first_prompt_waits_only_for_direct_servers_and_a_block_for_its_own(
+    vis_home: Path, workspace: Path
+) -> None:
+    path = write_config(
+        vis_home / "mcp.json",
+        {
+            "quick": stdio_entry(toolExposure={"echo": "direct"}),
+            "stuck": _hanging(workspace, "stuck", timeout=2),
+        },
+    )
+    manager = McpManager(
+        load_config(path, None, trusted=False), workspace=workspace, paths=VisPaths.from_env()
+    )
+    manager.start()
+    try:
+        quick, stuck = manager.get("quick"), manager.get("stuck")
+        assert quick is not None and stuck is not None
+        assert quick.state is State.CONNECTING
+        await manager.before_first_prompt()
+        assert quick.state is State.CONNECTED  # it has a direct tool: waited for
+        assert stuck.state is State.CONNECTING  # codemode only: not waited for
+        await manager.wait_named("print(1)")  # a block that names no server waits for none
+        assert stuck.state is State.CONNECTING
+        await manager.wait_named("r = await mcp__stuck__echo(text='x')")
+        assert stuck.state is State.FAILED  # named: waited for until its timeout
+        assert "did not answer initialize within 2 s" in (stuck.error or "")
+    finally:
+        await manager.close()
+
+
+async def test_the_first_prompt_waits_for_a_direct_server_only_so_long(
+    vis_home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(manager_module, "FIRST_PROMPT_WAIT", 0.5)  # 10 s in use
+    path = write_config(
+        vis_home / "mcp.json", {"stuck": _hanging(workspace, "stuck", exposure="direct")}
+    )
+    manager = McpManager(
+        load_config(path, None, trusted=False), workspace=workspace, paths=VisPaths.from_env()
+    )
+    manager.start()
+    try:
+        await manager.before_first_prompt()
+        stuck = manager.get("stuck")
+        assert stuck is not None and stuck.state is State.CONNECTING
     finally:
         await manager.close()

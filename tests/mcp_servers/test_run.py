@@ -69,6 +69,10 @@ try:
 except Exception as exc:
     print("blocked:", exc)
 print("deferred", await doc("mcp__later__echo") != "")
+try:
+    await mcp__missing__anything()
+except NameError as exc:
+    print("missing:", type(exc).__name__)
 """
 
 
@@ -103,6 +107,7 @@ def test_the_mcp_chapter_through_vis_run(vis_home: Path, workspace: Path) -> Non
             ),
             "later": stdio_entry(exposure="deferred"),
             "broken": {"type": "sse", "url": "http://localhost/sse"},
+            "missing": {"command": "no-such-command-for-vis"},
         },
     )
     script = [
@@ -116,6 +121,9 @@ def test_the_mcp_chapter_through_vis_run(vis_home: Path, workspace: Path) -> Non
     assert _of(events, "TurnEnded")[-1]["status"] == "completed"
     notes = [n["text"] for n in _of(events, "Notification")]
     assert sum("server 'broken'" in n and "/mcp instead of /sse" in n for n in notes) == 1
+    # a failed connection is told once, in the turn that is running when it fails
+    failed = [n for n in notes if n.startswith("MCP server 'missing' failed")]
+    assert len(failed) == 1 and "'no-such-command-for-vis': no such command" in failed[0]
     blocks = _of(events, "BlockFinished")
     out = blocks[0]["stdout"]
     assert "weather {'city': 'Oslo', 'celsius': 21.5} False" in out
@@ -132,6 +140,7 @@ def test_the_mcp_chapter_through_vis_run(vis_home: Path, workspace: Path) -> Non
     assert "big 30000" in out  # python_execution gets the complete result
     assert "mcp was blocked by extension 'mcpguard': echo of forbidden text" in out
     assert "deferred True" in out
+    assert "missing: NameError" in out
     # direct calls: text, the 20 KB middle cut with the full text in a file, a deferred tool
     assert blocks[1]["stdout"] == "hello direct" and blocks[1]["error"] is None
     big = blocks[2]["stdout"]

@@ -167,6 +167,8 @@ class ServerConnection:
         task = self._task
         self._stop.set()
         if task is not None and not task.done():
+            if self._session is None:  # still connecting: stop waiting for initialize now
+                task.cancel()
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(asyncio.shield(task), 10)
             if not task.done():

@@ -6,6 +6,7 @@ from typing import Any
 
 from vis_core.mcp.client import State
 from vis_core.mcp.config import parse_exposure
+from vis_core.mcp.edit import EditError
 from vis_core.mcp.manager import McpManager, attention_first
 
 USAGE = "/mcp [reconnect|enable|disable SERVER | exposure SERVER MODE]"
@@ -41,7 +42,7 @@ async def run_mcp_command(manager: McpManager, args: list[str]) -> tuple[bool, s
         if verb == "exposure" and len(rest) == 2:
             exposure = parse_exposure(rest[1], "exposure")
             return True, await manager.set_exposure(rest[0], exposure), None
-    except (LookupError, ValueError, OSError) as exc:
+    except (LookupError, ValueError, OSError, EditError) as exc:
         return False, f"/mcp {verb} failed", str(exc)
     return False, "Usage", USAGE
 

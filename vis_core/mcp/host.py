@@ -38,7 +38,10 @@ class HostMcp:
         self._clear_tools = clear_tools
         self._started = False
         self._reloading: asyncio.Task[None] | None = None
+        self._turn_session: Any = None  # the session whose turn started last
+        self._reports: set[asyncio.Task[None]] = set()
         manager.listeners.append(clear_tools)
+        manager.listeners.append(self._report_soon)
 
     def register(self, owner: str, declared: Any) -> None:
         """``vis.mcp_server`` called at run time: the server joins (a file entry wins)."""
@@ -102,16 +105,34 @@ class HostMcp:
 
     async def before_turn(self, session: Any) -> None:
         """The first prompt waits for direct-tool servers; problems are reported once."""
+        await self.manager.before_first_prompt()
+        self._turn_session = session
+        await self._report(session)
+
+    async def _report(self, session: Any) -> None:
         from vis_core.events import Notification
         from vis_core.model.notify import NotifyKind
 
-        await self.manager.before_first_prompt()
         for note in self.manager.unreported():
             await session.emit(Notification(session.id, text=note, kind=NotifyKind.WARN))
+
+    def _report_soon(self) -> None:
+        """A server that fails while a turn runs is reported in that turn's transcript."""
+        session = self._turn_session
+        if session is None or not getattr(session, "running", False):
+            return
+        try:
+            task = asyncio.get_running_loop().create_task(self._report(session))
+        except RuntimeError:
+            return
+        self._reports.add(task)
+        task.add_done_callback(self._reports.discard)
 
     async def close(self) -> None:
         with contextlib.suppress(Exception):
             self.manager.listeners.remove(self._clear_tools)
+        with contextlib.suppress(Exception):
+            self.manager.listeners.remove(self._report_soon)
         await self.manager.close()
 
 

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from vis_core.paths import VisPaths
 
 FIRST_PROMPT_WAIT = 10.0
+SETTLE = 10.0  # seconds beyond its timeout a failed connection may take to stop its server
 _NAMED = re.compile(r"\bmcp__([A-Za-z0-9_]+?)(?:__|\b)")
 
 
@@ -145,7 +146,8 @@ class McpManager:
         for conn in wanted:
             if conn.config.enabled and conn.state in (State.DISCONNECTED, State.FAILED):
                 conn.start()  # a dropped connection reconnects on the next use
-        await asyncio.gather(*(c.wait_ready(c.config.timeout) for c in wanted))
+        # initialize is bounded by the server's timeout; stopping a failed one takes a while
+        await asyncio.gather(*(c.wait_ready(c.config.timeout + SETTLE) for c in wanted))
 
     async def before_first_prompt(self) -> None:
         """The first prompt waits up to 10 s, only for servers with direct tools."""
@@ -176,8 +178,10 @@ class McpManager:
                 key = f"{conn.name}:{conn.state}:{conn.error}"
                 if key not in self._reported:
                     self._reported.add(key)
+                    tail = conn.stderr_tail().strip().splitlines()[-1:]
+                    said = f"; its stderr ends: {tail[0][:200]}" if tail else ""
                     notes.append(
-                        f"MCP server {conn.name!r} {conn.state.value}: {conn.error}; "
+                        f"MCP server {conn.name!r} {conn.state.value}: {conn.error}{said}; "
                         "/mcp shows details"
                     )
         return notes

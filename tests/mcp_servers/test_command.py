@@ -1,0 +1,54 @@
+"""``/mcp`` outside the TUI: status text, reconnect, enable/disable, exposure saved to file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from vis_core.host import Host, HostOptions
+from vis_core.mcp.client import State
+
+from .conftest import stdio_entry, write_config
+
+
+async def test_mcp_command_prints_status_and_changes_the_defining_file(
+    vis_home: Path, workspace: Path
+) -> None:
+    path = write_config(
+        vis_home / "mcp.json",
+        {"alpha": stdio_entry(), "gone": {"command": "no-such-command-for-vis"}},
+        keep="this",
+    )
+    host = await Host.open(HostOptions(workspace=workspace))
+    try:
+        host.mcp.start()
+        manager = host.mcp.manager
+        await manager.wait_all(60)
+        status = await host.commands.run(None, "/mcp")
+        assert status.ok and status.body is not None
+        gone, alpha = status.body.split("\n- ")[0], status.body.split("\n- ")[-1]
+        assert gone.startswith("- `gone` failed") and "no such command" in gone  # first
+        assert alpha.startswith("`alpha` connected · 10 tools · codemode · user")
+        changed = await host.commands.run(None, "/mcp exposure alpha direct")
+        assert changed.ok and changed.title == "alpha: exposure direct"
+        saved = json.loads(path.read_text())
+        assert saved["mcpServers"]["alpha"]["exposure"] == "direct" and saved["keep"] == "this"
+        assert "mcp__alpha__echo" in {s.definition.name for s in manager.direct_specs("s", path)}
+        off = await host.commands.run(None, "/mcp disable alpha")
+        assert off.ok and manager.get("alpha").state is State.DISABLED  # type: ignore[union-attr]
+        assert json.loads(path.read_text())["mcpServers"]["alpha"]["enabled"] is False
+        on = await host.commands.run(None, "/mcp enable alpha")
+        assert on.ok and "enabled" not in json.loads(path.read_text())["mcpServers"]["alpha"]
+        again = await host.commands.run(None, "/mcp reconnect alpha")
+        assert again.ok and again.title == "alpha: connected"
+        unknown = await host.commands.run(None, "/mcp reconnect nope")
+        assert not unknown.ok and unknown.body == "no MCP server named 'nope'"
+        bad = await host.commands.run(None, "/mcp exposure alpha everywhere")
+        assert not bad.ok and "must be one of codemode, deferred, direct, hidden" in str(bad.body)
+        write_config(path, {})  # the entry was removed by hand meanwhile
+        lost = await host.commands.run(None, "/mcp exposure alpha hidden")
+        assert not lost.ok and "no longer defines server 'alpha'" in str(lost.body)
+        usage = await host.commands.run(None, "/mcp frobnicate")
+        assert not usage.ok and usage.title == "Usage"
+    finally:
+        await host.close()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import orjson
@@ -67,19 +67,19 @@ def event_from_dict(data: dict[str, Any]) -> Event:
     if cls is None:
         raise ValueError(f"unknown event type in {data!r}")
     kwargs: dict[str, Any] = {}
-    for f in fields(cls):
-        if f.name not in data:
+    for name in field_names(cls):
+        if name not in data:
             continue
-        value = data[f.name]
-        if f.name == "activity" and isinstance(value, dict):
+        value = data[name]
+        if name == "activity" and isinstance(value, dict):
             value = activity_from_dict(value)
-        elif f.name == "usage" and isinstance(value, dict):
+        elif name == "usage" and isinstance(value, dict):
             value = Usage(**value)
-        elif f.name == "status" and isinstance(value, str):
+        elif name == "status" and isinstance(value, str):
             value = TurnStatus(value)
-        elif f.name == "origin" and cls is UserContext and isinstance(value, str):
+        elif name == "origin" and cls is UserContext and isinstance(value, str):
             value = ContextOrigin(value)
-        kwargs[f.name] = value
+        kwargs[name] = value
     return cls(**kwargs)
 
 

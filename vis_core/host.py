@@ -12,7 +12,13 @@ from typing import Any
 
 from vis_core.agent.invoker import ToolInvoker
 from vis_core.agent.prompt import system_prompt
-from vis_core.agent.session import AgentSession, DirectTool, SessionModel, TurnLimits
+from vis_core.agent.session import (
+    HISTORY_EVENTS,
+    AgentSession,
+    DirectTool,
+    SessionModel,
+    TurnLimits,
+)
 from vis_core.commands import CommandRegistry
 from vis_core.config import UserConfig, load_config
 from vis_core.events import (
@@ -332,7 +338,8 @@ class Host:
         def restore() -> AgentSession:  # a long session reads for seconds; keep the loop free
             if not open_here:  # no live session of this process runs these turns
                 self._end_interrupted_turns(row.id)
-            history = [stored.event for stored in self.store.events(row.id)]
+            stored = self.store.events(row.id, types=HISTORY_EVENTS)
+            history = [event.event for event in stored]
             return self._session(row.id, row.title, history=history)
 
         open_here = self.session_locks.holds(row.id)

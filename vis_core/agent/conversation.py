@@ -127,10 +127,15 @@ class ConversationBuilder:
         self._owners: tuple[tuple[int, int], FoldOwners] | None = None  # kept per fold set
         self._verdicts: list[int | None] = []  # per message: the fold dropping it, if any
         self._context: list[str] = []  # what the person added before the next request
+        self._unanswered: dict[str, None] = {}  # tool call ids without a result, in call order
 
     def _append(self, message: Message, tag: Tag) -> None:
         self.messages.append(message)
         self.tags.append(tag)
+        if message.tool_call_id is not None:
+            self._unanswered.pop(message.tool_call_id, None)
+        for call in message.tool_calls:
+            self._unanswered[call.id] = None
 
     def _position(self, turn_id: str) -> int:
         return self._positions.get(turn_id, 0)
@@ -201,6 +206,7 @@ class ConversationBuilder:
             and last.tool_calls
         ):
             self.messages[-1] = replace(last, tool_calls=(*last.tool_calls, call))
+            self._unanswered[call.id] = None
         else:
             self._append(Message("assistant", text, (call,), thinking=thinking), tag)
 
@@ -282,15 +288,15 @@ class ConversationBuilder:
         if text:
             self._append(Message("assistant", text, thinking=thinking), (position, ANSWER))
         # A tool call left without a result (a cancelled turn) must still be answered.
-        answered = {m.tool_call_id for m in self.messages if m.role == "tool"}
-        for message in list(self.messages):
-            for call in message.tool_calls:
-                if call.id not in answered:
-                    tag = self.call_tags.get(call.id, (position, ANSWER))
-                    self._append(
-                        Message("tool", "(cancelled)", tool_call_id=call.id, is_error=True), tag
-                    )
-                    answered.add(call.id)
+        for call_id in list(self._unanswered):
+            tag = self.call_tags.get(call_id, (position, ANSWER))
+            self._append(Message("tool", "(cancelled)", tool_call_id=call_id, is_error=True), tag)
+
+
+# The event types that change what a builder holds; the others (Activities, notices…) pass by.
+CONVERSATION_EVENTS = frozenset(
+    name.removeprefix("_on_") for name in vars(ConversationBuilder) if name.startswith("_on_")
+)
 
 
 def conversation_from_events(

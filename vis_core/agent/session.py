@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from vis_core.agent.conversation import (
+    CONVERSATION_EVENTS,
     RAW_ARGUMENTS,
     ConversationBuilder,
     ThinkingCollector,
@@ -153,6 +154,10 @@ class TurnOutcome:
     usage: Usage = field(default_factory=Usage)
     cost: float = 0.0
     cut: bool = False  # the last response stopped at the output limit (max_tokens)
+
+
+# The stored events a resumed session is rebuilt from (see ``AgentSession._absorb``).
+HISTORY_EVENTS = CONVERSATION_EVENTS | {"TurnStarted", "UsageReported"}
 
 
 class AgentSession:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -85,18 +85,29 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
         return seqs
 
     def events(
-        self, session_id: str, after_seq: int = 0, limit: int | None = None
+        self,
+        session_id: str,
+        after_seq: int = 0,
+        limit: int | None = None,
+        *,
+        types: Collection[str] | None = None,
     ) -> list[StoredEvent]:
-        """A session's logged events with ``seq > after_seq``, in order."""
+        """A session's logged events with ``seq > after_seq``, in order; only those ``types``
+        when given (the rows of other types are not even read)."""
+        params: dict[str, Any] = {
+            "session": session_id,
+            "first": after_seq + 1,
+            "limit": -1 if limit is None else limit,
+        }
+        only = ""
+        if types is not None:
+            params.update({f"t{i}": name for i, name in enumerate(types)})
+            only = f" AND e.type IN ({', '.join(f':t{i}' for i in range(len(types)))})"
         with self._db.read("read the event log") as conn:
             rows = conn.execute(
-                f"SELECT e.seq, e.session_id, e.type, e.data, e.created {SESSION_EVENTS} "
+                f"SELECT e.seq, e.session_id, e.type, e.data, e.created {SESSION_EVENTS}{only} "
                 "ORDER BY e.seq LIMIT :limit",
-                {
-                    "session": session_id,
-                    "first": after_seq + 1,
-                    "limit": -1 if limit is None else limit,
-                },
+                params,
             ).fetchall()
         return [StoredEvent(*row) for row in rows]
 

@@ -14,7 +14,7 @@ from vis_core.model.turn import TurnStatus
 BLOCK = """
 h = await shell("python3 echo_input.py")
 polls = 0
-while polls < 500:  # until the command has said it is ready (at most ~10 s)
+while polls < 3000:  # until the command has said it is ready (at most ~60 s)
     polls += 1
     out = await h.logs()
     if "ready" in out:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -175,6 +176,15 @@ def _as_result(value: Any) -> CommandResult:
     return ok(str(value))
 
 
+def code_span(text: str) -> str:
+    """``text`` (a file name: untrusted) as one Markdown code span, whatever it holds."""
+    text = "".join(c if c.isprintable() else "\ufffd" for c in text)
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
 def _action(action: CommandAction, title: str, body: str | None = None) -> CommandResult:
     return CommandResult(True, title, body, action=action)
 
@@ -214,6 +224,26 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
             True, "Log in to a model provider", body, action=CommandAction.OPEN_LOGIN
         )
 
+    async def undo(ctx: dict[str, Any]) -> CommandResult:
+        from vis_core.agent.person_input import undo as undo_turns
+
+        session = ctx.get("session")
+        if session is None:
+            return err("No session", "Open a session first.")
+        args = ctx["args"]
+        if len(args) > 1 or (args and not args[0].isdigit()):
+            return err("Cannot undo", "Write /undo, or /undo N for the last N turns.")
+        try:
+            report = await undo_turns(session, int(args[0]) if args else 1)
+        except (LookupError, RuntimeError, ValueError, OSError) as exc:
+            return err("Nothing undone", str(exc))
+        turns = ", ".join(str(n) for n in report.turns)
+        rows = [f"- restored {code_span(p)}" for p in report.restored]
+        rows += [f"- deleted {code_span(p)} (created by the turn)" for p in report.removed]
+        rows += [f"- could not restore {code_span(p)} (too large to keep)" for p in report.not_kept]
+        body = "\n".join(rows) or "No file differed from before the turn."
+        return ok(f"Undid the file changes of turn {turns}", body)
+
     def goal(ctx: dict[str, Any]) -> CommandResult:
         session = ctx.get("session")
         if session is None:
@@ -252,6 +282,9 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
             "/settings",
         ),
         SlashCommand("model", model, "Show or switch the model", "/model [provider/model]"),
+        SlashCommand(
+            "undo", undo, "Restore the files the last turn (or N turns) changed", "/undo [N]"
+        ),
         SlashCommand("login", login, "Choose a provider, save its key, pick a model", "/login"),
         SlashCommand("reload", reload_, "Re-read every extension", "/reload"),
         SlashCommand("goal", goal, "Set the goal of this session", "/goal TEXT", saveable=True),

@@ -49,6 +49,7 @@ from vis_core.settings import SaveResult, SettingsService, attach_log_file, disa
 from vis_core.settings.core import extension_load_timeout
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
+from vis_core.tools.checkpoints import Checkpoints
 from vis_core.tools.registry import HostTool, ToolRegistry
 
 INTERRUPTED = (
@@ -521,6 +522,9 @@ class Host:
             before_turn=self.mcp.before_turn,
             context=context,
             before_request=partial(background_reports, tool_context.shells, session_id),
+            checkpoints=Checkpoints(
+                self.workspace, self.paths.data_dir / "checkpoints" / session_id
+            ),
         )
         context.bind(session)
         session.subscribe(_leave_running(tool_context.shells))

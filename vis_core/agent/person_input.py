@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from vis_core.events import UserContext
 from vis_core.model.turn import ContextOrigin
 from vis_core.sandbox.host import HandleCall
+from vis_core.tools.checkpoints import UndoReport
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
@@ -44,6 +45,7 @@ async def run_command(session: AgentSession, turn_id: str, request: str) -> None
     command = request.removeprefix("!").strip()
     if not command:
         raise ValueError("write a command after !, e.g. !git status")
+    await session.checkpoint(turn_id)
     _at_turn(session, turn_id)
     handle = await session.invoker.call("shell", (command,), {})
     try:
@@ -57,3 +59,24 @@ async def run_command(session: AgentSession, turn_id: str, request: str) -> None
             session.id, turn_id=turn_id, origin=ContextOrigin.SHELL, title=command, text=text
         )
     )
+
+
+async def undo(session: AgentSession, steps: int = 1) -> UndoReport:
+    """``/undo [N]``: the workspace as before the N-th newest turn that changed files; the
+    model reads what was restored with its next request."""
+    if session.running:
+        raise RuntimeError("a turn is running; press Esc to stop it, then /undo")
+    if session.checkpoints is None:
+        raise LookupError("this session keeps no checkpoints")
+    report = await asyncio.to_thread(session.checkpoints.restore, steps)
+    turns = ", ".join(str(n) for n in report.turns)
+    lines = [f"[Vis: the person undid the file changes of turn {turns}]"]
+    lines += [f"restored {path}" for path in report.restored]
+    lines += [f"deleted {path} (the turn created it)" for path in report.removed]
+    lines += [f"could not restore {path} (too large to keep)" for path in report.not_kept]
+    if not report.changed:
+        lines.append("no file differed from before the turn")
+    await session.emit(
+        UserContext(session.id, origin=ContextOrigin.UNDO, title="/undo", text="\n".join(lines))
+    )
+    return report

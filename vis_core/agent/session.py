@@ -53,6 +53,7 @@ from vis_core.providers.base import (
     UsageUpdate,
 )
 from vis_core.providers.limits import known_input_limit, soft_budget
+from vis_core.tools.checkpoints import Checkpoints
 
 log = logging.getLogger(__name__)
 
@@ -180,12 +181,14 @@ class AgentSession:
         before_turn: Callable[[AgentSession], Awaitable[None]] | None = None,
         context: ContextPort | None = None,
         before_request: Callable[[str], Awaitable[Sequence[Event]]] | None = None,
+        checkpoints: Checkpoints | None = None,
     ) -> None:
         self.id = session_id
         self._before_turn = before_turn
         self._before_request = before_request  # events to record before each model request
         self.title = title
         self.model = model
+        self.checkpoints = checkpoints  # /undo: the workspace before each turn changed it
         self.sandbox = sandbox
         self.invoker = invoker
         self.limits = limits or TurnLimits()
@@ -603,7 +606,16 @@ class AgentSession:
         )
         return iteration_id
 
+    async def checkpoint(self, turn_id: str) -> None:
+        """Record the workspace before the turn's first block, tool call or command."""
+        if self.checkpoints is not None:
+            try:
+                await asyncio.to_thread(self.checkpoints.take, turn_id, self.turn_count)
+            except OSError as exc:  # the turn goes on; /undo will not reach past it
+                log.warning("no checkpoint before turn %s: %s", turn_id, exc)
+
     async def _run_call(self, turn_id: str, index: int, call: ToolCall) -> None:
+        await self.checkpoint(turn_id)
         iteration_id = await self._start_iteration(turn_id, index, call)
         is_code = call.name == PYTHON_EXECUTION
         code = str(call.arguments.get("code", "")) if is_code else ""

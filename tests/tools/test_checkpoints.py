@@ -1,0 +1,81 @@
+"""Workspace checkpoints: restore what turns changed, leave ignored files and git alone."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from vis_core.tools.checkpoints import Checkpoints
+
+
+def _git(workspace: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(workspace), *args], check=True, capture_output=True)
+
+
+def test_restore_puts_back_changed_deleted_and_created_files(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("one\n")
+    (ws / "gone.txt").write_text("keep me\n")
+    (ws / ".gitignore").write_text("cache/\n")
+    (ws / "cache").mkdir()
+    (ws / "cache" / "blob.bin").write_text("ignored\n")
+    (ws / "run.sh").write_text("#!/bin/sh\n")
+    (ws / "run.sh").chmod(0o755)
+    _git(ws, "init", "-q")
+    _git(ws, "add", "a.txt")
+    index = (ws / ".git" / "index").read_bytes()
+    points = Checkpoints(ws, tmp_path / "private")
+    points.take("t1", 1)
+    assert points.take("t1", 1) is None  # once per turn
+    (ws / "a.txt").write_text("two\n")
+    (ws / "gone.txt").unlink()
+    (ws / "made.txt").write_text("new\n")
+    (ws / "run.sh").write_text("#!/bin/sh\necho changed\n")
+    (ws / "cache" / "blob.bin").write_text("ignored, changed\n")
+    points.take("t2", 2)
+    (ws / "a.txt").write_text("three\n")
+    report = points.restore()
+    assert report.turns == (2,) and report.restored == ("a.txt",)
+    assert (ws / "a.txt").read_text() == "two\n"
+    report = points.restore()
+    assert report.turns == (1,)
+    assert set(report.restored) == {"a.txt", "gone.txt", "run.sh"}
+    assert report.removed == ("made.txt",)
+    assert (ws / "a.txt").read_text() == "one\n" and (ws / "gone.txt").read_text() == "keep me\n"
+    assert (ws / "run.sh").stat().st_mode & 0o777 == 0o755 and not (ws / "made.txt").exists()
+    assert (ws / "cache" / "blob.bin").read_text() == "ignored, changed\n"
+    assert (ws / ".git" / "index").read_bytes() == index
+    assert (tmp_path / "private").stat().st_mode & 0o077 == 0
+    with pytest.raises(LookupError, match="no turn"):
+        points.restore()
+
+
+def test_undo_n_goes_back_several_turns_and_refuses_too_many(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    points = Checkpoints(ws, tmp_path / "private")
+    for turn in range(1, 4):
+        points.take(f"t{turn}", turn)
+        (ws / "f.txt").write_text(f"after turn {turn}\n")
+    with pytest.raises(LookupError, match="only 3"):
+        points.restore(4)
+    report = points.restore(2)
+    assert report.turns == (3, 2) and (ws / "f.txt").read_text() == "after turn 1\n"
+
+
+def test_a_link_that_now_leads_outside_is_not_written_through(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws / "src").mkdir(parents=True)
+    outside.mkdir()
+    (ws / "src" / "x.py").write_text("x = 1\n")
+    points = Checkpoints(ws, tmp_path / "private")
+    points.take("t1", 1)
+    (ws / "src" / "x.py").unlink()
+    (ws / "src").rmdir()
+    (ws / "src").symlink_to(outside)
+    with pytest.raises(OSError, match="outside the workspace"):
+        points.restore()
+    assert list(outside.iterdir()) == []

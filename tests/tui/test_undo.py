@@ -1,0 +1,53 @@
+"""``/undo`` restores what the last turn changed, says so, and the model is told."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vis_tui.widgets.transcript import SystemMessage
+
+from .support import started, until, vis_app, write_script
+
+
+def _said(app: object) -> list[str]:
+    return [m.source for m in app.main.transcript.query(SystemMessage)]  # type: ignore[attr-defined]
+
+
+async def test_undo_restores_the_files_the_last_turn_changed(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "a.txt").write_text("before\n", encoding="utf-8")
+    (workspace / "gone.txt").write_text("keep\n", encoding="utf-8")
+    code = (
+        "from pathlib import Path\n"
+        f"root = Path({str(workspace)!r})\n"
+        "(root / 'a.txt').write_text('after\\n')\n"
+        "(root / 'gone.txt').unlink()\n"
+        "sh = await shell('echo made > made.txt')\n"
+        "await sh.wait(30)\n"
+        "print('done')"
+    )
+    script = write_script(
+        tmp_path, [{"code": code}, {"text": "Changed three files."}, {"text": "Understood."}]
+    )
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"change things", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Changed three files.")
+        await until(pilot, lambda: not app.main.turn_running)
+        assert (workspace / "made.txt").exists()
+        await pilot.press(*"/undo", "enter")
+        await until(pilot, lambda: any("Undid the file changes of turn 1" in s for s in _said(app)))
+        assert (workspace / "a.txt").read_text() == "before\n"
+        assert (workspace / "gone.txt").read_text() == "keep\n"
+        assert not (workspace / "made.txt").exists()
+        note = _said(app)[-1]
+        assert "restored `a.txt`" in note and "deleted `made.txt`" in note
+        await pilot.press(*"/undo", "enter")
+        await until(pilot, lambda: "Nothing undone" in _said(app)[-1])
+        await pilot.press(*"what now?", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Understood.")
+        request = app.session.conversation.messages[-2].text
+        assert request.startswith("[Vis: the person undid the file changes of turn 1]")
+        assert "restored a.txt" in request and request.endswith("what now?")

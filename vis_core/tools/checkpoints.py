@@ -1,0 +1,200 @@
+"""Workspace checkpoints for ``/undo``: the files as they were before a turn changed anything.
+
+Before a turn's first block, direct tool call or ``!command``, every file a search sees
+(``.gitignore`` applies; dot files included) is recorded in a manifest in the session's
+private folder, its bytes kept once by content hash. A file unchanged since the previous
+checkpoint (same size and mtime) is not read again. Nothing touches the user's git index or
+history. ``restore(n)`` puts the workspace back as it was before the n-th newest turn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from vis_core.paths import private_dir, write_private
+from vis_core.tools.ignore import listed_files
+
+MAX_FILE_BYTES = 8 * 1024 * 1024  # bigger files are listed but not kept (undo names them)
+KEEP = 20  # checkpoints kept per session; older ones (and blobs only they used) are removed
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """One turn's checkpoint: the turn, its position and each file's [size, mtime_ns, mode,
+    digest] (digest None: too large to keep)."""
+
+    index: int
+    turn_id: str
+    position: int
+    taken_at: float
+    files: dict[str, list[Any]] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class UndoReport:
+    """What ``restore`` did, by workspace-relative path."""
+
+    turns: tuple[int, ...]  # positions of the turns undone, newest first
+    restored: tuple[str, ...] = ()  # changed or deleted by the turns: put back
+    removed: tuple[str, ...] = ()  # created by the turns: deleted
+    not_kept: tuple[str, ...] = ()  # changed but too large to have been kept
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.restored or self.removed)
+
+
+class Checkpoints:
+    """The checkpoints of one session's workspace, kept under ``folder``."""
+
+    def __init__(self, workspace: Path, folder: Path) -> None:
+        self.workspace = workspace.resolve()
+        self.folder = folder
+        self.blobs = folder / "blobs"
+
+    # -- reading ----------------------------------------------------------------------------
+
+    def all(self) -> list[Checkpoint]:
+        """Oldest first."""
+        if not self.folder.is_dir():
+            return []
+        found = []
+        for path in self.folder.glob("*.json"):
+            try:
+                data = json.loads(path.read_text(encoding="utf-8"))
+                found.append(Checkpoint(int(path.stem), **data))
+            except (OSError, ValueError, TypeError):
+                continue  # a damaged manifest is skipped, never restored
+        return sorted(found, key=lambda c: c.index)
+
+    def _scan(self) -> dict[str, os.stat_result]:
+        root = str(self.workspace)
+        states = {}
+        for path in listed_files(root, hidden=True):
+            try:
+                states[os.path.relpath(path, root)] = os.stat(path, follow_symlinks=False)
+            except OSError:
+                continue
+        return states
+
+    # -- taking -----------------------------------------------------------------------------
+
+    def take(self, turn_id: str, position: int) -> Checkpoint | None:
+        """Record the workspace before ``turn_id`` changes it (once per turn)."""
+        existing = self.all()
+        if existing and existing[-1].turn_id == turn_id:
+            return None
+        before = existing[-1].files if existing else {}
+        private_dir(self.blobs)
+        files: dict[str, list[Any]] = {}
+        for rel, st in self._scan().items():
+            old = before.get(rel)
+            if old is not None and old[0] == st.st_size and old[1] == st.st_mtime_ns:
+                digest = old[3]
+            elif st.st_size > MAX_FILE_BYTES:
+                digest = None
+            else:
+                digest = self._keep(self.workspace / rel)
+                if digest is None:
+                    continue  # vanished or unreadable meanwhile
+            files[rel] = [st.st_size, st.st_mtime_ns, st.st_mode & 0o7777, digest]
+        index = existing[-1].index + 1 if existing else 1
+        data = {"turn_id": turn_id, "position": position, "taken_at": time.time(), "files": files}
+        write_private(self.folder / f"{index}.json", json.dumps(data).encode())
+        self._prune([*existing, Checkpoint(index, turn_id, position, 0.0, files)])
+        return Checkpoint(index, turn_id, position, data["taken_at"], files)
+
+    def _keep(self, path: Path) -> str | None:
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return None
+        digest = hashlib.sha256(data).hexdigest()
+        blob = self.blobs / digest
+        if not blob.exists():
+            write_private(blob, data)
+        return digest
+
+    def _prune(self, checkpoints: list[Checkpoint]) -> None:
+        if len(checkpoints) <= KEEP:
+            return
+        for old in checkpoints[:-KEEP]:
+            (self.folder / f"{old.index}.json").unlink(missing_ok=True)
+        used = {f[3] for c in checkpoints[-KEEP:] for f in c.files.values() if f[3]}
+        for blob in self.blobs.iterdir():
+            if blob.name not in used:
+                blob.unlink(missing_ok=True)
+
+    # -- restoring --------------------------------------------------------------------------
+
+    def restore(self, steps: int = 1) -> UndoReport:
+        """Put the workspace back as it was before the ``steps``-th newest checkpointed turn;
+        those checkpoints are used up (the next undo goes further back)."""
+        existing = self.all()
+        if steps < 1:
+            raise ValueError(f"/undo N: N must be 1 or more, not {steps}")
+        if steps > len(existing):
+            raise LookupError(
+                f"only {len(existing)} turn(s) of this session changed files"
+                if existing
+                else "no turn of this session has changed files yet"
+            )
+        target = existing[-steps]
+        now = self._scan()
+        restored, removed, not_kept = [], [], []
+        for rel, (size, _, mode, digest) in sorted(target.files.items()):
+            current = now.get(rel)
+            if current is not None and self._same(rel, current, size, digest):
+                continue
+            if digest is None:
+                not_kept.append(rel)
+                continue
+            self._put_back(rel, digest, mode)
+            restored.append(rel)
+        for rel in sorted(set(now) - set(target.files)):
+            self._inside(rel).unlink(missing_ok=True)
+            removed.append(rel)
+        for used in existing[-steps:]:
+            (self.folder / f"{used.index}.json").unlink(missing_ok=True)
+        turns = tuple(c.position for c in reversed(existing[-steps:]))
+        return UndoReport(turns, tuple(restored), tuple(removed), tuple(not_kept))
+
+    def _same(self, rel: str, st: os.stat_result, size: int, digest: str | None) -> bool:
+        if st.st_size != size:
+            return False
+        if digest is None:
+            return True  # too large to compare by content; its size did not change
+        try:
+            data = (self.workspace / rel).read_bytes()
+        except OSError:
+            return False
+        return hashlib.sha256(data).hexdigest() == digest
+
+    def _inside(self, rel: str) -> Path:
+        """``rel`` in the workspace, refused when a link now leads its folder elsewhere."""
+        target = self.workspace / rel
+        parent = target.parent
+        while not parent.exists() and parent != self.workspace:
+            parent = parent.parent
+        if not parent.resolve().is_relative_to(self.workspace):
+            raise OSError(
+                f"/undo: the folder of {rel} now leads outside the workspace; not touched"
+            )
+        return target
+
+    def _put_back(self, rel: str, digest: str, mode: int) -> None:
+        target = self._inside(rel)
+        if target.is_symlink() or target.is_dir():
+            raise OSError(f"/undo: {rel} is now a link or a folder; move it away and undo again")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temp = target.with_name(f".{target.name}.vis-undo")
+        shutil.copyfile(self.blobs / digest, temp)
+        os.chmod(temp, mode)
+        os.replace(temp, target)

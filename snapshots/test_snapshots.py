@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -192,3 +193,47 @@ def test_failed_command(snap_compare: Any) -> None:
         await pilot.pause(0.2)
 
     assert snap_compare(_app(), terminal_size=(100, 20), run_before=run)
+
+
+def test_fold_row_opened(snap_compare: Any) -> None:
+    """A fold made in the second turn: its quiet row, opened to what left the context."""
+    from vis_tui.widgets.fold_row import FoldRow
+
+    gist = "The first turn printed one-1 and one-2."
+    script = Path(WORKSPACE) / "fold-script.json"
+    script.write_text(
+        json.dumps(
+            [
+                {"code": "print('one-1')"},
+                {"code": "print('one-2')"},
+                {"text": "answer one"},
+                {"code": f"await fold_session('t1', {gist!r})"},
+                {"text": "answer two"},
+            ]
+        ),
+        encoding="utf-8",
+    )
+
+    async def run(pilot: Pilot[Any]) -> None:
+        await _ready(pilot)
+        app = pilot.app
+        assert isinstance(app, VisApp)
+        for n, request in enumerate(("first", "second"), start=1):
+            await pilot.press(*request, "enter")
+            for _ in range(1000):
+                turns = app.main.transcript.turns.values()
+                if len(turns) == n and all(t.status for t in turns):
+                    break
+                await pilot.pause(0.02)
+        row = app.main.transcript.query_one(FoldRow)
+        await pilot.click(row)
+        for _ in range(500):
+            if row.story is not None:
+                break
+            await pilot.pause(0.02)
+        await _answers_rendered(pilot)
+        app.screen.set_focus(None)
+        await pilot.pause(0.2)
+
+    options = HostOptions(workspace=Path(WORKSPACE), provider="scripted", script=script)
+    assert snap_compare(VisApp(options, frozen=True), terminal_size=(100, 34), run_before=run)

@@ -25,7 +25,7 @@ from vis_core.events import (
 )
 from vis_core.model.activity import ActivityState
 from vis_core.model.notify import NotifyKind
-from vis_tui.notes import block_notes, thinking_note
+from vis_tui.notes import FoldInfo, block_notes, thinking_note
 from vis_tui.widgets.progress_line import ProgressLine
 from vis_tui.widgets.status import StatusBar
 from vis_tui.widgets.transcript import Transcript
@@ -151,16 +151,11 @@ def _usage(target: EventTarget, event: UsageReported) -> None:
 
 @handles(FoldCreated)
 def _fold(target: EventTarget, event: FoldCreated) -> None:
-    """A fold is one quiet row: what left the model's context and the gist in its place."""
-    gist = " ".join(event.gist.split())
-    if len(gist) > FOLD_GIST_PREVIEW:
-        gist = gist[: FOLD_GIST_PREVIEW - 1] + "…"
-    by = {"overflow": " by Vis (the request was too long)", "compact": " by /compact"}
-    text = f"⋯ Folded {event.key}{by.get(event.origin, '')} · {gist or 'no gist'}"
-    target.transcript.turn(event.turn_id).show_note(text)  # a pinned transcript follows it
+    """A fold is one quiet row with the gist; opening it shows what left the context."""
+    target.transcript.turn(event.turn_id).show_fold(FoldInfo.of(event))
 
 
-FOLD_GIST_PREVIEW = 160
+COMMAND_PREVIEW = 160
 
 
 @handles(BackgroundCommandEnded)
@@ -168,8 +163,8 @@ def _background(target: EventTarget, event: BackgroundCommandEnded) -> None:
     """A command left running has ended: one quiet line (the model reads its output tail)."""
     took = f" after {event.runtime:.1f}s" if event.runtime is not None else ""
     command = " ".join(event.command.split())
-    if len(command) > FOLD_GIST_PREVIEW:
-        command = command[: FOLD_GIST_PREVIEW - 1] + "…"
+    if len(command) > COMMAND_PREVIEW:
+        command = command[: COMMAND_PREVIEW - 1] + "…"
     text = f"⋯ Background command {event.handle_id} ended: {event.state}{took} · {command}"
     target.transcript.turn(event.turn_id).show_note(text)
 

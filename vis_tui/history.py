@@ -9,13 +9,14 @@ from typing import Any
 
 from vis_core.model.activity import ActivityRecord
 from vis_core.model.turn import TurnStatus
-from vis_tui.notes import MUTED, block_notes, thinking_note
+from vis_tui.notes import MUTED, FoldInfo, block_notes, fold_line, thinking_note
 
 
 class PartKind(StrEnum):
     REPLY = "reply"
     NOTE = "note"
     ROWS = "rows"
+    FOLD = "fold"
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class StoryPart:
     text: str = ""
     style: str = MUTED
     activities: tuple[ActivityRecord, ...] = ()
+    fold: FoldInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,9 @@ def build_story(
             text_part(StoryPart(PartKind.REPLY, value))
         elif kind == "thinking" and (note := thinking_note(value)):
             text_part(StoryPart(PartKind.NOTE, note))
+        elif kind == "fold":
+            fold = FoldInfo.of(value)
+            text_part(StoryPart(PartKind.FOLD, fold_line(fold), fold=fold))
         elif kind == "block":
             error, restarted = value
             for text, style in block_notes(error, restarted, errors):

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
 THINKING_PREVIEW = 100
 MUTED = "$text-muted"
@@ -52,3 +54,36 @@ def block_notes(
         if message not in shown:
             notes.append((f"The code block stopped: {message}", WARNING))
     return notes
+
+
+GIST_PREVIEW = 160
+_BY = {"overflow": " by Vis (the request was too long)", "compact": " by /compact"}
+
+
+@dataclass(frozen=True)
+class FoldInfo:
+    """What the transcript knows of one fold: its key, who made it, the gist and the spans."""
+
+    key: str
+    gist: str
+    spans: tuple[tuple[int, int, int], ...]
+    origin: str = "model"
+
+    @classmethod
+    def of(cls, data: Any) -> FoldInfo:
+        """From a ``FoldCreated`` event or a stored fold (``Store.turn_story``'s dict)."""
+
+        def get(name: str) -> Any:
+            return data.get(name) if isinstance(data, dict) else getattr(data, name, None)
+
+        spans = tuple((int(p), int(a), int(b)) for p, a, b in get("spans") or ())
+        return cls(str(get("key") or ""), str(get("gist") or ""), spans, str(get("origin") or ""))
+
+
+def fold_line(fold: FoldInfo, *, expanded: bool = False) -> str:
+    """The row's one line: the key, who folded, and the start of the gist."""
+    gist = " ".join(fold.gist.split())
+    if len(gist) > GIST_PREVIEW:
+        gist = gist[: GIST_PREVIEW - 1] + "…"
+    marker = "▾" if expanded else "▸"
+    return f"{marker} ⋯ Folded {fold.key}{_BY.get(fold.origin, '')} · {gist or 'no gist'}"

@@ -274,7 +274,8 @@ class SessionsMixin:
     def turn_story(self, session_id: str, turn_id: str) -> list[tuple[int, str, Any]]:
         """What a turn showed, in the order it happened: ``(seq, kind, value)`` with kind
         ``reply`` (text), ``thinking`` (text), ``block`` ((error, restarted) of a block that
-        failed or restarted the sandbox) and ``activity`` (its id, placed by its first event)."""
+        failed or restarted the sandbox), ``fold`` (key, gist, spans and origin of a fold made
+        in the turn) and ``activity`` (its id, placed by its first event)."""
         with self._db.read("read a turn's story") as conn:
             story: list[tuple[int, str, Any]] = [
                 (seq, "reply", text)
@@ -296,6 +297,14 @@ class SessionsMixin:
                     "JOIN blocks AS b ON b.iteration_id = i.id "
                     "WHERE i.turn_id = ? AND (b.error IS NOT NULL OR b.restarted)",
                     (turn_id,),
+                )
+            )
+            story.extend(
+                (seq, "fold", {"key": key, "gist": gist, "spans": json.loads(spans), "origin": by})
+                for seq, key, gist, spans, by in conn.execute(
+                    "SELECT seq, key, gist, spans, origin FROM folds "
+                    "WHERE session_id = ? AND turn_id = ?",
+                    (session_id, turn_id),
                 )
             )
             story.extend(

@@ -33,6 +33,7 @@ from vis_tui.widgets.completion import (
     command_completions,
     model_completions,
 )
+from vis_tui.widgets.fold_row import FoldRow
 from vis_tui.widgets.progress_line import ProgressLine
 from vis_tui.widgets.prompt import PromptInput
 from vis_tui.widgets.status import StatusBar
@@ -229,6 +230,17 @@ class MainScreen(Screen[None]):
         dispatch(self, event)
         if self.session is not None:
             self.status_bar.title = self.session.title  # the first request names the session
+
+    def on_fold_row_load(self, message: FoldRow.Load) -> None:
+        """A fold row opens: what it folded, read back from the stored history."""
+        message.stop()
+        if self.host is None or self.session is None:
+            message.row.show_story("The stored history of this session is not open here.")
+            return
+        from vis_core.context.folded_view import folded_story
+
+        spans = message.row.fold.spans
+        message.row.show_story(folded_story(self.host.store, self.session.id, spans))
 
     def toast(self, text: str, kind: NotifyKind) -> None:
         self.app.notify(text, severity=_TOAST_SEVERITY[NotifyKind(kind)], markup=False)

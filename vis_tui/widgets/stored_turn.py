@@ -24,6 +24,8 @@ from vis_tui.widgets.activity_tree import place
 from vis_tui.widgets.plain import record_text
 from vis_tui.widgets.turn import footer_content, request_content
 
+FOLD_HIT = "fold:"  # what a click on the n-th fold line of a stored turn reports: fold:n
+
 
 @dataclasses.dataclass(frozen=True)
 class StoredRow:
@@ -193,14 +195,18 @@ class StoredTurnView(Widget, can_focus=True):
         muted = dataclasses.replace(style, foreground=_muted(variables, background))
         indent = Strip.blank(2, RichStyle(bgcolor=background.rich_color))
         parts: list[tuple[list[Strip], int, int, list[str] | None]] = []  # margins, row ids
+        folds = 0
         for part, run in zip(self.parts, self.runs, strict=True):
             if part.kind is PartKind.REPLY:
                 strips = strips_of(visualize(painter, RichMarkdown(part.text)), width, style)
                 parts.append((strips, 1, 1, None))
-            elif part.kind is PartKind.NOTE:
+            elif part.kind in (PartKind.NOTE, PartKind.FOLD):
                 note = Content.styled(part.text, part.style)
                 strips = strips_of(visualize(painter, note), max(1, width - 2), muted)
-                parts.append(([Strip.join([indent, strip]) for strip in strips], 0, 0, None))
+                # a click on a fold's line opens the full turn with that fold opened
+                ids = [f"{FOLD_HIT}{folds}"] * len(strips) if part.kind is PartKind.FOLD else None
+                folds += part.kind is PartKind.FOLD
+                parts.append(([Strip.join([indent, strip]) for strip in strips], 0, 0, ids))
             elif run:
                 row_strips: list[Strip] = []
                 row_ids: list[str] = []

@@ -16,9 +16,10 @@ from vis_core.model.turn import TurnStatus
 from vis_tui.history import PageLoader, PartKind, StoredTurn, TurnPage
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.blocks import BlockContext
+from vis_tui.widgets.fold_row import FoldRow
 from vis_tui.widgets.plain import record_text
 from vis_tui.widgets.steady_scroll import SteadyScroll
-from vis_tui.widgets.stored_turn import StoredTurnView
+from vis_tui.widgets.stored_turn import FOLD_HIT, StoredTurnView
 from vis_tui.widgets.turn import TurnView
 from vis_tui.widgets.welcome import WelcomeHeader
 
@@ -132,7 +133,7 @@ class Transcript(SteadyScroll, can_focus=False):
         """What ↑/↓ move between: Activities that open, and stored turns (they open on focus)."""
         return [
             widget
-            for widget in self.query("ActivityRow, StoredTurnView")
+            for widget in self.query("ActivityRow, FoldRow, StoredTurnView")
             if widget.focusable and widget.display
         ]
 
@@ -225,6 +226,8 @@ class Transcript(SteadyScroll, can_focus=False):
                 full.add_stored_answer(part.text)
             elif part.kind is PartKind.NOTE:
                 full.show_note(part.text, part.style)
+            elif part.kind is PartKind.FOLD and part.fold is not None:
+                full.show_fold(part.fold)
             else:
                 for record in part.activities:
                     full.show_activity(record)
@@ -240,6 +243,13 @@ class Transcript(SteadyScroll, can_focus=False):
             return
         full = self._full_turn(view)
         await self.mount(full, after=view)
+        if (message.record_id or "").startswith(FOLD_HIT):
+            folds = list(full.query(FoldRow))
+            fold = folds[int(message.record_id[len(FOLD_HIT) :])]  # type: ignore[index]
+            self.screen.set_focus(fold, scroll_visible=False)
+            fold.action_toggle()
+            await view.remove()
+            return
         row = full.rows.get(message.record_id or "") or next(iter(full.rows.values()), None)
         if row is not None:
             self.screen.set_focus(row, scroll_visible=False)  # now: the view goes next

@@ -10,10 +10,12 @@ from textual.widgets import Static
 
 from vis_core.model.activity import ActivityRecord, SymbolTag, step_counts
 from vis_core.model.turn import TurnStatus
+from vis_tui.notes import FoldInfo
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.activity_tree import place
 from vis_tui.widgets.answer import AnswerView, StoredAnswer
 from vis_tui.widgets.blocks import BlockContext
+from vis_tui.widgets.fold_row import FoldRow
 
 _STATUS_TEXT = {
     TurnStatus.CANCELLED: ("Cancelled.", "$text-warning"),
@@ -173,6 +175,13 @@ class TurnView(Vertical):
     def show_note(self, text: str, style: str = "$text-muted") -> None:
         self.close_answer()
         self._mount_before_footer(Static(Content.styled(text, style), classes="note"))
+
+    def show_fold(self, fold: FoldInfo) -> FoldRow:
+        """A fold made in this turn: one quiet row that opens to show what was folded."""
+        self.close_answer()
+        row = FoldRow(fold)
+        self._mount_before_footer(row)
+        return row
 
     # -- end -----------------------------------------------------------------------------
     def end(self, status: TurnStatus, error: str | None) -> None:

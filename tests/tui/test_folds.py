@@ -1,0 +1,110 @@
+"""Folds in the transcript: one quiet row with the gist that opens to show what was folded,
+live and after resume; /fork opens a copy of the session up to a turn."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from vis_core.store import Store
+from vis_tui.app import VisApp
+from vis_tui.widgets.fold_row import FoldRow
+from vis_tui.widgets.stored_turn import StoredTurnView
+
+from .support import started, until, vis_app, write_script
+
+GIST = "The first turn printed one-1 and one-2."
+TURNS = [
+    {"code": "print('one-1')"},
+    {"code": "print('one-2')"},
+    {"text": "answer one"},
+    {"code": f"print(await fold_session('t1', {GIST!r}))"},
+    {"text": "answer two"},
+]
+
+
+async def _two_turns(app: VisApp, pilot) -> None:
+    for n, request in enumerate(("first", "second"), start=1):
+        await pilot.press(*request, "enter")
+        await until(
+            pilot,
+            lambda n=n: (
+                len(app.main.transcript.turns) == n
+                and all(t.status for t in app.main.transcript.turns.values())
+            ),
+        )
+
+
+def _shown(row: FoldRow) -> tuple[str, str, bool]:
+    header = str(row.query_one(".fold-header").render())
+    story = str(row.query_one(".fold-story").render())
+    return header, story, row.query_one(".fold-body").display
+
+
+async def test_a_fold_is_one_quiet_row_that_opens_to_what_was_folded(
+    workspace: Path, tmp_path: Path
+) -> None:
+    app = vis_app(workspace, write_script(tmp_path, TURNS))
+    async with app.run_test(size=(100, 50)) as pilot:
+        await started(app, pilot)
+        await _two_turns(app, pilot)
+        (row,) = app.main.transcript.query(FoldRow)
+        header, _, opened = _shown(row)
+        assert header == f"▸ ⋯ Folded t1 · {GIST}" and not opened
+        await pilot.click(row)
+        await until(pilot, lambda: row.story is not None)
+        await pilot.pause()
+        header, story, opened = _shown(row)
+        session_id = app.session.id
+    assert header.startswith("▾ ⋯ Folded t1") and opened
+    assert story.splitlines() == [
+        "Left the model's context (t1); the history keeps it:",
+        "",
+        "t1 › first",
+        "  i1 python_execution",
+        "    print('one-1')",
+        "    → one-1",
+        "  i2 python_execution",
+        "    print('one-2')",
+        "    → one-2",
+        "  answer",
+        "    answer one",
+    ]
+
+    resumed = vis_app(workspace, resume=session_id)
+    async with resumed.run_test(size=(100, 50)) as pilot:
+        await started(resumed, pilot)
+        view = resumed.main.transcript.turns[next(reversed(resumed.main.transcript.turns))]
+        assert isinstance(view, StoredTurnView)
+        view.height_at(view.content_size.width, view)
+        assert view._cache is not None
+        line = next(y for y, hit in view._cache.hits.items() if hit == "fold:0")
+        strips = view._cache.strips
+        assert "".join(s.text for s in strips[line]).strip() == f"▸ ⋯ Folded t1 · {GIST}"
+        await pilot.click(view, offset=(4, line))  # the full turn, that fold opened
+        await until(pilot, lambda: bool(resumed.main.transcript.query(FoldRow)))
+        (row,) = resumed.main.transcript.query(FoldRow)
+        await until(pilot, lambda: row.story is not None)
+        await pilot.pause()
+        header, resumed_story, opened = _shown(row)
+    assert header.startswith("▾ ⋯ Folded t1") and opened and resumed_story == story
+
+
+async def test_fork_in_the_app_opens_a_copy_up_to_a_turn(workspace: Path, tmp_path: Path) -> None:
+    app = vis_app(workspace, write_script(tmp_path, TURNS))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await _two_turns(app, pilot)
+        original = app.session.id
+        app.main.prompt.insert("/fork 1")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.session.id != original)
+        await until(pilot, lambda: bool(app.main.transcript.turns))
+        shown = [t.request for t in app.main.transcript.turns.values()]
+        fork = app.session.id
+    assert shown == ["first"]
+    with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:
+        row = store.get_session(fork)
+        assert row is not None and row.forked_from == original
+        assert [t.request for t in store.turns(fork)] == ["first"]
+        assert [t.request for t in store.turns(original)] == ["first", "second"]

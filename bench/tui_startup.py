@@ -1,7 +1,9 @@
 """Figure: from launching ``vis`` to the prompt accepting keys, on an empty workspace.
 
 Starts the real ``vis`` command in a pseudo-terminal, types a marker as soon as it can, and
-times until the marker is echoed inside the prompt (the key was accepted). Prints the median.
+times until the marker is echoed inside the prompt (the key was accepted). The anchor, run in
+turn with it (A B A B …): a bare Textual app with one Input and the same placeholder, timed the
+same way. Prints both medians and the median of the pairwise ratios (target ≤ 1.5×).
 Run: ``.venv/bin/python bench/tui_startup.py [RUNS]``.
 """
 
@@ -24,7 +26,19 @@ MARKER = "zq"
 READY_TEXT = "sk Vis…".encode()
 
 
-def one_run(home: Path, workspace: Path) -> float:
+BARE_APP = """
+from textual.app import App
+from textual.widgets import Input
+
+class Bare(App):
+    def compose(self):
+        yield Input(placeholder="Ask Vis… (the anchor)")
+
+Bare().run()
+"""
+
+
+def one_run(home: Path, workspace: Path, command: list[str] | None = None) -> float:
     master, slave = pty.openpty()
     env = {
         **os.environ,
@@ -35,7 +49,7 @@ def one_run(home: Path, workspace: Path) -> float:
     }
     start = time.perf_counter()
     proc = subprocess.Popen(
-        [str(VIS)],
+        command or [str(VIS)],
         cwd=workspace,
         stdin=slave,
         stdout=slave,
@@ -61,7 +75,7 @@ def one_run(home: Path, workspace: Path) -> float:
                 seen = b""
             if typed and MARKER.encode() in seen:
                 return time.perf_counter() - start
-        raise RuntimeError("vis did not show the prompt within 30 s")
+        raise RuntimeError(f"{command or 'vis'} did not show the prompt within 30 s")
     finally:
         os.write(master, b"\x03\x03")
         try:
@@ -74,16 +88,20 @@ def one_run(home: Path, workspace: Path) -> float:
 
 def main() -> int:
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
-    times = []
+    times, anchors = [], []
+    bare = [sys.executable, "-c", BARE_APP]
     with tempfile.TemporaryDirectory() as tmp:
         for index in range(runs):
             home, workspace = Path(tmp) / f"home{index}", Path(tmp) / f"ws{index}"
             home.mkdir()
             workspace.mkdir()
             times.append(one_run(home, workspace))
+            anchors.append(one_run(home, workspace, bare))
+    ratio = statistics.median(a / b for a, b in zip(times, anchors, strict=True))
     print(
         f"vis startup to accepted key, {runs} runs: median {statistics.median(times):.3f} s, "
-        f"min {min(times):.3f} s, max {max(times):.3f} s (target median <= 0.6 s)"
+        f"min {min(times):.3f} s, max {max(times):.3f} s; a bare Textual app with one Input: "
+        f"median {statistics.median(anchors):.3f} s; ratio {ratio:.2f}x (target <= 1.5x)"
     )
     return 0
 

@@ -78,7 +78,9 @@ def test_list_connects_and_reports_state_tools_and_exposure(
     write_config(
         vis_home / "mcp.json",
         {
-            "fixture": stdio_entry(toolExposure={"echo": "direct", "die": "hidden"}),
+            "fixture": stdio_entry(
+                toolExposure={"echo": "direct", "die": "hidden", "do_thing": "direct"}
+            ),
             "off": {"command": "nothing", "enabled": False},
         },
     )
@@ -88,6 +90,8 @@ def test_list_connects_and_reports_state_tools_and_exposure(
     assert "  mcp__fixture__echo  direct" in out and "  mcp__fixture__die  hidden" in out
     assert "mcp__fixture__weather" not in out  # same exposure as its server
     assert "off  disabled" in out
+    # a key that names no tool (Vis's name instead of the server's) is pointed out
+    assert "note: toolExposure 'do_thing' matches no tool of 'fixture'; the server calls it" in out
 
 
 def test_list_exits_1_on_invalid_entries_and_failed_servers(

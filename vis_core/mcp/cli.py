@@ -180,6 +180,9 @@ async def _list(workspace: Path) -> int:
                 exposure = server.exposure_of(tool.tool)
                 if exposure is not server.exposure:
                     print(f"  {tool.name}  {exposure.value}")
+            if state is State.CONNECTED:
+                for note in unmatched_tool_exposure(server, [t.tool for t in conn.tools]):
+                    print(f"  note: {note}")
             if conn.error:
                 print(f"  error: {conn.error}")
             tail = conn.stderr_tail().strip()
@@ -191,6 +194,21 @@ async def _list(workspace: Path) -> int:
     finally:
         await manager.close()
     return EXIT_FAILED if failed else EXIT_OK
+
+
+def unmatched_tool_exposure(server: ServerConfig, tools: list[str]) -> list[str]:
+    """``toolExposure`` keys that name no tool of the server (keys are the server's names)."""
+    from vis_core.mcp.config import tool_pattern_matches
+    from vis_core.mcp.names import safe
+
+    notes = []
+    for key, _exposure in server.tool_exposure:
+        if any(tool_pattern_matches(key, tool) for tool in tools):
+            continue
+        alike = [tool for tool in tools if safe(tool) == safe(key)]
+        hint = f"; the server calls it {alike[0]!r}" if alike else ""
+        notes.append(f"toolExposure {key!r} matches no tool of {server.name!r}{hint}")
+    return notes
 
 
 def _source(server: ServerConfig) -> str:

@@ -107,6 +107,11 @@ def server_key(name: str) -> str:
     return name.replace("-", "_")
 
 
+def tool_pattern_matches(pattern: str, tool: str) -> bool:
+    """A ``toolExposure`` key: an exact tool name, or a pattern where ``*`` matches anything."""
+    return pattern == tool or ("*" in pattern and _glob(pattern).fullmatch(tool) is not None)
+
+
 def _glob(pattern: str) -> re.Pattern[str]:
     return re.compile(".*".join(re.escape(part) for part in pattern.split("*")))
 

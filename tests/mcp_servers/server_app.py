@@ -31,7 +31,21 @@ PNG = base64.b64decode(
     "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
 )
 
-server = MCPServer(
+PAGE = 2  # resources per page of resources/list
+
+
+class PagingServer(MCPServer):
+    """Lists resources a page at a time (``nextCursor``), as large real servers do."""
+
+    async def _handle_list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
+        everything = await self.list_resources()
+        start = int(params.cursor) if params is not None and params.cursor else 0
+        end = start + PAGE
+        more = str(end) if end < len(everything) else None
+        return types.ListResourcesResult(resources=everything[start:end], next_cursor=more)
+
+
+server = PagingServer(
     "fixture",
     instructions="Test fixtures for Vis.\nSecond line of instructions.",
 )

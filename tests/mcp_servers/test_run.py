@@ -58,6 +58,9 @@ print("image", p.content[0]["type"], bool(p.content[0].get("attachment")))
 listed = await list_mcp_resources()
 print("uris", sorted(x["uri"] for x in listed["resources"] if x["server"] == "fixture"))
 print("servers", sorted({x["server"] for x in listed["resources"]}))
+p1 = await list_mcp_resources(server="fixture")
+p2 = await list_mcp_resources(server="mcp__fixture", cursor=p1["nextCursor"])
+print("pages", len(p1["resources"]), len(p2["resources"]), "nextCursor" in p2)
 t = await list_mcp_resource_templates(server="fixture")
 print("templates", [x["uriTemplate"] for x in t["resourceTemplates"]])
 print("greeting", (await read_mcp_resource("fixture", "greeting://Ada"))["contents"][0]["text"])
@@ -102,7 +105,13 @@ def test_the_mcp_chapter_through_vis_run(vis_home: Path, workspace: Path) -> Non
         {
             "fixture": stdio_entry(
                 env={"DELAY": "1"},  # slow to start: the block naming it waits for it
-                toolExposure={"echo": "direct", "die": "hidden", "big": "direct"},
+                toolExposure={
+                    "echo": "direct",
+                    "die": "hidden",
+                    "big": "direct",
+                    "picture": "direct",
+                    "fail": "direct",
+                },
                 description="Weather, pictures and notes",
             ),
             "later": stdio_entry(exposure="deferred"),
@@ -115,6 +124,8 @@ def test_the_mcp_chapter_through_vis_run(vis_home: Path, workspace: Path) -> Non
         {"tool": {"name": "mcp__fixture__echo", "arguments": {"text": "hello direct"}}},
         {"tool": {"name": "mcp__fixture__big", "arguments": {"size": 30000}}},
         {"tool": {"name": "mcp__later__echo", "arguments": {"text": "loaded by doc"}}},
+        {"tool": {"name": "mcp__fixture__picture", "arguments": {}}},
+        {"tool": {"name": "mcp__fixture__fail", "arguments": {"reason": "on purpose"}}},
         {"text": "done"},
     ]
     events = _run(vis_home, workspace, script)
@@ -148,6 +159,9 @@ def test_the_mcp_chapter_through_vis_run(vis_home: Path, workspace: Path) -> Non
     saved = big.rsplit("saved in ", 1)[1].rstrip("]")
     assert len(Path(saved).read_text()) == 30000
     assert blocks[3]["stdout"] == "loaded by doc"
+    assert blocks[4]["error"] is None and len(blocks[4]["images"]) == 1  # shown to the model
+    assert blocks[5]["error"].startswith("McpToolError: ")  # isError: a failed direct call
+    assert "pages 2 1 False" in out  # one page of a server, then the next with its cursor
     # each call is an Activity; isError ends it failed
     ended = {a["activity"]["tool"]: a["activity"] for a in _of(events, "ActivityEnded")}
     assert ended["mcp__fixture__fail"]["state"] == "failed"

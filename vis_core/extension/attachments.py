@@ -344,6 +344,13 @@ PENDING_SHOWS: dict[str, list[str]] = {}  # session id -> attachment ids for the
 _SHOWS_LOCK = threading.Lock()
 
 
+def queue_shown(session_id: str, attachment_id: str) -> None:
+    """Show a stored image of the session with the result of its running call (a direct
+    tool's result is presented after its call ended, outside any call context)."""
+    with _SHOWS_LOCK:
+        PENDING_SHOWS.setdefault(session_id, []).append(attachment_id)
+
+
 def take_shown(session_id: str) -> list[str]:
     """The ids that ``show_attachment`` queued in the session since the last call (cleared)."""
     with _SHOWS_LOCK:

@@ -297,7 +297,7 @@ class McpManager:
         folder = output_dir / "mcp"
 
         def present(value: Any) -> str:
-            return direct_text(value, folder)
+            return direct_text(value, folder, session_id)
 
         specs = [
             DirectSpec(
@@ -310,7 +310,7 @@ class McpManager:
             or (exposure is Exposure.DEFERRED and info.name in loaded)
         ]
         if self.resource_exposure() is Exposure.DIRECT:
-            specs += _resource_specs(folder)
+            specs += _resource_specs(folder, session_id)
         return specs
 
     def prompt_section(self) -> str:
@@ -354,9 +354,9 @@ def _definition_text(conn: ServerConnection, info: ToolInfo) -> str:
     return f"{text}\n\n(MCP server {conn.name!r}, tool {info.tool!r})"
 
 
-def _resource_specs(folder: Path) -> list[DirectSpec]:
+def _resource_specs(folder: Path, session_id: str) -> list[DirectSpec]:
     def present(value: Any) -> str:
-        from vis_core.extension.attachments import show_attachment
+        from vis_core.extension.attachments import queue_shown
 
         if isinstance(value, dict) and "contents" in value:
             parts = []
@@ -364,8 +364,7 @@ def _resource_specs(folder: Path) -> list[DirectSpec]:
                 if "text" in item:
                     parts.append(str(item["text"]))
                 elif "attachment" in item:
-                    with contextlib.suppress(Exception):
-                        show_attachment(item["attachment"])
+                    queue_shown(session_id, str(item["attachment"]))
                     parts.append(f"[image {item.get('uri')}]")
                 elif "path" in item:
                     parts.append(f"[{item.get('mimeType')} saved to {item['path']}]")

@@ -155,10 +155,10 @@ def record_of(server: str, tool: str, result: Any) -> McpResult:
     )
 
 
-def direct_text(result: McpResult, output_dir: Path) -> str:
+def direct_text(result: McpResult, output_dir: Path, session_id: str) -> str:
     """What a direct call returns to the model: the text (middle cut past 20 KB, the full
     text saved to a file the result names); images are shown; ``is_error`` raises."""
-    from vis_core.extension.attachments import show_attachment
+    from vis_core.extension.attachments import queue_shown
 
     text = result.text
     if not text and result.structured_content is not None:
@@ -167,10 +167,7 @@ def direct_text(result: McpResult, output_dir: Path) -> str:
         raise McpToolError(text or f"{result.tool} reported an error")
     for block in result.content:
         if block.get("type") == "image" and block.get("attachment"):
-            try:
-                show_attachment(block["attachment"])
-            except Exception as exc:
-                log.warning("could not show an MCP image: %s", exc)
+            queue_shown(session_id, str(block["attachment"]))
     cut, truncated = middle_cut(text)
     if truncated:
         path = save_text(output_dir, f"mcp-{result.server}-{result.tool}", text)

@@ -25,6 +25,7 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("Ctrl+C", "clear the draft, then cancel the running turn, then quit on a second press"),
     KeyHelp("F1, Ctrl+X ?", "show this list of keys"),
     KeyHelp("F2", "open Settings (also /settings)"),
+    KeyHelp("F3, Ctrl+X p", "close the side panel of live views, or open it again"),
     KeyHelp("Ctrl+X c", "copy the last answer to the clipboard"),
     KeyHelp("Ctrl+X a", "copy the selected Activity to the clipboard"),
     KeyHelp("Ctrl+X t", "copy the whole transcript to the clipboard"),
@@ -55,4 +56,5 @@ CHORD_ACTIONS: dict[str, str] = {
     "t": "copy_transcript",
     "s": "app.sessions",
     "n": "app.new_session",
+    "p": "toggle_panel",
 }

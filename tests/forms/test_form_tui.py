@@ -185,3 +185,25 @@ async def test_panel_views_replace_by_key(workspace: Path) -> None:
         )
         fields = app.screen.query(FieldWidget)
         assert not fields
+
+
+async def test_the_side_panel_closes_and_opens_again(workspace: Path) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press("f3")  # no panel yet: a note, nothing breaks
+        full = app.main.transcript.region.width
+        await worker(app, lambda: live("Queue", [N.status("s", "one")], placement="panel"))
+        await until(pilot, lambda: bool(app.screen.query("#live-panel")))
+        panel = app.screen.query_one("#live-panel")
+        await until(pilot, lambda: panel.region.width > 0)
+        await until(pilot, lambda: app.main.transcript.region.width < full)
+        await pilot.press("f3")
+        assert not panel.display
+        await until(pilot, lambda: app.main.transcript.region.width == full)  # it takes the room
+        await worker(app, lambda: live("Builds", [N.status("s", "two")], placement="panel"))
+        await until(pilot, lambda: len(panel.query(LiveViewWidget)) == 2)
+        assert not panel.display  # a new view is announced, not forced open
+        await pilot.press("ctrl+x", "p")
+        assert panel.display
+        assert app.main.prompt.has_focus

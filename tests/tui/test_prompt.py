@@ -242,6 +242,7 @@ def test_the_key_list_names_every_binding() -> None:
         "end": "End",
         "f1": "F1",
         "f2": "F2",
+        "f3": "F3",
     }
     listed = " ".join(k.keys for k in KEYS)
     owners = (VisApp, MainScreen, Transcript, ActivityRow, FormScreen)

@@ -91,6 +91,7 @@ class MainScreen(Screen[None]):
         Binding("pagedown", "page_down", "Scroll down", show=False, priority=True),
         Binding("ctrl+home", "top", "Start of transcript", show=False, priority=True),
         Binding("ctrl+end", "bottom", "End of transcript", show=False, priority=True),
+        Binding("f3", "toggle_panel", "Side panel", show=False),
     ]
 
     def __init__(self, workspace: Any) -> None:
@@ -487,6 +488,19 @@ class MainScreen(Screen[None]):
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         if isinstance(event.widget, ActivityRow):
             self.selected_activity = event.widget
+
+    def action_toggle_panel(self) -> None:
+        """F3 / Ctrl+X p: close the side panel of live views, or open it again."""
+        from vis_tui.widgets.live import LivePanel
+
+        panels = list(self.query(LivePanel))
+        if not panels:
+            self.app.notify(
+                "No side panel yet: it opens when an extension shows a live view there.",
+                markup=False,
+            )
+            return
+        panels[0].display = not panels[0].display
 
     def action_copy_answer(self) -> None:
         self._copy(self.transcript.last_answer, "the last answer")

@@ -562,6 +562,10 @@ def _opened(target: Any, event: LiveOpened) -> None:
         panel = panels[0] if panels else LivePanel(id="live-panel")
         if not panels:
             screen.mount(panel)
+        elif not panel.display:  # the person closed it: a new view is announced, not forced
+            screen.app.notify(
+                f"New live view in the side panel: {event.title} (F3 shows it)", markup=False
+            )
         panel.show_view(widget)
         return
     transcript = target.transcript

@@ -84,14 +84,14 @@ def build_parser() -> argparse.ArgumentParser:
     from vis_core.settings.cli import add_settings_parser
 
     add_settings_parser(commands)
-    from vis_core.mcp.cli import add_mcp_parser
+    from vis_core.mcp.arguments import add_mcp_parser
 
     add_mcp_parser(commands)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    from vis_core.mcp.cli import split_server_command
+    from vis_core.mcp.arguments import split_server_command
 
     argv, server_command = split_server_command(list(sys.argv[1:] if argv is None else argv))
     args = build_parser().parse_args(argv)

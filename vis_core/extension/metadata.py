@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import os
 from pathlib import Path
 
@@ -51,6 +50,8 @@ def _release_sha() -> str | None:
 
 
 def _sdk_version() -> str:
+    import importlib.metadata
+
     try:
         return importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:

@@ -1,4 +1,7 @@
-"""``vis mcp add``, ``vis mcp remove`` and ``vis mcp list``: the JSON files from a shell."""
+"""``vis mcp add``, ``vis mcp remove`` and ``vis mcp list``: the JSON files from a shell.
+
+Their arguments are declared in :mod:`vis_core.mcp.arguments`, which every ``vis`` start reads.
+"""
 
 from __future__ import annotations
 
@@ -19,37 +22,6 @@ from vis_core.mcp.edit import EditError, add_server, remove_server
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 LIST_WAIT = 30.0  # seconds `vis mcp list` waits for the slowest server beyond its timeout
-
-
-def add_mcp_parser(commands: argparse._SubParsersAction) -> None:
-    mcp = commands.add_parser("mcp", help="add, remove or check MCP servers (mcp.json)")
-    sub = mcp.add_subparsers(dest="mcp_command", required=True)
-    add = sub.add_parser(
-        "add",
-        help="add a server: NAME -- CMD ARGS… (stdio) or NAME --url URL (streamable HTTP)",
-    )
-    add.add_argument("-l", "--local", action="store_true", help="write the project's .vis/mcp.json")
-    add.add_argument("name")
-    add.add_argument("--env", action="append", default=[], metavar="K=V")
-    add.add_argument("--url")
-    add.add_argument("--header", action="append", default=[], metavar="K=V")
-    add.add_argument("--bearer-token-env-var", metavar="VAR")
-    add.set_defaults(server_command=[])  # the words after ``--`` (split_server_command)
-    remove = sub.add_parser("remove", help="remove a server")
-    remove.add_argument("-l", "--local", action="store_true", help="edit the project's file")
-    remove.add_argument("name")
-    sub.add_parser("list", help="connect to every enabled server and print its state")
-
-
-def split_server_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
-    """``vis mcp add … -- CMD ARGS``: the words after ``--`` are the server's command."""
-    if "--" not in argv:
-        return argv, None
-    cut = argv.index("--")
-    head = argv[:cut]
-    if "mcp" not in head or "add" not in head[head.index("mcp") :]:
-        return argv, None
-    return head, argv[cut + 1 :]
 
 
 def _pairs(items: list[str], option: str) -> dict[str, str]:

@@ -179,3 +179,25 @@ def test_vis_run_exits_1_and_says_so_when_the_answer_was_cut(
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("Half an ans")
     assert "incomplete:" in done.stderr and "output limit (max_tokens)" in done.stderr
+
+
+async def test_a_retried_error_is_told_once_not_once_per_try(
+    vis_home: Path, workspace: Path, wire_server: WireServer
+) -> None:
+    import dataclasses
+
+    configure(vis_home, wire_server)
+    busy = openai_error(503, "the server is busy loading the model")
+    wire_server.reply(busy, busy, openai_reply("Ready now."))
+    host = await Host.open(HostOptions(workspace=workspace, provider="wire", model="test-model"))
+    session = await host.new_session()
+    session.limits = dataclasses.replace(session.limits, retry_base_delay=0.01)
+    events: list = []
+    session.subscribe(events.append)
+    ended = await session.submit("hello")
+    await host.close()
+    assert ended.status is TurnStatus.COMPLETED and ended.content == "Ready now."
+    notices = [e.text for e in events if isinstance(e, Notification)]
+    assert len(notices) == 2
+    assert "the server is busy loading the model" in notices[0] and "attempt 2 of 3" in notices[0]
+    assert "busy" not in notices[1] and notices[1].startswith("Retrying in")

@@ -145,7 +145,8 @@ def _usage(target: EventTarget, event: UsageReported) -> None:
         return
     # the meter shows the soft budget's share, the same numbers as session["utilization"]
     budget = event.context_budget or event.context_limit
-    target.status_bar.add_usage(event.usage, event.cost, event.context_tokens, budget)
+    tokens = event.context_tokens or target.status_bar.context_tokens  # as the session keeps it
+    target.status_bar.add_usage(event.usage, event.cost, tokens, budget)
     target.progress.add_output_tokens(event.usage.output)
 
 

@@ -57,8 +57,9 @@ class StatusBar(Static):
 
     def _line(self, *, compact: bool) -> Content:
         sep = (" │ " if not compact else "│", "$text-muted")
+        # the share as session["utilization"]'s hint words it (whole percent, rounded down)
         context = (
-            f"{self.context_tokens / self.context_limit:.0%} context"
+            f"{self.context_tokens * 100 // self.context_limit}% context"
             if self.context_limit
             else "–% context"
         )

@@ -2,7 +2,8 @@
 
 The session is restored from events (as opening a stored session does); each build is what
 the loop does before every model request: system prompt, tools and the transcript with
-every fold applied. Target: at most 20 ms per build at 500 turns.
+every fold applied, and the first build after a new fold (when every message is judged
+again). Target: at most 20 ms per build at 500 turns.
 """
 
 from __future__ import annotations
@@ -104,6 +105,29 @@ def timed(agent: AgentSession, rounds: int) -> tuple[float, int]:
     return statistics.median(samples), count
 
 
+def timed_after_a_fold(agent: AgentSession, rounds: int, turns: int) -> tuple[float, int]:
+    """The first build after each new fold, as a session makes them: the receipt measures the
+    request with the fold and without it, then the fold is recorded (folds only grow)."""
+    samples = []
+    count = 0
+    folds = agent.conversation.folds
+    for n in range(rounds):
+        position = turns - rounds + n + 1
+        fold = FoldCreated(
+            SESSION, fold_id=uuid.uuid4().hex, key=f"t{position}", spans=[[position, 1, 2]]
+        )
+        started = time.perf_counter()
+        folds.append(fold)  # the receipt's estimate: with the fold, then without it
+        agent.build_request()
+        folds.pop()
+        agent.build_request()
+        folds.append(fold)  # recorded: the next request carries it
+        request = agent.build_request()
+        samples.append((time.perf_counter() - started) * 1000 / 3)
+        count = len(request.messages)
+    return statistics.median(samples), count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--turns", type=int, default=500)
@@ -119,6 +143,11 @@ def main() -> None:
             f"{args.turns} turns × {args.steps} steps, {name}: next request built in "
             f"{median:.2f} ms (median of {args.rounds}), {messages} messages"
         )
+    median, messages = timed_after_a_fold(folded, args.rounds, args.turns)
+    print(
+        f"{args.turns} turns × {args.steps} steps, builds around a new fold (receipt and next "
+        f"request): {median:.2f} ms each (median of {args.rounds}), {messages} messages"
+    )
 
 
 if __name__ == "__main__":

@@ -12,7 +12,9 @@ from vis_core.agent.folded import (
     Tag,
     apply_folds,
     fold_owners,
+    fold_positions,
     message_owner,
+    with_fold,
 )
 from vis_core.events import (
     AssistantMessage,
@@ -104,6 +106,13 @@ class TurnShape:
     ids: dict[str, int] = field(default_factory=dict)  # iteration id -> index
 
 
+FoldSet = tuple[int, FoldCreated]  # how many folds, and the last one
+
+
+def _is_set(key: FoldSet, folds: list[FoldCreated]) -> bool:
+    return key[0] == len(folds) and bool(folds) and key[1] is folds[-1]
+
+
 class ConversationBuilder:
     """Accumulates events into messages; used live by the loop and to resume a session.
 
@@ -124,8 +133,12 @@ class ConversationBuilder:
         self.turns: dict[int, TurnShape] = {}  # by position
         self._positions: dict[str, int] = {}  # turn id -> position
         self.folds: list[FoldCreated] = []
-        self._owners: tuple[tuple[int, int], FoldOwners] | None = None  # kept per fold set
+        self._owners: tuple[FoldSet, FoldOwners] | None = None  # kept per fold set
         self._verdicts: list[int | None] = []  # per message: the fold dropping it, if any
+        self._rejudge: set[int] = set()  # turn positions whose verdicts a new fold changes
+        # the fold set before the latest added fold, kept while that fold may be taken back
+        # (a fold's receipt measures the request with it, then without it)
+        self._before: tuple[FoldSet, FoldOwners, list[int | None]] | None = None
         self._context: list[str] = []  # what the person added before the next request
         self._unanswered: dict[str, None] = {}  # tool call ids without a result, in call order
 
@@ -256,9 +269,17 @@ class ConversationBuilder:
 
     def _fold_verdicts(self, owners: FoldOwners) -> list[int | None]:
         """Each message's fold verdict, computed once per fold set; the last message (it may
-        still gain tool calls) and any newer ones are judged again."""
+        still gain tool calls), any newer ones and those of the turns a new fold spans are
+        judged again."""
         verdicts = self._verdicts
         del verdicts[max(0, len(verdicts) - 1) :]
+        if self._rejudge:
+            positions, self._rejudge = self._rejudge, set()
+            for index, tag in enumerate(self.tags[: len(verdicts)]):
+                if tag[0] in positions:
+                    verdicts[index] = message_owner(
+                        self.messages[index], tag, self.call_tags, owners
+                    )
         for index in range(len(verdicts), len(self.messages)):
             verdicts.append(
                 message_owner(self.messages[index], self.tags[index], self.call_tags, owners)
@@ -266,11 +287,24 @@ class ConversationBuilder:
         return verdicts
 
     def _fold_owners(self) -> FoldOwners:
-        """Who owns each folded step, recomputed only when the folds change."""
-        key = (len(self.folds), id(self.folds[-1]))  # a fold added or taken back
-        if self._owners is None or self._owners[0] != key:
-            self._owners = (key, fold_owners(self.folds))
-            self._verdicts = []
+        """Who owns each folded step, recomputed only when the folds change; a fold added
+        after the others (the usual case) only updates what it spans. A fold set is known by
+        its length and its last fold (held, so its identity cannot be reused)."""
+        folds = self.folds
+        cached = self._owners
+        if cached is not None and _is_set(cached[0], folds):
+            return cached[1]
+        key = (len(folds), folds[-1])
+        before, self._before = self._before, None
+        if before is not None and _is_set(before[0], folds):  # the fold added was taken back
+            self._owners, self._verdicts, self._rejudge = (key, before[1]), before[2], set()
+        elif cached is not None and len(folds) > 1 and _is_set(cached[0], folds[:-1]):
+            self._before = (cached[0], cached[1], list(self._verdicts))
+            self._owners = (key, with_fold(cached[1], folds))
+            self._rejudge |= fold_positions(folds[-1])
+        else:
+            self._owners = (key, fold_owners(folds))
+            self._verdicts, self._rejudge = [], set()
         return self._owners[1]
 
     def current_position(self) -> int:

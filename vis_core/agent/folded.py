@@ -76,6 +76,28 @@ def fold_owners(folds: Sequence[FoldCreated]) -> FoldOwners:
     return FoldOwners(steps, turns, active)
 
 
+def with_fold(owners: FoldOwners, folds: Sequence[FoldCreated]) -> FoldOwners:
+    """``fold_owners(folds)`` from ``owners`` of every fold but the last (folds only grow):
+    the last fold owns what it spans, and the earlier active folds it covers step back."""
+    number = len(folds) - 1
+    newest = folds[number]
+    steps, turns = dict(owners.steps), dict(owners.turns)
+    for position, first, last in newest.spans:
+        if first == 0:
+            turns[position] = number
+        else:
+            for index in range(first, last + 1):
+                steps[(position, index)] = number
+    coverage = _coverage(newest)
+    active = tuple(n for n in owners.active if not _covers(coverage, _coverage(folds[n])))
+    return FoldOwners(steps, turns, (*active, number))
+
+
+def fold_positions(fold: FoldCreated) -> set[int]:
+    """The turn positions ``fold`` spans."""
+    return {int(span[0]) for span in fold.spans}
+
+
 def gist_message(fold: FoldCreated) -> Message:
     """How a gist reads in the model's context."""
     return Message("user", f"[folded {fold.key}] {fold.gist}")

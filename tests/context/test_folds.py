@@ -3,6 +3,7 @@ and never what is stored."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -150,3 +151,45 @@ async def test_refusals_reach_the_model_and_fold_nothing(workspace: Path, tmp_pa
     assert "first request" in text and count == 0
     assert not any(isinstance(e, FoldCreated) for e in events)
     assert all(e.status is TurnStatus.COMPLETED for e in events if hasattr(e, "status"))
+
+
+async def test_the_receipt_is_pending_then_measured_in_session_and_read_session(
+    workspace: Path, tmp_path: Path
+) -> None:
+    pending = (
+        "import json\n"
+        "print(await fold_session('t1', 'G1'))\n"
+        "print(await fold_session('t2/i1', 'G2'))\n"
+        "data = await read_session()\n"
+        "print(json.dumps(data['session']['request_health']))"
+    )
+    measured = 'import json\nprint(json.dumps(session["request_health"]))'
+    script = write_script(
+        tmp_path / "s.yaml",
+        [
+            *HISTORY,
+            {"code": pending, "usage": {"input": 5_000, "output": 5}},
+            {"code": measured, "usage": {"input": 3_000, "output": 5}},
+            {"text": "answer three"},
+        ],
+    )
+    host = await open_host(workspace, script)
+    try:
+        session = await host.new_session()
+        events = await run_turns(session, *REQUESTS, "third request")
+    finally:
+        await host.close()
+    first, second = [e.stdout for e in events if isinstance(e, BlockFinished)][-2:]
+    receipt = first.splitlines()[0]
+    assert receipt.startswith("Folded t1: 1 turn (request and answer too) left the active context")
+    assert "by local estimate), replaced by your gist (~1 tokens)" in receipt
+    assert json.loads(first.splitlines()[-1]) == {"fold_measurement": {"status": "pending"}}
+    assert json.loads(second) == {
+        "fold_measurement": {
+            "status": "measured",
+            "before_input_tokens": 5_000,
+            "after_input_tokens": 3_000,
+            "net_reduction_tokens": 2_000,
+            "fold_count": 2,
+        }
+    }

@@ -11,6 +11,7 @@ BUILTIN_TOOL_NAMES = frozenset(
         "patch",
         "ls",
         "shell",
+        "shells",
         "run_tests",
         "attach",
         "list_attachments",
@@ -26,6 +27,6 @@ BUILTIN_TOOL_NAMES = frozenset(
 )
 
 #: other names the sandbox defines for the model (helpers and context)
-SANDBOX_NAMES = frozenset({"defs", "session", "shells"})
+SANDBOX_NAMES = frozenset({"defs", "session"})
 
 RESERVED_NAMES = BUILTIN_TOOL_NAMES | SANDBOX_NAMES

@@ -426,6 +426,9 @@ def route(context: CallContext | None) -> tuple[Interaction, str | None] | None:
     return None
 
 
+UNANSWERED_FORMS = "unanswered_forms"  # per call: forms the person did not submit
+
+
 def deliver_form(form: Form) -> Answer:
     """``vis.ask``'s way to the person; undeliverable when no front end can show it."""
     context = current_call()
@@ -434,7 +437,11 @@ def deliver_form(form: Form) -> Answer:
         return Answer(reason=AnswerReason.UNDELIVERABLE)
     interaction, session_id = found
     owner = context.owner if context is not None else "vis"
-    return interaction.ask(form, session_id, owner)
+    answer = interaction.ask(form, session_id, owner)
+    if not answer and context is not None:  # the calling Activity must not end as a plain ✓
+        reason = answer.reason.value if answer.reason else "not answered"
+        context.services.setdefault(UNANSWERED_FORMS, []).append(f"form {form.title!r} {reason}")
+    return answer
 
 
 def live_sink(context: CallContext | None) -> LiveSink | None:

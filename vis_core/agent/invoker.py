@@ -17,6 +17,7 @@ from typing import Any
 from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Event
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.activity_paths import shorten_presentation
+from vis_core.interaction import UNANSWERED_FORMS
 from vis_core.model.activity import (
     Activity,
     ActivityPresentation,
@@ -263,6 +264,9 @@ class ToolInvoker:
             # the call that returns a handle heads the receipt of the handle's later calls
             record = dataclasses.replace(record, handle_id=result.activity_handle_id)
         record = self.ended(record, error=_failure_of(result))
+        unanswered = context.services.get(UNANSWERED_FORMS)
+        if unanswered and record.state is ActivityState.SUCCEEDED:  # returned, but unasked
+            record = dataclasses.replace(record, error="; ".join(unanswered))
         await self._end(record, started=show_start)
         return result
 

@@ -56,7 +56,25 @@ def shown_state(record: ActivityRecord) -> ActivityState:
     return ActivityState.FAILED if failed_outcome(record) else record.state
 
 
-def state_glyph(state: ActivityState, frame: int = 0) -> Content:
+def error_in_header(record: ActivityRecord) -> bool:
+    """Whether the row's one line already says the error (it is then not said again)."""
+    if not record.error or record.presentation is None:
+        return warned(record)
+    message = plain_error(record.error.splitlines()[0])
+    said = (record.presentation.summary, record.presentation.outcome or "")
+    # the tool's own "patch: " prefix aside, the header may carry the message itself
+    bare = message.split(": ", 1)[-1] if message.split(": ", 1)[0].isidentifier() else message
+    return bool(bare) and any(bare in text for text in said)
+
+
+def warned(record: ActivityRecord) -> bool:
+    """A call that returned but carries a warning (a form the person did not submit)."""
+    return record.state is ActivityState.SUCCEEDED and bool(record.error)
+
+
+def state_glyph(state: ActivityState, frame: int = 0, *, warning: bool = False) -> Content:
+    if warning and state is ActivityState.SUCCEEDED:
+        return Content.styled("⚠", "$text-warning")
     if state is ActivityState.RUNNING:
         return Content.styled(SPINNER[frame % len(SPINNER)], "$text-accent")
     glyph, style = _GLYPHS[state]
@@ -77,7 +95,7 @@ def headline_content(
     marker = ("▾ " if expanded else "▸ ") if expandable else "  "
     parts: list[Content | tuple[str, str] | str] = [
         (marker, "$text-muted"),
-        state_glyph(shown_state(record), frame),
+        state_glyph(shown_state(record), frame, warning=warned(record)),
         " ",
     ]
     if presentation is None:
@@ -96,6 +114,8 @@ def headline_content(
         parts.extend(["  ", (" failed ", "bold $text-error on $error-muted")])
     if presentation.aside:
         parts.extend(["  ", (presentation.aside, "dim italic")])
+    if warned(record) and record.error:
+        parts.extend(["  ", (record.error.splitlines()[0], "$text-warning")])
     return Content.assemble(*parts)
 
 
@@ -302,7 +322,7 @@ class ActivityRow(Vertical, can_focus=True):
         self._built_for = key
         widgets: list[Widget] = []
         presentation = self.record.presentation
-        if self.record.error:
+        if self.record.error and not error_in_header(self.record):
             widgets.append(
                 Static(
                     Content.styled(plain_error(self.record.error), "$text-error"),

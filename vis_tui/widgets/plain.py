@@ -16,6 +16,7 @@ from vis_core.model.activity import (
     ActivityTerminal,
     ActivityText,
 )
+from vis_tui.notes import plain_error
 
 
 def block_text(block: Any) -> str:
@@ -53,4 +54,6 @@ def presentation_text(presentation: ActivityPresentation) -> str:
 def record_text(record: ActivityRecord) -> str:
     """An Activity as plain text: its presentation, else its tool name, and any error."""
     text = presentation_text(record.presentation) if record.presentation else record.tool
-    return f"{text}\nerror: {record.error}" if record.error else text
+    if not record.error:
+        return text
+    return f"{text}\nerror: {plain_error(record.error)}"

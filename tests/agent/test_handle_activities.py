@@ -27,6 +27,13 @@ try:
 except TimeoutError as exc:
     print("still running")
 await h.type("hello\\n")
+echoes = 0
+while echoes < 3000:  # until the command has echoed the line (stop would race it)
+    echoes += 1
+    if "got hello" in await h.logs():
+        break
+    await asyncio.sleep(0.02)
+print("echoes", echoes)
 status = await h.stop()
 print("stopped", status.exit_code)
 """
@@ -63,12 +70,14 @@ async def test_each_shell_handle_call_is_an_activity_with_the_handle_id(
     assert "ready" in block.stdout and "still running" in block.stdout
     assert "stopped" in block.stdout
     polls = int(block.stdout.split("polls ")[1].split()[0])
+    echoes = int(block.stdout.split("echoes ")[1].split()[0])
 
     assert [a.tool for a in stored] == [
         "shell",
         *["shell.logs"] * polls,
         "shell.wait",
         "shell.type",
+        *["shell.logs"] * echoes,
         "shell.stop",
     ]
     handle_ids = {a.handle_id for a in stored}
@@ -79,6 +88,7 @@ async def test_each_shell_handle_call_is_an_activity_with_the_handle_id(
         *[SymbolTag.OBSERVATION] * polls,
         SymbolTag.OBSERVATION,
         SymbolTag.MUTATION,
+        *[SymbolTag.OBSERVATION] * echoes,
         SymbolTag.MUTATION,
     ]
     assert [a.state for a in stored] == [
@@ -86,6 +96,7 @@ async def test_each_shell_handle_call_is_an_activity_with_the_handle_id(
         *[ActivityState.SUCCEEDED] * polls,
         ActivityState.FAILED,
         ActivityState.SUCCEEDED,
+        *[ActivityState.SUCCEEDED] * echoes,
         ActivityState.SUCCEEDED,
     ]
     by_tool = {a.tool: a for a in stored}

@@ -25,7 +25,7 @@ from vis_core.events import (
 )
 from vis_core.model.activity import ActivityState
 from vis_core.model.notify import NotifyKind
-from vis_tui.notes import FoldInfo, block_notes, thinking_note
+from vis_tui.notes import FoldInfo, background_line, block_notes, thinking_note
 from vis_tui.widgets.progress_line import ProgressLine
 from vis_tui.widgets.status import StatusBar
 from vis_tui.widgets.transcript import Transcript
@@ -156,18 +156,10 @@ def _fold(target: EventTarget, event: FoldCreated) -> None:
     target.transcript.turn(event.turn_id).show_fold(FoldInfo.of(event))
 
 
-COMMAND_PREVIEW = 160
-
-
 @handles(BackgroundCommandEnded)
 def _background(target: EventTarget, event: BackgroundCommandEnded) -> None:
     """A command left running has ended: one quiet line (the model reads its output tail)."""
-    took = f" after {event.runtime:.1f}s" if event.runtime is not None else ""
-    command = " ".join(event.command.split())
-    if len(command) > COMMAND_PREVIEW:
-        command = command[: COMMAND_PREVIEW - 1] + "…"
-    text = f"⋯ Background command {event.handle_id} ended: {event.state}{took} · {command}"
-    target.transcript.turn(event.turn_id).show_note(text)
+    target.transcript.turn(event.turn_id).show_note(background_line(event))
 
 
 @handles(Notification)

@@ -9,7 +9,14 @@ from typing import Any
 
 from vis_core.model.activity import ActivityRecord
 from vis_core.model.turn import TurnStatus
-from vis_tui.notes import MUTED, FoldInfo, block_notes, fold_line, thinking_note
+from vis_tui.notes import (
+    MUTED,
+    FoldInfo,
+    background_line,
+    block_notes,
+    fold_line,
+    thinking_note,
+)
 
 
 class PartKind(StrEnum):
@@ -143,6 +150,8 @@ def build_story(
             text_part(StoryPart(PartKind.REPLY, value))
         elif kind == "thinking" and (note := thinking_note(value)):
             text_part(StoryPart(PartKind.NOTE, note))
+        elif kind == "background":
+            text_part(StoryPart(PartKind.NOTE, background_line(value)))
         elif kind == "fold":
             fold = FoldInfo.of(value)
             text_part(StoryPart(PartKind.FOLD, fold_line(fold), fold=fold))

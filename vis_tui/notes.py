@@ -87,3 +87,17 @@ def fold_line(fold: FoldInfo, *, expanded: bool = False) -> str:
         gist = gist[: GIST_PREVIEW - 1] + "…"
     marker = "▾" if expanded else "▸"
     return f"{marker} ⋯ Folded {fold.key}{_BY.get(fold.origin, '')} · {gist or 'no gist'}"
+
+
+def background_line(data: Any) -> str:
+    """A command left running has ended: ``data`` is the event or its stored row (a dict)."""
+
+    def get(name: str) -> Any:
+        return data.get(name) if isinstance(data, dict) else getattr(data, name, None)
+
+    runtime = get("runtime")
+    took = f" after {runtime:.1f}s" if isinstance(runtime, int | float) else ""
+    command = " ".join(str(get("command") or "").split())
+    if len(command) > GIST_PREVIEW:
+        command = command[: GIST_PREVIEW - 1] + "…"
+    return f"⋯ Background command {get('handle_id')} ended: {get('state')}{took} · {command}"

@@ -13,6 +13,7 @@ from vis_core.events import (
     ActivityUpdated,
     AssistantMessage,
     AssistantThinking,
+    BackgroundCommandEnded,
     BlockFinished,
     Event,
     FoldCreated,
@@ -196,6 +197,29 @@ def _fold_created(
     )
 
 
+def _background_command_ended(
+    conn: sqlite3.Connection,
+    seq: int,
+    event: BackgroundCommandEnded,
+    data: dict[str, Any],
+    payload: str,
+    now: float,
+) -> None:
+    conn.execute(
+        "INSERT INTO background_commands (seq, session_id, turn_id, handle_id, command, state, "
+        "runtime) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        (
+            seq,
+            event.session_id,
+            event.turn_id,
+            event.handle_id,
+            event.command,
+            event.state,
+            event.runtime,
+        ),
+    )
+
+
 def _measure_folds(conn: sqlite3.Connection, event: UsageReported) -> None:
     """The folds made since the last request share the measurement of this response."""
     pending = conn.execute(
@@ -288,6 +312,7 @@ PROJECTORS: dict[str, Projector] = {
     ActivityEnded.type: _activity,
     UsageReported.type: _usage_reported,
     FoldCreated.type: _fold_created,
+    BackgroundCommandEnded.type: _background_command_ended,
     TurnEnded.type: _turn_ended,
 }
 

@@ -264,6 +264,20 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX folds_by_session ON folds(session_id, status)",
     ),
+    # 7: background commands that reported how they ended (``BackgroundCommandEnded``): the
+    # transcript of a stored turn shows them where they were shown live.
+    (
+        """CREATE TABLE background_commands (
+            seq INTEGER PRIMARY KEY,  -- the BackgroundCommandEnded event
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            turn_id TEXT NOT NULL,
+            handle_id TEXT NOT NULL,
+            command TEXT NOT NULL,
+            state TEXT NOT NULL,
+            runtime REAL
+        )""",
+        "CREATE INDEX background_commands_by_turn ON background_commands(turn_id)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

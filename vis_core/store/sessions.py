@@ -275,7 +275,8 @@ class SessionsMixin:
         """What a turn showed, in the order it happened: ``(seq, kind, value)`` with kind
         ``reply`` (text), ``thinking`` (text), ``block`` ((error, restarted) of a block that
         failed or restarted the sandbox), ``fold`` (key, gist, spans and origin of a fold made
-        in the turn) and ``activity`` (its id, placed by its first event)."""
+        in the turn), ``background`` (a command left running that reported its end) and
+        ``activity`` (its id, placed by its first event)."""
         with self._db.read("read a turn's story") as conn:
             story: list[tuple[int, str, Any]] = [
                 (seq, "reply", text)
@@ -305,6 +306,14 @@ class SessionsMixin:
                     "SELECT seq, key, gist, spans, origin FROM folds "
                     "WHERE session_id = ? AND turn_id = ?",
                     (session_id, turn_id),
+                )
+            )
+            story.extend(
+                (seq, "background", {"handle_id": h, "command": c, "state": st, "runtime": rt})
+                for seq, h, c, st, rt in conn.execute(
+                    "SELECT seq, handle_id, command, state, runtime FROM background_commands "
+                    "WHERE turn_id = ? AND session_id = ?",
+                    (turn_id, session_id),
                 )
             )
             story.extend(

@@ -17,6 +17,19 @@ class CoreEvent(Message):
     def __init__(self, event: Event) -> None:
         super().__init__()
         self.event = event
+        self.more: list[str] = []  # text of later deltas of the same turn, while not handled
+        self.taken = False  # handled: later deltas need a message of their own
+
+    def take(self) -> Event:
+        """The event, with the deltas that joined it while it waited in the queue."""
+        self.taken = True
+        if not self.more:
+            return self.event
+        from dataclasses import replace
+
+        text = "".join([getattr(self.event, "text", ""), *self.more])
+        self.more = []
+        return replace(self.event, text=text)  # type: ignore[type-var]
 
 
 class TurnDone(Message):

@@ -40,3 +40,24 @@ async def test_a_fast_stream_is_rendered_in_few_re_renders_and_ends_complete(
         assert text.endswith("".join(renders))  # each re-render appended what was new
         # at most one re-render per FLUSH_SECONDS while deltas arrive, and one at the end
         assert 1 <= len(renders) <= streamed / FLUSH_SECONDS + 2 < 3000 / 20
+
+
+async def test_deltas_waiting_in_the_queue_reach_the_screen_as_one_message(
+    workspace: Path,
+) -> None:
+    from vis_core.events import AssistantDelta, Notification, TurnStarted
+
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        assert app.session is not None
+        sid, main = app.session.id, app.main
+        await app.session.emit(TurnStarted(sid, turn_id="t1", position=1, request="go"))
+        for piece in ("Hel", "lo ", "wor"):
+            await app.session.emit(AssistantDelta(sid, turn_id="t1", text=piece))
+        joined = main._waiting_delta
+        await app.session.emit(Notification(sid, text="between"))
+        await app.session.emit(AssistantDelta(sid, turn_id="t1", text="ld"))
+        assert joined is not None and joined.more == ["lo ", "wor"]  # one message, not three
+        assert main._waiting_delta is not joined  # after another event, deltas start anew
+        await until(pilot, lambda: main.transcript.last_answer == "Hello world")

@@ -16,7 +16,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static, TextArea
 
-from vis_core.events import Event, TurnEnded
+from vis_core.events import AssistantDelta, Event, TurnEnded
 from vis_core.model.notify import NotifyKind
 from vis_tui.event_map import dispatch
 from vis_tui.history import store_page_loader
@@ -110,6 +110,7 @@ class MainScreen(Screen[None]):
         self._quit_armed_at: float | None = None
         self.choices: list[CommandChoice] = []
         self.files: list[str] | None = None  # workspace files for @ completion, once listed
+        self._waiting_delta: CoreEvent | None = None  # the last delta posted, if not handled
         self._previewed: str | None = None
 
     # -- layout --------------------------------------------------------------------------
@@ -218,12 +219,27 @@ class MainScreen(Screen[None]):
 
     def _post_event(self, event: Event) -> None:
         """The session's subscriber: the event crosses to the screen as a message, so the
-        core never waits on (or changes) widgets."""
-        self.post_message(CoreEvent(event))
+        core never waits on (or changes) widgets. Deltas of one turn that arrive while the
+        previous one still waits in the queue join it (a fast stream is one message per
+        frame, not one per 16 characters)."""
+        waiting = self._waiting_delta
+        if isinstance(event, AssistantDelta):
+            if (
+                waiting is not None
+                and not waiting.taken
+                and getattr(waiting.event, "turn_id", None) == event.turn_id
+            ):
+                waiting.more.append(event.text)
+                return
+            message = self._waiting_delta = CoreEvent(event)
+        else:
+            self._waiting_delta = None
+            message = CoreEvent(event)
+        self.post_message(message)
 
     def on_core_event(self, message: CoreEvent) -> None:
         message.stop()
-        self.handle_event(message.event)
+        self.handle_event(message.take())
 
     def handle_event(self, event: Event) -> None:
         if self.session is not None and event.session_id != self.session.id:

@@ -313,3 +313,47 @@ def test_bundled_git_and_todo_keep_their_namespaces(vis_home: Path) -> None:
     assert {"git.status", "git.diff", "git.log", "git.blame"} <= set(names)
     assert {"todo.add", "todo.list", "todo.done", "todo.remove"} <= set(names)
     assert json.dumps(names)  # plain strings
+
+
+PLAIN = '''
+import vis_core.extension as vis
+
+
+def tally(items: list[str]) -> int:
+    """Count the items."""
+    return len(items)
+
+
+class Counter:
+    def total(self, n: int) -> int:
+        """Add one."""
+        return n + 1
+
+
+vis.register_extension(vis.Extension(
+    name="counting", alias="counting", description="Counts.",
+    symbols=[vis.Symbol(tally), vis.Symbol(Counter(), name="counter")],
+))
+'''
+
+
+async def test_a_tool_without_an_activity_is_shown_by_its_bare_name(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    install_extension(vis_home, "counting", PLAIN)
+    write_script(
+        script_path,
+        code_turn(
+            "print(await tally(['a', 'b']), await counter.total(2), await counting.tally([]))"
+        ),
+    )
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+    finally:
+        await host.close()
+    assert outcome.blocks[0].stdout.strip() == "2 3 0"
+    ended = [e.activity for e in outcome.events if isinstance(e, ActivityEnded) and e.activity]
+    shown = [(a.tool, a.presentation.headline if a.presentation else None) for a in ended]
+    # the headline falls back to the bare name, also when called by the alias path
+    assert shown == [("tally", "tally"), ("counter.total", "counter.total"), ("tally", "tally")]

@@ -79,3 +79,17 @@ def test_a_link_that_now_leads_outside_is_not_written_through(tmp_path: Path) ->
     with pytest.raises(OSError, match="outside the workspace"):
         points.restore()
     assert list(outside.iterdir()) == []
+
+
+def test_a_turn_that_changed_nothing_leaves_no_checkpoint(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("one\n")
+    points = Checkpoints(ws, tmp_path / "private")
+    points.take("t1", 1)
+    (ws / "a.txt").write_text("two\n")
+    assert not points.drop_if_unchanged("t1")
+    points.take("t2", 2)  # e.g. !ls: looked, changed nothing
+    assert points.drop_if_unchanged("t2")
+    report = points.restore()  # /undo reaches the turn that changed a.txt
+    assert report.turns == (1,) and (ws / "a.txt").read_text() == "one\n"

@@ -332,6 +332,7 @@ class AgentSession:
         except Exception as exc:
             log.exception("turn %s failed", turn_id)
             outcome.status, outcome.error = TurnStatus.FAILED, f"{type(exc).__name__}: {exc}"
+        await asyncio.shield(self._settle_checkpoint(turn_id))
         ended = TurnEnded(
             self.id,
             turn_id=turn_id,
@@ -605,6 +606,13 @@ class AgentSession:
             )
         )
         return iteration_id
+
+    async def _settle_checkpoint(self, turn_id: str) -> None:
+        if self.checkpoints is not None:
+            try:
+                await asyncio.to_thread(self.checkpoints.drop_if_unchanged, turn_id)
+            except OSError as exc:
+                log.warning("checkpoint of turn %s not checked: %s", turn_id, exc)
 
     async def checkpoint(self, turn_id: str) -> None:
         """Record the workspace before the turn's first block, tool call or command."""

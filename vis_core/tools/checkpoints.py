@@ -58,6 +58,7 @@ class Checkpoints:
         self.workspace = workspace.resolve()
         self.folder = folder
         self.blobs = folder / "blobs"
+        self._last: Checkpoint | None = None  # the one this process took last
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -109,7 +110,25 @@ class Checkpoints:
         data = {"turn_id": turn_id, "position": position, "taken_at": time.time(), "files": files}
         write_private(self.folder / f"{index}.json", json.dumps(data).encode())
         self._prune([*existing, Checkpoint(index, turn_id, position, 0.0, files)])
-        return Checkpoint(index, turn_id, position, data["taken_at"], files)
+        self._last = Checkpoint(index, turn_id, position, data["taken_at"], files)
+        return self._last
+
+    def drop_if_unchanged(self, turn_id: str) -> bool:
+        """At the end of ``turn_id``: forget its checkpoint when no file changed (same
+        files, sizes and times), so ``/undo`` reaches the last turn that changed something."""
+        last = self._last
+        if last is None or last.turn_id != turn_id:
+            return False  # no checkpoint of this turn: nothing to read
+        self._last = None
+        files = last.files
+        now = self._scan()
+        if set(now) != set(files) or any(
+            files[rel][0] != st.st_size or files[rel][1] != st.st_mtime_ns
+            for rel, st in now.items()
+        ):
+            return False
+        (self.folder / f"{last.index}.json").unlink(missing_ok=True)
+        return True
 
     def _keep(self, path: Path) -> str | None:
         try:

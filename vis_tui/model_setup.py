@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 from vis_core.extension.forms import Form, paragraph, password
 from vis_core.model_choices import (
     ModelSource,
+    ProviderEntry,
     check_key,
     default_model,
     entry_named,
@@ -70,14 +71,7 @@ async def log_in(app: VisApp) -> None:
     host = app.host
     if host is None:
         return
-    rows = [
-        PickItem(
-            e.name, e.name, f"{e.kind} · " + ("key saved" if e.has_key else f"key {e.key_env}")
-        )
-        if e.key_env
-        else PickItem(e.name, e.name, f"{e.kind} · no key needed")
-        for e in providers(host)
-    ]
+    rows = [PickItem(e.name, e.name, _provider_note(e)) for e in providers(host)]
     name = await app.push_screen(
         PickerScreen("Log in: choose a provider", rows), wait_for_dismiss=True
     )
@@ -116,6 +110,14 @@ async def log_in(app: VisApp) -> None:
     if result.ok:
         app.main.forget_model_problem()
     show_result(app, result)
+
+
+def _provider_note(entry: ProviderEntry) -> str:
+    """``openai wire · key OPENAI_API_KEY``: how the provider talks and where its key is."""
+    wire = f"{entry.kind} wire · " if entry.kind != entry.name else ""
+    if not entry.key_env:
+        return wire + "no key needed"
+    return wire + ("key set" if entry.has_key else f"needs {entry.key_env}")
 
 
 def cancelled(app: VisApp) -> None:

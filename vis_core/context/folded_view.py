@@ -9,6 +9,7 @@ from vis_core.context.folding import describe_spans
 
 SHOWN_LINES = 6  # of each request, code, output and answer (the transcript has them whole)
 SHOWN_CHARS = 400
+SHOWN_TURNS = 30  # of a fold over many turns: the first ones, then how many more
 
 
 def _cut(text: str, indent: str) -> list[str]:
@@ -29,9 +30,8 @@ def folded_story(store: Any, session_id: str, spans: Sequence[Sequence[int]]) ->
     for position, first, last in spans:
         wanted[int(position)] = None if first == 0 else (int(first), int(last))
     lines = [f"Left the model's context ({describe_spans(spans)}); the history keeps it:"]
-    for turn in store.turns(session_id):
-        if turn.position not in wanted:
-            continue
+    folded = [turn for turn in store.turns(session_id) if turn.position in wanted]
+    for turn in folded[:SHOWN_TURNS]:
         steps = wanted[turn.position]
         whole = steps is None
         title = f"t{turn.position}" if whole else describe_spans([(turn.position, *steps)])
@@ -53,4 +53,10 @@ def folded_story(store: Any, session_id: str, spans: Sequence[Sequence[int]]) ->
         if answer.strip():
             lines.append("  answer")
             lines += _cut(answer, "    ")
+    if len(folded) > SHOWN_TURNS:
+        more = len(folded) - SHOWN_TURNS
+        lines += [
+            "",
+            f"… and {more} more turn(s) up to t{folded[-1].position}: the transcript has them.",
+        ]
     return "\n".join(lines)

@@ -22,6 +22,7 @@ from vis_core.paths import private_dir, write_private
 from vis_core.tools.ignore import listed_files
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # bigger files are listed but not kept (undo names them)
+MAX_NEW_BYTES = 256 * 1024 * 1024  # copied per checkpoint at most; the rest is listed only
 KEEP = 20  # checkpoints kept per session; older ones (and blobs only they used) are removed
 
 
@@ -95,16 +96,18 @@ class Checkpoints:
         before = existing[-1].files if existing else {}
         private_dir(self.blobs)
         files: dict[str, list[Any]] = {}
+        copied = 0
         for rel, st in self._scan().items():
             old = before.get(rel)
-            if old is not None and old[0] == st.st_size and old[1] == st.st_mtime_ns:
-                digest = old[3]
-            elif st.st_size > MAX_FILE_BYTES:
+            if old is not None and old[3] is not None and old[:2] == [st.st_size, st.st_mtime_ns]:
+                digest = old[3]  # unchanged since the previous checkpoint: not read again
+            elif st.st_size > MAX_FILE_BYTES or copied + st.st_size > MAX_NEW_BYTES:
                 digest = None
             else:
                 digest = self._keep(self.workspace / rel)
                 if digest is None:
                     continue  # vanished or unreadable meanwhile
+                copied += st.st_size
             files[rel] = [st.st_size, st.st_mtime_ns, st.st_mode & 0o7777, digest]
         index = existing[-1].index + 1 if existing else 1
         data = {"turn_id": turn_id, "position": position, "taken_at": time.time(), "files": files}

@@ -10,30 +10,9 @@ import sys
 import time
 from pathlib import Path
 
-import yaml
+from cli_support import script, vis
 
 from vis_core import __version__
-
-
-def vis(*args: str, cwd: Path, env_home: Path, **kw) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["VIS_HOME"] = str(env_home)
-    env.pop("VIS_MODEL", None)
-    return subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        **kw,
-    )
-
-
-def script(tmp_path: Path, responses: list[dict]) -> Path:
-    path = tmp_path / "script.yaml"
-    path.write_text(yaml.safe_dump(responses), encoding="utf-8")
-    return path
 
 
 def test_version(workspace, vis_home):

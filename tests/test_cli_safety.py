@@ -9,30 +9,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from cli_support import script as _script
+from cli_support import vis as _vis
 
 OSC52 = "\x1b]52;c;cm0gLXJmIH4=\x07"
 HOSTILE = OSC52 + "\x1b]0;owned\x07\x1b[2J\x9b2J"
 
 
-def vis(
-    *args: str, cwd: Path, home: Path | str, timeout: float = 120
-) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["VIS_HOME"] = str(home)
-    env.pop("VIS_MODEL", None)
-    return subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        timeout=timeout,
-    )
-
-
-def _script(tmp_path: Path, responses: list[dict]) -> Path:
-    path = tmp_path / "script.json"
-    path.write_text(json.dumps(responses), encoding="utf-8")
-    return path
+def vis(*args: str, cwd: Path, home: Path | str) -> subprocess.CompletedProcess[bytes]:
+    """``vis ARGS`` with its output as bytes: what reaches the terminal, byte for byte."""
+    return _vis(*args, cwd=cwd, env_home=home, text=False)
 
 
 def test_vis_run_prints_control_sequences_as_text(

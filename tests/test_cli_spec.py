@@ -3,33 +3,10 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-import yaml
-
-
-def vis(*args: str, cwd: Path, env_home: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["VIS_HOME"] = str(env_home)
-    env.pop("VIS_MODEL", None)
-    return subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=90,
-    )
-
-
-def _script(tmp_path: Path, responses: list[dict]) -> Path:
-    path = tmp_path / "script.yaml"
-    path.write_text(yaml.safe_dump(responses), encoding="utf-8")
-    return path
-
+from cli_support import script as _script
+from cli_support import vis
 
 NOISY = '''
 import vis_core.extension as vis

@@ -4,34 +4,11 @@ emits an event per fold."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-import yaml
+from cli_support import script, vis
 
 from vis_core.store import Store
-
-
-def vis(*args: str, cwd: Path, env_home: Path) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["VIS_HOME"] = str(env_home)
-    env.pop("VIS_MODEL", None)
-    return subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-
-
-def script(tmp_path: Path, responses: list[dict]) -> Path:
-    path = tmp_path / f"script-{len(list(tmp_path.glob('script-*')))}.yaml"
-    path.write_text(yaml.safe_dump(responses), encoding="utf-8")
-    return path
 
 
 def _run(workspace: Path, vis_home: Path, s: Path, *args: str):

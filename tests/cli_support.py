@@ -1,0 +1,36 @@
+"""Running ``vis`` as a user does: a fresh process, no API keys, its own VIS_HOME."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+def vis(
+    *args: str, cwd: Path, env_home: Path | str, timeout: float = 120, text: bool = True, **kw: Any
+) -> subprocess.CompletedProcess[Any]:
+    """``vis ARGS`` in ``cwd`` with ``VIS_HOME=env_home``, without the caller's keys or model."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["VIS_HOME"] = str(env_home)
+    env.pop("VIS_MODEL", None)
+    return subprocess.run(
+        [sys.executable, "-m", "vis_core.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=text,
+        timeout=timeout,
+        **kw,
+    )
+
+
+def script(folder: Path, responses: list[dict[str, Any]]) -> Path:
+    """A scripted-provider file in ``folder`` (a new name each call)."""
+    path = folder / f"script-{len(list(folder.glob('script-*')))}.yaml"
+    path.write_text(yaml.safe_dump(responses), encoding="utf-8")
+    return path

@@ -112,3 +112,19 @@ def test_files_past_the_size_limits_are_listed_not_kept(
     report = points.restore()
     assert report.restored == ("small.txt",) and report.not_kept == ("big.txt",)
     assert (ws / "big.txt").read_text() == "y" * 50  # never replaced by something else
+
+
+def test_restore_never_writes_through_a_link_planted_beside_the_file(tmp_path: Path) -> None:
+    ws, outside = tmp_path / "ws", tmp_path / "outside.txt"
+    ws.mkdir()
+    outside.write_text("the user's file\n")
+    (ws / "notes.txt").write_text("as it was\n")
+    points = Checkpoints(ws, tmp_path / "private")
+    points.take("t1", 1)
+    (ws / "notes.txt").write_text("changed by the turn\n")
+    # what an earlier fixed temp name invited: a link where /undo writes its copy
+    (ws / ".notes.txt.vis-undo").symlink_to(outside)
+    points.restore()
+    assert (ws / "notes.txt").read_text() == "as it was\n"
+    assert outside.read_text() == "the user's file\n"
+    assert not (ws / "notes.txt").is_symlink()

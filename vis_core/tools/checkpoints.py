@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -216,7 +217,16 @@ class Checkpoints:
         if target.is_symlink() or target.is_dir():
             raise OSError(f"/undo: {rel} is now a link or a folder; move it away and undo again")
         target.parent.mkdir(parents=True, exist_ok=True)
-        temp = target.with_name(f".{target.name}.vis-undo")
-        shutil.copyfile(self.blobs / digest, temp)
-        os.chmod(temp, mode)
-        os.replace(temp, target)
+        # A new, unique temp file: a name the sandbox could have planted as a link beside
+        # the file would carry the write outside the workspace.
+        handle, temp = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".vis-undo", dir=target.parent
+        )
+        try:
+            with os.fdopen(handle, "wb") as out, open(self.blobs / digest, "rb") as blob:
+                shutil.copyfileobj(blob, out)
+                os.fchmod(out.fileno(), mode)
+            os.replace(temp, target)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise

@@ -95,3 +95,19 @@ async def test_bang_runs_a_command_whose_output_the_model_reads_next_turn(
         notes = app.main.transcript.query(SystemMessage)
         await until(pilot, lambda: any("Write a command after" in m.source for m in notes))
         assert len(app.main.transcript.turns) == 2
+
+
+async def test_esc_stops_a_running_bang_command(workspace: Path) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"!echo started; sleep 30; touch late.txt", "enter")
+        await until(
+            pilot, lambda: any("started" in r.as_text() for r in app.main.query(ActivityRow))
+        )
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.main.turn_running)
+        turn = next(iter(app.main.transcript.turns.values()))
+        assert turn.status == "cancelled"
+        assert not _stored(app, UserContext)  # nothing half-run reaches the model
+    assert not (workspace / "late.txt").exists()

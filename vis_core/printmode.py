@@ -110,11 +110,11 @@ class PrintRenderer:
             self.console.print(indent + activity_line(event.activity))
         elif isinstance(event, FoldCreated):
             self._break_line()
-            gist = " ".join(plain(event.gist).split())
+            gist = " ".join(event.gist.split())  # cut before escaping: no half escape
             gist = gist if len(gist) <= 100 else gist[:99] + "…"
             self.console.print(
                 f"[dim]⋯ folded {plain(event.key)}"
-                + (f" · {gist}" if gist else " · no gist")
+                + (f" · {plain(gist)}" if gist else " · no gist")
                 + "[/]"
             )
         elif isinstance(event, BackgroundCommandEnded):

@@ -1,0 +1,28 @@
+"""vis run's quiet lines for a fold and a background command: untrusted text stays text."""
+
+from __future__ import annotations
+
+import pytest
+
+from vis_core.events import BackgroundCommandEnded, FoldCreated
+from vis_core.printmode import PrintRenderer
+
+
+@pytest.mark.parametrize("cut_at", [98, 99])
+def test_a_long_gist_cut_at_an_escape_does_not_break_the_line(
+    cut_at: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    renderer = PrintRenderer(as_json=False)
+    gist = "x" * cut_at + "[bold]" + "y" * 50  # markup-looking text right at the cut
+    renderer(FoldCreated("s", key="t1", gist=gist))
+    renderer(
+        BackgroundCommandEnded(
+            "s", handle_id="sh-1", command="echo [red]" + "z" * 200, state="exit 0"
+        )
+    )
+    fold, background = capsys.readouterr().out.splitlines()
+    assert fold == "⋯ folded t1 · " + (gist[:99] + "…")
+    assert (
+        background
+        == "⋯ background command sh-1 ended: exit 0 · " + ("echo [red]" + "z" * 200)[:99] + "…"
+    )

@@ -142,7 +142,14 @@ class Host:
         )
         from vis_core.tools.edit import remove_stale_temps
 
-        await asyncio.to_thread(remove_stale_temps, options.workspace)  # interrupted writes
+        # Interrupted writes' temp files go in the background: a large workspace's walk must
+        # not hold up the first prompt (only files older than a minute are removed).
+        threading.Thread(
+            target=remove_stale_temps,
+            args=(options.workspace,),
+            name="vis-stale-temps",
+            daemon=True,
+        ).start()
         return cls(options, paths, config, store, extensions)
 
     # -- model ------------------------------------------------------------------------------

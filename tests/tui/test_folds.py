@@ -108,3 +108,17 @@ async def test_fork_in_the_app_opens_a_copy_up_to_a_turn(workspace: Path, tmp_pa
         assert row is not None and row.forked_from == original
         assert [t.request for t in store.turns(fork)] == ["first"]
         assert [t.request for t in store.turns(original)] == ["first", "second"]
+
+
+def test_the_row_says_who_folded() -> None:
+    from vis_tui.notes import FoldInfo, fold_line
+
+    spans = ((1, 0, 0), (2, 0, 0))
+    assert fold_line(FoldInfo("t1,t2", "gist", spans, "overflow")) == (
+        "▸ ⋯ Folded t1,t2 by Vis (the request was too long) · gist"
+    )
+    assert fold_line(FoldInfo("t1,t2", "", spans, "compact"), expanded=True) == (
+        "▾ ⋯ Folded t1,t2 by /compact · no gist"
+    )
+    long = fold_line(FoldInfo("t1", "word " * 100, spans[:1]))
+    assert len(long) < 200 and long.endswith("…")

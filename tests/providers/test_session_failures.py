@@ -179,6 +179,7 @@ def test_vis_run_exits_1_and_says_so_when_the_answer_was_cut(
     assert done.returncode == 1, done.stderr
     assert done.stdout.startswith("Half an ans")
     assert "incomplete:" in done.stderr and "output limit (max_tokens)" in done.stderr
+    assert "Task was destroyed" not in done.stderr  # the SSE events were closed in time
 
 
 async def test_a_retried_error_is_told_once_not_once_per_try(

@@ -82,7 +82,10 @@ def test_a_forced_tool_turn_and_its_follow_up(
     [ended] = of_type(events, "TurnEnded")
     # The request after the tool result went through (it carries content "" beside the
     # tool_calls; null made llama-cpp-python answer 500).
-    assert ended["status"] in ("completed", "max_iterations"), (ended["error"], stderr)
+    assert ended["status"] in ("completed", "max_iterations", "incomplete"), (
+        ended["error"],
+        stderr,
+    )
     assert len(of_type(events, "UsageReported")) >= 2
 
 

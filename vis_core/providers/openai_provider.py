@@ -180,16 +180,34 @@ class _DoneSpy:
     def __init__(self, inner: Any) -> None:
         self._inner = inner
         self.done = False
+        self._events: Any = None
 
     def iter_bytes(self, iterator: Any) -> Any:
         for sse in self._inner.iter_bytes(iterator):
             self.done = self.done or sse.data.startswith("[DONE]")
             yield sse
 
-    async def aiter_bytes(self, iterator: Any) -> Any:
-        async for sse in self._inner.aiter_bytes(iterator):
-            self.done = self.done or sse.data.startswith("[DONE]")
-            yield sse
+    def aiter_bytes(self, iterator: Any) -> Any:
+        self._events = self._aiter_bytes(iterator)
+        return self._events
+
+    async def _aiter_bytes(self, iterator: Any) -> Any:
+        inner = self._inner.aiter_bytes(iterator)
+        try:
+            async for sse in inner:
+                self.done = self.done or sse.data.startswith("[DONE]")
+                yield sse
+        finally:
+            await inner.aclose()
+
+    async def aclose(self) -> None:
+        """Close the events the SDK stopped reading at ``[DONE]``, on this loop now (left to
+        the garbage collector, their closing outlives ``vis run``'s loop with a warning)."""
+        if self._events is not None:
+            try:
+                await self._events.aclose()
+            except RuntimeError as exc:  # still running: it ends with its task
+                log.debug("SSE events not closed: %s", exc)
 
 
 class _Calls:
@@ -325,25 +343,30 @@ class OpenAIProvider(SdkProvider):
         calls = _Calls()
         params = build_openai_params(request, official=self.official, options=options)
         stream = await self.client.chat.completions.create(**params)
-        async with stream:
-            async for chunk in stream:
-                if chunk.usage is not None:
-                    usage = _usage(chunk.usage)
-                for choice in chunk.choices or ():
-                    delta = choice.delta
-                    for name in _REASONING_FIELDS if delta is not None else ():
-                        reasoning = getattr(delta, name, None)
-                        if isinstance(reasoning, str) and reasoning:
-                            yield ThinkingDelta(reasoning)
-                            break
-                    if delta is not None and delta.content:
-                        text_chars += len(delta.content)
-                        yield TextDelta(delta.content)
-                    for part in (delta.tool_calls if delta is not None else None) or ():
-                        calls.add(part)
-                    if choice.finish_reason:
-                        finish = choice.finish_reason
-        saw_done = getattr(getattr(stream, "_decoder", None), "done", False)
+        try:
+            async with stream:
+                async for chunk in stream:
+                    if chunk.usage is not None:
+                        usage = _usage(chunk.usage)
+                    for choice in chunk.choices or ():
+                        delta = choice.delta
+                        for name in _REASONING_FIELDS if delta is not None else ():
+                            reasoning = getattr(delta, name, None)
+                            if isinstance(reasoning, str) and reasoning:
+                                yield ThinkingDelta(reasoning)
+                                break
+                        if delta is not None and delta.content:
+                            text_chars += len(delta.content)
+                            yield TextDelta(delta.content)
+                        for part in (delta.tool_calls if delta is not None else None) or ():
+                            calls.add(part)
+                        if choice.finish_reason:
+                            finish = choice.finish_reason
+        finally:
+            spy = getattr(stream, "_decoder", None)
+            if isinstance(spy, _DoneSpy):
+                await spy.aclose()
+        saw_done = getattr(spy, "done", False)
         if finish is None and not saw_done:
             raise self.unfinished(
                 request,

@@ -144,7 +144,8 @@ def model_entries(
     for key in configured if isinstance(configured, Mapping) else ():
         add(str(key), ModelSource.CONFIGURED)
     for entry in sorted(known.values(), key=lambda entry: not entry.ready):
-        for name in _kind_models(entry.kind):
+        # an endpoint of one's own (Ollama, vLLM…) serves its own models, not OpenAI's
+        for name in _kind_models(entry.kind) if entry.name == entry.kind else ():
             add(f"{entry.name}/{name}", ModelSource.KNOWN)
     return list(rows.values())
 

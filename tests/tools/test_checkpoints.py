@@ -128,3 +128,23 @@ def test_restore_never_writes_through_a_link_planted_beside_the_file(tmp_path: P
     assert (ws / "notes.txt").read_text() == "as it was\n"
     assert outside.read_text() == "the user's file\n"
     assert not (ws / "notes.txt").is_symlink()
+
+
+def test_a_file_swapped_for_a_link_after_the_scan_is_not_copied(tmp_path: Path) -> None:
+    ws, secret = tmp_path / "ws", tmp_path / "id_rsa"
+    ws.mkdir()
+    secret.write_text("PRIVATE KEY\n")
+    (ws / "a.txt").write_text("one\n")
+    points = Checkpoints(ws, tmp_path / "private")
+    real_scan = points._scan
+
+    def scan_then_swap() -> dict:
+        found = real_scan()
+        (ws / "a.txt").unlink()
+        (ws / "a.txt").symlink_to(secret)  # a background command racing the checkpoint
+        return found
+
+    points._scan = scan_then_swap  # type: ignore[method-assign]
+    points.take("t1", 1)
+    blobs = tmp_path / "private" / "blobs"
+    assert all(b.read_text() != "PRIVATE KEY\n" for b in blobs.iterdir())

@@ -135,8 +135,14 @@ class Checkpoints:
         return True
 
     def _keep(self, path: Path) -> str | None:
+        """Copy one workspace file's bytes; a file swapped for a link (or under a folder
+        swapped for one) since the scan is not followed out of the workspace."""
         try:
-            data = path.read_bytes()
+            if not path.parent.resolve().is_relative_to(self.workspace):
+                return None
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as file:
+                data = file.read()
         except OSError:
             return None
         digest = hashlib.sha256(data).hexdigest()

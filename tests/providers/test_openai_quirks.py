@@ -133,6 +133,7 @@ async def test_an_empty_200_for_a_request_over_the_limit_is_a_context_overflow(
     with pytest.raises(ContextOverflow) as failure:
         await collect(provider, simple_request("small", "x" * 400))
     assert failure.value.limit == 10 and (failure.value.input_tokens or 0) > 10
+    assert failure.value.usage is None  # refused before reading it: not counted as spent
 
 
 async def test_done_without_finish_reason_is_accepted(

@@ -317,8 +317,7 @@ class OpenAIProvider(SdkProvider):
                 status=None,
                 input_tokens=estimate,
                 limit=limit,
-                usage=usage,
-            )
+            )  # refused unread: it cost nothing (its size is still recorded as rejected)
         got = f"after {answered_chars} characters" if answered_chars else "before any answer"
         return UnfinishedResponse(
             f"{self.name}: the response ended unfinished ({got}): the server at {where} "

@@ -37,6 +37,7 @@ from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
+from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.model.notify import NotifyKind
@@ -109,6 +110,7 @@ class Host:
         self.sessions: list[AgentSession] = []
         self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
         self._tool_boxes: list[list[Any]] = []
+        self.extension_workers: list[SessionWorker] = []  # one per open session
         from vis_core.mcp.host import host_mcp
 
         self.mcp = host_mcp(self)  # MCP servers: connected when the first session starts
@@ -319,6 +321,8 @@ class Host:
         """Re-read every extension; sessions see the new tools from their next block."""
         self.extensions = self.settings.reload_extensions(self.extensions)
         self.mcp.reload_soon()  # mcp.json and extension servers, read again
+        for worker in self.extension_workers:  # the next call starts one with the new code
+            worker.stop()
         for box in self._tool_boxes:
             box.clear()
         rows = describe(self.extensions)
@@ -458,6 +462,12 @@ class Host:
         async def emit(event: Event) -> None:
             await session_box[0].emit(event)
 
+        worker = SessionWorker(
+            lambda: self.extensions,
+            WorkerPlace(session_id, self.workspace, self.project_root, self.options.channel),
+            values,
+        )
+        self.extension_workers.append(worker)
         invoker = ToolInvoker(
             session_id=session_id,
             registry=registry,
@@ -468,6 +478,7 @@ class Host:
             locks=self.extension_lock,
             prepare_arguments=_prepare_arguments,
             services=lambda: {"host": self, "session": session_box[0] if session_box else None},
+            worker=worker,
         )
 
         sandbox = Sandbox(
@@ -525,7 +536,7 @@ class Host:
             ],
             history=history,
             limits=TurnLimits(max_iterations=int(self.setting("max_iterations", 50, session_id))),
-            on_close=kit.closer(self._closer(session_id, tool_context.close)),
+            on_close=kit.closer(self._closer(session_id, tool_context.close, worker)),
             before_turn=self.mcp.before_turn,
             context=context,
             before_request=partial(background_reports, tool_context.shells, session_id),
@@ -558,11 +569,16 @@ class Host:
 
         return watch
 
-    def _closer(self, session_id: str, close: Callable[[], Any]) -> Callable[[], Any]:
+    def _closer(
+        self, session_id: str, close: Callable[[], Any], worker: SessionWorker
+    ) -> Callable[[], Any]:
         async def run() -> None:
             try:
                 await close()
             finally:
+                await asyncio.to_thread(worker.stop)
+                if worker in self.extension_workers:
+                    self.extension_workers.remove(worker)
                 self.session_locks.release(session_id)
 
         return run

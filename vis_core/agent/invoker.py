@@ -12,7 +12,7 @@ import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Event
 from vis_core.extension.context import CallContext, calling
@@ -28,6 +28,9 @@ from vis_core.model.activity import (
 from vis_core.sandbox.host import HandleCall
 from vis_core.sandbox.wire import HandleMethod, HostHandle, encode
 from vis_core.tools.registry import HostTool, ToolRegistry
+
+if TYPE_CHECKING:
+    from vis_core.extension_host.worker_client import SessionWorker
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +77,7 @@ class ToolInvoker:
         locks: Callable[[str], threading.RLock | None] = lambda owner: None,
         prepare_arguments: Callable[[HostTool, tuple, dict], tuple[tuple, dict]] | None = None,
         services: Callable[[], dict[str, Any]] | None = None,
+        worker: SessionWorker | None = None,
     ) -> None:
         self._session_id = session_id
         self._registry = registry
@@ -84,6 +88,7 @@ class ToolInvoker:
         self._locks = locks
         self._prepare = prepare_arguments
         self._services = services
+        self._worker = worker  # runs the tools of extensions that do not ship with Vis
         self.site = CallSite()
 
     def registry(self) -> ToolRegistry:
@@ -306,13 +311,15 @@ class ToolInvoker:
         await self._emit(event(self._session_id, activity=record))
 
     async def _run(self, tool: HostTool, args: tuple, kwargs: dict) -> Any:
-        """Vis's async tools run on the loop; extension calls run in a worker thread, one at a
-        time per extension, each async one on its own event loop."""
+        """Vis's async tools run on the loop; an extension's tools run in the session's
+        extension worker (bundled ones in a thread here), one call at a time per extension."""
         lock = self._locks(tool.owner)
         if lock is not None:  # its extension may hold the lock while it waits on this session
             from vis_core.extension.tools_proxy import refuse_waiting
 
             refuse_waiting(tool.owner, self._session_id, tool.name)
+        if self._worker is not None and self._worker.runs(tool):
+            return await self._worker.call(tool, args, kwargs)
         if lock is None and inspect.iscoroutinefunction(tool.fn):
             return await tool.fn(*args, **kwargs)
 

@@ -11,7 +11,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.extension.declarations import Extension, Setting, SlashCommand
-from vis_core.extension_host.discovery import ExtensionSource
+from vis_core.extension_host.discovery import Candidate, ExtensionSource
 from vis_core.extension_host.entry import LoadError
 from vis_core.tools.registry import HostTool
 
@@ -43,6 +43,7 @@ class LoadedExtension:
     module: ModuleType | None = None
     tools: tuple[HostTool, ...] = ()
     overridden_by: Path | None = None
+    candidate: Candidate | None = None  # its entry file, for the session worker to load it
     lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
 
     @property

@@ -287,6 +287,7 @@ def _load(options: LoadOptions, previous: LoadedExtensions | None) -> LoadedExte
             module=d.module,
             tools=d.tools if d.status is ExtensionStatus.LOADED else (),
             overridden_by=d.overridden_by,
+            candidate=d.candidate,
         )
         for d in drafts
     )

@@ -1,0 +1,115 @@
+"""Figure: an extension tool round trip from python_execution, through the session's extension
+worker, its Activity stored, beside the bare sandbox → host round trip in the same run.
+
+A user extension's trivial tool is called CALLS times from one block of a scripted turn through
+the real Host (sandbox child → host → extension worker → host, ActivityStarted/Ended stored in
+SQLite); the block times each call. The anchor is a host tool with no Activity, timed the same
+way in the same run. Printed: both medians and their ratio. Target: ≤ 0.3 ms median.
+Run: ``.venv/bin/python bench/extension_round_trip.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+from typing import Any
+
+CALLS = 1_000
+
+EXTENSION = '''
+import vis_core.extension as vis
+
+def echo(value: int) -> int:
+    """Return value unchanged."""
+    return value
+
+vis.register_extension(
+    vis.Extension(name="bench", alias="bench", description="Bench.", symbols=[vis.Symbol(echo)])
+)
+'''
+
+
+def timing_block(call: str) -> str:
+    return textwrap.dedent(f"""
+        import time as _t
+        _times = []
+        for _i in range({CALLS}):
+            _s = _t.perf_counter()
+            await {call}(_i)
+            _times.append(_t.perf_counter() - _s)
+        _times.sort()
+        print(_times[len(_times) // 2])
+    """)
+
+
+async def _ping(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    return args[0] if args else None
+
+
+async def anchor(folder: Path) -> float:
+    from vis_core.sandbox import Sandbox, ToolEntry
+
+    box = Sandbox(workspace=folder, call_tool=_ping, tools=lambda: [ToolEntry("ping")])
+    try:
+        await box.run("pass")
+        result = await box.run(timing_block("ping"))
+        if result.error:
+            sys.exit(result.error)
+        return float(result.stdout.strip())
+    finally:
+        await box.close()
+
+
+async def through_worker(folder: Path) -> tuple[float, int]:
+    import yaml
+
+    from vis_core.events import ActivityEnded, BlockFinished
+    from vis_core.host import Host, HostOptions
+
+    home = Path(os.environ["VIS_HOME"])
+    (home / "extensions").mkdir(parents=True, exist_ok=True)
+    (home / "extensions" / "bench.py").write_text(EXTENSION, encoding="utf-8")
+    script = folder / "script.yaml"
+    blocks = [{"code": "await echo(0)"}, {"code": timing_block("echo")}, {"text": "done"}]
+    script.write_text(yaml.safe_dump(blocks), encoding="utf-8")
+    host = await Host.open(HostOptions(workspace=folder, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        events: list[Any] = []
+        session.subscribe(events.append)
+        await session.submit("go")
+        finished = [e for e in events if isinstance(e, BlockFinished)]
+        if finished[-1].error:
+            sys.exit(finished[-1].error)
+        stored = [
+            e.event
+            for e in host.store.events(session.id)
+            if isinstance(e.event, ActivityEnded) and e.event.activity.tool == "echo"
+        ]
+        return float(finished[-1].stdout.strip()), len(stored)
+    finally:
+        await host.close()
+
+
+async def main() -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        os.environ["VIS_HOME"] = str(folder / "home")
+        work = folder / "work"
+        work.mkdir()
+        bare = await anchor(work)
+        worker, stored = await through_worker(work)
+    print(
+        f"extension tool through its worker, Activity stored: median {worker * 1000:.3f} ms per "
+        f"call ({CALLS:,} calls in one block, {stored:,} Activities stored; target ≤ 0.3 ms)"
+    )
+    print(f"anchor, bare sandbox → host round trip: median {bare * 1000:.3f} ms per call")
+    print(f"ratio: {worker / bare:.2f}×")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

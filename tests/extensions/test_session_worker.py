@@ -1,0 +1,265 @@
+"""The session's extension worker: tools run in it with their own environment, SDK services
+reach the host, each worker fault stays in the worker, `/reload` and closing stop it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from vis_core.events import ActivityEnded, ActivityUpdated, BlockFinished, Event, Notification
+from vis_core.host import Host, HostOptions
+from vis_core.model.activity import ActivityState
+
+PROBE = '''
+import asyncio
+import os
+import sys
+import time
+
+import vis_core.extension as vis
+
+
+def probe() -> dict:
+    """Where and with what the tool runs."""
+    vis.state["calls"] = vis.state.get("calls", 0) + 1
+    vis.notify("probed", "success")
+    vis.publish_activity(vis.ActivityPresentation("Probe", "looked around"))
+    return {
+        "pid": os.getpid(),
+        "api_key": os.environ.get("ANTHROPIC_API_KEY"),
+        "declared": os.environ.get("PROBE_TOKEN"),
+        "calls": vis.state["calls"],
+        "root": str(vis.workspace_root()),
+        "version": VERSION,
+    }
+
+
+def spin() -> str:
+    """Loop until cancelled (Python code: the worker interrupts it)."""
+    vis.publish_activity(vis.ActivityPresentation("Spin", "running"))
+    while True:
+        pass
+
+
+async def wait_async() -> str:
+    """Wait on the event loop until cancelled."""
+    vis.publish_activity(vis.ActivityPresentation("Wait", "running"))
+    await asyncio.sleep(600)
+    return "never"
+
+
+def deaf() -> str:
+    """Block in C, deaf to the cancel: the worker is killed and restarted."""
+    vis.publish_activity(vis.ActivityPresentation("Deaf", "running"))
+    while True:
+        try:
+            time.sleep(600)
+        except BaseException:  # swallows the interruption the worker raises in its thread
+            continue
+
+
+def hard_exit() -> str:
+    """End the worker process."""
+    os._exit(3)
+
+
+def crash() -> str:
+    """Crash the worker process (a null pointer read)."""
+    import ctypes
+
+    return str(ctypes.string_at(0))
+
+
+def soft_exit() -> str:
+    """sys.exit inside a tool: only the call fails."""
+    sys.exit(2)
+
+
+VERSION = 1
+
+vis.register_extension(vis.Extension(
+    name="probe", alias="probe", description="Probes its worker.", env=["PROBE_TOKEN"],
+    symbols=[vis.Symbol(f) for f in (probe, spin, wait_async, deaf, hard_exit, crash, soft_exit)],
+))
+'''
+
+
+def _install(version: int = 1) -> Path:
+    folder = Path(os.environ["VIS_HOME"]) / "extensions"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "probe.py"
+    path.write_text(PROBE.replace("VERSION = 1", f"VERSION = {version}"), encoding="utf-8")
+    return path
+
+
+def _script(path: Path, blocks: list[str]) -> Path:
+    turns = [{"code": textwrap.dedent(b)} for b in blocks] + [{"text": "done"}]
+    path.write_text(yaml.safe_dump(turns * 6), encoding="utf-8")
+    return path
+
+
+PRINT_PROBE = "import json\nprint(json.dumps(dict(await probe())))"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def _turn(session: Any) -> list[Event]:
+    events: list[Event] = []
+    session.subscribe(events.append)
+    await session.submit("go")
+    return events
+
+
+def _printed(events: list[Event]) -> dict[str, Any]:
+    (block,) = [e for e in events if isinstance(e, BlockFinished)]
+    assert block.error is None, block.error
+    return json.loads(block.stdout.strip().splitlines()[-1])
+
+
+def _error(events: list[Event]) -> str:
+    (block,) = [e for e in events if isinstance(e, BlockFinished)]
+    assert block.error is not None
+    return block.error
+
+
+async def test_tools_run_in_the_session_worker_with_only_declared_and_base_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-host-only")
+    monkeypatch.setenv("PROBE_TOKEN", "declared-value")
+    _install()
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    script = _script(tmp_path / "script.yaml", [PRINT_PROBE])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        first = await host.new_session()
+        events = await _turn(first)
+        seen = _printed(events)
+        assert seen["pid"] != os.getpid() and _alive(seen["pid"])
+        assert seen["api_key"] is None  # nothing of the host's environment but the base
+        assert seen["declared"] == "declared-value"  # its declared env reaches it
+        assert seen["root"] == str(workspace)
+        assert seen["calls"] == 1 and host.store.state_get("probe", "calls") == 1
+        assert any(isinstance(e, Notification) and e.text == "probed" for e in events)
+        ended = [e.activity for e in events if isinstance(e, ActivityEnded)]
+        assert ended[-1].presentation.summary == "looked around"
+        assert ended[-1].state is ActivityState.SUCCEEDED
+
+        again = _printed(await _turn(first))
+        assert again["pid"] == seen["pid"] and again["calls"] == 2  # one worker per session
+
+        second = await host.new_session()
+        other = _printed(await _turn(second))
+        assert other["pid"] != seen["pid"]  # each session has its own
+
+        _install(version=2)
+        host.reload()  # /reload stops the workers; the next call loads the new code
+        assert not _alive(seen["pid"]) and not _alive(other["pid"])
+        reloaded = _printed(await _turn(first))
+        assert reloaded["version"] == 2 and reloaded["pid"] != seen["pid"]
+        still = _printed(await _turn(second))["pid"]
+
+        await first.close()  # closing the session stops its worker, not the other's
+        assert not _alive(reloaded["pid"])
+        assert _alive(still)
+    finally:
+        await host.close()
+    assert not _alive(still)
+
+
+async def _cancelled_while(session: Any, tool: str) -> list[Event]:
+    """Run a turn, cancel it (Esc) once ``tool`` runs in the worker (it published)."""
+    events: list[Event] = []
+    started = asyncio.Event()
+
+    def watch(event: Event) -> None:
+        events.append(event)
+        if isinstance(event, ActivityUpdated) and event.activity.tool == tool:
+            started.set()
+
+    session.subscribe(watch)
+    turn = asyncio.ensure_future(session.submit("go"))
+    await started.wait()
+    session.cancel()
+    await turn
+    return events
+
+
+async def test_a_hung_tool_is_cancelled_and_a_deaf_worker_is_killed_and_restarted(
+    tmp_path: Path,
+) -> None:
+    _install()
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    script = tmp_path / "script.yaml"
+    script.write_text(
+        yaml.safe_dump(
+            [{"code": PRINT_PROBE}, {"text": "ok"}]
+            + [{"code": "await spin()"}, {"code": PRINT_PROBE}, {"text": "ok"}]
+            + [{"code": "await wait_async()"}, {"code": PRINT_PROBE}, {"text": "ok"}]
+            + [{"code": "await deaf()"}, {"code": PRINT_PROBE}, {"text": "ok"}]
+        ),
+        encoding="utf-8",
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        (worker,) = host.extension_workers
+        worker.cancel_grace = 0.5
+        pid = _printed(await _turn(session))["pid"]
+
+        for tool in ("spin", "wait_async"):  # Python code and a coroutine stop on the cancel
+            await _cancelled_while(session, tool)
+            assert _printed(await _turn(session))["pid"] == pid, tool  # the same worker goes on
+            stored = [e.event for e in host.store.events(session.id)]
+            cancelled = [e.activity for e in stored if isinstance(e, ActivityEnded)]
+            cancelled = [a for a in cancelled if a.tool == tool]
+            assert cancelled and cancelled[-1].state is ActivityState.CANCELLED
+
+        await _cancelled_while(session, "deaf")  # deaf to the cancel: killed, then restarted
+        fresh = _printed(await _turn(session))["pid"]
+        assert fresh != pid and not _alive(pid)
+    finally:
+        await host.close()
+
+
+async def test_a_tool_that_ends_or_crashes_its_worker_fails_alone(tmp_path: Path) -> None:
+    _install()
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    script = tmp_path / "script.yaml"
+    blocks = [PRINT_PROBE, "await soft_exit()", PRINT_PROBE, "await hard_exit()", PRINT_PROBE]
+    blocks += ["await crash()", PRINT_PROBE]
+    script.write_text(
+        yaml.safe_dump([{"code": b} for b in blocks] + [{"text": "done"}]), encoding="utf-8"
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        events = await _turn(session)
+    finally:
+        await host.close()
+    results = [e for e in events if isinstance(e, BlockFinished)]
+    first = _printed(results[0:1])["pid"]
+    assert "SystemExit: 2" in str(results[1].error)
+    assert _printed(results[2:3])["pid"] == first  # sys.exit ends only the call
+    assert "exited with code 3" in str(results[3].error)
+    assert "the next call starts a new one" in str(results[3].error)
+    second = _printed(results[4:5])["pid"]
+    assert second != first
+    assert "crashed (SIGSEGV)" in str(results[5].error)
+    assert _printed(results[6:7])["pid"] not in (first, second)

@@ -1,0 +1,230 @@
+"""A session's extension worker process: loads the session's extensions and runs their tools.
+
+Run as ``python -m vis_core.extension_host.session_worker``; frames
+(:mod:`vis_core.extension_host.worker_frames`) travel on the original stdin/stdout. The host
+first sends ``load`` (the session and each extension's entry file and declared ``env``
+values), then ``tool`` calls; SDK services go back to the host (:mod:`worker_sdk`). Calls into
+one extension run one at a time; a cancelled call is interrupted where Python can interrupt it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ctypes
+import inspect
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vis_core.extension_host.worker_channel import Channel
+from vis_core.extension_host.worker_frames import Call, TargetKind
+from vis_core.extension_host.worker_values import run_method
+
+
+class ToolCancelled(BaseException):
+    """Raised inside a tool the host cancelled (not an ``Exception``: tools do not catch it)."""
+
+
+@dataclass(frozen=True)
+class SessionPlace:
+    """The session the worker serves: what a tool's call context says."""
+
+    session_id: str | None
+    workspace_root: Path
+    project_root: Path
+    channel: str
+
+
+@dataclass
+class _Running:
+    thread: int
+    loop: asyncio.AbstractEventLoop | None = None
+    task: asyncio.Task[Any] | None = None
+    cancelled: bool = False
+    awaiting: bool = False  # an async tool: cancelled through its task, never its thread
+
+
+class WorkerHandler:
+    """Serves the host's calls: ``load``, ``tool`` and calls of objects lent to the host."""
+
+    def __init__(self) -> None:
+        self.channel: Channel | None = None
+        self.place: SessionPlace | None = None
+        self._tools: dict[tuple[str, str], Callable[..., Any]] = {}
+        self._locks: dict[str, threading.RLock] = {}
+        self._running: dict[int, _Running] = {}
+        self._cancelled_early: set[int] = set()  # cancelled before their thread took them
+        self._lock = threading.Lock()
+
+    def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
+        if call.target is TargetKind.TOOL:
+            return self._tool(call, args, kwargs)
+        if call.target is TargetKind.OBJECT:
+            assert self.channel is not None and call.ref is not None
+            return run_method(self.channel.exports.get(call.ref), call.name, args, kwargs)
+        if call.target is TargetKind.LOAD:
+            return self._load(*args)
+        raise LookupError(f"an extension worker does not serve {call.target} calls")
+
+    # -- load --------------------------------------------------------------------------------
+
+    def _load(self, place: dict[str, Any], extensions: list[dict[str, Any]]) -> dict[str, str]:
+        """Load each entry file; the problems by extension name (none when all loaded)."""
+        from vis_core.extension.symbols import symbol_host_tools
+        from vis_core.extension_host.discovery import Candidate, ExtensionSource
+        from vis_core.extension_host.entry import EntryFailed, execute_entry
+
+        self.place = SessionPlace(
+            session_id=place.get("session_id"),
+            workspace_root=Path(place["workspace_root"]),
+            project_root=Path(place["project_root"]),
+            channel=str(place.get("channel") or "tui"),
+        )
+        problems: dict[str, str] = {}
+        for item in extensions:
+            raw = item["candidate"]
+            candidate = Candidate(
+                source=ExtensionSource(raw["source"]),
+                path=Path(raw["path"]),
+                entry_file=Path(raw["entry_file"]),
+                module_name=raw["module_name"],
+                is_package=raw["is_package"],
+                distribution=raw.get("distribution"),
+            )
+            try:
+                declaration, _module = execute_entry(candidate, dict(item["env"]))
+            except EntryFailed as failed:
+                problems[str(item["name"])] = str(failed.error)
+                continue
+            self._locks[declaration.name] = threading.RLock()
+            for symbol in declaration.symbols:
+                for tool in symbol_host_tools(symbol, owner=declaration.name):
+                    self._tools[(declaration.name, tool.name)] = tool.fn
+        return problems
+
+    # -- tools -------------------------------------------------------------------------------
+
+    def _tool(self, call: Call, args: tuple, kwargs: dict) -> Any:
+        from vis_core.extension.acting import acting_as
+        from vis_core.extension.context import CallContext, calling
+
+        owner = str(call.owner)
+        fn = self._tools.get((owner, call.name))
+        if fn is None:
+            raise LookupError(f"extension {owner!r} has no tool {call.name!r} in this worker")
+        assert self.place is not None
+        context = CallContext(
+            session_id=self.place.session_id,
+            workspace_root=self.place.workspace_root,
+            project_root=self.place.project_root,
+            owner=owner,
+            channel=self.place.channel,
+        )
+        running = _Running(threading.get_ident())
+        with self._lock:
+            self._running[call.id] = running
+            if call.id in self._cancelled_early:
+                self._cancelled_early.discard(call.id)
+                running.cancelled = True
+        try:
+            with self._locks[owner], acting_as(owner), calling(context):
+                if running.cancelled:
+                    raise ToolCancelled()
+                value = fn(*args, **kwargs)
+                if inspect.isawaitable(value):
+                    value = self._settle(value, running)
+                return value
+        except ToolCancelled:
+            raise asyncio.CancelledError(f"{call.name} was cancelled") from None
+        finally:
+            with self._lock:
+                self._running.pop(call.id, None)
+
+    def _settle(self, awaitable: Any, running: _Running) -> Any:
+        """Await an async tool on an event loop of this thread, cancellable from the host."""
+        with self._lock:
+            running.awaiting = True  # from here a cancel waits for the task (asyncio would
+            cancelled = running.cancelled  # swallow an exception raised in its callbacks)
+        if cancelled:
+            _close(awaitable)
+            raise ToolCancelled()
+        loop = asyncio.new_event_loop()
+
+        async def main() -> Any:
+            return await awaitable
+
+        try:
+            task = loop.create_task(main())
+            with self._lock:
+                running.loop, running.task = loop, task
+                cancelled = running.cancelled
+            if cancelled:
+                task.cancel()
+            return loop.run_until_complete(task)
+        finally:
+            with self._lock:
+                running.loop = running.task = None
+            loop.close()
+
+    def cancel(self, call_id: int) -> None:
+        """Interrupt call ``call_id``: cancel its task, or raise in its thread."""
+        with self._lock:
+            running = self._running.get(call_id)
+            if running is None:  # not started yet (it waits in the pool): it will not start
+                self._cancelled_early.add(call_id)
+                return
+            if running.cancelled:
+                return
+            running.cancelled = True
+            loop, task = running.loop, running.task
+            if loop is not None and task is not None:
+                loop.call_soon_threadsafe(task.cancel)
+                return
+            if running.awaiting:  # its task is being made; _settle cancels it
+                return
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(
+                ctypes.c_ulong(running.thread), ctypes.py_object(ToolCancelled)
+            )
+
+
+def _close(awaitable: Any) -> None:
+    close = getattr(awaitable, "close", None)
+    if callable(close):
+        close()
+
+
+def _watch_parent(parent: int) -> None:
+    while True:
+        time.sleep(1.0)
+        if os.getppid() != parent:
+            os._exit(0)
+
+
+def main() -> None:
+    """Serve the host until it closes the channel."""
+    from vis_core.extension_host import worker_sdk
+
+    fd_in, fd_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.close(devnull)
+    os.dup2(2, 1)  # what extension code prints goes to stderr, which the host logs
+    sys.stdout = sys.stderr
+    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    done = threading.Event()
+    handler = WorkerHandler()
+    channel = Channel(fd_in, fd_out, handler, name="vis-worker", on_close=done.set)
+    handler.channel = channel
+    worker_sdk.install(channel)
+    channel.start()
+    done.wait()
+    os._exit(0)  # a tool still hung in a thread must not keep the process alive
+
+
+if __name__ == "__main__":
+    main()

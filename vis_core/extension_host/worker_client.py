@@ -1,0 +1,319 @@
+"""A session's extension worker, host side: started on the first extension call, stopped with
+the session, restarted after ``/reload`` or a fault.
+
+The tools of every extension that does not ship with Vis (user, project, installed package)
+run in it. Its environment is the minimal base plus the project's values; each extension adds
+its declared ``env`` at registration, as in the registration worker. A call that is cancelled
+(Esc, Ctrl+C) is cancelled in the worker; a worker that does not answer the cancel within
+``cancel_grace`` seconds is killed, and the next call starts a fresh one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vis_core.extension_host.discovery import ExtensionSource
+from vis_core.extension_host.environment import resolve_names
+from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
+from vis_core.extension_host.registration import START_TIMEOUT, _drain, worker_environment
+from vis_core.extension_host.worker_channel import Channel, ChannelClosed
+from vis_core.extension_host.worker_frames import Call, TargetKind
+from vis_core.extension_host.worker_sdk import run_service
+from vis_core.extension_host.worker_values import run_method
+from vis_core.tools.registry import HostTool
+
+log = logging.getLogger(__name__)
+CANCEL_GRACE = 3.0  # seconds a worker has to answer a cancel before it is killed
+
+
+class WorkerFailed(RuntimeError):
+    """The extension worker could not run the call (it crashed, exited or did not start)."""
+
+
+@dataclass(frozen=True)
+class WorkerPlace:
+    """The session a worker serves."""
+
+    session_id: str | None
+    workspace_root: Path
+    project_root: Path
+    channel: str = "tui"
+
+
+def runs_in_worker(ext: LoadedExtension | None) -> bool:
+    """Whether ``ext``'s tools run in the session worker: every extension but Vis's own."""
+    return (
+        ext is not None and ext.candidate is not None and ext.source is not ExtensionSource.BUNDLED
+    )
+
+
+class _HostHandler:
+    """Serves the worker's calls: SDK services and objects lent to it, in the calling tool's
+    context (its session, extension and Activity)."""
+
+    def __init__(self) -> None:
+        self.channel: Channel | None = None
+
+    def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
+        assert self.channel is not None
+        if call.target is TargetKind.SDK:
+
+            def run() -> Any:
+                return run_service(call.name, args, kwargs)
+
+        elif call.target is TargetKind.OBJECT and call.ref is not None:
+            value = self.channel.exports.get(call.ref)
+
+            def run() -> Any:
+                return run_method(value, call.name, args, kwargs)
+
+        else:
+            raise LookupError(f"the host does not serve {call.target} calls from a worker")
+        context = self.channel.context_of(call.parent)
+        return run() if context is None else context.copy().run(run)
+
+    def cancel(self, call_id: int) -> None:
+        log.debug("an extension worker cancelled its SDK call %d; it runs to its end", call_id)
+
+
+class SessionWorker:
+    """One session's extension worker process."""
+
+    def __init__(
+        self,
+        extensions: Callable[[], LoadedExtensions],
+        place: WorkerPlace,
+        values: Mapping[str, str],
+        *,
+        cancel_grace: float = CANCEL_GRACE,
+        python: str = sys.executable,
+    ) -> None:
+        self._extensions = extensions
+        self._place = place
+        self._values = dict(values)  # the project's values: the worker's environment adds them
+        self.cancel_grace = cancel_grace
+        self._python = python
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._channel: Channel | None = None
+        self._problems: dict[str, str] = {}
+        self._death: str | None = None
+        self._start_lock = threading.Lock()
+        self._starting: asyncio.Lock | None = None
+        self._cancelled: set[int] = set()  # calls cancelled that have not stopped yet
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def runs(self, tool: HostTool) -> bool:
+        return runs_in_worker(self._extensions().get(tool.owner))
+
+    # -- calls -------------------------------------------------------------------------------
+
+    async def call(self, tool: HostTool, args: tuple, kwargs: dict) -> Any:
+        """Run ``tool`` in the worker; cancelling the awaiting task cancels it there."""
+        await self._settled()
+        channel = self._channel
+        if channel is None or channel.closed:
+            channel = await self._started()
+        problem = self._problems.get(tool.owner)
+        if problem is not None:
+            raise WorkerFailed(f"extension {tool.owner!r} did not load in its worker: {problem}")
+        try:
+            call_id, future = channel.request(
+                TargetKind.TOOL, tool.name, args, kwargs, owner=tool.owner
+            )
+        except ChannelClosed:
+            raise WorkerFailed(self._why(tool)) from None
+        try:
+            return await asyncio.wrap_future(future)
+        except asyncio.CancelledError:
+            if channel.closed:
+                raise
+            log.debug("cancelling %s (call %d) in the extension worker", tool.name, call_id)
+            channel.cancel(call_id)
+            self._cancelled.add(call_id)
+            timer = threading.Timer(self.cancel_grace, self._unanswered, (channel, call_id, tool))
+            timer.daemon = True
+            timer.start()
+            raise
+        except ChannelClosed:
+            raise WorkerFailed(self._why(tool)) from None
+
+    async def _settled(self) -> None:
+        """Wait until every cancelled call has stopped, or its worker was killed for it, so
+        the next call does not queue behind a tool that will never return."""
+        while self._cancelled:
+            channel = self._channel
+            if channel is None or channel.closed:
+                self._cancelled.clear()
+                return
+            self._cancelled = {c for c in self._cancelled if not channel.answered(c)}
+            if self._cancelled:
+                await asyncio.sleep(0.02)
+
+    def _why(self, tool: HostTool) -> str:
+        cause = self._death or "it stopped"
+        return (
+            f"the extension worker ended while {tool.name} ran: {cause}; "
+            "the next call starts a new one"
+        )
+
+    def _unanswered(self, channel: Channel, call_id: int, tool: HostTool) -> None:
+        if channel.answered(call_id) or channel is not self._channel:
+            return
+        log.warning(
+            "the extension worker did not stop %s within %g s of its cancel; it is restarted",
+            tool.name,
+            self.cancel_grace,
+        )
+        self._kill(
+            f"it did not stop {tool.name} within {self.cancel_grace:g} s of a cancel, so it "
+            "was killed"
+        )
+
+    # -- the process -------------------------------------------------------------------------
+
+    async def _started(self) -> Channel:
+        if self._starting is None:
+            self._starting = asyncio.Lock()
+        async with self._starting:
+            channel = self._channel
+            if channel is not None and not channel.closed:
+                return channel
+            return await asyncio.to_thread(self._start)
+
+    def _payload(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        loaded = self._extensions()
+        environment = loaded.options.environment
+        items = []
+        for ext in loaded.enabled:
+            if not runs_in_worker(ext) or ext.declaration is None or ext.candidate is None:
+                continue
+            candidate = ext.candidate
+            items.append(
+                {
+                    "name": ext.name,
+                    "candidate": {
+                        "source": candidate.source.value,
+                        "path": str(candidate.path),
+                        "entry_file": str(candidate.entry_file),
+                        "module_name": candidate.module_name,
+                        "is_package": candidate.is_package,
+                        "distribution": candidate.distribution,
+                    },
+                    "env": resolve_names(tuple(ext.declaration.env), environment),
+                }
+            )
+        place = {
+            "session_id": self._place.session_id,
+            "workspace_root": str(self._place.workspace_root),
+            "project_root": str(self._place.project_root),
+            "channel": self._place.channel,
+        }
+        return place, items
+
+    def _start(self) -> Channel:
+        with self._start_lock:
+            self._stop_process()
+            self._death = None
+            proc = subprocess.Popen(
+                [self._python, "-m", "vis_core.extension_host.session_worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=worker_environment(os.environ, self._values),
+                cwd=str(self._place.workspace_root),
+                start_new_session=True,
+            )
+            threading.Thread(target=_drain, args=(proc,), daemon=True).start()
+            assert proc.stdin is not None and proc.stdout is not None
+            handler = _HostHandler()
+            channel = Channel(
+                proc.stdout.fileno(),
+                proc.stdin.fileno(),
+                handler,
+                name="vis-worker-host",
+                on_close=lambda: self._closed(proc),
+                keep_context=True,
+            )
+            handler.channel = channel
+            self._proc, self._channel = proc, channel
+            channel.start()
+            place, items = self._payload()
+            loaded = self._extensions()
+            limit = START_TIMEOUT + loaded.options.load_timeout * len(items)
+            _, future = channel.request(TargetKind.LOAD, "load", (place, items))
+            try:
+                problems = future.result(limit)
+            except TimeoutError:
+                self._kill(f"it did not load the session's extensions within {limit:g} s")
+                raise WorkerFailed(f"the extension worker did not start: {self._death}") from None
+            except ChannelClosed:
+                raise WorkerFailed(f"the extension worker did not start: {self._death}") from None
+            self._problems = dict(problems)
+            for name, problem in self._problems.items():
+                log.warning("extension %s did not load in its session worker: %s", name, problem)
+            return channel
+
+    def _closed(self, proc: subprocess.Popen[bytes]) -> None:
+        """The channel of ``proc`` closed: learn why the process ended."""
+        if self._death is None:
+            self._death = _exit_cause(proc)
+
+    def _kill(self, reason: str) -> None:
+        self._death = reason
+        proc = self._proc
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+
+    def _stop_process(self) -> None:
+        proc, channel = self._proc, self._channel
+        self._proc = self._channel = None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            self._death = self._death or "the session closed or its extensions were reloaded"
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+        proc.wait()
+        if channel is not None:  # the process is gone: its reader sees the end of the pipe
+            channel.close(self._death or "the extension worker stopped", wait=5.0)
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                stream.close()
+
+    def stop(self) -> None:
+        """Stop the worker (the session closed, or ``/reload``: the next call starts anew)."""
+        with self._start_lock:
+            self._stop_process()
+
+
+def _exit_cause(proc: subprocess.Popen[bytes]) -> str:
+    try:
+        code = proc.wait(5)
+    except subprocess.TimeoutExpired:  # closed its pipe but lives on: end it
+        proc.kill()
+        code = proc.wait()
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        return f"it crashed ({name})"
+    return f"it exited with code {code} (an extension called os._exit or crashed it)"

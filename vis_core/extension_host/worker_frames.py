@@ -1,0 +1,161 @@
+"""Typed frames between the host and a session's extension worker, and their binary codec.
+
+A frame is ``>II`` (envelope length, payload length), an orjson envelope naming the frame kind
+and its ids, then the raw payload (pickled values, see :mod:`worker_values`). Either side
+sends every kind: the host calls tools in the worker, the worker calls SDK services in the host.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import threading
+from dataclasses import dataclass
+from enum import StrEnum
+
+import orjson
+
+_HEADER = struct.Struct(">II")
+MAX_FRAME = 256 << 20  # bounds a corrupt length, not a real message
+
+
+class FrameError(RuntimeError):
+    """The other side sent something that is not a frame (or closed mid-frame)."""
+
+
+class FrameKind(StrEnum):
+    CALL = "call"
+    REPLY = "reply"
+    CANCEL = "cancel"
+
+
+class TargetKind(StrEnum):
+    """What a :class:`Call` runs: a tool, a named SDK service, an exported object, or the
+    worker's own setup (loading the session's extensions)."""
+
+    TOOL = "tool"
+    SDK = "sdk"
+    OBJECT = "object"
+    LOAD = "load"
+
+
+@dataclass(frozen=True)
+class Call:
+    """Run ``target`` with the pickled ``(args, kwargs)`` in ``payload``.
+
+    ``name`` is the tool (``owner``'s ``name``), the SDK service or the method of the object
+    ``ref``; ``parent`` is the call of the other side this one is made from (its context)."""
+
+    id: int
+    target: TargetKind
+    name: str
+    payload: bytes
+    owner: str | None = None
+    ref: int | None = None
+    parent: int | None = None
+
+
+@dataclass(frozen=True)
+class Reply:
+    """The outcome of call ``id``: ``ok`` with the pickled value, else the pickled exception."""
+
+    id: int
+    ok: bool
+    payload: bytes
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """Stop call ``id``; it still answers (with ``CancelledError``) when it stops."""
+
+    id: int
+
+
+Frame = Call | Reply | Cancel
+
+
+def encode(frame: Frame) -> bytes:
+    if isinstance(frame, Call):
+        envelope = {
+            "k": FrameKind.CALL,
+            "id": frame.id,
+            "target": frame.target,
+            "name": frame.name,
+            "owner": frame.owner,
+            "ref": frame.ref,
+            "parent": frame.parent,
+        }
+        payload = frame.payload
+    elif isinstance(frame, Reply):
+        envelope, payload = {"k": FrameKind.REPLY, "id": frame.id, "ok": frame.ok}, frame.payload
+    else:
+        envelope, payload = {"k": FrameKind.CANCEL, "id": frame.id}, b""
+    head = orjson.dumps(envelope)
+    return _HEADER.pack(len(head), len(payload)) + head + payload
+
+
+def decode(head: bytes, payload: bytes) -> Frame:
+    raw = orjson.loads(head)
+    if not isinstance(raw, dict):
+        raise FrameError("a frame envelope must be a JSON object")
+    try:
+        kind = FrameKind(raw["k"])
+        ident = int(raw["id"])
+        if kind is FrameKind.CALL:
+            return Call(
+                id=ident,
+                target=TargetKind(raw["target"]),
+                name=str(raw["name"]),
+                payload=payload,
+                owner=raw.get("owner"),
+                ref=raw.get("ref"),
+                parent=raw.get("parent"),
+            )
+        if kind is FrameKind.REPLY:
+            return Reply(id=ident, ok=bool(raw["ok"]), payload=payload)
+        return Cancel(id=ident)
+    except (KeyError, ValueError, TypeError) as exc:
+        raise FrameError(f"a frame envelope is malformed: {exc}") from None
+
+
+class FrameWriter:
+    """Writes whole frames to one fd; safe from several threads."""
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._lock = threading.Lock()
+
+    def send(self, frame: Frame) -> None:
+        data = memoryview(encode(frame))
+        with self._lock:
+            while data:
+                written = os.write(self._fd, data)
+                data = data[written:]
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    chunks: list[bytes] = []
+    remaining = size
+    while remaining:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            if chunks:
+                raise FrameError("the other side closed the pipe in the middle of a frame")
+            return None
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def read_frame(fd: int) -> Frame | None:
+    """The next frame on ``fd``, or ``None`` when the other side closed the pipe."""
+    header = _read_exactly(fd, _HEADER.size)
+    if header is None:
+        return None
+    head_size, payload_size = _HEADER.unpack(header)
+    if head_size + payload_size > MAX_FRAME:
+        raise FrameError(f"a frame of {head_size + payload_size} bytes is larger than allowed")
+    body = _read_exactly(fd, head_size + payload_size)
+    if body is None:
+        raise FrameError("the other side closed the pipe in the middle of a frame")
+    return decode(body[:head_size], body[head_size:])

@@ -1,0 +1,116 @@
+"""The SDK services an extension worker reaches in the host: which ones, and how each side
+names them.
+
+In the worker, each public name below is replaced (on the ``vis`` facade and in its module) by
+a :class:`ServiceProxy`: its attributes, calls and the mapping protocol (``vis.state["k"]``,
+``vis.tools.git.status()``) run in the host inside the context of the tool call they are made
+from, exactly as when the tool ran in the host. Everything else of the SDK
+(declarations, records, truncation helpers, ``vis.fs`` and ``vis.file_mutation_queue``,
+whose ``flock`` every Vis process honours) runs in the worker itself.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from vis_core.extension_host.worker_frames import TargetKind
+from vis_core.extension_host.worker_values import run_method
+
+# facade name -> the module that defines it
+FORWARDED: dict[str, str] = {
+    "state": "vis_core.extension.state",
+    "log": "vis_core.extension.logs",
+    "notify": "vis_core.extension.logs",
+    "publish_activity": "vis_core.extension.context",
+    "ask": "vis_core.extension.forms",
+    "live": "vis_core.extension.live",
+    "tools": "vis_core.extension.tools_proxy",
+    "sessions": "vis_core.extension.session_handles",
+    "session": "vis_core.extension.session_handles",
+    "run": "vis_core.extension.session_handles",
+    "council": "vis_core.extension.session_handles",
+    "speech": "vis_core.extension.session_handles",
+    "list_sessions": "vis_core.extension.sessions",
+    "read_session": "vis_core.extension.sessions",
+    "workspace_root": "vis_core.extension.roots",
+    "project_root": "vis_core.extension.roots",
+    "workspace_files": "vis_core.extension.workspace",
+    "python_environment": "vis_core.extension.workspace",
+    "attach": "vis_core.extension.attachments",
+    "get_attachment": "vis_core.extension.attachments",
+    "list_attachments": "vis_core.extension.attachments",
+    "read_attachment": "vis_core.extension.attachments",
+    "show_attachment": "vis_core.extension.attachments",
+    "shell": "vis_core.extension.fs",
+    "jailed_shell": "vis_core.extension.fs",
+}
+
+
+class ServiceProxy:
+    """``vis.<name>`` in a worker: the host's service of that name, reached over the channel."""
+
+    __slots__ = ("_caller", "_path")
+
+    def __init__(self, caller: Any, path: str) -> None:
+        self._caller = caller
+        self._path = path
+
+    def _run(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return self._caller.call(TargetKind.SDK, f"{self._path}:{method}", args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        # read in the host: data comes back as itself (``vis.session.id``), anything else
+        # (a method, ``vis.tools.alpha``) as a reference whose calls run there
+        return self._run("__getattr__", name)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run("__call__", *args, **kwargs)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._run("__getitem__", key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._run("__setitem__", key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._run("__delitem__", key)
+
+    def __contains__(self, key: Any) -> bool:
+        return bool(self._run("__contains__", key))
+
+    def __len__(self) -> int:
+        return int(self._run("__len__"))
+
+    def __iter__(self) -> Any:
+        return iter(self._run("__keys__"))
+
+    def __bool__(self) -> bool:
+        return True
+
+    def __repr__(self) -> str:
+        return f"<vis.{self._path} in the host>"
+
+
+def install(caller: Any) -> None:
+    """Make every forwarded SDK name of this process a proxy to the host (worker start)."""
+    import vis_core.extension as facade
+
+    for name, module in FORWARDED.items():
+        proxy = ServiceProxy(caller, name)
+        setattr(importlib.import_module(module), name, proxy)
+        setattr(facade, name, proxy)
+
+
+def run_service(name: str, args: tuple, kwargs: dict) -> Any:
+    """Run ``name:method`` of a forwarded service in the host (the caller sets the context)."""
+    root, _, method = name.rpartition(":")
+    module = FORWARDED.get(root)
+    if module is None:
+        raise LookupError(f"vis.{root} is not a service extension workers reach in the host")
+    value = getattr(importlib.import_module(module), root)
+    if method == "__keys__":  # a mapping iterated in the worker: its keys, at once
+        return list(value)
+    return run_method(value, method, args, kwargs)

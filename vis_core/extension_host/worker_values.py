@@ -1,0 +1,348 @@
+"""Values crossing between the host and an extension worker: data by value, live objects by ref.
+
+Both sides are trusted Vis processes, so data travels pickled: an extension's dataclass or
+object arrives as an instance of the same class loaded on the other side (both load the entry
+file under one module name). What is not data (a function, a live view, a session handle, an
+iterator) stays where it lives: it is exported under a number and the other side gets a
+:class:`RemoteObject` whose calls come back over the channel.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import decimal
+import enum
+import importlib
+import io
+import itertools
+import pickle
+import sys
+import threading
+import types
+import uuid
+from pathlib import PurePath
+from typing import Any, Protocol
+
+_EXACT_DATA = frozenset(
+    {
+        type(None),
+        bool,
+        int,
+        float,
+        complex,
+        str,
+        bytes,
+        bytearray,
+        range,
+        slice,
+        type(Ellipsis),
+    }
+)
+_DATA_BASES = (
+    list,
+    tuple,
+    dict,
+    set,
+    frozenset,
+    str,
+    int,
+    float,
+    bytes,
+    type,
+    enum.Enum,
+    BaseException,
+    PurePath,
+    datetime.date,
+    datetime.time,
+    datetime.timedelta,
+    decimal.Decimal,
+    uuid.UUID,
+)
+# modules whose plain objects are data (an extension's own classes, the shared model types)
+_DATA_MODULES = ("vis_ext_", "vis_extensions", "vis_core.model", "vis_core.records")
+_CODE_MODULES = ("vis_ext_", "vis_extensions")  # functions of these run on their own side
+
+
+class Caller(Protocol):
+    """The channel side a :class:`RemoteObject` calls through."""
+
+    def call_object(self, ref: int, method: str, args: tuple, kwargs: dict) -> Any: ...
+
+
+def is_data(value: object) -> bool:
+    """Whether ``value`` crosses by value (pickled) rather than as a reference."""
+    kind = type(value)
+    if kind in _EXACT_DATA:
+        return True
+    if isinstance(value, _DATA_BASES):
+        return True
+    if dataclasses.is_dataclass(value) or kind is _ErrorCarrier:
+        return True
+    if isinstance(value, types.FunctionType | types.BuiltinFunctionType):
+        # a module-level function of Vis or the standard library travels by name (pickle's
+        # rebuilders are such functions); an extension's own function, a lambda or a local
+        # function runs where it lives
+        qualname = getattr(value, "__qualname__", "") or ""
+        module = getattr(value, "__module__", "") or ""
+        return "<" not in qualname and not module.startswith(_CODE_MODULES)
+    if callable(value):  # bound methods, callable objects: they run where they live
+        return False
+    module = getattr(kind, "__module__", "") or ""
+    return module.startswith(_DATA_MODULES)
+
+
+class Exports:
+    """The objects this side lent to the other, by number."""
+
+    def __init__(self) -> None:
+        self._objects: dict[int, Any] = {}
+        self._numbers: dict[int, int] = {}
+        self._next = itertools.count(1)
+        self._lock = threading.Lock()
+
+    def export(self, value: Any) -> int:
+        with self._lock:
+            number = self._numbers.get(id(value))
+            if number is not None and self._objects.get(number) is value:
+                return number
+            number = next(self._next)
+            self._objects[number] = value
+            self._numbers[id(value)] = number
+            return number
+
+    def get(self, number: int) -> Any:
+        with self._lock:
+            try:
+                return self._objects[number]
+            except KeyError:
+                raise LookupError(
+                    f"object #{number} is gone (its extension worker was restarted)"
+                ) from None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._objects.clear()
+            self._numbers.clear()
+
+
+class RemoteObject:
+    """An object that lives on the other side; attribute reads, calls and the container and
+    context-manager protocols run there."""
+
+    __slots__ = ("_caller", "_ref")
+
+    def __init__(self, caller: Caller, ref: int) -> None:
+        object.__setattr__(self, "_caller", caller)
+        object.__setattr__(self, "_ref", ref)
+
+    def _run(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        return self._caller.call_object(self._ref, method, args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") and name.endswith("__"):
+            raise AttributeError(name)
+        return self._run("__getattr__", name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._run("__setattr__", name, value)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run("__call__", *args, **kwargs)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._run("__getitem__", key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._run("__setitem__", key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._run("__delitem__", key)
+
+    def __contains__(self, key: Any) -> bool:
+        return bool(self._run("__contains__", key))
+
+    def __len__(self) -> int:
+        return int(self._run("__len__"))
+
+    def __bool__(self) -> bool:
+        return bool(self._run("__bool__"))
+
+    def __iter__(self) -> Any:
+        return self._run("__iter__")
+
+    def __next__(self) -> Any:
+        return self._run("__next__")
+
+    def __enter__(self) -> Any:
+        return self._run("__enter__")
+
+    def __exit__(self, kind: Any, error: Any, _traceback: Any) -> Any:
+        return self._run("__exit__", kind, error, None)
+
+    def __repr__(self) -> str:
+        return str(self._run("__repr__"))
+
+    def __str__(self) -> str:
+        return str(self._run("__str__"))
+
+
+def run_method(value: Any, method: str, args: tuple, kwargs: dict) -> Any:
+    """What a :class:`RemoteObject` call means on the side that owns ``value``."""
+    if method == "__getattr__":
+        return getattr(value, args[0])
+    if method == "__setattr__":
+        return setattr(value, args[0], args[1])
+    if method == "__call__":
+        return value(*args, **kwargs)
+    if method == "__bool__":
+        return bool(value)
+    if method == "__len__":
+        return len(value)
+    if method == "__iter__":
+        return iter(value)
+    if method == "__next__":
+        return next(value)
+    if method == "__contains__":
+        return args[0] in value
+    if method == "__repr__":
+        return repr(value)
+    if method == "__str__":
+        return str(value)
+    return getattr(value, method)(*args, **kwargs)
+
+
+class _Pickler(pickle.Pickler):
+    def __init__(self, file: io.BytesIO, exports: Exports, caller: Caller) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._exports = exports
+        self._caller = caller
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is type and _named_elsewhere(obj):
+            return _class_by_name, _where(obj)
+        return NotImplemented
+
+    def persistent_id(self, obj: Any) -> Any:
+        if type(obj) is RemoteObject:
+            if obj._caller is self._caller:
+                return ("theirs", obj._ref)  # back home: the other side owns it
+            return ("mine", self._exports.export(obj))
+        if is_data(obj):
+            return None
+        return ("mine", self._exports.export(obj))
+
+
+def _named_elsewhere(kind: type) -> bool:
+    """Whether ``kind``'s ``__module__`` does not hold it (``VisToolError`` says builtins)."""
+    module = sys.modules.get(kind.__module__)
+    return getattr(module, kind.__qualname__, None) is not kind
+
+
+def _where(kind: type) -> tuple[str, str]:
+    for name, module in list(sys.modules.items()):
+        if getattr(module, kind.__qualname__, None) is kind:
+            return name, kind.__qualname__
+    raise pickle.PicklingError(f"class {kind.__qualname__} is not found in any module")
+
+
+def _class_by_name(module: str, qualname: str) -> type:
+    return getattr(importlib.import_module(module), qualname)
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, file: io.BytesIO, exports: Exports, caller: Caller) -> None:
+        super().__init__(file)
+        self._exports = exports
+        self._caller = caller
+
+    def persistent_load(self, pid: Any) -> Any:
+        whose, number = pid
+        if whose == "theirs":  # the sender's "theirs" is ours
+            return self._exports.get(int(number))
+        return RemoteObject(self._caller, int(number))
+
+
+def dumps(value: Any, exports: Exports, caller: Caller) -> bytes:
+    """``value`` pickled; what cannot be pickled as a whole crosses as one reference."""
+    buffer = io.BytesIO()
+    try:
+        _Pickler(buffer, exports, caller).dump(value)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        buffer = io.BytesIO()
+        pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(_Ref(exports.export(value)))
+        return b"R" + buffer.getvalue()
+    return b"P" + buffer.getvalue()
+
+
+@dataclasses.dataclass(frozen=True)
+class _Ref:
+    number: int
+
+
+def loads(data: bytes, exports: Exports, caller: Caller) -> Any:
+    kind, body = data[:1], data[1:]
+    if kind == b"R":
+        ref = pickle.loads(body)
+        return RemoteObject(caller, ref.number)
+    return _Unpickler(io.BytesIO(body), exports, caller).load()
+
+
+def dumps_error(exc: BaseException, exports: Exports, caller: Caller) -> bytes:
+    """An exception for the other side: itself when it pickles and loads, else its text.
+
+    ``SystemExit``, ``KeyboardInterrupt`` and the like end only the call: they cross as a
+    ``RuntimeError`` that names them, never as themselves."""
+    if not isinstance(exc, Exception):
+        text = str(exc)
+        name = type(exc).__name__
+        exc = RuntimeError(f"{name}: {text}" if text else name)
+    try:
+        data = dumps(exc, exports, caller)
+        crosses = data[:1] == b"P" and _loads_back(data[1:])
+    except Exception:  # an exception that cannot cross becomes a RuntimeError of its text
+        crosses = False
+    if crosses:
+        return data
+    try:  # an exception whose __init__ takes other arguments: rebuilt from args and fields
+        data = dumps(_ErrorCarrier(exc), exports, caller)
+        crosses = data[:1] == b"P" and _loads_back(data[1:])
+    except Exception:
+        crosses = False
+    if crosses:
+        return data
+    text = str(exc)
+    name = type(exc).__name__
+    return dumps(RuntimeError(f"{name}: {text}" if text else name), exports, caller)
+
+
+class _ErrorCarrier:
+    """Pickles an exception as its class, ``args`` and fields, without calling ``__init__``."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def __reduce__(self) -> Any:
+        error = self.error
+        return (rebuild_error, (type(error), error.args, dict(vars(error))))
+
+
+def rebuild_error(kind: type[BaseException], args: tuple, fields: dict[str, Any]) -> BaseException:
+    error = kind.__new__(kind, *args)
+    error.args = args
+    error.__dict__.update(fields)
+    return error
+
+
+class _Probe(pickle.Unpickler):
+    def persistent_load(self, pid: Any) -> Any:
+        return None
+
+
+def _loads_back(body: bytes) -> bool:
+    """Whether the pickled exception ``body`` can be rebuilt (a custom ``__init__`` may not)."""
+    try:
+        _Probe(io.BytesIO(body)).load()
+    except Exception:
+        return False
+    return True

@@ -5,13 +5,11 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension.forms import Field, FieldType, Heading, Paragraph
-from vis_core.extension.live_nodes import walk
-
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # forms load with the first form asked, not with every ``vis run``
     from prompt_toolkit.input import Input
     from prompt_toolkit.output import Output
 
+    from vis_core.extension.forms import Field
     from vis_core.host import Host
     from vis_core.interaction import FormRequest
 
@@ -30,6 +28,9 @@ class TerminalPresenter:
 
     async def present(self, request: FormRequest) -> dict[str, Any] | None:
         from prompt_toolkit import PromptSession
+
+        from vis_core.extension.forms import Field, Heading, Paragraph
+        from vis_core.extension.live_nodes import walk
 
         form = request.form
         session: PromptSession[str] = PromptSession(input=self.input, output=self.output)
@@ -52,6 +53,8 @@ class TerminalPresenter:
         return values
 
     async def _ask_field(self, session: Any, field: Field) -> Any:
+        from vis_core.extension.forms import FieldType
+
         while True:
             text = await session.prompt_async(
                 self._label(field),
@@ -67,6 +70,8 @@ class TerminalPresenter:
             self._say(f"  ✗ {field.label}: {problem}")
 
     def _label(self, field: Field) -> str:
+        from vis_core.extension.forms import FieldType
+
         hint = ""
         if field.type in (FieldType.SELECT, FieldType.MULTISELECT):
             for number, item in enumerate(field.options, 1):
@@ -87,6 +92,8 @@ class TerminalPresenter:
 
 
 def _as_text(field: Field) -> str:
+    from vis_core.extension.forms import FieldType
+
     value = field.initial()
     if field.type is FieldType.CHECKBOX:
         return "y" if value else "n"
@@ -103,6 +110,8 @@ def _as_text(field: Field) -> str:
 
 def _parse(field: Field, text: str) -> tuple[Any, str | None]:
     """The typed text as the field's value, or a message saying what to type."""
+    from vis_core.extension.forms import FieldType
+
     kind, text = field.type, text if field.type is FieldType.MULTILINE else text.strip()
     if kind is FieldType.CHECKBOX:
         if text.lower() in ("y", "yes", "n", "no", ""):

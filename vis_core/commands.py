@@ -295,7 +295,11 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
 
 def _group_command(host: Host) -> _Command:
     """``/group [NAME]``: show the session's group or move the session into another one."""
-    from vis_core.settings.commands import run_group
+
+    def run(ctx: dict[str, Any]) -> CommandResult:
+        from vis_core.settings.commands import run_group
+
+        return run_group(host, ctx)
 
     info = CommandInfo("group", "/group [NAME]", "Show or move this session's settings group")
-    return _Command(info, lambda ctx: run_group(host, ctx))
+    return _Command(info, run)

@@ -8,7 +8,7 @@ import logging
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_core.events import (
     ActivityEnded,
@@ -24,12 +24,13 @@ from vis_core.events import (
     TurnStarted,
 )
 from vis_core.extension.context import CallContext, calling, current_call
-from vis_core.extension.forms import Answer, AnswerReason, Form
-from vis_core.extension.live import LiveEvent, LiveSink, LiveView, Placement
-from vis_core.extension.live_nodes import to_plain
-from vis_core.extension.live_updates import LiveUpdate
 from vis_core.model.activity import ActivityState
 from vis_core.model.turn import TurnStatus
+
+if TYPE_CHECKING:  # forms and live views load when an extension first uses them
+    from vis_core.extension.forms import Answer, Form
+    from vis_core.extension.live import LiveEvent, LiveSink, LiveView
+    from vis_core.extension.live_updates import LiveUpdate
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +131,8 @@ class Interaction:
     # -- forms ------------------------------------------------------------------------------
     def ask(self, form: Form, session_id: str | None, owner: str) -> Answer:
         """Block the calling worker thread until the person answers (or it cannot be asked)."""
+        from vis_core.extension.forms import Answer, AnswerReason
+
         loop = self.loop
         if loop is None or loop.is_closed() or not self._presenters:
             if loop is not None and not loop.is_closed() and not _on_loop(loop):
@@ -148,6 +151,9 @@ class Interaction:
 
     async def ask_async(self, form: Form, session_id: str | None, owner: str) -> Answer:
         """Show ``form`` with the newest presenter and wait (up to ``form.timeout_ms``)."""
+        from vis_core.extension.forms import Answer, AnswerReason
+        from vis_core.extension.live_nodes import to_plain
+
         request = FormRequest(uuid.uuid4().hex, form, session_id, owner)
         await self._emit(
             session_id,
@@ -186,6 +192,8 @@ class Interaction:
         return answer
 
     async def _settle(self, form: Form, task: asyncio.Future[Any]) -> Answer:
+        from vis_core.extension.forms import Answer, AnswerReason
+
         timeout = form.timeout_ms / 1000 if form.timeout_ms else None
         done, _ = await asyncio.wait({task}, timeout=timeout)
         if not done:
@@ -203,6 +211,9 @@ class Interaction:
         return Answer(reason=AnswerReason.CANCELLED) if result is None else form.answer(result)
 
     async def _record_undeliverable(self, form: Form, session_id: str | None, owner: str) -> None:
+        from vis_core.extension.forms import AnswerReason
+        from vis_core.extension.live_nodes import to_plain
+
         request_id = uuid.uuid4().hex
         await self._emit(
             session_id,
@@ -254,6 +265,9 @@ class Interaction:
                 _run_callback(view.context, callback, event)
 
     def _opened(self, session_id: str | None, owner: str, view: LiveView) -> None:
+        from vis_core.extension.live import Placement
+        from vis_core.extension.live_nodes import to_plain
+
         if view.placement is Placement.PANEL and view.key is not None:
             old = self._panels.get((session_id, view.key))
             if old is not None and not old.is_closed:
@@ -353,6 +367,8 @@ class Interaction:
             if event.status is TurnStatus.CANCELLED:
                 self.cancel_forms(sid)
             for view_sid, view in list(self._views.values()):
+                from vis_core.extension.live import Placement  # loaded: a view is open
+
                 if view_sid != sid or view.placement is not Placement.INLINE:
                     continue
                 if event.status is TurnStatus.CANCELLED:
@@ -431,6 +447,8 @@ UNANSWERED_FORMS = "unanswered_forms"  # per call: forms the person did not subm
 
 def deliver_form(form: Form) -> Answer:
     """``vis.ask``'s way to the person; undeliverable when no front end can show it."""
+    from vis_core.extension.forms import Answer, AnswerReason
+
     context = current_call()
     found = route(context)
     if found is None:

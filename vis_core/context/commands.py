@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from vis_core.context.report import context_report
 from vis_core.extension.declarations import SlashCommand
 
 if TYPE_CHECKING:
@@ -40,6 +39,8 @@ def context_commands(host: Host) -> list[SlashCommand]:
         )
 
     def context(ctx: dict[str, Any]) -> CommandResult:
+        from vis_core.context.report import context_report
+
         session = ctx.get("session")
         if session is None:
             return err("No session", "Open a session first.")

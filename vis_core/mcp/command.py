@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vis_core.mcp.client import State
-from vis_core.mcp.config import parse_exposure
-from vis_core.mcp.edit import EditError
-from vis_core.mcp.manager import McpManager, attention_first
+if TYPE_CHECKING:  # the MCP client loads when /mcp runs, not when the command is declared
+    from vis_core.mcp.manager import McpManager
 
 USAGE = "/mcp [reconnect|enable|disable SERVER | exposure SERVER MODE]"
 
 
 def status_text(manager: McpManager) -> str:
+    from vis_core.mcp.client import State
+    from vis_core.mcp.manager import attention_first
+
     rows = []
     for conn in attention_first(manager.connections()):
         server = conn.config
@@ -31,6 +32,9 @@ def status_text(manager: McpManager) -> str:
 
 async def run_mcp_command(manager: McpManager, args: list[str]) -> tuple[bool, str, str | None]:
     """(ok, title, body) of ``/mcp ARGS``."""
+    from vis_core.mcp.config import parse_exposure
+    from vis_core.mcp.edit import EditError
+
     if not args:
         return True, "MCP servers", status_text(manager)
     verb, rest = args[0], args[1:]

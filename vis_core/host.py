@@ -31,7 +31,6 @@ from vis_core.events import (
 )
 from vis_core.extension.metadata import build_metadata
 from vis_core.extension.state import bind_store, unbind_store
-from vis_core.extension_host.doctor import describe
 from vis_core.extension_host.environment import extension_environment, project_environment
 from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
@@ -325,6 +324,8 @@ class Host:
             worker.stop()
         for box in self._tool_boxes:
             box.clear()
+        from vis_core.extension_host.doctor import describe
+
         rows = describe(self.extensions)
         failed = [row for row in rows if row.status == "failed"]
         text = f"{len(self.extensions.enabled)} loaded, {len(failed)} failed."

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import logging
 import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_core.events import (
     ActivityEnded,
@@ -25,6 +26,9 @@ from vis_core.events import (
 from vis_core.model.activity import ActivityRecord, ActivityState, SymbolTag, step_counts
 from vis_core.model.turn import TurnStatus
 from vis_core.terminal import terminal_json, terminal_text
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 CLOSE_SECONDS = 10
 EXIT_CODES = {
@@ -79,16 +83,25 @@ class PrintRenderer:
         redact: Callable[[Event], Event] | None = None,
     ) -> None:
         """``redact``: the event with saved secrets replaced, as it may be printed."""
-        from rich.console import Console
-
         self.as_json = as_json
         self.redact = redact
         self.summarize_steps = summarize_steps
         self._tags: list[SymbolTag] = []
         self._depths: dict[str, int] = {}  # Activity id: how far under an extension tool's
-        self.console = Console(highlight=False, soft_wrap=True)
-        self.errors = Console(stderr=True, highlight=False)
         self._mid_line = False
+
+    # Rich loads with the first line it prints: a plain answer is written without it.
+    @functools.cached_property
+    def console(self) -> Console:
+        from rich.console import Console
+
+        return Console(highlight=False, soft_wrap=True)
+
+    @functools.cached_property
+    def errors(self) -> Console:
+        from rich.console import Console
+
+        return Console(stderr=True, highlight=False)
 
     def __call__(self, event: Event) -> None:
         if self.redact is not None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import difflib
 import inspect
 import logging
 import traceback
@@ -51,6 +50,8 @@ def text_lines(text: str) -> list[str]:
 
 def diff_hunks(old: list[str], new: list[str]) -> list[tuple[int, list[str], list[str]]]:
     """Hunks ``(old start, old lines, new lines)`` between two line lists."""
+    import difflib  # only when a hook changed what a tool writes
+
     matcher = difflib.SequenceMatcher(a=old, b=new, autojunk=False)
     return [
         (i1, old[i1:i2], new[j1:j2])

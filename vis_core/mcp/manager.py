@@ -272,14 +272,18 @@ class McpManager:
         ]
 
     def host_tools(self, hooks: ToolHooks | None, output_dir: Path) -> list[HostTool]:
-        from vis_core.mcp.resources import resource_tools
-        from vis_core.mcp.tools import mcp_host_tool
+        reachable = self.reachable()
+        tools: list[HostTool] = []
+        if reachable:  # no server connected, nothing of the tools' code to load
+            from vis_core.mcp.tools import mcp_host_tool
 
-        tools = [
-            mcp_host_tool(lambda key=conn.config.key: self._connections.get(key), info, hooks)
-            for conn, info, _ in self.reachable()
-        ]
+            tools = [
+                mcp_host_tool(lambda key=conn.config.key: self._connections.get(key), info, hooks)
+                for conn, info, _ in reachable
+            ]
         if self.resource_exposure() is not None:
+            from vis_core.mcp.resources import resource_tools
+
             tools += resource_tools(self._resource_servers, hooks, output_dir / "mcp")
         return tools
 
@@ -291,12 +295,12 @@ class McpManager:
             self._loaded.setdefault(session_id, set()).update(found)
 
     def direct_specs(self, session_id: str, output_dir: Path) -> list[DirectSpec]:
-        from vis_core.mcp.results import direct_text
-
         loaded = self._loaded.get(session_id, set())
         folder = output_dir / "mcp"
 
         def present(value: Any) -> str:
+            from vis_core.mcp.results import direct_text
+
             return direct_text(value, folder, session_id)
 
         specs = [

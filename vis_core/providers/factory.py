@@ -42,8 +42,6 @@ from typing import Any
 from vis_core.paths import VisPaths
 from vis_core.providers.base import ModelChoice, Provider, ProviderConfigError
 from vis_core.providers.common import ANTHROPIC_KEY_ENV, NO_KEY, OPENAI_KEY_ENV
-from vis_core.providers.scripted import ScriptedProvider
-from vis_core.providers.sdk_provider import DEFAULT_STALL_TIMEOUT
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 DEFAULT_OPENAI_MODEL = "gpt-5"
@@ -172,6 +170,8 @@ def create_provider(
             raise ProviderConfigError(
                 "the scripted provider replays a script file: pass --script FILE"
             )
+        from vis_core.providers.scripted import ScriptedProvider  # YAML: only for scripts
+
         return ScriptedProvider(script, name=name, model_overrides=overrides)
 
     base_url = _setting(section, "base_url", where) or None
@@ -212,6 +212,8 @@ def create_provider(
 
 
 def _stall_timeout(section: Mapping[str, Any], where: str) -> float:
+    from vis_core.providers.sdk_provider import DEFAULT_STALL_TIMEOUT
+
     value = section.get("stall_timeout", DEFAULT_STALL_TIMEOUT)
     if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
         raise ProviderConfigError(

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
-import ctypes.util
+import functools
 import os
 import resource
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ctypes
 
 PR_SET_PDEATHSIG = 1
 # Holds a pipe from Vis; when Vis dies (even by kill -9) the pipe ends and it kills the group.
@@ -62,7 +65,13 @@ class ChildLimits:
         return notes
 
 
+@functools.cache
 def _libc() -> ctypes.CDLL | None:
+    """The C library, found once when the first child is set up (``find_library`` runs
+    ``ldconfig``, so not at import and never in a forked child)."""
+    import ctypes
+    import ctypes.util
+
     name = ctypes.util.find_library("c")
     try:
         return ctypes.CDLL(name, use_errno=True) if name else None
@@ -70,18 +79,16 @@ def _libc() -> ctypes.CDLL | None:
         return None
 
 
-_LIBC = _libc()
-
-
 def child_setup(
     limits: ChildLimits | None = None, death_signal: int | None = None
 ) -> Callable[[], None]:
     """A ``preexec_fn``: apply ``limits`` and ask for ``death_signal`` when Vis dies."""
     parent = os.getpid()
+    libc = _libc() if death_signal is not None else None
 
     def setup() -> None:
-        if death_signal is not None and _LIBC is not None:
-            _LIBC.prctl(PR_SET_PDEATHSIG, int(death_signal), 0, 0, 0)
+        if death_signal is not None and libc is not None:
+            libc.prctl(PR_SET_PDEATHSIG, int(death_signal), 0, 0, 0)
             if os.getppid() != parent:  # Vis died before the request took effect
                 os.kill(os.getpid(), int(death_signal))
         if limits is None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -75,6 +74,8 @@ class ToolRegistry:
 
     def similar(self, name: str, n: int = 3) -> list[str]:
         """Public tool names close to ``name``, for "did you mean" hints."""
+        import difflib
+
         public = self.names(include_hidden=False)
         second = [a for a in self.alias_names() if not self._aliases[a].is_hidden]
         return difflib.get_close_matches(name, [*public, *second], n=n)

@@ -8,15 +8,16 @@ import shlex
 import shutil
 import sys
 import uuid
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from pathlib import Path
-
-import yaml
+from typing import TYPE_CHECKING
 
 from vis_core.model.activity import Verdict
 from vis_core.paths import private_dir
 from vis_core.tools.context import ToolContext
+
+if TYPE_CHECKING:
+    import xml.etree.ElementTree as ET
 
 PYTEST_MARKERS = ("pytest.ini", "conftest.py", "tox.ini", "setup.cfg", "pyproject.toml")
 SUMMARY = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed|deselected)")
@@ -92,8 +93,14 @@ def _python_setting(workspace: Path) -> str | None:
 
     project_file = find_project_root(workspace) / "vis.yml"
     try:
-        data = yaml.safe_load(project_file.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError):
+        text = project_file.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    import yaml  # only with a vis.yml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
         return None
     python = data.get("python") if isinstance(data, dict) else None
     value = python.get("environment") if isinstance(python, dict) else None
@@ -162,6 +169,8 @@ def parse_junit(
 ) -> tuple[dict[str, int], list[TestFailure]]:
     """Counts and failures from a pytest JUnit file (xunit1: cases carry ``file`` and ``line``)."""
     counts = {"passed": 0, "failed": 0, "skipped": 0, "errors": 0}
+    import xml.etree.ElementTree as ET  # only when a test run wrote its report
+
     failures: list[TestFailure] = []
     tree = ET.parse(xml_path)
     for case in tree.iter("testcase"):

@@ -143,7 +143,11 @@ class CommandRegistry:
             else:
                 # run in the session that sent the command, as a tool call of its owner
                 value = await self._host.call_extension(
-                    command.info.owner, command.run, ctx, session_id=ctx["session_id"]
+                    command.info.owner,
+                    command.run,
+                    ctx,
+                    session_id=ctx["session_id"],
+                    command=command.info.name,
                 )
             if inspect.isawaitable(value):
                 value = await value

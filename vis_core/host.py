@@ -36,7 +36,7 @@ from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
-from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
+from vis_core.extension_host.worker_client import SessionWorker
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.model.notify import NotifyKind
@@ -109,7 +109,7 @@ class Host:
         self.sessions: list[AgentSession] = []
         self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
         self._tool_boxes: list[list[Any]] = []
-        self.extension_workers: list[SessionWorker] = []  # one per open session
+        self.extension_workers: dict[str, SessionWorker] = {}  # by open session
         from vis_core.mcp.host import host_mcp
 
         self.mcp = host_mcp(self)  # MCP servers: connected when the first session starts
@@ -287,7 +287,12 @@ class Host:
         return None if ext is None else ext.lock
 
     async def call_extension(
-        self, owner: str, fn: Callable[..., Any], *args: Any, session_id: str | None = None
+        self,
+        owner: str,
+        fn: Callable[..., Any],
+        *args: Any,
+        session_id: str | None = None,
+        command: str | None = None,
     ) -> Any:
         """Run an extension callback in a worker thread, serialized per extension, as a call
         of ``owner`` in session ``session_id`` (``vis.state``, ``vis.notify`` … work in it)."""
@@ -307,6 +312,17 @@ class Host:
             services=services,
         )
 
+        worker = self.extension_workers.get(session_id) if session_id else None
+        if command is not None and worker is not None and worker.runs(owner):
+
+            def in_worker() -> Any:  # the command runs in the session's extension worker
+                from vis_core.extension_host.worker_frames import TargetKind
+
+                with calling(context):
+                    return worker.call_sync(TargetKind.COMMAND, owner, command, args)
+
+            return await asyncio.to_thread(in_worker)
+
         def run() -> Any:
             with calling(context):
                 if lock is None:
@@ -320,7 +336,7 @@ class Host:
         """Re-read every extension; sessions see the new tools from their next block."""
         self.extensions = self.settings.reload_extensions(self.extensions)
         self.mcp.reload_soon()  # mcp.json and extension servers, read again
-        for worker in self.extension_workers:  # the next call starts one with the new code
+        for worker in self.extension_workers.values():  # the next call starts a new one
             worker.stop()
         for box in self._tool_boxes:
             box.clear()
@@ -463,12 +479,8 @@ class Host:
         async def emit(event: Event) -> None:
             await session_box[0].emit(event)
 
-        worker = SessionWorker(
-            lambda: self.extensions,
-            WorkerPlace(session_id, self.workspace, self.project_root, self.options.channel),
-            values,
-        )
-        self.extension_workers.append(worker)
+        worker = kit.worker
+        self.extension_workers[session_id] = worker
         invoker = ToolInvoker(
             session_id=session_id,
             registry=registry,
@@ -578,8 +590,8 @@ class Host:
                 await close()
             finally:
                 await asyncio.to_thread(worker.stop)
-                if worker in self.extension_workers:
-                    self.extension_workers.remove(worker)
+                if self.extension_workers.get(session_id) is worker:
+                    del self.extension_workers[session_id]
                 self.session_locks.release(session_id)
 
         return run

@@ -218,7 +218,7 @@ async def test_a_hung_tool_is_cancelled_and_a_deaf_worker_is_killed_and_restarte
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
     try:
         session = await host.new_session()
-        (worker,) = host.extension_workers
+        (worker,) = host.extension_workers.values()
         worker.cancel_grace = 0.5
         pid = _printed(await _turn(session))["pid"]
 
@@ -263,3 +263,102 @@ async def test_a_tool_that_ends_or_crashes_its_worker_fails_alone(tmp_path: Path
     assert second != first
     assert "crashed (SIGSEGV)" in str(results[5].error)
     assert _printed(results[6:7])["pid"] not in (first, second)
+
+
+GUARD = """
+import os
+
+import vis_core.extension as vis
+
+
+def before(call):
+    vis.state["hook_pid"] = os.getpid()
+    if "forbidden" in call["args"][0]["code"]:
+        return vis.block("forbidden blocks are not allowed", hint="drop it")
+    return None
+
+
+def where(ctx):
+    return vis.ok("where", data={"pid": os.getpid(), "key": os.environ.get("ANTHROPIC_API_KEY")})
+
+
+vis.register_extension(vis.Extension(
+    name="guard", description="Guards blocks and says where it runs.",
+    op_hooks=[vis.OpHook("python_execution", before)],
+    slash_commands=[vis.SlashCommand("where", where)],
+))
+"""
+
+
+async def test_op_hooks_and_slash_commands_run_in_the_session_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-host-only")
+    _install()
+    (Path(os.environ["VIS_HOME"]) / "extensions" / "guard.py").write_text(GUARD, encoding="utf-8")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    script = tmp_path / "script.yaml"
+    blocks = [{"code": PRINT_PROBE}, {"code": "forbidden = 1"}, {"text": "done"}]
+    script.write_text(yaml.safe_dump(blocks), encoding="utf-8")
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        events = await _turn(session)
+        results = [e for e in events if isinstance(e, BlockFinished)]
+        pid = _printed(results[0:1])["pid"]
+        assert "forbidden blocks are not allowed" in str(results[1].error)
+        assert host.store.state_get("guard", "hook_pid") == pid  # the hook ran in the worker
+
+        where = await host.commands.run(session, "/where")
+        assert where.ok and where.data == {"pid": pid, "key": None}
+    finally:
+        await host.close()
+
+
+ASKER = '''
+import vis_core.extension as vis
+
+
+def job() -> str:
+    """Ask who runs it, then show the build as a live view."""
+    answer = vis.ask("Sign in", [vis.plaintext("user")])
+    with vis.live("Build", [vis.status("s", "start")]) as view:
+        view.close(summary="built")
+    return f"{answer['user']} built it"
+
+
+vis.register_extension(vis.Extension(
+    name="asker", alias="asker", description="Asks and shows.", symbols=[vis.Symbol(job)],
+))
+'''
+
+
+class _Filler:
+    async def present(self, request: Any) -> dict[str, Any]:
+        return {"user": "ann"}
+
+
+async def test_forms_and_live_views_work_from_the_worker(tmp_path: Path) -> None:
+    from vis_core.events import FormAnswered, LiveClosed, LiveOpened
+
+    folder = Path(os.environ["VIS_HOME"]) / "extensions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "asker.py").write_text(ASKER, encoding="utf-8")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    script = tmp_path / "script.yaml"
+    script.write_text(
+        yaml.safe_dump([{"code": "print(await job())"}, {"text": "done"}]), encoding="utf-8"
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        host.interaction.add_presenter(_Filler())
+        session = await host.new_session()
+        events = await _turn(session)
+        (block,) = [e for e in events if isinstance(e, BlockFinished)]
+        assert block.error is None and block.stdout.strip() == "ann built it"
+        kinds = {type(s.event) for s in host.store.events(session.id)}
+        assert {FormAnswered, LiveOpened, LiveClosed} <= kinds
+    finally:
+        await host.close()

@@ -318,7 +318,7 @@ class ToolInvoker:
             from vis_core.extension.tools_proxy import refuse_waiting
 
             refuse_waiting(tool.owner, self._session_id, tool.name)
-        if self._worker is not None and self._worker.runs(tool):
+        if self._worker is not None and self._worker.runs(tool.owner):
             return await self._worker.call(tool, args, kwargs)
         if lock is None and inspect.iscoroutinefunction(tool.fn):
             return await tool.fn(*args, **kwargs)

@@ -19,9 +19,11 @@ from vis_core.extension.hooks import (
     OperationBlocked,
     Repair,
 )
+from vis_core.extension_host.worker_frames import TargetKind
 
 if TYPE_CHECKING:
     from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
+    from vis_core.extension_host.worker_client import SessionWorker
 
 log = logging.getLogger(__name__)
 
@@ -93,9 +95,11 @@ class OpHooks:
         self,
         extensions: Callable[[], LoadedExtensions | None],
         context_for: Callable[[str], CallContext],
+        worker: SessionWorker | None = None,
     ) -> None:
         self._extensions = extensions
         self._context_for = context_for
+        self._worker = worker  # runs the hooks of extensions that do not ship with Vis
 
     def hooks(self, op: str, phase: OpHookPhase | None) -> list[tuple[LoadedExtension, OpHook]]:
         loaded = self._extensions()
@@ -112,11 +116,19 @@ class OpHooks:
     def has(self, op: str, phase: OpHookPhase | None = None) -> bool:
         return bool(self.hooks(op, phase))
 
-    def _call(self, ext: LoadedExtension, fn: Callable[..., Any], payload: dict[str, Any]) -> Any:
+    def _call(self, ext: LoadedExtension, hook: OpHook, payload: dict[str, Any]) -> Any:
         from vis_core.extension.acting import acting_as
         from vis_core.extension.tools_proxy import waiting_owners
 
+        fn = hook.fn
         waiting = waiting_owners()  # read before the hook's own context replaces the call's
+        worker = self._worker
+        if worker is not None and worker.runs(ext.name) and ext.declaration is not None:
+            index = ext.declaration.op_hooks.index(hook)
+            with calling(self._context_for(ext.name)):
+                return worker.call_sync(
+                    TargetKind.HOOK, ext.name, str(index), (index, payload, ext.name in waiting)
+                )
         with calling(self._context_for(ext.name)):
             if ext.name in waiting:
                 # The extension's lock is held by its call that waits on this operation (a
@@ -146,7 +158,7 @@ class OpHooks:
             if current is not None:
                 payload["preview"] = dict(current)
             try:
-                verdict = self._call(ext, hook.fn, payload)
+                verdict = self._call(ext, hook, payload)
             except InvalidRepair as exc:
                 raise OperationBlocked(op, ext.name, f"its repair is invalid ({exc})") from None
             except Exception:
@@ -188,7 +200,7 @@ class OpHooks:
         """Run the observers; their errors are logged and their return values ignored."""
         for ext, hook in self.hooks(op, OpHookPhase.AFTER):
             try:
-                self._call(ext, hook.fn, {"op": op, "args": list(args), "result": result})
+                self._call(ext, hook, {"op": op, "args": list(args), "result": result})
             except Exception:
                 self._failed(ext, op, "after")
 
@@ -196,7 +208,7 @@ class OpHooks:
         """Run ``fs_access`` checks; an error (or a block) refuses with ``PermissionError``."""
         for ext, hook in self.hooks(FS_ACCESS, None):
             try:
-                verdict = self._call(ext, hook.fn, {"operation": operation, "path": path})
+                verdict = self._call(ext, hook, {"operation": operation, "path": path})
             except Exception as exc:
                 raise PermissionError(
                     f"{operation} of {path} was refused by extension {ext.name!r}: "

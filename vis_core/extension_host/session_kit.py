@@ -12,6 +12,7 @@ from vis_core.extension_host.hooks import OpHooks
 from vis_core.extension_host.services import SessionServices, register_services, unregister_services
 from vis_core.extension_host.session_context import collect_context, session_dict
 from vis_core.extension_host.tool_hooks import ToolHooks
+from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
 
 if TYPE_CHECKING:
     from vis_core.agent.hooked_sandbox import HookedSandbox
@@ -50,7 +51,13 @@ class SessionKit:
             loop=loop,
         )
         register_services(self.services)
-        self.hooks = OpHooks(lambda: host.extensions, self.services.context_for)
+        # the session's extension worker: started by the first tool, hook or command it runs
+        self.worker = SessionWorker(
+            lambda: host.extensions,
+            WorkerPlace(session_id, host.workspace, host.project_root, host.options.channel),
+            host.project_values(),
+        )
+        self.hooks = OpHooks(lambda: host.extensions, self.services.context_for, self.worker)
         self.tool_hooks = ToolHooks(self.hooks)
 
     def env(self) -> dict[str, Any]:

@@ -10,6 +10,7 @@ one extension run one at a time; a cancelled call is interrupted where Python ca
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ctypes
 import inspect
 import os
@@ -56,14 +57,33 @@ class WorkerHandler:
         self.channel: Channel | None = None
         self.place: SessionPlace | None = None
         self._tools: dict[tuple[str, str], Callable[..., Any]] = {}
+        self._commands: dict[tuple[str, str], Callable[..., Any]] = {}
+        self._hooks: dict[str, tuple[Any, ...]] = {}
         self._locks: dict[str, threading.RLock] = {}
         self._running: dict[int, _Running] = {}
         self._cancelled_early: set[int] = set()  # cancelled before their thread took them
         self._lock = threading.Lock()
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
+        owner = str(call.owner)
         if call.target is TargetKind.TOOL:
-            return self._tool(call, args, kwargs)
+            fn = self._tools.get((owner, call.name))
+            if fn is None:
+                raise LookupError(f"extension {owner!r} has no tool {call.name!r} in this worker")
+            return self._run(call, fn, args, kwargs)
+        if call.target is TargetKind.COMMAND:
+            fn = self._commands.get((owner, call.name))
+            if fn is None:
+                raise LookupError(f"extension {owner!r} has no command /{call.name} here")
+            return self._run(call, fn, args, kwargs)
+        if call.target is TargetKind.HOOK:
+            index, payload, inside = args
+            hooks = self._hooks.get(owner, ())
+            if not 0 <= int(index) < len(hooks):
+                raise LookupError(f"extension {owner!r} has no op hook #{index} in this worker")
+            # ``inside``: the extension's call that waits on this operation holds its lock,
+            # so the hook runs inside that call instead of waiting for it forever
+            return self._run(call, hooks[int(index)].fn, (payload,), {}, lock=not inside)
         if call.target is TargetKind.OBJECT:
             assert self.channel is not None and call.ref is not None
             return run_method(self.channel.exports.get(call.ref), call.name, args, kwargs)
@@ -102,6 +122,9 @@ class WorkerHandler:
                 problems[str(item["name"])] = str(failed.error)
                 continue
             self._locks[declaration.name] = threading.RLock()
+            self._hooks[declaration.name] = tuple(declaration.op_hooks)
+            for command in declaration.slash_commands:
+                self._commands[(declaration.name, command.name)] = command.run
             for symbol in declaration.symbols:
                 for tool in symbol_host_tools(symbol, owner=declaration.name):
                     self._tools[(declaration.name, tool.name)] = tool.fn
@@ -109,14 +132,14 @@ class WorkerHandler:
 
     # -- tools -------------------------------------------------------------------------------
 
-    def _tool(self, call: Call, args: tuple, kwargs: dict) -> Any:
+    def _run(
+        self, call: Call, fn: Callable[..., Any], args: tuple, kwargs: dict, *, lock: bool = True
+    ) -> Any:
+        """Run ``fn`` of extension ``call.owner`` as that extension, one call at a time."""
         from vis_core.extension.acting import acting_as
         from vis_core.extension.context import CallContext, calling
 
         owner = str(call.owner)
-        fn = self._tools.get((owner, call.name))
-        if fn is None:
-            raise LookupError(f"extension {owner!r} has no tool {call.name!r} in this worker")
         assert self.place is not None
         context = CallContext(
             session_id=self.place.session_id,
@@ -132,7 +155,8 @@ class WorkerHandler:
                 self._cancelled_early.discard(call.id)
                 running.cancelled = True
         try:
-            with self._locks[owner], acting_as(owner), calling(context):
+            held = self._locks[owner] if lock else contextlib.nullcontext()
+            with held, acting_as(owner), calling(context):
                 if running.cancelled:
                     raise ToolCancelled()
                 value = fn(*args, **kwargs)

@@ -108,15 +108,29 @@ class SessionWorker:
         self._problems: dict[str, str] = {}
         self._death: str | None = None
         self._start_lock = threading.Lock()
-        self._starting: asyncio.Lock | None = None
         self._cancelled: set[int] = set()  # calls cancelled that have not stopped yet
 
     @property
     def pid(self) -> int | None:
         return None if self._proc is None else self._proc.pid
 
-    def runs(self, tool: HostTool) -> bool:
-        return runs_in_worker(self._extensions().get(tool.owner))
+    def runs(self, owner: str) -> bool:
+        """Whether the code of extension ``owner`` runs in this worker."""
+        return runs_in_worker(self._extensions().get(owner))
+
+    def call_sync(self, target: TargetKind, owner: str, name: str, args: tuple) -> Any:
+        """Run an op hook or a slash command of ``owner`` in the worker and wait (a thread)."""
+        channel = self._channel
+        if channel is None or channel.closed:
+            channel = self._start()
+        problem = self._problems.get(owner)
+        if problem is not None:
+            raise WorkerFailed(f"extension {owner!r} did not load in its worker: {problem}")
+        try:
+            _, future = channel.request(target, name, args, owner=owner)
+            return future.result()
+        except ChannelClosed:
+            raise WorkerFailed(self._ended(f"{owner}'s {target} {name}")) from None
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -163,10 +177,12 @@ class SessionWorker:
                 await asyncio.sleep(0.02)
 
     def _why(self, tool: HostTool) -> str:
+        return self._ended(tool.name)
+
+    def _ended(self, what: str) -> str:
         cause = self._death or "it stopped"
         return (
-            f"the extension worker ended while {tool.name} ran: {cause}; "
-            "the next call starts a new one"
+            f"the extension worker ended while {what} ran: {cause}; the next call starts a new one"
         )
 
     def _unanswered(self, channel: Channel, call_id: int, tool: HostTool) -> None:
@@ -185,13 +201,7 @@ class SessionWorker:
     # -- the process -------------------------------------------------------------------------
 
     async def _started(self) -> Channel:
-        if self._starting is None:
-            self._starting = asyncio.Lock()
-        async with self._starting:
-            channel = self._channel
-            if channel is not None and not channel.closed:
-                return channel
-            return await asyncio.to_thread(self._start)
+        return await asyncio.to_thread(self._start)
 
     def _payload(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         loaded = self._extensions()
@@ -224,7 +234,11 @@ class SessionWorker:
         return place, items
 
     def _start(self) -> Channel:
+        """The running worker's channel; a new worker when none runs (one start at a time)."""
         with self._start_lock:
+            channel = self._channel
+            if channel is not None and not channel.closed:
+                return channel
             self._stop_process()
             self._death = None
             proc = subprocess.Popen(
@@ -248,7 +262,7 @@ class SessionWorker:
                 keep_context=True,
             )
             handler.channel = channel
-            self._proc, self._channel = proc, channel
+            self._proc = proc  # the channel is handed out only once the extensions loaded
             channel.start()
             place, items = self._payload()
             loaded = self._extensions()
@@ -256,14 +270,16 @@ class SessionWorker:
             _, future = channel.request(TargetKind.LOAD, "load", (place, items))
             try:
                 problems = future.result(limit)
-            except TimeoutError:
-                self._kill(f"it did not load the session's extensions within {limit:g} s")
-                raise WorkerFailed(f"the extension worker did not start: {self._death}") from None
-            except ChannelClosed:
+            except (TimeoutError, ChannelClosed) as exc:
+                if isinstance(exc, TimeoutError):
+                    self._kill(f"it did not load the session's extensions within {limit:g} s")
+                self._channel = channel
+                self._stop_process()
                 raise WorkerFailed(f"the extension worker did not start: {self._death}") from None
             self._problems = dict(problems)
             for name, problem in self._problems.items():
                 log.warning("extension %s did not load in its session worker: %s", name, problem)
+            self._channel = channel
             return channel
 
     def _closed(self, proc: subprocess.Popen[bytes]) -> None:

@@ -30,10 +30,13 @@ class FrameKind(StrEnum):
 
 
 class TargetKind(StrEnum):
-    """What a :class:`Call` runs: a tool, a named SDK service, an exported object, or the
-    worker's own setup (loading the session's extensions)."""
+    """What a :class:`Call` runs: a tool, an op hook or a slash command of an extension, a
+    named SDK service, an exported object, or the worker's own setup (loading the session's
+    extensions)."""
 
     TOOL = "tool"
+    HOOK = "hook"
+    COMMAND = "command"
     SDK = "sdk"
     OBJECT = "object"
     LOAD = "load"

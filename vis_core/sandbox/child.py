@@ -191,7 +191,8 @@ class Child:
         self.send(message)
         try:
             return await future
-        except asyncio.CancelledError:
+        except BaseException:  # cancelled, or interrupted (Esc, Ctrl+C) mid-await: the host
+            # stops the call too, or a tool that never returns would hold its extension
             if self.pending.pop(rid, None) is not None:
                 self.send({"t": Msg.CANCEL, "id": rid})
             raise

@@ -1,10 +1,12 @@
 """A session's extension worker, host side: started on the first extension call, stopped with
 the session, restarted after ``/reload`` or a fault.
 
-The tools of every extension that does not ship with Vis (user, project, installed package)
-run in it. Its environment is the minimal base plus the project's values; each extension adds
-its declared ``env`` at registration, as in the registration worker. A call that is cancelled
-(Esc, Ctrl+C) is cancelled in the worker; a worker that does not answer the cancel within
+The tools, op hooks and slash commands of every extension that does not ship with Vis (user,
+project, installed package) run in it; its ``ctx``, prompt, activation and settings callbacks
+still run in the host's copy of the entry file, as do Vis's bundled extensions. Its
+environment is the minimal base plus the project's values; each extension adds its declared
+``env`` at registration, as in the registration worker. A call that is cancelled (Esc,
+Ctrl+C) is cancelled in the worker; a worker that does not answer the cancel within
 ``cancel_grace`` seconds is killed, and the next call starts a fresh one.
 """
 

@@ -431,8 +431,8 @@ class Host:
 
         builtins = [*builtin_tools(tool_context), *attachment_tools(), *fold_tools()]
         context = SessionContext()
-        # The session's tools, their sandbox entries and the extensions' guides, built once;
-        # reload() empties the box.
+        # The session's tools, their sandbox entries (filled on the sandbox's first use) and the
+        # extensions' guides, built once; reload() empties the box.
         tools_box: list[tuple[ToolRegistry, list[tuple[str, ToolEntry]], list[Guide]]] = []
         # extensions whose ``activation`` said no for this turn: their tools are hidden
         inactive: list[frozenset[str]] = [frozenset()]
@@ -450,13 +450,7 @@ class Host:
                     discovery += session_tools(self.store, session_id)
                 mcp_tools = self.mcp.host_tools(kit.tool_hooks, tool_context.output_dir)
                 built = ToolRegistry([*builtins, *discovery, *self.extension_tools(), *mcp_tools])
-                entries = [
-                    (t.owner, ToolEntry(name, t.description, _contract(t), t.is_hidden))
-                    for t in built
-                    for name in (t.name, *t.aliases)
-                    if built.get(name) is t
-                ]
-                tools_box.append((built, entries, extension_guides(self.extensions)))
+                tools_box.append((built, [], extension_guides(self.extensions)))
             return tools_box[0]
 
         def guides() -> list[Guide]:
@@ -471,7 +465,15 @@ class Host:
             return narrowed[hidden]
 
         def sandbox_tools() -> list[ToolEntry]:
-            return [entry for owner, entry in tools()[1] if owner not in inactive[0]]
+            built, entries, _ = tools()
+            if not entries:  # contracts are rendered when the sandbox first needs them
+                entries.extend(
+                    (t.owner, ToolEntry(name, t.description, _contract(t), t.is_hidden))
+                    for t in built
+                    for name in (t.name, *t.aliases)
+                    if built.get(name) is t
+                )
+            return [entry for owner, entry in entries if owner not in inactive[0]]
 
         self._tool_boxes.append(tools_box)
         session_box: list[AgentSession] = []

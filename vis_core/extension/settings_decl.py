@@ -45,7 +45,7 @@ class SettingScope(StrEnum):
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
-ValueResolver = Callable[["Setting[Any]"], Any]
+ValueResolver = Callable[["Setting[Any] | str"], Any]  # a setting, or its id
 _resolver: ValueResolver | None = None
 
 
@@ -57,6 +57,14 @@ def set_value_resolver(resolver: ValueResolver | None) -> ValueResolver | None:
     global _resolver
     previous, _resolver = _resolver, resolver
     return previous
+
+
+def value_of(setting_id: str) -> Any:
+    """``Setting.value()`` of the setting declared as ``setting_id``, where Vis resolves values
+    (an extension worker's read, answered by its host in the context of the running call)."""
+    if _resolver is None:
+        raise LookupError(f"setting {setting_id!r}: values are resolved only while Vis runs")
+    return _resolver(setting_id)
 
 
 def _sequence(value: object, what: str) -> tuple[Any, ...]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from vis_core.extension.acting import current_extension
@@ -27,12 +28,21 @@ def _printing_extension() -> str | None:
     return current_extension()
 
 
-class ExtensionOutput(io.TextIOBase):
-    """A stand-in for ``sys.stdout``/``sys.stderr``: extension lines go to the log."""
+LogSink = Callable[[str, str, str], object]  # (level, message, source)
 
-    def __init__(self, target: TextIO, level: str) -> None:
+
+def _to_log(level: str, message: str, source: str) -> None:
+    write_log(level, message, source=source)
+
+
+class ExtensionOutput(io.TextIOBase):
+    """A stand-in for ``sys.stdout``/``sys.stderr``: extension lines go to the log (through
+    ``sink``: an extension worker hands them to its host)."""
+
+    def __init__(self, target: TextIO, level: str, sink: LogSink = _to_log) -> None:
         self.target = target
         self._level = level
+        self._sink = sink
         self._partial: dict[tuple[int, str], str] = {}
         self._lock = threading.Lock()
 
@@ -47,7 +57,7 @@ class ExtensionOutput(io.TextIOBase):
             if rest:
                 self._partial[key] = rest
         for line in lines:
-            write_log(self._level, f"print: {line}", source=source)
+            self._sink(self._level, f"print: {line}", source)
         return len(text)
 
     def flush(self) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vis_core.extension_host.output import ExtensionOutput
 from vis_core.extension_host.worker_channel import Channel
 from vis_core.extension_host.worker_frames import Call, TargetKind
 from vis_core.extension_host.worker_values import run_method
@@ -229,6 +230,21 @@ def _watch_parent(parent: int) -> None:
             os._exit(0)
 
 
+def _print_to_host(level: str, message: str, source: str) -> None:
+    """A line an extension printed: to its log through the host while it serves a call."""
+    from vis_core.extension import logs
+    from vis_core.extension.context import current_call
+
+    if current_call() is not None:
+        try:
+            logs.log(level, message)  # the host's vis.log, in the context of the call
+            return
+        except Exception:  # the channel is gone: the line still goes somewhere
+            pass
+    if sys.__stderr__ is not None:
+        sys.__stderr__.write(f"[{source}] {message}\n")
+
+
 def main() -> None:
     """Serve the host until it closes the channel."""
     from vis_core.extension_host import worker_sdk
@@ -237,8 +253,9 @@ def main() -> None:
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.close(devnull)
-    os.dup2(2, 1)  # what extension code prints goes to stderr, which the host logs
-    sys.stdout = sys.stderr
+    os.dup2(2, 1)  # output that bypasses sys.stdout goes to stderr, which the host logs
+    sys.stdout = ExtensionOutput(sys.stderr, "info", sink=_print_to_host)
+    sys.stderr = ExtensionOutput(sys.stderr, "warn", sink=_print_to_host)
     threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
     done = threading.Event()
     handler = WorkerHandler()

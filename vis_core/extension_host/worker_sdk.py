@@ -47,6 +47,14 @@ FORWARDED: dict[str, str] = {
 }
 
 
+# host functions the worker's own SDK code calls while it serves a call (never at load):
+# a run-time ``vis.mcp_server``, and ``Setting.value()`` through the host's resolver
+IN_CALLS: dict[str, str] = {
+    "_register_now": "vis_core.extension.mcp_servers",
+    "value_of": "vis_core.extension.settings_decl",
+}
+
+
 class ServiceProxy:
     """``vis.<name>`` in a worker: the host's service of that name, reached over the channel."""
 
@@ -102,12 +110,30 @@ def install(caller: Any) -> None:
         proxy = ServiceProxy(caller, name)
         setattr(importlib.import_module(module), name, proxy)
         setattr(facade, name, proxy)
+    _install_in_calls(caller)
+
+
+def _install_in_calls(caller: Any) -> None:
+    from vis_core.extension import mcp_servers, settings_decl
+    from vis_core.extension.context import current_call
+
+    register, value_of = ServiceProxy(caller, "_register_now"), ServiceProxy(caller, "value_of")
+
+    def register_now(declared: Any) -> None:
+        if current_call() is not None:  # an entry file's declaration stays a declaration
+            register(declared)
+
+    def resolve(setting: Any) -> Any:
+        return value_of(setting.id) if current_call() is not None else setting.default
+
+    mcp_servers._register_now = register_now
+    settings_decl.set_value_resolver(resolve)
 
 
 def run_service(name: str, args: tuple, kwargs: dict) -> Any:
     """Run ``name:method`` of a forwarded service in the host (the caller sets the context)."""
     root, _, method = name.rpartition(":")
-    module = FORWARDED.get(root)
+    module = FORWARDED.get(root) or IN_CALLS.get(root)
     if module is None:
         raise LookupError(f"vis.{root} is not a service extension workers reach in the host")
     value = getattr(importlib.import_module(module), root)

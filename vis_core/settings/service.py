@@ -381,9 +381,16 @@ class SettingsService:
         invalid = self.resolve(setting_id, session_id).invalid
         return "; ".join(invalid) if invalid else None
 
-    def value_for_callback(self, setting: Setting[Any]) -> Any:
-        """``Setting.value()``: the effective value for the session of the running callback."""
-        owner = self.owners().get(setting.id)
+    def value_for_callback(self, setting: Setting[Any] | str) -> Any:
+        """``Setting.value()``: the effective value for the session of the running callback
+        (given the setting's id, as an extension worker asks: that of the declared one)."""
+        owners = self.owners()
+        if isinstance(setting, str):
+            found = owners.get(setting)
+            if found is None:
+                raise LookupError(f"no setting {setting!r} is declared")
+            setting = found.setting
+        owner = owners.get(setting.id)
         if owner is None or owner.setting.type is not setting.type:
             return setting.default
         context = current_call()

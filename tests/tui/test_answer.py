@@ -6,6 +6,8 @@ import asyncio
 import time
 from pathlib import Path
 
+import pytest
+
 from vis_tui.widgets.answer import FLUSH_SECONDS, AnswerView
 
 from .support import started, until, vis_app
@@ -61,3 +63,68 @@ async def test_deltas_waiting_in_the_queue_reach_the_screen_as_one_message(
         assert joined is not None and joined.more == ["lo ", "wor"]  # one message, not three
         assert main._waiting_delta is not joined  # after another event, deltas start anew
         await until(pilot, lambda: main.transcript.last_answer == "Hello world")
+
+
+SPLIT_ANSWER = """Results:
+
+| name | size | note |
+| ---- | ---: | ---- |
+| alpha | 12 | first **row** |
+| beta | 345 | `code` cell |
+
+```python
+def f(x):
+
+    return x * 2  # a blank line above, inside the fence
+```
+
+Done: see `f`.
+"""
+
+
+def _drawn(answer: AnswerView) -> list[str]:
+    """What the answer and every widget inside it draw, with places relative to the answer,
+    sizes and styles, in screen order (top to bottom, left to right)."""
+    origin = answer.region.offset
+    pieces: list[tuple[int, int, int, str]] = []
+    for depth, widget in enumerate([answer, *answer.query("*")]):
+        offset = widget.region.offset - origin
+        strips = widget.render_lines(widget.size.region)
+        drawn = [
+            repr([(segment.text, str(segment.style)) for segment in strip]) for strip in strips
+        ]
+        pieces.append((offset.y, offset.x, depth, f"{widget.size} {drawn}"))
+    return [piece for *_, piece in sorted(pieces, key=lambda piece: (piece[0], piece[1], piece[3]))]
+
+
+async def test_a_table_and_a_code_fence_streamed_in_small_chunks_look_as_if_rendered_at_once(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vis_tui.widgets.answer as answer_module
+
+    monkeypatch.setattr(answer_module, "FLUSH_SECONDS", 0.0)  # every chunk meets a re-render
+    monkeypatch.setattr(answer_module, "PACE", 0)
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 60)) as pilot:
+        await started(app, pilot)
+        streamed_turn = app.main.transcript.add_turn("t1", 1, "stream it")
+        for n in range(0, len(SPLIT_ANSWER), 23):  # every cut (mid-row, mid-fence) is drawn
+            streamed_turn.add_delta(SPLIT_ANSWER[n : n + 23])
+            streamed = streamed_turn.answers[0]
+            assert isinstance(streamed, AnswerView)
+            while streamed.source != streamed.text:
+                await asyncio.sleep(0.001)
+        streamed_turn.close_answer()
+        whole_turn = app.main.transcript.add_turn("t2", 2, "all at once")
+        whole_turn.add_delta(SPLIT_ANSWER)
+        whole = whole_turn.answers[0]
+        assert isinstance(streamed, AnswerView) and isinstance(whole, AnswerView)
+        await until(pilot, lambda: whole.source == whole.text)
+        await pilot.pause()
+        kinds = [type(block).__name__ for block in streamed.children]
+        assert kinds == [type(block).__name__ for block in whole.children]
+        assert "MarkdownTable" in kinds and "MarkdownFence" in kinds
+        assert streamed.size == whole.size
+        drawn = _drawn(streamed)
+        assert any("alpha" in line for line in drawn) and any("def" in line for line in drawn)
+        assert drawn == _drawn(whole)

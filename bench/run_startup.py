@@ -15,6 +15,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from precompile import compile_vis
+
 RUNS = 15
 
 
@@ -25,6 +28,7 @@ def timed(command: list[str], cwd: Path | None = None, env: dict[str, str] | Non
 
 
 def main() -> None:
+    compile_vis()  # as an installed Vis has it (bench/precompile.py)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         workspace = folder / "work"

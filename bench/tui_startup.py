@@ -19,6 +19,9 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from precompile import compile_vis
+
 VIS = Path(sys.executable).with_name("vis")
 MARKER = "zq"
 # The prompt's placeholder after its first letter: the cursor cell styles the "A" apart, so
@@ -87,6 +90,7 @@ def one_run(home: Path, workspace: Path, command: list[str] | None = None) -> fl
 
 
 def main() -> int:
+    compile_vis()  # as an installed Vis has it (bench/precompile.py)
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     times, anchors = [], []
     bare = [sys.executable, "-c", BARE_APP]

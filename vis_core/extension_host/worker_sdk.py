@@ -15,7 +15,7 @@ import importlib
 from typing import Any
 
 from vis_core.extension_host.worker_frames import TargetKind
-from vis_core.extension_host.worker_values import run_method
+from vis_core.extension_host.worker_values import Forwarding, run_method
 
 # facade name -> the module that defines it
 FORWARDED: dict[str, str] = {
@@ -55,7 +55,7 @@ IN_CALLS: dict[str, str] = {
 }
 
 
-class ServiceProxy:
+class ServiceProxy(Forwarding):
     """``vis.<name>`` in a worker: the host's service of that name, reached over the channel."""
 
     __slots__ = ("_caller", "_path")
@@ -73,24 +73,6 @@ class ServiceProxy:
         # read in the host: data comes back as itself (``vis.session.id``), anything else
         # (a method, ``vis.tools.alpha``) as a reference whose calls run there
         return self._run("__getattr__", name)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._run("__call__", *args, **kwargs)
-
-    def __getitem__(self, key: Any) -> Any:
-        return self._run("__getitem__", key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self._run("__setitem__", key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        self._run("__delitem__", key)
-
-    def __contains__(self, key: Any) -> bool:
-        return bool(self._run("__contains__", key))
-
-    def __len__(self) -> int:
-        return int(self._run("__len__"))
 
     def __iter__(self) -> Any:
         return iter(self._run("__keys__"))

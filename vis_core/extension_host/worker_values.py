@@ -126,7 +126,34 @@ class Exports:
             self._numbers.clear()
 
 
-class RemoteObject:
+class Forwarding:
+    """Calls and the container protocol, each run by ``_run(method, *args)`` elsewhere."""
+
+    __slots__ = ()
+
+    def _run(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run("__call__", *args, **kwargs)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._run("__getitem__", key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._run("__setitem__", key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._run("__delitem__", key)
+
+    def __contains__(self, key: Any) -> bool:
+        return bool(self._run("__contains__", key))
+
+    def __len__(self) -> int:
+        return int(self._run("__len__"))
+
+
+class RemoteObject(Forwarding):
     """An object that lives on the other side; attribute reads, calls and the container and
     context-manager protocols run there."""
 
@@ -146,24 +173,6 @@ class RemoteObject:
 
     def __setattr__(self, name: str, value: Any) -> None:
         self._run("__setattr__", name, value)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._run("__call__", *args, **kwargs)
-
-    def __getitem__(self, key: Any) -> Any:
-        return self._run("__getitem__", key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self._run("__setitem__", key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        self._run("__delitem__", key)
-
-    def __contains__(self, key: Any) -> bool:
-        return bool(self._run("__contains__", key))
-
-    def __len__(self) -> int:
-        return int(self._run("__len__"))
 
     def __bool__(self) -> bool:
         return bool(self._run("__bool__"))

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from vis_core import wire
 from vis_core.records import decode, encode_result
-from vis_core.sandbox import wire
 
 
 def to_sandbox(value: Any, *, owner: str | None = None) -> Any:

@@ -10,12 +10,12 @@ from typing import Any
 
 import pytest
 
+from vis_core import wire
 from vis_core.sandbox import (
     HostHandle,
     register_codec,
     signature_from_contract,
     unregister_codec,
-    wire,
 )
 
 

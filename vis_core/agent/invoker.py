@@ -26,8 +26,8 @@ from vis_core.model.activity import (
     SymbolTag,
 )
 from vis_core.sandbox.host import HandleCall
-from vis_core.sandbox.wire import HandleMethod, HostHandle, encode
 from vis_core.tools.registry import HostTool, ToolRegistry
+from vis_core.wire import HandleMethod, HostHandle, encode
 
 if TYPE_CHECKING:
     from vis_core.extension_host.worker_client import SessionWorker

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
-import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.extension_host.frames import read_frame, write_frame
 
 
@@ -129,22 +128,12 @@ def _warm() -> None:
     build_metadata()
 
 
-def _watch_parent(parent: int) -> None:
-    while True:
-        time.sleep(1.0)
-        if os.getppid() != parent:
-            os._exit(0)
-
-
 def main() -> None:
     """Serve ``load`` requests until the host closes the pipe."""
-    fd_in, fd_out = os.dup(0), os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    os.dup2(2, 1)  # what an entry file prints goes to stderr, which the host logs
+    fds = take_protocol_fds()  # what an entry file prints goes to stderr, which the host logs
+    fd_in, fd_out = fds.read, fds.write
     sys.stdout = sys.stderr
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    exit_with_parent()
     base = dict(os.environ)
     _warm()
     write_frame(fd_out, {"t": "ready", "pid": os.getpid()})

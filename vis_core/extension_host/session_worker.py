@@ -16,12 +16,12 @@ import inspect
 import os
 import sys
 import threading
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.extension_host.output import ExtensionOutput
 from vis_core.extension_host.worker_channel import Channel
 from vis_core.extension_host.worker_frames import Call, TargetKind
@@ -223,13 +223,6 @@ def _close(awaitable: Any) -> None:
         close()
 
 
-def _watch_parent(parent: int) -> None:
-    while True:
-        time.sleep(1.0)
-        if os.getppid() != parent:
-            os._exit(0)
-
-
 def _print_to_host(level: str, message: str, source: str) -> None:
     """A line an extension printed: to its log through the host while it serves a call."""
     from vis_core.extension import logs
@@ -249,14 +242,11 @@ def main() -> None:
     """Serve the host until it closes the channel."""
     from vis_core.extension_host import worker_sdk
 
-    fd_in, fd_out = os.dup(0), os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    os.dup2(2, 1)  # output that bypasses sys.stdout goes to stderr, which the host logs
+    fds = take_protocol_fds()  # output that bypasses sys.stdout goes to stderr (host logs it)
+    fd_in, fd_out = fds.read, fds.write
     sys.stdout = ExtensionOutput(sys.stderr, "info", sink=_print_to_host)
     sys.stderr = ExtensionOutput(sys.stderr, "warn", sink=_print_to_host)
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    exit_with_parent()
     done = threading.Event()
     handler = WorkerHandler()
     channel = Channel(fd_in, fd_out, handler, name="vis-worker", on_close=done.set)

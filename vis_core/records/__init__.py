@@ -3,13 +3,14 @@
 Host side: :func:`encode_result` (a tool's return value → wire data) and
 :func:`coerce_arguments` (rebuild records in a tool's arguments before calling it).
 Sandbox side: :func:`decode` (wire data → values with frozen :class:`Record` objects).
-Importing this package registers the ``record`` codec with :mod:`vis_core.sandbox.wire`.
+Importing this package registers the ``record`` codec with :mod:`vis_core.wire`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from vis_core import wire
 from vis_core.records import registry
 from vis_core.records.codec import (
     TAG,
@@ -21,7 +22,6 @@ from vis_core.records.codec import (
 from vis_core.records.rebuild import coerce_arguments, plain, rebuild
 from vis_core.records.record import Record, RecordInfo, SequenceRecord
 from vis_core.records.sequence import sequence, sequence_field_of
-from vis_core.sandbox import wire
 
 wire.register_codec(TAG, is_record_value, encode_record, decode_record)
 

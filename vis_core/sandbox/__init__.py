@@ -1,7 +1,8 @@
 """``python_execution``: a persistent child Python namespace whose tools call back into the host.
 
 The names below load with their module on first use, so importing a light submodule (say
-``vis_core.sandbox.wire`` for records, or in the sandbox child) does not import the host side.
+``vis_core.sandbox.child``) does not import the host side;
+``vis_core.wire`` (values crossing the boundary) lies below, shared with records.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     )
     from vis_core.sandbox.jail import JailUnavailable, jail_argv
     from vis_core.sandbox.proxies import VisToolError, signature_from_contract
-    from vis_core.sandbox.wire import HandleMethod, HostHandle, register_codec, unregister_codec
+    from vis_core.wire import HandleMethod, HostHandle, register_codec, unregister_codec
 
 _HOMES = {
     "BlockResult": "host",
@@ -33,10 +34,10 @@ _HOMES = {
     "jail_argv": "jail",
     "VisToolError": "proxies",
     "signature_from_contract": "proxies",
-    "HandleMethod": "wire",
-    "HostHandle": "wire",
-    "register_codec": "wire",
-    "unregister_codec": "wire",
+    "HandleMethod": "vis_core.wire",
+    "HostHandle": "vis_core.wire",
+    "register_codec": "vis_core.wire",
+    "unregister_codec": "vis_core.wire",
 }
 
 __all__ = [
@@ -61,6 +62,7 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    module = home if "." in home else f"{__name__}.{home}"
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value

@@ -9,15 +9,14 @@ import inspect
 import os
 import signal
 import sys
-import threading
-import time
 import traceback
 import types
 from typing import Any
 
 import vis_core.records  # noqa: F401 - registers the "record" wire codec in the child
+from vis_core import wire
+from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.extension.place import enter_sandbox
-from vis_core.sandbox import wire
 from vis_core.sandbox.defs import SessionDoc, make_defs
 from vis_core.sandbox.protocol import Msg, end_marker
 from vis_core.sandbox.proxies import (
@@ -299,20 +298,10 @@ class Child:
         self.loop.run_forever()
 
 
-def _watch_parent(parent: int) -> None:
-    while True:
-        time.sleep(1.0)
-        if os.getppid() != parent:
-            os._exit(0)
-
-
 def main() -> None:
     """Entry point: protocol on the original stdin/stdout; fd 1 and 2 become the output pipe."""
-    fd_in, fd_out = os.dup(0), os.dup(1)
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(devnull, 0)
-    os.close(devnull)
-    os.dup2(2, 1)
+    fds = take_protocol_fds()
+    fd_in, fd_out = fds.read, fds.write
     out = open(
         1,
         "w",
@@ -323,7 +312,7 @@ def main() -> None:
     )
     sys.stdout = sys.stderr = out
     enter_sandbox()  # the SDK refuses registration, vis.fs, vis.shell and vis.state here
-    threading.Thread(target=_watch_parent, args=(os.getppid(),), daemon=True).start()
+    exit_with_parent()
     Child(fd_in, fd_out, out).serve()
 
 

@@ -18,8 +18,8 @@ from typing import Any
 
 import vis_core
 import vis_core.records  # registers the "record" wire codec for results sent back
+from vis_core import wire
 from vis_core.extension.metadata import build_metadata
-from vis_core.sandbox import wire
 from vis_core.sandbox.environ import child_environment
 from vis_core.sandbox.jail import JailUnavailable, jail_argv
 from vis_core.sandbox.lifetime import ChildLimits, child_setup

@@ -19,9 +19,9 @@ from typing import Any
 from vis_core.model.activity import ActivityPresentation
 from vis_core.sandbox.environ import QUIET, child_environment
 from vis_core.sandbox.lifetime import ChildLimits, child_setup, start_reaper, stop_reaper
-from vis_core.sandbox.wire import HandleMethod, HostHandle
 from vis_core.tools.activities import shell_call_presentation
 from vis_core.tools.truncate import Keep, fit_output
+from vis_core.wire import HandleMethod, HostHandle
 
 BUFFER_BYTES = 8 * 1024 * 1024
 TAIL_LINES = 20  # output a background command's report carries

@@ -1,0 +1,57 @@
+"""The set-up every Vis child shares: protocol fds apart from stdio, and exit with the parent."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+# The grandchild keeps the protocol fds, prints around them, then outlives its parent.
+GRANDCHILD = """
+import os, sys, time
+from vis_core.child_process import exit_with_parent, take_protocol_fds
+fds = take_protocol_fds()
+os.write(1, b"stray output\\n")
+os.write(fds.write, (str(os.getpid()) + " " + repr(os.read(0, 10)) + "\\n").encode())
+exit_with_parent(interval=0.05)
+time.sleep(60)
+"""
+
+# The parent starts the grandchild with its stdin/stdout as the protocol, relays the first
+# protocol line, and exits without waiting.
+PARENT = """
+import subprocess, sys
+child = subprocess.Popen(
+    [sys.executable, "-c", sys.argv[1]],
+    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=open(sys.argv[2], "wb"),
+)
+print(child.stdout.readline().decode().strip(), flush=True)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    with open(f"/proc/{pid}/stat") as stat:  # a zombie waits for its reaper only
+        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_protocol_fds_are_apart_and_the_child_ends_with_its_parent(tmp_path) -> None:
+    stderr = tmp_path / "stderr"
+    out = subprocess.run(
+        [sys.executable, "-c", PARENT, GRANDCHILD, str(stderr)],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    ).stdout.split()
+    pid, stdin_read = int(out[0]), out[1]
+    assert stdin_read == "b''"  # fd 0 is /dev/null: code in the child cannot read the protocol
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid), "the child outlived its parent"
+    assert stderr.read_text() == "stray output\n"  # fd 1 writes land on stderr, not the protocol

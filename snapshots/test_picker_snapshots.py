@@ -53,6 +53,17 @@ def test_model_picker(snap_compare: Any) -> None:
     assert snap_compare(_app(), terminal_size=(100, 30), run_before=run)
 
 
+def test_model_picker_with_only_loose_candidates(snap_compare: Any) -> None:
+    async def run(pilot: Pilot[Any]) -> None:
+        await _ready(pilot)
+        await pilot.press(*"/model", "enter")
+        await _until(pilot, lambda: isinstance(pilot.app.screen, PickerScreen))
+        await pilot.press(*"anthropic/claude-opus-5")
+        await pilot.pause()
+
+    assert snap_compare(_app(), terminal_size=(100, 30), run_before=run)
+
+
 def test_at_file_completion(snap_compare: Any) -> None:
     (WORKSPACE / "src").mkdir()
     for name in ("app.py", "auth.py", "settings.py"):

@@ -146,3 +146,37 @@ async def test_a_cancelled_login_saves_nothing(workspace: Path, vis_home: Path) 
         await until(pilot, lambda: "Login cancelled" in _notes(app)[-1])
         assert app.session.model.provider is None
     assert not (vis_home / "secrets").exists()
+
+
+async def test_a_model_name_that_only_shares_letters_is_a_candidate_never_the_choice(
+    workspace: Path, vis_home: Path, server: WireServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _config(vis_home, server)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-env")
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"/model opus-5")
+        menu = app.main.completion
+        assert menu.display and menu.choices[0].label == "anthropic/claude-opus-4-5"
+        assert menu.selected_choice is None  # shown, not taken by Tab
+        await pilot.press("tab")
+        assert app.main.prompt.text == "/model opus-5"
+        await pilot.press("down")
+        assert menu.selected_choice is not None
+        assert menu.selected_choice.label == "anthropic/claude-opus-4-5"
+        app.main.prompt.text = ""
+        await pilot.press(*"/model", "enter")
+        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        picker = app.screen
+        await pilot.press(*"anthropic/claude-opus-5")
+        listing = picker.query_one("#picker-list")
+        listed = [str(option.prompt) for option in listing.options]  # type: ignore[attr-defined]
+        assert "Nothing is named 'anthropic/claude-opus-5'" in listed[0]
+        assert "anthropic/claude-opus-4-5" in listed[1]
+        assert picker._chosen(listing.highlighted) is None  # type: ignore[attr-defined]
+        await pilot.press("enter")  # what was typed, not the candidate
+        await until(pilot, lambda: "Cannot use" in _notes(app)[-1])
+        assert "anthropic/claude-opus-5" in _notes(app)[-1]
+        assert app.session.model.label == "openai/gpt-5"

@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from vis_tui.fuzzy import rank
+from vis_tui.fuzzy import rank, split_rank
 
 
 @dataclass(frozen=True)
@@ -26,7 +26,9 @@ class PickItem:
 
 class PickerScreen(ModalScreen[str | None]):
     """Dismisses with the chosen item's id; with ``free_text``, Enter on a typed value that
-    matches nothing returns the value itself (a model the list does not know)."""
+    matches nothing returns the value itself (a model the list does not know). Then items
+    that hold only the typed letters in order are shown as candidates, none chosen: Enter
+    does not pick an unrelated item, ↑/↓ does."""
 
     DEFAULT_CSS = """
     PickerScreen { align: center middle; background: $background 60%; }
@@ -61,6 +63,7 @@ class PickerScreen(ModalScreen[str | None]):
         self.highlight = highlight
         self.keys = keys
         self.shown: list[PickItem] = []
+        self._first = 0
 
     def compose(self) -> Any:
         with Vertical(id="picker-box"):
@@ -80,13 +83,23 @@ class PickerScreen(ModalScreen[str | None]):
     def _fill(self, query: str) -> None:
         listing = self.query_one(OptionList)
         listing.clear_options()
-        self.shown = rank(query.strip(), self.items, lambda item: item.label)
+        typed = query.strip()
+        if self.free_text:
+            real, loose = split_rank(typed, self.items, lambda item: item.label)
+        else:
+            real, loose = rank(typed, self.items, lambda item: item.label), []
+        self.shown = real + loose
+        self._first = 0  # the option of shown[0] (after a note)
+        if not real and loose:
+            note = f"Nothing is named {typed!r}. Enter uses what you typed; ↓ picks a candidate:"
+            listing.add_option(Option(Content.styled(note, "$text-muted"), disabled=True))
+            self._first = 1
         for item in self.shown:
             label = Content.assemble((item.label, "bold"), (f"  {item.note}", "$text-muted"))
             listing.add_option(Option(label, id=item.id))
-        if self.shown:
+        if real:
             listing.highlighted = 0
-        else:
+        elif not loose:
             hint = "Enter uses what you typed." if self.free_text and query.strip() else ""
             listing.add_option(
                 Option(Content.styled(f"Nothing matches. {hint}".strip(), "$text-muted"))
@@ -98,19 +111,32 @@ class PickerScreen(ModalScreen[str | None]):
     def on_input_submitted(self, event: Input.Submitted) -> None:
         event.stop()
         listing = self.query_one(OptionList)
-        if self.shown and listing.highlighted is not None:
-            self.dismiss(self.shown[listing.highlighted].id)
+        chosen = self._chosen(listing.highlighted)
+        if chosen is not None:
+            self.dismiss(chosen.id)
         elif self.free_text and event.value.strip():
             self.dismiss(event.value.strip())
 
+    def _chosen(self, option: int | None) -> PickItem | None:
+        """The item shown as option ``option`` (None for a note or no option)."""
+        index = -1 if option is None else option - self._first
+        return self.shown[index] if 0 <= index < len(self.shown) else None
+
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        if self.shown and event.option_index < len(self.shown):
-            self.dismiss(self.shown[event.option_index].id)
+        chosen = self._chosen(event.option_index)
+        if chosen is not None:
+            self.dismiss(chosen.id)
 
     def action_move(self, step: int) -> None:
         listing = self.query_one(OptionList)
-        if listing.option_count and self.shown:
-            listing.highlighted = ((listing.highlighted or 0) + step) % len(self.shown)
+        if not self.shown:
+            return
+        current = self._chosen(listing.highlighted)
+        if current is None:  # nothing chosen yet: ↓ takes the first, ↑ the last
+            index = 0 if step > 0 else len(self.shown) - 1
+        else:
+            index = (self.shown.index(current) + step) % len(self.shown)
+        listing.highlighted = index + self._first
 
     def action_cancel(self) -> None:
         self.dismiss(None)

@@ -8,7 +8,7 @@ from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from vis_tui.fuzzy import rank
+from vis_tui.fuzzy import rank, split_rank
 
 
 @dataclass(frozen=True)
@@ -29,6 +29,7 @@ class Completion:
     doc: str
     text: str
     start: int
+    loose: bool = False  # it holds only the typed letters in order: shown, not preselected
 
 
 def matches(choices: list[CommandChoice], text: str) -> list[CommandChoice]:
@@ -49,16 +50,21 @@ MODEL_PREFIX = "/model "
 
 
 def model_completions(model_ids: list[str], text: str) -> list[Completion]:
-    """Model names for ``/model NAME``, ranked like commands."""
+    """Model names for ``/model NAME``: those holding what was typed first, then loose
+    candidates (its letters in order), which Tab does not take until ↑/↓ chooses one."""
     if not text.startswith(MODEL_PREFIX) or "\n" in text:
         return []
     typed = text[len(MODEL_PREFIX) :]
     if " " in typed:
         return []
-    found = rank(typed, model_ids, lambda model_id: model_id, limit=50)
-    if found == [typed]:  # already complete
+    real, loose = split_rank(typed, model_ids, lambda model_id: model_id)
+    if real == [typed]:  # already complete
         return []
-    return [Completion(model_id, "", model_id, len(MODEL_PREFIX)) for model_id in found]
+    start = len(MODEL_PREFIX)
+    return [
+        *(Completion(model_id, "", model_id, start) for model_id in real),
+        *(Completion(model_id, "", model_id, start, loose=True) for model_id in loose),
+    ][:50]
 
 
 class CompletionMenu(OptionList, can_focus=False):
@@ -77,7 +83,7 @@ class CompletionMenu(OptionList, can_focus=False):
             label = Content.assemble((f"{choice.label:<28}", "bold"), (doc, "$text-muted"))
             self.add_option(Option(label))
         self.display = bool(choices)
-        if choices:
+        if choices and not choices[0].loose:
             self.highlighted = 0
 
     @property
@@ -89,7 +95,9 @@ class CompletionMenu(OptionList, can_focus=False):
 
     def move(self, step: int) -> None:
         count = self.option_count
-        if count:
+        if count and self.highlighted is None:  # loose candidates only: ↓ takes the first
+            self.highlighted = 0 if step > 0 else count - 1
+        elif count:
             self.highlighted = ((self.highlighted or 0) + step) % count
 
     def hide(self) -> None:

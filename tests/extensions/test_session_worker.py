@@ -365,3 +365,27 @@ async def test_forms_and_live_views_work_from_the_worker(tmp_path: Path) -> None
         assert {FormAnswered, LiveOpened, LiveClosed} <= kinds
     finally:
         await host.close()
+
+
+async def test_objects_lent_to_the_worker_are_let_go_when_it_drops_them(tmp_path: Path) -> None:
+    folder = Path(os.environ["VIS_HOME"]) / "extensions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "asker.py").write_text(ASKER, encoding="utf-8")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    script = tmp_path / "script.yaml"
+    code = "for _ in range(30):\n    said = await job()\nprint(said)"
+    script.write_text(yaml.safe_dump([{"code": code}, {"text": "done"}]), encoding="utf-8")
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        host.interaction.add_presenter(_Filler())
+        session = await host.new_session()
+        events = await _turn(session)
+        (block,) = [e for e in events if isinstance(e, BlockFinished)]
+        assert block.error is None and block.stdout.strip() == "ann built it"
+        # each job borrowed a live view and its methods; the worker dropped them all
+        channel = host.extension_workers[session.id]._channel
+        assert channel is not None
+        assert len(channel.exports) <= 3
+    finally:
+        await host.close()

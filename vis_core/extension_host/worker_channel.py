@@ -10,6 +10,7 @@ import contextvars
 import itertools
 import logging
 import threading
+from collections import deque
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
@@ -19,6 +20,7 @@ from vis_core.extension_host.worker_frames import (
     Cancel,
     FrameError,
     FrameWriter,
+    Release,
     Reply,
     TargetKind,
     read_frame,
@@ -72,6 +74,7 @@ class Channel:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._closed: str | None = None
+        self._released: deque[int] = deque()  # proxies dropped here, told with the next frame
         self._pool = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix=name)
         self._reader = threading.Thread(target=self._read, name=f"{name}-reader", daemon=True)
 
@@ -107,6 +110,7 @@ class Channel:
                 self._contexts[call_id] = contextvars.copy_context()
         frame = Call(call_id, target, name, payload, owner=owner, ref=ref, parent=parent)
         try:
+            self._send_released()
             self._writer.send(frame)
         except OSError as exc:
             with self._lock:
@@ -134,6 +138,22 @@ class Channel:
 
     def call_object(self, ref: int, method: str, args: tuple, kwargs: dict) -> Any:
         return self.call(TargetKind.OBJECT, method, args, kwargs, ref=ref)
+
+    def released(self, ref: int) -> None:
+        """A proxy of the other side's object ``ref`` was dropped (from a finalizer, on any
+        thread, maybe while this thread writes: it is only queued here)."""
+        if self._closed is None:
+            self._released.append(ref)
+
+    def _send_released(self) -> None:
+        refs: list[int] = []
+        while self._released:
+            try:
+                refs.append(self._released.popleft())
+            except IndexError:
+                break
+        if refs:
+            self._writer.send(Release(tuple(refs)))
 
     def cancel(self, call_id: int) -> None:
         """Ask the other side to stop call ``call_id`` (it answers when it stopped)."""
@@ -165,7 +185,10 @@ class Channel:
                 if isinstance(frame, Reply):
                     self._answer(frame)
                 elif isinstance(frame, Call):
-                    self._pool.submit(self._serve, frame)
+                    # read here, in frame order, so a later release cannot drop what it lends
+                    self._pool.submit(self._serve, frame, self._arguments(frame))
+                elif isinstance(frame, Release):
+                    self.exports.release(frame.refs)
                 else:
                     self._handler.cancel(frame.id)
         except (FrameError, OSError) as exc:
@@ -190,18 +213,34 @@ class Channel:
                 value if isinstance(value, BaseException) else RuntimeError(str(value))
             )
 
-    def _serve(self, call: Call) -> None:
-        token = serving.set(call.id)
+    def _arguments(self, call: Call) -> tuple[tuple, dict] | Exception:
+        if call.ref is not None and not self.exports.hold(call.ref):
+            return LookupError(f"object #{call.ref} is gone (its extension worker was restarted)")
         try:
             args, kwargs = loads(call.payload, self.exports, self)
+        except Exception as exc:  # answered as the call's failure
+            if call.ref is not None:
+                self.exports.release((call.ref,))
+            return exc
+        return tuple(args), dict(kwargs)
+
+    def _serve(self, call: Call, arguments: tuple[tuple, dict] | Exception) -> None:
+        token = serving.set(call.id)
+        try:
+            if isinstance(arguments, Exception):
+                raise arguments
+            args, kwargs = arguments
             value = self._handler.serve(call, tuple(args), dict(kwargs))
             reply = Reply(call.id, True, dumps(value, self.exports, self))
         except BaseException as exc:  # sys.exit, KeyboardInterrupt: answered, never fatal here
             reply = Reply(call.id, False, dumps_error(exc, self.exports, self))
         finally:
             serving.reset(token)
+            if call.ref is not None and not isinstance(arguments, Exception):
+                self.exports.release((call.ref,))
         try:
             self._writer.send(reply)
+            self._send_released()
         except OSError:
             log.debug("%s: answer to call %d not sent, the other side is gone", self._name, call.id)
 

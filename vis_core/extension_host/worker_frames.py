@@ -27,6 +27,7 @@ class FrameKind(StrEnum):
     CALL = "call"
     REPLY = "reply"
     CANCEL = "cancel"
+    RELEASE = "release"
 
 
 class TargetKind(StrEnum):
@@ -74,7 +75,14 @@ class Cancel:
     id: int
 
 
-Frame = Call | Reply | Cancel
+@dataclass(frozen=True)
+class Release:
+    """The sender dropped its proxies of these objects of the receiver (one per proxy)."""
+
+    refs: tuple[int, ...]
+
+
+Frame = Call | Reply | Cancel | Release
 
 
 def encode(frame: Frame) -> bytes:
@@ -91,6 +99,8 @@ def encode(frame: Frame) -> bytes:
         payload = frame.payload
     elif isinstance(frame, Reply):
         envelope, payload = {"k": FrameKind.REPLY, "id": frame.id, "ok": frame.ok}, frame.payload
+    elif isinstance(frame, Release):
+        envelope, payload = {"k": FrameKind.RELEASE, "id": 0, "refs": list(frame.refs)}, b""
     else:
         envelope, payload = {"k": FrameKind.CANCEL, "id": frame.id}, b""
     head = orjson.dumps(envelope)
@@ -116,6 +126,8 @@ def decode(head: bytes, payload: bytes) -> Frame:
             )
         if kind is FrameKind.REPLY:
             return Reply(id=ident, ok=bool(raw["ok"]), payload=payload)
+        if kind is FrameKind.RELEASE:
+            return Release(refs=tuple(int(ref) for ref in raw["refs"]))
         return Cancel(id=ident)
     except (KeyError, ValueError, TypeError) as exc:
         raise FrameError(f"a frame envelope is malformed: {exc}") from None

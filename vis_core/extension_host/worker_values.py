@@ -21,6 +21,7 @@ import sys
 import threading
 import types
 import uuid
+from collections.abc import Iterable
 from pathlib import PurePath
 from typing import Any, Protocol
 
@@ -69,6 +70,9 @@ class Caller(Protocol):
 
     def call_object(self, ref: int, method: str, args: tuple, kwargs: dict) -> Any: ...
 
+    def released(self, ref: int) -> None:
+        """A proxy of the other side's object ``ref`` was dropped here."""
+
 
 def is_data(value: object) -> bool:
     """Whether ``value`` crosses by value (pickled) rather than as a reference."""
@@ -93,22 +97,24 @@ def is_data(value: object) -> bool:
 
 
 class Exports:
-    """The objects this side lent to the other, by number."""
+    """The objects this side lent to the other, by number, each held while the other side has
+    a proxy of it: every send counts one proxy, every release frame drops one."""
 
     def __init__(self) -> None:
         self._objects: dict[int, Any] = {}
         self._numbers: dict[int, int] = {}
+        self._proxies: dict[int, int] = {}  # number -> proxies the other side holds
         self._next = itertools.count(1)
         self._lock = threading.Lock()
 
     def export(self, value: Any) -> int:
         with self._lock:
             number = self._numbers.get(id(value))
-            if number is not None and self._objects.get(number) is value:
-                return number
-            number = next(self._next)
-            self._objects[number] = value
-            self._numbers[id(value)] = number
+            if number is None or self._objects.get(number) is not value:
+                number = next(self._next)
+                self._objects[number] = value
+                self._numbers[id(value)] = number
+            self._proxies[number] = self._proxies.get(number, 0) + 1
             return number
 
     def get(self, number: int) -> Any:
@@ -120,10 +126,36 @@ class Exports:
                     f"object #{number} is gone (its extension worker was restarted)"
                 ) from None
 
+    def hold(self, number: int) -> bool:
+        """Keep object ``number`` while a call on it runs (one more hold, dropped by release)."""
+        with self._lock:
+            if number not in self._objects:
+                return False
+            self._proxies[number] = self._proxies.get(number, 0) + 1
+            return True
+
+    def release(self, numbers: Iterable[int]) -> None:
+        """The other side dropped one proxy of each of ``numbers``; unheld objects are let go."""
+        with self._lock:
+            for number in numbers:
+                left = self._proxies.get(number, 0) - 1
+                if left > 0:
+                    self._proxies[number] = left
+                    continue
+                self._proxies.pop(number, None)
+                value = self._objects.pop(number, None)
+                if value is not None and self._numbers.get(id(value)) == number:
+                    del self._numbers[id(value)]
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._objects)
+
     def clear(self) -> None:
         with self._lock:
             self._objects.clear()
             self._numbers.clear()
+            self._proxies.clear()
 
 
 class Forwarding:
@@ -165,6 +197,12 @@ class RemoteObject(Forwarding):
 
     def _run(self, method: str, *args: Any, **kwargs: Any) -> Any:
         return self._caller.call_object(self._ref, method, args, kwargs)
+
+    def __del__(self) -> None:
+        try:
+            self._caller.released(self._ref)
+        except Exception:
+            pass
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") and name.endswith("__"):
@@ -226,6 +264,7 @@ class _Pickler(pickle.Pickler):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
         self._exports = exports
         self._caller = caller
+        self.exported: list[int] = []  # numbers lent by this pickle, to take back if unsent
 
     def reducer_override(self, obj: Any) -> Any:
         if type(obj) is type and _named_elsewhere(obj):
@@ -236,10 +275,11 @@ class _Pickler(pickle.Pickler):
         if type(obj) is RemoteObject:
             if obj._caller is self._caller:
                 return ("theirs", obj._ref)  # back home: the other side owns it
-            return ("mine", self._exports.export(obj))
-        if is_data(obj):
+        elif is_data(obj):
             return None
-        return ("mine", self._exports.export(obj))
+        number = self._exports.export(obj)
+        self.exported.append(number)
+        return ("mine", number)
 
 
 def _named_elsewhere(kind: type) -> bool:
@@ -274,14 +314,20 @@ class _Unpickler(pickle.Unpickler):
 
 def dumps(value: Any, exports: Exports, caller: Caller) -> bytes:
     """``value`` pickled; what cannot be pickled as a whole crosses as one reference."""
+    return _dump(value, exports, caller)[0]
+
+
+def _dump(value: Any, exports: Exports, caller: Caller) -> tuple[bytes, list[int]]:
+    """``value`` pickled, and the numbers of the objects it lends (to take back if unsent)."""
     buffer = io.BytesIO()
+    pickler = _Pickler(buffer, exports, caller)
     try:
-        _Pickler(buffer, exports, caller).dump(value)
+        pickler.dump(value)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-        buffer = io.BytesIO()
-        pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL).dump(_Ref(exports.export(value)))
-        return b"R" + buffer.getvalue()
-    return b"P" + buffer.getvalue()
+        exports.release(pickler.exported)
+        number = exports.export(value)
+        return b"R" + pickle.dumps(_Ref(number), protocol=pickle.HIGHEST_PROTOCOL), [number]
+    return b"P" + buffer.getvalue(), pickler.exported
 
 
 @dataclasses.dataclass(frozen=True)
@@ -306,20 +352,14 @@ def dumps_error(exc: BaseException, exports: Exports, caller: Caller) -> bytes:
         text = str(exc)
         name = type(exc).__name__
         exc = RuntimeError(f"{name}: {text}" if text else name)
-    try:
-        data = dumps(exc, exports, caller)
-        crosses = data[:1] == b"P" and _loads_back(data[1:])
-    except Exception:  # an exception that cannot cross becomes a RuntimeError of its text
-        crosses = False
-    if crosses:
-        return data
-    try:  # an exception whose __init__ takes other arguments: rebuilt from args and fields
-        data = dumps(_ErrorCarrier(exc), exports, caller)
-        crosses = data[:1] == b"P" and _loads_back(data[1:])
-    except Exception:
-        crosses = False
-    if crosses:
-        return data
+    for candidate in (exc, _ErrorCarrier(exc)):
+        try:  # the exception itself; else rebuilt from args and fields (a custom __init__)
+            data, lent = _dump(candidate, exports, caller)
+        except Exception:  # an exception that cannot cross becomes a RuntimeError of its text
+            continue
+        if data[:1] == b"P" and _loads_back(data[1:]):
+            return data
+        exports.release(lent)
     text = str(exc)
     name = type(exc).__name__
     return dumps(RuntimeError(f"{name}: {text}" if text else name), exports, caller)

@@ -59,7 +59,9 @@ class _Session(Protocol):
     id: str
 
     async def emit(self, event: Event) -> None: ...
-    def subscribe(self, callback: Callable[[Event], None]) -> Callable[[], None]: ...
+    def subscribe(
+        self, callback: Callable[[Event], None], *, early: bool = False
+    ) -> Callable[[], None]: ...
 
 
 @dataclass
@@ -89,7 +91,9 @@ class Interaction:
             self.loop = asyncio.get_running_loop()
         except RuntimeError:
             pass
-        unsubscribe = session.subscribe(self._observe)
+        # early: a view or form opened as a call starts is anchored to its Activity even
+        # while the start waits to be committed with the call's end
+        unsubscribe = session.subscribe(self._observe, early=True)
         self._sessions[session.id] = _Link(session.emit, unsubscribe)
 
     def detach(self, session_id: str) -> None:

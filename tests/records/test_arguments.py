@@ -230,3 +230,22 @@ def test_cyclic_wrapped_chain_leaves_plain_data() -> None:
     tool.__wrapped__ = tool  # type: ignore[attr-defined]
     (passed,), _ = coerce_arguments(tool, (roundtrip(ex.TriggerResult(1, "a")),), {})
     assert passed == {"http_code": 1, "job_path": "a"}
+
+
+def test_an_annotation_that_resolves_later_is_used_once_it_does() -> None:
+    namespace: dict[str, Any] = {"Any": Any}
+    exec(  # a tool whose parameter names a class its module defines only later
+        "def later(value: 'Later') -> Any:\n    return value\n", namespace
+    )
+    later = namespace["later"]
+    record = roundtrip(ex.TriggerResult(1, "a"))
+    (first,), _ = coerce_arguments(later, (record,), {})
+    assert type(first) is dict
+    namespace["Later"] = ex.TriggerResult
+    (second,), _ = coerce_arguments(later, (record,), {})
+    assert second == ex.TriggerResult(1, "a")
+
+
+def test_scalar_arguments_reach_the_tool_unchanged() -> None:
+    args, kwargs = coerce_arguments(ex.status, (7,), {"flag": True, "name": "n", "none": None})
+    assert args == (7,) and kwargs == {"flag": True, "name": "n", "none": None}

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import functools
 import inspect
 import logging
+import os
 import threading
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -170,14 +171,12 @@ class ToolInvoker:
         loop = asyncio.get_running_loop()
         activity = tool.activity
         show_start = activity.show_start if activity else True
-        record = dataclasses.replace(
-            self.new_record(
-                name,
-                activity.label if activity else name,
-                tag=tool.tag,
-                owner=tool.owner,
-                parent_id=parent_id,
-            ),
+        record = self.new_record(
+            name,
+            activity.label if activity else name,
+            tag=tool.tag,
+            owner=tool.owner,
+            parent_id=parent_id,
             show_start=show_start,
             handle_id=handle_id,
         )
@@ -276,20 +275,30 @@ class ToolInvoker:
         return result
 
     def new_record(
-        self, tool: str, headline: str, *, tag: SymbolTag, owner: str, parent_id: str | None
+        self,
+        tool: str,
+        headline: str,
+        *,
+        tag: SymbolTag,
+        owner: str,
+        parent_id: str | None,
+        show_start: bool = True,
+        handle_id: str | None = None,
     ) -> ActivityRecord:
         """A running Activity of this session, at the current turn, iteration and form."""
         site = self.site
         return ActivityRecord(
-            id=uuid.uuid4().hex,
+            id=os.urandom(16).hex(),  # what uuid4().hex carries, without building a UUID
             session_id=self._session_id,
             turn_id=site.turn_id,
             iteration_id=site.iteration_id,
             tool=tool,
             tag=tag,
             state=ActivityState.RUNNING,
-            presentation=ActivityPresentation(headline, ""),
+            presentation=_headline_only(headline),
             owner=owner,
+            show_start=show_start,
+            handle_id=handle_id,
             form=site.form,
             parent_id=parent_id,
         )
@@ -298,8 +307,8 @@ class ToolInvoker:
     def ended(record: ActivityRecord, *, error: BaseException | None = None) -> ActivityRecord:
         """``record`` ending now: failed with ``error``, else succeeded."""
         if error is None:
-            return dataclasses.replace(record, state=ActivityState.SUCCEEDED, ended_at=time.time())
-        return dataclasses.replace(
+            return _evolve(record, state=ActivityState.SUCCEEDED, ended_at=time.time())
+        return _evolve(
             record, state=ActivityState.FAILED, ended_at=time.time(), error=_describe(error)
         )
 
@@ -342,6 +351,18 @@ class ToolInvoker:
         if not started:
             await self._emit(ActivityStarted(self._session_id, activity=record))
         await self._emit(ActivityEnded(self._session_id, activity=record))
+
+
+@functools.lru_cache(maxsize=256)
+def _headline_only(headline: str) -> ActivityPresentation:
+    """The presentation a call starts with (frozen, so one per headline is shared)."""
+    return ActivityPresentation(headline, "")
+
+
+def _evolve(record: ActivityRecord, **changes: Any) -> ActivityRecord:
+    """``dataclasses.replace`` for the per-call path: ``ActivityRecord`` has no
+    ``__post_init__`` and no ``init=False`` field, so its fields are its constructor's."""
+    return ActivityRecord(**{**record.__dict__, **changes})
 
 
 def _failure_of(result: Any) -> BaseException | None:

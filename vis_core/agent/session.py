@@ -7,7 +7,7 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -21,6 +21,7 @@ from vis_core.agent.conversation import (
 from vis_core.agent.invoker import ToolInvoker
 from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
 from vis_core.events import (
+    ActivityStarted,
     AssistantDelta,
     AssistantMessage,
     AssistantThinking,
@@ -59,11 +60,14 @@ log = logging.getLogger(__name__)
 
 PYTHON_EXECUTION = "python_execution"
 DELTA_INTERVAL = 0.03  # streamed text is committed and published in batches this far apart
+HOLD_START = 0.05  # seconds an Activity's start may wait to be committed with its end
 Subscriber = Callable[[Event], None]
 
 
 class EventSink(Protocol):
     def append(self, event: Event) -> int: ...
+
+    def append_many(self, events: Iterable[Event]) -> list[int]: ...
 
     def set_title(self, session_id: str, title: str) -> None: ...
 
@@ -196,6 +200,9 @@ class AgentSession:
         self._system_prompt = system_prompt
         self._direct_tools = direct_tools
         self._subscribers: list[Subscriber] = []
+        self._watchers: list[Subscriber] = []  # ``subscribe(early=True)``
+        self._held: list[Event] = []  # Activity starts not committed yet (see ``emit``)
+        self._hold_timer: asyncio.TimerHandle | None = None
         self._conversation = ConversationBuilder(self._load_image)
         self._task: asyncio.Task[TurnEnded] | None = None
         self._on_close = on_close
@@ -248,13 +255,64 @@ class AgentSession:
 
     # -- events ----------------------------------------------------------------------------
 
-    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
-        self._subscribers.append(callback)
-        return lambda: self._subscribers.remove(callback) if callback in self._subscribers else None
+    def subscribe(self, callback: Subscriber, *, early: bool = False) -> Callable[[], None]:
+        """Call ``callback`` with each event once it is committed; ``early``: as soon as it is
+        emitted, before it is committed, for bookkeeping that must not lag behind the calls
+        (which Activity is running) and never shows anything."""
+        group = self._watchers if early else self._subscribers
+        group.append(callback)
+        return lambda: group.remove(callback) if callback in group else None
 
     async def emit(self, event: Event) -> None:
-        """Commit the event, then publish it: a crash never loses what was shown."""
-        self._store.append(event)
+        """Commit the event, then publish it: a crash never loses what was shown.
+
+        An Activity's start waits up to ``HOLD_START`` seconds to be committed in one
+        transaction with the next event (most calls end sooner: with their end). It is
+        published only once committed, and any later event commits it first, so the log and
+        the front ends see the same order as without the wait."""
+        for watcher in list(self._watchers):
+            try:
+                watcher(event)
+            except Exception:
+                log.exception("event watcher %r failed on %s", watcher, event.type)
+        if isinstance(event, ActivityStarted):
+            self._held.append(event)
+            if self._hold_timer is None:
+                self._hold_timer = asyncio.get_running_loop().call_later(
+                    HOLD_START, self._release_held
+                )
+            return
+        self._commit(event)
+
+    def _commit(self, event: Event | None) -> None:
+        """Commit the held starts and ``event`` in one transaction, then publish them."""
+        held, self._held = self._held, []
+        if self._hold_timer is not None:
+            self._hold_timer.cancel()
+            self._hold_timer = None
+        events = held if event is None else [*held, event]
+        if not events:
+            return
+        try:
+            if len(events) == 1:
+                self._store.append(events[0])
+            else:
+                self._store.append_many(events)
+        except BaseException:
+            self._held = held + self._held  # not saved, not shown: the next event retries them
+            raise
+        for item in events:
+            self._publish(item)
+
+    def _release_held(self) -> None:
+        """The held starts waited long enough (a call still running): commit them alone."""
+        self._hold_timer = None
+        try:
+            self._commit(None)
+        except Exception:
+            log.exception("could not save the start of a running Activity")
+
+    def _publish(self, event: Event) -> None:
         self._absorb(event)
         for callback in list(self._subscribers):
             try:
@@ -722,6 +780,7 @@ class AgentSession:
                 await self._task
             except BaseException:  # closing: the turn already reported its end
                 pass
+        self._release_held()  # an Activity started outside a turn (vis.sessions changes)
         await self.sandbox.close()
         aclose = getattr(self.model.provider, "aclose", None)
         if aclose is not None:

@@ -14,11 +14,13 @@ extension as the live class registered for it (see :mod:`vis_core.records.regist
 from __future__ import annotations
 
 import collections.abc as cabc
+import contextlib
 import dataclasses
 import functools
 import inspect
 import types
 import typing
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -57,22 +59,20 @@ def coerce_arguments(
     that extension's own records. Arguments that do not bind to ``fn``'s signature are only
     turned into plain data, so Python reports the binding error when ``fn`` is called.
     """
+    if all(type(a) in _SCALARS for a in args) and all(
+        type(v) in _SCALARS for v in kwargs.values()
+    ):  # nothing to rebuild: every rule below hands a scalar back unchanged
+        return tuple(args), dict(kwargs)
     try:
-        signature = inspect.signature(fn)
-        hints = parameter_hints(fn)
+        plan = _plan(fn)
     except (TypeError, ValueError):
         return tuple(plain(a) for a in args), {k: plain(v) for k, v in kwargs.items()}
+    signature, hints, positional, var_positional, var_keyword = plan
     try:
         signature.bind(*args, **kwargs)
     except TypeError:
         return tuple(plain(a) for a in args), {k: plain(v) for k, v in kwargs.items()}
     kinds = inspect.Parameter
-    parameters = list(signature.parameters.values())
-    positional = [
-        p for p in parameters if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)
-    ]
-    var_positional = next((p for p in parameters if p.kind is kinds.VAR_POSITIONAL), None)
-    var_keyword = next((p for p in parameters if p.kind is kinds.VAR_KEYWORD), None)
 
     def annotation_of(parameter: inspect.Parameter | None) -> Any:
         return _NO_ANNOTATION if parameter is None else hints.get(parameter.name, _NO_ANNOTATION)
@@ -92,6 +92,43 @@ def coerce_arguments(
             parameter = var_keyword
         new_kwargs[name] = rebuild(value, annotation_of(parameter), owner=owner)
     return new_args, new_kwargs
+
+
+_SCALARS = frozenset({int, float, str, bool, bytes, type(None)})
+_Plan = tuple[
+    inspect.Signature,
+    dict[str, Any],
+    list[inspect.Parameter],
+    inspect.Parameter | None,
+    inspect.Parameter | None,
+]
+_PLANS: weakref.WeakKeyDictionary[Any, _Plan] = weakref.WeakKeyDictionary()
+
+
+def _plan(fn: Callable[..., Any]) -> _Plan:
+    """``fn``'s signature, resolved parameter hints and parameters by kind, cached per
+    function once every hint resolved (a later-defined class may resolve one next time)."""
+    try:
+        cached = _PLANS.get(fn)
+    except TypeError:  # not weakly referable (a builtin): computed each time
+        cached = None
+    if cached is not None:
+        return cached
+    signature = inspect.signature(fn)
+    hints = parameter_hints(fn)
+    kinds = inspect.Parameter
+    parameters = list(signature.parameters.values())
+    plan: _Plan = (
+        signature,
+        hints,
+        [p for p in parameters if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)],
+        next((p for p in parameters if p.kind is kinds.VAR_POSITIONAL), None),
+        next((p for p in parameters if p.kind is kinds.VAR_KEYWORD), None),
+    )
+    if not any(hint is UNRESOLVED for hint in hints.values()):
+        with contextlib.suppress(TypeError):
+            _PLANS[fn] = plan
+    return plan
 
 
 def rebuild(value: Any, annotation: Any = _NO_ANNOTATION, *, owner: str | None = None) -> Any:

@@ -1,0 +1,81 @@
+"""The records the invoker keeps per call: built once, ended as ``dataclasses.replace`` would."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from vis_core.agent.invoker import ToolInvoker
+from vis_core.model.activity import ActivityPresentation, ActivityState, SymbolTag
+from vis_core.tools.registry import ToolRegistry
+
+
+async def _ignore(event: object) -> None:
+    return None
+
+
+def _invoker(tmp_path: Path) -> ToolInvoker:
+    return ToolInvoker(
+        session_id="s1",
+        registry=ToolRegistry,
+        emit=_ignore,
+        workspace=tmp_path,
+        project_root=tmp_path,
+    )
+
+
+def test_new_record_carries_every_field_it_is_given(tmp_path: Path) -> None:
+    invoker = _invoker(tmp_path)
+    invoker.site.turn_id, invoker.site.iteration_id, invoker.site.form = "t1", "i1", 3
+    record = invoker.new_record(
+        "echo",
+        "Echo",
+        tag=SymbolTag.MUTATION,
+        owner="bench",
+        parent_id="p1",
+        show_start=False,
+        handle_id="h1",
+    )
+    assert len(record.id) == 32 and int(record.id, 16) >= 0
+    assert (
+        record.id
+        != invoker.new_record(
+            "echo", "Echo", tag=SymbolTag.MUTATION, owner="bench", parent_id=None
+        ).id
+    )
+    assert (record.session_id, record.turn_id, record.iteration_id, record.form) == (
+        "s1",
+        "t1",
+        "i1",
+        3,
+    )
+    assert (record.tool, record.tag, record.owner, record.parent_id) == (
+        "echo",
+        SymbolTag.MUTATION,
+        "bench",
+        "p1",
+    )
+    assert (record.show_start, record.handle_id, record.state) == (
+        False,
+        "h1",
+        ActivityState.RUNNING,
+    )
+    assert record.presentation == ActivityPresentation("Echo", "")
+
+
+def test_ended_is_replace_of_state_end_and_error(tmp_path: Path) -> None:
+    record = _invoker(tmp_path).new_record(
+        "echo", "Echo", tag=SymbolTag.OBSERVATION, owner="vis", parent_id=None, handle_id="h"
+    )
+    ok = ToolInvoker.ended(record)
+    assert ok == dataclasses.replace(record, state=ActivityState.SUCCEEDED, ended_at=ok.ended_at)
+    assert ok.ended_at is not None and ok.ended_at >= record.started_at
+    failed = ToolInvoker.ended(record, error=ValueError("bad value"))
+    assert failed == dataclasses.replace(
+        record,
+        state=ActivityState.FAILED,
+        ended_at=failed.ended_at,
+        error="ValueError: bad value",
+    )
+    # every field of a record is a constructor field: ending one copies them all
+    assert all(f.init for f in dataclasses.fields(type(record)))

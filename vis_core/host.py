@@ -30,11 +30,12 @@ from vis_core.events import (
     TurnEnded,
 )
 from vis_core.extension.metadata import build_metadata
-from vis_core.extension.state import bind_store, unbind_store
+from vis_core.extension.runtime import install, uninstall
 from vis_core.extension_host.environment import extension_environment, project_environment
 from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.prompts import active_extensions, extension_prompts
+from vis_core.extension_host.runtime import HostRuntime, StoreRuntime
 from vis_core.extension_host.session_kit import SessionKit
 from vis_core.extension_host.worker_client import SessionWorker
 from vis_core.host_options import HostOptions
@@ -92,7 +93,8 @@ class Host:
             channel=options.channel,
             trusted=self.trusted,
         )
-        bind_store(store)
+        self.runtime = HostRuntime(self)  # the SDK's calls in this process reach the host here
+        install(self.runtime)
         self.extensions = extensions or load_extensions(
             project_root=self.project_root,
             trusted=self.trusted,
@@ -117,30 +119,32 @@ class Host:
         self.model_label = "no model"
         self.model_problem: str | None = None
         self._resolve_model()
-        from vis_core.extension_host.gateway import attach_host
-
         try:
-            attach_host(self, asyncio.get_running_loop())
+            self.runtime.loop = asyncio.get_running_loop()
         except RuntimeError:  # built outside an event loop: threads reach it for reads only
-            attach_host(self)
+            pass
 
     @classmethod
     async def open(cls, options: HostOptions) -> Host:
         paths = VisPaths.from_env().ensure()
         config = load_config(paths.config_file)
         store = await asyncio.to_thread(Store, paths.db_file)
-        bind_store(store)  # vis.state while entry files load
+        loading = StoreRuntime(store)  # vis.state while entry files load
+        install(loading)
         project_root = find_project_root(options.workspace)
         trusted = TrustStore(paths).is_trusted(project_root)
-        extensions = await asyncio.to_thread(
-            load_extensions,
-            project_root=project_root,
-            disabled=disabled_extensions(paths.config_file),
-            trusted=trusted,
-            paths=paths,
-            environment=extension_environment(project_root, trusted=trusted),
-            load_timeout=extension_load_timeout(config.data),
-        )
+        try:
+            extensions = await asyncio.to_thread(
+                load_extensions,
+                project_root=project_root,
+                disabled=disabled_extensions(paths.config_file),
+                trusted=trusted,
+                paths=paths,
+                environment=extension_environment(project_root, trusted=trusted),
+                load_timeout=extension_load_timeout(config.data),
+            )
+        finally:
+            uninstall(loading)
         from vis_core.tools.edit import remove_stale_temps
 
         # Interrupted writes' temp files go in the background: a large workspace's walk must
@@ -299,17 +303,17 @@ class Host:
         from vis_core.extension.context import CallContext, calling
 
         lock = self.extension_lock(owner)
-        services: dict[str, Any] = {"store": self.store}
         session = next((s for s in self.sessions if s.id == session_id), None)
-        if session is not None:  # vis.tools works as in a tool call of that session
-            services.update(invoker=session.invoker, loop=asyncio.get_running_loop())
         context = CallContext(
             session_id=session_id,
             workspace_root=self.workspace,
             project_root=self.project_root,
             owner=owner,
             channel=self.options.channel,
-            services=services,
+            runtime=self.runtime,
+            loop=asyncio.get_running_loop(),
+            # vis.tools works as in a tool call of that session
+            activities=session.invoker if session is not None else None,
         )
 
         worker = self.extension_workers.get(session_id) if session_id else None
@@ -492,7 +496,8 @@ class Host:
             channel=self.options.channel,
             locks=self.extension_lock,
             prepare_arguments=_prepare_arguments,
-            services=lambda: {"host": self, "session": session_box[0] if session_box else None},
+            runtime=self.runtime,
+            session=lambda: session_box[0] if session_box else None,
             worker=worker,
         )
 
@@ -632,10 +637,7 @@ class Host:
         self.sessions.clear()
         await self.mcp.close()
         self.settings.uninstall()
-        unbind_store(self.store)
-        from vis_core.extension_host.gateway import detach_host
-
-        detach_host(self)
+        uninstall(self.runtime)
         self.session_locks.release_all()
         self.store.close()
 

@@ -23,7 +23,7 @@ from vis_core.events import (
     TurnEnded,
     TurnStarted,
 )
-from vis_core.extension.context import CallContext, calling, current_call
+from vis_core.extension.context import CallContext, calling
 from vis_core.model.activity import ActivityState
 from vis_core.model.turn import TurnStatus
 
@@ -82,7 +82,6 @@ class Interaction:
         self._panels: dict[tuple[str | None, str], LiveView] = {}
         self._running: dict[tuple[str, str], tuple[str, str | None]] = {}
         self._turns: dict[str, str] = {}
-        _ACTIVE.append(self)
 
     # -- wiring -----------------------------------------------------------------------------
     def attach(self, session: _Session) -> None:
@@ -113,6 +112,10 @@ class Interaction:
     def has_session(self, session_id: str | None) -> bool:
         return session_id in self._sessions
 
+    def only_session(self) -> str | None:
+        """The session attached here when it is the only one (a thread's calls go there)."""
+        return next(iter(self._sessions)) if len(self._sessions) == 1 else None
+
     def request(self, request_id: str) -> FormRequest | None:
         entry = self._pending.get(request_id)
         return entry[0] if entry else None
@@ -129,8 +132,6 @@ class Interaction:
             view.interrupt()
         for session_id in list(self._sessions):
             self.detach(session_id)
-        if self in _ACTIVE:
-            _ACTIVE.remove(self)
 
     # -- forms ------------------------------------------------------------------------------
     def ask(self, form: Form, session_id: str | None, owner: str) -> Answer:
@@ -423,63 +424,8 @@ def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
         return False
 
 
-# -- routing from the SDK ----------------------------------------------------------------------
-
-_ACTIVE: list[Interaction] = []
-
-
-def route(context: CallContext | None) -> tuple[Interaction, str | None] | None:
-    """The channel of the running call: its host's, or the only one when no call is bound."""
-    if context is not None:
-        service = context.services.get("interaction") or getattr(
-            context.services.get("host"), "interaction", None
-        )
-        if isinstance(service, Interaction):
-            return service, context.session_id
-        for interaction in reversed(_ACTIVE):
-            if interaction.has_session(context.session_id):
-                return interaction, context.session_id
-        return None
-    if len(_ACTIVE) == 1 and len(_ACTIVE[0]._sessions) == 1:
-        only = _ACTIVE[0]
-        return only, next(iter(only._sessions))
-    return None
-
-
-UNANSWERED_FORMS = "unanswered_forms"  # per call: forms the person did not submit
-
-
-def deliver_form(form: Form) -> Answer:
-    """``vis.ask``'s way to the person; undeliverable when no front end can show it."""
-    from vis_core.extension.forms import Answer, AnswerReason
-
-    context = current_call()
-    found = route(context)
-    if found is None:
-        return Answer(reason=AnswerReason.UNDELIVERABLE)
-    interaction, session_id = found
-    owner = context.owner if context is not None else "vis"
-    answer = interaction.ask(form, session_id, owner)
-    if not answer and context is not None:  # the calling Activity must not end as a plain ✓
-        reason = answer.reason.value if answer.reason else "not answered"
-        context.services.setdefault(UNANSWERED_FORMS, []).append(f"form {form.title!r} {reason}")
-    return answer
-
-
-def live_sink(context: CallContext | None) -> LiveSink | None:
-    """``vis.live``'s way to the front end, or None outside Vis."""
-    found = route(context)
-    if found is None:
-        return None
-    interaction, session_id = found
-    return interaction.sink(session_id, context.owner if context is not None else "vis")
-
-
 __all__ = [
     "FormPresenter",
     "FormRequest",
     "Interaction",
-    "deliver_form",
-    "live_sink",
-    "route",
 ]

@@ -180,7 +180,7 @@ async def test_without_a_block_attachments_raise(workspace: Path, script_path: P
             workspace_root=workspace,
             project_root=workspace,
             owner="charts",
-            services={"host": host},
+            runtime=host.runtime,
         )
         with calling(command), pytest.raises(RuntimeError, match="python_execution block"):
             vis.attach(b"x", "x.txt")

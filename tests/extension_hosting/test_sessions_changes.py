@@ -119,7 +119,7 @@ async def test_changes_need_a_bound_session(workspace: Path, script_path: Path) 
             workspace_root=workspace,
             project_root=workspace,
             owner="x",
-            services={"host": host},
+            runtime=host.runtime,
         )
         handle = vis.sessions.get(outcome.ended.session_id)
         for change in (

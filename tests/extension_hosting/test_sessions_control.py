@@ -131,7 +131,7 @@ async def test_changes_need_a_bound_session(workspace: Path, script_path: Path) 
             workspace_root=workspace,
             project_root=workspace,
             owner="x",
-            services={"host": host},
+            runtime=host.runtime,
         )
         with calling(unbound), pytest.raises(vis.GatewayError) as refused:
             vis.sessions.create()

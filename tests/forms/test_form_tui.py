@@ -29,7 +29,7 @@ def worker(app: VisApp, fn: Any) -> asyncio.Future[Any]:
         app.host.workspace,
         app.host.project_root,
         owner="deploy",
-        services={"host": app.host},
+        runtime=app.host.runtime,
     )
 
     def run() -> Any:

@@ -40,7 +40,7 @@ async def host(workspace: Path) -> AsyncIterator[Host]:
 async def in_worker(host: Host, session_id: str, fn: Callable[[], Any]) -> Any:
     """Run ``fn`` as an extension call of ``demo`` does: in a worker thread, bound to a call."""
     context = CallContext(
-        session_id, host.workspace, host.project_root, owner="demo", services={"host": host}
+        session_id, host.workspace, host.project_root, owner="demo", runtime=host.runtime
     )
 
     def run() -> Any:

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Event
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.activity_paths import shorten_presentation
-from vis_core.interaction import UNANSWERED_FORMS
 from vis_core.model.activity import (
     Activity,
     ActivityPresentation,
@@ -31,6 +30,7 @@ from vis_core.tools.registry import HostTool, ToolRegistry
 from vis_core.wire import HandleMethod, HostHandle, encode
 
 if TYPE_CHECKING:
+    from vis_core.extension.runtime import Runtime
     from vis_core.extension_host.worker_client import SessionWorker
 
 log = logging.getLogger(__name__)
@@ -77,7 +77,8 @@ class ToolInvoker:
         channel: str = "tui",
         locks: Callable[[str], threading.RLock | None] = lambda owner: None,
         prepare_arguments: Callable[[HostTool, tuple, dict], tuple[tuple, dict]] | None = None,
-        services: Callable[[], dict[str, Any]] | None = None,
+        runtime: Runtime | None = None,
+        session: Callable[[], object | None] = lambda: None,
         worker: SessionWorker | None = None,
     ) -> None:
         self._session_id = session_id
@@ -88,7 +89,8 @@ class ToolInvoker:
         self._channel = channel
         self._locks = locks
         self._prepare = prepare_arguments
-        self._services = services
+        self._runtime = runtime  # serves the SDK calls of the tools it runs
+        self._session = session  # the agent session, for Vis's own tools (``fold_session``)
         self._worker = worker  # runs the tools of extensions that do not ship with Vis
         self.site = CallSite()
 
@@ -223,15 +225,14 @@ class ToolInvoker:
             owner=tool.owner,
             channel=self._channel,
             publish=publish,
-            services={
-                **(self._services() if self._services else {}),
-                "invoker": self,
-                "loop": loop,
-                "turn_id": site.turn_id,
-                "iteration_id": site.iteration_id,
-                "callers": callers,
-                "activity_id": record.id,  # calls made from here show under this Activity
-            },
+            runtime=self._runtime,
+            loop=loop,
+            activities=self,
+            activity_id=record.id,  # calls made from here show under this Activity
+            turn_id=site.turn_id,
+            iteration_id=site.iteration_id,
+            callers=callers,
+            session=self._session(),
         )
         try:
             with calling(context):
@@ -268,7 +269,7 @@ class ToolInvoker:
             # the call that returns a handle heads the receipt of the handle's later calls
             record = dataclasses.replace(record, handle_id=result.activity_handle_id)
         record = self.ended(record, error=_failure_of(result))
-        unanswered = context.services.get(UNANSWERED_FORMS)
+        unanswered = context.unanswered_forms
         if unanswered and record.state is ActivityState.SUCCEEDED:  # returned, but unasked
             record = dataclasses.replace(record, error="; ".join(unanswered))
         await self._end(record, started=show_start)

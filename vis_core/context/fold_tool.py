@@ -26,16 +26,18 @@ async def fold_session(key: str, gist: str | None = None) -> str:
     cannot fold the live step, and there is no inline undo; the history stays saved
     (`read_session()` shows it). Returns the receipt with a local estimate of what left.
     """
+    from vis_core.agent.session import AgentSession
+
     call = current_call()
-    session = call.services.get("session") if call is not None else None
-    if call is None or session is None:
+    session = call.session if call is not None else None
+    if call is None or not isinstance(session, AgentSession):
         raise RuntimeError("fold_session works only in a python_execution block of a session")
     if gist is not None and not isinstance(gist, str):
         raise TypeError(f"fold_session: gist must be text or None, not {type(gist).__name__}")
-    iteration_id = call.services.get("iteration_id")
+    iteration_id = call.iteration_id
     turns = turn_steps(session.conversation, iteration_id)
     plan = parse_key(key, turns)
-    turn_id = call.services.get("turn_id") or ""
+    turn_id = call.turn_id or ""
     fold = build_fold(
         session,
         plan,

@@ -167,12 +167,12 @@ def _where(what: str) -> tuple[CallContext, Any, str | None] | None:
     host = host_of(call) if call is not None else None
     if call is None or host is None:
         return None
-    if call.session_id is None or call.services.get("iteration_id") is None:
+    if call.session_id is None or call.iteration_id is None:
         raise RuntimeError(
             f"{what} works only while a python_execution block runs your code (not in a slash "
             "command or callback); call it from a tool"
         )
-    return call, host, call.services.get("iteration_id")
+    return call, host, call.iteration_id
 
 
 def attach(

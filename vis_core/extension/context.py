@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_core.model.activity import ActivityPresentation
+
+if TYPE_CHECKING:
+    from vis_core.extension.runtime import ActivityPort, Runtime
 
 
 @dataclass(frozen=True)
 class CallContext:
-    """Who is being called: in which session and workspace, for which extension and Activity."""
+    """Who is being called: in which session and workspace, for which extension and Activity,
+    and which runtime serves the SDK calls it makes."""
 
     session_id: str | None
     workspace_root: Path
@@ -22,7 +27,21 @@ class CallContext:
     owner: str = "vis"
     channel: str = "tui"
     publish: Callable[[ActivityPresentation], None] | None = None
-    services: dict[str, Any] = field(default_factory=dict)
+    # the runtime that serves this call's SDK calls (None: the one this process installed)
+    runtime: Runtime | None = None
+    # the event loop of the host the call came from (SDK calls wait on it from a thread)
+    loop: asyncio.AbstractEventLoop | None = None
+    # the session's Activities and tools: calls made from here show under ``activity_id``
+    activities: ActivityPort | None = None
+    activity_id: str | None = None
+    turn_id: str | None = None
+    iteration_id: str | None = None
+    # the extensions waiting on this call to return (``vis.tools`` refuses calls back into them)
+    callers: tuple[str, ...] = ()
+    # the agent session running the call, for Vis's own tools (``fold_session``)
+    session: object | None = None
+    # forms the person did not submit during the call (its Activity must not end as a plain ✓)
+    unanswered_forms: list[str] = field(default_factory=list, compare=False)
 
     def env(self) -> dict[str, Any]:
         """The callback env dict extensions receive."""

@@ -515,9 +515,9 @@ def ask(
         is_cancellable=is_cancellable,
         timeout_ms=timeout_ms,
     )
-    from vis_core.interaction import deliver_form
+    from vis_core.extension.runtime import current_runtime
 
-    return deliver_form(form)
+    return current_runtime().ask(form)
 
 
 __all__ = [

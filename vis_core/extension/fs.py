@@ -391,8 +391,9 @@ def shell(spec: dict[str, Any] | str) -> Process:
 
 
 def _host() -> Any:
-    call = current_call()
-    return None if call is None else call.services.get("host")
+    from vis_core.extension.runtime import current_runtime
+
+    return getattr(current_runtime(), "host", None)
 
 
 def jail_enabled() -> bool:
@@ -423,8 +424,7 @@ def jail_enabled() -> bool:
 def _grants() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
     """The calling extension's declared grants: (read paths, read-write paths)."""
     call = current_call()
-    host = None if call is None else call.services.get("host")
-    extensions = getattr(host, "extensions", None)
+    extensions = getattr(_host(), "extensions", None)
     loaded = None if extensions is None or call is None else extensions.get(call.owner)
     declaration = getattr(loaded, "declaration", None)
     read, write = [], []

@@ -24,6 +24,7 @@ from vis_core.extension.live_nodes import (
     to_plain,
 )
 from vis_core.extension.live_updates import LiveOp, LiveUpdate, apply, change, find
+from vis_core.extension.runtime import Runtime, RuntimeOverride, current_runtime
 
 EventCallback = Callable[["LiveEvent"], Any]
 
@@ -68,7 +69,7 @@ class LiveSink(Protocol):
     def closed(self, view: LiveView, reason: str | None, summary: str | None) -> None: ...
 
 
-class _NoSink:
+class NoSink:
     """Outside Vis: the view keeps its state and shows nothing."""
 
     immediate = True
@@ -380,16 +381,30 @@ def live(
         )
     items = (nodes,) if isinstance(nodes, LIVE_NODE_TYPES) else tuple(nodes)
     check_view_nodes(items)
-    context = current_call()
-    sink: LiveSink
-    if _RECORDERS:
-        sink = _RECORDERS[-1]
-    else:
-        from vis_core.interaction import live_sink
+    view = current_runtime().open_live(title, items, placement=where, key=key, flush_ms=flush_ms)
+    if on_event is not None:
+        view.on_event(on_event)
+    return view
 
-        sink = live_sink(context) or _NoSink()
+
+def open_view(
+    title: str,
+    nodes: tuple[Any, ...],
+    placement: Placement,
+    key: str | None,
+    flush_ms: int,
+    sink: LiveSink,
+    on_event: EventCallback | None = None,
+) -> LiveView:
+    """A view of the running call shown through ``sink`` (a runtime's way to a person)."""
     view = LiveView(
-        title, items, placement=where, key=key, flush_ms=flush_ms, sink=sink, context=context
+        title,
+        nodes,
+        placement=placement,
+        key=key,
+        flush_ms=flush_ms,
+        sink=sink,
+        context=current_call(),
     )
     if on_event is not None:
         view.on_event(on_event)
@@ -398,8 +413,6 @@ def live(
 
 
 # -- testing ---------------------------------------------------------------------------------
-
-_RECORDERS: list[LiveRecorder] = []
 
 
 @dataclass
@@ -441,13 +454,21 @@ class LiveRecorder:
     def __init__(self) -> None:
         self.views: list[RecordedView] = []
         self._lock = threading.Lock()
+        self._runtime: Runtime | None = None
 
     def __enter__(self) -> LiveRecorder:
-        _RECORDERS.append(self)
+        from vis_core.extension.runtime import install
+
+        self._runtime = _Recording(self)
+        install(self._runtime)
         return self
 
     def __exit__(self, *exc: object) -> None:
-        _RECORDERS.remove(self)
+        from vis_core.extension.runtime import uninstall
+
+        if self._runtime is not None:
+            uninstall(self._runtime)
+            self._runtime = None
 
     @property
     def view(self) -> RecordedView:
@@ -500,6 +521,25 @@ class LiveRecorder:
                 raise AssertionError("the live view was not closed in time")
             time.sleep(0.01)
         return self.view
+
+
+class _Recording(RuntimeOverride):
+    """The runtime while a :class:`LiveRecorder` is active: views open in the recorder."""
+
+    def __init__(self, recorder: LiveRecorder) -> None:
+        super().__init__(current_runtime())
+        self._recorder = recorder
+
+    def open_live(
+        self,
+        title: str,
+        nodes: tuple[Any, ...],
+        *,
+        placement: Any,
+        key: str | None,
+        flush_ms: int,
+    ) -> LiveView:
+        return open_view(title, nodes, placement, key, flush_ms, self._recorder)
 
 
 __all__ = [

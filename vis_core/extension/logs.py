@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from vis_core.extension.acting import current_extension
-from vis_core.extension.context import current_call
+from vis_core.extension.runtime import current_runtime
 from vis_core.model.notify import LogLevel, NotifyKind
 from vis_core.paths import VisPaths
 
@@ -55,7 +55,8 @@ def log(level: str, msg: str) -> None:
         raise ValueError(f"vis.log level {level!r} is unknown; use one of {', '.join(LOG_LEVELS)}")
     if not isinstance(msg, str):
         raise TypeError(f"vis.log message must be text, got {type(msg).__name__}")
-    write_log(level, msg, source=current_extension() or "vis")
+    source = current_extension() or "vis"
+    current_runtime().log(level, msg, source)
 
 
 def notify(text: str, kind: NotifyKind | str = NotifyKind.INFO) -> None:
@@ -70,11 +71,7 @@ def notify(text: str, kind: NotifyKind | str = NotifyKind.INFO) -> None:
     if not isinstance(text, str) or not text.strip():
         raise ValueError("vis.notify needs nonblank text")
     kind = NotifyKind(kind)
-    from vis_core.extension_host.services import services_for
-
-    emit = services_for(current_call()).get("notify")
-    if emit is None:
+    runtime = current_runtime()
+    if not runtime.notify(text, kind.value):  # no session shows it: the log keeps it
         level = LogLevel.INFO if kind is NotifyKind.SUCCESS else LogLevel(kind.value)
-        write_log(level, f"notification: {text}", source=current_extension() or "vis")
-        return
-    emit(text, kind)
+        runtime.log(level, f"notification: {text}", current_extension() or "vis")

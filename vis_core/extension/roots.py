@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vis_core.extension.context import CallContext, current_call
+from vis_core.extension.runtime import current_runtime
 
 
 def _bound(call: CallContext, what: str) -> None:
@@ -42,12 +43,10 @@ def project_root() -> Path:
 
 
 def _extension_project(call: CallContext) -> Path | None:
-    host = call.services.get("host")
-    extensions = getattr(host, "extensions", None)
-    loaded = extensions.get(call.owner) if extensions is not None else None
-    if loaded is None:
+    path = current_runtime().extension_path(call.owner)
+    if path is None:
         return None
-    for folder in Path(loaded.path).resolve().parents:
+    for folder in Path(path).resolve().parents:
         if (folder / ".vis").is_dir():
             return folder
     return None

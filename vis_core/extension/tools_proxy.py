@@ -18,7 +18,7 @@ __all__ = ["AttrDict", "Tools", "VisToolError", "call_tool", "tools"]
 # -- who waits on what ----------------------------------------------------------------------
 # An extension's calls are serialized by its lock. A call that holds the lock and waits on Vis
 # (``vis.tools``, a turn through ``vis.run``) must not be answered by a call back into the same
-# extension: that call would wait on the lock forever. ``callers`` (in a call's services) names
+# extension: that call would wait on the lock forever. ``callers`` (of a call's context) names
 # the extensions waiting on that call; ``_awaited`` names those waiting on a session's turn.
 
 _awaited: dict[str, Counter[str]] = {}
@@ -55,7 +55,7 @@ def waiting_owners(call: CallContext | None = None) -> tuple[str, ...]:
     call = current_call() if call is None else call
     if call is None:
         return ()
-    return tuple(call.services.get("callers", ()))
+    return call.callers
 
 
 def refuse_waiting(owner: str, session_id: str | None, name: str) -> None:
@@ -124,7 +124,7 @@ def _shaped(value: Any, owner: str) -> Any:
 def call_tool(name: str, *args: Any, **kwargs: Any) -> Any:
     """Run the session tool ``name`` (``gh_runs``, ``spel.reserve``) in the bound session."""
     call = bound_call()
-    invoker = None if call is None else call.services.get("invoker")
+    invoker = None if call is None else call.activities
     if call is None or invoker is None:
         raise RuntimeError(
             f"vis.tools.{name} works only while a Vis session runs your extension; outside a "
@@ -138,7 +138,7 @@ def call_tool(name: str, *args: Any, **kwargs: Any) -> Any:
         raise VisToolError(
             f"NameError: no active tool named {name!r} in this session{hint}", "NameError"
         )
-    waiting = (*call.services.get("callers", ()), call.owner)
+    waiting = (*call.callers, call.owner)
     if tool.owner == call.owner:
         raise VisToolError(
             f"vis.tools refused {name}: it belongs to your own extension {call.owner!r}, and a "
@@ -154,10 +154,10 @@ def call_tool(name: str, *args: Any, **kwargs: Any) -> Any:
         tuple(_argument(a) for a in args),
         {k: _argument(v) for k, v in kwargs.items()},
         callers=waiting,
-        parent_id=call.services.get("activity_id"),
+        parent_id=call.activity_id,
     )
     try:
-        result = run_on_loop(call.services.get("loop"), coro)
+        result = run_on_loop(call.loop, coro)
     except VisToolError:
         raise
     except Exception as exc:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import threading
-import weakref
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -14,6 +12,8 @@ from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import CallContext, current_call
 from vis_core.extension.errors import OUTSIDE_VIS, GatewayCode, GatewayError
 from vis_core.extension.place import require_trusted
+from vis_core.extension.runtime import installed_runtime
+from vis_core.extension_host.runtime import HostRuntime
 from vis_core.model.activity import ActivityPresentation, SymbolTag
 from vis_core.tools.display import one_line
 
@@ -22,50 +22,31 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-_hosts: weakref.WeakSet[Host] = weakref.WeakSet()
-_loops: weakref.WeakKeyDictionary[Host, asyncio.AbstractEventLoop] = weakref.WeakKeyDictionary()
-_lock = threading.Lock()
-
-
-def attach_host(host: Host, loop: asyncio.AbstractEventLoop | None = None) -> None:
-    """Make ``host`` reachable from threads that no Vis call started (reads only)."""
-    with _lock:
-        _hosts.add(host)
-        if loop is not None:
-            _loops[host] = loop
-
-
-def detach_host(host: Host) -> None:
-    with _lock:
-        _hosts.discard(host)
-        _loops.pop(host, None)
-
 
 def bound_call() -> CallContext | None:
     """The Vis call running in this thread (a tool call, command or callback), if any."""
     return current_call()
 
 
+def host_runtime() -> HostRuntime | None:
+    """The host runtime serving the running call, else this process's (threads of an
+    extension); None when this process is not the Vis host."""
+    runtime = installed_runtime()
+    return runtime if isinstance(runtime, HostRuntime) else None
+
+
 def host_of(call: CallContext | None) -> Host | None:
-    """The host serving ``call``, else the only running host (for threads of an extension)."""
-    if call is not None:
-        host = call.services.get("host")
-        if host is not None:
-            return host
-    with _lock:
-        hosts = list(_hosts)
-    return hosts[-1] if hosts else None
+    """The host serving the running call (``call`` is it), else the one of this process."""
+    runtime = host_runtime()
+    return None if runtime is None else runtime.host
 
 
 def loop_of(call: CallContext | None, host: Host | None) -> asyncio.AbstractEventLoop | None:
-    if call is not None:
-        loop = call.services.get("loop")
-        if loop is not None:
-            return loop
-    if host is None:
-        return None
-    with _lock:
-        return _loops.get(host)
+    """The host loop ``call`` came from, else the one ``host`` runs on."""
+    if call is not None and call.loop is not None:
+        return call.loop
+    runtime = host_runtime()
+    return None if runtime is None or host is None else runtime.loop
 
 
 def host_for_read(what: str) -> Host:
@@ -152,7 +133,7 @@ def shown_change(
     the bound session, under the Activity of the tool making it. Outside a tool call (a command,
     a thread of the extension) the change is made without one."""
     shown = ShownChange()
-    invoker = call.services.get("invoker") if call is not None else None
+    invoker = call.activities if call is not None else None
     loop = loop_of(call, host)
     if call is None or invoker is None or loop is None:
         yield shown
@@ -162,7 +143,7 @@ def shown_change(
         headline,
         tag=SymbolTag.MUTATION,
         owner=call.owner,
-        parent_id=call.services.get("activity_id"),
+        parent_id=call.activity_id,
     )
     run_on_loop(loop, invoker.show(record))
     try:

@@ -136,6 +136,10 @@ def main() -> None:
     exit_with_parent()
     base = dict(os.environ)
     _warm()
+    from vis_core.extension.runtime import install
+    from vis_core.extension_host.runtime import StoreRuntime
+
+    install(StoreRuntime())  # vis.state and vis.log of entry files, in the Vis database
     write_frame(fd_out, {"t": "ready", "pid": os.getpid()})
     while True:
         message = read_frame(fd_in)

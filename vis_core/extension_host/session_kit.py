@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.declarations import callback_env
 from vis_core.extension_host.hooks import OpHooks
-from vis_core.extension_host.services import SessionServices, register_services, unregister_services
+from vis_core.extension_host.services import SessionServices
 from vis_core.extension_host.session_context import collect_context, session_dict
 from vis_core.extension_host.tool_hooks import ToolHooks
 from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
@@ -35,22 +35,14 @@ class SessionKit:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-
-        async def emit(event: Any) -> None:
-            current = session()
-            if current is not None:
-                await current.emit(event)
-
         self.services = SessionServices(
             session_id=session_id,
             workspace_root=host.workspace,
             project_root=host.project_root,
             channel=host.options.channel,
-            store=host.store,
-            emit=emit,
+            runtime=host.runtime,
             loop=loop,
         )
-        register_services(self.services)
         # the session's extension worker: started by the first tool, hook or command it runs
         self.worker = SessionWorker(
             lambda: host.extensions,
@@ -108,15 +100,12 @@ class SessionKit:
         return HookedSandbox(sandbox, self.hooks, session=self.session_globals)
 
     def closer(self, close: Callable[[], Any] | None) -> Callable[[], Any]:
-        """``close`` followed by forgetting this session's services."""
+        """``close`` as an awaitable (the session's ``on_close``)."""
 
         async def run() -> None:
-            try:
-                if close is not None:
-                    result = close()
-                    if inspect.isawaitable(result):
-                        await result
-            finally:
-                unregister_services(self.services)
+            if close is not None:
+                result = close()
+                if inspect.isawaitable(result):
+                    await result
 
         return run

@@ -12,19 +12,21 @@ whose ``flock`` every Vis process honours) runs in the worker itself.
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from vis_core.extension.runtime import Runtime, current_runtime, operations
+from vis_core.extension.runtime import install as install_runtime
 from vis_core.extension_host.worker_frames import TargetKind
 from vis_core.extension_host.worker_values import Forwarding, run_method
 
+if TYPE_CHECKING:
+    from vis_core.extension.forms import Answer, Form
+    from vis_core.extension.live import LiveView
+
 # facade name -> the module that defines it
 FORWARDED: dict[str, str] = {
-    "state": "vis_core.extension.state",
-    "log": "vis_core.extension.logs",
-    "notify": "vis_core.extension.logs",
     "publish_activity": "vis_core.extension.context",
-    "ask": "vis_core.extension.forms",
-    "live": "vis_core.extension.live",
     "tools": "vis_core.extension.tools_proxy",
     "sessions": "vis_core.extension.session_handles",
     "session": "vis_core.extension.session_handles",
@@ -53,6 +55,66 @@ IN_CALLS: dict[str, str] = {
     "_register_now": "vis_core.extension.mcp_servers",
     "value_of": "vis_core.extension.settings_decl",
 }
+
+
+RUNTIME = "runtime:"  # an SDK frame naming a runtime operation: ``runtime:state_read``
+
+
+class WorkerRuntime(Runtime):
+    """The SDK runtime of an extension worker: every operation runs in the host, in the
+    context of the tool call it is made from (or of no call, for a thread or a load)."""
+
+    def __init__(self, caller: Any) -> None:
+        self._caller = caller
+
+    def _host(self, operation: str, *args: Any, **kwargs: Any) -> Any:
+        return self._caller.call(TargetKind.SDK, RUNTIME + operation, args, kwargs)
+
+    def serves(self, session_id: str | None) -> bool:
+        return True  # the worker serves one session: its host answers for it
+
+    def extension_path(self, owner: str) -> Path | None:
+        return self._host("extension_path", owner)
+
+    def state_read(self, owner: str | None, key: str) -> tuple[bool, Any]:
+        return self._host("state_read", owner, key)
+
+    def state_write(self, owner: str | None, key: str, value: Any) -> None:
+        self._host("state_write", owner, key, value)
+
+    def state_delete(self, owner: str | None, key: str) -> bool:
+        return self._host("state_delete", owner, key)
+
+    def state_keys(self, owner: str | None) -> list[str]:
+        return self._host("state_keys", owner)
+
+    def state_items(self, owner: str | None) -> dict[str, Any]:
+        return self._host("state_items", owner)
+
+    def state_clear(self, owner: str | None) -> None:
+        self._host("state_clear", owner)
+
+    def log(self, level: str, message: str, source: str) -> None:
+        self._host("log", level, message, source)
+
+    def notify(self, text: str, kind: str) -> bool:
+        return self._host("notify", text, kind)
+
+    def ask(self, form: Form) -> Answer:
+        return self._host("ask", form)
+
+    def open_live(
+        self,
+        title: str,
+        nodes: tuple[Any, ...],
+        *,
+        placement: Any,
+        key: str | None,
+        flush_ms: int,
+    ) -> LiveView:
+        return self._host(
+            "open_live", title, nodes, placement=placement, key=key, flush_ms=flush_ms
+        )
 
 
 class ServiceProxy(Forwarding):
@@ -93,6 +155,7 @@ def install(caller: Any) -> None:
         setattr(importlib.import_module(module), name, proxy)
         setattr(facade, name, proxy)
     _install_in_calls(caller)
+    install_runtime(WorkerRuntime(caller))
 
 
 def _install_in_calls(caller: Any) -> None:
@@ -114,6 +177,11 @@ def _install_in_calls(caller: Any) -> None:
 
 def run_service(name: str, args: tuple, kwargs: dict) -> Any:
     """Run ``name:method`` of a forwarded service in the host (the caller sets the context)."""
+    if name.startswith(RUNTIME):  # an operation of the SDK runtime, run by the host's
+        operation = name.removeprefix(RUNTIME)
+        if operation not in operations():
+            raise LookupError(f"{operation!r} is not an operation of the SDK runtime")
+        return getattr(current_runtime(), operation)(*args, **kwargs)
     root, _, method = name.rpartition(":")
     module = FORWARDED.get(root) or IN_CALLS.get(root)
     if module is None:

@@ -7,36 +7,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from vis_core.model.plain import check_plain
 from vis_core.store.database import Database
 from vis_core.store.rows import OverrideRow, OverrideScope, PromptRow
 
 
-def _check_plain(value: Any, what: str) -> None:
-    if value is None or isinstance(value, str | bool | int):
-        return
-    if isinstance(value, float):
-        if value != value or value in (float("inf"), float("-inf")):
-            raise ValueError(f"{what} holds {value!r}; JSON has no NaN or infinity")
-        return
-    if isinstance(value, list | tuple):
-        for item in value:
-            _check_plain(item, what)
-        return
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise ValueError(f"{what} has the dict key {key!r}; keys must be strings")
-            _check_plain(item, what)
-        return
-    raise ValueError(
-        f"{what} holds a {type(value).__name__}; values must be plain data: dicts, lists, "
-        "strings, numbers, booleans and None"
-    )
-
-
 def to_json(value: Any, what: str) -> str:
     """``value`` as compact JSON, after checking it is plain data."""
-    _check_plain(value, what)
+    check_plain(value, what)
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 

@@ -1,0 +1,111 @@
+"""The SDK's one runtime: which one serves a call, and that a worker's calls reach the host's
+runtime through the same operations (forwarded as frames) as the host's own calls."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import vis_core.extension as vis
+from vis_core.extension.acting import acting_as
+from vis_core.extension.context import CallContext, calling
+from vis_core.extension.outside import OUTSIDE
+from vis_core.extension.runtime import (
+    current_runtime,
+    install,
+    installed_runtime,
+    operations,
+    uninstall,
+)
+from vis_core.extension_host.runtime import StoreRuntime
+from vis_core.extension_host.worker_frames import TargetKind
+from vis_core.extension_host.worker_sdk import WorkerRuntime, run_service
+from vis_core.store import Store
+
+
+class _ToHost:
+    """A worker's channel reduced to its meaning: the frame runs in the host, in the context
+    of the host's call the worker's tool serves (here: a call served by ``host``)."""
+
+    def __init__(self, host_call: CallContext) -> None:
+        self.host_call = host_call
+        self.frames: list[str] = []
+
+    def call(self, target: TargetKind, name: str, args: tuple, kwargs: dict) -> Any:
+        assert target is TargetKind.SDK
+        self.frames.append(name)
+        with calling(self.host_call):
+            return run_service(name, args, kwargs)
+
+
+def _call(root: Path, runtime: Any, session_id: str | None = "s1") -> CallContext:
+    return CallContext(session_id, root, root, owner="counter", runtime=runtime)
+
+
+def test_a_worker_and_the_host_share_state_through_one_interface(tmp_path: Path):
+    store = Store(tmp_path / "vis.db")
+    host = StoreRuntime(store)
+    channel = _ToHost(_call(tmp_path, host))
+    worker = WorkerRuntime(channel)
+    with calling(_call(tmp_path, worker)):  # the tool, in its worker
+        vis.state["n"] = 1
+        vis.state.update({"m": [1, 2]})
+        assert vis.state.to_dict() == {"m": [1, 2], "n": 1}
+        del vis.state["m"]
+    assert channel.frames[0] == "runtime:state_write"
+    assert store.state_items("counter") == {"n": 1}  # the host's database holds it
+    with calling(_call(tmp_path, host)):  # a callback of the same extension, in the host
+        assert vis.state["n"] == 1 and "m" not in vis.state
+        vis.state["n"] = 2
+    with calling(_call(tmp_path, worker)):
+        assert dict(vis.state) == {"n": 2}
+    store.close()
+
+
+def test_the_host_runs_only_runtime_operations_for_a_worker(tmp_path: Path):
+    channel = _ToHost(_call(tmp_path, StoreRuntime(Store(tmp_path / "vis.db"))))
+    with pytest.raises(LookupError, match="not an operation of the SDK runtime"):
+        channel.call(TargetKind.SDK, "runtime:__init__", (), {})
+    with pytest.raises(LookupError, match="not an operation"):
+        channel.call(TargetKind.SDK, "runtime:store", (), {})
+    assert {"state_read", "log", "notify", "ask", "open_live"} <= operations()
+
+
+def test_the_call_s_runtime_wins_then_the_installed_one_of_its_session(tmp_path: Path):
+    class Serving(StoreRuntime):
+        def __init__(self, session: str) -> None:
+            super().__init__(Store(tmp_path / f"{session}.db"))
+            self.session = session
+
+        def serves(self, session_id: str | None) -> bool:
+            return session_id == self.session
+
+    assert installed_runtime() is None and current_runtime() is OUTSIDE
+    first, second = Serving("s1"), Serving("s2")
+    install(first)
+    install(second)
+    try:
+        assert current_runtime() is second  # no call: the newest
+        with calling(_call(tmp_path, None, "s1")):
+            assert current_runtime() is first  # a call of s1 without its own runtime
+        with calling(_call(tmp_path, second, "s1")):
+            assert current_runtime() is second  # the call's own runtime
+    finally:
+        uninstall(first)
+        uninstall(second)
+    assert current_runtime() is OUTSIDE
+
+
+def test_outside_vis_state_lives_in_memory_per_extension():
+    with acting_as("a"):
+        vis.state["k"] = 1
+    with acting_as("b"):
+        assert "k" not in vis.state
+        vis.state["k"] = 2
+    with acting_as("a"):
+        assert vis.state["k"] == 1
+        vis.state.clear()
+    assert OUTSIDE.state_items("b") == {"k": 2}
+    OUTSIDE.state_clear("b")

@@ -1,0 +1,92 @@
+"""The runtime of a process that is not Vis (a plain script, an extension's unit test): state
+and attachments in memory, the log file under ``VIS_HOME``, no person to ask or show."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vis_core.extension.runtime import Runtime
+from vis_core.model.plain import check_plain
+
+if TYPE_CHECKING:
+    from vis_core.extension.forms import Answer, Form
+    from vis_core.extension.live import LiveView
+
+
+class OutsideVis(Runtime):
+    """What SDK calls do when no Vis process serves them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state: dict[str | None, dict[str, Any]] = {}
+
+    def serves(self, session_id: str | None) -> bool:
+        return False
+
+    def extension_path(self, owner: str) -> Path | None:
+        return None
+
+    # -- state: in memory for the process --------------------------------------------------------
+    def state_read(self, owner: str | None, key: str) -> tuple[bool, Any]:
+        with self._lock:
+            values = self._state.get(owner, {})
+            return key in values, values.get(key)
+
+    def state_write(self, owner: str | None, key: str, value: Any) -> None:
+        check_plain(value, f"the state value {key!r}")  # the same plain-data rule as in Vis
+        with self._lock:
+            if value is None:
+                self._state.get(owner, {}).pop(key, None)
+            else:
+                self._state.setdefault(owner, {})[key] = value
+
+    def state_delete(self, owner: str | None, key: str) -> bool:
+        with self._lock:
+            values = self._state.get(owner, {})
+            return values.pop(key, _GONE) is not _GONE
+
+    def state_keys(self, owner: str | None) -> list[str]:
+        with self._lock:
+            return sorted(self._state.get(owner, {}))
+
+    def state_items(self, owner: str | None) -> dict[str, Any]:
+        with self._lock:
+            return dict(sorted(self._state.get(owner, {}).items()))
+
+    def state_clear(self, owner: str | None) -> None:
+        with self._lock:
+            self._state.pop(owner, None)
+
+    # -- log and notify: the log file --------------------------------------------------------------
+    def log(self, level: str, message: str, source: str) -> None:
+        from vis_core.extension.logs import write_log
+
+        write_log(level, message, source=source)
+
+    def notify(self, text: str, kind: str) -> bool:
+        return False  # no session shows it: the SDK logs it
+
+    # -- no person -------------------------------------------------------------------------------
+    def ask(self, form: Form) -> Answer:
+        from vis_core.extension.forms import Answer, AnswerReason
+
+        return Answer(reason=AnswerReason.UNDELIVERABLE)
+
+    def open_live(
+        self,
+        title: str,
+        nodes: tuple[Any, ...],
+        *,
+        placement: Any,
+        key: str | None,
+        flush_ms: int,
+    ) -> LiveView:
+        from vis_core.extension.live import NoSink, open_view
+
+        return open_view(title, nodes, placement, key, flush_ms, NoSink())
+
+
+_GONE = object()
+OUTSIDE = OutsideVis()

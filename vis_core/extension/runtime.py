@@ -1,0 +1,214 @@
+"""The one interface through which the SDK reaches the Vis process it runs in, and which one.
+
+The SDK itself does no host work: ``vis.state``, ``vis.notify``, ``vis.ask``, ``vis.live`` …
+validate their arguments and call the :class:`Runtime` of the running call (its
+``CallContext.runtime``), else the runtime this process installed: the host's in the Vis
+process, a forwarding one in an extension worker, a refusing one in the model's sandbox.
+Outside Vis (a plain script or unit test) none is installed and each call says what it does
+then (state in memory, roots at the working directory, …).
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Coroutine
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from vis_core.extension.context import current_call
+from vis_core.model.activity import ActivityRecord, SymbolTag
+
+if TYPE_CHECKING:
+    from vis_core.extension.forms import Answer, Form
+    from vis_core.extension.live import LiveView
+
+
+class ActivityPort(Protocol):
+    """A session's Activities and tools as SDK calls reach them (the host's tool invoker)."""
+
+    def registry(self) -> Any: ...
+
+    def call(
+        self,
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        *,
+        callers: tuple[str, ...] = (),
+        parent_id: str | None = None,
+    ) -> Coroutine[Any, Any, Any]: ...
+
+    def new_record(
+        self, tool: str, headline: str, *, tag: SymbolTag, owner: str, parent_id: str | None
+    ) -> ActivityRecord: ...
+
+    def show(self, record: ActivityRecord) -> Coroutine[Any, Any, None]: ...
+
+    def ended(self, record: ActivityRecord, *, error: BaseException | None = None) -> Any: ...
+
+
+class Runtime(ABC):
+    """What the SDK needs from the Vis process it runs in. Each operation runs in the context
+    of the running call (``current_call()``) of the process that serves it."""
+
+    trusted: bool = True  # False in the model's sandbox: every operation is refused there
+
+    @abstractmethod
+    def serves(self, session_id: str | None) -> bool:
+        """Whether this runtime runs session ``session_id`` (a thread picks its runtime)."""
+
+    @abstractmethod
+    def extension_path(self, owner: str) -> Path | None:
+        """Where extension ``owner``'s files are (its folder or entry file), if it is loaded."""
+
+    # -- vis.state: the durable dict of extension ``owner`` (None: code of no extension) -----
+    @abstractmethod
+    def state_read(self, owner: str | None, key: str) -> tuple[bool, Any]:
+        """``(found, value)`` of ``key``."""
+
+    @abstractmethod
+    def state_write(self, owner: str | None, key: str, value: Any) -> None:
+        """Save plain data under ``key``; ``None`` removes it."""
+
+    @abstractmethod
+    def state_delete(self, owner: str | None, key: str) -> bool:
+        """Remove ``key``; whether it was there."""
+
+    @abstractmethod
+    def state_keys(self, owner: str | None) -> list[str]: ...
+
+    @abstractmethod
+    def state_items(self, owner: str | None) -> dict[str, Any]: ...
+
+    @abstractmethod
+    def state_clear(self, owner: str | None) -> None: ...
+
+    # -- vis.log, vis.notify -------------------------------------------------------------------
+    @abstractmethod
+    def log(self, level: str, message: str, source: str) -> None:
+        """Append one line of ``source`` to today's Vis log (secrets redacted)."""
+
+    @abstractmethod
+    def notify(self, text: str, kind: str) -> bool:
+        """Show ``text`` in the running call's session; False when no session can show it."""
+
+    # -- vis.ask, vis.live ---------------------------------------------------------------------
+    @abstractmethod
+    def ask(self, form: Form) -> Answer:
+        """Show ``form`` to the person and wait for the answer (or why there is none)."""
+
+    @abstractmethod
+    def open_live(
+        self,
+        title: str,
+        nodes: tuple[Any, ...],
+        *,
+        placement: Any,
+        key: str | None,
+        flush_ms: int,
+    ) -> LiveView:
+        """Open a live view (its nodes checked) where the running call's person sees it."""
+
+
+# -- which runtime -------------------------------------------------------------------------------
+
+_lock = threading.Lock()
+_installed: list[Runtime] = []  # this process's runtimes, newest last (one, except in tests)
+
+
+def install(runtime: Runtime) -> None:
+    """Make ``runtime`` serve this process's SDK calls made outside a bound call."""
+    with _lock:
+        if runtime not in _installed:
+            _installed.append(runtime)
+
+
+def uninstall(runtime: Runtime) -> None:
+    with _lock:
+        if runtime in _installed:
+            _installed.remove(runtime)
+
+
+def installed_runtime() -> Runtime | None:
+    """The runtime of the running call, else the installed one serving its session (or the
+    newest), else ``None``: this process is not Vis (a plain script or unit test)."""
+    call = current_call()
+    if call is not None and call.runtime is not None:
+        return call.runtime
+    with _lock:
+        installed = list(_installed)
+    if call is not None and call.session_id is not None:
+        for runtime in reversed(installed):
+            if runtime.serves(call.session_id):
+                return runtime
+    return installed[-1] if installed else None
+
+
+def current_runtime() -> Runtime:
+    """The runtime SDK calls go to now: :func:`installed_runtime`, else the one of a process
+    outside Vis."""
+    runtime = installed_runtime()
+    if runtime is not None:
+        return runtime
+    from vis_core.extension.outside import OUTSIDE
+
+    return OUTSIDE
+
+
+class RuntimeOverride(Runtime):
+    """A runtime that changes some operations of ``inner`` and passes every other one on
+    (``vis.testing.LiveRecorder`` records views this way)."""
+
+    def __init__(self, inner: Runtime) -> None:
+        self.inner = inner
+        self.trusted = inner.trusted
+
+    def serves(self, session_id: str | None) -> bool:
+        return self.inner.serves(session_id)
+
+    def extension_path(self, owner: str) -> Path | None:
+        return self.inner.extension_path(owner)
+
+    def state_read(self, owner: str | None, key: str) -> tuple[bool, Any]:
+        return self.inner.state_read(owner, key)
+
+    def state_write(self, owner: str | None, key: str, value: Any) -> None:
+        self.inner.state_write(owner, key, value)
+
+    def state_delete(self, owner: str | None, key: str) -> bool:
+        return self.inner.state_delete(owner, key)
+
+    def state_keys(self, owner: str | None) -> list[str]:
+        return self.inner.state_keys(owner)
+
+    def state_items(self, owner: str | None) -> dict[str, Any]:
+        return self.inner.state_items(owner)
+
+    def state_clear(self, owner: str | None) -> None:
+        self.inner.state_clear(owner)
+
+    def log(self, level: str, message: str, source: str) -> None:
+        self.inner.log(level, message, source)
+
+    def notify(self, text: str, kind: str) -> bool:
+        return self.inner.notify(text, kind)
+
+    def ask(self, form: Form) -> Answer:
+        return self.inner.ask(form)
+
+    def open_live(
+        self,
+        title: str,
+        nodes: tuple[Any, ...],
+        *,
+        placement: Any,
+        key: str | None,
+        flush_ms: int,
+    ) -> LiveView:
+        return self.inner.open_live(title, nodes, placement=placement, key=key, flush_ms=flush_ms)
+
+
+def operations() -> frozenset[str]:
+    """The names of the runtime's operations (what a worker may ask its host to run)."""
+    return frozenset(Runtime.__abstractmethods__)

@@ -1,0 +1,212 @@
+"""The host's side of the SDK runtime: ``vis.state`` in the store, ``vis.log`` in the log
+folder, ``vis.notify``, ``vis.ask`` and ``vis.live`` in the running call's session."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vis_core.events import Notification
+from vis_core.extension.context import current_call
+from vis_core.extension.runtime import Runtime
+from vis_core.model.notify import NotifyKind
+
+if TYPE_CHECKING:
+    from vis_core.extension.forms import Answer, Form
+    from vis_core.extension.live import LiveView
+    from vis_core.interaction import Interaction
+    from vis_core.store import Store
+
+log = logging.getLogger(__name__)
+NOTIFY_WAIT = 5.0
+
+
+class StoreRuntime(Runtime):
+    """A Vis process with the database but no session (extensions loading, the registration
+    worker): state in the store, the log file, nothing shown to a person."""
+
+    def __init__(self, store: Store | None = None) -> None:
+        self._store = store
+        self._lock = threading.Lock()
+
+    @property
+    def store(self) -> Store:
+        """The database: the given one, else the one under ``VIS_HOME`` (opened once)."""
+        with self._lock:
+            if self._store is None:
+                from vis_core.paths import VisPaths
+                from vis_core.store import Store
+
+                self._store = Store(VisPaths.from_env().ensure().db_file)
+            return self._store
+
+    def serves(self, session_id: str | None) -> bool:
+        return False
+
+    def extension_path(self, owner: str) -> Path | None:
+        return None
+
+    # -- state -------------------------------------------------------------------------------
+    def state_read(self, owner: str | None, key: str) -> tuple[bool, Any]:
+        missing = object()
+        value = self.store.state_get(_owner(owner), key, missing)
+        return (False, None) if value is missing else (True, value)
+
+    def state_write(self, owner: str | None, key: str, value: Any) -> None:
+        self.store.state_set(_owner(owner), key, value)
+
+    def state_delete(self, owner: str | None, key: str) -> bool:
+        return self.store.state_delete(_owner(owner), key)
+
+    def state_keys(self, owner: str | None) -> list[str]:
+        return self.store.state_keys(_owner(owner))
+
+    def state_items(self, owner: str | None) -> dict[str, Any]:
+        return self.store.state_items(_owner(owner))
+
+    def state_clear(self, owner: str | None) -> None:
+        self.store.state_clear(_owner(owner))
+
+    # -- log and notify ----------------------------------------------------------------------
+    def log(self, level: str, message: str, source: str) -> None:
+        from vis_core.extension.logs import write_log
+
+        write_log(level, message, source=source)
+
+    def notify(self, text: str, kind: str) -> bool:
+        return False
+
+    # -- the person ----------------------------------------------------------------------------
+    def ask(self, form: Form) -> Answer:
+        from vis_core.extension.forms import Answer, AnswerReason
+
+        return Answer(reason=AnswerReason.UNDELIVERABLE)
+
+    def open_live(
+        self,
+        title: str,
+        nodes: tuple[Any, ...],
+        *,
+        placement: Any,
+        key: str | None,
+        flush_ms: int,
+    ) -> LiveView:
+        from vis_core.extension.live import NoSink, open_view
+
+        return open_view(title, nodes, placement, key, flush_ms, NoSink())
+
+
+def _owner(owner: str | None) -> str:
+    if owner is None:  # the SDK keeps the state of code of no extension in memory
+        raise ValueError("vis.state in the store needs the name of an extension")
+    return owner
+
+
+class HostRuntime(StoreRuntime):
+    """The Vis host: its store, its sessions and the channel to its person."""
+
+    def __init__(self, host: Any) -> None:
+        super().__init__(host.store)
+        self.host = host
+        self.loop: asyncio.AbstractEventLoop | None = None
+
+    def loop_of_call(self) -> asyncio.AbstractEventLoop | None:
+        """The host loop the running call came from, else the loop the host runs on."""
+        call = current_call()
+        loop = call.loop if call is not None and call.loop is not None else self.loop
+        return None if loop is None or loop.is_closed() else loop
+
+    def _interaction(self) -> Interaction | None:
+        return getattr(self.host, "interaction", None)
+
+    def _agent(self, session_id: str | None) -> Any:
+        """The open agent session ``session_id`` (the latest opened is the one in use)."""
+        if session_id is None:
+            return None
+        sessions = getattr(self.host, "sessions", ())
+        return next((s for s in reversed(sessions) if s.id == session_id), None)
+
+    def extension_path(self, owner: str) -> Path | None:
+        extensions = getattr(self.host, "extensions", None)
+        loaded = None if extensions is None else extensions.get(owner)
+        return None if loaded is None else Path(loaded.path)
+
+    def serves(self, session_id: str | None) -> bool:
+        interaction = self._interaction()
+        if interaction is not None and interaction.has_session(session_id):
+            return True
+        return self._agent(session_id) is not None
+
+    # -- notify -----------------------------------------------------------------------------
+    def notify(self, text: str, kind: str) -> bool:
+        """Emit a :class:`Notification` in the call's session, from the loop or a thread."""
+        call = current_call()
+        agent = self._agent(call.session_id if call is not None else None)
+        loop = self.loop_of_call()
+        if agent is None or loop is None:
+            return False
+        coro = agent.emit(Notification(agent.id, text=text, kind=NotifyKind(kind)))
+        if _on_loop(loop):
+            loop.create_task(coro)
+            return True
+        future = asyncio.run_coroutine_threadsafe(coro, loop)
+        try:
+            future.result(NOTIFY_WAIT)
+        except TimeoutError:
+            log.warning("notification %r was not shown within %.0f s", text, NOTIFY_WAIT)
+        return True
+
+    # -- the person ----------------------------------------------------------------------------
+    def _route(self) -> tuple[Interaction, str | None] | None:
+        """The channel of the running call's session; with no call, the only open session's."""
+        interaction = self._interaction()
+        if interaction is None:
+            return None
+        call = current_call()
+        if call is not None:
+            return interaction, call.session_id
+        only = interaction.only_session()
+        return None if only is None else (interaction, only)
+
+    def ask(self, form: Form) -> Answer:
+        from vis_core.extension.forms import Answer, AnswerReason
+
+        found = self._route()
+        if found is None:
+            return Answer(reason=AnswerReason.UNDELIVERABLE)
+        interaction, session_id = found
+        call = current_call()
+        answer = interaction.ask(form, session_id, call.owner if call is not None else "vis")
+        if not answer and call is not None:  # the calling Activity must not end as a plain ✓
+            reason = answer.reason.value if answer.reason else "not answered"
+            call.unanswered_forms.append(f"form {form.title!r} {reason}")
+        return answer
+
+    def open_live(
+        self,
+        title: str,
+        nodes: tuple[Any, ...],
+        *,
+        placement: Any,
+        key: str | None,
+        flush_ms: int,
+    ) -> LiveView:
+        from vis_core.extension.live import NoSink, open_view
+
+        found = self._route()
+        if found is None:
+            return open_view(title, nodes, placement, key, flush_ms, NoSink())
+        interaction, session_id = found
+        call = current_call()
+        sink = interaction.sink(session_id, call.owner if call is not None else "vis")
+        return open_view(title, nodes, placement, key, flush_ms, sink)
+
+
+def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:
+        return False

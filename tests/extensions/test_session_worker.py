@@ -389,3 +389,83 @@ async def test_objects_lent_to_the_worker_are_let_go_when_it_drops_them(tmp_path
         assert len(channel.exports) <= 3
     finally:
         await host.close()
+
+
+SHELLER = '''
+import vis_core.extension as vis
+
+
+def jailed_child(outside: str) -> str:
+    """A child under the session's jail: it sees the project's values, not the world."""
+    child = vis.jailed_shell(f"echo name=$PROJECT_NAME key=$ANTHROPIC_API_KEY; touch {outside}")
+    child.wait(30)
+    return child.logs().strip()
+
+
+def env_of_child() -> str:
+    """What a child started with vis.shell sees of the environment."""
+    child = vis.shell("echo key=$ANTHROPIC_API_KEY token=$PROBE_TOKEN")
+    child.wait(30)
+    return child.logs().strip()
+
+
+vis.register_extension(vis.Extension(
+    name="sheller", alias="sheller", description="Starts a child.", env=["PROBE_TOKEN"],
+    symbols=[vis.Symbol(env_of_child), vis.Symbol(jailed_child)],
+))
+'''
+
+
+async def test_a_child_of_vis_shell_sees_the_extension_environment_not_the_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-host-only")
+    monkeypatch.setenv("PROBE_TOKEN", "declared-value")
+    folder = Path(os.environ["VIS_HOME"]) / "extensions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sheller.py").write_text(SHELLER, encoding="utf-8")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    script = _script(tmp_path / "script.yaml", ["print(await env_of_child())"])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        (block,) = [e for e in await _turn(session) if isinstance(e, BlockFinished)]
+        assert block.error is None, block.error
+        assert block.stdout.strip() == "key= token=declared-value"
+    finally:
+        await host.close()
+
+
+async def test_vis_jailed_shell_in_the_worker_follows_the_sessions_jail(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from sandbox.hostile import BWRAP_PROBLEM
+
+    from vis_core.paths import TrustStore, VisPaths
+
+    if BWRAP_PROBLEM is not None:
+        pytest.skip(BWRAP_PROBLEM)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-host-only")
+    folder = Path(os.environ["VIS_HOME"]) / "extensions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sheller.py").write_text(SHELLER, encoding="utf-8")
+    workspace = tmp_path / "work"
+    (workspace / ".vis").mkdir(parents=True)
+    # only the project's settings switch the jail on: the worker must learn it from the host
+    (workspace / ".vis" / "settings.toml").write_text("[settings]\njail = true\n")
+    (workspace / "vis.yml").write_text("environment:\n  PROJECT_NAME: acme\n")
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    outside = tmp_path / "outside.txt"
+    script = _script(tmp_path / "script.yaml", [f"print(await jailed_child({str(outside)!r}))"])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        assert host.jail_policy(session.id) == (True, None)
+        (block,) = [e for e in await _turn(session) if isinstance(e, BlockFinished)]
+        assert block.error is None, block.error
+        assert "name=acme key=" in block.stdout
+        assert "sk-ant" not in block.stdout
+        assert not outside.exists()
+    finally:
+        await host.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import dataclasses
 import os
 import shutil
 import stat
@@ -324,14 +325,11 @@ def _output_dir() -> Path:
 
 
 def _start(
-    spec: dict[str, Any],
-    jail: Path | None,
-    read_only: tuple[Path, ...],
-    read_write: tuple[Path, ...],
+    spec: dict[str, Any], jail: Path | None, terms: JailTerms, extra: tuple[Path, ...]
 ) -> Process:
     async def start() -> ShellHandle:
         if jail is not None:
-            return await _start_jailed(spec, jail, read_only, read_write)
+            return await _start_jailed(spec, jail, terms, extra)
         return await PROCESSES.shells.start(
             spec["command"],
             cwd=spec["cwd"],
@@ -344,9 +342,10 @@ def _start(
 
 
 async def _start_jailed(
-    spec: dict[str, Any], jail: Path, read_only: tuple[Path, ...], read_write: tuple[Path, ...]
+    spec: dict[str, Any], jail: Path, terms: JailTerms, extra: tuple[Path, ...]
 ) -> ShellHandle:
-    """Like ``ShellManager.start`` under the jail, with grant binds (read-only and read-write)."""
+    """Like ``ShellManager.start`` under the jail, with the extension's grants bound (read-only
+    and read-write) and ``extra`` paths read-write."""
     import shlex
 
     from vis_core.sandbox.jail import jail_argv
@@ -355,16 +354,14 @@ async def _start_jailed(
     script = f"cd -- {shlex.quote(str(spec['cwd']))} || exit 125\n{spec['command']}"
     from vis_core.sandbox.environ import child_environment
 
-    host = _host()
     argv = jail_argv(
         [shell, "-c", script],
         jail,
-        read_only=read_only,
-        read_write=read_write,
-        project_root=getattr(host, "project_root", None),
+        read_only=terms.read,
+        read_write=(*terms.write, *extra),
+        project_root=terms.project_root,
     )
-    project = host.project_values() if host is not None else {}
-    environment = child_environment(project, spec["env"])
+    environment = child_environment(terms.project_values, spec["env"])
     process = await asyncio.create_subprocess_exec(
         *argv,
         cwd=spec["cwd"],
@@ -387,7 +384,7 @@ def shell(spec: dict[str, Any] | str) -> Process:
     A relative or empty ``cwd`` starts at ``vis.project_root()``.
     """
     require_trusted("vis.shell")
-    return _start(_spec(spec, SHELL_KEYS, "vis.shell()"), None, (), ())
+    return _start(_spec(spec, SHELL_KEYS, "vis.shell()"), None, JailTerms(), ())
 
 
 def _host() -> Any:
@@ -396,7 +393,31 @@ def _host() -> Any:
     return getattr(current_runtime(), "host", None)
 
 
-def jail_enabled() -> bool:
+@dataclasses.dataclass(frozen=True)
+class JailTerms:
+    """What confines a child of the running call: its session's jail (on, or why nothing may
+    run), its project (root and values) and the calling extension's grants."""
+
+    on: bool = False
+    refusal: str | None = None
+    project_root: Path | None = None
+    project_values: dict[str, str] = dataclasses.field(default_factory=dict)
+    read: tuple[Path, ...] = ()
+    write: tuple[Path, ...] = ()
+
+
+def _session_jail() -> JailTerms:
+    """The running call's :class:`JailTerms`. An extension worker asks the host for them."""
+    host = _host()
+    if host is None or not hasattr(host, "jail_policy"):
+        return JailTerms()
+    call = current_call()
+    jail, refusal = host.jail_policy(None if call is None else call.session_id)
+    read, write = _grants()
+    return JailTerms(jail, refusal, host.project_root, host.project_values(), read, write)
+
+
+def jail_enabled(terms: JailTerms | None = None) -> bool:
     """Whether extension children are jailed: the ``jail`` setting of config.toml on disk, read
     again at every spawn, or of the running call's session (either one switches it on).
     Raises :class:`PermissionError` when it cannot be read: nothing runs unconfined because
@@ -411,14 +432,10 @@ def jail_enabled() -> bool:
         raise PermissionError(
             jail_refusal(f"{config.path}: setting 'jail' takes true or false, got {value!r}")
         )
-    host = _host()
-    if host is None or not hasattr(host, "jail_policy"):
-        return value
-    call = current_call()
-    jail, refusal = host.jail_policy(None if call is None else call.session_id)
-    if refusal is not None:
-        raise PermissionError(refusal)
-    return value or jail
+    terms = _session_jail() if terms is None else terms
+    if terms.refusal is not None:
+        raise PermissionError(terms.refusal)
+    return value or terms.on
 
 
 def _grants() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
@@ -447,8 +464,8 @@ def jailed_shell(spec: dict[str, Any] | str) -> Process:
     extra = _paths(parsed.get("allow_read_write"), "allow_read_write") + _paths(
         parsed.get("unix_connect"), "unix_connect"
     )
-    if not jail_enabled():
-        return _start(parsed, None, (), ())
-    read, write = _grants()
+    terms = _session_jail()
+    if not jail_enabled(terms):
+        return _start(parsed, None, terms, ())
     root = workspace_root() if current_call() is not None else Path.cwd()
-    return _start(parsed, root, read, (*write, *extra))
+    return _start(parsed, root, terms, extra)

@@ -44,16 +44,17 @@ FORWARDED: dict[str, str] = {
     "list_attachments": "vis_core.extension.attachments",
     "read_attachment": "vis_core.extension.attachments",
     "show_attachment": "vis_core.extension.attachments",
-    "shell": "vis_core.extension.fs",
-    "jailed_shell": "vis_core.extension.fs",
 }
 
 
 # host functions the worker's own SDK code calls while it serves a call (never at load):
-# a run-time ``vis.mcp_server``, and ``Setting.value()`` through the host's resolver
+# a run-time ``vis.mcp_server``, ``Setting.value()`` through the host's resolver, and the
+# session's jail terms for ``vis.jailed_shell`` (children start in the worker, with its
+# environment, never the host's)
 IN_CALLS: dict[str, str] = {
     "_register_now": "vis_core.extension.mcp_servers",
     "value_of": "vis_core.extension.settings_decl",
+    "_session_jail": "vis_core.extension.fs",
 }
 
 
@@ -160,9 +161,12 @@ def install(caller: Any) -> None:
 
 def _install_in_calls(caller: Any) -> None:
     from vis_core.extension import mcp_servers, settings_decl
+
+    fs: Any = importlib.import_module("vis_core.extension.fs")  # the package's fs is vis.fs
     from vis_core.extension.context import current_call
 
     register, value_of = ServiceProxy(caller, "_register_now"), ServiceProxy(caller, "value_of")
+    session_jail = ServiceProxy(caller, "_session_jail")
 
     def register_now(declared: Any) -> None:
         if current_call() is not None:  # an entry file's declaration stays a declaration
@@ -171,7 +175,11 @@ def _install_in_calls(caller: Any) -> None:
     def resolve(setting: Any) -> Any:
         return value_of(setting.id) if current_call() is not None else setting.default
 
+    def jail_terms() -> Any:
+        return session_jail() if current_call() is not None else fs.JailTerms()
+
     mcp_servers._register_now = register_now
+    fs._session_jail = jail_terms
     settings_decl.set_value_resolver(resolve)
 
 

@@ -237,3 +237,48 @@ def test_fold_row_opened(snap_compare: Any) -> None:
 
     options = HostOptions(workspace=Path(WORKSPACE), provider="scripted", script=script)
     assert snap_compare(VisApp(options, frozen=True), terminal_size=(100, 34), run_before=run)
+
+
+RICH_ANSWER = """## What changed
+
+1. The parser keeps **state** between calls.
+2. Errors name the file:
+   - `src/app.py` for the app
+   - `src/cli.py` for the command line
+
+| file | lines | note |
+| ---- | ----: | ---- |
+| src/app.py | 120 | *parser* |
+| src/cli.py | 48 | `main()` |
+
+```python
+def parse(text: str) -> list[str]:
+    return text.split()
+```
+
+> Run the tests again before you commit.
+"""
+
+
+def test_answer_with_a_heading_lists_a_table_and_a_fence(snap_compare: Any) -> None:
+    """The one Markdown renderer of answers (live and stored draw alike)."""
+
+    async def run(pilot: Pilot[Any]) -> None:
+        await _ready(pilot)
+        app = pilot.app
+        assert isinstance(app, VisApp) and app.session is not None
+        sid = app.session.id
+        app.main.feed_events(
+            [
+                TurnStarted(sid, turn_id="t1", position=1, request="What changed?"),
+                *(
+                    AssistantDelta(sid, turn_id="t1", text=RICH_ANSWER[n : n + 9])
+                    for n in range(0, len(RICH_ANSWER), 9)
+                ),
+            ]
+        )
+        await _answers_rendered(pilot)
+        app.main.transcript.scroll_home(animate=False)
+        await pilot.pause()
+
+    assert snap_compare(_app(), terminal_size=(90, 40), run_before=run)

@@ -5,12 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from sample_turns import every_block_records, failed_verification_record, record, turn_events
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from vis_core.events import TurnEnded
 from vis_core.model.activity import ActivityPresentation, ActivityState
 from vis_core.model.turn import TurnStatus
 from vis_tui.widgets.activity import ActivityRow, SectionView
+from vis_tui.widgets.answer import AnswerView
 from vis_tui.widgets.paths import PathChip
 from vis_tui.widgets.turn import TurnView
 
@@ -165,7 +166,7 @@ async def test_streamed_deltas_are_coalesced_into_markdown(harness, workspace: P
         turn = app.main.transcript.turns["t1"]
         answer = turn.answers[0]
         assert answer.text == "".join(words)  # the text at once; the Markdown catches up
-        assert isinstance(answer, Markdown)
+        assert isinstance(answer, AnswerView)
         await until(pilot, lambda: answer.source == "".join(words))
         app.feed([TurnEnded("s", turn_id="t1", status=TurnStatus.CANCELLED)])
         await pilot.pause()

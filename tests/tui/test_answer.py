@@ -25,14 +25,14 @@ async def test_a_fast_stream_is_rendered_in_few_re_renders_and_ends_complete(
         turn.add_delta(text[:20])
         answer = turn.answers[0]
         assert isinstance(answer, AnswerView)
-        renders: list[str] = []  # what reaches the Markdown widget, re-render by re-render
-        append = answer.append
+        renders: list[str] = []  # the text drawn, re-render by re-render
+        show = answer.lines.show
 
-        def counted(markdown: str) -> object:
+        def counted(markdown: str) -> None:
             renders.append(markdown)
-            return append(markdown)
+            show(markdown)
 
-        answer.append = counted  # type: ignore[method-assign]
+        answer.lines.show = counted  # type: ignore[method-assign]
         begun = time.perf_counter()
         for n in range(20, len(text), 20):
             turn.add_delta(text[n : n + 20])
@@ -40,7 +40,9 @@ async def test_a_fast_stream_is_rendered_in_few_re_renders_and_ends_complete(
         streamed = time.perf_counter() - begun
         await until(pilot, lambda: answer.source == text)
         assert answer.text == text
-        assert text.endswith("".join(renders))  # each re-render appended what was new
+        # each re-render went on from the one before
+        assert all(b.startswith(a) for a, b in zip(renders, renders[1:], strict=False))
+        assert renders[-1] == text
         # at most one re-render per FLUSH_SECONDS while deltas arrive, and one at the end
         assert 1 <= len(renders) <= streamed / FLUSH_SECONDS + 2 < 3000 / 20
 
@@ -84,18 +86,9 @@ Done: see `f`.
 
 
 def _drawn(answer: AnswerView) -> list[str]:
-    """What the answer and every widget inside it draw, with places relative to the answer,
-    sizes and styles, in screen order (top to bottom, left to right)."""
-    origin = answer.region.offset
-    pieces: list[tuple[int, int, int, str]] = []
-    for depth, widget in enumerate([answer, *answer.query("*")]):
-        offset = widget.region.offset - origin
-        strips = widget.render_lines(Region(0, 0, *widget.region.size))  # with padding
-        drawn = [
-            repr([(segment.text, str(segment.style)) for segment in strip]) for strip in strips
-        ]
-        pieces.append((offset.y, offset.x, depth, f"{widget.size} {drawn}"))
-    return [piece for *_, piece in sorted(pieces, key=lambda piece: (piece[0], piece[1], piece[3]))]
+    """Every line the answer draws, with its text and styles."""
+    strips = answer.render_lines(Region(0, 0, *answer.region.size))  # with padding
+    return [repr([(segment.text, str(segment.style)) for segment in strip]) for strip in strips]
 
 
 async def test_a_table_and_a_code_fence_streamed_in_small_chunks_look_as_if_rendered_at_once(
@@ -122,10 +115,41 @@ async def test_a_table_and_a_code_fence_streamed_in_small_chunks_look_as_if_rend
         assert isinstance(streamed, AnswerView) and isinstance(whole, AnswerView)
         await until(pilot, lambda: whole.source == whole.text)
         await pilot.pause()
-        kinds = [type(block).__name__ for block in streamed.children]
-        assert kinds == [type(block).__name__ for block in whole.children]
-        assert "MarkdownTable" in kinds and "MarkdownFence" in kinds
+        kinds = [block.kind for block in streamed.lines.blocks]
+        assert kinds == [block.kind for block in whole.lines.blocks]
+        assert "table_open" in kinds and "fence" in kinds
         assert streamed.size == whole.size
         drawn = _drawn(streamed)
         assert any("alpha" in line for line in drawn) and any("return" in line for line in drawn)
         assert drawn == _drawn(whole)
+
+
+async def test_a_long_answer_draws_its_end_first_and_the_blocks_above_when_idle(
+    workspace: Path,
+) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        turn = app.main.transcript.add_turn("t1", 1, "write a lot")
+        paragraphs = [f"paragraph {n} " + "word " * 60 for n in range(120)]
+        text = "\n\n".join(paragraphs)
+        for n in range(0, len(text), 500):
+            turn.add_delta(text[n : n + 500])
+        turn.close_answer()
+        answer = turn.answers[0]
+        assert isinstance(answer, AnswerView)
+        await until(pilot, lambda: answer.source == text)
+        await pilot.pause()
+        shown = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+        assert any("paragraph 119" in "".join(s.text for s in strip) for strip in shown)
+        await until(pilot, lambda: answer.lines.complete)  # the rest, drawn when idle
+        await pilot.pause()
+        drawn = answer.lines.strips(answer.content_size.width, answer, answer.visual_style)
+        assert answer.content_size.height == len(drawn)
+        app.main.transcript.scroll_home(animate=False)
+        await pilot.pause()
+        top = ["".join(s.text for s in strip) for strip in app.screen._compositor.render_strips()]  # type: ignore[attr-defined]
+        assert any("paragraph 0 word" in line for line in top)
+        assert [line.text for line in drawn] == [
+            answer.render_line(y).text for y in range(answer.content_size.height)
+        ]

@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from vis_tui.app import VisApp
+from vis_tui.widgets.answer import AnswerView
+from vis_tui.widgets.stored_turn import StoredTurnView
+from vis_tui.widgets.turn import TurnView
 
 from .support import started, until, vis_app, write_script
 
@@ -61,3 +64,71 @@ async def test_a_turn_looks_the_same_live_and_after_resume(workspace: Path, tmp_
     assert "The code block stopped: bad input" in "\n".join(live)
     assert any("partial partial" in line for line in resumed)
     assert resumed == live
+
+
+RICH_ANSWER = """## What changed
+
+1. The parser keeps **state** between calls.
+2. Errors name the file:
+   - `src/app.py` for the app
+   - `src/cli.py` for the command line
+
+| file | lines | note |
+| ---- | ----: | ---- |
+| src/app.py | 120 | *parser* |
+| src/cli.py | 48 | `main()` |
+
+```python
+def parse(text: str) -> list[str]:
+
+    return text.split()  # a blank line above, inside the fence
+```
+
+> Run the tests again before you commit.
+
+---
+
+Done.
+"""
+
+
+async def test_an_answer_with_lists_a_table_and_a_fence_looks_the_same_live_and_after_resume(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path,
+        [
+            {"text": "Reading it.", "code": "await ls('.')"},
+            {"text": RICH_ANSWER, "chunk": 7},
+        ],
+    )
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 80)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"first", "enter")
+        await until(
+            pilot, lambda: not app.main.turn_running and len(app.main.transcript.turns) == 1
+        )
+        await until(pilot, lambda: all(a.source == a.text for a in app.main.query(AnswerView)))
+        app.main.transcript.scroll_home(animate=False)
+        await pilot.pause(0.2)
+        live = _lines(app)
+        session_id = app.session.id
+    resumed_app = vis_app(workspace, resume=session_id)
+    async with resumed_app.run_test(size=(100, 80)) as pilot:
+        await started(resumed_app, pilot)
+        resumed_app.main.transcript.scroll_home(animate=False)
+        await pilot.pause(0.2)
+        resumed = _lines(resumed_app)
+        turn = next(iter(resumed_app.main.transcript.turns.values()))
+        assert isinstance(turn, StoredTurnView)
+        turn.post_message(StoredTurnView.Open(turn, None))  # as a click: the full turn
+        turns = resumed_app.main.transcript.turns
+        await until(pilot, lambda: isinstance(turns[turn.turn_id], TurnView))
+        await pilot.pause(0.2)
+        opened = _lines(resumed_app)
+    shown = "\n".join(live)
+    for piece in ("What changed", "src/cli.py", "120", "return text.split()", "Run the tests"):
+        assert piece in shown
+    assert resumed == live
+    assert opened == live

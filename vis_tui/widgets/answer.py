@@ -1,36 +1,46 @@
-"""A streamed answer: Markdown that coalesces deltas and re-renders at most ~20 times a second,
-less often when drawing it gets slow, so keys never wait behind a backlog of re-renders."""
+"""A model's answer drawn as lines (:mod:`~vis_tui.widgets.answer_lines`): streamed deltas are
+coalesced and shown at most ~20 times a second, less often when drawing gets slow, so keys
+never wait behind a backlog of re-renders; a stored answer is the same widget, shown whole."""
 
 from __future__ import annotations
 
 import time
 from typing import Any
 
-from rich.markdown import Markdown as RichMarkdown
-from textual.widgets import Markdown, Static
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.widget import Widget
+
+from vis_tui.widgets.answer_lines import AnswerLines
 
 FLUSH_SECONDS = 0.05  # the shortest pause between two re-renders
 PACE = 3  # a re-render that took t seconds (to its frame) is followed by a pause of PACE * t
+IDLE_SECONDS = 0.05  # blocks above the view are drawn this long after a layout …
+IDLE_BLOCKS = 8  # … this many at a time
+SLICE = 65_536  # characters added per re-render at most: a frame never draws a whole backlog
 
 
-class AnswerView(Markdown):
-    """Answer text of one model response; ``text`` is the truth, the Markdown catches up."""
+class AnswerView(Widget):
+    """Answer text of one model response; ``text`` is the truth, the lines catch up."""
 
-    DEFAULT_CSS = """
-    AnswerView { margin: 1 0; padding: 0; }
-    AnswerView > MarkdownBlock:last-child { margin-bottom: 0; }
-    """
+    DEFAULT_CSS = "AnswerView { height: auto; margin: 1 0; padding: 0; }"
 
     def __init__(self, text: str = "") -> None:
-        super().__init__(text, classes="answer")
+        super().__init__(classes="answer")
         self.text = text
-        self._shown = len(text)
-        self._rewrite = False
+        self.lines = AnswerLines()
+        self.lines.show(text)
         self._timer: Any = None
+        self._idle_timer: Any = None
         self._ready = False
         self._rendering = False  # a re-render is on its way to the screen
         self._pause = FLUSH_SECONDS
         self._complete = False  # the response ended: the rest goes out without a pause
+
+    @property
+    def source(self) -> str:
+        """The text drawn so far."""
+        return self.lines.shown
 
     def on_mount(self) -> None:
         self._ready = True
@@ -44,7 +54,6 @@ class AnswerView(Markdown):
         """The final text of the response (replaces what streamed when they differ)."""
         if text != self.text:
             self.text = text
-            self._rewrite = True
             self._schedule()
 
     def complete(self) -> None:
@@ -57,21 +66,19 @@ class AnswerView(Markdown):
         self._schedule()
 
     def _schedule(self) -> None:
-        pending = self._rewrite or self._shown != len(self.text)
+        pending = self.lines.shown != self.text
         if self._ready and pending and self._timer is None and not self._rendering:
             self._timer = self.set_timer(max(self._pause, 0.001), self._flush)
 
-    async def _flush(self) -> None:
+    def _flush(self) -> None:
         self._timer = None
         self._rendering = True
         started = time.perf_counter()
-        text = self.text
-        if self._rewrite or len(text) < self._shown:
-            self._rewrite = False
-            await self.update(text)
-        elif len(text) > self._shown:
-            await self.append(text[self._shown :])
-        self._shown = len(text)
+        text, shown = self.text, self.lines.shown
+        if text.startswith(shown) and len(text) - len(shown) > SLICE:
+            text = text[: len(shown) + SLICE]  # the rest in the next re-render
+        self.lines.show(text)
+        self.refresh(layout=True)
         self.call_after_refresh(self._rendered, started)
 
     def _rendered(self, started: float) -> None:
@@ -79,14 +86,37 @@ class AnswerView(Markdown):
         self._rendering = False
         if not self._complete:
             self._pause = max(FLUSH_SECONDS, PACE * (time.perf_counter() - started))
+        elif self.lines.shown != self.text:
+            self._pause = 0.0  # the rest of the backlog, slice by slice
         self._schedule()
 
+    # -- drawing -------------------------------------------------------------------------
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        if width <= 0:
+            return 0
+        # the end is drawn (a pinned view shows it); the blocks above are drawn when idle
+        rows = viewport.height
+        height = self.lines.height(width, self, self.visual_style, exact_rows=rows)
+        self._draw_later()
+        return height
 
-class StoredAnswer(Static):
-    """A finished answer loaded from the store, rendered as one widget."""
+    def render_line(self, y: int) -> Strip:
+        width = self.content_size.width
+        strip, resized = self.lines.line(y, width, self, self.visual_style)
+        if resized:  # a block above the view was drawn at last and differs from its estimate
+            self.call_later(self.refresh, layout=True)
+        return strip
 
-    DEFAULT_CSS = "StoredAnswer { margin: 1 0; padding: 0; }"
+    def _draw_later(self) -> None:
+        if not self.lines.complete and self._idle_timer is None:
+            self._idle_timer = self.set_timer(IDLE_SECONDS, self._draw_idle)
 
-    def __init__(self, text: str) -> None:
-        super().__init__(RichMarkdown(text), classes="answer stored-answer")
-        self.text = text
+    def _draw_idle(self) -> None:
+        """Draw a few blocks not drawn yet (between re-renders of the stream: it goes first)."""
+        self._idle_timer = None
+        width = self.content_size.width
+        if width <= 0 or self._timer is not None or self._rendering:
+            self._draw_later()
+            return
+        if self.lines.draw_some(IDLE_BLOCKS, width, self, self.visual_style):
+            self.refresh(layout=True)

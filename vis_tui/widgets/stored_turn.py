@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 
-from rich.markdown import Markdown as RichMarkdown
 from rich.style import Style as RichStyle
 from textual.color import Color
 from textual.content import Content
@@ -21,6 +20,7 @@ from vis_core.model.turn import TurnStatus
 from vis_tui.history import PartKind, StoredTurn
 from vis_tui.widgets.activity import NEST_INDENT, headline_content, is_expandable
 from vis_tui.widgets.activity_tree import place
+from vis_tui.widgets.answer_lines import AnswerLines
 from vis_tui.widgets.plain import record_text
 from vis_tui.widgets.turn import footer_content, request_content
 
@@ -198,7 +198,9 @@ class StoredTurnView(Widget, can_focus=True):
         folds = 0
         for part, run in zip(self.parts, self.runs, strict=True):
             if part.kind is PartKind.REPLY:
-                strips = strips_of(visualize(painter, RichMarkdown(part.text)), width, style)
+                answer = AnswerLines()  # as a live answer draws it
+                answer.show(part.text)
+                strips = answer.strips(width, painter, style)
                 parts.append((strips, 1, 1, None))
             elif part.kind in (PartKind.NOTE, PartKind.FOLD):
                 note = Content.styled(part.text, part.style)

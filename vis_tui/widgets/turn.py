@@ -13,7 +13,7 @@ from vis_core.model.turn import TurnStatus
 from vis_tui.notes import FoldInfo
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.activity_tree import place
-from vis_tui.widgets.answer import AnswerView, StoredAnswer
+from vis_tui.widgets.answer import AnswerView
 from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.fold_row import FoldRow
 
@@ -73,7 +73,7 @@ class TurnView(Vertical):
         self.tags: dict[str, SymbolTag] = {}
         self.status: TurnStatus | None = None
         self._answer: AnswerView | None = None
-        self.answers: list[AnswerView | StoredAnswer] = []
+        self.answers: list[AnswerView] = []
         self._early: list[Any] = []
         self._footer: Static | None = None
         self._ready = False
@@ -103,9 +103,9 @@ class TurnView(Vertical):
         self._open_answer().add_delta(text)
 
     def add_stored_answer(self, text: str) -> None:
-        """A finished answer of a stored turn: one light widget instead of a Markdown tree."""
+        """A finished answer of a stored turn: drawn as a streamed one ends up."""
         if text:
-            view = StoredAnswer(text)
+            view = AnswerView(text)
             self.answers.append(view)
             self._mount_before_footer(view)
 

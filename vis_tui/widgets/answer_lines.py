@@ -1,0 +1,200 @@
+"""An answer's Markdown as lines: one renderer for streamed and stored answers.
+
+The text is cut into top-level Markdown blocks. Every block but the last is settled (nothing
+later can change it) and is drawn once per width and style; only the last, live block is
+drawn again as text streams in, so a long answer costs what its newest block costs."""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from markdown_it import MarkdownIt
+from rich.markdown import Markdown as RichMarkdown
+from rich.style import Style as RichStyle
+from textual.color import Color
+from textual.strip import Strip
+from textual.style import Style
+from textual.visual import Visual, visualize
+from textual.widget import Widget
+
+_PARSER = MarkdownIt().enable("strikethrough").enable("table")  # as Rich's Markdown parses
+# Where blocks start needs no inline parse: a block's inline text is parsed when it is drawn.
+_BLOCK_PARSER = MarkdownIt().enable("strikethrough").enable("table").disable("inline")
+
+
+@dataclass(frozen=True)
+class Block:
+    """One top-level Markdown block: its source and the type of its first token."""
+
+    source: str
+    kind: str
+
+
+def top_blocks(text: str) -> list[tuple[int, str]]:
+    """Each top-level Markdown block of ``text``: the line it starts on, and its kind."""
+    return [
+        (token.map[0], token.type)
+        for token in _BLOCK_PARSER.parse(text)
+        if token.level == 0 and token.map is not None and token.nesting >= 0
+    ]
+
+
+class _ParsedMarkdown(RichMarkdown):
+    """Rich's Markdown with one shared parser (Rich builds a parser for each document)."""
+
+    def __init__(self, block: Block) -> None:
+        self.markup = block.source
+        self.parsed = _PARSER.parse(block.source)
+        self.code_theme = "monokai"
+        self.justify = None
+        self.style = "none"
+        self.hyperlinks = True
+        self.inline_code_lexer = None
+        self.inline_code_theme = self.code_theme
+
+
+def draw_block(block: Block, width: int, painter: Widget, style: Style) -> list[Strip]:
+    """One block's lines at ``width``, in ``painter``'s style, each ``width`` cells long."""
+    visual = visualize(painter, _ParsedMarkdown(block))
+    strips = Visual.to_strips(painter, visual, width, None, style, apply_selection=False)
+    fill = _fill(style)
+    plain = {None, fill.bgcolor}
+
+    def blank(strip: Strip) -> bool:  # spaces on the answer's background
+        return all(
+            not seg.text.strip() and (seg.style is None or seg.style.bgcolor in plain)
+            for seg in strip
+        )
+
+    first = next((n for n, strip in enumerate(strips) if not blank(strip)), len(strips))
+    last = next((n for n in range(len(strips) - 1, first - 1, -1) if not blank(strips[n])), first)
+    # Rich pads some blocks (a heading, a table) with blank lines; blocks here are one apart
+    return [strip.extend_cell_length(width, fill) for strip in strips[first : last + 1]]
+
+
+def _fill(style: Style) -> RichStyle:
+    background = style.background or Color(0, 0, 0, 0)
+    return RichStyle(bgcolor=background.rich_color)
+
+
+def estimated_height(block: Block, width: int) -> int:
+    """Lines ``block`` will likely take at ``width`` before it is drawn (a paragraph wraps;
+    other blocks keep their lines, a fence gains its padding)."""
+    lines = block.source.strip("\n").splitlines() or [""]
+    kind = block.kind
+    if kind == "paragraph_open":
+        return max(1, -(-sum(len(line) + 1 for line in lines) // max(1, width)))
+    return len(lines) + (2 if kind in ("fence", "code_block") else 0)
+
+
+class AnswerLines:
+    """The blocks of an answer's text (:meth:`show`) and their lines: a blank line between
+    two blocks. A block is drawn when one of its lines is read or :meth:`draw_some` gets to
+    it; until then its height is an estimate, so blocks far above the view cost nothing."""
+
+    def __init__(self) -> None:
+        self.shown = ""  # the text the blocks hold
+        self._settled: list[Block] = []  # blocks nothing later can change
+        self._settled_chars = 0  # the part of ``shown`` the settled blocks cover
+        self._live: list[Block] = []  # the blocks after them: at most one
+        self._key: tuple[int, Style, str] | None = None  # width, style, theme of ``_drawn``
+        self._drawn: dict[int, list[Strip]] = {}  # lines of drawn blocks, by block index
+        self._offsets: list[int] | None = None  # first line of each block
+        self._total = 0
+
+    def show(self, text: str) -> None:
+        """Hold ``text``: the blocks after the settled ones are parsed again; a text that
+        does not go on from the settled part starts over."""
+        if not text.startswith(self.shown[: self._settled_chars]):
+            self._settled, self._settled_chars, self._drawn = [], 0, {}
+        tail = text[self._settled_chars :]
+        lines = tail.splitlines(keepends=True)
+        blocks = top_blocks(tail)
+        ends = [start for start, _ in blocks[1:]] + [len(lines)] if blocks else []
+        found = [
+            Block("".join(lines[start:end]), kind)
+            for (start, kind), end in zip(blocks, ends, strict=True)
+        ]
+        self._drawn.pop(len(self._settled), None)  # the live block changed
+        if len(found) > 1:  # a block that has a next one is settled
+            self._settled.extend(found[:-1])
+            self._settled_chars += sum(len(line) for line in lines[: blocks[-1][0]])
+        self._live = found[-1:]
+        self.shown = text
+        self._offsets = None
+
+    @property
+    def blocks(self) -> list[Block]:
+        return [*self._settled, *self._live]
+
+    # -- lines ---------------------------------------------------------------------------
+    def _use(self, width: int, painter: Widget, style: Style) -> None:
+        key = (width, style, painter.app.theme)
+        if key != self._key:
+            self._key, self._drawn, self._offsets = key, {}, None
+
+    def _layout(self, width: int) -> list[int]:
+        if self._offsets is None:
+            offsets, line = [], 0
+            for index, block in enumerate(self.blocks):
+                offsets.append(line)
+                drawn = self._drawn.get(index)
+                line += (len(drawn) if drawn is not None else estimated_height(block, width)) + 1
+            self._offsets, self._total = offsets, max(0, line - 1)
+        return self._offsets
+
+    def _draw(self, index: int, width: int, painter: Widget, style: Style) -> list[Strip]:
+        drawn = self._drawn.get(index)
+        if drawn is None:
+            drawn = self._drawn[index] = draw_block(self.blocks[index], width, painter, style)
+            self._offsets = None
+        return drawn
+
+    def height(self, width: int, painter: Widget, style: Style, *, exact_rows: int = 0) -> int:
+        """Lines of the answer at ``width``; the last blocks covering ``exact_rows`` lines
+        (what a view pinned to the bottom shows) are drawn, the others may be estimates."""
+        self._use(width, painter, style)
+        rows, index = 0, len(self.blocks) - 1
+        while index >= 0 and rows < exact_rows:
+            rows += len(self._draw(index, width, painter, style)) + 1
+            index -= 1
+        self._layout(width)
+        return self._total
+
+    def line(self, y: int, width: int, painter: Widget, style: Style) -> tuple[Strip, bool]:
+        """Line ``y`` and whether drawing its block changed the answer's height."""
+        self._use(width, painter, style)
+        offsets = self._layout(width)
+        index = bisect_right(offsets, y) - 1
+        blank = Strip.blank(width, _fill(style))
+        if index < 0 or y >= self._total:
+            return blank, False
+        total = self._total
+        strips = self._draw(index, width, painter, style)
+        row = y - self._layout(width)[index]
+        return (strips[row] if 0 <= row < len(strips) else blank), self._total != total
+
+    def draw_some(self, count: int, width: int, painter: Widget, style: Style) -> bool:
+        """Draw up to ``count`` blocks not drawn yet, newest first; True if any was."""
+        self._use(width, painter, style)
+        waiting = [i for i in range(len(self.blocks) - 1, -1, -1) if i not in self._drawn]
+        for index in waiting[:count]:
+            self._draw(index, width, painter, style)
+        return bool(waiting)
+
+    @property
+    def complete(self) -> bool:
+        """Every block is drawn at the last width used."""
+        return len(self._drawn) >= len(self.blocks)
+
+    def strips(self, width: int, painter: Widget, style: Style) -> list[Strip]:
+        """Every line of the answer at ``width`` (all blocks drawn)."""
+        self._use(width, painter, style)
+        blank = Strip.blank(width, _fill(style))
+        lines: list[Strip] = []
+        for index in range(len(self.blocks)):
+            if index:
+                lines.append(blank)
+            lines.extend(self._draw(index, width, painter, style))
+        return lines

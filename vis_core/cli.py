@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from vis_core import codegen_cache
+
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
@@ -91,6 +93,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    codegen_cache.install()  # before the modules that define dataclasses are imported
     from vis_core.mcp.arguments import split_server_command
 
     argv, server_command = split_server_command(list(sys.argv[1:] if argv is None else argv))

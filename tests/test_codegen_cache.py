@@ -1,0 +1,129 @@
+"""The code dataclasses generate for Vis's classes is kept between runs and behaves the same."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+CHILD = textwrap.dedent(
+    """
+    import dataclasses, json, sys, types
+    from pathlib import Path
+
+    compiled = []
+
+    def hook(event, args):
+        if event == "compile" and isinstance(args[0], (str, bytes)) and b"__create_fn__" in (
+            args[0] if isinstance(args[0], bytes) else args[0].encode()
+        ):
+            compiled.append(1)
+
+    sys.addaudithook(hook)
+    from vis_core import codegen_cache
+
+    installed = codegen_cache.install(Path(sys.argv[1]))
+    again = codegen_cache.install(Path(sys.argv[1]))
+
+    SOURCE = '''
+    from __future__ import annotations
+    import dataclasses
+
+    @dataclasses.dataclass(frozen=True)
+    class Point:
+        x: int
+        y: int = 2
+        tags: tuple = dataclasses.field(default_factory=tuple)
+
+        def __post_init__(self):
+            if self.x < 0:
+                raise ValueError("x")
+    '''
+
+    def define(name):
+        module = types.ModuleType(name)
+        sys.modules[name] = module
+        exec(SOURCE, module.__dict__)
+        return module.Point
+
+    ours = compiled.copy()
+    Point = define("vis_core.example_points")
+    ours = len(compiled)
+    Other = define("someone_else.points")
+    others = len(compiled) - ours
+    p = Point(1)
+    try:
+        p.x = 5
+        frozen = False
+    except dataclasses.FrozenInstanceError:
+        frozen = True
+    try:
+        Point(-1)
+        checked = False
+    except ValueError:
+        checked = True
+    print(json.dumps({
+        "installed": installed,
+        "again": again,
+        "compiled_ours": ours,
+        "compiled_others": others,
+        "repr": repr(p),
+        "eq": p == Point(1, 2, ()) and p != Point(1, 3),
+        "hash": hash(p) == hash(Point(1)),
+        "replace": dataclasses.replace(p, y=7) == Point(1, 7),
+        "fields": [f.name for f in dataclasses.fields(Point)],
+        "frozen": frozen,
+        "post_init": checked,
+        "same_as_stdlib": repr(Other(1)).replace("Point", "") == repr(p).replace("Point", ""),
+    }))
+    """
+)
+
+
+def run(cache: Path) -> dict:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(cache)], capture_output=True, text=True, check=True
+    )
+    return json.loads(out.stdout)
+
+
+def expected_behaviour(result: dict) -> None:
+    assert result["repr"] == "Point(x=1, y=2, tags=())"
+    assert result["eq"] and result["hash"] and result["replace"]
+    assert result["fields"] == ["x", "y", "tags"]
+    assert result["frozen"] and result["post_init"] and result["same_as_stdlib"]
+
+
+def test_the_second_run_uses_the_kept_code_and_classes_behave_the_same(tmp_path: Path) -> None:
+    cache = tmp_path / "cache" / "code.marshal"
+    first = run(cache)
+    assert first["installed"] and not first["again"]
+    assert first["compiled_ours"] > 0 and first["compiled_others"] > 0
+    expected_behaviour(first)
+    assert cache.is_file() and cache.stat().st_mode & 0o777 == 0o600
+    assert cache.parent.stat().st_mode & 0o777 == 0o700
+
+    second = run(cache)
+    assert second["compiled_ours"] == 0  # every method came from the kept code
+    assert second["compiled_others"] == first["compiled_others"]  # other packages: untouched
+    expected_behaviour(second)
+
+
+def test_a_damaged_cache_is_ignored_and_written_anew(tmp_path: Path) -> None:
+    cache = tmp_path / "code.marshal"
+    cache.write_bytes(b"\x00not marshal at all")
+    result = run(cache)
+    assert result["compiled_ours"] > 0
+    expected_behaviour(result)
+    assert run(cache)["compiled_ours"] == 0
+
+
+def test_a_cache_that_cannot_be_written_only_costs_the_compiles(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    cache = blocked / "code.marshal"  # its folder is a file
+    result = run(cache)
+    expected_behaviour(result)
+    assert run(cache)["compiled_ours"] > 0

@@ -1,0 +1,121 @@
+"""Keep the code ``dataclasses`` generates for Vis's own classes, as Python keeps bytecode.
+
+Defining a dataclass compiles the source text of each method it adds (``__init__``,
+``__repr__``, ``__eq__``, ``__hash__``, the frozen ``__setattr__``…): at ``vis run`` start
+~170 classes paid for ~1,000 such compiles, a sixth of the process's CPU time. The text fully
+determines the code (names are looked up in the globals and locals given when it runs), so
+the code object is kept, keyed by that text, in one ``marshal`` file of Vis's cache folder and
+run instead of compiling the text again. ``dataclasses`` calls ``exec(text, globals, ns)``;
+:func:`install` gives that module an ``exec`` that does exactly this for classes of Vis's
+packages and hands every other call to the builtin unchanged.
+
+Only the ``vis`` command installs it (not the sandbox child or extension workers). A cache that
+cannot be read is ignored; one that cannot be written is not kept.
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import contextlib
+import marshal
+import os
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from types import CodeType
+from typing import Any
+
+_PACKAGES = ("vis_core", "vis_tui", "vis_ext_")  # bundled extensions load as vis_ext_bundled_*
+_MAX_ENTRIES = 4000  # beyond this, only the texts this process used are kept
+_FORMAT = 1
+
+_codes: dict[str, CodeType] = {}
+_used: set[str] = set()
+
+
+class _Cache:
+    path: Path | None = None  # where this process reads and writes it
+    added = False  # compiled something the file does not hold yet
+
+
+def cache_file(environ: Mapping[str, str] | None = None) -> Path:
+    """``dataclass-code.<python>.marshal`` in ``$VIS_HOME/cache`` (else the user cache folder)."""
+    env = os.environ if environ is None else environ
+    home = env.get("VIS_HOME")
+    if home:
+        folder = Path(home) / "cache"
+    else:
+        import platformdirs
+
+        folder = Path(platformdirs.user_cache_dir("vis"))
+    return folder / f"dataclass-code.{sys.implementation.cache_tag}.marshal"
+
+
+def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
+    """``exec`` as ``dataclasses`` calls it, with Vis's generated code compiled once."""
+    if type(source) is str and type(globals) is dict:
+        module = globals.get("__name__")
+        if type(module) is str and module.startswith(_PACKAGES):
+            code = _codes.get(source)
+            if code is None:
+                # as exec(text) compiles it: "<string>", no __future__ flags of this module
+                code = compile(source, "<string>", "exec", dont_inherit=True)
+                _codes[source] = code
+                _Cache.added = True
+            _used.add(source)
+            return builtins.exec(code, globals, locals)
+    return builtins.exec(source, globals, locals)
+
+
+def install(path: Path | None = None) -> bool:
+    """Load the cache and route ``dataclasses``' compiles through it; save new code at exit.
+
+    Returns whether it was installed (once per process; not when ``dataclasses`` already has
+    an ``exec`` of its own)."""
+    import dataclasses
+
+    if "exec" in vars(dataclasses):  # installed already (or by someone else): leave it
+        return False
+    target = path or cache_file()
+    _Cache.path = target
+    _codes.update(_read(target))
+    dataclasses.exec = _exec  # type: ignore[attr-defined]  # shadows the builtin there only
+    atexit.register(save)
+    return True
+
+
+def _read(path: Path) -> dict[str, CodeType]:
+    try:
+        data = marshal.loads(path.read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):  # missing, damaged or another format
+        return {}
+    if (
+        type(data) is not tuple
+        or len(data) != 3
+        or data[0] != _FORMAT
+        or data[1] != sys.version
+        or type(data[2]) is not dict
+    ):
+        return {}
+    return {k: v for k, v in data[2].items() if type(k) is str and type(v) is CodeType}
+
+
+def save() -> None:
+    """Write the cache when this process compiled something new (0600, in a 0700 folder)."""
+    path = _Cache.path
+    if not _Cache.added or path is None:
+        return
+    kept = _codes if len(_codes) <= _MAX_ENTRIES else {k: _codes[k] for k in _used}
+    temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(marshal.dumps((_FORMAT, sys.version, kept)))
+        os.replace(temp, path)
+    except OSError:  # a read-only or full disk: the next start compiles again
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        return
+    _Cache.added = False

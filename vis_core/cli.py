@@ -35,7 +35,12 @@ def _add_model_options(parser: argparse.ArgumentParser, *, sub: bool = False) ->
     )
 
 
-def build_parser() -> argparse.ArgumentParser:
+SUBCOMMANDS = ("run", "trust", "doctor", "sessions", "settings", "mcp")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``vis`` parser; ``only``: the subcommand ``argv`` starts with, the one the others'
+    arguments are not built for (each costs its share of the start)."""
     from vis_core import __version__
 
     parser = argparse.ArgumentParser(
@@ -58,7 +63,30 @@ def build_parser() -> argparse.ArgumentParser:
         help="resume a session (pick one when no ID is given)",
     )
     commands = parser.add_subparsers(dest="command")
+    if only in (None, "run"):
+        _add_run_parser(commands)
+    if only in (None, "trust"):
+        trust = commands.add_parser(
+            "trust", help="trust a project: load its extensions and servers"
+        )
+        trust.add_argument("path", nargs="?", type=Path, default=Path("."))
+    if only in (None, "doctor"):
+        commands.add_parser("doctor", help="check the installation, config and extensions")
+    if only in (None, "sessions"):
+        sessions = commands.add_parser("sessions", help="list or search stored sessions")
+        sessions.add_argument("query", nargs="?", help="search text")
+    if only in (None, "settings"):
+        from vis_core.settings.cli import add_settings_parser
 
+        add_settings_parser(commands)
+    if only in (None, "mcp"):
+        from vis_core.mcp.arguments import add_mcp_parser
+
+        add_mcp_parser(commands)
+    return parser
+
+
+def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser("run", help="run one request without the app (for scripts and CI)")
     run.add_argument("request", help="what to do")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
@@ -77,29 +105,21 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_model_options(run, sub=True)
 
-    trust = commands.add_parser("trust", help="trust a project: load its extensions and servers")
-    trust.add_argument("path", nargs="?", type=Path, default=Path("."))
-
-    commands.add_parser("doctor", help="check the installation, config and extensions")
-    sessions = commands.add_parser("sessions", help="list or search stored sessions")
-    sessions.add_argument("query", nargs="?", help="search text")
-    from vis_core.settings.cli import add_settings_parser
-
-    add_settings_parser(commands)
-    from vis_core.mcp.arguments import add_mcp_parser
-
-    add_mcp_parser(commands)
-    return parser
-
 
 def main(argv: list[str] | None = None) -> int:
     codegen_cache.install()  # before the modules that define dataclasses are imported
     from vis_core.mcp.arguments import split_server_command
 
     argv, server_command = split_server_command(list(sys.argv[1:] if argv is None else argv))
-    args = build_parser().parse_args(argv)
+    # ``vis run …``: the first word names the subcommand, so only its parser is built
+    only = argv[0] if argv and argv[0] in SUBCOMMANDS else None
+    args = build_parser(only).parse_args(argv)
     if server_command is not None:
         args.server_command = server_command
+    if args.command in (None, "run"):  # both load extensions, which need the build globals
+        from vis_core.extension.metadata import warm
+
+        warm()
     workspace = (args.workspace or Path.cwd()).resolve()
     if args.provider == "scripted" and args.script is None:
         print("vis: --provider scripted needs --script FILE", file=sys.stderr)

@@ -27,3 +27,21 @@ def test_build_metadata_returns_a_fresh_dict() -> None:
 def test_checkout_commit_is_reported() -> None:
     # this test suite runs from the git checkout, so the commit is known
     assert metadata._release_sha() is not None
+
+
+def test_globals_computed_in_the_background_are_the_ones_build_metadata_returns() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "from vis_core.extension import metadata as m\n"
+        "m.warm(); m.warm()\n"  # once: the second call starts nothing
+        "assert len(m._warming) == 1\n"
+        "data = m.build_metadata()\n"
+        "assert not m._warming[0].is_alive()\n"
+        "assert data == dict(m._computed()) and tuple(data) == m.METADATA_NAMES\n"
+        "print(data['VIS_VERSION'])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == vis_core.__version__

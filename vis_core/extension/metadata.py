@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 from pathlib import Path
 
 import vis_core
@@ -68,6 +69,21 @@ def _computed() -> tuple[tuple[str, str | None], ...]:
     )
 
 
+_warming: list[threading.Thread] = []
+
+
+def warm() -> None:
+    """Start computing the build globals in the background: in a source checkout that runs
+    ``git`` twice, which then overlaps the start's imports. :func:`build_metadata` waits."""
+    if _warming:
+        return
+    thread = threading.Thread(target=_computed, name="vis-build-metadata", daemon=True)
+    _warming.append(thread)
+    thread.start()
+
+
 def build_metadata() -> dict[str, str | None]:
     """The four build globals, computed once per process (a fresh dict on every call)."""
+    if _warming and _warming[0] is not threading.current_thread():
+        _warming[0].join()
     return dict(_computed())

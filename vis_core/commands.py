@@ -17,6 +17,7 @@ from vis_core.extension.declarations import SlashCommand
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
     from vis_core.host import Host
+    from vis_core.tools.checkpoints import UndoReport
 
 
 class CommandAction(StrEnum):
@@ -180,6 +181,16 @@ def _as_result(value: Any) -> CommandResult:
     return ok(str(value))
 
 
+def undo_result(report: UndoReport) -> CommandResult:
+    """What ``/undo`` says: the turns undone and each file restored or deleted."""
+    turns = ", ".join(str(n) for n in report.turns)
+    rows = [f"- restored {code_span(p)}" for p in report.restored]
+    rows += [f"- deleted {code_span(p)} (created by the turn)" for p in report.removed]
+    rows += [f"- could not restore {code_span(p)} (too large to keep)" for p in report.not_kept]
+    body = "\n".join(rows) or "No file differed from before the turn."
+    return ok(f"Undid the file changes of turn {turns}", body)
+
+
 def code_span(text: str) -> str:
     """``text`` (a file name: untrusted) as one Markdown code span, whatever it holds."""
     text = "".join(c if c.isprintable() else "\ufffd" for c in text)
@@ -238,15 +249,12 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
         if len(args) > 1 or (args and not args[0].isdigit()):
             return err("Cannot undo", "Write /undo, or /undo N for the last N turns.")
         try:
-            report = await undo_turns(session, int(args[0]) if args else 1)
+            report = await undo_turns(
+                session, int(args[0]) if args else 1, note=lambda r: undo_result(r).markdown
+            )
         except (LookupError, RuntimeError, ValueError, OSError) as exc:
             return err("Nothing undone", str(exc))
-        turns = ", ".join(str(n) for n in report.turns)
-        rows = [f"- restored {code_span(p)}" for p in report.restored]
-        rows += [f"- deleted {code_span(p)} (created by the turn)" for p in report.removed]
-        rows += [f"- could not restore {code_span(p)} (too large to keep)" for p in report.not_kept]
-        body = "\n".join(rows) or "No file differed from before the turn."
-        return ok(f"Undid the file changes of turn {turns}", body)
+        return undo_result(report)
 
     def goal(ctx: dict[str, Any]) -> CommandResult:
         session = ctx.get("session")

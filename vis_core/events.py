@@ -279,12 +279,14 @@ class TurnEnded(Event):
 @dataclass(frozen=True)
 class UserContext(Event):
     """Text the person added for the model (``@path``, ``!command``, ``/undo``): part of
-    turn ``turn_id``'s request, or of the next request when ``turn_id`` is empty."""
+    turn ``turn_id``'s request, or of the next request when ``turn_id`` is empty. ``note``
+    is what the person was shown of it (Markdown; ``/undo`` keeps its note for a resume)."""
 
     turn_id: str = ""
     origin: ContextOrigin = ContextOrigin.FILE
     title: str = ""
     text: str = ""
+    note: str = ""
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,7 @@ class StoredTurn:
     status: TurnStatus | None
     error: str | None
     story: tuple[StoryPart, ...] = ()  # the parts in the order they happened
+    notes_after: tuple[str, ...] = ()  # what the person was told after it (``/undo``), Markdown
 
     def parts(self) -> tuple[StoryPart, ...]:
         """The story, or (a turn written without one) replies, the Activities, the last reply."""
@@ -83,8 +84,25 @@ def _rows(value: Any, attribute: str) -> list[Any]:
     return list(getattr(value, attribute))
 
 
+def notes_after_turns(store: Any, session_id: str) -> dict[str, tuple[str, ...]]:
+    """The notes of ``/undo`` kept with their events, by the turn that came before each."""
+    from vis_core.events import TurnStarted, UserContext
+    from vis_core.model.turn import ContextOrigin
+
+    notes: dict[str, list[str]] = {}
+    turn_id = ""  # notes before the first turn have no turn to follow
+    for row in store.events(session_id, types=[TurnStarted.type, UserContext.type]):
+        event = row.event
+        if isinstance(event, TurnStarted):
+            turn_id = event.turn_id
+        elif isinstance(event, UserContext) and event.origin is ContextOrigin.UNDO and event.note:
+            notes.setdefault(turn_id, []).append(event.note)
+    return {key: tuple(value) for key, value in notes.items()}
+
+
 def store_page_loader(store: Any, session_id: str, limit: int = PAGE_SIZE) -> PageLoader:
     """A loader reading ``store.turns_page`` and ``store.activities`` for one session."""
+    notes = notes_after_turns(store, session_id)
 
     def load(before_position: int | None) -> TurnPage:
         rows = _rows(
@@ -110,6 +128,7 @@ def store_page_loader(store: Any, session_id: str, limit: int = PAGE_SIZE) -> Pa
                     status=row.status,
                     error=row.error,
                     story=story,
+                    notes_after=notes.get(row.id, ()),
                 )
             )
         return TurnPage(tuple(turns), has_older)

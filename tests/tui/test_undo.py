@@ -51,3 +51,49 @@ async def test_undo_restores_the_files_the_last_turn_changed(
         request = app.session.conversation.messages[-2].text
         assert request.startswith("[Vis: the person undid the file changes of turn 1]")
         assert "restored a.txt" in request and request.endswith("what now?")
+
+
+def _screen(app: object) -> list[str]:
+    """The transcript's lines from the first request to the prompt."""
+    strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+    lines = ["".join(seg.text for seg in strip).rstrip() for strip in strips]
+    start = next(n for n, line in enumerate(lines) if "› change things" in line)
+    end = next(n for n, line in enumerate(lines) if "▔" in line or "No model is" in line)
+    shown = lines[start:end]
+    while shown and not shown[-1].strip():
+        shown.pop()
+    return shown
+
+
+async def test_a_resumed_session_shows_the_undo_note_where_it_was_shown_live(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "a.txt").write_text("before\n", encoding="utf-8")
+    code = f"from pathlib import Path\nPath({str(workspace)!r}, 'a.txt').write_text('after')"
+    script = write_script(
+        tmp_path, [{"code": code}, {"text": "Changed a.txt."}, {"text": "Understood."}]
+    )
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 50)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"change things", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Changed a.txt.")
+        await until(pilot, lambda: not app.main.turn_running)
+        await pilot.press(*"/undo", "enter")
+        await until(pilot, lambda: any("Undid the file changes" in s for s in _said(app)))
+        await pilot.press(*"what now?", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Understood.")
+        await until(pilot, lambda: not app.main.turn_running)
+        await pilot.pause(0.3)
+        live = _screen(app)
+        session_id = app.session.id
+    resumed_app = vis_app(workspace, resume=session_id)
+    async with resumed_app.run_test(size=(100, 50)) as pilot:
+        await started(resumed_app, pilot)
+        await pilot.pause(0.3)
+        resumed = _screen(resumed_app)
+    shown = "\n".join(resumed)
+    assert "Undid the file changes of turn 1" in shown and "restored a.txt" in shown
+    # after the turn it undid, before the next one
+    assert shown.index("Changed a.txt.") < shown.index("Undid the file") < shown.index("what now")
+    assert resumed == live, "\n".join(live) + "\n=====\n" + "\n".join(resumed)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 from vis_core.events import UserContext
@@ -61,9 +61,12 @@ async def run_command(session: AgentSession, turn_id: str, request: str) -> None
     )
 
 
-async def undo(session: AgentSession, steps: int = 1) -> UndoReport:
+async def undo(
+    session: AgentSession, steps: int = 1, note: Callable[[UndoReport], str] | None = None
+) -> UndoReport:
     """``/undo [N]``: the workspace as before the N-th newest turn that changed files; the
-    model reads what was restored with its next request."""
+    model reads what was restored with its next request. ``note`` says it to the person; it
+    is kept with the event, so a resumed session shows it again."""
     if session.running:
         raise RuntimeError("a turn is running; press Esc to stop it, then /undo")
     if session.checkpoints is None:
@@ -77,6 +80,12 @@ async def undo(session: AgentSession, steps: int = 1) -> UndoReport:
     if not report.changed:
         lines.append("no file differed from before the turn")
     await session.emit(
-        UserContext(session.id, origin=ContextOrigin.UNDO, title="/undo", text="\n".join(lines))
+        UserContext(
+            session.id,
+            origin=ContextOrigin.UNDO,
+            title="/undo",
+            text="\n".join(lines),
+            note=note(report) if note is not None else "",
+        )
     )
     return report

@@ -50,6 +50,17 @@ class SystemMessage(Markdown):
     """
 
 
+class AfterTurnNote(SystemMessage):
+    """What Vis said right after a turn (``/undo``), shown again inside the resumed turn:
+    one line further down than its neighbour's margin, as the turn's own margin put it live."""
+
+    def on_mount(self) -> None:
+        siblings = self.parent.children if self.parent is not None else []
+        index = siblings.index(self)
+        gap = siblings[index - 1].styles.margin.bottom if index else 0
+        self.styles.margin = (gap + 1, 0, 0, 0)
+
+
 class PlainMessage(Static):
     """Plain text from Vis whose line breaks matter (e.g. how to configure a model)."""
 
@@ -201,7 +212,11 @@ class Transcript(SteadyScroll, can_focus=False):
         self.scroll_end(animate=False, immediate=False)
         return message
 
-    def _stored_view(self, turn: StoredTurn) -> StoredTurnView:
+    def _stored_view(self, turn: StoredTurn) -> StoredTurnView | TurnView:
+        if turn.notes_after:  # a turn and what /undo said after it: the full turn
+            self._ready.pop(turn.turn_id, None)
+            self._stored[turn.turn_id] = turn
+            return self._full_turn(turn)
         show_steps = self.context.show_steps()
         view = self._ready.pop(turn.turn_id, None)
         if view is None or view.show_steps != show_steps:
@@ -212,14 +227,13 @@ class Transcript(SteadyScroll, can_focus=False):
 
     def open_stored(self, view: StoredTurnView) -> TurnView:
         """Put a full :class:`TurnView` (rows that open, pressable paths) in place of ``view``."""
-        full = self._full_turn(view)
+        full = self._full_turn(view.stored)
         if view.parent is self:
             self.mount(full, after=view)
             view.remove()
         return full
 
-    def _full_turn(self, view: StoredTurnView) -> TurnView:
-        turn = view.stored
+    def _full_turn(self, turn: StoredTurn) -> TurnView:
         full = TurnView(turn.turn_id, turn.position, turn.request, self.context)
         for part in turn.parts():  # in the order they were shown live
             if part.kind is PartKind.REPLY:
@@ -232,6 +246,8 @@ class Transcript(SteadyScroll, can_focus=False):
                 for record in part.activities:
                     full.show_activity(record)
         full.end(turn.status or TurnStatus.COMPLETED, turn.error)
+        for note in turn.notes_after:
+            full.add_after(AfterTurnNote(note, classes="system-message"))
         self.turns[turn.turn_id] = full
         return full
 
@@ -241,7 +257,7 @@ class Transcript(SteadyScroll, can_focus=False):
         view = message.view
         if self.turns.get(view.turn_id) is not view or view.parent is not self:
             return
-        full = self._full_turn(view)
+        full = self._full_turn(view.stored)
         await self.mount(full, after=view)
         if (message.record_id or "").startswith(FOLD_HIT):
             folds = list(full.query(FoldRow))
@@ -378,8 +394,8 @@ class Transcript(SteadyScroll, can_focus=False):
 
     async def _repage(
         self,
-        above: list[StoredTurnView],
-        below: list[StoredTurnView],
+        above: list[StoredTurnView | TurnView],
+        below: list[StoredTurnView | TurnView],
         removed: list[TurnView | StoredTurnView],
     ) -> None:
         """Mount ``above`` first and ``below`` after the newest turn kept, unmount ``removed``:

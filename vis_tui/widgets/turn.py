@@ -196,6 +196,14 @@ class TurnView(Vertical):
             self._footer = Static(content, classes="turn-footer")
             self._mount_before_footer(self._footer)
 
+    def add_after(self, widget: Any) -> None:
+        """``widget`` after everything, the footer too (what the person was told after the
+        turn, on resume: where it was shown live, right after the turn)."""
+        if self._ready:
+            self.mount(widget)
+        else:
+            self._early.append(widget)
+
     def _mount_before_footer(self, widget: Any) -> None:
         if not self._ready:
             if self._footer is not None and self._footer in self._early:

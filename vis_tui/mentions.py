@@ -1,4 +1,6 @@
-"""``@path`` in the prompt: the token being typed, its completions, and the files a text names."""
+"""``@path`` in the prompt: the token being typed, its completions, and the files a text names.
+
+A path with spaces (or a quote) is written quoted: ``@"my file.py"``; completion quotes it."""
 
 from __future__ import annotations
 
@@ -8,18 +10,29 @@ from pathlib import Path
 from vis_tui.fuzzy import rank
 from vis_tui.widgets.completion import Completion
 
-_TYPING = re.compile(r"(?:^|\s)@([^\s@]*)$")
-_MENTION = re.compile(r"(?:^|(?<=\s))@([^\s@]+)")
+# @ at the start or after a space, then a bare path or an opened quote (not closed yet)
+_TYPING = re.compile(r'(?:^|\s)@(?:"([^"]*)|([^\s@"]*))$')
+_MENTION = re.compile(r'(?:^|(?<=\s))@(?:"([^"]+)"|([^\s@"]+))')
 _TRAILING = ",.;:!?)]}'\""
+_NEEDS_QUOTES = re.compile(r'[\s"@]')
 MAX_SHOWN = 30
 
 
+def mention_of(path: str) -> str:
+    """``@path`` as the prompt writes it: quoted when the path holds a space."""
+    return f'@"{path}"' if _NEEDS_QUOTES.search(path) else f"@{path}"
+
+
 def typing_mention(line: str, column: int) -> tuple[int, str] | None:
-    """The ``@`` token that ends at ``column`` of ``line``: (its column, the text after @)."""
+    """The ``@`` token that ends at ``column`` of ``line``: (its column, the text after @
+    without an opening quote)."""
     found = _TYPING.search(line[:column])
     if found is None:
         return None
-    return found.start(1) - 1, found.group(1)
+    quoted = found.group(1) is not None
+    typed = found.group(1) if quoted else found.group(2)
+    at = (found.start(1) - 1 if quoted else found.start(2)) - 1
+    return at, typed
 
 
 def path_completions(files: list[str], line: str, column: int) -> list[Completion]:
@@ -31,18 +44,19 @@ def path_completions(files: list[str], line: str, column: int) -> list[Completio
     found = rank(typed, files, lambda path: path, limit=MAX_SHOWN)
     if found == [typed]:
         return []
-    return [Completion(f"@{path}", "", f"@{path} ", start) for path in found]
+    return [Completion(mention_of(path), "", f"{mention_of(path)} ", start) for path in found]
 
 
 def mentioned_files(text: str, workspace: Path) -> list[str]:
-    """Workspace-relative paths of the existing files ``text`` names as ``@path`` (in order,
-    once each); a trailing comma or full stop is not part of the path. Nothing outside the
-    workspace is attached."""
+    """Workspace-relative paths of the existing files ``text`` names as ``@path`` or
+    ``@"path with spaces"`` (in order, once each); a trailing comma or full stop is not part
+    of a bare path. Nothing outside the workspace is attached."""
     root = workspace.resolve()
     found: list[str] = []
     for match in _MENTION.finditer(text):
-        token = match.group(1)
-        for candidate in (token, token.rstrip(_TRAILING)):
+        quoted, bare = match.group(1), match.group(2)
+        candidates = (quoted,) if quoted is not None else (bare, bare.rstrip(_TRAILING))
+        for candidate in candidates:
             if not candidate:
                 continue
             target = (root / candidate).resolve()

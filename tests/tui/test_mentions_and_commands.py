@@ -69,6 +69,40 @@ async def test_at_completes_workspace_files_and_attaches_the_cat_view(
         assert attached.origin is ContextOrigin.FILE and attached.title == "src/app.py"
 
 
+def test_a_quoted_mention_names_a_file_with_spaces(workspace: Path) -> None:
+    (workspace / "my notes.txt").write_text("notes\n", encoding="utf-8")
+    (workspace / "a.py").write_text("a\n", encoding="utf-8")
+    text = 'read @"my notes.txt", @a.py and @"no such file.txt"'
+    assert mentioned_files(text, workspace) == ["my notes.txt", "a.py"]
+    assert typing_mention('read @"my no', 12) == (5, "my no")
+    assert typing_mention('read @"my notes.txt" ', 21) is None  # closed: nothing to complete
+
+
+async def test_at_completes_and_attaches_a_file_with_spaces_in_its_name_quoted(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "my notes.txt").write_text("remember the milk\n", encoding="utf-8")
+    script = write_script(tmp_path, [{"text": "Milk."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"read @not")
+        menu = app.main.completion
+        await until(pilot, lambda: menu.display and bool(menu.choices))
+        assert menu.choices[0].label == '@"my notes.txt"'
+        await pilot.press("tab")
+        assert app.main.prompt.text == 'read @"my notes.txt" '
+        await pilot.press(*'and @"my n')  # a quote opened by hand completes too
+        await until(pilot, lambda: menu.display and menu.choices[0].label == '@"my notes.txt"')
+        await pilot.press("tab")
+        assert app.main.prompt.text == 'read @"my notes.txt" and @"my notes.txt" '
+        await pilot.press("enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Milk.")
+        [attached] = _stored(app, UserContext)
+        assert attached.origin is ContextOrigin.FILE and attached.title == "my notes.txt"
+        assert "remember the milk" in app.session.conversation.messages[0].text
+
+
 async def test_bang_runs_a_command_whose_output_the_model_reads_next_turn(
     workspace: Path, tmp_path: Path
 ) -> None:

@@ -24,8 +24,9 @@ CHILD = textwrap.dedent(
     sys.addaudithook(hook)
     from vis_core import codegen_cache
 
-    installed = codegen_cache.install(Path(sys.argv[1]))
-    again = codegen_cache.install(Path(sys.argv[1]))
+    paths = [Path(p) for p in sys.argv[1:]]
+    installed = codegen_cache.install(*paths)
+    again = codegen_cache.install(*paths)
 
     SOURCE = '''
     from __future__ import annotations
@@ -82,9 +83,9 @@ CHILD = textwrap.dedent(
 )
 
 
-def run(cache: Path) -> dict:
+def run(*caches: Path) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(cache)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", CHILD, *map(str, caches)], capture_output=True, text=True, check=True
     )
     return json.loads(out.stdout)
 
@@ -127,3 +128,20 @@ def test_a_cache_that_cannot_be_written_only_costs_the_compiles(tmp_path: Path) 
     result = run(cache)
     expected_behaviour(result)
     assert run(cache)["compiled_ours"] > 0
+
+
+def test_the_next_place_is_used_when_the_first_cannot_be_written(tmp_path: Path) -> None:
+    blocked = tmp_path / "file"
+    blocked.write_text("")
+    first, second = blocked / "code.marshal", tmp_path / "home" / "code.marshal"
+    assert run(first, second)["compiled_ours"] > 0
+    assert second.is_file()
+    assert run(first, second)["compiled_ours"] == 0
+
+
+def test_the_default_places_are_beside_the_bytecode_then_vis_home(tmp_path: Path) -> None:
+    from vis_core import codegen_cache
+
+    beside, home = codegen_cache.cache_files({"VIS_HOME": str(tmp_path)})
+    assert beside.parent == Path(codegen_cache.__file__).resolve().parent / "__pycache__"
+    assert home.parent == tmp_path / "cache" and home.name == beside.name

@@ -154,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
         return list_sessions(workspace, args.query)
     from vis_tui.app import run_tui
 
+    codegen_cache.save()  # now, not only at exit: the app may be killed rather than quit
     return run_tui(
         _host_options(args, workspace, "tui"), continue_=args.continue_, resume=args.resume
     )

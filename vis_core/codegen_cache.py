@@ -4,8 +4,9 @@ Defining a dataclass compiles the source text of each method it adds (``__init__
 ``__repr__``, ``__eq__``, ``__hash__``, the frozen ``__setattr__``…): at ``vis run`` start
 ~170 classes paid for ~1,000 such compiles, a sixth of the process's CPU time. The text fully
 determines the code (names are looked up in the globals and locals given when it runs), so
-the code object is kept, keyed by that text, in one ``marshal`` file of Vis's cache folder and
-run instead of compiling the text again. ``dataclasses`` calls ``exec(text, globals, ns)``;
+the code object is kept, keyed by that text, in one ``marshal`` file beside Vis's bytecode
+(``vis_core/__pycache__``; ``$VIS_HOME/cache`` when that folder cannot be written) and run
+instead of compiling the text again. ``dataclasses`` calls ``exec(text, globals, ns)``;
 :func:`install` gives that module an ``exec`` that does exactly this for classes of Vis's
 packages and hands every other call to the builtin unchanged.
 
@@ -35,12 +36,14 @@ _used: set[str] = set()
 
 
 class _Cache:
-    path: Path | None = None  # where this process reads and writes it
+    paths: tuple[Path, ...] = ()  # where this process reads it, and tries to write it, in turn
     added = False  # compiled something the file does not hold yet
 
 
-def cache_file(environ: Mapping[str, str] | None = None) -> Path:
-    """``dataclass-code.<python>.marshal`` in ``$VIS_HOME/cache`` (else the user cache folder)."""
+def cache_files(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """Where the cache is kept: beside Vis's bytecode, else in ``$VIS_HOME/cache`` (or the
+    user cache folder)."""
+    name = f"dataclass-code.{sys.implementation.cache_tag}.marshal"
     env = os.environ if environ is None else environ
     home = env.get("VIS_HOME")
     if home:
@@ -49,7 +52,7 @@ def cache_file(environ: Mapping[str, str] | None = None) -> Path:
         import platformdirs
 
         folder = Path(platformdirs.user_cache_dir("vis"))
-    return folder / f"dataclass-code.{sys.implementation.cache_tag}.marshal"
+    return (Path(__file__).resolve().parent / "__pycache__" / name, folder / name)
 
 
 def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
@@ -68,18 +71,22 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
     return builtins.exec(source, globals, locals)
 
 
-def install(path: Path | None = None) -> bool:
+def install(*paths: Path) -> bool:
     """Load the cache and route ``dataclasses``' compiles through it; save new code at exit.
 
-    Returns whether it was installed (once per process; not when ``dataclasses`` already has
-    an ``exec`` of its own)."""
+    ``paths``: where to read and write it, in turn (default :func:`cache_files`). Returns
+    whether it was installed (once per process; not when ``dataclasses`` already has an
+    ``exec`` of its own)."""
     import dataclasses
 
     if "exec" in vars(dataclasses):  # installed already (or by someone else): leave it
         return False
-    target = path or cache_file()
-    _Cache.path = target
-    _codes.update(_read(target))
+    _Cache.paths = paths or cache_files()
+    for path in _Cache.paths:
+        found = _read(path)
+        if found:
+            _codes.update(found)
+            break
     dataclasses.exec = _exec  # type: ignore[attr-defined]  # shadows the builtin there only
     atexit.register(save)
     return True
@@ -102,20 +109,28 @@ def _read(path: Path) -> dict[str, CodeType]:
 
 
 def save() -> None:
-    """Write the cache when this process compiled something new (0600, in a 0700 folder)."""
-    path = _Cache.path
-    if not _Cache.added or path is None:
+    """Write the cache when this process compiled something new: to the first place that
+    takes it (0600, in a 0700 folder it creates)."""
+    if not _Cache.added:
         return
     kept = _codes if len(_codes) <= _MAX_ENTRIES else {k: _codes[k] for k in _used}
+    data = marshal.dumps((_FORMAT, sys.version, kept))
+    for path in _Cache.paths:
+        if _write(path, data):
+            _Cache.added = False
+            return
+
+
+def _write(path: Path, data: bytes) -> bool:
     temp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as handle:
-            handle.write(marshal.dumps((_FORMAT, sys.version, kept)))
+            handle.write(data)
         os.replace(temp, path)
-    except OSError:  # a read-only or full disk: the next start compiles again
+    except OSError:  # a read-only folder or a full disk: the next place, or compile again
         with contextlib.suppress(OSError):
             temp.unlink()
-        return
-    _Cache.added = False
+        return False
+    return True

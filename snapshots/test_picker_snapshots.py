@@ -64,6 +64,18 @@ def test_model_picker_with_only_loose_candidates(snap_compare: Any) -> None:
     assert snap_compare(_app(), terminal_size=(100, 30), run_before=run)
 
 
+def test_login_provider_picker_in_a_scripted_session(snap_compare: Any) -> None:
+    """/login offers a local OpenAI-compatible server and says the scripted session switches."""
+
+    async def run(pilot: Pilot[Any]) -> None:
+        await _ready(pilot)
+        await pilot.press(*"/login", "enter")
+        await _until(pilot, lambda: isinstance(pilot.app.screen, PickerScreen))
+        await pilot.pause()
+
+    assert snap_compare(_app(), terminal_size=(110, 30), run_before=run)
+
+
 def test_at_file_completion(snap_compare: Any) -> None:
     (WORKSPACE / "src").mkdir()
     for name in ("app.py", "auth.py", "settings.py"):

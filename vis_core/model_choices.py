@@ -220,11 +220,58 @@ async def login(
         return err("Cannot log in", host.model_problem)
     if session is None:
         return ok(f"Model: {host.model_label}")
+    before = session.model.label if session.model.provider is not None else None
     result = await use_model(host, session, model)
     if not result.ok:
         return result
     where = f"key saved in {host.paths.secrets_file}; " if entry.key_env else ""
-    return ok(result.title, f"Logged in to {entry.name}: {where}default model saved.")
+    body = f"Logged in to {entry.name}: {where}default model saved."
+    if before is not None and before != session.model.label:
+        body += f" This session used {before}; it now uses {session.model.label}."
+    return ok(result.title, body)
+
+
+_PROVIDER_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+RESERVED_PROVIDERS = frozenset({"anthropic", "openai", "scripted"})
+
+
+def check_base_url(url: str) -> str | None:
+    """Why ``url`` cannot be an OpenAI-compatible server's base URL (None when it can)."""
+    text = url.strip()
+    if not re.match(r"^https?://[^\s/]+", text):
+        return "Write the server's URL, e.g. http://127.0.0.1:8080/v1 (llama.cpp)."
+    return None
+
+
+def save_local_server(host: Host, name: str, base_url: str, key: str = "") -> ProviderEntry:
+    """``/login`` to an OpenAI-compatible server of one's own (llama.cpp, Ollama, vLLM…):
+    ``[providers.NAME]`` with ``kind = "openai"`` and ``base_url`` in config.toml; a key,
+    when given, is saved as a secret under ``NAME_API_KEY`` (none: the server needs none)."""
+    from vis_core.config import load_config
+    from vis_core.settings.storage import edit_toml
+
+    name = name.strip().lower()
+    if not _PROVIDER_NAME.match(name) or name in RESERVED_PROVIDERS:
+        taken = ", ".join(sorted(RESERVED_PROVIDERS))
+        raise ValueError(
+            f"name the server with lower-case letters, digits, - or _ (not {taken}): {name!r}"
+        )
+    problem = check_base_url(base_url)
+    if problem is not None:
+        raise ValueError(problem)
+    key_env = f"{name.upper().replace('-', '_')}_API_KEY" if key.strip() else ""
+    entry = ProviderEntry(name, "openai", key_env, bool(key_env))
+    if key_env:
+        save_key(host, entry, key)
+    with edit_toml(host.paths.config_file) as data:
+        if "providers" not in data:
+            import tomlkit
+
+            data["providers"] = tomlkit.table(is_super_table=True)
+        section = {"kind": "openai", "base_url": base_url.strip(), "api_key_env": key_env}
+        data["providers"][name] = section
+    host.config = load_config(host.paths.config_file)
+    return entry
 
 
 def entry_named(host: Host, name: str) -> ProviderEntry | None:

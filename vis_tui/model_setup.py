@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vis_core.extension.forms import Form, paragraph, password
+from vis_core.commands import err
+from vis_core.extension.forms import Form, paragraph, password, plaintext
 from vis_core.model_choices import (
     ModelSource,
     ProviderEntry,
+    check_base_url,
     check_key,
     default_model,
     entry_named,
     login,
     model_entries,
     providers,
+    save_local_server,
     use_model,
 )
 from vis_tui.screens.form import FormScreen
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
     from vis_tui.app import VisApp
 
 LOGIN = "\x00login"  # the picker row that starts /login (no model id holds a NUL)
+LOCAL = "\x00local"  # the /login row of a server of one's own (no provider name holds a NUL)
 _NOTES = {
     ModelSource.CURRENT: "current",
     ModelSource.RECENT: "recent",
@@ -72,14 +76,27 @@ async def log_in(app: VisApp) -> None:
     if host is None:
         return
     rows = [PickItem(e.name, e.name, _provider_note(e)) for e in providers(host)]
-    name = await app.push_screen(
-        PickerScreen("Log in: choose a provider", rows), wait_for_dismiss=True
+    rows.append(
+        PickItem(
+            LOCAL, "Local OpenAI-compatible server…", "llama.cpp, Ollama, vLLM · URL, key optional"
+        )
     )
-    entry = entry_named(host, name) if name else None
+    title = "Log in: choose a provider"
+    session = app.session
+    if session is not None and session.model.label.startswith("scripted/"):
+        title += f" (this session uses {session.model.label}: logging in switches it)"
+    name = await app.push_screen(PickerScreen(title, rows), wait_for_dismiss=True)
+    key = ""
+    if name == LOCAL:
+        local = await _local_server(app)
+        if local is None:
+            return
+        entry, key = local
+    else:
+        entry = entry_named(host, name) if name else None
     if entry is None:
         return cancelled(app)
-    key = ""
-    if entry.key_env:
+    if entry.key_env and not key:
         form = Form(
             f"{entry.name} API key",
             (
@@ -110,6 +127,45 @@ async def log_in(app: VisApp) -> None:
     if result.ok:
         app.main.forget_model_problem()
     show_result(app, result)
+
+
+async def _local_server(app: VisApp) -> tuple[ProviderEntry, str] | None:
+    """The server's name, base URL and optional key, saved to config.toml (None: cancelled
+    or refused, and said so)."""
+    assert app.host is not None
+    form = Form(
+        "Local OpenAI-compatible server",
+        (
+            paragraph(
+                "A server of your own that speaks the OpenAI API: llama.cpp's llama-server, "
+                "Ollama, vLLM, LM Studio. Saved as [providers.NAME] in "
+                f"{app.host.paths.config_file}."
+            ),
+            plaintext("name", "Name (the provider/ part of its models)", default="local"),
+            plaintext(
+                "base_url",
+                "Base URL",
+                default="http://127.0.0.1:8080/v1",
+                is_required=True,
+                validate=(check_base_url,),
+            ),
+            password("key", "API key (leave empty when the server needs none)"),
+        ),
+        submit_label="Save server",
+    )
+    values = await app.push_screen(FormScreen(form), wait_for_dismiss=True)
+    if values is None:
+        cancelled(app)
+        return None
+    key = str(values.get("key") or "")
+    try:
+        entry = save_local_server(
+            app.host, str(values.get("name") or ""), str(values.get("base_url") or ""), key
+        )
+    except ValueError as exc:
+        show_result(app, err("Cannot add the server", str(exc)))
+        return None
+    return entry, key
 
 
 def _provider_note(entry: ProviderEntry) -> str:

@@ -109,7 +109,8 @@ async def test_login_saves_the_key_as_a_secret_and_the_app_works_without_restart
         assert app.session.model.provider is None and "/login" in _notes(app)[0]
         await pilot.press(*"/login", "enter")
         await until(pilot, lambda: isinstance(app.screen, PickerScreen))
-        assert [item.id for item in app.screen.shown] == ["anthropic", "openai"]
+        assert [item.id for item in app.screen.shown][:2] == ["anthropic", "openai"]
+        assert app.screen.shown[2].label.startswith("Local OpenAI-compatible server")
         await pilot.press(*"openai", "enter")
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
         await pilot.press("ctrl+s")  # an empty key is refused in the form
@@ -180,3 +181,43 @@ async def test_a_model_name_that_only_shares_letters_is_a_candidate_never_the_ch
         await until(pilot, lambda: "Cannot use" in _notes(app)[-1])
         assert "anthropic/claude-opus-5" in _notes(app)[-1]
         assert app.session.model.label == "openai/gpt-5"
+
+
+async def test_login_to_a_local_server_from_a_scripted_session_says_what_it_switches(
+    workspace: Path, vis_home: Path, server: WireServer, tmp_path: Path
+) -> None:
+    from textual.widgets import Input
+
+    from .support import write_script
+
+    server.reply(openai_reply(text="local model here"))
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "scripted answer"}]))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        assert app.session.model.label.startswith("scripted/")
+        await pilot.press(*"/login", "enter")
+        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        rows = app.screen.shown
+        assert rows[-1].label.startswith("Local OpenAI-compatible server")
+        assert "uses scripted/script: logging in switches it" in app.screen.title_text
+        await pilot.press(*"local", "enter")
+        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        name, base_url, key = app.screen.query(Input)
+        assert name.value == "local" and key.value == ""  # the key is optional
+        base_url.value = "not a url"
+        await pilot.press("ctrl+s")
+        assert isinstance(app.screen, FormScreen) and app.screen.errors
+        base_url.value = server.openai_base_url
+        await pilot.press("ctrl+s")
+        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await pilot.press(*"qwen3", "enter")
+        await until(pilot, lambda: app.session.model.label == "local/qwen3")
+        said = _notes(app)[-1]
+        assert "This session used scripted/" in said and "it now uses local/qwen3" in said
+        await _answered(app, pilot, "hello")
+        assert app.main.transcript.last_answer == "local model here"
+    assert server.bodies[-1]["model"] == "qwen3"
+    assert server.requests[-1].headers.get("authorization") == "Bearer no-key-needed"
+    config = (vis_home / "config.toml").read_text()
+    assert "[providers.local]" in config and server.openai_base_url in config
+    assert 'model = "local/qwen3"' in config and 'api_key_env = ""' in config

@@ -469,3 +469,23 @@ async def test_vis_jailed_shell_in_the_worker_follows_the_sessions_jail(
         assert not outside.exists()
     finally:
         await host.close()
+
+
+async def test_bundled_extensions_run_in_the_session_worker_too(tmp_path: Path) -> None:
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    code = "item = await todo.add('ship it')\nprint(item.text, (await todo.list()).items[0].id)"
+    script = _script(tmp_path / "script.yaml", [code])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        events = await _turn(session)
+        (block,) = [e for e in events if isinstance(e, BlockFinished)]
+        assert block.error is None, block.error
+        assert block.stdout.split() == ["ship", "it", "1"]
+        ended = [e.activity for e in events if isinstance(e, ActivityEnded)]
+        assert [a.state for a in ended] == [ActivityState.SUCCEEDED] * 2
+        worker = host.extension_workers[session.id]
+        assert worker.pid is not None and worker.pid != os.getpid() and _alive(worker.pid)
+    finally:
+        await host.close()

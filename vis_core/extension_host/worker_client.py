@@ -1,9 +1,9 @@
 """A session's extension worker, host side: started on the first extension call, stopped with
 the session, restarted after ``/reload`` or a fault.
 
-The tools, op hooks and slash commands of every extension that does not ship with Vis (user,
-project, installed package) run in it; its ``ctx``, prompt, activation and settings callbacks
-still run in the host's copy of the entry file, as do Vis's bundled extensions. Its
+The tools, op hooks and slash commands of every extension (bundled, user, project, installed
+package) run in it; its ``ctx``, prompt, activation and settings callbacks still run in the
+host's copy of the entry file. Its
 environment is the minimal base plus the project's values; each extension adds its declared
 ``env`` at registration, as in the registration worker. A call that is cancelled (Esc,
 Ctrl+C) is cancelled in the worker; a worker that does not answer the cancel within
@@ -24,7 +24,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vis_core.extension_host.discovery import ExtensionSource
 from vis_core.extension_host.environment import resolve_names
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.registration import START_TIMEOUT, _drain, worker_environment
@@ -53,10 +52,9 @@ class WorkerPlace:
 
 
 def runs_in_worker(ext: LoadedExtension | None) -> bool:
-    """Whether ``ext``'s tools run in the session worker: every extension but Vis's own."""
-    return (
-        ext is not None and ext.candidate is not None and ext.source is not ExtensionSource.BUNDLED
-    )
+    """Whether ``ext``'s tools run in the session worker: every extension loaded from a file,
+    Vis's bundled ones included."""
+    return ext is not None and ext.candidate is not None
 
 
 class _HostHandler:

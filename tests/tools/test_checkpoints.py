@@ -148,3 +148,37 @@ def test_a_file_swapped_for_a_link_after_the_scan_is_not_copied(tmp_path: Path) 
     points.take("t1", 1)
     blobs = tmp_path / "private" / "blobs"
     assert all(b.read_text() != "PRIVATE KEY\n" for b in blobs.iterdir())
+
+
+def test_the_first_checkpoint_copies_only_what_git_does_not_hold(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    (ws / "src").mkdir(parents=True)
+    for n in range(20):
+        (ws / "src" / f"m{n}.py").write_text(f"value = {n}\n" * 200)
+    (ws / "run.sh").write_text("#!/bin/sh\n")
+    (ws / "run.sh").chmod(0o755)
+    _git(ws, "init", "-q")
+    _git(ws, "add", ".")
+    _git(ws, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "start")
+    (ws / "src" / "m0.py").write_text("edited before the turn\n")  # dirty: git lacks it
+    (ws / "notes.txt").write_text("untracked\n")  # untracked: git lacks it
+    index = (ws / ".git" / "index").read_bytes()
+    objects = sorted(p.name for p in (ws / ".git" / "objects").rglob("*"))
+    points = Checkpoints(ws, tmp_path / "private")
+    taken = points.take("t1", 1)
+    assert taken is not None
+    kept = sorted(p.name for p in (tmp_path / "private" / "blobs").iterdir())
+    assert len(kept) == 2  # m0.py as edited and notes.txt; the 20 others are git's
+    assert taken.files["src/m5.py"][3].startswith("git:")
+    (ws / "src" / "m5.py").write_text("changed by the turn\n")
+    (ws / "src" / "m0.py").write_text("changed again\n")
+    (ws / "run.sh").unlink()
+    (ws / "notes.txt").unlink()
+    report = points.restore()
+    assert set(report.restored) == {"src/m5.py", "src/m0.py", "run.sh", "notes.txt"}
+    assert (ws / "src" / "m5.py").read_text() == "value = 5\n" * 200
+    assert (ws / "src" / "m0.py").read_text() == "edited before the turn\n"
+    assert (ws / "run.sh").stat().st_mode & 0o777 == 0o755
+    assert (ws / "notes.txt").read_text() == "untracked\n"
+    assert (ws / ".git" / "index").read_bytes() == index  # git's index and objects untouched
+    assert sorted(p.name for p in (ws / ".git" / "objects").rglob("*")) == objects

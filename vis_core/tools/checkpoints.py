@@ -2,9 +2,13 @@
 
 Before a turn's first block, direct tool call or ``!command``, every file a search sees
 (``.gitignore`` applies; dot files included) is recorded in a manifest in the session's
-private folder, its bytes kept once by content hash. A file unchanged since the previous
-checkpoint (same size and mtime) is not read again. Nothing touches the user's git index or
-history. ``restore(n)`` puts the workspace back as it was before the n-th newest turn.
+private folder. A file git already holds as it is (tracked, unchanged from the index, same
+line endings) is not copied: the manifest names its git blob, read back only if an undo needs
+it. Other files' bytes are kept once by content hash; a file unchanged since the previous
+checkpoint (same size and mtime) is not read again. So the first checkpoint of a session in a
+clean repository copies next to nothing. Git runs read-only (``ls-files``, ``diff-files``,
+``cat-file``; no optional locks): nothing touches the user's git index or history.
+``restore(n)`` puts the workspace back as it was before the n-th newest turn.
 """
 
 from __future__ import annotations
@@ -12,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -20,11 +23,49 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.paths import private_dir, write_private
+from vis_core.sandbox.git import GitFailed, run_git
 from vis_core.tools.ignore import listed_files
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # bigger files are listed but not kept (undo names them)
 MAX_NEW_BYTES = 256 * 1024 * 1024  # copied per checkpoint at most; the rest is listed only
 KEEP = 20  # checkpoints kept per session; older ones (and blobs only they used) are removed
+GIT = "git:"  # a digest naming a git blob (sha1) instead of a blob of our own
+
+
+def git_blob_id(data: bytes) -> str:
+    """The id git gives ``data`` as a blob (sha1 object format)."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def git_held_files(workspace: Path) -> dict[str, str]:
+    """Workspace files (relative paths) whose bytes git holds as they are: tracked regular
+    files unchanged from the index, with the same line endings in the index and on disk
+    (no conversion), by blob id. Empty when the workspace is not in a sha1 git repository."""
+    try:
+        form = run_git(["rev-parse", "--show-object-format"], workspace)
+        if form.returncode != 0 or form.stdout.strip() != b"sha1":
+            return {}
+        listed = run_git(["ls-files", "-s", "--eol", "-z"], workspace)
+        dirty = run_git(["diff-files", "--name-only", "--relative", "-z"], workspace)
+    except GitFailed:
+        return {}
+    if listed.returncode != 0 or dirty.returncode != 0:
+        return {}
+    changed = set(dirty.stdout.split(b"\0"))
+    held: dict[str, str] = {}
+    for entry in listed.stdout.split(b"\0"):  # "mode blob stage<TAB>i/lf w/lf attr/<TAB>path"
+        parts = entry.split(b"\t", 2)
+        if len(parts) != 3 or parts[2] in changed:
+            continue
+        meta, eol, path = parts[0].split(), parts[1].split(), parts[2]
+        if len(meta) != 3 or len(eol) != 3:
+            continue  # attributes that change bytes (attr/text, eol=...) leave no blank field
+        mode, blob, stage = meta
+        index_eol, disk_eol, attr = eol
+        same_bytes = index_eol[2:] == disk_eol[2:] and attr == b"attr/"
+        if stage == b"0" and mode in (b"100644", b"100755") and same_bytes:
+            held[os.fsdecode(path)] = blob.decode()
+    return held
 
 
 @dataclass(frozen=True)
@@ -98,10 +139,20 @@ class Checkpoints:
         private_dir(self.blobs)
         files: dict[str, list[Any]] = {}
         copied = 0
-        for rel, st in self._scan().items():
-            old = before.get(rel)
-            if old is not None and old[3] is not None and old[:2] == [st.st_size, st.st_mtime_ns]:
-                digest = old[3]  # unchanged since the previous checkpoint: not read again
+        scanned = self._scan()
+        known = {  # unchanged since the previous checkpoint: not read again
+            rel: old[3]
+            for rel, st in scanned.items()
+            if (old := before.get(rel)) is not None
+            and old[3] is not None
+            and old[:2] == [st.st_size, st.st_mtime_ns]
+        }
+        held = git_held_files(self.workspace) if len(known) < len(scanned) else {}
+        for rel, st in scanned.items():
+            if rel in known:
+                digest = known[rel]
+            elif rel in held:
+                digest = GIT + held[rel]  # git has these bytes: nothing to copy
             elif st.st_size > MAX_FILE_BYTES or copied + st.st_size > MAX_NEW_BYTES:
                 digest = None
             else:
@@ -182,10 +233,11 @@ class Checkpoints:
             current = now.get(rel)
             if current is not None and self._same(rel, current, size, digest):
                 continue
-            if digest is None:
+            data = self._bytes_of(digest) if digest is not None else None
+            if data is None:
                 not_kept.append(rel)
                 continue
-            self._put_back(rel, digest, mode)
+            self._put_back(rel, data, mode)
             restored.append(rel)
         for rel in sorted(set(now) - set(target.files)):
             self._inside(rel).unlink(missing_ok=True)
@@ -204,7 +256,22 @@ class Checkpoints:
             data = (self.workspace / rel).read_bytes()
         except OSError:
             return False
+        if digest.startswith(GIT):
+            return git_blob_id(data) == digest[len(GIT) :]
         return hashlib.sha256(data).hexdigest() == digest
+
+    def _bytes_of(self, digest: str) -> bytes | None:
+        """The kept bytes of ``digest``: our blob, or git's (None: git no longer has it)."""
+        if not digest.startswith(GIT):
+            return (self.blobs / digest).read_bytes()
+        blob = digest[len(GIT) :]
+        try:
+            done = run_git(["cat-file", "blob", blob], self.workspace)
+        except GitFailed:
+            return None
+        if done.returncode != 0 or git_blob_id(done.stdout) != blob:
+            return None
+        return done.stdout
 
     def _inside(self, rel: str) -> Path:
         """``rel`` in the workspace, refused when a link now leads its folder elsewhere."""
@@ -218,7 +285,7 @@ class Checkpoints:
             )
         return target
 
-    def _put_back(self, rel: str, digest: str, mode: int) -> None:
+    def _put_back(self, rel: str, data: bytes, mode: int) -> None:
         target = self._inside(rel)
         if target.is_symlink() or target.is_dir():
             raise OSError(f"/undo: {rel} is now a link or a folder; move it away and undo again")
@@ -229,8 +296,8 @@ class Checkpoints:
             prefix=f".{target.name}.", suffix=".vis-undo", dir=target.parent
         )
         try:
-            with os.fdopen(handle, "wb") as out, open(self.blobs / digest, "rb") as blob:
-                shutil.copyfileobj(blob, out)
+            with os.fdopen(handle, "wb") as out:
+                out.write(data)
                 os.fchmod(out.fileno(), mode)
             os.replace(temp, target)
         except BaseException:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import sys
 import textwrap
 import threading
@@ -261,3 +262,39 @@ def test_reload_points_records_at_the_reloaded_classes(install: Installer) -> No
     after = registry.lookup("greeter", "Greeting")
     assert after is not None and after is not before
     assert again.extensions[0].module.Greeting is after
+
+
+def test_declared_entry_points_are_kept_until_a_sys_path_folder_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vis_core.installed import entry_points
+
+    def declared_entry_points(cache: Path) -> list[tuple[str, str, str | None]]:
+        return entry_points("vis.extensions", cache)
+
+    site = tmp_path / "site"
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    cache = tmp_path / "cache" / "entry-points.json"
+
+    def install(name: str) -> None:
+        dist = site / f"{name}-1.0.dist-info"
+        dist.mkdir()
+        (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        (dist / "entry_points.txt").write_text(f"[vis.extensions]\n{name} = {name}.ext\n")
+
+    install("first_pkg")
+    assert ("first_pkg", "first_pkg.ext", "first_pkg") in declared_entry_points(cache)
+    first = declared_entry_points(cache)
+    with monkeypatch.context() as patched:  # unchanged folders: answered from the file
+        patched.setattr(importlib.metadata, "entry_points", _no_scan)
+        assert declared_entry_points(cache) == first
+    install("second_pkg")  # a new distribution changes its folder
+    names = [name for name, _, _ in declared_entry_points(cache)]
+    assert "first_pkg" in names and "second_pkg" in names
+    cache.write_text("{damaged")
+    assert "second_pkg" in [name for name, _, _ in declared_entry_points(cache)]
+
+
+def _no_scan(**_: object) -> None:
+    raise AssertionError("the installed distributions were read again")

@@ -51,12 +51,9 @@ def _release_sha() -> str | None:
 
 
 def _sdk_version() -> str:
-    import importlib.metadata
+    from vis_core import installed
 
-    try:
-        return importlib.metadata.version(DISTRIBUTION)
-    except importlib.metadata.PackageNotFoundError:
-        return "dev"
+    return installed.version(DISTRIBUTION) or "dev"
 
 
 @functools.cache

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import importlib.util
 import re
 from dataclasses import dataclass
@@ -10,6 +9,7 @@ from enum import StrEnum
 from pathlib import Path
 
 import vis_core
+from vis_core import installed
 
 ENTRY_POINT_GROUP = "vis.extensions"
 PROJECT_EXTENSIONS = Path(".vis") / "extensions"
@@ -93,25 +93,22 @@ def scan_folder(folder: Path, source: ExtensionSource, taken: set[str]) -> list[
 def scan_packages() -> list[Candidate]:
     """Installed packages declaring the ``vis.extensions`` entry-point group."""
     found: list[Candidate] = []
-    for ep in sorted(
-        importlib.metadata.entry_points(group=ENTRY_POINT_GROUP), key=lambda e: e.name
-    ):
-        dist = ep.dist.name if ep.dist is not None else None
+    for name, module, dist in installed.entry_points(ENTRY_POINT_GROUP):
         try:
-            spec = importlib.util.find_spec(ep.module)
+            spec = importlib.util.find_spec(module)
         except (ImportError, ValueError) as exc:
             spec, problem = None, f"{type(exc).__name__}: {exc}"
         else:
-            problem = None if spec is not None else f"module {ep.module!r} is not installed"
+            problem = None if spec is not None else f"module {module!r} is not installed"
         if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
             found.append(
                 Candidate(
                     ExtensionSource.PACKAGE,
-                    Path(ep.module),
-                    Path(ep.module),
-                    ep.module,
+                    Path(module),
+                    Path(module),
+                    module,
                     distribution=dist,
-                    error=problem or f"entry point {ep.name!r} does not name a Python module",
+                    error=problem or f"entry point {name!r} does not name a Python module",
                 )
             )
             continue
@@ -122,7 +119,7 @@ def scan_packages() -> list[Candidate]:
                 ExtensionSource.PACKAGE,
                 origin.parent if is_package else origin,
                 origin,
-                ep.module,
+                module,
                 is_package=is_package,
                 distribution=dist,
             )

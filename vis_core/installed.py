@@ -1,0 +1,96 @@
+"""What the Python environment has installed (entry points, distribution versions), kept
+between starts while the ``sys.path`` folders are unchanged.
+
+Reading every installed distribution's metadata (``importlib.metadata``) costs a start tens of
+milliseconds. Installing, upgrading or removing a distribution adds or removes a
+``.dist-info`` folder in a ``sys.path`` folder, which changes that folder's modification
+time; so the answers are kept in one small file beside Vis's bytecode with those times, and
+used while they are unchanged.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+EntryPoint = tuple[str, str, str | None]  # name, module, distribution
+
+
+def cache_file() -> Path:
+    return Path(__file__).resolve().parent / "__pycache__" / "vis-installed.json"
+
+
+def _sys_path_marks() -> list[list[Any]]:
+    marks: list[list[Any]] = []
+    for entry in sys.path:
+        try:
+            marks.append([entry, os.stat(entry or ".").st_mtime_ns])
+        except OSError:
+            marks.append([entry, None])
+    return marks
+
+
+def _kept(cache: Path, marks: list[list[Any]]) -> dict[str, Any]:
+    try:
+        data = json.loads(cache.read_text(encoding="utf-8"))
+        if data["python"] == sys.version and data["sys_path"] == marks:
+            return dict(data["answers"])
+    except (OSError, ValueError, KeyError, TypeError):  # none yet, damaged or another format
+        pass
+    return {}
+
+
+def _keep(cache: Path, marks: list[list[Any]], answers: dict[str, Any]) -> None:
+    text = json.dumps({"python": sys.version, "sys_path": marks, "answers": answers})
+    temp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
+    try:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        temp.write_text(text, encoding="utf-8")
+        os.replace(temp, cache)
+    except OSError:  # a read-only installation: read again next time
+        with contextlib.suppress(OSError):
+            temp.unlink()
+
+
+def _answer(key: str, compute: Any, cache: Path | None) -> Any:
+    cache = cache_file() if cache is None else cache
+    marks = _sys_path_marks()
+    answers = _kept(cache, marks)
+    if key in answers:
+        return answers[key]
+    value = compute()
+    answers[key] = value
+    _keep(cache, marks, answers)
+    return value
+
+
+def entry_points(group: str, cache: Path | None = None) -> list[EntryPoint]:
+    """``(name, module, distribution)`` of each entry point of ``group``, by name."""
+
+    def scan() -> list[list[Any]]:
+        import importlib.metadata
+
+        found = sorted(importlib.metadata.entry_points(group=group), key=lambda e: e.name)
+        return [[ep.name, ep.module, ep.dist.name if ep.dist else None] for ep in found]
+
+    rows = _answer(f"entry_points:{group}", scan, cache)
+    return [(str(n), str(m), None if d is None else str(d)) for n, m, d in rows]
+
+
+def version(distribution: str, cache: Path | None = None) -> str | None:
+    """The installed version of ``distribution``; ``None`` when it is not installed."""
+
+    def read() -> str | None:
+        import importlib.metadata
+
+        try:
+            return importlib.metadata.version(distribution)
+        except importlib.metadata.PackageNotFoundError:
+            return None
+
+    found = _answer(f"version:{distribution}", read, cache)
+    return None if found is None else str(found)

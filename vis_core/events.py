@@ -102,6 +102,8 @@ def activity_from_dict(data: dict[str, Any]) -> ActivityRecord:
 
 @dataclass(frozen=True)
 class SessionCreated(Event):
+    """A session was created."""
+
     title: str = ""
     workspace: str = ""
     group: str | None = None
@@ -109,6 +111,8 @@ class SessionCreated(Event):
 
 @dataclass(frozen=True)
 class TurnStarted(Event):
+    """A turn began with the person's request."""
+
     turn_id: str = ""
     position: int = 0
     request: str = ""
@@ -171,16 +175,22 @@ class BlockFinished(Event):
 
 @dataclass(frozen=True)
 class ActivityStarted(Event):
+    """A tool call began."""
+
     activity: ActivityRecord | None = None
 
 
 @dataclass(frozen=True)
 class ActivityUpdated(Event):
+    """A running tool call showed more."""
+
     activity: ActivityRecord | None = None
 
 
 @dataclass(frozen=True)
 class ActivityEnded(Event):
+    """A tool call ended."""
+
     activity: ActivityRecord | None = None
 
 
@@ -268,6 +278,8 @@ class Notification(Event):
 
 @dataclass(frozen=True)
 class TurnEnded(Event):
+    """A turn ended, with its status and usage."""
+
     turn_id: str = ""
     status: TurnStatus = TurnStatus.COMPLETED
     content: str = ""
@@ -333,6 +345,8 @@ class LiveUpdated(Event):
 
 @dataclass(frozen=True)
 class LiveClosed(Event):
+    """A live view was closed."""
+
     view_id: str = ""
     reason: str | None = None
     summary: str | None = None

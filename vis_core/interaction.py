@@ -66,6 +66,8 @@ class _Session(Protocol):
 
 @dataclass
 class _Link:
+    """How to reach one attached session."""
+
     emit: Emit
     unsubscribe: Callable[[], None]
 

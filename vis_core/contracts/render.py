@@ -112,6 +112,8 @@ def model_schemas(spec: ToolSpec, labels: _Labels | None = None) -> str:
 
 @dataclass
 class _Pending:
+    """A record type waiting to be rendered."""
+
     record: TypeSpec
     scope: dict[str, str]
 

@@ -33,6 +33,8 @@ _DEFAULT = object()
 
 @dataclass
 class _Draft:
+    """One extension while it loads."""
+
     candidate: Candidate
     name: str
     status: ExtensionStatus

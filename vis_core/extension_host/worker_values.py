@@ -332,6 +332,8 @@ def _dump(value: Any, exports: Exports, caller: Caller) -> tuple[bytes, list[int
 
 @dataclasses.dataclass(frozen=True)
 class _Ref:
+    """A value that crosses as a reference to an exported object."""
+
     number: int
 
 

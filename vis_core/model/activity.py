@@ -217,6 +217,8 @@ class ActivityTerminal:
 
 @dataclass(frozen=True)
 class _Media:
+    """A block showing one attached file."""
+
     attachment: str
     caption: str = ""
 

@@ -70,6 +70,8 @@ class Message:
 
 @dataclass(frozen=True)
 class ModelRequest:
+    """What one model call sends."""
+
     model: str
     system: str
     messages: tuple[Message, ...]
@@ -79,6 +81,8 @@ class ModelRequest:
 
 @dataclass(frozen=True)
 class TextDelta:
+    """A piece of streamed answer text."""
+
     text: str
 
 
@@ -94,11 +98,15 @@ class ThinkingDelta:
 
 @dataclass(frozen=True)
 class ToolCallReady:
+    """A tool call the model finished writing."""
+
     call: ToolCall
 
 
 @dataclass(frozen=True)
 class UsageUpdate:
+    """Tokens used so far by the response."""
+
     usage: Usage
 
 
@@ -115,6 +123,8 @@ class StopReason(StrEnum):
 
 @dataclass(frozen=True)
 class ResponseDone:
+    """The response ended; why it stopped."""
+
     stop_reason: str = StopReason.END_TURN
 
 

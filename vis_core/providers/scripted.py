@@ -55,6 +55,8 @@ class ScriptError(ProviderConfigError):
 
 @dataclass(frozen=True)
 class ScriptedError:
+    """A provider error the script asks for."""
+
     status: int
     message: str
 

@@ -30,12 +30,16 @@ class Audience(StrEnum):
 
 @dataclass(frozen=True)
 class GroupRow:
+    """A session group."""
+
     name: str
     created: float
 
 
 @dataclass(frozen=True)
 class SessionRow:
+    """One stored session."""
+
     id: str
     title: str
     group: str | None
@@ -74,6 +78,8 @@ def session_row(row: tuple[Any, ...]) -> SessionRow:
 
 @dataclass(frozen=True)
 class TurnRow:
+    """One turn of a session."""
+
     id: str
     session_id: str
     position: int
@@ -113,6 +119,8 @@ def turn_row(row: tuple[Any, ...], replies: tuple[str, ...] = ()) -> TurnRow:
 
 @dataclass(frozen=True)
 class BlockRow:
+    """The outcome of one block an iteration ran."""
+
     iteration_id: str
     stdout: str
     error: str | None
@@ -122,6 +130,8 @@ class BlockRow:
 
 @dataclass(frozen=True)
 class IterationRow:
+    """One model call of a turn and the code it ran."""
+
     id: str
     turn_id: str
     index: int
@@ -157,6 +167,8 @@ class StoredEvent:
 
 @dataclass(frozen=True)
 class PromptRow:
+    """One request in the prompt history."""
+
     id: int
     session_id: str
     text: str
@@ -165,6 +177,8 @@ class PromptRow:
 
 @dataclass(frozen=True)
 class OverrideRow:
+    """A setting saved for a group or a session."""
+
     scope: OverrideScope
     owner: str
     setting: str
@@ -174,6 +188,8 @@ class OverrideRow:
 
 @dataclass(frozen=True)
 class AttachmentRow:
+    """A file kept with a session."""
+
     id: str
     session_id: str
     iteration_id: str | None

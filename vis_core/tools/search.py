@@ -75,6 +75,8 @@ def _globs(value: str | list[str] | tuple[str, ...] | None, name: str) -> tuple[
 
 @dataclass(frozen=True)
 class Root:
+    """A path grep searches: a folder, or one file."""
+
     path: Path
     is_file: bool
 

@@ -6,26 +6,19 @@ import asyncio
 import os
 import threading
 from collections.abc import Callable
-from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vis_core.agent.invoker import ToolInvoker
-from vis_core.agent.prompt import system_prompt
 from vis_core.agent.session import (
     HISTORY_EVENTS,
     AgentSession,
     DirectTool,
     SessionModel,
-    TurnLimits,
 )
 from vis_core.commands import CommandRegistry
 from vis_core.config import UserConfig, load_config
 from vis_core.events import (
-    ActivityEnded,
-    BlockFinished,
     Event,
-    Notification,
     SessionCreated,
     TurnEnded,
 )
@@ -34,15 +27,19 @@ from vis_core.extension.runtime import install, uninstall
 from vis_core.extension_host.environment import extension_environment, project_environment
 from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
-from vis_core.extension_host.prompts import active_extensions, extension_prompts
+from vis_core.extension_host.prompts import extension_prompts
 from vis_core.extension_host.runtime import HostRuntime, StoreRuntime
-from vis_core.extension_host.session_kit import SessionKit
 from vis_core.extension_host.worker_client import SessionWorker
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
-from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import TurnStatus
-from vis_core.paths import TrustStore, VisPaths, find_project_root, project_fingerprint
+from vis_core.paths import (
+    TrustStore,
+    VisPaths,
+    control_files_changed,
+    find_project_root,
+    project_fingerprint,
+)
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.sandbox.jail import jail_refusal
 from vis_core.sandbox.lifetime import ChildLimits
@@ -50,15 +47,16 @@ from vis_core.settings import SaveResult, SettingsService, attach_log_file, disa
 from vis_core.settings.core import extension_load_timeout
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
-from vis_core.tools.checkpoints import Checkpoints
-from vis_core.tools.registry import HostTool, ToolRegistry
+from vis_core.tools.registry import HostTool
+
+if TYPE_CHECKING:
+    from vis_core.session_tools import SessionTools
 
 INTERRUPTED = (
     "interrupted: Vis stopped (it was killed or crashed) before this turn finished; what it "
     "showed until then is kept"
 )
 LOGIN_HINT = "  4. In the app: /login chooses a provider, saves its key and picks a model.\n"
-SANDBOX_IDLE_TIMEOUT = 15 * 60  # seconds; an idle sandbox frees its process, restored later
 
 
 class Host:
@@ -110,7 +108,7 @@ class Host:
         self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
         self.sessions: list[AgentSession] = []
         self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
-        self._tool_boxes: list[list[Any]] = []
+        self.session_tools: dict[str, SessionTools] = {}  # by open session
         self.extension_workers: dict[str, SessionWorker] = {}  # by open session
         from vis_core.mcp.host import host_mcp
 
@@ -241,8 +239,7 @@ class Host:
         if not result.changed:
             return
         if result.setting_id == "introspection":
-            for box in self._tool_boxes:
-                box.clear()  # each session rebuilds its tools before its next block
+            self.reset_session_tools()
         if result.setting_id == "model" and result.session_id is not None:
             for session in self.sessions:
                 if session.id == result.session_id:
@@ -303,7 +300,7 @@ class Host:
         from vis_core.extension.context import CallContext, calling
 
         lock = self.extension_lock(owner)
-        session = next((s for s in self.sessions if s.id == session_id), None)
+        session = self.live_session(session_id) if session_id else None
         context = CallContext(
             session_id=session_id,
             workspace_root=self.workspace,
@@ -342,8 +339,7 @@ class Host:
         self.mcp.reload_soon()  # mcp.json and extension servers, read again
         for worker in self.extension_workers.values():  # the next call starts a new one
             worker.stop()
-        for box in self._tool_boxes:
-            box.clear()
+        self.reset_session_tools()
         from vis_core.extension_host.doctor import describe
 
         rows = describe(self.extensions)
@@ -398,210 +394,35 @@ class Host:
 
     def _session(self, session_id: str, title: str, history: list[Event]) -> AgentSession:
         self.session_locks.acquire(session_id)  # SessionInUse when another Vis has it open
+        from vis_core.session_factory import build_session
+
         try:
-            return self._build_session(session_id, title, history)
+            session = build_session(self, session_id, title, history)
         except BaseException:
             self.session_locks.release(session_id)
             raise
-
-    def _build_session(self, session_id: str, title: str, history: list[Event]) -> AgentSession:
-        from vis_core.extension.attachments import attachment_tools
-        from vis_core.extension_host.guides import extension_guides
-        from vis_core.sandbox import Sandbox, ToolEntry
-        from vis_core.tools import ToolContext, builtin_tools
-        from vis_core.tools.background import background_reports
-        from vis_core.tools.discovery import Guide, discovery_tools
-        from vis_core.tools.shell import ShellManager
-
-        kit = SessionKit(self, session_id, lambda: session_box[0] if session_box else None)
-        jail, refusal = self.jail_policy(session_id)
-        values = self.project_values()
-        limits = self.child_limits(session_id)
-        tool_context = ToolContext(
-            workspace=self.workspace,
-            session_id=session_id,
-            output_dir=self.paths.data_dir / "outputs" / session_id,
-            jail=jail,
-            hooks=kit.tool_hooks,
-            shells=ShellManager(
-                environment=values,
-                project_root=self.project_root,
-                refusal=refusal,
-                limits=limits,
-            ),
-        )
-        from vis_core.context.fold_tool import fold_tools
-        from vis_core.context.service import SessionContext
-
-        builtins = [*builtin_tools(tool_context), *attachment_tools(), *fold_tools()]
-        context = SessionContext()
-        # The session's tools, their sandbox entries (filled on the sandbox's first use) and the
-        # extensions' guides, built once; reload() empties the box.
-        tools_box: list[tuple[ToolRegistry, list[tuple[str, ToolEntry]], list[Guide]]] = []
-        # extensions whose ``activation`` said no for this turn: their tools are hidden
-        inactive: list[frozenset[str]] = [frozenset()]
-        narrowed: dict[frozenset[str], ToolRegistry] = {}
-
-        def tools() -> tuple[ToolRegistry, list[tuple[str, ToolEntry]], list[Guide]]:
-            if not tools_box:
-                narrowed.clear()
-                introspection = self.setting("introspection", True, session_id)
-                found = partial(self.mcp.note_found, session_id)
-                discovery = discovery_tools(registry, guides, found) if introspection else []
-                if introspection:
-                    from vis_core.tools.sessions import session_tools
-
-                    discovery += session_tools(self.store, session_id)
-                mcp_tools = self.mcp.host_tools(kit.tool_hooks, tool_context.output_dir)
-                built = ToolRegistry([*builtins, *discovery, *self.extension_tools(), *mcp_tools])
-                tools_box.append((built, [], extension_guides(self.extensions)))
-            return tools_box[0]
-
-        def guides() -> list[Guide]:
-            return tools()[2]
-
-        def registry() -> ToolRegistry:
-            full, hidden = tools()[0], inactive[0]
-            if not hidden:
-                return full
-            if hidden not in narrowed:
-                narrowed[hidden] = full.without_owners(hidden)
-            return narrowed[hidden]
-
-        def sandbox_tools() -> list[ToolEntry]:
-            built, entries, _ = tools()
-            if not entries:  # contracts are rendered when the sandbox first needs them
-                entries.extend(
-                    (t.owner, ToolEntry(name, t.description, _contract(t), t.is_hidden))
-                    for t in built
-                    for name in (t.name, *t.aliases)
-                    if built.get(name) is t
-                )
-            return [entry for owner, entry in entries if owner not in inactive[0]]
-
-        self._tool_boxes.append(tools_box)
-        session_box: list[AgentSession] = []
-
-        async def emit(event: Event) -> None:
-            await session_box[0].emit(event)
-
-        worker = kit.worker
-        self.extension_workers[session_id] = worker
-        invoker = ToolInvoker(
-            session_id=session_id,
-            registry=registry,
-            emit=emit,
-            workspace=self.workspace,
-            project_root=self.project_root,
-            channel=self.options.channel,
-            locks=self.extension_lock,
-            prepare_arguments=_prepare_arguments,
-            runtime=self.runtime,
-            session=lambda: session_box[0] if session_box else None,
-            worker=worker,
-        )
-
-        sandbox = Sandbox(
-            workspace=self.workspace,
-            call_tool=invoker.call,
-            call_handle=invoker.call_handle,
-            tools=sandbox_tools,
-            snapshot_save=lambda data: self.store.save_sandbox_snapshot(session_id, data),
-            snapshot_load=lambda: self.store.load_sandbox_snapshot(session_id),
-            jail=jail,
-            idle_timeout=SANDBOX_IDLE_TIMEOUT,
-            output_dir=tool_context.output_dir,
-            environment=values,
-            project_root=self.project_root,
-            refusal=refusal,
-            limits=limits,
-            time_limit=float(self.setting("block_time_limit", "1800", session_id)),
-        )
-
-        mcp_prompt = self.mcp.prompt_for_session()
-
-        def prompt() -> str:
-            env = {
-                "cwd": str(self.workspace),
-                "workspace_root": str(self.workspace),
-                "project_root": str(self.project_root),
-                "session_id": session_id,
-                "channel": self.options.channel,
-            }
-            active = active_extensions(self.extensions, env)
-            names = {ext.name for ext in active}
-            inactive[0] = frozenset(e.name for e in self.extensions.enabled if e.name not in names)
-            text = system_prompt(
-                tools=registry(),
-                workspace=self.workspace,
-                project_root=self.project_root,
-                build=self.build,
-                extension_prompts=extension_prompts(self.extensions, env, active),
-            )
-            text += mcp_prompt()
-            goal = self.store.state_get("vis.goal", session_id)
-            return text + (f"\n\n## Goal of this session\n{goal}" if goal else "")
-
-        session = AgentSession(
-            session_id=session_id,
-            title=title,
-            store=self.store,
-            model=self.model_of_session(session_id),
-            sandbox=self.mcp.wrap_sandbox(kit.wrap(sandbox)),
-            invoker=invoker,
-            system_prompt=prompt,
-            direct_tools=lambda: [
-                *self.direct_tools,
-                *self.mcp.direct_tools(session_id, tool_context.output_dir),
-            ],
-            history=history,
-            limits=TurnLimits(max_iterations=int(self.setting("max_iterations", 50, session_id))),
-            on_close=kit.closer(self._closer(session_id, tool_context.close, worker)),
-            before_turn=self.mcp.before_turn,
-            context=context,
-            before_request=partial(background_reports, tool_context.shells, session_id),
-            checkpoints=Checkpoints(
-                self.workspace, self.paths.data_dir / "checkpoints" / session_id
-            ),
-        )
-        context.bind(session)
-        session.subscribe(_leave_running(tool_context.shells))
-        session_box.append(session)
-        session.subscribe(self._control_file_watch(session))
         self.sessions.append(session)
         self.interaction.attach(session)
         return session
 
-    def _control_file_watch(self, session: AgentSession) -> Callable[[Event], None]:
-        """After each block or tool call, tell the person once when the trusted project's
-        control files changed (the project needs `vis trust` again at the next start)."""
+    def live_session(self, session_id: str) -> AgentSession | None:
+        """The open session ``session_id`` of this workspace (a call's session is found here)."""
+        return next((s for s in self.sessions if s.id == session_id), None)
 
-        def watch(event: Event) -> None:
-            if self._fingerprint is None or not isinstance(event, BlockFinished | ActivityEnded):
-                return
-            if project_fingerprint(self.project_root) == self._fingerprint:
-                return
-            self._fingerprint = None  # said once
-            text = control_files_changed(self.project_root)
-            asyncio.ensure_future(
-                session.emit(Notification(session.id, text=text, kind=NotifyKind.WARN))
-            )
+    def reset_session_tools(self) -> None:
+        """Every open session builds its tools again before its next block."""
+        for tools in list(self.session_tools.values()):
+            tools.reset()
 
-        return watch
-
-    def _closer(
-        self, session_id: str, close: Callable[[], Any], worker: SessionWorker
-    ) -> Callable[[], Any]:
-        async def run() -> None:
-            try:
-                await close()
-            finally:
-                await asyncio.to_thread(worker.stop)
-                if self.extension_workers.get(session_id) is worker:
-                    del self.extension_workers[session_id]
-                self.session_locks.release(session_id)
-
-        return run
+    def control_files_notice(self) -> str | None:
+        """The notice, said once, that the trusted project's control files changed since
+        startup (the project needs ``vis trust`` again at the next start); else None."""
+        if self._fingerprint is None:
+            return None
+        if project_fingerprint(self.project_root) == self._fingerprint:
+            return None
+        self._fingerprint = None
+        return control_files_changed(self.project_root)
 
     def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
         """Whether the jail is on for ``session_id``, and why nothing may run (fail closed):
@@ -649,15 +470,6 @@ def _trust_changed(paths: VisPaths, project_root: Path) -> bool:
         return False
 
 
-def control_files_changed(project_root: Path) -> str:
-    """The notice when a trusted project's control files changed."""
-    return (
-        f"The project's control files (.vis/, vis.yml, .env*) in {project_root} changed since "
-        "you trusted it, so its extensions, MCP servers, environment and settings are not "
-        f"loaded from the next start on. Review the change, then run `vis trust {project_root}`."
-    )
-
-
 def _check_model_value(value: object, source: str) -> None:
     """A ``model`` setting saved outside config.toml must read ``provider/model``."""
     text = str(value).strip()
@@ -670,33 +482,3 @@ def _check_model_value(value: object, source: str) -> None:
             f"the {source} value of setting 'model' ({text!r}) is not usable: {exc}; "
             "change or reset it in /settings"
         ) from None
-
-
-def _leave_running(shells: Any) -> Callable[[Event], None]:
-    """After each block, the session's commands still running report back when they end."""
-
-    def watch(event: Event) -> None:
-        if isinstance(event, BlockFinished):
-            shells.leave_running()
-
-    return watch
-
-
-def _prepare_arguments(tool: HostTool, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """Records coming back from the sandbox become the tool's own dataclasses again."""
-    from vis_core.records import coerce_arguments
-
-    if not args and not kwargs:
-        return args, kwargs
-    return coerce_arguments(tool.fn, args, kwargs, owner=tool.owner)
-
-
-def _contract(tool: HostTool) -> dict[str, Any] | None:
-    try:
-        from vis_core.extension.symbols import tool_contract
-    except ImportError:
-        return None
-    try:
-        return tool_contract(tool)
-    except Exception:  # a tool without a readable contract still runs
-        return None

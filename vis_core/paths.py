@@ -227,3 +227,12 @@ class TrustStore:
         tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
         tmp.replace(self._file)
         return resolved
+
+
+def control_files_changed(project_root: Path) -> str:
+    """The notice when a trusted project's control files changed."""
+    return (
+        f"The project's control files (.vis/, vis.yml, .env*) in {project_root} changed since "
+        "you trusted it, so its extensions, MCP servers, environment and settings are not "
+        f"loaded from the next start on. Review the change, then run `vis trust {project_root}`."
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from vis_core.agent.invoker import ToolInvoker
+from vis_core.agent.invoker import CallPosition, CallSite, ToolInvoker
 from vis_core.model.activity import ActivityPresentation, ActivityState, SymbolTag
 from vis_core.tools.registry import ToolRegistry
 
@@ -14,19 +14,21 @@ async def _ignore(event: object) -> None:
     return None
 
 
-def _invoker(tmp_path: Path) -> ToolInvoker:
+def _invoker(tmp_path: Path, position: CallPosition | None = None) -> ToolInvoker:
     return ToolInvoker(
         session_id="s1",
         registry=ToolRegistry,
         emit=_ignore,
         workspace=tmp_path,
         project_root=tmp_path,
+        position=position,
     )
 
 
 def test_new_record_carries_every_field_it_is_given(tmp_path: Path) -> None:
-    invoker = _invoker(tmp_path)
-    invoker.site.turn_id, invoker.site.iteration_id, invoker.site.form = "t1", "i1", 3
+    position = CallPosition()
+    invoker = _invoker(tmp_path, position)
+    position.move(CallSite("t1", "i1", 3))  # the session moves it; its invoker reads it
     record = invoker.new_record(
         "echo",
         "Echo",

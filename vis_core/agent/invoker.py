@@ -42,13 +42,28 @@ class UnknownToolError(NameError):
     """The model called a tool that does not exist; the message suggests similar names."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class CallSite:
     """Where a call happens: the turn, the iteration and the Python form within it."""
 
     turn_id: str | None = None
     iteration_id: str | None = None
     form: int = 0
+
+
+class CallPosition:
+    """Where one session's tool calls happen now. The session owns it and moves it as its
+    turns and blocks go on; the session's invoker only reads it."""
+
+    def __init__(self) -> None:
+        self._site = CallSite()
+
+    @property
+    def site(self) -> CallSite:
+        return self._site
+
+    def move(self, site: CallSite) -> None:
+        self._site = site
 
 
 def returnable(value: Any) -> None:
@@ -80,6 +95,7 @@ class ToolInvoker:
         runtime: Runtime | None = None,
         session: Callable[[], object | None] = lambda: None,
         worker: SessionWorker | None = None,
+        position: CallPosition | None = None,
     ) -> None:
         self._session_id = session_id
         self._registry = registry
@@ -92,7 +108,7 @@ class ToolInvoker:
         self._runtime = runtime  # serves the SDK calls of the tools it runs
         self._session = session  # the agent session, for Vis's own tools (``fold_session``)
         self._worker = worker  # runs the tools of extensions that do not ship with Vis
-        self.site = CallSite()
+        self._position = position or CallPosition()  # moved by the session, read here
 
     def registry(self) -> ToolRegistry:
         """The session's tools right now (extension SDK calls look tools up here)."""
@@ -169,7 +185,7 @@ class ToolInvoker:
         parent_id: str | None = None,
     ) -> Any:
         name = tool.name
-        site = self.site
+        site = self._position.site
         loop = asyncio.get_running_loop()
         activity = tool.activity
         show_start = activity.show_start if activity else True
@@ -287,7 +303,7 @@ class ToolInvoker:
         handle_id: str | None = None,
     ) -> ActivityRecord:
         """A running Activity of this session, at the current turn, iteration and form."""
-        site = self.site
+        site = self._position.site
         return ActivityRecord(
             id=os.urandom(16).hex(),  # what uuid4().hex carries, without building a UUID
             session_id=self._session_id,

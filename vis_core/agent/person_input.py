@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from vis_core.agent.invoker import CallSite
 from vis_core.events import UserContext
 from vis_core.model.turn import ContextOrigin
 from vis_core.sandbox.host import HandleCall
@@ -17,8 +18,7 @@ if TYPE_CHECKING:
 
 def _at_turn(session: AgentSession, turn_id: str) -> None:
     """Tool calls made now belong to ``turn_id``, outside any block."""
-    site = session.invoker.site
-    site.turn_id, site.iteration_id, site.form = turn_id, None, 0
+    session.position.move(CallSite(turn_id))
 
 
 async def attach_files(session: AgentSession, turn_id: str, paths: Sequence[str]) -> None:

@@ -18,10 +18,10 @@ from vis_core.agent.conversation import (
     ThinkingCollector,
     block_result_text,
 )
-from vis_core.agent.invoker import ToolInvoker
+from vis_core.agent.event_bus import EventBus, Subscriber
+from vis_core.agent.invoker import CallPosition, CallSite, ToolInvoker
 from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
 from vis_core.events import (
-    ActivityStarted,
     AssistantDelta,
     AssistantMessage,
     AssistantThinking,
@@ -60,8 +60,6 @@ log = logging.getLogger(__name__)
 
 PYTHON_EXECUTION = "python_execution"
 DELTA_INTERVAL = 0.03  # streamed text is committed and published in batches this far apart
-HOLD_START = 0.05  # seconds an Activity's start may wait to be committed with its end
-Subscriber = Callable[[Event], None]
 
 
 class EventSink(Protocol):
@@ -114,11 +112,14 @@ class TurnLimits:
 
 class ContextPort(Protocol):
     """What shapes a session's requests beyond its transcript (``vis_core.context``, wired in
-    by the host): the utilization the model sees, and recovery from a too-long request."""
+    by the host): the utilization the model sees, and recovery from a too-long request. The
+    session passes itself to each call."""
 
-    def utilization(self) -> dict[str, Any]: ...
+    def utilization(self, session: AgentSession) -> dict[str, Any]: ...
 
-    async def recover_overflow(self, turn_id: str, error: ContextOverflowError) -> str | None:
+    async def recover_overflow(
+        self, session: AgentSession, turn_id: str, error: ContextOverflowError
+    ) -> str | None:
         """Fold settled work so the request fits; what was folded, or None when nothing can."""
         ...
 
@@ -186,7 +187,12 @@ class AgentSession:
         context: ContextPort | None = None,
         before_request: Callable[[str], Awaitable[Sequence[Event]]] | None = None,
         checkpoints: Checkpoints | None = None,
+        events: EventBus | None = None,
+        position: CallPosition | None = None,
     ) -> None:
+        """``events``: the session's bus, made before the session by whoever assembles it
+        (the invoker emits on it too); ``position``: where the session's tool calls happen,
+        shared with ``invoker``, which reads it."""
         self.id = session_id
         self._before_turn = before_turn
         self._before_request = before_request  # events to record before each model request
@@ -199,10 +205,8 @@ class AgentSession:
         self._store = store
         self._system_prompt = system_prompt
         self._direct_tools = direct_tools
-        self._subscribers: list[Subscriber] = []
-        self._watchers: list[Subscriber] = []  # ``subscribe(early=True)``
-        self._held: list[Event] = []  # Activity starts not committed yet (see ``emit``)
-        self._hold_timer: asyncio.TimerHandle | None = None
+        self.events = events or EventBus(store)
+        self.position = position or CallPosition()
         self._conversation = ConversationBuilder(self._load_image)
         self._task: asyncio.Task[TurnEnded] | None = None
         self._on_close = on_close
@@ -213,6 +217,7 @@ class AgentSession:
         self.turn_count = 0
         for event in history:
             self._absorb(event)
+        self.events.subscribe(self._absorb, first=True)  # state is current before others look
 
     @property
     def conversation(self) -> ConversationBuilder:
@@ -240,7 +245,7 @@ class AgentSession:
     def utilization(self) -> dict[str, Any]:
         """``session["utilization"]``: measured input, soft budget, hard limit (and a hint)."""
         if self.context is not None:
-            return self.context.utilization()
+            return self.context.utilization(self)
         return {
             "latest_measured_input_tokens": self.context_tokens,
             "auto_compress_above": self.context_budget,
@@ -256,69 +261,13 @@ class AgentSession:
     # -- events ----------------------------------------------------------------------------
 
     def subscribe(self, callback: Subscriber, *, early: bool = False) -> Callable[[], None]:
-        """Call ``callback`` with each event once it is committed; ``early``: as soon as it is
-        emitted, before it is committed, for bookkeeping that must not lag behind the calls
-        (which Activity is running) and never shows anything."""
-        group = self._watchers if early else self._subscribers
-        group.append(callback)
-        return lambda: group.remove(callback) if callback in group else None
+        """Follow the session's events once committed (after the session took each into
+        account); ``early``: as soon as emitted (see :meth:`EventBus.subscribe`)."""
+        return self.events.subscribe(callback, early=early)
 
     async def emit(self, event: Event) -> None:
-        """Commit the event, then publish it: a crash never loses what was shown.
-
-        An Activity's start waits up to ``HOLD_START`` seconds to be committed in one
-        transaction with the next event (most calls end sooner: with their end). It is
-        published only once committed, and any later event commits it first, so the log and
-        the front ends see the same order as without the wait."""
-        for watcher in list(self._watchers):
-            try:
-                watcher(event)
-            except Exception:
-                log.exception("event watcher %r failed on %s", watcher, event.type)
-        if isinstance(event, ActivityStarted):
-            self._held.append(event)
-            if self._hold_timer is None:
-                self._hold_timer = asyncio.get_running_loop().call_later(
-                    HOLD_START, self._release_held
-                )
-            return
-        self._commit(event)
-
-    def _commit(self, event: Event | None) -> None:
-        """Commit the held starts and ``event`` in one transaction, then publish them."""
-        held, self._held = self._held, []
-        if self._hold_timer is not None:
-            self._hold_timer.cancel()
-            self._hold_timer = None
-        events = held if event is None else [*held, event]
-        if not events:
-            return
-        try:
-            if len(events) == 1:
-                self._store.append(events[0])
-            else:
-                self._store.append_many(events)
-        except BaseException:
-            self._held = held + self._held  # not saved, not shown: the next event retries them
-            raise
-        for item in events:
-            self._publish(item)
-
-    def _release_held(self) -> None:
-        """The held starts waited long enough (a call still running): commit them alone."""
-        self._hold_timer = None
-        try:
-            self._commit(None)
-        except Exception:
-            log.exception("could not save the start of a running Activity")
-
-    def _publish(self, event: Event) -> None:
-        self._absorb(event)
-        for callback in list(self._subscribers):
-            try:
-                callback(event)
-            except Exception:
-                log.exception("event subscriber %r failed on %s", callback, event.type)
+        """Commit the event, then publish it: a crash never loses what was shown."""
+        await self.events.emit(event)
 
     def _absorb(self, event: Event) -> None:
         self._conversation.add(event)
@@ -442,7 +391,7 @@ class AgentSession:
             await self._record_rejected(turn_id, exc)
             folded = None
             if self.context is not None:
-                folded = await self.context.recover_overflow(turn_id, exc)
+                folded = await self.context.recover_overflow(self, turn_id, exc)
             if folded is None:
                 raise
         try:
@@ -685,9 +634,7 @@ class AgentSession:
         iteration_id = await self._start_iteration(turn_id, index, call)
         is_code = call.name == PYTHON_EXECUTION
         code = str(call.arguments.get("code", "")) if is_code else ""
-        self.invoker.site.turn_id = turn_id
-        self.invoker.site.iteration_id = iteration_id
-        self.invoker.site.form = index
+        self.position.move(CallSite(turn_id, iteration_id, index))
         started = time.monotonic()
         stdout, error, restarted = "", None, None
         take_shown(self.id)  # a show belongs to the block that made it
@@ -780,7 +727,7 @@ class AgentSession:
                 await self._task
             except BaseException:  # closing: the turn already reported its end
                 pass
-        self._release_held()  # an Activity started outside a turn (vis.sessions changes)
+        self.events.flush()  # an Activity started outside a turn (vis.sessions changes)
         await self.sandbox.close()
         aclose = getattr(self.model.provider, "aclose", None)
         if aclose is not None:

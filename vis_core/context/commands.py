@@ -29,7 +29,7 @@ def context_commands(host: Host) -> list[SlashCommand]:
             return refused
         if session.context is None:
             return err("Cannot compact", "This session has no context keeper.")
-        fold = await session.context.compact(ctx["raw"])
+        fold = await session.context.compact(session, ctx["raw"])
         if fold is None:
             return ok("Nothing to compact", "Every settled turn is folded already.")
         return ok(

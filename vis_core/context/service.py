@@ -25,24 +25,18 @@ SHRINK_TO = 0.5  # overflow recovery folds until the transcript is about half it
 
 
 class SessionContext:
-    """The ``ContextPort`` of one agent session (bound once the session exists)."""
+    """The ``ContextPort`` of agent sessions: each call names the session it works on."""
 
-    def __init__(self) -> None:
-        self.session: Any = None
-
-    def bind(self, session: Any) -> None:
-        self.session = session
-
-    def utilization(self) -> dict[str, Any]:
-        return utilization(self.session)
+    def utilization(self, session: Any) -> dict[str, Any]:
+        return utilization(session)
 
     # -- folds Vis makes itself ------------------------------------------------------------
 
-    def overflow_spans(self, limit_chars: int | None) -> list[Span]:
+    def overflow_spans(self, session: Any, limit_chars: int | None) -> list[Span]:
         """The oldest settled turns to fold so the transcript shrinks to about half (or under
         ``limit_chars``); the current turn's settled steps but its latest when that is not
         enough."""
-        conversation = self.session.conversation
+        conversation = session.conversation
         turns = turn_steps(conversation)
         current = max(turns, default=0)
         whole = folded_whole_turns(conversation)
@@ -66,10 +60,14 @@ class SessionContext:
         return spans
 
     async def fold_with_gist(
-        self, spans: Sequence[Span], origin: FoldOrigin, turn_id: str, instructions: str = ""
+        self,
+        session: Any,
+        spans: Sequence[Span],
+        origin: FoldOrigin,
+        turn_id: str,
+        instructions: str = "",
     ) -> tuple[FoldCreated, WrittenGist]:
         """Fold ``spans`` with a gist Vis writes (the model, else mechanically)."""
-        session = self.session
         key = describe_spans(spans).replace(" ", "")
         plan = FoldPlan(key, tuple(spans))
         model = session.model
@@ -92,13 +90,14 @@ class SessionContext:
         await session.emit(fold)
         return fold, written
 
-    async def recover_overflow(self, turn_id: str, error: ContextOverflowError) -> str | None:
-        session = self.session
+    async def recover_overflow(
+        self, session: Any, turn_id: str, error: ContextOverflowError
+    ) -> str | None:
         limit = session.context_limit
-        spans = self.overflow_spans(limit * 4 // 2 if limit else None)
+        spans = self.overflow_spans(session, limit * 4 // 2 if limit else None)
         if not spans:
             return None
-        fold, written = await self.fold_with_gist(spans, FoldOrigin.OVERFLOW, turn_id)
+        fold, written = await self.fold_with_gist(session, spans, FoldOrigin.OVERFLOW, turn_id)
         how = (
             "with a gist the model wrote"
             if written.by_model
@@ -117,9 +116,8 @@ class SessionContext:
         )
         return fold.key
 
-    async def compact(self, instructions: str = "") -> FoldCreated | None:
+    async def compact(self, session: Any, instructions: str = "") -> FoldCreated | None:
         """``/compact``: fold every settled turn not folded yet with a gist Vis asks for."""
-        session = self.session
         conversation = session.conversation
         whole = folded_whole_turns(conversation)
         turns = turn_steps(conversation)
@@ -129,7 +127,9 @@ class SessionContext:
         if not spans:
             return None
         last_turn = conversation.turns[max(turns)].turn_id
-        fold, _ = await self.fold_with_gist(spans, FoldOrigin.COMPACT, last_turn, instructions)
+        fold, _ = await self.fold_with_gist(
+            session, spans, FoldOrigin.COMPACT, last_turn, instructions
+        )
         return fold
 
 

@@ -3,109 +3,106 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from vis_core.extension.declarations import callback_env
+from vis_core.extension.runtime import Runtime
 from vis_core.extension_host.hooks import OpHooks
+from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.services import SessionServices
 from vis_core.extension_host.session_context import collect_context, session_dict
 from vis_core.extension_host.tool_hooks import ToolHooks
 from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
-
-if TYPE_CHECKING:
-    from vis_core.agent.hooked_sandbox import HookedSandbox
-    from vis_core.host import Host
+from vis_core.store import Store
 
 
-def _request_health(host: Host, session_id: str) -> dict[str, Any]:
+class SessionFacts(Protocol):
+    """What the ``session`` dict shows of a running agent session."""
+
+    title: str
+    turn_count: int
+    model: Any  # its ``label`` names the model (or says there is none)
+
+    def utilization(self) -> dict[str, Any]: ...
+
+
+def _request_health(store: Store, session_id: str) -> dict[str, Any]:
     """``fold_measurement`` of the latest fold (all folds between two requests share it)."""
-    folds = host.store.folds(session_id)
+    folds = store.folds(session_id)
     return {"fold_measurement": folds[-1].measurement()} if folds else {}
 
 
 class SessionKit:
-    """The extension services of one session, built by the host before the session itself."""
+    """The extension services of one session (contexts, op hooks, its worker), built before
+    the session itself from plain values: the host that assembles sessions is above it."""
 
-    def __init__(self, host: Host, session_id: str, session: Callable[[], Any]) -> None:
-        self._host = host
-        self._session = session
+    def __init__(
+        self,
+        place: WorkerPlace,
+        *,
+        store: Store,
+        extensions: Callable[[], LoadedExtensions],
+        project_values: dict[str, str],
+        runtime: Runtime | None,
+    ) -> None:
+        self.place = place
+        self._store = store
+        self._extensions = extensions
         try:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
         self.services = SessionServices(
-            session_id=session_id,
-            workspace_root=host.workspace,
-            project_root=host.project_root,
-            channel=host.options.channel,
-            runtime=host.runtime,
+            session_id=place.session_id,
+            workspace_root=place.workspace_root,
+            project_root=place.project_root,
+            channel=place.channel,
+            runtime=runtime,
             loop=loop,
         )
         # the session's extension worker: started by the first tool, hook or command it runs
-        self.worker = SessionWorker(
-            lambda: host.extensions,
-            WorkerPlace(session_id, host.workspace, host.project_root, host.options.channel),
-            host.project_values(),
-        )
-        self.hooks = OpHooks(lambda: host.extensions, self.services.context_for, self.worker)
+        self.worker = SessionWorker(extensions, place, project_values)
+        self.hooks = OpHooks(extensions, self.services.context_for, self.worker)
         self.tool_hooks = ToolHooks(self.hooks)
 
     def env(self) -> dict[str, Any]:
         return callback_env(
-            workspace_root=self._host.workspace,
-            project_root=self._host.project_root,
-            session_id=self.services.session_id,
-            channel=self._host.options.channel,
+            workspace_root=self.place.workspace_root,
+            project_root=self.place.project_root,
+            session_id=self.place.session_id,
+            channel=self.place.channel,
         )
 
-    def core_fields(self) -> dict[str, Any]:
+    def core_fields(self, session: SessionFacts | None) -> dict[str, Any]:
         """The fields Vis fills in ``session``: ids, roots, turn, model, goal and budget."""
-        host, session = self._host, self._session()
-        session_id = self.services.session_id
+        place, session_id = self.place, self.place.session_id
         fields: dict[str, Any] = {
             "id": session_id,
-            "workspace_root": str(host.workspace),
-            "project_root": str(host.project_root),
-            "cwd": str(host.workspace),
-            "channel": host.options.channel,
+            "workspace_root": str(place.workspace_root),
+            "project_root": str(place.project_root),
+            "cwd": str(place.workspace_root),
+            "channel": place.channel,
         }
         if session is not None:
-            model = session.model
             fields.update(
                 title=session.title,
                 turn=session.turn_count,
-                model=model.label,
+                model=session.model.label,
                 utilization=session.utilization(),
             )
-            health = _request_health(host, session_id) if session_id else {}
+            health = _request_health(self._store, session_id) if session_id else {}
             if health:
                 fields["request_health"] = health
-        goal = host.store.state_get("vis.goal", session_id) if session_id else None
+        goal = self._store.state_get("vis.goal", session_id) if session_id else None
         if goal:
             fields["goal"] = goal
         return fields
 
-    async def session_globals(self) -> dict[str, Any]:
-        """The ``session`` dict for the next block (extension ``ctx`` run in worker threads)."""
+    async def session_globals(self, session: SessionFacts | None) -> dict[str, Any]:
+        """The ``session`` dict for ``session``'s next block (extension ``ctx`` run in worker
+        threads)."""
         contributed = await asyncio.to_thread(
-            collect_context, self._host.extensions, self.env(), self.services.context_for
+            collect_context, self._extensions(), self.env(), self.services.context_for
         )
-        return session_dict(self.core_fields(), contributed)
-
-    def wrap(self, sandbox: Any) -> HookedSandbox:
-        from vis_core.agent.hooked_sandbox import HookedSandbox
-
-        return HookedSandbox(sandbox, self.hooks, session=self.session_globals)
-
-    def closer(self, close: Callable[[], Any] | None) -> Callable[[], Any]:
-        """``close`` as an awaitable (the session's ``on_close``)."""
-
-        async def run() -> None:
-            if close is not None:
-                result = close()
-                if inspect.isawaitable(result):
-                    await result
-
-        return run
+        return session_dict(self.core_fields(session), contributed)

@@ -164,8 +164,4 @@ def host_mcp(host: Any) -> HostMcp:
 
     manager = McpManager(read_config(), workspace=host.workspace, paths=host.paths)
 
-    def clear_tools() -> None:
-        for box in host._tool_boxes:
-            box.clear()
-
-    return HostMcp(manager, clear_tools, read_config)
+    return HostMcp(manager, host.reset_session_tools, read_config)

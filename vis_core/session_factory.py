@@ -1,0 +1,267 @@
+"""Assemble one agent session: its event bus first, then tools, invoker, sandbox and the loop."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+from vis_core.agent.event_bus import EventBus
+from vis_core.agent.hooked_sandbox import HookedSandbox
+from vis_core.agent.invoker import CallPosition, ToolInvoker
+from vis_core.agent.prompt import system_prompt
+from vis_core.agent.session import AgentSession, TurnLimits
+from vis_core.events import ActivityEnded, BlockFinished, Event, Notification
+from vis_core.extension_host.prompts import active_extensions, extension_prompts
+from vis_core.extension_host.session_kit import SessionKit
+from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
+from vis_core.model.notify import NotifyKind
+from vis_core.session_tools import SessionTools, ToolSet
+from vis_core.tools.checkpoints import Checkpoints
+from vis_core.tools.registry import HostTool, ToolRegistry
+
+if TYPE_CHECKING:
+    from vis_core.host import Host
+    from vis_core.tools import ToolContext
+
+SANDBOX_IDLE_TIMEOUT = 15 * 60  # seconds; an idle sandbox frees its process, restored later
+
+
+def build_session(host: Host, session_id: str, title: str, history: list[Event]) -> AgentSession:
+    """The agent session ``session_id`` of ``host``'s workspace, with ``history`` replayed.
+
+    The event bus comes first: the invoker and the session emit on it, so an event emitted
+    while the session is still being put together is stored and reaches the subscribers like
+    any other. The session's tool calls happen at the :class:`CallPosition` the session owns
+    and its invoker reads; the invoker finds the session of a call among the host's open
+    sessions (by id), not in a cell filled later.
+    """
+    from vis_core.context.service import SessionContext
+    from vis_core.sandbox import Sandbox
+    from vis_core.tools.background import background_reports
+
+    bus = EventBus(host.store)
+    position = CallPosition()
+    place = WorkerPlace(session_id, host.workspace, host.project_root, host.options.channel)
+    kit = SessionKit(
+        place,
+        store=host.store,
+        extensions=lambda: host.extensions,
+        project_values=host.project_values(),
+        runtime=host.runtime,
+    )
+    jail, refusal = host.jail_policy(session_id)
+    values = host.project_values()
+    limits = host.child_limits(session_id)
+    tool_context = _tool_context(host, session_id, kit, jail, refusal, values, limits)
+    tools = SessionTools(partial(_build_tools, host, session_id, kit, tool_context), _contract)
+    worker = kit.worker
+    host.extension_workers[session_id] = worker
+    host.session_tools[session_id] = tools
+    invoker = ToolInvoker(
+        session_id=session_id,
+        registry=tools.registry,
+        emit=bus.emit,
+        workspace=host.workspace,
+        project_root=host.project_root,
+        channel=host.options.channel,
+        locks=host.extension_lock,
+        prepare_arguments=_prepare_arguments,
+        runtime=host.runtime,
+        session=lambda: host.live_session(session_id),
+        worker=worker,
+        position=position,
+    )
+    sandbox = Sandbox(
+        workspace=host.workspace,
+        call_tool=invoker.call,
+        call_handle=invoker.call_handle,
+        tools=tools.sandbox_entries,
+        snapshot_save=lambda data: host.store.save_sandbox_snapshot(session_id, data),
+        snapshot_load=lambda: host.store.load_sandbox_snapshot(session_id),
+        jail=jail,
+        idle_timeout=SANDBOX_IDLE_TIMEOUT,
+        output_dir=tool_context.output_dir,
+        environment=values,
+        project_root=host.project_root,
+        refusal=refusal,
+        limits=limits,
+        time_limit=float(host.setting("block_time_limit", "1800", session_id)),
+    )
+    hooked = HookedSandbox(
+        sandbox, kit.hooks, session=lambda: kit.session_globals(host.live_session(session_id))
+    )
+    session = AgentSession(
+        session_id=session_id,
+        title=title,
+        store=host.store,
+        model=host.model_of_session(session_id),
+        sandbox=host.mcp.wrap_sandbox(hooked),
+        invoker=invoker,
+        system_prompt=_prompt(host, session_id, tools),
+        direct_tools=lambda: [
+            *host.direct_tools,
+            *host.mcp.direct_tools(session_id, tool_context.output_dir),
+        ],
+        history=history,
+        limits=TurnLimits(max_iterations=int(host.setting("max_iterations", 50, session_id))),
+        on_close=_closer(host, session_id, tool_context.close, worker, tools),
+        before_turn=host.mcp.before_turn,
+        context=SessionContext(),
+        before_request=partial(background_reports, tool_context.shells, session_id),
+        checkpoints=Checkpoints(host.workspace, host.paths.data_dir / "checkpoints" / session_id),
+        events=bus,
+        position=position,
+    )
+    bus.subscribe(_leave_running(tool_context.shells))
+    bus.subscribe(_control_file_watch(host, session_id, bus))
+    return session
+
+
+def _tool_context(
+    host: Host,
+    session_id: str,
+    kit: SessionKit,
+    jail: bool,
+    refusal: str | None,
+    values: dict[str, str],
+    limits: Any,
+) -> ToolContext:
+    from vis_core.tools import ToolContext
+    from vis_core.tools.shell import ShellManager
+
+    return ToolContext(
+        workspace=host.workspace,
+        session_id=session_id,
+        output_dir=host.paths.data_dir / "outputs" / session_id,
+        jail=jail,
+        hooks=kit.tool_hooks,
+        shells=ShellManager(
+            environment=values,
+            project_root=host.project_root,
+            refusal=refusal,
+            limits=limits,
+        ),
+    )
+
+
+def _build_tools(
+    host: Host, session_id: str, kit: SessionKit, tool_context: ToolContext, tools: SessionTools
+) -> ToolSet:
+    """Every tool of the session now: built-ins, discovery, extensions', MCP servers'."""
+    from vis_core.context.fold_tool import fold_tools
+    from vis_core.extension.attachments import attachment_tools
+    from vis_core.extension_host.guides import extension_guides
+    from vis_core.tools import builtin_tools
+    from vis_core.tools.discovery import discovery_tools
+
+    builtins = [*builtin_tools(tool_context), *attachment_tools(), *fold_tools()]
+    discovery: list[HostTool] = []
+    if host.setting("introspection", True, session_id):
+        from vis_core.tools.sessions import session_tools
+
+        found = partial(host.mcp.note_found, session_id)
+        discovery = [
+            *discovery_tools(tools.registry, tools.guides, found),
+            *session_tools(host.store, session_id),
+        ]
+    mcp_tools = host.mcp.host_tools(kit.tool_hooks, tool_context.output_dir)
+    registry = ToolRegistry([*builtins, *discovery, *host.extension_tools(), *mcp_tools])
+    return ToolSet(registry, extension_guides(host.extensions))
+
+
+def _prompt(host: Host, session_id: str, tools: SessionTools) -> Callable[[], str]:
+    """The system prompt before each request; it also hides the tools of the extensions
+    whose ``activation`` says no for this request."""
+    mcp_prompt = host.mcp.prompt_for_session()
+
+    def prompt() -> str:
+        env = {
+            "cwd": str(host.workspace),
+            "workspace_root": str(host.workspace),
+            "project_root": str(host.project_root),
+            "session_id": session_id,
+            "channel": host.options.channel,
+        }
+        active = active_extensions(host.extensions, env)
+        names = {ext.name for ext in active}
+        tools.narrow(frozenset(e.name for e in host.extensions.enabled if e.name not in names))
+        text = system_prompt(
+            tools=tools.registry(),
+            workspace=host.workspace,
+            project_root=host.project_root,
+            build=host.build,
+            extension_prompts=extension_prompts(host.extensions, env, active),
+        )
+        text += mcp_prompt()
+        goal = host.store.state_get("vis.goal", session_id)
+        return text + (f"\n\n## Goal of this session\n{goal}" if goal else "")
+
+    return prompt
+
+
+def _closer(
+    host: Host,
+    session_id: str,
+    close: Callable[[], Any],
+    worker: SessionWorker,
+    tools: SessionTools,
+) -> Callable[[], Any]:
+    async def run() -> None:
+        try:
+            await close()
+        finally:
+            await asyncio.to_thread(worker.stop)
+            if host.extension_workers.get(session_id) is worker:
+                del host.extension_workers[session_id]
+            if host.session_tools.get(session_id) is tools:
+                del host.session_tools[session_id]
+            host.session_locks.release(session_id)
+
+    return run
+
+
+def _control_file_watch(host: Host, session_id: str, bus: EventBus) -> Callable[[Event], None]:
+    """After each block or tool call, tell the person once when the trusted project's
+    control files changed (the project needs `vis trust` again at the next start)."""
+
+    def watch(event: Event) -> None:
+        if not isinstance(event, BlockFinished | ActivityEnded):
+            return
+        text = host.control_files_notice()
+        if text is not None:
+            notice = Notification(session_id, text=text, kind=NotifyKind.WARN)
+            asyncio.ensure_future(bus.emit(notice))
+
+    return watch
+
+
+def _leave_running(shells: Any) -> Callable[[Event], None]:
+    """After each block, the session's commands still running report back when they end."""
+
+    def watch(event: Event) -> None:
+        if isinstance(event, BlockFinished):
+            shells.leave_running()
+
+    return watch
+
+
+def _prepare_arguments(tool: HostTool, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """Records coming back from the sandbox become the tool's own dataclasses again."""
+    from vis_core.records import coerce_arguments
+
+    if not args and not kwargs:
+        return args, kwargs
+    return coerce_arguments(tool.fn, args, kwargs, owner=tool.owner)
+
+
+def _contract(tool: HostTool) -> dict[str, Any] | None:
+    try:
+        from vis_core.extension.symbols import tool_contract
+    except ImportError:
+        return None
+    try:
+        return tool_contract(tool)
+    except Exception:  # a tool without a readable contract still runs
+        return None

@@ -153,3 +153,28 @@ async def test_a_long_answer_draws_its_end_first_and_the_blocks_above_when_idle(
         assert [line.text for line in drawn] == [
             answer.render_line(y).text for y in range(answer.content_size.height)
         ]
+
+
+async def test_an_answer_can_be_selected_with_the_mouse_and_copied(workspace: Path) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        turn = app.main.transcript.add_turn("t1", 1, "explain")
+        turn.add_delta("First **bold** line.\n\n- one item\n- two items\n")
+        turn.close_answer()
+        answer = turn.answers[0]
+        await until(pilot, lambda: answer.source == answer.text)
+        await pilot.pause()
+        x, y = answer.content_region.offset
+        await pilot.mouse_down(offset=(x, y))
+        await pilot.hover(offset=(x + 10, y + 2))
+        await pilot.mouse_up(offset=(x + 10, y + 2))
+        await pilot.pause()
+        assert answer in app.screen.selections
+        selected = app.screen.get_selected_text()
+        assert selected is not None
+        assert selected.startswith("First bold line.") and "• one" in selected
+        answer.text_select_all()
+        await pilot.pause()
+        everything = app.screen.get_selected_text() or ""
+        assert "First bold line." in everything and "two items" in everything

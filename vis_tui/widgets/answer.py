@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from textual.geometry import Size
+from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -105,7 +106,24 @@ class AnswerView(Widget):
         strip, resized = self.lines.line(y, width, self, self.visual_style)
         if resized:  # a block above the view was drawn at last and differs from its estimate
             self.call_later(self.refresh, layout=True)
-        return strip
+        selection = self.text_selection
+        span = selection.get_span(y) if selection is not None else None
+        if span is not None:  # the mouse selection, highlighted as Textual's widgets do
+            start, end = span
+            end = strip.cell_length if end == -1 else min(end, strip.cell_length)
+            if start < end:
+                before, chosen, after = strip.divide([start, end, strip.cell_length])
+                style = self.screen.get_component_rich_style("screen--selection")
+                strip = Strip.join([before, chosen.apply_style(style), after])
+        return strip.apply_offsets(0, y)  # where the mouse is, for a selection
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        """The selected text: the answer's lines as drawn."""
+        lines = self.lines.strips(self.content_size.width, self, self.visual_style)
+        return selection.extract("\n".join(line.text.rstrip() for line in lines)), "\n"
+
+    def selection_updated(self, selection: Selection | None) -> None:
+        self.refresh()
 
     def _draw_later(self) -> None:
         if not self.lines.complete and self._idle_timer is None:

@@ -210,8 +210,11 @@ class Host:
         else:
             self.model_label = f"{self.model_choice.provider}/{self.model_choice.model}"
 
-    def session_model(self, choice: ModelChoice | None = None) -> SessionModel:
-        """A fresh provider for one session (scripted scripts are consumed per session)."""
+    def session_model(
+        self, choice: ModelChoice | None = None, *, script: Path | None = None
+    ) -> SessionModel:
+        """A fresh provider for one session (scripted scripts are consumed per session;
+        ``script`` replaces the one Vis was started with)."""
         from vis_core.providers.factory import create_provider
 
         choice = choice or self.model_choice
@@ -220,7 +223,10 @@ class Host:
         label = f"{choice.provider}/{choice.model}"
         try:
             provider = create_provider(
-                choice, self.config.data, self.provider_environ(), script=self.options.script
+                choice,
+                self.config.data,
+                self.provider_environ(),
+                script=script or self.options.script,
             )
         except (ValueError, ProviderConfigError) as exc:
             return SessionModel(None, choice.model, label, str(exc))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from vis_core.events import BlockFinished, FoldCreated, TurnStatus
-from vis_core.extension.sessions import session_data
+from vis_core.store.session_data import session_data
 
 from .support import HISTORY, REQUESTS, flat, joined, open_host, received, run_turns, write_script
 

@@ -49,7 +49,7 @@ def context_commands(host: Host) -> list[SlashCommand]:
         )
 
     def fork(ctx: dict[str, Any]) -> CommandResult:
-        from vis_core.extension.session_changes import fork_stored
+        from vis_core.extension_host.session_changes import fork_stored
 
         session, refused = idle_session(ctx, "fork")
         if refused is not None:

@@ -84,16 +84,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "project_root",
         "workspace_root",
     ),
-    "vis_core.extension.session_handles": (
+    "vis_core.extension.sessions": (
         "council",
+        "list_sessions",
+        "read_session",
         "run",
         "session",
         "sessions",
         "speech",
-    ),
-    "vis_core.extension.sessions": (
-        "list_sessions",
-        "read_session",
     ),
     "vis_core.extension.state": ("state",),
     "vis_core.extension.symbols": (
@@ -251,8 +249,15 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     from vis_core.extension.metadata import build_metadata
     from vis_core.extension.mutation import file_mutation_queue
     from vis_core.extension.roots import project_root, workspace_root
-    from vis_core.extension.session_handles import council, run, session, sessions, speech
-    from vis_core.extension.sessions import list_sessions, read_session
+    from vis_core.extension.sessions import (
+        council,
+        list_sessions,
+        read_session,
+        run,
+        session,
+        sessions,
+        speech,
+    )
     from vis_core.extension.state import state
     from vis_core.extension.symbols import Symbol, method
     from vis_core.extension.tools_proxy import VisToolError, tools

@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core.extension.errors import OUTSIDE_VIS
 from vis_core.extension.runtime import Runtime
 from vis_core.model.plain import check_plain
 
@@ -86,6 +87,22 @@ class OutsideVis(Runtime):
         from vis_core.extension.live import NoSink, open_view
 
         return open_view(title, nodes, placement, key, flush_ms, NoSink())
+
+    # -- sessions: only a Vis process has them -------------------------------------------------
+    def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
+        raise RuntimeError(f"vis.list_sessions() {OUTSIDE_VIS}")
+
+    def read_session(self, session_id: str | None) -> dict[str, Any]:
+        raise RuntimeError(f"vis.read_session() {OUTSIDE_VIS}")
+
+    def sessions(self) -> Any:
+        raise RuntimeError(f"vis.sessions {OUTSIDE_VIS}")
+
+    def bound_session(self) -> Any:
+        raise RuntimeError(
+            "vis.session is the session that called your extension, and no session did; "
+            "use it inside a tool call or command of a session"
+        )
 
 
 _GONE = object()

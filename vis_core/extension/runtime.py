@@ -110,6 +110,23 @@ class Runtime(ABC):
     ) -> LiveView:
         """Open a live view (its nodes checked) where the running call's person sees it."""
 
+    # -- sessions (vis.list_sessions, vis.read_session, vis.sessions, vis.session) -------------
+    @abstractmethod
+    def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
+        """Every session newest first, or the ranked matches of ``search``."""
+
+    @abstractmethod
+    def read_session(self, session_id: str | None) -> dict[str, Any]:
+        """The data of ``session_id`` (id, prefix or marker), else of the bound session."""
+
+    @abstractmethod
+    def sessions(self) -> Any:
+        """The ``vis.sessions`` handle: create, get, list, models, export, restore."""
+
+    @abstractmethod
+    def bound_session(self) -> Any:
+        """The ``Session`` handle of the session that called the extension."""
+
 
 # -- which runtime -------------------------------------------------------------------------------
 
@@ -207,6 +224,18 @@ class RuntimeOverride(Runtime):
         flush_ms: int,
     ) -> LiveView:
         return self.inner.open_live(title, nodes, placement=placement, key=key, flush_ms=flush_ms)
+
+    def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
+        return self.inner.list_sessions(search)
+
+    def read_session(self, session_id: str | None) -> dict[str, Any]:
+        return self.inner.read_session(session_id)
+
+    def sessions(self) -> Any:
+        return self.inner.sessions()
+
+    def bound_session(self) -> Any:
+        return self.inner.bound_session()
 
 
 def operations() -> frozenset[str]:

@@ -1,98 +1,26 @@
-"""``vis.list_sessions`` and ``vis.read_session``: find and read stored sessions as plain dicts."""
+"""``vis.list_sessions``, ``vis.read_session``, ``vis.sessions``, ``vis.session`` and ``vis.run``:
+find, read, start and drive sessions through the runtime (trusted extension code only)."""
 
 from __future__ import annotations
 
-import datetime
-from typing import TYPE_CHECKING, Any
+import dataclasses
+import json
+import re
+from typing import Any
 
-from vis_core.extension_host.gateway import bound_call, host_for_read
-
-if TYPE_CHECKING:
-    from vis_core.store import Store
-    from vis_core.store.rows import SearchHit, SessionRow, TurnRow
-
-SESSION_MARKER = "vis_session_id#"  # what a person copies from the TUI
-
-ORIGIN_STATE = "vis.session_origin"  # extension state namespace: session id -> creating extension
-FORK_POINT_STATE = (
-    "vis.session_fork_point"  # fork id -> {turn_id, position} of the last copied turn
-)
-SEARCH_FIELDS = ("title", "request", "reply", "thinking")  # the ranking order of matches
-LIST_LIMIT = 1000
-SEARCH_LIMIT = 100
-
-
-def timestamp(seconds: float | None) -> str | None:
-    """A stored time as ISO 8601 text in UTC."""
-    if seconds is None:
-        return None
-    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).isoformat()
-
-
-def session_summary(row: SessionRow) -> dict[str, Any]:
-    """One row of ``list_sessions``."""
-    return {
-        "id": row.id,
-        "title": row.title,
-        "turn_count": row.turn_count,
-        "created_at": timestamp(row.created),
-        "modified_at": timestamp(row.modified),
-    }
-
-
-def _hit(hit: SearchHit) -> dict[str, Any]:
-    row = session_summary(hit.session)
-    row["rank"] = hit.rank
-    for name in SEARCH_FIELDS:
-        row[f"is_in_{name}"] = name in hit.fields
-    row["snippet"] = hit.snippet
-    row["snippets"] = dict(hit.snippets)
-    return row
-
-
-def search_rows(store: Store, search: str | None, limit: int | None = None) -> list[dict[str, Any]]:
-    """Every session newest first, or the matches of ``search``: title, request, reply, thinking."""
-    if search is None or not str(search).strip():
-        return [session_summary(row) for row in store.list_sessions(limit=limit or LIST_LIMIT)]
-    if not isinstance(search, str):
-        raise TypeError(f"list_sessions: search must be text, got {type(search).__name__}")
-    return [_hit(hit) for hit in store.search_sessions(search, limit=limit or SEARCH_LIMIT)]
+from vis_core.extension.acting import loading_extension
+from vis_core.extension.context import current_call
+from vis_core.extension.errors import GatewayCode, GatewayError
+from vis_core.extension.place import require_trusted
+from vis_core.extension.runtime import current_runtime
+from vis_core.extension.unavailable import OUT_OF_SCOPE
 
 
 def list_sessions(search: str | None = None) -> list[dict[str, Any]]:
     """Every session, newest first; with ``search``, the matches ranked title, request, reply,
     thinking, each with ``rank``, ``is_in_*`` flags and snippets."""
-    return search_rows(host_for_read("vis.list_sessions()").store, search)
-
-
-def resolve_session(store: Store, session_id: str | None, what: str) -> SessionRow:
-    """The session for a bare id, unambiguous prefix or marker; the bound session for None."""
-    if session_id is None:
-        call = bound_call()
-        if call is None or call.session_id is None:
-            raise RuntimeError(
-                f"{what} without an id reads the session that called your extension, and no "
-                "session did; pass a session id"
-            )
-        session_id = call.session_id
-    return resolve_any(store, session_id, what)
-
-
-def resolve_any(store: Store, session_id: object, what: str) -> SessionRow:
-    """The session for a bare id, an unambiguous prefix or a marker; LookupError if none."""
-    if not isinstance(session_id, str):
-        raise TypeError(f"{what}: the session id must be text, got {type(session_id).__name__}")
-    try:
-        row = store.get_session(session_id)
-    except Exception as exc:  # an ambiguous prefix: the store says which sessions match
-        raise LookupError(f"{what}: {exc}") from None
-    if row is None:
-        key = session_id.strip().removeprefix(SESSION_MARKER)
-        raise LookupError(
-            f"{what}: no session {key!r}; vis.list_sessions() lists ids, and a prefix must match "
-            "exactly one"
-        )
-    return row
+    require_trusted("vis.list_sessions()")
+    return current_runtime().list_sessions(search)
 
 
 def read_session(session_id: str | None = None) -> dict[str, Any]:
@@ -102,114 +30,94 @@ def read_session(session_id: str | None = None) -> dict[str, Any]:
     ``session_id`` is a bare id, an unambiguous prefix or the ``vis_session_id#<uuid>`` marker;
     without it, the session that runs your extension.
     """
-    store = host_for_read("vis.read_session()").store
-    row = resolve_session(store, session_id, "vis.read_session()")
-    return session_data(store, row)
+    require_trusted("vis.read_session()")
+    return current_runtime().read_session(session_id)
 
 
-def session_data(store: Store, row: SessionRow) -> dict[str, Any]:
-    turns = store.turns(row.id)
-    transcript = [_turn(store, turn) for turn in turns]
-    running = [t for t in transcript if t["status"] == "running"]
-    failures = [
-        {"turn_id": t["id"], "position": t["position"], "status": t["status"], "error": t["error"]}
-        for t in transcript
-        if t["status"] in ("failed", "cancelled", "max_iterations", "incomplete")
-    ]
-    forks = [
-        session_summary(other)
-        for other in store.list_sessions(limit=LIST_LIMIT)
-        if other.forked_from == row.id
-    ]
-    last = transcript[-1] if transcript else None
-    diagnosis = None
-    if last is not None and last["status"] == "failed":
-        diagnosis = f"the last turn failed: {last['error'] or 'no error text was recorded'}"
-    return {
-        "session": _session(store, row),
-        "current_turn": running[-1] if running else None,
-        "failures": failures,
-        "diagnosis": diagnosis,
-        "session_forks": forks,
-        "turn_retries": [],
-        "usage": {
-            "input": row.usage.input,
-            "output": row.usage.output,
-            "cache_read": row.usage.cache_read,
-            "cache_write": row.usage.cache_write,
-            "cost": row.cost,
-        },
-        "transcript": {"turns": transcript},
-    }
+CHANGES = frozenset({"create", "restore"})  # the calls of vis.sessions that change something
 
 
-def _fold_data(store: Store, session_id: str) -> dict[str, Any]:
-    """``folds`` (each with its receipt estimate and measurement) and ``request_health``."""
-    rows = store.folds(session_id)
-    folds = [
-        {
-            "id": row.id,
-            "key": row.key,
-            "gist": row.gist,
-            "origin": row.origin,
-            "spans": [list(span) for span in row.spans],
-            "turn_id": row.turn_id,
-            "removed_tokens_estimate": row.removed_tokens,
-            "created_at": timestamp(row.created),
-            "fold_measurement": row.measurement(),
-        }
-        for row in rows
-    ]
-    health = {"fold_measurement": folds[-1]["fold_measurement"]} if folds else {}
-    return {"folds": folds, "request_health": health}
+class Sessions:
+    """``vis.sessions``: ``create``, ``get``, ``list``, ``models``, ``export`` and ``restore``
+    (see the Sessions API); each runs in the Vis process serving your extension."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        require_trusted("vis.sessions")
+        if name in CHANGES and current_call() is None and loading_extension()[0]:
+            raise GatewayError(
+                GatewayCode.SESSION_NOT_BOUND,
+                f"vis.sessions.{name}() changes something, but no session called your extension "
+                "(it is loading); make the call in a tool call or a command",
+            )
+        return getattr(current_runtime().sessions(), name)
+
+    def __repr__(self) -> str:
+        return "<vis.sessions>"
 
 
-def _session(store: Store, row: SessionRow) -> dict[str, Any]:
-    data = session_summary(row)
-    data.update(
-        group=row.group,
-        workspace=row.workspace,
-        project_root=row.project_root,
-        origin=store.state_get(ORIGIN_STATE, row.id),
-        forked_from=None,
-        **_fold_data(store, row.id),  # session diagnostics: folds and request health
-    )
-    if row.forked_from:
-        source = store.turns(row.forked_from)
-        last = source[-1] if source else None
-        point = store.state_get(FORK_POINT_STATE, row.id)
-        if isinstance(point, dict):  # the last turn the fork copied, as it stands now
-            last = next((t for t in source if t.id == point.get("turn_id")), last)
-        data["forked_from"] = {
-            "session_id": row.forked_from,
-            "turn_id": last.id if last else None,
-            "outcome": str(last.status) if last else None,
-        }
-    return data
+class BoundSession:
+    """``vis.session``: the ``Session`` of the session that called your extension."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        require_trusted("vis.session")
+        return getattr(current_runtime().bound_session(), name)
+
+    def __repr__(self) -> str:
+        call = current_call()
+        return f"<vis.session {call.session_id if call else 'unbound'}>"
 
 
-def _turn(store: Store, turn: TurnRow) -> dict[str, Any]:
-    iterations = [
-        {
-            "id": it.id,
-            "index": it.index,
-            "tool": it.tool,
-            "blocks": [
-                {"code": it.code, "stdout": block.stdout, "error": block.error}
-                for block in it.blocks
-            ],
-        }
-        for it in store.iterations(turn.id)
-    ]
-    return {
-        "id": turn.id,
-        "position": turn.position,
-        "user_request": turn.request,
-        "status": str(turn.status),
-        "content": turn.content,
-        "error": turn.error,
-        "replies": list(turn.replies),
-        "started_at": timestamp(turn.started),
-        "ended_at": timestamp(turn.ended),
-        "iterations": iterations,
-    }
+def run(
+    request: str, *, timeout: float | None = None, response_model: Any = None, **options: Any
+) -> Any:
+    """Create an independent session and run one turn: its dict, or ``response_model`` parsed
+    from the reply (JSON) when given."""
+    turn = sessions.create(**options).run(request, timeout=timeout)
+    if response_model is None:
+        return turn
+    if turn["status"] != "completed":
+        raise RuntimeError(
+            f"vis.run(): the turn ended {turn['status']} ({turn['error']}), so there is no "
+            f"{getattr(response_model, '__name__', 'response')} to read"
+        )
+    return _parse(response_model, turn["content"])
+
+
+def _parse(model: Any, content: str) -> Any:
+    fenced = re.search(r"```(?:json)?\s*(.*?)```", content, re.DOTALL)
+    text = (fenced.group(1) if fenced else content).strip()
+    validate = getattr(model, "model_validate_json", None)
+    if validate is not None:
+        return validate(text)
+    data = json.loads(text)
+    if isinstance(model, type) and dataclasses.is_dataclass(model):
+        return model(**data)
+    return model(data)
+
+
+class Unavailable:
+    """A documented SDK handle that this Vis does not implement yet; every use says so."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attr: str) -> Any:
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        raise RuntimeError(f"vis.{self._name} {OUT_OF_SCOPE}")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError(f"vis.{self._name} {OUT_OF_SCOPE}")
+
+    def __repr__(self) -> str:
+        return f"<vis.{self._name}: not available>"
+
+
+sessions = Sessions()
+session = BoundSession()
+council = Unavailable("council")
+speech = Unavailable("speech")

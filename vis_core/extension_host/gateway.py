@@ -18,7 +18,7 @@ from vis_core.model.activity import ActivityPresentation, SymbolTag
 from vis_core.tools.display import one_line
 
 if TYPE_CHECKING:
-    from vis_core.host import Host
+    from vis_core.extension_host.host_port import HostPort
 
 T = TypeVar("T")
 
@@ -35,13 +35,13 @@ def host_runtime() -> HostRuntime | None:
     return runtime if isinstance(runtime, HostRuntime) else None
 
 
-def host_of(call: CallContext | None) -> Host | None:
+def host_of(call: CallContext | None) -> HostPort | None:
     """The host serving the running call (``call`` is it), else the one of this process."""
     runtime = host_runtime()
     return None if runtime is None else runtime.host
 
 
-def loop_of(call: CallContext | None, host: Host | None) -> asyncio.AbstractEventLoop | None:
+def loop_of(call: CallContext | None, host: HostPort | None) -> asyncio.AbstractEventLoop | None:
     """The host loop ``call`` came from, else the one ``host`` runs on."""
     if call is not None and call.loop is not None:
         return call.loop
@@ -49,7 +49,7 @@ def loop_of(call: CallContext | None, host: Host | None) -> asyncio.AbstractEven
     return None if runtime is None or host is None else runtime.loop
 
 
-def host_for_read(what: str) -> Host:
+def host_for_read(what: str) -> HostPort:
     """The host for a read (allowed in a callback and in a thread of an extension)."""
     require_trusted(what)
     host = host_of(bound_call())
@@ -58,7 +58,7 @@ def host_for_read(what: str) -> Host:
     return host
 
 
-def require_change(what: str) -> tuple[CallContext, Host]:
+def require_change(what: str) -> tuple[CallContext, HostPort]:
     """The bound call and host for a change; refused outside an active callback or session."""
     require_trusted(what)
     call = bound_call()
@@ -127,7 +127,7 @@ SUMMARY_CHARS = 120
 
 @contextmanager
 def shown_change(
-    call: CallContext | None, host: Host, tool: str, headline: str
+    call: CallContext | None, host: HostPort, tool: str, headline: str
 ) -> Iterator[ShownChange]:
     """Show a change an extension makes (a session created, a request sent) as an Activity of
     the bound session, under the Activity of the tool making it. Outside a tool call (a command,

@@ -17,6 +17,7 @@ from vis_core.model.notify import NotifyKind
 if TYPE_CHECKING:
     from vis_core.extension.forms import Answer, Form
     from vis_core.extension.live import LiveView
+    from vis_core.extension_host.host_port import HostPort
     from vis_core.interaction import Interaction
     from vis_core.store import Store
 
@@ -98,6 +99,26 @@ class StoreRuntime(Runtime):
 
         return open_view(title, nodes, placement, key, flush_ms, NoSink())
 
+    # -- sessions: the host's ----------------------------------------------------------------
+    def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
+        raise RuntimeError(f"vis.list_sessions() {_NO_HOST}")
+
+    def read_session(self, session_id: str | None) -> dict[str, Any]:
+        raise RuntimeError(f"vis.read_session() {_NO_HOST}")
+
+    def sessions(self) -> Any:
+        raise RuntimeError(f"vis.sessions {_NO_HOST}")
+
+    def bound_session(self) -> Any:
+        raise RuntimeError(
+            "vis.session is the session that called your extension, and no session did; "
+            "use it inside a tool call or command of a session"
+        )
+
+
+_NO_HOST = "works only in a call from a Vis session (a tool, command or callback), not while "
+_NO_HOST += "extensions load"
+
 
 def _owner(owner: str | None) -> str:
     if owner is None:  # the SDK keeps the state of code of no extension in memory
@@ -108,7 +129,7 @@ def _owner(owner: str | None) -> str:
 class HostRuntime(StoreRuntime):
     """The Vis host: its store, its sessions and the channel to its person."""
 
-    def __init__(self, host: Any) -> None:
+    def __init__(self, host: HostPort) -> None:
         super().__init__(host.store)
         self.host = host
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -203,6 +224,27 @@ class HostRuntime(StoreRuntime):
         call = current_call()
         sink = interaction.sink(session_id, call.owner if call is not None else "vis")
         return open_view(title, nodes, placement, key, flush_ms, sink)
+
+    # -- sessions ------------------------------------------------------------------------------
+    def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
+        from vis_core.extension_host import sessions_api
+
+        return sessions_api.list_sessions(search)
+
+    def read_session(self, session_id: str | None) -> dict[str, Any]:
+        from vis_core.extension_host import sessions_api
+
+        return sessions_api.read_session(session_id)
+
+    def sessions(self) -> Any:
+        from vis_core.extension_host import sessions_api
+
+        return sessions_api.SESSIONS
+
+    def bound_session(self) -> Any:
+        from vis_core.extension_host import sessions_api
+
+        return sessions_api.bound_session()
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

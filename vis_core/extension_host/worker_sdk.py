@@ -28,13 +28,6 @@ if TYPE_CHECKING:
 FORWARDED: dict[str, str] = {
     "publish_activity": "vis_core.extension.context",
     "tools": "vis_core.extension.tools_proxy",
-    "sessions": "vis_core.extension.session_handles",
-    "session": "vis_core.extension.session_handles",
-    "run": "vis_core.extension.session_handles",
-    "council": "vis_core.extension.session_handles",
-    "speech": "vis_core.extension.session_handles",
-    "list_sessions": "vis_core.extension.sessions",
-    "read_session": "vis_core.extension.sessions",
     "workspace_root": "vis_core.extension.roots",
     "project_root": "vis_core.extension.roots",
     "workspace_files": "vis_core.extension.workspace",
@@ -116,6 +109,18 @@ class WorkerRuntime(Runtime):
         return self._host(
             "open_live", title, nodes, placement=placement, key=key, flush_ms=flush_ms
         )
+
+    def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
+        return self._host("list_sessions", search)
+
+    def read_session(self, session_id: str | None) -> dict[str, Any]:
+        return self._host("read_session", session_id)
+
+    def sessions(self) -> Any:
+        return self._host("sessions")
+
+    def bound_session(self) -> Any:
+        return self._host("bound_session")
 
 
 class ServiceProxy(Forwarding):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension.sessions import resolve_any, search_rows, session_data
 from vis_core.model.activity import Activity, ActivityPresentation, SymbolTag
+from vis_core.store.session_data import resolve_any, search_rows, session_data
 from vis_core.tools.display import one_line
 from vis_core.tools.registry import HostTool
 

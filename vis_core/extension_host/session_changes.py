@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension.sessions import FORK_POINT_STATE, ORIGIN_STATE
 from vis_core.extension_host.gateway import (
     GatewayCode,
     GatewayError,
@@ -15,14 +14,17 @@ from vis_core.extension_host.gateway import (
     shown_change,
 )
 from vis_core.model.notify import NotifyKind
+from vis_core.store.session_data import FORK_POINT_STATE, ORIGIN_STATE
 
 if TYPE_CHECKING:
     from vis_core.extension.context import CallContext
-    from vis_core.host import Host
+    from vis_core.extension_host.host_port import HostPort
     from vis_core.store.rows import SessionRow, TurnRow
 
 
-def check_change(host_session_id: str, origin: str | None, what: str) -> tuple[CallContext, Host]:
+def check_change(
+    host_session_id: str, origin: str | None, what: str
+) -> tuple[CallContext, HostPort]:
     """The bound call and host for a change of session ``host_session_id``: only in an active
     callback of a session, and only that session or one the calling extension created."""
     call, host = require_change(what)
@@ -56,11 +58,11 @@ def _fork_turn(turns: list[TurnRow], turn: int | str | None, what: str) -> TurnR
     return found
 
 
-def fork_stored(host: Host, source_id: str, turn: int | str | None, what: str) -> SessionRow:
+def fork_stored(host: HostPort, source_id: str, turn: int | str | None, what: str) -> SessionRow:
     """A new session holding ``source_id``'s events up to and including ``turn``'s end, with
     fresh ids, ``forked_from`` recorded and the fork point kept for ``read_session``."""
     from vis_core.events import SessionCreated, TurnEnded
-    from vis_core.extension.session_handles import _renamed
+    from vis_core.extension_host.sessions_api import _renamed
 
     store = host.store
     source = store.get_session(source_id)
@@ -96,7 +98,7 @@ def fork(handle: Any, turn: int | str | None = None) -> Any:
         row = fork_stored(host, handle.id, turn, what)
         host.store.state_set(ORIGIN_STATE, row.id, call.owner)
         shown.summary = f"{handle.id[:8]} → {row.id[:8]} · {row.turn_count} turns"
-    from vis_core.extension.session_handles import Session
+    from vis_core.extension_host.sessions_api import Session
 
     return Session(host, loop_of(call, host), row.id, call.owner)
 
@@ -118,7 +120,7 @@ def set_model(handle: Any, model: str) -> None:
         loop = loop_of(call, host)
 
         async def swap() -> None:
-            from vis_core.extension.session_handles import _live
+            from vis_core.extension_host.sessions_api import _live
 
             agent = _live(host, handle.id)
             if agent is not None:
@@ -148,7 +150,7 @@ def publish(handle: Any, text: str, kind: str = "info") -> None:
     with shown_change(call, host, "Session.publish", "Published to session") as shown:
 
         async def post() -> None:
-            from vis_core.extension.session_handles import _live
+            from vis_core.extension_host.sessions_api import _live
 
             agent = _live(host, handle.id)
             if agent is not None:
@@ -170,7 +172,7 @@ def models() -> list[dict[str, Any]]:
     call = bound_call()
     current = None
     if call is not None and call.session_id is not None:
-        from vis_core.extension.session_handles import _live
+        from vis_core.extension_host.sessions_api import _live
 
         agent = _live(host, call.session_id)
         current = agent.model.label if agent is not None else None

@@ -1,26 +1,18 @@
-"""``vis.sessions``, ``vis.run`` and ``vis.session``: handles that start and drive sessions."""
+"""The host side of ``vis.sessions``, ``vis.session``, ``vis.list_sessions`` and
+``vis.read_session``: handles that find, start and drive sessions, under the gateway's rules."""
 
 from __future__ import annotations
 
 import asyncio
 import concurrent.futures
 import contextlib
-import dataclasses
 import json
 import os
-import re
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension.sessions import (
-    ORIGIN_STATE,
-    resolve_session,
-    search_rows,
-    session_data,
-)
-from vis_core.extension.unavailable import OUT_OF_SCOPE
 from vis_core.extension_host.gateway import (
     GatewayCode,
     GatewayError,
@@ -32,16 +24,42 @@ from vis_core.extension_host.gateway import (
     run_on_loop,
     shown_change,
 )
+from vis_core.store.session_data import ORIGIN_STATE, resolve_any, search_rows, session_data
 
 if TYPE_CHECKING:
-    from vis_core.agent.session import AgentSession
     from vis_core.events import Event, TurnEnded
-    from vis_core.host import Host
+    from vis_core.extension_host.host_port import HostPort
+    from vis_core.store import Store
+    from vis_core.store.rows import SessionRow
 
 SNAPSHOT_FORMAT = "vis-session/1"
 RESTORE_KEYS = "vis.session_restore_keys"
 FIRST_PAGE = 50
 _ID_FIELDS = ("session_id", "turn_id", "iteration_id")
+
+
+def list_sessions(search: str | None = None) -> list[dict[str, Any]]:
+    """``vis.list_sessions``: every session newest first, or the ranked matches of ``search``."""
+    return search_rows(host_for_read("vis.list_sessions()").store, search)
+
+
+def read_session(session_id: str | None = None) -> dict[str, Any]:
+    """``vis.read_session``: the data of ``session_id``, else of the bound session."""
+    store = host_for_read("vis.read_session()").store
+    return session_data(store, resolve_session(store, session_id, "vis.read_session()"))
+
+
+def resolve_session(store: Store, session_id: str | None, what: str) -> SessionRow:
+    """The session for a bare id, unambiguous prefix or marker; the bound session for None."""
+    if session_id is None:
+        call = bound_call()
+        if call is None or call.session_id is None:
+            raise RuntimeError(
+                f"{what} without an id reads the session that called your extension, and no "
+                "session did; pass a session id"
+            )
+        session_id = call.session_id
+    return resolve_any(store, session_id, what)
 
 
 def _turn_dict(session_id: str, ended: TurnEnded) -> dict[str, Any]:
@@ -121,7 +139,11 @@ class Session:
     """A handle on one stored session; reads work anywhere, changes follow the thread rules."""
 
     def __init__(
-        self, host: Host, loop: asyncio.AbstractEventLoop | None, session_id: str, owner: str | None
+        self,
+        host: HostPort,
+        loop: asyncio.AbstractEventLoop | None,
+        session_id: str,
+        owner: str | None,
     ) -> None:
         self._host = host
         self._loop = loop
@@ -223,7 +245,7 @@ class Session:
         or a turn id; None: the latest settled turn), with new ids; ``forked_from`` records
         the source, and your extension is its origin. Folds made by then are copied too. The
         sandbox's variables are not: the fork's sandbox starts empty."""
-        from vis_core.extension.session_changes import fork
+        from vis_core.extension_host.session_changes import fork
 
         return fork(self, turn)
 
@@ -231,7 +253,7 @@ class Session:
         """Use ``provider/model`` in this session from its next request (saved as the
         session's ``model`` setting, so reopening keeps it). A model Vis cannot use (unknown
         provider, missing key) raises ValueError and changes nothing."""
-        from vis_core.extension.session_changes import set_model
+        from vis_core.extension_host.session_changes import set_model
 
         set_model(self, model)
 
@@ -239,17 +261,18 @@ class Session:
         """Post ``text`` into this session for the person following it (a notification of
         ``kind`` info, success, warn or error, saved with the session). The model does not
         read it."""
-        from vis_core.extension.session_changes import publish
+        from vis_core.extension_host.session_changes import publish
 
         publish(self, text, kind)
 
 
-def _live(host: Host, session_id: str) -> AgentSession | None:
+def _live(host: HostPort, session_id: str) -> Any:
+    """The open agent session ``session_id``, if any."""
     # the latest opened agent of the session is the one in use
     return next((s for s in reversed(host.sessions) if s.id == session_id), None)
 
 
-async def _agent(host: Host, session_id: str) -> AgentSession:
+async def _agent(host: HostPort, session_id: str) -> Any:
     return _live(host, session_id) or await host.open_session(session_id)
 
 
@@ -273,7 +296,7 @@ class Sessions:
         (``provider/model``), ``provider``, ``model``, ``input_limit`` (None when unknown),
         ``auto_compress_above``, ``input_price``, ``output_price``, ``cache_read_price``,
         ``cache_write_price`` and ``current`` (the bound session's model)."""
-        from vis_core.extension.session_changes import models
+        from vis_core.extension_host.session_changes import models
 
         return models()
 
@@ -406,7 +429,7 @@ def _renamed(events: list[dict[str, Any]], session_id: str) -> list[Event]:
     return out
 
 
-def _check_root(host: Host, root: str | os.PathLike[str] | None) -> None:
+def _check_root(host: HostPort, root: str | os.PathLike[str] | None) -> None:
     if root is not None and Path(root).expanduser().resolve() != host.workspace:
         raise ValueError(
             f"root {root} is not this Vis's workspace {host.workspace}; a session in another "
@@ -415,13 +438,14 @@ def _check_root(host: Host, root: str | os.PathLike[str] | None) -> None:
 
 
 def _model(
-    host: Host, provider: str | None, model: str | None, script: str | os.PathLike[str] | None
+    host: HostPort,
+    provider: str | None,
+    model: str | None,
+    script: str | os.PathLike[str] | None,
 ) -> Any:
     if provider is None and model is None and script is None:
         return None
-    from vis_core.agent.session import SessionModel
     from vis_core.providers.base import ModelChoice
-    from vis_core.providers.factory import create_provider
 
     if provider == "scripted" or (provider is None and script is not None):
         choice = ModelChoice("scripted", model or "script")
@@ -434,87 +458,21 @@ def _model(
                 "vis.sessions.create(): give model='provider/model' (or provider= and model=)"
             )
         choice = ModelChoice.parse(text)
-    created = create_provider(
-        choice,
-        host.config.data,
-        os.environ,
-        script=Path(script) if script is not None else host.options.script,
-    )
-    return SessionModel(created, choice.model, f"{choice.provider}/{choice.model}")
+    chosen = host.session_model(choice, script=Path(script) if script is not None else None)
+    if chosen.provider is None:
+        raise ValueError(f"vis.sessions.create(): cannot use {chosen.label}: {chosen.problem}")
+    return chosen
 
 
-def run(
-    request: str, *, timeout: float | None = None, response_model: Any = None, **options: Any
-) -> Any:
-    """Create an independent session and run one turn: its dict, or ``response_model`` parsed
-    from the reply (JSON) when given."""
-    session = sessions.create(**options)
-    turn = session.run(request, timeout=timeout)
-    if response_model is None:
-        return turn
-    if turn["status"] != "completed":
-        raise RuntimeError(
-            f"vis.run(): the turn ended {turn['status']} ({turn['error']}), so there is no "
-            f"{getattr(response_model, '__name__', 'response')} to read"
-        )
-    return _parse(response_model, turn["content"])
-
-
-def _parse(model: Any, content: str) -> Any:
-    fenced = re.search(r"```(?:json)?\s*(.*?)```", content, re.DOTALL)
-    text = (fenced.group(1) if fenced else content).strip()
-    validate = getattr(model, "model_validate_json", None)
-    if validate is not None:
-        return validate(text)
-    data = json.loads(text)
-    if isinstance(model, type) and dataclasses.is_dataclass(model):
-        return model(**data)
-    return model(data)
-
-
-class BoundSession:
+def bound_session() -> Session:
     """``vis.session``: the :class:`Session` of the session that called your extension."""
-
-    def _session(self) -> Session:
-        call = bound_call()
-        if call is None or call.session_id is None or host_of(call) is None:
-            raise RuntimeError(
-                "vis.session is the session that called your extension, and no session did; "
-                "use it inside a tool call or command of a session"
-            )
-        return _handle(call.session_id)
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("__"):
-            raise AttributeError(name)
-        return getattr(self._session(), name)
-
-    def __repr__(self) -> str:
-        call = bound_call()
-        return f"<vis.session {call.session_id if call else 'unbound'}>"
+    call = bound_call()
+    if call is None or call.session_id is None or host_of(call) is None:
+        raise RuntimeError(
+            "vis.session is the session that called your extension, and no session did; "
+            "use it inside a tool call or command of a session"
+        )
+    return _handle(call.session_id)
 
 
-sessions = Sessions()
-session = BoundSession()
-
-
-class Unavailable:
-    """A documented SDK handle that this Vis does not implement yet; every use says so."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        raise RuntimeError(f"vis.{self._name} {OUT_OF_SCOPE}")
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"vis.{self._name} {OUT_OF_SCOPE}")
-
-    def __repr__(self) -> str:
-        return f"<vis.{self._name}: not available>"
-
-
-council = Unavailable("council")
-speech = Unavailable("speech")
+SESSIONS = Sessions()

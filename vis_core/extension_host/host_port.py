@@ -1,0 +1,63 @@
+"""What the host side of the SDK uses of the Vis host (``vis_core.host.Host`` provides it)."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from vis_core.extension_host.loaded import LoadedExtensions
+    from vis_core.interaction import Interaction
+    from vis_core.providers.base import ModelChoice
+    from vis_core.store import Store
+
+
+class HostPort(Protocol):
+    """The running Vis host as the SDK's runtime reaches it: its store, workspace, settings,
+    open sessions (agent sessions, which this layer treats as opaque), extensions and person."""
+
+    @property
+    def store(self) -> Store: ...
+
+    @property
+    def workspace(self) -> Path: ...
+
+    @property
+    def project_root(self) -> Path: ...
+
+    @property
+    def config(self) -> Any: ...  # ``.data``: the merged config.toml
+
+    @property
+    def settings(self) -> Any: ...  # ``.set(key, value, scope, session_id=...)``
+
+    @property
+    def options(self) -> Any: ...  # how Vis was started (``.script``, ``.channel``)
+
+    @property
+    def sessions(self) -> Sequence[Any]: ...  # the open agent sessions, oldest first
+
+    @property
+    def extensions(self) -> LoadedExtensions: ...
+
+    @property
+    def interaction(self) -> Interaction: ...
+
+    @property
+    def mcp(self) -> Any: ...  # ``.register(owner, server)``
+
+    async def new_session(self) -> Any: ...
+
+    async def open_session(self, session_id: str) -> Any: ...
+
+    def session_model(
+        self, choice: ModelChoice | None = None, *, script: Path | None = None
+    ) -> Any:
+        """A fresh provider and model for a session (``.provider`` None: ``.problem`` says why)."""
+        ...
+
+    def extension_lock(self, owner: str) -> threading.RLock | None: ...
+
+    def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]: ...

@@ -1,0 +1,183 @@
+"""Stored sessions as the plain dicts of ``list_sessions``/``read_session`` (the model's tools
+and the SDK's): rows, search hits, transcripts, folds and fork points."""
+
+from __future__ import annotations
+
+import datetime
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vis_core.store import Store
+    from vis_core.store.rows import SearchHit, SessionRow, TurnRow
+
+SESSION_MARKER = "vis_session_id#"  # what a person copies from the TUI
+
+ORIGIN_STATE = "vis.session_origin"  # extension state namespace: session id -> creating extension
+FORK_POINT_STATE = (
+    "vis.session_fork_point"  # fork id -> {turn_id, position} of the last copied turn
+)
+SEARCH_FIELDS = ("title", "request", "reply", "thinking")  # the ranking order of matches
+LIST_LIMIT = 1000
+SEARCH_LIMIT = 100
+
+
+def timestamp(seconds: float | None) -> str | None:
+    """A stored time as ISO 8601 text in UTC."""
+    if seconds is None:
+        return None
+    return datetime.datetime.fromtimestamp(seconds, datetime.UTC).isoformat()
+
+
+def session_summary(row: SessionRow) -> dict[str, Any]:
+    """One row of ``list_sessions``."""
+    return {
+        "id": row.id,
+        "title": row.title,
+        "turn_count": row.turn_count,
+        "created_at": timestamp(row.created),
+        "modified_at": timestamp(row.modified),
+    }
+
+
+def _hit(hit: SearchHit) -> dict[str, Any]:
+    row = session_summary(hit.session)
+    row["rank"] = hit.rank
+    for name in SEARCH_FIELDS:
+        row[f"is_in_{name}"] = name in hit.fields
+    row["snippet"] = hit.snippet
+    row["snippets"] = dict(hit.snippets)
+    return row
+
+
+def search_rows(store: Store, search: str | None, limit: int | None = None) -> list[dict[str, Any]]:
+    """Every session newest first, or the matches of ``search``: title, request, reply, thinking."""
+    if search is None or not str(search).strip():
+        return [session_summary(row) for row in store.list_sessions(limit=limit or LIST_LIMIT)]
+    if not isinstance(search, str):
+        raise TypeError(f"list_sessions: search must be text, got {type(search).__name__}")
+    return [_hit(hit) for hit in store.search_sessions(search, limit=limit or SEARCH_LIMIT)]
+
+
+def resolve_any(store: Store, session_id: object, what: str) -> SessionRow:
+    """The session for a bare id, an unambiguous prefix or a marker; LookupError if none."""
+    if not isinstance(session_id, str):
+        raise TypeError(f"{what}: the session id must be text, got {type(session_id).__name__}")
+    try:
+        row = store.get_session(session_id)
+    except Exception as exc:  # an ambiguous prefix: the store says which sessions match
+        raise LookupError(f"{what}: {exc}") from None
+    if row is None:
+        key = session_id.strip().removeprefix(SESSION_MARKER)
+        raise LookupError(
+            f"{what}: no session {key!r}; vis.list_sessions() lists ids, and a prefix must match "
+            "exactly one"
+        )
+    return row
+
+
+def session_data(store: Store, row: SessionRow) -> dict[str, Any]:
+    turns = store.turns(row.id)
+    transcript = [_turn(store, turn) for turn in turns]
+    running = [t for t in transcript if t["status"] == "running"]
+    failures = [
+        {"turn_id": t["id"], "position": t["position"], "status": t["status"], "error": t["error"]}
+        for t in transcript
+        if t["status"] in ("failed", "cancelled", "max_iterations", "incomplete")
+    ]
+    forks = [
+        session_summary(other)
+        for other in store.list_sessions(limit=LIST_LIMIT)
+        if other.forked_from == row.id
+    ]
+    last = transcript[-1] if transcript else None
+    diagnosis = None
+    if last is not None and last["status"] == "failed":
+        diagnosis = f"the last turn failed: {last['error'] or 'no error text was recorded'}"
+    return {
+        "session": _session(store, row),
+        "current_turn": running[-1] if running else None,
+        "failures": failures,
+        "diagnosis": diagnosis,
+        "session_forks": forks,
+        "turn_retries": [],
+        "usage": {
+            "input": row.usage.input,
+            "output": row.usage.output,
+            "cache_read": row.usage.cache_read,
+            "cache_write": row.usage.cache_write,
+            "cost": row.cost,
+        },
+        "transcript": {"turns": transcript},
+    }
+
+
+def _fold_data(store: Store, session_id: str) -> dict[str, Any]:
+    """``folds`` (each with its receipt estimate and measurement) and ``request_health``."""
+    rows = store.folds(session_id)
+    folds = [
+        {
+            "id": row.id,
+            "key": row.key,
+            "gist": row.gist,
+            "origin": row.origin,
+            "spans": [list(span) for span in row.spans],
+            "turn_id": row.turn_id,
+            "removed_tokens_estimate": row.removed_tokens,
+            "created_at": timestamp(row.created),
+            "fold_measurement": row.measurement(),
+        }
+        for row in rows
+    ]
+    health = {"fold_measurement": folds[-1]["fold_measurement"]} if folds else {}
+    return {"folds": folds, "request_health": health}
+
+
+def _session(store: Store, row: SessionRow) -> dict[str, Any]:
+    data = session_summary(row)
+    data.update(
+        group=row.group,
+        workspace=row.workspace,
+        project_root=row.project_root,
+        origin=store.state_get(ORIGIN_STATE, row.id),
+        forked_from=None,
+        **_fold_data(store, row.id),  # session diagnostics: folds and request health
+    )
+    if row.forked_from:
+        source = store.turns(row.forked_from)
+        last = source[-1] if source else None
+        point = store.state_get(FORK_POINT_STATE, row.id)
+        if isinstance(point, dict):  # the last turn the fork copied, as it stands now
+            last = next((t for t in source if t.id == point.get("turn_id")), last)
+        data["forked_from"] = {
+            "session_id": row.forked_from,
+            "turn_id": last.id if last else None,
+            "outcome": str(last.status) if last else None,
+        }
+    return data
+
+
+def _turn(store: Store, turn: TurnRow) -> dict[str, Any]:
+    iterations = [
+        {
+            "id": it.id,
+            "index": it.index,
+            "tool": it.tool,
+            "blocks": [
+                {"code": it.code, "stdout": block.stdout, "error": block.error}
+                for block in it.blocks
+            ],
+        }
+        for it in store.iterations(turn.id)
+    ]
+    return {
+        "id": turn.id,
+        "position": turn.position,
+        "user_request": turn.request,
+        "status": str(turn.status),
+        "content": turn.content,
+        "error": turn.error,
+        "replies": list(turn.replies),
+        "started_at": timestamp(turn.started),
+        "ended_at": timestamp(turn.ended),
+        "iterations": iterations,
+    }

@@ -7,7 +7,6 @@ import codecs
 import contextlib
 import inspect
 import os
-import secrets
 import signal
 import sys
 import time
@@ -311,7 +310,7 @@ class Sandbox:
         self._pid = None
         self._kill_reason = None
         self._sent_tools = None
-        self._nonce = secrets.token_hex(8)
+        self._nonce = os.urandom(8).hex()  # what secrets.token_hex(8) returns
         proc = await asyncio.create_subprocess_exec(
             *argv,
             stdin=asyncio.subprocess.PIPE,

@@ -147,7 +147,9 @@ class AnswerLines:
     def _draw(self, index: int, width: int, painter: Widget, style: Style) -> list[Strip]:
         drawn = self._drawn.get(index)
         if drawn is None:
-            drawn = self._drawn[index] = draw_block(self.blocks[index], width, painter, style)
+            settled = self._settled
+            block = settled[index] if index < len(settled) else self._live[index - len(settled)]
+            drawn = self._drawn[index] = draw_block(block, width, painter, style)
             self._offsets = None
         return drawn
 

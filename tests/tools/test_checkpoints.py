@@ -157,6 +157,7 @@ def test_the_first_checkpoint_copies_only_what_git_does_not_hold(tmp_path: Path)
         (ws / "src" / f"m{n}.py").write_text(f"value = {n}\n" * 200)
     (ws / "run.sh").write_text("#!/bin/sh\n")
     (ws / "run.sh").chmod(0o755)
+    (ws / ".gitattributes").write_text("* text=auto\n")  # common; no bytes change here
     _git(ws, "init", "-q")
     _git(ws, "add", ".")
     _git(ws, "-c", "user.email=a@b", "-c", "user.name=a", "commit", "-qm", "start")

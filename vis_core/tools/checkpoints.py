@@ -3,12 +3,13 @@
 Before a turn's first block, direct tool call or ``!command``, every file a search sees
 (``.gitignore`` applies; dot files included) is recorded in a manifest in the session's
 private folder. A file git already holds as it is (tracked, unchanged from the index, same
-line endings) is not copied: the manifest names its git blob, read back only if an undo needs
-it. Other files' bytes are kept once by content hash; a file unchanged since the previous
-checkpoint (same size and mtime) is not read again. So the first checkpoint of a session in a
-clean repository copies next to nothing. Git runs read-only (``ls-files``, ``diff-files``,
-``cat-file``; no optional locks): nothing touches the user's git index or history.
-``restore(n)`` puts the workspace back as it was before the n-th newest turn.
+line endings, as long as its blob) is not copied: the manifest names its git blob, read back
+only if an undo needs it. Other files' bytes are kept once by content hash; a file unchanged
+since the previous checkpoint (same size and mtime) is not read again. So the first
+checkpoint of a session in a clean repository copies next to nothing. Git runs read-only
+(``ls-files``, ``diff-files``, ``cat-file``; no optional locks): nothing touches the user's
+git index or history. ``restore(n)`` puts the workspace back as it was before the n-th
+newest turn.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.paths import private_dir, write_private
-from vis_core.sandbox.git import GitFailed, run_git
+from vis_core.sandbox.git import TIMEOUT_SECONDS, GitFailed, git_argv, git_environment, run_git
 from vis_core.tools.ignore import listed_files
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # bigger files are listed but not kept (undo names them)
@@ -37,10 +39,15 @@ def git_blob_id(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def git_held_files(workspace: Path) -> dict[str, str]:
-    """Workspace files (relative paths) whose bytes git holds as they are: tracked regular
-    files unchanged from the index, with the same line endings in the index and on disk
-    (no conversion), by blob id. Empty when the workspace is not in a sha1 git repository."""
+_SAME_BYTES_ATTRS = (b"attr/", b"attr/text=auto", b"attr/text", b"attr/-text")
+
+
+def git_held_files(workspace: Path, sizes: dict[str, int]) -> dict[str, str]:
+    """Files of ``sizes`` (relative path → size on disk) whose bytes git holds as they are,
+    by blob id: tracked regular files unchanged from the index, no line-ending conversion
+    (same endings in the index and on disk, no eol attribute) and a blob as long as the file
+    (a filter such as LFS changes it). Empty when the workspace is not in a sha1 git
+    repository or git fails."""
     try:
         form = run_git(["rev-parse", "--show-object-format"], workspace)
         if form.returncode != 0 or form.stdout.strip() != b"sha1":
@@ -52,20 +59,46 @@ def git_held_files(workspace: Path) -> dict[str, str]:
     if listed.returncode != 0 or dirty.returncode != 0:
         return {}
     changed = set(dirty.stdout.split(b"\0"))
-    held: dict[str, str] = {}
+    found: dict[str, str] = {}
     for entry in listed.stdout.split(b"\0"):  # "mode blob stage<TAB>i/lf w/lf attr/<TAB>path"
         parts = entry.split(b"\t", 2)
         if len(parts) != 3 or parts[2] in changed:
             continue
         meta, eol, path = parts[0].split(), parts[1].split(), parts[2]
         if len(meta) != 3 or len(eol) != 3:
-            continue  # attributes that change bytes (attr/text, eol=...) leave no blank field
+            continue
         mode, blob, stage = meta
         index_eol, disk_eol, attr = eol
-        same_bytes = index_eol[2:] == disk_eol[2:] and attr == b"attr/"
-        if stage == b"0" and mode in (b"100644", b"100755") and same_bytes:
-            held[os.fsdecode(path)] = blob.decode()
-    return held
+        same_bytes = index_eol[2:] == disk_eol[2:] and attr in _SAME_BYTES_ATTRS
+        rel = os.fsdecode(path)
+        if stage == b"0" and mode in (b"100644", b"100755") and same_bytes and rel in sizes:
+            found[rel] = blob.decode()
+    lengths = _blob_sizes(workspace, set(found.values()))
+    return {rel: blob for rel, blob in found.items() if lengths.get(blob) == sizes[rel]}
+
+
+def _blob_sizes(workspace: Path, blobs: set[str]) -> dict[str, int]:
+    """Each blob's length, read from git's object headers (``cat-file --batch-check``)."""
+    if not blobs:
+        return {}
+    try:
+        done = subprocess.run(
+            git_argv(["cat-file", "--batch-check"], workspace),
+            cwd=workspace,
+            input="".join(f"{blob}\n" for blob in blobs).encode(),
+            capture_output=True,
+            env=git_environment(),
+            timeout=TIMEOUT_SECONDS,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    lengths: dict[str, int] = {}
+    for line in done.stdout.decode("ascii", "replace").splitlines():
+        fields = line.split()
+        if len(fields) == 3 and fields[1] == "blob" and fields[2].isdigit():
+            lengths[fields[0]] = int(fields[2])
+    return lengths
 
 
 @dataclass(frozen=True)
@@ -147,7 +180,8 @@ class Checkpoints:
             and old[3] is not None
             and old[:2] == [st.st_size, st.st_mtime_ns]
         }
-        held = git_held_files(self.workspace) if len(known) < len(scanned) else {}
+        sizes = {rel: st.st_size for rel, st in scanned.items() if rel not in known}
+        held = git_held_files(self.workspace, sizes) if sizes else {}
         for rel, st in scanned.items():
             if rel in known:
                 digest = known[rel]

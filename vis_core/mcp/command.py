@@ -1,8 +1,8 @@
-"""``/mcp``: server status as text (the TUI opens its screen), reconnect, enable, exposure."""
+"""What ``/mcp`` does: server status as text, reconnect, enable, exposure (no command types)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # the MCP client loads when /mcp runs, not when the command is declared
     from vis_core.mcp.manager import McpManager
@@ -49,16 +49,3 @@ async def run_mcp_command(manager: McpManager, args: list[str]) -> tuple[bool, s
     except (LookupError, ValueError, OSError, EditError) as exc:
         return False, f"/mcp {verb} failed", str(exc)
     return False, "Usage", USAGE
-
-
-def mcp_command(host: Any) -> Any:
-    """The built-in ``/mcp`` slash command of ``host``."""
-    from vis_core.commands import CommandAction, CommandResult
-    from vis_core.extension.declarations import SlashCommand
-
-    async def run(ctx: dict[str, Any]) -> CommandResult:
-        ok_, title, body = await run_mcp_command(host.mcp.manager, list(ctx["args"]))
-        opens = not ctx["args"] and ctx.get("channel") == "tui"
-        return CommandResult(ok_, title, body, action=CommandAction.OPEN_MCP if opens else None)
-
-    return SlashCommand("mcp", run, "MCP servers: status, reconnect, enable, exposure", USAGE)

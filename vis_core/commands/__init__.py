@@ -207,7 +207,7 @@ def _action(action: CommandAction, title: str, body: str | None = None) -> Comma
 def _builtin_commands(host: Host) -> list[SlashCommand]:
     """The built-in commands, declared as extensions declare theirs."""
 
-    from vis_core.mcp.command import mcp_command
+    from vis_core.commands.mcp import mcp_command
 
     def help_(ctx: dict[str, Any]) -> CommandResult:
         rows = "\n".join(
@@ -270,7 +270,7 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
         summary = host.reload()
         return CommandResult(True, "Reloaded extensions", summary, action=CommandAction.RELOAD)
 
-    from vis_core.context.commands import context_commands
+    from vis_core.commands.context import context_commands
 
     return [
         *context_commands(host),
@@ -309,7 +309,7 @@ def _group_command(host: Host) -> _Command:
     """``/group [NAME]``: show the session's group or move the session into another one."""
 
     def run(ctx: dict[str, Any]) -> CommandResult:
-        from vis_core.settings.commands import run_group
+        from vis_core.commands.group import run_group
 
         return run_group(host, ctx)
 

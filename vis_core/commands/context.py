@@ -1,19 +1,18 @@
-"""``/compact``, ``/context`` and ``/fork``: the context's slash commands."""
+"""``/compact``, ``/context`` and ``/fork``: the slash commands over a session's context."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from vis_core.commands import CommandAction, CommandResult, err, ok
 from vis_core.extension.declarations import SlashCommand
 
 if TYPE_CHECKING:
-    from vis_core.commands import CommandResult
     from vis_core.host import Host
 
 
 def context_commands(host: Host) -> list[SlashCommand]:
-    """The built-in commands of this package, declared as extensions declare theirs."""
-    from vis_core.commands import CommandAction, CommandResult, err, ok
+    """The context's built-in commands, declared as extensions declare theirs."""
 
     def idle_session(ctx: dict[str, Any], name: str) -> tuple[Any, CommandResult | None]:
         session = ctx.get("session")

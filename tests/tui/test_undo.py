@@ -92,6 +92,8 @@ async def test_a_resumed_session_shows_the_undo_note_where_it_was_shown_live(
         await started(resumed_app, pilot)
         await pilot.pause(0.3)
         resumed = _screen(resumed_app)
+        copied = resumed_app.main.transcript.as_text()  # what the clipboard gets
+        assert copied.index("Changed a.txt.") < copied.index("Undid the file changes")
     shown = "\n".join(resumed)
     assert "Undid the file changes of turn 1" in shown and "restored a.txt" in shown
     # after the turn it undid, before the next one

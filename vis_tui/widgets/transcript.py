@@ -501,6 +501,8 @@ class Transcript(SteadyScroll, can_focus=False):
                 for item in child.children:
                     if isinstance(item, ActivityRow):
                         parts.append(item.as_text())
+                    elif isinstance(item, SystemMessage):  # a resumed turn's /undo note
+                        parts.append(item.source)
                     elif isinstance(text := getattr(item, "text", None), str):
                         parts.append(text)
             elif isinstance(child, SystemMessage | PlainMessage):

@@ -178,3 +178,19 @@ async def test_an_answer_can_be_selected_with_the_mouse_and_copied(workspace: Pa
         await pilot.pause()
         everything = app.screen.get_selected_text() or ""
         assert "First bold line." in everything and "two items" in everything
+
+
+async def test_a_block_that_draws_nothing_leaves_one_blank_line_between_its_neighbours(
+    workspace: Path,
+) -> None:
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        turn = app.main.transcript.add_turn("t1", 1, "explain")
+        turn.add_delta("Before.\n\n<!-- a comment -->\n\nAfter.\n")
+        turn.close_answer()
+        answer = turn.answers[0]
+        await until(pilot, lambda: answer.source == answer.text)
+        await pilot.pause()
+        drawn = [answer.render_line(y).text.strip() for y in range(answer.content_size.height)]
+        assert drawn == ["Before.", "", "After."]

@@ -90,8 +90,9 @@ def estimated_height(block: Block, width: int) -> int:
 
 class AnswerLines:
     """The blocks of an answer's text (:meth:`show`) and their lines: a blank line between
-    two blocks. A block is drawn when one of its lines is read or :meth:`draw_some` gets to
-    it; until then its height is an estimate, so blocks far above the view cost nothing."""
+    two blocks (a block that draws nothing, such as an HTML comment, takes none). A block is
+    drawn when one of its lines is read or :meth:`draw_some` gets to it; until then its
+    height is an estimate, so blocks far above the view cost nothing."""
 
     def __init__(self) -> None:
         self.shown = ""  # the text the blocks hold
@@ -136,12 +137,16 @@ class AnswerLines:
 
     def _layout(self, width: int) -> list[int]:
         if self._offsets is None:
-            offsets, line = [], 0
+            offsets, line, gap = [], 0, 0
             for index, block in enumerate(self.blocks):
-                offsets.append(line)
                 drawn = self._drawn.get(index)
-                line += (len(drawn) if drawn is not None else estimated_height(block, width)) + 1
-            self._offsets, self._total = offsets, max(0, line - 1)
+                height = len(drawn) if drawn is not None else estimated_height(block, width)
+                if height:  # one blank line between two blocks that show something
+                    line += gap
+                    gap = 1
+                offsets.append(line)
+                line += height
+            self._offsets, self._total = offsets, line
         return self._offsets
 
     def _draw(self, index: int, width: int, painter: Widget, style: Style) -> list[Strip]:
@@ -196,7 +201,8 @@ class AnswerLines:
         blank = Strip.blank(width, _fill(style))
         lines: list[Strip] = []
         for index in range(len(self.blocks)):
-            if index:
+            drawn = self._draw(index, width, painter, style)
+            if drawn and lines:
                 lines.append(blank)
-            lines.extend(self._draw(index, width, painter, style))
+            lines.extend(drawn)
         return lines

@@ -133,7 +133,9 @@ class AnswerView(Widget):
         """Draw a few blocks not drawn yet (between re-renders of the stream: it goes first)."""
         self._idle_timer = None
         width = self.content_size.width
-        if width <= 0 or self._timer is not None or self._rendering:
+        if width <= 0:
+            return  # not shown: the next layout asks again
+        if self._timer is not None or self._rendering:
             self._draw_later()
             return
         if self.lines.draw_some(IDLE_BLOCKS, width, self, self.visual_style):

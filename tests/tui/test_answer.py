@@ -194,3 +194,39 @@ async def test_a_block_that_draws_nothing_leaves_one_blank_line_between_its_neig
         await pilot.pause()
         drawn = [answer.render_line(y).text.strip() for y in range(answer.content_size.height)]
         assert drawn == ["Before.", "", "After."]
+
+
+async def test_a_backlog_goes_out_in_slices_cut_at_blank_lines_and_a_long_block_whole(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import vis_tui.widgets.answer as answer_module
+
+    monkeypatch.setattr(answer_module, "SLICE", 1000)
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        paragraphs = "\n\n".join(f"paragraph {n} " + "word " * 40 for n in range(30))
+        one_block = "word " * 2000  # 10,000 characters without a blank line
+        for n, text in enumerate((paragraphs, one_block)):
+            turn = app.main.transcript.add_turn(f"t{n}", n + 1, "write")
+            turn.add_delta(text)
+            answer = turn.answers[0]
+            assert isinstance(answer, AnswerView)
+            renders: list[str] = []
+            show = answer.lines.show
+
+            def counted(markdown: str, show: object = show, renders: list = renders) -> None:
+                renders.append(markdown)
+                show(markdown)  # type: ignore[operator]
+
+            answer.lines.show = counted  # type: ignore[method-assign]
+            turn.close_answer()
+            await until(pilot, lambda answer=answer, text=text: answer.source == text)
+            if n == 0:  # many slices, each ending where a paragraph ends
+                assert len(renders) >= len(text) // 1000
+                assert all(r.endswith("\n\n") for r in renders[:-1]) and renders[-1] == text
+                assert all(
+                    len(b) - len(a) <= 1000 for a, b in zip(renders, renders[1:], strict=False)
+                )
+            else:  # no blank line to cut at: one re-render, not one per slice
+                assert renders == [text]

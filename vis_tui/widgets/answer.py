@@ -18,7 +18,9 @@ FLUSH_SECONDS = 0.05  # the shortest pause between two re-renders
 PACE = 3  # a re-render that took t seconds (to its frame) is followed by a pause of PACE * t
 IDLE_SECONDS = 0.05  # blocks above the view are drawn this long after a layout …
 IDLE_BLOCKS = 8  # … this many at a time
-SLICE = 65_536  # characters added per re-render at most: a frame never draws a whole backlog
+SLICE = 65_536  # characters added per re-render at most (cut at a blank line): a frame never
+# parses a whole backlog; a longer block with no blank line goes out whole (cutting it would
+# only draw it again and again)
 
 
 class AnswerView(Widget):
@@ -77,7 +79,9 @@ class AnswerView(Widget):
         started = time.perf_counter()
         text, shown = self.text, self.lines.shown
         if text.startswith(shown) and len(text) - len(shown) > SLICE:
-            text = text[: len(shown) + SLICE]  # the rest in the next re-render
+            cut = text.rfind("\n\n", len(shown), len(shown) + SLICE)
+            if cut > 0:
+                text = text[: cut + 2]  # the rest in the next re-render
         self.lines.show(text)
         self.refresh(layout=True)
         self.call_after_refresh(self._rendered, started)

@@ -151,7 +151,7 @@ def _build_tools(
 ) -> ToolSet:
     """Every tool of the session now: built-ins, discovery, extensions', MCP servers'."""
     from vis_core.context.fold_tool import fold_tools
-    from vis_core.extension.attachments import attachment_tools
+    from vis_core.extension_host.attachments import attachment_tools
     from vis_core.extension_host.guides import extension_guides
     from vis_core.tools import builtin_tools
     from vis_core.tools.discovery import discovery_tools

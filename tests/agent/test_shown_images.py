@@ -10,7 +10,7 @@ import yaml
 
 from vis_core.agent.conversation import ConversationBuilder, conversation_from_events
 from vis_core.events import BlockFinished
-from vis_core.extension.attachments import load_shown_image
+from vis_core.extension_host.attachments import load_shown_image
 from vis_core.host import Host, HostOptions
 from vis_core.model.turn import TurnStatus
 from vis_core.providers.base import ImagePart, ThinkingPart

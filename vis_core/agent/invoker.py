@@ -341,7 +341,7 @@ class ToolInvoker:
         extension worker (bundled ones in a thread here), one call at a time per extension."""
         lock = self._locks(tool.owner)
         if lock is not None:  # its extension may hold the lock while it waits on this session
-            from vis_core.extension.tools_proxy import refuse_waiting
+            from vis_core.extension_host.tool_calls import refuse_waiting
 
             refuse_waiting(tool.owner, self._session_id, tool.name)
         if self._worker is not None and self._worker.runs(tool.owner):

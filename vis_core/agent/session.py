@@ -33,7 +33,7 @@ from vis_core.events import (
     TurnStarted,
     UsageReported,
 )
-from vis_core.extension.attachments import load_shown_image, take_shown
+from vis_core.extension_host.attachments import load_shown_image, take_shown
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import Incomplete, TurnStatus
 from vis_core.model.usage import Usage

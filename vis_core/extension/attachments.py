@@ -1,8 +1,8 @@
-"""``vis.attach`` and its readers: versioned files of a ``python_execution`` block, or in memory."""
+"""``vis.attach`` and its readers: the file's bytes and type are worked out here, kept by the
+runtime (the running ``python_execution`` block's session), or in memory outside Vis."""
 
 from __future__ import annotations
 
-import base64
 import io
 import mimetypes
 import os
@@ -12,10 +12,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from vis_core.extension.context import CallContext
-from vis_core.extension_host.gateway import bound_call, host_of
-from vis_core.paths import VisPaths, write_private
-from vis_core.providers.base import ImagePart
+from vis_core.extension.runtime import current_runtime
 
 OCTET_STREAM = "application/octet-stream"
 AUDIENCES = ("both", "user", "model")
@@ -117,6 +114,55 @@ class _Memory:
             self.items.clear()
             self.shown.clear()
 
+    def add(
+        self,
+        data: bytes,
+        name: str,
+        media: str,
+        audience: str,
+        commentable: bool,
+        label: str,
+    ) -> dict[str, Any]:
+        with self.lock:
+            version = 1 + sum(1 for item in self.items if item.filename == name)
+            item = Stored(
+                uuid.uuid4().hex,
+                name,
+                version,
+                media,
+                kind_of(media),
+                len(data),
+                audience,
+                bool(commentable),
+                label,
+                data=data,
+            )
+            self.items.append(item)
+        return item.descriptor()
+
+    def listed(self, filename: str | None) -> list[dict[str, Any]]:
+        with self.lock:
+            items = list(self.items)
+        return [i.descriptor() for i in items if filename is None or i.filename == filename]
+
+    def find(self, key: str, version: int | None) -> Stored | None:
+        with self.lock:
+            items = list(self.items)
+        found = next((item for item in items if item.id == key), None)
+        if found is None:
+            versions = [item for item in items if item.filename == key]
+            if versions and version is None:
+                found = versions[-1]
+            elif versions and version is not None and version < 0:
+                found = versions[version] if -version <= len(versions) else None
+            elif versions:
+                found = next((item for item in versions if item.version == version), None)
+        return found
+
+    def show(self, found: Stored) -> None:
+        with self.lock:
+            self.shown.append(found.id)
+
 
 MEMORY = _Memory()
 
@@ -161,20 +207,6 @@ def _audience(audience: str, media_type: str) -> str:
     return audience
 
 
-def _where(what: str) -> tuple[CallContext, Any, str | None] | None:
-    """The bound call, its store and block; None outside Vis (memory); error without a block."""
-    call = bound_call()
-    host = host_of(call) if call is not None else None
-    if call is None or host is None:
-        return None
-    if call.session_id is None or call.iteration_id is None:
-        raise RuntimeError(
-            f"{what} works only while a python_execution block runs your code (not in a slash "
-            "command or callback); call it from a tool"
-        )
-    return call, host, call.iteration_id
-
-
 def attach(
     source: Any,
     filename: str | None = None,
@@ -191,90 +223,21 @@ def attach(
         raise ValueError("vis.attach(): the filename is empty")
     media = media_type or media_type_of(data, name)
     aud = _audience(audience, media)
-    where = _where("vis.attach()")
-    if where is None:
-        with MEMORY.lock:
-            version = 1 + sum(1 for item in MEMORY.items if item.filename == name)
-            item = Stored(
-                uuid.uuid4().hex,
-                name,
-                version,
-                media,
-                kind_of(media),
-                len(data),
-                aud,
-                bool(commentable),
-                label,
-                data=data,
-            )
-            MEMORY.items.append(item)
-        return item.descriptor()
-    call, host, iteration_id = where
-    assert call.session_id is not None
-    folder = VisPaths.from_env().attachments_dir / call.session_id
-    target = folder / f"{uuid.uuid4().hex[:12]}-{name}"
-    tmp = target.with_name(target.name + ".tmp")
-    write_private(tmp, data)
-    tmp.replace(target)
-    if call.owner == "vis":  # the model's own attach() is an Activity already
-        return _store_row(
-            call, host, name, media, target, data, aud, commentable, label, iteration_id
-        )
-    from vis_core.extension_host.gateway import shown_change
-    from vis_core.model.activity import ActivityFile, ActivityImage
-
-    with shown_change(call, host, "attach", "Attach file") as shown:  # openable in the transcript
-        descriptor = _store_row(
-            call, host, name, media, target, data, aud, commentable, label, iteration_id
-        )
-        block = ActivityImage if descriptor["kind"] == "image" else ActivityFile
-        shown.summary = f"{name} · version {descriptor['version']}" + (
-            f" · {label}" if label else ""
-        )
-        shown.content = (block(name, label),)
-    return descriptor
+    return current_runtime().attachment_add(data, name, media, aud, bool(commentable), label)
 
 
-def _store_row(
-    call: Any,
-    host: Any,
-    name: str,
-    media: str,
-    target: Path,
-    data: bytes,
-    audience: str,
-    commentable: bool,
-    label: str,
-    iteration_id: str | None,
-) -> dict[str, Any]:
-    row = host.store.add_attachment(
-        call.session_id,
-        name,
-        media,
-        target,
-        size=len(data),
-        kind=kind_of(media),
-        audience=audience,
-        commentable=bool(commentable),
-        label=label,
-        iteration_id=iteration_id,
-    )
-    return _stored(row).descriptor()
+def missing(key: str, version: int | None, what: str) -> LookupError:
+    """The error of a reader that found no attachment ``key`` (at ``version``)."""
+    suffix = "" if version is None else f" version {version}"
+    return LookupError(f"{what}: no attachment {key!r}{suffix}; list_attachments() lists them")
 
 
-def _stored(row: Any) -> Stored:
-    return Stored(
-        row.id,
-        row.filename,
-        row.version,
-        row.media_type,
-        row.kind,
-        row.size,
-        str(row.audience),
-        row.commentable,
-        row.label,
-        path=row.path,
-    )
+def check_shown(found: Stored) -> None:
+    """Raise ``ValueError`` unless the model can be shown ``found`` (an image it may see)."""
+    if found.kind != "image":
+        raise ValueError(f"show_attachment shows images; {found.filename} is {found.media_type}")
+    if found.audience == "user":
+        raise ValueError(f"{found.filename} has audience 'user', so the model does not see it")
 
 
 def _target(target: Any) -> str:
@@ -285,50 +248,29 @@ def _target(target: Any) -> str:
     return target
 
 
-def _find(target: Any, version: int | None, what: str) -> Stored:
-    key = _target(target)
-    where = _where(what)
-    if where is None:
-        with MEMORY.lock:
-            items = list(MEMORY.items)
-        found = next((item for item in items if item.id == key), None)
-        if found is None:
-            versions = [item for item in items if item.filename == key]
-            if versions and version is None:
-                found = versions[-1]
-            elif versions and version is not None and version < 0:
-                found = versions[version] if -version <= len(versions) else None
-            elif versions:
-                found = next((item for item in versions if item.version == version), None)
-    else:
-        call, host, _ = where
-        row = host.store.get_attachment(call.session_id, key, version)
-        found = None if row is None else _stored(row)
-    if found is None:
-        suffix = "" if version is None else f" version {version}"
-        raise LookupError(f"{what}: no attachment {key!r}{suffix}; list_attachments() lists them")
-    return found
-
-
 def list_attachments(filename: str | None = None) -> list[dict[str, Any]]:
     """Every attachment (every version of ``filename`` when given), oldest first."""
-    where = _where("vis.list_attachments()")
-    if where is None:
-        with MEMORY.lock:
-            items = list(MEMORY.items)
-        return [i.descriptor() for i in items if filename is None or i.filename == filename]
-    call, host, _ = where
-    return [_stored(r).descriptor() for r in host.store.list_attachments(call.session_id, filename)]
+    return current_runtime().attachment_list(filename)
 
 
 def get_attachment(target: Any, version: int | None = None) -> dict[str, Any]:
     """The descriptor (no bytes) of a filename's latest or given version, an id or descriptor."""
-    return _find(target, version, "vis.get_attachment()").descriptor()
+    found = current_runtime().attachment_find(_target(target), version, "vis.get_attachment()")
+    return found.descriptor()
 
 
 def read_attachment(target: Any, version: int | None = None) -> bytes:
     """The bytes of an attachment (the only reader that returns them)."""
-    found = _find(target, version, "vis.read_attachment()")
+    return current_runtime().attachment_read(_target(target), version)
+
+
+def show_attachment(target: Any, version: int | None = None) -> dict[str, Any]:
+    """Show a stored image to the model: the result of the running block carries it."""
+    return current_runtime().attachment_show(_target(target), version)
+
+
+def stored_bytes(found: Stored) -> bytes:
+    """The bytes of ``found``: kept in memory, or read from its file."""
     if found.data is not None:
         return found.data
     try:
@@ -340,73 +282,26 @@ def read_attachment(target: Any, version: int | None = None) -> bytes:
         ) from None
 
 
-PENDING_SHOWS: dict[str, list[str]] = {}  # session id -> attachment ids for the next request
-_SHOWS_LOCK = threading.Lock()
-
-
-def queue_shown(session_id: str, attachment_id: str) -> None:
-    """Show a stored image of the session with the result of its running call (a direct
-    tool's result is presented after its call ended, outside any call context)."""
-    with _SHOWS_LOCK:
-        PENDING_SHOWS.setdefault(session_id, []).append(attachment_id)
-
-
-def take_shown(session_id: str) -> list[str]:
-    """The ids that ``show_attachment`` queued in the session since the last call (cleared)."""
-    with _SHOWS_LOCK:
-        return PENDING_SHOWS.pop(session_id, [])
-
-
-def load_shown_image(store: Any, session_id: str, attachment_id: str) -> ImagePart | None:
-    """The stored image ``attachment_id`` of the session as the model receives it, or None
-    when its row or bytes are gone (a deleted session folder, say)."""
-    row = store.get_attachment(session_id, attachment_id)
-    if row is None or row.id != attachment_id:
-        return None
-    try:
-        data = Path(row.path).read_bytes()
-    except OSError:
-        return None
-    return ImagePart(row.media_type, base64.b64encode(data).decode("ascii"))
-
-
-def show_attachment(target: Any, version: int | None = None) -> dict[str, Any]:
-    """Show a stored image to the model: the result of the running block carries it."""
-    found = _find(target, version, "vis.show_attachment()")
-    if found.kind != "image":
-        raise ValueError(f"show_attachment shows images; {found.filename} is {found.media_type}")
-    if found.audience == "user":
-        raise ValueError(f"{found.filename} has audience 'user', so the model does not see it")
-    call = bound_call()
-    if call is None or call.session_id is None:
-        MEMORY.shown.append(found.id)
-    else:
-        with _SHOWS_LOCK:
-            PENDING_SHOWS.setdefault(call.session_id, []).append(found.id)
+def without_bytes(found: Stored) -> dict[str, Any]:
     return replace(found, data=None).descriptor()
 
 
-def attachment_tools() -> list[Any]:
-    """The sandbox functions ``attach``, ``list_attachments``, ``get_attachment``,
-    ``read_attachment`` and ``show_attachment`` as host tools."""
-    from vis_core.model.activity import Activity, SymbolTag
-    from vis_core.tools.registry import HostTool
+# -- in memory: outside Vis, and in Vis for calls that no block runs ---------------------------
 
-    return [
-        HostTool("attach", attach, SymbolTag.MUTATION, Activity("Attach file")),
-        HostTool(
-            "list_attachments",
-            list_attachments,
-            SymbolTag.OBSERVATION,
-            Activity("List attachments"),
-        ),
-        HostTool(
-            "get_attachment", get_attachment, SymbolTag.OBSERVATION, Activity("Read attachment")
-        ),
-        HostTool(
-            "read_attachment", read_attachment, SymbolTag.OBSERVATION, Activity("Read attachment")
-        ),
-        HostTool(
-            "show_attachment", show_attachment, SymbolTag.OBSERVATION, Activity("Show attachment")
-        ),
-    ]
+
+def memory_find(key: str, version: int | None, what: str) -> Stored:
+    found = MEMORY.find(key, version)
+    if found is None:
+        raise missing(key, version, what)
+    return found
+
+
+def memory_read(key: str, version: int | None) -> bytes:
+    return stored_bytes(memory_find(key, version, "vis.read_attachment()"))
+
+
+def memory_show(key: str, version: int | None) -> dict[str, Any]:
+    found = memory_find(key, version, "vis.show_attachment()")
+    check_shown(found)
+    MEMORY.show(found)
+    return without_bytes(found)

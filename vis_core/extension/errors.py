@@ -1,4 +1,5 @@
-"""Errors the SDK raises for host calls: ``GatewayError`` (403) and the text outside Vis."""
+"""Errors the SDK raises for host calls: ``GatewayError`` (403), ``VisToolError`` and the text
+outside Vis."""
 
 from __future__ import annotations
 
@@ -25,3 +26,15 @@ class GatewayError(RuntimeError):
         self.status = 403
         self.code = GatewayCode(code)
         super().__init__(f"{self.code.value}: {message}")
+
+
+class VisToolError(RuntimeError):
+    """A tool failed with an exception type that the sandbox does not have (``vis.tools``
+    raises it with the tool's own error)."""
+
+    def __init__(self, message: str, type_name: str = "") -> None:
+        super().__init__(message)
+        self.type_name = type_name
+
+
+VisToolError.__module__ = "builtins"  # tracebacks show ``VisToolError: …``

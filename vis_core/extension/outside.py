@@ -12,6 +12,7 @@ from vis_core.extension.runtime import Runtime
 from vis_core.model.plain import check_plain
 
 if TYPE_CHECKING:
+    from vis_core.extension.attachments import Stored
     from vis_core.extension.forms import Answer, Form
     from vis_core.extension.live import LiveView
 
@@ -102,6 +103,46 @@ class OutsideVis(Runtime):
         raise RuntimeError(
             "vis.session is the session that called your extension, and no session did; "
             "use it inside a tool call or command of a session"
+        )
+
+    # -- attachments: in memory ------------------------------------------------------------------
+    def attachment_add(
+        self,
+        data: bytes,
+        filename: str,
+        media_type: str,
+        audience: str,
+        commentable: bool,
+        label: str,
+    ) -> dict[str, Any]:
+        from vis_core.extension.attachments import MEMORY
+
+        return MEMORY.add(data, filename, media_type, audience, commentable, label)
+
+    def attachment_list(self, filename: str | None) -> list[dict[str, Any]]:
+        from vis_core.extension.attachments import MEMORY
+
+        return MEMORY.listed(filename)
+
+    def attachment_find(self, key: str, version: int | None, what: str) -> Stored:
+        from vis_core.extension.attachments import memory_find
+
+        return memory_find(key, version, what)
+
+    def attachment_read(self, key: str, version: int | None) -> bytes:
+        from vis_core.extension.attachments import memory_read
+
+        return memory_read(key, version)
+
+    def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
+        from vis_core.extension.attachments import memory_show
+
+        return memory_show(key, version)
+
+    def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        raise RuntimeError(
+            f"vis.tools.{name} works only while a Vis session runs your extension; outside a "
+            "session (for example in unit tests), import and call the other package directly"
         )
 
 

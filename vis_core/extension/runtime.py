@@ -20,6 +20,7 @@ from vis_core.extension.context import current_call
 from vis_core.model.activity import ActivityRecord, SymbolTag
 
 if TYPE_CHECKING:
+    from vis_core.extension.attachments import Stored
     from vis_core.extension.forms import Answer, Form
     from vis_core.extension.live import LiveView
 
@@ -126,6 +127,39 @@ class Runtime(ABC):
     @abstractmethod
     def bound_session(self) -> Any:
         """The ``Session`` handle of the session that called the extension."""
+
+    # -- attachments of the running python_execution block -------------------------------------
+    @abstractmethod
+    def attachment_add(
+        self,
+        data: bytes,
+        filename: str,
+        media_type: str,
+        audience: str,
+        commentable: bool,
+        label: str,
+    ) -> dict[str, Any]:
+        """Keep ``data`` as the next version of ``filename``; its descriptor."""
+
+    @abstractmethod
+    def attachment_list(self, filename: str | None) -> list[dict[str, Any]]: ...
+
+    @abstractmethod
+    def attachment_find(self, key: str, version: int | None, what: str) -> Stored:
+        """The attachment with id or filename ``key`` (at ``version``); ``LookupError``."""
+
+    @abstractmethod
+    def attachment_read(self, key: str, version: int | None) -> bytes: ...
+
+    @abstractmethod
+    def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
+        """Show a stored image to the model with the running block's result."""
+
+    # -- vis.tools ---------------------------------------------------------------------------------
+    @abstractmethod
+    def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """Run the bound session's tool ``name`` as the model would (``VisToolError`` if it
+        fails or is refused); its result shaped as the model sees it."""
 
 
 # -- which runtime -------------------------------------------------------------------------------
@@ -236,6 +270,32 @@ class RuntimeOverride(Runtime):
 
     def bound_session(self) -> Any:
         return self.inner.bound_session()
+
+    def attachment_add(
+        self,
+        data: bytes,
+        filename: str,
+        media_type: str,
+        audience: str,
+        commentable: bool,
+        label: str,
+    ) -> dict[str, Any]:
+        return self.inner.attachment_add(data, filename, media_type, audience, commentable, label)
+
+    def attachment_list(self, filename: str | None) -> list[dict[str, Any]]:
+        return self.inner.attachment_list(filename)
+
+    def attachment_find(self, key: str, version: int | None, what: str) -> Stored:
+        return self.inner.attachment_find(key, version, what)
+
+    def attachment_read(self, key: str, version: int | None) -> bytes:
+        return self.inner.attachment_read(key, version)
+
+    def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
+        return self.inner.attachment_show(key, version)
+
+    def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self.inner.call_tool(name, args, kwargs)
 
 
 def operations() -> frozenset[str]:

@@ -118,7 +118,7 @@ class OpHooks:
 
     def _call(self, ext: LoadedExtension, hook: OpHook, payload: dict[str, Any]) -> Any:
         from vis_core.extension.acting import acting_as
-        from vis_core.extension.tools_proxy import waiting_owners
+        from vis_core.extension_host.tool_calls import waiting_owners
 
         fn = hook.fn
         waiting = waiting_owners()  # read before the hook's own context replaces the call's

@@ -15,6 +15,7 @@ from vis_core.extension.runtime import Runtime
 from vis_core.model.notify import NotifyKind
 
 if TYPE_CHECKING:
+    from vis_core.extension.attachments import Stored
     from vis_core.extension.forms import Answer, Form
     from vis_core.extension.live import LiveView
     from vis_core.extension_host.host_port import HostPort
@@ -113,6 +114,46 @@ class StoreRuntime(Runtime):
         raise RuntimeError(
             "vis.session is the session that called your extension, and no session did; "
             "use it inside a tool call or command of a session"
+        )
+
+    # -- attachments: in memory ------------------------------------------------------------------
+    def attachment_add(
+        self,
+        data: bytes,
+        filename: str,
+        media_type: str,
+        audience: str,
+        commentable: bool,
+        label: str,
+    ) -> dict[str, Any]:
+        from vis_core.extension.attachments import MEMORY
+
+        return MEMORY.add(data, filename, media_type, audience, commentable, label)
+
+    def attachment_list(self, filename: str | None) -> list[dict[str, Any]]:
+        from vis_core.extension.attachments import MEMORY
+
+        return MEMORY.listed(filename)
+
+    def attachment_find(self, key: str, version: int | None, what: str) -> Stored:
+        from vis_core.extension.attachments import memory_find
+
+        return memory_find(key, version, what)
+
+    def attachment_read(self, key: str, version: int | None) -> bytes:
+        from vis_core.extension.attachments import memory_read
+
+        return memory_read(key, version)
+
+    def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
+        from vis_core.extension.attachments import memory_show
+
+        return memory_show(key, version)
+
+    def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        raise RuntimeError(
+            f"vis.tools.{name} works only while a Vis session runs your extension; outside a "
+            "session (for example in unit tests), import and call the other package directly"
         )
 
 
@@ -245,6 +286,69 @@ class HostRuntime(StoreRuntime):
         from vis_core.extension_host import sessions_api
 
         return sessions_api.bound_session()
+
+    # -- attachments of the running block ------------------------------------------------------
+    def attachment_add(
+        self,
+        data: bytes,
+        filename: str,
+        media_type: str,
+        audience: str,
+        commentable: bool,
+        label: str,
+    ) -> dict[str, Any]:
+        from vis_core.extension_host import attachments
+
+        bound = attachments.block_call("vis.attach()")
+        if bound is None:
+            return super().attachment_add(data, filename, media_type, audience, commentable, label)
+        call, session_id = bound
+        return attachments.add(
+            self.host, call, session_id, data, filename, media_type, audience, commentable, label
+        )
+
+    def attachment_list(self, filename: str | None) -> list[dict[str, Any]]:
+        from vis_core.extension_host import attachments
+
+        bound = attachments.block_call("vis.list_attachments()")
+        if bound is None:
+            return super().attachment_list(filename)
+        return attachments.listed(self.host, bound[1], filename)
+
+    def attachment_find(self, key: str, version: int | None, what: str) -> Stored:
+        from vis_core.extension.attachments import missing
+        from vis_core.extension_host import attachments
+
+        bound = attachments.block_call(what)
+        if bound is None:
+            return super().attachment_find(key, version, what)
+        found = attachments.find(self.host, bound[1], key, version)
+        if found is None:
+            raise missing(key, version, what)
+        return found
+
+    def attachment_read(self, key: str, version: int | None) -> bytes:
+        from vis_core.extension.attachments import stored_bytes
+
+        return stored_bytes(self.attachment_find(key, version, "vis.read_attachment()"))
+
+    def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
+        from vis_core.extension.attachments import check_shown, without_bytes
+        from vis_core.extension_host import attachments
+
+        bound = attachments.block_call("vis.show_attachment()")
+        if bound is None:
+            return super().attachment_show(key, version)
+        found = self.attachment_find(key, version, "vis.show_attachment()")
+        check_shown(found)
+        attachments.queue_shown(bound[1], found.id)
+        return without_bytes(found)
+
+    # -- vis.tools ---------------------------------------------------------------------------------
+    def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        from vis_core.extension_host.tool_calls import call_tool
+
+        return call_tool(name, args, kwargs)
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

@@ -117,7 +117,7 @@ class Turn:
 def _parked(session_id: str) -> Iterator[None]:
     """Mark the calling extension (and those waiting on it) as waiting on ``session_id``'s turn
     and release its lock meanwhile (as ``threading.Condition.wait`` does)."""
-    from vis_core.extension.tools_proxy import awaiting_turn, waiting_owners
+    from vis_core.extension_host.tool_calls import awaiting_turn, waiting_owners
 
     call = bound_call()
     if call is None or call.owner == "vis":

@@ -21,22 +21,17 @@ from vis_core.extension_host.worker_frames import TargetKind
 from vis_core.extension_host.worker_values import Forwarding, run_method
 
 if TYPE_CHECKING:
+    from vis_core.extension.attachments import Stored
     from vis_core.extension.forms import Answer, Form
     from vis_core.extension.live import LiveView
 
 # facade name -> the module that defines it
 FORWARDED: dict[str, str] = {
     "publish_activity": "vis_core.extension.context",
-    "tools": "vis_core.extension.tools_proxy",
     "workspace_root": "vis_core.extension.roots",
     "project_root": "vis_core.extension.roots",
     "workspace_files": "vis_core.extension.workspace",
     "python_environment": "vis_core.extension.workspace",
-    "attach": "vis_core.extension.attachments",
-    "get_attachment": "vis_core.extension.attachments",
-    "list_attachments": "vis_core.extension.attachments",
-    "read_attachment": "vis_core.extension.attachments",
-    "show_attachment": "vis_core.extension.attachments",
 }
 
 
@@ -121,6 +116,34 @@ class WorkerRuntime(Runtime):
 
     def bound_session(self) -> Any:
         return self._host("bound_session")
+
+    def attachment_add(
+        self,
+        data: bytes,
+        filename: str,
+        media_type: str,
+        audience: str,
+        commentable: bool,
+        label: str,
+    ) -> dict[str, Any]:
+        return self._host(
+            "attachment_add", data, filename, media_type, audience, commentable, label
+        )
+
+    def attachment_list(self, filename: str | None) -> list[dict[str, Any]]:
+        return self._host("attachment_list", filename)
+
+    def attachment_find(self, key: str, version: int | None, what: str) -> Stored:
+        return self._host("attachment_find", key, version, what)
+
+    def attachment_read(self, key: str, version: int | None) -> bytes:
+        return self._host("attachment_read", key, version)
+
+    def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
+        return self._host("attachment_show", key, version)
+
+    def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        return self._host("call_tool", name, args, kwargs)
 
 
 class ServiceProxy(Forwarding):

@@ -360,7 +360,7 @@ def _definition_text(conn: ServerConnection, info: ToolInfo) -> str:
 
 def _resource_specs(folder: Path, session_id: str) -> list[DirectSpec]:
     def present(value: Any) -> str:
-        from vis_core.extension.attachments import queue_shown
+        from vis_core.extension_host.attachments import queue_shown
 
         if isinstance(value, dict) and "contents" in value:
             parts = []

@@ -158,7 +158,7 @@ def record_of(server: str, tool: str, result: Any) -> McpResult:
 def direct_text(result: McpResult, output_dir: Path, session_id: str) -> str:
     """What a direct call returns to the model: the text (middle cut past 20 KB, the full
     text saved to a file the result names); images are shown; ``is_error`` raises."""
-    from vis_core.extension.attachments import queue_shown
+    from vis_core.extension_host.attachments import queue_shown
 
     text = result.text
     if not text and result.structured_content is not None:

@@ -20,15 +20,7 @@ _KINDS = {
 }
 
 
-class VisToolError(RuntimeError):
-    """A tool failed with an exception type that the sandbox does not have."""
-
-    def __init__(self, message: str, type_name: str = "") -> None:
-        super().__init__(message)
-        self.type_name = type_name
-
-
-VisToolError.__module__ = "builtins"  # tracebacks show ``VisToolError: …``
+from vis_core.extension.errors import VisToolError  # noqa: E402 - re-exported for the sandbox
 
 
 def rebuild_exception(type_name: str, message: str) -> BaseException:

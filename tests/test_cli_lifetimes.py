@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -114,3 +115,40 @@ def test_after_kill_9_no_shell_child_survives_and_the_turn_shows_interrupted(
 
     status, error = asyncio.run(reopen())
     assert status == "cancelled" and error is not None and "interrupted" in error
+
+
+def test_after_kill_9_every_event_vis_run_printed_is_in_the_store(
+    workspace: Path, vis_home: Path
+) -> None:
+    # quick calls commit their start with their end; the hung call's start is committed on
+    # its own once it has run a while: whatever was printed was saved first
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "hang.py").write_text(HANG)
+    code = "for _ in range(3):\n    await ls('.')\nprint(await hang.wait_forever())"
+    proc = _start(workspace, vis_home, [{"code": code}, {"text": "done"}])
+    assert proc.stdout is not None
+    watchdog = threading.Timer(60, proc.kill)  # a run that never shows the hung call ends
+    watchdog.start()
+    printed: list[dict] = []
+    try:
+        for line in proc.stdout:
+            printed.append(json.loads(line))
+            event = printed[-1]
+            if event["type"] == "ActivityStarted" and event["activity"]["tool"] != "ls":
+                break
+        else:
+            raise AssertionError(f"vis run never showed the hung call: {proc.stderr.read()}")
+    finally:
+        watchdog.cancel()
+    proc.kill()
+    proc.wait(timeout=10)
+
+    from vis_core.store import Store
+
+    with Store(vis_home / "vis.db") as store:
+        (row,) = store.list_sessions()
+        stored = [json.loads(s.data) for s in store.events(row.id)]
+    first = [e["type"] for e in stored].index("TurnStarted")  # SessionCreated is not printed
+    assert printed == stored[first : first + len(printed)]
+    kinds = [(e["type"], e["activity"]["tool"]) for e in printed if "activity" in e]
+    assert kinds.count(("ActivityEnded", "ls")) == 3

@@ -76,7 +76,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         sessions = commands.add_parser("sessions", help="list or search stored sessions")
         sessions.add_argument("query", nargs="?", help="search text")
     if only in (None, "settings"):
-        from vis_core.settings.cli import add_settings_parser
+        from vis_core.settings_cli import add_settings_parser
 
         add_settings_parser(commands)
     if only in (None, "mcp"):
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
 
         return run_doctor(workspace)
     if args.command == "settings":
-        from vis_core.settings.cli import run_settings
+        from vis_core.settings_cli import run_settings
 
         return run_settings(args, workspace)
     if args.command == "mcp":

@@ -6,6 +6,7 @@ import asyncio
 import os
 import threading
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -341,7 +342,13 @@ class Host:
 
     def reload(self) -> str:
         """Re-read every extension; sessions see the new tools from their next block."""
-        self.extensions = self.settings.reload_extensions(self.extensions)
+        options = replace(
+            self.extensions.options,
+            disabled=self.settings.disabled_extensions(),  # the on/off switches as saved now
+            load_timeout=float(self.settings.value("extension_load_timeout")),
+        )
+        self.extensions = replace(self.extensions, options=options).reload()
+        self.settings.refresh()  # the settings files, read again
         self.mcp.reload_soon()  # mcp.json and extension servers, read again
         for worker in self.extension_workers.values():  # the next call starts a new one
             worker.stop()

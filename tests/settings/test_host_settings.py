@@ -36,6 +36,30 @@ async def test_vis_yml_toggles_apply_after_reload_without_on_change(workspace: P
         await host.close()
 
 
+async def test_an_extension_switched_off_is_unloaded_by_reload_and_keeps_its_group(
+    workspace: Path,
+) -> None:
+    from vis_core.model.extensions import ExtensionStatus
+    from vis_core.settings import build_tree
+
+    user_extensions("reports")
+    host = await open_host(workspace)
+    try:
+        assert host.extensions.get("reports") is not None
+        host.settings.set_enabled("reports", False)
+        assert host.extensions.get("reports") is not None  # until the next reload
+        await host.commands.run(None, "/reload")
+        assert host.extensions.get("reports") is None
+        (group,) = [g for g in build_tree(host.extensions).extensions if g.name == "reports"]
+        assert group.status is ExtensionStatus.DISABLED and not group.enabled
+        assert group.settings  # its settings still show, to switch it back on
+        host.settings.set_enabled("reports", True)
+        await host.commands.run(None, "/reload")
+        assert host.extensions.get("reports") is not None
+    finally:
+        await host.close()
+
+
 async def test_command_line_toggles_win_and_refuse_secrets(workspace: Path) -> None:
     user_extensions("reports")
     toggles = (

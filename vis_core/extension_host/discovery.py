@@ -5,27 +5,14 @@ from __future__ import annotations
 import importlib.util
 import re
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import Path
 
 import vis_core
 from vis_core import installed
+from vis_core.model.extensions import ExtensionSource
 
 ENTRY_POINT_GROUP = "vis.extensions"
 PROJECT_EXTENSIONS = Path(".vis") / "extensions"
-
-
-class ExtensionSource(StrEnum):
-    """Where an extension was found; later sources override earlier ones with the same name."""
-
-    BUNDLED = "bundled"
-    PACKAGE = "package"
-    USER = "user"
-    PROJECT = "project"
-
-    @property
-    def rank(self) -> int:
-        return list(ExtensionSource).index(self)
 
 
 @dataclass(frozen=True)

@@ -5,29 +5,23 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.extension.declarations import Extension, Setting, SlashCommand
-from vis_core.extension_host.discovery import Candidate, ExtensionSource
+from vis_core.extension_host.discovery import Candidate
 from vis_core.extension_host.entry import LoadError
+from vis_core.model.extensions import ExtensionSource, ExtensionStatus
 from vis_core.tools.registry import HostTool
 
 DEFAULT_LOAD_TIMEOUT = 10.0  # seconds one entry file may take to load (extension_load_timeout)
 
 if TYPE_CHECKING:
     from vis_core.paths import VisPaths
+    from vis_core.tools.discovery import Guide
 
 R = TypeVar("R")
-
-
-class ExtensionStatus(StrEnum):
-    LOADED = "loaded"
-    FAILED = "failed"
-    OVERRIDDEN = "overridden"
-    DISABLED = "disabled"
 
 
 @dataclass(frozen=True, eq=False)
@@ -62,6 +56,12 @@ class LoadedExtension:
     @property
     def settings(self) -> tuple[Setting[Any], ...]:
         return () if self.declaration is None else self.declaration.settings
+
+    def guides(self) -> list[Guide]:
+        """The guides and skills shipped in its folder (read from disk each time)."""
+        from vis_core.extension_host.guides import guides_of
+
+        return guides_of(self)
 
     def call(self, fn: Callable[..., R], /, *args: Any, **kwargs: Any) -> R:
         """Run ``fn`` holding this extension's lock (calls into one extension are serialized)."""

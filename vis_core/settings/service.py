@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,9 +15,9 @@ from vis_core.extension.settings_decl import (
     SettingScope,
     set_value_resolver,
 )
-from vis_core.extension_host.discovery import ExtensionSource
-from vis_core.extension_host.loaded import ExtensionStatus, LoadedExtension, LoadedExtensions
+from vis_core.model.extensions import ExtensionSource, ExtensionStatus
 from vis_core.settings.core import CORE_SETTINGS, NEEDS_TRUST
+from vis_core.settings.declaring import DeclaringExtension, ExtensionSet
 from vis_core.settings.redact import Redactor, activate, deactivate
 from vis_core.settings.storage import GlobalFile, ProjectFiles, ProjectValues, SecretsFile
 from vis_core.settings.values import SCOPE_ORDER, Source, parse_text, read_stored, scope_list
@@ -36,7 +36,7 @@ class SettingOwner:
 
     setting: Setting[Any]
     name: str = CORE_OWNER
-    extension: LoadedExtension | None = None
+    extension: DeclaringExtension | None = None
 
     @property
     def is_core(self) -> bool:
@@ -98,7 +98,7 @@ class SettingsService:
         store: Store | None,
         project_root: Path,
         workspace: Path | None = None,
-        extensions: Callable[[], LoadedExtensions | None] = lambda: None,
+        extensions: Callable[[], ExtensionSet | None] = lambda: None,
         toggles: Iterable[str] = (),
         channel: str = "tui",
         trusted: bool | None = None,
@@ -193,7 +193,7 @@ class SettingsService:
     # -- declarations ----------------------------------------------------------------------
 
     @property
-    def extensions(self) -> LoadedExtensions | None:
+    def extensions(self) -> ExtensionSet | None:
         return self._extensions()
 
     def owners(self) -> dict[str, SettingOwner]:
@@ -583,17 +583,6 @@ class SettingsService:
         except ValueError as exc:
             log.warning("settings: %s", exc)
             return frozenset()
-
-    def reload_extensions(self, loaded: LoadedExtensions) -> LoadedExtensions:
-        """Re-read every extension (with the current on/off switches) and the settings files."""
-        options = replace(
-            loaded.options,
-            disabled=self.disabled_extensions(),
-            load_timeout=float(self.value("extension_load_timeout")),
-        )
-        fresh = replace(loaded, options=options).reload()
-        self.refresh()
-        return fresh
 
     def set_enabled(self, name: str, enabled: bool) -> None:
         """Switch an extension on or off in config.toml; takes effect at the next reload."""

@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.extension.settings_decl import Setting
-from vis_core.extension_host.guides import guides_of
-from vis_core.extension_host.loaded import ExtensionStatus, LoadedExtension, LoadedExtensions
+from vis_core.model.extensions import ExtensionStatus
 from vis_core.settings.core import CORE_SETTINGS
+from vis_core.settings.declaring import DeclaringExtension, ExtensionSet, ShippedGuide
 from vis_core.settings.service import SettingOwner
-from vis_core.tools.discovery import Guide
 
 VIS_SECTION = "Vis"
 EXTENSIONS_SECTION = "Extensions"
@@ -51,7 +50,7 @@ class ExtensionGroup:
     error: str | None
     description: str
     settings: tuple[SettingNode, ...]
-    guides: tuple[Guide, ...] = ()
+    guides: tuple[ShippedGuide, ...] = ()
 
     def guide_names(self, kind: str) -> tuple[str, ...]:
         """Names (for ``doc``) of the shipped guides (``guide``) or skills (``skill``)."""
@@ -119,7 +118,7 @@ def _loops(owner: SettingOwner, by_id: dict[str, SettingOwner]) -> bool:
     return False
 
 
-def _group(ext: LoadedExtension) -> ExtensionGroup:
+def _group(ext: DeclaringExtension) -> ExtensionGroup:
     owners = [
         SettingOwner(setting, ext.name, ext)
         for setting in ext.settings
@@ -138,20 +137,20 @@ def _group(ext: LoadedExtension) -> ExtensionGroup:
     )
 
 
-def _guides(ext: LoadedExtension) -> tuple[Guide, ...]:
+def _guides(ext: DeclaringExtension) -> tuple[ShippedGuide, ...]:
     """The extension's packaged guides and skills; none for one that failed to load."""
     if ext.status is ExtensionStatus.FAILED:
         return ()
     try:
-        return tuple(guides_of(ext))
+        return tuple(ext.guides())
     except OSError:  # an unreadable folder: the row still shows, without guides
         return ()
 
 
-def build_tree(loaded: LoadedExtensions | None) -> SettingsTree:
+def build_tree(loaded: ExtensionSet | None) -> SettingsTree:
     """The tree from declarations only: building it runs no extension code."""
     vis = nest([SettingOwner(setting) for setting in CORE_SETTINGS])
-    chosen: dict[str, LoadedExtension] = {}
+    chosen: dict[str, DeclaringExtension] = {}
     for ext in () if loaded is None else loaded.extensions:
         rank = _PRIORITY.get(ext.status)
         if rank is None:  # overridden by a same-named extension: that one has the group

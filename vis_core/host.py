@@ -422,6 +422,24 @@ class Host:
         """The open session ``session_id`` of this workspace (a call's session is found here)."""
         return next((s for s in self.sessions if s.id == session_id), None)
 
+    def keep_session_parts(
+        self, session_id: str, worker: SessionWorker, tools: SessionTools
+    ) -> None:
+        """What an open session runs on that the workspace reaches: its extension worker
+        (stopped by /reload) and its tool set (rebuilt after /reload or a setting change)."""
+        self.extension_workers[session_id] = worker
+        self.session_tools[session_id] = tools
+
+    def drop_session_parts(
+        self, session_id: str, worker: SessionWorker, tools: SessionTools
+    ) -> None:
+        """The session closed: forget its parts and let another Vis open it."""
+        if self.extension_workers.get(session_id) is worker:
+            del self.extension_workers[session_id]
+        if self.session_tools.get(session_id) is tools:
+            del self.session_tools[session_id]
+        self.session_locks.release(session_id)
+
     def reset_session_tools(self) -> None:
         """Every open session builds its tools again before its next block."""
         for tools in list(self.session_tools.values()):

@@ -57,8 +57,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
     tool_context = _tool_context(host, session_id, kit, jail, refusal, values, limits)
     tools = SessionTools(partial(_build_tools, host, session_id, kit, tool_context), _contract)
     worker = kit.worker
-    host.extension_workers[session_id] = worker
-    host.session_tools[session_id] = tools
+    host.keep_session_parts(session_id, worker, tools)
     invoker = ToolInvoker(
         session_id=session_id,
         registry=tools.registry,
@@ -213,11 +212,7 @@ def _closer(
             await close()
         finally:
             await asyncio.to_thread(worker.stop)
-            if host.extension_workers.get(session_id) is worker:
-                del host.extension_workers[session_id]
-            if host.session_tools.get(session_id) is tools:
-                del host.session_tools[session_id]
-            host.session_locks.release(session_id)
+            host.drop_session_parts(session_id, worker, tools)
 
     return run
 

@@ -253,7 +253,7 @@ def _prepare_arguments(tool: HostTool, args: tuple, kwargs: dict) -> tuple[tuple
 
 def _contract(tool: HostTool) -> dict[str, Any] | None:
     try:
-        from vis_core.extension.symbols import tool_contract
+        from vis_core.extension_host.symbol_tools import tool_contract
     except ImportError:
         return None
     try:

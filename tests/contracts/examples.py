@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from vis_core.contracts.sequence import sequence
 from vis_core.extension.symbols import method
 from vis_core.model.activity import Activity
-from vis_core.records.sequence import sequence
 
 
 def report() -> str:

@@ -13,7 +13,8 @@ from typing import Annotated, Any, Literal
 import pytest
 
 from vis_core.contracts import SCHEMA_BUDGET, callable_spec, compile_entry_source, default_source
-from vis_core.extension.symbols import Symbol, tool_contract
+from vis_core.extension.symbols import Symbol
+from vis_core.extension_host.symbol_tools import tool_contract
 
 from .examples import Greeter, PageList, Status, TriggerResult, search_pages, status, status_of
 

@@ -7,9 +7,10 @@ from typing import Any
 import pytest
 
 from vis_core.contracts import callable_spec, render_tool
-from vis_core.extension.symbols import Symbol, symbol_host_tools
+from vis_core.contracts.sequence import sequence_field_of
+from vis_core.extension.symbols import Symbol
+from vis_core.extension_host.symbol_tools import symbol_host_tools
 from vis_core.model.activity import ActivityTable, SymbolTag
-from vis_core.records.sequence import sequence_field_of
 from vis_core.tools.discovery import (
     AproposHit,
     AproposResult,

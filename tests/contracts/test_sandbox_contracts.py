@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from vis_core.extension.symbols import Symbol, symbol_host_tools, tool_contract
+from vis_core.extension.symbols import Symbol
+from vis_core.extension_host.symbol_tools import symbol_host_tools, tool_contract
 from vis_core.sandbox import Sandbox, ToolEntry
 from vis_core.tools.discovery import discovery_tools
 from vis_core.tools.registry import ToolRegistry

@@ -6,7 +6,8 @@ import json
 
 import pytest
 
-from vis_core.extension.symbols import Symbol, method, symbol_host_tools
+from vis_core.extension.symbols import Symbol, method
+from vis_core.extension_host.symbol_tools import symbol_host_tools
 from vis_core.model.activity import Activity, SymbolTag
 
 from .examples import REPORT_ACTIVITY, Greeter, report

@@ -21,7 +21,7 @@ def pages(*titles: str, total: int = 99) -> PageList:
 
 
 def test_sdk_reexports_the_decorator() -> None:
-    from vis_core.records.sequence import sequence
+    from vis_core.contracts.sequence import sequence
 
     assert vis.sequence is sequence
 

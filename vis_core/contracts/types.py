@@ -17,8 +17,8 @@ from vis_core.contracts.resolve import (
     resolve_annotation,
     unresolved_name,
 )
+from vis_core.contracts.sequence import sequence_field_of
 from vis_core.contracts.specs import FieldSpec, TypeKind, TypeSpec
-from vis_core.records.sequence import sequence_field_of
 
 SCALARS: dict[type, str] = {
     str: "str",

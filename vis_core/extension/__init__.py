@@ -106,7 +106,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "python_environment",
         "workspace_files",
     ),
-    "vis_core.records.sequence": ("sequence",),
+    "vis_core.contracts.sequence": ("sequence",),
     "vis_core.extension.truncation": (
         "DEFAULT_MAX_BYTES",
         "DEFAULT_MAX_LINES",
@@ -168,6 +168,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
 if TYPE_CHECKING:  # what a type checker sees; at run time names load on first use
+    from vis_core.contracts.sequence import sequence
     from vis_core.contracts.specs import (
         FieldSpec,
         HelpDocument,
@@ -291,7 +292,6 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         ActivityVideo,
         SymbolTag,
     )
-    from vis_core.records.sequence import sequence
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

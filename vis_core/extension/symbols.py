@@ -16,7 +16,6 @@ from vis_core.contracts.introspect import signature_from_contract
 from vis_core.contracts.resolve import unwrap_chain
 from vis_core.contracts.specs import CONTRACT_VERSION, NamespaceSpec, ToolSpec
 from vis_core.model.activity import Activity, SymbolTag
-from vis_core.tools.registry import HostTool
 
 F = TypeVar("F")
 
@@ -333,38 +332,6 @@ def _public_names(obj: object) -> list[str]:
     return list(names)
 
 
-def symbol_host_tools(symbol: Symbol, *, owner: str, prefix: str | None = None) -> list[HostTool]:
-    """The ``HostTool`` of every callable of ``symbol`` (``prefix.`` prepended when given)."""
-    lead = f"{prefix}." if prefix else ""
-    return [
-        HostTool(
-            name=f"{lead}{entry.path}",
-            fn=entry.fn,
-            tag=entry.tag,
-            activity=entry.activity,
-            owner=owner,
-            is_hidden=entry.is_hidden,
-        )
-        for entry in symbol.entries
-    ]
-
-
-def tool_contract(
-    tool: HostTool | Callable[..., Any],
-    *,
-    name: str | None = None,
-    tag: SymbolTag | str | None = None,
-) -> dict[str, Any]:
-    """The portable ``.contract`` dict the sandbox attaches to a tool proxy (fresh each call).
-
-    Give the ``HostTool`` to get its registered dotted name and tag; a bare function is
-    described under its own name (or ``name``) and ``tag`` (default ``observation``).
-    """
-    if isinstance(tool, HostTool):
-        return callable_spec(tool.fn, name=name or tool.name, tag=tag or tool.tag).to_contract()
-    return callable_spec(tool, name=name, tag=tag or SymbolTag.OBSERVATION).to_contract()
-
-
 __all__ = [
     "METHOD_ATTR",
     "MethodMeta",
@@ -372,6 +339,4 @@ __all__ = [
     "SymbolEntry",
     "method",
     "signature_from_contract",
-    "symbol_host_tools",
-    "tool_contract",
 ]

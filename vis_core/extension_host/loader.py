@@ -70,7 +70,7 @@ def _build_tools(draft: _Draft) -> None:
     if not declaration.symbols:
         return
     try:
-        from vis_core.extension.symbols import symbol_host_tools
+        from vis_core.extension_host.symbol_tools import symbol_host_tools
     except ImportError as exc:
         draft.fail(f"cannot build tools: {exc}")
         return

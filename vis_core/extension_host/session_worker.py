@@ -96,9 +96,9 @@ class WorkerHandler:
 
     def _load(self, place: dict[str, Any], extensions: list[dict[str, Any]]) -> dict[str, str]:
         """Load each entry file; the problems by extension name (none when all loaded)."""
-        from vis_core.extension.symbols import symbol_host_tools
         from vis_core.extension_host.discovery import Candidate, ExtensionSource
         from vis_core.extension_host.entry import EntryFailed, execute_entry
+        from vis_core.extension_host.symbol_tools import symbol_host_tools
 
         self.place = SessionPlace(
             session_id=place.get("session_id"),

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from vis_core import wire
+from vis_core.contracts.sequence import sequence, sequence_field_of
 from vis_core.records import registry
 from vis_core.records.codec import (
     TAG,
@@ -21,7 +22,6 @@ from vis_core.records.codec import (
 )
 from vis_core.records.rebuild import coerce_arguments, plain, rebuild
 from vis_core.records.record import Record, RecordInfo, SequenceRecord
-from vis_core.records.sequence import sequence, sequence_field_of
 
 wire.register_codec(TAG, is_record_value, encode_record, decode_record)
 

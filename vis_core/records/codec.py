@@ -26,9 +26,9 @@ import inspect
 import types
 from typing import Any
 
+from vis_core.contracts.sequence import check_backing_value, sequence_field_of
 from vis_core.records import registry
 from vis_core.records.record import Record, RecordInfo, make_record
-from vis_core.records.sequence import check_backing_value, sequence_field_of
 
 TAG = "record"
 

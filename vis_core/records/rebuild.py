@@ -24,8 +24,8 @@ import weakref
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from vis_core.contracts.hints import UNRESOLVED, field_hints, parameter_hints
 from vis_core.records import registry
-from vis_core.records.hints import UNRESOLVED, field_hints, parameter_hints
 from vis_core.records.record import Record
 
 _NO_ANNOTATION: Any = inspect.Parameter.empty

@@ -10,6 +10,7 @@ from typing import Any
 
 from vis_core.contracts.build import callable_spec
 from vis_core.contracts.render import render_namespace, render_tool
+from vis_core.contracts.sequence import sequence
 from vis_core.contracts.specs import NamespaceSpec, ToolSpec
 from vis_core.extension.unavailable import unavailable_note
 from vis_core.model.activity import (
@@ -19,7 +20,6 @@ from vis_core.model.activity import (
     ActivityText,
     SymbolTag,
 )
-from vis_core.records.sequence import sequence
 from vis_core.tools.registry import HostTool, ToolRegistry
 
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")

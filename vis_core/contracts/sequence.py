@@ -8,7 +8,7 @@ import typing
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from vis_core.records.hints import UNRESOLVED, field_hints
+from vis_core.contracts.hints import UNRESOLVED, field_hints
 
 SEQUENCE_ATTR = "__vis_sequence_field__"
 """Class attribute (set in the class's own ``__dict__``) naming the backing field."""

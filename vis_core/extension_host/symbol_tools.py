@@ -1,0 +1,43 @@
+"""An extension's declared symbols as the host's tools, and a tool's portable contract."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from vis_core.contracts.build import callable_spec
+from vis_core.extension.symbols import Symbol
+from vis_core.model.activity import SymbolTag
+from vis_core.tools.registry import HostTool
+
+
+def symbol_host_tools(symbol: Symbol, *, owner: str, prefix: str | None = None) -> list[HostTool]:
+    """The ``HostTool`` of every callable of ``symbol`` (``prefix.`` prepended when given)."""
+    lead = f"{prefix}." if prefix else ""
+    return [
+        HostTool(
+            name=f"{lead}{entry.path}",
+            fn=entry.fn,
+            tag=entry.tag,
+            activity=entry.activity,
+            owner=owner,
+            is_hidden=entry.is_hidden,
+        )
+        for entry in symbol.entries
+    ]
+
+
+def tool_contract(
+    tool: HostTool | Callable[..., Any],
+    *,
+    name: str | None = None,
+    tag: SymbolTag | str | None = None,
+) -> dict[str, Any]:
+    """The portable ``.contract`` dict the sandbox attaches to a tool proxy (fresh each call).
+
+    Give the ``HostTool`` to get its registered dotted name and tag; a bare function is
+    described under its own name (or ``name``) and ``tag`` (default ``observation``).
+    """
+    if isinstance(tool, HostTool):
+        return callable_spec(tool.fn, name=name or tool.name, tag=tag or tool.tag).to_contract()
+    return callable_spec(tool, name=name, tag=tag or SymbolTag.OBSERVATION).to_contract()

@@ -489,3 +489,32 @@ async def test_bundled_extensions_run_in_the_session_worker_too(tmp_path: Path) 
         assert worker.pid is not None and worker.pid != os.getpid() and _alive(worker.pid)
     finally:
         await host.close()
+
+
+async def test_esc_also_stops_a_tool_call_the_block_left_running(tmp_path: Path) -> None:
+    _install()
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    script = _script(
+        tmp_path / "script.yaml",
+        ["import asyncio\nasyncio.ensure_future(wait_async())\nawait asyncio.sleep(600)"],
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        (worker,) = host.extension_workers.values()
+        worker.cancel_grace = 5.0
+        events = await _cancelled_while(session, "wait_async")
+        for _ in range(200):  # the call's end follows the turn's
+            ended = [
+                e.event.activity
+                for e in host.store.events(session.id)
+                if isinstance(e.event, ActivityEnded) and e.event.activity.tool == "wait_async"
+            ]
+            if ended:
+                break
+            await asyncio.sleep(0.05)
+        assert ended and ended[-1].state is ActivityState.CANCELLED
+        assert any(isinstance(e, BlockFinished) for e in events)
+    finally:
+        await host.close()

@@ -261,7 +261,7 @@ class Sandbox:
             if self._busy:  # still starting the child: stop before the block begins
                 self._interrupt_pending = True
             return
-        await self._stop_block(block, self._done.get(block))
+        await self._interrupt(block, self._done.get(block))
 
     async def close(self) -> None:
         """Kill the child and its process group; the next ``run`` starts a new one."""
@@ -431,7 +431,7 @@ class Sandbox:
             error = f"{overran}\n{error}" if overran else error
             return BlockResult(text, error, restarted, time.monotonic() - started)
         except asyncio.CancelledError:
-            self._stopping = self._spawn(self._stop_block(block, done))
+            self._stopping = self._spawn(self._interrupt(block, done))
             raise
         finally:
             self._running = None
@@ -456,6 +456,17 @@ class Sandbox:
             time.monotonic() - started,
             tuple(reply.get("forms") or ()),
         )
+
+    async def _interrupt(self, block: int, done: asyncio.Future[Any] | None) -> None:
+        """The turn was cancelled (Esc, Ctrl+C): stop the block, then every tool call still
+        in flight. The child cancels the calls its block awaited; one a task of the block
+        started and left running (or whose cancel was lost) would run on, holding its
+        extension, while no block waits for it."""
+        try:
+            await self._stop_block(block, done)
+        finally:
+            for task in list(self._calls.values()):
+                task.cancel()
 
     async def _stop_block(self, block: int, done: asyncio.Future[Any] | None) -> None:
         proc = self._proc

@@ -25,12 +25,13 @@ from vis_core.events import (
 )
 from vis_core.extension.metadata import build_metadata
 from vis_core.extension.runtime import install, uninstall
+from vis_core.extension_host.callbacks import on_change_runner
 from vis_core.extension_host.environment import extension_environment, project_environment
 from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.prompts import extension_prompts
 from vis_core.extension_host.runtime import HostRuntime, StoreRuntime
-from vis_core.extension_host.worker_client import SessionWorker
+from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.model.turn import TurnStatus
@@ -111,6 +112,13 @@ class Host:
         self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
         self.session_tools: dict[str, SessionTools] = {}  # by open session
         self.extension_workers: dict[str, SessionWorker] = {}  # by open session
+        # a setting's on_change runs in an extension worker, as the extension's other code
+        self.settings.on_change_runner = on_change_runner(
+            lambda: self.extensions,
+            lambda: dict(self.extension_workers),
+            WorkerPlace(None, self.workspace, self.project_root, options.channel),
+            self.project_values,
+        )
         from vis_core.mcp.host import host_mcp
 
         self.mcp = host_mcp(self)  # MCP servers: connected when the first session starts

@@ -98,7 +98,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         model=host.model_of_session(session_id),
         sandbox=host.mcp.wrap_sandbox(hooked),
         invoker=invoker,
-        system_prompt=_prompt(host, session_id, tools),
+        system_prompt=_prompt(host, session_id, tools, kit),
         direct_tools=lambda: [
             *host.direct_tools,
             *host.mcp.direct_tools(session_id, tool_context.output_dir),
@@ -170,9 +170,10 @@ def _build_tools(
     return ToolSet(registry, extension_guides(host.extensions))
 
 
-def _prompt(host: Host, session_id: str, tools: SessionTools) -> Callable[[], str]:
+def _prompt(host: Host, session_id: str, tools: SessionTools, kit: SessionKit) -> Callable[[], str]:
     """The system prompt before each request; it also hides the tools of the extensions
-    whose ``activation`` says no for this request."""
+    whose ``activation`` says no for this request (activation and prompt callbacks run in
+    the session's extension worker)."""
     mcp_prompt = host.mcp.prompt_for_session()
 
     def prompt() -> str:
@@ -183,7 +184,8 @@ def _prompt(host: Host, session_id: str, tools: SessionTools) -> Callable[[], st
             "session_id": session_id,
             "channel": host.options.channel,
         }
-        active = active_extensions(host.extensions, env)
+        context_for = kit.services.context_for
+        active = active_extensions(host.extensions, env, kit.worker, context_for)
         names = {ext.name for ext in active}
         tools.narrow(frozenset(e.name for e in host.extensions.enabled if e.name not in names))
         text = system_prompt(
@@ -191,7 +193,9 @@ def _prompt(host: Host, session_id: str, tools: SessionTools) -> Callable[[], st
             workspace=host.workspace,
             project_root=host.project_root,
             build=host.build,
-            extension_prompts=extension_prompts(host.extensions, env, active),
+            extension_prompts=extension_prompts(
+                host.extensions, env, active, kit.worker, context_for
+            ),
         )
         text += mcp_prompt()
         goal = host.store.state_get("vis.goal", session_id)

@@ -58,7 +58,7 @@ def test_failing_prompt_and_activation_are_logged_and_skipped(
         "vis.register_extension(vis.Extension(name='bad-activation', description='Hidden.',"
         " prompt='never', activation=lambda env: 1 / 0))\n"
     )
-    with caplog.at_level(logging.ERROR):
+    with caplog.at_level(logging.WARNING):
         text = extension_prompts(_load(), _env(workspace))
     assert text == "### bad-prompt\nBad prompt."
     assert "prompt callback of extension 'bad-prompt' failed" in caplog.text

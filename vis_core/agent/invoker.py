@@ -200,17 +200,45 @@ class ToolInvoker:
         )
         pending: list[asyncio.Task[None]] = []
 
-        def render(phase: str, result: Any = None, error: BaseException | None = None) -> None:
+        async def render(
+            phase: str,
+            result: Any = None,
+            error: BaseException | None = None,
+            context: CallContext | None = None,
+        ) -> None:
             nonlocal record
             if activity is None or activity.render is None:
                 return
-            try:
-                presentation = activity.render(
-                    phase=phase, args=args, kwargs=kwargs, result=result, error=error
+            worker = self._worker
+            if run is None and worker is not None and worker.runs(tool.owner):
+                # the extension's render runs in its worker, never in the host (a handle's
+                # method, ``run``, is drawn by the host's handle itself)
+                from vis_core.extension_host.worker_client import CallbackCall
+                from vis_core.extension_host.worker_frames import CallbackKind
+
+                what = {"phase": phase, "args": args, "kwargs": kwargs}
+                what.update(result=result, error=error)
+                outcome = await worker.callback(
+                    CallbackKind.RENDER, CallbackCall(tool.owner, name, (), what), context=context
                 )
-            except Exception:  # a render bug never changes the tool's result
-                log.exception("Activity render callback of %s failed in phase %s", name, phase)
-                return
+                if not outcome.ok:
+                    log.warning(
+                        "Activity render callback of %s failed in phase %s: %s: %s",
+                        name,
+                        phase,
+                        type(outcome.error).__name__,
+                        outcome.error,
+                    )
+                    return
+                presentation = outcome.value
+            else:
+                try:
+                    presentation = activity.render(
+                        phase=phase, args=args, kwargs=kwargs, result=result, error=error
+                    )
+                except Exception:  # a render bug never changes the tool's result
+                    log.exception("Activity render callback of %s failed in phase %s", name, phase)
+                    return
             if presentation is None:
                 return
             if not isinstance(presentation, ActivityPresentation):
@@ -232,7 +260,7 @@ class ToolInvoker:
                 asyncio.run_coroutine_threadsafe(update, loop).result()
 
         if show_start:
-            render("start")
+            await render("start")
             await self._emit(ActivityStarted(self._session_id, activity=record))
         context = CallContext(
             session_id=self._session_id,
@@ -268,7 +296,7 @@ class ToolInvoker:
             raise
         except Exception as exc:
             await asyncio.gather(*pending, return_exceptions=True)
-            render("failure", error=exc)
+            await render("failure", error=exc, context=context)
             record = self.ended(record, error=exc)
             await self._end(record, started=show_start)
             raise
@@ -276,11 +304,11 @@ class ToolInvoker:
         try:
             returnable(result)
         except Exception as exc:  # the value cannot reach the sandbox: the call failed
-            render("failure", error=exc)
+            await render("failure", error=exc, context=context)
             record = self.ended(record, error=exc)
             await self._end(record, started=show_start)
             raise
-        render("success", result=result)
+        await render("success", result=result, context=context)
         if record.handle_id is None and isinstance(result, HostHandle):
             # the call that returns a handle heads the receipt of the handle's later calls
             record = dataclasses.replace(record, handle_id=result.activity_handle_id)

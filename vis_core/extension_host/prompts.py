@@ -3,51 +3,125 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from vis_core.extension.context import CallContext
+from vis_core.extension_host.callbacks import Callback, run_callbacks
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
+from vis_core.extension_host.worker_client import SessionWorker
+from vis_core.extension_host.worker_frames import CallbackKind
 
 log = logging.getLogger(__name__)
 RESERVED_PREFIXES = ("engine_", "session_")
 CONTEXT_ENV_KEY = "session_env"
 
 
-def is_active(ext: LoadedExtension, env: Mapping[str, Any]) -> bool:
+def is_active(
+    ext: LoadedExtension,
+    env: Mapping[str, Any],
+    worker: SessionWorker | None = None,
+    context_for: Callable[[str], CallContext] | None = None,
+) -> bool:
     """Whether ``ext`` takes part in this turn (``activation(env)``, errors count as no)."""
-    declaration = ext.declaration
-    if not ext.enabled or declaration is None:
-        return False
-    if declaration.activation is None:
-        return True
-    try:
-        return bool(ext.call(declaration.activation, dict(env)))
-    except Exception:
-        log.exception("activation of extension %r failed; it is hidden this turn", ext.name)
-        return False
+    return ext in active_among([ext], env, worker, context_for)
 
 
-def active_extensions(loaded: LoadedExtensions, env: Mapping[str, Any]) -> list[LoadedExtension]:
-    return [ext for ext in loaded.enabled if is_active(ext, env)]
+def active_among(
+    extensions: Sequence[LoadedExtension],
+    env: Mapping[str, Any],
+    worker: SessionWorker | None = None,
+    context_for: Callable[[str], CallContext] | None = None,
+) -> list[LoadedExtension]:
+    """Those of ``extensions`` whose ``activation(env)`` says yes (run in ``worker`` at once);
+    one that raises, hangs or is not loaded counts as no, with a log line."""
+    asked = [
+        ext
+        for ext in extensions
+        if ext.enabled and ext.declaration is not None and ext.declaration.activation is not None
+    ]
+    outcomes = run_callbacks(
+        CallbackKind.ACTIVATION,
+        [Callback(ext, _declared(ext).activation, args=(dict(env),)) for ext in asked],
+        worker,
+        context_for,
+    )
+    says = {id(ext): outcome for ext, outcome in zip(asked, outcomes, strict=True)}
+    active = []
+    for ext in extensions:
+        if not ext.enabled or ext.declaration is None:
+            continue
+        outcome = says.get(id(ext))
+        if outcome is not None and not outcome.ok:
+            log.warning(
+                "activation of extension %r failed; it is hidden this turn: %s",
+                ext.name,
+                _describe(outcome.error),
+            )
+            continue
+        if outcome is None or bool(outcome.value):
+            active.append(ext)
+    return active
 
 
-def _prompt_text(ext: LoadedExtension, env: Mapping[str, Any]) -> str | None:
+def active_extensions(
+    loaded: LoadedExtensions,
+    env: Mapping[str, Any],
+    worker: SessionWorker | None = None,
+    context_for: Callable[[str], CallContext] | None = None,
+) -> list[LoadedExtension]:
+    return active_among(loaded.enabled, env, worker, context_for)
+
+
+def _declared(ext: LoadedExtension) -> Any:
     declaration = ext.declaration
     assert declaration is not None
-    prompt = declaration.prompt
-    if prompt is None or isinstance(prompt, str):
-        return prompt
-    try:
-        text = ext.call(prompt, dict(env))
-    except Exception:
-        log.exception("prompt callback of extension %r failed; its prompt is skipped", ext.name)
-        return None
-    if text is not None and not isinstance(text, str):
-        log.error(
-            "prompt callback of extension %r returned %s, not text", ext.name, type(text).__name__
-        )
-        return None
-    return text
+    return declaration
+
+
+def _describe(error: BaseException | None) -> str:
+    return "" if error is None else f"{type(error).__name__}: {error}"
+
+
+def _prompt_texts(
+    extensions: Sequence[LoadedExtension],
+    env: Mapping[str, Any],
+    worker: SessionWorker | None,
+    context_for: Callable[[str], CallContext] | None,
+) -> dict[str, str | None]:
+    """Each extension's prompt text by name: text as declared, callbacks run at once."""
+    texts: dict[str, str | None] = {}
+    called: list[LoadedExtension] = []
+    for ext in extensions:
+        prompt = _declared(ext).prompt
+        if prompt is None or isinstance(prompt, str):
+            texts[ext.name] = prompt
+        else:
+            called.append(ext)
+    outcomes = run_callbacks(
+        CallbackKind.PROMPT,
+        [Callback(ext, _declared(ext).prompt, args=(dict(env),)) for ext in called],
+        worker,
+        context_for,
+    )
+    for ext, outcome in zip(called, outcomes, strict=True):
+        text = outcome.value
+        if not outcome.ok:
+            log.warning(
+                "prompt callback of extension %r failed; its prompt is left out: %s",
+                ext.name,
+                _describe(outcome.error),
+            )
+            text = None
+        elif text is not None and not isinstance(text, str):
+            log.error(
+                "prompt callback of extension %r returned %s, not text",
+                ext.name,
+                type(text).__name__,
+            )
+            text = None
+        texts[ext.name] = text
+    return texts
 
 
 def tool_roots(ext: LoadedExtension) -> list[str]:
@@ -65,13 +139,19 @@ def extension_prompts(
     loaded: LoadedExtensions,
     env: Mapping[str, Any],
     active: list[LoadedExtension] | None = None,
+    worker: SessionWorker | None = None,
+    context_for: Callable[[str], CallContext] | None = None,
 ) -> str:
     """The system prompt part for every active extension: name, tools, description, prompt.
 
-    ``active`` is the turn's :func:`active_extensions` when the caller has it already.
+    ``active`` is the turn's :func:`active_extensions` when the caller has it already;
+    ``worker`` is the session's extension worker, where prompt callbacks run.
     """
     parts: list[str] = []
-    for ext in active_extensions(loaded, env) if active is None else active:
+    if active is None:
+        active = active_extensions(loaded, env, worker, context_for)
+    texts = _prompt_texts(active, env, worker, context_for)
+    for ext in active:
         declaration = ext.declaration
         assert declaration is not None
         heading = f"### {declaration.name}"
@@ -79,7 +159,7 @@ def extension_prompts(
         if roots:
             heading += f" (tools: {', '.join(roots)})"
         lines = [heading, declaration.description.strip()]
-        text = _prompt_text(ext, env)
+        text = texts.get(ext.name)
         if text and text.strip():
             lines.append(text.strip())
         parts.append("\n".join(lines))

@@ -6,10 +6,11 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension.context import CallContext, calling
+from vis_core.extension.context import CallContext
 
 if TYPE_CHECKING:
-    from vis_core.extension_host.loaded import LoadedExtensions
+    from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
+    from vis_core.extension_host.worker_client import SessionWorker
 
 log = logging.getLogger(__name__)
 
@@ -97,35 +98,53 @@ def collect_context(
     loaded: LoadedExtensions | None,
     env: Mapping[str, Any],
     context_for: Callable[[str], CallContext] | None = None,
+    worker: SessionWorker | None = None,
 ) -> dict[str, Any]:
-    """Every active extension's ``ctx(env)`` deep-merged; a failing one adds nothing."""
-    from vis_core.extension_host.prompts import is_active
+    """Every active extension's ``ctx(env)`` deep-merged; a failing one adds nothing.
+
+    With ``worker`` (the session's extension worker) the activations, then the ctx
+    callbacks, run there, each batch at once."""
+    from vis_core.extension_host.callbacks import Callback, run_callbacks
+    from vis_core.extension_host.prompts import active_among
+    from vis_core.extension_host.worker_frames import CallbackKind
 
     merged: dict[str, Any] = {}
     if loaded is None:
         return merged
-    for ext in loaded.enabled:
-        declaration = ext.declaration
-        if declaration is None or declaration.ctx is None:
+    asking = [
+        ext
+        for ext in loaded.enabled
+        if ext.declaration is not None and ext.declaration.ctx is not None
+    ]
+    if not asking:
+        return merged
+    active = active_among(asking, env, worker, context_for)
+    outcomes = run_callbacks(
+        CallbackKind.CTX,
+        [Callback(ext, _ctx_of(ext), args=(dict(env),)) for ext in active],
+        worker,
+        context_for,
+    )
+    for ext, outcome in zip(active, outcomes, strict=True):
+        if not outcome.ok:
+            error = outcome.error
+            log.warning(
+                "ctx of extension %r failed; it adds no context: %s: %s",
+                ext.name,
+                type(error).__name__,
+                error,
+            )
             continue
-        context = context_for(ext.name) if context_for is not None else None
-        try:
-            if context is not None:
-                with calling(context):
-                    active = is_active(ext, env)
-                    value = ext.call(declaration.ctx, dict(env)) if active else None
-            else:
-                active = is_active(ext, env)
-                value = ext.call(declaration.ctx, dict(env)) if active else None
-        except Exception:
-            log.exception("ctx of extension %r failed; it adds no context", ext.name)
-            continue
-        if not active:
-            continue
-        cleaned = clean_contribution(ext.name, value)
+        cleaned = clean_contribution(ext.name, outcome.value)
         if cleaned:
             deep_merge(merged, cleaned)
     return merged
+
+
+def _ctx_of(ext: LoadedExtension) -> Callable[..., Any]:
+    declaration = ext.declaration
+    assert declaration is not None and declaration.ctx is not None
+    return declaration.ctx
 
 
 def session_dict(core: Mapping[str, Any], contributed: Mapping[str, Any]) -> dict[str, Any]:

@@ -100,9 +100,9 @@ class SessionKit:
         return fields
 
     async def session_globals(self, session: SessionFacts | None) -> dict[str, Any]:
-        """The ``session`` dict for ``session``'s next block (extension ``ctx`` run in worker
-        threads)."""
+        """The ``session`` dict for ``session``'s next block (extension ``ctx`` run in the
+        session's extension worker)."""
         contributed = await asyncio.to_thread(
-            collect_context, self._extensions(), self.env(), self.services.context_for
+            collect_context, self._extensions(), self.env(), self.services.context_for, self.worker
         )
         return session_dict(self.core_fields(session), contributed)

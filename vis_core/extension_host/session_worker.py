@@ -24,7 +24,7 @@ from typing import Any
 from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.extension_host.output import ExtensionOutput
 from vis_core.extension_host.worker_channel import Channel
-from vis_core.extension_host.worker_frames import Call, TargetKind
+from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
 from vis_core.extension_host.worker_values import run_method
 
 
@@ -60,6 +60,8 @@ class WorkerHandler:
         self._tools: dict[tuple[str, str], Callable[..., Any]] = {}
         self._commands: dict[tuple[str, str], Callable[..., Any]] = {}
         self._hooks: dict[str, tuple[Any, ...]] = {}
+        self._declarations: dict[str, Any] = {}  # each extension's ``Extension``
+        self._renders: dict[tuple[str, str], Callable[..., Any]] = {}  # Activity render
         self._locks: dict[str, threading.RLock] = {}
         self._running: dict[int, _Running] = {}
         self._cancelled_early: set[int] = set()  # cancelled before their thread took them
@@ -85,12 +87,38 @@ class WorkerHandler:
             # ``inside``: the extension's call that waits on this operation holds its lock,
             # so the hook runs inside that call instead of waiting for it forever
             return self._run(call, hooks[int(index)].fn, (payload,), {}, lock=not inside)
+        if call.target is TargetKind.CALLBACK:
+            key, inside, *rest = args
+            fn = self._callback(owner, CallbackKind(call.name), str(key))
+            # a render runs beside the tool it draws (which holds the lock); ``inside``: the
+            # extension's call that waits on this one holds it (on_change of a setting its
+            # tool saves), so the callback runs inside that call, as an op hook does
+            locked = call.name != CallbackKind.RENDER and not inside
+            return self._run(call, fn, tuple(rest), kwargs, lock=locked)
         if call.target is TargetKind.OBJECT:
             assert self.channel is not None and call.ref is not None
             return run_method(self.channel.exports.get(call.ref), call.name, args, kwargs)
         if call.target is TargetKind.LOAD:
             return self._load(*args)
         raise LookupError(f"an extension worker does not serve {call.target} calls")
+
+    def _callback(self, owner: str, kind: CallbackKind, key: str) -> Callable[..., Any]:
+        """The callback ``kind`` of extension ``owner`` (of setting or tool ``key``)."""
+        declaration = self._declarations.get(owner)
+        if declaration is None:
+            raise LookupError(f"extension {owner!r} is not loaded in this worker")
+        fn: Any = None
+        if kind is CallbackKind.RENDER:
+            fn = self._renders.get((owner, key))
+        elif kind is CallbackKind.ON_CHANGE:
+            setting = next((s for s in declaration.settings if s.id == key), None)
+            fn = None if setting is None else setting.on_change
+        else:
+            fn = getattr(declaration, kind.value)
+        if not callable(fn):
+            what = f"{kind.value} of {key!r}" if key else kind.value
+            raise LookupError(f"extension {owner!r} has no {what} callback in this worker")
+        return fn
 
     # -- load --------------------------------------------------------------------------------
 
@@ -123,12 +151,15 @@ class WorkerHandler:
                 problems[str(item["name"])] = str(failed.error)
                 continue
             self._locks[declaration.name] = threading.RLock()
+            self._declarations[declaration.name] = declaration
             self._hooks[declaration.name] = tuple(declaration.op_hooks)
             for command in declaration.slash_commands:
                 self._commands[(declaration.name, command.name)] = command.run
             for symbol in declaration.symbols:
                 for tool in symbol_host_tools(symbol, owner=declaration.name):
                     self._tools[(declaration.name, tool.name)] = tool.fn
+                    if tool.activity is not None and tool.activity.render is not None:
+                        self._renders[(declaration.name, tool.name)] = tool.activity.render
         return problems
 
     # -- tools -------------------------------------------------------------------------------

@@ -2,10 +2,11 @@
 the session, restarted after ``/reload`` or a fault.
 
 The tools, op hooks and slash commands of every extension (bundled, user, project, installed
-package) run in it; its ``ctx``, prompt, activation and settings callbacks still run in the
-host's copy of the entry file. Its
-environment is the minimal base plus the project's values; each extension adds its declared
-``env`` at registration, as in the registration worker. A call that is cancelled (Esc,
+package) run in it, and so do the callbacks of its declaration: ``prompt``,
+``activation``, ``ctx``, a setting's ``on_change`` and an Activity's ``render``
+(:meth:`SessionWorker.callbacks`, each with a time limit: one that raises or hangs fails
+alone). Its environment is the minimal base plus the project's values; each extension adds
+its declared ``env`` at registration, as in the registration worker. A call that is cancelled (Esc,
 Ctrl+C) is cancelled in the worker; a worker that does not answer the cancel within
 ``cancel_grace`` seconds is killed, and the next call starts a fresh one.
 """
@@ -13,28 +14,57 @@ Ctrl+C) is cancelled in the worker; a worker that does not answer the cancel wit
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.environment import resolve_names
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.registration import START_TIMEOUT, _drain, worker_environment
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
-from vis_core.extension_host.worker_frames import Call, TargetKind
+from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
 from vis_core.extension_host.worker_sdk import run_service
 from vis_core.extension_host.worker_values import run_method
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
 CANCEL_GRACE = 3.0  # seconds a worker has to answer a cancel before it is killed
+# seconds a prompt, activation, ctx, on_change or render callback may take before it is
+# cancelled and left out (they run before each request or block, so a hang must not stall it)
+CALLBACK_TIMEOUT = 5.0
+
+
+@dataclass(frozen=True)
+class CallbackCall:
+    """One callback to run: ``kind`` of extension ``owner``, of setting or tool ``key``."""
+
+    owner: str
+    key: str = ""
+    args: tuple = ()
+    kwargs: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True)
+class CallbackOutcome:
+    """What one callback returned, or why it failed (``error`` says it for a log line)."""
+
+    value: Any = None
+    error: BaseException | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
 
 
 class WorkerFailed(RuntimeError):
@@ -132,6 +162,138 @@ class SessionWorker:
         except ChannelClosed:
             raise WorkerFailed(self._ended(f"{owner}'s {target} {name}")) from None
 
+    def callbacks(
+        self,
+        kind: CallbackKind,
+        calls: Sequence[CallbackCall],
+        *,
+        timeout: float | None = None,
+        context_for: Callable[[str], CallContext] | None = None,
+    ) -> list[CallbackOutcome]:
+        """Run ``calls`` in the worker at once and wait (blocking) for all of them.
+
+        One that raises, does not answer within ``timeout`` seconds (it is cancelled; a
+        worker that ignores the cancel is restarted as for a tool), or whose extension did
+        not load here fails alone with its error; the others keep their values.
+        ``context_for`` gives each one's call context (what the SDK calls it makes back see).
+        """
+        if not calls:
+            return []
+        timeout = CALLBACK_TIMEOUT if timeout is None else timeout
+        outcomes: list[CallbackOutcome | None] = [None] * len(calls)
+        try:
+            channel = self._channel
+            if channel is None or channel.closed:
+                channel = self._start()
+        except WorkerFailed as exc:
+            return [CallbackOutcome(error=exc) for _ in calls]
+        waiting = _waiting()
+        sent: list[tuple[int, int, Any]] = []
+        for index, item in enumerate(calls):
+            problem = self._problems.get(item.owner)
+            if problem is not None:
+                error = WorkerFailed(
+                    f"extension {item.owner!r} did not load in its worker: {problem}"
+                )
+                outcomes[index] = CallbackOutcome(error=error)
+                continue
+            context = (
+                contextlib.nullcontext()
+                if context_for is None
+                else calling(context_for(item.owner))
+            )
+            try:
+                with context:  # the channel keeps it for the calls made back from this one
+                    call_id, future = channel.request(
+                        TargetKind.CALLBACK,
+                        kind.value,
+                        (item.key, item.owner in waiting, *item.args),
+                        dict(item.kwargs or {}),
+                        owner=item.owner,
+                    )
+            except ChannelClosed:
+                what = f"{item.owner}'s {kind.value}"
+                outcomes[index] = CallbackOutcome(error=WorkerFailed(self._ended(what)))
+                continue
+            sent.append((index, call_id, future))
+        deadline = time.monotonic() + timeout
+        for index, call_id, future in sent:
+            item = calls[index]
+            what = f"the {kind.value} callback of extension {item.owner!r}"
+            try:
+                value = future.result(max(0.0, deadline - time.monotonic()))
+            except FutureTimeout:
+                self._abandon(channel, call_id, what)
+                error: BaseException = TimeoutError(
+                    f"{what} did not answer within {timeout:g} s; it was cancelled"
+                )
+                outcomes[index] = CallbackOutcome(error=error)
+            except ChannelClosed:
+                outcomes[index] = CallbackOutcome(error=WorkerFailed(self._ended(what)))
+            except Exception as exc:
+                outcomes[index] = CallbackOutcome(error=exc)
+            else:
+                outcomes[index] = CallbackOutcome(value=value)
+        return [
+            o if o is not None else CallbackOutcome(error=RuntimeError("not run")) for o in outcomes
+        ]
+
+    async def callback(
+        self,
+        kind: CallbackKind,
+        item: CallbackCall,
+        *,
+        timeout: float | None = None,
+        context: CallContext | None = None,
+    ) -> CallbackOutcome:
+        """Run one callback in the worker from the event loop, without blocking it (an
+        Activity's ``render``); it fails alone as in :meth:`callbacks`."""
+        what = f"the {kind.value} callback of extension {item.owner!r}"
+        timeout = CALLBACK_TIMEOUT if timeout is None else timeout
+        try:
+            channel = self._channel
+            if channel is None or channel.closed:
+                channel = await self._started()
+        except WorkerFailed as exc:
+            return CallbackOutcome(error=exc)
+        problem = self._problems.get(item.owner)
+        if problem is not None:
+            error = WorkerFailed(f"extension {item.owner!r} did not load in its worker: {problem}")
+            return CallbackOutcome(error=error)
+        try:
+            with contextlib.nullcontext() if context is None else calling(context):
+                call_id, future = channel.request(
+                    TargetKind.CALLBACK,
+                    kind.value,
+                    (item.key, item.owner in _waiting(), *item.args),
+                    dict(item.kwargs or {}),
+                    owner=item.owner,
+                )
+        except ChannelClosed:
+            return CallbackOutcome(error=WorkerFailed(self._ended(what)))
+        try:
+            value = await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+        except TimeoutError:
+            self._abandon(channel, call_id, what)
+            return CallbackOutcome(
+                error=TimeoutError(f"{what} did not answer within {timeout:g} s; it was cancelled")
+            )
+        except ChannelClosed:
+            return CallbackOutcome(error=WorkerFailed(self._ended(what)))
+        except Exception as exc:
+            return CallbackOutcome(error=exc)
+        return CallbackOutcome(value=value)
+
+    def _abandon(self, channel: Channel, call_id: int, what: str) -> None:
+        """Cancel call ``call_id`` that took too long; kill the worker if it does not stop."""
+        if channel.closed:
+            return
+        channel.cancel(call_id)
+        self._cancelled.add(call_id)
+        timer = threading.Timer(self.cancel_grace, self._unanswered, (channel, call_id, what))
+        timer.daemon = True
+        timer.start()
+
     # -- calls -------------------------------------------------------------------------------
 
     async def call(self, tool: HostTool, args: tuple, kwargs: dict) -> Any:
@@ -155,11 +317,7 @@ class SessionWorker:
             if channel.closed:
                 raise
             log.debug("cancelling %s (call %d) in the extension worker", tool.name, call_id)
-            channel.cancel(call_id)
-            self._cancelled.add(call_id)
-            timer = threading.Timer(self.cancel_grace, self._unanswered, (channel, call_id, tool))
-            timer.daemon = True
-            timer.start()
+            self._abandon(channel, call_id, tool.name)
             raise
         except ChannelClosed:
             raise WorkerFailed(self._why(tool)) from None
@@ -185,17 +343,16 @@ class SessionWorker:
             f"the extension worker ended while {what} ran: {cause}; the next call starts a new one"
         )
 
-    def _unanswered(self, channel: Channel, call_id: int, tool: HostTool) -> None:
+    def _unanswered(self, channel: Channel, call_id: int, what: str) -> None:
         if channel.answered(call_id) or channel is not self._channel:
             return
         log.warning(
             "the extension worker did not stop %s within %g s of its cancel; it is restarted",
-            tool.name,
+            what,
             self.cancel_grace,
         )
         self._kill(
-            f"it did not stop {tool.name} within {self.cancel_grace:g} s of a cancel, so it "
-            "was killed"
+            f"it did not stop {what} within {self.cancel_grace:g} s of a cancel, so it was killed"
         )
 
     # -- the process -------------------------------------------------------------------------
@@ -318,6 +475,19 @@ class SessionWorker:
         """Stop the worker (the session closed, or ``/reload``: the next call starts anew)."""
         with self._start_lock:
             self._stop_process()
+
+
+def _waiting() -> frozenset[str]:
+    """The extensions whose running calls wait on the current one: a callback of theirs runs
+    inside that call (it holds their lock in the worker), as an op hook does."""
+    from vis_core.extension.context import current_call
+    from vis_core.extension_host.tool_calls import waiting_owners
+
+    current = current_call()
+    owners = set(waiting_owners(current))
+    if current is not None and current.owner:
+        owners.add(current.owner)
+    return frozenset(owners)
 
 
 def _exit_cause(proc: subprocess.Popen[bytes]) -> str:

@@ -32,15 +32,27 @@ class FrameKind(StrEnum):
 
 class TargetKind(StrEnum):
     """What a :class:`Call` runs: a tool, an op hook or a slash command of an extension, a
-    named SDK service, an exported object, or the worker's own setup (loading the session's
-    extensions)."""
+    named SDK service, an exported object, a declaration's callback (:class:`CallbackKind`,
+    the call's name), or the worker's own setup (loading the session's extensions)."""
 
     TOOL = "tool"
     HOOK = "hook"
     COMMAND = "command"
+    CALLBACK = "callback"
     SDK = "sdk"
     OBJECT = "object"
     LOAD = "load"
+
+
+class CallbackKind(StrEnum):
+    """Which callback of an extension's declaration a ``CALLBACK`` call runs; its first
+    argument names the setting (``ON_CHANGE``) or the tool (``RENDER``), else is empty."""
+
+    PROMPT = "prompt"
+    ACTIVATION = "activation"
+    CTX = "ctx"
+    ON_CHANGE = "on_change"
+    RENDER = "render"
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 Overrides = dict[SettingScope, dict[str, Any]]
+# (extension, setting, (old, new, scope), context): run the setting's on_change; raise if it fails
+OnChangeRunner = Callable[[LoadedExtension, Setting[Any], tuple[Any, Any, str], CallContext], None]
 
 
 @dataclass(frozen=True)
@@ -111,6 +113,9 @@ class SettingsService:
         self.workspace = workspace or project_root
         self.channel = channel
         self._extensions = extensions
+        # runs an extension setting's on_change where that extension's code runs (its
+        # worker); the host sets it. Without it the callback runs here, under its lock.
+        self.on_change_runner: OnChangeRunner | None = None
         self.global_file = GlobalFile(paths.config_file)
         self.project = ProjectFiles(project_root)
         self.secrets = SecretsFile(paths.secrets_file)
@@ -558,11 +563,16 @@ class SettingsService:
             channel=self.channel,
         )
         try:
-            with calling(context):
-                if owner.extension is not None:
-                    owner.extension.call(hook, old, new, scope.value)
-                else:
-                    hook(old, new, scope.value)
+            if owner.extension is not None and self.on_change_runner is not None:
+                self.on_change_runner(
+                    owner.extension, owner.setting, (old, new, scope.value), context
+                )
+            else:
+                with calling(context):
+                    if owner.extension is not None:
+                        owner.extension.call(hook, old, new, scope.value)
+                    else:
+                        hook(old, new, scope.value)
         except Exception as exc:
             log.exception(
                 "on_change of setting %r (%s) failed; the value stays saved",

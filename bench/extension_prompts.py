@@ -1,0 +1,86 @@
+"""Figure: what the extensions' part of one model request costs (activation + prompt callbacks).
+
+Through the real Host: one user extension with a callable ``prompt`` and ``activation`` beside
+the bundled ones (git, todo). Timed REQUESTS times each, in one run:
+  - host: ``extension_prompts`` with no worker, the callbacks called in this process (as before
+    they moved to the session's worker);
+  - worker: the same through the session's extension worker (all of one kind at once);
+  - request: ``session.build_request()`` as the loop calls it (system prompt + tools + messages).
+Printed: medians and 90th percentiles in ms. Run: ``.venv/bin/python bench/extension_prompts.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+REQUESTS = 500
+
+EXTENSION = """
+import vis_core.extension as vis
+
+def _prompt(env):
+    return f"Work in {env['workspace_root']}."
+
+vis.register_extension(vis.Extension(
+    name="steer", description="Bench prompt.", prompt=_prompt, activation=lambda env: True,
+))
+"""
+
+
+def _times(fn: Callable[[], object]) -> tuple[float, float]:
+    fn()  # warm (the worker starts on the first one)
+    samples = []
+    for _ in range(REQUESTS):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    samples.sort()
+    return statistics.median(samples), samples[int(len(samples) * 0.9)]
+
+
+async def main() -> None:
+    home = Path(tempfile.mkdtemp(prefix="vis-bench-"))
+    os.environ["VIS_HOME"] = str(home)
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    (home / "extensions").mkdir(parents=True)
+    (home / "extensions" / "steer.py").write_text(EXTENSION)
+    workspace = home / "work"
+    workspace.mkdir()
+    from vis_core.extension_host.prompts import extension_prompts
+    from vis_core.host import Host, HostOptions
+
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
+    try:
+        session = await host.new_session()
+        worker = host.extension_workers[session.id]
+        env = {
+            "cwd": str(workspace),
+            "workspace_root": str(workspace),
+            "project_root": str(workspace),
+            "session_id": session.id,
+            "channel": "tui",
+        }
+        loaded = host.extensions
+        names = [ext.name for ext in loaded.enabled]
+        rows = {
+            "host (in-process callbacks)": lambda: extension_prompts(loaded, env),
+            "worker (session worker)": lambda: extension_prompts(loaded, env, None, worker),
+            "build_request (whole request)": session.build_request,
+        }
+        print(f"extensions: {', '.join(names)}; {REQUESTS} requests each")
+        for label, fn in rows.items():
+            median, p90 = _times(fn)
+            print(f"{label:32s} median {median:.3f} ms   p90 {p90:.3f} ms")
+    finally:
+        await host.close()
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,200 @@
+"""The callbacks of a declaration (prompt, activation, ctx, on_change, Activity render) run in
+the session's extension worker, with its environment, and one that raises or hangs fails alone."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from vis_core.events import ActivityEnded, BlockFinished, Event
+from vis_core.extension_host import worker_client
+from vis_core.host import Host, HostOptions
+
+WHERE = '''
+import json
+import os
+from pathlib import Path
+
+import vis_core.extension as vis
+
+LOG = Path(os.environ["VIS_HOME"]) / "where.jsonl"
+
+
+def _seen(what: str) -> dict:
+    row = {"what": what, "pid": os.getpid(), "key": os.environ.get("ANTHROPIC_API_KEY")}
+    with LOG.open("a") as out:
+        out.write(json.dumps(row) + "\\n")
+    return row
+
+
+def _prompt(env: dict) -> str:
+    row = _seen("prompt")
+    return f"Prompt from pid {row['pid']} key {row['key']}."
+
+
+def _activation(env: dict) -> bool:
+    _seen("activation")
+    return True
+
+
+def _ctx(env: dict) -> dict:
+    return {"where": _seen("ctx")}
+
+
+def _changed(old, new, scope) -> None:
+    _seen(f"on_change {old}->{new} at {scope}")
+
+
+def _render(*, phase, args, kwargs, result, error):
+    row = _seen(f"render {phase}")
+    return vis.ActivityPresentation("Where", f"drawn in {row['pid']} key {row['key']}")
+
+
+def where() -> int:
+    """The worker's pid."""
+    return os.getpid()
+
+
+vis.register_extension(vis.Extension(
+    name="where", alias="where", description="Says where its callbacks run.",
+    prompt=_prompt, activation=_activation, ctx=_ctx,
+    settings=[vis.Setting(
+        id="where_level", label="Level", type="enum", default="low", choices=["low", "high"],
+        scopes=["global", "session"], on_change=_changed,
+    )],
+    symbols=[vis.Symbol(where, activity=vis.Activity("Where", render=_render, show_start=False))],
+))
+'''
+
+
+def _install(name: str, source: str) -> None:
+    folder = Path(os.environ["VIS_HOME"]) / "extensions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.py").write_text(textwrap.dedent(source), encoding="utf-8")
+
+
+def _rows() -> list[dict[str, Any]]:
+    path = Path(os.environ["VIS_HOME"]) / "where.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def _script(path: Path, blocks: list[str]) -> Path:
+    turns = [{"code": textwrap.dedent(b)} for b in blocks] + [{"text": "done"}]
+    path.write_text(yaml.safe_dump(turns * 3), encoding="utf-8")
+    return path
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+async def test_callbacks_run_in_the_session_worker_never_in_the_host(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-host-only")
+    _install("where", WHERE)
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    code = "import json\nprint(json.dumps({'pid': await where(), 'ctx': session['where']}))"
+    script = _script(tmp_path / "script.yaml", [code])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        events: list[Event] = []
+        session.subscribe(events.append)
+        await session.submit("go")
+        (block,) = [e for e in events if isinstance(e, BlockFinished)]
+        assert block.error is None, block.error
+        printed = json.loads(block.stdout.strip().splitlines()[-1])
+        worker = host.extension_workers[session.id]
+        pid = worker.pid
+        assert pid is not None and pid != os.getpid() and printed["pid"] == pid
+        assert printed["ctx"] == {"what": "ctx", "pid": pid, "key": None}
+        (ended,) = [e.activity for e in events if isinstance(e, ActivityEnded)]
+        assert ended.presentation.summary == f"drawn in {pid} key None"
+        system = session.build_request().system
+        assert f"Prompt from pid {pid} key None." in system
+
+        result = host.settings.set("where_level", "high", "session", session_id=session.id)
+        assert result.hook_error is None
+        rows = _rows()
+        kinds = {row["what"] for row in rows}
+        assert {"prompt", "activation", "ctx", "render success"} <= kinds
+        assert "on_change low->high at session" in kinds
+        assert all(row["pid"] == pid and row["key"] is None for row in rows), rows
+    finally:
+        await host.close()
+
+
+async def test_on_change_with_no_session_runs_in_a_short_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-host-only")
+    _install("where", WHERE)
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
+    try:
+        assert not host.extension_workers
+        result = host.settings.set("where_level", "high", "global")
+        assert result.hook_error is None
+        (row,) = [row for row in _rows() if row["what"].startswith("on_change")]
+        assert row["what"] == "on_change low->high at global"
+        assert row["pid"] != os.getpid() and row["key"] is None
+        assert not _alive(row["pid"])  # started for this one call and stopped after it
+    finally:
+        await host.close()
+
+
+async def test_a_callback_that_raises_or_hangs_fails_alone(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(worker_client, "CALLBACK_TIMEOUT", 1.0)
+    _install("where", WHERE)
+    _install(
+        "raises",
+        "import vis_core.extension as vis\n"
+        "def _raise(env):\n    raise RuntimeError('prompt broke')\n"
+        "vis.register_extension(vis.Extension(name='raises', description='Raises.',"
+        " prompt=_raise))\n",
+    )
+    _install(
+        "hangs",
+        "import vis_core.extension as vis\n"
+        "def _hang(env):\n    while True:\n        pass\n"
+        "vis.register_extension(vis.Extension(name='hangs', description='Hangs.',"
+        " prompt=_hang))\n",
+    )
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
+    try:
+        session = await host.new_session()
+        with caplog.at_level(logging.WARNING):
+            system = session.build_request().system
+        assert "### raises\nRaises." in system and "### hangs\nHangs." in system
+        assert "Prompt from pid" in system  # the others keep their prompt
+        assert "prompt callback of extension 'raises' failed" in caplog.text
+        assert "prompt broke" in caplog.text
+        assert "prompt callback of extension 'hangs' failed" in caplog.text
+        assert "did not answer within 1 s" in caplog.text
+        pid = host.extension_workers[session.id].pid
+        caplog.clear()
+        with caplog.at_level(logging.WARNING):
+            again = session.build_request().system  # the hung one was interrupted: same worker
+        assert "Prompt from pid" in again and host.extension_workers[session.id].pid == pid
+    finally:
+        await host.close()

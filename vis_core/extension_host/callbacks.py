@@ -1,0 +1,152 @@
+"""Where the callbacks of an extension's declaration run: in its session's extension worker.
+
+``prompt``, ``activation``, ``ctx``, a setting's ``on_change`` and an Activity's ``render`` of an
+extension loaded from a file run in the worker of the session they serve, with the worker's
+environment (never the host's keys), all of one batch at once and each with a time limit; an
+extension with no entry file (built in code, as tests do) or a caller with no worker runs
+them here under the extension's lock. Either way a callback that raises or hangs fails alone:
+its outcome carries the error and the caller leaves that contribution out.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from vis_core.extension.context import CallContext, calling
+from vis_core.extension.settings_decl import Setting
+from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
+from vis_core.extension_host.worker_client import (
+    CallbackCall,
+    CallbackOutcome,
+    SessionWorker,
+    WorkerPlace,
+    runs_in_worker,
+)
+from vis_core.extension_host.worker_frames import CallbackKind
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+
+@dataclass(frozen=True)
+class Callback:
+    """One callback to run: ``fn`` is the host's copy, used only where no worker runs it."""
+
+    extension: LoadedExtension
+    fn: Callable[..., Any]
+    key: str = ""
+    args: tuple = ()
+    kwargs: Mapping[str, Any] | None = None
+
+
+def run_callbacks(
+    kind: CallbackKind,
+    callbacks: Sequence[Callback],
+    worker: SessionWorker | None,
+    context_for: Callable[[str], CallContext] | None = None,
+) -> list[CallbackOutcome]:
+    """Each callback's outcome, in order; those of worker extensions run there at once.
+
+    ``context_for`` gives the call context (session, owner) each one runs as.
+    """
+    outcomes: list[CallbackOutcome | None] = [None] * len(callbacks)
+    remote = [
+        index
+        for index, item in enumerate(callbacks)
+        if worker is not None and runs_in_worker(item.extension)
+    ]
+    if remote:
+        assert worker is not None
+        calls = [
+            CallbackCall(
+                callbacks[i].extension.name,
+                callbacks[i].key,
+                callbacks[i].args,
+                callbacks[i].kwargs,
+            )
+            for i in remote
+        ]
+        for index, outcome in zip(
+            remote, worker.callbacks(kind, calls, context_for=context_for), strict=True
+        ):
+            outcomes[index] = outcome
+    for index, item in enumerate(callbacks):
+        if outcomes[index] is not None:
+            continue
+        try:
+            with _context(context_for, item.extension.name):
+                value = item.extension.call(item.fn, *item.args, **dict(item.kwargs or {}))
+        except Exception as exc:
+            outcomes[index] = CallbackOutcome(error=exc)
+        else:
+            outcomes[index] = CallbackOutcome(value=value)
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+@contextlib.contextmanager
+def _context(context_for: Callable[[str], CallContext] | None, owner: str) -> Iterator[None]:
+    if context_for is None:
+        yield
+        return
+    with calling(context_for(owner)):
+        yield
+
+
+def run_callback(
+    kind: CallbackKind,
+    callback: Callback,
+    worker: SessionWorker | None,
+    context_for: Callable[[str], CallContext] | None = None,
+) -> CallbackOutcome:
+    """The outcome of one callback (see :func:`run_callbacks`)."""
+    return run_callbacks(kind, [callback], worker, context_for)[0]
+
+
+def on_change_runner(
+    extensions: Callable[[], LoadedExtensions],
+    workers: Callable[[], Mapping[str, SessionWorker]],
+    place: WorkerPlace,
+    values: Callable[[], Mapping[str, str]],
+) -> Callable[[LoadedExtension, Setting[Any], tuple[Any, Any, str], CallContext], None]:
+    """What runs a setting's ``on_change(old, new, scope)`` for the settings service.
+
+    Where: the worker of the session the value was saved for; with no such session (a global
+    or project value saved from ``vis settings`` or the Settings screen before a session ran
+    any extension code), any live session worker of this workspace, which loaded the same
+    extensions; with none, a worker started for this one call and stopped after it. It raises
+    what the callback raised, or why it could not run (a hang ends with a ``TimeoutError``).
+    """
+
+    def run(
+        ext: LoadedExtension,
+        setting: Setting[Any],
+        change: tuple[Any, Any, str],
+        context: CallContext,
+    ) -> None:
+        hook = setting.on_change
+        if hook is None:
+            return
+        live = workers()
+        worker = live.get(context.session_id) if context.session_id else None
+        if worker is None:
+            worker = next(iter(live.values()), None)
+        temporary = None
+        if worker is None and runs_in_worker(ext):
+            worker = temporary = SessionWorker(extensions, place, values())
+        try:
+            outcome = run_callback(
+                CallbackKind.ON_CHANGE,
+                Callback(ext, hook, key=setting.id, args=change),
+                worker,
+                lambda _owner: context,
+            )
+        finally:
+            if temporary is not None:
+                temporary.stop()
+        if outcome.error is not None:
+            raise outcome.error
+
+    return run

@@ -30,6 +30,8 @@ from vis_core.extension_host.worker_frames import CallbackKind
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from vis_core.settings.declaring import DeclaringExtension
+
 
 @dataclass(frozen=True)
 class Callback:
@@ -110,7 +112,7 @@ def on_change_runner(
     workers: Callable[[], Mapping[str, SessionWorker]],
     place: WorkerPlace,
     values: Callable[[], Mapping[str, str]],
-) -> Callable[[LoadedExtension, Setting[Any], tuple[Any, Any, str], CallContext], None]:
+) -> Callable[[DeclaringExtension, Setting[Any], tuple[Any, Any, str], CallContext], None]:
     """What runs a setting's ``on_change(old, new, scope)`` for the settings service.
 
     Where: the worker of the session the value was saved for; with no such session (a global
@@ -121,7 +123,7 @@ def on_change_runner(
     """
 
     def run(
-        ext: LoadedExtension,
+        declaring: DeclaringExtension,
         setting: Setting[Any],
         change: tuple[Any, Any, str],
         context: CallContext,
@@ -129,6 +131,9 @@ def on_change_runner(
         hook = setting.on_change
         if hook is None:
             return
+        ext = extensions().get(declaring.name)
+        if ext is None:
+            raise LookupError(f"extension {declaring.name!r} is not loaded; reload extensions")
         live = workers()
         worker = live.get(context.session_id) if context.session_id else None
         if worker is None:

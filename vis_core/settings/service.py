@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 Overrides = dict[SettingScope, dict[str, Any]]
 # (extension, setting, (old, new, scope), context): run the setting's on_change; raise if it fails
-OnChangeRunner = Callable[[LoadedExtension, Setting[Any], tuple[Any, Any, str], CallContext], None]
+OnChangeRunner = Callable[
+    [DeclaringExtension, Setting[Any], tuple[Any, Any, str], CallContext], None
+]
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from vis_core.events import (
     TurnEnded,
     event_payload,
 )
-from vis_core.model.activity import ActivityRecord, ActivityState, SymbolTag, step_counts
+from vis_core.model.activity import ActivityRecord, ActivityState, step_counts, step_tags
 from vis_core.model.turn import TurnStatus
 from vis_core.terminal import terminal_json, terminal_text
 
@@ -86,7 +86,7 @@ class PrintRenderer:
         self.as_json = as_json
         self.redact = redact
         self.summarize_steps = summarize_steps
-        self._tags: list[SymbolTag] = []
+        self._ended: list[ActivityRecord] = []
         self._depths: dict[str, int] = {}  # Activity id: how far under an extension tool's
         self._mid_line = False
 
@@ -117,7 +117,7 @@ class PrintRenderer:
         elif isinstance(event, ActivityStarted) and event.activity is not None:
             self._depth(event.activity)
         elif isinstance(event, ActivityEnded) and event.activity is not None:
-            self._tags.append(event.activity.tag)
+            self._ended.append(event.activity)
             self._break_line()
             indent = "  " * self._depth(event.activity)  # a call an extension tool made
             self.console.print(indent + activity_line(event.activity))
@@ -145,8 +145,8 @@ class PrintRenderer:
             self.errors.print(f"[yellow]{event.kind}:[/] {text}", markup=True)
         elif isinstance(event, TurnEnded):
             self._break_line()
-            steps = step_counts(self._tags)
-            self._tags = []
+            steps = step_counts(step_tags(self._ended))
+            self._ended = []
             self._depths.clear()
             if self.summarize_steps and steps:
                 self.console.print(f"[dim]{steps}[/]")

@@ -126,7 +126,8 @@ async def test_step_count_line_and_failed_verification(harness, workspace: Path)
         )
         await pilot.pause()
         footer = app.main.transcript.turns["t1"].query_one(".turn-footer", Static)
-        assert _text(footer) == "1 mutation · 7 observations · 1 verification · 2 external"
+        # a9 and a10 share the server handle: one row, one step
+        assert _text(footer) == "1 mutation · 7 observations · 1 verification · 1 external"
         row = app.main.transcript.turns["t2"].rows["f1"]
         assert row.has_class("-failed")
         header = _text(row.query_one(".activity-header", Static))

@@ -132,3 +132,59 @@ async def test_an_answer_with_lists_a_table_and_a_fence_looks_the_same_live_and_
         assert piece in shown
     assert resumed == live
     assert opened == live
+
+
+def _footers(app: VisApp) -> list[str]:
+    """Each turn's step line (or "" when it has none), live or stored, in order."""
+    lines = _lines(app)
+    footers: list[str] = []
+    for n, line in enumerate(lines):
+        if line.lstrip().startswith("›"):
+            below = lines[n + 1 :]
+            nxt = next((i for i, text in enumerate(below) if "›" in text), len(below))
+            tail = [text.strip() for text in below[:nxt] if text.strip()]
+            steps = [text for text in tail if "mutation" in text or "observation" in text]
+            footers.append(steps[-1] if steps else "")
+    return footers
+
+
+async def test_steps_count_rows_and_a_bang_command_has_none_live_and_after_resume(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A command started and waited on is one step (one row), not two; the person's own
+    ``!command`` is not a step of the agent: no step line, live or resumed."""
+    script = write_script(
+        tmp_path,
+        [
+            {
+                "text": "Checking.",
+                "code": "await cat('notes.txt')\nsh = await shell('true')\nawait sh.wait()",
+            },
+            {"text": "Done."},
+        ],
+    )
+    (workspace / "notes.txt").write_text("hello\n", encoding="utf-8")
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 60)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"first", "enter")
+        await until(
+            pilot, lambda: not app.main.turn_running and len(app.main.transcript.turns) == 1
+        )
+        await pilot.press(*"!echo hi", "enter")
+        await until(
+            pilot, lambda: not app.main.turn_running and len(app.main.transcript.turns) == 2
+        )
+        await pilot.pause(0.3)
+        app.main.transcript.scroll_home(animate=False)
+        await pilot.pause(0.2)
+        live = _footers(app)
+        session_id = app.session.id
+    resumed_app = vis_app(workspace, resume=session_id)
+    async with resumed_app.run_test(size=(100, 60)) as pilot:
+        await started(resumed_app, pilot)
+        resumed_app.main.transcript.scroll_home(animate=False)
+        await pilot.pause(0.2)
+        resumed = _footers(resumed_app)
+    assert live == ["1 mutation · 1 observation", ""]
+    assert resumed == live

@@ -397,6 +397,22 @@ _TAG_WORDS = {
 }
 
 
+def step_tags(records: Iterable[ActivityRecord]) -> list[SymbolTag]:
+    """The agent's steps among ``records``, one tag per row the person sees: calls on one
+    handle (a command started, then waited on) are one step, tagged as the first call; calls
+    the person made outside any block (an ``@file`` view, a ``!command``) are not steps."""
+    steps: list[SymbolTag] = []
+    seen: set[object] = set()
+    for record in records:
+        if record.iteration_id is None:
+            continue
+        key = record.group_key or record.id
+        if key not in seen:
+            seen.add(key)
+            steps.append(record.tag)
+    return steps
+
+
 def step_counts(tags: Sequence[SymbolTag | str], *, short: bool = False) -> str:
     """``1 mutation · 6 observations · 2 verifications``; ``short`` writes ``ver``."""
     counts = {tag: 0 for tag in _TAG_WORDS}

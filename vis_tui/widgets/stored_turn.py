@@ -219,7 +219,7 @@ class StoredTurnView(Widget, can_focus=True):
                         row_ids.append(row.record.id)
                 parts.append((row_strips, 0, 0, row_ids))
         footer = footer_content(
-            [r.tag for row in self.rows for r in (*row.receipts, row.record)],
+            [r for row in self.rows for r in (*row.receipts, row.record)],
             self.status,
             self.stored.error,
             show_steps=self.show_steps,

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widgets import Static
 
-from vis_core.model.activity import ActivityRecord, SymbolTag, step_counts
+from vis_core.model.activity import ActivityRecord, step_counts, step_tags
 from vis_core.model.turn import TurnStatus
 from vis_tui.notes import FoldInfo
 from vis_tui.widgets.activity import ActivityRow
@@ -26,11 +27,17 @@ _STATUS_TEXT = {
 
 
 def footer_content(
-    tags: list[SymbolTag], status: TurnStatus | None, error: str | None, *, show_steps: bool = True
+    records: Iterable[ActivityRecord],
+    status: TurnStatus | None,
+    error: str | None,
+    *,
+    show_steps: bool = True,
 ) -> Content | None:
-    """``1 mutation · 6 observations`` plus how the turn ended when it did not complete."""
+    """``1 mutation · 6 observations`` (one step per row the agent's calls made, see
+    :func:`~vis_core.model.activity.step_tags`) plus how the turn ended when it did not
+    complete."""
     parts: list[Content | tuple[str, str] | str] = []
-    counts = step_counts(tags) if show_steps else ""
+    counts = step_counts(step_tags(records)) if show_steps else ""
     if counts:
         parts.append((counts, "$text-muted"))
     if status in _STATUS_TEXT:
@@ -70,7 +77,7 @@ class TurnView(Vertical):
         self.rows: dict[str, ActivityRow] = {}
         self._row_order: list[ActivityRow] = []  # rows as shown, nested ones under their parent
         self.groups: dict[tuple[str, int, str], ActivityRow] = {}
-        self.tags: dict[str, SymbolTag] = {}
+        self.records: dict[str, ActivityRecord] = {}  # every call shown, first seen first
         self.status: TurnStatus | None = None
         self._answer: AnswerView | None = None
         self.answers: list[AnswerView] = []
@@ -132,7 +139,7 @@ class TurnView(Vertical):
     def show_activity(self, record: ActivityRecord) -> ActivityRow:
         """Add or update the row of ``record``; calls on one handle share the first row."""
         self.close_answer()
-        self.tags[record.id] = record.tag
+        self.records[record.id] = record
         row = self.rows.get(record.id)
         if row is None and record.group_key is not None:
             row = self.groups.get(record.group_key)
@@ -188,7 +195,7 @@ class TurnView(Vertical):
         self.close_answer()
         self.status = status
         content = footer_content(
-            list(self.tags.values()), status, error, show_steps=self.context.show_steps()
+            self.records.values(), status, error, show_steps=self.context.show_steps()
         )
         if self._footer is not None:
             self._footer.update(content or "")

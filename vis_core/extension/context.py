@@ -79,6 +79,9 @@ def publish_activity(presentation: ActivityPresentation) -> None:
     if not isinstance(presentation, ActivityPresentation):
         raise TypeError("publish_activity expects an ActivityPresentation")
     context = _current.get()
-    if context is None or context.publish is None:
-        raise RuntimeError("publish_activity works only while Vis runs one of your tools")
-    context.publish(presentation)
+    if context is not None and context.publish is not None:
+        context.publish(presentation)
+        return
+    from vis_core.extension.runtime import current_runtime  # an extension worker asks its host
+
+    current_runtime().publish_activity(presentation)

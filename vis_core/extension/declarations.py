@@ -372,11 +372,34 @@ _loading: contextvars.ContextVar[Registration | None] = contextvars.ContextVar(
 _standalone: dict[str, Extension] = {}
 
 
+class ExtensionEnvironment(dict[str, str]):
+    """Resolved values, and ``project_names``: what the project itself defines (these reach
+    an extension's ``os.environ`` without an ``env`` declaration)."""
+
+    project_names: frozenset[str] = frozenset()
+
+
+def copy_environment(environment: Mapping[str, str] | None) -> ExtensionEnvironment:
+    """A copy of ``environment`` that keeps its ``project_names`` (a ``live`` mapping, such as
+    the registration worker's, which asks the host name by name, is used as it is)."""
+    if environment is not None and getattr(environment, "live", False):
+        return environment  # type: ignore[return-value]
+    copy = ExtensionEnvironment(environment or {})
+    copy.project_names = frozenset(getattr(environment, "project_names", frozenset()))
+    return copy
+
+
+def names_to_pass(
+    declared: tuple[str, ...] | list[str], environment: Mapping[str, str]
+) -> list[str]:
+    """The names registration puts into ``os.environ``: declared ones, then project-defined."""
+    project = getattr(environment, "project_names", frozenset())
+    return [*declared, *sorted(name for name in project if name not in declared)]
+
+
 @contextmanager
 def registering(path: Path, environment: Mapping[str, str] | None = None) -> Iterator[Registration]:
     """Collect the ``register_extension`` call of the entry file at ``path`` (loader use)."""
-    from vis_core.extension_host.environment import copy_environment
-
     registration = Registration(Path(path), copy_environment(environment))
     token = _loading.set(registration)
     try:
@@ -411,8 +434,6 @@ def register_extension(extension: Extension) -> None:
             f"{registration.declaration.name!r}, then for {extension.name!r}); "
             "call it once per entry file"
         )
-    from vis_core.extension_host.environment import names_to_pass
-
     # declared names, and names the project itself defines (these need no declaration)
     for var in names_to_pass(extension.env, registration.environment):
         value = registration.environment.get(var)

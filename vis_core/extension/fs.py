@@ -387,12 +387,6 @@ def shell(spec: dict[str, Any] | str) -> Process:
     return _start(_spec(spec, SHELL_KEYS, "vis.shell()"), None, JailTerms(), ())
 
 
-def _host() -> Any:
-    from vis_core.extension.runtime import current_runtime
-
-    return getattr(current_runtime(), "host", None)
-
-
 @dataclasses.dataclass(frozen=True)
 class JailTerms:
     """What confines a child of the running call: its session's jail (on, or why nothing may
@@ -407,14 +401,11 @@ class JailTerms:
 
 
 def _session_jail() -> JailTerms:
-    """The running call's :class:`JailTerms`. An extension worker asks the host for them."""
-    host = _host()
-    if host is None or not hasattr(host, "jail_policy"):
-        return JailTerms()
-    call = current_call()
-    jail, refusal = host.jail_policy(None if call is None else call.session_id)
-    read, write = _grants()
-    return JailTerms(jail, refusal, host.project_root, host.project_values(), read, write)
+    """The running call's :class:`JailTerms`, from the runtime (an extension worker asks the
+    host for them)."""
+    from vis_core.extension.runtime import current_runtime
+
+    return current_runtime().jail_terms()
 
 
 def jail_enabled(terms: JailTerms | None = None) -> bool:
@@ -436,21 +427,6 @@ def jail_enabled(terms: JailTerms | None = None) -> bool:
     if terms.refusal is not None:
         raise PermissionError(terms.refusal)
     return value or terms.on
-
-
-def _grants() -> tuple[tuple[Path, ...], tuple[Path, ...]]:
-    """The calling extension's declared grants: (read paths, read-write paths)."""
-    call = current_call()
-    extensions = getattr(_host(), "extensions", None)
-    loaded = None if extensions is None or call is None else extensions.get(call.owner)
-    declaration = getattr(loaded, "declaration", None)
-    read, write = [], []
-    for grant in getattr(declaration, "grants", ()):
-        expanded = getattr(grant, "expanded", None)
-        if expanded is None:
-            continue
-        (write if str(grant.mode) == "read_write" else read).append(expanded)
-    return tuple(read), tuple(write)
 
 
 def jailed_shell(spec: dict[str, Any] | str) -> Process:

@@ -40,16 +40,9 @@ def mcp_server(name: str, config: Mapping[str, Any]) -> McpServer:
 def _register_now(declared: McpServer) -> None:
     from vis_core.extension.acting import current_extension
     from vis_core.extension.context import current_call
+    from vis_core.extension.runtime import current_runtime
 
     call = current_call()
     if call is None:
         return  # a declaration in an entry file: the host reads Extension.mcp_servers
-    from vis_core.extension_host.gateway import host_of, loop_of
-
-    host = host_of(call)
-    loop = loop_of(call, host)
-    mcp = getattr(host, "mcp", None)
-    if mcp is None or loop is None:
-        return
-    owner = current_extension() or call.owner
-    loop.call_soon_threadsafe(mcp.register, owner, declared)
+    current_runtime().register_mcp_server(current_extension() or call.owner, declared)

@@ -7,6 +7,7 @@ import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core.extension.context import current_call
 from vis_core.extension.errors import OUTSIDE_VIS
 from vis_core.extension.runtime import Runtime
 from vis_core.model.plain import check_plain
@@ -14,7 +15,10 @@ from vis_core.model.plain import check_plain
 if TYPE_CHECKING:
     from vis_core.extension.attachments import Stored
     from vis_core.extension.forms import Answer, Form
+    from vis_core.extension.fs import JailTerms
     from vis_core.extension.live import LiveView
+    from vis_core.extension.mcp_servers import McpServer
+    from vis_core.model.activity import ActivityPresentation
 
 
 class OutsideVis(Runtime):
@@ -144,6 +148,29 @@ class OutsideVis(Runtime):
             f"vis.tools.{name} works only while a Vis session runs your extension; outside a "
             "session (for example in unit tests), import and call the other package directly"
         )
+
+    # -- the running call ----------------------------------------------------------------------
+    def publish_activity(self, presentation: ActivityPresentation) -> None:
+        call = current_call()
+        if call is None or call.publish is None:
+            raise RuntimeError("publish_activity works only while Vis runs one of your tools")
+        call.publish(presentation)
+
+    def setting_value(self, setting_id: str, default: Any) -> Any:
+        from vis_core.extension.settings_decl import value_of
+
+        try:
+            return value_of(setting_id)
+        except LookupError:
+            return default
+
+    def register_mcp_server(self, owner: str, server: McpServer) -> None:
+        return None  # no session runs here: the declaration is read when one starts
+
+    def jail_terms(self) -> JailTerms:
+        from vis_core.extension.fs import JailTerms
+
+        return JailTerms()
 
 
 _GONE = object()

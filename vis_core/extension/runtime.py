@@ -17,12 +17,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_core.extension.context import current_call
-from vis_core.model.activity import ActivityRecord, SymbolTag
+from vis_core.model.activity import ActivityPresentation, ActivityRecord, SymbolTag
 
 if TYPE_CHECKING:
     from vis_core.extension.attachments import Stored
     from vis_core.extension.forms import Answer, Form
+    from vis_core.extension.fs import JailTerms
     from vis_core.extension.live import LiveView
+    from vis_core.extension.mcp_servers import McpServer
 
 
 class ActivityPort(Protocol):
@@ -161,6 +163,23 @@ class Runtime(ABC):
         """Run the bound session's tool ``name`` as the model would (``VisToolError`` if it
         fails or is refused); its result shaped as the model sees it."""
 
+    # -- the running call: its Activity, settings, MCP servers and jail ------------------------
+    @abstractmethod
+    def publish_activity(self, presentation: ActivityPresentation) -> None:
+        """Replace the running tool's Activity snapshot."""
+
+    @abstractmethod
+    def setting_value(self, setting_id: str, default: Any) -> Any:
+        """``Setting.value()`` of ``setting_id`` in the running call (``default`` outside one)."""
+
+    @abstractmethod
+    def register_mcp_server(self, owner: str, server: McpServer) -> None:
+        """Add ``server`` of extension ``owner`` to the running sessions at once."""
+
+    @abstractmethod
+    def jail_terms(self) -> JailTerms:
+        """What confines a child of the running call: its session's jail, project, grants."""
+
 
 # -- which runtime -------------------------------------------------------------------------------
 
@@ -296,6 +315,18 @@ class RuntimeOverride(Runtime):
 
     def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         return self.inner.call_tool(name, args, kwargs)
+
+    def publish_activity(self, presentation: ActivityPresentation) -> None:
+        self.inner.publish_activity(presentation)
+
+    def setting_value(self, setting_id: str, default: Any) -> Any:
+        return self.inner.setting_value(setting_id, default)
+
+    def register_mcp_server(self, owner: str, server: McpServer) -> None:
+        self.inner.register_mcp_server(owner, server)
+
+    def jail_terms(self) -> JailTerms:
+        return self.inner.jail_terms()
 
 
 def operations() -> frozenset[str]:

@@ -9,6 +9,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from vis_core.extension.declarations import ExtensionEnvironment
+
 log = logging.getLogger(__name__)
 
 PROJECT_FILE = "vis.yml"
@@ -87,13 +89,6 @@ def project_environment(project_root: Path) -> dict[str, str]:
     return values
 
 
-class ExtensionEnvironment(dict[str, str]):
-    """Resolved values, and ``project_names``: what the project itself defines (these reach
-    an extension's ``os.environ`` without an ``env`` declaration)."""
-
-    project_names: frozenset[str] = frozenset()
-
-
 def extension_environment(
     project_root: Path | None, *, trusted: bool, base: Mapping[str, str] | None = None
 ) -> ExtensionEnvironment:
@@ -109,24 +104,6 @@ def extension_environment(
         values.update(defined)
         values.project_names = frozenset(defined)
     return values
-
-
-def copy_environment(environment: Mapping[str, str] | None) -> ExtensionEnvironment:
-    """A copy of ``environment`` that keeps its ``project_names`` (a ``live`` mapping, such as
-    the registration worker's, which asks the host name by name, is used as it is)."""
-    if environment is not None and getattr(environment, "live", False):
-        return environment  # type: ignore[return-value]
-    copy = ExtensionEnvironment(environment or {})
-    copy.project_names = frozenset(getattr(environment, "project_names", frozenset()))
-    return copy
-
-
-def names_to_pass(
-    declared: tuple[str, ...] | list[str], environment: Mapping[str, str]
-) -> list[str]:
-    """The names registration puts into ``os.environ``: declared ones, then project-defined."""
-    project = getattr(environment, "project_names", frozenset())
-    return [*declared, *sorted(name for name in project if name not in declared)]
 
 
 def resolve_names(names: tuple[str, ...], environment: Mapping[str, str]) -> dict[str, str]:

@@ -11,10 +11,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 
-from vis_core.extension.declarations import CORE_OWNER, CORE_SETTING_IDS, Extension
+from vis_core.extension.declarations import (
+    CORE_OWNER,
+    CORE_SETTING_IDS,
+    Extension,
+    copy_environment,
+)
 from vis_core.extension_host.discovery import Candidate, ExtensionSource, bundled_dir, discover
 from vis_core.extension_host.entry import EntryFailed, LoadError, execute_entry
-from vis_core.extension_host.environment import copy_environment
 from vis_core.extension_host.loaded import (
     DEFAULT_LOAD_TIMEOUT,
     ExtensionStatus,

@@ -17,9 +17,12 @@ from vis_core.model.notify import NotifyKind
 if TYPE_CHECKING:
     from vis_core.extension.attachments import Stored
     from vis_core.extension.forms import Answer, Form
+    from vis_core.extension.fs import JailTerms
     from vis_core.extension.live import LiveView
+    from vis_core.extension.mcp_servers import McpServer
     from vis_core.extension_host.host_port import HostPort
     from vis_core.interaction import Interaction
+    from vis_core.model.activity import ActivityPresentation
     from vis_core.store import Store
 
 log = logging.getLogger(__name__)
@@ -155,6 +158,29 @@ class StoreRuntime(Runtime):
             f"vis.tools.{name} works only while a Vis session runs your extension; outside a "
             "session (for example in unit tests), import and call the other package directly"
         )
+
+    # -- the running call ----------------------------------------------------------------------
+    def publish_activity(self, presentation: ActivityPresentation) -> None:
+        call = current_call()
+        if call is None or call.publish is None:
+            raise RuntimeError("publish_activity works only while Vis runs one of your tools")
+        call.publish(presentation)
+
+    def setting_value(self, setting_id: str, default: Any) -> Any:
+        from vis_core.extension.settings_decl import value_of
+
+        try:
+            return value_of(setting_id)
+        except LookupError:
+            return default
+
+    def register_mcp_server(self, owner: str, server: McpServer) -> None:
+        return None  # no session runs here: the declaration is read when one starts
+
+    def jail_terms(self) -> JailTerms:
+        from vis_core.extension.fs import JailTerms
+
+        return JailTerms()
 
 
 _NO_HOST = "works only in a call from a Vis session (a tool, command or callback), not while "
@@ -349,6 +375,35 @@ class HostRuntime(StoreRuntime):
         from vis_core.extension_host.tool_calls import call_tool
 
         return call_tool(name, args, kwargs)
+
+    # -- the running call: MCP servers and the jail ---------------------------------------------
+    def register_mcp_server(self, owner: str, server: McpServer) -> None:
+        loop = self.loop_of_call()
+        mcp = getattr(self.host, "mcp", None)
+        if mcp is not None and loop is not None:
+            loop.call_soon_threadsafe(mcp.register, owner, server)
+
+    def jail_terms(self) -> JailTerms:
+        from vis_core.extension.fs import JailTerms
+
+        call = current_call()
+        jail, refusal = self.host.jail_policy(None if call is None else call.session_id)
+        read: list[Path] = []
+        write: list[Path] = []
+        loaded = None if call is None else self.host.extensions.get(call.owner)
+        declaration = None if loaded is None else loaded.declaration
+        for grant in () if declaration is None else declaration.grants:
+            expanded = grant.expanded
+            if expanded is not None:
+                (write if str(grant.mode) == "read_write" else read).append(expanded)
+        return JailTerms(
+            jail,
+            refusal,
+            self.host.project_root,
+            self.host.project_values(),
+            tuple(read),
+            tuple(write),
+        )
 
 
 def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:

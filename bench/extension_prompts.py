@@ -6,7 +6,10 @@ the bundled ones (git, todo). Timed REQUESTS times each, in one run:
     they moved to the session's worker);
   - worker: the same through the session's extension worker (all of one kind at once);
   - request: ``session.build_request()`` as the loop calls it (system prompt + tools + messages).
-Printed: medians and 90th percentiles in ms. Run: ``.venv/bin/python bench/extension_prompts.py``.
+Printed: medians and 90th percentiles in ms; and how long the first request of a session
+blocks the event loop while its worker starts: at once, and 1 s after the session opened (the
+worker is started in the background when the session opens).
+Run: ``.venv/bin/python bench/extension_prompts.py``.
 """
 
 from __future__ import annotations
@@ -59,6 +62,18 @@ async def main() -> None:
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
         session = await host.new_session()
+        start = time.perf_counter()
+        session.build_request()
+        at_once = (time.perf_counter() - start) * 1000
+        later = await host.new_session()
+        await asyncio.sleep(1.0)
+        start = time.perf_counter()
+        later.build_request()
+        after_idle = (time.perf_counter() - start) * 1000
+        print(
+            f"first request: at once {at_once:.1f} ms, 1 s after the session opened "
+            f"{after_idle:.1f} ms"
+        )
         worker = host.extension_workers[session.id]
         env = {
             "cwd": str(workspace),

@@ -3,6 +3,7 @@ the session's extension worker, with its environment, and one that raises or han
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import os
@@ -18,6 +19,7 @@ from vis_core.extension_host import worker_client
 from vis_core.host import Host, HostOptions
 
 WHERE = '''
+import asyncio
 import json
 import os
 from pathlib import Path
@@ -196,5 +198,34 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
         with caplog.at_level(logging.WARNING):
             again = session.build_request().system  # the hung one was interrupted: same worker
         assert "Prompt from pid" in again and host.extension_workers[session.id].pid == pid
+    finally:
+        await host.close()
+
+
+async def test_the_worker_starts_when_the_session_opens_if_requests_call_into_it(
+    tmp_path: Path,
+) -> None:
+    _install("where", WHERE)
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
+    try:
+        session = await host.new_session()
+        worker = host.extension_workers[session.id]
+        for _ in range(600):  # started in the background, before any request asked for it
+            if worker.pid is not None and worker.ready:
+                break
+            await asyncio.sleep(0.05)
+        assert worker.pid is not None and _alive(worker.pid)
+        assert not _rows()  # nothing of the extension ran yet: the worker only loaded it
+        pid = worker.pid
+        await session.close()
+        assert not _alive(pid)
+
+        closed_at_once = await host.new_session()
+        early = host.extension_workers[closed_at_once.id]
+        await closed_at_once.close()  # before its background start: none starts after
+        await asyncio.sleep(1.0)
+        assert early.pid is None or not _alive(early.pid)
     finally:
         await host.close()

@@ -13,7 +13,7 @@ from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.services import SessionServices
 from vis_core.extension_host.session_context import collect_context, session_dict
 from vis_core.extension_host.tool_hooks import ToolHooks
-from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
+from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace, runs_in_worker
 from vis_core.store import Store
 
 
@@ -31,6 +31,18 @@ def _request_health(store: Store, session_id: str) -> dict[str, Any]:
     """``fold_measurement`` of the latest fold (all folds between two requests share it)."""
     folds = store.folds(session_id)
     return {"fold_measurement": folds[-1].measurement()} if folds else {}
+
+
+def _called_per_request(loaded: LoadedExtensions) -> bool:
+    """Whether some extension of the worker has a prompt or activation callback, which every
+    request calls (its worker is then needed before the first one)."""
+    for ext in loaded.enabled:
+        declaration = ext.declaration
+        if declaration is None or not runs_in_worker(ext):
+            continue
+        if callable(declaration.prompt) or declaration.activation is not None:
+            return True
+    return False
 
 
 class SessionKit:
@@ -63,6 +75,8 @@ class SessionKit:
         )
         # the session's extension worker: started by the first tool, hook or command it runs
         self.worker = SessionWorker(extensions, place, project_values)
+        if _called_per_request(extensions()):
+            self.worker.prestart()  # the first request's prompt needs it; start it meanwhile
         self.hooks = OpHooks(extensions, self.services.context_for, self.worker)
         self.tool_hooks = ToolHooks(self.hooks)
 

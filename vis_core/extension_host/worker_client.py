@@ -139,10 +139,17 @@ class SessionWorker:
         self._death: str | None = None
         self._start_lock = threading.Lock()
         self._cancelled: set[int] = set()  # calls cancelled that have not stopped yet
+        self._generation = 0  # counts stops: a start asked before one does not happen after
 
     @property
     def pid(self) -> int | None:
         return None if self._proc is None else self._proc.pid
+
+    @property
+    def ready(self) -> bool:
+        """Whether a worker runs with the session's extensions loaded."""
+        channel = self._channel
+        return channel is not None and not channel.closed
 
     def runs(self, owner: str) -> bool:
         """Whether the code of extension ``owner`` runs in this worker."""
@@ -390,12 +397,30 @@ class SessionWorker:
         }
         return place, items
 
-    def _start(self) -> Channel:
-        """The running worker's channel; a new worker when none runs (one start at a time)."""
+    def prestart(self) -> None:
+        """Start the worker now, in the background: the session's first request calls
+        prompt or activation callbacks from the event loop, which must not wait for it."""
+        generation = self._generation
+
+        def run() -> None:
+            try:
+                self._start(generation)
+            except WorkerFailed as exc:  # the first call that needs it says so again
+                if generation == self._generation:
+                    log.warning("%s", exc)
+
+        threading.Thread(target=run, name="vis-worker-start", daemon=True).start()
+
+    def _start(self, generation: int | None = None) -> Channel:
+        """The running worker's channel; a new worker when none runs (one start at a time).
+
+        ``generation``: a background start asked at that generation; none after a stop."""
         with self._start_lock:
             channel = self._channel
             if channel is not None and not channel.closed:
                 return channel
+            if generation is not None and generation != self._generation:
+                raise WorkerFailed("the session closed or reloaded before its worker started")
             self._stop_process()
             self._death = None
             proc = subprocess.Popen(
@@ -474,6 +499,7 @@ class SessionWorker:
     def stop(self) -> None:
         """Stop the worker (the session closed, or ``/reload``: the next call starts anew)."""
         with self._start_lock:
+            self._generation += 1
             self._stop_process()
 
 

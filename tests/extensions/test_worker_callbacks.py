@@ -229,3 +229,40 @@ async def test_the_worker_starts_when_the_session_opens_if_requests_call_into_it
         assert early.pid is None or not _alive(early.pid)
     finally:
         await host.close()
+
+
+NOTIFIER = """
+import vis_core.extension as vis
+
+
+def _prompt(env):
+    vis.notify("the prompt was built", "info")  # served by the host on its event loop
+    return "Notifier prompt."
+
+
+vis.register_extension(vis.Extension(name="notifier", description="Notifies.", prompt=_prompt))
+"""
+
+
+async def test_a_prompt_callback_can_call_back_into_vis_while_the_request_is_built(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from vis_core.events import Notification
+
+    _install("notifier", NOTIFIER)
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump([{"text": "done"}]), encoding="utf-8")
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        events: list[Event] = []
+        session.subscribe(events.append)
+        with caplog.at_level(logging.WARNING):
+            await session.submit("go")
+        # the request is built off the event loop, so the loop serves the callback's call
+        assert any(isinstance(e, Notification) and "prompt was built" in e.text for e in events)
+        assert "prompt callback of extension 'notifier' failed" not in caplog.text
+    finally:
+        await host.close()

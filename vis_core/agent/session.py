@@ -419,11 +419,12 @@ class AgentSession:
                 )
             )
 
-    def build_request(self) -> ModelRequest:
-        """The next request: system prompt, tools, and the transcript with folds applied."""
+    def build_request(self, system: str | None = None) -> ModelRequest:
+        """The next request: system prompt (``system`` when built already), tools, and the
+        transcript with folds applied."""
         return ModelRequest(
             model=self.model.model,
-            system=self._system_prompt(),
+            system=self._system_prompt() if system is None else system,
             messages=tuple(self._conversation.request_messages()),
             tools=(
                 ToolDefinition(
@@ -440,7 +441,11 @@ class AgentSession:
 
         provider = self.model.provider
         assert provider is not None
-        request = self.build_request()
+        # Off the event loop: extensions' prompt and activation callbacks run in the session's
+        # extension worker (started by the first request), and what they call back into Vis
+        # may need the loop; the front end keeps drawing meanwhile.
+        system = await asyncio.to_thread(self._system_prompt)
+        request = self.build_request(system)
         chunks: list[str] = []
         thinking = ThinkingCollector()
         calls: list[ToolCall] = []

@@ -109,3 +109,27 @@ def test_outside_vis_state_lives_in_memory_per_extension():
         vis.state.clear()
     assert OUTSIDE.state_items("b") == {"k": 2}
     OUTSIDE.state_clear("b")
+
+
+def test_the_sandbox_runtime_refuses_what_belongs_to_trusted_code(tmp_path: Path):
+    from vis_core.sandbox.sdk_runtime import SandboxRuntime
+
+    runtime = SandboxRuntime()
+    install(runtime)
+    try:
+        declared = vis.Extension(name="probe", description="Built in the sandbox.")
+        with pytest.raises(RuntimeError, match="trusted extension code"):
+            vis.register_extension(declared)
+        with acting_as("probe"), pytest.raises(RuntimeError, match="trusted extension code"):
+            vis.state["k"] = 1
+        with pytest.raises(PermissionError, match="trusted extension code"):
+            vis.fs.write(tmp_path / "x.txt", "x")
+        with pytest.raises(RuntimeError, match="trusted extension code"):
+            runtime.call_tool("cat", (), {})  # refused by the runtime itself too
+        assert not (tmp_path / "x.txt").exists()
+    finally:
+        uninstall(runtime)
+    with acting_as("probe"):  # trusted again: the outside-Vis runtime keeps it in memory
+        vis.state["k"] = 1
+        assert vis.state["k"] == 1
+        vis.state.clear()

@@ -26,6 +26,9 @@ attempt("jailed", lambda: vis.jailed_shell("echo hi"))
 attempt("fs-read", lambda: vis.fs.read_text("notes.txt"))
 attempt("fs-write", lambda: vis.fs.write("notes.txt", "x"))
 attempt("sessions", lambda: vis.list_sessions())
+attempt("create", lambda: vis.sessions.create())
+attempt("tools", lambda: vis.tools.cat("notes.txt"))
+print("ask", vis.ask("Name?", vis.plaintext("name")).reason.value)
 """
 
 
@@ -43,5 +46,8 @@ async def test_sdk_in_the_sandbox_refuses_trusted_calls(sandbox: Sandbox, worksp
         "fs-read PermissionError True",
         "fs-write PermissionError True",
         "sessions RuntimeError True",
+        "create RuntimeError True",
+        "tools RuntimeError True",
+        "ask undeliverable",  # no person answers the model's own code
     ]
     assert (workspace / "notes.txt").read_text(encoding="utf-8") == "kept"

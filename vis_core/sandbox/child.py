@@ -16,7 +16,6 @@ from typing import Any
 import vis_core.records  # noqa: F401 - registers the "record" wire codec in the child
 from vis_core import wire
 from vis_core.child_process import exit_with_parent, take_protocol_fds
-from vis_core.extension.place import enter_sandbox
 from vis_core.sandbox.defs import SessionDoc, make_defs
 from vis_core.sandbox.protocol import Msg, end_marker
 from vis_core.sandbox.proxies import (
@@ -26,6 +25,7 @@ from vis_core.sandbox.proxies import (
     build_proxies,
     rebuild_exception,
 )
+from vis_core.sandbox.sdk_runtime import enter_sandbox
 from vis_core.sandbox.state import SessionState, register_source, top_level_defs
 
 _INTERNAL_DIRS = (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -10,13 +11,21 @@ from typing import Any
 from sample_turns import every_block_records, failed_verification_record, record, turn_events
 from textual.pilot import Pilot
 
-from vis_core.events import ActivityStarted, AssistantDelta, IterationStarted, TurnStarted
+from vis_core.events import (
+    ActivityEnded,
+    ActivityStarted,
+    AssistantDelta,
+    IterationStarted,
+    TurnEnded,
+    TurnStarted,
+)
 from vis_core.host import HostOptions
 from vis_core.model.activity import (
     ActivityPresentation,
     ActivityState,
     ActivityTerminal,
     ActivityTerminalLine,
+    SymbolTag,
 )
 from vis_core.model.turn import TurnStatus
 from vis_tui.app import VisApp
@@ -193,6 +202,40 @@ def test_failed_command(snap_compare: Any) -> None:
         await pilot.pause(0.2)
 
     assert snap_compare(_app(), terminal_size=(100, 20), run_before=run)
+
+
+def test_bang_command_shows_its_output(snap_compare: Any) -> None:
+    """The person's ``!command``: its row is open on what it printed, with no step line."""
+
+    async def run(pilot: Pilot[Any]) -> None:
+        await _ready(pilot)
+        app = pilot.app
+        assert isinstance(app, VisApp) and app.session is not None
+        sid = app.session.id
+        terminal = ActivityTerminal(
+            ("git status --short",),
+            (ActivityTerminalLine(" M src/calc.py"), ActivityTerminalLine("?? notes.txt")),
+            exit=0,
+        )
+        ran = ActivityPresentation(
+            "Run command", "git status --short · exit 0", (terminal,), aside="0.1 s"
+        )
+        command = dataclasses.replace(
+            record("a1", ran, session_id=sid, tool="shell", tag=SymbolTag.MUTATION),
+            iteration_id=None,  # the person's call, outside any block
+        )
+        request = "!git status --short"
+        app.main.feed_events(
+            [
+                TurnStarted(sid, turn_id="t1", position=1, request=request),
+                ActivityStarted(sid, activity=command),
+                ActivityEnded(sid, activity=command),
+                TurnEnded(sid, turn_id="t1", status=TurnStatus.COMPLETED),
+            ]
+        )
+        await pilot.pause(0.2)
+
+    assert snap_compare(_app(), terminal_size=(100, 16), run_before=run)
 
 
 def test_fold_row_opened(snap_compare: Any) -> None:

@@ -12,12 +12,14 @@ from vis_tui.widgets.turn import TurnView
 from .support import started, until, vis_app, write_script
 
 
-def _lines(app: VisApp) -> list[str]:
+def _lines(app: VisApp, first: str = "› first") -> list[str]:
     """The transcript's text from the first request on (what the session shows)."""
     strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
     lines = ["".join(seg.text for seg in strip).rstrip() for strip in strips]
-    start = next(n for n, line in enumerate(lines) if "› first" in line)
-    end = next(n for n, line in enumerate(lines) if "▔" in line or "No model is" in line)
+    start = next(n for n, line in enumerate(lines) if first in line)
+    end = next(
+        n for n, line in enumerate(lines) if n > start and ("▔" in line or "No model is" in line)
+    )
     shown = lines[start:end]
     while shown and not shown[-1].strip():
         shown.pop()
@@ -187,4 +189,28 @@ async def test_steps_count_rows_and_a_bang_command_has_none_live_and_after_resum
         await pilot.pause(0.2)
         resumed = _footers(resumed_app)
     assert live == ["1 mutation · 1 observation", ""]
+    assert resumed == live
+
+
+async def test_a_bang_command_shows_its_output_live_and_after_resume(workspace: Path) -> None:
+    """The person ran ``!command`` to see what it prints: its row is open, the output on
+    screen without a key press, and a resumed session shows the same lines."""
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"!echo first-line; echo err-line >&2; exit 3", "enter")
+        await until(
+            pilot, lambda: not app.main.turn_running and len(app.main.transcript.turns) == 1
+        )
+        await pilot.pause(0.3)
+        live = _lines(app, "› !echo")
+        session_id = app.session.id
+    resumed_app = vis_app(workspace, resume=session_id)
+    async with resumed_app.run_test(size=(100, 40)) as pilot:
+        await started(resumed_app, pilot)
+        await pilot.pause(0.3)
+        resumed = _lines(resumed_app, "› !echo")
+    output = [line.strip() for line in live]
+    assert "first-line" in output, "the output is on screen, not only in the closed row"
+    assert output[output.index("first-line") :][:3] == ["first-line", "err-line", "exit 3"]
     assert resumed == live

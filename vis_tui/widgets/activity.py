@@ -224,8 +224,10 @@ class ActivityRow(Vertical, can_focus=True):
     BINDINGS = [Binding("enter", "toggle", "Open/close Activity", show=False)]
     expanded: reactive[bool] = reactive(False)
 
-    def __init__(self, record: ActivityRecord, context: BlockContext, *, depth: int = 0) -> None:
-        super().__init__(classes=f"activity -{record.state.value}")
+    def __init__(
+        self, record: ActivityRecord, context: BlockContext, *, depth: int = 0, opened: bool = False
+    ) -> None:
+        super().__init__(classes=f"activity -{record.state.value}" + (" -expanded" * opened))
         self.record = record
         self.context = context
         self.depth = depth  # calls an extension tool made show under its row, indented
@@ -236,7 +238,9 @@ class ActivityRow(Vertical, can_focus=True):
         self._frame = 0
         self._spinner: Any = None
         self._ready = False
-        self.can_focus = self.expandable
+        if opened:  # drawn open from the start (a !command's output)
+            self.set_reactive(ActivityRow.expanded, True)
+        self.can_focus = self.expandable or opened
 
     # -- state -------------------------------------------------------------------------
     @property

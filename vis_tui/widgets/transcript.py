@@ -20,7 +20,7 @@ from vis_tui.widgets.fold_row import FoldRow
 from vis_tui.widgets.plain import record_text
 from vis_tui.widgets.steady_scroll import SteadyScroll
 from vis_tui.widgets.stored_turn import FOLD_HIT, StoredTurnView
-from vis_tui.widgets.turn import TurnView
+from vis_tui.widgets.turn import TurnView, is_person_command
 from vis_tui.widgets.welcome import WelcomeHeader
 
 LOAD_MARGIN = 3
@@ -213,7 +213,9 @@ class Transcript(SteadyScroll, can_focus=False):
         return message
 
     def _stored_view(self, turn: StoredTurn) -> StoredTurnView | TurnView:
-        if turn.notes_after:  # a turn and what /undo said after it: the full turn
+        # a turn and what /undo said after it, or a !command with its output shown: the
+        # full turn, as it was shown live
+        if turn.notes_after or is_person_command(turn.request):
             self._ready.pop(turn.turn_id, None)
             self._stored[turn.turn_id] = turn
             return self._full_turn(turn)

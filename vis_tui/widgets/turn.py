@@ -52,6 +52,12 @@ def footer_content(
     return Content.assemble(*parts) if parts else None
 
 
+def is_person_command(request: str) -> bool:
+    """Whether ``request`` is a ``!command`` the person ran (the prompt sends those to the
+    shell, not to the model)."""
+    return request.startswith("!") and bool(request[1:].strip())
+
+
 def request_content(request: str) -> Content:
     """The request line: a prompt marker, then the request in bold."""
     return Content.assemble(("› ", "bold $text-accent"), (request, "bold"))
@@ -73,6 +79,7 @@ class TurnView(Vertical):
         self.turn_id = turn_id
         self.position = position
         self.request = request
+        self.person_command = is_person_command(request)
         self.context = context
         self.rows: dict[str, ActivityRow] = {}
         self._row_order: list[ActivityRow] = []  # rows as shown, nested ones under their parent
@@ -162,7 +169,9 @@ class TurnView(Vertical):
             depth_of=lambda row: row.depth,
             record_of=lambda row: row.record,
         )
-        row = ActivityRow(record, self.context, depth=spot.depth)
+        # the person's own !command shows what it printed, as a terminal would
+        opened = self.person_command and record.iteration_id is None
+        row = ActivityRow(record, self.context, depth=spot.depth, opened=opened)
         order.insert(spot.index(order), row)
         if spot.before is None and spot.after is None:
             self._mount_before_footer(row)

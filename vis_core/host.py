@@ -29,9 +29,8 @@ from vis_core.extension_host.callbacks import on_change_runner
 from vis_core.extension_host.environment import extension_environment, project_environment
 from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
-from vis_core.extension_host.prompts import extension_prompts
 from vis_core.extension_host.runtime import HostRuntime, StoreRuntime
-from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
+from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace, runs_in_worker
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.model.turn import TurnStatus
@@ -295,9 +294,6 @@ class Host:
             for command in ext.declaration.slash_commands
         ]
 
-    def extension_prompts(self, env: dict[str, Any]) -> str:
-        return extension_prompts(self.extensions, env)
-
     def extension_lock(self, owner: str) -> threading.RLock | None:
         ext = self.extensions.get(owner)
         return None if ext is None else ext.lock
@@ -328,14 +324,26 @@ class Host:
             activities=session.invoker if session is not None else None,
         )
 
-        worker = self.extension_workers.get(session_id) if session_id else None
-        if command is not None and worker is not None and worker.runs(owner):
+        ext = self.extensions.get(owner)
+        if command is not None and runs_in_worker(ext):
+            worker = self.extension_workers.get(session_id) if session_id else None
+            # with no session, a worker of no session started for this command alone
+            temporary = None
+            if worker is None:
+                place = WorkerPlace(None, self.workspace, self.project_root, self.options.channel)
+                worker = temporary = SessionWorker(
+                    lambda: self.extensions, place, self.project_values()
+                )
 
-            def in_worker() -> Any:  # the command runs in the session's extension worker
+            def in_worker() -> Any:  # the command runs in an extension worker, not here
                 from vis_core.extension_host.worker_frames import TargetKind
 
-                with calling(context):
-                    return worker.call_sync(TargetKind.COMMAND, owner, command, args)
+                try:
+                    with calling(context):
+                        return worker.call_sync(TargetKind.COMMAND, owner, command, args)
+                finally:
+                    if temporary is not None:
+                        temporary.stop()
 
             return await asyncio.to_thread(in_worker)
 

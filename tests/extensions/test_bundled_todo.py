@@ -13,7 +13,7 @@ from vis_core.extension.declarations import callback_env
 from vis_core.extension_host.discovery import bundled_dir
 from vis_core.extension_host.loaded import LoadedExtension
 from vis_core.extension_host.loader import load_extensions
-from vis_core.extension_host.prompts import extension_context
+from vis_core.extension_host.session_context import collect_context
 
 
 @pytest.fixture
@@ -119,9 +119,9 @@ def test_ctx_lists_open_todos_each_turn(loaded, todo: LoadedExtension, state, wo
     env = callback_env(
         workspace_root=workspace, project_root=workspace, session_id="s1", channel="tui"
     )
-    assert extension_context(loaded, env) == {"todo": {"open": 1, "items": ["#1 Write the tests"]}}
+    assert collect_context(loaded, env) == {"todo": {"open": 1, "items": ["#1 Write the tests"]}}
     other = {**env, "session_id": "s2"}
-    assert extension_context(loaded, other) == {"todo": {"open": 0, "items": []}}
+    assert collect_context(loaded, other) == {"todo": {"open": 0, "items": []}}
 
 
 def test_slash_command(loaded, state) -> None:

@@ -10,7 +10,8 @@ import pytest
 
 from vis_core.extension.declarations import callback_env
 from vis_core.extension_host.loader import load_extensions
-from vis_core.extension_host.prompts import active_extensions, extension_context, extension_prompts
+from vis_core.extension_host.prompts import active_extensions, extension_prompts
+from vis_core.extension_host.session_context import collect_context
 from vis_core.paths import VisPaths
 
 Installer = Callable[..., Path]
@@ -78,9 +79,9 @@ def test_ctx_is_merged_with_reserved_keys_dropped(workspace: Path, install: Inst
         "vis.register_extension(vis.Extension(name='not-dict', description='Bad ctx.',"
         " ctx=lambda env: ['x']))\n"
     )
-    merged = extension_context(_load(), _env(workspace))
+    merged = collect_context(_load(), _env(workspace))
     assert merged == {"probe": {"seen": True, "more": "s1"}, "env": {"probe": 1, "m": 2}}
-    assert extension_context(_load(), _env(workspace, "hidden")) == {
+    assert collect_context(_load(), _env(workspace, "hidden")) == {
         "probe": {"more": "s1"},
         "env": {"m": 2},
     }

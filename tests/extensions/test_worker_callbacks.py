@@ -51,7 +51,9 @@ def _ctx(env: dict) -> dict:
 
 
 def _changed(old, new, scope) -> None:
-    _seen(f"on_change {old}->{new} at {scope}")
+    from vis_core.extension.context import current_call
+
+    _seen(f"on_change {old}->{new} at {scope} for {current_call().session_id}")
 
 
 def _render(*, phase, args, kwargs, result, error):
@@ -71,6 +73,7 @@ vis.register_extension(vis.Extension(
         id="where_level", label="Level", type="enum", default="low", choices=["low", "high"],
         scopes=["global", "session"], on_change=_changed,
     )],
+    slash_commands=[vis.SlashCommand("where", lambda ctx: str(_seen("command")["pid"]))],
     symbols=[vis.Symbol(where, activity=vis.Activity("Where", render=_render, show_start=False))],
 ))
 '''
@@ -135,13 +138,17 @@ async def test_callbacks_run_in_the_session_worker_never_in_the_host(
         rows = _rows()
         kinds = {row["what"] for row in rows}
         assert {"prompt", "activation", "ctx", "render success"} <= kinds
-        assert "on_change low->high at session" in kinds
-        assert all(row["pid"] == pid and row["key"] is None for row in rows), rows
+        assert f"on_change low->high at session for {session.id}" in kinds
+
+        # a global value saved with no session: in the live worker, as a call of no session
+        assert host.settings.set("where_level", "high", "global").hook_error is None
+        assert "on_change low->high at global for None" in {row["what"] for row in _rows()}
+        assert all(row["pid"] == pid and row["key"] is None for row in _rows()), _rows()
     finally:
         await host.close()
 
 
-async def test_on_change_with_no_session_runs_in_a_short_worker(
+async def test_on_change_and_commands_with_no_session_run_in_a_short_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-host-only")
@@ -154,9 +161,14 @@ async def test_on_change_with_no_session_runs_in_a_short_worker(
         result = host.settings.set("where_level", "high", "global")
         assert result.hook_error is None
         (row,) = [row for row in _rows() if row["what"].startswith("on_change")]
-        assert row["what"] == "on_change low->high at global"
+        assert row["what"] == "on_change low->high at global for None"
         assert row["pid"] != os.getpid() and row["key"] is None
         assert not _alive(row["pid"])  # started for this one call and stopped after it
+
+        result = await host.commands.run(None, "/where")  # a slash command of no session too
+        (row,) = [row for row in _rows() if row["what"] == "command"]
+        assert result.title == str(row["pid"]) and row["pid"] != os.getpid()
+        assert row["key"] is None and not _alive(row["pid"])
     finally:
         await host.close()
 

@@ -1,4 +1,4 @@
-"""Extension contributions to a model request: prompt text, activation and session context."""
+"""Extension contributions to a model request: prompt text and activation (run in the worker)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,6 @@ from vis_core.extension_host.worker_client import SessionWorker
 from vis_core.extension_host.worker_frames import CallbackKind
 
 log = logging.getLogger(__name__)
-RESERVED_PREFIXES = ("engine_", "session_")
-CONTEXT_ENV_KEY = "session_env"
 
 
 def is_active(
@@ -164,48 +162,3 @@ def extension_prompts(
             lines.append(text.strip())
         parts.append("\n".join(lines))
     return "\n\n".join(parts)
-
-
-def _merge(into: dict[str, Any], extra: Mapping[str, Any]) -> None:
-    for key, value in extra.items():
-        if isinstance(value, Mapping) and isinstance(into.get(key), dict):
-            _merge(into[key], value)
-        elif isinstance(value, Mapping):
-            into[key] = {}
-            _merge(into[key], value)
-        else:
-            into[key] = value
-
-
-def extension_context(loaded: LoadedExtensions, env: Mapping[str, Any]) -> dict[str, Any]:
-    """Every active extension's ``ctx(env)`` deep-merged; ``session_env`` goes under ``env``.
-
-    A non-dict return or an exception adds nothing; other ``engine_``/``session_`` keys are
-    reserved and dropped.
-    """
-    merged: dict[str, Any] = {}
-    for ext in active_extensions(loaded, env):
-        declaration = ext.declaration
-        assert declaration is not None
-        if declaration.ctx is None:
-            continue
-        try:
-            extra = ext.call(declaration.ctx, dict(env))
-        except Exception:
-            log.exception("ctx callback of extension %r failed; it adds no context", ext.name)
-            continue
-        if not isinstance(extra, dict) or not all(isinstance(k, str) for k in extra):
-            log.error("ctx callback of extension %r must return a string-keyed dict", ext.name)
-            continue
-        cleaned: dict[str, Any] = {}
-        for key, value in extra.items():
-            if key == CONTEXT_ENV_KEY:
-                if isinstance(value, Mapping):
-                    cleaned["env"] = value
-                continue
-            if key.startswith(RESERVED_PREFIXES):
-                log.error("ctx key %r of extension %r is reserved; it is dropped", key, ext.name)
-                continue
-            cleaned[key] = value
-        _merge(merged, cleaned)
-    return merged

@@ -88,13 +88,15 @@ class WorkerHandler:
             # so the hook runs inside that call instead of waiting for it forever
             return self._run(call, hooks[int(index)].fn, (payload,), {}, lock=not inside)
         if call.target is TargetKind.CALLBACK:
-            key, inside, *rest = args
+            key, inside, session, *rest = args
             fn = self._callback(owner, CallbackKind(call.name), str(key))
             # a render runs beside the tool it draws (which holds the lock); ``inside``: the
             # extension's call that waits on this one holds it (on_change of a setting its
             # tool saves), so the callback runs inside that call, as an op hook does
             locked = call.name != CallbackKind.RENDER and not inside
-            return self._run(call, fn, tuple(rest), kwargs, lock=locked)
+            # ``session``: ``[id]`` of the session it runs for when that is not the worker's
+            # own (a setting saved with no session, run in another session's worker)
+            return self._run(call, fn, tuple(rest), kwargs, lock=locked, session=session)
         if call.target is TargetKind.OBJECT:
             assert self.channel is not None and call.ref is not None
             return run_method(self.channel.exports.get(call.ref), call.name, args, kwargs)
@@ -165,16 +167,24 @@ class WorkerHandler:
     # -- tools -------------------------------------------------------------------------------
 
     def _run(
-        self, call: Call, fn: Callable[..., Any], args: tuple, kwargs: dict, *, lock: bool = True
+        self,
+        call: Call,
+        fn: Callable[..., Any],
+        args: tuple,
+        kwargs: dict,
+        *,
+        lock: bool = True,
+        session: list[str | None] | None = None,
     ) -> Any:
-        """Run ``fn`` of extension ``call.owner`` as that extension, one call at a time."""
+        """Run ``fn`` of extension ``call.owner`` as that extension, one call at a time, in
+        the worker's session (or ``session[0]``)."""
         from vis_core.extension.acting import acting_as
         from vis_core.extension.context import CallContext, calling
 
         owner = str(call.owner)
         assert self.place is not None
         context = CallContext(
-            session_id=self.place.session_id,
+            session_id=self.place.session_id if session is None else session[0],
             workspace_root=self.place.workspace_root,
             project_root=self.place.project_root,
             owner=owner,

@@ -204,17 +204,15 @@ class SessionWorker:
                 )
                 outcomes[index] = CallbackOutcome(error=error)
                 continue
-            context = (
-                contextlib.nullcontext()
-                if context_for is None
-                else calling(context_for(item.owner))
-            )
+            context = None if context_for is None else context_for(item.owner)
+            session = None if context is None else [context.session_id]
             try:
-                with context:  # the channel keeps it for the calls made back from this one
+                # the channel keeps the context for the calls made back from this one
+                with contextlib.nullcontext() if context is None else calling(context):
                     call_id, future = channel.request(
                         TargetKind.CALLBACK,
                         kind.value,
-                        (item.key, item.owner in waiting, *item.args),
+                        (item.key, item.owner in waiting, session, *item.args),
                         dict(item.kwargs or {}),
                         owner=item.owner,
                     )
@@ -272,7 +270,7 @@ class SessionWorker:
                 call_id, future = channel.request(
                     TargetKind.CALLBACK,
                     kind.value,
-                    (item.key, item.owner in _waiting(), *item.args),
+                    (item.key, item.owner in _waiting(), None, *item.args),
                     dict(item.kwargs or {}),
                     owner=item.owner,
                 )

@@ -220,6 +220,9 @@ class SessionWorker:
                 what = f"{item.owner}'s {kind.value}"
                 outcomes[index] = CallbackOutcome(error=WorkerFailed(self._ended(what)))
                 continue
+            except Exception as exc:  # an argument that cannot cross: this one fails alone
+                outcomes[index] = CallbackOutcome(error=exc)
+                continue
             sent.append((index, call_id, future))
         deadline = time.monotonic() + timeout
         for index, call_id, future in sent:
@@ -276,6 +279,8 @@ class SessionWorker:
                 )
         except ChannelClosed:
             return CallbackOutcome(error=WorkerFailed(self._ended(what)))
+        except Exception as exc:  # an argument that cannot cross (a render's result)
+            return CallbackOutcome(error=exc)
         try:
             value = await asyncio.wait_for(asyncio.wrap_future(future), timeout)
         except TimeoutError:

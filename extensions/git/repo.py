@@ -28,11 +28,9 @@ def run_git(root: Path, *args: str) -> str:
     The repository's configuration cannot start programs (hooks, fsmonitor, pagers, external
     diff, textconv, filters) and, with the jail on, git runs inside it.
     """
-    from vis_core.sandbox.git import GitFailed, workspace_git
-
     try:
-        done = workspace_git(args, root)
-    except GitFailed as exc:
+        done = vis.git(*args, cwd=root)
+    except vis.GitFailed as exc:
         raise GitError(str(exc)) from exc
     stdout = done.stdout.decode("utf-8", errors="replace")
     if done.returncode != 0:

@@ -133,3 +133,21 @@ def test_the_sandbox_runtime_refuses_what_belongs_to_trusted_code(tmp_path: Path
         vis.state["k"] = 1
         assert vis.state["k"] == 1
         vis.state.clear()
+
+
+def test_vis_git_runs_git_immune_to_the_repository_configuration(tmp_path: Path):
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    marker = tmp_path / "pwned"
+    subprocess.run(
+        ["git", "-C", str(repo), "config", "core.fsmonitor", f"touch {marker}; false"], check=True
+    )
+    (repo / "a.txt").write_text("a", encoding="utf-8")
+    done = vis.git("status", "--porcelain", cwd=repo)
+    assert done.returncode == 0 and b"?? a.txt" in done.stdout
+    assert not marker.exists()  # the repository's fsmonitor program never ran
+    with pytest.raises(TypeError, match="as text"):
+        vis.git("status", 3)  # type: ignore[arg-type]

@@ -65,7 +65,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "jailed_shell",
         "shell",
     ),
-    "vis_core.extension.errors": ("GatewayError",),
+    "vis_core.extension.errors": ("GatewayError", "GitFailed"),
     "vis_core.extension.grants": ("Grant",),
     "vis_core.extension.mutation": ("file_mutation_queue",),
     "vis_core.extension.hooks": (
@@ -103,6 +103,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "tools",
     ),
     "vis_core.extension.workspace": (
+        "git",
+        "git",
         "python_environment",
         "workspace_files",
     ),
@@ -199,7 +201,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         ok,
         register_extension,
     )
-    from vis_core.extension.errors import GatewayError
+    from vis_core.extension.errors import GatewayError, GitFailed
     from vis_core.extension.forms import (
         Answer,
         AnswerReason,
@@ -272,7 +274,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         truncate_line,
         truncate_tail,
     )
-    from vis_core.extension.workspace import python_environment, workspace_files
+    from vis_core.extension.workspace import git, python_environment, workspace_files
     from vis_core.model.activity import (
         Activity,
         ActivityAudio,
@@ -317,6 +319,7 @@ __all__ = [
     "Extension",
     "FieldSpec",
     "GatewayError",
+    "GitFailed",
     "Grant",
     "HelpDocument",
     "NamespaceSpec",
@@ -350,6 +353,7 @@ __all__ = [
     "ok",
     "project_root",
     "publish_activity",
+    "git",
     "python_environment",
     "read_attachment",
     "read_session",

@@ -3,6 +3,7 @@ and attachments in memory, the log file under ``VIS_HOME``, no person to ask or 
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -171,6 +172,11 @@ class OutsideVis(Runtime):
         from vis_core.extension.fs import JailTerms
 
         return JailTerms()
+
+    def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+        from vis_core.extension.workspace import hardened_git
+
+        return hardened_git(args, cwd)
 
 
 _GONE = object()

@@ -10,6 +10,7 @@ then (state in memory, roots at the working directory, …).
 
 from __future__ import annotations
 
+import subprocess
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine
@@ -180,6 +181,13 @@ class Runtime(ABC):
     def jail_terms(self) -> JailTerms:
         """What confines a child of the running call: its session's jail, project, grants."""
 
+    # -- git ---------------------------------------------------------------------------------------
+    @abstractmethod
+    def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+        """``git args`` in ``cwd``, immune to the repository's configuration (hooks, fsmonitor,
+        pagers, external diff, filters), jailed when the call's session jails its children;
+        ``GitFailed`` when git cannot start."""
+
 
 # -- which runtime -------------------------------------------------------------------------------
 
@@ -327,6 +335,9 @@ class RuntimeOverride(Runtime):
 
     def jail_terms(self) -> JailTerms:
         return self.inner.jail_terms()
+
+    def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+        return self.inner.run_git(args, cwd)
 
 
 def operations() -> frozenset[str]:

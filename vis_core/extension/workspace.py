@@ -1,7 +1,10 @@
-"""``vis.workspace_files()`` (Git's view, shared for 2 s) and ``vis.python_environment()``."""
+"""``vis.git`` (Vis's hardened git), ``vis.workspace_files()`` (Git's view, shared for 2 s) and
+``vis.python_environment()``."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 import threading
 import time
 import tomllib
@@ -11,7 +14,10 @@ from typing import Any
 import yaml
 
 from vis_core.extension.context import current_call
+from vis_core.extension.errors import GitFailed
+from vis_core.extension.place import require_trusted
 from vis_core.extension.roots import project_root, workspace_root
+from vis_core.extension.runtime import current_runtime
 from vis_core.paths import VisPaths
 
 SHARE_SECONDS = 2.0
@@ -23,12 +29,33 @@ _cache_lock = threading.Lock()
 _listing_locks: dict[Path, threading.Lock] = {}
 
 
+def git(
+    *args: str, cwd: str | os.PathLike[str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git args`` in ``cwd`` (default: ``vis.workspace_root()``) the way Vis runs git:
+    the repository's configuration cannot start programs (hooks, fsmonitor, pagers, external
+    diff, textconv, filters), and with the jail on, git runs inside it. Returns the completed
+    process (bytes output); raises ``vis.GitFailed`` when git cannot start or refuses."""
+    require_trusted("vis.git")
+    if not args or not all(isinstance(arg, str) for arg in args):
+        raise TypeError("vis.git takes git's arguments as text, e.g. vis.git('status')")
+    root = workspace_root() if cwd is None else Path(cwd)
+    return current_runtime().run_git(tuple(args), root)
+
+
+def hardened_git(args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+    """The trusted processes' runner behind :func:`git` (the host's, a worker's, a script's)."""
+    from vis_core.sandbox.git import workspace_git
+
+    return workspace_git(args, cwd)
+
+
 def _git_files(root: Path) -> tuple[Path, ...] | None:
     """Tracked files and untracked files Git does not ignore, under ``root``; None outside Git."""
-    from vis_core.sandbox.git import GitFailed, workspace_git
-
     try:
-        done = workspace_git(["ls-files", "-z", "--cached", "--others", "--exclude-standard"], root)
+        done = current_runtime().run_git(
+            ("ls-files", "-z", "--cached", "--others", "--exclude-standard"), root
+        )
     except GitFailed:
         return None
     if done.returncode != 0:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import subprocess
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -181,6 +182,11 @@ class StoreRuntime(Runtime):
         from vis_core.extension.fs import JailTerms
 
         return JailTerms()
+
+    def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+        from vis_core.extension.workspace import hardened_git
+
+        return hardened_git(args, cwd)
 
 
 _NO_HOST = "works only in a call from a Vis session (a tool, command or callback), not while "

@@ -7,6 +7,7 @@ the worker itself.
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -132,6 +133,11 @@ class WorkerRuntime(Runtime):
 
     def jail_terms(self) -> JailTerms:
         return self._host("jail_terms")
+
+    def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
+        from vis_core.sandbox.git import workspace_git  # here, jailed by the host's terms
+
+        return workspace_git(args, cwd)
 
 
 def install(caller: Any) -> None:

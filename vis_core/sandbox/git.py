@@ -65,8 +65,7 @@ DUBIOUS_OWNERSHIP = (
 )
 
 
-class GitFailed(RuntimeError):
-    """git could not run, or refused; the message says what git said."""
+from vis_core.extension.errors import GitFailed  # noqa: E402 - the SDK's (vis.GitFailed)
 
 
 def git_environment(extra: dict[str, str] | None = None) -> dict[str, str]:

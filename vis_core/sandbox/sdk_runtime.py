@@ -56,6 +56,9 @@ class SandboxRuntime(OutsideVis):
     def jail_terms(self) -> Any:
         _refuse("vis.jailed_shell")
 
+    def run_git(self, args: tuple[str, ...], cwd: Any) -> Any:
+        _refuse("vis.git")
+
 
 def enter_sandbox() -> None:
     """Make this process the model's sandbox (the python_execution child calls it once)."""

@@ -200,6 +200,26 @@ async def test_the_first_request_names_the_session_in_the_status_bar(
         assert app.main.status_bar.title == "Fix the login test"
 
 
+async def test_a_long_title_is_cut_in_the_status_bar_not_dropped(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A title too long for the line is cut with an ellipsis; the line keeps its full form
+    (workspace path, spaced separators) instead of dropping the title altogether."""
+    script = write_script(tmp_path, [{"text": "on it"}])
+    app = vis_app(workspace, script)
+    request = "The division test fails when b is zero, please fix div and add a test for it"
+    async with app.run_test(size=(120, 30)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*request, "enter")
+        await until(pilot, _ended(app, 1))
+        await pilot.pause()
+        line = app.main.status_bar.render().plain
+        assert "The division test" in line and "…" in line
+        assert " │ " in line
+        assert " tokens" in line  # the full form, not the compact one
+        assert len(line) <= app.main.status_bar.size.width - 2
+
+
 async def test_summarize_steps_setting_shows_or_hides_the_step_line(
     workspace: Path, tmp_path: Path, vis_home: Path
 ) -> None:

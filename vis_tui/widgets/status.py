@@ -22,6 +22,9 @@ def _tokens(count: int) -> str:
     return str(count)
 
 
+MIN_TITLE_CELLS = 12  # a title cut shorter than this says too little to keep
+
+
 class StatusBar(Static):
     """One line at the bottom of the main screen."""
 
@@ -51,11 +54,24 @@ class StatusBar(Static):
         self.context_tokens, self.context_limit = context_tokens, context_limit
 
     def render(self) -> Content:
-        full = self._line(compact=False)
         width = self.size.width - 2
-        return full if width <= 0 or full.cell_length <= width else self._line(compact=True)
+        full = self._line(compact=False)
+        if width <= 0 or full.cell_length <= width:
+            return full
+        # Before the line turns compact (and drops the title), the workspace shows only its
+        # folder's name and a long title is cut with an ellipsis.
+        for short_workspace in (False, True):
+            line = self._line(compact=False, short_workspace=short_workspace)
+            room = Content(self.title).cell_length - (line.cell_length - width)
+            if line.cell_length <= width:
+                return line
+            if self.title and room >= MIN_TITLE_CELLS:
+                return self._line(compact=False, short_workspace=short_workspace, title_cells=room)
+        return self._line(compact=True)
 
-    def _line(self, *, compact: bool) -> Content:
+    def _line(
+        self, *, compact: bool, short_workspace: bool = False, title_cells: int | None = None
+    ) -> Content:
         sep = (" │ " if not compact else "│", "$text-muted")
         # the share as session["utilization"]'s hint words it (whole percent, rounded down)
         context = (
@@ -68,10 +84,15 @@ class StatusBar(Static):
             state = ("● running", "$text-accent")
         else:
             state = ("○ ready", "$text-muted")
-        workspace = self.workspace.rstrip("/").rsplit("/", 1)[-1] if compact else self.workspace
+        workspace = self.workspace
+        if compact or short_workspace:
+            workspace = workspace.rstrip("/").rsplit("/", 1)[-1]
         parts: list[Content | tuple[str, str] | str] = [(workspace or "/", "bold"), sep]
         if not compact:
-            parts.extend([self.title or "new session", sep])
+            title = Content(self.title or "new session")
+            if title_cells is not None:
+                title = title.truncate(title_cells, ellipsis=True)
+            parts.extend([title, sep])
         parts.extend(
             [
                 (self.model, "$text-warning" if self.model == "no model" else ""),

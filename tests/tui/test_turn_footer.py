@@ -16,3 +16,10 @@ def test_a_cut_answer_is_told_in_the_footer() -> None:
 
 def test_a_completed_turn_without_steps_has_no_footer() -> None:
     assert footer_content([], TurnStatus.COMPLETED, None) is None
+
+
+def test_a_cancel_is_said_once() -> None:
+    footer = footer_content([], TurnStatus.CANCELLED, "cancelled by the user")
+    assert footer is not None and footer.plain == "Cancelled by the user."
+    other = footer_content([], TurnStatus.CANCELLED, "Vis stopped before the turn ended")
+    assert other is not None and other.plain == "Cancelled. Vis stopped before the turn ended"

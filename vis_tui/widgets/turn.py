@@ -42,7 +42,9 @@ def footer_content(
         parts.append((counts, "$text-muted"))
     if status in _STATUS_TEXT:
         text, style = _STATUS_TEXT[status]  # type: ignore[index]
-        if error:
+        if error and error.lower().startswith(text.lower().rstrip(".:")):
+            text = error[0].upper() + error[1:].rstrip(".") + "."  # "Cancelled by the user."
+        elif error:
             text = f"{text}: {error}" if status is TurnStatus.FAILED else f"{text} {error}"
         elif status is TurnStatus.FAILED:
             text += "."

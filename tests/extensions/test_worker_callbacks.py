@@ -278,3 +278,61 @@ async def test_a_prompt_callback_can_call_back_into_vis_while_the_request_is_bui
         assert "prompt callback of extension 'notifier' failed" not in caplog.text
     finally:
         await host.close()
+
+
+ITEMS = '''
+from dataclasses import dataclass
+
+import vis_core.extension as vis
+
+
+@dataclass
+class Item:
+    text: str
+    done: bool = False
+
+
+def make(text: str) -> Item:
+    """A new item."""
+    return Item(text)
+
+
+def take(item: Item) -> str:
+    """The class the argument arrived as."""
+    return f"{type(item).__module__.startswith('vis_ext')} {type(item).__name__} {item.text}"
+
+
+def take_any(item) -> str:
+    """The class an unannotated argument arrived as."""
+    return f"{type(item).__name__} {item.text}"
+
+
+vis.register_extension(vis.Extension(
+    name="items", alias="items", description="Items.",
+    symbols=[vis.Symbol(f) for f in (make, take, take_any)],
+))
+'''
+
+
+async def test_records_from_the_sandbox_are_rebuilt_as_the_tools_classes_in_the_worker(
+    tmp_path: Path,
+) -> None:
+    _install("items", ITEMS)
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    code = (
+        "item = await make('ship it')\n"
+        "print(type(item).__name__, '|', await take(item), '|', await take_any(item))"
+    )
+    script = _script(tmp_path / "script.yaml", [code])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        events: list[Event] = []
+        session.subscribe(events.append)
+        await session.submit("go")
+        (block,) = [e for e in events if isinstance(e, BlockFinished)]
+        assert block.error is None, block.error
+        assert block.stdout.strip() == "Item | True Item ship it | Item ship it"
+    finally:
+        await host.close()

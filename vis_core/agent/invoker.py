@@ -284,7 +284,9 @@ class ToolInvoker:
                     result = await run()
                 else:
                     call_args, call_kwargs = (
-                        self._prepare(tool, args, kwargs) if self._prepare else (args, kwargs)
+                        self._prepare(tool, args, kwargs)
+                        if self._prepare and not self._in_worker(tool)
+                        else (args, kwargs)  # the worker rebuilds its tool's own arguments
                     )
                     result = await self._run(tool, call_args, call_kwargs)
         except asyncio.CancelledError:
@@ -363,6 +365,9 @@ class ToolInvoker:
         ended = record.state is not ActivityState.RUNNING
         event = ActivityEnded if ended else ActivityStarted
         await self._emit(event(self._session_id, activity=record))
+
+    def _in_worker(self, tool: HostTool) -> bool:
+        return self._worker is not None and self._worker.runs(tool.owner)
 
     async def _run(self, tool: HostTool, args: tuple, kwargs: dict) -> Any:
         """Vis's async tools run on the loop; an extension's tools run in the session's

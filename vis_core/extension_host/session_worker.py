@@ -73,6 +73,11 @@ class WorkerHandler:
             fn = self._tools.get((owner, call.name))
             if fn is None:
                 raise LookupError(f"extension {owner!r} has no tool {call.name!r} in this worker")
+            from vis_core.records import coerce_arguments
+
+            # records from the sandbox become the tool's own dataclasses here, where its
+            # module lives (the host does not need the extension's classes for it)
+            args, kwargs = coerce_arguments(fn, args, kwargs, owner=owner)
             return self._run(call, fn, args, kwargs)
         if call.target is TargetKind.COMMAND:
             fn = self._commands.get((owner, call.name))
@@ -148,10 +153,11 @@ class WorkerHandler:
                 distribution=raw.get("distribution"),
             )
             try:
-                declaration, _module = execute_entry(candidate, dict(item["env"]))
+                declaration, module = execute_entry(candidate, dict(item["env"]))
             except EntryFailed as failed:
                 problems[str(item["name"])] = str(failed.error)
                 continue
+            _register_records(declaration.name, module)
             self._locks[declaration.name] = threading.RLock()
             self._declarations[declaration.name] = declaration
             self._hooks[declaration.name] = tuple(declaration.op_hooks)
@@ -256,6 +262,18 @@ class WorkerHandler:
             ctypes.pythonapi.PyThreadState_SetAsyncExc(
                 ctypes.c_ulong(running.thread), ctypes.py_object(ToolCancelled)
             )
+
+
+def _register_records(owner: str, module: Any) -> None:
+    """Tell the records registry the classes of ``owner``'s module and its submodules, so an
+    unannotated argument's record rebuilds as that extension's own class."""
+    from vis_core.records import registry
+
+    prefix = module.__name__ + "."
+    modules = [module] + [
+        m for k, m in sorted(sys.modules.items()) if k.startswith(prefix) and m is not None
+    ]
+    registry.replace_owner(owner, [cls for m in modules for cls in registry.classes_in_module(m)])
 
 
 def _close(awaitable: Any) -> None:

@@ -41,12 +41,9 @@ def _lock_folder(real: str) -> int:
 
 def _host_loop() -> asyncio.AbstractEventLoop | None:
     """The loop the session's ``patch`` queues on, when this process serves a session."""
-    from vis_core.extension.context import current_call
-    from vis_core.extension_host.gateway import host_of, loop_of
+    from vis_core.extension.runtime import current_runtime
 
-    call = current_call()
-    loop = loop_of(call, host_of(call))
-    return None if loop is None or loop.is_closed() else loop
+    return current_runtime().mutation_loop()
 
 
 def _join_host_queue(key: str) -> Callable[[], None] | None:

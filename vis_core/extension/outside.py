@@ -3,6 +3,7 @@ and attachments in memory, the log file under ``VIS_HOME``, no person to ask or 
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import threading
 from pathlib import Path
@@ -172,6 +173,9 @@ class OutsideVis(Runtime):
         from vis_core.extension.fs import JailTerms
 
         return JailTerms()
+
+    def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
+        return None  # no session's patch runs in this process
 
     def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
         from vis_core.extension.workspace import hardened_git

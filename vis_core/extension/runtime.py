@@ -10,6 +10,7 @@ then (state in memory, roots at the working directory, …).
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import threading
 from abc import ABC, abstractmethod
@@ -188,6 +189,12 @@ class Runtime(ABC):
         pagers, external diff, filters), jailed when the call's session jails its children;
         ``GitFailed`` when git cannot start."""
 
+    # -- vis.file_mutation_queue ------------------------------------------------------------------
+    @abstractmethod
+    def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop whose per-file queues ``patch`` holds in this process (None: there is
+        no session's ``patch`` here, the folder's ``flock`` alone orders writes)."""
+
 
 # -- which runtime -------------------------------------------------------------------------------
 
@@ -338,6 +345,9 @@ class RuntimeOverride(Runtime):
 
     def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
         return self.inner.run_git(args, cwd)
+
+    def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
+        return self.inner.mutation_loop()
 
 
 def operations() -> frozenset[str]:

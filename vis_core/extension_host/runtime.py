@@ -183,6 +183,9 @@ class StoreRuntime(Runtime):
 
         return JailTerms()
 
+    def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
+        return None  # no session's patch runs in this process
+
     def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
         from vis_core.extension.workspace import hardened_git
 
@@ -381,6 +384,9 @@ class HostRuntime(StoreRuntime):
         from vis_core.extension_host.tool_calls import call_tool
 
         return call_tool(name, args, kwargs)
+
+    def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
+        return self.loop_of_call()
 
     # -- the running call: MCP servers and the jail ---------------------------------------------
     def register_mcp_server(self, owner: str, server: McpServer) -> None:

@@ -7,6 +7,7 @@ the worker itself.
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -133,6 +134,9 @@ class WorkerRuntime(Runtime):
 
     def jail_terms(self) -> JailTerms:
         return self._host("jail_terms")
+
+    def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
+        return None  # no session's patch runs in this process
 
     def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
         from vis_core.sandbox.git import workspace_git  # here, jailed by the host's terms

@@ -14,13 +14,19 @@ RESTARTED = "The Python sandbox restarted; saved helpers and variables were rest
 _CLASS_PREFIX = re.compile(r"^(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit)|[A-Z]\w*\.\w+):\s*")
 
 
+# A message that is only a value (``KeyError: 'missing'``, ``IndexError: 3``): without its
+# class name it says nothing, so the class name stays.
+_BARE_VALUE = re.compile(r"^(?:'[^']*'|\"[^\"]*\"|-?\d[\w.]*|[\[({<].*)$")
+
+
 def plain_error(text: str) -> str:
     """``text`` without the exception class names in front of it (they mean nothing to the
-    person); the rest, the message, stays as it was."""
+    person); the rest, the message, stays as it was. A message that is only a value keeps
+    the class name nearest it (``KeyError: 'missing'``, not ``'missing'``)."""
     text = text.strip()
     while True:
         shorter = _CLASS_PREFIX.sub("", text, count=1)
-        if shorter == text or not shorter:
+        if shorter == text or not shorter or _BARE_VALUE.match(shorter):
             return text
         text = shorter
 

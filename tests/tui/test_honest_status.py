@@ -36,3 +36,18 @@ async def test_a_failed_command_shows_a_cross_and_its_real_duration(
         assert "ValueError" not in text
         notes = [str(n.render()) for n in app.main.query(".note")]
         assert notes == ["The code block stopped: the config is missing"]
+
+
+async def test_an_error_that_is_only_a_value_keeps_its_class_name(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """``KeyError: 'missing'`` says what went wrong; ``'missing'`` alone does not."""
+    code = "settings = {'debug': True}\nprint(settings['missing'])"
+    app = vis_app(workspace, write_script(tmp_path, [{"code": code}, {"text": "done"}]))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: not app.main.turn_running)
+        await until(pilot, lambda: len(app.main.transcript.turns) == 1)
+        notes = [str(n.render()) for n in app.main.query(".note")]
+        assert notes == ["The code block stopped: KeyError: 'missing'"]

@@ -8,11 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 import vis_core.extension as vis
+from vis_core.events import BlockFinished
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.discovery import bundled_dir
 from vis_core.extension_host.loader import load_extensions
+from vis_core.host import Host
+from vis_core.host_options import HostOptions
 from vis_core.tools.registry import HostTool
 
 
@@ -152,3 +156,28 @@ def test_empty_repository_has_no_commits(tmp_path: Path, tools: dict[str, HostTo
         result = tools["git.log"].fn()
     assert result.commits == ()
     assert _present(tools["git.log"], result).summary == "No commits on HEAD"
+
+
+async def test_a_session_runs_git_status_in_its_worker_through_vis_git(
+    repo: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "pwned"
+    _git(repo, "config", "core.fsmonitor", f"touch {marker}; false")
+    (repo / "notes.txt").write_text("changed\n")
+    script = tmp_path / "script.yaml"
+    code = "s = await git.status()\nprint(s.branch, [f.path for f in s.files])"
+    script.write_text(yaml.safe_dump([{"code": code}, {"text": "ok"}]), encoding="utf-8")
+    host = await Host.open(HostOptions(workspace=repo, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        events: list[Any] = []
+        session.subscribe(events.append)
+        await session.submit("status")
+        (block,) = [e for e in events if isinstance(e, BlockFinished)]
+        assert block.error is None, block.error
+        assert block.stdout.strip() == "main ['notes.txt']"
+        (worker,) = host.extension_workers.values()
+        assert worker.pid is not None  # the git extension's tool ran in the session's worker
+    finally:
+        await host.close()
+    assert not marker.exists()  # the repository's fsmonitor program never ran

@@ -155,6 +155,7 @@ class SettingRow(_Focusable):
         super().__init__(section, **kwargs)
         self.state = state
         self.styles.padding = (0, 1, 0, base + 4 * state.node.depth)
+        self.tooltip = state.node.setting.description or None
         self._sync_classes()
 
     @property
@@ -203,14 +204,19 @@ class SettingRow(_Focusable):
             (value, value_style),
             (badge, "italic $text-muted"),
         ]
-        notes = []
+        # The row has one line per note (a fixed height): a longer note is cut with an
+        # ellipsis, not mid-word without a sign; the whole description is the row's tooltip.
+        notes: list[Any] = []
         if setting.description:
-            notes.append((f"\n{setting.description}", "$text-muted"))
+            notes.append((setting.description, "$text-muted"))
         if state.reason:
-            notes.append((f"\nCannot change here: {state.reason}", "italic $text-muted"))
+            notes.append((f"Cannot change here: {state.reason}", "italic $text-muted"))
         for why in state.resolution.ignored:  # e.g. a project value of an untrusted project
-            notes.append((f"\n{why[:1].upper()}{why[1:]}", "italic $warning"))
-        return Content.assemble(*parts, *notes)
+            notes.append((f"{why[:1].upper()}{why[1:]}", "italic $warning"))
+        lines = [
+            Content.styled(text, style).truncate(width, ellipsis=True) for text, style in notes
+        ]
+        return Content.assemble(*parts, *(Content("\n") + line for line in lines))
 
     def action_activate(self) -> None:
         self.post_message(self.Activated(self))

@@ -54,7 +54,7 @@ async def test_counts_failures_and_activity(tools: dict, workspace: Path) -> Non
 
     shown = run.activity.render(phase="success", args=(), kwargs={}, result=report, error=None)
     assert shown.headline == "Run tests" and shown.verdict == "failed"
-    assert shown.summary == "all tests · failed · 3 passed, 1 failed, 1 skipped"
+    assert shown.summary == "all tests · 3 passed, 1 failed, 1 skipped"  # verdict: the badge
     table = next(block for block in shown.content if isinstance(block, ActivityTable))
     assert table.rows[0][0] == "tests/test_math.py::test_bad"
     assert table.paths == (str(workspace / "tests/test_math.py"),)
@@ -73,7 +73,10 @@ async def test_target_and_keyword_narrow_the_run(tools: dict, workspace: Path) -
         result=report,
         error=None,
     )
-    assert shown.verdict == "passed" and shown.summary.startswith("tests/test_more.py · passed")
+    assert (
+        shown.verdict == "passed"
+        and shown.summary == "tests/test_more.py · 1 passed, 0 failed, 0 skipped"
+    )
     assert shown.content == ()
 
 

@@ -361,8 +361,8 @@ def tests_presentation(
         summary = f"{scope} · timed out · {report.counts}"
     elif verdict is None:
         summary = f"{scope} · no tests ran"
-    else:
-        summary = f"{scope} · {verdict} · {report.counts}"
+    else:  # the verdict is the row's badge (and print mode's word): not said twice
+        summary = f"{scope} · {report.counts}"
     content: list[Any] = []
     if report.failures:
         content.append(

@@ -151,3 +151,16 @@ def test_vis_git_runs_git_immune_to_the_repository_configuration(tmp_path: Path)
     assert not marker.exists()  # the repository's fsmonitor program never ran
     with pytest.raises(TypeError, match="as text"):
         vis.git("status", 3)  # type: ignore[arg-type]
+
+
+def test_full_outputs_are_saved_by_the_runtime_of_the_call(tmp_path: Path, vis_home: Path):
+    outside = vis.save_full_output("all of it\n", "build log")
+    assert outside.is_relative_to(vis_home) and outside.parent.name == "extensions"
+    assert outside.name.startswith("build-log-") and outside.read_text() == "all of it\n"
+    store = Store(tmp_path / "vis.db")
+    with calling(_call(tmp_path, StoreRuntime(store), "s9")):  # the session's folder
+        text = vis.fit_output("".join(f"{i}\n" for i in range(2500)), keep="tail", label="x")
+    assert text.startswith("[Output truncated: showing the last 2,000 of 2,500 lines")
+    saved = Path(text.split("Full output saved to: ")[1].split("]")[0])
+    assert saved.parent.name == "s9" and saved.read_text().count("\n") == 2500
+    store.close()

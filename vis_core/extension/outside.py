@@ -177,6 +177,15 @@ class OutsideVis(Runtime):
     def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
         return None  # no session's patch runs in this process
 
+    def save_output(self, text: str, label: str) -> Path:
+        from vis_core.extension.runtime import output_dir
+        from vis_core.paths import write_private
+        from vis_core.text_limits import output_path
+
+        # outside Vis no settings are loaded, so there is no secret to redact
+        path = output_path(output_dir(), label)
+        return write_private(path, text.encode("utf-8", "surrogateescape"))
+
     def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
         from vis_core.extension.workspace import hardened_git
 

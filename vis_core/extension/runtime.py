@@ -195,6 +195,11 @@ class Runtime(ABC):
         """The event loop whose per-file queues ``patch`` holds in this process (None: there is
         no session's ``patch`` here, the folder's ``flock`` alone orders writes)."""
 
+    @abstractmethod
+    def save_output(self, text: str, label: str) -> Path:
+        """Keep a full output (``vis.save_full_output``) in the call's session's output
+        folder, saved secrets redacted; the file's path."""
+
 
 # -- which runtime -------------------------------------------------------------------------------
 
@@ -348,6 +353,18 @@ class RuntimeOverride(Runtime):
 
     def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
         return self.inner.mutation_loop()
+
+    def save_output(self, text: str, label: str) -> Path:
+        return self.inner.save_output(text, label)
+
+
+def output_dir() -> Path:
+    """The output folder of the running call's session (``extensions`` without one)."""
+    from vis_core.paths import VisPaths
+
+    call = current_call()
+    folder = call.session_id if call is not None and call.session_id else "extensions"
+    return VisPaths.from_env().data_dir / "outputs" / folder
 
 
 def operations() -> frozenset[str]:

@@ -8,10 +8,11 @@ and state the limit in the tool's docstring.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import Literal
 
-if TYPE_CHECKING:
-    from vis_core.tools.truncate import Truncation
+from vis_core.extension.runtime import current_runtime
+from vis_core.text_limits import Keep, Truncation, fit_text, printable, truncate
+from vis_core.text_limits import format_size as _size_text
 
 DEFAULT_MAX_BYTES = 50 * 1024
 DEFAULT_MAX_LINES = 2000
@@ -22,8 +23,6 @@ def truncate_head(
     text: str, *, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> Truncation:
     """Keep whole lines from the start (file reads, search results) within both limits."""
-    from vis_core.tools.truncate import Keep, truncate
-
     return truncate(text, Keep.HEAD, max_lines=max_lines, max_bytes=max_bytes)
 
 
@@ -31,8 +30,6 @@ def truncate_tail(
     text: str, *, max_lines: int = DEFAULT_MAX_LINES, max_bytes: int = DEFAULT_MAX_BYTES
 ) -> Truncation:
     """Keep whole lines from the end (logs, command output) within both limits."""
-    from vis_core.tools.truncate import Keep, truncate
-
     return truncate(text, Keep.TAIL, max_lines=max_lines, max_bytes=max_bytes)
 
 
@@ -47,33 +44,18 @@ def truncate_line(line: str, max_bytes: int = 500) -> str:
 
 def format_size(size: int) -> str:
     """``812 B``, ``50.0 KB``, ``1.5 MB``."""
-    from vis_core.tools.truncate import format_size as size_text
-
-    return size_text(size)
-
-
-def _output_dir() -> Path:
-    from vis_core.extension.context import current_call
-    from vis_core.paths import VisPaths
-
-    call = current_call()
-    folder = call.session_id if call is not None and call.session_id else "extensions"
-    return VisPaths.from_env().data_dir / "outputs" / folder
+    return _size_text(size)
 
 
 def save_full_output(text: str, label: str = "output") -> Path:
     """Save ``text`` in the session's output folder and return the file's path."""
-    from vis_core.tools.truncate import save_full_output as save
-
-    return save(text, _output_dir(), label)
+    return current_runtime().save_output(text, label)
 
 
 def fit_output(text: str, *, keep: Literal["head", "tail"] = "head", label: str = "output") -> str:
     """``text`` within 2,000 lines / 50 KB; when cut, the full text is saved and a note says
     what was cut and names the file (after the text for ``head``, before it for ``tail``)."""
-    from vis_core.tools.truncate import Keep
-    from vis_core.tools.truncate import fit_output as fit
-
     if keep not in ("head", "tail"):
         raise ValueError(f"fit_output keep must be 'head' or 'tail', got {keep!r}")
-    return fit(text, _output_dir(), keep=Keep(keep), label=label)
+    runtime = current_runtime()
+    return fit_text(printable(text), Keep(keep), lambda full: runtime.save_output(full, label))

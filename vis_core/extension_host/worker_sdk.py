@@ -138,6 +138,12 @@ class WorkerRuntime(Runtime):
     def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
         return None  # no session's patch runs in this process
 
+    def save_output(self, text: str, label: str) -> Path:
+        from vis_core.extension.runtime import output_dir
+        from vis_core.tools.truncate import save_full_output
+
+        return save_full_output(text, output_dir(), label)
+
     def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
         from vis_core.sandbox.git import workspace_git  # here, jailed by the host's terms
 

@@ -6,6 +6,17 @@ import os
 import re
 from pathlib import Path
 
+from vis_core.text_limits import printable
+
+__all__ = [
+    "MAX_SUMMARY_CHARS",
+    "from_printable",
+    "one_line",
+    "plural",
+    "printable",
+    "shorten_path",
+]
+
 MAX_SUMMARY_CHARS = 200
 
 
@@ -45,14 +56,6 @@ def plural(count: int, word: str, words: str | None = None) -> str:
 
 
 _RAW_BYTE = re.compile(r"\\x([0-9a-fA-F]{2})")
-
-
-def printable(text: str) -> str:
-    """``text`` as the model and the screen get it: bytes of a file name that are not UTF-8
-    (surrogate escapes) become ``\\xNN`` text instead of breaking the encoder."""
-    if not any("\udc80" <= ch <= "\udcff" for ch in text):
-        return text
-    return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def from_printable(text: str) -> str:

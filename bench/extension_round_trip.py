@@ -27,9 +27,20 @@ def echo(value: int) -> int:
     """Return value unchanged."""
     return value
 
-vis.register_extension(
-    vis.Extension(name="bench", alias="bench", description="Bench.", symbols=[vis.Symbol(echo)])
-)
+def drawn(value: int) -> int:
+    """Return value unchanged; its Activity is drawn by a render callback."""
+    return value
+
+def _render(*, phase, args, kwargs, result, error):
+    return vis.ActivityPresentation("Drawn", f"echoed {result}")
+
+vis.register_extension(vis.Extension(
+    name="bench", alias="bench", description="Bench.",
+    symbols=[
+        vis.Symbol(echo),
+        vis.Symbol(drawn, activity=vis.Activity("Drawn", render=_render, show_start=False)),
+    ],
+))
 '''
 
 
@@ -64,7 +75,7 @@ async def anchor(folder: Path) -> float:
         await box.close()
 
 
-async def through_worker(folder: Path) -> tuple[float, int]:
+async def through_worker(folder: Path, tool: str = "echo") -> tuple[float, int]:
     import yaml
 
     from vis_core.events import ActivityEnded, BlockFinished
@@ -74,7 +85,7 @@ async def through_worker(folder: Path) -> tuple[float, int]:
     (home / "extensions").mkdir(parents=True, exist_ok=True)
     (home / "extensions" / "bench.py").write_text(EXTENSION, encoding="utf-8")
     script = folder / "script.yaml"
-    blocks = [{"code": "await echo(0)"}, {"code": timing_block("echo")}, {"text": "done"}]
+    blocks = [{"code": f"await {tool}(0)"}, {"code": timing_block(tool)}, {"text": "done"}]
     script.write_text(yaml.safe_dump(blocks), encoding="utf-8")
     host = await Host.open(HostOptions(workspace=folder, provider="scripted", script=script))
     try:
@@ -88,7 +99,7 @@ async def through_worker(folder: Path) -> tuple[float, int]:
         stored = [
             e.event
             for e in host.store.events(session.id)
-            if isinstance(e.event, ActivityEnded) and e.event.activity.tool == "echo"
+            if isinstance(e.event, ActivityEnded) and e.event.activity.tool == tool
         ]
         return float(finished[-1].stdout.strip()), len(stored)
     finally:
@@ -103,10 +114,12 @@ async def main() -> None:
         work.mkdir()
         bare = await anchor(work)
         worker, stored = await through_worker(work)
+        drawn, _ = await through_worker(work, "drawn")
     print(
         f"extension tool through its worker, Activity stored: median {worker * 1000:.3f} ms per "
         f"call ({CALLS:,} calls in one block, {stored:,} Activities stored; target ≤ 0.3 ms)"
     )
+    print(f"the same with a render callback (drawn in the worker): median {drawn * 1000:.3f} ms")
     print(f"anchor, bare sandbox → host round trip: median {bare * 1000:.3f} ms per call")
     print(f"ratio: {worker / bare:.2f}×")
 

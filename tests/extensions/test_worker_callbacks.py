@@ -302,6 +302,10 @@ def take(item: Item) -> str:
     return f"{type(item).__module__.startswith('vis_ext')} {type(item).__name__} {item.text}"
 
 
+def _broken(**what):
+    raise RuntimeError("draw broke")
+
+
 def take_any(item) -> str:
     """The class an unannotated argument arrived as."""
     return f"{type(item).__name__} {item.text}"
@@ -309,13 +313,16 @@ def take_any(item) -> str:
 
 vis.register_extension(vis.Extension(
     name="items", alias="items", description="Items.",
-    symbols=[vis.Symbol(f) for f in (make, take, take_any)],
+    symbols=[
+        vis.Symbol(make, activity=vis.Activity("Make", render=_broken, show_start=False)),
+        *[vis.Symbol(f) for f in (take, take_any)],
+    ],
 ))
 '''
 
 
 async def test_records_from_the_sandbox_are_rebuilt_as_the_tools_classes_in_the_worker(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     _install("items", ITEMS)
     workspace = tmp_path / "work"
@@ -330,9 +337,15 @@ async def test_records_from_the_sandbox_are_rebuilt_as_the_tools_classes_in_the_
         session = await host.new_session()
         events: list[Event] = []
         session.subscribe(events.append)
-        await session.submit("go")
+        with caplog.at_level(logging.WARNING):
+            await session.submit("go")
         (block,) = [e for e in events if isinstance(e, BlockFinished)]
         assert block.error is None, block.error
         assert block.stdout.strip() == "Item | True Item ship it | Item ship it"
+        # a render that raises (drawn in the worker with the call) leaves the result alone
+        assert "render callback of make failed in phase success" in caplog.text
+        assert "RuntimeError: draw broke" in caplog.text
+        ended = [e.activity for e in events if isinstance(e, ActivityEnded)]
+        assert [a.tool for a in ended][0] == "make"
     finally:
         await host.close()

@@ -205,14 +205,24 @@ class ToolInvoker:
             result: Any = None,
             error: BaseException | None = None,
             context: CallContext | None = None,
+            drawn: tuple[Any, str | None] | None = None,
         ) -> None:
             nonlocal record
             if activity is None or activity.render is None:
                 return
             worker = self._worker
-            if run is None and worker is not None and worker.runs(tool.owner):
-                # the extension's render runs in its worker, never in the host (a handle's
-                # method, ``run``, is drawn by the host's handle itself)
+            if drawn is not None:  # the worker drew it with the call: (presentation, problem)
+                presentation, problem = drawn
+                if problem is not None:
+                    log.warning(
+                        "Activity render callback of %s failed in phase %s: %s",
+                        name,
+                        phase,
+                        problem,
+                    )
+                    return
+            elif in_worker:
+                assert worker is not None
                 from vis_core.extension_host.worker_client import CallbackCall
                 from vis_core.extension_host.worker_frames import CallbackKind
 
@@ -247,6 +257,12 @@ class ToolInvoker:
                 )
                 return
             record = self._with_presentation(record, presentation)
+
+        # the extension's render runs in its worker, never in the host (a handle's method,
+        # ``run``, is drawn by the host's handle itself); success is drawn with the call
+        in_worker = run is None and self._in_worker(tool)
+        draw_with_call = in_worker and activity is not None and activity.render is not None
+        drawn: tuple[Any, str | None] | None = None
 
         def publish(presentation: ActivityPresentation) -> None:
             nonlocal record
@@ -288,7 +304,15 @@ class ToolInvoker:
                         if self._prepare and not self._in_worker(tool)
                         else (args, kwargs)  # the worker rebuilds its tool's own arguments
                     )
-                    result = await self._run(tool, call_args, call_kwargs)
+                    if draw_with_call:
+                        assert self._worker is not None
+                        self._refuse_waiting(tool)
+                        result, *parts = await self._worker.call(
+                            tool, call_args, call_kwargs, render=True
+                        )
+                        drawn = (parts[0], parts[1])
+                    else:
+                        result = await self._run(tool, call_args, call_kwargs)
         except asyncio.CancelledError:
             await asyncio.shield(asyncio.gather(*pending, return_exceptions=True))
             record = dataclasses.replace(
@@ -310,7 +334,7 @@ class ToolInvoker:
             record = self.ended(record, error=exc)
             await self._end(record, started=show_start)
             raise
-        await render("success", result=result, context=context)
+        await render("success", result=result, context=context, drawn=drawn)
         if record.handle_id is None and isinstance(result, HostHandle):
             # the call that returns a handle heads the receipt of the handle's later calls
             record = dataclasses.replace(record, handle_id=result.activity_handle_id)
@@ -369,14 +393,19 @@ class ToolInvoker:
     def _in_worker(self, tool: HostTool) -> bool:
         return self._worker is not None and self._worker.runs(tool.owner)
 
-    async def _run(self, tool: HostTool, args: tuple, kwargs: dict) -> Any:
-        """Vis's async tools run on the loop; an extension's tools run in the session's
-        extension worker (bundled ones in a thread here), one call at a time per extension."""
+    def _refuse_waiting(self, tool: HostTool) -> threading.RLock | None:
+        """The extension's lock; refuse the call while its extension waits on this session."""
         lock = self._locks(tool.owner)
         if lock is not None:  # its extension may hold the lock while it waits on this session
             from vis_core.extension_host.tool_calls import refuse_waiting
 
             refuse_waiting(tool.owner, self._session_id, tool.name)
+        return lock
+
+    async def _run(self, tool: HostTool, args: tuple, kwargs: dict) -> Any:
+        """Vis's async tools run on the loop; an extension's tools run in the session's
+        extension worker (bundled ones in a thread here), one call at a time per extension."""
+        lock = self._refuse_waiting(tool)
         if self._worker is not None and self._worker.runs(tool.owner):
             return await self._worker.call(tool, args, kwargs)
         if lock is None and inspect.iscoroutinefunction(tool.fn):

@@ -1,10 +1,12 @@
-"""A session's extension worker process: loads the session's extensions and runs their tools.
+"""A session's extension worker process: loads the session's extensions and runs their code.
 
 Run as ``python -m vis_core.extension_host.session_worker``; frames
 (:mod:`vis_core.extension_host.worker_frames`) travel on the original stdin/stdout. The host
 first sends ``load`` (the session and each extension's entry file and declared ``env``
-values), then ``tool`` calls; SDK services go back to the host (:mod:`worker_sdk`). Calls into
-one extension run one at a time; a cancelled call is interrupted where Python can interrupt it.
+values), then ``tool``, ``hook``, ``command`` and ``callback`` calls (prompt, activation, ctx,
+a setting's on_change, an Activity's render); SDK services go back to the host
+(:mod:`worker_sdk`). Calls into one extension run one at a time (a render runs beside the
+tool it draws); a cancelled call is interrupted where Python can interrupt it.
 """
 
 from __future__ import annotations
@@ -69,7 +71,7 @@ class WorkerHandler:
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
         owner = str(call.owner)
-        if call.target is TargetKind.TOOL:
+        if call.target in (TargetKind.TOOL, TargetKind.DRAWN_TOOL):
             fn = self._tools.get((owner, call.name))
             if fn is None:
                 raise LookupError(f"extension {owner!r} has no tool {call.name!r} in this worker")
@@ -77,8 +79,12 @@ class WorkerHandler:
 
             # records from the sandbox become the tool's own dataclasses here, where its
             # module lives (the host does not need the extension's classes for it)
+            given = (args, kwargs)
             args, kwargs = coerce_arguments(fn, args, kwargs, owner=owner)
-            return self._run(call, fn, args, kwargs)
+            if call.target is TargetKind.TOOL:
+                return self._run(call, fn, args, kwargs)
+            render = self._renders.get((owner, call.name))
+            return self._run(call, fn, args, kwargs, then=lambda v: (v, *_draw(render, given, v)))
         if call.target is TargetKind.COMMAND:
             fn = self._commands.get((owner, call.name))
             if fn is None:
@@ -181,9 +187,10 @@ class WorkerHandler:
         *,
         lock: bool = True,
         session: list[str | None] | None = None,
+        then: Callable[[Any], Any] | None = None,
     ) -> Any:
         """Run ``fn`` of extension ``call.owner`` as that extension, one call at a time, in
-        the worker's session (or ``session[0]``)."""
+        the worker's session (or ``session[0]``); ``then`` gets its value, in the same call."""
         from vis_core.extension.acting import acting_as
         from vis_core.extension.context import CallContext, calling
 
@@ -210,7 +217,7 @@ class WorkerHandler:
                 value = fn(*args, **kwargs)
                 if inspect.isawaitable(value):
                     value = self._settle(value, running)
-                return value
+                return value if then is None else then(value)
         except ToolCancelled:
             raise asyncio.CancelledError(f"{call.name} was cancelled") from None
         finally:
@@ -262,6 +269,20 @@ class WorkerHandler:
             ctypes.pythonapi.PyThreadState_SetAsyncExc(
                 ctypes.c_ulong(running.thread), ctypes.py_object(ToolCancelled)
             )
+
+
+def _draw(
+    render: Callable[..., Any] | None, given: tuple[tuple, dict], value: Any
+) -> tuple[Any, str | None]:
+    """The success presentation of a tool call that returned ``value``, drawn by its
+    Activity's ``render`` with the arguments as given; or why the render failed."""
+    if render is None:
+        return None, None
+    args, kwargs = given
+    try:
+        return render(phase="success", args=args, kwargs=kwargs, result=value, error=None), None
+    except Exception as exc:  # a render bug never changes the tool's result
+        return None, f"{type(exc).__name__}: {exc}"
 
 
 def _register_records(owner: str, module: Any) -> None:

@@ -306,8 +306,12 @@ class SessionWorker:
 
     # -- calls -------------------------------------------------------------------------------
 
-    async def call(self, tool: HostTool, args: tuple, kwargs: dict) -> Any:
-        """Run ``tool`` in the worker; cancelling the awaiting task cancels it there."""
+    async def call(self, tool: HostTool, args: tuple, kwargs: dict, *, render: bool = False) -> Any:
+        """Run ``tool`` in the worker; cancelling the awaiting task cancels it there.
+
+        ``render``: the worker also draws its Activity's success with the result (one round
+        trip instead of two) and answers ``(value, presentation, problem)``; ``problem`` says
+        why the render failed (the value stands)."""
         await self._settled()
         channel = self._channel
         if channel is None or channel.closed:
@@ -316,9 +320,8 @@ class SessionWorker:
         if problem is not None:
             raise WorkerFailed(f"extension {tool.owner!r} did not load in its worker: {problem}")
         try:
-            call_id, future = channel.request(
-                TargetKind.TOOL, tool.name, args, kwargs, owner=tool.owner
-            )
+            target = TargetKind.DRAWN_TOOL if render else TargetKind.TOOL
+            call_id, future = channel.request(target, tool.name, args, kwargs, owner=tool.owner)
         except ChannelClosed:
             raise WorkerFailed(self._why(tool)) from None
         try:

@@ -36,6 +36,7 @@ class TargetKind(StrEnum):
     the call's name), or the worker's own setup (loading the session's extensions)."""
 
     TOOL = "tool"
+    DRAWN_TOOL = "drawn_tool"  # a tool, then its render of success: (value, drawn, problem)
     HOOK = "hook"
     COMMAND = "command"
     CALLBACK = "callback"

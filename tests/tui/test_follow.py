@@ -101,3 +101,30 @@ async def test_keys_reach_the_prompt_from_rows_and_after_settings(
         await until(pilot, lambda: not isinstance(app.screen, SettingsScreen))
         await pilot.press(*" you")
         assert app.main.prompt.text == "hello you"
+
+
+async def test_tab_and_shift_tab_reach_a_resumed_turns_rows_in_one_press(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Tab from the prompt of a resumed session focuses the first row that opens; Shift+Tab
+    the last one. The first Tab used to scroll to the top and leave the focus on the prompt
+    (the stored turn opened on a row that cannot take focus), and Shift+Tab opened the
+    turn at its first row, far from the prompt."""
+    code = "await cat('notes.txt')\nawait grep('hello', '.')\nsh = await shell('true')\n"
+    code += "await sh.wait()"
+    script = write_script(tmp_path, [{"text": "Looking.", "code": code}, {"text": "Done."}])
+    (workspace / "notes.txt").write_text("hello\n", encoding="utf-8")
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"first", "enter")
+        await until(pilot, lambda: not app.main.turn_running and app.main.transcript.turns)
+        session_id = app.session.id
+    for key, tool in (("tab", "grep"), ("shift+tab", "shell.wait")):
+        resumed = vis_app(workspace, resume=session_id)
+        async with resumed.run_test(size=(100, 40)) as pilot:
+            await started(resumed, pilot)
+            await pilot.press(key)
+            await until(pilot, lambda app=resumed: isinstance(app.focused, ActivityRow))
+            focused = resumed.focused
+            assert isinstance(focused, ActivityRow) and focused.record.tool == tool

@@ -37,6 +37,7 @@ from vis_tui.widgets.fold_row import FoldRow
 from vis_tui.widgets.progress_line import ProgressLine
 from vis_tui.widgets.prompt import PromptInput
 from vis_tui.widgets.status import StatusBar
+from vis_tui.widgets.stored_turn import StoredTurnView
 from vis_tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -93,6 +94,14 @@ class MainScreen(Screen[None]):
         Binding("ctrl+end", "bottom", "End of transcript", show=False, priority=True),
         Binding("f3", "toggle_panel", "Side panel", show=False),
     ]
+
+    def focus_previous(self, selector: Any = "*") -> Widget | None:
+        """Shift+Tab onto a stored turn opens it at its last row (the one nearest where the
+        focus came from), as Tab opens it at its first."""
+        widget = super().focus_previous(selector)
+        if isinstance(widget, StoredTurnView):  # its Focus event is handled after this
+            widget.focused_going_back = True
+        return widget
 
     def __init__(self, workspace: Any) -> None:
         super().__init__()

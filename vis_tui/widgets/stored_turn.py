@@ -116,10 +116,13 @@ class StoredTurnView(Widget, can_focus=True):
     class Open(Message):
         """Replace ``view`` with a full turn; ``record_id`` is the Activity row clicked."""
 
-        def __init__(self, view: StoredTurnView, record_id: str | None) -> None:
+        def __init__(
+            self, view: StoredTurnView, record_id: str | None, *, at_end: bool = False
+        ) -> None:
             super().__init__()
             self.view = view
             self.record_id = record_id
+            self.at_end = at_end  # focus reached it going back (Shift+Tab, ↑): its last row
 
     def __init__(self, turn: StoredTurn, *, show_steps: bool = True) -> None:
         super().__init__(classes="turn")
@@ -137,7 +140,11 @@ class StoredTurnView(Widget, can_focus=True):
         ]
         self.rows = [row for run in self.runs if run for row in run]
         self._cache: Drawn | None = None
-        self.can_focus = bool(self.rows)  # Tab reaches a stored turn's Activities
+        # Tab reaches a stored turn with something to open (a row that opens, a fold)
+        self.can_focus = any(is_expandable(r.record, list(r.receipts)) for r in self.rows) or any(
+            part.kind is PartKind.FOLD for part in self.parts
+        )
+        self.focused_going_back = False  # set by whoever moved the focus back onto it
 
     # -- reading -------------------------------------------------------------------------
     @property
@@ -274,4 +281,5 @@ class StoredTurnView(Widget, can_focus=True):
     def on_focus(self) -> None:
         # A mouse press focuses before its click arrives: the click opens the row it is on.
         if getattr(self.screen, "_mouse_down_offset", None) is None:
-            self.post_message(self.Open(self, None))
+            self.post_message(self.Open(self, None, at_end=self.focused_going_back))
+        self.focused_going_back = False

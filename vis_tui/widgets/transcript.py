@@ -157,7 +157,10 @@ class Transcript(SteadyScroll, can_focus=False):
         current = next((w for w in chain if isinstance(w, Widget) and w in stops), None)
         index = stops.index(current) + step if current is not None else 0
         if 0 <= index < len(stops):
-            stops[index].focus()
+            stop = stops[index]
+            if isinstance(stop, StoredTurnView):
+                stop.focused_going_back = step < 0
+            stop.focus()
 
     def action_leave(self) -> None:
         self.post_message(self.Leave())
@@ -268,11 +271,16 @@ class Transcript(SteadyScroll, can_focus=False):
             fold.action_toggle()
             await view.remove()
             return
-        row = full.rows.get(message.record_id or "") or next(iter(full.rows.values()), None)
+        row: Widget | None = full.rows.get(message.record_id or "")
+        if row is None:  # reached by the keyboard: the first (or, going back, last) stop
+            stops = [w for w in full.query("ActivityRow, FoldRow") if w.can_focus]
+            row = (stops[-1] if message.at_end else stops[0]) if stops else None
         if row is not None:
             self.screen.set_focus(row, scroll_visible=False)  # now: the view goes next
-            if message.record_id is not None:
+            if message.record_id is not None and isinstance(row, ActivityRow):
                 row.action_toggle()
+            else:
+                self.call_after_refresh(row.scroll_visible, animate=False)
         await view.remove()
 
     def _mounted_turns(self) -> list[TurnView | StoredTurnView]:

@@ -34,7 +34,7 @@ def mutation_key(path: str | os.PathLike[str]) -> str:
 
 def _lock_folder(real: str) -> int:
     """The cross-process lock ``patch`` takes for ``real`` (the same ``flock``); its fd."""
-    from vis_core.tools.versions import lock_folder_of
+    from vis_core.file_queue import lock_folder_of
 
     return lock_folder_of(real)
 
@@ -48,7 +48,7 @@ def _host_loop() -> asyncio.AbstractEventLoop | None:
 
 def _join_host_queue(key: str) -> Callable[[], None] | None:
     """Enter ``patch``'s queue for ``key`` from a thread; returns how to leave it."""
-    from vis_core.tools.versions import file_mutation_queue
+    from vis_core.file_queue import file_mutation_queue
 
     loop = _host_loop()
     if loop is None:
@@ -114,7 +114,7 @@ class FileMutationQueue:
         self._release()
 
     async def __aenter__(self) -> str:
-        from vis_core.tools.versions import file_mutation_queue
+        from vis_core.file_queue import file_mutation_queue
 
         if self.key in _held.get():
             return self.key

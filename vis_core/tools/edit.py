@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vis_core.file_queue import cross_process_lock, file_mutation_queue
 from vis_core.tools.context import ToolContext
 from vis_core.tools.patching import (
     Edit,
@@ -23,7 +24,6 @@ from vis_core.tools.patching import (
 )
 from vis_core.tools.pycheck import check_python
 from vis_core.tools.textfiles import BinaryFileError, read_text, split_lines
-from vis_core.tools.versions import cross_process_lock, file_mutation_queue
 
 
 @dataclass(frozen=True)

@@ -214,3 +214,32 @@ async def test_a_bang_command_shows_its_output_live_and_after_resume(workspace: 
     assert "first-line" in output, "the output is on screen, not only in the closed row"
     assert output[output.index("first-line") :][:3] == ["first-line", "err-line", "exit 3"]
     assert resumed == live
+
+
+async def test_turns_that_end_in_an_answer_are_one_blank_line_apart(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """An answer's bottom margin and the turn's made two blank lines before the next request
+    when a turn had no step line (most plain questions); now one, live and after resume."""
+    script = write_script(tmp_path, [{"text": "First answer."}, {"text": "Second answer."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        for request, count in (("first", 1), ("second", 2)):
+            await pilot.press(*request, "enter")
+            await until(
+                pilot,
+                lambda n=count: not app.main.turn_running and len(app.main.transcript.turns) == n,
+            )
+        await until(pilot, lambda: all(a.source == a.text for a in app.main.query(AnswerView)))
+        await pilot.pause(0.2)
+        live = _lines(app)
+        session_id = app.session.id
+    resumed_app = vis_app(workspace, resume=session_id)
+    async with resumed_app.run_test(size=(100, 40)) as pilot:
+        await started(resumed_app, pilot)
+        await pilot.pause(0.2)
+        resumed = _lines(resumed_app)
+    answer = next(n for n, line in enumerate(live) if "First answer." in line)
+    assert live[answer + 1] == "" and "› second" in live[answer + 2]
+    assert resumed == live

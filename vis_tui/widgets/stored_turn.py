@@ -243,7 +243,8 @@ class StoredTurnView(Widget, can_focus=True):
                 hits.update((len(lines) + n, record_id) for n, record_id in enumerate(ids))
             lines.extend(strips)
             margin = bottom
-        lines.extend([blank] * margin)
+        if not parts:  # only the request: its bottom margin (a last answer's is dropped)
+            lines.extend([blank] * margin)
         strips = [line.extend_cell_length(width, space) for line in lines]
         return Drawn(width, style, painter.app.theme, strips, hits)
 

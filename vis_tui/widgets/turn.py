@@ -73,6 +73,8 @@ class TurnView(Vertical):
     TurnView > .request { background: $boost; padding: 0 1; margin-bottom: 1; }
     TurnView > .note { color: $text-muted; padding-left: 2; }
     TurnView > .turn-footer { padding-left: 2; color: $text-muted; }
+    /* the turn's own bottom margin spaces it from the next: one blank line, not two */
+    TurnView > AnswerView:last-child { margin-bottom: 0; }
     """
 
     def __init__(self, turn_id: str, position: int, request: str, context: BlockContext) -> None:

@@ -366,8 +366,13 @@ class Host:
         self.extensions = replace(self.extensions, options=options).reload()
         self.settings.refresh()  # the settings files, read again
         self.mcp.reload_soon()  # mcp.json and extension servers, read again
+        from vis_core.extension_host.session_kit import called_per_request
+
+        again = called_per_request(self.extensions)
         for worker in self.extension_workers.values():  # the next call starts a new one
             worker.stop()
+            if again:  # the next request calls into it: start it now, in the background
+                worker.prestart()
         self.reset_session_tools()
         from vis_core.extension_host.doctor import describe
 

@@ -230,7 +230,15 @@ async def test_the_worker_starts_when_the_session_opens_if_requests_call_into_it
             await asyncio.sleep(0.05)
         assert worker.pid is not None and _alive(worker.pid)
         assert not _rows()  # nothing of the extension ran yet: the worker only loaded it
+        first = worker.pid
+        host.reload()  # stops it, and starts the next one in the background again
+        assert not _alive(first)
+        for _ in range(600):
+            if worker.pid not in (None, first) and worker.ready:
+                break
+            await asyncio.sleep(0.05)
         pid = worker.pid
+        assert pid is not None and pid != first and _alive(pid)
         await session.close()
         assert not _alive(pid)
 

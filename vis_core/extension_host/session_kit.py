@@ -33,7 +33,7 @@ def _request_health(store: Store, session_id: str) -> dict[str, Any]:
     return {"fold_measurement": folds[-1].measurement()} if folds else {}
 
 
-def _called_per_request(loaded: LoadedExtensions) -> bool:
+def called_per_request(loaded: LoadedExtensions) -> bool:
     """Whether some extension of the worker has a prompt or activation callback, which every
     request calls (its worker is then needed before the first one)."""
     for ext in loaded.enabled:
@@ -75,7 +75,7 @@ class SessionKit:
         )
         # the session's extension worker: started by the first tool, hook or command it runs
         self.worker = SessionWorker(extensions, place, project_values)
-        if _called_per_request(extensions()):
+        if called_per_request(extensions()):
             self.worker.prestart()  # the first request's prompt needs it; start it meanwhile
         self.hooks = OpHooks(extensions, self.services.context_for, self.worker)
         self.tool_hooks = ToolHooks(self.hooks)

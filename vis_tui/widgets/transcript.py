@@ -15,6 +15,7 @@ from textual.widgets import Markdown, Static
 from vis_core.model.turn import TurnStatus
 from vis_tui.history import PageLoader, PartKind, StoredTurn, TurnPage
 from vis_tui.widgets.activity import ActivityRow
+from vis_tui.widgets.answer import AnswerView
 from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.fold_row import FoldRow
 from vis_tui.widgets.plain import record_text
@@ -57,7 +58,11 @@ class AfterTurnNote(SystemMessage):
     def on_mount(self) -> None:
         siblings = self.parent.children if self.parent is not None else []
         index = siblings.index(self)
-        gap = siblings[index - 1].styles.margin.bottom if index else 0
+        before = siblings[index - 1] if index else None
+        # live, an answer ending the turn had no bottom margin (``AnswerView:last-child``)
+        gap = 0
+        if before is not None and not isinstance(before, AnswerView):
+            gap = before.styles.margin.bottom
         self.styles.margin = (gap + 1, 0, 0, 0)
 
 

@@ -18,8 +18,10 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("Shift+Enter, Ctrl+J", "insert a newline", "prompt"),
     KeyHelp("↑ / ↓", "earlier / later prompts; ↓ past the newest restores the draft", "prompt"),
     KeyHelp("↑ (empty prompt)", "pull the newest queued message back for editing", "prompt"),
-    KeyHelp("/", "slash command completion; Tab completes, ↑/↓ choose", "prompt"),
-    KeyHelp("@path", "complete a workspace file; its current text goes with the request", "prompt"),
+    KeyHelp("/", "slash command completion; Tab or Enter completes, ↑/↓ choose", "prompt"),
+    KeyHelp(
+        "@path", "complete a workspace file (Tab, Enter); its text goes with the request", "prompt"
+    ),
     KeyHelp("!command", "run a command in the workspace; the model reads its output", "prompt"),
     KeyHelp("Esc", "cancel the running turn (queued messages wait); again: drop them"),
     KeyHelp("Ctrl+C", "clear the draft, then cancel the running turn, then quit on a second press"),

@@ -103,6 +103,35 @@ async def test_at_completes_and_attaches_a_file_with_spaces_in_its_name_quoted(
         assert "remember the milk" in app.session.conversation.messages[0].text
 
 
+async def test_enter_on_an_open_menu_takes_the_offered_completion(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """``@app`` + Enter with the menu offering ``@src/app.py``: Enter takes it (the letters
+    alone attached nothing, silently); Enter again sends. A command typed whole, ``/undo``,
+    still runs on the first Enter."""
+    _files(workspace)
+    script = write_script(tmp_path, [{"text": "Read it."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"look at @sapp")
+        menu = app.main.completion
+        await until(pilot, lambda: menu.display and bool(menu.choices))
+        await pilot.press("enter")
+        assert app.main.prompt.text == "look at @src/app.py "
+        assert not app.main.transcript.turns  # nothing was sent yet
+        await pilot.press("enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Read it.")
+        [attached] = _stored(app, UserContext)
+        assert attached.title == "src/app.py"
+        await pilot.press(*"/undo")
+        await until(pilot, lambda: menu.display and bool(menu.choices))
+        await pilot.press("enter")
+        notes = app.main.transcript.query(SystemMessage)
+        await until(pilot, lambda: any("Nothing undone" in m.source for m in notes))
+        assert app.main.prompt.text == ""
+
+
 async def test_bang_runs_a_command_whose_output_the_model_reads_next_turn(
     workspace: Path, tmp_path: Path
 ) -> None:

@@ -98,13 +98,25 @@ class PromptInput(TextArea):
             menu.hide()
         return True
 
+    def _takes_choice(self, menu: CompletionMenu | None) -> bool:
+        """Whether Enter takes the menu's chosen completion instead of sending: one is
+        chosen and what was typed is not it already (Enter on ``/undo`` sends it)."""
+        choice = menu.selected_choice if menu is not None else None
+        if choice is None:
+            return False
+        row, column = self.cursor_location
+        typed = self.document.get_line(row)[choice.start : column]
+        return typed.rstrip() != choice.text.rstrip()
+
     async def _on_key(self, event: events.Key) -> None:
         key = event.key
         handled = True
         menu = self._menu()
         row, _ = self.cursor_location
         last_row = self.document.line_count - 1
-        if key == "enter":
+        if key == "enter" and self._takes_choice(menu):
+            self.complete()  # "@tcalc" + Enter: the file the menu offers, not the letters
+        elif key == "enter":
             text = self.text
             if menu is not None:
                 menu.hide()

@@ -6,6 +6,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from vis_core.model.turn import BLOCK_CANCELLED
+
 THINKING_PREVIEW = 100
 MUTED = "$text-muted"
 WARNING = "$text-warning"
@@ -54,7 +56,7 @@ def block_notes(
     notes: list[tuple[str, str]] = []
     if restarted:
         notes.append((RESTARTED, MUTED))
-    if error:
+    if error and error.strip() != BLOCK_CANCELLED:  # the turn's footer says it was cancelled
         message = plain_error(last_line(error)) or "error"
         shown = {plain_error(last_line(e)) for e in activity_errors if e}
         if message not in shown:

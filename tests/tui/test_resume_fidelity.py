@@ -243,3 +243,31 @@ async def test_turns_that_end_in_an_answer_are_one_blank_line_apart(
     answer = next(n for n, line in enumerate(live) if "First answer." in line)
     assert live[answer + 1] == "" and "› second" in live[answer + 2]
     assert resumed == live
+
+
+async def test_a_cancelled_block_is_said_once_live_and_after_resume(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Esc while a block runs: the footer says the turn was cancelled; no second note
+    "The code block stopped: the turn was cancelled" above it."""
+    script = write_script(
+        tmp_path, [{"text": "Waiting.", "code": "import asyncio\nawait asyncio.sleep(30)"}]
+    )
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"first", "enter")
+        await until(pilot, lambda: "running a block" in str(app.main.progress.render()))
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.main.turn_running)
+        await pilot.pause(0.3)
+        live = _lines(app)
+        session_id = app.session.id
+    resumed_app = vis_app(workspace, resume=session_id)
+    async with resumed_app.run_test(size=(100, 40)) as pilot:
+        await started(resumed_app, pilot)
+        await pilot.pause(0.3)
+        resumed = _lines(resumed_app)
+    assert [line.strip() for line in live if line.strip()][-1] == "Cancelled by the user."
+    assert not any("code block stopped" in line for line in live)
+    assert resumed == live

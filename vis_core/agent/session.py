@@ -35,7 +35,7 @@ from vis_core.events import (
 )
 from vis_core.extension_host.attachments import load_shown_image, take_shown
 from vis_core.model.notify import NotifyKind
-from vis_core.model.turn import Incomplete, TurnStatus
+from vis_core.model.turn import BLOCK_CANCELLED, Incomplete, TurnStatus
 from vis_core.model.usage import Usage
 from vis_core.providers.base import (
     ContextOverflowError,
@@ -657,7 +657,7 @@ class AgentSession:
                         turn_id=turn_id,
                         iteration_id=iteration_id,
                         stdout=stdout,
-                        error="KeyboardInterrupt: the turn was cancelled",
+                        error=BLOCK_CANCELLED,
                         duration=time.monotonic() - started,
                         images=take_shown(self.id),
                     )

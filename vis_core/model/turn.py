@@ -15,6 +15,10 @@ class TurnStatus(StrEnum):
     INCOMPLETE = "incomplete"  # the last answer was cut at the model's output limit
 
 
+# A block's error when the person cancelled its turn (Esc): the turn's end says it already.
+BLOCK_CANCELLED = "KeyboardInterrupt: the turn was cancelled"
+
+
 class Incomplete(StrEnum):
     """Why an assistant text is not a whole answer."""
 

@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import subprocess
-import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_core.events import Notification
 from vis_core.extension.context import current_call
-from vis_core.extension.runtime import Runtime
+from vis_core.extension.outside import OutsideVis
 from vis_core.model.notify import NotifyKind
 
 if TYPE_CHECKING:
@@ -23,20 +21,20 @@ if TYPE_CHECKING:
     from vis_core.extension.mcp_servers import McpServer
     from vis_core.extension_host.host_port import HostPort
     from vis_core.interaction import Interaction
-    from vis_core.model.activity import ActivityPresentation
     from vis_core.store import Store
 
 log = logging.getLogger(__name__)
 NOTIFY_WAIT = 5.0
 
 
-class StoreRuntime(Runtime):
+class StoreRuntime(OutsideVis):
     """A Vis process with the database but no session (extensions loading, the registration
-    worker): state in the store, the log file, nothing shown to a person."""
+    worker): state in the store; the rest as outside Vis (the log file, nothing shown to a
+    person, attachments in memory)."""
 
     def __init__(self, store: Store | None = None) -> None:
+        super().__init__()
         self._store = store
-        self._lock = threading.Lock()
 
     @property
     def store(self) -> Store:
@@ -48,12 +46,6 @@ class StoreRuntime(Runtime):
 
                 self._store = Store(VisPaths.from_env().ensure().db_file)
             return self._store
-
-    def serves(self, session_id: str | None) -> bool:
-        return False
-
-    def extension_path(self, owner: str) -> Path | None:
-        return None
 
     # -- state -------------------------------------------------------------------------------
     def state_read(self, owner: str | None, key: str) -> tuple[bool, Any]:
@@ -77,33 +69,7 @@ class StoreRuntime(Runtime):
         self.store.state_clear(_owner(owner))
 
     # -- log and notify ----------------------------------------------------------------------
-    def log(self, level: str, message: str, source: str) -> None:
-        from vis_core.extension.logs import write_log
-
-        write_log(level, message, source=source)
-
-    def notify(self, text: str, kind: str) -> bool:
-        return False
-
     # -- the person ----------------------------------------------------------------------------
-    def ask(self, form: Form) -> Answer:
-        from vis_core.extension.forms import Answer, AnswerReason
-
-        return Answer(reason=AnswerReason.UNDELIVERABLE)
-
-    def open_live(
-        self,
-        title: str,
-        nodes: tuple[Any, ...],
-        *,
-        placement: Any,
-        key: str | None,
-        flush_ms: int,
-    ) -> LiveView:
-        from vis_core.extension.live import NoSink, open_view
-
-        return open_view(title, nodes, placement, key, flush_ms, NoSink())
-
     # -- sessions: the host's ----------------------------------------------------------------
     def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
         raise RuntimeError(f"vis.list_sessions() {_NO_HOST}")
@@ -114,88 +80,13 @@ class StoreRuntime(Runtime):
     def sessions(self) -> Any:
         raise RuntimeError(f"vis.sessions {_NO_HOST}")
 
-    def bound_session(self) -> Any:
-        raise RuntimeError(
-            "vis.session is the session that called your extension, and no session did; "
-            "use it inside a tool call or command of a session"
-        )
-
     # -- attachments: in memory ------------------------------------------------------------------
-    def attachment_add(
-        self,
-        data: bytes,
-        filename: str,
-        media_type: str,
-        audience: str,
-        commentable: bool,
-        label: str,
-    ) -> dict[str, Any]:
-        from vis_core.extension.attachments import MEMORY
-
-        return MEMORY.add(data, filename, media_type, audience, commentable, label)
-
-    def attachment_list(self, filename: str | None) -> list[dict[str, Any]]:
-        from vis_core.extension.attachments import MEMORY
-
-        return MEMORY.listed(filename)
-
-    def attachment_find(self, key: str, version: int | None, what: str) -> Stored:
-        from vis_core.extension.attachments import memory_find
-
-        return memory_find(key, version, what)
-
-    def attachment_read(self, key: str, version: int | None) -> bytes:
-        from vis_core.extension.attachments import memory_read
-
-        return memory_read(key, version)
-
-    def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
-        from vis_core.extension.attachments import memory_show
-
-        return memory_show(key, version)
-
-    def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        raise RuntimeError(
-            f"vis.tools.{name} works only while a Vis session runs your extension; outside a "
-            "session (for example in unit tests), import and call the other package directly"
-        )
-
     # -- the running call ----------------------------------------------------------------------
-    def publish_activity(self, presentation: ActivityPresentation) -> None:
-        call = current_call()
-        if call is None or call.publish is None:
-            raise RuntimeError("publish_activity works only while Vis runs one of your tools")
-        call.publish(presentation)
-
-    def setting_value(self, setting_id: str, default: Any) -> Any:
-        from vis_core.extension.settings_decl import value_of
-
-        try:
-            return value_of(setting_id)
-        except LookupError:
-            return default
-
-    def register_mcp_server(self, owner: str, server: McpServer) -> None:
-        return None  # no session runs here: the declaration is read when one starts
-
-    def jail_terms(self) -> JailTerms:
-        from vis_core.extension.fs import JailTerms
-
-        return JailTerms()
-
-    def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
-        return None  # no session's patch runs in this process
-
     def save_output(self, text: str, label: str) -> Path:
         from vis_core.extension.runtime import output_dir
         from vis_core.tools.truncate import save_full_output
 
         return save_full_output(text, output_dir(), label)
-
-    def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
-        from vis_core.extension.workspace import hardened_git
-
-        return hardened_git(args, cwd)
 
 
 _NO_HOST = "works only in a call from a Vis session (a tool, command or callback), not while "

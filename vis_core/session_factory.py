@@ -17,6 +17,7 @@ from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
 from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
 from vis_core.model.notify import NotifyKind
+from vis_core.model.turn import BLOCK_CANCELLED
 from vis_core.session_tools import SessionTools, ToolSet
 from vis_core.tools.checkpoints import Checkpoints
 from vis_core.tools.registry import HostTool, ToolRegistry
@@ -237,10 +238,18 @@ def _control_file_watch(host: Host, session_id: str, bus: EventBus) -> Callable[
 
 
 def _leave_running(shells: Any) -> Callable[[Event], None]:
-    """After each block, the session's commands still running report back when they end."""
+    """After each block, the session's commands still running report back when they end;
+    after a cancelled block, those it started are stopped instead (Esc stops what it began)."""
+    stopping: set[asyncio.Task[None]] = set()
 
     def watch(event: Event) -> None:
-        if isinstance(event, BlockFinished):
+        if not isinstance(event, BlockFinished):
+            return
+        if event.error == BLOCK_CANCELLED:
+            task = asyncio.ensure_future(shells.stop_unleft())
+            stopping.add(task)
+            task.add_done_callback(stopping.discard)
+        else:
             shells.leave_running()
 
     return watch

@@ -354,6 +354,12 @@ class ShellManager:
         self.handles[handle.id] = handle
         return handle
 
+    async def stop_unleft(self) -> None:
+        """A block was cancelled (Esc, Ctrl+C): stop the commands it started that still run.
+        Those earlier blocks left running (a dev server, a watcher) go on."""
+        started = [h for h in self.handles.values() if h.running and not h.left_running]
+        await asyncio.gather(*(h.stop() for h in started), return_exceptions=True)
+
     def leave_running(self) -> None:
         """A block ended: the commands still running report back when they end."""
         for handle in self.handles.values():

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
+
+from processes import alive
 
 # The grandchild keeps the protocol fds, prints around them, then outlives its parent.
 GRANDCHILD = """
@@ -30,15 +31,6 @@ print(child.stdout.readline().decode().strip(), flush=True)
 """
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as stat:  # a zombie waits for its reaper only
-        return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-
-
 def test_protocol_fds_are_apart_and_the_child_ends_with_its_parent(tmp_path) -> None:
     stderr = tmp_path / "stderr"
     out = subprocess.run(
@@ -51,7 +43,7 @@ def test_protocol_fds_are_apart_and_the_child_ends_with_its_parent(tmp_path) -> 
     pid, stdin_read = int(out[0]), out[1]
     assert stdin_read == "b''"  # fd 0 is /dev/null: code in the child cannot read the protocol
     deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
+    while alive(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _alive(pid), "the child outlived its parent"
+    assert not alive(pid), "the child outlived its parent"
     assert stderr.read_text() == "stray output\n"  # fd 1 writes land on stderr, not the protocol

@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+from processes import alive
+
 HANG = '''"""Hangs."""
 import time
 
@@ -55,14 +57,6 @@ def _until(proc: subprocess.Popen, event_type: str) -> None:
     raise AssertionError(f"vis run ended before {event_type}: {proc.stderr.read()}")
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 def test_first_ctrl_c_stops_vis_run_while_an_extension_tool_hangs(
     workspace: Path, vis_home: Path
 ) -> None:
@@ -91,13 +85,13 @@ def test_after_kill_9_no_shell_child_survives_and_the_turn_shows_interrupted(
         assert time.monotonic() < deadline and proc.poll() is None
         time.sleep(0.1)
     grandchild = int(pid_file.read_text())
-    assert _alive(grandchild)
+    assert alive(grandchild)
     proc.kill()
     proc.wait(timeout=10)
     deadline = time.monotonic() + 10
-    while _alive(grandchild) and time.monotonic() < deadline:
+    while alive(grandchild) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not _alive(grandchild), "a shell child outlived vis run"
+    assert not alive(grandchild), "a shell child outlived vis run"
 
     import asyncio
 

@@ -6,20 +6,13 @@ import asyncio
 from pathlib import Path
 
 import yaml
+from processes import alive
 
 from vis_core.events import ActivityStarted, Event
 from vis_core.host import Host, HostOptions
 
 EARLIER = 'server = await shell("echo $$ > server.pid; exec sleep 60")\nprint("up")'
 CANCELLED = 'build = await shell("echo $$ > build.pid; exec sleep 60")\nawait build.wait(600)'
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
 
 
 async def _pid(path: Path) -> int:
@@ -41,7 +34,7 @@ async def test_esc_stops_the_commands_the_cancelled_block_started(
         session = await host.new_session()
         await session.submit("start the server")
         server = await _pid(workspace / "server.pid")
-        assert _alive(server)
+        assert alive(server)
 
         started = asyncio.Event()
 
@@ -56,10 +49,10 @@ async def test_esc_stops_the_commands_the_cancelled_block_started(
         session.cancel()
         await turn
         for _ in range(250):
-            if not _alive(build):
+            if not alive(build):
                 break
             await asyncio.sleep(0.02)
-        assert not _alive(build)  # the cancelled block's command was stopped
-        assert _alive(server)  # the one an earlier block left running goes on
+        assert not alive(build)  # the cancelled block's command was stopped
+        assert alive(server)  # the one an earlier block left running goes on
     finally:
         await host.close()

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from processes import alive
 
 from vis_core.events import ActivityEnded, ActivityUpdated, BlockFinished, Event, Notification
 from vis_core.host import Host, HostOptions
@@ -111,14 +112,6 @@ def _script(path: Path, blocks: list[str]) -> Path:
 PRINT_PROBE = "import json\nprint(json.dumps(dict(await probe())))"
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 async def _turn(session: Any) -> list[Event]:
     events: list[Event] = []
     session.subscribe(events.append)
@@ -152,7 +145,7 @@ async def test_tools_run_in_the_session_worker_with_only_declared_and_base_envir
         first = await host.new_session()
         events = await _turn(first)
         seen = _printed(events)
-        assert seen["pid"] != os.getpid() and _alive(seen["pid"])
+        assert seen["pid"] != os.getpid() and alive(seen["pid"])
         assert seen["api_key"] is None  # nothing of the host's environment but the base
         assert seen["declared"] == "declared-value"  # its declared env reaches it
         assert seen["root"] == str(workspace)
@@ -171,17 +164,17 @@ async def test_tools_run_in_the_session_worker_with_only_declared_and_base_envir
 
         _install(version=2)
         host.reload()  # /reload stops the workers; the next call loads the new code
-        assert not _alive(seen["pid"]) and not _alive(other["pid"])
+        assert not alive(seen["pid"]) and not alive(other["pid"])
         reloaded = _printed(await _turn(first))
         assert reloaded["version"] == 2 and reloaded["pid"] != seen["pid"]
         still = _printed(await _turn(second))["pid"]
 
         await first.close()  # closing the session stops its worker, not the other's
-        assert not _alive(reloaded["pid"])
-        assert _alive(still)
+        assert not alive(reloaded["pid"])
+        assert alive(still)
     finally:
         await host.close()
-    assert not _alive(still)
+    assert not alive(still)
 
 
 async def _cancelled_while(session: Any, tool: str) -> list[Event]:
@@ -235,7 +228,7 @@ async def test_a_hung_tool_is_cancelled_and_a_deaf_worker_is_killed_and_restarte
 
         await _cancelled_while(session, "deaf")  # deaf to the cancel: killed, then restarted
         fresh = _printed(await _turn(session))["pid"]
-        assert fresh != pid and not _alive(pid)
+        assert fresh != pid and not alive(pid)
     finally:
         await host.close()
 
@@ -486,7 +479,7 @@ async def test_bundled_extensions_run_in_the_session_worker_too(tmp_path: Path) 
         ended = [e.activity for e in events if isinstance(e, ActivityEnded)]
         assert [a.state for a in ended] == [ActivityState.SUCCEEDED] * 2
         worker = host.extension_workers[session.id]
-        assert worker.pid is not None and worker.pid != os.getpid() and _alive(worker.pid)
+        assert worker.pid is not None and worker.pid != os.getpid() and alive(worker.pid)
     finally:
         await host.close()
 

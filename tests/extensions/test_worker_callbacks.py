@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 import yaml
+from processes import alive
 
 from vis_core.events import ActivityEnded, BlockFinished, Event
 from vis_core.extension_host import worker_client
@@ -98,14 +99,6 @@ def _script(path: Path, blocks: list[str]) -> Path:
     return path
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
 async def test_callbacks_run_in_the_session_worker_never_in_the_host(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -163,12 +156,12 @@ async def test_on_change_and_commands_with_no_session_run_in_a_short_worker(
         (row,) = [row for row in _rows() if row["what"].startswith("on_change")]
         assert row["what"] == "on_change low->high at global for None"
         assert row["pid"] != os.getpid() and row["key"] is None
-        assert not _alive(row["pid"])  # started for this one call and stopped after it
+        assert not alive(row["pid"])  # started for this one call and stopped after it
 
         result = await host.commands.run(None, "/where")  # a slash command of no session too
         (row,) = [row for row in _rows() if row["what"] == "command"]
         assert result.title == str(row["pid"]) and row["pid"] != os.getpid()
-        assert row["key"] is None and not _alive(row["pid"])
+        assert row["key"] is None and not alive(row["pid"])
     finally:
         await host.close()
 
@@ -228,25 +221,25 @@ async def test_the_worker_starts_when_the_session_opens_if_requests_call_into_it
             if worker.pid is not None and worker.ready:
                 break
             await asyncio.sleep(0.05)
-        assert worker.pid is not None and _alive(worker.pid)
+        assert worker.pid is not None and alive(worker.pid)
         assert not _rows()  # nothing of the extension ran yet: the worker only loaded it
         first = worker.pid
         host.reload()  # stops it, and starts the next one in the background again
-        assert not _alive(first)
+        assert not alive(first)
         for _ in range(600):
             if worker.pid not in (None, first) and worker.ready:
                 break
             await asyncio.sleep(0.05)
         pid = worker.pid
-        assert pid is not None and pid != first and _alive(pid)
+        assert pid is not None and pid != first and alive(pid)
         await session.close()
-        assert not _alive(pid)
+        assert not alive(pid)
 
         closed_at_once = await host.new_session()
         early = host.extension_workers[closed_at_once.id]
         await closed_at_once.close()  # before its background start: none starts after
         await asyncio.sleep(1.0)
-        assert early.pid is None or not _alive(early.pid)
+        assert early.pid is None or not alive(early.pid)
     finally:
         await host.close()
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import sys
 import time
 from pathlib import Path
 
 import pytest
+from processes import alive
 
 from vis_core.mcp.client import ConnectionLost, McpCallError, ServerConnection, State
 from vis_core.mcp.config import Source, parse_entry
@@ -78,21 +78,6 @@ async def test_a_server_dying_mid_call_shows_disconnected_and_reconnects(tmp_pat
         await conn.stop()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}").exists() and "Z" not in _stat(pid)
-
-
-def _stat(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except OSError:
-        return "Z"
-
-
 # A launcher like npx or uvx: the server is its child, not the process Vis started.
 WRAPPER = (
     "import subprocess, sys, pathlib\n"
@@ -122,7 +107,7 @@ async def test_a_server_that_never_answers_initialize_fails_and_is_killed(
     # launcher's process group ended it too
     server_pid = int(pidfile.read_text())
     assert int((tmp_path / "wrapper").read_text()) == server_pid
-    await _wait(lambda: not _alive(server_pid), 10)  # SIGKILL sent; the kernel reaps it
+    await _wait(lambda: not alive(server_pid), 10)  # SIGKILL sent; the kernel reaps it
 
 
 async def test_http_listing_retries_a_503_and_tool_calls_work(

@@ -3,24 +3,15 @@
 from __future__ import annotations
 
 import asyncio
-import os
 import shutil
 import signal
 from pathlib import Path
 
 import pytest
+from processes import alive
 
 from vis_core.tools import ShellStatus, ToolContext
 from vis_core.tools.shell import StreamBuffer
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    with open(f"/proc/{pid}/stat") as stat:  # a zombie is dead for our purposes
-        return stat.read().split(")")[-1].split()[0] != "Z"
 
 
 async def test_exit_code_and_both_streams(tools: dict, workspace: Path) -> None:

@@ -147,11 +147,11 @@ class Channel:
 
     def _send_released(self) -> None:
         refs: list[int] = []
-        while self._released:
-            try:
+        try:
+            while True:  # popleft, never a copy: finalizers may append meanwhile
                 refs.append(self._released.popleft())
-            except IndexError:
-                break
+        except IndexError:
+            pass
         if refs:
             self._writer.send(Release(tuple(refs)))
 
@@ -214,8 +214,11 @@ class Channel:
             )
 
     def _arguments(self, call: Call) -> tuple[tuple, dict] | Exception:
-        if call.ref is not None and not self.exports.hold(call.ref):
-            return LookupError(f"object #{call.ref} is gone (its extension worker was restarted)")
+        if call.ref is not None:
+            try:
+                self.exports.hold(call.ref)
+            except LookupError as gone:
+                return gone
         try:
             args, kwargs = loads(call.payload, self.exports, self)
         except Exception as exc:  # answered as the call's failure
@@ -230,7 +233,7 @@ class Channel:
             if isinstance(arguments, Exception):
                 raise arguments
             args, kwargs = arguments
-            value = self._handler.serve(call, tuple(args), dict(kwargs))
+            value = self._handler.serve(call, args, kwargs)
             reply = Reply(call.id, True, dumps(value, self.exports, self))
         except BaseException as exc:  # sys.exit, KeyboardInterrupt: answered, never fatal here
             reply = Reply(call.id, False, dumps_error(exc, self.exports, self))

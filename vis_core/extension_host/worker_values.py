@@ -119,20 +119,17 @@ class Exports:
 
     def get(self, number: int) -> Any:
         with self._lock:
-            try:
-                return self._objects[number]
-            except KeyError:
-                raise LookupError(
-                    f"object #{number} is gone (its extension worker was restarted)"
-                ) from None
+            if number not in self._objects:
+                raise _gone(number)
+            return self._objects[number]
 
-    def hold(self, number: int) -> bool:
-        """Keep object ``number`` while a call on it runs (one more hold, dropped by release)."""
+    def hold(self, number: int) -> None:
+        """Keep object ``number`` while a call on it runs (one more hold, dropped by release);
+        ``LookupError`` when it is gone."""
         with self._lock:
             if number not in self._objects:
-                return False
+                raise _gone(number)
             self._proxies[number] = self._proxies.get(number, 0) + 1
-            return True
 
     def release(self, numbers: Iterable[int]) -> None:
         """The other side dropped one proxy of each of ``numbers``; unheld objects are let go."""
@@ -156,6 +153,10 @@ class Exports:
             self._objects.clear()
             self._numbers.clear()
             self._proxies.clear()
+
+
+def _gone(number: int) -> LookupError:
+    return LookupError(f"object #{number} is gone (its extension worker was restarted)")
 
 
 class Forwarding:
@@ -351,9 +352,7 @@ def dumps_error(exc: BaseException, exports: Exports, caller: Caller) -> bytes:
     ``SystemExit``, ``KeyboardInterrupt`` and the like end only the call: they cross as a
     ``RuntimeError`` that names them, never as themselves."""
     if not isinstance(exc, Exception):
-        text = str(exc)
-        name = type(exc).__name__
-        exc = RuntimeError(f"{name}: {text}" if text else name)
+        exc = _as_runtime_error(exc)
     for candidate in (exc, _ErrorCarrier(exc)):
         try:  # the exception itself; else rebuilt from args and fields (a custom __init__)
             data, lent = _dump(candidate, exports, caller)
@@ -362,9 +361,14 @@ def dumps_error(exc: BaseException, exports: Exports, caller: Caller) -> bytes:
         if data[:1] == b"P" and _loads_back(data[1:]):
             return data
         exports.release(lent)
+    return dumps(_as_runtime_error(exc), exports, caller)
+
+
+def _as_runtime_error(exc: BaseException) -> RuntimeError:
+    """``exc`` as a ``RuntimeError`` of its class name and text (what always crosses)."""
     text = str(exc)
     name = type(exc).__name__
-    return dumps(RuntimeError(f"{name}: {text}" if text else name), exports, caller)
+    return RuntimeError(f"{name}: {text}" if text else name)
 
 
 class _ErrorCarrier:

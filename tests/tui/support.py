@@ -7,11 +7,14 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from textual.pilot import Pilot
 
 from vis_core.host import HostOptions
 from vis_tui.app import VisApp
+
+T = TypeVar("T")
 
 
 def write_script(folder: Path, responses: list[dict[str, object]]) -> Path:
@@ -62,3 +65,22 @@ async def until(pilot: Pilot[int], condition: Callable[[], bool], seconds: float
         if loop.time() > deadline:
             raise AssertionError("the app did not reach the expected state in time")
         await pilot.pause(0.02)
+
+
+async def seen_after_resume(
+    workspace: Path,
+    session_id: str,
+    read: Callable[[VisApp], T],
+    *,
+    size: tuple[int, int] = (100, 60),
+    from_top: bool = False,
+) -> T:
+    """What ``read`` sees in a new app that resumed ``session_id``, once it is drawn (scrolled
+    to the top first when ``from_top``)."""
+    app = vis_app(workspace, resume=session_id)
+    async with app.run_test(size=size) as pilot:
+        await started(app, pilot)
+        if from_top:
+            app.main.transcript.scroll_home(animate=False)
+        await pilot.pause(0.3)
+        return read(app)

@@ -9,7 +9,7 @@ from vis_tui.widgets.answer import AnswerView
 from vis_tui.widgets.stored_turn import StoredTurnView
 from vis_tui.widgets.turn import TurnView
 
-from .support import started, until, vis_app, write_script
+from .support import seen_after_resume, started, until, vis_app, write_script
 
 
 def _lines(app: VisApp, first: str = "› first") -> list[str]:
@@ -57,12 +57,7 @@ async def test_a_turn_looks_the_same_live_and_after_resume(workspace: Path, tmp_
         await pilot.pause(0.2)
         live = _lines(app)
         session_id = app.session.id
-    resumed_app = vis_app(workspace, resume=session_id)
-    async with resumed_app.run_test(size=(100, 60)) as pilot:
-        await started(resumed_app, pilot)
-        resumed_app.main.transcript.scroll_home(animate=False)
-        await pilot.pause(0.2)
-        resumed = _lines(resumed_app)
+    resumed = await seen_after_resume(workspace, session_id, _lines, from_top=True)
     assert "The code block stopped: bad input" in "\n".join(live)
     assert any("partial partial" in line for line in resumed)
     assert resumed == live
@@ -182,12 +177,7 @@ async def test_steps_count_rows_and_a_bang_command_has_none_live_and_after_resum
         await pilot.pause(0.2)
         live = _footers(app)
         session_id = app.session.id
-    resumed_app = vis_app(workspace, resume=session_id)
-    async with resumed_app.run_test(size=(100, 60)) as pilot:
-        await started(resumed_app, pilot)
-        resumed_app.main.transcript.scroll_home(animate=False)
-        await pilot.pause(0.2)
-        resumed = _footers(resumed_app)
+    resumed = await seen_after_resume(workspace, session_id, _footers, from_top=True)
     assert live == ["1 mutation · 1 observation", ""]
     assert resumed == live
 
@@ -205,11 +195,9 @@ async def test_a_bang_command_shows_its_output_live_and_after_resume(workspace: 
         await pilot.pause(0.3)
         live = _lines(app, "› !echo")
         session_id = app.session.id
-    resumed_app = vis_app(workspace, resume=session_id)
-    async with resumed_app.run_test(size=(100, 40)) as pilot:
-        await started(resumed_app, pilot)
-        await pilot.pause(0.3)
-        resumed = _lines(resumed_app, "› !echo")
+    resumed = await seen_after_resume(
+        workspace, session_id, lambda resumed: _lines(resumed, "› !echo"), size=(100, 40)
+    )
     output = [line.strip() for line in live]
     assert "first-line" in output, "the output is on screen, not only in the closed row"
     assert output[output.index("first-line") :][:3] == ["first-line", "err-line", "exit 3"]
@@ -235,11 +223,7 @@ async def test_turns_that_end_in_an_answer_are_one_blank_line_apart(
         await pilot.pause(0.2)
         live = _lines(app)
         session_id = app.session.id
-    resumed_app = vis_app(workspace, resume=session_id)
-    async with resumed_app.run_test(size=(100, 40)) as pilot:
-        await started(resumed_app, pilot)
-        await pilot.pause(0.2)
-        resumed = _lines(resumed_app)
+    resumed = await seen_after_resume(workspace, session_id, _lines, size=(100, 40))
     answer = next(n for n, line in enumerate(live) if "First answer." in line)
     assert live[answer + 1] == "" and "› second" in live[answer + 2]
     assert resumed == live
@@ -263,11 +247,7 @@ async def test_a_cancelled_block_is_said_once_live_and_after_resume(
         await pilot.pause(0.3)
         live = _lines(app)
         session_id = app.session.id
-    resumed_app = vis_app(workspace, resume=session_id)
-    async with resumed_app.run_test(size=(100, 40)) as pilot:
-        await started(resumed_app, pilot)
-        await pilot.pause(0.3)
-        resumed = _lines(resumed_app)
+    resumed = await seen_after_resume(workspace, session_id, _lines, size=(100, 40))
     assert [line.strip() for line in live if line.strip()][-1] == "Cancelled by the user."
     assert not any("code block stopped" in line for line in live)
     assert resumed == live

@@ -102,7 +102,7 @@ class Host:
             environment=extension_environment(self.project_root, trusted=self.trusted),
             load_timeout=extension_load_timeout(config.data),
         )
-        self.settings.install()  # Setting.value() and secret redaction answer from here
+        self.settings.install()  # secret redaction answers from here
         self.settings.saved_listeners.append(self._setting_saved)
         attach_log_file(paths, self.settings.redactor)
         self.commands = CommandRegistry(self)

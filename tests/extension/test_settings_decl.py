@@ -7,7 +7,10 @@ from pathlib import Path
 import pytest
 
 import vis_core.extension as vis
-from vis_core.extension.declarations import CORE_SETTING_IDS, set_value_resolver
+from vis_core.extension.context import CallContext, calling
+from vis_core.extension.declarations import CORE_SETTING_IDS
+from vis_core.extension.outside import OUTSIDE
+from vis_core.extension.runtime import RuntimeOverride
 
 
 def test_spec_report_details_example_is_accepted() -> None:
@@ -198,14 +201,20 @@ def test_label_and_description_are_checked() -> None:
         vis.Setting(id="a", label="A", default=True, description=None)  # type: ignore[arg-type]
 
 
-def test_value_uses_the_installed_resolver() -> None:
+class _Saved(RuntimeOverride):
+    """A runtime whose settings hold ``report_details = True``."""
+
+    def setting_value(self, setting_id: str, default: object) -> object:
+        return True if setting_id == "report_details" else default
+
+
+def test_value_asks_the_runtime_of_the_running_call(tmp_path: Path) -> None:
     setting = vis.Setting(id="report_details", label="Report details", default=False)
-    previous = set_value_resolver(lambda s: True if s.id == "report_details" else s.default)
-    try:
+    other = vis.Setting(id="other", label="Other", default=False)
+    with calling(CallContext("s1", tmp_path, tmp_path, owner="reports", runtime=_Saved(OUTSIDE))):
         assert setting.value() is True
-    finally:
-        set_value_resolver(previous)
-    assert setting.value() is False
+        assert other.value() is False
+    assert setting.value() is False  # outside Vis: the declared default
 
 
 def test_core_setting_ids_are_listed_once() -> None:

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.extension.declarations import set_value_resolver
+from vis_core.extension.context import CallContext, calling
 from vis_core.extension.metadata import build_metadata
+from vis_core.extension.outside import OUTSIDE
+from vis_core.extension.runtime import RuntimeOverride
 from vis_core.extension_host.discovery import ExtensionSource
 from vis_core.extension_host.doctor import describe
 from vis_core.extension_host.loaded import ExtensionStatus
@@ -229,7 +231,7 @@ def test_package_entry_points_are_discovered(
     assert [(e.name, e.path) for e in ours] == [("pkg-ext", pkg / "ext.py")]
 
 
-def test_reports_example_tool_reads_its_setting(install: Installer) -> None:
+def test_reports_example_tool_reads_its_setting(install: Installer, tmp_path: Path) -> None:
     install(_user_dir(), "reports")
     ext = _load().extensions[0]
     assert ext.error is None, ext.error
@@ -237,11 +239,14 @@ def test_reports_example_tool_reads_its_setting(install: Installer) -> None:
     assert (tool.name, tool.owner, tool.tag) == ("report", "reports", "observation")
     assert tool.activity is not None and tool.activity.label == "Prepare report"
     assert tool.fn() == "Summary"
-    previous = set_value_resolver(lambda setting: True)
-    try:
+    details = _Settings(OUTSIDE)  # a runtime whose every boolean setting is on
+    with calling(CallContext("s1", tmp_path, tmp_path, owner="reports", runtime=details)):
         assert tool.fn() == "Detailed report"
-    finally:
-        set_value_resolver(previous)
+
+
+class _Settings(RuntimeOverride):
+    def setting_value(self, setting_id: str, default: object) -> object:
+        return True
 
 
 def test_reload_points_records_at_the_reloaded_classes(install: Installer) -> None:

@@ -23,7 +23,6 @@ from vis_core.extension.settings_decl import (
     SettingType,
     _sequence,
     normalize_string,
-    set_value_resolver,
 )
 
 __all__ = [
@@ -47,7 +46,6 @@ __all__ = [
     "register_declaration_type",
     "register_extension",
     "registering",
-    "set_value_resolver",
     "standalone_registration",
 ]
 

@@ -159,12 +159,7 @@ class OutsideVis(Runtime):
         call.publish(presentation)
 
     def setting_value(self, setting_id: str, default: Any) -> Any:
-        from vis_core.extension.settings_decl import value_of
-
-        try:
-            return value_of(setting_id)
-        except LookupError:
-            return default
+        return default  # no settings here: the declared default
 
     def register_mcp_server(self, owner: str, server: McpServer) -> None:
         return None  # no session runs here: the declaration is read when one starts

@@ -172,7 +172,8 @@ class Runtime(ABC):
 
     @abstractmethod
     def setting_value(self, setting_id: str, default: Any) -> Any:
-        """``Setting.value()`` of ``setting_id`` in the running call (``default`` outside one)."""
+        """``Setting.value()`` of ``setting_id`` in the running call (``default``, the
+        declared one, where this process has no settings)."""
 
     @abstractmethod
     def register_mcp_server(self, owner: str, server: McpServer) -> None:

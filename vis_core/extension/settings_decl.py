@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Generic, TypeVar
 
+from vis_core.extension.runtime import installed_runtime
+
 T = TypeVar("T")
 
 SETTING_ID = re.compile(r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$")
@@ -44,27 +46,6 @@ class SettingScope(StrEnum):
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
-
-ValueResolver = Callable[["Setting[Any] | str"], Any]  # a setting, or its id
-_resolver: ValueResolver | None = None
-
-
-def set_value_resolver(resolver: ValueResolver | None) -> ValueResolver | None:
-    """Install how ``Setting.value()`` finds the effective value; returns the previous one.
-
-    ``None`` restores the default behaviour: ``value()`` returns the declared default.
-    """
-    global _resolver
-    previous, _resolver = _resolver, resolver
-    return previous
-
-
-def value_of(setting_id: str) -> Any:
-    """``Setting.value()`` of the setting declared as ``setting_id``, where Vis resolves values
-    (an extension worker's read, answered by its host in the context of the running call)."""
-    if _resolver is None:
-        raise LookupError(f"setting {setting_id!r}: values are resolved only while Vis runs")
-    return _resolver(setting_id)
 
 
 def _sequence(value: object, what: str) -> tuple[Any, ...]:
@@ -201,7 +182,9 @@ class Setting(Generic[T]):
         return normalize_string(value, where)
 
     def value(self) -> T:
-        """The effective value in this callback; the declared default outside Vis."""
-        if _resolver is None:
+        """The effective value in this callback, as the runtime of the Vis process it runs in
+        resolves it; the declared default outside Vis."""
+        runtime = installed_runtime()
+        if runtime is None:
             return self.default
-        return _resolver(self)
+        return runtime.setting_value(self.id, self.default)

@@ -285,7 +285,10 @@ class HostRuntime(StoreRuntime):
     def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
         return self.loop_of_call()
 
-    # -- the running call: MCP servers and the jail ---------------------------------------------
+    # -- the running call: settings, MCP servers and the jail -----------------------------------
+    def setting_value(self, setting_id: str, default: Any) -> Any:
+        return self.host.settings.value_for_callback(setting_id, default)
+
     def register_mcp_server(self, owner: str, server: McpServer) -> None:
         loop = self.loop_of_call()
         mcp = getattr(self.host, "mcp", None)

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core.extension.context import current_call
 from vis_core.extension.runtime import Runtime, current_runtime, operations
 from vis_core.extension.runtime import install as install_runtime
 from vis_core.extension_host.worker_frames import TargetKind
@@ -127,6 +128,8 @@ class WorkerRuntime(Runtime):
         self._host("publish_activity", presentation)
 
     def setting_value(self, setting_id: str, default: Any) -> Any:
+        if current_call() is None:  # loading: the declared default
+            return default
         return self._host("setting_value", setting_id, default)
 
     def register_mcp_server(self, owner: str, server: McpServer) -> None:
@@ -151,20 +154,8 @@ class WorkerRuntime(Runtime):
 
 
 def install(caller: Any) -> None:
-    """Make this process's SDK calls run in the host (worker start): the worker runtime, and
-    ``Setting.value()`` answered by the host in the running call."""
-    from vis_core.extension import settings_decl
-    from vis_core.extension.context import current_call
-
-    runtime = WorkerRuntime(caller)
-
-    def resolve(setting: Any) -> Any:
-        if current_call() is None:  # loading: the declared default
-            return setting.default
-        return runtime.setting_value(setting.id, setting.default)
-
-    settings_decl.set_value_resolver(resolve)
-    install_runtime(runtime)
+    """Make this process's SDK calls run in the host (worker start)."""
+    install_runtime(WorkerRuntime(caller))
 
 
 def run_service(name: str, args: tuple, kwargs: dict) -> Any:

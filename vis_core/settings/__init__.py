@@ -1,5 +1,5 @@
 """Settings: the shared tree, scoped values (global → project → group → session → command line),
-secrets, ``on_change`` and the resolver behind ``Setting.value()``.
+secrets, ``on_change`` and the values ``Setting.value()`` reads (through the host's runtime).
 
 Names load on first use (PEP 562), so ``vis --version`` and the CLI parser stay light.
 """

@@ -13,7 +13,6 @@ from vis_core.extension.settings_decl import (
     CORE_OWNER,
     Setting,
     SettingScope,
-    set_value_resolver,
 )
 from vis_core.model.extensions import ExtensionSource, ExtensionStatus
 from vis_core.settings.core import CORE_SETTINGS, NEEDS_TRUST
@@ -132,7 +131,6 @@ class SettingsService:
         self._project_values = ProjectValues()
         self._secret_values: dict[str, str] = {}
         self.redactor = Redactor(lambda: self._secret_values.values())
-        self._previous_resolver: Any = None
         # Called after every save or reset (e.g. the Host switches a session's model).
         self.saved_listeners: list[Callable[[SaveResult], None]] = []
         self._installed = False
@@ -173,10 +171,9 @@ class SettingsService:
             log.warning("settings: %s", problem)
 
     def install(self) -> None:
-        """Make ``Setting.value()`` answer from this service and redact stored events."""
+        """Redact stored events and log lines with this service's secrets."""
         if self._installed:
             return
-        self._previous_resolver = set_value_resolver(self.value_for_callback)
         if self.store is not None and hasattr(self.store, "redactor"):
             self.store.redactor = self.redactor.event
             self.store.text_redactor = self.redactor.text
@@ -190,7 +187,6 @@ class SettingsService:
         detach_log_file(self.redactor)
         if not self._installed:
             return
-        set_value_resolver(self._previous_resolver)
         deactivate(self.redactor)
         if self.store is not None and getattr(self.store, "redactor", None) is not None:
             self.store.redactor = None
@@ -388,18 +384,14 @@ class SettingsService:
         invalid = self.resolve(setting_id, session_id).invalid
         return "; ".join(invalid) if invalid else None
 
-    def value_for_callback(self, setting: Setting[Any] | str) -> Any:
-        """``Setting.value()``: the effective value for the session of the running callback
-        (given the setting's id, as an extension worker asks: that of the declared one)."""
-        owners = self.owners()
-        if isinstance(setting, str):
-            found = owners.get(setting)
-            if found is None:
-                raise LookupError(f"no setting {setting!r} is declared")
-            setting = found.setting
-        owner = owners.get(setting.id)
-        if owner is None or owner.setting.type is not setting.type:
-            return setting.default
+    def value_for_callback(self, setting_id: str, default: Any) -> Any:
+        """``Setting.value()`` of the declared setting ``setting_id`` (``default`` when none
+        is declared): the effective value for the session of the running callback, project
+        level outside one; a secret only in a callback of the extension that declares it."""
+        owner = self.owners().get(setting_id)
+        if owner is None or type(owner.setting.default) is not type(default):
+            return default  # not declared, or declared as another kind of value
+        setting = owner.setting
         context = current_call()
         if setting.is_secret:
             if context is None or context.owner != owner.name or owner.is_project:

@@ -72,6 +72,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         session=lambda: host.live_session(session_id),
         worker=worker,
         position=position,
+        call_state=kit.call_state,
     )
     sandbox = Sandbox(
         workspace=host.workspace,
@@ -102,7 +103,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         system_prompt=_prompt(host, session_id, tools, kit),
         direct_tools=lambda: [
             *host.direct_tools,
-            *host.mcp.direct_tools(session_id, tool_context.output_dir),
+            *host.mcp.direct_tools(session_id, tool_context.output_dir, kit.call_state.show),
         ],
         history=history,
         limits=TurnLimits(max_iterations=int(host.setting("max_iterations", 50, session_id))),

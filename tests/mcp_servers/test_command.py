@@ -33,7 +33,9 @@ async def test_mcp_command_prints_status_and_changes_the_defining_file(
         assert changed.ok and changed.title == "alpha: exposure direct"
         saved = json.loads(path.read_text())
         assert saved["mcpServers"]["alpha"]["exposure"] == "direct" and saved["keep"] == "this"
-        assert "mcp__alpha__echo" in {s.definition.name for s in manager.direct_specs("s", path)}
+        assert "mcp__alpha__echo" in {
+            s.definition.name for s in manager.direct_specs("s", path, [].append)
+        }
         off = await host.commands.run(None, "/mcp disable alpha")
         assert off.ok and manager.get("alpha").state is State.DISABLED  # type: ignore[union-attr]
         assert json.loads(path.read_text())["mcpServers"]["alpha"]["enabled"] is False

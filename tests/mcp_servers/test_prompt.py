@@ -49,15 +49,15 @@ async def test_the_section_lists_indirect_servers_and_grows_by_appending(
         assert "- `mcp__fixture` (codemode): Test fixtures for Vis." in appended
         assert "Second line" not in appended  # one line of the instructions
         assert section() == after  # unchanged: nothing more is appended
-        specs = manager.direct_specs("s1", workspace)
+        specs = manager.direct_specs("s1", workspace, [].append)
         names = {spec.definition.name for spec in specs}
         assert "mcp__tools__echo" in names and "mcp__fixture__echo" not in names
         assert "read_mcp_resource" in names  # the widest exposure with resources is direct
         manager.note_found("s1", ["mcp__notes__echo", "mcp__fixture__echo"])
-        names = {spec.definition.name for spec in manager.direct_specs("s1", workspace)}
+        names = {spec.definition.name for spec in manager.direct_specs("s1", workspace, [].append)}
         assert "mcp__notes__echo" in names and "mcp__fixture__echo" not in names
         assert "mcp__notes__echo" not in {
-            spec.definition.name for spec in manager.direct_specs("s2", workspace)
+            spec.definition.name for spec in manager.direct_specs("s2", workspace, [].append)
         }
     finally:
         await mcp.close()

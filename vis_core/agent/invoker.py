@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Event
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.activity_paths import shorten_presentation
+from vis_core.extension_host.call_state import SessionCallState
 from vis_core.model.activity import (
     Activity,
     ActivityPresentation,
@@ -96,6 +97,7 @@ class ToolInvoker:
         session: Callable[[], object | None] = lambda: None,
         worker: SessionWorker | None = None,
         position: CallPosition | None = None,
+        call_state: SessionCallState | None = None,
     ) -> None:
         self._session_id = session_id
         self._registry = registry
@@ -109,6 +111,8 @@ class ToolInvoker:
         self._session = session  # the agent session, for Vis's own tools (``fold_session``)
         self._worker = worker  # runs the tools of extensions that do not ship with Vis
         self._position = position or CallPosition()  # moved by the session, read here
+        # who waits on the session's turn, images shown with a call's result
+        self.call_state = call_state or SessionCallState()
 
     def registry(self) -> ToolRegistry:
         """The session's tools right now (extension SDK calls look tools up here)."""
@@ -397,9 +401,7 @@ class ToolInvoker:
         """The extension's lock; refuse the call while its extension waits on this session."""
         lock = self._locks(tool.owner)
         if lock is not None:  # its extension may hold the lock while it waits on this session
-            from vis_core.extension_host.tool_calls import refuse_waiting
-
-            refuse_waiting(tool.owner, self._session_id, tool.name)
+            self.call_state.refuse_waiting(tool.owner, tool.name)
         return lock
 
     async def _run(self, tool: HostTool, args: tuple, kwargs: dict) -> Any:

@@ -33,7 +33,8 @@ from vis_core.events import (
     TurnStarted,
     UsageReported,
 )
-from vis_core.extension_host.attachments import load_shown_image, take_shown
+from vis_core.extension_host.attachments import load_shown_image
+from vis_core.extension_host.call_state import SessionCallState
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED, Incomplete, TurnStatus
 from vis_core.model.usage import Usage
@@ -218,6 +219,11 @@ class AgentSession:
         for event in history:
             self._absorb(event)
         self.events.subscribe(self._absorb, first=True)  # state is current before others look
+
+    @property
+    def call_state(self) -> SessionCallState:
+        """What its calls share: who waits on its turn, the images shown with a result."""
+        return self.invoker.call_state
 
     @property
     def conversation(self) -> ConversationBuilder:
@@ -642,7 +648,7 @@ class AgentSession:
         self.position.move(CallSite(turn_id, iteration_id, index))
         started = time.monotonic()
         stdout, error, restarted = "", None, None
-        take_shown(self.id)  # a show belongs to the block that made it
+        self.call_state.take_shown()  # a show belongs to the block that made it
         try:
             if is_code:
                 result = await self._run_block(code)
@@ -659,7 +665,7 @@ class AgentSession:
                         stdout=stdout,
                         error=BLOCK_CANCELLED,
                         duration=time.monotonic() - started,
-                        images=take_shown(self.id),
+                        images=self.call_state.take_shown(),
                     )
                 )
             )
@@ -673,7 +679,7 @@ class AgentSession:
                 error=error,
                 restarted=restarted is not None,
                 duration=time.monotonic() - started,
-                images=take_shown(self.id),
+                images=self.call_state.take_shown(),
             )
         )
 

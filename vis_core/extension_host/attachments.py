@@ -1,11 +1,10 @@
 """The host side of ``vis.attach`` and its readers: versioned files of the running
-``python_execution`` block in the store, images queued for the model's next request, and the
-same functions as the model's sandbox tools."""
+``python_execution`` block in the store, the images shown to the model as they are loaded,
+and the same functions as the model's sandbox tools."""
 
 from __future__ import annotations
 
 import base64
-import threading
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -105,23 +104,6 @@ def find(host: HostPort, session_id: str, key: str, version: int | None) -> Stor
 def listed(host: HostPort, session_id: str, filename: str | None) -> list[dict[str, Any]]:
     rows = host.store.list_attachments(session_id, filename)
     return [stored(row).descriptor() for row in rows]
-
-
-PENDING_SHOWS: dict[str, list[str]] = {}  # session id -> attachment ids for the next request
-_SHOWS_LOCK = threading.Lock()
-
-
-def queue_shown(session_id: str, attachment_id: str) -> None:
-    """Show a stored image of the session with the result of its running call (a direct
-    tool's result is presented after its call ended, outside any call context)."""
-    with _SHOWS_LOCK:
-        PENDING_SHOWS.setdefault(session_id, []).append(attachment_id)
-
-
-def take_shown(session_id: str) -> list[str]:
-    """The ids that ``show_attachment`` queued in the session since the last call (cleared)."""
-    with _SHOWS_LOCK:
-        return PENDING_SHOWS.pop(session_id, [])
 
 
 def load_shown_image(store: Any, session_id: str, attachment_id: str) -> ImagePart | None:

@@ -273,7 +273,12 @@ class HostRuntime(StoreRuntime):
             return super().attachment_show(key, version)
         found = self.attachment_find(key, version, "vis.show_attachment()")
         check_shown(found)
-        attachments.queue_shown(bound[1], found.id)
+        agent = self._agent(bound[1])
+        if agent is None:
+            raise RuntimeError(
+                f"vis.show_attachment() found no open session {bound[1]!r} to show the image in"
+            )
+        agent.call_state.show(found.id)
         return without_bytes(found)
 
     # -- vis.tools ---------------------------------------------------------------------------------

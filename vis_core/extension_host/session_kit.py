@@ -8,6 +8,7 @@ from typing import Any, Protocol
 
 from vis_core.extension.declarations import callback_env
 from vis_core.extension.runtime import Runtime
+from vis_core.extension_host.call_state import SessionCallState
 from vis_core.extension_host.hooks import OpHooks
 from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.services import SessionServices
@@ -46,7 +47,8 @@ def called_per_request(loaded: LoadedExtensions) -> bool:
 
 
 class SessionKit:
-    """The extension services of one session (contexts, op hooks, its worker), built before
+    """The extension services of one session (contexts, op hooks, its worker, the state its
+    calls share), built before
     the session itself from plain values: the host that assembles sessions is above it."""
 
     def __init__(
@@ -77,6 +79,8 @@ class SessionKit:
         self.worker = SessionWorker(extensions, place, project_values)
         if called_per_request(extensions()):
             self.worker.prestart()  # the first request's prompt needs it; start it meanwhile
+        # who waits on the session's turn, the images shown to its model with a call's result
+        self.call_state = SessionCallState()
         self.hooks = OpHooks(extensions, self.services.context_for, self.worker)
         self.tool_hooks = ToolHooks(self.hooks)
 

@@ -117,16 +117,21 @@ class Turn:
 def _parked(session_id: str) -> Iterator[None]:
     """Mark the calling extension (and those waiting on it) as waiting on ``session_id``'s turn
     and release its lock meanwhile (as ``threading.Condition.wait`` does)."""
-    from vis_core.extension_host.tool_calls import awaiting_turn, waiting_owners
+    from vis_core.extension_host.tool_calls import waiting_owners
 
     call = bound_call()
-    if call is None or call.owner == "vis":
+    host = host_of(call)
+    if call is None or call.owner == "vis" or host is None:
         yield
         return
-    host = host_of(call)
-    lock = None if host is None else host.extension_lock(call.owner)
+    agent = _live(host, session_id)  # its invoker refuses calls into those waiting on it
+    lock = host.extension_lock(call.owner)
     owned = lock is not None and lock._is_owned()  # type: ignore[attr-defined]
-    with awaiting_turn(session_id, (*waiting_owners(call), call.owner)):
+    waiting = (*waiting_owners(call), call.owner)
+    awaiting = (
+        contextlib.nullcontext() if agent is None else agent.call_state.awaiting_turn(waiting)
+    )
+    with awaiting:
         state = lock._release_save() if owned else None  # type: ignore[union-attr]
         try:
             yield

@@ -3,50 +3,12 @@ the model would, refused when it could never return."""
 
 from __future__ import annotations
 
-import threading
-from collections import Counter
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
 from typing import Any
 
 from vis_core.extension.context import CallContext, current_call
 from vis_core.extension.errors import VisToolError
 from vis_core.extension.tools_proxy import with_attributes
 from vis_core.extension_host.gateway import bound_call, run_on_loop
-
-# -- who waits on what ----------------------------------------------------------------------
-# An extension's calls are serialized by its lock. A call that holds the lock and waits on Vis
-# (``vis.tools``, a turn through ``vis.run``) must not be answered by a call back into the same
-# extension: that call would wait on the lock forever. ``callers`` (of a call's context) names
-# the extensions waiting on that call; ``_awaited`` names those waiting on a session's turn.
-
-_awaited: dict[str, Counter[str]] = {}
-_awaited_lock = threading.Lock()
-
-
-@contextmanager
-def awaiting_turn(session_id: str, owners: Iterable[str]) -> Iterator[None]:
-    """Mark ``owners`` as waiting on the running turn of ``session_id`` for the body."""
-    names = [name for name in dict.fromkeys(owners) if name and name != "vis"]
-    with _awaited_lock:
-        _awaited.setdefault(session_id, Counter()).update(names)
-    try:
-        yield
-    finally:
-        with _awaited_lock:
-            waiting = _awaited.get(session_id)
-            if waiting is not None:
-                waiting.subtract(names)
-                if not +waiting:
-                    del _awaited[session_id]
-
-
-def awaited_by(session_id: str | None) -> frozenset[str]:
-    """The extensions whose calls wait on a turn of ``session_id`` (through ``vis.run``)."""
-    if session_id is None:
-        return frozenset()
-    with _awaited_lock:
-        return frozenset(name for name, n in _awaited.get(session_id, Counter()).items() if n > 0)
 
 
 def waiting_owners(call: CallContext | None = None) -> tuple[str, ...]:
@@ -55,17 +17,6 @@ def waiting_owners(call: CallContext | None = None) -> tuple[str, ...]:
     if call is None:
         return ()
     return call.callers
-
-
-def refuse_waiting(owner: str, session_id: str | None, name: str) -> None:
-    """Refuse a call of tool ``name`` of ``owner`` in ``session_id`` while ``owner`` waits on
-    that session's turn; raise ``RuntimeError`` saying why."""
-    if owner in awaited_by(session_id):
-        raise RuntimeError(
-            f"{name} was refused: its extension {owner!r} waits for this session's turn to end "
-            "(it started the turn with vis.run or Session.run), so a call back into it would "
-            "never return. Answer without this tool"
-        )
 
 
 def _shaped(value: Any, owner: str) -> Any:

@@ -79,12 +79,16 @@ class HostMcp:
     def wrap_sandbox(self, sandbox: Any) -> Any:
         return McpWaitingSandbox(sandbox, self.manager)
 
-    def direct_tools(self, session_id: str, output_dir: Path) -> list[Any]:
+    def direct_tools(
+        self, session_id: str, output_dir: Path, show: Callable[[str], None]
+    ) -> list[Any]:
+        """The tools declared to ``session_id``'s model directly; ``show`` shows a stored image
+        to it with the result."""
         from vis_core.agent.session import DirectTool
 
         return [
             DirectTool(spec.definition, spec.host_name, spec.present)
-            for spec in self.manager.direct_specs(session_id, output_dir)
+            for spec in self.manager.direct_specs(session_id, output_dir, show)
         ]
 
     def prompt_for_session(self) -> Callable[[], str]:

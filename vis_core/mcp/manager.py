@@ -294,14 +294,17 @@ class McpManager:
         if found:
             self._loaded.setdefault(session_id, set()).update(found)
 
-    def direct_specs(self, session_id: str, output_dir: Path) -> list[DirectSpec]:
+    def direct_specs(
+        self, session_id: str, output_dir: Path, show: Callable[[str], None]
+    ) -> list[DirectSpec]:
+        """``session_id``'s direct tools; ``show`` shows a stored image to its model."""
         loaded = self._loaded.get(session_id, set())
         folder = output_dir / "mcp"
 
         def present(value: Any) -> str:
             from vis_core.mcp.results import direct_text
 
-            return direct_text(value, folder, session_id)
+            return direct_text(value, folder, show)
 
         specs = [
             DirectSpec(
@@ -314,7 +317,7 @@ class McpManager:
             or (exposure is Exposure.DEFERRED and info.name in loaded)
         ]
         if self.resource_exposure() is Exposure.DIRECT:
-            specs += _resource_specs(folder, session_id)
+            specs += _resource_specs(folder, show)
         return specs
 
     def prompt_section(self) -> str:
@@ -358,17 +361,15 @@ def _definition_text(conn: ServerConnection, info: ToolInfo) -> str:
     return f"{text}\n\n(MCP server {conn.name!r}, tool {info.tool!r})"
 
 
-def _resource_specs(folder: Path, session_id: str) -> list[DirectSpec]:
+def _resource_specs(folder: Path, show: Callable[[str], None]) -> list[DirectSpec]:
     def present(value: Any) -> str:
-        from vis_core.extension_host.attachments import queue_shown
-
         if isinstance(value, dict) and "contents" in value:
             parts = []
             for item in value["contents"]:
                 if "text" in item:
                     parts.append(str(item["text"]))
                 elif "attachment" in item:
-                    queue_shown(session_id, str(item["attachment"]))
+                    show(str(item["attachment"]))
                     parts.append(f"[image {item.get('uri')}]")
                 elif "path" in item:
                     parts.append(f"[{item.get('mimeType')} saved to {item['path']}]")

@@ -8,6 +8,7 @@ import json
 import logging
 import os
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -155,11 +156,10 @@ def record_of(server: str, tool: str, result: Any) -> McpResult:
     )
 
 
-def direct_text(result: McpResult, output_dir: Path, session_id: str) -> str:
+def direct_text(result: McpResult, output_dir: Path, show: Callable[[str], None]) -> str:
     """What a direct call returns to the model: the text (middle cut past 20 KB, the full
-    text saved to a file the result names); images are shown; ``is_error`` raises."""
-    from vis_core.extension_host.attachments import queue_shown
-
+    text saved to a file the result names); images are shown (``show`` an attachment id);
+    ``is_error`` raises."""
     text = result.text
     if not text and result.structured_content is not None:
         text = json.dumps(result.structured_content, ensure_ascii=False)
@@ -167,7 +167,7 @@ def direct_text(result: McpResult, output_dir: Path, session_id: str) -> str:
         raise McpToolError(text or f"{result.tool} reported an error")
     for block in result.content:
         if block.get("type") == "image" and block.get("attachment"):
-            queue_shown(session_id, str(block["attachment"]))
+            show(str(block["attachment"]))
     cut, truncated = middle_cut(text)
     if truncated:
         path = save_text(output_dir, f"mcp-{result.server}-{result.tool}", text)

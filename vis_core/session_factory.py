@@ -186,7 +186,7 @@ def _prompt(host: Host, session_id: str, tools: SessionTools, kit: SessionKit) -
             "session_id": session_id,
             "channel": host.options.channel,
         }
-        context_for = kit.services.context_for
+        context_for = kit.contexts.context_for
         active = active_extensions(host.extensions, env, kit.worker, context_for)
         names = {ext.name for ext in active}
         tools.narrow(frozenset(e.name for e in host.extensions.enabled if e.name not in names))

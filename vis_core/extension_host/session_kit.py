@@ -9,9 +9,9 @@ from typing import Any, Protocol
 from vis_core.extension.declarations import callback_env
 from vis_core.extension.runtime import Runtime
 from vis_core.extension_host.call_state import SessionCallState
+from vis_core.extension_host.callback_contexts import CallbackContexts
 from vis_core.extension_host.hooks import OpHooks
 from vis_core.extension_host.loaded import LoadedExtensions
-from vis_core.extension_host.services import SessionServices
 from vis_core.extension_host.session_context import collect_context, session_dict
 from vis_core.extension_host.tool_hooks import ToolHooks
 from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace, runs_in_worker
@@ -67,7 +67,7 @@ class SessionKit:
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
             loop = None
-        self.services = SessionServices(
+        self.contexts = CallbackContexts(
             session_id=place.session_id,
             workspace_root=place.workspace_root,
             project_root=place.project_root,
@@ -81,7 +81,7 @@ class SessionKit:
             self.worker.prestart()  # the first request's prompt needs it; start it meanwhile
         # who waits on the session's turn, the images shown to its model with a call's result
         self.call_state = SessionCallState()
-        self.hooks = OpHooks(extensions, self.services.context_for, self.worker)
+        self.hooks = OpHooks(extensions, self.contexts.context_for, self.worker)
         self.tool_hooks = ToolHooks(self.hooks)
 
     def env(self) -> dict[str, Any]:
@@ -121,6 +121,6 @@ class SessionKit:
         """The ``session`` dict for ``session``'s next block (extension ``ctx`` run in the
         session's extension worker)."""
         contributed = await asyncio.to_thread(
-            collect_context, self._extensions(), self.env(), self.services.context_for, self.worker
+            collect_context, self._extensions(), self.env(), self.contexts.context_for, self.worker
         )
         return session_dict(self.core_fields(session), contributed)

@@ -11,8 +11,9 @@ from vis_core.extension.runtime import Runtime
 
 
 @dataclass
-class SessionServices:
-    """Builds the :class:`CallContext` of extension callbacks run for one session."""
+class CallbackContexts:
+    """What one session's extension callbacks run in: the session, roots, channel, runtime
+    and loop of the :class:`CallContext` it builds for each (op hooks, ``ctx``, prompts)."""
 
     session_id: str | None
     workspace_root: Path

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from vis_core.extension_host import worker_channel
 from vis_core.extension_host.worker_channel import Channel
 from vis_core.extension_host.worker_frames import Call, TargetKind
 from vis_core.extension_host.worker_values import RemoteObject, run_method
@@ -36,6 +37,7 @@ class Lender:
     def __init__(self) -> None:
         self.channel: Channel | None = None
         self.kept = Counter()
+        self.opened = threading.Event()  # what ``wait`` waits for
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
         assert self.channel is not None
@@ -48,6 +50,13 @@ class Lender:
             return self.kept
         if call.name == "identity":
             return args[0]
+        if call.name == "wait":  # blocks its thread until ``open`` (or the test) opens it
+            return self.opened.wait(5)
+        if call.name == "open":
+            self.opened.set()
+            return True
+        if call.name == "ask_back":  # a call back to the calling side, from inside this one
+            return self.channel.call(TargetKind.SDK, "identity", (args[0] * 2,))
         raise LookupError(call.name)
 
     def cancel(self, call_id: int) -> None:
@@ -62,7 +71,9 @@ def pair() -> Iterator[tuple[Channel, Channel, Lender]]:
     lender = Lender()
     far = Channel(far_in, far_out, lender, name="far")
     lender.channel = far
-    near = Channel(near_in, near_out, Lender(), name="near")
+    near_lender = Lender()
+    near = Channel(near_in, near_out, near_lender, name="near")
+    near_lender.channel = near
     far.start()
     near.start()
     yield near, far, lender
@@ -124,3 +135,31 @@ def test_a_call_on_a_proxy_dropped_right_after_it_still_runs(pair) -> None:
         assert near.call(TargetKind.SDK, "make").bump() == 1
     assert near.call(TargetKind.SDK, "same").bump() == 1
     assert lender.kept.count == 1
+
+
+def test_a_call_served_while_another_one_blocks(pair) -> None:
+    near, _, _ = pair
+    _, waiting = near.request(TargetKind.SDK, "wait")
+    # the thread serving ``wait`` handed the reading on: ``open`` is read and served
+    assert near.call(TargetKind.SDK, "open") is True
+    assert waiting.result(5) is True
+
+
+def test_a_call_back_from_inside_a_call_is_answered(pair) -> None:
+    near, _, _ = pair
+    assert [near.call(TargetKind.SDK, "ask_back", (n,)) for n in range(20)] == [
+        n * 2 for n in range(20)
+    ]
+
+
+def test_calls_beyond_the_thread_limit_wait_for_a_free_thread(pair, monkeypatch) -> None:
+    near, _, lender = pair
+    monkeypatch.setattr(worker_channel, "MAX_THREADS", 2)
+    _, first = near.request(TargetKind.SDK, "wait")
+    _, second = near.request(TargetKind.SDK, "wait")  # read by the second thread, kept
+    _, third = near.request(TargetKind.SDK, "make")
+    assert not second.done() and not third.done()
+    lender.opened.set()  # the first ends: its thread serves what waited, in order
+    assert first.result(5) is True
+    assert second.result(5) is True
+    assert third.result(5).bump() == 1

@@ -1,7 +1,9 @@
 """One side of the frame channel between the host and an extension worker: calls both ways.
 
 Each side numbers its own calls, waits on them with futures, and serves the other side's
-calls on a thread pool (a call may block on a call back, so the reader never runs one).
+calls on threads of its own. The threads take turns reading the pipe: the one that reads a
+call serves it itself, right away, and hands the reading to an idle thread first (a call may
+block on a call back or hang until cancelled, so the pipe is never left unread).
 """
 
 from __future__ import annotations
@@ -12,23 +14,24 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from typing import Any, Protocol
 
 from vis_core.extension_host.worker_frames import (
     Call,
     Cancel,
     FrameError,
+    FrameReader,
     FrameWriter,
     Release,
     Reply,
     TargetKind,
-    read_frame,
 )
 from vis_core.extension_host.worker_values import Exports, dumps, dumps_error, loads
 
 log = logging.getLogger(__name__)
 MAX_THREADS = 256  # calls served at once (a hung tool holds one until its worker restarts)
+IDLE_THREADS = 4  # threads kept waiting for a call after a burst of them (the rest end)
 
 # the other side's call this thread serves, sent as ``parent`` with calls made from it
 serving: contextvars.ContextVar[int | None] = contextvars.ContextVar(
@@ -75,11 +78,16 @@ class Channel:
         self._lock = threading.Lock()
         self._closed: str | None = None
         self._released: deque[int] = deque()  # proxies dropped here, told with the next frame
-        self._pool = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix=name)
-        self._reader = threading.Thread(target=self._read, name=f"{name}-reader", daemon=True)
+        self._frames = FrameReader(fd_in)
+        self._reading = threading.Lock()  # held by the thread whose turn it is to read
+        self._threads = 0  # threads of this channel
+        self._idle = 0  # of them, those not serving a call (reading or waiting to)
+        self._backlog: deque[tuple[Call, tuple[tuple, dict] | Exception]] = deque()
+        self._read_to_end = threading.Event()  # no thread reads the pipe any more
+        self._turn: int | None = None  # the thread reading now
 
     def start(self) -> None:
-        self._reader.start()
+        self._add_thread()
 
     @property
     def closed(self) -> bool:
@@ -175,25 +183,74 @@ class Channel:
 
     # -- the other side's frames ------------------------------------------------------------
 
-    def _read(self) -> None:
-        reason = "the other side closed the channel"
-        try:
-            while True:
-                frame = read_frame(self._fd_in)
-                if frame is None:
+    def _add_thread(self) -> None:
+        """One more thread, idle: it waits for its turn to read (the caller counted it)."""
+        with self._lock:
+            self._threads += 1
+            self._idle += 1
+            number = self._threads
+        thread = threading.Thread(target=self._take_turns, name=f"{self._name}-{number}")
+        thread.daemon = True
+        thread.start()
+
+    def _take_turns(self) -> None:
+        """Read frames while it is this thread's turn, up to a call; hand the reading on and
+        serve the call here; then wait for the next turn (or end, when enough others wait)."""
+        while True:
+            with self._reading:
+                if self._read_to_end.is_set():
                     break
-                if isinstance(frame, Reply):
-                    self._answer(frame)
-                elif isinstance(frame, Call):
-                    # read here, in frame order, so a later release cannot drop what it lends
-                    self._pool.submit(self._serve, frame, self._arguments(frame))
-                elif isinstance(frame, Release):
-                    self.exports.release(frame.refs)
-                else:
-                    self._handler.cancel(frame.id)
-        except (FrameError, OSError) as exc:
-            reason = f"the channel broke: {exc}"
-        self._close(reason)
+                self._turn = threading.get_ident()
+                try:
+                    work = self._read_call()
+                except (FrameError, OSError) as exc:
+                    self._read_to_end.set()
+                    self._close(f"the channel broke: {exc}")
+                    break
+                if work is None:
+                    self._read_to_end.set()
+                    self._close("the other side closed the channel")
+                    break
+                with self._lock:
+                    self._idle -= 1
+                    alone = self._idle == 0
+                if alone:
+                    self._add_thread()  # it reads while this one serves
+            self._serve(*work)
+            while True:  # calls read while every thread served one, then idle again
+                with self._lock:
+                    if not self._backlog:
+                        if self._idle >= IDLE_THREADS:
+                            self._threads -= 1
+                            return
+                        self._idle += 1
+                        break
+                    work = self._backlog.popleft()
+                self._serve(*work)
+        with self._lock:
+            self._threads -= 1
+            self._idle -= 1
+
+    def _read_call(self) -> tuple[Call, tuple[tuple, dict] | Exception] | None:
+        """Handle the frames read up to the next call of the other side, and return that
+        call with its arguments; ``None`` at the end of the pipe."""
+        while True:
+            frame = self._frames.read()
+            if frame is None:
+                return None
+            if isinstance(frame, Reply):
+                self._answer(frame)
+            elif isinstance(frame, Call):
+                # read here, in frame order, so a later release cannot drop what it lends
+                work = (frame, self._arguments(frame))
+                with self._lock:
+                    if self._idle > 1 or self._threads < MAX_THREADS:
+                        return work
+                    self._backlog.append(work)  # every thread serves: the first done takes it
+            elif isinstance(frame, Release):
+                self.exports.release(frame.refs)
+            else:
+                self._handler.cancel(frame.id)
 
     def _answer(self, reply: Reply) -> None:
         with self._lock:
@@ -260,10 +317,11 @@ class Channel:
             if not future.done():
                 future.set_exception(ChannelClosed(reason))
         self.exports.clear()
-        self._pool.shutdown(wait=False, cancel_futures=True)
+        self._backlog.clear()
 
     def close(self, reason: str = "the channel was closed", *, wait: float = 0.0) -> None:
-        """Close the channel; with ``wait``, also let the reader see the end of its pipe."""
+        """Close the channel; with ``wait``, also let its reader see the end of its pipe (no
+        thread of it reads the fd after that)."""
         self._close(reason)
-        if wait and self._reader.is_alive() and self._reader is not threading.current_thread():
-            self._reader.join(wait)
+        if wait and self._turn != threading.get_ident():
+            self._read_to_end.wait(wait)

@@ -161,29 +161,77 @@ class FrameWriter:
                 data = data[written:]
 
 
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    chunks: list[bytes] = []
-    remaining = size
-    while remaining:
-        chunk = os.read(fd, min(remaining, 1 << 20))
-        if not chunk:
-            if chunks:
-                raise FrameError("the other side closed the pipe in the middle of a frame")
+class FrameReader:
+    """Reads frames from one fd through a buffer: one ``read`` brings in whatever the other
+    side wrote (often several frames), and a frame may arrive in pieces.
+
+    :meth:`feed` and :meth:`frames` parse bytes read elsewhere (an event loop's reader);
+    :meth:`read` blocks on the fd. Not thread-safe: one reader at a time.
+    """
+
+    def __init__(self, fd: int) -> None:
+        self._fd = fd
+        self._buffer = bytearray()
+        self._start = 0  # where the first unparsed frame begins in the buffer
+
+    @property
+    def partial(self) -> bool:
+        """Whether part of a frame was read and the rest has not arrived."""
+        return self._start < len(self._buffer)
+
+    def feed(self, data: bytes) -> None:
+        if self._start and self._start == len(self._buffer):
+            self._buffer.clear()
+            self._start = 0
+        self._buffer += data
+
+    def _missing(self) -> int:
+        """Bytes still needed to complete the next frame (at least its header)."""
+        available = len(self._buffer) - self._start
+        if available < _HEADER.size:
+            return _HEADER.size - available
+        head_size, payload_size = _HEADER.unpack_from(self._buffer, self._start)
+        if head_size + payload_size > MAX_FRAME:
+            raise FrameError(f"a frame of {head_size + payload_size} bytes is larger than allowed")
+        return max(0, _HEADER.size + head_size + payload_size - available)
+
+    def next(self) -> Frame | None:
+        """The next whole frame in the buffer, or ``None`` until more bytes arrive."""
+        if self._missing():
             return None
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        buffer, start = self._buffer, self._start
+        head_size, payload_size = _HEADER.unpack_from(buffer, start)
+        head_at = start + _HEADER.size
+        payload_at = head_at + head_size
+        end = payload_at + payload_size
+        frame = decode(bytes(buffer[head_at:payload_at]), bytes(buffer[payload_at:end]))
+        if end == len(buffer):
+            buffer.clear()
+            self._start = 0
+        elif end > 1 << 16:  # drop what was parsed before the buffer grows much
+            del buffer[:end]
+            self._start = 0
+        else:
+            self._start = end
+        return frame
 
+    def frames(self) -> list[Frame]:
+        """Every whole frame in the buffer."""
+        found: list[Frame] = []
+        while (frame := self.next()) is not None:
+            found.append(frame)
+        return found
 
-def read_frame(fd: int) -> Frame | None:
-    """The next frame on ``fd``, or ``None`` when the other side closed the pipe."""
-    header = _read_exactly(fd, _HEADER.size)
-    if header is None:
-        return None
-    head_size, payload_size = _HEADER.unpack(header)
-    if head_size + payload_size > MAX_FRAME:
-        raise FrameError(f"a frame of {head_size + payload_size} bytes is larger than allowed")
-    body = _read_exactly(fd, head_size + payload_size)
-    if body is None:
-        raise FrameError("the other side closed the pipe in the middle of a frame")
-    return decode(body[:head_size], body[head_size:])
+    def read(self) -> Frame | None:
+        """The next frame, reading the fd as needed (blocking); ``None`` when the other side
+        closed the pipe between two frames."""
+        while True:
+            frame = self.next()
+            if frame is not None:
+                return frame
+            chunk = os.read(self._fd, min(max(self._missing(), 1 << 16), 1 << 20))
+            if not chunk:
+                if self.partial:
+                    raise FrameError("the other side closed the pipe in the middle of a frame")
+                return None
+            self.feed(chunk)

@@ -8,15 +8,41 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
+    from vis_core.events import Event, TurnEnded
+    from vis_core.extension_host.call_state import SessionCallState
     from vis_core.extension_host.loaded import LoadedExtensions
     from vis_core.interaction import Interaction
     from vis_core.providers.base import ModelChoice
     from vis_core.store import Store
 
 
+class OpenSession(Protocol):
+    """An open agent session (``vis_core.agent.session.AgentSession``) as the host side of the
+    SDK uses it: to notify and publish in it, start and cancel its turns, rename it, swap its
+    model, and reach the state its calls share."""
+
+    @property
+    def id(self) -> str: ...
+
+    title: str
+    model: Any  # ``.label``, ``.provider``; replaced by a ``HostPort.session_model()`` value
+
+    @property
+    def running(self) -> bool: ...  # a turn runs
+
+    @property
+    def call_state(self) -> SessionCallState: ...
+
+    async def emit(self, event: Event) -> None: ...  # saved, then published
+
+    async def submit(self, text: str) -> TurnEnded: ...  # runs one turn
+
+    def cancel(self) -> None: ...  # the running turn
+
+
 class HostPort(Protocol):
     """The running Vis host as the SDK's runtime reaches it: its store, workspace, settings,
-    open sessions (agent sessions, which this layer treats as opaque), extensions and person."""
+    open sessions, extensions and person."""
 
     @property
     def store(self) -> Store: ...
@@ -37,7 +63,7 @@ class HostPort(Protocol):
     def options(self) -> Any: ...  # how Vis was started (``.script``, ``.channel``)
 
     @property
-    def sessions(self) -> Sequence[Any]: ...  # the open agent sessions, oldest first
+    def sessions(self) -> Sequence[OpenSession]: ...  # the open agent sessions, oldest first
 
     @property
     def extensions(self) -> LoadedExtensions: ...
@@ -48,9 +74,9 @@ class HostPort(Protocol):
     @property
     def mcp(self) -> Any: ...  # ``.register(owner, server)``
 
-    async def new_session(self) -> Any: ...
+    async def new_session(self) -> OpenSession: ...
 
-    async def open_session(self, session_id: str) -> Any: ...
+    async def open_session(self, session_id: str) -> OpenSession: ...
 
     def session_model(
         self, choice: ModelChoice | None = None, *, script: Path | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from vis_core.extension.fs import JailTerms
     from vis_core.extension.live import LiveView
     from vis_core.extension.mcp_servers import McpServer
-    from vis_core.extension_host.host_port import HostPort
+    from vis_core.extension_host.host_port import HostPort, OpenSession
     from vis_core.interaction import Interaction
     from vis_core.store import Store
 
@@ -116,11 +117,12 @@ class HostRuntime(StoreRuntime):
     def _interaction(self) -> Interaction | None:
         return getattr(self.host, "interaction", None)
 
-    def _agent(self, session_id: str | None) -> Any:
+    def _agent(self, session_id: str | None) -> OpenSession | None:
         """The open agent session ``session_id`` (the latest opened is the one in use)."""
         if session_id is None:
             return None
-        sessions = getattr(self.host, "sessions", ())
+        # like the host's other parts, not set yet while the host is built
+        sessions: Sequence[OpenSession] = getattr(self.host, "sessions", ())
         return next((s for s in reversed(sessions) if s.id == session_id), None)
 
     def extension_path(self, owner: str) -> Path | None:

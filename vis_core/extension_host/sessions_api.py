@@ -28,7 +28,7 @@ from vis_core.store.session_data import ORIGIN_STATE, resolve_any, search_rows, 
 
 if TYPE_CHECKING:
     from vis_core.events import Event, TurnEnded
-    from vis_core.extension_host.host_port import HostPort
+    from vis_core.extension_host.host_port import HostPort, OpenSession
     from vis_core.store import Store
     from vis_core.store.rows import SessionRow
 
@@ -271,13 +271,13 @@ class Session:
         publish(self, text, kind)
 
 
-def _live(host: HostPort, session_id: str) -> Any:
+def _live(host: HostPort, session_id: str) -> OpenSession | None:
     """The open agent session ``session_id``, if any."""
     # the latest opened agent of the session is the one in use
     return next((s for s in reversed(host.sessions) if s.id == session_id), None)
 
 
-async def _agent(host: HostPort, session_id: str) -> Any:
+async def _agent(host: HostPort, session_id: str) -> OpenSession:
     return _live(host, session_id) or await host.open_session(session_id)
 
 

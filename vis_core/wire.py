@@ -16,10 +16,12 @@ of a module that both sides import works in both directions.
 from __future__ import annotations
 
 import base64
+import contextvars
 import dataclasses
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -87,6 +89,22 @@ _JSON_SCALARS = (str, int, bool, type(None))
 
 HandleOut = Callable[[Any], dict[str, Any]]
 HandleIn = Callable[[dict[str, Any]], Any]
+
+_lend: contextvars.ContextVar[HandleOut | None] = contextvars.ContextVar(
+    "vis_wire_lend", default=None
+)
+
+
+@contextmanager
+def lending(lend: HandleOut) -> Iterator[None]:
+    """Within the body, :func:`encode` turns a value it cannot encode (a function, an
+    iterator, an object of another process) into a ``handle`` of ``lend(value)`` instead of
+    raising: an extension worker lends such values to the host by reference."""
+    token = _lend.set(lend)
+    try:
+        yield
+    finally:
+        _lend.reset(token)
 
 
 def register_codec(
@@ -180,6 +198,9 @@ def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:
             if not f.name.startswith("_")
         }
         return encode(fields, handle_out=handle_out)
+    lend = _lend.get()
+    if lend is not None:
+        return {TAG: "handle", "v": lend(value)}
     raise TypeError(
         f"a {type(value).__module__}.{type(value).__qualname__} value cannot cross the sandbox "
         "boundary; pass JSON data, tuples, sets, bytes or a registered record type"

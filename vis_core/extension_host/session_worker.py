@@ -27,6 +27,7 @@ from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.extension_host.output import ExtensionOutput
 from vis_core.extension_host.worker_channel import Channel
 from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
+from vis_core.extension_host.worker_results import ENCODED_CALL, encode_for_host
 from vis_core.extension_host.worker_values import run_method
 
 
@@ -81,10 +82,18 @@ class WorkerHandler:
             # module lives (the host does not need the extension's classes for it)
             given = (args, kwargs)
             args, kwargs = coerce_arguments(fn, args, kwargs, owner=owner)
+            # the value crosses as records made here, where its classes live (the host
+            # never loads the extension's module)
             if call.target is TargetKind.TOOL:
-                return self._run(call, fn, args, kwargs)
+                return self._run(call, fn, args, kwargs, then=lambda v: encode_for_host(v, owner))
             render = self._renders.get((owner, call.name))
-            return self._run(call, fn, args, kwargs, then=lambda v: (v, *_draw(render, given, v)))
+            return self._run(
+                call,
+                fn,
+                args,
+                kwargs,
+                then=lambda v: (encode_for_host(v, owner), *_draw(render, given, v)),
+            )
         if call.target is TargetKind.COMMAND:
             fn = self._commands.get((owner, call.name))
             if fn is None:
@@ -110,7 +119,11 @@ class WorkerHandler:
             return self._run(call, fn, tuple(rest), kwargs, lock=locked, session=session)
         if call.target is TargetKind.OBJECT:
             assert self.channel is not None and call.ref is not None
-            return run_method(self.channel.exports.get(call.ref), call.name, args, kwargs)
+            value = self.channel.exports.get(call.ref)
+            if call.name == ENCODED_CALL:  # a lent handle's method: its value as records
+                method, *rest = args
+                return encode_for_host(run_method(value, str(method), tuple(rest), kwargs), None)
+            return run_method(value, call.name, args, kwargs)
         if call.target is TargetKind.LOAD:
             return self._load(*args)
         raise LookupError(f"an extension worker does not serve {call.target} calls")

@@ -34,6 +34,7 @@ from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.registration import START_TIMEOUT, _drain, worker_environment
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
+from vis_core.extension_host.worker_results import decode_from_worker
 from vis_core.extension_host.worker_sdk import run_service
 from vis_core.extension_host.worker_values import run_method
 from vis_core.tools.registry import HostTool
@@ -325,7 +326,7 @@ class SessionWorker:
         except ChannelClosed:
             raise WorkerFailed(self._why(tool)) from None
         try:
-            return await asyncio.wrap_future(future)
+            answer = await asyncio.wrap_future(future)
         except asyncio.CancelledError:
             if channel.closed:
                 raise
@@ -334,6 +335,9 @@ class SessionWorker:
             raise
         except ChannelClosed:
             raise WorkerFailed(self._why(tool)) from None
+        if render:  # (value, presentation, problem): only the value is encoded
+            return (decode_from_worker(answer[0]), *answer[1:])
+        return decode_from_worker(answer)
 
     async def _settled(self) -> None:
         """Wait until every cancelled call has stopped, or its worker was killed for it, so

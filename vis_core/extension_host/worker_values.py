@@ -1,8 +1,10 @@
 """Values crossing between the host and an extension worker: data by value, live objects by ref.
 
-Both sides are trusted Vis processes, so data travels pickled: an extension's dataclass or
-object arrives as an instance of the same class loaded on the other side (both load the entry
-file under one module name). What is not data (a function, a live view, a session handle, an
+Both sides are trusted Vis processes, so data travels pickled: Vis's own types arrive as
+themselves. The host never loads an extension's module, so what an extension's code answers
+travels as data the host can read: a tool's value as records made in the worker
+(:mod:`worker_results`), an exception of the extension's own class as its name and text
+(:class:`ForeignError`). What is not data (a function, a live view, a session handle, an
 iterator) stays where it lives: it is exported under a number and the other side gets a
 :class:`RemoteObject` whose calls come back over the channel.
 """
@@ -94,6 +96,16 @@ def is_data(value: object) -> bool:
         return False
     module = getattr(kind, "__module__", "") or ""
     return module.startswith(_DATA_MODULES)
+
+
+class Lent:
+    """Wraps a value that crosses as a reference even when it is data (an extension's handle:
+    its methods must run where its module lives)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
 
 
 class Exports:
@@ -273,7 +285,9 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
     def persistent_id(self, obj: Any) -> Any:
-        if type(obj) is RemoteObject:
+        if type(obj) is Lent:
+            obj = obj.value
+        elif type(obj) is RemoteObject:
             if obj._caller is self._caller:
                 return ("theirs", obj._ref)  # back home: the other side owns it
         elif is_data(obj):
@@ -353,6 +367,8 @@ def dumps_error(exc: BaseException, exports: Exports, caller: Caller) -> bytes:
     ``RuntimeError`` that names them, never as themselves."""
     if not isinstance(exc, Exception):
         exc = _as_runtime_error(exc)
+    if type(exc).__module__.startswith(_FOREIGN_MODULES):
+        exc = foreign_error(type(exc).__name__, type(exc).__module__, str(exc))
     for candidate in (exc, _ErrorCarrier(exc)):
         try:  # the exception itself; else rebuilt from args and fields (a custom __init__)
             data, lent = _dump(candidate, exports, caller)
@@ -362,6 +378,30 @@ def dumps_error(exc: BaseException, exports: Exports, caller: Caller) -> bytes:
             return data
         exports.release(lent)
     return dumps(_as_runtime_error(exc), exports, caller)
+
+
+# modules the host never loads (an extension's own entry file): their exceptions cross as
+# their class name and text
+_FOREIGN_MODULES = ("vis_ext_",)
+_FOREIGN_CLASSES: dict[tuple[str, str], type[ForeignError]] = {}
+
+
+class ForeignError(Exception):
+    """An exception of a class the receiving side does not load (an extension's own), rebuilt
+    as a class of the same name and module with the same text."""
+
+    def __reduce__(self) -> Any:
+        kind = type(self)
+        return (foreign_error, (kind.__name__, kind.__module__, str(self)))
+
+
+def foreign_error(name: str, module: str, text: str) -> ForeignError:
+    """An exception named ``name`` of ``module`` saying ``text`` (see :class:`ForeignError`)."""
+    kind = _FOREIGN_CLASSES.get((module, name))
+    if kind is None:
+        kind = type(name, (ForeignError,), {"__module__": module, "__qualname__": name})
+        _FOREIGN_CLASSES[(module, name)] = kind
+    return kind(text)
 
 
 def _as_runtime_error(exc: BaseException) -> RuntimeError:

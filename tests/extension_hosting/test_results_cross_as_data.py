@@ -1,0 +1,82 @@
+"""What an extension's tool answers crosses to the host as data: records made in its worker,
+its own exceptions by name and text, its handles by reference (their methods run there)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .harness import code_turn, install_extension, open_host, run_turn, write_script
+
+CROSSING = '''
+from dataclasses import dataclass
+
+import vis_core.extension as vis
+from vis_core.wire import HandleMethod, HostHandle
+
+
+class QuotaError(Exception):
+    """The extension's own error class: the host does not load it."""
+
+
+@dataclass(frozen=True)
+class Count:
+    value: int
+
+
+class Counter(HostHandle):
+    """A handle that lives in the extension's worker."""
+
+    __vis_methods__ = ("bump",)
+    __vis_activities__ = {"bump": HandleMethod("mutation", "Bump counter")}
+
+    def __init__(self) -> None:
+        self.value = 0
+
+    def bump(self) -> Count:
+        self.value += 1
+        return Count(self.value)
+
+
+def fail() -> None:
+    """Always over quota."""
+    raise QuotaError("over quota")
+
+
+def counter() -> Counter:
+    """A fresh counter."""
+    return Counter()
+
+
+vis.register_extension(vis.Extension(
+    name="crossing", alias="crossing", description="Values of every kind cross back.",
+    symbols=[vis.Symbol(fail), vis.Symbol(counter)],
+))
+'''
+
+CROSS_CODE = """
+import json
+try:
+    await fail()
+except Exception as exc:
+    error = [type(exc).__name__, str(exc)]
+c = await counter()
+await c.bump()
+second = await c.bump()
+print(json.dumps({"error": error, "count": second.value}))
+"""
+
+
+async def test_errors_and_handles_of_an_extension_cross_without_its_module(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    install_extension(vis_home, "crossing", CROSSING)
+    write_script(script_path, code_turn(CROSS_CODE))
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+    finally:
+        await host.close()
+    printed = outcome.printed()
+    assert printed["error"][1].endswith("over quota") and "QuotaError" in "".join(printed["error"])
+    assert printed["count"] == 2  # both bumps ran on the one counter in the worker
+    assert outcome.tools().count("counter.bump") == 2

@@ -1,0 +1,130 @@
+"""Tool results crossing from an extension worker to the host: records made in the worker.
+
+The worker encodes a tool's value with :func:`vis_core.records.encode_result` where the
+extension's module lives (properties and ``str`` computed there); what is not data (a
+function, an iterator, a handle) is lent by reference, so its methods still run in the
+worker. The host decodes data and references only: it never needs an extension's classes,
+so it never imports (runs) an extension's module to read a result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from vis_core import wire
+from vis_core.extension_host.worker_values import Lent, RemoteObject
+
+#: the object-call name under which the host asks a lent handle's method for an encoded value
+ENCODED_CALL = "__vis_encoded_call__"
+
+
+def encode_for_host(value: Any, owner: str | None) -> Any:
+    """Worker side: ``value`` as wire data with records; non-data values lent by reference."""
+    from vis_core.records import encode_result
+
+    def lend(obj: Any) -> dict[str, Any]:
+        # a host object (a shell handle from vis.shell) goes home as itself
+        return {"lent": obj if isinstance(obj, RemoteObject) else Lent(obj)}
+
+    def handle_out(handle: wire.HostHandle) -> dict[str, Any]:
+        kind = type(handle)
+        try:
+            text = repr(handle)[:200]
+        except Exception:  # a broken __repr__ must not break the tool result
+            text = ""
+        return {
+            "lent": Lent(handle),
+            "type": kind.__name__,
+            "methods": [str(m) for m in kind.__vis_methods__],
+            "activities": {
+                str(m): [meta.tag, meta.label, meta.show_start]
+                for m, meta in kind.__vis_activities__.items()
+            },
+            "repr": text,
+        }
+
+    try:
+        with wire.lending(lend):
+            return encode_result(value, owner=owner, handle_out=handle_out)
+    except Exception as exc:  # the call fails, as a value the sandbox cannot take does
+        raise TypeError(
+            f"the result ({type(value).__name__}) cannot be returned to Python: {exc}"
+        ) from exc
+
+
+def decode_from_worker(data: Any) -> Any:
+    """Host side: the value of wire data a worker encoded (records as ``Record`` objects)."""
+    from vis_core.records import decode
+
+    return decode(data, handle_in=_handle_in)
+
+
+def _handle_in(ref: dict[str, Any]) -> Any:
+    value = ref.get("lent")
+    if "methods" not in ref or not isinstance(value, RemoteObject):
+        return value  # the host's own object, or a worker object (its calls go there)
+    activities = tuple(
+        (str(name), wire.HandleMethod(str(tag), str(label), bool(show)))
+        for name, (tag, label, show) in dict(ref.get("activities") or {}).items()
+    )
+    methods = tuple(str(m) for m in ref.get("methods") or ())
+    kind = _handle_class(str(ref.get("type") or "Handle"), methods, activities)
+    return kind(value, str(ref.get("repr") or ""))
+
+
+class WorkerHandle(wire.HostHandle):
+    """A handle an extension tool returned: it lives in the worker; each method the sandbox
+    calls runs there, its value encoded there as a tool's is."""
+
+    def __init__(self, remote: RemoteObject, text: str) -> None:
+        self._remote = remote
+        self._text = text
+
+    def __repr__(self) -> str:
+        return self._text
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_") or name not in type(self).__vis_methods__:
+            raise AttributeError(name)
+
+        async def method(*args: Any, **kwargs: Any) -> Any:
+            return await asyncio.to_thread(self._call, name, args, kwargs)
+
+        return method
+
+    def _call(self, method: str, args: tuple, kwargs: dict) -> Any:
+        return decode_from_worker(self._remote._run(ENCODED_CALL, method, *args, **kwargs))
+
+    def render_activity(
+        self, method: str, *, phase: str, args: Any, kwargs: Any, result: Any, error: Any
+    ) -> Any:
+        return self._remote._run(
+            "render_activity",
+            method,
+            phase=phase,
+            args=args,
+            kwargs=kwargs,
+            result=result,
+            error=error,
+        )
+
+
+_HANDLE_CLASSES: dict[tuple[Any, ...], type[WorkerHandle]] = {}
+
+
+def _handle_class(
+    name: str, methods: tuple[str, ...], activities: tuple[tuple[str, wire.HandleMethod], ...]
+) -> type[WorkerHandle]:
+    """A ``WorkerHandle`` class named as the extension's, with its methods and Activities
+    (the sandbox and the invoker read them from the class)."""
+    key = (name, methods, activities)
+    kind = _HANDLE_CLASSES.get(key)
+    if kind is None:
+        kind = type(
+            name,
+            (WorkerHandle,),
+            {"__vis_methods__": methods, "__vis_activities__": dict(activities)},
+        )
+        _HANDLE_CLASSES[key] = kind
+    return kind

@@ -54,3 +54,36 @@ async def test_mcp_command_prints_status_and_changes_the_defining_file(
         assert not usage.ok and usage.title == "Usage"
     finally:
         await host.close()
+
+
+async def test_without_a_config_the_manager_is_made_only_when_asked(
+    vis_home: Path, workspace: Path
+) -> None:
+    host = await Host.open(HostOptions(workspace=workspace))
+    try:
+        await host.new_session()
+        assert host.mcp.made is None  # no mcp.json, no extension's server: nothing to manage
+        status = await host.commands.run(None, "/mcp")
+        assert status.ok
+        assert status.body == "No MCP servers. Add one with `vis mcp add NAME -- CMD ARGS`."
+        assert host.mcp.made is not None and host.mcp.made.connections() == []
+    finally:
+        await host.close()
+
+
+async def test_a_config_written_after_the_start_is_read_at_reload(
+    vis_home: Path, workspace: Path
+) -> None:
+    host = await Host.open(HostOptions(workspace=workspace))
+    try:
+        await host.new_session()  # MCP started for the workspace
+        assert host.mcp.made is None
+        write_config(vis_home / "mcp.json", {"alpha": stdio_entry()})
+        host.reload()
+        manager = host.mcp.made
+        assert manager is not None
+        await manager.wait_all(60)
+        alpha = manager.get("alpha")
+        assert alpha is not None and alpha.state is State.CONNECTED, alpha and alpha.error
+    finally:
+        await host.close()

@@ -32,7 +32,7 @@ async def test_the_section_lists_indirect_servers_and_grows_by_appending(
     manager = McpManager(
         load_config(path, None, trusted=False), workspace=workspace, paths=VisPaths.from_env()
     )
-    mcp = HostMcp(manager, lambda: None)
+    mcp = HostMcp(lambda: manager, lambda: None)
     section = mcp.prompt_for_session()
     before = section()
     assert "- `mcp__fixture__` " not in before

@@ -225,3 +225,44 @@ def test_extensions_add_servers_and_a_file_entry_wins(vis_home: Path, workspace:
         "registered",
     ], blocks[0]["error"]
     assert blocks[1]["stdout"].strip() == "registered at run time", blocks[1]["error"]
+
+
+LATE_ONLY = '''
+import sys
+import vis_core.extension as vis
+
+SERVER = {server!r}
+
+def add_late() -> str:
+    """Register the late server."""
+    vis.mcp_server("late", {{"command": sys.executable, "args": [SERVER, "stdio"]}})
+    return "registered"
+
+vis.register_extension(vis.Extension(
+    name="servers",
+    description="Adds an MCP server while it runs.",
+    alias="servers",
+    symbols=[vis.Symbol(add_late)],
+))
+'''
+
+
+def test_a_server_registered_at_run_time_works_without_any_config(
+    vis_home: Path, workspace: Path
+) -> None:
+    """No mcp.json and no declared server: Vis makes no MCP manager at start; the first
+    server an extension registers makes it, connected for the next block."""
+    from .conftest import SERVER
+
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "servers.py").write_text(
+        textwrap.dedent(LATE_ONLY.format(server=str(SERVER)))
+    )
+    script = [
+        {"code": "print(await servers.add_late())"},
+        {"code": 'print(await mcp__late__echo(text="registered at run time"))'},
+        {"text": "done"},
+    ]
+    blocks = _of(_run(vis_home, workspace, script), "BlockFinished")
+    assert blocks[0]["stdout"].strip() == "registered", blocks[0]["error"]
+    assert blocks[1]["stdout"].strip() == "registered at run time", blocks[1]["error"]

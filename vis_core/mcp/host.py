@@ -9,42 +9,61 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.mcp.config import (
-    ConfigProblem,
-    McpConfig,
-    ServerConfig,
-    Source,
-    load_config,
-    parse_entry,
-)
-from vis_core.mcp.manager import McpManager, McpWaitingSandbox
-from vis_core.tools.registry import HostTool
-
 if TYPE_CHECKING:
     from vis_core.extension_host.tool_hooks import ToolHooks
+    from vis_core.mcp.config import ConfigProblem, McpConfig, ServerConfig
+    from vis_core.mcp.manager import McpManager
+    from vis_core.tools.registry import HostTool
 
 
 class HostMcp:
-    """The host's MCP servers, shared by its sessions."""
+    """The host's MCP servers, shared by its sessions. The manager is made when a config names
+    servers (the user's or trusted project's ``mcp.json``, an extension's declaration): at
+    once, at ``/reload``, when an extension registers one, or when ``/mcp`` or its screen asks
+    for it; until then sessions get no MCP tools, prompt text or waits."""
 
     def __init__(
         self,
-        manager: McpManager,
+        make_manager: Callable[[], McpManager],
         clear_tools: Callable[[], None],
         read_config: Callable[[], McpConfig] | None = None,
+        configured: Callable[[], bool] = lambda: True,
     ) -> None:
-        self.manager = manager
+        self._make_manager = make_manager
+        self._manager: McpManager | None = None
         self._read_config = read_config
+        self._configured = configured
         self._clear_tools = clear_tools
         self._started = False
         self._reloading: asyncio.Task[None] | None = None
         self._turn_session: Any = None  # the session whose turn started last
         self._reports: set[asyncio.Task[None]] = set()
-        manager.listeners.append(clear_tools)
+        if configured():
+            self._make()
+
+    def _make(self) -> McpManager:
+        manager = self._make_manager()
+        manager.listeners.append(self._clear_tools)
         manager.listeners.append(self._report_soon)
+        self._manager = manager
+        if self._started:
+            manager.start()
+        return manager
+
+    @property
+    def manager(self) -> McpManager:
+        """The manager, made now if there was none (``/mcp`` shows it either way)."""
+        return self._manager if self._manager is not None else self._make()
+
+    @property
+    def made(self) -> McpManager | None:
+        """The manager if one was made (no config named a server: none)."""
+        return self._manager
 
     def register(self, owner: str, declared: Any) -> None:
         """``vis.mcp_server`` called at run time: the server joins (a file entry wins)."""
+        from vis_core.mcp.config import ConfigProblem, Source, parse_entry
+
         try:
             server = parse_entry(
                 declared.name, dict(declared.config), source=Source.EXTENSION, origin=owner
@@ -58,37 +77,48 @@ class HostMcp:
         """``/reload``: read mcp.json again and apply it in the background."""
         if self._read_config is None:
             return
+        if self._manager is None:  # made now from the config as it is, if it names servers
+            if self._configured():
+                self._make()
+                self._clear_tools()
+            return
         config = self._read_config()
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        self._reloading = loop.create_task(self.manager.reload(config))
+        self._reloading = loop.create_task(self._manager.reload(config))
 
     def start(self) -> None:
         if not self._started:
             self._started = True
-            self.manager.start()
+            if self._manager is not None:
+                self._manager.start()
 
     def host_tools(self, hooks: ToolHooks | None, output_dir: Path) -> list[HostTool]:
-        return self.manager.host_tools(hooks, output_dir)
+        if self._manager is None:
+            return []
+        return self._manager.host_tools(hooks, output_dir)
 
     def note_found(self, session_id: str, names: list[str]) -> None:
-        self.manager.note_found(session_id, names)
+        if self._manager is not None:
+            self._manager.note_found(session_id, names)
 
     def wrap_sandbox(self, sandbox: Any) -> Any:
-        return McpWaitingSandbox(sandbox, self.manager)
+        return McpWaitingSandbox(sandbox, self)
 
     def direct_tools(
         self, session_id: str, output_dir: Path, show: Callable[[str], None]
     ) -> list[Any]:
         """The tools declared to ``session_id``'s model directly; ``show`` shows a stored image
         to it with the result."""
+        if self._manager is None:
+            return []
         from vis_core.agent.session import DirectTool
 
         return [
             DirectTool(spec.definition, spec.host_name, spec.present)
-            for spec in self.manager.direct_specs(session_id, output_dir, show)
+            for spec in self._manager.direct_specs(session_id, output_dir, show)
         ]
 
     def prompt_for_session(self) -> Callable[[], str]:
@@ -98,7 +128,8 @@ class HostMcp:
         last: list[str] = [""]
 
         def section() -> str:
-            current = self.manager.prompt_section()
+            manager = self._manager
+            current = manager.prompt_section() if manager is not None else ""
             if current and current != last[0]:
                 last[0] = current
                 heading = "## MCP servers (updated)" if sent else "## MCP servers"
@@ -109,7 +140,9 @@ class HostMcp:
 
     async def before_turn(self, session: Any) -> None:
         """The first prompt waits for direct-tool servers; problems are reported once."""
-        await self.manager.before_first_prompt()
+        if self._manager is None:
+            return
+        await self._manager.before_first_prompt()
         self._turn_session = session
         await self._report(session)
 
@@ -117,7 +150,9 @@ class HostMcp:
         from vis_core.events import Notification
         from vis_core.model.notify import NotifyKind
 
-        for note in self.manager.unreported():
+        if self._manager is None:
+            return
+        for note in self._manager.unreported():
             await session.emit(Notification(session.id, text=note, kind=NotifyKind.WARN))
 
     def _report_soon(self) -> None:
@@ -133,39 +168,87 @@ class HostMcp:
         task.add_done_callback(self._reports.discard)
 
     async def close(self) -> None:
+        manager = self._manager
+        if manager is None:
+            return
         with contextlib.suppress(Exception):
-            self.manager.listeners.remove(self._clear_tools)
+            manager.listeners.remove(self._clear_tools)
         with contextlib.suppress(Exception):
-            self.manager.listeners.remove(self._report_soon)
-        await self.manager.close()
+            manager.listeners.remove(self._report_soon)
+        await manager.close()
+
+
+class McpWaitingSandbox:
+    """A block that names ``mcp__<server>`` waits for that server before it runs."""
+
+    def __init__(self, inner: Any, mcp: HostMcp) -> None:
+        self.inner = inner
+        self.mcp = mcp
+
+    async def run(self, code: str) -> Any:
+        manager = self.mcp.made
+        if manager is not None:
+            await manager.wait_named(code)
+        return await self.inner.run(code)
+
+    async def interrupt(self) -> None:
+        await self.inner.interrupt()
+
+    async def close(self) -> None:
+        await self.inner.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+
+def declared_servers(host: Any) -> list[tuple[str, Any]]:
+    """``(extension, vis.McpServer)`` of each server the enabled extensions declare."""
+    return [
+        (ext.name, decl)
+        for ext in getattr(host.extensions, "enabled", ())
+        for decl in getattr(getattr(ext, "declaration", None), "mcp_servers", ()) or ()
+    ]
 
 
 def registered_servers(host: Any) -> tuple[list[ServerConfig], list[ConfigProblem]]:
     """Servers the loaded extensions declare with ``vis.mcp_server`` (and their problems)."""
+    from vis_core.mcp.config import ConfigProblem, Source, parse_entry
+
     servers: list[ServerConfig] = []
     problems: list[ConfigProblem] = []
-    for ext in getattr(host.extensions, "enabled", ()):
-        declaration = getattr(ext, "declaration", None)
-        for decl in getattr(declaration, "mcp_servers", ()) or ():
-            try:
-                servers.append(
-                    parse_entry(
-                        decl.name, dict(decl.config), source=Source.EXTENSION, origin=ext.name
-                    )
-                )
-            except ValueError as exc:
-                problems.append(ConfigProblem(f"extension {ext.name!r}", decl.name, str(exc)))
+    for owner, decl in declared_servers(host):
+        try:
+            servers.append(
+                parse_entry(decl.name, dict(decl.config), source=Source.EXTENSION, origin=owner)
+            )
+        except ValueError as exc:
+            problems.append(ConfigProblem(f"extension {owner!r}", decl.name, str(exc)))
     return servers, problems
 
 
 def host_mcp(host: Any) -> HostMcp:
+    """``host``'s MCP servers; its manager is made only once a config names a server."""
+
     def read_config() -> McpConfig:
+        from vis_core.mcp.config import load_config
+
         registered, problems = registered_servers(host)
         config = load_config(
             host.paths.mcp_file, host.project_root, trusted=host.trusted, registered=registered
         )
         return dataclasses.replace(config, problems=(*config.problems, *problems))
 
-    manager = McpManager(read_config(), workspace=host.workspace, paths=host.paths)
+    def configured() -> bool:
+        """Whether a file or an extension declares servers (what ``read_config`` reads)."""
+        from vis_core.mcp.config import project_file
 
-    return HostMcp(manager, host.reset_session_tools, read_config)
+        if host.paths.mcp_file.exists() or declared_servers(host):
+            return True
+        return bool(host.trusted) and project_file(host.project_root).exists()
+
+    def make_manager() -> McpManager:
+        from vis_core.mcp.manager import McpManager
+
+        return McpManager(read_config(), workspace=host.workspace, paths=host.paths)
+
+    return HostMcp(make_manager, host.reset_session_tools, read_config, configured)

@@ -417,24 +417,3 @@ def _resource_specs(folder: Path, show: Callable[[str], None]) -> list[DirectSpe
 
 def attention_first(conns: list[ServerConnection]) -> list[ServerConnection]:
     return sorted(conns, key=lambda c: (c.state not in ATTENTION, c.name.lower()))
-
-
-class McpWaitingSandbox:
-    """A block that names ``mcp__<server>`` waits for that server before it runs."""
-
-    def __init__(self, inner: Any, manager: McpManager) -> None:
-        self.inner = inner
-        self.manager = manager
-
-    async def run(self, code: str) -> Any:
-        await self.manager.wait_named(code)
-        return await self.inner.run(code)
-
-    async def interrupt(self) -> None:
-        await self.inner.interrupt()
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)

@@ -1,5 +1,6 @@
-"""A session commits each event before publishing it; an Activity's start may wait (up to
-``HOLD_START``) to be committed in one transaction with the next event, order kept."""
+"""A session commits each event before publishing it; an Activity's events may wait (up to
+``HOLD``) to be committed in one transaction with later events, order kept; a read of the
+store, from any thread, sees them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from vis_core.agent.event_bus import MAX_HELD
 from vis_core.agent.session import AgentSession
 from vis_core.events import ActivityEnded, ActivityStarted, Event, Notification
 from vis_core.host import Host, HostOptions
@@ -56,7 +58,33 @@ def _types(host: Host, session_id: str) -> list[str]:
     return [s.type for s in host.store.events(session_id)]
 
 
-async def test_a_start_and_its_end_are_committed_together_then_published_in_order(
+async def test_activities_and_the_next_event_are_committed_together_then_published_in_order(
+    host: Host,
+) -> None:
+    session = await host.new_session()
+    seen = Published(host, session)
+    activities = []
+    for ident in ("a1", "a2"):
+        activities += [
+            ActivityStarted(session.id, activity=_record(session.id, ident, ActivityState.RUNNING)),
+            ActivityEnded(session.id, activity=_record(session.id, ident, ActivityState.SUCCEEDED)),
+        ]
+    for event in activities:
+        await session.emit(event)
+    assert seen.events == []  # neither shown nor saved yet
+    note = Notification(session.id, text="block done")
+    await session.emit(note)
+    assert seen.events == [*activities, note] and seen.unsaved == []
+    rows = [
+        s
+        for s in host.store.events(session.id)
+        if s.type in {"ActivityStarted", "ActivityEnded", "Notification"}
+    ]
+    assert [r.type for r in rows] == ["ActivityStarted", "ActivityEnded"] * 2 + ["Notification"]
+    assert len({r.created for r in rows}) == 1  # one transaction
+
+
+async def test_a_read_of_the_store_sees_the_held_events_then_they_are_published(
     host: Host,
 ) -> None:
     session = await host.new_session()
@@ -64,12 +92,26 @@ async def test_a_start_and_its_end_are_committed_together_then_published_in_orde
     started = ActivityStarted(session.id, activity=_record(session.id, "a1", ActivityState.RUNNING))
     ended = ActivityEnded(session.id, activity=_record(session.id, "a1", ActivityState.SUCCEEDED))
     await session.emit(started)
-    assert seen.events == []  # neither shown nor saved yet
     await session.emit(ended)
+    # read on another thread, as an extension's SDK call or a tool reads the session
+    stored = await asyncio.to_thread(host.store.events, session.id)
+    assert [s.event for s in stored][-2:] == [started, ended]
+    await asyncio.sleep(0)  # the loop publishes what the read committed, next
     assert seen.events == [started, ended] and seen.unsaved == []
-    rows = [s for s in host.store.events(session.id) if s.type.startswith("Activity")]
-    assert [r.type for r in rows] == ["ActivityStarted", "ActivityEnded"]
-    assert rows[0].created == rows[1].created  # one transaction
+
+
+async def test_many_activity_events_are_committed_without_waiting(host: Host) -> None:
+    session = await host.new_session()
+    seen = Published(host, session)
+    events = [
+        ActivityStarted(session.id, activity=_record(session.id, f"a{n}", ActivityState.RUNNING))
+        for n in range(MAX_HELD)
+    ]
+    for event in events[:-1]:
+        await session.emit(event)
+    assert seen.events == []
+    await session.emit(events[-1])  # the last one the bus holds: all are committed at once
+    assert seen.events == events and seen.unsaved == []
 
 
 async def test_any_later_event_commits_a_waiting_start_first(host: Host) -> None:
@@ -96,14 +138,25 @@ async def test_a_start_whose_call_runs_on_is_committed_and_shown_on_its_own(host
     assert _types(host, session.id)[-1] == "ActivityStarted"
 
 
+async def test_an_ended_activity_is_committed_and_shown_after_its_wait(host: Host) -> None:
+    session = await host.new_session()
+    shown = asyncio.Event()
+    ended = ActivityEnded(session.id, activity=_record(session.id, "a1", ActivityState.SUCCEEDED))
+    session.subscribe(lambda event: shown.set() if event == ended else None)
+    await session.emit(ended)
+    await asyncio.wait_for(shown.wait(), 5)  # no later event: the wait ends it
+
+
 async def test_early_subscribers_see_a_start_while_it_waits(host: Host) -> None:
     session = await host.new_session()
     early: list[Event] = []
+    late: list[Event] = []
     session.subscribe(early.append, early=True)
+    session.subscribe(late.append)
     started = ActivityStarted(session.id, activity=_record(session.id, "a1", ActivityState.RUNNING))
     await session.emit(started)
     assert early == [started]
-    assert "ActivityStarted" not in _types(host, session.id)
+    assert late == []  # not committed yet
 
 
 async def test_closing_the_session_commits_a_waiting_start(host: Host) -> None:

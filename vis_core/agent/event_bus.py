@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import threading
+from collections import deque
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-from vis_core.events import ActivityStarted, Event
+from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Event
 
 log = logging.getLogger(__name__)
 
-HOLD_START = 0.05  # seconds an Activity's start may wait to be committed with its end
+HOLD = 0.05  # seconds an Activity's events may wait to be committed with later events
+MAX_HELD = 64  # events held at most: this many are committed in one transaction
+_HELD_KINDS = (ActivityStarted, ActivityUpdated, ActivityEnded)
 Subscriber = Callable[[Event], None]
 
 
@@ -26,18 +30,27 @@ class EventBus:
     extension services, the session itself) reaches the store and the subscribers, even
     while the session is still being assembled.
 
-    An Activity's start waits up to ``HOLD_START`` seconds to be committed in one transaction
-    with the next event (most calls end sooner: with their end). It is published only once
-    committed, and any later event commits it first, so the log and the front ends see the
-    same order as without the wait.
+    An Activity's events (start, updates, end) wait up to ``HOLD`` seconds to be committed in
+    one transaction with the events after them: a block that calls a tool a thousand times
+    writes a few dozen transactions, not a thousand. Any other event (the block's or the
+    turn's end) commits them first, and so do ``MAX_HELD`` of them, a read of the store (on
+    any thread: what is read includes them) and the session's close. An event is published
+    only once committed, in the order emitted, so a crash loses nothing that was shown.
     """
 
     def __init__(self, log: EventLog) -> None:
         self._log = log
         self._subscribers: list[Subscriber] = []
         self._watchers: list[Subscriber] = []  # ``subscribe(early=True)``
-        self._held: list[Event] = []  # Activity starts not committed yet
+        self._lock = threading.RLock()  # the held events: committed by the loop or a reader
+        self._held: list[Event] = []  # Activity events not committed yet
+        self._committed: deque[Event] = deque()  # committed, not published yet, in order
         self._hold_timer: asyncio.TimerHandle | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        # the store: a read of it commits what is held first
+        before_read: Callable[[Callable[[], None]], Callable[[], None]] | None
+        before_read = getattr(log, "before_read", None)
+        self._unhook = None if before_read is None else before_read(self.persist)
 
     def subscribe(
         self, callback: Subscriber, *, early: bool = False, first: bool = False
@@ -66,27 +79,59 @@ class EventBus:
                 watcher(event)
             except Exception:
                 log.exception("event watcher %r failed on %s", watcher, event.type)
-        if isinstance(event, ActivityStarted):
-            self._held.append(event)
-            if self._hold_timer is None:
-                self._hold_timer = asyncio.get_running_loop().call_later(HOLD_START, self.flush)
+        if isinstance(event, _HELD_KINDS):
+            with self._lock:
+                self._held.append(event)
+                full = len(self._held) >= MAX_HELD
+            if not full:
+                if self._hold_timer is None:
+                    self._loop = loop = asyncio.get_running_loop()
+                    self._hold_timer = loop.call_later(HOLD, self.flush)
+                return
+            self._commit(None)
             return
         self._commit(event)
 
     def flush(self) -> None:
-        """Commit the held Activity starts now (their calls still run, or the session ends)."""
-        self._hold_timer = None
+        """Commit the held Activity events now (their calls still run, or the session ends)."""
         try:
             self._commit(None)
         except Exception:
-            log.exception("could not save the start of a running Activity")
+            log.exception("could not save the events of running or ended Activities")
+
+    def persist(self) -> None:
+        """Commit the held events from any thread (the store is about to be read); they are
+        published on the session's loop right after."""
+        with self._lock:
+            if not self._held:
+                return
+            try:
+                self._save(None)
+            except Exception:  # kept: the next commit retries them
+                log.exception("could not save the events of running or ended Activities")
+                return
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            loop.call_soon_threadsafe(self._publish_committed)
+
+    def close(self) -> None:
+        """Commit what is held and stop committing before reads (the session closed)."""
+        self.flush()
+        if self._unhook is not None:
+            self._unhook()
+            self._unhook = None
 
     def _commit(self, event: Event | None) -> None:
-        """Commit the held starts and ``event`` in one transaction, then publish them."""
+        """Commit the held events and ``event`` in one transaction, then publish them."""
+        timer, self._hold_timer = self._hold_timer, None
+        if timer is not None:
+            timer.cancel()
+        with self._lock:
+            self._save(event)
+        self._publish_committed()
+
+    def _save(self, event: Event | None) -> None:
         held, self._held = self._held, []
-        if self._hold_timer is not None:
-            self._hold_timer.cancel()
-            self._hold_timer = None
         events = held if event is None else [*held, event]
         if not events:
             return
@@ -95,8 +140,7 @@ class EventBus:
         except BaseException:
             self._held = held + self._held  # not saved, not shown: the next event retries them
             raise
-        for item in events:
-            self._publish(item)
+        self._committed.extend(events)
 
     def _append(self, events: Sequence[Event]) -> None:
         append_many = getattr(self._log, "append_many", None)
@@ -106,9 +150,14 @@ class EventBus:
         else:
             append_many(events)
 
-    def _publish(self, event: Event) -> None:
-        for callback in list(self._subscribers):
+    def _publish_committed(self) -> None:
+        while self._committed:
             try:
-                callback(event)
-            except Exception:
-                log.exception("event subscriber %r failed on %s", callback, event.type)
+                event = self._committed.popleft()
+            except IndexError:  # published meanwhile by a call made from a subscriber
+                return
+            for callback in list(self._subscribers):
+                try:
+                    callback(event)
+                except Exception:
+                    log.exception("event subscriber %r failed on %s", callback, event.type)

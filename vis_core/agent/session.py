@@ -738,7 +738,7 @@ class AgentSession:
                 await self._task
             except BaseException:  # closing: the turn already reported its end
                 pass
-        self.events.flush()  # an Activity started outside a turn (vis.sessions changes)
+        self.events.close()  # an Activity started outside a turn (vis.sessions changes)
         await self.sandbox.close()
         aclose = getattr(self.model.provider, "aclose", None)
         if aclose is not None:

@@ -159,6 +159,18 @@ class Database:
         self._conn: sqlite3.Connection | None = connect(self.path, busy_timeout)
         self._checkpointer = Checkpointer(self.path, self._lock)
         self._checkpointed_at = self._conn.total_changes
+        self._before_read: list[Callable[[], None]] = []
+
+    def before_read(self, hook: Callable[[], None]) -> Callable[[], None]:
+        """Call ``hook`` before each read transaction (it commits what an event bus still
+        holds, so the read sees it). Returns the function that removes it."""
+        self._before_read.append(hook)
+
+        def remove() -> None:
+            if hook in self._before_read:
+                self._before_read.remove(hook)
+
+        return remove
 
     def _committed(self, conn: sqlite3.Connection) -> None:
         """After a commit: ask for a background checkpoint every so many written rows."""
@@ -216,7 +228,10 @@ class Database:
 
     @contextmanager
     def read(self, action: str = "read") -> Iterator[sqlite3.Connection]:
-        """A read transaction: every query inside sees one snapshot."""
+        """A read transaction: every query inside sees one snapshot (and what the
+        :meth:`before_read` hooks committed just before)."""
+        for hook in tuple(self._before_read):  # before the lock: a hook writes
+            hook()
         with self._lock:
             conn = self._connection()
             try:

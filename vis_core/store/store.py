@@ -49,6 +49,11 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
             return self.redactor(event, data, payload)
         return event, data, payload
 
+    def before_read(self, hook: Callable[[], None]) -> Callable[[], None]:
+        """Call ``hook`` before each read of the database (an event bus commits the events
+        it holds); returns the function that removes it."""
+        return self._db.before_read(hook)
+
     def close(self) -> None:
         self._db.close()
 

@@ -260,8 +260,8 @@ def _prepare_arguments(tool: HostTool, args: tuple, kwargs: dict) -> tuple[tuple
     """Records coming back from the sandbox become the tool's own dataclasses again."""
     from vis_core.records import coerce_arguments
 
-    if not args and not kwargs:
-        return args, kwargs
+    if (not args and not kwargs) or tool.spec is not None:
+        return args, kwargs  # an extension's tool: its worker rebuilds them
     return coerce_arguments(tool.fn, args, kwargs, owner=tool.owner)
 
 

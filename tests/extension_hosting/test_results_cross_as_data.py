@@ -3,6 +3,7 @@ its own exceptions by name and text, its handles by reference (their methods run
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from .harness import code_turn, install_extension, open_host, run_turn, write_script
@@ -80,3 +81,5 @@ async def test_errors_and_handles_of_an_extension_cross_without_its_module(
     assert printed["error"][1].endswith("over quota") and "QuotaError" in "".join(printed["error"])
     assert printed["count"] == 2  # both bumps ran on the one counter in the worker
     assert outcome.tools().count("counter.bump") == 2
+    # the host read all of it without the extension's module
+    assert [name for name in sys.modules if name.startswith("vis_ext_user_crossing")] == []

@@ -28,6 +28,9 @@ def forget(ctx):
     vis.state["n"] = None
     return vis.ok(str("n" in vis.state))
 
+def loaded_with(ctx):
+    return vis.ok(str(LOADED_WITH))
+
 vis.register_extension(vis.Extension(
     name="counter",
     description="Counts.",
@@ -35,6 +38,7 @@ vis.register_extension(vis.Extension(
         vis.SlashCommand("count", count),
         vis.SlashCommand("store-object", store_object),
         vis.SlashCommand("forget", forget),
+        vis.SlashCommand("loaded-with", loaded_with),
     ],
 ))
 LOADED_WITH = vis.state.get("n", 0)  # readable while the entry file loads, once registered
@@ -81,8 +85,8 @@ async def test_state_survives_reload_and_a_new_process(
     assert (await run.host.commands.run(session, "/peek")).title == "None"
     reloaded = await run.host.commands.run(session, "/reload")
     assert reloaded.ok
-    module = run.host.extensions.get("counter").module
-    assert module.LOADED_WITH == 2  # the entry file read its state while loading
+    # the entry file read its state while loading (in the worker that runs the command)
+    assert (await run.host.commands.run(session, "/loaded-with")).title == "2"
     third = await run.host.commands.run(session, "/count")
     assert third.title == "3" and third.data == {"items": {"n": 3}, "len": 1}
 

@@ -17,6 +17,7 @@ from vis_core.extension.outside import OUTSIDE
 from vis_core.extension.runtime import RuntimeOverride
 from vis_core.extension_host.discovery import ExtensionSource
 from vis_core.extension_host.doctor import describe
+from vis_core.extension_host.entry import execute_entry, forget_module
 from vis_core.extension_host.loaded import ExtensionStatus
 from vis_core.extension_host.loader import load_extensions
 from vis_core.paths import VisPaths
@@ -95,9 +96,16 @@ def test_no_register_call_and_registering_twice(install: Installer) -> None:
 def test_build_metadata_and_future_annotations_in_entry_files(install: Installer) -> None:
     install(_user_dir(), "metadata_probe")
     ext = _load().extensions[0]
-    assert ext.enabled and ext.module is not None
-    assert ext.module.SEEN == build_metadata()
-    assert ext.module.ANNOTATIONS == {"x": "NotDefinedAnywhere", "return": "int"}
+    # the host reads the declaration the registration worker reported; it loads no module
+    assert ext.enabled and ext.module is None and ext.candidate is not None
+    assert ext.candidate.module_name not in sys.modules
+    # the workers load entry files with execute_entry: build globals, string annotations
+    _declaration, module = execute_entry(ext.candidate)
+    try:
+        assert module.SEEN == build_metadata()
+        assert module.ANNOTATIONS == {"x": "NotDefinedAnywhere", "return": "int"}
+    finally:
+        forget_module(ext.candidate.module_name)
 
 
 def test_project_extensions_load_only_when_trusted(workspace: Path, install: Installer) -> None:
@@ -165,8 +173,7 @@ def test_disabled_extensions_do_not_take_part(install: Installer) -> None:
 def test_reload_reads_fresh_modules(tmp_path: Path, install: Installer) -> None:
     folder = install(_user_dir(), "steering_mode")
     loaded = _load()
-    module = loaded.extensions[0].module
-    assert module is not None and sys.modules[module.__name__] is module
+    assert loaded.extensions[0].settings[0].default == "vibe"
     (folder / "steering_mode.py").write_text(
         (folder / "steering_mode.py")
         .read_text()
@@ -175,7 +182,8 @@ def test_reload_reads_fresh_modules(tmp_path: Path, install: Installer) -> None:
     )
     again = loaded.reload()
     fresh = again.extensions[0]
-    assert fresh.module is not module and sys.modules[fresh.module.__name__] is fresh.module
+    assert fresh.module is None and fresh.candidate is not None  # re-read in the worker
+    assert fresh.candidate.module_name not in sys.modules
     assert fresh.settings[0].default == "strict"
     assert fresh.lock is not loaded.extensions[0].lock
 
@@ -238,10 +246,20 @@ def test_reports_example_tool_reads_its_setting(install: Installer, tmp_path: Pa
     (tool,) = ext.tools
     assert (tool.name, tool.owner, tool.tag) == ("report", "reports", "observation")
     assert tool.activity is not None and tool.activity.label == "Prepare report"
-    assert tool.fn() == "Summary"
-    details = _Settings(OUTSIDE)  # a runtime whose every boolean setting is on
-    with calling(CallContext("s1", tmp_path, tmp_path, owner="reports", runtime=details)):
-        assert tool.fn() == "Detailed report"
+    assert tool.description == "Prepare a report with the selected level of detail."
+    assert tool.spec is not None and tool.spec.signature == "() -> str"
+    with pytest.raises(RuntimeError, match="runs only in the extension's worker process"):
+        tool.fn()  # the host holds no function of the extension
+    assert ext.candidate is not None
+    declaration, _module = execute_entry(ext.candidate)  # as its session worker loads it
+    try:
+        (entry,) = declaration.symbols[0].entries
+        assert entry.fn() == "Summary"
+        details = _Settings(OUTSIDE)  # a runtime whose every boolean setting is on
+        with calling(CallContext("s1", tmp_path, tmp_path, owner="reports", runtime=details)):
+            assert entry.fn() == "Detailed report"
+    finally:
+        forget_module(ext.candidate.module_name)
 
 
 class _Settings(RuntimeOverride):
@@ -249,7 +267,7 @@ class _Settings(RuntimeOverride):
         return True
 
 
-def test_reload_points_records_at_the_reloaded_classes(install: Installer) -> None:
+def test_the_host_records_registry_never_holds_an_extension_class(install: Installer) -> None:
     from vis_core.records import registry
 
     install(_user_dir(), "greeter")
@@ -261,12 +279,11 @@ def test_reload_points_records_at_the_reloaded_classes(install: Installer) -> No
     )
     loaded = _load()
     assert loaded.extensions[0].error is None, loaded.extensions[0].error
-    before = registry.lookup("greeter", "Greeting")
-    assert before is not None
+    # records are made and rebuilt in the session worker, which loads the classes there
+    assert registry.lookup("greeter", "Greeting") is None
     again = loaded.reload()
-    after = registry.lookup("greeter", "Greeting")
-    assert after is not None and after is not before
-    assert again.extensions[0].module.Greeting is after
+    assert again.extensions[0].error is None
+    assert registry.lookup("greeter", "Greeting") is None
 
 
 def test_declared_entry_points_are_kept_until_a_sys_path_folder_changes(

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from vis_core.extension.declarations import callback_env
+from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_context import collect_context
+from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
 from vis_core.paths import VisPaths
 
 Installer = Callable[..., Path]
+Worker = Callable[[LoadedExtensions], SessionWorker]
 
 
 def _env(workspace: Path, channel: str = "tui") -> dict[str, object]:
@@ -27,24 +30,42 @@ def _load():
     return load_extensions(bundled=None, include_packages=False)
 
 
-def test_text_and_callable_prompts_follow_activation(workspace: Path, install: Installer) -> None:
+@pytest.fixture(name="worker")
+def worker_fixture(workspace: Path) -> Iterator[Worker]:
+    """``worker(loaded)``: a session worker of ``loaded``, where the callbacks run."""
+    started: list[SessionWorker] = []
+
+    def make(loaded: LoadedExtensions) -> SessionWorker:
+        worker = SessionWorker(lambda: loaded, WorkerPlace("s1", workspace, workspace), {})
+        started.append(worker)
+        return worker
+
+    yield make
+    for worker in started:
+        worker.stop()
+
+
+def test_text_and_callable_prompts_follow_activation(
+    workspace: Path, install: Installer, worker: Worker
+) -> None:
     install(VisPaths.from_env().extensions_dir, "metadata_probe", "steering_mode")
     loaded = _load()
-    text = extension_prompts(loaded, _env(workspace))
+    ours = worker(loaded)
+    text = extension_prompts(loaded, _env(workspace), worker=ours)
     assert text == (
         "### probe\nBuild metadata probe.\nProbe prompt.\n\n"
         "### steering-mode\nChoose how closely the agent follows instructions.\n"
         f"Steering mode is vibe in {workspace}."
     )
-    hidden = extension_prompts(loaded, _env(workspace, channel="hidden"))
+    hidden = extension_prompts(loaded, _env(workspace, channel="hidden"), worker=ours)
     assert "probe" not in hidden and "### steering-mode" in hidden
-    assert [e.name for e in active_extensions(loaded, _env(workspace, "hidden"))] == [
+    assert [e.name for e in active_extensions(loaded, _env(workspace, "hidden"), ours)] == [
         "steering-mode"
     ]
 
 
 def test_failing_prompt_and_activation_are_logged_and_skipped(
-    workspace: Path, caplog: pytest.LogCaptureFixture
+    workspace: Path, caplog: pytest.LogCaptureFixture, worker: Worker
 ) -> None:
     folder = VisPaths.from_env().extensions_dir
     folder.mkdir(parents=True)
@@ -60,13 +81,16 @@ def test_failing_prompt_and_activation_are_logged_and_skipped(
         " prompt='never', activation=lambda env: 1 / 0))\n"
     )
     with caplog.at_level(logging.WARNING):
-        text = extension_prompts(_load(), _env(workspace))
+        loaded = _load()
+        text = extension_prompts(loaded, _env(workspace), worker=worker(loaded))
     assert text == "### bad-prompt\nBad prompt."
     assert "prompt callback of extension 'bad-prompt' failed" in caplog.text
     assert "activation of extension 'bad-activation' failed" in caplog.text
 
 
-def test_ctx_is_merged_with_reserved_keys_dropped(workspace: Path, install: Installer) -> None:
+def test_ctx_is_merged_with_reserved_keys_dropped(
+    workspace: Path, install: Installer, worker: Worker
+) -> None:
     install(VisPaths.from_env().extensions_dir, "metadata_probe")
     folder = VisPaths.from_env().extensions_dir
     (folder / "more_ctx.py").write_text(
@@ -79,9 +103,11 @@ def test_ctx_is_merged_with_reserved_keys_dropped(workspace: Path, install: Inst
         "vis.register_extension(vis.Extension(name='not-dict', description='Bad ctx.',"
         " ctx=lambda env: ['x']))\n"
     )
-    merged = collect_context(_load(), _env(workspace))
+    loaded = _load()
+    ours = worker(loaded)
+    merged = collect_context(loaded, _env(workspace), worker=ours)
     assert merged == {"probe": {"seen": True, "more": "s1"}, "env": {"probe": 1, "m": 2}}
-    assert collect_context(_load(), _env(workspace, "hidden")) == {
+    assert collect_context(loaded, _env(workspace, "hidden"), worker=ours) == {
         "probe": {"more": "s1"},
         "env": {"m": 2},
     }

@@ -148,8 +148,8 @@ async def test_value_reads_the_callback_session_and_project_level_without_one(
     host = await open_host(workspace)
     try:
         ext = host.extensions.get("reports")
-        assert ext is not None and ext.module is not None
-        setting = ext.module.include_details
+        assert ext is not None
+        (setting,) = [s for s in ext.settings if s.id == "report_details"]
         session = await host.new_session()
         host.settings.set("report_details", True, "session", session_id=session.id)
         context = CallContext(session.id, workspace, workspace, owner="reports")

@@ -53,8 +53,9 @@ async def test_vis_log_redacts_a_saved_secret_at_load_in_calls_and_after_close(
     host = await open_host(workspace)
     try:
         leaky = host.extensions.get("leaky")
-        assert leaky is not None and leaky.module is not None, host.extensions
-        assert await host.call_extension("leaky", leaky.module.leak) == "leaked"
+        assert leaky is not None and leaky.error is None, host.extensions
+        session = await host.new_session()
+        assert await session.invoker.call("leak", (), {}) == "leaked"
         text = log_file(host.paths).read_text()
         assert "loading with [REDACTED]" in text
         assert "ERROR [leaky] calling with [REDACTED]" in text

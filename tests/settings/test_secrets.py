@@ -63,15 +63,17 @@ async def test_a_saved_secret_never_reaches_config_db_or_logs(
 
 
 async def test_a_secret_is_read_only_by_its_owner_while_vis_calls_it(workspace: Path) -> None:
-    user_extensions("reports")
+    user_extensions("reports", "peeker")
     host = await open_host(workspace)
     try:
         host.settings.set("reports_server_token", SECRET, "global")
         ext = host.extensions.get("reports")
-        assert ext is not None and ext.module is not None
-        assert ext.module.server_token.value() == ""  # outside a call: the default
-        assert await host.call_extension("reports", ext.module.token_echo) == f"token={SECRET}"
-        assert await host.call_extension("todo", ext.module.token_echo) == "token="
+        assert ext is not None
+        (token,) = [s for s in ext.settings if s.id == "reports_server_token"]
+        assert token.value() == ""  # outside a call: the default
+        session = await host.new_session()
+        assert await session.invoker.call("token_echo", (), {}) == f"token={SECRET}"
+        assert await session.invoker.call("peek", (), {}) == "peek=''"  # not its owner
     finally:
         await host.close()
 
@@ -86,7 +88,8 @@ async def test_a_project_extension_cannot_save_a_secret(workspace: Path) -> None
         assert ext is not None and ext.tag == "project"
         with pytest.raises(ValueError, match="secret of a project extension"):
             host.settings.set("reports_server_token", SECRET, "global")
-        assert await host.call_extension("reports", ext.module.token_echo) == "token="
+        session = await host.new_session()
+        assert await session.invoker.call("token_echo", (), {}) == "token="
         assert not host.paths.secrets_file.exists() or SECRET.encode() not in (
             host.paths.secrets_file.read_bytes()
         )

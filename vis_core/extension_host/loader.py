@@ -1,4 +1,4 @@
-"""Load every extension: run entry files, resolve overrides, settings ids, aliases and tools."""
+"""Load every extension: declarations (from the registration worker), overrides, ids, tools."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import dataclasses
 import logging
 import os
 import sys
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -17,6 +17,7 @@ from vis_core.extension.declarations import (
     Extension,
     copy_environment,
 )
+from vis_core.extension_host.declared import rebuild
 from vis_core.extension_host.discovery import Candidate, ExtensionSource, bundled_dir, discover
 from vis_core.extension_host.entry import EntryFailed, LoadError, execute_entry
 from vis_core.extension_host.loaded import (
@@ -68,38 +69,55 @@ def alias_names(tool: HostTool, alias: str | None) -> tuple[str, ...]:
 
 
 def _build_tools(draft: _Draft) -> None:
-    """The host tools of one extension; a rejected symbol makes the extension a load failure."""
+    """The host tools of a bundled extension; a rejected symbol makes it a load failure."""
+    from vis_core.extension_host.symbol_tools import symbol_host_tools
+
     declaration = draft.declaration
     assert declaration is not None
-    if not declaration.symbols:
-        return
-    try:
-        from vis_core.extension_host.symbol_tools import symbol_host_tools
-    except ImportError as exc:
-        draft.fail(f"cannot build tools: {exc}")
-        return
     tools: list[HostTool] = []
-    names: set[str] = set()
     for symbol in declaration.symbols:
         try:
-            built = symbol_host_tools(symbol, owner=declaration.name)
+            tools.extend(symbol_host_tools(symbol, owner=declaration.name))
         except (TypeError, ValueError) as exc:
             draft.fail(f"{type(exc).__name__}: {exc}")
             return
-        for tool in built:
-            if tool.name in names:
-                draft.fail(f"tool {tool.name!r} is declared twice; give each symbol its own name")
-                return
-            names.add(tool.name)
-            tools.append(tool)
+    _take_tools(draft, tools)
+
+
+def _take_tools(draft: _Draft, tools: Iterable[HostTool]) -> None:
+    """``draft``'s tools; a name declared twice makes the extension a load failure."""
+    names: set[str] = set()
+    for tool in tools:
+        if tool.name in names:
+            draft.fail(f"tool {tool.name!r} is declared twice; give each symbol its own name")
+            return
+        names.add(tool.name)
     draft.tools = tuple(tools)
 
 
 def _run(candidate: Candidate, environment: Mapping[str, str], screened: Screened | None) -> _Draft:
+    """One extension: a bundled one (Vis's own code) is loaded here; any other was loaded in
+    the registration worker, and is rebuilt from the declaration it reported there, so its
+    entry file never runs in the host (nor with the host's environment)."""
     draft = _Draft(candidate, candidate.hint, ExtensionStatus.LOADED)
     if screened is not None and screened.error is not None:  # it failed in the worker
         draft.name = screened.error.extension
         draft.status, draft.error = ExtensionStatus.FAILED, screened.error
+        return draft
+    if candidate.source is not ExtensionSource.BUNDLED:
+        if screened is None or screened.declaration is None:
+            why = candidate.error or "the registration worker did not report on this file"
+            draft.fail(why)
+            return draft
+        try:
+            declaration, tools = rebuild(screened.declaration)
+        except (KeyError, TypeError, ValueError) as exc:
+            draft.fail(
+                f"its declaration, as the registration worker reported it, is unreadable: {exc!r}"
+            )
+            return draft
+        draft.name, draft.declaration = declaration.name, declaration
+        _take_tools(draft, tools)
         return draft
     try:
         declaration, module = execute_entry(candidate, environment)
@@ -107,8 +125,6 @@ def _run(candidate: Candidate, environment: Mapping[str, str], screened: Screene
         draft.status, draft.error = ExtensionStatus.FAILED, failed.error
         return draft
     draft.name, draft.declaration, draft.module = declaration.name, declaration, module
-    if declaration.kind is None and candidate.distribution is not None:
-        log.debug("extension %s comes from package %s", declaration.name, candidate.distribution)
     _build_tools(draft)
     return draft
 
@@ -240,8 +256,9 @@ def _refresh_records(drafts: list[_Draft], previous: LoadedExtensions | None) ->
 
 
 def _screen(candidates: list[Candidate], options: LoadOptions) -> dict[Path, Screened]:
-    """Load every entry file that does not ship with Vis in the registration worker first, so
-    one that exits, hangs or crashes fails with its cause instead of ending or hanging Vis."""
+    """Load every entry file that does not ship with Vis in the registration worker: it reports
+    each declaration as data (the host never runs the file), and one that exits, hangs or
+    crashes fails with its cause instead of ending or hanging Vis."""
     outside = [c for c in candidates if c.source is not ExtensionSource.BUNDLED and not c.error]
     if not outside:
         return {}

@@ -1,5 +1,6 @@
-"""The registration worker, host side: every entry file loads first in a separate process.
+"""The registration worker, host side: every entry file not bundled loads in a separate process.
 
+The worker reports each declaration as data (:mod:`declared`); the host never runs the file.
 An entry file that calls ``sys.exit``/``os._exit``, raises, loops forever or crashes the
 interpreter fails there, with its file and cause, instead of ending or hanging Vis; the other
 extensions go on. The worker's environment is a minimal base plus the project's values; a name
@@ -66,7 +67,7 @@ def worker_environment(
 
 @dataclass(frozen=True)
 class Screened:
-    """The worker's verdict on one entry file: its declaration summary, or why it failed."""
+    """The worker's verdict on one entry file: its declaration as data, or why it failed."""
 
     declaration: dict[str, Any] | None = None
     error: LoadError | None = None

@@ -5,7 +5,8 @@ Run as ``python -m vis_core.extension_host.registration_worker``; messages are f
 
 Host → worker: ``load`` ``{candidate, project_names}``; ``env`` ``{values}`` answers an ``env``.
 Worker → host: ``env`` ``{names}`` (declared names to resolve), then ``loaded``
-``{declaration}`` or ``failed`` ``{error: {extension, path, line, message}}``.
+``{declaration}`` (the whole declaration as data, :mod:`declared`) or ``failed``
+``{error: {extension, path, line, message}}``.
 
 Its environment is the minimal one the host gives it plus the project's values; a declared
 ``env`` name is resolved by asking the host, for the entry file that declared it only.
@@ -55,20 +56,27 @@ class HostValues(Mapping[str, str]):
         return len(self._values)
 
 
-def _declaration(extension: Any) -> dict[str, Any]:
-    """What an entry file declared, as data: names of tools, settings, commands, hooks."""
-    symbols = [getattr(symbol, "name", "") for symbol in extension.symbols]
-    return {
-        "name": extension.name,
-        "alias": extension.alias,
-        "symbols": symbols,
-        "settings": [setting.id for setting in extension.settings],
-        "commands": [command.name for command in extension.slash_commands],
-        "hooks": [{"ops": list(hook.ops), "phase": str(hook.phase)} for hook in extension.op_hooks],
-        "env": list(extension.env),
-        "prompt": extension.prompt is not None,
-        "ctx": extension.ctx is not None,
-    }
+def _declaration(extension: Any, candidate: Any) -> dict[str, Any]:
+    """What an entry file declared, as data (:func:`declared.describe`), or why its symbols
+    cannot be tools: ``{"t": "loaded" | "failed", ...}``."""
+    from vis_core.extension_host.declared import describe
+    from vis_core.extension_host.symbol_tools import symbol_host_tools
+
+    tools = []
+    try:
+        for symbol in extension.symbols:
+            tools.extend(symbol_host_tools(symbol, owner=extension.name))
+        return {"t": "loaded", "declaration": describe(extension, tools)}
+    except Exception as exc:  # a symbol that cannot be a tool (TypeError, ValueError)
+        return {
+            "t": "failed",
+            "error": {
+                "extension": extension.name,
+                "path": str(candidate.path),
+                "line": None,
+                "message": f"{type(exc).__name__}: {exc}",
+            },
+        }
 
 
 def load(message: dict[str, Any], fd_in: int, fd_out: int, base: Mapping[str, str]) -> dict:
@@ -113,7 +121,7 @@ def load(message: dict[str, Any], fd_in: int, fd_out: int, base: Mapping[str, st
                 "message": error.message,
             },
         }
-    return {"t": "loaded", "declaration": _declaration(declaration)}
+    return _declaration(declaration, candidate)
 
 
 def _warm() -> None:
@@ -130,9 +138,13 @@ def _warm() -> None:
 
 def main() -> None:
     """Serve ``load`` requests until the host closes the pipe."""
-    fds = take_protocol_fds()  # what an entry file prints goes to stderr, which the host logs
+    from vis_core.extension_host.output import ExtensionOutput
+
+    fds = take_protocol_fds()  # output that bypasses sys.stdout goes to stderr (host logs it)
     fd_in, fd_out = fds.read, fds.write
-    sys.stdout = sys.stderr
+    # what an entry file prints while it loads goes to that extension's log
+    sys.stdout = ExtensionOutput(sys.stderr, "info")
+    sys.stderr = ExtensionOutput(sys.stderr, "warn")
     exit_with_parent()
     base = dict(os.environ)
     _warm()

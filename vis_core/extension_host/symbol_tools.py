@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
@@ -39,5 +40,9 @@ def tool_contract(
     described under its own name (or ``name``) and ``tag`` (default ``observation``).
     """
     if isinstance(tool, HostTool):
+        if tool.spec is not None:  # described by the worker that loaded the extension
+            tag_value = str(getattr(tag, "value", tag)) if tag else tool.tag.value
+            spec = dataclasses.replace(tool.spec, name=name or tool.name, tag=tag_value)
+            return spec.to_contract()
         return callable_spec(tool.fn, name=name or tool.name, tag=tag or tool.tag).to_contract()
     return callable_spec(tool, name=name, tag=tag or SymbolTag.OBSERVATION).to_contract()

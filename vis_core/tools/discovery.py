@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -105,6 +106,8 @@ def _first_line(text: str) -> str:
 
 def tool_spec(tool: HostTool) -> ToolSpec:
     """The ``ToolSpec`` of a registered tool, under its registered (dotted) name and tag."""
+    if tool.spec is not None:  # an extension's tool: described by the worker that loaded it
+        return dataclasses.replace(tool.spec, name=tool.name, tag=tool.tag.value)
     return callable_spec(tool.fn, name=tool.name, tag=tool.tag)
 
 

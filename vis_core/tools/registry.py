@@ -5,9 +5,12 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_core.model.activity import Activity, SymbolTag
+
+if TYPE_CHECKING:
+    from vis_core.contracts.specs import ToolSpec
 
 
 @dataclass(frozen=True)
@@ -23,9 +26,14 @@ class HostTool:
     #: second names of the same tool (``visual.check`` for the bare ``check`` of alias
     #: ``visual``); ``get`` resolves them after every bare name, discovery never lists them
     aliases: tuple[str, ...] = ()
+    #: the contract of an extension's tool, computed in the worker that loaded it: the host
+    #: holds no function of an extension (``fn`` is then a marker that refuses to run)
+    spec: ToolSpec | None = None
 
     @property
     def description(self) -> str:
+        if self.spec is not None:
+            return self.spec.description
         return inspect.getdoc(self.fn) or ""
 
 

@@ -48,9 +48,19 @@ def counter() -> Counter:
     return Counter()
 
 
+def peek(counter: Counter) -> int:
+    """How far a counter went."""
+    return counter.value if isinstance(counter, Counter) else -1
+
+
+def _tally(ctx):
+    return vis.ok("counted", data={"count": Count(7)})
+
+
 vis.register_extension(vis.Extension(
     name="crossing", alias="crossing", description="Values of every kind cross back.",
-    symbols=[vis.Symbol(fail), vis.Symbol(counter)],
+    symbols=[vis.Symbol(fail), vis.Symbol(counter), vis.Symbol(peek)],
+    slash_commands=[vis.SlashCommand("tally", _tally)],
 ))
 '''
 
@@ -63,7 +73,8 @@ except Exception as exc:
 c = await counter()
 await c.bump()
 second = await c.bump()
-print(json.dumps({"error": error, "count": second.value}))
+seen = await peek(c)
+print(json.dumps({"error": error, "count": second.value, "seen": seen}))
 """
 
 
@@ -75,11 +86,15 @@ async def test_errors_and_handles_of_an_extension_cross_without_its_module(
     host = await open_host(workspace, script_path)
     try:
         outcome = await run_turn(host)
+        session = host.live_session(outcome.ended.session_id)
+        tally = await host.commands.run(session, "/tally")  # data of its own class: a record
+        assert tally.ok and tally.data["count"].value == 7, tally
     finally:
         await host.close()
     printed = outcome.printed()
     assert printed["error"][1].endswith("over quota") and "QuotaError" in "".join(printed["error"])
     assert printed["count"] == 2  # both bumps ran on the one counter in the worker
+    assert printed["seen"] == 2  # passed back to a tool, the handle is the counter itself
     assert outcome.tools().count("counter.bump") == 2
     # the host read all of it without the extension's module
     assert [name for name in sys.modules if name.startswith("vis_ext_user_crossing")] == []

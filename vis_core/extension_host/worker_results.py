@@ -13,7 +13,7 @@ import asyncio
 from typing import Any
 
 from vis_core import wire
-from vis_core.extension_host.worker_values import Lent, RemoteObject
+from vis_core.extension_host.worker_values import HOME, Lent, RemoteObject
 
 #: the object-call name under which the host asks a lent handle's method for an encoded value
 ENCODED_CALL = "__vis_encoded_call__"
@@ -78,8 +78,12 @@ class WorkerHandle(wire.HostHandle):
     calls runs there, its value encoded there as a tool's is."""
 
     def __init__(self, remote: RemoteObject, text: str) -> None:
-        self._remote = remote
+        setattr(self, HOME, remote)  # passed back to a tool, it arrives there as itself
         self._text = text
+
+    @property
+    def _remote(self) -> RemoteObject:
+        return getattr(self, HOME)
 
     def __repr__(self) -> str:
         return self._text

@@ -4,9 +4,11 @@ Both sides are trusted Vis processes, so data travels pickled: Vis's own types a
 themselves. The host never loads an extension's module, so what an extension's code answers
 travels as data the host can read: a tool's value as records made in the worker
 (:mod:`worker_results`), an exception of the extension's own class as its name and text
-(:class:`ForeignError`). What is not data (a function, a live view, a session handle, an
-iterator) stays where it lives: it is exported under a number and the other side gets a
-:class:`RemoteObject` whose calls come back over the channel.
+(:class:`ForeignError`), any other object of its own classes (a command's ``data``, a ``ctx``
+value, a ``vis.tools`` argument) as the record a tool result would be. What is not data (a
+function, a live view, a session handle, an iterator) stays where it lives: it is exported
+under a number and the other side gets a :class:`RemoteObject` whose calls come back over the
+channel.
 """
 
 from __future__ import annotations
@@ -96,6 +98,11 @@ def is_data(value: object) -> bool:
         return False
     module = getattr(kind, "__module__", "") or ""
     return module.startswith(_DATA_MODULES)
+
+
+#: the attribute of a host object that stands for an object of the other side (a
+#: ``WorkerHandle``): its ``RemoteObject``, sent back as that object itself
+HOME = "_vis_home"
 
 
 class Lent:
@@ -280,8 +287,12 @@ class _Pickler(pickle.Pickler):
         self.exported: list[int] = []  # numbers lent by this pickle, to take back if unsent
 
     def reducer_override(self, obj: Any) -> Any:
-        if type(obj) is type and _named_elsewhere(obj):
-            return _class_by_name, _where(obj)
+        kind = type(obj)
+        if kind is type:
+            if _named_elsewhere(obj):
+                return _class_by_name, _where(obj)
+        elif kind.__module__.startswith(_FOREIGN_MODULES) and not isinstance(obj, BaseException):
+            return _as_record(obj)
         return NotImplemented
 
     def persistent_id(self, obj: Any) -> Any:
@@ -292,9 +303,30 @@ class _Pickler(pickle.Pickler):
                 return ("theirs", obj._ref)  # back home: the other side owns it
         elif is_data(obj):
             return None
+        else:  # a host handle of an object of the other side (WorkerHandle) goes home too
+            home = getattr(obj, "__dict__", {}).get(HOME)
+            if type(home) is RemoteObject and home._caller is self._caller:
+                return ("theirs", home._ref)
         number = self._exports.export(obj)
         self.exported.append(number)
         return ("mine", number)
+
+
+def _as_record(obj: Any) -> Any:
+    """An object of an extension's own class, for a side that does not load its module (the
+    host): the record its tool result would be (fields, properties, ``str``)."""
+    from vis_core.records import encode_result
+    from vis_core.records.codec import is_record_value
+
+    if not is_record_value(obj):
+        return NotImplemented
+    return _record_of, (encode_result(obj),)
+
+
+def _record_of(data: Any) -> Any:
+    from vis_core.records import decode
+
+    return decode(data)
 
 
 def _named_elsewhere(kind: type) -> bool:

@@ -17,10 +17,13 @@ from vis_core.extension_host.worker_values import HOME, Lent, RemoteObject
 
 #: the object-call name under which the host asks a lent handle's method for an encoded value
 ENCODED_CALL = "__vis_encoded_call__"
+_AS_IS = frozenset({type(None), bool, int, str})  # the same value on the wire: no encoding
 
 
 def encode_for_host(value: Any, owner: str | None) -> Any:
     """Worker side: ``value`` as wire data with records; non-data values lent by reference."""
+    if type(value) in _AS_IS:
+        return value
     from vis_core.records import encode_result
 
     def lend(obj: Any) -> dict[str, Any]:
@@ -55,6 +58,8 @@ def encode_for_host(value: Any, owner: str | None) -> Any:
 
 def decode_from_worker(data: Any) -> Any:
     """Host side: the value of wire data a worker encoded (records as ``Record`` objects)."""
+    if type(data) in _AS_IS:
+        return data
     from vis_core.records import decode
 
     return decode(data, handle_in=_handle_in)

@@ -3,19 +3,24 @@ to the other side are held while it has proxies of them and let go when it drops
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import fcntl
 import gc
 import os
+import struct
+import termios
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 
 from vis_core.extension_host import worker_channel
-from vis_core.extension_host.worker_channel import Channel
-from vis_core.extension_host.worker_frames import Call, TargetKind
-from vis_core.extension_host.worker_values import RemoteObject, run_method
+from vis_core.extension_host.worker_channel import Channel, ChannelClosed
+from vis_core.extension_host.worker_frames import Call, Reply, TargetKind, encode
+from vis_core.extension_host.worker_values import RemoteObject, dumps, run_method
 
 
 class Counter:
@@ -163,3 +168,118 @@ def test_calls_beyond_the_thread_limit_wait_for_a_free_thread(pair, monkeypatch)
     assert first.result(5) is True
     assert second.result(5) is True
     assert third.result(5).bump() == 1
+
+
+# -- the host's side, read by its event loop -------------------------------------------------
+
+
+class LoopEnd:
+    """A channel read by the running loop, wired to raw pipes the test writes frames into."""
+
+    def __init__(self) -> None:
+        self.into, self.write_end = os.pipe()  # the test writes the other side's frames here
+        self.read_end, self.out = os.pipe()  # the channel's calls land here, unread
+        self.channel = Channel(
+            self.into, self.out, Lender(), name="loop", loop=asyncio.get_running_loop()
+        )
+        self.channel.start()
+
+    def answer(self, call_id: int, value: Any) -> bytes:
+        payload = dumps(value, self.channel.exports, self.channel)
+        return encode(Reply(call_id, True, payload))
+
+    async def drained(self) -> None:
+        """Until the loop has read everything written so far (FIONREAD of the pipe is 0)."""
+        while struct.unpack("i", fcntl.ioctl(self.into, termios.FIONREAD, b"\0" * 4))[0]:
+            await asyncio.sleep(0)
+
+    def close(self) -> None:
+        for fd in (self.write_end, self.read_end, self.into, self.out):
+            with contextlib.suppress(OSError):
+                os.close(fd)
+
+
+@pytest.fixture
+async def loop_end() -> AsyncIterator[LoopEnd]:
+    end = LoopEnd()
+    yield end
+    end.channel.close("the test ended")
+    end.close()
+
+
+@pytest.fixture
+async def loop_pair() -> AsyncIterator[tuple[Channel, Lender]]:
+    """``near`` read by the running loop, calling ``far`` (a worker: threads read it)."""
+    near_in, far_out = os.pipe()
+    far_in, near_out = os.pipe()
+    lender = Lender()
+    far = Channel(far_in, far_out, lender, name="far")
+    lender.channel = far
+    near = Channel(near_in, near_out, Lender(), name="near", loop=asyncio.get_running_loop())
+    far.start()
+    near.start()
+    yield near, lender
+    os.close(near_out)
+    os.close(far_out)
+    far.close(wait=5)
+    await asyncio.to_thread(near.close, wait=5)  # the loop reads the end of its pipe
+    os.close(near_in)
+    os.close(far_in)
+
+
+async def test_the_loop_answers_calls_awaited_on_it(loop_pair) -> None:
+    near, _ = loop_pair
+    for n in range(50):
+        _, answer = near.request_async(TargetKind.SDK, "identity", (n,))
+        assert await answer == n
+    assert (await near.request_async(TargetKind.SDK, "make")[1]).bump() == 1
+
+
+async def test_a_call_waited_on_from_the_loop_itself_reads_its_answer(loop_pair) -> None:
+    near, _ = loop_pair
+    assert near.call(TargetKind.SDK, "identity", (3,)) == 3  # blocks the loop: reads itself
+
+
+async def test_a_thread_waiting_while_the_loop_is_held_up_reads_its_answer(loop_pair) -> None:
+    near, _ = loop_pair
+    result: list[Any] = []
+    thread = threading.Thread(target=lambda: result.append(near.call(TargetKind.SDK, "same")))
+    thread.start()
+    thread.join(10)  # holds the loop up meanwhile: the thread reads its answer itself
+    assert not thread.is_alive() and result[0].bump() == 1
+
+
+async def test_an_answer_in_pieces_is_read_when_whole(loop_end: LoopEnd) -> None:
+    call_id, answer = loop_end.channel.request_async(TargetKind.SDK, "identity", (1,))
+    data = loop_end.answer(call_id, {"value": 41})
+    for piece in (data[:3], data[3:9], data[9:-1]):
+        os.write(loop_end.write_end, piece)
+        await loop_end.drained()
+        assert not answer.done()  # type: ignore[attr-defined]
+    os.write(loop_end.write_end, data[-1:] + loop_end.answer(99, "not asked"))
+    assert await answer == {"value": 41}
+
+
+async def test_the_other_side_ending_in_the_middle_of_a_frame_fails_the_calls(
+    loop_end: LoopEnd,
+) -> None:
+    _, answer = loop_end.channel.request_async(TargetKind.SDK, "identity", (1,))
+    os.write(loop_end.write_end, loop_end.answer(1, "cut")[:-2])
+    os.close(loop_end.write_end)
+    with pytest.raises(ChannelClosed, match="middle of a frame"):
+        await answer
+    assert loop_end.channel.closed
+
+
+async def test_an_answer_after_its_caller_gave_up_is_dropped(loop_end: LoopEnd) -> None:
+    channel = loop_end.channel
+    first, answer = channel.request_async(TargetKind.SDK, "identity", (1,))
+    waiting = asyncio.ensure_future(answer)
+    await asyncio.sleep(0)
+    waiting.cancel()  # Esc: the caller stops waiting; the answer still comes
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    second, again = channel.request_async(TargetKind.SDK, "identity", (2,))
+    os.write(loop_end.write_end, loop_end.answer(first, "late") + loop_end.answer(second, 2))
+    assert await again == 2
+    assert not channel.closed and channel.answered(first)

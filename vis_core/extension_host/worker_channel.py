@@ -1,25 +1,33 @@
 """One side of the frame channel between the host and an extension worker: calls both ways.
 
 Each side numbers its own calls, waits on them with futures, and serves the other side's
-calls on threads of its own. The threads take turns reading the pipe: the one that reads a
-call serves it itself, right away, and hands the reading to an idle thread first (a call may
-block on a call back or hang until cancelled, so the pipe is never left unread).
+calls on threads of its own. Without an event loop (the worker), the threads take turns
+reading the pipe: the one that reads a call serves it itself, right away, and hands the
+reading to an idle thread first (a call may block on a call back or hang until cancelled, so
+the pipe is never left unread). With one (the host), the loop reads the pipe as it becomes
+readable and answers its callers' futures itself, with no thread in between; a caller that
+blocks the loop, or waits while no loop runs, reads the pipe itself until it is answered.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import itertools
 import logging
+import os
+import select
 import threading
+import time
 from collections import deque
-from collections.abc import Callable
-from concurrent.futures import Future
+from collections.abc import Awaitable, Callable
+from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from typing import Any, Protocol
 
 from vis_core.extension_host.worker_frames import (
     Call,
     Cancel,
+    Frame,
     FrameError,
     FrameReader,
     FrameWriter,
@@ -32,6 +40,7 @@ from vis_core.extension_host.worker_values import Exports, dumps, dumps_error, l
 log = logging.getLogger(__name__)
 MAX_THREADS = 256  # calls served at once (a hung tool holds one until its worker restarts)
 IDLE_THREADS = 4  # threads kept waiting for a call after a burst of them (the rest end)
+WAIT_SLICE = 0.2  # seconds a blocking wait lasts before it looks again (who reads, a cancel)
 
 # the other side's call this thread serves, sent as ``parent`` with calls made from it
 serving: contextvars.ContextVar[int | None] = contextvars.ContextVar(
@@ -63,14 +72,19 @@ class Channel:
         name: str,
         on_close: Callable[[], None] | None = None,
         keep_context: bool = False,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         self.exports = Exports()
+        self._loop = loop
+        if loop is not None:  # a copy of its own: closed only once the loop stopped watching it
+            fd_in = os.dup(fd_in)
+            os.set_blocking(fd_in, False)
         self._fd_in = fd_in
         self._writer = FrameWriter(fd_out)
         self._handler = handler
         self._name = name
         self._on_close = on_close
-        self._pending: dict[int, Future[Any]] = {}
+        self._pending: dict[int, Future[Any] | asyncio.Future[Any]] = {}
         # the context each outgoing call was made in, so calls made back from it run there
         self._keep_context = keep_context
         self._contexts: dict[int, contextvars.Context] = {}
@@ -85,9 +99,19 @@ class Channel:
         self._backlog: deque[tuple[Call, tuple[tuple, dict] | Exception]] = deque()
         self._read_to_end = threading.Event()  # no thread reads the pipe any more
         self._turn: int | None = None  # the thread reading now
+        # with a loop: the loop reads, or a caller that waits where the loop cannot answer
+        self._pump = threading.Lock()
+        self._watched = False  # the loop watches the fd (it has run ``_watch``)
+        self._serving: ThreadPoolExecutor | None = None  # with a loop: serves the other side
 
     def start(self) -> None:
-        self._add_thread()
+        loop = self._loop
+        if loop is None:
+            self._add_thread()
+        elif self._on_loop():
+            self._watch()
+        else:
+            loop.call_soon_threadsafe(self._watch)
 
     @property
     def closed(self) -> bool:
@@ -106,9 +130,39 @@ class Channel:
         ref: int | None = None,
         parent: int | None = None,
     ) -> tuple[int, Future[Any]]:
-        """Send a call; its id and the future of its answer."""
-        payload = dumps((args, kwargs or {}), self.exports, self)
+        """Send a call; its id and the future of its answer (wait with :meth:`wait`)."""
         future: Future[Any] = Future()
+        return self._send(future, target, name, args, kwargs, owner, ref, parent), future
+
+    def request_async(
+        self,
+        target: TargetKind,
+        name: str,
+        args: tuple = (),
+        kwargs: dict | None = None,
+        *,
+        owner: str | None = None,
+    ) -> tuple[int, Awaitable[Any]]:
+        """Send a call from a coroutine; its id and what to await for its answer (on the
+        channel's loop, a future the loop answers itself; cancelling it abandons the call)."""
+        if self._loop is not None and self._on_loop():
+            future: asyncio.Future[Any] = self._loop.create_future()
+            return self._send(future, target, name, args, kwargs, owner, None, None), future
+        call_id, waiting = self.request(target, name, args, kwargs, owner=owner)
+        return call_id, asyncio.wrap_future(waiting)
+
+    def _send(
+        self,
+        future: Future[Any] | asyncio.Future[Any],
+        target: TargetKind,
+        name: str,
+        args: tuple,
+        kwargs: dict | None,
+        owner: str | None,
+        ref: int | None,
+        parent: int | None,
+    ) -> int:
+        payload = dumps((args, kwargs or {}), self.exports, self)
         with self._lock:
             if self._closed is not None:
                 raise ChannelClosed(self._closed)
@@ -125,7 +179,7 @@ class Channel:
                 self._pending.pop(call_id, None)
                 self._contexts.pop(call_id, None)
             raise ChannelClosed(f"the extension worker is gone ({exc})") from None
-        return call_id, future
+        return call_id
 
     def call(
         self,
@@ -138,11 +192,28 @@ class Channel:
         """Make a call and wait for its answer (from a thread, never from the event loop)."""
         where.setdefault("parent", serving.get())
         _, future = self.request(target, name, args, kwargs, **where)
-        while True:  # short waits, so a cancelled tool's thread can be interrupted meanwhile
-            try:
-                return future.result(0.2)
-            except TimeoutError:
+        return self.wait(future)
+
+    def wait(self, future: Future[Any], timeout: float | None = None) -> Any:
+        """The answer of a call made with :meth:`request` (blocking: from a thread, or from
+        the loop when it must, as an op hook does). Waits in short slices, so a cancelled
+        tool's thread can be interrupted meanwhile; reads the pipe itself when no loop
+        would (this thread blocks the loop, or the loop stopped)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if future.done():
+                return future.result()
+            left = WAIT_SLICE if deadline is None else min(WAIT_SLICE, deadline - time.monotonic())
+            if left <= 0:
+                raise TimeoutError("the other side did not answer in time")
+            if not self._read_to_end.is_set() and self._unread():
+                self._read_for(future, left)
                 continue
+            try:
+                return future.result(left)
+            except TimeoutError:  # the loop may be held up: read what it left unread
+                if self._loop is not None and not self._read_to_end.is_set():
+                    self._read_for(future, 0.0)
 
     def call_object(self, ref: int, method: str, args: tuple, kwargs: dict) -> Any:
         return self.call(TargetKind.OBJECT, method, args, kwargs, ref=ref)
@@ -261,14 +332,13 @@ class Channel:
         try:
             value = loads(reply.payload, self.exports, self)
         except Exception as exc:  # a value that cannot be rebuilt here fails its call
-            future.set_exception(RuntimeError(f"the answer could not be read here: {exc}"))
+            _settle(future, RuntimeError(f"the answer could not be read here: {exc}"), False)
             return
         if reply.ok:
-            future.set_result(value)
+            _settle(future, value, True)
         else:
-            future.set_exception(
-                value if isinstance(value, BaseException) else RuntimeError(str(value))
-            )
+            error = value if isinstance(value, BaseException) else RuntimeError(str(value))
+            _settle(future, error, False)
 
     def _arguments(self, call: Call) -> tuple[tuple, dict] | Exception:
         if call.ref is not None:
@@ -315,7 +385,7 @@ class Channel:
             self._on_close()
         for future in pending.values():
             if not future.done():
-                future.set_exception(ChannelClosed(reason))
+                _settle(future, ChannelClosed(reason), False)
         self.exports.clear()
         self._backlog.clear()
 
@@ -323,5 +393,140 @@ class Channel:
         """Close the channel; with ``wait``, also let its reader see the end of its pipe (no
         thread of it reads the fd after that)."""
         self._close(reason)
-        if wait and self._turn != threading.get_ident():
-            self._read_to_end.wait(wait)
+        if not wait or self._turn == threading.get_ident():
+            return
+        if self._loop is not None and self._unread():
+            self._read_for(None, wait)
+        self._read_to_end.wait(wait)
+
+    # -- reading on the loop ----------------------------------------------------------------
+
+    def _on_loop(self) -> bool:
+        try:
+            return asyncio.get_running_loop() is self._loop
+        except RuntimeError:
+            return False
+
+    def _unread(self) -> bool:
+        """Whether the loop will not read the pipe for a caller of this thread: it does not
+        watch the fd yet, the caller blocks the loop itself, or the loop does not run."""
+        loop = self._loop
+        if loop is None:
+            return False
+        return not self._watched or self._on_loop() or not loop.is_running()
+
+    def _watch(self) -> None:
+        assert self._loop is not None
+        if not self._read_to_end.is_set():
+            self._loop.add_reader(self._fd_in, self._readable)
+            self._watched = True
+
+    def _readable(self) -> None:
+        if self._pump.acquire(blocking=False):  # else a caller reads meanwhile
+            try:
+                self._read_available()
+            finally:
+                self._pump.release()
+
+    def _read_for(self, future: Future[Any] | None, timeout: float) -> None:
+        """Read the pipe here until ``future`` is answered (``None``: the end of the pipe),
+        for at most ``timeout`` seconds (``0``: what is there now)."""
+        deadline = time.monotonic() + timeout
+        while not self._read_to_end.is_set() and (future is None or not future.done()):
+            left = max(0.0, deadline - time.monotonic())
+            acquired = self._pump.acquire(timeout=left) if left else self._pump.acquire(False)
+            if not acquired:
+                return
+            try:
+                if self._read_to_end.is_set():
+                    return
+                readable, _, _ = select.select([self._fd_in], [], [], left)
+                if readable:
+                    self._read_available()
+            finally:
+                self._pump.release()
+            if not left:
+                return
+
+    def _read_available(self) -> None:
+        """Read what the pipe holds now and handle each whole frame (the pump is held)."""
+        try:
+            chunk = os.read(self._fd_in, 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError as exc:
+            self._stop_reading(f"the channel broke: {exc}")
+            return
+        if not chunk:
+            partial = self._frames.partial
+            self._stop_reading(
+                "the channel broke: the other side closed the pipe in the middle of a frame"
+                if partial
+                else "the other side closed the channel"
+            )
+            return
+        self._frames.feed(chunk)
+        try:
+            while (frame := self._frames.next()) is not None:
+                self._handle(frame)
+        except FrameError as exc:
+            self._stop_reading(f"the channel broke: {exc}")
+
+    def _handle(self, frame: Frame) -> None:
+        if isinstance(frame, Reply):
+            self._answer(frame)
+        elif isinstance(frame, Call):
+            work = (frame, self._arguments(frame))  # in frame order, as _read_call does
+            if self._serving is None:
+                self._serving = ThreadPoolExecutor(MAX_THREADS, f"{self._name}-serving")
+            self._serving.submit(self._serve, *work)
+        elif isinstance(frame, Release):
+            self.exports.release(frame.refs)
+        else:
+            self._handler.cancel(frame.id)
+
+    def _stop_reading(self, reason: str) -> None:
+        """The pipe ended or broke: close, and let the loop stop watching its fd."""
+        if self._read_to_end.is_set():
+            return
+        self._close(reason)
+        loop, fd = self._loop, self._fd_in
+        assert loop is not None
+
+        def unwatch() -> None:
+            if not loop.is_closed():
+                loop.remove_reader(fd)
+            os.close(fd)
+
+        if self._on_loop() or not loop.is_running():
+            unwatch()
+        else:
+            loop.call_soon_threadsafe(unwatch)
+        if self._serving is not None:
+            self._serving.shutdown(wait=False, cancel_futures=True)
+        self._read_to_end.set()
+
+
+def _settle(future: Future[Any] | asyncio.Future[Any], value: Any, ok: bool) -> None:
+    """Answer ``future`` with a value (``ok``) or an exception, from any thread."""
+    if isinstance(future, asyncio.Future):
+        loop = future.get_loop()
+        try:
+            on_loop = asyncio.get_running_loop() is loop
+        except RuntimeError:
+            on_loop = False
+        if not on_loop:
+            if not loop.is_closed():
+                loop.call_soon_threadsafe(_settle, future, value, ok)
+            return
+        if future.done():
+            return
+    elif future.done():  # cancelled meanwhile by its waiter
+        return
+    try:
+        if ok:
+            future.set_result(value)
+        else:
+            future.set_exception(value)
+    except InvalidStateError:  # cancelled by its waiter just now
+        pass

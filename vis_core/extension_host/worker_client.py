@@ -141,6 +141,10 @@ class SessionWorker:
         self._start_lock = threading.Lock()
         self._cancelled: set[int] = set()  # calls cancelled that have not stopped yet
         self._generation = 0  # counts stops: a start asked before one does not happen after
+        try:  # the session's loop reads the worker's answers (none: a thread reads them)
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
 
     @property
     def pid(self) -> int | None:
@@ -166,7 +170,7 @@ class SessionWorker:
             raise WorkerFailed(f"extension {owner!r} did not load in its worker: {problem}")
         try:
             _, future = channel.request(target, name, args, owner=owner)
-            return future.result()
+            return channel.wait(future)
         except ChannelClosed:
             raise WorkerFailed(self._ended(f"{owner}'s {target} {name}")) from None
 
@@ -230,7 +234,7 @@ class SessionWorker:
             item = calls[index]
             what = f"the {kind.value} callback of extension {item.owner!r}"
             try:
-                value = future.result(max(0.0, deadline - time.monotonic()))
+                value = channel.wait(future, max(0.0, deadline - time.monotonic()))
             except FutureTimeout:
                 self._abandon(channel, call_id, what)
                 error: BaseException = TimeoutError(
@@ -271,7 +275,7 @@ class SessionWorker:
             return CallbackOutcome(error=error)
         try:
             with contextlib.nullcontext() if context is None else calling(context):
-                call_id, future = channel.request(
+                call_id, answer = channel.request_async(
                     TargetKind.CALLBACK,
                     kind.value,
                     (item.key, item.owner in _waiting(), None, *item.args),
@@ -283,7 +287,7 @@ class SessionWorker:
         except Exception as exc:  # an argument that cannot cross (a render's result)
             return CallbackOutcome(error=exc)
         try:
-            value = await asyncio.wait_for(asyncio.wrap_future(future), timeout)
+            value = await asyncio.wait_for(answer, timeout)
         except TimeoutError:
             self._abandon(channel, call_id, what)
             return CallbackOutcome(
@@ -322,11 +326,13 @@ class SessionWorker:
             raise WorkerFailed(f"extension {tool.owner!r} did not load in its worker: {problem}")
         try:
             target = TargetKind.DRAWN_TOOL if render else TargetKind.TOOL
-            call_id, future = channel.request(target, tool.name, args, kwargs, owner=tool.owner)
+            call_id, waiting = channel.request_async(
+                target, tool.name, args, kwargs, owner=tool.owner
+            )
         except ChannelClosed:
             raise WorkerFailed(self._why(tool)) from None
         try:
-            answer = await asyncio.wrap_future(future)
+            answer = await waiting
         except asyncio.CancelledError:
             if channel.closed:
                 raise
@@ -452,6 +458,7 @@ class SessionWorker:
                 name="vis-worker-host",
                 on_close=lambda: self._closed(proc),
                 keep_context=True,
+                loop=None if self._loop is None or self._loop.is_closed() else self._loop,
             )
             handler.channel = channel
             self._proc = proc  # the channel is handed out only once the extensions loaded
@@ -461,7 +468,7 @@ class SessionWorker:
             limit = START_TIMEOUT + loaded.options.load_timeout * len(items)
             _, future = channel.request(TargetKind.LOAD, "load", (place, items))
             try:
-                problems = future.result(limit)
+                problems = channel.wait(future, limit)
             except (TimeoutError, ChannelClosed) as exc:
                 if isinstance(exc, TimeoutError):
                     self._kill(f"it did not load the session's extensions within {limit:g} s")

@@ -103,10 +103,17 @@ class VisApp(App[int]):
         return self._command_actions
 
     # -- start ---------------------------------------------------------------------------
-    def on_mount(self) -> None:
-        self.push_screen(self.main)
+    def get_default_screen(self) -> Screen[Any]:
+        """The main screen is the base of the stack: no blank screen is composed, styled and
+        painted before it, and its CSS loads with the app's (a pushed screen's CSS makes
+        Textual parse every stylesheet again)."""
+        return self.main
+
+    def on_ready(self) -> None:
         # The Host loads after the first frame, so the prompt takes keys meanwhile (Enter
-        # queues the message until the session is ready).
+        # queues the message until the session is ready). Not from on_mount: while the app
+        # starts, Textual runs after-refresh callbacks before the frame is written, and the
+        # import thread would then hold the GIL the first frame needs.
         self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
 
     async def _start(self) -> None:

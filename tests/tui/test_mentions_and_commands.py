@@ -9,7 +9,7 @@ from vis_core.events import UserContext
 from vis_core.model.turn import ContextOrigin
 from vis_tui.mentions import mentioned_files, typing_mention
 from vis_tui.widgets.activity import ActivityRow
-from vis_tui.widgets.transcript import SystemMessage
+from vis_tui.widgets.system_message import SystemMessage
 
 from .support import started, until, vis_app, write_script
 

@@ -13,7 +13,8 @@ from providers.wire_servers import WireServer, openai_reply
 
 from vis_tui.screens.form import FormScreen
 from vis_tui.screens.picker import PickerScreen
-from vis_tui.widgets.transcript import PlainMessage, SystemMessage
+from vis_tui.widgets.system_message import SystemMessage
+from vis_tui.widgets.transcript import PlainMessage
 
 from .support import started, until, vis_app
 

@@ -8,7 +8,8 @@ from textual.widgets import Static
 
 from vis_core.model.turn import TurnStatus
 from vis_tui.screens.help import HelpScreen
-from vis_tui.widgets.transcript import PlainMessage, SystemMessage
+from vis_tui.widgets.system_message import SystemMessage
+from vis_tui.widgets.transcript import PlainMessage
 
 from .support import started, until, vis_app, write_script
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vis_tui.widgets.transcript import SystemMessage
+from vis_tui.widgets.system_message import SystemMessage
 
 from .support import started, until, vis_app, write_script
 

@@ -83,7 +83,20 @@ class ChordCatcher(Widget, can_focus=False):
 class MainScreen(Screen[None]):
     """Where a session happens."""
 
-    CSS_PATH = "main.tcss"
+    # DEFAULT_CSS rather than a CSS_PATH: this is the app's first screen, and a screen's CSS
+    # file makes Textual parse every stylesheet of the app again (twice) before the first frame.
+    DEFAULT_CSS = """
+    MainScreen {
+        layout: vertical;
+        background: $background;
+    }
+    #transcript {
+        height: 1fr;
+        padding: 0 1;
+        scrollbar-size-vertical: 1;
+    }
+    #queue { height: auto; max-height: 5; padding: 0 1; }
+    """
     BINDINGS = [
         Binding("escape", "escape", "Cancel the turn", show=False),
         Binding("ctrl+c", "interrupt", "Clear / cancel / quit", show=False, priority=True),

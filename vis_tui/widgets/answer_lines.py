@@ -9,18 +9,11 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from markdown_it import MarkdownIt
-from rich.markdown import Markdown as RichMarkdown
 from rich.style import Style as RichStyle
 from textual.color import Color
 from textual.strip import Strip
 from textual.style import Style
-from textual.visual import Visual, visualize
 from textual.widget import Widget
-
-_PARSER = MarkdownIt().enable("strikethrough").enable("table")  # as Rich's Markdown parses
-# Where blocks start needs no inline parse: a block's inline text is parsed when it is drawn.
-_BLOCK_PARSER = MarkdownIt().enable("strikethrough").enable("table").disable("inline")
 
 
 @dataclass(frozen=True)
@@ -31,49 +24,8 @@ class Block:
     kind: str
 
 
-def top_blocks(text: str) -> list[tuple[int, str]]:
-    """Each top-level Markdown block of ``text``: the line it starts on, and its kind."""
-    return [
-        (token.map[0], token.type)
-        for token in _BLOCK_PARSER.parse(text)
-        if token.level == 0 and token.map is not None and token.nesting >= 0
-    ]
-
-
-class _ParsedMarkdown(RichMarkdown):
-    """Rich's Markdown with one shared parser (Rich builds a parser for each document)."""
-
-    def __init__(self, block: Block) -> None:
-        self.markup = block.source
-        self.parsed = _PARSER.parse(block.source)
-        self.code_theme = "monokai"
-        self.justify = None
-        self.style = "none"
-        self.hyperlinks = True
-        self.inline_code_lexer = None
-        self.inline_code_theme = self.code_theme
-
-
-def draw_block(block: Block, width: int, painter: Widget, style: Style) -> list[Strip]:
-    """One block's lines at ``width``, in ``painter``'s style, each ``width`` cells long."""
-    visual = visualize(painter, _ParsedMarkdown(block))
-    strips = Visual.to_strips(painter, visual, width, None, style, apply_selection=False)
-    fill = _fill(style)
-    plain = {None, fill.bgcolor}
-
-    def blank(strip: Strip) -> bool:  # spaces on the answer's background
-        return all(
-            not seg.text.strip() and (seg.style is None or seg.style.bgcolor in plain)
-            for seg in strip
-        )
-
-    first = next((n for n, strip in enumerate(strips) if not blank(strip)), len(strips))
-    last = next((n for n in range(len(strips) - 1, first - 1, -1) if not blank(strips[n])), first)
-    # Rich pads some blocks (a heading, a table) with blank lines; blocks here are one apart
-    return [strip.extend_cell_length(width, fill) for strip in strips[first : last + 1]]
-
-
-def _fill(style: Style) -> RichStyle:
+def fill_style(style: Style) -> RichStyle:
+    """The answer's background, for blank lines and the cells after a block's text."""
     background = style.background or Color(0, 0, 0, 0)
     return RichStyle(bgcolor=background.rich_color)
 
@@ -111,6 +63,8 @@ class AnswerLines:
             self._settled, self._settled_chars, self._drawn = [], 0, {}
         tail = text[self._settled_chars :]
         lines = tail.splitlines(keepends=True)
+        from vis_tui.widgets.answer_markdown import top_blocks  # markdown-it: with the first answer
+
         blocks = top_blocks(tail)
         ends = [start for start, _ in blocks[1:]] + [len(lines)] if blocks else []
         found = [
@@ -154,6 +108,8 @@ class AnswerLines:
         if drawn is None:
             settled = self._settled
             block = settled[index] if index < len(settled) else self._live[index - len(settled)]
+            from vis_tui.widgets.answer_markdown import draw_block
+
             drawn = self._drawn[index] = draw_block(block, width, painter, style)
             self._offsets = None
         return drawn
@@ -174,7 +130,7 @@ class AnswerLines:
         self._use(width, painter, style)
         offsets = self._layout(width)
         index = bisect_right(offsets, y) - 1
-        blank = Strip.blank(width, _fill(style))
+        blank = Strip.blank(width, fill_style(style))
         if index < 0 or y >= self._total:
             return blank, False
         total = self._total
@@ -198,7 +154,7 @@ class AnswerLines:
     def strips(self, width: int, painter: Widget, style: Style) -> list[Strip]:
         """Every line of the answer at ``width`` (all blocks drawn)."""
         self._use(width, painter, style)
-        blank = Strip.blank(width, _fill(style))
+        blank = Strip.blank(width, fill_style(style))
         lines: list[Strip] = []
         for index in range(len(self.blocks)):
             drawn = self._draw(index, width, painter, style)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from textual.binding import Binding
 from textual.geometry import Size
@@ -10,12 +11,11 @@ from textual.layout import DockArrangeResult
 from textual.message import Message
 from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from vis_core.model.turn import TurnStatus
 from vis_tui.history import PageLoader, PartKind, StoredTurn, TurnPage
 from vis_tui.widgets.activity import ActivityRow
-from vis_tui.widgets.answer import AnswerView
 from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.fold_row import FoldRow
 from vis_tui.widgets.plain import record_text
@@ -23,6 +23,9 @@ from vis_tui.widgets.steady_scroll import SteadyScroll
 from vis_tui.widgets.stored_turn import FOLD_HIT, StoredTurnView
 from vis_tui.widgets.turn import TurnView, is_person_command
 from vis_tui.widgets.welcome import WelcomeHeader
+
+if TYPE_CHECKING:
+    from vis_tui.widgets.system_message import SystemMessage
 
 LOAD_MARGIN = 3
 PAGE_TURNS = 4  # turns mounted per step while paging: a step costs well under a frame budget
@@ -38,32 +41,6 @@ _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 def escape_markdown(text: str) -> str:
     """``text`` shown literally inside Markdown (file names like ``__init__.py``)."""
     return _MARKDOWN_SPECIAL.sub(r"\\\1", text)
-
-
-class SystemMessage(Markdown):
-    """Text from Vis itself (command output, configuration help), not from the model."""
-
-    DEFAULT_CSS = """
-    SystemMessage {
-        border-left: outer $primary; padding: 0 1; margin-bottom: 1; background: $boost;
-    }
-    SystemMessage.error { border-left: outer $error; }
-    """
-
-
-class AfterTurnNote(SystemMessage):
-    """What Vis said right after a turn (``/undo``), shown again inside the resumed turn:
-    one line further down than its neighbour's margin, as the turn's own margin put it live."""
-
-    def on_mount(self) -> None:
-        siblings = self.parent.children if self.parent is not None else []
-        index = siblings.index(self)
-        before = siblings[index - 1] if index else None
-        # live, an answer ending the turn had no bottom margin (``AnswerView:last-child``)
-        gap = 0
-        if before is not None and not isinstance(before, AnswerView):
-            gap = before.styles.margin.bottom
-        self.styles.margin = (gap + 1, 0, 0, 0)
 
 
 class PlainMessage(Static):
@@ -211,11 +188,13 @@ class Transcript(SteadyScroll, can_focus=False):
     ) -> SystemMessage | PlainMessage:
         """Add text from Vis itself: Markdown, or ``plain`` text kept line for line."""
         all_classes = f"system-message {classes}".strip()
-        message: SystemMessage | PlainMessage = (
-            PlainMessage(text, classes=all_classes)
-            if plain
-            else SystemMessage(text, classes=all_classes)
-        )
+        message: SystemMessage | PlainMessage
+        if plain:
+            message = PlainMessage(text, classes=all_classes)
+        else:
+            from vis_tui.widgets.system_message import SystemMessage
+
+            message = SystemMessage(text, classes=all_classes)
         self.mount(message)
         self.scroll_end(animate=False, immediate=False)
         return message
@@ -256,8 +235,11 @@ class Transcript(SteadyScroll, can_focus=False):
                 for record in part.activities:
                     full.show_activity(record)
         full.end(turn.status or TurnStatus.COMPLETED, turn.error)
-        for note in turn.notes_after:
-            full.add_after(AfterTurnNote(note, classes="system-message"))
+        if turn.notes_after:
+            from vis_tui.widgets.system_message import AfterTurnNote
+
+            for note in turn.notes_after:
+                full.add_after(AfterTurnNote(note, classes="system-message"))
         self.turns[turn.turn_id] = full
         return full
 
@@ -506,6 +488,8 @@ class Transcript(SteadyScroll, can_focus=False):
 
     def as_text(self) -> str:
         """The mounted transcript as plain text, for the clipboard."""
+        from vis_tui.widgets.system_message import SystemMessage
+
         parts: list[str] = []
         for child in self.children:
             if isinstance(child, StoredTurnView):

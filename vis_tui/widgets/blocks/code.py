@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 
-from rich.syntax import Syntax
 from textual.containers import Vertical
 from textual.content import Content
 from textual.widget import Widget
@@ -28,6 +27,8 @@ def _with_path(body: Widget, path: str | None, context: BlockContext, classes: s
 
 @renders(ActivityCode)
 def code_block(block: ActivityCode, context: BlockContext) -> Widget:
+    from rich.syntax import Syntax  # Pygments loads with the first code block
+
     syntax = Syntax(
         block.code.rstrip("\n"),
         block.language or "text",

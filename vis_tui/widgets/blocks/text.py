@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from textual.widget import Widget
-from textual.widgets import Markdown, Static
+from textual.widgets import Static
 
 from vis_core.extension_host.activity_paths import shorten_paths_in
 from vis_core.model.activity import ActivityHeading, ActivityMarkdown, ActivityText
@@ -26,4 +26,6 @@ def heading_block(block: ActivityHeading, context: BlockContext) -> Widget:
 
 @renders(ActivityMarkdown)
 def markdown_block(block: ActivityMarkdown, context: BlockContext) -> Widget:
+    from textual.widgets import Markdown  # markdown-it loads with the first Markdown block
+
     return Markdown(block.markdown, classes="markdown-block")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 from pathlib import Path
 
@@ -40,7 +41,7 @@ SUBCOMMANDS = ("run", "trust", "doctor", "sessions", "settings", "mcp")
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     """The ``vis`` parser; ``only``: the subcommand ``argv`` starts with, the one the others'
-    arguments are not built for (each costs its share of the start)."""
+    arguments are not built for (each costs its share of the start); ``""``: none of them."""
     from vis_core import __version__
 
     parser = argparse.ArgumentParser(
@@ -86,6 +87,17 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def parsers_for(argv: list[str]) -> str | None:
+    """The ``only`` of :func:`build_parser` for ``argv``: ``vis run …`` names its subcommand
+    first; ``vis`` or ``vis --continue`` (options alone, no help) opens the app and needs no
+    subcommand's parser; anything else gets them all."""
+    if argv and argv[0] in SUBCOMMANDS:
+        return argv[0]
+    if all(arg.startswith("-") for arg in argv) and not {"-h", "--help"} & set(argv):
+        return ""
+    return None
+
+
 def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser("run", help="run one request without the app (for scripts and CI)")
     run.add_argument("request", help="what to do")
@@ -111,12 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     from vis_core.mcp.arguments import split_server_command
 
     argv, server_command = split_server_command(list(sys.argv[1:] if argv is None else argv))
-    # ``vis run …``: the first word names the subcommand, so only its parser is built
-    only = argv[0] if argv and argv[0] in SUBCOMMANDS else None
-    args = build_parser(only).parse_args(argv)
+    args = build_parser(parsers_for(argv)).parse_args(argv)
     if server_command is not None:
         args.server_command = server_command
-    if args.command in (None, "run"):  # both load extensions, which need the build globals
+    # `vis run` loads extensions, which need the build globals: they start now (the app starts
+    # them after its first frame, beside the core's import).
+    if args.command == "run":
         from vis_core.extension.metadata import warm
 
         warm()
@@ -152,6 +164,10 @@ def main(argv: list[str] | None = None) -> int:
         from vis_core.doctor import list_sessions
 
         return list_sessions(workspace, args.query)
+    # Until the app is open, Python's cyclic collector only walks what the imports made, all of
+    # it kept for the whole run; its passes (a full one among them) were a tenth of the CPU to
+    # the first frame. The app turns it on again once its session is shown (vis_tui.collector).
+    gc.disable()
     from vis_tui.app import run_tui
 
     codegen_cache.save()  # now, not only at exit: the app may be killed rather than quit

@@ -12,7 +12,7 @@ from textual import events
 from textual.app import App, SuspendNotSupported
 from textual.screen import Screen
 
-from vis_tui.collector import CHECK_EVERY, IdleCollector
+from vis_tui.collector import CHECK_EVERY, IdleCollector, resume_after_start
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
 from vis_tui.messages import CommandActionRequested
 from vis_tui.screens.main import MainScreen
@@ -40,6 +40,15 @@ def __getattr__(name: str) -> Any:
     if name in _LATER:
         return getattr(importlib.import_module(_LATER[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+# Loaded once the session is shown: markdown-it, Rich's Markdown and Pygments.
+_DRAWN_LATER = ("vis_tui.widgets.answer_markdown", "vis_tui.widgets.system_message", "rich.syntax")
+
+
+def _import_all(names: tuple[str, ...]) -> None:
+    for name in names:
+        importlib.import_module(name)
 
 
 def _help_screen() -> Screen[Any]:
@@ -117,6 +126,9 @@ class VisApp(App[int]):
         self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
 
     async def _start(self) -> None:
+        from vis_core.extension.metadata import warm
+
+        warm()  # the build globals extensions need (git, in a source checkout) meanwhile
         try:
             if self._open_host is not None:
                 host = await self._open_host()
@@ -129,6 +141,8 @@ class VisApp(App[int]):
                 f"**Vis could not start:** {escape_markdown(str(exc))}", classes="error"
             )
             return
+        finally:
+            resume_after_start()
         self.host = host
         from vis_tui.screens.form import attach_forms
 
@@ -148,6 +162,9 @@ class VisApp(App[int]):
         # PageUp through a long session paid 30-100 ms pauses for them.
         self.collector.start()
         self.set_interval(CHECK_EVERY, self.collector.tick)
+        # What answers draw with, loaded now in a thread rather than with the first answer on
+        # the app's thread: it is kept off the first frame (see the modules).
+        await asyncio.to_thread(_import_all, _DRAWN_LATER)
 
     async def _open_first_session(self, host: Host) -> None:
         session: AgentSession | None = None

@@ -58,3 +58,11 @@ class IdleCollector:
             self._active = False
             gc.set_threshold(*self._thresholds)
             gc.unfreeze()
+
+
+def resume_after_start() -> None:
+    """Turn the collector on again: ``vis`` starts the app with it off (vis_core/cli.py), as
+    what the imports and the Host make lives as long as the app. That is set aside first
+    (a later full collection at idle still covers it)."""
+    gc.freeze()
+    gc.enable()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import marshal
 import subprocess
 import sys
 import textwrap
@@ -145,3 +146,14 @@ def test_the_default_places_are_beside_the_bytecode_then_vis_home(tmp_path: Path
     beside, home = codegen_cache.cache_files({"VIS_HOME": str(tmp_path)})
     assert beside.parent == Path(codegen_cache.__file__).resolve().parent / "__pycache__"
     assert home.parent == tmp_path / "cache" and home.name == beside.name
+
+
+def test_a_damaged_entry_is_compiled_again(tmp_path: Path) -> None:
+    cache = tmp_path / "code.marshal"
+    run(cache)
+    fmt, version, entries = marshal.loads(cache.read_bytes())
+    cache.write_bytes(marshal.dumps((fmt, version, {k: b"\x00damaged" for k in entries})))
+    result = run(cache)
+    assert result["compiled_ours"] > 0
+    expected_behaviour(result)
+    assert run(cache)["compiled_ours"] == 0  # written anew

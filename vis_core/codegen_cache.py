@@ -6,9 +6,11 @@ Defining a dataclass compiles the source text of each method it adds (``__init__
 determines the code (names are looked up in the globals and locals given when it runs), so
 the code object is kept, keyed by that text, in one ``marshal`` file beside Vis's bytecode
 (``vis_core/__pycache__``; ``$VIS_HOME/cache`` when that folder cannot be written) and run
-instead of compiling the text again. ``dataclasses`` calls ``exec(text, globals, ns)``;
-:func:`install` gives that module an ``exec`` that does exactly this for classes of Vis's
-packages and hands every other call to the builtin unchanged.
+instead of compiling the text again. Each code object is marshalled on its own and read when
+its class is first defined, not all of them with the file (the app's first frame uses about a
+third). ``dataclasses`` calls ``exec(text, globals, ns)``; :func:`install` gives that module an
+``exec`` that does exactly this for classes of Vis's packages and hands every other call to the
+builtin unchanged.
 
 Only the ``vis`` command installs it (not the sandbox child or extension workers). A cache that
 cannot be read is ignored; one that cannot be written is not kept.
@@ -29,9 +31,9 @@ from typing import Any
 
 _PACKAGES = ("vis_core", "vis_tui", "vis_ext_")  # bundled extensions load as vis_ext_bundled_*
 _MAX_ENTRIES = 4000  # beyond this, only the texts this process used are kept
-_FORMAT = 1
+_FORMAT = 2  # 1 held the code objects themselves: reading the file built all of them
 
-_codes: dict[str, CodeType] = {}
+_codes: dict[str, CodeType | bytes] = {}  # bytes: the marshalled code, not read yet
 _used: set[str] = set()
 
 
@@ -60,7 +62,7 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
     if type(source) is str and type(globals) is dict:
         module = globals.get("__name__")
         if type(module) is str and module.startswith(_PACKAGES):
-            code = _codes.get(source)
+            code = _code(source)
             if code is None:
                 # as exec(text) compiles it: "<string>", no __future__ flags of this module
                 code = compile(source, "<string>", "exec", dont_inherit=True)
@@ -69,6 +71,21 @@ def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
             _used.add(source)
             return builtins.exec(code, globals, locals)
     return builtins.exec(source, globals, locals)
+
+
+def _code(source: str) -> CodeType | None:
+    """The kept code of ``source``, read from its marshalled bytes the first time."""
+    kept = _codes.get(source)
+    if type(kept) is bytes:
+        try:
+            kept = marshal.loads(kept)
+        except (ValueError, EOFError, TypeError):  # a damaged entry: compiled again
+            kept = None
+        if type(kept) is CodeType:
+            _codes[source] = kept
+        else:
+            del _codes[source]
+    return kept if type(kept) is CodeType else None
 
 
 def install(*paths: Path) -> bool:
@@ -92,7 +109,7 @@ def install(*paths: Path) -> bool:
     return True
 
 
-def _read(path: Path) -> dict[str, CodeType]:
+def _read(path: Path) -> dict[str, bytes]:
     try:
         data = marshal.loads(path.read_bytes())
     except (OSError, ValueError, EOFError, TypeError):  # missing, damaged or another format
@@ -105,7 +122,7 @@ def _read(path: Path) -> dict[str, CodeType]:
         or type(data[2]) is not dict
     ):
         return {}
-    return {k: v for k, v in data[2].items() if type(k) is str and type(v) is CodeType}
+    return {k: v for k, v in data[2].items() if type(k) is str and type(v) is bytes}
 
 
 def save() -> None:
@@ -114,7 +131,8 @@ def save() -> None:
     if not _Cache.added:
         return
     kept = _codes if len(_codes) <= _MAX_ENTRIES else {k: _codes[k] for k in _used}
-    data = marshal.dumps((_FORMAT, sys.version, kept))
+    entries = {k: v if type(v) is bytes else marshal.dumps(v) for k, v in kept.items()}
+    data = marshal.dumps((_FORMAT, sys.version, entries))
     for path in _Cache.paths:
         if _write(path, data):
             _Cache.added = False

@@ -84,7 +84,7 @@ def one_run(home: Path, workspace: Path, command: list[str] | None = None) -> tu
                 return painted, time.perf_counter() - start
         raise RuntimeError(f"{command or 'vis'} did not show the prompt within 30 s")
     finally:
-        os.write(master, b"\x03\x03")
+        os.write(master, b"\x11")  # Ctrl+Q quits both (Ctrl+C would clear the typed marker)
         try:
             proc.wait(5)
         except subprocess.TimeoutExpired:

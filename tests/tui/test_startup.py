@@ -11,11 +11,19 @@ from vis_tui.widgets.system_message import SystemMessage
 
 from .support import started, until, vis_app
 
-# Loaded with the first answer, code block or Markdown message (or once the session is shown).
-LATER = ("markdown_it", "pygments", "rich.syntax", "rich.markdown", "textual.widgets._markdown")
+# Loaded with the first answer, code block or Markdown message, or the session's first event
+# (or once the session is shown).
+LATER = (
+    "markdown_it",
+    "pygments",
+    "rich.syntax",
+    "rich.markdown",
+    "textual.widgets._markdown",
+    "vis_core.events",
+)
 
 
-def test_the_first_frame_imports_no_markdown_parser_nor_highlighter() -> None:
+def test_the_first_frame_imports_no_markdown_parser_highlighter_or_core_events() -> None:
     code = f"import sys, vis_tui.app; print(*(m for m in {LATER!r} if m in sys.modules))"
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60

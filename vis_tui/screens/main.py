@@ -16,9 +16,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static, TextArea
 
-from vis_core.events import AssistantDelta, Event, TurnEnded
 from vis_core.model.notify import NotifyKind
-from vis_tui.event_map import dispatch
 from vis_tui.history import store_page_loader
 from vis_tui.keys import CHORD_ACTIONS
 from vis_tui.mentions import mentioned_files, path_completions, typing_mention
@@ -42,6 +40,7 @@ from vis_tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
+    from vis_core.events import Event, TurnEnded
     from vis_core.host import Host
 
 QUIT_WINDOW_SECONDS = 3.0
@@ -236,6 +235,8 @@ class MainScreen(Screen[None]):
 
     def feed_events(self, events: list[Event]) -> None:
         """Show ``events`` as if the session had published them (demos, snapshots)."""
+        from vis_tui.event_map import dispatch
+
         for event in events:
             dispatch(self, event)
 
@@ -244,6 +245,8 @@ class MainScreen(Screen[None]):
         core never waits on (or changes) widgets. Deltas of one turn that arrive while the
         previous one still waits in the queue join it (a fast stream is one message per
         frame, not one per 16 characters)."""
+        from vis_core.events import AssistantDelta  # with the session, after the first frame
+
         waiting = self._waiting_delta
         if isinstance(event, AssistantDelta):
             if (
@@ -264,6 +267,8 @@ class MainScreen(Screen[None]):
         self.handle_event(message.take())
 
     def handle_event(self, event: Event) -> None:
+        from vis_tui.event_map import dispatch  # the core's events: loaded after the first frame
+
         if self.session is not None and event.session_id != self.session.id:
             return
         dispatch(self, event)

@@ -26,7 +26,13 @@ R = TypeVar("R")
 
 @dataclass(frozen=True, eq=False)
 class LoadedExtension:
-    """One discovered extension; ``lock`` serializes every call Vis makes into it."""
+    """One discovered extension; ``lock`` serializes every call Vis makes into it.
+
+    A bundled extension (Vis's own code) is loaded in the host: ``module`` and its
+    declaration's functions are real. Any other was loaded in the registration worker only:
+    its ``declaration`` is rebuilt from the data it reported there, with markers in place of
+    its functions (they run in the session's worker), and ``module`` is ``None``.
+    """
 
     name: str
     source: ExtensionSource
@@ -34,7 +40,7 @@ class LoadedExtension:
     status: ExtensionStatus
     declaration: Extension | None = None
     error: LoadError | None = None
-    module: ModuleType | None = None
+    module: ModuleType | None = None  # a bundled extension's entry module only
     tools: tuple[HostTool, ...] = ()
     overridden_by: Path | None = None
     candidate: Candidate | None = None  # its entry file, for the session worker to load it

@@ -233,7 +233,8 @@ def _second_names(drafts: list[_Draft]) -> None:
 
 
 def _refresh_records(drafts: list[_Draft], previous: LoadedExtensions | None) -> None:
-    """Point the records registry at the freshly loaded classes of every extension."""
+    """Point the records registry at the freshly loaded classes of the bundled extensions
+    (the others' classes live in their workers, which register them there)."""
     try:
         from vis_core.records import registry
     except ImportError:  # pragma: no cover - records land with the records issue

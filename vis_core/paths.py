@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -161,6 +159,8 @@ def control_files(project: Path) -> list[Path]:
 
 def project_fingerprint(project: Path | str) -> str:
     """A hash of the project's control files (names and contents): trust is kept for it."""
+    import hashlib  # with the Host, not with `vis`'s folder check before the app's first frame
+
     root = Path(project).resolve()
     digest = hashlib.sha256()
     for path in control_files(root):
@@ -190,6 +190,8 @@ class TrustStore:
         self._file = paths.trust_file
 
     def _load(self) -> dict[str, str | None]:
+        import json
+
         try:
             data = json.loads(self._file.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -218,6 +220,8 @@ class TrustStore:
 
     def trust(self, project: Path | str) -> Path:
         """Trust ``project`` with its control files as they are now."""
+        import json
+
         resolved = Path(project).resolve()
         entries = self._load()
         entries[str(resolved)] = project_fingerprint(resolved)

@@ -30,7 +30,8 @@ from vis_core.extension_host.environment import extension_environment, project_e
 from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.runtime import HostRuntime, StoreRuntime
-from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace, runs_in_worker
+from vis_core.extension_host.session_workers import SessionWorkers
+from vis_core.extension_host.worker_client import WorkerPlace, runs_in_worker
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.model.turn import TurnStatus
@@ -110,7 +111,7 @@ class Host:
         self.sessions: list[AgentSession] = []
         self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
         self.session_tools: dict[str, SessionTools] = {}  # by open session
-        self.extension_workers: dict[str, SessionWorker] = {}  # by open session
+        self.extension_workers: dict[str, SessionWorkers] = {}  # by open session
         # a setting's on_change runs in an extension worker, as the extension's other code
         self.settings.on_change_runner = on_change_runner(
             lambda: self.extensions,
@@ -331,7 +332,7 @@ class Host:
             temporary = None
             if worker is None:
                 place = WorkerPlace(None, self.workspace, self.project_root, self.options.channel)
-                worker = temporary = SessionWorker(
+                worker = temporary = SessionWorkers(
                     lambda: self.extensions, place, self.project_values()
                 )
 
@@ -444,7 +445,7 @@ class Host:
         return next((s for s in self.sessions if s.id == session_id), None)
 
     def keep_session_parts(
-        self, session_id: str, worker: SessionWorker, tools: SessionTools
+        self, session_id: str, worker: SessionWorkers, tools: SessionTools
     ) -> None:
         """What an open session runs on that the workspace reaches: its extension worker
         (stopped by /reload) and its tool set (rebuilt after /reload or a setting change)."""
@@ -452,7 +453,7 @@ class Host:
         self.session_tools[session_id] = tools
 
     def drop_session_parts(
-        self, session_id: str, worker: SessionWorker, tools: SessionTools
+        self, session_id: str, worker: SessionWorkers, tools: SessionTools
     ) -> None:
         """The session closed: forget its parts and let another Vis open it."""
         if self.extension_workers.get(session_id) is worker:

@@ -15,7 +15,8 @@ from vis_core.agent.session import AgentSession, TurnLimits
 from vis_core.events import ActivityEnded, BlockFinished, Event, Notification
 from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
-from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
+from vis_core.extension_host.session_workers import SessionWorkers
+from vis_core.extension_host.worker_client import WorkerPlace
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED
 from vis_core.session_tools import SessionTools, ToolSet
@@ -210,7 +211,7 @@ def _closer(
     host: Host,
     session_id: str,
     close: Callable[[], Any],
-    worker: SessionWorker,
+    worker: SessionWorkers,
     tools: SessionTools,
 ) -> Callable[[], Any]:
     async def run() -> None:

@@ -141,7 +141,7 @@ async def test_the_host_never_runs_the_entry_file_and_everything_still_works(
         assert saved.hook_error is None
 
         result = await host.commands.run(session, "/probe")
-        worker = host.extension_workers[session_id]
+        worker = host.extension_workers[session_id].worker_for("probe")
         assert worker.pid is not None and result.title == f"probed {worker.pid}"
 
         await host.commands.run(session, "/reload")

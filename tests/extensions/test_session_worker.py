@@ -377,7 +377,7 @@ async def test_objects_lent_to_the_worker_are_let_go_when_it_drops_them(tmp_path
         (block,) = [e for e in events if isinstance(e, BlockFinished)]
         assert block.error is None and block.stdout.strip() == "ann built it"
         # each job borrowed a live view and its methods; the worker dropped them all
-        channel = host.extension_workers[session.id]._channel
+        channel = host.extension_workers[session.id].worker_for("asker")._channel
         assert channel is not None
         assert len(channel.exports) <= 3
     finally:
@@ -478,7 +478,7 @@ async def test_bundled_extensions_run_in_the_session_worker_too(tmp_path: Path) 
         assert block.stdout.split() == ["ship", "it", "1"]
         ended = [e.activity for e in events if isinstance(e, ActivityEnded)]
         assert [a.state for a in ended] == [ActivityState.SUCCEEDED] * 2
-        worker = host.extension_workers[session.id]
+        worker = host.extension_workers[session.id].worker_for("todo")
         assert worker.pid is not None and worker.pid != os.getpid() and alive(worker.pid)
     finally:
         await host.close()

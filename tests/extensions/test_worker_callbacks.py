@@ -117,7 +117,7 @@ async def test_callbacks_run_in_the_session_worker_never_in_the_host(
         (block,) = [e for e in events if isinstance(e, BlockFinished)]
         assert block.error is None, block.error
         printed = json.loads(block.stdout.strip().splitlines()[-1])
-        worker = host.extension_workers[session.id]
+        worker = host.extension_workers[session.id].worker_for("where")
         pid = worker.pid
         assert pid is not None and pid != os.getpid() and printed["pid"] == pid
         assert printed["ctx"] == {"what": "ctx", "pid": pid, "key": None}
@@ -198,11 +198,14 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
         assert "prompt broke" in caplog.text
         assert "prompt callback of extension 'hangs' failed" in caplog.text
         assert "did not answer within 1 s" in caplog.text
-        pid = host.extension_workers[session.id].pid
+        pid = host.extension_workers[session.id].worker_for("where").pid
         caplog.clear()
         with caplog.at_level(logging.WARNING):
             again = session.build_request().system  # the hung one was interrupted: same worker
-        assert "Prompt from pid" in again and host.extension_workers[session.id].pid == pid
+        assert (
+            "Prompt from pid" in again
+            and host.extension_workers[session.id].worker_for("where").pid == pid
+        )
     finally:
         await host.close()
 
@@ -216,7 +219,7 @@ async def test_the_worker_starts_when_the_session_opens_if_requests_call_into_it
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
         session = await host.new_session()
-        worker = host.extension_workers[session.id]
+        worker = host.extension_workers[session.id].worker_for("where")
         for _ in range(600):  # started in the background, before any request asked for it
             if worker.pid is not None and worker.ready:
                 break
@@ -236,7 +239,7 @@ async def test_the_worker_starts_when_the_session_opens_if_requests_call_into_it
         assert not alive(pid)
 
         closed_at_once = await host.new_session()
-        early = host.extension_workers[closed_at_once.id]
+        early = host.extension_workers[closed_at_once.id].worker_for("where")
         await closed_at_once.close()  # before its background start: none starts after
         await asyncio.sleep(1.0)
         assert early.pid is None or not alive(early.pid)

@@ -32,7 +32,7 @@ from vis_core.wire import HandleMethod, HostHandle, encode
 
 if TYPE_CHECKING:
     from vis_core.extension.runtime import Runtime
-    from vis_core.extension_host.worker_client import SessionWorker
+    from vis_core.extension_host.session_workers import SessionWorkers
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class ToolInvoker:
         prepare_arguments: Callable[[HostTool, tuple, dict], tuple[tuple, dict]] | None = None,
         runtime: Runtime | None = None,
         session: Callable[[], object | None] = lambda: None,
-        worker: SessionWorker | None = None,
+        worker: SessionWorkers | None = None,
         position: CallPosition | None = None,
         call_state: SessionCallState | None = None,
     ) -> None:

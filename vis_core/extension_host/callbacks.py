@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING, Any
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension.settings_decl import Setting
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
+from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import (
     CallbackCall,
     CallbackOutcome,
-    SessionWorker,
     WorkerPlace,
     runs_in_worker,
 )
@@ -47,7 +47,7 @@ class Callback:
 def run_callbacks(
     kind: CallbackKind,
     callbacks: Sequence[Callback],
-    worker: SessionWorker | None,
+    worker: SessionWorkers | None,
     context_for: Callable[[str], CallContext] | None = None,
 ) -> list[CallbackOutcome]:
     """Each callback's outcome, in order; those of worker extensions run there at once.
@@ -100,7 +100,7 @@ def _context(context_for: Callable[[str], CallContext] | None, owner: str) -> It
 def run_callback(
     kind: CallbackKind,
     callback: Callback,
-    worker: SessionWorker | None,
+    worker: SessionWorkers | None,
     context_for: Callable[[str], CallContext] | None = None,
 ) -> CallbackOutcome:
     """The outcome of one callback (see :func:`run_callbacks`)."""
@@ -109,7 +109,7 @@ def run_callback(
 
 def on_change_runner(
     extensions: Callable[[], LoadedExtensions],
-    workers: Callable[[], Mapping[str, SessionWorker]],
+    workers: Callable[[], Mapping[str, SessionWorkers]],
     place: WorkerPlace,
     values: Callable[[], Mapping[str, str]],
 ) -> Callable[[DeclaringExtension, Setting[Any], tuple[Any, Any, str], CallContext], None]:
@@ -140,7 +140,7 @@ def on_change_runner(
             worker = next(iter(live.values()), None)
         temporary = None
         if worker is None and runs_in_worker(ext):
-            worker = temporary = SessionWorker(extensions, place, values())
+            worker = temporary = SessionWorkers(extensions, place, values())
         try:
             outcome = run_callback(
                 CallbackKind.ON_CHANGE,

@@ -23,7 +23,7 @@ from vis_core.extension_host.worker_frames import TargetKind
 
 if TYPE_CHECKING:
     from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
-    from vis_core.extension_host.worker_client import SessionWorker
+    from vis_core.extension_host.session_workers import SessionWorkers
 
 log = logging.getLogger(__name__)
 
@@ -95,7 +95,7 @@ class OpHooks:
         self,
         extensions: Callable[[], LoadedExtensions | None],
         context_for: Callable[[str], CallContext],
-        worker: SessionWorker | None = None,
+        worker: SessionWorkers | None = None,
     ) -> None:
         self._extensions = extensions
         self._context_for = context_for

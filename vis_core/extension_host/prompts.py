@@ -9,7 +9,7 @@ from typing import Any
 from vis_core.extension.context import CallContext
 from vis_core.extension_host.callbacks import Callback, run_callbacks
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
-from vis_core.extension_host.worker_client import SessionWorker
+from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_frames import CallbackKind
 
 log = logging.getLogger(__name__)
@@ -18,7 +18,7 @@ log = logging.getLogger(__name__)
 def is_active(
     ext: LoadedExtension,
     env: Mapping[str, Any],
-    worker: SessionWorker | None = None,
+    worker: SessionWorkers | None = None,
     context_for: Callable[[str], CallContext] | None = None,
 ) -> bool:
     """Whether ``ext`` takes part in this turn (``activation(env)``, errors count as no)."""
@@ -28,7 +28,7 @@ def is_active(
 def active_among(
     extensions: Sequence[LoadedExtension],
     env: Mapping[str, Any],
-    worker: SessionWorker | None = None,
+    worker: SessionWorkers | None = None,
     context_for: Callable[[str], CallContext] | None = None,
 ) -> list[LoadedExtension]:
     """Those of ``extensions`` whose ``activation(env)`` says yes (run in ``worker`` at once);
@@ -65,7 +65,7 @@ def active_among(
 def active_extensions(
     loaded: LoadedExtensions,
     env: Mapping[str, Any],
-    worker: SessionWorker | None = None,
+    worker: SessionWorkers | None = None,
     context_for: Callable[[str], CallContext] | None = None,
 ) -> list[LoadedExtension]:
     return active_among(loaded.enabled, env, worker, context_for)
@@ -84,7 +84,7 @@ def _describe(error: BaseException | None) -> str:
 def _prompt_texts(
     extensions: Sequence[LoadedExtension],
     env: Mapping[str, Any],
-    worker: SessionWorker | None,
+    worker: SessionWorkers | None,
     context_for: Callable[[str], CallContext] | None,
 ) -> dict[str, str | None]:
     """Each extension's prompt text by name: text as declared, callbacks run at once."""
@@ -137,7 +137,7 @@ def extension_prompts(
     loaded: LoadedExtensions,
     env: Mapping[str, Any],
     active: list[LoadedExtension] | None = None,
-    worker: SessionWorker | None = None,
+    worker: SessionWorkers | None = None,
     context_for: Callable[[str], CallContext] | None = None,
 ) -> str:
     """The system prompt part for every active extension: name, tools, description, prompt.

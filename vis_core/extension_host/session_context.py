@@ -10,7 +10,7 @@ from vis_core.extension.context import CallContext
 
 if TYPE_CHECKING:
     from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
-    from vis_core.extension_host.worker_client import SessionWorker
+    from vis_core.extension_host.session_workers import SessionWorkers
 
 log = logging.getLogger(__name__)
 
@@ -98,7 +98,7 @@ def collect_context(
     loaded: LoadedExtensions | None,
     env: Mapping[str, Any],
     context_for: Callable[[str], CallContext] | None = None,
-    worker: SessionWorker | None = None,
+    worker: SessionWorkers | None = None,
 ) -> dict[str, Any]:
     """Every active extension's ``ctx(env)`` deep-merged; a failing one adds nothing.
 

@@ -13,8 +13,9 @@ from vis_core.extension_host.callback_contexts import CallbackContexts
 from vis_core.extension_host.hooks import OpHooks
 from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.session_context import collect_context, session_dict
+from vis_core.extension_host.session_workers import SessionWorkers, calls_per_request
 from vis_core.extension_host.tool_hooks import ToolHooks
-from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace, runs_in_worker
+from vis_core.extension_host.worker_client import WorkerPlace
 from vis_core.store import Store
 
 
@@ -35,15 +36,9 @@ def _request_health(store: Store, session_id: str) -> dict[str, Any]:
 
 
 def called_per_request(loaded: LoadedExtensions) -> bool:
-    """Whether some extension of the worker has a prompt or activation callback, which every
-    request calls (its worker is then needed before the first one)."""
-    for ext in loaded.enabled:
-        declaration = ext.declaration
-        if declaration is None or not runs_in_worker(ext):
-            continue
-        if callable(declaration.prompt) or declaration.activation is not None:
-            return True
-    return False
+    """Whether some extension has a prompt or activation callback, which every request calls
+    (its worker is then needed before the first one)."""
+    return any(calls_per_request(ext) for ext in loaded.enabled)
 
 
 class SessionKit:
@@ -75,10 +70,11 @@ class SessionKit:
             runtime=runtime,
             loop=loop,
         )
-        # the session's extension worker: started by the first tool, hook or command it runs
-        self.worker = SessionWorker(extensions, place, project_values)
+        # the session's extension workers (one per declared environment): each started by the
+        # first tool, hook, command or callback it runs
+        self.worker = SessionWorkers(extensions, place, project_values)
         if called_per_request(extensions()):
-            self.worker.prestart()  # the first request's prompt needs it; start it meanwhile
+            self.worker.prestart()  # the first request's prompt needs them; start them meanwhile
         # who waits on the session's turn, the images shown to its model with a call's result
         self.call_state = SessionCallState()
         self.hooks = OpHooks(extensions, self.contexts.context_for, self.worker)

@@ -1,0 +1,190 @@
+"""A session's extension workers: one process per distinct declared environment.
+
+An extension's environment is its declared ``env`` plus the project's values, and a worker
+process has one ``os.environ``. So the extensions whose declared names resolve to the same
+values beyond the project's (most declare none) share one :class:`SessionWorker`, and an
+extension with other values gets its own: no extension sees another's declared values. Each
+worker starts on the first call that needs it (or :meth:`SessionWorkers.prestart`), stops
+with the session, and starts anew after ``/reload``.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import sys
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from vis_core.extension.context import CallContext
+from vis_core.extension_host.environment import resolve_names
+from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
+from vis_core.extension_host.worker_client import (
+    CANCEL_GRACE,
+    CallbackCall,
+    CallbackOutcome,
+    SessionWorker,
+    WorkerPlace,
+    runs_in_worker,
+)
+from vis_core.extension_host.worker_frames import CallbackKind, TargetKind
+from vis_core.tools.registry import HostTool
+
+# the declared values an extension's worker adds to the project's: ((name, value), …) sorted
+EnvKey = tuple[tuple[str, str], ...]
+
+
+def calls_per_request(ext: LoadedExtension) -> bool:
+    """Whether ``ext`` has a prompt or activation callback, which every request calls (its
+    worker is then needed before the first one)."""
+    declaration = ext.declaration
+    if declaration is None or not runs_in_worker(ext):
+        return False
+    return callable(declaration.prompt) or declaration.activation is not None
+
+
+class SessionWorkers:
+    """One session's extension workers, a :class:`SessionWorker` per declared environment;
+    each call goes to the worker of its extension."""
+
+    def __init__(
+        self,
+        extensions: Callable[[], LoadedExtensions],
+        place: WorkerPlace,
+        values: Mapping[str, str],
+        *,
+        cancel_grace: float = CANCEL_GRACE,
+        python: str = sys.executable,
+    ) -> None:
+        self._extensions = extensions
+        self._place = place
+        self._values = dict(values)  # the project's values: every worker has them
+        self._cancel_grace = cancel_grace
+        self._python = python
+        self._lock = threading.Lock()
+        self._workers: dict[EnvKey, SessionWorker] = {}
+
+    # -- which worker ----------------------------------------------------------------------
+
+    def _key(self, ext: LoadedExtension | None, loaded: LoadedExtensions) -> EnvKey:
+        declaration = None if ext is None else ext.declaration
+        declared = () if declaration is None else tuple(declaration.env)
+        resolved = resolve_names(declared, loaded.options.environment)
+        return tuple(sorted((n, v) for n, v in resolved.items() if self._values.get(n) != v))
+
+    def _members(self, key: EnvKey) -> LoadedExtensions:
+        """The loaded extensions (as loaded now) whose worker is the one of ``key``."""
+        loaded = self._extensions()
+        members = tuple(e for e in loaded.extensions if self._key(e, loaded) == key)
+        return LoadedExtensions(members, loaded.options)
+
+    def _worker(self, key: EnvKey) -> SessionWorker:
+        with self._lock:
+            worker = self._workers.get(key)
+            if worker is None:
+                worker = SessionWorker(
+                    lambda: self._members(key),
+                    self._place,
+                    self._values,
+                    cancel_grace=self._cancel_grace,
+                    python=self._python,
+                )
+                self._workers[key] = worker
+            return worker
+
+    def worker_for(self, owner: str) -> SessionWorker:
+        """The worker that runs the code of extension ``owner`` (made, not started, here)."""
+        loaded = self._extensions()
+        return self._worker(self._key(loaded.get(owner), loaded))
+
+    @property
+    def cancel_grace(self) -> float:
+        """Seconds a worker has to answer a cancel before it is killed."""
+        return self._cancel_grace
+
+    @cancel_grace.setter
+    def cancel_grace(self, seconds: float) -> None:
+        self._cancel_grace = seconds
+        with self._lock:
+            for worker in self._workers.values():
+                worker.cancel_grace = seconds
+
+    def runs(self, owner: str) -> bool:
+        """Whether the code of extension ``owner`` runs in a worker of this session."""
+        return runs_in_worker(self._extensions().get(owner))
+
+    # -- calls -----------------------------------------------------------------------------
+
+    async def call(self, tool: HostTool, args: tuple, kwargs: dict, *, render: bool = False) -> Any:
+        """Run ``tool`` in its extension's worker (see :meth:`SessionWorker.call`)."""
+        return await self.worker_for(tool.owner).call(tool, args, kwargs, render=render)
+
+    def call_sync(self, target: TargetKind, owner: str, name: str, args: tuple) -> Any:
+        """Run an op hook or a slash command of ``owner`` in its worker and wait (a thread)."""
+        return self.worker_for(owner).call_sync(target, owner, name, args)
+
+    def callbacks(
+        self,
+        kind: CallbackKind,
+        calls: Sequence[CallbackCall],
+        *,
+        timeout: float | None = None,
+        context_for: Callable[[str], CallContext] | None = None,
+    ) -> list[CallbackOutcome]:
+        """Run ``calls`` in their extensions' workers at once and wait for all of them (see
+        :meth:`SessionWorker.callbacks`); the outcomes in the order of ``calls``."""
+        batches: dict[int, tuple[SessionWorker, list[int]]] = {}
+        for index, item in enumerate(calls):
+            worker = self.worker_for(item.owner)
+            batches.setdefault(id(worker), (worker, []))[1].append(index)
+
+        def run(worker: SessionWorker, indices: list[int]) -> list[CallbackOutcome]:
+            batch = [calls[i] for i in indices]
+            return worker.callbacks(kind, batch, timeout=timeout, context_for=context_for)
+
+        if len(batches) <= 1:
+            return [o for worker, indices in batches.values() for o in run(worker, indices)]
+        outcomes: list[CallbackOutcome | None] = [None] * len(calls)
+        # every worker at once; each thread in a copy of this one's context (the running call)
+        with ThreadPoolExecutor(len(batches), thread_name_prefix="vis-callbacks") as pool:
+            futures = [
+                (indices, pool.submit(contextvars.copy_context().run, run, worker, indices))
+                for worker, indices in batches.values()
+            ]
+            for indices, future in futures:
+                for index, outcome in zip(indices, future.result(), strict=True):
+                    outcomes[index] = outcome
+        return [
+            o if o is not None else CallbackOutcome(error=RuntimeError("not run")) for o in outcomes
+        ]
+
+    async def callback(
+        self,
+        kind: CallbackKind,
+        item: CallbackCall,
+        *,
+        timeout: float | None = None,
+        context: CallContext | None = None,
+    ) -> CallbackOutcome:
+        """Run one callback in its extension's worker from the event loop (an Activity's
+        ``render``; see :meth:`SessionWorker.callback`)."""
+        worker = self.worker_for(item.owner)
+        return await worker.callback(kind, item, timeout=timeout, context=context)
+
+    # -- the processes ---------------------------------------------------------------------
+
+    def prestart(self) -> None:
+        """Start, in the background, the workers of the extensions that every request calls
+        (prompt, activation): the first request must not wait for them."""
+        loaded = self._extensions()
+        keys = {self._key(ext, loaded) for ext in loaded.enabled if calls_per_request(ext)}
+        for key in keys:
+            self._worker(key).prestart()
+
+    def stop(self) -> None:
+        """Stop every worker (the session closed, or ``/reload``: the next call starts anew)."""
+        with self._lock:
+            workers = list(self._workers.values())
+        for worker in workers:
+            worker.stop()

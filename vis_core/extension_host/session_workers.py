@@ -10,6 +10,7 @@ with the session, and starts anew after ``/reload``.
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import sys
 import threading
@@ -64,6 +65,10 @@ class SessionWorkers:
         self._python = python
         self._lock = threading.Lock()
         self._workers: dict[EnvKey, SessionWorker] = {}
+        try:  # the session's loop: a worker made later, from a thread, still answers on it
+            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            self._loop = None
 
     # -- which worker ----------------------------------------------------------------------
 
@@ -89,6 +94,7 @@ class SessionWorkers:
                     self._values,
                     cancel_grace=self._cancel_grace,
                     python=self._python,
+                    loop=self._loop,
                 )
                 self._workers[key] = worker
             return worker

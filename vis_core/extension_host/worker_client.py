@@ -1,14 +1,15 @@
 """A session's extension worker, host side: started on the first extension call, stopped with
 the session, restarted after ``/reload`` or a fault.
 
-The tools, op hooks and slash commands of every extension (bundled, user, project, installed
-package) run in it, and so do the callbacks of its declaration: ``prompt``,
-``activation``, ``ctx``, a setting's ``on_change`` and an Activity's ``render``
-(:meth:`SessionWorker.callbacks`, each with a time limit: one that raises or hangs fails
-alone). Its environment is the minimal base plus the project's values; each extension adds
-its declared ``env`` at registration, as in the registration worker. A call that is cancelled (Esc,
-Ctrl+C) is cancelled in the worker; a worker that does not answer the cancel within
-``cancel_grace`` seconds is killed, and the next call starts a fresh one.
+The tools, op hooks and slash commands of its extensions (bundled, user, project, installed
+package: those whose declared ``env`` resolves to the same values, see
+:mod:`~vis_core.extension_host.session_workers`) run in it, and so do the callbacks of their
+declarations: ``prompt``, ``activation``, ``ctx``, a setting's ``on_change`` and an Activity's
+``render`` (:meth:`SessionWorker.callbacks`, each with a time limit: one that raises or hangs
+fails alone). Its environment is the minimal base plus the project's values; each extension
+adds its declared ``env`` at registration, as in the registration worker. A call that is
+cancelled (Esc, Ctrl+C) is cancelled in the worker; a worker that does not answer the cancel
+within ``cancel_grace`` seconds is killed, and the next call starts a fresh one.
 """
 
 from __future__ import annotations
@@ -128,7 +129,9 @@ class SessionWorker:
         *,
         cancel_grace: float = CANCEL_GRACE,
         python: str = sys.executable,
+        loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
+        """``loop``: the session's event loop (default: the running one, if any)."""
         self._extensions = extensions
         self._place = place
         self._values = dict(values)  # the project's values: the worker's environment adds them
@@ -141,10 +144,8 @@ class SessionWorker:
         self._start_lock = threading.Lock()
         self._cancelled: set[int] = set()  # calls cancelled that have not stopped yet
         self._generation = 0  # counts stops: a start asked before one does not happen after
-        try:  # the session's loop reads the worker's answers (none: a thread reads them)
-            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            self._loop = None
+        # the session's loop reads the worker's answers (none: a thread reads them)
+        self._loop: asyncio.AbstractEventLoop | None = loop or _running_loop()
 
     @property
     def pid(self) -> int | None:
@@ -518,6 +519,13 @@ class SessionWorker:
         with self._start_lock:
             self._generation += 1
             self._stop_process()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 def _waiting() -> frozenset[str]:

@@ -104,6 +104,17 @@ class VisPaths:
         return self
 
 
+def cache_dir(environ: dict[str, str] | None = None) -> Path:
+    """Where Vis keeps what it can make again: ``$VIS_HOME/cache``, else the user cache folder."""
+    env = os.environ if environ is None else environ
+    home = env.get("VIS_HOME")
+    if home:
+        return Path(home).expanduser().resolve() / "cache"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir(APP_NAME))
+
+
 def folders_problem(paths: VisPaths | None = None) -> str | None:
     """Why Vis cannot keep its files where it should (VIS_HOME or the platform folders)."""
     paths = paths or VisPaths.from_env()

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+
+from vis_core.extension_host.entry import execute_entry
+from vis_core.extension_host.loaded import LoadedExtensions
+from vis_core.extension_host.symbol_tools import symbol_host_tools
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BROKEN = '''"""A syntax error on line 5."""
@@ -39,3 +44,28 @@ def install(folder: Path, *names: str) -> Path:
 def install_fixture() -> Callable[..., Path]:
     """``install(folder, *names)`` copies fixture entry files into ``folder``."""
     return install
+
+
+def _run_here(loaded: LoadedExtensions) -> LoadedExtensions:
+    """``loaded`` with each enabled extension's real declaration and tools: its entry file run in
+    this test process (as a worker runs it), to test an extension's own functions directly. Vis
+    itself reads only the declarations its registration worker reported."""
+    extensions = []
+    for ext in loaded.extensions:
+        if ext.enabled and ext.candidate is not None:
+            declaration, _module = execute_entry(ext.candidate, loaded.options.environment)
+            aliases = {tool.name: tool.aliases for tool in ext.tools}
+            tools = [
+                dataclasses.replace(tool, aliases=aliases.get(tool.name, ()))
+                for symbol in declaration.symbols
+                for tool in symbol_host_tools(symbol, owner=declaration.name)
+            ]
+            ext = dataclasses.replace(ext, declaration=declaration, tools=tuple(tools))
+        extensions.append(ext)
+    return LoadedExtensions(tuple(extensions), loaded.options)
+
+
+@pytest.fixture(name="run_here")
+def run_here_fixture() -> Callable[[LoadedExtensions], LoadedExtensions]:
+    """``run_here(loaded)``: ``loaded`` with real declarations, run in the test process."""
+    return _run_here

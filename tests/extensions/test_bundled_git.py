@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -14,10 +14,13 @@ import vis_core.extension as vis
 from vis_core.events import BlockFinished
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.discovery import bundled_dir
+from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
 from vis_core.host import Host
 from vis_core.host_options import HostOptions
 from vis_core.tools.registry import HostTool
+
+RunHere = Callable[[LoadedExtensions], LoadedExtensions]
 
 
 def _git(root: Path, *args: str) -> None:
@@ -40,8 +43,8 @@ def repo(workspace: Path) -> Path:
 
 
 @pytest.fixture
-def tools(repo: Path) -> Iterator[dict[str, HostTool]]:
-    loaded = load_extensions(bundled=bundled_dir(), include_packages=False)
+def tools(repo: Path, run_here: RunHere) -> Iterator[dict[str, HostTool]]:
+    loaded = run_here(load_extensions(bundled=bundled_dir(), include_packages=False))
     ext = loaded.get("git")
     assert ext is not None, loaded.errors
     with calling(CallContext(session_id="s1", workspace_root=repo, project_root=repo)):

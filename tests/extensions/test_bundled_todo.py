@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import sys
+import importlib
+from collections.abc import Callable
 from types import ModuleType, SimpleNamespace
 from typing import Any
 
@@ -10,15 +11,15 @@ import pytest
 
 import vis_core.extension as vis
 from vis_core.extension.declarations import callback_env
-from vis_core.extension_host.discovery import bundled_dir
-from vis_core.extension_host.loaded import LoadedExtension
+from vis_core.extension_host.discovery import BUNDLED_PACKAGE, bundled_dir
+from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.session_context import collect_context
 
 
 @pytest.fixture
-def loaded():
-    return load_extensions(bundled=bundled_dir(), include_packages=False)
+def loaded(run_here: Callable[[LoadedExtensions], LoadedExtensions]) -> LoadedExtensions:
+    return run_here(load_extensions(bundled=bundled_dir(), include_packages=False))
 
 
 @pytest.fixture
@@ -29,9 +30,9 @@ def todo(loaded) -> LoadedExtension:
 
 
 @pytest.fixture
-def items(todo: LoadedExtension) -> ModuleType:
-    assert todo.module is not None
-    return sys.modules[todo.module.__name__ + ".items"]
+def items() -> ModuleType:
+    """The list logic, imported here to test it directly (the host never imports it)."""
+    return importlib.import_module(f"{BUNDLED_PACKAGE}.todo.items")
 
 
 @pytest.fixture

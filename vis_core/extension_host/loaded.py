@@ -6,7 +6,6 @@ import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.extension.declarations import Extension, Setting, SlashCommand
@@ -28,10 +27,10 @@ R = TypeVar("R")
 class LoadedExtension:
     """One discovered extension; ``lock`` serializes every call Vis makes into it.
 
-    A bundled extension (Vis's own code) is loaded in the host: ``module`` and its
-    declaration's functions are real. Any other was loaded in the registration worker only:
-    its ``declaration`` is rebuilt from the data it reported there, with markers in place of
-    its functions (they run in the session's worker), and ``module`` is ``None``.
+    Every extension, Vis's bundled ones included, was loaded in the registration worker
+    only: its ``declaration`` is rebuilt from the data it reported there (kept between starts
+    for the bundled ones), with markers in place of its functions, which run in the session's
+    worker. The host holds no module of any extension.
     """
 
     name: str
@@ -40,7 +39,6 @@ class LoadedExtension:
     status: ExtensionStatus
     declaration: Extension | None = None
     error: LoadError | None = None
-    module: ModuleType | None = None  # a bundled extension's entry module only
     tools: tuple[HostTool, ...] = ()
     overridden_by: Path | None = None
     candidate: Candidate | None = None  # its entry file, for the session worker to load it

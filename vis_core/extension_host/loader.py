@@ -1,15 +1,15 @@
-"""Load every extension: declarations (from the registration worker), overrides, ids, tools."""
+"""Load every extension: declarations (from the registration worker or, for the bundled ones,
+its kept reports), overrides, ids, tools."""
 
 from __future__ import annotations
 
 import dataclasses
 import logging
 import os
-import sys
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
+from typing import Any
 
 from vis_core.extension.declarations import (
     CORE_OWNER,
@@ -17,9 +17,10 @@ from vis_core.extension.declarations import (
     Extension,
     copy_environment,
 )
+from vis_core.extension_host import bundled_cache
 from vis_core.extension_host.declared import rebuild
 from vis_core.extension_host.discovery import Candidate, ExtensionSource, bundled_dir, discover
-from vis_core.extension_host.entry import EntryFailed, LoadError, execute_entry
+from vis_core.extension_host.entry import LoadError
 from vis_core.extension_host.loaded import (
     DEFAULT_LOAD_TIMEOUT,
     ExtensionStatus,
@@ -44,7 +45,6 @@ class _Draft:
     name: str
     status: ExtensionStatus
     declaration: Extension | None = None
-    module: ModuleType | None = None
     error: LoadError | None = None
     tools: tuple[HostTool, ...] = ()
     overridden_by: Path | None = None
@@ -68,22 +68,6 @@ def alias_names(tool: HostTool, alias: str | None) -> tuple[str, ...]:
     return (f"{alias}.{tool.name}",)
 
 
-def _build_tools(draft: _Draft) -> None:
-    """The host tools of a bundled extension; a rejected symbol makes it a load failure."""
-    from vis_core.extension_host.symbol_tools import symbol_host_tools
-
-    declaration = draft.declaration
-    assert declaration is not None
-    tools: list[HostTool] = []
-    for symbol in declaration.symbols:
-        try:
-            tools.extend(symbol_host_tools(symbol, owner=declaration.name))
-        except (TypeError, ValueError) as exc:
-            draft.fail(f"{type(exc).__name__}: {exc}")
-            return
-    _take_tools(draft, tools)
-
-
 def _take_tools(draft: _Draft, tools: Iterable[HostTool]) -> None:
     """``draft``'s tools; a name declared twice makes the extension a load failure."""
     names: set[str] = set()
@@ -95,37 +79,26 @@ def _take_tools(draft: _Draft, tools: Iterable[HostTool]) -> None:
     draft.tools = tuple(tools)
 
 
-def _run(candidate: Candidate, environment: Mapping[str, str], screened: Screened | None) -> _Draft:
-    """One extension: a bundled one (Vis's own code) is loaded here; any other was loaded in
-    the registration worker, and is rebuilt from the declaration it reported there, so its
-    entry file never runs in the host (nor with the host's environment)."""
+def _run(candidate: Candidate, screened: Screened | None) -> _Draft:
+    """One extension, rebuilt from the declaration the registration worker reported for it (or
+    kept from an earlier report, for a bundled one): its entry file never runs in the host."""
     draft = _Draft(candidate, candidate.hint, ExtensionStatus.LOADED)
     if screened is not None and screened.error is not None:  # it failed in the worker
         draft.name = screened.error.extension
         draft.status, draft.error = ExtensionStatus.FAILED, screened.error
         return draft
-    if candidate.source is not ExtensionSource.BUNDLED:
-        if screened is None or screened.declaration is None:
-            why = candidate.error or "the registration worker did not report on this file"
-            draft.fail(why)
-            return draft
-        try:
-            declaration, tools = rebuild(screened.declaration)
-        except (KeyError, TypeError, ValueError) as exc:
-            draft.fail(
-                f"its declaration, as the registration worker reported it, is unreadable: {exc!r}"
-            )
-            return draft
-        draft.name, draft.declaration = declaration.name, declaration
-        _take_tools(draft, tools)
+    if screened is None or screened.declaration is None:
+        draft.fail(candidate.error or "the registration worker did not report on this file")
         return draft
     try:
-        declaration, module = execute_entry(candidate, environment)
-    except EntryFailed as failed:
-        draft.status, draft.error = ExtensionStatus.FAILED, failed.error
+        declaration, tools = screened.rebuilt or rebuild(screened.declaration)
+    except (KeyError, TypeError, ValueError) as exc:
+        draft.fail(
+            f"its declaration, as the registration worker reported it, is unreadable: {exc!r}"
+        )
         return draft
-    draft.name, draft.declaration, draft.module = declaration.name, declaration, module
-    _build_tools(draft)
+    draft.name, draft.declaration = declaration.name, declaration
+    _take_tools(draft, tools)
     return draft
 
 
@@ -232,53 +205,94 @@ def _second_names(drafts: list[_Draft]) -> None:
         )
 
 
-def _refresh_records(drafts: list[_Draft], previous: LoadedExtensions | None) -> None:
-    """Point the records registry at the freshly loaded classes of the bundled extensions
-    (the others' classes live in their workers, which register them there)."""
-    try:
-        from vis_core.records import registry
-    except ImportError:  # pragma: no cover - records land with the records issue
-        return
-    live = set()
-    for draft in drafts:
-        if draft.status is not ExtensionStatus.LOADED or draft.module is None:
-            continue
-        live.add(draft.name)
-        prefix = draft.module.__name__ + "."
-        modules = [draft.module] + [
-            m for k, m in sorted(sys.modules.items()) if k.startswith(prefix) and m is not None
-        ]
-        classes = [cls for m in modules for cls in registry.classes_in_module(m)]
-        registry.replace_owner(draft.name, classes)
-    if previous is not None:
-        for ext in previous.enabled:
-            if ext.name not in live:
-                registry.remove_owner(ext.name)
-
-
 def _screen(candidates: list[Candidate], options: LoadOptions) -> dict[Path, Screened]:
-    """Load every entry file that does not ship with Vis in the registration worker: it reports
-    each declaration as data (the host never runs the file), and one that exits, hangs or
-    crashes fails with its cause instead of ending or hanging Vis."""
-    outside = [c for c in candidates if c.source is not ExtensionSource.BUNDLED and not c.error]
-    if not outside:
-        return {}
-    environment = options.environment
-    project = {
-        name: environment[name]
-        for name in getattr(environment, "project_names", ())
-        if name in environment
+    """Every entry file's verdict, by entry file: the bundled ones' from their cache when it
+    holds this very set of files (:mod:`bundled_cache`), the others' (and the bundled ones' on
+    a miss) from one run of the registration worker, which reports each declaration as data
+    (the host never runs the file); one that exits, hangs or crashes fails with its cause
+    instead of ending or hanging Vis."""
+    bundled = [c for c in candidates if c.source is ExtensionSource.BUNDLED and not c.error]
+    key = _bundled_key(bundled, options) if bundled else None
+    kept = None if key is None else _kept_bundled(bundled, options, key)
+    to_load = [
+        c
+        for c in candidates
+        if not c.error and (kept is None or c.source is not ExtensionSource.BUNDLED)
+    ]
+    screened: dict[Path, Screened] = {}
+    if to_load:
+        environment = options.environment
+        project = {
+            name: environment[name]
+            for name in getattr(environment, "project_names", ())
+            if name in environment
+        }
+        worker = RegistrationWorker(
+            worker_environment(os.environ, project),
+            environment,
+            load_timeout=options.load_timeout,
+            cwd=options.project_root,
+        )
+        screened = worker.screen_all(to_load)
+    if kept is not None:
+        screened.update(kept)
+    elif key is not None:
+        _keep_bundled(bundled, options, key, screened)
+    return screened
+
+
+def _bundled_key(bundled: list[Candidate], options: LoadOptions) -> dict[str, Any] | None:
+    assert options.bundled is not None
+    try:
+        return bundled_cache.cache_key(options.bundled, bundled)
+    except OSError as exc:  # a file vanished or is unreadable: load them, keep nothing
+        log.info("the bundled extensions' files cannot be read for their cache: %s", exc)
+        return None
+
+
+def _kept_bundled(
+    bundled: list[Candidate], options: LoadOptions, key: dict[str, Any]
+) -> dict[Path, Screened] | None:
+    """The bundled extensions' verdicts from their cache, rebuilt; ``None`` on any miss."""
+    assert options.bundled is not None
+    found = bundled_cache.read(bundled_cache.cache_files(options.bundled), key)
+    if found is None:
+        return None
+    kept: dict[Path, Screened] = {}
+    for candidate in bundled:
+        data = found.get(str(candidate.entry_file))
+        if data is None:
+            return None
+        try:
+            rebuilt = rebuild(data)
+        except Exception as exc:  # data from disk, in no shape rebuild expects: load again
+            log.info("the bundled extensions' cache is unreadable (%r); it is rebuilt", exc)
+            return None
+        kept[candidate.entry_file] = Screened(declaration=data, rebuilt=rebuilt)
+    return kept
+
+
+def _keep_bundled(
+    bundled: list[Candidate],
+    options: LoadOptions,
+    key: dict[str, Any],
+    screened: Mapping[Path, Screened],
+) -> None:
+    """Keep the bundled extensions' reports when every one of them loaded (a failure may
+    depend on this machine, so it is found again at each start, as doctor shows it)."""
+    reports = [screened.get(c.entry_file) for c in bundled]
+    if any(r is None or r.error is not None or r.declaration is None for r in reports):
+        return
+    assert options.bundled is not None
+    declarations = {
+        str(c.entry_file): r.declaration
+        for c, r in zip(bundled, reports, strict=True)
+        if r is not None and r.declaration is not None
     }
-    worker = RegistrationWorker(
-        worker_environment(os.environ, project),
-        environment,
-        load_timeout=options.load_timeout,
-        cwd=options.project_root,
-    )
-    return worker.screen_all(outside)
+    bundled_cache.write(bundled_cache.cache_files(options.bundled), key, declarations)
 
 
-def _load(options: LoadOptions, previous: LoadedExtensions | None) -> LoadedExtensions:
+def _load(options: LoadOptions) -> LoadedExtensions:
     from vis_core.extension_host.output import route_extension_output
 
     route_extension_output()  # print() in extension code goes to its log from here on
@@ -290,13 +304,9 @@ def _load(options: LoadOptions, previous: LoadedExtensions | None) -> LoadedExte
         include_packages=options.include_packages,
     )
     screened = _screen(candidates, options)
-    drafts = [
-        _run(candidate, options.environment, screened.get(candidate.entry_file))
-        for candidate in candidates
-    ]
+    drafts = [_run(candidate, screened.get(candidate.entry_file)) for candidate in candidates]
     _resolve(drafts, options.disabled)
     _second_names(drafts)
-    _refresh_records(drafts, previous)
     for draft in drafts:
         if draft.error is not None:
             log.warning("extension did not load: %s", draft.error)
@@ -308,7 +318,6 @@ def _load(options: LoadOptions, previous: LoadedExtensions | None) -> LoadedExte
             status=d.status,
             declaration=d.declaration,
             error=d.error,
-            module=d.module,
             tools=d.tools if d.status is ExtensionStatus.LOADED else (),
             overridden_by=d.overridden_by,
             candidate=d.candidate,
@@ -349,9 +358,10 @@ def load_extensions(
         environment=copy_environment(environment),  # keeps project_names
         load_timeout=load_timeout,
     )
-    return _load(options, None)
+    return _load(options)
 
 
 def reload(loaded: LoadedExtensions) -> LoadedExtensions:
-    """Re-read every extension as ``loaded`` was read: fresh modules, records re-pointed."""
-    return _load(loaded.options, loaded)
+    """Re-read every extension as ``loaded`` was read (fresh reports of the registration
+    worker; the bundled ones' kept reports while their files are unchanged)."""
+    return _load(loaded.options)

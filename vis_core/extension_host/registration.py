@@ -1,4 +1,4 @@
-"""The registration worker, host side: every entry file not bundled loads in a separate process.
+"""The registration worker, host side: every entry file loads in a separate process.
 
 The worker reports each declaration as data (:mod:`declared`); the host never runs the file.
 An entry file that calls ``sys.exit``/``os._exit``, raises, loops forever or crashes the
@@ -20,12 +20,16 @@ import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_core.extension_host.discovery import Candidate
 from vis_core.extension_host.entry import LoadError
 from vis_core.extension_host.frames import FrameError, read_frame, write_frame
 from vis_core.extension_host.loaded import DEFAULT_LOAD_TIMEOUT
+
+if TYPE_CHECKING:
+    from vis_core.extension.declarations import Extension
+    from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +75,7 @@ class Screened:
 
     declaration: dict[str, Any] | None = None
     error: LoadError | None = None
+    rebuilt: tuple[Extension, tuple[HostTool, ...]] | None = None  # kept, already rebuilt
 
 
 def _candidate(candidate: Candidate) -> dict[str, Any]:

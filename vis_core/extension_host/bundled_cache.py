@@ -1,0 +1,144 @@
+"""Keep what the registration worker reported for the bundled extensions between starts.
+
+The bundled extensions (Vis's own ``extensions/`` folder) load in the registration worker like
+any other, which costs a start a worker process (~0.4 s). Their declarations change only with
+their files or with Vis, so the reports (the data :mod:`declared` rebuilds from) are kept in
+one JSON file with a key of everything that shapes them: the cache format, Vis's version, the
+Python version, the size and modification time of every ``.py`` file of ``vis_core`` (a source
+checkout changes without a new version), and the path, size and content hash of every file of
+the bundled folder (hashing them costs ~0.2 ms). A start whose key matches rebuilds the
+declarations from the file and runs no bundled entry file anywhere.
+
+The file lives beside Vis's bytecode (``vis_core/__pycache__``), else in Vis's cache folder
+(``$VIS_HOME/cache`` or the user cache folder); a bundled folder other than the shipped one
+(tests) keeps it in the cache folder only. It is written to a temporary file and renamed into
+place. One that is missing, unreadable, damaged, of another format or for another key is
+ignored and written again; only the bundled extensions are kept (any other entry file may
+read its environment at import, so it loads every time).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import vis_core
+from vis_core.extension_host.discovery import Candidate, bundled_dir
+from vis_core.paths import PRIVATE_FILE_MODE, cache_dir
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+FILE_NAME = "bundled-declarations.json"
+_SKIPPED_FOLDERS = ("__pycache__",)
+
+
+def cache_files(bundled: Path, environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+    """Where the cache of ``bundled`` is read, in turn, and written (the first that works)."""
+    fallback = cache_dir(None if environ is None else dict(environ)) / FILE_NAME
+    if bundled.resolve() != bundled_dir():
+        return (fallback,)
+    return (Path(vis_core.__file__).resolve().parent / "__pycache__" / FILE_NAME, fallback)
+
+
+def _walk(root: Path, hashed: bool) -> list[list[Any]]:
+    """``[relative path, size, content hash or mtime_ns]`` of each file under ``root``, sorted
+    (``.py`` files only when not ``hashed``)."""
+    import hashlib  # with the host's load, not with `vis`'s imports before the first frame
+
+    rows: list[list[Any]] = []
+    folders = [root]
+    while folders:
+        folder = folders.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in _SKIPPED_FOLDERS:
+                        folders.append(Path(entry.path))
+                    continue
+                if not hashed and not entry.name.endswith(".py"):
+                    continue
+                path = Path(entry.path)
+                stat = path.stat()
+                mark: Any = (
+                    hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
+                    if hashed
+                    else stat.st_mtime_ns
+                )
+                rows.append([path.relative_to(root).as_posix(), stat.st_size, mark])
+    rows.sort()
+    return rows
+
+
+def cache_key(bundled: Path, candidates: Iterable[Candidate]) -> dict[str, Any]:
+    """Everything the bundled declarations depend on; ``OSError`` if a file cannot be read."""
+    import hashlib
+
+    core = Path(vis_core.__file__).resolve().parent
+    stamp = hashlib.blake2b(json.dumps(_walk(core, hashed=False)).encode(), digest_size=16)
+    return {
+        "format": FORMAT,
+        "vis": vis_core.__version__,
+        "python": sys.version,
+        "vis_core": [str(core), stamp.hexdigest()],
+        "bundled": str(bundled.resolve()),
+        "files": _walk(bundled, hashed=True),
+        "candidates": [
+            [str(c.entry_file), c.module_name, c.is_package, c.source.value] for c in candidates
+        ],
+    }
+
+
+def read(files: Iterable[Path], key: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None:
+    """The kept declarations by entry file, from the first file with ``key``; ``None`` if none."""
+    for path in files:
+        try:
+            data = json.loads(path.read_bytes())
+        except FileNotFoundError:
+            continue
+        except (OSError, ValueError) as exc:  # unreadable or damaged: loaded again, rewritten
+            log.info("the bundled extensions' cache %s is unreadable (%s); rebuilt", path, exc)
+            continue
+        if not isinstance(data, dict) or data.get("key") != key:
+            continue  # another format, Vis, Python or bundled files
+        declarations = data.get("declarations")
+        if isinstance(declarations, dict) and all(
+            isinstance(name, str) and isinstance(value, dict)
+            for name, value in declarations.items()
+        ):
+            return declarations
+    return None
+
+
+def write(
+    files: Iterable[Path], key: Mapping[str, Any], declarations: Mapping[str, dict[str, Any]]
+) -> Path | None:
+    """Keep ``declarations`` under ``key`` in the first of ``files`` that can be written
+    (a temporary file renamed into place); ``None`` when none could."""
+    import tempfile
+
+    text = json.dumps({"key": key, "declarations": declarations}).encode()
+    for path in files:
+        temp: str | None = None
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+            with os.fdopen(fd, "wb") as out:
+                os.fchmod(out.fileno(), PRIVATE_FILE_MODE)
+                out.write(text)
+            os.replace(temp, path)
+            return path
+        except OSError as exc:  # a read-only installation: the next place
+            log.debug("cannot keep the bundled extensions' cache in %s: %s", path, exc)
+            if temp is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(temp)
+    return None

@@ -166,10 +166,17 @@ async def test_on_change_and_commands_with_no_session_run_in_a_short_worker(
         await host.close()
 
 
+@pytest.mark.parametrize("hang_env", [[], ["HANG_TOKEN"]], ids=["one worker", "own worker"])
 async def test_a_callback_that_raises_or_hangs_fails_alone(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    hang_env: list[str],
 ) -> None:
+    """Also when the hanging extension declares its own env: its worker is another process,
+    the batch spans two workers, and the others' outcomes do not wait on it."""
     monkeypatch.setattr(worker_client, "CALLBACK_TIMEOUT", 1.0)
+    monkeypatch.setenv("HANG_TOKEN", "hang-value")
     _install("where", WHERE)
     _install(
         "raises",
@@ -183,7 +190,7 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
         "import vis_core.extension as vis\n"
         "def _hang(env):\n    while True:\n        pass\n"
         "vis.register_extension(vis.Extension(name='hangs', description='Hangs.',"
-        " prompt=_hang))\n",
+        f" env={hang_env!r}, prompt=_hang))\n",
     )
     workspace = tmp_path / "work"
     workspace.mkdir()
@@ -198,7 +205,9 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
         assert "prompt broke" in caplog.text
         assert "prompt callback of extension 'hangs' failed" in caplog.text
         assert "did not answer within 1 s" in caplog.text
-        pid = host.extension_workers[session.id].worker_for("where").pid
+        workers = host.extension_workers[session.id]
+        pid = workers.worker_for("where").pid
+        assert (workers.worker_for("hangs").pid == pid) == (not hang_env)  # own env: own pid
         caplog.clear()
         with caplog.at_level(logging.WARNING):
             again = session.build_request().system  # the hung one was interrupted: same worker

@@ -15,8 +15,9 @@ import contextvars
 import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
+from typing import Any, TypeVar
 
 from vis_core.extension.context import CallContext
 from vis_core.extension_host.environment import resolve_names
@@ -31,6 +32,8 @@ from vis_core.extension_host.worker_client import (
 )
 from vis_core.extension_host.worker_frames import CallbackKind, TargetKind
 from vis_core.tools.registry import HostTool
+
+R = TypeVar("R")
 
 # the declared values an extension's worker adds to the project's: ((name, value), …) sorted
 EnvKey = tuple[tuple[str, str], ...]
@@ -65,6 +68,7 @@ class SessionWorkers:
         self._python = python
         self._lock = threading.Lock()
         self._workers: dict[EnvKey, SessionWorker] = {}
+        self._callback_threads: ThreadPoolExecutor | None = None
         try:  # the session's loop: a worker made later, from a thread, still answers on it
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:
@@ -98,6 +102,16 @@ class SessionWorkers:
                 )
                 self._workers[key] = worker
             return worker
+
+    def _submit(self, fn: Callable[[], R]) -> Future[R]:
+        """Run ``fn`` in a copy of this thread's context (the running call) on one of the
+        threads that wait on the other workers of a callback batch (kept until :meth:`stop`,
+        so a request starts no thread)."""
+        context = contextvars.copy_context()
+        with self._lock:
+            if self._callback_threads is None:
+                self._callback_threads = ThreadPoolExecutor(thread_name_prefix="vis-callbacks")
+            return self._callback_threads.submit(context.run, fn)
 
     def worker_for(self, owner: str) -> SessionWorker:
         """The worker that runs the code of extension ``owner`` (made, not started, here)."""
@@ -152,15 +166,16 @@ class SessionWorkers:
         if len(batches) <= 1:
             return [o for worker, indices in batches.values() for o in run(worker, indices)]
         outcomes: list[CallbackOutcome | None] = [None] * len(calls)
-        # every worker at once; each thread in a copy of this one's context (the running call)
-        with ThreadPoolExecutor(len(batches), thread_name_prefix="vis-callbacks") as pool:
-            futures = [
-                (indices, pool.submit(contextvars.copy_context().run, run, worker, indices))
-                for worker, indices in batches.values()
-            ]
-            for indices, future in futures:
-                for index, outcome in zip(indices, future.result(), strict=True):
-                    outcomes[index] = outcome
+        # every worker at once: the first batch here, the others on the callback threads
+        (here, *others) = batches.values()
+        futures = [
+            (indices, self._submit(partial(run, worker, indices))) for worker, indices in others
+        ]
+        done = [(here[1], run(*here))]
+        done += [(indices, future.result()) for indices, future in futures]
+        for indices, results in done:
+            for index, outcome in zip(indices, results, strict=True):
+                outcomes[index] = outcome
         return [
             o if o is not None else CallbackOutcome(error=RuntimeError("not run")) for o in outcomes
         ]
@@ -192,5 +207,8 @@ class SessionWorkers:
         """Stop every worker (the session closed, or ``/reload``: the next call starts anew)."""
         with self._lock:
             workers = list(self._workers.values())
+            threads, self._callback_threads = self._callback_threads, None
         for worker in workers:
             worker.stop()
+        if threads is not None:  # a batch submitted before goes on; its threads end after it
+            threads.shutdown(wait=False)

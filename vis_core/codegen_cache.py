@@ -29,7 +29,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-_PACKAGES = ("vis_core", "vis_tui", "vis_ext_")  # bundled extensions load as vis_ext_bundled_*
+_PACKAGES = ("vis_core", "vis_tui")  # no extension code runs in the `vis` process
 _MAX_ENTRIES = 4000  # beyond this, only the texts this process used are kept
 _FORMAT = 2  # 1 held the code objects themselves: reading the file built all of them
 

@@ -20,6 +20,8 @@ from vis_core.extension_host.loaded import ExtensionStatus
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.registration import RegistrationWorker
 
+from .harness import install_extension
+
 # Runs in its own process: warms the kept reports, then opens a host (counting the registration
 # workers it starts), runs a block that uses the bundled todo and git tools, and /todo; prints
 # what it saw and every module of the host that comes from the bundled folder.
@@ -218,3 +220,39 @@ def test_doctor_still_lists_a_bundled_load_fault(tmp_path: Path) -> None:
         assert rows["todo"].status == "failed"
         assert rows["todo"].error is not None and "todo is broken" in rows["todo"].error
         assert loaded.get("git") is not None
+
+
+def test_a_miss_loads_bundled_and_user_entry_files_in_one_worker(
+    tmp_path: Path, vis_home: Path, monkeypatch
+) -> None:
+    bundled = _copy_bundled(tmp_path)
+    install_extension(
+        vis_home,
+        "hello",
+        """
+        import vis_core.extension as vis
+
+        def hi() -> str:
+            "Say hi."
+            return "hi"
+
+        vis.register_extension(
+            vis.Extension(name="hello", alias="hello", description="Hi.", symbols=[vis.Symbol(hi)])
+        )
+        """,
+    )
+    starts = _Starts(monkeypatch)
+    screened: list[list[str]] = []
+    real = RegistrationWorker.screen_all
+
+    def recorded(worker: RegistrationWorker, candidates):  # type: ignore[no-untyped-def]
+        candidates = list(candidates)
+        screened.append([c.path.name for c in candidates])
+        return real(worker, candidates)
+
+    monkeypatch.setattr(RegistrationWorker, "screen_all", recorded)
+    for _ in range(2):
+        loaded = load_extensions(bundled=bundled, include_packages=False)
+        assert loaded.errors == () and [e.name for e in loaded.enabled] == ["git", "todo", "hello"]
+    # cold: one worker loads all three; warm: only the user's entry file, which is never kept
+    assert screened == [["git", "todo", "hello.py"], ["hello.py"]] and starts.count == 2

@@ -266,8 +266,10 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
         host.store.state_set("vis.goal", session.id, ctx["raw"])
         return ok("Goal set", ctx["raw"])
 
-    def reload_(ctx: dict[str, Any]) -> CommandResult:
-        summary = host.reload()
+    async def reload_(ctx: dict[str, Any]) -> CommandResult:
+        # reading every extension again takes the registration worker's time (up to the
+        # load time limit): off the loop, so the app and running sessions stay live meanwhile
+        summary = await asyncio.to_thread(host.reload)
         return CommandResult(True, "Reloaded extensions", summary, action=CommandAction.RELOAD)
 
     from vis_core.commands.context import context_commands

@@ -201,9 +201,12 @@ def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:
     lend = _lend.get()
     if lend is not None:
         return {TAG: "handle", "v": lend(value)}
+    kind = getattr(value, "__vis_type_name__", None)  # an object lent by an extension worker
+    if not isinstance(kind, str):
+        kind = f"{type(value).__module__}.{type(value).__qualname__}"
     raise TypeError(
-        f"a {type(value).__module__}.{type(value).__qualname__} value cannot cross the sandbox "
-        "boundary; pass JSON data, tuples, sets, bytes or a registered record type"
+        f"a {kind} value cannot cross the sandbox boundary; pass JSON data, tuples, sets, "
+        "bytes or a registered record type"
     )
 
 

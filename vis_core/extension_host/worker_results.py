@@ -28,7 +28,10 @@ def encode_for_host(value: Any, owner: str | None) -> Any:
 
     def lend(obj: Any) -> dict[str, Any]:
         # a host object (a shell handle from vis.shell) goes home as itself
-        return {"lent": obj if isinstance(obj, RemoteObject) else Lent(obj)}
+        if isinstance(obj, RemoteObject):
+            return {"lent": obj}
+        kind = type(obj)  # named, so an error on the host can say which value was not data
+        return {"lent": Lent(obj), "type": f"{kind.__module__}.{kind.__qualname__}"}
 
     def handle_out(handle: wire.HostHandle) -> dict[str, Any]:
         kind = type(handle)
@@ -67,8 +70,12 @@ def decode_from_worker(data: Any) -> Any:
 
 def _handle_in(ref: dict[str, Any]) -> Any:
     value = ref.get("lent")
-    if "methods" not in ref or not isinstance(value, RemoteObject):
-        return value  # the host's own object, or a worker object (its calls go there)
+    if not isinstance(value, RemoteObject):
+        return value  # the host's own object
+    if "methods" not in ref:  # a worker object (its calls go there)
+        if isinstance(ref.get("type"), str):
+            object.__setattr__(value, "_kind", ref["type"])
+        return value
     activities = tuple(
         (str(name), wire.HandleMethod(str(tag), str(label), bool(show)))
         for name, (tag, label, show) in dict(ref.get("activities") or {}).items()

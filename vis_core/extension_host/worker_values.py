@@ -209,11 +209,17 @@ class RemoteObject(Forwarding):
     """An object that lives on the other side; attribute reads, calls and the container and
     context-manager protocols run there."""
 
-    __slots__ = ("_caller", "_ref")
+    __slots__ = ("_caller", "_kind", "_ref")
 
-    def __init__(self, caller: Caller, ref: int) -> None:
+    def __init__(self, caller: Caller, ref: int, kind: str | None = None) -> None:
         object.__setattr__(self, "_caller", caller)
         object.__setattr__(self, "_ref", ref)
+        object.__setattr__(self, "_kind", kind)  # the object's class, as the other side named it
+
+    @property
+    def __vis_type_name__(self) -> str | None:
+        """The class of the object on the other side (``module.Class``), when it was named."""
+        return self._kind
 
     def _run(self, method: str, *args: Any, **kwargs: Any) -> Any:
         return self._caller.call_object(self._ref, method, args, kwargs)

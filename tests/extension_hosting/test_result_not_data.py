@@ -1,0 +1,59 @@
+"""A tool result the sandbox cannot take names the extension's own type, not Vis's internals."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .harness import code_turn, install_extension, open_host, run_turn, write_script
+
+SHADES = '''
+import enum
+from dataclasses import dataclass
+
+import vis_core.extension as vis
+
+
+class Shade(enum.Enum):
+    DARK = "dark"
+
+
+@dataclass(frozen=True)
+class Paint:
+    name: str
+    shade: Shade
+
+
+def paint() -> Paint:
+    """A paint whose shade is an Enum, which is not data."""
+    return Paint("ink", Shade.DARK)
+
+
+vis.register_extension(vis.Extension(
+    name="shades", alias="shades", description="A result with an Enum field.",
+    symbols=[vis.Symbol(paint)],
+))
+'''
+
+CODE = """
+try:
+    await shades.paint()
+except Exception as exc:
+    print(exc)
+"""
+
+
+async def test_a_result_with_a_value_that_is_not_data_names_its_type(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    install_extension(vis_home, "shades", SHADES)
+    write_script(script_path, code_turn(CODE))
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+        (block,) = outcome.blocks
+        text = block.stdout
+        assert "the result (Paint) cannot be returned to Python" in text, text
+        assert "Shade value cannot cross the sandbox boundary" in text, text
+        assert "RemoteObject" not in text and "worker_values" not in text, text
+    finally:
+        await host.close()

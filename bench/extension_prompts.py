@@ -2,9 +2,8 @@
 
 Through the real Host: one user extension with a callable ``prompt`` and ``activation`` beside
 the bundled ones (git, todo). Timed REQUESTS times each, in one run:
-  - host: ``extension_prompts`` with no worker, the callbacks called in this process (as before
-    they moved to the session's worker);
-  - worker: the same through the session's extension worker (all of one kind at once);
+  - worker: ``extension_prompts`` through the session's extension worker (all of one kind at
+    once; no extension code runs in the host, so there is no in-process row to compare);
   - request: ``session.build_request()`` as the loop calls it (system prompt + tools + messages).
 Printed: medians and 90th percentiles in ms; and how long the first request of a session
 blocks the event loop while its worker starts: at once, and 1 s after the session opened (the
@@ -85,7 +84,6 @@ async def main() -> None:
         loaded = host.extensions
         names = [ext.name for ext in loaded.enabled]
         rows = {
-            "host (in-process callbacks)": lambda: extension_prompts(loaded, env),
             "worker (session worker)": lambda: extension_prompts(loaded, env, None, worker),
             "build_request (whole request)": session.build_request,
         }

@@ -2,11 +2,13 @@
 
 Each side numbers its own calls, waits on them with futures, and serves the other side's
 calls on threads of its own. Without an event loop (the worker), the threads take turns
-reading the pipe: the one that reads a call serves it itself, right away, and hands the
-reading to an idle thread first (a call may block on a call back or hang until cancelled, so
-the pipe is never left unread). With one (the host), the loop reads the pipe as it becomes
-readable and answers its callers' futures itself, with no thread in between; a caller that
-blocks the loop, or waits while no loop runs, reads the pipe itself until it is answered.
+reading the pipe: the one that reads a call serves it itself, right away, and reads on once
+it is done; a call that runs longer than ``INLINE_LIMIT``, or waits on a call back, hands the
+reading to another thread (a watchdog thread sees the first, the call back the second), so
+the pipe is never left unread for long and a hung call can still be cancelled. With a loop
+(the host), the loop reads the pipe as it becomes readable and answers its callers' futures
+itself, with no thread in between; a caller that blocks the loop, or waits while no loop
+runs, reads the pipe itself until it is answered.
 """
 
 from __future__ import annotations
@@ -40,6 +42,8 @@ from vis_core.extension_host.worker_values import Exports, dumps, dumps_error, l
 log = logging.getLogger(__name__)
 MAX_THREADS = 256  # calls served at once (a hung tool holds one until its worker restarts)
 IDLE_THREADS = 4  # threads kept waiting for a call after a burst of them (the rest end)
+INLINE_LIMIT = 0.01  # seconds a call served by the reading thread may keep the pipe unread
+WATCHDOG_REST = 1.0  # seconds without a call after which the watchdog waits for the next
 WAIT_SLICE = 0.2  # seconds a blocking wait lasts before it looks again (who reads, a cancel)
 
 # the other side's call this thread serves, sent as ``parent`` with calls made from it
@@ -95,8 +99,11 @@ class Channel:
         self._frames = FrameReader(fd_in)
         self._reading = threading.Lock()  # held by the thread whose turn it is to read
         self._threads = 0  # threads of this channel
-        self._idle = 0  # of them, those not serving a call (reading or waiting to)
-        self._backlog: deque[tuple[Call, tuple[tuple, dict] | Exception]] = deque()
+        self._idle = 0  # of them, those waiting for their turn to read
+        self._inline: _Inline | None = None  # the call the reading thread serves now
+        self._watchdog: threading.Thread | None = None
+        self._watching = threading.Event()  # set while calls come: the watchdog looks
+        self._last_inline = 0.0  # when the reading thread last started serving a call
         self._read_to_end = threading.Event()  # no thread reads the pipe any more
         self._turn: int | None = None  # the thread reading now
         # with a loop: the loop reads, or a caller that waits where the loop cannot answer
@@ -198,7 +205,12 @@ class Channel:
         """The answer of a call made with :meth:`request` (blocking: from a thread, or from
         the loop when it must, as an op hook does). Waits in short slices, so a cancelled
         tool's thread can be interrupted meanwhile; reads the pipe itself when no loop
-        would (this thread blocks the loop, or the loop stopped)."""
+        would (this thread blocks the loop, or the loop stopped); hands the reading on when
+        this thread had the turn to read (it serves a call that calls back)."""
+        if self._loop is None and not future.done():
+            with self._lock:
+                if self._inline is not None and self._inline.thread == threading.get_ident():
+                    self._hand_off()
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if future.done():
@@ -255,52 +267,71 @@ class Channel:
     # -- the other side's frames ------------------------------------------------------------
 
     def _add_thread(self) -> None:
-        """One more thread, idle: it waits for its turn to read (the caller counted it)."""
+        """One more thread, waiting for its turn to read."""
         with self._lock:
-            self._threads += 1
-            self._idle += 1
-            number = self._threads
-        thread = threading.Thread(target=self._take_turns, name=f"{self._name}-{number}")
+            self._start_thread()
+
+    def _start_thread(self) -> None:
+        self._threads += 1
+        self._idle += 1
+        thread = threading.Thread(target=self._take_turns, name=f"{self._name}-{self._threads}")
         thread.daemon = True
         thread.start()
 
     def _take_turns(self) -> None:
-        """Read frames while it is this thread's turn, up to a call; hand the reading on and
-        serve the call here; then wait for the next turn (or end, when enough others wait)."""
+        """Wait for the turn to read, then read and serve the calls read, one after the other,
+        until a call hands the reading on (or the pipe ends); then wait for the next turn (or
+        end, when enough other threads wait)."""
+        me = threading.get_ident()
         while True:
-            with self._reading:
-                if self._read_to_end.is_set():
-                    break
-                self._turn = threading.get_ident()
+            self._reading.acquire()  # released by this thread, or by a hand-off for it
+            with self._lock:
+                self._idle -= 1
+            if self._read_to_end.is_set():
+                self._reading.release()
+                break
+            self._turn = me
+            while True:
                 try:
                     work = self._read_call()
                 except (FrameError, OSError) as exc:
+                    work = f"the channel broke: {exc}"
+                if not isinstance(work, tuple):
                     self._read_to_end.set()
-                    self._close(f"the channel broke: {exc}")
-                    break
-                if work is None:
-                    self._read_to_end.set()
-                    self._close("the other side closed the channel")
-                    break
+                    self._close(work or "the other side closed the channel")
+                    self._reading.release()
+                    self._watching.set()  # the watchdog ends
+                    with self._lock:
+                        self._threads -= 1
+                    return
+                inline = _Inline(me, time.monotonic())
                 with self._lock:
-                    self._idle -= 1
-                    alone = self._idle == 0
-                if alone:
-                    self._add_thread()  # it reads while this one serves
-            self._serve(*work)
-            while True:  # calls read while every thread served one, then idle again
+                    self._inline = inline
+                    self._last_inline = inline.started
+                    if not self._watching.is_set():
+                        self._watching.set()
+                        if self._watchdog is None:
+                            self._watchdog = threading.Thread(
+                                target=self._watch_inline, name=f"{self._name}-watchdog"
+                            )
+                            self._watchdog.daemon = True
+                            self._watchdog.start()
+                try:
+                    self._serve(*work)
+                except BaseException:  # a cancel that reached the thread after its call
+                    log.debug("%s: a late interruption after call %d", self._name, work[0].id)
                 with self._lock:
-                    if not self._backlog:
-                        if self._idle >= IDLE_THREADS:
-                            self._threads -= 1
-                            return
-                        self._idle += 1
-                        break
-                    work = self._backlog.popleft()
-                self._serve(*work)
+                    if self._inline is inline:  # else the thread reading now serves one
+                        self._inline = None
+                if inline.handed:  # another thread reads now
+                    break
+            with self._lock:
+                if self._idle >= IDLE_THREADS:
+                    self._threads -= 1
+                    return
+                self._idle += 1
         with self._lock:
             self._threads -= 1
-            self._idle -= 1
 
     def _read_call(self) -> tuple[Call, tuple[tuple, dict] | Exception] | None:
         """Handle the frames read up to the next call of the other side, and return that
@@ -313,15 +344,36 @@ class Channel:
                 self._answer(frame)
             elif isinstance(frame, Call):
                 # read here, in frame order, so a later release cannot drop what it lends
-                work = (frame, self._arguments(frame))
-                with self._lock:
-                    if self._idle > 1 or self._threads < MAX_THREADS:
-                        return work
-                    self._backlog.append(work)  # every thread serves: the first done takes it
+                return frame, self._arguments(frame)
             elif isinstance(frame, Release):
                 self.exports.release(frame.refs)
             else:
                 self._handler.cancel(frame.id)
+
+    def _hand_off(self) -> None:
+        """The call the reading thread serves goes on without the turn to read: another
+        thread takes it (one more is started when none waits). ``self._lock`` is held."""
+        inline = self._inline
+        if inline is None or inline.handed:
+            return
+        inline.handed = True
+        if not self._idle and self._threads < MAX_THREADS:
+            self._start_thread()
+        self._reading.release()  # for the reading thread, which serves on
+
+    def _watch_inline(self) -> None:
+        """Hand the reading on when a call served by the reading thread lasts longer than
+        ``INLINE_LIMIT``; rest while no call comes."""
+        while not self._read_to_end.is_set():
+            self._watching.wait()
+            time.sleep(INLINE_LIMIT)
+            with self._lock:
+                now = time.monotonic()
+                inline = self._inline
+                if inline is not None and now - inline.started >= INLINE_LIMIT:
+                    self._hand_off()
+                elif inline is None and now - self._last_inline > WATCHDOG_REST:
+                    self._watching.clear()
 
     def _answer(self, reply: Reply) -> None:
         with self._lock:
@@ -387,7 +439,6 @@ class Channel:
             if not future.done():
                 _settle(future, ChannelClosed(reason), False)
         self.exports.clear()
-        self._backlog.clear()
 
     def close(self, reason: str = "the channel was closed", *, wait: float = 0.0) -> None:
         """Close the channel; with ``wait``, also let its reader see the end of its pipe (no
@@ -505,6 +556,17 @@ class Channel:
         if self._serving is not None:
             self._serving.shutdown(wait=False, cancel_futures=True)
         self._read_to_end.set()
+
+
+class _Inline:
+    """A call the reading thread serves itself; ``handed``: it gave the reading on."""
+
+    __slots__ = ("thread", "started", "handed")
+
+    def __init__(self, thread: int, started: float) -> None:
+        self.thread = thread
+        self.started = started
+        self.handed = False
 
 
 def _settle(future: Future[Any] | asyncio.Future[Any], value: Any, ok: bool) -> None:

@@ -39,7 +39,7 @@ class SettingsSnapshotApp(App[None]):
         self.host = await Host.open(HostOptions(workspace=WORKSPACE))
         self.host.settings.set("reports_server_token", "snapshot-secret", "global")
         self.host.settings.set("report_details", True, "global")
-        await self.push_screen(SettingsScreen(self.host.settings, reload=self.host.reload))
+        await self.push_screen(SettingsScreen(self.host.settings, reload=self.host.reload_async))
         self.ready.set()
 
     async def on_unmount(self) -> None:

@@ -359,6 +359,17 @@ class Host:
 
     def reload(self) -> str:
         """Re-read every extension; sessions see the new tools from their next block."""
+        self._read_extensions()
+        return self._apply_reload()
+
+    async def reload_async(self) -> str:
+        """``reload`` with the reading (the registration worker's time, up to the load time
+        limit) in a thread, so the loop stays free; what starts servers and workers runs on
+        the loop, as ``reload`` on the loop does."""
+        await asyncio.to_thread(self._read_extensions)
+        return self._apply_reload()
+
+    def _read_extensions(self) -> None:
         options = replace(
             self.extensions.options,
             disabled=self.settings.disabled_extensions(),  # the on/off switches as saved now
@@ -366,6 +377,8 @@ class Host:
         )
         self.extensions = replace(self.extensions, options=options).reload()
         self.settings.refresh()  # the settings files, read again
+
+    def _apply_reload(self) -> str:
         self.mcp.reload_soon()  # mcp.json and extension servers, read again
         from vis_core.extension_host.session_kit import called_per_request
 

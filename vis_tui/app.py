@@ -264,7 +264,7 @@ class VisApp(App[int]):
             SettingsScreen(
                 self.host.settings,
                 session_id=self.session.id if self.session else None,
-                reload=self.host.reload,
+                reload=self.host.reload_async,
             )
         )
 

@@ -87,3 +87,22 @@ async def test_a_config_written_after_the_start_is_read_at_reload(
         assert alpha is not None and alpha.state is State.CONNECTED, alpha and alpha.error
     finally:
         await host.close()
+
+
+async def test_a_config_written_after_the_start_is_read_at_the_reload_command(
+    vis_home: Path, workspace: Path
+) -> None:
+    """/reload reads the extensions in a thread; the MCP servers still start on the loop."""
+    host = await Host.open(HostOptions(workspace=workspace))
+    try:
+        session = await host.new_session()
+        write_config(vis_home / "mcp.json", {"alpha": stdio_entry()})
+        result = await host.commands.run(session, "/reload")
+        assert result.ok, result.body
+        manager = host.mcp.made
+        assert manager is not None
+        await manager.wait_all(60)
+        alpha = manager.get("alpha")
+        assert alpha is not None and alpha.state is State.CONNECTED, alpha and alpha.error
+    finally:
+        await host.close()

@@ -63,7 +63,7 @@ class SettingsApp(App[None]):
             SettingsScreen(
                 self.host.settings,
                 session_id=self.session_id,
-                reload=self.host.reload,
+                reload=self.host.reload_async,
                 scope=self.scope,
             )
         )

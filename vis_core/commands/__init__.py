@@ -269,7 +269,7 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
     async def reload_(ctx: dict[str, Any]) -> CommandResult:
         # reading every extension again takes the registration worker's time (up to the
         # load time limit): off the loop, so the app and running sessions stay live meanwhile
-        summary = await asyncio.to_thread(host.reload)
+        summary = await host.reload_async()
         return CommandResult(True, "Reloaded extensions", summary, action=CommandAction.RELOAD)
 
     from vis_core.commands.context import context_commands

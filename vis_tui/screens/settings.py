@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any
 
 from textual.binding import Binding
@@ -29,7 +29,7 @@ from vis_tui.widgets.settings_rows import ExtensionHeader, SectionHeader, Settin
 
 SCOPES = (SettingScope.GLOBAL, SettingScope.PROJECT, SettingScope.GROUP, SettingScope.SESSION)
 HINTS = "↑↓ move · Space/Enter change · Del reset · [ ] scope · / search · Esc close"
-Reloader = Callable[[], str]
+Reloader = Callable[[], Awaitable[str]]
 FIRST_PAINT_ROWS = 80
 
 
@@ -308,6 +308,6 @@ class SettingsScreen(Screen[None]):
         if self._reload is None:
             self.notify("Reload is not available here", severity="warning")
             return
-        summary = await asyncio.to_thread(self._reload)
+        summary = await self._reload()
         await self.rebuild()
         self.notify(summary, title="Reloaded extensions", markup=False)

@@ -23,6 +23,11 @@ class Paint:
     shade: Shade
 
 
+def shade() -> Shade:
+    """The Enum itself."""
+    return Shade.DARK
+
+
 def paint() -> Paint:
     """A paint whose shade is an Enum, which is not data."""
     return Paint("ink", Shade.DARK)
@@ -30,15 +35,16 @@ def paint() -> Paint:
 
 vis.register_extension(vis.Extension(
     name="shades", alias="shades", description="A result with an Enum field.",
-    symbols=[vis.Symbol(paint)],
+    symbols=[vis.Symbol(paint), vis.Symbol(shade)],
 ))
 '''
 
 CODE = """
-try:
-    await shades.paint()
-except Exception as exc:
-    print(exc)
+for tool in (shades.paint, shades.shade):
+    try:
+        await tool()
+    except Exception as exc:
+        print(exc)
 """
 
 
@@ -51,9 +57,11 @@ async def test_a_result_with_a_value_that_is_not_data_names_its_type(
     try:
         outcome = await run_turn(host)
         (block,) = outcome.blocks
-        text = block.stdout
-        assert "the result (Paint) cannot be returned to Python" in text, text
-        assert "Shade value cannot cross the sandbox boundary" in text, text
-        assert "RemoteObject" not in text and "worker_values" not in text, text
+        paint, shade = block.stdout.splitlines()
+        assert "the result (Paint) cannot be returned to Python" in paint, paint
+        assert "the result (Shade) cannot be returned to Python" in shade, shade
+        for text in (paint, shade):
+            assert "Shade value cannot cross the sandbox boundary" in text, text
+            assert "RemoteObject" not in text and "worker_values" not in text, text
     finally:
         await host.close()

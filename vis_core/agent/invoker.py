@@ -74,9 +74,9 @@ def returnable(value: Any) -> None:
     try:
         encode(value, handle_out=lambda handle: {"id": ""})
     except Exception as exc:
-        raise TypeError(
-            f"the result ({type(value).__name__}) cannot be returned to Python: {exc}"
-        ) from exc
+        kind = getattr(value, "__vis_type_name__", None)  # an object an extension worker lent
+        name = kind.rpartition(".")[2] if isinstance(kind, str) else type(value).__name__
+        raise TypeError(f"the result ({name}) cannot be returned to Python: {exc}") from exc
 
 
 class ToolInvoker:

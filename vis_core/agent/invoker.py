@@ -305,7 +305,7 @@ class ToolInvoker:
                 else:
                     call_args, call_kwargs = (
                         self._prepare(tool, args, kwargs)
-                        if self._prepare and not self._in_worker(tool)
+                        if self._prepare and not in_worker
                         else (args, kwargs)  # the worker rebuilds its tool's own arguments
                     )
                     if draw_with_call:
@@ -316,7 +316,7 @@ class ToolInvoker:
                         )
                         drawn = (parts[0], parts[1])
                     else:
-                        result = await self._run(tool, call_args, call_kwargs)
+                        result = await self._run(tool, call_args, call_kwargs, in_worker)
         except asyncio.CancelledError:
             await asyncio.shield(asyncio.gather(*pending, return_exceptions=True))
             record = dataclasses.replace(
@@ -404,11 +404,12 @@ class ToolInvoker:
             self.call_state.refuse_waiting(tool.owner, tool.name)
         return lock
 
-    async def _run(self, tool: HostTool, args: tuple, kwargs: dict) -> Any:
+    async def _run(self, tool: HostTool, args: tuple, kwargs: dict, in_worker: bool) -> Any:
         """Vis's async tools run on the loop; an extension's tools run in the session's
-        extension worker (bundled ones in a thread here), one call at a time per extension."""
+        extension worker (``in_worker``; bundled ones in a thread here), one call at a time
+        per extension."""
         lock = self._refuse_waiting(tool)
-        if self._worker is not None and self._worker.runs(tool.owner):
+        if in_worker and self._worker is not None:
             return await self._worker.call(tool, args, kwargs)
         if lock is None and inspect.iscoroutinefunction(tool.fn):
             return await tool.fn(*args, **kwargs)

@@ -102,7 +102,9 @@ class VisApp(App[int]):
                 CommandAction.OPEN_SESSIONS: lambda r: self._sync(self.action_sessions),
                 CommandAction.OPEN_HELP: lambda r: self._show_help(r),
                 CommandAction.QUIT: lambda r: self._sync(lambda: self.exit(0)),
-                CommandAction.RELOAD: lambda r: self._sync(lambda: self.notify(r.title)),
+                CommandAction.RELOAD: lambda r: self._sync(  # "N loaded, M failed" and why
+                    lambda: self.notify(r.body or r.title, title=r.title, markup=False)
+                ),
                 CommandAction.OPEN_SETTINGS: lambda r: self._sync(self.action_settings),
                 CommandAction.OPEN_MCP: lambda r: self._sync(self.action_mcp),
                 CommandAction.OPEN_SESSION: lambda r: self.open_session(str(r.data)),

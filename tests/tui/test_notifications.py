@@ -38,3 +38,20 @@ async def test_each_notify_kind_shows_its_toast_severity(
             "a error note": "error",
             "a success note": "information",
         }
+
+
+async def test_reload_says_which_extension_failed_to_load(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    folder = vis_home / "extensions"
+    folder.mkdir()
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "done"}]))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        (folder / "broken.py").write_text("def broken(:\n", encoding="utf-8")
+        await pilot.press(*"/reload", "enter")
+        await until(pilot, lambda: len(app._notifications) >= 1)
+        (note,) = list(app._notifications)
+        assert note.title == "Reloaded extensions"
+        assert "1 failed" in note.message and "broken" in note.message, note.message
+        assert "SyntaxError" in note.message, note.message

@@ -165,8 +165,8 @@ def main(argv: list[str] | None = None) -> int:
 
         return list_sessions(workspace, args.query)
     # Until the app is open, Python's cyclic collector only walks what the imports made, all of
-    # it kept for the whole run; its passes (a full one among them) were a tenth of the CPU to
-    # the first frame. The app turns it on again once its session is shown (vis_tui.collector).
+    # it kept for the whole run; its passes (a full one among them) were ~10% of the CPU to the
+    # first frame. The app turns it on again once its Host is open (vis_tui.collector).
     gc.disable()
     from vis_tui.app import run_tui
 

@@ -6,8 +6,12 @@ import argparse
 import gc
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vis_core import codegen_cache
+
+if TYPE_CHECKING:
+    from vis_core.mcp.config import McpConfig
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
@@ -118,6 +122,19 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     _add_model_options(run, sub=True)
 
 
+async def _session_mcp_config(workspace: Path) -> McpConfig | None:
+    """The MCP servers a session here would have, as ``/mcp`` lists them: the files' and those
+    the enabled extensions declare (``vis.mcp_server``). Opens the Host, not the servers."""
+    from vis_core.host import Host
+    from vis_core.host_options import HostOptions
+
+    host = await Host.open(HostOptions(workspace=workspace, channel="cli"))
+    try:
+        return host.mcp.config()
+    finally:
+        await host.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     codegen_cache.install()  # before the modules that define dataclasses are imported
     from vis_core.mcp.arguments import split_server_command
@@ -159,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "mcp":
         from vis_core.mcp.cli import run_mcp
 
-        return run_mcp(args, workspace)
+        return run_mcp(args, workspace, _session_mcp_config)
     if args.command == "sessions":
         from vis_core.doctor import list_sessions
 

@@ -139,3 +139,27 @@ def test_list_skips_an_untrusted_project_and_says_so(
     assert main(["-C", str(workspace), "mcp", "list"]) == 0
     out = capsys.readouterr().out
     assert "the project is not trusted" in out and "vis trust" in out
+
+
+DECLARING = """
+import vis_core.extension as vis
+
+vis.register_extension(vis.Extension(
+    name="declarer", alias="declarer", description="Declares an MCP server.",
+    mcp_servers=[vis.mcp_server("fromext", {config!r})],
+))
+"""
+
+
+def test_list_includes_servers_an_extension_declares(
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``/mcp`` shows a server a user extension declares; ``vis mcp list`` lists the same,
+    connected like a configured one and marked as the extension's, with no mcp.json at all."""
+    (vis_home / "extensions").mkdir()
+    source = DECLARING.replace("{config!r}", repr(stdio_entry()))
+    (vis_home / "extensions" / "declarer.py").write_text(source, encoding="utf-8")
+    assert main(["-C", str(workspace), "mcp", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "No MCP servers are configured" not in out
+    assert "fromext  connected  10 tools  codemode  extension (declarer)" in out

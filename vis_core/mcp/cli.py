@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from vis_core.mcp.config import (
@@ -74,9 +75,15 @@ def _entry(args: argparse.Namespace) -> dict[str, object]:
     return entry
 
 
-def run_mcp(args: argparse.Namespace, workspace: Path) -> int:
+def run_mcp(
+    args: argparse.Namespace,
+    workspace: Path,
+    session_config: Callable[[Path], Awaitable[McpConfig | None]] | None = None,
+) -> int:
+    """``session_config`` reads the servers a session here would have (the files' and the
+    enabled extensions' declarations); without it ``list`` reads the files only."""
     if args.mcp_command == "list":
-        return asyncio.run(_list(workspace))
+        return asyncio.run(_list(workspace, session_config))
     if not NAME_PATTERN.match(args.name):
         print(
             f"vis mcp: server names may contain only letters, digits, '_' and '-': {args.name!r}",
@@ -122,12 +129,16 @@ def workspace_config(workspace: Path) -> tuple[McpConfig, str | None]:
     return load_config(paths.mcp_file, root, trusted=trusted), note
 
 
-async def _list(workspace: Path) -> int:
+async def _list(
+    workspace: Path, session_config: Callable[[Path], Awaitable[McpConfig | None]] | None
+) -> int:
     from vis_core.mcp.client import State
     from vis_core.mcp.manager import McpManager
     from vis_core.paths import VisPaths
 
     config, note = workspace_config(workspace)
+    if session_config is not None:  # with the servers extensions declare, as /mcp shows them
+        config = await session_config(workspace) or config
     if note:
         print(f"note: {note}")
     manager = McpManager(config, workspace=workspace, paths=VisPaths.from_env())

@@ -60,6 +60,10 @@ class HostMcp:
         """The manager if one was made (no config named a server: none)."""
         return self._manager
 
+    def config(self) -> McpConfig | None:
+        """The servers the files and the enabled extensions name, read now (no connection)."""
+        return None if self._read_config is None else self._read_config()
+
     def register(self, owner: str, declared: Any) -> None:
         """``vis.mcp_server`` called at run time: the server joins (a file entry wins)."""
         from vis_core.mcp.config import ConfigProblem, Source, parse_entry

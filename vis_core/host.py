@@ -58,6 +58,7 @@ INTERRUPTED = (
     "interrupted: Vis stopped (it was killed or crashed) before this turn finished; what it "
     "showed until then is kept"
 )
+RELOADED = "the extensions were reloaded (/reload)"
 LOGIN_HINT = "  4. In the app: /login chooses a provider, saves its key and picks a model.\n"
 
 
@@ -384,7 +385,7 @@ class Host:
 
         again = called_per_request(self.extensions)
         for worker in self.extension_workers.values():  # the next call starts a new one
-            worker.stop()
+            worker.stop(RELOADED)
             if again:  # the next request calls into it: start it now, in the background
                 worker.prestart()
         self.reset_session_tools()

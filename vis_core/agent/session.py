@@ -292,9 +292,12 @@ class AgentSession:
         return self._task is not None and not self._task.done()
 
     def cancel(self) -> None:
-        """Cancel the running turn; a running block is interrupted within 2 s."""
-        if self._task is not None and not self._task.done():
-            self._task.cancel()
+        """Cancel the running turn; a running block is interrupted within 2 s. A turn already
+        cancelled is not cancelled again: a second cancel (Esc then Ctrl+Q, which closes the
+        session) would cut its ending short and leave it ``running`` in the store."""
+        task = self._task
+        if task is not None and not task.done() and not task.cancelling():
+            task.cancel()
 
     async def submit(
         self, text: str, *, mentions: Sequence[str] = (), command: bool = False
@@ -308,7 +311,7 @@ class AgentSession:
         try:
             return await asyncio.shield(self._task)
         except asyncio.CancelledError:
-            self._task.cancel()
+            self.cancel()
             return await self._task
 
     async def _turn(self, text: str, mentions: Sequence[str], command: bool) -> TurnEnded:

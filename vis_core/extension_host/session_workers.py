@@ -203,12 +203,13 @@ class SessionWorkers:
         for key in keys:
             self._worker(key).prestart()
 
-    def stop(self) -> None:
-        """Stop every worker (the session closed, or ``/reload``: the next call starts anew)."""
+    def stop(self, reason: str | None = None) -> None:
+        """Stop every worker (the session closed, or ``/reload``: the next call starts anew);
+        ``reason``: what a call it cuts off says ended its worker."""
         with self._lock:
             workers = list(self._workers.values())
             threads, self._callback_threads = self._callback_threads, None
         for worker in workers:
-            worker.stop()
+            worker.stop(reason)
         if threads is not None:  # a batch submitted before goes on; its threads end after it
             threads.shutdown(wait=False)

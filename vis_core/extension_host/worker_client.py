@@ -23,6 +23,7 @@ import subprocess
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -141,6 +142,8 @@ class SessionWorker:
         self._channel: Channel | None = None
         self._problems: dict[str, str] = {}
         self._death: str | None = None
+        # why each stopped channel's worker ended: a call learns it after a new worker started
+        self._deaths: weakref.WeakKeyDictionary[Channel, str] = weakref.WeakKeyDictionary()
         self._start_lock = threading.Lock()
         self._cancelled: set[int] = set()  # calls cancelled that have not stopped yet
         self._generation = 0  # counts stops: a start asked before one does not happen after
@@ -173,7 +176,7 @@ class SessionWorker:
             _, future = channel.request(target, name, args, owner=owner)
             return channel.wait(future)
         except ChannelClosed:
-            raise WorkerFailed(self._ended(f"{owner}'s {target} {name}")) from None
+            raise WorkerFailed(self._ended(f"{owner}'s {target} {name}", channel)) from None
 
     def callbacks(
         self,
@@ -224,7 +227,7 @@ class SessionWorker:
                     )
             except ChannelClosed:
                 what = f"{item.owner}'s {kind.value}"
-                outcomes[index] = CallbackOutcome(error=WorkerFailed(self._ended(what)))
+                outcomes[index] = CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
                 continue
             except Exception as exc:  # an argument that cannot cross: this one fails alone
                 outcomes[index] = CallbackOutcome(error=exc)
@@ -243,7 +246,7 @@ class SessionWorker:
                 )
                 outcomes[index] = CallbackOutcome(error=error)
             except ChannelClosed:
-                outcomes[index] = CallbackOutcome(error=WorkerFailed(self._ended(what)))
+                outcomes[index] = CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
             except Exception as exc:
                 outcomes[index] = CallbackOutcome(error=exc)
             else:
@@ -284,7 +287,7 @@ class SessionWorker:
                     owner=item.owner,
                 )
         except ChannelClosed:
-            return CallbackOutcome(error=WorkerFailed(self._ended(what)))
+            return CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
         except Exception as exc:  # an argument that cannot cross (a render's result)
             return CallbackOutcome(error=exc)
         try:
@@ -295,7 +298,7 @@ class SessionWorker:
                 error=TimeoutError(f"{what} did not answer within {timeout:g} s; it was cancelled")
             )
         except ChannelClosed:
-            return CallbackOutcome(error=WorkerFailed(self._ended(what)))
+            return CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
         except Exception as exc:
             return CallbackOutcome(error=exc)
         return CallbackOutcome(value=value)
@@ -331,7 +334,7 @@ class SessionWorker:
                 target, tool.name, args, kwargs, owner=tool.owner
             )
         except ChannelClosed:
-            raise WorkerFailed(self._why(tool)) from None
+            raise WorkerFailed(self._why(tool, channel)) from None
         try:
             answer = await waiting
         except asyncio.CancelledError:
@@ -341,7 +344,7 @@ class SessionWorker:
             self._abandon(channel, call_id, tool.name)
             raise
         except ChannelClosed:
-            raise WorkerFailed(self._why(tool)) from None
+            raise WorkerFailed(self._why(tool, channel)) from None
         if render:  # (value, presentation, problem): only the value is encoded
             return (decode_from_worker(answer[0]), *answer[1:])
         return decode_from_worker(answer)
@@ -358,11 +361,12 @@ class SessionWorker:
             if self._cancelled:
                 await asyncio.sleep(0.02)
 
-    def _why(self, tool: HostTool) -> str:
-        return self._ended(tool.name)
+    def _why(self, tool: HostTool, channel: Channel | None = None) -> str:
+        return self._ended(tool.name, channel)
 
-    def _ended(self, what: str) -> str:
-        cause = self._death or "it stopped"
+    def _ended(self, what: str, channel: Channel | None = None) -> str:
+        cause = (self._deaths.get(channel) if channel is not None else None) or self._death
+        cause = cause or "it stopped"
         return (
             f"the extension worker ended while {what} ran: {cause}; the next call starts a new one"
         )
@@ -508,16 +512,21 @@ class SessionWorker:
             except (ProcessLookupError, PermissionError):
                 proc.kill()
         proc.wait()
+        if channel is not None and self._death:
+            self._deaths[channel] = self._death
         if channel is not None:  # the process is gone: its reader sees the end of the pipe
             channel.close(self._death or "the extension worker stopped", wait=5.0)
         for stream in (proc.stdin, proc.stdout):
             if stream is not None:
                 stream.close()
 
-    def stop(self) -> None:
-        """Stop the worker (the session closed, or ``/reload``: the next call starts anew)."""
+    def stop(self, reason: str | None = None) -> None:
+        """Stop the worker (the session closed, or ``/reload``: the next call starts anew);
+        ``reason``: what a call it cuts off says ended its worker."""
         with self._start_lock:
             self._generation += 1
+            if reason is not None and self._proc is not None and self._proc.poll() is None:
+                self._death = self._death or reason
             self._stop_process()
 
 

@@ -251,3 +251,59 @@ async def test_a_cancelled_block_is_said_once_live_and_after_resume(
     assert [line.strip() for line in live if line.strip()][-1] == "Cancelled by the user."
     assert not any("code block stopped" in line for line in live)
     assert resumed == live
+
+
+SLOW_WRITER = '''
+import asyncio
+import vis_core.extension as vis
+
+async def slow_write() -> str:
+    """Write slowly."""
+    await asyncio.sleep(30)
+    return "written"
+
+vis.register_extension(vis.Extension(
+    name="slowext", alias="slowext", description="Writes slowly.",
+    symbols=[vis.Symbol(slow_write, tag="mutation")],
+))
+'''
+
+
+async def test_a_cancelled_call_is_not_a_step_live_and_after_resume(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    """Esc while a mutation runs: its row ends cancelled and the step line counts only the
+    mutation that ran ("1 mutation", not "2 mutations"), live and after resume. A failed call
+    still counts (see the first test: ``shell('false')`` is a step)."""
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "slowext.py").write_text(SLOW_WRITER, encoding="utf-8")
+    code = "await shell('true')\nawait slowext.slow_write()"
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "Writing.", "code": code}]))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"first", "enter")
+        turn = await until_turn(app, pilot)
+        await until(
+            pilot,
+            lambda: any(
+                r.tool.endswith("slow_write") and r.state.value == "running"
+                for r in turn.records.values()
+            ),
+        )
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.main.turn_running)
+        await pilot.pause(0.3)
+        states = sorted(r.state.value for r in turn.records.values())
+        live = _footers(app)
+        session_id = app.session.id
+    assert states == ["cancelled", "succeeded"]
+    assert live == ["1 mutation  Cancelled by the user."]
+    resumed = await seen_after_resume(workspace, session_id, _footers, size=(100, 40))
+    assert resumed == live
+
+
+async def until_turn(app: VisApp, pilot: object) -> TurnView:
+    await until(pilot, lambda: len(app.main.transcript.turns) == 1)  # type: ignore[arg-type]
+    turn = next(iter(app.main.transcript.turns.values()))
+    assert isinstance(turn, TurnView)
+    return turn

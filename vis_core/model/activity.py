@@ -400,11 +400,12 @@ _TAG_WORDS = {
 def step_tags(records: Iterable[ActivityRecord]) -> list[SymbolTag]:
     """The agent's steps among ``records``, one tag per row the person sees: calls on one
     handle (a command started, then waited on) are one step, tagged as the first call; calls
-    the person made outside any block (an ``@file`` view, a ``!command``) are not steps."""
+    the person made outside any block (an ``@file`` view, a ``!command``) are not steps, nor
+    is a call cancelled before it ended (it was not done; a call that failed was, and counts)."""
     steps: list[SymbolTag] = []
     seen: set[object] = set()
     for record in records:
-        if record.iteration_id is None:
+        if record.iteration_id is None or record.state is ActivityState.CANCELLED:
             continue
         key = record.group_key or record.id
         if key not in seen:

@@ -165,7 +165,6 @@ class SessionWorkers:
 
         if len(batches) <= 1:
             return [o for worker, indices in batches.values() for o in run(worker, indices)]
-        outcomes: list[CallbackOutcome | None] = [None] * len(calls)
         # every worker at once: the first batch here, the others on the callback threads
         (here, *others) = batches.values()
         futures = [
@@ -173,12 +172,12 @@ class SessionWorkers:
         ]
         done = [(here[1], run(*here))]
         done += [(indices, future.result()) for indices, future in futures]
-        for indices, results in done:
-            for index, outcome in zip(indices, results, strict=True):
-                outcomes[index] = outcome
-        return [
-            o if o is not None else CallbackOutcome(error=RuntimeError("not run")) for o in outcomes
-        ]
+        by_index = {
+            index: outcome
+            for indices, results in done
+            for index, outcome in zip(indices, results, strict=True)
+        }
+        return [by_index[index] for index in range(len(calls))]  # every call is in one batch
 
     async def callback(
         self,

@@ -19,7 +19,6 @@ read its environment at import, so it loads every time).
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -124,22 +123,13 @@ def write(
 ) -> Path | None:
     """Keep ``declarations`` under ``key`` in the first of ``files`` that can be written
     (a temporary file renamed into place); ``None`` when none could."""
-    import tempfile
+    from vis_core.tools.edit import atomic_write  # only when the cache is written again
 
     text = json.dumps({"key": key, "declarations": declarations}).encode()
     for path in files:
-        temp: str | None = None
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-            with os.fdopen(fd, "wb") as out:
-                os.fchmod(out.fileno(), PRIVATE_FILE_MODE)
-                out.write(text)
-            os.replace(temp, path)
+            atomic_write(path, text, mode=PRIVATE_FILE_MODE)
             return path
         except OSError as exc:  # a read-only installation: the next place
             log.debug("cannot keep the bundled extensions' cache in %s: %s", path, exc)
-            if temp is not None:
-                with contextlib.suppress(OSError):
-                    os.unlink(temp)
     return None

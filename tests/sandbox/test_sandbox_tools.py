@@ -128,3 +128,17 @@ async def test_unencodable_arguments_fail_in_the_block(sandbox: Sandbox) -> None
     result = await sandbox.run("await echo(object())")
     assert result.error is not None
     assert "cannot cross the sandbox boundary" in result.error
+
+
+async def test_long_messages_and_many_calls_in_flight_cross_whole(sandbox: Sandbox) -> None:
+    # messages longer than one read of a pipe, and many short ones that share a read
+    result = await sandbox.run(
+        "import asyncio\n"
+        "big = 'x' * 3_000_000\n"
+        "calls = [echo(big + str(i)) for i in range(3)] + [echo(i) for i in range(200)]\n"
+        "replies = await asyncio.gather(*calls)\n"
+        "print([len(r['args'][0]) for r in replies[:3]], replies[2]['args'][0][-2:])\n"
+        "print(sum(r['args'][0] for r in replies[3:]))\n"
+    )
+    assert result.error is None, result.error
+    assert result.stdout.splitlines() == ["[3000001, 3000001, 3000001] x2", str(sum(range(200)))]

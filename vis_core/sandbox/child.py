@@ -32,7 +32,7 @@ _INTERNAL_DIRS = (
     os.path.dirname(os.path.abspath(__file__)) + os.sep,
     os.path.dirname(os.path.abspath(asyncio.__file__)) + os.sep,
 )
-_READ_CHUNK = 1 << 20
+_READ_CHUNK = 1 << 16
 
 
 def _internal(filename: str) -> bool:

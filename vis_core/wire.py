@@ -5,7 +5,8 @@ are all strings and which has no ``"$"`` key passes as a JSON object. Everything
 tagged object ``{"$": tag, "v": payload}``:
 
 ``tuple``/``set``/``frozenset`` (payload: list), ``bytes`` (base64 text), ``float``
-(``"nan"``/``"inf"``/``"-inf"``), ``dict`` (list of ``[key, value]`` pairs), ``handle``
+(``"nan"``/``"inf"``/``"-inf"``), ``int`` (one outside 64 bits, as hex text), ``dict`` (list of
+``[key, value]`` pairs), ``handle``
 (a host object that stays on the host, see :class:`HostHandle`), and every tag registered
 with :func:`register_codec`.
 
@@ -18,15 +19,20 @@ from __future__ import annotations
 import base64
 import contextvars
 import dataclasses
-import json
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import orjson
+
 TAG = "$"
-BUILTIN_TAGS = frozenset({"tuple", "set", "frozenset", "bytes", "float", "dict", "handle"})
+BUILTIN_TAGS = frozenset({"tuple", "set", "frozenset", "bytes", "float", "int", "dict", "handle"})
+# Integers in this range cross as JSON numbers (orjson reads and writes them exactly).
+_INT_MIN, _INT_MAX = -(1 << 63), (1 << 63) - 1
+# A key that is not a string (in data that was not wire-encoded) becomes one, as json does.
+_DUMPS_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
 # Subclasses (IntEnum, StrEnum, NamedTuple, defaultdict...) cross as the first of these they are.
 _PLAIN_BASES: tuple[type, ...] = (bool, int, str, float, list, dict, tuple)
 
@@ -85,7 +91,7 @@ class Codec:
 
 
 _CODECS: dict[str, Codec] = {}
-_JSON_SCALARS = (str, int, bool, type(None))
+_JSON_SCALARS = (str, bool, type(None))
 
 HandleOut = Callable[[Any], dict[str, Any]]
 HandleIn = Callable[[dict[str, Any]], Any]
@@ -149,6 +155,8 @@ def encode(value: Any, *, handle_out: HandleOut | None = None) -> Any:
     kind = type(value)
     if kind in _JSON_SCALARS:
         return value
+    if kind is int:
+        return value if _INT_MIN <= value <= _INT_MAX else {TAG: "int", "v": hex(value)}
     if kind is float:
         if math.isfinite(value):
             return value
@@ -231,6 +239,8 @@ def decode(data: Any, *, handle_in: HandleIn | None = None) -> Any:
         return frozenset(decode(item, handle_in=handle_in) for item in payload)
     if tag == "float":
         return float(payload)
+    if tag == "int":
+        return int(payload, 16)
     if tag == "dict":
         return {decode(k, handle_in=handle_in): decode(v, handle_in=handle_in) for k, v in payload}
     if tag == "handle":
@@ -245,9 +255,10 @@ def decode(data: Any, *, handle_in: HandleIn | None = None) -> Any:
 
 def dumps(message: dict[str, Any]) -> bytes:
     """One protocol message as a JSON line (the message must already be wire-encoded)."""
-    return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
+    return orjson.dumps(message, option=_DUMPS_OPTIONS)
 
 
-def loads(line: bytes) -> dict[str, Any]:
-    """The message of one JSON line written by :func:`dumps`."""
-    return json.loads(line)
+def loads(line: bytes) -> Any:
+    """The value of one JSON line written by :func:`dumps` (a message, unless the writer was
+    hostile: the caller checks); raises ``ValueError`` on text that is not JSON."""
+    return orjson.loads(line)

@@ -25,6 +25,17 @@ async def test_tool_call_round_trip_keeps_wire_types(
     assert kwargs == {"flag": True, "m": {1: "one"}}
 
 
+async def test_integers_of_any_size_cross_exactly(sandbox: Sandbox, host_tools: HostTools) -> None:
+    result = await sandbox.run(
+        "values = (2**63 - 1, -(2**63), 2**64, -(10**30), 10**5000)\n"
+        "r = await echo(*values)\n"
+        "print(r['args'] == values, [type(v).__name__ for v in r['args']])\n"
+    )
+    assert result.error is None, result.error
+    assert result.stdout == "True ['int', 'int', 'int', 'int', 'int']\n"
+    assert host_tools.calls[-1][1] == (2**63 - 1, -(2**63), 2**64, -(10**30), 10**5000)
+
+
 async def test_tool_exceptions_come_back_with_type_and_message(sandbox: Sandbox) -> None:
     result = await sandbox.run(
         "for kind in ('ValueError', 'FileNotFoundError', 'PermissionError', 'TimeoutError',"

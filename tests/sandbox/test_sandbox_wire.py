@@ -43,6 +43,7 @@ def roundtrip(value: Any, **hooks: Any) -> Any:
         {1: "int key", (1, 2): "tuple key"},
         {"$": "dollar key"},
         [(), set(), b""],
+        [(1 << 63) - 1, -(1 << 63), 1 << 63, -(1 << 63) - 1, 10**5000],
     ],
 )
 def test_values_survive_the_wire(value: Any) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import enum
 import fcntl
 import gc
 import os
@@ -13,6 +14,7 @@ import termios
 import threading
 import time
 from collections.abc import AsyncIterator, Iterator
+from pathlib import PurePosixPath
 from typing import Any
 
 import pytest
@@ -21,6 +23,10 @@ from vis_core.extension_host import worker_channel
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.extension_host.worker_frames import Call, Reply, TargetKind, encode
 from vis_core.extension_host.worker_values import RemoteObject, dumps, run_method
+
+
+class Color(enum.Enum):
+    RED = "red"
 
 
 class Counter:
@@ -132,6 +138,26 @@ def test_a_proxy_sent_back_home_is_the_object_itself(pair) -> None:
     # it arrived on the lending side as the kept object itself, which answered with it
     assert back.bump() == 1
     assert lender.kept.count == 1
+
+
+def test_objects_deep_in_plain_data_still_cross_by_reference(pair) -> None:
+    near, _, lender = pair
+    proxy = near.call(TargetKind.SDK, "same")
+    sent = {"deep": [1, ("two", [{"x": proxy}])], "made": near.call(TargetKind.SDK, "make")}
+    back = near.call(TargetKind.SDK, "identity", (sent,))
+    assert back["deep"][1][1][0]["x"].bump() == 1  # the kept object, there and back
+    assert lender.kept.count == 1
+    assert back["made"].bump() == 1
+
+
+def test_data_crosses_as_itself_however_it_nests(pair) -> None:
+    near, _, _ = pair
+    nested: Any = "bottom"
+    for level in range(12):  # deeper than the look for plain data goes
+        nested = [level, {"inner": (nested, None, 1.5, b"raw")}]
+    for value in (nested, {1: "int key"}, [True, None, -3], PurePosixPath("/a/b"), {4, 5}):
+        assert near.call(TargetKind.SDK, "identity", (value,)) == value
+    assert type(near.call(TargetKind.SDK, "identity", (Color.RED,))) is Color
 
 
 def test_a_call_on_a_proxy_dropped_right_after_it_still_runs(pair) -> None:

@@ -4,6 +4,7 @@ several frames in one read, a frame in pieces, and a pipe closed in the middle o
 from __future__ import annotations
 
 import os
+import struct
 import threading
 
 import pytest
@@ -68,3 +69,23 @@ def test_a_pipe_closed_in_the_middle_of_a_frame_is_an_error() -> None:
             FrameReader(read_end).read()
     finally:
         os.close(read_end)
+
+
+@pytest.mark.parametrize(
+    "envelope",
+    [
+        b"not json",
+        b"{}",
+        b'["call", 1]',
+        b'["call", "1", "tool", "n", null, null, null]',
+        b'["call", 1, "no such target", "n", null, null, null]',
+        b'["reply", 1, "yes"]',
+        b'["what", 1]',
+        b"[]",
+    ],
+)
+def test_a_malformed_envelope_is_an_error(envelope: bytes) -> None:
+    reader = FrameReader(-1)
+    reader.feed(struct.pack(">II", len(envelope), 0) + envelope)
+    with pytest.raises(FrameError, match="envelope is malformed"):
+        reader.next()

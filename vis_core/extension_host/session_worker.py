@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.child_process import exit_with_parent, take_protocol_fds
+from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.output import ExtensionOutput
 from vis_core.extension_host.worker_channel import Channel
 from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
@@ -45,13 +46,28 @@ class SessionPlace:
     channel: str
 
 
-@dataclass
+@dataclass(slots=True)
 class _Running:
     thread: int
     loop: asyncio.AbstractEventLoop | None = None
     task: asyncio.Task[Any] | None = None
     cancelled: bool = False
     awaiting: bool = False  # an async tool: cancelled through its task, never its thread
+
+
+_SCALARS = frozenset({type(None), bool, int, float, str, bytes})
+_DONE = _SCALARS | {list, tuple, dict}  # values that are not awaitable
+_UNLOCKED = contextlib.nullcontext()  # for a call that runs inside one holding the lock
+
+
+def _scalars(args: tuple, kwargs: dict) -> bool:
+    for value in args:
+        if type(value) not in _SCALARS:
+            return False
+    for value in kwargs.values():
+        if type(value) not in _SCALARS:
+            return False
+    return True
 
 
 class WorkerHandler:
@@ -66,6 +82,7 @@ class WorkerHandler:
         self._declarations: dict[str, Any] = {}  # each extension's ``Extension``
         self._renders: dict[tuple[str, str], Callable[..., Any]] = {}  # Activity render
         self._locks: dict[str, threading.RLock] = {}
+        self._contexts: dict[tuple[str, str | None], CallContext] = {}  # by owner and session
         self._running: dict[int, _Running] = {}
         self._cancelled_early: set[int] = set()  # cancelled before their thread took them
         self._lock = threading.Lock()
@@ -76,12 +93,13 @@ class WorkerHandler:
             fn = self._tools.get((owner, call.name))
             if fn is None:
                 raise LookupError(f"extension {owner!r} has no tool {call.name!r} in this worker")
-            from vis_core.records import coerce_arguments
-
             # records from the sandbox become the tool's own dataclasses here, where its
             # module lives (the host does not need the extension's classes for it)
             given = (args, kwargs)
-            args, kwargs = coerce_arguments(fn, args, kwargs, owner=owner)
+            if not _scalars(args, kwargs):  # scalars are never rebuilt
+                from vis_core.records import coerce_arguments
+
+                args, kwargs = coerce_arguments(fn, args, kwargs, owner=owner)
             # the value crosses as records made here, where its classes live (the host
             # never loads the extension's module)
             if call.target is TargetKind.TOOL:
@@ -203,32 +221,24 @@ class WorkerHandler:
         then: Callable[[Any], Any] | None = None,
     ) -> Any:
         """Run ``fn`` of extension ``call.owner`` as that extension, one call at a time, in
-        the worker's session (or ``session[0]``); ``then`` gets its value, in the same call."""
-        from vis_core.extension.acting import acting_as
-        from vis_core.extension.context import CallContext, calling
+        the worker's session (or ``session[0]``); ``then`` gets its value, in the same call.
 
+        The call's context names its extension, which is what ``current_extension`` reads (no
+        ``acting_as`` needed here)."""
         owner = str(call.owner)
-        assert self.place is not None
-        context = CallContext(
-            session_id=self.place.session_id if session is None else session[0],
-            workspace_root=self.place.workspace_root,
-            project_root=self.place.project_root,
-            owner=owner,
-            channel=self.place.channel,
-        )
+        context = self._context(owner, session)
         running = _Running(threading.get_ident())
         with self._lock:
             self._running[call.id] = running
-            if call.id in self._cancelled_early:
+            if self._cancelled_early and call.id in self._cancelled_early:
                 self._cancelled_early.discard(call.id)
                 running.cancelled = True
         try:
-            held = self._locks[owner] if lock else contextlib.nullcontext()
-            with held, acting_as(owner), calling(context):
+            with self._locks[owner] if lock else _UNLOCKED, calling(context):
                 if running.cancelled:
                     raise ToolCancelled()
                 value = fn(*args, **kwargs)
-                if inspect.isawaitable(value):
+                if type(value) not in _DONE and inspect.isawaitable(value):
                     value = self._settle(value, running)
                 return value if then is None else then(value)
         except ToolCancelled:
@@ -236,6 +246,24 @@ class WorkerHandler:
         finally:
             with self._lock:
                 self._running.pop(call.id, None)
+
+    def _context(self, owner: str, session: list[str | None] | None) -> CallContext:
+        """The context of a call of ``owner`` in the worker's session (or ``session[0]``): the
+        same for each of them, made once."""
+        place = self.place
+        assert place is not None
+        session_id = place.session_id if session is None else session[0]
+        context = self._contexts.get((owner, session_id))
+        if context is None:
+            context = CallContext(
+                session_id=session_id,
+                workspace_root=place.workspace_root,
+                project_root=place.project_root,
+                owner=owner,
+                channel=place.channel,
+            )
+            self._contexts[(owner, session_id)] = context
+        return context
 
     def _settle(self, awaitable: Any, running: _Running) -> Any:
         """Await an async tool on an event loop of this thread, cancellable from the host."""

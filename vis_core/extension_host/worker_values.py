@@ -291,6 +291,7 @@ class _Pickler(pickle.Pickler):
         self._exports = exports
         self._caller = caller
         self.exported: list[int] = []  # numbers lent by this pickle, to take back if unsent
+        self.referenced = False  # whether it holds a reference (read back by _Unpickler)
 
     def reducer_override(self, obj: Any) -> Any:
         kind = type(obj)
@@ -306,15 +307,18 @@ class _Pickler(pickle.Pickler):
             obj = obj.value
         elif type(obj) is RemoteObject:
             if obj._caller is self._caller:
+                self.referenced = True
                 return ("theirs", obj._ref)  # back home: the other side owns it
         elif is_data(obj):
             return None
         else:  # a host handle of an object of the other side (WorkerHandle) goes home too
             home = getattr(obj, "__dict__", {}).get(HOME)
             if type(home) is RemoteObject and home._caller is self._caller:
+                self.referenced = True
                 return ("theirs", home._ref)
         number = self._exports.export(obj)
         self.exported.append(number)
+        self.referenced = True
         return ("mine", number)
 
 
@@ -370,8 +374,43 @@ def dumps(value: Any, exports: Exports, caller: Caller) -> bytes:
     return _dump(value, exports, caller)[0]
 
 
+# A pickle starts with what reads it back: ``D`` plain ``pickle.loads`` (no references in
+# it), ``P`` an unpickler that resolves references, ``R`` a reference to the whole value.
+_PLAIN = b"D"
+_REFERENCING = b"P"
+_WHOLE_REF = b"R"
+_SCALARS = frozenset({type(None), bool, int, float, str, bytes})
+_PLAIN_DEPTH = 3  # containers looked through for plain data before pickling it the long way
+
+
+def _plain(value: Any, depth: int = _PLAIN_DEPTH) -> bool:
+    """Whether ``value`` is scalars in tuples, lists and dicts, which pickle as themselves with
+    no reference and no reducer of ours (most calls' arguments and answers): ``pickle.dumps``
+    alone makes the same pickle, without a call back into Python for every object in it."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return True
+    if not depth:
+        return False
+    if kind is tuple or kind is list:
+        for item in value:
+            if type(item) not in _SCALARS and not _plain(item, depth - 1):
+                return False
+        return True
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) not in _SCALARS:
+                return False
+            if type(item) not in _SCALARS and not _plain(item, depth - 1):
+                return False
+        return True
+    return False
+
+
 def _dump(value: Any, exports: Exports, caller: Caller) -> tuple[bytes, list[int]]:
     """``value`` pickled, and the numbers of the objects it lends (to take back if unsent)."""
+    if _plain(value):
+        return _PLAIN + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), []
     buffer = io.BytesIO()
     pickler = _Pickler(buffer, exports, caller)
     try:
@@ -379,8 +418,9 @@ def _dump(value: Any, exports: Exports, caller: Caller) -> tuple[bytes, list[int
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         exports.release(pickler.exported)
         number = exports.export(value)
-        return b"R" + pickle.dumps(_Ref(number), protocol=pickle.HIGHEST_PROTOCOL), [number]
-    return b"P" + buffer.getvalue(), pickler.exported
+        return _WHOLE_REF + pickle.dumps(_Ref(number), protocol=pickle.HIGHEST_PROTOCOL), [number]
+    kind = _REFERENCING if pickler.referenced else _PLAIN
+    return kind + buffer.getvalue(), pickler.exported
 
 
 @dataclasses.dataclass(frozen=True)
@@ -391,8 +431,10 @@ class _Ref:
 
 
 def loads(data: bytes, exports: Exports, caller: Caller) -> Any:
-    kind, body = data[:1], data[1:]
-    if kind == b"R":
+    kind, body = data[:1], memoryview(data)[1:]
+    if kind == _PLAIN:
+        return pickle.loads(body)
+    if kind == _WHOLE_REF:
         ref = pickle.loads(body)
         return RemoteObject(caller, ref.number)
     return _Unpickler(io.BytesIO(body), exports, caller).load()
@@ -412,7 +454,7 @@ def dumps_error(exc: BaseException, exports: Exports, caller: Caller) -> bytes:
             data, lent = _dump(candidate, exports, caller)
         except Exception:  # an exception that cannot cross becomes a RuntimeError of its text
             continue
-        if data[:1] == b"P" and _loads_back(data[1:]):
+        if data[:1] != _WHOLE_REF and _loads_back(data[1:]):
             return data
         exports.release(lent)
     return dumps(_as_runtime_error(exc), exports, caller)

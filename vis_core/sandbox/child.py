@@ -17,7 +17,7 @@ import vis_core.records  # noqa: F401 - registers the "record" wire codec in the
 from vis_core import wire
 from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.sandbox.defs import SessionDoc, make_defs
-from vis_core.sandbox.protocol import Msg, end_marker
+from vis_core.sandbox.protocol import READ_CHUNK, Lines, Msg, end_marker
 from vis_core.sandbox.proxies import (
     HandleProxy,
     ToolNamespace,
@@ -32,7 +32,6 @@ _INTERNAL_DIRS = (
     os.path.dirname(os.path.abspath(__file__)) + os.sep,
     os.path.dirname(os.path.abspath(asyncio.__file__)) + os.sep,
 )
-_READ_CHUNK = 1 << 16
 
 
 def _internal(filename: str) -> bool:
@@ -112,7 +111,7 @@ class Child:
         self.state = SessionState(self.ns)
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.next_id = 0
-        self.buffer = bytearray()
+        self.lines = Lines()
         self.nonce = ""
         self.block_task: asyncio.Task[None] | None = None
         self.in_user_code = False
@@ -127,17 +126,11 @@ class Child:
             data = data[written:]
 
     def on_readable(self) -> None:
-        chunk = os.read(self.fd_in, _READ_CHUNK)
+        chunk = os.read(self.fd_in, READ_CHUNK)
         if not chunk:
             os._exit(0)  # the host went away
-        scan_from = len(self.buffer)  # a long message arrives in many chunks: scan only new bytes
-        self.buffer += chunk
-        end = self.buffer.find(b"\n", scan_from)
-        while end >= 0:
-            line = bytes(self.buffer[:end])
-            del self.buffer[: end + 1]
+        for line in self.lines.feed(chunk):
             self.dispatch(wire.loads(line))
-            end = self.buffer.find(b"\n")
 
     def dispatch(self, msg: dict[str, Any]) -> None:
         kind = msg["t"]

@@ -23,7 +23,7 @@ from vis_core.sandbox.environ import child_environment
 from vis_core.sandbox.jail import JailUnavailable, jail_argv
 from vis_core.sandbox.lifetime import ChildLimits, child_setup
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
-from vis_core.sandbox.protocol import Msg
+from vis_core.sandbox.protocol import READ_CHUNK, Lines, Msg, ProtocolError, child_message
 
 VIS_ROOT = Path(vis_core.__file__).resolve().parent.parent  # the checkout (or site-packages)
 
@@ -48,7 +48,7 @@ HandleCaller = Callable[[HandleCall], Awaitable[Any]]
 
 INTERRUPT_GRACE = 1.0
 START_TIMEOUT = 60.0
-_LINE_LIMIT = 1 << 30
+_LINE_LIMIT = 1 << 30  # the longest protocol message read from the child
 _DRAIN_ABOVE = 1 << 20
 _MARK = b"\x1e\x1fvis-block-end:"
 _CHILD_CODE = "from vis_core.sandbox.child import main; main()"
@@ -198,6 +198,7 @@ class Sandbox:
         self._outputs: dict[int, asyncio.Future[str]] = {}
         self._output_closed: asyncio.Future[None] | None = None
         self._exited: asyncio.subprocess.Process | None = None
+        self._stop_listening: Callable[[], None] | None = None
         self._busy = False
         self._interrupt_pending = False
         self._idle_timer: asyncio.TimerHandle | None = None
@@ -274,6 +275,8 @@ class Sandbox:
                 self._kill_group(proc)
             code = await proc.wait()
             self._on_exit(proc, code)
+        if self._stop_listening is not None:
+            self._stop_listening()
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
@@ -311,20 +314,26 @@ class Sandbox:
         self._kill_reason = None
         self._sent_tools = None
         self._nonce = os.urandom(8).hex()  # what secrets.token_hex(8) returns
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            cwd=str(self.workspace),
-            env=env,
-            start_new_session=True,
-            limit=_LINE_LIMIT,
-            preexec_fn=child_setup(self.limits, signal.SIGKILL),
-        )
+        protocol_in, protocol_out = os.pipe()  # the child's stdout, read without a stream
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=protocol_out,
+                stderr=asyncio.subprocess.PIPE,
+                cwd=str(self.workspace),
+                env=env,
+                start_new_session=True,
+                preexec_fn=child_setup(self.limits, signal.SIGKILL),
+            )
+        except BaseException:
+            os.close(protocol_in)
+            raise
+        finally:
+            os.close(protocol_out)
         self._proc = proc
         self._ready = loop.create_future()
-        self._spawn(self._read_protocol(proc))
+        self._listen(proc, protocol_in)
         self._spawn(self._read_output(proc))
         snapshot = self._snapshot_load() if self._snapshot_load is not None else self._last_snapshot
         metadata = await asyncio.to_thread(build_metadata)
@@ -512,42 +521,69 @@ class Sandbox:
         except (BrokenPipeError, ConnectionResetError):
             pass  # the exit handler reports the death
 
-    async def _read_protocol(self, proc: asyncio.subprocess.Process) -> None:
-        assert proc.stdout is not None
-        try:
-            while line := await proc.stdout.readline():
-                self._dispatch(wire.loads(line))
-        finally:
-            code = await proc.wait()
-            self._on_exit(proc, code)
+    def _listen(self, proc: asyncio.subprocess.Process, fd: int) -> None:
+        """Read the child's protocol pipe in the loop's reader callback: each whole line is
+        checked and dispatched at once. A line that breaks the protocol stops the child."""
+        loop = asyncio.get_running_loop()
+        lines = Lines(_LINE_LIMIT)
+        os.set_blocking(fd, False)
+
+        def stop() -> None:  # at the end of the pipe, or when the sandbox closes
+            if self._stop_listening is stop:
+                self._stop_listening = None
+            if loop.remove_reader(fd):
+                os.close(fd)
+
+        def readable() -> None:
+            try:
+                chunk = os.read(fd, READ_CHUNK)
+                for line in lines.feed(chunk):
+                    self._dispatch(child_message(line))
+            except BlockingIOError:
+                return
+            except ProtocolError as exc:
+                if self._kill_reason is None:
+                    self._kill_reason = f"was stopped because it broke the protocol ({exc})"
+                self._kill_group(proc)
+                chunk = b""
+            if not chunk:
+                stop()
+                self._spawn(self._wait_exit(proc))
+
+        self._stop_listening = stop
+        loop.add_reader(fd, readable)
+
+    async def _wait_exit(self, proc: asyncio.subprocess.Process) -> None:
+        self._on_exit(proc, await proc.wait())
 
     def _dispatch(self, msg: dict[str, Any]) -> None:
         kind = msg.get("t")
         if kind == Msg.CALL or kind == Msg.HCALL:
-            self._calls[int(msg["id"])] = self._spawn(self._serve(msg))
+            self._calls[msg["id"]] = self._spawn(self._serve(msg))
         elif kind == Msg.DONE:
-            future = self._done.get(int(msg["id"]))
+            future = self._done.get(msg["id"])
             if future is not None and not future.done():
                 future.set_result(msg)
         elif kind == Msg.CANCEL:
-            task = self._calls.pop(int(msg["id"]), None)
+            task = self._calls.pop(msg["id"], None)
             if task is not None:
                 task.cancel()
         elif kind == Msg.READY and self._ready is not None and not self._ready.done():
             self._ready.set_result(msg)
 
     async def _serve(self, msg: dict[str, Any]) -> None:
-        rid = int(msg["id"])
+        """Answer one ``call``/``hcall`` (checked by :func:`child_message`)."""
+        rid = msg["id"]
         try:
-            args = wire.decode(msg.get("args") or [], handle_in=self._handle_in)
-            kwargs = wire.decode(msg.get("kwargs") or {}, handle_in=self._handle_in)
+            args = wire.decode(msg["args"], handle_in=self._handle_in)
+            kwargs = wire.decode(msg["kwargs"], handle_in=self._handle_in)
             if msg["t"] == Msg.CALL:
-                origin: str | None = str(msg["name"])
-                value = await self._call_tool(str(msg["name"]), tuple(args), kwargs)
+                origin: str | None = msg["name"]
+                value = await self._call_tool(msg["name"], tuple(args), kwargs)
             else:
-                hid = str(msg["handle"])
+                hid = msg["handle"]
                 origin = self._handle_origins.get(hid)
-                value = await self._call_handle(hid, str(msg["method"]), args, kwargs)
+                value = await self._call_handle(hid, msg["method"], args, kwargs)
 
             def handle_out(obj: wire.HostHandle) -> dict[str, Any]:
                 return self._handle_out(obj, origin)

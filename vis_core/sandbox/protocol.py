@@ -14,6 +14,9 @@ Child → host:
 - ``cancel`` ``{id}``: the awaiting block was cancelled; the host cancels that call.
 - ``done``   ``{id, error, snapshot}``: the block ended; ``snapshot`` is null when unchanged.
 
+The child runs untrusted code, which can write to this pipe too: the host checks every message
+(:func:`child_message`) and stops a child that breaks the protocol.
+
 Printed output does not use this channel: the child's fd 1 and 2 both go to one pipe that the
 host reads; at the end of each block the child writes :func:`end_marker` there, so the host
 knows it has all of that block's output before it answers ``run``.
@@ -22,6 +25,13 @@ knows it has all of that block's output before it answers ``run``.
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Any
+
+from vis_core import wire
+
+#: bytes asked of one ``os.read``: it allocates the whole size first, and above ~128 KiB that is
+#: an mmap and page faults on every read
+READ_CHUNK = 1 << 16
 
 
 class Msg(StrEnum):
@@ -40,3 +50,85 @@ class Msg(StrEnum):
 def end_marker(nonce: str, block_id: int) -> bytes:
     """The bytes the child writes to its output pipe after the output of block ``block_id``."""
     return f"\x1e\x1fvis-block-end:{nonce}:{block_id}\x1f\x1e".encode("ascii")
+
+
+class ProtocolError(Exception):
+    """The child wrote what the protocol does not allow; the text says what, for a person."""
+
+
+class Lines:
+    """Whole lines out of the chunks read from a pipe; a long line is joined once, at its end."""
+
+    def __init__(self, limit: int = 0) -> None:
+        self.limit = limit  # longest unfinished line kept (0: no limit); longer raises
+        self._parts: list[bytes] = []
+        self._size = 0
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The lines ``chunk`` completes, without their newline."""
+        if b"\n" not in chunk:
+            self._parts.append(chunk)
+            self._size += len(chunk)
+            if self.limit and self._size > self.limit:
+                raise ProtocolError(f"a message longer than {self.limit:,} bytes")
+            return []
+        lines = chunk.split(b"\n")
+        if self._parts:
+            lines[0] = b"".join([*self._parts, lines[0]])
+        rest = lines.pop()
+        self._parts = [rest] if rest else []
+        self._size = len(rest)
+        return lines
+
+
+_NONE = type(None)
+# The fields each message from the child must have, with their JSON types (exact: a bool is
+# not an id).
+_FROM_CHILD: dict[str, tuple[tuple[str, tuple[type, ...]], ...]] = {
+    Msg.READY: (("pid", (int,)), ("restore", (dict,))),
+    Msg.CALL: (("id", (int,)), ("name", (str,)), ("args", (list,)), ("kwargs", (dict,))),
+    Msg.HCALL: (
+        ("id", (int,)),
+        ("handle", (str,)),
+        ("method", (str,)),
+        ("args", (list,)),
+        ("kwargs", (dict,)),
+    ),
+    Msg.CANCEL: (("id", (int,)),),
+    Msg.DONE: (
+        ("id", (int,)),
+        ("error", (str, _NONE)),
+        ("snapshot", (dict, _NONE)),
+        ("forms", (list,)),
+    ),
+}
+
+
+def child_message(line: bytes) -> dict[str, Any]:
+    """One line from the child as a message of a known kind with the fields it needs, or
+    :class:`ProtocolError` saying what was wrong."""
+    try:
+        msg = wire.loads(line)
+    except ValueError:
+        raise ProtocolError("a line that is not JSON") from None
+    kind = msg.get("t") if type(msg) is dict else None
+    fields = _FROM_CHILD.get(kind) if type(kind) is str else None
+    if fields is None:
+        raise ProtocolError("a line that is not a message it may send")
+    for name, types in fields:
+        if type(msg.get(name)) not in types:
+            raise ProtocolError(f"a {kind!r} message whose {name!r} is missing or wrong")
+    if kind == Msg.DONE and not all(type(form) is dict for form in msg["forms"]):
+        raise ProtocolError("a 'done' message whose 'forms' are not objects")
+    if kind == Msg.READY and not _restore_report(msg["restore"]):
+        raise ProtocolError("a 'ready' message whose 'restore' report is wrong")
+    return msg
+
+
+def _restore_report(report: dict[str, Any]) -> bool:
+    """Whether a restore report has the shape the host reads: lists of names, dicts of reasons."""
+    for key in ("helpers", "variables", "modules"):
+        names = report.get(key, [])
+        if type(names) is not list or not all(type(n) is str for n in names):
+            return False
+    return all(type(report.get(key, {})) is dict for key in ("failed", "lost"))

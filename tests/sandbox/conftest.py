@@ -70,10 +70,12 @@ class HostTools:
             ToolEntry("gate", "Wait until `count` calls are in flight at once."),
             ToolEntry("shell", "Start a command; returns a handle."),
             ToolEntry("describe", "Say what a handle argument is on the host."),
+            ToolEntry("hang", "Wait until cancelled; the host records the cancel."),
         ]
         self.gate_waiting = 0
         self.gate_open = asyncio.Event()
         self.shells: list[Shell] = []
+        self.cancelled: list[Any] = []
 
     async def __call__(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         self.calls.append((name, args, kwargs))
@@ -96,6 +98,12 @@ class HostTools:
             shell = Shell(args[0])
             self.shells.append(shell)
             return shell
+        if name == "hang":
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                self.cancelled.append(args[0])
+                raise
         if name == "describe":
             value = args[0]
             return f"{type(value).__name__} {getattr(value, 'command', '')}"

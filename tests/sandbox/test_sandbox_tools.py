@@ -72,6 +72,22 @@ async def test_concurrent_calls_are_in_flight_together(sandbox: Sandbox) -> None
     assert result.stdout == "[3, 3, 3]\n"
 
 
+async def test_a_call_the_block_stops_awaiting_is_cancelled_on_the_host(
+    sandbox: Sandbox, host_tools: HostTools
+) -> None:
+    result = await sandbox.run(
+        "import asyncio\n"
+        "try:\n"
+        "    await asyncio.wait_for(hang('slow'), 0.05)\n"
+        "except TimeoutError:\n"
+        "    print('timed out')\n"
+        "print(await echo(1))\n"
+    )
+    assert result.error is None, result.error
+    assert result.stdout == "timed out\n{'args': (1,), 'kwargs': {}}\n"
+    assert host_tools.cancelled == ["slow"]  # the child said so; the host stopped the tool
+
+
 async def test_dotted_names_become_namespaces_with_docs_and_signatures(sandbox: Sandbox) -> None:
     result = await sandbox.run(
         "import inspect\n"

@@ -170,14 +170,20 @@ class Child:
                 self.state.inject(name, proxy)
         self.tool_roots = roots
 
-    async def request(self, kind: str, fields: dict[str, Any]) -> Any:
+    async def request(
+        self, kind: str, target: dict[str, Any], args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        """Send one ``call`` (``target``: its name) or ``hcall`` (handle and method) and wait
+        for its result; many may be in flight."""
         self.next_id += 1
         rid = self.next_id
-        message = dict(fields)
-        message["t"] = kind
-        message["id"] = rid
-        message["args"] = wire.encode(list(fields["args"]))
-        message["kwargs"] = wire.encode(fields["kwargs"])
+        message = {
+            "t": kind,
+            "id": rid,
+            **target,
+            "args": [wire.encode(arg) for arg in args],
+            "kwargs": wire.encode(kwargs) if kwargs else {},
+        }
         future: asyncio.Future[Any] = self.loop.create_future()
         self.pending[rid] = future
         self.send(message)
@@ -190,7 +196,7 @@ class Child:
             raise
 
     def on_result(self, msg: dict[str, Any]) -> None:
-        future = self.pending.pop(int(msg["id"]), None)
+        future = self.pending.pop(msg["id"], None)
         if future is None or future.done():
             return
         if msg.get("ok"):

@@ -5,11 +5,14 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
-#: ``send(kind, fields) -> awaitable result``: supplied by the child's protocol loop.
-Requester = Callable[[str, dict[str, Any]], Awaitable[Any]]
+#: ``request(kind, target, args, kwargs) -> coroutine of the result``: the child's protocol
+#: loop sends a ``call`` (target: its name) or ``hcall`` (target: handle and method).
+Requester = Callable[
+    [str, dict[str, Any], tuple[Any, ...], dict[str, Any]], Coroutine[Any, Any, Any]
+]
 
 _KINDS = {
     "positional_only": inspect.Parameter.POSITIONAL_ONLY,
@@ -155,6 +158,7 @@ class ToolProxy:
     ) -> None:
         self._vis_name = name
         self._vis_request = request
+        self._vis_target = {"name": name}
         self._vis_hidden = False
         self.__name__ = name.rsplit(".", 1)[-1]
         self.__qualname__ = name
@@ -169,10 +173,9 @@ class ToolProxy:
         if sig is not None:
             self.__signature__ = sig
 
-    async def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return await self._vis_request(
-            "call", {"name": self._vis_name, "args": args, "kwargs": kwargs}
-        )
+    def __call__(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
+        """The call as a coroutine (the request itself: no wrapper frame on the hot path)."""
+        return self._vis_request("call", self._vis_target, args, kwargs)
 
     def __repr__(self) -> str:
         return f"<tool {self._vis_name}>"
@@ -219,12 +222,10 @@ class HandleProxy:
             setattr(self, method, self._bind(method, request))
 
     def _bind(self, method: str, request: Requester) -> Callable[..., Awaitable[Any]]:
-        handle_id = self.__vis_handle_ref__["id"]
+        target = {"handle": self.__vis_handle_ref__["id"], "method": method}
 
         async def call(*args: Any, **kwargs: Any) -> Any:
-            return await request(
-                "hcall", {"handle": handle_id, "method": method, "args": args, "kwargs": kwargs}
-            )
+            return await request("hcall", target, args, kwargs)
 
         call.__name__ = method
         call.__qualname__ = f"{self._vis_type}.{method}"

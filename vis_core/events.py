@@ -13,7 +13,7 @@ from vis_core.model.activity import (
     SymbolTag,
     field_names,
     from_plain,
-    to_plain,
+    plain_presentation,
 )
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import ContextOrigin, TurnStatus
@@ -84,10 +84,13 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 
 
 def activity_to_dict(record: ActivityRecord) -> dict[str, Any]:
-    data = {name: getattr(record, name) for name in field_names(ActivityRecord)}
+    """The record's fields in order (a frozen dataclass without slots: its attributes are its
+    fields, in the order its constructor set them), with plain tag, state and presentation."""
+    data = record.__dict__.copy()
     data["tag"] = record.tag.value
     data["state"] = record.state.value
-    data["presentation"] = None if record.presentation is None else to_plain(record.presentation)
+    presentation = record.presentation
+    data["presentation"] = None if presentation is None else plain_presentation(presentation)
     return data
 
 

@@ -511,3 +511,50 @@ async def test_esc_also_stops_a_tool_call_the_block_left_running(tmp_path: Path)
         assert any(isinstance(e, BlockFinished) for e in events)
     finally:
         await host.close()
+
+
+PLAIN = '''
+import os
+
+import vis_core.extension as vis
+
+
+def plain_pid() -> int:
+    """The pid of the worker this extension runs in."""
+    return os.getpid()
+
+
+vis.register_extension(vis.Extension(
+    name="plain", alias="plain", description="Declares no env.", symbols=[vis.Symbol(plain_pid)],
+))
+'''
+
+
+async def test_after_reload_a_changed_env_moves_an_extension_to_its_new_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Which worker runs an extension is worked out once per load: a /reload that changes
+    its declared env sends its next call to the worker of its new environment."""
+    monkeypatch.setenv("PROBE_TOKEN", "declared-value")
+    path = _install()
+    (path.parent / "plain.py").write_text(PLAIN, encoding="utf-8")
+    workspace = tmp_path / "work"
+    workspace.mkdir()
+    code = PRINT_PROBE.replace(
+        "dict(await probe())", "{**await probe(), 'plain': await plain_pid()}"
+    )
+    script = _script(tmp_path / "script.yaml", [code])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        before = _printed(await _turn(session))
+        assert before["declared"] == "declared-value"
+        assert before["pid"] != before["plain"]  # another environment: another worker
+
+        path.write_text(PROBE.replace('env=["PROBE_TOKEN"]', "env=[]"), encoding="utf-8")
+        host.reload()
+        after = _printed(await _turn(session))
+        assert after["declared"] is None
+        assert after["pid"] == after["plain"]  # now it shares the worker of plain
+    finally:
+        await host.close()

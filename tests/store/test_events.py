@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 import uuid
@@ -186,6 +187,31 @@ def test_fast_encoding_matches_event_to_json(store: Store) -> None:
         data, payload = event_payload(event)
         assert payload == event.to_json()
         assert data == json.loads(event.to_json())
+
+
+def test_an_activity_event_carries_every_record_field_in_order_and_round_trips() -> None:
+    from vis_core.agent.invoker import ToolInvoker
+    from vis_core.events import event_from_dict
+    from vis_core.model.activity import ActivityRecord, field_names, to_plain
+
+    running = make_record("s", "t")
+    ended = ToolInvoker.ended(running, error=ValueError("bad"))  # copied, not constructed
+    for record in (running, ended):
+        event = ActivityEnded("s", activity=record)
+        data = event.to_dict()
+        assert tuple(data["activity"]) == field_names(ActivityRecord)
+        assert data["activity"]["presentation"] == to_plain(record.presentation)
+        assert data["activity"]["state"] == record.state.value
+        assert event_from_dict(json.loads(event.to_json())) == event
+    # one presentation, shared by both records, is made plain once; that changes nothing of it
+    assert ended.presentation is running.presentation
+    first = ActivityStarted("s", activity=running).to_dict()["activity"]["presentation"]
+    second = ActivityEnded("s", activity=ended).to_dict()["activity"]["presentation"]
+    assert first is second
+    assert running.presentation == make_record("s", "t").presentation
+    assert repr(running.presentation) == repr(make_record("s", "t").presentation)
+    assert dataclasses.replace(running.presentation, summary="other").summary == "other"
+    assert activity_to_dict(dataclasses.replace(running, presentation=None))["presentation"] is None
 
 
 def test_threads_share_one_store(store: Store) -> None:

@@ -318,19 +318,22 @@ class ToolInvoker:
                     else:
                         result = await self._run(tool, call_args, call_kwargs, in_worker)
         except asyncio.CancelledError:
-            await asyncio.shield(asyncio.gather(*pending, return_exceptions=True))
+            if pending:
+                await asyncio.shield(asyncio.gather(*pending, return_exceptions=True))
             record = dataclasses.replace(
                 record, state=ActivityState.CANCELLED, ended_at=time.time(), error="cancelled"
             )
             await asyncio.shield(self._end(record, started=show_start))
             raise
         except Exception as exc:
-            await asyncio.gather(*pending, return_exceptions=True)
+            if pending:
+                await asyncio.gather(*pending, return_exceptions=True)
             await render("failure", error=exc, context=context)
             record = self.ended(record, error=exc)
             await self._end(record, started=show_start)
             raise
-        await asyncio.gather(*pending, return_exceptions=True)
+        if pending:  # the updates ``publish`` emitted reach the store before the end
+            await asyncio.gather(*pending, return_exceptions=True)
         try:
             returnable(result)
         except Exception as exc:  # the value cannot reach the sandbox: the call failed
@@ -443,8 +446,12 @@ def _headline_only(headline: str) -> ActivityPresentation:
 
 def _evolve(record: ActivityRecord, **changes: Any) -> ActivityRecord:
     """``dataclasses.replace`` for the per-call path: ``ActivityRecord`` has no
-    ``__post_init__`` and no ``init=False`` field, so its fields are its constructor's."""
-    return ActivityRecord(**{**record.__dict__, **changes})
+    ``__post_init__``, no ``init=False`` field and no slots, so its attributes are its
+    fields, and a copy of them with ``changes`` is what its constructor would build (without
+    the constructor's frozen-attribute writes)."""
+    evolved = object.__new__(ActivityRecord)
+    evolved.__dict__.update(record.__dict__, **changes)
+    return evolved
 
 
 def _failure_of(result: Any) -> BaseException | None:

@@ -46,7 +46,9 @@ class SessionCallState:
     def refuse_waiting(self, owner: str, name: str) -> None:
         """Refuse a call of tool ``name`` of ``owner`` while ``owner`` waits on this session's
         turn; raise ``RuntimeError`` saying why."""
-        if owner in self.awaited_by():
+        with self._lock:
+            waiting = self._awaited[owner] > 0
+        if waiting:
             raise RuntimeError(
                 f"{name} was refused: its extension {owner!r} waits for this session's turn to "
                 "end (it started the turn with vis.run or Session.run), so a call back into it "

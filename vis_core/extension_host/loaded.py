@@ -5,6 +5,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -91,7 +92,12 @@ class LoadOptions:
 
 @dataclass(frozen=True)
 class LoadedExtensions:
-    """Every discovered extension, in load order, with the effective (enabled) ones marked."""
+    """Every discovered extension, in load order, with the effective (enabled) ones marked.
+
+    Immutable: a load or ``/reload`` makes a new one, so what is derived from its extensions
+    (the enabled ones, by name) is computed once, on first use (each tool call looks its
+    extension up here).
+    """
 
     extensions: tuple[LoadedExtension, ...]
     options: LoadOptions
@@ -100,13 +106,20 @@ class LoadedExtensions:
     def errors(self) -> tuple[LoadError, ...]:
         return tuple(e.error for e in self.extensions if e.error is not None)
 
-    @property
+    @cached_property
     def enabled(self) -> tuple[LoadedExtension, ...]:
         return tuple(e for e in self.extensions if e.enabled)
 
+    @cached_property
+    def _by_name(self) -> dict[str, LoadedExtension]:
+        by_name: dict[str, LoadedExtension] = {}
+        for ext in self.enabled:
+            by_name.setdefault(ext.name, ext)  # the first, as a search in load order finds
+        return by_name
+
     def get(self, name: str) -> LoadedExtension | None:
         """The enabled extension called ``name``."""
-        return next((e for e in self.enabled if e.name == name), None)
+        return self._by_name.get(name)
 
     def by_alias(self, alias: str) -> LoadedExtension | None:
         return next((e for e in self.enabled if e.alias == alias), None)

@@ -68,6 +68,9 @@ class SessionWorkers:
         self._python = python
         self._lock = threading.Lock()
         self._workers: dict[EnvKey, SessionWorker] = {}
+        # the extensions as loaded when a call last looked its worker up, and the worker of
+        # each owner looked up since (a load or /reload makes a new LoadedExtensions)
+        self._routes: tuple[LoadedExtensions | None, dict[str, SessionWorker]] = (None, {})
         self._callback_threads: ThreadPoolExecutor | None = None
         try:  # the session's loop: a worker made later, from a thread, still answers on it
             self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
@@ -114,9 +117,19 @@ class SessionWorkers:
             return self._callback_threads.submit(context.run, fn)
 
     def worker_for(self, owner: str) -> SessionWorker:
-        """The worker that runs the code of extension ``owner`` (made, not started, here)."""
+        """The worker that runs the code of extension ``owner`` (made, not started, here).
+
+        Which one is worked out once per owner and load: the extensions as loaded are
+        immutable, and a ``/reload`` replaces them (the next call works it out again)."""
         loaded = self._extensions()
-        return self._worker(self._key(loaded.get(owner), loaded))
+        routed, routes = self._routes
+        if routed is not loaded:
+            routes = {}
+            self._routes = (loaded, routes)
+        worker = routes.get(owner)
+        if worker is None:
+            worker = routes[owner] = self._worker(self._key(loaded.get(owner), loaded))
+        return worker
 
     @property
     def cancel_grace(self) -> float:

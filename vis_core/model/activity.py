@@ -477,6 +477,19 @@ def to_plain(value: Any) -> Any:
     return data
 
 
+def plain_presentation(presentation: ActivityPresentation) -> dict[str, Any]:
+    """:func:`to_plain` of ``presentation``, made once per presentation and kept on it: it is
+    frozen, and every event of its Activity carries it (the headline-only one a call starts
+    with, every call of the tool). Shared: read it, never change it."""
+    plain = presentation.__dict__.get(_PLAIN)
+    if plain is None:
+        plain = presentation.__dict__[_PLAIN] = to_plain(presentation)
+    return plain
+
+
+_PLAIN = "_plain"  # where plain_presentation keeps it (not a field: equality, repr ignore it)
+
+
 def from_plain(data: Any) -> Any:
     """Rebuild what :func:`to_plain` produced."""
     if isinstance(data, list):

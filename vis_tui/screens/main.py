@@ -262,9 +262,23 @@ class MainScreen(Screen[None]):
             message = CoreEvent(event)
         self.post_message(message)
 
+    @property
+    def closing(self) -> bool:
+        """The app is quitting: from ``App.exit`` on, Textual refuses to mount into this
+        screen's widgets (``MountError``) until it unmounts them."""
+        return not self.is_attached
+
     def on_core_event(self, message: CoreEvent) -> None:
         message.stop()
-        self.handle_event(message.take())
+        event = message.take()
+        if self.closing:  # posted before the quit, handled after it: the store has it
+            return
+        self.handle_event(event)
+
+    def on_unmount(self) -> None:
+        if self._unsubscribe is not None:  # the session outlives the screen until host.close
+            self._unsubscribe()
+            self._unsubscribe = None
 
     def handle_event(self, event: Event) -> None:
         from vis_tui.event_map import dispatch  # the core's events: loaded after the first frame
@@ -357,6 +371,8 @@ class MainScreen(Screen[None]):
 
     def on_turn_done(self, message: TurnDone) -> None:
         message.stop()
+        if self.closing:  # quitting: the queued messages are not sent
+            return
         self.turn_running = False
         self.status_bar.running = False
         self._send_next()

@@ -272,6 +272,8 @@ class ActivityRow(Vertical, can_focus=True):
         return widget
 
     def on_mount(self) -> None:
+        if not self.query(".activity-header"):
+            return  # removed (the app quit) before its header was mounted: nothing to draw
         self._ready = True
         # The header too: an update that came between compose and now must not be lost
         # (it left a spinner on a finished row).

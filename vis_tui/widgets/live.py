@@ -372,7 +372,8 @@ class LiveViewWidget(Vertical, can_focus=True):
         yield Static("", classes="live-footer")
 
     def on_mount(self) -> None:
-        self._show_state()
+        if self.query(".live-footer"):  # else removed (the app quit) before it was composed
+            self._show_state()
 
     # -- building --------------------------------------------------------------------------
     def _build_all(self) -> list[Widget]:

@@ -184,7 +184,8 @@ async def test_steps_count_rows_and_a_bang_command_has_none_live_and_after_resum
 
 async def test_a_bang_command_shows_its_output_live_and_after_resume(workspace: Path) -> None:
     """The person ran ``!command`` to see what it prints: its row is open, the output on
-    screen without a key press, and a resumed session shows the same lines."""
+    screen without a key press, and a resumed session shows the same lines. Its launch and
+    the wait for it are one Activity: the row lists no "earlier" call (the launch is itself)."""
     app = vis_app(workspace)
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
@@ -201,6 +202,8 @@ async def test_a_bang_command_shows_its_output_live_and_after_resume(workspace: 
     output = [line.strip() for line in live]
     assert "first-line" in output, "the output is on screen, not only in the closed row"
     assert output[output.index("first-line") :][:3] == ["first-line", "err-line", "exit 3"]
+    assert not any("Earlier on this handle" in line for line in live), live
+    assert len([line for line in output if "Run command" in line]) == 1, live
     assert resumed == live
 
 

@@ -225,12 +225,21 @@ class ActivityRow(Vertical, can_focus=True):
     expanded: reactive[bool] = reactive(False)
 
     def __init__(
-        self, record: ActivityRecord, context: BlockContext, *, depth: int = 0, opened: bool = False
+        self,
+        record: ActivityRecord,
+        context: BlockContext,
+        *,
+        depth: int = 0,
+        opened: bool = False,
+        one_call: bool = False,
     ) -> None:
         super().__init__(classes=f"activity -{record.state.value}" + (" -expanded" * opened))
         self.record = record
         self.context = context
         self.depth = depth  # calls an extension tool made show under its row, indented
+        # the calls on its handle are one action (a !command: launch, then wait): a newer
+        # call replaces the one shown instead of listing it under "Earlier on this handle"
+        self.one_call = one_call
         if depth:
             self.styles.margin = (0, 0, 0, NEST_INDENT * depth)
         self.receipts: list[ActivityRecord] = []
@@ -249,7 +258,7 @@ class ActivityRow(Vertical, can_focus=True):
 
     def update_record(self, record: ActivityRecord) -> None:
         """A newer state of this Activity, or a newer call on the same handle (a receipt)."""
-        if record.id != self.record.id:
+        if record.id != self.record.id and not self.one_call:
             self.receipts.append(self.record)
         self.record = record
         self._refresh_all()

@@ -10,12 +10,13 @@ from textual.widgets import Static
 from vis_core.events import TurnEnded
 from vis_core.model.activity import ActivityPresentation, ActivityState
 from vis_core.model.turn import TurnStatus
+from vis_tui.app import VisApp
 from vis_tui.widgets.activity import ActivityRow, SectionView
 from vis_tui.widgets.answer import AnswerView
 from vis_tui.widgets.paths import PathChip
 from vis_tui.widgets.turn import TurnView
 
-from .support import until
+from .support import started, until, vis_app, write_script
 
 
 def _text(widget: Static) -> str:
@@ -187,3 +188,40 @@ async def test_summary_without_presentation_shows_tool_and_error(harness, worksp
         )
         line = _text(turn.rows["b2"].query_one(".activity-header", Static))
         assert line.endswith("Listed  3 files  0.1 s")
+
+
+def _header_lines(app: VisApp, start: str) -> list[str]:
+    """The screen's lines of the Activity header that begins with ``start``."""
+    strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+    lines = ["".join(seg.text for seg in strip).rstrip() for strip in strips]
+    first = next(n for n, line in enumerate(lines) if start in line)
+    end = next(n for n, line in enumerate(lines) if n > first and not line.strip())
+    return lines[first:end]
+
+
+async def test_a_long_error_header_wraps_under_its_text(workspace: Path, tmp_path: Path) -> None:
+    """At 80 columns a failed call's header says a long error: its next lines start under
+    the headline (a hanging indent), not at the left edge under the marker and ✗, live
+    and after resume."""
+    missing = "src/" + "/".join(["a-rather-long-folder-name"] * 5) + "/missing.py"
+    script = write_script(tmp_path, [{"code": f"await cat({missing!r})"}, {"text": "done"}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(80, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "done")
+        await pilot.pause()
+        live = _header_lines(app, "✗ Read file")
+        assert app.session is not None
+        session_id = app.session.id
+    text_column = live[0].index("Read file")
+    assert len(live) >= 3, live  # the error is long enough to wrap twice
+    indents = [len(line) - len(line.lstrip()) for line in live[1:]]
+    assert min(indents) == text_column, "\n".join(live)  # none left of the headline
+    assert "missing.py" in "".join(live)
+    resumed_app = vis_app(workspace, script, resume=session_id)  # a model: no model note
+    async with resumed_app.run_test(size=(80, 40)) as pilot:
+        await started(resumed_app, pilot)
+        await pilot.pause(0.3)
+        resumed = _header_lines(resumed_app, "✗ Read file")
+    assert resumed == live

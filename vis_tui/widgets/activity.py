@@ -10,6 +10,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.events import Click
 from textual.reactive import reactive
+from textual.selection import Selection
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -23,6 +24,7 @@ from vis_core.model.activity import (
 from vis_tui.notes import plain_error
 from vis_tui.widgets.blocks import BlockContext, render_block
 from vis_tui.widgets.blocks.terminal import terminal_tail
+from vis_tui.widgets.hanging import HangingLine
 from vis_tui.widgets.inline import inline_markdown
 from vis_tui.widgets.plain import record_text
 
@@ -89,20 +91,22 @@ def _summary(text: str, summary_format: str) -> Content:
 
 def headline_content(
     record: ActivityRecord, *, expanded: bool, expandable: bool, frame: int = 0
-) -> Content:
-    """The row's one line: disclosure, state, headline, summary or outcome, aside, verdict."""
+) -> HangingLine:
+    """The row's one line: disclosure, state, headline, summary or outcome, aside, verdict;
+    a long one wraps under the headline, not under the disclosure and state."""
     presentation = record.presentation
     marker = ("▾ " if expanded else "▸ ") if expandable else "  "
-    parts: list[Content | tuple[str, str] | str] = [
+    lead = Content.assemble(
         (marker, "$text-muted"),
         state_glyph(shown_state(record), frame, warning=warned(record)),
         " ",
-    ]
+    )
+    parts: list[Content | tuple[str, str] | str] = []
     if presentation is None:
         parts.append((record.tool, "bold"))
         if record.error:
             parts.extend(["  ", (plain_error(record.error.splitlines()[0]), "$text-error")])
-        return Content.assemble(*parts)
+        return HangingLine(lead, Content.assemble(*parts))
     parts.append((presentation.headline, "bold"))
     if presentation.summary:
         parts.extend(["  ", _summary(presentation.summary, presentation.summary_format)])
@@ -116,7 +120,7 @@ def headline_content(
         parts.extend(["  ", (presentation.aside, "dim italic")])
     if warned(record) and record.error:
         parts.extend(["  ", (record.error.splitlines()[0], "$text-warning")])
-    return Content.assemble(*parts)
+    return HangingLine(lead, Content.assemble(*parts))
 
 
 def _running_terminal(presentation: ActivityPresentation | None) -> ActivityTerminal | None:
@@ -129,6 +133,12 @@ def _running_terminal(presentation: ActivityPresentation | None) -> ActivityTerm
 
 class DisclosureHeader(Static):
     """The clickable one-line header of an Activity or a section."""
+
+    def get_selection(self, selection: Selection) -> tuple[str, str] | None:
+        visual = self.visual
+        if isinstance(visual, HangingLine):  # selected as the one line it is
+            return selection.extract(visual.plain), "\n"
+        return super().get_selection(selection)
 
 
 class SectionView(Vertical, can_focus=True):
@@ -288,7 +298,7 @@ class ActivityRow(Vertical, can_focus=True):
         # (it left a spinner on a finished row).
         self._refresh_all()
 
-    def _header(self) -> Content:
+    def _header(self) -> HangingLine:
         return headline_content(
             self.record, expanded=self.expanded, expandable=self.expandable, frame=self._frame
         )

@@ -21,6 +21,7 @@ from vis_tui.history import PartKind, StoredTurn
 from vis_tui.widgets.activity import NEST_INDENT, headline_content, is_expandable
 from vis_tui.widgets.activity_tree import place
 from vis_tui.widgets.answer_lines import AnswerLines
+from vis_tui.widgets.hanging import HangingLine
 from vis_tui.widgets.plain import record_text
 from vis_tui.widgets.turn import footer_content, request_content
 
@@ -35,7 +36,7 @@ class StoredRow:
     receipts: tuple[ActivityRecord, ...]
     depth: int = 0  # under the row of the extension tool that made the call
 
-    def header(self) -> Content:
+    def header(self) -> HangingLine:
         expandable = is_expandable(self.record, list(self.receipts))
         return headline_content(self.record, expanded=False, expandable=expandable)
 

@@ -1,0 +1,103 @@
+"""A one-line header that wraps under its text (a hanging indent), not under its lead glyphs."""
+
+from __future__ import annotations
+
+from rich.segment import Segment
+from rich.style import Style as RichStyle
+from textual.content import Content
+from textual.css.styles import RulesMap
+from textual.geometry import Offset
+from textual.selection import Selection
+from textual.strip import Strip
+from textual.style import Style
+from textual.visual import RenderOptions, Visual
+
+MIN_TEXT_WIDTH = 8  # narrower than this beside the lead: wrapped as one text, like a Content
+
+
+class HangingLine(Visual):
+    """``lead`` (an Activity's disclosure marker and state glyph), then ``text``; when the
+    text is too long for the width, its next lines start under its first character.
+
+    Text selection reads and highlights it as the one line ``lead + text``."""
+
+    def __init__(self, lead: Content, text: Content) -> None:
+        self.lead = lead
+        self.text = text
+
+    @property
+    def plain(self) -> str:
+        return self.lead.plain + self.text.plain
+
+    def __str__(self) -> str:
+        return self.plain
+
+    def __repr__(self) -> str:
+        return f"HangingLine({self.plain!r})"
+
+    @property
+    def whole(self) -> Content:
+        return self.lead + self.text
+
+    def _indent(self, width: int) -> int | None:
+        """Columns the wrapped lines are indented by at ``width`` (None: too narrow)."""
+        indent = self.lead.cell_length
+        return indent if width - indent >= MIN_TEXT_WIDTH else None
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return self.whole.get_optimal_width(rules, container_width)
+
+    def get_minimal_width(self, rules: RulesMap) -> int:
+        return self.lead.cell_length + self.text.get_minimal_width(rules)
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        indent = self._indent(width)
+        if indent is None:
+            return self.whole.get_height(rules, width)
+        return self.text.get_height(rules, width - indent)
+
+    def render_strips(
+        self, width: int, height: int | None, style: Style, options: RenderOptions
+    ) -> list[Strip]:
+        indent = self._indent(width)
+        if indent is None:
+            return self.whole.render_strips(width, height, style, options)
+        shift = len(self.lead.plain)  # the text's characters come after the lead's
+        lead = self.lead.render_strips(indent, 1, style, options)[0]
+        text_options = RenderOptions(
+            options.get_style,
+            options.rules,
+            _shifted_selection(options.selection, -shift),
+            options.selection_style,
+            options.post_style,
+        )
+        lines = self.text.render_strips(width - indent, height, style, text_options)
+        blank = Strip.blank(indent, style.rich_style)
+        return [
+            Strip.join([lead if n == 0 else blank, _shifted_offsets(line, shift)])
+            for n, line in enumerate(lines)
+        ]
+
+
+def _shifted_selection(selection: Selection | None, by: int) -> Selection | None:
+    """``selection`` of the whole line, as offsets into the text after the lead."""
+    if selection is None:
+        return None
+
+    def moved(offset: Offset | None) -> Offset | None:
+        return None if offset is None else Offset(max(0, offset.x + by), offset.y)
+
+    return Selection(moved(selection.start), moved(selection.end))
+
+
+def _shifted_offsets(strip: Strip, by: int) -> Strip:
+    """``strip`` of the text, its characters' offsets (what a mouse selection reads) counted
+    from the start of the whole line."""
+    segments: list[Segment] = []
+    for text, segment_style, control in strip:
+        offset = segment_style.meta.get("offset") if segment_style is not None else None
+        if segment_style is not None and offset is not None:
+            moved = RichStyle.from_meta({"offset": (offset[0] + by, offset[1])})
+            segment_style = segment_style + moved
+        segments.append(Segment(text, segment_style, control))
+    return Strip(segments, strip.cell_length)

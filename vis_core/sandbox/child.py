@@ -120,10 +120,12 @@ class Child:
 
     # -- protocol ----------------------------------------------------------------------------
     def send(self, message: dict[str, Any]) -> None:
-        data = memoryview(wire.dumps(message))
-        while data:
-            written = os.write(self.fd_out, data)
-            data = data[written:]
+        data = wire.dumps(message)
+        written = os.write(self.fd_out, data)
+        if written < len(data):  # a long message, cut short by a signal
+            rest = memoryview(data)[written:]
+            while rest:
+                rest = rest[os.write(self.fd_out, rest) :]
 
     def on_readable(self) -> None:
         chunk = os.read(self.fd_in, READ_CHUNK)
@@ -181,7 +183,7 @@ class Child:
             "t": kind,
             "id": rid,
             **target,
-            "args": [wire.encode(arg) for arg in args],
+            "args": list(map(wire.encode, args)),
             "kwargs": wire.encode(kwargs) if kwargs else {},
         }
         future: asyncio.Future[Any] = self.loop.create_future()

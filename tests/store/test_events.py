@@ -6,6 +6,7 @@ import dataclasses
 import json
 import threading
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +17,7 @@ from vis_core.events import (
     AssistantDelta,
     AssistantMessage,
     BlockFinished,
+    Event,
     IterationStarted,
     Notification,
     SessionCreated,
@@ -25,7 +27,7 @@ from vis_core.events import (
     activity_to_dict,
     event_payload,
 )
-from vis_core.model.activity import ActivityState
+from vis_core.model.activity import ActivityRecord, ActivityState
 from vis_core.model.turn import TurnStatus
 from vis_core.model.usage import Usage
 from vis_core.store import Store, StoreError
@@ -97,6 +99,58 @@ def test_activities_are_upserted_by_id_and_keep_their_place(store: Store) -> Non
     assert activity_to_dict(records[0]) == activity_to_dict(ended)
     assert records[1] == second
     assert store.activities_page(sid).activities == tuple(records)
+
+
+def _activity_rows(store: Store) -> list[tuple[object, ...]]:
+    with store._db.read() as conn:
+        return conn.execute(
+            "SELECT pos, id, turn_id, tool, tag, state, seq FROM activities ORDER BY pos"
+        ).fetchall()
+
+
+def test_a_batch_projects_activities_as_its_events_one_by_one_would(
+    store: Store, tmp_path: Path
+) -> None:
+    """append_many upserts an activity once per batch, from its last event, at the place of
+    its first: the rows (place, state, latest event) are those of appending one by one."""
+
+    def events(sid: str) -> list[list[Event]]:
+        def record(name: str, state: ActivityState, turn: str | None = "t") -> ActivityRecord:
+            return make_record(sid, turn, activity_id=name, state=state, summary=state.value)
+
+        running, done, failed = ActivityState.RUNNING, ActivityState.SUCCEEDED, ActivityState.FAILED
+        return [
+            [ActivityStarted(sid, activity=record("a0", running))],
+            [
+                ActivityStarted(sid, activity=record("a1", running)),  # started and ended here
+                ActivityEnded(sid, activity=record("a0", failed)),  # started in the batch before
+                ActivityStarted(sid, activity=record("a2", running)),
+                ActivityUpdated(sid, activity=record("a2", running)),
+                ActivityStarted(sid, activity=record("a1", running, None)),  # same id, no turn
+                ActivityEnded(sid, activity=record("a1", done)),
+                ActivityUpdated(sid, activity=None),
+                ActivityStarted(sid, activity=record("a3", running)),
+            ],
+            [ActivityEnded(sid, activity=record("a2", done)), TurnStarted(sid, turn_id="t2")],
+            [ActivityEnded(sid, activity=record("a3", done))],
+        ]
+
+    with Store(tmp_path / "one_by_one.db") as single:
+        one = single.create_session("/w", "/w").id
+        for group in events(one):
+            for event in group:
+                single.append(event)
+        expected = _activity_rows(single)
+    sid = store.create_session("/w", "/w").id
+    for group in events(sid):
+        store.append_many(group)
+    assert _activity_rows(store) == expected
+    assert [(r.id, r.state) for r in store.activities("t")] == [
+        ("a0", ActivityState.FAILED),
+        ("a1", ActivityState.SUCCEEDED),
+        ("a2", ActivityState.SUCCEEDED),
+        ("a3", ActivityState.SUCCEEDED),
+    ]
 
 
 def test_activities_page_walks_back_with_a_cursor(store: Store) -> None:

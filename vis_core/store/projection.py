@@ -144,11 +144,14 @@ def _block_finished(
 def _activity(
     conn: sqlite3.Connection,
     seq: int,
-    event: ActivityStarted,
+    event: ActivityStarted | ActivityUpdated | ActivityEnded,
     data: dict[str, Any],
     payload: str,
     now: float,
+    pos: int | None = None,
 ) -> None:
+    """Upsert the row of ``event``'s activity; ``pos``: the seq of its first event when that
+    one was not projected (see :func:`project_many`), else ``seq``."""
     record = event.activity
     if record is None:
         return
@@ -157,7 +160,7 @@ def _activity(
         UPSERT_ACTIVITY,
         (
             record.id,
-            seq,
+            seq if pos is None else pos,
             event.session_id,
             record.turn_id or "",
             record.tool,
@@ -324,3 +327,27 @@ def project(
     projector = PROJECTORS.get(event.type)
     if projector is not None:
         projector(conn, seq, event, data, payload, now)
+
+
+_ACTIVITY_EVENTS = (ActivityStarted, ActivityUpdated, ActivityEnded)
+Logged = tuple[int, Event, dict[str, Any], str]  # (seq, event, data, payload)
+
+
+def project_many(conn: sqlite3.Connection, logged: list[Logged], now: float) -> None:
+    """Project events logged in one transaction, in order, as :func:`project` one by one
+    would, with fewer writes: an activity with several events among them (a call's start and
+    end, committed together) is upserted once, from its last event, at the place (``pos``)
+    of its first, which is the row the upserts of each event would leave."""
+    last: dict[tuple[str, str], int] = {}  # (turn_id, id) of an activity -> its last event
+    for index, (_seq, event, _data, _payload) in enumerate(logged):
+        if isinstance(event, _ACTIVITY_EVENTS) and event.activity is not None:
+            last[(event.activity.turn_id or "", event.activity.id)] = index
+    first: dict[tuple[str, str], int] = {}  # (turn_id, id) -> seq of its first event
+    for index, (seq, event, data, payload) in enumerate(logged):
+        if not isinstance(event, _ACTIVITY_EVENTS) or event.activity is None:
+            project(conn, seq, event, data, payload, now)
+            continue
+        key = (event.activity.turn_id or "", event.activity.id)
+        pos = first.setdefault(key, seq)
+        if last[key] == index:
+            _activity(conn, seq, event, data, payload, now, pos)

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from vis_core.store.attachments import AttachmentsMixin
 from vis_core.store.database import Database, StoreError
 from vis_core.store.extras import ExtrasMixin
 from vis_core.store.folds import FoldsMixin
-from vis_core.store.projection import project
+from vis_core.store.projection import project, project_many
 from vis_core.store.rows import StoredEvent
 from vis_core.store.schema import SESSION_EVENTS
 from vis_core.store.search import SearchMixin
@@ -82,10 +83,15 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
         now = time.time()
         seqs: list[int] = []
         last = self._last
-        with self._db.write(f"append {len(prepared)} events") as conn:
-            for event, data, payload in prepared:
-                seqs.append(_write(conn, event, data, payload, now, last))
+        with (
+            self._db.write(f"append {len(prepared)} events") as conn,
+            _known_session(conn, [event for event, *_ in prepared]),
+        ):
+            for event, _data, payload in prepared:
+                seqs.append(_log(conn, event, payload, now, last))
                 last = (seqs[-1], event.session_id)
+            logged = [(seq, *item) for seq, item in zip(seqs, prepared, strict=True)]
+            project_many(conn, logged, now)
         self._last = last  # committed
         return seqs
 
@@ -125,22 +131,42 @@ def _write(
     now: float,
     last: LastEvent,
 ) -> int:
-    """Log ``event`` (starting a run when the row before is another session's) and project it;
+    """Log ``event`` and project it; ``last``: the event this process wrote just before."""
+    with _known_session(conn, [event]):
+        seq = _log(conn, event, payload, now, last)
+        project(conn, seq, event, data, payload, now)
+    return seq
+
+
+def _log(conn: sqlite3.Connection, event: Event, payload: str, now: float, last: LastEvent) -> int:
+    """Log ``event`` (starting a run when the row before is another session's); its seq.
     ``last`` is the event written just before by this process, if known."""
     session_id = event.session_id
+    seq = conn.execute(_INSERT_EVENT, (session_id, event.type, payload, now)).lastrowid
+    assert seq is not None
+    if last != (seq - 1, session_id):  # else the row before is this session's: same run
+        previous = conn.execute(_PREVIOUS_SESSION, (seq,)).fetchone()
+        if previous is None or previous[0] != session_id:
+            conn.execute(_START_RUN, (seq, session_id))  # checks that the session exists
+    return seq
+
+
+@contextmanager
+def _known_session(conn: sqlite3.Connection, events: Iterable[Event]) -> Iterator[None]:
+    """Name the missing session when a write of ``events`` breaks a foreign key."""
     try:
-        seq = conn.execute(_INSERT_EVENT, (session_id, event.type, payload, now)).lastrowid
-        assert seq is not None
-        if last != (seq - 1, session_id):  # else the row before is this session's: same run
-            previous = conn.execute(_PREVIOUS_SESSION, (seq,)).fetchone()
-            if previous is None or previous[0] != session_id:
-                conn.execute(_START_RUN, (seq, session_id))  # checks that the session exists
-        project(conn, seq, event, data, payload, now)
+        yield
     except sqlite3.IntegrityError as exc:
         if "FOREIGN KEY" not in str(exc):
             raise
+        missing = [
+            event
+            for event in events
+            if conn.execute("SELECT 1 FROM sessions WHERE id = ?", (event.session_id,)).fetchone()
+            is None
+        ]
+        event = missing[0] if missing else next(iter(events))
         raise StoreError(
             f"cannot append a {event.type} event: there is no session {event.session_id!r} "
             "in the Vis database; create the session with create_session first"
         ) from exc
-    return seq

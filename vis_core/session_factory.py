@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -12,7 +13,7 @@ from vis_core.agent.hooked_sandbox import HookedSandbox
 from vis_core.agent.invoker import CallPosition, ToolInvoker
 from vis_core.agent.prompt import system_prompt
 from vis_core.agent.session import AgentSession, TurnLimits
-from vis_core.events import ActivityEnded, BlockFinished, Event, Notification
+from vis_core.events import ActivityEnded, BlockFinished, Event, Notification, TurnEnded
 from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
 from vis_core.extension_host.session_workers import SessionWorkers
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from vis_core.tools import ToolContext
 
 SANDBOX_IDLE_TIMEOUT = 15 * 60  # seconds; an idle sandbox frees its process, restored later
+CONTROL_CHECK_SECONDS = 1.0  # after a tool call, the control files are checked at most this often
 
 
 def build_session(host: Host, session_id: str, title: str, history: list[Event]) -> AgentSession:
@@ -225,12 +227,21 @@ def _closer(
 
 
 def _control_file_watch(host: Host, session_id: str, bus: EventBus) -> Callable[[Event], None]:
-    """After each block or tool call, tell the person once when the trusted project's
-    control files changed (the project needs `vis trust` again at the next start)."""
+    """After each block and turn, and after tool calls at most every
+    ``CONTROL_CHECK_SECONDS``, tell the person once when the trusted project's control files
+    changed (the project needs `vis trust` again at the next start). Checking hashes every
+    control file: after each of a thousand calls of one block it would cost more than they do.
+    """
+    next_check = 0.0
 
     def watch(event: Event) -> None:
-        if not isinstance(event, BlockFinished | ActivityEnded):
+        nonlocal next_check
+        if isinstance(event, ActivityEnded):
+            if time.monotonic() < next_check:
+                return  # checked a moment ago; the block's end checks again
+        elif not isinstance(event, BlockFinished | TurnEnded):
             return
+        next_check = time.monotonic() + CONTROL_CHECK_SECONDS
         text = host.control_files_notice()
         if text is not None:
             notice = Notification(session_id, text=text, kind=NotifyKind.WARN)

@@ -6,6 +6,7 @@ import os
 import textwrap
 from pathlib import Path
 
+import pytest
 import yaml
 
 from vis_core.agent.event_bus import EventBus
@@ -162,3 +163,44 @@ async def test_the_bus_stores_and_publishes_before_the_session_exists(tmp_path: 
         assert session.usage.input == 7
     finally:
         store.close()
+
+
+async def test_changed_control_files_are_told_once_without_hashing_them_after_every_call(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """A block of many tool calls hashes the trusted project's control files a few times, not
+    after each call, and a change made after its last checked call is told when it ends."""
+    import vis_core.host as host_module
+    from vis_core.paths import TrustStore, VisPaths
+
+    (workspace / "vis.yml").write_text("environment:\n  NAME: acme\n", encoding="utf-8")
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    hashed: list[Path] = []
+    real = host_module.project_fingerprint
+
+    def counted(project: Path | str) -> str:
+        hashed.append(Path(project))
+        return real(project)
+
+    monkeypatch.setattr(host_module, "project_fingerprint", counted)
+    code = textwrap.dedent(
+        """\
+        for _ in range(40):
+            await cat("vis.yml")
+        open("vis.yml", "a").write("  OTHER: 1\\n")
+        """
+    )
+    script = _script(tmp_path / "s.yaml", [{"code": code}, {"text": "done"}])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    events: list[Event] = []
+    try:
+        assert host.trusted and len(hashed) == 1  # at start
+        session = await host.new_session()
+        session.subscribe(events.append)
+        await session.submit("read it often, then change it")
+    finally:
+        await host.close()
+    assert len([e for e in events if isinstance(e, ActivityEnded)]) == 40
+    assert 2 <= len(hashed) < 10  # the first call, maybe a few more, and the block's end
+    notices = [e.text for e in events if isinstance(e, Notification)]
+    assert sum("changed since you trusted it" in text for text in notices) == 1

@@ -29,6 +29,9 @@ import orjson
 
 TAG = "$"
 BUILTIN_TAGS = frozenset({"tuple", "set", "frozenset", "bytes", "float", "int", "dict", "handle"})
+#: In a line :func:`dumps` wrote, these bytes are wherever a value is tagged (a ``"$"`` key; a
+#: ``"$"`` inside a string is escaped): a line without them holds no value :func:`decode` changes.
+TAGGED = b'"$":'
 # Integers in this range cross as JSON numbers (orjson reads and writes them exactly).
 _INT_MIN, _INT_MAX = -(1 << 63), (1 << 63) - 1
 # A key that is not a string (in data that was not wire-encoded) becomes one, as json does.

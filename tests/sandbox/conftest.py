@@ -71,6 +71,7 @@ class HostTools:
             ToolEntry("shell", "Start a command; returns a handle."),
             ToolEntry("describe", "Say what a handle argument is on the host."),
             ToolEntry("hang", "Wait until cancelled; the host records the cancel."),
+            ToolEntry("same", "Return the first argument as it is."),
         ]
         self.gate_waiting = 0
         self.gate_open = asyncio.Event()
@@ -98,6 +99,8 @@ class HostTools:
             shell = Shell(args[0])
             self.shells.append(shell)
             return shell
+        if name == "same":
+            return args[0]
         if name == "hang":
             try:
                 await asyncio.Event().wait()

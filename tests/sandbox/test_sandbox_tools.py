@@ -25,6 +25,24 @@ async def test_tool_call_round_trip_keeps_wire_types(
     assert kwargs == {"flag": True, "m": {1: "one"}}
 
 
+async def test_plain_and_tagged_results_come_back_equal(sandbox: Sandbox) -> None:
+    # plain JSON data is not walked again in the child; anything tagged, at any depth, is
+    result = await sandbox.run(
+        "values = [\n"
+        "    {'a': [1, {'b': '\"$\": not a tag', '$x': None}], 'c': 2.5},\n"
+        "    ['$', '\"$\":', {'k': ['v']}],\n"
+        "    {'$': 'a dollar key'},\n"
+        "    [{'deep': [(1, 2)]}],\n"
+        "    {'n': {1: 'int key'}},\n"
+        "]\n"
+        "for v in values:\n"
+        "    back = await same(v)\n"
+        "    print(back == v, repr(back) == repr(v))\n"
+    )
+    assert result.error is None, result.error
+    assert result.stdout == "True True\n" * 5
+
+
 async def test_integers_of_any_size_cross_exactly(sandbox: Sandbox, host_tools: HostTools) -> None:
     result = await sandbox.run(
         "values = (2**63 - 1, -(2**63), 2**64, -(10**30), 10**5000)\n"

@@ -132,13 +132,15 @@ class Child:
         if not chunk:
             os._exit(0)  # the host went away
         for line in self.lines.feed(chunk):
-            self.dispatch(wire.loads(line))
+            msg = wire.loads(line)
+            if msg["t"] == Msg.RESULT:
+                self.on_result(msg, tagged=wire.TAGGED in line)
+            else:
+                self.dispatch(msg)
 
     def dispatch(self, msg: dict[str, Any]) -> None:
         kind = msg["t"]
-        if kind == Msg.RESULT:
-            self.on_result(msg)
-        elif kind == Msg.RUN:
+        if kind == Msg.RUN:
             if "tools" in msg:
                 self.set_tools(msg["tools"])
             for name, value in wire.decode(msg.get("globals") or {}).items():
@@ -197,15 +199,21 @@ class Child:
                 self.send({"t": Msg.CANCEL, "id": rid})
             raise
 
-    def on_result(self, msg: dict[str, Any]) -> None:
+    def on_result(self, msg: dict[str, Any], *, tagged: bool) -> None:
+        """Settle a call; ``tagged``: its line holds tagged values (tuples, records, handles...),
+        so the value is decoded; plain JSON data is the value as it is."""
         future = self.pending.pop(msg["id"], None)
         if future is None or future.done():
             return
-        if msg.get("ok"):
-            try:
-                future.set_result(wire.decode(msg.get("value"), handle_in=self.make_handle))
-            except (TypeError, ValueError, KeyError) as exc:
-                future.set_exception(TypeError(f"the tool's result could not be read: {exc}"))
+        if msg["ok"]:
+            value = msg["value"]
+            if tagged:
+                try:
+                    value = wire.decode(value, handle_in=self.make_handle)
+                except (TypeError, ValueError, KeyError) as exc:
+                    future.set_exception(TypeError(f"the tool's result could not be read: {exc}"))
+                    return
+            future.set_result(value)
         else:
             err = msg.get("error") or {}
             future.set_exception(

@@ -541,6 +541,8 @@ class Sandbox:
                     self._dispatch(child_message(line))
             except BlockingIOError:
                 return
+            except OSError:  # the pipe broke: as good as its end
+                chunk = b""
             except ProtocolError as exc:
                 if self._kill_reason is None:
                     self._kill_reason = f"was stopped because it broke the protocol ({exc})"

@@ -81,3 +81,17 @@ def test_ended_is_replace_of_state_end_and_error(tmp_path: Path) -> None:
     )
     # every field of a record is a constructor field: ending one copies them all
     assert all(f.init for f in dataclasses.fields(type(record)))
+
+
+def test_activity_ids_are_unique_hex_that_sort_in_the_order_they_were_made(tmp_path: Path) -> None:
+    """The store indexes activities by (turn, id): ids made in order append to that index."""
+    invoker = _invoker(tmp_path)
+    ids = [
+        invoker.new_record(
+            "echo", "Echo", tag=SymbolTag.OBSERVATION, owner="vis", parent_id=None
+        ).id
+        for _ in range(2000)
+    ]
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+    assert len(set(ids)) == len(ids)
+    assert ids == sorted(ids)

@@ -366,7 +366,7 @@ class ToolInvoker:
         """A running Activity of this session, at the current turn, iteration and form."""
         site = self._position.site
         return ActivityRecord(
-            id=os.urandom(16).hex(),  # what uuid4().hex carries, without building a UUID
+            id=activity_id(),
             session_id=self._session_id,
             turn_id=site.turn_id,
             iteration_id=site.iteration_id,
@@ -436,6 +436,14 @@ class ToolInvoker:
         if not started:
             await self._emit(ActivityStarted(self._session_id, activity=record))
         await self._emit(ActivityEnded(self._session_id, activity=record))
+
+
+def activity_id() -> str:
+    """A new Activity's id: 32 hex digits, as ``uuid4().hex``, that sort in the order they are
+    made: the time in nanoseconds, then 8 random bytes. The store's index of activities
+    (turn, id) grows at its end, not at a random page per call: a block's thousand calls
+    commit a few index pages instead of hundreds."""
+    return f"{time.time_ns():016x}{os.urandom(8).hex()}"
 
 
 @functools.lru_cache(maxsize=256)

@@ -307,12 +307,17 @@ class AgentSession:
         workspace, its output kept for the model's next turn (no model request)."""
         if self.running:
             raise RuntimeError("a turn is already running in this session")
-        self._task = asyncio.get_running_loop().create_task(self._turn(text, mentions, command))
+        task = self._task = asyncio.get_running_loop().create_task(
+            self._turn(text, mentions, command)
+        )
         try:
-            return await asyncio.shield(self._task)
+            return await asyncio.shield(task)
         except asyncio.CancelledError:
             self.cancel()
-            return await self._task
+        # Shielded again: a caller cancelled twice (Textual cancels a screen's worker when the
+        # screen unmounts and again when the app shuts down) stops waiting, but the second
+        # cancel never reaches the turn, which ends on its own.
+        return await asyncio.shield(task)
 
     async def _turn(self, text: str, mentions: Sequence[str], command: bool) -> TurnEnded:
         from vis_core.agent import person_input
@@ -348,7 +353,11 @@ class AgentSession:
         except Exception as exc:
             log.exception("turn %s failed", turn_id)
             outcome.status, outcome.error = TurnStatus.FAILED, f"{type(exc).__name__}: {exc}"
-        await asyncio.shield(self._settle_checkpoint(turn_id))
+        cancelled_again = False  # the turn's end is stored even under repeated cancels
+        try:
+            await asyncio.shield(self._settle_checkpoint(turn_id))
+        except asyncio.CancelledError:  # the check goes on in its thread; the end is written
+            cancelled_again = True
         ended = TurnEnded(
             self.id,
             turn_id=turn_id,
@@ -358,7 +367,9 @@ class AgentSession:
             cost=outcome.cost,
             error=outcome.error,
         )
-        await self.emit(ended)
+        await self.emit(ended)  # committed without a pause a cancel could cut into
+        if cancelled_again:
+            raise asyncio.CancelledError
         return ended
 
     async def _iterate(self, turn_id: str, outcome: TurnOutcome) -> None:

@@ -29,6 +29,19 @@ class Color(enum.Enum):
     RED = "red"
 
 
+class Unloadable(Exception):
+    """An exception that pickles but does not load by its own reduce (its __init__ refuses)."""
+
+    def __init__(self, text: str, code: int = 0, *, _check: bool = True) -> None:
+        super().__init__(text)
+        if _check and not isinstance(code, int):
+            raise TypeError("code")
+        self.code = code
+
+    def __reduce__(self) -> Any:
+        return (Unloadable, (str(self), "not an int"))
+
+
 class Counter:
     """A live object: it crosses by reference, never by value."""
 
@@ -66,6 +79,10 @@ class Lender:
         if call.name == "open":
             self.opened.set()
             return True
+        if call.name == "raise":
+            raise args[0]
+        if call.name == "raise_unloadable":
+            raise Unloadable("no")
         if call.name == "ask_back":  # a call back to the calling side, from inside this one
             return self.channel.call(TargetKind.SDK, "identity", (args[0] * 2,))
         raise LookupError(call.name)
@@ -181,6 +198,28 @@ def test_a_call_back_from_inside_a_call_is_answered(pair) -> None:
     assert [near.call(TargetKind.SDK, "ask_back", (n,)) for n in range(20)] == [
         n * 2 for n in range(20)
     ]
+
+
+def test_the_watchdog_rests_without_calls_and_looks_again_when_they_come(pair, monkeypatch) -> None:
+    near, far, _ = pair
+    monkeypatch.setattr(worker_channel, "WATCHDOG_REST", 0.05)
+    assert near.call(TargetKind.SDK, "identity", (1,)) == 1
+    assert _settles(lambda: not far._watching.is_set())  # no call for a while: it rests
+    _, waiting = near.request(TargetKind.SDK, "wait")
+    # only the watchdog, awake again, hands the reading on from the blocked call
+    assert near.call(TargetKind.SDK, "open") is True
+    assert waiting.result(5) is True
+
+
+def test_errors_cross_as_themselves_even_when_their_init_cannot_rebuild_them(pair) -> None:
+    near, _, _ = pair
+    with pytest.raises(KeyError, match="missing"):
+        near.call(TargetKind.SDK, "raise", (KeyError("missing"),))
+    with pytest.raises(Unloadable, match="no") as raised:  # its class, args and fields
+        near.call(TargetKind.SDK, "raise_unloadable")
+    assert raised.value.code == 0
+    with pytest.raises(LookupError, match="unknown"):
+        near.call(TargetKind.SDK, "unknown")
 
 
 def test_calls_beyond_the_thread_limit_wait_for_a_free_thread(pair, monkeypatch) -> None:

@@ -63,6 +63,12 @@ def current_call() -> CallContext | None:
     return _current.get()
 
 
+# ``calling`` without a context manager, for a per-call path where even that costs: ``token =
+# enter_call(context)``, then ``leave_call(token)`` (the extension worker's tool calls)
+enter_call = _current.set
+leave_call = _current.reset
+
+
 class calling:  # named as the function it was: ``with calling(context):``
     """Run the body as ``context`` (also inherited by threads started with ``to_thread``).
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.child_process import exit_with_parent, take_protocol_fds
-from vis_core.extension.context import CallContext, calling
+from vis_core.extension.context import CallContext, enter_call, leave_call
 from vis_core.extension_host.output import ExtensionOutput
 from vis_core.extension_host.worker_channel import Channel
 from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
@@ -82,42 +82,23 @@ class WorkerHandler:
         self._declarations: dict[str, Any] = {}  # each extension's ``Extension``
         self._renders: dict[tuple[str, str], Callable[..., Any]] = {}  # Activity render
         self._locks: dict[str, threading.RLock] = {}
-        self._contexts: dict[tuple[str, str | None], CallContext] = {}  # by owner and session
+        # by owner, in the worker's session; by (owner, session) in another one
+        self._contexts: dict[str | tuple[str, str | None], CallContext] = {}
         self._running: dict[int, _Running] = {}
         self._cancelled_early: set[int] = set()  # cancelled before their thread took them
         self._lock = threading.Lock()
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
+        target = call.target
+        if target is TargetKind.TOOL or target is TargetKind.DRAWN_TOOL:
+            return self._tool(call, args, kwargs)
         owner = str(call.owner)
-        if call.target in (TargetKind.TOOL, TargetKind.DRAWN_TOOL):
-            fn = self._tools.get((owner, call.name))
-            if fn is None:
-                raise LookupError(f"extension {owner!r} has no tool {call.name!r} in this worker")
-            # records from the sandbox become the tool's own dataclasses here, where its
-            # module lives (the host does not need the extension's classes for it)
-            given = (args, kwargs)
-            if not _scalars(args, kwargs):  # scalars are never rebuilt
-                from vis_core.records import coerce_arguments
-
-                args, kwargs = coerce_arguments(fn, args, kwargs, owner=owner)
-            # the value crosses as records made here, where its classes live (the host
-            # never loads the extension's module)
-            if call.target is TargetKind.TOOL:
-                return self._run(call, fn, args, kwargs, then=lambda v: encode_for_host(v, owner))
-            render = self._renders.get((owner, call.name))
-            return self._run(
-                call,
-                fn,
-                args,
-                kwargs,
-                then=lambda v: (encode_for_host(v, owner), *_draw(render, given, v)),
-            )
-        if call.target is TargetKind.COMMAND:
+        if target is TargetKind.COMMAND:
             fn = self._commands.get((owner, call.name))
             if fn is None:
                 raise LookupError(f"extension {owner!r} has no command /{call.name} here")
             return self._run(call, fn, args, kwargs)
-        if call.target is TargetKind.HOOK:
+        if target is TargetKind.HOOK:
             index, payload, inside = args
             hooks = self._hooks.get(owner, ())
             if not 0 <= int(index) < len(hooks):
@@ -125,7 +106,7 @@ class WorkerHandler:
             # ``inside``: the extension's call that waits on this operation holds its lock,
             # so the hook runs inside that call instead of waiting for it forever
             return self._run(call, hooks[int(index)].fn, (payload,), {}, lock=not inside)
-        if call.target is TargetKind.CALLBACK:
+        if target is TargetKind.CALLBACK:
             key, inside, session, *rest = args
             fn = self._callback(owner, CallbackKind(call.name), str(key))
             # a render runs beside the tool it draws (which holds the lock); ``inside``: the
@@ -135,16 +116,41 @@ class WorkerHandler:
             # ``session``: ``[id]`` of the session it runs for when that is not the worker's
             # own (a setting saved with no session, run in another session's worker)
             return self._run(call, fn, tuple(rest), kwargs, lock=locked, session=session)
-        if call.target is TargetKind.OBJECT:
+        if target is TargetKind.OBJECT:
             assert self.channel is not None and call.ref is not None
             value = self.channel.exports.get(call.ref)
             if call.name == ENCODED_CALL:  # a lent handle's method: its value as records
                 method, *rest = args
                 return encode_for_host(run_method(value, str(method), tuple(rest), kwargs), None)
             return run_method(value, call.name, args, kwargs)
-        if call.target is TargetKind.LOAD:
+        if target is TargetKind.LOAD:
             return self._load(*args)
         raise LookupError(f"an extension worker does not serve {call.target} calls")
+
+    def _tool(self, call: Call, args: tuple, kwargs: dict) -> Any:
+        owner = str(call.owner)
+        fn = self._tools.get((owner, call.name))
+        if fn is None:
+            raise LookupError(f"extension {owner!r} has no tool {call.name!r} in this worker")
+        # records from the sandbox become the tool's own dataclasses here, where its module
+        # lives (the host does not need the extension's classes for it)
+        given = (args, kwargs)
+        if not _scalars(args, kwargs):  # scalars are never rebuilt
+            from vis_core.records import coerce_arguments
+
+            args, kwargs = coerce_arguments(fn, args, kwargs, owner=owner)
+        # the value crosses as records made here, where its classes live (the host never
+        # loads the extension's module)
+        if call.target is TargetKind.TOOL:
+            return self._run(call, fn, args, kwargs, then=lambda v: encode_for_host(v, owner))
+        render = self._renders.get((owner, call.name))
+        return self._run(
+            call,
+            fn,
+            args,
+            kwargs,
+            then=lambda v: (encode_for_host(v, owner), *_draw(render, given, v)),
+        )
 
     def _callback(self, owner: str, kind: CallbackKind, key: str) -> Callable[..., Any]:
         """The callback ``kind`` of extension ``owner`` (of setting or tool ``key``)."""
@@ -234,13 +240,17 @@ class WorkerHandler:
                 self._cancelled_early.discard(call.id)
                 running.cancelled = True
         try:
-            with self._locks[owner] if lock else _UNLOCKED, calling(context):
-                if running.cancelled:
-                    raise ToolCancelled()
-                value = fn(*args, **kwargs)
-                if type(value) not in _DONE and inspect.isawaitable(value):
-                    value = self._settle(value, running)
-                return value if then is None else then(value)
+            with self._locks[owner] if lock else _UNLOCKED:
+                token = enter_call(context)
+                try:
+                    if running.cancelled:
+                        raise ToolCancelled()
+                    value = fn(*args, **kwargs)
+                    if type(value) not in _DONE and inspect.isawaitable(value):
+                        value = self._settle(value, running)
+                    return value if then is None else then(value)
+                finally:
+                    leave_call(token)
         except ToolCancelled:
             raise asyncio.CancelledError(f"{call.name} was cancelled") from None
         finally:
@@ -250,11 +260,11 @@ class WorkerHandler:
     def _context(self, owner: str, session: list[str | None] | None) -> CallContext:
         """The context of a call of ``owner`` in the worker's session (or ``session[0]``): the
         same for each of them, made once."""
-        place = self.place
-        assert place is not None
-        session_id = place.session_id if session is None else session[0]
-        context = self._contexts.get((owner, session_id))
+        context = self._contexts.get(owner if session is None else (owner, session[0]))
         if context is None:
+            place = self.place
+            assert place is not None
+            session_id = place.session_id if session is None else session[0]
             context = CallContext(
                 session_id=session_id,
                 workspace_root=place.workspace_root,
@@ -262,7 +272,7 @@ class WorkerHandler:
                 owner=owner,
                 channel=place.channel,
             )
-            self._contexts[(owner, session_id)] = context
+            self._contexts[owner if session is None else (owner, session_id)] = context
         return context
 
     def _settle(self, awaitable: Any, running: _Running) -> Any:

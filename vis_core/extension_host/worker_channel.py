@@ -103,6 +103,7 @@ class Channel:
         self._inline: _Inline | None = None  # the call the reading thread serves now
         self._watchdog: threading.Thread | None = None
         self._watching = threading.Event()  # set while calls come: the watchdog looks
+        self._watched_calls = False  # whether it is set (read on every call: cheaper)
         self._last_inline = 0.0  # when the reading thread last started serving a call
         self._read_to_end = threading.Event()  # no thread reads the pipe any more
         self._turn: int | None = None  # the thread reading now
@@ -237,6 +238,8 @@ class Channel:
             self._released.append(ref)
 
     def _send_released(self) -> None:
+        if not self._released:
+            return
         refs: list[int] = []
         try:
             while True:  # popleft, never a copy: finalizers may append meanwhile
@@ -291,6 +294,7 @@ class Channel:
                 self._reading.release()
                 break
             self._turn = me
+            inline = _Inline(me)  # this turn's calls (one at a time), until one hands off
             while True:
                 try:
                     work = self._read_call()
@@ -304,18 +308,12 @@ class Channel:
                     with self._lock:
                         self._threads -= 1
                     return
-                inline = _Inline(me, time.monotonic())
+                started = time.monotonic()
                 with self._lock:
+                    inline.started = self._last_inline = started
                     self._inline = inline
-                    self._last_inline = inline.started
-                    if not self._watching.is_set():
-                        self._watching.set()
-                        if self._watchdog is None:
-                            self._watchdog = threading.Thread(
-                                target=self._watch_inline, name=f"{self._name}-watchdog"
-                            )
-                            self._watchdog.daemon = True
-                            self._watchdog.start()
+                    if not self._watched_calls:
+                        self._wake_watchdog()
                 try:
                     self._serve(*work)
                 except BaseException:  # a cancel that reached the thread after its call
@@ -361,6 +359,17 @@ class Channel:
             self._start_thread()
         self._reading.release()  # for the reading thread, which serves on
 
+    def _wake_watchdog(self) -> None:
+        """Calls come: the watchdog looks (started with the first). ``self._lock`` is held."""
+        self._watched_calls = True
+        self._watching.set()
+        if self._watchdog is None:
+            self._watchdog = threading.Thread(
+                target=self._watch_inline, name=f"{self._name}-watchdog"
+            )
+            self._watchdog.daemon = True
+            self._watchdog.start()
+
     def _watch_inline(self) -> None:
         """Hand the reading on when a call served by the reading thread lasts longer than
         ``INLINE_LIMIT``; rest while no call comes."""
@@ -373,6 +382,7 @@ class Channel:
                 if inline is not None and now - inline.started >= INLINE_LIMIT:
                     self._hand_off()
                 elif inline is None and now - self._last_inline > WATCHDOG_REST:
+                    self._watched_calls = False
                     self._watching.clear()
 
     def _answer(self, reply: Reply) -> None:
@@ -404,7 +414,9 @@ class Channel:
             if call.ref is not None:
                 self.exports.release((call.ref,))
             return exc
-        return tuple(args), dict(kwargs)
+        if type(args) is not tuple or type(kwargs) is not dict:
+            args, kwargs = tuple(args), dict(kwargs)
+        return args, kwargs
 
     def _serve(self, call: Call, arguments: tuple[tuple, dict] | Exception) -> None:
         token = serving.set(call.id)
@@ -559,13 +571,14 @@ class Channel:
 
 
 class _Inline:
-    """A call the reading thread serves itself; ``handed``: it gave the reading on."""
+    """The calls the reading thread serves itself in its turn, one at a time: ``started``, when
+    the one served now began; ``handed``: it gave the reading on (its turn is over)."""
 
     __slots__ = ("thread", "started", "handed")
 
-    def __init__(self, thread: int, started: float) -> None:
+    def __init__(self, thread: int) -> None:
         self.thread = thread
-        self.started = started
+        self.started = 0.0
         self.handed = False
 
 

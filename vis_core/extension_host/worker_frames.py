@@ -127,7 +127,7 @@ def encode(frame: Frame) -> bytes:
     return _HEADER.pack(len(head), len(payload)) + head + payload
 
 
-def decode(head: bytes, payload: bytes) -> Frame:
+def decode(head: bytes | bytearray, payload: bytes) -> Frame:
     try:
         raw = orjson.loads(head)
         kind = raw[0]
@@ -183,47 +183,53 @@ class FrameReader:
 
     def __init__(self, fd: int) -> None:
         self._fd = fd
-        self._buffer = bytearray()
-        self._start = 0  # where the first unparsed frame begins in the buffer
+        # the bytes read and not parsed yet begin at ``_start``: what one read brought, parsed
+        # where it lies; a growing buffer only while a frame arrives in pieces
+        self._data: bytes | bytearray = b""
+        self._start = 0
         self._missing = _HEADER.size  # bytes still needed to complete the next frame
 
     @property
     def partial(self) -> bool:
         """Whether part of a frame was read and the rest has not arrived."""
-        return self._start < len(self._buffer)
+        return self._start < len(self._data)
 
     def feed(self, data: bytes) -> None:
-        if self._start and self._start == len(self._buffer):
-            self._buffer.clear()
+        start = self._start
+        if start == len(self._data):
+            self._data, self._start = data, 0
+            return
+        rest = self._data
+        if isinstance(rest, bytes):
+            rest = bytearray(memoryview(rest)[start:])
             self._start = 0
-        self._buffer += data
+        elif start > 1 << 16:  # drop what was parsed before the buffer grows much
+            del rest[:start]
+            self._start = 0
+        rest += data
+        self._data = rest
 
     def next(self) -> Frame | None:
         """The next whole frame in the buffer, or ``None`` until more bytes arrive."""
-        buffer, start = self._buffer, self._start
-        available = len(buffer) - start
+        data, start = self._data, self._start
+        available = len(data) - start
         if available < _HEADER.size:
             self._missing = _HEADER.size - available
             return None
-        head_size, payload_size = _HEADER.unpack_from(buffer, start)
+        head_size, payload_size = _HEADER.unpack_from(data, start)
         if head_size + payload_size > MAX_FRAME:
             raise FrameError(f"a frame of {head_size + payload_size} bytes is larger than allowed")
         head_at = start + _HEADER.size
         payload_at = head_at + head_size
         end = payload_at + payload_size
-        if end > len(buffer):
-            self._missing = end - len(buffer)
+        if end > len(data):
+            self._missing = end - len(data)
             return None
-        frame = decode(bytes(buffer[head_at:payload_at]), bytes(buffer[payload_at:end]))
-        if end == len(buffer):
-            buffer.clear()
-            self._start = 0
-        elif end > 1 << 16:  # drop what was parsed before the buffer grows much
-            del buffer[:end]
-            self._start = 0
-        else:
-            self._start = end
-        return frame
+        self._start = end
+        payload = data[payload_at:end]
+        return decode(
+            data[head_at:payload_at], payload if type(payload) is bytes else bytes(payload)
+        )
 
     def frames(self) -> list[Frame]:
         """Every whole frame in the buffer."""

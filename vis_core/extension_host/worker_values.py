@@ -371,12 +371,16 @@ class _Unpickler(pickle.Unpickler):
 
 def dumps(value: Any, exports: Exports, caller: Caller) -> bytes:
     """``value`` pickled; what cannot be pickled as a whole crosses as one reference."""
+    if type(value) in _SCALARS:
+        return pickle.dumps(value, protocol=_PROTOCOL)
     return _dump(value, exports, caller)[0]
 
 
-# A pickle starts with what reads it back: ``D`` plain ``pickle.loads`` (no references in
-# it), ``P`` an unpickler that resolves references, ``R`` a reference to the whole value.
-_PLAIN = b"D"
+# A pickle that ``pickle.loads`` reads back alone (no reference in it) crosses as it is: it
+# starts with the PROTO opcode. One that holds references starts with ``P`` (read back by an
+# unpickler that resolves them); a value that crosses as one reference, with ``R``.
+_PROTOCOL = pickle.HIGHEST_PROTOCOL
+_PROTO = pickle.PROTO[0]
 _REFERENCING = b"P"
 _WHOLE_REF = b"R"
 _SCALARS = frozenset({type(None), bool, int, float, str, bytes})
@@ -410,7 +414,7 @@ def _plain(value: Any, depth: int = _PLAIN_DEPTH) -> bool:
 def _dump(value: Any, exports: Exports, caller: Caller) -> tuple[bytes, list[int]]:
     """``value`` pickled, and the numbers of the objects it lends (to take back if unsent)."""
     if _plain(value):
-        return _PLAIN + pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL), []
+        return pickle.dumps(value, protocol=_PROTOCOL), []
     buffer = io.BytesIO()
     pickler = _Pickler(buffer, exports, caller)
     try:
@@ -418,9 +422,9 @@ def _dump(value: Any, exports: Exports, caller: Caller) -> tuple[bytes, list[int
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         exports.release(pickler.exported)
         number = exports.export(value)
-        return _WHOLE_REF + pickle.dumps(_Ref(number), protocol=pickle.HIGHEST_PROTOCOL), [number]
-    kind = _REFERENCING if pickler.referenced else _PLAIN
-    return kind + buffer.getvalue(), pickler.exported
+        return _WHOLE_REF + pickle.dumps(_Ref(number), protocol=_PROTOCOL), [number]
+    data = buffer.getvalue()
+    return (_REFERENCING + data if pickler.referenced else data), pickler.exported
 
 
 @dataclasses.dataclass(frozen=True)
@@ -431,9 +435,9 @@ class _Ref:
 
 
 def loads(data: bytes, exports: Exports, caller: Caller) -> Any:
+    if data[0] == _PROTO:
+        return pickle.loads(data)
     kind, body = data[:1], memoryview(data)[1:]
-    if kind == _PLAIN:
-        return pickle.loads(body)
     if kind == _WHOLE_REF:
         ref = pickle.loads(body)
         return RemoteObject(caller, ref.number)
@@ -454,7 +458,7 @@ def dumps_error(exc: BaseException, exports: Exports, caller: Caller) -> bytes:
             data, lent = _dump(candidate, exports, caller)
         except Exception:  # an exception that cannot cross becomes a RuntimeError of its text
             continue
-        if data[:1] != _WHOLE_REF and _loads_back(data[1:]):
+        if data[:1] != _WHOLE_REF and _loads_back(data):
             return data
         exports.release(lent)
     return dumps(_as_runtime_error(exc), exports, caller)
@@ -514,8 +518,9 @@ class _Probe(pickle.Unpickler):
         return None
 
 
-def _loads_back(body: bytes) -> bool:
-    """Whether the pickled exception ``body`` can be rebuilt (a custom ``__init__`` may not)."""
+def _loads_back(data: bytes) -> bool:
+    """Whether the pickled exception ``data`` can be rebuilt (a custom ``__init__`` may not)."""
+    body = memoryview(data)[data[0] != _PROTO :]
     try:
         _Probe(io.BytesIO(body)).load()
     except Exception:

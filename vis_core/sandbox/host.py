@@ -537,14 +537,15 @@ class Sandbox:
         def readable() -> None:
             try:
                 chunk = os.read(fd, READ_CHUNK)
-                for line in lines.feed(chunk):
-                    self._dispatch(child_message(line))
             except BlockingIOError:
                 return
             except OSError:  # the pipe broke: as good as its end
                 chunk = b""
+            try:
+                for line in lines.feed(chunk):
+                    self._dispatch(child_message(line))
             except ProtocolError as exc:
-                if self._kill_reason is None:
+                if proc is self._proc and self._kill_reason is None:
                     self._kill_reason = f"was stopped because it broke the protocol ({exc})"
                 self._kill_group(proc)
                 chunk = b""

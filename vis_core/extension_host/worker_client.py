@@ -321,7 +321,8 @@ class SessionWorker:
         ``render``: the worker also draws its Activity's success with the result (one round
         trip instead of two) and answers ``(value, presentation, problem)``; ``problem`` says
         why the render failed (the value stands)."""
-        await self._settled()
+        if self._cancelled:
+            await self._settled()
         channel = self._channel
         if channel is None or channel.closed:
             channel = await self._started()

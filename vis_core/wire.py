@@ -36,6 +36,12 @@ TAGGED = b'"$":'
 _INT_MIN, _INT_MAX = -(1 << 63), (1 << 63) - 1
 # A key that is not a string (in data that was not wire-encoded) becomes one, as json does.
 _DUMPS_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
+# orjson refuses these types instead of writing them as it would (they need a tag or a codec)
+_PLAIN_ONLY = (
+    orjson.OPT_PASSTHROUGH_DATACLASS
+    | orjson.OPT_PASSTHROUGH_DATETIME
+    | orjson.OPT_PASSTHROUGH_SUBCLASS
+)
 # Subclasses (IntEnum, StrEnum, NamedTuple, defaultdict...) cross as the first of these they are.
 _PLAIN_BASES: tuple[type, ...] = (bool, int, str, float, list, dict, tuple)
 
@@ -180,6 +186,22 @@ def encode(value: Any, *, handle_out: HandleOut | None = None) -> Any:
         if codec.matches(value):
             return {TAG: codec.tag, "v": encode(codec.encode(value), handle_out=handle_out)}
     return _encode_other(value, handle_out)
+
+
+def encode_for_dumps(value: Any, *, handle_out: HandleOut | None = None) -> Any:
+    """:func:`encode` of ``value`` for a message :func:`dumps` writes. A list or dict of plain
+    JSON data comes back as its JSON text already written (an ``orjson.Fragment``): one pass in
+    C, read back to check that nothing needed a tag (a tuple, a non-finite float, a ``"$"``
+    key, an Enum...), instead of a walk in Python."""
+    if type(value) is list or type(value) is dict:
+        try:
+            text = orjson.dumps(value, option=_PLAIN_ONLY)
+        except TypeError:  # a type orjson does not write as plain JSON: encode() says what
+            pass
+        else:
+            if TAGGED not in text and orjson.loads(text) == value:
+                return orjson.Fragment(text)
+    return encode(value, handle_out=handle_out)
 
 
 def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import inspect
 import json
 import math
@@ -81,6 +82,51 @@ def test_registered_codec_round_trips() -> None:
         unregister_codec("test-money")
     with pytest.raises(ValueError, match="reserved"):
         register_codec("tuple", Money, str, str)
+
+
+class Color(enum.Enum):
+    RED = "red"
+
+
+class Level(enum.IntEnum):
+    HIGH = 3
+
+
+class Name(str):
+    pass
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [],
+        {},
+        [1, "two", 3.5, True, None, {"a": [{"b": {}}]}],
+        {"text": '"$": inside a string', "$x": 1, "nested": [[[]]]},
+        [(1, 2)],
+        {"deep": [{"t": (1,)}]},
+        [math.nan],
+        {"f": -math.inf},
+        {"$": "a dollar key"},
+        [{"$": "tuple", "v": [1]}],
+        {1: "int key"},
+        [Level.HIGH],
+        {"k": Name("a str subclass")},
+        [Money(5, "EUR")],
+        [b"bytes", {1, 2}],
+        [1 << 70],
+        [0.1, -0.0, 1e300],
+    ],
+)
+def test_plain_json_fast_path_writes_what_encode_writes(value: Any) -> None:
+    fast = wire.dumps({"v": wire.encode_for_dumps(value)})
+    assert fast == wire.dumps({"v": wire.encode(value)})
+
+
+def test_fast_path_refuses_what_encode_refuses() -> None:
+    for value in ([Color.RED], {"o": object()}):
+        with pytest.raises(TypeError, match="cannot cross the sandbox boundary"):
+            wire.encode_for_dumps(value)
 
 
 class Proc(HostHandle):

@@ -595,7 +595,7 @@ class Sandbox:
                 "t": Msg.RESULT,
                 "id": rid,
                 "ok": True,
-                "value": wire.encode(value, handle_out=handle_out),
+                "value": wire.encode_for_dumps(value, handle_out=handle_out),
             }
         except asyncio.CancelledError:
             raise

@@ -95,3 +95,66 @@ def test_activity_ids_are_unique_hex_that_sort_in_the_order_they_were_made(tmp_p
     assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
     assert len(set(ids)) == len(ids)
     assert ids == sorted(ids)
+
+
+def test_records_and_contexts_are_copies_of_classes_made_of_their_fields() -> None:
+    """The invoker copies a blank record and context per call (``_evolve``): that builds what
+    their constructors would only while their attributes are exactly their fields."""
+    from vis_core.extension.context import CallContext
+    from vis_core.model.activity import ActivityRecord
+
+    for cls in (ActivityRecord, CallContext):
+        assert not hasattr(cls, "__post_init__") and not hasattr(cls, "__slots__")
+        assert all(f.init for f in dataclasses.fields(cls))
+
+
+def test_new_record_is_what_the_constructor_builds(tmp_path: Path) -> None:
+    from vis_core.model.activity import ActivityRecord, field_names
+
+    position = CallPosition()
+    position.move(CallSite("t1", "i1", 2))
+    record = _invoker(tmp_path, position).new_record(
+        "echo", "Echo", tag=SymbolTag.MUTATION, owner="bench", parent_id="p", handle_id="h"
+    )
+    assert tuple(vars(record)) == field_names(ActivityRecord)
+    assert record == ActivityRecord(**{name: getattr(record, name) for name in vars(record)})
+    assert record.started_at > 0 and record.ended_at is None and record.error is None
+
+
+async def test_each_call_has_a_context_of_its_own(tmp_path: Path) -> None:
+    from vis_core.extension.context import CallContext, current_call
+    from vis_core.tools.registry import HostTool
+
+    seen: list[CallContext] = []
+
+    async def probe() -> int:
+        context = current_call()
+        assert context is not None
+        context.unanswered_forms.append(f"form {len(seen)}")
+        seen.append(context)
+        return len(seen)
+
+    position = CallPosition()
+    invoker = ToolInvoker(
+        session_id="s1",
+        registry=lambda: ToolRegistry([HostTool("probe", probe, owner="kit")]),
+        emit=_ignore,
+        workspace=tmp_path,
+        project_root=tmp_path / "project",
+        channel="print",
+        position=position,
+    )
+    await invoker.call("probe", (), {})
+    position.move(CallSite("t2", "i2", 1))
+    await invoker.call("probe", (), {}, callers=("other",), parent_id="p1")
+    first, second = seen
+    assert first.unanswered_forms == ["form 0"] and second.unanswered_forms == ["form 1"]
+    assert (first.session_id, first.workspace_root, first.project_root) == (
+        "s1",
+        tmp_path,
+        tmp_path / "project",
+    )
+    assert (first.owner, first.channel, first.activities) == ("kit", "print", invoker)
+    assert first.activity_id != second.activity_id and first.publish is not second.publish
+    assert (first.turn_id, second.turn_id, second.iteration_id) == (None, "t2", "i2")
+    assert (first.callers, second.callers) == ((), ("other",))

@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Event
 from vis_core.extension.context import CallContext, calling
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Emit = Callable[[Event], Coroutine[Any, Any, None]]
+Evolved = TypeVar("Evolved", ActivityRecord, CallContext)
 
 
 class UnknownToolError(NameError):
@@ -113,6 +114,25 @@ class ToolInvoker:
         self._position = position or CallPosition()  # moved by the session, read here
         # who waits on the session's turn, images shown with a call's result
         self.call_state = call_state or SessionCallState()
+        # what every call's record and context share; each call copies them with its own fields
+        self._blank_record = ActivityRecord(
+            id="",
+            session_id=session_id,
+            turn_id=None,
+            iteration_id=None,
+            tool="",
+            tag=SymbolTag.OBSERVATION,
+            state=ActivityState.RUNNING,
+            presentation=None,
+        )
+        self._blank_context = CallContext(
+            session_id=session_id,
+            workspace_root=workspace,
+            project_root=project_root,
+            channel=channel,
+            runtime=runtime,
+            activities=self,
+        )
 
     def registry(self) -> ToolRegistry:
         """The session's tools right now (extension SDK calls look tools up here)."""
@@ -282,21 +302,17 @@ class ToolInvoker:
         if show_start:
             await render("start")
             await self._emit(ActivityStarted(self._session_id, activity=record))
-        context = CallContext(
-            session_id=self._session_id,
-            workspace_root=self._workspace,
-            project_root=self._project_root,
+        context = _evolve(
+            self._blank_context,
             owner=tool.owner,
-            channel=self._channel,
             publish=publish,
-            runtime=self._runtime,
             loop=loop,
-            activities=self,
             activity_id=record.id,  # calls made from here show under this Activity
             turn_id=site.turn_id,
             iteration_id=site.iteration_id,
             callers=callers,
             session=self._session(),
+            unanswered_forms=[],  # the call's own
         )
         try:
             with calling(context):
@@ -363,19 +379,20 @@ class ToolInvoker:
         show_start: bool = True,
         handle_id: str | None = None,
     ) -> ActivityRecord:
-        """A running Activity of this session, at the current turn, iteration and form."""
+        """A running Activity of this session, at the current turn, iteration and form: the
+        session's blank record with this call's fields (see :func:`_evolve`)."""
         site = self._position.site
-        return ActivityRecord(
+        return _evolve(
+            self._blank_record,
             id=activity_id(),
-            session_id=self._session_id,
             turn_id=site.turn_id,
             iteration_id=site.iteration_id,
             tool=tool,
             tag=tag,
-            state=ActivityState.RUNNING,
             presentation=_headline_only(headline),
             owner=owner,
             show_start=show_start,
+            started_at=time.time(),
             handle_id=handle_id,
             form=site.form,
             parent_id=parent_id,
@@ -452,13 +469,15 @@ def _headline_only(headline: str) -> ActivityPresentation:
     return ActivityPresentation(headline, "")
 
 
-def _evolve(record: ActivityRecord, **changes: Any) -> ActivityRecord:
-    """``dataclasses.replace`` for the per-call path: ``ActivityRecord`` has no
-    ``__post_init__``, no ``init=False`` field and no slots, so its attributes are its
-    fields, and a copy of them with ``changes`` is what its constructor would build (without
-    the constructor's frozen-attribute writes)."""
-    evolved = object.__new__(ActivityRecord)
-    evolved.__dict__.update(record.__dict__, **changes)
+def _evolve(value: Evolved, **changes: Any) -> Evolved:
+    """``dataclasses.replace`` for the per-call path, for the frozen dataclasses each call
+    makes (:class:`ActivityRecord`, :class:`CallContext`): they have no ``__post_init__``, no
+    ``init=False`` field and no slots, so their attributes are their fields, in order, and a
+    copy of them with ``changes`` is what their constructor would build, without its frozen
+    attribute writes (tests check both classes stay so). A mutable field (a context's
+    ``unanswered_forms``) must be among ``changes``, or the copies share it."""
+    evolved = object.__new__(type(value))
+    evolved.__dict__.update(value.__dict__, **changes)
     return evolved
 
 

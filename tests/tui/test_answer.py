@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import random
 import time
 from pathlib import Path
 
@@ -230,3 +231,102 @@ async def test_a_backlog_goes_out_in_slices_cut_at_blank_lines_and_a_long_block_
                 )
             else:  # no blank line to cut at: one re-render, not one per slice
                 assert renders == [text]
+
+
+def _paragraph(seed: int, size: int) -> str:
+    """Words of prose (some accented, curly quotes, runs of spaces, soft line breaks with a
+    trailing space or an indent) in one paragraph of ``size`` characters or more."""
+    rng = random.Random(seed)
+    words = ["a", "of", "the", "wrapping", "naïve", "don’t", "—", "x" * 19, "end.", "(12)", "a-b"]
+    parts: list[str] = ["Start"]
+    while sum(map(len, parts)) < size:
+        parts.append(rng.choice(words))
+        parts.append(rng.choice([" ", " ", " ", "  ", " \n", "\n   ", "   "]))
+    return "".join(parts) + "end"
+
+
+LONG_PARAGRAPHS = [
+    "word " * 5000,  # one 25 KB line
+    _paragraph(1, 6000),
+    _paragraph(2, 6000).replace("(12)", "`(12)`"),  # inline code: Rich wraps it
+    _paragraph(3, 6000).replace("\n", " ") + " " + "y" * 30 + " tail",  # a word wider than the view
+]
+
+
+@pytest.mark.parametrize("text", LONG_PARAGRAPHS, ids=["one-line", "prose", "code", "long-word"])
+async def test_a_long_paragraph_shows_the_lines_richs_markdown_draws(
+    workspace: Path, text: str
+) -> None:
+    """One long paragraph is wrapped without Rich's Text.wrap when it is plain words; what
+    it shows, streamed or whole, line for line and style for style, is what Rich draws."""
+    from vis_tui.widgets.answer_lines import Block
+    from vis_tui.widgets.answer_markdown import rich_lines
+
+    app = vis_app(workspace)
+    async with app.run_test(size=(43, 30)) as pilot:
+        await started(app, pilot)
+        turn = app.main.transcript.add_turn("t1", 1, "write one paragraph")
+        for n in range(0, len(text), 700):
+            turn.add_delta(text[n : n + 700])
+        turn.close_answer()
+        answer = turn.answers[0]
+        assert isinstance(answer, AnswerView)
+        await until(pilot, lambda: answer.source == text)
+        await pilot.pause()
+        [block] = answer.lines.blocks
+        width, style = answer.content_size.width, answer.visual_style
+        shown = answer.lines.strips(width, answer, style)
+        expected = rich_lines(Block(block.source, block.kind), width, answer, style)
+        assert len(shown) > 100
+        assert [list(strip) for strip in shown] == [list(strip) for strip in expected]
+        assert answer.content_size.height == len(expected)
+        assert [answer.render_line(y).text for y in range(len(expected))] == [
+            strip.text for strip in expected
+        ]
+
+
+async def test_plain_paragraphs_wrap_as_rich_wraps_them(workspace: Path) -> None:
+    """The paragraphs Vis wraps itself, at any width, against Rich's own wrap; and the ones
+    it leaves to Rich (markup, a hard break, tabs, wide or zero-width characters, a word
+    longer than the line); escapes and entities show as their text."""
+    from vis_tui.widgets.answer_lines import Block
+    from vis_tui.widgets.answer_markdown import plain_paragraph_lines, rich_lines, top_blocks
+
+    rng = random.Random(7)
+    words = ["a", "bb", "wrap", "x" * 9, "é", "’s", "#1", "2.", "a-", "(a)"]
+    gaps = [" ", " ", "  ", "     ", "\n", " \n", "\n  ", "\n      "]
+    app = vis_app(workspace)
+    async with app.run_test(size=(60, 20)) as pilot:
+        await started(app, pilot)
+        view = AnswerView("")
+        await app.main.transcript.mount(view)
+        style = view.visual_style
+        wrapped = 0
+        for _ in range(400):
+            count = rng.randint(1, 40)
+            source = "w" + "".join(rng.choice(gaps) + rng.choice(words) for _ in range(count))
+            width = rng.choice([9, 10, 11, 16, 33, 80])
+            block = Block(source, "paragraph_open")
+            assert [kind for _, kind in top_blocks(source)] == ["paragraph_open"]
+            lines = plain_paragraph_lines(block, width, view, style)
+            assert lines is not None, (source, width)  # plain words, none wider than 9
+            expected = rich_lines(block, width, view, style)
+            assert [list(s) for s in lines] == [list(s) for s in expected], (source, width)
+            wrapped += 1
+        assert wrapped == 400
+        for source in [
+            "a `b` c",
+            "a **b** c",
+            "a [b](c) d",
+            "a  \nb",
+            "a\tb",
+            "a 日本 b",
+            "a e\u0301 b",
+            "a " + "x" * 12 + " b",
+        ]:
+            assert plain_paragraph_lines(Block(source, "paragraph_open"), 10, view, style) is None
+        for source in ["a &amp; b &lt;c&gt;", "a \\* b \\_c\\_", "a < b", "a_b_c"]:
+            block = Block(source, "paragraph_open")  # markup characters that show as text
+            lines = plain_paragraph_lines(block, 10, view, style)
+            assert lines is not None
+            assert [list(s) for s in lines] == [list(s) for s in rich_lines(block, 10, view, style)]

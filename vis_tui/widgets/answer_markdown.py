@@ -5,19 +5,18 @@ the first frame: markdown-it, Rich's Markdown and Pygments are a tenth of the ap
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import re
 
 from markdown_it import MarkdownIt
+from rich.cells import cell_len
 from rich.markdown import Markdown as RichMarkdown
+from rich.segment import Segment
 from textual.strip import Strip
 from textual.style import Style
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
-from vis_tui.widgets.answer_lines import fill_style
-
-if TYPE_CHECKING:
-    from vis_tui.widgets.answer_lines import Block
+from vis_tui.widgets.answer_lines import Block, fill_style
 
 _PARSER = MarkdownIt().enable("strikethrough").enable("table")  # as Rich's Markdown parses
 # Where blocks start needs no inline parse: a block's inline text is parsed when it is drawn.
@@ -47,8 +46,24 @@ class _ParsedMarkdown(RichMarkdown):
         self.inline_code_theme = self.code_theme
 
 
+LONG_PARAGRAPH = 2_000  # characters from which a paragraph of plain words is wrapped here
+_WORD = re.compile("[^ ]")
+# What starts an inline rule of markdown-it's CommonMark set (escape, code, emphasis, strike,
+# link, image, autolink, HTML, entity) or a hard line break (two spaces, or a tab, before it)
+_MARKUP = re.compile(r"[\\`*_~\[\]!<&]|  \n|\t")
+
+
 def draw_block(block: Block, width: int, painter: Widget, style: Style) -> list[Strip]:
     """One block's lines at ``width``, in ``painter``'s style, each ``width`` cells long."""
+    if block.kind == "paragraph_open" and len(block.source) >= LONG_PARAGRAPH:
+        lines = plain_paragraph_lines(block, width, painter, style)
+        if lines is not None:
+            return lines
+    return rich_lines(block, width, painter, style)
+
+
+def rich_lines(block: Block, width: int, painter: Widget, style: Style) -> list[Strip]:
+    """``block`` drawn by Rich's Markdown."""
     visual = visualize(painter, _ParsedMarkdown(block))
     strips = Visual.to_strips(painter, visual, width, None, style, apply_selection=False)
     fill = fill_style(style)
@@ -64,3 +79,90 @@ def draw_block(block: Block, width: int, painter: Widget, style: Style) -> list[
     last = next((n for n in range(len(strips) - 1, first - 1, -1) if not blank(strips[n])), first)
     # Rich pads some blocks (a heading, a table) with blank lines; blocks here are one apart
     return [strip.extend_cell_length(width, fill) for strip in strips[first : last + 1]]
+
+
+def plain_paragraph_lines(
+    block: Block, width: int, painter: Widget, style: Style
+) -> list[Strip] | None:
+    """The lines Rich draws for a paragraph of plain words (no inline markup, no line break,
+    every character one cell wide and no word longer than a line), wrapped here: Rich wraps
+    word by word and measures every line again, ~0.5 s for one 200 KB paragraph. None for
+    any other block, which Rich draws."""
+    text = _plain_text(block.source)
+    if text is None or width <= 0:
+        return None
+    starts = _line_starts(text, width)
+    if starts is None:
+        return None
+    # the style of a paragraph's cells, text and padding alike, as Rich draws them
+    sample = rich_lines(Block("x", block.kind), width, painter, style)
+    segments = list(sample[0]) if len(sample) == 1 else []
+    if len(segments) != 1 or segments[0].text != "x".ljust(width):
+        return None  # the text and the padding are not drawn alike
+    cells = segments[0].style
+    bounds = [0, *starts, len(text)]
+    return [
+        Strip([Segment(text[start:end][:width].ljust(width), cells)], width)
+        for start, end in zip(bounds, bounds[1:], strict=False)
+    ]
+
+
+def _plain_text(source: str) -> str | None:
+    """What Rich's Markdown shows of a paragraph made only of text and soft line breaks (a
+    soft break is a space), when every character is printable and one cell wide and it
+    starts with a word; otherwise None."""
+    if _MARKUP.search(source) is None:  # no inline rule of markdown-it applies: text alone
+        text = _joined_lines(source)
+    else:
+        tokens = _PARSER.parse(source)
+        if [token.type for token in tokens] != ["paragraph_open", "inline", "paragraph_close"]:
+            return None
+        parts: list[str] = []
+        for child in tokens[1].children or ():
+            if child.type == "text":
+                parts.append(child.content)
+            elif child.type == "softbreak":
+                parts.append(" ")
+            else:
+                return None
+        text = "".join(parts)
+    if not text or text[0] == " " or not text.isprintable():  # tabs, other spaces, controls
+        return None
+    if not text.isascii() and any(cell_len(char) != 1 for char in set(text)):
+        return None
+    return text
+
+
+def _joined_lines(source: str) -> str:
+    """A paragraph's lines as markdown-it reads them with no inline markup: the content
+    stripped, a line break a soft break (one space before it dropped, the next line's
+    indent skipped)."""
+    lines = source.strip().split("\n")
+    last = len(lines) - 1
+    return " ".join(
+        (line.lstrip(" \t") if n else line).removesuffix(" " if n < last else "")
+        for n, line in enumerate(lines)
+    )
+
+
+def _line_starts(text: str, width: int) -> list[int] | None:
+    """Where each line after the first starts when Rich wraps ``text`` (words apart by spaces,
+    each character one cell) at ``width`` (``rich._wrap.divide_line``: a word goes on the
+    line while its last letter fits; spaces after it never push it on), or None when a word
+    is longer than a line (Rich folds it)."""
+    starts: list[int] = []
+    start, end = 0, len(text)
+    while start + width < end:
+        edge = start + width  # the first cell past the line
+        if text[edge] == " ":  # every word begun on the line ends by its edge
+            word = _WORD.search(text, edge)
+            if word is None:
+                break  # only spaces follow
+            following = word.start()
+        else:  # the word across the edge starts the next line
+            following = text.rfind(" ", start, edge) + 1
+            if following <= start:
+                return None
+        starts.append(following)
+        start = following
+    return starts

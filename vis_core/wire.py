@@ -19,6 +19,7 @@ from __future__ import annotations
 import base64
 import contextvars
 import dataclasses
+import json
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -279,8 +280,22 @@ def decode(data: Any, *, handle_in: HandleIn | None = None) -> Any:
 
 
 def dumps(message: dict[str, Any]) -> bytes:
-    """One protocol message as a JSON line (the message must already be wire-encoded)."""
-    return orjson.dumps(message, option=_DUMPS_OPTIONS)
+    """One protocol message as a JSON line (the message must already be wire-encoded).
+
+    orjson writes it; a message orjson refuses (nested deeper than 254 levels...) goes through
+    the standard library as before, which raises on text that is not UTF-8 (a lone surrogate:
+    see :func:`safe_text`)."""
+    try:
+        return orjson.dumps(message, option=_DUMPS_OPTIONS)
+    except orjson.JSONEncodeError:
+        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
+        return text.encode("utf-8") + b"\n"
+
+
+def safe_text(text: str) -> str:
+    """``text`` with each lone surrogate (a file name decoded with ``surrogateescape``...)
+    written out as ``\\udcff``: text any protocol line can carry."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def loads(line: bytes) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import os
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -72,6 +73,7 @@ class HostTools:
             ToolEntry("describe", "Say what a handle argument is on the host."),
             ToolEntry("hang", "Wait until cancelled; the host records the cancel."),
             ToolEntry("same", "Return the first argument as it is."),
+            ToolEntry("undecodable", "Return, or raise with, a file name that is not UTF-8."),
         ]
         self.gate_waiting = 0
         self.gate_open = asyncio.Event()
@@ -101,6 +103,11 @@ class HostTools:
             return shell
         if name == "same":
             return args[0]
+        if name == "undecodable":
+            file_name = os.fsdecode(b"x\xff")  # "x\udcff", as os.listdir gives it
+            if args[0] == "raise":
+                raise FileNotFoundError(f"no file {file_name}")
+            return [file_name]
         if name == "hang":
             try:
                 await asyncio.Event().wait()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from vis_core.sandbox import Sandbox, ToolEntry
 
 from .conftest import HostTools, MakeSandbox
@@ -41,6 +43,36 @@ async def test_plain_and_tagged_results_come_back_equal(sandbox: Sandbox) -> Non
     )
     assert result.error is None, result.error
     assert result.stdout == "True True\n" * 5
+
+
+async def test_values_nested_deeper_than_orjson_writes_still_cross(sandbox: Sandbox) -> None:
+    result = await sandbox.run(
+        "v = 'leaf'\nfor _ in range(400):\n    v = [v]\nback = await same(v)\nprint(back == v)\n"
+    )
+    assert result.error is None, result.error
+    assert result.stdout == "True\n"
+
+
+async def test_text_that_cannot_be_written_fails_in_the_block_and_never_hangs(
+    sandbox: Sandbox,
+) -> None:
+    result = await asyncio.wait_for(
+        sandbox.run(
+            "for call in (lambda: same('x\\udcff'), lambda: undecodable('return'),\n"
+            "             lambda: undecodable('raise')):\n"
+            "    try:\n"
+            "        await call()\n"
+            "    except Exception as exc:\n"
+            "        print(type(exc).__name__, str(exc).encode('unicode_escape').decode())\n"
+            "raise ValueError('x\\udcff')\n"
+        ),
+        30,
+    )
+    refused, unsent, raised = result.stdout.splitlines()
+    assert refused.startswith("UnicodeEncodeError 'utf-8' codec can't encode")  # the argument
+    assert unsent.startswith("VisToolError UnicodeEncodeError: 'utf-8' codec")  # the result
+    assert raised == "FileNotFoundError no file x\\\\udcff"  # written out as text by the host
+    assert result.error is not None and result.error.endswith("ValueError: x\\udcff\n")
 
 
 async def test_integers_of_any_size_cross_exactly(sandbox: Sandbox, host_tools: HostTools) -> None:
@@ -173,6 +205,7 @@ async def test_unencodable_arguments_fail_in_the_block(sandbox: Sandbox) -> None
     result = await sandbox.run("await echo(object())")
     assert result.error is not None
     assert "cannot cross the sandbox boundary" in result.error
+    assert 'File "<block 1>", line 1' in result.error and "vis_core" not in result.error
 
 
 async def test_long_messages_and_many_calls_in_flight_cross_whole(sandbox: Sandbox) -> None:

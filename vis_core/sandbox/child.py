@@ -28,14 +28,15 @@ from vis_core.sandbox.proxies import (
 from vis_core.sandbox.sdk_runtime import enter_sandbox
 from vis_core.sandbox.state import SessionState, register_source, top_level_defs
 
-_INTERNAL_DIRS = (
+_INTERNAL = (  # where frames a block's traceback leaves out start: the sandbox, wire, asyncio
     os.path.dirname(os.path.abspath(__file__)) + os.sep,
+    os.path.abspath(wire.__file__),
     os.path.dirname(os.path.abspath(asyncio.__file__)) + os.sep,
 )
 
 
 def _internal(filename: str) -> bool:
-    return filename.startswith(_INTERNAL_DIRS)
+    return filename.startswith(_INTERNAL)
 
 
 def _filter(te: traceback.TracebackException, seen: set[int]) -> None:
@@ -120,7 +121,9 @@ class Child:
 
     # -- protocol ----------------------------------------------------------------------------
     def send(self, message: dict[str, Any]) -> None:
-        data = wire.dumps(message)
+        self.write(wire.dumps(message))
+
+    def write(self, data: bytes) -> None:
         written = os.write(self.fd_out, data)
         if written < len(data):  # a long message, cut short by a signal
             rest = memoryview(data)[written:]
@@ -188,9 +191,10 @@ class Child:
             "args": list(map(wire.encode, args)),
             "kwargs": wire.encode(kwargs) if kwargs else {},
         }
+        line = wire.dumps(message)  # raises here, in the block, on what cannot be written
         future: asyncio.Future[Any] = self.loop.create_future()
         self.pending[rid] = future
-        self.send(message)
+        self.write(line)
         try:
             return await future
         except BaseException:  # cancelled, or interrupted (Esc, Ctrl+C) mid-await: the host
@@ -277,15 +281,14 @@ class Child:
         except Exception as exc:  # keep the sandbox alive, say what failed
             error = (error or "") + f"\n[vis: saving helpers and variables failed: {exc!r}]"
         os.write(1, end_marker(self.nonce, block_id))
-        self.send(
-            {
-                "t": Msg.DONE,
-                "id": block_id,
-                "error": error,
-                "snapshot": snapshot,
-                "forms": forms or [],
-            }
-        )
+        error = None if error is None else wire.safe_text(error)
+        done = {"t": Msg.DONE, "id": block_id, "error": error, "forms": forms or []}
+        try:
+            line = wire.dumps({**done, "snapshot": snapshot})
+        except (TypeError, ValueError) as exc:  # text in a saved name or reason: never a hang
+            note = wire.safe_text(f"[vis: saving helpers and variables failed: {exc!r}]")
+            line = wire.dumps({**done, "error": f"{error or ''}\n{note}", "snapshot": None})
+        self.write(line)
 
     def on_sigint(self, signum: int, frame: types.FrameType | None) -> None:
         if not self.in_user_code:

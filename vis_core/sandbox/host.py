@@ -510,11 +510,14 @@ class Sandbox:
 
     # -- the pipes ---------------------------------------------------------------------------
     async def _send(self, message: dict[str, Any]) -> None:
+        await self._write(wire.dumps(message))
+
+    async def _write(self, line: bytes) -> None:
         proc = self._proc
         if proc is None or proc.stdin is None:
             raise ChildDied(self._death or "is not running")
         try:
-            proc.stdin.write(wire.dumps(message))
+            proc.stdin.write(line)
             transport = proc.stdin.transport
             if transport.get_write_buffer_size() > _DRAIN_ABOVE:  # type: ignore[attr-defined]
                 await proc.stdin.drain()
@@ -591,25 +594,30 @@ class Sandbox:
             def handle_out(obj: wire.HostHandle) -> dict[str, Any]:
                 return self._handle_out(obj, origin)
 
-            reply = {
-                "t": Msg.RESULT,
-                "id": rid,
-                "ok": True,
-                "value": wire.encode_for_dumps(value, handle_out=handle_out),
-            }
+            line = wire.dumps(
+                {
+                    "t": Msg.RESULT,
+                    "id": rid,
+                    "ok": True,
+                    "value": wire.encode_for_dumps(value, handle_out=handle_out),
+                }
+            )
         except asyncio.CancelledError:
             raise
-        except Exception as exc:  # every tool failure goes back to the block
-            reply = {
-                "t": Msg.RESULT,
-                "id": rid,
-                "ok": False,
-                "error": {"type": type(exc).__name__, "message": str(exc)},
-            }
+        except Exception as exc:  # every tool failure goes back, and a result it cannot write
+            error = {"type": type(exc).__name__, "message": str(exc)}
+            line = wire.dumps(
+                {
+                    "t": Msg.RESULT,
+                    "id": rid,
+                    "ok": False,
+                    "error": {k: wire.safe_text(v) for k, v in error.items()},
+                }
+            )
         finally:
             self._calls.pop(rid, None)
         with contextlib.suppress(ChildDied):
-            await self._send(reply)
+            await self._write(line)
 
     async def _call_handle(
         self, hid: str, method: str, args: list[Any], kwargs: dict[str, Any]

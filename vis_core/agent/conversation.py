@@ -154,9 +154,8 @@ class ConversationBuilder:
         return self._positions.get(turn_id, 0)
 
     def add(self, event: Event) -> None:
-        handler = getattr(self, f"_on_{event.type}", None)
-        if handler is not None:
-            handler(event)
+        if event.type in CONVERSATION_EVENTS:  # most events (Activities) pass by
+            getattr(self, f"_on_{event.type}")(event)
 
     def _on_TurnStarted(self, event: TurnStarted) -> None:
         self._positions[event.turn_id] = event.position

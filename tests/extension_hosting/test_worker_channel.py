@@ -74,6 +74,8 @@ class Lender:
             return self.kept
         if call.name == "identity":
             return args[0]
+        if call.name == "keyword":
+            return kwargs["value"]
         if call.name == "wait":  # blocks its thread until ``open`` (or the test) opens it
             return self.opened.wait(5)
         if call.name == "open":
@@ -165,6 +167,9 @@ def test_objects_deep_in_plain_data_still_cross_by_reference(pair) -> None:
     assert back["deep"][1][1][0]["x"].bump() == 1  # the kept object, there and back
     assert lender.kept.count == 1
     assert back["made"].bump() == 1
+    # a keyword argument too: the kept object itself, not a copy, reaches the other side
+    assert near.call(TargetKind.SDK, "keyword", kwargs={"value": proxy}).bump() == 2
+    assert lender.kept.count == 2
 
 
 def test_data_crosses_as_itself_however_it_nests(pair) -> None:

@@ -253,9 +253,8 @@ class WorkerHandler:
                     leave_call(token)
         except ToolCancelled:
             raise asyncio.CancelledError(f"{call.name} was cancelled") from None
-        finally:
-            with self._lock:
-                self._running.pop(call.id, None)
+        finally:  # no lock: a cancel finds it or not either way, and one that lands after
+            self._running.pop(call.id, None)  # the call is caught by the channel
 
     def _context(self, owner: str, session: list[str | None] | None) -> CallContext:
         """The context of a call of ``owner`` in the worker's session (or ``session[0]``): the

@@ -21,6 +21,7 @@ import os
 import select
 import threading
 import time
+from asyncio import _get_running_loop  # the running loop or None (no exception to catch)
 from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
@@ -36,8 +37,16 @@ from vis_core.extension_host.worker_frames import (
     Release,
     Reply,
     TargetKind,
+    encode_call,
+    encode_reply,
 )
-from vis_core.extension_host.worker_values import Exports, dumps, dumps_error, loads
+from vis_core.extension_host.worker_values import (
+    Exports,
+    dumps,
+    dumps_arguments,
+    dumps_error,
+    loads,
+)
 
 log = logging.getLogger(__name__)
 MAX_THREADS = 256  # calls served at once (a hung tool holds one until its worker restarts)
@@ -170,7 +179,7 @@ class Channel:
         ref: int | None,
         parent: int | None,
     ) -> int:
-        payload = dumps((args, kwargs or {}), self.exports, self)
+        payload = dumps_arguments(args, kwargs or {}, self.exports, self)
         with self._lock:
             if self._closed is not None:
                 raise ChannelClosed(self._closed)
@@ -178,10 +187,11 @@ class Channel:
             self._pending[call_id] = future
             if self._keep_context:
                 self._contexts[call_id] = contextvars.copy_context()
-        frame = Call(call_id, target, name, payload, owner=owner, ref=ref, parent=parent)
+        frame = encode_call(call_id, target, name, payload, owner, ref, parent)
         try:
-            self._send_released()
-            self._writer.send(frame)
+            if self._released:
+                self._send_released()
+            self._writer.write(frame)
         except OSError as exc:
             with self._lock:
                 self._pending.pop(call_id, None)
@@ -238,8 +248,6 @@ class Channel:
             self._released.append(ref)
 
     def _send_released(self) -> None:
-        if not self._released:
-            return
         refs: list[int] = []
         try:
             while True:  # popleft, never a copy: finalizers may append meanwhile
@@ -423,18 +431,18 @@ class Channel:
         try:
             if isinstance(arguments, Exception):
                 raise arguments
-            args, kwargs = arguments
-            value = self._handler.serve(call, args, kwargs)
-            reply = Reply(call.id, True, dumps(value, self.exports, self))
+            value = self._handler.serve(call, *arguments)
+            reply = encode_reply(call.id, True, dumps(value, self.exports, self))
         except BaseException as exc:  # sys.exit, KeyboardInterrupt: answered, never fatal here
-            reply = Reply(call.id, False, dumps_error(exc, self.exports, self))
+            reply = encode_reply(call.id, False, dumps_error(exc, self.exports, self))
         finally:
             serving.reset(token)
             if call.ref is not None and not isinstance(arguments, Exception):
                 self.exports.release((call.ref,))
         try:
-            self._writer.send(reply)
-            self._send_released()
+            self._writer.write(reply)
+            if self._released:
+                self._send_released()
         except OSError:
             log.debug("%s: answer to call %d not sent, the other side is gone", self._name, call.id)
 
@@ -465,10 +473,7 @@ class Channel:
     # -- reading on the loop ----------------------------------------------------------------
 
     def _on_loop(self) -> bool:
-        try:
-            return asyncio.get_running_loop() is self._loop
-        except RuntimeError:
-            return False
+        return _get_running_loop() is self._loop
 
     def _unread(self) -> bool:
         """Whether the loop will not read the pipe for a caller of this thread: it does not
@@ -586,17 +591,11 @@ def _settle(future: Future[Any] | asyncio.Future[Any], value: Any, ok: bool) -> 
     """Answer ``future`` with a value (``ok``) or an exception, from any thread."""
     if isinstance(future, asyncio.Future):
         loop = future.get_loop()
-        try:
-            on_loop = asyncio.get_running_loop() is loop
-        except RuntimeError:
-            on_loop = False
-        if not on_loop:
+        if _get_running_loop() is not loop:
             if not loop.is_closed():
                 loop.call_soon_threadsafe(_settle, future, value, ok)
             return
-        if future.done():
-            return
-    elif future.done():  # cancelled meanwhile by its waiter
+    if future.done():  # cancelled meanwhile by its waiter
         return
     try:
         if ok:

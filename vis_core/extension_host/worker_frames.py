@@ -104,26 +104,47 @@ _TARGETS = {kind.value: kind for kind in TargetKind}
 
 
 def encode(frame: Frame) -> bytes:
-    payload = b""
     if isinstance(frame, Call):
-        head = orjson.dumps(
-            [
-                FrameKind.CALL,
-                frame.id,
-                frame.target,
-                frame.name,
-                frame.owner,
-                frame.ref,
-                frame.parent,
-            ]
+        return encode_call(
+            frame.id,
+            frame.target,
+            frame.name,
+            frame.payload,
+            frame.owner,
+            frame.ref,
+            frame.parent,
         )
-        payload = frame.payload
-    elif isinstance(frame, Reply):
-        head, payload = orjson.dumps([FrameKind.REPLY, frame.id, frame.ok]), frame.payload
-    elif isinstance(frame, Release):
-        head = orjson.dumps([FrameKind.RELEASE, list(frame.refs)])
-    else:
-        head = orjson.dumps([FrameKind.CANCEL, frame.id])
+    if isinstance(frame, Reply):
+        return encode_reply(frame.id, frame.ok, frame.payload)
+    if isinstance(frame, Release):
+        return _frame(orjson.dumps([FrameKind.RELEASE, list(frame.refs)]), b"")
+    return _frame(orjson.dumps([FrameKind.CANCEL, frame.id]), b"")
+
+
+# a call and its reply are encoded from their fields, with no frame object made to send them
+
+
+def encode_call(
+    ident: int,
+    target: TargetKind,
+    name: str,
+    payload: bytes,
+    owner: str | None = None,
+    ref: int | None = None,
+    parent: int | None = None,
+) -> bytes:
+    """The :class:`Call` frame of these fields."""
+    head = orjson.dumps([FrameKind.CALL, ident, target, name, owner, ref, parent])
+    return _HEADER.pack(len(head), len(payload)) + head + payload
+
+
+def encode_reply(ident: int, ok: bool, payload: bytes) -> bytes:
+    """The :class:`Reply` frame of these fields."""
+    head = orjson.dumps([FrameKind.REPLY, ident, ok])
+    return _HEADER.pack(len(head), len(payload)) + head + payload
+
+
+def _frame(head: bytes, payload: bytes) -> bytes:
     return _HEADER.pack(len(head), len(payload)) + head + payload
 
 
@@ -164,7 +185,10 @@ class FrameWriter:
         self._lock = threading.Lock()
 
     def send(self, frame: Frame) -> None:
-        data = encode(frame)
+        self.write(encode(frame))
+
+    def write(self, data: bytes) -> None:
+        """Write encoded frames (:func:`encode`, :func:`encode_call`, :func:`encode_reply`)."""
         with self._lock:
             written = os.write(self._fd, data)
             if written < len(data):  # a pipe takes a large frame in parts

@@ -376,6 +376,17 @@ def dumps(value: Any, exports: Exports, caller: Caller) -> bytes:
     return _dump(value, exports, caller)[0]
 
 
+def dumps_arguments(args: tuple, kwargs: dict, exports: Exports, caller: Caller) -> bytes:
+    """A call's ``(args, kwargs)`` pickled (:func:`dumps`), scalars with no walk through them."""
+    for value in args:
+        if type(value) not in _SCALARS:
+            return dumps((args, kwargs), exports, caller)
+    for key, value in kwargs.items():
+        if type(value) not in _SCALARS or type(key) is not str:
+            return dumps((args, kwargs), exports, caller)
+    return pickle.dumps((args, kwargs), protocol=_PROTOCOL)
+
+
 # A pickle that ``pickle.loads`` reads back alone (no reference in it) crosses as it is: it
 # starts with the PROTO opcode. One that holds references starts with ``P`` (read back by an
 # unpickler that resolves them); a value that crosses as one reference, with ``R``.

@@ -136,6 +136,7 @@ async def test_a_call_the_block_stops_awaiting_is_cancelled_on_the_host(
     assert result.error is None, result.error
     assert result.stdout == "timed out\n{'args': (1,), 'kwargs': {}}\n"
     assert host_tools.cancelled == ["slow"]  # the child said so; the host stopped the tool
+    assert not [task for task in sandbox._tasks if task.done()]  # no served call is kept
 
 
 async def test_dotted_names_become_namespaces_with_docs_and_signatures(sandbox: Sandbox) -> None:

@@ -546,7 +546,7 @@ class Sandbox:
                 chunk = b""
             try:
                 for line in lines.feed(chunk):
-                    self._dispatch(child_message(line))
+                    self._dispatch(child_message(line), loop)
             except ProtocolError as exc:
                 if proc is self._proc and self._kill_reason is None:
                     self._kill_reason = f"was stopped because it broke the protocol ({exc})"
@@ -562,10 +562,12 @@ class Sandbox:
     async def _wait_exit(self, proc: asyncio.subprocess.Process) -> None:
         self._on_exit(proc, await proc.wait())
 
-    def _dispatch(self, msg: dict[str, Any]) -> None:
+    def _dispatch(self, msg: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
         kind = msg.get("t")
         if kind == Msg.CALL or kind == Msg.HCALL:
-            self._calls[msg["id"]] = self._spawn(self._serve(msg))
+            task = loop.create_task(self._serve(msg, loop))
+            self._tasks.add(task)
+            self._calls[msg["id"]] = task
         elif kind == Msg.DONE:
             future = self._done.get(msg["id"])
             if future is not None and not future.done():
@@ -577,8 +579,18 @@ class Sandbox:
         elif kind == Msg.READY and self._ready is not None and not self._ready.done():
             self._ready.set_result(msg)
 
-    async def _serve(self, msg: dict[str, Any]) -> None:
-        """Answer one ``call``/``hcall`` (checked by :func:`child_message`)."""
+    async def _serve(self, msg: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
+        """Answer one ``call``/``hcall``; its task then leaves ``_tasks`` itself (a done
+        callback would cost the loop one more pass per call)."""
+        try:
+            line = await self._result_line(msg)
+            with contextlib.suppress(ChildDied):
+                await self._write(line)
+        finally:
+            self._tasks.discard(asyncio.current_task(loop))
+
+    async def _result_line(self, msg: dict[str, Any]) -> bytes:
+        """The ``result`` line for one ``call``/``hcall`` (checked by :func:`child_message`)."""
         rid = msg["id"]
         try:
             args = wire.decode(msg["args"], handle_in=self._handle_in)
@@ -616,8 +628,7 @@ class Sandbox:
             )
         finally:
             self._calls.pop(rid, None)
-        with contextlib.suppress(ChildDied):
-            await self._write(line)
+        return line
 
     async def _call_handle(
         self, hid: str, method: str, args: list[Any], kwargs: dict[str, Any]

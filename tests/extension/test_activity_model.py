@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from vis_core.extension_host.activity_paths import shorten_presentation
@@ -170,3 +172,38 @@ def test_step_counts_line():
     assert step_counts(tags, short=True) == "1 mutation · 6 observations · 2 ver"
     assert step_counts(["external"]) == "1 external"
     assert step_counts([]) == ""
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        *("headline", "summary", "outcome", "aside", "text", "heading", "cell"),
+        *("section", "deeptext", "deepheading", "deepcell"),
+    ],
+)
+def test_a_path_is_shortened_wherever_it_is_read_and_none_means_no_copy(tmp_path, where):
+    path = f"{tmp_path}/src/a.py"
+
+    def text(place: str) -> str:
+        return f"at {path}" if place == where else "plain words"
+
+    def blocks(prefix: str) -> tuple[object, ...]:
+        return (
+            ActivityText(text(f"{prefix}text")),
+            ActivityHeading(text(f"{prefix}heading")),
+            ActivityTable(("file",), ((text(f"{prefix}cell"),),)),
+        )
+
+    presentation = ActivityPresentation(
+        text("headline"),
+        text("summary"),
+        content=blocks(""),
+        sections=(ActivitySection(text("section"), "s", blocks("deep")),),
+        outcome=text("outcome"),
+        aside=text("aside"),
+    )
+    short = shorten_presentation(presentation, tmp_path)
+    assert short != presentation and "at src/a.py" in repr(short) and path not in repr(short)
+    plain = dataclasses.replace(presentation, **{"headline": "plain words"})
+    if where == "headline":
+        assert shorten_presentation(plain, tmp_path) is plain  # no path: the same object

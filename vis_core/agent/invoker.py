@@ -447,7 +447,7 @@ class ToolInvoker:
     ) -> ActivityRecord:
         shortened = shorten_presentation(presentation, self._workspace)
         handle_id = presentation.handle_id or record.handle_id
-        return dataclasses.replace(record, presentation=shortened, handle_id=handle_id)
+        return _evolve(record, presentation=shortened, handle_id=handle_id)
 
     async def _end(self, record: ActivityRecord, *, started: bool) -> None:
         if not started:

@@ -42,7 +42,10 @@ def shorten_paths_in(text: str, workspace: Path | str, home: Path | str | None =
 def shorten_presentation(
     presentation: ActivityPresentation, workspace: Path | str, home: Path | str | None = None
 ) -> ActivityPresentation:
-    """A copy with paths shortened in headline, summary, outcome, aside, text, headings, cells."""
+    """A copy with paths shortened in headline, summary, outcome, aside, text, headings, cells;
+    ``presentation`` itself when it names no absolute path (most do not: one drawn per call)."""
+    if not _names_a_path(presentation):
+        return presentation
 
     def short(text: str) -> str:
         return shorten_paths_in(text, workspace, home)
@@ -74,3 +77,22 @@ def shorten_presentation(
         content=tuple(block(b) for b in presentation.content),
         sections=tuple(section(s) for s in presentation.sections),
     )
+
+
+def _names_a_path(presentation: ActivityPresentation) -> bool:
+    """Whether any text :func:`shorten_presentation` shortens holds a ``/`` (a path has one)."""
+    texts = [presentation.headline, presentation.summary, presentation.outcome, presentation.aside]
+    for section in presentation.sections:
+        texts += [section.headline, section.summary, *_block_texts(section.content)]
+    texts += _block_texts(presentation.content)
+    return any(text is not None and "/" in text for text in texts)
+
+
+def _block_texts(blocks: tuple[object, ...]) -> list[str]:
+    texts: list[str] = []
+    for b in blocks:
+        if isinstance(b, ActivityText | ActivityHeading):
+            texts.append(b.text)
+        elif isinstance(b, ActivityTable):
+            texts += [cell for row in b.rows for cell in row]
+    return texts

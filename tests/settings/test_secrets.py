@@ -95,3 +95,49 @@ async def test_a_project_extension_cannot_save_a_secret(workspace: Path) -> None
         )
     finally:
         await host.close()
+
+
+@pytest.mark.parametrize(
+    "secret", ["sk-plain-5f2c9a77", 'pa"ss\\word\nnext\ttab\x01', "ключ-секрет-42", "a</b>&'c"]
+)
+def test_an_event_is_redacted_whatever_its_secret_escapes_to_and_kept_as_is_without_one(
+    secret: str,
+) -> None:
+    """The store's hook looks for each secret as the event's JSON writes it (escaped), and
+    leaves an event holding none untouched (the same objects: nothing walked or rebuilt)."""
+    from vis_core.events import ActivityEnded, event_payload
+    from vis_core.model.activity import (
+        ActivityPresentation,
+        ActivityRecord,
+        ActivityState,
+        SymbolTag,
+    )
+    from vis_core.settings.redact import REDACTED, Redactor
+
+    redactor = Redactor(lambda: ["other-secret-value", secret])
+
+    def ended(error: str) -> ActivityEnded:
+        record = ActivityRecord(
+            "a1",
+            "s1",
+            "t1",
+            "i1",
+            "echo",
+            SymbolTag.OBSERVATION,
+            ActivityState.FAILED,
+            ActivityPresentation("Echo", "done"),
+            error=error,
+        )
+        return ActivityEnded("s1", activity=record)
+
+    event = ended(f"failed with {secret} inside")
+    data, payload = event_payload(event)
+    redacted, cleaned, text = redactor.event(event, data, payload)
+    assert redacted.activity is not None
+    assert redacted.activity.error == f"failed with {REDACTED} inside"
+    assert secret not in text and json.dumps(secret)[1:-1] not in text and REDACTED in text
+    assert json.loads(text) == cleaned
+    clean = ended("failed plainly")
+    data, payload = event_payload(clean)
+    kept = redactor.event(clean, data, payload)
+    assert kept[0] is clean and kept[1] is data and kept[2] is payload

@@ -6,6 +6,8 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
+import orjson
+
 from vis_core.events import Event, event_from_dict, event_payload
 
 REDACTED = "[REDACTED]"
@@ -26,6 +28,9 @@ class Redactor:
         values = {value for value in self._source() if value}
         # Longest first, so a secret containing another is replaced whole.
         self._secrets = tuple(sorted(values, key=len, reverse=True))
+        # each secret as the event log's JSON writes it inside a string (quotes, backslashes
+        # and control characters escaped): an event whose text holds none of them has none
+        self._in_json = tuple({form for v in values for form in (v, _json_string(v))})
 
     @property
     def active(self) -> bool:
@@ -54,14 +59,19 @@ class Redactor:
         self, event: Event, data: dict[str, Any], payload: str
     ) -> tuple[Event, dict[str, Any], str]:
         """The store's append hook: the event as it may be written."""
-        if not self._secrets:
-            return event, data, payload
+        if not any(form in payload for form in self._in_json):
+            return event, data, payload  # no secret in it (most events): nothing to walk
         cleaned = self.value(data)
         if cleaned == data:  # compared as values: a secret JSON escapes is found too
             return event, data, payload
         redacted = event_from_dict(cleaned)
         data, payload = event_payload(redacted)
         return redacted, data, payload
+
+
+def _json_string(text: str) -> str:
+    """``text`` as the event log's JSON encoder writes it between quotes."""
+    return orjson.dumps(text).decode()[1:-1]
 
 
 _active: list[Redactor] = []

@@ -51,13 +51,36 @@ class Event:
         return data
 
     def to_json(self) -> str:
-        return _dumps(self.to_dict())
+        return event_payload(self)[1]
+
+
+def stored_form(event: Event) -> tuple[Event, dict[str, Any], str]:
+    """The event as the log stores it: itself, as a dict and as JSON text, walked once. Text
+    that is not valid Unicode (a lone surrogate: a file name decoded with ``surrogateescape``,
+    a ``\\udcff`` escape in a provider's JSON) is written out as ``\\udcff`` in all three, so
+    it can be stored, read back and printed."""
+    data = event.to_dict()
+    try:
+        return event, data, _dumps(data)
+    except TypeError:  # orjson refuses lone surrogates (and nothing else a dict here holds)
+        data = _written_out(data)
+        return event_from_dict(data), data, _dumps(data)
 
 
 def event_payload(event: Event) -> tuple[dict[str, Any], str]:
-    """The event as a dict and as the JSON text ``to_json`` writes, walked once."""
-    data = event.to_dict()
-    return data, _dumps(data)
+    """The event as a dict and as the JSON text ``to_json`` writes (see :func:`stored_form`)."""
+    return stored_form(event)[1:]
+
+
+def _written_out(value: Any) -> Any:
+    """``value`` with each lone surrogate of its text written out (``\\udcff``)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {_written_out(k): _written_out(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_written_out(item) for item in value]
+    return value
 
 
 def event_from_dict(data: dict[str, Any]) -> Event:

@@ -398,7 +398,9 @@ class Sandbox:
         self._block_id += 1
         block = self._block_id
         loop = asyncio.get_running_loop()
-        message: dict[str, Any] = {"t": Msg.RUN, "id": block, "code": code}
+        # a lone surrogate (from a provider's "\udcff" escape) is written out: the same
+        # character inside a string literal, a syntax error outside one, as it would be anyway
+        message: dict[str, Any] = {"t": Msg.RUN, "id": block, "code": wire.safe_text(code)}
         if globals:
             message["globals"] = wire.encode(dict(globals))
         tools = self._tool_list()

@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from vis_core.events import Event, event_payload
+from vis_core.events import Event, stored_form
 from vis_core.paths import VisPaths
 from vis_core.store.attachments import AttachmentsMixin
 from vis_core.store.database import Database, StoreError
@@ -45,7 +45,7 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
         self._last: LastEvent = None
 
     def _payload(self, event: Event) -> tuple[Event, dict[str, Any], str]:
-        data, payload = event_payload(event)
+        event, data, payload = stored_form(event)
         if self.redactor is not None:
             return self.redactor(event, data, payload)
         return event, data, payload

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import shutil
 import signal
+import sys
+import threading
 from pathlib import Path
 
 import pytest
 from processes import alive
 
 from vis_core.tools import ShellStatus, ToolContext
-from vis_core.tools.shell import StreamBuffer
+from vis_core.tools.shell import ShellManager, StreamBuffer
 
 
 async def test_exit_code_and_both_streams(tools: dict, workspace: Path) -> None:
@@ -154,3 +157,40 @@ async def test_wait_zero_on_a_finished_command_returns_its_status(tools: dict) -
     await sh.wait(None)
     status = await sh.wait(0)  # already finished: no TimeoutError
     assert status.exit_code == 4 and status.output == "done\n"
+
+
+def test_closed_shells_leave_no_process_to_the_garbage_collector(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Once the shells are closed, each process they started (the command and its reaper) has
+    been waited for and its pipes closed: nothing is left for the garbage collector, which would
+    close it by calling into the closed event loop ("Event loop is closed"). Before, close_all
+    returned while the reaper's stop still ran: whether it ended first was a race, so the
+    test closes several sessions, each in its own loop."""
+
+    async def session(code: int) -> set[asyncio.Task[object]]:
+        shells = ShellManager()
+        handle = await shells.start(f"exit {code}", cwd=workspace, output_dir=tmp_path)
+        assert (await handle.wait(30)).exit_code == code
+        await shells.close_all()
+        return asyncio.all_tasks() - {asyncio.current_task()}
+
+    unraisable: list[str] = []
+    hook = sys.unraisablehook
+    sys.unraisablehook = lambda u: unraisable.append(f"{u.exc_type.__name__}: {u.exc_value}")
+    before = set(threading.enumerate())
+    try:
+        for code in range(1, 6):
+            loop = asyncio.new_event_loop()  # closed as a test's loop is: no task is cancelled
+            try:
+                left = loop.run_until_complete(session(code))
+            finally:
+                loop.close()
+            assert not left, f"still running after close_all: {left}"
+        del loop
+        for thread in set(threading.enumerate()) - before:  # the child watcher's, on 3.11
+            thread.join(5)
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    assert unraisable == []

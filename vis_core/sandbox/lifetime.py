@@ -44,7 +44,20 @@ async def stop_reaper(
         if reaper.returncode is None:
             with contextlib.suppress(ProcessLookupError):
                 reaper.kill()
-            await reaper.wait()
+        await end_process(reaper)
+
+
+async def end_process(process: asyncio.subprocess.Process) -> int:
+    """Wait for ``process`` to exit and close its stdin pipe, so that nothing of it is left
+    open once the event loop closes: its transport, collected later, would close that pipe by
+    calling into the closed loop ("Event loop is closed")."""
+    code = await process.wait()
+    stdin = process.stdin
+    if stdin is not None:
+        stdin.close()
+        with contextlib.suppress(OSError):  # the child closed its end first (a broken pipe)
+            await stdin.wait_closed()
+    return code
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,13 @@ from typing import Any
 
 from vis_core.model.activity import ActivityPresentation
 from vis_core.sandbox.environ import QUIET, child_environment
-from vis_core.sandbox.lifetime import ChildLimits, child_setup, start_reaper, stop_reaper
+from vis_core.sandbox.lifetime import (
+    ChildLimits,
+    child_setup,
+    end_process,
+    start_reaper,
+    stop_reaper,
+)
 from vis_core.tools.activities import shell_call_presentation
 from vis_core.tools.truncate import Keep, fit_output
 from vis_core.wire import HandleMethod, HostHandle
@@ -279,9 +285,9 @@ class ShellHandle(HostHandle):
             pass
         self._signal_group(signal.SIGKILL)
         await self._settle()
-        stdin = self._process.stdin
-        if stdin is not None and not stdin.is_closing():
-            stdin.close()
+        await end_process(self._process)
+        if self._reaping is not None:  # the reaper is waited for, not left to the loop's end
+            await asyncio.shield(self._reaping)
 
 
 class ShellManager:

@@ -309,7 +309,7 @@ class _Pickler(pickle.Pickler):
             if obj._caller is self._caller:
                 self.referenced = True
                 return ("theirs", obj._ref)  # back home: the other side owns it
-        elif is_data(obj):
+        elif is_data(obj) and not _foreign_enum(obj):
             return None
         else:  # a host handle of an object of the other side (WorkerHandle) goes home too
             home = getattr(obj, "__dict__", {}).get(HOME)
@@ -322,15 +322,58 @@ class _Pickler(pickle.Pickler):
         return ("mine", number)
 
 
+def _foreign_enum(obj: Any) -> bool:
+    """Whether ``obj`` is a member of an extension's own Enum that is no plain type either:
+    the host cannot load its class, so it crosses by reference (as a tool result's does)."""
+    return (
+        isinstance(obj, enum.Enum)
+        and type(obj).__module__.startswith(_FOREIGN_MODULES)
+        and not isinstance(obj, _FOREIGN_PLAIN_BASES)
+    )
+
+
 def _as_record(obj: Any) -> Any:
     """An object of an extension's own class, for a side that does not load its module (the
-    host): the record its tool result would be (fields, properties, ``str``)."""
+    host): the record its tool result would be (fields, properties, ``str``); a subclass of a
+    plain type (a ``str``-Enum, an ``IntEnum``, a ``NamedTuple``...) as that type, as the
+    sandbox wire sends it."""
     from vis_core.records import encode_result
     from vis_core.records.codec import is_record_value
 
+    for base in _FOREIGN_PLAIN_BASES:
+        if isinstance(obj, base):
+            return base, (_base_value(obj, base),)
     if not is_record_value(obj):
         return NotImplemented
     return _record_of, (encode_result(obj),)
+
+
+# what an object of an extension's own class that is one of these crosses as (bool cannot be
+# subclassed; int before float, as an IntEnum is both an int and an Enum)
+_FOREIGN_PLAIN_BASES: tuple[type, ...] = (
+    str,
+    int,
+    float,
+    bytes,
+    tuple,
+    list,
+    dict,
+    set,
+    frozenset,
+)
+
+
+def _base_value(obj: Any, base: type) -> Any:
+    """``obj`` as a plain ``base``, not through its class's own ``__str__``/``__int__``..."""
+    if base is str:
+        return str.__str__(obj)
+    if base is int:
+        return int.__index__(obj)
+    if base is float:
+        return float.__float__(obj)
+    if base is bytes:
+        return bytes(memoryview(obj))
+    return base(obj)  # a container: its items pickled as they are
 
 
 def _record_of(data: Any) -> Any:

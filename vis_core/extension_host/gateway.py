@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import dataclasses
+import threading
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -107,11 +109,43 @@ def run_on_loop(
             "call it from a synchronous extension function"
         )
     future = asyncio.run_coroutine_threadsafe(coro, loop)
+    thread = threading.get_ident()
+    with _waits_lock:
+        if thread in _stopped:  # its caller gave up before the wait began
+            future.cancel()
+        else:
+            _waits[thread] = future
     try:
         return future.result(timeout)
     except TimeoutError:
         future.cancel()
         raise
+    finally:
+        with _waits_lock:
+            _waits.pop(thread, None)
+
+
+# The wait of each thread in run_on_loop, so that a caller that gives up (an extension worker
+# whose tool was cancelled while it waited on vis.tools) stops what the thread waits on.
+_waits: dict[int, concurrent.futures.Future[Any]] = {}
+_stopped: set[int] = set()  # threads whose current wait is to stop as soon as it begins
+_waits_lock = threading.Lock()
+
+
+def stop_waits_of(thread: int) -> None:
+    """Cancel what ``thread`` waits on in :func:`run_on_loop` now or next, until
+    :func:`forget_stop` (the end of the call it serves)."""
+    with _waits_lock:
+        _stopped.add(thread)
+        future = _waits.get(thread)
+    if future is not None:
+        future.cancel()
+
+
+def forget_stop(thread: int) -> None:
+    """``thread`` is done with the call :func:`stop_waits_of` stopped."""
+    with _waits_lock:
+        _stopped.discard(thread)
 
 
 @dataclasses.dataclass

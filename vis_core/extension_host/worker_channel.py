@@ -209,8 +209,13 @@ class Channel:
     ) -> Any:
         """Make a call and wait for its answer (from a thread, never from the event loop)."""
         where.setdefault("parent", serving.get())
-        _, future = self.request(target, name, args, kwargs, **where)
-        return self.wait(future)
+        call_id, future = self.request(target, name, args, kwargs, **where)
+        try:
+            return self.wait(future)
+        except BaseException:  # the waiter gave up (its tool was cancelled): so does the call
+            if not future.done():
+                self.cancel(call_id)
+            raise
 
     def wait(self, future: Future[Any], timeout: float | None = None) -> Any:
         """The answer of a call made with :meth:`request` (blocking: from a thread, or from

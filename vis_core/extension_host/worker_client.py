@@ -32,6 +32,7 @@ from typing import Any
 
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.environment import resolve_names
+from vis_core.extension_host.gateway import forget_stop, stop_waits_of
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.registration import START_TIMEOUT, _drain, worker_environment
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
@@ -96,8 +97,21 @@ class _HostHandler:
 
     def __init__(self) -> None:
         self.channel: Channel | None = None
+        self._threads: dict[int, int] = {}  # the thread serving each call, by call id
+        self._lock = threading.Lock()
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
+        thread = threading.get_ident()
+        with self._lock:
+            self._threads[call.id] = thread
+        try:
+            return self._serve(call, args, kwargs)
+        finally:
+            with self._lock:
+                self._threads.pop(call.id, None)
+            forget_stop(thread)
+
+    def _serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
         assert self.channel is not None
         if call.target is TargetKind.SDK:
 
@@ -116,7 +130,12 @@ class _HostHandler:
         return run() if context is None else context.copy().run(run)
 
     def cancel(self, call_id: int) -> None:
-        log.debug("an extension worker cancelled its SDK call %d; it runs to its end", call_id)
+        """The worker gave up call ``call_id`` (the tool that made it was cancelled): stop
+        what it waits on in the host (a ``vis.tools`` call: that tool's call)."""
+        with self._lock:
+            thread = self._threads.get(call_id)
+        if thread is not None:
+            stop_waits_of(thread)
 
 
 class SessionWorker:

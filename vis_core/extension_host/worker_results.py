@@ -110,20 +110,34 @@ class WorkerHandle(wire.HostHandle):
         return method
 
     def _call(self, method: str, args: tuple, kwargs: dict) -> Any:
-        return decode_from_worker(self._remote._run(ENCODED_CALL, method, *args, **kwargs))
+        from vis_core.extension_host.worker_channel import ChannelClosed
+
+        try:
+            answer = self._remote._run(ENCODED_CALL, method, *args, **kwargs)
+        except ChannelClosed:  # not the channel's words: the person sees the handle's
+            raise LookupError(
+                f"this {type(self).__name__} is gone: the extension worker that held it was "
+                "restarted (/reload, or a cancelled call that would not stop); get a new one"
+            ) from None
+        return decode_from_worker(answer)
 
     def render_activity(
         self, method: str, *, phase: str, args: Any, kwargs: Any, result: Any, error: Any
     ) -> Any:
-        return self._remote._run(
-            "render_activity",
-            method,
-            phase=phase,
-            args=args,
-            kwargs=kwargs,
-            result=result,
-            error=error,
-        )
+        from vis_core.extension_host.worker_channel import ChannelClosed
+
+        try:
+            return self._remote._run(
+                "render_activity",
+                method,
+                phase=phase,
+                args=args,
+                kwargs=kwargs,
+                result=result,
+                error=error,
+            )
+        except ChannelClosed:  # the handle is gone (its call says so): the default headline
+            return None
 
 
 _HANDLE_CLASSES: dict[tuple[Any, ...], type[WorkerHandle]] = {}

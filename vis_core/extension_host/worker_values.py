@@ -506,7 +506,7 @@ def dumps_error(exc: BaseException, exports: Exports, caller: Caller) -> bytes:
     if not isinstance(exc, Exception):
         exc = _as_runtime_error(exc)
     if type(exc).__module__.startswith(_FOREIGN_MODULES):
-        exc = foreign_error(type(exc).__name__, type(exc).__module__, str(exc))
+        exc = foreign_error(type(exc).__name__, type(exc).__module__, _text(exc))
     for candidate in (exc, _ErrorCarrier(exc)):
         try:  # the exception itself; else rebuilt from args and fields (a custom __init__)
             data, lent = _dump(candidate, exports, caller)
@@ -542,9 +542,18 @@ def foreign_error(name: str, module: str, text: str) -> ForeignError:
     return kind(text)
 
 
+def _text(exc: BaseException) -> str:
+    """``str(exc)``, or what stands for it when the class's ``__str__`` raises (the call must
+    still be answered)."""
+    try:
+        return str(exc)
+    except Exception as broken:
+        return f"(its text could not be made: {type(broken).__name__} in __str__)"
+
+
 def _as_runtime_error(exc: BaseException) -> RuntimeError:
     """``exc`` as a ``RuntimeError`` of its class name and text (what always crosses)."""
-    text = str(exc)
+    text = _text(exc)
     name = type(exc).__name__
     return RuntimeError(f"{name}: {text}" if text else name)
 

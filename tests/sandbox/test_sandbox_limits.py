@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from vis_core.sandbox.lifetime import ChildLimits
+from vis_core.sandbox.state import SessionState
 from vis_core.settings.core import BLOCK_TIME_LIMIT, MEMORY_LIMIT, PROCESS_LIMIT
 from vis_core.tools import ToolContext
 from vis_core.tools.shell import ShellManager
 
-from .conftest import MakeSandbox
+from .conftest import HostTools, MakeSandbox
 
 
 def test_limits_are_settings_with_defaults() -> None:
@@ -56,3 +59,42 @@ async def test_shells_get_the_limits(workspace: Path, tmp_path: Path) -> None:
 @pytest.mark.skipif(os.geteuid() != 0, reason="the note is about root")
 def test_an_unenforced_process_limit_is_said() -> None:
     assert "not enforced" in ChildLimits(processes=100).notes()[0]
+
+
+async def test_a_call_over_the_message_limit_fails_in_the_block(
+    make_sandbox: MakeSandbox, host_tools: HostTools
+) -> None:
+    box = make_sandbox(message_limit=1 << 20)
+    result = await asyncio.wait_for(box.run("await echo('x' * (2 << 20))"), 30)
+    assert result.error is not None and result.restarted is None
+    assert "ValueError: the arguments of this call take 2,097,2" in result.error, result.error
+    assert "over the 1,048,576-byte limit of one tool call" in result.error
+    assert host_tools.calls == []
+    after = await asyncio.wait_for(box.run("print(await echo('small'))"), 30)
+    assert after.error is None and after.restarted is None, after.error
+
+
+async def test_a_snapshot_over_the_message_limit_is_not_sent(make_sandbox: MakeSandbox) -> None:
+    saved: list[dict[str, Any]] = []
+    box = make_sandbox(message_limit=1 << 20, snapshot_save=saved.append)
+    result = await asyncio.wait_for(box.run("big = 'x' * (2 << 20)\nsmall = 1"), 30)
+    assert result.error is not None and result.restarted is None
+    assert "[vis: saving helpers and variables failed: ValueError: the snapshot takes" in (
+        result.error
+    )
+    assert "over the 1,048,576-byte limit of one message]" in result.error
+    assert saved == []
+    after = await asyncio.wait_for(box.run("del big\nprint(small)"), 30)
+    assert after.error is None and after.restarted is None, after.error
+    assert after.stdout == "1\n"
+    assert [sorted(s["variables"]) for s in saved] == [["small"]]  # sent again once it fits
+
+
+def test_the_snapshot_keeps_variables_within_its_total() -> None:
+    ns: dict[str, Any] = {"a": b"a" * 600, "b": b"b" * 600, "c": b"c" * 10}
+    state = SessionState(ns)
+    snap = state.snapshot(total=1000)
+    assert snap is not None
+    assert sorted(snap["variables"]) == ["a", "c"]
+    reason = snap["not_saved"]["b"]["reason"]
+    assert reason.startswith("pickled size 6") and "the snapshot's 1,000-byte total" in reason

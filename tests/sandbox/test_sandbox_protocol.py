@@ -9,6 +9,8 @@ import pytest
 
 from vis_core.sandbox import Sandbox
 from vis_core.sandbox import host as sandbox_host
+from vis_core.sandbox.protocol import MAX_MESSAGE_BYTES, Lines, ProtocolError
+from vis_core.sandbox.state import MAX_SNAPSHOT_BYTES
 
 from .conftest import HostTools
 
@@ -80,3 +82,17 @@ async def test_a_message_over_the_limit_stops_the_child(
     assert "broke the protocol (a message longer than 1,048,576 bytes)" in broken.error
     after = await asyncio.wait_for(sandbox.run("print('alive')"), 30)
     assert after.stdout == "alive\n"
+
+
+def test_the_message_limit_holds_a_full_snapshot_and_no_more_is_buffered() -> None:
+    assert sandbox_host._LINE_LIMIT == MAX_MESSAGE_BYTES
+    assert MAX_SNAPSHOT_BYTES * 4 // 3 < MAX_MESSAGE_BYTES < 128 << 20  # base64, plus a margin
+    lines = Lines(100)
+    assert lines.feed(b"a" * 60) == []
+    with pytest.raises(ProtocolError, match="longer than 100 bytes"):
+        lines.feed(b"b" * 50 + b"\n")  # the line ends in this chunk: still too long
+    lines = Lines(100)
+    assert lines.feed(b"a" * 100) == []
+    with pytest.raises(ProtocolError):
+        lines.feed(b"b")
+    assert lines._size == 100  # what was refused is not kept

@@ -17,7 +17,15 @@ import vis_core.records  # noqa: F401 - registers the "record" wire codec in the
 from vis_core import wire
 from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.sandbox.defs import SessionDoc, make_defs
-from vis_core.sandbox.protocol import READ_CHUNK, Lines, Msg, end_marker
+from vis_core.sandbox.output import keep_tail
+from vis_core.sandbox.protocol import (
+    MAX_ERROR_CHARS,
+    MAX_MESSAGE_BYTES,
+    READ_CHUNK,
+    Lines,
+    Msg,
+    end_marker,
+)
 from vis_core.sandbox.proxies import (
     HandleProxy,
     ToolNamespace,
@@ -112,6 +120,7 @@ class Child:
         self.state = SessionState(self.ns)
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.next_id = 0
+        self.message_limit = MAX_MESSAGE_BYTES  # as the host says in ``init``
         self.lines = Lines()
         self.nonce = ""
         self.block_task: asyncio.Task[None] | None = None
@@ -154,6 +163,7 @@ class Child:
 
     def on_init(self, msg: dict[str, Any]) -> None:
         self.nonce = str(msg["nonce"])
+        self.message_limit = int(msg.get("message_limit") or MAX_MESSAGE_BYTES)
         for name, value in wire.decode(msg.get("globals") or {}).items():
             self.state.inject(name, value)
         self.state.inject("defs", make_defs(self.state))
@@ -192,6 +202,12 @@ class Child:
             "kwargs": wire.encode(kwargs) if kwargs else {},
         }
         line = wire.dumps(message)  # raises here, in the block, on what cannot be written
+        if len(line) > self.message_limit:  # the host would stop this process
+            raise ValueError(
+                f"the arguments of this call take {len(line):,} bytes, over the "
+                f"{self.message_limit:,}-byte limit of one tool call; write big data to a "
+                "file with open() in the sandbox instead"
+            )
         future: asyncio.Future[Any] = self.loop.create_future()
         self.pending[rid] = future
         self.write(line)
@@ -281,13 +297,20 @@ class Child:
         except Exception as exc:  # keep the sandbox alive, say what failed
             error = (error or "") + f"\n[vis: saving helpers and variables failed: {exc!r}]"
         os.write(1, end_marker(self.nonce, block_id))
-        error = None if error is None else wire.safe_text(error)
+        error = None if error is None else wire.safe_text(keep_tail(error, MAX_ERROR_CHARS))
         done = {"t": Msg.DONE, "id": block_id, "error": error, "forms": forms or []}
         try:
             line = wire.dumps({**done, "snapshot": snapshot})
+            if len(line) > self.message_limit:  # the host would stop this process
+                raise ValueError(
+                    f"the snapshot takes {len(line):,} bytes, over the "
+                    f"{self.message_limit:,}-byte limit of one message"
+                )
         except (TypeError, ValueError) as exc:  # text in a saved name or reason: never a hang
-            note = wire.safe_text(f"[vis: saving helpers and variables failed: {exc!r}]")
+            note = f"[vis: saving helpers and variables failed: {type(exc).__name__}: {exc}]"
+            note = wire.safe_text(note)
             line = wire.dumps({**done, "error": f"{error or ''}\n{note}", "snapshot": None})
+            self.state.last_snapshot = None  # not sent: the next block sends one again
         self.write(line)
 
     def on_sigint(self, signum: int, frame: types.FrameType | None) -> None:

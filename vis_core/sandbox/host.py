@@ -23,7 +23,14 @@ from vis_core.sandbox.environ import child_environment
 from vis_core.sandbox.jail import JailUnavailable, jail_argv
 from vis_core.sandbox.lifetime import ChildLimits, child_setup
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
-from vis_core.sandbox.protocol import READ_CHUNK, Lines, Msg, ProtocolError, child_message
+from vis_core.sandbox.protocol import (
+    MAX_MESSAGE_BYTES,
+    READ_CHUNK,
+    Lines,
+    Msg,
+    ProtocolError,
+    child_message,
+)
 
 VIS_ROOT = Path(vis_core.__file__).resolve().parent.parent  # the checkout (or site-packages)
 
@@ -48,7 +55,7 @@ HandleCaller = Callable[[HandleCall], Awaitable[Any]]
 
 INTERRUPT_GRACE = 1.0
 START_TIMEOUT = 60.0
-_LINE_LIMIT = 1 << 30  # the longest protocol message read from the child
+_LINE_LIMIT = MAX_MESSAGE_BYTES  # the longest message read from the child: a full snapshot
 _DRAIN_ABOVE = 1 << 20
 _MARK = b"\x1e\x1fvis-block-end:"
 _CHILD_CODE = "from vis_core.sandbox.child import main; main()"
@@ -150,11 +157,15 @@ class Sandbox:
         refusal: str | None = None,
         limits: ChildLimits | None = None,
         time_limit: float = 0,
+        message_limit: int | None = None,
     ) -> None:
         """``environment``: the project's values the child sees on top of a minimal base (never
         the host environment); ``refusal``: why no block may run (e.g. the jail setting could
         not be read), returned as every block's error; ``limits``: memory and processes of the
-        child; ``time_limit``: seconds a block may run before it is stopped (0: no limit)."""
+        child; ``time_limit``: seconds a block may run before it is stopped (0: no limit);
+        ``message_limit``: bytes of one message from the child (default ``_LINE_LIMIT``); the
+        child keeps to it, so a child that goes over it is stopped."""
+        self.message_limit = message_limit
         self.limits = limits
         self.time_limit = time_limit
         self.workspace = Path(workspace)
@@ -346,6 +357,7 @@ class Sandbox:
                 "tools": tools,
                 "globals": {**self._globals, **wire.encode(metadata)},
                 "snapshot": snapshot,
+                "message_limit": self._message_limit(),
             }
         )
         try:
@@ -363,6 +375,9 @@ class Sandbox:
         if any(report.get(k) for k in ("helpers", "variables", "modules", "failed", "lost")):
             return f"A new sandbox process started; {restore_summary(report)}"
         return None
+
+    def _message_limit(self) -> int:
+        return _LINE_LIMIT if self.message_limit is None else self.message_limit
 
     def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
@@ -530,7 +545,7 @@ class Sandbox:
         """Read the child's protocol pipe in the loop's reader callback: each whole line is
         checked and dispatched at once. A line that breaks the protocol stops the child."""
         loop = asyncio.get_running_loop()
-        lines = Lines(_LINE_LIMIT)
+        lines = Lines(self._message_limit())
         os.set_blocking(fd, False)
 
         def stop() -> None:  # at the end of the pipe, or when the sandbox closes

@@ -28,10 +28,23 @@ from enum import StrEnum
 from typing import Any
 
 from vis_core import wire
+from vis_core.sandbox.state import MAX_SNAPSHOT_BYTES
 
 #: bytes asked of one ``os.read``: it allocates the whole size first, and above ~128 KiB that is
 #: an mmap and page faults on every read
 READ_CHUNK = 1 << 16
+
+#: the text of a block's error the child sends at most (the host shows far less of it)
+MAX_ERROR_CHARS = 1 << 20
+#: what a ``done`` holds besides the snapshot's pickles: helper sources, the block's forms, the
+#: error, names and reasons
+MESSAGE_MARGIN = 16 << 20
+#: the longest message the child may send. The largest legitimate one is a ``done`` carrying a
+#: full snapshot: its pickles (at most ``MAX_SNAPSHOT_BYTES``) in base64, plus the margin. The
+#: child keeps its own messages under it (a ``call`` whose arguments are longer raises in the
+#: block; a snapshot that does not fit is not sent); the host stops a child that sends a longer
+#: one, so it never buffers more than this of one line.
+MAX_MESSAGE_BYTES = (MAX_SNAPSHOT_BYTES + 2) // 3 * 4 + MESSAGE_MARGIN
 
 
 class Msg(StrEnum):
@@ -65,15 +78,18 @@ class Lines:
         self._size = 0
 
     def feed(self, chunk: bytes) -> list[bytes]:
-        """The lines ``chunk`` completes, without their newline."""
+        """The lines ``chunk`` completes, without their newline; never keeps more than
+        ``limit`` bytes of one line (a line within one chunk is at most ``READ_CHUNK``)."""
         if b"\n" not in chunk:
+            if self.limit and self._size + len(chunk) > self.limit:
+                raise ProtocolError(f"a message longer than {self.limit:,} bytes")
             self._parts.append(chunk)
             self._size += len(chunk)
-            if self.limit and self._size > self.limit:
-                raise ProtocolError(f"a message longer than {self.limit:,} bytes")
             return []
         lines = chunk.split(b"\n")
         if self._parts:
+            if self.limit and self._size + len(lines[0]) > self.limit:
+                raise ProtocolError(f"a message longer than {self.limit:,} bytes")
             lines[0] = b"".join([*self._parts, lines[0]])
         rest = lines.pop()
         self._parts = [rest] if rest else []

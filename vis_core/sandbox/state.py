@@ -15,7 +15,10 @@ from typing import Any
 from vis_core.sandbox.proxies import HandleProxy
 
 SNAPSHOT_FORMAT = 1
-MAX_PICKLE_BYTES = 10 * 1024 * 1024
+MAX_PICKLE_BYTES = 10 * 1024 * 1024  # one variable, pickled
+#: all variables of one snapshot, pickled; the rest are listed as not saved. The snapshot
+#: travels in one protocol message, whose limit is derived from this (protocol.py).
+MAX_SNAPSHOT_BYTES = 64 * 1024 * 1024
 _REASON_CHARS = 160
 
 
@@ -144,11 +147,13 @@ class SessionState:
             and name not in helpers
         ]
 
-    def snapshot(self) -> dict[str, Any] | None:
-        """The JSON-able snapshot, or None when it equals the last one."""
+    def snapshot(self, total: int = MAX_SNAPSHOT_BYTES) -> dict[str, Any] | None:
+        """The JSON-able snapshot, or None when it equals the last one; its variables take
+        ``total`` pickled bytes at most (the first ones in the namespace's order)."""
         helpers = self.live_helpers()
         variables: dict[str, dict[str, str]] = {}
         modules: dict[str, str] = {}
+        left = total
         self.not_saved = {}
         for name in self.variable_names():
             value = self.ns[name]
@@ -170,6 +175,13 @@ class SessionState:
                             f"pickled size {len(data):,} bytes is over the "
                             f"{MAX_PICKLE_BYTES:,}-byte limit"
                         )
+                    elif len(data) > left:
+                        reason = (
+                            f"pickled size {len(data):,} bytes does not fit in the snapshot's "
+                            f"{total:,}-byte total ({left:,} left)"
+                        )
+                    else:
+                        left -= len(data)
             if reason is not None:
                 self.not_saved[name] = (kind, size, reason)
                 continue

@@ -61,6 +61,29 @@ def test_an_unenforced_process_limit_is_said() -> None:
     assert "not enforced" in ChildLimits(processes=100).notes()[0]
 
 
+async def test_calls_over_the_bound_fail_in_the_block(make_sandbox: MakeSandbox) -> None:
+    box = make_sandbox(max_calls=8)
+    code = (
+        "import asyncio\n"
+        "results = await asyncio.gather(*[gate(8) for _ in range(20)], return_exceptions=True)\n"
+        "print([r for r in results if not isinstance(r, Exception)])\n"
+        "print({f'{type(r).__name__}: {r}' for r in results if isinstance(r, Exception)})\n"
+        "await asyncio.gather(*[gate(8) for _ in range(9)])\n"
+    )
+    result = await asyncio.wait_for(box.run(code), 30)
+    assert result.stdout == (
+        "[8, 8, 8, 8, 8, 8, 8, 8]\n"
+        "{'RuntimeError: too many tool calls in flight (8); await some before starting more'}\n"
+    )
+    assert result.error is not None and result.error.endswith(
+        "RuntimeError: too many tool calls in flight (8); await some before starting more\n"
+    )
+    assert result.restarted is None and "broke the protocol" not in result.error
+    after = await asyncio.wait_for(box.run("print(await echo('after'))"), 30)
+    assert after.error is None and after.restarted is None, after.error
+    assert after.stdout == "{'args': ('after',), 'kwargs': {}}\n"
+
+
 async def test_a_call_over_the_message_limit_fails_in_the_block(
     make_sandbox: MakeSandbox, host_tools: HostTools
 ) -> None:

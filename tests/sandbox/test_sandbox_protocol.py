@@ -12,7 +12,7 @@ from vis_core.sandbox import host as sandbox_host
 from vis_core.sandbox.protocol import MAX_MESSAGE_BYTES, Lines, ProtocolError
 from vis_core.sandbox.state import MAX_SNAPSHOT_BYTES
 
-from .conftest import HostTools
+from .conftest import HostTools, MakeSandbox
 
 # Block code that writes ``data`` on the child's own protocol pipe, as hostile code can.
 WRITE = (
@@ -96,3 +96,19 @@ def test_the_message_limit_holds_a_full_snapshot_and_no_more_is_buffered() -> No
     with pytest.raises(ProtocolError):
         lines.feed(b"b")
     assert lines._size == 100  # what was refused is not kept
+
+
+async def test_more_calls_in_flight_than_the_bound_stops_the_child(
+    make_sandbox: MakeSandbox,
+) -> None:
+    box = make_sandbox(max_calls=8)
+    calls = b"".join(
+        b'{"t": "call", "id": %d, "name": "hang", "args": [%d], "kwargs": {}}\n' % (i, i)
+        for i in range(1001, 1010)
+    )
+    broken = await asyncio.wait_for(box.run(WRITE.format(data=calls)), 30)
+    assert broken.error is not None
+    assert "broke the protocol (more than 8 tool calls in flight)" in broken.error
+    after = await asyncio.wait_for(box.run("print(await echo('alive'))"), 30)
+    assert after.error is None, after.error
+    assert after.stdout == "{'args': ('alive',), 'kwargs': {}}\n"

@@ -19,6 +19,7 @@ from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.sandbox.defs import SessionDoc, make_defs
 from vis_core.sandbox.output import keep_tail
 from vis_core.sandbox.protocol import (
+    MAX_CALLS_IN_FLIGHT,
     MAX_ERROR_CHARS,
     MAX_MESSAGE_BYTES,
     READ_CHUNK,
@@ -120,7 +121,8 @@ class Child:
         self.state = SessionState(self.ns)
         self.pending: dict[int, asyncio.Future[Any]] = {}
         self.next_id = 0
-        self.message_limit = MAX_MESSAGE_BYTES  # as the host says in ``init``
+        self.max_calls = MAX_CALLS_IN_FLIGHT  # both as the host says in ``init``
+        self.message_limit = MAX_MESSAGE_BYTES
         self.lines = Lines()
         self.nonce = ""
         self.block_task: asyncio.Task[None] | None = None
@@ -163,6 +165,7 @@ class Child:
 
     def on_init(self, msg: dict[str, Any]) -> None:
         self.nonce = str(msg["nonce"])
+        self.max_calls = int(msg.get("max_calls") or MAX_CALLS_IN_FLIGHT)
         self.message_limit = int(msg.get("message_limit") or MAX_MESSAGE_BYTES)
         for name, value in wire.decode(msg.get("globals") or {}).items():
             self.state.inject(name, value)
@@ -192,6 +195,11 @@ class Child:
     ) -> Any:
         """Send one ``call`` (``target``: its name) or ``hcall`` (handle and method) and wait
         for its result; many may be in flight."""
+        if len(self.pending) >= self.max_calls:  # the host would stop this process
+            raise RuntimeError(
+                f"too many tool calls in flight ({self.max_calls:,}); "
+                "await some before starting more"
+            )
         self.next_id += 1
         rid = self.next_id
         message = {

@@ -24,6 +24,7 @@ from vis_core.sandbox.jail import JailUnavailable, jail_argv
 from vis_core.sandbox.lifetime import ChildLimits, child_setup
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import (
+    MAX_CALLS_IN_FLIGHT,
     MAX_MESSAGE_BYTES,
     READ_CHUNK,
     Lines,
@@ -157,14 +158,17 @@ class Sandbox:
         refusal: str | None = None,
         limits: ChildLimits | None = None,
         time_limit: float = 0,
+        max_calls: int = MAX_CALLS_IN_FLIGHT,
         message_limit: int | None = None,
     ) -> None:
         """``environment``: the project's values the child sees on top of a minimal base (never
         the host environment); ``refusal``: why no block may run (e.g. the jail setting could
         not be read), returned as every block's error; ``limits``: memory and processes of the
         child; ``time_limit``: seconds a block may run before it is stopped (0: no limit);
-        ``message_limit``: bytes of one message from the child (default ``_LINE_LIMIT``); the
-        child keeps to it, so a child that goes over it is stopped."""
+        ``max_calls``: tool calls in flight at once, ``message_limit``: bytes of one message
+        from the child (default ``_LINE_LIMIT``); the child keeps to both, so a child that goes
+        over them is stopped."""
+        self.max_calls = max_calls
         self.message_limit = message_limit
         self.limits = limits
         self.time_limit = time_limit
@@ -357,6 +361,7 @@ class Sandbox:
                 "tools": tools,
                 "globals": {**self._globals, **wire.encode(metadata)},
                 "snapshot": snapshot,
+                "max_calls": self.max_calls,
                 "message_limit": self._message_limit(),
             }
         )
@@ -493,6 +498,7 @@ class Sandbox:
         finally:
             for task in list(self._calls.values()):
                 task.cancel()
+            self._calls.clear()  # a task cancelled before it ran never removes itself
 
     async def _stop_block(self, block: int, done: asyncio.Future[Any] | None) -> None:
         proc = self._proc
@@ -582,6 +588,8 @@ class Sandbox:
     def _dispatch(self, msg: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
         kind = msg.get("t")
         if kind == Msg.CALL or kind == Msg.HCALL:
+            if len(self._calls) >= self.max_calls:  # the child itself refuses more
+                raise ProtocolError(f"more than {self.max_calls:,} tool calls in flight")
             task = loop.create_task(self._serve(msg, loop))
             self._tasks.add(task)
             self._calls[msg["id"]] = task

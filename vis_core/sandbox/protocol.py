@@ -45,6 +45,11 @@ MESSAGE_MARGIN = 16 << 20
 #: block; a snapshot that does not fit is not sent); the host stops a child that sends a longer
 #: one, so it never buffers more than this of one line.
 MAX_MESSAGE_BYTES = (MAX_SNAPSHOT_BYTES + 2) // 3 * 4 + MESSAGE_MARGIN
+#: tool calls one child may have in flight at once: a gather over a few thousand files fits,
+#: a gather over a million calls would make the host hold a task and the arguments of each.
+#: The child refuses more with an error in the block (the block can await some first); the
+#: host has never more in flight than the child, so it stops a child that sends more.
+MAX_CALLS_IN_FLIGHT = 4096
 
 
 class Msg(StrEnum):

@@ -4,11 +4,11 @@ never crashes or hangs, and the next block runs in a new child."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 
 import pytest
 
 from vis_core.sandbox import Sandbox
-from vis_core.sandbox import host as sandbox_host
 from vis_core.sandbox.protocol import MAX_MESSAGE_BYTES, Lines, ProtocolError
 from vis_core.sandbox.state import MAX_SNAPSHOT_BYTES
 
@@ -70,10 +70,8 @@ async def test_a_child_that_breaks_the_protocol_is_stopped_and_replaced(
     assert host_tools.calls == [("echo", ("alive",), {})]  # nothing forged was served
 
 
-async def test_a_message_over_the_limit_stops_the_child(
-    sandbox: Sandbox, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(sandbox_host, "_LINE_LIMIT", 1 << 20)
+async def test_a_message_over_the_limit_stops_the_child(make_sandbox: MakeSandbox) -> None:
+    sandbox = make_sandbox(message_limit=1 << 20)
     code = WRITE.replace(
         "os.write(child.fd_out, {data!r})", "os.write(child.fd_out, b'[' * {data})"
     )
@@ -85,7 +83,7 @@ async def test_a_message_over_the_limit_stops_the_child(
 
 
 def test_the_message_limit_holds_a_full_snapshot_and_no_more_is_buffered() -> None:
-    assert sandbox_host._LINE_LIMIT == MAX_MESSAGE_BYTES
+    assert inspect.signature(Sandbox).parameters["message_limit"].default == MAX_MESSAGE_BYTES
     assert MAX_SNAPSHOT_BYTES * 4 // 3 < MAX_MESSAGE_BYTES < 128 << 20  # base64, plus a margin
     lines = Lines(100)
     assert lines.feed(b"a" * 60) == []

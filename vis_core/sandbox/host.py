@@ -56,7 +56,6 @@ HandleCaller = Callable[[HandleCall], Awaitable[Any]]
 
 INTERRUPT_GRACE = 1.0
 START_TIMEOUT = 60.0
-_LINE_LIMIT = MAX_MESSAGE_BYTES  # the longest message read from the child: a full snapshot
 _DRAIN_ABOVE = 1 << 20
 _MARK = b"\x1e\x1fvis-block-end:"
 _CHILD_CODE = "from vis_core.sandbox.child import main; main()"
@@ -159,15 +158,15 @@ class Sandbox:
         limits: ChildLimits | None = None,
         time_limit: float = 0,
         max_calls: int = MAX_CALLS_IN_FLIGHT,
-        message_limit: int | None = None,
+        message_limit: int = MAX_MESSAGE_BYTES,
     ) -> None:
         """``environment``: the project's values the child sees on top of a minimal base (never
         the host environment); ``refusal``: why no block may run (e.g. the jail setting could
         not be read), returned as every block's error; ``limits``: memory and processes of the
         child; ``time_limit``: seconds a block may run before it is stopped (0: no limit);
         ``max_calls``: tool calls in flight at once, ``message_limit``: bytes of one message
-        from the child (default ``_LINE_LIMIT``); the child keeps to both, so a child that goes
-        over them is stopped."""
+        from the child (default: a full snapshot, ``MAX_MESSAGE_BYTES``); the child keeps to
+        both, so a child that goes over them is stopped."""
         self.max_calls = max_calls
         self.message_limit = message_limit
         self.limits = limits
@@ -362,7 +361,7 @@ class Sandbox:
                 "globals": {**self._globals, **wire.encode(metadata)},
                 "snapshot": snapshot,
                 "max_calls": self.max_calls,
-                "message_limit": self._message_limit(),
+                "message_limit": self.message_limit,
             }
         )
         try:
@@ -380,9 +379,6 @@ class Sandbox:
         if any(report.get(k) for k in ("helpers", "variables", "modules", "failed", "lost")):
             return f"A new sandbox process started; {restore_summary(report)}"
         return None
-
-    def _message_limit(self) -> int:
-        return _LINE_LIMIT if self.message_limit is None else self.message_limit
 
     def _spawn(self, coro: Awaitable[Any]) -> asyncio.Task[Any]:
         task = asyncio.ensure_future(coro)
@@ -551,7 +547,7 @@ class Sandbox:
         """Read the child's protocol pipe in the loop's reader callback: each whole line is
         checked and dispatched at once. A line that breaks the protocol stops the child."""
         loop = asyncio.get_running_loop()
-        lines = Lines(self._message_limit())
+        lines = Lines(self.message_limit)
         os.set_blocking(fd, False)
 
         def stop() -> None:  # at the end of the pipe, or when the sandbox closes

@@ -1,4 +1,5 @@
-"""What every Vis child process does first: protocol fds apart from stdio, exit with its parent.
+"""How Vis starts its Python children, isolated, and what each does first: protocol fds apart
+from stdio, exit with its parent.
 
 The sandbox child and the extension workers talk to the host over their original stdin and
 stdout; the code they run must not read the protocol or print into it. Imports nothing of Vis.
@@ -10,8 +11,38 @@ import os
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 
 PARENT_POLL_INTERVAL = 1.0  # seconds between two looks at the parent
+# The folder that holds this ``vis_core`` (a checkout, or site-packages): children load it there.
+VIS_ROOT = Path(__file__).resolve().parent.parent
+
+# What a child runs first (``-c``): ``vis_core`` from VIS_ROOT and nothing else from there, then
+# ``module:function``. Neither the working folder nor VIS_ROOT goes on ``sys.path``: either may
+# be a checkout whose ``json.py`` would shadow the standard library's.
+_BOOT = """\
+import importlib, importlib.util, os, sys
+root, target = sys.argv[1:3]
+del sys.argv[1:3]
+package = os.path.join(root, "vis_core")
+spec = importlib.util.spec_from_file_location(
+    "vis_core", os.path.join(package, "__init__.py"), submodule_search_locations=[package]
+)
+sys.modules["vis_core"] = vis_core = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(vis_core)
+module, _, function = target.partition(":")
+getattr(importlib.import_module(module), function)()
+"""
+
+
+def python_argv(python: str, target: str, *flags: str) -> list[str]:
+    """The command that runs ``target`` (``"package.module:function"``) of this Vis in an
+    isolated ``python``: ``-I`` keeps the working folder and the script's folder off
+    ``sys.path``, skips the user site folder and ignores every ``PYTHON*`` variable
+    (``PYTHONPATH``, ``PYTHONSTARTUP``, ``PYTHONHOME``, ``PYTHONINSPECT``, ...), so neither a
+    checkout's ``uuid.py``/``sitecustomize.py``/``vis_core/`` nor the environment it sets runs
+    in Vis's child. ``flags``: more interpreter options, e.g. ``-B`` (no ``.pyc`` written)."""
+    return [python, "-I", *flags, "-c", _BOOT, str(VIS_ROOT), target]
 
 
 @dataclass(frozen=True)

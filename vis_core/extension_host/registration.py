@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core.child_process import python_argv
 from vis_core.extension_host.discovery import Candidate
 from vis_core.extension_host.entry import LoadError
 from vis_core.extension_host.frames import FrameError, read_frame, write_frame
@@ -34,7 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 START_TIMEOUT = 30.0  # seconds the worker itself may take to start (imports, on a loaded machine)
-VIS_ROOT = Path(__file__).resolve().parents[2]
 # What a Python process and the tools it runs need; nothing that carries a secret.
 BASE_NAMES = (
     "PATH",
@@ -61,12 +61,19 @@ BASE_NAMES = (
 def worker_environment(
     host: Mapping[str, str], project: Mapping[str, str] | None = None
 ) -> dict[str, str]:
-    """A worker's environment: the base names of ``host``, then the project's values."""
+    """A worker's environment: the base names of ``host``, then the project's values.
+
+    The project's values stay for what an extension starts itself; the worker's own interpreter
+    ignores every ``PYTHON*`` name among them (it runs with ``-I``, see :func:`worker_argv`)."""
     env = {name: host[name] for name in BASE_NAMES if name in host}
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(VIS_ROOT), host.get("PYTHONPATH")) if p)
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
     env.update(project or {})
     return env
+
+
+def worker_argv(python: str, module: str) -> list[str]:
+    """The isolated command of a worker (``-I``: not the working folder's modules; ``-B``: no
+    ``.pyc`` files written beside entry files)."""
+    return python_argv(python, f"{module}:main", "-B")
 
 
 @dataclass(frozen=True)
@@ -121,7 +128,7 @@ class RegistrationWorker:
 
     def _start(self) -> subprocess.Popen[bytes]:
         proc = subprocess.Popen(
-            [self.python, "-m", "vis_core.extension_host.registration_worker"],
+            worker_argv(self.python, "vis_core.extension_host.registration_worker"),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

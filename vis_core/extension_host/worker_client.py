@@ -34,7 +34,12 @@ from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.environment import resolve_names
 from vis_core.extension_host.gateway import forget_stop, stop_waits_of
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
-from vis_core.extension_host.registration import START_TIMEOUT, _drain, worker_environment
+from vis_core.extension_host.registration import (
+    START_TIMEOUT,
+    _drain,
+    worker_argv,
+    worker_environment,
+)
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
 from vis_core.extension_host.worker_results import decode_from_worker
@@ -465,7 +470,7 @@ class SessionWorker:
             self._stop_process()
             self._death = None
             proc = subprocess.Popen(
-                [self._python, "-m", "vis_core.extension_host.session_worker"],
+                worker_argv(self._python, "vis_core.extension_host.session_worker"),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,

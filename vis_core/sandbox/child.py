@@ -354,6 +354,10 @@ def main() -> None:
         closefd=False,
     )
     sys.stdout = sys.stderr = out
+    # The child starts isolated (-I): nothing of the working folder shadows what Vis imports.
+    # The model's blocks may still import the workspace's own modules, found after the
+    # standard library and the installed packages (never instead of them).
+    sys.path.append(os.getcwd())
     enter_sandbox()  # the SDK refuses registration, vis.fs, vis.shell and vis.state here
     exit_with_parent()
     Child(fd_in, fd_out, out).serve()

@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import vis_core
-import vis_core.records  # registers the "record" wire codec for results sent back
+import vis_core.records  # noqa: F401 - registers the "record" wire codec for results sent back
 from vis_core import wire
+from vis_core.child_process import VIS_ROOT, python_argv
 from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox.environ import child_environment
 from vis_core.sandbox.jail import JailUnavailable, jail_argv
@@ -32,8 +32,6 @@ from vis_core.sandbox.protocol import (
     ProtocolError,
     child_message,
 )
-
-VIS_ROOT = Path(vis_core.__file__).resolve().parent.parent  # the checkout (or site-packages)
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 
@@ -58,7 +56,7 @@ INTERRUPT_GRACE = 1.0
 START_TIMEOUT = 60.0
 _DRAIN_ABOVE = 1 << 20
 _MARK = b"\x1e\x1fvis-block-end:"
-_CHILD_CODE = "from vis_core.sandbox.child import main; main()"
+_CHILD = "vis_core.sandbox.child:main"
 
 
 @dataclass(frozen=True)
@@ -303,7 +301,9 @@ class Sandbox:
         return self._proc is not None and self._proc.returncode is None and self._pid is not None
 
     def _argv(self) -> list[str]:
-        argv = [self.python, "-c", _CHILD_CODE]
+        # -I: nothing of the working folder or PYTHON* variables (the project's values stay in
+        # the environment, for what the block starts); -u: as PYTHONUNBUFFERED did before -I
+        argv = python_argv(self.python, _CHILD, "-u")
         if not self.jail:
             return argv
         runtime = {
@@ -319,7 +319,6 @@ class Sandbox:
     async def _start(self) -> str | None:
         argv = self._argv()  # raises JailUnavailable before anything starts
         env = child_environment(self.environment)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(VIS_ROOT), env.get("PYTHONPATH")) if p)
         loop = asyncio.get_running_loop()
         self._output = self._new_output()
         self._outputs = {}

@@ -185,3 +185,30 @@ def test_the_models_blocks_still_import_the_workspace_s_own_modules(
         workspace, vis_home, [{"code": "import shapes\nprint(shapes.area(6, 7))"}, {"text": "ok"}]
     )
     assert "42" in out
+
+
+def test_a_trusted_projects_python_variables_reach_its_commands_not_vis_children(
+    workspace: Path, vis_home: Path
+) -> None:
+    """``PYTHONPATH`` and friends in a project's ``environment:`` stay for what the model and
+    extensions start, but Vis's own interpreters ignore them (``-I``)."""
+    markers = workspace / "markers"
+    lib = workspace / "lib"
+    lib.mkdir()
+    for name in ("sitecustomize", "json", "typing"):
+        (lib / f"{name}.py").write_text(MARKER.format(markers=str(markers)))
+    (workspace / "startup.py").write_text(MARKER.format(markers=str(markers)))
+    (workspace / "vis.yml").write_text(
+        "environment:\n"
+        f"  PYTHONPATH: {lib}\n"
+        f"  PYTHONSTARTUP: {workspace / 'startup.py'}\n"
+        "  PYTHONINSPECT: '1'\n"
+        "  PYTHONWARNINGS: error\n"
+    )
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "weather.py").write_text(EXTENSION)
+    assert vis("trust", str(workspace), cwd=workspace, home=vis_home).returncode == 0
+    code = "import os\nprint(await weather.forecast('Oslo'), os.environ['PYTHONPATH'])"
+    out = run(workspace, vis_home, [{"code": code}, {"text": "done"}])
+    assert not found(markers)
+    assert f"Sunny in Oslo {lib}" in out, out  # the block's own commands still get it

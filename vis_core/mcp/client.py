@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -12,11 +13,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
 
-from vis_core.mcp.config import ServerConfig, Transport
+from vis_core.mcp.config import ServerConfig, Source, Transport
+from vis_core.mcp.launch import ensure_start_folder, path_outside, start_folder
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
 from vis_core.mcp.stderr_tail import StderrTail
 from vis_core.mcp.values import ExpansionError, expand_map
+from vis_core.paths import find_project_root
 
 log = logging.getLogger(__name__)
 
@@ -87,9 +90,13 @@ class ServerConnection:
         workspace: Path,
         mcp_log: McpLog,
         on_change: Callable[[ServerConnection], None] = lambda c: None,
+        start_dir: Path | None = None,
     ) -> None:
+        """``start_dir``: the empty folder the person's stdio servers start in (default: the
+        one under Vis's data folder, :func:`~vis_core.mcp.launch.start_folder`)."""
         self.config = config
         self.workspace = workspace
+        self.start_dir = start_folder() if start_dir is None else start_dir
         self.mcp_log = mcp_log
         self.on_change = on_change
         self.state = State.DISABLED if not config.enabled else State.DISCONNECTED
@@ -249,17 +256,40 @@ class ServerConnection:
         stdio = self.config.transport is Transport.STDIO
         if isinstance(exc, FileNotFoundError) and stdio:
             text = f"cannot start {self.config.command!r}: no such command or file"
+            if self.config.source is not Source.PROJECT:
+                text += (
+                    f" (your servers start in {self.start_dir}, not in the workspace, with a "
+                    "PATH that leaves out the workspace's folders: give the command's full "
+                    'path, or a "cwd" in mcp.json)'
+                )
         elif stdio and "connection closed" in text.lower():
             text = "the server process ended before it answered initialize; see its stderr"
         return text
 
+    def _surroundings(self) -> tuple[Path | None, dict[str, str] | None]:
+        """Where the server (and an ``!command`` value) starts, and the environment values are
+        expanded in. The person's own servers (not a project's) start in :attr:`start_dir`
+        with a ``PATH`` that does not reach into the workspace or its project; a project's
+        servers in the workspace with Vis's environment (``None``: as Vis)."""
+        if self.config.source is Source.PROJECT:
+            return None, None
+        environ = dict(os.environ)
+        environ["PATH"] = self._path_outside(environ.get("PATH", os.defpath))
+        return ensure_start_folder(self.start_dir), environ
+
+    def _path_outside(self, value: str) -> str:
+        return path_outside(value, (self.workspace, find_project_root(self.workspace)))
+
     async def _open(self, stack: contextlib.AsyncExitStack) -> tuple[Any, Any]:
         config = self.config
+        start, environ = await asyncio.to_thread(self._surroundings)
         if config.transport is Transport.STDIO:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            env = await asyncio.to_thread(expand_map, config.env, "env")
-            cwd = self.workspace
+            env = await asyncio.to_thread(expand_map, config.env, "env", environ, start)
+            cwd = self.workspace if start is None else start
+            if environ is not None:  # the entry's own PATH, too, stays out of the workspace
+                env["PATH"] = self._path_outside(env.get("PATH", environ["PATH"]))
             if config.cwd:
                 cwd = (self.workspace / _expand_home(config.cwd)).resolve()
             params = StdioServerParameters(
@@ -279,7 +309,7 @@ class ServerConnection:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        headers = await asyncio.to_thread(expand_map, config.headers, "header")
+        headers = await asyncio.to_thread(expand_map, config.headers, "header", environ, start)
 
         async def record(response: Any) -> None:
             self._last_status = response.status_code

@@ -22,6 +22,7 @@ from vis_core.mcp.config import (
     server_key,
 )
 from vis_core.mcp.edit import set_field
+from vis_core.mcp.launch import start_folder
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import PREFIX, safe
 from vis_core.providers.base import ToolDefinition
@@ -52,6 +53,7 @@ class McpManager:
         self.config = config
         self.workspace = workspace
         self.mcp_log = McpLog(paths.log_dir / "mcp.log")
+        self.start_dir = start_folder(paths)  # where the person's stdio servers start
         self.listeners: list[Callable[[], None]] = []
         self._connections: dict[str, ServerConnection] = {}
         self._reported: set[str] = set()
@@ -62,7 +64,11 @@ class McpManager:
 
     def _connection(self, server: ServerConfig) -> ServerConnection:
         return ServerConnection(
-            server, workspace=self.workspace, mcp_log=self.mcp_log, on_change=self._changed
+            server,
+            workspace=self.workspace,
+            mcp_log=self.mcp_log,
+            on_change=self._changed,
+            start_dir=self.start_dir,
         )
 
     def _changed(self, _conn: ServerConnection | None = None) -> None:

@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 from collections.abc import Mapping
+from pathlib import Path
 
 COMMAND_TIMEOUT = 30.0
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
@@ -15,9 +16,12 @@ class ExpansionError(ValueError):
     """A value could not be expanded (unset variable, failing command)."""
 
 
-def expand(value: str, what: str, environ: Mapping[str, str] | None = None) -> str:
-    """``!command`` (the whole value) runs in bash and its trimmed output is the value;
-    otherwise each ``${VAR}`` is replaced by the variable (an unset one is an error)."""
+def expand(
+    value: str, what: str, environ: Mapping[str, str] | None = None, cwd: Path | None = None
+) -> str:
+    """``!command`` (the whole value) runs in bash (in ``cwd``, with ``environ``) and its trimmed
+    output is the value; otherwise each ``${VAR}`` is replaced by the variable (an unset one is
+    an error)."""
     env = os.environ if environ is None else environ
     if value.startswith("!"):
         command = value[1:].strip()
@@ -30,6 +34,7 @@ def expand(value: str, what: str, environ: Mapping[str, str] | None = None) -> s
                 text=True,
                 timeout=COMMAND_TIMEOUT,
                 env=dict(env),
+                cwd=cwd,
                 stdin=subprocess.DEVNULL,
             )
         except subprocess.TimeoutExpired:
@@ -53,6 +58,9 @@ def expand(value: str, what: str, environ: Mapping[str, str] | None = None) -> s
 
 
 def expand_map(
-    pairs: tuple[tuple[str, str], ...], what: str, environ: Mapping[str, str] | None = None
+    pairs: tuple[tuple[str, str], ...],
+    what: str,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
 ) -> dict[str, str]:
-    return {key: expand(value, f"{what} {key}", environ) for key, value in pairs}
+    return {key: expand(value, f"{what} {key}", environ, cwd) for key, value in pairs}

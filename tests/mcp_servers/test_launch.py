@@ -1,0 +1,217 @@
+"""The person's own stdio servers start outside the workspace: an untrusted checkout's
+``server.py`` or ``node_modules/.bin`` copy never runs in their place."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import sys
+from pathlib import Path
+
+import pytest
+
+from vis_core.mcp.client import State
+from vis_core.mcp.config import load_config
+from vis_core.mcp.launch import path_outside, start_folder
+from vis_core.mcp.manager import McpManager
+from vis_core.paths import TrustStore, VisPaths
+
+from .conftest import SERVER, stdio_entry, write_config
+
+PLANTED = """\
+#!{python}
+import os, sys
+with open({marker!r}, "w") as f:
+    f.write(os.getcwd() + " " + " ".join(sys.argv))
+"""
+
+
+def plant(path: Path, marker: Path) -> None:
+    """An executable Python file at ``path`` that writes ``marker`` when it runs."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(PLANTED.format(python=sys.executable, marker=str(marker)))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+async def connect(workspace: Path, servers: dict, *, trusted: bool = False) -> McpManager:
+    """The servers of ``workspace`` (user ``mcp.json`` = ``servers``), connected or failed."""
+    paths = VisPaths.from_env().ensure()
+    write_config(paths.mcp_file, servers)
+    if trusted:
+        TrustStore(paths).trust(workspace)
+    config = load_config(paths.mcp_file, workspace, trusted=trusted)
+    manager = McpManager(config, workspace=workspace, paths=paths)
+    manager.start()
+    await manager.wait_all(60)
+    return manager
+
+
+def real_server_bin(folder: Path) -> Path:
+    """A folder holding ``fixture-mcp``: the real test server, started by a bare name."""
+    folder.mkdir()
+    command = folder / "fixture-mcp"
+    command.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{SERVER}" stdio\n')
+    command.chmod(0o755)
+    return folder
+
+
+async def test_python_dash_m_server_does_not_import_the_checkouts_module(
+    workspace: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    plant(workspace / "server_app.py", marker)  # what `python -m server_app` would import
+    entry = {
+        "command": sys.executable,
+        "args": ["-m", "server_app", "stdio"],
+        "env": {"PYTHONPATH": str(SERVER.parent)},  # the real one
+    }
+    manager = await connect(workspace, {"fix": entry})
+    try:
+        conn = manager.get("fix")
+        assert conn is not None
+        assert conn.state is State.CONNECTED, (conn.error, conn.stderr_tail())
+        assert not marker.exists(), marker.read_text()
+        assert f"fixture server starting in {start_folder()}" in conn.stderr_tail().splitlines()
+        assert not any(start_folder().iterdir())  # nothing of the checkout there
+    finally:
+        await manager.close()
+
+
+@pytest.mark.parametrize("entry", ["node_modules/.bin", ".", "", "{workspace}/node_modules/.bin"])
+async def test_a_path_entry_into_the_workspace_does_not_pick_the_command(
+    entry: str, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    marker = tmp_path / "marker"
+    plant(workspace / "node_modules" / ".bin" / "fixture-mcp", marker)
+    plant(workspace / "fixture-mcp", marker)
+    real = real_server_bin(tmp_path / "real-bin")
+    first = entry.format(workspace=workspace)
+    monkeypatch.setenv("PATH", os.pathsep.join([first, str(real), os.environ["PATH"]]))
+    manager = await connect(workspace, {"fix": {"command": "fixture-mcp"}})
+    try:
+        conn = manager.get("fix")
+        assert conn is not None
+        assert not marker.exists(), marker.read_text()
+        assert conn.state is State.CONNECTED, (conn.error, conn.stderr_tail())
+    finally:
+        await manager.close()
+
+
+async def test_an_entrys_own_path_does_not_reach_into_the_workspace_either(
+    workspace: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    plant(workspace / "bin" / "fixture-mcp", marker)
+    real = real_server_bin(tmp_path / "real-bin")
+    path = os.pathsep.join(["bin", str(workspace / "bin"), str(real), os.environ["PATH"]])
+    manager = await connect(workspace, {"fix": {"command": "fixture-mcp", "env": {"PATH": path}}})
+    try:
+        conn = manager.get("fix")
+        assert conn is not None
+        assert not marker.exists(), marker.read_text()
+        assert conn.state is State.CONNECTED, (conn.error, conn.stderr_tail())
+    finally:
+        await manager.close()
+
+
+@pytest.mark.skipif(shutil.which("npx") is None, reason="needs npx")
+async def test_npx_does_not_run_the_checkouts_copy_of_the_package(
+    workspace: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    package = workspace / "node_modules" / "server-filesystem"
+    package.mkdir(parents=True)
+    (package / "package.json").write_text(
+        '{"name": "server-filesystem", "version": "1.0.0", "bin": {"server-filesystem": "run.js"}}'
+    )
+    (package / "run.js").write_text(
+        f"#!/usr/bin/env node\nrequire('fs').writeFileSync({str(marker)!r}, process.cwd())\n"
+    )
+    (package / "run.js").chmod(0o755)
+    (workspace / "node_modules" / ".bin").mkdir()
+    (workspace / "node_modules" / ".bin" / "server-filesystem").symlink_to(
+        "../server-filesystem/run.js"
+    )
+    entry = {
+        "command": "npx",
+        "args": ["-y", "server-filesystem", "."],
+        "env": {"npm_config_offline": "true"},  # the registry's copy is not the point here
+        "timeout": 20,
+    }
+    manager = await connect(workspace, {"fs": entry})
+    try:
+        assert not marker.exists(), marker.read_text()
+    finally:
+        await manager.close()
+
+
+async def test_a_cwd_setting_and_a_projects_own_servers_still_start_where_they_say(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "sub").mkdir()
+    write_config(workspace / ".vis" / "mcp.json", {"proj": stdio_entry()})
+    manager = await connect(workspace, {"mine": stdio_entry(cwd="sub")}, trusted=True)
+    try:
+        mine, proj = manager.get("mine"), manager.get("proj")
+        assert mine is not None and proj is not None
+        assert mine.state is State.CONNECTED and proj.state is State.CONNECTED
+        assert f"fixture server starting in {workspace / 'sub'}" in mine.stderr_tail().splitlines()
+        assert f"fixture server starting in {workspace}" in proj.stderr_tail().splitlines()
+    finally:
+        await manager.close()
+
+
+async def test_a_relative_command_names_where_the_server_starts(
+    workspace: Path, tmp_path: Path
+) -> None:
+    marker = tmp_path / "marker"
+    plant(workspace / "serve.py", marker)
+    manager = await connect(workspace, {"fix": {"command": "./serve.py"}})
+    try:
+        conn = manager.get("fix")
+        assert conn is not None and conn.state is State.FAILED
+        assert not marker.exists(), marker.read_text()
+        assert conn.error is not None
+        assert "'./serve.py': no such command or file" in conn.error
+        assert str(start_folder()) in conn.error and '"cwd"' in conn.error
+    finally:
+        await manager.close()
+
+
+async def test_a_command_value_runs_outside_the_workspace(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(workspace)  # where Vis runs
+    marker = tmp_path / "marker"
+    plant(workspace / "fixture-token", marker)
+    real = real_server_bin(tmp_path / "real-bin")
+    where = tmp_path / "where"
+    (real / "fixture-token").write_text(f"#!/bin/sh\npwd > '{where}'\necho abc\n")
+    (real / "fixture-token").chmod(0o755)
+    monkeypatch.setenv("PATH", os.pathsep.join([".", str(real), os.environ["PATH"]]))
+    entry = stdio_entry(env={"TOKEN": "!fixture-token"})
+    manager = await connect(workspace, {"fix": entry})
+    try:
+        conn = manager.get("fix")
+        assert conn is not None
+        assert not marker.exists(), marker.read_text()
+        assert conn.state is State.CONNECTED, (conn.error, conn.stderr_tail())
+        assert where.read_text().strip() == str(start_folder())
+    finally:
+        await manager.close()
+
+
+def test_path_outside_keeps_only_absolute_folders_outside_the_roots(tmp_path: Path) -> None:
+    root = tmp_path / "checkout"
+    (root / "bin").mkdir(parents=True)
+    (tmp_path / "link").symlink_to(root / "bin")
+    value = os.pathsep.join(
+        ["", ".", "node_modules/.bin", str(root / "bin"), str(tmp_path / "link"),
+         f"{root}/../checkout/bin", "/usr/bin", "/usr/bin", "/bin"]
+    )  # fmt: skip
+    assert path_outside(value, [root]) == os.pathsep.join(["/usr/bin", "/bin"])
+    # started in home (or above it): the person's own folders there stay
+    home = Path.home()
+    inside_home = str(home / ".local" / "bin")
+    assert path_outside(os.pathsep.join([".", inside_home]), [home]) == inside_home

@@ -39,9 +39,12 @@ def path_outside(value: str, roots: Iterable[Path]) -> str:
     inside a root, as written or once links are followed. A root that holds the home folder
     (``vis`` started in ``~`` or above it) fences nothing absolute: the person's own tool
     folders (``~/.local/bin``, ``/usr/bin``) lie there."""
-    home = Path.home().resolve()
     fenced = {root for r in roots for root in (Path(r).absolute(), Path(r).resolve())}
-    fenced = {root for root in fenced if not _inside(home, root)}
+    try:
+        home = Path.home().resolve()
+    except RuntimeError:  # no home folder known: every root is fenced
+        home = None
+    fenced = {root for root in fenced if home is None or not _inside(home, root)}
     kept: list[str] = []
     for entry in value.split(os.pathsep):
         if not entry or not os.path.isabs(entry) or entry in kept:

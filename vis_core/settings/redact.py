@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -11,8 +12,30 @@ import orjson
 from vis_core.events import Event, event_from_dict, event_payload
 
 REDACTED = "[REDACTED]"
-# Discriminators that name a class, never a value a tool produced.
-_KEEP = frozenset({"type", "kind"})
+# A secret shorter than this cannot be redacted safely inside other text (a one-letter secret
+# is in almost every word, a 4-digit PIN in about 1 id of 2,000): Vis refuses to save one, and
+# one saved before is redacted only where it stands alone (never inside a word or an id).
+MIN_SECRET_LENGTH = 8
+# Fields that name a class, an id or a closed set, never a value a tool or model produced:
+# kept as they are, so a secret can never turn a session id into "…[REDACTED]…".
+_KEEP = frozenset({"type", "kind", "tag", "state", "status", "origin", "placement", "images"})
+
+
+def _structural(key: Any) -> bool:
+    return isinstance(key, str) and (
+        key in _KEEP or key == "id" or key.endswith("_id") or key.endswith("_ids")
+    )
+
+
+def short_secret_problem(what: str, value: str) -> str | None:
+    """Why ``value`` is too short to save as a secret (None when it is long enough)."""
+    if not value or len(value) >= MIN_SECRET_LENGTH:
+        return None
+    size = f"{len(value)} character" + ("" if len(value) == 1 else "s")
+    return (
+        f"{what} is {size} long, shorter than the {MIN_SECRET_LENGTH} characters Vis needs to "
+        "redact a secret safely (a shorter one turns up inside ordinary words and ids)"
+    )
 
 
 class Redactor:
@@ -26,31 +49,46 @@ class Redactor:
     def refresh(self) -> None:
         """Re-read the saved secrets (after a secret is saved or reset)."""
         values = {value for value in self._source() if value}
+        long = {value for value in values if len(value) >= MIN_SECRET_LENGTH}
         # Longest first, so a secret containing another is replaced whole.
-        self._secrets = tuple(sorted(values, key=len, reverse=True))
+        self._secrets = tuple(sorted(long, key=len, reverse=True))
+        # a short one only where it stands alone: not inside a word, a number or an id
+        short = sorted(values - long, key=len, reverse=True)
+        self._short = (
+            re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, short)) + r")(?!\w)")
+            if short
+            else None
+        )
         # each secret as the event log's JSON writes it inside a string (quotes, backslashes
         # and control characters escaped): an event whose text holds none of them has none
         self._in_json = tuple({form for v in values for form in (v, _json_string(v))})
 
     @property
     def active(self) -> bool:
-        return bool(self._secrets)
+        return bool(self._secrets) or self._short is not None
 
     def text(self, text: str) -> str:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
+        if self._short is not None:
+            text = self._short.sub(REDACTED, text)
         return text
 
     def contains(self, text: str) -> bool:
-        return any(secret in text for secret in self._secrets)
+        return any(secret in text for secret in self._secrets) or bool(
+            self._short is not None and self._short.search(text)
+        )
 
     def value(self, value: Any) -> Any:
-        """``value`` with secrets replaced inside every string (dict keys and tags kept)."""
+        """``value`` with secrets replaced inside every string; dict keys, ids, type names
+        and closed sets (status, state, tag...) kept as they are."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {key: item if key in _KEEP else self.value(item) for key, item in value.items()}
+            return {
+                key: item if _structural(key) else self.value(item) for key, item in value.items()
+            }
         if isinstance(value, list | tuple):
             return [self.value(item) for item in value]
         return value

@@ -16,7 +16,8 @@ from vis_core.mcp.config import ServerConfig, Transport
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
 from vis_core.mcp.stderr_tail import StderrTail
-from vis_core.mcp.values import ExpansionError, expand_map
+from vis_core.mcp.values import ExpansionError, expand_map, expanded_keys
+from vis_core.settings.redact import remember_secrets
 
 log = logging.getLogger(__name__)
 
@@ -259,6 +260,7 @@ class ServerConnection:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             env = await asyncio.to_thread(expand_map, config.env, "env")
+            remember_secrets(expanded_keys(config.env, env, all_keys=False))
             cwd = self.workspace
             if config.cwd:
                 cwd = (self.workspace / _expand_home(config.cwd)).resolve()
@@ -280,6 +282,7 @@ class ServerConnection:
         from mcp.client.streamable_http import streamable_http_client
 
         headers = await asyncio.to_thread(expand_map, config.headers, "header")
+        remember_secrets(expanded_keys(config.headers, headers, all_keys=True))
 
         async def record(response: Any) -> None:
             self._last_status = response.status_code

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -38,6 +38,25 @@ def short_secret_problem(what: str, value: str) -> str | None:
     )
 
 
+# Variables named like a key: Vis's providers read ANTHROPIC_API_KEY / OPENAI_API_KEY, MCP
+# servers' headers and env take ``${GITHUB_TOKEN}``-like values; all are secrets to redact.
+_KEY_NAME = re.compile(r"(?:^|_)(?:API_?KEY|ACCESS_KEY|SECRET(?:_KEY)?|TOKEN|PASSWORD|PASSWD)$")
+
+
+def key_name(name: str) -> bool:
+    """Whether an environment variable named ``name`` holds a key (``GITHUB_TOKEN``...)."""
+    return bool(_KEY_NAME.search(name.upper()))
+
+
+def environment_secrets(environ: Mapping[str, str], names: Iterable[str] = ()) -> list[str]:
+    """The values of the keys Vis reads from the environment: the variables ``names`` (each
+    provider's ``api_key_env``) and every variable named like a key (``*_API_KEY``,
+    ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``...), when long enough to redact safely."""
+    wanted = set(names)
+    found = (value.strip() for name, value in environ.items() if name in wanted or key_name(name))
+    return [value for value in found if len(value) >= MIN_SECRET_LENGTH]
+
+
 class Redactor:
     """Replaces every saved secret value; ``secrets`` is re-read through ``source`` on demand."""
 
@@ -48,7 +67,7 @@ class Redactor:
 
     def refresh(self) -> None:
         """Re-read the saved secrets (after a secret is saved or reset)."""
-        values = {value for value in self._source() if value}
+        values = {value for value in self._source() if value} | _remembered
         long = {value for value in values if len(value) >= MIN_SECRET_LENGTH}
         # Longest first, so a secret containing another is replaced whole.
         self._secrets = tuple(sorted(long, key=len, reverse=True))
@@ -113,6 +132,7 @@ def _json_string(text: str) -> str:
 
 
 _active: list[Redactor] = []
+_remembered: set[str] = set()
 
 
 def activate(redactor: Redactor) -> None:
@@ -123,6 +143,16 @@ def activate(redactor: Redactor) -> None:
 def deactivate(redactor: Redactor) -> None:
     if redactor in _active:
         _active.remove(redactor)
+
+
+def remember_secrets(values: Iterable[str]) -> None:
+    """Redact ``values`` from now on too: keys Vis expanded at run time (an MCP server's
+    ``${TOKEN}`` header). Kept for the life of the process, in every redactor."""
+    new = {v for v in values if len(v) >= MIN_SECRET_LENGTH} - _remembered
+    if new:
+        _remembered.update(new)
+        for redactor in _active:
+            redactor.refresh()
 
 
 def redact_text(text: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,13 @@ from vis_core.extension.settings_decl import (
 from vis_core.model.extensions import ExtensionSource, ExtensionStatus
 from vis_core.settings.core import CORE_SETTINGS, NEEDS_TRUST
 from vis_core.settings.declaring import DeclaringExtension, ExtensionSet
-from vis_core.settings.redact import Redactor, activate, deactivate, short_secret_problem
+from vis_core.settings.redact import (
+    Redactor,
+    activate,
+    deactivate,
+    environment_secrets,
+    short_secret_problem,
+)
 from vis_core.settings.storage import GlobalFile, ProjectFiles, ProjectValues, SecretsFile
 from vis_core.settings.values import SCOPE_ORDER, Source, parse_text, read_stored, scope_list
 
@@ -130,7 +137,8 @@ class SettingsService:
         self._global_problem: str | None = None
         self._project_values = ProjectValues()
         self._secret_values: dict[str, str] = {}
-        self.redactor = Redactor(lambda: self._secret_values.values())
+        self._environment_keys: list[str] = []  # keys Vis reads from the environment
+        self.redactor = Redactor(lambda: [*self._secret_values.values(), *self._environment_keys])
         # Called after every save or reset (e.g. the Host switches a session's model).
         self.saved_listeners: list[Callable[[SaveResult], None]] = []
         self._installed = False
@@ -166,6 +174,7 @@ class SettingsService:
             self._secret_values = {}
             problems.append(str(exc))
         problems.extend(self._short_secrets())
+        self._environment_keys = environment_secrets(os.environ, self.global_file.key_variables())
         self.redactor.refresh()
         self.problems = problems
         for problem in problems:

@@ -43,7 +43,8 @@ class WireReply:
     without ending the stream (a connection reset mid-response). ``empty_stream``: a 200
     event stream that ends at once with no data (llama-cpp-python's answer when the prompt
     does not fit its context). ``stall_after``: after that many frames, send nothing more
-    for ``stall`` seconds (a stuck server), then end as told.
+    for ``stall`` seconds (a stuck server), then end as told. ``forever``: after the
+    frames, send this frame again and again until the client hangs up (an endless stream).
     """
 
     status: int = 200
@@ -55,6 +56,7 @@ class WireReply:
     empty_stream: bool = False
     stall_after: int | None = None
     stall: float = 0.0
+    forever: str | None = None
 
 
 @dataclass(frozen=True)
@@ -94,7 +96,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
             )
         )
-        if reply.frames or reply.empty_stream:
+        if reply.frames or reply.empty_stream or reply.forever:
             self._send_stream(reply)
         else:
             self._send_json(reply)
@@ -131,6 +133,11 @@ class _Handler(BaseHTTPRequestHandler):
             data = frame.encode()
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
+        if reply.forever is not None:
+            data = reply.forever.encode()
+            while True:  # until the client hangs up (a ConnectionError ends the handler)
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

@@ -31,7 +31,7 @@ from vis_core.providers.common import (
 )
 from vis_core.providers.errors import ContextOverflow, SdkErrors, UnfinishedResponse
 from vis_core.providers.openai_responses import response_events, wants_responses
-from vis_core.providers.sdk_provider import DEFAULT_STALL_TIMEOUT, SdkProvider
+from vis_core.providers.sdk_provider import DEFAULT_STALL_TIMEOUT, GuardedDecoder, SdkProvider
 from vis_core.providers.server_limits import discover_input_limit
 
 log = logging.getLogger(__name__)
@@ -173,41 +173,16 @@ def _usage(raw: Any) -> Usage:
     return Usage(input=max(prompt - cached, 0), output=completion, cache_read=cached)
 
 
-class _DoneSpy:
+class _DoneSpy(GuardedDecoder):
     """Wraps the SDK's SSE decoder to see whether the stream ended with ``data: [DONE]``
     (the SDK stops there silently, exactly as when the server just closes)."""
 
     def __init__(self, inner: Any) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self.done = False
-        self._events: Any = None
 
-    def iter_bytes(self, iterator: Any) -> Any:
-        for sse in self._inner.iter_bytes(iterator):
-            self.done = self.done or sse.data.startswith("[DONE]")
-            yield sse
-
-    def aiter_bytes(self, iterator: Any) -> Any:
-        self._events = self._aiter_bytes(iterator)
-        return self._events
-
-    async def _aiter_bytes(self, iterator: Any) -> Any:
-        inner = self._inner.aiter_bytes(iterator)
-        try:
-            async for sse in inner:
-                self.done = self.done or sse.data.startswith("[DONE]")
-                yield sse
-        finally:
-            await inner.aclose()
-
-    async def aclose(self) -> None:
-        """Close the events the SDK stopped reading at ``[DONE]``, on this loop now (left to
-        the garbage collector, their closing outlives ``vis run``'s loop with a warning)."""
-        if self._events is not None:
-            try:
-                await self._events.aclose()
-            except RuntimeError as exc:  # still running: it ends with its task
-                log.debug("SSE events not closed: %s", exc)
+    def seen(self, sse: Any) -> None:
+        self.done = self.done or sse.data.startswith("[DONE]")
 
 
 class _Calls:
@@ -245,6 +220,8 @@ class OpenAIProvider(SdkProvider):
     A stream that closes without a ``finish_reason`` and without ``[DONE]`` is an error.
     """
 
+    default_url = "https://api.openai.com/v1"
+
     def __init__(
         self,
         *,
@@ -256,6 +233,7 @@ class OpenAIProvider(SdkProvider):
         model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float = 600.0,
         stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+        max_response_bytes: int | None = None,
     ) -> None:
         super().__init__(
             name=name,
@@ -264,6 +242,7 @@ class OpenAIProvider(SdkProvider):
             model_overrides=model_overrides,
             base_url=base_url,
             stall_timeout=stall_timeout,
+            max_response_bytes=max_response_bytes,
         )
         self._api_key = api_key or NO_KEY
         self._timeout = timeout
@@ -331,7 +310,11 @@ class OpenAIProvider(SdkProvider):
         options = self.model_options(request.model)
         if wants_responses(request.model, official=self.official, api=options.get("api")):
             async for event in response_events(
-                self.client, request, provider=self.name, options=options
+                self.client,
+                request,
+                provider=self.name,
+                options=options,
+                meter=lambda stream: self.meter(stream, request),
             ):
                 yield event
             return
@@ -342,6 +325,7 @@ class OpenAIProvider(SdkProvider):
         calls = _Calls()
         params = build_openai_params(request, official=self.official, options=options)
         stream = await self.client.chat.completions.create(**params)
+        self.meter(stream, request)
         try:
             async with stream:
                 async for chunk in stream:

@@ -4,7 +4,8 @@ and mapping SDK errors."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+import logging
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,7 +14,77 @@ from vis_core.providers.base import ModelInfo, ModelRequest, ProviderError, Stre
 from vis_core.providers.errors import SdkErrors, map_error
 from vis_core.providers.models import lookup_model, request_options
 
+log = logging.getLogger(__name__)
+
 DEFAULT_STALL_TIMEOUT = 120.0
+# The default cap of one streamed response: this many bytes of server-sent events per token
+# of the request's output limit (max_tokens). Generous: a streamed token is ~100-400 bytes of
+# SSE JSON; an endless stream is cut at a few MiB, not at the gigabytes it would fill.
+BYTES_PER_TOKEN = 512
+
+
+class ResponseTooLong(ProviderError):
+    """The server sent more than the response cap allows (an endless or runaway stream)."""
+
+
+class ResponseMeter:
+    """Counts the bytes of one streamed response; past ``limit`` it raises ``error``."""
+
+    def __init__(self, limit: int, error: Callable[[int], ProviderError]) -> None:
+        self.limit = limit
+        self.error = error
+        self.seen = 0
+
+    def add(self, size: int) -> None:
+        self.seen += size
+        if self.limit and self.seen > self.limit:
+            raise self.error(self.seen)
+
+
+class GuardedDecoder:
+    """Wraps an SDK's SSE decoder: each event's bytes count against the response's
+    :class:`ResponseMeter` (set on it once the stream is made), and ``seen`` hears of it."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.meter: ResponseMeter | None = None
+        self._events: Any = None
+
+    def seen(self, sse: Any) -> None:
+        """Called with each event (subclasses look at it)."""
+
+    def _count(self, sse: Any) -> None:
+        if self.meter is not None:
+            self.meter.add(len(sse.data) + len(sse.event or ""))
+        self.seen(sse)
+
+    def iter_bytes(self, iterator: Any) -> Any:
+        for sse in self._inner.iter_bytes(iterator):
+            self._count(sse)
+            yield sse
+
+    def aiter_bytes(self, iterator: Any) -> Any:
+        self._events = self._aiter_bytes(iterator)
+        return self._events
+
+    async def _aiter_bytes(self, iterator: Any) -> Any:
+        inner = self._inner.aiter_bytes(iterator)
+        try:
+            async for sse in inner:
+                self._count(sse)
+                yield sse
+        finally:
+            await inner.aclose()
+
+    async def aclose(self) -> None:
+        """Close the events the SDK stopped reading (at ``[DONE]``, or at an error), on this
+        loop now (left to the garbage collector, their closing outlives ``vis run``'s loop
+        with a warning)."""
+        if self._events is not None:
+            try:
+                await self._events.aclose()
+            except RuntimeError as exc:  # still running: it ends with its task
+                log.debug("SSE events not closed: %s", exc)
 
 
 class SdkProvider:
@@ -33,15 +104,26 @@ class SdkProvider:
         model_overrides: Mapping[str, Mapping[str, Any]] | None,
         base_url: str | None = None,
         stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+        max_response_bytes: int | None = None,
     ) -> None:
+        """``max_response_bytes``: the cap of one streamed response (None: ``BYTES_PER_TOKEN``
+        per token of the request's ``max_tokens``; 0: no cap)."""
         self.name = name
         self.key_env = key_env
         self.config_file = config_file
         self.base_url = base_url
         self.stall_timeout = stall_timeout
+        self.max_response_bytes = max_response_bytes
         self._overrides = dict(model_overrides or {})
         self._client: Any = None
         self._server_limits: dict[str, int] = {}  # model → the input limit the server reported
+
+    default_url = ""  # the server when no base_url is set
+
+    @property
+    def server(self) -> str:
+        """The server, as a person finds it in their config: its URL and the provider name."""
+        return f"The model server at {self.base_url or self.default_url} (provider {self.name})"
 
     @property
     def client(self) -> Any:
@@ -91,6 +173,34 @@ class SdkProvider:
             status=408,
         )
 
+    def response_cap(self, request: ModelRequest) -> int:
+        """The most bytes one streamed response may take (0: no cap)."""
+        if self.max_response_bytes is not None:
+            return self.max_response_bytes
+        return max(request.max_tokens, 1024) * BYTES_PER_TOKEN
+
+    def meter(self, stream: Any, request: ModelRequest) -> None:
+        """Put the response cap on ``stream`` (an SDK stream made with a GuardedDecoder)."""
+        decoder = getattr(stream, "_decoder", None)
+        if isinstance(decoder, GuardedDecoder):
+            decoder.meter = ResponseMeter(
+                self.response_cap(request), lambda seen: self.too_long(request, seen)
+            )
+
+    def too_long(self, request: ModelRequest, seen: int) -> ResponseTooLong:
+        cap = self.response_cap(request)
+        how = (
+            f"max_response_bytes = {cap} under [providers.{self.name}]"
+            if self.max_response_bytes is not None
+            else f"{BYTES_PER_TOKEN} bytes per token of the {request.max_tokens}-token output limit"
+        )
+        return ResponseTooLong(
+            f"{self.server} sent more than {_size(cap)} for one response (the cap: {how}), "
+            "so Vis stopped reading it and ended the turn; the server may be stuck in a loop. "
+            f"If it really needs more, set max_response_bytes = N (bytes; 0 = no cap) under "
+            f"[providers.{self.name}] in {self.config_file or 'config.toml'}"
+        )
+
     async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         events = self._events(request)
         try:
@@ -119,3 +229,7 @@ class SdkProvider:
 
     def _events(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         raise NotImplementedError
+
+
+def _size(count: int) -> str:
+    return f"{count / 1048576:.1f} MiB" if count >= 1048576 else f"{count:,} bytes"

@@ -19,8 +19,16 @@ _JSON_C1 = {code: f"\\u{code:04x}" for code in range(0x80, 0xA0)}
 
 def terminal_text(text: str) -> str:
     """``text`` safe to write to a terminal: every control character but tab and newline is
-    shown as ``\\xNN`` (carriage returns are dropped)."""
-    return text.translate(CONTROL_TABLE)
+    shown as ``\\xNN`` (carriage returns are dropped), a lone surrogate (a ``\\ud800``
+    escape in a server's JSON) as ``\\ud800``: writing it would fail, and lose the rest."""
+    text = text.translate(CONTROL_TABLE)
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def terminal_json(line: str) -> str:

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .wire_servers import WireReply, WireServer
+from .wire_servers import WireReply, WireServer, WireToolCall, openai_reply
 
 CHUNK = {
     "id": "chatcmpl-endless",
@@ -96,3 +96,189 @@ def test_ctrl_c_during_an_endless_stream_ends_the_turn(vis_home: Path, workspace
         run.communicate(timeout=60)
     assert run.returncode == 130
     assert turn_statuses(vis_home) == ["cancelled"]
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [choice],
+    }
+
+
+def _frame(data: Any) -> str:
+    return f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
+
+
+DONE = "data: [DONE]\n\n"
+HELLO = _frame(_chunk({"content": "hello "}))
+MALFORMED = {
+    "invalid JSON": (
+        (HELLO, _frame('{"id": "c", "choices": [{"delta": {"content": "x"}'), DONE),
+        "an event that is not valid JSON (Expecting ',' delimiter, at character",
+    ),
+    "no choices": (
+        (_frame({"id": "c", "object": "chat.completion.chunk"}), DONE),
+        'no event held choices (where the answer goes), e.g. "{\\"id\\": \\"c\\"',
+    ),
+    "choices not a list": (
+        (_frame({"id": "c", "choices": {"0": "x"}}), DONE),
+        "an event Vis cannot read (AttributeError:",
+    ),
+    "a number as text": (
+        (_frame(_chunk({"content": 5})), DONE),
+        "an event Vis cannot read (TypeError:",
+    ),
+    "control characters in JSON": (
+        (HELLO, _frame(_chunk({"content": "bell"})).replace("bell", "be\x07ll"), DONE),
+        "an event that is not valid JSON (Invalid control character, at character",
+    ),
+}
+
+
+def _failed(home: Path, workspace: Path, reply: WireReply) -> tuple[str, str]:
+    with WireServer() as server:
+        configure(home, server)
+        server.reply(reply)
+        run = vis_run(home, workspace, "hi")
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 1, err
+    ended = json.loads(out.splitlines()[-1])
+    assert ended["type"] == "TurnEnded" and ended["status"] == "failed", ended
+    assert "Traceback" not in err
+    return ended["error"], server.openai_base_url
+
+
+def test_a_malformed_stream_names_the_server_and_the_fault(vis_home: Path, workspace: Path) -> None:
+    for name, (frames, fault) in MALFORMED.items():
+        error, url = _failed(vis_home, workspace, WireReply(frames=frames))
+        server = f"The model server at {url} (provider local) sent a malformed stream: "
+        assert error.startswith(f"model request failed: {server}") or error.startswith(server), (
+            name,
+            error,
+        )
+        assert fault in error, (name, error)
+
+
+def test_a_stream_without_its_end_names_the_server(vis_home: Path, workspace: Path) -> None:
+    error, url = _failed(vis_home, workspace, WireReply(frames=(HELLO,)))
+    assert "ended unfinished (after 6 characters)" in error and url in error
+
+
+def test_an_html_page_with_200_is_not_a_stream(vis_home: Path, workspace: Path) -> None:
+    page = "<html><head><title>502</title></head><body><h1>Bad gateway</h1></body></html>"
+    reply = WireReply(body=page, headers=(("Content-Type", "text/html"),), raw=True)
+    error, url = _failed(vis_home, workspace, reply)
+    assert f"The model server at {url} (provider local) sent a malformed stream" in error
+    assert 'it answered text/html instead of an event stream: "502 Bad gateway"' in error
+    assert "check base_url under [providers.local]" in error
+
+
+def test_tool_names_repeated_in_every_chunk_still_run(vis_home: Path, workspace: Path) -> None:
+    call = WireToolCall("call_1", "python_execution", {"code": "print(6 * 7)"})
+    with WireServer() as server:
+        configure(vis_home, server)
+        server.reply(openai_reply(tool_calls=[call], repeat_name=True), openai_reply("It is 42."))
+        run = vis_run(vis_home, workspace, "compute")
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 0, err
+    events = [json.loads(line) for line in out.splitlines()]
+    [started] = [e for e in events if e["type"] == "IterationStarted"]
+    assert started["tool"] == "python_execution" and started["code"] == "print(6 * 7)"
+    assert events[-1]["content"] == "It is 42."
+
+
+def test_a_lone_surrogate_keeps_the_answer(vis_home: Path, workspace: Path) -> None:
+    frames = (
+        HELLO,
+        _frame(_chunk({"content": "a\ud800b"})),  # json.dumps writes it as \\ud800
+        _frame(_chunk({"content": " and the rest"})),
+        _frame(_chunk({}, "stop")),
+        DONE,
+    )
+    assert "\\ud800" in frames[1]
+    for args in ([], ["--json"]):
+        with WireServer() as server:
+            configure(vis_home, server)
+            server.reply(WireReply(frames=frames))
+            env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+            env["VIS_HOME"] = str(vis_home)
+            done = subprocess.run(
+                [sys.executable, "-m", "vis_core.cli", "run", *args, "--model", "local/m", "hi"],
+                cwd=workspace,
+                env=env,
+                capture_output=True,
+                timeout=120,
+            )
+        assert done.returncode == 0, done.stderr
+        out = done.stdout.decode("utf-8")  # valid UTF-8: the character written out
+        if args:
+            assert json.loads(out.splitlines()[-1])["content"] == "hello a\\ud800b and the rest"
+        else:
+            assert out == "hello a\\ud800b and the rest\n"
+    with sqlite3.connect(vis_home / "vis.db") as db:
+        rows = db.execute("SELECT data FROM events WHERE type = 'TurnEnded'").fetchall()
+    assert [json.loads(data)["content"] for (data,) in rows] == ["hello a\\ud800b and the rest"] * 2
+
+
+def test_a_malformed_anthropic_stream_names_the_server_and_the_fault(
+    vis_home: Path, workspace: Path
+) -> None:
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "m",
+            "type": "message",
+            "role": "assistant",
+            "model": "c",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        },
+    }
+    broken = WireReply(
+        frames=(
+            f"event: message_start\ndata: {json.dumps(start)}\n\n",
+            'event: content_block_start\ndata: {"type": "content_block_start", "index": 0\n\n',
+        )
+    )
+    endless = WireReply(forever=f"event: ping\ndata: {json.dumps({'type': 'ping'})}\n\n")
+    for reply, fault in (
+        (broken, "sent a malformed stream: an event that is not valid JSON"),
+        (endless, "for one response (the cap: max_response_bytes = 50000"),
+    ):
+        with WireServer() as server:
+            (vis_home / "config.toml").write_text(
+                f'[providers.claude]\nkind = "anthropic"\n'
+                f'base_url = "{server.anthropic_base_url}"\n'
+                'api_key_env = ""\nmax_response_bytes = 50000\n',
+                encoding="utf-8",
+            )
+            server.reply(reply)
+            env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+            env["VIS_HOME"] = str(vis_home)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "vis_core.cli",
+                    "run",
+                    "--json",
+                    "--model",
+                    "claude/c",
+                    "hi",
+                ],
+                cwd=workspace,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+        assert done.returncode == 1, done.stderr
+        error = json.loads(done.stdout.splitlines()[-1])["error"]
+        assert f"The model server at {server.anthropic_base_url} (provider claude)" in error
+        assert fault in error, error

@@ -57,6 +57,7 @@ class WireReply:
     stall_after: int | None = None
     stall: float = 0.0
     forever: str | None = None
+    raw: bool = False  # ``body`` is text sent as it is (an HTML page), typed by ``headers``
 
 
 @dataclass(frozen=True)
@@ -102,9 +103,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(reply)
 
     def _send_json(self, reply: WireReply) -> None:
-        data = json.dumps(reply.body if reply.body is not None else {}).encode()
+        if reply.raw:
+            data = str(reply.body).encode()
+        else:
+            data = json.dumps(reply.body if reply.body is not None else {}).encode()
         self.send_response(reply.status)
-        self.send_header("Content-Type", "application/json")
+        if not reply.raw:
+            self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         for key, value in reply.headers:
             self.send_header(key, value)

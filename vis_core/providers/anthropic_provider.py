@@ -28,7 +28,12 @@ from vis_core.providers.common import (
 )
 from vis_core.providers.errors import SdkErrors, UnfinishedResponse
 from vis_core.providers.openai_responses import REASONING_PREFIX
-from vis_core.providers.sdk_provider import DEFAULT_STALL_TIMEOUT, GuardedDecoder, SdkProvider
+from vis_core.providers.sdk_provider import (
+    DEFAULT_STALL_TIMEOUT,
+    READ_FAULTS,
+    GuardedDecoder,
+    SdkProvider,
+)
 
 _EPHEMERAL = {"type": "ephemeral"}
 
@@ -262,6 +267,7 @@ class AnthropicProvider(SdkProvider):
         decoder = getattr(stream, "_decoder", None)
         try:
             async with stream:
+                await self.check_stream(stream)
                 async for event in stream:
                     kind = event.type
                     if kind == "message_start":
@@ -293,6 +299,8 @@ class AnthropicProvider(SdkProvider):
                             stop_reason = event.delta.stop_reason
                     elif kind == "message_stop":
                         finished = True
+        except READ_FAULTS as exc:
+            raise self.unreadable(exc, stream) from exc
         finally:
             if isinstance(decoder, GuardedDecoder):
                 await decoder.aclose()

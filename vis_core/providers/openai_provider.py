@@ -31,7 +31,13 @@ from vis_core.providers.common import (
 )
 from vis_core.providers.errors import ContextOverflow, SdkErrors, UnfinishedResponse
 from vis_core.providers.openai_responses import response_events, wants_responses
-from vis_core.providers.sdk_provider import DEFAULT_STALL_TIMEOUT, GuardedDecoder, SdkProvider
+from vis_core.providers.sdk_provider import (
+    DEFAULT_STALL_TIMEOUT,
+    READ_FAULTS,
+    GuardedDecoder,
+    SdkProvider,
+    excerpt,
+)
 from vis_core.providers.server_limits import discover_input_limit
 
 log = logging.getLogger(__name__)
@@ -309,14 +315,17 @@ class OpenAIProvider(SdkProvider):
     async def _events(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         options = self.model_options(request.model)
         if wants_responses(request.model, official=self.official, api=options.get("api")):
-            async for event in response_events(
-                self.client,
-                request,
-                provider=self.name,
-                options=options,
-                meter=lambda stream: self.meter(stream, request),
-            ):
-                yield event
+            try:
+                async for event in response_events(
+                    self.client,
+                    request,
+                    provider=self.name,
+                    options=options,
+                    meter=lambda stream: self.meter(stream, request),
+                ):
+                    yield event
+            except READ_FAULTS as exc:
+                raise self.unreadable(exc, None) from exc
             return
         await self._ask_server_limit(request.model)
         usage: Usage | None = None
@@ -326,11 +335,16 @@ class OpenAIProvider(SdkProvider):
         params = build_openai_params(request, official=self.official, options=options)
         stream = await self.client.chat.completions.create(**params)
         self.meter(stream, request)
+        spy = getattr(stream, "_decoder", None)
+        bare = ""  # the first chunk without choices (and without usage): not the wire format
         try:
             async with stream:
+                await self.check_stream(stream)
                 async for chunk in stream:
                     if chunk.usage is not None:
                         usage = _usage(chunk.usage)
+                    elif getattr(chunk, "choices", None) is None and not bare:
+                        bare = spy.last if isinstance(spy, _DoneSpy) else "?"
                     for choice in chunk.choices or ():
                         delta = choice.delta
                         for name in _REASONING_FIELDS if delta is not None else ():
@@ -345,10 +359,15 @@ class OpenAIProvider(SdkProvider):
                             calls.add(part)
                         if choice.finish_reason:
                             finish = choice.finish_reason
+        except READ_FAULTS as exc:
+            raise self.unreadable(exc, stream) from exc
         finally:
-            spy = getattr(stream, "_decoder", None)
             if isinstance(spy, _DoneSpy):
                 await spy.aclose()
+        if bare and finish is None and not text_chars and not calls.parts:
+            raise self.malformed(
+                f"no event held choices (where the answer goes), e.g. {excerpt(bare)}"
+            )
         saw_done = getattr(spy, "done", False)
         if finish is None and not saw_done:
             raise self.unfinished(

@@ -4,7 +4,9 @@ and mapping SDK errors."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
+import re
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +27,15 @@ BYTES_PER_TOKEN = 512
 
 class ResponseTooLong(ProviderError):
     """The server sent more than the response cap allows (an endless or runaway stream)."""
+
+
+class MalformedStream(ProviderError):
+    """The server's stream could not be read: an event that is not JSON, or not the shape
+    the wire format has (no choices, a number where text belongs), or a page, not a stream."""
+
+
+# What reading a broken event raises (JSONDecodeError and UnicodeError are ValueErrors).
+READ_FAULTS = (ValueError, TypeError, AttributeError, KeyError, IndexError)
 
 
 class ResponseMeter:
@@ -48,12 +59,14 @@ class GuardedDecoder:
     def __init__(self, inner: Any) -> None:
         self._inner = inner
         self.meter: ResponseMeter | None = None
+        self.last = ""  # the data of the latest event, for an error that names it
         self._events: Any = None
 
     def seen(self, sse: Any) -> None:
         """Called with each event (subclasses look at it)."""
 
     def _count(self, sse: Any) -> None:
+        self.last = sse.data
         if self.meter is not None:
             self.meter.add(len(sse.data) + len(sse.event or ""))
         self.seen(sse)
@@ -201,6 +214,42 @@ class SdkProvider:
             f"[providers.{self.name}] in {self.config_file or 'config.toml'}"
         )
 
+    def malformed(self, fault: str) -> MalformedStream:
+        return MalformedStream(f"{self.server} sent a malformed stream: {fault}")
+
+    def unreadable(self, exc: BaseException, stream: Any) -> MalformedStream:
+        """The error for an event of ``stream`` that raised ``exc`` while it was read."""
+        decoder = getattr(stream, "_decoder", None)
+        last = decoder.last if isinstance(decoder, GuardedDecoder) else ""
+        at = 0
+        if isinstance(exc, json.JSONDecodeError):
+            what = exc.msg.removesuffix(" at")
+            fault = f"an event that is not valid JSON ({what}, at character {exc.pos})"
+            at = exc.pos
+        else:
+            fault = f"an event Vis cannot read ({type(exc).__name__}: {exc})"
+        log.debug("%s: unreadable event %r", self.name, last[:2000], exc_info=exc)
+        return self.malformed(f"{fault}: {excerpt(last, around=at)}")
+
+    async def check_stream(self, stream: Any) -> None:
+        """Refuse a 200 answer that is not an event stream (an HTML page from a proxy or a
+        wrong base_url), naming what came instead."""
+        response = getattr(stream, "response", None)
+        if response is None:
+            return
+        kind = response.headers.get("content-type", "")
+        if not kind or "event-stream" in kind:
+            return
+        try:
+            body = (await response.aread()).decode("utf-8", "replace")
+        except Exception as exc:  # the body is only shown: say what it was not
+            body = f"(its body could not be read: {type(exc).__name__})"
+        raise self.malformed(
+            f"it answered {kind.split(';')[0]} instead of an event stream: {excerpt(body)}; "
+            f"check base_url under [providers.{self.name}] in "
+            f"{self.config_file or 'config.toml'} (an OpenAI-compatible server's ends in /v1)"
+        )
+
     async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         events = self._events(request)
         try:
@@ -220,6 +269,7 @@ class SdkProvider:
                 key_env=self.key_env,
                 config_file=self.config_file,
                 sdk=self._sdk_errors(),
+                server=self.server,
             )
             if mapped is None or mapped is exc:
                 raise
@@ -233,3 +283,18 @@ class SdkProvider:
 
 def _size(count: int) -> str:
     return f"{count / 1048576:.1f} MiB" if count >= 1048576 else f"{count:,} bytes"
+
+
+_TAGS = re.compile(r"<[^>]*>")
+
+
+def excerpt(data: str, limit: int = 200, around: int = 0) -> str:
+    """A short, quoted, escaped piece of what the server sent (tags of a page dropped),
+    from about ``around`` (where a fault is) when the whole is too long."""
+    if data.lstrip().startswith("<"):
+        data = " ".join(_TAGS.sub(" ", data).split())
+    if len(data) <= limit:
+        return json.dumps(data)
+    start = max(0, min(around - limit // 2, len(data) - limit))
+    cut = ("…" if start else "") + data[start : start + limit]
+    return json.dumps(cut + ("…" if start + limit < len(data) else ""))

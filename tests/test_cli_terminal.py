@@ -6,6 +6,8 @@ file name (U+202E)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -108,3 +110,31 @@ def test_vis_run_answer_load_errors_and_file_names_inert(
             assert "The answer: deploy \\x1b]52;c;SGVsbG8=\\x07 now \\x1b[2J\\x9b2J" in done.stdout
             assert "<U+202E>yp.evil" in done.stdout
             assert "Read file · <U+202E>txt.exe" in done.stdout  # the file name, inert
+
+
+def test_cli_output_redacts_secrets_and_keys_it_did_not_write(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    saved, key = "sk-saved-0123456789", "sk-env-9876543210ab"
+    (vis_home / "secrets").write_text(json.dumps({"token": saved}), encoding="utf-8")
+    (vis_home / "secrets").chmod(0o600)
+    folder = vis_home / "extensions"
+    folder.mkdir()
+    (folder / "leak.py").write_text(
+        f"raise RuntimeError('leaking {saved} and {key}')\n", encoding="utf-8"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(VIS_HOME=str(vis_home), SOME_SERVICE_TOKEN=key)
+    turn = script(tmp_path, [{"text": "ok"}])
+    for args in (["doctor"], ["run", "--provider", "scripted", "--script", str(turn), "hi"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "vis_core.cli", *args],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        shown = done.stdout + done.stderr
+        assert "leaking [REDACTED] and [REDACTED]" in shown, shown
+        assert saved not in shown and key not in shown

@@ -10,6 +10,7 @@ reaches the terminal as visible text.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 # C0 controls but tab and newline, DEL, and the C1 controls (8-bit CSI, OSC …) become visible.
@@ -50,13 +51,16 @@ def terminal_json(line: str) -> str:
 
 class TerminalWriter:
     """A text stream that writes everything through :func:`terminal_text` (for commands that
-    write no control sequence of their own); ``raw`` is the stream underneath."""
+    write no control sequence of their own), and through ``clean`` (the running Vis's secret
+    redaction); ``raw`` is the stream underneath."""
 
-    def __init__(self, raw: TextIO) -> None:
+    def __init__(self, raw: TextIO, clean: Callable[[str], str] | None = None) -> None:
         self.raw = raw
+        self.clean = clean
 
     def write(self, text: str) -> int:
-        self.raw.write(terminal_text(text))
+        shown = terminal_text(text)
+        self.raw.write(self.clean(shown) if self.clean is not None else shown)
         return len(text)
 
     def writelines(self, lines: Any) -> None:
@@ -70,13 +74,15 @@ class TerminalWriter:
         return getattr(self.raw, name)
 
 
-def guard_output(*, stdout: bool = True, stderr: bool = True) -> None:
+def guard_output(
+    *, stdout: bool = True, stderr: bool = True, clean: Callable[[str], str] | None = None
+) -> None:
     """Write ``sys.stdout`` / ``sys.stderr`` through :class:`TerminalWriter` from now on
     (prints, log warnings, tracebacks)."""
     if stdout and not isinstance(sys.stdout, TerminalWriter):
-        sys.stdout = TerminalWriter(sys.stdout)  # type: ignore[assignment]
+        sys.stdout = TerminalWriter(sys.stdout, clean)  # type: ignore[assignment]
     if stderr and not isinstance(sys.stderr, TerminalWriter):
-        sys.stderr = TerminalWriter(sys.stderr)  # type: ignore[assignment]
+        sys.stderr = TerminalWriter(sys.stderr, clean)  # type: ignore[assignment]
 
 
 def raw_stream(stream: Any) -> TextIO:

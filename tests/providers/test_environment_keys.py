@@ -11,7 +11,14 @@ from pathlib import Path
 from vis_core.mcp.values import expand_map, expanded_keys
 from vis_core.settings.redact import Redactor, environment_secrets
 
-from .wire_servers import RecordedRequest, WireReply, WireServer, openai_error, openai_reply
+from .wire_servers import (
+    RecordedRequest,
+    WireReply,
+    WireServer,
+    WireToolCall,
+    openai_error,
+    openai_reply,
+)
 
 KEY = "sk-env-4a7f0c9e2b1d8836"
 OTHER = "own-endpoint-key-77e1c0"
@@ -69,6 +76,25 @@ def test_an_echoed_environment_key_is_redacted_everywhere(vis_home: Path, worksp
     stored = _everything(vis_home)
     assert KEY.encode() not in stored and OTHER.encode() not in stored
     assert b"[REDACTED]" in stored
+
+
+def test_a_key_echoed_into_a_tool_call_id_is_redacted(vis_home: Path, workspace: Path) -> None:
+    def echo(request: RecordedRequest) -> WireReply:
+        key = request.headers["authorization"].removeprefix("Bearer ")
+        if len(server.requests) == 1:
+            call = WireToolCall(f"call_{key}", "python_execution", {"code": "print(1)"})
+            return openai_reply(tool_calls=[call])
+        return openai_reply("done")
+
+    with WireServer(checks=echo) as server:
+        (vis_home / "config.toml").write_text(
+            f'[providers.openai]\nbase_url = "{server.openai_base_url}"\n', encoding="utf-8"
+        )
+        done = _vis_run(vis_home, workspace, "openai/gpt-4o", "--json")
+    assert done.returncode == 0, done.stderr
+    assert KEY not in done.stdout + done.stderr
+    assert '"code":"print(1)"' in done.stdout  # the call ran
+    assert KEY.encode() not in _everything(vis_home)
 
 
 def test_keys_an_mcp_server_config_expands_are_secrets() -> None:

@@ -282,3 +282,19 @@ def test_a_malformed_anthropic_stream_names_the_server_and_the_fault(
         error = json.loads(done.stdout.splitlines()[-1])["error"]
         assert f"The model server at {server.anthropic_base_url} (provider claude)" in error
         assert fault in error, error
+
+
+def test_a_line_that_never_ends_is_cut_too(vis_home: Path, workspace: Path) -> None:
+    with WireServer() as server:
+        configure(vis_home, server, "max_response_bytes = 100000\n")
+        server.reply(
+            WireReply(
+                frames=('data: {"id": "c", "choices": [{"delta": {"content": "',),
+                forever="x" * 4096,
+            )
+        )
+        run = vis_run(vis_home, workspace, "one endless line")
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 1, err
+    ended = json.loads(out.splitlines()[-1])
+    assert "more than 100,000 bytes for one response" in ended["error"]

@@ -96,3 +96,25 @@ async def test_settings_form_and_login_refuse_a_short_secret(workspace: Path) ->
     problem = check_key("sk-12")
     assert problem is not None and "5 characters long" in problem
     assert check_key("sk-0123456789") is None
+
+
+def test_ids_are_never_searched_for_a_short_secret_but_are_for_a_long_one() -> None:
+    from vis_core.settings.redact import Redactor
+
+    redactor = Redactor(lambda: ["b", "1234", "sk-long-secret-1"])
+    data = {
+        "type": "IterationStarted",
+        "session_id": "b1234b",
+        "turn_id": "b",
+        "iteration_id": "call_sk-long-secret-1",
+        "status": "completed",
+        "code": "b = 1234 + len('sk-long-secret-1') + 12345",
+    }
+    assert redactor.value(data) == {
+        "type": "IterationStarted",
+        "session_id": "b1234b",
+        "turn_id": "b",
+        "iteration_id": "call_[REDACTED]",
+        "status": "completed",
+        "code": "[REDACTED] = [REDACTED] + len('[REDACTED]') + 12345",
+    }

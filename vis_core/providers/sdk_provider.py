@@ -23,6 +23,7 @@ DEFAULT_STALL_TIMEOUT = 120.0
 # of the request's output limit (max_tokens). Generous: a streamed token is ~100-400 bytes of
 # SSE JSON; an endless stream is cut at a few MiB, not at the gigabytes it would fill.
 BYTES_PER_TOKEN = 512
+PAGE_HEAD = 65536  # what is read of a page sent instead of a stream, to quote it
 
 
 class ResponseTooLong(ProviderError):
@@ -65,26 +66,33 @@ class GuardedDecoder:
     def seen(self, sse: Any) -> None:
         """Called with each event (subclasses look at it)."""
 
-    def _count(self, sse: Any) -> None:
+    def _saw(self, sse: Any) -> None:
         self.last = sse.data
-        if self.meter is not None:
-            self.meter.add(len(sse.data) + len(sse.event or ""))
         self.seen(sse)
 
     def iter_bytes(self, iterator: Any) -> Any:
         for sse in self._inner.iter_bytes(iterator):
-            self._count(sse)
+            if self.meter is not None:
+                self.meter.add(len(sse.data))
+            self._saw(sse)
             yield sse
 
     def aiter_bytes(self, iterator: Any) -> Any:
         self._events = self._aiter_bytes(iterator)
         return self._events
 
+    async def _counted(self, chunks: Any) -> Any:
+        """The response's bytes, counted as they arrive (a line that never ends counts too)."""
+        async for chunk in chunks:
+            if self.meter is not None:
+                self.meter.add(len(chunk))
+            yield chunk
+
     async def _aiter_bytes(self, iterator: Any) -> Any:
-        inner = self._inner.aiter_bytes(iterator)
+        inner = self._inner.aiter_bytes(self._counted(iterator))
         try:
             async for sse in inner:
-                self._count(sse)
+                self._saw(sse)
                 yield sse
         finally:
             await inner.aclose()
@@ -240,8 +248,13 @@ class SdkProvider:
         kind = response.headers.get("content-type", "")
         if not kind or "event-stream" in kind:
             return
+        head = b""
         try:
-            body = (await response.aread()).decode("utf-8", "replace")
+            async for chunk in response.aiter_bytes():
+                head += chunk
+                if len(head) >= PAGE_HEAD:  # a page that never ends is not read to its end
+                    break
+            body = head[:PAGE_HEAD].decode("utf-8", "replace")
         except Exception as exc:  # the body is only shown: say what it was not
             body = f"(its body could not be read: {type(exc).__name__})"
         raise self.malformed(

@@ -16,14 +16,16 @@ REDACTED = "[REDACTED]"
 # is in almost every word, a 4-digit PIN in about 1 id of 2,000): Vis refuses to save one, and
 # one saved before is redacted only where it stands alone (never inside a word or an id).
 MIN_SECRET_LENGTH = 8
-# Fields that name a class, an id or a closed set, never a value a tool or model produced:
-# kept as they are, so a secret can never turn a session id into "…[REDACTED]…".
-_KEEP = frozenset({"type", "kind", "tag", "state", "status", "origin", "placement", "images"})
+# Fields that name a class or a closed set (validated values, never a secret): kept.
+_KEEP = frozenset({"type", "kind", "tag", "state", "status", "origin", "placement"})
 
 
-def _structural(key: Any) -> bool:
+def _is_id(key: Any) -> bool:
+    """An id field (``session_id``, ``id``, ``images``: attachment ids): a short secret is
+    never looked for in it, so a secret ``b`` or a PIN cannot turn an id into
+    "…[REDACTED]…"; a long one still is (only a hostile server puts one there)."""
     return isinstance(key, str) and (
-        key in _KEEP or key == "id" or key.endswith("_id") or key.endswith("_ids")
+        key == "id" or key.endswith("_id") or key.endswith("_ids") or key == "images"
     )
 
 
@@ -87,12 +89,23 @@ class Redactor:
         return bool(self._secrets) or self._short is not None
 
     def text(self, text: str) -> str:
-        for secret in self._secrets:
-            if secret in text:
-                text = text.replace(secret, REDACTED)
+        text = self._long(text)
         if self._short is not None:
             text = self._short.sub(REDACTED, text)
         return text
+
+    def _long(self, text: str) -> str:
+        for secret in self._secrets:
+            if secret in text:
+                text = text.replace(secret, REDACTED)
+        return text
+
+    def _ids(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self._long(value)
+        if isinstance(value, list | tuple):
+            return [self._ids(item) for item in value]
+        return value
 
     def contains(self, text: str) -> bool:
         return any(secret in text for secret in self._secrets) or bool(
@@ -100,13 +113,15 @@ class Redactor:
         )
 
     def value(self, value: Any) -> Any:
-        """``value`` with secrets replaced inside every string; dict keys, ids, type names
-        and closed sets (status, state, tag...) kept as they are."""
+        """``value`` with secrets replaced inside every string; dict keys, type names and
+        closed sets (status, state, tag...) kept as they are, ids cleaned of long secrets
+        only."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
             return {
-                key: item if _structural(key) else self.value(item) for key, item in value.items()
+                key: item if key in _KEEP else self._ids(item) if _is_id(key) else self.value(item)
+                for key, item in value.items()
             }
         if isinstance(value, list | tuple):
             return [self.value(item) for item in value]

@@ -240,14 +240,14 @@ class SdkProvider:
         return self.malformed(f"{fault}: {excerpt(last, around=at)}")
 
     async def check_stream(self, stream: Any) -> None:
-        """Refuse a 200 answer that is not an event stream (an HTML page from a proxy or a
-        wrong base_url), naming what came instead."""
+        """Refuse a 200 answer that is a page, not an event stream (HTML from a proxy or a
+        wrong base_url, a whole JSON answer), naming what came instead."""
         response = getattr(stream, "response", None)
         if response is None:
             return
         kind = response.headers.get("content-type", "")
-        if not kind or "event-stream" in kind:
-            return
+        if not any(page in kind for page in ("html", "json")):
+            return  # an event stream, or a server that mislabels one: read as a stream
         head = b""
         try:
             async for chunk in response.aiter_bytes():

@@ -298,3 +298,15 @@ def test_a_line_that_never_ends_is_cut_too(vis_home: Path, workspace: Path) -> N
     assert run.returncode == 1, err
     ended = json.loads(out.splitlines()[-1])
     assert "more than 100,000 bytes for one response" in ended["error"]
+
+
+def test_an_endless_error_body_is_cut(vis_home: Path, workspace: Path) -> None:
+    with WireServer() as server:
+        configure(vis_home, server)
+        server.reply(WireReply(status=500, frames=("{",), forever="x" * 4096))
+        run = vis_run(vis_home, workspace, "hi")
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 1, err
+    error = json.loads(out.splitlines()[-1])["error"]
+    assert f"The model server at {server.openai_base_url} (provider local)" in error
+    assert "answered an error whose body is longer than 1.0 MiB" in error

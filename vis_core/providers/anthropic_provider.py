@@ -33,6 +33,7 @@ from vis_core.providers.sdk_provider import (
     READ_FAULTS,
     GuardedDecoder,
     SdkProvider,
+    capped_http_client,
 )
 
 _EPHEMERAL = {"type": "ephemeral"}
@@ -228,7 +229,11 @@ class AnthropicProvider(SdkProvider):
                 return GuardedDecoder(super()._make_sse_decoder())
 
         return Client(
-            api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self._timeout
+            api_key=self._api_key,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=self._timeout,
+            http_client=capped_http_client(anthropic.DefaultAsyncHttpxClient, self.server),
         )
 
     def _sdk_errors(self) -> SdkErrors:

@@ -36,6 +36,7 @@ from vis_core.providers.sdk_provider import (
     READ_FAULTS,
     GuardedDecoder,
     SdkProvider,
+    capped_http_client,
     excerpt,
 )
 from vis_core.providers.server_limits import discover_input_limit
@@ -263,7 +264,11 @@ class OpenAIProvider(SdkProvider):
                 return _DoneSpy(super()._make_sse_decoder())
 
         return Client(
-            api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self._timeout
+            api_key=self._api_key,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=self._timeout,
+            http_client=capped_http_client(openai.DefaultAsyncHttpxClient, self.server),
         )
 
     def _sdk_errors(self) -> SdkErrors:

@@ -311,3 +311,41 @@ def excerpt(data: str, limit: int = 200, around: int = 0) -> str:
     start = max(0, min(around - limit // 2, len(data) - limit))
     cut = ("…" if start else "") + data[start : start + limit]
     return json.dumps(cut + ("…" if start + limit < len(data) else ""))
+
+
+ERROR_BODY_CAP = 1048576  # an error answer's body: a few KiB; an endless one is cut here
+
+
+def capped_http_client(client_class: Any, server: str) -> Any:
+    """An SDK's default HTTP client whose error answers (4xx, 5xx) may hold at most
+    ``ERROR_BODY_CAP`` bytes: the SDK reads an error's whole body before it raises, and a
+    server that answers an endless one would fill the memory."""
+    import httpx2
+
+    class CappedBody(httpx2.AsyncByteStream):
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            seen = 0
+            async for chunk in self._inner:
+                seen += len(chunk)
+                if seen > ERROR_BODY_CAP:
+                    raise ResponseTooLong(
+                        f"{server} answered an error whose body is longer than "
+                        f"{_size(ERROR_BODY_CAP)}, so Vis stopped reading it; the server "
+                        "may be stuck in a loop"
+                    )
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class CappedTransport(httpx2.AsyncHTTPTransport):
+        async def handle_async_request(self, request: Any) -> Any:
+            response = await super().handle_async_request(request)
+            if response.status_code >= 400:
+                response.stream = CappedBody(response.stream)
+            return response
+
+    return client_class(transport=CappedTransport())

@@ -310,3 +310,15 @@ def test_an_endless_error_body_is_cut(vis_home: Path, workspace: Path) -> None:
     error = json.loads(out.splitlines()[-1])["error"]
     assert f"The model server at {server.openai_base_url} (provider local)" in error
     assert "answered an error whose body is longer than 1.0 MiB" in error
+
+
+def test_an_endless_props_answer_does_not_stop_the_turn(vis_home: Path, workspace: Path) -> None:
+    with WireServer() as server:
+        configure(vis_home, server)
+        server.serve("/props", WireReply(frames=('{"n_ctx": ',), forever="1" * 4096))
+        server.reply(openai_reply("Still here."))
+        run = vis_run(vis_home, workspace, "hi")
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 0, err
+    assert json.loads(out.splitlines()[-1])["content"] == "Still here."
+    assert "/props" in server.gets

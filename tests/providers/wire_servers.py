@@ -79,7 +79,11 @@ class _Handler(BaseHTTPRequestHandler):
         with wire._lock:
             wire.gets.append(self.path)
             reply = wire._static.get(self.path)
-        self._send_json(reply or WireReply(status=404, body={"error": "Not Found"}))
+        reply = reply or WireReply(status=404, body={"error": "Not Found"})
+        if reply.forever:
+            self._send_stream(reply)
+        else:
+            self._send_json(reply)
 
     def do_POST(self) -> None:
         self._handle()

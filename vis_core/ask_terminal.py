@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from vis_core.terminal import terminal_text
+
 if TYPE_CHECKING:  # forms load with the first form asked, not with every ``vis run``
     from prompt_toolkit.input import Input
     from prompt_toolkit.output import Output
@@ -24,7 +26,7 @@ class TerminalPresenter:
     def _say(self, text: str) -> None:
         from prompt_toolkit import print_formatted_text
 
-        print_formatted_text(text, output=self.output)
+        print_formatted_text(terminal_text(text), output=self.output)  # an extension's text
 
     async def present(self, request: FormRequest) -> dict[str, Any] | None:
         from prompt_toolkit import PromptSession
@@ -88,7 +90,7 @@ class TerminalPresenter:
         required = " *" if field.is_required else ""
         if field.description:
             self._say(f"  {field.description}")
-        return f"{field.label}{required}{hint}: "
+        return terminal_text(f"{field.label}{required}{hint}: ")
 
 
 def _as_text(field: Field) -> str:

@@ -149,6 +149,13 @@ def main(argv: list[str] | None = None) -> int:
         from vis_core.extension.metadata import warm
 
         warm()
+    if args.command is not None:  # a command, not the app: text Vis did not write is escaped
+        from vis_core.settings.logfile import redact_log_text
+        from vis_core.terminal import guard_output
+
+        # `vis run` escapes its answer and lines itself; its stdout stays raw for `vis.ask`;
+        # saved secrets and keys are redacted, also before the Host attaches its redactor
+        guard_output(stdout=args.command != "run", clean=redact_log_text)
     workspace = (args.workspace or Path.cwd()).resolve()
     if args.provider == "scripted" and args.script is None:
         print("vis: --provider scripted needs --script FILE", file=sys.stderr)

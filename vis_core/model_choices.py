@@ -17,6 +17,7 @@ from vis_core.providers.factory import (
     KINDS,
 )
 from vis_core.providers.models import KNOWN_MODELS
+from vis_core.settings.redact import short_secret_problem
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
@@ -160,7 +161,8 @@ def check_key(key: str) -> str | None:
         return "The key is empty; paste the API key of the provider."
     if any(ord(c) < 32 or ord(c) == 127 or c.isspace() for c in key.strip()):
         return "The key holds spaces or control characters; paste only the key."
-    return None
+    short = short_secret_problem("The key", key.strip())
+    return None if short is None else f"{short}; paste the whole API key."
 
 
 def save_key(host: Host, entry: ProviderEntry, key: str) -> None:

@@ -25,7 +25,7 @@ from vis_core.events import (
 )
 from vis_core.model.activity import ActivityRecord, ActivityState, step_counts, step_tags
 from vis_core.model.turn import TurnStatus
-from vis_core.terminal import terminal_json, terminal_text
+from vis_core.terminal import raw_stream, terminal_json, terminal_text
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -95,13 +95,14 @@ class PrintRenderer:
     def console(self) -> Console:
         from rich.console import Console
 
-        return Console(highlight=False, soft_wrap=True)
+        return Console(file=raw_stream(sys.stdout), highlight=False, soft_wrap=True)
 
     @functools.cached_property
     def errors(self) -> Console:
         from rich.console import Console
 
-        return Console(stderr=True, highlight=False)
+        # Rich writes its colours; what it prints is escaped with plain()
+        return Console(file=raw_stream(sys.stderr), highlight=False)
 
     def __call__(self, event: Event) -> None:
         if self.redact is not None:

@@ -84,6 +84,12 @@ def _set(host: Host, args: argparse.Namespace, stdin: TextIO, err: TextIO) -> in
                 )
                 return EXIT_USAGE
             text = stdin.readline().rstrip("\r\n")
+            from vis_core.settings.redact import short_secret_problem
+
+            problem = short_secret_problem(f"the secret {args.id!r}", text.strip())
+            if problem is not None:
+                err.write(f"vis settings: {problem}; save a longer one (nothing was saved)\n")
+                return EXIT_USAGE
         elif args.value is None:
             err.write(f"vis settings: give a value for {args.id!r}\n")
             return EXIT_USAGE

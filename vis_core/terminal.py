@@ -1,10 +1,17 @@
 """Text for a terminal: control characters are shown escaped, never interpreted.
 
 Model text, tool output, file names and extension text are untrusted: an ESC sequence in them
-could write the clipboard (OSC 52), retitle the window, clear the screen or plant a hyperlink.
+could write the clipboard (OSC 52), retitle the window, clear the screen or plant a hyperlink,
+and a bidi control (U+202E, right-to-left override) could make ``evil.py`` read as another
+name. The CLI commands write through :class:`TerminalWriter`, so what Vis did not write itself
+reaches the terminal as visible text.
 """
 
 from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any, TextIO
 
 # C0 controls but tab and newline, DEL, and the C1 controls (8-bit CSI, OSC …) become visible.
 CONTROL_TABLE: dict[int, str] = {
@@ -13,16 +20,72 @@ CONTROL_TABLE: dict[int, str] = {
     if code not in (0x09, 0x0A)
 }
 CONTROL_TABLE[0x0D] = ""  # a carriage return would let text overwrite its own line
-# JSON escapes C0 itself; C1 characters are valid in JSON strings, so they are escaped here.
-_JSON_C1 = {code: f"\\u{code:04x}" for code in range(0x80, 0xA0)}
+# Bidi controls: embeddings, overrides and isolates, the marks, the Arabic letter mark.
+BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
+CONTROL_TABLE.update({code: f"<U+{code:04X}>" for code in BIDI})
+# JSON escapes C0 itself; C1 and bidi characters are valid in JSON strings, so they (and
+# DEL) are escaped here, as JSON escapes.
+_JSON_TABLE = {code: f"\\u{code:04x}" for code in (0x7F, *range(0x80, 0xA0), *BIDI)}
 
 
 def terminal_text(text: str) -> str:
     """``text`` safe to write to a terminal: every control character but tab and newline is
-    shown as ``\\xNN`` (carriage returns are dropped)."""
-    return text.translate(CONTROL_TABLE)
+    shown as ``\\xNN`` (carriage returns are dropped), a bidi control as ``<U+202E>``, a
+    lone surrogate (a ``\\ud800`` escape in a server's JSON) as ``\\ud800``: writing it
+    would fail, and lose the rest."""
+    text = text.translate(CONTROL_TABLE)
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
 
 
 def terminal_json(line: str) -> str:
-    """A JSON text safe for a terminal: C1 controls inside its strings become ``\\u00NN``."""
-    return line.translate(_JSON_C1)
+    """A JSON text safe for a terminal: C1 and bidi controls inside its strings become
+    ``\\u00NN`` escapes (the same JSON value)."""
+    return line.translate(_JSON_TABLE)
+
+
+class TerminalWriter:
+    """A text stream that writes everything through :func:`terminal_text` (for commands that
+    write no control sequence of their own), and through ``clean`` (the running Vis's secret
+    redaction); ``raw`` is the stream underneath."""
+
+    def __init__(self, raw: TextIO, clean: Callable[[str], str] | None = None) -> None:
+        self.raw = raw
+        self.clean = clean
+
+    def write(self, text: str) -> int:
+        shown = terminal_text(text)
+        self.raw.write(self.clean(shown) if self.clean is not None else shown)
+        return len(text)
+
+    def writelines(self, lines: Any) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        self.raw.flush()
+
+    def __getattr__(self, name: str) -> Any:  # encoding, isatty, fileno …
+        return getattr(self.raw, name)
+
+
+def guard_output(
+    *, stdout: bool = True, stderr: bool = True, clean: Callable[[str], str] | None = None
+) -> None:
+    """Write ``sys.stdout`` / ``sys.stderr`` through :class:`TerminalWriter` from now on
+    (prints, log warnings, tracebacks)."""
+    if stdout and not isinstance(sys.stdout, TerminalWriter):
+        sys.stdout = TerminalWriter(sys.stdout, clean)  # type: ignore[assignment]
+    if stderr and not isinstance(sys.stderr, TerminalWriter):
+        sys.stderr = TerminalWriter(sys.stderr, clean)  # type: ignore[assignment]
+
+
+def raw_stream(stream: Any) -> TextIO:
+    """The stream under a :class:`TerminalWriter` (for Rich, which escapes what it prints
+    itself and writes its own colours)."""
+    return stream.raw if isinstance(stream, TerminalWriter) else stream

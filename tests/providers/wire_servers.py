@@ -43,7 +43,8 @@ class WireReply:
     without ending the stream (a connection reset mid-response). ``empty_stream``: a 200
     event stream that ends at once with no data (llama-cpp-python's answer when the prompt
     does not fit its context). ``stall_after``: after that many frames, send nothing more
-    for ``stall`` seconds (a stuck server), then end as told.
+    for ``stall`` seconds (a stuck server), then end as told. ``forever``: after the
+    frames, send this frame again and again until the client hangs up (an endless stream).
     """
 
     status: int = 200
@@ -55,6 +56,8 @@ class WireReply:
     empty_stream: bool = False
     stall_after: int | None = None
     stall: float = 0.0
+    forever: str | None = None
+    raw: bool = False  # ``body`` is text sent as it is (an HTML page), typed by ``headers``
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,11 @@ class _Handler(BaseHTTPRequestHandler):
         with wire._lock:
             wire.gets.append(self.path)
             reply = wire._static.get(self.path)
-        self._send_json(reply or WireReply(status=404, body={"error": "Not Found"}))
+        reply = reply or WireReply(status=404, body={"error": "Not Found"})
+        if reply.forever:
+            self._send_stream(reply)
+        else:
+            self._send_json(reply)
 
     def do_POST(self) -> None:
         self._handle()
@@ -94,15 +101,19 @@ class _Handler(BaseHTTPRequestHandler):
                 self.command, self.path, {k.lower(): v for k, v in self.headers.items()}, body
             )
         )
-        if reply.frames or reply.empty_stream:
+        if reply.frames or reply.empty_stream or reply.forever:
             self._send_stream(reply)
         else:
             self._send_json(reply)
 
     def _send_json(self, reply: WireReply) -> None:
-        data = json.dumps(reply.body if reply.body is not None else {}).encode()
+        if reply.raw:
+            data = str(reply.body).encode()
+        else:
+            data = json.dumps(reply.body if reply.body is not None else {}).encode()
         self.send_response(reply.status)
-        self.send_header("Content-Type", "application/json")
+        if not reply.raw:
+            self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
         for key, value in reply.headers:
             self.send_header(key, value)
@@ -131,6 +142,11 @@ class _Handler(BaseHTTPRequestHandler):
             data = frame.encode()
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
+        if reply.forever is not None:
+            data = reply.forever.encode()
+            while True:  # until the client hangs up (a ConnectionError ends the handler)
+                self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
+                self.wfile.flush()
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 

@@ -18,8 +18,9 @@ from vis_core.mcp.launch import ensure_start_folder, path_outside, start_folder
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
 from vis_core.mcp.stderr_tail import StderrTail
-from vis_core.mcp.values import ExpansionError, expand_map
+from vis_core.mcp.values import ExpansionError, expand_map, expanded_keys
 from vis_core.paths import find_project_root
+from vis_core.settings.redact import remember_secrets
 
 log = logging.getLogger(__name__)
 
@@ -287,6 +288,7 @@ class ServerConnection:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
             env = await asyncio.to_thread(expand_map, config.env, "env", environ, start)
+            remember_secrets(expanded_keys(config.env, env, all_keys=False, environ=environ))
             cwd = self.workspace if start is None else start
             if environ is not None:  # the entry's own PATH, too, stays out of the workspace
                 env["PATH"] = self._path_outside(env.get("PATH", environ["PATH"]))
@@ -310,6 +312,7 @@ class ServerConnection:
         from mcp.client.streamable_http import streamable_http_client
 
         headers = await asyncio.to_thread(expand_map, config.headers, "header", environ, start)
+        remember_secrets(expanded_keys(config.headers, headers, all_keys=True, environ=environ))
 
         async def record(response: Any) -> None:
             self._last_status = response.status_code

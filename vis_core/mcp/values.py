@@ -8,6 +8,8 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
+from vis_core.settings.redact import key_name
+
 COMMAND_TIMEOUT = 30.0
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -55,6 +57,28 @@ def expand(
         return env[name]
 
     return _VAR.sub(replace, value)
+
+
+def expanded_keys(
+    pairs: tuple[tuple[str, str], ...],
+    expanded: Mapping[str, str],
+    *,
+    all_keys: bool,
+    environ: Mapping[str, str] | None = None,
+) -> list[str]:
+    """The keys expansion brought into ``expanded``: each ``${VAR}``'s value and each
+    ``!command``'s output, of every entry (``all_keys``: headers) or of entries named like a
+    key (``GITHUB_TOKEN``: env), for the redactor."""
+    env = os.environ if environ is None else environ
+    found: list[str] = []
+    for key, raw in pairs:
+        if not (all_keys or key_name(key)):
+            continue
+        if raw.startswith("!"):
+            found.append(expanded.get(key, ""))
+        else:
+            found.extend(env.get(name, "") for name in _VAR.findall(raw))
+    return [value for value in found if value]
 
 
 def expand_map(

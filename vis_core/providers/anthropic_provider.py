@@ -28,7 +28,13 @@ from vis_core.providers.common import (
 )
 from vis_core.providers.errors import SdkErrors, UnfinishedResponse
 from vis_core.providers.openai_responses import REASONING_PREFIX
-from vis_core.providers.sdk_provider import DEFAULT_STALL_TIMEOUT, SdkProvider
+from vis_core.providers.sdk_provider import (
+    DEFAULT_STALL_TIMEOUT,
+    READ_FAULTS,
+    GuardedDecoder,
+    SdkProvider,
+    capped_http_client,
+)
 
 _EPHEMERAL = {"type": "ephemeral"}
 
@@ -188,6 +194,8 @@ class AnthropicProvider(SdkProvider):
     known as cut; a stream that closes without ``message_stop`` is an error.
     """
 
+    default_url = "https://api.anthropic.com"
+
     def __init__(
         self,
         *,
@@ -199,6 +207,7 @@ class AnthropicProvider(SdkProvider):
         model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float = 600.0,
         stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+        max_response_bytes: int | None = None,
     ) -> None:
         super().__init__(
             name=name,
@@ -207,6 +216,7 @@ class AnthropicProvider(SdkProvider):
             model_overrides=model_overrides,
             base_url=base_url,
             stall_timeout=stall_timeout,
+            max_response_bytes=max_response_bytes,
         )
         self._api_key = api_key
         self._timeout = timeout
@@ -214,8 +224,16 @@ class AnthropicProvider(SdkProvider):
     def _make_client(self) -> Any:
         import anthropic  # imported on the first request only
 
-        return anthropic.AsyncAnthropic(
-            api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self._timeout
+        class Client(anthropic.AsyncAnthropic):
+            def _make_sse_decoder(self) -> Any:
+                return GuardedDecoder(super()._make_sse_decoder())
+
+        return Client(
+            api_key=self._api_key,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=self._timeout,
+            http_client=capped_http_client(anthropic.DefaultAsyncHttpxClient, self.server),
         )
 
     def _sdk_errors(self) -> SdkErrors:
@@ -250,38 +268,47 @@ class AnthropicProvider(SdkProvider):
         budget = self.thinking_budget(request.model, options)
         params = build_anthropic_params(request, thinking_budget=budget, options=options)
         stream = await self.client.messages.create(**params, stream=True)
-        async with stream:
-            async for event in stream:
-                kind = event.type
-                if kind == "message_start":
-                    usage.update(_usage(event.message.usage))
-                elif kind == "content_block_start":
-                    block = event.content_block
-                    if block.type == "tool_use":
-                        tools[event.index] = (block.id, block.name, [])
-                    elif block.type == "redacted_thinking":
-                        yield ThinkingDelta(redacted=block.data)
-                elif kind == "content_block_delta":
-                    delta = event.delta
-                    if delta.type == "text_delta" and delta.text:
-                        out_chars += len(delta.text)
-                        yield TextDelta(delta.text)
-                    elif delta.type == "thinking_delta" and delta.thinking:
-                        yield ThinkingDelta(delta.thinking)
-                    elif delta.type == "signature_delta" and delta.signature:
-                        yield ThinkingDelta(signature=delta.signature)
-                    elif delta.type == "input_json_delta" and event.index in tools:
-                        tools[event.index][2].append(delta.partial_json)
-                        out_chars += len(delta.partial_json)
-                elif kind == "content_block_stop" and event.index in tools:
-                    call_id, name, pieces = tools.pop(event.index)
-                    ready.append((call_id, name, "".join(pieces)))
-                elif kind == "message_delta":
-                    usage.update(_usage(event.usage))
-                    if event.delta.stop_reason:
-                        stop_reason = event.delta.stop_reason
-                elif kind == "message_stop":
-                    finished = True
+        self.meter(stream, request)
+        decoder = getattr(stream, "_decoder", None)
+        try:
+            async with stream:
+                await self.check_stream(stream)
+                async for event in stream:
+                    kind = event.type
+                    if kind == "message_start":
+                        usage.update(_usage(event.message.usage))
+                    elif kind == "content_block_start":
+                        block = event.content_block
+                        if block.type == "tool_use":
+                            tools[event.index] = (block.id, block.name, [])
+                        elif block.type == "redacted_thinking":
+                            yield ThinkingDelta(redacted=block.data)
+                    elif kind == "content_block_delta":
+                        delta = event.delta
+                        if delta.type == "text_delta" and delta.text:
+                            out_chars += len(delta.text)
+                            yield TextDelta(delta.text)
+                        elif delta.type == "thinking_delta" and delta.thinking:
+                            yield ThinkingDelta(delta.thinking)
+                        elif delta.type == "signature_delta" and delta.signature:
+                            yield ThinkingDelta(signature=delta.signature)
+                        elif delta.type == "input_json_delta" and event.index in tools:
+                            tools[event.index][2].append(delta.partial_json)
+                            out_chars += len(delta.partial_json)
+                    elif kind == "content_block_stop" and event.index in tools:
+                        call_id, name, pieces = tools.pop(event.index)
+                        ready.append((call_id, name, "".join(pieces)))
+                    elif kind == "message_delta":
+                        usage.update(_usage(event.usage))
+                        if event.delta.stop_reason:
+                            stop_reason = event.delta.stop_reason
+                    elif kind == "message_stop":
+                        finished = True
+        except READ_FAULTS as exc:
+            raise self.unreadable(exc, stream) from exc
+        finally:
+            if isinstance(decoder, GuardedDecoder):
+                await decoder.aclose()
         if not finished:
             where = self.base_url or "https://api.anthropic.com"
             got = f"after {out_chars} characters" if out_chars else "before any answer"

@@ -216,8 +216,10 @@ def map_error(
     key_env: str,
     config_file: Path | str | None,
     sdk: SdkErrors | None = None,
+    server: str = "",
 ) -> ProviderError | None:
-    """The ProviderError for an SDK/transport exception, or None if ``exc`` is not one."""
+    """The ProviderError for an SDK/transport exception, or None if ``exc`` is not one.
+    ``server`` names the server (URL and provider) in the errors of a stream it broke."""
     if isinstance(exc, ProviderError):
         return exc
     if sdk is not None:
@@ -232,7 +234,8 @@ def map_error(
             why = f": {cause}" if cause else ""
             return ProviderError(f"connection to {provider}{at} failed{why}", retryable=True)
         if isinstance(exc, sdk.validation):
-            return ProviderError(f"{provider}{at} sent a response Vis cannot read: {exc}")
+            who = server or f"{provider}{at}"
+            return ProviderError(f"{who} sent a response Vis cannot read: {exc}")
     transport = sdk.transport if sdk is not None else ()
     if isinstance(exc, (*transport, ConnectionError)):
         url = _url_of(exc)
@@ -241,5 +244,7 @@ def map_error(
             f"connection to {provider}{at} broke: {exc or type(exc).__name__}", retryable=True
         )
     if sdk is not None and isinstance(exc, sdk.base):
+        if server:  # e.g. an ``error`` event in the middle of a stream
+            return ProviderError(f"{server} answered with an error: {exc}")
         return ProviderError(f"{provider} request failed: {exc}")
     return None

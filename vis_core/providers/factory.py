@@ -4,8 +4,8 @@ The model is written ``provider/model``. Configuration in ``config.toml``::
 
     model = "anthropic/claude-sonnet-4-6"   # the default model
 
-    [providers.anthropic]          # optional: api_key_env, base_url, stall_timeout
-    [providers.openai]             # optional: api_key_env, base_url, stall_timeout
+    [providers.anthropic]          # optional: api_key_env, base_url, stall_timeout,
+    [providers.openai]             # max_response_bytes
     [providers.ollama]             # any other name = an OpenAI-compatible endpoint
     kind = "openai"                # "openai" or "anthropic" wire format
     base_url = "http://127.0.0.1:11434/v1"
@@ -24,7 +24,8 @@ The model is written ``provider/model``. Configuration in ``config.toml``::
                                    # first request of each turn
 
 ``stall_timeout`` (seconds, default 120; 0 = never) ends a response that sends nothing for
-that long.
+that long. ``max_response_bytes`` (default: 512 bytes of streamed events per token of the
+request's output limit; 0 = no cap) ends a response that sends more (an endless stream).
 
 ``anthropic`` reads its key from ``ANTHROPIC_API_KEY`` and ``openai`` from ``OPENAI_API_KEY``
 unless ``api_key_env`` names another variable; other providers need no key unless
@@ -186,6 +187,7 @@ def create_provider(
     if kind == "openai" and name != "openai" and base_url is None:
         raise ProviderConfigError(f'{where}: set base_url = "http://.../v1" for this endpoint')
     stall_timeout = _stall_timeout(section, where)
+    max_response_bytes = _max_response_bytes(section, where)
     if kind == "anthropic":
         from vis_core.providers.anthropic_provider import AnthropicProvider  # SDK: on first use
 
@@ -197,6 +199,7 @@ def create_provider(
             config_file=config_file,
             model_overrides=overrides,
             stall_timeout=stall_timeout,
+            max_response_bytes=max_response_bytes,
         )
     from vis_core.providers.openai_provider import OpenAIProvider  # SDK: on first use
 
@@ -208,7 +211,18 @@ def create_provider(
         config_file=config_file,
         model_overrides=overrides,
         stall_timeout=stall_timeout,
+        max_response_bytes=max_response_bytes,
     )
+
+
+def _max_response_bytes(section: Mapping[str, Any], where: str) -> int | None:
+    value = section.get("max_response_bytes")
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+        raise ProviderConfigError(
+            f"{where}: max_response_bytes must be a whole number of bytes >= 0 (0 = no cap), "
+            f"not {value!r}"
+        )
+    return value
 
 
 def _stall_timeout(section: Mapping[str, Any], where: str) -> float:

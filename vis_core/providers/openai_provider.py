@@ -31,7 +31,14 @@ from vis_core.providers.common import (
 )
 from vis_core.providers.errors import ContextOverflow, SdkErrors, UnfinishedResponse
 from vis_core.providers.openai_responses import response_events, wants_responses
-from vis_core.providers.sdk_provider import DEFAULT_STALL_TIMEOUT, SdkProvider
+from vis_core.providers.sdk_provider import (
+    DEFAULT_STALL_TIMEOUT,
+    READ_FAULTS,
+    GuardedDecoder,
+    SdkProvider,
+    capped_http_client,
+    excerpt,
+)
 from vis_core.providers.server_limits import discover_input_limit
 
 log = logging.getLogger(__name__)
@@ -173,41 +180,16 @@ def _usage(raw: Any) -> Usage:
     return Usage(input=max(prompt - cached, 0), output=completion, cache_read=cached)
 
 
-class _DoneSpy:
+class _DoneSpy(GuardedDecoder):
     """Wraps the SDK's SSE decoder to see whether the stream ended with ``data: [DONE]``
     (the SDK stops there silently, exactly as when the server just closes)."""
 
     def __init__(self, inner: Any) -> None:
-        self._inner = inner
+        super().__init__(inner)
         self.done = False
-        self._events: Any = None
 
-    def iter_bytes(self, iterator: Any) -> Any:
-        for sse in self._inner.iter_bytes(iterator):
-            self.done = self.done or sse.data.startswith("[DONE]")
-            yield sse
-
-    def aiter_bytes(self, iterator: Any) -> Any:
-        self._events = self._aiter_bytes(iterator)
-        return self._events
-
-    async def _aiter_bytes(self, iterator: Any) -> Any:
-        inner = self._inner.aiter_bytes(iterator)
-        try:
-            async for sse in inner:
-                self.done = self.done or sse.data.startswith("[DONE]")
-                yield sse
-        finally:
-            await inner.aclose()
-
-    async def aclose(self) -> None:
-        """Close the events the SDK stopped reading at ``[DONE]``, on this loop now (left to
-        the garbage collector, their closing outlives ``vis run``'s loop with a warning)."""
-        if self._events is not None:
-            try:
-                await self._events.aclose()
-            except RuntimeError as exc:  # still running: it ends with its task
-                log.debug("SSE events not closed: %s", exc)
+    def seen(self, sse: Any) -> None:
+        self.done = self.done or sse.data.startswith("[DONE]")
 
 
 class _Calls:
@@ -245,6 +227,8 @@ class OpenAIProvider(SdkProvider):
     A stream that closes without a ``finish_reason`` and without ``[DONE]`` is an error.
     """
 
+    default_url = "https://api.openai.com/v1"
+
     def __init__(
         self,
         *,
@@ -256,6 +240,7 @@ class OpenAIProvider(SdkProvider):
         model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
         timeout: float = 600.0,
         stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+        max_response_bytes: int | None = None,
     ) -> None:
         super().__init__(
             name=name,
@@ -264,6 +249,7 @@ class OpenAIProvider(SdkProvider):
             model_overrides=model_overrides,
             base_url=base_url,
             stall_timeout=stall_timeout,
+            max_response_bytes=max_response_bytes,
         )
         self._api_key = api_key or NO_KEY
         self._timeout = timeout
@@ -278,7 +264,11 @@ class OpenAIProvider(SdkProvider):
                 return _DoneSpy(super()._make_sse_decoder())
 
         return Client(
-            api_key=self._api_key, base_url=self.base_url, max_retries=0, timeout=self._timeout
+            api_key=self._api_key,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=self._timeout,
+            http_client=capped_http_client(openai.DefaultAsyncHttpxClient, self.server),
         )
 
     def _sdk_errors(self) -> SdkErrors:
@@ -330,10 +320,17 @@ class OpenAIProvider(SdkProvider):
     async def _events(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         options = self.model_options(request.model)
         if wants_responses(request.model, official=self.official, api=options.get("api")):
-            async for event in response_events(
-                self.client, request, provider=self.name, options=options
-            ):
-                yield event
+            try:
+                async for event in response_events(
+                    self.client,
+                    request,
+                    provider=self.name,
+                    options=options,
+                    meter=lambda stream: self.meter(stream, request),
+                ):
+                    yield event
+            except READ_FAULTS as exc:
+                raise self.unreadable(exc, None) from exc
             return
         await self._ask_server_limit(request.model)
         usage: Usage | None = None
@@ -342,11 +339,17 @@ class OpenAIProvider(SdkProvider):
         calls = _Calls()
         params = build_openai_params(request, official=self.official, options=options)
         stream = await self.client.chat.completions.create(**params)
+        self.meter(stream, request)
+        spy = getattr(stream, "_decoder", None)
+        bare = ""  # the first chunk without choices (and without usage): not the wire format
         try:
             async with stream:
+                await self.check_stream(stream)
                 async for chunk in stream:
                     if chunk.usage is not None:
                         usage = _usage(chunk.usage)
+                    elif getattr(chunk, "choices", None) is None and not bare:
+                        bare = spy.last if isinstance(spy, _DoneSpy) else "?"
                     for choice in chunk.choices or ():
                         delta = choice.delta
                         for name in _REASONING_FIELDS if delta is not None else ():
@@ -361,10 +364,15 @@ class OpenAIProvider(SdkProvider):
                             calls.add(part)
                         if choice.finish_reason:
                             finish = choice.finish_reason
+        except READ_FAULTS as exc:
+            raise self.unreadable(exc, stream) from exc
         finally:
-            spy = getattr(stream, "_decoder", None)
             if isinstance(spy, _DoneSpy):
                 await spy.aclose()
+        if bare and finish is None and not text_chars and not calls.parts:
+            raise self.malformed(
+                f"no event held choices (where the answer goes), e.g. {excerpt(bare)}"
+            )
         saw_done = getattr(spy, "done", False)
         if finish is None and not saw_done:
             raise self.unfinished(

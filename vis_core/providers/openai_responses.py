@@ -4,7 +4,7 @@ their summaries) go back with the next request, as the models need between tool 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from vis_core.model.usage import Usage
@@ -171,10 +171,18 @@ def _failure(provider: str, error: Any) -> ProviderError:
 
 
 async def response_events(
-    client: Any, request: ModelRequest, *, provider: str, options: Mapping[str, str]
+    client: Any,
+    request: ModelRequest,
+    *,
+    provider: str,
+    options: Mapping[str, str],
+    meter: Callable[[Any], None] | None = None,
 ) -> AsyncIterator[StreamEvent]:
-    """Stream one Responses API request as neutral events."""
+    """Stream one Responses API request as neutral events; ``meter`` puts the response cap
+    on the stream."""
     stream = await client.responses.create(**build_responses_params(request, options))
+    if meter is not None:
+        meter(stream)
     calls: list[tuple[str, str, str]] = []
     usage: Usage | None = None
     stop: str | None = None

@@ -4,7 +4,10 @@ and mapping SDK errors."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Mapping
+import json
+import logging
+import re
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -13,7 +16,96 @@ from vis_core.providers.base import ModelInfo, ModelRequest, ProviderError, Stre
 from vis_core.providers.errors import SdkErrors, map_error
 from vis_core.providers.models import lookup_model, request_options
 
+log = logging.getLogger(__name__)
+
 DEFAULT_STALL_TIMEOUT = 120.0
+# The default cap of one streamed response: this many bytes of server-sent events per token
+# of the request's output limit (max_tokens). Generous: a streamed token is ~100-400 bytes of
+# SSE JSON; an endless stream is cut at a few MiB, not at the gigabytes it would fill.
+BYTES_PER_TOKEN = 512
+PAGE_HEAD = 65536  # what is read of a page sent instead of a stream, to quote it
+
+
+class ResponseTooLong(ProviderError):
+    """The server sent more than the response cap allows (an endless or runaway stream)."""
+
+
+class MalformedStream(ProviderError):
+    """The server's stream could not be read: an event that is not JSON, or not the shape
+    the wire format has (no choices, a number where text belongs), or a page, not a stream."""
+
+
+# What reading a broken event raises (JSONDecodeError and UnicodeError are ValueErrors).
+READ_FAULTS = (ValueError, TypeError, AttributeError, KeyError, IndexError)
+
+
+class ResponseMeter:
+    """Counts the bytes of one streamed response; past ``limit`` it raises ``error``."""
+
+    def __init__(self, limit: int, error: Callable[[int], ProviderError]) -> None:
+        self.limit = limit
+        self.error = error
+        self.seen = 0
+
+    def add(self, size: int) -> None:
+        self.seen += size
+        if self.limit and self.seen > self.limit:
+            raise self.error(self.seen)
+
+
+class GuardedDecoder:
+    """Wraps an SDK's SSE decoder: each event's bytes count against the response's
+    :class:`ResponseMeter` (set on it once the stream is made), and ``seen`` hears of it."""
+
+    def __init__(self, inner: Any) -> None:
+        self._inner = inner
+        self.meter: ResponseMeter | None = None
+        self.last = ""  # the data of the latest event, for an error that names it
+        self._events: Any = None
+
+    def seen(self, sse: Any) -> None:
+        """Called with each event (subclasses look at it)."""
+
+    def _saw(self, sse: Any) -> None:
+        self.last = sse.data
+        self.seen(sse)
+
+    def iter_bytes(self, iterator: Any) -> Any:
+        for sse in self._inner.iter_bytes(iterator):
+            if self.meter is not None:
+                self.meter.add(len(sse.data))
+            self._saw(sse)
+            yield sse
+
+    def aiter_bytes(self, iterator: Any) -> Any:
+        self._events = self._aiter_bytes(iterator)
+        return self._events
+
+    async def _counted(self, chunks: Any) -> Any:
+        """The response's bytes, counted as they arrive (a line that never ends counts too)."""
+        async for chunk in chunks:
+            if self.meter is not None:
+                self.meter.add(len(chunk))
+            yield chunk
+
+    async def _aiter_bytes(self, iterator: Any) -> Any:
+        inner = self._inner.aiter_bytes(self._counted(iterator))
+        try:
+            async for sse in inner:
+                self._saw(sse)
+                yield sse
+        finally:
+            await inner.aclose()
+
+    async def aclose(self) -> None:
+        """Close the events the SDK stopped reading (at ``[DONE]``, or at an error), on this
+        loop now (left to the garbage collector, their closing outlives ``vis run``'s loop
+        with a warning)."""
+        if self._events is not None:
+            try:
+                await self._events.aclose()
+            except RuntimeError as exc:  # still running: it ends with its task
+                log.debug("SSE events not closed: %s", exc)
 
 
 class SdkProvider:
@@ -33,15 +125,26 @@ class SdkProvider:
         model_overrides: Mapping[str, Mapping[str, Any]] | None,
         base_url: str | None = None,
         stall_timeout: float = DEFAULT_STALL_TIMEOUT,
+        max_response_bytes: int | None = None,
     ) -> None:
+        """``max_response_bytes``: the cap of one streamed response (None: ``BYTES_PER_TOKEN``
+        per token of the request's ``max_tokens``; 0: no cap)."""
         self.name = name
         self.key_env = key_env
         self.config_file = config_file
         self.base_url = base_url
         self.stall_timeout = stall_timeout
+        self.max_response_bytes = max_response_bytes
         self._overrides = dict(model_overrides or {})
         self._client: Any = None
         self._server_limits: dict[str, int] = {}  # model → the input limit the server reported
+
+    default_url = ""  # the server when no base_url is set
+
+    @property
+    def server(self) -> str:
+        """The server, as a person finds it in their config: its URL and the provider name."""
+        return f"The model server at {self.base_url or self.default_url} (provider {self.name})"
 
     @property
     def client(self) -> Any:
@@ -91,6 +194,75 @@ class SdkProvider:
             status=408,
         )
 
+    def response_cap(self, request: ModelRequest) -> int:
+        """The most bytes one streamed response may take (0: no cap)."""
+        if self.max_response_bytes is not None:
+            return self.max_response_bytes
+        return max(request.max_tokens, 1024) * BYTES_PER_TOKEN
+
+    def meter(self, stream: Any, request: ModelRequest) -> None:
+        """Put the response cap on ``stream`` (an SDK stream made with a GuardedDecoder)."""
+        decoder = getattr(stream, "_decoder", None)
+        if isinstance(decoder, GuardedDecoder):
+            decoder.meter = ResponseMeter(
+                self.response_cap(request), lambda seen: self.too_long(request, seen)
+            )
+
+    def too_long(self, request: ModelRequest, seen: int) -> ResponseTooLong:
+        cap = self.response_cap(request)
+        how = (
+            f"max_response_bytes = {cap} under [providers.{self.name}]"
+            if self.max_response_bytes is not None
+            else f"{BYTES_PER_TOKEN} bytes per token of the {request.max_tokens}-token output limit"
+        )
+        return ResponseTooLong(
+            f"{self.server} sent more than {_size(cap)} for one response (the cap: {how}), "
+            "so Vis stopped reading it and ended the turn; the server may be stuck in a loop. "
+            f"If it really needs more, set max_response_bytes = N (bytes; 0 = no cap) under "
+            f"[providers.{self.name}] in {self.config_file or 'config.toml'}"
+        )
+
+    def malformed(self, fault: str) -> MalformedStream:
+        return MalformedStream(f"{self.server} sent a malformed stream: {fault}")
+
+    def unreadable(self, exc: BaseException, stream: Any) -> MalformedStream:
+        """The error for an event of ``stream`` that raised ``exc`` while it was read."""
+        decoder = getattr(stream, "_decoder", None)
+        last = decoder.last if isinstance(decoder, GuardedDecoder) else ""
+        at = 0
+        if isinstance(exc, json.JSONDecodeError):
+            what = exc.msg.removesuffix(" at")
+            fault = f"an event that is not valid JSON ({what}, at character {exc.pos})"
+            at = exc.pos
+        else:
+            fault = f"an event Vis cannot read ({type(exc).__name__}: {exc})"
+        log.debug("%s: unreadable event %r", self.name, last[:2000], exc_info=exc)
+        return self.malformed(f"{fault}: {excerpt(last, around=at)}")
+
+    async def check_stream(self, stream: Any) -> None:
+        """Refuse a 200 answer that is a page, not an event stream (HTML from a proxy or a
+        wrong base_url, a whole JSON answer), naming what came instead."""
+        response = getattr(stream, "response", None)
+        if response is None:
+            return
+        kind = response.headers.get("content-type", "")
+        if not any(page in kind for page in ("html", "json")):
+            return  # an event stream, or a server that mislabels one: read as a stream
+        head = b""
+        try:
+            async for chunk in response.aiter_bytes():
+                head += chunk
+                if len(head) >= PAGE_HEAD:  # a page that never ends is not read to its end
+                    break
+            body = head[:PAGE_HEAD].decode("utf-8", "replace")
+        except Exception as exc:  # the body is only shown: say what it was not
+            body = f"(its body could not be read: {type(exc).__name__})"
+        raise self.malformed(
+            f"it answered {kind.split(';')[0]} instead of an event stream: {excerpt(body)}; "
+            f"check base_url under [providers.{self.name}] in "
+            f"{self.config_file or 'config.toml'} (an OpenAI-compatible server's ends in /v1)"
+        )
+
     async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         events = self._events(request)
         try:
@@ -110,6 +282,7 @@ class SdkProvider:
                 key_env=self.key_env,
                 config_file=self.config_file,
                 sdk=self._sdk_errors(),
+                server=self.server,
             )
             if mapped is None or mapped is exc:
                 raise
@@ -119,3 +292,60 @@ class SdkProvider:
 
     def _events(self, request: ModelRequest) -> AsyncGenerator[StreamEvent, None]:
         raise NotImplementedError
+
+
+def _size(count: int) -> str:
+    return f"{count / 1048576:.1f} MiB" if count >= 1048576 else f"{count:,} bytes"
+
+
+_TAGS = re.compile(r"<[^>]*>")
+
+
+def excerpt(data: str, limit: int = 200, around: int = 0) -> str:
+    """A short, quoted, escaped piece of what the server sent (tags of a page dropped),
+    from about ``around`` (where a fault is) when the whole is too long."""
+    if data.lstrip().startswith("<"):
+        data = " ".join(_TAGS.sub(" ", data).split())
+    if len(data) <= limit:
+        return json.dumps(data)
+    start = max(0, min(around - limit // 2, len(data) - limit))
+    cut = ("…" if start else "") + data[start : start + limit]
+    return json.dumps(cut + ("…" if start + limit < len(data) else ""))
+
+
+ERROR_BODY_CAP = 1048576  # an error answer's body: a few KiB; an endless one is cut here
+
+
+def capped_http_client(client_class: Any, server: str) -> Any:
+    """An SDK's default HTTP client whose error answers (4xx, 5xx) may hold at most
+    ``ERROR_BODY_CAP`` bytes: the SDK reads an error's whole body before it raises, and a
+    server that answers an endless one would fill the memory."""
+    import httpx2
+
+    class CappedBody(httpx2.AsyncByteStream):
+        def __init__(self, inner: Any) -> None:
+            self._inner = inner
+
+        async def __aiter__(self) -> AsyncIterator[bytes]:
+            seen = 0
+            async for chunk in self._inner:
+                seen += len(chunk)
+                if seen > ERROR_BODY_CAP:
+                    raise ResponseTooLong(
+                        f"{server} answered an error whose body is longer than "
+                        f"{_size(ERROR_BODY_CAP)}, so Vis stopped reading it; the server "
+                        "may be stuck in a loop"
+                    )
+                yield chunk
+
+        async def aclose(self) -> None:
+            await self._inner.aclose()
+
+    class CappedTransport(httpx2.AsyncHTTPTransport):
+        async def handle_async_request(self, request: Any) -> Any:
+            response = await super().handle_async_request(request)
+            if response.status_code >= 400:
+                response.stream = CappedBody(response.stream)
+            return response
+
+    return client_class(transport=CappedTransport())

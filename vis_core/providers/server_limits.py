@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
+import asyncio
+import json
 import logging
 from typing import Any
 
 log = logging.getLogger(__name__)
 
 ASK_TIMEOUT = 3.0
+ASK_DEADLINE = 10.0  # one question in all: a server that trickles an endless answer
+ASK_BYTES = 4 * 1048576  # /props or /v1/models of a real server: a few KiB to a few 100 KiB
 # Keys under which servers list a model's context length in ``/v1/models`` entries.
 _MODEL_KEYS = (
     "max_model_len",  # vLLM
@@ -55,6 +59,20 @@ def limit_from_models(listing: Any, model: str) -> int | None:
     return None
 
 
+async def _small_body(client: Any, url: str) -> bytes | None:
+    """The body of a 200 answer to GET ``url``; one past ``ASK_BYTES`` or ``ASK_DEADLINE``
+    (a server that never ends it) raises ValueError or TimeoutError."""
+    async with asyncio.timeout(ASK_DEADLINE), client.stream("GET", url) as response:
+        if response.status_code != 200:
+            return None
+        body = b""
+        async for chunk in response.aiter_bytes():
+            body += chunk
+            if len(body) > ASK_BYTES:
+                raise ValueError(f"the answer is longer than {ASK_BYTES} bytes")
+        return body
+
+
 def _server_root(base_url: str) -> str:
     root = base_url.rstrip("/")
     return root[: -len("/v1")] if root.endswith("/v1") else root
@@ -73,11 +91,11 @@ async def discover_input_limit(base_url: str, model: str, *, api_key: str = "") 
             (f"{base}/models", lambda body: limit_from_models(body, model)),
         ):
             try:
-                response = await client.get(url)
-                if response.status_code != 200:
+                body = await _small_body(client, url)
+                if body is None:
                     continue
-                found = read(response.json())
-            except (httpx.HTTPError, ValueError) as exc:
+                found = read(json.loads(body))
+            except (httpx.HTTPError, ValueError, TimeoutError) as exc:
                 log.debug("asking %s for the context size failed: %s", url, exc)
                 continue
             if found:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 from vis_core.paths import PRIVATE_FILE_MODE, VisPaths, private_dir
-from vis_core.settings.redact import RedactingFilter, Redactor
+from vis_core.settings.redact import RedactingFilter, Redactor, environment_secrets
 from vis_core.settings.storage import SecretsFile
 
 LOG_NAME = "vis.log"
@@ -91,6 +91,7 @@ class _SavedSecrets:
                     values = tuple(SecretsFile(path).values().values()) if len(key) > 1 else ()
                 except ValueError:  # unreadable: the Host reports it; redact what it knows
                     values = ()
+                values += tuple(environment_secrets(os.environ))  # keys named like keys
                 self._redactor, self._key = Redactor(lambda: values), key
             return self._redactor
 

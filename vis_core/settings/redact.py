@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+import re
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import orjson
@@ -11,8 +12,51 @@ import orjson
 from vis_core.events import Event, event_from_dict, event_payload
 
 REDACTED = "[REDACTED]"
-# Discriminators that name a class, never a value a tool produced.
-_KEEP = frozenset({"type", "kind"})
+# A secret shorter than this cannot be redacted safely inside other text (a one-letter secret
+# is in almost every word, a 4-digit PIN in about 1 id of 2,000): Vis refuses to save one, and
+# one saved before is redacted only where it stands alone (never inside a word or an id).
+MIN_SECRET_LENGTH = 8
+# Fields that name a class or a closed set (validated values, never a secret): kept.
+_KEEP = frozenset({"type", "kind", "tag", "state", "status", "origin", "placement"})
+
+
+def _is_id(key: Any) -> bool:
+    """An id field (``session_id``, ``id``, ``images``: attachment ids): a short secret is
+    never looked for in it, so a secret ``b`` or a PIN cannot turn an id into
+    "…[REDACTED]…"; a long one still is (only a hostile server puts one there)."""
+    return isinstance(key, str) and (
+        key == "id" or key.endswith("_id") or key.endswith("_ids") or key == "images"
+    )
+
+
+def short_secret_problem(what: str, value: str) -> str | None:
+    """Why ``value`` is too short to save as a secret (None when it is long enough)."""
+    if not value or len(value) >= MIN_SECRET_LENGTH:
+        return None
+    size = f"{len(value)} character" + ("" if len(value) == 1 else "s")
+    return (
+        f"{what} is {size} long, shorter than the {MIN_SECRET_LENGTH} characters Vis needs to "
+        "redact a secret safely (a shorter one turns up inside ordinary words and ids)"
+    )
+
+
+# Variables named like a key: Vis's providers read ANTHROPIC_API_KEY / OPENAI_API_KEY, MCP
+# servers' headers and env take ``${GITHUB_TOKEN}``-like values; all are secrets to redact.
+_KEY_NAME = re.compile(r"(?:^|_)(?:API_?KEY|ACCESS_KEY|SECRET(?:_KEY)?|TOKEN|PASSWORD|PASSWD)$")
+
+
+def key_name(name: str) -> bool:
+    """Whether an environment variable named ``name`` holds a key (``GITHUB_TOKEN``...)."""
+    return bool(_KEY_NAME.search(name.upper()))
+
+
+def environment_secrets(environ: Mapping[str, str], names: Iterable[str] = ()) -> list[str]:
+    """The values of the keys Vis reads from the environment: the variables ``names`` (each
+    provider's ``api_key_env``) and every variable named like a key (``*_API_KEY``,
+    ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``...), when long enough to redact safely."""
+    wanted = set(names)
+    found = (value.strip() for name, value in environ.items() if name in wanted or key_name(name))
+    return [value for value in found if len(value) >= MIN_SECRET_LENGTH]
 
 
 class Redactor:
@@ -25,32 +69,60 @@ class Redactor:
 
     def refresh(self) -> None:
         """Re-read the saved secrets (after a secret is saved or reset)."""
-        values = {value for value in self._source() if value}
+        values = {value for value in self._source() if value} | _remembered
+        long = {value for value in values if len(value) >= MIN_SECRET_LENGTH}
         # Longest first, so a secret containing another is replaced whole.
-        self._secrets = tuple(sorted(values, key=len, reverse=True))
+        self._secrets = tuple(sorted(long, key=len, reverse=True))
+        # a short one only where it stands alone: not inside a word, a number or an id
+        short = sorted(values - long, key=len, reverse=True)
+        self._short = (
+            re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, short)) + r")(?!\w)")
+            if short
+            else None
+        )
         # each secret as the event log's JSON writes it inside a string (quotes, backslashes
         # and control characters escaped): an event whose text holds none of them has none
         self._in_json = tuple({form for v in values for form in (v, _json_string(v))})
 
     @property
     def active(self) -> bool:
-        return bool(self._secrets)
+        return bool(self._secrets) or self._short is not None
 
     def text(self, text: str) -> str:
+        text = self._long(text)
+        if self._short is not None:
+            text = self._short.sub(REDACTED, text)
+        return text
+
+    def _long(self, text: str) -> str:
         for secret in self._secrets:
             if secret in text:
                 text = text.replace(secret, REDACTED)
         return text
 
+    def _ids(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self._long(value)
+        if isinstance(value, list | tuple):
+            return [self._ids(item) for item in value]
+        return value
+
     def contains(self, text: str) -> bool:
-        return any(secret in text for secret in self._secrets)
+        return any(secret in text for secret in self._secrets) or bool(
+            self._short is not None and self._short.search(text)
+        )
 
     def value(self, value: Any) -> Any:
-        """``value`` with secrets replaced inside every string (dict keys and tags kept)."""
+        """``value`` with secrets replaced inside every string; dict keys, type names and
+        closed sets (status, state, tag...) kept as they are, ids cleaned of long secrets
+        only."""
         if isinstance(value, str):
             return self.text(value)
         if isinstance(value, dict):
-            return {key: item if key in _KEEP else self.value(item) for key, item in value.items()}
+            return {
+                key: item if key in _KEEP else self._ids(item) if _is_id(key) else self.value(item)
+                for key, item in value.items()
+            }
         if isinstance(value, list | tuple):
             return [self.value(item) for item in value]
         return value
@@ -75,6 +147,7 @@ def _json_string(text: str) -> str:
 
 
 _active: list[Redactor] = []
+_remembered: set[str] = set()
 
 
 def activate(redactor: Redactor) -> None:
@@ -85,6 +158,16 @@ def activate(redactor: Redactor) -> None:
 def deactivate(redactor: Redactor) -> None:
     if redactor in _active:
         _active.remove(redactor)
+
+
+def remember_secrets(values: Iterable[str]) -> None:
+    """Redact ``values`` from now on too: keys Vis expanded at run time (an MCP server's
+    ``${TOKEN}`` header). Kept for the life of the process, in every redactor."""
+    new = {v for v in values if len(v) >= MIN_SECRET_LENGTH} - _remembered
+    if new:
+        _remembered.update(new)
+        for redactor in _active:
+            redactor.refresh()
 
 
 def redact_text(text: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,7 +18,13 @@ from vis_core.extension.settings_decl import (
 from vis_core.model.extensions import ExtensionSource, ExtensionStatus
 from vis_core.settings.core import CORE_SETTINGS, NEEDS_TRUST
 from vis_core.settings.declaring import DeclaringExtension, ExtensionSet
-from vis_core.settings.redact import Redactor, activate, deactivate
+from vis_core.settings.redact import (
+    Redactor,
+    activate,
+    deactivate,
+    environment_secrets,
+    short_secret_problem,
+)
 from vis_core.settings.storage import GlobalFile, ProjectFiles, ProjectValues, SecretsFile
 from vis_core.settings.values import SCOPE_ORDER, Source, parse_text, read_stored, scope_list
 
@@ -130,7 +137,8 @@ class SettingsService:
         self._global_problem: str | None = None
         self._project_values = ProjectValues()
         self._secret_values: dict[str, str] = {}
-        self.redactor = Redactor(lambda: self._secret_values.values())
+        self._environment_keys: list[str] = []  # keys Vis reads from the environment
+        self.redactor = Redactor(lambda: [*self._secret_values.values(), *self._environment_keys])
         # Called after every save or reset (e.g. the Host switches a session's model).
         self.saved_listeners: list[Callable[[SaveResult], None]] = []
         self._installed = False
@@ -165,10 +173,21 @@ class SettingsService:
         except ValueError as exc:
             self._secret_values = {}
             problems.append(str(exc))
+        problems.extend(self._short_secrets())
+        self._environment_keys = environment_secrets(os.environ, self.global_file.key_variables())
         self.redactor.refresh()
         self.problems = problems
         for problem in problems:
             log.warning("settings: %s", problem)
+
+    def _short_secrets(self) -> list[str]:
+        """A warning per saved secret too short to redact safely (saved before Vis refused)."""
+        return [
+            f"{problem}: Vis redacts it only where it stands alone; save a longer one, or "
+            f"remove it from {self.paths.secrets_file}"
+            for sid, value in sorted(self._secret_values.items())
+            if (problem := short_secret_problem(f"the saved secret {sid!r}", value)) is not None
+        ]
 
     def install(self) -> None:
         """Redact stored events and log lines with this service's secrets."""
@@ -474,6 +493,10 @@ class SettingsService:
             raise ValueError(why)
         if value is not None:
             value = setting.coerce(value)
+        if setting.is_secret and isinstance(value, str):
+            problem = short_secret_problem(f"the secret {setting_id!r}", value)
+            if problem is not None:
+                raise ValueError(f"{problem}; save a longer one (nothing was saved)")
         if level is SettingScope.GROUP:
             group = group or self._session_group(session_id)
             if group is None:

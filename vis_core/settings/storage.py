@@ -115,6 +115,16 @@ class GlobalFile:
     def values(self) -> dict[str, Any]:
         return self._values(_read_toml(self.path))
 
+    def key_variables(self) -> list[str]:
+        """The environment variables ``[providers.*] api_key_env`` names (unreadable: none)."""
+        try:
+            tables = _read_toml(self.path).get("providers")
+        except SettingsFileError:
+            return []
+        tables = tables if isinstance(tables, dict) else {}
+        names = (t.get("api_key_env") for t in tables.values() if isinstance(t, dict))
+        return [name for name in names if isinstance(name, str) and name]
+
     def disabled(self) -> frozenset[str]:
         extensions = _table(_read_toml(self.path), "extensions", str(self.path))
         names = extensions.get("disabled", [])

@@ -1,0 +1,324 @@
+"""``vis run`` against a real local server that streams forever or sends a broken stream:
+the turn ends (failed, or cancelled when the person stops it), and the error names the server
+and the fault."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from .wire_servers import WireReply, WireServer, WireToolCall, openai_reply
+
+CHUNK = {
+    "id": "chatcmpl-endless",
+    "object": "chat.completion.chunk",
+    "created": 1,
+    "model": "m",
+    "choices": [{"index": 0, "delta": {"content": "and again " * 40}, "finish_reason": None}],
+}
+ENDLESS = f"data: {json.dumps(CHUNK)}\n\n"
+
+
+def configure(home: Path, server: WireServer, extra: str = "") -> None:
+    (home / "config.toml").write_text(
+        f'[providers.local]\nkind = "openai"\nbase_url = "{server.openai_base_url}"\n'
+        f'api_key_env = ""\n{extra}',
+        encoding="utf-8",
+    )
+
+
+def vis_run(home: Path, workspace: Path, *args: str, **kw: Any) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["VIS_HOME"] = str(home)
+    return subprocess.Popen(
+        [sys.executable, "-m", "vis_core.cli", "run", "--json", "--model", "local/m", *args],
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        **kw,
+    )
+
+
+def turn_statuses(home: Path) -> list[str]:
+    with sqlite3.connect(home / "vis.db") as db:
+        return [status for (status,) in db.execute("SELECT status FROM turns")]
+
+
+def test_an_endless_stream_is_cut_at_the_response_cap(vis_home: Path, workspace: Path) -> None:
+    with WireServer() as server:
+        configure(vis_home, server)
+        server.reply(WireReply(forever=ENDLESS))
+        run = vis_run(vis_home, workspace, "write forever")
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 1, err
+    ended = json.loads(out.splitlines()[-1])
+    assert ended["type"] == "TurnEnded" and ended["status"] == "failed"
+    error = ended["error"]
+    assert f"The model server at {server.openai_base_url} (provider local)" in error
+    assert "more than 4.0 MiB for one response" in error
+    assert "max_response_bytes" in error and "8192-token output limit" in error
+    assert turn_statuses(vis_home) == ["failed"]
+    stored = sum(p.stat().st_size for p in vis_home.glob("vis.db*"))
+    assert stored < 64 * 1024 * 1024  # the 120 s of text once made a 670 MB vis.db
+
+
+def test_max_response_bytes_sets_the_cap(vis_home: Path, workspace: Path) -> None:
+    with WireServer() as server:
+        configure(vis_home, server, "max_response_bytes = 20000\n")
+        server.reply(WireReply(forever=ENDLESS))
+        run = vis_run(vis_home, workspace, "write forever")
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 1, err
+    ended = json.loads(out.splitlines()[-1])
+    assert "more than 20,000 bytes for one response" in ended["error"]
+    assert "max_response_bytes = 20000 under [providers.local]" in ended["error"]
+    assert sum(len(line) for line in out.splitlines()) < 200_000
+
+
+def test_ctrl_c_during_an_endless_stream_ends_the_turn(vis_home: Path, workspace: Path) -> None:
+    with WireServer() as server:
+        configure(vis_home, server, "max_response_bytes = 0\n")  # no cap: only the person
+        server.reply(WireReply(forever=ENDLESS))
+        run = vis_run(vis_home, workspace, "write forever")
+        assert run.stdout is not None
+        for line in run.stdout:
+            if json.loads(line)["type"] == "AssistantDelta":
+                break  # the answer is streaming
+        run.send_signal(signal.SIGINT)
+        run.communicate(timeout=60)
+    assert run.returncode == 130
+    assert turn_statuses(vis_home) == ["cancelled"]
+
+
+def _chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish}
+    return {
+        "id": "c",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [choice],
+    }
+
+
+def _frame(data: Any) -> str:
+    return f"data: {data if isinstance(data, str) else json.dumps(data)}\n\n"
+
+
+DONE = "data: [DONE]\n\n"
+HELLO = _frame(_chunk({"content": "hello "}))
+MALFORMED = {
+    "invalid JSON": (
+        (HELLO, _frame('{"id": "c", "choices": [{"delta": {"content": "x"}'), DONE),
+        "an event that is not valid JSON (Expecting ',' delimiter, at character",
+    ),
+    "no choices": (
+        (_frame({"id": "c", "object": "chat.completion.chunk"}), DONE),
+        'no event held choices (where the answer goes), e.g. "{\\"id\\": \\"c\\"',
+    ),
+    "choices not a list": (
+        (_frame({"id": "c", "choices": {"0": "x"}}), DONE),
+        "an event Vis cannot read (AttributeError:",
+    ),
+    "a number as text": (
+        (_frame(_chunk({"content": 5})), DONE),
+        "an event Vis cannot read (TypeError:",
+    ),
+    "control characters in JSON": (
+        (HELLO, _frame(_chunk({"content": "bell"})).replace("bell", "be\x07ll"), DONE),
+        "an event that is not valid JSON (Invalid control character, at character",
+    ),
+}
+
+
+def _failed(home: Path, workspace: Path, reply: WireReply) -> tuple[str, str]:
+    with WireServer() as server:
+        configure(home, server)
+        server.reply(reply)
+        run = vis_run(home, workspace, "hi")
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 1, err
+    ended = json.loads(out.splitlines()[-1])
+    assert ended["type"] == "TurnEnded" and ended["status"] == "failed", ended
+    assert "Traceback" not in err
+    return ended["error"], server.openai_base_url
+
+
+def test_a_malformed_stream_names_the_server_and_the_fault(vis_home: Path, workspace: Path) -> None:
+    for name, (frames, fault) in MALFORMED.items():
+        error, url = _failed(vis_home, workspace, WireReply(frames=frames))
+        server = f"The model server at {url} (provider local) sent a malformed stream: "
+        assert error.startswith(f"model request failed: {server}") or error.startswith(server), (
+            name,
+            error,
+        )
+        assert fault in error, (name, error)
+
+
+def test_a_stream_without_its_end_names_the_server(vis_home: Path, workspace: Path) -> None:
+    error, url = _failed(vis_home, workspace, WireReply(frames=(HELLO,)))
+    assert "ended unfinished (after 6 characters)" in error and url in error
+
+
+def test_an_html_page_with_200_is_not_a_stream(vis_home: Path, workspace: Path) -> None:
+    page = "<html><head><title>502</title></head><body><h1>Bad gateway</h1></body></html>"
+    reply = WireReply(body=page, headers=(("Content-Type", "text/html"),), raw=True)
+    error, url = _failed(vis_home, workspace, reply)
+    assert f"The model server at {url} (provider local) sent a malformed stream" in error
+    assert 'it answered text/html instead of an event stream: "502 Bad gateway"' in error
+    assert "check base_url under [providers.local]" in error
+
+
+def test_tool_names_repeated_in_every_chunk_still_run(vis_home: Path, workspace: Path) -> None:
+    call = WireToolCall("call_1", "python_execution", {"code": "print(6 * 7)"})
+    with WireServer() as server:
+        configure(vis_home, server)
+        server.reply(openai_reply(tool_calls=[call], repeat_name=True), openai_reply("It is 42."))
+        run = vis_run(vis_home, workspace, "compute")
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 0, err
+    events = [json.loads(line) for line in out.splitlines()]
+    [started] = [e for e in events if e["type"] == "IterationStarted"]
+    assert started["tool"] == "python_execution" and started["code"] == "print(6 * 7)"
+    assert events[-1]["content"] == "It is 42."
+
+
+def test_a_lone_surrogate_keeps_the_answer(vis_home: Path, workspace: Path) -> None:
+    frames = (
+        HELLO,
+        _frame(_chunk({"content": "a\ud800b"})),  # json.dumps writes it as \\ud800
+        _frame(_chunk({"content": " and the rest"})),
+        _frame(_chunk({}, "stop")),
+        DONE,
+    )
+    assert "\\ud800" in frames[1]
+    for args in ([], ["--json"]):
+        with WireServer() as server:
+            configure(vis_home, server)
+            server.reply(WireReply(frames=frames))
+            env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+            env["VIS_HOME"] = str(vis_home)
+            done = subprocess.run(
+                [sys.executable, "-m", "vis_core.cli", "run", *args, "--model", "local/m", "hi"],
+                cwd=workspace,
+                env=env,
+                capture_output=True,
+                timeout=120,
+            )
+        assert done.returncode == 0, done.stderr
+        out = done.stdout.decode("utf-8")  # valid UTF-8: the character written out
+        if args:
+            assert json.loads(out.splitlines()[-1])["content"] == "hello a\\ud800b and the rest"
+        else:
+            assert out == "hello a\\ud800b and the rest\n"
+    with sqlite3.connect(vis_home / "vis.db") as db:
+        rows = db.execute("SELECT data FROM events WHERE type = 'TurnEnded'").fetchall()
+    assert [json.loads(data)["content"] for (data,) in rows] == ["hello a\\ud800b and the rest"] * 2
+
+
+def test_a_malformed_anthropic_stream_names_the_server_and_the_fault(
+    vis_home: Path, workspace: Path
+) -> None:
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "m",
+            "type": "message",
+            "role": "assistant",
+            "model": "c",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        },
+    }
+    broken = WireReply(
+        frames=(
+            f"event: message_start\ndata: {json.dumps(start)}\n\n",
+            'event: content_block_start\ndata: {"type": "content_block_start", "index": 0\n\n',
+        )
+    )
+    endless = WireReply(forever=f"event: ping\ndata: {json.dumps({'type': 'ping'})}\n\n")
+    for reply, fault in (
+        (broken, "sent a malformed stream: an event that is not valid JSON"),
+        (endless, "for one response (the cap: max_response_bytes = 50000"),
+    ):
+        with WireServer() as server:
+            (vis_home / "config.toml").write_text(
+                f'[providers.claude]\nkind = "anthropic"\n'
+                f'base_url = "{server.anthropic_base_url}"\n'
+                'api_key_env = ""\nmax_response_bytes = 50000\n',
+                encoding="utf-8",
+            )
+            server.reply(reply)
+            env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+            env["VIS_HOME"] = str(vis_home)
+            done = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "vis_core.cli",
+                    "run",
+                    "--json",
+                    "--model",
+                    "claude/c",
+                    "hi",
+                ],
+                cwd=workspace,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
+        assert done.returncode == 1, done.stderr
+        error = json.loads(done.stdout.splitlines()[-1])["error"]
+        assert f"The model server at {server.anthropic_base_url} (provider claude)" in error
+        assert fault in error, error
+
+
+def test_a_line_that_never_ends_is_cut_too(vis_home: Path, workspace: Path) -> None:
+    with WireServer() as server:
+        configure(vis_home, server, "max_response_bytes = 100000\n")
+        server.reply(
+            WireReply(
+                frames=('data: {"id": "c", "choices": [{"delta": {"content": "',),
+                forever="x" * 4096,
+            )
+        )
+        run = vis_run(vis_home, workspace, "one endless line")
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 1, err
+    ended = json.loads(out.splitlines()[-1])
+    assert "more than 100,000 bytes for one response" in ended["error"]
+
+
+def test_an_endless_error_body_is_cut(vis_home: Path, workspace: Path) -> None:
+    with WireServer() as server:
+        configure(vis_home, server)
+        server.reply(WireReply(status=500, frames=("{",), forever="x" * 4096))
+        run = vis_run(vis_home, workspace, "hi")
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 1, err
+    error = json.loads(out.splitlines()[-1])["error"]
+    assert f"The model server at {server.openai_base_url} (provider local)" in error
+    assert "answered an error whose body is longer than 1.0 MiB" in error
+
+
+def test_an_endless_props_answer_does_not_stop_the_turn(vis_home: Path, workspace: Path) -> None:
+    with WireServer() as server:
+        configure(vis_home, server)
+        server.serve("/props", WireReply(frames=('{"n_ctx": ',), forever="1" * 4096))
+        server.reply(openai_reply("Still here."))
+        run = vis_run(vis_home, workspace, "hi")
+        out, err = run.communicate(timeout=120)
+    assert run.returncode == 0, err
+    assert json.loads(out.splitlines()[-1])["content"] == "Still here."
+    assert "/props" in server.gets

@@ -1,0 +1,140 @@
+"""Every CLI command shows control sequences and bidi controls it did not write as visible
+text: a hostile session title, search snippet, MCP server stderr, extension load error, model
+answer or file name cannot set the clipboard (OSC 52), clear the screen (CSI) or reverse a
+file name (U+202E)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from cli_support import script, vis
+
+OSC52 = "\x1b]52;c;SGVsbG8=\x07"  # sets the clipboard
+CLEAR = "\x1b[2J"  # clears the screen
+C1_CSI = "\x9b2J"  # the same, as one 8-bit character
+RLO = "\u202e"  # right-to-left override: "\u202eyp.evil" reads "live.py"
+HOSTILE = f"deploy {OSC52} now {CLEAR}{C1_CSI} {RLO}yp.evil \u2066isolated\u2069 \u200fmark"
+BIDI = (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C)
+FORBIDDEN = ("\x1b", "\x07", "\x9b", *map(chr, BIDI))
+
+
+def assert_inert(*texts: str) -> None:
+    for text in texts:
+        found = [f"U+{ord(c):04X}" for c in FORBIDDEN if c in text]
+        assert not found, f"{found} reached the terminal in {text!r}"
+
+
+def test_vis_sessions_titles_and_search_snippets(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    answer = script(tmp_path, [{"text": "done"}])
+    run = vis(
+        "run",
+        "--provider",
+        "scripted",
+        "--script",
+        str(answer),
+        HOSTILE,
+        cwd=workspace,
+        env_home=vis_home,
+    )
+    assert run.returncode == 0, run.stderr
+    listed = vis("sessions", cwd=workspace, env_home=vis_home)
+    found = vis("sessions", "deploy", cwd=workspace, env_home=vis_home)
+    for done in (listed, found):
+        assert done.returncode == 0, done.stderr
+        assert_inert(done.stdout, done.stderr)
+        assert "deploy \\x1b]52;c;SGVsbG8=\\x07 now \\x1b[2J\\x9b2J <U+202E>yp.evil" in done.stdout
+        assert "<U+2066>isolated<U+2069>" in done.stdout
+    assert "**deploy**" in found.stdout  # the search snippet, escaped too
+
+
+def test_vis_mcp_list_shows_a_server_stderr_inert(workspace: Path, vis_home: Path) -> None:
+    noise = f"import sys; sys.stderr.write({HOSTILE!r} + '\\n'); sys.exit(1)"
+    added = vis(
+        "mcp", "add", "evil", "--", sys.executable, "-c", noise, cwd=workspace, env_home=vis_home
+    )
+    assert added.returncode == 0, added.stderr
+    listed = vis("mcp", "list", cwd=workspace, env_home=vis_home)
+    assert listed.returncode == 1  # the server failed
+    assert_inert(listed.stdout, listed.stderr)
+    assert "stderr:" in listed.stdout and "<U+202E>yp.evil" in listed.stdout
+    assert "\\x1b]52;c;SGVsbG8=\\x07" in listed.stdout
+
+
+def _hostile_extension(vis_home: Path) -> None:
+    folder = vis_home / "extensions"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "evil.py").write_text(f"raise RuntimeError({HOSTILE!r})\n", encoding="utf-8")
+
+
+def test_vis_doctor_shows_an_extension_load_error_inert(workspace: Path, vis_home: Path) -> None:
+    _hostile_extension(vis_home)
+    (workspace / f"{RLO}yp.evil").mkdir()  # a hostile name in the workspace path shown
+    done = vis("doctor", cwd=workspace / f"{RLO}yp.evil", env_home=vis_home)
+    assert_inert(done.stdout, done.stderr)
+    assert "RuntimeError: deploy \\x1b]52;c;SGVsbG8=\\x07" in done.stdout + done.stderr
+    assert "workspace   " in done.stdout and "<U+202E>yp.evil" in done.stdout
+
+
+def test_vis_run_answer_load_errors_and_file_names_inert(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    _hostile_extension(vis_home)
+    name = RLO + "txt.exe"  # reads "exe.txt"
+    code = f"open({name!r}, 'w').write('x')\nprint(await ls('.'))\nprint(await cat({name!r}))"
+    turn = script(tmp_path, [{"code": code}, {"text": f"The answer: {HOSTILE}"}])
+    for args in ([], ["--json"]):
+        done = vis(
+            "run",
+            *args,
+            "--provider",
+            "scripted",
+            "--script",
+            str(turn),
+            "go",
+            cwd=workspace,
+            env_home=vis_home,
+        )
+        assert done.returncode == 0, done.stderr
+        assert_inert(done.stdout, done.stderr)
+        assert "RuntimeError: deploy \\x1b]52;c;SGVsbG8=\\x07" in done.stderr  # load error
+        if args:  # the same values, as JSON escapes
+            ended = json.loads(done.stdout.splitlines()[-1])
+            assert ended["content"] == f"The answer: {HOSTILE}"
+        else:
+            assert "The answer: deploy \\x1b]52;c;SGVsbG8=\\x07 now \\x1b[2J\\x9b2J" in done.stdout
+            assert "<U+202E>yp.evil" in done.stdout
+            assert "Read file · <U+202E>txt.exe" in done.stdout  # the file name, inert
+
+
+def test_cli_output_redacts_secrets_and_keys_it_did_not_write(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    saved, key = "sk-saved-0123456789", "sk-env-9876543210ab"
+    (vis_home / "secrets").write_text(json.dumps({"token": saved}), encoding="utf-8")
+    (vis_home / "secrets").chmod(0o600)
+    folder = vis_home / "extensions"
+    folder.mkdir()
+    (folder / "leak.py").write_text(
+        f"raise RuntimeError('leaking {saved} and {key}')\n", encoding="utf-8"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(VIS_HOME=str(vis_home), SOME_SERVICE_TOKEN=key)
+    turn = script(tmp_path, [{"text": "ok"}])
+    for args in (["doctor"], ["run", "--provider", "scripted", "--script", str(turn), "hi"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "vis_core.cli", *args],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        shown = done.stdout + done.stderr
+        assert "leaking [REDACTED] and [REDACTED]" in shown, shown
+        assert saved not in shown and key not in shown

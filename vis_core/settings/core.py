@@ -108,9 +108,9 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
     MEMORY_LIMIT,
     PROCESS_LIMIT,
 )
-# Project values of these are ignored until the person trusts the project: an untrusted
-# checkout must not switch the jail off or send the conversation to an endpoint it names.
-NEEDS_TRUST = frozenset({MODEL.id, JAIL.id})
+# The settings that bound what a block may do: a value of one that Vis cannot read, from any
+# source, stops the turn (fail closed) instead of falling back to a lower level or the default.
+GUARDED = (JAIL.id, MAX_ITERATIONS.id, BLOCK_TIME_LIMIT.id, MEMORY_LIMIT.id, PROCESS_LIMIT.id)
 
 assert tuple(s.id for s in CORE_SETTINGS) == CORE_SETTING_IDS
 

@@ -15,7 +15,7 @@ from vis_core.extension.settings_decl import (
     SettingScope,
 )
 from vis_core.model.extensions import ExtensionSource, ExtensionStatus
-from vis_core.settings.core import CORE_SETTINGS, NEEDS_TRUST
+from vis_core.settings.core import CORE_SETTINGS, GUARDED
 from vis_core.settings.declaring import DeclaringExtension, ExtensionSet
 from vis_core.settings.redact import Redactor, activate, deactivate
 from vis_core.settings.storage import GlobalFile, ProjectFiles, ProjectValues, SecretsFile
@@ -107,7 +107,7 @@ class SettingsService:
         trusted: bool | None = None,
     ) -> None:
         """``trusted``: whether the project is trusted (``None``: ask the trust list at each
-        :meth:`refresh`); an untrusted project's values of ``jail`` and ``model`` are ignored."""
+        :meth:`refresh`); every value an untrusted project's files set is ignored."""
         self.paths = paths
         self.store = store
         self.project_root = project_root
@@ -234,30 +234,34 @@ class SettingsService:
             return False, f"{where} is a secret of a project extension; Vis does not save it"
         if scope not in setting.scopes:
             return False, f"{where} can be saved only at {scope_list(setting.scopes)} scope"
-        if scope is SettingScope.PROJECT and self._needs_trust(owner):
+        if scope is SettingScope.PROJECT and not self.trusted:
             return False, self.untrusted_reason(setting.id)
         return True, None
 
-    def _needs_trust(self, owner: SettingOwner) -> bool:
-        return not self.trusted and owner.is_core and owner.setting.id in NEEDS_TRUST
-
     def untrusted_reason(self, setting_id: str) -> str:
-        """Why a project value of ``jail`` or ``model`` has no effect (untrusted project)."""
+        """Why a project value has no effect (untrusted project)."""
         return (
             f"setting {setting_id!r} is ignored at project scope until you trust this "
             f"project: run `vis trust {self.project_root}`"
         )
 
-    def untrusted_notes(self) -> list[str]:
-        """One startup note per ``jail``/``model`` value the untrusted project tried to set."""
+    def skipped_project_values(self) -> list[tuple[Path, list[str]]]:
+        """The project files of an untrusted project that set values, each with the ids it
+        sets (none of them counts until the person trusts the project)."""
         if self.trusted:
             return []
-        where = f"{self.project.yml} or {self.project.settings_file}"
+        found = [
+            (self.project.yml, sorted(self._project_values.toggles)),
+            (self.project.settings_file, sorted(self._project_values.saved)),
+        ]
+        return [(path, ids) for path, ids in found if ids]
+
+    def untrusted_notes(self) -> list[str]:
+        """One startup note per project file whose values were skipped (untrusted project)."""
         return [
-            f"project {self.project_root} is not trusted, so its value of setting {sid!r} "
-            f"({where}) is ignored; run `vis trust {self.project_root}` to apply it"
-            for sid in sorted(NEEDS_TRUST)
-            if self._project_values.get(sid)[0]
+            f"project {self.project_root} is not trusted, so the settings {path} sets are "
+            f"ignored: {', '.join(ids)}; run `vis trust {self.project_root}` to apply them"
+            for path, ids in self.skipped_project_values()
         ]
 
     # -- reading ---------------------------------------------------------------------------
@@ -325,7 +329,7 @@ class SettingsService:
             present, raw = self._stored(owner, scope, session_id, preloaded)
             if not present:
                 continue
-            if scope is SettingScope.PROJECT and self._needs_trust(owner):
+            if scope is SettingScope.PROJECT and not self.trusted:
                 ignored.append(
                     f"the project value of setting {setting.id!r} is ignored: the project is "
                     f"not trusted; run `vis trust {self.project_root}` to apply it"
@@ -346,8 +350,8 @@ class SettingsService:
         if setting.id in self._toggles:
             try:
                 layers[Source.COMMAND_LINE] = parse_text(setting, self._toggles[setting.id])
-            except ValueError as exc:
-                ignored.append(f"--toggles is ignored: {exc}")
+            except ValueError as exc:  # and every turn stops: refusal()
+                ignored.append(f"--toggles cannot be used: {exc}")
         source = _top(layers)
         value = setting.default if source is Source.DEFAULT else layers[source]
         return Resolution(setting, value, source, layers, tuple(ignored), tuple(invalid))
@@ -368,8 +372,9 @@ class SettingsService:
         the setting and what it takes (the default is used; the file is left as it is)."""
         notes: list[str] = []
         for setting in CORE_SETTINGS:
+            then = "no turn runs" if setting.id in GUARDED else "Vis uses the default"
             for problem in self.resolve(setting.id).invalid:
-                notes.append(f"{problem}; Vis uses the default until it is fixed")
+                notes.append(f"{problem}; {then} until it is fixed")
         return notes
 
     def unreadable(self, setting_id: str, session_id: str | None = None) -> str | None:
@@ -378,11 +383,52 @@ class SettingsService:
         project is trusted), or a saved value of the wrong type."""
         if self._global_problem is not None:
             return self._global_problem
-        owner = self.owner(setting_id)
-        if self._project_values.problems and not self._needs_trust(owner):
+        if self._project_values.problems and self.trusted:
             return "; ".join(self._project_values.problems)
+        toggle = self._toggle_problem(setting_id)
+        if toggle is not None:
+            return toggle
         invalid = self.resolve(setting_id, session_id).invalid
         return "; ".join(invalid) if invalid else None
+
+    def _toggle_problem(self, setting_id: str) -> str | None:
+        """Why the ``--toggles`` value of ``setting_id`` cannot be used, or None."""
+        if setting_id not in self._toggles:
+            return None
+        owner = self.owners().get(setting_id)
+        text = self._toggles[setting_id]
+        if owner is None:
+            return (
+                f"--toggles {setting_id}={text!r}: there is no setting {setting_id!r}; "
+                "`vis settings list` shows the settings Vis knows"
+            )
+        if owner.setting.is_secret:
+            return (
+                f"--toggles refuses secret setting {setting_id!r}, because other programs can "
+                f"read a command line; save it in Settings or with `vis settings set {setting_id}`"
+            )
+        try:
+            parse_text(owner.setting, text)
+        except ValueError as exc:
+            return f"--toggles {setting_id}={text!r}: {exc}"
+        return None
+
+    def refusal(self, session_id: str | None = None) -> str | None:
+        """Why no turn may run (fail closed), or None: a ``--toggles`` entry Vis cannot read,
+        or a value it cannot read of a setting that bounds what a block may do (the jail,
+        the memory, process and time limits, the iterations per turn)."""
+        problems = self.toggle_problems()
+        for setting_id in GUARDED:
+            problem = self.unreadable(setting_id, session_id)
+            if problem is not None and problem not in problems:
+                problems.append(problem)
+        if not problems:
+            return None
+        return (
+            "Vis runs nothing while a setting it cannot read may decide what runs: "
+            + "; ".join(problems)
+            + ". Fix the value (or remove it), then start again."
+        )
 
     def value_for_callback(self, setting_id: str, default: Any) -> Any:
         """``Setting.value()`` of the declared setting ``setting_id`` (``default`` when none
@@ -405,23 +451,13 @@ class SettingsService:
             return setting.default
 
     def toggle_problems(self) -> list[str]:
-        """What is wrong with ``--toggles``: malformed, unknown ids, secrets, bad values."""
+        """What is wrong with ``--toggles``: malformed, unknown ids, secrets, bad values; any
+        of them stops every turn (:meth:`refusal`)."""
         problems = list(self._toggle_problems)
-        owners = self.owners()
-        for sid, text in self._toggles.items():
-            owner = owners.get(sid)
-            if owner is None:
-                problems.append(f"--toggles {sid}: no setting {sid!r}; it is ignored")
-            elif owner.setting.is_secret:
-                problems.append(
-                    f"--toggles refuses secret setting {sid!r}, because other programs can read "
-                    f"a command line; save it in Settings or with `vis settings set {sid}`"
-                )
-            else:
-                try:
-                    parse_text(owner.setting, text)
-                except ValueError as exc:
-                    problems.append(f"--toggles is ignored: {exc}")
+        for setting_id in self._toggles:
+            problem = self._toggle_problem(setting_id)
+            if problem is not None:
+                problems.append(problem)
         return problems
 
     def secret_saved(self, setting_id: str) -> bool:

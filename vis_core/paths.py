@@ -189,6 +189,21 @@ def project_fingerprint(project: Path | str) -> str:
     return digest.hexdigest()
 
 
+class TrustListError(RuntimeError):
+    """The trust list (``trusted.json``) cannot be read; the message names it."""
+
+
+def trust_target(path: Path | str) -> Path:
+    """The project ``vis trust PATH`` trusts; ``ValueError`` naming ``path`` when it is not
+    an existing folder."""
+    folder = Path(path).expanduser()
+    if not folder.exists():
+        raise ValueError(f"{folder} does not exist; give the project's folder")
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder; give the project's folder")
+    return find_project_root(folder)
+
+
 class TrustStore:
     """Projects the person trusted to run their extensions, MCP servers and settings.
 
@@ -204,17 +219,35 @@ class TrustStore:
         import json
 
         try:
-            data = json.loads(self._file.read_text(encoding="utf-8"))
+            text = self._file.read_text(encoding="utf-8")
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as exc:
-            raise RuntimeError(f"cannot read the trust list {self._file}: {exc}") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self._error(str(exc)) from None
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise self._error(f"not valid JSON ({exc})") from None
         if not isinstance(data, dict):
-            raise RuntimeError(f"cannot read the trust list {self._file}: not a JSON object")
-        prints = data.get("fingerprints") or {}
-        return {str(p): prints.get(str(p)) for p in data.get("trusted", [])}
+            raise self._error("not a JSON object")
+        trusted = data.get("trusted", [])
+        prints = data.get("fingerprints", {})
+        if not isinstance(trusted, list) or not all(isinstance(p, str) for p in trusted):
+            raise self._error('"trusted" must be a list of folder paths')
+        if not isinstance(prints, dict) or not all(
+            isinstance(key, str) and isinstance(value, str) for key, value in prints.items()
+        ):
+            raise self._error('"fingerprints" must map folder paths to fingerprints')
+        return {path: prints.get(path) for path in trusted}
 
-    def _read(self) -> list[str]:
+    def _error(self, why: str) -> TrustListError:
+        return TrustListError(
+            f"cannot read the trust list {self._file}: {why}. Fix it, or delete it and run "
+            "`vis trust PATH` again for each project you trust (Vis left it as it is)"
+        )
+
+    def trusted_paths(self) -> list[str]:
+        """The folders the person trusted (``TrustListError`` when the list is unreadable)."""
         return list(self._load())
 
     def is_trusted(self, project: Path | str) -> bool:

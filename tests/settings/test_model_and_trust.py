@@ -90,7 +90,10 @@ async def test_a_bad_model_value_names_its_scope(workspace: Path) -> None:
     host = await open_host(workspace)
     try:
         session = await host.new_session()
-        host.settings.set("model", "no-slash", "session", session_id=session.id)
+        with pytest.raises(ValueError, match="setting 'model' takes provider/model"):
+            host.settings.set("model", "no-slash", "session", session_id=session.id)
+        host.store.set_override("session", session.id, "model", "no-slash")  # saved before
+        session = await host.open_session(session.id)
         assert session.model.provider is None
         assert "the session value of setting 'model' ('no-slash')" in (session.model.problem or "")
     finally:

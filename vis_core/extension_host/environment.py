@@ -50,6 +50,8 @@ def read_environment_block(project_root: Path) -> dict[str, str]:
 
     try:
         data = yaml.safe_load(text) or {}
+    except RecursionError:
+        raise ProjectEnvironmentError(f"{path} nests too deeply for Vis to read") from None
     except yaml.YAMLError as exc:
         raise ProjectEnvironmentError(f"{path} is not valid YAML: {exc}") from None
     block = data.get("environment") if isinstance(data, dict) else None

@@ -224,6 +224,8 @@ def read_json(path: Path) -> dict[str, Any] | None:
         return {}
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ValueError("it nests too deeply for Vis to read") from None
     except json.JSONDecodeError as exc:
         raise ValueError(
             f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"

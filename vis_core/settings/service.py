@@ -15,7 +15,7 @@ from vis_core.extension.settings_decl import (
     SettingScope,
 )
 from vis_core.model.extensions import ExtensionSource, ExtensionStatus
-from vis_core.settings.core import CORE_SETTINGS, GUARDED
+from vis_core.settings.core import CORE_SETTINGS, GUARDED, check_value
 from vis_core.settings.declaring import DeclaringExtension, ExtensionSet
 from vis_core.settings.redact import Redactor, activate, deactivate
 from vis_core.settings.storage import GlobalFile, ProjectFiles, ProjectValues, SecretsFile
@@ -426,7 +426,7 @@ class SettingsService:
             return None
         return (
             "Vis runs nothing while a setting it cannot read may decide what runs: "
-            + "; ".join(problems)
+            + "; ".join(problem.rstrip(".") for problem in problems)
             + ". Fix the value (or remove it), then start again."
         )
 
@@ -510,6 +510,11 @@ class SettingsService:
             raise ValueError(why)
         if value is not None:
             value = setting.coerce(value)
+            if owner.is_core:
+                check_value(setting_id, value)
+        known = self.store is None or session_id is None or self.store.get_session(session_id)
+        if not known:
+            raise ValueError(f"setting {setting_id!r}: there is no session {session_id!r}")
         if level is SettingScope.GROUP:
             group = group or self._session_group(session_id)
             if group is None:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vis_core.config import not_utf8
+from vis_core.config import not_utf8, too_deep
 from vis_core.extension.settings_decl import CORE_SETTING_IDS
 
 PROJECT_FILE = "vis.yml"
@@ -43,6 +43,8 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise SettingsFileError(not_utf8(path, exc)) from None
     try:
         return tomllib.loads(text)
+    except RecursionError:
+        raise SettingsFileError(too_deep(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise SettingsFileError(
             f"{path} is not valid TOML ({exc}); fix the file, then save the setting again. "
@@ -197,6 +199,8 @@ class ProjectFiles:
 
         try:
             data = yaml.safe_load(text) or {}
+        except RecursionError:
+            raise SettingsFileError(too_deep(self.yml)) from None
         except yaml.YAMLError as exc:
             raise SettingsFileError(
                 f"{self.yml} is not valid YAML ({exc}); its toggles are ignored"
@@ -233,7 +237,7 @@ class SecretsFile:
             raise SettingsFileError(not_utf8(self.path, exc)) from None
         try:
             data = json.loads(text) if text.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             raise SettingsFileError(
                 f"the secrets file {self.path} is not valid JSON; save the secrets again"
             ) from None

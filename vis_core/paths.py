@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 APP_NAME = "vis"
@@ -168,25 +169,108 @@ def control_files(project: Path) -> list[Path]:
     return found
 
 
-def project_fingerprint(project: Path | str) -> str:
-    """A hash of the project's control files (names and contents): trust is kept for it."""
+KEEP_LIMIT = 16 << 20  # bytes of one control file Vis keeps to load (hashed whatever its size)
+EXTENSIONS_FOLDER = ".vis/extensions/"
+LOADED_FILES = ("vis.yml", ".vis/settings.toml", ".vis/mcp.json")
+
+
+def _loaded(relative: str) -> bool:
+    """Whether Vis loads the control file ``relative`` (so its bytes are kept)."""
+    return (
+        relative in LOADED_FILES
+        or (relative.startswith(CONTROL_PREFIX) and "/" not in relative)
+        or (relative.startswith(EXTENSIONS_FOLDER) and relative.endswith(".py"))
+    )
+
+
+@dataclass(frozen=True)
+class ControlSnapshot:
+    """A project's control files read once: the fingerprint hashes exactly the bytes kept
+    here, and Vis loads these bytes (settings, environment, MCP servers, extension code),
+    never the files again, so what was checked and what runs cannot differ.
+
+    A link is followed: its target's content is hashed and kept. A linked folder inside
+    ``.vis/`` (and ``.vis`` itself as a link) is hashed by its link text and not followed,
+    so nothing under it loads.
+    """
+
+    root: Path
+    fingerprint: str
+    files: Mapping[str, bytes] = field(default_factory=dict)  # relative posix path: bytes
+    problems: Mapping[str, str] = field(default_factory=dict)  # relative path: why not kept
+    digests: Mapping[str, bytes] = field(default_factory=dict)  # relative path: what was hashed
+
+    def read(self, relative: str) -> bytes | None:
+        """The bytes of control file ``relative`` (``vis.yml``, ``.vis/mcp.json``) as
+        hashed, or None when it is absent; ``OSError`` naming it when it could not be read."""
+        if relative in self.problems:
+            raise OSError(f"cannot read {self.root / relative}: {self.problems[relative]}")
+        return self.files.get(relative)
+
+    def names(self) -> list[str]:
+        """Every control file Vis loads, as a path relative to the project (kept or not)."""
+        return sorted({*self.files, *self.problems})
+
+    def same_but(self, other: ControlSnapshot, relative: str) -> bool:
+        """Whether ``other`` holds the same control files as this one, but ``relative``."""
+        mine = {k: v for k, v in self.digests.items() if k != relative}
+        return mine == {k: v for k, v in other.digests.items() if k != relative}
+
+
+def _read_control(path: Path, keep: bool) -> tuple[bytes, bytes | None, str | None]:
+    """(what the fingerprint takes for ``path``, its bytes when kept, why not kept)."""
+    import hashlib
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # follows a link
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        if os.path.islink(path):  # a broken link, or one Vis may not follow
+            return b"link:" + os.fsencode(os.readlink(path)), None, why
+        return f"unreadable:{exc.errno}".encode(), None, why
+    with os.fdopen(fd, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            if os.path.islink(path):
+                return b"link:" + os.fsencode(os.readlink(path)), None, None
+            return b"other", None, "not a regular file"
+        digest, chunks, size = hashlib.sha256(), [], 0
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+            if keep and size <= KEEP_LIMIT:
+                chunks.append(chunk)
+    if keep and size > KEEP_LIMIT:
+        return digest.digest(), None, f"larger than {KEEP_LIMIT >> 20} MiB"
+    return digest.digest(), (b"".join(chunks) if keep else None), None
+
+
+def take_snapshot(project: Path | str) -> ControlSnapshot:
+    """Read the project's control files once: their fingerprint and the bytes Vis loads."""
     import hashlib  # with the Host, not with `vis`'s folder check before the app's first frame
 
     root = Path(project).resolve()
     digest = hashlib.sha256()
+    files: dict[str, bytes] = {}
+    problems: dict[str, str] = {}
+    digests: dict[str, bytes] = {}
     for path in control_files(root):
+        relative = path.relative_to(root).as_posix()
+        keep = _loaded(relative)
         digest.update(os.fsencode(path.relative_to(root)) + b"\0")
-        try:
-            if path.is_symlink():
-                digest.update(b"link:" + os.fsencode(os.readlink(path)))
-            elif path.is_file():
-                digest.update(hashlib.sha256(path.read_bytes()).digest())
-            else:
-                digest.update(b"other")
-        except OSError as exc:
-            digest.update(f"unreadable:{exc.errno}".encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
+        taken, data, problem = _read_control(path, keep)
+        digest.update(taken + b"\0")
+        digests[relative] = taken
+        if data is not None:
+            files[relative] = data
+        elif keep and problem is not None:
+            problems[relative] = problem
+    return ControlSnapshot(root, digest.hexdigest(), files, problems, digests)
+
+
+def project_fingerprint(project: Path | str) -> str:
+    """A hash of the project's control files (names and contents): trust is kept for it."""
+    return take_snapshot(project).fingerprint
 
 
 class TrustListError(RuntimeError):
@@ -262,13 +346,28 @@ class TrustStore:
         entries = self._load()
         return key in entries and entries[key] != project_fingerprint(key)
 
-    def trust(self, project: Path | str) -> Path:
-        """Trust ``project`` with its control files as they are now."""
+    def holds(self, snapshot: ControlSnapshot) -> bool:
+        """Whether the person trusted the project with exactly the control files of
+        ``snapshot`` (what Vis then loads from it)."""
+        return self._load().get(str(snapshot.root)) == snapshot.fingerprint
+
+    def changed(self, snapshot: ControlSnapshot) -> bool:
+        """Trusted once, but ``snapshot`` differs from what was trusted."""
+        entries = self._load()
+        key = str(snapshot.root)
+        return key in entries and entries[key] != snapshot.fingerprint
+
+    def trust(self, project: Path | str, snapshot: ControlSnapshot | None = None) -> Path:
+        """Trust ``project`` with its control files as they are now (as ``snapshot`` read
+        them, when given)."""
         import json
 
         resolved = Path(project).resolve()
         entries = self._load()
-        entries[str(resolved)] = project_fingerprint(resolved)
+        if snapshot is not None and snapshot.root != resolved:
+            raise ValueError(f"the snapshot of {snapshot.root} is not one of {resolved}")
+        taken = snapshot if snapshot is not None else take_snapshot(resolved)
+        entries[str(resolved)] = taken.fingerprint
         self._file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self._file.with_suffix(".tmp")
         data = {"trusted": sorted(entries), "fingerprints": dict(sorted(entries.items()))}

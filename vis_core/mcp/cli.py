@@ -115,18 +115,19 @@ def run_mcp(
 
 def workspace_config(workspace: Path) -> tuple[McpConfig, str | None]:
     """The workspace's servers and a note when an untrusted project's file was skipped."""
-    from vis_core.paths import TrustStore, VisPaths, find_project_root
+    from vis_core.paths import TrustStore, VisPaths, find_project_root, take_snapshot
 
     paths = VisPaths.from_env()
     root = find_project_root(workspace)
-    trusted = TrustStore(paths).is_trusted(root)
+    snapshot = take_snapshot(root)  # what is checked is what is read
+    trusted = TrustStore(paths).holds(snapshot)
     note = None
     if not trusted and project_file(root).is_file():
         note = (
             f"{project_file(root)} was skipped: the project is not trusted; "
             f"run `vis trust {root}` to use its servers"
         )
-    return load_config(paths.mcp_file, root, trusted=trusted), note
+    return load_config(paths.mcp_file, root, trusted=trusted, snapshot=snapshot), note
 
 
 async def _list(

@@ -15,10 +15,17 @@ from vis_core.extension.settings_decl import (
     SettingScope,
 )
 from vis_core.model.extensions import ExtensionSource, ExtensionStatus
+from vis_core.paths import ControlSnapshot, TrustStore, take_snapshot
 from vis_core.settings.core import CORE_SETTINGS, GUARDED, check_value
 from vis_core.settings.declaring import DeclaringExtension, ExtensionSet
 from vis_core.settings.redact import Redactor, activate, deactivate
-from vis_core.settings.storage import GlobalFile, ProjectFiles, ProjectValues, SecretsFile
+from vis_core.settings.storage import (
+    PROJECT_SETTINGS,
+    GlobalFile,
+    ProjectFiles,
+    ProjectValues,
+    SecretsFile,
+)
 from vis_core.settings.values import SCOPE_ORDER, Source, parse_text, read_stored, scope_list
 
 if TYPE_CHECKING:
@@ -105,9 +112,12 @@ class SettingsService:
         toggles: Iterable[str] = (),
         channel: str = "tui",
         trusted: bool | None = None,
+        snapshot: ControlSnapshot | None = None,
     ) -> None:
         """``trusted``: whether the project is trusted (``None``: ask the trust list at each
-        :meth:`refresh`); every value an untrusted project's files set is ignored."""
+        :meth:`refresh`); every value an untrusted project's files set is ignored.
+        ``snapshot``: the project's control files as the caller read them (and checked
+        against the trust list); the values are read from it, not from the files again."""
         self.paths = paths
         self.store = store
         self.project_root = project_root
@@ -134,23 +144,26 @@ class SettingsService:
         # Called after every save or reset (e.g. the Host switches a session's model).
         self.saved_listeners: list[Callable[[SaveResult], None]] = []
         self._installed = False
-        self.refresh()
+        self.snapshot: ControlSnapshot = snapshot or take_snapshot(project_root)
+        self.refresh(self.snapshot)
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def refresh(self) -> None:
-        """Re-read config.toml, the project's files and the secrets (what ``/reload`` does)."""
+    def refresh(self, snapshot: ControlSnapshot | None = None) -> None:
+        """Re-read config.toml, the project's files and the secrets (what ``/reload`` does);
+        the project's files as ``snapshot`` holds them (read again without one), trusted
+        only when the trust list holds that very snapshot."""
         problems: list[str] = []
+        snapshot = snapshot or take_snapshot(self.project_root)
         if self._trust_fixed is None:
-            from vis_core.paths import TrustStore
-
             try:
-                self.trusted = TrustStore(self.paths).is_trusted(self.project_root)
+                self.trusted = TrustStore(self.paths).holds(snapshot)
             except RuntimeError as exc:  # an unreadable trust list trusts nothing
                 self.trusted = False
                 problems.append(str(exc))
         else:
             self.trusted = self._trust_fixed
+        self.snapshot = snapshot
         self._global_problem = None
         try:
             self._global = self.global_file.values()
@@ -158,7 +171,7 @@ class SettingsService:
             self._global = {}
             self._global_problem = str(exc)
             problems.append(str(exc))
-        self._project_values = self.project.read()
+        self._project_values = self.project.read(snapshot)
         problems.extend(self._project_values.problems)
         try:
             self._secret_values = self.secrets.values()
@@ -539,18 +552,19 @@ class SettingsService:
 
     def _write_project(self, setting_id: str, value: Any) -> None:
         """Save into ``.vis/settings.toml``; the person's own save keeps the project trusted
-        (only when it was trusted with its files as they were just before)."""
-        from vis_core.paths import TrustStore
-
+        (only when it was trusted with its files as they were just before, and nothing but
+        that file changed since)."""
         trust = TrustStore(self.paths)
+        before = self.snapshot
         try:
-            kept = trust.is_trusted(self.project_root)
+            kept = self.trusted and trust.holds(before)
         except RuntimeError:
             kept = False
         self.project.write(setting_id, value)
-        if kept:
-            trust.trust(self.project_root)
-        self._project_values = self.project.read()
+        after = take_snapshot(self.project_root)
+        if kept and before.same_but(after, PROJECT_SETTINGS.as_posix()):
+            trust.trust(self.project_root, after)
+        self.refresh(after)
 
     def _write(
         self,

@@ -288,6 +288,14 @@ class Host:
             )
         if self.trust_changed:
             notes.append(control_files_changed(self.project_root))
+        linked = self.settings.snapshot.linked_folders
+        if linked and self.trusted:
+            notes.append(
+                f"project {self.project_root}: {', '.join(linked)} is a link to a folder; Vis "
+                "does not follow linked folders inside .vis/ (what they point to can change "
+                "after you trusted the project), so nothing under it loads. Copy the folder "
+                "into .vis/ instead, then run `vis trust` again."
+            )
         refusal = self.jail_policy()[1]
         if refusal is not None:
             notes.append(refusal)

@@ -199,6 +199,7 @@ class ControlSnapshot:
     files: Mapping[str, bytes] = field(default_factory=dict)  # relative posix path: bytes
     problems: Mapping[str, str] = field(default_factory=dict)  # relative path: why not kept
     digests: Mapping[str, bytes] = field(default_factory=dict)  # relative path: what was hashed
+    linked_folders: tuple[str, ...] = ()  # links to folders in .vis/ (not followed, not loaded)
 
     def read(self, relative: str) -> bytes | None:
         """The bytes of control file ``relative`` (``vis.yml``, ``.vis/mcp.json``) as
@@ -229,11 +230,12 @@ def _read_control(path: Path, keep: bool) -> tuple[bytes, bytes | None, str | No
         if os.path.islink(path):  # a broken link, or one Vis may not follow
             return b"link:" + os.fsencode(os.readlink(path)), None, why
         return f"unreadable:{exc.errno}".encode(), None, why
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        if os.path.islink(path):
+            return b"link:" + os.fsencode(os.readlink(path)), None, None
+        return b"other", None, "not a regular file"
     with os.fdopen(fd, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            if os.path.islink(path):
-                return b"link:" + os.fsencode(os.readlink(path)), None, None
-            return b"other", None, "not a regular file"
         digest, chunks, size = hashlib.sha256(), [], 0
         while chunk := stream.read(1 << 20):
             digest.update(chunk)
@@ -254,6 +256,7 @@ def take_snapshot(project: Path | str) -> ControlSnapshot:
     files: dict[str, bytes] = {}
     problems: dict[str, str] = {}
     digests: dict[str, bytes] = {}
+    linked: list[str] = []
     for path in control_files(root):
         relative = path.relative_to(root).as_posix()
         keep = _loaded(relative)
@@ -261,11 +264,13 @@ def take_snapshot(project: Path | str) -> ControlSnapshot:
         taken, data, problem = _read_control(path, keep)
         digest.update(taken + b"\0")
         digests[relative] = taken
+        if relative.startswith(".vis") and path.is_symlink() and path.is_dir():
+            linked.append(relative)
         if data is not None:
             files[relative] = data
         elif keep and problem is not None:
             problems[relative] = problem
-    return ControlSnapshot(root, digest.hexdigest(), files, problems, digests)
+    return ControlSnapshot(root, digest.hexdigest(), files, problems, digests, tuple(linked))
 
 
 def project_fingerprint(project: Path | str) -> str:
@@ -381,5 +386,6 @@ def control_files_changed(project_root: Path) -> str:
     return (
         f"The project's control files (.vis/, vis.yml, .env*) in {project_root} changed since "
         "you trusted it, so its extensions, MCP servers, environment and settings are not "
-        f"loaded from the next start on. Review the change, then run `vis trust {project_root}`."
+        "loaded from the next start (or /reload) on. Review the change, then run "
+        f"`vis trust {project_root}`."
     )

@@ -171,3 +171,30 @@ async def test_files_swapped_between_the_trust_check_and_the_load_do_not_load(
     finally:
         await host.close()
     assert not marker.exists()
+
+
+@pytest.mark.parametrize("link", [".vis/extensions/packaged", ".vis/extensions"])
+async def test_a_linked_folder_in_vis_is_not_followed_and_the_person_is_told(
+    workspace: Path, tmp_path: Path, link: str
+) -> None:
+    """What a linked folder points to can change after trust (a jailed block writes the
+    workspace): it is neither hashed by content nor loaded."""
+    real = workspace / "src" / "exts"
+    (real / "packaged").mkdir(parents=True)
+    (real / "packaged" / "__init__.py").write_text(PACKAGE, encoding="utf-8")
+    (real / "packaged" / "helper.py").write_text('VALUE = "linked"\n', encoding="utf-8")
+    (workspace / ".vis" / "extensions").parent.mkdir(parents=True, exist_ok=True)
+    if link == ".vis/extensions":
+        os.symlink("../src/exts", workspace / ".vis" / "extensions")
+    else:
+        (workspace / ".vis" / "extensions").mkdir()
+        os.symlink("../../src/exts/packaged", workspace / link)
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    host = await _open(workspace, _script(tmp_path / "s.yaml", "print(1)"))
+    try:
+        assert host.trusted
+        assert host.extensions.get("packaged") is None
+        notes = "\n".join(host.startup_notes())
+        assert f"{link} is a link to a folder; Vis does not follow" in notes
+    finally:
+        await host.close()

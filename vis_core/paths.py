@@ -376,7 +376,7 @@ class TrustStore:
         self._file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self._file.with_suffix(".tmp")
         data = {"trusted": sorted(entries), "fingerprints": dict(sorted(entries.items()))}
-        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        write_private(tmp, json.dumps(data, indent=2).encode("utf-8"))
         tmp.replace(self._file)
         return resolved
 

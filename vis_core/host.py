@@ -86,7 +86,7 @@ class Host:
         self.workspace = options.workspace.resolve()
         self.project_root = find_project_root(self.workspace)
         if snapshot is None or snapshot.root != self.project_root:
-            snapshot = take_snapshot(self.project_root)
+            snapshot = _verified(paths, self.project_root)[0]
         self.trust_changed = _trust_changed(paths, snapshot)
         self._told_changed: str | None = None  # the fingerprint the notice was given for
         self.build = build_metadata()
@@ -152,8 +152,7 @@ class Host:
         project_root = find_project_root(options.workspace.resolve())
         # The control files are read once: what is checked against the trust list is what
         # loads (extension code, settings, environment, MCP servers), never read again.
-        snapshot = await asyncio.to_thread(take_snapshot, project_root)
-        trusted = _holds(paths, snapshot)
+        snapshot, trusted = await asyncio.to_thread(_verified, paths, project_root)
         try:
             extensions = await asyncio.to_thread(
                 load_extensions,
@@ -576,13 +575,13 @@ def _trust_changed(paths: VisPaths, snapshot: ControlSnapshot) -> bool:
         return False
 
 
-def _holds(paths: VisPaths, snapshot: ControlSnapshot) -> bool:
-    """Whether the person trusted the project with these very control files (an unreadable
-    trust list trusts nothing; the settings report it)."""
+def _verified(paths: VisPaths, project_root: Path) -> tuple[ControlSnapshot, bool]:
+    """The project's control files read once, and whether the person trusted exactly these
+    (an unreadable trust list trusts nothing; the settings report it)."""
     try:
-        return TrustStore(paths).holds(snapshot)
+        return TrustStore(paths).verified(project_root)
     except RuntimeError:
-        return False
+        return take_snapshot(project_root, hashed=False), False
 
 
 def _check_model_value(value: object, source: str) -> None:

@@ -218,7 +218,9 @@ class ControlSnapshot:
         return mine == {k: v for k, v in other.digests.items() if k != relative}
 
 
-def _read_control(path: Path, keep: bool) -> tuple[bytes, bytes | None, str | None]:
+def _read_control(
+    path: Path, keep: bool, whole: bool = True
+) -> tuple[bytes, bytes | None, str | None]:
     """(what the fingerprint takes for ``path``, its bytes when kept, why not kept)."""
     import hashlib
     import stat
@@ -242,13 +244,17 @@ def _read_control(path: Path, keep: bool) -> tuple[bytes, bytes | None, str | No
             size += len(chunk)
             if keep and size <= KEEP_LIMIT:
                 chunks.append(chunk)
+            elif not whole:  # not hashed: no need to read what is not kept
+                break
     if keep and size > KEEP_LIMIT:
         return digest.digest(), None, f"larger than {KEEP_LIMIT >> 20} MiB"
     return digest.digest(), (b"".join(chunks) if keep else None), None
 
 
-def take_snapshot(project: Path | str) -> ControlSnapshot:
-    """Read the project's control files once: their fingerprint and the bytes Vis loads."""
+def take_snapshot(project: Path | str, *, hashed: bool = True) -> ControlSnapshot:
+    """Read the project's control files once: their fingerprint and the bytes Vis loads.
+    ``hashed=False`` (a project never trusted): only the files Vis loads are read, no
+    fingerprint is made (``""`` matches no trust), so a checkout's large files cost nothing."""
     import hashlib  # with the Host, not with `vis`'s folder check before the app's first frame
 
     root = Path(project).resolve()
@@ -260,8 +266,10 @@ def take_snapshot(project: Path | str) -> ControlSnapshot:
     for path in control_files(root):
         relative = path.relative_to(root).as_posix()
         keep = _loaded(relative)
+        if not keep and not hashed:
+            continue
         digest.update(os.fsencode(path.relative_to(root)) + b"\0")
-        taken, data, problem = _read_control(path, keep)
+        taken, data, problem = _read_control(path, keep, hashed)
         digest.update(taken + b"\0")
         digests[relative] = taken
         if relative.startswith(".vis") and path.is_symlink() and path.is_dir():
@@ -270,7 +278,8 @@ def take_snapshot(project: Path | str) -> ControlSnapshot:
             files[relative] = data
         elif keep and problem is not None:
             problems[relative] = problem
-    return ControlSnapshot(root, digest.hexdigest(), files, problems, digests, tuple(linked))
+    fingerprint = digest.hexdigest() if hashed else ""
+    return ControlSnapshot(root, fingerprint, files, problems, digests, tuple(linked))
 
 
 def project_fingerprint(project: Path | str) -> str:
@@ -354,7 +363,19 @@ class TrustStore:
     def holds(self, snapshot: ControlSnapshot) -> bool:
         """Whether the person trusted the project with exactly the control files of
         ``snapshot`` (what Vis then loads from it)."""
-        return self._load().get(str(snapshot.root)) == snapshot.fingerprint
+        return bool(snapshot.fingerprint) and (
+            self._load().get(str(snapshot.root)) == snapshot.fingerprint
+        )
+
+    def verified(self, project: Path | str) -> tuple[ControlSnapshot, bool]:
+        """The project's control files read once, and whether the person trusted exactly
+        these. A project never trusted is not hashed (its values are only named)."""
+        root = Path(project).resolve()
+        entries = self._load()
+        if str(root) not in entries:
+            return take_snapshot(root, hashed=False), False
+        snapshot = take_snapshot(root)
+        return snapshot, entries[str(root)] == snapshot.fingerprint
 
     def changed(self, snapshot: ControlSnapshot) -> bool:
         """Trusted once, but ``snapshot`` differs from what was trusted."""

@@ -198,3 +198,15 @@ async def test_a_linked_folder_in_vis_is_not_followed_and_the_person_is_told(
         assert f"{link} is a link to a folder; Vis does not follow" in notes
     finally:
         await host.close()
+
+
+def test_a_project_never_trusted_is_not_hashed_only_its_settings_read(workspace: Path) -> None:
+    """A checkout's large files in `.vis/` must not make every start read them."""
+    (workspace / ".vis").mkdir()
+    with open(workspace / ".vis" / "blob", "wb") as blob:
+        blob.truncate(1 << 40)  # sparse: a terabyte no start should read
+    (workspace / ".vis" / "settings.toml").write_text("[settings]\njail = false\n")
+    snapshot, trusted = TrustStore(VisPaths.from_env()).verified(workspace)
+    assert not trusted and snapshot.fingerprint == ""
+    assert ".vis/blob" not in snapshot.digests
+    assert snapshot.read(".vis/settings.toml") == b"[settings]\njail = false\n"

@@ -214,6 +214,6 @@ def discover(
     candidates += scan_folder(user_dir, ExtensionSource.USER, taken)
     if project_root is not None and trusted:
         if snapshot is None or snapshot.root != project_root.resolve():
-            snapshot = take_snapshot(project_root)
+            snapshot = take_snapshot(project_root, hashed=False)  # the caller trusts it
         candidates += scan_snapshot(snapshot, taken)
     return candidates

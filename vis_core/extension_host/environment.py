@@ -97,7 +97,7 @@ def project_environment(
     The first source that defines a name wins, as the Extension API lists them.
     """
     root = Path(project_root)
-    snapshot = snapshot or take_snapshot(root)
+    snapshot = snapshot or take_snapshot(root, hashed=False)
     sources: list[dict[str, str]] = []
     try:
         sources.append(read_environment_block(root, _bytes(snapshot, PROJECT_FILE)))

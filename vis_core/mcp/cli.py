@@ -115,12 +115,11 @@ def run_mcp(
 
 def workspace_config(workspace: Path) -> tuple[McpConfig, str | None]:
     """The workspace's servers and a note when an untrusted project's file was skipped."""
-    from vis_core.paths import TrustStore, VisPaths, find_project_root, take_snapshot
+    from vis_core.paths import TrustStore, VisPaths, find_project_root
 
     paths = VisPaths.from_env()
     root = find_project_root(workspace)
-    snapshot = take_snapshot(root)  # what is checked is what is read
-    trusted = TrustStore(paths).holds(snapshot)
+    snapshot, trusted = TrustStore(paths).verified(root)  # what is checked is what is read
     note = None
     if not trusted and project_file(root).is_file():
         note = (

@@ -311,7 +311,7 @@ def load_config(
     overridden: list[ServerConfig] = []
     if project_root is not None and trusted:
         if snapshot is None or snapshot.root != project_root.resolve():
-            snapshot = take_snapshot(project_root)
+            snapshot = take_snapshot(project_root, hashed=False)
         project, project_problems = load_file(project_file(snapshot.root), Source.PROJECT, snapshot)
         problems += project_problems
         keys = {s.key for s in project}

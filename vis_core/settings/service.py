@@ -144,8 +144,8 @@ class SettingsService:
         # Called after every save or reset (e.g. the Host switches a session's model).
         self.saved_listeners: list[Callable[[SaveResult], None]] = []
         self._installed = False
-        self.snapshot: ControlSnapshot = snapshot or take_snapshot(project_root)
-        self.refresh(self.snapshot)
+        self.snapshot: ControlSnapshot
+        self.refresh(snapshot)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -154,15 +154,20 @@ class SettingsService:
         the project's files as ``snapshot`` holds them (read again without one), trusted
         only when the trust list holds that very snapshot."""
         problems: list[str] = []
-        snapshot = snapshot or take_snapshot(self.project_root)
         if self._trust_fixed is None:
+            trust = TrustStore(self.paths)
             try:
-                self.trusted = TrustStore(self.paths).holds(snapshot)
+                if snapshot is None:
+                    snapshot, self.trusted = trust.verified(self.project_root)
+                else:
+                    self.trusted = trust.holds(snapshot)
             except RuntimeError as exc:  # an unreadable trust list trusts nothing
                 self.trusted = False
                 problems.append(str(exc))
         else:
             self.trusted = self._trust_fixed
+        if snapshot is None:
+            snapshot = take_snapshot(self.project_root, hashed=self.trusted)
         self.snapshot = snapshot
         self._global_problem = None
         try:

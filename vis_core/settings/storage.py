@@ -184,7 +184,7 @@ class ProjectFiles:
         """The project's values from ``snapshot`` (the control files as read and hashed
         once; the files as they are now without one)."""
         if snapshot is None:
-            snapshot = take_snapshot(self.root)
+            snapshot = take_snapshot(self.root, hashed=False)
         problems: list[str] = []
         toggles: dict[str, Any] = {}
         try:

@@ -201,3 +201,16 @@ async def test_a_turn_stops_on_a_toggle_vis_cannot_read(workspace: Path, tmp_pat
         assert not (workspace / "ran.txt").exists()
     finally:
         await host.close()
+
+
+async def test_a_skipped_key_that_is_not_a_setting_name_is_only_counted(workspace: Path) -> None:
+    (workspace / "vis.yml").write_text(
+        'toggles:\n  jail: false\n  "\\e]52;c;eA==\\a[x](http://e)": 1\n', encoding="utf-8"
+    )
+    host = await open_host(workspace)
+    try:
+        (note,) = [n for n in host.startup_notes() if "vis.yml" in n]
+        assert "ignored: jail, 1 other key(s);" in note
+        assert "\x1b" not in note and "http" not in note
+    finally:
+        await host.close()

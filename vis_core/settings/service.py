@@ -278,7 +278,7 @@ class SettingsService:
         """One startup note per project file whose values were skipped (untrusted project)."""
         return [
             f"project {self.project_root} is not trusted, so the settings {path} sets are "
-            f"ignored: {', '.join(ids)}; run `vis trust {self.project_root}` to apply them"
+            f"ignored: {_id_list(ids)}; run `vis trust {self.project_root}` to apply them"
             for path, ids in self.skipped_project_values()
         ]
 
@@ -659,6 +659,16 @@ class SettingsService:
 
     def session_group(self, session_id: str | None) -> str | None:
         return self._session_group(session_id)
+
+
+def _id_list(ids: list[str]) -> str:
+    """Setting ids from a file for a message: names as they are, any other key (markup,
+    control characters, a page of text) only counted."""
+    import re
+
+    names = [i for i in ids if re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", i)]
+    others = len(ids) - len(names)
+    return ", ".join([*names, *([f"{others} other key(s)"] if others else [])])
 
 
 def _top(layers: Mapping[Source, Any]) -> Source:

@@ -162,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_USAGE
     from vis_core.paths import folders_problem
 
-    problem = folders_problem()
+    problem = folders_problem() or _trust_list_problem()
     if problem is not None:
         print(f"vis: {problem}", file=sys.stderr)
         return EXIT_USAGE
@@ -213,10 +213,25 @@ def _host_options(args: argparse.Namespace, workspace: Path, channel: str):  # -
     )
 
 
-def _trust(path: Path) -> int:
-    from vis_core.paths import TrustStore, VisPaths, find_project_root
+def _trust_list_problem() -> str | None:
+    """Why the trust list cannot be read (every command stops: none can tell what to trust)."""
+    from vis_core.paths import TrustListError, TrustStore, VisPaths
 
-    target = find_project_root(path)
+    try:
+        TrustStore(VisPaths.from_env()).trusted_paths()
+    except TrustListError as exc:
+        return str(exc)
+    return None
+
+
+def _trust(path: Path) -> int:
+    from vis_core.paths import TrustStore, VisPaths, trust_target
+
+    try:
+        target = trust_target(path)
+    except ValueError as exc:
+        print(f"vis trust: {exc}", file=sys.stderr)
+        return EXIT_USAGE
     trusted = TrustStore(VisPaths.from_env()).trust(target)
     print(f"Trusted {trusted}: its extensions and MCP servers will load.")
     return EXIT_OK

@@ -29,12 +29,22 @@ def load_config(path: Path) -> UserConfig:
         return UserConfig(path, problem=not_utf8(path, exc))
     try:
         return UserConfig(path, tomllib.loads(text))
+    except RecursionError:
+        return UserConfig(path, problem=too_deep(path))
     except tomllib.TOMLDecodeError as exc:
         return UserConfig(
             path,
             problem=f"{path} is not valid TOML ({exc}); Vis uses its defaults until you fix it. "
             "The file was left as it is.",
         )
+
+
+def too_deep(path: Path) -> str:
+    """The message for a settings file nested too deeply to read."""
+    return (
+        f"{path} nests arrays or tables too deeply for Vis to read; fix the file. "
+        "Vis left the file as it is."
+    )
 
 
 def not_utf8(path: Path, exc: UnicodeDecodeError) -> str:

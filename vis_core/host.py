@@ -36,11 +36,13 @@ from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.model.turn import TurnStatus
 from vis_core.paths import (
+    ControlSnapshot,
     TrustStore,
     VisPaths,
     control_files_changed,
     find_project_root,
     project_fingerprint,
+    take_snapshot,
 )
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.sandbox.jail import jail_refusal
@@ -72,16 +74,21 @@ class Host:
         config: UserConfig,
         store: Store,
         extensions: LoadedExtensions | None = None,
+        snapshot: ControlSnapshot | None = None,
     ):
+        """``snapshot``: the project's control files as :meth:`open` read them and checked
+        them against the trust list (``extensions`` were loaded from it); read here without
+        one. Settings, environment and MCP servers are read from it, not from the files."""
         self.options = options
         self.paths = paths
         self.config = config
         self.store = store
         self.workspace = options.workspace.resolve()
         self.project_root = find_project_root(self.workspace)
-        self.trusted = TrustStore(paths).is_trusted(self.project_root)
-        self.trust_changed = _trust_changed(paths, self.project_root)
-        self._fingerprint = project_fingerprint(self.project_root) if self.trusted else None
+        if snapshot is None or snapshot.root != self.project_root:
+            snapshot = _verified(paths, self.project_root)[0]
+        self.trust_changed = _trust_changed(paths, snapshot)
+        self._told_changed: str | None = None  # the fingerprint the notice was given for
         self.build = build_metadata()
         self.session_locks = SessionLocks(paths.data_dir / "sessions")
         self.settings = SettingsService(
@@ -92,7 +99,7 @@ class Host:
             extensions=lambda: getattr(self, "extensions", None),
             toggles=options.toggles,
             channel=options.channel,
-            trusted=self.trusted,
+            snapshot=snapshot,  # checked against the trust list there, at each refresh too
         )
         self.runtime = HostRuntime(self)  # the SDK's calls in this process reach the host here
         install(self.runtime)
@@ -101,8 +108,11 @@ class Host:
             trusted=self.trusted,
             paths=paths,
             disabled=self.settings.disabled_extensions(),
-            environment=extension_environment(self.project_root, trusted=self.trusted),
+            environment=extension_environment(
+                self.project_root, trusted=self.trusted, snapshot=snapshot
+            ),
             load_timeout=extension_load_timeout(config.data),
+            snapshot=snapshot,
         )
         self.settings.install()  # secret redaction answers from here
         self.settings.saved_listeners.append(self._setting_saved)
@@ -139,8 +149,10 @@ class Host:
         store = await asyncio.to_thread(Store, paths.db_file)
         loading = StoreRuntime(store)  # vis.state while entry files load
         install(loading)
-        project_root = find_project_root(options.workspace)
-        trusted = TrustStore(paths).is_trusted(project_root)
+        project_root = find_project_root(options.workspace.resolve())
+        # The control files are read once: what is checked against the trust list is what
+        # loads (extension code, settings, environment, MCP servers), never read again.
+        snapshot, trusted = await asyncio.to_thread(_verified, paths, project_root)
         try:
             extensions = await asyncio.to_thread(
                 load_extensions,
@@ -148,8 +160,9 @@ class Host:
                 disabled=disabled_extensions(paths.config_file),
                 trusted=trusted,
                 paths=paths,
-                environment=extension_environment(project_root, trusted=trusted),
+                environment=extension_environment(project_root, trusted=trusted, snapshot=snapshot),
                 load_timeout=extension_load_timeout(config.data),
+                snapshot=snapshot if trusted else None,
             )
         finally:
             uninstall(loading)
@@ -163,7 +176,7 @@ class Host:
             name="vis-stale-temps",
             daemon=True,
         ).start()
-        return cls(options, paths, config, store, extensions)
+        return cls(options, paths, config, store, extensions, snapshot)
 
     # -- model ------------------------------------------------------------------------------
 
@@ -274,6 +287,14 @@ class Host:
             )
         if self.trust_changed:
             notes.append(control_files_changed(self.project_root))
+        linked = self.settings.snapshot.linked_folders
+        if linked and self.trusted:
+            notes.append(
+                f"project {self.project_root}: {', '.join(linked)} is a link to a folder; Vis "
+                "does not follow linked folders inside .vis/ (what they point to can change "
+                "after you trusted the project), so nothing under it loads. Copy the folder "
+                "into .vis/ instead, then run `vis trust` again."
+            )
         refusal = self.jail_policy()[1]
         if refusal is not None:
             notes.append(refusal)
@@ -371,13 +392,21 @@ class Host:
         return self._apply_reload()
 
     def _read_extensions(self) -> None:
+        # the settings files and the project's control files, read again (once) and checked
+        # against the trust list again: a change since the start needs `vis trust` first
+        self.settings.refresh()
+        snapshot, trusted = self.settings.snapshot, self.settings.trusted
         options = replace(
             self.extensions.options,
             disabled=self.settings.disabled_extensions(),  # the on/off switches as saved now
             load_timeout=float(self.settings.value("extension_load_timeout")),
+            trusted=trusted,
+            snapshot=snapshot if trusted else None,
+            environment=extension_environment(
+                self.project_root, trusted=trusted, snapshot=snapshot
+            ),
         )
         self.extensions = replace(self.extensions, options=options).reload()
-        self.settings.refresh()  # the settings files, read again
 
     def _apply_reload(self) -> str:
         self.mcp.reload_soon()  # mcp.json and extension servers, read again
@@ -481,14 +510,21 @@ class Host:
         for tools in list(self.session_tools.values()):
             tools.reset()
 
+    @property
+    def trusted(self) -> bool:
+        """Whether the project's control files, as last read, are the ones the person
+        trusted (checked at the start and at each ``/reload``)."""
+        return self.settings.trusted
+
     def control_files_notice(self) -> str | None:
         """The notice, said once, that the trusted project's control files changed since
-        startup (the project needs ``vis trust`` again at the next start); else None."""
-        if self._fingerprint is None:
+        they were read (the project needs ``vis trust`` again); else None."""
+        if not self.trusted:
             return None
-        if project_fingerprint(self.project_root) == self._fingerprint:
+        loaded = self.settings.snapshot.fingerprint
+        if self._told_changed == loaded or project_fingerprint(self.project_root) == loaded:
             return None
-        self._fingerprint = None
+        self._told_changed = loaded
         return control_files_changed(self.project_root)
 
     def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
@@ -509,7 +545,9 @@ class Host:
     def project_values(self) -> dict[str, str]:
         """The environment the project defines (``environment:``, ``.env``, ``.env.local``);
         empty until the project is trusted."""
-        return project_environment(self.project_root) if self.trusted else {}
+        if not self.trusted:
+            return {}
+        return project_environment(self.project_root, self.settings.snapshot)
 
     def setting(self, setting_id: str, default: Any, session_id: str | None = None) -> Any:
         """A setting's effective value for ``session_id`` (project level without one)."""
@@ -530,11 +568,20 @@ class Host:
         self.store.close()
 
 
-def _trust_changed(paths: VisPaths, project_root: Path) -> bool:
+def _trust_changed(paths: VisPaths, snapshot: ControlSnapshot) -> bool:
     try:
-        return TrustStore(paths).changed_since_trust(project_root)
+        return TrustStore(paths).changed(snapshot)
     except RuntimeError:
         return False
+
+
+def _verified(paths: VisPaths, project_root: Path) -> tuple[ControlSnapshot, bool]:
+    """The project's control files read once, and whether the person trusted exactly these
+    (an unreadable trust list trusts nothing; the settings report it)."""
+    try:
+        return TrustStore(paths).verified(project_root)
+    except RuntimeError:
+        return take_snapshot(project_root, hashed=False), False
 
 
 def _check_model_value(value: object, source: str) -> None:

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 APP_NAME = "vis"
@@ -168,25 +169,137 @@ def control_files(project: Path) -> list[Path]:
     return found
 
 
-def project_fingerprint(project: Path | str) -> str:
-    """A hash of the project's control files (names and contents): trust is kept for it."""
+KEEP_LIMIT = 16 << 20  # bytes of one control file Vis keeps to load (hashed whatever its size)
+EXTENSIONS_FOLDER = ".vis/extensions/"
+LOADED_FILES = ("vis.yml", ".vis/settings.toml", ".vis/mcp.json")
+
+
+def _loaded(relative: str) -> bool:
+    """Whether Vis loads the control file ``relative`` (so its bytes are kept)."""
+    return (
+        relative in LOADED_FILES
+        or (relative.startswith(CONTROL_PREFIX) and "/" not in relative)
+        or (relative.startswith(EXTENSIONS_FOLDER) and relative.endswith(".py"))
+    )
+
+
+@dataclass(frozen=True)
+class ControlSnapshot:
+    """A project's control files read once: the fingerprint hashes exactly the bytes kept
+    here, and Vis loads these bytes (settings, environment, MCP servers, extension code),
+    never the files again, so what was checked and what runs cannot differ.
+
+    A link is followed: its target's content is hashed and kept. A linked folder inside
+    ``.vis/`` (and ``.vis`` itself as a link) is hashed by its link text and not followed,
+    so nothing under it loads.
+    """
+
+    root: Path
+    fingerprint: str
+    files: Mapping[str, bytes] = field(default_factory=dict)  # relative posix path: bytes
+    problems: Mapping[str, str] = field(default_factory=dict)  # relative path: why not kept
+    digests: Mapping[str, bytes] = field(default_factory=dict)  # relative path: what was hashed
+    linked_folders: tuple[str, ...] = ()  # links to folders in .vis/ (not followed, not loaded)
+
+    def read(self, relative: str) -> bytes | None:
+        """The bytes of control file ``relative`` (``vis.yml``, ``.vis/mcp.json``) as
+        hashed, or None when it is absent; ``OSError`` naming it when it could not be read."""
+        if relative in self.problems:
+            raise OSError(f"cannot read {self.root / relative}: {self.problems[relative]}")
+        return self.files.get(relative)
+
+    def names(self) -> list[str]:
+        """Every control file Vis loads, as a path relative to the project (kept or not)."""
+        return sorted({*self.files, *self.problems})
+
+    def same_but(self, other: ControlSnapshot, relative: str) -> bool:
+        """Whether ``other`` holds the same control files as this one, but ``relative``."""
+        mine = {k: v for k, v in self.digests.items() if k != relative}
+        return mine == {k: v for k, v in other.digests.items() if k != relative}
+
+
+def _read_control(
+    path: Path, keep: bool, whole: bool = True
+) -> tuple[bytes, bytes | None, str | None]:
+    """(what the fingerprint takes for ``path``, its bytes when kept, why not kept)."""
+    import hashlib
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # follows a link
+    except OSError as exc:
+        why = exc.strerror or str(exc)
+        if os.path.islink(path):  # a broken link, or one Vis may not follow
+            return b"link:" + os.fsencode(os.readlink(path)), None, why
+        return f"unreadable:{exc.errno}".encode(), None, why
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        if os.path.islink(path):
+            return b"link:" + os.fsencode(os.readlink(path)), None, None
+        return b"other", None, "not a regular file"
+    with os.fdopen(fd, "rb") as stream:
+        digest, chunks, size = hashlib.sha256(), [], 0
+        while chunk := stream.read(1 << 20):
+            digest.update(chunk)
+            size += len(chunk)
+            if keep and size <= KEEP_LIMIT:
+                chunks.append(chunk)
+            elif not whole:  # not hashed: no need to read what is not kept
+                break
+    if keep and size > KEEP_LIMIT:
+        return digest.digest(), None, f"larger than {KEEP_LIMIT >> 20} MiB"
+    return digest.digest(), (b"".join(chunks) if keep else None), None
+
+
+def take_snapshot(project: Path | str, *, hashed: bool = True) -> ControlSnapshot:
+    """Read the project's control files once: their fingerprint and the bytes Vis loads.
+    ``hashed=False`` (a project never trusted): only the files Vis loads are read, no
+    fingerprint is made (``""`` matches no trust), so a checkout's large files cost nothing."""
     import hashlib  # with the Host, not with `vis`'s folder check before the app's first frame
 
     root = Path(project).resolve()
     digest = hashlib.sha256()
+    files: dict[str, bytes] = {}
+    problems: dict[str, str] = {}
+    digests: dict[str, bytes] = {}
+    linked: list[str] = []
     for path in control_files(root):
+        relative = path.relative_to(root).as_posix()
+        keep = _loaded(relative)
+        if not keep and not hashed:
+            continue
         digest.update(os.fsencode(path.relative_to(root)) + b"\0")
-        try:
-            if path.is_symlink():
-                digest.update(b"link:" + os.fsencode(os.readlink(path)))
-            elif path.is_file():
-                digest.update(hashlib.sha256(path.read_bytes()).digest())
-            else:
-                digest.update(b"other")
-        except OSError as exc:
-            digest.update(f"unreadable:{exc.errno}".encode())
-        digest.update(b"\0")
-    return digest.hexdigest()
+        taken, data, problem = _read_control(path, keep, hashed)
+        digest.update(taken + b"\0")
+        digests[relative] = taken
+        if relative.startswith(".vis") and path.is_symlink() and path.is_dir():
+            linked.append(relative)
+        if data is not None:
+            files[relative] = data
+        elif keep and problem is not None:
+            problems[relative] = problem
+    fingerprint = digest.hexdigest() if hashed else ""
+    return ControlSnapshot(root, fingerprint, files, problems, digests, tuple(linked))
+
+
+def project_fingerprint(project: Path | str) -> str:
+    """A hash of the project's control files (names and contents): trust is kept for it."""
+    return take_snapshot(project).fingerprint
+
+
+class TrustListError(RuntimeError):
+    """The trust list (``trusted.json``) cannot be read; the message names it."""
+
+
+def trust_target(path: Path | str) -> Path:
+    """The project ``vis trust PATH`` trusts; ``ValueError`` naming ``path`` when it is not
+    an existing folder."""
+    folder = Path(path).expanduser()
+    if not folder.exists():
+        raise ValueError(f"{folder} does not exist; give the project's folder")
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder; give the project's folder")
+    return find_project_root(folder)
 
 
 class TrustStore:
@@ -204,17 +317,35 @@ class TrustStore:
         import json
 
         try:
-            data = json.loads(self._file.read_text(encoding="utf-8"))
+            text = self._file.read_text(encoding="utf-8")
         except FileNotFoundError:
             return {}
-        except (OSError, ValueError) as exc:
-            raise RuntimeError(f"cannot read the trust list {self._file}: {exc}") from exc
+        except (OSError, UnicodeDecodeError) as exc:
+            raise self._error(str(exc)) from None
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            raise self._error(f"not valid JSON ({exc})") from None
         if not isinstance(data, dict):
-            raise RuntimeError(f"cannot read the trust list {self._file}: not a JSON object")
-        prints = data.get("fingerprints") or {}
-        return {str(p): prints.get(str(p)) for p in data.get("trusted", [])}
+            raise self._error("not a JSON object")
+        trusted = data.get("trusted", [])
+        prints = data.get("fingerprints", {})
+        if not isinstance(trusted, list) or not all(isinstance(p, str) for p in trusted):
+            raise self._error('"trusted" must be a list of folder paths')
+        if not isinstance(prints, dict) or not all(
+            isinstance(key, str) and isinstance(value, str) for key, value in prints.items()
+        ):
+            raise self._error('"fingerprints" must map folder paths to fingerprints')
+        return {path: prints.get(path) for path in trusted}
 
-    def _read(self) -> list[str]:
+    def _error(self, why: str) -> TrustListError:
+        return TrustListError(
+            f"cannot read the trust list {self._file}: {why}. Fix it, or delete it and run "
+            "`vis trust PATH` again for each project you trust (Vis left it as it is)"
+        )
+
+    def trusted_paths(self) -> list[str]:
+        """The folders the person trusted (``TrustListError`` when the list is unreadable)."""
         return list(self._load())
 
     def is_trusted(self, project: Path | str) -> bool:
@@ -229,17 +360,44 @@ class TrustStore:
         entries = self._load()
         return key in entries and entries[key] != project_fingerprint(key)
 
-    def trust(self, project: Path | str) -> Path:
-        """Trust ``project`` with its control files as they are now."""
+    def holds(self, snapshot: ControlSnapshot) -> bool:
+        """Whether the person trusted the project with exactly the control files of
+        ``snapshot`` (what Vis then loads from it)."""
+        return bool(snapshot.fingerprint) and (
+            self._load().get(str(snapshot.root)) == snapshot.fingerprint
+        )
+
+    def verified(self, project: Path | str) -> tuple[ControlSnapshot, bool]:
+        """The project's control files read once, and whether the person trusted exactly
+        these. A project never trusted is not hashed (its values are only named)."""
+        root = Path(project).resolve()
+        entries = self._load()
+        if str(root) not in entries:
+            return take_snapshot(root, hashed=False), False
+        snapshot = take_snapshot(root)
+        return snapshot, entries[str(root)] == snapshot.fingerprint
+
+    def changed(self, snapshot: ControlSnapshot) -> bool:
+        """Trusted once, but ``snapshot`` differs from what was trusted."""
+        entries = self._load()
+        key = str(snapshot.root)
+        return key in entries and entries[key] != snapshot.fingerprint
+
+    def trust(self, project: Path | str, snapshot: ControlSnapshot | None = None) -> Path:
+        """Trust ``project`` with its control files as they are now (as ``snapshot`` read
+        them, when given)."""
         import json
 
         resolved = Path(project).resolve()
         entries = self._load()
-        entries[str(resolved)] = project_fingerprint(resolved)
+        if snapshot is not None and snapshot.root != resolved:
+            raise ValueError(f"the snapshot of {snapshot.root} is not one of {resolved}")
+        taken = snapshot if snapshot is not None else take_snapshot(resolved)
+        entries[str(resolved)] = taken.fingerprint
         self._file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self._file.with_suffix(".tmp")
         data = {"trusted": sorted(entries), "fingerprints": dict(sorted(entries.items()))}
-        tmp.write_text(json.dumps(data, indent=2), encoding="utf-8")
+        write_private(tmp, json.dumps(data, indent=2).encode("utf-8"))
         tmp.replace(self._file)
         return resolved
 
@@ -249,5 +407,6 @@ def control_files_changed(project_root: Path) -> str:
     return (
         f"The project's control files (.vis/, vis.yml, .env*) in {project_root} changed since "
         "you trusted it, so its extensions, MCP servers, environment and settings are not "
-        f"loaded from the next start on. Review the change, then run `vis trust {project_root}`."
+        "loaded from the next start (or /reload) on. Review the change, then run "
+        f"`vis trust {project_root}`."
     )

@@ -263,6 +263,10 @@ async def _run(
             return 2
         for note in host.startup_notes():
             print(f"vis: {terminal_text(note)}", file=sys.stderr)
+        refusal = host.settings.refusal()
+        if refusal is not None:  # fail closed: nothing runs on a value Vis cannot read
+            print(f"vis run: {terminal_text(refusal)}", file=sys.stderr)
+            return 2
         try:
             session = await _open(host, continue_, resume)
         except LookupError as exc:

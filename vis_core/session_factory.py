@@ -111,7 +111,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         history=history,
         limits=TurnLimits(max_iterations=int(host.setting("max_iterations", 50, session_id))),
         on_close=_closer(host, session_id, tool_context.close, worker, tools),
-        before_turn=host.mcp.before_turn,
+        before_turn=_refuse_unreadable(host, session_id, host.mcp.before_turn),
         context=SessionContext(),
         before_request=partial(background_reports, tool_context.shells, session_id),
         checkpoints=Checkpoints(host.workspace, host.paths.data_dir / "checkpoints" / session_id),
@@ -248,6 +248,25 @@ def _control_file_watch(host: Host, session_id: str, bus: EventBus) -> Callable[
             asyncio.ensure_future(bus.emit(notice))
 
     return watch
+
+
+class SettingsUnreadable(Exception):
+    """A setting that decides what a block may do cannot be read: the turn stops."""
+
+
+def _refuse_unreadable(
+    host: Host, session_id: str, then: Callable[[AgentSession], Any]
+) -> Callable[[AgentSession], Any]:
+    """Before each turn: stop it, naming the value, when a setting that bounds what a block
+    may do (or a ``--toggles`` entry) cannot be read (fail closed); else ``then``."""
+
+    async def before_turn(session: AgentSession) -> None:
+        problem = host.settings.refusal(session_id)
+        if problem is not None:
+            raise SettingsUnreadable(problem)
+        await then(session)
+
+    return before_turn
 
 
 def _leave_running(shells: Any) -> Callable[[Event], None]:

@@ -13,7 +13,7 @@ from vis_core.extension.settings_decl import SettingScope
 if TYPE_CHECKING:
     from vis_core.host import Host
 
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+EXIT_OK, EXIT_USAGE = 0, 2
 
 
 def add_settings_parser(commands: Any) -> None:
@@ -98,12 +98,35 @@ def _set(host: Host, args: argparse.Namespace, stdin: TextIO, err: TextIO) -> in
         from vis_core.settings.values import parse_text
 
         value = parse_text(setting, text)
+        if args.id == "model":
+            _check_provider(host, value)
         result = host.settings.set(
             args.id, value, args.scope, session_id=args.session, group=args.group
         )
     if result.hook_error:
         err.write(f"vis settings: warning: {result.hook_error}\n")
     return EXIT_OK
+
+
+def _check_provider(host: Host, value: str) -> None:
+    """A ``model`` value must name a provider Vis can start: one it ships or one in the
+    ``[providers]`` of config.toml (``ValueError`` naming it otherwise; nothing is saved)."""
+    from vis_core.providers.factory import KINDS
+    from vis_core.settings.core import check_value
+
+    check_value("model", value)
+    text = value.strip()
+    if not text or text == "scripted":
+        return
+    provider = text.partition("/")[0]
+    declared = host.config.data.get("providers")
+    known = set(KINDS) | (set(declared) if isinstance(declared, dict) else set())
+    if provider not in known:
+        raise ValueError(
+            f"setting 'model': unknown provider {provider!r} in {text!r}; use "
+            f"{', '.join(sorted(known))}, or add [providers.{provider}] to "
+            f"{host.paths.config_file} first"
+        )
 
 
 async def _run(args: argparse.Namespace, workspace: Path, streams: tuple[TextIO, ...]) -> int:
@@ -121,7 +144,7 @@ async def _run(args: argparse.Namespace, workspace: Path, streams: tuple[TextIO,
     except (KeyError, ValueError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         err.write(f"vis settings: {message}\n")
-        return EXIT_FAILED
+        return EXIT_USAGE  # nothing was saved
     finally:
         await host.close()
 

@@ -194,13 +194,13 @@ async def test_changed_control_files_are_told_once_without_hashing_them_after_ev
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
     events: list[Event] = []
     try:
-        assert host.trusted and len(hashed) == 1  # at start
+        assert host.trusted and not hashed  # the start hashes its snapshot, read once
         session = await host.new_session()
         session.subscribe(events.append)
         await session.submit("read it often, then change it")
     finally:
         await host.close()
     assert len([e for e in events if isinstance(e, ActivityEnded)]) == 40
-    assert 2 <= len(hashed) < 10  # the first call, maybe a few more, and the block's end
+    assert 1 <= len(hashed) < 9  # the first call, maybe a few more, and the block's end
     notices = [e.text for e in events if isinstance(e, Notification)]
     assert sum("changed since you trusted it" in text for text in notices) == 1

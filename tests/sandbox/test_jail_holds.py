@@ -165,9 +165,10 @@ async def test_unreadable_jail_setting_fails_closed(
     (vis_home / "config.toml").write_bytes(config)
     marker = workspace / "ran.txt"
     outcome = await run_blocks(workspace, tmp_path, f"open({str(marker)!r}, 'w').write('x')")
-    block = outcome.blocks[0]
-    assert block.error is not None and "cannot tell whether the jail is on" in block.error
-    assert str(vis_home / "config.toml") in block.error
+    assert not outcome.blocks  # the turn stops before its first block, naming the value
+    error = outcome.ended.error or ""
+    assert outcome.ended.status.value == "failed" and "a setting it cannot read" in error
+    assert str(vis_home / "config.toml") in error
     assert not marker.exists()
     assert (vis_home / "config.toml").read_bytes() == config  # never rewritten
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from vis_core.extension.context import CallContext, calling
-from vis_core.paths import VisPaths
+from vis_core.paths import TrustStore, VisPaths
 from vis_core.settings import Source, log_file
 
 from .support import open_host, user_extensions
@@ -21,12 +21,14 @@ def _marker() -> Path:
 async def test_vis_yml_toggles_apply_after_reload_without_on_change(workspace: Path) -> None:
     user_extensions("reports")
     (workspace / "vis.yml").write_text("toggles:\n  report_details: true\n")
+    TrustStore(VisPaths.from_env()).trust(workspace)  # project values wait for trust
     host = await open_host(workspace)
     try:
         assert host.setting("report_details", None) is True
         (workspace / "vis.yml").write_text(
             "toggles:\n  report_details: false\n  steering_mode: control\n"
         )
+        TrustStore(VisPaths.from_env()).trust(workspace)  # the person reviewed the change
         assert host.setting("report_details", None) is True  # read after /reload
         await host.commands.run(None, "/reload")
         assert host.setting("report_details", None) is False
@@ -82,6 +84,7 @@ async def test_command_line_toggles_win_and_refuse_secrets(workspace: Path) -> N
         assert "--toggles refuses secret setting 'reports_server_token'" in notes
         assert "no setting 'nope'" in notes
         assert "setting 'max_iterations' takes one of" in notes
+        assert host.settings.refusal() is not None  # and no turn runs
         assert "'broken' is not ID=VALUE" in notes
     finally:
         await host.close()
@@ -89,6 +92,7 @@ async def test_command_line_toggles_win_and_refuse_secrets(workspace: Path) -> N
 
 async def test_on_change_runs_once_per_effective_change(workspace: Path) -> None:
     user_extensions("reports")
+    TrustStore(VisPaths.from_env()).trust(workspace)  # project values wait for trust
     host = await open_host(workspace)
     marker = _marker()
     try:

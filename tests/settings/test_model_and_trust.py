@@ -90,7 +90,10 @@ async def test_a_bad_model_value_names_its_scope(workspace: Path) -> None:
     host = await open_host(workspace)
     try:
         session = await host.new_session()
-        host.settings.set("model", "no-slash", "session", session_id=session.id)
+        with pytest.raises(ValueError, match="setting 'model' takes provider/model"):
+            host.settings.set("model", "no-slash", "session", session_id=session.id)
+        host.store.set_override("session", session.id, "model", "no-slash")  # saved before
+        session = await host.open_session(session.id)
         assert session.model.provider is None
         assert "the session value of setting 'model' ('no-slash')" in (session.model.problem or "")
     finally:
@@ -113,13 +116,13 @@ async def test_an_untrusted_project_cannot_turn_the_jail_off_or_change_the_model
         assert any("not trusted; run `vis trust" in why for why in resolution.ignored)
         notes = "\n".join(host.startup_notes())
         root = host.project_root
-        assert f"project {root} is not trusted, so its value of setting 'jail'" in notes
-        assert "its value of setting 'model'" in notes
+        assert f"project {root} is not trusted, so the settings {root / 'vis.yml'} sets" in notes
+        assert "are ignored: jail, model;" in notes
         with pytest.raises(ValueError, match="setting 'jail' is ignored at project scope until"):
             host.settings.set("jail", False, "project")
+        with pytest.raises(ValueError, match="'max_iterations' is ignored at project scope"):
+            host.settings.set("max_iterations", "10", "project")  # no project value counts
         assert not (workspace / ".vis" / "settings.toml").exists()
-        host.settings.set("max_iterations", "10", "project")  # other settings still apply
-        assert host.setting("max_iterations", None) == "10"
         # Global scope, session values and the command line are the person's own: they count.
         host.settings.set("jail", False, "session", session_id=session.id)
         assert host.setting("jail", None, session.id) is False
@@ -153,7 +156,7 @@ async def test_the_settings_row_explains_an_ignored_project_value(workspace: Pat
         await pilot.pause()
         assert host.setting("jail", None) is True
         assert isinstance(screen.row("max_iterations"), SettingRow)
-        assert screen.row("max_iterations").state.editable
+        assert not screen.row("max_iterations").state.editable  # no project value counts
     await host.close()
 
 

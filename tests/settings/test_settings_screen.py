@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 from vis_core.extension.settings_decl import SettingScope
+from vis_core.paths import TrustStore, VisPaths
 from vis_tui.widgets.settings_editors import InlineTextEditor
 from vis_tui.widgets.settings_rows import ExtensionHeader, SettingRow
 
@@ -38,6 +39,7 @@ async def test_toggle_a_nested_boolean_at_project_scope_changes_value_in_a_tool(
     workspace: Path, tmp_path: Path
 ) -> None:
     user_extensions("reports")
+    TrustStore(VisPaths.from_env()).trust(workspace)  # project values wait for trust
     host = await open_host(workspace, script=_script(tmp_path, 2))
     try:
         session = await host.new_session()

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import base64
 import importlib.util
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import vis_core
 from vis_core import installed
 from vis_core.model.extensions import ExtensionSource
+from vis_core.paths import ControlSnapshot, take_snapshot
 
 ENTRY_POINT_GROUP = "vis.extensions"
 PROJECT_EXTENSIONS = Path(".vis") / "extensions"
@@ -26,6 +30,37 @@ class Candidate:
     is_package: bool = False
     distribution: str | None = None
     error: str | None = None
+    # A project extension's files (path, bytes) as the trust check read them: these load,
+    # not the files on disk (which may have changed since). Empty: read the files.
+    sources: tuple[tuple[str, bytes], ...] = ()
+
+    def to_wire(self) -> dict[str, Any]:
+        """This candidate as a worker's ``load`` message carries it."""
+        return {
+            "source": self.source.value,
+            "path": str(self.path),
+            "entry_file": str(self.entry_file),
+            "module_name": self.module_name,
+            "is_package": self.is_package,
+            "distribution": self.distribution,
+            "error": self.error,
+            "sources": [[path, base64.b64encode(data).decode()] for path, data in self.sources],
+        }
+
+    @classmethod
+    def from_wire(cls, raw: Mapping[str, Any]) -> Candidate:
+        return cls(
+            source=ExtensionSource(raw["source"]),
+            path=Path(raw["path"]),
+            entry_file=Path(raw["entry_file"]),
+            module_name=raw["module_name"],
+            is_package=raw["is_package"],
+            distribution=raw.get("distribution"),
+            error=raw.get("error"),
+            sources=tuple(
+                (str(path), base64.b64decode(data)) for path, data in raw.get("sources") or ()
+            ),
+        )
 
     @property
     def hint(self) -> str:
@@ -77,6 +112,50 @@ def scan_folder(folder: Path, source: ExtensionSource, taken: set[str]) -> list[
     return found
 
 
+def scan_snapshot(snapshot: ControlSnapshot, taken: set[str]) -> list[Candidate]:
+    """The project's entry files as the trust check read them (``.vis/extensions/``:
+    ``name.py`` and ``name/__init__.py``, sorted by name), each with the bytes it loads."""
+    prefix = PROJECT_EXTENSIONS.as_posix() + "/"
+    folder = snapshot.root / PROJECT_EXTENSIONS
+    entries: dict[str, bool] = {}  # name in the folder: is a package
+    for relative in snapshot.names():
+        if not relative.startswith(prefix):
+            continue
+        head, sep, tail = relative[len(prefix) :].partition("/")
+        if head.startswith(("_", ".")):
+            continue
+        if not sep and head.endswith(".py"):
+            entries[head] = False
+        elif tail == "__init__.py":
+            entries[head] = True
+    found: list[Candidate] = []
+    source = ExtensionSource.PROJECT
+    for name in sorted(entries):
+        package = entries[name]
+        path = folder / name
+        entry = path / "__init__.py" if package else path
+        inside = f"{prefix}{name}/" if package else f"{prefix}{name}"
+        sources = tuple(
+            (str(snapshot.root / rel), data)
+            for rel, data in sorted(snapshot.files.items())
+            if (rel.startswith(inside) if package else rel == inside) and rel.endswith(".py")
+        )
+        relative = entry.relative_to(snapshot.root).as_posix()
+        problem = snapshot.problems.get(relative)
+        found.append(
+            Candidate(
+                source,
+                path,
+                entry,
+                _module_name(source, path.stem if not package else name, taken),
+                is_package=package,
+                error=None if problem is None else f"cannot read {entry}: {problem}",
+                sources=sources,
+            )
+        )
+    return found
+
+
 def scan_packages() -> list[Candidate]:
     """Installed packages declaring the ``vis.extensions`` entry-point group."""
     found: list[Candidate] = []
@@ -121,8 +200,11 @@ def discover(
     user_dir: Path,
     bundled: Path | None = None,
     include_packages: bool = True,
+    snapshot: ControlSnapshot | None = None,
 ) -> list[Candidate]:
-    """Every entry file in load order: bundled, packages, user, then project (when trusted)."""
+    """Every entry file in load order: bundled, packages, user, then project (when trusted),
+    the project's from ``snapshot`` (its control files as the trust check read them; read
+    now without one)."""
     taken: set[str] = set()
     candidates: list[Candidate] = []
     if bundled is not None:
@@ -131,5 +213,7 @@ def discover(
         candidates += scan_packages()
     candidates += scan_folder(user_dir, ExtensionSource.USER, taken)
     if project_root is not None and trusted:
-        candidates += scan_folder(project_root / PROJECT_EXTENSIONS, ExtensionSource.PROJECT, taken)
+        if snapshot is None or snapshot.root != project_root.resolve():
+            snapshot = take_snapshot(project_root, hashed=False)  # the caller trusts it
+        candidates += scan_snapshot(snapshot, taken)
     return candidates

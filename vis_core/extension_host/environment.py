@@ -10,26 +10,34 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.extension.declarations import ExtensionEnvironment
+from vis_core.paths import ControlSnapshot, take_snapshot
 
 log = logging.getLogger(__name__)
 
 PROJECT_FILE = "vis.yml"
 DOTENV_FILES = (".env", ".env.local")  # in lookup order: the first that defines a name wins
+_READ = object()  # no bytes given: read the file
 
 
 class ProjectEnvironmentError(ValueError):
     """The project's ``vis.yml`` ``environment:`` block cannot be read."""
 
 
-def read_dotenv(path: Path) -> dict[str, str]:
+def read_dotenv(path: Path, data: bytes | None | object = _READ) -> dict[str, str]:
     """``NAME=value`` lines of a ``.env`` file, read by python-dotenv (``export``, quotes and
     ``#`` comments allowed; a line it cannot read is logged and skipped). ``${NAME}`` is kept as
-    written: a project value never pulls in the environment that started Vis."""
-    if not path.is_file():
+    written: a project value never pulls in the environment that started Vis. ``data``: the
+    file's bytes as already read (None: absent); without it the file is read."""
+    if data is _READ:
+        data = path.read_bytes() if path.is_file() else None
+    if not isinstance(data, bytes):
         return {}
+    import io
+
     from dotenv import dotenv_values
 
-    values = dotenv_values(path, interpolate=False, encoding="utf-8")
+    text = data.decode("utf-8", "replace")
+    values = dotenv_values(stream=io.StringIO(text), interpolate=False)
     return {name: value for name, value in values.items() if value is not None}
 
 
@@ -39,17 +47,26 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def read_environment_block(project_root: Path) -> dict[str, str]:
-    """The ``environment:`` mapping of ``project_root/vis.yml`` (empty when absent)."""
+def read_environment_block(
+    project_root: Path, data: bytes | None | object = _READ
+) -> dict[str, str]:
+    """The ``environment:`` mapping of ``project_root/vis.yml`` (empty when absent);
+    ``data``: the file's bytes as already read (None: absent)."""
     path = Path(project_root) / PROJECT_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
+    if data is _READ:
+        data = path.read_bytes() if path.is_file() else None
+    if not isinstance(data, bytes):
         return {}
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ProjectEnvironmentError(f"{path} is not UTF-8 text ({exc})") from None
     import yaml
 
     try:
         data = yaml.safe_load(text) or {}
+    except RecursionError:
+        raise ProjectEnvironmentError(f"{path} nests too deeply for Vis to read") from None
     except yaml.YAMLError as exc:
         raise ProjectEnvironmentError(f"{path} is not valid YAML: {exc}") from None
     block = data.get("environment") if isinstance(data, dict) else None
@@ -70,18 +87,23 @@ def read_environment_block(project_root: Path) -> dict[str, str]:
     return values
 
 
-def project_environment(project_root: Path) -> dict[str, str]:
-    """What the project defines: its ``environment:`` block, then ``.env``, then ``.env.local``.
+def project_environment(
+    project_root: Path, snapshot: ControlSnapshot | None = None
+) -> dict[str, str]:
+    """What the project defines: its ``environment:`` block, then ``.env``, then ``.env.local``,
+    as ``snapshot`` read them (the control files read once and checked against the trust list;
+    read now without one).
 
     The first source that defines a name wins, as the Extension API lists them.
     """
     root = Path(project_root)
+    snapshot = snapshot or take_snapshot(root, hashed=False)
     sources: list[dict[str, str]] = []
     try:
-        sources.append(read_environment_block(root))
+        sources.append(read_environment_block(root, _bytes(snapshot, PROJECT_FILE)))
     except ProjectEnvironmentError as exc:
         log.error("%s; its environment block is ignored", exc)
-    sources.extend(read_dotenv(root / name) for name in DOTENV_FILES)
+    sources.extend(read_dotenv(root / name, _bytes(snapshot, name)) for name in DOTENV_FILES)
     values: dict[str, str] = {}
     for source in sources:
         for name, value in source.items():
@@ -89,8 +111,20 @@ def project_environment(project_root: Path) -> dict[str, str]:
     return values
 
 
+def _bytes(snapshot: ControlSnapshot, relative: str) -> bytes | None:
+    try:
+        return snapshot.read(relative)
+    except OSError as exc:
+        log.error("%s; it is ignored", exc)
+        return None
+
+
 def extension_environment(
-    project_root: Path | None, *, trusted: bool, base: Mapping[str, str] | None = None
+    project_root: Path | None,
+    *,
+    trusted: bool,
+    base: Mapping[str, str] | None = None,
+    snapshot: ControlSnapshot | None = None,
 ) -> ExtensionEnvironment:
     """The values ``env`` names resolve to, for the loader's ``environment=``.
 
@@ -100,7 +134,7 @@ def extension_environment(
     """
     values = ExtensionEnvironment(os.environ if base is None else base)
     if project_root is not None and trusted:
-        defined = project_environment(project_root)
+        defined = project_environment(project_root, snapshot)
         values.update(defined)
         values.project_names = frozenset(defined)
     return values

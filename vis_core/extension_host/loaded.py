@@ -18,7 +18,7 @@ from vis_core.tools.registry import HostTool
 DEFAULT_LOAD_TIMEOUT = 10.0  # seconds one entry file may take to load (extension_load_timeout)
 
 if TYPE_CHECKING:
-    from vis_core.paths import VisPaths
+    from vis_core.paths import ControlSnapshot, VisPaths
     from vis_core.tools.discovery import Guide
 
 R = TypeVar("R")
@@ -88,6 +88,9 @@ class LoadOptions:
     disabled: frozenset[str]
     environment: Mapping[str, str]
     load_timeout: float = DEFAULT_LOAD_TIMEOUT  # seconds an entry file may take in the worker
+    # the project's control files as the trust check read them: project extensions load
+    # from these bytes (read anew at each load without it)
+    snapshot: ControlSnapshot | None = None
 
 
 @dataclass(frozen=True)

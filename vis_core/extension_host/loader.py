@@ -29,7 +29,7 @@ from vis_core.extension_host.loaded import (
     LoadOptions,
 )
 from vis_core.extension_host.registration import RegistrationWorker, Screened, worker_environment
-from vis_core.paths import VisPaths
+from vis_core.paths import ControlSnapshot, VisPaths
 from vis_core.tools.names import RESERVED_NAMES
 from vis_core.tools.registry import HostTool
 
@@ -302,6 +302,7 @@ def _load(options: LoadOptions) -> LoadedExtensions:
         user_dir=options.paths.extensions_dir,
         bundled=options.bundled,
         include_packages=options.include_packages,
+        snapshot=options.snapshot,
     )
     screened = _screen(candidates, options)
     drafts = [_run(candidate, screened.get(candidate.entry_file)) for candidate in candidates]
@@ -337,11 +338,13 @@ def load_extensions(
     disabled: Collection[str] = (),
     environment: Mapping[str, str] | None = None,
     load_timeout: float = DEFAULT_LOAD_TIMEOUT,
+    snapshot: ControlSnapshot | None = None,
 ) -> LoadedExtensions:
     """Discover and load every extension; a failing one is recorded and does not stop others.
 
     ``bundled`` defaults to the shipped ``extensions/`` folder; pass ``None`` to skip it.
-    Project extensions (``.vis/extensions/``) load only when ``trusted``.
+    Project extensions (``.vis/extensions/``) load only when ``trusted``, from ``snapshot``
+    (the control files as the trust check read them) when given.
     ``environment`` holds the values that declared ``env`` names resolve to.
     """
     if bundled is _DEFAULT:
@@ -357,6 +360,7 @@ def load_extensions(
         disabled=frozenset(disabled),
         environment=copy_environment(environment),  # keeps project_names
         load_timeout=load_timeout,
+        snapshot=snapshot,
     )
     return _load(options)
 

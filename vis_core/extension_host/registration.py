@@ -86,15 +86,7 @@ class Screened:
 
 
 def _candidate(candidate: Candidate) -> dict[str, Any]:
-    return {
-        "source": candidate.source.value,
-        "path": str(candidate.path),
-        "entry_file": str(candidate.entry_file),
-        "module_name": candidate.module_name,
-        "is_package": candidate.is_package,
-        "distribution": candidate.distribution,
-        "error": candidate.error,
-    }
+    return candidate.to_wire()  # a project extension's verified bytes go with it
 
 
 class WorkerGone(Exception):

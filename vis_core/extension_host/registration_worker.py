@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 from typing import Any
 
 from vis_core.child_process import exit_with_parent, take_protocol_fds
@@ -80,7 +79,7 @@ def _declaration(extension: Any, candidate: Any) -> dict[str, Any]:
 
 
 def load(message: dict[str, Any], fd_in: int, fd_out: int, base: Mapping[str, str]) -> dict:
-    from vis_core.extension_host.discovery import Candidate, ExtensionSource
+    from vis_core.extension_host.discovery import Candidate
     from vis_core.extension_host.entry import (
         EntryFailed,
         LoadError,
@@ -89,16 +88,7 @@ def load(message: dict[str, Any], fd_in: int, fd_out: int, base: Mapping[str, st
         forget_module,
     )
 
-    raw = message["candidate"]
-    candidate = Candidate(
-        source=ExtensionSource(raw["source"]),
-        path=Path(raw["path"]),
-        entry_file=Path(raw["entry_file"]),
-        module_name=raw["module_name"],
-        is_package=raw["is_package"],
-        distribution=raw.get("distribution"),
-        error=raw.get("error"),
-    )
+    candidate = Candidate.from_wire(message["candidate"])
     os.environ.clear()
     os.environ.update(base)  # each entry file starts from the worker's own environment
     project = {name: base[name] for name in message.get("project_names", ()) if name in base}

@@ -174,7 +174,7 @@ class WorkerHandler:
 
     def _load(self, place: dict[str, Any], extensions: list[dict[str, Any]]) -> dict[str, str]:
         """Load each entry file; the problems by extension name (none when all loaded)."""
-        from vis_core.extension_host.discovery import Candidate, ExtensionSource
+        from vis_core.extension_host.discovery import Candidate
         from vis_core.extension_host.entry import EntryFailed, execute_entry
         from vis_core.extension_host.symbol_tools import symbol_host_tools
 
@@ -186,15 +186,7 @@ class WorkerHandler:
         )
         problems: dict[str, str] = {}
         for item in extensions:
-            raw = item["candidate"]
-            candidate = Candidate(
-                source=ExtensionSource(raw["source"]),
-                path=Path(raw["path"]),
-                entry_file=Path(raw["entry_file"]),
-                module_name=raw["module_name"],
-                is_package=raw["is_package"],
-                distribution=raw.get("distribution"),
-            )
+            candidate = Candidate.from_wire(item["candidate"])
             try:
                 declaration, module = execute_entry(candidate, dict(item["env"]))
             except EntryFailed as failed:

@@ -424,14 +424,7 @@ class SessionWorker:
             items.append(
                 {
                     "name": ext.name,
-                    "candidate": {
-                        "source": candidate.source.value,
-                        "path": str(candidate.path),
-                        "entry_file": str(candidate.entry_file),
-                        "module_name": candidate.module_name,
-                        "is_package": candidate.is_package,
-                        "distribution": candidate.distribution,
-                    },
+                    "candidate": candidate.to_wire(),  # with a project's verified bytes
                     "env": resolve_names(tuple(ext.declaration.env), environment),
                 }
             )

@@ -119,14 +119,14 @@ def workspace_config(workspace: Path) -> tuple[McpConfig, str | None]:
 
     paths = VisPaths.from_env()
     root = find_project_root(workspace)
-    trusted = TrustStore(paths).is_trusted(root)
+    snapshot, trusted = TrustStore(paths).verified(root)  # what is checked is what is read
     note = None
     if not trusted and project_file(root).is_file():
         note = (
             f"{project_file(root)} was skipped: the project is not trusted; "
             f"run `vis trust {root}` to use its servers"
         )
-    return load_config(paths.mcp_file, root, trusted=trusted), note
+    return load_config(paths.mcp_file, root, trusted=trusted, snapshot=snapshot), note
 
 
 async def _list(

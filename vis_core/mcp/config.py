@@ -10,6 +10,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from vis_core.paths import ControlSnapshot, take_snapshot
+
 DEFAULT_TIMEOUT = 60.0
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9_-]+$")
 SSE_HINT = (
@@ -212,18 +214,25 @@ def parse_entry(name: Any, raw: Any, *, source: Source, origin: str) -> ServerCo
     )
 
 
-def read_json(path: Path) -> dict[str, Any] | None:
-    """The file's object, None when it does not exist; ``ValueError`` when it is not JSON."""
+def read_json(path: Path, data: bytes | None = None) -> dict[str, Any] | None:
+    """The file's object, None when it does not exist; ``ValueError`` when it is not JSON.
+    ``data``: its bytes as already read (read from ``path`` without them)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes() if data is None else data
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise ValueError(f"cannot read it: {exc}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"it is not UTF-8 text ({exc})") from None
     if not text.strip():
         return {}
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise ValueError("it nests too deeply for Vis to read") from None
     except json.JSONDecodeError as exc:
         raise ValueError(
             f"not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
@@ -264,9 +273,19 @@ def parse_servers(
     return servers, problems
 
 
-def load_file(path: Path, source: Source) -> tuple[list[ServerConfig], list[ConfigProblem]]:
+def load_file(
+    path: Path, source: Source, snapshot: ControlSnapshot | None = None
+) -> tuple[list[ServerConfig], list[ConfigProblem]]:
+    """The servers of ``path``; a project file from ``snapshot`` (the control files as read
+    once and checked against the trust list), where an absent file has no servers."""
     try:
-        data = read_json(path)
+        if snapshot is not None:
+            raw = snapshot.read(path.relative_to(snapshot.root).as_posix())
+            data = None if raw is None else read_json(path, raw)
+        else:
+            data = read_json(path)
+    except OSError as exc:
+        return [], [ConfigProblem(str(path), None, str(exc))]
     except ValueError as exc:
         return [], [ConfigProblem(str(path), None, str(exc))]
     if data is None:
@@ -284,13 +303,16 @@ def load_config(
     *,
     trusted: bool,
     registered: Iterable[ServerConfig] = (),
+    snapshot: ControlSnapshot | None = None,
 ) -> McpConfig:
     """User servers, replaced by project servers of the same name (trusted projects only);
     servers registered by extensions come last and lose to a file entry of the same name."""
     servers, problems = load_file(user_file, Source.USER)
     overridden: list[ServerConfig] = []
     if project_root is not None and trusted:
-        project, project_problems = load_file(project_file(project_root), Source.PROJECT)
+        if snapshot is None or snapshot.root != project_root.resolve():
+            snapshot = take_snapshot(project_root, hashed=False)
+        project, project_problems = load_file(project_file(snapshot.root), Source.PROJECT, snapshot)
         problems += project_problems
         keys = {s.key for s in project}
         overridden += [s for s in servers if s.key in keys]

@@ -238,17 +238,23 @@ def host_mcp(host: Any) -> HostMcp:
 
         registered, problems = registered_servers(host)
         config = load_config(
-            host.paths.mcp_file, host.project_root, trusted=host.trusted, registered=registered
+            host.paths.mcp_file,
+            host.project_root,
+            trusted=host.trusted,
+            registered=registered,
+            snapshot=host.settings.snapshot,  # the control files as checked against trust
         )
         return dataclasses.replace(config, problems=(*config.problems, *problems))
 
     def configured() -> bool:
         """Whether a file or an extension declares servers (what ``read_config`` reads)."""
-        from vis_core.mcp.config import project_file
-
         if host.paths.mcp_file.exists() or declared_servers(host):
             return True
-        return bool(host.trusted) and project_file(host.project_root).exists()
+        try:
+            project = host.settings.snapshot.read(".vis/mcp.json")
+        except OSError:  # unreadable: read_config reports it
+            return bool(host.trusted)
+        return bool(host.trusted) and project is not None
 
     def make_manager() -> McpManager:
         from vis_core.mcp.manager import McpManager

@@ -108,11 +108,27 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
     MEMORY_LIMIT,
     PROCESS_LIMIT,
 )
-# Project values of these are ignored until the person trusts the project: an untrusted
-# checkout must not switch the jail off or send the conversation to an endpoint it names.
-NEEDS_TRUST = frozenset({MODEL.id, JAIL.id})
+# The settings that bound what a block may do: a value of one that Vis cannot read, from any
+# source, stops the turn (fail closed) instead of falling back to a lower level or the default.
+GUARDED = (JAIL.id, MAX_ITERATIONS.id, BLOCK_TIME_LIMIT.id, MEMORY_LIMIT.id, PROCESS_LIMIT.id)
 
 assert tuple(s.id for s in CORE_SETTINGS) == CORE_SETTING_IDS
+
+
+def check_value(setting_id: str, value: Any) -> None:
+    """Refuse, naming the setting, a value of Vis's own settings that its type admits but
+    that cannot be used (``model`` must read ``provider/model``): it is never saved."""
+    if setting_id != MODEL.id or value is None:
+        return
+    text = str(value).strip()
+    if not text or text == "scripted":
+        return
+    provider, sep, model = text.partition("/")
+    if not sep or not provider or not model or any(c.isspace() for c in text):
+        raise ValueError(
+            f"setting 'model' takes provider/model without spaces, such as "
+            f"anthropic/claude-sonnet-4-6, got {text!r}"
+        )
 
 
 def extension_load_timeout(config: dict[str, Any]) -> float:

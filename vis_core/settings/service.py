@@ -16,7 +16,8 @@ from vis_core.extension.settings_decl import (
     SettingScope,
 )
 from vis_core.model.extensions import ExtensionSource, ExtensionStatus
-from vis_core.settings.core import CORE_SETTINGS, NEEDS_TRUST
+from vis_core.paths import ControlSnapshot, TrustStore, take_snapshot
+from vis_core.settings.core import CORE_SETTINGS, GUARDED, check_value
 from vis_core.settings.declaring import DeclaringExtension, ExtensionSet
 from vis_core.settings.redact import (
     Redactor,
@@ -25,7 +26,13 @@ from vis_core.settings.redact import (
     environment_secrets,
     short_secret_problem,
 )
-from vis_core.settings.storage import GlobalFile, ProjectFiles, ProjectValues, SecretsFile
+from vis_core.settings.storage import (
+    PROJECT_SETTINGS,
+    GlobalFile,
+    ProjectFiles,
+    ProjectValues,
+    SecretsFile,
+)
 from vis_core.settings.values import SCOPE_ORDER, Source, parse_text, read_stored, scope_list
 
 if TYPE_CHECKING:
@@ -112,9 +119,12 @@ class SettingsService:
         toggles: Iterable[str] = (),
         channel: str = "tui",
         trusted: bool | None = None,
+        snapshot: ControlSnapshot | None = None,
     ) -> None:
         """``trusted``: whether the project is trusted (``None``: ask the trust list at each
-        :meth:`refresh`); an untrusted project's values of ``jail`` and ``model`` are ignored."""
+        :meth:`refresh`); every value an untrusted project's files set is ignored.
+        ``snapshot``: the project's control files as the caller read them (and checked
+        against the trust list); the values are read from it, not from the files again."""
         self.paths = paths
         self.store = store
         self.project_root = project_root
@@ -142,23 +152,31 @@ class SettingsService:
         # Called after every save or reset (e.g. the Host switches a session's model).
         self.saved_listeners: list[Callable[[SaveResult], None]] = []
         self._installed = False
-        self.refresh()
+        self.snapshot: ControlSnapshot
+        self.refresh(snapshot)
 
     # -- lifecycle -------------------------------------------------------------------------
 
-    def refresh(self) -> None:
-        """Re-read config.toml, the project's files and the secrets (what ``/reload`` does)."""
+    def refresh(self, snapshot: ControlSnapshot | None = None) -> None:
+        """Re-read config.toml, the project's files and the secrets (what ``/reload`` does);
+        the project's files as ``snapshot`` holds them (read again without one), trusted
+        only when the trust list holds that very snapshot."""
         problems: list[str] = []
         if self._trust_fixed is None:
-            from vis_core.paths import TrustStore
-
+            trust = TrustStore(self.paths)
             try:
-                self.trusted = TrustStore(self.paths).is_trusted(self.project_root)
+                if snapshot is None:
+                    snapshot, self.trusted = trust.verified(self.project_root)
+                else:
+                    self.trusted = trust.holds(snapshot)
             except RuntimeError as exc:  # an unreadable trust list trusts nothing
                 self.trusted = False
                 problems.append(str(exc))
         else:
             self.trusted = self._trust_fixed
+        if snapshot is None:
+            snapshot = take_snapshot(self.project_root, hashed=self.trusted)
+        self.snapshot = snapshot
         self._global_problem = None
         try:
             self._global = self.global_file.values()
@@ -166,7 +184,7 @@ class SettingsService:
             self._global = {}
             self._global_problem = str(exc)
             problems.append(str(exc))
-        self._project_values = self.project.read()
+        self._project_values = self.project.read(snapshot)
         problems.extend(self._project_values.problems)
         try:
             self._secret_values = self.secrets.values()
@@ -253,30 +271,34 @@ class SettingsService:
             return False, f"{where} is a secret of a project extension; Vis does not save it"
         if scope not in setting.scopes:
             return False, f"{where} can be saved only at {scope_list(setting.scopes)} scope"
-        if scope is SettingScope.PROJECT and self._needs_trust(owner):
+        if scope is SettingScope.PROJECT and not self.trusted:
             return False, self.untrusted_reason(setting.id)
         return True, None
 
-    def _needs_trust(self, owner: SettingOwner) -> bool:
-        return not self.trusted and owner.is_core and owner.setting.id in NEEDS_TRUST
-
     def untrusted_reason(self, setting_id: str) -> str:
-        """Why a project value of ``jail`` or ``model`` has no effect (untrusted project)."""
+        """Why a project value has no effect (untrusted project)."""
         return (
             f"setting {setting_id!r} is ignored at project scope until you trust this "
             f"project: run `vis trust {self.project_root}`"
         )
 
-    def untrusted_notes(self) -> list[str]:
-        """One startup note per ``jail``/``model`` value the untrusted project tried to set."""
+    def skipped_project_values(self) -> list[tuple[Path, list[str]]]:
+        """The project files of an untrusted project that set values, each with the ids it
+        sets (none of them counts until the person trusts the project)."""
         if self.trusted:
             return []
-        where = f"{self.project.yml} or {self.project.settings_file}"
+        found = [
+            (self.project.yml, sorted(self._project_values.toggles)),
+            (self.project.settings_file, sorted(self._project_values.saved)),
+        ]
+        return [(path, ids) for path, ids in found if ids]
+
+    def untrusted_notes(self) -> list[str]:
+        """One startup note per project file whose values were skipped (untrusted project)."""
         return [
-            f"project {self.project_root} is not trusted, so its value of setting {sid!r} "
-            f"({where}) is ignored; run `vis trust {self.project_root}` to apply it"
-            for sid in sorted(NEEDS_TRUST)
-            if self._project_values.get(sid)[0]
+            f"project {self.project_root} is not trusted, so the settings {path} sets are "
+            f"ignored: {_id_list(ids)}; run `vis trust {self.project_root}` to apply them"
+            for path, ids in self.skipped_project_values()
         ]
 
     # -- reading ---------------------------------------------------------------------------
@@ -344,7 +366,7 @@ class SettingsService:
             present, raw = self._stored(owner, scope, session_id, preloaded)
             if not present:
                 continue
-            if scope is SettingScope.PROJECT and self._needs_trust(owner):
+            if scope is SettingScope.PROJECT and not self.trusted:
                 ignored.append(
                     f"the project value of setting {setting.id!r} is ignored: the project is "
                     f"not trusted; run `vis trust {self.project_root}` to apply it"
@@ -365,8 +387,8 @@ class SettingsService:
         if setting.id in self._toggles:
             try:
                 layers[Source.COMMAND_LINE] = parse_text(setting, self._toggles[setting.id])
-            except ValueError as exc:
-                ignored.append(f"--toggles is ignored: {exc}")
+            except ValueError as exc:  # and every turn stops: refusal()
+                ignored.append(f"--toggles cannot be used: {exc}")
         source = _top(layers)
         value = setting.default if source is Source.DEFAULT else layers[source]
         return Resolution(setting, value, source, layers, tuple(ignored), tuple(invalid))
@@ -387,8 +409,9 @@ class SettingsService:
         the setting and what it takes (the default is used; the file is left as it is)."""
         notes: list[str] = []
         for setting in CORE_SETTINGS:
+            then = "no turn runs" if setting.id in GUARDED else "Vis uses the default"
             for problem in self.resolve(setting.id).invalid:
-                notes.append(f"{problem}; Vis uses the default until it is fixed")
+                notes.append(f"{problem}; {then} until it is fixed")
         return notes
 
     def unreadable(self, setting_id: str, session_id: str | None = None) -> str | None:
@@ -397,11 +420,52 @@ class SettingsService:
         project is trusted), or a saved value of the wrong type."""
         if self._global_problem is not None:
             return self._global_problem
-        owner = self.owner(setting_id)
-        if self._project_values.problems and not self._needs_trust(owner):
+        if self._project_values.problems and self.trusted:
             return "; ".join(self._project_values.problems)
+        toggle = self._toggle_problem(setting_id)
+        if toggle is not None:
+            return toggle
         invalid = self.resolve(setting_id, session_id).invalid
         return "; ".join(invalid) if invalid else None
+
+    def _toggle_problem(self, setting_id: str) -> str | None:
+        """Why the ``--toggles`` value of ``setting_id`` cannot be used, or None."""
+        if setting_id not in self._toggles:
+            return None
+        owner = self.owners().get(setting_id)
+        text = self._toggles[setting_id]
+        if owner is None:
+            return (
+                f"--toggles {setting_id}={text!r}: there is no setting {setting_id!r}; "
+                "`vis settings list` shows the settings Vis knows"
+            )
+        if owner.setting.is_secret:
+            return (
+                f"--toggles refuses secret setting {setting_id!r}, because other programs can "
+                f"read a command line; save it in Settings or with `vis settings set {setting_id}`"
+            )
+        try:
+            parse_text(owner.setting, text)
+        except ValueError as exc:
+            return f"--toggles {setting_id}={text!r}: {exc}"
+        return None
+
+    def refusal(self, session_id: str | None = None) -> str | None:
+        """Why no turn may run (fail closed), or None: a ``--toggles`` entry Vis cannot read,
+        or a value it cannot read of a setting that bounds what a block may do (the jail,
+        the memory, process and time limits, the iterations per turn)."""
+        problems = self.toggle_problems()
+        for setting_id in GUARDED:
+            problem = self.unreadable(setting_id, session_id)
+            if problem is not None and problem not in problems:
+                problems.append(problem)
+        if not problems:
+            return None
+        return (
+            "Vis runs nothing while a setting it cannot read may decide what runs: "
+            + "; ".join(problem.rstrip(".") for problem in problems)
+            + ". Fix the value (or remove it), then start again."
+        )
 
     def value_for_callback(self, setting_id: str, default: Any) -> Any:
         """``Setting.value()`` of the declared setting ``setting_id`` (``default`` when none
@@ -424,23 +488,13 @@ class SettingsService:
             return setting.default
 
     def toggle_problems(self) -> list[str]:
-        """What is wrong with ``--toggles``: malformed, unknown ids, secrets, bad values."""
+        """What is wrong with ``--toggles``: malformed, unknown ids, secrets, bad values; any
+        of them stops every turn (:meth:`refusal`)."""
         problems = list(self._toggle_problems)
-        owners = self.owners()
-        for sid, text in self._toggles.items():
-            owner = owners.get(sid)
-            if owner is None:
-                problems.append(f"--toggles {sid}: no setting {sid!r}; it is ignored")
-            elif owner.setting.is_secret:
-                problems.append(
-                    f"--toggles refuses secret setting {sid!r}, because other programs can read "
-                    f"a command line; save it in Settings or with `vis settings set {sid}`"
-                )
-            else:
-                try:
-                    parse_text(owner.setting, text)
-                except ValueError as exc:
-                    problems.append(f"--toggles is ignored: {exc}")
+        for setting_id in self._toggles:
+            problem = self._toggle_problem(setting_id)
+            if problem is not None:
+                problems.append(problem)
         return problems
 
     def secret_saved(self, setting_id: str) -> bool:
@@ -493,10 +547,15 @@ class SettingsService:
             raise ValueError(why)
         if value is not None:
             value = setting.coerce(value)
+            if owner.is_core:
+                check_value(setting_id, value)
         if setting.is_secret and isinstance(value, str):
             problem = short_secret_problem(f"the secret {setting_id!r}", value)
             if problem is not None:
                 raise ValueError(f"{problem}; save a longer one (nothing was saved)")
+        known = self.store is None or session_id is None or self.store.get_session(session_id)
+        if not known:
+            raise ValueError(f"setting {setting_id!r}: there is no session {session_id!r}")
         if level is SettingScope.GROUP:
             group = group or self._session_group(session_id)
             if group is None:
@@ -521,18 +580,19 @@ class SettingsService:
 
     def _write_project(self, setting_id: str, value: Any) -> None:
         """Save into ``.vis/settings.toml``; the person's own save keeps the project trusted
-        (only when it was trusted with its files as they were just before)."""
-        from vis_core.paths import TrustStore
-
+        (only when it was trusted with its files as they were just before, and nothing but
+        that file changed since)."""
         trust = TrustStore(self.paths)
+        before = self.snapshot
         try:
-            kept = trust.is_trusted(self.project_root)
+            kept = self.trusted and trust.holds(before)
         except RuntimeError:
             kept = False
         self.project.write(setting_id, value)
-        if kept:
-            trust.trust(self.project_root)
-        self._project_values = self.project.read()
+        after = take_snapshot(self.project_root)
+        if kept and before.same_but(after, PROJECT_SETTINGS.as_posix()):
+            trust.trust(self.project_root, after)
+        self.refresh(after)
 
     def _write(
         self,
@@ -622,6 +682,16 @@ class SettingsService:
 
     def session_group(self, session_id: str | None) -> str | None:
         return self._session_group(session_id)
+
+
+def _id_list(ids: list[str]) -> str:
+    """Setting ids from a file for a message: names as they are, any other key (markup,
+    control characters, a page of text) only counted."""
+    import re
+
+    names = [i for i in ids if re.fullmatch(r"[A-Za-z0-9_.-]{1,100}", i)]
+    others = len(ids) - len(names)
+    return ", ".join([*names, *([f"{others} other key(s)"] if others else [])])
 
 
 def _top(layers: Mapping[Source, Any]) -> Source:

@@ -20,8 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from vis_core.config import not_utf8
+from vis_core.config import not_utf8, too_deep
 from vis_core.extension.settings_decl import CORE_SETTING_IDS
+from vis_core.paths import ControlSnapshot, take_snapshot
 
 PROJECT_FILE = "vis.yml"
 PROJECT_SETTINGS = Path(".vis") / "settings.toml"
@@ -34,15 +35,24 @@ class SettingsFileError(ValueError):
 
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
     except FileNotFoundError:
         return {}
     except OSError as exc:
         raise SettingsFileError(f"cannot read {path}: {exc}") from None
+    return _parse_toml(data, path)
+
+
+def _parse_toml(data: bytes, path: Path) -> dict[str, Any]:
+    """``data``, the bytes of ``path``, as TOML; ``SettingsFileError`` naming it."""
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SettingsFileError(not_utf8(path, exc)) from None
     try:
         return tomllib.loads(text)
+    except RecursionError:
+        raise SettingsFileError(too_deep(path)) from None
     except tomllib.TOMLDecodeError as exc:
         raise SettingsFileError(
             f"{path} is not valid TOML ({exc}); fix the file, then save the setting again. "
@@ -180,38 +190,44 @@ class ProjectFiles:
     def settings_file(self) -> Path:
         return self.root / PROJECT_SETTINGS
 
-    def read(self) -> ProjectValues:
+    def read(self, snapshot: ControlSnapshot | None = None) -> ProjectValues:
+        """The project's values from ``snapshot`` (the control files as read and hashed
+        once; the files as they are now without one)."""
+        if snapshot is None:
+            snapshot = take_snapshot(self.root, hashed=False)
         problems: list[str] = []
         toggles: dict[str, Any] = {}
         try:
-            toggles = self._toggles()
+            toggles = self._toggles(_bytes(snapshot, PROJECT_FILE))
         except SettingsFileError as exc:
             problems.append(str(exc))
         saved: dict[str, Any] = {}
         try:
-            saved = _table(_read_toml(self.settings_file), "settings", str(self.settings_file))
+            data = _bytes(snapshot, PROJECT_SETTINGS.as_posix())
+            document = {} if data is None else _parse_toml(data, self.settings_file)
+            saved = _table(document, "settings", str(self.settings_file))
         except SettingsFileError as exc:
             problems.append(str(exc))
         return ProjectValues(toggles, saved, tuple(problems))
 
-    def _toggles(self) -> dict[str, Any]:
-        try:
-            text = self.yml.read_text(encoding="utf-8")
-        except FileNotFoundError:
+    def _toggles(self, data: bytes | None) -> dict[str, Any]:
+        if data is None:
             return {}
-        except OSError as exc:
-            raise SettingsFileError(f"cannot read {self.yml}: {exc}") from None
+        try:
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise SettingsFileError(not_utf8(self.yml, exc)) from None
         import yaml
 
         try:
-            data = yaml.safe_load(text) or {}
+            document = yaml.safe_load(text) or {}
+        except RecursionError:
+            raise SettingsFileError(too_deep(self.yml)) from None
         except yaml.YAMLError as exc:
             raise SettingsFileError(
                 f"{self.yml} is not valid YAML ({exc}); its toggles are ignored"
             ) from None
-        block = data.get("toggles") if isinstance(data, dict) else None
+        block = document.get("toggles") if isinstance(document, dict) else None
         if block is None:
             return {}
         if not isinstance(block, dict):
@@ -224,6 +240,15 @@ class ProjectFiles:
     def write(self, setting_id: str, value: Any | None) -> None:
         with edit_toml(self.settings_file) as data:
             _put(_subtable(data, "settings"), setting_id, value)
+
+
+def _bytes(snapshot: ControlSnapshot, relative: str) -> bytes | None:
+    """The control file ``relative`` as ``snapshot`` read it; ``SettingsFileError`` when it
+    could not be read."""
+    try:
+        return snapshot.read(relative)
+    except OSError as exc:
+        raise SettingsFileError(str(exc)) from None
 
 
 class SecretsFile:
@@ -243,7 +268,7 @@ class SecretsFile:
             raise SettingsFileError(not_utf8(self.path, exc)) from None
         try:
             data = json.loads(text) if text.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             raise SettingsFileError(
                 f"the secrets file {self.path} is not valid JSON; save the secrets again"
             ) from None

@@ -1,0 +1,130 @@
+"""Broken trust lists, deep files, bad `vis trust` paths and unusable values: named, exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from cli_support import script as _script
+from cli_support import vis as _vis
+
+DEEP_TOML = "a = " + "[" * 3000 + "]" * 3000 + "\n"
+
+
+def _clean(done, *names: str) -> None:  # type: ignore[no-untyped-def]
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr + done.stdout, done.stderr
+    for name in names:
+        assert name in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        '{"trusted": 5}',
+        "not json",
+        "[1, 2]",
+        '{"trusted": ["/a", 7]}',
+        '{"trusted": ["/a"], "fingerprints": {"/a": 5}}',
+        '{"trusted": [], "fingerprints": []}',
+        "[" * 100_000 + "]" * 100_000,
+    ],
+    ids=["number", "not-json", "list", "path-type", "print-type", "prints-list", "deep"],
+)
+def test_a_broken_trust_list_is_a_named_error_and_is_kept(
+    workspace: Path, vis_home: Path, tmp_path: Path, content: str
+) -> None:
+    trust_list = vis_home / "trusted.json"
+    trust_list.write_text(content, encoding="utf-8")
+    script = _script(tmp_path, [{"text": "hi"}])
+    run = ("run", "--provider", "scripted", "--script", str(script), "go")
+    for args in (run, ("trust", str(workspace)), ("doctor",), ("settings", "list")):
+        _clean(_vis(*args, cwd=workspace, env_home=vis_home), str(trust_list), "trust list")
+    assert trust_list.read_text(encoding="utf-8") == content
+
+
+@pytest.mark.parametrize("where", ["config.toml", ".vis/settings.toml", "vis.yml", "secrets"])
+def test_a_file_nested_3000_deep_is_a_named_error(
+    workspace: Path, vis_home: Path, tmp_path: Path, where: str
+) -> None:
+    content = {
+        "vis.yml": "toggles:\n  a: " + "[" * 3000 + "]" * 3000 + "\n",
+        "secrets": "[" * 100_000 + "]" * 100_000,
+    }.get(where, DEEP_TOML)
+    target = vis_home / where if where in ("config.toml", "secrets") else workspace / where
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(content, encoding="utf-8")
+    if where.startswith((".vis", "vis.yml")):
+        assert _vis("trust", str(workspace), cwd=workspace, env_home=vis_home).returncode == 0
+    script = _script(tmp_path, [{"code": "open('ran.txt', 'w').write('x')"}, {"text": "hi"}])
+    done = _vis(
+        "run",
+        "--provider",
+        "scripted",
+        "--script",
+        str(script),
+        "go",
+        cwd=workspace,
+        env_home=vis_home,
+    )
+    assert "Traceback" not in done.stderr, done.stderr
+    assert str(target) in done.stderr, done.stderr
+    if where != "secrets":  # the settings files decide what may run: nothing runs
+        assert done.returncode == 2, done.stderr
+        assert not (workspace / "ran.txt").exists()
+    saved = _vis("settings", "set", "summarize_steps", "false", cwd=workspace, env_home=vis_home)
+    if where == "config.toml":
+        _clean(saved, str(target))
+    assert target.read_text(encoding="utf-8") == content
+
+
+def test_vis_trust_of_a_missing_path_or_a_file_is_a_named_error(
+    workspace: Path, vis_home: Path
+) -> None:
+    (workspace / "notes.txt").write_text("x", encoding="utf-8")
+    for path, why in (
+        (workspace / "missing", "does not exist"),
+        (workspace / "notes.txt", "not a folder"),
+    ):
+        _clean(_vis("trust", str(path), cwd=workspace, env_home=vis_home), str(path), why)
+    assert not (vis_home / "trusted.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "why"),
+    [
+        (("model", "bad model"), "takes provider/model"),
+        (("model", "nope"), "takes provider/model"),
+        (("model", "acme/m1"), "unknown provider 'acme'"),
+        (("model", "openai/gpt 5"), "without spaces"),
+        (("jail", "ture"), "takes true or false"),
+        (("max_iterations", "7"), "takes one of"),
+        (("memory_limit", "lots"), "takes one of"),
+        (("theme", "nord", "--scope", "project"), "only at 'global' scope"),
+        (("missing", "1"), "no setting 'missing'"),
+        (("jail", "true", "--scope", "session", "--session", "nope"), "no session 'nope'"),
+        (("max_iterations", "10", "--scope", "project"), "until you trust this project"),
+    ],
+)
+def test_vis_settings_set_refuses_what_cannot_be_used_and_saves_nothing(
+    workspace: Path, vis_home: Path, args: tuple[str, ...], why: str
+) -> None:
+    done = _vis("settings", "set", *args, cwd=workspace, env_home=vis_home)
+    _clean(done, why)
+    assert not (vis_home / "config.toml").exists()
+    assert not (workspace / ".vis").exists()
+    listing = _vis("settings", "list", "--json", cwd=workspace, env_home=vis_home)
+    rows = [json.loads(line) for line in listing.stdout.splitlines()]
+    assert {row["source"] for row in rows} == {"default"}
+
+
+def test_a_usable_model_is_saved(workspace: Path, vis_home: Path) -> None:
+    (vis_home / "config.toml").write_text(
+        '[providers.acme]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n', encoding="utf-8"
+    )
+    for value in ("acme/m1", "openai/gpt-5"):
+        done = _vis("settings", "set", "model", value, cwd=workspace, env_home=vis_home)
+        assert done.returncode == 0, done.stderr
+        got = _vis("settings", "get", "model", cwd=workspace, env_home=vis_home)
+        assert got.stdout.strip() == value

@@ -21,7 +21,7 @@ from vis_core import wire
 from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox.environ import child_environment
 from vis_core.sandbox.jail import JailUnavailable, jail_argv
-from vis_core.sandbox.lifetime import ChildLimits, child_setup
+from vis_core.sandbox.lifetime import ChildLimits, Kept, start_kept
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import (
     MAX_CALLS_IN_FLIGHT,
@@ -191,6 +191,7 @@ class Sandbox:
         self.output_lines = output_lines
         self.output_dir = output_dir  # where a cut output is saved whole
         self._proc: asyncio.subprocess.Process | None = None
+        self._kept: Kept | None = None
         self._pid: int | None = None
         self._nonce = ""
         self._lock = asyncio.Lock()
@@ -329,22 +330,24 @@ class Sandbox:
         self._sent_tools = None
         self._nonce = os.urandom(8).hex()  # what secrets.token_hex(8) returns
         protocol_in, protocol_out = os.pipe()  # the child's stdout, read without a stream
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
+        try:  # its keeper ends every process of the block with it, and when Vis ends
+            kept = await start_kept(
+                argv,
+                mode="sandbox",
+                limits=self.limits,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=protocol_out,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=str(self.workspace),
                 env=env,
-                start_new_session=True,
-                preexec_fn=child_setup(self.limits, signal.SIGKILL),
             )
         except BaseException:
             os.close(protocol_in)
             raise
         finally:
             os.close(protocol_out)
+        proc = kept.process
+        self._kept = kept
         self._proc = proc
         self._ready = loop.create_future()
         self._listen(proc, protocol_in)
@@ -522,10 +525,11 @@ class Sandbox:
                 with contextlib.suppress(ChildDied, asyncio.CancelledError, TimeoutError):
                     await asyncio.wait_for(asyncio.shield(done), 1.0)
 
-    @staticmethod
-    def _kill_group(proc: asyncio.subprocess.Process) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+    def _kill_group(self, proc: asyncio.subprocess.Process) -> None:
+        """Kill every process of the block: its keeper kills the tree, then ends."""
+        kept = self._kept
+        if kept is not None and kept.process is proc:
+            kept.kill()
 
     # -- the pipes ---------------------------------------------------------------------------
     async def _send(self, message: dict[str, Any]) -> None:
@@ -736,6 +740,15 @@ class Sandbox:
             return
         self._exited = proc
         how = self._kill_reason or _describe_exit(code)
+        kept = self._kept
+        if kept is not None and kept.process is proc:
+            kept.collect()  # the keeper's last words: the tree went over the memory limit
+            if kept.over_memory is not None and self.limits is not None:
+                how = (
+                    f"was stopped because the block's processes together held "
+                    f"{kept.over_memory / 2**20:,.0f} MB, over the memory limit of "
+                    f"{self.limits.memory_mb:,} MB (setting memory_limit)"
+                )
         self._death = how
         self._pid = None
         self._kill_group(proc)  # orphans of the block would keep the output pipe open

@@ -72,11 +72,17 @@ class ShellStatus:
     output: str
     timed_out: bool = False
     stopped: bool = False
+    over_memory: int | None = None  # bytes its processes held when they were stopped
 
     @property
     def state(self) -> str:
         if self.running:
             return "still running"
+        if self.over_memory is not None:
+            return (
+                f"stopped: its processes together held {self.over_memory / 2**20:,.0f} MB, "
+                f"over the memory limit (setting memory_limit) (exit {self.exit_code})"
+            )
         if self.timed_out:
             return f"stopped after its timeout (exit {self.exit_code})"
         if self.stopped:
@@ -198,9 +204,20 @@ class ShellHandle(HostHandle):
             text = f"[{dropped:,} earlier bytes dropped from the 8 MiB buffer]\n" + text
         return fit_output(text, self._output_dir, keep=Keep.TAIL, label=f"shell-{self.id}")
 
+    @property
+    def over_memory(self) -> int | None:
+        """Bytes its processes held together when they were stopped for the memory limit."""
+        return self._kept.over_memory
+
     def status(self) -> ShellStatus:
         return ShellStatus(
-            self.command, self.running, self.exit_code, self.logs(), self.timed_out, self.stopped
+            self.command,
+            self.running,
+            self.exit_code,
+            self.logs(),
+            self.timed_out,
+            self.stopped,
+            self.over_memory,
         )
 
     async def _settle(self) -> None:

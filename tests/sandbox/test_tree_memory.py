@@ -1,0 +1,50 @@
+"""The memory limit holds for a block's whole process tree, not only for each process."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from vis_core.sandbox.lifetime import ChildLimits
+from vis_core.tools import ToolContext
+from vis_core.tools.shell import ShellManager
+
+from .conftest import MakeSandbox
+
+# Each process holds 100 MB, under the 256 MB limit of one process; four hold 400 MB.
+HOLDER = "import time; b = b'x' * (100 * 2**20); print('holding', flush=True); time.sleep(120)"
+
+
+async def test_processes_each_under_the_limit_but_over_it_together_are_stopped(
+    make_sandbox: MakeSandbox,
+) -> None:
+    box = make_sandbox(limits=ChildLimits(memory_mb=256))
+    code = (
+        "import subprocess, sys\n"
+        f"procs = [subprocess.Popen([sys.executable, '-c', {HOLDER!r}]) for _ in range(4)]\n"
+        "for p in procs:\n"
+        "    p.wait()\n"
+    )
+    result = await asyncio.wait_for(box.run(code), 60)
+    assert result.error is not None
+    assert "the block's processes together held" in result.error, result.error
+    assert "over the memory limit of 256 MB (setting memory_limit)" in result.error
+    after = await asyncio.wait_for(box.run("print('next block runs')"), 60)
+    assert after.error is None and "next block runs" in after.stdout
+
+
+async def test_a_shell_commands_processes_are_held_to_the_limit_together(
+    workspace: Path, tmp_path: Path
+) -> None:
+    holder = f"python3 -c \"{HOLDER}\""
+    ctx = ToolContext(
+        workspace, "s", tmp_path / "o", shells=ShellManager(limits=ChildLimits(memory_mb=256))
+    )
+    try:
+        handle = await ctx.shells.start(
+            f"for i in 1 2 3 4; do {holder} & done; wait", cwd=workspace, output_dir=tmp_path / "o"
+        )
+        status = await handle.wait(60)
+    finally:
+        await ctx.close()
+    assert "over the memory limit (setting memory_limit)" in status.state, str(status)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
+
+import pytest
 
 from vis_core.sandbox.lifetime import ChildLimits
 from vis_core.tools import ToolContext
@@ -36,7 +39,7 @@ async def test_processes_each_under_the_limit_but_over_it_together_are_stopped(
 async def test_a_shell_commands_processes_are_held_to_the_limit_together(
     workspace: Path, tmp_path: Path
 ) -> None:
-    holder = f"python3 -c \"{HOLDER}\""
+    holder = f'python3 -c "{HOLDER}"'
     ctx = ToolContext(
         workspace, "s", tmp_path / "o", shells=ShellManager(limits=ChildLimits(memory_mb=256))
     )
@@ -48,3 +51,53 @@ async def test_a_shell_commands_processes_are_held_to_the_limit_together(
     finally:
         await ctx.close()
     assert "over the memory limit (setting memory_limit)" in status.state, str(status)
+
+
+FILL = (
+    "import errno\n"
+    "for folder in ('/dev/shm', '/tmp'):\n"
+    "    try:\n"
+    "        with open(f'{folder}/fill', 'wb') as file:\n"
+    "            for _ in range(300):\n"
+    "                file.write(b'x' * 2**20)\n"
+    "        print(folder, 'took 300 MB')\n"
+    "    except OSError as exc:\n"
+    "        print(folder, errno.errorcode[exc.errno])\n"
+)
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="the jail needs bubblewrap")
+async def test_jailed_memory_backed_folders_hold_no_more_than_the_limit(
+    make_sandbox: MakeSandbox,
+) -> None:
+    """Files in /dev/shm and the jail's /tmp are memory that no process holds; under the jail
+    each is a private tmpfs no larger than the memory limit."""
+    box = make_sandbox(jail=True, limits=ChildLimits(memory_mb=256))
+    result = await asyncio.wait_for(box.run(FILL), 60)
+    assert result.error is None, result.error
+    assert result.stdout == "/dev/shm ENOSPC\n/tmp ENOSPC\n"
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="the jail needs bubblewrap")
+async def test_a_jailed_shell_gets_the_same_memory_backed_folders(
+    workspace: Path, tmp_path: Path
+) -> None:
+    ctx = ToolContext(
+        workspace,
+        "s",
+        tmp_path / "o",
+        jail=True,
+        shells=ShellManager(limits=ChildLimits(memory_mb=64)),
+    )
+    try:
+        handle = await ctx.shells.start(
+            "df -k /dev/shm /tmp | tail -n 2",
+            cwd=workspace,
+            output_dir=tmp_path / "o",
+            jail_workspace=workspace,
+        )
+        status = await handle.wait(30)
+    finally:
+        await ctx.close()
+    sizes = [line.split()[1] for line in status.output.splitlines()]
+    assert sizes == [str(64 * 1024), str(64 * 1024)], status.output

@@ -21,7 +21,7 @@ from vis_core import wire
 from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox.environ import child_environment
 from vis_core.sandbox.jail import JailUnavailable, jail_argv
-from vis_core.sandbox.lifetime import ChildLimits, Kept, start_kept
+from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, start_kept
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import (
     MAX_CALLS_IN_FLIGHT,
@@ -313,9 +313,10 @@ class Sandbox:
             VIS_ROOT,
             Path(self.python).resolve().parent.parent,
         }
-        return jail_argv(
+        jailed = jail_argv(
             argv, self.workspace, read_only=sorted(runtime), project_root=self.project_root
         )
+        return cap_tmpfs(jailed, self.limits.memory_bytes if self.limits else 0)
 
     async def _start(self) -> str | None:
         argv = self._argv()  # raises JailUnavailable before anything starts

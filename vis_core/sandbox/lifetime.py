@@ -117,7 +117,7 @@ async def start_kept(
     ``mode``: ``sandbox`` ends the tree when the command ends, ``shell`` lets what it left
     running go on until it ends or is stopped."""
     ours, theirs = socket.socketpair()
-    memory = limits.memory_mb * 1024 * 1024 if limits is not None else 0
+    memory = limits.memory_bytes if limits is not None else 0
     try:
         process = await asyncio.create_subprocess_exec(
             sys.executable,
@@ -155,12 +155,38 @@ async def end_process(process: asyncio.subprocess.Process) -> int:
     return code
 
 
+def cap_tmpfs(argv: list[str], size: int) -> list[str]:
+    """A bubblewrap ``argv`` whose memory-backed folders hold at most ``size`` bytes each: a
+    private ``/dev/shm`` and the jail's ``/tmp`` (files there are memory no process owns, so
+    the tree's memory limit would not see them). ``argv`` unchanged when ``size`` is 0."""
+    if not size or "--" not in argv:
+        return argv
+    end = argv.index("--")
+    options, command = argv[:end], argv[end:]
+    capped: list[str] = []
+    index = 0
+    while index < len(options):
+        item = options[index]
+        if item == "--tmpfs" and options[index + 1 : index + 2] == ["/tmp"]:
+            capped += ["--size", str(size)]
+        capped.append(item)
+        if item == "--dev" and index + 1 < len(options):
+            capped += [options[index + 1], "--size", str(size), "--tmpfs", "/dev/shm"]
+            index += 1
+        index += 1
+    return capped + command
+
+
 @dataclass(frozen=True)
 class ChildLimits:
     """Resource limits of the sandbox and its shells; 0 means no limit."""
 
     memory_mb: int = 0
     processes: int = 0
+
+    @property
+    def memory_bytes(self) -> int:
+        return self.memory_mb * 1024 * 1024
 
     def notes(self) -> list[str]:
         """What cannot be enforced here, said plainly."""

@@ -16,7 +16,7 @@ from typing import Any
 
 from vis_core.model.activity import ActivityPresentation
 from vis_core.sandbox.environ import QUIET, child_environment
-from vis_core.sandbox.lifetime import ChildLimits, Kept, end_process, start_kept
+from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_process, start_kept
 from vis_core.tools.activities import shell_call_presentation
 from vis_core.tools.truncate import Keep, fit_output
 from vis_core.wire import HandleMethod, HostHandle
@@ -349,6 +349,7 @@ class ShellManager:
             # the jail starts in the workspace; move to the asked folder first
             script = f"cd -- {shlex.quote(str(cwd))} || exit 125\n{command}"
             argv = jailed([shell, "-c", script], jail_workspace, jail_read_write, self.project_root)
+            argv = cap_tmpfs(argv, self.limits.memory_bytes if self.limits else 0)
         handle = await start_handle(
             command,
             argv,

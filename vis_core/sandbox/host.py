@@ -21,7 +21,7 @@ from vis_core import wire
 from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox.environ import child_environment
 from vis_core.sandbox.jail import JailUnavailable, jail_argv
-from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, start_kept
+from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_strays, start_kept
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import (
     MAX_CALLS_IN_FLIGHT,
@@ -278,6 +278,14 @@ class Sandbox:
                 self._interrupt_pending = True
             return
         await self._interrupt(block, self._done.get(block))
+
+    def end_strays(self) -> None:
+        """The turn ended: kill every process its blocks started that still runs (a
+        ``subprocess`` child, a double fork); the child and its namespace stay."""
+        kept, pid = self._kept, self._pid
+        if kept is None or not pid or kept.process.returncode is not None or self._busy:
+            return
+        end_strays(kept.pid, pid)
 
     async def close(self) -> None:
         """Kill the child and its process group; the next ``run`` starts a new one."""

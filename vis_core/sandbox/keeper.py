@@ -77,14 +77,13 @@ def _parents() -> dict[int, list[int]]:
 HAVE_CHILDREN_FILES = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
 
 
-def descendants() -> list[int]:
-    """Every process below the keeper, parents before their children."""
-    me = os.getpid()
+def descendants(root: int = 0) -> list[int]:
+    """Every process below ``root`` (default: the keeper), parents before their children."""
     tree = None if HAVE_CHILDREN_FILES else _parents()
     found: list[int] = []
-    pending = [me]
+    pending = [root or os.getpid()]
     while pending:
-        pid = pending.pop()
+        pid = pending.pop(0)
         kids = children(pid) if tree is None else tree.get(pid, [])
         found += kids
         pending += kids

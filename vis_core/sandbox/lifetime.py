@@ -155,6 +155,40 @@ async def end_process(process: asyncio.subprocess.Process) -> int:
     return code
 
 
+def parent_of(pid: int) -> int:
+    """The parent of ``pid`` (0 when it is gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as file:
+            return int(file.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def end_strays(root: int, keep: int) -> int:
+    """Kill every process below ``root`` (a keeper) except ``keep`` and the processes between
+    the two (the sandbox child, and bwrap in the jail): what blocks started and left running.
+    Returns how many were killed."""
+    from vis_core.sandbox.keeper import descendants
+
+    chain = {keep}
+    pid = keep
+    while pid not in (0, 1, root):
+        pid = parent_of(pid)
+        chain.add(pid)
+    if root not in chain:  # ``keep`` is not below ``root``: nothing to tell apart
+        return 0
+    killed = 0
+    for _ in range(10):  # a stray may fork while it is killed; its children come next
+        strays = [p for p in descendants(root) if p not in chain]
+        if not strays:
+            break
+        for stray in strays:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(stray, signal.SIGKILL)
+                killed += 1
+    return killed
+
+
 def cap_tmpfs(argv: list[str], size: int) -> list[str]:
     """A bubblewrap ``argv`` whose memory-backed folders hold at most ``size`` bytes each: a
     private ``/dev/shm`` and the jail's ``/tmp`` (files there are memory no process owns, so

@@ -101,3 +101,24 @@ async def test_a_jailed_shell_gets_the_same_memory_backed_folders(
         await ctx.close()
     sizes = [line.split()[1] for line in status.output.splitlines()]
     assert sizes == [str(64 * 1024), str(64 * 1024)], status.output
+
+
+async def test_memory_forked_processes_share_counts_once(make_sandbox: MakeSandbox) -> None:
+    """A block that holds 200 MB and forks three workers holds 200 MB, not 800 MB: pages the
+    workers share with it are not counted once per worker."""
+    box = make_sandbox(limits=ChildLimits(memory_mb=512))
+    code = (
+        "import os, time\n"
+        "data = b'x' * (200 * 2**20)\n"
+        "pids = []\n"
+        "for _ in range(3):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        time.sleep(1.5)\n"
+        "        os._exit(0)\n"
+        "    pids.append(pid)\n"
+        "print([os.waitstatus_to_exitcode(os.waitpid(p, 0)[1]) for p in pids])\n"
+    )
+    result = await asyncio.wait_for(box.run(code), 60)
+    assert result.error is None, result.error
+    assert result.stdout == "[0, 0, 0]\n"

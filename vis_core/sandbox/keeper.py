@@ -98,18 +98,30 @@ def signal_all(sig: int) -> None:
             pass
 
 
-def tree_memory() -> int:
-    """Bytes of private and shared memory the tree holds (anonymous + shmem resident pages)."""
+def _sum_fields(path: str, fields: tuple[str, ...]) -> int:
     total = 0
-    for pid in descendants():
-        try:
-            with open(f"/proc/{pid}/status") as file:
-                for line in file:
-                    if line.startswith(("RssAnon:", "RssShmem:")):
-                        total += int(line.split()[1]) * 1024
-        except (OSError, ValueError, IndexError):
-            pass
+    try:
+        with open(path) as file:
+            for line in file:
+                if line.startswith(fields):
+                    total += int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
     return total
+
+
+HAVE_PSS = _sum_fields("/proc/self/smaps_rollup", ("Pss_Anon:",)) > 0  # Linux 5.9 on
+
+
+def tree_memory(limit: int) -> int:
+    """Bytes of anonymous and shared memory the tree holds. The resident sizes (cheap to read)
+    count pages that forked processes share once per process; past ``limit`` the proportional
+    sizes (each shared page split among its sharers) decide."""
+    pids = descendants()
+    rss = sum(_sum_fields(f"/proc/{p}/status", ("RssAnon:", "RssShmem:")) for p in pids)
+    if rss <= limit or not HAVE_PSS:
+        return rss
+    return sum(_sum_fields(f"/proc/{p}/smaps_rollup", ("Pss_Anon:", "Pss_Shmem:")) for p in pids)
 
 
 class Keeper:
@@ -237,7 +249,7 @@ class Keeper:
             left = self.reap()
             if self.status is not None and (self.mode == "sandbox" or not left):
                 self.leave()
-            if self.memory and (used := tree_memory()) > self.memory:
+            if self.memory and (used := tree_memory(self.memory)) > self.memory:
                 self.say(f"memory {used}")
                 self.leave()
 

@@ -16,12 +16,11 @@ left running goes on until it ends or is stopped. The keeper then exits as the c
 
 from __future__ import annotations
 
+import _signal as signal  # pyright: ignore[reportMissingImports]  # no enums: starts faster
 import ctypes
 import os
 import resource
 import select
-import signal
-import socket
 import sys
 import time
 
@@ -125,7 +124,7 @@ def tree_memory(limit: int) -> int:
 
 
 class Keeper:
-    def __init__(self, channel: socket.socket, mode: str, memory: int, argv: list[str]) -> None:
+    def __init__(self, channel: int, mode: str, memory: int, argv: list[str]) -> None:
         self.channel = channel
         self.mode = mode
         self.memory = memory
@@ -137,7 +136,7 @@ class Keeper:
 
     def say(self, text: str) -> None:
         try:
-            self.channel.sendall(text.encode() + b"\n")
+            os.write(self.channel, text.encode() + b"\n")
         except OSError:
             pass
 
@@ -191,7 +190,7 @@ class Keeper:
     def leave(self) -> None:
         """Exit as the command did."""
         self.kill_all()
-        self.channel.close()
+        os.close(self.channel)
         code = self.code()
         if code >= 0:
             os._exit(code)
@@ -220,7 +219,7 @@ class Keeper:
         for fd in (0, 1, 2):
             os.dup2(devnull, fd)
         os.close(devnull)
-        fd = self.channel.fileno()
+        fd = self.channel
         while True:
             timeout = MEMORY_POLL if self.memory else PARENT_POLL
             try:
@@ -234,7 +233,9 @@ class Keeper:
                     pass
             if fd in ready:
                 try:
-                    gone = not self.channel.recv(512)
+                    gone = not os.read(fd, 512)
+                except BlockingIOError:
+                    gone = False
                 except OSError:
                     gone = True
                 if gone:  # Vis is gone
@@ -258,10 +259,9 @@ def main() -> None:
     fd, mode, memory = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     argv = sys.argv[5:]
     os.set_inheritable(fd, False)
-    channel = socket.socket(fileno=fd)
     _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # nothing of the tree can trace it
-    Keeper(channel, mode, memory, argv).run()
+    Keeper(fd, mode, memory, argv).run()
 
 
 if __name__ == "__main__":

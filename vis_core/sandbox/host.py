@@ -288,7 +288,7 @@ class Sandbox:
         end_strays(kept.pid, pid)
 
     async def close(self) -> None:
-        """Kill the child and its process group; the next ``run`` starts a new one."""
+        """Kill the child and every process of its tree; the next ``run`` starts a new one."""
         if self._idle_timer is not None:
             self._idle_timer.cancel()
         proc = self._proc

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import os
 import resource
 import signal
@@ -13,12 +12,8 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    import ctypes
-
-PR_SET_PDEATHSIG = 1
 KEEPER = Path(__file__).with_name("keeper.py")  # a script: standard library only
 
 
@@ -233,37 +228,12 @@ class ChildLimits:
         return notes
 
 
-@functools.cache
-def _libc() -> ctypes.CDLL | None:
-    """The C library, found once when the first child is set up (``find_library`` runs
-    ``ldconfig``, so not at import and never in a forked child)."""
-    import ctypes
-    import ctypes.util
-
-    name = ctypes.util.find_library("c")
-    try:
-        return ctypes.CDLL(name, use_errno=True) if name else None
-    except OSError:
-        return None
-
-
-def child_setup(
-    limits: ChildLimits | None = None, death_signal: int | None = None
-) -> Callable[[], None]:
-    """A ``preexec_fn``: apply ``limits`` and ask for ``death_signal`` when Vis dies."""
-    parent = os.getpid()
-    libc = _libc() if death_signal is not None else None
+def child_setup(limits: ChildLimits) -> Callable[[], None]:
+    """A ``preexec_fn`` that applies ``limits`` (memory per process, processes of the user)."""
 
     def setup() -> None:
-        if death_signal is not None and libc is not None:
-            libc.prctl(PR_SET_PDEATHSIG, int(death_signal), 0, 0, 0)
-            if os.getppid() != parent:  # Vis died before the request took effect
-                os.kill(os.getpid(), int(death_signal))
-        if limits is None:
-            return
         if limits.memory_mb:
-            size = limits.memory_mb * 1024 * 1024
-            resource.setrlimit(resource.RLIMIT_DATA, (size, size))
+            resource.setrlimit(resource.RLIMIT_DATA, (limits.memory_bytes, limits.memory_bytes))
         if limits.processes:
             resource.setrlimit(resource.RLIMIT_NPROC, (limits.processes, limits.processes))
 

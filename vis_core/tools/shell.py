@@ -1,4 +1,4 @@
-"""``shell`` handles: a process group with bounded output buffers, input, waiting and stopping."""
+"""``shell`` handles: a process tree with bounded output buffers, input, waiting and stopping."""
 
 from __future__ import annotations
 

@@ -97,7 +97,8 @@ def signal_all(sig: int) -> None:
             pass
 
 
-def _sum_fields(path: str, fields: tuple[str, ...]) -> int:
+def _sum_fields(path: str, fields: tuple[str, ...]) -> int | None:
+    """The sum of ``fields`` (kB lines) of a ``/proc`` file in bytes; None if unreadable."""
     total = 0
     try:
         with open(path) as file:
@@ -105,22 +106,28 @@ def _sum_fields(path: str, fields: tuple[str, ...]) -> int:
                 if line.startswith(fields):
                     total += int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
-        pass
+        return None
     return total
 
 
-HAVE_PSS = _sum_fields("/proc/self/smaps_rollup", ("Pss_Anon:",)) > 0  # Linux 5.9 on
+HAVE_PSS = bool(_sum_fields("/proc/self/smaps_rollup", ("Pss_Anon:",)))  # Linux 5.9 on
 
 
 def tree_memory(limit: int) -> int:
     """Bytes of anonymous and shared memory the tree holds. The resident sizes (cheap to read)
     count pages that forked processes share once per process; past ``limit`` the proportional
-    sizes (each shared page split among its sharers) decide."""
-    pids = descendants()
-    rss = sum(_sum_fields(f"/proc/{p}/status", ("RssAnon:", "RssShmem:")) for p in pids)
-    if rss <= limit or not HAVE_PSS:
-        return rss
-    return sum(_sum_fields(f"/proc/{p}/smaps_rollup", ("Pss_Anon:", "Pss_Shmem:")) for p in pids)
+    sizes (each shared page split among its sharers) decide, where they can be read (a
+    process that made itself undumpable keeps its resident size)."""
+    sizes = {
+        p: _sum_fields(f"/proc/{p}/status", ("RssAnon:", "RssShmem:")) or 0 for p in descendants()
+    }
+    if sum(sizes.values()) <= limit or not HAVE_PSS:
+        return sum(sizes.values())
+    total = 0
+    for pid, rss in sizes.items():
+        pss = _sum_fields(f"/proc/{pid}/smaps_rollup", ("Pss_Anon:", "Pss_Shmem:"))
+        total += rss if pss is None else pss
+    return total
 
 
 class Keeper:

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from vis_core import codegen_cache
-from vis_core.child_process import hide_from_children
 
 if TYPE_CHECKING:
     from vis_core.mcp.config import McpConfig
@@ -137,7 +136,6 @@ async def _session_mcp_config(workspace: Path) -> McpConfig | None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    hide_from_children()  # a block run unjailed cannot read /proc/<vis>/environ (API keys)
     codegen_cache.install()  # before the modules that define dataclasses are imported
     from vis_core.mcp.arguments import split_server_command
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import resource
 import signal
@@ -13,6 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from vis_core.child_process import hide_from_children
 
 KEEPER = Path(__file__).with_name("keeper.py")  # a script: standard library only
 
@@ -100,6 +103,14 @@ class Kept:
         return self.process.returncode if self.process.returncode is not None else -9
 
 
+@functools.cache
+def hide_vis() -> bool:
+    """Before the first block or command starts: an unjailed one then cannot read Vis's
+    environment (API keys) or memory through ``/proc`` (see ``hide_from_children``). Here
+    rather than at start, which would cost every start the import of ``ctypes``."""
+    return hide_from_children()
+
+
 async def start_kept(
     argv: Sequence[str],
     *,
@@ -111,6 +122,7 @@ async def start_kept(
     and for the whole tree) and ``options`` for ``create_subprocess_exec`` (pipes, cwd, env).
     ``mode``: ``sandbox`` ends the tree when the command ends, ``shell`` lets what it left
     running go on until it ends or is stopped."""
+    hide_vis()
     ours, theirs = socket.socketpair()
     memory = limits.memory_bytes if limits is not None else 0
     try:

@@ -1,4 +1,4 @@
-"""Nothing a block starts outlives `vis run`: kill -9, SIGTERM or SIGHUP, jail off or on.
+"""Nothing a block starts outlives `vis run`: kill -9, SIGTERM, SIGHUP, Ctrl+C, jail off or on.
 
 The block starts processes every way it can get away from its parent: a child in a session
 of its own, a double fork, a `shell()` command and a `setsid` child of that command. Each one
@@ -127,7 +127,9 @@ def test_kill_9_of_vis_run_leaves_no_process_of_the_block(
         _run_and_stop(workspace, vis_home, signal.SIGKILL, jail)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=["SIGTERM", "SIGHUP"])
+@pytest.mark.parametrize(
+    "sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT], ids=["SIGTERM", "SIGHUP", "Ctrl+C"]
+)
 @pytest.mark.parametrize("jail", JAIL, ids=lambda j: "jail-on" if j else "jail-off")
 def test_a_stop_signal_to_vis_run_leaves_no_process_of_the_block(
     workspace: Path, vis_home: Path, sig: signal.Signals, jail: bool

@@ -29,7 +29,18 @@ PR_SET_DUMPABLE = 4
 PR_SET_CHILD_SUBREAPER = 36
 MEMORY_POLL = 0.1  # seconds between two sums of the tree's memory
 PARENT_POLL = 1.0  # seconds between two looks at the parent when nothing else wakes us
+GIVE_UP = 5.0  # seconds of killing after which a process that will not die is left
 _libc = ctypes.CDLL(None, use_errno=True)
+
+
+def prctl(option: int, value: int) -> None:
+    """``prctl(option, value)`` where the C library has it (Linux)."""
+    try:
+        _libc.prctl(option, value, 0, 0, 0)
+    except AttributeError:
+        pass
+
+
 # what the command gets back as the default (Python and the keeper changed them)
 RESET = (
     signal.SIGTERM,
@@ -61,7 +72,11 @@ def children(pid: int) -> list[int]:
 def _parents() -> dict[int, list[int]]:
     """Every process's children, from ``/proc/*/stat`` (kernels without ``children`` files)."""
     tree: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # no /proc: only the command's process group is reached
+        return tree
+    for name in names:
         if not name.isdigit():
             continue
         try:
@@ -152,7 +167,7 @@ class Keeper:
         if pid == 0:
             try:
                 os.setsid()
-                _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
                 if os.getppid() != self.me:  # the keeper died before the request took effect
                     os._exit(137)
                 for sig in RESET:
@@ -186,10 +201,21 @@ class Keeper:
             return -os.WTERMSIG(status)
         return os.waitstatus_to_exitcode(status)
 
+    def signal_tree(self, sig: int) -> None:
+        """``sig`` to every descendant, and to the command's process group (reached even
+        where ``/proc`` cannot be read)."""
+        signal_all(sig)
+        try:
+            os.killpg(self.target, sig)
+        except OSError:
+            pass
+
     def kill_all(self) -> None:
-        """SIGKILL every descendant until none is left (new orphans come to the keeper)."""
-        while True:
-            signal_all(signal.SIGKILL)
+        """SIGKILL every descendant until none is left (new orphans come to the keeper); one
+        it may not signal (a setuid program) is left after ``GIVE_UP`` seconds."""
+        deadline = time.monotonic() + GIVE_UP
+        while time.monotonic() < deadline:
+            self.signal_tree(signal.SIGKILL)
             if not self.reap():
                 return
             time.sleep(0.005)
@@ -253,7 +279,7 @@ class Keeper:
             if signal.SIGUSR1 in signals:
                 self.leave()
             if signal.SIGTERM in signals:
-                signal_all(signal.SIGTERM)
+                self.signal_tree(signal.SIGTERM)
             left = self.reap()
             if self.status is not None and (self.mode == "sandbox" or not left):
                 self.leave()
@@ -266,8 +292,8 @@ def main() -> None:
     fd, mode, memory = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     argv = sys.argv[5:]
     os.set_inheritable(fd, False)
-    _libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    _libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)  # nothing of the tree can trace it
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_DUMPABLE, 0)  # nothing of the tree can trace it
     Keeper(fd, mode, memory, argv).run()
 
 

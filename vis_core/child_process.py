@@ -8,6 +8,7 @@ stdout; the code they run must not read the protocol or print into it. Imports n
 from __future__ import annotations
 
 import os
+import sys
 import threading
 import time
 from dataclasses import dataclass
@@ -78,3 +79,23 @@ def exit_with_parent(interval: float = PARENT_POLL_INTERVAL) -> threading.Thread
     thread = threading.Thread(target=watch, name="vis-parent-watch", daemon=True)
     thread.start()
     return thread
+
+
+PR_SET_DUMPABLE = 4
+
+
+def hide_from_children() -> bool:
+    """Make this process unreadable to processes of the same user (``PR_SET_DUMPABLE`` 0):
+    an unjailed block then cannot read Vis's environment (API keys) or memory through
+    ``/proc/<pid>/environ`` or ``mem``, nor attach a debugger. Root (``CAP_SYS_PTRACE``) still
+    can. Children are not affected (``execve`` makes them dumpable again). Linux only; returns
+    whether it took effect."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False

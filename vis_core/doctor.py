@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
+
+JAIL_OFF_NOTES = (
+    "with the jail off, the model's code runs as you: it can read and change every file you "
+    "can (other projects, ~/.ssh), reach the network and start programs; only Vis's own "
+    "environment (API keys) and memory are hidden from it.",
+)
+JAIL_OFF_ROOT = (
+    "Vis runs as root: with the jail off, the model's code can read even Vis's environment "
+    "and memory (root may read any process); turn the jail on or run Vis as a normal user.",
+)
 
 
 def run_doctor(workspace: Path) -> int:
@@ -55,6 +66,9 @@ async def _check_host(workspace: Path) -> int:
             print(f"jail        unknown: {refusal}")
         else:
             print(f"jail        {'on' if jail else 'off'}")
+            if not jail:
+                for line in JAIL_OFF_NOTES + (JAIL_OFF_ROOT if os.geteuid() == 0 else ()):
+                    print(f"note: {line}")
         limits = host.child_limits()
         block = host.setting("block_time_limit", "1800")
         print(

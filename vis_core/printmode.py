@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import functools
 import logging
 import signal
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 CLOSE_SECONDS = 10
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
 EXIT_CODES = {
     TurnStatus.COMPLETED: 0,
     TurnStatus.FAILED: 1,
@@ -285,11 +287,26 @@ async def _run(
             )
         )
         loop = asyncio.get_running_loop()
+        stopped_by: list[signal.Signals] = []
+
+        def stop(sig: signal.Signals) -> None:
+            """SIGTERM/SIGHUP (a closed terminal, a service manager) end the turn as
+            cancelled, as Ctrl+C does, and the run exits 128 + the signal's number."""
+            stopped_by.append(sig)
+            session.cancel()
+
         loop.add_signal_handler(signal.SIGINT, session.cancel)
+        for sig in STOP_SIGNALS:
+            loop.add_signal_handler(sig, stop, sig)
         try:
             ended = await session.submit(request)
         finally:
-            loop.remove_signal_handler(signal.SIGINT)
+            for sig in (signal.SIGINT, *STOP_SIGNALS):
+                loop.remove_signal_handler(sig)
+        if stopped_by:
+            with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone
+                print(f"vis: stopped by {stopped_by[0].name}", file=sys.stderr)
+            return 128 + stopped_by[0].value
         return EXIT_CODES[ended.status]
     finally:
         try:  # a tool stuck in a worker thread must not keep vis run from ending

@@ -119,6 +119,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         position=position,
     )
     bus.subscribe(_leave_running(tool_context.shells))
+    bus.subscribe(_end_strays(sandbox))
     bus.subscribe(_control_file_watch(host, session_id, bus))
     return session
 
@@ -267,6 +268,17 @@ def _refuse_unreadable(
         await then(session)
 
     return before_turn
+
+
+def _end_strays(sandbox: Any) -> Callable[[Event], None]:
+    """At the turn's end, the processes its blocks started outside ``shell()`` (a
+    ``subprocess`` child, a double fork) are killed; the sandbox's namespace stays."""
+
+    def watch(event: Event) -> None:
+        if isinstance(event, TurnEnded):
+            sandbox.end_strays()
+
+    return watch
 
 
 def _leave_running(shells: Any) -> Callable[[Event], None]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import importlib
+import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -119,6 +120,13 @@ class VisApp(App[int]):
         painted before it, and its CSS loads with the app's (a pushed screen's CSS makes
         Textual parse every stylesheet again)."""
         return self.main
+
+    def on_mount(self) -> None:
+        # SIGTERM/SIGHUP (a closed terminal, a service manager) quit as Ctrl+Q does: the
+        # running turn ends as cancelled in the store and the sandbox and its processes stop.
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            loop.add_signal_handler(sig, lambda sig=sig: self.exit(return_code=128 + sig))
 
     def on_ready(self) -> None:
         # The Host loads after the first frame, so the prompt takes keys meanwhile (Enter

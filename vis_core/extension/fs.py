@@ -20,7 +20,7 @@ from vis_core.extension.context import current_call
 from vis_core.extension.place import require_trusted, require_trusted_fs
 from vis_core.extension.roots import project_root, workspace_root
 from vis_core.paths import VisPaths
-from vis_core.tools.shell import BUFFER_BYTES, ShellHandle, ShellManager, ShellStatus
+from vis_core.tools.shell import ShellHandle, ShellManager, ShellStatus, start_handle
 
 T = TypeVar("T")
 SHELL_KEYS = frozenset({"command", "cwd", "env", "timeout"})
@@ -362,17 +362,13 @@ async def _start_jailed(
         project_root=terms.project_root,
     )
     environment = child_environment(terms.project_values, spec["env"])
-    process = await asyncio.create_subprocess_exec(
-        *argv,
+    handle = await start_handle(  # its keeper ends every process of it when Vis ends
+        spec["command"],
+        argv,
+        _output_dir(),
+        timeout=spec["timeout"],
         cwd=spec["cwd"],
         env=environment,
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-        start_new_session=True,
-    )
-    handle = ShellHandle(
-        spec["command"], process, _output_dir(), timeout=spec["timeout"], buffer_bytes=BUFFER_BYTES
     )
     PROCESSES.shells.handles[handle.id] = handle
     return handle

@@ -21,7 +21,7 @@ from vis_core.child_process import VIS_ROOT, python_argv
 from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox.environ import child_environment
 from vis_core.sandbox.jail import JailUnavailable, jail_argv
-from vis_core.sandbox.lifetime import ChildLimits, child_setup
+from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_strays, start_kept
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import (
     MAX_CALLS_IN_FLIGHT,
@@ -189,6 +189,7 @@ class Sandbox:
         self.output_lines = output_lines
         self.output_dir = output_dir  # where a cut output is saved whole
         self._proc: asyncio.subprocess.Process | None = None
+        self._kept: Kept | None = None
         self._pid: int | None = None
         self._nonce = ""
         self._lock = asyncio.Lock()
@@ -276,8 +277,16 @@ class Sandbox:
             return
         await self._interrupt(block, self._done.get(block))
 
+    def end_strays(self) -> None:
+        """The turn ended: kill every process its blocks started that still runs (a
+        ``subprocess`` child, a double fork); the child and its namespace stay."""
+        kept, pid = self._kept, self._pid
+        if kept is None or not pid or kept.process.returncode is not None or self._busy:
+            return
+        end_strays(kept.pid, pid)
+
     async def close(self) -> None:
-        """Kill the child and its process group; the next ``run`` starts a new one."""
+        """Kill the child and every process of its tree; the next ``run`` starts a new one."""
         if self._idle_timer is not None:
             self._idle_timer.cancel()
         proc = self._proc
@@ -312,9 +321,10 @@ class Sandbox:
             VIS_ROOT,
             Path(self.python).resolve().parent.parent,
         }
-        return jail_argv(
+        jailed = jail_argv(
             argv, self.workspace, read_only=sorted(runtime), project_root=self.project_root
         )
+        return cap_tmpfs(jailed, self.limits.memory_bytes if self.limits else 0)
 
     async def _start(self) -> str | None:
         argv = self._argv()  # raises JailUnavailable before anything starts
@@ -328,22 +338,24 @@ class Sandbox:
         self._sent_tools = None
         self._nonce = os.urandom(8).hex()  # what secrets.token_hex(8) returns
         protocol_in, protocol_out = os.pipe()  # the child's stdout, read without a stream
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
+        try:  # its keeper ends every process of the block with it, and when Vis ends
+            kept = await start_kept(
+                argv,
+                mode="sandbox",
+                limits=self.limits,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=protocol_out,
                 stderr=asyncio.subprocess.PIPE,
                 cwd=str(self.workspace),
                 env=env,
-                start_new_session=True,
-                preexec_fn=child_setup(self.limits, signal.SIGKILL),
             )
         except BaseException:
             os.close(protocol_in)
             raise
         finally:
             os.close(protocol_out)
+        proc = kept.process
+        self._kept = kept
         self._proc = proc
         self._ready = loop.create_future()
         self._listen(proc, protocol_in)
@@ -521,10 +533,11 @@ class Sandbox:
                 with contextlib.suppress(ChildDied, asyncio.CancelledError, TimeoutError):
                     await asyncio.wait_for(asyncio.shield(done), 1.0)
 
-    @staticmethod
-    def _kill_group(proc: asyncio.subprocess.Process) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signal.SIGKILL)
+    def _kill_group(self, proc: asyncio.subprocess.Process) -> None:
+        """Kill every process of the block: its keeper kills the tree, then ends."""
+        kept = self._kept
+        if kept is not None and kept.process is proc:
+            kept.kill()
 
     # -- the pipes ---------------------------------------------------------------------------
     async def _send(self, message: dict[str, Any]) -> None:
@@ -735,6 +748,15 @@ class Sandbox:
             return
         self._exited = proc
         how = self._kill_reason or _describe_exit(code)
+        kept = self._kept
+        if kept is not None and kept.process is proc:
+            kept.collect()  # the keeper's last words: the tree went over the memory limit
+            if kept.over_memory is not None and self.limits is not None:
+                how = (
+                    f"was stopped because the block's processes together held "
+                    f"{kept.over_memory / 2**20:,.0f} MB, over the memory limit of "
+                    f"{self.limits.memory_mb:,} MB (setting memory_limit)"
+                )
         self._death = how
         self._pid = None
         self._kill_group(proc)  # orphans of the block would keep the output pipe open

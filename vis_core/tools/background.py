@@ -14,7 +14,13 @@ async def background_reports(
     reports = []
     for handle in await shells.ended_in_background():
         state = ShellStatus(
-            handle.command, False, handle.exit_code, "", handle.timed_out, handle.stopped
+            handle.command,
+            False,
+            handle.exit_code,
+            "",
+            handle.timed_out,
+            handle.stopped,
+            handle.over_memory,
         ).state
         reports.append(
             BackgroundCommandEnded(

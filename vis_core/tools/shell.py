@@ -1,14 +1,12 @@
-"""``shell`` handles: a process group with bounded output buffers, input, waiting and stopping."""
+"""``shell`` handles: a process tree with bounded output buffers, input, waiting and stopping."""
 
 from __future__ import annotations
 
 import asyncio
 import codecs
-import contextlib
 import itertools
 import os
 import shlex
-import signal
 import time
 from collections import deque
 from collections.abc import Mapping
@@ -18,13 +16,7 @@ from typing import Any
 
 from vis_core.model.activity import ActivityPresentation
 from vis_core.sandbox.environ import QUIET, child_environment
-from vis_core.sandbox.lifetime import (
-    ChildLimits,
-    child_setup,
-    end_process,
-    start_reaper,
-    stop_reaper,
-)
+from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_process, start_kept
 from vis_core.tools.activities import shell_call_presentation
 from vis_core.tools.truncate import Keep, fit_output
 from vis_core.wire import HandleMethod, HostHandle
@@ -80,11 +72,17 @@ class ShellStatus:
     output: str
     timed_out: bool = False
     stopped: bool = False
+    over_memory: int | None = None  # bytes its processes held when they were stopped
 
     @property
     def state(self) -> str:
         if self.running:
             return "still running"
+        if self.over_memory is not None:
+            return (
+                f"stopped: its processes together held {self.over_memory / 2**20:,.0f} MB, "
+                f"over the memory limit (setting memory_limit) (exit {self.exit_code})"
+            )
         if self.timed_out:
             return f"stopped after its timeout (exit {self.exit_code})"
         if self.stopped:
@@ -109,17 +107,17 @@ class ShellHandle(HostHandle):
     def __init__(
         self,
         command: str,
-        process: asyncio.subprocess.Process,
+        kept: Kept,
         output_dir: Path,
         *,
         timeout: float | None = None,
         buffer_bytes: int = BUFFER_BYTES,
-        reaper: asyncio.subprocess.Process | None = None,
     ) -> None:
         self.id = f"sh-{next(_ids)}"
         self.command = command
-        self.pid = process.pid
-        self._process = process
+        self.pid = kept.pid  # its keeper, which owns every process the command starts
+        self._kept = kept
+        self._process = process = kept.process
         self._output_dir = output_dir
         self._seq = itertools.count()
         self.stdout = StreamBuffer(buffer_bytes)
@@ -135,7 +133,6 @@ class ShellHandle(HostHandle):
             asyncio.ensure_future(self._drain(process.stdout, self.stdout)),
             asyncio.ensure_future(self._drain(process.stderr, self.stderr)),
         ]
-        self._reaping = asyncio.ensure_future(stop_reaper(process, reaper)) if reaper else None
         self._timer = (
             asyncio.get_running_loop().call_later(timeout, self._on_timeout) if timeout else None
         )
@@ -172,7 +169,8 @@ class ShellHandle(HostHandle):
 
     @property
     def running(self) -> bool:
-        return self._process.returncode is None
+        """The command itself runs (what it left in the background may run on)."""
+        return not self._kept.ended.done()
 
     @property
     def runtime(self) -> float | None:
@@ -181,7 +179,7 @@ class ShellHandle(HostHandle):
 
     @property
     def exit_code(self) -> int | None:
-        return self._process.returncode
+        return self._kept.ended.result() if self._kept.ended.done() else None
 
     def output_lines(self) -> list[tuple[str, str]]:
         """``(stream, line)`` pairs in arrival order (chunk order across the two streams)."""
@@ -206,13 +204,24 @@ class ShellHandle(HostHandle):
             text = f"[{dropped:,} earlier bytes dropped from the 8 MiB buffer]\n" + text
         return fit_output(text, self._output_dir, keep=Keep.TAIL, label=f"shell-{self.id}")
 
+    @property
+    def over_memory(self) -> int | None:
+        """Bytes its processes held together when they were stopped for the memory limit."""
+        return self._kept.over_memory
+
     def status(self) -> ShellStatus:
         return ShellStatus(
-            self.command, self.running, self.exit_code, self.logs(), self.timed_out, self.stopped
+            self.command,
+            self.running,
+            self.exit_code,
+            self.logs(),
+            self.timed_out,
+            self.stopped,
+            self.over_memory,
         )
 
     async def _settle(self) -> None:
-        await self._process.wait()
+        await asyncio.shield(self._kept.ended)
         if self.ended_at is None:
             self.ended_at = time.monotonic()
         if self._timer is not None:
@@ -266,28 +275,24 @@ class ShellHandle(HostHandle):
                 f"shell: {self.command!r} closed its input; it no longer reads what you type"
             ) from None
 
-    def _signal_group(self, sig: signal.Signals) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, sig)
-
     async def stop(self, grace: float = STOP_GRACE_SECONDS) -> ShellStatus:
-        """Stop the whole process group: SIGTERM, then SIGKILL after ``grace`` seconds."""
+        """Stop every process the command started (``setsid`` ones too): SIGTERM, then
+        SIGKILL after ``grace`` seconds."""
         await self._stop(grace)
         return self._seen_status()
 
     async def _stop(self, grace: float) -> None:
         if self.running:
             self.stopped = True
-        self._signal_group(signal.SIGTERM)
+        self._kept.terminate()
         try:
-            await asyncio.wait_for(asyncio.shield(self._process.wait()), max(0.0, grace))
+            await asyncio.wait_for(self._kept.wait(), max(0.0, grace))
         except TimeoutError:
             pass
-        self._signal_group(signal.SIGKILL)
+        self._kept.kill()
         await self._settle()
         await end_process(self._process)
-        if self._reaping is not None:  # the reaper is waited for, not left to the loop's end
-            await asyncio.shield(self._reaping)
+        await self._kept.wait()
 
 
 class ShellManager:
@@ -298,8 +303,8 @@ class ShellManager:
     processes an extension starts unjailed with ``vis.shell``). ``refusal`` says why no command
     may start (e.g. the jail setting could not be read). ``project_root`` keeps the project's
     control files read-only when the jail is on. ``limits`` bound memory and processes. No
-    child outlives Vis: a jailed one runs in its own PID namespace that dies with Vis; an
-    unjailed bash gets a parent-death signal and then kills its whole process group.
+    child outlives Vis: each command runs under a keeper that owns its whole tree (also what
+    calls ``setsid()`` or forks twice) and kills it when Vis ends, even by kill -9.
     """
 
     def __init__(
@@ -344,19 +349,16 @@ class ShellManager:
             # the jail starts in the workspace; move to the asked folder first
             script = f"cd -- {shlex.quote(str(cwd))} || exit 125\n{command}"
             argv = jailed([shell, "-c", script], jail_workspace, jail_read_write, self.project_root)
-        process = await asyncio.create_subprocess_exec(
-            *argv,
+            argv = cap_tmpfs(argv, self.limits.memory_bytes if self.limits else 0)
+        handle = await start_handle(
+            command,
+            argv,
+            output_dir,
+            timeout=timeout,
+            limits=self.limits,
             cwd=cwd,
             env=self.child_env(env),
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE,
-            start_new_session=True,
-            preexec_fn=child_setup(self.limits, signal.SIGKILL),
         )
-        # a jailed group is a PID namespace that dies with bwrap; an unjailed one needs a reaper
-        reaper = await start_reaper(process.pid) if jail_workspace is None else None
-        handle = ShellHandle(command, process, output_dir, timeout=timeout, reaper=reaper)
         self.handles[handle.id] = handle
         return handle
 
@@ -386,6 +388,31 @@ class ShellManager:
     async def close_all(self) -> None:
         handles = list(self.handles.values())
         await asyncio.gather(*(h.stop() for h in handles), return_exceptions=True)
+
+
+async def start_handle(
+    command: str,
+    argv: list[str],
+    output_dir: Path,
+    *,
+    timeout: float | None = None,
+    limits: ChildLimits | None = None,
+    cwd: Path | str,
+    env: Mapping[str, str],
+) -> ShellHandle:
+    """Start ``argv`` (``command`` under bash, maybe jailed) with pipes for a handle. Its keeper
+    owns every process it starts (also ``setsid`` ones) and ends them all when Vis ends."""
+    kept = await start_kept(
+        argv,
+        mode="shell",
+        limits=limits,
+        cwd=cwd,
+        env=dict(env),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    return ShellHandle(command, kept, output_dir, timeout=timeout)
 
 
 def jailed(

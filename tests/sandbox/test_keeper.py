@@ -1,0 +1,121 @@
+"""The keeper ends a command's whole tree when its owner dies by kill -9, as root and as an
+ordinary user (made with useradd), with the system Python the keeper needs (stdlib only)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vis_core.sandbox.lifetime import KEEPER
+
+# The owner stands in for Vis: it holds its end of the socket pair and starts the keeper.
+OWNER = """
+import socket, subprocess, sys
+keeper, command = sys.argv[1], sys.argv[2]
+ours, theirs = socket.socketpair()
+subprocess.Popen(
+    [sys.executable, "-I", "-S", keeper, str(theirs.fileno()), "shell", "0", "--",
+     "bash", "-c", command],
+    pass_fds=(theirs.fileno(),), start_new_session=True,
+)
+theirs.close()
+print("started", flush=True)
+sys.stdin.read()
+"""
+
+
+def marked(mark: str) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            with open(f"/proc/{name}/cmdline", "rb") as file:
+                cmdline = file.read()
+            with open(f"/proc/{name}/stat") as file:
+                state = file.read().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if mark.encode() in cmdline and state != "Z":
+            found.append(int(name))
+    return found
+
+
+def named(mark: str) -> set[str]:
+    """The names (``argv[0]``) of the live processes named after ``mark``."""
+    names = set()
+    for pid in marked(mark):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as file:
+                names.add(file.read().split(b"\0")[0].decode())
+        except OSError:
+            continue
+    return names
+
+
+@pytest.fixture(params=["root", "plain"])
+def user(request: pytest.FixtureRequest) -> Iterator[str | None]:
+    """``None`` (this process's user) or an ordinary user made with useradd."""
+    if request.param == "root" or os.geteuid() != 0:
+        yield None
+        return
+    if shutil.which("useradd") is None:
+        pytest.skip("useradd is not available to make an ordinary user")
+    name = f"viskeep{uuid.uuid4().hex[:6]}"
+    done = subprocess.run(["useradd", "-M", "-d", "/nonexistent", name], capture_output=True)
+    if done.returncode != 0:
+        pytest.skip(f"useradd failed: {done.stderr!r}")
+    try:
+        yield name
+    finally:
+        subprocess.run(["userdel", name], capture_output=True)
+
+
+def test_kill_9_of_the_owner_ends_every_process_of_the_tree(user: str | None) -> None:
+    python = sys.executable if user is None else shutil.which("python3", path="/usr/bin:/bin")
+    if python is None:
+        pytest.skip("no system python3 an ordinary user can run")
+    mark = f"vis-kept-{uuid.uuid4().hex}"
+    command = (
+        f"setsid bash -c 'exec -a {mark}-setsid sleep 300' & "
+        f"(setsid bash -c 'exec -a {mark}-double sleep 300' &) ; exec -a {mark}-main sleep 300"
+    )
+    folder = Path(tempfile.mkdtemp())
+    os.chmod(folder, 0o755)
+    owner = folder / "owner.py"
+    owner.write_text(OWNER)
+    proc = subprocess.Popen(
+        [python, str(owner), str(KEEPER), command],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        user=user,
+        cwd=folder,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    try:
+        assert proc.stdout is not None and proc.stdout.readline() == b"started\n"
+        deadline = time.monotonic() + 30
+        kinds = {f"{mark}-{kind}" for kind in ("setsid", "double", "main")}
+        while not kinds <= named(mark):
+            assert time.monotonic() < deadline, f"the command did not start: {named(mark)}"
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        deadline = time.monotonic() + 20
+        while marked(mark) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        left = marked(mark)
+    finally:
+        proc.kill()
+        for pid in marked(mark):
+            os.kill(pid, signal.SIGKILL)
+        shutil.rmtree(folder, ignore_errors=True)
+    assert left == [], "processes of the command outlived the owner's kill -9"

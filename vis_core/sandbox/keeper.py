@@ -1,0 +1,301 @@
+"""The keeper: owns one command's whole process tree and ends it when Vis goes, even by kill -9.
+
+Run as a script (``python -I -S keeper.py FD MODE MEMORY -- ARGV...``), standard library only.
+It becomes a child subreaper (``PR_SET_CHILD_SUBREAPER``), so every process the command
+starts stays its descendant, also one that calls ``setsid()`` or forks twice; it starts the
+command in a session of its own and then waits. ``FD`` is its end of a socket pair whose other
+end only Vis holds: when it reads the end of it, Vis is gone and it kills every descendant.
+
+Vis talks to it with signals: SIGTERM is passed to every descendant, SIGUSR1 kills them all
+(SIGKILL). It reports on ``FD``: ``exit CODE`` when the command itself ends, ``memory BYTES``
+when the tree's memory went over ``MEMORY`` bytes (0: no limit), after which it kills the tree.
+MODE ``sandbox``: the tree is killed as soon as the command ends; ``shell``: what the command
+left running goes on until it ends or is stopped. The keeper then exits as the command did
+(the same code, or the same signal).
+"""
+
+from __future__ import annotations
+
+import _signal as signal  # pyright: ignore[reportMissingImports]  # no enums: starts faster
+import ctypes
+import os
+import resource
+import select
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
+PR_SET_CHILD_SUBREAPER = 36
+MEMORY_POLL = 0.1  # seconds between two sums of the tree's memory
+PARENT_POLL = 1.0  # seconds between two looks at the parent when nothing else wakes us
+GIVE_UP = 5.0  # seconds of killing after which a process that will not die is left
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def prctl(option: int, value: int) -> None:
+    """``prctl(option, value)`` where the C library has it (Linux)."""
+    try:
+        _libc.prctl(option, value, 0, 0, 0)
+    except AttributeError:
+        pass
+
+
+# what the command gets back as the default (Python and the keeper changed them)
+RESET = (
+    signal.SIGTERM,
+    signal.SIGUSR1,
+    signal.SIGCHLD,
+    signal.SIGINT,
+    signal.SIGHUP,
+    signal.SIGPIPE,
+    signal.SIGXFSZ,
+)
+
+
+def children(pid: int) -> list[int]:
+    """The direct children of ``pid``."""
+    found: list[int] = []
+    try:
+        threads = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in threads:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as file:
+                found += [int(p) for p in file.read().split()]
+        except OSError:
+            pass
+    return found
+
+
+def _parents() -> dict[int, list[int]]:
+    """Every process's children, from ``/proc/*/stat`` (kernels without ``children`` files)."""
+    tree: dict[int, list[int]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:  # no /proc: only the command's process group is reached
+        return tree
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat") as file:
+                ppid = int(file.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        tree.setdefault(ppid, []).append(int(name))
+    return tree
+
+
+HAVE_CHILDREN_FILES = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
+
+
+def descendants(root: int = 0) -> list[int]:
+    """Every process below ``root`` (default: the keeper), parents before their children."""
+    tree = None if HAVE_CHILDREN_FILES else _parents()
+    found: list[int] = []
+    pending = [root or os.getpid()]
+    while pending:
+        pid = pending.pop(0)
+        kids = children(pid) if tree is None else tree.get(pid, [])
+        found += kids
+        pending += kids
+    return found
+
+
+def signal_all(sig: int) -> None:
+    for pid in descendants():
+        try:
+            os.kill(pid, sig)
+        except OSError:
+            pass
+
+
+def _sum_fields(path: str, fields: tuple[str, ...]) -> int | None:
+    """The sum of ``fields`` (kB lines) of a ``/proc`` file in bytes; None if unreadable."""
+    total = 0
+    try:
+        with open(path) as file:
+            for line in file:
+                if line.startswith(fields):
+                    total += int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return None
+    return total
+
+
+HAVE_PSS = bool(_sum_fields("/proc/self/smaps_rollup", ("Pss_Anon:",)))  # Linux 5.9 on
+
+
+def tree_memory(limit: int) -> int:
+    """Bytes of anonymous and shared memory the tree holds. The resident sizes (cheap to read)
+    count pages that forked processes share once per process; past ``limit`` the proportional
+    sizes (each shared page split among its sharers) decide, where they can be read (a
+    process that made itself undumpable keeps its resident size)."""
+    sizes = {
+        p: _sum_fields(f"/proc/{p}/status", ("RssAnon:", "RssShmem:")) or 0 for p in descendants()
+    }
+    if sum(sizes.values()) <= limit or not HAVE_PSS:
+        return sum(sizes.values())
+    total = 0
+    for pid, rss in sizes.items():
+        pss = _sum_fields(f"/proc/{pid}/smaps_rollup", ("Pss_Anon:", "Pss_Shmem:"))
+        total += rss if pss is None else pss
+    return total
+
+
+class Keeper:
+    def __init__(self, channel: int, mode: str, memory: int, argv: list[str]) -> None:
+        self.channel = channel
+        self.mode = mode
+        self.memory = memory
+        self.argv = argv
+        self.parent = os.getppid()
+        self.me = os.getpid()
+        self.target = 0
+        self.status: int | None = None  # the command's wait status once it ended
+
+    def say(self, text: str) -> None:
+        try:
+            os.write(self.channel, text.encode() + b"\n")
+        except OSError:
+            pass
+
+    def start(self) -> None:
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.setsid()
+                prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+                if os.getppid() != self.me:  # the keeper died before the request took effect
+                    os._exit(137)
+                for sig in RESET:
+                    signal.signal(sig, signal.SIG_DFL)
+                signal.pthread_sigmask(signal.SIG_SETMASK, [])
+                os.execvp(self.argv[0], self.argv)
+            except BaseException as exc:
+                os.write(2, f"vis: could not start {self.argv[0]}: {exc}\n".encode())
+            os._exit(127)
+        self.target = pid
+
+    def reap(self) -> bool:
+        """Collect ended children; whether any child is left."""
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                return False
+            if pid == 0:
+                return True
+            if pid == self.target and self.status is None:
+                self.status = status
+                self.say(f"exit {self.code()}")
+
+    def code(self) -> int:
+        """The command's end as ``asyncio`` reports it: the exit code, or minus the signal."""
+        status = self.status
+        if status is None:
+            return -signal.SIGKILL
+        if os.WIFSIGNALED(status):
+            return -os.WTERMSIG(status)
+        return os.waitstatus_to_exitcode(status)
+
+    def signal_tree(self, sig: int) -> None:
+        """``sig`` to every descendant, and to the command's process group (reached even
+        where ``/proc`` cannot be read)."""
+        signal_all(sig)
+        try:
+            os.killpg(self.target, sig)
+        except OSError:
+            pass
+
+    def kill_all(self) -> None:
+        """SIGKILL every descendant until none is left (new orphans come to the keeper); one
+        it may not signal (a setuid program) is left after ``GIVE_UP`` seconds."""
+        deadline = time.monotonic() + GIVE_UP
+        while time.monotonic() < deadline:
+            self.signal_tree(signal.SIGKILL)
+            if not self.reap():
+                return
+            time.sleep(0.005)
+
+    def leave(self) -> None:
+        """Exit as the command did."""
+        self.kill_all()
+        os.close(self.channel)
+        code = self.code()
+        if code >= 0:
+            os._exit(code)
+        try:
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+            if -code not in (signal.SIGKILL, signal.SIGSTOP):
+                signal.signal(-code, signal.SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, [-code])
+            os.kill(os.getpid(), -code)
+        except (OSError, ValueError):
+            pass
+        os._exit(128 - code)
+
+    def run(self) -> None:
+        wake_r, wake_w = os.pipe()
+        os.set_blocking(wake_w, False)
+        os.set_blocking(wake_r, False)
+        signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+        pending: list[int] = []
+        for sig in (signal.SIGCHLD, signal.SIGTERM, signal.SIGUSR1):
+            signal.signal(sig, lambda s, _f: pending.append(s))
+        for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
+            signal.signal(sig, signal.SIG_IGN)
+        self.start()
+        devnull = os.open(os.devnull, os.O_RDWR)  # hold none of the command's pipes
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        os.close(devnull)
+        fd = self.channel
+        while True:
+            timeout = MEMORY_POLL if self.memory else PARENT_POLL
+            try:
+                ready, _, _ = select.select([fd, wake_r], [], [], timeout)
+            except InterruptedError:
+                ready = []
+            if wake_r in ready:
+                try:
+                    os.read(wake_r, 512)
+                except BlockingIOError:
+                    pass
+            if fd in ready:
+                try:
+                    gone = not os.read(fd, 512)
+                except BlockingIOError:
+                    gone = False
+                except OSError:
+                    gone = True
+                if gone:  # Vis is gone
+                    self.leave()
+            if os.getppid() != self.parent:
+                self.leave()
+            signals, pending[:] = list(pending), []
+            if signal.SIGUSR1 in signals:
+                self.leave()
+            if signal.SIGTERM in signals:
+                self.signal_tree(signal.SIGTERM)
+            left = self.reap()
+            if self.status is not None and (self.mode == "sandbox" or not left):
+                self.leave()
+            if self.memory and (used := tree_memory(self.memory)) > self.memory:
+                self.say(f"memory {used}")
+                self.leave()
+
+
+def main() -> None:
+    fd, mode, memory = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    argv = sys.argv[5:]
+    os.set_inheritable(fd, False)
+    prctl(PR_SET_CHILD_SUBREAPER, 1)
+    prctl(PR_SET_DUMPABLE, 0)  # nothing of the tree can trace it
+    Keeper(fd, mode, memory, argv).run()
+
+
+if __name__ == "__main__":
+    main()

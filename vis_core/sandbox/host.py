@@ -61,6 +61,27 @@ _MARK = b"\x1e\x1fvis-block-end:"
 _CHILD_CODE = "from vis_core.sandbox.child import main; main()"
 
 
+def host_pid(outer: int, inner: int) -> int | None:
+    """The host pid of the process that is ``inner`` in the PID namespace of a descendant of
+    ``outer`` (bwrap), found through ``/proc``; None when there is none."""
+    pending, seen = [outer], set()
+    while pending:
+        pid = pending.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            with open(f"/proc/{pid}/status", encoding="utf-8") as status:
+                nspid = next((line.split()[1:] for line in status if line.startswith("NSpid:")), [])
+            with open(f"/proc/{pid}/task/{pid}/children", encoding="utf-8") as children:
+                pending += [int(child) for child in children.read().split()]
+        except (OSError, ValueError):
+            continue
+        if len(nspid) > 1 and nspid[-1] == str(inner):
+            return pid
+    return None
+
+
 @dataclass(frozen=True)
 class ToolEntry:
     """One host tool as the sandbox sees it; a dotted name becomes a namespace attribute."""
@@ -306,12 +327,7 @@ class Sandbox:
         argv = [self.python, "-c", _CHILD_CODE]
         if not self.jail:
             return argv
-        runtime = {
-            Path(sys.prefix),
-            Path(sys.base_prefix),
-            VIS_ROOT,
-            Path(self.python).resolve().parent.parent,
-        }
+        runtime = {VIS_ROOT, Path(self.python).resolve().parent.parent}
         return jail_argv(
             argv, self.workspace, read_only=sorted(runtime), project_root=self.project_root
         )
@@ -371,7 +387,9 @@ class Sandbox:
             self._kill_group(proc)
             await proc.wait()
             raise ChildDied(self._kill_reason) from None
-        self._pid = int(ready["pid"])
+        # a jailed child has a PID namespace of its own: its pid there is not the host's
+        inner = int(ready["pid"])
+        self._pid = host_pid(proc.pid, inner) if self.jail else inner
         death, self._death = self._death, None
         report = ready.get("restore") or {}
         if death:

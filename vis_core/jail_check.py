@@ -1,0 +1,90 @@
+"""Whether bubblewrap can confine a process here: found once, kept for the process."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+
+INSTALL_HINT = (
+    "bubblewrap (`bwrap`) is not installed or not on PATH, so Vis cannot confine this process "
+    "and will not run it unconfined. Install it with `apt-get install bubblewrap` "
+    "(Debian/Ubuntu), `dnf install bubblewrap` (Fedora/RHEL) or your distribution's "
+    "bubblewrap package, or turn the jail off."
+)
+# What the jail shows of the system, read-only: programs, libraries and their configuration.
+# Nothing else of `/` (no /run, /var, /srv, /mnt, /home): a unix socket there (systemd,
+# docker, gpg-agent) could run commands outside the jail.
+SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt", "nix")
+# Namespaces of their own (user, PID, network, IPC, UTS), no capability even as root, a
+# session of its own (no TIOCSTI into the person's terminal), and death with the parent.
+ISOLATION = (
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-net",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--cap-drop",
+    "ALL",
+    "--new-session",
+    "--die-with-parent",
+)
+PROBE_TIMEOUT = 20.0
+
+
+class JailUnavailable(RuntimeError):
+    """The jail was asked for but bubblewrap is missing or cannot run here."""
+
+
+def find_bwrap() -> str:
+    """The path of ``bwrap``, or :class:`JailUnavailable` with install instructions."""
+    found = shutil.which("bwrap")
+    if not found:
+        raise JailUnavailable(INSTALL_HINT)
+    return found
+
+
+def system_binds() -> list[str]:
+    """bwrap arguments that show the system folders of :data:`SYSTEM_DIRS` read-only (a
+    top-level link such as ``/bin -> usr/bin`` is made again as a link)."""
+    args: list[str] = []
+    for name in SYSTEM_DIRS:
+        path = "/" + name
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return args
+
+
+@functools.cache
+def jail_problem() -> str | None:
+    """Why the jail cannot run here, or None when it can: a jailed ``true`` run once per
+    process (bubblewrap missing, or the kernel refusing its namespaces)."""
+    try:
+        bwrap = find_bwrap()
+    except JailUnavailable as exc:
+        return str(exc)
+    argv = [bwrap, *ISOLATION, *system_binds(), "--proc", "/proc", "--dev", "/dev", "--", "true"]
+    try:
+        done = subprocess.run(
+            argv, capture_output=True, timeout=PROBE_TIMEOUT, stdin=subprocess.DEVNULL, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap ({bwrap}) could not be run: {exc}"
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+        return (
+            f"bubblewrap ({bwrap}) cannot create its namespaces here ({said}). Allow "
+            "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on "
+            "Ubuntu 24.04+ an AppArmor profile for bwrap), or in a container run it with "
+            "--privileged or a seccomp profile that allows them"
+        )
+    return None
+
+
+def jail_works() -> bool:
+    """Whether the jail can run here (the default of the ``jail`` setting)."""
+    return jail_problem() is None

@@ -43,7 +43,7 @@ from vis_core.paths import (
     project_fingerprint,
 )
 from vis_core.providers.base import ModelChoice, ProviderConfigError
-from vis_core.sandbox.jail import jail_refusal
+from vis_core.sandbox.jail import home_warning, jail_problem, jail_refusal
 from vis_core.sandbox.lifetime import ChildLimits
 from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
 from vis_core.settings.core import extension_load_timeout
@@ -277,6 +277,9 @@ class Host:
         refusal = self.jail_policy()[1]
         if refusal is not None:
             notes.append(refusal)
+        home = self.home_notice()
+        if home is not None:
+            notes.append(home)
         notes.extend(self.settings.untrusted_notes())
         notes.extend(self.settings.problems)
         notes.extend(self.settings.invalid_notes())
@@ -498,6 +501,34 @@ class Host:
         if problem is not None:
             return True, jail_refusal(problem)
         return bool(self.setting("jail", False, session_id)), None
+
+    def jail_mode(self, session_id: str | None = None) -> tuple[bool, str]:
+        """Whether blocks and shell commands of ``session_id`` run jailed, and one line that
+        says so: the mode, why, and what to install where the jail cannot run."""
+        on, refusal = self.jail_policy(session_id)
+        if refusal is not None:
+            return True, refusal
+        problem = jail_problem()
+        if on and problem is None:
+            return True, (
+                "jailed: blocks and shell commands see only the workspace and cannot change "
+                "Vis or the project's control files (bubblewrap)"
+            )
+        if on:
+            return True, (
+                f"the jail is on but cannot run here, so no block or shell command runs: "
+                f"{problem}"
+            )
+        source = self.settings.resolve("jail", session_id).source.value
+        if source == "default":
+            why = f"the jail cannot run here: {problem}"
+        else:
+            why = f"the jail setting is false ({source} setting); set jail = true to confine them"
+        return False, f"not jailed: blocks and shell commands run with your permissions; {why}"
+
+    def home_notice(self) -> str | None:
+        """The warning that the workspace is the home folder or holds it, else None."""
+        return home_warning(self.workspace)
 
     def child_limits(self, session_id: str | None = None) -> ChildLimits:
         """Memory and process limits of the sandbox and its shells (settings)."""

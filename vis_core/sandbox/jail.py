@@ -72,6 +72,21 @@ def _holds_home(root: Path, home: Path) -> bool:
     return home != Path("/") and (root == home or root in home.parents)
 
 
+def home_warning(workspace: Path) -> str | None:
+    """What a person should know when ``workspace`` is the home folder or holds it: the model
+    works among their own files; the jail keeps home's dot entries read-only."""
+    root = Path(workspace).resolve()
+    home = Path.home().resolve()
+    if not _holds_home(root, home):
+        return None
+    where = "is your home folder" if root == home else f"holds your home folder ({home})"
+    return (
+        f"the workspace {root} {where}: blocks and shell commands can change every file in "
+        "it. With the jail on, home's dot files and folders (~/.bashrc, ~/.ssh, ~/.config) "
+        "and new files directly in home stay read-only; start Vis in a project folder instead"
+    )
+
+
 def vis_folders(environ: dict[str, str] | None = None) -> list[Path]:
     """Every folder Vis keeps its own files in (VIS_HOME or the platform folders)."""
     from vis_core.paths import VisPaths

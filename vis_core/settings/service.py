@@ -15,7 +15,7 @@ from vis_core.extension.settings_decl import (
     SettingScope,
 )
 from vis_core.model.extensions import ExtensionSource, ExtensionStatus
-from vis_core.settings.core import CORE_SETTINGS, NEEDS_TRUST
+from vis_core.settings.core import CORE_SETTINGS, NEEDS_TRUST, default_value
 from vis_core.settings.declaring import DeclaringExtension, ExtensionSet
 from vis_core.settings.redact import Redactor, activate, deactivate
 from vis_core.settings.storage import GlobalFile, ProjectFiles, ProjectValues, SecretsFile
@@ -349,7 +349,7 @@ class SettingsService:
             except ValueError as exc:
                 ignored.append(f"--toggles is ignored: {exc}")
         source = _top(layers)
-        value = setting.default if source is Source.DEFAULT else layers[source]
+        value = default_value(setting) if source is Source.DEFAULT else layers[source]
         return Resolution(setting, value, source, layers, tuple(ignored), tuple(invalid))
 
     def _where(self, scope: SettingScope, session_id: str | None) -> str:

@@ -516,8 +516,7 @@ class Host:
             )
         if on:
             return True, (
-                f"the jail is on but cannot run here, so no block or shell command runs: "
-                f"{problem}"
+                f"the jail is on but cannot run here, so no block or shell command runs: {problem}"
             )
         source = self.settings.resolve("jail", session_id).source.value
         if source == "default":

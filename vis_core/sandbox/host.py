@@ -20,7 +20,7 @@ import vis_core.records  # registers the "record" wire codec for results sent ba
 from vis_core import wire
 from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox.environ import child_environment
-from vis_core.sandbox.jail import JailUnavailable, jail_argv
+from vis_core.sandbox.jail import JailUnavailable, jail_argv, vis_runtime
 from vis_core.sandbox.lifetime import ChildLimits, child_setup
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import (
@@ -327,7 +327,7 @@ class Sandbox:
         argv = [self.python, "-c", _CHILD_CODE]
         if not self.jail:
             return argv
-        runtime = {VIS_ROOT, Path(self.python).resolve().parent.parent}
+        runtime = {*vis_runtime(), VIS_ROOT, Path(self.python).resolve().parent.parent}
         return jail_argv(
             argv, self.workspace, read_only=sorted(runtime), project_root=self.project_root
         )
@@ -378,6 +378,7 @@ class Sandbox:
                 "snapshot": snapshot,
                 "max_calls": self.max_calls,
                 "message_limit": self.message_limit,
+                "confined": self.jail,
             }
         )
         try:

@@ -129,8 +129,8 @@ def jail_argv(
     and the home folder are empty private tmpfs mounts (secrets under home stay
     hidden); ``workspace`` is bound read-write; when it holds the home folder, home's own
     folder and its dot entries stay read-only (``~/.bashrc``, ``~/.ssh``, ``~/.config``);
-    Vis's runtime (:func:`vis_runtime`) and ``read_only`` paths are shown read-only, also
-    where they lie inside the workspace; the project-control files (``.vis/``, ``vis.yml``,
+    ``read_only`` paths and Vis's runtime (:func:`vis_runtime`) where it lies in a writable
+    folder are read-only, also where they lie inside the workspace; the project-control files (``.vis/``, ``vis.yml``,
     ``.env*``, the whole ``.git``) stay read-only; Vis's own folders (VIS_HOME, wherever it
     lies) are replaced by empty tmpfs mounts; then ``read_write`` grants are bound read-write.
     The process has its own user, PID, network, IPC and UTS namespaces, no capability (also
@@ -149,10 +149,15 @@ def jail_argv(
         emptied.append(home)
     existing = [f.resolve() for f in vis_folders() if f.exists()]
     masked = [f for f in existing if not any(p in f.parents for p in existing)]
+    writable = [root, *(Path(p).resolve() for p in read_write)]
+    # Vis's runtime where it lies inside a writable folder (a virtualenv in the workspace)
+    inside = [
+        p for p in vis_runtime() if _under(p, writable) or any(w in p.parents for w in writable)
+    ]
     shown = sorted(
         {
             resolved
-            for resolved in (Path(p).resolve() for p in (*vis_runtime(), *read_only))
+            for resolved in (Path(p).resolve() for p in (*inside, *read_only))
             if resolved.exists() and not _under(resolved, masked)
         }
     )

@@ -42,6 +42,7 @@ print(len(status.files), diff.added, len(log.commits), len(blame.lines))
 """
 
 
+@pytest.mark.usefixtures("jail_off")  # explicitly: a block writes .git
 async def test_hostile_repo_config_runs_nothing_on_the_host(
     workspace: Path, tmp_path: Path
 ) -> None:

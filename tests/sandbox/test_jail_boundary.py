@@ -4,7 +4,6 @@ processes, unix sockets, git control files, Vis's runtime and home's dot files."
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import socket
 import subprocess
@@ -30,15 +29,18 @@ jailed = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=str(BWRAP_PROBLEM)
 ATTACKS = r"""
 vis_home="$1"; host_pid="$2"; run_sock="$3"; var_sock="$4"
 umount "$vis_home" 2>/dev/null && echo "umount escaped" || echo "umount refused"
-umount -l "$vis_home" 2>/dev/null; cat "$vis_home/secrets" 2>/dev/null && echo "secrets escaped" || echo "secrets hidden"
+umount -l "$vis_home" 2>/dev/null
+cat "$vis_home/secrets" 2>/dev/null && echo "secrets escaped" || echo "secrets hidden"
 mount -o remount,rw / 2>/dev/null && echo "remount escaped" || echo "remount refused"
 mount -t tmpfs none "$vis_home" 2>/dev/null && echo "mount escaped" || echo "mount refused"
 kill -0 "$host_pid" 2>/dev/null && echo "signal escaped" || echo "signal refused"
 echo "pids $(ls /proc | grep -c '^[0-9]')"
 for sock in "$run_sock" "$var_sock"; do
-  python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])" "$sock" 2>/dev/null && echo "socket escaped $sock" || echo "socket refused"
+  python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])" "$sock" \
+    2>/dev/null && echo "socket escaped $sock" || echo "socket refused"
 done
-printf 'gitdir-hijack\n' > .git/commondir 2>/dev/null && echo "commondir escaped" || echo "commondir refused"
+printf 'elsewhere\n' > .git/commondir 2>/dev/null && echo "commondir escaped" \
+  || echo "commondir refused"
 mv .git .git-moved 2>/dev/null && echo "rename escaped" || echo "rename refused"
 echo "[core]" >> .git/config 2>/dev/null && echo "config escaped" || echo "config refused"
 git init -q 2>/dev/null && echo "init escaped" || echo "init refused"
@@ -144,7 +146,9 @@ def _attack(
 def _assert_held(lines: list[str], places: dict[str, Path]) -> None:
     assert not [line for line in lines if "escaped" in line], lines
     assert "workspace writable" in lines, lines
-    assert int(next(l for l in lines if l.startswith("pids ")).split()[1]) <= 8, lines  # the jail's own, not the host's
+    assert int(next(x for x in lines if x.startswith("pids ")).split()[1]) <= 8, (
+        lines
+    )  # the jail's own, not the host's
     assert (places["workspace"] / ".git" / "HEAD").exists()
     assert not (places["workspace"] / ".git" / "commondir").exists()
     assert (places["vis_home"] / "secrets").read_text() == "sk-secret\n"
@@ -259,8 +263,8 @@ async def test_the_sandbox_refuses_direct_spawns_ctypes_and_vis_internals(
     assert result.error is None, result.error
     lines = result.stdout.splitlines()
     assert not [line for line in lines if line.endswith(" ran")], lines
-    assert "gateway policy, no direct spawn" in next(l for l in lines if l.startswith("subprocess"))
-    assert "ctypes" in next(l for l in lines if l.startswith("ctypes "))
+    assert "gateway policy, no direct spawn" in next(x for x in lines if x.startswith("subprocess"))
+    assert "ctypes" in next(x for x in lines if x.startswith("ctypes "))
     assert lines[-1] == "sdk Extension"
     assert not any(workspace.iterdir())
 

@@ -80,6 +80,7 @@ async def test_patch_and_jailed_shell_refuse_control_files(
     assert "false" not in (workspace / ".vis" / "settings.toml").read_text()
 
 
+@pytest.mark.usefixtures("jail_off")  # explicitly: a block changes control files
 async def test_a_control_file_changed_outside_the_jail_needs_trust_again(
     workspace: Path, tmp_path: Path, vis_home: Path
 ) -> None:

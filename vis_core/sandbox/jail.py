@@ -131,8 +131,9 @@ def jail_argv(
     folder and its dot entries stay read-only (``~/.bashrc``, ``~/.ssh``, ``~/.config``);
     ``read_only`` paths and Vis's runtime (:func:`vis_runtime`) where it lies in a writable
     folder are read-only, also where they lie inside the workspace; the project-control
-    files (``.vis/``, ``vis.yml``, ``.env*``, the whole ``.git``) stay read-only; Vis's own folders (VIS_HOME, wherever it
-    lies) are replaced by empty tmpfs mounts; then ``read_write`` grants are bound read-write.
+    files (``.vis/``, ``vis.yml``, ``.env*``, the whole ``.git``) stay read-only; Vis's own
+    folders (VIS_HOME, wherever it lies) are replaced by empty tmpfs mounts; then
+    ``read_write`` grants are bound read-write.
     The process has its own user, PID, network, IPC and UTS namespaces, no capability (also
     as root) and a session of its own; it and everything it starts die with its parent.
     """

@@ -6,6 +6,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from vis_core.terminal import terminal_text
+
 
 def run_doctor(workspace: Path) -> int:
     """Print the places on disk, the config, the model, tools found and every extension.
@@ -54,7 +56,9 @@ async def _check_host(workspace: Path) -> int:
             problems += 1
             print(f"jail        unknown: {refusal}")
         else:
-            print(f"jail        {'on' if jail else 'off'}")
+            on, mode = host.jail_mode()
+            print(f"jail        {'on' if jail else 'off'} ({terminal_text(mode)})")
+            problems += on and mode.startswith("the jail is on but cannot run")
         limits = host.child_limits()
         block = host.setting("block_time_limit", "1800")
         print(

@@ -16,7 +16,20 @@ INSTALL_HINT = (
 # What the jail shows of the system, read-only: programs, libraries and their configuration.
 # Nothing else of `/` (no /run, /var, /srv, /mnt, /home): a unix socket there (systemd,
 # docker, gpg-agent) could run commands outside the jail.
-SYSTEM_DIRS = ("usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "opt", "nix")
+SYSTEM_DIRS = (
+    "usr",
+    "bin",
+    "sbin",
+    "lib",
+    "lib32",
+    "lib64",
+    "libx32",
+    "etc",
+    "opt",
+    "nix/store",  # not /nix/var: the nix daemon's socket
+)
+# Secrets under /etc that root (the owner, even without capabilities) could read: hidden.
+HIDDEN_SYSTEM_FILES = ("etc/shadow", "etc/shadow-", "etc/gshadow", "etc/gshadow-")
 # Namespaces of their own (user, PID, network, IPC, UTS), no capability even as root, a
 # session of its own (no TIOCSTI into the person's terminal), and death with the parent.
 ISOLATION = (
@@ -56,6 +69,18 @@ def system_binds() -> list[str]:
             args += ["--symlink", os.readlink(path), path]
         elif os.path.isdir(path):
             args += ["--ro-bind", path, path]
+    hidden = ["/" + name for name in HIDDEN_SYSTEM_FILES]
+    try:
+        hidden += [
+            f"/etc/ssh/{name}"
+            for name in sorted(os.listdir("/etc/ssh"))
+            if name.startswith("ssh_host_") and name.endswith("_key")
+        ]
+    except OSError:
+        pass  # no ssh server keys here
+    for path in hidden:
+        if os.path.isfile(path) and not os.path.islink(path):
+            args += ["--ro-bind", "/dev/null", path]
     return args
 
 

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core import jail_check
 from vis_core.agent.session import (
     HISTORY_EVENTS,
     AgentSession,
@@ -43,7 +44,7 @@ from vis_core.paths import (
     project_fingerprint,
 )
 from vis_core.providers.base import ModelChoice, ProviderConfigError
-from vis_core.sandbox.jail import home_warning, jail_problem, jail_refusal
+from vis_core.sandbox.jail import home_warning, jail_refusal
 from vis_core.sandbox.lifetime import ChildLimits
 from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
 from vis_core.settings.core import extension_load_timeout
@@ -508,7 +509,7 @@ class Host:
         on, refusal = self.jail_policy(session_id)
         if refusal is not None:
             return True, refusal
-        problem = jail_problem()
+        problem = jail_check.jail_problem()
         if on and problem is None:
             return True, (
                 "jailed: blocks and shell commands see only the workspace and cannot change "

@@ -199,3 +199,29 @@ async def test_sandbox_and_shell_never_see_the_host_environment(
     first, second = block.stdout.strip().splitlines()
     assert first == str(["FROM_DOTENV", "FROM_LOCAL", "HOME", "PATH", "PROJECT_NAME"])
     assert second == "key= token= p=acme"
+
+
+@jailed
+async def test_control_files_a_jailed_block_creates_are_not_trusted(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    """``.vis/`` and ``vis.yml`` that did not exist when the jail started cannot be made
+    read-only without leaving empty ones on the host; what a block writes there is not
+    trusted at the next start (the trust fingerprint changes), and the person is told."""
+    (vis_home / "config.toml").write_text("jail = true\n")
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        "import os\nos.makedirs('.vis/extensions')\n"
+        "open('.vis/extensions/x.py', 'w').write('import os\\n')\n"
+        "open('vis.yml', 'w').write('toggles:\\n  jail: false\\n')",
+    )
+    assert outcome.blocks[0].error is None, outcome.blocks[0].error
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
+    try:
+        assert not host.trusted
+        assert "x" not in {ext.name for ext in host.extensions.extensions}
+        assert host.jail_policy()[0]
+    finally:
+        await host.close()

@@ -329,3 +329,27 @@ def test_home_dot_files_stay_read_only_when_the_workspace_is_home(
     assert done.stdout.splitlines() == ["refused"] * 5 + ["notes writable"], done.stderr
     assert (home / ".bashrc").read_text() == "# mine\n"
     assert not (home / ".bash_profile").exists()
+
+
+@jailed
+def test_git_works_read_only_in_a_jailed_worktree(tmp_path: Path) -> None:
+    """A workspace that is a git worktree (its ``.git`` a file naming a folder elsewhere):
+    git reads it in the jail; neither that folder nor the main repository can be changed."""
+    main = tmp_path / "main"
+    main.mkdir()
+    make_repo(main)
+    worktree = tmp_path / "wt"
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(worktree)], check=True)
+    script = (
+        "git status --short && git log --format=%s -1\n"
+        "echo x > $(git rev-parse --git-dir)/commondir 2>/dev/null && echo escaped || echo ro\n"
+        f"echo x >> {main / '.git' / 'config'} 2>/dev/null && echo escaped || echo ro\n"
+    )
+    done = subprocess.run(
+        jail_argv(["sh", "-c", script], worktree),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout.splitlines() == ["first", "ro", "ro"], done.stderr

@@ -64,7 +64,8 @@ _CHILD_CODE = "from vis_core.sandbox.child import main; main()"
 def host_pid(outer: int, inner: int) -> int | None:
     """The host pid of the process that is ``inner`` in the PID namespace of a descendant of
     ``outer`` (bwrap), found through ``/proc``; None when there is none."""
-    pending, seen = [outer], set()
+    pending: list[int] = [outer]
+    seen: set[int] = set()
     while pending:
         pid = pending.pop()
         if pid in seen:
@@ -390,7 +391,8 @@ class Sandbox:
             raise ChildDied(self._kill_reason) from None
         # a jailed child has a PID namespace of its own: its pid there is not the host's
         inner = int(ready["pid"])
-        self._pid = host_pid(proc.pid, inner) if self.jail else inner
+        # (0 when it cannot be found: Esc then stops the block by killing the child)
+        self._pid = (host_pid(proc.pid, inner) or 0) if self.jail else inner
         death, self._death = self._death, None
         report = ready.get("restore") or {}
         if death:
@@ -519,7 +521,7 @@ class Sandbox:
         proc = self._proc
         if proc is None or proc.returncode is not None or (done is not None and done.done()):
             return
-        if self._pid is not None:
+        if self._pid:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self._pid, signal.SIGINT)
         if done is not None:

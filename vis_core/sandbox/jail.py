@@ -49,6 +49,30 @@ def protected_files(folder: Path) -> list[Path]:
     return found
 
 
+def git_dirs_elsewhere(folder: Path) -> list[Path]:
+    """The git folders a ``.git`` file in ``folder`` names (a worktree's or submodule's
+    ``gitdir`` and its ``commondir``) that lie outside ``folder``: shown read-only in the jail
+    so git works there."""
+    git = folder / ".git"
+    if not git.is_file() or git.is_symlink():
+        return []
+    try:
+        text = git.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    gitdir = (folder / text[len("gitdir:") :].strip()).resolve()
+    found = [gitdir]
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+        found.append((gitdir / common).resolve())
+    except OSError:
+        pass  # not a worktree: no common folder
+    root = folder.resolve()
+    return [p for p in found if p.is_dir() and root not in p.parents and p != root]
+
+
 def is_protected(path: Path, workspace: Path) -> bool:
     """Whether ``path`` (resolved) is or lies in a project-control file of a folder between
     ``workspace`` and ``path`` (any ``.git``), or in a dot entry of the home folder when the
@@ -151,6 +175,8 @@ def jail_argv(
     existing = [f.resolve() for f in vis_folders() if f.exists()]
     masked = [f for f in existing if not any(p in f.parents for p in existing)]
     writable = [root, *(Path(p).resolve() for p in read_write)]
+    folders = {root} | ({Path(project_root).resolve()} if project_root is not None else set())
+    git_elsewhere = [p for folder in sorted(folders) for p in git_dirs_elsewhere(folder)]
     # Vis's runtime where it lies inside a writable folder (a virtualenv in the workspace)
     inside = [
         p for p in vis_runtime() if _under(p, writable) or any(w in p.parents for w in writable)
@@ -158,7 +184,7 @@ def jail_argv(
     shown = sorted(
         {
             resolved
-            for resolved in (Path(p).resolve() for p in (*inside, *read_only))
+            for resolved in (Path(p).resolve() for p in (*inside, *read_only, *git_elsewhere))
             if resolved.exists() and not _under(resolved, masked)
         }
     )
@@ -174,7 +200,6 @@ def jail_argv(
     for path in shown:
         if path not in holding:
             args += ["--ro-bind", str(path), str(path)]
-    folders = {root} | ({Path(project_root).resolve()} if project_root is not None else set())
     for folder in sorted(folders):
         for path in protected_files(folder):
             real = path.resolve()

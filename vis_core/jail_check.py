@@ -6,6 +6,7 @@ import functools
 import os
 import shutil
 import subprocess
+import threading
 
 INSTALL_HINT = (
     "bubblewrap (`bwrap`) is not installed or not on PATH, so Vis cannot confine this process "
@@ -84,10 +85,19 @@ def system_binds() -> list[str]:
     return args
 
 
-@functools.cache
+_CHECKING = threading.Lock()
+
+
 def jail_problem() -> str | None:
     """Why the jail cannot run here, or None when it can: a jailed ``true`` run once per
-    process (bubblewrap missing, or the kernel refusing its namespaces)."""
+    process (bubblewrap missing, or the kernel refusing its namespaces); a second caller
+    waits for the first one's answer."""
+    with _CHECKING:
+        return _check()
+
+
+@functools.cache
+def _check() -> str | None:
     try:
         bwrap = find_bwrap()
     except JailUnavailable as exc:

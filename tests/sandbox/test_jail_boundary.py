@@ -249,6 +249,10 @@ async def test_the_sandbox_refuses_direct_spawns_ctypes_and_vis_internals(
                 "vis_core.sandbox": lambda: __import__("vis_core.sandbox.child"),
                 "import_module": lambda: importlib.import_module("vis_core.tools.shell"),
                 "from vis_core": lambda: exec("from vis_core import host"),
+                "_fork_exec": lambda: subprocess._fork_exec(),
+                "spawnv_passfds": lambda: __import__("multiprocessing.util").util.spawnv_passfds(
+                    "/bin/true", ["true"], ()
+                ),
             }
             for name, attempt in attempts.items():
                 try:
@@ -306,14 +310,15 @@ def test_home_dot_files_stay_read_only_when_the_workspace_is_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     home = tmp_path / "ada"
-    for folder in (".ssh", ".config", "notes"):
+    for folder in (".ssh", ".config", "notes", "bin"):
         (home / folder).mkdir(parents=True)
     (home / ".bashrc").write_text("# mine\n")
     monkeypatch.setenv("HOME", str(home))
     script = textwrap.dedent(
         """
         for attempt in "echo evil >> .bashrc" "touch .ssh/authorized_keys" \
-            "mkdir -p .config/autostart" "echo evil > .bash_profile" "echo new > top.txt"; do
+            "mkdir -p .config/autostart" "echo evil > .bash_profile" "echo new > top.txt" \
+            "echo evil > bin/ls"; do
           sh -c "$attempt" 2>/dev/null && echo "escaped: $attempt" || echo "refused"
         done
         echo ok > notes/todo.txt && echo "notes writable"
@@ -326,7 +331,7 @@ def test_home_dot_files_stay_read_only_when_the_workspace_is_home(
         timeout=60,
         check=False,
     )
-    assert done.stdout.splitlines() == ["refused"] * 5 + ["notes writable"], done.stderr
+    assert done.stdout.splitlines() == ["refused"] * 6 + ["notes writable"], done.stderr
     assert (home / ".bashrc").read_text() == "# mine\n"
     assert not (home / ".bash_profile").exists()
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import builtins
 import sys
-import sysconfig
 from collections.abc import Callable, Sequence
 from importlib.abc import MetaPathFinder
 from importlib.machinery import ModuleSpec
@@ -61,18 +60,17 @@ def _audit(event: str, args: tuple[Any, ...]) -> None:
         raise PermissionError(CTYPES_REFUSED.format(event=event))
 
 
-STDLIB = sysconfig.get_paths()["stdlib"]
-
-
 def _is_vis(name: str) -> bool:
     return any(name == p or name.startswith(p + ".") for p in VIS_PACKAGES)
 
 
-def _trusted_importer(globals: dict[str, Any]) -> bool:
-    """Vis's own modules and the standard library (``subprocess`` imports
-    ``_posixsubprocess``): their imports are theirs, not the block's."""
-    where = str(globals.get("__file__") or "")
-    return _is_vis(str(globals.get("__name__", ""))) or where.startswith(STDLIB + "/")
+def _trusted(name: str, globals: dict[str, Any]) -> bool:
+    """Whether an import of ``name`` by the module of ``globals`` is not the block's: Vis's
+    own modules import Vis's; no one imports the native modules (the standard library's own
+    use, e.g. ``multiprocessing.util``, would start processes without an audit event)."""
+    if any(name == m or name.startswith(m + ".") for m in NATIVE_ONLY):
+        return False
+    return _is_vis(str(globals.get("__name__", "")))
 
 
 def _refused(name: str, fromlist: Sequence[str] | None = None) -> bool:
@@ -112,7 +110,7 @@ def _guard_import(original: Callable[..., ModuleType]) -> Callable[..., ModuleTy
         fromlist: Sequence[str] | None = (),
         level: int = 0,
     ) -> ModuleType:
-        if level == 0 and _refused(name, fromlist) and not _trusted_importer(globals or {}):
+        if level == 0 and _refused(name, fromlist) and not _trusted(name, globals or {}):
             raise ImportError(_refusal(name), name=name)
         return original(name, globals, locals, fromlist, level)
 
@@ -125,13 +123,19 @@ class _RefuseFinder(MetaPathFinder):
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
     ) -> ModuleSpec | None:
-        if _refused(fullname) and not _trusted_importer(_importer(sys._getframe(1))):
+        if _refused(fullname) and not _trusted(fullname, _importer(sys._getframe(1))):
             raise ImportError(_refusal(fullname), name=fullname)
         return None
 
 
 def confine() -> None:
     """Install the refusals for the rest of this process (an audit hook cannot be removed)."""
+    import subprocess  # loaded now, while it may still import _posixsubprocess
+
+    def refused(*args: Any, **kwargs: Any) -> Any:
+        raise PermissionError(SPAWN_REFUSED.format(event="subprocess"))
+
+    subprocess._fork_exec = refused  # type: ignore[attr-defined]  # Popen's own spawn
     for name in NATIVE_ONLY:  # loaded by Vis's own imports: a block must import them again
         sys.modules.pop(name, None)
     sys.meta_path.insert(0, _RefuseFinder())

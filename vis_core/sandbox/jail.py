@@ -22,6 +22,8 @@ from vis_core.jail_check import (
 # What decides whether and how the project's code runs: read-only inside the jail.
 PROTECTED_NAMES = (".vis", "vis.yml", ".git")
 PROTECTED_PREFIX = ".env"
+# Folders of home that start programs although their names have no dot (~/bin is on PATH).
+HOME_READ_ONLY = ("bin",)
 # Vis's own packages: read-only in the jail wherever they lie (also inside the workspace).
 VIS_PACKAGES = ("vis_core", "vis_tui", "vis_extensions")
 
@@ -88,7 +90,9 @@ def is_protected(path: Path, workspace: Path) -> bool:
     home = Path.home().resolve()
     if _holds_home(root, home) and home in path.parents:
         inside = path.relative_to(home).parts
-        return inside[0].startswith(".") or (len(inside) == 1 and not path.exists())
+        if inside[0].startswith(".") or inside[0] in HOME_READ_ONLY:
+            return True
+        return len(inside) == 1 and not path.exists()
     return False
 
 
@@ -228,12 +232,17 @@ def jail_argv(
 
 def _home_entries(home: Path) -> list[str]:
     """The entries of the home folder that stay writable when the workspace holds home: the
-    folders and files that are not dot entries (no link: its target follows its own rules)."""
+    folders and files that are not dot entries nor ``~/bin`` (no link: its target follows its
+    own rules)."""
     try:
         names = sorted(os.listdir(home))
     except OSError:
         return []
-    return [str(home / n) for n in names if not n.startswith(".") and not (home / n).is_symlink()]
+    return [
+        str(home / n)
+        for n in names
+        if not n.startswith(".") and n not in HOME_READ_ONLY and not (home / n).is_symlink()
+    ]
 
 
 def symlinks_on(path: Path) -> list[tuple[str, Path]]:

@@ -358,3 +358,15 @@ def test_git_works_read_only_in_a_jailed_worktree(tmp_path: Path) -> None:
         check=False,
     )
     assert done.stdout.splitlines() == ["first", "ro", "ro"], done.stderr
+
+
+def test_host_side_tools_treat_vis_code_in_the_workspace_as_read_only() -> None:
+    """``patch`` and the other host-side writers refuse what the jail keeps read-only: Vis's
+    own code and virtualenv when they lie in the workspace, and any ``.git``."""
+    from vis_core.sandbox.jail import is_protected
+
+    assert is_protected(VIS_ROOT / "vis_core" / "planted.py", VIS_ROOT)
+    assert is_protected(VIS_ROOT / "sub" / ".git" / "commondir", VIS_ROOT)
+    if VIS_ROOT in Path(sys.prefix).resolve().parents:
+        assert is_protected(Path(sys.prefix).resolve() / "lib" / "planted.py", VIS_ROOT)
+    assert not is_protected(VIS_ROOT / "docs" / "notes.md", VIS_ROOT)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 import sys
@@ -77,8 +78,8 @@ def git_dirs_elsewhere(folder: Path) -> list[Path]:
 
 def is_protected(path: Path, workspace: Path) -> bool:
     """Whether ``path`` (resolved) is or lies in a project-control file of a folder between
-    ``workspace`` and ``path`` (any ``.git``), or in a dot entry of the home folder when the
-    workspace holds home: what the jail keeps read-only."""
+    ``workspace`` and ``path`` (any ``.git``), in Vis's runtime, or in a dot entry (or ``~/bin``)
+    of the home folder when the workspace holds home: what the jail keeps read-only."""
     root = Path(workspace).resolve()
     try:
         parts = path.relative_to(root).parts
@@ -87,6 +88,8 @@ def is_protected(path: Path, workspace: Path) -> bool:
     for name in parts:
         if name in PROTECTED_NAMES or name.startswith(PROTECTED_PREFIX):
             return True
+    if _under(path, vis_runtime()):  # Vis's own code, e.g. a virtualenv in the workspace
+        return True
     home = Path.home().resolve()
     if _holds_home(root, home) and home in path.parents:
         inside = path.relative_to(home).parts
@@ -123,6 +126,7 @@ def vis_folders(environ: dict[str, str] | None = None) -> list[Path]:
     return sorted({paths.config_dir, paths.data_dir, paths.log_dir})
 
 
+@functools.cache
 def vis_runtime() -> list[Path]:
     """Vis's own runtime: the interpreter's prefixes, their site-packages, and the folders of
     Vis's packages wherever they lie (an editable install's source included)."""

@@ -512,6 +512,8 @@ class Host:
         if refusal is not None:
             return True, refusal
         problem = jail_check.jail_problem()
+        if on and problem is None and Path(self.workspace).resolve() == Path("/"):
+            problem = "the workspace is the root folder /; start Vis in a project folder"
         if on and problem is None:
             return True, (
                 "jailed: blocks and shell commands see only the workspace and cannot change "

@@ -370,3 +370,14 @@ def test_host_side_tools_treat_vis_code_in_the_workspace_as_read_only() -> None:
     if VIS_ROOT in Path(sys.prefix).resolve().parents:
         assert is_protected(Path(sys.prefix).resolve() / "lib" / "planted.py", VIS_ROOT)
     assert not is_protected(VIS_ROOT / "docs" / "notes.md", VIS_ROOT)
+
+
+def test_a_workspace_at_the_root_folder_is_not_jailed_as_if_it_were_confined() -> None:
+    """``vis`` started in ``/`` (a container's default folder): the jail refuses instead of
+    binding the whole system read-write (host /proc included)."""
+    from vis_core.sandbox import JailUnavailable
+
+    if BWRAP_PROBLEM is not None:
+        pytest.skip(BWRAP_PROBLEM)
+    with pytest.raises(JailUnavailable, match="root folder /"):
+        jail_argv(["true"], Path("/"))

@@ -171,6 +171,12 @@ def jail_argv(
     """
     bwrap = find_bwrap()
     root = Path(workspace).resolve()
+    if root == Path("/"):
+        raise JailUnavailable(
+            "the workspace is the root folder /, so the jail could keep nothing outside it "
+            "(the system, other homes, sockets, host processes). Start Vis in a project "
+            "folder, or turn the jail off (jail = false) to run unconfined."
+        )
     home = Path.home().resolve()
     args = [bwrap, *system_binds(), "--dev", "/dev", "--proc", "/proc"]
     args += ["--tmpfs", "/tmp"]

@@ -85,7 +85,23 @@ def system_binds() -> list[str]:
     return args
 
 
+# No user namespace inside the jail (bubblewrap 0.8+): no nested namespace to try mounts in.
+NO_MORE_USERNS = ("--disable-userns",)
+_SUPPORTED: list[str] = []  # what of NO_MORE_USERNS this bubblewrap took in the check
 _CHECKING = threading.Lock()
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        argv, capture_output=True, timeout=PROBE_TIMEOUT, stdin=subprocess.DEVNULL, check=False
+    )
+
+
+def isolation() -> tuple[str, ...]:
+    """The namespace and capability options of every jail (:data:`ISOLATION`, and
+    ``--disable-userns`` where this bubblewrap has it)."""
+    jail_problem()
+    return (*ISOLATION, *_SUPPORTED)
 
 
 def jail_problem() -> str | None:
@@ -102,11 +118,13 @@ def _check() -> str | None:
         bwrap = find_bwrap()
     except JailUnavailable as exc:
         return str(exc)
-    argv = [bwrap, *ISOLATION, *system_binds(), "--proc", "/proc", "--dev", "/dev", "--", "true"]
+    tail = [*system_binds(), "--proc", "/proc", "--dev", "/dev", "--", "true"]
     try:
-        done = subprocess.run(
-            argv, capture_output=True, timeout=PROBE_TIMEOUT, stdin=subprocess.DEVNULL, check=False
-        )
+        done = _run([bwrap, *ISOLATION, *NO_MORE_USERNS, *tail])
+        if done.returncode == 0:
+            _SUPPORTED.extend(NO_MORE_USERNS)
+        else:  # a bubblewrap before 0.8 has no --disable-userns
+            done = _run([bwrap, *ISOLATION, *tail])
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap ({bwrap}) could not be run: {exc}"
     if done.returncode != 0:

@@ -33,6 +33,8 @@ umount -l "$vis_home" 2>/dev/null
 cat "$vis_home/secrets" 2>/dev/null && echo "secrets escaped" || echo "secrets hidden"
 mount -o remount,rw / 2>/dev/null && echo "remount escaped" || echo "remount refused"
 mount -t tmpfs none "$vis_home" 2>/dev/null && echo "mount escaped" || echo "mount refused"
+unshare -Um sh -c "umount -l '$vis_home' && cat '$vis_home/secrets'" 2>/dev/null \
+  && echo "nested escaped" || echo "nested refused"
 grep -qs : /etc/shadow && echo "shadow escaped" || echo "shadow hidden"
 kill -0 "$host_pid" 2>/dev/null && echo "signal escaped" || echo "signal refused"
 echo "pids $(ls /proc | grep -c '^[0-9]')"

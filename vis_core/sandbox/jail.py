@@ -11,10 +11,10 @@ from pathlib import Path
 
 from vis_core.jail_check import (
     INSTALL_HINT,
-    ISOLATION,
     SYSTEM_DIRS,
     JailUnavailable,
     find_bwrap,
+    isolation,
     jail_problem,
     jail_works,
     system_binds,
@@ -236,7 +236,7 @@ def jail_argv(
                 if not _under(link, masked):
                     args += ["--symlink", target, str(link)]
                     made.add(link)
-    args += ["--remount-ro", "/", *ISOLATION, "--chdir", str(root), "--", *argv]
+    args += ["--remount-ro", "/", *isolation(), "--chdir", str(root), "--", *argv]
     return args
 
 

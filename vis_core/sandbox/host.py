@@ -329,8 +329,17 @@ class Sandbox:
         if not self.jail:
             return argv
         runtime = {*vis_runtime(), VIS_ROOT, Path(self.python).resolve().parent.parent}
+        shown: list[Path] = []
+        if self.output_dir is not None:  # what a tool saved whole: the block may read it
+            with contextlib.suppress(OSError):
+                Path(self.output_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
+                shown.append(Path(self.output_dir))
         return jail_argv(
-            argv, self.workspace, read_only=sorted(runtime), project_root=self.project_root
+            argv,
+            self.workspace,
+            read_only=sorted(runtime),
+            project_root=self.project_root,
+            shown_in_vis=shown,
         )
 
     async def _start(self) -> str | None:

@@ -153,6 +153,7 @@ def jail_argv(
     read_only: Sequence[Path] = (),
     read_write: Sequence[Path] = (),
     project_root: Path | None = None,
+    shown_in_vis: Sequence[Path] = (),
 ) -> list[str]:
     """``argv`` wrapped in bubblewrap.
 
@@ -164,7 +165,8 @@ def jail_argv(
     ``read_only`` paths and Vis's runtime (:func:`vis_runtime`) where it lies in a writable
     folder are read-only, also where they lie inside the workspace; the project-control
     files (``.vis/``, ``vis.yml``, ``.env*``, the whole ``.git``) stay read-only; Vis's own
-    folders (VIS_HOME, wherever it lies) are replaced by empty tmpfs mounts; then
+    folders (VIS_HOME, wherever it lies) are replaced by empty tmpfs mounts, in which the
+    ``shown_in_vis`` folders (a session's saved outputs) are shown read-only; then
     ``read_write`` grants are bound read-write.
     The process has its own user, PID, network, IPC and UTS namespaces, no capability (also
     as root) and a session of its own; it and everything it starts die with its parent.
@@ -221,6 +223,10 @@ def jail_argv(
                 args += ["--ro-bind", str(real), str(real)]
     for folder in masked:
         args += ["--tmpfs", str(folder)]
+    for path in shown_in_vis:  # e.g. the session's own saved outputs, read-only
+        resolved = Path(path).resolve()
+        if resolved.is_dir():
+            args += ["--ro-bind", str(resolved), str(resolved)]
     bound = [root, *shown]
     for path in read_write:
         resolved = Path(path).resolve()

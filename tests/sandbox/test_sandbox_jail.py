@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from vis_core.jail_check import jail_problem
 from vis_core.sandbox import JailUnavailable, Sandbox, jail_argv
 
 from .conftest import MakeSandbox
@@ -20,11 +21,7 @@ def _bwrap_problem() -> str | None:
     """Why bwrap cannot confine anything here, or None when it can."""
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed"
-    probe = jail_argv(["true"], Path.cwd())
-    done = subprocess.run(probe, capture_output=True, text=True, timeout=20, check=False)
-    if done.returncode != 0:
-        return f"bwrap cannot create its namespaces here: {done.stderr.strip()}"
-    return None
+    return jail_problem()
 
 
 def _no_bwrap_path(tmp_path: Path) -> str:
@@ -37,6 +34,7 @@ def _no_bwrap_path(tmp_path: Path) -> str:
 def test_jail_argv_binds_workspace_and_hides_home(
     workspace: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    jail_problem()  # Vis's check of the real bwrap, done once, before PATH names a fake one
     home = tmp_path / "home"
     home.mkdir()
     monkeypatch.setenv("HOME", str(home))

@@ -4,6 +4,7 @@ processes, unix sockets, git control files, Vis's runtime and home's dot files."
 from __future__ import annotations
 
 import os
+import pwd
 import shutil
 import socket
 import subprocess
@@ -383,3 +384,89 @@ def test_a_workspace_at_the_root_folder_is_not_jailed_as_if_it_were_confined() -
         pytest.skip(BWRAP_PROBLEM)
     with pytest.raises(JailUnavailable, match="root folder /"):
         jail_argv(["true"], Path("/"))
+
+
+SANDBOX_AS_USER = """
+import asyncio, os, sys
+from pathlib import Path
+from vis_core.sandbox import Sandbox
+
+async def main():
+    async def call(name, args, kwargs):
+        return None
+    box = Sandbox(workspace=Path(sys.argv[1]), call_tool=call, tools=lambda: [], jail=True)
+    result = await box.run(sys.argv[2])
+    await box.close()
+    print(result.stdout, end="")
+    print("error:", result.error)
+
+asyncio.run(main())
+"""
+BLOCK_AS_USER = """
+import os, subprocess
+print("uid", os.getuid())
+try:
+    subprocess.run(["true"])
+    print("spawn escaped")
+except PermissionError:
+    print("spawn refused")
+print("secrets", "escaped" if os.path.exists(os.environ.get("SECRET_PATH", "/x")) else "hidden")
+try:
+    open("vis.yml", "a").write("x: 1\\n")
+    print("control escaped")
+except OSError:
+    print("control refused")
+"""
+
+
+@jailed
+def test_the_jailed_sandbox_runs_as_an_ordinary_user(
+    places: dict[str, Path], plain_user: str
+) -> None:
+    """The whole sandbox (child, protocol, refusals) started by an ordinary user."""
+    try:
+        runs = subprocess.run(
+            [sys.executable, "-c", "import vis_core"],
+            user=plain_user,
+            capture_output=True,
+            check=False,
+            cwd="/",
+            env={"PYTHONPATH": str(VIS_ROOT)},
+        )
+        usable = runs.returncode == 0
+    except PermissionError:
+        usable = False
+    if not usable:
+        pytest.skip(
+            f"Vis's Python ({sys.executable} -> {Path(sys.executable).resolve()}) cannot be "
+            "run by an ordinary user here (a folder on its way is private)"
+        )
+    workspace = places["workspace"]
+    (workspace / "vis.yml").write_text("toggles: {}\n")
+    subprocess.run(["chown", "-R", plain_user, str(places["top"])], check=True)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": "/nonexistent-home",
+        "VIS_HOME": str(places["vis_home"]),
+        "SECRET_PATH": str(places["vis_home"] / "secrets"),
+        "PYTHONPATH": str(VIS_ROOT),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", SANDBOX_AS_USER, str(workspace), BLOCK_AS_USER],
+        user=plain_user,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd="/",
+    )
+    lines = done.stdout.splitlines()
+    uid = pwd.getpwnam(plain_user).pw_uid
+    assert lines == [
+        f"uid {uid}",
+        "spawn refused",
+        "secrets hidden",
+        "control refused",
+        "error: None",
+    ], (done.stdout, done.stderr)

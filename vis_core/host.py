@@ -83,6 +83,8 @@ class Host:
         self.trusted = TrustStore(paths).is_trusted(self.project_root)
         self.trust_changed = _trust_changed(paths, self.project_root)
         self._fingerprint = project_fingerprint(self.project_root) if self.trusted else None
+        # where a new .git would take over the person's git (its config runs programs)
+        self._git_places = {p for p in {self.workspace, self.project_root} if not _has_git(p)}
         self.build = build_metadata()
         self.session_locks = SessionLocks(paths.data_dir / "sessions")
         self.settings = SettingsService(
@@ -497,6 +499,21 @@ class Host:
         self._fingerprint = None
         return control_files_changed(self.project_root)
 
+    def new_git_notice(self) -> str | None:
+        """The warning, said once per folder, that a ``.git`` appeared since startup in the
+        workspace or project folder (a block or command made it): the person's git there
+        would read its config, which can run programs. None when nothing appeared."""
+        for place in sorted(self._git_places):
+            if _has_git(place):
+                self._git_places.discard(place)
+                return (
+                    f"a .git appeared in {place} during this session (a block or command "
+                    "created it). git run there reads its .git/config and hooks, which can run "
+                    "programs (core.fsmonitor, hooks); check them before you run git there, or "
+                    "remove that .git"
+                )
+        return None
+
     def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
         """Whether the jail is on for ``session_id``, and why nothing may run (fail closed):
         when the ``jail`` setting cannot be read, blocks and shell commands are refused."""
@@ -563,6 +580,10 @@ class Host:
         uninstall(self.runtime)
         self.session_locks.release_all()
         self.store.close()
+
+
+def _has_git(folder: Path) -> bool:
+    return os.path.lexists(folder / ".git")
 
 
 def _trust_changed(paths: VisPaths, project_root: Path) -> bool:

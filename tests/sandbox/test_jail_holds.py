@@ -225,3 +225,20 @@ async def test_control_files_a_jailed_block_creates_are_not_trusted(
         assert host.jail_policy()[0]
     finally:
         await host.close()
+
+
+async def test_a_git_made_during_the_session_is_told(workspace: Path, tmp_path: Path) -> None:
+    """A folder without ``.git`` at start: a block's command runs `git init` there (the jail
+    cannot keep a name that does not exist yet from being made without leaving an empty one
+    on the host). The person is told once, before their own git reads its config."""
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        'sh = await shell("git init -q && git config core.fsmonitor ./x.sh")\n'
+        "print((await sh.wait(30)).exit_code)",
+        "print('again')",
+    )
+    assert outcome.blocks[0].stdout.strip() == "0", outcome.blocks[0].error
+    notices = [e.text for e in outcome.events if type(e).__name__ == "Notification"]
+    told = [n for n in notices if "a .git appeared in" in n]
+    assert len(told) == 1 and str(workspace.resolve()) in told[0] and "fsmonitor" in told[0]

@@ -470,3 +470,41 @@ def test_the_jailed_sandbox_runs_as_an_ordinary_user(
         "control refused",
         "error: None",
     ], (done.stdout, done.stderr)
+
+
+@jailed
+def test_after_kill_9_of_vis_no_jailed_process_survives(workspace: Path, vis_home: Path) -> None:
+    """Vis killed with SIGKILL while a jailed command and its setsid() child run: the PID
+    namespace dies with bwrap, which dies with Vis."""
+    import json
+    import time
+
+    marker = f"{uuid.uuid4().int % 10**6}.5"
+    code = (
+        f'sh = await shell("setsid sleep {marker} & echo up > up.txt; exec sleep {marker}")\n'
+        "import asyncio\nawait asyncio.sleep(120)"
+    )
+    path = workspace.parent / "script.json"
+    path.write_text(json.dumps([{"code": code}, {"text": "done"}]))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["VIS_HOME"] = str(vis_home)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted"]
+        + ["--script", str(path), "go"],
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (workspace / "up.txt").exists() or len(_running(f"sleep\0{marker}")) < 2:
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while _running(f"sleep\0{marker}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _running(f"sleep\0{marker}") == [], "a jailed process outlived Vis"

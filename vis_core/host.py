@@ -83,8 +83,16 @@ class Host:
         self.trusted = TrustStore(paths).is_trusted(self.project_root)
         self.trust_changed = _trust_changed(paths, self.project_root)
         self._fingerprint = project_fingerprint(self.project_root) if self.trusted else None
-        # where a new .git would take over the person's git (its config runs programs)
-        self._git_places = {p for p in {self.workspace, self.project_root} if not _has_git(p)}
+        # control files that do not exist yet: made during the session, they are told about
+        # (the jail cannot reserve a name without leaving an empty file or folder behind)
+        code = [".vis/extensions", ".vis/mcp.json", "vis.yml"]  # what loads or configures
+        watched = [".git"] if self.trusted else [".git", *code]
+        self._absent = {
+            folder / name
+            for folder in {self.workspace, self.project_root}
+            for name in watched
+            if not os.path.lexists(folder / name)
+        }
         self.build = build_metadata()
         self.session_locks = SessionLocks(paths.data_dir / "sessions")
         self.settings = SettingsService(
@@ -499,19 +507,27 @@ class Host:
         self._fingerprint = None
         return control_files_changed(self.project_root)
 
-    def new_git_notice(self) -> str | None:
-        """The warning, said once per folder, that a ``.git`` appeared since startup in the
-        workspace or project folder (a block or command made it): the person's git there
-        would read its config, which can run programs. None when nothing appeared."""
-        for place in sorted(self._git_places):
-            if _has_git(place):
-                self._git_places.discard(place)
+    def new_control_notice(self) -> str | None:
+        """The warning, said once per path, that a ``.git`` (or, in an untrusted project,
+        ``.vis/extensions``, ``.vis/mcp.json`` or ``vis.yml``) appeared since startup in the
+        workspace or project folder: the person's git, or trusting the project, would run what
+        it names. None when nothing appeared."""
+        for path in sorted(self._absent):
+            if not os.path.lexists(path):
+                continue
+            self._absent.discard(path)
+            if path.name == ".git":
                 return (
-                    f"a .git appeared in {place} during this session (a block or command "
+                    f"a .git appeared in {path.parent} during this session (a block or command "
                     "created it). git run there reads its .git/config and hooks, which can run "
                     "programs (core.fsmonitor, hooks); check them before you run git there, or "
                     "remove that .git"
                 )
+            return (
+                f"{path} appeared during this session (made by a block, a command or you). "
+                "It loads code or changes settings once the project is trusted: read it "
+                f"before you run `vis trust {self.project_root}` or trust the project"
+            )
         return None
 
     def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
@@ -580,10 +596,6 @@ class Host:
         uninstall(self.runtime)
         self.session_locks.release_all()
         self.store.close()
-
-
-def _has_git(folder: Path) -> bool:
-    return os.path.lexists(folder / ".git")
 
 
 def _trust_changed(paths: VisPaths, project_root: Path) -> bool:

@@ -242,3 +242,20 @@ async def test_a_git_made_during_the_session_is_told(workspace: Path, tmp_path: 
     notices = [e.text for e in outcome.events if type(e).__name__ == "Notification"]
     told = [n for n in notices if "a .git appeared in" in n]
     assert len(told) == 1 and str(workspace.resolve()) in told[0] and "fsmonitor" in told[0]
+
+
+async def test_a_vis_folder_made_in_an_untrusted_project_is_told(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """An untrusted project: a block makes ``.vis/extensions/x.py`` (the jail cannot reserve
+    the name). The person is told before they trust the project."""
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        'sh = await shell("mkdir -p .vis/extensions && echo import os > .vis/extensions/x.py")\n'
+        "print((await sh.wait(30)).exit_code)",
+    )
+    assert outcome.blocks[0].stdout.strip() == "0", outcome.blocks[0].error
+    notices = [e.text for e in outcome.events if type(e).__name__ == "Notification"]
+    told = [n for n in notices if "appeared during this session" in n]
+    assert len(told) == 1 and ".vis" in told[0] and "vis trust" in told[0]

@@ -31,6 +31,15 @@ SYSTEM_DIRS = (
 )
 # Secrets under /etc that root (the owner, even without capabilities) could read: hidden.
 HIDDEN_SYSTEM_FILES = ("etc/shadow", "etc/shadow-", "etc/gshadow", "etc/gshadow-")
+HIDDEN_SYSTEM_DIRS = (
+    "etc/ssl/private",
+    "etc/pki/tls/private",
+    "etc/letsencrypt",
+    "etc/wireguard",
+    "etc/NetworkManager/system-connections",
+    "etc/ipsec.d/private",
+    "etc/sudoers.d",
+)
 # Namespaces of their own (user, PID, network, IPC, UTS), no capability even as root, a
 # session of its own (no TIOCSTI into the person's terminal), and death with the parent.
 ISOLATION = (
@@ -82,6 +91,10 @@ def system_binds() -> list[str]:
     for path in hidden:
         if os.path.isfile(path) and not os.path.islink(path):
             args += ["--ro-bind", "/dev/null", path]
+    for name in HIDDEN_SYSTEM_DIRS:
+        path = "/" + name
+        if os.path.isdir(path) and not os.path.islink(path):
+            args += ["--tmpfs", path, "--remount-ro", path]
     return args
 
 

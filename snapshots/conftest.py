@@ -11,6 +11,7 @@ import pytest
 
 ROOT = Path("/tmp/vis-snapshots")
 LOCK = Path("/tmp/vis-snapshots.lock")
+SNAPSHOT_JAIL = "not tried in snapshot tests"
 
 
 @pytest.fixture(autouse=True)
@@ -30,6 +31,8 @@ def _fresh_places(monkeypatch: pytest.MonkeyPatch) -> Path:
     (ROOT / "home").mkdir(parents=True)
     (ROOT / "project").mkdir()
     monkeypatch.setenv("VIS_HOME", str(ROOT / "home"))
+    # the welcome header says whether the jail can run: the same words on every machine
+    monkeypatch.setattr("vis_core.jail_check.jail_problem", lambda: SNAPSHOT_JAIL)
     for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "VIS_MODEL", "VISUAL", "EDITOR"):
         monkeypatch.delenv(key, raising=False)
     return ROOT / "project"

@@ -22,3 +22,10 @@ def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "workspace"
     root.mkdir()
     return root
+
+
+@pytest.fixture
+def jail_off(vis_home: Path) -> None:
+    """The jail off in this test's VIS_HOME (``jail = false`` in config.toml): for tests of
+    what happens without it (the jail is on by default where bubblewrap works)."""
+    (vis_home / "config.toml").write_text("jail = false\n")

@@ -11,6 +11,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from processes import alive
 
 HANG = '''"""Hangs."""
@@ -71,6 +72,7 @@ def test_first_ctrl_c_stops_vis_run_while_an_extension_tool_hangs(
         proc.kill()
 
 
+@pytest.mark.usefixtures("jail_off")  # explicitly: pids on the host
 def test_after_kill_9_no_shell_child_survives_and_the_turn_shows_interrupted(
     workspace: Path, vis_home: Path
 ) -> None:

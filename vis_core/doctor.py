@@ -7,6 +7,8 @@ import shutil
 import sys
 from pathlib import Path
 
+from vis_core.terminal import terminal_text
+
 JAIL_OFF_NOTES = (
     "with the jail off, the model's code runs as you: it can read and change every file you "
     "can (other projects, ~/.ssh), reach the network and start programs; only Vis's own "
@@ -65,7 +67,9 @@ async def _check_host(workspace: Path) -> int:
             problems += 1
             print(f"jail        unknown: {refusal}")
         else:
-            print(f"jail        {'on' if jail else 'off'}")
+            on, mode = host.jail_mode()
+            print(f"jail        {'on' if jail else 'off'} ({terminal_text(mode)})")
+            problems += on and mode.startswith("the jail is on but cannot run")
             if not jail:
                 for line in JAIL_OFF_NOTES + (JAIL_OFF_ROOT if os.geteuid() == 0 else ()):
                     print(f"note: {line}")

@@ -10,6 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core import jail_check
 from vis_core.agent.session import (
     HISTORY_EVENTS,
     AgentSession,
@@ -45,7 +46,7 @@ from vis_core.paths import (
     take_snapshot,
 )
 from vis_core.providers.base import ModelChoice, ProviderConfigError
-from vis_core.sandbox.jail import jail_refusal
+from vis_core.sandbox.jail import home_warning, jail_refusal
 from vis_core.sandbox.lifetime import ChildLimits
 from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
 from vis_core.settings.core import extension_load_timeout
@@ -101,6 +102,16 @@ class Host:
             channel=options.channel,
             snapshot=snapshot,  # checked against the trust list there, at each refresh too
         )
+        # control files that do not exist yet: made during the session, they are told about
+        # (the jail cannot reserve a name without leaving an empty file or folder behind)
+        code = [".vis/extensions", ".vis/mcp.json", "vis.yml"]  # what loads or configures
+        watched = [".git"] if self.trusted else [".git", *code]
+        self._absent = {
+            folder / name
+            for folder in {self.workspace, self.project_root}
+            for name in watched
+            if not os.path.lexists(folder / name)
+        }
         self.runtime = HostRuntime(self)  # the SDK's calls in this process reach the host here
         install(self.runtime)
         self.extensions = extensions or load_extensions(
@@ -145,6 +156,8 @@ class Host:
     @classmethod
     async def open(cls, options: HostOptions) -> Host:
         paths = VisPaths.from_env().ensure()
+        # the jail check (a jailed `true`, once per process) runs while the rest starts
+        threading.Thread(target=jail_check.jail_problem, name="vis-jail-check", daemon=True).start()
         config = load_config(paths.config_file)
         store = await asyncio.to_thread(Store, paths.db_file)
         loading = StoreRuntime(store)  # vis.state while entry files load
@@ -298,6 +311,9 @@ class Host:
         refusal = self.jail_policy()[1]
         if refusal is not None:
             notes.append(refusal)
+        home = self.home_notice()
+        if home is not None:
+            notes.append(home)
         notes.extend(self.settings.untrusted_notes())
         notes.extend(self.settings.problems)
         notes.extend(self.settings.invalid_notes())
@@ -527,6 +543,29 @@ class Host:
         self._told_changed = loaded
         return control_files_changed(self.project_root)
 
+    def new_control_notice(self) -> str | None:
+        """The warning, said once per path, that a ``.git`` (or, in an untrusted project,
+        ``.vis/extensions``, ``.vis/mcp.json`` or ``vis.yml``) appeared since startup in the
+        workspace or project folder: the person's git, or trusting the project, would run what
+        it names. None when nothing appeared."""
+        for path in sorted(self._absent):
+            if not os.path.lexists(path):
+                continue
+            self._absent.discard(path)
+            if path.name == ".git":
+                return (
+                    f"a .git appeared in {path.parent} during this session (a block or command "
+                    "created it). git run there reads its .git/config and hooks, which can run "
+                    "programs (core.fsmonitor, hooks); check them before you run git there, or "
+                    "remove that .git"
+                )
+            return (
+                f"{path} appeared during this session (made by a block, a command or you). "
+                "It loads code or changes settings once the project is trusted: read it "
+                f"before you run `vis trust {self.project_root}` or trust the project"
+            )
+        return None
+
     def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
         """Whether the jail is on for ``session_id``, and why nothing may run (fail closed):
         when the ``jail`` setting cannot be read, blocks and shell commands are refused."""
@@ -534,6 +573,35 @@ class Host:
         if problem is not None:
             return True, jail_refusal(problem)
         return bool(self.setting("jail", False, session_id)), None
+
+    def jail_mode(self, session_id: str | None = None) -> tuple[bool, str]:
+        """Whether blocks and shell commands of ``session_id`` run jailed, and one line that
+        says so: the mode, why, and what to install where the jail cannot run."""
+        on, refusal = self.jail_policy(session_id)
+        if refusal is not None:
+            return True, refusal
+        problem = jail_check.jail_problem()
+        if on and problem is None and Path(self.workspace).resolve() == Path("/"):
+            problem = "the workspace is the root folder /; start Vis in a project folder"
+        if on and problem is None:
+            return True, (
+                "jailed: blocks and shell commands see only the workspace and cannot change "
+                "Vis or the project's control files (bubblewrap)"
+            )
+        if on:
+            return True, (
+                f"the jail is on but cannot run here, so no block or shell command runs: {problem}"
+            )
+        source = self.settings.resolve("jail", session_id).source.value
+        if source == "default":
+            why = f"the jail cannot run here: {problem}"
+        else:
+            why = f"the jail setting is false ({source} setting); set jail = true to confine them"
+        return False, f"not jailed: blocks and shell commands run with your permissions; {why}"
+
+    def home_notice(self) -> str | None:
+        """The warning that the workspace is the home folder or holds it, else None."""
+        return home_warning(self.workspace)
 
     def child_limits(self, session_id: str | None = None) -> ChildLimits:
         """Memory and process limits of the sandbox and its shells (settings)."""

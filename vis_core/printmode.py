@@ -274,6 +274,7 @@ async def _run(
         except LookupError as exc:
             print(f"vis run: {terminal_text(str(exc))}", file=sys.stderr)
             return 2
+        print(f"vis: {terminal_text(host.jail_mode(session.id)[1])}", file=sys.stderr)
         if session.model.provider is None:
             print(session.model.problem, file=sys.stderr)
             return 2

@@ -243,10 +243,10 @@ def _control_file_watch(host: Host, session_id: str, bus: EventBus) -> Callable[
         elif not isinstance(event, BlockFinished | TurnEnded):
             return
         next_check = time.monotonic() + CONTROL_CHECK_SECONDS
-        text = host.control_files_notice()
-        if text is not None:
-            notice = Notification(session_id, text=text, kind=NotifyKind.WARN)
-            asyncio.ensure_future(bus.emit(notice))
+        for text in (host.control_files_notice(), host.new_control_notice()):
+            if text is not None:
+                notice = Notification(session_id, text=text, kind=NotifyKind.WARN)
+                asyncio.ensure_future(bus.emit(notice))
 
     return watch
 

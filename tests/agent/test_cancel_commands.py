@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
 import yaml
 from processes import alive
 
@@ -23,6 +24,7 @@ async def _pid(path: Path) -> int:
     raise AssertionError(f"{path} was never written")
 
 
+@pytest.mark.usefixtures("jail_off")  # explicitly: pids on the host
 async def test_esc_stops_the_commands_the_cancelled_block_started(
     workspace: Path, tmp_path: Path
 ) -> None:

@@ -165,6 +165,7 @@ async def test_the_bus_stores_and_publishes_before_the_session_exists(tmp_path: 
         store.close()
 
 
+@pytest.mark.usefixtures("jail_off")  # explicitly: a block changes control files
 async def test_changed_control_files_are_told_once_without_hashing_them_after_every_call(
     workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ):

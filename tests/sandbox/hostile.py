@@ -13,18 +13,14 @@ import yaml
 
 from vis_core.events import BlockFinished, Event, TurnEnded
 from vis_core.host import Host, HostOptions
-from vis_core.sandbox.jail import jail_argv
+from vis_core.jail_check import jail_problem
 
 
 def bwrap_problem() -> str | None:
-    """Why bwrap cannot confine anything here, or None when it can."""
+    """Why bwrap cannot confine anything here, or None when it can (Vis's own check)."""
     if shutil.which("bwrap") is None:
         return "bubblewrap (bwrap) is not installed"
-    probe = jail_argv(["true"], Path.cwd())
-    done = subprocess.run(probe, capture_output=True, text=True, timeout=20, check=False)
-    if done.returncode != 0:
-        return f"bwrap cannot create its namespaces here: {done.stderr.strip()}"
-    return None
+    return jail_problem()
 
 
 BWRAP_PROBLEM = bwrap_problem()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -42,6 +43,7 @@ print(len(status.files), diff.added, len(log.commits), len(blame.lines))
 """
 
 
+@pytest.mark.usefixtures("jail_off")  # explicitly: a block writes .git
 async def test_hostile_repo_config_runs_nothing_on_the_host(
     workspace: Path, tmp_path: Path
 ) -> None:
@@ -98,3 +100,31 @@ def test_jailed_git_starts_under_bubblewrap_and_cannot_write_git_config(workspac
     done = run_git(["config", "core.fsmonitor", "evil"], workspace, jail_workspace=workspace)
     assert done.returncode != 0
     assert "evil" not in (workspace / ".git" / "config").read_text()
+
+
+def test_vis_own_git_runs_nothing_a_hostile_commondir_names(tmp_path: Path) -> None:
+    """A ``.git/commondir`` (what a block could write without the jail) points git at another
+    config with ``core.fsmonitor`` and ``core.hooksPath``: the person's own git runs it; Vis's
+    git calls (status, checkpoints and /undo) do not."""
+    from vis_core.tools.checkpoints import Checkpoints
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    make_repo(workspace)
+    marker = tmp_path / "ran.txt"
+    evil = tmp_path / "evil"
+    shutil.copytree(workspace / ".git", evil / "common")
+    (evil / "run.sh").write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+    (evil / "run.sh").chmod(0o755)
+    with (evil / "common" / "config").open("a") as config:
+        config.write(f"[core]\n\tfsmonitor = {evil / 'run.sh'}\n\thooksPath = {evil}\n")
+    (workspace / ".git" / "commondir").write_text(f"{evil / 'common'}\n")
+    points = Checkpoints(workspace, tmp_path / "private")
+    points.take("t1", 1)
+    (workspace / "notes.txt").write_text("changed\n")
+    points.take("t2", 2)
+    assert points.restore().turns == (2,)
+    assert run_git(["status", "--short"], workspace).returncode == 0
+    assert not marker.exists()
+    git(workspace, "status", "--short")  # the person's own git: the attack is real
+    assert marker.exists()

@@ -80,6 +80,7 @@ async def test_patch_and_jailed_shell_refuse_control_files(
     assert "false" not in (workspace / ".vis" / "settings.toml").read_text()
 
 
+@pytest.mark.usefixtures("jail_off")  # explicitly: a block changes control files
 async def test_a_control_file_changed_outside_the_jail_needs_trust_again(
     workspace: Path, tmp_path: Path, vis_home: Path
 ) -> None:
@@ -199,3 +200,63 @@ async def test_sandbox_and_shell_never_see_the_host_environment(
     first, second = block.stdout.strip().splitlines()
     assert first == str(["FROM_DOTENV", "FROM_LOCAL", "HOME", "PATH", "PROJECT_NAME"])
     assert second == "key= token= p=acme"
+
+
+@jailed
+async def test_control_files_a_jailed_block_creates_are_not_trusted(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    """``.vis/`` and ``vis.yml`` that did not exist when the jail started cannot be made
+    read-only without leaving empty ones on the host; what a block writes there is not
+    trusted at the next start (the trust fingerprint changes), and the person is told."""
+    (vis_home / "config.toml").write_text("jail = true\n")
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        "import os\nos.makedirs('.vis/extensions')\n"
+        "open('.vis/extensions/x.py', 'w').write('import os\\n')\n"
+        "open('vis.yml', 'w').write('toggles:\\n  jail: false\\n')",
+    )
+    assert outcome.blocks[0].error is None, outcome.blocks[0].error
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
+    try:
+        assert not host.trusted
+        assert "x" not in {ext.name for ext in host.extensions.extensions}
+        assert host.jail_policy()[0]
+    finally:
+        await host.close()
+
+
+async def test_a_git_made_during_the_session_is_told(workspace: Path, tmp_path: Path) -> None:
+    """A folder without ``.git`` at start: a block's command runs `git init` there (the jail
+    cannot keep a name that does not exist yet from being made without leaving an empty one
+    on the host). The person is told once, before their own git reads its config."""
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        'sh = await shell("git init -q && git config core.fsmonitor ./x.sh")\n'
+        "print((await sh.wait(30)).exit_code)",
+        "print('again')",
+    )
+    assert outcome.blocks[0].stdout.strip() == "0", outcome.blocks[0].error
+    notices = [e.text for e in outcome.events if type(e).__name__ == "Notification"]
+    told = [n for n in notices if "a .git appeared in" in n]
+    assert len(told) == 1 and str(workspace.resolve()) in told[0] and "fsmonitor" in told[0]
+
+
+async def test_a_vis_folder_made_in_an_untrusted_project_is_told(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """An untrusted project: a block makes ``.vis/extensions/x.py`` (the jail cannot reserve
+    the name). The person is told before they trust the project."""
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        'sh = await shell("mkdir -p .vis/extensions && echo import os > .vis/extensions/x.py")\n'
+        "print((await sh.wait(30)).exit_code)",
+    )
+    assert outcome.blocks[0].stdout.strip() == "0", outcome.blocks[0].error
+    notices = [e.text for e in outcome.events if type(e).__name__ == "Notification"]
+    told = [n for n in notices if "appeared during this session" in n]
+    assert len(told) == 1 and ".vis" in told[0] and "vis trust" in told[0]

@@ -68,6 +68,7 @@ def test_false_does_not_inherit_but_a_missing_value_does(workspace: Path) -> Non
     assert service.resolve("jail", None).value is True  # no session: project level
 
 
+@pytest.mark.usefixtures("jail_off")  # the global value the other group falls back to
 def test_group_values_follow_the_session_group(workspace: Path) -> None:
     service, session = _service(workspace)
     service.set("jail", True, "group", session_id=session)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from vis_core.jail_check import jail_works
 from vis_tui.widgets.welcome import WelcomeHeader
 
 from .support import started, store_session, until, vis_app, write_script
@@ -17,6 +18,9 @@ async def test_a_new_session_opens_with_the_welcome_header(workspace: Path, tmp_
         text = str(header.render())
         assert "Vis 0.1.0" in text and "scripted" in text and "not trusted" in text
         assert "F1" in text and "Esc" in text
+        # the mode the session runs in: jailed where bubblewrap works, else why not
+        mode = "jailed: blocks" if jail_works() else "not jailed: blocks"
+        assert mode in text and "not " + mode not in text
         await pilot.press(*"hello", "enter")  # the conversation takes the header's place
         await until(pilot, lambda: not app.main.transcript.query(WelcomeHeader))
         session_id = app.session.id
@@ -29,3 +33,14 @@ async def test_a_resumed_session_has_no_welcome_header(workspace: Path) -> None:
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
         assert not app.main.transcript.query(WelcomeHeader)
+
+
+async def test_the_welcome_header_says_when_the_jail_is_off(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    (vis_home / "config.toml").write_text("jail = false\n")
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "hi"}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        text = str(app.main.transcript.query_one(WelcomeHeader).render())
+        assert "not jailed:" in text and "jail setting is false" in text

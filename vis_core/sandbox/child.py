@@ -16,6 +16,7 @@ from typing import Any
 import vis_core.records  # noqa: F401 - registers the "record" wire codec in the child
 from vis_core import wire
 from vis_core.child_process import exit_with_parent, take_protocol_fds
+from vis_core.sandbox.confine import confine
 from vis_core.sandbox.defs import SessionDoc, make_defs
 from vis_core.sandbox.output import keep_tail
 from vis_core.sandbox.protocol import (
@@ -171,6 +172,8 @@ class Child:
             self.state.inject(name, value)
         self.state.inject("defs", make_defs(self.state))
         self.set_tools(msg.get("tools") or [])
+        if msg.get("confined"):  # under the jail: no direct spawn, no ctypes, no Vis internals
+            confine()
         report = self.state.restore(msg.get("snapshot"))
         self.state.snapshot()  # remember the restored state as the last one
         self.send({"t": Msg.READY, "pid": os.getpid(), "restore": report})

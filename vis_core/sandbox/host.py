@@ -20,7 +20,7 @@ from vis_core import wire
 from vis_core.child_process import VIS_ROOT, python_argv
 from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox.environ import child_environment
-from vis_core.sandbox.jail import JailUnavailable, jail_argv
+from vis_core.sandbox.jail import JailUnavailable, jail_argv, vis_runtime
 from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_strays, start_kept
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import (
@@ -57,6 +57,28 @@ START_TIMEOUT = 60.0
 _DRAIN_ABOVE = 1 << 20
 _MARK = b"\x1e\x1fvis-block-end:"
 _CHILD = "vis_core.sandbox.child:main"
+
+
+def host_pid(outer: int, inner: int) -> int | None:
+    """The host pid of the process that is ``inner`` in the PID namespace of a descendant of
+    ``outer`` (bwrap), found through ``/proc``; None when there is none."""
+    pending: list[int] = [outer]
+    seen: set[int] = set()
+    while pending:
+        pid = pending.pop()
+        if pid in seen:
+            continue
+        seen.add(pid)
+        try:
+            with open(f"/proc/{pid}/status", encoding="utf-8") as status:
+                nspid = next((line.split()[1:] for line in status if line.startswith("NSpid:")), [])
+            with open(f"/proc/{pid}/task/{pid}/children", encoding="utf-8") as children:
+                pending += [int(child) for child in children.read().split()]
+        except (OSError, ValueError):
+            continue
+        if len(nspid) > 1 and nspid[-1] == str(inner):
+            return pid
+    return None
 
 
 @dataclass(frozen=True)
@@ -315,14 +337,18 @@ class Sandbox:
         argv = python_argv(self.python, _CHILD, "-u")
         if not self.jail:
             return argv
-        runtime = {
-            Path(sys.prefix),
-            Path(sys.base_prefix),
-            VIS_ROOT,
-            Path(self.python).resolve().parent.parent,
-        }
+        runtime = {*vis_runtime(), VIS_ROOT, Path(self.python).resolve().parent.parent}
+        shown: list[Path] = []
+        if self.output_dir is not None:  # what a tool saved whole: the block may read it
+            with contextlib.suppress(OSError):
+                Path(self.output_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
+                shown.append(Path(self.output_dir))
         jailed = jail_argv(
-            argv, self.workspace, read_only=sorted(runtime), project_root=self.project_root
+            argv,
+            self.workspace,
+            read_only=sorted(runtime),
+            project_root=self.project_root,
+            shown_in_vis=shown,
         )
         return cap_tmpfs(jailed, self.limits.memory_bytes if self.limits else 0)
 
@@ -373,6 +399,7 @@ class Sandbox:
                 "snapshot": snapshot,
                 "max_calls": self.max_calls,
                 "message_limit": self.message_limit,
+                "confined": self.jail,
             }
         )
         try:
@@ -382,7 +409,10 @@ class Sandbox:
             self._kill_group(proc)
             await proc.wait()
             raise ChildDied(self._kill_reason) from None
-        self._pid = int(ready["pid"])
+        # a jailed child has a PID namespace of its own: its pid there is not the host's
+        inner = int(ready["pid"])
+        # (0 when it cannot be found: Esc then stops the block by killing the child)
+        self._pid = (host_pid(proc.pid, inner) or 0) if self.jail else inner
         death, self._death = self._death, None
         report = ready.get("restore") or {}
         if death:
@@ -511,7 +541,7 @@ class Sandbox:
         proc = self._proc
         if proc is None or proc.returncode is not None or (done is not None and done.done()):
             return
-        if self._pid is not None:
+        if self._pid:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(self._pid, signal.SIGINT)
         if done is not None:

@@ -2,64 +2,120 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
-import shutil
+import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-INSTALL_HINT = (
-    "bubblewrap (`bwrap`) is not installed or not on PATH, so Vis cannot confine this process "
-    "and will not run it unconfined. Install it with `apt-get install bubblewrap` "
-    "(Debian/Ubuntu), `dnf install bubblewrap` (Fedora/RHEL) or your distribution's "
-    "bubblewrap package, or turn the jail off."
+from vis_core.jail_check import (
+    INSTALL_HINT,
+    SYSTEM_DIRS,
+    JailUnavailable,
+    find_bwrap,
+    isolation,
+    jail_problem,
+    jail_works,
+    system_binds,
 )
+
 # What decides whether and how the project's code runs: read-only inside the jail.
-PROTECTED_NAMES = (".vis", "vis.yml")
+PROTECTED_NAMES = (".vis", "vis.yml", ".git")
 PROTECTED_PREFIX = ".env"
-# Git files whose content makes the person's own git run commands later.
-GIT_PROTECTED = ("config", "hooks", "info")
-
-
-class JailUnavailable(RuntimeError):
-    """The jail was asked for but bubblewrap is missing."""
-
-
-def find_bwrap() -> str:
-    """The path of ``bwrap``, or :class:`JailUnavailable` with install instructions."""
-    found = shutil.which("bwrap")
-    if not found:
-        raise JailUnavailable(INSTALL_HINT)
-    return found
+# Folders of home that start programs although their names have no dot (~/bin is on PATH).
+HOME_READ_ONLY = ("bin",)
+# Vis's own packages: read-only in the jail wherever they lie (also inside the workspace).
+VIS_PACKAGES = ("vis_core", "vis_tui", "vis_extensions")
 
 
 def protected_files(folder: Path) -> list[Path]:
-    """The project-control files directly in ``folder``: ``.vis/``, ``vis.yml``, ``.env*``."""
-    found = [folder / name for name in PROTECTED_NAMES if (folder / name).exists()]
+    """The project-control files directly in ``folder``: ``.vis/``, ``vis.yml``, ``.env*`` and
+    the whole of ``.git`` (config, hooks, index, ``commondir``…: what the person's own git
+    reads and runs), with the folder a ``.git`` file names when it lies in ``folder``."""
+    found = [folder / name for name in PROTECTED_NAMES if os.path.lexists(folder / name)]
     try:
         names = sorted(os.listdir(folder))
     except OSError:
         names = []
     found += [folder / n for n in names if n.startswith(PROTECTED_PREFIX) and n != ".vis"]
     git = folder / ".git"
-    if git.is_dir():
-        found += [git / name for name in GIT_PROTECTED if (git / name).exists()]
+    if git.is_file() and not git.is_symlink():
+        try:
+            text = git.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            text = ""
+        if text.startswith("gitdir:"):
+            target = (folder / text[len("gitdir:") :].strip()).resolve()
+            if folder.resolve() in target.parents and target.is_dir():
+                found.append(target)
     return found
+
+
+def git_dirs_elsewhere(folder: Path) -> list[Path]:
+    """The git folders a ``.git`` file in ``folder`` names (a worktree's or submodule's
+    ``gitdir`` and its ``commondir``) that lie outside ``folder``: shown read-only in the jail
+    so git works there."""
+    git = folder / ".git"
+    if not git.is_file() or git.is_symlink():
+        return []
+    try:
+        text = git.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return []
+    if not text.startswith("gitdir:"):
+        return []
+    gitdir = (folder / text[len("gitdir:") :].strip()).resolve()
+    found = [gitdir]
+    try:
+        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+        found.append((gitdir / common).resolve())
+    except OSError:
+        pass  # not a worktree: no common folder
+    root = folder.resolve()
+    return [p for p in found if p.is_dir() and root not in p.parents and p != root]
 
 
 def is_protected(path: Path, workspace: Path) -> bool:
     """Whether ``path`` (resolved) is or lies in a project-control file of a folder between
-    ``workspace`` and ``path``: what the jail keeps read-only."""
+    ``workspace`` and ``path`` (any ``.git``), in Vis's runtime, or in a dot entry (or ``~/bin``)
+    of the home folder when the workspace holds home: what the jail keeps read-only."""
     root = Path(workspace).resolve()
     try:
         parts = path.relative_to(root).parts
     except ValueError:
         return False
-    for index, name in enumerate(parts):
+    for name in parts:
         if name in PROTECTED_NAMES or name.startswith(PROTECTED_PREFIX):
             return True
-        if name == ".git" and index + 1 < len(parts) and parts[index + 1] in GIT_PROTECTED:
+    if _under(path, vis_runtime()):  # Vis's own code, e.g. a virtualenv in the workspace
+        return True
+    home = Path.home().resolve()
+    if _holds_home(root, home) and home in path.parents:
+        inside = path.relative_to(home).parts
+        if inside[0].startswith(".") or inside[0] in HOME_READ_ONLY:
             return True
+        return len(inside) == 1 and not path.exists()
     return False
+
+
+def _holds_home(root: Path, home: Path) -> bool:
+    return home != Path("/") and (root == home or root in home.parents)
+
+
+def home_warning(workspace: Path) -> str | None:
+    """What a person should know when ``workspace`` is the home folder or holds it: the model
+    works among their own files; the jail keeps home's dot entries read-only."""
+    root = Path(workspace).resolve()
+    home = Path.home().resolve()
+    if not _holds_home(root, home):
+        return None
+    where = "is your home folder" if root == home else f"holds your home folder ({home})"
+    return (
+        f"the workspace {root} {where}: blocks and shell commands can change every file in "
+        "it. With the jail on, home's dot files and folders (~/.bashrc, ~/.ssh, ~/.config) "
+        "and new files directly in home stay read-only; start Vis in a project folder instead"
+    )
 
 
 def vis_folders(environ: dict[str, str] | None = None) -> list[Path]:
@@ -68,6 +124,22 @@ def vis_folders(environ: dict[str, str] | None = None) -> list[Path]:
 
     paths = VisPaths.from_env(environ)
     return sorted({paths.config_dir, paths.data_dir, paths.log_dir})
+
+
+@functools.cache
+def vis_runtime() -> list[Path]:
+    """Vis's own runtime: the interpreter's prefixes, their site-packages, and the folders of
+    Vis's packages wherever they lie (an editable install's source included)."""
+    found = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.executable).resolve().parent.parent}
+    for name in VIS_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            found.add(Path(location))
+    found.add(Path(__file__).resolve().parents[1])  # vis_core itself
+    return sorted({p.resolve() for p in found})
 
 
 def _under(path: Path, folders: Iterable[Path]) -> bool:
@@ -81,37 +153,69 @@ def jail_argv(
     read_only: Sequence[Path] = (),
     read_write: Sequence[Path] = (),
     project_root: Path | None = None,
-    own_pids: bool = False,
+    shown_in_vis: Sequence[Path] = (),
 ) -> list[str]:
     """``argv`` wrapped in bubblewrap.
 
-    The whole file system is mounted read-only; ``/tmp`` and the home folder are replaced by
-    empty private tmpfs mounts (so secrets under home stay hidden); ``read_only`` paths (e.g. a
-    Python runtime under home) are shown again read-only; ``workspace`` is bound read-write,
-    except the project-control files in it (``.vis/``, ``vis.yml``, ``.env*``, ``.git/config``
-    and hooks), which stay read-only; Vis's own folders (VIS_HOME, wherever it lies) are
-    replaced by empty tmpfs mounts; then ``read_write`` grants are bound read-write; the
-    network is unshared; the process dies with its parent and starts in the workspace.
-    ``own_pids``: a PID namespace of its own, so every process in it dies with it.
+    Only the system folders (``/usr``, ``/etc``, ``/opt``…) are shown, read-only: nothing else
+    of ``/`` (no unix socket under ``/run``, ``/var`` or elsewhere is reachable); ``/tmp``
+    and the home folder are empty private tmpfs mounts (secrets under home stay
+    hidden); ``workspace`` is bound read-write; when it holds the home folder, home's own
+    folder and its dot entries stay read-only (``~/.bashrc``, ``~/.ssh``, ``~/.config``);
+    ``read_only`` paths and Vis's runtime (:func:`vis_runtime`) where it lies in a writable
+    folder are read-only, also where they lie inside the workspace; the project-control
+    files (``.vis/``, ``vis.yml``, ``.env*``, the whole ``.git``) stay read-only; Vis's own
+    folders (VIS_HOME, wherever it lies) are replaced by empty tmpfs mounts, in which the
+    ``shown_in_vis`` folders (a session's saved outputs) are shown read-only; then
+    ``read_write`` grants are bound read-write.
+    The process has its own user, PID, network, IPC and UTS namespaces, no capability (also
+    as root) and a session of its own; it and everything it starts die with its parent.
     """
     bwrap = find_bwrap()
     root = Path(workspace).resolve()
+    if root == Path("/"):
+        raise JailUnavailable(
+            "the workspace is the root folder /, so the jail could keep nothing outside it "
+            "(the system, other homes, sockets, host processes). Start Vis in a project "
+            "folder, or turn the jail off (jail = false) to run unconfined."
+        )
     home = Path.home().resolve()
-    args = [bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
+    args = [bwrap, *system_binds(), "--dev", "/dev", "--proc", "/proc"]
+    args += ["--tmpfs", "/tmp"]
+    visible = [Path("/" + name) for name in SYSTEM_DIRS]
     emptied = [Path("/tmp")]
-    if root != home and root not in home.parents and home != Path("/"):
+    holds_home = _holds_home(root, home)
+    if not holds_home and home != Path("/"):
         args += ["--tmpfs", str(home)]
         emptied.append(home)
     existing = [f.resolve() for f in vis_folders() if f.exists()]
     masked = [f for f in existing if not any(p in f.parents for p in existing)]
-    bound = [root]
-    for path in read_only:
-        resolved = Path(path).resolve()
-        if resolved.exists() and not _under(resolved, masked):
-            args += ["--ro-bind", str(resolved), str(resolved)]
-            bound.append(resolved)
-    args += ["--bind", str(root), str(root)]
+    writable = [root, *(Path(p).resolve() for p in read_write)]
     folders = {root} | ({Path(project_root).resolve()} if project_root is not None else set())
+    git_elsewhere = [p for folder in sorted(folders) for p in git_dirs_elsewhere(folder)]
+    # Vis's runtime where it lies inside a writable folder (a virtualenv in the workspace)
+    inside = [
+        p for p in vis_runtime() if _under(p, writable) or any(w in p.parents for w in writable)
+    ]
+    shown = sorted(
+        {
+            resolved
+            for resolved in (Path(p).resolve() for p in (*inside, *read_only, *git_elsewhere))
+            if resolved.exists() and not _under(resolved, masked)
+        }
+    )
+    # a read-only path that holds the workspace goes first, so the workspace shows through it;
+    # every other one after the workspace, so it stays read-only inside it too
+    holding = [p for p in shown if p == root or p in root.parents]
+    for path in holding:
+        args += ["--ro-bind", str(path), str(path)]
+    args += ["--bind", str(root), str(root)]
+    if holds_home:
+        args += ["--ro-bind", str(home), str(home)]
+        args += [arg for entry in _home_entries(home) for arg in ("--bind", entry, entry)]
+    for path in shown:
+        if path not in holding:
+            args += ["--ro-bind", str(path), str(path)]
     for folder in sorted(folders):
         for path in protected_files(folder):
             real = path.resolve()
@@ -119,24 +223,42 @@ def jail_argv(
                 args += ["--ro-bind", str(real), str(real)]
     for folder in masked:
         args += ["--tmpfs", str(folder)]
+    for path in shown_in_vis:  # e.g. the session's own saved outputs, read-only
+        resolved = Path(path).resolve()
+        if resolved.is_dir():
+            args += ["--ro-bind", str(resolved), str(resolved)]
+    bound = [root, *shown]
     for path in read_write:
         resolved = Path(path).resolve()
         args += ["--bind", str(resolved), str(resolved)]
         bound.append(resolved)
     # A grant that names a link (~/.sdkman/candidates/java/current): the binds above hold its
-    # target; the links on the way are made again where an emptied folder hides them.
+    # target; the links on the way are made again where the jail does not show them.
     made: set[Path] = set()
     for path in (*read_only, *read_write):
         for target, link in symlinks_on(Path(path)):
-            hidden = _under(link, emptied) and not _under(link, bound)
-            if hidden and link not in made and not _under(link, masked):
-                args += ["--symlink", target, str(link)]
-                made.add(link)
-    args += ["--unshare-net", "--die-with-parent", "--chdir", str(root)]
-    if own_pids:
-        args.append("--unshare-pid")
-    args += ["--", *argv]
+            hidden = not _under(link, visible) or _under(link, emptied)
+            if hidden and not _under(link, bound) and link not in made:
+                if not _under(link, masked):
+                    args += ["--symlink", target, str(link)]
+                    made.add(link)
+    args += ["--remount-ro", "/", *isolation(), "--chdir", str(root), "--", *argv]
     return args
+
+
+def _home_entries(home: Path) -> list[str]:
+    """The entries of the home folder that stay writable when the workspace holds home: the
+    folders and files that are not dot entries nor ``~/bin`` (no link: its target follows its
+    own rules)."""
+    try:
+        names = sorted(os.listdir(home))
+    except OSError:
+        return []
+    return [
+        str(home / n)
+        for n in names
+        if not n.startswith(".") and n not in HOME_READ_ONLY and not (home / n).is_symlink()
+    ]
 
 
 def symlinks_on(path: Path) -> list[tuple[str, Path]]:
@@ -178,3 +300,14 @@ def jail_refusal(problem: str) -> str:
         "no shell commands until this is fixed. Fix the file named above (Vis did not change "
         "it), then start Vis again; `vis doctor` checks it."
     )
+
+
+__all__ = [
+    "INSTALL_HINT",
+    "JailUnavailable",
+    "find_bwrap",
+    "jail_argv",
+    "jail_problem",
+    "jail_works",
+    "vis_runtime",
+]

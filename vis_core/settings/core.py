@@ -23,9 +23,12 @@ MODEL = Setting(
 JAIL = Setting(
     id="jail",
     label="Jail shell commands",
-    default=False,
+    default=False,  # the declared value; the effective default is default_value(JAIL)
     scopes=ALL_SCOPES,
-    description="Run shell commands and blocks in a sandbox that can write only the workspace.",
+    description=(
+        "Run shell commands and blocks in a sandbox that can write only the workspace. "
+        "Default: on where bubblewrap works; false runs them unconfined."
+    ),
 )
 INTROSPECTION = Setting(
     id="introspection",
@@ -129,6 +132,16 @@ def check_value(setting_id: str, value: Any) -> None:
             f"setting 'model' takes provider/model without spaces, such as "
             f"anthropic/claude-sonnet-4-6, got {text!r}"
         )
+
+
+def default_value(setting: Setting) -> Any:
+    """What ``setting`` takes when nothing sets it: its declared default, except ``jail``,
+    which is on wherever bubblewrap works here (checked once per process)."""
+    if setting.id == JAIL.id:
+        from vis_core.jail_check import jail_works
+
+        return jail_works()
+    return setting.default
 
 
 def extension_load_timeout(config: dict[str, Any]) -> float:

@@ -17,7 +17,7 @@ from vis_core.extension.settings_decl import (
 )
 from vis_core.model.extensions import ExtensionSource, ExtensionStatus
 from vis_core.paths import ControlSnapshot, TrustStore, take_snapshot
-from vis_core.settings.core import CORE_SETTINGS, GUARDED, check_value
+from vis_core.settings.core import CORE_SETTINGS, GUARDED, check_value, default_value
 from vis_core.settings.declaring import DeclaringExtension, ExtensionSet
 from vis_core.settings.redact import (
     Redactor,
@@ -390,7 +390,7 @@ class SettingsService:
             except ValueError as exc:  # and every turn stops: refusal()
                 ignored.append(f"--toggles cannot be used: {exc}")
         source = _top(layers)
-        value = setting.default if source is Source.DEFAULT else layers[source]
+        value = default_value(setting) if source is Source.DEFAULT else layers[source]
         return Resolution(setting, value, source, layers, tuple(ignored), tuple(invalid))
 
     def _where(self, scope: SettingScope, session_id: str | None) -> str:

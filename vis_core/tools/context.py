@@ -79,9 +79,9 @@ class ToolContext:
             )
         if FS_OPERATIONS.get(tool) == "file-write" and is_protected(real, self.workspace):
             raise PermissionError(
-                f"{tool}: {text} controls how Vis runs this project (.vis/, vis.yml, .env*, "
-                ".git/config, .git/hooks); the jail keeps it read-only. Ask the person to "
-                "change it."
+                f"{tool}: {text} controls how Vis or the person's programs run (.vis/, "
+                "vis.yml, .env*, .git, Vis's own code, home's dot files); the jail keeps it "
+                "read-only. Ask the person to change it."
             )
 
     def hidden(self, path: str | os.PathLike[str]) -> bool:

@@ -429,6 +429,4 @@ def jailed(
             "shell: the jail setting is on but confinement (vis_core.sandbox.jail) is not "
             f"available ({exc}); the command was not run. Turn the jail off or update Vis."
         ) from None
-    return jail_argv(
-        argv, workspace, read_write=read_write, project_root=project_root, own_pids=True
-    )
+    return jail_argv(argv, workspace, read_write=read_write, project_root=project_root)

@@ -223,6 +223,7 @@ class MainScreen(Screen[None]):
             model,
             Path(self.workspace),
             trusted=bool(getattr(host, "trusted", False)),
+            jail=host.jail_mode(session.id),
         )
         self.transcript.mount(WelcomeHeader(content))
 

@@ -1,4 +1,5 @@
-"""The header a new session opens with: version, model, workspace, trust state, three tips."""
+"""The header a new session opens with: version, model, workspace, trust state, jail mode,
+three tips."""
 
 from __future__ import annotations
 
@@ -16,7 +17,15 @@ TIPS = (
 )
 
 
-def welcome_content(version: str, model: str, workspace: Path, *, trusted: bool) -> Content:
+def welcome_content(
+    version: str,
+    model: str,
+    workspace: Path,
+    *,
+    trusted: bool,
+    jail: tuple[bool, str] | None = None,
+) -> Content:
+    """``jail``: whether the session runs jailed and the line that says so (``Host.jail_mode``)."""
     where = shorten_path(str(workspace), "/nonexistent-workspace")
     trust = ("trusted project", "$text-success") if trusted else ("not trusted", "$text-warning")
     sep = ("  ·  ", "$text-muted")
@@ -29,6 +38,9 @@ def welcome_content(version: str, model: str, workspace: Path, *, trusted: bool)
         sep,
         trust,
     ]
+    if jail is not None:
+        jailed, line = jail
+        parts.extend(["\n", (line, "$text-success" if jailed else "$text-warning")])
     for key, what in TIPS:
         parts.extend(["\n", (f"  {key:<4}", "bold"), (what, "$text-muted")])
     return Content.assemble(*parts)

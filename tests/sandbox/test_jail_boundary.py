@@ -1,0 +1,510 @@
+"""The jail as a boundary, tried from inside as root and as an ordinary user: capabilities,
+processes, unix sockets, git control files, Vis's runtime and home's dot files."""
+
+from __future__ import annotations
+
+import os
+import pwd
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from vis_core.sandbox import Sandbox
+from vis_core.sandbox.host import VIS_ROOT
+from vis_core.sandbox.jail import jail_argv
+
+from .conftest import MakeSandbox
+from .hostile import BWRAP_PROBLEM, make_repo
+
+jailed = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=str(BWRAP_PROBLEM))
+
+# Each line says what one attack got: "<name> escaped" means the jail failed.
+ATTACKS = r"""
+vis_home="$1"; host_pid="$2"; run_sock="$3"; var_sock="$4"
+umount "$vis_home" 2>/dev/null && echo "umount escaped" || echo "umount refused"
+umount -l "$vis_home" 2>/dev/null
+cat "$vis_home/secrets" 2>/dev/null && echo "secrets escaped" || echo "secrets hidden"
+mount -o remount,rw / 2>/dev/null && echo "remount escaped" || echo "remount refused"
+mount -t tmpfs none "$vis_home" 2>/dev/null && echo "mount escaped" || echo "mount refused"
+unshare -Um sh -c "umount -l '$vis_home' && cat '$vis_home/secrets'" 2>/dev/null \
+  && echo "nested escaped" || echo "nested refused"
+grep -qs : /etc/shadow && echo "shadow escaped" || echo "shadow hidden"
+kill -0 "$host_pid" 2>/dev/null && echo "signal escaped" || echo "signal refused"
+echo "pids $(ls /proc | grep -c '^[0-9]')"
+for sock in "$run_sock" "$var_sock"; do
+  python3 -c "import socket,sys; socket.socket(socket.AF_UNIX).connect(sys.argv[1])" "$sock" \
+    2>/dev/null && echo "socket escaped $sock" || echo "socket refused"
+done
+printf 'elsewhere\n' > .git/commondir 2>/dev/null && echo "commondir escaped" \
+  || echo "commondir refused"
+mv .git .git-moved 2>/dev/null && echo "rename escaped" || echo "rename refused"
+echo "[core]" >> .git/config 2>/dev/null && echo "config escaped" || echo "config refused"
+git init -q 2>/dev/null && echo "init escaped" || echo "init refused"
+echo "ok" > inside.txt && echo "workspace writable"
+"""
+
+
+def _listening(path: Path) -> socket.socket:
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(path))
+    os.chmod(path, 0o777)
+    server.listen(1)
+    return server
+
+
+@pytest.fixture
+def places() -> Iterator[dict[str, Path]]:
+    """A workspace (a git repository) and VIS_HOME inside it, both outside the test's own
+    /tmp folder so an ordinary user can reach them; host sockets under /run and /var/tmp."""
+    top = Path(tempfile.mkdtemp(prefix="vis-jail-", dir="/tmp"))
+    os.chmod(top, 0o755)
+    workspace = top / "workspace"
+    workspace.mkdir()
+    make_repo(workspace)
+    vis_home = workspace / "vis-home"  # the worst place: inside the read-write workspace
+    vis_home.mkdir()
+    (vis_home / "secrets").write_text("sk-secret\n")
+    tag = uuid.uuid4().hex[:8]
+    run_dir = Path("/run") if os.access("/run", os.W_OK) else top
+    sockets = [run_dir / f"vis-test-{tag}.sock", Path(f"/var/tmp/vis-test-{tag}.sock")]
+    servers = [_listening(p) for p in sockets]
+    try:
+        yield {
+            "top": top,
+            "workspace": workspace,
+            "vis_home": vis_home,
+            "run": sockets[0],
+            "var": sockets[1],
+        }
+    finally:
+        for server in servers:
+            server.close()
+        for path in sockets:
+            path.unlink(missing_ok=True)
+        shutil.rmtree(top, ignore_errors=True)
+
+
+@pytest.fixture
+def plain_user() -> Iterator[str]:
+    """An ordinary user made with useradd for this test (removed after)."""
+    if os.geteuid() != 0:
+        pytest.skip("not root: this run is itself the ordinary-user case")
+    if shutil.which("useradd") is None:
+        pytest.skip("useradd is not available to make an ordinary user")
+    name = f"visjail{uuid.uuid4().hex[:6]}"
+    done = subprocess.run(
+        ["useradd", "-M", "-d", f"/nonexistent-{name}", name],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"useradd failed: {done.stderr.strip()}")
+    try:
+        yield name
+    finally:
+        subprocess.run(["userdel", name], capture_output=True, check=False)
+
+
+def _attack(
+    places: dict[str, Path], monkeypatch: pytest.MonkeyPatch, user: str | None
+) -> list[str]:
+    monkeypatch.setenv("VIS_HOME", str(places["vis_home"]))
+    monkeypatch.setenv("HOME", "/nonexistent-home")
+    workspace = places["workspace"]
+    (workspace / "attack.sh").write_text(ATTACKS)
+    if user is not None:
+        subprocess.run(["chown", "-R", user, str(places["top"])], check=True)
+    argv = jail_argv(
+        [
+            "sh",
+            "attack.sh",
+            str(places["vis_home"]),
+            str(os.getpid()),
+            str(places["run"]),
+            str(places["var"]),
+        ],
+        workspace,
+    )
+    done = subprocess.run(
+        argv,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        user=user,
+        env={"PATH": "/usr/bin:/bin"},
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def _assert_held(lines: list[str], places: dict[str, Path]) -> None:
+    assert not [line for line in lines if "escaped" in line], lines
+    assert "workspace writable" in lines, lines
+    assert int(next(x for x in lines if x.startswith("pids ")).split()[1]) <= 8, (
+        lines
+    )  # the jail's own, not the host's
+    assert (places["workspace"] / ".git" / "HEAD").exists()
+    assert not (places["workspace"] / ".git" / "commondir").exists()
+    assert (places["vis_home"] / "secrets").read_text() == "sk-secret\n"
+
+
+@jailed
+def test_the_jail_holds_as_root(places: dict[str, Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("not root: the root case needs a run as root")
+    _assert_held(_attack(places, monkeypatch, None), places)
+
+
+@jailed
+def test_the_jail_holds_as_an_ordinary_user(
+    places: dict[str, Path], monkeypatch: pytest.MonkeyPatch, plain_user: str
+) -> None:
+    probe = subprocess.run(
+        jail_argv(["true"], places["top"]),
+        user=plain_user,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"bwrap cannot make namespaces as an ordinary user here: {probe.stderr}")
+    _assert_held(_attack(places, monkeypatch, plain_user), places)
+
+
+def _running(marker: str) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if marker.encode() in cmdline:
+                found.append(int(entry))
+    return found
+
+
+@jailed
+def test_a_child_that_calls_setsid_dies_with_the_jail(workspace: Path) -> None:
+    marker = f"{uuid.uuid4().int % 10**6}.25"
+    script = f"setsid sleep {marker} & sleep 0.01; echo started"
+    done = subprocess.run(
+        jail_argv(["sh", "-c", script], workspace),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout.strip() == "started", done.stderr
+    assert _running(f"sleep\0{marker}") == []  # the PID namespace died with its first process
+
+
+@jailed
+async def test_a_jailed_block_cannot_see_or_signal_vis(make_sandbox: MakeSandbox) -> None:
+    box: Sandbox = make_sandbox(jail=True)
+    result = await box.run(
+        textwrap.dedent(
+            f"""
+            import os
+            print(sorted(int(p) for p in os.listdir('/proc') if p.isdigit()))
+            try:
+                os.kill({os.getpid()}, 0)
+                print('signal escaped')
+            except OSError as exc:
+                print(type(exc).__name__)
+            """
+        )
+    )
+    assert result.error is None, result.error
+    pids, signal_result = result.stdout.splitlines()
+    assert len(eval(pids)) <= 3 and os.getpid() not in eval(pids)
+    assert signal_result == "ProcessLookupError"
+
+
+@jailed
+async def test_the_sandbox_refuses_direct_spawns_ctypes_and_vis_internals(
+    make_sandbox: MakeSandbox, workspace: Path
+) -> None:
+    box: Sandbox = make_sandbox(jail=True)
+    result = await box.run(
+        textwrap.dedent(
+            """
+            import os, subprocess, pty, importlib
+            attempts = {
+                "subprocess": lambda: subprocess.run(["true"]),
+                "os.system": lambda: os.system("true"),
+                "os.fork": os.fork,
+                "os.execv": lambda: os.execv("/bin/true", ["true"]),
+                "os.posix_spawn": lambda: os.posix_spawn("/bin/true", ["true"], {}),
+                "pty.spawn": lambda: pty.spawn("true"),
+                "ctypes": lambda: __import__("ctypes"),
+                "_posixsubprocess": lambda: __import__("_posixsubprocess"),
+                "vis_core.sandbox": lambda: __import__("vis_core.sandbox.child"),
+                "import_module": lambda: importlib.import_module("vis_core.tools.shell"),
+                "from vis_core": lambda: exec("from vis_core import host"),
+                "_fork_exec": lambda: subprocess._fork_exec(),
+                "spawnv_passfds": lambda: __import__("multiprocessing.util").util.spawnv_passfds(
+                    "/bin/true", ["true"], ()
+                ),
+            }
+            for name, attempt in attempts.items():
+                try:
+                    attempt()
+                    print(name, "ran")
+                except (PermissionError, ImportError) as exc:
+                    print(name, "refused:", exc)
+            import vis_core.extension as vis
+            print("sdk", vis.Extension.__name__)
+            """
+        )
+    )
+    assert result.error is None, result.error
+    lines = result.stdout.splitlines()
+    assert not [line for line in lines if line.endswith(" ran")], lines
+    assert "gateway policy, no direct spawn" in next(x for x in lines if x.startswith("subprocess"))
+    assert "ctypes" in next(x for x in lines if x.startswith("ctypes "))
+    assert lines[-1] == "sdk Extension"
+    assert not any(workspace.iterdir())
+
+
+async def test_without_the_jail_the_sandbox_still_spawns(make_sandbox: MakeSandbox) -> None:
+    box: Sandbox = make_sandbox(jail=False)
+    result = await box.run("import subprocess\nprint(subprocess.run(['true']).returncode)")
+    assert result.error is None and result.stdout.strip() == "0"
+
+
+@jailed
+async def test_vis_own_code_is_read_only_when_it_lies_in_the_workspace(
+    make_sandbox: MakeSandbox,
+) -> None:
+    # the README's own setup: the workspace is Vis's checkout, its virtualenv inside it
+    targets = [VIS_ROOT / "vis_core" / "planted.py", VIS_ROOT / "vis_tui" / "planted.py"]
+    if VIS_ROOT in Path(sys.prefix).resolve().parents:
+        targets.append(Path(sys.prefix).resolve() / "planted.py")
+    box: Sandbox = make_sandbox(workspace=VIS_ROOT, jail=True)
+    try:
+        result = await box.run(
+            f"for t in {[str(t) for t in targets]!r}:\n"
+            "    try:\n"
+            "        open(t, 'w').write('import os')\n"
+            "        print('escaped', t)\n"
+            "    except OSError as exc:\n"
+            "        print('refused', exc.errno)\n"
+        )
+    finally:
+        for target in targets:
+            target.unlink(missing_ok=True)
+    assert result.error is None, result.error
+    assert result.stdout.splitlines() == ["refused 30"] * len(targets)
+
+
+@jailed
+def test_home_dot_files_stay_read_only_when_the_workspace_is_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "ada"
+    for folder in (".ssh", ".config", "notes", "bin"):
+        (home / folder).mkdir(parents=True)
+    (home / ".bashrc").write_text("# mine\n")
+    monkeypatch.setenv("HOME", str(home))
+    script = textwrap.dedent(
+        """
+        for attempt in "echo evil >> .bashrc" "touch .ssh/authorized_keys" \
+            "mkdir -p .config/autostart" "echo evil > .bash_profile" "echo new > top.txt" \
+            "echo evil > bin/ls"; do
+          sh -c "$attempt" 2>/dev/null && echo "escaped: $attempt" || echo "refused"
+        done
+        echo ok > notes/todo.txt && echo "notes writable"
+        """
+    )
+    done = subprocess.run(
+        jail_argv(["sh", "-c", script], home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout.splitlines() == ["refused"] * 6 + ["notes writable"], done.stderr
+    assert (home / ".bashrc").read_text() == "# mine\n"
+    assert not (home / ".bash_profile").exists()
+
+
+@jailed
+def test_git_works_read_only_in_a_jailed_worktree(tmp_path: Path) -> None:
+    """A workspace that is a git worktree (its ``.git`` a file naming a folder elsewhere):
+    git reads it in the jail; neither that folder nor the main repository can be changed."""
+    main = tmp_path / "main"
+    main.mkdir()
+    make_repo(main)
+    worktree = tmp_path / "wt"
+    subprocess.run(["git", "-C", str(main), "worktree", "add", "-q", str(worktree)], check=True)
+    script = (
+        "git status --short && git log --format=%s -1\n"
+        "echo x > $(git rev-parse --git-dir)/commondir 2>/dev/null && echo escaped || echo ro\n"
+        f"echo x >> {main / '.git' / 'config'} 2>/dev/null && echo escaped || echo ro\n"
+    )
+    done = subprocess.run(
+        jail_argv(["sh", "-c", script], worktree),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout.splitlines() == ["first", "ro", "ro"], done.stderr
+
+
+def test_host_side_tools_treat_vis_code_in_the_workspace_as_read_only() -> None:
+    """``patch`` and the other host-side writers refuse what the jail keeps read-only: Vis's
+    own code and virtualenv when they lie in the workspace, and any ``.git``."""
+    from vis_core.sandbox.jail import is_protected
+
+    assert is_protected(VIS_ROOT / "vis_core" / "planted.py", VIS_ROOT)
+    assert is_protected(VIS_ROOT / "sub" / ".git" / "commondir", VIS_ROOT)
+    if VIS_ROOT in Path(sys.prefix).resolve().parents:
+        assert is_protected(Path(sys.prefix).resolve() / "lib" / "planted.py", VIS_ROOT)
+    assert not is_protected(VIS_ROOT / "docs" / "notes.md", VIS_ROOT)
+
+
+def test_a_workspace_at_the_root_folder_is_not_jailed_as_if_it_were_confined() -> None:
+    """``vis`` started in ``/`` (a container's default folder): the jail refuses instead of
+    binding the whole system read-write (host /proc included)."""
+    from vis_core.sandbox import JailUnavailable
+
+    if BWRAP_PROBLEM is not None:
+        pytest.skip(BWRAP_PROBLEM)
+    with pytest.raises(JailUnavailable, match="root folder /"):
+        jail_argv(["true"], Path("/"))
+
+
+SANDBOX_AS_USER = """
+import asyncio, os, sys
+from pathlib import Path
+from vis_core.sandbox import Sandbox
+
+async def main():
+    async def call(name, args, kwargs):
+        return None
+    box = Sandbox(workspace=Path(sys.argv[1]), call_tool=call, tools=lambda: [], jail=True)
+    result = await box.run(sys.argv[2])
+    await box.close()
+    print(result.stdout, end="")
+    print("error:", result.error)
+
+asyncio.run(main())
+"""
+BLOCK_AS_USER = """
+import os, subprocess
+print("uid", os.getuid())
+try:
+    subprocess.run(["true"])
+    print("spawn escaped")
+except PermissionError:
+    print("spawn refused")
+print("secrets", "escaped" if os.path.exists(os.environ.get("SECRET_PATH", "/x")) else "hidden")
+try:
+    open("vis.yml", "a").write("x: 1\\n")
+    print("control escaped")
+except OSError:
+    print("control refused")
+"""
+
+
+@jailed
+def test_the_jailed_sandbox_runs_as_an_ordinary_user(
+    places: dict[str, Path], plain_user: str
+) -> None:
+    """The whole sandbox (child, protocol, refusals) started by an ordinary user."""
+    try:
+        runs = subprocess.run(
+            [sys.executable, "-c", "import vis_core"],
+            user=plain_user,
+            capture_output=True,
+            check=False,
+            cwd="/",
+            env={"PYTHONPATH": str(VIS_ROOT)},
+        )
+        usable = runs.returncode == 0
+    except PermissionError:
+        usable = False
+    if not usable:
+        pytest.skip(
+            f"Vis's Python ({sys.executable} -> {Path(sys.executable).resolve()}) cannot be "
+            "run by an ordinary user here (a folder on its way is private)"
+        )
+    workspace = places["workspace"]
+    (workspace / "vis.yml").write_text("toggles: {}\n")
+    subprocess.run(["chown", "-R", plain_user, str(places["top"])], check=True)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": "/nonexistent-home",
+        "VIS_HOME": str(places["vis_home"]),
+        "SECRET_PATH": str(places["vis_home"] / "secrets"),
+        "PYTHONPATH": str(VIS_ROOT),
+    }
+    done = subprocess.run(
+        [sys.executable, "-c", SANDBOX_AS_USER, str(workspace), BLOCK_AS_USER],
+        user=plain_user,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd="/",
+    )
+    lines = done.stdout.splitlines()
+    uid = pwd.getpwnam(plain_user).pw_uid
+    assert lines == [
+        f"uid {uid}",
+        "spawn refused",
+        "secrets hidden",
+        "control refused",
+        "error: None",
+    ], (done.stdout, done.stderr)
+
+
+@jailed
+def test_after_kill_9_of_vis_no_jailed_process_survives(workspace: Path, vis_home: Path) -> None:
+    """Vis killed with SIGKILL while a jailed command and its setsid() child run: the PID
+    namespace dies with bwrap, which dies with Vis."""
+    import json
+    import time
+
+    marker = f"{uuid.uuid4().int % 10**6}.5"
+    code = (
+        f'sh = await shell("setsid sleep {marker} & echo up > up.txt; exec sleep {marker}")\n'
+        "import asyncio\nawait asyncio.sleep(120)"
+    )
+    path = workspace.parent / "script.json"
+    path.write_text(json.dumps([{"code": code}, {"text": "done"}]))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["VIS_HOME"] = str(vis_home)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted"]
+        + ["--script", str(path), "go"],
+        cwd=workspace,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not (workspace / "up.txt").exists() or len(_running(f"sleep\0{marker}")) < 2:
+            assert time.monotonic() < deadline and proc.poll() is None
+            time.sleep(0.05)
+    finally:
+        proc.kill()
+        proc.wait(timeout=10)
+    deadline = time.monotonic() + 10
+    while _running(f"sleep\0{marker}") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _running(f"sleep\0{marker}") == [], "a jailed process outlived Vis"

@@ -1,0 +1,156 @@
+"""Whether bubblewrap can confine a process here: found once, kept for the process."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import threading
+
+INSTALL_HINT = (
+    "bubblewrap (`bwrap`) is not installed or not on PATH, so Vis cannot confine this process "
+    "and will not run it unconfined. Install it with `apt-get install bubblewrap` "
+    "(Debian/Ubuntu), `dnf install bubblewrap` (Fedora/RHEL) or your distribution's "
+    "bubblewrap package, or turn the jail off."
+)
+# What the jail shows of the system, read-only: programs, libraries and their configuration.
+# Nothing else of `/` (no /run, /var, /srv, /mnt, /home): a unix socket there (systemd,
+# docker, gpg-agent) could run commands outside the jail.
+SYSTEM_DIRS = (
+    "usr",
+    "bin",
+    "sbin",
+    "lib",
+    "lib32",
+    "lib64",
+    "libx32",
+    "etc",
+    "opt",
+    "nix/store",  # not /nix/var: the nix daemon's socket
+)
+# Secrets under /etc that root (the owner, even without capabilities) could read: hidden.
+HIDDEN_SYSTEM_FILES = ("etc/shadow", "etc/shadow-", "etc/gshadow", "etc/gshadow-")
+HIDDEN_SYSTEM_DIRS = (
+    "etc/ssl/private",
+    "etc/pki/tls/private",
+    "etc/letsencrypt",
+    "etc/wireguard",
+    "etc/NetworkManager/system-connections",
+    "etc/ipsec.d/private",
+    "etc/sudoers.d",
+)
+# Namespaces of their own (user, PID, network, IPC, UTS), no capability even as root, a
+# session of its own (no TIOCSTI into the person's terminal), and death with the parent.
+ISOLATION = (
+    "--unshare-user",
+    "--unshare-pid",
+    "--unshare-net",
+    "--unshare-ipc",
+    "--unshare-uts",
+    "--unshare-cgroup-try",
+    "--cap-drop",
+    "ALL",
+    "--new-session",
+    "--die-with-parent",
+)
+PROBE_TIMEOUT = 20.0
+
+
+class JailUnavailable(RuntimeError):
+    """The jail was asked for but bubblewrap is missing or cannot run here."""
+
+
+def find_bwrap() -> str:
+    """The path of ``bwrap``, or :class:`JailUnavailable` with install instructions."""
+    found = shutil.which("bwrap")
+    if not found:
+        raise JailUnavailable(INSTALL_HINT)
+    return found
+
+
+def system_binds() -> list[str]:
+    """bwrap arguments that show the system folders of :data:`SYSTEM_DIRS` read-only (a
+    top-level link such as ``/bin -> usr/bin`` is made again as a link)."""
+    args: list[str] = []
+    for name in SYSTEM_DIRS:
+        path = "/" + name
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    hidden = ["/" + name for name in HIDDEN_SYSTEM_FILES]
+    try:
+        hidden += [
+            f"/etc/ssh/{name}"
+            for name in sorted(os.listdir("/etc/ssh"))
+            if name.startswith("ssh_host_") and name.endswith("_key")
+        ]
+    except OSError:
+        pass  # no ssh server keys here
+    for path in hidden:
+        if os.path.isfile(path) and not os.path.islink(path):
+            args += ["--ro-bind", "/dev/null", path]
+    for name in HIDDEN_SYSTEM_DIRS:
+        path = "/" + name
+        if os.path.isdir(path) and not os.path.islink(path):
+            args += ["--tmpfs", path, "--remount-ro", path]
+    return args
+
+
+# No user namespace inside the jail (bubblewrap 0.8+): no nested namespace to try mounts in.
+NO_MORE_USERNS = ("--disable-userns",)
+_SUPPORTED: list[str] = []  # what of NO_MORE_USERNS this bubblewrap took in the check
+_CHECKING = threading.Lock()
+
+
+def _run(argv: list[str]) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        argv, capture_output=True, timeout=PROBE_TIMEOUT, stdin=subprocess.DEVNULL, check=False
+    )
+
+
+def isolation() -> tuple[str, ...]:
+    """The namespace and capability options of every jail (:data:`ISOLATION`, and
+    ``--disable-userns`` where this bubblewrap has it)."""
+    jail_problem()
+    return (*ISOLATION, *_SUPPORTED)
+
+
+def jail_problem() -> str | None:
+    """Why the jail cannot run here, or None when it can: a jailed ``true`` run once per
+    process (bubblewrap missing, or the kernel refusing its namespaces); a second caller
+    waits for the first one's answer."""
+    with _CHECKING:
+        return _check()
+
+
+@functools.cache
+def _check() -> str | None:
+    try:
+        bwrap = find_bwrap()
+    except JailUnavailable as exc:
+        return str(exc)
+    tail = [*system_binds(), "--proc", "/proc", "--dev", "/dev", "--", "true"]
+    try:
+        done = _run([bwrap, *ISOLATION, *NO_MORE_USERNS, *tail])
+        if done.returncode == 0:
+            _SUPPORTED.extend(NO_MORE_USERNS)
+        else:  # a bubblewrap before 0.8 has no --disable-userns
+            done = _run([bwrap, *ISOLATION, *tail])
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bubblewrap ({bwrap}) could not be run: {exc}"
+    if done.returncode != 0:
+        said = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
+        return (
+            f"bubblewrap ({bwrap}) cannot create its namespaces here ({said}). Allow "
+            "unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1; on "
+            "Ubuntu 24.04+ an AppArmor profile for bwrap), or in a container run it with "
+            "--privileged or a seccomp profile that allows them"
+        )
+    return None
+
+
+def jail_works() -> bool:
+    """Whether the jail can run here (the default of the ``jail`` setting)."""
+    return jail_problem() is None

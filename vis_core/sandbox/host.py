@@ -59,9 +59,11 @@ _MARK = b"\x1e\x1fvis-block-end:"
 _CHILD = "vis_core.sandbox.child:main"
 
 
-def host_pid(outer: int, inner: int) -> int | None:
+def host_pid(outer: int, inner: int, *, namespaced: bool = True) -> int | None:
     """The host pid of the process that is ``inner`` in the PID namespace of a descendant of
-    ``outer`` (bwrap), found through ``/proc``; None when there is none."""
+    ``outer`` (bwrap), found through ``/proc``; None when there is none. ``namespaced=False``:
+    ``inner`` is a host pid, accepted only when it is a descendant of ``outer`` (a child that
+    names another process of the person's is never signalled)."""
     pending: list[int] = [outer]
     seen: set[int] = set()
     while pending:
@@ -76,7 +78,7 @@ def host_pid(outer: int, inner: int) -> int | None:
                 pending += [int(child) for child in children.read().split()]
         except (OSError, ValueError):
             continue
-        if len(nspid) > 1 and nspid[-1] == str(inner):
+        if (len(nspid) > 1) is namespaced and nspid[-1] == str(inner):
             return pid
     return None
 
@@ -412,7 +414,7 @@ class Sandbox:
         # a jailed child has a PID namespace of its own: its pid there is not the host's
         inner = int(ready["pid"])
         # (0 when it cannot be found: Esc then stops the block by killing the child)
-        self._pid = (host_pid(proc.pid, inner) or 0) if self.jail else inner
+        self._pid = host_pid(proc.pid, inner, namespaced=self.jail) or 0
         death, self._death = self._death, None
         report = ready.get("restore") or {}
         if death:

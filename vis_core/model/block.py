@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+PYTHON_EXECUTION = "python_execution"  # the tool whose calls are blocks of code
+
 
 class FileChangeKind(StrEnum):
     CREATED = "created"

@@ -11,10 +11,12 @@ from textual.widgets import Static
 
 from vis_core.model.activity import ActivityRecord, step_counts, step_tags
 from vis_core.model.turn import TurnStatus
+from vis_tui.block_info import BlockInfo, folds_into_activity
 from vis_tui.notes import FoldInfo
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.activity_tree import place
 from vis_tui.widgets.answer import AnswerView
+from vis_tui.widgets.block_row import BlockRow
 from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.fold_row import FoldRow
 
@@ -89,6 +91,7 @@ class TurnView(Vertical):
         self._row_order: list[ActivityRow] = []  # rows as shown, nested ones under their parent
         self.groups: dict[tuple[str, int, str], ActivityRow] = {}
         self.records: dict[str, ActivityRecord] = {}  # every call shown, first seen first
+        self.blocks: dict[str, BlockRow] = {}  # python_execution blocks, by iteration id
         self.status: TurnStatus | None = None
         self._answer: AnswerView | None = None
         self.answers: list[AnswerView] = []
@@ -161,7 +164,28 @@ class TurnView(Vertical):
         self.rows[record.id] = row
         if record.group_key is not None:
             self.groups.setdefault(record.group_key, row)
+        block = self.blocks.get(record.iteration_id or "")
+        if block is not None:
+            self._fold_block(block)
         return row
+
+    # -- blocks --------------------------------------------------------------------------
+    def show_block(self, info: BlockInfo) -> BlockRow:
+        """Add or update the row of a ``python_execution`` block (its Activities follow it)."""
+        self.close_answer()
+        row = self.blocks.get(info.iteration_id)
+        if row is None:
+            row = BlockRow(info)
+            self.blocks[info.iteration_id] = row
+            self._mount_before_footer(row)
+        else:
+            row.update_info(info)
+        self._fold_block(row)
+        return row
+
+    def _fold_block(self, row: BlockRow) -> None:
+        """A block that only made one call shows as that call's row (nothing else to see)."""
+        row.display = not folds_into_activity(row.info, self.records.values())
 
     def _new_row(self, record: ActivityRecord) -> ActivityRow:
         """A row placed in the Activity tree (:func:`~vis_tui.widgets.activity_tree.place`)."""

@@ -6,14 +6,14 @@ import dataclasses
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from vis_core.events import BlockFinished, event_from_dict
 from vis_core.model.activity import ActivityRecord
 from vis_core.model.block import FileChange
 from vis_core.model.turn import BLOCK_CANCELLED
+
+if TYPE_CHECKING:  # the core's events load after the first frame
+    from vis_core.events import BlockFinished
 
 _SAVED = re.compile(r"Full output saved to: (.+?)(?: \(its first part[^)]*\))?\]")
 
@@ -44,6 +44,10 @@ class BlockInfo:
     @classmethod
     def stored(cls, value: dict[str, Any]) -> BlockInfo:
         """From a ``code`` entry of ``Store.turn_story``."""
+        import orjson
+
+        from vis_core.events import BlockFinished, event_from_dict
+
         data = value["ended"]
         event = event_from_dict(orjson.loads(data) if isinstance(data, str | bytes) else data)
         assert isinstance(event, BlockFinished)

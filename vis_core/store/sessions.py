@@ -298,7 +298,8 @@ class SessionsMixin:
                 (seq, "code", {"iteration_id": iteration_id, "code": code, "ended": data})
                 for seq, iteration_id, code, data in conn.execute(
                     "SELECT b.seq, i.id, i.code, e.data FROM iterations AS i "
-                    "JOIN blocks AS b ON b.iteration_id = i.id JOIN events AS e ON e.seq = b.seq "
+                    "JOIN blocks AS b ON b.iteration_id = i.id AND b.turn_id = i.turn_id "
+                    "JOIN events AS e ON e.seq = b.seq "
                     "WHERE i.turn_id = ? AND i.tool = ?",
                     (turn_id, PYTHON_EXECUTION),
                 )

@@ -21,7 +21,7 @@ from vis_core.model.block import (
     format_duration,
 )
 from vis_tui.block_info import BlockInfo
-from vis_tui.widgets.activity import DisclosureHeader
+from vis_tui.widgets.activity import DisclosureHeader, is_frozen
 from vis_tui.widgets.blocks.code import diff_content
 from vis_tui.widgets.paths import PathChip
 
@@ -54,12 +54,12 @@ def _glyph(info: BlockInfo) -> Content:
     return Content.styled("✓", "$text-success")
 
 
-def _details(info: BlockInfo) -> str:
+def _details(info: BlockInfo, frozen: bool) -> str:
     count = code_line_count(info.code)
     words = [f"{count} line{'s' * (count != 1)}"]
     if not info.ended:
         return " · ".join(["running", *words])
-    words.insert(0, format_duration(info.duration))
+    words.insert(0, "0.1s" if frozen else format_duration(info.duration))
     printed = len(info.stdout.rstrip("\n").splitlines())
     if printed:
         words.append(f"printed {printed} line{'s' * (printed != 1)}")
@@ -83,17 +83,17 @@ def file_line(change: FileChange) -> Content:
     )
 
 
-def block_content(info: BlockInfo, *, expanded: bool = False) -> Content:
+def block_content(info: BlockInfo, *, expanded: bool = False, frozen: bool = False) -> Content:
     """The row as it shows: one line (state, ``Python``, duration, size of the code and of
     what it printed), and when folded the first lines of the code, the files the block
-    changed and its error."""
+    changed and its error. ``frozen``: a fixed duration (snapshots)."""
     head = Content.assemble(
         ("▾ " if expanded else "▸ ", "$text-muted"),
         _glyph(info),
         " ",
         ("Python", "bold"),
         "  ",
-        (_details(info), "$text-muted"),
+        (_details(info, frozen), "$text-muted"),
     )
     if expanded:
         return head
@@ -149,7 +149,9 @@ class BlockRow(Vertical, can_focus=True):
         self._ready = False
 
     def compose(self) -> Any:
-        yield DisclosureHeader(block_content(self.info), classes="block-header")
+        yield DisclosureHeader(
+            block_content(self.info, frozen=is_frozen(self)), classes="block-header"
+        )
         yield Vertical(classes="block-body")
 
     def on_mount(self) -> None:
@@ -164,7 +166,7 @@ class BlockRow(Vertical, can_focus=True):
         if not self._ready:
             return
         header = self.query_one(".block-header", DisclosureHeader)
-        header.update(block_content(self.info, expanded=self.expanded))
+        header.update(block_content(self.info, expanded=self.expanded, frozen=is_frozen(self)))
         if self.expanded and self._built_for != self.info:
             self._built_for = self.info
             body = self.query_one(".block-body", Vertical)

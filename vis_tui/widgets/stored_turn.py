@@ -18,7 +18,7 @@ from textual.widget import Widget
 from vis_core.model.activity import ActivityRecord
 from vis_core.model.turn import TurnStatus
 from vis_tui.history import PartKind, StoredTurn
-from vis_tui.widgets.activity import NEST_INDENT, headline_content, is_expandable
+from vis_tui.widgets.activity import NEST_INDENT, headline_content, is_expandable, is_frozen
 from vis_tui.widgets.activity_tree import place
 from vis_tui.widgets.answer_lines import AnswerLines
 from vis_tui.widgets.block_row import block_content
@@ -216,7 +216,8 @@ class StoredTurnView(Widget, can_focus=True):
             elif part.kind is PartKind.BLOCK:
                 if part.block is None or not part.shown:
                     continue
-                strips = strips_of(visualize(painter, block_content(part.block)), width, style)
+                content = block_content(part.block, frozen=is_frozen(painter))
+                strips = strips_of(visualize(painter, content), width, style)
                 ids = [f"{BLOCK_HIT}{part.block.iteration_id}"] * len(strips)
                 parts.append((strips, 0, 0, ids))
             elif part.kind in (PartKind.NOTE, PartKind.FOLD):

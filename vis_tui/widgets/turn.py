@@ -75,8 +75,9 @@ class TurnView(Vertical):
     TurnView > .request { background: $boost; padding: 0 1; margin-bottom: 1; }
     TurnView > .note { color: $text-muted; padding-left: 2; }
     TurnView > .turn-footer { padding-left: 2; color: $text-muted; }
-    /* the turn's own bottom margin spaces it from the next: one blank line, not two */
-    TurnView > AnswerView:last-child { margin-bottom: 0; }
+    /* the turn's own bottom margin spaces it from the next: one blank line, not two (the
+       top margin stays: a rule's margin-bottom alone would set its top to 0 too) */
+    TurnView > AnswerView:last-child { margin: 1 0 0 0; }
     """
 
     def __init__(self, turn_id: str, position: int, request: str, context: BlockContext) -> None:
@@ -157,14 +158,15 @@ class TurnView(Vertical):
         row = self.rows.get(record.id)
         if row is None and record.group_key is not None:
             row = self.groups.get(record.group_key)
+        block = None
         if row is None:
             row = self._new_row(record)
+            block = self.blocks.get(record.iteration_id or "")  # its count of rows changed
         else:
             row.update_record(record)
         self.rows[record.id] = row
         if record.group_key is not None:
             self.groups.setdefault(record.group_key, row)
-        block = self.blocks.get(record.iteration_id or "")
         if block is not None:
             self._fold_block(block)
         return row
@@ -185,7 +187,8 @@ class TurnView(Vertical):
 
     def _fold_block(self, row: BlockRow) -> None:
         """A block that only made one call shows as that call's row (nothing else to see)."""
-        row.display = not folds_into_activity(row.info, self.records.values())
+        calls = [r for r in self.records.values() if r.iteration_id == row.info.iteration_id]
+        row.display = not folds_into_activity(row.info, calls)
 
     def _new_row(self, record: ActivityRecord) -> ActivityRow:
         """A row placed in the Activity tree (:func:`~vis_tui.widgets.activity_tree.place`)."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vis_tui.widgets.block_row import BlockRow
+from vis_tui.widgets.paths import PathChip
 
 from .support import started, until, vis_app, write_script
 
@@ -87,3 +88,23 @@ async def test_a_resumed_session_shows_the_same_block_rows_as_live(
     assert shown.count("Python") == 2 and "Read file" in shown and "✗ README.md" in shown
     assert shown.index("First I look.") < shown.index("Read file") < shown.index("os.remove")
     assert resumed == live, "\n".join(live) + "\n=====\n" + "\n".join(resumed)
+
+
+async def test_a_cut_output_shows_the_models_copy_and_opens_the_whole_one(
+    workspace: Path, tmp_path: Path
+) -> None:
+    code = "for n in range(3000):\n    print('line', n)"
+    script = write_script(tmp_path, [{"code": code}, {"text": "Printed a lot."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"print", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Printed a lot.")
+        (row,) = app.main.query(BlockRow)
+        assert "Output truncated" in row.info.stdout and "line 0\n" not in row.info.stdout
+        row.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: bool(row.query(PathChip)))
+        chip = row.query_one(PathChip)
+        whole = Path(chip.path).read_text(encoding="utf-8")
+        assert "line 0\n" in whole and "line 2999\n" in whole

@@ -2,10 +2,11 @@
 deltas as fast as the provider emits them, while keys are typed into the prompt; prints the
 stream time, the time from the core's last AssistantDelta and from its TurnEnded to the frame
 that has the answer's last line drawn (the whole answer on screen), and key latency (worst,
-p95, median). ``--one-paragraph``: the same words as one 200 KB paragraph.
+p95, median). ``--one-paragraph``: the same words as one 200 KB paragraph. ``--blocks``: three
+blocks run first (one writes and removes files, one prints 200 lines, one fails), each a row.
 
 A key's latency is the time from posting the key event to the character being in the prompt.
-Run: ``.venv/bin/python bench/tui_stream.py [--one-paragraph]``.
+Run: ``.venv/bin/python bench/tui_stream.py [--one-paragraph] [--blocks]``.
 """
 
 from __future__ import annotations
@@ -112,16 +113,26 @@ def answer(*, paragraphs: bool) -> str:
     return text
 
 
+BLOCKS = [
+    {"code": "open('notes.txt', 'w').write('a\\nb\\n')\nimport os\nos.remove('README.md')"},
+    {"code": "for n in range(200):\n    print('line', n)"},
+    {"code": "x = 0\n1 / x"},
+]
+
+
 def main() -> int:
     one_paragraph = "--one-paragraph" in sys.argv[1:]
+    blocks = BLOCKS if "--blocks" in sys.argv[1:] else []
     text = answer(paragraphs=not one_paragraph)
     with tempfile.TemporaryDirectory() as tmp:
         home, workspace = Path(tmp) / "home", Path(tmp) / "workspace"
         home.mkdir()
         workspace.mkdir()
+        (workspace / "README.md").write_text("# Project\n", encoding="utf-8")
         os.environ["VIS_HOME"] = str(home)
         script = Path(tmp) / "script.json"
-        script.write_text(json.dumps([{"text": text, "chunk": CHUNK}]), encoding="utf-8")
+        steps = [*blocks, {"text": text, "chunk": CHUNK}]
+        script.write_text(json.dumps(steps), encoding="utf-8")
         asyncio.run(measure(workspace, script, len(text)))
     return 0
 

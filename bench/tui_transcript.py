@@ -14,6 +14,7 @@ Run: ``.venv/bin/python bench/tui_transcript.py``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import resource
 import statistics
@@ -42,8 +43,16 @@ def build_store(home: Path, workspace: Path) -> str:
     store.append(SessionCreated(row.id, title=row.title, workspace=str(workspace)))
     for position in range(1, TURNS + 1):
         turn_id = f"turn{position}"
+        iteration_id = f"{turn_id}-i1"  # each turn's block its own (a row per turn)
         records = [
-            type(r)(**{**r.__dict__, "id": f"{turn_id}-{r.id}", "session_id": row.id})
+            type(r)(
+                **{
+                    **r.__dict__,
+                    "id": f"{turn_id}-{r.id}",
+                    "session_id": row.id,
+                    "iteration_id": iteration_id,
+                }
+            )
             for r in every_block_records(str(workspace), turn_id)[:ACTIVITIES_PER_TURN]
         ]
         events = turn_events(
@@ -55,7 +64,14 @@ def build_store(home: Path, workspace: Path) -> str:
             position=position,
             status=TurnStatus.COMPLETED,
         )
-        store.append_many(events)
+        store.append_many(
+            [
+                dataclasses.replace(e, iteration_id=iteration_id)
+                if getattr(e, "iteration_id", None) == "i1"
+                else e
+                for e in events
+            ]
+        )
     store.close()
     return row.id
 

@@ -7,6 +7,7 @@ from vis_core.events import (
     ActivityStarted,
     AssistantDelta,
     AssistantMessage,
+    BlockFinished,
     Event,
     IterationStarted,
     TurnEnded,
@@ -293,5 +294,6 @@ def turn_events(
         if rec.state is not ActivityState.RUNNING:
             events.append(ActivityEnded(session_id, activity=rec))
     if status is not TurnStatus.RUNNING:
+        events.append(BlockFinished(session_id, turn_id=turn_id, iteration_id="i1", duration=0.4))
         events.append(TurnEnded(session_id, turn_id=turn_id, status=status, content=answer))
     return events

@@ -15,6 +15,7 @@ from vis_core.model.activity import (
     from_plain,
     plain_presentation,
 )
+from vis_core.model.block import FileChange
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import ContextOrigin, TurnStatus
 from vis_core.model.usage import Usage
@@ -47,6 +48,8 @@ class Event:
                 value = activity_to_dict(value)
             elif isinstance(value, Usage):
                 value = {key: getattr(value, key) for key in field_names(Usage)}
+            elif name == "files" and isinstance(value, tuple):
+                value = [change.to_plain() for change in value]
             data[name] = value
         return data
 
@@ -102,6 +105,8 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             value = TurnStatus(value)
         elif name == "origin" and cls is UserContext and isinstance(value, str):
             value = ContextOrigin(value)
+        elif name == "files" and isinstance(value, list):
+            value = tuple(FileChange.from_plain(item) for item in value)
         kwargs[name] = value
     return cls(**kwargs)
 
@@ -188,7 +193,9 @@ class IterationStarted(Event):
 
 @dataclass(frozen=True)
 class BlockFinished(Event):
-    """A block (or direct call) ended; ``stdout``/``error`` are what the model sees."""
+    """A block (or direct call) ended; ``stdout``/``error`` are what the model sees (a cut
+    output says where the whole of it was saved); ``files`` are the workspace files it
+    created, changed or removed, with their diffs."""
 
     turn_id: str = ""
     iteration_id: str = ""
@@ -197,6 +204,7 @@ class BlockFinished(Event):
     restarted: bool = False
     duration: float = 0.0
     images: list[str] = field(default_factory=list)  # ids of attachments shown to the model
+    files: tuple[FileChange, ...] = ()
 
 
 @dataclass(frozen=True)

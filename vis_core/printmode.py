@@ -18,13 +18,21 @@ from vis_core.events import (
     ActivityStarted,
     AssistantDelta,
     BackgroundCommandEnded,
+    BlockFinished,
     Event,
     FoldCreated,
+    IterationStarted,
     Notification,
     TurnEnded,
     event_payload,
 )
 from vis_core.model.activity import ActivityRecord, ActivityState, step_counts, step_tags
+from vis_core.model.block import (
+    FileChangeKind,
+    error_line,
+    first_code_line,
+    format_duration,
+)
 from vis_core.model.turn import TurnStatus
 from vis_core.terminal import raw_stream, terminal_json, terminal_text
 
@@ -74,6 +82,28 @@ def activity_line(record: ActivityRecord) -> str:
     return " · ".join(parts)
 
 
+_CHANGE_MARKS = {
+    FileChangeKind.CREATED: ("+", "green"),
+    FileChangeKind.CHANGED: ("~", "yellow"),
+    FileChangeKind.REMOVED: ("✗", "red"),
+}
+
+
+def block_line(code: str, event: BlockFinished) -> str:
+    """One Rich-markup line for a finished block: state mark, the code's first line, its
+    duration, the files it changed (a removed one in red) and its error."""
+    failed = event.error is not None
+    mark = "[red]✗[/]" if failed else "[green]✓[/]"
+    parts = [f"{mark} [bold]python[/] {plain(first_code_line(code))}"]
+    parts.append(f"[dim]{format_duration(event.duration)}[/]")
+    for change in event.files:
+        sign, colour = _CHANGE_MARKS[change.kind]
+        parts.append(f"[{colour}]{sign} {plain(change.path)}[/]")
+    if event.error:
+        parts.append(f"[red]{plain(error_line(event.error))}[/]")
+    return " · ".join(parts)
+
+
 class PrintRenderer:
     """Writes events as they come: answer text raw, Activities one line each."""
 
@@ -90,6 +120,7 @@ class PrintRenderer:
         self.summarize_steps = summarize_steps
         self._ended: list[ActivityRecord] = []
         self._depths: dict[str, int] = {}  # Activity id: how far under an extension tool's
+        self._code: dict[str, str] = {}  # a running block's code, by iteration id
         self._mid_line = False
 
     # Rich loads with the first line it prints: a plain answer is written without it.
@@ -124,6 +155,11 @@ class PrintRenderer:
             self._break_line()
             indent = "  " * self._depth(event.activity)  # a call an extension tool made
             self.console.print(indent + activity_line(event.activity))
+        elif isinstance(event, IterationStarted) and event.tool == "python_execution":
+            self._code[event.iteration_id] = event.code
+        elif isinstance(event, BlockFinished) and event.iteration_id in self._code:
+            self._break_line()
+            self.console.print(block_line(self._code.pop(event.iteration_id), event))
         elif isinstance(event, FoldCreated):
             self._break_line()
             gist = " ".join(event.gist.split())  # cut before escaping: no half escape
@@ -151,6 +187,7 @@ class PrintRenderer:
             steps = step_counts(step_tags(self._ended))
             self._ended = []
             self._depths.clear()
+            self._code.clear()
             if self.summarize_steps and steps:
                 self.console.print(f"[dim]{steps}[/]")
             if event.error:

@@ -25,6 +25,7 @@ from vis_core.events import (
 )
 from vis_core.model.activity import ActivityState
 from vis_core.model.notify import NotifyKind
+from vis_tui.block_info import BlockInfo
 from vis_tui.notes import FoldInfo, background_line, block_notes, thinking_note
 from vis_tui.widgets.progress_line import ProgressLine
 from vis_tui.widgets.status import StatusBar
@@ -108,8 +109,11 @@ def _thinking(target: EventTarget, event: AssistantThinking) -> None:
 
 @handles(IterationStarted)
 def _iteration(target: EventTarget, event: IterationStarted) -> None:
-    target.transcript.turn(event.turn_id).close_answer()
+    view = target.transcript.turn(event.turn_id)
+    view.close_answer()
     is_block = event.tool == "python_execution"
+    if is_block:
+        view.show_block(BlockInfo(event.iteration_id, event.code))
     target.progress.doing = "running a block" if is_block else f"calling {event.tool}"
 
 
@@ -117,8 +121,13 @@ def _iteration(target: EventTarget, event: IterationStarted) -> None:
 def _block(target: EventTarget, event: BlockFinished) -> None:
     view = target.transcript.turn(event.turn_id)
     target.progress.doing = "waiting for the model"
+    block = view.blocks.get(event.iteration_id)
+    error = event.error
+    if block is not None:  # its row shows the error
+        view.show_block(block.info.finished(event))
+        error = None
     errors = [row.record.error or "" for row in view.rows.values()]
-    for text, style in block_notes(event.error, event.restarted, errors):
+    for text, style in block_notes(error, event.restarted, errors):
         view.show_note(text, style)
 
 

@@ -9,6 +9,7 @@ from typing import Any
 
 from vis_core.model.activity import ActivityRecord
 from vis_core.model.turn import TurnStatus
+from vis_tui.block_info import BlockInfo, folds_into_activity
 from vis_tui.notes import (
     MUTED,
     FoldInfo,
@@ -24,6 +25,7 @@ class PartKind(StrEnum):
     NOTE = "note"
     ROWS = "rows"
     FOLD = "fold"
+    BLOCK = "block"
 
 
 @dataclass(frozen=True)
@@ -35,6 +37,8 @@ class StoryPart:
     style: str = MUTED
     activities: tuple[ActivityRecord, ...] = ()
     fold: FoldInfo | None = None
+    block: BlockInfo | None = None
+    shown: bool = True  # a block's row (hidden when it folds into its one Activity's)
 
 
 @dataclass(frozen=True)
@@ -143,6 +147,7 @@ def build_story(
     one after another share one run of rows, and a later call on a handle joins the run of
     the handle's first call (live, it updates that row), as they were shown live."""
     by_id = {record.id: record for record in activities}
+    entries = _blocks_first(entries, by_id)
     parts: list[StoryPart | list[ActivityRecord]] = []
     runs: dict[tuple[str, int, str], list[ActivityRecord]] = {}
     errors: list[str] = []
@@ -174,6 +179,10 @@ def build_story(
         elif kind == "fold":
             fold = FoldInfo.of(value)
             text_part(StoryPart(PartKind.FOLD, fold_line(fold), fold=fold))
+        elif kind == "code":
+            info = BlockInfo.stored(value)
+            shown = not folds_into_activity(info, activities)
+            text_part(StoryPart(PartKind.BLOCK, block=info, shown=shown))
         elif kind == "block":
             error, restarted = value
             for text, style in block_notes(error, restarted, errors):
@@ -182,3 +191,29 @@ def build_story(
         StoryPart(PartKind.ROWS, activities=tuple(part)) if isinstance(part, list) else part
         for part in parts
     )
+
+
+def _blocks_first(
+    entries: list[tuple[int, str, Any]], by_id: dict[str, ActivityRecord]
+) -> list[tuple[int, str, Any]]:
+    """``entries`` with each block (stored where it ended) moved before its first Activity,
+    where it was shown live."""
+    first: dict[str, int] = {}  # iteration id: index of its first Activity
+    for index, (_, kind, value) in enumerate(entries):
+        if kind == "activity" and (record := by_id.get(value)) and record.iteration_id:
+            first.setdefault(record.iteration_id, index)
+    moved: dict[int, list[tuple[int, str, Any]]] = {}
+    kept = []
+    for index, entry in enumerate(entries):
+        at = first.get(entry[2]["iteration_id"]) if entry[1] == "code" else None
+        if at is not None and at < index:
+            moved.setdefault(at, []).append(entry)
+        else:
+            kept.append((index, entry))
+    if not moved:
+        return entries
+    result: list[tuple[int, str, Any]] = []
+    for index, entry in kept:
+        result.extend(moved.pop(index, ()))
+        result.append(entry)
+    return result

@@ -36,7 +36,7 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("Tab / Shift+Tab", "move focus between the prompt, Activities that open, and paths"),
     KeyHelp(
         "Enter, click",
-        "open or close an Activity or a section; open a path in $EDITOR",
+        "open or close an Activity, a block of code or a section; open a path in $EDITOR",
         "transcript",
     ),
     KeyHelp("↑ / ↓, k / j", "previous / next Activity", "transcript"),

@@ -7,6 +7,7 @@ from pathlib import Path
 from vis_tui.screens.settings import SettingsScreen
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.answer import AnswerView
+from vis_tui.widgets.block_row import BlockRow
 
 from .support import started, until, vis_app, write_script
 
@@ -77,12 +78,13 @@ async def test_keys_reach_the_prompt_from_rows_and_after_settings(
         rows = list(app.main.query(ActivityRow))
         assert len(rows) == 3
         expandable = [row for row in rows if row.expandable]
-        # Tab from the prompt visits rows that open, nothing else.
+        # Tab from the prompt visits rows that open (the block's own row first), nothing else.
+        stops = [*app.main.query(BlockRow), *expandable]
         focused = []
-        for _ in expandable:
+        for _ in stops:
             await pilot.press("tab")
             focused.append(app.focused)
-        assert focused == expandable
+        assert focused == stops
         # ↑/↓ and j/k move between them; Esc goes back to the prompt.
         await pilot.press("k")
         assert app.focused is expandable[-2]
@@ -120,11 +122,14 @@ async def test_tab_and_shift_tab_reach_a_resumed_turns_rows_in_one_press(
         await pilot.press(*"first", "enter")
         await until(pilot, lambda: not app.main.turn_running and app.main.transcript.turns)
         session_id = app.session.id
-    for key, tool in (("tab", "grep"), ("shift+tab", "shell.wait")):
+    for key, tool in (("tab", None), ("shift+tab", "shell.wait")):  # None: the block's row
         resumed = vis_app(workspace, resume=session_id)
         async with resumed.run_test(size=(100, 40)) as pilot:
             await started(resumed, pilot)
             await pilot.press(key)
-            await until(pilot, lambda app=resumed: isinstance(app.focused, ActivityRow))
+            await until(pilot, lambda app=resumed: isinstance(app.focused, ActivityRow | BlockRow))
             focused = resumed.focused
-            assert isinstance(focused, ActivityRow) and focused.record.tool == tool
+            if tool is None:
+                assert isinstance(focused, BlockRow)
+            else:
+                assert isinstance(focused, ActivityRow) and focused.record.tool == tool

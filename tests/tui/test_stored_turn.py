@@ -102,7 +102,7 @@ async def test_clicking_a_stored_row_opens_it_and_keeps_the_turn(workspace: Path
         await pilot.press("enter")
         assert not row.expanded
         assert full.query_one(".turn-footer").is_attached  # the step count came along
-        # focusing a stored turn (Tab) opens it with its first row focused
+        # focusing a stored turn (Tab) opens it with its first row focused: its block's
         other = transcript.turns["t4"]
         assert isinstance(other, StoredTurnView)
         other.focus()
@@ -111,7 +111,7 @@ async def test_clicking_a_stored_row_opens_it_and_keeps_the_turn(workspace: Path
         assert isinstance(opened, TurnView)
         await pilot.pause()
         await pilot.pause()
-        await until(pilot, lambda: app.focused is opened.rows["t4-a1"])
+        await until(pilot, lambda: app.focused is opened.blocks["i1"])
 
 
 def _store_nested(workspace: Path) -> str:

@@ -35,6 +35,7 @@ from vis_core.events import (
 )
 from vis_core.extension_host.attachments import load_shown_image
 from vis_core.extension_host.call_state import SessionCallState
+from vis_core.model.block import FileChange
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED, Incomplete, TurnStatus
 from vis_core.model.usage import Usage
@@ -55,6 +56,7 @@ from vis_core.providers.base import (
     UsageUpdate,
 )
 from vis_core.providers.limits import known_input_limit, soft_budget
+from vis_core.tools.block_changes import BlockChanges
 from vis_core.tools.checkpoints import Checkpoints
 
 log = logging.getLogger(__name__)
@@ -200,6 +202,7 @@ class AgentSession:
         self.title = title
         self.model = model
         self.checkpoints = checkpoints  # /undo: the workspace before each turn changed it
+        self._file_watch: BlockChanges | None = None  # what each block of a turn changed
         self.sandbox = sandbox
         self.invoker = invoker
         self.limits = limits or TurnLimits()
@@ -654,8 +657,34 @@ class AgentSession:
             except OSError as exc:  # the turn goes on; /undo will not reach past it
                 log.warning("no checkpoint before turn %s: %s", turn_id, exc)
 
+    async def _watch_files(self, turn_id: str) -> BlockChanges | None:
+        """The turn's file watch, started before a block (None: no checkpoints here)."""
+        if self.checkpoints is None:
+            return None
+        watch = self._file_watch
+        if watch is None or watch.turn_id != turn_id:
+            watch = self._file_watch = BlockChanges(self.checkpoints, turn_id)
+        try:
+            await asyncio.to_thread(watch.start)
+        except OSError as exc:
+            log.warning("files of turn %s not followed: %s", turn_id, exc)
+            return None
+        return watch
+
+    @staticmethod
+    async def _changed_files(watch: BlockChanges | None) -> tuple[FileChange, ...]:
+        """What the block changed (nothing when it could not be read: the log says why)."""
+        if watch is None:
+            return ()
+        try:
+            return await asyncio.to_thread(watch.finish)
+        except OSError as exc:
+            log.warning("files a block changed not read: %s", exc)
+            return ()
+
     async def _run_call(self, turn_id: str, index: int, call: ToolCall) -> None:
         await self.checkpoint(turn_id)
+        watch = await self._watch_files(turn_id)
         iteration_id = await self._start_iteration(turn_id, index, call)
         is_code = call.name == PYTHON_EXECUTION
         code = str(call.arguments.get("code", "")) if is_code else ""
@@ -670,6 +699,8 @@ class AgentSession:
             else:
                 stdout, error = await self._run_direct(call)
         except asyncio.CancelledError:
+            duration = time.monotonic() - started
+            files = await asyncio.shield(self._changed_files(watch))
             await asyncio.shield(
                 self.emit(
                     BlockFinished(
@@ -678,12 +709,15 @@ class AgentSession:
                         iteration_id=iteration_id,
                         stdout=stdout,
                         error=BLOCK_CANCELLED,
-                        duration=time.monotonic() - started,
+                        duration=duration,
                         images=self.call_state.take_shown(),
+                        files=files,
                     )
                 )
             )
             raise
+        duration = time.monotonic() - started
+        files = await self._changed_files(watch)
         await self.emit(
             BlockFinished(
                 self.id,
@@ -692,8 +726,9 @@ class AgentSession:
                 stdout=block_result_text(stdout, None, restarted) if restarted else stdout,
                 error=error,
                 restarted=restarted is not None,
-                duration=time.monotonic() - started,
+                duration=duration,
                 images=self.call_state.take_shown(),
+                files=files,
             )
         )
 

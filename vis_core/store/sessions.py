@@ -12,6 +12,7 @@ from typing import Any
 
 from vis_core.events import activity_from_dict
 from vis_core.model.activity import ActivityRecord
+from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.store.database import Database, StoreError
 from vis_core.store.rows import (
     SESSION_COLUMNS,
@@ -273,10 +274,12 @@ class SessionsMixin:
 
     def turn_story(self, session_id: str, turn_id: str) -> list[tuple[int, str, Any]]:
         """What a turn showed, in the order it happened: ``(seq, kind, value)`` with kind
-        ``reply`` (text), ``thinking`` (text), ``block`` ((error, restarted) of a block that
-        failed or restarted the sandbox), ``fold`` (key, gist, spans and origin of a fold made
-        in the turn), ``background`` (a command left running that reported its end) and
-        ``activity`` (its id, placed by its first event)."""
+        ``reply`` (text), ``thinking`` (text), ``block`` ((error, restarted) of a call that
+        failed or restarted the sandbox; a ``python_execution`` block's error is None: its
+        row says it), ``code`` (every ``python_execution`` block: its iteration id, code and
+        ``BlockFinished`` event as JSON text, placed at that event), ``fold`` (key, gist,
+        spans and origin of a fold made in the turn), ``background`` (a command left running
+        that reported its end) and ``activity`` (its id, placed by its first event)."""
         with self._db.read("read a turn's story") as conn:
             story: list[tuple[int, str, Any]] = [
                 (seq, "reply", text)
@@ -292,9 +295,19 @@ class SessionsMixin:
                 )
             )
             story.extend(
-                (seq, "block", (error, bool(restarted)))
-                for seq, error, restarted in conn.execute(
-                    "SELECT b.seq, b.error, b.restarted FROM iterations AS i "
+                (seq, "code", {"iteration_id": iteration_id, "code": code, "ended": data})
+                for seq, iteration_id, code, data in conn.execute(
+                    "SELECT b.seq, i.id, i.code, e.data FROM iterations AS i "
+                    "JOIN blocks AS b ON b.iteration_id = i.id AND b.turn_id = i.turn_id "
+                    "JOIN events AS e ON e.seq = b.seq "
+                    "WHERE i.turn_id = ? AND i.tool = ?",
+                    (turn_id, PYTHON_EXECUTION),
+                )
+            )
+            story.extend(
+                (seq, "block", (None if tool == PYTHON_EXECUTION else error, bool(restarted)))
+                for seq, error, restarted, tool in conn.execute(
+                    "SELECT b.seq, b.error, b.restarted, i.tool FROM iterations AS i "
                     "JOIN blocks AS b ON b.iteration_id = i.id "
                     "WHERE i.turn_id = ? AND (b.error IS NOT NULL OR b.restarted)",
                     (turn_id,),

@@ -151,6 +151,19 @@ class Checkpoints:
                 continue  # a damaged manifest is skipped, never restored
         return sorted(found, key=lambda c: c.index)
 
+    def last_of(self, turn_id: str) -> Checkpoint | None:
+        """The checkpoint this process took before ``turn_id`` (None: none was taken)."""
+        last = self._last
+        return last if last is not None and last.turn_id == turn_id else None
+
+    def scan(self) -> dict[str, os.stat_result]:
+        """Every file a checkpoint records, by workspace-relative path, with its state now."""
+        return self._scan()
+
+    def kept_bytes(self, digest: str) -> bytes | None:
+        """The bytes a checkpoint kept under ``digest`` (None: git no longer has them)."""
+        return self._bytes_of(digest)
+
     def _scan(self) -> dict[str, os.stat_result]:
         root = str(self.workspace)
         states = {}

@@ -18,14 +18,16 @@ from textual.widget import Widget
 from vis_core.model.activity import ActivityRecord
 from vis_core.model.turn import TurnStatus
 from vis_tui.history import PartKind, StoredTurn
-from vis_tui.widgets.activity import NEST_INDENT, headline_content, is_expandable
+from vis_tui.widgets.activity import NEST_INDENT, headline_content, is_expandable, is_frozen
 from vis_tui.widgets.activity_tree import place
 from vis_tui.widgets.answer_lines import AnswerLines
+from vis_tui.widgets.block_row import block_content
 from vis_tui.widgets.hanging import HangingLine
 from vis_tui.widgets.plain import record_text
 from vis_tui.widgets.turn import footer_content, request_content
 
 FOLD_HIT = "fold:"  # what a click on the n-th fold line of a stored turn reports: fold:n
+BLOCK_HIT = "block:"  # what a click on a block's lines reports: block:<iteration id>
 
 
 @dataclasses.dataclass(frozen=True)
@@ -143,7 +145,8 @@ class StoredTurnView(Widget, can_focus=True):
         self._cache: Drawn | None = None
         # Tab reaches a stored turn with something to open (a row that opens, a fold)
         self.can_focus = any(is_expandable(r.record, list(r.receipts)) for r in self.rows) or any(
-            part.kind is PartKind.FOLD for part in self.parts
+            part.kind is PartKind.FOLD or (part.kind is PartKind.BLOCK and part.shown)
+            for part in self.parts
         )
         self.focused_going_back = False  # set by whoever moved the focus back onto it
 
@@ -210,6 +213,13 @@ class StoredTurnView(Widget, can_focus=True):
                 answer.show(part.text)
                 strips = answer.strips(width, painter, style)
                 parts.append((strips, 1, 1, None))
+            elif part.kind is PartKind.BLOCK:
+                if part.block is None or not part.shown:
+                    continue
+                content = block_content(part.block, frozen=is_frozen(painter))
+                strips = strips_of(visualize(painter, content), width, style)
+                ids = [f"{BLOCK_HIT}{part.block.iteration_id}"] * len(strips)
+                parts.append((strips, 0, 0, ids))
             elif part.kind in (PartKind.NOTE, PartKind.FOLD):
                 note = Content.styled(part.text, part.style)
                 strips = strips_of(visualize(painter, note), max(1, width - 2), muted)

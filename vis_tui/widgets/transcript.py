@@ -20,7 +20,7 @@ from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.fold_row import FoldRow
 from vis_tui.widgets.plain import record_text
 from vis_tui.widgets.steady_scroll import SteadyScroll
-from vis_tui.widgets.stored_turn import FOLD_HIT, StoredTurnView
+from vis_tui.widgets.stored_turn import BLOCK_HIT, FOLD_HIT, StoredTurnView
 from vis_tui.widgets.turn import TurnView, is_person_command
 from vis_tui.widgets.welcome import WelcomeHeader
 
@@ -126,7 +126,7 @@ class Transcript(SteadyScroll, can_focus=False):
         """What ↑/↓ move between: Activities that open, and stored turns (they open on focus)."""
         return [
             widget
-            for widget in self.query("ActivityRow, FoldRow, StoredTurnView")
+            for widget in self.query("ActivityRow, FoldRow, BlockRow, StoredTurnView")
             if widget.focusable and widget.display
         ]
 
@@ -231,6 +231,9 @@ class Transcript(SteadyScroll, can_focus=False):
                 full.show_note(part.text, part.style)
             elif part.kind is PartKind.FOLD and part.fold is not None:
                 full.show_fold(part.fold)
+            elif part.kind is PartKind.BLOCK:
+                if part.block is not None:
+                    full.show_block(part.block)
             else:
                 for record in part.activities:
                     full.show_activity(record)
@@ -258,9 +261,19 @@ class Transcript(SteadyScroll, can_focus=False):
             fold.action_toggle()
             await view.remove()
             return
-        row: Widget | None = full.rows.get(message.record_id or "")
+        record_id = message.record_id or ""
+        row: Widget | None = full.rows.get(record_id)
+        if record_id.startswith(BLOCK_HIT):
+            block = full.blocks.get(record_id[len(BLOCK_HIT) :])
+            if block is not None:
+                self.screen.set_focus(block, scroll_visible=False)
+                block.action_toggle()
+            await view.remove()
+            return
         if row is None:  # reached by the keyboard: the first (or, going back, last) stop
-            stops = [w for w in full.query("ActivityRow, FoldRow") if w.can_focus]
+            stops = [
+                w for w in full.query("ActivityRow, FoldRow, BlockRow") if w.can_focus and w.display
+            ]
             row = (stops[-1] if message.at_end else stops[0]) if stops else None
         if row is not None:
             self.screen.set_focus(row, scroll_visible=False)  # now: the view goes next

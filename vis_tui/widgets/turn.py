@@ -11,10 +11,12 @@ from textual.widgets import Static
 
 from vis_core.model.activity import ActivityRecord, step_counts, step_tags
 from vis_core.model.turn import TurnStatus
+from vis_tui.block_info import BlockInfo, folds_into_activity
 from vis_tui.notes import FoldInfo
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.activity_tree import place
 from vis_tui.widgets.answer import AnswerView
+from vis_tui.widgets.block_row import BlockRow
 from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.fold_row import FoldRow
 
@@ -73,8 +75,9 @@ class TurnView(Vertical):
     TurnView > .request { background: $boost; padding: 0 1; margin-bottom: 1; }
     TurnView > .note { color: $text-muted; padding-left: 2; }
     TurnView > .turn-footer { padding-left: 2; color: $text-muted; }
-    /* the turn's own bottom margin spaces it from the next: one blank line, not two */
-    TurnView > AnswerView:last-child { margin-bottom: 0; }
+    /* the turn's own bottom margin spaces it from the next: one blank line, not two (the
+       top margin stays: a rule's margin-bottom alone would set its top to 0 too) */
+    TurnView > AnswerView:last-child { margin: 1 0 0 0; }
     """
 
     def __init__(self, turn_id: str, position: int, request: str, context: BlockContext) -> None:
@@ -89,6 +92,7 @@ class TurnView(Vertical):
         self._row_order: list[ActivityRow] = []  # rows as shown, nested ones under their parent
         self.groups: dict[tuple[str, int, str], ActivityRow] = {}
         self.records: dict[str, ActivityRecord] = {}  # every call shown, first seen first
+        self.blocks: dict[str, BlockRow] = {}  # python_execution blocks, by iteration id
         self.status: TurnStatus | None = None
         self._answer: AnswerView | None = None
         self.answers: list[AnswerView] = []
@@ -154,14 +158,37 @@ class TurnView(Vertical):
         row = self.rows.get(record.id)
         if row is None and record.group_key is not None:
             row = self.groups.get(record.group_key)
+        block = None
         if row is None:
             row = self._new_row(record)
+            block = self.blocks.get(record.iteration_id or "")  # its count of rows changed
         else:
             row.update_record(record)
         self.rows[record.id] = row
         if record.group_key is not None:
             self.groups.setdefault(record.group_key, row)
+        if block is not None:
+            self._fold_block(block)
         return row
+
+    # -- blocks --------------------------------------------------------------------------
+    def show_block(self, info: BlockInfo) -> BlockRow:
+        """Add or update the row of a ``python_execution`` block (its Activities follow it)."""
+        self.close_answer()
+        row = self.blocks.get(info.iteration_id)
+        if row is None:
+            row = BlockRow(info)
+            self.blocks[info.iteration_id] = row
+            self._mount_before_footer(row)
+        else:
+            row.update_info(info)
+        self._fold_block(row)
+        return row
+
+    def _fold_block(self, row: BlockRow) -> None:
+        """A block that only made one call shows as that call's row (nothing else to see)."""
+        calls = [r for r in self.records.values() if r.iteration_id == row.info.iteration_id]
+        row.display = not folds_into_activity(row.info, calls)
 
     def _new_row(self, record: ActivityRecord) -> ActivityRow:
         """A row placed in the Activity tree (:func:`~vis_tui.widgets.activity_tree.place`)."""

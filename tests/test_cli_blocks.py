@@ -1,0 +1,58 @@
+"""`vis run` shows every block: one line with its code, duration and files; --json carries them."""
+
+from __future__ import annotations
+
+import json
+
+from cli_support import script, vis
+
+CODE = (
+    "import os\n"
+    "os.remove('README.md')\n"
+    "open('notes.txt', 'w').write('one\\ntwo\\n')\n"
+    "open('a.txt', 'a').write('more\\n')\n"
+    "print('done')"
+)
+
+
+def _run(workspace, vis_home, tmp_path, *extra: str):
+    (workspace / "README.md").write_text("# Project\n")
+    (workspace / "a.txt").write_text("hello\n")
+    steps = [{"code": CODE}, {"code": "1 / 0"}, {"text": "Done: removed README."}]
+    s = script(tmp_path, steps)
+    return vis(
+        "run",
+        *extra,
+        "--provider",
+        "scripted",
+        "--script",
+        str(s),
+        "tidy up",
+        cwd=workspace,
+        env_home=vis_home,
+    )
+
+
+def test_run_prints_one_line_per_block_with_the_files_it_changed(workspace, vis_home, tmp_path):
+    result = _run(workspace, vis_home, tmp_path)
+    assert result.returncode == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if "python" in line]
+    assert len(lines) == 2, result.stdout
+    first, second = lines
+    assert first.startswith("✓ python import os")
+    assert "✗ README.md" in first and "+ notes.txt" in first and "~ a.txt" in first
+    assert second.startswith("✗ python 1 / 0") and "ZeroDivisionError: division by zero" in second
+    assert "s · " in first  # its duration
+
+
+def test_run_json_carries_the_block_with_its_diffs(workspace, vis_home, tmp_path):
+    result = _run(workspace, vis_home, tmp_path, "--json")
+    assert result.returncode == 0, result.stderr
+    events = [json.loads(line) for line in result.stdout.splitlines()]
+    blocks = [e for e in events if e["type"] == "BlockFinished"]
+    files = {f["path"]: f for f in blocks[0]["files"]}
+    assert files["README.md"]["kind"] == "removed"
+    assert "-# Project" in files["README.md"]["diff"]
+    assert files["notes.txt"]["kind"] == "created" and files["notes.txt"]["added"] == 2
+    assert "+more" in files["a.txt"]["diff"]
+    assert blocks[1]["files"] == [] and "ZeroDivisionError" in blocks[1]["error"]

@@ -1,0 +1,61 @@
+"""What each block of a turn changed: diffs against the checkpoint, then the block before."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from vis_core.model.block import FileChangeKind
+from vis_core.tools.block_changes import MAX_DIFF_INPUT, MAX_DIFF_LINES, BlockChanges
+from vis_core.tools.checkpoints import Checkpoints
+
+
+def _turn(tmp_path: Path) -> tuple[Path, BlockChanges]:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "a.txt").write_text("one\ntwo\n")
+    (ws / "README.md").write_text("# Project\n")
+    (ws / "logo.png").write_bytes(b"\x89PNG\0\0old")
+    (ws / "big.log").write_text("x\n" * (MAX_DIFF_INPUT // 2 + 10))
+    subprocess.run(["git", "-C", str(ws), "init", "-q"], check=True)
+    subprocess.run(["git", "-C", str(ws), "add", "README.md"], check=True)  # held by git
+    points = Checkpoints(ws, tmp_path / "private")
+    points.take("t1", 1)
+    return ws, BlockChanges(points, "t1")
+
+
+def test_each_block_lists_what_it_created_changed_and_removed(tmp_path: Path) -> None:
+    ws, watch = _turn(tmp_path)
+    watch.start()
+    (ws / "README.md").unlink()
+    (ws / "a.txt").write_text("one\nTWO\n")
+    (ws / "new.txt").write_text("hello\n")
+    first = {c.path: c for c in watch.finish()}
+    assert set(first) == {"README.md", "a.txt", "new.txt"}
+    assert first["README.md"].kind is FileChangeKind.REMOVED
+    assert "-# Project" in first["README.md"].diff  # the bytes came from git's blob
+    assert first["a.txt"].kind is FileChangeKind.CHANGED
+    assert "-two\n+TWO" in first["a.txt"].diff and first["a.txt"].added == 1
+    assert first["new.txt"].kind is FileChangeKind.CREATED and "+hello" in first["new.txt"].diff
+    # the next block of the turn: only its own change, diffed against what the first left
+    watch.start()
+    (ws / "a.txt").write_text("one\nTWO\nthree\n")
+    second = watch.finish()
+    assert [c.path for c in second] == ["a.txt"]
+    assert "-TWO" not in second[0].diff and "+three" in second[0].diff
+    watch.start()
+    assert watch.finish() == ()  # a block that changed nothing
+
+
+def test_binary_and_huge_files_are_named_not_diffed(tmp_path: Path) -> None:
+    ws, watch = _turn(tmp_path)
+    watch.start()
+    (ws / "logo.png").write_bytes(b"\x89PNG\0\0new")
+    (ws / "big.log").write_text("y\n" * (MAX_DIFF_INPUT // 2 + 10))
+    (ws / "many.txt").write_text("".join(f"line {n}\n" for n in range(MAX_DIFF_LINES * 2)))
+    changes = {c.path: c for c in watch.finish()}
+    assert changes["logo.png"].note == "binary" and changes["logo.png"].diff == ""
+    assert changes["big.log"].note == "too large to diff" and changes["big.log"].diff == ""
+    many = changes["many.txt"]
+    assert many.diff.count("\n") == MAX_DIFF_LINES and many.note.startswith("diff cut:")
+    assert many.added == MAX_DIFF_LINES * 2  # counted whole

@@ -1,0 +1,110 @@
+"""Every block is a row in the transcript: code, output, error, files changed; live and resumed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vis_tui.widgets.block_row import BlockRow
+from vis_tui.widgets.paths import PathChip
+
+from .support import started, until, vis_app, write_script
+
+REMOVE = "import os\nos.remove('README.md')\nprint('removed')"
+FAIL = "x = 0\n1 / x"
+
+
+def _screen(app: object, first: str) -> list[str]:
+    """The transcript's lines from the first request to the prompt."""
+    strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+    lines = ["".join(seg.text for seg in strip).rstrip() for strip in strips]
+    start = next(n for n, line in enumerate(lines) if f"› {first}" in line)
+    end = next(n for n, line in enumerate(lines) if "▔" in line or "No model is" in line)
+    shown = lines[start:end]
+    while shown and not shown[-1].strip():
+        shown.pop()
+    return shown
+
+
+async def test_a_block_that_deletes_a_file_shows_its_code_the_deletion_and_an_error(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "README.md").write_text("# Project\n", encoding="utf-8")
+    script = write_script(
+        tmp_path,
+        [{"code": REMOVE}, {"code": FAIL}, {"text": "Done: removed README."}],
+    )
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"tidy up", "enter")
+        await until(pilot, lambda: not app.main.turn_running)
+        await until(pilot, lambda: app.main.transcript.last_answer == "Done: removed README.")
+        await pilot.pause(0.2)
+        shown = "\n".join(_screen(app, "tidy up"))
+        assert "✓ Python" in shown and "os.remove('README.md')" in shown
+        assert "✗ README.md  removed" in shown
+        assert "✗ Python" in shown and "ZeroDivisionError: division by zero" in shown
+        assert "The code block stopped" not in shown  # said once, on its row
+        rows = list(app.main.query(BlockRow))
+        assert [row.display for row in rows] == [True, True]
+        rows[0].focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: rows[0].expanded)
+        await pilot.pause(0.2)
+        opened = "\n".join(_screen(app, "tidy up"))
+        assert "-# Project" in opened and "removed" in opened  # the diff and the output
+
+
+async def test_a_resumed_session_shows_the_same_block_rows_as_live(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "README.md").write_text("# Project\n", encoding="utf-8")
+    (workspace / "a.txt").write_text("hello\n", encoding="utf-8")
+    script = write_script(
+        tmp_path,
+        [
+            {"text": "First I look.", "code": 'print(await cat("a.txt"))'},
+            {"code": REMOVE},
+            {"code": FAIL},
+            {"text": "Done: removed README."},
+        ],
+    )
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 50)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"tidy up", "enter")
+        await until(pilot, lambda: not app.main.turn_running)
+        await until(pilot, lambda: app.main.transcript.last_answer == "Done: removed README.")
+        await pilot.pause(0.3)
+        live = _screen(app, "tidy up")
+        session_id = app.session.id
+    resumed_app = vis_app(workspace, resume=session_id)
+    async with resumed_app.run_test(size=(100, 50)) as pilot:
+        await started(resumed_app, pilot)
+        await pilot.pause(0.3)
+        resumed = _screen(resumed_app, "tidy up")
+    shown = "\n".join(live)
+    # the block that only read a file is that read's row; the others are rows of their own
+    assert shown.count("Python") == 2 and "Read file" in shown and "✗ README.md" in shown
+    assert shown.index("First I look.") < shown.index("Read file") < shown.index("os.remove")
+    assert resumed == live, "\n".join(live) + "\n=====\n" + "\n".join(resumed)
+
+
+async def test_a_cut_output_shows_the_models_copy_and_opens_the_whole_one(
+    workspace: Path, tmp_path: Path
+) -> None:
+    code = "for n in range(3000):\n    print('line', n)"
+    script = write_script(tmp_path, [{"code": code}, {"text": "Printed a lot."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"print", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Printed a lot.")
+        (row,) = app.main.query(BlockRow)
+        assert "Output truncated" in row.info.stdout and "line 0\n" not in row.info.stdout
+        row.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: bool(row.query(PathChip)))
+        chip = row.query_one(PathChip)
+        whole = Path(chip.path).read_text(encoding="utf-8")
+        assert "line 0\n" in whole and "line 2999\n" in whole

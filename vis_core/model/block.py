@@ -1,0 +1,85 @@
+"""What one block did to the workspace: each file it created, changed or removed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+PYTHON_EXECUTION = "python_execution"  # the tool whose calls are blocks of code
+
+
+class FileChangeKind(StrEnum):
+    CREATED = "created"
+    CHANGED = "changed"
+    REMOVED = "removed"
+
+
+@dataclass(frozen=True)
+class FileChange:
+    """One file a block touched: its workspace-relative ``path``, how, the unified ``diff``
+    (empty when none could be made) and ``note`` saying why not (binary, too large, cut)."""
+
+    path: str
+    kind: FileChangeKind
+    diff: str = ""
+    added: int = 0
+    removed: int = 0
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", FileChangeKind(self.kind))
+
+    def to_plain(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "kind": self.kind.value,
+            "diff": self.diff,
+            "added": self.added,
+            "removed": self.removed,
+            "note": self.note,
+        }
+
+    @classmethod
+    def from_plain(cls, data: dict[str, Any]) -> FileChange:
+        return cls(**{key: data[key] for key in data if key in _FIELDS})
+
+
+_FIELDS = ("path", "kind", "diff", "added", "removed", "note")
+
+
+def changes_line(changes: tuple[FileChange, ...] | list[FileChange]) -> str:
+    """``2 files changed, 1 removed`` (empty when none)."""
+    counts = {kind: sum(c.kind is kind for c in changes) for kind in FileChangeKind}
+    words = [f"{n} {kind.value}" for kind, n in counts.items() if n]
+    if not words:
+        return ""
+    total = len(changes)
+    return f"{total} file{'s' * (total != 1)}: " + ", ".join(words)
+
+
+def first_code_line(code: str, width: int = 80) -> str:
+    """The block's first line that says something (not blank, not only a comment), cut at
+    ``width`` characters."""
+    lines = [line.strip() for line in code.splitlines() if line.strip()]
+    said = [line for line in lines if not line.startswith("#")] or lines
+    line = said[0] if said else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def code_line_count(code: str) -> int:
+    return len(code.rstrip("\n").splitlines())
+
+
+def error_line(error: str) -> str:
+    """The last line of an error (a traceback ends with ``Class: message``)."""
+    lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def format_duration(seconds: float) -> str:
+    if seconds < 10:
+        return f"{seconds:.1f}s"
+    if seconds < 120:
+        return f"{seconds:.0f}s"
+    return f"{int(seconds // 60)}m {int(seconds % 60):02d}s"

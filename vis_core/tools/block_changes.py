@@ -1,0 +1,139 @@
+"""The files each block created, changed or removed, with diffs, from the `/undo` checkpoints.
+
+A turn's checkpoint records every file before the turn's first block. After each block the
+workspace is listed again (sizes and times only); a file whose size or time moved, a new file
+and a missing one are the block's changes. The bytes before come from the checkpoint (or from
+what an earlier block of the turn left, kept here), the bytes after from the file itself, read
+without following links. Diffs are bounded: binary files and large ones are named, not diffed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+
+from vis_core.model.block import FileChange, FileChangeKind
+from vis_core.tools.checkpoints import Checkpoints
+
+MAX_DIFF_INPUT = 512 * 1024  # bytes of one side above which no diff is made
+MAX_DIFF_LINES = 400  # lines of one file's diff kept; the rest is counted
+MAX_DIFF_CHARS = 40_000
+MAX_FILES = 200  # files listed per block; more are counted in the last one's note
+_Stat = tuple[int, int]  # size, mtime_ns
+
+
+class BlockChanges:
+    """Follows one turn's workspace from block to block (made anew for each turn)."""
+
+    def __init__(self, checkpoints: Checkpoints, turn_id: str) -> None:
+        self.checkpoints = checkpoints
+        self.turn_id = turn_id
+        self._stats: dict[str, _Stat] | None = None
+        self._digests: dict[str, str | None] = {}
+        self._after: dict[str, bytes | None] = {}  # what an earlier block of the turn left
+
+    def start(self) -> None:
+        """Before a block: the files as the turn's checkpoint (or a listing now) has them."""
+        if self._stats is not None:
+            return
+        taken = self.checkpoints.last_of(self.turn_id)
+        if taken is not None:
+            self._stats = {rel: (f[0], f[1]) for rel, f in taken.files.items()}
+            self._digests = {rel: f[3] for rel, f in taken.files.items()}
+        else:
+            self._stats = self._listing()
+
+    def _listing(self) -> dict[str, _Stat]:
+        return {rel: (st.st_size, st.st_mtime_ns) for rel, st in self.checkpoints.scan().items()}
+
+    def finish(self) -> tuple[FileChange, ...]:
+        """After a block: what it changed since the previous one (or the turn's start)."""
+        if self._stats is None:
+            return ()
+        before, now = self._stats, self._listing()
+        self._stats = now
+        touched = sorted(rel for rel in set(before) | set(now) if before.get(rel) != now.get(rel))
+        changes: list[FileChange] = []
+        for rel in touched[:MAX_FILES]:
+            old = self._old_bytes(rel) if rel in before else b""
+            new = self._read(rel) if rel in now else b""
+            self._after[rel] = new
+            if rel not in before:
+                kind = FileChangeKind.CREATED
+            elif rel not in now:
+                kind = FileChangeKind.REMOVED
+            else:
+                kind = FileChangeKind.CHANGED
+            if kind is FileChangeKind.CHANGED and old is not None and old == new:
+                continue  # touched, same bytes
+            changes.append(file_change(rel, kind, old, new))
+        if len(touched) > MAX_FILES and changes:
+            last = changes[-1]
+            more = f"{len(touched) - MAX_FILES:,} more files changed, not listed"
+            changes[-1] = FileChange(
+                last.path, last.kind, last.diff, last.added, last.removed, more
+            )
+        return tuple(changes)
+
+    def _old_bytes(self, rel: str) -> bytes | None:
+        if rel in self._after:
+            return self._after[rel]
+        digest = self._digests.get(rel)
+        if digest is None:
+            return None
+        try:
+            return self.checkpoints.kept_bytes(digest)
+        except OSError:
+            return None
+
+    def _read(self, rel: str) -> bytes | None:
+        path = self.checkpoints.workspace / rel
+        try:
+            if not path.parent.resolve().is_relative_to(self.checkpoints.workspace):
+                return None
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+            with os.fdopen(fd, "rb") as file:
+                data = file.read(MAX_DIFF_INPUT + 1)
+        except OSError:
+            return None
+        return data
+
+
+def _text(data: bytes | None) -> str | None:
+    if data is None or len(data) > MAX_DIFF_INPUT or b"\0" in data[:8192]:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def file_change(rel: str, kind: FileChangeKind, old: bytes | None, new: bytes | None) -> FileChange:
+    """The change of ``rel`` from ``old`` to ``new`` bytes (None: not known), diffed when
+    both sides are text of a bounded size."""
+    old_text, new_text = _text(old), _text(new)
+    if old_text is None or new_text is None:
+        unknown = old is None or new is None
+        large = any(d is not None and len(d) > MAX_DIFF_INPUT for d in (old, new))
+        note = "not kept: no diff" if unknown else "too large to diff" if large else "binary"
+        return FileChange(rel, kind, note=note)
+    lines = list(
+        difflib.unified_diff(
+            old_text.splitlines(keepends=True),
+            new_text.splitlines(keepends=True),
+            fromfile=f"a/{rel}" if kind is not FileChangeKind.CREATED else "/dev/null",
+            tofile=f"b/{rel}" if kind is not FileChangeKind.REMOVED else "/dev/null",
+            n=3,
+        )
+    )
+    added = sum(1 for line in lines if line.startswith("+") and not line.startswith("+++"))
+    removed = sum(1 for line in lines if line.startswith("-") and not line.startswith("---"))
+    note = ""
+    kept = lines[:MAX_DIFF_LINES]
+    diff = "".join(line if line.endswith("\n") else line + "\n" for line in kept)
+    if len(diff) > MAX_DIFF_CHARS:
+        diff = diff[:MAX_DIFF_CHARS].rsplit("\n", 1)[0] + "\n"
+    shown = diff.count("\n")
+    if shown < len(lines):
+        note = f"diff cut: {len(lines) - shown:,} more lines"
+    return FileChange(rel, kind, diff, added, removed, note)

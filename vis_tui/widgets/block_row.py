@@ -1,0 +1,206 @@
+"""One row per ``python_execution`` block: its code, what it printed, its error and the files it
+changed; folded to a few lines, Enter or a click opens all of it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.content import Content
+from textual.events import Click
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Static
+
+from vis_core.model.block import (
+    FileChange,
+    FileChangeKind,
+    code_line_count,
+    error_line,
+    format_duration,
+)
+from vis_tui.block_info import BlockInfo
+from vis_tui.widgets.activity import DisclosureHeader, is_frozen
+from vis_tui.widgets.blocks.code import diff_content
+from vis_tui.widgets.paths import PathChip
+
+PREVIEW_LINES = 3  # code lines a folded row shows
+PREVIEW_WIDTH = 160  # characters of a previewed code line
+FILES_SHOWN = 8  # files a folded row lists; the rest are counted
+INDENT = "    "  # under the headline, past the disclosure and the state mark
+
+_CHANGE_MARKS = {
+    FileChangeKind.CREATED: ("+", "$text-success"),
+    FileChangeKind.CHANGED: ("~", "$text-warning"),
+    FileChangeKind.REMOVED: ("✗", "bold $text-error"),
+}
+
+
+def highlighted(code: str) -> Content:
+    """``code`` coloured as Python (Pygments loads with the first block)."""
+    from textual.highlight import highlight
+
+    return highlight(code, language="python")
+
+
+def _glyph(info: BlockInfo) -> Content:
+    if not info.ended:
+        return Content.styled("⋯", "$text-accent")
+    if info.cancelled:
+        return Content.styled("⊘", "$text-warning")
+    if info.error is not None:
+        return Content.styled("✗", "$text-error")
+    return Content.styled("✓", "$text-success")
+
+
+def _details(info: BlockInfo, frozen: bool) -> str:
+    count = code_line_count(info.code)
+    words = [f"{count} line{'s' * (count != 1)}"]
+    if not info.ended:
+        return " · ".join(["running", *words])
+    words.insert(0, "0.1s" if frozen else format_duration(info.duration))
+    printed = len(info.stdout.rstrip("\n").splitlines())
+    if printed:
+        words.append(f"printed {printed} line{'s' * (printed != 1)}")
+    return " · ".join(words)
+
+
+def file_line(change: FileChange) -> Content:
+    """``✗ README.md  removed  −1``: the mark, path and kind in the change's colour."""
+    mark, style = _CHANGE_MARKS[change.kind]
+    counts = []
+    if change.added:
+        counts.append(f"+{change.added}")
+    if change.removed:
+        counts.append(f"−{change.removed}")
+    if change.note:
+        counts.append(change.note)
+    return Content.assemble(
+        (f"{mark} {change.path}", style),
+        (f"  {change.kind.value}", style if change.kind is FileChangeKind.REMOVED else ""),
+        (f"  {' '.join(counts)}" if counts else "", "$text-muted"),
+    )
+
+
+def block_content(info: BlockInfo, *, expanded: bool = False, frozen: bool = False) -> Content:
+    """The row as it shows: one line (state, ``Python``, duration, size of the code and of
+    what it printed), and when folded the first lines of the code, the files the block
+    changed and its error. ``frozen``: a fixed duration (snapshots)."""
+    head = Content.assemble(
+        ("▾ " if expanded else "▸ ", "$text-muted"),
+        _glyph(info),
+        " ",
+        ("Python", "bold"),
+        "  ",
+        (_details(info, frozen), "$text-muted"),
+    )
+    if expanded:
+        return head
+    lines = [head]
+    code = info.code.strip("\n").splitlines()
+    preview = [
+        line if len(line) <= PREVIEW_WIDTH else line[: PREVIEW_WIDTH - 1] + "…"
+        for line in code[:PREVIEW_LINES]
+    ]
+    if preview:
+        lines.extend(Content(INDENT) + line for line in highlighted("\n".join(preview)).split("\n"))
+    if len(code) > PREVIEW_LINES:
+        more = len(code) - PREVIEW_LINES
+        lines.append(
+            Content.styled(f"{INDENT}… {more} more line{'s' * (more != 1)}", "$text-muted")
+        )
+    for change in info.files[:FILES_SHOWN]:
+        lines.append(Content(INDENT) + file_line(change))
+    if len(info.files) > FILES_SHOWN:
+        lines.append(
+            Content.styled(f"{INDENT}… {len(info.files) - FILES_SHOWN} more files", "$text-muted")
+        )
+    if info.error is not None and not info.cancelled:
+        lines.append(Content.styled(INDENT + error_line(info.error), "$text-error"))
+    return Content("\n").join(lines)
+
+
+class BlockRow(Vertical, can_focus=True):
+    """A block of the model's code: folded to a few lines; Enter opens the whole code,
+    what it printed, each changed file's diff and the full error."""
+
+    DEFAULT_CSS = """
+    BlockRow { height: auto; }
+    BlockRow:focus > .block-header { background: $accent 20%; }
+    BlockRow > .block-body { height: auto; padding: 0 0 0 4; display: none; }
+    BlockRow.-expanded > .block-body { display: block; }
+    BlockRow .block-code, BlockRow .block-output, BlockRow .block-diff {
+        background: $surface; height: auto; margin-bottom: 1;
+    }
+    BlockRow .block-output { padding: 0 1; }
+    BlockRow .block-title { color: $text-muted; text-style: bold; }
+    BlockRow .block-error { color: $text-error; margin-bottom: 1; }
+    BlockRow .block-saved { height: 1; margin-bottom: 1; }
+    """
+
+    BINDINGS = [Binding("enter", "toggle", "Open/close block", show=False)]
+    expanded: reactive[bool] = reactive(False)
+
+    def __init__(self, info: BlockInfo) -> None:
+        super().__init__(classes="block-row")
+        self.info = info
+        self._built_for: BlockInfo | None = None
+        self._ready = False
+
+    def compose(self) -> Any:
+        yield DisclosureHeader(
+            block_content(self.info, frozen=is_frozen(self)), classes="block-header"
+        )
+        yield Vertical(classes="block-body")
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self._refresh()
+
+    def update_info(self, info: BlockInfo) -> None:
+        self.info = info
+        self._refresh()
+
+    def _refresh(self) -> None:
+        if not self._ready:
+            return
+        header = self.query_one(".block-header", DisclosureHeader)
+        header.update(block_content(self.info, expanded=self.expanded, frozen=is_frozen(self)))
+        if self.expanded and self._built_for != self.info:
+            self._built_for = self.info
+            body = self.query_one(".block-body", Vertical)
+            body.remove_children()
+            body.mount_all(self._body())
+
+    def _body(self) -> list[Widget]:
+        info = self.info
+        widgets: list[Widget] = [Static(highlighted(info.code.strip("\n")), classes="block-code")]
+        if info.stdout.strip():
+            widgets.append(Static("Printed", classes="block-title"))
+            widgets.append(Static(Content(info.stdout.rstrip("\n")), classes="block-output"))
+            saved = info.saved_output
+            if saved is not None:
+                widgets.append(PathChip(saved, "the whole output").add_class("block-saved"))
+        for change in info.files:
+            widgets.append(Static(file_line(change), classes="block-file"))
+            if change.diff:
+                widgets.append(Static(diff_content(change.diff), classes="block-diff"))
+        if info.error is not None and not info.cancelled:
+            widgets.append(Static(Content(info.error.rstrip("\n")), classes="block-error"))
+        return widgets
+
+    def action_toggle(self) -> None:
+        self.expanded = not self.expanded
+
+    def on_click(self, event: Click) -> None:
+        if isinstance(event.widget, DisclosureHeader) and event.widget.parent is self:
+            event.stop()
+            self.focus()
+            self.action_toggle()
+
+    def watch_expanded(self, expanded: bool) -> None:
+        self.set_class(expanded, "-expanded")
+        self._refresh()
+        if expanded and self._ready:
+            self.call_after_refresh(self.scroll_visible, animate=False)

@@ -107,6 +107,19 @@ class MainScreen(Screen[None]):
         Binding("f3", "toggle_panel", "Side panel", show=False),
     ]
 
+    def focus_next(self, selector: Any = "*") -> Widget | None:
+        """Tab from the prompt goes to the newest row that opens (the one nearest the
+        prompt), not the oldest far up; from a row, on as Textual's focus chain goes."""
+        if self.focused is self.prompt and selector == "*":
+            stops = self.transcript.stops()
+            if stops:
+                newest = stops[-1]
+                if isinstance(newest, StoredTurnView):
+                    newest.focused_going_back = True  # opens at its last row
+                self.set_focus(newest)
+                return newest
+        return super().focus_next(selector)
+
     def focus_previous(self, selector: Any = "*") -> Widget | None:
         """Shift+Tab onto a stored turn opens it at its last row (the one nearest where the
         focus came from), as Tab opens it at its first."""
@@ -503,7 +516,7 @@ class MainScreen(Screen[None]):
         catcher = self.query_one(ChordCatcher)
         catcher.previous = self.focused
         catcher.can_focus = True
-        catcher.focus()
+        self.set_focus(catcher)  # now: the key after Ctrl+X must not reach the prompt
 
     def action_page_up(self) -> None:
         self.transcript.scroll_page_up(animate=False)
@@ -531,18 +544,28 @@ class MainScreen(Screen[None]):
         if self.focused is None or not self.focused.is_attached:
             self.prompt.focus()
 
-    def on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         """A printable key typed outside the prompt (on a row, after a click) goes to the
-        prompt, unless a key of the focused row or the transcript handles it."""
+        prompt; of those, only Space is a row's key (it cannot start a message). The prompt
+        takes the focus at once, and keys typed quickly after it, already on their way to
+        the row, reach the prompt too (Enter among them sends)."""
         focused = self.focused
-        if focused is self.prompt or isinstance(focused, Input | TextArea | ChordCatcher):
+        if isinstance(focused, ChordCatcher) or (
+            focused is not self.prompt and isinstance(focused, Input | TextArea)
+        ):
             return
-        if not (event.is_printable and event.character) or event.key in self.active_bindings:
+        printable = event.is_printable and bool(event.character)
+        if focused is self.prompt:
+            # The prompt stops every printable key and Enter it receives: one that arrives
+            # here was sent to the row that had the focus before the prompt took it.
+            if not (printable or event.key == "enter"):
+                return
+        elif not printable or (event.key == "space" and event.key in self.active_bindings):
             return
         event.stop()
         event.prevent_default()
-        self.prompt.focus()
-        self.prompt.insert(event.character)
+        self.set_focus(self.prompt)
+        await self.prompt.take_key(event)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         if isinstance(event.widget, ActivityRow):

@@ -147,6 +147,10 @@ class PromptInput(TextArea):
         else:
             await super()._on_key(event)
 
+    async def take_key(self, event: events.Key) -> None:
+        """Handle ``event`` as if typed here (a key typed while a row had the focus)."""
+        await self._on_key(event)
+
     @staticmethod
     def _stop(event: events.Key) -> None:
         event.stop()

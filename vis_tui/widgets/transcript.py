@@ -66,14 +66,13 @@ class Transcript(SteadyScroll, can_focus=False):
     releases the pin, reaching the bottom again, End, Ctrl+End or a new turn restores it."""
 
     max_turns = MAX_MOUNTED_TURNS
-    # Keys while a row of the transcript has focus (the screen sends other printable keys
-    # to the prompt).
+    # Keys while a row of the transcript has focus: none of them can be text (the screen
+    # sends every printable key to the prompt).
     BINDINGS = [
-        Binding("up,k", "move(-1)", "Previous Activity", show=False),
-        Binding("down,j", "move(1)", "Next Activity", show=False),
+        Binding("up", "move(-1)", "Previous Activity", show=False),
+        Binding("down", "move(1)", "Next Activity", show=False),
         Binding("escape", "leave", "Back to the prompt", show=False),
         Binding("end", "pin", "Follow the newest output", show=False),
-        Binding("c", "screen.copy_activity", "Copy the Activity", show=False),
     ]
 
     def __init__(self, context: BlockContext, *, id: str | None = None) -> None:

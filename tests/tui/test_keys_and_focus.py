@@ -1,0 +1,87 @@
+"""Keys and focus: letters typed on a row reach the prompt, Tab finds the newest Activity,
+Ctrl+D quits, pastes fold, and completions stay honest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sample_turns import every_block_records, turn_events
+from textual import events
+from textual.app import App
+
+from vis_tui.widgets.activity import ActivityRow
+
+from .support import until
+
+
+def type_fast(app: App[object], text: str) -> None:
+    """Every key of ``text`` (``\\n`` is Enter) queued at once, as a fast typist sends them:
+    none waits for the one before to be handled."""
+    driver = app._driver  # the pilot's headless driver, as Pilot.press uses it
+    assert driver is not None
+    for char in text:
+        key = "enter" if char == "\n" else ("space" if char == " " else char)
+        event = events.Key(key, None if char == "\n" else char)
+        event.set_sender(app)
+        driver.send_message(event)
+
+
+async def test_letters_typed_fast_on_a_focused_activity_all_reach_the_prompt(
+    harness, workspace: Path
+) -> None:
+    app = harness
+    async with app.run_test(size=(100, 40)) as pilot:
+        app.feed(turn_events("s", "t1", "fix it", "Done.", every_block_records(str(workspace))))
+        await pilot.pause()
+        row = app.main.transcript.turns["t1"].rows["a1"]
+        row.focus()
+        await pilot.pause()
+        assert app.focused is row
+        app.copy_to_clipboard("kept")
+        type_fast(app, "check the result\n")
+        await until(pilot, lambda: bool(app.main.queue))
+        assert app.main.queue == ["check the result"]  # sent (no session yet: queued)
+        assert app.clipboard == "kept" and not row.expanded
+        assert app.focused is app.main.prompt and app.main.prompt.text == ""
+
+
+async def test_j_k_and_c_on_a_focused_activity_are_text(harness, workspace: Path) -> None:
+    app = harness
+    async with app.run_test(size=(100, 40)) as pilot:
+        app.feed(turn_events("s", "t1", "fix it", "Done.", every_block_records(str(workspace))))
+        await pilot.pause()
+        rows = [r for r in app.main.transcript.turns["t1"].rows.values() if r.can_focus]
+        rows[1].focus()
+        await pilot.pause()
+        app.copy_to_clipboard("kept")
+        await pilot.press("j", "k", "c")
+        assert app.main.prompt.text == "jkc" and app.clipboard == "kept"
+        rows[1].focus()
+        await pilot.pause()
+        await pilot.press("down")
+        assert app.focused is rows[2]
+        await pilot.press("up", "up")
+        assert app.focused is rows[0]
+        await pilot.press("space")
+        assert isinstance(app.focused, ActivityRow) and app.focused.expanded
+
+
+async def test_tab_from_the_prompt_goes_to_the_newest_activity(harness, workspace: Path) -> None:
+    app = harness
+    async with app.run_test(size=(100, 30)) as pilot:
+        for n in range(1, 4):
+            records = every_block_records(str(workspace), turn_id=f"t{n}")
+            app.feed(turn_events("s", f"t{n}", f"ask {n}", "Done.", records))
+        await pilot.pause()
+        transcript = app.main.transcript
+        transcript.scroll_end(animate=False)
+        await pilot.pause()
+        newest = [r for r in transcript.turns["t3"].rows.values() if r.can_focus][-1]
+        assert app.focused is app.main.prompt
+        await pilot.press("tab")
+        assert app.focused is newest
+        await pilot.pause()
+        assert transcript.scroll_y > transcript.max_scroll_y / 2  # still near the end
+        await pilot.press("shift+tab")
+        before = [r for r in transcript.turns["t3"].rows.values() if r.can_focus][-2]
+        assert app.focused is before

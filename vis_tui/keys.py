@@ -25,6 +25,7 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("!command", "run a command in the workspace; the model reads its output", "prompt"),
     KeyHelp("Esc", "cancel the running turn (queued messages wait); again: drop them"),
     KeyHelp("Ctrl+C", "clear the draft, then cancel the running turn, then quit on a second press"),
+    KeyHelp("Ctrl+D (empty prompt)", "quit Vis, as in a shell (also Ctrl+C twice)", "prompt"),
     KeyHelp("F1, Ctrl+X ?", "show this list of keys"),
     KeyHelp("F2", "open Settings (also /settings)"),
     KeyHelp("F3, Ctrl+X p", "close the side panel of live views, or open it again"),

@@ -85,3 +85,13 @@ async def test_tab_from_the_prompt_goes_to_the_newest_activity(harness, workspac
         await pilot.press("shift+tab")
         before = [r for r in transcript.turns["t3"].rows.values() if r.can_focus][-2]
         assert app.focused is before
+
+
+async def test_ctrl_d_on_an_empty_prompt_quits_and_deletes_otherwise(harness) -> None:
+    app = harness
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press(*"ab", "left", "ctrl+d")
+        assert app.main.prompt.text == "a" and app.is_running  # deleted the b
+        await pilot.press("backspace", "ctrl+d")
+        await until(pilot, lambda: not app.is_running)
+    assert app.return_code == 0

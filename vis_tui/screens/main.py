@@ -512,6 +512,10 @@ class MainScreen(Screen[None]):
             self._quit_armed_at = time.monotonic()
             self.app.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW_SECONDS)
 
+    def on_prompt_input_quit_requested(self, message: PromptInput.QuitRequested) -> None:
+        message.stop()
+        self.app.exit(0)
+
     def action_chord(self) -> None:
         catcher = self.query_one(ChordCatcher)
         catcher.previous = self.focused

@@ -1,4 +1,5 @@
-"""The multi-line prompt: Enter sends, Shift+Enter/Ctrl+J newline, ↑/↓ history, completion keys."""
+"""The multi-line prompt: Enter sends, Shift+Enter/Ctrl+J newline, ↑/↓ history, completion keys,
+Ctrl+D on an empty prompt quits."""
 
 from __future__ import annotations
 
@@ -26,6 +27,9 @@ class PromptInput(TextArea):
         def __init__(self, text: str) -> None:
             super().__init__()
             self.text = text
+
+    class QuitRequested(Message):
+        """Ctrl+D on an empty prompt: quit, as a shell does."""
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(
@@ -125,6 +129,8 @@ class PromptInput(TextArea):
                 self.recall_index = None
                 self.draft = ""
             self.post_message(self.Submitted(text if text.strip() else ""))
+        elif key == "ctrl+d" and not self.text:
+            self.post_message(self.QuitRequested())
         elif key in ("shift+enter", "ctrl+j"):
             self.insert("\n")
         elif key == "tab" and menu is not None:

@@ -10,8 +10,15 @@ from textual import events
 from textual.app import App
 
 from vis_tui.widgets.activity import ActivityRow
+from vis_tui.widgets.system_message import SystemMessage
+from vis_tui.widgets.transcript import PlainMessage
 
-from .support import until
+from .support import started, until, vis_app, write_script
+
+
+def _notes(app: object) -> list[str]:
+    found = app.main.transcript.query(f"{PlainMessage.__name__}, {SystemMessage.__name__}")  # type: ignore[attr-defined]
+    return [m.source for m in found]
 
 
 def type_fast(app: App[object], text: str) -> None:
@@ -95,3 +102,25 @@ async def test_ctrl_d_on_an_empty_prompt_quits_and_deletes_otherwise(harness) ->
         await pilot.press("backspace", "ctrl+d")
         await until(pilot, lambda: not app.is_running)
     assert app.return_code == 0
+
+
+async def test_model_typed_fast_is_checked_against_the_known_models(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    (vis_home / "config.toml").write_text(
+        '[providers.local]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'api_key_env = ""\n[models."local/tiny"]\ninput_limit = 8192\n',
+        encoding="utf-8",
+    )
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "hi"}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        before = app.session.model.label
+        type_fast(app, "/model local/tinyno\n")
+        await until(pilot, lambda: "local/tinyno" in " ".join(_notes(app)))
+        note = _notes(app)[-1]
+        assert "does not know" in note and "`local/tiny`" in note, note
+        assert app.session.model.label == before
+        app.main.prompt.text = ""
+        await pilot.press(*"/model local/tiny", "enter")
+        await until(pilot, lambda: app.session.model.label == "local/tiny")

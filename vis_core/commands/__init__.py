@@ -221,9 +221,10 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
         if ctx["args"]:
             if session is None:
                 return err("No session", "Open a session first.")
-            from vis_core.model_choices import use_model
+            from vis_core.model_choices import unknown_model, use_model
 
-            return use_model(host, session, ctx["args"][0])
+            refused = unknown_model(host, session, ctx["args"][0])
+            return refused if refused is not None else use_model(host, session, ctx["args"][0])
         label = session.model.label if session is not None else host.model_label
         problem = session.model.problem if session is not None else host.model_problem
         body = problem or "Switch with `/model provider/model`, e.g. `/model openai/gpt-5`."

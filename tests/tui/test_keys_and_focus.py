@@ -124,3 +124,18 @@ async def test_model_typed_fast_is_checked_against_the_known_models(
         app.main.prompt.text = ""
         await pilot.press(*"/model local/tiny", "enter")
         await until(pilot, lambda: app.session.model.label == "local/tiny")
+
+
+async def test_at_completion_offers_text_files_only(workspace: Path, tmp_path: Path) -> None:
+    (workspace / "notes.txt").write_text("hello\n", encoding="utf-8")
+    (workspace / "notes.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+    (workspace / "notes.latin1").write_bytes("caf\xe9\n".encode("latin-1"))
+    (workspace / "notes.md").write_text("# café\n", encoding="utf-8")
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "hi"}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"see @notes")
+        menu = app.main.completion
+        await until(pilot, lambda: menu.display and app.main.files is not None)
+        labels = sorted(choice.label for choice in menu.choices)
+        assert labels == ["@notes.md", "@notes.txt"]

@@ -19,7 +19,7 @@ from textual.widgets import Input, Static, TextArea
 from vis_core.model.notify import NotifyKind
 from vis_tui.history import store_page_loader
 from vis_tui.keys import CHORD_ACTIONS
-from vis_tui.mentions import mentioned_files, path_completions, typing_mention
+from vis_tui.mentions import is_text_file, mentioned_files, path_completions, typing_mention
 from vis_tui.messages import CommandActionRequested, CoreEvent, TurnDone
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.blocks import BlockContext
@@ -472,11 +472,12 @@ class MainScreen(Screen[None]):
 
     @work(group="files", exclusive=True, thread=True, exit_on_error=False)
     def _list_files(self) -> None:
-        """The workspace's files for ``@`` (as a search sees them: .gitignore applies)."""
+        """The workspace's text files for ``@`` (as a search sees them: .gitignore applies;
+        binaries left out, their text cannot be sent)."""
         from vis_core.tools.ignore import listed_files
 
         root = str(Path(self.workspace).resolve())
-        paths = listed_files(root, hidden=False)
+        paths = [path for path in listed_files(root, hidden=False) if is_text_file(path)]
         files = sorted(os.path.relpath(path, root) for path in paths)
         self.app.call_from_thread(self._files_listed, files)
 

@@ -139,3 +139,35 @@ async def test_at_completion_offers_text_files_only(workspace: Path, tmp_path: P
         await until(pilot, lambda: menu.display and app.main.files is not None)
         labels = sorted(choice.label for choice in menu.choices)
         assert labels == ["@notes.md", "@notes.txt"]
+
+
+async def test_a_500_line_paste_shows_as_one_folded_entry_and_is_sent_whole(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from vis_core.events import TurnStarted
+    from vis_tui.widgets.turn import RequestLine
+
+    from .support import seen_after_resume
+
+    pasted = "\n".join(f"log line {n}" for n in range(1, 501))
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "Read it."}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        app.post_message(events.Paste(pasted))  # as the terminal sends it
+        await until(pilot, lambda: app.main.prompt.text == pasted)
+        await pilot.press("enter")
+        await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
+        line = app.main.query_one(RequestLine)
+        shown = str(line.render())
+        assert "pasted 500 lines" in shown and "log line 1" in shown, shown
+        assert "log line 250" not in shown and line.size.height <= 3
+        stored = [r.event for r in app.host.store.events(app.session.id)]
+        assert [e.request for e in stored if isinstance(e, TurnStarted)] == [pasted]
+        await pilot.click(line)
+        assert line.expanded and "log line 500" in str(line.render())
+        await pilot.press("enter")
+        assert not line.expanded
+        session_id = app.session.id
+    screen = await seen_after_resume(workspace, session_id, lambda a: a.export_screenshot())
+    screen = screen.replace("&#160;", " ")
+    assert "pasted 500 lines" in screen and "log line 250" not in screen

@@ -122,10 +122,11 @@ class Transcript(SteadyScroll, can_focus=False):
 
     # -- keys ----------------------------------------------------------------------------
     def stops(self) -> list[Widget]:
-        """What ↑/↓ move between: Activities that open, and stored turns (they open on focus)."""
+        """What ↑/↓ move between: Activities that open, folded pastes, and stored turns (they
+        open on focus)."""
         return [
             widget
-            for widget in self.query("ActivityRow, FoldRow, StoredTurnView")
+            for widget in self.query("ActivityRow, FoldRow, RequestLine, StoredTurnView")
             if widget.focusable and widget.display
         ]
 

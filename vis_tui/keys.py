@@ -46,6 +46,7 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("any letter, Enter", "goes to the prompt (row keys are never text)", "transcript"),
     KeyHelp("PageUp / PageDown", "scroll the transcript; older turns load at the top"),
     KeyHelp("Ctrl+Home / Ctrl+End", "jump to the start / end (Ctrl+End follows again)"),
+    KeyHelp("Enter", "next field; in the last field, submit the form", "forms"),
     KeyHelp("Ctrl+S", "submit the form", "forms"),
     KeyHelp("Esc, q", "close this screen or the sessions picker", "help, sessions"),
 )

@@ -215,6 +215,8 @@ class MainScreen(Screen[None]):
             self.transcript.add_message(host.model_problem, classes="no-model", plain=True)
         for note in host.startup_notes():
             self.transcript.add_message(note, classes="note")
+        for warning in host.extension_warnings():
+            self.transcript.add_message(warning, classes="warning", plain=True)
         self._unsubscribe = session.subscribe(self._post_event)
         if self.queue and not self.turn_running:
             self._send_next()

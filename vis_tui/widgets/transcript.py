@@ -51,7 +51,7 @@ class PlainMessage(Static):
         border-left: outer $primary; padding: 0 1; margin-bottom: 1; background: $boost;
     }
     PlainMessage.error { border-left: outer $error; }
-    PlainMessage.no-model { border-left: outer $warning; }
+    PlainMessage.no-model, PlainMessage.warning { border-left: outer $warning; }
     """
 
     def __init__(self, text: str, *, classes: str = "") -> None:

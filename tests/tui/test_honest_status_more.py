@@ -7,7 +7,7 @@ from pathlib import Path
 from vis_core.paths import VisPaths
 from vis_tui.widgets.transcript import PlainMessage
 
-from .support import started, vis_app, write_script
+from .support import started, until, vis_app, write_script
 
 BROKEN = '"""Fails on line 3."""\n\nraise RuntimeError("broken on purpose")\n'
 
@@ -27,3 +27,36 @@ async def test_an_extension_that_fails_to_load_is_announced_on_the_main_screen(
         assert len(warnings) == 1, warnings
         assert "brokenext" in warnings[0] and "vis doctor" in warnings[0]
         assert "broken on purpose" in warnings[0]
+
+
+def _screen_text(app: object) -> str:
+    import html
+    import re
+
+    svg = app.export_screenshot()  # type: ignore[attr-defined]
+    return html.unescape(" ".join(re.findall(r"<text[^>]*>(.*?)</text>", svg))).replace("\xa0", " ")
+
+
+async def test_the_compact_gist_is_shown_as_the_text_it_is(workspace: Path, tmp_path: Path) -> None:
+    gist = "Removed the __pycache__ folders.\nTests: 3 passed in tests/__init__.py"
+    script = write_script(tmp_path, [{"text": "Removed them."}, {"text": gist}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"clean the caches", "enter")
+        await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
+        await pilot.press(*"/compact", "enter")
+        await until(pilot, lambda: "Compacted" in _screen_text(app))
+        await pilot.pause()
+        message = _screen_text(app).split("Gist:", 1)[1]  # the /compact message, not the fold
+        assert "Removed the __pycache__ folders." in message, message  # not bold "pycache"
+        assert "Tests: 3 passed in tests/__init__.py" in message
+        assert "folders. Tests" not in message  # its lines are kept
+
+
+def test_a_mechanical_gist_has_no_escaped_line_breaks() -> None:
+    from vis_core.context.gist import mechanical_gist
+
+    turn = {"position": 1, "request": "fix\nthe tests", "steps": [], "answer": "Done:\nall pass"}
+    text = mechanical_gist([turn])
+    assert "\\n" not in text and "fix the tests" in text and "Done: all pass" in text

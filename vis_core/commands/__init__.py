@@ -59,6 +59,16 @@ class CommandResult:
         return self.title if not self.body else f"**{self.title}**\n\n{self.body}"
 
 
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+
+
+def literal_markdown(text: str) -> str:
+    """``text`` as Markdown that shows it as it is: ``__pycache__`` stays, not bold, and
+    every line stays a line."""
+    lines = [_MARKDOWN_SPECIAL.sub(r"\\\1", line.rstrip()) for line in text.strip().split("\n")]
+    return "  \n".join(lines).replace("  \n  \n", "\n\n")
+
+
 def ok(title: str, body: str | None = None, data: Any = None) -> CommandResult:
     return CommandResult(True, title, body, data)
 

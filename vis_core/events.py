@@ -293,10 +293,13 @@ class BackgroundCommandEnded(Event):
 
 @dataclass(frozen=True)
 class Notification(Event):
-    """A toast in the session: ``kind`` is one closed set from ``vis.notify`` to the TUI."""
+    """A toast in the session: ``kind`` is one closed set from ``vis.notify`` to the TUI.
+    ``transient``: it tells of a passing state (a model request being retried), so a front end
+    shows it until the turn moves on, not as a toast that outlives the success."""
 
     text: str = ""
     kind: NotifyKind = NotifyKind.INFO
+    transient: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", NotifyKind(self.kind))

@@ -60,3 +60,23 @@ def test_a_mechanical_gist_has_no_escaped_line_breaks() -> None:
     turn = {"position": 1, "request": "fix\nthe tests", "steps": [], "answer": "Done:\nall pass"}
     text = mechanical_gist([turn])
     assert "\\n" not in text and "fix the tests" in text and "Done: all pass" in text
+
+
+async def test_a_retry_notice_goes_when_the_retry_succeeds(workspace: Path, tmp_path: Path) -> None:
+    """The retry was told in a warning toast that stayed for seconds after the answer came."""
+    script = write_script(
+        tmp_path,
+        [{"error": {"status": 503, "message": "server busy"}}, {"text": "Answer after the retry."}],
+    )
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(110, 30)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"hello", "enter")
+        progress = app.main.progress
+        await until(pilot, lambda: "retrying" in str(progress.render()))
+        assert "server busy" in str(progress.render())
+        await until(pilot, lambda: not app.main.turn_running)
+        await until(pilot, lambda: "Answer after the retry." in _screen_text(app))
+        notices = [n.message for n in app._notifications]  # the toasts still up
+        assert not any("retrying" in text for text in notices), notices
+        assert "retrying" not in _screen_text(app)

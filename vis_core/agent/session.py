@@ -513,6 +513,7 @@ class AgentSession:
                     self.id,
                     text=f"{text} (attempt {attempt + 1} of {self.limits.retry_attempts})",
                     kind=NotifyKind.WARN,
+                    transient=True,
                 )
             )
 

@@ -80,3 +80,42 @@ async def test_a_retry_notice_goes_when_the_retry_succeeds(workspace: Path, tmp_
         notices = [n.message for n in app._notifications]  # the toasts still up
         assert not any("retrying" in text for text in notices), notices
         assert "retrying" not in _screen_text(app)
+
+
+async def test_a_command_left_running_updates_its_row_when_it_exits_live_and_on_resume(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The row said "running (pid …)" forever, also after resume."""
+    from vis_tui.widgets.activity import ActivityRow
+
+    from .support import seen_after_resume
+
+    (workspace / "go").write_text("", encoding="utf-8")
+    code = (
+        "sh = await shell('while [ -e go ]; do sleep 0.05; done; echo finished')\n"
+        "server = await shell('sleep 600')\nprint('left')"
+    )
+    app = vis_app(workspace, write_script(tmp_path, [{"code": code}, {"text": "Started."}]))
+    async with app.run_test(size=(110, 30)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"start it", "enter")
+        await until(pilot, lambda: not app.main.turn_running and bool(app.main.query(ActivityRow)))
+        row, server = app.main.query(ActivityRow)
+
+        def header() -> str:
+            return str(row.query_one(".activity-header").render())
+
+        assert "running (pid" in header()
+        (workspace / "go").unlink()  # the command ends now, between turns
+        await until(pilot, lambda: "exit 0" in header())
+        assert "running" not in header()
+        aside = row.record.presentation.aside if row.record.presentation else None
+        assert aside is not None and aside.endswith(" s")
+        assert "running (pid" in str(server.query_one(".activity-header").render())
+        session_id = app.session.id
+    # Quitting stopped the server: the resumed rows say how both ended, none says running.
+    shown = await seen_after_resume(
+        workspace, session_id, lambda resumed: resumed.main.transcript.as_text()
+    )
+    assert "exit 0" in shown and "stopped, exit -15" in shown, shown
+    assert "running (pid" not in shown, shown

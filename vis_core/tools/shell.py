@@ -6,12 +6,13 @@ import asyncio
 import codecs
 import contextlib
 import itertools
+import logging
 import os
 import shlex
 import signal
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,8 @@ from vis_core.sandbox.lifetime import (
 from vis_core.tools.activities import shell_call_presentation
 from vis_core.tools.truncate import Keep, fit_output
 from vis_core.wire import HandleMethod, HostHandle
+
+log = logging.getLogger(__name__)
 
 BUFFER_BYTES = 8 * 1024 * 1024
 TAIL_LINES = 20  # output a background command's report carries
@@ -136,6 +139,9 @@ class ShellHandle(HostHandle):
             asyncio.ensure_future(self._drain(process.stderr, self.stderr)),
         ]
         self._reaping = asyncio.ensure_future(stop_reaper(process, reaper)) if reaper else None
+        # called once the command has exited and its output is read (the row shows it)
+        self.on_exit: Callable[[ShellHandle], Awaitable[None]] | None = None
+        self._exit_watch = asyncio.ensure_future(self._watch_exit())
         self._timer = (
             asyncio.get_running_loop().call_later(timeout, self._on_timeout) if timeout else None
         )
@@ -164,6 +170,23 @@ class ShellHandle(HostHandle):
                 buffer.add(next(self._seq), b"", final=True)
                 return
             buffer.add(next(self._seq), data)
+
+    async def _watch_exit(self) -> None:
+        """The exit is noted when it happens (a true duration, not when someone next looks),
+        and :attr:`on_exit` is told once the output is read."""
+        await self._process.wait()
+        if self.ended_at is None:
+            self.ended_at = time.monotonic()
+        await asyncio.wait(self._drains, timeout=0.5)  # a grandchild may hold the pipes
+        if self.on_exit is not None:
+            try:
+                await self.on_exit(self)
+            except Exception:  # the row stays as it was; the command's end is still reported
+                log.exception("shell %s: the exit listener failed", self.id)
+
+    async def exit_told(self) -> None:
+        """Return once the exit was noted and :attr:`on_exit` told of it."""
+        await asyncio.shield(self._exit_watch)
 
     def _on_timeout(self) -> None:
         if self.running:
@@ -317,6 +340,8 @@ class ShellManager:
         self.host_environment = host_environment
         self.project_root = project_root
         self.refusal = refusal
+        # told when a command exits (the session redraws its row); set by who owns the session
+        self.on_exit: Callable[[ShellHandle], Awaitable[None]] | None = None
 
     def child_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment of one child: see the class docstring."""
@@ -357,6 +382,7 @@ class ShellManager:
         # a jailed group is a PID namespace that dies with bwrap; an unjailed one needs a reaper
         reaper = await start_reaper(process.pid) if jail_workspace is None else None
         handle = ShellHandle(command, process, output_dir, timeout=timeout, reaper=reaper)
+        handle.on_exit = self.on_exit
         self.handles[handle.id] = handle
         return handle
 
@@ -384,8 +410,10 @@ class ShellManager:
         return ended
 
     async def close_all(self) -> None:
+        """Stop every command, and wait until each one's exit was told (its row redrawn)."""
         handles = list(self.handles.values())
         await asyncio.gather(*(h.stop() for h in handles), return_exceptions=True)
+        await asyncio.gather(*(h.exit_told() for h in handles), return_exceptions=True)
 
 
 def jailed(

@@ -331,6 +331,16 @@ class UserContext(Event):
 
 
 @dataclass(frozen=True)
+class CommandNoted(Event):
+    """What a slash command showed the person (``markdown``; ``ok`` False: an error), kept
+    so that a resumed session shows it again where it was, after the turn before it."""
+
+    command: str = ""
+    markdown: str = ""
+    ok: bool = True
+
+
+@dataclass(frozen=True)
 class FormRequested(Event):
     """An extension called ``vis.ask``; ``form`` is the plain form (no validators)."""
 

@@ -119,3 +119,28 @@ async def test_a_command_left_running_updates_its_row_when_it_exits_live_and_on_
     )
     assert "exit 0" in shown and "stopped, exit -15" in shown, shown
     assert "running (pid" not in shown, shown
+
+
+async def test_what_slash_commands_said_is_shown_again_on_resume(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A resumed session showed the turns, but not what /compact (or any command) said."""
+    from .support import seen_after_resume
+    from .test_resume_fidelity import _lines
+
+    script = write_script(tmp_path, [{"text": "Removed them."}, {"text": "Cleaned the caches."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 50)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"first", "enter")
+        await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
+        await pilot.press(*"/compact", "enter")
+        await until(pilot, lambda: "Compacted" in _screen_text(app))
+        await pilot.press(*"/undo 7", "enter")
+        await until(pilot, lambda: "Nothing undone" in _screen_text(app))
+        await pilot.pause()
+        live = _lines(app)
+        session_id = app.session.id
+    resumed = await seen_after_resume(workspace, session_id, _lines, size=(100, 50))
+    assert any("Compacted t1" in line for line in live)
+    assert resumed == live

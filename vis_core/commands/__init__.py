@@ -7,7 +7,7 @@ import inspect
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -53,6 +53,7 @@ class CommandResult:
     body: str | None = None
     data: Any = None
     action: CommandAction | None = None
+    noted: bool = True  # kept with the session for a resume (False: it keeps its own note)
 
     @property
     def markdown(self) -> str:
@@ -131,6 +132,18 @@ class CommandRegistry:
         return command.info if command else None
 
     async def run(self, session: AgentSession | None, text: str) -> CommandResult:
+        """Run the command ``text``; what it shows is kept with ``session`` (a
+        :class:`CommandNoted`), so a resumed session shows it again."""
+        result = await self._run(session, text)
+        if session is not None and result.action is None and result.noted:
+            from vis_core.events import CommandNoted
+
+            await session.emit(
+                CommandNoted(session.id, command=text, markdown=result.markdown, ok=result.ok)
+            )
+        return result
+
+    async def _run(self, session: AgentSession | None, text: str) -> CommandResult:
         name, raw = parse_command(text)
         command = self._all().get(name)
         if command is None:
@@ -265,7 +278,7 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
             )
         except (LookupError, RuntimeError, ValueError, OSError) as exc:
             return err("Nothing undone", str(exc))
-        return undo_result(report)
+        return replace(undo_result(report), noted=False)  # its UserContext keeps the note
 
     def goal(ctx: dict[str, Any]) -> CommandResult:
         session = ctx.get("session")

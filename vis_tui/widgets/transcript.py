@@ -239,7 +239,8 @@ class Transcript(SteadyScroll, can_focus=False):
             from vis_tui.widgets.system_message import AfterTurnNote
 
             for note in turn.notes_after:
-                full.add_after(AfterTurnNote(note, classes="system-message"))
+                classes = "system-message error" if note.error else "system-message"
+                full.add_after(AfterTurnNote(note.text, classes=classes))
         self.turns[turn.turn_id] = full
         return full
 

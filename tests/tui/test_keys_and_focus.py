@@ -171,3 +171,20 @@ async def test_a_500_line_paste_shows_as_one_folded_entry_and_is_sent_whole(
     screen = await seen_after_resume(workspace, session_id, lambda a: a.export_screenshot())
     screen = screen.replace("&#160;", " ")
     assert "pasted 500 lines" in screen and "log line 250" not in screen
+
+
+def test_no_row_of_the_transcript_binds_a_key_that_is_text() -> None:
+    """Row keys cannot be text: Enter, Space, arrows, Esc, End; never a letter or a digit."""
+    from vis_tui.widgets.activity import SectionView
+    from vis_tui.widgets.fold_row import FoldRow
+    from vis_tui.widgets.paths import PathChip
+    from vis_tui.widgets.stored_turn import StoredTurnView
+    from vis_tui.widgets.transcript import Transcript
+    from vis_tui.widgets.turn import RequestLine
+
+    owners = (Transcript, ActivityRow, SectionView, FoldRow, PathChip, StoredTurnView, RequestLine)
+    for owner in owners:
+        for binding in owner.BINDINGS:
+            keys = binding[0] if isinstance(binding, tuple) else binding.key
+            for key in keys.split(","):
+                assert len(key) > 1 and key not in ("minus", "plus", "slash"), (owner, key)

@@ -553,7 +553,8 @@ class MainScreen(Screen[None]):
 
     async def on_key(self, event: events.Key) -> None:
         """A printable key typed outside the prompt (on a row, after a click) goes to the
-        prompt; of those, only Space is a row's key (it cannot start a message). The prompt
+        prompt, unless the focused widget binds it (rows bind only Space, which cannot start a
+        message; the transcript binds none). The prompt
         takes the focus at once, and keys typed quickly after it, already on their way to
         the row, reach the prompt too (Enter among them sends)."""
         focused = self.focused
@@ -567,8 +568,8 @@ class MainScreen(Screen[None]):
             # here was sent to the row that had the focus before the prompt took it.
             if not (printable or event.key == "enter"):
                 return
-        elif not printable or (event.key == "space" and event.key in self.active_bindings):
-            return
+        elif not printable or event.key in self.active_bindings:
+            return  # a key of the focused widget (Space on a row, "-" on a live view's slider)
         event.stop()
         event.prevent_default()
         self.set_focus(self.prompt)

@@ -112,6 +112,7 @@ async def test_a_command_left_running_updates_its_row_when_it_exits_live_and_on_
         aside = row.record.presentation.aside if row.record.presentation else None
         assert aside is not None and aside.endswith(" s")
         assert "running (pid" in str(server.query_one(".activity-header").render())
+        assert app.session is not None
         session_id = app.session.id
     # Quitting stopped the server: the resumed rows say how both ended, none says running.
     shown = await seen_after_resume(
@@ -140,6 +141,7 @@ async def test_what_slash_commands_said_is_shown_again_on_resume(
         await until(pilot, lambda: "Nothing undone" in _screen_text(app))
         await pilot.pause()
         live = _lines(app)
+        assert app.session is not None
         session_id = app.session.id
     resumed = await seen_after_resume(workspace, session_id, _lines, size=(100, 50))
     assert any("Compacted t1" in line for line in live)

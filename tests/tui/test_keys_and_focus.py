@@ -4,6 +4,7 @@ Ctrl+D quits, pastes fold, and completions stay honest."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from sample_turns import every_block_records, turn_events
 from textual import events
@@ -21,7 +22,7 @@ def _notes(app: object) -> list[str]:
     return [m.source for m in found]
 
 
-def type_fast(app: App[object], text: str) -> None:
+def type_fast(app: App[Any], text: str) -> None:
     """Every key of ``text`` (``\\n`` is Enter) queued at once, as a fast typist sends them:
     none waits for the one before to be handled."""
     driver = app._driver  # the pilot's headless driver, as Pilot.press uses it
@@ -115,15 +116,17 @@ async def test_model_typed_fast_is_checked_against_the_known_models(
     app = vis_app(workspace, write_script(tmp_path, [{"text": "hi"}]))
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
-        before = app.session.model.label
+        session = app.session
+        assert session is not None
+        before = session.model.label
         type_fast(app, "/model local/tinyno\n")
         await until(pilot, lambda: "local/tinyno" in " ".join(_notes(app)))
         note = _notes(app)[-1]
         assert "does not know" in note and "`local/tiny`" in note, note
-        assert app.session.model.label == before
+        assert session.model.label == before
         app.main.prompt.text = ""
         await pilot.press(*"/model local/tiny", "enter")
-        await until(pilot, lambda: app.session.model.label == "local/tiny")
+        await until(pilot, lambda: session.model.label == "local/tiny")
 
 
 async def test_at_completion_offers_text_files_only(workspace: Path, tmp_path: Path) -> None:
@@ -161,6 +164,7 @@ async def test_a_500_line_paste_shows_as_one_folded_entry_and_is_sent_whole(
         shown = str(line.render())
         assert "pasted 500 lines" in shown and "log line 1" in shown, shown
         assert "log line 250" not in shown and line.size.height <= 3
+        assert app.host is not None and app.session is not None
         stored = [r.event for r in app.host.store.events(app.session.id)]
         assert [e.request for e in stored if isinstance(e, TurnStarted)] == [pasted]
         await pilot.click(line)

@@ -156,17 +156,19 @@ async def test_a_500_line_paste_shows_as_one_folded_entry_and_is_sent_whole(
     app = vis_app(workspace, write_script(tmp_path, [{"text": "Read it."}]))
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
+        await pilot.press(*"see: ")
         app.post_message(events.Paste(pasted))  # as the terminal sends it
-        await until(pilot, lambda: app.main.prompt.text == pasted)
-        await pilot.press("enter")
+        await until(pilot, lambda: app.main.prompt.text == "see: [pasted 500 lines #1]")
+        await pilot.press(*" why?", "enter")
         await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
         line = app.main.query_one(RequestLine)
         shown = str(line.render())
-        assert "pasted 500 lines" in shown and "log line 1" in shown, shown
+        assert "pasted 500 lines" in shown and "see: log line 1" in shown, shown
         assert "log line 250" not in shown and line.size.height <= 3
         assert app.host is not None and app.session is not None
         stored = [r.event for r in app.host.store.events(app.session.id)]
-        assert [e.request for e in stored if isinstance(e, TurnStarted)] == [pasted]
+        sent = [e.request for e in stored if isinstance(e, TurnStarted)]
+        assert sent == [f"see: {pasted} why?"]  # the model has it whole
         await pilot.click(line)
         assert line.expanded and "log line 500" in str(line.render())
         await pilot.press("enter")

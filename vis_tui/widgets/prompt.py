@@ -11,6 +11,8 @@ from textual.widgets import TextArea
 
 from vis_tui.widgets.completion import CompletionMenu
 
+PASTE_FOLD_LINES = 12  # a longer paste is one "[pasted N lines #k]" entry in the prompt
+
 
 class PromptInput(TextArea):
     """Where the person writes; the screen decides what a submitted text does."""
@@ -46,6 +48,27 @@ class PromptInput(TextArea):
         self.draft = ""
         self.completion: CompletionMenu | None = None
         self.pull_queued: Callable[[], str | None] = lambda: None
+        self.pastes: dict[str, str] = {}  # entry shown in the prompt -> the text pasted
+
+    # -- pastes --------------------------------------------------------------------------
+    async def _on_paste(self, event: events.Paste) -> None:
+        """A long paste is one entry in the prompt, not hundreds of lines; the text sent has
+        it whole (:meth:`expanded`)."""
+        lines = event.text.count("\n") + 1
+        if lines <= PASTE_FOLD_LINES or self.read_only:
+            await super()._on_paste(event)
+            return
+        event.stop()
+        event.prevent_default()
+        entry = f"[pasted {lines:,} lines #{len(self.pastes) + 1}]"
+        self.pastes[entry] = event.text
+        self.insert(entry)
+
+    def expanded(self, text: str) -> str:
+        """``text`` with each paste entry replaced by the text pasted."""
+        for entry, pasted in self.pastes.items():
+            text = text.replace(entry, pasted)
+        return text
 
     # -- history -------------------------------------------------------------------------
     def set_history(self, prompts: list[str]) -> None:
@@ -128,6 +151,7 @@ class PromptInput(TextArea):
                 self.text = ""
                 self.recall_index = None
                 self.draft = ""
+                text, self.pastes = self.expanded(text), {}
             self.post_message(self.Submitted(text if text.strip() else ""))
         elif key == "ctrl+d" and not self.text:
             self.post_message(self.QuitRequested())

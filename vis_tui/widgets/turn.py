@@ -20,6 +20,7 @@ from vis_tui.widgets.activity_tree import place
 from vis_tui.widgets.answer import AnswerView
 from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.fold_row import FoldRow
+from vis_tui.widgets.prompt import PASTE_FOLD_LINES  # a longer request shows folded
 
 _STATUS_TEXT = {
     TurnStatus.CANCELLED: ("Cancelled.", "$text-warning"),
@@ -61,9 +62,6 @@ def is_person_command(request: str) -> bool:
     """Whether ``request`` is a ``!command`` the person ran (the prompt sends those to the
     shell, not to the model)."""
     return request.startswith("!") and bool(request[1:].strip())
-
-
-PASTE_FOLD_LINES = 12  # a longer request (a paste, most often) shows folded
 
 
 def request_folds(request: str) -> bool:

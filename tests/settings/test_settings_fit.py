@@ -61,3 +61,22 @@ async def test_a_long_description_wraps_whole_at_any_width(workspace: Path, colu
         assert len(model.state.node.setting.description) > model.content_size.width
         assert model.styles.height.value > 2  # type: ignore[union-attr]
     await host.close()
+
+
+async def test_the_scope_line_is_whole_at_80_columns(workspace: Path) -> None:
+    """ "Editing at Global: every project on this computer (config.toml)   ● set at this
+    scope" lost its end at 80 columns (one fixed line)."""
+    from textual.content import Content
+    from textual.widgets import Static
+
+    host = await open_host(workspace)
+    app = SettingsApp(host)
+    async with app.run_test(size=(80, 45)) as pilot:
+        screen = await app.loaded()
+        await pilot.pause()
+        line = screen.query_one("#settings-scope", Static)
+        content = line.render()
+        assert isinstance(content, Content) and content.plain.endswith("set at this scope")
+        needed = len(content.wrap(line.content_size.width))
+        assert needed > 1 and line.content_size.height == needed
+    await host.close()

@@ -554,9 +554,9 @@ class MainScreen(Screen[None]):
     async def on_key(self, event: events.Key) -> None:
         """A printable key typed outside the prompt (on a row, after a click) goes to the
         prompt, unless the focused widget binds it (rows bind only Space, which cannot start a
-        message; the transcript binds none). The prompt
-        takes the focus at once, and keys typed quickly after it, already on their way to
-        the row, reach the prompt too (Enter among them sends)."""
+        message; the transcript binds none). The prompt takes the focus at once, and keys
+        typed quickly after it, already on their way to the row, reach the prompt too (Enter
+        among them sends)."""
         focused = self.focused
         if isinstance(focused, ChordCatcher) or (
             focused is not self.prompt and isinstance(focused, Input | TextArea)

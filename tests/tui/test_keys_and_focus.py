@@ -194,3 +194,28 @@ def test_no_row_of_the_transcript_binds_a_key_that_is_text() -> None:
             keys = binding[0] if isinstance(binding, tuple) else binding.key
             for key in keys.split(","):
                 assert len(key) > 1 and key not in ("minus", "plus", "slash"), (owner, key)
+
+
+async def test_enter_typed_before_the_menu_caught_up_sends_what_was_typed(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """The menu offered local/tiny for "/model local/tin"; "yno⏎" typed fast reached Enter
+    before the menu was computed again, and Enter took the stale local/tiny."""
+    (vis_home / "config.toml").write_text(
+        '[providers.local]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'api_key_env = ""\n[models."local/tiny"]\ninput_limit = 8192\n',
+        encoding="utf-8",
+    )
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "hi"}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        session = app.session
+        assert session is not None
+        before = session.model.label
+        await pilot.press(*"/model local/tin")
+        menu = app.main.completion
+        assert menu.selected_choice is not None and menu.selected_choice.text.endswith("tiny")
+        type_fast(app, "yno\n")
+        await until(pilot, lambda: "local/tinyno" in " ".join(_notes(app)))
+        assert "does not know" in _notes(app)[-1] and session.model.label == before
+        assert app.main.prompt.text == ""

@@ -453,7 +453,7 @@ class MainScreen(Screen[None]):
     def on_text_area_changed(self, event: PromptInput.Changed) -> None:
         if event.text_area is not self.prompt:
             return
-        self.completion.show_choices(self.completions(self.prompt.text))
+        self.completion.show_choices(self.completions(self.prompt.text), self.prompt.text)
 
     def completions(self, text: str) -> list[Completion]:
         """What the popup offers for the prompt's ``text``."""
@@ -486,7 +486,7 @@ class MainScreen(Screen[None]):
     def _files_listed(self, files: list[str]) -> None:
         self.files = files
         if self.prompt.text:
-            self.completion.show_choices(self.completions(self.prompt.text))
+            self.completion.show_choices(self.completions(self.prompt.text), self.prompt.text)
 
     # -- keys ----------------------------------------------------------------------------
     def action_escape(self) -> None:

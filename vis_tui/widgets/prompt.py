@@ -111,8 +111,12 @@ class PromptInput(TextArea):
 
     # -- keys ----------------------------------------------------------------------------
     def _menu(self) -> CompletionMenu | None:
+        """The completion menu when it shows choices for the text as it is now: keys typed
+        faster than the menu is made again (Enter among them) never take a stale choice."""
         menu = self.completion
-        return menu if menu is not None and menu.display else None
+        if menu is None or not menu.display or menu.source != self.text:
+            return None
+        return menu
 
     def complete(self) -> bool:
         menu = self._menu()

@@ -79,6 +79,7 @@ class TurnPage:
 
     turns: tuple[StoredTurn, ...]
     has_older: bool
+    notes_before: tuple[AfterNote, ...] = ()  # said before the first turn (on the first page)
 
 
 PageLoader = Callable[[int | None], TurnPage]
@@ -143,7 +144,8 @@ def store_page_loader(store: Any, session_id: str, limit: int = PAGE_SIZE) -> Pa
                     notes_after=notes.get(row.id, ()),
                 )
             )
-        return TurnPage(tuple(turns), has_older)
+        before = notes.get("", ()) if not has_older else ()
+        return TurnPage(tuple(turns), has_older, before)
 
     return load
 

@@ -239,7 +239,8 @@ class MainScreen(Screen[None]):
             Path(self.workspace),
             trusted=bool(getattr(host, "trusted", False)),
         )
-        self.transcript.mount(WelcomeHeader(content))
+        first = self.transcript.children[0] if self.transcript.children else None
+        self.transcript.mount(WelcomeHeader(content), before=first)  # above resumed notes
 
     async def preview(self, host: Host, session_id: str) -> None:
         """Show a stored session's newest turns while the session itself opens (long ones

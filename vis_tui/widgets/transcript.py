@@ -293,6 +293,15 @@ class Transcript(SteadyScroll, can_focus=False):
     async def load_initial(self, loader: PageLoader) -> None:
         self.loader = loader
         page = loader(None)
+        if page.notes_before:  # what commands said before the first turn, as it was shown
+            from vis_tui.widgets.system_message import SystemMessage
+
+            await self.mount_all(
+                [
+                    SystemMessage(note.text, classes="system-message" + " error" * note.error)
+                    for note in page.notes_before
+                ]
+            )
         if page.turns:
             await self.mount_all([self._stored_view(turn) for turn in page.turns])
             self._oldest_position = page.turns[0].position

@@ -301,10 +301,13 @@ class BackgroundCommandEnded(Event):
 
 @dataclass(frozen=True)
 class Notification(Event):
-    """A toast in the session: ``kind`` is one closed set from ``vis.notify`` to the TUI."""
+    """A toast in the session: ``kind`` is one closed set from ``vis.notify`` to the TUI.
+    ``transient``: it tells of a passing state (a model request being retried), so a front end
+    shows it until the turn moves on, not as a toast that outlives the success."""
 
     text: str = ""
     kind: NotifyKind = NotifyKind.INFO
+    transient: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", NotifyKind(self.kind))
@@ -333,6 +336,16 @@ class UserContext(Event):
     title: str = ""
     text: str = ""
     note: str = ""
+
+
+@dataclass(frozen=True)
+class CommandNoted(Event):
+    """What a slash command showed the person (``markdown``; ``ok`` False: an error), kept
+    so that a resumed session shows it again where it was, after the turn before it."""
+
+    command: str = ""
+    markdown: str = ""
+    ok: bool = True
 
 
 @dataclass(frozen=True)

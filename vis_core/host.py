@@ -320,6 +320,22 @@ class Host:
         notes.extend(self.settings.toggle_problems())
         return notes
 
+    def extension_warnings(self) -> list[str]:
+        """One warning per extension that failed to load, naming it and ``vis doctor``."""
+        from vis_core.model.extensions import ExtensionStatus
+
+        warnings = []
+        for ext in self.extensions.extensions:
+            if ext.status is not ExtensionStatus.FAILED:
+                continue
+            cause = str(ext.error).splitlines()[0] if ext.error is not None else "no cause given"
+            warnings.append(
+                f"Extension {ext.name} failed to load, so its tools, commands and settings are "
+                f"missing: {cause}. Run `vis doctor` for every extension's status; fix the file "
+                "and Reload in Settings (F2)."
+            )
+        return warnings
+
     # -- extensions ---------------------------------------------------------------------------
 
     def extension_tools(self) -> list[HostTool]:

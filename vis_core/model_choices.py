@@ -177,6 +177,31 @@ def save_key(host: Host, entry: ProviderEntry, key: str) -> None:
     host.settings.refresh()
 
 
+def unknown_model(host: Host, session: AgentSession, text: str) -> CommandResult | None:
+    """Why ``/model text`` is refused: a model of a known provider that Vis does not know
+    (not current, recent, in a ``[models]`` table nor a provider's list), often a typo or a
+    stale completion. None when it is known, or when :func:`use_model` says what is wrong."""
+    name = text.strip()
+    provider, _, model = name.partition("/")
+    if not model or provider not in {entry.name for entry in providers(host)}:
+        return None  # no provider/model, or a provider Vis cannot build: use_model says so
+    current = session.model.label if session.model.provider is not None else None
+    ids = [entry.id for entry in model_entries(host, current=current)]
+    if name in ids:
+        return None
+    from difflib import get_close_matches
+
+    close = get_close_matches(name, ids, n=3, cutoff=0.6)
+    guess = f"Did you mean {', '.join(f'`{c}`' for c in close)}? " if close else ""
+    return err(
+        f"Vis does not know the model {name}",
+        f"{guess}It is not a model Vis lists for `{provider}`, one used before, nor a "
+        f'`[models."{name}"]` table of config.toml. `/model` opens the list of known models; '
+        f'to use this one anyway, add `[models."{name}"]` to config.toml (`vis doctor` prints '
+        "where it is). The model is unchanged.",
+    )
+
+
 async def use_model(host: Host, session: AgentSession, text: str) -> CommandResult:
     """Switch ``session`` to the model ``text`` (``provider/model``), kept with the session."""
     try:

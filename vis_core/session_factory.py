@@ -43,7 +43,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
     """
     from vis_core.context.service import SessionContext
     from vis_core.sandbox import Sandbox
-    from vis_core.tools.background import background_reports
+    from vis_core.tools.background import background_reports, redraw_on_exit
 
     bus = EventBus(host.store)
     position = CallPosition()
@@ -120,6 +120,8 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
     )
     bus.subscribe(_leave_running(tool_context.shells))
     bus.subscribe(_end_strays(sandbox))
+    redraw = redraw_on_exit(tool_context.shells, session_id, bus.emit, bus.flush)
+    bus.subscribe(redraw, early=True)
     bus.subscribe(_control_file_watch(host, session_id, bus))
     return session
 

@@ -173,6 +173,11 @@ def _background(target: EventTarget, event: BackgroundCommandEnded) -> None:
 
 @handles(Notification)
 def _notification(target: EventTarget, event: Notification) -> None:
+    """A toast; one about a passing state (a retry) is what the progress line says until the
+    turn moves on (the retried answer streams, or the turn ends), not a toast that lingers."""
+    if event.transient and target.progress.running:
+        target.progress.doing = event.text
+        return
     target.toast(event.text, event.kind)
 
 

@@ -42,6 +42,14 @@ class StoryPart:
 
 
 @dataclass(frozen=True)
+class AfterNote:
+    """What the person was told after a turn (``/undo``, a slash command), Markdown."""
+
+    text: str
+    error: bool = False
+
+
+@dataclass(frozen=True)
 class StoredTurn:
     """One finished (or interrupted) turn with its answers and Activities."""
 
@@ -53,7 +61,7 @@ class StoredTurn:
     status: TurnStatus | None
     error: str | None
     story: tuple[StoryPart, ...] = ()  # the parts in the order they happened
-    notes_after: tuple[str, ...] = ()  # what the person was told after it (``/undo``), Markdown
+    notes_after: tuple[AfterNote, ...] = ()  # what the person was told after it
 
     def parts(self) -> tuple[StoryPart, ...]:
         """The story, or (a turn written without one) replies, the Activities, the last reply."""
@@ -75,6 +83,7 @@ class TurnPage:
 
     turns: tuple[StoredTurn, ...]
     has_older: bool
+    notes_before: tuple[AfterNote, ...] = ()  # said before the first turn (on the first page)
 
 
 PageLoader = Callable[[int | None], TurnPage]
@@ -88,19 +97,23 @@ def _rows(value: Any, attribute: str) -> list[Any]:
     return list(getattr(value, attribute))
 
 
-def notes_after_turns(store: Any, session_id: str) -> dict[str, tuple[str, ...]]:
-    """The notes of ``/undo`` kept with their events, by the turn that came before each."""
-    from vis_core.events import TurnStarted, UserContext
+def notes_after_turns(store: Any, session_id: str) -> dict[str, tuple[AfterNote, ...]]:
+    """The notes of ``/undo`` and of slash commands kept with their events, by the turn that
+    came before each."""
+    from vis_core.events import CommandNoted, TurnStarted, UserContext
     from vis_core.model.turn import ContextOrigin
 
-    notes: dict[str, list[str]] = {}
+    notes: dict[str, list[AfterNote]] = {}
     turn_id = ""  # notes before the first turn have no turn to follow
-    for row in store.events(session_id, types=[TurnStarted.type, UserContext.type]):
+    types = [TurnStarted.type, UserContext.type, CommandNoted.type]
+    for row in store.events(session_id, types=types):
         event = row.event
         if isinstance(event, TurnStarted):
             turn_id = event.turn_id
         elif isinstance(event, UserContext) and event.origin is ContextOrigin.UNDO and event.note:
-            notes.setdefault(turn_id, []).append(event.note)
+            notes.setdefault(turn_id, []).append(AfterNote(event.note))
+        elif isinstance(event, CommandNoted) and event.markdown:
+            notes.setdefault(turn_id, []).append(AfterNote(event.markdown, not event.ok))
     return {key: tuple(value) for key, value in notes.items()}
 
 
@@ -135,7 +148,8 @@ def store_page_loader(store: Any, session_id: str, limit: int = PAGE_SIZE) -> Pa
                     notes_after=notes.get(row.id, ()),
                 )
             )
-        return TurnPage(tuple(turns), has_older)
+        before = notes.get("", ()) if not has_older else ()
+        return TurnPage(tuple(turns), has_older, before)
 
     return load
 

@@ -18,6 +18,27 @@ _NEEDS_QUOTES = re.compile(r'[\s"@]')
 MAX_SHOWN = 30
 
 
+def is_text_file(path: str) -> bool:
+    """Whether the file at ``path`` reads as UTF-8 text (no NUL byte, valid UTF-8 in its
+    first bytes): only those are offered after ``@``, since only their text can be sent."""
+    import codecs
+
+    from vis_core.tools.textfiles import BINARY_SNIFF_BYTES, looks_binary
+
+    try:
+        with open(path, "rb") as file:
+            head = file.read(BINARY_SNIFF_BYTES)
+    except OSError:
+        return False
+    if looks_binary(head):
+        return False
+    try:
+        codecs.getincrementaldecoder("utf-8")().decode(head, final=False)
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def mention_of(path: str) -> str:
     """``@path`` as the prompt writes it: quoted when the path holds a space."""
     return f'@"{path}"' if _NEEDS_QUOTES.search(path) else f"@{path}"

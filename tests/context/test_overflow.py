@@ -82,7 +82,7 @@ async def test_a_failed_gist_call_falls_back_to_a_mechanical_summary(
         workspace, tmp_path, vis_home, tail, "four " * 3_000
     )
     fold = next(e for e in events if isinstance(e, FoldCreated))
-    assert fold.gist.startswith("Summary of folded turns (written by Vis):\nt1: asked 'one'")
+    assert fold.gist.startswith("Summary of folded turns (written by Vis):\nt1: asked “one”")
     note = next(e for e in events if isinstance(e, Notification))
     assert "with a mechanical summary (the summary call failed: overloaded)" in note.text
     assert [e for e in events if isinstance(e, TurnEnded)][-1].status is TurnStatus.COMPLETED

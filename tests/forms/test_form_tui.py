@@ -207,3 +207,24 @@ async def test_the_side_panel_closes_and_opens_again(workspace: Path) -> None:
         await pilot.press("ctrl+x", "p")
         assert panel.display
         assert app.main.prompt.has_focus
+
+
+async def test_enter_moves_to_the_next_field_and_submits_from_the_last(workspace: Path) -> None:
+    """A 30-field form used to be sent by the first Enter, with 29 fields empty."""
+    names = [f"field_{n:02}" for n in range(30)]
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        asking = worker(app, lambda: F.ask("Many", [F.plaintext(name) for name in names]))
+        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        screen = app.screen
+        assert isinstance(screen, FormScreen)
+        await until(pilot, lambda: app.focused is screen.body.fields[names[0]].input)
+        for n, name in enumerate(names[:-1]):
+            await pilot.press(*f"v{n}", "enter")
+            await until(pilot, lambda name=name: app.focused is not screen.body.fields[name].input)
+            assert app.focused is screen.body.fields[names[n + 1]].input
+            assert not asking.done() and app.screen is screen
+        await pilot.press(*"last", "enter")
+        answer = await asyncio.wait_for(asking, 5)
+    assert answer[names[0]] == "v0" and answer[names[28]] == "v28" and answer[names[29]] == "last"

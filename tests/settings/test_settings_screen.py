@@ -153,22 +153,3 @@ async def test_choose_an_enum_at_session_scope_then_reset_it(workspace: Path) ->
             assert resolution.value == "short" and resolution.source.value == "default"
     finally:
         await host.close()
-
-
-async def test_a_description_longer_than_its_line_ends_with_an_ellipsis(workspace: Path) -> None:
-    """A setting's description has one line: cut, it says so (…), and the tooltip has it
-    whole; before, it stopped mid-sentence ("… Empty: anthropic/claude-sonnet-4-6 when")."""
-    host = await open_host(workspace)
-    app = SettingsApp(host)
-    async with app.run_test(size=(100, 60)) as pilot:
-        screen = await app.loaded()
-        row = screen.row("model")
-        await pilot.pause()
-        description = row.state.node.setting.description
-        lines = [line.rstrip() for line in row.render().plain.split("\n")]
-        assert len(lines) == row.styles.height.value  # type: ignore[union-attr]
-        assert len(description) > row.content_size.width
-        assert lines[1].endswith("…") and description.startswith(lines[1][:-1])
-        assert len(lines[1]) <= row.content_size.width
-        assert row.tooltip == description
-    await host.close()

@@ -254,6 +254,7 @@ def test_the_key_list_names_every_binding() -> None:
         "up": "↑",
         "down": "↓",
         "enter": "Enter",
+        "space": "Space",
         "pageup": "PageUp",
         "pagedown": "PageDown",
         "ctrl+home": "Ctrl+Home",

@@ -199,6 +199,7 @@ class AgentSession:
         self.id = session_id
         self._before_turn = before_turn
         self._before_request = before_request  # events to record before each model request
+        self._cancelled_stdout = ""  # what a cancelled block printed (see _run_block)
         self.title = title
         self.model = model
         self.checkpoints = checkpoints  # /undo: the workspace before each turn changed it
@@ -516,6 +517,7 @@ class AgentSession:
                     self.id,
                     text=f"{text} (attempt {attempt + 1} of {self.limits.retry_attempts})",
                     kind=NotifyKind.WARN,
+                    transient=True,
                 )
             )
 
@@ -701,6 +703,8 @@ class AgentSession:
         except asyncio.CancelledError:
             duration = time.monotonic() - started
             files = await asyncio.shield(self._changed_files(watch))
+            # what the block printed up to the cancel, its ``finally:`` output included
+            stdout, self._cancelled_stdout = self._cancelled_stdout or stdout, ""
             await asyncio.shield(
                 self.emit(
                     BlockFinished(
@@ -733,15 +737,20 @@ class AgentSession:
         )
 
     async def _run_block(self, code: str) -> Any:
+        """Run ``code``; cancelled, the block is interrupted and what it printed until then
+        (its ``finally:`` output too) is kept in :attr:`_cancelled_stdout` for its row and the
+        model's next request."""
         task = asyncio.ensure_future(self.sandbox.run(code))
         try:
             return await asyncio.shield(task)
         except asyncio.CancelledError:
             await asyncio.shield(self.sandbox.interrupt())
             try:
-                await asyncio.wait_for(asyncio.shield(task), timeout=3)
+                result = await asyncio.wait_for(asyncio.shield(task), timeout=3)
             except BaseException:  # the block's own outcome no longer matters
                 task.cancel()
+            else:
+                self._cancelled_stdout = str(getattr(result, "stdout", "") or "")
             raise
 
     async def _run_direct(self, call: ToolCall) -> tuple[str, str | None]:

@@ -7,7 +7,7 @@ import inspect
 import re
 import shlex
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
@@ -53,10 +53,21 @@ class CommandResult:
     body: str | None = None
     data: Any = None
     action: CommandAction | None = None
+    noted: bool = True  # kept with the session for a resume (False: it keeps its own note)
 
     @property
     def markdown(self) -> str:
         return self.title if not self.body else f"**{self.title}**\n\n{self.body}"
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
+
+
+def literal_markdown(text: str) -> str:
+    """``text`` as Markdown that shows it as it is: ``__pycache__`` stays, not bold, and
+    every line stays a line."""
+    lines = [_MARKDOWN_SPECIAL.sub(r"\\\1", line.rstrip()) for line in text.strip().split("\n")]
+    return "  \n".join(lines).replace("  \n  \n", "\n\n")
 
 
 def ok(title: str, body: str | None = None, data: Any = None) -> CommandResult:
@@ -121,6 +132,18 @@ class CommandRegistry:
         return command.info if command else None
 
     async def run(self, session: AgentSession | None, text: str) -> CommandResult:
+        """Run the command ``text``; what it shows is kept with ``session`` (a
+        :class:`CommandNoted`), so a resumed session shows it again."""
+        result = await self._run(session, text)
+        if session is not None and result.action is None and result.noted:
+            from vis_core.events import CommandNoted
+
+            await session.emit(
+                CommandNoted(session.id, command=text, markdown=result.markdown, ok=result.ok)
+            )
+        return result
+
+    async def _run(self, session: AgentSession | None, text: str) -> CommandResult:
         name, raw = parse_command(text)
         command = self._all().get(name)
         if command is None:
@@ -221,9 +244,10 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
         if ctx["args"]:
             if session is None:
                 return err("No session", "Open a session first.")
-            from vis_core.model_choices import use_model
+            from vis_core.model_choices import unknown_model, use_model
 
-            return use_model(host, session, ctx["args"][0])
+            refused = unknown_model(host, session, ctx["args"][0])
+            return refused if refused is not None else use_model(host, session, ctx["args"][0])
         label = session.model.label if session is not None else host.model_label
         problem = session.model.problem if session is not None else host.model_problem
         body = problem or "Switch with `/model provider/model`, e.g. `/model openai/gpt-5`."
@@ -254,7 +278,7 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
             )
         except (LookupError, RuntimeError, ValueError, OSError) as exc:
             return err("Nothing undone", str(exc))
-        return undo_result(report)
+        return replace(undo_result(report), noted=False)  # its UserContext keeps the note
 
     def goal(ctx: dict[str, Any]) -> CommandResult:
         session = ctx.get("session")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from vis_core.commands import CommandAction, CommandResult, err, ok
+from vis_core.commands import CommandAction, CommandResult, err, literal_markdown, ok
 from vis_core.extension.declarations import SlashCommand
 
 if TYPE_CHECKING:
@@ -34,7 +34,7 @@ def context_commands(host: Host) -> list[SlashCommand]:
         return ok(
             f"Compacted {fold.key}",
             f"~{fold.removed_tokens:,} tokens left the active context; the history is still "
-            f"saved. Gist:\n\n{fold.gist}",
+            f"saved. Gist:\n\n{literal_markdown(fold.gist)}",
         )
 
     def context(ctx: dict[str, Any]) -> CommandResult:

@@ -60,16 +60,21 @@ def folded_text(turns: Sequence[dict[str, Any]]) -> str:
     return text
 
 
+def _quoted(text: str) -> str:
+    """``text`` on one line, cut, for quoting in a mechanical gist (no ``\\n`` escapes)."""
+    return _cut(" ".join(text.split()), MECHANICAL_CHARS)
+
+
 def mechanical_gist(turns: Sequence[dict[str, Any]]) -> str:
     """One line per folded turn: its request, how many steps, and the start of its answer."""
     lines = []
     for turn in turns:
         steps = len(turn["steps"])
-        line = f"t{turn['position']}: asked {_cut(turn['request'], MECHANICAL_CHARS)!r}"
+        line = f"t{turn['position']}: asked “{_quoted(turn['request'])}”"
         if steps:
             line += f"; {steps} step{'s' if steps != 1 else ''}"
         if turn["answer"]:
-            line += f"; answered {_cut(turn['answer'], MECHANICAL_CHARS)!r}"
+            line += f"; answered “{_quoted(turn['answer'])}”"
         lines.append(line)
     return "Summary of folded turns (written by Vis):\n" + "\n".join(lines)
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 import codecs
 import itertools
+import logging
 import os
 import shlex
 import time
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_process,
 from vis_core.tools.activities import shell_call_presentation
 from vis_core.tools.truncate import Keep, fit_output
 from vis_core.wire import HandleMethod, HostHandle
+
+log = logging.getLogger(__name__)
 
 BUFFER_BYTES = 8 * 1024 * 1024
 TAIL_LINES = 20  # output a background command's report carries
@@ -133,6 +136,9 @@ class ShellHandle(HostHandle):
             asyncio.ensure_future(self._drain(process.stdout, self.stdout)),
             asyncio.ensure_future(self._drain(process.stderr, self.stderr)),
         ]
+        # called once the command has exited and its output is read (the row shows it)
+        self.on_exit: Callable[[ShellHandle], Awaitable[None]] | None = None
+        self._exit_watch = asyncio.ensure_future(self._watch_exit())
         self._timer = (
             asyncio.get_running_loop().call_later(timeout, self._on_timeout) if timeout else None
         )
@@ -161,6 +167,23 @@ class ShellHandle(HostHandle):
                 buffer.add(next(self._seq), b"", final=True)
                 return
             buffer.add(next(self._seq), data)
+
+    async def _watch_exit(self) -> None:
+        """The exit is noted when it happens (a true duration, not when someone next looks),
+        and :attr:`on_exit` is told once the output is read."""
+        await asyncio.shield(self._kept.ended)
+        if self.ended_at is None:
+            self.ended_at = time.monotonic()
+        await asyncio.wait(self._drains, timeout=0.5)  # a grandchild may hold the pipes
+        if self.on_exit is not None:
+            try:
+                await self.on_exit(self)
+            except Exception:  # the row stays as it was; the command's end is still reported
+                log.exception("shell %s: the exit listener failed", self.id)
+
+    async def exit_told(self) -> None:
+        """Return once the exit was noted and :attr:`on_exit` told of it."""
+        await asyncio.shield(self._exit_watch)
 
     def _on_timeout(self) -> None:
         if self.running:
@@ -322,6 +345,8 @@ class ShellManager:
         self.host_environment = host_environment
         self.project_root = project_root
         self.refusal = refusal
+        # told when a command exits (the session redraws its row); set by who owns the session
+        self.on_exit: Callable[[ShellHandle], Awaitable[None]] | None = None
 
     def child_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment of one child: see the class docstring."""
@@ -359,6 +384,7 @@ class ShellManager:
             cwd=cwd,
             env=self.child_env(env),
         )
+        handle.on_exit = self.on_exit
         self.handles[handle.id] = handle
         return handle
 
@@ -386,8 +412,10 @@ class ShellManager:
         return ended
 
     async def close_all(self) -> None:
+        """Stop every command, and wait until each one's exit was told (its row redrawn)."""
         handles = list(self.handles.values())
         await asyncio.gather(*(h.stop() for h in handles), return_exceptions=True)
+        await asyncio.gather(*(h.exit_told() for h in handles), return_exceptions=True)
 
 
 async def start_handle(

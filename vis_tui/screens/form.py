@@ -72,8 +72,18 @@ class FormScreen(ModalScreen[dict[str, Any] | None]):
 
     @on(Input.Submitted)
     def _enter(self, event: Input.Submitted) -> None:
+        """Enter in a field moves to the next field; in the last one it submits the form
+        (a 30-field form is not sent by the first Enter)."""
         event.stop()
-        self.action_submit()
+        names = list(self.body.fields)
+        here = next(
+            (i for i, name in enumerate(names) if self.body.fields[name].input is event.input),
+            None,
+        )
+        if here is None or here == len(names) - 1:
+            self.action_submit()
+        else:
+            self.body.focus_field(names[here + 1])
 
     def action_submit(self) -> None:
         """Check every field; a wrong one is named, and everything typed stays."""

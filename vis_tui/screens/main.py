@@ -19,7 +19,7 @@ from textual.widgets import Input, Static, TextArea
 from vis_core.model.notify import NotifyKind
 from vis_tui.history import store_page_loader
 from vis_tui.keys import CHORD_ACTIONS
-from vis_tui.mentions import mentioned_files, path_completions, typing_mention
+from vis_tui.mentions import is_text_file, mentioned_files, path_completions, typing_mention
 from vis_tui.messages import CommandActionRequested, CoreEvent, TurnDone
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.blocks import BlockContext
@@ -106,6 +106,19 @@ class MainScreen(Screen[None]):
         Binding("ctrl+end", "bottom", "End of transcript", show=False, priority=True),
         Binding("f3", "toggle_panel", "Side panel", show=False),
     ]
+
+    def focus_next(self, selector: Any = "*") -> Widget | None:
+        """Tab from the prompt goes to the newest row that opens (the one nearest the
+        prompt), not the oldest far up; from a row, on as Textual's focus chain goes."""
+        if self.focused is self.prompt and selector == "*":
+            stops = self.transcript.stops()
+            if stops:
+                newest = stops[-1]
+                if isinstance(newest, StoredTurnView):
+                    newest.focused_going_back = True  # opens at its last row
+                self.set_focus(newest)
+                return newest
+        return super().focus_next(selector)
 
     def focus_previous(self, selector: Any = "*") -> Widget | None:
         """Shift+Tab onto a stored turn opens it at its last row (the one nearest where the
@@ -202,6 +215,8 @@ class MainScreen(Screen[None]):
             self.transcript.add_message(host.model_problem, classes="no-model", plain=True)
         for note in host.startup_notes():
             self.transcript.add_message(note, classes="note")
+        for warning in host.extension_warnings():
+            self.transcript.add_message(warning, classes="warning", plain=True)
         self._unsubscribe = session.subscribe(self._post_event)
         if self.queue and not self.turn_running:
             self._send_next()
@@ -225,7 +240,8 @@ class MainScreen(Screen[None]):
             trusted=bool(getattr(host, "trusted", False)),
             jail=host.jail_mode(session.id),
         )
-        self.transcript.mount(WelcomeHeader(content))
+        first = self.transcript.children[0] if self.transcript.children else None
+        self.transcript.mount(WelcomeHeader(content), before=first)  # above resumed notes
 
     async def preview(self, host: Host, session_id: str) -> None:
         """Show a stored session's newest turns while the session itself opens (long ones
@@ -439,7 +455,7 @@ class MainScreen(Screen[None]):
     def on_text_area_changed(self, event: PromptInput.Changed) -> None:
         if event.text_area is not self.prompt:
             return
-        self.completion.show_choices(self.completions(self.prompt.text))
+        self.completion.show_choices(self.completions(self.prompt.text), self.prompt.text)
 
     def completions(self, text: str) -> list[Completion]:
         """What the popup offers for the prompt's ``text``."""
@@ -460,18 +476,19 @@ class MainScreen(Screen[None]):
 
     @work(group="files", exclusive=True, thread=True, exit_on_error=False)
     def _list_files(self) -> None:
-        """The workspace's files for ``@`` (as a search sees them: .gitignore applies)."""
+        """The workspace's text files for ``@`` (as a search sees them: .gitignore applies;
+        binaries left out, their text cannot be sent)."""
         from vis_core.tools.ignore import listed_files
 
         root = str(Path(self.workspace).resolve())
-        paths = listed_files(root, hidden=False)
+        paths = [path for path in listed_files(root, hidden=False) if is_text_file(path)]
         files = sorted(os.path.relpath(path, root) for path in paths)
         self.app.call_from_thread(self._files_listed, files)
 
     def _files_listed(self, files: list[str]) -> None:
         self.files = files
         if self.prompt.text:
-            self.completion.show_choices(self.completions(self.prompt.text))
+            self.completion.show_choices(self.completions(self.prompt.text), self.prompt.text)
 
     # -- keys ----------------------------------------------------------------------------
     def action_escape(self) -> None:
@@ -500,11 +517,15 @@ class MainScreen(Screen[None]):
             self._quit_armed_at = time.monotonic()
             self.app.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW_SECONDS)
 
+    def on_prompt_input_quit_requested(self, message: PromptInput.QuitRequested) -> None:
+        message.stop()
+        self.app.exit(0)
+
     def action_chord(self) -> None:
         catcher = self.query_one(ChordCatcher)
         catcher.previous = self.focused
         catcher.can_focus = True
-        catcher.focus()
+        self.set_focus(catcher)  # now: the key after Ctrl+X must not reach the prompt
 
     def action_page_up(self) -> None:
         self.transcript.scroll_page_up(animate=False)
@@ -532,18 +553,29 @@ class MainScreen(Screen[None]):
         if self.focused is None or not self.focused.is_attached:
             self.prompt.focus()
 
-    def on_key(self, event: events.Key) -> None:
+    async def on_key(self, event: events.Key) -> None:
         """A printable key typed outside the prompt (on a row, after a click) goes to the
-        prompt, unless a key of the focused row or the transcript handles it."""
+        prompt, unless the focused widget binds it (rows bind only Space, which cannot start a
+        message; the transcript binds none). The prompt takes the focus at once, and keys
+        typed quickly after it, already on their way to the row, reach the prompt too (Enter
+        among them sends)."""
         focused = self.focused
-        if focused is self.prompt or isinstance(focused, Input | TextArea | ChordCatcher):
+        if isinstance(focused, ChordCatcher) or (
+            focused is not self.prompt and isinstance(focused, Input | TextArea)
+        ):
             return
-        if not (event.is_printable and event.character) or event.key in self.active_bindings:
-            return
+        printable = event.is_printable and bool(event.character)
+        if focused is self.prompt:
+            # The prompt stops every printable key and Enter it receives: one that arrives
+            # here was sent to the row that had the focus before the prompt took it.
+            if not (printable or event.key == "enter"):
+                return
+        elif not printable or event.key in self.active_bindings:
+            return  # a key of the focused widget (Space on a row, "-" on a live view's slider)
         event.stop()
         event.prevent_default()
-        self.prompt.focus()
-        self.prompt.insert(event.character)
+        self.set_focus(self.prompt)
+        await self.prompt.take_key(event)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
         if isinstance(event.widget, ActivityRow):

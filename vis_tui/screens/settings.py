@@ -237,12 +237,18 @@ class SettingsScreen(Screen[None]):
         elif setting.type is SettingType.ENUM:
             choices = InlineChoices(setting.id, setting.choices, state.value, classes="inline")
             await row.parent.mount(choices, after=row)  # type: ignore[union-attr]
-            choices.focus()
+            self._open_in_view(choices)
         else:
             value = "" if setting.is_secret else str(state.value)
             editor = InlineTextEditor(setting.id, value, secret=setting.is_secret, classes="inline")
             await row.parent.mount(editor, after=row)  # type: ignore[union-attr]
-            editor.focus()
+            self._open_in_view(editor)
+
+    def _open_in_view(self, editor: Widget) -> None:
+        """Focus an editor just mounted under its row and scroll it fully into view once it
+        is laid out (a secret typed below the screen's edge is typed blind)."""
+        editor.focus(scroll_visible=False)
+        self.call_after_refresh(editor.scroll_visible, animate=False)
 
     async def on_input_submitted(self, event: Input.Submitted) -> None:
         editor = event.input

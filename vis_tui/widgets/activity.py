@@ -151,7 +151,7 @@ class SectionView(Vertical, can_focus=True):
     SectionView.-expanded > .section-body { display: block; }
     """
 
-    BINDINGS = [Binding("enter", "toggle", "Open/close section", show=False)]
+    BINDINGS = [Binding("enter,space", "toggle", "Open/close section", show=False)]
     expanded: reactive[bool] = reactive(False)
 
     def __init__(self, section: ActivitySection, context: BlockContext) -> None:
@@ -231,7 +231,7 @@ class ActivityRow(Vertical, can_focus=True):
     ActivityRow .code-block, ActivityRow .diff-block { background: $surface; }
     """
 
-    BINDINGS = [Binding("enter", "toggle", "Open/close Activity", show=False)]
+    BINDINGS = [Binding("enter,space", "toggle", "Open/close Activity", show=False)]
     expanded: reactive[bool] = reactive(False)
 
     def __init__(

@@ -75,7 +75,10 @@ class CompletionMenu(OptionList, can_focus=False):
     CompletionMenu { height: auto; max-height: 10; border: round $primary; margin: 0 1; }
     """
 
-    def show_choices(self, choices: list[Completion]) -> None:
+    source = ""  # the prompt text the choices were made for
+
+    def show_choices(self, choices: list[Completion], source: str = "") -> None:
+        self.source = source
         self.clear_options()
         self.choices = choices
         for choice in choices:

@@ -1,4 +1,5 @@
-"""The multi-line prompt: Enter sends, Shift+Enter/Ctrl+J newline, ↑/↓ history, completion keys."""
+"""The multi-line prompt: Enter sends, Shift+Enter/Ctrl+J newline, ↑/↓ history, completion keys,
+Ctrl+D on an empty prompt quits."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from vis_tui.widgets.completion import CompletionMenu
+
+PASTE_FOLD_LINES = 12  # a longer paste is one "[pasted N lines #k]" entry in the prompt
 
 
 class PromptInput(TextArea):
@@ -27,6 +30,9 @@ class PromptInput(TextArea):
             super().__init__()
             self.text = text
 
+    class QuitRequested(Message):
+        """Ctrl+D on an empty prompt: quit, as a shell does."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(
             "",
@@ -42,6 +48,27 @@ class PromptInput(TextArea):
         self.draft = ""
         self.completion: CompletionMenu | None = None
         self.pull_queued: Callable[[], str | None] = lambda: None
+        self.pastes: dict[str, str] = {}  # entry shown in the prompt -> the text pasted
+
+    # -- pastes --------------------------------------------------------------------------
+    async def _on_paste(self, event: events.Paste) -> None:
+        """A long paste is one entry in the prompt, not hundreds of lines; the text sent has
+        it whole (:meth:`expanded`)."""
+        lines = event.text.count("\n") + 1
+        if lines <= PASTE_FOLD_LINES or self.read_only:
+            await super()._on_paste(event)
+            return
+        event.stop()
+        event.prevent_default()
+        entry = f"[pasted {lines:,} lines #{len(self.pastes) + 1}]"
+        self.pastes[entry] = event.text
+        self.insert(entry)
+
+    def expanded(self, text: str) -> str:
+        """``text`` with each paste entry replaced by the text pasted."""
+        for entry, pasted in self.pastes.items():
+            text = text.replace(entry, pasted)
+        return text
 
     # -- history -------------------------------------------------------------------------
     def set_history(self, prompts: list[str]) -> None:
@@ -84,8 +111,12 @@ class PromptInput(TextArea):
 
     # -- keys ----------------------------------------------------------------------------
     def _menu(self) -> CompletionMenu | None:
+        """The completion menu when it shows choices for the text as it is now: keys typed
+        faster than the menu is made again (Enter among them) never take a stale choice."""
         menu = self.completion
-        return menu if menu is not None and menu.display else None
+        if menu is None or not menu.display or menu.source != self.text:
+            return None
+        return menu
 
     def complete(self) -> bool:
         menu = self._menu()
@@ -124,7 +155,10 @@ class PromptInput(TextArea):
                 self.text = ""
                 self.recall_index = None
                 self.draft = ""
+                text, self.pastes = self.expanded(text), {}
             self.post_message(self.Submitted(text if text.strip() else ""))
+        elif key == "ctrl+d" and not self.text:
+            self.post_message(self.QuitRequested())
         elif key in ("shift+enter", "ctrl+j"):
             self.insert("\n")
         elif key == "tab" and menu is not None:
@@ -146,6 +180,10 @@ class PromptInput(TextArea):
             self._stop(event)
         else:
             await super()._on_key(event)
+
+    async def take_key(self, event: events.Key) -> None:
+        """Handle ``event`` as if typed here (a key typed while a row had the focus)."""
+        await self._on_key(event)
 
     @staticmethod
     def _stop(event: events.Key) -> None:

@@ -168,12 +168,41 @@ class SettingRow(_Focusable):
         self.refresh(layout=True)
 
     def _sync_classes(self) -> None:
-        # A fixed height spares Textual measuring hundreds of auto-height rows.
-        setting = self.state.node.setting
-        ignored = len(self.state.resolution.ignored)
-        self.styles.height = 1 + bool(setting.description) + bool(self.state.reason) + ignored
+        self._sync_height()
         self.set_class(not self.state.editable, "-locked")
         self.set_class(self.state.overridden_here, "-override")
+
+    def _sync_height(self) -> None:
+        # A fixed height spares Textual measuring hundreds of auto-height rows: one line for
+        # the setting, then its notes wrapped at the row's width (one line each until the
+        # row knows its width).
+        width = self.content_size.width
+        notes = len(self._note_lines(width)) if width else len(self._notes())
+        if self.styles.height is None or self.styles.height.value != 1 + notes:
+            self.styles.height = 1 + notes
+
+    def on_resize(self) -> None:
+        self._sync_height()
+
+    def _notes(self) -> list[tuple[str, str]]:
+        """The description, why the row is locked, and values that were ignored."""
+        state = self.state
+        notes: list[tuple[str, str]] = []
+        if state.node.setting.description:
+            notes.append((state.node.setting.description, "$text-muted"))
+        if state.reason:
+            notes.append((f"Cannot change here: {state.reason}", "italic $text-muted"))
+        for why in state.resolution.ignored:  # e.g. a project value of an untrusted project
+            notes.append((f"{why[:1].upper()}{why[1:]}", "italic $warning"))
+        return notes
+
+    def _note_lines(self, width: int) -> list[Content]:
+        """The notes wrapped whole at ``width``: never cut mid-sentence."""
+        return [
+            line
+            for text, style in self._notes()
+            for line in Content.styled(text, style).wrap(max(1, width))
+        ]
 
     def _value(self) -> tuple[str, str]:
         state = self.state
@@ -204,18 +233,7 @@ class SettingRow(_Focusable):
             (value, value_style),
             (badge, "italic $text-muted"),
         ]
-        # The row has one line per note (a fixed height): a longer note is cut with an
-        # ellipsis, not mid-word without a sign; the whole description is the row's tooltip.
-        notes: list[Any] = []
-        if setting.description:
-            notes.append((setting.description, "$text-muted"))
-        if state.reason:
-            notes.append((f"Cannot change here: {state.reason}", "italic $text-muted"))
-        for why in state.resolution.ignored:  # e.g. a project value of an untrusted project
-            notes.append((f"{why[:1].upper()}{why[1:]}", "italic $warning"))
-        lines = [
-            Content.styled(text, style).truncate(width, ellipsis=True) for text, style in notes
-        ]
+        lines = self._note_lines(self.content_size.width or width)
         return Content.assemble(*parts, *(Content("\n") + line for line in lines))
 
     def action_activate(self) -> None:

@@ -51,7 +51,7 @@ class PlainMessage(Static):
         border-left: outer $primary; padding: 0 1; margin-bottom: 1; background: $boost;
     }
     PlainMessage.error { border-left: outer $error; }
-    PlainMessage.no-model { border-left: outer $warning; }
+    PlainMessage.no-model, PlainMessage.warning { border-left: outer $warning; }
     """
 
     def __init__(self, text: str, *, classes: str = "") -> None:
@@ -66,14 +66,13 @@ class Transcript(SteadyScroll, can_focus=False):
     releases the pin, reaching the bottom again, End, Ctrl+End or a new turn restores it."""
 
     max_turns = MAX_MOUNTED_TURNS
-    # Keys while a row of the transcript has focus (the screen sends other printable keys
-    # to the prompt).
+    # Keys while a row of the transcript has focus: none of them can be text (the screen
+    # sends every printable key to the prompt).
     BINDINGS = [
-        Binding("up,k", "move(-1)", "Previous Activity", show=False),
-        Binding("down,j", "move(1)", "Next Activity", show=False),
+        Binding("up", "move(-1)", "Previous Activity", show=False),
+        Binding("down", "move(1)", "Next Activity", show=False),
         Binding("escape", "leave", "Back to the prompt", show=False),
         Binding("end", "pin", "Follow the newest output", show=False),
-        Binding("c", "screen.copy_activity", "Copy the Activity", show=False),
     ]
 
     def __init__(self, context: BlockContext, *, id: str | None = None) -> None:
@@ -123,10 +122,11 @@ class Transcript(SteadyScroll, can_focus=False):
 
     # -- keys ----------------------------------------------------------------------------
     def stops(self) -> list[Widget]:
-        """What ↑/↓ move between: Activities that open, and stored turns (they open on focus)."""
+        """What ↑/↓ move between: Activities that open, folded pastes, and stored turns (they
+        open on focus)."""
         return [
             widget
-            for widget in self.query("ActivityRow, FoldRow, BlockRow, StoredTurnView")
+            for widget in self.query("ActivityRow, FoldRow, RequestLine, BlockRow, StoredTurnView")
             if widget.focusable and widget.display
         ]
 
@@ -242,7 +242,8 @@ class Transcript(SteadyScroll, can_focus=False):
             from vis_tui.widgets.system_message import AfterTurnNote
 
             for note in turn.notes_after:
-                full.add_after(AfterTurnNote(note, classes="system-message"))
+                classes = "system-message error" if note.error else "system-message"
+                full.add_after(AfterTurnNote(note.text, classes=classes))
         self.turns[turn.turn_id] = full
         return full
 
@@ -305,6 +306,15 @@ class Transcript(SteadyScroll, can_focus=False):
     async def load_initial(self, loader: PageLoader) -> None:
         self.loader = loader
         page = loader(None)
+        if page.notes_before:  # what commands said before the first turn, as it was shown
+            from vis_tui.widgets.system_message import SystemMessage
+
+            await self.mount_all(
+                [
+                    SystemMessage(note.text, classes="system-message" + " error" * note.error)
+                    for note in page.notes_before
+                ]
+            )
         if page.turns:
             await self.mount_all([self._stored_view(turn) for turn in page.turns])
             self._oldest_position = page.turns[0].position

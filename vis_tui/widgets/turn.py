@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
+from textual.events import Click
+from textual.reactive import reactive
 from textual.widgets import Static
 
 from vis_core.model.activity import ActivityRecord, step_counts, step_tags
@@ -19,6 +22,7 @@ from vis_tui.widgets.answer import AnswerView
 from vis_tui.widgets.block_row import BlockRow
 from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.fold_row import FoldRow
+from vis_tui.widgets.prompt import PASTE_FOLD_LINES  # a longer request shows folded
 
 _STATUS_TEXT = {
     TurnStatus.CANCELLED: ("Cancelled.", "$text-warning"),
@@ -62,9 +66,53 @@ def is_person_command(request: str) -> bool:
     return request.startswith("!") and bool(request[1:].strip())
 
 
-def request_content(request: str) -> Content:
-    """The request line: a prompt marker, then the request in bold."""
-    return Content.assemble(("› ", "bold $text-accent"), (request, "bold"))
+def request_folds(request: str) -> bool:
+    """Whether ``request`` is long enough to show folded (a 500-line paste is not echoed)."""
+    return request.count("\n") + 1 > PASTE_FOLD_LINES
+
+
+def request_content(request: str, *, expanded: bool = False) -> Content:
+    """The request line: a prompt marker, then the request in bold; a long one shows its
+    first line and one "pasted N lines" entry that opens to the whole text."""
+    marker = ("› ", "bold $text-accent")
+    if not request_folds(request):
+        return Content.assemble(marker, (request, "bold"))
+    lines = request.split("\n")
+    first = next((line for line in lines if line.strip()), "")
+    disclosure = "▾" if expanded else "▸"
+    entry = f"{disclosure} pasted {len(lines):,} lines"
+    hint = "  Enter or click folds them" if expanded else "  Enter or click shows them"
+    if expanded:
+        return Content.assemble(
+            marker, (entry, "$text-muted"), (hint, "dim"), "\n", (request, "bold")
+        )
+    return Content.assemble(marker, (first, "bold"), "\n  ", (entry, "$text-muted"), (hint, "dim"))
+
+
+class RequestLine(Static):
+    """The request of a turn; a long one (a paste) is folded, and Enter, Space or a click
+    opens it (the model always had the whole text)."""
+
+    BINDINGS = [Binding("enter,space", "toggle", "Open/close the pasted text", show=False)]
+    expanded: reactive[bool] = reactive(False)
+
+    def __init__(self, request: str) -> None:
+        super().__init__(request_content(request), classes="request")
+        self.request = request
+        self.can_focus = request_folds(request)
+
+    def action_toggle(self) -> None:
+        if self.can_focus:
+            self.expanded = not self.expanded
+
+    def on_click(self, event: Click) -> None:
+        if self.can_focus:
+            event.stop()
+            self.focus(scroll_visible=False)
+            self.action_toggle()
+
+    def watch_expanded(self, expanded: bool) -> None:
+        self.update(request_content(self.request, expanded=expanded))
 
 
 class TurnView(Vertical):
@@ -73,6 +121,7 @@ class TurnView(Vertical):
     DEFAULT_CSS = """
     TurnView { height: auto; margin-bottom: 1; }
     TurnView > .request { background: $boost; padding: 0 1; margin-bottom: 1; }
+    TurnView > .request:focus { background: $accent 20%; }
     TurnView > .note { color: $text-muted; padding-left: 2; }
     TurnView > .turn-footer { padding-left: 2; color: $text-muted; }
     /* the turn's own bottom margin spaces it from the next: one blank line, not two (the
@@ -81,7 +130,7 @@ class TurnView(Vertical):
     """
 
     def __init__(self, turn_id: str, position: int, request: str, context: BlockContext) -> None:
-        request_line = Static(request_content(request), classes="request")
+        request_line = RequestLine(request)
         super().__init__(request_line, classes="turn")
         self.turn_id = turn_id
         self.position = position

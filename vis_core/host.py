@@ -17,7 +17,7 @@ from vis_core.agent.session import (
     SessionModel,
 )
 from vis_core.commands import CommandRegistry
-from vis_core.config import UserConfig, load_config
+from vis_core.config import ConfigFile, UserConfig, load_config
 from vis_core.events import (
     Event,
     SessionCreated,
@@ -75,7 +75,7 @@ class Host:
     ):
         self.options = options
         self.paths = paths
-        self.config = config
+        self._config_file = ConfigFile(config.path, config)
         self.store = store
         self.workspace = options.workspace.resolve()
         self.project_root = find_project_root(self.workspace)
@@ -164,6 +164,22 @@ class Host:
             daemon=True,
         ).start()
         return cls(options, paths, config, store, extensions)
+
+    @property
+    def config(self) -> UserConfig:
+        """``config.toml`` as it is now: read again when it changed on disk since."""
+        return self._config_file.current()
+
+    @config.setter
+    def config(self, config: UserConfig) -> None:
+        self._config_file.replace(config)
+
+    def reread_config(self) -> None:
+        """At ``/model`` and ``/login``: when ``config.toml`` changed since it was read, its
+        providers, models and settings (the ``model`` it names among them) count from now."""
+        if self._config_file.reread():
+            self.settings.refresh()
+            self.refresh_model()
 
     # -- model ------------------------------------------------------------------------------
 

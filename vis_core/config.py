@@ -39,8 +39,8 @@ def load_config(path: Path) -> UserConfig:
 
 
 class ConfigFile:
-    """``config.toml`` as it is now: ``current()`` reads the file again when its size or
-    modification time changed since it was last read (a person edited it while Vis runs)."""
+    """``config.toml`` as last read; ``reread()`` reads the file again when its size or
+    modification time changed since (a person edited it while Vis runs)."""
 
     def __init__(self, path: Path, loaded: UserConfig | None = None) -> None:
         self.path = path
@@ -48,7 +48,7 @@ class ConfigFile:
         self._config = loaded if loaded is not None else load_config(path)
 
     def current(self) -> UserConfig:
-        self.reread()
+        """The config as last read (:meth:`reread` reads it again when it changed)."""
         return self._config
 
     def reread(self) -> bool:

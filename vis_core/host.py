@@ -167,7 +167,15 @@ class Host:
 
     @property
     def config(self) -> UserConfig:
-        """``config.toml`` as it is now: read again when it changed on disk since."""
+        """``config.toml`` as it is now. When it changed on disk since it was read, it is
+        read again, and with it the settings it holds (the ``model``, the key variables
+        to redact) and the project's model: a provider added while Vis runs counts."""
+        if self._config_file.reread():
+            settings = getattr(self, "settings", None)
+            if settings is not None:  # None while the Host is being built
+                settings.refresh()
+            if hasattr(self, "model_choice"):
+                self.refresh_model()
         return self._config_file.current()
 
     @config.setter
@@ -175,11 +183,8 @@ class Host:
         self._config_file.replace(config)
 
     def reread_config(self) -> None:
-        """At ``/model`` and ``/login``: when ``config.toml`` changed since it was read, its
-        providers, models and settings (the ``model`` it names among them) count from now."""
-        if self._config_file.reread():
-            self.settings.refresh()
-            self.refresh_model()
+        """Read ``config.toml`` again if it changed (``/model``, ``/login`` call this)."""
+        _ = self.config
 
     # -- model ------------------------------------------------------------------------------
 
@@ -200,8 +205,8 @@ class Host:
             if "/" not in model:
                 model = f"{self.options.provider}/{model}"
             return ModelChoice.parse(model)
-        resolution = self.settings.resolve("model", session_id)
         config = dict(self.config.data)  # [providers] and [models] stay as config.toml has them
+        resolution = self.settings.resolve("model", session_id)  # read again with the file
         if resolution.source is not Source.DEFAULT:
             config["model"] = resolution.value
             chosen_here = not self.options.model and not os.environ.get("VIS_MODEL")

@@ -106,3 +106,26 @@ async def test_a_provider_added_to_config_toml_while_vis_runs_is_offered_and_use
         await until(pilot, lambda: model_label(app) == "local/smol-135m")
         await pilot.press(*"hello", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "from the new block")
+
+
+async def test_a_model_and_key_variable_set_in_config_toml_while_vis_runs_count(
+    workspace: Path, vis_home: Path, llama: LlamaServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The settings the file holds are read again with it: a new session uses the model it
+    names now, and the key its provider reads is redacted like any other."""
+    from vis_core.host import Host, HostOptions
+
+    monkeypatch.setenv("LLAMA_AUTH", "tok-0123456789-local")
+    host = await Host.open(HostOptions(workspace=workspace))
+    try:
+        assert host.model_choice is None
+        (vis_home / "config.toml").write_text(
+            f'model = "local/smol-135m"\n[providers.local]\nbase_url = "{llama.base_url}"\n'
+            'api_key_env = "LLAMA_AUTH"\n',
+            encoding="utf-8",
+        )
+        session = await host.new_session()
+        assert session.model.label == "local/smol-135m"
+        assert host.settings.redactor.text("sent tok-0123456789-local") == "sent [REDACTED]"
+    finally:
+        await host.close()

@@ -147,7 +147,7 @@ def model_entries(
     for key in configured if isinstance(configured, Mapping) else ():
         add(str(key), ModelSource.CONFIGURED)
     for name, models in served(host).items():
-        for model in models:
+        for model in models if name in known else ():  # a server still configured
             add(f"{name}/{model}", ModelSource.SERVED)
     for entry in sorted(known.values(), key=lambda entry: not entry.ready):
         # an endpoint of one's own (Ollama, vLLM…) serves its own models, not OpenAI's

@@ -138,7 +138,7 @@ def main() -> int:
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         for index in range(runs):
-            folders = []
+            folders: list[tuple[Path, Path]] = []
             for kind in ("vis", "header", "daily", "bare"):
                 home, workspace = Path(tmp) / f"{kind}-home{index}", Path(tmp) / f"{kind}-ws{index}"
                 home.mkdir()
@@ -147,7 +147,7 @@ def main() -> int:
             vis.append(one_run(*folders[0]))
             headers.append(header_run(*folders[1]))
             daily.append(header_run(*folders[2], used_before=True))
-            bare_app.append(one_run(*folders[3], bare))
+            bare_app.append(one_run(folders[3][0], folders[3][1], bare))
     load_after = os.getloadavg()
     figures = (
         ("prompt painted", [pair[0] for pair in vis], 0, "1.2x"),

@@ -26,3 +26,24 @@ async def test_an_endpoint_of_ones_own_lists_its_configured_models_not_openais(
         assert "openai/gpt-5" in everything and "ollama/gpt-5" not in everything
     finally:
         await host.close()
+
+
+async def test_the_models_a_server_of_ones_own_serves_are_offered_while_it_is_configured(
+    workspace: Path, vis_home: Path
+) -> None:
+    from providers.llama_server import LlamaServer
+
+    from vis_core.model_choices import ModelSource, ask_servers
+
+    config = vis_home / "config.toml"
+    with LlamaServer(alias="smol-135m") as llama:
+        config.write_text(f'[providers.local]\nbase_url = "{llama.base_url}"\n', encoding="utf-8")
+        host = await Host.open(HostOptions(workspace=workspace))
+        try:
+            assert await ask_servers(host) == {}
+            rows = [(e.id, e.source) for e in model_entries(host, "local")]
+            assert rows == [("local/smol-135m", ModelSource.SERVED)]
+            config.write_text("", encoding="utf-8")  # the server is no longer configured
+            assert model_entries(host, "local") == []
+        finally:
+            await host.close()

@@ -1,4 +1,5 @@
-"""The user's ``config.toml``: read leniently, report a malformed or non-UTF-8 file clearly."""
+"""The user's ``config.toml``: read leniently, report a malformed or non-UTF-8 file clearly,
+read again when it changes on disk."""
 
 from __future__ import annotations
 
@@ -45,6 +46,40 @@ def too_deep(path: Path) -> str:
         f"{path} nests arrays or tables too deeply for Vis to read; fix the file. "
         "Vis left the file as it is."
     )
+
+
+class ConfigFile:
+    """``config.toml`` as last read; ``reread()`` reads the file again when its size or
+    modification time changed since (a person edited it while Vis runs)."""
+
+    def __init__(self, path: Path, loaded: UserConfig | None = None) -> None:
+        self.path = path
+        self._stamp = _stamp(path)
+        self._config = loaded if loaded is not None else load_config(path)
+
+    def current(self) -> UserConfig:
+        """The config as last read (:meth:`reread` reads it again when it changed)."""
+        return self._config
+
+    def reread(self) -> bool:
+        """Read the file again if it changed; True when it had."""
+        stamp = _stamp(self.path)
+        if stamp == self._stamp:
+            return False
+        self._stamp, self._config = stamp, load_config(self.path)
+        return True
+
+    def replace(self, config: UserConfig) -> None:
+        """Use ``config`` (just read by the caller) until the file changes again."""
+        self._stamp, self._config = _stamp(self.path), config
+
+
+def _stamp(path: Path) -> tuple[int, int] | None:
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size
 
 
 def not_utf8(path: Path, exc: UnicodeDecodeError) -> str:

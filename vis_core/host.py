@@ -18,7 +18,7 @@ from vis_core.agent.session import (
     SessionModel,
 )
 from vis_core.commands import CommandRegistry
-from vis_core.config import UserConfig, load_config
+from vis_core.config import ConfigFile, UserConfig, load_config
 from vis_core.events import (
     Event,
     SessionCreated,
@@ -82,7 +82,7 @@ class Host:
         one. Settings, environment and MCP servers are read from it, not from the files."""
         self.options = options
         self.paths = paths
-        self.config = config
+        self._config_file = ConfigFile(config.path, config)
         self.store = store
         self.workspace = options.workspace.resolve()
         self.project_root = find_project_root(self.workspace)
@@ -191,6 +191,27 @@ class Host:
         ).start()
         return cls(options, paths, config, store, extensions, snapshot)
 
+    @property
+    def config(self) -> UserConfig:
+        """``config.toml`` as it is now. When it changed on disk since it was read, it is
+        read again, and with it the settings it holds (the ``model``, the key variables
+        to redact) and the project's model: a provider added while Vis runs counts."""
+        if self._config_file.reread():
+            settings = getattr(self, "settings", None)
+            if settings is not None:  # None while the Host is being built
+                settings.refresh()
+            if hasattr(self, "model_choice"):
+                self.refresh_model()
+        return self._config_file.current()
+
+    @config.setter
+    def config(self, config: UserConfig) -> None:
+        self._config_file.replace(config)
+
+    def reread_config(self) -> None:
+        """Read ``config.toml`` again if it changed (``/model``, ``/login`` call this)."""
+        _ = self.config
+
     # -- model ------------------------------------------------------------------------------
 
     def model_for(self, session_id: str | None = None) -> ModelChoice | None:
@@ -210,8 +231,8 @@ class Host:
             if "/" not in model:
                 model = f"{self.options.provider}/{model}"
             return ModelChoice.parse(model)
-        resolution = self.settings.resolve("model", session_id)
         config = dict(self.config.data)  # [providers] and [models] stay as config.toml has them
+        resolution = self.settings.resolve("model", session_id)  # read again with the file
         if resolution.source is not Source.DEFAULT:
             config["model"] = resolution.value
             chosen_here = not self.options.model and not os.environ.get("VIS_MODEL")

@@ -14,7 +14,7 @@ from vis_core.providers.factory import (
     DEFAULT_ANTHROPIC_MODEL,
     DEFAULT_KEY_ENV,
     DEFAULT_OPENAI_MODEL,
-    KINDS,
+    default_kind,
 )
 from vis_core.providers.models import KNOWN_MODELS
 from vis_core.settings.redact import short_secret_problem
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 # with this prefix (setting ids are lower-case snake_case, so the two never collide).
 KEY_PREFIX = "env:"
 RECENT_OWNER, RECENT_KEY = "vis.models", "recent"
+SERVED_KEY = "served"  # {provider: [model, …]} as each server last listed them
 RECENT_LIMIT = 8
 DEFAULT_MODELS = {"anthropic": DEFAULT_ANTHROPIC_MODEL, "openai": DEFAULT_OPENAI_MODEL}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -38,6 +39,7 @@ class ModelSource(StrEnum):
     CURRENT = "current"
     RECENT = "recent"
     CONFIGURED = "configured"
+    SERVED = "served"  # listed by the provider's own server (its /v1/models)
     KNOWN = "known"
 
 
@@ -101,7 +103,7 @@ def providers(host: Host) -> list[ProviderEntry]:
     for name in names:
         section = tables.get(name)
         section = section if isinstance(section, Mapping) else {}
-        kind = section.get("kind") or (name if name in KINDS else None)
+        kind = section.get("kind") or default_kind(name, name in tables)
         if kind not in ("anthropic", "openai"):
             continue
         key_env = section.get("api_key_env")
@@ -144,11 +146,65 @@ def model_entries(
     configured = host.config.data.get("models")
     for key in configured if isinstance(configured, Mapping) else ():
         add(str(key), ModelSource.CONFIGURED)
+    for name, models in served(host).items():
+        for model in models if name in known else ():  # a server still configured
+            add(f"{name}/{model}", ModelSource.SERVED)
     for entry in sorted(known.values(), key=lambda entry: not entry.ready):
         # an endpoint of one's own (Ollama, vLLM…) serves its own models, not OpenAI's
         for name in _kind_models(entry.kind) if entry.name == entry.kind else ():
             add(f"{entry.name}/{name}", ModelSource.KNOWN)
     return list(rows.values())
+
+
+def served(host: Host) -> dict[str, list[str]]:
+    """The models each server of one's own listed when last asked (``ask_servers``)."""
+    value = host.store.state_get(RECENT_OWNER, SERVED_KEY, {})
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): [str(m) for m in v] for k, v in value.items() if isinstance(v, list)}
+
+
+def own_servers(host: Host) -> dict[str, tuple[str, str]]:
+    """The OpenAI-compatible servers of one's own in config.toml: name → (base_url, key)."""
+    environ = host.provider_environ()
+    tables = host.config.data.get("providers")
+    found = {}
+    for entry in providers(host):
+        section = tables.get(entry.name) if isinstance(tables, Mapping) else None
+        url = section.get("base_url") if isinstance(section, Mapping) else None
+        if entry.kind == "openai" and entry.name != "openai" and isinstance(url, str) and url:
+            found[entry.name] = (url, environ.get(entry.key_env, "") if entry.key_env else "")
+    return found
+
+
+async def ask_servers(host: Host, only: str | None = None) -> dict[str, str]:
+    """Ask each server of one's own (or ``only`` that one) which models it serves (its
+    ``/v1/models``, a few seconds at most) and remember them for ``model_entries``.
+    Returns why a server could not say, by provider name."""
+    import asyncio
+
+    from vis_core.providers.server_limits import served_models
+
+    servers = {n: s for n, s in own_servers(host).items() if only is None or n == only}
+    if not servers:
+        return {}
+    answers = await asyncio.gather(
+        *(served_models(url, api_key=key) for url, key in servers.values()),
+        return_exceptions=True,
+    )
+    listed = served(host)
+    problems: dict[str, str] = {}
+    for name, answer in zip(servers, answers, strict=True):
+        if isinstance(answer, OSError):
+            problems[name] = str(answer)
+        elif isinstance(answer, BaseException):
+            raise answer
+        else:
+            listed[name] = answer
+            if not answer:
+                problems[name] = f"{servers[name][0].rstrip('/')}/models lists no models"
+    host.store.state_set(RECENT_OWNER, SERVED_KEY, listed)
+    return problems
 
 
 def default_model(entry: ProviderEntry) -> str:
@@ -204,6 +260,7 @@ def unknown_model(host: Host, session: AgentSession, text: str) -> CommandResult
 
 async def use_model(host: Host, session: AgentSession, text: str) -> CommandResult:
     """Switch ``session`` to the model ``text`` (``provider/model``), kept with the session."""
+    host.reread_config()  # a provider added to config.toml since Vis started counts
     try:
         choice = ModelChoice.parse(text.strip())
     except ValueError as exc:

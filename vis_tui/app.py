@@ -172,9 +172,13 @@ class VisApp(App[int]):
         # PageUp through a long session paid 30-100 ms pauses for them.
         self.collector.start()
         self.set_interval(CHECK_EVERY, self.collector.tick)
-        # What answers draw with, loaded now in a thread rather than with the first answer on
-        # the app's thread: it is kept off the first frame (see the modules).
-        await asyncio.to_thread(_import_all, _DRAWN_LATER)
+        # What answers draw with, loaded in a thread rather than with the first answer on the
+        # app's thread: it is kept off the first frame (see the modules), and it starts once
+        # the session's first frame (its welcome header) is painted, which it would slow.
+        self.call_after_refresh(self._load_drawn_later)
+
+    def _load_drawn_later(self) -> None:
+        self.run_worker(asyncio.to_thread(_import_all, _DRAWN_LATER), group="start")
 
     async def _open_first_session(self, host: Host) -> None:
         session: AgentSession | None = None

@@ -9,6 +9,7 @@ from vis_core.extension.forms import Form, paragraph, password, plaintext
 from vis_core.model_choices import (
     ModelSource,
     ProviderEntry,
+    ask_servers,
     check_base_url,
     check_key,
     default_model,
@@ -32,6 +33,7 @@ _NOTES = {
     ModelSource.CURRENT: "current",
     ModelSource.RECENT: "recent",
     ModelSource.CONFIGURED: "configured",
+    ModelSource.SERVED: "served",
     ModelSource.KNOWN: "",
 }
 
@@ -54,6 +56,8 @@ async def choose_model(app: VisApp) -> None:
     """``/model``: pick one of the models (or start ``/login``) and switch the session to it."""
     if app.host is None or app.session is None:
         return
+    app.host.reread_config()  # a provider added to config.toml since Vis started counts
+    await ask_servers(app.host)
     items = [*model_items(app), PickItem(LOGIN, "Log in to a provider…", "save a key")]
     current = app.session.model.label
     picker = PickerScreen(
@@ -75,6 +79,7 @@ async def log_in(app: VisApp) -> None:
     host = app.host
     if host is None:
         return
+    host.reread_config()
     rows = [PickItem(e.name, e.name, _provider_note(e)) for e in providers(host)]
     rows.append(
         PickItem(
@@ -109,6 +114,7 @@ async def log_in(app: VisApp) -> None:
         if values is None:
             return cancelled(app)
         key = str(values.get("key", ""))
+    problem = (await ask_servers(host, entry.name)).get(entry.name)
     model = await app.push_screen(
         PickerScreen(
             f"Log in: choose a {entry.name} model",
@@ -116,6 +122,12 @@ async def log_in(app: VisApp) -> None:
             placeholder=f"{entry.name}/model — type to filter or to name another",
             free_text=True,
             highlight=default_model(entry),
+            empty=(
+                f"No model to offer: {problem}. Type the name of the model the server "
+                "serves and press Enter."
+                if problem
+                else "No model to offer: type the model's name and press Enter."
+            ),
         ),
         wait_for_dismiss=True,
     )

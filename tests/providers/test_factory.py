@@ -169,8 +169,9 @@ async def test_anthropic_kind_proxy_uses_its_base_url(
 @pytest.mark.parametrize(
     ("provider", "config", "message"),
     [
-        ("mystery", {}, '[providers.mystery] with kind = "openai"'),
+        ("mystery", {}, "has no [providers.mystery]"),
         ("ollama", {"providers": {"ollama": {"kind": "openai"}}}, "set base_url"),
+        ("ollama", {"providers": {"ollama": {}}}, "set base_url"),  # the block is there
         ("x", {"providers": {"x": {"kind": "gemini"}}}, "kind must be one of"),
         ("x", {"providers": {"x": {"kind": "openai", "base_url": 5}}}, "base_url must be a string"),
         ("x", {"providers": "nope"}, "[providers] must be a table"),
@@ -183,6 +184,14 @@ def test_bad_provider_settings_name_the_config_file(
         create_provider(ModelChoice(provider, "m"), config, env)
     assert message in str(failure.value)
     assert str(VisPaths.from_env(env).config_file) in str(failure.value)
+
+
+def test_a_provider_block_without_kind_is_an_openai_compatible_server(
+    env: dict[str, str],
+) -> None:
+    config = {"providers": {"local": {"base_url": "http://127.0.0.1:9/v1"}}}
+    provider = create_provider(ModelChoice("local", "smol"), config, env)
+    assert provider.base_url == "http://127.0.0.1:9/v1"  # type: ignore[attr-defined]
 
 
 def test_scripted_needs_a_script(env: dict[str, str], tmp_path: Path) -> None:

@@ -318,7 +318,7 @@ async def test_model_options_reach_the_request(
     after_results = conversation_request("m")
     await collect(provider, replace(after_results, messages=after_results.messages[:4]))
     first, later = wire_server.bodies
-    assert first["tool_choice"] == {"type": "function", "function": {"name": "python_execution"}}
+    assert first["tool_choice"] == "required"  # the only tool declared: the same choice
     assert first["reasoning_effort"] == "high"
     assert later["tool_choice"] == "auto"
 

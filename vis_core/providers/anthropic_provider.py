@@ -117,13 +117,14 @@ def to_anthropic_messages(
 
 
 def tool_choice_param(choice: str, request: ModelRequest) -> dict[str, Any]:
-    """The Messages API ``tool_choice`` for the ``tool_choice`` model option; a tool's name
-    forces that call on the first request of a turn only (later ones are ``auto``)."""
+    """The Messages API ``tool_choice`` for the ``tool_choice`` model option; ``required``
+    or a tool's name forces a call on the first request of a turn only (later ones are
+    ``auto``, so the turn can end)."""
     if choice in ("auto", "none"):
         return {"type": choice}
-    if choice == "required":
-        return {"type": "any"}
     first = not request.messages or request.messages[-1].role == "user"
+    if first and choice == "required":
+        return {"type": "any"}
     if first and choice in {t.name for t in request.tools}:
         return {"type": "tool", "name": choice}
     return {"type": "auto"}

@@ -77,6 +77,8 @@ _TOKEN_FIGURES = (
     ),
     # "Requested tokens (9000) exceed context window of 8192"
     re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)"),
+    # llama.cpp: "request (9000 tokens) exceeds the available context size (8192 tokens), ..."
+    re.compile(r"request \((\d+) tokens\) exceeds the available context size \((\d+) tokens\)"),
 )
 # Errors that another try cannot fix even when the server calls them 5xx.
 _VALIDATION_TEXT = re.compile(

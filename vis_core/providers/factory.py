@@ -7,7 +7,7 @@ The model is written ``provider/model``. Configuration in ``config.toml``::
     [providers.anthropic]          # optional: api_key_env, base_url, stall_timeout,
     [providers.openai]             # max_response_bytes
     [providers.ollama]             # any other name = an OpenAI-compatible endpoint
-    kind = "openai"                # "openai" or "anthropic" wire format
+    kind = "openai"                # "openai" (the default) or "anthropic" wire format
     base_url = "http://127.0.0.1:11434/v1"
     api_key_env = ""               # empty: no key needed
     [providers.openrouter]
@@ -135,6 +135,14 @@ def resolve_model(
     return None
 
 
+def default_kind(name: str, has_table: bool) -> str | None:
+    """The wire format of a provider whose table names no ``kind``: its own for anthropic,
+    openai and scripted; an OpenAI-compatible endpoint for any other name with a table."""
+    if name in KINDS:
+        return name
+    return "openai" if has_table else None
+
+
 def _setting(section: Mapping[str, Any], key: str, where: str) -> str | None:
     value = section.get(key)
     if value is not None and not isinstance(value, str):
@@ -153,13 +161,15 @@ def create_provider(
     config_file = config_file_of(environ)
     name = choice.provider
     where = f"[providers.{name}] in {config_file}"
-    section = _table(_table(config, "providers", str(config_file)), name, str(config_file))
-    kind = _setting(section, "kind", where) or (name if name in KINDS else None)
+    tables = _table(config, "providers", str(config_file))
+    section = _table(tables, name, str(config_file))
+    kind = _setting(section, "kind", where) or default_kind(name, name in tables)
     if kind is None:
         raise ProviderConfigError(
-            f"unknown provider {name!r} (model {name}/{choice.model}): use anthropic/..., "
-            f'openai/... or scripted, or add [providers.{name}] with kind = "openai" and '
-            f'base_url = "http://..." to {config_file}'
+            f"unknown provider {name!r} (model {name}/{choice.model}): {config_file} has no "
+            f"[providers.{name}]. Use anthropic/..., openai/... or scripted, or add "
+            f'[providers.{name}] with base_url = "http://.../v1" (an OpenAI-compatible server '
+            "such as llama.cpp, Ollama or vLLM), or run /login in the app"
         )
     if kind not in KINDS:
         raise ProviderConfigError(f"{where}: kind must be one of {', '.join(KINDS)}, not {kind!r}")

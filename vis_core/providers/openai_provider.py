@@ -29,7 +29,12 @@ from vis_core.providers.common import (
     read_tool_call,
     request_chars,
 )
-from vis_core.providers.errors import ContextOverflow, SdkErrors, UnfinishedResponse
+from vis_core.providers.errors import (
+    ContextOverflow,
+    SdkErrors,
+    UnfinishedResponse,
+    body_detail,
+)
 from vis_core.providers.openai_responses import response_events, wants_responses
 from vis_core.providers.sdk_provider import (
     DEFAULT_STALL_TIMEOUT,
@@ -39,7 +44,7 @@ from vis_core.providers.sdk_provider import (
     capped_http_client,
     excerpt,
 )
-from vis_core.providers.server_limits import discover_input_limit
+from vis_core.providers.server_limits import discover_server
 
 log = logging.getLogger(__name__)
 
@@ -118,28 +123,47 @@ def to_openai_message(message: Message) -> dict[str, Any]:
     return {"role": "user", "content": message.text}
 
 
-def tool_choice_param(choice: str, request: ModelRequest) -> Any:
+def first_of_turn(request: ModelRequest) -> bool:
+    """Whether ``request`` opens a turn: its last message is the person's."""
+    return not request.messages or request.messages[-1].role == "user"
+
+
+def tool_choice_param(choice: str, request: ModelRequest, *, strings_only: bool = False) -> Any:
     """The Chat Completions ``tool_choice`` for the ``tool_choice`` model option.
 
-    A tool's name forces that call on the first request of a turn (the last message is the
-    person's); later requests of the turn choose freely, so the turn can end.
+    ``required`` or a tool's name forces a call on the first request of a turn (the last
+    message is the person's); later requests of the turn choose freely, so the turn can end.
+    A named tool that is the only one declared is sent as ``"required"`` (the same choice, in
+    the form every server reads), and so is any named tool when ``strings_only``: llama.cpp's
+    server reads only a string there and takes the object form for ``"auto"``.
     """
-    if choice in ("auto", "required", "none"):
+    if choice in ("auto", "none"):
         return choice
-    first = not request.messages or request.messages[-1].role == "user"
-    if not first or choice not in {t.name for t in request.tools}:
+    if not first_of_turn(request):
         return "auto"
+    if choice == "required":
+        return choice
+    names = {t.name for t in request.tools}
+    if choice not in names:
+        return "auto"
+    if strings_only or names == {choice}:
+        return "required"
     return {"type": "function", "function": {"name": choice}}
 
 
 def build_openai_params(
-    request: ModelRequest, *, official: bool, options: Mapping[str, str] | None = None
+    request: ModelRequest,
+    *,
+    official: bool,
+    options: Mapping[str, str] | None = None,
+    strings_only: bool = False,
 ) -> dict[str, Any]:
     """The ``chat.completions.create`` keyword arguments for ``request``.
 
     ``official`` (api.openai.com) sends ``max_completion_tokens``, which reasoning models
     require; other servers get the widely supported ``max_tokens``. ``options`` are the
-    model's ``reasoning_effort`` and ``tool_choice``.
+    model's ``reasoning_effort`` and ``tool_choice``; ``strings_only``: the server reads
+    ``tool_choice`` as a string only (llama.cpp).
     """
     options = options or {}
     messages: list[dict[str, Any]] = []
@@ -166,10 +190,19 @@ def build_openai_params(
             for t in request.tools
         ]
         if options.get("tool_choice"):
-            params["tool_choice"] = tool_choice_param(options["tool_choice"], request)
+            params["tool_choice"] = tool_choice_param(
+                options["tool_choice"], request, strings_only=strings_only
+            )
     if options.get("reasoning_effort"):
         params["reasoning_effort"] = options["reasoning_effort"]
     return params
+
+
+def refuses_tool_choice(exc: Any) -> bool:
+    """Whether an error answer refuses the ``tool_choice`` sent (llama.cpp's words: "Wrong
+    type supplied for parameter 'tool_choice'")."""
+    status = getattr(exc, "status_code", 0)
+    return status in (400, 422, 500) and "tool_choice" in body_detail(exc.body) + str(exc)
 
 
 def _usage(raw: Any) -> Usage:
@@ -255,6 +288,9 @@ class OpenAIProvider(SdkProvider):
         self._timeout = timeout
         self.official = base_url is None or "api.openai.com" in base_url
         self._asked_server: set[str] = set()
+        # The server reads ``tool_choice`` as a string only: llama.cpp's (found in /props), or
+        # one that refused the object form.
+        self.strings_only = False
 
     def _make_client(self) -> Any:
         import openai  # imported on the first request only
@@ -284,14 +320,35 @@ class OpenAIProvider(SdkProvider):
             transport=(httpx2.TransportError,),
         )
 
-    async def _ask_server_limit(self, model: str) -> None:
-        """Once per model: the input limit a local or compatible server reports."""
+    async def _ask_server(self, model: str) -> None:
+        """Once per model: the input limit a local or compatible server reports, and whether
+        it is llama.cpp's server."""
         if self.official or model in self._asked_server or self.base_url is None:
             return
         self._asked_server.add(model)
-        limit = await discover_input_limit(self.base_url, model, api_key=self._api_key)
-        if limit:
-            self._server_limits[model] = limit
+        facts = await discover_server(self.base_url, model, api_key=self._api_key)
+        if facts.input_limit:
+            self._server_limits[model] = facts.input_limit
+        self.strings_only = self.strings_only or facts.llama_cpp
+
+    async def _create(self, request: ModelRequest, options: Mapping[str, str]) -> Any:
+        """Start the stream; a server that refuses the object form of ``tool_choice`` (it
+        names the parameter in its error) is asked once more with ``"required"``, and
+        remembered as one that reads strings only."""
+        params = build_openai_params(
+            request, official=self.official, options=options, strings_only=self.strings_only
+        )
+        try:
+            return await self.client.chat.completions.create(**params)
+        except self._sdk_errors().status as exc:
+            if not isinstance(params.get("tool_choice"), dict) or not refuses_tool_choice(exc):
+                raise
+            log.info("%s refused tool_choice as an object; sending it as a string", self.server)
+            self.strings_only = True
+            params = build_openai_params(
+                request, official=self.official, options=options, strings_only=True
+            )
+            return await self.client.chat.completions.create(**params)
 
     def unfinished(self, request: ModelRequest, answered_chars: int) -> Exception:
         """The error for a stream that closed without saying it was finished."""
@@ -332,13 +389,12 @@ class OpenAIProvider(SdkProvider):
             except READ_FAULTS as exc:
                 raise self.unreadable(exc, None) from exc
             return
-        await self._ask_server_limit(request.model)
+        await self._ask_server(request.model)
         usage: Usage | None = None
         finish: str | None = None
         text_chars = 0
         calls = _Calls()
-        params = build_openai_params(request, official=self.official, options=options)
-        stream = await self.client.chat.completions.create(**params)
+        stream = await self._create(request, options)
         self.meter(stream, request)
         spy = getattr(stream, "_decoder", None)
         bare = ""  # the first chunk without choices (and without usage): not the wire format

@@ -136,10 +136,12 @@ def build_responses_params(
             for t in request.tools
         ]
         choice = options.get("tool_choice")
-        if choice in ("auto", "required", "none"):
+        first = not request.messages or request.messages[-1].role == "user"
+        if choice in ("auto", "none"):
             params["tool_choice"] = choice
+        elif choice == "required":  # forced on a turn's first request only: the turn can end
+            params["tool_choice"] = choice if first else "auto"
         elif choice and choice in {t.name for t in request.tools}:
-            first = not request.messages or request.messages[-1].role == "user"
             params["tool_choice"] = {"type": "function", "name": choice} if first else "auto"
     return params
 

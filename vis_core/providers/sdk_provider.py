@@ -12,7 +12,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from vis_core.providers.base import ModelInfo, ModelRequest, ProviderError, StreamEvent
+from vis_core.providers.base import (
+    ContextOverflowError,
+    ModelInfo,
+    ModelRequest,
+    ProviderError,
+    StreamEvent,
+)
 from vis_core.providers.errors import SdkErrors, map_error
 from vis_core.providers.models import lookup_model, request_options
 
@@ -173,10 +179,19 @@ class SdkProvider:
         return replace(info, input_limit=limit) if limit else info
 
     def known_input_limit(self, model: str) -> int | None:
-        """``[models."p/m"] input_limit``, else the known-model table; None when unknown."""
+        """The input limit the server reported (``/props``, ``/v1/models``, or a refusal that
+        stated it), else ``[models."p/m"] input_limit``, else the known-model table; None
+        when unknown."""
         from vis_core.providers.limits import configured_or_known
 
-        return configured_or_known(self._overrides.get(model), model)
+        return self._server_limits.get(model) or configured_or_known(
+            self._overrides.get(model), model
+        )
+
+    def learn_limit(self, model: str, error: ProviderError) -> None:
+        """Keep the context size a server's refusal stated (a request too long for it)."""
+        if isinstance(error, ContextOverflowError) and error.status and error.limit:
+            self._server_limits[model] = error.limit
 
     async def aclose(self) -> None:
         """Close the HTTP connections (call before the event loop ends)."""
@@ -284,6 +299,8 @@ class SdkProvider:
                 sdk=self._sdk_errors(),
                 server=self.server,
             )
+            if isinstance(mapped, ProviderError):
+                self.learn_limit(request.model, mapped)
             if mapped is None or mapped is exc:
                 raise
             raise mapped from exc

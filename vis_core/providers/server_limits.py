@@ -1,11 +1,14 @@
-"""Ask an OpenAI-compatible server how long a request may be: llama.cpp's ``/props``
-``n_ctx``, or the context length ``/v1/models`` lists (vLLM, OpenRouter, LM Studio, Groq)."""
+"""Ask an OpenAI-compatible server about itself: how long a request may be (llama.cpp's
+``/props`` ``n_ctx``, or the context length ``/v1/models`` lists: vLLM, OpenRouter, LM Studio,
+Groq), whether it is llama.cpp's ``llama-server`` (which reads ``tool_choice`` as a string
+only), and which models it serves."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
+from dataclasses import dataclass
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -27,6 +30,25 @@ def _positive_int(value: Any) -> int | None:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         return None
     return int(value)
+
+
+@dataclass(frozen=True)
+class ServerFacts:
+    """What a server said about itself: the input limit of a model (None: it did not say) and
+    whether it is llama.cpp's server (its ``/props`` names its build and generation settings)."""
+
+    input_limit: int | None = None
+    llama_cpp: bool = False
+
+
+def is_llama_cpp(props: Any) -> bool:
+    """Whether a ``/props`` answer is llama.cpp's: generation settings beside its build, slots
+    or chat template (what llama-server's ``/props`` always holds)."""
+    if not isinstance(props, dict) or not isinstance(
+        props.get("default_generation_settings"), dict
+    ):
+        return False
+    return any(key in props for key in ("build_info", "total_slots", "chat_template"))
 
 
 def limit_from_props(props: Any) -> int | None:
@@ -78,26 +100,60 @@ def _server_root(base_url: str) -> str:
     return root[: -len("/v1")] if root.endswith("/v1") else root
 
 
-async def discover_input_limit(base_url: str, model: str, *, api_key: str = "") -> int | None:
-    """The input limit the server at ``base_url`` reports for ``model``, or None when it
-    does not say (or does not answer within a few seconds)."""
+async def discover_server(base_url: str, model: str, *, api_key: str = "") -> ServerFacts:
+    """What the server at ``base_url`` reports about itself and ``model`` (nothing when it
+    does not answer within a few seconds)."""
     import httpx
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     base = base_url.rstrip("/")
+    limit: int | None = None
+    llama = False
     async with httpx.AsyncClient(timeout=ASK_TIMEOUT, headers=headers) as client:
-        for url, read in (
-            (f"{_server_root(base)}/props", limit_from_props),
-            (f"{base}/models", lambda body: limit_from_models(body, model)),
-        ):
+        for url in (f"{_server_root(base)}/props", f"{base}/models"):
             try:
                 body = await _small_body(client, url)
                 if body is None:
                     continue
-                found = read(json.loads(body))
+                answer = json.loads(body)
             except (httpx.HTTPError, ValueError, TimeoutError) as exc:
-                log.debug("asking %s for the context size failed: %s", url, exc)
+                log.debug("asking %s about the server failed: %s", url, exc)
                 continue
-            if found:
-                return found
-    return None
+            if url.endswith("/props"):
+                llama = is_llama_cpp(answer)
+                limit = limit_from_props(answer)
+            else:
+                limit = limit_from_models(answer, model)
+            if limit:
+                break
+    return ServerFacts(limit, llama)
+
+
+def served_ids(listing: Any) -> list[str]:
+    """The model ids a ``/v1/models`` answer lists, in its order."""
+    entries = listing.get("data") if isinstance(listing, dict) else None
+    if not isinstance(entries, list):
+        return []
+    ids = [e.get("id") for e in entries if isinstance(e, dict)]
+    return [i for i in ids if isinstance(i, str) and i.strip()]
+
+
+async def served_models(base_url: str, *, api_key: str = "", timeout: float = 2.0) -> list[str]:
+    """The models the server at ``base_url`` serves (its ``/v1/models``); raises OSError
+    naming why when it cannot be asked (not running, no such route, an answer that is not a
+    listing)."""
+    import httpx
+
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    url = f"{base_url.rstrip('/')}/models"
+    try:
+        async with (
+            asyncio.timeout(timeout),
+            httpx.AsyncClient(timeout=timeout, headers=headers) as client,
+        ):
+            body = await _small_body(client, url)
+        if body is None:
+            raise OSError(f"{url} answered with an error")
+        return served_ids(json.loads(body))
+    except (httpx.HTTPError, ValueError, TimeoutError) as exc:
+        raise OSError(f"{url} did not answer ({type(exc).__name__}: {exc})") from exc

@@ -54,7 +54,9 @@ class PickerScreen(ModalScreen[str | None]):
         free_text: bool = False,
         highlight: str | None = None,
         keys: str = "Enter chooses · ↑/↓ move · Esc closes",
+        empty: str = "Nothing to choose from.",
     ) -> None:
+        """``empty``: what the list says when it has no item at all (what to do instead)."""
         super().__init__()
         self.title_text = title
         self.items = items
@@ -62,6 +64,7 @@ class PickerScreen(ModalScreen[str | None]):
         self.free_text = free_text
         self.highlight = highlight
         self.keys = keys
+        self.empty = empty
         self.shown: list[PickItem] = []
         self._first = 0
 
@@ -101,9 +104,8 @@ class PickerScreen(ModalScreen[str | None]):
             listing.highlighted = 0
         elif not loose:
             hint = "Enter uses what you typed." if self.free_text and query.strip() else ""
-            listing.add_option(
-                Option(Content.styled(f"Nothing matches. {hint}".strip(), "$text-muted"))
-            )
+            text = f"Nothing matches. {hint}".strip() if self.items else self.empty
+            listing.add_option(Option(Content.styled(text, "$text-muted")))
 
     def on_input_changed(self, event: Input.Changed) -> None:
         self._fill(event.value)

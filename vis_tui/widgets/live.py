@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from rich.syntax import Syntax
 from rich.table import Table as RichTable
 from textual import on
 from textual.binding import Binding
@@ -112,6 +111,8 @@ class NodeView(Static):
                 for link in node.links
             )
         if isinstance(node, Code):
+            from rich.syntax import Syntax  # Pygments: with the first code shown, not at start
+
             return Syntax(
                 node.text,
                 node.language or "text",

@@ -12,10 +12,18 @@ import yaml
 
 
 def vis(
-    *args: str, cwd: Path, env_home: Path | str, timeout: float = 120, text: bool = True, **kw: Any
+    *args: str,
+    cwd: Path,
+    env_home: Path | str,
+    timeout: float = 120,
+    text: bool = True,
+    extra_env: dict[str, str] | None = None,
+    **kw: Any,
 ) -> subprocess.CompletedProcess[Any]:
-    """``vis ARGS`` in ``cwd`` with ``VIS_HOME=env_home``, without the caller's keys or model."""
+    """``vis ARGS`` in ``cwd`` with ``VIS_HOME=env_home`` (and ``extra_env``), without the
+    caller's keys or model."""
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update(extra_env or {})
     env["VIS_HOME"] = str(env_home)
     env.pop("VIS_MODEL", None)
     return subprocess.run(

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from vis_core.mcp.config import ServerConfig, Source, Transport
-from vis_core.mcp.launch import ensure_start_folder, path_outside, start_folder
+from vis_core.mcp.launch import ensure_start_folder, start_folder
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
 from vis_core.mcp.stderr_tail import StderrTail
 from vis_core.mcp.values import ExpansionError, expand_map, expanded_keys
 from vis_core.paths import find_project_root
+from vis_core.programs import path_outside
 from vis_core.settings.redact import remember_secrets
 
 log = logging.getLogger(__name__)

@@ -15,6 +15,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+from vis_core.programs import host_program
 from vis_core.sandbox.environ import child_environment
 from vis_core.sandbox.jail import jail_argv
 
@@ -82,18 +83,27 @@ def git_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def git_program(cwd: Path) -> str:
+    """The absolute path of git, found outside ``cwd``: a checkout's ``./git`` never runs,
+    whatever ``PATH`` holds. Raises :class:`GitFailed` when there is none."""
+    found = host_program("git", (cwd,))
+    if found is None:
+        raise GitFailed("git is not on PATH; install git to use these tools")
+    return found
+
+
 def driver_overrides(cwd: Path) -> list[str]:
     """``-c`` pairs that switch off every filter/diff/merge driver the config files name."""
     try:
         done = subprocess.run(
-            ["git", "config", "--list", "--name-only", "-z"],
+            [git_program(cwd), "config", "--list", "--name-only", "-z"],
             cwd=cwd,
             capture_output=True,
             timeout=TIMEOUT_SECONDS,
             env=git_environment(),
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired, GitFailed):
         return []
     pairs: list[str] = []
     for name in done.stdout.decode("utf-8", "replace").split("\0"):
@@ -112,7 +122,7 @@ def git_argv(
     project_root: Path | None = None,
 ) -> list[str]:
     """``git args`` with every program-starting key switched off; jailed with a workspace."""
-    argv = ["git", "--no-pager"]
+    argv = [git_program(cwd), "--no-pager"]
     for pair in NEUTRAL_CONFIG:
         argv += ["-c", pair]
     argv += driver_overrides(cwd)

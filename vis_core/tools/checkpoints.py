@@ -91,7 +91,7 @@ def _blob_sizes(workspace: Path, blobs: set[str]) -> dict[str, int]:
             timeout=TIMEOUT_SECONDS,
             check=False,
         )
-    except (OSError, subprocess.TimeoutExpired):
+    except (OSError, subprocess.TimeoutExpired, GitFailed):
         return {}
     lengths: dict[str, int] = {}
     for line in done.stdout.decode("ascii", "replace").splitlines():

@@ -14,9 +14,9 @@ import pytest
 from vis_core.mcp.client import State
 from vis_core.mcp.config import load_config
 from vis_core.mcp.launch import start_folder
-from vis_core.programs import path_outside
 from vis_core.mcp.manager import McpManager
 from vis_core.paths import TrustStore, VisPaths
+from vis_core.programs import path_outside
 
 from .conftest import SERVER, stdio_entry, write_config
 

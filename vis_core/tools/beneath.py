@@ -18,6 +18,7 @@ import errno
 import os
 import platform
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -347,12 +348,17 @@ class Beneath:
         mode: int | None = None,
         exclusive: bool = False,
         suffix: str = ".vis-tmp",
+        check: Callable[[str], None] | None = None,
     ) -> str:
         """Write ``data`` to a new temporary file beside ``path`` and rename it over ``path``
         (``exclusive``: only if nothing is there, else ``FileExistsError``). The file gets
-        ``mode``, else 0600. Returns the path written, from the root (links resolved)."""
+        ``mode``, else 0600. ``check`` sees the path from the root that will be written (links
+        resolved) first and may refuse it. Returns that path."""
         folder, name, walked = self._parent(path, make=True)
+        written = os.path.normpath(os.path.join(walked, name))
         try:
+            if check is not None:
+                check(written)
             temp = f".{name}.{os.urandom(6).hex()}{suffix}"
             try:
                 fd = os.open(
@@ -369,8 +375,7 @@ class Beneath:
                 finally:
                     os.close(fd)
                 if exclusive:
-                    os.link(temp, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
-                    os.unlink(temp, dir_fd=folder)
+                    _link_new(folder, temp, name)
                 else:
                     os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
             except BaseException:
@@ -381,7 +386,7 @@ class Beneath:
                 raise
         finally:
             os.close(folder)
-        return os.path.normpath(os.path.join(walked, name))
+        return written
 
     def unlink(self, path: str | os.PathLike[str]) -> None:
         folder, name, _ = self._parent(path)
@@ -413,6 +418,23 @@ class Beneath:
             os.close(folder)
             rel = os.path.join(walked, name)
         return Path(os.path.normpath(self.root / rel))
+
+
+def _link_new(folder: int, temp: str, name: str) -> None:
+    """Give the written ``temp`` the name ``name`` unless something has that name already."""
+    try:
+        os.link(temp, name, src_dir_fd=folder, dst_dir_fd=folder, follow_symlinks=False)
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EMLINK):
+            raise
+        # no hard links here: take the name first, then put the bytes over it
+        reserved = os.open(
+            name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW, 0o600, dir_fd=folder
+        )
+        os.close(reserved)
+        os.replace(temp, name, src_dir_fd=folder, dst_dir_fd=folder)
+        return
+    os.unlink(temp, dir_fd=folder)
 
 
 def entries(fd: int) -> list[Entry]:

@@ -213,7 +213,7 @@ def _patch_locked(
 
 def _write_beneath(
     ctx: ToolContext, target: Path, label: str, data: bytes, *, created: bool
-) -> None:
+) -> str:
     """Write the file where ``target`` leads beneath the workspace (a link in it is followed
     there, never out of it), refusing a control file the jail keeps read-only."""
     files = ctx.files()
@@ -223,7 +223,7 @@ def _write_beneath(
         else:
             dest = files.walked(target)
             mode = files.stat(dest).st_mode & 0o7777
-        files.write_atomic(
+        written = files.write_atomic(
             dest,
             data,
             mode=mode,
@@ -231,6 +231,7 @@ def _write_beneath(
             suffix=TEMP_SUFFIX,
             check=lambda walked: ctx.check_writable(walked, tool="patch"),
         )
+        return os.path.normpath(files.root / written)
     except Escape as exc:
         raise ctx.escaped(target, exc, "patch") from None
     except FileExistsError:
@@ -270,9 +271,10 @@ def _write(
     if guard is not None:  # op hooks see the preview; they may block or repair it
         applied, notes = guard(str(target), before, after, lines, applied, created)
         after = "".join(applied.lines)
+    written = real
     if after != before or created:
-        _write_beneath(ctx, target, label, after.encode("utf-8"), created=created)
-    version = ctx.versions.observe(real if not created else os.path.realpath(target), after)
+        written = _write_beneath(ctx, target, label, after.encode("utf-8"), created=created)
+    version = ctx.versions.observe(written, after)
     diff = unified_diff(label, lines, applied, created=created)
     rows = diff.splitlines()[2:]
     added = sum(1 for row in rows if row.startswith("+"))

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
 import shutil
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 from vis_core.tools.context import FS_OPERATIONS, ToolContext
 from vis_core.tools.display import plural
@@ -19,6 +26,111 @@ CASES = ("smart", "sensitive", "ignore")
 MAX_LIMIT = 1000
 MAX_CONTEXT = 20
 SHOWN_LINE_CHARS = 500
+MAX_SEARCH_SECONDS = 300.0  # a Python search gets half the block's time limit, at most this
+WORKER = Path(__file__).with_name("regex_worker.py")
+T = TypeVar("T")
+
+
+class GrepTimeout(TimeoutError):
+    """A search that ran past its time and was stopped."""
+
+
+class MatcherStopped(RuntimeError):
+    """The pattern's process was stopped (time limit, cancel) while a search used it."""
+
+
+class Matcher:
+    """The model's pattern, run over texts in a process of its own (``regex_worker.py``): a
+    pattern that backtracks for hours is ended by killing that process, which no thread can
+    be. Started on first use; one caller thread at a time."""
+
+    def __init__(self, rx: re.Pattern[str]) -> None:
+        self._header = json.dumps({"pattern": rx.pattern, "flags": int(rx.flags)}) + "\n"
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        with self._lock:
+            if self._closed:
+                raise MatcherStopped("grep: the search was stopped")
+            if self._proc is None:
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-I", "-S", str(WORKER)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    cwd="/",
+                    env={"PATH": os.defpath},
+                )
+                assert self._proc.stdin is not None
+                self._proc.stdin.write(self._header.encode("utf-8"))
+            return self._proc
+
+    def _ask(self, mode: bytes, data: bytes) -> bytes:
+        proc = self._start()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(mode + struct.pack("<Q", len(data)) + data)
+            proc.stdin.flush()
+            reply = proc.stdout.readline()
+        except (OSError, ValueError):
+            reply = b""
+        if not reply:
+            raise MatcherStopped("grep: the search was stopped")
+        return reply
+
+    def count(self, data: bytes) -> int:
+        """Lines of ``data`` (split on ``\\n``) the pattern matches."""
+        return int(self._ask(b"c", data))
+
+    def lines(self, data: bytes) -> list[int]:
+        """0-based indices of the lines (line ends stripped) the pattern matches."""
+        return json.loads(self._ask(b"l", data))
+
+    def close(self) -> None:
+        """Kill the process (a search using it ends with :class:`MatcherStopped`)."""
+        with self._lock:
+            self._closed = True
+            proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    continue  # a broken pipe to a killed process: nothing left to flush
+
+
+def search_seconds(ctx: ToolContext) -> float | None:
+    """How long a search may run its pattern: half the block's time limit, at most
+    :data:`MAX_SEARCH_SECONDS` (``None``: the block has no limit; cancelling still ends it)."""
+    if ctx.time_limit <= 0:
+        return None
+    return min(ctx.time_limit / 2, MAX_SEARCH_SECONDS)
+
+
+async def in_time(ctx: ToolContext, query: Query, work: Callable[[Matcher], T]) -> T:
+    """``work`` in a thread with a :class:`Matcher` of ``query``, whose process is killed at
+    the time limit or when the call is cancelled (Esc, Ctrl+C, the block's end)."""
+    matcher = Matcher(query.regex())
+    seconds = search_seconds(ctx)
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(work, matcher), seconds)
+    except TimeoutError:
+        raise GrepTimeout(
+            f"grep: searching for {query.pattern!r} took longer than {seconds:g} s (half the "
+            "block's time limit, setting block_time_limit) and was stopped. A pattern with "
+            "nested repetition such as (a+)+ can take that long on one line: simplify it, "
+            "search literal=True, narrow paths=, or install ripgrep (rg), which never "
+            "backtracks."
+        ) from None
+    finally:
+        matcher.close()
 
 
 @dataclass(frozen=True)
@@ -126,10 +238,11 @@ def _rel(ctx: ToolContext, path: str) -> str:
     return path if path != root else "."
 
 
-def count_python(ctx: ToolContext, roots: list[Root], query: Query) -> dict[str, int]:
-    """Matching lines per file, found in Python (the path used when ripgrep is missing)."""
-    rx = query.regex()
-    prefilter = re.compile(rx.pattern, rx.flags | re.MULTILINE)
+def count_python(
+    ctx: ToolContext, roots: list[Root], query: Query, matcher: Matcher
+) -> dict[str, int]:
+    """Matching lines per file, found in Python (the path used when ripgrep is missing); the
+    files are read beneath the workspace and the pattern runs in ``matcher``'s process."""
     globs = GlobFilter(query.include, query.exclude)
     counts: dict[str, int] = {}
     for root in roots:
@@ -143,19 +256,22 @@ def count_python(ctx: ToolContext, roots: list[Root], query: Query) -> dict[str,
                 if globs.keeps(_rel(ctx, p), root_rel)
             ]
         for path in candidates:
-            try:
-                data = Path(path).read_bytes()
-            except OSError:
+            data = _read(ctx, path)
+            if data is None or b"\x00" in data:
                 continue
-            if b"\x00" in data:
-                continue
-            text = data.decode("utf-8", errors="replace")
-            if not prefilter.search(text):
-                continue
-            hits = sum(1 for line in text.split("\n") if rx.search(line))
+            hits = matcher.count(data)
             if hits:
                 counts[path] = counts.get(path, 0) + hits
     return counts
+
+
+def _read(ctx: ToolContext, path: str) -> bytes | None:
+    """The bytes of a file grep searches, read beneath the workspace; None when unreadable
+    (or a link leads it out of the workspace)."""
+    try:
+        return ctx.read_bytes(Path(path), tool="grep")
+    except OSError:
+        return None
 
 
 async def count_rg(
@@ -178,6 +294,13 @@ async def count_rg(
         argv += ["--glob", "!" + glob]
     argv += ["--regexp", query.pattern, "--"]
     argv += [str(root.path) for root in roots]
+    if ctx.jail:  # what ripgrep walks is what the block could read itself: no link leads out
+        from vis_core.sandbox.jail import JailUnavailable, jail_argv
+
+        try:
+            argv = jail_argv(argv, ctx.workspace, read_only=[Path(rg)])
+        except JailUnavailable:
+            return None  # the Python search reads beneath the workspace instead
     proc = await asyncio.create_subprocess_exec(
         *argv,
         cwd=ctx.workspace,
@@ -198,7 +321,7 @@ async def count_rg(
         if not name:
             continue
         path = os.path.normpath(os.path.join(ctx.workspace, name))
-        if path in explicit and _is_binary(path):
+        if path in explicit and _is_binary(ctx, path):
             continue
         counts[path] = counts.get(path, 0) + int(number)
     return counts
@@ -218,11 +341,9 @@ def _allowed(ctx: ToolContext, roots: list[Root], counts: dict[str, int]) -> dic
     return kept
 
 
-def _is_binary(path: str) -> bool:
-    try:
-        return b"\x00" in Path(path).read_bytes()
-    except OSError:
-        return True
+def _is_binary(ctx: ToolContext, path: str) -> bool:
+    data = _read(ctx, path)
+    return data is None or b"\x00" in data
 
 
 def _call_hint(query: Query, paths: object, offset: int, limit: int) -> str:
@@ -239,6 +360,7 @@ def render_page(
     ctx: ToolContext,
     query: Query,
     counts: dict[str, int],
+    matcher: Matcher,
     *,
     paths: str | list[str],
     context: int,
@@ -246,7 +368,6 @@ def render_page(
     offset: int,
 ) -> ToolText:
     """The model's view: grouped per file under ``path @version``, bounded, with a paging note."""
-    rx = query.regex()
     ordered = sorted(counts, key=lambda p: _rel(ctx, p))
     total = sum(counts.values())
     if total == 0:
@@ -274,13 +395,13 @@ def render_page(
             continue
         if seen >= want_to:
             break
-        try:
-            text = Path(path).read_bytes().decode("utf-8", errors="replace")
-        except OSError:
+        data = _read(ctx, path)
+        if data is None:
             seen += n
             continue
+        text = data.decode("utf-8", errors="replace")
         lines = split_lines(text)
-        matched = [i for i, line in enumerate(lines) if rx.search(strip_eol(line))]
+        matched = [i for i in matcher.lines(data) if i < len(lines)]
         take = matched[max(0, want_from - seen) : max(0, want_to - seen)]
         seen += n
         if not take:
@@ -393,13 +514,16 @@ async def search(
     rg = shutil.which("rg") if engine in ("auto", "rg") else None
     if engine == "rg" and rg is None:
         raise RuntimeError("grep: ripgrep (rg) is not installed; install it or use engine='auto'")
-    counts = await count_rg(ctx, rg, roots, spec) if rg else None
-    if counts is None:
-        counts = await asyncio.to_thread(count_python, ctx, roots, spec)
-    if ctx.jail and counts:  # Vis's own folders (VIS_HOME in the workspace) stay hidden
-        counts = {path: n for path, n in counts.items() if not ctx.hidden(path)}
-    if ctx.hooks is not None and counts:  # fs_access guards see every file whose lines return
-        counts = await asyncio.to_thread(_allowed, ctx, roots, counts)
-    return await asyncio.to_thread(
-        render_page, ctx, spec, counts, paths=paths, context=context, limit=limit, offset=offset
-    )
+    found = await count_rg(ctx, rg, roots, spec) if rg else None
+
+    def work(matcher: Matcher) -> ToolText:
+        counts = found if found is not None else count_python(ctx, roots, spec, matcher)
+        if ctx.jail and counts:  # Vis's own folders (VIS_HOME in the workspace) stay hidden
+            counts = {path: n for path, n in counts.items() if not ctx.hidden(path)}
+        if ctx.hooks is not None and counts:  # fs_access guards see every file whose lines return
+            counts = _allowed(ctx, roots, counts)
+        return render_page(
+            ctx, spec, counts, matcher, paths=paths, context=context, limit=limit, offset=offset
+        )
+
+    return await in_time(ctx, spec, work)

@@ -141,6 +141,7 @@ def _tool_context(
         output_dir=host.paths.data_dir / "outputs" / session_id,
         jail=jail,
         hooks=kit.tool_hooks,
+        time_limit=float(host.setting("block_time_limit", "1800", session_id)),
         shells=ShellManager(
             environment=values,
             project_root=host.project_root,

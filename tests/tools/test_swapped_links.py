@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from sandbox.hostile import BWRAP_PROBLEM, run_blocks
 
 jailed = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=str(BWRAP_PROBLEM))
@@ -61,7 +60,9 @@ async def test_reads_through_a_swapped_link_never_reach_vis_home(
     workspace: Path, tmp_path: Path, vis_home: Path
 ) -> None:
     _jail_on(vis_home)
-    block = SWAPPER.format(target=str(vis_home), script=SWAP_SCRIPT) + """
+    block = (
+        SWAPPER.format(target=str(vis_home), script=SWAP_SCRIPT)
+        + """
 read, refused, leaked = 0, 0, []
 for i in range(1500):
     for call in (lambda: cat("dir/secrets"), lambda: grep("token|decoy", "dir/secrets"),
@@ -79,6 +80,7 @@ await stop_swapping()
 print("read", read, "refused", refused)
 print("leaked", len(leaked), leaked[:2])
 """
+    )
     outcome = await run_blocks(workspace, tmp_path, block)
     finished = outcome.blocks[0]
     assert finished.error is None, finished.error
@@ -94,7 +96,9 @@ async def test_patch_through_a_swapped_link_never_creates_files_outside(
 ) -> None:
     _jail_on(vis_home)
     target = vis_home / "extensions"
-    block = SWAPPER.format(target=str(target), script=SWAP_SCRIPT) + """
+    block = (
+        SWAPPER.format(target=str(target), script=SWAP_SCRIPT)
+        + """
 made, refused = 0, 0
 for i in range(1500):
     try:
@@ -105,6 +109,7 @@ for i in range(1500):
 await stop_swapping()
 print("made", made, "refused", refused)
 """
+    )
     outcome = await run_blocks(workspace, tmp_path, block)
     finished = outcome.blocks[0]
     assert finished.error is None, finished.error

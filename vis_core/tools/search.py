@@ -31,10 +31,6 @@ WORKER = Path(__file__).with_name("regex_worker.py")
 T = TypeVar("T")
 
 
-class GrepTimeout(TimeoutError):
-    """A search that ran past its time and was stopped."""
-
-
 class MatcherStopped(RuntimeError):
     """The pattern's process was stopped (time limit, cancel) while a search used it."""
 
@@ -122,7 +118,7 @@ async def in_time(ctx: ToolContext, query: Query, work: Callable[[Matcher], T]) 
     try:
         return await asyncio.wait_for(asyncio.to_thread(work, matcher), seconds)
     except TimeoutError:
-        raise GrepTimeout(
+        raise TimeoutError(
             f"grep: searching for {query.pattern!r} took longer than {seconds:g} s (half the "
             "block's time limit, setting block_time_limit) and was stopped. A pattern with "
             "nested repetition such as (a+)+ can take that long on one line: simplify it, "

@@ -169,11 +169,20 @@ def _build_tools(
         found = partial(host.mcp.note_found, session_id)
         discovery = [
             *discovery_tools(tools.registry, tools.guides, found),
-            *session_tools(host.store, session_id),
+            *session_tools(host.store, session_id, _sessions_scope(host, session_id)),
         ]
     mcp_tools = host.mcp.host_tools(kit.tool_hooks, tool_context.output_dir)
     registry = ToolRegistry([*builtins, *discovery, *host.extension_tools(), *mcp_tools])
     return ToolSet(registry, extension_guides(host.extensions))
+
+
+def _sessions_scope(host: Host, session_id: str) -> str | None:
+    """The workspace whose sessions the model's session tools reach (``None``: every one,
+    when the person set ``sessions_scope = "all"``)."""
+    if host.setting("sessions_scope", "workspace", session_id) == "all":
+        return None
+    own = host.store.get_session(session_id)
+    return own.workspace if own is not None else str(host.workspace)
 
 
 def _prompt(host: Host, session_id: str, tools: SessionTools, kit: SessionKit) -> Callable[[], str]:

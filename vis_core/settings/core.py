@@ -34,6 +34,16 @@ INTROSPECTION = Setting(
     scopes=ALL_SCOPES,
     description="Offer the model apropos() and doc() to look up tools, contracts and guides.",
 )
+SESSIONS_SCOPE = Setting(
+    id="sessions_scope",
+    label="Sessions the model reads",
+    type="enum",
+    default="workspace",
+    choices=("workspace", "all"),
+    scopes=ALL_SCOPES,
+    description="Which stored sessions list_sessions() and read_session() reach: this "
+    "workspace's, or those of every workspace (other projects' conversations too).",
+)
 MAX_ITERATIONS = Setting(
     id="max_iterations",
     label="Iterations per turn",
@@ -100,6 +110,7 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
     MODEL,
     JAIL,
     INTROSPECTION,
+    SESSIONS_SCOPE,
     MAX_ITERATIONS,
     SUMMARIZE_STEPS,
     THEME,
@@ -109,8 +120,9 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
     PROCESS_LIMIT,
 )
 # Project values of these are ignored until the person trusts the project: an untrusted
-# checkout must not switch the jail off or send the conversation to an endpoint it names.
-NEEDS_TRUST = frozenset({MODEL.id, JAIL.id})
+# checkout must not switch the jail off, send the conversation to an endpoint it names, or
+# open other projects' sessions to the model.
+NEEDS_TRUST = frozenset({MODEL.id, JAIL.id, SESSIONS_SCOPE.id})
 
 assert tuple(s.id for s in CORE_SETTINGS) == CORE_SETTING_IDS
 

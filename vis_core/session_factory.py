@@ -161,7 +161,7 @@ def _build_tools(
     from vis_core.tools import builtin_tools
     from vis_core.tools.discovery import discovery_tools
 
-    builtins = [*builtin_tools(tool_context), *attachment_tools(), *fold_tools()]
+    builtins = [*builtin_tools(tool_context), *attachment_tools(tool_context), *fold_tools()]
     discovery: list[HostTool] = []
     if host.setting("introspection", True, session_id):
         from vis_core.tools.sessions import session_tools

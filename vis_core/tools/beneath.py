@@ -261,8 +261,17 @@ class Beneath:
 
     # -- reading --------------------------------------------------------------------------
 
-    def read_bytes(self, path: str | os.PathLike[str], limit: int | None = None) -> bytes:
-        """The bytes of a regular file (a folder, device or pipe is refused, never waited on)."""
+    def read_bytes(
+        self, path: str | os.PathLike[str], limit: int | None = None, *, follow: bool = True
+    ) -> bytes:
+        """The bytes of a regular file (a folder, device or pipe is refused, never waited on);
+        not ``follow``: a link as the last name is refused too."""
+        if not follow:
+            folder, name, _ = self._parent(path)
+            try:
+                return read_child(folder, name, limit)
+            finally:
+                os.close(folder)
         fd, _ = self.open(path, os.O_RDONLY | _NONBLOCK)
         try:
             st = os.fstat(fd)

@@ -53,3 +53,21 @@ def test_a_glob_filter_selects_the_path_itself_not_what_is_under_a_folder() -> N
     assert matches_itself(spec, "a/foo", False) and not matches_itself(spec, "foo/bar.txt", False)
     assert matches_itself(spec, "src", True) and not matches_itself(spec, "src", False)
     assert not matches_itself(spec, "src/a.txt", False) and matches_itself(spec, "src/a.py", False)
+
+
+def test_a_pipe_named_gitignore_is_never_waited_on(tmp_path: Path) -> None:
+    """A block that plants a pipe as ``.gitignore`` must not hang the host's listings (grep
+    without ripgrep, every turn's /undo checkpoint) waiting for a writer."""
+    import threading
+
+    (tmp_path / "sub").mkdir()
+    os.mkfifo(tmp_path / "sub" / ".gitignore")
+    (tmp_path / "sub" / "a.txt").write_text("x\n")
+    listed: list[list[str]] = []
+    walker = threading.Thread(
+        target=lambda: listed.append(sorted(walk_files(str(tmp_path), hidden=True))),
+        daemon=True,  # on a hang, the test fails and the process can still end
+    )
+    walker.start()
+    walker.join(60)
+    assert listed == [[str(tmp_path / "sub" / "a.txt")]]

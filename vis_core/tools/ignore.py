@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -45,12 +46,30 @@ def matches_itself(spec: GitIgnoreSpec, rel: str, is_dir: bool) -> bool:
 
 @lru_cache(maxsize=4096)
 def _spec_in(folder: str, mtime: float) -> GitIgnoreSpec | None:
+    data = _regular_file(os.path.join(folder, ".gitignore"))
+    if data is None:
+        return None
+    spec = ignore_spec(data.decode("utf-8", errors="replace"))
+    return spec if len(spec) else None
+
+
+def _regular_file(path: str) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file, not a link (as git reads .gitignore); a
+    pipe planted under that name is never waited on."""
     try:
-        text = Path(folder, ".gitignore").read_text(encoding="utf-8", errors="replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return None
-    spec = ignore_spec(text)
-    return spec if len(spec) else None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            return stream.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def rules_in(folder: str) -> GitIgnoreSpec | None:

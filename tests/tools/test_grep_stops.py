@@ -15,7 +15,7 @@ import yaml
 from vis_core.host import Host, HostOptions
 from vis_core.sandbox import Sandbox, ToolEntry
 from vis_core.tools import ToolContext, builtin_tools
-from vis_core.tools.search import WORKER
+from vis_core.tools.search import WORKER, search
 
 GREP = """
 try:
@@ -119,3 +119,9 @@ async def test_cancelling_ends_a_backtracking_search(
     finally:
         await host.close()
     assert _workers() == []
+
+
+async def test_grep_refuses_a_pipe_instead_of_waiting_on_it(ctx: ToolContext, workspace: Path):
+    os.mkfifo(workspace / "pipe")
+    with pytest.raises(ValueError, match="pipe is not a file or folder"):
+        await asyncio.wait_for(search(ctx, "x", "pipe"), 60)  # before: ripgrep waited forever

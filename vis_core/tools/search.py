@@ -200,6 +200,11 @@ def _roots(ctx: ToolContext, paths: str | list[str] | tuple[str, ...]) -> list[R
             raise FileNotFoundError(
                 f"grep: no file or folder {ctx.display(target)}; check it with ls()"
             )
+        if not (target.is_dir() or target.is_file()):
+            raise ValueError(
+                f"grep: {ctx.display(target)} is not a file or folder (a pipe, socket or "
+                "device); grep searches files"
+            )
         roots.append(Root(target, not target.is_dir()))
     return roots
 
@@ -304,7 +309,13 @@ async def count_rg(
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
     )
-    out, err = await proc.communicate()
+    try:
+        out, err = await proc.communicate()
+    except BaseException:  # cancelled (Esc, the block's end): ripgrep ends with the call
+        if proc.returncode is None:
+            proc.kill()
+            await asyncio.shield(proc.wait())
+        raise
     if proc.returncode == 2 and not out:
         message = err.decode("utf-8", errors="replace")
         if "regex" in message.lower() or "error parsing" in message.lower():

@@ -125,3 +125,12 @@ async def test_grep_refuses_a_pipe_instead_of_waiting_on_it(ctx: ToolContext, wo
     os.mkfifo(workspace / "pipe")
     with pytest.raises(ValueError, match="pipe is not a file or folder"):
         await asyncio.wait_for(search(ctx, "x", "pipe"), 60)  # before: ripgrep waited forever
+
+
+@pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep is not installed")
+async def test_with_ripgrep_no_pattern_runs_in_python(ctx: ToolContext, workspace: Path):
+    """ripgrep counts a file with one matching line; the page's line numbers come from it too,
+    so the other line, on which Python's engine backtracks for hours, is never tried there."""
+    (workspace / "mixed.txt").write_text("aaaa\n" + "a" * 64 + "b\n")
+    found = await asyncio.wait_for(search(ctx, "(a+)+$", "mixed.txt"), 60)
+    assert found.startswith("mixed.txt @1\n1: aaaa\n") and "1 matching line in 1 file" in found

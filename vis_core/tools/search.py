@@ -275,27 +275,20 @@ def _read(ctx: ToolContext, path: str) -> bytes | None:
         return None
 
 
-async def count_rg(
-    ctx: ToolContext, rg: str, roots: list[Root], query: Query
-) -> dict[str, int] | None:
-    """Matching lines per file from ``rg --count``; ``None`` when ripgrep rejects the regex."""
-    argv = [rg, "--no-config", "--count", "--with-filename", "--null", "--no-ignore-dot"]
-    argv.append("--ignore-case" if query.ignore_case else "--case-sensitive")
+def _match_flags(query: Query) -> list[str]:
+    flags = ["--ignore-case" if query.ignore_case else "--case-sensitive"]
     if query.literal:
-        argv.append("--fixed-strings")
+        flags.append("--fixed-strings")
     if query.word:
-        argv.append("--word-regexp")
-    if query.hidden:
-        argv += ["--hidden", "--glob", "!.git"]
-    if git_toplevel(str(roots[0].path if not roots[0].is_file else roots[0].path.parent)) is None:
-        argv += ["--no-require-git", "--no-ignore-parent"]
-    for glob in query.include:
-        argv += ["--glob", glob]
-    for glob in query.exclude:
-        argv += ["--glob", "!" + glob]
-    argv += ["--regexp", query.pattern, "--"]
-    argv += [str(root.path) for root in roots]
-    if ctx.jail:  # what ripgrep walks is what the block could read itself: no link leads out
+        flags.append("--word-regexp")
+    return flags
+
+
+async def _run_rg(ctx: ToolContext, rg: str, argv: list[str]) -> tuple[int, bytes, bytes] | None:
+    """Exit code, stdout and stderr of ripgrep; ``None`` when the jail is on but cannot run.
+    With the jail on, ripgrep runs inside it: what it walks is what the block could read
+    itself, so no link leads it out. Cancelling the call ends it."""
+    if ctx.jail:
         from vis_core.sandbox.jail import JailUnavailable, jail_argv
 
         try:
@@ -316,14 +309,42 @@ async def count_rg(
             proc.kill()
             await asyncio.shield(proc.wait())
         raise
-    if proc.returncode == 2 and not out:
-        message = err.decode("utf-8", errors="replace")
-        if "regex" in message.lower() or "error parsing" in message.lower():
-            return None
-        raise RuntimeError(f"grep: ripgrep failed: {message.strip()}")
+    return proc.returncode or 0, out, err
+
+
+def _rejected(code: int, out: bytes, err: bytes) -> bool:
+    """Whether ripgrep refused the pattern (the Python search takes over); other failures
+    raise."""
+    if code != 2 or out:
+        return False
+    message = err.decode("utf-8", errors="replace")
+    if "regex" in message.lower() or "error parsing" in message.lower():
+        return True
+    raise RuntimeError(f"grep: ripgrep failed: {message.strip()}")
+
+
+async def count_rg(
+    ctx: ToolContext, rg: str, roots: list[Root], query: Query
+) -> dict[str, int] | None:
+    """Matching lines per file from ``rg --count``; ``None`` when ripgrep rejects the regex."""
+    argv = [rg, "--no-config", "--count", "--with-filename", "--null", "--no-ignore-dot"]
+    argv += _match_flags(query)
+    if query.hidden:
+        argv += ["--hidden", "--glob", "!.git"]
+    if git_toplevel(str(roots[0].path if not roots[0].is_file else roots[0].path.parent)) is None:
+        argv += ["--no-require-git", "--no-ignore-parent"]
+    for glob in query.include:
+        argv += ["--glob", glob]
+    for glob in query.exclude:
+        argv += ["--glob", "!" + glob]
+    argv += ["--regexp", query.pattern, "--"]
+    argv += [str(root.path) for root in roots]
+    done = await _run_rg(ctx, rg, argv)
+    if done is None or _rejected(*done):
+        return None
     counts: dict[str, int] = {}
     explicit = {str(root.path) for root in roots if root.is_file}
-    for row in out.decode("utf-8", errors="surrogateescape").splitlines():
+    for row in done[1].decode("utf-8", errors="surrogateescape").splitlines():
         name, _, number = row.rpartition("\0")
         if not name:
             continue
@@ -332,6 +353,38 @@ async def count_rg(
             continue
         counts[path] = counts.get(path, 0) + int(number)
     return counts
+
+
+async def lines_rg(
+    ctx: ToolContext, rg: str, paths: list[str], query: Query, most: int
+) -> dict[str, list[int]] | None:
+    """The 0-based numbers of the matching lines of ``paths`` (at most ``most`` per file),
+    from ripgrep: no pattern of the model's runs in Python. ``None``: ask Python instead."""
+    argv = [rg, "--no-config", "--line-number", "--with-filename", "--null", "--no-heading"]
+    argv += ["--color", "never", "--max-count", str(most), *_match_flags(query)]
+    argv += ["--regexp", query.pattern, "--", *paths]
+    done = await _run_rg(ctx, rg, argv)
+    if done is None or _rejected(*done):
+        return None
+    numbered: dict[str, list[int]] = {}
+    for row in done[1].split(b"\n"):
+        name, sep, rest = row.partition(b"\0")
+        number = rest.split(b":", 1)[0]
+        if sep and number.isdigit():
+            path = os.path.normpath(os.path.join(ctx.workspace, os.fsdecode(name)))
+            numbered.setdefault(path, []).append(int(number) - 1)
+    return numbered
+
+
+def _page(ctx: ToolContext, counts: dict[str, int], offset: int, limit: int) -> list[str]:
+    """The files whose matches fall on the page from ``offset`` (``limit`` matches)."""
+    page, seen = [], 0
+    for path in sorted(counts, key=lambda p: _rel(ctx, p)):
+        n = counts[path]
+        if seen + n > offset and seen < offset + limit:
+            page.append(path)
+        seen += n
+    return page
 
 
 def _allowed(ctx: ToolContext, roots: list[Root], counts: dict[str, int]) -> dict[str, int]:
@@ -367,14 +420,15 @@ def render_page(
     ctx: ToolContext,
     query: Query,
     counts: dict[str, int],
-    matcher: Matcher,
+    lines_of: Callable[[str, bytes], list[int]],
     *,
     paths: str | list[str],
     context: int,
     limit: int,
     offset: int,
 ) -> ToolText:
-    """The model's view: grouped per file under ``path @version``, bounded, with a paging note."""
+    """The model's view: grouped per file under ``path @version``, bounded, with a paging note;
+    ``lines_of(path, data)`` gives the 0-based numbers of a file's matching lines."""
     ordered = sorted(counts, key=lambda p: _rel(ctx, p))
     total = sum(counts.values())
     if total == 0:
@@ -408,7 +462,7 @@ def render_page(
             continue
         text = data.decode("utf-8", errors="replace")
         lines = split_lines(text)
-        matched = [i for i in matcher.lines(data) if i < len(lines)]
+        matched = [i for i in lines_of(path, data) if i < len(lines)]
         take = matched[max(0, want_from - seen) : max(0, want_to - seen)]
         seen += n
         if not take:
@@ -523,14 +577,27 @@ async def search(
         raise RuntimeError("grep: ripgrep (rg) is not installed; install it or use engine='auto'")
     found = await count_rg(ctx, rg, roots, spec) if rg else None
 
-    def work(matcher: Matcher) -> ToolText:
-        counts = found if found is not None else count_python(ctx, roots, spec, matcher)
+    def allowed(counts: dict[str, int]) -> dict[str, int]:
         if ctx.jail and counts:  # Vis's own folders (VIS_HOME in the workspace) stay hidden
             counts = {path: n for path, n in counts.items() if not ctx.hidden(path)}
         if ctx.hooks is not None and counts:  # fs_access guards see every file whose lines return
             counts = _allowed(ctx, roots, counts)
+        return counts
+
+    def render(counts: dict[str, int], lines_of: Callable[[str, bytes], list[int]]) -> ToolText:
         return render_page(
-            ctx, spec, counts, matcher, paths=paths, context=context, limit=limit, offset=offset
+            ctx, spec, counts, lines_of, paths=paths, context=context, limit=limit, offset=offset
         )
+
+    if rg and found is not None:  # ripgrep numbers the lines of the page too
+        counts = await asyncio.to_thread(allowed, found)
+        wanted = _page(ctx, counts, offset, limit)
+        numbered = await lines_rg(ctx, rg, wanted, spec, offset + limit) if wanted else {}
+        if numbered is not None:
+            return await asyncio.to_thread(render, counts, lambda p, _: numbered.get(p, []))
+
+    def work(matcher: Matcher) -> ToolText:
+        counts = allowed(found if found is not None else count_python(ctx, roots, spec, matcher))
+        return render(counts, lambda _, data: matcher.lines(data))
 
     return await in_time(ctx, spec, work)

@@ -134,3 +134,18 @@ async def test_with_ripgrep_no_pattern_runs_in_python(ctx: ToolContext, workspac
     (workspace / "mixed.txt").write_text("aaaa\n" + "a" * 64 + "b\n")
     found = await asyncio.wait_for(search(ctx, "(a+)+$", "mixed.txt"), 60)
     assert found.startswith("mixed.txt @1\n1: aaaa\n") and "1 matching line in 1 file" in found
+
+
+async def test_a_backtracking_glob_times_out_too(workspace: Path, tmp_path: Path) -> None:
+    """Globs become regular expressions: ``*a*a*…b`` backtracks on a long file name."""
+    (workspace / ("a" * 200)).write_text("x\n")
+    (workspace / "keep.txt").write_text("x\n")
+    ctx = ToolContext(workspace, "s", tmp_path / "outputs", time_limit=4.0)
+    try:
+        found = await search(ctx, "x", include="keep.txt", engine="python")
+        assert "keep.txt @1" in found
+        with pytest.raises(TimeoutError, match="took longer than 2 s"):
+            await search(ctx, "x", include="*a*a*a*a*a*a*a*a*a*a*b", engine="python")
+    finally:
+        await ctx.close()
+    assert _workers() == []

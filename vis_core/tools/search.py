@@ -14,7 +14,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from vis_core.tools.context import FS_OPERATIONS, ToolContext
 from vis_core.tools.display import plural
@@ -83,6 +83,13 @@ class Matcher:
     def lines(self, data: bytes) -> list[int]:
         """0-based indices of the lines (line ends stripped) the pattern matches."""
         return json.loads(self._ask(b"l", data))
+
+    def keeps(self, globs: GlobFilter, root_rel: str, rels: list[str]) -> list[bool]:
+        """Which of ``rels`` the include/exclude ``globs`` keep (globs backtrack too)."""
+        if globs.empty or not rels:
+            return [True] * len(rels)
+        ask = {**globs.wire(), "root_rel": root_rel, "paths": rels}
+        return json.loads(self._ask(b"k", json.dumps(ask).encode("utf-8", "surrogateescape")))
 
     def close(self) -> None:
         """Kill the process (a search using it ends with :class:`MatcherStopped`)."""
@@ -216,6 +223,10 @@ class GlobFilter:
         self.include = ignore_spec("\n".join(include)) if include else None
         self.exclude = ignore_spec("\n".join(exclude)) if exclude else None
 
+    @property
+    def empty(self) -> bool:
+        return not self.include and not self.exclude
+
     def keeps(self, rel: str, root_rel: str) -> bool:
         if not self.include and not self.exclude:
             return True
@@ -230,6 +241,20 @@ class GlobFilter:
         if self.include:
             return matches_itself(self.include, rel, False)
         return True
+
+    def wire(self) -> dict[str, Any]:
+        """The globs as the regular expressions ``regex_worker.py`` applies (``keeps``)."""
+
+        def rules(spec: Any) -> list[list[Any]] | None:
+            if not spec:
+                return None
+            return [
+                [bool(p.include), p.regex.pattern, int(p.regex.flags)]
+                for p in spec.patterns
+                if p.include is not None and getattr(p, "regex", None) is not None
+            ]
+
+        return {"include": rules(self.include), "exclude": rules(self.exclude)}
 
 
 def _rel(ctx: ToolContext, path: str) -> str:
@@ -251,11 +276,9 @@ def count_python(
             candidates = [str(root.path)]
         else:
             root_rel = _rel(ctx, str(root.path))
-            candidates = [
-                p
-                for p in listed_files(str(root.path), hidden=query.hidden)
-                if globs.keeps(_rel(ctx, p), root_rel)
-            ]
+            listed = listed_files(str(root.path), hidden=query.hidden)
+            kept = matcher.keeps(globs, root_rel, [_rel(ctx, p) for p in listed])
+            candidates = [p for p, keep in zip(listed, kept, strict=True) if keep]
         for path in candidates:
             data = _read(ctx, path)
             if data is None or b"\x00" in data:

@@ -55,14 +55,7 @@ def _jail_on(vis_home: Path) -> None:
     (vis_home / "extensions").mkdir(exist_ok=True)
 
 
-@jailed
-async def test_reads_through_a_swapped_link_never_reach_vis_home(
-    workspace: Path, tmp_path: Path, vis_home: Path
-) -> None:
-    _jail_on(vis_home)
-    block = (
-        SWAPPER.format(target=str(vis_home), script=SWAP_SCRIPT)
-        + """
+READS = """
 read, refused, leaked = 0, 0, []
 for i in range(1500):
     for call in (lambda: cat("dir/secrets"), lambda: grep("token|decoy", "dir/secrets"),
@@ -80,7 +73,22 @@ await stop_swapping()
 print("read", read, "refused", refused)
 print("leaked", len(leaked), leaked[:2])
 """
-    )
+
+
+@jailed
+@pytest.mark.parametrize("where", ["outside", "inside"])
+async def test_reads_through_a_swapped_link_never_reach_vis_home(
+    workspace: Path, tmp_path: Path, vis_home: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """VIS_HOME outside the workspace (the link leads out), or inside it (the link stays in
+    the workspace and leads into the folder the jail hides)."""
+    if where == "inside":
+        vis_home = workspace / ".config" / "vis"
+        vis_home.mkdir(parents=True)
+        monkeypatch.setenv("VIS_HOME", str(vis_home))
+    _jail_on(vis_home)
+    target = str(vis_home) if where == "outside" else ".config/vis"
+    block = SWAPPER.format(target=target, script=SWAP_SCRIPT) + READS
     outcome = await run_blocks(workspace, tmp_path, block)
     finished = outcome.blocks[0]
     assert finished.error is None, finished.error

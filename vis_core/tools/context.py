@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,6 +110,11 @@ class ToolContext:
 
     def escaped(self, target: Path, exc: Escape, tool: str) -> OutsideWorkspace:
         """The error of a path that a link (or ``..``) led out of the workspace."""
+        if exc.errno == errno.EACCES:  # into Vis's own folder, kept hidden
+            return OutsideWorkspace(
+                f"{tool}: {self.display(target)} leads into Vis's own folder (settings, secrets, "
+                f"database: {exc.strerror}); the jail hides it from the model's tools."
+            )
         return OutsideWorkspace(
             f"{tool}: {self.display(target)} leads outside the workspace ({exc.strerror}); the "
             "jail is on, so tools reach only files under the workspace. Use a path inside it."

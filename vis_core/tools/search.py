@@ -57,7 +57,7 @@ class Matcher:
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
                     cwd="/",
-                    env={"PATH": os.defpath},
+                    env=_worker_environment(),
                 )
                 assert self._proc.stdin is not None
                 self._proc.stdin.write(self._header.encode("utf-8"))
@@ -73,7 +73,15 @@ class Matcher:
         except (OSError, ValueError):
             reply = b""
         if not reply:
-            raise MatcherStopped("grep: the search was stopped")
+            with self._lock:
+                stopped = self._closed
+            if stopped:
+                raise MatcherStopped("grep: the search was stopped")
+            proc.wait()
+            raise RuntimeError(
+                f"grep: the process that runs the pattern ended by itself (exit code "
+                f"{proc.returncode}); try again, or install ripgrep (rg)"
+            )
         return reply
 
     def count(self, data: bytes) -> int:
@@ -107,6 +115,15 @@ class Matcher:
                     stream.close()
                 except OSError:
                     continue  # a broken pipe to a killed process: nothing left to flush
+
+
+def _worker_environment() -> dict[str, str]:
+    """Nothing of the host's environment but what the interpreter itself may need to start."""
+    env = {"PATH": os.defpath}
+    for name in ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "LANG", "LC_ALL"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
 
 
 def search_seconds(ctx: ToolContext) -> float | None:

@@ -13,11 +13,10 @@ read or a write.
 
 from __future__ import annotations
 
-import ctypes
 import errno
 import os
-import platform
 import stat
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,53 +33,63 @@ MAX_LINKS = 40  # links followed in one path, as the kernel's own limit
 _RESOLVE_NO_MAGICLINKS = 0x02
 _RESOLVE_NO_SYMLINKS = 0x04
 _RESOLVE_BENEATH = 0x08
-_SYS_OPENAT2 = {"x86_64": 437, "aarch64": 437, "arm64": 437}.get(platform.machine())
+_SYS_OPENAT2 = {"x86_64": 437, "aarch64": 437, "arm64": 437}.get(os.uname().machine)
 
 
 class Escape(PermissionError):
     """A path, or a link on it, that leads out of its root or into a hidden folder."""
 
 
-class _OpenHow(ctypes.Structure):
-    _fields_ = (
-        ("flags", ctypes.c_uint64),
-        ("mode", ctypes.c_uint64),
-        ("resolve", ctypes.c_uint64),
-    )
-
-
 class _Openat2:
-    """``openat2(2)`` through ``syscall``; ``None`` answers mean "walk instead"."""
+    """``openat2(2)`` through ``syscall`` (ctypes loads on first use); ``None`` answers mean
+    "walk instead"."""
 
     def __init__(self) -> None:
-        self.usable = _SYS_OPENAT2 is not None and platform.system() == "Linux"
-        self._syscall = None
-        if self.usable:
-            try:
-                libc = ctypes.CDLL(None, use_errno=True)
-                self._syscall = libc.syscall
-                self._syscall.restype = ctypes.c_long
-            except (OSError, AttributeError):
-                self.usable = False
+        self.usable = _SYS_OPENAT2 is not None and sys.platform == "linux"
+        self._call: Callable[[int, str, int, int], int] | None = None
+
+    def _load(self) -> Callable[[int, str, int, int], int] | None:
+        import ctypes
+
+        class OpenHow(ctypes.Structure):
+            _fields_ = (
+                ("flags", ctypes.c_uint64),
+                ("mode", ctypes.c_uint64),
+                ("resolve", ctypes.c_uint64),
+            )
+
+        try:
+            syscall = ctypes.CDLL(None, use_errno=True).syscall
+        except (OSError, AttributeError):
+            return None
+        syscall.restype = ctypes.c_long
+        resolve = _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS
+
+        def call(dirfd: int, path: str, flags: int, mode: int) -> int:
+            how = OpenHow(flags, mode, resolve)
+            fd = syscall(
+                ctypes.c_long(_SYS_OPENAT2 or 0),
+                ctypes.c_int(dirfd),
+                ctypes.c_char_p(os.fsencode(path)),
+                ctypes.byref(how),
+                ctypes.c_size_t(ctypes.sizeof(how)),
+            )
+            return int(fd) if fd >= 0 else -ctypes.get_errno()
+
+        return call
 
     def __call__(self, dirfd: int, path: str, flags: int, mode: int) -> int | None:
-        if not self.usable or self._syscall is None:
+        if not self.usable:
             return None
-        how = _OpenHow(
-            flags | _CLOEXEC,
-            mode if flags & os.O_CREAT else 0,
-            _RESOLVE_BENEATH | _RESOLVE_NO_SYMLINKS | _RESOLVE_NO_MAGICLINKS,
-        )
-        fd = self._syscall(
-            ctypes.c_long(_SYS_OPENAT2 or 0),
-            ctypes.c_int(dirfd),
-            ctypes.c_char_p(os.fsencode(path)),
-            ctypes.byref(how),
-            ctypes.c_size_t(ctypes.sizeof(how)),
-        )
+        if self._call is None:
+            self._call = self._load()
+            if self._call is None:
+                self.usable = False
+                return None
+        fd = self._call(dirfd, path, flags | _CLOEXEC, mode if flags & os.O_CREAT else 0)
         if fd >= 0:
-            return int(fd)
-        code = ctypes.get_errno()
+            return fd
+        code = -fd
         if code == errno.ENOSYS:
             self.usable = False  # an older kernel (before 5.6) or a filter: walk from now on
             return None

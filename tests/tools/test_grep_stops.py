@@ -136,16 +136,16 @@ async def test_with_ripgrep_no_pattern_runs_in_python(ctx: ToolContext, workspac
     assert found.startswith("mixed.txt @1\n1: aaaa\n") and "1 matching line in 1 file" in found
 
 
-async def test_a_backtracking_glob_times_out_too(workspace: Path, tmp_path: Path) -> None:
-    """Globs become regular expressions: ``*a*a*…b`` backtracks on a long file name."""
+async def test_a_glob_with_many_stars_does_not_backtrack(workspace: Path, tmp_path: Path) -> None:
+    """Globs become regular expressions: ``*a*a*…b`` backtracked for hours on a long file
+    name, in a host thread; now its stars do not backtrack (and it runs in the pattern's
+    process, within the time limit)."""
     (workspace / ("a" * 200)).write_text("x\n")
-    (workspace / "keep.txt").write_text("x\n")
-    ctx = ToolContext(workspace, "s", tmp_path / "outputs", time_limit=4.0)
+    (workspace / ("y" + "a" * 10 + "b")).write_text("x\n")
+    ctx = ToolContext(workspace, "s", tmp_path / "outputs", time_limit=60.0)
     try:
-        found = await search(ctx, "x", include="keep.txt", engine="python")
-        assert "keep.txt @1" in found
-        with pytest.raises(TimeoutError, match="took longer than 2 s"):
-            await search(ctx, "x", include="*a*a*a*a*a*a*a*a*a*a*b", engine="python")
+        found = await search(ctx, "x", include="*a*a*a*a*a*a*a*a*a*a*b", engine="python")
     finally:
         await ctx.close()
+    assert found.startswith("y" + "a" * 10 + "b @1") and "1 matching line in 1 file" in found
     assert _workers() == []

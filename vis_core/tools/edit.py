@@ -236,8 +236,9 @@ def _write_beneath(
         raise ctx.escaped(target, exc, "patch") from None
     except FileExistsError:
         raise PatchError(
-            f"patch: {label} was created by something else while this patch ran; nothing was "
-            f"written. Read it with cat({label!r}) and patch the version in its header"
+            f"patch: something named {label} exists already (a link, or a file made while this "
+            f"patch ran); nothing was written. Check it with ls({label!r}), then read it with "
+            "cat() and patch the version in its header"
         ) from None
 
 

@@ -144,6 +144,7 @@ def _tool_context(
         output_dir=host.paths.data_dir / "outputs" / session_id,
         jail=jail,
         hooks=kit.tool_hooks,
+        time_limit=float(host.setting("block_time_limit", "1800", session_id)),
         shells=ShellManager(
             environment=values,
             project_root=host.project_root,
@@ -163,7 +164,7 @@ def _build_tools(
     from vis_core.tools import builtin_tools
     from vis_core.tools.discovery import discovery_tools
 
-    builtins = [*builtin_tools(tool_context), *attachment_tools(), *fold_tools()]
+    builtins = [*builtin_tools(tool_context), *attachment_tools(tool_context), *fold_tools()]
     discovery: list[HostTool] = []
     if host.setting("introspection", True, session_id):
         from vis_core.tools.sessions import session_tools
@@ -171,11 +172,20 @@ def _build_tools(
         found = partial(host.mcp.note_found, session_id)
         discovery = [
             *discovery_tools(tools.registry, tools.guides, found),
-            *session_tools(host.store, session_id),
+            *session_tools(host.store, session_id, _sessions_scope(host, session_id)),
         ]
     mcp_tools = host.mcp.host_tools(kit.tool_hooks, tool_context.output_dir)
     registry = ToolRegistry([*builtins, *discovery, *host.extension_tools(), *mcp_tools])
     return ToolSet(registry, extension_guides(host.extensions))
+
+
+def _sessions_scope(host: Host, session_id: str) -> str | None:
+    """The workspace whose sessions the model's session tools reach (``None``: every one,
+    when the person set ``sessions_scope = "all"``)."""
+    if host.setting("sessions_scope", "workspace", session_id) == "all":
+        return None
+    own = host.store.get_session(session_id)
+    return own.workspace if own is not None else str(host.workspace)
 
 
 def _prompt(host: Host, session_id: str, tools: SessionTools, kit: SessionKit) -> Callable[[], str]:

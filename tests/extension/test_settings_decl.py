@@ -222,6 +222,7 @@ def test_core_setting_ids_are_listed_once() -> None:
         "model",
         "jail",
         "introspection",
+        "sessions_scope",
         "max_iterations",
         "summarize_steps",
         "theme",

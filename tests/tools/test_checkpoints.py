@@ -183,3 +183,52 @@ def test_the_first_checkpoint_copies_only_what_git_does_not_hold(tmp_path: Path)
     assert (ws / "notes.txt").read_text() == "untracked\n"
     assert (ws / ".git" / "index").read_bytes() == index  # git's index and objects untouched
     assert sorted(p.name for p in (ws / ".git" / "objects").rglob("*")) == objects
+
+
+def test_undo_racing_a_folder_swapped_for_a_link_never_touches_outside(tmp_path: Path) -> None:
+    """A command left running by a block swaps ``dir`` and a link to a folder outside the
+    workspace (atomically, renameat2 RENAME_EXCHANGE) while /undo restores and removes files
+    in ``dir``: nothing outside is written or removed."""
+    import os
+    import signal
+    import sys
+
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    (ws / "dir").mkdir(parents=True)
+    outside.mkdir()
+    names = [f"f{i}.txt" for i in range(5)]
+    for name in names:
+        (ws / "dir" / name).write_text("before\n")
+        (outside / name).write_text("the user's file\n")
+    os.symlink(outside, ws / "dir.link")
+    points = Checkpoints(ws, tmp_path / "private")
+    swapper = (
+        "import ctypes, sys\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "print('swapping', flush=True)\n"
+        "while libc.renameat2(-100, b'dir', -100, b'dir.link', 2) == 0:\n"
+        "    pass\n"
+        "sys.exit('renameat2 failed')\n"
+    )
+    racer = subprocess.Popen([sys.executable, "-c", swapper], cwd=ws, stdout=subprocess.PIPE)
+    refused = 0
+    try:
+        assert racer.stdout is not None and racer.stdout.readline() == b"swapping\n"
+        for turn in range(200):
+            racer.send_signal(signal.SIGSTOP)  # the turn itself sees a still workspace
+            points.take(f"turn-{turn}", turn)
+            real = ws / ("dir.link" if (ws / "dir").is_symlink() else "dir")
+            for name in names:  # the turn changes every file and makes new ones
+                (real / name).write_text("after\n")
+                (real / ("new-" + name)).write_text("made by the turn\n")
+            racer.send_signal(signal.SIGCONT)
+            try:
+                points.restore(1)
+            except OSError:
+                refused += 1
+    finally:
+        racer.kill()
+        racer.wait()
+    assert refused > 0  # the race really ran
+    assert sorted(p.name for p in outside.iterdir()) == names
+    assert {p.read_text() for p in outside.iterdir()} == {"the user's file\n"}

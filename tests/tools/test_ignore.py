@@ -53,3 +53,57 @@ def test_a_glob_filter_selects_the_path_itself_not_what_is_under_a_folder() -> N
     assert matches_itself(spec, "a/foo", False) and not matches_itself(spec, "foo/bar.txt", False)
     assert matches_itself(spec, "src", True) and not matches_itself(spec, "src", False)
     assert not matches_itself(spec, "src/a.txt", False) and matches_itself(spec, "src/a.py", False)
+
+
+def test_a_pipe_named_gitignore_is_never_waited_on(tmp_path: Path) -> None:
+    """A block that plants a pipe as ``.gitignore`` must not hang the host's listings (grep
+    without ripgrep, every turn's /undo checkpoint) waiting for a writer."""
+    import threading
+
+    (tmp_path / "sub").mkdir()
+    os.mkfifo(tmp_path / "sub" / ".gitignore")
+    (tmp_path / "sub" / "a.txt").write_text("x\n")
+    listed: list[list[str]] = []
+    walker = threading.Thread(
+        target=lambda: listed.append(sorted(walk_files(str(tmp_path), hidden=True))),
+        daemon=True,  # on a hang, the test fails and the process can still end
+    )
+    walker.start()
+    walker.join(60)
+    assert listed == [[str(tmp_path / "sub" / "a.txt")]]
+
+
+@pytest.mark.parametrize(
+    ("glob", "name", "ignored"),
+    [
+        ("*a*a*a*a*a*a*a*a*a*a*b", "a" * 200, False),
+        ("*a*a*a*a*a*a*a*a*a*a*b", "x" + "a" * 10 + "b", True),
+        ("*a*a*a*a*a*a*a*a*a*a*b", "deep/er/" + "ya" * 10 + "b", True),
+        ("a?b*c[xy]*", "a_bqqcx.txt", True),
+        ("a?b*c[xy]*", "a_bqqcz.txt", False),
+        ("*.min.*", "app.min.js", True),
+        ("*.min.*", "app.js", False),
+    ],
+)
+def test_rules_with_many_stars_match_without_backtracking(
+    tmp_path: Path, glob: str, name: str, ignored: bool
+) -> None:
+    """A hostile .gitignore rule such as ``*a*a*…b`` on a long name took hours (the
+    listing of ls, of grep without ripgrep, and of every turn's /undo checkpoint)."""
+    import threading
+
+    (tmp_path / ".gitignore").write_text(glob + "\n")
+    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+    (tmp_path / name).write_text("x\n")
+    listed: list[list[str]] = []
+    walker = threading.Thread(
+        target=lambda: listed.append(list(walk_files(str(tmp_path), hidden=False))),
+        daemon=True,  # on a hang, the test fails and the process can still end
+    )
+    walker.start()
+    walker.join(60)
+    assert listed == [[] if ignored else [str(tmp_path / name)]]
+    if shutil.which("git"):  # git agrees
+        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+        done = subprocess.run(["git", "-C", str(tmp_path), "check-ignore", "-q", name], check=False)
+        assert (done.returncode == 0) is ignored

@@ -19,6 +19,7 @@ CORE_SETTING_IDS: tuple[str, ...] = (
     "model",
     "jail",
     "introspection",
+    "sessions_scope",
     "max_iterations",
     "summarize_steps",
     "theme",

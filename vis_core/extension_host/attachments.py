@@ -5,7 +5,10 @@ and the same functions as the model's sandbox tools."""
 from __future__ import annotations
 
 import base64
+import functools
+import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +20,7 @@ from vis_core.providers.base import ImagePart
 
 if TYPE_CHECKING:
     from vis_core.extension_host.host_port import HostPort
+    from vis_core.tools.context import ToolContext
     from vis_core.tools.registry import HostTool
 
 
@@ -119,9 +123,47 @@ def load_shown_image(store: Any, session_id: str, attachment_id: str) -> ImagePa
     return ImagePart(row.media_type, base64.b64encode(data).decode("ascii"))
 
 
-def attachment_tools() -> list[HostTool]:
+def model_attach(files: ToolContext) -> Callable[..., dict[str, Any]]:
+    """The model's ``attach``: a path is read like ``cat`` reads it (the jail's roots, Vis's
+    own folders hidden, the ``fs_access`` op hooks, never through a link leading out)."""
+    from vis_core.extension.attachments import attach
+
+    @functools.wraps(attach)
+    def attach_for_model(
+        source: Any,
+        filename: str | None = None,
+        *,
+        label: str = "",
+        media_type: str | None = None,
+        audience: str = "both",
+        commentable: bool = False,
+    ) -> dict[str, Any]:
+        if isinstance(source, str | os.PathLike):
+            target = files.resolve(source, tool="attach")
+            shown = files.display(target)
+            try:
+                data = files.read_bytes(target, tool="attach")
+            except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+                raise FileNotFoundError(
+                    f"attach: {shown} is not a file; check the path with ls()"
+                ) from None
+            source, filename = data, filename or target.name
+        return attach(
+            source,
+            filename,
+            label=label,
+            media_type=media_type,
+            audience=audience,
+            commentable=commentable,
+        )
+
+    return attach_for_model
+
+
+def attachment_tools(files: ToolContext | None = None) -> list[HostTool]:
     """The sandbox functions ``attach``, ``list_attachments``, ``get_attachment``,
-    ``read_attachment`` and ``show_attachment`` as host tools."""
+    ``read_attachment`` and ``show_attachment`` as host tools (``attach`` reading paths
+    through ``files``, the session's tool context, when given)."""
     from vis_core.extension.attachments import (
         attach,
         get_attachment,
@@ -132,8 +174,9 @@ def attachment_tools() -> list[HostTool]:
     from vis_core.model.activity import Activity, SymbolTag
     from vis_core.tools.registry import HostTool
 
+    attach_tool = attach if files is None else model_attach(files)
     return [
-        HostTool("attach", attach, SymbolTag.MUTATION, Activity("Attach file")),
+        HostTool("attach", attach_tool, SymbolTag.MUTATION, Activity("Attach file")),
         HostTool(
             "list_attachments",
             list_attachments,

@@ -37,6 +37,16 @@ INTROSPECTION = Setting(
     scopes=ALL_SCOPES,
     description="Offer the model apropos() and doc() to look up tools, contracts and guides.",
 )
+SESSIONS_SCOPE = Setting(
+    id="sessions_scope",
+    label="Sessions the model reads",
+    type="enum",
+    default="workspace",
+    choices=("workspace", "all"),
+    scopes=ALL_SCOPES,
+    description="Which stored sessions list_sessions() and read_session() reach: this "
+    "workspace's, or those of every workspace (other projects' conversations too).",
+)
 MAX_ITERATIONS = Setting(
     id="max_iterations",
     label="Iterations per turn",
@@ -103,6 +113,7 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
     MODEL,
     JAIL,
     INTROSPECTION,
+    SESSIONS_SCOPE,
     MAX_ITERATIONS,
     SUMMARIZE_STEPS,
     THEME,

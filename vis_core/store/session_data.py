@@ -49,30 +49,59 @@ def _hit(hit: SearchHit) -> dict[str, Any]:
     return row
 
 
-def search_rows(store: Store, search: str | None, limit: int | None = None) -> list[dict[str, Any]]:
-    """Every session newest first, or the matches of ``search``: title, request, reply, thinking."""
+def search_rows(
+    store: Store, search: str | None, limit: int | None = None, *, workspace: str | None = None
+) -> list[dict[str, Any]]:
+    """Every session newest first, or the matches of ``search``: title, request, reply, thinking;
+    only ``workspace``'s sessions when it is given."""
     if search is None or not str(search).strip():
-        return [session_summary(row) for row in store.list_sessions(limit=limit or LIST_LIMIT)]
+        rows = store.list_sessions(workspace, limit=limit or LIST_LIMIT)
+        return [session_summary(row) for row in rows]
     if not isinstance(search, str):
         raise TypeError(f"list_sessions: search must be text, got {type(search).__name__}")
-    return [_hit(hit) for hit in store.search_sessions(search, limit=limit or SEARCH_LIMIT)]
+    wanted = limit or SEARCH_LIMIT
+    if workspace is None:
+        return [_hit(hit) for hit in store.search_sessions(search, limit=wanted)]
+    hits = store.search_sessions(search, limit=wanted * 20)
+    return [_hit(hit) for hit in hits if hit.session.workspace == workspace][:wanted]
 
 
-def resolve_any(store: Store, session_id: object, what: str) -> SessionRow:
-    """The session for a bare id, an unambiguous prefix or a marker; LookupError if none."""
+def resolve_any(
+    store: Store, session_id: object, what: str, *, workspace: str | None = None
+) -> SessionRow:
+    """The session for a bare id, an unambiguous prefix or a marker; LookupError if none.
+    With ``workspace``, only that workspace's sessions are found (others stay unnamed)."""
     if not isinstance(session_id, str):
         raise TypeError(f"{what}: the session id must be text, got {type(session_id).__name__}")
+    key = session_id.strip().removeprefix(SESSION_MARKER)
+    if workspace is not None:
+        return _resolve_in(store, key, what, workspace)
     try:
         row = store.get_session(session_id)
     except Exception as exc:  # an ambiguous prefix: the store says which sessions match
         raise LookupError(f"{what}: {exc}") from None
     if row is None:
-        key = session_id.strip().removeprefix(SESSION_MARKER)
         raise LookupError(
             f"{what}: no session {key!r}; vis.list_sessions() lists ids, and a prefix must match "
             "exactly one"
         )
     return row
+
+
+def _resolve_in(store: Store, key: str, what: str, workspace: str) -> SessionRow:
+    rows = store.list_sessions(workspace, limit=1_000_000)
+    exact = [row for row in rows if row.id == key]
+    found = exact or ([row for row in rows if row.id.startswith(key)] if key else [])
+    if len(found) == 1:
+        return found[0]
+    if len(found) > 1:
+        ids = ", ".join(row.id for row in found[:5])
+        raise LookupError(f"{what}: the prefix {key!r} matches several sessions ({ids}); give more")
+    raise LookupError(
+        f"{what}: no session {key!r} in this workspace; list_sessions() lists its sessions. "
+        "Sessions of other workspaces are reachable only with the setting sessions_scope = "
+        "'all', which the person sets."
+    )
 
 
 def session_data(store: Store, row: SessionRow) -> dict[str, Any]:

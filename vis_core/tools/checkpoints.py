@@ -17,8 +17,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +26,8 @@ from typing import Any
 
 from vis_core.paths import private_dir, write_private
 from vis_core.sandbox.git import TIMEOUT_SECONDS, GitFailed, git_argv, git_environment, run_git
+from vis_core.sandbox.jail import vis_folders
+from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.ignore import listed_files
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # bigger files are listed but not kept (undo names them)
@@ -134,6 +136,8 @@ class Checkpoints:
         self.workspace = workspace.resolve()
         self.folder = folder
         self.blobs = folder / "blobs"
+        # every read and write of the workspace: no link (swapped in by a block) leads out
+        self.files = Beneath(self.workspace, tuple(vis_folders()))
         self._last: Checkpoint | None = None  # the one this process took last
 
     # -- reading ----------------------------------------------------------------------------
@@ -236,11 +240,7 @@ class Checkpoints:
         """Copy one workspace file's bytes; a file swapped for a link (or under a folder
         swapped for one) since the scan is not followed out of the workspace."""
         try:
-            if not path.parent.resolve().is_relative_to(self.workspace):
-                return None
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd, "rb") as file:
-                data = file.read()
+            data = self.files.read_bytes(path, follow=False)
         except OSError:
             return None
         digest = hashlib.sha256(data).hexdigest()
@@ -287,7 +287,12 @@ class Checkpoints:
             self._put_back(rel, data, mode)
             restored.append(rel)
         for rel in sorted(set(now) - set(target.files)):
-            self._inside(rel).unlink(missing_ok=True)
+            try:
+                self.files.unlink(rel)
+            except FileNotFoundError:
+                pass  # gone already
+            except Escape:
+                raise self._outside(rel) from None
             removed.append(rel)
         for used in existing[-steps:]:
             (self.folder / f"{used.index}.json").unlink(missing_ok=True)
@@ -300,7 +305,7 @@ class Checkpoints:
         if digest is None:
             return True  # too large to compare by content; its size did not change
         try:
-            data = (self.workspace / rel).read_bytes()
+            data = self.files.read_bytes(rel, follow=False)
         except OSError:
             return False
         if digest.startswith(GIT):
@@ -320,33 +325,22 @@ class Checkpoints:
             return None
         return done.stdout
 
-    def _inside(self, rel: str) -> Path:
-        """``rel`` in the workspace, refused when a link now leads its folder elsewhere."""
-        target = self.workspace / rel
-        parent = target.parent
-        while not parent.exists() and parent != self.workspace:
-            parent = parent.parent
-        if not parent.resolve().is_relative_to(self.workspace):
-            raise OSError(
-                f"/undo: the folder of {rel} now leads outside the workspace; not touched"
-            )
-        return target
+    @staticmethod
+    def _outside(rel: str) -> OSError:
+        return OSError(f"/undo: the folder of {rel} now leads outside the workspace; not touched")
 
     def _put_back(self, rel: str, data: bytes, mode: int) -> None:
-        target = self._inside(rel)
-        if target.is_symlink() or target.is_dir():
-            raise OSError(f"/undo: {rel} is now a link or a folder; move it away and undo again")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # A new, unique temp file: a name the sandbox could have planted as a link beside
-        # the file would carry the write outside the workspace.
-        handle, temp = tempfile.mkstemp(
-            prefix=f".{target.name}.", suffix=".vis-undo", dir=target.parent
-        )
+        """Write ``rel`` again beneath the workspace (a new, unique temp file renamed over it:
+        a name the sandbox could have planted as a link is never written through)."""
         try:
-            with os.fdopen(handle, "wb") as out:
-                out.write(data)
-                os.fchmod(out.fileno(), mode)
-            os.replace(temp, target)
-        except BaseException:
-            Path(temp).unlink(missing_ok=True)
-            raise
+            try:
+                st = self.files.stat(rel, follow=False)
+            except FileNotFoundError:
+                st = None
+            if st is not None and (stat.S_ISLNK(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+                raise OSError(
+                    f"/undo: {rel} is now a link or a folder; move it away and undo again"
+                )
+            self.files.write_atomic(rel, data, mode=mode, suffix=".vis-undo")
+        except Escape:
+            raise self._outside(rel) from None

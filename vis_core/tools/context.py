@@ -2,18 +2,26 @@
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from vis_core.sandbox.jail import is_protected, vis_folders
+from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.display import from_printable, printable, shorten_path
 from vis_core.tools.shell import ShellManager
 from vis_core.tools.versions import FileVersions
 
 # The ``fs_access`` operation of each file tool (op hooks can refuse a path).
-FS_OPERATIONS = {"cat": "file-read", "grep": "file-read", "ls": "file-read", "patch": "file-write"}
+FS_OPERATIONS = {
+    "cat": "file-read",
+    "grep": "file-read",
+    "ls": "file-read",
+    "patch": "file-write",
+    "attach": "file-read",
+}
 
 
 def hidden_folders() -> list[Path]:
@@ -37,6 +45,8 @@ class ToolContext:
     shells: ShellManager = field(default_factory=ShellManager)
     # op hooks of the session's extensions (``vis_core.extension_host.tool_hooks.ToolHooks``)
     hooks: Any = None
+    # seconds a block may run (0: no limit); work a tool runs in a process of its own ends then
+    time_limit: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "workspace", Path(self.workspace).resolve())
@@ -82,6 +92,41 @@ class ToolContext:
                 f"{tool}: {text} controls how Vis or the person's programs run (.vis/, "
                 "vis.yml, .env*, .git, Vis's own code, home's dot files); the jail keeps it "
                 "read-only. Ask the person to change it."
+            )
+
+    def files(self) -> Beneath:
+        """Where the tools' reads and writes go, never through a link that leads elsewhere:
+        with the jail on, beneath the workspace (Vis's own folders refused); off, anywhere."""
+        if self.jail:
+            return Beneath(self.workspace, tuple(hidden_folders()))
+        return Beneath(Path("/"))
+
+    def read_bytes(self, target: Path, *, tool: str) -> bytes:
+        """The bytes of file ``target`` (from :meth:`resolve`), read beneath the workspace."""
+        try:
+            return self.files().read_bytes(target)
+        except Escape as exc:
+            raise self.escaped(target, exc, tool) from None
+
+    def escaped(self, target: Path, exc: Escape, tool: str) -> OutsideWorkspace:
+        """The error of a path that a link (or ``..``) led out of the workspace."""
+        if exc.errno == errno.EACCES:  # into Vis's own folder, kept hidden
+            return OutsideWorkspace(
+                f"{tool}: {self.display(target)} leads into Vis's own folder (settings, secrets, "
+                f"database: {exc.strerror}); the jail hides it from the model's tools."
+            )
+        return OutsideWorkspace(
+            f"{tool}: {self.display(target)} leads outside the workspace ({exc.strerror}); the "
+            "jail is on, so tools reach only files under the workspace. Use a path inside it."
+        )
+
+    def check_writable(self, walked: str, *, tool: str) -> None:
+        """Refuse a write to a control file the jail keeps read-only, by the path reached."""
+        if self.jail and is_protected(self.workspace / walked, self.workspace):
+            raise PermissionError(
+                f"{tool}: {walked} controls how Vis runs this project (.vis/, vis.yml, .env*, "
+                ".git/config, .git/hooks); the jail keeps it read-only. Ask the person to "
+                "change it."
             )
 
     def hidden(self, path: str | os.PathLike[str]) -> bool:

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.file_queue import cross_process_lock, file_mutation_queue
+from vis_core.tools.beneath import Escape
 from vis_core.tools.context import ToolContext
 from vis_core.tools.patching import (
     Edit,
@@ -181,7 +182,9 @@ def _patch_locked(
             f"are known. Read it again with cat({label!r}) and use the version in its header"
         )
     try:
-        text = read_text(target, label, tool="patch")
+        text = read_text(
+            target, label, tool="patch", read=lambda p: ctx.read_bytes(p, tool="patch")
+        )
     except BinaryFileError as exc:
         raise PatchError(str(exc)) from None
     old_lines = split_lines(seen.text)
@@ -206,6 +209,37 @@ def _patch_locked(
         before=text,
         guard=guard,
     )
+
+
+def _write_beneath(
+    ctx: ToolContext, target: Path, label: str, data: bytes, *, created: bool
+) -> str:
+    """Write the file where ``target`` leads beneath the workspace (a link in it is followed
+    there, never out of it), refusing a control file the jail keeps read-only."""
+    files = ctx.files()
+    try:
+        if created:
+            dest, mode = target, None
+        else:
+            dest = files.walked(target)
+            mode = files.stat(dest).st_mode & 0o7777
+        written = files.write_atomic(
+            dest,
+            data,
+            mode=mode,
+            exclusive=created,
+            suffix=TEMP_SUFFIX,
+            check=lambda walked: ctx.check_writable(walked, tool="patch"),
+        )
+        return os.path.normpath(files.root / written)
+    except Escape as exc:
+        raise ctx.escaped(target, exc, "patch") from None
+    except FileExistsError:
+        raise PatchError(
+            f"patch: something named {label} exists already (a link, or a file made while this "
+            f"patch ran); nothing was written. Check it with ls({label!r}), then read it with "
+            "cat() and patch the version in its header"
+        ) from None
 
 
 def _write(
@@ -238,10 +272,10 @@ def _write(
     if guard is not None:  # op hooks see the preview; they may block or repair it
         applied, notes = guard(str(target), before, after, lines, applied, created)
         after = "".join(applied.lines)
+    written = real
     if after != before or created:
-        mode = None if created else os.stat(real).st_mode & 0o7777
-        atomic_write(Path(real) if not created else target, after.encode("utf-8"), mode=mode)
-    version = ctx.versions.observe(real if not created else os.path.realpath(target), after)
+        written = _write_beneath(ctx, target, label, after.encode("utf-8"), created=created)
+    version = ctx.versions.observe(written, after)
     diff = unified_diff(label, lines, applied, created=created)
     rows = diff.splitlines()[2:]
     added = sum(1 for row in rows if row.startswith("+"))

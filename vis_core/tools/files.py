@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from vis_core.tools.context import ToolContext
-from vis_core.tools.ignore import IgnoreStack, is_ignored, rules_in
+from vis_core.tools.beneath import Entry, Escape, entries, open_child, read_child
+from vis_core.tools.context import ToolContext, hidden_folders
+from vis_core.tools.ignore import IgnoreStack, ignore_spec, is_ignored
 from vis_core.tools.textfiles import ToolText, read_text, realpath, shown, split_lines, strip_eol
 from vis_core.tools.truncate import MAX_BYTES, MAX_LINES, Keep, fit_output, format_size
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 
 def _check_line(value: object, name: str) -> int | None:
@@ -29,7 +35,7 @@ def cat_file(
     last = _check_line(end, "end")
     target = ctx.resolve(path, tool="cat")
     label = ctx.display(target)
-    text = read_text(target, label, tool="cat")
+    text = read_text(target, label, tool="cat", read=lambda p: ctx.read_bytes(p, tool="cat"))
     version = ctx.versions.observe(realpath(target), text)
     lines = split_lines(text)
     total = len(lines)
@@ -71,63 +77,119 @@ def cat_file(
     return ToolText(out.rstrip("\n"), start=lo, end=shown_to, **info)
 
 
-def _entry_line(path: Path, name: str, indent: str) -> tuple[str, bool]:
+def _entry_row(name: str, entry: Entry, indent: str, link: str | None) -> tuple[str, bool]:
     """One listing row and whether it is a folder to descend into."""
-    if path.is_symlink():
-        try:
-            target = os.readlink(path)
-        except OSError:
-            target = "?"
-        return f"{indent}{name} -> {target}", False
-    if path.is_dir():
+    if entry.is_link:
+        return f"{indent}{name} -> {link if link is not None else '?'}", False
+    if entry.is_dir:
         return f"{indent}{name}/", True
+    return f"{indent}{name}  {format_size(entry.stat.st_size)}", False
+
+
+def _link_text(fd: int, name: str) -> str | None:
     try:
-        size = path.stat().st_size
+        return os.readlink(name, dir_fd=fd)
     except OSError:
-        return f"{indent}{name}", False
-    return f"{indent}{name}  {format_size(size)}", False
+        return None
+
+
+@lru_cache(maxsize=1024)
+def _rules_of(text: str) -> GitIgnoreSpec | None:
+    spec = ignore_spec(text)
+    return spec if len(spec) else None
+
+
+def _rules_at(fd: int) -> GitIgnoreSpec | None:
+    """The rules of the ``.gitignore`` in the open folder ``fd`` (never through a link)."""
+    try:
+        data = read_child(fd, ".gitignore")
+    except OSError:
+        return None
+    return _rules_of(data.decode("utf-8", errors="replace"))
+
+
+def _identities(folders: list[Path]) -> set[tuple[int, int]]:
+    found = set()
+    for folder in folders:
+        try:
+            st = os.stat(folder)
+        except OSError:
+            continue
+        found.add((st.st_dev, st.st_ino))
+    return found
 
 
 def list_folder(ctx: ToolContext, path: str = ".", depth: int = 1) -> ToolText:
-    """List ``path`` ``depth`` levels deep: folders first with ``/``, files with their size."""
+    """List ``path`` ``depth`` levels deep: folders first with ``/``, files with their size.
+
+    Folders are opened one inside the other by descriptor, never through a link: a folder
+    swapped for a link meanwhile is not followed."""
     if isinstance(depth, bool) or not isinstance(depth, int) or depth < 1:
         raise ValueError(f"ls: depth must be an int >= 1, got {depth!r}")
     target = ctx.resolve(path, tool="ls")
     label = ctx.display(target)
-    if not target.exists() and not target.is_symlink():
-        raise FileNotFoundError(f"ls: no file or folder {label}; check the parent folder with ls()")
-    if not target.is_dir():
-        row, _ = _entry_line(target, label, "")
-        return ToolText(row, path=str(target), label=label, folders=0, files=1)
+    files = ctx.files()
+    try:
+        try:
+            top, _ = files.open_dir(target)
+        except (FileNotFoundError, NotADirectoryError) as exc:
+            try:
+                entry = Entry(label, files.stat(target, follow=False))
+            except FileNotFoundError:
+                raise FileNotFoundError(
+                    f"ls: no file or folder {label}; check the parent folder with ls()"
+                ) from None
+            if entry.is_dir:  # a link (or something) raced: report the first error
+                raise exc from None
+            link = files.readlink(target) if entry.is_link else None
+            row, _ = _entry_row(label, entry, "", link)
+            return ToolText(row, path=str(target), label=label, folders=0, files=1)
+    except Escape as exc:
+        raise ctx.escaped(target, exc, "ls") from None
     rows: list[str] = [f"{label}/" if label != "." else "./"]
     counts = {"folders": 0, "files": 0}
     stack: IgnoreStack = []
+    hidden = _identities(hidden_folders()) if ctx.jail else set()
 
-    def visit(folder: Path, level: int) -> None:
-        rules = rules_in(str(folder))
+    def visit(fd: int, folder: str, level: int) -> None:
+        rules = _rules_at(fd)
         if rules is not None:
-            stack.append((str(folder), rules))
+            stack.append((folder, rules))
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: (not e.is_dir(), e.name))
+            found = sorted(entries(fd), key=lambda e: (not e.is_dir, e.name))
         except OSError as exc:
             rows.append(f"{'  ' * level}[cannot list: {exc.strerror}]")
-            entries = []
-        for entry in entries:
-            child = Path(entry.path)
-            row, is_dir = _entry_line(child, entry.name, "  " * level)
+            found = []
+        for entry in found:
+            child = os.path.join(folder, entry.name)
+            link = _link_text(fd, entry.name) if entry.is_link else None
+            row, is_dir = _entry_row(entry.name, entry, "  " * level, link)
             counts["folders" if is_dir else "files"] += 1
             ignored = is_dir and (
-                entry.name == ".git" or (bool(stack) and is_ignored(stack, entry.path, True))
+                entry.name == ".git" or (bool(stack) and is_ignored(stack, child, True))
             )
-            if ignored:
+            if is_dir and (entry.stat.st_dev, entry.stat.st_ino) in hidden:
+                row += "  (Vis's own folder, hidden)"
+            elif ignored:
                 row += "  (ignored, not listed)"
             rows.append(row)
-            if is_dir and not ignored and level < depth:
-                visit(child, level + 1)
+            if is_dir and not ignored and level < depth and row.endswith("/"):
+                try:
+                    inner = open_child(fd, entry.name, os.O_RDONLY | os.O_DIRECTORY)
+                except OSError as exc:
+                    rows.append(f"{'  ' * (level + 1)}[cannot list: {exc.strerror}]")
+                    continue
+                try:
+                    visit(inner, child, level + 1)
+                finally:
+                    os.close(inner)
         if rules is not None:
             stack.pop()
 
-    visit(target, 1)
+    try:
+        visit(top, str(target), 1)
+    finally:
+        os.close(top)
     text = "\n".join(rows)
     if len(rows) == 1:
         text += "\n  (empty folder)"

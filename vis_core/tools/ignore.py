@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import re
+import stat
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -19,10 +21,63 @@ _ANCESTOR_GROUP = "ps_d"
 
 
 def ignore_spec(text: str) -> GitIgnoreSpec:
-    """The rules of one .gitignore file (or one glob per line), with Git's matching rules."""
+    """The rules of one .gitignore file (or one glob per line), with Git's matching rules;
+    their regular expressions never backtrack between two ``*`` of one name (see
+    :func:`without_backtracking`), so a rule such as ``*a*a*a*a*b`` cannot hang a listing."""
     from pathspec import GitIgnoreSpec
 
-    return GitIgnoreSpec.from_lines(text.splitlines())
+    spec = GitIgnoreSpec.from_lines(text.splitlines())
+    for pattern in spec.patterns:
+        regex = getattr(pattern, "regex", None)
+        if regex is not None and _STAR in regex.pattern:
+            linear = without_backtracking(regex.pattern)
+            if linear != regex.pattern:
+                pattern.regex = re.compile(linear, regex.flags)
+    return spec
+
+
+_STAR = "[^/]*"  # what pathspec makes of a `*` inside a name
+_SPECIAL = set("()|$^*+?{}/.")
+
+
+def _fixed_token(regex: str, at: int) -> int:
+    """The end of the one-character token at ``at`` (a literal, an escape, ``[^/]`` or a
+    class), or ``at`` when none starts there."""
+    if at >= len(regex) or regex.startswith(_STAR, at):
+        return at
+    char = regex[at]
+    if char == "\\" and at + 1 < len(regex):
+        return at + 2
+    if char == "[":
+        end = regex.find("]", at + 2 if regex.startswith("[^", at) else at + 1)
+        if regex.startswith("[]", at) or regex.startswith("[^]", at):
+            end = regex.find("]", end + 1)
+        return end + 1 if end > at else at
+    return at if char in _SPECIAL else at + 1
+
+
+def without_backtracking(regex: str) -> str:
+    """``regex`` (pathspec's translation of a glob) with each ``*`` that another ``*`` of the
+    same name follows made atomic and lazy: ``[^/]*X[^/]*`` becomes ``(?>[^/]*?X)[^/]*`` for a
+    fixed-width ``X``. Placing ``X`` at its first occurrence loses no match (the next ``*``
+    takes up the rest), and the engine no longer tries every split of a long name between
+    the stars, which takes time exponential in their number."""
+    out: list[str] = []
+    at = 0
+    while at < len(regex):
+        if not regex.startswith(_STAR, at):
+            out.append(regex[at])
+            at += 1
+            continue
+        end = at + len(_STAR)
+        while (step := _fixed_token(regex, end)) != end:
+            end = step
+        if end > at + len(_STAR) and regex.startswith(_STAR, end):
+            out.append(f"(?>[^/]*?{regex[at + len(_STAR) : end]})")
+        else:
+            out.append(regex[at:end])
+        at = end
+    return "".join(out)
 
 
 def matches_itself(spec: GitIgnoreSpec, rel: str, is_dir: bool) -> bool:
@@ -45,12 +100,30 @@ def matches_itself(spec: GitIgnoreSpec, rel: str, is_dir: bool) -> bool:
 
 @lru_cache(maxsize=4096)
 def _spec_in(folder: str, mtime: float) -> GitIgnoreSpec | None:
+    data = _regular_file(os.path.join(folder, ".gitignore"))
+    if data is None:
+        return None
+    spec = ignore_spec(data.decode("utf-8", errors="replace"))
+    return spec if len(spec) else None
+
+
+def _regular_file(path: str) -> bytes | None:
+    """The bytes of ``path`` if it is a regular file, not a link (as git reads .gitignore); a
+    pipe planted under that name is never waited on."""
     try:
-        text = Path(folder, ".gitignore").read_text(encoding="utf-8", errors="replace")
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
     except OSError:
         return None
-    spec = ignore_spec(text)
-    return spec if len(spec) else None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            return stream.read()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def rules_in(folder: str) -> GitIgnoreSpec | None:

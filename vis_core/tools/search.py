@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import re
-import shutil
+import struct
+import subprocess
+import sys
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
+from vis_core.programs import host_program
 from vis_core.tools.context import FS_OPERATIONS, ToolContext
 from vis_core.tools.display import plural
 from vis_core.tools.ignore import git_toplevel, ignore_spec, listed_files, matches_itself
@@ -19,6 +26,131 @@ CASES = ("smart", "sensitive", "ignore")
 MAX_LIMIT = 1000
 MAX_CONTEXT = 20
 SHOWN_LINE_CHARS = 500
+MAX_SEARCH_SECONDS = 300.0  # a Python search gets half the block's time limit, at most this
+WORKER = Path(__file__).with_name("regex_worker.py")
+T = TypeVar("T")
+
+
+class MatcherStopped(RuntimeError):
+    """The pattern's process was stopped (time limit, cancel) while a search used it."""
+
+
+class Matcher:
+    """The model's pattern, run over texts in a process of its own (``regex_worker.py``): a
+    pattern that backtracks for hours is ended by killing that process, which no thread can
+    be. Started on first use; one caller thread at a time."""
+
+    def __init__(self, rx: re.Pattern[str]) -> None:
+        self._header = json.dumps({"pattern": rx.pattern, "flags": int(rx.flags)}) + "\n"
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        with self._lock:
+            if self._closed:
+                raise MatcherStopped("grep: the search was stopped")
+            if self._proc is None:
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-I", "-S", str(WORKER)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    cwd="/",
+                    env=_worker_environment(),
+                )
+                assert self._proc.stdin is not None
+                self._proc.stdin.write(self._header.encode("utf-8"))
+            return self._proc
+
+    def _ask(self, mode: bytes, data: bytes) -> bytes:
+        proc = self._start()
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(mode + struct.pack("<Q", len(data)) + data)
+            proc.stdin.flush()
+            reply = proc.stdout.readline()
+        except (OSError, ValueError):
+            reply = b""
+        if not reply:
+            with self._lock:
+                stopped = self._closed
+            if stopped:
+                raise MatcherStopped("grep: the search was stopped")
+            proc.wait()
+            raise RuntimeError(
+                f"grep: the process that runs the pattern ended by itself (exit code "
+                f"{proc.returncode}); try again, or install ripgrep (rg)"
+            )
+        return reply
+
+    def count(self, data: bytes) -> int:
+        """Lines of ``data`` (split on ``\\n``) the pattern matches."""
+        return int(self._ask(b"c", data))
+
+    def lines(self, data: bytes) -> list[int]:
+        """0-based indices of the lines (line ends stripped) the pattern matches."""
+        return json.loads(self._ask(b"l", data))
+
+    def keeps(self, globs: GlobFilter, root_rel: str, rels: list[str]) -> list[bool]:
+        """Which of ``rels`` the include/exclude ``globs`` keep (globs backtrack too)."""
+        if globs.empty or not rels:
+            return [True] * len(rels)
+        ask = {**globs.wire(), "root_rel": root_rel, "paths": rels}
+        return json.loads(self._ask(b"k", json.dumps(ask).encode("utf-8", "surrogateescape")))
+
+    def close(self) -> None:
+        """Kill the process (a search using it ends with :class:`MatcherStopped`)."""
+        with self._lock:
+            self._closed = True
+            proc = self._proc
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    continue  # a broken pipe to a killed process: nothing left to flush
+
+
+def _worker_environment() -> dict[str, str]:
+    """Nothing of the host's environment but what the interpreter itself may need to start."""
+    env = {"PATH": os.defpath}
+    for name in ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "LANG", "LC_ALL"):
+        if name in os.environ:
+            env[name] = os.environ[name]
+    return env
+
+
+def search_seconds(ctx: ToolContext) -> float | None:
+    """How long a search may run its pattern: half the block's time limit, at most
+    :data:`MAX_SEARCH_SECONDS` (``None``: the block has no limit; cancelling still ends it)."""
+    if ctx.time_limit <= 0:
+        return None
+    return min(ctx.time_limit / 2, MAX_SEARCH_SECONDS)
+
+
+async def in_time(ctx: ToolContext, query: Query, work: Callable[[Matcher], T]) -> T:
+    """``work`` in a thread with a :class:`Matcher` of ``query``, whose process is killed at
+    the time limit or when the call is cancelled (Esc, Ctrl+C, the block's end)."""
+    matcher = Matcher(query.regex())
+    seconds = search_seconds(ctx)
+    try:
+        return await asyncio.wait_for(asyncio.to_thread(work, matcher), seconds)
+    except TimeoutError:
+        raise TimeoutError(
+            f"grep: searching for {query.pattern!r} took longer than {seconds:g} s (half the "
+            "block's time limit, setting block_time_limit) and was stopped. A pattern with "
+            "nested repetition such as (a+)+ can take that long on one line: simplify it, "
+            "search literal=True, narrow paths=, or install ripgrep (rg), which never "
+            "backtracks."
+        ) from None
+    finally:
+        matcher.close()
 
 
 @dataclass(frozen=True)
@@ -92,6 +224,11 @@ def _roots(ctx: ToolContext, paths: str | list[str] | tuple[str, ...]) -> list[R
             raise FileNotFoundError(
                 f"grep: no file or folder {ctx.display(target)}; check it with ls()"
             )
+        if not (target.is_dir() or target.is_file()):
+            raise ValueError(
+                f"grep: {ctx.display(target)} is not a file or folder (a pipe, socket or "
+                "device); grep searches files"
+            )
         roots.append(Root(target, not target.is_dir()))
     return roots
 
@@ -102,6 +239,10 @@ class GlobFilter:
     def __init__(self, include: tuple[str, ...], exclude: tuple[str, ...]) -> None:
         self.include = ignore_spec("\n".join(include)) if include else None
         self.exclude = ignore_spec("\n".join(exclude)) if exclude else None
+
+    @property
+    def empty(self) -> bool:
+        return not self.include and not self.exclude
 
     def keeps(self, rel: str, root_rel: str) -> bool:
         if not self.include and not self.exclude:
@@ -118,6 +259,20 @@ class GlobFilter:
             return matches_itself(self.include, rel, False)
         return True
 
+    def wire(self) -> dict[str, Any]:
+        """The globs as the regular expressions ``regex_worker.py`` applies (``keeps``)."""
+
+        def rules(spec: Any) -> list[list[Any]] | None:
+            if not spec:
+                return None
+            return [
+                [bool(p.include), p.regex.pattern, int(p.regex.flags)]
+                for p in spec.patterns
+                if p.include is not None and getattr(p, "regex", None) is not None
+            ]
+
+        return {"include": rules(self.include), "exclude": rules(self.exclude)}
+
 
 def _rel(ctx: ToolContext, path: str) -> str:
     root = str(ctx.workspace)
@@ -126,10 +281,11 @@ def _rel(ctx: ToolContext, path: str) -> str:
     return path if path != root else "."
 
 
-def count_python(ctx: ToolContext, roots: list[Root], query: Query) -> dict[str, int]:
-    """Matching lines per file, found in Python (the path used when ripgrep is missing)."""
-    rx = query.regex()
-    prefilter = re.compile(rx.pattern, rx.flags | re.MULTILINE)
+def count_python(
+    ctx: ToolContext, roots: list[Root], query: Query, matcher: Matcher
+) -> dict[str, int]:
+    """Matching lines per file, found in Python (the path used when ripgrep is missing); the
+    files are read beneath the workspace and the pattern runs in ``matcher``'s process."""
     globs = GlobFilter(query.include, query.exclude)
     counts: dict[str, int] = {}
     for root in roots:
@@ -137,25 +293,74 @@ def count_python(ctx: ToolContext, roots: list[Root], query: Query) -> dict[str,
             candidates = [str(root.path)]
         else:
             root_rel = _rel(ctx, str(root.path))
-            candidates = [
-                p
-                for p in listed_files(str(root.path), hidden=query.hidden)
-                if globs.keeps(_rel(ctx, p), root_rel)
-            ]
+            listed = listed_files(str(root.path), hidden=query.hidden)
+            kept = matcher.keeps(globs, root_rel, [_rel(ctx, p) for p in listed])
+            candidates = [p for p, keep in zip(listed, kept, strict=True) if keep]
         for path in candidates:
-            try:
-                data = Path(path).read_bytes()
-            except OSError:
+            data = _read(ctx, path)
+            if data is None or b"\x00" in data:
                 continue
-            if b"\x00" in data:
-                continue
-            text = data.decode("utf-8", errors="replace")
-            if not prefilter.search(text):
-                continue
-            hits = sum(1 for line in text.split("\n") if rx.search(line))
+            hits = matcher.count(data)
             if hits:
                 counts[path] = counts.get(path, 0) + hits
     return counts
+
+
+def _read(ctx: ToolContext, path: str) -> bytes | None:
+    """The bytes of a file grep searches, read beneath the workspace; None when unreadable
+    (or a link leads it out of the workspace)."""
+    try:
+        return ctx.read_bytes(Path(path), tool="grep")
+    except OSError:
+        return None
+
+
+def _match_flags(query: Query) -> list[str]:
+    flags = ["--ignore-case" if query.ignore_case else "--case-sensitive"]
+    if query.literal:
+        flags.append("--fixed-strings")
+    if query.word:
+        flags.append("--word-regexp")
+    return flags
+
+
+async def _run_rg(ctx: ToolContext, rg: str, argv: list[str]) -> tuple[int, bytes, bytes] | None:
+    """Exit code, stdout and stderr of ripgrep; ``None`` when the jail is on but cannot run.
+    With the jail on, ripgrep runs inside it: what it walks is what the block could read
+    itself, so no link leads it out. Cancelling the call ends it."""
+    if ctx.jail:
+        from vis_core.sandbox.jail import JailUnavailable, jail_argv
+
+        try:
+            argv = jail_argv(argv, ctx.workspace, read_only=[Path(rg)])
+        except JailUnavailable:
+            return None  # the Python search reads beneath the workspace instead
+    proc = await asyncio.create_subprocess_exec(
+        *argv,
+        cwd=ctx.workspace,
+        stdin=asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        out, err = await proc.communicate()
+    except BaseException:  # cancelled (Esc, the block's end): ripgrep ends with the call
+        if proc.returncode is None:
+            proc.kill()
+            await asyncio.shield(proc.wait())
+        raise
+    return proc.returncode or 0, out, err
+
+
+def _rejected(code: int, out: bytes, err: bytes) -> bool:
+    """Whether ripgrep refused the pattern (the Python search takes over); other failures
+    raise."""
+    if code != 2 or out:
+        return False
+    message = err.decode("utf-8", errors="replace")
+    if "regex" in message.lower() or "error parsing" in message.lower():
+        return True
+    raise RuntimeError(f"grep: ripgrep failed: {message.strip()}")
 
 
 async def count_rg(
@@ -163,11 +368,7 @@ async def count_rg(
 ) -> dict[str, int] | None:
     """Matching lines per file from ``rg --count``; ``None`` when ripgrep rejects the regex."""
     argv = [rg, "--no-config", "--count", "--with-filename", "--null", "--no-ignore-dot"]
-    argv.append("--ignore-case" if query.ignore_case else "--case-sensitive")
-    if query.literal:
-        argv.append("--fixed-strings")
-    if query.word:
-        argv.append("--word-regexp")
+    argv += _match_flags(query)
     if query.hidden:
         argv += ["--hidden", "--glob", "!.git"]
     if git_toplevel(str(roots[0].path if not roots[0].is_file else roots[0].path.parent)) is None:
@@ -178,30 +379,52 @@ async def count_rg(
         argv += ["--glob", "!" + glob]
     argv += ["--regexp", query.pattern, "--"]
     argv += [str(root.path) for root in roots]
-    proc = await asyncio.create_subprocess_exec(
-        *argv,
-        cwd=ctx.workspace,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await proc.communicate()
-    if proc.returncode == 2 and not out:
-        message = err.decode("utf-8", errors="replace")
-        if "regex" in message.lower() or "error parsing" in message.lower():
-            return None
-        raise RuntimeError(f"grep: ripgrep failed: {message.strip()}")
+    done = await _run_rg(ctx, rg, argv)
+    if done is None or _rejected(*done):
+        return None
     counts: dict[str, int] = {}
     explicit = {str(root.path) for root in roots if root.is_file}
-    for row in out.decode("utf-8", errors="surrogateescape").splitlines():
+    for row in done[1].decode("utf-8", errors="surrogateescape").splitlines():
         name, _, number = row.rpartition("\0")
         if not name:
             continue
         path = os.path.normpath(os.path.join(ctx.workspace, name))
-        if path in explicit and _is_binary(path):
+        if path in explicit and _is_binary(ctx, path):
             continue
         counts[path] = counts.get(path, 0) + int(number)
     return counts
+
+
+async def lines_rg(
+    ctx: ToolContext, rg: str, paths: list[str], query: Query, most: int
+) -> dict[str, list[int]] | None:
+    """The 0-based numbers of the matching lines of ``paths`` (at most ``most`` per file),
+    from ripgrep: no pattern of the model's runs in Python. ``None``: ask Python instead."""
+    argv = [rg, "--no-config", "--line-number", "--with-filename", "--null", "--no-heading"]
+    argv += ["--color", "never", "--max-count", str(most), *_match_flags(query)]
+    argv += ["--regexp", query.pattern, "--", *paths]
+    done = await _run_rg(ctx, rg, argv)
+    if done is None or _rejected(*done):
+        return None
+    numbered: dict[str, list[int]] = {}
+    for row in done[1].split(b"\n"):
+        name, sep, rest = row.partition(b"\0")
+        number = rest.split(b":", 1)[0]
+        if sep and number.isdigit():
+            path = os.path.normpath(os.path.join(ctx.workspace, os.fsdecode(name)))
+            numbered.setdefault(path, []).append(int(number) - 1)
+    return numbered
+
+
+def _page(ctx: ToolContext, counts: dict[str, int], offset: int, limit: int) -> list[str]:
+    """The files whose matches fall on the page from ``offset`` (``limit`` matches)."""
+    page, seen = [], 0
+    for path in sorted(counts, key=lambda p: _rel(ctx, p)):
+        n = counts[path]
+        if seen + n > offset and seen < offset + limit:
+            page.append(path)
+        seen += n
+    return page
 
 
 def _allowed(ctx: ToolContext, roots: list[Root], counts: dict[str, int]) -> dict[str, int]:
@@ -218,11 +441,9 @@ def _allowed(ctx: ToolContext, roots: list[Root], counts: dict[str, int]) -> dic
     return kept
 
 
-def _is_binary(path: str) -> bool:
-    try:
-        return b"\x00" in Path(path).read_bytes()
-    except OSError:
-        return True
+def _is_binary(ctx: ToolContext, path: str) -> bool:
+    data = _read(ctx, path)
+    return data is None or b"\x00" in data
 
 
 def _call_hint(query: Query, paths: object, offset: int, limit: int) -> str:
@@ -239,14 +460,15 @@ def render_page(
     ctx: ToolContext,
     query: Query,
     counts: dict[str, int],
+    lines_of: Callable[[str, bytes], list[int]],
     *,
     paths: str | list[str],
     context: int,
     limit: int,
     offset: int,
 ) -> ToolText:
-    """The model's view: grouped per file under ``path @version``, bounded, with a paging note."""
-    rx = query.regex()
+    """The model's view: grouped per file under ``path @version``, bounded, with a paging note;
+    ``lines_of(path, data)`` gives the 0-based numbers of a file's matching lines."""
     ordered = sorted(counts, key=lambda p: _rel(ctx, p))
     total = sum(counts.values())
     if total == 0:
@@ -274,13 +496,13 @@ def render_page(
             continue
         if seen >= want_to:
             break
-        try:
-            text = Path(path).read_bytes().decode("utf-8", errors="replace")
-        except OSError:
+        data = _read(ctx, path)
+        if data is None:
             seen += n
             continue
+        text = data.decode("utf-8", errors="replace")
         lines = split_lines(text)
-        matched = [i for i, line in enumerate(lines) if rx.search(strip_eol(line))]
+        matched = [i for i in lines_of(path, data) if i < len(lines)]
         take = matched[max(0, want_from - seen) : max(0, want_to - seen)]
         seen += n
         if not take:
@@ -390,16 +612,33 @@ async def search(
     )
     spec.regex()  # a bad pattern fails here with the same message on both paths
     roots = await asyncio.to_thread(_roots, ctx, paths)  # fs_access hooks may block
-    rg = shutil.which("rg") if engine in ("auto", "rg") else None
+    # found outside the workspace: a PATH naming the working folder never runs a checkout's rg
+    rg = host_program("rg", (ctx.workspace,)) if engine in ("auto", "rg") else None
     if engine == "rg" and rg is None:
         raise RuntimeError("grep: ripgrep (rg) is not installed; install it or use engine='auto'")
-    counts = await count_rg(ctx, rg, roots, spec) if rg else None
-    if counts is None:
-        counts = await asyncio.to_thread(count_python, ctx, roots, spec)
-    if ctx.jail and counts:  # Vis's own folders (VIS_HOME in the workspace) stay hidden
-        counts = {path: n for path, n in counts.items() if not ctx.hidden(path)}
-    if ctx.hooks is not None and counts:  # fs_access guards see every file whose lines return
-        counts = await asyncio.to_thread(_allowed, ctx, roots, counts)
-    return await asyncio.to_thread(
-        render_page, ctx, spec, counts, paths=paths, context=context, limit=limit, offset=offset
-    )
+    found = await count_rg(ctx, rg, roots, spec) if rg else None
+
+    def allowed(counts: dict[str, int]) -> dict[str, int]:
+        if ctx.jail and counts:  # Vis's own folders (VIS_HOME in the workspace) stay hidden
+            counts = {path: n for path, n in counts.items() if not ctx.hidden(path)}
+        if ctx.hooks is not None and counts:  # fs_access guards see every file whose lines return
+            counts = _allowed(ctx, roots, counts)
+        return counts
+
+    def render(counts: dict[str, int], lines_of: Callable[[str, bytes], list[int]]) -> ToolText:
+        return render_page(
+            ctx, spec, counts, lines_of, paths=paths, context=context, limit=limit, offset=offset
+        )
+
+    if rg and found is not None:  # ripgrep numbers the lines of the page too
+        counts = await asyncio.to_thread(allowed, found)
+        wanted = _page(ctx, counts, offset, limit)
+        numbered = await lines_rg(ctx, rg, wanted, spec, offset + limit) if wanted else {}
+        if numbered is not None:
+            return await asyncio.to_thread(render, counts, lambda p, _: numbered.get(p, []))
+
+    def work(matcher: Matcher) -> ToolText:
+        counts = allowed(found if found is not None else count_python(ctx, roots, spec, matcher))
+        return render(counts, lambda _, data: matcher.lines(data))
+
+    return await in_time(ctx, spec, work)

@@ -32,14 +32,15 @@ def _render(label: str) -> Any:
     return render
 
 
-def session_tools(store: Store, own_id: str) -> list[HostTool]:
-    """The model's session tools in session ``own_id``."""
+def session_tools(store: Store, own_id: str, workspace: str | None) -> list[HostTool]:
+    """The model's session tools in session ``own_id``: the sessions of ``workspace`` only
+    (``None``: of every workspace, the setting ``sessions_scope = "all"``)."""
 
     def list_sessions(search: str | None = None) -> list[dict[str, Any]]:
-        """Every stored session, newest first: `id`, `title`, `turn_count`, `created_at`,
-        `modified_at`. With `search`, the matches of the session search (title first, then
-        request, reply, thinking), each with `rank`, `is_in_*` flags and snippets."""
-        return search_rows(store, search)
+        """This workspace's stored sessions, newest first: `id`, `title`, `turn_count`,
+        `created_at`, `modified_at`. With `search`, the matches of the session search (title
+        first, then request, reply, thinking), each with `rank`, `is_in_*` flags and snippets."""
+        return search_rows(store, search, workspace=workspace)
 
     def read_session(session_id: str | None = None) -> dict[str, Any]:
         """A session's data (this session without an argument; else a bare id, an unambiguous
@@ -48,7 +49,7 @@ def session_tools(store: Store, own_id: str) -> list[HostTool]:
         `position`, `user_request`, `status`, `content`, `iterations` of `blocks` with `code`,
         `stdout`, `error`), plus `folds` and `request_health`. Folded steps are all here, but
         reading them does not put them back into the conversation."""
-        row = resolve_any(store, session_id or own_id, "read_session()")
+        row = resolve_any(store, session_id or own_id, "read_session()", workspace=workspace)
         return session_data(store, row)
 
     return [

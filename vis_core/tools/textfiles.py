@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -63,10 +65,13 @@ def looks_binary(data: bytes) -> bool:
     return b"\x00" in data[:BINARY_SNIFF_BYTES]
 
 
-def read_text(path: Path, label: str, *, tool: str) -> str:
-    """The UTF-8 text of a file, or an error that says what is wrong and what to do."""
+def read_text(
+    path: Path, label: str, *, tool: str, read: Callable[[Path], bytes] | None = None
+) -> str:
+    """The UTF-8 text of a file, or an error that says what is wrong and what to do; ``read``
+    gets the bytes (a tool context's reader that no link leads out of the workspace)."""
     try:
-        data = path.read_bytes()
+        data = read(path) if read is not None else path.read_bytes()
     except FileNotFoundError:
         parent = path.parent
         hint = f"ls({label.rsplit('/', 1)[0]!r})" if "/" in label else "ls()"
@@ -78,8 +83,22 @@ def read_text(path: Path, label: str, *, tool: str) -> str:
         raise IsADirectoryError(
             f"{tool}: {label} is a directory, not a file; list it with ls({label!r})"
         ) from None
-    except PermissionError:
+    except NotADirectoryError:
+        raise FileNotFoundError(
+            f"{tool}: no file {label}: a part of the path before its name is a file, not a "
+            "folder; check the path with ls()"
+        ) from None
+    except PermissionError as exc:
+        if type(exc) is not PermissionError:
+            raise  # a path leading out of the workspace says so itself
         raise PermissionError(f"{tool}: permission denied reading {label}") from None
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:
+            raise
+        raise OSError(
+            f"{tool}: {label} is not a regular file (a pipe, socket or device); {tool} reads "
+            "files only"
+        ) from None
     if looks_binary(data):
         raise BinaryFileError(
             f"{tool}: {label} is a binary file ({len(data):,} bytes); {tool} works on text only. "

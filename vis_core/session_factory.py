@@ -18,6 +18,7 @@ from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace
+from vis_core.instructions.session import PATH_TOOLS, SessionInstructions
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED
 from vis_core.session_tools import SessionTools, ToolSet
@@ -60,6 +61,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
     limits = host.child_limits(session_id)
     tool_context = _tool_context(host, session_id, kit, jail, refusal, values, limits)
     tools = SessionTools(partial(_build_tools, host, session_id, kit, tool_context), _contract)
+    instructions = SessionInstructions(host.paths.config_dir, host.project_root, host.workspace)
     worker = kit.worker
     host.keep_session_parts(session_id, worker, tools)
     invoker = ToolInvoker(
@@ -70,7 +72,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         project_root=host.project_root,
         channel=host.options.channel,
         locks=host.extension_lock,
-        prepare_arguments=_prepare_arguments,
+        prepare_arguments=partial(_prepare_arguments, instructions),
         runtime=host.runtime,
         session=lambda: host.live_session(session_id),
         worker=worker,
@@ -103,7 +105,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         model=host.model_of_session(session_id),
         sandbox=host.mcp.wrap_sandbox(hooked),
         invoker=invoker,
-        system_prompt=_prompt(host, session_id, tools, kit),
+        system_prompt=_prompt(host, session_id, tools, kit, instructions),
         direct_tools=lambda: [
             *host.direct_tools,
             *host.mcp.direct_tools(session_id, tool_context.output_dir, kit.call_state.show),
@@ -111,12 +113,15 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         history=history,
         limits=TurnLimits(max_iterations=int(host.setting("max_iterations", 50, session_id))),
         on_close=_closer(host, session_id, tool_context.close, worker, tools),
-        before_turn=_refuse_unreadable(host, session_id, host.mcp.before_turn),
+        before_turn=_refuse_unreadable(
+            host, session_id, _read_instructions(instructions, host.mcp.before_turn)
+        ),
         context=SessionContext(),
         before_request=partial(background_reports, tool_context.shells, session_id),
         checkpoints=Checkpoints(host.workspace, host.paths.data_dir / "checkpoints" / session_id),
         events=bus,
         position=position,
+        instructions=instructions,
     )
     bus.subscribe(_leave_running(tool_context.shells))
     bus.subscribe(_end_strays(sandbox))
@@ -176,7 +181,13 @@ def _build_tools(
     return ToolSet(registry, extension_guides(host.extensions))
 
 
-def _prompt(host: Host, session_id: str, tools: SessionTools, kit: SessionKit) -> Callable[[], str]:
+def _prompt(
+    host: Host,
+    session_id: str,
+    tools: SessionTools,
+    kit: SessionKit,
+    instructions: SessionInstructions,
+) -> Callable[[], str]:
     """The system prompt before each request; it also hides the tools of the extensions
     whose ``activation`` says no for this request (activation and prompt callbacks run in
     the session's extension worker)."""
@@ -202,6 +213,7 @@ def _prompt(host: Host, session_id: str, tools: SessionTools, kit: SessionKit) -
             extension_prompts=extension_prompts(
                 host.extensions, env, active, kit.worker, context_for
             ),
+            instructions=instructions.section(),
         )
         text += mcp_prompt()
         goal = host.store.state_get("vis.goal", session_id)
@@ -299,10 +311,28 @@ def _leave_running(shells: Any) -> Callable[[Event], None]:
     return watch
 
 
-def _prepare_arguments(tool: HostTool, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """Records coming back from the sandbox become the tool's own dataclasses again."""
+def _read_instructions(
+    instructions: SessionInstructions, then: Callable[[AgentSession], Any]
+) -> Callable[[AgentSession], Any]:
+    """Before each turn: read the instruction files again (never between a turn's requests,
+    so its system prompt stays the same), then ``then``."""
+
+    async def before_turn(session: AgentSession) -> None:
+        await asyncio.to_thread(instructions.refresh)
+        await then(session)
+
+    return before_turn
+
+
+def _prepare_arguments(
+    instructions: SessionInstructions, tool: HostTool, args: tuple, kwargs: dict
+) -> tuple[tuple, dict]:
+    """Records coming back from the sandbox become the tool's own dataclasses again; a
+    built-in's path tells ``instructions`` where the model works (nested instruction files)."""
     from vis_core.records import coerce_arguments
 
+    if tool.owner == "vis" and tool.name in PATH_TOOLS and tool.spec is None:
+        instructions.touch(tool.name, args[0] if args else kwargs.get("path", "."))
     if (not args and not kwargs) or tool.spec is not None:
         return args, kwargs  # an extension's tool: its worker rebuilds them
     return coerce_arguments(tool.fn, args, kwargs, owner=tool.owner)

@@ -33,6 +33,17 @@ class CommandAction(StrEnum):
     OPEN_MCP = "open_mcp"
     OPEN_MODELS = "open_models"  # the model picker
     OPEN_LOGIN = "open_login"  # choose a provider, save its key, pick a model
+    SEND_PROMPT = "send_prompt"  # ``data`` is a PromptToSend: the request to send as a turn
+
+
+@dataclass(frozen=True)
+class PromptToSend:
+    """A request a command sends to the model as the next turn (``/init``, file commands);
+    ``model`` (``provider/model``) switches the session's model first when given."""
+
+    text: str
+    label: str = ""
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -273,9 +284,11 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
         return CommandResult(True, "Reloaded extensions", summary, action=CommandAction.RELOAD)
 
     from vis_core.commands.context import context_commands
+    from vis_core.commands.instructions import init_command
 
     return [
         *context_commands(host),
+        init_command(host),
         SlashCommand("help", help_, "List commands and key bindings", "/help"),
         SlashCommand(
             "new",

@@ -22,6 +22,7 @@ from vis_core.instructions.session import PATH_TOOLS, SessionInstructions
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED
 from vis_core.session_tools import SessionTools, ToolSet
+from vis_core.skills.session import SessionSkills, skill_file_tool
 from vis_core.tools.checkpoints import Checkpoints
 from vis_core.tools.registry import HostTool, ToolRegistry
 
@@ -60,8 +61,11 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
     values = host.project_values()
     limits = host.child_limits(session_id)
     tool_context = _tool_context(host, session_id, kit, jail, refusal, values, limits)
-    tools = SessionTools(partial(_build_tools, host, session_id, kit, tool_context), _contract)
     instructions = SessionInstructions(host.paths.config_dir, host.project_root, host.workspace)
+    skills = SessionSkills(host.paths.config_dir, host.project_root, lambda: host.trusted)
+    tools = SessionTools(
+        partial(_build_tools, host, session_id, kit, tool_context, skills), _contract
+    )
     worker = kit.worker
     host.keep_session_parts(session_id, worker, tools)
     invoker = ToolInvoker(
@@ -105,7 +109,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         model=host.model_of_session(session_id),
         sandbox=host.mcp.wrap_sandbox(hooked),
         invoker=invoker,
-        system_prompt=_prompt(host, session_id, tools, kit, instructions),
+        system_prompt=_prompt(host, session_id, tools, kit, instructions, skills),
         direct_tools=lambda: [
             *host.direct_tools,
             *host.mcp.direct_tools(session_id, tool_context.output_dir, kit.call_state.show),
@@ -114,7 +118,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         limits=TurnLimits(max_iterations=int(host.setting("max_iterations", 50, session_id))),
         on_close=_closer(host, session_id, tool_context.close, worker, tools),
         before_turn=_refuse_unreadable(
-            host, session_id, _read_instructions(instructions, host.mcp.before_turn)
+            host, session_id, _read_instructions(instructions, skills, host.mcp.before_turn)
         ),
         context=SessionContext(),
         before_request=partial(background_reports, tool_context.shells, session_id),
@@ -157,7 +161,12 @@ def _tool_context(
 
 
 def _build_tools(
-    host: Host, session_id: str, kit: SessionKit, tool_context: ToolContext, tools: SessionTools
+    host: Host,
+    session_id: str,
+    kit: SessionKit,
+    tool_context: ToolContext,
+    skills: SessionSkills,
+    tools: SessionTools,
 ) -> ToolSet:
     """Every tool of the session now: built-ins, discovery, extensions', MCP servers'."""
     from vis_core.context.fold_tool import fold_tools
@@ -166,14 +175,19 @@ def _build_tools(
     from vis_core.tools import builtin_tools
     from vis_core.tools.discovery import discovery_tools
 
-    builtins = [*builtin_tools(tool_context), *attachment_tools(), *fold_tools()]
+    builtins = [
+        *builtin_tools(tool_context),
+        *attachment_tools(),
+        *fold_tools(),
+        skill_file_tool(skills),
+    ]
     discovery: list[HostTool] = []
     if host.setting("introspection", True, session_id):
         from vis_core.tools.sessions import session_tools
 
         found = partial(host.mcp.note_found, session_id)
         discovery = [
-            *discovery_tools(tools.registry, tools.guides, found),
+            *discovery_tools(tools.registry, lambda: [*tools.guides(), *skills.guides()], found),
             *session_tools(host.store, session_id),
         ]
     mcp_tools = host.mcp.host_tools(kit.tool_hooks, tool_context.output_dir)
@@ -187,6 +201,7 @@ def _prompt(
     tools: SessionTools,
     kit: SessionKit,
     instructions: SessionInstructions,
+    skills: SessionSkills,
 ) -> Callable[[], str]:
     """The system prompt before each request; it also hides the tools of the extensions
     whose ``activation`` says no for this request (activation and prompt callbacks run in
@@ -214,6 +229,7 @@ def _prompt(
                 host.extensions, env, active, kit.worker, context_for
             ),
             instructions=instructions.section(),
+            skills=skills.section(),
         )
         text += mcp_prompt()
         goal = host.store.state_get("vis.goal", session_id)
@@ -312,13 +328,14 @@ def _leave_running(shells: Any) -> Callable[[Event], None]:
 
 
 def _read_instructions(
-    instructions: SessionInstructions, then: Callable[[AgentSession], Any]
+    instructions: SessionInstructions, skills: SessionSkills, then: Callable[[AgentSession], Any]
 ) -> Callable[[AgentSession], Any]:
-    """Before each turn: read the instruction files again (never between a turn's requests,
-    so its system prompt stays the same), then ``then``."""
+    """Before each turn: read the instruction files and skills again (never between a turn's
+    requests, so its system prompt stays the same), then ``then``."""
 
     async def before_turn(session: AgentSession) -> None:
         await asyncio.to_thread(instructions.refresh)
+        await asyncio.to_thread(skills.refresh)
         await then(session)
 
     return before_turn

@@ -51,6 +51,7 @@ def system_prompt(
     build: dict[str, str | None],
     extension_prompts: str = "",
     instructions: str = "",
+    skills: str = "",
 ) -> str:
     """The system prompt; ``instructions`` (the ``## Instructions`` section, read at the
     turn's start) sits after the environment, before what extensions add per request."""
@@ -70,6 +71,8 @@ def system_prompt(
     ]
     if instructions.strip():
         parts.append(instructions.strip())
+    if skills.strip():
+        parts.append(skills.strip())
     if extension_prompts.strip():
         parts.append("## Extensions\n" + extension_prompts.strip())
     return "\n\n".join(parts)

@@ -44,7 +44,7 @@ def context_report(session: Any, folds: list[Any]) -> str:
             f"`{item.label(instructions.workspace)}` (~{item.tokens:,} tokens)"
             for item in instructions.files
         )
-        lines.append(f"Instructions in the system prompt: {named}.")
+        lines += [f"Instructions in the system prompt: {named}.", ""]
     if full > carried:
         lines.append(
             f"Folds keep {_tokens(full - carried)} tokens of stored history out of the request."

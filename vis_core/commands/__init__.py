@@ -16,6 +16,7 @@ from vis_core.extension.declarations import SlashCommand
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
+    from vis_core.commands.files import CommandFile
     from vis_core.host import Host
     from vis_core.tools.checkpoints import UndoReport
 
@@ -85,6 +86,7 @@ CommandRun = Callable[[dict[str, Any]], Any]
 class _Command:
     info: CommandInfo
     run: CommandRun
+    in_host: bool = False  # runs in Vis, not in its owner's extension worker (command files)
 
     @classmethod
     def of(cls, declaration: SlashCommand, owner: str) -> _Command:
@@ -121,8 +123,37 @@ class CommandRegistry:
             commands.setdefault(declaration.name, _Command.of(declaration, owner))
         return commands
 
+    def _file_commands(self, taken: dict[str, _Command]) -> tuple[dict[str, _Command], list[str]]:
+        """The commands of command files (``.vis/commands/``, ``commands/`` in the config
+        folder); one named like a built-in or extension command is refused, with a problem."""
+        from vis_core.commands.files import find_command_files
+
+        host = self._host
+        files, problems = find_command_files(host.paths.config_dir, host.project_root, host.trusted)
+        commands: dict[str, _Command] = {}
+        for item in files:
+            clash = taken.get(item.name)
+            if clash is not None:
+                whose = (
+                    "a built-in command"
+                    if clash.info.owner == "vis"
+                    else (f"a command of extension {clash.info.owner!r}")
+                )
+                problems.append(
+                    f"command file {item.path} was not loaded: /{item.name} is {whose}; "
+                    "rename the file to offer it"
+                )
+                continue
+            commands[item.name] = _file_command(item)
+        return commands, problems
+
+    def file_problems(self) -> list[str]:
+        """Why command files were not offered (a name taken, a broken header…)."""
+        return self._file_commands({**self._extension_commands(), **self._builtin})[1]
+
     def _all(self) -> dict[str, _Command]:
-        return {**self._extension_commands(), **self._builtin}
+        taken = {**self._extension_commands(), **self._builtin}
+        return {**self._file_commands(taken)[0], **taken}
 
     def all(self) -> list[CommandInfo]:
         return sorted((c.info for c in self._all().values()), key=lambda info: info.name)
@@ -150,7 +181,7 @@ class CommandRegistry:
             "project_root": str(self._host.project_root),
         }
         try:
-            if command.info.owner == "vis":
+            if command.info.owner == "vis" or command.in_host:
                 value = command.run({**ctx, "session": session})
             else:
                 # run in the session that sent the command, as a tool call of its owner
@@ -167,7 +198,11 @@ class CommandRegistry:
             raise
         except Exception as exc:
             return err(f"/{name} failed", f"{type(exc).__name__}: {exc}")
-        if command.info.owner != "vis" and not isinstance(value, CommandResult | SdkResult | str):
+        if (
+            command.info.owner != "vis"
+            and not command.in_host
+            and not isinstance(value, CommandResult | SdkResult | str)
+        ):
             return err(
                 f"/{name} returned {type(value).__name__}",
                 f"The run function of /{name} (extension {command.info.owner!r}) must return "
@@ -318,6 +353,20 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
         SlashCommand("quit", lambda ctx: _action(CommandAction.QUIT, "Bye"), "Quit Vis", "/quit"),
         mcp_command(host),
     ]
+
+
+def _file_command(item: CommandFile) -> _Command:
+    """``/NAME`` of a command file: its body, arguments in place, goes to the model."""
+
+    def run(ctx: dict[str, Any]) -> CommandResult:
+        request = PromptToSend(item.expand(ctx["raw"]), label=f"/{item.name}", model=item.model)
+        return CommandResult(
+            True, f"/{item.name}", None, data=request, action=CommandAction.SEND_PROMPT
+        )
+
+    owner = "project file" if item.source == "project" else "personal file"
+    info = CommandInfo(item.name, item.usage, item.description, saveable=True, owner=owner)
+    return _Command(info, run, in_host=True)
 
 
 def _group_command(host: Host) -> _Command:

@@ -110,6 +110,7 @@ class BlockRunner(Protocol):
 @dataclass
 class TurnLimits:
     max_iterations: int = 50
+    max_iterations_source: str = "the max_iterations setting"  # what the stop names
     retry_attempts: int = 3
     retry_base_delay: float = 0.5
 
@@ -394,7 +395,7 @@ class AgentSession:
                     outcome.status = TurnStatus.MAX_ITERATIONS
                     outcome.error = (
                         f"stopped after {self.limits.max_iterations} iterations "
-                        "(the max_iterations setting)"
+                        f"({self.limits.max_iterations_source})"
                     )
                     await self._finish_unrun(turn_id, call, iteration)
                     return
@@ -781,7 +782,7 @@ class AgentSession:
                 self.id,
                 turn_id=turn_id,
                 iteration_id=iteration_id,
-                error="not run: the turn reached max_iterations",
+                error=f"not run: the turn reached {self.limits.max_iterations_source}",
             )
         )
 

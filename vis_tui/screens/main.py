@@ -106,6 +106,7 @@ class MainScreen(Screen[None]):
         Binding("ctrl+home", "top", "Start of transcript", show=False, priority=True),
         Binding("ctrl+end", "bottom", "End of transcript", show=False, priority=True),
         Binding("f3", "toggle_panel", "Side panel", show=False),
+        Binding("ctrl+g", "edit_prompt", "Edit the prompt in $EDITOR", show=False, priority=True),
     ]
 
     def focus_previous(self, selector: Any = "*") -> Widget | None:
@@ -521,6 +522,30 @@ class MainScreen(Screen[None]):
         else:
             self._quit_armed_at = time.monotonic()
             self.app.notify("Press Ctrl+C again to quit.", timeout=QUIT_WINDOW_SECONDS)
+
+    def action_edit_prompt(self) -> None:
+        """Ctrl+G: the prompt opens in ``$VISUAL``/``$EDITOR`` (the app suspended meanwhile);
+        what the editor saved becomes the prompt."""
+        from textual.app import SuspendNotSupported
+
+        from vis_tui.editor import edit_text, run_editor
+
+        def run(command: list[str]) -> str | None:
+            try:
+                with self.app.suspend():
+                    return run_editor(command)
+            except SuspendNotSupported:
+                return run_editor(command)
+
+        edited, problem = edit_text(self.prompt.text, run)
+        self.app.refresh()
+        if problem is not None:
+            self.app.notify(problem, severity="warning", markup=False)
+            return
+        assert edited is not None
+        self.prompt.text = edited
+        self.prompt.move_cursor(self.prompt.document.end)
+        self.prompt.focus()
 
     def action_chord(self) -> None:
         catcher = self.query_one(ChordCatcher)

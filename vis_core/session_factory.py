@@ -62,6 +62,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
     limits = host.child_limits(session_id)
     tool_context = _tool_context(host, session_id, kit, jail, refusal, values, limits)
     instructions = SessionInstructions(host.paths.config_dir, host.project_root, host.workspace)
+    instructions.remember_noted(e.stdout for e in history if isinstance(e, BlockFinished))
     skills = SessionSkills(host.paths.config_dir, host.project_root, lambda: host.trusted)
     tools = SessionTools(
         partial(_build_tools, host, session_id, kit, tool_context, skills), _contract

@@ -169,3 +169,30 @@ async def test_context_names_the_files_and_init_asks_the_model_for_agents_md(
     assert isinstance(init.data, PromptToSend)
     assert "AGENTS.md" in init.data.text and "`CLAUDE.md`" in init.data.text
     assert 'patch("AGENTS.md", 0, text)' in init.data.text
+
+
+async def test_a_reopened_session_does_not_note_a_nested_file_again(tmp_path: Path) -> None:
+    _, workspace = _project(tmp_path)
+    first = _script(
+        tmp_path / "first.yaml", [{"code": "print(await cat('lib/a.py'))"}, {"text": "read"}]
+    )
+    second = _script(
+        tmp_path / "second.yaml",
+        [{"code": "print(await cat('lib/deep/b.py'))"}, {"text": "read again"}],
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=first))
+    try:
+        session = await host.new_session()
+        await session.submit("read a")
+        session_id = session.id
+    finally:
+        await host.close()
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=second))
+    try:
+        reopened = await host.open_session(session_id)
+        await reopened.submit("read b")
+        request = reopened.model.provider.requests[-1]  # type: ignore[union-attr]
+    finally:
+        await host.close()
+    results = [m.text for m in request.messages if m.role == "tool"]
+    assert LIB_TEXT in results[0] and "B = 2" in results[1] and LIB_TEXT not in results[1]

@@ -12,6 +12,8 @@ block, once per folder per session.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable
 from pathlib import Path
 
 from vis_core.instructions.files import (
@@ -24,6 +26,7 @@ from vis_core.instructions.files import (
 )
 
 PATH_TOOLS = frozenset({"cat", "ls", "patch"})  # built-ins whose first argument is a path
+_NOTE = re.compile(r"\[Vis: .+? holds instructions for the files under (.+?)/; follow them there\]")
 
 
 class SessionInstructions:
@@ -71,6 +74,13 @@ class SessionInstructions:
             found = folder_file(folder)
             if found is not None and (item := read_instruction(found, InstructionScope.NESTED)):
                 self._pending.append(item)
+
+    def remember_noted(self, results: Iterable[str]) -> None:
+        """Folders whose file an earlier block result of this session carried already (a
+        reopened session): not noted again."""
+        for text in results:
+            for match in _NOTE.finditer(text):
+                self._noted.add(Path(os.path.normpath(self.workspace / match.group(1))))
 
     def take_notes(self) -> str:
         """The notes for the block that just ended (each nested file once per session)."""

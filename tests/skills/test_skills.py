@@ -43,6 +43,8 @@ def _setup(tmp_path: Path, vis_home: Path) -> Path:
         **{"reference.md": "1. Tag it.\n"},
     )
     (project / "secret.txt").write_text("not a skill file\n")
+    _skill(tmp_path / "elsewhere", "linked", "A skill behind a link.", "Linked.")
+    (project / ".vis/skills/linked").symlink_to(tmp_path / "elsewhere")
     return project
 
 
@@ -85,6 +87,7 @@ async def test_skills_in_every_place_are_listed_and_read(tmp_path: Path, vis_hom
     ):
         assert line in system
     assert "Run ruff." not in system  # the body waits for doc()
+    assert "`linked`" not in system  # a linked folder in the project is not followed
     result = requests[1].messages[-1].text
     assert "Follow reference.md." in result
     assert "Files of this skill (read with `skill_file('release', path)`): `reference.md`" in result

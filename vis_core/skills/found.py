@@ -13,6 +13,7 @@ A project's skills still wait for trust, as its other control files do.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import re
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ log = logging.getLogger(__name__)
 PROJECT_SKILL_FOLDERS = (".vis/skills", ".agents/skills", ".claude/skills")
 SKILL_FILE = "SKILL.md"
 MAX_FILES_NAMED = 20
+MAX_FILES_SEEN = 500
 MAX_DESCRIPTION = 200  # characters of the one line the system prompt shows
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
@@ -103,11 +105,12 @@ def read_skill(folder: Path, source: SkillSource) -> Skill | None:
 def _files_beside(folder: Path) -> list[str]:
     """The files of a skill's folder other than SKILL.md (links skipped), sorted."""
     try:
-        return sorted(
+        files = (
             p.relative_to(folder).as_posix()
             for p in folder.rglob("*")
             if p.is_file() and not p.is_symlink() and p != folder / SKILL_FILE
         )
+        return sorted(itertools.islice(files, MAX_FILES_SEEN))  # a huge folder stays cheap
     except OSError:
         return []
 
@@ -129,7 +132,15 @@ def find_skills(config_dir: Path, project_root: Path, trusted: bool) -> tuple[Sk
         if not root.is_dir():
             continue
         try:
-            folders = sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+            # a linked folder in a project is not followed: what it points to can change
+            # after the person trusted the project (as for .vis/extensions/)
+            folders = sorted(
+                p
+                for p in root.iterdir()
+                if p.is_dir()
+                and not p.name.startswith(".")
+                and not (source is SkillSource.PROJECT and p.is_symlink())
+            )
         except OSError as exc:
             log.warning("skills folder %s not read: %s", root, exc)
             continue

@@ -6,13 +6,14 @@ turn's requests, so the system prompt stays the same through a turn).
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from vis_core.model.activity import Activity, ActivityPresentation, ActivityText, SymbolTag
-from vis_core.skills.found import Skill, find_skills, prompt_section
+from vis_core.skills.found import MAX_FILES_SEEN, Skill, find_skills, prompt_section
 from vis_core.tools.discovery import Guide
 from vis_core.tools.registry import HostTool
 
@@ -68,11 +69,12 @@ def _open_beneath(root: Path, parts: tuple[str, ...]) -> int:
 def read_skill_file(skill: Skill, path: str | None) -> str:
     """The text of ``path`` in ``skill``'s folder, or (no ``path``) the folder's file list."""
     if path is None or path in ("", "."):
-        files = sorted(
+        found = (
             str(p.relative_to(skill.folder))
             for p in skill.folder.rglob("*")
             if p.is_file() and not p.is_symlink()
         )
+        files = sorted(itertools.islice(found, MAX_FILES_SEEN))
         shown = files[:MAX_LISTED]
         more = f"\n… and {len(files) - len(shown)} more" if len(files) > len(shown) else ""
         return "\n".join(shown) + more

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
 
 def init_command(host: Host) -> SlashCommand:
     def run(ctx: dict[str, Any]) -> CommandResult:
-        text = init_prompt(host.project_root, host.workspace)
+        text = init_prompt(host.workspace)
         return CommandResult(
             True,
             "Writing AGENTS.md",

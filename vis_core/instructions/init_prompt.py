@@ -28,14 +28,11 @@ _EXISTING = (
 )
 
 
-def init_prompt(project_root: Path, workspace: Path) -> str:
-    """The request ``/init`` sends, naming the file to write and those already there."""
-    target = project_root / "AGENTS.md"
-    try:
-        shown = str(target.relative_to(workspace))
-    except ValueError:
-        shown = str(target)
-    present = [name for name in INSTRUCTION_NAMES if (project_root / name).is_file()]
+def init_prompt(workspace: Path) -> str:
+    """The request ``/init`` sends, naming the file to write (``AGENTS.md`` in the workspace,
+    which the model can write) and the instruction files already there."""
+    shown = "AGENTS.md"
+    present = [name for name in INSTRUCTION_NAMES if (workspace / name).is_file()]
     existing = ""
     if present:
         note = (

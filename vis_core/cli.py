@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from vis_core import codegen_cache
 
@@ -119,7 +120,38 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         default=None,
         help="run the request as one more turn of session ID (an id prefix works)",
     )
+    run.add_argument(
+        "--max-cost",
+        dest="max_cost",
+        metavar="USD",
+        type=_positive(float),
+        default=None,
+        help="stop the run once its model requests cost this many dollars (exit status 4)",
+    )
+    run.add_argument(
+        "--max-turns",
+        dest="max_turns",
+        metavar="N",
+        type=_positive(int),
+        default=None,
+        help="stop the run after N model turns that call tools (exit status 3)",
+    )
     _add_model_options(run, sub=True)
+
+
+def _positive(kind: type[int] | type[float]) -> Callable[[str], Any]:
+    """An argparse type: a number of ``kind`` above zero."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text} is not above zero")
+        return value
+
+    return parse
 
 
 async def _session_mcp_config(workspace: Path) -> McpConfig | None:

@@ -339,6 +339,7 @@ class Host:
         notes.extend(self.settings.problems)
         notes.extend(self.settings.invalid_notes())
         notes.extend(self.settings.toggle_problems())
+        notes.extend(self.commands.file_problems())
         return notes
 
     def extension_warnings(self) -> list[str]:

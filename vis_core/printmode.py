@@ -10,6 +10,7 @@ import logging
 import signal
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +25,7 @@ from vis_core.events import (
     IterationStarted,
     Notification,
     TurnEnded,
+    UsageReported,
     event_payload,
 )
 from vis_core.model.activity import ActivityRecord, ActivityState, step_counts, step_tags
@@ -41,6 +43,8 @@ if TYPE_CHECKING:
 
 CLOSE_SECONDS = 10
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+EXIT_MAX_TURNS = 3  # `vis run --max-turns N` stopped the run
+EXIT_MAX_COST = 4  # `vis run --max-cost USD` stopped the run
 EXIT_CODES = {
     TurnStatus.COMPLETED: 0,
     TurnStatus.FAILED: 1,
@@ -224,14 +228,67 @@ def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
         return 2
     loop = asyncio.new_event_loop()
     try:
+        limits = RunLimits(getattr(args, "max_cost", None), getattr(args, "max_turns", None))
         code = loop.run_until_complete(
-            _run(options, args.request, as_json=args.json, continue_=continue_, resume=resume)
+            _run(
+                options,
+                args.request,
+                as_json=args.json,
+                continue_=continue_,
+                resume=resume,
+                limits=limits,
+            )
         )
     except KeyboardInterrupt:
         code = 130
     finally:
         loop.close()  # does not wait for worker threads
     return _leave(code)
+
+
+@dataclass
+class RunLimits:
+    """``--max-cost USD`` and ``--max-turns N`` of one unattended run, and which one stopped it.
+
+    The turn limit is the loop's own iteration limit (the call past it is recorded as not
+    run); the cost limit cancels the turn, as Ctrl+C does, once the run's requests cost that
+    much. Either way everything shown is saved and the session can be continued."""
+
+    max_cost: float | None = None
+    max_turns: int | None = None
+    cost: float = 0.0
+    stopped_by_cost: bool = False
+
+    def apply(self, session: Any) -> None:
+        if self.max_turns is not None:
+            session.limits.max_iterations = self.max_turns
+            session.limits.max_iterations_source = f"--max-turns {self.max_turns}"
+        if self.max_cost is not None:
+            session.subscribe(self._watch_cost(session))
+
+    def _watch_cost(self, session: Any) -> Callable[[Event], None]:
+        def watch(event: Event) -> None:
+            if isinstance(event, UsageReported) and not self.stopped_by_cost:
+                self.cost += event.cost
+                if self.max_cost is not None and self.cost >= self.max_cost:
+                    self.stopped_by_cost = True
+                    session.cancel()
+
+        return watch
+
+    def outcome(self, status: TurnStatus) -> tuple[int, str] | None:
+        """The exit status and message when a limit stopped the run, else None."""
+        if self.stopped_by_cost:
+            return EXIT_MAX_COST, (
+                f"vis run: stopped by --max-cost {self.max_cost:g}: this run's model requests "
+                f"cost ${self.cost:.4f}; `vis run --continue` goes on"
+            )
+        if self.max_turns is not None and status is TurnStatus.MAX_ITERATIONS:
+            return EXIT_MAX_TURNS, (
+                f"vis run: stopped by --max-turns {self.max_turns}: the model wanted more "
+                "turns; `vis run --continue` goes on"
+            )
+        return None
 
 
 def _leave(code: int) -> int:
@@ -282,6 +339,7 @@ async def _run(
     as_json: bool,
     continue_: bool = False,
     resume: str | None = None,
+    limits: RunLimits | None = None,
 ) -> int:
     from vis_core.host import Host
     from vis_core.store import StoreError
@@ -324,6 +382,8 @@ async def _run(
                 redact=lambda event: redactor.event(event, *event_payload(event))[0],
             )
         )
+        limits = limits or RunLimits()
+        limits.apply(session)
         loop = asyncio.get_running_loop()
         stopped_by: list[signal.Signals] = []
 
@@ -345,6 +405,10 @@ async def _run(
             with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone
                 print(f"vis: stopped by {stopped_by[0].name}", file=sys.stderr)
             return 128 + stopped_by[0].value
+        limited = limits.outcome(ended.status)
+        if limited is not None:
+            print(limited[1], file=sys.stderr)
+            return limited[0]
         return EXIT_CODES[ended.status]
     finally:
         try:  # a tool stuck in a worker thread must not keep vis run from ending

@@ -18,9 +18,11 @@ from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace
+from vis_core.instructions.session import PATH_TOOLS, SessionInstructions
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED
 from vis_core.session_tools import SessionTools, ToolSet
+from vis_core.skills.session import SessionSkills, skill_file_tool
 from vis_core.tools.checkpoints import Checkpoints
 from vis_core.tools.registry import HostTool, ToolRegistry
 
@@ -59,7 +61,12 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
     values = host.project_values()
     limits = host.child_limits(session_id)
     tool_context = _tool_context(host, session_id, kit, jail, refusal, values, limits)
-    tools = SessionTools(partial(_build_tools, host, session_id, kit, tool_context), _contract)
+    instructions = SessionInstructions(host.paths.config_dir, host.project_root, host.workspace)
+    instructions.remember_noted(e.stdout for e in history if isinstance(e, BlockFinished))
+    skills = SessionSkills(host.paths.config_dir, host.project_root, lambda: host.trusted)
+    tools = SessionTools(
+        partial(_build_tools, host, session_id, kit, tool_context, skills), _contract
+    )
     worker = kit.worker
     host.keep_session_parts(session_id, worker, tools)
     invoker = ToolInvoker(
@@ -70,7 +77,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         project_root=host.project_root,
         channel=host.options.channel,
         locks=host.extension_lock,
-        prepare_arguments=_prepare_arguments,
+        prepare_arguments=partial(_prepare_arguments, instructions),
         runtime=host.runtime,
         session=lambda: host.live_session(session_id),
         worker=worker,
@@ -103,7 +110,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         model=host.model_of_session(session_id),
         sandbox=host.mcp.wrap_sandbox(hooked),
         invoker=invoker,
-        system_prompt=_prompt(host, session_id, tools, kit),
+        system_prompt=_prompt(host, session_id, tools, kit, instructions, skills),
         direct_tools=lambda: [
             *host.direct_tools,
             *host.mcp.direct_tools(session_id, tool_context.output_dir, kit.call_state.show),
@@ -111,12 +118,15 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         history=history,
         limits=TurnLimits(max_iterations=int(host.setting("max_iterations", 50, session_id))),
         on_close=_closer(host, session_id, tool_context.close, worker, tools),
-        before_turn=_refuse_unreadable(host, session_id, host.mcp.before_turn),
+        before_turn=_refuse_unreadable(
+            host, session_id, _read_instructions(instructions, skills, host.mcp.before_turn)
+        ),
         context=SessionContext(),
         before_request=partial(background_reports, tool_context.shells, session_id),
         checkpoints=Checkpoints(host.workspace, host.paths.data_dir / "checkpoints" / session_id),
         events=bus,
         position=position,
+        instructions=instructions,
     )
     bus.subscribe(_leave_running(tool_context.shells))
     bus.subscribe(_end_strays(sandbox))
@@ -155,7 +165,12 @@ def _tool_context(
 
 
 def _build_tools(
-    host: Host, session_id: str, kit: SessionKit, tool_context: ToolContext, tools: SessionTools
+    host: Host,
+    session_id: str,
+    kit: SessionKit,
+    tool_context: ToolContext,
+    skills: SessionSkills,
+    tools: SessionTools,
 ) -> ToolSet:
     """Every tool of the session now: built-ins, discovery, extensions', MCP servers'."""
     from vis_core.context.fold_tool import fold_tools
@@ -164,14 +179,19 @@ def _build_tools(
     from vis_core.tools import builtin_tools
     from vis_core.tools.discovery import discovery_tools
 
-    builtins = [*builtin_tools(tool_context), *attachment_tools(tool_context), *fold_tools()]
+    builtins = [
+        *builtin_tools(tool_context),
+        *attachment_tools(tool_context),
+        *fold_tools(),
+        skill_file_tool(skills),
+    ]
     discovery: list[HostTool] = []
     if host.setting("introspection", True, session_id):
         from vis_core.tools.sessions import session_tools
 
         found = partial(host.mcp.note_found, session_id)
         discovery = [
-            *discovery_tools(tools.registry, tools.guides, found),
+            *discovery_tools(tools.registry, lambda: [*tools.guides(), *skills.guides()], found),
             *session_tools(host.store, session_id, _sessions_scope(host, session_id)),
         ]
     mcp_tools = host.mcp.host_tools(kit.tool_hooks, tool_context.output_dir)
@@ -188,7 +208,14 @@ def _sessions_scope(host: Host, session_id: str) -> str | None:
     return own.workspace if own is not None else str(host.workspace)
 
 
-def _prompt(host: Host, session_id: str, tools: SessionTools, kit: SessionKit) -> Callable[[], str]:
+def _prompt(
+    host: Host,
+    session_id: str,
+    tools: SessionTools,
+    kit: SessionKit,
+    instructions: SessionInstructions,
+    skills: SessionSkills,
+) -> Callable[[], str]:
     """The system prompt before each request; it also hides the tools of the extensions
     whose ``activation`` says no for this request (activation and prompt callbacks run in
     the session's extension worker)."""
@@ -214,6 +241,8 @@ def _prompt(host: Host, session_id: str, tools: SessionTools, kit: SessionKit) -
             extension_prompts=extension_prompts(
                 host.extensions, env, active, kit.worker, context_for
             ),
+            instructions=instructions.section(),
+            skills=skills.section(),
         )
         text += mcp_prompt()
         goal = host.store.state_get("vis.goal", session_id)
@@ -311,10 +340,29 @@ def _leave_running(shells: Any) -> Callable[[Event], None]:
     return watch
 
 
-def _prepare_arguments(tool: HostTool, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-    """Records coming back from the sandbox become the tool's own dataclasses again."""
+def _read_instructions(
+    instructions: SessionInstructions, skills: SessionSkills, then: Callable[[AgentSession], Any]
+) -> Callable[[AgentSession], Any]:
+    """Before each turn: read the instruction files and skills again (never between a turn's
+    requests, so its system prompt stays the same), then ``then``."""
+
+    async def before_turn(session: AgentSession) -> None:
+        await asyncio.to_thread(instructions.refresh)
+        await asyncio.to_thread(skills.refresh)
+        await then(session)
+
+    return before_turn
+
+
+def _prepare_arguments(
+    instructions: SessionInstructions, tool: HostTool, args: tuple, kwargs: dict
+) -> tuple[tuple, dict]:
+    """Records coming back from the sandbox become the tool's own dataclasses again; a
+    built-in's path tells ``instructions`` where the model works (nested instruction files)."""
     from vis_core.records import coerce_arguments
 
+    if tool.owner == "vis" and tool.name in PATH_TOOLS and tool.spec is None:
+        instructions.touch(tool.name, args[0] if args else kwargs.get("path", "."))
     if (not args and not kwargs) or tool.spec is not None:
         return args, kwargs  # an extension's tool: its worker rebuilds them
     return coerce_arguments(tool.fn, args, kwargs, owner=tool.owner)

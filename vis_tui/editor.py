@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import shlex
 import subprocess
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 NO_EDITOR = (
@@ -38,3 +40,23 @@ def run_editor(command: list[str]) -> str | None:
     if result.returncode != 0:
         return f"The editor {command[0]!r} exited with status {result.returncode}."
     return None
+
+
+def edit_text(text: str, run: Callable[[list[str]], str | None]) -> tuple[str | None, str | None]:
+    """``text`` edited in the person's editor (through ``run``, which suspends the app):
+    (the new text, None), or (None, what went wrong). The file is private and removed after."""
+    fd, name = tempfile.mkstemp(prefix="vis-prompt-", suffix=".md")
+    path = Path(name)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        command = editor_command(path)
+        if command is None:
+            return None, NO_EDITOR.format(path="the prompt")
+        problem = run(command)
+        if problem:
+            return None, problem
+        edited = path.read_text(encoding="utf-8", errors="replace")
+    finally:
+        path.unlink(missing_ok=True)
+    return edited.removesuffix("\n") if not text.endswith("\n") else edited, None

@@ -23,6 +23,7 @@ KEYS: tuple[KeyHelp, ...] = (
         "@path", "complete a workspace file (Tab, Enter); its text goes with the request", "prompt"
     ),
     KeyHelp("!command", "run a command in the workspace; the model reads its output", "prompt"),
+    KeyHelp("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR; saving brings it back", "prompt"),
     KeyHelp("Esc", "cancel the running turn (queued messages wait); again: drop them"),
     KeyHelp("Ctrl+C", "clear the draft, then cancel the running turn, then quit on a second press"),
     KeyHelp("Ctrl+D (empty prompt)", "quit Vis, as in a shell (also Ctrl+C twice)", "prompt"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from textual.widgets import Static
 
 from vis_core.model.turn import TurnStatus
@@ -262,6 +263,7 @@ def test_the_key_list_names_every_binding() -> None:
         "ctrl+c": "Ctrl+C",
         "ctrl+x": "Ctrl+X",
         "ctrl+s": "Ctrl+S",
+        "ctrl+g": "Ctrl+G",
         "end": "End",
         "f1": "F1",
         "f2": "F2",
@@ -275,3 +277,25 @@ def test_the_key_list_names_every_binding() -> None:
             for key in keys.split(","):
                 shown = names.get(key, key)
                 assert shown in listed, f"{owner.__name__}: {key} is not in the F1 list"
+
+
+async def test_ctrl_g_edits_the_prompt_in_the_editor(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    editor = tmp_path / "editor.sh"
+    seen = tmp_path / "seen.txt"
+    editor.write_text(f'#!/bin/sh\ncp "$1" {seen}\nprintf "fix the bug\\nin app.py" > "$1"\n')
+    editor.chmod(0o755)
+    monkeypatch.delenv("VISUAL", raising=False)
+    monkeypatch.setenv("EDITOR", str(editor))
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"draft", "ctrl+g")
+        await until(pilot, lambda: app.main.prompt.text == "fix the bug\nin app.py")
+        assert seen.read_text() == "draft"
+        assert app.main.prompt.cursor_location == (1, 9)
+        monkeypatch.delenv("EDITOR")
+        await pilot.press("ctrl+g")
+        await pilot.pause()
+        assert app.main.prompt.text == "fix the bug\nin app.py"  # no editor: a note, no loss

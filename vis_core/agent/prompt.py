@@ -50,7 +50,11 @@ def system_prompt(
     project_root: Path,
     build: dict[str, str | None],
     extension_prompts: str = "",
+    instructions: str = "",
+    skills: str = "",
 ) -> str:
+    """The system prompt; ``instructions`` (the ``## Instructions`` section, read at the
+    turn's start) sits after the environment, before what extensions add per request."""
     tools = list(tools)
     intro = _INTRO
     if any(tool.name == "doc" for tool in tools):
@@ -65,6 +69,10 @@ def system_prompt(
         f"Python {platform.python_version()}\n"
         + "".join(f"- {key}: {value}\n" for key, value in build.items()),
     ]
+    if instructions.strip():
+        parts.append(instructions.strip())
+    if skills.strip():
+        parts.append(skills.strip())
     if extension_prompts.strip():
         parts.append("## Extensions\n" + extension_prompts.strip())
     return "\n\n".join(parts)

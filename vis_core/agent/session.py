@@ -35,6 +35,7 @@ from vis_core.events import (
 )
 from vis_core.extension_host.attachments import load_shown_image
 from vis_core.extension_host.call_state import SessionCallState
+from vis_core.instructions.session import SessionInstructions
 from vis_core.model.block import FileChange
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED, Incomplete, TurnStatus
@@ -109,6 +110,7 @@ class BlockRunner(Protocol):
 @dataclass
 class TurnLimits:
     max_iterations: int = 50
+    max_iterations_source: str = "the max_iterations setting"  # what the stop names
     retry_attempts: int = 3
     retry_base_delay: float = 0.5
 
@@ -192,6 +194,7 @@ class AgentSession:
         checkpoints: Checkpoints | None = None,
         events: EventBus | None = None,
         position: CallPosition | None = None,
+        instructions: SessionInstructions | None = None,
     ) -> None:
         """``events``: the session's bus, made before the session by whoever assembles it
         (the invoker emits on it too); ``position``: where the session's tool calls happen,
@@ -219,6 +222,7 @@ class AgentSession:
         self.cost = 0.0
         self.context_tokens = 0  # the latest measured request input
         self.context = context
+        self.instructions = instructions  # AGENTS.md & co: in the prompt, nested ones noted
         self.turn_count = 0
         for event in history:
             self._absorb(event)
@@ -392,7 +396,7 @@ class AgentSession:
                     outcome.status = TurnStatus.MAX_ITERATIONS
                     outcome.error = (
                         f"stopped after {self.limits.max_iterations} iterations "
-                        "(the max_iterations setting)"
+                        f"({self.limits.max_iterations_source})"
                     )
                     await self._finish_unrun(turn_id, call, iteration)
                     return
@@ -722,6 +726,8 @@ class AgentSession:
             raise
         duration = time.monotonic() - started
         files = await self._changed_files(watch)
+        if self.instructions is not None:  # nested AGENTS.md near the paths it worked on
+            stdout += self.instructions.take_notes()
         await self.emit(
             BlockFinished(
                 self.id,
@@ -785,7 +791,7 @@ class AgentSession:
                 self.id,
                 turn_id=turn_id,
                 iteration_id=iteration_id,
-                error="not run: the turn reached max_iterations",
+                error=f"not run: the turn reached {self.limits.max_iterations_source}",
             )
         )
 

@@ -16,6 +16,7 @@ from vis_core.extension.declarations import SlashCommand
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
+    from vis_core.commands.files import CommandFile
     from vis_core.host import Host
     from vis_core.tools.checkpoints import UndoReport
 
@@ -33,6 +34,17 @@ class CommandAction(StrEnum):
     OPEN_MCP = "open_mcp"
     OPEN_MODELS = "open_models"  # the model picker
     OPEN_LOGIN = "open_login"  # choose a provider, save its key, pick a model
+    SEND_PROMPT = "send_prompt"  # ``data`` is a PromptToSend: the request to send as a turn
+
+
+@dataclass(frozen=True)
+class PromptToSend:
+    """A request a command sends to the model as the next turn (``/init``, file commands);
+    ``model`` (``provider/model``) switches the session's model first when given."""
+
+    text: str
+    label: str = ""
+    model: str | None = None
 
 
 @dataclass(frozen=True)
@@ -85,6 +97,7 @@ CommandRun = Callable[[dict[str, Any]], Any]
 class _Command:
     info: CommandInfo
     run: CommandRun
+    in_host: bool = False  # runs in Vis, not in its owner's extension worker (command files)
 
     @classmethod
     def of(cls, declaration: SlashCommand, owner: str) -> _Command:
@@ -121,8 +134,37 @@ class CommandRegistry:
             commands.setdefault(declaration.name, _Command.of(declaration, owner))
         return commands
 
+    def _file_commands(self, taken: dict[str, _Command]) -> tuple[dict[str, _Command], list[str]]:
+        """The commands of command files (``.vis/commands/``, ``commands/`` in the config
+        folder); one named like a built-in or extension command is refused, with a problem."""
+        from vis_core.commands.files import find_command_files
+
+        host = self._host
+        files, problems = find_command_files(host.paths.config_dir, host.project_root, host.trusted)
+        commands: dict[str, _Command] = {}
+        for item in files:
+            clash = taken.get(item.name)
+            if clash is not None:
+                whose = (
+                    "a built-in command"
+                    if clash.info.owner == "vis"
+                    else (f"a command of extension {clash.info.owner!r}")
+                )
+                problems.append(
+                    f"command file {item.path} was not loaded: /{item.name} is {whose}; "
+                    "rename the file to offer it"
+                )
+                continue
+            commands[item.name] = _file_command(item)
+        return commands, problems
+
+    def file_problems(self) -> list[str]:
+        """Why command files were not offered (a name taken, a broken header…)."""
+        return self._file_commands({**self._extension_commands(), **self._builtin})[1]
+
     def _all(self) -> dict[str, _Command]:
-        return {**self._extension_commands(), **self._builtin}
+        taken = {**self._extension_commands(), **self._builtin}
+        return {**self._file_commands(taken)[0], **taken}
 
     def all(self) -> list[CommandInfo]:
         return sorted((c.info for c in self._all().values()), key=lambda info: info.name)
@@ -162,7 +204,7 @@ class CommandRegistry:
             "project_root": str(self._host.project_root),
         }
         try:
-            if command.info.owner == "vis":
+            if command.info.owner == "vis" or command.in_host:
                 value = command.run({**ctx, "session": session})
             else:
                 # run in the session that sent the command, as a tool call of its owner
@@ -179,7 +221,11 @@ class CommandRegistry:
             raise
         except Exception as exc:
             return err(f"/{name} failed", f"{type(exc).__name__}: {exc}")
-        if command.info.owner != "vis" and not isinstance(value, CommandResult | SdkResult | str):
+        if (
+            command.info.owner != "vis"
+            and not command.in_host
+            and not isinstance(value, CommandResult | SdkResult | str)
+        ):
             return err(
                 f"/{name} returned {type(value).__name__}",
                 f"The run function of /{name} (extension {command.info.owner!r}) must return "
@@ -297,9 +343,11 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
         return CommandResult(True, "Reloaded extensions", summary, action=CommandAction.RELOAD)
 
     from vis_core.commands.context import context_commands
+    from vis_core.commands.instructions import init_command
 
     return [
         *context_commands(host),
+        init_command(host),
         SlashCommand("help", help_, "List commands and key bindings", "/help"),
         SlashCommand(
             "new",
@@ -329,6 +377,20 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
         SlashCommand("quit", lambda ctx: _action(CommandAction.QUIT, "Bye"), "Quit Vis", "/quit"),
         mcp_command(host),
     ]
+
+
+def _file_command(item: CommandFile) -> _Command:
+    """``/NAME`` of a command file: its body, arguments in place, goes to the model."""
+
+    def run(ctx: dict[str, Any]) -> CommandResult:
+        request = PromptToSend(item.expand(ctx["raw"]), label=f"/{item.name}", model=item.model)
+        return CommandResult(
+            True, f"/{item.name}", None, data=request, action=CommandAction.SEND_PROMPT
+        )
+
+    owner = "project file" if item.source == "project" else "personal file"
+    info = CommandInfo(item.name, item.usage, item.description, saveable=True, owner=owner)
+    return _Command(info, run, in_host=True)
 
 
 def _group_command(host: Host) -> _Command:

@@ -38,6 +38,13 @@ def context_report(session: Any, folds: list[Any]) -> str:
         f"| **next request** | **{_tokens(system + tools + carried)}** |",
         "",
     ]
+    instructions = getattr(session, "instructions", None)
+    if instructions is not None and instructions.files:
+        named = ", ".join(
+            f"`{item.label(instructions.workspace)}` (~{item.tokens:,} tokens)"
+            for item in instructions.files
+        )
+        lines += [f"Instructions in the system prompt: {named}.", ""]
     if full > carried:
         lines.append(
             f"Folds keep {_tokens(full - carried)} tokens of stored history out of the request."

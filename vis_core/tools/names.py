@@ -23,6 +23,7 @@ BUILTIN_TOOL_NAMES = frozenset(
         "fold_session",
         "list_sessions",
         "read_session",
+        "skill_file",
     }
 )
 

@@ -1,4 +1,4 @@
-"""The key help screen: every binding of the app, from one table."""
+"""The help screen: every binding of the app, from one table, then the slash commands."""
 
 from __future__ import annotations
 
@@ -14,7 +14,8 @@ from vis_tui.keys import KEYS
 
 
 class HelpScreen(ModalScreen[None]):
-    """Lists every key; Esc or q closes it."""
+    """Lists every key, then every slash command (built-in, extension, command file); Esc or
+    q closes it."""
 
     CSS_PATH = "help.tcss"
     BINDINGS = [
@@ -34,7 +35,25 @@ class HelpScreen(ModalScreen[None]):
                     ),
                     classes="key-row",
                 )
+            yield Static(Content.styled("Commands", "bold"), id="help-commands-title")
+            yield Static("", id="help-commands")
             yield Static(Content.styled("Esc closes this list.", "$text-muted"), id="help-foot")
+
+    def on_screen_resume(self) -> None:
+        """The commands as they are now (command files and extensions come and go)."""
+        host = getattr(self.app, "host", None)
+        infos = host.commands.all() if host is not None else []
+        width = max((len(info.usage) for info in infos), default=0) + 2
+        rows = [
+            Content.assemble(
+                (f"{info.usage:<{width}}", "bold $text-accent"),
+                info.doc,
+                ("" if info.owner == "vis" else f"  ({info.owner})", "$text-muted"),
+            )
+            for info in infos
+        ]
+        text = Content("\n").join(rows) if rows else Content.styled("(none yet)", "$text-muted")
+        self.query_one("#help-commands", Static).update(text)
 
     async def action_dismiss(self, result: Any = None) -> None:
         self.dismiss(None)

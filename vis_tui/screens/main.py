@@ -40,6 +40,7 @@ from vis_tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
+    from vis_core.commands import PromptToSend
     from vis_core.events import Event, TurnEnded
     from vis_core.host import Host
 
@@ -105,6 +106,7 @@ class MainScreen(Screen[None]):
         Binding("ctrl+home", "top", "Start of transcript", show=False, priority=True),
         Binding("ctrl+end", "bottom", "End of transcript", show=False, priority=True),
         Binding("f3", "toggle_panel", "Side panel", show=False),
+        Binding("ctrl+g", "edit_prompt", "Edit the prompt in $EDITOR", show=False, priority=True),
     ]
 
     def focus_next(self, selector: Any = "*") -> Widget | None:
@@ -239,6 +241,7 @@ class MainScreen(Screen[None]):
             Path(self.workspace),
             trusted=bool(getattr(host, "trusted", False)),
             jail=host.jail_mode(session.id),
+            instructions=_instruction_labels(session),
         )
         first = self.transcript.children[0] if self.transcript.children else None
         self.transcript.mount(WelcomeHeader(content), before=first)  # above resumed notes
@@ -341,6 +344,10 @@ class MainScreen(Screen[None]):
         if self.host is not None and self.session is not None:
             self.host.store.add_prompt(self.session.id, text)
         self.prompt.remember(text)
+        self.send_text(text)
+
+    def send_text(self, text: str) -> None:
+        """Send ``text`` as the next turn, or queue it behind the running one."""
         if self.turn_running or self.session is None or self.queue_paused:
             self.queue.append(text)
             self._show_queue()
@@ -448,8 +455,24 @@ class MainScreen(Screen[None]):
             self.status_bar.model = self.session.model.label
         if result.action is None or not result.ok:
             self.transcript.add_message(result.markdown, classes="" if result.ok else "error")
+        elif result.action == "send_prompt":  # CommandAction.SEND_PROMPT
+            await self._send_command_prompt(result.data)
+            return
         if result.action is not None:
             self.post_message(CommandActionRequested(result.action, result))
+
+    async def _send_command_prompt(self, request: PromptToSend) -> None:
+        """A command's request (``/init``, a command file) goes to the model as a turn, on
+        the command's model when it names one."""
+        if request.model and self.host is not None and self.session is not None:
+            from vis_core.model_choices import use_model
+
+            switched = await use_model(self.host, self.session, request.model)
+            if not switched.ok:
+                self.transcript.add_message(switched.markdown, classes="error")
+                return
+            self.status_bar.model = self.session.model.label
+        self.send_text(request.text)
 
     # -- completion ----------------------------------------------------------------------
     def on_text_area_changed(self, event: PromptInput.Changed) -> None:
@@ -520,6 +543,30 @@ class MainScreen(Screen[None]):
     def on_prompt_input_quit_requested(self, message: PromptInput.QuitRequested) -> None:
         message.stop()
         self.app.exit(0)
+
+    def action_edit_prompt(self) -> None:
+        """Ctrl+G: the prompt opens in ``$VISUAL``/``$EDITOR`` (the app suspended meanwhile);
+        what the editor saved becomes the prompt."""
+        from textual.app import SuspendNotSupported
+
+        from vis_tui.editor import edit_text, run_editor
+
+        def run(command: list[str]) -> str | None:
+            try:
+                with self.app.suspend():
+                    return run_editor(command)
+            except SuspendNotSupported:
+                return run_editor(command)
+
+        edited, problem = edit_text(self.prompt.text, run)
+        self.app.refresh()
+        if problem is not None:
+            self.app.notify(problem, severity="warning", markup=False)
+            return
+        assert edited is not None
+        self.prompt.text = edited
+        self.prompt.move_cursor(self.prompt.document.end)
+        self.prompt.focus()
 
     def action_chord(self) -> None:
         catcher = self.query_one(ChordCatcher)
@@ -613,3 +660,18 @@ class MainScreen(Screen[None]):
             return
         self.app.copy_to_clipboard(text)
         self.app.notify(f"Copied {what} to the clipboard.")
+
+
+def _instruction_labels(session: AgentSession) -> list[tuple[str, int]]:
+    """The instruction files of ``session``'s system prompt, as the welcome header names them."""
+    instructions = getattr(session, "instructions", None)
+    if instructions is None:
+        return []
+    home = Path.home()
+    labels = []
+    for item in instructions.files:
+        label = item.label(instructions.workspace)
+        if item.path.is_relative_to(home) and label == str(item.path):
+            label = "~/" + str(item.path.relative_to(home))
+        labels.append((label, item.tokens))
+    return labels

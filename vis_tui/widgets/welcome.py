@@ -3,6 +3,7 @@ three tips."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 from textual.content import Content
@@ -24,8 +25,10 @@ def welcome_content(
     *,
     trusted: bool,
     jail: tuple[bool, str] | None = None,
+    instructions: Sequence[tuple[str, int]] = (),
 ) -> Content:
-    """``jail``: whether the session runs jailed and the line that says so (``Host.jail_mode``)."""
+    """``jail``: whether the session runs jailed and the line that says so (``Host.jail_mode``);
+    ``instructions``: the instruction files in the system prompt and their size in tokens."""
     where = shorten_path(str(workspace), "/nonexistent-workspace")
     trust = ("trusted project", "$text-success") if trusted else ("not trusted", "$text-warning")
     sep = ("  ·  ", "$text-muted")
@@ -41,6 +44,9 @@ def welcome_content(
     if jail is not None:
         jailed, line = jail
         parts.extend(["\n", (line, "$text-success" if jailed else "$text-warning")])
+    if instructions:
+        named = "  ·  ".join(f"{label} ~{tokens:,} tokens" for label, tokens in instructions)
+        parts.extend(["\n", ("instructions: ", "$text-muted"), named])
     for key, what in TIPS:
         parts.extend(["\n", (f"  {key:<4}", "bold"), (what, "$text-muted")])
     return Content.assemble(*parts)

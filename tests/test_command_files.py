@@ -1,0 +1,80 @@
+"""Slash commands from files: /NAME from .vis/commands/NAME.md (trusted project) and
+commands/NAME.md in the config folder; arguments replaced; never over a built-in silently."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vis_core.commands import CommandAction, PromptToSend
+from vis_core.host import Host, HostOptions
+from vis_core.paths import TrustStore, VisPaths
+
+REVIEW = """---
+description: Review a file for one concern
+argument-hint: FILE CONCERN
+model: scripted/reviewer
+---
+Review $1 for $2 only.
+Everything asked: $ARGUMENTS
+"""
+
+
+def _files(project: Path, vis_home: Path) -> None:
+    (project / ".vis" / "commands").mkdir(parents=True)
+    (project / ".vis" / "commands" / "review.md").write_text(REVIEW)
+    (project / ".vis" / "commands" / "help.md").write_text("Help me with $ARGUMENTS\n")
+    (vis_home / "commands").mkdir()
+    (vis_home / "commands" / "standup.md").write_text("Summarise what changed since yesterday.\n")
+    (vis_home / "commands" / "review.md").write_text("The personal review.\n")
+
+
+async def test_command_files_define_slash_commands(tmp_path: Path, vis_home: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    _files(project, vis_home)
+    TrustStore(VisPaths.from_env()).trust(project)
+    host = await Host.open(HostOptions(workspace=project, provider="scripted"))
+    try:
+        session = await host.new_session()
+        infos = {info.name: info for info in host.commands.all()}
+        review = await host.commands.run(session, '/review "src/app.py" "error handling"')
+        standup = await host.commands.run(session, "/standup")
+        helped = await host.commands.run(session, "/help")
+        notes = host.startup_notes()
+    finally:
+        await host.close()
+    assert infos["review"].usage == "/review FILE CONCERN"
+    assert infos["review"].doc == "Review a file for one concern"
+    assert infos["review"].saveable and infos["review"].owner == "project file"
+    assert infos["standup"].owner == "personal file"  # the project's review wins the name
+    assert review.action is CommandAction.SEND_PROMPT and isinstance(review.data, PromptToSend)
+    assert review.data.text == (
+        "Review src/app.py for error handling only.\n"
+        'Everything asked: "src/app.py" "error handling"'
+    )
+    assert review.data.model == "scripted/reviewer"
+    assert isinstance(standup.data, PromptToSend) and standup.data.model is None
+    assert standup.data.text == "Summarise what changed since yesterday."
+    # /help stays the built-in one, and the person is told why help.md was not loaded
+    assert helped.action is CommandAction.OPEN_HELP and "`/review FILE CONCERN`" in helped.body
+    assert any(
+        "help.md was not loaded: /help is a built-in command; rename the file" in note
+        for note in notes
+    )
+
+
+async def test_an_untrusted_project_offers_only_personal_command_files(
+    tmp_path: Path, vis_home: Path
+) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    _files(project, vis_home)
+    host = await Host.open(HostOptions(workspace=project, provider="scripted"))
+    try:
+        session = await host.new_session()
+        review = await host.commands.run(session, "/review")
+        names = {info.name for info in host.commands.all()}
+    finally:
+        await host.close()
+    assert "standup" in names and "review" in names
+    assert isinstance(review.data, PromptToSend) and review.data.text == "The personal review."

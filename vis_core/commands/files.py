@@ -1,0 +1,132 @@
+"""Slash commands from Markdown files: ``.vis/commands/NAME.md`` of a trusted project and
+``commands/NAME.md`` in Vis's config folder define ``/NAME``.
+
+The file's front matter may set ``description`` (shown in completion and ``/help``),
+``argument-hint`` (the usage) and ``model`` (``provider/model``: the turn runs on it). Its body
+is the request sent to the model, with ``$ARGUMENTS`` replaced by everything after the name and
+``$1`` … ``$9`` by the arguments one by one (quotes group words). The format is the one other
+agents read, so a person's existing command files work unchanged.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import shlex
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+import yaml
+
+log = logging.getLogger(__name__)
+
+MAX_COMMAND_BYTES = 64 * 1024
+_FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+_PLACEHOLDER = re.compile(r"\$(ARGUMENTS|[1-9])")
+
+
+class CommandSource(StrEnum):
+    PROJECT = "project"
+    PERSONAL = "personal"
+
+
+@dataclass(frozen=True)
+class CommandFile:
+    """One command file as read."""
+
+    name: str
+    description: str
+    usage: str
+    model: str | None
+    body: str
+    path: Path
+    source: CommandSource
+
+    def expand(self, raw: str) -> str:
+        """The body with ``$ARGUMENTS`` and ``$1``…``$9`` replaced (missing ones empty)."""
+        try:
+            args = shlex.split(raw)
+        except ValueError:
+            args = raw.split()
+
+        def value(match: re.Match[str]) -> str:
+            key = match.group(1)
+            if key == "ARGUMENTS":
+                return raw
+            index = int(key) - 1
+            return args[index] if index < len(args) else ""
+
+        return _PLACEHOLDER.sub(value, self.body)
+
+
+def read_command_file(path: Path, source: CommandSource) -> tuple[CommandFile | None, str | None]:
+    """The command of ``path``, or a problem saying why it is not offered."""
+    name = path.stem
+    where = f"{path}"
+    if not _NAME.match(name):
+        return None, (
+            f"command file {where} was not loaded: /{name} is not a command name (lowercase "
+            "letters, digits, - and _); rename the file"
+        )
+    try:
+        if path.stat().st_size > MAX_COMMAND_BYTES:
+            return None, f"command file {where} is larger than 64 KiB and was not loaded"
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, f"command file {where} was not read: {exc}"
+    front: dict[str, object] = {}
+    match = _FRONT.match(text)
+    if match:
+        try:
+            data = yaml.safe_load(match.group(1))
+        except yaml.YAMLError as exc:
+            return None, f"command file {where}: its front matter is not YAML ({exc})"
+        front = data if isinstance(data, dict) else {}
+        text = text[match.end() :]
+    body = text.strip()
+    if not body:
+        return None, f"command file {where} was not loaded: it has no request after its header"
+    description = " ".join(str(front.get("description") or "").split())
+    if not description:
+        description = " ".join(body.splitlines()[0].split())[:80]
+    hint = str(front.get("argument-hint") or "").strip()
+    if not hint and _PLACEHOLDER.search(body):
+        hint = "ARGUMENTS"
+    usage = f"/{name} {hint}".strip()
+    model = front.get("model")
+    return CommandFile(
+        name, description, usage, str(model).strip() if model else None, body, path, source
+    ), None
+
+
+def command_folders(
+    config_dir: Path, project_root: Path, trusted: bool
+) -> list[tuple[Path, CommandSource]]:
+    """Where command files are read from, the project's first (it wins a shared name)."""
+    folders = [(project_root / ".vis" / "commands", CommandSource.PROJECT)] if trusted else []
+    return [*folders, (config_dir / "commands", CommandSource.PERSONAL)]
+
+
+def find_command_files(
+    config_dir: Path, project_root: Path, trusted: bool
+) -> tuple[list[CommandFile], list[str]]:
+    """Every command file found (the first of a name wins) and the problems met."""
+    found: dict[str, CommandFile] = {}
+    problems: list[str] = []
+    for folder, source in command_folders(config_dir, project_root, trusted):
+        if not folder.is_dir():
+            continue
+        try:
+            paths = sorted(p for p in folder.glob("*.md") if p.is_file())
+        except OSError as exc:
+            problems.append(f"command folder {folder} was not read: {exc}")
+            continue
+        for path in paths:
+            command, problem = read_command_file(path, source)
+            if problem is not None:
+                problems.append(problem)
+            elif command is not None:
+                found.setdefault(command.name, command)
+    return list(found.values()), problems

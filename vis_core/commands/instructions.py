@@ -1,0 +1,31 @@
+"""``/init``: ask the model to write a first AGENTS.md for the project."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from vis_core.commands import CommandAction, CommandResult, PromptToSend
+from vis_core.extension.declarations import SlashCommand
+from vis_core.instructions.init_prompt import init_prompt
+
+if TYPE_CHECKING:
+    from vis_core.host import Host
+
+
+def init_command(host: Host) -> SlashCommand:
+    def run(ctx: dict[str, Any]) -> CommandResult:
+        text = init_prompt(host.workspace)
+        return CommandResult(
+            True,
+            "Writing AGENTS.md",
+            None,
+            data=PromptToSend(text, label="/init"),
+            action=CommandAction.SEND_PROMPT,
+        )
+
+    return SlashCommand(
+        "init",
+        run,
+        "Ask the model to write a first AGENTS.md from what it finds in the project",
+        "/init",
+    )

@@ -45,17 +45,20 @@ def _backtracking_file(workspace: Path) -> None:
 
 
 def _workers() -> list[int]:
-    """Pids of the pattern processes of this checkout's grep."""
-    found = []
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
+    """Pids of the pattern processes this test process started (its descendants: a test
+    running beside it under xdist may have its own)."""
+    found, pending = [], [os.getpid()]
+    while pending:
+        pid = pending.pop()
         try:
-            cmdline = Path("/proc", pid, "cmdline").read_bytes()
+            for task in os.listdir(f"/proc/{pid}/task"):
+                children = Path(f"/proc/{pid}/task/{task}/children").read_text()
+                pending += [int(child) for child in children.split()]
+            cmdline = Path("/proc", str(pid), "cmdline").read_bytes()
         except OSError:
             continue
         if str(WORKER).encode() in cmdline:
-            found.append(int(pid))
+            found.append(pid)
     return found
 
 

@@ -206,23 +206,25 @@ async def test_sandbox_and_shell_never_see_the_host_environment(
 async def test_control_files_a_jailed_block_creates_are_not_trusted(
     workspace: Path, tmp_path: Path, vis_home: Path
 ) -> None:
-    """``.vis/`` and ``vis.yml`` that did not exist when the jail started cannot be made
-    read-only without leaving empty ones on the host; what a block writes there is not
-    trusted at the next start (the trust fingerprint changes), and the person is told."""
+    """A project without ``.vis/``: the jail keeps an empty one read-only, so a block cannot
+    make ``.vis/extensions``; a ``vis.yml`` it makes (the jail cannot reserve a file's name
+    without leaving an empty file behind) is not trusted at the next start (the trust
+    fingerprint changes)."""
     (vis_home / "config.toml").write_text("jail = true\n")
     TrustStore(VisPaths.from_env()).trust(workspace)
     outcome = await run_blocks(
         workspace,
         tmp_path,
-        "import os\nos.makedirs('.vis/extensions')\n"
-        "open('.vis/extensions/x.py', 'w').write('import os\\n')\n"
+        "import os\ntry:\n    os.makedirs('.vis/extensions')\nexcept OSError as exc:\n"
+        "    print(type(exc).__name__)\n"
         "open('vis.yml', 'w').write('toggles:\\n  jail: false\\n')",
     )
     assert outcome.blocks[0].error is None, outcome.blocks[0].error
+    assert outcome.blocks[0].stdout.strip() in ("PermissionError", "OSError")
+    assert (workspace / ".vis").is_dir() and not any((workspace / ".vis").iterdir())
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
         assert not host.trusted
-        assert "x" not in {ext.name for ext in host.extensions.extensions}
         assert host.jail_policy()[0]
     finally:
         await host.close()
@@ -248,15 +250,18 @@ async def test_a_git_made_during_the_session_is_told(workspace: Path, tmp_path: 
 async def test_a_vis_folder_made_in_an_untrusted_project_is_told(
     workspace: Path, tmp_path: Path
 ) -> None:
-    """An untrusted project: a block makes ``.vis/extensions/x.py`` (the jail cannot reserve
-    the name). The person is told before they trust the project."""
+    """An untrusted project: a block cannot make ``.vis/extensions`` (the jail keeps an empty
+    ``.vis/`` read-only); the ``vis.yml`` it makes is told before the person trusts the
+    project."""
     outcome = await run_blocks(
         workspace,
         tmp_path,
-        'sh = await shell("mkdir -p .vis/extensions && echo import os > .vis/extensions/x.py")\n'
-        "print((await sh.wait(30)).exit_code)",
+        'sh = await shell("mkdir -p .vis/extensions || echo refused; echo jail: 1 > vis.yml")\n'
+        "print((await sh.wait(30)).exit_code, (await sh.logs()).strip())",
     )
-    assert outcome.blocks[0].stdout.strip() == "0", outcome.blocks[0].error
+    assert outcome.blocks[0].error is None, outcome.blocks[0].error
+    assert "refused" in outcome.blocks[0].stdout, outcome.blocks[0].stdout
+    assert not (workspace / ".vis" / "extensions").exists()
     notices = [e.text for e in outcome.events if type(e).__name__ == "Notification"]
     told = [n for n in notices if "appeared during this session" in n]
-    assert len(told) == 1 and ".vis" in told[0] and "vis trust" in told[0]
+    assert len(told) == 1 and "vis.yml" in told[0] and "vis trust" in told[0]

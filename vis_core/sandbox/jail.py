@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import logging
 import os
 import sys
 from collections.abc import Iterable, Sequence
@@ -19,6 +20,8 @@ from vis_core.jail_check import (
     jail_works,
     system_binds,
 )
+
+log = logging.getLogger(__name__)
 
 # What decides whether and how the project's code runs: read-only inside the jail.
 PROTECTED_NAMES = (".vis", "vis.yml", ".git")
@@ -97,6 +100,21 @@ def is_protected(path: Path, workspace: Path) -> bool:
             return True
         return len(inside) == 1 and not path.exists()
     return False
+
+
+def reserve_control_folder(project_root: Path, home: Path) -> None:
+    """An empty ``.vis/`` made at ``project_root`` where there is none, so that the jail binds
+    it read-only as it binds one that exists: a jailed block cannot create the folder that
+    holds a project's extensions, servers and settings (bubblewrap can only keep a name
+    read-only once it exists). Not where the project root is or holds the home folder (home's
+    own entries stay read-only there), nor where the folder cannot be written."""
+    folder = project_root / PROTECTED_NAMES[0]
+    if _holds_home(project_root, home) or os.path.lexists(folder):
+        return
+    try:
+        folder.mkdir()
+    except OSError as exc:  # a read-only checkout: nothing can be created there anyway
+        log.debug("no .vis placeholder in %s: %s", project_root, exc)
 
 
 def _holds_home(root: Path, home: Path) -> bool:
@@ -192,6 +210,7 @@ def jail_argv(
     masked = [f for f in existing if not any(p in f.parents for p in existing)]
     writable = [root, *(Path(p).resolve() for p in read_write)]
     folders = {root} | ({Path(project_root).resolve()} if project_root is not None else set())
+    reserve_control_folder(Path(project_root).resolve() if project_root is not None else root, home)
     git_elsewhere = [p for folder in sorted(folders) for p in git_dirs_elsewhere(folder)]
     # Vis's runtime where it lies inside a writable folder (a virtualenv in the workspace)
     inside = [

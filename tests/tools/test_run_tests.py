@@ -132,3 +132,70 @@ async def test_python_environment_shared_uses_vis_own_interpreter(
     _path_with(tmp_path, monkeypatch)
     report = await tools["run_tests"].fn("tests/test_more.py")
     assert report.command.startswith(f"{sys.executable} -m pytest") and report.passed == 2
+
+
+def hostile_python(root: Path, plant: str) -> None:
+    """The checkout's own ``.venv/bin/python``: it stands in for pytest, reports one failure,
+    and leaves ``plant`` (a shell command on ``$REPORT``) where the JUnit report goes."""
+    python = root / ".venv" / "bin" / "python"
+    python.write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do case "$a" in --junitxml=*) REPORT="${a#--junitxml=}";; esac; done\n'
+        f"{plant}\n"
+        "echo '1 failed, 1 passed in 0.01s'\n"
+        "exit 1\n"
+    )
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+async def test_a_jailed_test_run_cannot_make_vis_read_a_host_file_as_the_report(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The JUnit report lies in the session's output folder, which the jailed test run may
+    write: it leaves a link to a file only the host sees in the report's place. Vis reads the
+    report without following links, so that file's text never reaches the model."""
+    from vis_core.tools import ToolContext, builtin_tools
+
+    secret = tmp_path / "host-only.xml"
+    secret.write_text(
+        '<testsuite><testcase name="t" file="f.py">'
+        '<failure message="HOST-SECRET-7f3a"/></testcase></testsuite>'
+    )
+    make_project(workspace)
+    hostile_python(workspace, f'ln -s {secret} "$REPORT"')
+    ctx = ToolContext(workspace, "session-1", tmp_path / "outputs", jail=True)
+    try:
+        run = next(t for t in builtin_tools(ctx) if t.name == "run_tests")
+        report = await run.fn()
+    finally:
+        await ctx.close()
+    assert "HOST-SECRET-7f3a" not in str(report)
+    assert (report.exit_code, report.failed, report.passed) == (1, 1, 1)  # pytest's summary
+
+
+async def test_a_fifo_left_as_the_report_does_not_hang_vis(
+    tools: dict, workspace: Path, tmp_path: Path
+) -> None:
+    """The test run leaves a named pipe nobody writes as its report: Vis's reading it blocked
+    the whole app for good. A report that is not a regular file is not read."""
+    import os
+    import stat
+    import threading
+
+    make_project(workspace)
+    hostile_python(workspace, 'mkfifo "$REPORT"')
+    done = threading.Event()
+
+    def guard() -> None:  # only so that a failing run ends instead of hanging the suite
+        if done.wait(120):
+            return
+        for path in (tmp_path / "outputs").glob("junit-*"):
+            if stat.S_ISFIFO(path.lstat().st_mode):
+                os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+
+    threading.Thread(target=guard, daemon=True).start()
+    try:
+        report = await tools["run_tests"].fn()
+    finally:
+        done.set()
+    assert (report.exit_code, report.failed, report.passed) == (1, 1, 1)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 from pathlib import Path
 
+from vis_core.programs import host_program
 from vis_core.terminal import terminal_text
 
 JAIL_OFF_NOTES = (
@@ -39,7 +39,7 @@ def run_doctor(workspace: Path) -> int:
     print(f"logs        {paths.log_dir}")
     print(f"workspace   {workspace}")
     for tool in ("rg", "git", "bwrap"):
-        print(f"{tool:<11} {shutil.which(tool) or 'not found'}")
+        print(f"{tool:<11} {host_program(tool, (Path(workspace), Path.cwd())) or 'not found'}")
     try:
         return asyncio.run(_check_host(workspace))
     except StoreError as exc:

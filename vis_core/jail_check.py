@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import functools
 import os
-import shutil
 import subprocess
 import threading
+from pathlib import Path
+
+from vis_core.programs import host_program
 
 INSTALL_HINT = (
     "bubblewrap (`bwrap`) is not installed or not on PATH, so Vis cannot confine this process "
@@ -63,7 +65,9 @@ class JailUnavailable(RuntimeError):
 
 def find_bwrap() -> str:
     """The path of ``bwrap``, or :class:`JailUnavailable` with install instructions."""
-    found = shutil.which("bwrap")
+    # outside the working folder: a PATH naming it (`bin`, an empty entry) never runs a
+    # checkout's bin/bwrap in the jail's place
+    found = host_program("bwrap", (Path.cwd(),))
     if not found:
         raise JailUnavailable(INSTALL_HINT)
     return found

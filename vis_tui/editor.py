@@ -9,6 +9,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from vis_core.jail_check import host_program
+
 NO_EDITOR = (
     "Set $VISUAL or $EDITOR (for example `export EDITOR=nano` in your shell profile) "
     "so Vis can open {path}."
@@ -30,7 +32,17 @@ def resolve(path: str, workspace: Path) -> Path:
 
 
 def run_editor(command: list[str]) -> str | None:
-    """Run the editor and wait; returns an error text a person can act on, or None."""
+    """Run the editor and wait; returns an error text a person can act on, or None. A bare
+    name is looked up in absolute ``PATH`` entries outside the working folder only, so a
+    checkout's ``bin/nano`` (a relative ``PATH`` entry) never runs in the editor's place."""
+    if "/" not in command[0]:
+        found = host_program(command[0])
+        if found is None:
+            return (
+                f"The editor {command[0]!r} was not found (in PATH's absolute folders outside "
+                "this workspace); check $VISUAL / $EDITOR."
+            )
+        command = [found, *command[1:]]
     try:
         result = subprocess.run(command, check=False)
     except FileNotFoundError:

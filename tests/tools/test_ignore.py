@@ -107,3 +107,31 @@ def test_rules_with_many_stars_match_without_backtracking(
         subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
         done = subprocess.run(["git", "-C", str(tmp_path), "check-ignore", "-q", name], check=False)
         assert (done.returncode == 0) is ignored
+
+
+def test_a_gitignore_that_is_a_link_or_a_device_is_not_read(workspace: Path) -> None:
+    """A checkout (or a jailed block) outside Git leaves ``.gitignore -> /dev/zero``: every
+    listing on the host (each turn's checkpoint, ``ls``, ``grep``, the app's ``@`` list)
+    read it without end until Vis ran out of memory. As Git does, a ``.gitignore`` that is
+    a link is not followed; nor is anything but a regular file read. (Run in a process with
+    1 GiB of address space, so the failing read ends in a MemoryError there.)"""
+    import sys
+    import textwrap
+
+    (workspace / "a.txt").write_text("x\n")
+    sub = workspace / "sub"
+    sub.mkdir()
+    (sub / "b.txt").write_text("x\n")
+    os.symlink("/dev/zero", workspace / ".gitignore")
+    os.symlink("/dev/zero", sub / ".gitignore")
+    program = textwrap.dedent(
+        f"""
+        import resource, sys
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        from vis_core.tools.ignore import walk_files
+        print(sorted(walk_files({str(workspace)!r}, hidden=False)))
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.strip() == str([str(workspace / "a.txt"), str(sub / "b.txt")])

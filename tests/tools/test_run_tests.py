@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -199,3 +200,34 @@ async def test_a_fifo_left_as_the_report_does_not_hang_vis(
     finally:
         done.set()
     assert (report.exit_code, report.failed, report.passed) == (1, 1, 1)
+
+
+@pytest.mark.parametrize("name", ["package.json", "vis.yml"])
+def test_a_project_file_linked_to_a_device_is_not_read_without_end(
+    workspace: Path, name: str
+) -> None:
+    """A checkout whose ``package.json`` (or ``vis.yml``) links to ``/dev/zero``: finding the
+    test runner read it on the host without end until Vis ran out of memory. Only a regular
+    file of a sensible size is read. (In a process with 1 GiB of address space, so the
+    failing read ends in a MemoryError there.)"""
+    import subprocess
+    import textwrap
+
+    (workspace / ".venv").rename(workspace / "no-venv")  # no pytest markers, no venv
+    os.symlink("/dev/zero", workspace / name)
+    program = textwrap.dedent(
+        f"""
+        import resource
+        from pathlib import Path
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        from vis_core.tools.testing import detect_runner, python_runner
+        try:
+            print(detect_runner(Path({str(workspace)!r})))
+        except FileNotFoundError as exc:
+            print("no runner")
+        print(python_runner(Path({str(workspace)!r}))[1])
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.splitlines()[0] == "no runner"

@@ -87,6 +87,28 @@ class TestReport:
 
 
 VENVS = (".venv", "venv")
+MAX_PROJECT_FILE_BYTES = 1 << 20
+
+
+def _small_text(path: Path) -> str | None:
+    """The text of a project file Vis reads on the host (``vis.yml``, ``package.json``), or
+    None: a regular file (a link to one is followed) of at most 1 MiB. A checkout's
+    ``package.json -> /dev/zero`` would be read without end, a pipe would block."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_PROJECT_FILE_BYTES:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(MAX_PROJECT_FILE_BYTES)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace")
 
 
 def _python_setting(workspace: Path) -> str | None:
@@ -94,9 +116,8 @@ def _python_setting(workspace: Path) -> str | None:
     from vis_core.paths import find_project_root
 
     project_file = find_project_root(workspace) / "vis.yml"
-    try:
-        text = project_file.read_text(encoding="utf-8")
-    except OSError:
+    text = _small_text(project_file)
+    if text is None:
         return None
     import yaml  # only with a vis.yml
 
@@ -144,8 +165,8 @@ def detect_runner(workspace: Path) -> tuple[str, list[str]]:
     package = workspace / "package.json"
     if package.exists():
         try:
-            scripts = json.loads(package.read_text(encoding="utf-8")).get("scripts", {})
-        except ValueError:
+            scripts = json.loads(_small_text(package) or "{}").get("scripts", {})
+        except (ValueError, AttributeError):
             scripts = {}
         if "test" in scripts:
             return "npm", ["npm", "test", "--silent"]

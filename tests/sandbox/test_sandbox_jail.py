@@ -196,3 +196,38 @@ def test_a_grant_that_names_a_link_binds_the_link_path_too(
     assert (cache / "new.txt").read_text() == "filled\n"  # written through the link
     assert sorted(lines[3:]) == [".m2", ".sdkman", "jdk"]  # nothing else of home
     assert "No such file" in done.stderr and "private" not in done.stdout
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+@pytest.mark.parametrize("kind", ["device", "pipe"])
+def test_a_checkouts_git_file_cannot_make_the_jail_read_without_end(
+    workspace: Path, kind: str
+) -> None:
+    """A checkout's ``.git`` file names a folder whose ``commondir`` links to ``/dev/zero``
+    (or is a named pipe): making the jail for each block read it on the host without end
+    (until Vis ran out of memory) or blocked for good. Only a small regular file is read.
+    (In a process with 1 GiB of address space and a time limit, so the failing read ends.)"""
+    import os
+    import sys
+    import textwrap
+
+    (workspace / ".git").write_text("gitdir: x\n")
+    (workspace / "x").mkdir()
+    if kind == "device":
+        os.symlink("/dev/zero", workspace / "x" / "commondir")
+    else:
+        os.mkfifo(workspace / "x" / "commondir")
+    program = textwrap.dedent(
+        f"""
+        import resource
+        from pathlib import Path
+        resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        from vis_core.sandbox.jail import jail_argv
+        print(jail_argv(["true"], Path({str(workspace)!r}))[-1])
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-500:]
+    assert done.stdout.strip() == "true"

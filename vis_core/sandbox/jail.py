@@ -6,6 +6,7 @@ import functools
 import importlib.util
 import logging
 import os
+import stat
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -44,15 +45,34 @@ def protected_files(folder: Path) -> list[Path]:
     found += [folder / n for n in names if n.startswith(PROTECTED_PREFIX) and n != ".vis"]
     git = folder / ".git"
     if git.is_file() and not git.is_symlink():
-        try:
-            text = git.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            text = ""
+        text = _small_text(git) or ""
         if text.startswith("gitdir:"):
             target = (folder / text[len("gitdir:") :].strip()).resolve()
             if folder.resolve() in target.parents and target.is_dir():
                 found.append(target)
     return found
+
+
+SMALL_FILE_BYTES = 64 << 10  # a .git file or commondir: a line of text
+
+
+def _small_text(path: Path) -> str | None:
+    """The text of a git pointer file (``.git``, ``commondir``) a checkout controls, or None:
+    a regular file (a link to one is followed) of at most :data:`SMALL_FILE_BYTES`. A link
+    to ``/dev/zero`` would be read without end and a named pipe would block, at every block."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > SMALL_FILE_BYTES:
+            return None
+        return os.read(fd, SMALL_FILE_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def git_dirs_elsewhere(folder: Path) -> list[Path]:
@@ -62,19 +82,14 @@ def git_dirs_elsewhere(folder: Path) -> list[Path]:
     git = folder / ".git"
     if not git.is_file() or git.is_symlink():
         return []
-    try:
-        text = git.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return []
+    text = (_small_text(git) or "").strip()
     if not text.startswith("gitdir:"):
         return []
     gitdir = (folder / text[len("gitdir:") :].strip()).resolve()
     found = [gitdir]
-    try:
-        common = (gitdir / "commondir").read_text(encoding="utf-8").strip()
+    common = (_small_text(gitdir / "commondir") or "").strip()
+    if common:  # a worktree's common folder
         found.append((gitdir / common).resolve())
-    except OSError:
-        pass  # not a worktree: no common folder
     root = folder.resolve()
     return [p for p in found if p.is_dir() and root not in p.parents and p != root]
 

@@ -363,6 +363,53 @@ def test_git_works_read_only_in_a_jailed_worktree(tmp_path: Path) -> None:
     assert done.stdout.splitlines() == ["first", "ro", "ro"], done.stderr
 
 
+@jailed
+@pytest.mark.parametrize("points_at", ["folder", "commondir", "other-repo", "root", "worktree-of"])
+def test_a_checkouts_git_file_shows_nothing_else_in_the_jail(
+    tmp_path: Path, points_at: str
+) -> None:
+    """A never-trusted checkout whose ``.git`` is a file ``gitdir: ~/.ssh`` (or whose gitdir's
+    ``commondir`` names it, or ``gitdir: /``, or another repository's ``.git``, or one of that
+    repository's worktrees): the jail showed that folder, read-only, to the model, which read
+    the private key (``gitdir: /`` showed the whole file system, sockets included). A gitdir
+    is shown only when it names this checkout back (a worktree's ``gitdir`` file, a
+    submodule's ``core.worktree``)."""
+    secret = tmp_path / "dot-ssh"
+    secret.mkdir()
+    (secret / "id_rsa").write_text("PRIVATE KEY\n")
+    other = tmp_path / "other"
+    other.mkdir()
+    make_repo(other)
+    (other / ".git" / "secret-notes").write_text("PRIVATE KEY\n")
+    subprocess.run(
+        ["git", "-C", str(other), "worktree", "add", "-q", str(tmp_path / "other-wt")], check=True
+    )
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "x").mkdir()
+    gitdir = {
+        "folder": str(secret),
+        "commondir": "x",
+        "other-repo": str(other / ".git"),
+        "root": "/",
+        "worktree-of": str(other / ".git" / "worktrees" / "other-wt"),
+    }[points_at]
+    (checkout / "x" / "commondir").write_text(f"{secret}\n")
+    (checkout / ".git").write_text(f"gitdir: {gitdir}\n")
+    script = (
+        f"cat {secret / 'id_rsa'} 2>/dev/null || echo hidden\n"
+        f"cat {other / '.git' / 'secret-notes'} 2>/dev/null || echo hidden\n"
+    )
+    done = subprocess.run(
+        jail_argv(["sh", "-c", script], checkout),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.stdout.splitlines() == ["hidden", "hidden"], done.stderr
+
+
 def test_host_side_tools_treat_vis_code_in_the_workspace_as_read_only() -> None:
     """``patch`` and the other host-side writers refuse what the jail keeps read-only: Vis's
     own code and virtualenv when they lie in the workspace, and any ``.git``."""

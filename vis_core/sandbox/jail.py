@@ -77,21 +77,46 @@ def _small_text(path: Path) -> str | None:
 
 def git_dirs_elsewhere(folder: Path) -> list[Path]:
     """The git folders a ``.git`` file in ``folder`` names (a worktree's or submodule's
-    ``gitdir`` and its ``commondir``) that lie outside ``folder``: shown read-only in the jail
-    so git works there."""
+    ``gitdir`` and a worktree's common folder) that lie outside ``folder``: shown read-only in
+    the jail so git works there. Only a gitdir that names ``folder`` back counts (see
+    :func:`_names_back`): the ``.git`` file is the checkout's, and ``gitdir: ~/.ssh`` (or
+    ``/``, or another repository) would show that folder to the model."""
     git = folder / ".git"
     if not git.is_file() or git.is_symlink():
         return []
     text = (_small_text(git) or "").strip()
     if not text.startswith("gitdir:"):
         return []
+    root = folder.resolve()
     gitdir = (folder / text[len("gitdir:") :].strip()).resolve()
+    if gitdir == Path("/") or gitdir in root.parents or not _names_back(gitdir, root):
+        return []
     found = [gitdir]
     common = (_small_text(gitdir / "commondir") or "").strip()
-    if common:  # a worktree's common folder
-        found.append((gitdir / common).resolve())
-    root = folder.resolve()
+    # a worktree's gitdir is <common>/worktrees/<name>: its common folder and nothing else
+    if common and (gitdir / common).resolve() == gitdir.parent.parent:
+        if gitdir.parent.name == "worktrees":
+            found.append(gitdir.parent.parent)
     return [p for p in found if p.is_dir() and root not in p.parents and p != root]
+
+
+def _names_back(gitdir: Path, root: Path) -> bool:
+    """Whether ``gitdir`` belongs to the work tree ``root``, as git made it: a worktree's
+    ``gitdir`` file names ``root/.git``, or a submodule's ``core.worktree`` names ``root``.
+    A checkout cannot write either outside itself."""
+    back = (_small_text(gitdir / "gitdir") or "").strip()
+    if back and (gitdir / back).resolve() == root / ".git":
+        return True
+    section = ""
+    for line in (_small_text(gitdir / "config") or "").splitlines():
+        line = line.strip()
+        if line.startswith("["):
+            section = line.strip("[]").strip().lower()
+        elif section == "core" and "=" in line:
+            key, _, value = line.partition("=")
+            if key.strip().lower() == "worktree":
+                return (gitdir / value.strip().strip('"')).resolve() == root
+    return False
 
 
 def is_protected(path: Path, workspace: Path) -> bool:

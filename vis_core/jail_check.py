@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat
 import subprocess
 import threading
 from pathlib import Path
@@ -95,11 +96,44 @@ def system_binds() -> list[str]:
     for path in hidden:
         if os.path.isfile(path) and not os.path.islink(path):
             args += ["--ro-bind", "/dev/null", path]
-    for name in HIDDEN_SYSTEM_DIRS:
-        path = "/" + name
+    dirs = ["/" + name for name in HIDDEN_SYSTEM_DIRS]
+    for path in private_system_entries():  # what only its owner or group may read
+        if os.path.isdir(path):
+            dirs.append(path)
+        elif path not in hidden:
+            args += ["--ro-bind", "/dev/null", path]
+    for path in sorted(set(dirs)):
         if os.path.isdir(path) and not os.path.islink(path):
             args += ["--tmpfs", path, "--remount-ro", path]
     return args
+
+
+@functools.cache
+def private_system_entries(top: str = "/etc") -> tuple[str, ...]:
+    """The files and folders under ``top`` that others may not read (``/etc/kubernetes/
+    admin.conf``, ``/etc/krb5.keytab``, a VPN's keys…), not below one another: hidden in the
+    jail. Vis run as root (containers, CI) could read them all, capabilities or not, as their
+    owner. Looked up once per process (a few milliseconds)."""
+    found: list[str] = []
+    pending = [top]
+    while pending:
+        folder = pending.pop()
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError:
+                continue
+            if stat.S_ISLNK(mode):
+                continue
+            if not mode & stat.S_IROTH:
+                found.append(entry.path)
+            elif stat.S_ISDIR(mode):
+                pending.append(entry.path)
+    return tuple(sorted(found))
 
 
 # No user namespace inside the jail (bubblewrap 0.8+): no nested namespace to try mounts in.

@@ -410,6 +410,41 @@ def test_a_checkouts_git_file_shows_nothing_else_in_the_jail(
     assert done.stdout.splitlines() == ["hidden", "hidden"], done.stderr
 
 
+@jailed
+@pytest.mark.skipif(os.geteuid() != 0, reason="root-only files are what root can read")
+def test_root_only_system_files_stay_hidden_in_the_jail(workspace: Path) -> None:
+    """Vis run as root (a container, CI): the jail showed every file of ``/etc`` that only
+    root may read beyond a fixed list (``/etc/kubernetes/admin.conf``, ``/etc/krb5.keytab``),
+    and a jailed block read them as their owner. Every entry of ``/etc`` others may not read
+    is hidden."""
+    name = f"vis-redteam-{uuid.uuid4().hex[:8]}"
+    conf = Path("/etc") / f"{name}.conf"
+    folder = Path("/etc") / name
+    try:
+        conf.write_text("TOKEN=private\n")
+        conf.chmod(0o600)
+        folder.mkdir(mode=0o700)
+        (folder / "admin.conf").write_text("TOKEN=private\n")
+        program = textwrap.dedent(
+            f"""
+            import subprocess, sys
+            from pathlib import Path
+            from vis_core.sandbox.jail import jail_argv
+            script = "cat {conf} {folder}/admin.conf 2>/dev/null; echo end"
+            argv = jail_argv(["sh", "-c", script], Path({str(workspace)!r}))
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+            sys.stdout.write(done.stdout)
+            """
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
+        )
+    finally:
+        conf.unlink(missing_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)
+    assert done.stdout.splitlines() == ["end"], done.stderr
+
+
 def test_host_side_tools_treat_vis_code_in_the_workspace_as_read_only() -> None:
     """``patch`` and the other host-side writers refuse what the jail keeps read-only: Vis's
     own code and virtualenv when they lie in the workspace, and any ``.git``."""

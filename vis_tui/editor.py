@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from vis_core.jail_check import host_program
+from vis_core.programs import host_program
 
 NO_EDITOR = (
     "Set $VISUAL or $EDITOR (for example `export EDITOR=nano` in your shell profile) "
@@ -36,7 +36,7 @@ def run_editor(command: list[str]) -> str | None:
     name is looked up in absolute ``PATH`` entries outside the working folder only, so a
     checkout's ``bin/nano`` (a relative ``PATH`` entry) never runs in the editor's place."""
     if "/" not in command[0]:
-        found = host_program(command[0])
+        found = host_program(command[0], (Path.cwd(),))
         if found is None:
             return (
                 f"The editor {command[0]!r} was not found (in PATH's absolute folders outside "

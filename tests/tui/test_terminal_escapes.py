@@ -56,3 +56,16 @@ def test_textual_and_rich_text_show_escape_as_a_picture() -> None:
 
     assert Content(f"a{OSC52}b").plain == "a␛]52;c;cm0gLXJmIH4=b"
     assert Text(f"x{CLEAR}\x9b").plain == "x␛[2J␛[H\ufffd"
+
+
+def test_bidi_controls_are_shown_not_applied() -> None:
+    """A checkout's file ``invoice\\u202etxt.exe`` drew as ``invoiceexe.txt`` in the app (the
+    right-to-left override was applied): every bidi control (embeddings, overrides,
+    isolates, marks) is drawn as a visible picture of the same width, as the CLI shows it."""
+    from rich.text import Text
+    from textual.content import Content
+
+    for code in (*range(0x202A, 0x202F), *range(0x2066, 0x206A), 0x200E, 0x200F, 0x061C):
+        name = f"invoice{chr(code)}txt.exe"
+        for plain in (Content(name).plain, Text(name).plain):
+            assert chr(code) not in plain and len(plain) == len(name), hex(code)

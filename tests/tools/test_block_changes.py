@@ -59,3 +59,30 @@ def test_binary_and_huge_files_are_named_not_diffed(tmp_path: Path) -> None:
     many = changes["many.txt"]
     assert many.diff.count("\n") == MAX_DIFF_LINES and many.note.startswith("diff cut:")
     assert many.added == MAX_DIFF_LINES * 2  # counted whole
+
+
+def test_a_file_swapped_for_a_pipe_after_the_listing_does_not_hang_vis(tmp_path: Path) -> None:
+    """A block's background command swaps a file for a named pipe in a loop: when Vis read
+    the file after listing it, opening the pipe waited for a writer for good (the turn and
+    the app hung). The bytes after a block are read as a regular file only, never waited on.
+    (The pipe stands where the listing saw a file, as the race leaves it.)"""
+    import os
+    import threading
+
+    ws, watch = _turn(tmp_path)
+    watch.start()
+    (ws / "a.txt").write_text("changed\n")
+    done = threading.Event()
+
+    def guard() -> None:  # only so that a failing read ends instead of hanging the suite
+        if not done.wait(60):
+            os.close(os.open(ws / "a.txt", os.O_WRONLY | os.O_NONBLOCK))
+
+    os.replace(ws / "a.txt", ws / "a.kept")
+    os.mkfifo(ws / "a.txt")
+    threading.Thread(target=guard, daemon=True).start()
+    try:
+        data = watch._read("a.txt")
+    finally:
+        done.set()
+    assert data is None

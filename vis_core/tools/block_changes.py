@@ -10,7 +10,6 @@ without following links. Diffs are bounded: binary files and large ones are name
 from __future__ import annotations
 
 import difflib
-import os
 
 from vis_core.model.block import FileChange, FileChangeKind
 from vis_core.tools.checkpoints import Checkpoints
@@ -87,16 +86,12 @@ class BlockChanges:
             return None
 
     def _read(self, rel: str) -> bytes | None:
-        path = self.checkpoints.workspace / rel
+        """The file's bytes now, beneath the workspace without following a link, as a regular
+        file only: a block may have swapped it for a link or a named pipe (never waited on)."""
         try:
-            if not path.parent.resolve().is_relative_to(self.checkpoints.workspace):
-                return None
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
-            with os.fdopen(fd, "rb") as file:
-                data = file.read(MAX_DIFF_INPUT + 1)
+            return self.checkpoints.files.read_bytes(rel, MAX_DIFF_INPUT + 1, follow=False)
         except OSError:
             return None
-        return data
 
 
 def _text(data: bytes | None) -> str | None:

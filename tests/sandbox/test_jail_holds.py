@@ -9,6 +9,7 @@ import pytest
 
 from vis_core.host import Host, HostOptions
 from vis_core.paths import TrustStore, VisPaths
+from vis_core.sandbox.host import VIS_ROOT
 
 from .hostile import BWRAP_PROBLEM, run_blocks
 
@@ -265,3 +266,23 @@ async def test_a_vis_folder_made_in_an_untrusted_project_is_told(
     notices = [e.text for e in outcome.events if type(e).__name__ == "Notification"]
     told = [n for n in notices if "appeared during this session" in n]
     assert len(told) == 1 and "vis.yml" in told[0] and "vis trust" in told[0]
+
+
+@jailed
+@pytest.mark.skipif(
+    not (VIS_ROOT / "pyproject.toml").exists(), reason="Vis is installed, not run from its source"
+)
+async def test_a_jailed_block_sees_vis_code_but_not_the_rest_of_its_source_checkout(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Vis run from its source checkout (an editable install, as when working on Vis): the
+    jail showed the whole checkout, read-only, so a block read its ``.env`` or the tokens in
+    its ``.git/config``. Only Vis's packages and its interpreter are shown."""
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        f"import os\nprint(os.path.exists({str(VIS_ROOT / 'pyproject.toml')!r}))\n"
+        f"print(os.path.exists({str(VIS_ROOT / 'vis_core' / '__init__.py')!r}))",
+    )
+    assert outcome.blocks[0].error is None, outcome.blocks[0].error
+    assert outcome.blocks[0].stdout.split() == ["False", "True"]

@@ -339,7 +339,9 @@ class Sandbox:
         argv = python_argv(self.python, _CHILD, "-u")
         if not self.jail:
             return argv
-        runtime = {*vis_runtime(), VIS_ROOT, Path(self.python).resolve().parent.parent}
+        # Vis's packages, not VIS_ROOT: run from its source, that is the whole checkout (its
+        # .env, the tokens in its .git/config)
+        runtime = {*vis_runtime(), VIS_ROOT / "vis_core", Path(self.python).resolve().parent.parent}
         shown: list[Path] = []
         if self.output_dir is not None:  # what a tool saved whole: the block may read it
             with contextlib.suppress(OSError):

@@ -196,3 +196,42 @@ async def test_a_reopened_session_does_not_note_a_nested_file_again(tmp_path: Pa
         await host.close()
     results = [m.text for m in request.messages if m.role == "tool"]
     assert LIB_TEXT in results[0] and "B = 2" in results[1] and LIB_TEXT not in results[1]
+
+
+async def test_an_instruction_file_that_links_out_of_the_project_is_not_sent(
+    tmp_path: Path, vis_home: Path
+) -> None:
+    """A never-trusted checkout's ``AGENTS.md -> ~/.ssh/id_rsa`` (or a nested
+    ``lib/AGENTS.md`` a jailed block links to ``VIS_HOME/secrets``): Vis read the target
+    into the system prompt (or a block's result) and sent it to the model server, before
+    any trust and past the jail. An instruction file is read only when it lies in the
+    project (a ``CLAUDE.md -> AGENTS.md`` link inside it still works)."""
+    secret = tmp_path / "dot-ssh" / "id_rsa"
+    secret.parent.mkdir()
+    secret.write_text("PRIVATE-KEY-1f2e\n")
+    workspace = tmp_path / "checkout"
+    (workspace / "lib").mkdir(parents=True)
+    (workspace / "AGENTS.md").symlink_to(secret)
+    (workspace / "lib" / "AGENTS.md").symlink_to(secret)
+    (workspace / "lib" / "a.py").write_text("A = 1\n")
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "AGENTS.md").write_text(APP_TEXT + "\n")
+    (workspace / "docs" / "CLAUDE.md").symlink_to("AGENTS.md")  # a link inside: kept
+    (workspace / "docs" / "x.md").write_text("x\n")
+    script = _script(
+        tmp_path / "s.yaml",
+        [
+            {"code": "print(await cat('lib/a.py'))\nprint(await cat('docs/x.md'))"},
+            {"text": "done"},
+        ],
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        await session.submit("look around")
+        requests: list[ModelRequest] = session.model.provider.requests  # type: ignore[union-attr]
+    finally:
+        await host.close()
+    wire = "".join(_wire(r) for r in requests)
+    assert "PRIVATE-KEY-1f2e" not in wire
+    assert APP_TEXT in wire  # docs/AGENTS.md, noted when the block read beneath docs/

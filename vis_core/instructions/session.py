@@ -72,7 +72,9 @@ class SessionInstructions:
                 continue
             self._noted.add(folder)
             found = folder_file(folder)
-            if found is not None and (item := read_instruction(found, InstructionScope.NESTED)):
+            if found is not None and (
+                item := read_instruction(found, InstructionScope.NESTED, within=self.workspace)
+            ):
                 self._pending.append(item)
 
     def remember_noted(self, results: Iterable[str]) -> None:

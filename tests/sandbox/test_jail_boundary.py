@@ -309,6 +309,58 @@ async def test_vis_own_code_is_read_only_when_it_lies_in_the_workspace(
 
 
 @jailed
+def test_no_socket_in_home_is_reachable_when_the_workspace_is_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``vis`` started in ``~``: home was shown read-only, and a socket on a read-only
+    mount still accepts connections. A jailed block reached Docker Desktop's
+    ``~/.docker/desktop/docker.sock``, an SSH ControlMaster socket in ``~/.ssh`` or
+    ``~/.gnupg/S.gpg-agent``: commands outside the jail, or on other machines. Every socket
+    among home's dot entries is hidden."""
+    from vis_core.sandbox.jail import vis_runtime
+
+    home = tmp_path / "ada"
+    places = [
+        home / ".docker" / "desktop" / "docker.sock",
+        home / ".ssh" / "cm-ada@build:22",
+        home / ".gnupg" / "S.gpg-agent",
+    ]
+    servers = []
+    for place in places:
+        place.parent.mkdir(parents=True, exist_ok=True)
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(place))
+        server.listen(4)
+        servers.append(server)
+    monkeypatch.setenv("HOME", str(home))
+    code = textwrap.dedent(
+        f"""
+        import socket
+        for place in {[str(p) for p in places]!r}:
+            try:
+                socket.socket(socket.AF_UNIX).connect(place)
+                print("reached", place)
+            except OSError:
+                print("refused")
+        """
+    )
+    python = Path(sys.executable).resolve()
+    runtime = [*vis_runtime(), python.parent.parent]
+    try:
+        done = subprocess.run(
+            jail_argv([str(python), "-I", "-c", code], home, read_only=runtime),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        for server in servers:
+            server.close()
+    assert done.stdout.splitlines() == ["refused"] * len(places), done.stderr
+
+
+@jailed
 def test_home_dot_files_stay_read_only_when_the_workspace_is_home(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

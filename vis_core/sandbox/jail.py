@@ -8,6 +8,7 @@ import logging
 import os
 import stat
 import sys
+from collections import deque
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
@@ -272,6 +273,9 @@ def jail_argv(
     if holds_home:
         args += ["--ro-bind", str(home), str(home)]
         args += [arg for entry in _home_entries(home) for arg in ("--bind", entry, entry)]
+        # a socket accepts connections on a read-only mount too (Docker Desktop's, an ssh
+        # ControlMaster's, gpg-agent's): each one among home's dot entries is covered
+        args += [arg for sock in home_sockets(home) for arg in ("--ro-bind", "/dev/null", sock)]
     for path in shown:
         if path not in holding:
             args += ["--ro-bind", str(path), str(path)]
@@ -303,6 +307,41 @@ def jail_argv(
                     made.add(link)
     args += ["--remount-ro", "/", *isolation(), "--chdir", str(root), "--", *argv]
     return args
+
+
+SOCKET_SCAN_LIMIT = 20_000  # entries of home's dot folders looked at for sockets, per jail
+
+
+def home_sockets(home: Path, limit: int = SOCKET_SCAN_LIMIT) -> list[str]:
+    """The unix sockets among home's dot entries and ``~/bin``, shallowest first, looking at
+    up to ``limit`` entries (links are not followed): what the jail covers when the
+    workspace holds home."""
+    found: list[str] = []
+    pending = deque([str(home)])
+    seen = 0
+    while pending and seen < limit:
+        folder = pending.popleft()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            continue
+        for entry in entries:
+            seen += 1
+            if folder == str(home) and not (
+                entry.name.startswith(".") or entry.name in HOME_READ_ONLY
+            ):
+                continue  # home's other entries are bound read-write, as a workspace is
+            try:
+                if entry.is_symlink() or entry.is_file(follow_symlinks=False):
+                    continue
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(entry.path)
+                elif stat.S_ISSOCK(entry.stat(follow_symlinks=False).st_mode):
+                    found.append(entry.path)
+            except OSError:
+                continue
+    return sorted(found)
 
 
 def _home_entries(home: Path) -> list[str]:

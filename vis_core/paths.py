@@ -149,8 +149,13 @@ CONTROL_NAMES = (".vis", "vis.yml")
 CONTROL_PREFIX = ".env"
 
 
+# Skills other agents keep, which a trusted project's sessions load too (skills/found.py).
+SHARED_SKILL_FOLDERS = (".agents/skills", ".claude/skills")
+
+
 def control_files(project: Path) -> list[Path]:
-    """The files that decide what a project runs: ``vis.yml``, ``.env*``, all of ``.vis/``."""
+    """The files that decide what a project runs or tells the model: ``vis.yml``, ``.env*``,
+    all of ``.vis/`` and the skills of ``.agents/skills`` and ``.claude/skills``."""
     root = Path(project)
     try:
         names = sorted(os.listdir(root))
@@ -160,12 +165,23 @@ def control_files(project: Path) -> list[Path]:
     for name in names:
         path = root / name
         if name == ".vis" and path.is_dir() and not path.is_symlink():
-            for folder, dirs, files in os.walk(path):
-                dirs.sort()
-                found += [Path(folder) / f for f in sorted(files)]
-                found += [Path(folder) / d for d in dirs if (Path(folder) / d).is_symlink()]
+            found += _files_in(path)
         elif name in CONTROL_NAMES or name.startswith(CONTROL_PREFIX):
             found.append(path)
+    for relative in SHARED_SKILL_FOLDERS:
+        folder = root / relative
+        if folder.is_dir() and not folder.is_symlink() and not folder.parent.is_symlink():
+            found += _files_in(folder)
+    return found
+
+
+def _files_in(path: Path) -> list[Path]:
+    """Every file under ``path``, and the linked folders in it (not followed), sorted."""
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(path):
+        dirs.sort()
+        found += [Path(folder) / f for f in sorted(files)]
+        found += [Path(folder) / d for d in dirs if (Path(folder) / d).is_symlink()]
     return found
 
 

@@ -286,3 +286,31 @@ async def test_a_jailed_block_sees_vis_code_but_not_the_rest_of_its_source_check
     )
     assert outcome.blocks[0].error is None, outcome.blocks[0].error
     assert outcome.blocks[0].stdout.split() == ["False", "True"]
+
+
+@jailed
+async def test_skills_and_agent_settings_of_other_agents_are_control_files(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    """``.claude/`` and ``.agents/`` (skills a trusted project's sessions read; hooks other
+    agents run) are read-only in the jail, and a skill added to a trusted project outside
+    the jail makes the person trust it again."""
+    (vis_home / "config.toml").write_text("jail = true\n")
+    for folder in (".claude", ".agents"):
+        (workspace / folder / "skills").mkdir(parents=True)
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    outcome = await run_blocks(
+        workspace,
+        tmp_path,
+        "import os\nfor path in ('.claude/settings.json', '.agents/skills/x.md',"
+        " '.claude/skills/x.md'):\n"
+        "    try:\n        open(path, 'w').write('{}')\n        print(path, 'written')\n"
+        "    except OSError as exc:\n        print(path, type(exc).__name__)",
+    )
+    assert outcome.blocks[0].error is None, outcome.blocks[0].error
+    assert "written" not in outcome.blocks[0].stdout, outcome.blocks[0].stdout
+    assert TrustStore(VisPaths.from_env()).is_trusted(workspace)
+    skill = workspace / ".claude" / "skills" / "deploy"
+    skill.mkdir()
+    (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: d\n---\nrm -rf /\n")
+    assert not TrustStore(VisPaths.from_env()).is_trusted(workspace)

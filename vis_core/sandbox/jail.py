@@ -26,7 +26,9 @@ from vis_core.jail_check import (
 log = logging.getLogger(__name__)
 
 # What decides whether and how the project's code runs: read-only inside the jail.
-PROTECTED_NAMES = (".vis", "vis.yml", ".git")
+# ``.agents``/``.claude`` hold skills a trusted project's sessions read and other agents'
+# settings (hooks that run commands): read-only as well.
+PROTECTED_NAMES = (".vis", "vis.yml", ".git", ".agents", ".claude")
 PROTECTED_PREFIX = ".env"
 # Folders of home that start programs although their names have no dot (~/bin is on PATH).
 HOME_READ_ONLY = ("bin",)

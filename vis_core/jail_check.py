@@ -97,10 +97,12 @@ def system_binds() -> list[str]:
         if os.path.isfile(path) and not os.path.islink(path):
             args += ["--ro-bind", "/dev/null", path]
     dirs = ["/" + name for name in HIDDEN_SYSTEM_DIRS]
-    for path in private_system_entries():  # what only its owner or group may read
+    # what only its owner or group may read, as found once per process: one gone since (a lock
+    # file useradd or apt held) is left out, or bubblewrap could not start the jail at all
+    for path in private_system_entries():
         if os.path.isdir(path):
             dirs.append(path)
-        elif path not in hidden:
+        elif path not in hidden and os.path.lexists(path):
             args += ["--ro-bind", "/dev/null", path]
     for path in sorted(set(dirs)):
         if os.path.isdir(path) and not os.path.islink(path):

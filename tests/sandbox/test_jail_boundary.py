@@ -642,3 +642,32 @@ def test_after_kill_9_of_vis_no_jailed_process_survives(workspace: Path, vis_hom
     while _running(f"sleep\0{marker}") and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _running(f"sleep\0{marker}") == [], "a jailed process outlived Vis"
+
+
+@jailed
+@pytest.mark.skipif(os.geteuid() != 0, reason="root-only files are what root can read")
+def test_a_root_only_file_gone_since_the_scan_does_not_stop_the_jail(workspace: Path) -> None:
+    """``/etc``'s root-only entries are found once per process; a lock file that existed then
+    (useradd's ``/etc/passwd.lock``, apt's) and is gone now must not make every later jail
+    fail to start."""
+    name = f"vis-lock-{uuid.uuid4().hex[:8]}"
+    program = textwrap.dedent(
+        f"""
+        import os, subprocess, sys
+        from pathlib import Path
+        from vis_core.jail_check import private_system_entries
+        from vis_core.sandbox.jail import jail_argv
+        lock = Path("/etc/{name}.lock")
+        lock.write_text("")
+        lock.chmod(0o600)
+        try:
+            assert str(lock) in private_system_entries()
+        finally:
+            lock.unlink()
+        argv = jail_argv(["sh", "-c", "echo started"], Path({str(workspace)!r}))
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        sys.stdout.write(done.stdout + done.stderr)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.stdout.strip() == "started", (done.stdout, done.stderr)

@@ -138,6 +138,8 @@ class VisApp(App[int]):
     async def _start(self) -> None:
         from vis_core.extension.metadata import warm
 
+        if not self.resume and not self.continue_:  # a new session opens: its header first
+            await self._paint_welcome()
         warm()  # the build globals extensions need (git, in a source checkout) meanwhile
         try:
             if self._open_host is not None:
@@ -147,6 +149,7 @@ class VisApp(App[int]):
                 core = await asyncio.to_thread(importlib.import_module, "vis_core.host")
                 host = await core.Host.open(self.options)
         except Exception as exc:  # shown to the person; the app stays usable for reading
+            self.main.drop_welcome()
             self.main.transcript.add_message(
                 f"**Vis could not start:** {escape_markdown(str(exc))}", classes="error"
             )
@@ -163,6 +166,7 @@ class VisApp(App[int]):
         try:
             await self._open_first_session(host)
         except Exception as exc:
+            self.main.drop_welcome()
             self.main.transcript.add_message(
                 f"**Vis could not open the session:** {escape_markdown(str(exc))}", classes="error"
             )
@@ -176,6 +180,29 @@ class VisApp(App[int]):
         # app's thread: it is kept off the first frame (see the modules), and it starts once
         # the session's first frame (its welcome header) is painted, which it would slow.
         self.call_after_refresh(self._load_drawn_later)
+
+    async def _paint_welcome(self) -> None:
+        """Paint the new session's welcome header from the files (model, trust, jail mode),
+        then open the Host: the app reads as ready while the rest starts behind the prompt
+        (a request typed meanwhile waits in the queue and is sent once the session is open)."""
+        from vis_core.welcome import welcome_facts
+
+        options = self.options
+        try:
+            facts = await asyncio.to_thread(
+                welcome_facts,
+                options.workspace,
+                provider=options.provider,
+                model=options.model,
+                toggles=options.toggles,
+                channel=options.channel,
+            )
+        except Exception:  # the Host meets the same problem as it opens, and says so
+            return
+        self.main.show_welcome(facts)
+        painted = asyncio.Event()
+        self.call_after_refresh(painted.set)  # the Host's import would hold up this frame
+        await painted.wait()
 
     def _load_drawn_later(self) -> None:
         self.run_worker(asyncio.to_thread(_import_all, _DRAWN_LATER), group="start")

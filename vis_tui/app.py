@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import signal
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -13,6 +14,7 @@ from textual import events
 from textual.app import App, SuspendNotSupported
 from textual.screen import Screen
 
+from vis_core.jail_check import jail_problem
 from vis_tui.collector import CHECK_EVERY, IdleCollector, resume_after_start
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
 from vis_tui.messages import CommandActionRequested
@@ -133,6 +135,9 @@ class VisApp(App[int]):
         # queues the message until the session is ready). Not from on_mount: while the app
         # starts, Textual runs after-refresh callbacks before the frame is written, and the
         # import thread would then hold the GIL the first frame needs.
+        # The jail check (a jailed `true`, once per process, waiting on bubblewrap) runs
+        # meanwhile: the welcome header names the jail mode.
+        threading.Thread(target=jail_problem, name="vis-jail-check", daemon=True).start()
         self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
 
     async def _start(self) -> None:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
     from vis_core.settings.service import SaveResult
+    from vis_core.welcome import WelcomeFacts
     from vis_tui.screens.help import HelpScreen
     from vis_tui.screens.sessions import SessionsScreen
 
@@ -52,6 +53,20 @@ _DRAWN_LATER = ("vis_tui.widgets.answer_markdown", "vis_tui.widgets.system_messa
 def _import_all(names: tuple[str, ...]) -> None:
     for name in names:
         importlib.import_module(name)
+
+
+def _welcome_facts(options: HostOptions) -> WelcomeFacts:
+    """What a new session's welcome header says, read from the files (imports included: in
+    a thread, off the app's loop)."""
+    from vis_core.welcome import welcome_facts
+
+    return welcome_facts(
+        options.workspace,
+        provider=options.provider,
+        model=options.model,
+        toggles=options.toggles,
+        channel=options.channel,
+    )
 
 
 def _help_screen() -> Screen[Any]:
@@ -190,18 +205,8 @@ class VisApp(App[int]):
         """Paint the new session's welcome header from the files (model, trust, jail mode),
         then open the Host: the app reads as ready while the rest starts behind the prompt
         (a request typed meanwhile waits in the queue and is sent once the session is open)."""
-        from vis_core.welcome import welcome_facts
-
-        options = self.options
         try:
-            facts = await asyncio.to_thread(
-                welcome_facts,
-                options.workspace,
-                provider=options.provider,
-                model=options.model,
-                toggles=options.toggles,
-                channel=options.channel,
-            )
+            facts = await asyncio.to_thread(_welcome_facts, self.options)
         except Exception:  # the Host meets the same problem as it opens, and says so
             return
         self.main.show_welcome(facts)

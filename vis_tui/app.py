@@ -103,6 +103,7 @@ class VisApp(App[int]):
         self.main = MainScreen(options.workspace)
         self.ready = asyncio.Event()  # the session is open and shown
         self.painted = asyncio.Event()  # the transcript shows the session's newest turns
+        self._facts: asyncio.Future[WelcomeFacts] | None = None  # for the welcome header
         self.collector = IdleCollector()
         self._command_actions: (
             dict[CommandAction, Callable[[CommandResult], Awaitable[None]]] | None
@@ -150,16 +151,21 @@ class VisApp(App[int]):
         # queues the message until the session is ready). Not from on_mount: while the app
         # starts, Textual runs after-refresh callbacks before the frame is written, and the
         # import thread would then hold the GIL the first frame needs.
-        # The jail check (a jailed `true`, once per process, waiting on bubblewrap) runs
-        # meanwhile: the welcome header names the jail mode.
+        # What a new session's welcome header says is read meanwhile, in a thread (its
+        # imports are a tenth of the core's: the first frame is not held up, measured in
+        # bench/tui_startup.py), and so is the jail check (a jailed `true`, once per process,
+        # waiting on bubblewrap): the header names the jail mode.
         threading.Thread(target=jail_problem, name="vis-jail-check", daemon=True).start()
+        if not self.resume and not self.continue_:
+            self._facts = asyncio.get_running_loop().run_in_executor(
+                None, _welcome_facts, self.options
+            )
         self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
 
     async def _start(self) -> None:
         from vis_core.extension.metadata import warm
 
-        if not self.resume and not self.continue_:  # a new session opens: its header first
-            await self._paint_welcome()
+        await self._paint_welcome()  # a new session opens: its header first
         warm()  # the build globals extensions need (git, in a source checkout) meanwhile
         try:
             if self._open_host is not None:
@@ -205,8 +211,10 @@ class VisApp(App[int]):
         """Paint the new session's welcome header from the files (model, trust, jail mode),
         then open the Host: the app reads as ready while the rest starts behind the prompt
         (a request typed meanwhile waits in the queue and is sent once the session is open)."""
+        if self._facts is None:
+            return
         try:
-            facts = await asyncio.to_thread(_welcome_facts, self.options)
+            facts = await self._facts
         except Exception:  # the Host meets the same problem as it opens, and says so
             return
         self.main.show_welcome(facts)

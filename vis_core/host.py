@@ -164,7 +164,7 @@ class Host:
     async def open(cls, options: HostOptions) -> Host:
         paths = VisPaths.from_env().ensure()
         # the jail check (a jailed `true`, once per process) runs while the rest starts
-        threading.Thread(target=jail_check.jail_problem, name="vis-jail-check", daemon=True).start()
+        jail_check.check_in_background()
         config = load_config(paths.config_file)
         store = await asyncio.to_thread(Store, paths.db_file)
         loading = StoreRuntime(store)  # vis.state while entry files load

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import signal
-import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,7 +13,7 @@ from textual import events
 from textual.app import App, SuspendNotSupported
 from textual.screen import Screen
 
-from vis_core.jail_check import jail_problem
+from vis_core.jail_check import check_in_background
 from vis_tui.collector import CHECK_EVERY, IdleCollector, resume_after_start
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
 from vis_tui.messages import CommandActionRequested
@@ -155,7 +154,7 @@ class VisApp(App[int]):
         # imports are a tenth of the core's: the first frame is not held up, measured in
         # bench/tui_startup.py), and so is the jail check (a jailed `true`, once per process,
         # waiting on bubblewrap): the header names the jail mode.
-        threading.Thread(target=jail_problem, name="vis-jail-check", daemon=True).start()
+        check_in_background()  # started already by `vis` (vis_core/cli.py)
         if not self.resume and not self.continue_:
             self._facts = asyncio.get_running_loop().run_in_executor(
                 None, _welcome_facts, self.options

@@ -159,6 +159,7 @@ class VisApp(App[int]):
             self._facts = asyncio.get_running_loop().run_in_executor(
                 None, _welcome_facts, self.options
             )
+            self._facts.add_done_callback(self._show_welcome)  # in the frame that comes next
         self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
 
     async def _start(self) -> None:
@@ -212,14 +213,17 @@ class VisApp(App[int]):
         (a request typed meanwhile waits in the queue and is sent once the session is open)."""
         if self._facts is None:
             return
-        try:
-            facts = await self._facts
-        except Exception:  # the Host meets the same problem as it opens, and says so
+        await asyncio.wait([self._facts])  # _show_welcome mounted the header (or not)
+        if not self.main.welcome_shown:
             return
-        self.main.show_welcome(facts)
         painted = asyncio.Event()
         self.call_after_refresh(painted.set)  # the Host's import would hold up this frame
         await painted.wait()
+
+    def _show_welcome(self, facts: asyncio.Future[WelcomeFacts]) -> None:
+        if facts.cancelled() or facts.exception() is not None or not self.main.is_attached:
+            return  # the Host meets the same problem as it opens, and says so
+        self.main.show_welcome(facts.result())
 
     def _load_drawn_later(self) -> None:
         self.run_worker(asyncio.to_thread(_import_all, _DRAWN_LATER), group="start")

@@ -247,6 +247,11 @@ class MainScreen(Screen[None]):
         self._early_welcome = WelcomeHeader(content)
         self.transcript.mount(self._early_welcome)
 
+    @property
+    def welcome_shown(self) -> bool:
+        """Whether the early welcome header is on screen (until :meth:`attach` takes it)."""
+        return self._early_welcome is not None
+
     def drop_welcome(self) -> None:
         """Remove the early welcome header (the session could not open)."""
         if self._early_welcome is not None:

@@ -75,11 +75,11 @@ async def test_a_request_typed_before_the_session_is_ready_is_sent_whole_once_it
             ),
         )
         assert app.session is not None and app.host is not None
-        session_id = app.session.id
+        session_id, store = app.session.id, app.host.store
         await until(
             pilot,
             lambda: (
-                [(turn.request, turn.status) for turn in app.host.store.turns(session_id)]
+                [(turn.request, turn.status) for turn in store.turns(session_id)]
                 == [("check the result", TurnStatus.COMPLETED)]
             ),
         )

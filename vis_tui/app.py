@@ -155,7 +155,7 @@ class VisApp(App[int]):
         # bench/tui_startup.py), and so is the jail check (a jailed `true`, once per process,
         # waiting on bubblewrap): the header names the jail mode.
         check_in_background()  # started already by `vis` (vis_core/cli.py)
-        if not self.resume and not self.continue_:
+        if self.resume is None and not self.continue_:  # a new session: no picker first
             self._facts = asyncio.get_running_loop().run_in_executor(
                 None, _welcome_facts, self.options
             )

@@ -284,6 +284,7 @@ class MainScreen(Screen[None]):
     async def preview(self, host: Host, session_id: str) -> None:
         """Show a stored session's newest turns while the session itself opens (long ones
         take seconds to restore); :meth:`attach` then keeps them."""
+        self.drop_welcome()
         self.transcript.clear()
         await self.transcript.load_initial(store_page_loader(host.store, session_id))
         self._previewed = session_id

@@ -150,10 +150,10 @@ class VisApp(App[int]):
         # queues the message until the session is ready). Not from on_mount: while the app
         # starts, Textual runs after-refresh callbacks before the frame is written, and the
         # import thread would then hold the GIL the first frame needs.
-        # What a new session's welcome header says is read meanwhile, in a thread (its
-        # imports are a tenth of the core's: the first frame is not held up, measured in
-        # bench/tui_startup.py), and so is the jail check (a jailed `true`, once per process,
-        # waiting on bubblewrap): the header names the jail mode.
+        # What a new session's welcome header says is read now, in a thread (Ready comes
+        # once the first frame is written; its imports are a tenth of the core's, so the
+        # header follows within a frame or two: bench/tui_startup.py), beside the jail check
+        # (a jailed `true`, once per process, waiting on bubblewrap) it names the mode of.
         check_in_background()  # started already by `vis` (vis_core/cli.py)
         if self.resume is None and not self.continue_:  # a new session: no picker first
             self._facts = asyncio.get_running_loop().run_in_executor(

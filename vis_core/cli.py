@@ -224,6 +224,11 @@ def main(argv: list[str] | None = None) -> int:
     # it kept for the whole run; its passes (a full one among them) were ~10% of the CPU to the
     # first frame. The app turns it on again once its Host is open (vis_tui.collector).
     gc.disable()
+    # The jail check (the welcome header names the jail mode) waits on bubblewrap while the
+    # app's modules load.
+    from vis_core.jail_check import check_in_background
+
+    check_in_background()
     from vis_tui.app import run_tui
 
     codegen_cache.save()  # now, not only at exit: the app may be killed rather than quit

@@ -43,16 +43,24 @@ from vis_core.paths import (
     control_files_changed,
     find_project_root,
     project_fingerprint,
-    take_snapshot,
 )
 from vis_core.providers.base import ModelChoice, ProviderConfigError
-from vis_core.sandbox.jail import home_warning, jail_refusal
+from vis_core.sandbox.jail import home_warning
 from vis_core.sandbox.lifetime import ChildLimits
 from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
 from vis_core.settings.core import extension_load_timeout
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
 from vis_core.tools.registry import HostTool
+from vis_core.welcome import (
+    choose_model,
+    jail_mode,
+    jail_policy,
+    model_state,
+    provider_environ,
+    saved_keys,
+    verified,
+)
 
 if TYPE_CHECKING:
     from vis_core.session_tools import SessionTools
@@ -62,7 +70,6 @@ INTERRUPTED = (
     "showed until then is kept"
 )
 RELOADED = "the extensions were reloaded (/reload)"
-LOGIN_HINT = "  4. In the app: /login chooses a provider, saves its key and picks a model.\n"
 
 
 class Host:
@@ -87,7 +94,7 @@ class Host:
         self.workspace = options.workspace.resolve()
         self.project_root = find_project_root(self.workspace)
         if snapshot is None or snapshot.root != self.project_root:
-            snapshot = _verified(paths, self.project_root)[0]
+            snapshot = verified(paths, self.project_root)[0]
         self.trust_changed = _trust_changed(paths, snapshot)
         self._told_changed: str | None = None  # the fingerprint the notice was given for
         self.build = build_metadata()
@@ -157,7 +164,7 @@ class Host:
     async def open(cls, options: HostOptions) -> Host:
         paths = VisPaths.from_env().ensure()
         # the jail check (a jailed `true`, once per process) runs while the rest starts
-        threading.Thread(target=jail_check.jail_problem, name="vis-jail-check", daemon=True).start()
+        jail_check.check_in_background()
         config = load_config(paths.config_file)
         store = await asyncio.to_thread(Store, paths.db_file)
         loading = StoreRuntime(store)  # vis.state while entry files load
@@ -165,7 +172,7 @@ class Host:
         project_root = find_project_root(options.workspace.resolve())
         # The control files are read once: what is checked against the trust list is what
         # loads (extension code, settings, environment, MCP servers), never read again.
-        snapshot, trusted = await asyncio.to_thread(_verified, paths, project_root)
+        snapshot, trusted = await asyncio.to_thread(verified, paths, project_root)
         try:
             extensions = await asyncio.to_thread(
                 load_extensions,
@@ -219,35 +226,18 @@ class Host:
         ``VIS_MODEL`` > the ``model`` setting (``--toggles`` > session > group > project >
         global) > a key's default. Raises ``ValueError``/``ProviderConfigError`` naming the
         source of a bad value."""
-        from vis_core.providers.factory import resolve_model
-        from vis_core.settings import Source
-
-        if self.options.provider == "scripted":
-            return ModelChoice("scripted", "script")
-        if self.options.provider:
-            model = self.options.model or ""
-            if not model:
-                raise ValueError(f"--provider {self.options.provider} needs --model MODEL")
-            if "/" not in model:
-                model = f"{self.options.provider}/{model}"
-            return ModelChoice.parse(model)
-        config = dict(self.config.data)  # [providers] and [models] stay as config.toml has them
-        resolution = self.settings.resolve("model", session_id)  # read again with the file
-        if resolution.source is not Source.DEFAULT:
-            config["model"] = resolution.value
-            chosen_here = not self.options.model and not os.environ.get("VIS_MODEL")
-            if chosen_here and resolution.source is not Source.GLOBAL:
-                _check_model_value(resolution.value, resolution.source.value)
-        elif not resolution.ignored:  # reset in Settings since startup
-            config.pop("model", None)
-        # A config.toml value the settings ignore stays, so resolve_model explains it.
-        return resolve_model(self.options.model, config, self.provider_environ())
+        return choose_model(
+            provider=self.options.provider,
+            model=self.options.model,
+            config=self.config.data,
+            settings=self.settings,
+            environ=self.provider_environ(),
+            session_id=session_id,
+        )
 
     def provider_environ(self) -> dict[str, str]:
         """Where provider keys are read: the environment, else keys saved by ``/login``."""
-        from vis_core.model_choices import provider_environ, saved_keys
-
-        return provider_environ(saved_keys(self), os.environ)
+        return provider_environ(saved_keys(self.settings), os.environ)
 
     def refresh_model(self) -> None:
         """Resolve the project's model again (after ``/login`` saved a key and a model)."""
@@ -255,17 +245,12 @@ class Host:
         self._resolve_model()
 
     def _resolve_model(self) -> None:
-        from vis_core.providers.factory import no_model_help
-
-        try:
-            self.model_choice = self.model_for(None)
-        except (ValueError, ProviderConfigError) as exc:
-            self.model_problem = str(exc)
-            return
-        if self.model_choice is None:
-            self.model_problem = no_model_help(os.environ) + LOGIN_HINT
-        else:
-            self.model_label = f"{self.model_choice.provider}/{self.model_choice.model}"
+        state = model_state(lambda: self.model_for(None))
+        self.model_choice, self.model_label, self.model_problem = (
+            state.choice,
+            state.label,
+            state.problem,
+        )
 
     def session_model(
         self, choice: ModelChoice | None = None, *, script: Path | None = None
@@ -607,35 +592,12 @@ class Host:
     def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
         """Whether the jail is on for ``session_id``, and why nothing may run (fail closed):
         when the ``jail`` setting cannot be read, blocks and shell commands are refused."""
-        problem = self.settings.unreadable("jail", session_id)
-        if problem is not None:
-            return True, jail_refusal(problem)
-        return bool(self.setting("jail", False, session_id)), None
+        return jail_policy(self.settings, session_id)
 
     def jail_mode(self, session_id: str | None = None) -> tuple[bool, str]:
         """Whether blocks and shell commands of ``session_id`` run jailed, and one line that
         says so: the mode, why, and what to install where the jail cannot run."""
-        on, refusal = self.jail_policy(session_id)
-        if refusal is not None:
-            return True, refusal
-        problem = jail_check.jail_problem()
-        if on and problem is None and Path(self.workspace).resolve() == Path("/"):
-            problem = "the workspace is the root folder /; start Vis in a project folder"
-        if on and problem is None:
-            return True, (
-                "jailed: blocks and shell commands see only the workspace and cannot change "
-                "Vis or the project's control files (bubblewrap)"
-            )
-        if on:
-            return True, (
-                f"the jail is on but cannot run here, so no block or shell command runs: {problem}"
-            )
-        source = self.settings.resolve("jail", session_id).source.value
-        if source == "default":
-            why = f"the jail cannot run here: {problem}"
-        else:
-            why = f"the jail setting is false ({source} setting); set jail = true to confine them"
-        return False, f"not jailed: blocks and shell commands run with your permissions; {why}"
+        return jail_mode(self.settings, self.workspace, session_id)
 
     def home_notice(self) -> str | None:
         """The warning that the workspace is the home folder or holds it, else None."""
@@ -679,26 +641,3 @@ def _trust_changed(paths: VisPaths, snapshot: ControlSnapshot) -> bool:
         return TrustStore(paths).changed(snapshot)
     except RuntimeError:
         return False
-
-
-def _verified(paths: VisPaths, project_root: Path) -> tuple[ControlSnapshot, bool]:
-    """The project's control files read once, and whether the person trusted exactly these
-    (an unreadable trust list trusts nothing; the settings report it)."""
-    try:
-        return TrustStore(paths).verified(project_root)
-    except RuntimeError:
-        return take_snapshot(project_root, hashed=False), False
-
-
-def _check_model_value(value: object, source: str) -> None:
-    """A ``model`` setting saved outside config.toml must read ``provider/model``."""
-    text = str(value).strip()
-    if not text or text == "scripted":
-        return
-    try:
-        ModelChoice.parse(text)
-    except ValueError as exc:
-        raise ValueError(
-            f"the {source} value of setting 'model' ({text!r}) is not usable: {exc}; "
-            "change or reset it in /settings"
-        ) from None

@@ -165,6 +165,19 @@ def jail_problem() -> str | None:
         return _check()
 
 
+def check_in_background() -> None:
+    """Start :func:`jail_problem` in a thread, once per process: it waits on bubblewrap
+    (~25 ms), which then overlaps the work that follows; callers wait for its answer."""
+    if _BACKGROUND:
+        return
+    thread = threading.Thread(target=jail_problem, name="vis-jail-check", daemon=True)
+    _BACKGROUND.append(thread)
+    thread.start()
+
+
+_BACKGROUND: list[threading.Thread] = []
+
+
 @functools.cache
 def _check() -> str | None:
     try:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from vis_core import welcome
 from vis_core.commands import CommandResult, err, ok
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.providers.factory import (
@@ -18,6 +19,7 @@ from vis_core.providers.factory import (
 )
 from vis_core.providers.models import KNOWN_MODELS
 from vis_core.settings.redact import short_secret_problem
+from vis_core.welcome import KEY_PREFIX
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
@@ -25,7 +27,6 @@ if TYPE_CHECKING:
 
 # A provider key saved in the secrets file is stored under its environment variable's name
 # with this prefix (setting ids are lower-case snake_case, so the two never collide).
-KEY_PREFIX = "env:"
 RECENT_OWNER, RECENT_KEY = "vis.models", "recent"
 SERVED_KEY = "served"  # {provider: [model, …]} as each server last listed them
 RECENT_LIMIT = 8
@@ -72,17 +73,7 @@ class ModelEntry:
 
 def saved_keys(host: Host) -> dict[str, str]:
     """Provider keys saved by ``/login``, by environment variable name (unreadable file: none)."""
-    try:
-        values = host.settings.secrets.values()
-    except ValueError:
-        return {}
-    return {k[len(KEY_PREFIX) :]: v for k, v in values.items() if k.startswith(KEY_PREFIX)}
-
-
-def provider_environ(saved: Mapping[str, str], environ: Mapping[str, str]) -> dict[str, str]:
-    """The variables providers read their keys from: saved keys, overridden by the real
-    environment (a key exported in the shell wins, as ``--model`` wins over config)."""
-    return {**saved, **environ}
+    return welcome.saved_keys(host.settings)
 
 
 def _kind_models(kind: str) -> list[str]:

@@ -13,6 +13,7 @@ from textual import events
 from textual.app import App, SuspendNotSupported
 from textual.screen import Screen
 
+from vis_core.jail_check import check_in_background
 from vis_tui.collector import CHECK_EVERY, IdleCollector, resume_after_start
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
 from vis_tui.messages import CommandActionRequested
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
     from vis_core.settings.service import SaveResult
+    from vis_core.welcome import WelcomeFacts
     from vis_tui.screens.help import HelpScreen
     from vis_tui.screens.sessions import SessionsScreen
 
@@ -50,6 +52,20 @@ _DRAWN_LATER = ("vis_tui.widgets.answer_markdown", "vis_tui.widgets.system_messa
 def _import_all(names: tuple[str, ...]) -> None:
     for name in names:
         importlib.import_module(name)
+
+
+def _welcome_facts(options: HostOptions) -> WelcomeFacts:
+    """What a new session's welcome header says, read from the files (imports included: in
+    a thread, off the app's loop)."""
+    from vis_core.welcome import welcome_facts
+
+    return welcome_facts(
+        options.workspace,
+        provider=options.provider,
+        model=options.model,
+        toggles=options.toggles,
+        channel=options.channel,
+    )
 
 
 def _help_screen() -> Screen[Any]:
@@ -86,6 +102,7 @@ class VisApp(App[int]):
         self.main = MainScreen(options.workspace)
         self.ready = asyncio.Event()  # the session is open and shown
         self.painted = asyncio.Event()  # the transcript shows the session's newest turns
+        self._facts: asyncio.Future[WelcomeFacts] | None = None  # for the welcome header
         self.collector = IdleCollector()
         self._command_actions: (
             dict[CommandAction, Callable[[CommandResult], Awaitable[None]]] | None
@@ -133,11 +150,22 @@ class VisApp(App[int]):
         # queues the message until the session is ready). Not from on_mount: while the app
         # starts, Textual runs after-refresh callbacks before the frame is written, and the
         # import thread would then hold the GIL the first frame needs.
+        # What a new session's welcome header says is read now, in a thread (Ready comes
+        # once the first frame is written; its imports are a tenth of the core's, so the
+        # header follows within a frame or two: bench/tui_startup.py), beside the jail check
+        # (a jailed `true`, once per process, waiting on bubblewrap) it names the mode of.
+        check_in_background()  # started already by `vis` (vis_core/cli.py)
+        if self.resume is None and not self.continue_:  # a new session: no picker first
+            self._facts = asyncio.get_running_loop().run_in_executor(
+                None, _welcome_facts, self.options
+            )
+            self._facts.add_done_callback(self._show_welcome)  # in the frame that comes next
         self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
 
     async def _start(self) -> None:
         from vis_core.extension.metadata import warm
 
+        await self._paint_welcome()  # a new session opens: its header first
         warm()  # the build globals extensions need (git, in a source checkout) meanwhile
         try:
             if self._open_host is not None:
@@ -147,6 +175,7 @@ class VisApp(App[int]):
                 core = await asyncio.to_thread(importlib.import_module, "vis_core.host")
                 host = await core.Host.open(self.options)
         except Exception as exc:  # shown to the person; the app stays usable for reading
+            self.main.drop_welcome()
             self.main.transcript.add_message(
                 f"**Vis could not start:** {escape_markdown(str(exc))}", classes="error"
             )
@@ -163,6 +192,7 @@ class VisApp(App[int]):
         try:
             await self._open_first_session(host)
         except Exception as exc:
+            self.main.drop_welcome()
             self.main.transcript.add_message(
                 f"**Vis could not open the session:** {escape_markdown(str(exc))}", classes="error"
             )
@@ -176,6 +206,24 @@ class VisApp(App[int]):
         # app's thread: it is kept off the first frame (see the modules), and it starts once
         # the session's first frame (its welcome header) is painted, which it would slow.
         self.call_after_refresh(self._load_drawn_later)
+
+    async def _paint_welcome(self) -> None:
+        """Paint the new session's welcome header from the files (model, trust, jail mode),
+        then open the Host: the app reads as ready while the rest starts behind the prompt
+        (a request typed meanwhile waits in the queue and is sent once the session is open)."""
+        if self._facts is None:
+            return
+        await asyncio.wait([self._facts])  # _show_welcome mounted the header (or not)
+        if not self.main.welcome_shown:
+            return
+        painted = asyncio.Event()
+        self.call_after_refresh(painted.set)  # the Host's import would hold up this frame
+        await painted.wait()
+
+    def _show_welcome(self, facts: asyncio.Future[WelcomeFacts]) -> None:
+        if facts.cancelled() or facts.exception() is not None or not self.main.is_attached:
+            return  # the Host meets the same problem as it opens, and says so
+        self.main.show_welcome(facts.result())
 
     def _load_drawn_later(self) -> None:
         self.run_worker(asyncio.to_thread(_import_all, _DRAWN_LATER), group="start")

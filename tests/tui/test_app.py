@@ -10,6 +10,7 @@ from sample_turns import every_block_records, turn_events
 
 from vis_tui.screens.sessions import SessionsScreen
 from vis_tui.widgets.paths import PathChip
+from vis_tui.widgets.welcome import WelcomeHeader
 
 from .support import started, store_session, until, vis_app, write_script
 
@@ -130,6 +131,7 @@ async def test_resume_picker_closed_starts_a_new_session(workspace: Path) -> Non
         await pilot.press("escape")
         await started(app, pilot)
         assert app.session.id not in known and not app.main.transcript.turns
+        assert len(app.main.transcript.query(WelcomeHeader)) == 1  # the new session's
 
 
 async def test_older_turns_load_as_the_person_scrolls_up(workspace: Path) -> None:

@@ -5,11 +5,10 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import orjson
-
-from vis_core.events import Event, event_from_dict, event_payload
+if TYPE_CHECKING:
+    from vis_core.events import Event
 
 REDACTED = "[REDACTED]"
 # A secret shorter than this cannot be redacted safely inside other text (a one-letter secret
@@ -136,6 +135,8 @@ class Redactor:
         cleaned = self.value(data)
         if cleaned == data:  # compared as values: a secret JSON escapes is found too
             return event, data, payload
+        from vis_core.events import event_from_dict, event_payload  # the store has them loaded
+
         redacted = event_from_dict(cleaned)
         data, payload = event_payload(redacted)
         return redacted, data, payload
@@ -143,6 +144,8 @@ class Redactor:
 
 def _json_string(text: str) -> str:
     """``text`` as the event log's JSON encoder writes it between quotes."""
+    import orjson  # not before the welcome header (vis_core.welcome reads the settings)
+
     return orjson.dumps(text).decode()[1:-1]
 
 

@@ -43,6 +43,8 @@ if TYPE_CHECKING:
     from vis_core.commands import PromptToSend
     from vis_core.events import Event, TurnEnded
     from vis_core.host import Host
+    from vis_core.welcome import WelcomeFacts
+    from vis_tui.widgets.welcome import WelcomeHeader
 
 QUIT_WINDOW_SECONDS = 3.0
 _TOAST_SEVERITY: dict[NotifyKind, SeverityLevel] = {
@@ -148,6 +150,7 @@ class MainScreen(Screen[None]):
         self.files: list[str] | None = None  # workspace files for @ completion, once listed
         self._waiting_delta: CoreEvent | None = None  # the last delta posted, if not handled
         self._previewed: str | None = None
+        self._early_welcome: WelcomeHeader | None = None  # painted before the session opened
 
     # -- layout --------------------------------------------------------------------------
     def compose(self) -> Any:
@@ -193,8 +196,9 @@ class MainScreen(Screen[None]):
         if self._unsubscribe is not None:
             self._unsubscribe()
         self.host, self.session = host, session
+        early, self._early_welcome = self._early_welcome, None
         if self._previewed != session.id:
-            self.transcript.clear()
+            self.transcript.clear(keep=early)
             await self.transcript.load_initial(store_page_loader(host.store, session.id))
         self._previewed = None
         self.status_bar.title = session.title
@@ -212,7 +216,9 @@ class MainScreen(Screen[None]):
         ]
         self.prompt.set_history([row.text for row in host.store.prompts(session.id)])
         if not self.transcript.turns:
-            self._welcome(host, session)
+            self._welcome(host, session, early)
+        elif early is not None:
+            early.remove()
         if host.model_problem:
             self.transcript.add_message(host.model_problem, classes="no-model", plain=True)
         for note in host.startup_notes():
@@ -230,7 +236,35 @@ class MainScreen(Screen[None]):
         if self.session is not None:
             self.status_bar.model = self.session.model.label
 
-    def _welcome(self, host: Host, session: AgentSession) -> None:
+    def show_welcome(self, facts: WelcomeFacts) -> None:
+        """Paint a new session's welcome header from what the files say, before the Host and
+        the session are open (they take most of the startup); :meth:`attach` keeps it and
+        brings it up to date."""
+        from vis_core import __version__
+        from vis_tui.widgets.welcome import WelcomeHeader, welcome_content
+
+        content = welcome_content(
+            __version__, facts.model, Path(self.workspace), trusted=facts.trusted, jail=facts.jail
+        )
+        self._early_welcome = WelcomeHeader(content)
+        self.transcript.mount(self._early_welcome)
+
+    @property
+    def welcome_shown(self) -> bool:
+        """Whether the early welcome header is on screen (until :meth:`attach` takes it)."""
+        return self._early_welcome is not None
+
+    def drop_welcome(self) -> None:
+        """Remove the early welcome header (the session could not open)."""
+        if self._early_welcome is not None:
+            self._early_welcome.remove()
+            self._early_welcome = None
+
+    def _welcome(
+        self, host: Host, session: AgentSession, header: WelcomeHeader | None = None
+    ) -> None:
+        """Show the welcome header of ``session``; ``header``: the one painted early, which
+        takes what the Host knows (unchanged on screen when the files said the same)."""
         from vis_core import __version__
         from vis_tui.widgets.welcome import WelcomeHeader, welcome_content
 
@@ -243,12 +277,17 @@ class MainScreen(Screen[None]):
             jail=host.jail_mode(session.id),
             instructions=_instruction_labels(session),
         )
+        if header is not None:
+            if header.content != content:
+                header.update(content)
+            return
         first = self.transcript.children[0] if self.transcript.children else None
         self.transcript.mount(WelcomeHeader(content), before=first)  # above resumed notes
 
     async def preview(self, host: Host, session_id: str) -> None:
         """Show a stored session's newest turns while the session itself opens (long ones
         take seconds to restore); :meth:`attach` then keeps them."""
+        self.drop_welcome()
         self.transcript.clear()
         await self.transcript.load_initial(store_page_loader(host.store, session_id))
         self._previewed = session_id

@@ -155,7 +155,9 @@ class Transcript(SteadyScroll, can_focus=False):
         """The person left the transcript (Esc): the prompt takes the keyboard."""
 
     # -- building ------------------------------------------------------------------------
-    def clear(self) -> None:
+    def clear(self, keep: Widget | None = None) -> None:
+        """Remove every row (but ``keep``, e.g. a welcome header painted before the session
+        opened) and forget the pages read."""
         self._generation += 1
         self.turns.clear()
         self.has_older = False
@@ -165,7 +167,7 @@ class Transcript(SteadyScroll, can_focus=False):
         self._above.clear()
         self._below.clear()
         self._ready.clear()
-        self.remove_children()
+        self.remove_children([child for child in self.children if child is not keep])
 
     def add_turn(self, turn_id: str, position: int, request: str) -> TurnView:
         self.show_newest()  # a new turn goes after the newest: bring those back first

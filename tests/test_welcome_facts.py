@@ -1,0 +1,93 @@
+"""What the welcome header says before the Host opens is what the Host says once it is open."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vis_core.host import Host
+from vis_core.host_options import HostOptions
+from vis_core.paths import TrustStore, VisPaths
+from vis_core.welcome import WelcomeFacts, welcome_facts
+
+LOCAL = """\
+[providers.local]
+kind = "openai"
+base_url = "http://127.0.0.1:9/v1"
+api_key_env = ""
+"""
+
+
+async def _host_facts(options: HostOptions) -> WelcomeFacts:
+    host = await Host.open(options)
+    try:
+        session = await host.new_session()
+        model = host.model_label if not host.model_problem else ""
+        return WelcomeFacts(model, host.trusted, host.jail_mode(session.id))
+    finally:
+        await host.close()
+
+
+@pytest.mark.parametrize(
+    ("config", "project", "trusted", "options", "model"),
+    [
+        ('model = "local/global-model"\n' + LOCAL, None, False, {}, "local/global-model"),
+        (
+            'model = "local/global-model"\njail = false\n' + LOCAL,
+            None,
+            False,
+            {},
+            "local/global-model",
+        ),
+        ("", None, False, {}, ""),  # no model: the header says so
+        ('model = "nowhere"\n', None, False, {}, ""),  # a bad value: no model either
+        (
+            'model = "local/global-model"\n' + LOCAL,
+            "local/project-model",
+            True,
+            {},
+            "local/project-model",
+        ),
+        (
+            'model = "local/global-model"\n' + LOCAL,
+            "local/project-model",
+            False,
+            {},
+            "local/global-model",
+        ),
+        (LOCAL, None, False, {"provider": "scripted", "script": Path("s.json")}, "scripted/script"),
+        (
+            LOCAL,
+            None,
+            False,
+            {"model": "local/flag-model", "toggles": ("jail=false",)},
+            "local/flag-model",
+        ),
+    ],
+)
+async def test_the_files_say_what_the_host_says(
+    workspace: Path,
+    config: str,
+    project: str | None,
+    trusted: bool,
+    options: dict[str, object],
+    model: str,
+) -> None:
+    paths = VisPaths.from_env().ensure()
+    paths.config_file.write_text(config, encoding="utf-8")
+    if project is not None:
+        (workspace / "vis.yml").write_text(
+            f"toggles:\n  jail: false\n  model: {project}\n", encoding="utf-8"
+        )
+        if trusted:
+            TrustStore(paths).trust(workspace)
+    host_options = HostOptions(workspace=workspace, **options)  # type: ignore[arg-type]
+    early = welcome_facts(
+        workspace,
+        provider=host_options.provider,
+        model=host_options.model,
+        toggles=host_options.toggles,
+    )
+    assert early == await _host_facts(host_options)
+    assert (early.model, early.trusted) == (model, trusted)

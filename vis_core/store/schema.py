@@ -278,6 +278,25 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX background_commands_by_turn ON background_commands(turn_id)",
     ),
+    # 8: drafts, the isolated working copies a session works in until the person approves or
+    # discards them (vis_core/drafts). A row outlives its session and a killed Vis.
+    (
+        """CREATE TABLE drafts (
+            id TEXT PRIMARY KEY,
+            label TEXT NOT NULL,
+            backend TEXT NOT NULL,  -- worktree or copy
+            root TEXT NOT NULL,  -- the draft's working copy (the session's workspace in it)
+            workspace TEXT NOT NULL,  -- the live workspace it was made from
+            repo_root TEXT,  -- the live repository's top folder (worktree backend)
+            base TEXT NOT NULL,  -- the commit the draft started from (copy: its manifest)
+            branch TEXT,
+            target_branch TEXT,
+            session_id TEXT,
+            created REAL NOT NULL,
+            UNIQUE (workspace, label)
+        )""",
+        "CREATE INDEX drafts_by_session ON drafts(session_id)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

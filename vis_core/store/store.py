@@ -13,6 +13,7 @@ from vis_core.events import Event, stored_form
 from vis_core.paths import VisPaths
 from vis_core.store.attachments import AttachmentsMixin
 from vis_core.store.database import Database, StoreError
+from vis_core.store.drafts import DraftsMixin
 from vis_core.store.extras import ExtrasMixin
 from vis_core.store.folds import FoldsMixin
 from vis_core.store.projection import project, project_many
@@ -29,7 +30,7 @@ _START_RUN = "INSERT INTO event_runs (start, session_id) VALUES (?, ?)"
 LastEvent = tuple[int, str] | None  # (seq, session) of the last event this process wrote
 
 
-class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixin):
+class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixin, DraftsMixin):
     """The Vis database. Thread-safe: one connection behind a lock, short transactions.
 
     ``append`` commits an event and its projections before it returns, so the agent can

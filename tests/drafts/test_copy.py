@@ -1,0 +1,82 @@
+"""Drafts of a folder outside git: a copy, synced and approved file by file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from vis_core.drafts import DraftConflict, Drafts
+from vis_core.model.draft import DraftBackend
+
+
+@pytest.fixture
+def folder(workspace: Path) -> Path:
+    (workspace / "notes.md").write_text("notes\n")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "data.csv").write_text("a,b\n")
+    (workspace / "run.sh").write_text("#!/bin/sh\n")
+    (workspace / "run.sh").chmod(0o755)
+    return workspace
+
+
+def test_a_copy_draft_is_approved_back_and_discarded_without_a_trace(
+    folder: Path, drafts: Drafts, vis_home: Path
+) -> None:
+    draft = drafts.create(folder, "s1", "plain")
+    root = Path(draft.root)
+    assert draft.backend is DraftBackend.COPY and root.is_relative_to(vis_home)
+    assert (root / "sub" / "data.csv").read_text() == "a,b\n"
+    assert (root / "run.sh").stat().st_mode & 0o111
+    (root / "notes.md").write_text("notes, edited\n")
+    (root / "sub" / "data.csv").unlink()
+    (root / "new.txt").write_text("new\n")
+    assert drafts.changed_files(draft) == ["new.txt", "notes.md", "sub/data.csv"]
+    assert (folder / "notes.md").read_text() == "notes\n"
+
+    drafts.approve(draft)
+
+    assert (folder / "notes.md").read_text() == "notes, edited\n"
+    assert (folder / "new.txt").read_text() == "new\n"
+    assert not (folder / "sub" / "data.csv").exists()
+    assert not root.exists() and drafts.listed() == []
+
+    other = drafts.create(folder, "s1", "thrown")
+    (Path(other.root) / "notes.md").write_text("never\n")
+    drafts.discard(other)
+    assert (folder / "notes.md").read_text() == "notes, edited\n"
+    assert not Path(other.root).exists()
+
+
+def test_approval_refuses_files_the_live_folder_changed_since(folder: Path, drafts: Drafts) -> None:
+    draft = drafts.create(folder, "s1", "plain")
+    (Path(draft.root) / "notes.md").write_text("the draft's\n")
+    (Path(draft.root) / "new.txt").write_text("new\n")
+    (folder / "notes.md").write_text("the person's\n")
+
+    with pytest.raises(DraftConflict) as refused:
+        drafts.approve(draft)
+
+    assert refused.value.files == ("notes.md",)
+    assert (folder / "notes.md").read_text() == "the person's\n"
+    assert not (folder / "new.txt").exists()  # nothing half-copied
+    assert drafts.listed() == [draft]
+
+
+def test_sync_brings_the_live_changes_and_names_a_conflict(folder: Path, drafts: Drafts) -> None:
+    draft = drafts.create(folder, "s1", "plain")
+    root = Path(draft.root)
+    (root / "notes.md").write_text("the draft's\n")
+    (folder / "sub" / "data.csv").write_text("a,b\n1,2\n")
+    (folder / "later.txt").write_text("later\n")
+
+    assert drafts.sync(draft) == ["later.txt", "sub/data.csv"]
+    assert (root / "sub" / "data.csv").read_text() == "a,b\n1,2\n"
+    assert (root / "later.txt").read_text() == "later\n"
+
+    (folder / "notes.md").write_text("the person's\n")
+    with pytest.raises(DraftConflict) as refused:
+        drafts.sync(draft)
+    assert refused.value.files == ("notes.md",)
+    assert (root / "notes.md").read_text() == "the draft's\n"
+    assert drafts.changed_files(draft) == ["notes.md"]  # the synced files are its base now

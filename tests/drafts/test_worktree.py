@@ -1,0 +1,250 @@
+"""Drafts of a git repository: a worktree on vis/draft/<label>, approved or discarded."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from vis_core.drafts import DraftConflict, DraftError, DraftHooks, Drafts
+from vis_core.extension.hooks import OperationBlocked
+from vis_core.model.draft import DraftBackend
+
+from .conftest import git
+
+
+def test_a_draft_starts_where_the_person_is_and_leaves_the_live_tree_alone(
+    repo: Path, drafts: Drafts, vis_home: Path
+) -> None:
+    (repo / "a.txt").write_text("one\nTWO\nthree\n")  # a change not committed
+    git(repo, "add", "a.txt")  # staged, even
+    (repo / "new.txt").write_text("untracked\n")
+    (repo / "ignored").mkdir()
+    (repo / "ignored" / "big.bin").write_text("never carried")
+    status_before = git(repo, "status", "--porcelain")
+
+    draft = drafts.create(repo, "s1", "fix")
+
+    root = Path(draft.root)
+    assert draft.backend is DraftBackend.WORKTREE and draft.branch == "vis/draft/fix"
+    assert draft.target_branch == "main"
+    assert root.is_relative_to(vis_home) and not root.is_relative_to(repo)
+    assert (root / "a.txt").read_text() == "one\nTWO\nthree\n"
+    assert (root / "new.txt").read_text() == "untracked\n"
+    assert not (root / "ignored").exists()
+    assert git(repo, "status", "--porcelain") == status_before  # index and tree untouched
+    assert git(root, "status", "--porcelain") == ""  # the carried changes are its base
+    assert drafts.changed_files(draft) == ["a.txt", "new.txt"]
+    assert drafts.of_session("s1") == draft
+
+
+def test_approval_merges_into_the_branch_and_updates_the_live_workspace(
+    repo: Path, drafts: Drafts
+) -> None:
+    (repo / "a.txt").write_text("one\nTWO\nthree\n")  # carried into the draft
+    draft = drafts.create(repo, "s1", "work")
+    root = Path(draft.root)
+    (root / "b.txt").write_text("bee edited\n")
+    (root / "c.txt").write_text("sea\n")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "the person goes on")  # no fast-forward
+
+    result = drafts.approve(draft, "edit b, add c")
+
+    assert sorted(result["files"]) == ["a.txt", "b.txt", "c.txt"]
+    assert (repo / "b.txt").read_text() == "bee edited\n"
+    assert (repo / "c.txt").read_text() == "sea\n"
+    assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "log", "-1", "--format=%s") == "Merge draft work: edit b, add c"
+    assert not root.exists() and drafts.listed() == []
+    assert git(repo, "branch", "--list", "vis/draft/*") == ""
+    assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_approval_refuses_files_the_person_changed_since_and_changes_nothing(
+    repo: Path, drafts: Drafts
+) -> None:
+    draft = drafts.create(repo, "s1", "work")
+    (Path(draft.root) / "b.txt").write_text("the draft's bee\n")
+    (repo / "b.txt").write_text("the person's bee\n")
+    head = git(repo, "rev-parse", "main")
+
+    with pytest.raises(DraftConflict) as refused:
+        drafts.approve(draft)
+
+    assert refused.value.files == ("b.txt",)
+    assert (repo / "b.txt").read_text() == "the person's bee\n"
+    assert git(repo, "rev-parse", "main") == head
+    assert (Path(draft.root) / "b.txt").read_text() == "the draft's bee\n"
+    assert drafts.listed() == [draft]
+
+
+def test_a_conflict_with_the_target_is_named_and_nothing_is_half_merged(
+    repo: Path, drafts: Drafts
+) -> None:
+    draft = drafts.create(repo, "s1", "work")
+    (Path(draft.root) / "a.txt").write_text("one\ndraft\nthree\n")
+    (Path(draft.root) / "b.txt").write_text("bee too\n")
+    (repo / "a.txt").write_text("one\nperson\nthree\n")
+    git(repo, "commit", "-qam", "the person's a")
+    head = git(repo, "rev-parse", "main")
+
+    with pytest.raises(DraftConflict) as refused:
+        drafts.approve(draft)
+
+    assert refused.value.files == ("a.txt",)
+    assert git(repo, "rev-parse", "main") == head
+    assert git(repo, "status", "--porcelain") == ""
+    assert (repo / "b.txt").read_text() == "bee\n"
+    assert drafts.changed_files(draft) == ["a.txt", "b.txt"]  # still usable
+
+    with pytest.raises(DraftConflict) as sync_refused:
+        drafts.sync(draft)
+    assert sync_refused.value.files == ("a.txt",)
+    assert (Path(draft.root) / "a.txt").read_text() == "one\ndraft\nthree\n"
+
+
+def test_sync_brings_the_targets_new_commits(repo: Path, drafts: Drafts) -> None:
+    draft = drafts.create(repo, "s1", "work")
+    (Path(draft.root) / "a.txt").write_text("one\ntwo\nthree\nfour\n")
+    (repo / "b.txt").write_text("bee from main\n")
+    git(repo, "commit", "-qam", "main moves")
+
+    assert drafts.sync(draft) == ["b.txt"]
+
+    assert (Path(draft.root) / "b.txt").read_text() == "bee from main\n"
+    assert (Path(draft.root) / "a.txt").read_text() == "one\ntwo\nthree\nfour\n"
+    drafts.approve(draft)
+    assert (repo / "a.txt").read_text() == "one\ntwo\nthree\nfour\n"
+    assert git(repo, "status", "--porcelain") == ""
+
+
+def test_discard_deletes_the_draft_and_its_branch_only(repo: Path, drafts: Drafts) -> None:
+    (repo / "a.txt").write_text("dirty\n")
+    draft = drafts.create(repo, "s1", "gone")
+    (Path(draft.root) / "b.txt").write_text("never lands\n")
+
+    drafts.discard(draft)
+
+    assert not Path(draft.root).exists()
+    assert (repo / "a.txt").read_text() == "dirty\n" and (repo / "b.txt").read_text() == "bee\n"
+    assert git(repo, "branch", "--list", "vis/draft/*") == ""
+    assert drafts.listed() == [] and drafts.of_session("s1") is None
+
+
+def test_a_draft_of_a_subfolder_is_the_same_subfolder_of_the_worktree(
+    repo: Path, drafts: Drafts
+) -> None:
+    (repo / "pkg").mkdir()
+    (repo / "pkg" / "m.py").write_text("x = 1\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "pkg")
+
+    draft = drafts.create(repo / "pkg", "s1")
+
+    assert Path(draft.root).name == "pkg" and (Path(draft.root) / "m.py").exists()
+    assert draft.repo_root == str(repo)
+
+
+def test_two_sessions_in_two_drafts_edit_the_same_file(repo: Path, drafts: Drafts) -> None:
+    first = drafts.create(repo, "s1", "first")
+    second = drafts.create(repo, "s2", "second")
+    (Path(first.root) / "a.txt").write_text("ONE\ntwo\nthree\n")
+    (Path(second.root) / "a.txt").write_text("one\ntwo\nTHREE\n")
+    assert (Path(first.root) / "a.txt").read_text() != (Path(second.root) / "a.txt").read_text()
+
+    drafts.approve(first)
+    drafts.approve(second)  # other lines: merges cleanly
+
+    assert (repo / "a.txt").read_text() == "ONE\ntwo\nTHREE\n"
+    third = drafts.create(repo, "s3", "third")
+    fourth = drafts.create(repo, "s4", "fourth")
+    (Path(third.root) / "b.txt").write_text("third\n")
+    (Path(fourth.root) / "b.txt").write_text("fourth\n")
+    drafts.approve(third)
+    with pytest.raises(DraftConflict) as refused:
+        drafts.approve(fourth)
+    assert refused.value.files == ("b.txt",)
+    assert (repo / "b.txt").read_text() == "third\n"
+
+
+def test_the_repositorys_configuration_runs_nothing(repo: Path, drafts: Drafts) -> None:
+    marker = repo.parent / "ran"
+    script = repo.parent / "hook.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    script.chmod(0o755)
+    for hook in (
+        "post-checkout",
+        "pre-commit",
+        "post-commit",
+        "post-merge",
+        "reference-transaction",
+    ):
+        (repo / ".git" / "hooks" / hook).write_text(f"#!/bin/sh\ntouch {marker}\n")
+        (repo / ".git" / "hooks" / hook).chmod(0o755)
+    git(repo, "config", "core.fsmonitor", str(script))
+    git(repo, "config", "commit.gpgsign", "true")
+    git(repo, "config", "gpg.program", str(script))
+    (repo / "a.txt").write_text("dirty\n")
+
+    draft = drafts.create(repo, "s1", "safe")
+    (Path(draft.root) / "b.txt").write_text("edited\n")
+    drafts.approve(draft)
+
+    assert not marker.exists()
+    assert (repo / "b.txt").read_text() == "edited\n"
+
+
+def test_a_taken_label_and_a_second_draft_of_a_session_are_refused(
+    repo: Path, drafts: Drafts
+) -> None:
+    drafts.create(repo, "s1", "one")
+    with pytest.raises(DraftError, match="already in a draft"):
+        drafts.create(repo, "s1", "two")
+    with pytest.raises(DraftError, match="exists already"):
+        drafts.create(repo, "s2", "one")
+    with pytest.raises(DraftError, match="not usable"):
+        drafts.create(repo, "s3", "../x")
+
+
+def test_hooks_see_the_spec_arguments_and_a_commit_guard_refuses_approval(
+    repo: Path, drafts: Drafts
+) -> None:
+    seen: list[tuple[str, str, dict[str, Any]]] = []
+
+    def before(op: str, args: list[Any]) -> None:
+        seen.append(("before", op, args[0]))
+        if op == "git/commit" and "secret.txt" in args[0]["files"]:
+            raise OperationBlocked(op, "guard", "no secrets in commits")
+
+    def after(op: str, args: list[Any], result: Any) -> None:
+        seen.append(("after", op, args[0]))
+
+    hooks = DraftHooks(before, after)
+    draft = drafts.create(repo, "s1", "hooked", hooks=hooks)
+    (Path(draft.root) / "secret.txt").write_text("k\n")
+    head = git(repo, "rev-parse", "main")
+
+    with pytest.raises(OperationBlocked, match="no secrets"):
+        drafts.approve(draft, "add it", hooks=hooks)
+
+    assert git(repo, "rev-parse", "main") == head and not (repo / "secret.txt").exists()
+    create_args = seen[0][2]
+    assert seen[0][:2] == ("before", "draft/create")
+    assert {k: create_args[k] for k in ("label", "backend", "repo_root")} == {
+        "label": "hooked",
+        "backend": "worktree",
+        "repo_root": str(repo),
+    }
+    assert create_args["workspace_id"] == draft.id and create_args["root"] == draft.root
+    approve_args = next(a for phase, op, a in seen if op == "draft/approve")
+    assert approve_args["branch"] == "vis/draft/hooked"
+    assert approve_args["target_branch"] == "main"
+    assert approve_args["files"] == ["secret.txt"] and approve_args["message"] == "add it"
+
+    (Path(draft.root) / "secret.txt").unlink()
+    (Path(draft.root) / "ok.txt").write_text("fine\n")
+    drafts.approve(draft, "fine", hooks=hooks)
+    commits = [a for phase, op, a in seen if op == "git/commit" and phase == "after"]
+    assert commits and commits[-1]["branch"] == "vis/draft/hooked"
+    assert (repo / "ok.txt").read_text() == "fine\n"

@@ -1,0 +1,18 @@
+"""What a draft operation says when it cannot go on: a conflict names its files."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class DraftError(Exception):
+    """A draft operation was refused; the text says why and what to do."""
+
+
+class DraftConflict(DraftError):
+    """Sync or approval met a conflict: nothing was changed, the draft stays usable."""
+
+    def __init__(self, what: str, files: Sequence[str]) -> None:
+        self.files = tuple(files)
+        shown = ", ".join(self.files[:20]) + (" …" if len(self.files) > 20 else "")
+        super().__init__(f"{what}: {len(self.files)} file(s) conflict: {shown}")

@@ -1,0 +1,119 @@
+"""The ``copy`` backend: a draft of a folder outside git is a copy of it (blocks shared where
+the filesystem can clone them) and a manifest of what each file held when the draft began."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from vis_core.drafts import files as draft_files
+from vis_core.drafts.errors import DraftConflict
+
+Manifest = dict[str, str]  # relative path -> content id
+
+
+def walk(root: Path, skip: tuple[Path, ...] = ()) -> Iterator[str]:
+    """Relative paths of the files and links beneath ``root`` (not into ``skip`` folders)."""
+    skipped = {os.path.realpath(p) for p in skip}
+    for folder, dirs, names in os.walk(root):
+        dirs[:] = sorted(
+            d
+            for d in dirs
+            if os.path.realpath(os.path.join(folder, d)) not in skipped
+            and not os.path.islink(os.path.join(folder, d))
+        )
+        for name in sorted(names + [d for d in os.listdir(folder) if _is_dir_link(folder, d)]):
+            path = os.path.join(folder, name)
+            if os.path.islink(path) or os.path.isfile(path):
+                yield os.path.relpath(path, root)
+
+
+def _is_dir_link(folder: str, name: str) -> bool:
+    path = os.path.join(folder, name)
+    return os.path.islink(path) and os.path.isdir(path)
+
+
+def manifest_of(root: Path, skip: tuple[Path, ...] = ()) -> Manifest:
+    found: Manifest = {}
+    for name in walk(root, skip):
+        content = draft_files.content_id(root / name)
+        if content is not None:
+            found[name] = content
+    return found
+
+
+def save_manifest(path: Path, manifest: Manifest) -> None:
+    path.write_text(json.dumps(manifest, sort_keys=True), encoding="utf-8")
+
+
+def load_manifest(path: Path) -> Manifest:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def create(workspace: Path, tree: Path, skip: tuple[Path, ...]) -> Manifest:
+    """Copy ``workspace`` into ``tree``; returns the manifest of what was copied."""
+    manifest: Manifest = {}
+    tree.mkdir(parents=True, exist_ok=True)
+    for name in walk(workspace, skip):
+        draft_files.clone_file(workspace / name, tree / name)
+        content = draft_files.content_id(tree / name)
+        if content is not None:
+            manifest[name] = content
+    return manifest
+
+
+def changed(tree: Path, base: Manifest) -> list[str]:
+    """Files of the draft that differ from the base (added, changed or removed)."""
+    now = manifest_of(tree)
+    return sorted(name for name in set(now) | set(base) if now.get(name) != base.get(name))
+
+
+def sync(
+    workspace: Path, tree: Path, base: Manifest, skip: tuple[Path, ...]
+) -> tuple[Manifest, list[str]]:
+    """Bring the live workspace's changes since the base into the draft; a file both changed
+    differently is a conflict and nothing is copied. Returns the new base and the files."""
+    live = manifest_of(workspace, skip)
+    draft = manifest_of(tree)
+    moved = sorted(n for n in set(live) | set(base) if live.get(n) != base.get(n))
+    conflicted = [n for n in moved if draft.get(n) != base.get(n) and draft.get(n) != live.get(n)]
+    if conflicted:
+        raise DraftConflict("sync of the draft with the live workspace", conflicted)
+    for name in moved:
+        if live.get(name) is None:
+            draft_files.remove_file(tree / name)
+        elif draft.get(name) != live.get(name):
+            draft_files.clone_file(workspace / name, tree / name)
+    updated = dict(base)
+    for name in moved:
+        if live.get(name) is None:
+            updated.pop(name, None)
+        else:
+            updated[name] = live[name]
+    return updated, moved
+
+
+def approve(workspace: Path, tree: Path, base: Manifest) -> list[str]:
+    """Copy the draft's changed files back; refuses (naming them, copying nothing) files the
+    live workspace changed since the draft began."""
+    names = changed(tree, base)
+    draft = {n: draft_files.content_id(tree / n) for n in names}
+    refused = []
+    for name in names:
+        now = draft_files.content_id(workspace / name)
+        if now != base.get(name) and now != draft[name]:
+            refused.append(name)
+    if refused:
+        raise DraftConflict(
+            "the live workspace changed these files since the draft began; approval would "
+            "overwrite them",
+            refused,
+        )
+    for name in names:
+        if draft[name] is None:
+            draft_files.remove_file(workspace / name)
+        else:
+            draft_files.clone_file(tree / name, workspace / name)
+    return names

@@ -1,0 +1,289 @@
+"""Drafts: create, sync, approve and discard the isolated working copies of sessions.
+
+A draft lives in Vis's data folder (``drafts/<id>/``), never in the person's tree or index,
+and its row in the store outlives the session and a killed Vis: it is listed until the
+person approves or discards it, and never merged on its own.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from vis_core.drafts import files as draft_files
+from vis_core.drafts import folder, worktree
+from vis_core.drafts.errors import DraftError
+from vis_core.drafts.hooks import NO_HOOKS, DraftHooks, DraftOp
+from vis_core.model.draft import Draft, DraftBackend
+from vis_core.paths import private_dir
+from vis_core.store import Store
+
+_LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
+MANIFEST = "base.json"
+
+
+def new_label() -> str:
+    return time.strftime("%m%d-") + secrets.token_hex(2)
+
+
+def check_label(label: str) -> str:
+    if not _LABEL.match(label) or label.endswith(".lock") or ".." in label:
+        raise DraftError(
+            f"draft label {label!r} is not usable: use up to 40 letters, digits, '.', '_' or "
+            "'-', starting with a letter or digit"
+        )
+    return label
+
+
+class Drafts:
+    """The drafts of one Vis data folder; every call is synchronous (run it in a thread)."""
+
+    def __init__(self, store: Store, data_dir: Path) -> None:
+        self.store = store
+        self.folder = data_dir / "drafts"
+        self.data_dir = data_dir
+
+    # -- reading ------------------------------------------------------------------------
+
+    def of_session(self, session_id: str) -> Draft | None:
+        return self.store.draft_of_session(session_id)
+
+    def listed(self, workspace: Path | None = None) -> list[Draft]:
+        return self.store.drafts(None if workspace is None else str(workspace))
+
+    def find(self, key: str) -> Draft:
+        """A draft by id, label or session id."""
+        for draft in self.store.drafts():
+            if key in (draft.id, draft.label, draft.session_id):
+                return draft
+        raise DraftError(f"no draft {key!r}; `vis drafts` lists them")
+
+    def changed_files(self, draft: Draft) -> list[str]:
+        """What approval would bring to the target: the draft's files differing from it."""
+        tree = self._tree(draft)
+        if draft.backend is DraftBackend.COPY:
+            return folder.changed(tree, folder.load_manifest(self._manifest(draft)))
+        since = "HEAD"
+        if draft.target_branch and draft.repo_root:
+            done = worktree.git(
+                ["merge-base", "HEAD", f"refs/heads/{draft.target_branch}"], tree, check=False
+            )
+            if done.returncode == 0:
+                since = done.stdout.decode().strip()
+        return worktree.changed_files(tree, since)
+
+    def diff(self, draft: Draft) -> str:
+        """The draft's diff against what it would merge into (text, for the person)."""
+        tree = self._tree(draft)
+        if draft.backend is DraftBackend.COPY:
+            return "\n".join(self.changed_files(draft))
+        names = self.changed_files(draft)
+        if not names:
+            return ""
+        since = "HEAD"
+        if draft.target_branch:
+            done = worktree.git(
+                ["merge-base", "HEAD", f"refs/heads/{draft.target_branch}"], tree, check=False
+            )
+            since = done.stdout.decode().strip() if done.returncode == 0 else "HEAD"
+        out = worktree.git(["diff", "--cached", "--no-color", "--stat", "-p", since], tree)
+        return out.stdout.decode("utf-8", "replace")
+
+    # -- the lifecycle ------------------------------------------------------------------
+
+    def create(
+        self,
+        workspace: Path,
+        session_id: str | None,
+        label: str | None = None,
+        hooks: DraftHooks = NO_HOOKS,
+    ) -> Draft:
+        """A new draft of ``workspace`` for ``session_id`` (which must not be in one)."""
+        workspace = workspace.resolve()
+        if session_id is not None and self.of_session(session_id) is not None:
+            raise DraftError("this session is already in a draft; approve or discard it first")
+        label = check_label(label or new_label())
+        if any(d.label == label for d in self.store.drafts(str(workspace))):
+            raise DraftError(f"a draft labelled {label!r} exists already; choose another label")
+        draft_id = secrets.token_hex(8)
+        home = private_dir(private_dir(self.folder) / draft_id)
+        tree = home / "tree"
+        repo = worktree.repository_of(workspace)
+        backend = DraftBackend.COPY if repo is None else DraftBackend.WORKTREE
+        root = tree if repo is None or not repo.relative else tree / repo.relative
+        args = {
+            "workspace_id": draft_id,
+            "label": label,
+            "root": str(root),
+            "repo_root": None if repo is None else str(repo.top),
+            "backend": str(backend),
+        }
+        try:
+            hooks.before(str(DraftOp.CREATE), [args])
+        except BaseException:
+            draft_files.remove_tree(home)
+            raise
+        branch = f"vis/draft/{label}"
+        try:
+            if repo is None:
+                manifest = folder.create(workspace, tree, self._skip())
+                folder.save_manifest(home / MANIFEST, manifest)
+                base = MANIFEST
+            else:
+                base = worktree.create(repo, tree, branch, self._committer(hooks, args, branch))
+        except BaseException:
+            if repo is not None:
+                worktree.remove(repo.top, tree, branch)
+            draft_files.remove_tree(home)
+            raise
+        draft = Draft(
+            id=draft_id,
+            label=label,
+            backend=backend,
+            root=str(root),
+            workspace=str(workspace),
+            repo_root=None if repo is None else str(repo.top),
+            base=base,
+            branch=None if repo is None else branch,
+            target_branch=None if repo is None else repo.branch,
+            session_id=session_id,
+            created=time.time(),
+        )
+        self.store.save_draft(draft)
+        hooks.after(str(DraftOp.CREATE), [args], self.receipt(draft))
+        return draft
+
+    def sync(self, draft: Draft, hooks: DraftHooks = NO_HOOKS) -> list[str]:
+        """Bring the target's new commits (outside git: the live workspace's changes) in."""
+        args = self._args(draft)
+
+        def run() -> list[str]:
+            tree = self._tree(draft)
+            if draft.backend is DraftBackend.COPY:
+                base = folder.load_manifest(self._manifest(draft))
+                updated, moved = folder.sync(Path(draft.workspace), tree, base, self._skip())
+                folder.save_manifest(self._manifest(draft), updated)
+                return moved
+            assert draft.repo_root is not None and draft.branch is not None
+            commit = self._committer(hooks, args, draft.branch)
+            return worktree.sync(
+                tree, Path(draft.repo_root), draft.target_branch, draft.label, commit
+            )
+
+        files = hooks.around(DraftOp.SYNC, args, run)
+        return files
+
+    def approve(
+        self, draft: Draft, message: str | None = None, hooks: DraftHooks = NO_HOOKS
+    ) -> dict[str, Any]:
+        """Commit, merge into the target and update the live workspace; then the draft is
+        gone. A conflict (or a file the person changed since) refuses and changes nothing."""
+        message = message or f"vis draft {draft.label}"
+        files = self.changed_files(draft)
+        args = {
+            **self._args(draft),
+            "branch": draft.branch,
+            "target_branch": draft.target_branch,
+            "files": files,
+            "message": message,
+        }
+
+        def run() -> dict[str, Any]:
+            tree = self._tree(draft)
+            if draft.backend is DraftBackend.COPY:
+                base = folder.load_manifest(self._manifest(draft))
+                written = folder.approve(Path(draft.workspace), tree, base)
+                self._remove(draft)
+                return {"files": written, "commit": None, "target_branch": None}
+            assert draft.repo_root is not None and draft.branch is not None
+            top = Path(draft.repo_root)
+            assert draft.target_branch is not None
+            # Check first, before any commit: a conflict or a file the person changed since
+            # refuses with the draft and the live workspace as they were.
+            probe = worktree.probe_commit(tree) if worktree.changed_files(tree) else "HEAD"
+            theirs, _, merged, names = worktree.plan_approval(
+                tree, top, draft.target_branch, draft.label, probe
+            )
+            worktree.check_live(top, draft.target_branch, theirs, merged, draft.base, names)
+            commit = self._committer(hooks, args, draft.branch)
+            worktree.commit_all(tree, message, commit)
+            theirs, ours, merged, names = worktree.plan_approval(
+                tree, top, draft.target_branch, draft.label
+            )
+            merge_message = f"Merge draft {draft.label}: {message}"
+            if not names:
+                new = theirs  # nothing to bring
+            elif worktree.is_ancestor(tree, theirs, ours):
+                new = ours  # a fast-forward
+            else:
+                new = commit(
+                    tree,
+                    merge_message,
+                    names,
+                    lambda: worktree.merged_commit(tree, theirs, ours, merge_message),
+                )
+            written = worktree.land(top, draft.target_branch, theirs, new, draft.base, names)
+            self._remove(draft)
+            return {
+                "files": names,
+                "written": written,
+                "commit": new,
+                "target_branch": draft.target_branch,
+            }
+
+        return hooks.around(DraftOp.APPROVE, args, run)
+
+    def discard(self, draft: Draft, hooks: DraftHooks = NO_HOOKS) -> None:
+        """Delete the draft and its branch; the live workspace is untouched."""
+        hooks.around(DraftOp.DISCARD, self._args(draft), lambda: self._remove(draft))
+
+    def receipt(self, draft: Draft) -> dict[str, Any]:
+        return {
+            "workspace_id": draft.id,
+            "label": draft.label,
+            "backend": str(draft.backend),
+            "root": draft.root,
+            "branch": draft.branch,
+            "target_branch": draft.target_branch,
+        }
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _tree(self, draft: Draft) -> Path:
+        return self.folder / draft.id / "tree"
+
+    def _manifest(self, draft: Draft) -> Path:
+        return self.folder / draft.id / MANIFEST
+
+    def _skip(self) -> tuple[Path, ...]:
+        return (self.data_dir,)
+
+    def _args(self, draft: Draft) -> dict[str, Any]:
+        return {
+            "workspace_id": draft.id,
+            "label": draft.label,
+            "root": draft.root,
+            "repo_root": draft.repo_root,
+            "backend": str(draft.backend),
+        }
+
+    def _committer(self, hooks: DraftHooks, args: dict[str, Any], branch: str) -> worktree.Commit:
+        def commit(tree: Path, message: str, files: list[str], make: Callable[[], str]) -> str:
+            call = {**args, "branch": branch, "message": message, "files": list(files)}
+            hooks.before(str(DraftOp.GIT_COMMIT), [call])
+            made = make()
+            hooks.after(str(DraftOp.GIT_COMMIT), [call], {"commit": made})
+            return made
+
+        return commit
+
+    def _remove(self, draft: Draft) -> None:
+        home = self.folder / draft.id
+        if draft.backend is DraftBackend.WORKTREE and draft.repo_root:
+            worktree.remove(Path(draft.repo_root), home / "tree", draft.branch)
+        draft_files.remove_tree(home)
+        self.store.forget_draft(draft.id)

@@ -1,0 +1,30 @@
+"""A draft as data: the isolated working copy a session works in until approved or discarded."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class DraftBackend(StrEnum):
+    """How a draft holds its files."""
+
+    WORKTREE = "worktree"  # a git worktree on branch vis/draft/<label>
+    COPY = "copy"  # a copy of a folder outside git
+
+
+@dataclass(frozen=True)
+class Draft:
+    """One draft: where it lives, what it started from and where approval merges it."""
+
+    id: str
+    label: str
+    backend: DraftBackend
+    root: str  # the draft's copy of the workspace: the session's workspace while in it
+    workspace: str  # the live workspace the draft was made from
+    repo_root: str | None  # the live repository's top folder (worktree backend)
+    base: str  # the commit the draft started from (worktree) or its manifest's name (copy)
+    branch: str | None
+    target_branch: str | None
+    session_id: str | None
+    created: float

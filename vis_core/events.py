@@ -16,6 +16,7 @@ from vis_core.model.activity import (
     plain_presentation,
 )
 from vis_core.model.block import FileChange
+from vis_core.model.draft import DraftAction
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import ContextOrigin, TurnStatus
 from vis_core.model.usage import Usage
@@ -271,6 +272,28 @@ class FoldCreated(Event):
     removed_tokens: int = 0
     before_input_tokens: int = 0
     model: str = ""
+
+
+@dataclass(frozen=True)
+class DraftChanged(Event):
+    """The session entered, synced, approved or discarded a draft (vis_core/drafts): the
+    transcript marks it in turn ``turn_id`` and the status bar shows the draft it is in."""
+
+    turn_id: str = ""
+    action: DraftAction = DraftAction.ENTERED
+    label: str = ""
+    backend: str = ""
+    root: str = ""
+    files: int = 0  # files differing from the target (written, for an approval)
+    text: str = ""  # one line for the person
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "action", DraftAction(self.action))
+
+    @property
+    def in_draft(self) -> bool:
+        """Whether the session is in the draft after this change."""
+        return self.action in (DraftAction.ENTERED, DraftAction.SYNCED, DraftAction.RESUMED)
 
 
 @dataclass(frozen=True)

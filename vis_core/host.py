@@ -19,6 +19,7 @@ from vis_core.agent.session import (
 )
 from vis_core.commands import CommandRegistry
 from vis_core.config import ConfigFile, UserConfig, load_config
+from vis_core.drafts import Drafts
 from vis_core.events import (
     Event,
     SessionCreated,
@@ -137,6 +138,7 @@ class Host:
         attach_log_file(paths, self.settings.redactor)
         self.commands = CommandRegistry(self)
         self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
+        self.drafts = Drafts(store, paths.data_dir)  # the sessions' isolated working copies
         self.sessions: list[AgentSession] = []
         self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
         self.session_tools: dict[str, SessionTools] = {}  # by open session

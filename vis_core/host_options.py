@@ -16,3 +16,4 @@ class HostOptions:
     script: Path | None = None
     toggles: tuple[str, ...] = ()
     channel: str = "tui"
+    allow_approve: bool = False  # `vis run --allow-approve`: the model may approve its draft

@@ -6,6 +6,7 @@ import asyncio
 import time
 from collections.abc import Callable
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_core.agent.event_bus import EventBus
@@ -13,12 +14,23 @@ from vis_core.agent.hooked_sandbox import HookedSandbox
 from vis_core.agent.invoker import CallPosition, ToolInvoker
 from vis_core.agent.prompt import system_prompt
 from vis_core.agent.session import AgentSession, TurnLimits
-from vis_core.events import ActivityEnded, BlockFinished, Event, Notification, TurnEnded
+from vis_core.drafts.hooks import DraftHooks
+from vis_core.drafts.session import Roots, SessionDrafts
+from vis_core.drafts.tools import draft_tools
+from vis_core.events import (
+    ActivityEnded,
+    BlockFinished,
+    DraftChanged,
+    Event,
+    Notification,
+    TurnEnded,
+)
 from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace
 from vis_core.instructions.session import PATH_TOOLS, SessionInstructions
+from vis_core.model.draft import Draft, DraftAction
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED
 from vis_core.session_tools import SessionTools, ToolSet
@@ -49,7 +61,16 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
 
     bus = EventBus(host.store)
     position = CallPosition()
-    place = WorkerPlace(session_id, host.workspace, host.project_root, host.options.channel)
+    kit_cell: list[SessionKit] = []
+    drafts = SessionDrafts(
+        host.drafts,
+        session_id,
+        host.workspace,
+        host.project_root,
+        hooks=lambda: DraftHooks(kit_cell[0].hooks.before, kit_cell[0].hooks.after),
+    )
+    roots = drafts.roots()  # the draft's, when the session resumes in one
+    place = WorkerPlace(session_id, roots.workspace, roots.project_root, host.options.channel)
     kit = SessionKit(
         place,
         store=host.store,
@@ -57,15 +78,16 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         project_values=host.project_values(),
         runtime=host.runtime,
     )
+    kit_cell.append(kit)
     jail, refusal = host.jail_policy(session_id)
     values = host.project_values()
     limits = host.child_limits(session_id)
-    tool_context = _tool_context(host, session_id, kit, jail, refusal, values, limits)
+    tool_context = _tool_context(host, session_id, kit, jail, refusal, values, limits, roots)
     instructions = SessionInstructions(host.paths.config_dir, host.project_root, host.workspace)
     instructions.remember_noted(e.stdout for e in history if isinstance(e, BlockFinished))
     skills = SessionSkills(host.paths.config_dir, host.project_root, lambda: host.trusted)
     tools = SessionTools(
-        partial(_build_tools, host, session_id, kit, tool_context, skills), _contract
+        partial(_build_tools, host, session_id, kit, tool_context, skills, drafts, bus), _contract
     )
     worker = kit.worker
     host.keep_session_parts(session_id, worker, tools)
@@ -73,8 +95,8 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         session_id=session_id,
         registry=tools.registry,
         emit=bus.emit,
-        workspace=host.workspace,
-        project_root=host.project_root,
+        workspace=roots.workspace,
+        project_root=roots.project_root,
         channel=host.options.channel,
         locks=host.extension_lock,
         prepare_arguments=partial(_prepare_arguments, instructions),
@@ -85,7 +107,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         call_state=kit.call_state,
     )
     sandbox = Sandbox(
-        workspace=host.workspace,
+        workspace=roots.workspace,
         call_tool=invoker.call,
         call_handle=invoker.call_handle,
         tools=tools.sandbox_entries,
@@ -95,7 +117,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         idle_timeout=SANDBOX_IDLE_TIMEOUT,
         output_dir=tool_context.output_dir,
         environment=values,
-        project_root=host.project_root,
+        project_root=roots.project_root,
         refusal=refusal,
         limits=limits,
         time_limit=float(host.setting("block_time_limit", "1800", session_id)),
@@ -123,17 +145,43 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         ),
         context=SessionContext(),
         before_request=partial(background_reports, tool_context.shells, session_id),
-        checkpoints=Checkpoints(host.workspace, host.paths.data_dir / "checkpoints" / session_id),
+        checkpoints=Checkpoints(roots.workspace, host.paths.data_dir / "checkpoints" / session_id),
         events=bus,
         position=position,
         instructions=instructions,
     )
+    session.drafts = drafts
+    _follow_drafts(drafts, kit, tool_context, invoker, sandbox, session)
     bus.subscribe(_leave_running(tool_context.shells))
     bus.subscribe(_end_strays(sandbox))
     redraw = redraw_on_exit(tool_context.shells, session_id, bus.emit, bus.flush)
     bus.subscribe(redraw, early=True)
     bus.subscribe(_control_file_watch(host, session_id, bus))
     return session
+
+
+def _follow_drafts(
+    drafts: SessionDrafts,
+    kit: SessionKit,
+    tool_context: ToolContext,
+    invoker: ToolInvoker,
+    sandbox: Any,
+    session: AgentSession,
+) -> None:
+    """Everything that acts on "the workspace" moves with the session into and out of its
+    draft: extension callbacks and workers, host tools and shells, the invoker's call
+    contexts, the sandbox's child (from its next block) and the /undo checkpoints."""
+
+    def move(workspace: Path, project_root: Path) -> None:
+        kit.move_to(workspace, project_root)
+        tool_context.move_to(workspace)
+        tool_context.shells.project_root = project_root
+        invoker.move_to(workspace, project_root)
+        sandbox.move_to(workspace, project_root)
+        if session.checkpoints is not None:
+            session.checkpoints.workspace = workspace.resolve()
+
+    drafts.add_mover(move)
 
 
 def _tool_context(
@@ -144,12 +192,13 @@ def _tool_context(
     refusal: str | None,
     values: dict[str, str],
     limits: Any,
+    roots: Roots,
 ) -> ToolContext:
     from vis_core.tools import ToolContext
     from vis_core.tools.shell import ShellManager
 
     return ToolContext(
-        workspace=host.workspace,
+        workspace=roots.workspace,
         session_id=session_id,
         output_dir=host.paths.data_dir / "outputs" / session_id,
         jail=jail,
@@ -157,7 +206,7 @@ def _tool_context(
         time_limit=float(host.setting("block_time_limit", "1800", session_id)),
         shells=ShellManager(
             environment=values,
-            project_root=host.project_root,
+            project_root=roots.project_root,
             refusal=refusal,
             limits=limits,
         ),
@@ -170,6 +219,8 @@ def _build_tools(
     kit: SessionKit,
     tool_context: ToolContext,
     skills: SessionSkills,
+    drafts: SessionDrafts,
+    bus: EventBus,
     tools: SessionTools,
 ) -> ToolSet:
     """Every tool of the session now: built-ins, discovery, extensions', MCP servers'."""
@@ -184,6 +235,7 @@ def _build_tools(
         *attachment_tools(tool_context),
         *fold_tools(),
         skill_file_tool(skills),
+        *draft_tools(drafts, _announcer(session_id, bus), _approver(host, session_id)),
     ]
     discovery: list[HostTool] = []
     if host.setting("introspection", True, session_id):
@@ -222,10 +274,11 @@ def _prompt(
     mcp_prompt = host.mcp.prompt_for_session()
 
     def prompt() -> str:
+        place = kit.place  # the draft's roots while the session is in one
         env = {
-            "cwd": str(host.workspace),
-            "workspace_root": str(host.workspace),
-            "project_root": str(host.project_root),
+            "cwd": str(place.workspace_root),
+            "workspace_root": str(place.workspace_root),
+            "project_root": str(place.project_root),
             "session_id": session_id,
             "channel": host.options.channel,
         }
@@ -235,8 +288,8 @@ def _prompt(
         tools.narrow(frozenset(e.name for e in host.extensions.enabled if e.name not in names))
         text = system_prompt(
             tools=tools.registry(),
-            workspace=host.workspace,
-            project_root=host.project_root,
+            workspace=place.workspace_root,
+            project_root=place.project_root,
             build=host.build,
             extension_prompts=extension_prompts(
                 host.extensions, env, active, kit.worker, context_for
@@ -377,3 +430,68 @@ def _contract(tool: HostTool) -> dict[str, Any] | None:
         return tool_contract(tool)
     except Exception:  # a tool without a readable contract still runs
         return None
+
+
+def _announcer(session_id: str, bus: EventBus) -> Any:
+    """Emit :class:`DraftChanged`: the transcript's mark and the status bar's draft."""
+
+    async def announce(action: DraftAction, draft: Draft, files: int, text: str, turn: str) -> None:
+        await bus.emit(
+            DraftChanged(
+                session_id,
+                turn_id=turn,
+                action=action,
+                label=draft.label,
+                backend=str(draft.backend),
+                root=draft.root,
+                files=files,
+                text=text,
+            )
+        )
+
+    return announce
+
+
+MODEL_APPROVES = "draft_model_approves"  # vis_core/settings/core.py
+
+
+def _approver(host: Host, session_id: str) -> Any:
+    """Whether the model's ``draft_approve()`` may go on: the person's answer to a form with
+    the files and the diff summary, unless setting ``draft_model_approves`` lets the model
+    approve alone; ``vis run`` refuses unless ``--allow-approve`` was given."""
+
+    async def approve(draft: Draft, files: list[str], diff: str) -> str | None:
+        if host.options.allow_approve or host.setting(MODEL_APPROVES, False, session_id):
+            return None
+        if host.options.channel == "cli":
+            return (
+                f"vis run does not approve drafts unless --allow-approve is given; draft "
+                f"{draft.label} stays for the person (`vis drafts approve {draft.label}`)"
+            )
+        from vis_core.extension.forms import Form, paragraph
+
+        listed = "\n".join(f"- {name}" for name in files[:50]) or "(no file differs)"
+        stat = "\n".join(line for line in diff.splitlines() if "|" in line)[:4000]
+        form = Form(
+            f"Approve draft {draft.label}?",
+            (
+                paragraph(
+                    f"The model asks to merge draft {draft.label} into "
+                    f"{draft.target_branch or draft.workspace}. {len(files)} file(s):"
+                ),
+                paragraph(listed),
+                *((paragraph(stat),) if stat else ()),
+            ),
+            submit_label="Approve",
+            cancel_label="Keep the draft",
+        )
+        answer = await host.interaction.ask_async(form, session_id, "vis")
+        if answer:
+            return None
+        reason = answer.reason.value if answer.reason else "cancelled"
+        return (
+            f"the person did not approve draft {draft.label} ({reason}); it stays as it is. "
+            "Ask the person what to change, or let them approve it with /draft"
+        )
+
+    return approve

@@ -248,3 +248,25 @@ def test_hooks_see_the_spec_arguments_and_a_commit_guard_refuses_approval(
     commits = [a for phase, op, a in seen if op == "git/commit" and phase == "after"]
     assert commits and commits[-1]["branch"] == "vis/draft/hooked"
     assert (repo / "ok.txt").read_text() == "fine\n"
+
+
+def test_vis_home_inside_the_repository_never_enters_a_draft(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vis_core.paths import VisPaths
+    from vis_core.store import Store
+
+    home = repo / ".vis-home"
+    home.mkdir()
+    (home / "secrets").write_text('{"token": "s3cr3t"}')
+    monkeypatch.setenv("VIS_HOME", str(home))
+    paths = VisPaths.from_env()
+    drafts = Drafts(Store(paths.data_dir / "vis.db"), paths.data_dir)
+
+    draft = drafts.create(repo, "s1", "inside")
+
+    assert not (Path(draft.root) / ".vis-home").exists()
+    assert (Path(draft.root) / "a.txt").exists()
+    assert "diff --git" not in drafts.diff(draft)
+    (Path(draft.root) / "a.txt").write_text("changed\n")
+    assert "+changed" in drafts.diff(draft)

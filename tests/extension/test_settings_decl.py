@@ -230,4 +230,5 @@ def test_core_setting_ids_are_listed_once() -> None:
         "block_time_limit",
         "memory_limit",
         "process_limit",
+        "draft_model_approves",
     )

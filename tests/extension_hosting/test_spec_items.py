@@ -43,14 +43,19 @@ def test_an_op_hook_for_an_unknown_op_is_a_declaration_error() -> None:
         "python_execution",
         "fs_access",
         "mcp",
+        "draft/create",
+        "draft/sync",
+        "draft/approve",
+        "draft/discard",
+        "git/commit",
     )  # every op Vis runs hooks for
     assert {op.value for op in Op} == set(known)
     for op in known:
         for phase in ("before", "after"):
             assert vis.OpHook(op, lambda call: None, phase=phase).ops == (op,)
     assert vis.OpHook(list(known), lambda call: None).ops == known
-    # a typo, and the spec's draft ops (Vis has no drafts, so such a hook would never run)
-    for unknown in ("pach", "draft/create", "git/commit", "Patch"):
+    # a typo or a wrong case: such a hook would never run
+    for unknown in ("pach", "draft/created", "git/push", "Patch"):
         with pytest.raises(ValueError) as refused:
             vis.OpHook(["patch", unknown], lambda call: None)
         text = str(refused.value)

@@ -134,6 +134,13 @@ class ToolInvoker:
             activities=self,
         )
 
+    def move_to(self, workspace: Path, project_root: Path) -> None:
+        """The session entered or left a draft: calls from now on run with these roots."""
+        self._workspace, self._project_root = workspace, project_root
+        self._blank_context = dataclasses.replace(
+            self._blank_context, workspace_root=workspace, project_root=project_root
+        )
+
     def registry(self) -> ToolRegistry:
         """The session's tools right now (extension SDK calls look tools up here)."""
         return self._registry()

@@ -21,6 +21,7 @@ from vis_core.agent.conversation import (
 from vis_core.agent.event_bus import EventBus, Subscriber
 from vis_core.agent.invoker import CallPosition, CallSite, ToolInvoker
 from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
+from vis_core.drafts.session import SessionDrafts
 from vis_core.events import (
     AssistantDelta,
     AssistantMessage,
@@ -206,6 +207,7 @@ class AgentSession:
         self.title = title
         self.model = model
         self.checkpoints = checkpoints  # /undo: the workspace before each turn changed it
+        self.drafts: SessionDrafts | None = None  # the draft it works in (set by its factory)
         self._file_watch: BlockChanges | None = None  # what each block of a turn changed
         self.sandbox = sandbox
         self.invoker = invoker

@@ -64,7 +64,7 @@ class Drafts:
 
     def changed_files(self, draft: Draft) -> list[str]:
         """What approval would bring to the target: the draft's files differing from it."""
-        tree = self._tree(draft)
+        tree = self.tree(draft)
         if draft.backend is DraftBackend.COPY:
             return folder.changed(tree, folder.load_manifest(self._manifest(draft)))
         since = "HEAD"
@@ -78,7 +78,7 @@ class Drafts:
 
     def diff(self, draft: Draft) -> str:
         """The draft's diff against what it would merge into (text, for the person)."""
-        tree = self._tree(draft)
+        tree = self.tree(draft)
         if draft.backend is DraftBackend.COPY:
             return "\n".join(self.changed_files(draft))
         names = self.changed_files(draft)
@@ -90,7 +90,19 @@ class Drafts:
                 ["merge-base", "HEAD", f"refs/heads/{draft.target_branch}"], tree, check=False
             )
             since = done.stdout.decode().strip() if done.returncode == 0 else "HEAD"
-        out = worktree.git(["diff", "--cached", "--no-color", "--stat", "-p", since], tree)
+        out = worktree.git(
+            [
+                "diff",
+                "--cached",
+                "--no-color",
+                "--no-ext-diff",
+                "--no-textconv",
+                "--stat",
+                "-p",
+                since,
+            ],
+            tree,
+        )
         return out.stdout.decode("utf-8", "replace")
 
     # -- the lifecycle ------------------------------------------------------------------
@@ -134,7 +146,9 @@ class Drafts:
                 folder.save_manifest(home / MANIFEST, manifest)
                 base = MANIFEST
             else:
-                base = worktree.create(repo, tree, branch, self._committer(hooks, args, branch))
+                base = worktree.create(
+                    repo, tree, branch, self._committer(hooks, args, branch), self._skip()
+                )
         except BaseException:
             if repo is not None:
                 worktree.remove(repo.top, tree, branch)
@@ -162,7 +176,7 @@ class Drafts:
         args = self._args(draft)
 
         def run() -> list[str]:
-            tree = self._tree(draft)
+            tree = self.tree(draft)
             if draft.backend is DraftBackend.COPY:
                 base = folder.load_manifest(self._manifest(draft))
                 updated, moved = folder.sync(Path(draft.workspace), tree, base, self._skip())
@@ -193,7 +207,7 @@ class Drafts:
         }
 
         def run() -> dict[str, Any]:
-            tree = self._tree(draft)
+            tree = self.tree(draft)
             if draft.backend is DraftBackend.COPY:
                 base = folder.load_manifest(self._manifest(draft))
                 written = folder.approve(Path(draft.workspace), tree, base)
@@ -253,14 +267,18 @@ class Drafts:
 
     # -- helpers ------------------------------------------------------------------------
 
-    def _tree(self, draft: Draft) -> Path:
+    def tree(self, draft: Draft) -> Path:
+        """The draft's whole working copy (the repository's top in a worktree)."""
         return self.folder / draft.id / "tree"
 
     def _manifest(self, draft: Draft) -> Path:
         return self.folder / draft.id / MANIFEST
 
     def _skip(self) -> tuple[Path, ...]:
-        return (self.data_dir,)
+        from vis_core.paths import VisPaths
+
+        paths = VisPaths.from_env()
+        return (self.data_dir, paths.config_dir, paths.log_dir)
 
     def _args(self, draft: Draft) -> dict[str, Any]:
         return {

@@ -9,6 +9,7 @@ merged files into the live workspace, after checking that the person did not cha
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -56,7 +57,9 @@ def branch_exists(top: Path, branch: str) -> bool:
     )
 
 
-def create(repo: Repository, tree: Path, branch: str, commit: Commit) -> str:
+def create(
+    repo: Repository, tree: Path, branch: str, commit: Commit, skip: tuple[Path, ...] = ()
+) -> str:
     """Add the worktree at ``tree`` and fill it; returns the draft's base commit."""
     if branch_exists(repo.top, branch):
         raise DraftError(f"branch {branch} already exists; choose another label")
@@ -65,8 +68,12 @@ def create(repo: Repository, tree: Path, branch: str, commit: Commit) -> str:
         ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--deduplicate"],
         repo.top,
     )
+    own = [Path(os.path.realpath(f)) for f in skip]
     for name in carried:
         source = repo.top / name
+        real = Path(os.path.realpath(source.parent)) / source.name
+        if any(real == f or f in real.parents for f in own):
+            continue  # Vis's own folders (VIS_HOME in the repository) never enter a draft
         if source.is_symlink() or source.is_file():
             draft_files.clone_file(source, tree / name)
     git(["read-tree", "HEAD"], tree)  # the index of HEAD; the files are the person's

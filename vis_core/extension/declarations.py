@@ -170,6 +170,12 @@ class Op(StrEnum):
     PYTHON_EXECUTION = "python_execution"
     FS_ACCESS = "fs_access"
     MCP = "mcp"  # every MCP tool and resource call; args carry the server's annotations
+    # the draft lifecycle (vis_core/drafts) and each commit Vis makes
+    DRAFT_CREATE = "draft/create"
+    DRAFT_SYNC = "draft/sync"
+    DRAFT_APPROVE = "draft/approve"
+    DRAFT_DISCARD = "draft/discard"
+    GIT_COMMIT = "git/commit"
 
 
 KNOWN_OPS = ", ".join(repr(op.value) for op in Op)

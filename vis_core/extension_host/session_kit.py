@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, Protocol
 
 from vis_core.extension.declarations import callback_env
@@ -79,6 +81,16 @@ class SessionKit:
         self.call_state = SessionCallState()
         self.hooks = OpHooks(extensions, self.contexts.context_for, self.worker)
         self.tool_hooks = ToolHooks(self.hooks)
+
+    def move_to(self, workspace: Path, project_root: Path) -> None:
+        """The session entered or left a draft: callbacks, hooks and the extension workers
+        see the new roots (``vis.workspace_root()``, ``vis.project_root()``)."""
+        self.place = dataclasses.replace(
+            self.place, workspace_root=workspace, project_root=project_root
+        )
+        self.contexts.workspace_root = workspace
+        self.contexts.project_root = project_root
+        self.worker.move_to(self.place)
 
     def env(self) -> dict[str, Any]:
         return callback_env(

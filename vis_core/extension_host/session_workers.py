@@ -218,6 +218,17 @@ class SessionWorkers:
         for key in keys:
             self._worker(key).prestart()
 
+    def move_to(self, place: WorkerPlace) -> None:
+        """The session entered or left a draft: the workers running stop, and the next call
+        starts one in ``place`` (its working folder, ``vis.workspace_root()``)."""
+        with self._lock:
+            self._place = place
+            workers = list(self._workers.values())
+            self._workers = {}
+            self._routes = (None, {})
+        for worker in workers:
+            worker.stop("the session moved to another working copy")
+
     def stop(self, reason: str | None = None) -> None:
         """Stop every worker (the session closed, or ``/reload``: the next call starts anew);
         ``reason``: what a call it cuts off says ended its worker."""

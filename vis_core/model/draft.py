@@ -28,3 +28,13 @@ class Draft:
     target_branch: str | None
     session_id: str | None
     created: float
+
+
+class DraftAction(StrEnum):
+    """What happened to a session's draft (the ``DraftChanged`` event)."""
+
+    ENTERED = "entered"
+    SYNCED = "synced"
+    APPROVED = "approved"
+    DISCARDED = "discarded"
+    RESUMED = "resumed"  # a resumed session is back in its draft

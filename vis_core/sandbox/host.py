@@ -239,6 +239,7 @@ class Sandbox:
         self._busy = False
         self._interrupt_pending = False
         self._idle_timer: asyncio.TimerHandle | None = None
+        self._moved = False  # the workspace moved (a draft): the next block needs a new child
 
     # -- public ------------------------------------------------------------------------------
     async def run(self, code: str, *, globals: Mapping[str, Any] | None = None) -> BlockResult:
@@ -263,6 +264,16 @@ class Sandbox:
                         self.idle_timeout, lambda: self._spawn(self._stop_when_idle())
                     )
 
+    def move_to(self, workspace: Path, project_root: Path | None) -> None:
+        """The session entered or left a draft: the next block runs in a new child whose
+        working folder (and jail's writable root) is ``workspace``, its namespace restored
+        from the snapshot; a block running now finishes where it started."""
+        if Path(workspace) == self.workspace and project_root == self.project_root:
+            return
+        self.workspace = Path(workspace)
+        self.project_root = project_root
+        self._moved = True
+
     async def _stop_when_idle(self) -> None:
         """Free the child after ``idle_timeout``; the next block restores the saved snapshot."""
         async with self._lock:
@@ -280,6 +291,13 @@ class Sandbox:
             await asyncio.shield(self._stopping)
             self._stopping = None
         restarted: str | None = None
+        if self._moved:
+            self._moved = False
+            proc = self._proc
+            if proc is not None and proc.returncode is None:
+                self._kill_reason = f"moved to {self.workspace}"
+                self._kill_group(proc)
+                self._on_exit(proc, await proc.wait())
         if not self._alive():
             try:
                 restarted = await self._start()

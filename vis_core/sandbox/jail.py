@@ -269,6 +269,11 @@ def jail_argv(
     # a read-only path that holds the workspace goes first, so the workspace shows through it;
     # every other one after the workspace, so it stays read-only inside it too
     holding = [p for p in shown if p == root or p in root.parents]
+    # a workspace inside Vis's own folders (a session's draft): that folder is emptied first,
+    # so the workspace shows through it; every other one is emptied after the binds
+    masked_holding = [f for f in masked if f == root or f in root.parents]
+    for folder in masked_holding:
+        args += ["--tmpfs", str(folder)]
     for path in holding:
         args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(root), str(root)]
@@ -287,7 +292,8 @@ def jail_argv(
             if _under(real, folders):  # a link elsewhere points at read-only ground already
                 args += ["--ro-bind", str(real), str(real)]
     for folder in masked:
-        args += ["--tmpfs", str(folder)]
+        if folder not in masked_holding:
+            args += ["--tmpfs", str(folder)]
     for path in shown_in_vis:  # e.g. the session's own saved outputs, read-only
         resolved = Path(path).resolve()
         if resolved.is_dir():

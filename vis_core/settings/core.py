@@ -108,6 +108,16 @@ PROCESS_LIMIT = Setting(
     description="Processes of your user the sandbox and shells may start (RLIMIT_NPROC; "
     "not enforced for root); 0: no limit.",
 )
+DRAFT_MODEL_APPROVES = Setting(
+    id="draft_model_approves",
+    label="Model approves its drafts",
+    default=False,
+    scopes=(SettingScope.GLOBAL, SettingScope.SESSION),  # never a project's to decide
+    description=(
+        "Let the model's draft_approve() merge a draft without asking you first. Off: "
+        "a form shows the files and asks."
+    ),
+)
 
 CORE_SETTINGS: tuple[Setting[Any], ...] = (
     MODEL,
@@ -121,6 +131,7 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
     BLOCK_TIME_LIMIT,
     MEMORY_LIMIT,
     PROCESS_LIMIT,
+    DRAFT_MODEL_APPROVES,
 )
 # The settings that bound what a block may do: a value of one that Vis cannot read, from any
 # source, stops the turn (fail closed) instead of falling back to a lower level or the default.

@@ -52,6 +52,10 @@ class ToolContext:
         object.__setattr__(self, "workspace", Path(self.workspace).resolve())
         object.__setattr__(self, "output_dir", Path(self.output_dir))
 
+    def move_to(self, workspace: Path) -> None:
+        """The session entered or left a draft: every tool works there from now on."""
+        object.__setattr__(self, "workspace", Path(workspace).resolve())
+
     def resolve(self, path: str | os.PathLike[str], *, tool: str) -> Path:
         """An absolute path: relative to the workspace, a leading ``@`` stripped, jail-checked."""
         if not isinstance(path, str | os.PathLike):
@@ -134,7 +138,13 @@ class ToolContext:
         if not self.jail:
             return False
         real = Path(os.path.realpath(path))
-        return any(real == f or f in real.parents for f in hidden_folders())
+        inside = self.inside(real)
+        return any(
+            (real == f or f in real.parents)
+            # a workspace in Vis's data folder (a draft) shows through it, as in the jail
+            and not (inside and f in self.workspace.parents)
+            for f in hidden_folders()
+        )
 
     def inside(self, path: Path) -> bool:
         real = Path(os.path.realpath(path))

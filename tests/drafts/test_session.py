@@ -1,0 +1,219 @@
+"""A session in a draft: its blocks, tools, shells and roots act on the draft, not the live
+workspace; a resumed session is back in it; approval and discard leave it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+from vis_core.events import BlockFinished, DraftChanged, Event
+from vis_core.host import Host, HostOptions
+
+from .conftest import git, make_repo
+
+ENTER = 'r = await draft_create("work")\nprint(r["backend"], r["root"])'
+WORK = """
+import os
+open("a.txt", "w").write("from python\\n")
+h = await shell("echo from-shell > sh.txt")
+await h.wait(30)
+print(os.getcwd())
+print(session["workspace_root"])
+"""
+
+
+def _script(tmp_path: Path, *responses: dict) -> Path:
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump(list(responses)), encoding="utf-8")
+    return script
+
+
+async def _open(workspace: Path, script: Path) -> Host:
+    return await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+
+
+@pytest.mark.parametrize("jail", [False, True], ids=["jail-off", "jail-on"])
+async def test_everything_a_session_does_in_a_draft_lands_in_the_draft(
+    workspace: Path, tmp_path: Path, vis_home: Path, jail: bool
+) -> None:
+    (vis_home / "config.toml").write_text(f"jail = {str(jail).lower()}\n")
+    repo = make_repo(workspace)
+    script = _script(
+        tmp_path,
+        {"code": ENTER},
+        {"code": WORK},
+        {"text": "done"},
+    )
+    host = await _open(repo, script)
+    seen: list[Event] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(seen.append)
+        await session.submit("work in a draft")
+        blocks = [e for e in seen if isinstance(e, BlockFinished)]
+        assert [b.error for b in blocks] == [None, None], blocks
+        assert session.drafts is not None and session.drafts.draft is not None
+        root = Path(session.drafts.draft.root)
+        assert blocks[0].stdout.split() == ["worktree", str(root)]
+        restart, cwd, workspace_root = blocks[1].stdout.splitlines()[:3]
+        assert restart.startswith(f"[sandbox] The sandbox process moved to {root}")
+        assert Path(cwd) == root and Path(workspace_root) == root
+        assert (root / "a.txt").read_text() == "from python\n"
+        assert (root / "sh.txt").read_text() == "from-shell\n"
+        assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
+        assert not (repo / "sh.txt").exists()
+        assert git(repo, "status", "--porcelain") == ""
+        marks = [e for e in seen if isinstance(e, DraftChanged)]
+        assert [m.action for m in marks] == ["entered"] and marks[0].label == "work"
+    finally:
+        await host.close()
+
+    # resumed later: back in its draft
+    host = await _open(
+        repo, _script(tmp_path, {"code": "print(session['workspace_root'])"}, {"text": "ok"})
+    )
+    try:
+        resumed = await host.open_session(session.id)
+        assert resumed.drafts is not None and resumed.drafts.draft is not None
+        assert resumed.drafts.roots().workspace == root
+        blocks = []
+        resumed.subscribe(lambda e: blocks.append(e) if isinstance(e, BlockFinished) else None)
+        await resumed.submit("where")
+        assert blocks[0].stdout.splitlines()[-1] == str(root)
+    finally:
+        await host.close()
+
+
+async def test_the_model_cannot_approve_alone_and_discard_leaves_the_live_tree(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    repo = make_repo(workspace)
+    script = _script(
+        tmp_path,
+        {"code": ENTER},
+        {"code": 'open("b.txt", "w").write("drafted\\n")\nawait draft_approve("ship it")'},
+        {"code": "await draft_discard()"},
+        {"code": "import os\nprint(os.getcwd())"},
+        {"text": "done"},
+    )
+    host = await _open(repo, script)
+    seen: list[Event] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(seen.append)
+        await session.submit("try")
+        blocks = [e for e in seen if isinstance(e, BlockFinished)]
+        assert blocks[1].error is not None and "did not approve" in blocks[1].error
+        assert blocks[2].error is None and blocks[3].error is None
+        assert Path(blocks[3].stdout.splitlines()[-1]) == repo
+        assert (repo / "b.txt").read_text() == "bee\n"
+        assert host.drafts.listed() == []
+        assert session.drafts is not None and session.drafts.draft is None
+        marks = [e.action for e in seen if isinstance(e, DraftChanged)]
+        assert marks == ["entered", "discarded"]
+    finally:
+        await host.close()
+
+
+async def test_with_the_setting_the_model_approves_and_the_session_leaves_the_draft(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    (vis_home / "config.toml").write_text("jail = false\ndraft_model_approves = true\n")
+    repo = make_repo(workspace)
+    (repo / "a.txt").write_text("carried\n")  # the person's uncommitted change
+    script = _script(
+        tmp_path,
+        {"code": ENTER},
+        {"code": 'open("b.txt", "w").write("drafted\\n")\nprint(await draft_approve("ship"))'},
+        {"code": "import os\nprint(os.getcwd())"},
+        {"text": "done"},
+    )
+    host = await _open(repo, script)
+    seen: list[Event] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(seen.append)
+        await session.submit("ship")
+        blocks = [e for e in seen if isinstance(e, BlockFinished)]
+        assert [b.error for b in blocks] == [None, None, None]
+        assert Path(blocks[2].stdout.splitlines()[-1]) == repo
+        assert (repo / "b.txt").read_text() == "drafted\n"
+        assert (repo / "a.txt").read_text() == "carried\n"
+        assert git(repo, "status", "--porcelain") == ""
+        assert git(repo, "log", "-1", "--format=%s") == "ship"
+    finally:
+        await host.close()
+
+
+KILLED = """
+import asyncio, subprocess, sys
+from pathlib import Path
+
+import yaml
+
+from vis_core.host import Host, HostOptions
+
+
+async def main() -> None:
+    script = Path(sys.argv[2])
+    host = await Host.open(
+        HostOptions(workspace=Path(sys.argv[1]), provider="scripted", script=script)
+    )
+    session = await host.new_session()
+    print(session.id, flush=True)
+    await session.submit("go")
+
+
+asyncio.run(main())
+"""
+
+
+async def test_a_draft_left_by_a_killed_vis_is_listed_never_merged(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    repo = make_repo(workspace)
+    marker = tmp_path / "entered"
+    script = _script(
+        tmp_path,
+        {"code": ENTER},
+        {
+            "code": 'open("b.txt", "w").write("half done\\n")\n'
+            f"open({str(marker)!r}, 'w').write('x')\n"
+            "import time\ntime.sleep(300)"
+        },
+    )
+    runner = tmp_path / "run.py"
+    runner.write_text(KILLED)
+    proc = subprocess.Popen(
+        [sys.executable, str(runner), str(repo), str(script)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=os.environ.copy(),
+        start_new_session=True,
+    )
+    try:
+        assert proc.stdout is not None
+        session_id = proc.stdout.readline().strip()
+        while not marker.exists():
+            assert proc.poll() is None, "vis ended before the block ran"
+            await __import__("asyncio").sleep(0.05)
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+    host = await _open(repo, _script(tmp_path, {"text": "hi"}))
+    try:
+        listed = host.drafts.listed()
+        assert [(d.label, d.session_id) for d in listed] == [("work", session_id)]
+        assert (Path(listed[0].root) / "b.txt").read_text() == "half done\n"
+        assert (repo / "b.txt").read_text() == "bee\n"
+        resumed = await host.open_session(session_id)
+        assert resumed.drafts is not None and resumed.drafts.draft == listed[0]
+    finally:
+        await host.close()

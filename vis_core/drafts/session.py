@@ -1,0 +1,128 @@
+"""One session's draft: entering and leaving it, and the roots that follow the session there.
+
+The session's working copy is decided here and nowhere else: everything that acts on "the
+workspace" (the sandbox, the host tools, the extension worker, checkpoints, the prompt) is
+registered as a mover and moved when the session enters or leaves a draft.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from vis_core.drafts.hooks import NO_HOOKS, DraftHooks
+from vis_core.drafts.service import Drafts
+from vis_core.model.draft import Draft, DraftBackend
+
+Mover = Callable[[Path, Path], None]  # (workspace root, project root)
+
+
+@dataclass(frozen=True)
+class Roots:
+    workspace: Path
+    project_root: Path
+
+
+def map_into(path: Path, live_top: Path, draft_top: Path) -> Path:
+    """``path`` of the live tree at the same place in the draft (unchanged when outside)."""
+    try:
+        rel = path.resolve().relative_to(live_top.resolve())
+    except ValueError:
+        return path
+    return draft_top / rel if rel.parts else draft_top
+
+
+class SessionDrafts:
+    """The draft ``session_id`` works in (at most one), and its roots."""
+
+    def __init__(
+        self,
+        drafts: Drafts,
+        session_id: str,
+        workspace: Path,
+        project_root: Path,
+        hooks: Callable[[], DraftHooks] = lambda: NO_HOOKS,
+    ) -> None:
+        self.drafts = drafts
+        self.session_id = session_id
+        self.live = Roots(workspace.resolve(), project_root.resolve())
+        self._hooks = hooks
+        self._movers: list[Mover] = []
+        self._draft = self._resumable(drafts.of_session(session_id))
+
+    # -- where the session is ---------------------------------------------------------------
+
+    @property
+    def draft(self) -> Draft | None:
+        return self._draft
+
+    def roots(self) -> Roots:
+        """The session's working copy now: the draft's while in one, else the live one."""
+        draft = self._draft
+        if draft is None:
+            return self.live
+        live_top, draft_top = self._tops(draft)
+        return Roots(
+            Path(draft.root),
+            map_into(self.live.project_root, live_top, draft_top),
+        )
+
+    def add_mover(self, mover: Mover) -> None:
+        self._movers.append(mover)
+
+    def changed_files(self) -> list[str]:
+        return [] if self._draft is None else self.drafts.changed_files(self._draft)
+
+    # -- the lifecycle ----------------------------------------------------------------------
+
+    async def create(self, label: str | None = None) -> Draft:
+        draft = await asyncio.to_thread(
+            self.drafts.create, self.live.workspace, self.session_id, label, self._hooks()
+        )
+        self._enter(draft)
+        return draft
+
+    async def sync(self) -> list[str]:
+        draft = self._need()
+        return await asyncio.to_thread(self.drafts.sync, draft, self._hooks())
+
+    async def approve(self, message: str | None = None) -> dict[str, Any]:
+        draft = self._need()
+        result = await asyncio.to_thread(self.drafts.approve, draft, message, self._hooks())
+        self._enter(None)
+        return result
+
+    async def discard(self) -> None:
+        draft = self._need()
+        await asyncio.to_thread(self.drafts.discard, draft, self._hooks())
+        self._enter(None)
+
+    # -- helpers ----------------------------------------------------------------------------
+
+    def _need(self) -> Draft:
+        if self._draft is None:
+            raise LookupError("this session is not in a draft; draft_create() makes one")
+        return self._draft
+
+    def _enter(self, draft: Draft | None) -> None:
+        self._draft = draft
+        roots = self.roots()
+        for mover in self._movers:
+            mover(roots.workspace, roots.project_root)
+
+    def _tops(self, draft: Draft) -> tuple[Path, Path]:
+        tree = self.drafts.tree(draft)
+        if draft.backend is DraftBackend.WORKTREE and draft.repo_root:
+            return Path(draft.repo_root), tree
+        return Path(draft.workspace), tree
+
+    def _resumable(self, draft: Draft | None) -> Draft | None:
+        """A resumed session is back in its draft, when its folder is still there."""
+        if draft is None or not Path(draft.root).is_dir():
+            return None
+        if Path(draft.workspace).resolve() != self.live.workspace:
+            return None  # a draft of another workspace: this Vis works elsewhere
+        return draft

@@ -203,6 +203,9 @@ class CommandRegistry:
             "workspace_root": str(self._host.workspace),
             "project_root": str(self._host.project_root),
         }
+        if session is not None and session.drafts is not None:  # the draft it works in
+            roots = session.drafts.roots()
+            ctx.update(workspace_root=str(roots.workspace), project_root=str(roots.project_root))
         try:
             if command.info.owner == "vis" or command.in_host:
                 value = command.run({**ctx, "session": session})

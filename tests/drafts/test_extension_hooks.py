@@ -4,9 +4,8 @@ loads, sees the spec's arguments, refuses with vis.block, and its roots follow t
 from __future__ import annotations
 
 import json
-from pathlib import Path
-
 import textwrap
+from pathlib import Path
 
 import yaml
 

@@ -41,7 +41,7 @@ def _add_model_options(parser: argparse.ArgumentParser, *, sub: bool = False) ->
     )
 
 
-SUBCOMMANDS = ("run", "trust", "doctor", "sessions", "settings", "mcp")
+SUBCOMMANDS = ("run", "trust", "doctor", "sessions", "settings", "mcp", "drafts")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -89,6 +89,10 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         from vis_core.mcp.arguments import add_mcp_parser
 
         add_mcp_parser(commands)
+    if only in (None, "drafts"):
+        from vis_core.drafts_cli import add_drafts_parser
+
+        add_drafts_parser(commands)
     return parser
 
 
@@ -135,6 +139,18 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         type=_positive(int),
         default=None,
         help="stop the run after N model turns that call tools (exit status 3)",
+    )
+    run.add_argument(
+        "--draft",
+        dest="run_draft",
+        action="store_true",
+        help="run the request in a new draft and print how to review it",
+    )
+    run.add_argument(
+        "--allow-approve",
+        dest="allow_approve",
+        action="store_true",
+        help="let the model approve its draft (merge it) without asking",
     )
     _add_model_options(run, sub=True)
 
@@ -216,6 +232,10 @@ def main(argv: list[str] | None = None) -> int:
         from vis_core.mcp.cli import run_mcp
 
         return run_mcp(args, workspace, _session_mcp_config)
+    if args.command == "drafts":
+        from vis_core.drafts_cli import run_drafts
+
+        return run_drafts(args)
     if args.command == "sessions":
         from vis_core.doctor import list_sessions
 

@@ -220,7 +220,9 @@ def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
         script=args.script.resolve() if args.script else None,
         toggles=tuple(args.toggles),
         channel="cli",
+        allow_approve=bool(getattr(args, "allow_approve", False)),
     )
+    in_draft = bool(getattr(args, "run_draft", False))
     continue_ = bool(getattr(args, "run_continue", False))
     resume = getattr(args, "run_resume", None)
     if continue_ and resume is not None:
@@ -237,6 +239,7 @@ def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
                 continue_=continue_,
                 resume=resume,
                 limits=limits,
+                in_draft=in_draft,
             )
         )
     except KeyboardInterrupt:
@@ -340,6 +343,7 @@ async def _run(
     continue_: bool = False,
     resume: str | None = None,
     limits: RunLimits | None = None,
+    in_draft: bool = False,
 ) -> int:
     from vis_core.host import Host
     from vis_core.store import StoreError
@@ -396,11 +400,18 @@ async def _run(
         loop.add_signal_handler(signal.SIGINT, session.cancel)
         for sig in STOP_SIGNALS:
             loop.add_signal_handler(sig, stop, sig)
+        if in_draft:
+            refused = await _enter_draft(session)
+            if refused is not None:
+                print(f"vis run: {terminal_text(refused)}", file=sys.stderr)
+                return 2
         try:
             ended = await session.submit(request)
         finally:
             for sig in (signal.SIGINT, *STOP_SIGNALS):
                 loop.remove_signal_handler(sig)
+        if in_draft:
+            _tell_review(session)
         if stopped_by:
             with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone
                 print(f"vis: stopped by {stopped_by[0].name}", file=sys.stderr)
@@ -415,3 +426,43 @@ async def _run(
             await asyncio.wait_for(host.close(), CLOSE_SECONDS)
         except TimeoutError:
             print(f"vis: closing took longer than {CLOSE_SECONDS} s; stopped", file=sys.stderr)
+
+
+async def _enter_draft(session: Any) -> str | None:
+    """``vis run --draft``: the turn runs in a new draft; why not, when it cannot."""
+    from vis_core.drafts import DraftError
+    from vis_core.extension.hooks import OperationBlocked
+
+    drafts = session.drafts
+    if drafts is None:
+        return "this session cannot work in a draft"
+    if drafts.draft is None:
+        try:
+            await drafts.create()
+        except (DraftError, OperationBlocked) as exc:
+            return f"no draft was made: {exc}"
+    draft = drafts.draft
+    assert draft is not None
+    print(f"vis: working in draft {draft.label} at {terminal_text(draft.root)}", file=sys.stderr)
+    return None
+
+
+def _tell_review(session: Any) -> None:
+    """After a ``--draft`` run: how to review, approve or discard what it left."""
+    drafts = session.drafts
+    draft = drafts.draft if drafts is not None else None
+    if drafts is None or draft is None:
+        print("vis: the draft was approved or discarded during the run", file=sys.stderr)
+        return
+    files = drafts.changed_files()  # staged in the draft's own index, for the review
+    lines = [
+        f"vis: draft {draft.label} holds {len(files)} changed file(s); the workspace is as it was.",
+        *(f"  {name}" for name in files[:20]),
+    ]
+    if draft.branch:
+        lines.append(f"  review:  git -C {draft.root} diff --cached")
+    else:
+        lines.append(f"  review:  diff -ru {draft.workspace} {draft.root}")
+    lines.append(f"  approve: vis drafts approve {draft.label}")
+    lines.append(f"  discard: vis drafts discard {draft.label}")
+    print(terminal_text("\n".join(lines)), file=sys.stderr)

@@ -25,6 +25,7 @@ from vis_core.events import (
     Notification,
     TurnEnded,
 )
+from vis_core.extension.context import current_call
 from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
 from vis_core.extension_host.session_workers import SessionWorkers
@@ -68,6 +69,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         host.workspace,
         host.project_root,
         hooks=lambda: DraftHooks(kit_cell[0].hooks.before, kit_cell[0].hooks.after),
+        announce=_announcer(session_id, bus),
     )
     roots = drafts.roots()  # the draft's, when the session resumes in one
     place = WorkerPlace(session_id, roots.workspace, roots.project_root, host.options.channel)
@@ -235,7 +237,7 @@ def _build_tools(
         *attachment_tools(tool_context),
         *fold_tools(),
         skill_file_tool(skills),
-        *draft_tools(drafts, _announcer(session_id, bus), _approver(host, session_id)),
+        *draft_tools(drafts, _approver(host, session_id)),
     ]
     discovery: list[HostTool] = []
     if host.setting("introspection", True, session_id):
@@ -435,11 +437,12 @@ def _contract(tool: HostTool) -> dict[str, Any] | None:
 def _announcer(session_id: str, bus: EventBus) -> Any:
     """Emit :class:`DraftChanged`: the transcript's mark and the status bar's draft."""
 
-    async def announce(action: DraftAction, draft: Draft, files: int, text: str, turn: str) -> None:
+    async def announce(action: DraftAction, draft: Draft, files: int, text: str) -> None:
+        call = current_call()  # a tool call of a turn: the mark goes there
         await bus.emit(
             DraftChanged(
                 session_id,
-                turn_id=turn,
+                turn_id=(call.turn_id or "") if call is not None else "",
                 action=action,
                 label=draft.label,
                 backend=str(draft.backend),

@@ -8,16 +8,22 @@ registered as a mover and moved when the session enters or leaves a draft.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vis_core.drafts.hooks import NO_HOOKS, DraftHooks
 from vis_core.drafts.service import Drafts
-from vis_core.model.draft import Draft, DraftBackend
+from vis_core.model.draft import Draft, DraftAction, DraftBackend
 
 Mover = Callable[[Path, Path], None]  # (workspace root, project root)
+# (action, draft, files, text) -> the session's DraftChanged event is emitted
+Announce = Callable[[DraftAction, Draft, int, str], Awaitable[None]]
+
+
+async def _silent(action: DraftAction, draft: Draft, files: int, text: str) -> None:
+    return None
 
 
 @dataclass(frozen=True)
@@ -45,11 +51,13 @@ class SessionDrafts:
         workspace: Path,
         project_root: Path,
         hooks: Callable[[], DraftHooks] = lambda: NO_HOOKS,
+        announce: Announce = _silent,
     ) -> None:
         self.drafts = drafts
         self.session_id = session_id
         self.live = Roots(workspace.resolve(), project_root.resolve())
         self._hooks = hooks
+        self.announce = announce
         self._movers: list[Mover] = []
         self._draft = self._resumable(drafts.of_session(session_id))
 
@@ -83,22 +91,33 @@ class SessionDrafts:
             self.drafts.create, self.live.workspace, self.session_id, label, self._hooks()
         )
         self._enter(draft)
+        text = f"Entered draft {draft.label} ({draft.backend}) at {draft.root}"
+        await self.announce(DraftAction.ENTERED, draft, 0, text)
         return draft
 
     async def sync(self) -> list[str]:
         draft = self._need()
-        return await asyncio.to_thread(self.drafts.sync, draft, self._hooks())
+        files = await asyncio.to_thread(self.drafts.sync, draft, self._hooks())
+        text = f"Synced draft {draft.label}: {len(files)} file(s) came in"
+        await self.announce(DraftAction.SYNCED, draft, len(files), text)
+        return files
 
     async def approve(self, message: str | None = None) -> dict[str, Any]:
         draft = self._need()
         result = await asyncio.to_thread(self.drafts.approve, draft, message, self._hooks())
         self._enter(None)
+        text = f"Approved draft {draft.label}: {len(result['files'])} file(s) merged"
+        if result.get("target_branch"):
+            text += f" into {result['target_branch']}"
+        await self.announce(DraftAction.APPROVED, draft, len(result["files"]), text)
         return result
 
     async def discard(self) -> None:
         draft = self._need()
         await asyncio.to_thread(self.drafts.discard, draft, self._hooks())
         self._enter(None)
+        text = f"Discarded draft {draft.label}; the live workspace is as it was"
+        await self.announce(DraftAction.DISCARDED, draft, 0, text)
 
     # -- helpers ----------------------------------------------------------------------------
 

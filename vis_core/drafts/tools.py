@@ -8,24 +8,16 @@ from typing import Any
 
 from vis_core.drafts.errors import DraftError
 from vis_core.drafts.session import SessionDrafts
-from vis_core.extension.context import current_call
 from vis_core.model.activity import Activity, ActivityPresentation, SymbolTag
-from vis_core.model.draft import Draft, DraftAction
+from vis_core.model.draft import Draft
 from vis_core.tools.display import one_line
 from vis_core.tools.registry import HostTool
 
-# (action, draft, files, text, turn id) -> the DraftChanged event is emitted
-Announce = Callable[[DraftAction, Draft, int, str, str], Awaitable[None]]
 # (draft, files, diff) -> None when the approval may go on, else why not
 Approver = Callable[[Draft, list[str], str], Awaitable[str | None]]
 
 
-def _turn_id() -> str:
-    call = current_call()
-    return (call.turn_id or "") if call is not None else ""
-
-
-def draft_tools(drafts: SessionDrafts, announce: Announce, approver: Approver) -> list[HostTool]:
+def draft_tools(drafts: SessionDrafts, approver: Approver) -> list[HostTool]:
     """The four draft functions of one session."""
 
     async def draft_create(label: str | None = None) -> dict[str, Any]:
@@ -36,10 +28,7 @@ def draft_tools(drafts: SessionDrafts, announce: Announce, approver: Approver) -
         the draft too; end this block after the call. Returns the receipt (label, backend,
         root)."""
         draft = await drafts.create(label)
-        receipt = drafts.drafts.receipt(draft)
-        text = f"Entered draft {draft.label} ({draft.backend}) at {draft.root}"
-        await announce(DraftAction.ENTERED, draft, 0, text, _turn_id())
-        return receipt
+        return drafts.drafts.receipt(draft)
 
     async def draft_sync() -> dict[str, Any]:
         """Bring the target branch's new commits (outside git: the live workspace's changes)
@@ -47,8 +36,6 @@ def draft_tools(drafts: SessionDrafts, announce: Announce, approver: Approver) -
         it was."""
         draft = _current(drafts)
         files = await drafts.sync()
-        text = f"Synced draft {draft.label}: {len(files)} file(s) came in"
-        await announce(DraftAction.SYNCED, draft, len(files), text, _turn_id())
         return {"label": draft.label, "files": files}
 
     async def draft_approve(message: str | None = None) -> dict[str, Any]:
@@ -60,19 +47,12 @@ def draft_tools(drafts: SessionDrafts, announce: Announce, approver: Approver) -
         refusal = await approver(draft, files, drafts.drafts.diff(draft))
         if refusal is not None:
             raise PermissionError(refusal)
-        result = await drafts.approve(message)
-        text = f"Approved draft {draft.label}: {len(result['files'])} file(s) merged"
-        if result.get("target_branch"):
-            text += f" into {result['target_branch']}"
-        await announce(DraftAction.APPROVED, draft, len(result["files"]), text, _turn_id())
-        return result
+        return await drafts.approve(message)
 
     async def draft_discard() -> dict[str, Any]:
         """Leave and delete the draft; the live workspace is untouched."""
         draft = _current(drafts)
         await drafts.discard()
-        text = f"Discarded draft {draft.label}; the live workspace is as it was"
-        await announce(DraftAction.DISCARDED, draft, 0, text, _turn_id())
         return {"label": draft.label, "discarded": True}
 
     functions: list[Callable[..., Any]] = [draft_create, draft_sync, draft_approve, draft_discard]

@@ -1,0 +1,90 @@
+"""``vis run --draft`` and ``vis drafts``: a turn in a draft, reviewed, approved or discarded
+from a shell; approval by the model needs ``--allow-approve``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cli_support import script, vis
+
+from .conftest import git, make_repo
+
+WRITE = {"code": 'open("b.txt", "w").write("from the run\\n")'}
+
+
+def test_vis_run_in_a_draft_leaves_the_workspace_and_vis_drafts_approves_it(
+    workspace: Path, tmp_path: Path, vis_home: Path, jail_off: None
+) -> None:
+    repo = make_repo(workspace)
+    responses = script(tmp_path, [WRITE, {"text": "done"}])
+    ran = vis(
+        "run",
+        "--draft",
+        "--provider",
+        "scripted",
+        "--script",
+        str(responses),
+        "edit b",
+        cwd=repo,
+        env_home=vis_home,
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "working in draft" in ran.stderr and "vis drafts approve" in ran.stderr
+    assert "b.txt" in ran.stderr
+    assert (repo / "b.txt").read_text() == "bee\n"
+
+    listed = vis("drafts", cwd=repo, env_home=vis_home)
+    assert listed.returncode == 0 and "1 file(s)" in listed.stdout and "worktree" in listed.stdout
+    label = listed.stdout.split()[0]
+
+    approved = vis("drafts", "approve", label, "-m", "the run's edit", cwd=repo, env_home=vis_home)
+    assert approved.returncode == 0, approved.stderr
+    assert (repo / "b.txt").read_text() == "from the run\n"
+    assert git(repo, "log", "-1", "--format=%s") == "the run's edit"
+    assert vis("drafts", cwd=repo, env_home=vis_home).stdout.strip() == "No drafts."
+
+
+def test_vis_run_refuses_the_models_approval_unless_allowed(
+    workspace: Path, tmp_path: Path, vis_home: Path, jail_off: None
+) -> None:
+    repo = make_repo(workspace)
+    approve = {"code": WRITE["code"] + "\nprint(await draft_approve('ship'))"}
+    responses = script(tmp_path, [approve, {"text": "done"}])
+    refused = vis(
+        "run",
+        "--draft",
+        "--provider",
+        "scripted",
+        "--script",
+        str(responses),
+        "x",
+        cwd=repo,
+        env_home=vis_home,
+    )
+    assert "does not approve drafts unless --allow-approve" in refused.stdout + refused.stderr
+    assert (repo / "b.txt").read_text() == "bee\n"
+    label = vis("drafts", cwd=repo, env_home=vis_home).stdout.split()[0]
+    discarded = vis("drafts", "discard", label, cwd=repo, env_home=vis_home)
+    assert discarded.returncode == 0, discarded.stderr
+
+    responses = script(tmp_path, [approve, {"text": "done"}])
+    allowed = vis(
+        "run",
+        "--draft",
+        "--allow-approve",
+        "--provider",
+        "scripted",
+        "--script",
+        str(responses),
+        "x",
+        cwd=repo,
+        env_home=vis_home,
+    )
+    assert allowed.returncode == 0, allowed.stderr
+    assert (repo / "b.txt").read_text() == "from the run\n"
+    assert "approved or discarded during the run" in allowed.stderr
+
+
+def test_vis_drafts_names_an_unknown_draft(workspace: Path, vis_home: Path) -> None:
+    done = vis("drafts", "approve", "nope", cwd=workspace, env_home=vis_home)
+    assert done.returncode == 1 and "no draft 'nope'" in done.stderr

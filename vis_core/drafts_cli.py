@@ -1,0 +1,78 @@
+"""``vis drafts``: list the drafts sessions left, approve or discard one from a shell."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+from vis_core.drafts import DraftError, Drafts
+from vis_core.extension.hooks import OperationBlocked
+from vis_core.model.draft import Draft
+
+
+def add_drafts_parser(commands: argparse._SubParsersAction) -> None:
+    drafts = commands.add_parser("drafts", help="list the sessions' drafts; approve or discard one")
+    actions = drafts.add_subparsers(dest="drafts_action")
+    approve = actions.add_parser("approve", help="merge a draft into its branch and workspace")
+    approve.add_argument("draft", help="its label, id or session id")
+    approve.add_argument("-m", "--message", default=None, help="the commit message")
+    discard = actions.add_parser("discard", help="delete a draft; the workspace is untouched")
+    discard.add_argument("draft", help="its label, id or session id")
+
+
+def _age(created: float) -> str:
+    seconds = max(0, int(time.time() - created))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def _line(drafts: Drafts, draft: Draft) -> str:
+    try:
+        changed = f"{len(drafts.changed_files(draft))} file(s)"
+    except DraftError as exc:
+        changed = f"unreadable ({exc})"
+    if not Path(draft.root).is_dir():
+        changed = "its folder is gone"
+    session = (draft.session_id or "-")[:8]
+    return (
+        f"{draft.label}  {draft.backend}  session {session}  {changed}  {_age(draft.created)} "
+        f"old  {draft.workspace}" + (f" -> {draft.target_branch}" if draft.target_branch else "")
+    )
+
+
+def run_drafts(args: argparse.Namespace) -> int:
+    from vis_core.paths import VisPaths
+    from vis_core.store import Store
+
+    paths = VisPaths.from_env().ensure()
+    store = Store(paths.db_file)
+    drafts = Drafts(store, paths.data_dir)
+    try:
+        action = getattr(args, "drafts_action", None)
+        if action is None:
+            listed = drafts.listed()
+            if not listed:
+                print("No drafts.")
+            for draft in listed:
+                print(_line(drafts, draft))
+            return 0
+        draft = drafts.find(args.draft)
+        if action == "discard":
+            drafts.discard(draft)
+            print(f"Discarded draft {draft.label}; {draft.workspace} is as it was.")
+            return 0
+        result = drafts.approve(draft, args.message)
+        into = f" into {result['target_branch']}" if result.get("target_branch") else ""
+        print(f"Approved draft {draft.label}: {len(result['files'])} file(s) merged{into}.")
+        for name in result["files"]:
+            print(f"  {name}")
+        return 0
+    except (DraftError, OperationBlocked) as exc:
+        print(f"vis drafts: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        store.close()

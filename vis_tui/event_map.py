@@ -15,6 +15,7 @@ from vis_core.events import (
     AssistantThinking,
     BackgroundCommandEnded,
     BlockFinished,
+    DraftChanged,
     Event,
     FoldCreated,
     IterationStarted,
@@ -41,6 +42,7 @@ class EventTarget(Protocol):
 
     def toast(self, text: str, kind: NotifyKind) -> None: ...
     def turn_finished(self, event: TurnEnded) -> None: ...
+    def count_draft_files(self) -> object: ...  # a worker counts them
 
 
 EventHandler = Callable[[EventTarget, Any], None]
@@ -181,9 +183,24 @@ def _notification(target: EventTarget, event: Notification) -> None:
     target.toast(event.text, event.kind)
 
 
+@handles(DraftChanged)
+def _draft(target: EventTarget, event: DraftChanged) -> None:
+    """Entering or leaving a draft: a mark in the transcript, the label in the status bar."""
+    target.status_bar.draft = event.label if event.in_draft else ""
+    target.status_bar.draft_files = event.files if event.in_draft else 0
+    if event.turn_id:
+        target.transcript.turn(event.turn_id).show_note(f"✎ {event.text}", "$text-warning")
+    else:
+        target.transcript.add_message(f"✎ {event.text}", classes="note", plain=True)
+    if event.in_draft:
+        target.count_draft_files()
+
+
 @handles(TurnEnded)
 def _turn_ended(target: EventTarget, event: TurnEnded) -> None:
     target.transcript.turn(event.turn_id).end(event.status, event.error)
     target.status_bar.running = False
     target.progress.end()
     target.turn_finished(event)
+    if target.status_bar.draft:
+        target.count_draft_files()

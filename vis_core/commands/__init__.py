@@ -346,11 +346,13 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
         return CommandResult(True, "Reloaded extensions", summary, action=CommandAction.RELOAD)
 
     from vis_core.commands.context import context_commands
+    from vis_core.commands.draft import draft_command
     from vis_core.commands.instructions import init_command
 
     return [
         *context_commands(host),
         init_command(host),
+        draft_command(),
         SlashCommand("help", help_, "List commands and key bindings", "/help"),
         SlashCommand(
             "new",

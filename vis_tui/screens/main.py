@@ -225,6 +225,7 @@ class MainScreen(Screen[None]):
             self.transcript.add_message(note, classes="note")
         for warning in host.extension_warnings():
             self.transcript.add_message(warning, classes="warning", plain=True)
+        self.show_draft()
         self._unsubscribe = session.subscribe(self._post_event)
         if self.queue and not self.turn_running:
             self._send_next()
@@ -365,6 +366,28 @@ class MainScreen(Screen[None]):
     def turn_finished(self, event: TurnEnded) -> None:
         """Status only; the turn worker sends queued messages once ``submit`` returns."""
 
+    def files_root(self) -> Path:
+        """Where ``@file`` and its completions look: the session's draft while in one."""
+        drafts = getattr(self.session, "drafts", None)
+        return Path(self.workspace) if drafts is None else drafts.roots().workspace
+
+    def show_draft(self) -> None:
+        """The status bar names the session's draft (a resumed session is back in it)."""
+        drafts = getattr(self.session, "drafts", None)
+        draft = drafts.draft if drafts is not None else None
+        self.status_bar.draft = draft.label if draft is not None else ""
+        if draft is not None:
+            self.count_draft_files()
+
+    @work(group="draft-files", exclusive=True, thread=True, exit_on_error=False)
+    def count_draft_files(self) -> None:
+        """How many files the draft changed (git reads them: off the event loop)."""
+        drafts = getattr(self.session, "drafts", None)
+        if drafts is None or drafts.draft is None:
+            return
+        count = len(drafts.changed_files())
+        self.app.call_from_thread(setattr, self.status_bar, "draft_files", count)
+
     # -- sending -------------------------------------------------------------------------
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:
         message.stop()
@@ -425,7 +448,7 @@ class MainScreen(Screen[None]):
             if text.startswith("!"):  # the person's own command; its output joins the talk
                 await self.session.submit(text, command=True)
             else:
-                mentions = mentioned_files(text, Path(self.workspace))
+                mentions = mentioned_files(text, self.files_root())
                 await self.session.submit(text, mentions=mentions)
         except Exception as exc:  # the core already reports turn failures as TurnEnded
             self.transcript.add_message(f"**Vis could not run the turn:** {exc}", classes="error")
@@ -542,7 +565,7 @@ class MainScreen(Screen[None]):
         binaries left out, their text cannot be sent)."""
         from vis_core.tools.ignore import listed_files
 
-        root = str(Path(self.workspace).resolve())
+        root = str(self.files_root().resolve())
         paths = [path for path in listed_files(root, hidden=False) if is_text_file(path)]
         files = sorted(os.path.relpath(path, root) for path in paths)
         self.app.call_from_thread(self._files_listed, files)

@@ -39,6 +39,8 @@ class StatusBar(Static):
     cost: reactive[float] = reactive(0.0)
     context_tokens: reactive[int] = reactive(0)
     context_limit: reactive[int] = reactive(0)
+    draft: reactive[str] = reactive("")  # the label of the draft the session works in
+    draft_files: reactive[int] = reactive(0)  # its files that differ from the target
 
     def set_workspace(self, path: Path) -> None:
         self.workspace = shorten_path(str(path), "/nonexistent-workspace")
@@ -88,6 +90,10 @@ class StatusBar(Static):
         if compact or short_workspace:
             workspace = workspace.rstrip("/").rsplit("/", 1)[-1]
         parts: list[Content | tuple[str, str] | str] = [(workspace or "/", "bold"), sep]
+        if self.draft:
+            files = f"{self.draft_files}" if compact else f" · {self.draft_files} files"
+            label = f"✎ {self.draft}{files}" if not compact else f"✎{files}"
+            parts.extend([(label, "$text-warning"), sep])
         if not compact:
             title = Content(self.title or "new session")
             if title_cells is not None:

@@ -1,0 +1,81 @@
+"""A session in a draft, in the app: the status bar names it and counts its files, the
+transcript marks entering and leaving, ``/draft`` shows the diff and approves; a resumed
+session is back in its draft."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from vis_tui.widgets.system_message import SystemMessage
+
+from .support import seen_after_resume, started, until, vis_app, write_script
+
+
+def _repo(root: Path) -> Path:
+    def git(*args: str) -> None:
+        subprocess.run(["git", *args], cwd=root, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    git("config", "user.email", "person@example.com")
+    git("config", "user.name", "Person")
+    (root / "a.txt").write_text("one\n")
+    git("add", "-A")
+    git("commit", "-qm", "start")
+    return root
+
+
+def _said(app: object) -> list[str]:
+    return [m.source for m in app.main.transcript.query(SystemMessage)]  # type: ignore[attr-defined]
+
+
+def _notes(app: object) -> list[str]:
+    return [str(n.render()) for n in app.main.transcript.query(".note")]  # type: ignore[attr-defined]
+
+
+async def test_the_app_shows_the_draft_and_the_person_approves_it_with_slash_draft(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    repo = _repo(workspace)
+    code = 'await draft_create("fix")'
+    edit = 'open("a.txt", "w").write("two\\n")\nopen("new.txt", "w").write("new\\n")'
+    script = write_script(tmp_path, [{"code": code}, {"code": edit}, {"text": "Drafted."}])
+    app = vis_app(repo, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"draft it", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Drafted.")
+        bar = app.main.status_bar
+        await until(pilot, lambda: bar.draft == "fix" and bar.draft_files == 2)
+        assert "✎ fix · 2 files" in str(bar.render())
+        assert any("Entered draft fix" in note for note in _notes(app))
+        assert (repo / "a.txt").read_text() == "one\n"
+
+        await pilot.press(*"/draft", "enter")
+        await until(pilot, lambda: any(s.startswith("**Draft fix**") for s in _said(app)))
+        shown = _said(app)[-1]
+        assert "2 file(s) differ" in shown and "+two" in shown and "new.txt" in shown
+
+        await pilot.press(*"/draft approve fixed a", "enter")
+        await until(pilot, lambda: any("Approved draft fix" in s for s in _said(app)))
+        assert (repo / "a.txt").read_text() == "two\n"
+        assert (repo / "new.txt").read_text() == "new\n"
+        await until(pilot, lambda: bar.draft == "")
+        assert any("Approved draft fix" in note for note in _notes(app))
+        assert app.session.drafts.roots().workspace == repo.resolve()  # type: ignore[union-attr]
+
+
+async def test_a_resumed_session_is_back_in_its_draft(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    repo = _repo(workspace)
+    script = write_script(tmp_path, [{"code": 'await draft_create("later")'}, {"text": "In."}])
+    app = vis_app(repo, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"go", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "In.")
+        session_id = app.session.id  # type: ignore[union-attr]
+
+    label = await seen_after_resume(repo, session_id, lambda a: a.main.status_bar.draft)
+    assert label == "later"

@@ -1,0 +1,79 @@
+"""``/draft``: the session's draft, its diff against its base, and the person's actions on it
+(``new [LABEL]``, ``approve [MESSAGE]``, ``sync``, ``discard``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from vis_core.commands import CommandResult, err, ok
+from vis_core.drafts import DraftError
+from vis_core.extension.declarations import SlashCommand
+from vis_core.extension.hooks import OperationBlocked
+
+USAGE = "/draft [new [LABEL] | approve [MESSAGE] | sync | discard]"
+DIFF_CHARS = 20_000
+
+
+def _fenced(text: str) -> str:
+    fence = "````" if "```" in text else "```"
+    return f"{fence}diff\n{text}\n{fence}"
+
+
+async def run_draft(ctx: dict[str, Any]) -> CommandResult:
+    session = ctx.get("session")
+    drafts = getattr(session, "drafts", None)
+    if session is None or drafts is None:
+        return err("No session", "Open a session first.")
+    args = list(ctx["args"])
+    action = args.pop(0) if args else ""
+    draft = drafts.draft
+    if action not in ("", "new", "approve", "sync", "discard"):
+        return err(f"Unknown /draft action {action!r}", f"Write {USAGE}.")
+    if action and session.running:
+        return err("A turn is running", "Press Esc to stop it, then use /draft again.")
+    try:
+        if action == "new":
+            made = await drafts.create(args[0] if args else None)
+            return ok(
+                f"Working in draft {made.label}",
+                f"{made.backend} at `{made.root}`; the workspace stays as it is until you "
+                "approve (`/draft approve`) or discard (`/draft discard`).",
+            )
+        if draft is None:
+            return ok(
+                "Not in a draft",
+                "`/draft new [LABEL]` starts one: the session then works on an isolated copy "
+                "that you approve or discard.",
+            )
+        if action == "approve":
+            result = await drafts.approve(" ".join(args) or None)
+            files = "\n".join(f"- `{name}`" for name in result["files"]) or "No file differed."
+            into = f" into {result['target_branch']}" if result.get("target_branch") else ""
+            return ok(f"Approved draft {draft.label}{into}", files)
+        if action == "sync":
+            files = await drafts.sync()
+            body = "\n".join(f"- `{name}`" for name in files) or "Nothing new to bring in."
+            return ok(f"Synced draft {draft.label}", body)
+        if action == "discard":
+            await drafts.discard()
+            return ok(f"Discarded draft {draft.label}", "The workspace is as it was.")
+    except (DraftError, OperationBlocked, LookupError) as exc:
+        return err(f"/draft {action} refused", str(exc))
+    files = drafts.changed_files()
+    diff = drafts.drafts.diff(draft)
+    if len(diff) > DIFF_CHARS:
+        diff = diff[:DIFF_CHARS] + f"\n… (cut; the whole diff: git -C {draft.root} diff --cached)"
+    body = (
+        f"{draft.backend} at `{draft.root}`"
+        + (f", merging into {draft.target_branch}" if draft.target_branch else "")
+        + f". {len(files)} file(s) differ.\n\n"
+        + (_fenced(diff) if diff else "No change yet.")
+        + "\n\nActions: `/draft approve [MESSAGE]`, `/draft sync`, `/draft discard`."
+    )
+    return ok(f"Draft {draft.label}", body)
+
+
+def draft_command() -> SlashCommand:
+    return SlashCommand(
+        "draft", run_draft, "Show the session's draft; approve, sync or discard it", USAGE
+    )

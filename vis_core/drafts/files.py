@@ -12,9 +12,11 @@ from pathlib import Path
 FICLONE = 0x40049409  # linux/fs.h: share the source's extents (btrfs, XFS, bcachefs…)
 
 
-def clone_file(source: Path, target: Path) -> None:
-    """``target`` as a copy of ``source`` (a link as a link), sharing blocks where possible."""
-    target.parent.mkdir(parents=True, exist_ok=True)
+def clone_file(source: Path, target: Path, *, made: bool = False) -> None:
+    """``target`` as a copy of ``source`` (a link as a link), sharing blocks where possible;
+    ``made``: its folder exists already."""
+    if not made:
+        target.parent.mkdir(parents=True, exist_ok=True)
     if source.is_symlink():
         if target.is_symlink() or target.exists():
             target.unlink()

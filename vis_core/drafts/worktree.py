@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,6 +20,7 @@ from vis_core.drafts import files as draft_files
 from vis_core.drafts.errors import DraftConflict, DraftError
 from vis_core.drafts.gitrun import commit_config, git, paths, text
 
+COPY_THREADS = 8  # files copied at once: creating files waits on the filesystem, not the CPU
 # (worktree, message, files, make) -> the new commit ``make()`` made, between git/commit hooks
 Commit = Callable[[Path, str, list[str], Callable[[], str]], str]
 
@@ -50,6 +52,30 @@ def repository_of(workspace: Path) -> Repository | None:
     )
 
 
+def copy_files(source: Path, target: Path, names: Sequence[str], skip: Sequence[Path]) -> None:
+    """Copy ``names`` (files and links) from ``source`` to ``target``, several at once (the
+    time is the filesystem's), never what lies in a ``skip`` folder (Vis's own)."""
+    top = os.path.realpath(source)
+    inside = [
+        os.path.relpath(real, top) + os.sep
+        for real in (os.path.realpath(f) for f in skip)
+        if real == top or real.startswith(top + os.sep)
+    ]
+    wanted = [n for n in names if not any((n + os.sep).startswith(p) for p in inside)]
+    folders = {os.path.dirname(n) for n in wanted}
+    for folder in sorted(folders):
+        (target / folder).mkdir(parents=True, exist_ok=True)
+
+    def one(name: str) -> None:
+        path = source / name
+        if path.is_symlink() or path.is_file():
+            draft_files.clone_file(path, target / name, made=True)
+
+    with ThreadPoolExecutor(COPY_THREADS) as pool:
+        for _ in pool.map(one, wanted):
+            pass
+
+
 def branch_exists(top: Path, branch: str) -> bool:
     return (
         git(["rev-parse", "--verify", "-q", f"refs/heads/{branch}"], top, check=False).returncode
@@ -68,14 +94,7 @@ def create(
         ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--deduplicate"],
         repo.top,
     )
-    own = [Path(os.path.realpath(f)) for f in skip]
-    for name in carried:
-        source = repo.top / name
-        real = Path(os.path.realpath(source.parent)) / source.name
-        if any(real == f or f in real.parents for f in own):
-            continue  # Vis's own folders (VIS_HOME in the repository) never enter a draft
-        if source.is_symlink() or source.is_file():
-            draft_files.clone_file(source, tree / name)
+    copy_files(repo.top, tree, carried, skip)
     git(["read-tree", "HEAD"], tree)  # the index of HEAD; the files are the person's
     carried_changes = changed_files(tree)
     if carried_changes:

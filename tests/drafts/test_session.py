@@ -217,3 +217,19 @@ async def test_a_draft_left_by_a_killed_vis_is_listed_never_merged(
         assert resumed.drafts is not None and resumed.drafts.draft == listed[0]
     finally:
         await host.close()
+
+
+async def test_with_the_jail_off_the_rest_of_the_block_already_writes_in_the_draft(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    repo = make_repo(workspace)
+    code = 'await draft_create("now")\nopen("b.txt", "w").write("same block\\n")'
+    host = await _open(repo, _script(tmp_path, {"code": code}, {"text": "done"}))
+    try:
+        session = await host.new_session()
+        await session.submit("go")
+        assert session.drafts is not None and session.drafts.draft is not None
+        assert (Path(session.drafts.draft.root) / "b.txt").read_text() == "same block\n"
+        assert (repo / "b.txt").read_text() == "bee\n"
+    finally:
+        await host.close()

@@ -21,39 +21,33 @@ def draft_tools(drafts: SessionDrafts, approver: Approver) -> list[HostTool]:
     """The four draft functions of one session."""
 
     async def draft_create(label: str | None = None) -> dict[str, Any]:
-        """Enter a new draft: an isolated copy of the workspace (a git worktree on branch
-        `vis/draft/<label>` carrying the uncommitted changes, a copy outside git) where every
-        later tool call, shell command and block works, while the live workspace stays as it
-        is. The person approves or discards it. From the next block on, plain Python runs in
-        the draft too; end this block after the call. Returns the receipt (label, backend,
-        root)."""
+        """Work in a new draft: an isolated copy of the workspace (git: branch
+        vis/draft/<label>) that the person approves or discards; the workspace stays as is.
+        With the jail on, end the block after this call."""
         draft = await drafts.create(label)
-        return drafts.drafts.receipt(draft)
+        return {**drafts.drafts.receipt(draft), "cwd": draft.root}
 
     async def draft_sync() -> dict[str, Any]:
-        """Bring the target branch's new commits (outside git: the live workspace's changes)
-        into the draft. A conflict fails the call, names the files and leaves the draft as
-        it was."""
+        """Bring the target branch's new commits into the draft; a conflict names the files."""
         draft = _current(drafts)
         files = await drafts.sync()
         return {"label": draft.label, "files": files}
 
     async def draft_approve(message: str | None = None) -> dict[str, Any]:
-        """Ask the person to approve the draft: its changes are committed (`message`), merged
-        into the target branch and the live workspace, and the session leaves the draft. A
-        conflict, or a file the person changed since, refuses with the files."""
+        """Ask the person to approve the draft: commit, merge into the workspace, leave it."""
         draft = _current(drafts)
         files = drafts.changed_files()
         refusal = await approver(draft, files, drafts.drafts.diff(draft))
         if refusal is not None:
             raise PermissionError(refusal)
-        return await drafts.approve(message)
+        result = await drafts.approve(message)
+        return {**result, "label": draft.label, "cwd": str(drafts.roots().workspace)}
 
     async def draft_discard() -> dict[str, Any]:
-        """Leave and delete the draft; the live workspace is untouched."""
+        """Leave and delete the draft; the workspace is untouched."""
         draft = _current(drafts)
         await drafts.discard()
-        return {"label": draft.label, "discarded": True}
+        return {"label": draft.label, "discarded": True, "cwd": str(drafts.roots().workspace)}
 
     functions: list[Callable[..., Any]] = [draft_create, draft_sync, draft_approve, draft_discard]
     return [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
 
@@ -150,6 +151,20 @@ def _described(contract: dict[str, Any] | None) -> Callable[..., Any] | None:
         return None
 
 
+# Tools that move the session's working copy (vis_core/drafts): their result's ``cwd`` is
+# where the rest of the block works, when this process can see it (the jail shows the new
+# copy from the next block on, when the sandbox starts again there).
+MOVING_TOOLS = frozenset({"draft_create", "draft_approve", "draft_discard"})
+
+
+async def _then_move(call: Coroutine[Any, Any, Any]) -> Any:
+    result = await call
+    where = result.get("cwd") if isinstance(result, dict) else None
+    if isinstance(where, str) and os.path.isdir(where):
+        os.chdir(where)
+    return result
+
+
 class ToolProxy:
     """An awaitable stand-in for one host tool; calling it runs the tool on the host."""
 
@@ -175,6 +190,8 @@ class ToolProxy:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
         """The call as a coroutine (the request itself: no wrapper frame on the hot path)."""
+        if self._vis_name in MOVING_TOOLS:
+            return _then_move(self._vis_request("call", self._vis_target, args, kwargs))
         return self._vis_request("call", self._vis_target, args, kwargs)
 
     def __repr__(self) -> str:

@@ -182,6 +182,7 @@ def _follow_drafts(
         sandbox.move_to(workspace, project_root)
         if session.checkpoints is not None:
             session.checkpoints.workspace = workspace.resolve()
+        session.moved()
 
     drafts.add_mover(move)
 

@@ -111,6 +111,7 @@ async def test_the_model_cannot_approve_alone_and_discard_leaves_the_live_tree(
         blocks = [e for e in seen if isinstance(e, BlockFinished)]
         assert blocks[1].error is not None and "did not approve" in blocks[1].error
         assert blocks[2].error is None and blocks[3].error is None
+        assert blocks[2].files == ()  # leaving the draft is not a change the block made
         assert Path(blocks[3].stdout.splitlines()[-1]) == repo
         assert (repo / "b.txt").read_text() == "bee\n"
         assert host.drafts.listed() == []

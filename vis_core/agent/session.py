@@ -665,6 +665,12 @@ class AgentSession:
             except OSError as exc:  # the turn goes on; /undo will not reach past it
                 log.warning("no checkpoint before turn %s: %s", turn_id, exc)
 
+    def moved(self) -> None:
+        """The session's working copy moved (a draft): the running turn's file watch starts
+        again there, so a block is not told to have made the difference between the copies."""
+        if self._file_watch is not None:
+            self._file_watch.rebase()
+
     async def _watch_files(self, turn_id: str) -> BlockChanges | None:
         """The turn's file watch, started before a block (None: no checkpoints here)."""
         if self.checkpoints is None:

@@ -42,6 +42,15 @@ class BlockChanges:
         else:
             self._stats = self._listing()
 
+    def rebase(self) -> None:
+        """The workspace moved (into or out of a draft) during a block: what the block does
+        from now on is told against the new copy as it is now, not the old one."""
+        if self._stats is None:
+            return  # not started: the next block starts from the checkpoint
+        self._stats = self._listing()
+        self._digests = {}
+        self._after = {}
+
     def _listing(self) -> dict[str, _Stat]:
         return {rel: (st.st_size, st.st_mtime_ns) for rel, st in self.checkpoints.scan().items()}
 

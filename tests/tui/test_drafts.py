@@ -79,3 +79,43 @@ async def test_a_resumed_session_is_back_in_its_draft(
 
     label = await seen_after_resume(repo, session_id, lambda a: a.main.status_bar.draft)
     assert label == "later"
+
+
+async def test_the_models_approval_asks_the_person_with_a_form(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    from vis_tui.screens.form import FormScreen
+
+    repo = _repo(workspace)
+    approve = 'open("a.txt", "w").write("two\\n")\nprint((await draft_approve("edit a"))["files"])'
+    script = write_script(
+        tmp_path,
+        [
+            {"code": 'await draft_create("asked")'},
+            {"code": approve},
+            {"text": "Merged."},
+            {"code": 'await draft_create("again")'},
+            {"code": approve},
+            {"text": "Kept."},
+        ],
+    )
+    app = vis_app(repo, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"approve it", "enter")
+        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        form = app.screen.form  # type: ignore[attr-defined]
+        assert form.title == "Approve draft asked?" and form.submit_label == "Approve"
+        assert any("a.txt" in getattr(node, "text", "") for node in form.nodes)
+        assert (repo / "a.txt").read_text() == "one\n"
+        await pilot.press("ctrl+s")  # the person approves
+        await until(pilot, lambda: app.main.transcript.last_answer == "Merged.")
+        assert (repo / "a.txt").read_text() == "two\n"
+
+        await pilot.press(*"once more", "enter")
+        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await pilot.press("escape")  # the person keeps the draft
+        await until(pilot, lambda: app.main.transcript.last_answer == "Kept.")
+        assert (repo / "a.txt").read_text() == "two\n"
+        drafts = app.session.drafts  # type: ignore[union-attr]
+        assert drafts is not None and drafts.draft is not None and drafts.draft.label == "again"

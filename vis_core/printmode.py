@@ -20,6 +20,7 @@ from vis_core.events import (
     AssistantDelta,
     BackgroundCommandEnded,
     BlockFinished,
+    DraftChanged,
     Event,
     FoldCreated,
     IterationStarted,
@@ -186,6 +187,9 @@ class PrintRenderer:
             self._break_line()
             text = plain(event.text)
             self.errors.print(f"[yellow]{event.kind}:[/] {text}", markup=True)
+        elif isinstance(event, DraftChanged):  # entering or leaving a draft
+            self._break_line()
+            self.errors.print(f"[yellow]✎[/] {plain(event.text)}", markup=True)
         elif isinstance(event, TurnEnded):
             self._break_line()
             steps = step_counts(step_tags(self._ended))

@@ -30,6 +30,7 @@ def test_vis_run_in_a_draft_leaves_the_workspace_and_vis_drafts_approves_it(
     )
     assert ran.returncode == 0, ran.stderr
     assert "working in draft" in ran.stderr and "vis drafts approve" in ran.stderr
+    assert "✎ Entered draft" in ran.stderr
     assert "b.txt" in ran.stderr
     assert (repo / "b.txt").read_text() == "bee\n"
 

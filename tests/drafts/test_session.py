@@ -234,3 +234,41 @@ async def test_with_the_jail_off_the_rest_of_the_block_already_writes_in_the_dra
         assert (repo / "b.txt").read_text() == "bee\n"
     finally:
         await host.close()
+
+
+@pytest.mark.parametrize("jail", [False, True], ids=["jail-off", "jail-on"])
+async def test_a_folder_outside_git_gets_a_copy_draft_and_undo_works_in_it(
+    workspace: Path, tmp_path: Path, vis_home: Path, jail: bool
+) -> None:
+    from vis_core.agent.person_input import undo
+
+    (vis_home / "config.toml").write_text(f"jail = {str(jail).lower()}\n")
+    (workspace / "notes.md").write_text("live notes\n")
+    script = _script(
+        tmp_path,
+        {"code": 'r = await draft_create("plain")\nprint(r["backend"])'},
+        {"text": "in"},
+        {"code": 'open("notes.md", "w").write("drafted\\n")\nprint(open("notes.md").read())'},
+        {"text": "edited"},
+    )
+    host = await _open(workspace, script)
+    try:
+        session = await host.new_session()
+        blocks: list[BlockFinished] = []
+        session.subscribe(lambda e: blocks.append(e) if isinstance(e, BlockFinished) else None)
+        await session.submit("enter")
+        assert blocks[0].error is None and blocks[0].stdout.strip() == "copy"
+        await session.submit("edit")
+        assert blocks[1].error is None, blocks[1].error
+        assert session.drafts is not None and session.drafts.draft is not None
+        root = Path(session.drafts.draft.root)
+        assert (root / "notes.md").read_text() == "drafted\n"
+        assert (workspace / "notes.md").read_text() == "live notes\n"
+
+        report = await undo(session)  # /undo: the draft's file as before the turn
+
+        assert report.restored == ("notes.md",)
+        assert (root / "notes.md").read_text() == "live notes\n"
+        assert (workspace / "notes.md").read_text() == "live notes\n"
+    finally:
+        await host.close()

@@ -362,6 +362,8 @@ def _refuse_unreadable(
         problem = host.settings.refusal(session_id)
         if problem is not None:
             raise SettingsUnreadable(problem)
+        if session.drafts is not None:
+            await session.drafts.refresh()
         await then(session)
 
     return before_turn

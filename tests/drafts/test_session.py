@@ -272,3 +272,31 @@ async def test_a_folder_outside_git_gets_a_copy_draft_and_undo_works_in_it(
         assert (workspace / "notes.md").read_text() == "live notes\n"
     finally:
         await host.close()
+
+
+async def test_a_draft_discarded_elsewhere_sends_the_session_back_to_the_workspace(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    repo = make_repo(workspace)
+    script = _script(
+        tmp_path,
+        {"code": ENTER},
+        {"text": "in"},
+        {"code": "import os\nprint(os.getcwd())"},
+        {"text": "where"},
+    )
+    host = await _open(repo, script)
+    try:
+        session = await host.new_session()
+        seen: list[Event] = []
+        session.subscribe(seen.append)
+        await session.submit("enter")
+        assert session.drafts is not None and session.drafts.draft is not None
+        host.drafts.discard(session.drafts.draft)  # as `vis drafts discard` does
+        await session.submit("where am I")
+        blocks = [e for e in seen if isinstance(e, BlockFinished)]
+        assert Path(blocks[-1].stdout.splitlines()[-1]) == repo
+        assert session.drafts.draft is None
+        assert [e.action for e in seen if isinstance(e, DraftChanged)] == ["entered", "discarded"]
+    finally:
+        await host.close()

@@ -119,6 +119,20 @@ class SessionDrafts:
         text = f"Discarded draft {draft.label}; the live workspace is as it was"
         await self.announce(DraftAction.DISCARDED, draft, 0, text)
 
+    async def refresh(self) -> None:
+        """Before a turn: a draft approved or discarded elsewhere (``vis drafts``, another
+        Vis) is left, and the session works in the live workspace again."""
+        draft = self._draft
+        if draft is None:
+            return
+        if self.drafts.of_session(self.session_id) == draft and Path(draft.root).is_dir():
+            return
+        self._enter(None)
+        text = (
+            f"Draft {draft.label} is gone (approved or discarded elsewhere); back in the workspace"
+        )
+        await self.announce(DraftAction.DISCARDED, draft, 0, text)
+
     # -- helpers ----------------------------------------------------------------------------
 
     def _need(self) -> Draft:

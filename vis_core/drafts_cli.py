@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import sys
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from vis_core.drafts import DraftError, Drafts
+from vis_core.drafts.session import SessionDrafts
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.model.draft import Draft
 
@@ -44,6 +48,25 @@ def _line(drafts: Drafts, draft: Draft) -> str:
     )
 
 
+async def _in_session(draft: Draft, act: Callable[[SessionDrafts], Awaitable[Any]]) -> Any:
+    """``act`` on the draft in its session, opened here, so its extensions' op hooks run as
+    they do in the app; refused when that session is open in another Vis."""
+    from vis_core.host import Host
+    from vis_core.host_options import HostOptions
+
+    if draft.session_id is None:
+        raise DraftError(f"draft {draft.label} has no session; remove {draft.root} by hand")
+    host = await Host.open(HostOptions(workspace=Path(draft.workspace), channel="cli"))
+    try:
+        session = await host.open_session(draft.session_id)
+        drafts = session.drafts
+        if drafts is None or drafts.draft is None or drafts.draft.id != draft.id:
+            raise DraftError(f"session {draft.session_id[:8]} is not in draft {draft.label}")
+        return await act(drafts)
+    finally:
+        await host.close()
+
+
 def run_drafts(args: argparse.Namespace) -> int:
     from vis_core.paths import VisPaths
     from vis_core.store import Store
@@ -61,17 +84,18 @@ def run_drafts(args: argparse.Namespace) -> int:
                 print(_line(drafts, draft))
             return 0
         draft = drafts.find(args.draft)
+        store.close()
         if action == "discard":
-            drafts.discard(draft)
+            asyncio.run(_in_session(draft, lambda d: d.discard()))
             print(f"Discarded draft {draft.label}; {draft.workspace} is as it was.")
             return 0
-        result = drafts.approve(draft, args.message)
+        result = asyncio.run(_in_session(draft, lambda d: d.approve(args.message)))
         into = f" into {result['target_branch']}" if result.get("target_branch") else ""
         print(f"Approved draft {draft.label}: {len(result['files'])} file(s) merged{into}.")
         for name in result["files"]:
             print(f"  {name}")
         return 0
-    except (DraftError, OperationBlocked) as exc:
+    except (DraftError, OperationBlocked, LookupError) as exc:
         print(f"vis drafts: {exc}", file=sys.stderr)
         return 1
     finally:

@@ -89,3 +89,50 @@ def test_vis_run_refuses_the_models_approval_unless_allowed(
 def test_vis_drafts_names_an_unknown_draft(workspace: Path, vis_home: Path) -> None:
     done = vis("drafts", "approve", "nope", cwd=workspace, env_home=vis_home)
     assert done.returncode == 1 and "no draft 'nope'" in done.stderr
+
+
+GUARD = """
+import vis_core.extension as vis
+
+
+def guard(call):
+    if call["args"][0]["message"] == "forbidden":
+        return vis.block("that message is not allowed")
+    return None
+
+
+vis.register_extension(vis.Extension(
+    name="approvalguard", description="Guards approvals.",
+    op_hooks=[vis.OpHook("draft/approve", guard)],
+))
+"""
+
+
+def test_vis_drafts_approve_runs_the_extensions_hooks_in_the_drafts_session(
+    workspace: Path, tmp_path: Path, vis_home: Path, jail_off: None
+) -> None:
+    repo = make_repo(workspace)
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "approvalguard.py").write_text(GUARD)
+    responses = script(tmp_path, [WRITE, {"text": "done"}])
+    ran = vis(
+        "run",
+        "--draft",
+        "--provider",
+        "scripted",
+        "--script",
+        str(responses),
+        "edit b",
+        cwd=repo,
+        env_home=vis_home,
+    )
+    assert ran.returncode == 0, ran.stderr
+    label = vis("drafts", cwd=repo, env_home=vis_home).stdout.split()[0]
+
+    refused = vis("drafts", "approve", label, "-m", "forbidden", cwd=repo, env_home=vis_home)
+    assert refused.returncode == 1 and "that message is not allowed" in refused.stderr
+    assert (repo / "b.txt").read_text() == "bee\n"
+
+    approved = vis("drafts", "approve", label, "-m", "fine", cwd=repo, env_home=vis_home)
+    assert approved.returncode == 0, approved.stderr
+    assert (repo / "b.txt").read_text() == "from the run\n"

@@ -54,10 +54,11 @@ async def _in_session(draft: Draft, act: Callable[[SessionDrafts], Awaitable[Any
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
 
-    if draft.session_id is None:
-        raise DraftError(f"draft {draft.label} has no session; remove {draft.root} by hand")
     host = await Host.open(HostOptions(workspace=Path(draft.workspace), channel="cli"))
     try:
+        if draft.session_id is None or host.store.get_session(draft.session_id) is None:
+            # its session was deleted: the draft alone, with no session's hooks to run
+            return await act(SessionDrafts.alone(host.drafts, draft))
         session = await host.open_session(draft.session_id)
         drafts = session.drafts
         if drafts is None or drafts.draft is None or drafts.draft.id != draft.id:

@@ -136,3 +136,21 @@ def test_vis_drafts_approve_runs_the_extensions_hooks_in_the_drafts_session(
     approved = vis("drafts", "approve", label, "-m", "fine", cwd=repo, env_home=vis_home)
     assert approved.returncode == 0, approved.stderr
     assert (repo / "b.txt").read_text() == "from the run\n"
+
+
+def test_a_draft_whose_session_was_deleted_is_still_approved(
+    workspace: Path, tmp_path: Path, vis_home: Path, jail_off: None
+) -> None:
+    from vis_core.drafts import Drafts
+    from vis_core.store import Store
+
+    repo = make_repo(workspace)
+    store = Store(vis_home / "vis.db")
+    draft = Drafts(store, vis_home).create(repo, "gone-session", "orphan")
+    store.close()
+    (Path(draft.root) / "b.txt").write_text("orphaned\n")
+
+    approved = vis("drafts", "approve", "orphan", cwd=repo, env_home=vis_home)
+
+    assert approved.returncode == 0, approved.stderr
+    assert (repo / "b.txt").read_text() == "orphaned\n"

@@ -61,6 +61,14 @@ class SessionDrafts:
         self._movers: list[Mover] = []
         self._draft = self._resumable(drafts.of_session(session_id))
 
+    @classmethod
+    def alone(cls, drafts: Drafts, draft: Draft) -> SessionDrafts:
+        """``draft`` without its session (deleted): acted on with no session's hooks."""
+        workspace = Path(draft.workspace)
+        made = cls(drafts, draft.session_id or "", workspace, workspace)
+        made._draft = draft
+        return made
+
     # -- where the session is ---------------------------------------------------------------
 
     @property

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 #: the built-in tools of every session (``builtin_tools``, attachments, ``apropos``/``doc``,
-#: ``fold_session``, ``list_sessions``/``read_session``)
+#: ``fold_session``, ``list_sessions``/``read_session``, the draft functions)
 BUILTIN_TOOL_NAMES = frozenset(
     {
         "cat",
@@ -24,6 +24,10 @@ BUILTIN_TOOL_NAMES = frozenset(
         "list_sessions",
         "read_session",
         "skill_file",
+        "draft_create",
+        "draft_sync",
+        "draft_approve",
+        "draft_discard",
     }
 )
 

@@ -181,7 +181,7 @@ def _follow_drafts(
         invoker.move_to(workspace, project_root)
         sandbox.move_to(workspace, project_root)
         if session.checkpoints is not None:
-            session.checkpoints.workspace = workspace.resolve()
+            session.checkpoints.move_to(workspace)
         session.moved()
 
     drafts.add_mover(move)

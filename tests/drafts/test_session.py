@@ -25,6 +25,8 @@ h = await shell("echo from-shell > sh.txt")
 await h.wait(30)
 print(os.getcwd())
 print(session["workspace_root"])
+print(await cat("b.txt"))
+await patch("b.txt", 1, [{"start": 1, "end": 1, "text": "patched\\n"}])
 """
 
 
@@ -66,6 +68,8 @@ async def test_everything_a_session_does_in_a_draft_lands_in_the_draft(
         assert Path(cwd) == root and Path(workspace_root) == root
         assert (root / "a.txt").read_text() == "from python\n"
         assert (root / "sh.txt").read_text() == "from-shell\n"
+        assert (root / "b.txt").read_text() == "patched\n"
+        assert (repo / "b.txt").read_text() == "bee\n"
         assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
         assert not (repo / "sh.txt").exists()
         assert git(repo, "status", "--porcelain") == ""

@@ -133,12 +133,19 @@ class Checkpoints:
     """The checkpoints of one session's workspace, kept under ``folder``."""
 
     def __init__(self, workspace: Path, folder: Path) -> None:
-        self.workspace = workspace.resolve()
         self.folder = folder
         self.blobs = folder / "blobs"
-        # every read and write of the workspace: no link (swapped in by a block) leads out
-        self.files = Beneath(self.workspace, tuple(vis_folders()))
+        self.move_to(workspace)
         self._last: Checkpoint | None = None  # the one this process took last
+
+    def move_to(self, workspace: Path) -> None:
+        """The workspace these checkpoints read and restore (a session's draft while in one)."""
+        self.workspace = workspace.resolve()
+        # every read and write of the workspace: no link (swapped in by a block) leads out;
+        # Vis's own folders stay out of reach, except the one a draft lies in
+        held = self.workspace.parents
+        own = (f for f in vis_folders() if Path(os.path.realpath(f)) not in held)
+        self.files = Beneath(self.workspace, tuple(own))
 
     # -- reading ----------------------------------------------------------------------------
 

@@ -101,8 +101,9 @@ class ToolContext:
     def files(self) -> Beneath:
         """Where the tools' reads and writes go, never through a link that leads elsewhere:
         with the jail on, beneath the workspace (Vis's own folders refused); off, anywhere."""
-        if self.jail:
-            return Beneath(self.workspace, tuple(hidden_folders()))
+        if self.jail:  # a workspace in Vis's data folder (a draft) shows through it
+            hidden = (f for f in hidden_folders() if f not in self.workspace.parents)
+            return Beneath(self.workspace, tuple(hidden))
         return Beneath(Path("/"))
 
     def read_bytes(self, target: Path, *, tool: str) -> bytes:

@@ -270,3 +270,19 @@ def test_vis_home_inside_the_repository_never_enters_a_draft(
     assert "diff --git" not in drafts.diff(draft)
     (Path(draft.root) / "a.txt").write_text("changed\n")
     assert "+changed" in drafts.diff(draft)
+
+
+def test_a_draft_of_a_detached_head_is_not_approved_but_can_be_discarded(
+    repo: Path, drafts: Drafts
+) -> None:
+    git(repo, "checkout", "-q", "--detach")
+    draft = drafts.create(repo, "s1", "detached")
+    (Path(draft.root) / "b.txt").write_text("edited\n")
+    assert draft.target_branch is None
+
+    with pytest.raises(DraftError, match="detached HEAD"):
+        drafts.approve(draft)
+
+    assert (repo / "b.txt").read_text() == "bee\n"
+    drafts.discard(draft)
+    assert drafts.listed() == []

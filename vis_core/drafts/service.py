@@ -215,19 +215,16 @@ class Drafts:
                 return {"files": written, "commit": None, "target_branch": None}
             assert draft.repo_root is not None and draft.branch is not None
             top = Path(draft.repo_root)
-            assert draft.target_branch is not None
+            worktree.target_head(top, draft.target_branch)  # refuses a detached start
+            target = draft.target_branch or ""
             # Check first, before any commit: a conflict or a file the person changed since
             # refuses with the draft and the live workspace as they were.
             probe = worktree.probe_commit(tree) if worktree.changed_files(tree) else "HEAD"
-            theirs, _, merged, names = worktree.plan_approval(
-                tree, top, draft.target_branch, draft.label, probe
-            )
-            worktree.check_live(top, draft.target_branch, theirs, merged, draft.base, names)
+            theirs, _, merged, names = worktree.plan_approval(tree, top, target, draft.label, probe)
+            worktree.check_live(top, target, theirs, merged, draft.base, names)
             commit = self._committer(hooks, args, draft.branch)
             worktree.commit_all(tree, message, commit)
-            theirs, ours, merged, names = worktree.plan_approval(
-                tree, top, draft.target_branch, draft.label
-            )
+            theirs, ours, merged, names = worktree.plan_approval(tree, top, target, draft.label)
             merge_message = f"Merge draft {draft.label}: {message}"
             if not names:
                 new = theirs  # nothing to bring
@@ -240,13 +237,13 @@ class Drafts:
                     names,
                     lambda: worktree.merged_commit(tree, theirs, ours, merge_message),
                 )
-            written = worktree.land(top, draft.target_branch, theirs, new, draft.base, names)
+            written = worktree.land(top, target, theirs, new, draft.base, names)
             self._remove(draft)
             return {
                 "files": names,
                 "written": written,
                 "commit": new,
-                "target_branch": draft.target_branch,
+                "target_branch": target,
             }
 
         return hooks.around(DraftOp.APPROVE, args, run)

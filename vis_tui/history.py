@@ -190,6 +190,8 @@ def build_story(
             text_part(StoryPart(PartKind.NOTE, note))
         elif kind == "background":
             text_part(StoryPart(PartKind.NOTE, background_line(value)))
+        elif kind == "draft":  # entering or leaving a draft
+            text_part(StoryPart(PartKind.NOTE, f"✎ {value}"))
         elif kind == "fold":
             fold = FoldInfo.of(value)
             text_part(StoryPart(PartKind.FOLD, fold_line(fold), fold=fold))

@@ -29,6 +29,11 @@ def _said(app: object) -> list[str]:
     return [m.source for m in app.main.transcript.query(SystemMessage)]  # type: ignore[attr-defined]
 
 
+def _screen_text(app: object) -> str:
+    strips = app.screen._compositor.render_strips()  # type: ignore[attr-defined]
+    return "\n".join("".join(seg.text for seg in strip) for strip in strips)
+
+
 def _notes(app: object) -> list[str]:
     return [str(n.render()) for n in app.main.transcript.query(".note")]  # type: ignore[attr-defined]
 
@@ -77,8 +82,11 @@ async def test_a_resumed_session_is_back_in_its_draft(
         await until(pilot, lambda: app.main.transcript.last_answer == "In.")
         session_id = app.session.id  # type: ignore[union-attr]
 
-    label = await seen_after_resume(repo, session_id, lambda a: a.main.status_bar.draft)
+    label, screen = await seen_after_resume(
+        repo, session_id, lambda a: (a.main.status_bar.draft, _screen_text(a))
+    )
     assert label == "later"
+    assert "✎ Entered draft later" in screen  # in the stored turn, where it was shown live
 
 
 async def test_the_models_approval_asks_the_person_with_a_form(

@@ -15,6 +15,7 @@ from vis_core.events import (
     AssistantThinking,
     BackgroundCommandEnded,
     BlockFinished,
+    DraftChanged,
     Event,
     FoldCreated,
     IterationStarted,
@@ -200,6 +201,21 @@ def _fold_created(
     )
 
 
+def _draft_changed(
+    conn: sqlite3.Connection,
+    seq: int,
+    event: DraftChanged,
+    data: dict[str, Any],
+    payload: str,
+    now: float,
+) -> None:
+    if event.turn_id:
+        conn.execute(
+            "INSERT INTO draft_marks (seq, session_id, turn_id, text) VALUES (?, ?, ?, ?)",
+            (seq, event.session_id, event.turn_id, event.text),
+        )
+
+
 def _background_command_ended(
     conn: sqlite3.Connection,
     seq: int,
@@ -316,6 +332,7 @@ PROJECTORS: dict[str, Projector] = {
     UsageReported.type: _usage_reported,
     FoldCreated.type: _fold_created,
     BackgroundCommandEnded.type: _background_command_ended,
+    DraftChanged.type: _draft_changed,
     TurnEnded.type: _turn_ended,
 }
 

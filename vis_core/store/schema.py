@@ -297,6 +297,17 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX drafts_by_session ON drafts(session_id)",
     ),
+    # 9: the marks ``DraftChanged`` leaves in a turn (entering, leaving a draft): a stored turn
+    # shows them where they were shown live.
+    (
+        """CREATE TABLE draft_marks (
+            seq INTEGER PRIMARY KEY,  -- the DraftChanged event
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            turn_id TEXT NOT NULL,
+            text TEXT NOT NULL
+        )""",
+        "CREATE INDEX draft_marks_by_turn ON draft_marks(turn_id)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

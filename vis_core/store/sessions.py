@@ -330,6 +330,13 @@ class SessionsMixin:
                 )
             )
             story.extend(
+                (seq, "draft", text)
+                for seq, text in conn.execute(
+                    "SELECT seq, text FROM draft_marks WHERE turn_id = ? AND session_id = ?",
+                    (turn_id, session_id),
+                )
+            )
+            story.extend(
                 (pos, "activity", activity_id)
                 for pos, activity_id in conn.execute(
                     "SELECT pos, id FROM activities WHERE turn_id = ?", (turn_id,)

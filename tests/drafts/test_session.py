@@ -304,3 +304,48 @@ async def test_a_draft_discarded_elsewhere_sends_the_session_back_to_the_workspa
         assert [e.action for e in seen if isinstance(e, DraftChanged)] == ["entered", "discarded"]
     finally:
         await host.close()
+
+
+async def test_two_sessions_in_two_drafts_edit_the_same_file(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    (vis_home / "config.toml").write_text("jail = false\ndraft_model_approves = true\n")
+    repo = make_repo(workspace)
+    edit = (  # each session: its own draft, the same file, its own text
+        'await draft_create("s" + session["id"][:8])\n'
+        'open("b.txt", "w").write(session["id"] + "\\n")'
+    )
+    approve = (
+        "try:\n    print(await draft_approve())\nexcept Exception as e:\n    print('refused:', e)"
+    )
+    script = _script(
+        tmp_path, {"code": edit}, {"text": "edited"}, {"code": approve}, {"text": "asked"}
+    )
+    host = await _open(repo, script)
+    try:
+        first, second = await host.new_session(), await host.new_session()
+        printed: dict[str, list[str]] = {first.id: [], second.id: []}
+        for session in (first, second):
+            session.subscribe(
+                lambda e: (
+                    printed[e.session_id].append(e.stdout) if isinstance(e, BlockFinished) else None
+                )
+            )
+        await first.submit("edit")
+        await second.submit("edit")
+        assert first.drafts is not None and second.drafts is not None
+        one, two = first.drafts.draft, second.drafts.draft
+        assert one is not None and two is not None and one.root != two.root
+        assert (Path(one.root) / "b.txt").read_text() == first.id + "\n"
+        assert (Path(two.root) / "b.txt").read_text() == second.id + "\n"
+        assert (repo / "b.txt").read_text() == "bee\n"
+
+        await first.submit("approve")
+        assert (repo / "b.txt").read_text() == first.id + "\n"
+        await second.submit("approve")
+        said = printed[second.id][-1]
+        assert "refused:" in said and "conflict" in said and "b.txt" in said
+        assert (repo / "b.txt").read_text() == first.id + "\n"
+        assert second.drafts.draft == two  # still there, to sync or discard
+    finally:
+        await host.close()

@@ -71,9 +71,7 @@ def main() -> int:
         from vis_core.store import Store
 
         live = base / "live"
-        subprocess.run(
-            ["git", "clone", "-q", "--local", str(args.repo), str(live)], check=True
-        )
+        subprocess.run(["git", "clone", "-q", "--local", str(args.repo), str(live)], check=True)
         git(live, "config", "user.email", "bench@example.com")
         git(live, "config", "user.name", "Bench")
         tracked = git(live, "ls-files").splitlines()

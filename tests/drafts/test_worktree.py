@@ -199,7 +199,7 @@ def test_a_taken_label_and_a_second_draft_of_a_session_are_refused(
     repo: Path, drafts: Drafts
 ) -> None:
     drafts.create(repo, "s1", "one")
-    with pytest.raises(DraftError, match="already in a draft"):
+    with pytest.raises(DraftError, match="already in draft one"):
         drafts.create(repo, "s1", "two")
     with pytest.raises(DraftError, match="exists already"):
         drafts.create(repo, "s2", "one")
@@ -286,3 +286,17 @@ def test_a_draft_of_a_detached_head_is_not_approved_but_can_be_discarded(
     assert (repo / "b.txt").read_text() == "bee\n"
     drafts.discard(draft)
     assert drafts.listed() == []
+
+
+def test_a_draft_whose_folder_was_deleted_does_not_block_a_new_one(
+    repo: Path, drafts: Drafts
+) -> None:
+    import shutil
+
+    gone = drafts.create(repo, "s1", "gone")
+    shutil.rmtree(drafts.tree(gone))
+
+    again = drafts.create(repo, "s1", "again")
+
+    assert drafts.of_session("s1") == again and drafts.listed() == [again]
+    assert git(repo, "branch", "--list", "vis/draft/gone") != ""  # its commits stay reachable

@@ -116,8 +116,14 @@ class Drafts:
     ) -> Draft:
         """A new draft of ``workspace`` for ``session_id`` (which must not be in one)."""
         workspace = workspace.resolve()
-        if session_id is not None and self.of_session(session_id) is not None:
-            raise DraftError("this session is already in a draft; approve or discard it first")
+        current = self.of_session(session_id) if session_id is not None else None
+        if current is not None and not Path(current.root).is_dir():
+            self.store.forget_draft(current.id)  # its folder was deleted; its branch stays
+            current = None
+        if current is not None:
+            raise DraftError(
+                f"this session is already in draft {current.label}; approve or discard it first"
+            )
         label = check_label(label or new_label())
         if any(d.label == label for d in self.store.drafts(str(workspace))):
             raise DraftError(f"a draft labelled {label!r} exists already; choose another label")

@@ -127,3 +127,25 @@ async def test_the_models_approval_asks_the_person_with_a_form(
         assert (repo / "a.txt").read_text() == "two\n"
         drafts = app.session.drafts  # type: ignore[union-attr]
         assert drafts is not None and drafts.draft is not None and drafts.draft.label == "again"
+
+
+async def test_the_person_starts_and_discards_a_draft_with_slash_draft(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    repo = _repo(workspace)
+    script = write_script(tmp_path, [{"text": "unused"}])
+    app = vis_app(repo, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"/draft", "enter")
+        await until(pilot, lambda: any("Not in a draft" in s for s in _said(app)))
+        await pilot.press(*"/draft new mine", "enter")
+        await until(pilot, lambda: app.main.status_bar.draft == "mine")
+        drafts = app.session.drafts  # type: ignore[union-attr]
+        assert drafts is not None and drafts.draft is not None
+        root = Path(drafts.draft.root)
+        (root / "a.txt").write_text("never lands\n")
+        await pilot.press(*"/draft discard", "enter")
+        await until(pilot, lambda: any("Discarded draft mine" in s for s in _said(app)))
+        assert app.main.status_bar.draft == "" and not root.exists()
+        assert (repo / "a.txt").read_text() == "one\n"

@@ -123,6 +123,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         refusal=refusal,
         limits=limits,
         time_limit=float(host.setting("block_time_limit", "1800", session_id)),
+        home_writable=tool_context.home_writable,
     )
     hooked = HookedSandbox(
         sandbox, kit.hooks, session=lambda: kit.session_globals(host.live_session(session_id))
@@ -200,6 +201,7 @@ def _tool_context(
     from vis_core.tools import ToolContext
     from vis_core.tools.shell import ShellManager
 
+    home_writable = host.setting("jail_home_writable", False, session_id) is True
     return ToolContext(
         workspace=roots.workspace,
         session_id=session_id,
@@ -207,11 +209,13 @@ def _tool_context(
         jail=jail,
         hooks=kit.tool_hooks,
         time_limit=float(host.setting("block_time_limit", "1800", session_id)),
+        home_writable=home_writable,
         shells=ShellManager(
             environment=values,
             project_root=roots.project_root,
             refusal=refusal,
             limits=limits,
+            home_writable=home_writable,
         ),
     )
 

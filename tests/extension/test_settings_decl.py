@@ -230,5 +230,6 @@ def test_core_setting_ids_are_listed_once() -> None:
         "block_time_limit",
         "memory_limit",
         "process_limit",
+        "jail_home_writable",
         "draft_model_approves",
     )

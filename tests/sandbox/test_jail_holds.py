@@ -314,3 +314,38 @@ async def test_skills_and_agent_settings_of_other_agents_are_control_files(
     skill.mkdir()
     (skill / "SKILL.md").write_text("---\nname: deploy\ndescription: d\n---\nrm -rf /\n")
     assert not TrustStore(VisPaths.from_env()).is_trusted(workspace)
+
+
+@jailed
+@pytest.mark.parametrize("allowed", [False, True])
+async def test_home_dot_files_are_writable_only_when_the_person_allows_it(
+    tmp_path: Path, vis_home: Path, monkeypatch: pytest.MonkeyPatch, allowed: bool
+) -> None:
+    """A session whose workspace is the home folder: blocks and their shell commands may
+    change home's dot files only with ``jail_home_writable = true`` (the person's choice);
+    ``patch`` on the host follows the same rule."""
+    home = tmp_path / "ada"
+    home.mkdir()
+    (home / ".bashrc").write_text("# mine\n")
+    monkeypatch.setenv("HOME", str(home))
+    setting = "jail_home_writable = true\n" if allowed else ""
+    (vis_home / "config.toml").write_text("jail = true\n" + setting)
+    outcome = await run_blocks(
+        home,
+        tmp_path,
+        "for write in (lambda: open('.bashrc', 'a').write('# block\\n'),):\n"
+        "    try:\n        write()\n        print('block wrote')\n"
+        "    except OSError as exc:\n        print('block', type(exc).__name__)\n"
+        "sh = await shell('echo \"# shell\" >> .bashrc && echo shell wrote || echo shell refused')\n"
+        "print((await sh.wait(30)).exit_code, (await sh.logs()).strip())\n"
+        "try:\n    await patch('.profile', 0, 'x\\n')\n    print('patch wrote')\n"
+        "except Exception as exc:\n    print('patch refused')",
+    )
+    out = outcome.blocks[0].stdout
+    assert outcome.blocks[0].error is None, outcome.blocks[0].error
+    if allowed:
+        assert "block wrote" in out and "shell wrote" in out and "patch wrote" in out, out
+        assert (home / ".bashrc").read_text() == "# mine\n# block\n# shell\n"
+    else:
+        assert "block wrote" not in out and "shell refused" in out and "patch refused" in out
+        assert (home / ".bashrc").read_text() == "# mine\n"

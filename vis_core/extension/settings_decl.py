@@ -27,6 +27,7 @@ CORE_SETTING_IDS: tuple[str, ...] = (
     "block_time_limit",
     "memory_limit",
     "process_limit",
+    "jail_home_writable",
     "draft_model_approves",
 )
 CORE_OWNER = "Vis"

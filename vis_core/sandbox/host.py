@@ -181,6 +181,7 @@ class Sandbox:
         time_limit: float = 0,
         max_calls: int = MAX_CALLS_IN_FLIGHT,
         message_limit: int = MAX_MESSAGE_BYTES,
+        home_writable: bool = False,
     ) -> None:
         """``environment``: the project's values the child sees on top of a minimal base (never
         the host environment); ``refusal``: why no block may run (e.g. the jail setting could
@@ -188,9 +189,11 @@ class Sandbox:
         child; ``time_limit``: seconds a block may run before it is stopped (0: no limit);
         ``max_calls``: tool calls in flight at once, ``message_limit``: bytes of one message
         from the child (default: a full snapshot, ``MAX_MESSAGE_BYTES``); the child keeps to
-        both, so a child that goes over them is stopped."""
+        both, so a child that goes over them is stopped; ``home_writable``: home's dot entries
+        writable in the jail when the workspace holds home (``jail_home_writable``)."""
         self.max_calls = max_calls
         self.message_limit = message_limit
+        self.home_writable = home_writable
         self.limits = limits
         self.time_limit = time_limit
         self.workspace = Path(workspace)
@@ -371,6 +374,7 @@ class Sandbox:
             read_only=sorted(runtime),
             project_root=self.project_root,
             shown_in_vis=shown,
+            home_writable=self.home_writable,
         )
         return cap_tmpfs(jailed, self.limits.memory_bytes if self.limits else 0)
 

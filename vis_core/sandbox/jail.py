@@ -122,10 +122,11 @@ def _names_back(gitdir: Path, root: Path) -> bool:
     return False
 
 
-def is_protected(path: Path, workspace: Path) -> bool:
+def is_protected(path: Path, workspace: Path, *, home_writable: bool = False) -> bool:
     """Whether ``path`` (resolved) is or lies in a project-control file of a folder between
     ``workspace`` and ``path`` (any ``.git``), in Vis's runtime, or in a dot entry (or ``~/bin``)
-    of the home folder when the workspace holds home: what the jail keeps read-only."""
+    of the home folder when the workspace holds home (unless ``home_writable``): what the
+    jail keeps read-only."""
     root = Path(workspace).resolve()
     try:
         parts = path.relative_to(root).parts
@@ -137,7 +138,7 @@ def is_protected(path: Path, workspace: Path) -> bool:
     if _under(path, vis_runtime()):  # Vis's own code, e.g. a virtualenv in the workspace
         return True
     home = Path.home().resolve()
-    if _holds_home(root, home) and home in path.parents:
+    if not home_writable and _holds_home(root, home) and home in path.parents:
         inside = path.relative_to(home).parts
         if inside[0].startswith(".") or inside[0] in HOME_READ_ONLY:
             return True
@@ -215,6 +216,7 @@ def jail_argv(
     read_write: Sequence[Path] = (),
     project_root: Path | None = None,
     shown_in_vis: Sequence[Path] = (),
+    home_writable: bool = False,
 ) -> list[str]:
     """``argv`` wrapped in bubblewrap.
 
@@ -277,9 +279,10 @@ def jail_argv(
     for path in holding:
         args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(root), str(root)]
-    if holds_home:
+    if holds_home and not home_writable:  # the person may allow them (jail_home_writable)
         args += ["--ro-bind", str(home), str(home)]
         args += [arg for entry in _home_entries(home) for arg in ("--bind", entry, entry)]
+    if holds_home:
         # a socket accepts connections on a read-only mount too (Docker Desktop's, an ssh
         # ControlMaster's, gpg-agent's): each one among home's dot entries is covered
         args += [arg for sock in home_sockets(home) for arg in ("--ro-bind", "/dev/null", sock)]

@@ -108,6 +108,17 @@ PROCESS_LIMIT = Setting(
     description="Processes of your user the sandbox and shells may start (RLIMIT_NPROC; "
     "not enforced for root); 0: no limit.",
 )
+JAIL_HOME_WRITABLE = Setting(
+    id="jail_home_writable",
+    label="Jail: home's dot files writable",
+    default=False,
+    scopes=(SettingScope.GLOBAL, SettingScope.SESSION),  # never a project's to decide
+    description=(
+        "When the workspace is your home folder (or holds it), let jailed blocks and shell "
+        "commands change home's dot entries and ~/bin (.bashrc, .ssh, .config…). Off: they "
+        "stay read-only."
+    ),
+)
 DRAFT_MODEL_APPROVES = Setting(
     id="draft_model_approves",
     label="Model approves its drafts",
@@ -131,6 +142,7 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
     BLOCK_TIME_LIMIT,
     MEMORY_LIMIT,
     PROCESS_LIMIT,
+    JAIL_HOME_WRITABLE,
     DRAFT_MODEL_APPROVES,
 )
 # The settings that bound what a block may do: a value of one that Vis cannot read, from any

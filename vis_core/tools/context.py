@@ -47,6 +47,7 @@ class ToolContext:
     hooks: Any = None
     # seconds a block may run (0: no limit); work a tool runs in a process of its own ends then
     time_limit: float = 0.0
+    home_writable: bool = False  # jail_home_writable: home's dot entries writable in the jail
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "workspace", Path(self.workspace).resolve())
@@ -91,7 +92,9 @@ class ToolContext:
                 f"{tool}: {text} is inside Vis's own folder (settings, secrets, database); the "
                 "jail hides it from the model's tools."
             )
-        if FS_OPERATIONS.get(tool) == "file-write" and is_protected(real, self.workspace):
+        if FS_OPERATIONS.get(tool) == "file-write" and is_protected(
+            real, self.workspace, home_writable=self.home_writable
+        ):
             raise PermissionError(
                 f"{tool}: {text} controls how Vis or the person's programs run (.vis/, "
                 "vis.yml, .env*, .git, Vis's own code, home's dot files); the jail keeps it "
@@ -127,7 +130,9 @@ class ToolContext:
 
     def check_writable(self, walked: str, *, tool: str) -> None:
         """Refuse a write to a control file the jail keeps read-only, by the path reached."""
-        if self.jail and is_protected(self.workspace / walked, self.workspace):
+        if self.jail and is_protected(
+            self.workspace / walked, self.workspace, home_writable=self.home_writable
+        ):
             raise PermissionError(
                 f"{tool}: {walked} controls how Vis runs this project (.vis/, vis.yml, .env*, "
                 ".git/config, .git/hooks); the jail keeps it read-only. Ask the person to "

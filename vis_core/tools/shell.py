@@ -338,8 +338,10 @@ class ShellManager:
         project_root: Path | None = None,
         refusal: str | None = None,
         limits: ChildLimits | None = None,
+        home_writable: bool = False,
     ) -> None:
         self.limits = limits
+        self.home_writable = home_writable  # jail_home_writable: home's dot entries writable
         self.handles: dict[str, ShellHandle] = {}
         self.environment = dict(environment or {})
         self.host_environment = host_environment
@@ -373,7 +375,13 @@ class ShellManager:
         if jail_workspace is not None:
             # the jail starts in the workspace; move to the asked folder first
             script = f"cd -- {shlex.quote(str(cwd))} || exit 125\n{command}"
-            argv = jailed([shell, "-c", script], jail_workspace, jail_read_write, self.project_root)
+            argv = jailed(
+                [shell, "-c", script],
+                jail_workspace,
+                jail_read_write,
+                self.project_root,
+                home_writable=self.home_writable,
+            )
             argv = cap_tmpfs(argv, self.limits.memory_bytes if self.limits else 0)
         handle = await start_handle(
             command,
@@ -448,6 +456,8 @@ def jailed(
     workspace: Path,
     read_write: tuple[Path, ...] = (),
     project_root: Path | None = None,
+    *,
+    home_writable: bool = False,
 ) -> list[str]:
     """``argv`` wrapped by the jail; never runs unconfined when the jail cannot be applied."""
     try:
@@ -457,4 +467,10 @@ def jailed(
             "shell: the jail setting is on but confinement (vis_core.sandbox.jail) is not "
             f"available ({exc}); the command was not run. Turn the jail off or update Vis."
         ) from None
-    return jail_argv(argv, workspace, read_write=read_write, project_root=project_root)
+    return jail_argv(
+        argv,
+        workspace,
+        read_write=read_write,
+        project_root=project_root,
+        home_writable=home_writable,
+    )

@@ -336,7 +336,8 @@ async def test_home_dot_files_are_writable_only_when_the_person_allows_it(
         "for write in (lambda: open('.bashrc', 'a').write('# block\\n'),):\n"
         "    try:\n        write()\n        print('block wrote')\n"
         "    except OSError as exc:\n        print('block', type(exc).__name__)\n"
-        "sh = await shell('echo \"# shell\" >> .bashrc && echo shell wrote || echo shell refused')\n"
+        "sh = await shell('echo \"# shell\" >> .bashrc && echo shell wrote'\n"
+        "                 ' || echo shell refused')\n"
         "print((await sh.wait(30)).exit_code, (await sh.logs()).strip())\n"
         "try:\n    await patch('.profile', 0, 'x\\n')\n    print('patch wrote')\n"
         "except Exception as exc:\n    print('patch refused')",

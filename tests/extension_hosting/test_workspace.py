@@ -10,6 +10,7 @@ import pytest
 import vis_core.extension as vis
 from vis_core.extension import workspace as workspace_module
 from vis_core.extension.context import CallContext, calling
+from vis_core.paths import TrustStore, VisPaths
 
 from .harness import code_turn, install_extension, open_host, run_turn, write_script
 
@@ -95,6 +96,7 @@ async def test_in_a_session_the_roots_files_and_environment_follow_the_project(
 ) -> None:
     git_repo(workspace)
     (workspace / "vis.yml").write_text("python:\n  environment: shared\n")
+    TrustStore(VisPaths.from_env()).trust(workspace)  # a project's value waits for trust
     install_extension(vis_home, "probe", PROBE)
     write_script(script_path, code_turn("print(await probe.probe())"))
     host = await open_host(workspace, script_path)
@@ -109,8 +111,11 @@ async def test_in_a_session_the_roots_files_and_environment_follow_the_project(
     assert seen["python"] == "shared"
 
 
-def test_a_bad_python_environment_names_the_file(workspace: Path) -> None:
+def test_a_bad_python_environment_names_the_file(vis_home: Path, workspace: Path) -> None:
     (workspace / "vis.yml").write_text("python:\n  environment: global\n")
+    with calling(CallContext(session_id="s", workspace_root=workspace, project_root=workspace)):
+        assert vis.python_environment() == "project"  # an untrusted project's value waits
+    TrustStore(VisPaths.from_env()).trust(workspace)
     with calling(CallContext(session_id="s", workspace_root=workspace, project_root=workspace)):
         with pytest.raises(ValueError, match=r"vis\.yml.*'project'"):
             vis.python_environment()

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from vis_core.model.activity import ActivityTable
+from vis_core.paths import TrustStore, VisPaths
 from vis_core.tools import TestReport
 
 
@@ -131,6 +132,10 @@ async def test_python_environment_shared_uses_vis_own_interpreter(
     shutil.rmtree(workspace / ".venv")
     (workspace / "vis.yml").write_text("python:\n  environment: shared\n")
     _path_with(tmp_path, monkeypatch)
+    # a value a project file sets waits for trust: before it, Vis's interpreter is not used
+    with pytest.raises(FileNotFoundError, match="counts once you trust the project"):
+        await tools["run_tests"].fn("tests/test_more.py")
+    TrustStore(VisPaths.from_env()).trust(workspace)
     report = await tools["run_tests"].fn("tests/test_more.py")
     assert report.command.startswith(f"{sys.executable} -m pytest") and report.passed == 2
 

@@ -91,11 +91,21 @@ def python_environment() -> str:
         return "project"
     root = project_root()
     project_file = root / "vis.yml"
-    value = _lookup(_yaml(project_file), project_file)
+    value = _lookup(_yaml(project_file), project_file) if _trusted(root) else None
     if value is None:
         config_file = VisPaths.from_env().config_file
         value = _lookup(_toml(config_file), config_file)
     return "project" if value is None else value
+
+
+def _trusted(root: Path) -> bool:
+    """Whether the person trusts the project at ``root`` (its ``vis.yml`` values wait for it)."""
+    from vis_core.paths import TrustListError, TrustStore
+
+    try:
+        return TrustStore(VisPaths.from_env()).is_trusted(root)
+    except TrustListError:
+        return False
 
 
 def _lookup(data: dict[str, Any], source: Path) -> str | None:

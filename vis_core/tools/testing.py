@@ -112,10 +112,17 @@ def _small_text(path: Path) -> str | None:
 
 
 def _python_setting(workspace: Path) -> str | None:
-    """``python.environment`` of the project's ``vis.yml`` (``project`` or ``shared``)."""
-    from vis_core.paths import find_project_root
+    """``python.environment`` of the project's ``vis.yml`` (``project`` or ``shared``), once
+    the person trusts the project (a value a project file sets waits for trust)."""
+    from vis_core.paths import TrustListError, TrustStore, VisPaths, find_project_root
 
-    project_file = find_project_root(workspace) / "vis.yml"
+    root = find_project_root(workspace)
+    try:
+        if not TrustStore(VisPaths.from_env()).is_trusted(root):
+            return None
+    except TrustListError:  # an unreadable trust list trusts nothing
+        return None
+    project_file = root / "vis.yml"
     text = _small_text(project_file)
     if text is None:
         return None
@@ -150,9 +157,10 @@ def python_runner(workspace: Path) -> tuple[list[str], str]:
         return [python3, "-m", "pytest"], "python3 on PATH"
     raise FileNotFoundError(
         f"run_tests: found no Python for this project: no .venv/ or venv/ in {workspace}, "
-        "python.environment in vis.yml is not 'shared', and neither pytest nor python3 is on "
-        "PATH. Create the project's environment (python3 -m venv .venv, then install pytest in "
-        "it) or run the tests with shell()."
+        "python.environment in vis.yml is not 'shared' (a project's vis.yml counts once you "
+        "trust the project), and neither pytest nor python3 is on PATH. Create the project's "
+        "environment (python3 -m venv .venv, then install pytest in it) or run the tests with "
+        "shell()."
     )
 
 

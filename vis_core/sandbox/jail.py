@@ -22,6 +22,7 @@ from vis_core.jail_check import (
     jail_works,
     system_binds,
 )
+from vis_core.small_files import small_text
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +49,7 @@ def protected_files(folder: Path) -> list[Path]:
     found += [folder / n for n in names if n.startswith(PROTECTED_PREFIX) and n != ".vis"]
     git = folder / ".git"
     if git.is_file() and not git.is_symlink():
-        text = _small_text(git) or ""
+        text = small_text(git, SMALL_FILE_BYTES) or ""
         if text.startswith("gitdir:"):
             target = (folder / text[len("gitdir:") :].strip()).resolve()
             if folder.resolve() in target.parents and target.is_dir():
@@ -57,25 +58,6 @@ def protected_files(folder: Path) -> list[Path]:
 
 
 SMALL_FILE_BYTES = 64 << 10  # a .git file or commondir: a line of text
-
-
-def _small_text(path: Path) -> str | None:
-    """The text of a git pointer file (``.git``, ``commondir``) a checkout controls, or None:
-    a regular file (a link to one is followed) of at most :data:`SMALL_FILE_BYTES`. A link
-    to ``/dev/zero`` would be read without end and a named pipe would block, at every block."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > SMALL_FILE_BYTES:
-            return None
-        return os.read(fd, SMALL_FILE_BYTES).decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def git_dirs_elsewhere(folder: Path) -> list[Path]:
@@ -87,7 +69,7 @@ def git_dirs_elsewhere(folder: Path) -> list[Path]:
     git = folder / ".git"
     if not git.is_file() or git.is_symlink():
         return []
-    text = (_small_text(git) or "").strip()
+    text = (small_text(git, SMALL_FILE_BYTES) or "").strip()
     if not text.startswith("gitdir:"):
         return []
     root = folder.resolve()
@@ -95,7 +77,7 @@ def git_dirs_elsewhere(folder: Path) -> list[Path]:
     if gitdir == Path("/") or gitdir in root.parents or not _names_back(gitdir, root):
         return []
     found = [gitdir]
-    common = (_small_text(gitdir / "commondir") or "").strip()
+    common = (small_text(gitdir / "commondir", SMALL_FILE_BYTES) or "").strip()
     # a worktree's gitdir is <common>/worktrees/<name>: its common folder and nothing else
     if common and (gitdir / common).resolve() == gitdir.parent.parent:
         if gitdir.parent.name == "worktrees":
@@ -107,11 +89,11 @@ def _names_back(gitdir: Path, root: Path) -> bool:
     """Whether ``gitdir`` belongs to the work tree ``root``, as git made it: a worktree's
     ``gitdir`` file names ``root/.git``, or a submodule's ``core.worktree`` names ``root``.
     A checkout cannot write either outside itself."""
-    back = (_small_text(gitdir / "gitdir") or "").strip()
+    back = (small_text(gitdir / "gitdir", SMALL_FILE_BYTES) or "").strip()
     if back and (gitdir / back).resolve() == root / ".git":
         return True
     section = ""
-    for line in (_small_text(gitdir / "config") or "").splitlines():
+    for line in (small_text(gitdir / "config", SMALL_FILE_BYTES) or "").splitlines():
         line = line.strip()
         if line.startswith("["):
             section = line.strip("[]").strip().lower()

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from vis_core.model.activity import Verdict
 from vis_core.paths import private_dir
+from vis_core.small_files import small_text
 from vis_core.tools.context import ToolContext
 
 if TYPE_CHECKING:
@@ -90,27 +91,6 @@ VENVS = (".venv", "venv")
 MAX_PROJECT_FILE_BYTES = 1 << 20
 
 
-def _small_text(path: Path) -> str | None:
-    """The text of a project file Vis reads on the host (``vis.yml``, ``package.json``), or
-    None: a regular file (a link to one is followed) of at most 1 MiB. A checkout's
-    ``package.json -> /dev/zero`` would be read without end, a pipe would block."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_PROJECT_FILE_BYTES:
-            return None
-        with os.fdopen(os.dup(fd), "rb") as file:
-            data = file.read(MAX_PROJECT_FILE_BYTES)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
-    return data.decode("utf-8", errors="replace")
-
-
 def _python_setting(workspace: Path) -> str | None:
     """``python.environment`` of the project's ``vis.yml`` (``project`` or ``shared``), once
     the person trusts the project (a value a project file sets waits for trust)."""
@@ -123,7 +103,7 @@ def _python_setting(workspace: Path) -> str | None:
     except TrustListError:  # an unreadable trust list trusts nothing
         return None
     project_file = root / "vis.yml"
-    text = _small_text(project_file)
+    text = small_text(project_file, MAX_PROJECT_FILE_BYTES)
     if text is None:
         return None
     import yaml  # only with a vis.yml
@@ -173,7 +153,9 @@ def detect_runner(workspace: Path) -> tuple[str, list[str]]:
     package = workspace / "package.json"
     if package.exists():
         try:
-            scripts = json.loads(_small_text(package) or "{}").get("scripts", {})
+            scripts = json.loads(small_text(package, MAX_PROJECT_FILE_BYTES) or "{}").get(
+                "scripts", {}
+            )
         except (ValueError, AttributeError):
             scripts = {}
         if "test" in scripts:

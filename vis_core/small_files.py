@@ -1,0 +1,28 @@
+"""Read a small file a checkout controls without ever hanging on it."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+
+def small_text(path: Path, limit: int) -> str | None:
+    """The text of ``path``, or None unless it is a regular file (a link to one is followed)
+    of at most ``limit`` bytes: a checkout's ``package.json -> /dev/zero`` would be read without
+    end, and a named pipe would block."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+            return None
+        with os.fdopen(os.dup(fd), "rb") as file:
+            data = file.read(limit)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", errors="replace")

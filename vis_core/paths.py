@@ -418,6 +418,15 @@ class TrustStore:
         return resolved
 
 
+def project_trusted(project: Path | str, paths: VisPaths | None = None) -> bool:
+    """Whether the person trusts ``project`` as its control files are now (an unreadable
+    trust list trusts nothing): what a project file's value waits for."""
+    try:
+        return TrustStore(paths or VisPaths.from_env()).is_trusted(project)
+    except TrustListError:
+        return False
+
+
 def control_files_changed(project_root: Path) -> str:
     """The notice when a trusted project's control files changed."""
     return (

@@ -18,7 +18,7 @@ from vis_core.extension.errors import GitFailed
 from vis_core.extension.place import require_trusted
 from vis_core.extension.roots import project_root, workspace_root
 from vis_core.extension.runtime import current_runtime
-from vis_core.paths import VisPaths
+from vis_core.paths import VisPaths, project_trusted
 
 SHARE_SECONDS = 2.0
 GIT_TIMEOUT = 60.0
@@ -91,21 +91,11 @@ def python_environment() -> str:
         return "project"
     root = project_root()
     project_file = root / "vis.yml"
-    value = _lookup(_yaml(project_file), project_file) if _trusted(root) else None
+    value = _lookup(_yaml(project_file), project_file) if project_trusted(root) else None
     if value is None:
         config_file = VisPaths.from_env().config_file
         value = _lookup(_toml(config_file), config_file)
     return "project" if value is None else value
-
-
-def _trusted(root: Path) -> bool:
-    """Whether the person trusts the project at ``root`` (its ``vis.yml`` values wait for it)."""
-    from vis_core.paths import TrustListError, TrustStore
-
-    try:
-        return TrustStore(VisPaths.from_env()).is_trusted(root)
-    except TrustListError:
-        return False
 
 
 def _lookup(data: dict[str, Any], source: Path) -> str | None:

@@ -94,13 +94,10 @@ MAX_PROJECT_FILE_BYTES = 1 << 20
 def _python_setting(workspace: Path) -> str | None:
     """``python.environment`` of the project's ``vis.yml`` (``project`` or ``shared``), once
     the person trusts the project (a value a project file sets waits for trust)."""
-    from vis_core.paths import TrustListError, TrustStore, VisPaths, find_project_root
+    from vis_core.paths import find_project_root, project_trusted
 
     root = find_project_root(workspace)
-    try:
-        if not TrustStore(VisPaths.from_env()).is_trusted(root):
-            return None
-    except TrustListError:  # an unreadable trust list trusts nothing
+    if not project_trusted(root):
         return None
     project_file = root / "vis.yml"
     text = small_text(project_file, MAX_PROJECT_FILE_BYTES)

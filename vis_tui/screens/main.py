@@ -17,12 +17,10 @@ from textual.widget import Widget
 from textual.widgets import Input, Static, TextArea
 
 from vis_core.model.notify import NotifyKind
-from vis_tui.history import store_page_loader
+from vis_tui.block_context import BlockContext
 from vis_tui.keys import CHORD_ACTIONS
 from vis_tui.mentions import is_text_file, mentioned_files, path_completions, typing_mention
 from vis_tui.messages import CommandActionRequested, CoreEvent, TurnDone
-from vis_tui.widgets.activity import ActivityRow
-from vis_tui.widgets.blocks import BlockContext
 from vis_tui.widgets.completion import (
     MODEL_PREFIX,
     CommandChoice,
@@ -31,11 +29,9 @@ from vis_tui.widgets.completion import (
     command_completions,
     model_completions,
 )
-from vis_tui.widgets.fold_row import FoldRow
 from vis_tui.widgets.progress_line import ProgressLine
 from vis_tui.widgets.prompt import PromptInput
 from vis_tui.widgets.status import StatusBar
-from vis_tui.widgets.stored_turn import StoredTurnView
 from vis_tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -44,6 +40,8 @@ if TYPE_CHECKING:
     from vis_core.events import Event, TurnEnded
     from vis_core.host import Host
     from vis_core.welcome import WelcomeFacts
+    from vis_tui.widgets.activity import ActivityRow
+    from vis_tui.widgets.fold_row import FoldRow
     from vis_tui.widgets.welcome import WelcomeHeader
 
 QUIT_WINDOW_SECONDS = 3.0
@@ -115,6 +113,8 @@ class MainScreen(Screen[None]):
         """Tab from the prompt goes to the newest row that opens (the one nearest the
         prompt), not the oldest far up; from a row, on as Textual's focus chain goes."""
         if self.focused is self.prompt and selector == "*":
+            from vis_tui.widgets.stored_turn import StoredTurnView
+
             stops = self.transcript.stops()
             if stops:
                 newest = stops[-1]
@@ -127,6 +127,8 @@ class MainScreen(Screen[None]):
     def focus_previous(self, selector: Any = "*") -> Widget | None:
         """Shift+Tab onto a stored turn opens it at its last row (the one nearest where the
         focus came from), as Tab opens it at its first."""
+        from vis_tui.widgets.stored_turn import StoredTurnView
+
         widget = super().focus_previous(selector)
         if isinstance(widget, StoredTurnView):  # its Focus event is handled after this
             widget.focused_going_back = True
@@ -198,6 +200,8 @@ class MainScreen(Screen[None]):
         self.host, self.session = host, session
         early, self._early_welcome = self._early_welcome, None
         if self._previewed != session.id:
+            from vis_tui.history import store_page_loader
+
             self.transcript.clear(keep=early)
             await self.transcript.load_initial(store_page_loader(host.store, session.id))
         self._previewed = None
@@ -288,6 +292,8 @@ class MainScreen(Screen[None]):
     async def preview(self, host: Host, session_id: str) -> None:
         """Show a stored session's newest turns while the session itself opens (long ones
         take seconds to restore); :meth:`attach` then keeps them."""
+        from vis_tui.history import store_page_loader
+
         self.drop_welcome()
         self.transcript.clear()
         await self.transcript.load_initial(store_page_loader(host.store, session_id))
@@ -687,6 +693,8 @@ class MainScreen(Screen[None]):
         await self.prompt.take_key(event)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        from vis_tui.widgets.activity import ActivityRow
+
         if isinstance(event.widget, ActivityRow):
             self.selected_activity = event.widget
 

@@ -64,17 +64,6 @@ def read_workspace_image(workspace: Path, path: str) -> PersonImage:
     return checked_image(os.path.basename(path), data)
 
 
-def read_pasted_image(path: Path) -> PersonImage:
-    """An image file the person pasted or dropped (their own path, anywhere they can read),
-    checked by :func:`checked_image`."""
-    try:
-        with open(path, "rb") as file:
-            data = file.read(MAX_IMAGE_BYTES + 1)
-    except OSError as exc:
-        raise ImageRefused(f"{path} could not be read: {exc.strerror or exc}") from None
-    return checked_image(path.name, data)
-
-
 async def attach_images(
     session: AgentSession, store: Any, turn_id: str, images: Sequence[PersonImage]
 ) -> None:

@@ -16,11 +16,13 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static, TextArea
 
+from vis_core.model.images import ImageRefused
 from vis_core.model.notify import NotifyKind
 from vis_tui.block_context import BlockContext
 from vis_tui.keys import CHORD_ACTIONS
 from vis_tui.mentions import is_text_file, mentioned_files, path_completions, typing_mention
 from vis_tui.messages import CommandActionRequested, CoreEvent, TurnDone
+from vis_tui.widgets.attachment_chips import AttachmentChips
 from vis_tui.widgets.completion import (
     MODEL_PREFIX,
     CommandChoice,
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from vis_core.commands import PromptToSend
     from vis_core.events import Event, TurnEnded
     from vis_core.host import Host
+    from vis_core.model.images import PersonImage
     from vis_core.welcome import WelcomeFacts
     from vis_tui.widgets.activity import ActivityRow
     from vis_tui.widgets.fold_row import FoldRow
@@ -51,6 +54,12 @@ _TOAST_SEVERITY: dict[NotifyKind, SeverityLevel] = {
     NotifyKind.WARN: "warning",
     NotifyKind.ERROR: "error",
 }
+
+
+class Queued(str):
+    """A message waiting behind the running turn, with the images pasted for it."""
+
+    images: tuple[PersonImage, ...] = ()
 
 
 class ChordCatcher(Widget, can_focus=False):
@@ -167,12 +176,15 @@ class MainScreen(Screen[None]):
         self.progress = ProgressLine(id="progress")
         yield self.progress
         yield self.completion
+        self.chips = AttachmentChips(id="attachments")
+        yield self.chips
         yield self.prompt
         yield self.status_bar
         yield ChordCatcher()
 
     def on_mount(self) -> None:
         self.completion.display = False
+        self.chips.display = False
         self.status_bar.set_workspace(self.workspace)
         self.status_bar.model = "starting…"
         if getattr(self.app, "frozen", False):
@@ -412,10 +424,14 @@ class MainScreen(Screen[None]):
         if self.host is not None and self.session is not None:
             self.host.store.add_prompt(self.session.id, text)
         self.prompt.remember(text)
-        self.send_text(text)
+        self.send_text(text, message.images)
 
-    def send_text(self, text: str) -> None:
-        """Send ``text`` as the next turn, or queue it behind the running one."""
+    def send_text(self, text: str, images: tuple[PersonImage, ...] = ()) -> None:
+        """Send ``text`` (with ``images``) as the next turn, or queue it behind the running
+        one."""
+        if images:
+            text = Queued(text)
+            text.images = images
         if self.turn_running or self.session is None or self.queue_paused:
             self.queue.append(text)
             self._show_queue()
@@ -455,7 +471,13 @@ class MainScreen(Screen[None]):
                 await self.session.submit(text, command=True)
             else:
                 mentions = mentioned_files(text, self.files_root())
-                await self.session.submit(text, mentions=mentions)
+                images = getattr(text, "images", ())
+                await self.session.submit(str(text), mentions=mentions, images=images)
+        except ImageRefused as exc:  # before the turn: nothing was sent; the draft comes back
+            self.transcript.add_message(f"Not sent: {exc}", classes="error", plain=True)
+            if not self.prompt.text:
+                self.prompt.text = str(text)
+                self.prompt.add_images(list(getattr(text, "images", ())))
         except Exception as exc:  # the core already reports turn failures as TurnEnded
             self.transcript.add_message(f"**Vis could not run the turn:** {exc}", classes="error")
         finally:
@@ -482,7 +504,8 @@ class MainScreen(Screen[None]):
             return None
         text = self.queue.pop()
         self._show_queue()
-        return text
+        self.prompt.add_images(list(getattr(text, "images", ())))  # back as chips
+        return str(text)
 
     def _show_queue(self) -> None:
         box = self.query_one("#queue", Vertical)
@@ -547,6 +570,19 @@ class MainScreen(Screen[None]):
         if event.text_area is not self.prompt:
             return
         self.completion.show_choices(self.completions(self.prompt.text), self.prompt.text)
+        self.show_chips()
+
+    def on_prompt_input_images_changed(self, message: PromptInput.ImagesChanged) -> None:
+        message.stop()
+        self.show_chips()
+
+    def show_chips(self) -> None:
+        """The images the next request takes: pasted ones and the prompt's ``@`` images."""
+        from vis_core.model.images import is_image_name
+
+        text = self.prompt.text
+        named = mentioned_files(text, self.files_root()) if "@" in text else []
+        self.chips.show(self.prompt.images, [path for path in named if is_image_name(path)])
 
     def completions(self, text: str) -> list[Completion]:
         """What the popup offers for the prompt's ``text``."""

@@ -124,3 +124,26 @@ async def test_an_at_image_shows_a_chip_and_a_model_without_images_refuses(
         assert app.main.prompt.text == "describe @shot.png "  # the draft comes back
         assert app.session.model.provider.requests == []  # type: ignore[union-attr]
         assert not app.main.transcript.turns
+
+
+async def test_a_message_queued_behind_a_turn_keeps_its_image(
+    workspace: Path, tmp_path: Path
+) -> None:
+    shot = tmp_path / "later.png"
+    shot.write_bytes(png(5, 5))
+    slow = {"text": "word " * 100, "chunk": 5, "delay_ms": 20}
+    app = vis_app(workspace, write_script(tmp_path, [slow, {"text": "Seen."}]))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"first", "enter")
+        await until(pilot, lambda: app.main.turn_running)
+        app.post_message(events.Paste(str(shot)))
+        await until(pilot, lambda: "later.png" in _chips(app))
+        await pilot.press(*"then this", "enter")
+        assert app.main.queue == ["then this"] and _chips(app) == ""
+        await until(pilot, lambda: app.main.transcript.last_answer == "Seen.")
+        requests = app.session.model.provider.requests  # type: ignore[union-attr]
+    first, second = requests
+    assert first.messages[0].images == ()
+    assert second.messages[-1].text.startswith("then this")
+    assert [i.media_type for i in second.messages[-1].images] == ["image/png"]

@@ -389,11 +389,11 @@ class AgentSession:
             else:
                 if self._before_turn is not None:
                     await self._before_turn(self)
-                await person_input.attach_files(self, turn_id, mentions)
-                if images:
+                if images:  # first: a resumed transcript shows them first too
                     from vis_core.agent.person_images import attach_images
 
                     await attach_images(self, self._store, turn_id, images)
+                await person_input.attach_files(self, turn_id, mentions)
                 await self._iterate(turn_id, outcome)
         except asyncio.CancelledError:
             outcome.status = TurnStatus.CANCELLED

@@ -14,7 +14,7 @@ from urllib.parse import unquote, urlsplit
 
 from vis_core.model.images import (
     IMAGE_TYPES,
-    MAX_IMAGE_BYTES,
+    MAX_SOURCE_BYTES,
     ImageRefused,
     PersonImage,
     checked_image,
@@ -66,7 +66,7 @@ def read_dropped_image(path: Path) -> PersonImage:
     it (the workspace rule is for ``@`` paths, which a repository can suggest), checked."""
     try:
         with open(path, "rb") as file:
-            data = file.read(MAX_IMAGE_BYTES + 1)
+            data = file.read(MAX_SOURCE_BYTES + 1)
     except OSError as exc:
         raise ImageRefused(f"{path} could not be read: {exc.strerror or exc}") from None
     return checked_image(path.name, data)

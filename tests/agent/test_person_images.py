@@ -5,6 +5,7 @@ only inside the workspace, and refused before any request for a model without im
 from __future__ import annotations
 
 import base64
+import io
 import os
 import struct
 from pathlib import Path
@@ -53,11 +54,27 @@ def test_a_png_that_is_not_a_png_is_refused_by_name() -> None:
         checked_image("secrets.png", b"API_KEY=sk-123\n")
     with pytest.raises(NotAnImage, match=r"shot\.png is not a PNG image: its bytes are JPEG"):
         checked_image("shot.png", jpeg(4, 4))
-    with pytest.raises(ImageTooLarge, match=r"big\.png is 5\.2 MB; an image may be at most"):
-        checked_image("big.png", png(1, 1) + b"\x00" * MAX_IMAGE_BYTES)
+    huge = b"\x89PNG\r\n\x1a\n" + png(1, 1)[8:16] + struct.pack(">II", 100_000, 100_000)
+    with pytest.raises(
+        ImageTooLarge, match=r"big\.png is 3\.9 MB; an image may be at most 3\.9 MB and its size"
+    ):
+        checked_image("big.png", huge + b"\x00" * MAX_IMAGE_BYTES)
     assert checked_image("ok.jpg", jpeg(4, 3)) == PersonImage(
         "ok.jpg", "image/jpeg", jpeg(4, 3), 4, 3
     )
+
+
+def test_an_image_above_the_cap_is_downscaled_under_it() -> None:
+    from PIL import Image
+
+    noise = Image.frombytes("RGB", (1500, 1300), os.urandom(1500 * 1300 * 3))
+    out = io.BytesIO()
+    noise.save(out, format="PNG", compress_level=1)
+    assert out.tell() > MAX_IMAGE_BYTES
+    image = checked_image("noise.png", out.getvalue())
+    assert image.media_type == "image/jpeg" and image.size <= MAX_IMAGE_BYTES
+    assert sniff(image.data) == ("image/jpeg", image.width, image.height)
+    assert max(image.width, image.height) <= 1500 and image.width > image.height
 
 
 async def test_an_at_image_goes_with_every_request_and_after_a_resume(

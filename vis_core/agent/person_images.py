@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.events import ImageAttached
 from vis_core.model.images import (
-    MAX_IMAGE_BYTES,
+    MAX_SOURCE_BYTES,
     ImageRefused,
     PersonImage,
     checked_image,
@@ -51,7 +51,7 @@ def read_workspace_image(workspace: Path, path: str) -> PersonImage:
     files = Beneath(workspace, tuple(hidden_folders()))
     shown = f"@{path}"
     try:
-        data = files.read_bytes(path, MAX_IMAGE_BYTES + 1)
+        data = files.read_bytes(path, MAX_SOURCE_BYTES + 1)
     except Escape as exc:
         raise ImageRefused(
             f"{shown} leads out of the workspace {workspace} ({exc.strerror or exc}); "

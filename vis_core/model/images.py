@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
+from typing import Any
 
-MAX_IMAGE_BYTES = 5 * 1024 * 1024  # Anthropic's limit per image; OpenAI's is larger
+# Anthropic's 5 MB limit per image counts its base64 text: 3.9 MB of bytes (OpenAI's is larger)
+MAX_IMAGE_BYTES = 5 * 1024 * 1024 * 3 // 4
+MAX_SOURCE_BYTES = 50 * 1024 * 1024  # larger files are refused, not downscaled
+MAX_SOURCE_PIXELS = 80_000_000  # a header claiming more is refused before decoding
+DOWNSCALE_EDGE = 2048  # the long edge of a downscaled image (models scale further anyway)
 # media type -> (the name a person knows, the file suffixes that claim it)
 IMAGE_TYPES: dict[str, tuple[str, tuple[str, ...]]] = {
     "image/png": ("PNG", (".png",)),
@@ -132,13 +137,9 @@ def human_size(size: int) -> str:
 
 
 def checked_image(name: str, data: bytes) -> PersonImage:
-    """``data`` as an image to send, named ``name``; :class:`ImageTooLarge` above the cap,
-    :class:`NotAnImage` when its bytes are no image Vis sends or not the type its name says."""
-    if len(data) > MAX_IMAGE_BYTES:
-        raise ImageTooLarge(
-            f"{name} is {human_size(len(data))}; an image may be at most "
-            f"{human_size(MAX_IMAGE_BYTES)}. Save a smaller or downscaled copy and attach that."
-        )
+    """``data`` as an image to send, named ``name``: :class:`NotAnImage` when its bytes are no
+    image Vis sends or not the type its name says; above the cap it is downscaled (Pillow),
+    and :class:`ImageTooLarge` when that cannot bring it under the cap."""
     found = sniff(data)
     claimed = claimed_type(name)
     if found is None:
@@ -150,7 +151,58 @@ def checked_image(name: str, data: bytes) -> PersonImage:
             f"{name} is not a {IMAGE_TYPES[claimed][0]} image: its bytes are "
             f"{IMAGE_TYPES[media][0]}. Rename it to its real type and attach it again."
         )
+    if len(data) > MAX_IMAGE_BYTES:
+        return downscaled(name, data, width * height)
     return PersonImage(name, media, data, width, height)
+
+
+def _too_large(name: str, size: int, why: str) -> ImageTooLarge:
+    return ImageTooLarge(
+        f"{name} is {human_size(size)}; an image may be at most {human_size(MAX_IMAGE_BYTES)} "
+        f"and {why}. Save a smaller copy and attach that."
+    )
+
+
+def downscaled(name: str, data: bytes, pixels: int) -> PersonImage:
+    """An image above the cap made smaller (long edge at most :data:`DOWNSCALE_EDGE`, then
+    smaller still) and saved as JPEG, or as PNG where it has transparency; ``pixels``: its
+    size as the header says, refused above :data:`MAX_SOURCE_PIXELS` before decoding."""
+    if len(data) > MAX_SOURCE_BYTES:
+        raise _too_large(
+            name, len(data), f"Vis downscales only up to {human_size(MAX_SOURCE_BYTES)}"
+        )
+    if not 0 < pixels <= MAX_SOURCE_PIXELS:
+        raise _too_large(name, len(data), "its size in pixels is unknown or too large to downscale")
+    import io
+
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as source:
+            source.load()
+            picture = source.convert("RGBA" if _has_alpha(source) else "RGB")
+    except (OSError, ValueError, UnidentifiedImageError, Image.DecompressionBombError) as exc:
+        raise _too_large(name, len(data), f"it could not be downscaled ({exc})") from None
+    edge = min(max(picture.size), DOWNSCALE_EDGE)
+    while True:
+        smaller = picture.copy()
+        smaller.thumbnail((edge, edge))
+        out = io.BytesIO()
+        if smaller.mode == "RGBA":
+            smaller.save(out, format="PNG", optimize=True)
+            media = "image/png"
+        else:
+            smaller.save(out, format="JPEG", quality=85)
+            media = "image/jpeg"
+        if out.tell() <= MAX_IMAGE_BYTES:
+            return PersonImage(name, media, out.getvalue(), *smaller.size)
+        if edge <= 256:
+            raise _too_large(name, len(data), "downscaling did not bring it under that")
+        edge = max(256, edge * 3 // 4)
+
+
+def _has_alpha(picture: Any) -> bool:
+    return picture.mode in ("RGBA", "LA", "PA") or "transparency" in picture.info
 
 
 def describe(name: str, media_type: str, size: int, width: int = 0, height: int = 0) -> str:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Mapping
@@ -65,7 +66,10 @@ def read_dropped_image(path: Path) -> PersonImage:
     """An image file the person pasted or dropped: their own file, wherever they can read
     it (the workspace rule is for ``@`` paths, which a repository can suggest), checked."""
     try:
-        with open(path, "rb") as file:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)  # a pipe: never waited on
+        with os.fdopen(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ImageRefused(f"{path} is not a regular file")
             data = file.read(MAX_SOURCE_BYTES + 1)
     except OSError as exc:
         raise ImageRefused(f"{path} could not be read: {exc.strerror or exc}") from None

@@ -127,14 +127,11 @@ async def test_an_at_image_goes_with_every_request_and_after_a_resume(
     assert request.messages[-1].text == "and now?" and request.messages[-1].images == ()
 
 
-async def test_at_images_stay_inside_the_workspace(
-    workspace: Path, tmp_path: Path, vis_home: Path
-) -> None:
+async def test_at_images_stay_inside_the_workspace(workspace: Path, tmp_path: Path) -> None:
     outside = tmp_path / "outside.png"
     outside.write_bytes(png(1, 1))
     os.symlink(outside, workspace / "link.png")
     (workspace / "fake.png").write_text("not an image", encoding="utf-8")
-    (vis_home / "inside.png").write_bytes(png(1, 1))
     path = script(tmp_path / "s.yaml", [{"text": "never"}])
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=path))
     try:

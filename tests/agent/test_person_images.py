@@ -174,3 +174,31 @@ async def test_a_model_without_image_input_refuses_before_any_request(
     assert 'images = true under [models."scripted/script"]' in str(refused.value)
     assert requests == []
     assert ended.status is TurnStatus.COMPLETED
+
+
+async def test_a_model_switched_to_without_image_input_gets_a_note_instead(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    (workspace / "shot.png").write_bytes(png(2, 2))
+    path = script(tmp_path / "s.yaml", [{"text": "grey"}])
+    options = HostOptions(workspace=workspace, provider="scripted", script=path)
+    host = await Host.open(options)
+    try:
+        session = await host.new_session()
+        await session.submit("see @shot.png", mentions=["shot.png"])
+        session_id = session.id
+    finally:
+        await host.close()
+    (vis_home / "config.toml").write_text(
+        '[models."scripted/script"]\nimages = false\n', encoding="utf-8"
+    )
+    host = await Host.open(options)
+    try:
+        session = await host.open_session(session_id)
+        ended = await session.submit("and now, in words?")
+        (request,) = session.model.provider.requests  # type: ignore[union-attr]
+    finally:
+        await host.close()
+    assert ended.status is TurnStatus.COMPLETED, ended.error
+    assert request.messages[0].images == ()
+    assert request.messages[0].text.endswith("left out: this model takes no images]")

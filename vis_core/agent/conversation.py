@@ -269,12 +269,17 @@ class ConversationBuilder:
     def _on_UsageReported(self, event: UsageReported) -> None:
         self._shown.clear()  # the request that carried them was answered
 
-    def request_messages(self) -> list[Message]:
+    def request_messages(self, *, person_images: bool = True) -> list[Message]:
         """The messages of the next request: the conversation plus the images just shown,
-        with every fold applied (folded steps leave, their gists stand in their place)."""
+        with every fold applied (folded steps leave, their gists stand in their place).
+        Not ``person_images`` (the model takes no image input): a note stands in for them."""
         messages = list(self.messages)
         for index, attachment_ids in self._person_images.items():
             message = messages[index]
+            if not person_images:
+                note = "\n[the images attached here are left out: this model takes no images]"
+                messages[index] = replace(message, text=message.text + note)
+                continue
             images = [image for image in map(self._image, attachment_ids) if image is not None]
             text = message.text
             if len(images) < len(attachment_ids):

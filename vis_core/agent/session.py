@@ -496,11 +496,14 @@ class AgentSession:
 
     def build_request(self, system: str | None = None) -> ModelRequest:
         """The next request: system prompt (``system`` when built already), tools, and the
-        transcript with folds applied."""
+        transcript with folds applied (the person's images only for a model that takes them;
+        one switched to since then reads a note in their place)."""
+        provider = self.model.provider
+        images = provider is None or provider.model_info(self.model.model).images
         return ModelRequest(
             model=self.model.model,
             system=self._system_prompt() if system is None else system,
-            messages=tuple(self._conversation.request_messages()),
+            messages=tuple(self._conversation.request_messages(person_images=images)),
             tools=(
                 ToolDefinition(
                     PYTHON_EXECUTION, PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS

@@ -85,3 +85,32 @@ def test_screen_commands_and_unknown_names_are_refused_and_paths_are_requests(
     assert _requests(path.stdout) == ["/etc/hosts: what is it?"]
     listed = vis("sessions", cwd=workspace, env_home=vis_home)
     assert len(listed.stdout.splitlines()) == 1, listed.stdout  # a refused one opens none
+
+
+def test_run_plan_plans_then_approval_runs_the_plan(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """`vis run --plan` refuses changes and says how to go on; the session is still planning
+    when resumed; `/plan approve` sends the plan as the next request, which may change files."""
+    (vis_home / "config.toml").write_text("jail = false\n")
+    planned = script(
+        tmp_path,
+        [
+            {"code": "await patch('a.txt', 0, 'x\\n')"},
+            {"text": "Plan: create a.txt holding x."},
+            {"code": "await patch('a.txt', 0, 'x\\n')"},
+            {"text": "Created."},
+        ],
+    )
+    first = _run(workspace, vis_home, planned, "--plan", "make a.txt")
+    assert first.returncode == 0, first.stderr
+    assert "refused in plan mode" in first.stdout and not (workspace / "a.txt").exists()
+    assert "the session is in plan mode" in first.stderr
+    assert '/plan approve [NOTES]" (runs the plan)' in first.stderr
+    rest = script(tmp_path, [{"code": "await patch('a.txt', 0, 'x\\n')"}, {"text": "Created."}])
+    approved = _run(workspace, vis_home, rest, "--json", "--continue", "/plan approve")
+    assert approved.returncode == 0, approved.stderr
+    (request,) = _requests(approved.stdout)
+    assert "approved the plan" in request and "Plan: create a.txt holding x." in request
+    assert (workspace / "a.txt").read_text() == "x\n"
+    assert "plan mode" not in approved.stderr

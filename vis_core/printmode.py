@@ -244,6 +244,7 @@ def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
                 resume=resume,
                 limits=limits,
                 in_draft=in_draft,
+                plan=bool(getattr(args, "run_plan", False)),
             )
         )
     except KeyboardInterrupt:
@@ -348,6 +349,7 @@ async def _run(
     resume: str | None = None,
     limits: RunLimits | None = None,
     in_draft: bool = False,
+    plan: bool = False,
 ) -> int:
     from vis_core.host import Host
     from vis_core.store import StoreError
@@ -416,10 +418,14 @@ async def _run(
             if refused is not None:
                 print(f"vis run: {terminal_text(refused)}", file=sys.stderr)
                 return 2
+        if plan:
+            session.plan.set(True)
         try:
             if command:  # a slash command runs; /init and command files then send a request
                 ran = await _run_command(host, session, request, as_json=as_json)
                 if isinstance(ran, int):
+                    if session.plan.active:
+                        _tell_planning(session)
                     return ran
                 if session.model.provider is None:
                     print(session.model.problem, file=sys.stderr)
@@ -431,6 +437,8 @@ async def _run(
                 loop.remove_signal_handler(sig)
         if in_draft:
             _tell_review(session)
+        if session.plan.active:
+            _tell_planning(session)
         if stopped_by:
             with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone
                 print(f"vis: stopped by {stopped_by[0].name}", file=sys.stderr)
@@ -494,6 +502,18 @@ async def _enter_draft(session: Any) -> str | None:
     assert draft is not None
     print(f"vis: working in draft {draft.label} at {terminal_text(draft.root)}", file=sys.stderr)
     return None
+
+
+def _tell_planning(session: Any) -> None:
+    """After a run in plan mode: how to approve the plan or plan on."""
+    again = f"vis run --resume {session.id[:8]}"
+    print(
+        "vis: the session is in plan mode: the model changed nothing.\n"
+        f'  approve:       {again} "/plan approve [NOTES]" (runs the plan)\n'
+        f'  keep planning: {again} "REQUEST"\n'
+        f'  leave:         {again} "/plan off"',
+        file=sys.stderr,
+    )
 
 
 def _tell_review(session: Any) -> None:

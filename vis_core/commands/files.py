@@ -103,12 +103,7 @@ def read_command_file(path: Path, source: CommandSource) -> tuple[CommandFile | 
         hint = "ARGUMENTS"
     usage = f"/{name} {hint}".strip()
     model = str(front.get("model") or "").strip() or None
-    if model is not None and "/" not in model:
-        if not model.startswith("claude-"):
-            return None, (
-                f"command file {where} was not loaded: its model {model!r} is not "
-                "provider/model (e.g. anthropic/claude-sonnet-4-6); write it so"
-            )
+    if model is not None and "/" not in model and model.startswith("claude-"):
         model = f"anthropic/{model}"  # a Claude Code file names Anthropic's models bare
     return CommandFile(name, description, usage, model, body, path, source), None
 

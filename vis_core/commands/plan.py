@@ -11,6 +11,7 @@ from vis_core.model.turn import TurnStatus
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
+    from vis_core.extension.forms import Form
     from vis_core.host import Host
 
 USAGE = "/plan [REQUEST | approve [NOTES] | off]"
@@ -92,4 +93,23 @@ def plan_command(host: Host) -> SlashCommand:
 
     return SlashCommand(
         "plan", run, "Plan first: the model reads but changes nothing until you approve", USAGE
+    )
+
+
+def approval_form() -> Form:
+    """What the app asks after a turn in plan mode: approve the plan (with notes) or plan on."""
+    from vis_core.extension.forms import Form, multiline, paragraph
+
+    return Form(
+        "Approve the plan?",
+        (
+            paragraph(
+                "Approve: Vis leaves plan mode and sends the model's plan as your next request. "
+                "Keep planning: the session stays read-only; write what to change."
+            ),
+            multiline("notes", "Notes for the model (optional)"),
+        ),
+        submit_label="Approve and run",
+        cancel_label="Keep planning",
+        timeout_ms=0,
     )

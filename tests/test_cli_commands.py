@@ -107,6 +107,9 @@ def test_run_plan_plans_then_approval_runs_the_plan(
     assert "refused in plan mode" in first.stdout and not (workspace / "a.txt").exists()
     assert "the session is in plan mode" in first.stderr
     assert '/plan approve [NOTES]" (runs the plan)' in first.stderr
+    again = _run(workspace, vis_home, None, "--continue", "/plan")  # resumed: still planning
+    assert again.returncode == 0 and again.stdout.startswith("**Already in plan mode**")
+    assert "tools refuse changes, but a block's plain Python can still write" in again.stdout
     rest = script(tmp_path, [{"code": "await patch('a.txt', 0, 'x\\n')"}, {"text": "Created."}])
     approved = _run(workspace, vis_home, rest, "--json", "--continue", "/plan approve")
     assert approved.returncode == 0, approved.stderr

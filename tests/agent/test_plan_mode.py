@@ -205,3 +205,25 @@ async def test_entering_and_leaving_plan_mode_restarts_the_sandbox_read_only_and
     assert "left plan mode" in blocks[2] and blocks[2].strip().endswith("\nwrote")
     assert sorted(p.name for p in workspace.glob("*.txt")) == ["a.txt", "c.txt"]
     assert len(systems) == 1  # plan mode never changes the system prompt
+
+
+@jailed
+def test_a_read_only_jail_of_home_keeps_every_entry_read_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plan mode in a workspace that is home: home's own entries (writable in a normal jail)
+    and a read-write grant are read-only too; /tmp still takes writes."""
+    from vis_core.sandbox.jail import jail_argv
+
+    home = tmp_path / "ada"
+    (home / "notes").mkdir(parents=True)
+    grant = tmp_path / "cache"
+    grant.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    script = (
+        f'for f in notes/todo.txt top.txt {grant}/x; do echo x > "$f" 2>/dev/null '
+        '&& echo "wrote $f" || echo refused; done; echo x > /tmp/t && echo tmp'
+    )
+    argv = jail_argv(["sh", "-c", script], home, read_write=[grant], workspace_read_only=True)
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert done.stdout.splitlines() == ["refused"] * 3 + ["tmp"], done.stdout + done.stderr

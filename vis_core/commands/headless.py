@@ -33,8 +33,8 @@ def command_refusal(registry: CommandRegistry, text: str) -> str | None:
             f"/{info.name}" for info in registry.all() if info.name not in SCREEN_ONLY
         )
         return (
-            f"/{name} is not a command; those `vis run` runs: {known}. To send text that starts "
-            "with /, start it with a space or another word"
+            f"/{name} is not a command; the commands `vis run` runs: {known}. To send text "
+            "that starts with /, put a word before it"
         )
     if name in SCREEN_ONLY:
         return f"/{name} needs the app's screen; {SCREEN_ONLY[name]}"

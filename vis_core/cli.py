@@ -147,6 +147,12 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         help="run the request in a new draft and print how to review it",
     )
     run.add_argument(
+        "--plan",
+        dest="run_plan",
+        action="store_true",
+        help="plan mode: the model reads and plans but changes nothing until you approve",
+    )
+    run.add_argument(
         "--allow-approve",
         dest="allow_approve",
         action="store_true",

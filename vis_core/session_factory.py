@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 from vis_core.agent.event_bus import EventBus
 from vis_core.agent.hooked_sandbox import HookedSandbox
 from vis_core.agent.invoker import CallPosition, ToolInvoker
+from vis_core.agent.plan import STATE_KEY as PLAN_STATE
+from vis_core.agent.plan import PlanMode
 from vis_core.agent.prompt import system_prompt
 from vis_core.agent.session import AgentSession, TurnLimits
 from vis_core.drafts.hooks import DraftHooks
@@ -93,6 +95,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
     )
     worker = kit.worker
     host.keep_session_parts(session_id, worker, tools)
+    plan = _plan_mode(host, session_id)
     invoker = ToolInvoker(
         session_id=session_id,
         registry=tools.registry,
@@ -107,6 +110,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         worker=worker,
         position=position,
         call_state=kit.call_state,
+        plan=plan,
     )
     sandbox = Sandbox(
         workspace=roots.workspace,
@@ -124,7 +128,9 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         limits=limits,
         time_limit=float(host.setting("block_time_limit", "1800", session_id)),
         home_writable=tool_context.home_writable,
+        read_only=plan.active,
     )
+    plan.follow(sandbox.set_read_only)
     hooked = HookedSandbox(
         sandbox, kit.hooks, session=lambda: kit.session_globals(host.live_session(session_id))
     )
@@ -152,6 +158,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         events=bus,
         position=position,
         instructions=instructions,
+        plan=plan,
     )
     session.drafts = drafts
     _follow_drafts(drafts, kit, tool_context, invoker, sandbox, session)
@@ -161,6 +168,15 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
     bus.subscribe(redraw, early=True)
     bus.subscribe(_control_file_watch(host, session_id, bus))
     return session
+
+
+def _plan_mode(host: Host, session_id: str) -> PlanMode:
+    """The session's plan mode, as it was kept with the session (a resume still plans)."""
+
+    def save(active: bool) -> None:
+        host.store.state_set(PLAN_STATE, session_id, True if active else None)
+
+    return PlanMode(bool(host.store.state_get(PLAN_STATE, session_id)), save)
 
 
 def _follow_drafts(

@@ -20,6 +20,7 @@ from vis_core.agent.conversation import (
 )
 from vis_core.agent.event_bus import EventBus, Subscriber
 from vis_core.agent.invoker import CallPosition, CallSite, ToolInvoker
+from vis_core.agent.plan import PlanMode
 from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
 from vis_core.drafts.session import SessionDrafts
 from vis_core.events import (
@@ -197,6 +198,7 @@ class AgentSession:
         events: EventBus | None = None,
         position: CallPosition | None = None,
         instructions: SessionInstructions | None = None,
+        plan: PlanMode | None = None,
     ) -> None:
         """``events``: the session's bus, made before the session by whoever assembles it
         (the invoker emits on it too); ``position``: where the session's tool calls happen,
@@ -226,6 +228,7 @@ class AgentSession:
         self.context_tokens = 0  # the latest measured request input
         self.context = context
         self.instructions = instructions  # AGENTS.md & co: in the prompt, nested ones noted
+        self.plan = plan or PlanMode()  # plan mode: read-only until the person approves
         self.turn_count = 0
         for event in history:
             self._absorb(event)
@@ -393,6 +396,7 @@ class AgentSession:
                     from vis_core.agent.person_images import attach_images
 
                     await attach_images(self, self._store, turn_id, images)
+                await self.plan.tell(self, turn_id)
                 await person_input.attach_files(self, turn_id, mentions)
                 await self._iterate(turn_id, outcome)
         except asyncio.CancelledError:

@@ -348,10 +348,12 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
     from vis_core.commands.context import context_commands
     from vis_core.commands.draft import draft_command
     from vis_core.commands.instructions import init_command
+    from vis_core.commands.plan import plan_command
 
     return [
         *context_commands(host),
         init_command(host),
+        plan_command(host),
         draft_command(),
         SlashCommand("help", help_, "List commands and key bindings", "/help"),
         SlashCommand(

@@ -182,6 +182,7 @@ class Sandbox:
         max_calls: int = MAX_CALLS_IN_FLIGHT,
         message_limit: int = MAX_MESSAGE_BYTES,
         home_writable: bool = False,
+        read_only: bool = False,
     ) -> None:
         """``environment``: the project's values the child sees on top of a minimal base (never
         the host environment); ``refusal``: why no block may run (e.g. the jail setting could
@@ -190,7 +191,9 @@ class Sandbox:
         ``max_calls``: tool calls in flight at once, ``message_limit``: bytes of one message
         from the child (default: a full snapshot, ``MAX_MESSAGE_BYTES``); the child keeps to
         both, so a child that goes over them is stopped; ``home_writable``: home's dot entries
-        writable in the jail when the workspace holds home (``jail_home_writable``)."""
+        writable in the jail when the workspace holds home (``jail_home_writable``);
+        ``read_only``: the jail shows the workspace read-only (plan mode)."""
+        self.read_only = read_only
         self.max_calls = max_calls
         self.message_limit = message_limit
         self.home_writable = home_writable
@@ -243,6 +246,7 @@ class Sandbox:
         self._interrupt_pending = False
         self._idle_timer: asyncio.TimerHandle | None = None
         self._moved = False  # the workspace moved (a draft): the next block needs a new child
+        self._move_reason: str | None = None  # why, when not a move (plan mode)
 
     # -- public ------------------------------------------------------------------------------
     async def run(self, code: str, *, globals: Mapping[str, Any] | None = None) -> BlockResult:
@@ -276,6 +280,19 @@ class Sandbox:
         self.workspace = Path(workspace)
         self.project_root = project_root
         self._moved = True
+        self._move_reason = None
+
+    def set_read_only(self, read_only: bool) -> None:
+        """Plan mode began or ended: the next block runs in a new child whose jail shows the
+        workspace read-only (or writable again), its namespace restored from the snapshot."""
+        if read_only != self.read_only:
+            self.read_only = read_only
+            self._moved = True
+            self._move_reason = (
+                "switched to plan mode (the workspace is read-only)"
+                if read_only
+                else "left plan mode (the workspace is writable)"
+            )
 
     async def _stop_when_idle(self) -> None:
         """Free the child after ``idle_timeout``; the next block restores the saved snapshot."""
@@ -298,7 +315,8 @@ class Sandbox:
             self._moved = False
             proc = self._proc
             if proc is not None and proc.returncode is None:
-                self._kill_reason = f"moved to {self.workspace}"
+                self._kill_reason = self._move_reason or f"moved to {self.workspace}"
+                self._move_reason = None
                 self._kill_group(proc)
                 self._on_exit(proc, await proc.wait())
         if not self._alive():
@@ -375,6 +393,7 @@ class Sandbox:
             project_root=self.project_root,
             shown_in_vis=shown,
             home_writable=self.home_writable,
+            workspace_read_only=self.read_only and self.jail,
         )
         return cap_tmpfs(jailed, self.limits.memory_bytes if self.limits else 0)
 

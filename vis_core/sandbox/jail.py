@@ -199,6 +199,7 @@ def jail_argv(
     project_root: Path | None = None,
     shown_in_vis: Sequence[Path] = (),
     home_writable: bool = False,
+    workspace_read_only: bool = False,
 ) -> list[str]:
     """``argv`` wrapped in bubblewrap.
 
@@ -212,7 +213,9 @@ def jail_argv(
     files (``.vis/``, ``vis.yml``, ``.env*``, the whole ``.git``) stay read-only; Vis's own
     folders (VIS_HOME, wherever it lies) are replaced by empty tmpfs mounts, in which the
     ``shown_in_vis`` folders (a session's saved outputs) are shown read-only; then
-    ``read_write`` grants are bound read-write.
+    ``read_write`` grants are bound read-write. ``workspace_read_only`` (plan mode): the
+    workspace, home's entries and the grants are all bound read-only; only the private
+    ``/tmp`` and home tmpfs take writes.
     The process has its own user, PID, network, IPC and UTS namespaces, no capability (also
     as root) and a session of its own; it and everything it starts die with its parent.
     """
@@ -260,9 +263,10 @@ def jail_argv(
         args += ["--tmpfs", str(folder)]
     for path in holding:
         args += ["--ro-bind", str(path), str(path)]
-    args += ["--bind", str(root), str(root)]
-    if holds_home and not home_writable:  # the person may allow them (jail_home_writable)
-        args += ["--ro-bind", str(home), str(home)]
+    bind = "--ro-bind" if workspace_read_only else "--bind"
+    args += [bind, str(root), str(root)]
+    if holds_home and not home_writable and not workspace_read_only:
+        args += ["--ro-bind", str(home), str(home)]  # the person may allow them
         args += [arg for entry in _home_entries(home) for arg in ("--bind", entry, entry)]
     if holds_home:
         # a socket accepts connections on a read-only mount too (Docker Desktop's, an ssh
@@ -286,7 +290,7 @@ def jail_argv(
     bound = [root, *shown]
     for path in read_write:
         resolved = Path(path).resolve()
-        args += ["--bind", str(resolved), str(resolved)]
+        args += [bind, str(resolved), str(resolved)]
         bound.append(resolved)
     # A grant that names a link (~/.sdkman/candidates/java/current): the binds above hold its
     # target; the links on the way are made again where the jail does not show them.

@@ -67,6 +67,22 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "vis_core.extension.errors": ("GatewayError", "GitFailed"),
     "vis_core.extension.grants": ("Grant",),
+    "vis_core.extension.providers": ("Provider", "ProviderModel"),
+    "vis_core.model.conversation": (
+        "ImagePart",
+        "Message",
+        "ModelRequest",
+        "ResponseDone",
+        "StopReason",
+        "TextDelta",
+        "ThinkingDelta",
+        "ThinkingPart",
+        "ToolCall",
+        "ToolCallReady",
+        "ToolDefinition",
+        "UsageUpdate",
+    ),
+    "vis_core.model.usage": ("Usage",),
     "vis_core.extension.mutation": ("file_mutation_queue",),
     "vis_core.extension.hooks": (
         "OperationBlocked",
@@ -251,6 +267,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     from vis_core.extension.mcp_servers import McpServer, mcp_server
     from vis_core.extension.metadata import build_metadata
     from vis_core.extension.mutation import file_mutation_queue
+    from vis_core.extension.providers import Provider, ProviderModel
     from vis_core.extension.roots import project_root, workspace_root
     from vis_core.extension.sessions import (
         council,
@@ -294,6 +311,21 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         ActivityVideo,
         SymbolTag,
     )
+    from vis_core.model.conversation import (
+        ImagePart,
+        Message,
+        ModelRequest,
+        ResponseDone,
+        StopReason,
+        TextDelta,
+        ThinkingDelta,
+        ThinkingPart,
+        ToolCall,
+        ToolCallReady,
+        ToolDefinition,
+        UsageUpdate,
+    )
+    from vis_core.model.usage import Usage
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -425,6 +457,23 @@ __all__ += [
     "truncate_head",
     "truncate_line",
     "truncate_tail",
+]
+__all__ += [  # model providers an extension declares (vis.Provider) and their stream's shapes
+    "ImagePart",
+    "Message",
+    "ModelRequest",
+    "Provider",
+    "ProviderModel",
+    "ResponseDone",
+    "StopReason",
+    "TextDelta",
+    "ThinkingDelta",
+    "ThinkingPart",
+    "ToolCall",
+    "ToolCallReady",
+    "ToolDefinition",
+    "Usage",
+    "UsageUpdate",
 ]
 
 _SUBMODULES = frozenset({"testing"})

@@ -20,12 +20,14 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.extension.context import CallContext, enter_call, leave_call
 from vis_core.extension_host.output import ExtensionOutput
+from vis_core.extension_host.provider_stream import pump_stream
 from vis_core.extension_host.worker_channel import Channel
 from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
 from vis_core.extension_host.worker_results import ENCODED_CALL, encode_for_host
@@ -160,6 +162,9 @@ class WorkerHandler:
         fn: Any = None
         if kind is CallbackKind.RENDER:
             fn = self._renders.get((owner, key))
+        elif kind is CallbackKind.PROVIDER:
+            provider = next((p for p in declaration.providers if p.name == key), None)
+            fn = None if provider is None else partial(pump_stream, provider)
         elif kind is CallbackKind.ON_CHANGE:
             setting = next((s for s in declaration.settings if s.id == key), None)
             fn = None if setting is None else setting.on_change

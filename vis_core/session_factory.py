@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from functools import partial
@@ -108,6 +109,8 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         position=position,
         call_state=kit.call_state,
     )
+    network = _network_proxy(host, session_id, kit)
+    tool_context.shells.network = network.start  # jailed shell commands: the same proxy
     sandbox = Sandbox(
         workspace=roots.workspace,
         call_tool=invoker.call,
@@ -124,6 +127,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         limits=limits,
         time_limit=float(host.setting("block_time_limit", "1800", session_id)),
         home_writable=tool_context.home_writable,
+        network=network.start,
     )
     hooked = HookedSandbox(
         sandbox, kit.hooks, session=lambda: kit.session_globals(host.live_session(session_id))
@@ -142,7 +146,9 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         ],
         history=history,
         limits=TurnLimits(max_iterations=int(host.setting("max_iterations", 50, session_id))),
-        on_close=_closer(host, session_id, tool_context.close, worker, tools),
+        on_close=_closer(
+            host, session_id, _closing(tool_context.close, network.close), worker, tools
+        ),
         before_turn=_refuse_unreadable(
             host, session_id, _read_instructions(instructions, skills, host.mcp.before_turn)
         ),
@@ -309,6 +315,37 @@ def _prompt(
         return text + (f"\n\n## Goal of this session\n{goal}" if goal else "")
 
     return prompt
+
+
+def _network_proxy(host: Host, session_id: str, kit: SessionKit) -> Any:
+    """The proxy that is the jailed sandbox's only network: the extensions' network filters,
+    then the ``network_allowed_hosts`` setting, decide each request."""
+    from vis_core.extension_host.network_filters import FilterPolicy
+    from vis_core.sandbox.network_proxy import NetworkProxy
+
+    policy = FilterPolicy(
+        lambda: host.extensions,
+        lambda: kit.worker,
+        lambda: str(host.setting("network_allowed_hosts", "", session_id) or ""),
+        kit.contexts.context_for,
+    )
+
+    def refused(request: Any, reason: str) -> None:
+        what = request.url if request is not None else "a request"
+        logging.getLogger(__name__).warning("the jail's network refused %s: %s", what, reason)
+
+    return NetworkProxy(policy, on_refused=refused)
+
+
+def _closing(*closers: Callable[[], Any]) -> Callable[[], Any]:
+    async def run() -> None:
+        try:
+            await closers[0]()
+        finally:
+            for close in closers[1:]:
+                await close()
+
+    return run
 
 
 def _closer(

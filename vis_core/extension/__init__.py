@@ -68,6 +68,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "vis_core.extension.errors": ("GatewayError", "GitFailed"),
     "vis_core.extension.grants": ("Grant",),
     "vis_core.extension.providers": ("Provider", "ProviderModel"),
+    "vis_core.extension.network": ("NetworkFilter", "rewrite_headers"),
+    "vis_core.model.network": ("NetworkRequest", "NetworkResponse"),
     "vis_core.model.conversation": (
         "ImagePart",
         "Message",
@@ -267,6 +269,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     from vis_core.extension.mcp_servers import McpServer, mcp_server
     from vis_core.extension.metadata import build_metadata
     from vis_core.extension.mutation import file_mutation_queue
+    from vis_core.extension.network import NetworkFilter, rewrite_headers
     from vis_core.extension.providers import Provider, ProviderModel
     from vis_core.extension.roots import project_root, workspace_root
     from vis_core.extension.sessions import (
@@ -325,6 +328,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         ToolDefinition,
         UsageUpdate,
     )
+    from vis_core.model.network import NetworkRequest, NetworkResponse
     from vis_core.model.usage import Usage
 
 __all__ = [
@@ -458,10 +462,13 @@ __all__ += [
     "truncate_line",
     "truncate_tail",
 ]
-__all__ += [  # model providers an extension declares (vis.Provider) and their stream's shapes
+__all__ += [  # model providers (vis.Provider, their stream's shapes) and network filters
     "ImagePart",
     "Message",
     "ModelRequest",
+    "NetworkFilter",
+    "NetworkRequest",
+    "NetworkResponse",
     "Provider",
     "ProviderModel",
     "ResponseDone",
@@ -474,6 +481,7 @@ __all__ += [  # model providers an extension declares (vis.Provider) and their s
     "ToolDefinition",
     "Usage",
     "UsageUpdate",
+    "rewrite_headers",
 ]
 
 _SUBMODULES = frozenset({"testing"})

@@ -342,12 +342,13 @@ class Extension:
 
 
 def _network_filters(value: Any, where: str) -> tuple[Any, ...]:
-    filters = _sequence(value, f"{where}: network_filters")
-    if filters:  # never "loaded" while nothing is enforced
-        raise ValueError(
-            f"{where}: network_filters are not available in this version of Vis (the jail "
-            "has no network at all); remove network_filters=... from the Extension"
-        )
+    from vis_core.extension.network import NetworkFilter
+
+    filters = _items(value, f"{where}: network_filters", (NetworkFilter,), "vis.NetworkFilter")
+    names = [f.name for f in filters]
+    for name in names:
+        if names.count(name) > 1:
+            raise ValueError(f"{where}: network filter {name!r} is declared twice")
     return filters
 
 

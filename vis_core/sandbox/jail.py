@@ -22,6 +22,7 @@ from vis_core.jail_check import (
     jail_works,
     system_binds,
 )
+from vis_core.sandbox.network_bridge import JAIL_SOCKET_DIR
 from vis_core.small_files import small_text
 
 log = logging.getLogger(__name__)
@@ -199,6 +200,7 @@ def jail_argv(
     project_root: Path | None = None,
     shown_in_vis: Sequence[Path] = (),
     home_writable: bool = False,
+    network_folder: Path | None = None,
 ) -> list[str]:
     """``argv`` wrapped in bubblewrap.
 
@@ -215,6 +217,8 @@ def jail_argv(
     ``read_write`` grants are bound read-write.
     The process has its own user, PID, network, IPC and UTS namespaces, no capability (also
     as root) and a session of its own; it and everything it starts die with its parent.
+    Its network namespace holds only loopback; ``network_folder`` (the folder of Vis's
+    network proxy socket) is shown read-only at :data:`JAIL_SOCKET_DIR`: its only way out.
     """
     bwrap = find_bwrap()
     root = Path(workspace).resolve()
@@ -298,6 +302,8 @@ def jail_argv(
                 if not _under(link, masked):
                     args += ["--symlink", target, str(link)]
                     made.add(link)
+    if network_folder is not None:  # a socket accepts connections on a read-only mount
+        args += ["--ro-bind", str(Path(network_folder).resolve()), JAIL_SOCKET_DIR]
     args += ["--remount-ro", "/", *isolation(), "--chdir", str(root), "--", *argv]
     return args
 

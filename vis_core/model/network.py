@@ -86,6 +86,8 @@ def parse_allowed_hosts(text: str) -> tuple[HostRule, ...]:
 
 def _rule(entry: str) -> HostRule:
     text = entry.strip().lower()
+    if any(c in text for c in "/@?#"):
+        raise ValueError(f"{entry!r} is not a host; write example.com, not a URL")
     host, port = text, ""
     if text.startswith("["):  # [::1]:8080
         host, _, rest = text[1:].partition("]")

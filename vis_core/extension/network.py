@@ -76,8 +76,8 @@ def decision(filter_name: str, value: Any) -> tuple[str, ...] | tuple[str, Heade
     if isinstance(value, Block):
         reason = value.reason if value.hint is None else f"{value.reason} ({value.hint})"
         return ("block", reason)
-    if isinstance(value, HeaderRewrite):
-        return ("rewrite", value)
+    if isinstance(value, HeaderRewrite):  # checked again: one may be made by hand
+        return ("rewrite", rewrite_headers(dict(value.set), value.remove))
     raise TypeError(
         f"network filter {filter_name!r} answered {type(value).__name__} {value!r:.80}; "
         f"answer {ANSWERS}"

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 OUT_OF_SCOPE = (
-    "is not available in this version of Vis: councils, speech and drafts are not "
-    "implemented yet"
+    "is not available in this version of Vis: councils, speech and drafts are not implemented yet"
 )
 
 # Names a model or an extension author may look up, folded to lower case without ``vis.``.

@@ -33,7 +33,11 @@ from vis_core.sandbox.network_bridge import SOCKET_NAME
 log = logging.getLogger(__name__)
 
 MAX_HEAD = 64 * 1024  # bytes of a request's or response's head
-HEAD_TIMEOUT = 30.0  # seconds to send a head
+HEAD_TIMEOUT = 30.0  # seconds the jail has to send a request's head
+ANSWER_TIMEOUT = 300.0  # seconds a server has to start its answer
+MAX_CONNECTIONS = 128  # at once, per session: the jail cannot exhaust Vis's descriptors
+# metadata endpoints that are not link-local: AWS's over IPv6, Alibaba's
+_METADATA = frozenset({"fd00:ec2::254", "100.100.100.200"})
 CONNECT_TIMEOUT = 15.0  # seconds to reach the destination
 _HOP_BY_HOP = frozenset(
     {
@@ -91,6 +95,7 @@ class NetworkProxy:
         self.folder: Path | None = None
         self._server: asyncio.AbstractServer | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._slots = asyncio.Semaphore(MAX_CONNECTIONS)
 
     @property
     def socket_path(self) -> Path:
@@ -125,6 +130,14 @@ class NetworkProxy:
     # -- one connection ----------------------------------------------------------------------
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._slots.locked():
+            await _answer(writer, 503, f"more than {MAX_CONNECTIONS} connections at once")
+            writer.close()
+            return
+        async with self._slots:
+            await self._serve_one(reader, writer)
+
+    async def _serve_one(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         task = asyncio.current_task()
         if task is not None:
             self._tasks.add(task)
@@ -223,7 +236,7 @@ class NetworkProxy:
             upstream.write(chunk)
             remaining -= len(chunk)
         await upstream.drain()
-        head = await asyncio.wait_for(upstream_reader.readuntil(b"\r\n\r\n"), HEAD_TIMEOUT)
+        head = await asyncio.wait_for(upstream_reader.readuntil(b"\r\n\r\n"), ANSWER_TIMEOUT)
         status, reply_headers = _parse_response(head)
         answer = NetworkResponse(request, status, reply_headers)
         checked = await self.policy.response(answer)
@@ -343,7 +356,8 @@ def _special(address: str) -> bool:
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
     return (
-        ip.is_loopback
+        str(ip) in _METADATA
+        or ip.is_loopback
         or ip.is_link_local
         or ip.is_unspecified
         or ip.is_multicast

@@ -1,4 +1,4 @@
-"""Confine a command with bubblewrap: the workspace read-write, the system read-only, no network."""
+"""Confine a command with bubblewrap: workspace read-write, system read-only, network by proxy."""
 
 from __future__ import annotations
 

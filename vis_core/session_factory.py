@@ -109,7 +109,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         position=position,
         call_state=kit.call_state,
     )
-    network = _network_proxy(host, session_id, kit)
+    network = _network_proxy(host, session_id, kit, bus)
     tool_context.shells.network = network.start  # jailed shell commands: the same proxy
     sandbox = Sandbox(
         workspace=roots.workspace,
@@ -317,7 +317,7 @@ def _prompt(
     return prompt
 
 
-def _network_proxy(host: Host, session_id: str, kit: SessionKit) -> Any:
+def _network_proxy(host: Host, session_id: str, kit: SessionKit, bus: EventBus) -> Any:
     """The proxy that is the jailed sandbox's only network: the extensions' network filters,
     then the ``network_allowed_hosts`` setting, decide each request."""
     from vis_core.extension_host.network_filters import FilterPolicy
@@ -330,9 +330,17 @@ def _network_proxy(host: Host, session_id: str, kit: SessionKit) -> Any:
         kit.contexts.context_for,
     )
 
-    def refused(request: Any, reason: str) -> None:
+    told: set[tuple[str, str]] = set()
+
+    async def refused(request: Any, reason: str) -> None:  # the person sees it too, once
         what = request.url if request is not None else "a request"
-        logging.getLogger(__name__).warning("the jail's network refused %s: %s", what, reason)
+        logging.getLogger(__name__).info("the jail's network refused %s: %s", what, reason)
+        where = f"{request.host}:{request.port}" if request is not None else ""
+        if (where, reason) in told or len(told) >= 100:
+            return
+        told.add((where, reason))
+        text = f"Network request refused: {what[:200]}: {reason}"
+        await bus.emit(Notification(session_id, text=text, kind=NotifyKind.WARN))
 
     return NetworkProxy(policy, on_refused=refused)
 

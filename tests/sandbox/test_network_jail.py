@@ -77,13 +77,19 @@ def fetch(url, **kw):
 """
 
 
+NOTICES: list[str] = []
+
+
 def _stdout(done: object) -> list[str]:
-    """What the run's blocks printed, one string per block."""
+    """What the run's blocks printed, one string per block (its notifications: NOTICES)."""
     out = []
+    NOTICES.clear()
     for line in done.stdout.splitlines():  # type: ignore[attr-defined]
         event = json.loads(line)
         if event.get("type") == "BlockFinished":
             out.append(event["stdout"] + (event.get("error") or ""))
+        elif event.get("type") == "Notification":
+            NOTICES.append(event["text"])
     return out
 
 
@@ -136,6 +142,11 @@ def test_filters_allow_block_and_rewrite_requests_of_blocks_and_shells(
     assert "no network filter allows example.com:80" in out
     assert "served /sh token=None" in out  # a jailed shell command goes through it too
     assert "Blocked by Vis: secrets stay on this machine" in printed[1]
+    told = [n for n in NOTICES if "secrets stay on this machine" in n]
+    assert told == [  # the person sees it too, once for the same request and reason
+        f"Network request refused: {base}/secret: secrets stay on this machine (network "
+        "filter 'local' of extension 'netpolicy')"
+    ]
 
 
 def test_without_the_proxy_nothing_reaches_out(

@@ -86,7 +86,7 @@ class NetworkProxy:
     def __init__(
         self,
         policy: NetworkPolicy,
-        on_refused: Callable[[NetworkRequest | None, str], None] | None = None,
+        on_refused: Callable[[NetworkRequest | None, str], Awaitable[None]] | None = None,
         resolve: Callable[[str, int], Awaitable[list[str]]] | None = None,
     ) -> None:
         self.policy = policy
@@ -167,9 +167,12 @@ class NetworkProxy:
             finally:
                 upstream.close()
         except _Refused as refused:
-            if self.on_refused is not None:
-                self.on_refused(request, refused.reason)
             await _answer(writer, refused.status, refused.reason)
+            if self.on_refused is not None:
+                try:
+                    await self.on_refused(request, refused.reason)
+                except Exception:  # telling of it must not break the proxy
+                    log.exception("could not tell of a refused request")
         except (asyncio.IncompleteReadError, asyncio.LimitOverrunError, TimeoutError):
             await _answer(writer, 400, "the proxy request was cut off, too long or too slow")
         except ConnectionError:

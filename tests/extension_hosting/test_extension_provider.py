@@ -8,6 +8,7 @@ import pytest
 from cli_support import vis as run_vis
 
 import vis_core.extension as vis
+from vis_core.events import AssistantMessage, Event
 from vis_core.host import Host
 from vis_core.model_choices import ModelSource, model_entries
 from vis_core.providers.base import Message, ModelChoice, ModelRequest, ProviderError
@@ -171,3 +172,25 @@ def test_provider_declarations_are_checked() -> None:
             description="d",
             providers=[vis.Provider("p", ["a"], stream), vis.Provider("p", ["b"], stream)],
         )
+
+
+async def test_model_command_switches_a_session_to_an_extension_model(
+    vis_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    from vis_core.model_choices import use_model
+
+    install_extension(vis_home, "echo_provider", ECHO)
+    host = await open_host(workspace, write_script(tmp_path / "s.yaml", [{"text": "scripted"}]))
+    try:
+        session = await host.new_session()
+        result = await use_model(host, session, "echo/echo-1")
+        assert session.model.label == "echo/echo-1", result
+        events: list[Event] = []
+        session.subscribe(events.append)
+        ended = await session.submit("compute")
+        assert ended.error is None
+        said = [e.text for e in events if isinstance(e, AssistantMessage)]
+        assert said[-1] == "the block said 42"
+        assert host.settings.value("model", session.id) == "echo/echo-1"
+    finally:
+        await host.close()

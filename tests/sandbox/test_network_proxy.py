@@ -109,7 +109,7 @@ async def test_what_the_proxy_cannot_check_is_refused(server: int) -> None:
             f"POST http://127.0.0.1:{server}/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n"
             "0\r\n\r\n".encode(),
         )
-        assert chunked.startswith("HTTP/1.1 501 Blocked by Vis: request bodies sent in chunks")
+        assert chunked.startswith("HTTP/1.1 501 Vis proxy: request bodies sent in chunks")
         https = await _exchange(made, b"GET https://example.com/ HTTP/1.1\r\n\r\n")
         assert "for https:// the client must use CONNECT" in https
         assert SEEN == []

@@ -377,9 +377,10 @@ async def _resolve(host: str, port: int) -> list[str]:
 async def _answer(writer: asyncio.StreamWriter, status: int, reason: str) -> None:
     """A refusal the client shows: the reason in the status line and the body."""
     phrase = "".join(c if 32 <= ord(c) < 127 else " " for c in reason)[:300]
-    body = f"Vis refused this request: {phrase}\n".encode()
+    title = "Blocked by Vis" if status == 403 else "Vis proxy"
+    body = f"{title}: {phrase}\n".encode()
     head = (
-        f"HTTP/1.1 {status} Blocked by Vis: {phrase}\r\nContent-Type: text/plain\r\n"
+        f"HTTP/1.1 {status} {title}: {phrase}\r\nContent-Type: text/plain\r\n"
         f"Content-Length: {len(body)}\r\nX-Vis-Blocked: {phrase}\r\nConnection: close\r\n\r\n"
     )
     with contextlib.suppress(ConnectionError, RuntimeError):

@@ -76,6 +76,16 @@ async def test_a_name_that_resolves_to_loopback_is_refused(proxy: NetworkProxy) 
     assert answer.startswith("HTTP/1.1 403 Blocked by Vis: allowed.example resolves to 127.0.0.1")
 
 
+async def test_an_address_is_seen_in_one_form(proxy: NetworkProxy, server: int) -> None:
+    for written in ("[::ffff:127.0.0.1]", "[0:0::1]"):
+        reader, writer = await asyncio.open_unix_connection(str(proxy.socket_path))
+        writer.write(f"CONNECT {written}:{server} HTTP/1.1\r\n\r\n".encode())
+        await asyncio.wait_for(reader.readline(), 20)  # answered (a tunnel, or a refusal)
+        writer.close()
+    asked = proxy.policy.asked  # type: ignore[attr-defined]
+    assert [r.host for r in asked] == ["127.0.0.1", "::1"]
+
+
 async def test_one_request_per_connection_each_decided(proxy: NetworkProxy, server: int) -> None:
     """A second request sent on the same connection is never forwarded: it would pass no
     filter."""

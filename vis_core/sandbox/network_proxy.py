@@ -323,7 +323,19 @@ def _authority(text: str, default: int | None) -> tuple[str, int]:
     host = host.lower().rstrip(".")
     if not host or not all(c.isalnum() or c in "-._:" for c in host):
         raise _Refused(400, f"{text[:80]!r} is not a host name")
-    return host, int(port_text)
+    return _canonical(host), int(port_text)
+
+
+def _canonical(host: str) -> str:
+    """An address in its one written form (``::ffff:127.0.0.1`` is ``127.0.0.1``), so a
+    filter that names an address sees it however the request wrote it; a name as given."""
+    try:
+        ip = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        return str(ip.ipv4_mapped)
+    return str(ip)
 
 
 def _parse_response(head: bytes) -> tuple[int, tuple[tuple[str, str], ...]]:

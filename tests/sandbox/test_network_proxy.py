@@ -134,6 +134,7 @@ def test_allowed_hosts_entries() -> None:
     assert not rules[1].allows("pythonhosted.org.evil.com", 443)
     assert rules[2].allows("127.0.0.1", 8000) and not rules[2].allows("127.0.0.1", 80)
     assert rules[3].allows("::1", 9000)
+    assert parse_allowed_hosts("[0:0::1]:9000")[0].allows("::1", 9000)
     with pytest.raises(ValueError, match="is not a host"):
         check_value("network_allowed_hosts", "pypi.org, http://evil/")
     with pytest.raises(ValueError, match="port must be a number"):

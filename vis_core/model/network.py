@@ -119,4 +119,4 @@ def _rule(entry: str) -> HostRule:
             f"{entry!r} is not a host; write example.com, *.example.com, 10.0.0.5 or "
             "example.com:8080"
         )
-    return HostRule(host, ports)
+    return HostRule(str(ipaddress.ip_address(host)) if is_ip else host, ports)

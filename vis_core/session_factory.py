@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from functools import partial
@@ -112,6 +113,8 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         call_state=kit.call_state,
         plan=plan,
     )
+    network = _network_proxy(host, session_id, kit, bus)
+    tool_context.shells.network = network.start  # jailed shell commands: the same proxy
     sandbox = Sandbox(
         workspace=roots.workspace,
         call_tool=invoker.call,
@@ -129,6 +132,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         time_limit=float(host.setting("block_time_limit", "1800", session_id)),
         home_writable=tool_context.home_writable,
         read_only=plan.active,
+        network=network.start,
     )
     plan.follow(sandbox.set_read_only)
     hooked = HookedSandbox(
@@ -148,7 +152,9 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         ],
         history=history,
         limits=TurnLimits(max_iterations=int(host.setting("max_iterations", 50, session_id))),
-        on_close=_closer(host, session_id, tool_context.close, worker, tools),
+        on_close=_closer(
+            host, session_id, _closing(tool_context.close, network.close), worker, tools
+        ),
         before_turn=_refuse_unreadable(
             host, session_id, _read_instructions(instructions, skills, host.mcp.before_turn)
         ),
@@ -325,6 +331,45 @@ def _prompt(
         return text + (f"\n\n## Goal of this session\n{goal}" if goal else "")
 
     return prompt
+
+
+def _network_proxy(host: Host, session_id: str, kit: SessionKit, bus: EventBus) -> Any:
+    """The proxy that is the jailed sandbox's only network: the extensions' network filters,
+    then the ``network_allowed_hosts`` setting, decide each request."""
+    from vis_core.extension_host.network_filters import FilterPolicy
+    from vis_core.sandbox.network_proxy import NetworkProxy
+
+    policy = FilterPolicy(
+        lambda: host.extensions,
+        lambda: kit.worker,
+        lambda: str(host.setting("network_allowed_hosts", "", session_id) or ""),
+        kit.contexts.context_for,
+    )
+
+    told: set[tuple[str, str]] = set()
+
+    async def refused(request: Any, reason: str) -> None:  # the person sees it too, once
+        what = request.url if request is not None else "a request"
+        logging.getLogger(__name__).info("the jail's network refused %s: %s", what, reason)
+        where = f"{request.host}:{request.port}" if request is not None else ""
+        if (where, reason) in told or len(told) >= 100:
+            return
+        told.add((where, reason))
+        text = f"Network request refused: {what[:200]}: {reason}"
+        await bus.emit(Notification(session_id, text=text, kind=NotifyKind.WARN))
+
+    return NetworkProxy(policy, on_refused=refused)
+
+
+def _closing(*closers: Callable[[], Any]) -> Callable[[], Any]:
+    async def run() -> None:
+        try:
+            await closers[0]()
+        finally:
+            for close in closers[1:]:
+                await close()
+
+    return run
 
 
 def _closer(

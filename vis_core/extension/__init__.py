@@ -67,6 +67,24 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "vis_core.extension.errors": ("GatewayError", "GitFailed"),
     "vis_core.extension.grants": ("Grant",),
+    "vis_core.extension.providers": ("Provider", "ProviderModel"),
+    "vis_core.extension.network": ("NetworkFilter", "rewrite_headers"),
+    "vis_core.model.network": ("NetworkRequest", "NetworkResponse"),
+    "vis_core.model.conversation": (
+        "ImagePart",
+        "Message",
+        "ModelRequest",
+        "ResponseDone",
+        "StopReason",
+        "TextDelta",
+        "ThinkingDelta",
+        "ThinkingPart",
+        "ToolCall",
+        "ToolCallReady",
+        "ToolDefinition",
+        "UsageUpdate",
+    ),
+    "vis_core.model.usage": ("Usage",),
     "vis_core.extension.mutation": ("file_mutation_queue",),
     "vis_core.extension.hooks": (
         "OperationBlocked",
@@ -251,6 +269,8 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     from vis_core.extension.mcp_servers import McpServer, mcp_server
     from vis_core.extension.metadata import build_metadata
     from vis_core.extension.mutation import file_mutation_queue
+    from vis_core.extension.network import NetworkFilter, rewrite_headers
+    from vis_core.extension.providers import Provider, ProviderModel
     from vis_core.extension.roots import project_root, workspace_root
     from vis_core.extension.sessions import (
         council,
@@ -294,6 +314,22 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         ActivityVideo,
         SymbolTag,
     )
+    from vis_core.model.conversation import (
+        ImagePart,
+        Message,
+        ModelRequest,
+        ResponseDone,
+        StopReason,
+        TextDelta,
+        ThinkingDelta,
+        ThinkingPart,
+        ToolCall,
+        ToolCallReady,
+        ToolDefinition,
+        UsageUpdate,
+    )
+    from vis_core.model.network import NetworkRequest, NetworkResponse
+    from vis_core.model.usage import Usage
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -425,6 +461,27 @@ __all__ += [
     "truncate_head",
     "truncate_line",
     "truncate_tail",
+]
+__all__ += [  # model providers (vis.Provider, their stream's shapes) and network filters
+    "ImagePart",
+    "Message",
+    "ModelRequest",
+    "NetworkFilter",
+    "NetworkRequest",
+    "NetworkResponse",
+    "Provider",
+    "ProviderModel",
+    "ResponseDone",
+    "StopReason",
+    "TextDelta",
+    "ThinkingDelta",
+    "ThinkingPart",
+    "ToolCall",
+    "ToolCallReady",
+    "ToolDefinition",
+    "Usage",
+    "UsageUpdate",
+    "rewrite_headers",
 ]
 
 _SUBMODULES = frozenset({"testing"})

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 OUT_OF_SCOPE = (
-    "is not available in this version of Vis: councils, speech, drafts, network filters and "
-    "providers declared by extensions are not implemented yet"
+    "is not available in this version of Vis: councils, speech and drafts are not implemented yet"
 )
 
 # Names a model or an extension author may look up, folded to lower case without ``vis.``.
@@ -18,11 +17,6 @@ UNAVAILABLE_NAMES = frozenset(
         "draft_sync",
         "draft_approve",
         "draft_discard",
-        "network_filters",
-        "networkfilter",
-        "network filters",
-        "provider",
-        "providers",
     }
 )
 

@@ -79,7 +79,11 @@ class HostPort(Protocol):
     async def open_session(self, session_id: str) -> OpenSession: ...
 
     def session_model(
-        self, choice: ModelChoice | None = None, *, script: Path | None = None
+        self,
+        choice: ModelChoice | None = None,
+        *,
+        script: Path | None = None,
+        session_id: str | None = None,
     ) -> Any:
         """A fresh provider and model for a session (``.provider`` None: ``.problem`` says why)."""
         ...

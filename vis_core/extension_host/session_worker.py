@@ -20,12 +20,15 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.extension.context import CallContext, enter_call, leave_call
+from vis_core.extension.network import run_filter
 from vis_core.extension_host.output import ExtensionOutput
+from vis_core.extension_host.provider_stream import pump_stream
 from vis_core.extension_host.worker_channel import Channel
 from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
 from vis_core.extension_host.worker_results import ENCODED_CALL, encode_for_host
@@ -160,6 +163,12 @@ class WorkerHandler:
         fn: Any = None
         if kind is CallbackKind.RENDER:
             fn = self._renders.get((owner, key))
+        elif kind is CallbackKind.PROVIDER:
+            provider = next((p for p in declaration.providers if p.name == key), None)
+            fn = None if provider is None else partial(pump_stream, provider)
+        elif kind is CallbackKind.NETWORK_FILTER:
+            found = next((f for f in declaration.network_filters if f.name == key), None)
+            fn = None if found is None else partial(run_filter, found)
         elif kind is CallbackKind.ON_CHANGE:
             setting = next((s for s in declaration.settings if s.id == key), None)
             fn = None if setting is None else setting.on_change

@@ -374,6 +374,38 @@ class SessionWorker:
             return (decode_from_worker(answer[0]), *answer[1:])
         return decode_from_worker(answer)
 
+    async def stream(self, owner: str, provider: str, args: tuple) -> Any:
+        """Run the stream of ``owner``'s provider ``provider`` in the worker until it ends
+        (its events come back through the sink in ``args``); cancelling the awaiting task
+        cancels it there."""
+        if self._cancelled:
+            await self._settled()
+        channel = self._channel
+        if channel is None or channel.closed:
+            channel = await self._started()
+        problem = self._problems.get(owner)
+        if problem is not None:
+            raise WorkerFailed(f"extension {owner!r} did not load in its worker: {problem}")
+        what = f"the stream of provider {provider!r}"
+        try:
+            call_id, waiting = channel.request_async(
+                TargetKind.CALLBACK,
+                CallbackKind.PROVIDER.value,
+                (provider, False, None, *args),
+                {},
+                owner=owner,
+            )
+        except ChannelClosed:
+            raise WorkerFailed(self._ended(what, channel)) from None
+        try:
+            return await waiting
+        except asyncio.CancelledError:
+            if not channel.closed:
+                self._abandon(channel, call_id, what)
+            raise
+        except ChannelClosed:
+            raise WorkerFailed(self._ended(what, channel)) from None
+
     async def _settled(self) -> None:
         """Wait until every cancelled call has stopped, or its worker was killed for it, so
         the next call does not queue behind a tool that will never return."""

@@ -18,6 +18,7 @@ from vis_core import wire
 from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.sandbox.confine import confine
 from vis_core.sandbox.defs import SessionDoc, make_defs
+from vis_core.sandbox.network_bridge import start_from_environment
 from vis_core.sandbox.output import keep_tail
 from vis_core.sandbox.protocol import (
     MAX_CALLS_IN_FLIGHT,
@@ -363,6 +364,7 @@ def main() -> None:
     sys.path.append(os.getcwd())
     enter_sandbox()  # the SDK refuses registration, vis.fs, vis.shell and vis.state here
     exit_with_parent()
+    start_from_environment()  # jailed: 127.0.0.1 relayed to Vis's network proxy, if given
     Child(fd_in, fd_out, out).serve()
 
 

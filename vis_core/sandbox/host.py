@@ -22,6 +22,7 @@ from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox.environ import child_environment
 from vis_core.sandbox.jail import JailUnavailable, jail_argv, vis_runtime
 from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_strays, start_kept
+from vis_core.sandbox.network_bridge import proxy_environment
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import (
     MAX_CALLS_IN_FLIGHT,
@@ -183,6 +184,7 @@ class Sandbox:
         message_limit: int = MAX_MESSAGE_BYTES,
         home_writable: bool = False,
         read_only: bool = False,
+        network: Callable[[], Awaitable[Path]] | None = None,
     ) -> None:
         """``environment``: the project's values the child sees on top of a minimal base (never
         the host environment); ``refusal``: why no block may run (e.g. the jail setting could
@@ -192,7 +194,9 @@ class Sandbox:
         from the child (default: a full snapshot, ``MAX_MESSAGE_BYTES``); the child keeps to
         both, so a child that goes over them is stopped; ``home_writable``: home's dot entries
         writable in the jail when the workspace holds home (``jail_home_writable``);
-        ``read_only``: the jail shows the workspace read-only (plan mode)."""
+        ``read_only``: the jail shows the workspace read-only (plan mode);
+        ``network``: with the jail on, the folder of the proxy that is the jail's only way out
+        (:mod:`network_proxy`), started on demand; without it the jail has no network."""
         self.read_only = read_only
         self.max_calls = max_calls
         self.message_limit = message_limit
@@ -247,6 +251,8 @@ class Sandbox:
         self._idle_timer: asyncio.TimerHandle | None = None
         self._moved = False  # the workspace moved (a draft): the next block needs a new child
         self._move_reason: str | None = None  # why, when not a move (plan mode)
+        self._network = network
+        self._network_folder: Path | None = None
 
     # -- public ------------------------------------------------------------------------------
     async def run(self, code: str, *, globals: Mapping[str, Any] | None = None) -> BlockResult:
@@ -394,12 +400,18 @@ class Sandbox:
             shown_in_vis=shown,
             home_writable=self.home_writable,
             workspace_read_only=self.read_only and self.jail,
+            network_folder=self._network_folder,
         )
         return cap_tmpfs(jailed, self.limits.memory_bytes if self.limits else 0)
 
     async def _start(self) -> str | None:
+        if self.jail and self._network is not None:
+            self._network_folder = await self._network()
         argv = self._argv()  # raises JailUnavailable before anything starts
-        env = child_environment(self.environment)
+        proxy = {}
+        if self.jail and self._network_folder is not None:
+            proxy = proxy_environment()
+        env = child_environment(self.environment, proxy)
         loop = asyncio.get_running_loop()
         self._output = self._new_output()
         self._outputs = {}

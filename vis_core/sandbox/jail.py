@@ -1,4 +1,4 @@
-"""Confine a command with bubblewrap: the workspace read-write, the system read-only, no network."""
+"""Confine a command with bubblewrap: workspace read-write, system read-only, network by proxy."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from vis_core.jail_check import (
     jail_works,
     system_binds,
 )
+from vis_core.sandbox.network_bridge import JAIL_SOCKET_DIR
 from vis_core.small_files import small_text
 
 log = logging.getLogger(__name__)
@@ -200,6 +201,7 @@ def jail_argv(
     shown_in_vis: Sequence[Path] = (),
     home_writable: bool = False,
     workspace_read_only: bool = False,
+    network_folder: Path | None = None,
 ) -> list[str]:
     """``argv`` wrapped in bubblewrap.
 
@@ -218,6 +220,8 @@ def jail_argv(
     ``/tmp`` and home tmpfs take writes.
     The process has its own user, PID, network, IPC and UTS namespaces, no capability (also
     as root) and a session of its own; it and everything it starts die with its parent.
+    Its network namespace holds only loopback; ``network_folder`` (the folder of Vis's
+    network proxy socket) is shown read-only at :data:`JAIL_SOCKET_DIR`: its only way out.
     """
     bwrap = find_bwrap()
     root = Path(workspace).resolve()
@@ -302,6 +306,8 @@ def jail_argv(
                 if not _under(link, masked):
                     args += ["--symlink", target, str(link)]
                     made.add(link)
+    if network_folder is not None:  # a socket accepts connections on a read-only mount
+        args += ["--ro-bind", str(Path(network_folder).resolve()), JAIL_SOCKET_DIR]
     args += ["--remount-ro", "/", *isolation(), "--chdir", str(root), "--", *argv]
     return args
 

@@ -359,7 +359,11 @@ def main() -> None:
     sys.stdout = sys.stderr = out
     # The child starts isolated (-I): nothing of the working folder shadows what Vis imports.
     # The model's blocks may still import the workspace's own modules, found after the
-    # standard library and the installed packages (never instead of them).
+    # standard library and the installed packages (never instead of them). The SDK's spec
+    # name is imported first: an editable install's finder comes after the path, where a
+    # checkout's own `blockether/` would otherwise be found.
+    import blockether.vis.extension  # noqa: F401
+
     sys.path.append(os.getcwd())
     enter_sandbox()  # the SDK refuses registration, vis.fs, vis.shell and vis.state here
     exit_with_parent()

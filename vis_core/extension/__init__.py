@@ -94,6 +94,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "speech",
     ),
     "vis_core.extension.state": ("state",),
+    "vis_core.extension.unavailable": ("SpeechUnavailable",),
     "vis_core.extension.symbols": (
         "Symbol",
         "method",
@@ -262,6 +263,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         speech,
     )
     from vis_core.extension.state import state
+    from vis_core.extension.unavailable import SpeechUnavailable
     from vis_core.extension.symbols import Symbol, method
     from vis_core.extension.tools_proxy import VisToolError, tools
     from vis_core.extension.truncation import (
@@ -328,6 +330,7 @@ __all__ = [
     "ParameterSpec",
     "Setting",
     "SettingScope",
+    "SpeechUnavailable",
     "SettingType",
     "SlashCommand",
     "Symbol",

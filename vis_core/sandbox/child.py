@@ -16,6 +16,7 @@ from typing import Any
 import vis_core.records  # noqa: F401 - registers the "record" wire codec in the child
 from vis_core import wire
 from vis_core.child_process import exit_with_parent, take_protocol_fds
+from vis_core.extension.tools_proxy import with_attributes
 from vis_core.sandbox.confine import confine
 from vis_core.sandbox.defs import SessionDoc, make_defs
 from vis_core.sandbox.output import keep_tail
@@ -244,7 +245,7 @@ class Child:
                 except (TypeError, ValueError, KeyError) as exc:
                     future.set_exception(TypeError(f"the tool's result could not be read: {exc}"))
                     return
-            future.set_result(value)
+            future.set_result(with_attributes(value))  # page.meta.total, as vis.tools gives
         else:
             err = msg.get("error") or {}
             future.set_exception(

@@ -263,7 +263,6 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         speech,
     )
     from vis_core.extension.state import state
-    from vis_core.extension.unavailable import SpeechUnavailable
     from vis_core.extension.symbols import Symbol, method
     from vis_core.extension.tools_proxy import VisToolError, tools
     from vis_core.extension.truncation import (
@@ -276,6 +275,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         truncate_line,
         truncate_tail,
     )
+    from vis_core.extension.unavailable import SpeechUnavailable
     from vis_core.extension.workspace import git, python_environment, workspace_files
     from vis_core.model.activity import (
         Activity,

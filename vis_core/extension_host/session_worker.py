@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.child_process import exit_with_parent, take_protocol_fds
+from vis_core.extension.acting import follow_threads
 from vis_core.extension.context import CallContext, enter_call, leave_call
+from vis_core.extension_host.child_output import capture_child_output
 from vis_core.extension_host.output import ExtensionOutput
 from vis_core.extension_host.worker_channel import Channel
 from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
@@ -368,6 +370,8 @@ def main() -> None:
     fd_in, fd_out = fds.read, fds.write
     sys.stdout = ExtensionOutput(sys.stderr, "info", sink=_print_to_host)
     sys.stderr = ExtensionOutput(sys.stderr, "warn", sink=_print_to_host)
+    follow_threads()  # a thread an extension starts acts for it (vis.log, its output)
+    capture_child_output()  # what its children print and it does not read: to its log
     exit_with_parent()
     done = threading.Event()
     handler = WorkerHandler()

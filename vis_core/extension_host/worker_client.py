@@ -43,7 +43,7 @@ from vis_core.extension_host.registration import (
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
 from vis_core.extension_host.worker_results import decode_from_worker
-from vis_core.extension_host.worker_sdk import run_service
+from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
 from vis_core.extension_host.worker_values import run_method
 from vis_core.tools.registry import HostTool
 
@@ -100,8 +100,9 @@ class _HostHandler:
     """Serves the worker's calls: SDK services and objects lent to it, in the calling tool's
     context (its session, extension and Activity)."""
 
-    def __init__(self) -> None:
+    def __init__(self, place: WorkerPlace | None = None) -> None:
         self.channel: Channel | None = None
+        self._place = place  # the session a thread of an extension reads its settings in
         self._threads: dict[int, int] = {}  # the thread serving each call, by call id
         self._lock = threading.Lock()
 
@@ -132,7 +133,20 @@ class _HostHandler:
         else:
             raise LookupError(f"the host does not serve {call.target} calls from a worker")
         context = self.channel.context_of(call.parent)
+        if context is None and call.name == SETTING_VALUE and self._place is not None:
+            return self._in_session(run)  # a thread of an extension: the session's value
         return run() if context is None else context.copy().run(run)
+
+    def _in_session(self, run: Callable[[], Any]) -> Any:
+        """Run a read for a thread of an extension (no call) in the worker's session: it
+        reads, never changes (a change needs a callback, so no call context is made for it)."""
+        place = self._place
+        assert place is not None
+        context = CallContext(
+            place.session_id, place.workspace_root, place.project_root, channel=place.channel
+        )
+        with calling(context):
+            return run()
 
     def cancel(self, call_id: int) -> None:
         """The worker gave up call ``call_id`` (the tool that made it was cancelled): stop
@@ -473,7 +487,7 @@ class SessionWorker:
             )
             threading.Thread(target=_drain, args=(proc,), daemon=True).start()
             assert proc.stdin is not None and proc.stdout is not None
-            handler = _HostHandler()
+            handler = _HostHandler(self._place)
             channel = Channel(
                 proc.stdout.fileno(),
                 proc.stdin.fileno(),

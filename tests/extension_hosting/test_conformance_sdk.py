@@ -324,3 +324,38 @@ def test_the_import_name_in_a_plain_script_outside_vis(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [True, str(tmp_path)]
+
+
+RUNNER = '''
+import blockether.vis.extension as vis
+
+
+def run_echo() -> dict:
+    """Run echo through the session's shell tool and wait for it, synchronously."""
+    sh = vis.tools.shell("echo hi-from-shell")
+    status = sh.wait(30)
+    return {"exit_code": status.exit_code, "output": status.output, "logs": sh.logs()}
+
+
+vis.register_extension(vis.Extension(
+    name="runner", alias="runner", description="Runs commands through the session.",
+    symbols=[vis.Symbol(run_echo, activity=vis.Activity(label="Run echo"))],
+))
+'''
+
+
+async def test_a_built_in_handle_from_vis_tools_works_in_synchronous_code(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    install_extension(vis_home, "runner", RUNNER)
+    write_script(script_path, code_turn("import json\nprint(json.dumps(await run_echo()))"))
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+    finally:
+        await host.close()
+    assert outcome.printed(0) == {
+        "exit_code": 0,
+        "output": "hi-from-shell\n",
+        "logs": "hi-from-shell\n",
+    }

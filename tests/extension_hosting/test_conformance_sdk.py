@@ -359,3 +359,59 @@ async def test_a_built_in_handle_from_vis_tools_works_in_synchronous_code(
         "output": "hi-from-shell\n",
         "logs": "hi-from-shell\n",
     }
+
+
+ELSEWHERE = '''
+import blockether.vis.extension as vis
+
+
+def start_elsewhere(root: str, script: str) -> dict:
+    """Run one turn in a new session of another workspace root."""
+    session = vis.sessions.create(root=root, script=script)
+    turn = session.run("Report please.", timeout=120)
+    return {"id": session.id, "status": turn["status"], "content": turn["content"]}
+
+
+vis.register_extension(vis.Extension(
+    name="elsewhere", alias="elsewhere", description="Sessions in other roots.",
+    symbols=[vis.Symbol(start_elsewhere, activity=vis.Activity(label="Start elsewhere"))],
+))
+'''
+
+
+async def test_sessions_create_with_another_root_runs_there_with_its_settings(
+    vis_home: Path, workspace: Path, script_path: Path, tmp_path: Path
+) -> None:
+    from vis_core.paths import TrustStore, VisPaths
+
+    other = tmp_path / "other-project"
+    other.mkdir()
+    (other / "vis.yml").write_text("toggles:\n  report_details: true\n")
+    TrustStore(VisPaths.from_env()).trust(other)  # its values count: the person trusts it
+    there = write_script(
+        tmp_path / "there.yaml", [{"code": "print(await report())"}, {"text": "Reported."}]
+    )
+    install_extension(vis_home, "reports", REPORTS)
+    install_extension(vis_home, "elsewhere", ELSEWHERE)
+    block = (
+        "import json\n"
+        f"r = await start_elsewhere({str(other)!r}, {str(there)!r})\n"
+        "print(json.dumps({**dict(r), 'here': await report()}))"
+    )
+    write_script(script_path, code_turn(block))
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+        out = outcome.printed(0)
+        row = host.store.get_session(out["id"])
+        stdout = [
+            json.loads(e.data).get("stdout", "")
+            for e in host.store.events(out["id"])
+            if json.loads(e.data).get("type") == "BlockFinished"
+        ]
+    finally:
+        await host.close()
+    assert out["status"] == "completed" and out["content"] == "Reported."
+    assert out["here"] == "Summary"  # this root has no such value
+    assert row is not None and Path(row.workspace) == other.resolve()
+    assert any("Detailed report" in text for text in stdout), stdout

@@ -317,13 +317,19 @@ def test_the_import_name_in_a_plain_script_outside_vis(tmp_path: Path) -> None:
     _shadow(tmp_path)
     code = (
         "import json, blockether.vis.extension as vis, vis_core.extension as sdk\n"
-        "print(json.dumps([vis is sdk, str(vis.workspace_root())]))"
+        "try:\n"
+        "    import blockether.vis.tools\n"
+        "except ModuleNotFoundError as exc:\n"
+        "    other = str(exc)\n"
+        "print(json.dumps([vis is sdk, str(vis.workspace_root()), other]))"
     )
     done = subprocess.run(
         [sys.executable, "-I", "-c", code], cwd=tmp_path, capture_output=True, text=True
     )
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == [True, str(tmp_path)]
+    same, root, other = json.loads(done.stdout)
+    assert same is True and root == str(tmp_path)
+    assert "'blockether.vis.tools'" in other and "only module under `blockether.vis`" in other
 
 
 RUNNER = '''

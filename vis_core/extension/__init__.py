@@ -1,4 +1,5 @@
-"""The public extension SDK, used as ``import vis_core.extension as vis``.
+"""The public extension SDK, used as ``import blockether.vis.extension as vis`` (the spec's
+name, the same module) or ``import vis_core.extension as vis``.
 
 Names load on first use (PEP 562): importing one submodule, e.g. ``vis_core.model.activity``,
 no longer imports the whole SDK. ``from vis_core.extension import X`` and ``vis.X`` work as before.

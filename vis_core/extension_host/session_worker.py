@@ -348,16 +348,15 @@ def _close(awaitable: Any) -> None:
 
 
 def _print_to_host(level: str, message: str, source: str) -> None:
-    """A line an extension printed: to its log through the host while it serves a call."""
-    from vis_core.extension import logs
-    from vis_core.extension.context import current_call
+    """A line an extension printed (in a call or in a thread it started): to its log through
+    the host."""
+    from vis_core.extension.runtime import current_runtime
 
-    if current_call() is not None:
-        try:
-            logs.log(level, message)  # the host's vis.log, in the context of the call
-            return
-        except Exception:  # the channel is gone: the line still goes somewhere
-            pass
+    try:
+        current_runtime().log(level, message, source)  # the host's vis.log
+        return
+    except Exception:  # the channel is gone: the line still goes somewhere
+        pass
     if sys.__stderr__ is not None:
         sys.__stderr__.write(f"[{source}] {message}\n")
 

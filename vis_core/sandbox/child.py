@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import builtins
+import importlib.util
 import inspect
 import os
 import signal
@@ -363,7 +364,9 @@ def main() -> None:
     # standard library and the installed packages (never instead of them). The SDK's spec
     # name is imported first: an editable install's finder comes after the path, where a
     # checkout's own `blockether/` would otherwise be found.
-    import blockether.vis.extension  # noqa: F401
+    # (An editable install made before the name existed lacks it until `pip install -e .`.)
+    if importlib.util.find_spec("blockether") is not None:
+        import blockether.vis.extension  # noqa: F401
 
     sys.path.append(os.getcwd())
     enter_sandbox()  # the SDK refuses registration, vis.fs, vis.shell and vis.state here

@@ -152,6 +152,8 @@ for name, call in {
     "workspace_root": lambda: vis.workspace_root(),
     "project_root": lambda: vis.project_root(),
     "state": lambda: vis.state.get("x"),
+    "register_extension": lambda: vis.register_extension(vis.Extension(name="x", description="X.")),
+    "shell": lambda: vis.shell({"command": "true"}),
 }.items():
     try:
         call()
@@ -244,11 +246,12 @@ def background_check() -> dict:
         vis.log("info", "background check ran")
         print("printed in a thread")
         seen["details"] = include_details.value()
+        vis.state["checked"] = True
 
     thread = threading.Thread(target=work)
     thread.start()
     thread.join()
-    return seen
+    return {**seen, "state": vis.state.get("checked")}
 
 
 def noisy_build() -> int:
@@ -289,7 +292,7 @@ async def test_a_thread_of_the_extension_logs_under_its_name_and_reads_the_setti
         outcome = await run_turn(host, session_id=session.id)
     finally:
         await host.close()
-    assert outcome.printed(0) == {"details": True}
+    assert outcome.printed(0) == {"details": True, "state": True}
     for said in ("background check ran", "printed in a thread"):
         lines = [line for line in _log_lines(vis_home) if said in line]
         assert lines and all("[background]" in line for line in lines), (said, lines)

@@ -153,6 +153,9 @@ class Host:
         from vis_core.mcp.host import host_mcp
 
         self.mcp = host_mcp(self)  # MCP servers: connected when the first session starts
+        # the Vis of each other root vis.sessions.create(root=...) started a session in
+        self._other_roots: dict[Path, Host] = {}
+        self._other_roots_lock = asyncio.Lock()
         self.model_choice: ModelChoice | None = None
         self.model_label = "no model"
         self.model_problem: str | None = None
@@ -661,7 +664,25 @@ class Host:
         except KeyError:
             return default
 
+    async def host_at(self, root: Path) -> Host:
+        """The Vis of workspace ``root`` (its project's trust, settings, extensions and MCP
+        servers), opened once and closed with this one; this host for its own workspace."""
+        root = Path(root).expanduser().resolve()
+        if root == self.workspace:
+            return self
+        if not root.is_dir():
+            raise ValueError(f"root {root} is not a folder; give the workspace a session runs in")
+        async with self._other_roots_lock:
+            other = self._other_roots.get(root)
+            if other is None:
+                other = await Host.open(replace(self.options, workspace=root))
+                self._other_roots[root] = other
+            return other
+
     async def close(self) -> None:
+        for other in self._other_roots.values():
+            await other.close()
+        self._other_roots.clear()
         self.interaction.close()
         for session in list(self.sessions):
             await session.close()

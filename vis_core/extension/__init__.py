@@ -1,4 +1,5 @@
-"""The public extension SDK, used as ``import vis_core.extension as vis``.
+"""The public extension SDK, used as ``import blockether.vis.extension as vis`` (the spec's
+name, the same module) or ``import vis_core.extension as vis``.
 
 Names load on first use (PEP 562): importing one submodule, e.g. ``vis_core.model.activity``,
 no longer imports the whole SDK. ``from vis_core.extension import X`` and ``vis.X`` work as before.
@@ -112,6 +113,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "speech",
     ),
     "vis_core.extension.state": ("state",),
+    "vis_core.extension.unavailable": ("SpeechUnavailable",),
     "vis_core.extension.symbols": (
         "Symbol",
         "method",
@@ -294,6 +296,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         truncate_line,
         truncate_tail,
     )
+    from vis_core.extension.unavailable import SpeechUnavailable
     from vis_core.extension.workspace import git, python_environment, workspace_files
     from vis_core.model.activity import (
         Activity,
@@ -364,6 +367,7 @@ __all__ = [
     "ParameterSpec",
     "Setting",
     "SettingScope",
+    "SpeechUnavailable",
     "SettingType",
     "SlashCommand",
     "Symbol",

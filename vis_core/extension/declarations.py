@@ -209,6 +209,11 @@ class OpHook:
             raise ValueError(
                 f"OpHook phase {self.phase!r} is unknown; use 'before' or 'after'"
             ) from None
+        if phase is OpHookPhase.AFTER and Op.FS_ACCESS in ops:
+            raise ValueError(
+                "OpHook 'fs_access' checks a path before a host file tool uses it: it is not a "
+                "tool and takes no phase, so an 'after' hook would never run; leave out phase"
+            )
         object.__setattr__(self, "ops", ops)
         object.__setattr__(self, "phase", phase)
 

@@ -13,7 +13,7 @@ from vis_core.extension.context import current_call
 from vis_core.extension.errors import GatewayCode, GatewayError
 from vis_core.extension.place import require_trusted
 from vis_core.extension.runtime import current_runtime
-from vis_core.extension.unavailable import OUT_OF_SCOPE
+from vis_core.extension.unavailable import OUT_OF_SCOPE, Speech
 
 
 def list_sessions(search: str | None = None) -> list[dict[str, Any]]:
@@ -120,4 +120,4 @@ class Unavailable:
 sessions = Sessions()
 session = BoundSession()
 council = Unavailable("council")
-speech = Unavailable("speech")
+speech = Speech()  # not implemented: every use raises SpeechUnavailable

@@ -78,6 +78,8 @@ class HostPort(Protocol):
 
     async def open_session(self, session_id: str) -> OpenSession: ...
 
+    async def host_at(self, root: Path) -> HostPort: ...  # the Vis of another workspace root
+
     def session_model(
         self,
         choice: ModelChoice | None = None,

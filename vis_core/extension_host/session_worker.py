@@ -25,8 +25,10 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.child_process import exit_with_parent, take_protocol_fds
+from vis_core.extension.acting import follow_threads
 from vis_core.extension.context import CallContext, enter_call, leave_call
 from vis_core.extension.network import run_filter
+from vis_core.extension_host.child_output import capture_child_output
 from vis_core.extension_host.output import ExtensionOutput
 from vis_core.extension_host.provider_stream import pump_stream
 from vis_core.extension_host.worker_channel import Channel
@@ -355,16 +357,15 @@ def _close(awaitable: Any) -> None:
 
 
 def _print_to_host(level: str, message: str, source: str) -> None:
-    """A line an extension printed: to its log through the host while it serves a call."""
-    from vis_core.extension import logs
-    from vis_core.extension.context import current_call
+    """A line an extension printed (in a call or in a thread it started): to its log through
+    the host."""
+    from vis_core.extension.runtime import current_runtime
 
-    if current_call() is not None:
-        try:
-            logs.log(level, message)  # the host's vis.log, in the context of the call
-            return
-        except Exception:  # the channel is gone: the line still goes somewhere
-            pass
+    try:
+        current_runtime().log(level, message, source)  # the host's vis.log
+        return
+    except Exception:  # the channel is gone: the line still goes somewhere
+        pass
     if sys.__stderr__ is not None:
         sys.__stderr__.write(f"[{source}] {message}\n")
 
@@ -377,6 +378,8 @@ def main() -> None:
     fd_in, fd_out = fds.read, fds.write
     sys.stdout = ExtensionOutput(sys.stderr, "info", sink=_print_to_host)
     sys.stderr = ExtensionOutput(sys.stderr, "warn", sink=_print_to_host)
+    follow_threads()  # a thread an extension starts acts for it (vis.log, its output)
+    capture_child_output()  # what its children print and it does not read: to its log
     exit_with_parent()
     done = threading.Event()
     handler = WorkerHandler()

@@ -322,15 +322,17 @@ class Sessions:
     ) -> Session:
         """A new independent session, recorded as created by your extension (no parent)."""
         call, host = require_change("vis.sessions.create()")
-        _check_root(host, root)
         session_model = _model(host, provider, model, script)
         loop = loop_of(call, host)
+        where: list[HostPort] = [host]
 
         async def create() -> str:
-            agent = await host.new_session()
+            # another root: a session of the Vis there, with that root's trust and settings
+            target = where[0] = host if root is None else await host.host_at(Path(root))
+            agent = await target.new_session()
             if title:
                 agent.title = title
-                host.store.set_title(agent.id, title)
+                target.store.set_title(agent.id, title)
             if session_model is not None:
                 old = agent.model
                 agent.model = session_model
@@ -341,11 +343,12 @@ class Sessions:
 
         with shown_change(call, host, "vis.sessions.create", "Created session") as shown:
             session_id = run_on_loop(loop, create())
-            host.store.state_set(ORIGIN_STATE, session_id, call.owner)
+            target = where[0]
+            target.store.state_set(ORIGIN_STATE, session_id, call.owner)
             if group is not None:
-                host.store.set_group(session_id, group)
+                target.store.set_group(session_id, group)
             shown.summary = f"{title or 'untitled'} · {session_id[:8]}"
-        return Session(host, loop, session_id, call.owner)
+        return Session(target, loop, session_id, call.owner)
 
     def export(self, session_id: str | None = None) -> dict[str, Any]:
         """A snapshot of the bound session or of ``session_id``: its row and its event log."""

@@ -452,7 +452,13 @@ class Sandbox:
                 "t": Msg.INIT,
                 "nonce": self._nonce,
                 "tools": tools,
-                "globals": {**self._globals, **wire.encode(metadata)},
+                # project_root_path: the block's side of vis.workspace_root() (the session's
+                # working copy, its draft included: a move starts a new child)
+                "globals": {
+                    **self._globals,
+                    **wire.encode(metadata),
+                    "project_root_path": str(self.workspace),
+                },
                 "snapshot": snapshot,
                 "max_calls": self.max_calls,
                 "message_limit": self.message_limit,

@@ -35,7 +35,7 @@ PROTECTED_PREFIX = ".env"
 # Folders of home that start programs although their names have no dot (~/bin is on PATH).
 HOME_READ_ONLY = ("bin",)
 # Vis's own packages: read-only in the jail wherever they lie (also inside the workspace).
-VIS_PACKAGES = ("vis_core", "vis_tui", "vis_extensions")
+VIS_PACKAGES = ("vis_core", "vis_tui", "vis_extensions", "blockether")
 
 
 def protected_files(folder: Path) -> list[Path]:

@@ -29,6 +29,7 @@ T = TypeVar("T")
 RETRIES = 2
 RETRY_DELAYS = (0.3, 1.0)
 TRANSIENT = {408, 429}
+CLOSE_WAIT = 10.0  # seconds a call waits for a dropped connection to close before reconnecting
 SIGN_IN_HINT = (
     "Vis cannot sign in with OAuth yet; give the server a token instead: "
     '"headers": {"Authorization": "Bearer ${TOKEN}"} in mcp.json, or '
@@ -159,6 +160,10 @@ class ServerConnection:
         """The live session: reconnects a dropped connection, waits for one being made."""
         if not self.config.enabled:
             raise ConnectionLost(f"MCP server {self.name!r} is disabled; enable it in /mcp")
+        task = self._task
+        if task is not None and not task.done() and self._stop.is_set():
+            # the connection dropped and is closing: let it end, then connect again
+            await asyncio.wait({task}, timeout=CLOSE_WAIT)
         if self.state in (State.DISCONNECTED, State.FAILED) and (
             self._task is None or self._task.done()
         ):

@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 
 FIRST_PROMPT_WAIT = 10.0
 SETTLE = 10.0  # seconds beyond its timeout a failed connection may take to stop its server
+# states whose listed tools stay callable: a dropped connection reconnects on the next call
+REACHABLE = (State.CONNECTED, State.DISCONNECTED, State.CONNECTING, State.FAILED)
 _NAMED = re.compile(r"\bmcp__([A-Za-z0-9_]+?)(?:__|\b)")
 
 
@@ -244,10 +246,12 @@ class McpManager:
     # -- tools ----------------------------------------------------------------------------
 
     def reachable(self) -> list[tuple[ServerConnection, ToolInfo, Exposure]]:
-        """Every tool of a connected, enabled server with its effective exposure (not hidden)."""
+        """Every tool of an enabled server with its effective exposure (not hidden): a
+        connected server's, and a dropped one's as last listed (it reconnects on the next
+        call)."""
         found = []
         for conn in self.connections():
-            if not conn.config.enabled or conn.state is not State.CONNECTED:
+            if not conn.config.enabled or conn.state not in REACHABLE:
                 continue
             for info in conn.tools:
                 exposure = conn.config.exposure_of(info.tool)

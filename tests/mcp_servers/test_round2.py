@@ -3,7 +3,14 @@ in the conversation, ``doc("mcp__<server>")``, waits, retries, hints and shutdow
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
+
+import yaml
 
 from .conftest import stdio_entry, write_config
 from .test_run import _of, _run
@@ -37,3 +44,34 @@ def test_a_dropped_server_reconnects_on_the_next_call_of_the_same_block(
     assert blocks[1]["stdout"] == "direct again" and blocks[1]["error"] is None
     assert "ConnectionLost" in (blocks[2]["error"] or "")
     assert blocks[3]["stdout"] == "direct after a drop", blocks[3]["error"]
+
+
+def _run_more(home: Path, workspace: Path, script: list[dict[str, Any]], *args: str) -> list[Any]:
+    """``vis run --json [args] go`` with ``script``; its events."""
+    path = workspace / "script.yaml"
+    path.write_text(yaml.safe_dump(script), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted", "--script",
+         str(path), "--json", *args, "go"],
+        cwd=workspace, env={**os.environ, "VIS_HOME": str(home)}, capture_output=True,
+        text=True, timeout=300,
+    )  # fmt: skip
+    events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert events, done.stderr
+    return events
+
+
+def test_deferred_tools_a_search_declared_stay_declared_after_continue(
+    vis_home: Path, workspace: Path
+) -> None:
+    write_config(vis_home / "mcp.json", {"later": stdio_entry(exposure="deferred")})
+    found = [{"code": 'print(await doc("mcp__later__echo") != "")'}, {"text": "found"}]
+    first = _run_more(vis_home, workspace, found)
+    assert _of(first, "BlockFinished")[0]["stdout"].strip() == "True"
+    again = [
+        {"tool": {"name": "mcp__later__echo", "arguments": {"text": "still declared"}}},
+        {"text": "done"},
+    ]
+    events = _run_more(vis_home, workspace, again, "--continue")
+    block = _of(events, "BlockFinished")[0]
+    assert block["stdout"] == "still declared", block["error"]

@@ -28,8 +28,13 @@ class HostMcp:
         clear_tools: Callable[[], None],
         read_config: Callable[[], McpConfig] | None = None,
         configured: Callable[[], bool] = lambda: True,
+        found_store: FoundStore | None = None,
     ) -> None:
+        """``found_store`` keeps the deferred tools a session's searches declared, so they stay
+        declared when the session is resumed (``vis run --continue``)."""
         self._make_manager = make_manager
+        self._found_store = found_store
+        self._recalled: set[str] = set()  # sessions whose stored finds the manager has
         self._manager: McpManager | None = None
         self._read_config = read_config
         self._configured = configured
@@ -105,8 +110,19 @@ class HostMcp:
         return self._manager.host_tools(hooks, output_dir)
 
     def note_found(self, session_id: str, names: list[str]) -> None:
-        if self._manager is not None:
-            self._manager.note_found(session_id, names)
+        manager = self._manager
+        if manager is None:
+            return
+        self._recall(manager, session_id)
+        if manager.note_found(session_id, names) and self._found_store is not None:
+            self._found_store.save(session_id, sorted(manager.found(session_id)))
+
+    def _recall(self, manager: McpManager, session_id: str) -> None:
+        """The deferred tools earlier runs of ``session_id`` declared, declared again."""
+        if session_id in self._recalled or self._found_store is None:
+            return
+        self._recalled.add(session_id)
+        manager.restore_found(session_id, self._found_store.load(session_id))
 
     def wrap_sandbox(self, sandbox: Any) -> Any:
         return McpWaitingSandbox(sandbox, self)
@@ -120,6 +136,7 @@ class HostMcp:
             return []
         from vis_core.agent.session import DirectTool
 
+        self._recall(self._manager, session_id)
         return [
             DirectTool(spec.definition, spec.host_name, spec.present)
             for spec in self._manager.direct_specs(session_id, output_dir, show)
@@ -146,7 +163,8 @@ class HostMcp:
         """The first prompt waits for direct-tool servers; problems are reported once."""
         if self._manager is None:
             return
-        await self._manager.before_first_prompt()
+        self._recall(self._manager, session.id)
+        await self._manager.before_first_prompt(session.id)
         self._turn_session = session
         await self._report(session)
 
@@ -180,6 +198,22 @@ class HostMcp:
         with contextlib.suppress(Exception):
             manager.listeners.remove(self._report_soon)
         await manager.close()
+
+
+class FoundStore:
+    """The deferred MCP tools each session's searches declared, kept in the store."""
+
+    KEY = "vis.mcp"
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def load(self, session_id: str) -> list[str]:
+        names = self._store.state_get(self.KEY, f"deferred:{session_id}", [])
+        return [str(n) for n in names] if isinstance(names, list) else []
+
+    def save(self, session_id: str, names: list[str]) -> None:
+        self._store.state_set(self.KEY, f"deferred:{session_id}", names)
 
 
 class McpWaitingSandbox:
@@ -261,4 +295,10 @@ def host_mcp(host: Any) -> HostMcp:
 
         return McpManager(read_config(), workspace=host.workspace, paths=host.paths)
 
-    return HostMcp(make_manager, host.reset_session_tools, read_config, configured)
+    return HostMcp(
+        make_manager,
+        host.reset_session_tools,
+        read_config,
+        configured,
+        found_store=FoundStore(host.store),
+    )

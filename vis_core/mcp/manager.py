@@ -60,6 +60,7 @@ class McpManager:
         self._connections: dict[str, ServerConnection] = {}
         self._reported: set[str] = set()
         self._first_prompt_done = False
+        self._waited: set[str] = set()  # sessions whose first prompt waited for their finds
         self._loaded: dict[str, set[str]] = {}  # session id -> deferred tools found by a search
         for server in config.servers:
             self._connections[server.key] = self._connection(server)
@@ -157,21 +158,30 @@ class McpManager:
         # initialize is bounded by the server's timeout; stopping a failed one takes a while
         await asyncio.gather(*(c.wait_ready(c.config.timeout + SETTLE) for c in wanted))
 
-    async def before_first_prompt(self) -> None:
-        """The first prompt waits up to 10 s, only for servers with direct tools."""
-        if self._first_prompt_done:
-            return
-        self._first_prompt_done = True
-        direct = [
-            c
-            for c in self.connections()
-            if c.config.enabled
-            and (
-                c.config.exposure is Exposure.DIRECT
-                or any(e is Exposure.DIRECT for _, e in c.config.tool_exposure)
-            )
-        ]
-        await self.wait_for(direct, FIRST_PROMPT_WAIT)
+    async def before_first_prompt(self, session_id: str | None = None) -> None:
+        """The first prompt waits up to 10 s, only for servers with direct tools (and for
+        those whose deferred tools an earlier run of ``session_id`` declared)."""
+        wanted: list[ServerConnection] = []
+        if not self._first_prompt_done:
+            self._first_prompt_done = True
+            wanted = [
+                c
+                for c in self.connections()
+                if c.config.enabled
+                and (
+                    c.config.exposure is Exposure.DIRECT
+                    or any(e is Exposure.DIRECT for _, e in c.config.tool_exposure)
+                )
+            ]
+        if session_id is not None and session_id not in self._waited:
+            self._waited.add(session_id)
+            found = self.found(session_id)
+            wanted += [
+                c
+                for c in self.connections()
+                if c not in wanted and any(n.startswith(f"{PREFIX}{safe(c.name)}__") for n in found)
+            ]
+        await self.wait_for(wanted, FIRST_PROMPT_WAIT)
 
     def unreported(self) -> list[str]:
         """Config problems and failed connections not yet reported (each once)."""
@@ -297,12 +307,22 @@ class McpManager:
             tools += resource_tools(self._resource_servers, hooks, output_dir / "mcp")
         return tools
 
-    def note_found(self, session_id: str, names: Iterable[str]) -> None:
-        """A search (apropos/doc) found these names: deferred ones are declared from now on."""
+    def note_found(self, session_id: str, names: Iterable[str]) -> bool:
+        """A search (apropos/doc) found these names: deferred ones are declared from now on.
+        Whether one was new."""
         deferred = {i.name for _, i, e in self.reachable() if e is Exposure.DEFERRED}
-        found = deferred.intersection(names)
-        if found:
-            self._loaded.setdefault(session_id, set()).update(found)
+        loaded = self._loaded.setdefault(session_id, set())
+        found = deferred.intersection(names) - loaded
+        loaded.update(found)
+        return bool(found)
+
+    def found(self, session_id: str) -> set[str]:
+        """The deferred tools declared to ``session_id`` by its searches."""
+        return set(self._loaded.get(session_id, ()))
+
+    def restore_found(self, session_id: str, names: Iterable[str]) -> None:
+        """Deferred tools an earlier run of the session declared (they stay declared)."""
+        self._loaded.setdefault(session_id, set()).update(names)
 
     def direct_specs(
         self, session_id: str, output_dir: Path, show: Callable[[str], None]

@@ -323,6 +323,17 @@ class BackgroundCommandEnded(Event):
 
 
 @dataclass(frozen=True)
+class ContextNote(Event):
+    """A note Vis adds to the model's next request: the context budget's hint from 90 %
+    (``topic`` ``utilization``), the MCP servers section when it changed (``mcp_servers``).
+    It follows the latest tool result or the turn's request, so the cached prefix stays."""
+
+    turn_id: str = ""
+    topic: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True)
 class Notification(Event):
     """A toast in the session: ``kind`` is one closed set from ``vis.notify`` to the TUI.
     ``transient``: it tells of a passing state (a model request being retried), so a front end

@@ -20,6 +20,7 @@ from vis_core.events import (
     AssistantDelta,
     BackgroundCommandEnded,
     BlockFinished,
+    ContextNote,
     DraftChanged,
     Event,
     FoldCreated,
@@ -174,6 +175,11 @@ class PrintRenderer:
                 + (f" · {plain(gist)}" if gist else " · no gist")
                 + "[/]"
             )
+        elif isinstance(event, ContextNote):
+            self._break_line()
+            first = " ".join(event.text.split())
+            first = first if len(first) <= 120 else first[:119] + "…"
+            self.console.print(f"[dim]⋯ Vis told the model: {plain(first)}[/]", markup=True)
         elif isinstance(event, BackgroundCommandEnded):
             self._break_line()
             command = " ".join(event.command.split())

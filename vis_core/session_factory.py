@@ -278,7 +278,7 @@ def _prompt(
     """The system prompt before each request; it also hides the tools of the extensions
     whose ``activation`` says no for this request (activation and prompt callbacks run in
     the session's extension worker)."""
-    mcp_prompt = host.mcp.prompt_for_session()
+    mcp_prompt = host.mcp.prompt_for_session(session_id)
 
     def prompt() -> str:
         place = kit.place  # the draft's roots while the session is in one

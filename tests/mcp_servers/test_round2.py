@@ -75,3 +75,35 @@ def test_deferred_tools_a_search_declared_stay_declared_after_continue(
     events = _run_more(vis_home, workspace, again, "--continue")
     block = _of(events, "BlockFinished")[0]
     assert block["stdout"] == "still declared", block["error"]
+
+
+async def test_a_changed_servers_section_goes_to_the_conversation_not_the_system_prompt(
+    vis_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    from vis_core.host import Host, HostOptions
+
+    write_config(
+        vis_home / "mcp.json",
+        {"notes": stdio_entry(description="Team notes"), "fixture": stdio_entry(enabled=False)},
+    )
+    script = tmp_path / "s.yaml"
+    script.write_text(yaml.safe_dump([{"text": "one"}, {"text": "two"}]), encoding="utf-8")
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        await session.submit("first")
+        manager = host.mcp.manager
+        await manager.set_enabled("fixture", True)  # the section changes between turns
+        await manager.wait_all(60)
+        await session.submit("second")
+        first, second = session.model.provider.requests  # type: ignore[union-attr]
+    finally:
+        await host.close()
+    assert "- `mcp__notes` (codemode): Team notes" in first.system
+    assert "mcp__fixture" not in first.system
+    assert second.system == first.system  # byte-identical: the cached prefix stays
+    assert second.messages[: len(first.messages)] == first.messages  # earlier messages too
+    assert "mcp__fixture" not in second.system  # its tools are not listed as they connect
+    request = second.messages[-1]
+    assert request.role == "user" and request.text.startswith("second\n\n## MCP servers (updated)")
+    assert "- `mcp__fixture` (codemode): Test fixtures for Vis." in request.text

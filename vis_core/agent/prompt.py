@@ -33,10 +33,12 @@ _DISCOVERY = "Use `apropos(pattern)` to find tools and guides and `doc(name)` to
 
 
 def tool_lines(tools: Iterable[HostTool]) -> str:
-    """One line per visible tool: its name and the first line of its docstring."""
+    """One line per visible tool: its name and the first line of its docstring. MCP tools
+    are left out (the ``MCP servers`` section says how to reach them), so the prompt does not
+    change as servers connect."""
     lines = []
     for tool in tools:
-        if tool.is_hidden or tool.name.startswith("_"):
+        if tool.is_hidden or tool.name.startswith("_") or tool.owner == "mcp":
             continue
         gist = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
         lines.append(f"- `{tool.name}`: {gist}" if gist else f"- `{tool.name}`")

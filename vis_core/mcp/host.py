@@ -35,6 +35,7 @@ class HostMcp:
         self._make_manager = make_manager
         self._found_store = found_store
         self._recalled: set[str] = set()  # sessions whose stored finds the manager has
+        self._sections: dict[str, PromptSection] = {}  # by session id
         self._manager: McpManager | None = None
         self._read_config = read_config
         self._configured = configured
@@ -142,22 +143,17 @@ class HostMcp:
             for spec in self._manager.direct_specs(session_id, output_dir, show)
         ]
 
-    def prompt_for_session(self) -> Callable[[], str]:
-        """The session's ``MCP servers`` section: kept as first sent; a changed section is
-        appended after it instead of rewriting it (the earlier prompt text stays the same)."""
-        sent: list[str] = []
-        last: list[str] = [""]
-
-        def section() -> str:
-            manager = self._manager
-            current = manager.prompt_section() if manager is not None else ""
-            if current and current != last[0]:
-                last[0] = current
-                heading = "## MCP servers (updated)" if sent else "## MCP servers"
-                sent.append(current.replace("## MCP servers", heading, 1))
-            return "".join(f"\n\n{text}" for text in sent)
-
+    def prompt_for_session(self, session_id: str = "") -> PromptSection:
+        """The session's ``MCP servers`` section of the system prompt, kept as first sent; a
+        changed section goes to the conversation when a turn starts (:meth:`before_turn`), so
+        the system prompt and earlier messages stay as they were (and cached)."""
+        section = PromptSection(self._current_section)
+        self._sections[session_id] = section
         return section
+
+    def _current_section(self) -> str:
+        manager = self._manager
+        return manager.prompt_section() if manager is not None else ""
 
     async def before_turn(self, session: Any) -> None:
         """The first prompt waits for direct-tool servers; problems are reported once."""
@@ -166,6 +162,16 @@ class HostMcp:
         self._recall(self._manager, session.id)
         await self._manager.before_first_prompt(session.id)
         self._turn_session = session
+        section = self._sections.get(session.id)
+        update = section.update() if section is not None else None
+        if update is not None:
+            from vis_core.events import ContextNote
+
+            turns = session.conversation.turns
+            turn_id = turns[max(turns)].turn_id if turns else ""
+            await session.emit(
+                ContextNote(session.id, turn_id=turn_id, topic="mcp_servers", text=update)
+            )
         await self._report(session)
 
     async def _report(self, session: Any) -> None:
@@ -198,6 +204,34 @@ class HostMcp:
         with contextlib.suppress(Exception):
             manager.listeners.remove(self._report_soon)
         await manager.close()
+
+
+class PromptSection:
+    """One session's ``MCP servers`` section: the system prompt keeps the text it first sent;
+    :meth:`update` gives a changed section once, for the conversation."""
+
+    UPDATED = "## MCP servers (updated)"
+
+    def __init__(self, current: Callable[[], str]) -> None:
+        self._current = current
+        self._first: str | None = None  # what the system prompt carries (None: not built yet)
+        self._last = ""  # the section the model has seen last
+
+    def __call__(self) -> str:
+        if self._first is None:
+            self._first = self._last = self._current()
+        return f"\n\n{self._first}" if self._first else ""
+
+    def update(self) -> str | None:
+        """The section with its ``(updated)`` heading when it changed since the model saw it
+        (None before the first request: the system prompt carries it then)."""
+        if self._first is None:
+            return None
+        current = self._current()
+        if not current or current == self._last:
+            return None
+        self._last = current
+        return current.replace("## MCP servers", self.UPDATED, 1)
 
 
 class FoundStore:

@@ -250,7 +250,13 @@ def _build_tools(
 
         found = partial(host.mcp.note_found, session_id)
         discovery = [
-            *discovery_tools(tools.registry, lambda: [*tools.guides(), *skills.guides()], found),
+            *discovery_tools(
+                tools.registry,
+                lambda: [*tools.guides(), *skills.guides()],
+                found,
+                described=host.mcp.described_tools,
+                namespace_doc=host.mcp.namespace_doc,
+            ),
             *session_tools(host.store, session_id, _sessions_scope(host, session_id)),
         ]
     mcp_tools = host.mcp.host_tools(kit.tool_hooks, tool_context.output_dir)

@@ -3,6 +3,7 @@ in the conversation, ``doc("mcp__<server>")``, waits, retries, hints and shutdow
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -107,3 +108,53 @@ async def test_a_changed_servers_section_goes_to_the_conversation_not_the_system
     request = second.messages[-1]
     assert request.role == "user" and request.text.startswith("second\n\n## MCP servers (updated)")
     assert "- `mcp__fixture` (codemode): Test fixtures for Vis." in request.text
+
+
+async def test_a_generic_apropos_waits_for_servers_still_connecting(
+    vis_home: Path, workspace: Path
+) -> None:
+    from vis_core.mcp.client import State
+    from vis_core.mcp.config import load_config
+    from vis_core.mcp.manager import McpManager
+    from vis_core.paths import VisPaths
+
+    path = write_config(vis_home / "mcp.json", {"slow": stdio_entry(env={"DELAY": "2"})})
+    manager = McpManager(
+        load_config(path, None, trusted=False), workspace=workspace, paths=VisPaths.from_env()
+    )
+    manager.start()
+    try:
+        slow = manager.get("slow")
+        assert slow is not None and slow.state is State.CONNECTING
+        await manager.wait_named("print(await apropos('echo'))")
+        assert slow.state is State.CONNECTED
+    finally:
+        await manager.close()
+
+
+DOC = """
+text = await doc("mcp__fix-ture")
+print(text)
+print("same", text == await doc("fix_ture"))
+print([h.name for h in await apropos("notes")])
+"""
+
+
+def test_doc_of_a_server_and_apropos_by_its_description(vis_home: Path, workspace: Path) -> None:
+    write_config(
+        vis_home / "mcp.json",
+        {
+            "fix-ture": stdio_entry(description="Weather, pictures and notes"),
+            "other": stdio_entry(),
+        },
+    )
+    events = _run(vis_home, workspace, [{"code": DOC}, {"text": "done"}])
+    block = _of(events, "BlockFinished")[0]
+    out = block["stdout"]
+    assert block["error"] is None, block["error"]
+    assert "Description: Weather, pictures and notes" in out
+    assert "Test fixtures for Vis.\nSecond line of instructions." in out  # whole instructions
+    assert "mcp__fix_ture__weather" in out and "mcp__fix_ture__echo" in out
+    assert "same True" in out
+    hits = ast.literal_eval(out.strip().splitlines()[-1])  # the list printed last
+    assert "mcp__fix_ture__echo" in hits and "mcp__other__echo" not in hits

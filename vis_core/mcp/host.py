@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -117,6 +118,14 @@ class HostMcp:
         self._recall(manager, session_id)
         if manager.note_found(session_id, names) and self._found_store is not None:
             self._found_store.save(session_id, sorted(manager.found(session_id)))
+
+    def namespace_doc(self, name: str) -> str | None:
+        """``doc("mcp__<server>")``: that server's description, instructions and tools."""
+        return None if self._manager is None else self._manager.namespace_doc(name)
+
+    def described_tools(self, pattern: re.Pattern[str]) -> list[str]:
+        """Tools whose server's description matches ``pattern`` (for ``apropos``)."""
+        return [] if self._manager is None else self._manager.described_tools(pattern)
 
     def _recall(self, manager: McpManager, session_id: str) -> None:
         """The deferred tools earlier runs of ``session_id`` declared, declared again."""

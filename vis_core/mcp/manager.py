@@ -36,7 +36,8 @@ FIRST_PROMPT_WAIT = 10.0
 SETTLE = 10.0  # seconds beyond its timeout a failed connection may take to stop its server
 # states whose listed tools stay callable: a dropped connection reconnects on the next call
 REACHABLE = (State.CONNECTED, State.DISCONNECTED, State.CONNECTING, State.FAILED)
-_NAMED = re.compile(r"\bmcp__([A-Za-z0-9_]+?)(?:__|\b)")
+_SEARCH = re.compile(r"\bapropos\s*\(")  # a block that searches tools waits for every server
+_NAMED = re.compile(r"\bmcp__([A-Za-z0-9_-]+)")  # the server: up to the next "__"
 
 
 @dataclass(frozen=True)
@@ -145,9 +146,11 @@ class McpManager:
         await self.wait_for(self.connections(), timeout)
 
     async def wait_named(self, code: str) -> None:
-        """A block that names ``mcp__<server>`` waits for that server (up to its timeout)."""
-        names = {m.group(1) for m in _NAMED.finditer(code)}
-        wanted = [c for n in names if (c := self.by_safe_name(n)) is not None]
+        """A block that names ``mcp__<server>`` waits for that server (up to its timeout); one
+        that calls ``apropos`` waits for every server still connecting, as long as the first
+        prompt waits for direct tools."""
+        names = {m.group(1).split("__")[0] for m in _NAMED.finditer(code)}
+        wanted = [c for n in names if (c := self.by_safe_name(safe(n))) is not None]
         if any(n in ("list_mcp_resources", "read_mcp_resource") for n in names) or re.search(
             r"\b(list_mcp_resources|list_mcp_resource_templates|read_mcp_resource)\b", code
         ):
@@ -157,6 +160,8 @@ class McpManager:
                 conn.start()  # a dropped connection reconnects on the next use
         # initialize is bounded by the server's timeout; stopping a failed one takes a while
         await asyncio.gather(*(c.wait_ready(c.config.timeout + SETTLE) for c in wanted))
+        if _SEARCH.search(code):  # a search sees every server: up to the direct tools' bound
+            await self.wait_for(self.connections(), FIRST_PROMPT_WAIT)
 
     async def before_first_prompt(self, session_id: str | None = None) -> None:
         """The first prompt waits up to 10 s, only for servers with direct tools (and for
@@ -349,6 +354,45 @@ class McpManager:
         if self.resource_exposure() is Exposure.DIRECT:
             specs += _resource_specs(folder, show)
         return specs
+
+    def namespace_conn(self, name: str) -> ServerConnection | None:
+        """The server ``mcp__dev-radius``, ``mcp__dev_radius``, ``dev-radius`` or ``dev_radius``
+        names."""
+        bare = name.removeprefix(PREFIX)
+        return self.get(bare) or self.by_safe_name(safe(bare))
+
+    def namespace_doc(self, name: str) -> str | None:
+        """``doc("mcp__<server>")``: the server's description, whole instructions and tool
+        names (None: no such server)."""
+        conn = self.namespace_conn(name)
+        if conn is None:
+            return None
+        server = conn.config
+        state = conn.state.value + (f": {conn.error}" if conn.error else "")
+        tools = [i.name for c, i, _ in self.reachable() if c is conn]
+        lines = [
+            f"{PREFIX}{safe(server.name)}: MCP server {server.name!r} ({state}; exposure "
+            f"{server.exposure.value})",
+            "",
+            f"Description: {server.description or '(none configured)'}",
+            "",
+            "Instructions:",
+            conn.instructions or "(the server gives none)",
+            "",
+            f"Tools ({len(tools)}): " + (", ".join(tools) if tools else "(none reachable now)"),
+        ]
+        if tools:
+            lines.append("Read one with doc(name).")
+        return "\n".join(lines)
+
+    def described_tools(self, pattern: re.Pattern[str]) -> list[str]:
+        """Tools of the servers whose configured description matches ``pattern`` (tool search
+        ranks a server's tools by its description)."""
+        return [
+            info.name
+            for conn, info, _ in self.reachable()
+            if conn.config.description and pattern.search(conn.config.description)
+        ]
 
     def prompt_section(self) -> str:
         """The ``MCP servers`` section: servers with codemode or deferred tools, one line each."""

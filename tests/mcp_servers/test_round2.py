@@ -158,3 +158,35 @@ def test_doc_of_a_server_and_apropos_by_its_description(vis_home: Path, workspac
     assert "same True" in out
     hits = ast.literal_eval(out.strip().splitlines()[-1])  # the list printed last
     assert "mcp__fix_ture__echo" in hits and "mcp__other__echo" not in hits
+
+
+async def test_a_wrapper_scripts_background_child_ends_with_the_server(tmp_path: Path) -> None:
+    from processes import alive
+
+    from vis_core.mcp.client import ServerConnection, State
+    from vis_core.mcp.config import Source, parse_entry
+    from vis_core.mcp.logfile import McpLog
+
+    from .conftest import SERVER
+
+    script = tmp_path / "wrapper.sh"  # a launcher that leaves a helper running, then execs
+    script.write_text(
+        f'#!/bin/sh\nsleep 300 &\necho $! > "{tmp_path}/helper.pid"\n'
+        f'exec "{sys.executable}" "{SERVER}" stdio\n'
+    )
+    script.chmod(0o755)
+    config = parse_entry(
+        "wrapped", {"command": str(script)}, source=Source.USER, origin=str(tmp_path / "m.json")
+    )
+    conn = ServerConnection(config, workspace=tmp_path, mcp_log=McpLog(tmp_path / "mcp.log"))
+    conn.start()
+    try:
+        assert await conn.wait_ready(60) and conn.state is State.CONNECTED, conn.error
+        helper = int((tmp_path / "helper.pid").read_text())
+        assert alive(helper)
+    finally:
+        await conn.stop()
+    survived = alive(helper)
+    if survived:
+        os.kill(helper, 9)
+    assert not survived  # the process group was ended, not only the server

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from vis_core.mcp.config import ServerConfig, Source, Transport
+from vis_core.mcp.group import end_group, spawned_with_stderr
 from vis_core.mcp.launch import ensure_start_folder, start_folder
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
@@ -116,6 +117,7 @@ class ServerConnection:
         self._last_status: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._exited = False  # the stdio server ended on its own
+        self._group: int | None = None  # the stdio server's process group while it runs
 
     # -- state ---------------------------------------------------------------------------
 
@@ -253,6 +255,9 @@ class ServerConnection:
                 self._set(State.DISCONNECTED, "the server exited" if self._exited else None)
         finally:
             self._session = None
+            group, self._group = self._group, None
+            if group is not None:  # what a wrapper left in the background ends too
+                await asyncio.shield(end_group(group))
             if self._stderr is not None:
                 self._stderr.release()
                 self._last_stderr = self._stderr.text()
@@ -310,6 +315,9 @@ class ServerConnection:
             try:
                 streams = await stack.enter_async_context(
                     stdio_client(params, errlog=self._stderr.writer)
+                )
+                self._group = await asyncio.to_thread(
+                    spawned_with_stderr, self._stderr.writer.fileno()
                 )
             finally:
                 self._stderr.release()

@@ -190,3 +190,32 @@ async def test_a_wrapper_scripts_background_child_ends_with_the_server(tmp_path:
     if survived:
         os.kill(helper, 9)
     assert not survived  # the process group was ended, not only the server
+
+
+async def test_a_resource_read_is_retried_once(tmp_path: Path, http_server: str) -> None:
+    import asyncio
+    import urllib.request
+
+    import pytest
+
+    from vis_core.mcp.client import McpCallError, ServerConnection, State
+    from vis_core.mcp.config import Source, parse_entry
+    from vis_core.mcp.logfile import McpLog
+
+    config = parse_entry(
+        "web", {"url": f"{http_server}/flaky/mcp"}, source=Source.USER, origin=str(tmp_path)
+    )
+    conn = ServerConnection(config, workspace=tmp_path, mcp_log=McpLog(tmp_path / "mcp.log"))
+    conn.start()
+    try:
+        assert await conn.wait_ready(30) and conn.state is State.CONNECTED, conn.error
+        with pytest.raises(McpCallError, match=r"\(HTTP 503\)"):
+            await conn.read_resource("busy://always")
+    finally:
+        await conn.stop()
+
+    def count() -> str:
+        with urllib.request.urlopen(f"{http_server}/flaky/busy", timeout=10) as response:
+            return response.read().decode()
+
+    assert await asyncio.to_thread(count) == "2"  # the read and one retry

@@ -28,6 +28,7 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 RETRIES = 2
+RESOURCE_RETRIES = 1  # reading and listing resources is retried once after a transient error
 RETRY_DELAYS = (0.3, 1.0)
 TRANSIENT = {408, 429}
 CLOSE_WAIT = 10.0  # seconds a call waits for a dropped connection to close before reconnecting
@@ -408,14 +409,15 @@ class ServerConnection:
             for t in listed
         ]
 
-    async def _retrying(self, request: Callable[[], Awaitable[T]]) -> T:
-        """Listing and resources: HTTP network errors and 408/429/5xx are retried twice."""
-        for attempt in range(RETRIES + 1):
+    async def _retrying(self, request: Callable[[], Awaitable[T]], retries: int = RETRIES) -> T:
+        """Listing tools: HTTP network errors and 408/429/5xx are retried twice; reading and
+        listing resources (``retries=RESOURCE_RETRIES``) once."""
+        for attempt in range(retries + 1):
             self._last_status = None
             try:
                 return await request()
             except Exception as exc:
-                if not self._transient(exc) or attempt == RETRIES:
+                if not self._transient(exc) or attempt == retries:
                     raise self._wrap(exc) from None
             await asyncio.sleep(RETRY_DELAYS[attempt])
         raise AssertionError("unreachable")
@@ -493,18 +495,20 @@ class ServerConnection:
 
         session = await self.ensure()
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        return await self._retrying(lambda: session.list_resources(params=params))
+        return await self._retrying(lambda: session.list_resources(params=params), RESOURCE_RETRIES)
 
     async def list_resource_templates(self, cursor: str | None = None) -> Any:
         from mcp_types import PaginatedRequestParams
 
         session = await self.ensure()
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        return await self._retrying(lambda: session.list_resource_templates(params=params))
+        return await self._retrying(
+            lambda: session.list_resource_templates(params=params), RESOURCE_RETRIES
+        )
 
     async def read_resource(self, uri: str) -> Any:
         session = await self.ensure()
-        return await self._retrying(lambda: session.read_resource(uri))
+        return await self._retrying(lambda: session.read_resource(uri), RESOURCE_RETRIES)
 
 
 __all__ = ["ATTENTION", "ExpansionError", "ServerConnection", "State", "ToolInfo"]

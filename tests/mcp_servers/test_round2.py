@@ -219,3 +219,24 @@ async def test_a_resource_read_is_retried_once(tmp_path: Path, http_server: str)
             return response.read().decode()
 
     assert await asyncio.to_thread(count) == "2"  # the read and one retry
+
+
+async def test_a_plain_sse_url_that_fails_gets_the_sse_hint(
+    tmp_path: Path, http_server: str
+) -> None:
+    from vis_core.mcp.client import ServerConnection, State
+    from vis_core.mcp.config import Source, parse_entry
+    from vis_core.mcp.logfile import McpLog
+
+    config = parse_entry(
+        "old", {"url": f"{http_server}/sse", "timeout": 5}, source=Source.USER, origin="m.json"
+    )
+    conn = ServerConnection(config, workspace=tmp_path, mcp_log=McpLog(tmp_path / "mcp.log"))
+    conn.start()
+    try:
+        await conn.wait_ready(30)
+        assert conn.state is State.FAILED
+        assert "legacy SSE transport is not supported" in (conn.error or "")
+        assert "at /mcp instead of /sse" in (conn.error or "")
+    finally:
+        await conn.stop()

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
-from vis_core.mcp.config import ServerConfig, Source, Transport
+from vis_core.mcp.config import SSE_HINT, ServerConfig, Source, Transport
 from vis_core.mcp.group import end_group, spawned_with_stderr
 from vis_core.mcp.launch import ensure_start_folder, start_folder
 from vis_core.mcp.logfile import McpLog
@@ -277,6 +278,8 @@ class ServerConnection:
                 )
         elif stdio and "connection closed" in text.lower():
             text = "the server process ended before it answered initialize; see its stderr"
+        if not stdio and urlsplit(self.config.url).path.rstrip("/").endswith("/sse"):
+            text += f" ({SSE_HINT})"
         return text
 
     def _surroundings(self) -> tuple[Path | None, dict[str, str] | None]:

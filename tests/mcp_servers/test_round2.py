@@ -136,6 +136,7 @@ DOC = """
 text = await doc("mcp__fix-ture")
 print(text)
 print("same", text == await doc("fix_ture"))
+print([h.name for h in await apropos("notes|echo")])
 print([h.name for h in await apropos("notes")])
 """
 
@@ -144,8 +145,8 @@ def test_doc_of_a_server_and_apropos_by_its_description(vis_home: Path, workspac
     write_config(
         vis_home / "mcp.json",
         {
-            "fix-ture": stdio_entry(description="Weather, pictures and notes"),
             "other": stdio_entry(),
+            "fix-ture": stdio_entry(description="Weather, pictures and notes"),
         },
     )
     events = _run(vis_home, workspace, [{"code": DOC}, {"text": "done"}])
@@ -156,8 +157,11 @@ def test_doc_of_a_server_and_apropos_by_its_description(vis_home: Path, workspac
     assert "Test fixtures for Vis.\nSecond line of instructions." in out  # whole instructions
     assert "mcp__fix_ture__weather" in out and "mcp__fix_ture__echo" in out
     assert "same True" in out
-    hits = ast.literal_eval(out.strip().splitlines()[-1])  # the list printed last
+    *_, either, hits = out.strip().splitlines()
+    hits = ast.literal_eval(hits)  # the description brings the server's tools
     assert "mcp__fix_ture__echo" in hits and "mcp__other__echo" not in hits
+    either = ast.literal_eval(either)  # and ranks them first
+    assert either.index("mcp__fix_ture__echo") < either.index("mcp__other__echo")
 
 
 async def test_a_wrapper_scripts_background_child_ends_with_the_server(tmp_path: Path) -> None:

@@ -122,9 +122,10 @@ def apropos(
     guides: Iterable[Guide] = (),
     described: Callable[[re.Pattern[str]], list[str]] | None = None,
 ) -> AproposResult:
-    """Public tool names matching ``pattern`` (a regex, ignoring case) in manifest order, then
-    the tools ``described`` adds (MCP tools whose server's description matches), then guides
-    and skills by title, opening, headings and ``When to use`` problems."""
+    """Public tool names matching ``pattern`` (a regex, ignoring case) in manifest order, with
+    the tools ``described`` names (MCP tools whose server's description matches) added and
+    ranked before the other MCP tools, then guides and skills by title, opening, headings and
+    ``When to use`` problems."""
     if not isinstance(pattern, str):
         raise TypeError(
             f"apropos(pattern) takes a regular expression string, got {type(pattern).__name__}"
@@ -142,12 +143,17 @@ def apropos(
         if not tool.is_hidden and not tool.name.startswith("_") and compiled.search(tool.name)
     ]
     if described is not None:
+        ranked = described(compiled)
         named = {hit.name for hit in hits}
-        for name in described(compiled):
+        for name in ranked:
             tool = registry.get(name)
             if tool is not None and not tool.is_hidden and name not in named:
                 named.add(name)
                 hits.append(AproposHit(name, "tool", _first_line(tool.description)))
+        # MCP tools of a server whose description matches rank before the other MCP tools
+        first = set(ranked)
+        mcp = {tool.name for tool in registry if tool.owner == "mcp"}
+        hits.sort(key=lambda hit: hit.name in mcp and hit.name not in first)
     hits += [
         AproposHit(guide.name, guide.kind, guide.title)
         for guide in guides

@@ -12,7 +12,10 @@ PYTHON_EXECUTION_DESCRIPTION = (
     "Run Python in this session's persistent sandbox. Variables, functions and imports survive "
     "between calls; top-level `await` works. Every Vis tool is an async function in the namespace "
     "(await it). Only what you print() comes back to you: at most its last 2,000 lines or 50 KB, "
-    "cut at line boundaries after a note that names the file holding the full output."
+    "cut at line boundaries after a note that names the file holding the full output. "
+    "`session` is rebuilt before each block: the turn, the workspace roots, the context budget "
+    '(`session["utilization"]`, with a fold `hint` when the budget calls for one) and what '
+    "extensions add."
 )
 
 PYTHON_EXECUTION_PARAMETERS = {

@@ -332,6 +332,14 @@ class ContextNote(Event):
     topic: str = ""
     text: str = ""
 
+    def summary(self, limit: int = 160) -> str:
+        """One line for people: what Vis told the model."""
+        if self.topic == "mcp_servers":
+            return "Vis told the model the MCP servers section changed"
+        line = " ".join(self.text.removeprefix("[Vis: ").removesuffix("]").split())
+        line = line if len(line) <= limit else line[: limit - 1] + "…"
+        return f"Vis told the model: {line}"
+
 
 @dataclass(frozen=True)
 class Notification(Event):

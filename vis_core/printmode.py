@@ -177,9 +177,7 @@ class PrintRenderer:
             )
         elif isinstance(event, ContextNote):
             self._break_line()
-            first = " ".join(event.text.split())
-            first = first if len(first) <= 120 else first[:119] + "…"
-            self.console.print(f"[dim]⋯ Vis told the model: {plain(first)}[/]", markup=True)
+            self.console.print(f"[dim]⋯ {plain(event.summary())}[/]", markup=True)
         elif isinstance(event, BackgroundCommandEnded):
             self._break_line()
             command = " ".join(event.command.split())

@@ -42,6 +42,7 @@ async def test_the_hint_reaches_the_model_after_the_last_tool_result(
     assert "[Vis: Context" not in flat(requests[5])[-1]  # folded since the measurement
     notes = [e for e in events if isinstance(e, ContextNote)]
     assert [n.topic for n in notes] == ["utilization"]
+    assert notes[0].summary().startswith("Vis told the model: Context is at 92% of the soft")
     # the tool description and the system prompt (fold_session's line) name it too
     assert 'session["utilization"]' in requests[0].tools[0].description
     assert '`fold_session`: Replace settled steps with your summary (a fold); `session["utili' in (

@@ -275,12 +275,13 @@ class McpManager:
         return found
 
     def resource_exposure(self) -> Exposure | None:
-        """The widest exposure among enabled, non-hidden connected servers with resources."""
+        """The widest exposure among enabled, non-hidden servers with resources (connected,
+        or dropped: they reconnect on the next call)."""
         exposures = [
             c.config.exposure
             for c in self.connections()
             if c.config.enabled
-            and c.state is State.CONNECTED
+            and c.state in REACHABLE
             and c.has_resources
             and c.config.exposure is not Exposure.HIDDEN
         ]

@@ -214,6 +214,8 @@ def quirks(app: Any) -> Any:
 
 def main(argv: list[str]) -> None:
     print(f"fixture server starting in {os.getcwd()}", file=sys.stderr, flush=True)
+    if os.environ.get("PIDFILE"):  # tests that end it from outside read its pid here
+        Path(os.environ["PIDFILE"]).write_text(str(os.getpid()))
     time.sleep(float(os.environ.get("DELAY", "0")))  # a server slow to start
     if argv[1:2] == ["http"]:
         import threading

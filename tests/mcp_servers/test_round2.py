@@ -244,3 +244,54 @@ async def test_a_plain_sse_url_that_fails_gets_the_sse_hint(
         assert "at /mcp instead of /sse" in (conn.error or "")
     finally:
         await conn.stop()
+
+
+async def test_a_killed_server_comes_back_with_its_direct_tools_next_turn(
+    vis_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    import asyncio
+    import signal
+    import time
+
+    from vis_core.events import BlockFinished
+    from vis_core.host import Host, HostOptions
+    from vis_core.mcp.client import State
+
+    pidfile = tmp_path / "st.pid"
+    write_config(
+        vis_home / "mcp.json",
+        {"st": stdio_entry(exposure="direct", env={"PIDFILE": str(pidfile)})},
+    )
+    echo = {"name": "mcp__st__echo"}
+    script = tmp_path / "s.yaml"
+    script.write_text(
+        yaml.safe_dump(
+            [
+                {"tool": {**echo, "arguments": {"text": "before"}}},
+                {"text": "one"},
+                {"tool": {**echo, "arguments": {"text": "after the kill"}}},
+                {"text": "two"},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        seen: list[Any] = []
+        session.subscribe(seen.append)
+        await session.submit("first")
+        conn = host.mcp.manager.get("st")
+        assert conn is not None and conn.state is State.CONNECTED
+        os.kill(int(pidfile.read_text()), signal.SIGKILL)  # killed from outside, mid-session
+        deadline = time.monotonic() + 30
+        while conn.state is not State.DISCONNECTED and time.monotonic() < deadline:
+            await asyncio.sleep(0.05)
+        assert conn.state is State.DISCONNECTED, conn.state
+        await session.submit("second")
+        requests = session.model.provider.requests  # type: ignore[union-attr]
+    finally:
+        await host.close()
+    blocks = [e for e in seen if isinstance(e, BlockFinished)]
+    assert [b.stdout for b in blocks] == ["before", "after the kill"], blocks[-1].error
+    assert "mcp__st__echo" in [t.name for t in requests[2].tools]  # still declared

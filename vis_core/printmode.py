@@ -20,6 +20,7 @@ from vis_core.events import (
     AssistantDelta,
     BackgroundCommandEnded,
     BlockFinished,
+    ContextNote,
     DraftChanged,
     Event,
     FoldCreated,
@@ -180,6 +181,9 @@ class PrintRenderer:
                 + (f" · {plain(gist)}" if gist else " · no gist")
                 + "[/]"
             )
+        elif isinstance(event, ContextNote):
+            self._break_line()
+            self.console.print(f"[dim]⋯ {plain(event.summary())}[/]", markup=True)
         elif isinstance(event, BackgroundCommandEnded):
             self._break_line()
             command = " ".join(event.command.split())

@@ -272,7 +272,13 @@ def _build_tools(
 
         found = partial(host.mcp.note_found, session_id)
         discovery = [
-            *discovery_tools(tools.registry, lambda: [*tools.guides(), *skills.guides()], found),
+            *discovery_tools(
+                tools.registry,
+                lambda: [*tools.guides(), *skills.guides()],
+                found,
+                described=host.mcp.described_tools,
+                namespace_doc=host.mcp.namespace_doc,
+            ),
             *session_tools(host.store, session_id, _sessions_scope(host, session_id)),
         ]
     mcp_tools = host.mcp.host_tools(kit.tool_hooks, tool_context.output_dir)
@@ -300,7 +306,7 @@ def _prompt(
     """The system prompt before each request; it also hides the tools of the extensions
     whose ``activation`` says no for this request (activation and prompt callbacks run in
     the session's extension worker)."""
-    mcp_prompt = host.mcp.prompt_for_session()
+    mcp_prompt = host.mcp.prompt_for_session(session_id)
 
     def prompt() -> str:
         place = kit.place  # the draft's roots while the session is in one

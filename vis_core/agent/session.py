@@ -125,6 +125,10 @@ class ContextPort(Protocol):
 
     def utilization(self, session: AgentSession) -> dict[str, Any]: ...
 
+    def notes(self, session: AgentSession, turn_id: str) -> Sequence[Event]:
+        """Notes for the next request (the budget's hint), recorded before it is built."""
+        ...
+
     async def recover_overflow(
         self, session: AgentSession, turn_id: str, error: ContextOverflowError
     ) -> str | None:
@@ -463,6 +467,9 @@ class AgentSession:
         """One model request; a too-long one is retried once after the context port folds."""
         if self._before_request is not None:
             for event in await self._before_request(turn_id):
+                await self.emit(event)
+        if self.context is not None:
+            for event in self.context.notes(self, turn_id):
                 await self.emit(event)
         try:
             return await self._request_once(turn_id, iteration, outcome)

@@ -11,7 +11,9 @@ USAGE = "/mcp [reconnect|enable|disable SERVER | exposure SERVER MODE]"
 
 
 def status_text(manager: McpManager) -> str:
+    from vis_core.mcp.cli import overridden_lines
     from vis_core.mcp.client import State
+    from vis_core.mcp.config import Source
     from vis_core.mcp.manager import attention_first
 
     rows = []
@@ -21,10 +23,12 @@ def status_text(manager: McpManager) -> str:
         row = (
             f"- `{server.name}` {conn.state.value} · {tools} · {server.exposure.value} · "
             f"{server.source.value}"
+            + (f" ({server.origin})" if server.source is Source.EXTENSION else "")
         )
         if conn.error:
             row += f"\n  {conn.error}"
         rows.append(row)
+    rows += [f"- {line}" for line in overridden_lines(manager)]
     for problem in manager.config.problems:
         rows.append(f"- invalid: {problem}")
     return "\n".join(rows) or "No MCP servers. Add one with `vis mcp add NAME -- CMD ARGS`."

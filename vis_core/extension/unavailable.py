@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 OUT_OF_SCOPE = (
-    "is not available in this version of Vis: councils, speech, drafts, network filters and "
-    "providers declared by extensions are not implemented yet"
+    "is not available in this version of Vis: councils, speech, network filters and providers "
+    "declared by extensions are not implemented yet"
 )
 
 # Names a model or an extension author may look up, folded to lower case without ``vis.``.
@@ -12,12 +12,6 @@ UNAVAILABLE_NAMES = frozenset(
     {
         "council",
         "speech",
-        "draft",
-        "drafts",
-        "draft_create",
-        "draft_sync",
-        "draft_approve",
-        "draft_discard",
         "network_filters",
         "networkfilter",
         "network filters",

@@ -124,6 +124,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         limits=limits,
         time_limit=float(host.setting("block_time_limit", "1800", session_id)),
         home_writable=tool_context.home_writable,
+        draft_slot=drafts.slot,
     )
     hooked = HookedSandbox(
         sandbox, kit.hooks, session=lambda: kit.session_globals(host.live_session(session_id))
@@ -142,7 +143,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         ],
         history=history,
         limits=TurnLimits(max_iterations=int(host.setting("max_iterations", 50, session_id))),
-        on_close=_closer(host, session_id, tool_context.close, worker, tools),
+        on_close=_closer(host, session_id, tool_context.close, worker, tools, drafts),
         before_turn=_refuse_unreadable(
             host, session_id, _read_instructions(instructions, skills, host.mcp.before_turn)
         ),
@@ -186,6 +187,7 @@ def _follow_drafts(
         session.moved()
 
     drafts.add_mover(move)
+    drafts.add_follower(sandbox.follow_now)  # the rest of a running block: the draft only
 
 
 def _tool_context(
@@ -317,6 +319,7 @@ def _closer(
     close: Callable[[], Any],
     worker: SessionWorkers,
     tools: SessionTools,
+    drafts: SessionDrafts,
 ) -> Callable[[], Any]:
     async def run() -> None:
         try:
@@ -324,6 +327,7 @@ def _closer(
         finally:
             await asyncio.to_thread(worker.stop)
             host.drop_session_parts(session_id, worker, tools)
+            drafts.release_slot()
 
     return run
 

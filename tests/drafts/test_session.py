@@ -240,6 +240,81 @@ async def test_with_the_jail_off_the_rest_of_the_block_already_writes_in_the_dra
         await host.close()
 
 
+ATTACK = """
+import os
+live = os.getcwd()
+await draft_create("now")
+open("b.txt", "w").write("same block\\n")
+for name in ("a.txt", "new.txt"):
+    try:
+        open(os.path.join(live, name), "w").write("reached the live tree\\n")
+        print("written", name)
+    except OSError as exc:
+        print("refused", name, exc.errno)
+h = await shell(f"echo x > {live}/sh.txt; echo y > sh.txt")
+await h.wait(30)
+print(os.getcwd())
+"""
+
+
+async def test_with_the_jail_on_the_rest_of_the_block_writes_in_the_draft_only(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The jail on: after draft_create, a relative write of the same block lands in the
+    draft and an absolute path into the live workspace (Python or a child process) is
+    refused (read-only file system) for the rest of the block."""
+    repo = make_repo(workspace)
+    host = await _open(repo, _script(tmp_path, {"code": ATTACK}, {"text": "done"}))
+    seen: list[Event] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(seen.append)
+        await session.submit("go")
+        block = next(e for e in seen if isinstance(e, BlockFinished))
+        assert block.error is None, block
+        assert session.drafts is not None and session.drafts.draft is not None
+        root = Path(session.drafts.draft.root)
+        lines = block.stdout.splitlines()
+        assert lines[:2] == ["refused a.txt 30", "refused new.txt 30"]  # EROFS
+        assert Path(lines[-1]) == root
+        assert (root / "b.txt").read_text() == "same block\n"
+        assert (root / "sh.txt").read_text() == "y\n"
+        assert (repo / "b.txt").read_text() == "bee\n"
+        assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
+        assert not (repo / "new.txt").exists() and not (repo / "sh.txt").exists()
+        assert git(repo, "status", "--porcelain") == ""
+    finally:
+        await host.close()
+
+
+async def test_a_live_file_held_open_for_writing_ends_the_block_at_draft_create(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A file of the live workspace opened for writing before draft_create would let the
+    rest of the block write it: the jail cannot be made read-only then, so the block ends
+    there, and the next block runs in the draft."""
+    repo = make_repo(workspace)
+    held = 'f = open("a.txt", "a")\nawait draft_create("held")\nf.write("late\\n")\nf.close()'
+    script = _script(
+        tmp_path, {"code": held}, {"code": "import os\nprint(os.getcwd())"}, {"text": "ok"}
+    )
+    host = await _open(repo, script)
+    seen: list[Event] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(seen.append)
+        await session.submit("go")
+        blocks = [e for e in seen if isinstance(e, BlockFinished)]
+        assert blocks[0].error is not None
+        assert "stopped when the session entered its draft" in blocks[0].error
+        assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
+        assert session.drafts is not None and session.drafts.draft is not None
+        assert blocks[1].error is None
+        assert Path(blocks[1].stdout.splitlines()[-1]) == Path(session.drafts.draft.root)
+    finally:
+        await host.close()
+
+
 @pytest.mark.parametrize("jail", [False, True], ids=["jail-off", "jail-on"])
 async def test_a_folder_outside_git_gets_a_copy_draft_and_undo_works_in_it(
     workspace: Path, tmp_path: Path, vis_home: Path, jail: bool

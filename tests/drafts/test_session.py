@@ -424,3 +424,32 @@ async def test_two_sessions_in_two_drafts_edit_the_same_file(
         assert second.drafts.draft == two  # still there, to sync or discard
     finally:
         await host.close()
+
+
+async def test_the_persons_at_file_and_bang_command_act_on_the_draft(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """``@file`` reads the draft's file and ``!command`` runs in the draft (jail on)."""
+    from vis_core.events import UserContext
+
+    repo = make_repo(workspace)
+    host = await _open(repo, _script(tmp_path, {"text": "seen"}))
+    seen: list[Event] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(seen.append)
+        assert session.drafts is not None
+        draft = await session.drafts.create("person")
+        root = Path(draft.root)
+        (root / "b.txt").write_text("the draft's bee\n")
+
+        await session.submit("!pwd; echo made > made.txt", command=True)
+        await session.submit("look", mentions=["b.txt"])
+
+        context = [e for e in seen if isinstance(e, UserContext)]
+        ran, attached = context[0].text, context[1].text
+        assert str(root) in ran
+        assert (root / "made.txt").read_text() == "made\n" and not (repo / "made.txt").exists()
+        assert "the draft's bee" in attached and (repo / "b.txt").read_text() == "bee\n"
+    finally:
+        await host.close()

@@ -308,10 +308,12 @@ class Sandbox:
         cannot be done (a file of ``old_root`` held open for writing), the child is stopped:
         the block ends there and the next one starts in the draft."""
         proc, pid = self._proc, self._pid
-        if not self.jail or proc is None or proc.returncode is not None or not pid:
+        if not self.jail or proc is None or proc.returncode is not None:
             return
         slot = self._slot_shown
-        if slot is None or not (new_root == slot or slot in Path(new_root).parents):
+        if not pid:
+            problem = "its process could not be found"
+        elif slot is None or not (new_root == slot or slot in Path(new_root).parents):
             problem = "the draft is not visible in the running jail"
         else:
             problem = await asyncio.to_thread(_reroot, pid, Path(old_root), Path(new_root))

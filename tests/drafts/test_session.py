@@ -179,17 +179,18 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.parametrize("jail", [False, True], ids=["jail-off", "jail-on"])
 async def test_a_draft_left_by_a_killed_vis_is_listed_never_merged(
-    workspace: Path, tmp_path: Path, jail_off: None
+    workspace: Path, tmp_path: Path, vis_home: Path, jail: bool
 ) -> None:
+    (vis_home / "config.toml").write_text(f"jail = {str(jail).lower()}\n")
     repo = make_repo(workspace)
-    marker = tmp_path / "entered"
     script = _script(
         tmp_path,
         {"code": ENTER},
         {
             "code": 'open("b.txt", "w").write("half done\\n")\n'
-            f"open({str(marker)!r}, 'w').write('x')\n"
+            "open('entered', 'w').write('x')\n"  # in the draft: the jail shows nothing else
             "import time\ntime.sleep(300)"
         },
     )
@@ -205,7 +206,7 @@ async def test_a_draft_left_by_a_killed_vis_is_listed_never_merged(
     try:
         assert proc.stdout is not None
         session_id = proc.stdout.readline().strip()
-        while not marker.exists():
+        while not list(vis_home.glob("drafts/*/tree/entered")):
             assert proc.poll() is None, "vis ended before the block ran"
             await __import__("asyncio").sleep(0.05)
     finally:
@@ -217,7 +218,7 @@ async def test_a_draft_left_by_a_killed_vis_is_listed_never_merged(
         listed = host.drafts.listed()
         assert [(d.label, d.session_id) for d in listed] == [("work", session_id)]
         assert (Path(listed[0].root) / "b.txt").read_text() == "half done\n"
-        assert (repo / "b.txt").read_text() == "bee\n"
+        assert (repo / "b.txt").read_text() == "bee\n" and not (repo / "entered").exists()
         resumed = await host.open_session(session_id)
         assert resumed.drafts is not None and resumed.drafts.draft == listed[0]
     finally:

@@ -95,8 +95,8 @@ async def test_an_extension_hooks_the_draft_lifecycle_and_its_commits(
     )
     host = await open_host(repo, script)
     try:
-        assert host.extensions.get("drafthooks") is not None
-        assert host.extensions.get("drafthooks").declaration is not None  # it loaded
+        loaded = host.extensions.get("drafthooks")
+        assert loaded is not None and loaded.declaration is not None  # it loaded
         session = await host.new_session()
         blocks: list[BlockFinished] = []
         session.subscribe(lambda e: blocks.append(e) if isinstance(e, BlockFinished) else None)

@@ -178,7 +178,8 @@ def _follow_drafts(
 
     def move(workspace: Path, project_root: Path) -> None:
         kit.move_to(workspace, project_root)
-        tool_context.move_to(workspace)
+        live = drafts.live.workspace
+        tool_context.move_to(workspace, None if workspace == live else live)
         tool_context.shells.project_root = project_root
         invoker.move_to(workspace, project_root)
         sandbox.move_to(workspace, project_root)

@@ -454,3 +454,43 @@ async def test_the_persons_at_file_and_bang_command_act_on_the_draft(
         assert "the draft's bee" in attached and (repo / "b.txt").read_text() == "bee\n"
     finally:
         await host.close()
+
+
+async def test_run_tests_in_a_draft_uses_the_workspaces_ignored_environment(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """git leaves an ignored ``.venv/`` out of a draft: run_tests in the draft runs the
+    draft's tests with the live workspace's environment (shown read-only in the jail)."""
+    repo = make_repo(workspace)
+    (repo / ".gitignore").write_text("ignored/\n.venv/\n")
+    (repo / "pytest.ini").write_text("[pytest]\n")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_a.py").write_text(
+        "def test_a():\n    assert open('a.txt').read() == 'one\\ntwo\\nthree\\n'\n"
+    )
+    python = repo / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    # stands in for the environment's python: says where it ran and what a.txt holds there
+    python.write_text('#!/bin/sh\necho "ran in $(pwd)"; cat a.txt\n')
+    python.chmod(0o755)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "tests")
+    run = (
+        'open("a.txt", "w").write("drafted\\n")\n'
+        "r = await run_tests()\nprint(r.command)\nprint(r.output)"
+    )
+    script = _script(tmp_path, {"code": ENTER}, {"code": run}, {"text": "done"})
+    host = await _open(repo, script)
+    seen: list[Event] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(seen.append)
+        await session.submit("test the draft")
+        block = [e for e in seen if isinstance(e, BlockFinished)][1]
+        assert block.error is None, block.error
+        assert session.drafts is not None and session.drafts.draft is not None
+        assert f"{python} -m pytest" in block.stdout
+        assert f"ran in {session.drafts.draft.root}\ndrafted" in block.stdout
+        assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
+    finally:
+        await host.close()

@@ -366,8 +366,10 @@ class ShellManager:
         jail_workspace: Path | None = None,
         jail_read_write: tuple[Path, ...] = (),
         env: dict[str, str] | None = None,
+        jail_read_only: tuple[Path, ...] = (),
     ) -> ShellHandle:
-        """Start ``command`` under bash in its own session; jailed if ``jail_workspace`` is set."""
+        """Start ``command`` under bash in its own session; jailed if ``jail_workspace`` is set
+        (``jail_read_only``: folders outside it the command may read)."""
         if self.refusal is not None:
             raise PermissionError(self.refusal)
         shell = "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
@@ -381,6 +383,7 @@ class ShellManager:
                 jail_read_write,
                 self.project_root,
                 home_writable=self.home_writable,
+                read_only=jail_read_only,
             )
             argv = cap_tmpfs(argv, self.limits.memory_bytes if self.limits else 0)
         handle = await start_handle(
@@ -458,6 +461,7 @@ def jailed(
     project_root: Path | None = None,
     *,
     home_writable: bool = False,
+    read_only: tuple[Path, ...] = (),
 ) -> list[str]:
     """``argv`` wrapped by the jail; never runs unconfined when the jail cannot be applied."""
     try:
@@ -470,6 +474,7 @@ def jailed(
     return jail_argv(
         argv,
         workspace,
+        read_only=read_only,
         read_write=read_write,
         project_root=project_root,
         home_writable=home_writable,

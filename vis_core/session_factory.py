@@ -133,6 +133,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         home_writable=tool_context.home_writable,
         read_only=plan.active,
         network=network.start,
+        draft_slot=drafts.slot,
     )
     plan.follow(sandbox.set_read_only)
     hooked = HookedSandbox(
@@ -153,7 +154,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         history=history,
         limits=TurnLimits(max_iterations=int(host.setting("max_iterations", 50, session_id))),
         on_close=_closer(
-            host, session_id, _closing(tool_context.close, network.close), worker, tools
+            host, session_id, _closing(tool_context.close, network.close), worker, tools, drafts
         ),
         before_turn=_refuse_unreadable(
             host, session_id, _read_instructions(instructions, skills, host.mcp.before_turn)
@@ -199,7 +200,8 @@ def _follow_drafts(
 
     def move(workspace: Path, project_root: Path) -> None:
         kit.move_to(workspace, project_root)
-        tool_context.move_to(workspace)
+        live = drafts.live.workspace
+        tool_context.move_to(workspace, None if workspace == live else live)
         tool_context.shells.project_root = project_root
         invoker.move_to(workspace, project_root)
         sandbox.move_to(workspace, project_root)
@@ -208,6 +210,7 @@ def _follow_drafts(
         session.moved()
 
     drafts.add_mover(move)
+    drafts.add_follower(sandbox.follow_now)  # the rest of a running block: the draft only
 
 
 def _tool_context(
@@ -384,6 +387,7 @@ def _closer(
     close: Callable[[], Any],
     worker: SessionWorkers,
     tools: SessionTools,
+    drafts: SessionDrafts,
 ) -> Callable[[], Any]:
     async def run() -> None:
         try:
@@ -391,6 +395,7 @@ def _closer(
         finally:
             await asyncio.to_thread(worker.stop)
             host.drop_session_parts(session_id, worker, tools)
+            drafts.release_slot()
 
     return run
 

@@ -128,6 +128,7 @@ class VisApp(App[int]):
                 CommandAction.OPEN_SESSION: lambda r: self.open_session(str(r.data)),
                 CommandAction.OPEN_MODELS: lambda r: self._flow(model_setup.choose_model),
                 CommandAction.OPEN_LOGIN: lambda r: self._flow(model_setup.log_in),
+                CommandAction.OPEN_DRAFT: lambda r: self._show_draft(r),
             }
         return self._command_actions
 
@@ -315,6 +316,19 @@ class VisApp(App[int]):
     async def _show_help(self, result: CommandResult) -> None:
         self.main.transcript.add_message(result.markdown)
         self.action_help()
+
+    async def _show_draft(self, result: CommandResult) -> None:
+        """``/draft``: the diff stays in the transcript; the draft screen offers its actions,
+        each run as ``/draft ACTION`` (its outcome lands in the transcript)."""
+        from vis_tui.screens.draft import DraftScreen
+
+        self.main.transcript.add_message(result.markdown)
+
+        def chosen(action: str | None) -> None:
+            if action:
+                self.main.run_command(f"/draft {action}")
+
+        self.push_screen(DraftScreen(result.data), chosen)
 
     def action_settings(self) -> None:
         """Open Settings (``/settings`` or F2) for the current session; runs no extension code."""

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 OUT_OF_SCOPE = (
-    "is not available in this version of Vis: councils, speech and drafts are not implemented yet"
+    "is not available in this version of Vis: councils and speech are not implemented yet"
 )
 
 # Names a model or an extension author may look up, folded to lower case without ``vis.``.
@@ -11,12 +11,6 @@ UNAVAILABLE_NAMES = frozenset(
     {
         "council",
         "speech",
-        "draft",
-        "drafts",
-        "draft_create",
-        "draft_sync",
-        "draft_approve",
-        "draft_discard",
     }
 )
 

@@ -20,7 +20,13 @@ from vis_core import wire
 from vis_core.child_process import VIS_ROOT, python_argv
 from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox.environ import child_environment
-from vis_core.sandbox.jail import JailUnavailable, jail_argv, vis_runtime
+from vis_core.sandbox.jail import (
+    JailUnavailable,
+    jail_argv,
+    protected_files,
+    reserve_control_folder,
+    vis_runtime,
+)
 from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_strays, start_kept
 from vis_core.sandbox.network_bridge import proxy_environment
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
@@ -33,6 +39,7 @@ from vis_core.sandbox.protocol import (
     ProtocolError,
     child_message,
 )
+from vis_core.sandbox.reroot import RerootFailed, reroot
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 
@@ -156,6 +163,16 @@ def restore_summary(report: Mapping[str, Any]) -> str:
     return text
 
 
+def _reroot(pid: int, old_root: Path, new_root: Path) -> str | None:
+    """:func:`reroot` of the jail of ``pid``; why it failed, or None."""
+    try:
+        reserve_control_folder(new_root, Path.home().resolve())
+        reroot(pid, old_root, new_root, protected_files(new_root))
+    except (RerootFailed, OSError) as exc:
+        return str(exc)
+    return None
+
+
 class Sandbox:
     """A persistent Python namespace in a child process; tools are awaitable proxies in it."""
 
@@ -185,6 +202,7 @@ class Sandbox:
         home_writable: bool = False,
         read_only: bool = False,
         network: Callable[[], Awaitable[Path]] | None = None,
+        draft_slot: Callable[[], Path | None] | None = None,
     ) -> None:
         """``environment``: the project's values the child sees on top of a minimal base (never
         the host environment); ``refusal``: why no block may run (e.g. the jail setting could
@@ -196,7 +214,10 @@ class Sandbox:
         writable in the jail when the workspace holds home (``jail_home_writable``);
         ``read_only``: the jail shows the workspace read-only (plan mode);
         ``network``: with the jail on, the folder of the proxy that is the jail's only way out
-        (:mod:`network_proxy`), started on demand; without it the jail has no network."""
+        (:mod:`network_proxy`), started on demand; without it the jail has no network;
+        ``draft_slot``: the empty folder the session's next draft will be made in, shown
+        read-only in the jail so that a draft entered mid-block can be made writable there
+        (:meth:`follow_now`)."""
         self.read_only = read_only
         self.max_calls = max_calls
         self.message_limit = message_limit
@@ -253,6 +274,8 @@ class Sandbox:
         self._move_reason: str | None = None  # why, when not a move (plan mode)
         self._network = network
         self._network_folder: Path | None = None
+        self._draft_slot = draft_slot
+        self._slot_shown: Path | None = None  # the draft slot the running jail shows
 
     # -- public ------------------------------------------------------------------------------
     async def run(self, code: str, *, globals: Mapping[str, Any] | None = None) -> BlockResult:
@@ -299,6 +322,32 @@ class Sandbox:
                 if read_only
                 else "left plan mode (the workspace is writable)"
             )
+
+    async def follow_now(self, old_root: Path, new_root: Path) -> None:
+        """The session entered a draft (``new_root``) while a block may be running: with the
+        jail on, ``old_root`` becomes read-only in the running jail now and the draft
+        writable, so the rest of the block writes nowhere but the draft (the jail off: the
+        child moves its working folder itself, see ``proxies.MOVING_TOOLS``). When that
+        cannot be done (a file of ``old_root`` held open for writing), the child is stopped:
+        the block ends there and the next one starts in the draft."""
+        proc, pid = self._proc, self._pid
+        if not self.jail or proc is None or proc.returncode is not None:
+            return
+        slot = self._slot_shown
+        if not pid:
+            problem = "its process could not be found"
+        elif slot is None or not (new_root == slot or slot in Path(new_root).parents):
+            problem = "the draft is not visible in the running jail"
+        else:
+            problem = await asyncio.to_thread(_reroot, pid, Path(old_root), Path(new_root))
+        if problem is not None and proc.returncode is None:
+            self._kill_reason = (
+                f"was stopped when the session entered its draft ({problem}), so nothing "
+                f"more of this block could write to {old_root}; the next block runs in "
+                f"{new_root}"
+            )
+            self._kill_group(proc)
+            await proc.wait()  # dead before the call returns: the block runs no further
 
     async def _stop_when_idle(self) -> None:
         """Free the child after ``idle_timeout``; the next block restores the saved snapshot."""
@@ -392,6 +441,9 @@ class Sandbox:
             with contextlib.suppress(OSError):
                 Path(self.output_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
                 shown.append(Path(self.output_dir))
+        self._slot_shown = self._draft_slot() if self._draft_slot is not None else None
+        if self._slot_shown is not None:  # empty and read-only until a draft is made in it
+            shown.append(self._slot_shown)
         jailed = jail_argv(
             argv,
             self.workspace,

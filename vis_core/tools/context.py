@@ -48,14 +48,18 @@ class ToolContext:
     # seconds a block may run (0: no limit); work a tool runs in a process of its own ends then
     time_limit: float = 0.0
     home_writable: bool = False  # jail_home_writable: home's dot entries writable in the jail
+    # the person's workspace while the session works in a draft (where its .venv lies)
+    live_workspace: Path | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "workspace", Path(self.workspace).resolve())
         object.__setattr__(self, "output_dir", Path(self.output_dir))
 
-    def move_to(self, workspace: Path) -> None:
-        """The session entered or left a draft: every tool works there from now on."""
+    def move_to(self, workspace: Path, live: Path | None = None) -> None:
+        """The session entered (``live``: the workspace it came from) or left a draft: every
+        tool works there from now on."""
         object.__setattr__(self, "workspace", Path(workspace).resolve())
+        object.__setattr__(self, "live_workspace", live)
 
     def resolve(self, path: str | os.PathLike[str], *, tool: str) -> Path:
         """An absolute path: relative to the workspace, a leading ``@`` stripped, jail-checked."""

@@ -370,8 +370,10 @@ class ShellManager:
         jail_workspace: Path | None = None,
         jail_read_write: tuple[Path, ...] = (),
         env: dict[str, str] | None = None,
+        jail_read_only: tuple[Path, ...] = (),
     ) -> ShellHandle:
-        """Start ``command`` under bash in its own session; jailed if ``jail_workspace`` is set."""
+        """Start ``command`` under bash in its own session; jailed if ``jail_workspace`` is set
+        (``jail_read_only``: folders outside it the command may read)."""
         if self.refusal is not None:
             raise PermissionError(self.refusal)
         shell = "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
@@ -391,6 +393,7 @@ class ShellManager:
                 self.project_root,
                 home_writable=self.home_writable,
                 network_folder=network,
+                read_only=jail_read_only,
             )
             argv = cap_tmpfs(argv, self.limits.memory_bytes if self.limits else 0)
         handle = await start_handle(
@@ -469,6 +472,7 @@ def jailed(
     *,
     home_writable: bool = False,
     network_folder: Path | None = None,
+    read_only: tuple[Path, ...] = (),
 ) -> list[str]:
     """``argv`` wrapped by the jail; never runs unconfined when the jail cannot be applied."""
     try:
@@ -481,9 +485,9 @@ def jailed(
     return jail_argv(
         argv,
         workspace,
+        read_only=[*read_only, *([] if network_folder is None else [python_home()])],
         read_write=read_write,
         project_root=project_root,
         home_writable=home_writable,
         network_folder=network_folder,
-        read_only=[] if network_folder is None else [python_home()],
     )

@@ -17,6 +17,7 @@ from vis_core.mcp.config import ServerConfig, Source, Transport
 from vis_core.mcp.launch import ensure_start_folder, start_folder
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
+from vis_core.mcp.oauth_session import make_provider, sign_in_needed, uses_oauth
 from vis_core.mcp.stderr_tail import StderrTail
 from vis_core.mcp.values import ExpansionError, expand_map, expanded_keys
 from vis_core.paths import find_project_root
@@ -30,9 +31,8 @@ RETRIES = 2
 RETRY_DELAYS = (0.3, 1.0)
 TRANSIENT = {408, 429}
 SIGN_IN_HINT = (
-    "Vis cannot sign in with OAuth yet; give the server a token instead: "
-    '"headers": {"Authorization": "Bearer ${TOKEN}"} in mcp.json, or '
-    "`vis mcp add NAME --url URL --bearer-token-env-var TOKEN`"
+    "the server rejected the Authorization header in mcp.json: check the token it sends, or "
+    "remove the header to sign in with OAuth (`vis mcp login NAME`)"
 )
 
 
@@ -159,7 +159,7 @@ class ServerConnection:
         """The live session: reconnects a dropped connection, waits for one being made."""
         if not self.config.enabled:
             raise ConnectionLost(f"MCP server {self.name!r} is disabled; enable it in /mcp")
-        if self.state in (State.DISCONNECTED, State.FAILED) and (
+        if self.state in (State.DISCONNECTED, State.FAILED, State.NEEDS_SIGN_IN) and (
             self._task is None or self._task.done()
         ):
             self.start()
@@ -234,10 +234,13 @@ class ServerConnection:
             raise
         except BaseException as exc:  # every failure becomes the server's state
             self._session = None
-            if self._last_status == 401:
+            needs = sign_in_needed(exc)
+            if needs is not None:
+                self._set(State.NEEDS_SIGN_IN, needs)
+            elif self._last_status == 401:
                 self._set(
                     State.NEEDS_SIGN_IN,
-                    f"the server answered 401 Unauthorized: it needs sign-in. {SIGN_IN_HINT}",
+                    f"the server answered 401 Unauthorized: {SIGN_IN_HINT}",
                 )
             elif connected:
                 self._set(State.DISCONNECTED, f"connection lost: {_describe(exc)}")
@@ -318,8 +321,16 @@ class ServerConnection:
         async def record(response: Any) -> None:
             self._last_status = response.status_code
 
+        auth = None
+        if uses_oauth(config):  # no Authorization header: the stored sign-in, if any
+            from vis_core.paths import VisPaths
+
+            auth = await make_provider(
+                config, VisPaths.from_env().secrets_file, environ=environ, cwd=start
+            )
         client = httpx2.AsyncClient(
             headers=headers,
+            auth=auth,
             timeout=httpx2.Timeout(30.0, read=300.0),
             event_hooks={"response": [record]},
         )

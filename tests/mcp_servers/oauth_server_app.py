@@ -4,8 +4,10 @@
 issues itself, with dynamic client registration, and an auto-approving ``/authorize``.
 Test controls: ``POST /admin/expire`` ends every access token, ``GET /admin/stats`` counts,
 ``POST /admin/mode?m=…`` makes its metadata hostile (``plain-http``, ``other-origin``,
-``http-register``) or honest again (``honest``), ``POST /admin/client`` registers the
-client ``my-client`` with secret ``s3cret-value-1`` for ``?redirect=URI``.
+``http-register``), names a dead authorization server and hides its own metadata
+(``wrong-as``; ``GET /admin/as-metadata`` still serves it) or is honest again (``honest``);
+``POST /admin/client`` registers the client ``my-client`` (secret ``s3cret-value-1``)
+for ``?redirect=URI``.
 """
 
 from __future__ import annotations
@@ -166,6 +168,20 @@ async def client(request: Request) -> PlainTextResponse:
     return PlainTextResponse("ok")
 
 
+@server.custom_route("/admin/as-metadata", methods=["GET"])
+async def as_metadata(_request: Request) -> JSONResponse:
+    """The honest authorization server metadata, for ``authServerMetadataUrl``."""
+    return JSONResponse(HONEST)
+
+
+HONEST = {
+    "issuer": BASE,
+    "authorization_endpoint": f"{BASE}/authorize",
+    "token_endpoint": f"{BASE}/token",
+    "registration_endpoint": f"{BASE}/register",
+    "response_types_supported": ["code"],
+    "code_challenge_methods_supported": ["S256"],
+}
 HOSTILE = {
     "plain-http": {"authorization_endpoint": "http://sign-in.example/authorize"},
     "other-origin": {"authorization_endpoint": "https://sign-in.example/authorize"},
@@ -177,11 +193,17 @@ def hostile(app: Any) -> Any:
     """Rewrites the authorization server metadata as the current mode says."""
 
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        if MODE["value"] == "wrong-as" and path.startswith("/.well-known/"):
+            if path.startswith("/.well-known/oauth-protected-resource"):  # names a dead server
+                data = {"resource": f"{BASE}/mcp", "authorization_servers": ["http://127.0.0.1:9"]}
+                return await _json(send, 200, data)
+            return await _json(send, 404, {"error": "not found"})
         changes = HOSTILE.get(MODE["value"])
         if (
             scope["type"] != "http"
             or not changes
-            or not scope["path"].startswith("/.well-known/oauth-authorization-server")
+            or not path.startswith("/.well-known/oauth-authorization-server")
         ):
             return await app(scope, receive, send)
         sent: list[Any] = []
@@ -191,13 +213,15 @@ def hostile(app: Any) -> Any:
 
         await app(scope, receive, keep)
         body = b"".join(m.get("body", b"") for m in sent if m["type"] == "http.response.body")
-        data = {**json.loads(body), **changes}
-        out = json.dumps(data).encode()
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json")]})  # fmt: skip
-        await send({"type": "http.response.body", "body": out})
+        await _json(send, 200, {**json.loads(body), **changes})
 
     return wrapped
+
+
+async def _json(send: Any, status: int, data: Any) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json")]})  # fmt: skip
+    await send({"type": "http.response.body", "body": json.dumps(data).encode()})
 
 
 def main() -> None:

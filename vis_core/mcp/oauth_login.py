@@ -176,6 +176,14 @@ def _error_text(exc: BaseException) -> str | None:
     return None
 
 
+def _describe(exc: BaseException) -> str:
+    """The innermost error of a transport's exception group, as ``Type: message``."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def check_server(config: ServerConfig) -> None:
     if not config.url:
         raise SignInFailed(
@@ -240,12 +248,18 @@ async def sign_in(
             ) from None
 
     interaction = Interaction(redirect_uri(settings, listener.port), shown, redirected)
+    provider: Any = None
     try:
-        tools = await _connect(config, secrets_file, interaction, environ, cwd)
+        provider = await make_provider(config, secrets_file, interaction, environ=environ, cwd=cwd)
+        tools = await _connect(config, provider, environ, cwd)
     except Exception as exc:
-        text = _error_text(exc)
-        if text is None:
-            raise
+        text = _error_text(exc) or _describe(exc)
+        if provider is not None and provider.context.oauth_metadata is None:
+            text += (
+                "; Vis found no OAuth authorization server for it: if it takes a token instead, "
+                'set "headers": {"Authorization": "Bearer ${TOKEN}"} in mcp.json, or point '
+                '"oauth": {"authServerMetadataUrl": …} at the right authorization server'
+            )
         raise SignInFailed(f"sign-in to MCP server {config.name!r} failed: {text}") from None
     finally:
         await listener.close()
@@ -264,11 +278,7 @@ async def _stored_port(store: CredentialStore) -> int | None:
 
 
 async def _connect(
-    config: ServerConfig,
-    secrets_file: Path,
-    interaction: Interaction,
-    environ: Mapping[str, str] | None,
-    cwd: Path | None,
+    config: ServerConfig, provider: Any, environ: Mapping[str, str] | None, cwd: Path | None
 ) -> int:
     import httpx2
     import mcp_types as types
@@ -278,7 +288,6 @@ async def _connect(
     from vis_core import __version__
 
     headers = await asyncio.to_thread(expand_map, config.headers, "header", environ, cwd)
-    provider = await make_provider(config, secrets_file, interaction, environ=environ, cwd=cwd)
     async with (
         httpx2.AsyncClient(
             headers=headers, auth=provider, timeout=httpx2.Timeout(30.0, read=300.0)

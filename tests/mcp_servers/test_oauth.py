@@ -1,0 +1,281 @@
+"""OAuth sign-in against an OAuth-protected MCP server built with the SDK (a real process)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+
+from vis_core.cli import main
+from vis_core.mcp.client import ServerConnection, State
+from vis_core.mcp.config import Source, parse_entry
+from vis_core.mcp.logfile import McpLog
+from vis_core.mcp.oauth_settings import parse_oauth, redirect_uri
+
+from .conftest import _free_port, write_config
+
+APP = Path(__file__).with_name("oauth_server_app.py")
+NO_BROWSER = {"DISPLAY": "", "WAYLAND_DISPLAY": ""}
+
+
+@pytest.fixture(scope="module")
+def oauth_server() -> Iterator[str]:
+    port = _free_port()
+    process = subprocess.Popen(
+        [sys.executable, str(APP), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            break
+        except OSError:
+            if process.poll() is not None or time.monotonic() > deadline:
+                err = process.stderr.read().decode() if process.stderr else ""
+                process.kill()
+                raise RuntimeError(f"the OAuth test server did not start: {err}") from None
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}"
+    process.terminate()
+    try:
+        process.wait(10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+@pytest.fixture
+def honest(oauth_server: str) -> Iterator[str]:
+    httpx2.post(f"{oauth_server}/admin/mode?m=honest")
+    yield oauth_server
+    httpx2.post(f"{oauth_server}/admin/mode?m=honest")
+
+
+def _stats(base: str) -> dict[str, Any]:
+    return httpx2.get(f"{base}/admin/stats").json()
+
+
+def _login(workspace: Path, name: str = "locked") -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")} | NO_BROWSER
+    return subprocess.Popen(
+        [sys.executable, "-m", "vis_core.cli", "mcp", "login", name],
+        cwd=workspace,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _authorization_url(process: subprocess.Popen[str]) -> str:
+    """The sign-in page the login printed (read line by line until it appears)."""
+    assert process.stdout is not None
+    seen = []
+    while True:
+        line = process.stdout.readline()
+        if not line:
+            err = process.stderr.read() if process.stderr else ""
+            raise AssertionError(f"no sign-in page was printed: {''.join(seen)}{err}")
+        seen.append(line)
+        found = re.search(r"(http://\S+/authorize\?\S+)", line)
+        if found:
+            return found.group(1)
+
+
+def _finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
+    out, err = process.communicate(timeout=120)
+    return process.returncode, out, err
+
+
+def _secrets(vis_home: Path) -> dict[str, Any]:
+    data = json.loads((vis_home / "secrets").read_text())
+    return {k: json.loads(v) for k, v in data.items() if k.startswith("mcp-oauth:")}
+
+
+def _call(tmp_path: Path, base: str, text: str) -> Any:
+    return asyncio.run(_echo(tmp_path, base, text))
+
+
+async def _echo(tmp_path: Path, base: str, text: str) -> Any:
+    config = parse_entry("locked", {"url": f"{base}/mcp"}, source=Source.USER, origin="mcp.json")
+    conn = ServerConnection(config, workspace=tmp_path, mcp_log=McpLog(tmp_path / "mcp.log"))
+    conn.start()
+    try:
+        await conn.wait_ready(30)
+        if conn.state is not State.CONNECTED:
+            return conn.error
+        result = await conn.call_tool("echo", {"text": text})
+        return result.content[0].text
+    finally:
+        await conn.stop()
+
+
+def test_login_call_refresh_logout(
+    vis_home: Path,
+    workspace: Path,
+    tmp_path: Path,
+    honest: str,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    base = honest
+    write_config(vis_home / "mcp.json", {"locked": {"url": f"{base}/mcp"}})
+    before = _stats(base)
+    # not signed in: a call says how to sign in
+    error = _call(tmp_path, base, "hi")
+    assert "needs sign-in" in error and "run `vis mcp login locked`" in error
+    # sign in: the page is printed (no browser here); an HTTP client plays the person
+    login = _login(workspace)
+    url = _authorization_url(login)
+    page = httpx2.get(url, follow_redirects=True)  # approves, then the 127.0.0.1 redirect
+    assert page.status_code == 200 and "Vis is signed in" in page.text
+    code, out, err = _finish(login)
+    assert code == 0, err
+    assert "Signed in to MCP server 'locked' (1 tool)." in out
+    after = _stats(base)
+    assert after["registrations"] == before["registrations"] + 1  # dynamic registration
+    assert after["client_names"][-1] == "vis"
+    # the tokens are a secret: in the secrets file (0600), never printed
+    assert (vis_home / "secrets").stat().st_mode & 0o777 == 0o600
+    (entry,) = _secrets(vis_home).values()
+    first = entry["tokens"]["access_token"]
+    assert first not in out + err and entry["tokens"]["refresh_token"] not in out + err
+    # a tool call uses the stored token
+    assert _call(tmp_path, base, "hello") == "hello"
+    # the server ends the token: the next connection refreshes it, no new sign-in
+    httpx2.post(f"{base}/admin/expire")
+    assert _call(tmp_path, base, "again") == "again"
+    assert _stats(base)["refreshes"] == after["refreshes"] + 1
+    assert _stats(base)["codes"] == after["codes"]
+    (entry,) = _secrets(vis_home).values()
+    assert entry["tokens"]["access_token"] != first
+    # expired by the clock: refreshed before it is sent
+    data = json.loads((vis_home / "secrets").read_text())
+    (key,) = [k for k in data if k.startswith("mcp-oauth:")]
+    entry["expires_at"] = time.time() - 5
+    data[key] = json.dumps(entry)
+    (vis_home / "secrets").write_text(json.dumps(data))
+    assert _call(tmp_path, base, "later") == "later"
+    assert _stats(base)["refreshes"] == after["refreshes"] + 2
+    # sign out: the credentials are gone and the server asks for sign-in again
+    assert main(["-C", str(workspace), "mcp", "logout", "locked"]) == 0
+    assert "Signed out of MCP server 'locked'" in capsys.readouterr().out
+    assert _secrets(vis_home) == {}
+    assert main(["-C", str(workspace), "mcp", "list"]) == 1
+    out = capsys.readouterr().out
+    assert "locked  needs sign-in" in out
+    assert 'select "Sign in" in /mcp, run `/mcp login locked`, or run `vis mcp login locked`' in out
+
+
+def test_a_pasted_redirect_signs_in(vis_home: Path, workspace: Path, honest: str) -> None:
+    """The browser on another machine: the person pastes the address it was sent to."""
+    write_config(vis_home / "mcp.json", {"locked": {"url": f"{honest}/mcp"}})
+    login = _login(workspace)
+    url = _authorization_url(login)
+    sent_to = httpx2.get(url).headers["location"]  # what the other machine's browser shows
+    assert sent_to.startswith("http://127.0.0.1:") and "code=" in sent_to
+    assert login.stdin is not None
+    login.stdin.write("not an address\n" + sent_to + "\n")
+    login.stdin.flush()
+    code, out, err = _finish(login)
+    assert code == 0, err
+    assert "paste the whole address" in out and "Signed in to MCP server 'locked'" in out
+
+
+def test_a_registered_client_from_mcp_json(vis_home: Path, workspace: Path, honest: str) -> None:
+    port = _free_port()
+    httpx2.post(f"{honest}/admin/client", params={"redirect": f"http://127.0.0.1:{port}/callback"})
+    oauth = {"clientId": "my-client", "clientSecret": "${EXAMPLE_SECRET}", "callbackPort": port}
+    write_config(vis_home / "mcp.json", {"locked": {"url": f"{honest}/mcp", "oauth": oauth}})
+    registrations = _stats(honest)["registrations"]
+    os.environ["EXAMPLE_SECRET"] = "s3cret-value-1"
+    try:
+        login = _login(workspace)
+        url = _authorization_url(login)
+    finally:
+        del os.environ["EXAMPLE_SECRET"]
+    assert "client_id=my-client" in url and f"127.0.0.1%3A{port}%2Fcallback" in url
+    assert httpx2.get(url, follow_redirects=True).status_code == 200
+    code, out, err = _finish(login)
+    assert code == 0, err
+    assert _stats(honest)["registrations"] == registrations  # no registration
+    assert "s3cret-value-1" not in (vis_home / "secrets").read_text()  # stays in the env
+
+
+def test_auth_server_metadata_url_replaces_discovery(
+    vis_home: Path, workspace: Path, honest: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    httpx2.post(f"{honest}/admin/mode?m=wrong-as")  # names a dead server, hides its metadata
+    write_config(vis_home / "mcp.json", {"locked": {"url": f"{honest}/mcp"}})
+    assert main(["-C", str(workspace), "mcp", "login", "locked"]) == 1
+    err = capsys.readouterr().err
+    assert "sign-in to MCP server 'locked' failed: ConnectError" in err
+    assert '"oauth": {"authServerMetadataUrl": …}' in err
+    oauth = {"authServerMetadataUrl": f"{honest}/admin/as-metadata"}
+    write_config(vis_home / "mcp.json", {"locked": {"url": f"{honest}/mcp", "oauth": oauth}})
+    login = _login(workspace)
+    url = _authorization_url(login)
+    assert url.startswith(f"{honest}/authorize?")
+    assert httpx2.get(url, follow_redirects=True).status_code == 200
+    code, out, err = _finish(login)
+    assert code == 0, err
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        ("plain-http", "the sign-in page http://sign-in.example/authorize is neither HTTPS nor"),
+        ("other-origin", "sends the sign-in to another site, https://sign-in.example/authorize"),
+        ("http-register", "sends Vis to http://sign-in.example/register, which is neither"),
+    ],
+)
+def test_hostile_metadata_is_refused(
+    vis_home: Path,
+    workspace: Path,
+    honest: str,
+    mode: str,
+    said: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for key, value in NO_BROWSER.items():
+        monkeypatch.setenv(key, value)
+    httpx2.post(f"{honest}/admin/mode?m={mode}")
+    write_config(vis_home / "mcp.json", {"locked": {"url": f"{honest}/mcp"}})
+    assert main(["-C", str(workspace), "mcp", "login", "locked"]) == 1
+    captured = capsys.readouterr()
+    assert said in captured.err
+    assert "/authorize?" not in captured.out  # no page was shown to the person
+
+
+def test_oauth_settings_follow_the_rules() -> None:
+    settings = parse_oauth({"callbackUrl": "http://localhost/cb", "scope": " read  write "})
+    assert settings is not None and settings.scope == "read write"
+    assert redirect_uri(settings, 4321) == "http://localhost:4321/cb"  # a port is added
+    fixed = parse_oauth({"callbackUrl": "http://[::1]:9000/done"})
+    assert redirect_uri(fixed, 4321) == "http://[::1]:9000/done"  # exactly as written
+    assert redirect_uri(parse_oauth({"callbackPort": 8765}), 8765) == (
+        "http://127.0.0.1:8765/callback"
+    )
+    for raw, message in [
+        ({"callbackUrl": "https://localhost/cb"}, "must use HTTP on localhost"),
+        ({"callbackUrl": "http://example.com/cb"}, "must use HTTP on localhost"),
+        ({"authServerMetadataUrl": "http://idp.example/.well-known/x"}, "must use HTTPS"),
+        ({"callbackPort": 0}, "must be a port number"),
+        ({"clientID": "x"}, "unknown fields ['clientID']"),
+    ]:
+        with pytest.raises(ValueError, match=re.escape(message)):
+            parse_oauth(raw)
+    assert parse_oauth({"authServerMetadataUrl": "http://127.0.0.1:9/x"}) is not None
+    with pytest.raises(ValueError, match="'oauth' is for HTTP servers"):
+        parse_entry("s", {"command": "x", "oauth": {}}, source=Source.USER, origin="f")

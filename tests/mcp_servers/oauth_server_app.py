@@ -116,6 +116,9 @@ class Provider:
             return None
         return found
 
+    async def exchange_identity_assertion(self, client: Any, params: Any) -> OAuthToken:
+        raise NotImplementedError("identity assertions are not part of this test server")
+
     async def revoke_token(self, token: Any) -> None:
         self.access.pop(token.token, None)
         self.refresh.pop(token.token, None)

@@ -6,7 +6,6 @@ import asyncio
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import time
@@ -23,35 +22,17 @@ from vis_core.mcp.config import Source, parse_entry
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.oauth_settings import parse_oauth, redirect_uri
 
-from .conftest import _free_port, write_config
+from .conftest import write_config
+from .oauth_fixture import free_port as _free_port
+from .oauth_fixture import run_oauth_server
 
-APP = Path(__file__).with_name("oauth_server_app.py")
 NO_BROWSER = {"DISPLAY": "", "WAYLAND_DISPLAY": ""}
 
 
 @pytest.fixture(scope="module")
 def oauth_server() -> Iterator[str]:
-    port = _free_port()
-    process = subprocess.Popen(
-        [sys.executable, str(APP), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
-    )
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            break
-        except OSError:
-            if process.poll() is not None or time.monotonic() > deadline:
-                err = process.stderr.read().decode() if process.stderr else ""
-                process.kill()
-                raise RuntimeError(f"the OAuth test server did not start: {err}") from None
-            time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}"
-    process.terminate()
-    try:
-        process.wait(10)
-    except subprocess.TimeoutExpired:
-        process.kill()
+    with run_oauth_server() as base:
+        yield base
 
 
 @pytest.fixture

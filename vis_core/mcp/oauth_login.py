@@ -334,3 +334,44 @@ def pasted_lines(listener: RedirectListener, say: Callable[[str], Any]) -> None:
     import threading
 
     threading.Thread(target=read, name="vis-sign-in-paste", daemon=True).start()
+
+
+async def login_server(
+    manager: Any,
+    name: str,
+    *,
+    show: Callable[[str, bool], Awaitable[None] | None],
+    listening: Callable[[RedirectListener], None] = lambda listener: None,
+) -> str:
+    """``/mcp login NAME``: sign in to a session's server, then reconnect it with the tokens."""
+    from vis_core.paths import VisPaths
+
+    conn = manager.get(name)
+    if conn is None:
+        raise LookupError(f"no MCP server named {name!r}")
+    start, environ = await asyncio.to_thread(conn._surroundings)
+    done = await sign_in(
+        conn.config,
+        VisPaths.from_env().secrets_file,
+        show=show,
+        listening=listening,
+        environ=environ,
+        cwd=start,
+    )
+    if conn.config.enabled:
+        await manager.reconnect(conn.name)
+    return done
+
+
+async def logout_server(manager: Any, name: str) -> str:
+    """``/mcp logout NAME``: delete the stored sign-in; the server asks for a new one."""
+    from vis_core.paths import VisPaths
+
+    conn = manager.get(name)
+    if conn is None:
+        raise LookupError(f"no MCP server named {name!r}")
+    check_server(conn.config)
+    done = await asyncio.to_thread(sign_out, conn.config, VisPaths.from_env().secrets_file)
+    if conn.config.enabled:
+        await manager.reconnect(conn.name)
+    return done

@@ -260,3 +260,54 @@ def test_oauth_settings_follow_the_rules() -> None:
     assert parse_oauth({"authServerMetadataUrl": "http://127.0.0.1:9/x"}) is not None
     with pytest.raises(ValueError, match="'oauth' is for HTTP servers"):
         parse_entry("s", {"command": "x", "oauth": {}}, source=Source.USER, origin="f")
+
+
+async def test_mcp_login_and_logout_commands_and_a_shell_sign_in_reach_the_session(
+    vis_home: Path, workspace: Path, honest: str
+) -> None:
+    from vis_core.mcp.command import run_mcp_command
+    from vis_core.mcp.config import load_config
+    from vis_core.mcp.manager import McpManager
+    from vis_core.mcp.oauth_session import reconnect_signed_in
+    from vis_core.paths import VisPaths
+
+    write_config(vis_home / "mcp.json", {"locked": {"url": f"{honest}/mcp"}})
+    paths = VisPaths.from_env()
+    config = load_config(paths.mcp_file, None, trusted=False)
+    manager = McpManager(config, workspace=workspace, paths=paths)
+    manager.start()
+    try:
+        await manager.wait_all(30)
+        conn = manager.get("locked")
+        assert conn is not None and conn.state is State.NEEDS_SIGN_IN
+        shown: list[str] = []
+        approvals: list[asyncio.Task[Any]] = []
+
+        async def approve(url: str) -> None:
+            async with httpx2.AsyncClient(follow_redirects=True) as client:
+                await client.get(url)
+
+        def say(text: str) -> None:  # the person opens the page the command shows
+            shown.append(text)
+            url = re.search(r"(http://\S+/authorize\?\S+)", text)
+            assert url is not None
+            approvals.append(asyncio.ensure_future(approve(url.group(1))))
+
+        ok, title, _ = await run_mcp_command(manager, ["login", "locked"], say)
+        assert ok and title == "Signed in to MCP server 'locked' (1 tool).", title
+        assert "Open this page to sign in to MCP server 'locked'" in shown[0]
+        assert conn.state is State.CONNECTED
+        ok, title, _ = await run_mcp_command(manager, ["logout", "locked"])
+        assert ok and title.startswith("Signed out of MCP server 'locked'")
+        assert conn.state is State.NEEDS_SIGN_IN
+        # `vis mcp login` in another shell: the session connects before its next turn
+        login = _login(workspace)
+        url = _authorization_url(login)
+        await approve(url)
+        code, _out, err = await asyncio.to_thread(_finish, login)
+        assert code == 0, err
+        await reconnect_signed_in(manager)
+        assert conn.state is State.CONNECTED
+        assert (await conn.call_tool("echo", {"text": "next turn"})).content[0].text == "next turn"
+    finally:
+        await manager.close()

@@ -146,7 +146,10 @@ class HostMcp:
         """The first prompt waits for direct-tool servers; problems are reported once."""
         if self._manager is None:
             return
+        from vis_core.mcp.oauth_session import reconnect_signed_in
+
         await self._manager.before_first_prompt()
+        await reconnect_signed_in(self._manager)  # signed in from a shell since
         self._turn_session = session
         await self._report(session)
 

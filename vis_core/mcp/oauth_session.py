@@ -42,3 +42,32 @@ def sign_in_needed(exc: BaseException) -> str | None:
     if exc.__cause__ is not None:
         return sign_in_needed(exc.__cause__)
     return None
+
+
+async def reconnect_signed_in(manager: Any) -> None:
+    """Before a turn: servers waiting for sign-in that were signed in since (``vis mcp login``
+    in another shell) connect with the new credentials, each up to its ``timeout``."""
+    import asyncio
+
+    from vis_core.mcp.client import State
+    from vis_core.mcp.oauth_store import CredentialStore
+    from vis_core.paths import VisPaths
+
+    secrets = VisPaths.from_env().secrets_file
+    waiting = [
+        conn
+        for conn in manager.connections()
+        if conn.state is State.NEEDS_SIGN_IN and conn.config.enabled and uses_oauth(conn.config)
+    ]
+    ready = []
+    for conn in waiting:
+        store = CredentialStore(secrets, conn.config.name, conn.config.url)
+        try:
+            signed_in = await asyncio.to_thread(store.signed_in)
+        except ValueError:  # an unreadable secrets file: the connection says so when used
+            continue
+        if signed_in:
+            ready.append(conn)
+    for conn in ready:
+        await conn.restart()
+    await asyncio.gather(*(conn.wait_ready(conn.config.timeout) for conn in ready))

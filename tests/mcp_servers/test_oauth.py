@@ -95,7 +95,7 @@ async def _echo(tmp_path: Path, base: str, text: str) -> Any:
     try:
         await conn.wait_ready(30)
         if conn.state is not State.CONNECTED:
-            return conn.error
+            return f"{conn.state.value}: {conn.error}"
         result = await conn.call_tool("echo", {"text": text})
         return result.content[0].text
     finally:
@@ -171,6 +171,14 @@ def test_a_pasted_redirect_signs_in(vis_home: Path, workspace: Path, honest: str
     code, out, err = _finish(login)
     assert code == 0, err
     assert "paste the whole address" in out and "Signed in to MCP server 'locked'" in out
+    # signing in again reuses the registered client, on the port it was registered with
+    registrations = _stats(honest)["registrations"]
+    again = _login(workspace)
+    second = _authorization_url(again)
+    assert re.search(r"redirect_uri=[^&]+", second).group(0) in url  # type: ignore[union-attr]
+    assert httpx2.get(second, follow_redirects=True).status_code == 200
+    assert _finish(again)[0] == 0
+    assert _stats(honest)["registrations"] == registrations
 
 
 def test_a_registered_client_from_mcp_json(vis_home: Path, workspace: Path, honest: str) -> None:

@@ -38,8 +38,8 @@ def sign_in_hint(name: str) -> str:
 class SignInRequired(Exception):
     """The server wants a (new) sign-in; a session never opens a browser by itself."""
 
-    def __init__(self, name: str, why: str = "it needs sign-in") -> None:
-        super().__init__(f"MCP server {name!r}: {why}; {sign_in_hint(name)}")
+    def __init__(self, name: str, why: str = "the server answered 401 Unauthorized") -> None:
+        super().__init__(f"{why}; {sign_in_hint(name)}")
         self.server = name
 
 
@@ -171,10 +171,11 @@ class VisOAuthProvider(OAuthClientProvider):
                             if not self._rejected(response):
                                 return
                     if self.interaction is None:
-                        why = "it needs sign-in"
                         if response.status_code == 403:
-                            why = "it asks for more access (scope); sign in again"
-                        raise SignInRequired(self.config.name, why)
+                            raise SignInRequired(
+                                self.config.name, "the server asks for more access (scope)"
+                            )
+                        raise SignInRequired(self.config.name)
                 outgoing = await flow.asend(response)
         except StopAsyncIteration:
             return

@@ -7,7 +7,7 @@ Test controls: ``POST /admin/expire`` ends every access token, ``GET /admin/stat
 ``http-register``), names a dead authorization server and hides its own metadata
 (``wrong-as``; ``GET /admin/as-metadata`` still serves it) or is honest again (``honest``);
 ``POST /admin/client`` registers the client ``my-client`` (secret ``s3cret-value-1``)
-for ``?redirect=URI``.
+for ``?redirect=URI`` (and ``&scope=…``).
 """
 
 from __future__ import annotations
@@ -167,6 +167,7 @@ async def client(request: Request) -> PlainTextResponse:
         client_secret="s3cret-value-1",
         redirect_uris=[request.query_params["redirect"]],  # type: ignore[list-item]
         token_endpoint_auth_method="client_secret_post",
+        scope=request.query_params.get("scope"),
     )
     return PlainTextResponse("ok")
 

@@ -183,8 +183,14 @@ def test_a_pasted_redirect_signs_in(vis_home: Path, workspace: Path, honest: str
 
 def test_a_registered_client_from_mcp_json(vis_home: Path, workspace: Path, honest: str) -> None:
     port = _free_port()
-    httpx2.post(f"{honest}/admin/client", params={"redirect": f"http://127.0.0.1:{port}/callback"})
-    oauth = {"clientId": "my-client", "clientSecret": "${EXAMPLE_SECRET}", "callbackPort": port}
+    redirect = f"http://127.0.0.1:{port}/callback"
+    httpx2.post(f"{honest}/admin/client", params={"redirect": redirect, "scope": "read write"})
+    oauth = {
+        "clientId": "my-client",
+        "clientSecret": "${EXAMPLE_SECRET}",
+        "callbackPort": port,
+        "scope": "read write",  # the server advertises none
+    }
     write_config(vis_home / "mcp.json", {"locked": {"url": f"{honest}/mcp", "oauth": oauth}})
     registrations = _stats(honest)["registrations"]
     os.environ["EXAMPLE_SECRET"] = "s3cret-value-1"
@@ -194,6 +200,7 @@ def test_a_registered_client_from_mcp_json(vis_home: Path, workspace: Path, hone
     finally:
         del os.environ["EXAMPLE_SECRET"]
     assert "client_id=my-client" in url and f"127.0.0.1%3A{port}%2Fcallback" in url
+    assert "scope=read+write" in url
     assert httpx2.get(url, follow_redirects=True).status_code == 200
     code, out, err = _finish(login)
     assert code == 0, err

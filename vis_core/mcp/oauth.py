@@ -49,7 +49,11 @@ class UnsafeAuthorizationServer(OAuthFlowError):
 
 def _origin(url: str) -> str:
     parts = urlsplit(url)
-    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{parts.port or ''}"
+    try:
+        port = parts.port or {"https": 443, "http": 80}.get(parts.scheme)
+    except ValueError:
+        port = None
+    return f"{parts.scheme}://{(parts.hostname or '').lower()}:{port}"
 
 
 @dataclass(frozen=True)

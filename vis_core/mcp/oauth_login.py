@@ -21,7 +21,13 @@ from mcp.shared.auth import AuthorizationCodeResult
 from vis_core.mcp.config import ServerConfig
 from vis_core.mcp.oauth import Interaction, SignInRequired, make_provider
 from vis_core.mcp.oauth_session import uses_oauth
-from vis_core.mcp.oauth_settings import callback_path, listen_port, redirect_uri
+from vis_core.mcp.oauth_settings import (
+    callback_host,
+    callback_path,
+    is_loopback,
+    listen_port,
+    redirect_uri,
+)
 from vis_core.mcp.oauth_store import CredentialStore, SecretTokenStorage
 from vis_core.mcp.values import ExpansionError, expand_map
 
@@ -64,17 +70,24 @@ class RedirectListener:
         self.result: asyncio.Future[AuthorizationCodeResult] = (
             asyncio.get_running_loop().create_future()
         )
-        self._server: asyncio.Server | None = None
+        self._servers: list[asyncio.Server] = []
 
     async def start(self, port: int | None, host: str = "127.0.0.1") -> None:
-        self._server = await asyncio.start_server(self._handle, host, port or 0)
-        self.port = self._server.sockets[0].getsockname()[1]
+        """Listen on ``host`` (``localhost``: 127.0.0.1, and ::1 on the same port when it can)."""
+        first = "::1" if host.strip("[]") == "::1" else "127.0.0.1"
+        server = await asyncio.start_server(self._handle, first, port or 0)
+        self._servers.append(server)
+        self.port = server.sockets[0].getsockname()[1]
+        if host == "localhost":
+            with contextlib.suppress(OSError):
+                self._servers.append(await asyncio.start_server(self._handle, "::1", self.port))
 
     async def close(self) -> None:
-        if self._server is not None:
-            self._server.close()
+        for server in self._servers:
+            server.close()
             with contextlib.suppress(Exception):
-                await self._server.wait_closed()
+                await server.wait_closed()
+        self._servers = []
 
     def offer(self, url: str) -> str | None:
         """A redirected address the person pasted; the problem with it, if any."""
@@ -220,16 +233,17 @@ async def sign_in(
         if port is None and not (settings and settings.client_id)
         else None
     )
+    host = callback_host(settings)
     try:
-        await listener.start(reuse or port)
+        await listener.start(reuse or port, host)
     except OSError as exc:
         if reuse is None:
             raise SignInFailed(
-                f"cannot listen for the sign-in redirect on 127.0.0.1:{port}: {exc.strerror}; "
+                f"cannot listen for the sign-in redirect on {host}:{port}: {exc.strerror}; "
                 "free the port or change oauth.callbackPort"
             ) from None
         await SecretTokenStorage(store).forget_client()  # registered for a port now taken
-        await listener.start(None)
+        await listener.start(None, host)
     listening(listener)
 
     async def shown(url: str) -> None:
@@ -272,7 +286,7 @@ async def _stored_port(store: CredentialStore) -> int | None:
     uris = getattr(client, "redirect_uris", None) or []
     for uri in uris:
         parts = urlsplit(str(uri))
-        if parts.hostname == "127.0.0.1" and parts.port:
+        if is_loopback(parts.hostname) and parts.port:
             return parts.port
     return None
 

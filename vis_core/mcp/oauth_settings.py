@@ -124,3 +124,10 @@ def callback_path(settings: OAuthSettings | None) -> str:
     if settings is None or settings.callback_url is None:
         return CALLBACK_PATH
     return urlsplit(settings.callback_url).path or "/"
+
+
+def callback_host(settings: OAuthSettings | None) -> str:
+    """The host the redirect comes to: ``127.0.0.1`` unless ``callbackUrl`` names another."""
+    if settings is None or settings.callback_url is None:
+        return "127.0.0.1"
+    return (urlsplit(settings.callback_url).hostname or "127.0.0.1").lower()

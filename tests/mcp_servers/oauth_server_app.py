@@ -5,7 +5,8 @@ issues itself, with dynamic client registration, and an auto-approving ``/author
 Test controls: ``POST /admin/expire`` ends every access token, ``GET /admin/stats`` counts,
 ``POST /admin/mode?m=…`` makes its metadata hostile (``plain-http``, ``other-origin``,
 ``http-register``), names a dead authorization server and hides its own metadata
-(``wrong-as``; ``GET /admin/as-metadata`` still serves it) or is honest again (``honest``);
+(``wrong-as``; ``GET /admin/as-metadata`` still serves it), asks every token for more scope
+(``step-up``) or is honest again (``honest``);
 ``POST /admin/client`` registers the client ``my-client`` (secret ``s3cret-value-1``)
 for ``?redirect=URI`` (and ``&scope=…``).
 """
@@ -198,6 +199,11 @@ def hostile(app: Any) -> Any:
 
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
         path = scope.get("path", "")
+        if MODE["value"] == "step-up" and path == "/mcp":  # every token lacks the scope "admin"
+            challenge = b'Bearer error="insufficient_scope", scope="admin"'
+            await send({"type": "http.response.start", "status": 403,
+                        "headers": [(b"www-authenticate", challenge)]})  # fmt: skip
+            return await send({"type": "http.response.body", "body": b""})
         if MODE["value"] == "wrong-as" and path.startswith("/.well-known/"):
             if path.startswith("/.well-known/oauth-protected-resource"):  # names a dead server
                 data = {"resource": f"{BASE}/mcp", "authorization_servers": ["http://127.0.0.1:9"]}

@@ -148,6 +148,12 @@ def test_login_call_refresh_logout(
     (vis_home / "secrets").write_text(json.dumps(data))
     assert _call(tmp_path, base, "later") == "later"
     assert _stats(base)["refreshes"] == after["refreshes"] + 2
+    # the server asks for more scope: sign in again
+    httpx2.post(f"{base}/admin/mode?m=step-up")
+    said = _call(tmp_path, base, "more")
+    assert said.startswith("needs sign-in: the server asks for more access (scope)")
+    assert "run `vis mcp login locked`" in said
+    httpx2.post(f"{base}/admin/mode?m=honest")
     # sign out: the credentials are gone and the server asks for sign-in again
     assert main(["-C", str(workspace), "mcp", "logout", "locked"]) == 0
     assert "Signed out of MCP server 'locked'" in capsys.readouterr().out

@@ -84,3 +84,14 @@ async def test_sign_in_and_out_from_the_mcp_screen(
             await pilot.press("o")
             await _until(pilot, lambda: "Signed out of MCP server 'locked'" in _note(app))
             await _until(pilot, lambda: conn.state is State.NEEDS_SIGN_IN)
+            # `/mcp login locked` opens /mcp signing in; Esc closes it and stops listening
+            await pilot.press("escape")
+            await app.push_screen(McpScreen(app.host.mcp.manager, sign_in="locked"))
+            await _until(pilot, lambda: "/authorize?" in _note(app))
+            redirect = re.search(r"redirect_uri=http%3A%2F%2F127\.0\.0\.1%3A(\d+)", _note(app))
+            assert redirect is not None
+            await pilot.press("escape")
+            await _until(pilot, lambda: not isinstance(app.screen, McpScreen))
+            async with httpx2.AsyncClient() as client:
+                with pytest.raises(httpx2.ConnectError):
+                    await client.get(f"http://127.0.0.1:{redirect.group(1)}/callback?code=x")

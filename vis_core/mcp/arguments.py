@@ -6,7 +6,7 @@ import argparse
 
 
 def add_mcp_parser(commands: argparse._SubParsersAction) -> None:
-    mcp = commands.add_parser("mcp", help="add, remove or check MCP servers (mcp.json)")
+    mcp = commands.add_parser("mcp", help="add, remove, check, sign in to MCP servers (mcp.json)")
     sub = mcp.add_subparsers(dest="mcp_command", required=True)
     add = sub.add_parser(
         "add",

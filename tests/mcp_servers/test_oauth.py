@@ -332,3 +332,23 @@ async def test_mcp_login_and_logout_commands_and_a_shell_sign_in_reach_the_sessi
         assert (await conn.call_tool("echo", {"text": "next turn"})).content[0].text == "next turn"
     finally:
         await manager.close()
+
+
+def test_login_names_what_is_wrong(
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write_config(
+        vis_home / "mcp.json",
+        {
+            "local": {"command": "x"},
+            "keyed": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer k"}},
+        },
+    )
+    assert main(["-C", str(workspace), "mcp", "login", "nope"]) == 1
+    assert (
+        "no MCP server named 'nope' in mcp.json (servers: local, keyed)" in capsys.readouterr().err
+    )
+    assert main(["-C", str(workspace), "mcp", "login", "local"]) == 1
+    assert "'local' is a stdio server; sign-in is for HTTP servers" in capsys.readouterr().err
+    assert main(["-C", str(workspace), "mcp", "login", "keyed"]) == 1
+    assert "has an Authorization header in mcp.json" in capsys.readouterr().err

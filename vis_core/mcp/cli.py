@@ -87,7 +87,7 @@ def run_mcp(
     if args.mcp_command in ("login", "logout"):
         from vis_core.mcp.oauth_cli import run_login
 
-        return run_login(args.mcp_command, args.name, workspace_config(workspace)[0])
+        return run_login(args.mcp_command, args.name, *workspace_config(workspace))
     if not NAME_PATTERN.match(args.name):
         print(
             f"vis mcp: server names may contain only letters, digits, '_' and '-': {args.name!r}",

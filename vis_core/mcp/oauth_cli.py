@@ -11,18 +11,22 @@ EXIT_OK, EXIT_FAILED = 0, 1
 
 
 def _say(text: str) -> None:
-    print(text, flush=True)
+    from vis_core.terminal import terminal_text
+
+    print(terminal_text(text), flush=True)  # a server's metadata and errors are its text
 
 
-def run_login(verb: str, name: str, config: McpConfig) -> int:
-    """Sign in to (or out of) the server ``name`` of the user and trusted project files."""
+def run_login(verb: str, name: str, config: McpConfig, note: str | None = None) -> int:
+    """Sign in to (or out of) the server ``name`` of the user and trusted project files;
+    ``note``: why an untrusted project's file was skipped."""
     from vis_core.paths import VisPaths
 
     server = config.get(name)
     if server is None:
         known = ", ".join(s.name for s in config.servers) or "none"
         print(
-            f"vis mcp {verb}: no MCP server named {name!r} in mcp.json (servers: {known})",
+            f"vis mcp {verb}: no MCP server named {name!r} in mcp.json (servers: {known})"
+            + (f"; {note}" if note else ""),
             file=sys.stderr,
         )
         return EXIT_FAILED
@@ -47,7 +51,9 @@ def run_login(verb: str, name: str, config: McpConfig) -> int:
             sign_in(server, secrets, show=show, listening=lambda lst: pasted_lines(lst, _say))
         )
     except SignInFailed as exc:
-        print(f"vis mcp login: {exc}", file=sys.stderr)
+        from vis_core.terminal import terminal_text
+
+        print(terminal_text(f"vis mcp login: {exc}"), file=sys.stderr)
         return EXIT_FAILED
     except KeyboardInterrupt:
         print("vis mcp login: cancelled", file=sys.stderr)

@@ -223,7 +223,7 @@ def test_auth_server_metadata_url_replaces_discovery(
     err = capsys.readouterr().err
     assert "sign-in to MCP server 'locked' failed: ConnectError" in err
     assert '"oauth": {"authServerMetadataUrl": …}' in err
-    oauth = {"authServerMetadataUrl": f"{honest}/admin/as-metadata"}
+    oauth = {"authServerMetadataUrl": f"{honest}/admin/as-metadata", "clientName": "Claude Code"}
     write_config(vis_home / "mcp.json", {"locked": {"url": f"{honest}/mcp", "oauth": oauth}})
     login = _login(workspace)
     url = _authorization_url(login)
@@ -231,6 +231,7 @@ def test_auth_server_metadata_url_replaces_discovery(
     assert httpx2.get(url, follow_redirects=True).status_code == 200
     code, out, err = _finish(login)
     assert code == 0, err
+    assert _stats(honest)["client_names"][-1] == "Claude Code"  # registered under that name
 
 
 @pytest.mark.parametrize(

@@ -32,7 +32,7 @@ RETRY_DELAYS = (0.3, 1.0)
 TRANSIENT = {408, 429}
 SIGN_IN_HINT = (
     "the server rejected the Authorization header in mcp.json: check the token it sends, or "
-    "remove the header to sign in with OAuth (`vis mcp login NAME`)"
+    "remove the header to sign in with OAuth (`vis mcp login {name}`)"
 )
 
 
@@ -240,7 +240,7 @@ class ServerConnection:
             elif self._last_status == 401:
                 self._set(
                     State.NEEDS_SIGN_IN,
-                    f"the server answered 401 Unauthorized: {SIGN_IN_HINT}",
+                    "the server answered 401 Unauthorized: " + SIGN_IN_HINT.format(name=self.name),
                 )
             elif connected:
                 self._set(State.DISCONNECTED, f"connection lost: {_describe(exc)}")

@@ -8,7 +8,8 @@ Test controls: ``POST /admin/expire`` ends every access token, ``GET /admin/stat
 (``wrong-as``; ``GET /admin/as-metadata`` still serves it), asks every token for more scope
 (``step-up``) or is honest again (``honest``);
 ``POST /admin/client`` registers the client ``my-client`` (secret ``s3cret-value-1``)
-for ``?redirect=URI`` (and ``&scope=…``).
+for ``?redirect=URI`` (and ``&scope=…``, ``&method=…``); ``basic-only`` lists only
+``client_secret_basic`` for the token endpoint.
 """
 
 from __future__ import annotations
@@ -167,7 +168,7 @@ async def client(request: Request) -> PlainTextResponse:
         client_id="my-client",
         client_secret="s3cret-value-1",
         redirect_uris=[request.query_params["redirect"]],  # type: ignore[list-item]
-        token_endpoint_auth_method="client_secret_post",
+        token_endpoint_auth_method=request.query_params.get("method", "client_secret_post"),
         scope=request.query_params.get("scope"),
     )
     return PlainTextResponse("ok")
@@ -191,6 +192,7 @@ HOSTILE = {
     "plain-http": {"authorization_endpoint": "http://sign-in.example/authorize"},
     "other-origin": {"authorization_endpoint": "https://sign-in.example/authorize"},
     "http-register": {"registration_endpoint": "http://sign-in.example/register"},
+    "basic-only": {"token_endpoint_auth_methods_supported": ["client_secret_basic"]},
 }
 
 

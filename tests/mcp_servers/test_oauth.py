@@ -187,10 +187,16 @@ def test_a_pasted_redirect_signs_in(vis_home: Path, workspace: Path, honest: str
     assert _stats(honest)["registrations"] == registrations
 
 
-def test_a_registered_client_from_mcp_json(vis_home: Path, workspace: Path, honest: str) -> None:
+@pytest.mark.parametrize("method", ["client_secret_post", "client_secret_basic"])
+def test_a_registered_client_from_mcp_json(
+    vis_home: Path, workspace: Path, honest: str, method: str
+) -> None:
     port = _free_port()
     redirect = f"http://127.0.0.1:{port}/callback"
-    httpx2.post(f"{honest}/admin/client", params={"redirect": redirect, "scope": "read write"})
+    params = {"redirect": redirect, "scope": "read write", "method": method}
+    httpx2.post(f"{honest}/admin/client", params=params)
+    if method == "client_secret_basic":  # the server takes the secret only as HTTP Basic
+        httpx2.post(f"{honest}/admin/mode?m=basic-only")
     oauth = {
         "clientId": "my-client",
         "clientSecret": "${EXAMPLE_SECRET}",

@@ -117,6 +117,17 @@ class VisOAuthProvider(OAuthClientProvider):
                 redirect_uris=self.context.client_metadata.redirect_uris,
                 token_endpoint_auth_method="client_secret_post" if self.client_secret else "none",
             )
+            self._pick_secret_method()
+
+    def _pick_secret_method(self) -> None:
+        """A registered client's secret goes in the form (``client_secret_post``) unless the
+        authorization server lists only HTTP Basic (``client_secret_basic``)."""
+        client, found = self.context.client_info, self.context.oauth_metadata
+        if client is None or not self.settings.client_id or not self.client_secret:
+            return
+        methods = (found.token_endpoint_auth_methods_supported if found else None) or []
+        if "client_secret_basic" in methods and "client_secret_post" not in methods:
+            client.token_endpoint_auth_method = "client_secret_basic"
 
     # -- the flow ------------------------------------------------------------------------
 
@@ -205,6 +216,7 @@ class VisOAuthProvider(OAuthClientProvider):
     async def _perform_authorization_code_grant(self) -> tuple[str, str]:
         if not self.context.client_metadata.scope and self.settings.scope:
             self.context.client_metadata.scope = self.settings.scope  # nothing advertised
+        self._pick_secret_method()  # the authorization server's metadata is known by now
         return await super()._perform_authorization_code_grant()
 
     async def _show(self, url: str) -> None:

@@ -74,6 +74,28 @@ def _authorization_url(process: subprocess.Popen[str]) -> str:
             return found.group(1)
 
 
+def _sign_in_here(entry: dict[str, Any]) -> tuple[str, str]:
+    """``sign_in`` in this process; an HTTP client approves the page it shows.
+    Returns the page and what sign-in said."""
+    from vis_core.mcp.oauth_login import sign_in
+    from vis_core.paths import VisPaths
+
+    config = parse_entry("locked", entry, source=Source.USER, origin="mcp.json")
+    pages: list[str] = []
+    approvals: list[asyncio.Future[Any]] = []
+
+    async def approve(url: str) -> None:
+        async with httpx2.AsyncClient(follow_redirects=True) as client:
+            await client.get(url)
+
+    def show(url: str, opened: bool) -> None:
+        pages.append(url)
+        approvals.append(asyncio.ensure_future(approve(url)))
+
+    said = asyncio.run(sign_in(config, VisPaths.from_env().secrets_file, show=show))
+    return pages[0], said
+
+
 def _finish(process: subprocess.Popen[str]) -> tuple[int, str, str]:
     out, err = process.communicate(timeout=120)
     return process.returncode, out, err
@@ -158,10 +180,11 @@ def test_login_call_refresh_logout(
     assert main(["-C", str(workspace), "mcp", "logout", "locked"]) == 0
     assert "Signed out of MCP server 'locked'" in capsys.readouterr().out
     assert _secrets(vis_home) == {}
-    assert main(["-C", str(workspace), "mcp", "list"]) == 1
-    out = capsys.readouterr().out
-    assert "locked  needs sign-in" in out
-    assert 'select "Sign in" in /mcp, run `/mcp login locked`, or run `vis mcp login locked`' in out
+    said = _call(tmp_path, base, "gone")
+    assert said.startswith("needs sign-in: the server answered 401 Unauthorized; ")
+    assert said.endswith(
+        'select "Sign in" in /mcp, run `/mcp login locked`, or run `vis mcp login locked`'
+    )
 
 
 def test_a_pasted_redirect_signs_in(vis_home: Path, workspace: Path, honest: str) -> None:
@@ -179,17 +202,19 @@ def test_a_pasted_redirect_signs_in(vis_home: Path, workspace: Path, honest: str
     assert "paste the whole address" in out and "Signed in to MCP server 'locked'" in out
     # signing in again reuses the registered client, on the port it was registered with
     registrations = _stats(honest)["registrations"]
-    again = _login(workspace)
-    second = _authorization_url(again)
+    second, said = _sign_in_here({"url": f"{honest}/mcp"})
     assert re.search(r"redirect_uri=[^&]+", second).group(0) in url  # type: ignore[union-attr]
-    assert httpx2.get(second, follow_redirects=True).status_code == 200
-    assert _finish(again)[0] == 0
-    assert _stats(honest)["registrations"] == registrations
+    assert said.startswith("Signed in") and _stats(honest)["registrations"] == registrations
+    # a new callbackPort: the client registered for the old address is replaced
+    port = _free_port()
+    page, said = _sign_in_here({"url": f"{honest}/mcp", "oauth": {"callbackPort": port}})
+    assert f"127.0.0.1%3A{port}%2Fcallback" in page and said.startswith("Signed in")
+    assert _stats(honest)["registrations"] == registrations + 1
 
 
 @pytest.mark.parametrize("method", ["client_secret_post", "client_secret_basic"])
 def test_a_registered_client_from_mcp_json(
-    vis_home: Path, workspace: Path, honest: str, method: str
+    vis_home: Path, honest: str, method: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     port = _free_port()
     redirect = f"http://127.0.0.1:{port}/callback"
@@ -203,19 +228,12 @@ def test_a_registered_client_from_mcp_json(
         "callbackPort": port,
         "scope": "read write",  # the server advertises none
     }
-    write_config(vis_home / "mcp.json", {"locked": {"url": f"{honest}/mcp", "oauth": oauth}})
     registrations = _stats(honest)["registrations"]
-    os.environ["EXAMPLE_SECRET"] = "s3cret-value-1"
-    try:
-        login = _login(workspace)
-        url = _authorization_url(login)
-    finally:
-        del os.environ["EXAMPLE_SECRET"]
+    monkeypatch.setenv("EXAMPLE_SECRET", "s3cret-value-1")
+    url, said = _sign_in_here({"url": f"{honest}/mcp", "oauth": oauth})
     assert "client_id=my-client" in url and f"127.0.0.1%3A{port}%2Fcallback" in url
     assert "scope=read+write" in url
-    assert httpx2.get(url, follow_redirects=True).status_code == 200
-    code, out, err = _finish(login)
-    assert code == 0, err
+    assert said.startswith("Signed in to MCP server 'locked'")
     assert _stats(honest)["registrations"] == registrations  # no registration
     assert "s3cret-value-1" not in (vis_home / "secrets").read_text()  # stays in the env
 
@@ -230,13 +248,8 @@ def test_auth_server_metadata_url_replaces_discovery(
     assert "sign-in to MCP server 'locked' failed: ConnectError" in err
     assert '"oauth": {"authServerMetadataUrl": …}' in err
     oauth = {"authServerMetadataUrl": f"{honest}/admin/as-metadata", "clientName": "Claude Code"}
-    write_config(vis_home / "mcp.json", {"locked": {"url": f"{honest}/mcp", "oauth": oauth}})
-    login = _login(workspace)
-    url = _authorization_url(login)
-    assert url.startswith(f"{honest}/authorize?")
-    assert httpx2.get(url, follow_redirects=True).status_code == 200
-    code, out, err = _finish(login)
-    assert code == 0, err
+    url, said = _sign_in_here({"url": f"{honest}/mcp", "oauth": oauth})
+    assert url.startswith(f"{honest}/authorize?") and said.startswith("Signed in")
     assert _stats(honest)["client_names"][-1] == "Claude Code"  # registered under that name
 
 

@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
 from mcp.shared.auth import AuthorizationCodeResult
+from pydantic import AnyUrl
 
 from vis_core.mcp.config import ServerConfig
 from vis_core.mcp.oauth import Interaction, SignInRequired, make_provider
@@ -261,7 +262,13 @@ async def sign_in(
                 f"{config.name}` again"
             ) from None
 
-    interaction = Interaction(redirect_uri(settings, listener.port), shown, redirected)
+    redirect = redirect_uri(settings, listener.port)
+    if not (settings and settings.client_id):
+        stored = await SecretTokenStorage(store).get_client_info()
+        wanted = str(AnyUrl(redirect))  # as the stored record spells it
+        if stored is not None and wanted not in [str(u) for u in stored.redirect_uris or []]:
+            await SecretTokenStorage(store).forget_client()  # registered for another address
+    interaction = Interaction(redirect, shown, redirected)
     provider: Any = None
     try:
         provider = await make_provider(config, secrets_file, interaction, environ=environ, cwd=cwd)

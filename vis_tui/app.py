@@ -124,7 +124,7 @@ class VisApp(App[int]):
                     lambda: self.notify(r.body or r.title, title=r.title, markup=False)
                 ),
                 CommandAction.OPEN_SETTINGS: lambda r: self._sync(self.action_settings),
-                CommandAction.OPEN_MCP: lambda r: self._sync(self.action_mcp),
+                CommandAction.OPEN_MCP: lambda r: self._sync(lambda: self.action_mcp(r.data)),
                 CommandAction.OPEN_SESSION: lambda r: self.open_session(str(r.data)),
                 CommandAction.OPEN_MODELS: lambda r: self._flow(model_setup.choose_model),
                 CommandAction.OPEN_LOGIN: lambda r: self._flow(model_setup.log_in),
@@ -344,12 +344,13 @@ class VisApp(App[int]):
             )
         )
 
-    def action_mcp(self) -> None:
-        """Open ``/mcp``: the MCP servers of this workspace."""
+    def action_mcp(self, sign_in: str | None = None) -> None:
+        """Open ``/mcp``: the MCP servers of this workspace (``sign_in``: start signing in to
+        that server, as ``/mcp login NAME`` asks)."""
         from vis_tui.screens.mcp import McpScreen
 
         if self.host is not None and not isinstance(self.screen, McpScreen):
-            self.push_screen(McpScreen(self.host.mcp.manager))
+            self.push_screen(McpScreen(self.host.mcp.manager, sign_in=sign_in))
 
     def action_help(self) -> None:
         from vis_tui.screens.help import HelpScreen

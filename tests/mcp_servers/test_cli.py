@@ -122,7 +122,14 @@ def test_list_http_needs_sign_in_and_accepts_a_bearer_token(
     write_config(vis_home / "mcp.json", {"locked": {"url": f"{http_server}/auth/mcp"}})
     assert main(["-C", str(workspace), "mcp", "list"]) == 1
     out = capsys.readouterr().out
-    assert "locked  needs sign-in" in out and "--bearer-token-env-var" in out
+    assert "locked  needs sign-in" in out and "run `vis mcp login locked`" in out
+    assert "bearer" not in out.lower()  # a 401 leads to the sign-in, not to a token
+    headers = {"Authorization": "Bearer wrong-token"}
+    write_config(
+        vis_home / "mcp.json", {"locked": {"url": f"{http_server}/auth/mcp", "headers": headers}}
+    )
+    assert main(["-C", str(workspace), "mcp", "list"]) == 1
+    assert "the server rejected the Authorization header in mcp.json" in capsys.readouterr().out
     (vis_home / "mcp.json").unlink()
     monkeypatch.setenv("SESAME", "sesame")
     url = f"{http_server}/auth/mcp"

@@ -1,4 +1,4 @@
-"""``vis mcp add``, ``vis mcp remove`` and ``vis mcp list``: the JSON files from a shell.
+"""``vis mcp add``, ``remove``, ``list``, ``login`` and ``logout``: the JSON files from a shell.
 
 Their arguments are declared in :mod:`vis_core.mcp.arguments`, which every ``vis`` start reads.
 """
@@ -88,6 +88,10 @@ def run_mcp(
     enabled extensions' declarations); without it ``list`` reads the files only."""
     if args.mcp_command == "list":
         return asyncio.run(_list(workspace, session_config))
+    if args.mcp_command in ("login", "logout"):
+        from vis_core.mcp.oauth_cli import run_login
+
+        return run_login(args.mcp_command, args.name, *workspace_config(workspace))
     if not NAME_PATTERN.match(args.name):
         print(
             f"vis mcp: server names may contain only letters, digits, '_' and '-': {args.name!r}",

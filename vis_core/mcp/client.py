@@ -19,6 +19,7 @@ from vis_core.mcp.group import end_group, spawned_with_stderr
 from vis_core.mcp.launch import ensure_start_folder, start_folder
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
+from vis_core.mcp.oauth_session import make_provider, sign_in_needed, uses_oauth
 from vis_core.mcp.stderr_tail import StderrTail
 from vis_core.mcp.values import ExpansionError, expand_map, expanded_keys
 from vis_core.paths import find_project_root
@@ -34,9 +35,8 @@ RETRY_DELAYS = (0.3, 1.0)
 TRANSIENT = {408, 429}
 CLOSE_WAIT = 10.0  # seconds a call waits for a dropped connection to close before reconnecting
 SIGN_IN_HINT = (
-    "Vis cannot sign in with OAuth yet; give the server a token instead: "
-    '"headers": {"Authorization": "Bearer ${TOKEN}"} in mcp.json, or '
-    "`vis mcp add NAME --url URL --bearer-token-env-var TOKEN`"
+    "the server rejected the Authorization header in mcp.json: check the token it sends, or "
+    "remove the header to sign in with OAuth (`vis mcp login {name}`)"
 )
 
 
@@ -168,7 +168,7 @@ class ServerConnection:
         if task is not None and not task.done() and self._stop.is_set():
             # the connection dropped and is closing: let it end, then connect again
             await asyncio.wait({task}, timeout=CLOSE_WAIT)
-        if self.state in (State.DISCONNECTED, State.FAILED) and (
+        if self.state in (State.DISCONNECTED, State.FAILED, State.NEEDS_SIGN_IN) and (
             self._task is None or self._task.done()
         ):
             self.start()
@@ -243,10 +243,13 @@ class ServerConnection:
             raise
         except BaseException as exc:  # every failure becomes the server's state
             self._session = None
-            if self._last_status == 401:
+            needs = sign_in_needed(exc)
+            if needs is not None:
+                self._set(State.NEEDS_SIGN_IN, needs)
+            elif self._last_status == 401:
                 self._set(
                     State.NEEDS_SIGN_IN,
-                    f"the server answered 401 Unauthorized: it needs sign-in. {SIGN_IN_HINT}",
+                    "the server answered 401 Unauthorized: " + SIGN_IN_HINT.format(name=self.name),
                 )
             elif connected:
                 self._set(State.DISCONNECTED, f"connection lost: {_describe(exc)}")
@@ -335,8 +338,16 @@ class ServerConnection:
         async def record(response: Any) -> None:
             self._last_status = response.status_code
 
+        auth = None
+        if uses_oauth(config):  # no Authorization header: the stored sign-in, if any
+            from vis_core.paths import VisPaths
+
+            auth = await make_provider(
+                config, VisPaths.from_env().secrets_file, environ=environ, cwd=start
+            )
         client = httpx2.AsyncClient(
             headers=headers,
+            auth=auth,
             timeout=httpx2.Timeout(30.0, read=300.0),
             event_hooks={"response": [record]},
         )

@@ -168,8 +168,11 @@ class HostMcp:
         """The first prompt waits for direct-tool servers; problems are reported once."""
         if self._manager is None:
             return
+        from vis_core.mcp.oauth_session import reconnect_signed_in
+
         self._recall(self._manager, session.id)
         await self._manager.before_first_prompt(session.id)
+        await reconnect_signed_in(self._manager)  # signed in from a shell since
         self._turn_session = session
         section = self._sections.get(session.id)
         update = section.update() if section is not None else None

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import json
 import os
 import uuid
 from collections.abc import Iterator
@@ -26,7 +25,6 @@ from vis_core.extension_host.gateway import (
 )
 from vis_core.store.session_data import ORIGIN_STATE, resolve_any, search_rows, session_data
 from vis_core.store.stored_session import SNAPSHOT_FORMAT, snapshot
-from vis_core.store.stored_session import read_session as read_stored
 
 if TYPE_CHECKING:
     from vis_core.events import Event, TurnEnded
@@ -352,7 +350,7 @@ class Sessions:
         """A snapshot of the bound session or of ``session_id``: its row and its event log."""
         host = host_for_read("vis.sessions.export()")
         row = resolve_session(host.store, session_id, "vis.sessions.export()")
-        return snapshot(read_stored(host.store, row))
+        return snapshot(host.store, row)
 
     def restore(
         self,

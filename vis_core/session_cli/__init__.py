@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from vis_core.session_files import FORMATS, ExportFormat, export_session, write_export
-from vis_core.store.stored_session import SessionNotFound, find_session, read_session
+from vis_core.store.stored_session import SessionNotFound, find_session
 from vis_core.terminal import raw_stream
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
@@ -43,13 +43,13 @@ def run_export(args: argparse.Namespace) -> int:
         fmt = format_for_path(output) if output is not None else ExportFormat.MD
     store = Store(VisPaths.from_env().ensure().db_file)
     try:
-        session = read_session(store, find_session(store, args.session_id))
+        row = find_session(store, args.session_id)
+        text = export_session(store, row, fmt)
     except SessionNotFound as exc:
         print(f"vis export: {exc}", file=sys.stderr)
         return EXIT_USAGE
     finally:
         store.close()
-    text = export_session(session, fmt)
     if output is None:
         # the text is escaped and redacted already; JSON's own escapes must stay JSON
         stream = raw_stream(sys.stdout)
@@ -61,7 +61,7 @@ def run_export(args: argparse.Namespace) -> int:
     except OSError as exc:
         print(f"vis export: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_USAGE
-    print(f"Exported session {session.row.id[:8]} ({fmt.value}) to {output.resolve()}")
+    print(f"Exported session {row.id[:8]} ({fmt.value}) to {output.resolve()}")
     return EXIT_OK
 
 

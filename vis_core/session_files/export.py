@@ -13,13 +13,24 @@ import re
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from vis_core.settings.logfile import redact_log_text
-from vis_core.store.stored_session import StoredBlock, StoredSession, StoredTurn, snapshot
+from vis_core.settings.logfile import log_redactors
+from vis_core.settings.redact import Redactor
+from vis_core.store.stored_session import (
+    StoredBlock,
+    StoredSession,
+    StoredTurn,
+    read_session,
+    snapshot_head,
+)
 from vis_core.terminal import terminal_json, terminal_text
+
+if TYPE_CHECKING:
+    from vis_core.store import Store
+    from vis_core.store.rows import SessionRow
 
 
 class ExportFormat(StrEnum):
@@ -48,11 +59,13 @@ def default_file_name(session_id: str, fmt: ExportFormat) -> str:
     return f"vis-session-{session_id[:8]}.{fmt.value}"
 
 
-def export_session(session: StoredSession, fmt: ExportFormat) -> str:
+def export_session(store: Store, row: SessionRow, fmt: ExportFormat) -> str:
     """The session in ``fmt``, secrets redacted and control characters made visible."""
+    redactors = log_redactors()
     if fmt is ExportFormat.JSON:
-        return _json(session)
-    clean = _cleaner()
+        return _json(store, row, redactors)
+    session = read_session(store, row)
+    clean = _cleaner(redactors)
     if fmt is ExportFormat.HTML:
         return _html(session, clean)
     return clean(_markdown(session))
@@ -66,9 +79,15 @@ def write_export(path: Path, text: str) -> Path:
     return path
 
 
-def _cleaner() -> Callable[[str], str]:
+def _cleaner(redactors: list[Redactor]) -> Callable[[str], str]:
     """Saved secrets redacted, control characters escaped."""
-    return lambda text: terminal_text(redact_log_text(text))
+
+    def clean(text: str) -> str:
+        for redactor in redactors:
+            text = redactor.text(text)
+        return terminal_text(text)
+
+    return clean
 
 
 # -- text of an Activity -------------------------------------------------------------------
@@ -284,40 +303,31 @@ def _html_block(block: StoredBlock, esc: Callable[[str], str]) -> str:
 # -- JSON ----------------------------------------------------------------------------------
 
 
-def _json(session: StoredSession) -> str:
-    """The sessions API's snapshot, secrets redacted in every string, safe for a terminal."""
-    data = snapshot(session)
-    data["events"] = [_redacted_event(event) for event in data["events"]]
-    data["session"] = _redacted(data["session"])
-    text = orjson.dumps(data, option=orjson.OPT_INDENT_2).decode()
-    return terminal_json(text) + "\n"
+def _json(store: Store, row: SessionRow, redactors: list[Redactor]) -> str:
+    """The sessions API's snapshot (``vis.sessions.export()``), one event a line, secrets
+    redacted in every string, safe for a terminal. An event that holds no secret is copied
+    as it is stored, not decoded."""
+    head = snapshot_head(row)
+    head["session"] = _redacted(head["session"], redactors)
+    lines = []
+    for stored in store.events(row.id):
+        text = stored.data
+        if any(redactor.in_json(text) for redactor in redactors):
+            text = orjson.dumps(_redacted(orjson.loads(text), redactors)).decode()
+        lines.append(text)
+    body = orjson.dumps(head).decode()[:-1] + ',"events":[\n' + ",\n".join(lines) + "\n]}\n"
+    return _terminal_json(body)
 
 
-def _strings(value: Any, into: list[str]) -> list[str]:
-    if isinstance(value, str):
-        into.append(value)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _strings(item, into)
-    elif isinstance(value, list):
-        for item in value:
-            _strings(item, into)
-    return into
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
-def _redacted_event(event: dict[str, Any]) -> dict[str, Any]:
-    """``event`` as is when none of its strings holds a secret (one check), else redacted."""
-    joined = "\0".join(_strings(event, []))
-    if redact_log_text(joined) == joined:
-        return event
-    return _redacted(event)
+def _terminal_json(text: str) -> str:
+    """:func:`terminal_json` of a long text: only the few places that need it are changed."""
+    return _UNSAFE_IN_JSON.sub(lambda m: terminal_json(m.group()), text)
 
 
-def _redacted(value: Any) -> Any:
-    if isinstance(value, str):
-        return redact_log_text(value)
-    if isinstance(value, dict):
-        return {key: _redacted(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_redacted(item) for item in value]
+def _redacted(value: Any, redactors: list[Redactor]) -> Any:
+    for redactor in redactors:
+        value = redactor.value(value)
     return value

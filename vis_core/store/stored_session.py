@@ -57,7 +57,6 @@ class StoredTurn:
 class StoredSession:
     row: SessionRow
     turns: list[StoredTurn]
-    events: list[dict[str, Any]]
 
 
 def find_session(store: Store, key: str) -> SessionRow:
@@ -74,67 +73,82 @@ def find_session(store: Store, key: str) -> SessionRow:
     return row
 
 
+_READ = (
+    "TurnStarted",
+    "AssistantMessage",
+    "AssistantThinking",
+    "IterationStarted",
+    "BlockFinished",
+    "TurnEnded",
+)
+_ACTIVITIES = (  # the last state of each Activity, at the place of its first event
+    "SELECT a.pos, e.data FROM activities AS a JOIN events AS e ON e.seq = a.seq "
+    "WHERE a.session_id = ? ORDER BY a.pos"
+)
+
+
 def read_session(store: Store, row: SessionRow) -> StoredSession:
-    """Everything the session's log holds, as turns with their blocks and Activities."""
-    events = [orjson.loads(stored.data) for stored in store.events(row.id)]
+    """What the session's log holds, as turns with their blocks and Activities: the events
+    that make them, and each Activity's last event only (one read of each)."""
+    with store._db.read("read a session's Activities") as conn:
+        activities = conn.execute(_ACTIVITIES, (row.id,)).fetchall()
     turns: dict[str, StoredTurn] = {}
     blocks: dict[str, StoredBlock] = {}
-    activities: dict[str, dict[str, Any]] = {}  # the last state of each Activity
-    for data in events:
-        kind = data.get("type")
-        turn = turns.get(data.get("turn_id") or "")
-        if kind == "TurnStarted":
-            turn = StoredTurn(data["turn_id"], data.get("position", 0), data.get("request", ""))
-            turns[turn.id] = turn
-        elif turn is None and kind not in ("ActivityStarted", "ActivityUpdated", "ActivityEnded"):
-            continue
-        elif kind == "AssistantMessage" and turn is not None:
-            index = int(data.get("iteration", 0))
-            turn.answers[index] = turn.answers.get(index, "") + data.get("text", "")
-            turn.story.append(("text", data.get("text", "")))
-        elif kind == "AssistantThinking" and turn is not None:
-            index = int(data.get("iteration", 0))
-            turn.thinking[index] = turn.thinking.get(index, "") + data.get("text", "")
-        elif kind == "IterationStarted" and turn is not None:
-            block = StoredBlock(
-                data.get("iteration_id", ""),
-                int(data.get("index", 0)),
-                data.get("tool", ""),
-                data.get("code", ""),
-                data.get("arguments") or {},
-            )
-            blocks[block.iteration_id] = block
-            turn.blocks.append(block)
-            turn.story.append(("block", block))
-        elif kind == "BlockFinished":
-            block = blocks.get(data.get("iteration_id", ""))
-            if block is not None:
-                block.stdout, block.error = data.get("stdout", ""), data.get("error")
-                block.files, block.finished = list(data.get("files") or []), True
-        elif kind == "TurnEnded" and turn is not None:
-            turn.status = str(data.get("status", ""))
-            turn.error, turn.content = data.get("error"), data.get("content", "")
-        elif kind in ("ActivityStarted", "ActivityUpdated", "ActivityEnded"):
-            _activity(data.get("activity"), activities, blocks, turns)
-    return StoredSession(row, sorted(turns.values(), key=lambda t: t.position), events)
+    next_activity = 0
+    for stored in store.events(row.id, types=_READ):
+        while next_activity < len(activities) and activities[next_activity][0] < stored.seq:
+            _activity(orjson.loads(activities[next_activity][1]), blocks, turns)
+            next_activity += 1
+        _event(orjson.loads(stored.data), turns, blocks)
+    for _pos, data in activities[next_activity:]:
+        _activity(orjson.loads(data), blocks, turns)
+    return StoredSession(row, sorted(turns.values(), key=lambda t: t.position))
+
+
+def _event(data: dict[str, Any], turns: dict[str, StoredTurn], blocks: dict[str, StoredBlock]):
+    kind = data.get("type")
+    if kind == "TurnStarted":
+        turn = StoredTurn(data["turn_id"], data.get("position", 0), data.get("request", ""))
+        turns[turn.id] = turn
+        return
+    turn = turns.get(data.get("turn_id") or "")
+    if kind == "BlockFinished":
+        block = blocks.get(data.get("iteration_id", ""))
+        if block is not None:
+            block.stdout, block.error = data.get("stdout", ""), data.get("error")
+            block.files, block.finished = list(data.get("files") or []), True
+    elif turn is None:
+        return
+    elif kind == "AssistantMessage":
+        index = int(data.get("iteration", 0))
+        turn.answers[index] = turn.answers.get(index, "") + data.get("text", "")
+        turn.story.append(("text", data.get("text", "")))
+    elif kind == "AssistantThinking":
+        index = int(data.get("iteration", 0))
+        turn.thinking[index] = turn.thinking.get(index, "") + data.get("text", "")
+    elif kind == "IterationStarted":
+        block = StoredBlock(
+            data.get("iteration_id", ""),
+            int(data.get("index", 0)),
+            data.get("tool", ""),
+            data.get("code", ""),
+            data.get("arguments") or {},
+        )
+        blocks[block.iteration_id] = block
+        turn.blocks.append(block)
+        turn.story.append(("block", block))
+    elif kind == "TurnEnded":
+        turn.status = str(data.get("status", ""))
+        turn.error, turn.content = data.get("error"), data.get("content", "")
 
 
 def _activity(
-    record: Any,
-    known: dict[str, dict[str, Any]],
-    blocks: dict[str, StoredBlock],
-    turns: dict[str, StoredTurn],
+    data: dict[str, Any], blocks: dict[str, StoredBlock], turns: dict[str, StoredTurn]
 ) -> None:
-    """Keep the latest state of an Activity, placed where it first appeared."""
-    if not isinstance(record, dict):
+    """Place an Activity (its last event's record) in its block, else in its turn."""
+    item = data.get("activity")
+    if not isinstance(item, dict):
         return
-    current = known.get(record.get("id", ""))
-    if current is not None:
-        current.clear()
-        current.update(record)
-        return
-    item = dict(record)
-    known[item.get("id", "")] = item
     block = blocks.get(item.get("iteration_id") or "")
     if block is not None:
         block.activities.append(item)
@@ -145,9 +159,8 @@ def _activity(
         turn.story.append(("activity", item))
 
 
-def snapshot(session: StoredSession) -> dict[str, Any]:
-    """The session as ``vis.sessions.export()`` gives it: its row and its event log."""
-    row = session.row
+def snapshot_head(row: SessionRow) -> dict[str, Any]:
+    """The snapshot without its events: format and session row."""
     return {
         "format": SNAPSHOT_FORMAT,
         "session": {
@@ -157,5 +170,11 @@ def snapshot(session: StoredSession) -> dict[str, Any]:
             "workspace": row.workspace,
             "project_root": row.project_root,
         },
-        "events": session.events,
     }
+
+
+def snapshot(store: Store, row: SessionRow) -> dict[str, Any]:
+    """The session as ``vis.sessions.export()`` gives it: its row and its event log."""
+    data = snapshot_head(row)
+    data["events"] = [orjson.loads(stored.data) for stored in store.events(row.id)]
+    return data

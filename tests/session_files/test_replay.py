@@ -46,12 +46,14 @@ def test_a_recorded_session_replays_identical_then_names_what_changed(
     listed = vis("sessions", cwd=workspace, env_home=vis_home).stdout
     session_id = listed.split()[0]
     (workspace / "notes.txt").write_text("mine\n", encoding="utf-8")  # the replay writes a copy
+    kept = sorted(p.name for p in vis_home.glob("*/*"))
 
     same = vis("replay", session_id, cwd=workspace, env_home=vis_home)
     assert same.returncode == 0, same.stdout + same.stderr
     assert "(1 turn(s), 2 block(s))" in same.stdout and "identical." in same.stdout
     assert (workspace / "notes.txt").read_text(encoding="utf-8") == "mine\n"  # never the live one
     assert vis("sessions", cwd=workspace, env_home=vis_home).stdout == listed  # none left behind
+    assert sorted(p.name for p in vis_home.glob("*/*")) == kept  # nor its checkpoints, outputs
 
     (workspace / "data.txt").write_text("5\n", encoding="utf-8")
     changed = vis("replay", session_id, "--json", cwd=workspace, env_home=vis_home)

@@ -270,6 +270,10 @@ async def _replay(recorded: StoredSession, copy: Path, script: Path) -> StoredSe
         finally:
             await session.close()
             host.store.delete_session(session.id)
+            data = host.paths.data_dir
+            for kept in (data / "checkpoints" / session.id, data / "outputs" / session.id):
+                shutil.rmtree(kept, ignore_errors=True)
+            (data / "sessions" / f"{session.id}.lock").unlink(missing_ok=True)
     finally:
         await host.close()
 

@@ -21,8 +21,12 @@ from vis_core.session_cli.replay import REPLAYED_FAILURE, Difference, script_of
 from vis_core.store import Store
 from vis_core.store.stored_session import read_session
 
+EDIT = (  # works once: it needs the text it replaces
+    'text = open("notes.txt").read()\nassert "draft" in text, text\n'
+    'open("notes.txt", "w").write(text.replace("draft", "final"))\nprint("edited")'
+)
 EDIT_AND_RUN = [
-    {"text": "Editing.", "code": 'open("notes.txt", "w").write("doubled\\n")\nprint("wrote")'},
+    {"text": "Editing.", "code": EDIT},
     {"code": 'print(int(open("data.txt").read()) * 2)\nr = await cat("data.txt")'},
     {"text": "Six."},
 ]
@@ -32,6 +36,7 @@ def test_a_recorded_session_replays_identical_then_names_what_changed(
     workspace: Path, vis_home: Path, tmp_path: Path
 ) -> None:
     (workspace / "data.txt").write_text("3\n", encoding="utf-8")
+    (workspace / "notes.txt").write_text("a draft\n", encoding="utf-8")
     recorded = vis(
         "run",
         "--provider",
@@ -45,13 +50,14 @@ def test_a_recorded_session_replays_identical_then_names_what_changed(
     assert recorded.returncode == 0, recorded.stderr
     listed = vis("sessions", cwd=workspace, env_home=vis_home).stdout
     session_id = listed.split()[0]
-    (workspace / "notes.txt").write_text("mine\n", encoding="utf-8")  # the replay writes a copy
+    # the replay starts the files the session changed as they were before it, in a copy
+    assert (workspace / "notes.txt").read_text(encoding="utf-8") == "a final\n"
     kept = sorted(p.name for p in vis_home.glob("*/*"))
 
     same = vis("replay", session_id, cwd=workspace, env_home=vis_home)
     assert same.returncode == 0, same.stdout + same.stderr
     assert "(1 turn(s), 2 block(s))" in same.stdout and "identical." in same.stdout
-    assert (workspace / "notes.txt").read_text(encoding="utf-8") == "mine\n"  # never the live one
+    assert (workspace / "notes.txt").read_text(encoding="utf-8") == "a final\n"  # not the live one
     assert vis("sessions", cwd=workspace, env_home=vis_home).stdout == listed  # none left behind
     assert sorted(p.name for p in vis_home.glob("*/*")) == kept  # nor its checkpoints, outputs
 

@@ -278,8 +278,48 @@ async def _replay(recorded: StoredSession, copy: Path, script: Path) -> StoredSe
         await host.close()
 
 
-def replay_session(store: Store, key: str) -> tuple[StoredSession, list[Difference]]:
-    """Replay the session ``key`` names; the recording and the differences found."""
+def _rewind(copy: Path, recorded: StoredSession, checkpoints_dir: Path) -> list[str]:
+    """Put the files the session changed back in ``copy`` as they were before its first
+    checkpointed turn (read from its checkpoints, which stay as they are); other files stay
+    as the workspace has them now. The paths that could not be put back."""
+    from vis_core.tools.checkpoints import Checkpoints
+
+    changed = {
+        str(change.get("path"))
+        for turn in recorded.turns
+        for block in turn.blocks
+        for change in block.files
+        if change.get("path")
+    }
+    if not changed:
+        return []
+    kept = Checkpoints(copy, checkpoints_dir)
+    taken = kept.all()
+    if not taken:
+        return sorted(changed)
+    first = taken[0].files
+    missed = []
+    for rel in sorted(changed):
+        try:
+            if rel not in first:  # the session created it
+                kept.files.unlink(rel)
+                continue
+            _size, _mtime, mode, digest = first[rel]
+            data = kept.kept_bytes(digest) if digest is not None else None
+            if data is None:
+                missed.append(rel)
+                continue
+            kept.files.write_atomic(rel, data, mode=mode, suffix=".vis-replay")
+        except FileNotFoundError:
+            continue
+        except OSError:
+            missed.append(rel)
+    return missed
+
+
+def replay_session(store: Store, key: str) -> tuple[StoredSession, list[Difference], list[str]]:
+    """Replay the session ``key`` names: the recording, the differences found, and the
+    files it changed that could not be put back as they were before it."""
     row = find_session(store, key)
     recorded = read_session(store, row)
     if not recorded.turns:
@@ -292,11 +332,14 @@ def replay_session(store: Store, key: str) -> tuple[StoredSession, list[Differen
     with tempfile.TemporaryDirectory(prefix="vis-replay-") as folder:
         copy = Path(folder, "workspace")
         shutil.copytree(workspace, copy, symlinks=True)
+        from vis_core.paths import VisPaths
+
+        missed = _rewind(copy, recorded, VisPaths.from_env().data_dir / "checkpoints" / row.id)
         script = Path(folder, "script.json")
         script.write_text(json.dumps(script_of(recorded)), encoding="utf-8")
         replayed = asyncio.run(_replay(recorded, copy, script))
         _normalized(replayed, copy.resolve(), row.workspace)
-    return recorded, compare(recorded, replayed)
+    return recorded, compare(recorded, replayed), missed
 
 
 def run_replay_command(args: argparse.Namespace) -> int:
@@ -305,19 +348,26 @@ def run_replay_command(args: argparse.Namespace) -> int:
 
     store = Store(VisPaths.from_env().ensure().db_file)
     try:
-        recorded, differences = replay_session(store, args.session_id)
+        recorded, differences, missed = replay_session(store, args.session_id)
     except (SessionNotFound, ReplayError) as exc:
         print(f"vis replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
     finally:
         store.close()
     blocks = sum(len(turn.blocks) for turn in recorded.turns)
+    if missed:
+        print(
+            "vis replay: these files the session changed were replayed as they are now (no "
+            f"copy from before the session was kept): {', '.join(missed)}",
+            file=sys.stderr,
+        )
     if args.json:
         report = {
             "session_id": recorded.row.id,
             "turns": len(recorded.turns),
             "blocks": blocks,
             "identical": not differences,
+            "not_rewound": missed,
             "differences": [asdict(d) for d in differences],
         }
         stream = raw_stream(sys.stdout)  # JSON's escapes stay JSON (not the terminal's)

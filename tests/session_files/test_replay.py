@@ -82,7 +82,8 @@ def test_a_recorded_session_replays_identical_then_names_what_changed(
 
 
 def test_the_script_holds_each_request_answer_in_order(workspace: Path) -> None:
-    """Thinking, a direct tool call, an empty final answer, a failed turn kept in line."""
+    """Thinking, a direct tool call, an empty final answer, a failed turn (its partial text
+    streamed before the failure) kept in line; a person's !command asks no model."""
     store = Store(VisPaths.from_env().ensure().db_file)
     sid = store.create_session(workspace, workspace).id
     store.append_many(
@@ -97,6 +98,7 @@ def test_the_script_holds_each_request_answer_in_order(workspace: Path) -> None:
             IterationStarted(sid, turn_id="t1", iteration_id="c2", index=2, code="print(1)"),
             TurnEnded(sid, turn_id="t1", status=TurnStatus.COMPLETED),
             TurnStarted(sid, turn_id="t2", position=2, request="again"),
+            AssistantMessage(sid, turn_id="t2", iteration=0, text="Partial", incomplete="failed"),
             TurnEnded(sid, turn_id="t2", status=TurnStatus.FAILED, error="model request failed"),
             TurnStarted(sid, turn_id="t3", position=3, request="!ls"),
             TurnEnded(sid, turn_id="t3", status=TurnStatus.COMPLETED),
@@ -112,7 +114,7 @@ def test_the_script_holds_each_request_answer_in_order(workspace: Path) -> None:
         },
         {"text": "", "code": "print(1)"},
         {"text": ""},
-        {"error": {"status": 400, "message": REPLAYED_FAILURE}},
+        {"text": "Partial", "error": {"status": 400, "message": REPLAYED_FAILURE}},
     ]
 
 

@@ -91,8 +91,12 @@ def _turn_script(turn: StoredTurn) -> list[dict[str, Any]]:
         elif block is not None:
             response["tool"] = {"name": block.tool, "arguments": block.arguments}
         responses.append(response)
-    if turn.status in ("failed", "cancelled"):  # what ended it there, so the next turn's
-        responses.append({"error": {"status": 400, "message": REPLAYED_FAILURE}})  # align
+    if turn.status in ("failed", "cancelled"):  # it ended there: so the replay does, and the
+        failure = {"status": 400, "message": REPLAYED_FAILURE}  # next turn's answers align
+        if responses and not {"code", "tool"} & set(responses[-1]):
+            responses[-1]["error"] = failure  # the text it streamed before it failed
+        else:
+            responses.append({"error": failure})
     return responses
 
 
@@ -344,12 +348,12 @@ def replay_session(store: Store, key: str) -> tuple[StoredSession, list[Differen
 
 def run_replay_command(args: argparse.Namespace) -> int:
     from vis_core.paths import VisPaths
-    from vis_core.store import Store
+    from vis_core.store import Store, StoreError
 
     store = Store(VisPaths.from_env().ensure().db_file)
     try:
         recorded, differences, missed = replay_session(store, args.session_id)
-    except (SessionNotFound, ReplayError) as exc:
+    except (SessionNotFound, ReplayError, StoreError) as exc:
         print(f"vis replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
     finally:

@@ -1,4 +1,5 @@
-"""The ``vis`` command line: the app, ``vis run``, ``vis trust``, ``vis doctor``, ``vis mcp``."""
+"""The ``vis`` command line: the app, ``vis run``, ``vis trust``, ``vis doctor``, ``vis mcp``,
+``vis export``, ``vis replay``."""
 
 from __future__ import annotations
 
@@ -41,7 +42,17 @@ def _add_model_options(parser: argparse.ArgumentParser, *, sub: bool = False) ->
     )
 
 
-SUBCOMMANDS = ("run", "trust", "doctor", "sessions", "settings", "mcp", "drafts")
+SUBCOMMANDS = (
+    "run",
+    "trust",
+    "doctor",
+    "sessions",
+    "settings",
+    "mcp",
+    "drafts",
+    "export",
+    "replay",
+)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -93,6 +104,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         from vis_core.drafts_cli import add_drafts_parser
 
         add_drafts_parser(commands)
+    if only in (None, "export", "replay"):
+        from vis_core.session_cli import add_export_parser, add_replay_parser
+
+        add_export_parser(commands)
+        add_replay_parser(commands)
     return parser
 
 
@@ -242,6 +258,10 @@ def main(argv: list[str] | None = None) -> int:
         from vis_core.drafts_cli import run_drafts
 
         return run_drafts(args)
+    if args.command in ("export", "replay"):
+        from vis_core.session_cli import run_export, run_replay
+
+        return (run_export if args.command == "export" else run_replay)(args)
     if args.command == "sessions":
         from vis_core.doctor import list_sessions
 

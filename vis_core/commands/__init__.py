@@ -349,6 +349,7 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
 
     from vis_core.commands.context import context_commands
     from vis_core.commands.draft import draft_command
+    from vis_core.commands.export import export_command
     from vis_core.commands.instructions import init_command
     from vis_core.commands.plan import plan_command
 
@@ -357,6 +358,7 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
         init_command(host),
         plan_command(host),
         draft_command(),
+        export_command(host),
         SlashCommand("help", help_, "List commands and key bindings", "/help"),
         SlashCommand(
             "new",

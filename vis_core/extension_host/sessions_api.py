@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import json
 import os
 import uuid
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from vis_core.extension_host.gateway import (
     shown_change,
 )
 from vis_core.store.session_data import ORIGIN_STATE, resolve_any, search_rows, session_data
+from vis_core.store.stored_session import SNAPSHOT_FORMAT, snapshot
 
 if TYPE_CHECKING:
     from vis_core.events import Event, TurnEnded
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from vis_core.store import Store
     from vis_core.store.rows import SessionRow
 
-SNAPSHOT_FORMAT = "vis-session/1"
 RESTORE_KEYS = "vis.session_restore_keys"
 FIRST_PAGE = 50
 _ID_FIELDS = ("session_id", "turn_id", "iteration_id")
@@ -354,17 +353,7 @@ class Sessions:
         """A snapshot of the bound session or of ``session_id``: its row and its event log."""
         host = host_for_read("vis.sessions.export()")
         row = resolve_session(host.store, session_id, "vis.sessions.export()")
-        return {
-            "format": SNAPSHOT_FORMAT,
-            "session": {
-                "id": row.id,
-                "title": row.title,
-                "group": row.group,
-                "workspace": row.workspace,
-                "project_root": row.project_root,
-            },
-            "events": [json.loads(stored.data) for stored in host.store.events(row.id)],
-        }
+        return snapshot(host.store, row)
 
     def restore(
         self,

@@ -211,6 +211,7 @@ class AgentSession:
         self.model = model
         self.checkpoints = checkpoints  # /undo: the workspace before each turn changed it
         self.drafts: SessionDrafts | None = None  # the draft it works in (set by its factory)
+        self.tool_context: Any = None  # its built-in tools' ToolContext (set by its factory)
         self._file_watch: BlockChanges | None = None  # what each block of a turn changed
         self.sandbox = sandbox
         self.invoker = invoker

@@ -116,7 +116,11 @@ async def test_prompts_take_images_and_links_and_answer_forms_modes_models_and_c
     steps = [
         {"text": "Seen."},
         {
-            "code": "await draft_create()\nopen('made.txt', 'w').write('x\\n')\nprint(await draft_approve())"
+            "code": (
+                "await draft_create()\n"
+                "open('made.txt', 'w').write('x\\n')\n"
+                "print(await draft_approve())"
+            )
         },
         {"text": "Approved."},
         {"text": "a slow answer that is cancelled", "chunk": 2, "delay_ms": 200},

@@ -10,7 +10,7 @@ import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp import spawn_agent_process
 from acp.schema import (
@@ -84,6 +84,6 @@ async def vis_acp(
     if script is not None:
         args += ["--provider", "scripted", "--script", str(script)]
     async with spawn_agent_process(
-        client, sys.executable, *args, env=env, cwd=cwd, use_unstable_protocol=True
+        cast(Any, client), sys.executable, *args, env=env, cwd=cwd, use_unstable_protocol=True
     ) as (conn, process):
         yield conn, process

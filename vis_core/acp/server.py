@@ -7,7 +7,7 @@ import asyncio
 import logging
 import os
 import sys
-from typing import Any
+from typing import Any, cast
 
 from vis_core.host_options import HostOptions
 
@@ -50,7 +50,8 @@ async def serve(options: HostOptions, fd_in: int, fd_out: int) -> None:
     agent = VisAgent(options)
     reader, writer = await _streams(fd_in, fd_out)
     try:
-        await run_agent(agent, writer, reader, use_unstable_protocol=True)
+        # VisAgent answers the methods Vis supports; the others are "method not found"
+        await run_agent(cast(Any, agent), writer, reader, use_unstable_protocol=True)
     finally:
         try:
             await asyncio.wait_for(agent.close(), CLOSE_SECONDS)

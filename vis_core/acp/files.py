@@ -36,9 +36,9 @@ class ClientFiles:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
-        if running is self.loop:  # would wait on itself
+        if running is self.loop:  # would wait on itself: the tool uses disk
             coroutine.close()
-            return None
+            raise RuntimeError("called on the event loop")
         future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
         return future.result(CLIENT_FS_SECONDS)
 

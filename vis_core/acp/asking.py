@@ -30,9 +30,9 @@ def form_text(form: Form, owner: str) -> str:
 
 
 def choices(form: Form) -> tuple[list[PermissionOption], dict[str, dict[str, Any]]] | None:
-    """The options a client can pick from for ``form``, each with the values it submits;
-    None when the form needs typing (more than one field, or a text field without a
-    valid default)."""
+    """The options a client can pick from for ``form``, each with the values it submits:
+    a confirmation, one choice, or the form as its defaults fill it; None when the person
+    would have to type (a field without a default)."""
     fields = list(iter_fields(form.nodes))
     cancel = PermissionOption(option_id=CANCEL, name=form.cancel_label, kind="reject_once")
     if not fields:  # a confirmation: the draft approval, "continue?"
@@ -55,8 +55,9 @@ def choices(form: Form) -> tuple[list[PermissionOption], dict[str, dict[str, Any
             PermissionOption(option_id=i, name=name, kind="allow_once") for i, name, _ in pairs
         ]
         return [*options, cancel], {i: {field.name: value} for i, _, value in pairs}
+    typed = [f for f in fields if f.type is not FieldType.CHECKBOX and f.default is None]
     initial = form.initial_values()
-    if form.check(initial):
+    if typed or form.check(initial):  # the person would have to type: not through options
         return None
     shown = ", ".join(f"{f.label or f.name}: {_shown(f, initial.get(f.name))}" for f in fields)
     submit = PermissionOption(

@@ -57,6 +57,8 @@ async def test_a_session_streams_answers_tool_calls_plans_and_edits_through_the_
         assert ended.stop_reason == "end_turn"
 
     assert "Let me look at the notes first." in client.text("agent_thought_chunk")
+    thinking = [u.content.text for u in client.of("agent_thought_chunk")]
+    assert sum(1 for t in thinking if t in "Let me look at the notes first.") > 1  # streamed
     answer = client.text("agent_message_chunk")
     assert "Reading the notes." in answer and "All done." in answer
     # each Activity is a tool call with kind, status, title and locations

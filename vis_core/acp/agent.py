@@ -9,7 +9,13 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION, RequestError, update_agent_message_text, update_user_message_text
+from acp import (
+    PROTOCOL_VERSION,
+    RequestError,
+    update_agent_message_text,
+    update_agent_thought_text,
+    update_user_message_text,
+)
 from acp.helpers import update_available_commands, update_current_mode
 from acp.schema import (
     AgentCapabilities,
@@ -44,7 +50,7 @@ from vis_core.acp.choices import (
 from vis_core.acp.content import read_prompt
 from vis_core.acp.files import ClientFiles
 from vis_core.acp.link import SessionLink
-from vis_core.events import AssistantMessage, TurnStarted
+from vis_core.events import AssistantMessage, AssistantThinking, TurnStarted
 from vis_core.host_options import HostOptions
 from vis_core.model.turn import TurnStatus
 
@@ -149,6 +155,7 @@ class VisAgent:
                 )
             )
         link = SessionLink(host, session, self.connection)
+        link.stream_thinking()
         self.links[session.id] = link
         return link
 
@@ -162,8 +169,6 @@ class VisAgent:
                 "This project is not trusted: its extensions, MCP servers and environment "
                 f"values wait until you run `vis trust {link.host.project_root}`."
             )
-        from acp import update_agent_thought_text
-
         link.send(update_agent_thought_text("\n".join(f"Vis: {n}" for n in notes) + "\n"))
 
     async def _open(self, cwd: str, session_id: str) -> tuple[Any, Any]:
@@ -230,6 +235,9 @@ class VisAgent:
                 link.send(update_user_message_text(event.request))
             elif isinstance(event, AssistantMessage):
                 link.send(update_agent_message_text(event.text))
+            elif isinstance(event, AssistantThinking):
+                if event.text:
+                    link.send(update_agent_thought_text(event.text))
             else:
                 link.follow(event)
 

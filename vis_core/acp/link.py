@@ -36,6 +36,16 @@ class SessionLink:
         self._sender = asyncio.get_running_loop().create_task(self._send_all())
         self._unsubscribe = session.subscribe(self.follow)
 
+    def stream_thinking(self) -> None:
+        """Send the model's reasoning as it streams (redacted), not once its block ends."""
+        from acp import update_agent_thought_text
+
+        redactor = self.host.settings.redactor
+        self.updates.live_thinking = True
+        self.session.on_thinking = lambda text: self.send(
+            update_agent_thought_text(redactor.text(text))
+        )
+
     def follow(self, event: Event) -> None:
         redactor = self.host.settings.redactor  # saved secrets never reach the client
         event = redactor.event(event, *event_payload(event))[0]

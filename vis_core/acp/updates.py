@@ -93,13 +93,14 @@ class UpdateMaker:
     def __init__(self, root: Path, todos: Callable[[], list[tuple[str, bool]]]) -> None:
         self.root = root
         self.todos = todos
+        self.live_thinking = False  # thinking streamed as it came: its stored block is not sent
         self._started: set[str] = set()
         self._code: dict[str, str] = {}
 
     def __call__(self, event: Event) -> list[Any]:
         if isinstance(event, AssistantDelta) and event.text:
             return [update_agent_message_text(event.text)]
-        if isinstance(event, AssistantThinking) and event.text:
+        if isinstance(event, AssistantThinking) and event.text and not self.live_thinking:
             return [update_agent_thought_text(event.text)]
         if isinstance(event, IterationStarted):
             return [self._block_started(event)]

@@ -195,6 +195,8 @@ class VisAgent:
         self, cwd: str, mcp_servers: Any = None, **kwargs: Any
     ) -> NewSessionResponse:
         host = await self._host(cwd)
+        if host.model_problem:  # before a session is stored: say what to set up
+            raise RequestError.internal_error({"message": host.model_problem})
         session = await host.new_session()
         link = await self._attach(host, session)
         self._announce(link)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import logging
 
-from acp import PROTOCOL_VERSION, text_block
+import pytest
+from acp import PROTOCOL_VERSION, RequestError, text_block
 from acp_client import EditorClient, vis_acp
 from cli_support import script
 
@@ -60,3 +61,6 @@ async def test_sessions_are_listed_loaded_and_resumed_and_an_untrusted_project_w
         ended = await conn.prompt(session_id=sid, prompt=[text_block("once more")])
         assert ended.stop_reason == "end_turn"
         assert second.text("agent_message_chunk").endswith("again")
+        await conn.close_session(session_id=sid)
+        with pytest.raises(RequestError):  # a closed session takes no prompt
+            await conn.prompt(session_id=sid, prompt=[text_block("after close")])

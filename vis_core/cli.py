@@ -44,6 +44,7 @@ def _add_model_options(parser: argparse.ArgumentParser, *, sub: bool = False) ->
 
 SUBCOMMANDS = (
     "run",
+    "acp",
     "trust",
     "doctor",
     "sessions",
@@ -82,6 +83,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
     if only in (None, "run"):
         _add_run_parser(commands)
+    if only in (None, "acp"):
+        acp = commands.add_parser(
+            "acp", help="serve the Agent Client Protocol on stdio (for editors such as Zed)"
+        )
+        _add_model_options(acp, sub=True)
     if only in (None, "trust"):
         trust = commands.add_parser(
             "trust", help="trust a project: load its extensions and servers"
@@ -215,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         args.server_command = server_command
     # `vis run` loads extensions, which need the build globals: they start now (the app starts
     # them after its first frame, beside the core's import).
-    if args.command == "run":
+    if args.command in ("run", "acp"):
         from vis_core.extension.metadata import warm
 
         warm()
@@ -240,6 +246,10 @@ def main(argv: list[str] | None = None) -> int:
         from vis_core.printmode import run_print_mode
 
         return run_print_mode(args, workspace)
+    if args.command == "acp":
+        from vis_core.acp.server import run_acp
+
+        return run_acp(args, workspace)
     if args.command == "trust":
         return _trust(args.path)
     if args.command == "doctor":

@@ -168,6 +168,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         plan=plan,
     )
     session.drafts = drafts
+    session.tool_context = tool_context
     _follow_drafts(drafts, kit, tool_context, invoker, sandbox, session)
     bus.subscribe(_leave_running(tool_context.shells))
     bus.subscribe(_end_strays(sandbox))

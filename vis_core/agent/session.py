@@ -215,6 +215,8 @@ class AgentSession:
         self.model = model
         self.checkpoints = checkpoints  # /undo: the workspace before each turn changed it
         self.drafts: SessionDrafts | None = None  # the draft it works in (set by its factory)
+        self.tool_context: Any = None  # its built-in tools' ToolContext (set by its factory)
+        self.on_thinking: Callable[[str], None] | None = None  # reasoning as it streams (vis acp)
         self._file_watch: BlockChanges | None = None  # what each block of a turn changed
         self.sandbox = sandbox
         self.invoker = invoker
@@ -603,6 +605,8 @@ class AgentSession:
                         await flush()
                 elif isinstance(item, ThinkingDelta):
                     thinking.add(item)
+                    if self.on_thinking is not None and item.text:
+                        self.on_thinking(item.text)
                 elif isinstance(item, ToolCallReady):
                     await emit_thinking()
                     calls.append(item.call)

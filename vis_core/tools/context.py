@@ -6,7 +6,7 @@ import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from vis_core.sandbox.jail import is_protected, vis_folders
 from vis_core.tools.beneath import Beneath, Escape
@@ -27,6 +27,16 @@ FS_OPERATIONS = {
 def hidden_folders() -> list[Path]:
     """Vis's own folders, resolved: hidden from tools while the jail is on."""
     return [Path(os.path.realpath(folder)) for folder in vis_folders()]
+
+
+class FileBuffers(Protocol):
+    """An editor's view of files (``vis acp``: the client's ``fs`` methods, unsaved buffers
+    included). Called from worker threads with a checked, link-free path beneath the
+    workspace; ``None`` / ``False``: not through the editor (the tool reads or writes disk)."""
+
+    def read_text(self, path: Path) -> str | None: ...
+
+    def write_text(self, path: Path, text: str) -> bool: ...
 
 
 class OutsideWorkspace(PermissionError):
@@ -50,6 +60,7 @@ class ToolContext:
     home_writable: bool = False  # jail_home_writable: home's dot entries writable in the jail
     # the person's workspace while the session works in a draft (where its .venv lies)
     live_workspace: Path | None = None
+    buffers: FileBuffers | None = None  # `vis acp`: cat and patch read and write through the editor
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "workspace", Path(self.workspace).resolve())
@@ -60,6 +71,23 @@ class ToolContext:
         tool works there from now on."""
         object.__setattr__(self, "workspace", Path(workspace).resolve())
         object.__setattr__(self, "live_workspace", live)
+
+    def use_buffers(self, buffers: FileBuffers | None) -> None:
+        """``cat`` and ``patch`` read and write through ``buffers`` from now on."""
+        object.__setattr__(self, "buffers", buffers)
+
+    def buffer_path(self, target: Path) -> Path | None:
+        """``target`` as the editor may be given it: absolute, with no link on the way (what
+        the checks saw is what the editor opens) and, with the jail on, inside the workspace
+        and not hidden; else None (the tool uses disk, beneath the workspace)."""
+        if self.buffers is None:
+            return None
+        real = Path(os.path.realpath(target))
+        if real != Path(os.path.normpath(target)):
+            return None
+        if self.jail and (not self.inside(real) or self.hidden(real)):
+            return None
+        return real
 
     def resolve(self, path: str | os.PathLike[str], *, tool: str) -> Path:
         """An absolute path: relative to the workspace, a leading ``@`` stripped, jail-checked."""
@@ -116,9 +144,15 @@ class ToolContext:
     def read_bytes(self, target: Path, *, tool: str) -> bytes:
         """The bytes of file ``target`` (from :meth:`resolve`), read beneath the workspace."""
         try:
-            return self.files().read_bytes(target)
+            data = self.files().read_bytes(target)  # first beneath: escapes are refused
         except Escape as exc:
             raise self.escaped(target, exc, tool) from None
+        place = self.buffer_path(target)
+        if place is not None and self.buffers is not None:
+            text = self.buffers.read_text(place)
+            if text is not None and self.buffer_path(target) == place:  # not moved meanwhile
+                return text.encode("utf-8")
+        return data
 
     def escaped(self, target: Path, exc: Escape, tool: str) -> OutsideWorkspace:
         """The error of a path that a link (or ``..``) led out of the workspace."""

@@ -227,3 +227,43 @@ def test_a_read_only_jail_of_home_keeps_every_entry_read_only(
     argv = jail_argv(["sh", "-c", script], home, read_write=[grant], workspace_read_only=True)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout.splitlines() == ["refused"] * 3 + ["tmp"], done.stdout + done.stderr
+
+
+TYPE_INTO_EARLIER_SHELL = """
+(earlier,) = await shells()
+try:
+    await earlier.type("pwned\\n")
+    print("typed", await earlier.wait(10))
+except Exception as exc:
+    print("refused", "shell.type: refused in plan mode" in str(exc))
+print("logs", repr(await earlier.logs()))
+print("stopped", (await earlier.stop()).state)
+"""
+
+
+async def test_a_command_started_before_plan_mode_takes_no_typing_in_it(
+    workspace: Path, tmp_path: Path, vis_home: Path, jail_off: None
+) -> None:
+    """A command left running before ``/plan`` (found again with ``shells()``) would write
+    what it is told: typing into it is refused; reading and stopping it still work."""
+    turns = [
+        {"code": 'await shell("read line; echo $line > typed.txt")'},
+        {"text": "started"},
+        {"code": TYPE_INTO_EARLIER_SHELL},
+        {"text": "A plan."},
+    ]
+    script = _script(tmp_path / "s.yaml", turns)
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        events: list[Event] = []
+        session.subscribe(events.append)
+        await session.submit("start a command")
+        await host.commands.run(session, "/plan")
+        await session.submit("plan")
+    finally:
+        await host.close()
+    printed = [e.stdout for e in events if isinstance(e, BlockFinished)][1]
+    assert "refused True" in printed, printed
+    assert "stopped" in printed and "logs" in printed
+    assert not (workspace / "typed.txt").exists()

@@ -31,6 +31,8 @@ APPROVED = (
 ALLOWED_CHANGES = frozenset({"fold_session", "attach"})
 REFUSED_TAGS = (SymbolTag.MUTATION, SymbolTag.EXTERNAL)
 RUNS_COMMANDS = frozenset({"shell", "run_tests"})  # Vis's own tools that run the project's code
+# The handle methods that change things yet stay allowed: stopping a command only ends work.
+ALLOWED_HANDLE_METHODS = frozenset({"stop"})
 
 
 class PlanModeRefusal(PermissionError):
@@ -76,6 +78,17 @@ class PlanMode:
         return PlanModeRefusal(
             f"{name}: refused in plan mode ({name} {what}); the person asked for a plan "
             "first. Finish the plan in your answer; the person approves it to leave plan mode"
+        )
+
+    def handle_refusal(self, name: str, method: str, tag: SymbolTag) -> PlanModeRefusal | None:
+        """Why the handle method ``name`` (``shell.type``) may not run now; None when it may. A
+        command started before plan mode runs on with a writable workspace: typing into it
+        (found again with ``shells()``) would write, so a changing method is refused."""
+        if not self.active or method in ALLOWED_HANDLE_METHODS or tag not in REFUSED_TAGS:
+            return None
+        return PlanModeRefusal(
+            f"{name}: refused in plan mode ({name} may change things); the person asked for "
+            "a plan first. Reading its output (logs, wait) and stop() still work"
         )
 
     async def tell(self, session: AgentSession, turn_id: str) -> None:

@@ -260,6 +260,8 @@ def _headers(lines: list[str]) -> tuple[tuple[str, str], ...]:
     for line in lines:
         if not line:
             continue
+        if "\r" in line or "\n" in line:  # a lenient server would see a header here
+            raise _Refused(400, "a header line holds a bare CR or LF")
         name, sep, value = line.partition(":")
         if not sep or not name or name != name.strip() or any(c in name for c in " \t"):
             raise _Refused(400, "a malformed header line")
@@ -303,9 +305,10 @@ def _parse_request(head: bytes) -> tuple[NetworkRequest, int]:
     if len(lengths) > 1 or (lengths and not next(iter(lengths)).isdigit()):
         raise _Refused(400, "a malformed Content-Length")
     length = int(next(iter(lengths))) if lengths else 0
-    kept = tuple((n, v) for n, v in headers if n.lower() not in _HOP_BY_HOP)
-    if not any(n.lower() == "host" for n, _ in kept):
-        kept = (("Host", split.netloc), *kept)
+    # the server is asked for the host the policy allowed, never the request's own Host
+    # (another site on the same address): a proxy replaces it (RFC 9112, 3.2.2)
+    kept = tuple((n, v) for n, v in headers if n.lower() not in _HOP_BY_HOP | {"host"})
+    kept = (("Host", split.netloc), *kept)
     return NetworkRequest(method, "http", host, port, path, kept), length
 
 

@@ -191,3 +191,13 @@ async def test_a_bare_line_break_in_a_header_is_refused(
     )
     assert answer.startswith("HTTP/1.1 400 Vis proxy: a header line holds a bare"), answer
     assert heads == []
+
+
+async def test_the_unspecified_address_is_no_way_to_the_host(proxy: NetworkProxy) -> None:
+    """Connecting to 0.0.0.0 (or ``::``) reaches the host's own services on Linux: a filter
+    that refuses 127.0.0.1 and localhost must not be passed by writing it that way."""
+    for written in ("0.0.0.0", "[::]", "[::ffff:0.0.0.0]", "0.0.0.0."):
+        answer = await _exchange(proxy, f"CONNECT {written}:8000 HTTP/1.1\r\n\r\n".encode())
+        status = answer.split("\r\n", 1)[0]
+        assert status.startswith("HTTP/1.1 403") and "is no destination" in status, written
+    assert proxy.policy.asked == []  # type: ignore[attr-defined]

@@ -9,7 +9,9 @@ absolute ``http://`` request (every header visible; rewritten as the policy says
 answers ``403`` with the reason in the status line, which is what a client's error shows.
 A name that resolves to a loopback, link-local or otherwise special address is refused
 unless the request named that address (or ``localhost``) itself: an allowed name cannot
-lead to the host's own services or a cloud metadata endpoint.
+lead to the host's own services or a cloud metadata endpoint; 0.0.0.0 and ``::`` (which
+reach the host's own services too) are refused however written. A plain request reaches the
+server with the Host the policy allowed, never its own.
 """
 
 from __future__ import annotations
@@ -326,7 +328,12 @@ def _authority(text: str, default: int | None) -> tuple[str, int]:
     host = host.lower().rstrip(".")
     if not host or not all(c.isalnum() or c in "-._:" for c in host):
         raise _Refused(400, f"{text[:80]!r} is not a host name")
-    return _canonical(host), int(port_text)
+    host = _canonical(host)
+    if host in ("0.0.0.0", "::"):  # Linux connects it to the host's own loopback
+        raise _Refused(
+            403, f"{host} is no destination (it reaches this machine's own services); refused"
+        )
+    return host, int(port_text)
 
 
 def _canonical(host: str) -> str:

@@ -201,3 +201,15 @@ async def test_the_unspecified_address_is_no_way_to_the_host(proxy: NetworkProxy
         status = answer.split("\r\n", 1)[0]
         assert status.startswith("HTTP/1.1 403") and "is no destination" in status, written
     assert proxy.policy.asked == []  # type: ignore[attr-defined]
+
+
+async def test_a_host_name_is_asked_of_the_filters_as_it_is_resolved(proxy: NetworkProxy) -> None:
+    """A name in other letters than ASCII is resolved as its IDNA form (``exªmple.com``, the
+    byte 0xAA, is ``example.com``): a filter refusing ``example.com`` would not see it, so
+    such a name is refused; clients send the ASCII (punycode) form."""
+    assert "exªmple.com".encode("idna") == b"example.com"
+    for written in (b"ex\xaample.com", "ｅｘａｍｐｌｅ.com".encode()):
+        answer = await _exchange(proxy, b"CONNECT " + written + b":443 HTTP/1.1\r\n\r\n")
+        assert answer.startswith("HTTP/1.1 400 Vis proxy:"), (written, answer)
+        assert "ASCII" in answer.split("\r\n", 1)[0]
+    assert proxy.policy.asked == []  # type: ignore[attr-defined]

@@ -326,6 +326,8 @@ def _authority(text: str, default: int | None) -> tuple[str, int]:
     if not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise _Refused(400, f"{text[:80]!r} has no valid port")
     host = host.lower().rstrip(".")
+    if not host.isascii():  # resolved as its IDNA form: the filters would see another name
+        raise _Refused(400, f"{text[:80]!r}: write a host name in ASCII (its punycode form, xn--…)")
     if not host or not all(c.isalnum() or c in "-._:" for c in host):
         raise _Refused(400, f"{text[:80]!r} is not a host name")
     host = _canonical(host)

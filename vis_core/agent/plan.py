@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from vis_core.events import UserContext
@@ -46,11 +46,13 @@ class PlanMode:
         """``save``: keeps the state with the session (a resumed session still plans)."""
         self.active = active
         self._save = save
-        self._followers: list[Callable[[bool], None]] = []
+        self._followers: list[Callable[[bool], Awaitable[None] | None]] = []
+        self._pending: list[Awaitable[None]] = []  # followers' work the next turn waits for
         self._left = False  # the next request says plan mode ended (once)
 
-    def follow(self, follower: Callable[[bool], None]) -> None:
-        """Call ``follower(active)`` at each change (the sandbox restarts read-only)."""
+    def follow(self, follower: Callable[[bool], Awaitable[None] | None]) -> None:
+        """Call ``follower(active)`` at each change (the sandbox stops its writable child);
+        what it returns to wait for is done before the next turn begins."""
         self._followers.append(follower)
 
     def set(self, active: bool, *, told: bool = False) -> bool:
@@ -63,7 +65,9 @@ class PlanMode:
         if self._save is not None:
             self._save(active)
         for follower in self._followers:
-            follower(active)
+            pending = follower(active)
+            if pending is not None:
+                self._pending.append(pending)
         return True
 
     def refusal(self, name: str, tag: SymbolTag, owner: str) -> PlanModeRefusal | None:
@@ -93,7 +97,10 @@ class PlanMode:
 
     async def tell(self, session: AgentSession, turn_id: str) -> None:
         """Join the plan-mode note (or, once, the note that it ended) to turn ``turn_id``'s
-        request."""
+        request, once what entering or leaving it started is done."""
+        pending, self._pending = self._pending, []
+        for work in pending:
+            await work
         text = PLANNING_NOTE if self.active else LEFT_NOTE if self._left else None
         self._left = False
         if text is not None:

@@ -193,6 +193,20 @@ async def test_a_bare_line_break_in_a_header_is_refused(
     assert heads == []
 
 
+async def test_a_method_with_a_line_break_or_tab_is_refused(
+    proxy: NetworkProxy, recorder: tuple[int, list[bytes]]
+) -> None:
+    """The method is forwarded as written: a lone CR in it would end the request line early
+    for a lenient server (the rest read as another request or header)."""
+    port, heads = recorder
+    for method in ("GET\rX", "GET\tX", "get"):
+        answer = await _exchange(
+            proxy, f"{method} http://127.0.0.1:{port}/ HTTP/1.1\r\n\r\n".encode()
+        )
+        assert answer.startswith("HTTP/1.1 400 Vis proxy:") and "not an HTTP method" in answer
+    assert heads == []
+
+
 async def test_the_unspecified_address_is_no_way_to_the_host(proxy: NetworkProxy) -> None:
     """Connecting to 0.0.0.0 (or ``::``) reaches the host's own services on Linux: a filter
     that refuses 127.0.0.1 and localhost must not be passed by writing it that way."""

@@ -21,6 +21,7 @@ import contextlib
 import ipaddress
 import logging
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -40,6 +41,7 @@ ANSWER_TIMEOUT = 300.0  # seconds a server has to start its answer
 MAX_CONNECTIONS = 128  # at once, per session: the jail cannot exhaust Vis's descriptors
 # metadata endpoints that are not link-local: AWS's over IPv6, Alibaba's
 _METADATA = frozenset({"fd00:ec2::254", "100.100.100.200"})
+_METHOD = re.compile(r"[A-Z][A-Z-]{0,31}")
 CONNECT_TIMEOUT = 15.0  # seconds to reach the destination
 _HOP_BY_HOP = frozenset(
     {
@@ -284,6 +286,8 @@ def _parse_request(head: bytes) -> tuple[NetworkRequest, int]:
     if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
         raise _Refused(400, "not an HTTP/1.x proxy request")
     method, target, _version = parts
+    if not _METHOD.fullmatch(method):  # forwarded as written: a lone CR or tab would split it
+        raise _Refused(400, f"{method[:20]!r} is not an HTTP method")
     headers = _headers(rest)
     if method == "CONNECT":
         host, port = _authority(target, None)

@@ -197,7 +197,9 @@ def _follow_drafts(
 ) -> None:
     """Everything that acts on "the workspace" moves with the session into and out of its
     draft: extension callbacks and workers, host tools and shells, the invoker's call
-    contexts, the sandbox's child (from its next block) and the /undo checkpoints."""
+    contexts, the sandbox's child (from its next block) and the /undo checkpoints. Entering a
+    draft stops the commands still running in the live workspace, so that nothing the
+    session started writes there any more."""
 
     def move(workspace: Path, project_root: Path) -> None:
         kit.move_to(workspace, project_root)
@@ -210,8 +212,12 @@ def _follow_drafts(
             session.checkpoints.move_to(workspace)
         session.moved()
 
+    async def stop_live_commands(_old_root: Path, _new_root: Path) -> None:
+        await tool_context.shells.stop_running()  # each started in the live workspace
+
     drafts.add_mover(move)
     drafts.add_follower(sandbox.follow_now)  # the rest of a running block: the draft only
+    drafts.add_follower(stop_live_commands)
 
 
 def _tool_context(

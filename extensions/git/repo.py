@@ -205,7 +205,17 @@ def parse_diff(root: str, target: str, output: str) -> GitDiff:
     return GitDiff(root, target, tuple(files))
 
 
+def _ref(ref: str) -> str:
+    """``ref`` as git takes it, refused when git would read it as an option
+    (``--output=FILE`` writes a file)."""
+    if not isinstance(ref, str) or ref.startswith("-"):
+        raise ValueError(f"{ref!r} is not a ref; name a branch, tag or commit (HEAD~1, main)")
+    return ref
+
+
 def diff(workspace: Path, path: str | None, staged: bool, ref: str | None) -> GitDiff:
+    if ref:
+        _ref(ref)
     root = repo_root(workspace)
     args = ["diff", "--no-ext-diff", "--no-color"]
     if staged:
@@ -272,7 +282,7 @@ def log(workspace: Path, path: str | None, limit: int, ref: str) -> GitLog:
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         raise ValueError(f"limit must be a positive whole number, got {limit!r}")
     root = repo_root(workspace)
-    args = ["log", f"--format={_LOG_FORMAT}", "-n", str(limit + 1), ref, "--"]
+    args = ["log", f"--format={_LOG_FORMAT}", "-n", str(limit + 1), _ref(ref), "--"]
     if path:
         args.append(str((workspace / path).resolve()))
     try:

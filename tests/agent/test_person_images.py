@@ -77,6 +77,27 @@ def test_an_image_above_the_cap_is_downscaled_under_it() -> None:
     assert max(image.width, image.height) <= 1500 and image.width > image.height
 
 
+def _gif_claiming_one_pixel(frame: tuple[int, int], size: int) -> bytes:
+    """A GIF whose screen header says 1x1 while its first frame is ``frame`` (Pillow grows
+    the image to the frame), padded with a comment to ``size`` bytes; its data is cut."""
+    head = b"GIF89a" + struct.pack("<HHBBB", 1, 1, 0, 0, 0) + b"\x21\xfe"
+    frame_part = b"," + struct.pack("<HHHHB", 0, 0, *frame, 0) + b"\x02\x02\x4c\x01\x00;"
+    pad = size - len(head) - len(frame_part) - 1
+    blocks = b"".join(b"\xff" + b"x" * 255 for _ in range(pad // 256))
+    return head + blocks + b"\x00" + frame_part
+
+
+@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")
+def test_an_image_whose_header_understates_its_pixels_is_refused_before_decoding() -> None:
+    """The pixel cap holds for the size the decoder would build, not only the header's: a
+    GIF that says 1x1 but holds a 12000x12000 frame is refused before any pixel is made."""
+    frame = (12000, 12000)  # 144 M pixels: under Pillow's own refusal (179 M), over the cap
+    data = _gif_claiming_one_pixel(frame, MAX_IMAGE_BYTES + 4096)
+    assert sniff(data) == ("image/gif", 1, 1) and len(data) > MAX_IMAGE_BYTES
+    with pytest.raises(ImageTooLarge, match=f"{frame[0]}×{frame[1]} pixels, too many"):
+        checked_image("bomb.gif", data)
+
+
 async def test_an_at_image_goes_with_every_request_and_after_a_resume(
     workspace: Path, tmp_path: Path
 ) -> None:

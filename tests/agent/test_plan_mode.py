@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 from pathlib import Path
@@ -227,3 +228,83 @@ def test_a_read_only_jail_of_home_keeps_every_entry_read_only(
     argv = jail_argv(["sh", "-c", script], home, read_write=[grant], workspace_read_only=True)
     done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
     assert done.stdout.splitlines() == ["refused"] * 3 + ["tmp"], done.stdout + done.stderr
+
+
+TYPE_INTO_EARLIER_SHELL = """
+(earlier,) = await shells()
+try:
+    await earlier.type("pwned\\n")
+    print("typed", await earlier.wait(10))
+except Exception as exc:
+    print("refused", "shell.type: refused in plan mode" in str(exc))
+print("logs", repr(await earlier.logs()))
+print("stopped", (await earlier.stop()).state)
+"""
+
+
+async def test_a_command_started_before_plan_mode_takes_no_typing_in_it(
+    workspace: Path, tmp_path: Path, vis_home: Path, jail_off: None
+) -> None:
+    """A command left running before ``/plan`` (found again with ``shells()``) would write
+    what it is told: typing into it is refused; reading and stopping it still work."""
+    turns = [
+        {"code": 'await shell("read line; echo $line > typed.txt")'},
+        {"text": "started"},
+        {"code": TYPE_INTO_EARLIER_SHELL},
+        {"text": "A plan."},
+    ]
+    script = _script(tmp_path / "s.yaml", turns)
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        events: list[Event] = []
+        session.subscribe(events.append)
+        await session.submit("start a command")
+        await host.commands.run(session, "/plan")
+        await session.submit("plan")
+    finally:
+        await host.close()
+    printed = [e.stdout for e in events if isinstance(e, BlockFinished)][1]
+    assert "refused True" in printed, printed
+    assert "stopped" in printed and "logs" in printed
+    assert not (workspace / "typed.txt").exists()
+
+
+LEAVE_A_WRITER = """
+import os, threading
+os.mkfifo("fifo")
+def write_later():
+    with open("fifo") as told:
+        open("late.txt", "w").write(told.read())
+threading.Thread(target=write_later, daemon=True).start()
+"""
+
+
+@jailed
+async def test_a_thread_left_in_the_sandbox_stops_when_plan_mode_begins(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    """A block can leave a thread (or a task) in its writable sandbox; the session then
+    plans without running a block: that sandbox is stopped when plan mode begins, not at the
+    next block, so nothing it left writes while the session plans."""
+    (vis_home / "config.toml").write_text("jail = true\n")
+    turns = [{"code": LEAVE_A_WRITER}, {"text": "left"}, {"text": "A plan."}]
+    script = _script(tmp_path / "s.yaml", turns)
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        await session.submit("leave a thread")
+        await host.commands.run(session, "/plan")
+        await session.submit("plan")
+        assert session.plan.active
+        try:  # the thread waits for a writer: it is there only if its process still runs
+            told = os.open(workspace / "fifo", os.O_WRONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            assert exc.errno == errno.ENXIO  # no reader: the writable sandbox is gone
+        else:
+            os.write(told, b"written while planning")
+            os.close(told)
+            pytest.fail("the writable sandbox still ran while the session planned")
+    finally:
+        await host.close()
+    assert not (workspace / "late.txt").exists()

@@ -494,3 +494,34 @@ async def test_run_tests_in_a_draft_uses_the_workspaces_ignored_environment(
         assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
     finally:
         await host.close()
+
+
+async def test_a_command_started_before_draft_create_writes_no_more_in_the_live_tree(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A shell command started in the live workspace runs in a jail (or none) of its own,
+    which the draft does not move: entering the draft stops it, so that it cannot write
+    there afterwards (here: told to, through its input)."""
+    repo = make_repo(workspace)
+    code = (
+        'h = await shell("read line; echo $line > typed.txt")\n'
+        'await draft_create("now")\n'
+        "try:\n"
+        '    await h.type("late\\n")\n'
+        "except RuntimeError as exc:\n"
+        '    print("refused", "has exited" in str(exc))\n'
+        "print((await h.wait(10)).state)\n"
+    )
+    host = await _open(repo, _script(tmp_path, {"code": code}, {"text": "done"}))
+    seen: list[Event] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(seen.append)
+        await session.submit("go")
+    finally:
+        await host.close()
+    block = next(e for e in seen if isinstance(e, BlockFinished))
+    assert block.error is None, block
+    assert block.stdout.split()[:2] == ["refused", "True"], block.stdout
+    assert not (repo / "typed.txt").exists()
+    assert git(repo, "status", "--porcelain") == ""

@@ -184,3 +184,15 @@ async def test_a_session_runs_git_status_in_its_worker_through_vis_git(
     finally:
         await host.close()
     assert not marker.exists()  # the repository's fsmonitor program never ran
+
+
+@pytest.mark.parametrize("tool", ["git.diff", "git.log"])
+def test_a_ref_is_never_read_as_an_option(
+    repo: Path, tmp_path: Path, tools: dict[str, HostTool], tool: str
+) -> None:
+    """``ref="--output=FILE"`` would make git write a file (also in plan mode, also outside
+    the workspace with the jail off): a ref that starts with ``-`` is refused."""
+    target = tmp_path / "written.txt"
+    with pytest.raises(ValueError, match="is not a ref"):
+        tools[tool].fn(ref=f"--output={target}")
+    assert not target.exists()

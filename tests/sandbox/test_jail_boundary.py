@@ -671,3 +671,30 @@ def test_a_root_only_file_gone_since_the_scan_does_not_stop_the_jail(workspace: 
     )
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert done.stdout.strip() == "started", (done.stdout, done.stderr)
+
+
+@jailed
+@pytest.mark.parametrize("protected", [".git/config", ".git/hooks/pre-commit", ".vis/x.toml"])
+def test_a_hard_link_made_earlier_does_not_open_a_protected_file(
+    tmp_path: Path, protected: str
+) -> None:
+    """A hard link made before the jail (an unpacked archive, a session with the jail off)
+    gives a protected file a second, writable name: the jail binds paths, not files, so it
+    refuses to start and names the file, instead of letting ``.git/config`` be written."""
+    from vis_core.jail_check import JailUnavailable
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    (repo / ".vis").mkdir()
+    target = repo / protected
+    target.parent.mkdir(exist_ok=True)
+    if not target.exists():
+        target.write_text("[core]\n")
+    before = target.read_text()
+    os.link(target, repo / "notes.txt")
+    with pytest.raises(JailUnavailable, match=f"{target} has another name"):
+        jail_argv(["sh", "-c", "echo '[core] fsmonitor = evil' >> notes.txt"], repo)
+    assert target.read_text() == before
+    os.unlink(repo / "notes.txt")
+    jail_argv(["true"], repo)  # one name again: the jail starts

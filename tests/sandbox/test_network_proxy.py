@@ -139,3 +139,91 @@ def test_allowed_hosts_entries() -> None:
         check_value("network_allowed_hosts", "pypi.org, http://evil/")
     with pytest.raises(ValueError, match="port must be a number"):
         check_value("network_allowed_hosts", "pypi.org:99999")
+
+
+@pytest.fixture
+async def recorder() -> AsyncIterator[tuple[int, list[bytes]]]:
+    """A server on loopback that keeps the head of each request it receives, raw."""
+    heads: list[bytes] = []
+
+    async def serve(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        heads.append(await reader.readuntil(b"\r\n\r\n"))
+        writer.write(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
+        await writer.drain()
+        writer.close()
+
+    server = await asyncio.start_server(serve, "127.0.0.1", 0)
+    yield server.sockets[0].getsockname()[1], heads
+    server.close()
+
+
+async def test_the_host_a_filter_sees_is_the_host_the_server_is_asked_for(
+    proxy: NetworkProxy, recorder: tuple[int, list[bytes]]
+) -> None:
+    """A request's own Host header (another site on the same server, a CDN's tenant) never
+    reaches the server in place of the address the filter allowed (RFC 9112, 3.2.2)."""
+    port, heads = recorder
+    answer = await _exchange(
+        proxy,
+        f"GET http://127.0.0.1:{port}/ HTTP/1.1\r\nHost: internal.example\r\n"
+        "host: other.example\r\n\r\n".encode(),
+    )
+    assert answer.startswith("HTTP/1.1 200"), answer
+    (head,) = heads
+    assert [line for line in head.lower().split(b"\r\n") if line.startswith(b"host:")] == [
+        f"host: 127.0.0.1:{port}".encode()
+    ]
+    (asked,) = proxy.policy.asked  # type: ignore[attr-defined]
+    assert [v for n, v in asked.headers if n.lower() == "host"] == [f"127.0.0.1:{port}"]
+
+
+@pytest.mark.parametrize("smuggled", ["X-A: a\nTransfer-Encoding: chunked", "X-A: a\rHost: evil"])
+async def test_a_bare_line_break_in_a_header_is_refused(
+    proxy: NetworkProxy, recorder: tuple[int, list[bytes]], smuggled: str
+) -> None:
+    """A lone LF or CR would end the line for a lenient server: a header the proxy (and the
+    filters) never saw, such as a second body framing, would reach it."""
+    port, heads = recorder
+    answer = await _exchange(
+        proxy,
+        f"POST http://127.0.0.1:{port}/ HTTP/1.1\r\n{smuggled}\r\nContent-Length: 5\r\n\r\n"
+        "0\r\n\r\n".encode(),
+    )
+    assert answer.startswith("HTTP/1.1 400 Vis proxy: a header line holds a bare"), answer
+    assert heads == []
+
+
+async def test_a_method_with_a_line_break_or_tab_is_refused(
+    proxy: NetworkProxy, recorder: tuple[int, list[bytes]]
+) -> None:
+    """The method is forwarded as written: a lone CR in it would end the request line early
+    for a lenient server (the rest read as another request or header)."""
+    port, heads = recorder
+    for method in ("GET\rX", "GET\tX", "get"):
+        answer = await _exchange(
+            proxy, f"{method} http://127.0.0.1:{port}/ HTTP/1.1\r\n\r\n".encode()
+        )
+        assert answer.startswith("HTTP/1.1 400 Vis proxy:") and "not an HTTP method" in answer
+    assert heads == []
+
+
+async def test_the_unspecified_address_is_no_way_to_the_host(proxy: NetworkProxy) -> None:
+    """Connecting to 0.0.0.0 (or ``::``) reaches the host's own services on Linux: a filter
+    that refuses 127.0.0.1 and localhost must not be passed by writing it that way."""
+    for written in ("0.0.0.0", "[::]", "[::ffff:0.0.0.0]", "0.0.0.0."):
+        answer = await _exchange(proxy, f"CONNECT {written}:8000 HTTP/1.1\r\n\r\n".encode())
+        status = answer.split("\r\n", 1)[0]
+        assert status.startswith("HTTP/1.1 403") and "is no destination" in status, written
+    assert proxy.policy.asked == []  # type: ignore[attr-defined]
+
+
+async def test_a_host_name_is_asked_of_the_filters_as_it_is_resolved(proxy: NetworkProxy) -> None:
+    """A name in other letters than ASCII is resolved as its IDNA form (``exªmple.com``, the
+    byte 0xAA, is ``example.com``): a filter refusing ``example.com`` would not see it, so
+    such a name is refused; clients send the ASCII (punycode) form."""
+    assert "exªmple.com".encode("idna") == b"example.com"
+    for written in (b"ex\xaample.com", "ｅｘａｍｐｌｅ.com".encode()):
+        answer = await _exchange(proxy, b"CONNECT " + written + b":443 HTTP/1.1\r\n\r\n")
+        assert answer.startswith("HTTP/1.1 400 Vis proxy:"), (written, answer)
+        assert "ASCII" in answer.split("\r\n", 1)[0]
+    assert proxy.policy.asked == []  # type: ignore[attr-defined]

@@ -168,3 +168,24 @@ async def test_turned_off_images_say_so(
         block = await _expanded_image(app, pilot, _events("s", ActivityImage("plot.png")))
         assert block.image is None
         assert block.reason == "images are turned off by VIS_GRAPHICS=off"
+
+
+@pytest.mark.filterwarnings("ignore::PIL.Image.DecompressionBombWarning")
+def test_an_image_of_too_many_pixels_is_not_decoded(tmp_path: Path) -> None:
+    """A small file can hold a huge picture (a PNG of 12000x12000 zeros is ~150 kB, an image
+    ``attach()`` shows): it is refused by its size before a pixel is decoded."""
+    import struct
+    import zlib
+
+    from vis_tui.widgets.blocks.image import load_picture
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    header = struct.pack(">IIBBBBB", 12000, 12000, 8, 0, 0, 0, 0)
+    data = chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(b"\x00" * 12001))
+    path = tmp_path / "bomb.png"  # one row of data: a decode fails (cut), after allocating
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + data + chunk(b"IEND", b""))
+    with pytest.raises(ValueError, match="12000×12000 pixels, too many to show"):
+        load_picture(path, (800, 600))

@@ -205,6 +205,9 @@ class ToolInvoker:
         )
 
         async def run() -> Any:  # on the loop, as the handle's own methods expect
+            refused = self._plan.handle_refusal(tool.name, method, tool.tag) if self._plan else None
+            if refused is not None:
+                raise refused
             value = tool.fn(*call.args, **call.kwargs)
             return await value if inspect.isawaitable(value) else value
 

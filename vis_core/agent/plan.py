@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
 from vis_core.events import UserContext
@@ -31,6 +31,8 @@ APPROVED = (
 ALLOWED_CHANGES = frozenset({"fold_session", "attach"})
 REFUSED_TAGS = (SymbolTag.MUTATION, SymbolTag.EXTERNAL)
 RUNS_COMMANDS = frozenset({"shell", "run_tests"})  # Vis's own tools that run the project's code
+# The handle methods that change things yet stay allowed: stopping a command only ends work.
+ALLOWED_HANDLE_METHODS = frozenset({"stop"})
 
 
 class PlanModeRefusal(PermissionError):
@@ -44,11 +46,13 @@ class PlanMode:
         """``save``: keeps the state with the session (a resumed session still plans)."""
         self.active = active
         self._save = save
-        self._followers: list[Callable[[bool], None]] = []
+        self._followers: list[Callable[[bool], Awaitable[None] | None]] = []
+        self._pending: list[Awaitable[None]] = []  # followers' work the next turn waits for
         self._left = False  # the next request says plan mode ended (once)
 
-    def follow(self, follower: Callable[[bool], None]) -> None:
-        """Call ``follower(active)`` at each change (the sandbox restarts read-only)."""
+    def follow(self, follower: Callable[[bool], Awaitable[None] | None]) -> None:
+        """Call ``follower(active)`` at each change (the sandbox stops its writable child);
+        what it returns to wait for is done before the next turn begins."""
         self._followers.append(follower)
 
     def set(self, active: bool, *, told: bool = False) -> bool:
@@ -61,7 +65,9 @@ class PlanMode:
         if self._save is not None:
             self._save(active)
         for follower in self._followers:
-            follower(active)
+            pending = follower(active)
+            if pending is not None:
+                self._pending.append(pending)
         return True
 
     def refusal(self, name: str, tag: SymbolTag, owner: str) -> PlanModeRefusal | None:
@@ -78,9 +84,23 @@ class PlanMode:
             "first. Finish the plan in your answer; the person approves it to leave plan mode"
         )
 
+    def handle_refusal(self, name: str, method: str, tag: SymbolTag) -> PlanModeRefusal | None:
+        """Why the handle method ``name`` (``shell.type``) may not run now; None when it may. A
+        command started before plan mode runs on with a writable workspace: typing into it
+        (found again with ``shells()``) would write, so a changing method is refused."""
+        if not self.active or method in ALLOWED_HANDLE_METHODS or tag not in REFUSED_TAGS:
+            return None
+        return PlanModeRefusal(
+            f"{name}: refused in plan mode ({name} may change things); the person asked for "
+            "a plan first. Reading its output (logs, wait) and stop() still work"
+        )
+
     async def tell(self, session: AgentSession, turn_id: str) -> None:
         """Join the plan-mode note (or, once, the note that it ended) to turn ``turn_id``'s
-        request."""
+        request, once what entering or leaving it started is done."""
+        pending, self._pending = self._pending, []
+        for work in pending:
+            await work
         text = PLANNING_NOTE if self.active else LEFT_NOTE if self._left else None
         self._left = False
         if text is not None:

@@ -179,8 +179,15 @@ def downscaled(name: str, data: bytes, pixels: int) -> PersonImage:
 
     try:
         with Image.open(io.BytesIO(data)) as source:
+            width, height = source.size  # what the decoder builds: a header can say less
+            if width * height > MAX_SOURCE_PIXELS:
+                raise _too_large(
+                    name, len(data), f"its {width}×{height} pixels, too many to downscale"
+                )
             source.load()
             picture = source.convert("RGBA" if _has_alpha(source) else "RGB")
+    except ImageTooLarge:
+        raise
     except (OSError, ValueError, UnidentifiedImageError, Image.DecompressionBombError) as exc:
         raise _too_large(name, len(data), f"it could not be downscaled ({exc})") from None
     edge = min(max(picture.size), DOWNSCALE_EDGE)

@@ -311,17 +311,33 @@ class Sandbox:
         self._moved = True
         self._move_reason = None
 
-    def set_read_only(self, read_only: bool) -> None:
+    def set_read_only(self, read_only: bool) -> asyncio.Task[None] | None:
         """Plan mode began or ended: the next block runs in a new child whose jail shows the
-        workspace read-only (or writable again), its namespace restored from the snapshot."""
-        if read_only != self.read_only:
-            self.read_only = read_only
-            self._moved = True
-            self._move_reason = (
-                "switched to plan mode (the workspace is read-only)"
-                if read_only
-                else "left plan mode (the workspace is writable)"
-            )
+        workspace read-only (or writable again), its namespace restored from the snapshot.
+        Entering plan mode stops the writable child now (a thread or task a block left in it
+        would write on while the session plans); the task returned ends when it has."""
+        if read_only == self.read_only:
+            return None
+        self.read_only = read_only
+        self._moved = True
+        self._move_reason = (
+            "switched to plan mode (the workspace is read-only)"
+            if read_only
+            else "left plan mode (the workspace is writable)"
+        )
+        proc = self._proc
+        if not read_only or proc is None or proc.returncode is not None:
+            return None
+        return self._spawn(self._stop_now(self._move_reason))
+
+    async def _stop_now(self, reason: str) -> None:
+        async with self._lock:
+            proc = self._proc
+            if proc is None or proc.returncode is not None:
+                return
+            self._kill_reason = reason
+            self._kill_group(proc)
+            self._on_exit(proc, await proc.wait())
 
     async def follow_now(self, old_root: Path, new_root: Path) -> None:
         """The session entered a draft (``new_root``) while a block may be running: with the

@@ -59,6 +59,43 @@ def protected_files(folder: Path) -> list[Path]:
 
 
 SMALL_FILE_BYTES = 64 << 10  # a .git file or commondir: a line of text
+LINK_SCAN_LIMIT = 2_000  # entries of the protected folders looked at for hard links, per jail
+
+
+def _checked_for_links(path: Path, limit: int = LINK_SCAN_LIMIT) -> list[Path]:
+    """The files of the protected ``path`` whose second name would let a write reach them: the
+    file itself, a git folder's ``config`` and hooks, up to ``limit`` entries of another
+    folder (``.vis/``, ``.claude/``); links are not followed."""
+    if path.is_symlink() or not path.is_dir():
+        return [path]
+    if (path / "HEAD").is_file():  # a git folder: what the person's own git runs
+        hooks = path / "hooks"
+        names = sorted(os.listdir(hooks)) if hooks.is_dir() and not hooks.is_symlink() else []
+        return [path / "config", *(hooks / n for n in names[:limit])]
+    found: list[Path] = []
+    for folder, dirs, files in os.walk(path):
+        found += [Path(folder) / n for n in files]
+        if len(found) + len(dirs) >= limit:
+            break
+    return found[:limit]
+
+
+def refuse_hard_links(protected: Sequence[Path]) -> None:
+    """Raise :class:`JailUnavailable` when a protected file has another name (a hard link
+    made before the jail: an unpacked archive, a session with the jail off): the jail keeps
+    paths read-only, so a write through the other name would change the file."""
+    for path in protected:
+        for file in _checked_for_links(path):
+            try:
+                info = os.lstat(file)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+                raise JailUnavailable(
+                    f"{file} has another name (a hard link, {info.st_nlink} names in all), "
+                    "through which the jail could not keep it read-only. Give it a file of "
+                    f"its own (cp -p '{file}' /tmp/x && mv /tmp/x '{file}'), then try again."
+                )
 
 
 def git_dirs_elsewhere(folder: Path) -> list[Path]:
@@ -280,6 +317,7 @@ def jail_argv(
         if path not in holding:
             args += ["--ro-bind", str(path), str(path)]
     for folder in sorted(folders):
+        refuse_hard_links(protected_files(folder))
         for path in protected_files(folder):
             real = path.resolve()
             if _under(real, folders):  # a link elsewhere points at read-only ground already

@@ -9,7 +9,9 @@ absolute ``http://`` request (every header visible; rewritten as the policy says
 answers ``403`` with the reason in the status line, which is what a client's error shows.
 A name that resolves to a loopback, link-local or otherwise special address is refused
 unless the request named that address (or ``localhost``) itself: an allowed name cannot
-lead to the host's own services or a cloud metadata endpoint.
+lead to the host's own services or a cloud metadata endpoint; 0.0.0.0 and ``::`` (which
+reach the host's own services too) are refused however written. A plain request reaches the
+server with the Host the policy allowed, never its own.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ import contextlib
 import ipaddress
 import logging
 import os
+import re
 import shutil
 import socket
 import tempfile
@@ -38,6 +41,7 @@ ANSWER_TIMEOUT = 300.0  # seconds a server has to start its answer
 MAX_CONNECTIONS = 128  # at once, per session: the jail cannot exhaust Vis's descriptors
 # metadata endpoints that are not link-local: AWS's over IPv6, Alibaba's
 _METADATA = frozenset({"fd00:ec2::254", "100.100.100.200"})
+_METHOD = re.compile(r"[A-Z][A-Z-]{0,31}")
 CONNECT_TIMEOUT = 15.0  # seconds to reach the destination
 _HOP_BY_HOP = frozenset(
     {
@@ -260,6 +264,8 @@ def _headers(lines: list[str]) -> tuple[tuple[str, str], ...]:
     for line in lines:
         if not line:
             continue
+        if "\r" in line or "\n" in line:  # a lenient server would see a header here
+            raise _Refused(400, "a header line holds a bare CR or LF")
         name, sep, value = line.partition(":")
         if not sep or not name or name != name.strip() or any(c in name for c in " \t"):
             raise _Refused(400, "a malformed header line")
@@ -280,6 +286,8 @@ def _parse_request(head: bytes) -> tuple[NetworkRequest, int]:
     if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
         raise _Refused(400, "not an HTTP/1.x proxy request")
     method, target, _version = parts
+    if not _METHOD.fullmatch(method):  # forwarded as written: a lone CR or tab would split it
+        raise _Refused(400, f"{method[:20]!r} is not an HTTP method")
     headers = _headers(rest)
     if method == "CONNECT":
         host, port = _authority(target, None)
@@ -303,9 +311,10 @@ def _parse_request(head: bytes) -> tuple[NetworkRequest, int]:
     if len(lengths) > 1 or (lengths and not next(iter(lengths)).isdigit()):
         raise _Refused(400, "a malformed Content-Length")
     length = int(next(iter(lengths))) if lengths else 0
-    kept = tuple((n, v) for n, v in headers if n.lower() not in _HOP_BY_HOP)
-    if not any(n.lower() == "host" for n, _ in kept):
-        kept = (("Host", split.netloc), *kept)
+    # the server is asked for the host the policy allowed, never the request's own Host
+    # (another site on the same address): a proxy replaces it (RFC 9112, 3.2.2)
+    kept = tuple((n, v) for n, v in headers if n.lower() not in _HOP_BY_HOP | {"host"})
+    kept = (("Host", split.netloc), *kept)
     return NetworkRequest(method, "http", host, port, path, kept), length
 
 
@@ -321,9 +330,16 @@ def _authority(text: str, default: int | None) -> tuple[str, int]:
     if not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise _Refused(400, f"{text[:80]!r} has no valid port")
     host = host.lower().rstrip(".")
+    if not host.isascii():  # resolved as its IDNA form: the filters would see another name
+        raise _Refused(400, f"{text[:80]!r}: write a host name in ASCII (its punycode form, xn--…)")
     if not host or not all(c.isalnum() or c in "-._:" for c in host):
         raise _Refused(400, f"{text[:80]!r} is not a host name")
-    return _canonical(host), int(port_text)
+    host = _canonical(host)
+    if host in ("0.0.0.0", "::"):  # Linux connects it to the host's own loopback
+        raise _Refused(
+            403, f"{host} is no destination (it reaches this machine's own services); refused"
+        )
+    return host, int(port_text)
 
 
 def _canonical(host: str) -> str:

@@ -421,6 +421,12 @@ class ShellManager:
             if handle.running:
                 handle.left_running = True
 
+    async def stop_running(self) -> None:
+        """Stop every command still running (the session entered a draft: what it started in
+        the live workspace must not write there any more)."""
+        running = [h for h in self.handles.values() if h.running]
+        await asyncio.gather(*(h.stop() for h in running), return_exceptions=True)
+
     async def ended_in_background(self) -> list[ShellHandle]:
         """Commands left running that ended since and whose end the model has not read; each
         is returned once (its output drained)."""

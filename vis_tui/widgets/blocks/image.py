@@ -20,6 +20,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from vis_core.model.activity import ActivityImage
+from vis_core.model.images import MAX_SOURCE_PIXELS
 from vis_tui.widgets.blocks.registry import BlockContext
 from vis_tui.widgets.paths import PathChip
 
@@ -140,6 +141,8 @@ def load_picture(path: Path, limit: tuple[int, int]) -> tuple[tuple[int, int], A
 
     with PILImage.open(path) as opened:
         natural = opened.size
+        if natural[0] * natural[1] > MAX_SOURCE_PIXELS:  # a small file can hold a huge picture
+            raise ValueError(f"{natural[0]}×{natural[1]} pixels, too many to show")
         opened.draft("RGB", limit)  # JPEG decodes straight at a smaller scale
         picture = opened.convert(
             "RGBA" if "A" in opened.getbands() or "transparency" in opened.info else "RGB"

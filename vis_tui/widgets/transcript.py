@@ -278,7 +278,7 @@ class Transcript(SteadyScroll, can_focus=False):
             folds = list(full.query(FoldRow))
             fold = folds[int(message.record_id[len(FOLD_HIT) :])]  # type: ignore[index]
             self.screen.set_focus(fold, scroll_visible=False)
-            fold.action_toggle()
+            fold.action_open_close()
             await view.remove()
             return
         record_id = message.record_id or ""
@@ -287,7 +287,7 @@ class Transcript(SteadyScroll, can_focus=False):
             block = full.blocks.get(record_id[len(BLOCK_HIT) :])
             if block is not None:
                 self.screen.set_focus(block, scroll_visible=False)
-                block.action_toggle()
+                block.action_open_close()
             await view.remove()
             return
         if row is None:  # reached by the keyboard: the first (or, going back, last) stop
@@ -298,7 +298,7 @@ class Transcript(SteadyScroll, can_focus=False):
         if row is not None:
             self.screen.set_focus(row, scroll_visible=False)  # now: the view goes next
             if message.record_id is not None and isinstance(row, ActivityRow):
-                row.action_toggle()
+                row.action_open_close()
             else:
                 self.call_after_refresh(row.scroll_visible, animate=False)
         await view.remove()

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -29,3 +32,23 @@ def jail_off(vis_home: Path) -> None:
     """The jail off in this test's VIS_HOME (``jail = false`` in config.toml): for tests of
     what happens without it (the jail is on by default where bubblewrap works)."""
     (vis_home / "config.toml").write_text("jail = false\n")
+
+
+@pytest.fixture(autouse=True)
+def shared_dataclass_code(
+    vis_home: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """The ``vis`` processes of the run share one dataclass code cache, as a person's runs do
+    (it lives in ``$VIS_HOME/cache``, new for each test): the first one kept is linked into
+    each later test's home (a process that adds to it replaces its own link, not the file)."""
+    from vis_core.codegen_cache import cache_files
+
+    [mine] = cache_files({"VIS_HOME": str(vis_home)})
+    shared = tmp_path_factory.getbasetemp() / mine.name
+    if shared.is_file():
+        mine.parent.mkdir(mode=0o700, exist_ok=True)
+        os.link(shared, mine)
+    yield
+    if not shared.exists() and mine.is_file():
+        with contextlib.suppress(OSError):  # another test's got there first
+            os.link(mine, shared)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import marshal
+import os
 import subprocess
 import sys
 import textwrap
@@ -84,9 +85,13 @@ CHILD = textwrap.dedent(
 )
 
 
-def run(*caches: Path) -> dict:
+def run(*caches: Path, env: dict[str, str] | None = None) -> dict:
     out = subprocess.run(
-        [sys.executable, "-c", CHILD, *map(str, caches)], capture_output=True, text=True, check=True
+        [sys.executable, "-c", CHILD, *map(str, caches)],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=env,
     )
     return json.loads(out.stdout)
 
@@ -140,12 +145,24 @@ def test_the_next_place_is_used_when_the_first_cannot_be_written(tmp_path: Path)
     assert run(first, second)["compiled_ours"] == 0
 
 
-def test_the_default_places_are_beside_the_bytecode_then_vis_home(tmp_path: Path) -> None:
+def test_the_cache_is_written_to_vis_home_never_into_the_installed_package(
+    tmp_path: Path,
+) -> None:
     from vis_core import codegen_cache
 
-    beside, home = codegen_cache.cache_files({"VIS_HOME": str(tmp_path)})
-    assert beside.parent == Path(codegen_cache.__file__).resolve().parent / "__pycache__"
-    assert home.parent == tmp_path / "cache" and home.name == beside.name
+    package = Path(codegen_cache.__file__).resolve().parent
+
+    def kept_in_package() -> dict[Path, int]:
+        return {p: p.stat().st_ino for p in package.rglob("dataclass-code.*")}
+
+    before = kept_in_package()  # an older Vis may have left one there
+    home = tmp_path / "home"
+    result = run(env={**os.environ, "VIS_HOME": str(home)})  # the default place
+    expected_behaviour(result)
+    [written] = codegen_cache.cache_files({"VIS_HOME": str(home)})
+    assert written.parent == home / "cache" and written.is_file()
+    assert kept_in_package() == before  # nothing written into Vis's folders
+    assert run(env={**os.environ, "VIS_HOME": str(home)})["compiled_ours"] == 0
 
 
 def test_a_damaged_entry_is_compiled_again(tmp_path: Path) -> None:

@@ -4,9 +4,9 @@ Defining a dataclass compiles the source text of each method it adds (``__init__
 ``__repr__``, ``__eq__``, ``__hash__``, the frozen ``__setattr__``…): at ``vis run`` start
 ~170 classes paid for ~1,000 such compiles, a sixth of the process's CPU time. The text fully
 determines the code (names are looked up in the globals and locals given when it runs), so
-the code object is kept, keyed by that text, in one ``marshal`` file beside Vis's bytecode
-(``vis_core/__pycache__``; ``$VIS_HOME/cache`` when that folder cannot be written) and run
-instead of compiling the text again. Each code object is marshalled on its own and read when
+the code object is kept, keyed by that text, in one ``marshal`` file in the person's cache
+folder (``$VIS_HOME/cache``, else the user cache folder; never in the installed package) and
+run instead of compiling the text again. Each code object is marshalled on its own and read when
 its class is first defined, not all of them with the file (the app's first frame uses about a
 third). ``dataclasses`` calls ``exec(text, globals, ns)``; :func:`install` gives that module an
 ``exec`` that does exactly this for classes of Vis's packages and hands every other call to the
@@ -43,18 +43,18 @@ class _Cache:
 
 
 def cache_files(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
-    """Where the cache is kept: beside Vis's bytecode, else in ``$VIS_HOME/cache`` (or the
-    user cache folder)."""
+    """Where the cache is kept: ``$VIS_HOME/cache``, else the user cache folder (as
+    :func:`vis_core.paths.cache_dir`; not imported, so its own dataclasses are cached too)."""
     name = f"dataclass-code.{sys.implementation.cache_tag}.marshal"
     env = os.environ if environ is None else environ
     home = env.get("VIS_HOME")
     if home:
-        folder = Path(home) / "cache"
+        folder = Path(home).expanduser() / "cache"
     else:
         import platformdirs
 
         folder = Path(platformdirs.user_cache_dir("vis"))
-    return (Path(__file__).resolve().parent / "__pycache__" / name, folder / name)
+    return (folder / name,)
 
 
 def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:

@@ -19,7 +19,7 @@ from vis_core.model.block import FileChange
 from vis_core.model.draft import DraftAction
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import ContextOrigin, TurnStatus
-from vis_core.model.usage import Usage
+from vis_core.model.usage import Usage, UsagePurpose
 
 _EVENT_TYPES: dict[str, type[Event]] = {}
 
@@ -106,6 +106,8 @@ def event_from_dict(data: dict[str, Any]) -> Event:
             value = TurnStatus(value)
         elif name == "origin" and cls is UserContext and isinstance(value, str):
             value = ContextOrigin(value)
+        elif name == "purpose" and cls is UsageReported and isinstance(value, str):
+            value = UsagePurpose(value)
         elif name == "files" and isinstance(value, list):
             value = tuple(FileChange.from_plain(item) for item in value)
         kwargs[name] = value
@@ -233,8 +235,8 @@ class ActivityEnded(Event):
 class UsageReported(Event):
     """Usage of one model request. ``context_tokens`` is the request's measured input,
     ``context_limit`` the model's input limit (0: unknown), ``context_budget`` the soft budget
-    (``auto_compress_above``), ``model`` the ``provider/model`` that answered; ``purpose`` is
-    "" for a request of the conversation and e.g. "gist" for a side call Vis made itself."""
+    (``auto_compress_above``), ``model`` the ``provider/model`` that answered; ``purpose``
+    says why it was made (the conversation, or a side call Vis made itself)."""
 
     turn_id: str = ""
     usage: Usage = field(default_factory=Usage)
@@ -243,7 +245,7 @@ class UsageReported(Event):
     context_limit: int = 0
     context_budget: int = 0
     model: str = ""
-    purpose: str = ""
+    purpose: UsagePurpose = UsagePurpose.CONVERSATION
 
 
 # The iteration slot of a turn's request and of its answer in a (turn position, slot) tag;

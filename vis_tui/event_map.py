@@ -28,6 +28,7 @@ from vis_core.events import (
 )
 from vis_core.model.activity import ActivityState
 from vis_core.model.notify import NotifyKind
+from vis_core.model.usage import UsagePurpose
 from vis_tui.block_info import BlockInfo
 from vis_tui.notes import FoldInfo, background_line, block_notes, image_line, thinking_note
 from vis_tui.widgets.progress_line import ProgressLine
@@ -158,7 +159,7 @@ def _activity(target: EventTarget, event: ActivityStarted) -> None:
 
 @handles(UsageReported)
 def _usage(target: EventTarget, event: UsageReported) -> None:
-    if event.purpose not in ("", "rejected"):  # a side call Vis made: not the context
+    if not UsagePurpose(event.purpose).measures_context:  # a side call Vis made
         target.status_bar.add_usage(event.usage, event.cost, 0, 0)
         return
     # the meter shows the soft budget's share, the same numbers as session["utilization"]

@@ -107,16 +107,18 @@ async def test_max_iterations_ends_the_turn_with_its_own_status(workspace, tmp_p
 async def test_cancel_interrupts_a_runaway_block(workspace, tmp_path):
     import asyncio
 
-    script = write_script(tmp_path / "s.yaml", [{"code": "while True:\n    pass"}])
+    spin = "open('spinning', 'w').close()\nwhile True:\n    pass"  # says it runs, then spins
+    script = write_script(tmp_path / "s.yaml", [{"code": spin}])
     host = await open_host(workspace, script)
     events = []
     try:
         session = await host.new_session()
         session.subscribe(events.append)
         task = asyncio.create_task(session.submit("spin"))
-        while not any(isinstance(e, IterationStarted) for e in events):
-            await asyncio.sleep(0.05)
-        await asyncio.sleep(0.3)
+        async with asyncio.timeout(30):
+            while not (workspace / "spinning").exists():  # the block is in its loop
+                await asyncio.sleep(0.02)
+        assert any(isinstance(e, IterationStarted) for e in events)
         session.cancel()
         ended = await asyncio.wait_for(task, timeout=5)
     finally:

@@ -58,6 +58,7 @@ def _changed(old, new, scope) -> None:
 
 
 def _render(*, phase, args, kwargs, result, error):
+    _seen(f"render phase {type(phase).__name__}")
     row = _seen(f"render {phase}")
     return vis.ActivityPresentation("Where", f"drawn in {row['pid']} key {row['key']}")
 
@@ -131,6 +132,7 @@ async def test_callbacks_run_in_the_session_worker_never_in_the_host(
         rows = _rows()
         kinds = {row["what"] for row in rows}
         assert {"prompt", "activation", "ctx", "render success"} <= kinds
+        assert "render phase RenderPhase" in kinds  # a closed set, equal to its string
         assert f"on_change low->high at session for {session.id}" in kinds
 
         # a global value saved with no session: in the live worker, as a call of no session

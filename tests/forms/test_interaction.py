@@ -222,5 +222,7 @@ async def test_inline_views_close_when_the_turn_ends(host: Host) -> None:
     view = await in_worker(host, session.id, lambda: live("Run", [N.spinner("s")]))
     await session.emit(TurnEnded(session.id, turn_id="t", status=TurnStatus.CANCELLED))
     assert view.is_interrupted and view.is_closed and view.close_reason == "cancelled"
-    await asyncio.sleep(0.05)
+    async with asyncio.timeout(30):
+        while not stored(host, session.id, LiveClosed):  # stored after the view closed
+            await asyncio.sleep(0.01)
     assert stored(host, session.id, LiveClosed)[-1].reason == "cancelled"

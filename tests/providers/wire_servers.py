@@ -138,7 +138,10 @@ class _Handler(BaseHTTPRequestHandler):
             if index and reply.delay:
                 time.sleep(reply.delay)
             if reply.stall_after is not None and index == reply.stall_after:
-                time.sleep(reply.stall)
+                wire = self.server.wire
+                wire._closing.wait(reply.stall)  # a closing server ends its stalls
+                with wire._lock:
+                    wire.stalls_ended += 1
             data = frame.encode()
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
@@ -172,6 +175,8 @@ class WireServer:
         self.requests: list[RecordedRequest] = []
         self.gets: list[str] = []
         self._static: dict[str, WireReply] = {}
+        self._closing = threading.Event()
+        self.stalls_ended = 0  # stalled replies that went on sending (their stall was over)
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.wire = self
         self._thread = threading.Thread(
@@ -224,6 +229,7 @@ class WireServer:
         return self
 
     def close(self) -> None:
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=5)

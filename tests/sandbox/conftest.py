@@ -80,6 +80,12 @@ class HostTools:
         self.shells: list[Shell] = []
         self.cancelled: list[Any] = []
 
+    async def called(self, *args: Any) -> None:
+        """Wait until the sandbox called ``echo(*args)``: the block that calls it is running."""
+        async with asyncio.timeout(30):
+            while ("echo", args, {}) not in self.calls:
+                await asyncio.sleep(0.01)
+
     async def __call__(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         self.calls.append((name, args, kwargs))
         if name == "echo":

@@ -14,7 +14,7 @@ import pytest
 from vis_core.jail_check import jail_problem
 from vis_core.sandbox import JailUnavailable, Sandbox, jail_argv
 
-from .conftest import MakeSandbox
+from .conftest import HostTools, MakeSandbox
 
 
 def _bwrap_problem() -> str | None:
@@ -148,14 +148,16 @@ async def test_jailed_sandbox_confines_files_and_network(
     assert not system_file.exists() and not tmp_file.exists()
 
 
-async def test_jailed_sandbox_interrupt_reaches_the_child(make_sandbox: MakeSandbox) -> None:
+async def test_jailed_sandbox_interrupt_reaches_the_child(
+    make_sandbox: MakeSandbox, host_tools: HostTools
+) -> None:
     problem = _bwrap_problem()
     if problem:
         pytest.skip(problem)
     box = make_sandbox(jail=True)
     await box.run("kept = 1")
-    task = asyncio.create_task(box.run("while True:\n    pass\n"))
-    await asyncio.sleep(0.3)
+    task = asyncio.create_task(box.run("await echo('running')\nwhile True:\n    pass\n"))
+    await host_tools.called("running")
     await asyncio.wait_for(box.interrupt(), 2.5)
     result = await asyncio.wait_for(task, 2.5)
     assert result.error is not None and result.error.rstrip().endswith("KeyboardInterrupt")

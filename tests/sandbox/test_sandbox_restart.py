@@ -7,21 +7,28 @@ from typing import Any
 
 from vis_core.sandbox import Sandbox
 
-from .conftest import MakeSandbox
+from .conftest import HostTools, MakeSandbox
+
+RUNNING = "await echo('running')\n"  # the block tells the host it runs
 
 
-async def _run_then_interrupt(box: Sandbox, code: str, marker: str = "started") -> Any:
-    """Start ``code`` (which prints ``marker`` first), wait for it, then interrupt."""
+async def _run_then_interrupt(
+    box: Sandbox, tools: HostTools, code: str, marker: str = "started"
+) -> Any:
+    """Start ``code`` (which prints ``marker`` first, then calls ``echo('running')``), wait
+    until it runs, then interrupt."""
     await box.run("pass")  # the child is up, so the interrupt meets a running block
     task = asyncio.create_task(box.run(f"print({marker!r}, flush=True)\n{code}"))
-    await asyncio.sleep(0.3)  # let the block reach its loop; the marker proves it ran
+    await tools.called("running")
     await asyncio.wait_for(box.interrupt(), 2.5)
     return await asyncio.wait_for(task, 2.5)
 
 
-async def test_busy_loop_is_interrupted_and_the_namespace_survives(sandbox: Sandbox) -> None:
+async def test_busy_loop_is_interrupted_and_the_namespace_survives(
+    sandbox: Sandbox, host_tools: HostTools
+) -> None:
     await sandbox.run("kept = 'yes'")
-    result = await _run_then_interrupt(sandbox, "while True:\n    pass\n")
+    result = await _run_then_interrupt(sandbox, host_tools, RUNNING + "while True:\n    pass\n")
     assert result.stdout == "started\n"
     assert result.error is not None and result.error.rstrip().endswith("KeyboardInterrupt")
     assert 'File "<block 3>"' in result.error
@@ -29,25 +36,33 @@ async def test_busy_loop_is_interrupted_and_the_namespace_survives(sandbox: Sand
     assert after.stdout == "yes\n" and after.error is None and after.restarted is None
 
 
-async def test_awaiting_block_is_interrupted(sandbox: Sandbox) -> None:
-    result = await _run_then_interrupt(sandbox, "import asyncio\nawait asyncio.sleep(60)\n")
+async def test_awaiting_block_is_interrupted(sandbox: Sandbox, host_tools: HostTools) -> None:
+    code = RUNNING + "import asyncio\nawait asyncio.sleep(60)\n"
+    result = await _run_then_interrupt(sandbox, host_tools, code)
     assert result.error is not None and result.error.rstrip().endswith("KeyboardInterrupt")
     assert (await sandbox.run("print(1 + 1)")).stdout == "2\n"
 
 
-async def test_block_waiting_on_a_host_tool_is_interrupted(sandbox: Sandbox) -> None:
-    result = await _run_then_interrupt(sandbox, "await gate(99)\n")  # the gate never opens
+async def test_block_waiting_on_a_host_tool_is_interrupted(
+    sandbox: Sandbox, host_tools: HostTools
+) -> None:
+    code = RUNNING + "await gate(99)\n"  # the gate never opens
+    result = await _run_then_interrupt(sandbox, host_tools, code)
     assert result.error is not None and result.error.rstrip().endswith("KeyboardInterrupt")
     assert (await sandbox.run("print('next')")).stdout == "next\n"
 
 
-async def test_block_that_ignores_the_interrupt_is_killed_and_restarted(sandbox: Sandbox) -> None:
+async def test_block_that_ignores_the_interrupt_is_killed_and_restarted(
+    sandbox: Sandbox, host_tools: HostTools
+) -> None:
     await sandbox.run("def helper():\n    '''Say hi.'''\n    return 'hi'\nsaved = [1, 2]")
-    stubborn = (
-        "import time\nwhile True:\n    try:\n        time.sleep(0.01)\n"
+    stubborn = (  # says it runs from inside the try: the interrupt is always ignored
+        "import time\nsaid = False\nwhile True:\n    try:\n"
+        "        if not said:\n            said = True\n            await echo('running')\n"
+        "        time.sleep(0.01)\n"
         "    except KeyboardInterrupt:\n        print('ignored', flush=True)\n"
     )
-    result = await _run_then_interrupt(sandbox, stubborn)
+    result = await _run_then_interrupt(sandbox, host_tools, stubborn)
     assert "ignored" in result.stdout
     assert result.error is not None
     assert "The sandbox process died during this block" in result.error
@@ -145,10 +160,10 @@ async def test_close_then_run_starts_fresh(sandbox: Sandbox) -> None:
     assert result.stdout == "True\n"  # restored from the in-memory snapshot
 
 
-async def test_cancelling_run_stops_the_block(sandbox: Sandbox) -> None:
+async def test_cancelling_run_stops_the_block(sandbox: Sandbox, host_tools: HostTools) -> None:
     await sandbox.run("kept = 5")
-    task = asyncio.create_task(sandbox.run("while True:\n    pass\n"))
-    await asyncio.sleep(0.3)
+    task = asyncio.create_task(sandbox.run(RUNNING + "while True:\n    pass\n"))
+    await host_tools.called("running")
     task.cancel()
     try:
         await task

@@ -29,7 +29,7 @@ from vis_core.events import (
 )
 from vis_core.model.activity import ActivityRecord, ActivityState
 from vis_core.model.turn import TurnStatus
-from vis_core.model.usage import Usage
+from vis_core.model.usage import Usage, UsagePurpose
 from vis_core.store import Store, StoreError
 
 from .conftest import make_record
@@ -301,3 +301,14 @@ def test_event_json_is_compact_utf8_and_round_trips() -> None:
     text = event.to_json()
     assert text == json.dumps(event.to_dict(), ensure_ascii=False, separators=(",", ":"))
     assert event_from_dict(json.loads(text)) == event
+
+
+def test_why_a_request_was_made_is_read_back_as_its_kind(store: Store) -> None:
+    sid = store.create_session("/w", "/w").id
+    for purpose in UsagePurpose:
+        store.append(UsageReported(sid, usage=Usage(10, 1), purpose=purpose))
+    read = [e.event for e in store.events(sid) if isinstance(e.event, UsageReported)]
+    assert [e.purpose for e in read] == list(UsagePurpose)
+    assert all(type(e.purpose) is UsagePurpose for e in read)
+    # a side call's request is counted, but its size is not the conversation's
+    assert [p.measures_context for p in UsagePurpose] == [True, True, False]

@@ -199,6 +199,13 @@ def _header_lines(app: VisApp, start: str) -> list[str]:
     return lines[first:end]
 
 
+def _shown_header(app: VisApp) -> list[str] | None:
+    try:
+        return _header_lines(app, "✗ Read file")
+    except StopIteration:  # not drawn yet
+        return None
+
+
 async def test_a_long_error_header_wraps_under_its_text(workspace: Path, tmp_path: Path) -> None:
     """At 80 columns a failed call's header says a long error: its next lines start under
     the headline (a hanging indent), not at the left edge under the marker and ✗, live
@@ -222,6 +229,6 @@ async def test_a_long_error_header_wraps_under_its_text(workspace: Path, tmp_pat
     resumed_app = vis_app(workspace, script, resume=session_id)  # a model: no model note
     async with resumed_app.run_test(size=(80, 40)) as pilot:
         await started(resumed_app, pilot)
-        await pilot.pause(0.3)
+        await until(pilot, lambda: _shown_header(resumed_app) == live)  # once drawn
         resumed = _header_lines(resumed_app, "✗ Read file")
     assert resumed == live

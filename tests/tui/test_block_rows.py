@@ -25,6 +25,14 @@ def _screen(app: object, first: str) -> list[str]:
     return shown
 
 
+def _drawn(app: object, first: str) -> str:
+    """:func:`_screen` as one text; empty until the request is drawn."""
+    try:
+        return "\n".join(_screen(app, first))
+    except StopIteration:
+        return ""
+
+
 async def test_a_block_that_deletes_a_file_shows_its_code_the_deletion_and_an_error(
     workspace: Path, tmp_path: Path
 ) -> None:
@@ -39,7 +47,7 @@ async def test_a_block_that_deletes_a_file_shows_its_code_the_deletion_and_an_er
         await pilot.press(*"tidy up", "enter")
         await until(pilot, lambda: not app.main.turn_running)
         await until(pilot, lambda: app.main.transcript.last_answer == "Done: removed README.")
-        await pilot.pause(0.2)
+        await until(pilot, lambda: "ZeroDivisionError" in _drawn(app, "tidy up"))
         shown = "\n".join(_screen(app, "tidy up"))
         assert "✓ Python" in shown and "os.remove('README.md')" in shown
         assert "✗ README.md  removed" in shown
@@ -49,9 +57,9 @@ async def test_a_block_that_deletes_a_file_shows_its_code_the_deletion_and_an_er
         assert [row.display for row in rows] == [True, True]
         rows[0].focus()
         await pilot.press("enter")
-        await until(pilot, lambda: rows[0].expanded)
-        await pilot.pause(0.2)
+        await until(pilot, lambda: "-# Project" in _drawn(app, "tidy up"))
         opened = "\n".join(_screen(app, "tidy up"))
+        assert rows[0].expanded
         assert "-# Project" in opened and "removed" in opened  # the diff and the output
 
 
@@ -75,13 +83,14 @@ async def test_a_resumed_session_shows_the_same_block_rows_as_live(
         await pilot.press(*"tidy up", "enter")
         await until(pilot, lambda: not app.main.turn_running)
         await until(pilot, lambda: app.main.transcript.last_answer == "Done: removed README.")
-        await pilot.pause(0.3)
+        await until(pilot, lambda: _drawn(app, "tidy up").count("Python") == 2)
+        await until(pilot, lambda: "Done: removed README." in _drawn(app, "tidy up"))
         live = _screen(app, "tidy up")
         session_id = app.session.id
     resumed_app = vis_app(workspace, resume=session_id)
     async with resumed_app.run_test(size=(100, 50)) as pilot:
         await started(resumed_app, pilot)
-        await pilot.pause(0.3)
+        await until(pilot, lambda: _drawn(resumed_app, "tidy up") == "\n".join(live))  # once drawn
         resumed = _screen(resumed_app, "tidy up")
     shown = "\n".join(live)
     # the block that only read a file is that read's row; the others are rows of their own

@@ -25,6 +25,7 @@ from vis_core.model.activity import (
     ActivityPresentation,
     ActivityRecord,
     ActivityState,
+    RenderPhase,
     SymbolTag,
 )
 from vis_core.sandbox.host import HandleCall
@@ -243,7 +244,7 @@ class ToolInvoker:
         pending: list[asyncio.Task[None]] = []
 
         async def render(
-            phase: str,
+            phase: RenderPhase,
             result: Any = None,
             error: BaseException | None = None,
             context: CallContext | None = None,
@@ -318,7 +319,7 @@ class ToolInvoker:
                 asyncio.run_coroutine_threadsafe(update, loop).result()
 
         if show_start:
-            await render("start")
+            await render(RenderPhase.START)
             await self._emit(ActivityStarted(self._session_id, activity=record))
         context = _evolve(
             self._blank_context,
@@ -366,7 +367,7 @@ class ToolInvoker:
         except Exception as exc:
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
-            await render("failure", error=exc, context=context)
+            await render(RenderPhase.FAILURE, error=exc, context=context)
             record = self.ended(record, error=exc)
             await self._end(record, started=show_start)
             raise
@@ -375,11 +376,11 @@ class ToolInvoker:
         try:
             returnable(result)
         except Exception as exc:  # the value cannot reach the sandbox: the call failed
-            await render("failure", error=exc, context=context)
+            await render(RenderPhase.FAILURE, error=exc, context=context)
             record = self.ended(record, error=exc)
             await self._end(record, started=show_start)
             raise
-        await render("success", result=result, context=context, drawn=drawn)
+        await render(RenderPhase.SUCCESS, result=result, context=context, drawn=drawn)
         if record.handle_id is None and isinstance(result, HostHandle):
             # the call that returns a handle heads the receipt of the handle's later calls
             record = dataclasses.replace(record, handle_id=result.activity_handle_id)

@@ -42,7 +42,7 @@ from vis_core.model.block import FileChange
 from vis_core.model.images import ImagesNotAccepted, PersonImage, is_image_name
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED, Incomplete, TurnStatus
-from vis_core.model.usage import Usage
+from vis_core.model.usage import Usage, UsagePurpose
 from vis_core.providers.base import (
     ContextOverflowError,
     ImagePart,
@@ -302,7 +302,7 @@ class AgentSession:
         elif isinstance(event, UsageReported):
             self.usage = self.usage + event.usage
             self.cost += event.cost
-            if event.purpose in ("", "rejected"):
+            if UsagePurpose(event.purpose).measures_context:
                 self.context_tokens = event.context_tokens or self.context_tokens
 
     # -- turns -----------------------------------------------------------------------------
@@ -503,7 +503,7 @@ class AgentSession:
                     context_limit=self.context_limit,
                     context_budget=self.context_budget,
                     model=self.model_label,
-                    purpose="rejected",
+                    purpose=UsagePurpose.REJECTED,
                 )
             )
 

@@ -19,6 +19,7 @@ from vis_core.events import ANSWER_SLOT as ANSWER
 from vis_core.events import REQUEST_SLOT as REQUEST
 from vis_core.events import ContextNote, FoldCreated, Notification, UsageReported
 from vis_core.model.notify import NotifyKind
+from vis_core.model.usage import UsagePurpose
 from vis_core.providers.base import ContextOverflowError
 
 SHRINK_TO = 0.5  # overflow recovery folds until the transcript is about half its size
@@ -107,7 +108,7 @@ class SessionContext:
                     usage=written.usage,
                     cost=info.cost(written.usage) if info else 0.0,
                     model=session.model_label,
-                    purpose="gist",
+                    purpose=UsagePurpose.GIST,
                 )
             )
         fold = build_fold(session, plan, written.text, origin=origin, turn_id=turn_id)

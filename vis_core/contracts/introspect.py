@@ -72,10 +72,10 @@ def _annotation(node: ast.expr) -> Any:
 
 def _default(node: ast.expr) -> Any:
     class _Ellipsis(ast.NodeTransformer):
-        def visit_Name(self, name: ast.Name) -> ast.AST:  # ast visitor API
-            if name.id == "Ellipsis":
-                return ast.copy_location(ast.Constant(Ellipsis), name)
-            return name
+        def visit_Name(self, node: ast.Name) -> ast.AST:  # ast visitor API
+            if node.id == "Ellipsis":
+                return ast.copy_location(ast.Constant(Ellipsis), node)
+            return node
 
     tree = _Ellipsis().visit(node)
     try:

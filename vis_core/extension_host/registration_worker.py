@@ -82,7 +82,6 @@ def load(message: dict[str, Any], fd_in: int, fd_out: int, base: Mapping[str, st
     from vis_core.extension_host.discovery import Candidate
     from vis_core.extension_host.entry import (
         EntryFailed,
-        LoadError,
         error_from_exception,
         execute_entry,
         forget_module,
@@ -93,7 +92,6 @@ def load(message: dict[str, Any], fd_in: int, fd_out: int, base: Mapping[str, st
     os.environ.update(base)  # each entry file starts from the worker's own environment
     project = {name: base[name] for name in message.get("project_names", ()) if name in base}
     values = HostValues(fd_in, fd_out, project, frozenset(project))
-    error: LoadError | None = None
     try:
         declaration, _module = execute_entry(candidate, values)
     except EntryFailed as failed:
@@ -101,17 +99,17 @@ def load(message: dict[str, Any], fd_in: int, fd_out: int, base: Mapping[str, st
     except BaseException as exc:  # KeyboardInterrupt and the like are named too
         forget_module(candidate.module_name)
         error = error_from_exception(candidate, exc)
-    if error is not None:
-        return {
-            "t": "failed",
-            "error": {
-                "extension": error.extension,
-                "path": str(error.path),
-                "line": error.line,
-                "message": error.message,
-            },
-        }
-    return _declaration(declaration, candidate)
+    else:
+        return _declaration(declaration, candidate)
+    return {
+        "t": "failed",
+        "error": {
+            "extension": error.extension,
+            "path": str(error.path),
+            "line": error.line,
+            "message": error.message,
+        },
+    }
 
 
 def _warm() -> None:

@@ -333,7 +333,12 @@ def _draw(
         return None, None
     args, kwargs = given
     try:
-        return render(phase="success", args=args, kwargs=kwargs, result=value, error=None), None
+        from vis_core.model.activity import RenderPhase
+
+        drawn = render(
+            phase=RenderPhase.SUCCESS, args=args, kwargs=kwargs, result=value, error=None
+        )
+        return drawn, None
     except Exception as exc:  # a render bug never changes the tool's result
         return None, f"{type(exc).__name__}: {exc}"
 

@@ -36,6 +36,14 @@ class ActivityState(StrEnum):
     CANCELLED = "cancelled"
 
 
+class RenderPhase(StrEnum):
+    """When an Activity's ``render`` is called (equal to its plain string: "start" …)."""
+
+    START = "start"
+    SUCCESS = "success"
+    FAILURE = "failure"
+
+
 def _one_line(value: object, what: str, *, allow_empty: bool = True) -> str:
     if not isinstance(value, str):
         raise ValueError(f"{what} must be a string, got {type(value).__name__}")

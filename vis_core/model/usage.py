@@ -1,8 +1,22 @@
-"""Token usage of a model request: ``Usage``."""
+"""Token usage of a model request: ``Usage``, and why it was made: ``UsagePurpose``."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
+
+
+class UsagePurpose(StrEnum):
+    """Why a model request was made (``UsageReported.purpose``)."""
+
+    CONVERSATION = ""  # a request of the conversation
+    REJECTED = "rejected"  # a conversation request the provider refused as too long
+    GIST = "gist"  # a side call Vis made itself: the gist of a fold
+
+    @property
+    def measures_context(self) -> bool:
+        """Its size is the conversation's (a side call's is not)."""
+        return self is not UsagePurpose.GIST
 
 
 @dataclass(frozen=True)

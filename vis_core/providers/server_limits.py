@@ -103,20 +103,20 @@ def _server_root(base_url: str) -> str:
 async def discover_server(base_url: str, model: str, *, api_key: str = "") -> ServerFacts:
     """What the server at ``base_url`` reports about itself and ``model`` (nothing when it
     does not answer within a few seconds)."""
-    import httpx
+    import httpx2
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     base = base_url.rstrip("/")
     limit: int | None = None
     llama = False
-    async with httpx.AsyncClient(timeout=ASK_TIMEOUT, headers=headers) as client:
+    async with httpx2.AsyncClient(timeout=ASK_TIMEOUT, headers=headers) as client:
         for url in (f"{_server_root(base)}/props", f"{base}/models"):
             try:
                 body = await _small_body(client, url)
                 if body is None:
                     continue
                 answer = json.loads(body)
-            except (httpx.HTTPError, ValueError, TimeoutError) as exc:
+            except (httpx2.HTTPError, ValueError, TimeoutError) as exc:
                 log.debug("asking %s about the server failed: %s", url, exc)
                 continue
             if url.endswith("/props"):
@@ -142,18 +142,18 @@ async def served_models(base_url: str, *, api_key: str = "", timeout: float = 2.
     """The models the server at ``base_url`` serves (its ``/v1/models``); raises OSError
     naming why when it cannot be asked (not running, no such route, an answer that is not a
     listing)."""
-    import httpx
+    import httpx2
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = f"{base_url.rstrip('/')}/models"
     try:
         async with (
             asyncio.timeout(timeout),
-            httpx.AsyncClient(timeout=timeout, headers=headers) as client,
+            httpx2.AsyncClient(timeout=timeout, headers=headers) as client,
         ):
             body = await _small_body(client, url)
         if body is None:
             raise OSError(f"{url} answered with an error")
         return served_ids(json.loads(body))
-    except (httpx.HTTPError, ValueError, TimeoutError) as exc:
+    except (httpx2.HTTPError, ValueError, TimeoutError) as exc:
         raise OSError(f"{url} did not answer ({type(exc).__name__}: {exc})") from exc

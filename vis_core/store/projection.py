@@ -23,7 +23,7 @@ from vis_core.events import (
     TurnStarted,
     UsageReported,
 )
-from vis_core.model.usage import Usage
+from vis_core.model.usage import Usage, UsagePurpose
 
 _ADD_USAGE = (
     "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
@@ -280,7 +280,7 @@ def _usage_reported(
     payload: str,
     now: float,
 ) -> None:
-    if not event.purpose:  # a request of the conversation (not a side call Vis made)
+    if event.purpose == UsagePurpose.CONVERSATION:  # not a side call, not a refused one
         _measure_folds(conn, event)
     values = _usage_values(event.usage, event.cost)
     if event.turn_id:

@@ -146,7 +146,7 @@ class SectionView(Vertical, can_focus=True):
     SectionView.-expanded > .section-body { display: block; }
     """
 
-    BINDINGS = [Binding("enter,space", "toggle", "Open/close section", show=False)]
+    BINDINGS = [Binding("enter,space", "open_close", "Open/close section", show=False)]
     expanded: reactive[bool] = reactive(False)
 
     def __init__(self, section: ActivitySection, context: BlockContext) -> None:
@@ -172,13 +172,13 @@ class SectionView(Vertical, can_focus=True):
             _summary(self.section.summary, self.section.summary_format),
         )
 
-    def action_toggle(self) -> None:
+    def action_open_close(self) -> None:
         self.expanded = not self.expanded
 
     def on_click(self, event: Click) -> None:
         if isinstance(event.widget, DisclosureHeader) and event.widget.parent is self:
             event.stop()
-            self.action_toggle()
+            self.action_open_close()
 
     def watch_expanded(self, expanded: bool) -> None:
         if not self._ready:
@@ -226,7 +226,7 @@ class ActivityRow(Vertical, can_focus=True):
     ActivityRow .code-block, ActivityRow .diff-block { background: $surface; }
     """
 
-    BINDINGS = [Binding("enter,space", "toggle", "Open/close Activity", show=False)]
+    BINDINGS = [Binding("enter,space", "open_close", "Open/close Activity", show=False)]
     expanded: reactive[bool] = reactive(False)
 
     def __init__(
@@ -366,7 +366,7 @@ class ActivityRow(Vertical, can_focus=True):
         body.mount_all(widgets)
 
     # -- interaction ---------------------------------------------------------------------
-    def action_toggle(self) -> None:
+    def action_open_close(self) -> None:
         if self.expandable or self.expanded:
             self.expanded = not self.expanded
 
@@ -374,7 +374,7 @@ class ActivityRow(Vertical, can_focus=True):
         if isinstance(event.widget, DisclosureHeader) and event.widget.parent is self:
             event.stop()
             self.focus()
-            self.action_toggle()
+            self.action_open_close()
 
     def watch_expanded(self, expanded: bool) -> None:
         self.set_class(expanded, "-expanded")

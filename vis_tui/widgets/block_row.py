@@ -139,7 +139,7 @@ class BlockRow(Vertical, can_focus=True):
     BlockRow .block-saved { height: 1; margin-bottom: 1; }
     """
 
-    BINDINGS = [Binding("enter", "toggle", "Open/close block", show=False)]
+    BINDINGS = [Binding("enter", "open_close", "Open/close block", show=False)]
     expanded: reactive[bool] = reactive(False)
 
     def __init__(self, info: BlockInfo) -> None:
@@ -190,14 +190,14 @@ class BlockRow(Vertical, can_focus=True):
             widgets.append(Static(Content(info.error.rstrip("\n")), classes="block-error"))
         return widgets
 
-    def action_toggle(self) -> None:
+    def action_open_close(self) -> None:
         self.expanded = not self.expanded
 
     def on_click(self, event: Click) -> None:
         if isinstance(event.widget, DisclosureHeader) and event.widget.parent is self:
             event.stop()
             self.focus()
-            self.action_toggle()
+            self.action_open_close()
 
     def watch_expanded(self, expanded: bool) -> None:
         self.set_class(expanded, "-expanded")

@@ -27,7 +27,7 @@ class FoldRow(Vertical, can_focus=True):
     FoldRow .fold-gist { color: $text; margin-bottom: 1; }
     """
 
-    BINDINGS = [Binding("enter,space", "toggle", "Open/close the fold", show=False)]
+    BINDINGS = [Binding("enter,space", "open_close", "Open/close the fold", show=False)]
     expanded: reactive[bool] = reactive(False)
 
     class Load(Message):
@@ -54,13 +54,13 @@ class FoldRow(Vertical, can_focus=True):
         self.story = text
         self.query_one(".fold-story", Static).update(Content(text))
 
-    def action_toggle(self) -> None:
+    def action_open_close(self) -> None:
         self.expanded = not self.expanded
 
     def on_click(self, event: Click) -> None:
         event.stop()
         self.focus(scroll_visible=False)
-        self.action_toggle()
+        self.action_open_close()
 
     def watch_expanded(self, expanded: bool) -> None:
         if not self.is_mounted:

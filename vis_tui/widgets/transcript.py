@@ -103,12 +103,14 @@ class Transcript(SteadyScroll, can_focus=False):
 
     # Textual's compositor reads ``_anchored`` right after ``arrange``: a transcript shorter
     # than its window is not held to the bottom, so short content starts at the top.
+    # Private to Textual: textual is pinned to the tested minor release in pyproject.toml and
+    # tests/tui/test_textual_hooks.py fails when a release stops reading or setting it.
     @property
-    def _anchored(self) -> bool:  # type: ignore[override]
+    def _anchored(self) -> bool:  # pyright: ignore[reportIncompatibleVariableOverride]
         return self._pinned and self._overflows
 
     @_anchored.setter
-    def _anchored(self, value: bool) -> None:
+    def _anchored(self, value: bool) -> None:  # pyright: ignore[reportIncompatibleVariableOverride]
         self._pinned = value
 
     def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
@@ -276,7 +278,7 @@ class Transcript(SteadyScroll, can_focus=False):
             folds = list(full.query(FoldRow))
             fold = folds[int(message.record_id[len(FOLD_HIT) :])]  # type: ignore[index]
             self.screen.set_focus(fold, scroll_visible=False)
-            fold.action_toggle()
+            fold.action_open_close()
             await view.remove()
             return
         record_id = message.record_id or ""
@@ -285,7 +287,7 @@ class Transcript(SteadyScroll, can_focus=False):
             block = full.blocks.get(record_id[len(BLOCK_HIT) :])
             if block is not None:
                 self.screen.set_focus(block, scroll_visible=False)
-                block.action_toggle()
+                block.action_open_close()
             await view.remove()
             return
         if row is None:  # reached by the keyboard: the first (or, going back, last) stop
@@ -296,7 +298,7 @@ class Transcript(SteadyScroll, can_focus=False):
         if row is not None:
             self.screen.set_focus(row, scroll_visible=False)  # now: the view goes next
             if message.record_id is not None and isinstance(row, ActivityRow):
-                row.action_toggle()
+                row.action_open_close()
             else:
                 self.call_after_refresh(row.scroll_visible, animate=False)
         await view.remove()
@@ -516,15 +518,15 @@ class Transcript(SteadyScroll, can_focus=False):
         self._store_has_older = self.has_older = page.has_older
         self.scroll_end(animate=False, immediate=False)
 
-    def watch_scroll_y(self, old: float, new: float) -> None:
-        super().watch_scroll_y(old, new)
+    def watch_scroll_y(self, old_value: float, new_value: float) -> None:
+        super().watch_scroll_y(old_value, new_value)
         if self._loading:
             return
-        if new < old and not self._above:
+        if new_value < old_value and not self._above:
             self._prefetch()  # on the way up: the next older page is read and drawn ahead
-        if new <= LOAD_MARGIN and new < old and self.has_older:
+        if new_value <= LOAD_MARGIN and new_value < old_value and self.has_older:
             self.run_worker(self.load_older(), group="page", exclusive=True)
-        elif new >= self.max_scroll_y - LOAD_MARGIN and new > old and self._below:
+        elif new_value >= self.max_scroll_y - LOAD_MARGIN and new_value > old_value and self._below:
             self.run_worker(self.load_newer(), group="page", exclusive=True)
 
     # -- reading -------------------------------------------------------------------------

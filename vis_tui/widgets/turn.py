@@ -93,7 +93,7 @@ class RequestLine(Static):
     """The request of a turn; a long one (a paste) is folded, and Enter, Space or a click
     opens it (the model always had the whole text)."""
 
-    BINDINGS = [Binding("enter,space", "toggle", "Open/close the pasted text", show=False)]
+    BINDINGS = [Binding("enter,space", "open_close", "Open/close the pasted text", show=False)]
     expanded: reactive[bool] = reactive(False)
 
     def __init__(self, request: str) -> None:
@@ -101,7 +101,7 @@ class RequestLine(Static):
         self.request = request
         self.can_focus = request_folds(request)
 
-    def action_toggle(self) -> None:
+    def action_open_close(self) -> None:
         if self.can_focus:
             self.expanded = not self.expanded
 
@@ -109,7 +109,7 @@ class RequestLine(Static):
         if self.can_focus:
             event.stop()
             self.focus(scroll_visible=False)
-            self.action_toggle()
+            self.action_open_close()
 
     def watch_expanded(self, expanded: bool) -> None:
         self.update(request_content(self.request, expanded=expanded))

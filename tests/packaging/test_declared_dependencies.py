@@ -1,0 +1,63 @@
+"""pyproject.toml declares exactly what Vis imports: nothing imported undeclared, nothing unused."""
+
+from __future__ import annotations
+
+import ast
+import re
+import sys
+import tomllib
+from importlib.metadata import packages_distributions
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = ("vis_core", "vis_tui", "extensions", "blockether")
+OURS = {"vis_core", "vis_tui", "vis_extensions", "blockether"}
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _declared() -> set[str]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    return {
+        _normal(re.split(r"[<>=!~;\[ ]", spec, maxsplit=1)[0]) for spec in project["dependencies"]
+    }
+
+
+def _imported() -> dict[str, set[str]]:
+    """Each third-party distribution the sources import, with a file that imports it."""
+    owners = packages_distributions()
+    found: dict[str, set[str]] = {}
+    for folder in SOURCES:
+        for path in (ROOT / folder).rglob("*.py"):
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if isinstance(node, ast.Import):
+                    names = [alias.name for alias in node.names]
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    names = [node.module]
+                else:
+                    continue
+                for name in names:
+                    top = name.split(".")[0]
+                    if top in sys.stdlib_module_names or top in OURS:
+                        continue
+                    assert top in owners, f"{path}: {top} is not installed"
+                    for dist in owners[top]:
+                        found.setdefault(_normal(dist), set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_imported_library_is_declared_and_every_declared_one_imported() -> None:
+    declared, imported = _declared(), _imported()
+    undeclared = {
+        dist: sorted(files)[:2] for dist, files in imported.items() if dist not in declared
+    }
+    assert not undeclared, f"imported but not in pyproject.toml: {undeclared}"
+    assert not declared - imported.keys(), "declared but never imported"
+
+
+def test_one_http_client_stack() -> None:
+    # the SDKs (anthropic, openai, mcp) ride on httpx2: Vis's own requests use it too
+    assert "httpx" not in _declared()
+    assert "httpx" not in _imported()

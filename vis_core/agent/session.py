@@ -64,6 +64,9 @@ from vis_core.tools.checkpoints import Checkpoints
 log = logging.getLogger(__name__)
 
 PYTHON_EXECUTION = "python_execution"
+# UsageReported.purpose of a child session's requests (run_session, consult) in its parent:
+# counted in the parent's turn and cost, not in its context
+CHILD_PURPOSE = "subagent"
 DELTA_INTERVAL = 0.03  # streamed text is committed and published in batches this far apart
 
 
@@ -226,6 +229,7 @@ class AgentSession:
         self.context = context
         self.instructions = instructions  # AGENTS.md & co: in the prompt, nested ones noted
         self.turn_count = 0
+        self._outcome: TurnOutcome | None = None  # the running turn's, for its children's cost
         for event in history:
             self._absorb(event)
         self.events.subscribe(self._absorb, first=True)  # state is current before others look
@@ -294,6 +298,9 @@ class AgentSession:
             self.cost += event.cost
             if event.purpose in ("", "rejected"):
                 self.context_tokens = event.context_tokens or self.context_tokens
+            elif event.purpose == CHILD_PURPOSE and self._outcome is not None:
+                self._outcome.usage = self._outcome.usage + event.usage
+                self._outcome.cost += event.cost
 
     # -- turns -----------------------------------------------------------------------------
 
@@ -340,7 +347,7 @@ class AgentSession:
         await self.emit(
             TurnStarted(self.id, turn_id=turn_id, position=self.turn_count, request=text)
         )
-        outcome = TurnOutcome()
+        outcome = self._outcome = TurnOutcome()
         try:
             if command:
                 await person_input.run_command(self, turn_id, text)
@@ -368,6 +375,7 @@ class AgentSession:
             await asyncio.shield(self._settle_checkpoint(turn_id))
         except asyncio.CancelledError:  # the check goes on in its thread; the end is written
             cancelled_again = True
+        self._outcome = None
         ended = TurnEnded(
             self.id,
             turn_id=turn_id,

@@ -29,6 +29,8 @@ CORE_SETTING_IDS: tuple[str, ...] = (
     "process_limit",
     "jail_home_writable",
     "draft_model_approves",
+    "subagent_depth",
+    "subagent_concurrency",
 )
 CORE_OWNER = "Vis"
 

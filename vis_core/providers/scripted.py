@@ -164,7 +164,7 @@ def load_tracks(
     if data is None:
         return load_tracks(path, _read(path))
     tracks: dict[str, Any] = {}
-    if isinstance(data, Mapping):
+    if isinstance(data, Mapping) and ("responses" in data or "sessions" in data):
         unknown = sorted(map(str, set(data) - {"responses", "sessions"}))
         if unknown:
             raise ScriptError(

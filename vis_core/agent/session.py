@@ -67,6 +67,7 @@ PYTHON_EXECUTION = "python_execution"
 # UsageReported.purpose of a child session's requests (run_session, consult) in its parent:
 # counted in the parent's turn and cost, not in its context
 CHILD_PURPOSE = "subagent"
+CHILDREN_GRACE = 30.0  # seconds a cancelled turn waits for its child sessions to close
 DELTA_INTERVAL = 0.03  # streamed text is committed and published in batches this far apart
 
 
@@ -230,6 +231,8 @@ class AgentSession:
         self.instructions = instructions  # AGENTS.md & co: in the prompt, nested ones noted
         self.turn_count = 0
         self._outcome: TurnOutcome | None = None  # the running turn's, for its children's cost
+        # the tool calls running child sessions (run_session, consult): the turn ends after them
+        self.children: set[asyncio.Task[Any]] = set()
         for event in history:
             self._absorb(event)
         self.events.subscribe(self._absorb, first=True)  # state is current before others look
@@ -373,6 +376,8 @@ class AgentSession:
         cancelled_again = False  # the turn's end is stored even under repeated cancels
         try:
             await asyncio.shield(self._settle_checkpoint(turn_id))
+            if self.children:  # child sessions closing after a cancel end before the turn
+                await asyncio.shield(asyncio.wait(set(self.children), timeout=CHILDREN_GRACE))
         except asyncio.CancelledError:  # the check goes on in its thread; the end is written
             cancelled_again = True
         self._outcome = None

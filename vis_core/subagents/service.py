@@ -228,6 +228,10 @@ class Subagents:
     ) -> ChildAnswer:
         mirror = Mirror(parent, site) if site is not None else None
         unsubscribe = child.subscribe(mirror) if mirror is not None else None
+        task = asyncio.current_task()
+        if task is not None:
+            parent.children.add(task)  # a cancelled parent turn ends after this child closed
+            task.add_done_callback(parent.children.discard)
         try:
             ended = await child.submit(text)
         finally:
@@ -235,7 +239,6 @@ class Subagents:
                 unsubscribe()
             if mirror is not None:
                 await mirror.close()
-        task = asyncio.current_task()
         if task is not None and task.cancelling():  # the parent was cancelled: so is the child
             raise asyncio.CancelledError
         draft = child.drafts.draft if child.drafts is not None else None

@@ -40,6 +40,7 @@ def _render(label: str) -> Any:
             answer = result.get("answer", "") if isinstance(result, dict) else str(result)
             title = result.get("title") if isinstance(result, dict) else None
             summary = f"{title or 'untitled'} · {target}" if title is not None else target
+            summary += f" → {one_line(answer, 80)}" if answer else ""
             return ActivityPresentation(
                 label, one_line(summary, 200), (ActivityMarkdown(answer),) if answer else ()
             )

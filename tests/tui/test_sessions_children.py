@@ -1,0 +1,36 @@
+"""The sessions picker shows each child session (run_session, consult) under its parent."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from textual.widgets import OptionList
+
+from vis_core.store import Store
+from vis_tui.screens.sessions import SessionsScreen
+
+from .support import store_session, until, vis_app
+
+
+async def test_the_picker_lists_children_under_the_session_that_started_them(
+    workspace: Path,
+) -> None:
+    parent = store_session(workspace, ["count files"], title="count files")
+    store_session(workspace, ["about owls"], title="about owls")
+    child = store_session(workspace, ["count alpha"], title="count alpha")
+    with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:
+        store.set_parent(child, parent)
+    app = vis_app(workspace, resume="")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        await until(pilot, lambda: bool(app.screen.query(OptionList)))
+        listing = app.screen.query_one(OptionList)
+        await until(pilot, lambda: listing.option_count == 3)
+        texts = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
+        ids = [listing.get_option_at_index(i).id for i in range(listing.option_count)]
+        await pilot.press("escape")
+    assert child in ids, texts
+    assert ids.index(child) == ids.index(parent) + 1
+    assert texts[ids.index(child)].startswith("↳ count alpha")
+    assert not texts[ids.index(parent)].startswith("↳")

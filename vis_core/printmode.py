@@ -29,7 +29,13 @@ from vis_core.events import (
     UsageReported,
     event_payload,
 )
-from vis_core.model.activity import ActivityRecord, ActivityState, step_counts, step_tags
+from vis_core.model.activity import (
+    CHILD_SESSION_TOOLS,
+    ActivityRecord,
+    ActivityState,
+    step_counts,
+    step_tags,
+)
 from vis_core.model.block import (
     FileChangeKind,
     error_line,
@@ -53,7 +59,6 @@ EXIT_CODES = {
     TurnStatus.INCOMPLETE: 1,  # the answer was cut at the output limit
     TurnStatus.CANCELLED: 130,
 }
-CHILD_SESSION_TOOLS = frozenset({"run_session", "consult"})  # their Activities fold the child's
 _STATE_MARKS = {
     ActivityState.SUCCEEDED: ("✓", "green"),
     ActivityState.FAILED: ("✗", "red"),

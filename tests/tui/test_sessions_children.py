@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -34,3 +35,29 @@ async def test_the_picker_lists_children_under_the_session_that_started_them(
     assert ids.index(child) == ids.index(parent) + 1
     assert texts[ids.index(child)].startswith("↳ count alpha")
     assert not texts[ids.index(parent)].startswith("↳")
+
+
+async def test_a_child_sessions_activities_stay_folded_under_its_call(
+    workspace: Path, tmp_path: Path
+) -> None:
+    data = {
+        "responses": [{"code": 'print(await run_session("look around"))'}, {"text": "done"}],
+        "sessions": {"look around": [{"code": 'print(await ls("."))'}, {"text": "looked"}]},
+    }
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    app = vis_app(workspace, path)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press(*"look", "enter")
+        await until(pilot, lambda: any(t.status for t in app.main.transcript.turns.values()))
+        (turn,) = app.main.transcript.turns.values()
+        (call,) = [r for r in turn.rows.values() if r.record.tool == "run_session"]
+        (inner,) = [r for r in turn.rows.values() if r.record.tool == "ls"]
+        assert inner.record.parent_id == call.record.id and inner.depth == 1
+        assert not inner.display  # folded
+        call.action_toggle()
+        await pilot.pause()
+        assert inner.display  # opened with its call
+        call.action_toggle()
+        await pilot.pause()
+        assert not inner.display

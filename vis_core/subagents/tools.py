@@ -28,7 +28,10 @@ class ReadOnlyError(PermissionError):
     """A read-only session called a tool that changes files or runs commands."""
 
 
-def _render(label: str) -> Any:
+def _render(label: str, asked_name: str, asked_at: int) -> Any:
+    """The Activity of a child session call; ``asked_name``/``asked_at``: the argument that
+    holds what the child is asked, shown when the row opens."""
+
     def render(
         *, phase: str, args: Any = (), kwargs: Any = None, result: Any = None, error: Any = None
     ) -> ActivityPresentation:
@@ -44,7 +47,12 @@ def _render(label: str) -> Any:
             return ActivityPresentation(
                 label, one_line(summary, 200), (ActivityMarkdown(answer),) if answer else ()
             )
-        return ActivityPresentation(label, target)
+        given_args = tuple(args or ())
+        asked = (kwargs or {}).get(asked_name)
+        if asked is None and len(given_args) > asked_at:
+            asked = given_args[asked_at]
+        content = (ActivityMarkdown(str(asked)),) if asked else ()
+        return ActivityPresentation(label, target, content)  # opens to show the request
 
     return render
 
@@ -98,13 +106,13 @@ def subagent_tools(subagents: Subagents, workspace: str | None) -> list[HostTool
             "run_session",
             run_session,
             SymbolTag.EXTERNAL,
-            Activity("Child session", render=_render("Child session")),
+            Activity("Child session", render=_render("Child session", "request", 0)),
         ),
         HostTool(
             "consult",
             consult,
             SymbolTag.OBSERVATION,
-            Activity("Consult session", render=_render("Consult session")),
+            Activity("Consult session", render=_render("Consult session", "question", 1)),
         ),
     ]
 

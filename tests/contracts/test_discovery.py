@@ -174,7 +174,7 @@ def test_discovery_activity_presentations(registry: ToolRegistry) -> None:
     assert (failed.headline, failed.summary) == ("Read tool documentation", "cta: unknown")
 
 
-@pytest.mark.parametrize("name", ["council", "vis.speech", "draft_create", "NetworkFilter"])
+@pytest.mark.parametrize("name", ["providers", "vis.speech", "draft_create", "NetworkFilter"])
 def test_doc_says_which_documented_features_are_not_available(
     registry: ToolRegistry, name: str
 ) -> None:

@@ -71,6 +71,24 @@ class BoundSession:
         return f"<vis.session {call.session_id if call else 'unbound'}>"
 
 
+class CouncilHandle:
+    """``vis.council``: the Council handle of the session that called your extension:
+    ``run_session(request, model=None, read_only=True, timeout=None)`` runs a turn in a new
+    child session of it and returns the answer; ``consult(session, question, timeout=None)``
+    asks a stored session in a read-only fork of it (``session_id``, ``title``, ``answer``,
+    ``fork_id``). Each child shows under your tool's Activity and costs the session's model
+    tokens. Without a bound session, RuntimeError."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        require_trusted("vis.council")
+        return getattr(current_runtime().council(), name)
+
+    def __repr__(self) -> str:
+        return "<vis.council>"
+
+
 def run(
     request: str, *, timeout: float | None = None, response_model: Any = None, **options: Any
 ) -> Any:
@@ -119,5 +137,5 @@ class Unavailable:
 
 sessions = Sessions()
 session = BoundSession()
-council = Unavailable("council")
+council = CouncilHandle()
 speech = Unavailable("speech")

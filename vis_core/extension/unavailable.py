@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 OUT_OF_SCOPE = (
-    "is not available in this version of Vis: councils, speech, drafts, network filters and "
+    "is not available in this version of Vis: speech, drafts, network filters and "
     "providers declared by extensions are not implemented yet"
 )
 
 # Names a model or an extension author may look up, folded to lower case without ``vis.``.
 UNAVAILABLE_NAMES = frozenset(
     {
-        "council",
         "speech",
         "draft",
         "drafts",

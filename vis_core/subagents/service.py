@@ -52,8 +52,15 @@ class Subagents:
     """The child sessions of one host: who may start one, and running it to its answer."""
 
     def __init__(self, host: Host) -> None:
+        from vis_core.subagents.council import Council
+
         self._host = host
         self._running: dict[str, int] = {}  # parent session id -> its children running now
+        self.council = Council(self)  # vis.council of the sessions of this host
+
+    @property
+    def host(self) -> Host:
+        return self._host
 
     # -- limits ------------------------------------------------------------------------------
 

@@ -17,6 +17,8 @@ TRY_TO_WRITE = textwrap.dedent(
             await attempt
         except Exception as exc:
             print(type(exc).__name__, "|", exc)
+    with open("by_python.txt", "w") as f:  # not a tool: not refused, but told
+        f.write("x")
     """
 )
 
@@ -57,6 +59,7 @@ async def test_a_read_only_child_cannot_change_files(workspace: Path, tmp_path: 
     assert all(line.startswith("VisToolError | ReadOnlyError: ") for line in lines), told
     assert "shell is refused: this is a read-only child session" in lines[0]
     assert not (workspace / "made.txt").exists()
+    assert "[Vis: this read-only child session changed by_python.txt with plain Python" in out
     assert (workspace / "notes.txt").read_text(encoding="utf-8") == "as it was\n"
 
 

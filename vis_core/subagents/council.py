@@ -48,7 +48,7 @@ class Council:
         )
         if answer.status.value != "completed":
             raise SubagentError(failure("vis.council.run_session()", answer))
-        return answer.content
+        return answer.text()
 
     def consult(self, session: Any, question: str, timeout: float | None = None) -> dict[str, Any]:
         """Ask stored session ``session`` (an id, a prefix, a marker or a ``list_sessions()``

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from vis_core.agent.session import title_from_request
+from vis_core.events import BlockFinished, Event
 from vis_core.model.turn import TurnStatus
 from vis_core.store.session_data import resolve_any
 from vis_core.subagents.mirror import CHILD_PURPOSE, CallSite, Mirror
@@ -46,6 +47,25 @@ class ChildAnswer:
     cost: float
     draft: str | None = None  # the label of the draft a writing child worked in
     draft_files: int = 0
+    # files a read-only child's blocks changed with plain Python (the tools refuse; the jail
+    # does not make the workspace read-only yet): told, never hidden
+    strays: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        """The answer as the parent reads it, with what it should know of the child's files."""
+        text = self.content
+        if self.strays:
+            text += (
+                f"\n\n[Vis: this read-only child session changed {', '.join(self.strays)} with "
+                "plain Python; check those files.]"
+            )
+        if self.draft is not None:
+            text += (
+                f"\n\n[Vis: the child's changes ({self.draft_files} file(s)) are in draft "
+                f"{self.draft}; the person reviews it with `vis drafts` and approves it with "
+                f"`vis drafts approve {self.draft}`.]"
+            )
+        return text
 
 
 class Subagents:
@@ -235,6 +255,14 @@ class Subagents:
     ) -> ChildAnswer:
         mirror = Mirror(parent, site) if site is not None else None
         unsubscribe = child.subscribe(mirror) if mirror is not None else None
+        strays: list[str] = []
+        read_only = self.is_read_only(child.id)
+
+        def changed(event: Event) -> None:
+            if read_only and isinstance(event, BlockFinished):
+                strays.extend(c.path for c in event.files if c.path not in strays)
+
+        unwatch = child.subscribe(changed)
         task = asyncio.current_task()
         if task is not None:
             parent.children.add(task)  # a cancelled parent turn ends after this child closed
@@ -242,6 +270,7 @@ class Subagents:
         try:
             ended = await child.submit(text)
         finally:
+            unwatch()
             if unsubscribe is not None:
                 unsubscribe()
             if mirror is not None:
@@ -257,6 +286,7 @@ class Subagents:
             ended.cost,
             draft.label if draft is not None else None,
             len(child.drafts.changed_files()) if child.drafts is not None and draft else 0,
+            tuple(strays),
         )
 
 

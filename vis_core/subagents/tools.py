@@ -84,13 +84,7 @@ def subagent_tools(subagents: Subagents, workspace: str | None) -> list[HostTool
         )
         if answer.status.value != "completed":
             raise SubagentError(failure("run_session()", answer))
-        if answer.draft is None:
-            return answer.content
-        return (
-            f"{answer.content}\n\n[Vis: the child's changes ({answer.draft_files} file(s)) are in "
-            f"draft {answer.draft}; the person reviews it with `vis drafts` and approves it with "
-            f"`vis drafts approve {answer.draft}`.]"
-        )
+        return answer.text()
 
     async def consult(session: Any, question: str) -> dict[str, Any]:
         """Ask another stored session `question`; it answers in a read-only fork of itself.

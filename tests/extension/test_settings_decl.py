@@ -232,4 +232,6 @@ def test_core_setting_ids_are_listed_once() -> None:
         "process_limit",
         "jail_home_writable",
         "draft_model_approves",
+        "subagent_depth",
+        "subagent_concurrency",
     )

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from vis_core.events import ActivityEnded, BlockFinished, Event, UsageReported
 from vis_core.model.activity import ActivityState
+from vis_core.store.session_data import session_data
 
 from .support import PRICES, open_host, script, write_config
 
@@ -65,6 +66,7 @@ async def test_three_children_run_at_once_and_answer(
         parent.subscribe(events.append)
         ended = await parent.submit("count the files three ways")
         children = host.store.children(parent.id)
+        read = session_data(host.store, children[0])["session"]  # read_session() says so too
         child_costs = sum(row.cost for row in children)
         stored_parent = host.store.get_session(parent.id)
         open_ids = {s.id for s in host.sessions}
@@ -79,6 +81,7 @@ async def test_three_children_run_at_once_and_answer(
     assert sorted(row.title for row in children) == ["count alpha", "count beta", "count gamma"]
     assert all(row.parent_id == parent.id and row.turn_count == 1 for row in children)
     assert open_ids == {parent.id}
+    assert read["parent_id"] == parent.id
     # each child's Activities are under the call that started it, in the parent's turn
     ends = {
         e.activity.id: e.activity for e in events if isinstance(e, ActivityEnded) and e.activity

@@ -196,6 +196,7 @@ def _session(store: Store, row: SessionRow) -> dict[str, Any]:
         workspace=row.workspace,
         project_root=row.project_root,
         origin=store.state_get(ORIGIN_STATE, row.id),
+        parent_id=row.parent_id,  # the session that started it (run_session, consult)
         forked_from=None,
         **_fold_data(store, row.id),  # session diagnostics: folds and request health
     )

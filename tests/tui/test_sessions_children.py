@@ -10,8 +10,9 @@ from textual.widgets import OptionList
 
 from vis_core.store import Store
 from vis_tui.screens.sessions import SessionsScreen
+from vis_tui.widgets.stored_turn import StoredTurnView
 
-from .support import store_session, until, vis_app
+from .support import started, store_session, until, vis_app
 
 
 async def test_the_picker_lists_children_under_the_session_that_started_them(
@@ -61,3 +62,11 @@ async def test_a_child_sessions_activities_stay_folded_under_its_call(
         call.action_toggle()
         await pilot.pause()
         assert not inner.display
+        session_id = app.session.id
+    resumed = vis_app(workspace, resume=session_id)
+    async with resumed.run_test(size=(100, 40)) as pilot:
+        await started(resumed, pilot)
+        (stored,) = resumed.main.transcript.turns.values()
+        assert isinstance(stored, StoredTurnView)
+        drawn = "\n".join(strip.text for strip in stored._lines(96)[0])
+        assert "Child session" in drawn and "List files" not in drawn  # folded there too

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from vis_core.agent.conversation import (
+    CHILD_PURPOSE,
     CONVERSATION_EVENTS,
     RAW_ARGUMENTS,
     ConversationBuilder,
@@ -64,9 +65,6 @@ from vis_core.tools.checkpoints import Checkpoints
 log = logging.getLogger(__name__)
 
 PYTHON_EXECUTION = "python_execution"
-# UsageReported.purpose of a child session's requests (run_session, consult) in its parent:
-# counted in the parent's turn and cost, not in its context
-CHILD_PURPOSE = "subagent"
 CHILDREN_GRACE = 30.0  # seconds a cancelled turn waits for its child sessions to close
 DELTA_INTERVAL = 0.03  # streamed text is committed and published in batches this far apart
 

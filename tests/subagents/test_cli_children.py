@@ -49,6 +49,9 @@ def test_vis_run_folds_children_and_vis_sessions_lists_them(
     rows = listed.stdout.splitlines()
     assert len(rows) == 3 and rows[0].endswith("  look twice")
     assert sorted(row.split("  ", 1)[1] for row in rows[1:]) == ["↳ look a", "↳ look b"]
+    with Store(vis_home / "vis.db") as store:  # `vis run --continue` goes on in the parent
+        latest = store.latest_session(workspace.resolve())
+    assert latest is not None and latest.title == "look twice"
 
 
 def test_max_cost_counts_what_the_children_cost(workspace: Path, vis_home: Path, tmp_path: Path):

@@ -9,6 +9,7 @@ from pathlib import Path
 from processes import alive
 
 from vis_core.events import ActivityEnded, Event
+from vis_core.subagents.mirror import MIRROR_TASK
 
 from .support import open_host, script
 
@@ -55,6 +56,7 @@ async def test_cancelling_the_parent_cancels_and_closes_every_child(
         assert len(children) == 2
         pids = [pid for child in children for pid in _sandbox_pids(child)]
         assert pids and all(alive(pid) for pid in pids)
+        assert len(_mirrors()) == 2  # each child's Activities and cost reach the parent
 
         parent.cancel()  # what Esc does
         ended = await asyncio.wait_for(turn, 60)
@@ -62,6 +64,8 @@ async def test_cancelling_the_parent_cancels_and_closes_every_child(
         assert ended.status.value == "cancelled"
         assert [s.id for s in host.sessions] == [parent.id]  # the children were closed
         assert not any(child.running for child in children)
+        assert not _mirrors()  # nothing of theirs still runs
+        assert not parent.children  # the calls that ran them ended
         assert not any(alive(pid) for pid in pids)  # their sandboxes are gone
         for row in host.store.children(parent.id):
             (child_turn,) = host.store.turns(row.id)
@@ -74,6 +78,10 @@ async def test_cancelling_the_parent_cancels_and_closes_every_child(
         assert len(calls) == 2 and all(a.state.value == "cancelled" for a in calls)
     finally:
         await host.close()
+
+
+def _mirrors() -> list[asyncio.Task]:
+    return [t for t in asyncio.all_tasks() if t.get_name() == MIRROR_TASK and not t.done()]
 
 
 def _sandbox_pids(session) -> list[int]:

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
 
 __all__ = ["CHILD_PURPOSE", "CallSite", "Mirror"]
+MIRROR_TASK = "vis-child-session-mirror"  # the name of each Mirror's forwarding task
 _ACTIVITY_EVENTS = (ActivityStarted, ActivityUpdated, ActivityEnded)
 
 
@@ -40,7 +41,7 @@ class Mirror:
         self._parent = parent
         self._site = site
         self._queue: asyncio.Queue[Event | None] = asyncio.Queue()
-        self._task = asyncio.ensure_future(self._forward())
+        self._task = asyncio.get_running_loop().create_task(self._forward(), name=MIRROR_TASK)
 
     def __call__(self, event: Event) -> None:
         copied = self._copy(event)

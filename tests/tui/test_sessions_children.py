@@ -39,8 +39,11 @@ async def test_the_picker_lists_children_under_the_session_that_started_them(
 
 
 async def test_a_child_sessions_activities_stay_folded_under_its_call(
-    workspace: Path, tmp_path: Path
+    workspace: Path, tmp_path: Path, vis_home: Path
 ) -> None:
+    (vis_home / "config.toml").write_text(
+        '[models."scripted/script"]\ninput_price = 3.0\noutput_price = 15.0\n', encoding="utf-8"
+    )
     data = {
         "responses": [{"code": 'print(await run_session("look around"))'}, {"text": "done"}],
         "sessions": {"look around": [{"code": 'print(await ls("."))'}, {"text": "looked"}]},
@@ -63,6 +66,11 @@ async def test_a_child_sessions_activities_stay_folded_under_its_call(
         await pilot.pause()
         assert not inner.display
         session_id = app.session.id
+        with Store(Path(os.environ["VIS_HOME"]) / "vis.db") as store:
+            (child,) = store.children(session_id)
+        shown_cost = app.main.status_bar.cost
+    assert child.cost > 0 and shown_cost > child.cost  # the status bar counts the child too
+    assert abs(shown_cost - app.session.cost) < 1e-9
     resumed = vis_app(workspace, resume=session_id)
     async with resumed.run_test(size=(100, 40)) as pilot:
         await started(resumed, pilot)

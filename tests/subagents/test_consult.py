@@ -6,7 +6,7 @@ import sqlite3
 import textwrap
 from pathlib import Path
 
-from vis_core.events import BlockFinished, Event
+from vis_core.events import ActivityEnded, BlockFinished, Event
 
 from .support import open_host, script
 
@@ -77,6 +77,13 @@ async def test_consult_answers_in_a_fork_and_leaves_the_original_as_it_was(
     assert block.stdout.strip() == (
         "investigate the flaky test | it depends on the clock; test_x.py no longer does | True"
     )
+    (call,) = [
+        e.activity
+        for e in events
+        if isinstance(e, ActivityEnded) and e.activity and e.activity.tool == "consult"
+    ]
+    assert call.presentation is not None and "{" not in call.presentation.summary
+    assert call.presentation.summary.startswith("investigate the flaky test · ")
     assert after == before  # the consulted session is byte-identical in the store
     (fork,) = forks
     assert fork.forked_from == source.id and fork.parent_id == parent.id

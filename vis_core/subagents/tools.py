@@ -35,7 +35,7 @@ def _render(label: str, asked_name: str, asked_at: int) -> Any:
     def render(
         *, phase: str, args: Any = (), kwargs: Any = None, result: Any = None, error: Any = None
     ) -> ActivityPresentation:
-        given = [str(a) for a in (args or ())] + [str(v) for v in (kwargs or {}).values()]
+        given = [_shown(a) for a in (*(args or ()), *(kwargs or {}).values())]
         target = one_line(" ".join(given), 100)
         if phase == "failure":
             return ActivityPresentation(label, one_line(f"{target}: {error}", 200))
@@ -55,6 +55,13 @@ def _render(label: str, asked_name: str, asked_at: int) -> Any:
         return ActivityPresentation(label, target, content)  # opens to show the request
 
     return render
+
+
+def _shown(value: Any) -> str:
+    """An argument as the Activity names it (a ``list_sessions()`` row by its title)."""
+    if isinstance(value, dict):
+        return str(value.get("title") or value.get("id") or value)
+    return str(value)
 
 
 def _parent(what: str) -> tuple[AgentSession, CallSite]:

@@ -362,6 +362,21 @@ class UserContext(Event):
 
 
 @dataclass(frozen=True)
+class ImageAttached(Event):
+    """The person attached an image to turn ``turn_id``'s request (``@shot.png``, a pasted
+    path, the clipboard). The bytes are the session's attachment ``attachment_id``; the event
+    holds only what the transcript shows, so history pages never read the image."""
+
+    turn_id: str = ""
+    attachment_id: str = ""
+    name: str = ""
+    media_type: str = ""
+    size: int = 0
+    width: int = 0
+    height: int = 0
+
+
+@dataclass(frozen=True)
 class CommandNoted(Event):
     """What a slash command showed the person (``markdown``; ``ok`` False: an error), kept
     so that a resumed session shows it again where it was, after the turn before it."""

@@ -23,6 +23,7 @@ from vis_core.events import (
     DraftChanged,
     Event,
     FoldCreated,
+    ImageAttached,
     IterationStarted,
     Notification,
     TurnEnded,
@@ -188,6 +189,11 @@ class PrintRenderer:
         elif isinstance(event, BlockFinished) and event.iteration_id in self._code:
             self._break_line()
             self.console.print(block_line(self._code.pop(event.iteration_id), event))
+        elif isinstance(event, ImageAttached):
+            from vis_core.model.images import describe
+
+            shown = describe(event.name, event.media_type, event.size, event.width, event.height)
+            self.errors.print(f"[dim]attached {plain(shown)}[/]")
         elif isinstance(event, FoldCreated):
             self._break_line()
             gist = " ".join(event.gist.split())  # cut before escaping: no half escape
@@ -447,8 +453,14 @@ async def _run(
             if refused is not None:
                 print(f"vis run: {terminal_text(refused)}", file=sys.stderr)
                 return 2
+        from vis_core.agent.person_images import image_mentions
+        from vis_core.model.images import ImageRefused
+
         try:
-            ended = await session.submit(request)
+            ended = await session.submit(request, mentions=image_mentions(request))
+        except ImageRefused as exc:  # before the turn: nothing was sent
+            print(f"vis run: {terminal_text(str(exc))}", file=sys.stderr)
+            return 2
         finally:
             for sig in (signal.SIGINT, *STOP_SIGNALS):
                 loop.remove_signal_handler(sig)

@@ -18,6 +18,7 @@ from vis_core.events import (
     DraftChanged,
     Event,
     FoldCreated,
+    ImageAttached,
     IterationStarted,
     Notification,
     TurnEnded,
@@ -27,7 +28,7 @@ from vis_core.events import (
 from vis_core.model.activity import ActivityState
 from vis_core.model.notify import NotifyKind
 from vis_tui.block_info import BlockInfo
-from vis_tui.notes import FoldInfo, background_line, block_notes, thinking_note
+from vis_tui.notes import FoldInfo, background_line, block_notes, image_line, thinking_note
 from vis_tui.widgets.progress_line import ProgressLine
 from vis_tui.widgets.status import StatusBar
 from vis_tui.widgets.transcript import Transcript
@@ -87,6 +88,11 @@ def _turn_started(target: EventTarget, event: TurnStarted) -> None:
         target.transcript.add_turn(event.turn_id, event.position, event.request)
     target.status_bar.running = True
     target.progress.begin()
+
+
+@handles(ImageAttached)
+def _image(target: EventTarget, event: ImageAttached) -> None:
+    target.transcript.turn(event.turn_id).show_note(image_line(event))
 
 
 @handles(AssistantDelta)

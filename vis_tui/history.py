@@ -16,6 +16,7 @@ from vis_tui.notes import (
     background_line,
     block_notes,
     fold_line,
+    image_line,
     thinking_note,
 )
 
@@ -117,9 +118,23 @@ def notes_after_turns(store: Any, session_id: str) -> dict[str, tuple[AfterNote,
     return {key: tuple(value) for key, value in notes.items()}
 
 
+def images_of_turns(store: Any, session_id: str) -> dict[str, tuple[StoryPart, ...]]:
+    """The rows of the images the person sent, by turn (their events: the bytes are never
+    read here)."""
+    from vis_core.events import ImageAttached
+
+    rows: dict[str, list[StoryPart]] = {}
+    for row in store.events(session_id, types=[ImageAttached.type]):
+        event = row.event
+        if isinstance(event, ImageAttached):
+            rows.setdefault(event.turn_id, []).append(StoryPart(PartKind.NOTE, image_line(event)))
+    return {key: tuple(value) for key, value in rows.items()}
+
+
 def store_page_loader(store: Any, session_id: str, limit: int = PAGE_SIZE) -> PageLoader:
     """A loader reading ``store.turns_page`` and ``store.activities`` for one session."""
     notes = notes_after_turns(store, session_id)
+    images = images_of_turns(store, session_id)
 
     def load(before_position: int | None) -> TurnPage:
         rows = _rows(
@@ -133,6 +148,7 @@ def store_page_loader(store: Any, session_id: str, limit: int = PAGE_SIZE) -> Pa
         for row in rows:
             activities = tuple(_rows(store.activities(row.id), "activities"))
             story = build_story(store.turn_story(session_id, row.id), activities)
+            story = (*images.get(row.id, ()), *story)
             turns.append(
                 StoredTurn(
                     turn_id=row.id,

@@ -22,6 +22,12 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp(
         "@path", "complete a workspace file (Tab, Enter); its text goes with the request", "prompt"
     ),
+    KeyHelp(
+        "@shot.png", "send a workspace image with the request (PNG, JPEG, GIF, WebP)", "prompt"
+    ),
+    KeyHelp("Ctrl+V", "paste the clipboard's image as a chip (else its text)", "prompt"),
+    KeyHelp("drop a file", "an image file's path pasted or dropped becomes a chip", "prompt"),
+    KeyHelp("Backspace (at start)", "remove the last pasted image chip", "prompt"),
     KeyHelp("!command", "run a command in the workspace; the model reads its output", "prompt"),
     KeyHelp("Ctrl+G", "edit the prompt in $VISUAL / $EDITOR; saving brings it back", "prompt"),
     KeyHelp("Esc", "cancel the running turn (queued messages wait); again: drop them"),

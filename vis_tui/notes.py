@@ -109,3 +109,11 @@ def background_line(data: Any) -> str:
     if len(command) > GIST_PREVIEW:
         command = command[: GIST_PREVIEW - 1] + "…"
     return f"⋯ Background command {get('handle_id')} ended: {get('state')}{took} · {command}"
+
+
+def image_line(event: Any) -> str:
+    """The person's image sent with the request (an ``ImageAttached`` event): its row."""
+    from vis_core.model.images import describe
+
+    shown = describe(event.name, event.media_type, event.size, event.width, event.height)
+    return f"▣ {shown}"

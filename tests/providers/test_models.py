@@ -54,6 +54,15 @@ def test_unknown_model_defaults_to_128k_and_free() -> None:
     assert info.cost(Usage(1000, 1000, 1000, 1000)) == 0.0
 
 
+def test_image_input_is_known_for_the_table_and_declared_for_others() -> None:
+    assert lookup_model("claude-sonnet-4-6").images and lookup_model("gpt-4o-2024-08-06").images
+    assert lookup_model("anthropic/claude-opus-4.5").images
+    assert not lookup_model("o3-mini").images  # text only
+    assert not lookup_model("qwen3").images  # a local model: no, unless declared
+    assert lookup_model("qwen3", {"images": True}).images
+    assert not lookup_model("gpt-4o", {"images": False}).images
+
+
 def test_overrides_replace_limits_and_prices() -> None:
     info = lookup_model("qwen3", {"input_limit": 32768, "input_price": 0.1, "output_price": 0.4})
     assert info.input_limit == 32768
@@ -68,6 +77,7 @@ def test_overrides_replace_limits_and_prices() -> None:
         ({"input_limit": "big"}, "input_limit must be a number >= 0"),
         ({"input_price": -1}, "input_price must be a number >= 0"),
         ({"input_limit": True}, "input_limit must be a number >= 0"),
+        ({"images": "yes"}, "images must be true or false, not 'yes'"),
     ],
 )
 def test_bad_overrides_name_the_table(overrides: dict, message: str) -> None:

@@ -23,12 +23,14 @@ from vis_core.events import (
     BlockFinished,
     Event,
     FoldCreated,
+    ImageAttached,
     IterationStarted,
     TurnEnded,
     TurnStarted,
     UsageReported,
     UserContext,
 )
+from vis_core.model.images import describe
 from vis_core.model.turn import Incomplete
 from vis_core.providers.base import ImagePart, Message, ThinkingDelta, ThinkingPart, ToolCall
 
@@ -124,6 +126,9 @@ class ConversationBuilder:
     only, as ``show_attachment`` promises: :meth:`request_messages` adds them to that block's
     result, loading each through ``load_image`` (None: the attachment is gone, and the result
     says so); the answer to that request (``UsageReported``) retires them.
+
+    Images the person attached (``ImageAttached``) stay with their request in every request
+    after it, as the person's words do; each is loaded once (``load_image``) and kept.
     """
 
     def __init__(self, load_image: ImageLoader | None = None) -> None:
@@ -145,6 +150,8 @@ class ConversationBuilder:
         self._before: tuple[FoldSet, FoldOwners, list[int | None]] | None = None
         self._context: list[str] = []  # what the person added before the next request
         self._unanswered: dict[str, None] = {}  # tool call ids without a result, in call order
+        self._person_images: dict[int, list[str]] = {}  # request message index -> attachment ids
+        self._loaded: dict[str, ImagePart | None] = {}  # attachment id -> the image, once read
 
     def _append(self, message: Message, tag: Tag) -> None:
         self.messages.append(message)
@@ -178,6 +185,26 @@ class ConversationBuilder:
                     self.messages[index] = replace(message, text=f"{message.text}\n\n{event.text}")
                     return
         self._context.append(event.text)
+
+    def _on_ImageAttached(self, event: ImageAttached) -> None:
+        """The person's image joins its turn's request, named in its text."""
+        position = self._positions.get(event.turn_id)
+        for index in range(len(self.messages) - 1, -1, -1):
+            if position is not None and self.tags[index] == (position, REQUEST):
+                break
+        else:
+            return
+        shown = describe(event.name, event.media_type, event.size, event.width, event.height)
+        message = self.messages[index]
+        note = f"[Vis: the person attached the image {shown}]"
+        self.messages[index] = replace(message, text=f"{message.text}\n\n{note}")
+        self._person_images.setdefault(index, []).append(event.attachment_id)
+
+    def _image(self, attachment_id: str) -> ImagePart | None:
+        if attachment_id not in self._loaded:
+            load = self._load_image
+            self._loaded[attachment_id] = load(attachment_id) if load is not None else None
+        return self._loaded[attachment_id]
 
     def _on_BackgroundCommandEnded(self, event: BackgroundCommandEnded) -> None:
         """The report goes with the next request: after the latest block's result or the
@@ -248,10 +275,22 @@ class ConversationBuilder:
             return
         self._shown.clear()  # the request that carried them was answered
 
-    def request_messages(self) -> list[Message]:
+    def request_messages(self, *, person_images: bool = True) -> list[Message]:
         """The messages of the next request: the conversation plus the images just shown,
-        with every fold applied (folded steps leave, their gists stand in their place)."""
+        with every fold applied (folded steps leave, their gists stand in their place).
+        Not ``person_images`` (the model takes no image input): a note stands in for them."""
         messages = list(self.messages)
+        for index, attachment_ids in self._person_images.items():
+            message = messages[index]
+            if not person_images:
+                note = "\n[the images attached here are left out: this model takes no images]"
+                messages[index] = replace(message, text=message.text + note)
+                continue
+            images = [image for image in map(self._image, attachment_ids) if image is not None]
+            text = message.text
+            if len(images) < len(attachment_ids):
+                text += "\n[an image the person attached here is no longer stored]"
+            messages[index] = replace(message, text=text, images=(*message.images, *images))
         for index, attachment_ids in self._shown:
             message = messages[index]
             images: list[ImagePart] = []

@@ -134,6 +134,11 @@ class ToolInvoker:
             activities=self,
         )
 
+    @property
+    def workspace(self) -> Path:
+        """The folder the session's tools work in (its draft's, inside a draft)."""
+        return self._workspace
+
     def move_to(self, workspace: Path, project_root: Path) -> None:
         """The session entered or left a draft: calls from now on run with these roots."""
         self._workspace, self._project_root = workspace, project_root

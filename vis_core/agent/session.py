@@ -39,6 +39,7 @@ from vis_core.extension_host.attachments import load_shown_image
 from vis_core.extension_host.call_state import SessionCallState
 from vis_core.instructions.session import SessionInstructions
 from vis_core.model.block import FileChange
+from vis_core.model.images import ImagesNotAccepted, PersonImage, is_image_name
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED, Incomplete, TurnStatus
 from vis_core.model.usage import Usage
@@ -318,15 +319,29 @@ class AgentSession:
             task.cancel()
 
     async def submit(
-        self, text: str, *, mentions: Sequence[str] = (), command: bool = False
+        self,
+        text: str,
+        *,
+        mentions: Sequence[str] = (),
+        command: bool = False,
+        images: Sequence[PersonImage] = (),
     ) -> TurnEnded:
         """Run one turn for ``text``. ``mentions``: workspace files whose ``cat`` view goes
-        with the request (``@path``); ``command``: ``text`` is ``!command``, run in the
-        workspace, its output kept for the model's next turn (no model request)."""
+        with the request (``@path``; an image's name: the image itself, read beneath the
+        workspace); ``images``: images the person pasted; ``command``: ``text`` is
+        ``!command``, run in the workspace, its output kept for the model's next turn (no
+        model request). An image that cannot be sent, or any image for a model without
+        image input, raises :class:`ImageRefused` before the turn starts."""
         if self.running:
             raise RuntimeError("a turn is already running in this session")
+        pictures: list[PersonImage] = []
+        if not command:
+            named = [path for path in dict.fromkeys(mentions) if is_image_name(path)]
+            self.check_images(len(images) + len(named))
+            pictures = [*images, *await self._mentioned_images(named)]
+            mentions = [path for path in mentions if not is_image_name(path)]
         task = self._task = asyncio.get_running_loop().create_task(
-            self._turn(text, mentions, command)
+            self._turn(text, mentions, command, pictures)
         )
         try:
             return await asyncio.shield(task)
@@ -337,7 +352,33 @@ class AgentSession:
         # cancel never reaches the turn, which ends on its own.
         return await asyncio.shield(task)
 
-    async def _turn(self, text: str, mentions: Sequence[str], command: bool) -> TurnEnded:
+    async def _mentioned_images(self, mentions: Sequence[str]) -> list[PersonImage]:
+        """The images ``mentions`` name, read beneath the workspace and checked."""
+        from vis_core.agent.person_images import read_workspace_image
+
+        workspace = self.invoker.workspace
+        return [await asyncio.to_thread(read_workspace_image, workspace, path) for path in mentions]
+
+    def check_images(self, count: int) -> None:
+        """:class:`ImagesNotAccepted` when ``count`` images go to a model without image
+        input (the built-in table, or ``images = true`` in its ``[models."p/m"]`` table)."""
+        provider = self.model.provider
+        if not count or provider is None or provider.model_info(self.model.model).images:
+            return
+        label = self.model.label
+        raise ImagesNotAccepted(
+            f"{label} takes no image input, so the image{'s' if count > 1 else ''} "
+            f"attached cannot be sent. Switch to a model that does (/model), or declare it "
+            f'with images = true under [models."{label}"] in config.toml if it does.'
+        )
+
+    async def _turn(
+        self,
+        text: str,
+        mentions: Sequence[str],
+        command: bool,
+        images: Sequence[PersonImage] = (),
+    ) -> TurnEnded:
         from vis_core.agent import person_input
 
         turn_id = uuid.uuid4().hex
@@ -356,6 +397,10 @@ class AgentSession:
             else:
                 if self._before_turn is not None:
                     await self._before_turn(self)
+                if images:  # first: a resumed transcript shows them first too
+                    from vis_core.agent.person_images import attach_images
+
+                    await attach_images(self, self._store, turn_id, images)
                 await person_input.attach_files(self, turn_id, mentions)
                 await self._iterate(turn_id, outcome)
         except asyncio.CancelledError:
@@ -462,11 +507,14 @@ class AgentSession:
 
     def build_request(self, system: str | None = None) -> ModelRequest:
         """The next request: system prompt (``system`` when built already), tools, and the
-        transcript with folds applied."""
+        transcript with folds applied (the person's images only for a model that takes them;
+        one switched to since then reads a note in their place)."""
+        provider = self.model.provider
+        images = provider is None or provider.model_info(self.model.model).images
         return ModelRequest(
             model=self.model.model,
             system=self._system_prompt() if system is None else system,
-            messages=tuple(self._conversation.request_messages()),
+            messages=tuple(self._conversation.request_messages(person_images=images)),
             tools=(
                 ToolDefinition(
                     PYTHON_EXECUTION, PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS

@@ -134,7 +134,8 @@ StreamEvent = TextDelta | ThinkingDelta | ToolCallReady | UsageUpdate | Response
 @dataclass(frozen=True)
 class ModelInfo:
     """A model's input limit and prices in dollars per million tokens; ``thinking_budget``
-    (tokens, 0 = off) turns on extended thinking where the provider supports it."""
+    (tokens, 0 = off) turns on extended thinking where the provider supports it; ``images``:
+    the model takes image input (the person's attached images may be sent to it)."""
 
     input_limit: int = 200_000
     input_price: float = 0.0
@@ -142,6 +143,7 @@ class ModelInfo:
     cache_read_price: float = 0.0
     cache_write_price: float = 0.0
     thinking_budget: int = 0
+    images: bool = False
 
     def cost(self, usage: Usage) -> float:
         return (

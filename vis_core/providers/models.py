@@ -17,43 +17,44 @@ _GPT5_INPUT = 272_000  # 400k context minus 128k reserved for output
 
 KNOWN_MODELS: dict[str, ModelInfo] = {
     # Anthropic (cache write = 5-minute cache write price)
-    "claude-opus-4-6": ModelInfo(_CLAUDE_200K, 5.0, 25.0, 0.50, 6.25),
-    "claude-opus-4-5": ModelInfo(_CLAUDE_200K, 5.0, 25.0, 0.50, 6.25),
-    "claude-opus-4-1": ModelInfo(_CLAUDE_200K, 15.0, 75.0, 1.50, 18.75),
-    "claude-opus-4-0": ModelInfo(_CLAUDE_200K, 15.0, 75.0, 1.50, 18.75),
-    "claude-opus-4": ModelInfo(_CLAUDE_200K, 15.0, 75.0, 1.50, 18.75),
-    "claude-sonnet-4-6": ModelInfo(_CLAUDE_200K, 3.0, 15.0, 0.30, 3.75),
-    "claude-sonnet-4-5": ModelInfo(_CLAUDE_200K, 3.0, 15.0, 0.30, 3.75),
-    "claude-sonnet-4-0": ModelInfo(_CLAUDE_200K, 3.0, 15.0, 0.30, 3.75),
-    "claude-sonnet-4": ModelInfo(_CLAUDE_200K, 3.0, 15.0, 0.30, 3.75),
-    "claude-haiku-4-5": ModelInfo(_CLAUDE_200K, 1.0, 5.0, 0.10, 1.25),
-    "claude-3-7-sonnet": ModelInfo(_CLAUDE_200K, 3.0, 15.0, 0.30, 3.75),
-    "claude-3-5-haiku": ModelInfo(_CLAUDE_200K, 0.80, 4.0, 0.08, 1.0),
+    "claude-opus-4-6": ModelInfo(_CLAUDE_200K, 5.0, 25.0, 0.50, 6.25, images=True),
+    "claude-opus-4-5": ModelInfo(_CLAUDE_200K, 5.0, 25.0, 0.50, 6.25, images=True),
+    "claude-opus-4-1": ModelInfo(_CLAUDE_200K, 15.0, 75.0, 1.50, 18.75, images=True),
+    "claude-opus-4-0": ModelInfo(_CLAUDE_200K, 15.0, 75.0, 1.50, 18.75, images=True),
+    "claude-opus-4": ModelInfo(_CLAUDE_200K, 15.0, 75.0, 1.50, 18.75, images=True),
+    "claude-sonnet-4-6": ModelInfo(_CLAUDE_200K, 3.0, 15.0, 0.30, 3.75, images=True),
+    "claude-sonnet-4-5": ModelInfo(_CLAUDE_200K, 3.0, 15.0, 0.30, 3.75, images=True),
+    "claude-sonnet-4-0": ModelInfo(_CLAUDE_200K, 3.0, 15.0, 0.30, 3.75, images=True),
+    "claude-sonnet-4": ModelInfo(_CLAUDE_200K, 3.0, 15.0, 0.30, 3.75, images=True),
+    "claude-haiku-4-5": ModelInfo(_CLAUDE_200K, 1.0, 5.0, 0.10, 1.25, images=True),
+    "claude-3-7-sonnet": ModelInfo(_CLAUDE_200K, 3.0, 15.0, 0.30, 3.75, images=True),
+    "claude-3-5-haiku": ModelInfo(_CLAUDE_200K, 0.80, 4.0, 0.08, 1.0, images=True),
     # OpenAI (no charge for cache writes)
-    "gpt-5.2": ModelInfo(_GPT5_INPUT, 1.75, 14.0, 0.175),
-    "gpt-5.1": ModelInfo(_GPT5_INPUT, 1.25, 10.0, 0.125),
-    "gpt-5.1-codex": ModelInfo(_GPT5_INPUT, 1.25, 10.0, 0.125),
-    "gpt-5.1-codex-mini": ModelInfo(_GPT5_INPUT, 0.25, 2.0, 0.025),
-    "gpt-5": ModelInfo(_GPT5_INPUT, 1.25, 10.0, 0.125),
-    "gpt-5-codex": ModelInfo(_GPT5_INPUT, 1.25, 10.0, 0.125),
-    "gpt-5-mini": ModelInfo(_GPT5_INPUT, 0.25, 2.0, 0.025),
-    "gpt-5-nano": ModelInfo(_GPT5_INPUT, 0.05, 0.40, 0.005),
-    "gpt-5-chat-latest": ModelInfo(128_000, 1.25, 10.0, 0.125),
-    "gpt-4.1": ModelInfo(1_047_576, 2.0, 8.0, 0.50),
-    "gpt-4.1-mini": ModelInfo(1_047_576, 0.40, 1.60, 0.10),
-    "gpt-4.1-nano": ModelInfo(1_047_576, 0.10, 0.40, 0.025),
-    "gpt-4o": ModelInfo(128_000, 2.50, 10.0, 1.25),
-    "gpt-4o-mini": ModelInfo(128_000, 0.15, 0.60, 0.075),
-    "o3": ModelInfo(200_000, 2.0, 8.0, 0.50),
+    "gpt-5.2": ModelInfo(_GPT5_INPUT, 1.75, 14.0, 0.175, images=True),
+    "gpt-5.1": ModelInfo(_GPT5_INPUT, 1.25, 10.0, 0.125, images=True),
+    "gpt-5.1-codex": ModelInfo(_GPT5_INPUT, 1.25, 10.0, 0.125, images=True),
+    "gpt-5.1-codex-mini": ModelInfo(_GPT5_INPUT, 0.25, 2.0, 0.025, images=True),
+    "gpt-5": ModelInfo(_GPT5_INPUT, 1.25, 10.0, 0.125, images=True),
+    "gpt-5-codex": ModelInfo(_GPT5_INPUT, 1.25, 10.0, 0.125, images=True),
+    "gpt-5-mini": ModelInfo(_GPT5_INPUT, 0.25, 2.0, 0.025, images=True),
+    "gpt-5-nano": ModelInfo(_GPT5_INPUT, 0.05, 0.40, 0.005, images=True),
+    "gpt-5-chat-latest": ModelInfo(128_000, 1.25, 10.0, 0.125, images=True),
+    "gpt-4.1": ModelInfo(1_047_576, 2.0, 8.0, 0.50, images=True),
+    "gpt-4.1-mini": ModelInfo(1_047_576, 0.40, 1.60, 0.10, images=True),
+    "gpt-4.1-nano": ModelInfo(1_047_576, 0.10, 0.40, 0.025, images=True),
+    "gpt-4o": ModelInfo(128_000, 2.50, 10.0, 1.25, images=True),
+    "gpt-4o-mini": ModelInfo(128_000, 0.15, 0.60, 0.075, images=True),
+    "o3": ModelInfo(200_000, 2.0, 8.0, 0.50, images=True),
     "o3-mini": ModelInfo(200_000, 1.10, 4.40, 0.55),
-    "o4-mini": ModelInfo(200_000, 1.10, 4.40, 0.275),
-    "o1": ModelInfo(200_000, 15.0, 60.0, 7.50),
+    "o4-mini": ModelInfo(200_000, 1.10, 4.40, 0.275, images=True),
+    "o1": ModelInfo(200_000, 15.0, 60.0, 7.50, images=True),
 }
 
 # A dated snapshot (``-20250929``, ``-2025-08-07``) or ``-latest`` prices like its base model.
 _SNAPSHOT_SUFFIX = re.compile(r"-(\d{8}|\d{4}-\d{2}-\d{2}|latest)$")
 _OVERRIDE_KEYS = frozenset(f.name for f in fields(ModelInfo))
 _INT_KEYS = frozenset({"input_limit", "thinking_budget"})
+_BOOL_KEYS = frozenset({"images"})
 # Options that shape the request rather than describe the model: name → allowed values
 # (None: any non-empty string). ``tool_choice``: auto, required, none or a tool's name.
 REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
@@ -81,8 +82,8 @@ def _known(model: str) -> ModelInfo | None:
 
 
 def apply_overrides(info: ModelInfo, overrides: Mapping[str, Any], *, where: str) -> ModelInfo:
-    """``info`` with ``input_limit`` / ``*_price`` / ``thinking_budget`` replaced from a config
-    table named ``where``."""
+    """``info`` with ``input_limit`` / ``*_price`` / ``thinking_budget`` / ``images`` replaced
+    from a config table named ``where``."""
     changes: dict[str, Any] = {}
     for key, value in overrides.items():
         if key in REQUEST_OPTIONS:
@@ -91,6 +92,11 @@ def apply_overrides(info: ModelInfo, overrides: Mapping[str, Any], *, where: str
         if key not in _OVERRIDE_KEYS:
             allowed = ", ".join(sorted(_OVERRIDE_KEYS | REQUEST_OPTIONS.keys()))
             raise ProviderConfigError(f"{where}: unknown setting {key!r}; allowed: {allowed}")
+        if key in _BOOL_KEYS:
+            if not isinstance(value, bool):
+                raise ProviderConfigError(f"{where}: {key} must be true or false, not {value!r}")
+            changes[key] = value
+            continue
         if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
             raise ProviderConfigError(f"{where}: {key} must be a number >= 0, not {value!r}")
         changes[key] = int(value) if key in _INT_KEYS else float(value)

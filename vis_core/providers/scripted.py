@@ -7,7 +7,8 @@ Like a real model, the provider refuses a request longer than the model's config
 ``[models."scripted/<model>"] input_limit`` (its estimated input, characters / 4): it fails
 with a context-overflow error ("prompt is too long: N tokens > LIMIT maximum") and uses no
 response, so the next request that fits gets it. An ``error`` response whose message says the
-prompt is too long fails the same way. ``requests`` keeps every request the provider received.
+prompt is too long fails the same way. ``requests`` keeps every request the provider received
+(with the images it carried).
 """
 
 from __future__ import annotations
@@ -229,9 +230,10 @@ class ScriptedProvider:
         return len(self.responses) - self.position
 
     def model_info(self, model: str) -> ModelInfo:
-        return lookup_model(
-            model, self._overrides.get(model), where=f'[models."{self.name}/{model}"]'
-        )
+        """The table and config like any model; a scripted model takes images unless its
+        ``[models."scripted/<model>"]`` says ``images = false``."""
+        overrides = {"images": True, **(self._overrides.get(model) or {})}
+        return lookup_model(model, overrides, where=f'[models."{self.name}/{model}"]')
 
     def known_input_limit(self, model: str) -> int | None:
         """``[models."p/m"] input_limit``, else the known-model table; None when unknown."""

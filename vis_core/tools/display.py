@@ -37,9 +37,10 @@ def shorten_path(path: str | os.PathLike[str], workspace: str | os.PathLike[str]
         return relative.as_posix() or "."
     home = Path.home()
     try:
-        return "~/" + target.relative_to(home).as_posix()
+        under_home = target.relative_to(home).as_posix()
     except ValueError:
         return target.as_posix()
+    return "~" if under_home == "." else "~/" + under_home
 
 
 def one_line(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:

@@ -16,13 +16,13 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static, TextArea
 
+from vis_core.model.images import ImageRefused
 from vis_core.model.notify import NotifyKind
-from vis_tui.history import store_page_loader
+from vis_tui.block_context import BlockContext
 from vis_tui.keys import CHORD_ACTIONS
 from vis_tui.mentions import is_text_file, mentioned_files, path_completions, typing_mention
 from vis_tui.messages import CommandActionRequested, CoreEvent, TurnDone
-from vis_tui.widgets.activity import ActivityRow
-from vis_tui.widgets.blocks import BlockContext
+from vis_tui.widgets.attachment_chips import AttachmentChips
 from vis_tui.widgets.completion import (
     MODEL_PREFIX,
     CommandChoice,
@@ -31,11 +31,9 @@ from vis_tui.widgets.completion import (
     command_completions,
     model_completions,
 )
-from vis_tui.widgets.fold_row import FoldRow
 from vis_tui.widgets.progress_line import ProgressLine
 from vis_tui.widgets.prompt import PromptInput
 from vis_tui.widgets.status import StatusBar
-from vis_tui.widgets.stored_turn import StoredTurnView
 from vis_tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
@@ -43,7 +41,10 @@ if TYPE_CHECKING:
     from vis_core.commands import PromptToSend
     from vis_core.events import Event, TurnEnded
     from vis_core.host import Host
+    from vis_core.model.images import PersonImage
     from vis_core.welcome import WelcomeFacts
+    from vis_tui.widgets.activity import ActivityRow
+    from vis_tui.widgets.fold_row import FoldRow
     from vis_tui.widgets.welcome import WelcomeHeader
 
 QUIT_WINDOW_SECONDS = 3.0
@@ -53,6 +54,12 @@ _TOAST_SEVERITY: dict[NotifyKind, SeverityLevel] = {
     NotifyKind.WARN: "warning",
     NotifyKind.ERROR: "error",
 }
+
+
+class Queued(str):
+    """A message waiting behind the running turn, with the images pasted for it."""
+
+    images: tuple[PersonImage, ...] = ()
 
 
 class ChordCatcher(Widget, can_focus=False):
@@ -115,6 +122,8 @@ class MainScreen(Screen[None]):
         """Tab from the prompt goes to the newest row that opens (the one nearest the
         prompt), not the oldest far up; from a row, on as Textual's focus chain goes."""
         if self.focused is self.prompt and selector == "*":
+            from vis_tui.widgets.stored_turn import StoredTurnView
+
             stops = self.transcript.stops()
             if stops:
                 newest = stops[-1]
@@ -127,6 +136,8 @@ class MainScreen(Screen[None]):
     def focus_previous(self, selector: Any = "*") -> Widget | None:
         """Shift+Tab onto a stored turn opens it at its last row (the one nearest where the
         focus came from), as Tab opens it at its first."""
+        from vis_tui.widgets.stored_turn import StoredTurnView
+
         widget = super().focus_previous(selector)
         if isinstance(widget, StoredTurnView):  # its Focus event is handled after this
             widget.focused_going_back = True
@@ -165,12 +176,15 @@ class MainScreen(Screen[None]):
         self.progress = ProgressLine(id="progress")
         yield self.progress
         yield self.completion
+        self.chips = AttachmentChips(id="attachments")
+        yield self.chips
         yield self.prompt
         yield self.status_bar
         yield ChordCatcher()
 
     def on_mount(self) -> None:
         self.completion.display = False
+        self.chips.display = False
         self.status_bar.set_workspace(self.workspace)
         self.status_bar.model = "starting…"
         if getattr(self.app, "frozen", False):
@@ -198,6 +212,8 @@ class MainScreen(Screen[None]):
         self.host, self.session = host, session
         early, self._early_welcome = self._early_welcome, None
         if self._previewed != session.id:
+            from vis_tui.history import store_page_loader
+
             self.transcript.clear(keep=early)
             await self.transcript.load_initial(store_page_loader(host.store, session.id))
         self._previewed = None
@@ -288,6 +304,8 @@ class MainScreen(Screen[None]):
     async def preview(self, host: Host, session_id: str) -> None:
         """Show a stored session's newest turns while the session itself opens (long ones
         take seconds to restore); :meth:`attach` then keeps them."""
+        from vis_tui.history import store_page_loader
+
         self.drop_welcome()
         self.transcript.clear()
         await self.transcript.load_initial(store_page_loader(host.store, session_id))
@@ -406,10 +424,14 @@ class MainScreen(Screen[None]):
         if self.host is not None and self.session is not None:
             self.host.store.add_prompt(self.session.id, text)
         self.prompt.remember(text)
-        self.send_text(text)
+        self.send_text(text, message.images)
 
-    def send_text(self, text: str) -> None:
-        """Send ``text`` as the next turn, or queue it behind the running one."""
+    def send_text(self, text: str, images: tuple[PersonImage, ...] = ()) -> None:
+        """Send ``text`` (with ``images``) as the next turn, or queue it behind the running
+        one."""
+        if images:
+            text = Queued(text)
+            text.images = images
         if self.turn_running or self.session is None or self.queue_paused:
             self.queue.append(text)
             self._show_queue()
@@ -449,7 +471,13 @@ class MainScreen(Screen[None]):
                 await self.session.submit(text, command=True)
             else:
                 mentions = mentioned_files(text, self.files_root())
-                await self.session.submit(text, mentions=mentions)
+                images = getattr(text, "images", ())
+                await self.session.submit(str(text), mentions=mentions, images=images)
+        except ImageRefused as exc:  # before the turn: nothing was sent; the draft comes back
+            self.transcript.add_message(f"Not sent: {exc}", classes="error", plain=True)
+            if not self.prompt.text:
+                self.prompt.text = str(text)
+                self.prompt.add_images(list(getattr(text, "images", ())))
         except Exception as exc:  # the core already reports turn failures as TurnEnded
             self.transcript.add_message(f"**Vis could not run the turn:** {exc}", classes="error")
         finally:
@@ -476,7 +504,8 @@ class MainScreen(Screen[None]):
             return None
         text = self.queue.pop()
         self._show_queue()
-        return text
+        self.prompt.add_images(list(getattr(text, "images", ())))  # back as chips
+        return str(text)
 
     def _show_queue(self) -> None:
         box = self.query_one("#queue", Vertical)
@@ -541,6 +570,19 @@ class MainScreen(Screen[None]):
         if event.text_area is not self.prompt:
             return
         self.completion.show_choices(self.completions(self.prompt.text), self.prompt.text)
+        self.show_chips()
+
+    def on_prompt_input_images_changed(self, message: PromptInput.ImagesChanged) -> None:
+        message.stop()
+        self.show_chips()
+
+    def show_chips(self) -> None:
+        """The images the next request takes: pasted ones and the prompt's ``@`` images."""
+        from vis_core.model.images import is_image_name
+
+        text = self.prompt.text
+        named = mentioned_files(text, self.files_root()) if "@" in text else []
+        self.chips.show(self.prompt.images, [path for path in named if is_image_name(path)])
 
     def completions(self, text: str) -> list[Completion]:
         """What the popup offers for the prompt's ``text``."""
@@ -687,6 +729,8 @@ class MainScreen(Screen[None]):
         await self.prompt.take_key(event)
 
     def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        from vis_tui.widgets.activity import ActivityRow
+
         if isinstance(event.widget, ActivityRow):
             self.selected_activity = event.widget
 

@@ -27,18 +27,13 @@ from vis_tui.widgets.blocks.terminal import terminal_tail
 from vis_tui.widgets.hanging import HangingLine
 from vis_tui.widgets.inline import inline_markdown
 from vis_tui.widgets.plain import record_text
+from vis_tui.widgets.spinner import SPINNER, is_frozen
 
-SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _GLYPHS = {
     ActivityState.SUCCEEDED: ("✓", "$text-success"),
     ActivityState.FAILED: ("✗", "$text-error"),
     ActivityState.CANCELLED: ("⊘", "$text-warning"),
 }
-
-
-def is_frozen(widget: Widget) -> bool:
-    """Snapshot runs freeze spinners and clocks (``VisApp(frozen=True)``)."""
-    return bool(getattr(widget.app, "frozen", False))
 
 
 def failed_outcome(record: ActivityRecord) -> bool:

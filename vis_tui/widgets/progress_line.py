@@ -9,7 +9,7 @@ from textual.reactive import reactive
 from textual.timer import Timer
 from textual.widgets import Static
 
-from vis_tui.widgets.activity import SPINNER, is_frozen
+from vis_tui.widgets.spinner import SPINNER, is_frozen
 
 TICK_SECONDS = 0.1
 CHARS_PER_TOKEN = 4  # a streamed answer's tokens are estimated until the usage arrives

@@ -1,14 +1,15 @@
 """The multi-line prompt: Enter sends, Shift+Enter/Ctrl+J newline, ↑/↓ history, completion keys,
-Ctrl+D on an empty prompt quits."""
+Ctrl+D on an empty prompt quits; images pasted (a dropped file, Ctrl+V) wait in it as chips."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from textual import events
+from textual import events, work
 from textual.message import Message
 from textual.widgets import TextArea
 
+from vis_core.model.images import ImageRefused, PersonImage, checked_image
 from vis_tui.widgets.completion import CompletionMenu
 
 PASTE_FOLD_LINES = 12  # a longer paste is one "[pasted N lines #k]" entry in the prompt
@@ -26,9 +27,13 @@ class PromptInput(TextArea):
     """
 
     class Submitted(Message):
-        def __init__(self, text: str) -> None:
+        def __init__(self, text: str, images: tuple[PersonImage, ...] = ()) -> None:
             super().__init__()
             self.text = text
+            self.images = images  # pasted with it (its @ images are named in the text)
+
+    class ImagesChanged(Message):
+        """An image was pasted into the prompt or removed from it."""
 
     class QuitRequested(Message):
         """Ctrl+D on an empty prompt: quit, as a shell does."""
@@ -49,11 +54,72 @@ class PromptInput(TextArea):
         self.completion: CompletionMenu | None = None
         self.pull_queued: Callable[[], str | None] = lambda: None
         self.pastes: dict[str, str] = {}  # entry shown in the prompt -> the text pasted
+        self.images: list[PersonImage] = []  # pasted images waiting to be sent, as chips
+        self.told_no_clipboard_tool = False  # said once per run
+
+    # -- images --------------------------------------------------------------------------
+    def add_images(self, images: list[PersonImage]) -> None:
+        self.images.extend(images)
+        self.post_message(self.ImagesChanged())
+
+    def remove_last_image(self) -> bool:
+        if not self.images:
+            return False
+        self.images.pop()
+        self.post_message(self.ImagesChanged())
+        return True
+
+    def _refused(self, exc: Exception) -> None:
+        self.app.notify(str(exc), title="Image not attached", severity="error")
+
+    def action_paste(self) -> None:
+        """Ctrl+V: the clipboard's image as a chip, where a clipboard tool can read it;
+        else the text, as before."""
+        if self.read_only:
+            return
+        self._paste_clipboard()
+
+    @work(thread=True, group="clipboard", exclusive=True, exit_on_error=False)
+    def _paste_clipboard(self) -> None:
+        from vis_tui.pasted_images import NoClipboardTool, clipboard_image
+
+        try:
+            data: bytes | None | NoClipboardTool = clipboard_image()
+        except NoClipboardTool as exc:
+            data = exc
+        except (OSError, ValueError) as exc:  # the tool failed or hung: paste text then
+            self.app.call_from_thread(self._refused, exc)
+            data = None
+        self.app.call_from_thread(self._clipboard_read, data)
+
+    def _clipboard_read(self, data: bytes | None | Exception) -> None:
+        if isinstance(data, bytes):
+            try:
+                self.add_images([checked_image(_named_by_type(data), data)])
+            except ImageRefused as exc:
+                self._refused(exc)
+            return
+        if isinstance(data, Exception) and not self.told_no_clipboard_tool:
+            self.told_no_clipboard_tool = True
+            self.app.notify(str(data), title="No clipboard tool", severity="warning")
+        super().action_paste()
 
     # -- pastes --------------------------------------------------------------------------
     async def _on_paste(self, event: events.Paste) -> None:
-        """A long paste is one entry in the prompt, not hundreds of lines; the text sent has
-        it whole (:meth:`expanded`)."""
+        """A paste that is only paths of image files (a drag and drop) attaches them as
+        chips; a long paste is one entry in the prompt, not hundreds of lines; the text sent
+        has it whole (:meth:`expanded`)."""
+        from vis_tui.pasted_images import dropped_image_paths, read_dropped_image
+
+        dropped = None if self.read_only else dropped_image_paths(event.text)
+        if dropped:
+            event.stop()
+            event.prevent_default()
+            try:
+                self.add_images([read_dropped_image(path) for path in dropped])
+            except ImageRefused as exc:
+                self._refused(exc)
+            return
         lines = event.text.count("\n") + 1
         if lines <= PASTE_FOLD_LINES or self.read_only:
             await super()._on_paste(event)
@@ -151,12 +217,18 @@ class PromptInput(TextArea):
             text = self.text
             if menu is not None:
                 menu.hide()
+            images: tuple[PersonImage, ...] = ()
             if text.strip():
                 self.text = ""
                 self.recall_index = None
                 self.draft = ""
                 text, self.pastes = self.expanded(text), {}
-            self.post_message(self.Submitted(text if text.strip() else ""))
+                images, self.images = tuple(self.images), []
+                if images:
+                    self.post_message(self.ImagesChanged())
+            self.post_message(self.Submitted(text if text.strip() else "", images))
+        elif key == "backspace" and self.cursor_location == (0, 0) and self.selection.is_empty:
+            handled = self.remove_last_image()  # the chip nearest the cursor
         elif key == "ctrl+d" and not self.text:
             self.post_message(self.QuitRequested())
         elif key in ("shift+enter", "ctrl+j"):
@@ -189,3 +261,12 @@ class PromptInput(TextArea):
     def _stop(event: events.Key) -> None:
         event.stop()
         event.prevent_default()
+
+
+def _named_by_type(data: bytes) -> str:
+    """``clipboard.jpg`` and the like: a clipboard image's name from its bytes."""
+    from vis_core.model.images import IMAGE_TYPES, sniff
+
+    found = sniff(data)
+    suffix = IMAGE_TYPES[found[0]][1][0] if found else ".png"
+    return f"clipboard{suffix}"

@@ -13,19 +13,17 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
-from vis_core.model.turn import TurnStatus
-from vis_tui.history import PageLoader, PartKind, StoredTurn, TurnPage
-from vis_tui.widgets.activity import ActivityRow
-from vis_tui.widgets.blocks import BlockContext
-from vis_tui.widgets.fold_row import FoldRow
-from vis_tui.widgets.plain import record_text
 from vis_tui.widgets.steady_scroll import SteadyScroll
-from vis_tui.widgets.stored_turn import BLOCK_HIT, FOLD_HIT, StoredTurnView
-from vis_tui.widgets.turn import TurnView, is_person_command
-from vis_tui.widgets.welcome import WelcomeHeader
 
+# The rows of turns are imported where first used, not with this module: the app's first
+# frame (an empty transcript) does not wait for them.
 if TYPE_CHECKING:
+    from vis_tui.block_context import BlockContext
+    from vis_tui.history import PageLoader, StoredTurn, TurnPage
+    from vis_tui.widgets.activity import ActivityRow
+    from vis_tui.widgets.stored_turn import StoredTurnView
     from vis_tui.widgets.system_message import SystemMessage
+    from vis_tui.widgets.turn import TurnView
 
 LOAD_MARGIN = 3
 PAGE_TURNS = 4  # turns mounted per step while paging: a step costs well under a frame budget
@@ -34,7 +32,6 @@ PAGE_TURNS = 4  # turns mounted per step while paging: a step costs well under a
 PREDRAW_AFTER_MOUNT = 0.06  # seconds
 PREDRAW_STEP = 0.01  # seconds
 MAX_MOUNTED_TURNS = 45  # the newest page or two, plus older pages read on the way up
-TURN_VIEWS = (TurnView, StoredTurnView)
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
 
@@ -131,6 +128,8 @@ class Transcript(SteadyScroll, can_focus=False):
         ]
 
     def action_move(self, step: int) -> None:
+        from vis_tui.widgets.stored_turn import StoredTurnView
+
         stops = self.stops()
         if not stops:
             return
@@ -170,6 +169,9 @@ class Transcript(SteadyScroll, can_focus=False):
         self.remove_children([child for child in self.children if child is not keep])
 
     def add_turn(self, turn_id: str, position: int, request: str) -> TurnView:
+        from vis_tui.widgets.turn import TurnView
+        from vis_tui.widgets.welcome import WelcomeHeader
+
         self.show_newest()  # a new turn goes after the newest: bring those back first
         self.query(WelcomeHeader).remove()  # the conversation takes its place
         view = TurnView(turn_id, position, request, self.context)
@@ -180,6 +182,8 @@ class Transcript(SteadyScroll, can_focus=False):
 
     def turn(self, turn_id: str) -> TurnView:
         """The view of ``turn_id``; a turn whose start was not seen gets an empty request."""
+        from vis_tui.widgets.stored_turn import StoredTurnView
+
         view = self.turns.get(turn_id)
         if isinstance(view, StoredTurnView):
             return self.open_stored(view)
@@ -204,6 +208,9 @@ class Transcript(SteadyScroll, can_focus=False):
     def _stored_view(self, turn: StoredTurn) -> StoredTurnView | TurnView:
         # a turn and what /undo said after it, or a !command with its output shown: the
         # full turn, as it was shown live
+        from vis_tui.widgets.stored_turn import StoredTurnView
+        from vis_tui.widgets.turn import is_person_command
+
         if turn.notes_after or is_person_command(turn.request):
             self._ready.pop(turn.turn_id, None)
             self._stored[turn.turn_id] = turn
@@ -225,6 +232,10 @@ class Transcript(SteadyScroll, can_focus=False):
         return full
 
     def _full_turn(self, turn: StoredTurn) -> TurnView:
+        from vis_core.model.turn import TurnStatus
+        from vis_tui.history import PartKind
+        from vis_tui.widgets.turn import TurnView
+
         full = TurnView(turn.turn_id, turn.position, turn.request, self.context)
         for part in turn.parts():  # in the order they were shown live
             if part.kind is PartKind.REPLY:
@@ -251,6 +262,10 @@ class Transcript(SteadyScroll, can_focus=False):
 
     async def on_stored_turn_view_open(self, message: StoredTurnView.Open) -> None:
         """A click on (or focus of) a stored turn: the full turn, its clicked row opened."""
+        from vis_tui.widgets.activity import ActivityRow
+        from vis_tui.widgets.fold_row import FoldRow
+        from vis_tui.widgets.stored_turn import BLOCK_HIT, FOLD_HIT
+
         message.stop()
         view = message.view
         if self.turns.get(view.turn_id) is not view or view.parent is not self:
@@ -287,7 +302,10 @@ class Transcript(SteadyScroll, can_focus=False):
         await view.remove()
 
     def _mounted_turns(self) -> list[TurnView | StoredTurnView]:
-        return [child for child in self.children if isinstance(child, TURN_VIEWS)]
+        from vis_tui.widgets.stored_turn import StoredTurnView
+        from vis_tui.widgets.turn import TurnView
+
+        return [child for child in self.children if isinstance(child, (TurnView, StoredTurnView))]
 
     def _forget(self, views: list[TurnView | StoredTurnView]) -> None:
         """Drop ``views`` from the turns shown (the caller unmounts them)."""
@@ -426,6 +444,8 @@ class Transcript(SteadyScroll, can_focus=False):
         self._forget(removed)
         painter = self._painter()
 
+        from vis_tui.widgets.stored_turn import StoredTurnView
+
         def height_of(widget: Widget) -> int | None:
             if painter is None or not isinstance(widget, StoredTurnView):
                 return None
@@ -437,6 +457,8 @@ class Transcript(SteadyScroll, can_focus=False):
 
     def _painter(self) -> StoredTurnView | None:
         """A mounted stored turn in the plain style of stored turns (not focused or hovered)."""
+        from vis_tui.widgets.stored_turn import StoredTurnView
+
         return next(
             (
                 child
@@ -469,6 +491,8 @@ class Transcript(SteadyScroll, can_focus=False):
             return
         waiting = [turn for turn_id, turn in page.items() if turn_id not in self._ready]
         if waiting:
+            from vis_tui.widgets.stored_turn import StoredTurnView
+
             turn = waiting[-1]  # the nearest first: the next page mounts it first
             view = StoredTurnView(turn, show_steps=self.context.show_steps())
             view.predraw(painter.content_size.width, painter)
@@ -513,7 +537,10 @@ class Transcript(SteadyScroll, can_focus=False):
 
     def as_text(self) -> str:
         """The mounted transcript as plain text, for the clipboard."""
+        from vis_tui.widgets.activity import ActivityRow
+        from vis_tui.widgets.stored_turn import StoredTurnView
         from vis_tui.widgets.system_message import SystemMessage
+        from vis_tui.widgets.turn import TurnView
 
         parts: list[str] = []
         for child in self.children:
@@ -534,4 +561,6 @@ class Transcript(SteadyScroll, can_focus=False):
         return "\n\n".join(p for p in parts if p)
 
     def activity_text(self, row: ActivityRow) -> str:
+        from vis_tui.widgets.plain import record_text
+
         return record_text(row.record)

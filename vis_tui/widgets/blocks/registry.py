@@ -3,24 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 from textual.widget import Widget
 from textual.widgets import Static
 
-
-@dataclass(frozen=True)
-class BlockContext:
-    """What a block renderer may need beyond the block: the workspace for short paths,
-    ``attachments`` (a name or id to its stored file in the shown session, or None), and
-    ``show_steps`` (the ``summarize_steps`` setting: end each turn with its step counts)."""
-
-    workspace: Path | None = None
-    attachments: Callable[[str], Path | None] | None = None
-    show_steps: Callable[[], bool] = lambda: True
-
+from vis_tui.block_context import BlockContext
 
 BlockRenderer = Callable[[Any, BlockContext], Widget]
 _RENDERERS: dict[type, BlockRenderer] = {}

@@ -419,7 +419,8 @@ class AgentSession:
         cancelled_again = False  # the turn's end is stored even under repeated cancels
         try:
             await asyncio.shield(self._settle_checkpoint(turn_id))
-            if self.children:  # child sessions closing after a cancel end before the turn
+            if self.children and outcome.status is TurnStatus.CANCELLED:
+                # the child sessions it waited on are closing: they end before the turn
                 await asyncio.shield(asyncio.wait(set(self.children), timeout=CHILDREN_GRACE))
         except asyncio.CancelledError:  # the check goes on in its thread; the end is written
             cancelled_again = True

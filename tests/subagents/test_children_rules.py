@@ -169,3 +169,19 @@ async def test_more_children_at_once_than_the_setting_is_a_named_error(
         "SubagentLimitError: run_session(): 1 child sessions of this session already run "
         "(setting subagent_concurrency)" in out
     )
+
+
+async def test_without_introspection_a_block_has_run_session_but_not_consult(
+    workspace: Path, tmp_path: Path, vis_home: Path
+):
+    write_config(vis_home, "introspection = false\n")
+    path = script(
+        tmp_path / "s.yaml",
+        [{"code": 'print("consult" in globals(), "run_session" in globals())'}, {"text": "ok"}],
+    )
+    host = await open_host(workspace, path)
+    try:
+        out, status = await _run(host, "which tools")
+    finally:
+        await host.close()
+    assert status == "completed" and out.strip() == "False True"

@@ -185,3 +185,26 @@ async def test_without_introspection_a_block_has_run_session_but_not_consult(
     finally:
         await host.close()
     assert status == "completed" and out.strip() == "False True"
+
+
+async def test_a_model_the_child_cannot_use_is_named(workspace: Path, tmp_path: Path):
+    code = textwrap.dedent(
+        """\
+        for model in ("nonsense", "openai/gpt-5"):
+            try:
+                await run_session("x", model=model)
+            except Exception as exc:
+                print(exc)
+        """
+    )
+    path = script(tmp_path / "s.yaml", [{"code": code}, {"text": "ok"}])
+    host = await open_host(workspace, path)
+    try:
+        out, status = await _run(host, "bad models")
+        children = [row for row in host.store.list_sessions() if row.parent_id]
+    finally:
+        await host.close()
+    first, second = out.strip().splitlines()
+    assert "run_session(): model must read 'provider/model', not 'nonsense'" in first
+    assert "SubagentError: run_session(): cannot use openai/gpt-5: " in second
+    assert status == "completed" and children == []  # nothing was started

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -136,7 +136,6 @@ class Subagents:
         model: str | None = None,
         read_only: bool = True,
         site: CallSite | None = None,
-        on_open: Any = None,
     ) -> ChildAnswer:
         """Run ``request`` as one turn of a new child session of ``parent`` and return how it
         ended. ``read_only`` False: the child works in a draft of its own. ``site``: the call
@@ -150,17 +149,15 @@ class Subagents:
                 f"{what}: this session is read-only, so its children are too; call "
                 "run_session(request) without read_only=False"
             )
-        chosen = self._model(parent, model, what)
         with self._slot(parent.id, what):
             host = self._host
-            child = await host.new_session()
+            chosen = self._model(parent, model, what)
+            child = await _opened(host.new_session(), chosen)
             try:
                 host.store.set_parent(child.id, parent.id)
                 child.title = title_from_request(request)
                 host.store.set_title(child.id, child.title)
                 await self._prepare(child, chosen, read_only=read_only)
-                if on_open is not None:
-                    on_open(child.id)
                 note = (
                     "read-only: tools that change files or run commands are refused"
                     if read_only
@@ -196,11 +193,11 @@ class Subagents:
             session = session.get("id")
         host = self._host
         source = resolve_any(host.store, session, what, workspace=workspace)
-        chosen = self._model(parent, None, what)
         with self._slot(parent.id, what):
             row = fork_stored(host, source.id, None, what)  # type: ignore[arg-type]
             host.store.set_parent(row.id, parent.id)
-            child = await host.open_session(row.id)
+            chosen = self._model(parent, None, what)
+            child = await _opened(host.open_session(row.id), chosen)
             try:
                 await self._prepare(child, chosen, read_only=True)
                 text = (
@@ -288,6 +285,17 @@ class Subagents:
             len(child.drafts.changed_files()) if child.drafts is not None and draft else 0,
             tuple(strays),
         )
+
+
+async def _opened(opening: Awaitable[AgentSession], chosen: Any) -> AgentSession:
+    """The session ``opening`` gives; when it fails, the child's chosen provider is closed."""
+    try:
+        return await opening
+    except BaseException:
+        close = getattr(chosen.provider, "aclose", None)
+        if close is not None:
+            await close()
+        raise
 
 
 def failure(what: str, answer: ChildAnswer) -> str:

@@ -1,4 +1,5 @@
-"""Packages: vis_core, vis_tui, and the top-level ``extensions/`` folder as ``vis_extensions``."""
+"""Packages: vis_core, vis_tui, blockether (the SDK's spec name), and ``extensions/`` as
+``vis_extensions``."""
 
 from setuptools import find_packages, setup
 
@@ -7,6 +8,8 @@ BUNDLED = "extensions"  # the folder in the repository; installed under a name t
 setup(
     packages=[
         *find_packages(include=["vis_core", "vis_core.*", "vis_tui", "vis_tui.*"]),
+        # the spec's import name, `import blockether.vis.extension as vis`: the same SDK
+        *find_packages(include=["blockether", "blockether.*"]),
         "vis_extensions",
         *(f"vis_extensions.{name}" for name in find_packages(BUNDLED)),
     ],

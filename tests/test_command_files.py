@@ -78,3 +78,62 @@ async def test_an_untrusted_project_offers_only_personal_command_files(
         await host.close()
     assert "standup" in names and "review" in names
     assert isinstance(review.data, PromptToSend) and review.data.text == "The personal review."
+
+
+async def test_claude_code_command_files_work_unchanged(tmp_path: Path, vis_home: Path) -> None:
+    """``.claude/commands/`` (subfolders too) of a trusted project define commands as
+    ``.vis/commands/`` does; ``.vis/commands`` wins a shared name, with a note; a built-in
+    name is refused; a bare Claude model runs on anthropic; and a command file added to
+    ``.claude/commands`` later makes the project untrusted until trusted again."""
+    project = tmp_path / "project"
+    claude = project / ".claude" / "commands"
+    (claude / "frontend").mkdir(parents=True)
+    (project / ".vis" / "commands").mkdir(parents=True)
+    (claude / "fix-issue.md").write_text(
+        "---\ndescription: Fix a GitHub issue\nallowed-tools: Bash(git:*)\n"
+        "model: claude-3-5-haiku-20241022\n---\nFix issue #$ARGUMENTS following our standards.\n"
+    )
+    (claude / "frontend" / "component.md").write_text("Make a component named $1.\n")
+    (claude / "review.md").write_text("The Claude review.\n")
+    (claude / "compact.md").write_text("Not the built-in.\n")
+    (project / ".vis" / "commands" / "review.md").write_text("The Vis review.\n")
+    trust = TrustStore(VisPaths.from_env())
+    trust.trust(project)
+    host = await Host.open(HostOptions(workspace=project, provider="scripted"))
+    try:
+        session = await host.new_session()
+        infos = {info.name: info for info in host.commands.all()}
+        fix = await host.commands.run(session, "/fix-issue 123")
+        component = await host.commands.run(session, "/component Button")
+        review = await host.commands.run(session, "/review")
+        notes = host.startup_notes()
+    finally:
+        await host.close()
+    assert infos["fix-issue"].doc == "Fix a GitHub issue"
+    assert infos["fix-issue"].owner == "project file" and infos["component"].saveable
+    assert isinstance(fix.data, PromptToSend)
+    assert fix.data.text == "Fix issue #123 following our standards."
+    assert fix.data.model == "anthropic/claude-3-5-haiku-20241022"
+    assert isinstance(component.data, PromptToSend)
+    assert component.data.text == "Make a component named Button."
+    assert isinstance(review.data, PromptToSend) and review.data.text == "The Vis review."
+    shadowed = f"{claude / 'review.md'} was not loaded: {project / '.vis/commands/review.md'}"
+    assert any(shadowed in note and "wins" in note for note in notes), notes
+    assert any(
+        "compact.md was not loaded: /compact is a built-in command" in note for note in notes
+    )
+    assert trust.is_trusted(project)
+    (claude / "deploy.md").write_text("Push to production.\n")
+    assert not trust.is_trusted(project)
+
+
+async def test_claude_command_files_wait_for_trust(tmp_path: Path, vis_home: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".claude" / "commands").mkdir(parents=True)
+    (project / ".claude" / "commands" / "deploy.md").write_text("Push to production.\n")
+    host = await Host.open(HostOptions(workspace=project, provider="scripted"))
+    try:
+        names = {info.name for info in host.commands.all()}
+    finally:
+        await host.close()
+    assert "deploy" not in names

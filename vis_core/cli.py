@@ -1,4 +1,5 @@
-"""The ``vis`` command line: the app, ``vis run``, ``vis trust``, ``vis doctor``, ``vis mcp``."""
+"""The ``vis`` command line: the app, ``vis run``, ``vis trust``, ``vis doctor``, ``vis mcp``,
+``vis export``, ``vis replay``."""
 
 from __future__ import annotations
 
@@ -41,7 +42,18 @@ def _add_model_options(parser: argparse.ArgumentParser, *, sub: bool = False) ->
     )
 
 
-SUBCOMMANDS = ("run", "trust", "doctor", "sessions", "settings", "mcp", "drafts")
+SUBCOMMANDS = (
+    "run",
+    "acp",
+    "trust",
+    "doctor",
+    "sessions",
+    "settings",
+    "mcp",
+    "drafts",
+    "export",
+    "replay",
+)
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:
@@ -71,6 +83,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command")
     if only in (None, "run"):
         _add_run_parser(commands)
+    if only in (None, "acp"):
+        acp = commands.add_parser(
+            "acp", help="serve the Agent Client Protocol on stdio (for editors such as Zed)"
+        )
+        _add_model_options(acp, sub=True)
     if only in (None, "trust"):
         trust = commands.add_parser(
             "trust", help="trust a project: load its extensions and servers"
@@ -93,6 +110,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         from vis_core.drafts_cli import add_drafts_parser
 
         add_drafts_parser(commands)
+    if only in (None, "export", "replay"):
+        from vis_core.session_cli import add_export_parser, add_replay_parser
+
+        add_export_parser(commands)
+        add_replay_parser(commands)
     return parser
 
 
@@ -147,6 +169,12 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         help="run the request in a new draft and print how to review it",
     )
     run.add_argument(
+        "--plan",
+        dest="run_plan",
+        action="store_true",
+        help="plan mode: the model reads and plans but changes nothing until you approve",
+    )
+    run.add_argument(
         "--allow-approve",
         dest="allow_approve",
         action="store_true",
@@ -193,7 +221,7 @@ def main(argv: list[str] | None = None) -> int:
         args.server_command = server_command
     # `vis run` loads extensions, which need the build globals: they start now (the app starts
     # them after its first frame, beside the core's import).
-    if args.command == "run":
+    if args.command in ("run", "acp"):
         from vis_core.extension.metadata import warm
 
         warm()
@@ -218,6 +246,10 @@ def main(argv: list[str] | None = None) -> int:
         from vis_core.printmode import run_print_mode
 
         return run_print_mode(args, workspace)
+    if args.command == "acp":
+        from vis_core.acp.server import run_acp
+
+        return run_acp(args, workspace)
     if args.command == "trust":
         return _trust(args.path)
     if args.command == "doctor":
@@ -236,6 +268,10 @@ def main(argv: list[str] | None = None) -> int:
         from vis_core.drafts_cli import run_drafts
 
         return run_drafts(args)
+    if args.command in ("export", "replay"):
+        from vis_core.session_cli import run_export, run_replay
+
+        return (run_export if args.command == "export" else run_replay)(args)
     if args.command == "sessions":
         from vis_core.doctor import list_sessions
 

@@ -323,6 +323,25 @@ class BackgroundCommandEnded(Event):
 
 
 @dataclass(frozen=True)
+class ContextNote(Event):
+    """A note Vis adds to the model's next request: the context budget's hint from 90 %
+    (``topic`` ``utilization``), the MCP servers section when it changed (``mcp_servers``).
+    It follows the latest tool result or the turn's request, so the cached prefix stays."""
+
+    turn_id: str = ""
+    topic: str = ""
+    text: str = ""
+
+    def summary(self, limit: int = 160) -> str:
+        """One line for people: what Vis told the model."""
+        if self.topic == "mcp_servers":
+            return "Vis told the model the MCP servers section changed"
+        line = " ".join(self.text.removeprefix("[Vis: ").removesuffix("]").split())
+        line = line if len(line) <= limit else line[: limit - 1] + "…"
+        return f"Vis told the model: {line}"
+
+
+@dataclass(frozen=True)
 class Notification(Event):
     """A toast in the session: ``kind`` is one closed set from ``vis.notify`` to the TUI.
     ``transient``: it tells of a passing state (a model request being retried), so a front end

@@ -45,7 +45,7 @@ from vis_core.paths import (
     find_project_root,
     project_fingerprint,
 )
-from vis_core.providers.base import ModelChoice, ProviderConfigError
+from vis_core.providers.base import ModelChoice, ProviderConfigError, ProviderError
 from vis_core.sandbox.jail import home_warning
 from vis_core.sandbox.lifetime import ChildLimits
 from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
@@ -156,6 +156,9 @@ class Host:
         from vis_core.mcp.host import host_mcp
 
         self.mcp = host_mcp(self)  # MCP servers: connected when the first session starts
+        # the Vis of each other root vis.sessions.create(root=...) started a session in
+        self._other_roots: dict[Path, Host] = {}
+        self._other_roots_lock = asyncio.Lock()
         self.model_choice: ModelChoice | None = None
         self.model_label = "no model"
         self.model_problem: str | None = None
@@ -258,16 +261,24 @@ class Host:
         )
 
     def session_model(
-        self, choice: ModelChoice | None = None, *, script: Path | None = None
+        self,
+        choice: ModelChoice | None = None,
+        *,
+        script: Path | None = None,
+        session_id: str | None = None,
     ) -> SessionModel:
         """A fresh provider for one session (scripted scripts are consumed per session;
-        ``script`` replaces the one Vis was started with)."""
+        ``script`` replaces the one Vis was started with). A provider an extension declares
+        streams in ``session_id``'s extension worker (without one, in a worker of its own)."""
         from vis_core.providers.factory import create_provider
 
         choice = choice or self.model_choice
         if choice is None:
             return SessionModel(None, "", "no model", self.model_problem)
         label = f"{choice.provider}/{choice.model}"
+        declared = self._extension_provider(choice, session_id)
+        if declared is not None:
+            return declared
         try:
             provider = create_provider(
                 choice,
@@ -285,7 +296,34 @@ class Host:
             choice = self.model_for(session_id)
         except (ValueError, ProviderConfigError) as exc:
             return SessionModel(None, "", "no model", str(exc))
-        return self.session_model(choice) if choice is not None else self.session_model()
+        return self.session_model(choice, session_id=session_id)
+
+    def _extension_provider(
+        self, choice: ModelChoice, session_id: str | None
+    ) -> SessionModel | None:
+        """The model ``choice`` of a provider an extension declares (``vis.Provider``); None
+        when no extension declares it, or config.toml has a ``[providers.NAME]`` of its own."""
+        from vis_core.extension_host.provider_stream import ExtensionProvider
+        from vis_core.model_choices import extension_providers
+
+        found = extension_providers(self).get(choice.provider)
+        if found is None:
+            return None
+        owner, declaration = found
+        place = WorkerPlace(session_id, self.workspace, self.project_root, self.options.channel)
+        provider = ExtensionProvider(
+            owner,
+            declaration,
+            lambda: self.extension_workers.get(session_id) if session_id else None,
+            lambda: SessionWorkers(lambda: self.extensions, place, self.project_values()),
+            overrides=choice.options,
+        )
+        label = f"{choice.provider}/{choice.model}"
+        try:
+            provider.model_info(choice.model)  # a model it declares, with valid overrides
+        except ProviderError as exc:
+            return SessionModel(None, choice.model, label, str(exc))
+        return SessionModel(provider, choice.model, label)
 
     def _setting_saved(self, result: SaveResult) -> None:
         """Apply a saved change at once: ``model`` switches sessions, ``introspection`` tools."""
@@ -638,7 +676,25 @@ class Host:
         except KeyError:
             return default
 
+    async def host_at(self, root: Path) -> Host:
+        """The Vis of workspace ``root`` (its project's trust, settings, extensions and MCP
+        servers), opened once and closed with this one; this host for its own workspace."""
+        root = Path(root).expanduser().resolve()
+        if root == self.workspace:
+            return self
+        if not root.is_dir():
+            raise ValueError(f"root {root} is not a folder; give the workspace a session runs in")
+        async with self._other_roots_lock:
+            other = self._other_roots.get(root)
+            if other is None:
+                other = await Host.open(replace(self.options, workspace=root))
+                self._other_roots[root] = other
+            return other
+
     async def close(self) -> None:
+        for other in self._other_roots.values():
+            await other.close()
+        self._other_roots.clear()
         self.interaction.close()
         for session in list(self.sessions):
             await session.close()

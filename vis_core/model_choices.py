@@ -23,6 +23,7 @@ from vis_core.welcome import KEY_PREFIX
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
+    from vis_core.extension.providers import Provider
     from vis_core.host import Host
 
 # A provider key saved in the secrets file is stored under its environment variable's name
@@ -42,6 +43,7 @@ class ModelSource(StrEnum):
     CONFIGURED = "configured"
     SERVED = "served"  # listed by the provider's own server (its /v1/models)
     KNOWN = "known"
+    EXTENSION = "extension"  # declared by an extension (vis.Provider)
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,7 @@ def model_entries(
     """``current``, recently used ones, ``[models."p/m"]`` tables, then the known models of
     providers with a key, then of the others; only ``provider``'s when given."""
     known = {entry.name: entry for entry in providers(host)}
+    declared = extension_providers(host)
     rows: dict[str, ModelEntry] = {}
 
     def add(model_id: str, source: ModelSource) -> None:
@@ -127,7 +130,7 @@ def model_entries(
             return
         if model_id not in rows and "/" in model_id:
             entry = known.get(name)
-            ready = entry.ready if entry is not None else name == "scripted"
+            ready = entry.ready if entry is not None else name in ("scripted", *declared)
             rows[model_id] = ModelEntry(model_id, source, ready)
 
     if current:
@@ -140,11 +143,25 @@ def model_entries(
     for name, models in served(host).items():
         for model in models if name in known else ():  # a server still configured
             add(f"{name}/{model}", ModelSource.SERVED)
+    for name, (_owner, declaration) in declared.items():
+        for model in declaration.models:
+            add(f"{name}/{model.name}", ModelSource.EXTENSION)
     for entry in sorted(known.values(), key=lambda entry: not entry.ready):
         # an endpoint of one's own (Ollama, vLLM…) serves its own models, not OpenAI's
         for name in _kind_models(entry.kind) if entry.name == entry.kind else ():
             add(f"{entry.name}/{name}", ModelSource.KNOWN)
     return list(rows.values())
+
+
+def extension_providers(host: Host) -> dict[str, tuple[str, Provider]]:
+    """The providers extensions declare that config.toml does not name: name → (extension,
+    declaration)."""
+    from vis_core.extension_host.provider_stream import declared_providers
+
+    tables = host.config.data.get("providers")
+    tables = tables if isinstance(tables, Mapping) else {}
+    found = declared_providers(host.extensions).items()
+    return {name: item for name, item in found if name not in tables}
 
 
 def served(host: Host) -> dict[str, list[str]]:
@@ -256,7 +273,7 @@ async def use_model(host: Host, session: AgentSession, text: str) -> CommandResu
         choice = ModelChoice.parse(text.strip())
     except ValueError as exc:
         return err("Cannot switch the model", str(exc))
-    model = host.session_model(choice)
+    model = host.session_model(choice, session_id=session.id)
     if model.provider is None:
         return err(f"Cannot use {model.label}", model.problem)
     old = session.model

@@ -151,11 +151,15 @@ CONTROL_PREFIX = ".env"
 
 # Skills other agents keep, which a trusted project's sessions load too (skills/found.py).
 SHARED_SKILL_FOLDERS = (".agents/skills", ".claude/skills")
+# Other agents' folders a trusted project's sessions read: their skills and Claude Code's
+# command files (commands/files.py), each a control folder of the trust fingerprint.
+SHARED_CONTROL_FOLDERS = (*SHARED_SKILL_FOLDERS, ".claude/commands")
 
 
 def control_files(project: Path) -> list[Path]:
     """The files that decide what a project runs or tells the model: ``vis.yml``, ``.env*``,
-    all of ``.vis/`` and the skills of ``.agents/skills`` and ``.claude/skills``."""
+    all of ``.vis/``, the skills of ``.agents/skills`` and ``.claude/skills`` and the command
+    files of ``.claude/commands``."""
     root = Path(project)
     try:
         names = sorted(os.listdir(root))
@@ -168,7 +172,7 @@ def control_files(project: Path) -> list[Path]:
             found += _files_in(path)
         elif name in CONTROL_NAMES or name.startswith(CONTROL_PREFIX):
             found.append(path)
-    for relative in SHARED_SKILL_FOLDERS:
+    for relative in SHARED_CONTROL_FOLDERS:
         folder = root / relative
         if folder.is_dir() and not folder.is_symlink() and not folder.parent.is_symlink():
             found += _files_in(folder)

@@ -20,6 +20,7 @@ from vis_core.events import (
     AssistantDelta,
     BackgroundCommandEnded,
     BlockFinished,
+    ContextNote,
     DraftChanged,
     Event,
     FoldCreated,
@@ -203,6 +204,9 @@ class PrintRenderer:
                 + (f" · {plain(gist)}" if gist else " · no gist")
                 + "[/]"
             )
+        elif isinstance(event, ContextNote):
+            self._break_line()
+            self.console.print(f"[dim]⋯ {plain(event.summary())}[/]", markup=True)
         elif isinstance(event, BackgroundCommandEnded):
             self._break_line()
             command = " ".join(event.command.split())
@@ -288,6 +292,7 @@ def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
                 resume=resume,
                 limits=limits,
                 in_draft=in_draft,
+                plan=bool(getattr(args, "run_plan", False)),
             )
         )
     except KeyboardInterrupt:
@@ -392,6 +397,7 @@ async def _run(
     resume: str | None = None,
     limits: RunLimits | None = None,
     in_draft: bool = False,
+    plan: bool = False,
 ) -> int:
     from vis_core.host import Host
     from vis_core.store import StoreError
@@ -407,7 +413,10 @@ async def _run(
     try:
         if host.config.problem:
             print(f"vis: {host.config.problem}", file=sys.stderr)
-        if host.model_problem:
+        from vis_core.commands.headless import command_refusal, is_command
+
+        command = is_command(request)  # one that asks no model runs without one
+        if host.model_problem and not command:
             print(host.model_problem, file=sys.stderr)
             return 2
         for note in host.startup_notes():
@@ -416,13 +425,17 @@ async def _run(
         if refusal is not None:  # fail closed: nothing runs on a value Vis cannot read
             print(f"vis run: {terminal_text(refusal)}", file=sys.stderr)
             return 2
+        refused = command_refusal(host.commands, request) if command else None
+        if refused is not None:
+            print(f"vis run: {terminal_text(refused)}", file=sys.stderr)
+            return 2
         try:
             session = await _open(host, continue_, resume)
         except LookupError as exc:
             print(f"vis run: {terminal_text(str(exc))}", file=sys.stderr)
             return 2
         print(f"vis: {terminal_text(host.jail_mode(session.id)[1])}", file=sys.stderr)
-        if session.model.provider is None:
+        if session.model.provider is None and not command:
             print(session.model.problem, file=sys.stderr)
             return 2
         summarize = bool(host.setting("summarize_steps", True, session.id))
@@ -456,16 +469,31 @@ async def _run(
         from vis_core.agent.person_images import image_mentions
         from vis_core.model.images import ImageRefused
 
+        if plan:
+            session.plan.set(True)
         try:
-            ended = await session.submit(request, mentions=image_mentions(request))
-        except ImageRefused as exc:  # before the turn: nothing was sent
-            print(f"vis run: {terminal_text(str(exc))}", file=sys.stderr)
-            return 2
+            if command:  # a slash command runs; /init and command files then send a request
+                ran = await _run_command(host, session, request, as_json=as_json)
+                if isinstance(ran, int):
+                    if session.plan.active:
+                        _tell_planning(session)
+                    return ran
+                if session.model.provider is None:
+                    print(session.model.problem, file=sys.stderr)
+                    return 2
+                request = ran
+            try:
+                ended = await session.submit(request, mentions=image_mentions(request))
+            except ImageRefused as exc:  # before the turn: nothing was sent
+                print(f"vis run: {terminal_text(str(exc))}", file=sys.stderr)
+                return 2
         finally:
             for sig in (signal.SIGINT, *STOP_SIGNALS):
                 loop.remove_signal_handler(sig)
         if in_draft:
             _tell_review(session)
+        if session.plan.active:
+            _tell_planning(session)
         if stopped_by:
             with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone
                 print(f"vis: stopped by {stopped_by[0].name}", file=sys.stderr)
@@ -480,6 +508,36 @@ async def _run(
             await asyncio.wait_for(host.close(), CLOSE_SECONDS)
         except TimeoutError:
             print(f"vis: closing took longer than {CLOSE_SECONDS} s; stopped", file=sys.stderr)
+
+
+async def _run_command(host: Any, session: Any, text: str, *, as_json: bool) -> int | str:
+    """Run the slash command ``text`` in ``session``: the request it sends to the model (on
+    the command's model), or the exit status after printing what it says (1: it failed)."""
+    import json
+
+    from vis_core.commands import CommandAction, PromptToSend
+
+    result = await host.commands.run(session, text)
+    prompt = result.data if result.ok and result.action is CommandAction.SEND_PROMPT else None
+    if isinstance(prompt, PromptToSend):
+        if prompt.model:
+            from vis_core.model_choices import use_model
+
+            switched = await use_model(host, session, prompt.model)
+            if not switched.ok:
+                print(f"vis run: {terminal_text(switched.markdown)}", file=sys.stderr)
+                return 1
+        return prompt.text
+    if as_json:
+        line = {"type": "CommandResult", "command": text, "ok": result.ok}
+        line.update(title=result.title, body=result.body or "")
+        sys.stdout.write(terminal_json(json.dumps(line)) + "\n")
+    elif result.ok:
+        sys.stdout.write(terminal_text(result.markdown) + "\n")
+    else:
+        print(f"vis run: {terminal_text(result.markdown)}", file=sys.stderr)
+    sys.stdout.flush()
+    return 0 if result.ok else 1
 
 
 async def _enter_draft(session: Any) -> str | None:
@@ -499,6 +557,18 @@ async def _enter_draft(session: Any) -> str | None:
     assert draft is not None
     print(f"vis: working in draft {draft.label} at {terminal_text(draft.root)}", file=sys.stderr)
     return None
+
+
+def _tell_planning(session: Any) -> None:
+    """After a run in plan mode: how to approve the plan or plan on."""
+    again = f"vis run --resume {session.id[:8]}"
+    print(
+        "vis: the session is in plan mode: the model changed nothing.\n"
+        f'  approve:       {again} "/plan approve [NOTES]" (runs the plan)\n'
+        f'  keep planning: {again} "REQUEST"\n'
+        f'  leave:         {again} "/plan off"',
+        file=sys.stderr,
+    )
 
 
 def _tell_review(session: Any) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Callable
 from functools import partial
@@ -12,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 from vis_core.agent.event_bus import EventBus
 from vis_core.agent.hooked_sandbox import HookedSandbox
 from vis_core.agent.invoker import CallPosition, ToolInvoker
+from vis_core.agent.plan import STATE_KEY as PLAN_STATE
+from vis_core.agent.plan import PlanMode
 from vis_core.agent.prompt import system_prompt
 from vis_core.agent.session import AgentSession, TurnLimits
 from vis_core.drafts.hooks import DraftHooks
@@ -93,6 +96,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
     )
     worker = kit.worker
     host.keep_session_parts(session_id, worker, tools)
+    plan = _plan_mode(host, session_id)
     invoker = ToolInvoker(
         session_id=session_id,
         registry=tools.registry,
@@ -107,7 +111,10 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         worker=worker,
         position=position,
         call_state=kit.call_state,
+        plan=plan,
     )
+    network = _network_proxy(host, session_id, kit, bus)
+    tool_context.shells.network = network.start  # jailed shell commands: the same proxy
     sandbox = Sandbox(
         workspace=roots.workspace,
         call_tool=invoker.call,
@@ -124,7 +131,11 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         limits=limits,
         time_limit=float(host.setting("block_time_limit", "1800", session_id)),
         home_writable=tool_context.home_writable,
+        read_only=plan.active,
+        network=network.start,
+        draft_slot=drafts.slot,
     )
+    plan.follow(sandbox.set_read_only)
     hooked = HookedSandbox(
         sandbox, kit.hooks, session=lambda: kit.session_globals(host.live_session(session_id))
     )
@@ -142,7 +153,9 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         ],
         history=history,
         limits=TurnLimits(max_iterations=int(host.setting("max_iterations", 50, session_id))),
-        on_close=_closer(host, session_id, tool_context.close, worker, tools),
+        on_close=_closer(
+            host, session_id, _closing(tool_context.close, network.close), worker, tools, drafts
+        ),
         before_turn=_refuse_unreadable(
             host, session_id, _read_instructions(instructions, skills, host.mcp.before_turn)
         ),
@@ -152,8 +165,10 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         events=bus,
         position=position,
         instructions=instructions,
+        plan=plan,
     )
     session.drafts = drafts
+    session.tool_context = tool_context
     _follow_drafts(drafts, kit, tool_context, invoker, sandbox, session)
     bus.subscribe(_leave_running(tool_context.shells))
     bus.subscribe(_end_strays(sandbox))
@@ -161,6 +176,15 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
     bus.subscribe(redraw, early=True)
     bus.subscribe(_control_file_watch(host, session_id, bus))
     return session
+
+
+def _plan_mode(host: Host, session_id: str) -> PlanMode:
+    """The session's plan mode, as it was kept with the session (a resume still plans)."""
+
+    def save(active: bool) -> None:
+        host.store.state_set(PLAN_STATE, session_id, True if active else None)
+
+    return PlanMode(bool(host.store.state_get(PLAN_STATE, session_id)), save)
 
 
 def _follow_drafts(
@@ -177,7 +201,8 @@ def _follow_drafts(
 
     def move(workspace: Path, project_root: Path) -> None:
         kit.move_to(workspace, project_root)
-        tool_context.move_to(workspace)
+        live = drafts.live.workspace
+        tool_context.move_to(workspace, None if workspace == live else live)
         tool_context.shells.project_root = project_root
         invoker.move_to(workspace, project_root)
         sandbox.move_to(workspace, project_root)
@@ -186,6 +211,7 @@ def _follow_drafts(
         session.moved()
 
     drafts.add_mover(move)
+    drafts.add_follower(sandbox.follow_now)  # the rest of a running block: the draft only
 
 
 def _tool_context(
@@ -250,7 +276,13 @@ def _build_tools(
 
         found = partial(host.mcp.note_found, session_id)
         discovery = [
-            *discovery_tools(tools.registry, lambda: [*tools.guides(), *skills.guides()], found),
+            *discovery_tools(
+                tools.registry,
+                lambda: [*tools.guides(), *skills.guides()],
+                found,
+                described=host.mcp.described_tools,
+                namespace_doc=host.mcp.namespace_doc,
+            ),
             *session_tools(host.store, session_id, _sessions_scope(host, session_id)),
         ]
     mcp_tools = host.mcp.host_tools(kit.tool_hooks, tool_context.output_dir)
@@ -285,7 +317,7 @@ def _prompt(
     """The system prompt before each request; it also hides the tools of the extensions
     whose ``activation`` says no for this request (activation and prompt callbacks run in
     the session's extension worker)."""
-    mcp_prompt = host.mcp.prompt_for_session()
+    mcp_prompt = host.mcp.prompt_for_session(session_id)
 
     def prompt() -> str:
         place = kit.place  # the draft's roots while the session is in one
@@ -318,12 +350,52 @@ def _prompt(
     return prompt
 
 
+def _network_proxy(host: Host, session_id: str, kit: SessionKit, bus: EventBus) -> Any:
+    """The proxy that is the jailed sandbox's only network: the extensions' network filters,
+    then the ``network_allowed_hosts`` setting, decide each request."""
+    from vis_core.extension_host.network_filters import FilterPolicy
+    from vis_core.sandbox.network_proxy import NetworkProxy
+
+    policy = FilterPolicy(
+        lambda: host.extensions,
+        lambda: kit.worker,
+        lambda: str(host.setting("network_allowed_hosts", "", session_id) or ""),
+        kit.contexts.context_for,
+    )
+
+    told: set[tuple[str, str]] = set()
+
+    async def refused(request: Any, reason: str) -> None:  # the person sees it too, once
+        what = request.url if request is not None else "a request"
+        logging.getLogger(__name__).info("the jail's network refused %s: %s", what, reason)
+        where = f"{request.host}:{request.port}" if request is not None else ""
+        if (where, reason) in told or len(told) >= 100:
+            return
+        told.add((where, reason))
+        text = f"Network request refused: {what[:200]}: {reason}"
+        await bus.emit(Notification(session_id, text=text, kind=NotifyKind.WARN))
+
+    return NetworkProxy(policy, on_refused=refused)
+
+
+def _closing(*closers: Callable[[], Any]) -> Callable[[], Any]:
+    async def run() -> None:
+        try:
+            await closers[0]()
+        finally:
+            for close in closers[1:]:
+                await close()
+
+    return run
+
+
 def _closer(
     host: Host,
     session_id: str,
     close: Callable[[], Any],
     worker: SessionWorkers,
     tools: SessionTools,
+    drafts: SessionDrafts,
 ) -> Callable[[], Any]:
     async def run() -> None:
         try:
@@ -331,6 +403,7 @@ def _closer(
         finally:
             await asyncio.to_thread(worker.stop)
             host.drop_session_parts(session_id, worker, tools)
+            drafts.release_slot()
 
     return run
 

@@ -124,10 +124,11 @@ class VisApp(App[int]):
                     lambda: self.notify(r.body or r.title, title=r.title, markup=False)
                 ),
                 CommandAction.OPEN_SETTINGS: lambda r: self._sync(self.action_settings),
-                CommandAction.OPEN_MCP: lambda r: self._sync(self.action_mcp),
+                CommandAction.OPEN_MCP: lambda r: self._sync(lambda: self.action_mcp(r.data)),
                 CommandAction.OPEN_SESSION: lambda r: self.open_session(str(r.data)),
                 CommandAction.OPEN_MODELS: lambda r: self._flow(model_setup.choose_model),
                 CommandAction.OPEN_LOGIN: lambda r: self._flow(model_setup.log_in),
+                CommandAction.OPEN_DRAFT: lambda r: self._show_draft(r),
             }
         return self._command_actions
 
@@ -316,6 +317,19 @@ class VisApp(App[int]):
         self.main.transcript.add_message(result.markdown)
         self.action_help()
 
+    async def _show_draft(self, result: CommandResult) -> None:
+        """``/draft``: the diff stays in the transcript; the draft screen offers its actions,
+        each run as ``/draft ACTION`` (its outcome lands in the transcript)."""
+        from vis_tui.screens.draft import DraftScreen
+
+        self.main.transcript.add_message(result.markdown)
+
+        def chosen(action: str | None) -> None:
+            if action:
+                self.main.run_command(f"/draft {action}")
+
+        self.push_screen(DraftScreen(result.data), chosen)
+
     def action_settings(self) -> None:
         """Open Settings (``/settings`` or F2) for the current session; runs no extension code."""
         from vis_tui.screens.settings import SettingsScreen
@@ -330,12 +344,13 @@ class VisApp(App[int]):
             )
         )
 
-    def action_mcp(self) -> None:
-        """Open ``/mcp``: the MCP servers of this workspace."""
+    def action_mcp(self, sign_in: str | None = None) -> None:
+        """Open ``/mcp``: the MCP servers of this workspace (``sign_in``: start signing in to
+        that server, as ``/mcp login NAME`` asks)."""
         from vis_tui.screens.mcp import McpScreen
 
         if self.host is not None and not isinstance(self.screen, McpScreen):
-            self.push_screen(McpScreen(self.host.mcp.manager))
+            self.push_screen(McpScreen(self.host.mcp.manager, sign_in=sign_in))
 
     def action_help(self) -> None:
         from vis_tui.screens.help import HelpScreen

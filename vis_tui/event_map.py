@@ -15,6 +15,7 @@ from vis_core.events import (
     AssistantThinking,
     BackgroundCommandEnded,
     BlockFinished,
+    ContextNote,
     DraftChanged,
     Event,
     FoldCreated,
@@ -177,6 +178,12 @@ def _fold(target: EventTarget, event: FoldCreated) -> None:
 def _background(target: EventTarget, event: BackgroundCommandEnded) -> None:
     """A command left running has ended: one quiet line (the model reads its output tail)."""
     target.transcript.turn(event.turn_id).show_note(background_line(event))
+
+
+@handles(ContextNote)
+def _context_note(target: EventTarget, event: ContextNote) -> None:
+    """Vis added a note to the model's request (the budget's hint, MCP changes): one quiet line."""
+    target.transcript.turn(event.turn_id).show_note(f"⋯ {event.summary()}")
 
 
 @handles(Notification)

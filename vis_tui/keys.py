@@ -56,6 +56,7 @@ KEYS: tuple[KeyHelp, ...] = (
     KeyHelp("Enter", "next field; in the last field, submit the form", "forms"),
     KeyHelp("Ctrl+S", "submit the form", "forms"),
     KeyHelp("Esc, q", "close this screen or the sessions picker", "help, sessions"),
+    KeyHelp("a / s / d", "approve, sync or discard the draft (discard: twice)", "/draft"),
 )
 
 CHORD_PREFIX = "ctrl+x"

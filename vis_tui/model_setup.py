@@ -35,6 +35,7 @@ _NOTES = {
     ModelSource.CONFIGURED: "configured",
     ModelSource.SERVED: "served",
     ModelSource.KNOWN: "",
+    ModelSource.EXTENSION: "extension",
 }
 
 

@@ -9,6 +9,7 @@ import pytest
 from vis_core.contracts import callable_spec, render_tool
 from vis_core.contracts.sequence import sequence_field_of
 from vis_core.extension.symbols import Symbol
+from vis_core.extension.unavailable import unavailable_note
 from vis_core.extension_host.symbol_tools import symbol_host_tools
 from vis_core.model.activity import ActivityTable, SymbolTag
 from vis_core.tools.discovery import (
@@ -174,13 +175,19 @@ def test_discovery_activity_presentations(registry: ToolRegistry) -> None:
     assert (failed.headline, failed.summary) == ("Read tool documentation", "cta: unknown")
 
 
-@pytest.mark.parametrize("name", ["providers", "vis.speech", "draft_create", "NetworkFilter"])
+@pytest.mark.parametrize("name", ["speech", "vis.speech"])
 def test_doc_says_which_documented_features_are_not_available(
     registry: ToolRegistry, name: str
 ) -> None:
     text = doc(registry, name)
     assert text.startswith(f"{name} is not available in this version of Vis")
-    assert "network filters" in text and "drafts" in text
+    assert "drafts" not in text and "network filters" not in text
+
+
+@pytest.mark.parametrize("name", ["draft", "drafts", "draft_create", "vis.draft_approve"])
+def test_doc_no_longer_calls_drafts_unavailable(registry: ToolRegistry, name: str) -> None:
+    """Drafts exist (vis_core/drafts): their names are not among the unimplemented ones."""
+    assert unavailable_note(name) is None
 
 
 def test_doc_of_an_unknown_name_still_raises(registry: ToolRegistry) -> None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -40,3 +42,16 @@ def drafts(tmp_path: Path) -> Drafts:
     paths = VisPaths.from_env()
     store = Store(paths.data_dir / "vis.db")
     return Drafts(store, paths.data_dir)
+
+
+@contextlib.contextmanager
+def unwritable(path: Path) -> Iterator[None]:
+    """``path`` cannot be replaced, renamed or linked while inside (``chattr +i``: a real
+    failure also for root, who passes permission bits)."""
+    done = subprocess.run(["chattr", "+i", str(path)], capture_output=True, text=True)
+    if done.returncode != 0:
+        pytest.skip(f"chattr +i is not available here: {done.stderr.strip()}")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path)], check=True)

@@ -6,8 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.drafts import DraftConflict, Drafts
+from vis_core.drafts import DraftConflict, DraftError, Drafts
 from vis_core.model.draft import DraftBackend
+
+from .conftest import unwritable
 
 
 @pytest.fixture
@@ -80,3 +82,27 @@ def test_sync_brings_the_live_changes_and_names_a_conflict(folder: Path, drafts:
     assert refused.value.files == ("notes.md",)
     assert (root / "notes.md").read_text() == "the draft's\n"
     assert drafts.changed_files(draft) == ["notes.md"]  # the synced files are its base now
+
+
+def test_a_write_failing_midway_puts_every_file_back(folder: Path, drafts: Drafts) -> None:
+    draft = drafts.create(folder, "s1", "plain")
+    root = Path(draft.root)
+    (root / "notes.md").write_text("notes, edited\n")  # written before the failing one
+    (root / "run.sh").unlink()  # removed before it
+    (root / "sub" / "data.csv").write_text("the draft's\n")  # this one fails
+    (root / "sub" / "more").mkdir()
+    (root / "sub" / "more" / "new.txt").write_text("new\n")
+    before = sorted(str(p.relative_to(folder)) for p in folder.rglob("*"))
+
+    with unwritable(folder / "sub" / "data.csv"), pytest.raises(DraftError, match="data.csv"):
+        drafts.approve(draft)
+
+    assert (folder / "notes.md").read_text() == "notes\n"
+    assert (folder / "run.sh").read_text() == "#!/bin/sh\n"
+    assert (folder / "sub" / "data.csv").read_text() == "a,b\n"
+    assert sorted(str(p.relative_to(folder)) for p in folder.rglob("*")) == before
+    assert drafts.listed() == [draft]
+
+    drafts.approve(draft)
+    assert (folder / "sub" / "data.csv").read_text() == "the draft's\n"
+    assert not (folder / "run.sh").exists()

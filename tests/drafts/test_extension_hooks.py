@@ -25,9 +25,12 @@ OPS = ["draft/create", "draft/sync", "draft/approve", "draft/discard", "git/comm
 def where() -> str:
     """The roots and files this session gives the extension."""
     root = vis.workspace_root()
+    child = vis.shell("pwd")  # a relative cwd: the project root
+    child.wait(30)
     return json.dumps({
         "workspace_root": str(root),
         "project_root": str(vis.project_root()),
+        "shell_cwd": child.logs().strip(),
         "files": sorted(str(p.relative_to(root)) for p in vis.workspace_files() or []),
     })
 
@@ -92,8 +95,8 @@ async def test_an_extension_hooks_the_draft_lifecycle_and_its_commits(
     )
     host = await open_host(repo, script)
     try:
-        assert host.extensions.get("drafthooks") is not None
-        assert host.extensions.get("drafthooks").declaration is not None  # it loaded
+        loaded = host.extensions.get("drafthooks")
+        assert loaded is not None and loaded.declaration is not None  # it loaded
         session = await host.new_session()
         blocks: list[BlockFinished] = []
         session.subscribe(lambda e: blocks.append(e) if isinstance(e, BlockFinished) else None)
@@ -108,7 +111,7 @@ async def test_an_extension_hooks_the_draft_lifecycle_and_its_commits(
     where = json.loads(blocks[2].stdout.splitlines()[-1])
     draft_root = where["workspace_root"]
     assert Path(draft_root) != repo and "drafts" in Path(draft_root).parts
-    assert where["project_root"] == draft_root
+    assert where["project_root"] == draft_root and where["shell_cwd"] == draft_root
     assert where["files"] == [".gitignore", "a.txt", "b.txt"]
     assert "commits never carry .key files" in blocks[3].stdout
     assert not (repo / "id.key").exists()

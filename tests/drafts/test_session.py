@@ -179,17 +179,18 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.parametrize("jail", [False, True], ids=["jail-off", "jail-on"])
 async def test_a_draft_left_by_a_killed_vis_is_listed_never_merged(
-    workspace: Path, tmp_path: Path, jail_off: None
+    workspace: Path, tmp_path: Path, vis_home: Path, jail: bool
 ) -> None:
+    (vis_home / "config.toml").write_text(f"jail = {str(jail).lower()}\n")
     repo = make_repo(workspace)
-    marker = tmp_path / "entered"
     script = _script(
         tmp_path,
         {"code": ENTER},
         {
             "code": 'open("b.txt", "w").write("half done\\n")\n'
-            f"open({str(marker)!r}, 'w').write('x')\n"
+            "open('entered', 'w').write('x')\n"  # in the draft: the jail shows nothing else
             "import time\ntime.sleep(300)"
         },
     )
@@ -205,7 +206,7 @@ async def test_a_draft_left_by_a_killed_vis_is_listed_never_merged(
     try:
         assert proc.stdout is not None
         session_id = proc.stdout.readline().strip()
-        while not marker.exists():
+        while not list(vis_home.glob("drafts/*/tree/entered")):
             assert proc.poll() is None, "vis ended before the block ran"
             await __import__("asyncio").sleep(0.05)
     finally:
@@ -217,7 +218,7 @@ async def test_a_draft_left_by_a_killed_vis_is_listed_never_merged(
         listed = host.drafts.listed()
         assert [(d.label, d.session_id) for d in listed] == [("work", session_id)]
         assert (Path(listed[0].root) / "b.txt").read_text() == "half done\n"
-        assert (repo / "b.txt").read_text() == "bee\n"
+        assert (repo / "b.txt").read_text() == "bee\n" and not (repo / "entered").exists()
         resumed = await host.open_session(session_id)
         assert resumed.drafts is not None and resumed.drafts.draft == listed[0]
     finally:
@@ -236,6 +237,81 @@ async def test_with_the_jail_off_the_rest_of_the_block_already_writes_in_the_dra
         assert session.drafts is not None and session.drafts.draft is not None
         assert (Path(session.drafts.draft.root) / "b.txt").read_text() == "same block\n"
         assert (repo / "b.txt").read_text() == "bee\n"
+    finally:
+        await host.close()
+
+
+ATTACK = """
+import os
+live = os.getcwd()
+await draft_create("now")
+open("b.txt", "w").write("same block\\n")
+for name in ("a.txt", "new.txt"):
+    try:
+        open(os.path.join(live, name), "w").write("reached the live tree\\n")
+        print("written", name)
+    except OSError as exc:
+        print("refused", name, exc.errno)
+h = await shell(f"echo x > {live}/sh.txt; echo y > sh.txt")
+await h.wait(30)
+print(os.getcwd())
+"""
+
+
+async def test_with_the_jail_on_the_rest_of_the_block_writes_in_the_draft_only(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The jail on: after draft_create, a relative write of the same block lands in the
+    draft and an absolute path into the live workspace (Python or a child process) is
+    refused (read-only file system) for the rest of the block."""
+    repo = make_repo(workspace)
+    host = await _open(repo, _script(tmp_path, {"code": ATTACK}, {"text": "done"}))
+    seen: list[Event] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(seen.append)
+        await session.submit("go")
+        block = next(e for e in seen if isinstance(e, BlockFinished))
+        assert block.error is None, block
+        assert session.drafts is not None and session.drafts.draft is not None
+        root = Path(session.drafts.draft.root)
+        lines = block.stdout.splitlines()
+        assert lines[:2] == ["refused a.txt 30", "refused new.txt 30"]  # EROFS
+        assert Path(lines[-1]) == root
+        assert (root / "b.txt").read_text() == "same block\n"
+        assert (root / "sh.txt").read_text() == "y\n"
+        assert (repo / "b.txt").read_text() == "bee\n"
+        assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
+        assert not (repo / "new.txt").exists() and not (repo / "sh.txt").exists()
+        assert git(repo, "status", "--porcelain") == ""
+    finally:
+        await host.close()
+
+
+async def test_a_live_file_held_open_for_writing_ends_the_block_at_draft_create(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A file of the live workspace opened for writing before draft_create would let the
+    rest of the block write it: the jail cannot be made read-only then, so the block ends
+    there, and the next block runs in the draft."""
+    repo = make_repo(workspace)
+    held = 'f = open("a.txt", "a")\nawait draft_create("held")\nf.write("late\\n")\nf.close()'
+    script = _script(
+        tmp_path, {"code": held}, {"code": "import os\nprint(os.getcwd())"}, {"text": "ok"}
+    )
+    host = await _open(repo, script)
+    seen: list[Event] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(seen.append)
+        await session.submit("go")
+        blocks = [e for e in seen if isinstance(e, BlockFinished)]
+        assert blocks[0].error is not None
+        assert "stopped when the session entered its draft" in blocks[0].error
+        assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
+        assert session.drafts is not None and session.drafts.draft is not None
+        assert blocks[1].error is None
+        assert Path(blocks[1].stdout.splitlines()[-1]) == Path(session.drafts.draft.root)
     finally:
         await host.close()
 
@@ -347,5 +423,74 @@ async def test_two_sessions_in_two_drafts_edit_the_same_file(
         assert "refused:" in said and "conflict" in said and "b.txt" in said
         assert (repo / "b.txt").read_text() == first.id + "\n"
         assert second.drafts.draft == two  # still there, to sync or discard
+    finally:
+        await host.close()
+
+
+async def test_the_persons_at_file_and_bang_command_act_on_the_draft(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """``@file`` reads the draft's file and ``!command`` runs in the draft (jail on)."""
+    from vis_core.events import UserContext
+
+    repo = make_repo(workspace)
+    host = await _open(repo, _script(tmp_path, {"text": "seen"}))
+    seen: list[Event] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(seen.append)
+        assert session.drafts is not None
+        draft = await session.drafts.create("person")
+        root = Path(draft.root)
+        (root / "b.txt").write_text("the draft's bee\n")
+
+        await session.submit("!pwd; echo made > made.txt", command=True)
+        await session.submit("look", mentions=["b.txt"])
+
+        context = [e for e in seen if isinstance(e, UserContext)]
+        ran, attached = context[0].text, context[1].text
+        assert str(root) in ran
+        assert (root / "made.txt").read_text() == "made\n" and not (repo / "made.txt").exists()
+        assert "the draft's bee" in attached and (repo / "b.txt").read_text() == "bee\n"
+    finally:
+        await host.close()
+
+
+async def test_run_tests_in_a_draft_uses_the_workspaces_ignored_environment(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """git leaves an ignored ``.venv/`` out of a draft: run_tests in the draft runs the
+    draft's tests with the live workspace's environment (shown read-only in the jail)."""
+    repo = make_repo(workspace)
+    (repo / ".gitignore").write_text("ignored/\n.venv/\n")
+    (repo / "pytest.ini").write_text("[pytest]\n")
+    (repo / "tests").mkdir()
+    (repo / "tests" / "test_a.py").write_text(
+        "def test_a():\n    assert open('a.txt').read() == 'one\\ntwo\\nthree\\n'\n"
+    )
+    python = repo / ".venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    # stands in for the environment's python: says where it ran and what a.txt holds there
+    python.write_text('#!/bin/sh\necho "ran in $(pwd)"; cat a.txt\n')
+    python.chmod(0o755)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "tests")
+    run = (
+        'open("a.txt", "w").write("drafted\\n")\n'
+        "r = await run_tests()\nprint(r.command)\nprint(r.output)"
+    )
+    script = _script(tmp_path, {"code": ENTER}, {"code": run}, {"text": "done"})
+    host = await _open(repo, script)
+    seen: list[Event] = []
+    try:
+        session = await host.new_session()
+        session.subscribe(seen.append)
+        await session.submit("test the draft")
+        block = [e for e in seen if isinstance(e, BlockFinished)][1]
+        assert block.error is None, block.error
+        assert session.drafts is not None and session.drafts.draft is not None
+        assert f"{python} -m pytest" in block.stdout
+        assert f"ran in {session.drafts.draft.root}\ndrafted" in block.stdout
+        assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
     finally:
         await host.close()

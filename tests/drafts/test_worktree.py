@@ -11,7 +11,7 @@ from vis_core.drafts import DraftConflict, DraftError, DraftHooks, Drafts
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.model.draft import DraftBackend
 
-from .conftest import git
+from .conftest import git, unwritable
 
 
 def test_a_draft_starts_where_the_person_is_and_leaves_the_live_tree_alone(
@@ -300,3 +300,32 @@ def test_a_draft_whose_folder_was_deleted_does_not_block_a_new_one(
 
     assert drafts.of_session("s1") == again and drafts.listed() == [again]
     assert git(repo, "branch", "--list", "vis/draft/gone") != ""  # its commits stay reachable
+
+
+def test_a_write_failing_midway_leaves_no_file_and_no_branch_moved(
+    repo: Path, drafts: Drafts
+) -> None:
+    draft = drafts.create(repo, "s1", "work")
+    root = Path(draft.root)
+    (root / "a.txt").write_text("one\ndraft\nthree\n")  # written first (sorted)
+    (root / "b.txt").write_text("the draft's bee\n")  # this one fails
+    (root / "new" / "c.txt").parent.mkdir()
+    (root / "new" / "c.txt").write_text("sea\n")
+    head = git(repo, "rev-parse", "main")
+
+    with unwritable(repo / "b.txt"), pytest.raises(DraftError, match="b.txt") as failed:
+        drafts.approve(draft, "three files")
+
+    assert "nothing in the workspace changed" in str(failed.value)
+    assert (repo / "a.txt").read_text() == "one\ntwo\nthree\n"
+    assert (repo / "b.txt").read_text() == "bee\n"
+    assert not (repo / "new").exists()
+    assert git(repo, "rev-parse", "main") == head
+    assert git(repo, "status", "--porcelain", "--ignored") == ""  # no temporary left
+    assert drafts.listed() == [draft]
+
+    result = drafts.approve(draft, "three files")  # the cause fixed: it lands whole
+
+    assert sorted(result["files"]) == ["a.txt", "b.txt", "new/c.txt"]
+    assert (repo / "b.txt").read_text() == "the draft's bee\n"
+    assert git(repo, "status", "--porcelain") == ""

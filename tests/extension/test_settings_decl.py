@@ -232,6 +232,7 @@ def test_core_setting_ids_are_listed_once() -> None:
         "process_limit",
         "jail_home_writable",
         "draft_model_approves",
+        "network_allowed_hosts",
         "subagent_depth",
         "subagent_concurrency",
     )

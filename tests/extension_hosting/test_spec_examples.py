@@ -1,4 +1,5 @@
-"""The Extension API's own examples, copied into extensions, run unchanged in a session."""
+"""The Extension API's own examples, copied into extensions with its own import line, run
+unchanged in a session."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from .harness import (
 )
 
 REPORTS = '''
-import vis_core.extension as vis
+import blockether.vis.extension as vis
 
 include_details = vis.Setting(
     id="report_details",
@@ -46,7 +47,7 @@ vis.register_extension(vis.Extension(
 RECORDS = '''
 from dataclasses import dataclass
 
-import vis_core.extension as vis
+import blockether.vis.extension as vis
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ vis.register_extension(vis.Extension(
 '''
 
 GREETER = '''
-import vis_core.extension as vis
+import blockether.vis.extension as vis
 
 
 class Greeter:
@@ -119,7 +120,7 @@ vis.register_extension(vis.Extension(
 '''
 
 GITHUB = '''
-import vis_core.extension as vis
+import blockether.vis.extension as vis
 
 
 def gh_runs(limit: int = 20) -> list[dict]:
@@ -134,7 +135,7 @@ vis.register_extension(vis.Extension(
 '''
 
 RUNS_USER = '''
-import vis_core.extension as vis
+import blockether.vis.extension as vis
 
 
 def recent_runs() -> list[int]:
@@ -150,7 +151,7 @@ vis.register_extension(vis.Extension(
 '''
 
 VISUAL = '''
-import vis_core.extension as vis
+import blockether.vis.extension as vis
 
 
 def check_visual_differences(handle: str, finding: str) -> str:
@@ -249,7 +250,7 @@ async def test_an_extension_made_of_the_spec_examples_runs_unchanged(
 
 
 DUPLICATE = '''
-import vis_core.extension as vis
+import blockether.vis.extension as vis
 
 
 def report() -> str:
@@ -264,7 +265,7 @@ vis.register_extension(vis.Extension(
 '''
 
 SHADOW = '''
-import vis_core.extension as vis
+import blockether.vis.extension as vis
 
 
 def grep(query: str) -> str:
@@ -316,7 +317,7 @@ def test_bundled_git_and_todo_keep_their_namespaces(vis_home: Path) -> None:
 
 
 PLAIN = '''
-import vis_core.extension as vis
+import blockether.vis.extension as vis
 
 
 def tally(items: list[str]) -> int:

@@ -51,7 +51,7 @@ def test_an_op_hook_for_an_unknown_op_is_a_declaration_error() -> None:
     )  # every op Vis runs hooks for
     assert {op.value for op in Op} == set(known)
     for op in known:
-        for phase in ("before", "after"):
+        for phase in ("before", "after") if op != "fs_access" else ("before",):
             assert vis.OpHook(op, lambda call: None, phase=phase).ops == (op,)
     assert vis.OpHook(list(known), lambda call: None).ops == known
     # a typo or a wrong case: such a hook would never run

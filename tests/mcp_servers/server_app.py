@@ -160,8 +160,9 @@ def greeting(name: str) -> str:
 def quirks(app: Any) -> Any:
     """``/auth/mcp`` answers 401 without ``Bearer sesame``; ``/flaky/mcp`` fails every other
     ``resources/list`` with 503 (a retry gets through) and every call of ``echo`` whose text
-    says ``fragile`` (``GET /flaky/fragile`` counts those); both then serve ``/mcp``."""
-    failures = {"count": 0, "fragile": 0}
+    says ``fragile`` (``GET /flaky/fragile`` counts those) and every read of a ``busy://``
+    resource (``GET /flaky/busy`` counts those); both then serve ``/mcp``."""
+    failures = {"count": 0, "fragile": 0, "busy": 0}
 
     async def wrapped(scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -170,9 +171,10 @@ def quirks(app: Any) -> Any:
         if path.startswith(("/auth/", "/flaky/")):
             scope = dict(scope, path="/mcp", raw_path=b"/mcp")
         headers = dict(scope.get("headers") or [])
-        if path == "/flaky/fragile" and scope["method"] == "GET":
+        if path in ("/flaky/fragile", "/flaky/busy") and scope["method"] == "GET":
+            count = failures[path.rsplit("/", 1)[1]]
             await send({"type": "http.response.start", "status": 200, "headers": []})
-            return await send({"type": "http.response.body", "body": b"%d" % failures["fragile"]})
+            return await send({"type": "http.response.body", "body": b"%d" % count})
         if path.startswith("/auth/") and headers.get(b"authorization") != b"Bearer sesame":
             await send({"type": "http.response.start", "status": 401, "headers": []})
             return await send({"type": "http.response.body", "body": b"sign in first"})
@@ -185,6 +187,10 @@ def quirks(app: Any) -> Any:
                     break
             if b'"tools/call"' in body and b"fragile" in body:
                 failures["fragile"] += 1
+                await send({"type": "http.response.start", "status": 503, "headers": []})
+                return await send({"type": "http.response.body", "body": b"busy"})
+            if b'"resources/read"' in body and b"busy://" in body:
+                failures["busy"] += 1
                 await send({"type": "http.response.start", "status": 503, "headers": []})
                 return await send({"type": "http.response.body", "body": b"busy"})
             if b'"resources/list"' in body:
@@ -208,6 +214,8 @@ def quirks(app: Any) -> Any:
 
 def main(argv: list[str]) -> None:
     print(f"fixture server starting in {os.getcwd()}", file=sys.stderr, flush=True)
+    if os.environ.get("PIDFILE"):  # tests that end it from outside read its pid here
+        Path(os.environ["PIDFILE"]).write_text(str(os.getpid()))
     time.sleep(float(os.environ.get("DELAY", "0")))  # a server slow to start
     if argv[1:2] == ["http"]:
         import threading

@@ -122,7 +122,14 @@ def test_list_http_needs_sign_in_and_accepts_a_bearer_token(
     write_config(vis_home / "mcp.json", {"locked": {"url": f"{http_server}/auth/mcp"}})
     assert main(["-C", str(workspace), "mcp", "list"]) == 1
     out = capsys.readouterr().out
-    assert "locked  needs sign-in" in out and "--bearer-token-env-var" in out
+    assert "locked  needs sign-in" in out and "run `vis mcp login locked`" in out
+    assert "bearer" not in out.lower()  # a 401 leads to the sign-in, not to a token
+    headers = {"Authorization": "Bearer wrong-token"}
+    write_config(
+        vis_home / "mcp.json", {"locked": {"url": f"{http_server}/auth/mcp", "headers": headers}}
+    )
+    assert main(["-C", str(workspace), "mcp", "list"]) == 1
+    assert "the server rejected the Authorization header in mcp.json" in capsys.readouterr().out
     (vis_home / "mcp.json").unlink()
     monkeypatch.setenv("SESAME", "sesame")
     url = f"{http_server}/auth/mcp"
@@ -163,3 +170,29 @@ def test_list_includes_servers_an_extension_declares(
     out = capsys.readouterr().out
     assert "No MCP servers are configured" not in out
     assert "fromext  connected  10 tools  codemode  extension (declarer)" in out
+
+
+SHADOWED = """
+import vis_core.extension as vis
+
+vis.register_extension(vis.Extension(
+    name="declarer", alias="declarer", description="Declares MCP servers.",
+    mcp_servers=[vis.mcp_server("fromext", {config!r}), vis.mcp_server("shadowed", {config!r})],
+))
+"""
+
+
+def test_list_marks_servers_extensions_add_and_the_ones_a_file_overrides(
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (vis_home / "extensions").mkdir()
+    source = SHADOWED.replace("{config!r}", repr(stdio_entry()))
+    (vis_home / "extensions" / "declarer.py").write_text(source, encoding="utf-8")
+    mcp_file = write_config(vis_home / "mcp.json", {"shadowed": stdio_entry(enabled=False)})
+    assert main(["-C", str(workspace), "mcp", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "fromext  connected  10 tools  codemode  extension (declarer)" in out
+    assert (
+        f"shadowed  overridden  extension (declarer): the user ({mcp_file}) entry of the same "
+        "name wins"
+    ) in out

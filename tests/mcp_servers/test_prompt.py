@@ -1,4 +1,5 @@
-"""The MCP servers section of the system prompt: listed servers, appended when it changes."""
+"""The MCP servers section of the system prompt: listed servers; a changed one is appended to
+the conversation."""
 
 from __future__ import annotations
 
@@ -42,13 +43,12 @@ async def test_the_section_lists_indirect_servers_and_grows_by_appending(
     mcp.start()
     try:
         await manager.wait_all(60)
-        after = section()
-        assert after.startswith(before)  # what was sent stays as it was
-        appended = after[len(before) :]
-        assert "## MCP servers (updated)" in appended
+        assert section() == before  # what the system prompt sent stays as it was
+        appended = section.update()  # the changed section goes to the conversation
+        assert appended is not None and appended.startswith("## MCP servers (updated)")
         assert "- `mcp__fixture` (codemode): Test fixtures for Vis." in appended
         assert "Second line" not in appended  # one line of the instructions
-        assert section() == after  # unchanged: nothing more is appended
+        assert section.update() is None  # unchanged: nothing more is appended
         specs = manager.direct_specs("s1", workspace, [].append)
         names = {spec.definition.name for spec in specs}
         assert "mcp__tools__echo" in names and "mcp__fixture__echo" not in names

@@ -7,6 +7,9 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from textual.widgets import Button
+
+from vis_tui.screens.draft import DraftScreen
 from vis_tui.widgets.system_message import SystemMessage
 
 from .support import seen_after_resume, started, until, vis_app, write_script
@@ -60,6 +63,9 @@ async def test_the_app_shows_the_draft_and_the_person_approves_it_with_slash_dra
         await until(pilot, lambda: any(s.startswith("**Draft fix**") for s in _said(app)))
         shown = _said(app)[-1]
         assert "2 file(s) differ" in shown and "+two" in shown and "new.txt" in shown
+        await until(pilot, lambda: isinstance(app.screen, DraftScreen))
+        await pilot.press("escape")  # the draft screen closes; the diff stays above
+        await until(pilot, lambda: not isinstance(app.screen, DraftScreen))
 
         await pilot.press(*"/draft approve fixed a", "enter")
         await until(pilot, lambda: any("Approved draft fix" in s for s in _said(app)))
@@ -149,3 +155,48 @@ async def test_the_person_starts_and_discards_a_draft_with_slash_draft(
         await until(pilot, lambda: any("Discarded draft mine" in s for s in _said(app)))
         assert app.main.status_bar.draft == "" and not root.exists()
         assert (repo / "a.txt").read_text() == "one\n"
+
+
+async def test_slash_draft_offers_approve_sync_and_discard_as_buttons(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    """``/draft`` opens the draft screen: its diff, and buttons the keyboard reaches (Tab,
+    Enter) or their keys; discard asks twice; each runs ``/draft ACTION``."""
+    repo = _repo(workspace)
+    edit = 'await draft_create("btn")\nopen("a.txt", "w").write("two\\n")'
+    script = write_script(tmp_path, [{"code": edit}, {"text": "Drafted."}])
+    app = vis_app(repo, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await pilot.press(*"draft it", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Drafted.")
+        await until(pilot, lambda: app.main.status_bar.draft == "btn")
+
+        await pilot.press(*"/draft", "enter")
+        await until(pilot, lambda: isinstance(app.screen, DraftScreen))
+        screen = app.screen
+        labels = [str(b.label) for b in screen.query(Button)]
+        assert labels == ["Approve (a)", "Sync (s)", "Discard (d)", "Close (Esc)"]
+        assert "+two" in _screen_text(app) and "Draft btn" in _screen_text(app)
+
+        await pilot.press("d")  # discard asks again first
+        assert app.screen is screen
+        assert str(screen.query_one("#discard", Button).label) == "Discard: press again"
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, DraftScreen))
+        assert app.main.status_bar.draft == "btn"
+
+        await pilot.press(*"/draft", "enter")
+        await until(pilot, lambda: isinstance(app.screen, DraftScreen))
+        await pilot.press("s")  # sync: nothing new on main
+        await until(pilot, lambda: any("Synced draft btn" in s for s in _said(app)))
+
+        await pilot.press(*"/draft", "enter")
+        await until(pilot, lambda: isinstance(app.screen, DraftScreen))
+        await pilot.press("tab")  # from the diff to the first button
+        focused = app.screen.focused
+        assert isinstance(focused, Button) and focused.id == "approve"
+        await pilot.press("enter")
+        await until(pilot, lambda: any("Approved draft btn" in s for s in _said(app)))
+        assert (repo / "a.txt").read_text() == "two\n"
+        await until(pilot, lambda: app.main.status_bar.draft == "")

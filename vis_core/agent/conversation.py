@@ -21,6 +21,7 @@ from vis_core.events import (
     AssistantThinking,
     BackgroundCommandEnded,
     BlockFinished,
+    ContextNote,
     Event,
     FoldCreated,
     ImageAttached,
@@ -207,13 +208,20 @@ class ConversationBuilder:
         return self._loaded[attachment_id]
 
     def _on_BackgroundCommandEnded(self, event: BackgroundCommandEnded) -> None:
-        """The report goes with the next request: after the latest block's result or the
-        turn's request (one user message either way), else as a message of its own."""
+        self._note(event.text(), event.turn_id)
+
+    def _on_ContextNote(self, event: ContextNote) -> None:
+        self._note(event.text, event.turn_id)
+
+    def _note(self, text: str, turn_id: str) -> None:
+        """A note for the model goes with the next request: after the latest block's result
+        or the turn's request (one user message either way, and no earlier message changes,
+        so the cached prefix stays), else as a message of its own."""
         last = self.messages[-1] if self.messages else None
         if last is not None and last.role in ("user", "tool"):
-            self.messages[-1] = replace(last, text=f"{last.text}\n\n{event.text()}")
+            self.messages[-1] = replace(last, text=f"{last.text}\n\n{text}")
             return
-        self._append(Message("user", event.text()), (self._position(event.turn_id), ANSWER))
+        self._append(Message("user", text), (self._position(turn_id), ANSWER))
 
     def _on_FoldCreated(self, event: FoldCreated) -> None:
         self.folds.append(event)

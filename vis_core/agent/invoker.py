@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from vis_core.agent.plan import PlanMode
 from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Event
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.activity_paths import shorten_presentation
@@ -99,8 +100,10 @@ class ToolInvoker:
         worker: SessionWorkers | None = None,
         position: CallPosition | None = None,
         call_state: SessionCallState | None = None,
+        plan: PlanMode | None = None,
     ) -> None:
         self._session_id = session_id
+        self._plan = plan  # in plan mode, calls that change things are refused
         self._registry = registry
         self._emit = emit
         self._workspace = workspace
@@ -328,6 +331,10 @@ class ToolInvoker:
         )
         try:
             with calling(context):
+                plan = self._plan if run is None else None  # a handle's method is not a tool
+                refused = plan.refusal(name, tool.tag, tool.owner) if plan is not None else None
+                if refused is not None:
+                    raise refused
                 if run is not None:
                     result = await run()
                 else:

@@ -12,7 +12,10 @@ PYTHON_EXECUTION_DESCRIPTION = (
     "Run Python in this session's persistent sandbox. Variables, functions and imports survive "
     "between calls; top-level `await` works. Every Vis tool is an async function in the namespace "
     "(await it). Only what you print() comes back to you: at most its last 2,000 lines or 50 KB, "
-    "cut at line boundaries after a note that names the file holding the full output."
+    "cut at line boundaries after a note that names the file holding the full output. "
+    "`session` is rebuilt before each block: the turn, the workspace roots, the context budget "
+    '(`session["utilization"]`, with a fold `hint` when the budget calls for one) and what '
+    "extensions add."
 )
 
 PYTHON_EXECUTION_PARAMETERS = {
@@ -33,10 +36,12 @@ _DISCOVERY = "Use `apropos(pattern)` to find tools and guides and `doc(name)` to
 
 
 def tool_lines(tools: Iterable[HostTool]) -> str:
-    """One line per visible tool: its name and the first line of its docstring."""
+    """One line per visible tool: its name and the first line of its docstring. MCP tools
+    are left out (the ``MCP servers`` section says how to reach them), so the prompt does not
+    change as servers connect."""
     lines = []
     for tool in tools:
-        if tool.is_hidden or tool.name.startswith("_"):
+        if tool.is_hidden or tool.name.startswith("_") or tool.owner == "mcp":
             continue
         gist = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
         lines.append(f"- `{tool.name}`: {gist}" if gist else f"- `{tool.name}`")

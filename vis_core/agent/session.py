@@ -21,6 +21,7 @@ from vis_core.agent.conversation import (
 )
 from vis_core.agent.event_bus import EventBus, Subscriber
 from vis_core.agent.invoker import CallPosition, CallSite, ToolInvoker
+from vis_core.agent.plan import PlanMode
 from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
 from vis_core.drafts.session import SessionDrafts
 from vis_core.events import (
@@ -126,6 +127,10 @@ class ContextPort(Protocol):
 
     def utilization(self, session: AgentSession) -> dict[str, Any]: ...
 
+    def notes(self, session: AgentSession, turn_id: str) -> Sequence[Event]:
+        """Notes for the next request (the budget's hint), recorded before it is built."""
+        ...
+
     async def recover_overflow(
         self, session: AgentSession, turn_id: str, error: ContextOverflowError
     ) -> str | None:
@@ -199,6 +204,7 @@ class AgentSession:
         events: EventBus | None = None,
         position: CallPosition | None = None,
         instructions: SessionInstructions | None = None,
+        plan: PlanMode | None = None,
     ) -> None:
         """``events``: the session's bus, made before the session by whoever assembles it
         (the invoker emits on it too); ``position``: where the session's tool calls happen,
@@ -211,6 +217,8 @@ class AgentSession:
         self.model = model
         self.checkpoints = checkpoints  # /undo: the workspace before each turn changed it
         self.drafts: SessionDrafts | None = None  # the draft it works in (set by its factory)
+        self.tool_context: Any = None  # its built-in tools' ToolContext (set by its factory)
+        self.on_thinking: Callable[[str], None] | None = None  # reasoning as it streams (vis acp)
         self._file_watch: BlockChanges | None = None  # what each block of a turn changed
         self.sandbox = sandbox
         self.invoker = invoker
@@ -228,6 +236,7 @@ class AgentSession:
         self.context_tokens = 0  # the latest measured request input
         self.context = context
         self.instructions = instructions  # AGENTS.md & co: in the prompt, nested ones noted
+        self.plan = plan or PlanMode()  # plan mode: read-only until the person approves
         self.turn_count = 0
         self._outcome: TurnOutcome | None = None  # the running turn's, for its children's cost
         # the tool calls running child sessions (run_session, consult): the turn ends after them
@@ -401,6 +410,7 @@ class AgentSession:
                     from vis_core.agent.person_images import attach_images
 
                     await attach_images(self, self._store, turn_id, images)
+                await self.plan.tell(self, turn_id)
                 await person_input.attach_files(self, turn_id, mentions)
                 await self._iterate(turn_id, outcome)
         except asyncio.CancelledError:
@@ -471,6 +481,9 @@ class AgentSession:
         """One model request; a too-long one is retried once after the context port folds."""
         if self._before_request is not None:
             for event in await self._before_request(turn_id):
+                await self.emit(event)
+        if self.context is not None:
+            for event in self.context.notes(self, turn_id):
                 await self.emit(event)
         try:
             return await self._request_once(turn_id, iteration, outcome)
@@ -604,6 +617,8 @@ class AgentSession:
                         await flush()
                 elif isinstance(item, ThinkingDelta):
                     thinking.add(item)
+                    if self.on_thinking is not None and item.text:
+                        self.on_thinking(item.text)
                 elif isinstance(item, ToolCallReady):
                     await emit_thinking()
                     calls.append(item.call)

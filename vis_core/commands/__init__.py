@@ -35,6 +35,7 @@ class CommandAction(StrEnum):
     OPEN_MODELS = "open_models"  # the model picker
     OPEN_LOGIN = "open_login"  # choose a provider, save its key, pick a model
     SEND_PROMPT = "send_prompt"  # ``data`` is a PromptToSend: the request to send as a turn
+    OPEN_DRAFT = "open_draft"  # ``data`` is a DraftView: the draft's diff and its actions
 
 
 @dataclass(frozen=True)
@@ -177,7 +178,8 @@ class CommandRegistry:
         """Run the command ``text``; what it shows is kept with ``session`` (a
         :class:`CommandNoted`), so a resumed session shows it again."""
         result = await self._run(session, text)
-        if session is not None and result.action is None and result.noted:
+        shown = result.action is None or result.action is CommandAction.OPEN_DRAFT
+        if session is not None and shown and result.noted:
             from vis_core.events import CommandNoted
 
             await session.emit(
@@ -347,12 +349,16 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
 
     from vis_core.commands.context import context_commands
     from vis_core.commands.draft import draft_command
+    from vis_core.commands.export import export_command
     from vis_core.commands.instructions import init_command
+    from vis_core.commands.plan import plan_command
 
     return [
         *context_commands(host),
         init_command(host),
+        plan_command(host),
         draft_command(),
+        export_command(host),
         SlashCommand("help", help_, "List commands and key bindings", "/help"),
         SlashCommand(
             "new",

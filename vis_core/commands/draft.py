@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from vis_core.commands import CommandResult, err, ok
+from vis_core.commands import CommandAction, CommandResult, err, ok
 from vis_core.drafts import DraftError
 from vis_core.extension.declarations import SlashCommand
 from vis_core.extension.hooks import OperationBlocked
+from vis_core.model.draft import DraftView
 
 USAGE = "/draft [new [LABEL] | approve [MESSAGE] | sync | discard]"
 DIFF_CHARS = 20_000
@@ -63,14 +64,24 @@ async def run_draft(ctx: dict[str, Any]) -> CommandResult:
     diff = drafts.drafts.diff(draft)
     if len(diff) > DIFF_CHARS:
         diff = diff[:DIFF_CHARS] + f"\n… (cut; the whole diff: git -C {draft.root} diff --cached)"
-    body = (
+    summary = (
         f"{draft.backend} at `{draft.root}`"
         + (f", merging into {draft.target_branch}" if draft.target_branch else "")
-        + f". {len(files)} file(s) differ.\n\n"
+        + f". {len(files)} file(s) differ."
+    )
+    body = (
+        summary
+        + "\n\n"
         + (_fenced(diff) if diff else "No change yet.")
         + "\n\nActions: `/draft approve [MESSAGE]`, `/draft sync`, `/draft discard`."
     )
-    return ok(f"Draft {draft.label}", body)
+    return CommandResult(
+        True,
+        f"Draft {draft.label}",
+        body,
+        data=DraftView(draft.label, summary, diff),
+        action=CommandAction.OPEN_DRAFT,
+    )
 
 
 def draft_command() -> SlashCommand:

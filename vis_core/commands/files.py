@@ -1,16 +1,20 @@
-"""Slash commands from Markdown files: ``.vis/commands/NAME.md`` of a trusted project and
-``commands/NAME.md`` in Vis's config folder define ``/NAME``.
+"""Slash commands from Markdown files: ``.vis/commands/NAME.md`` and Claude Code's
+``.claude/commands/NAME.md`` of a trusted project and ``commands/NAME.md`` in Vis's config
+folder define ``/NAME``.
 
 The file's front matter may set ``description`` (shown in completion and ``/help``),
 ``argument-hint`` (the usage) and ``model`` (``provider/model``: the turn runs on it). Its body
 is the request sent to the model, with ``$ARGUMENTS`` replaced by everything after the name and
 ``$1`` … ``$9`` by the arguments one by one (quotes group words). The format is the one other
-agents read, so a person's existing command files work unchanged.
+agents read, so a person's existing command files work unchanged: a ``.claude/commands``
+file in a subfolder (``frontend/component.md``) defines ``/component``, as Claude Code reads
+it, and a Claude model name (``claude-…``) runs on the ``anthropic`` provider.
 """
 
 from __future__ import annotations
 
 import logging
+import os
 import re
 import shlex
 from dataclasses import dataclass
@@ -30,6 +34,9 @@ _PLACEHOLDER = re.compile(r"\$(ARGUMENTS|[1-9])")
 class CommandSource(StrEnum):
     PROJECT = "project"
     PERSONAL = "personal"
+
+
+CLAUDE_FOLDER = Path(".claude") / "commands"  # Claude Code's command files (subfolders too)
 
 
 @dataclass(frozen=True)
@@ -95,18 +102,38 @@ def read_command_file(path: Path, source: CommandSource) -> tuple[CommandFile | 
     if not hint and _PLACEHOLDER.search(body):
         hint = "ARGUMENTS"
     usage = f"/{name} {hint}".strip()
-    model = front.get("model")
-    return CommandFile(
-        name, description, usage, str(model).strip() if model else None, body, path, source
-    ), None
+    model = str(front.get("model") or "").strip() or None
+    if model is not None and "/" not in model and model.startswith("claude-"):
+        model = f"anthropic/{model}"  # a Claude Code file names Anthropic's models bare
+    return CommandFile(name, description, usage, model, body, path, source), None
 
 
 def command_folders(
     config_dir: Path, project_root: Path, trusted: bool
 ) -> list[tuple[Path, CommandSource]]:
-    """Where command files are read from, the project's first (it wins a shared name)."""
-    folders = [(project_root / ".vis" / "commands", CommandSource.PROJECT)] if trusted else []
+    """Where command files are read from, the project's first (it wins a shared name), and
+    of the project's ``.vis/commands`` before Claude Code's ``.claude/commands``."""
+    folders = (
+        [
+            (project_root / ".vis" / "commands", CommandSource.PROJECT),
+            (project_root / CLAUDE_FOLDER, CommandSource.PROJECT),
+        ]
+        if trusted
+        else []
+    )
     return [*folders, (config_dir / "commands", CommandSource.PERSONAL)]
+
+
+def _markdown_files(folder: Path, nested: bool) -> list[Path]:
+    """The ``*.md`` files of ``folder``, sorted; ``nested``: its subfolders' too (links to
+    folders are not followed)."""
+    if not nested:
+        return sorted(p for p in folder.glob("*.md") if p.is_file())
+    found: list[Path] = []
+    for where, dirs, files in os.walk(folder):
+        dirs.sort()
+        found += [Path(where) / f for f in sorted(files) if f.endswith(".md")]
+    return [p for p in found if p.is_file()]
 
 
 def find_command_files(
@@ -119,7 +146,7 @@ def find_command_files(
         if not folder.is_dir():
             continue
         try:
-            paths = sorted(p for p in folder.glob("*.md") if p.is_file())
+            paths = _markdown_files(folder, nested=folder == project_root / CLAUDE_FOLDER)
         except OSError as exc:
             problems.append(f"command folder {folder} was not read: {exc}")
             continue
@@ -128,5 +155,10 @@ def find_command_files(
             if problem is not None:
                 problems.append(problem)
             elif command is not None:
-                found.setdefault(command.name, command)
+                first = found.setdefault(command.name, command)
+                if first is not command and first.source == command.source:
+                    problems.append(
+                        f"command file {path} was not loaded: {first.path} defines "
+                        f"/{command.name} too and wins; rename one of them"
+                    )
     return list(found.values()), problems

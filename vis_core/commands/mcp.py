@@ -16,8 +16,17 @@ def mcp_command(host: Host) -> SlashCommand:
     """The built-in ``/mcp`` slash command of ``host``."""
 
     async def run(ctx: dict[str, Any]) -> CommandResult:
-        ok_, title, body = await run_mcp_command(host.mcp.manager, list(ctx["args"]))
+        args = list(ctx["args"])
+        if ctx.get("channel") == "tui" and len(args) == 2 and args[0] == "login":
+            # the TUI signs in on its /mcp screen: the page, a paste box, the outcome
+            return CommandResult(True, f"Sign in to {args[1]}", data=args[1], action=OPEN_MCP)
+        ok_, title, body = await run_mcp_command(host.mcp.manager, args)
         opens = not ctx["args"] and ctx.get("channel") == "tui"
-        return CommandResult(ok_, title, body, action=CommandAction.OPEN_MCP if opens else None)
+        return CommandResult(ok_, title, body, action=OPEN_MCP if opens else None)
 
-    return SlashCommand("mcp", run, "MCP servers: status, reconnect, enable, exposure", USAGE)
+    return SlashCommand(
+        "mcp", run, "MCP servers: status, reconnect, enable, exposure, sign in and out", USAGE
+    )
+
+
+OPEN_MCP = CommandAction.OPEN_MCP

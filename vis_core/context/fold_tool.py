@@ -15,8 +15,12 @@ GIST_SUMMARY_CHARS = 100
 
 
 async def fold_session(key: str, gist: str | None = None) -> str:
-    """Replace settled steps of this session with your summary (a fold).
+    """Replace settled steps with your summary (a fold); `session["utilization"]` says when.
 
+    `session["utilization"]` has the latest measured input, the soft budget
+    (`auto_compress_above`), the model's input limit and, from 75 % of the budget, a `hint`
+    with the exact key that folds every earlier turn not folded yet; from 90 % Vis also adds
+    that hint to your next request.
     `key` selects them: a turn `"t2"`, a range `"t2/i4-i5"`, settled steps since an iteration
     `"t2/i5-"`, every turn through a turn `"-t3"`, everything through an iteration `"-t3/i9"`;
     commas join disjoint ranges. Iteration numbers start again in each turn. A turn key (or a

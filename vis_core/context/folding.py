@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any, Protocol
 
+from vis_core.agent.folded import gist_message
 from vis_core.context.keys import FoldPlan, TurnSteps
 from vis_core.events import Event, FoldCreated
 from vis_core.providers.base import Message
@@ -88,13 +89,18 @@ def build_fold(
         model=session.model_label,
     )
     before = message_chars(conversation.request_messages())
-    conversation.folds.append(fold)
+    conversation.folds.append(dataclasses.replace(fold, gist=""))  # what leaves, gist apart
     try:
         after = message_chars(conversation.request_messages())
     finally:
         conversation.folds.pop()
     removed = max(0, before - after)
     return dataclasses.replace(fold, removed_tokens=estimate_tokens(removed))
+
+
+def gist_tokens(fold: FoldCreated) -> int:
+    """The local estimate of what a fold's gist brings into the context."""
+    return estimate_tokens(message_chars([gist_message(fold)])) if fold.gist else 0
 
 
 def describe_spans(spans: Sequence[Sequence[int]]) -> str:
@@ -119,14 +125,14 @@ def receipt(fold: FoldCreated, plan: FoldPlan) -> str:
         parts.append(f"{whole} turn{'s' if whole != 1 else ''} (request and answer too)")
     if steps:
         parts.append(f"{steps} step{'s' if steps != 1 else ''}")
-    replaced = (
-        f"replaced by your gist (~{estimate_tokens(len(fold.gist)):,} tokens)"
+    came = (
+        f"your gist came in (~{gist_tokens(fold):,} tokens)"
         if fold.gist
-        else "with no gist in their place"
+        else "no gist came in their place"
     )
     return (
         f"Folded {fold.key}: {' and '.join(parts)} left the active context "
-        f"(~{fold.removed_tokens:,} tokens by local estimate), {replaced}. History is still "
+        f"(~{fold.removed_tokens:,} tokens by local estimate); {came}. History is still "
         "saved; there is no inline undo. The next response measures the input change of the "
         'whole request (session["request_health"]["fold_measurement"]).'
     )

@@ -107,7 +107,18 @@ def _turn(position: int, key: str, turns: Mapping[int, TurnSteps]) -> TurnSteps:
 def _steps(
     turn: TurnSteps, first: int, last: int | None, key: str, turns: Mapping[int, TurnSteps]
 ) -> Span:
-    """The span of iterations ``first``..``last`` (None: the last settled one) of ``turn``."""
+    """The span of iterations ``first``..``last`` (None: the last settled one) of ``turn``; a
+    range that covers a whole earlier turn is that turn (its request and answer go too)."""
+    span = _step_span(turn, first, last, key, turns)
+    iterations = turn.iterations
+    if not turn.current and span[1:] == (iterations[0], iterations[-1]):
+        return (turn.position, 0, 0)
+    return span
+
+
+def _step_span(
+    turn: TurnSteps, first: int, last: int | None, key: str, turns: Mapping[int, TurnSteps]
+) -> Span:
     name = f"t{turn.position}"
     live = turn.live
     if not turn.iterations:

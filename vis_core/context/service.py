@@ -13,11 +13,11 @@ from vis_core.context.folding import (
     turn_steps,
 )
 from vis_core.context.gist import WrittenGist, write_gist
-from vis_core.context.hints import folded_whole_turns, utilization
+from vis_core.context.hints import ASK_FROM, folded_whole_turns, utilization
 from vis_core.context.keys import FoldPlan, Span
 from vis_core.events import ANSWER_SLOT as ANSWER
 from vis_core.events import REQUEST_SLOT as REQUEST
-from vis_core.events import FoldCreated, Notification, UsageReported
+from vis_core.events import ContextNote, FoldCreated, Notification, UsageReported
 from vis_core.model.notify import NotifyKind
 from vis_core.providers.base import ContextOverflowError
 
@@ -27,8 +27,32 @@ SHRINK_TO = 0.5  # overflow recovery folds until the transcript is about half it
 class SessionContext:
     """The ``ContextPort`` of agent sessions: each call names the session it works on."""
 
+    def __init__(self) -> None:
+        self._noted: tuple[bool, str] | None = None  # (above the budget, hint key) last noted
+
     def utilization(self, session: Any) -> dict[str, Any]:
         return utilization(session)
+
+    def notes(self, session: Any, turn_id: str) -> list[ContextNote]:
+        """What the next request carries besides the transcript: from 90 % of the soft budget
+        the hint with its fold key, once per level and key (not again before a new measurement
+        after a fold, which the hint's numbers predate)."""
+        tokens, budget = int(session.context_tokens), int(session.context_budget)
+        if budget <= 0 or tokens < budget * ASK_FROM:
+            self._noted = None
+            return []
+        folds = session.conversation.folds
+        if folds and folds[-1].before_input_tokens == tokens:  # folded since this measurement
+            return []
+        hint = utilization(session).get("hint")
+        if hint is None:
+            return []
+        level = (tokens > budget, hint.rsplit(": ", 1)[-1])
+        if level == self._noted:
+            return []
+        self._noted = level
+        text = f'[Vis: {hint} session["utilization"] has the numbers.]'
+        return [ContextNote(session.id, turn_id=turn_id, topic="utilization", text=text)]
 
     # -- folds Vis makes itself ------------------------------------------------------------
 

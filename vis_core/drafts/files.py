@@ -3,10 +3,13 @@ never as hard links: a draft's write must never reach the live file."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import hashlib
 import os
+import secrets
 import shutil
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 FICLONE = 0x40049409  # linux/fs.h: share the source's extents (btrfs, XFS, bcachefs…)
@@ -33,23 +36,6 @@ def clone_file(source: Path, target: Path, *, made: bool = False) -> None:
             except OSError:
                 shutil.copyfileobj(src, dst, 1 << 20)  # sendfile/copy_file_range underneath
             os.fchmod(dst.fileno(), mode)
-
-
-def write_file(target: Path, data: bytes, *, executable: bool = False, link: bool = False) -> None:
-    """Replace ``target`` at once (a temporary beside it, then a rename)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.vis-draft")
-    if temporary.is_symlink() or temporary.exists():
-        temporary.unlink()
-    if link:
-        os.symlink(os.fsdecode(data), temporary)
-    else:
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with open(fd, "wb") as out:
-            out.write(data)
-            if executable:
-                os.fchmod(out.fileno(), 0o755)
-    os.replace(temporary, target)
 
 
 def remove_file(target: Path) -> None:
@@ -81,3 +67,117 @@ def remove_tree(folder: Path) -> None:
 
     if folder.exists() or folder.is_symlink():
         shutil.rmtree(folder, onerror=writable)
+
+
+# Makes the new file (or link) at the temporary path it is given; ``None``: remove the file.
+Writer = Callable[[Path], None] | None
+
+
+def land_files(
+    root: Path, changes: Sequence[tuple[str, Writer]], then: Callable[[], None] = lambda: None
+) -> None:
+    """Write ``changes`` beneath ``root`` all or none: every new file is staged beside its
+    target first, then each is renamed in (the file it replaces kept aside); ``then`` runs
+    last (e.g. moving a branch). A failure at any step puts back every file as it was and
+    raises :class:`LandingFailed` naming the file."""
+    token = secrets.token_hex(4)
+    made: list[Path] = []  # folders made for new files (removed again on failure)
+    staged: list[tuple[Path, Path | None]] = []  # (target, temporary; None: a removal)
+    done: list[tuple[Path, Path | None]] = []  # (target, what it held, kept aside; None: new)
+    current = ""
+    try:
+        for name, writer in changes:
+            current = name
+            target = root / name
+            if _through_link(root, name):
+                raise OSError(f"a folder on the way to {name} is a symbolic link")
+            if writer is None:
+                staged.append((target, None))
+                continue
+            _make_folders(root, target.parent, made)
+            temporary = target.with_name(f".{target.name}.vis-{token}")
+            staged.append((target, temporary))
+            writer(temporary)
+        for target, temporary in staged:
+            current = target.relative_to(root).as_posix()
+            kept = target.with_name(f".{target.name}.vis-{token}-was")
+            if temporary is None:
+                if os.path.lexists(target):
+                    os.rename(target, kept)
+                    done.append((target, kept))
+                continue
+            if os.path.lexists(target):
+                os.link(target, kept, follow_symlinks=False)
+                try:
+                    os.replace(temporary, target)
+                except OSError:
+                    os.unlink(kept)
+                    raise
+                done.append((target, kept))
+            else:
+                os.rename(temporary, target)
+                done.append((target, None))
+        current = ""
+        then()
+    except BaseException as exc:
+        problems = _undo(done, staged, made)
+        where = f" at {current}" if current else ""
+        raise LandingFailed(f"{exc}{where}", current, problems) from exc
+    for _target, kept in done:
+        if kept is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(kept)
+
+
+class LandingFailed(OSError):
+    """Writing the files failed (``name``); every file was put back (``problems``: what
+    could not be, by name)."""
+
+    def __init__(self, message: str, name: str, problems: list[str]) -> None:
+        super().__init__(message)
+        self.name = name
+        self.problems = problems
+
+
+def _through_link(root: Path, name: str) -> bool:
+    """Whether a folder on the way to ``name`` is a symbolic link (never written through)."""
+    folder = root
+    for part in Path(name).parts[:-1]:
+        folder = folder / part
+        if folder.is_symlink():
+            return True
+    return False
+
+
+def _make_folders(root: Path, folder: Path, made: list[Path]) -> None:
+    missing: list[Path] = []
+    while folder != root and not os.path.lexists(folder):
+        missing.append(folder)
+        folder = folder.parent
+    for path in reversed(missing):
+        os.mkdir(path)
+        made.append(path)
+
+
+def _undo(
+    done: list[tuple[Path, Path | None]],
+    staged: list[tuple[Path, Path | None]],
+    made: list[Path],
+) -> list[str]:
+    problems: list[str] = []
+    for target, kept in reversed(done):
+        try:
+            if kept is None:
+                os.unlink(target)
+            else:
+                os.replace(kept, target)
+        except OSError as exc:
+            problems.append(f"{target}: {exc}")
+    for _target, temporary in staged:
+        if temporary is not None and os.path.lexists(temporary):
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+    for folder in reversed(made):
+        with contextlib.suppress(OSError):
+            os.rmdir(folder)
+    return problems

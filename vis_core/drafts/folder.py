@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from vis_core.drafts import files as draft_files
-from vis_core.drafts.errors import DraftConflict
+from vis_core.drafts.errors import DraftConflict, DraftError
 
 Manifest = dict[str, str]  # relative path -> content id
 
@@ -111,9 +111,30 @@ def approve(workspace: Path, tree: Path, base: Manifest) -> list[str]:
             "overwrite them",
             refused,
         )
-    for name in names:
-        if draft[name] is None:
-            draft_files.remove_file(workspace / name)
-        else:
-            draft_files.clone_file(tree / name, workspace / name)
+    changes: list[tuple[str, draft_files.Writer]] = [
+        (name, None if draft[name] is None else _copier(tree / name)) for name in names
+    ]
+    try:  # all files or none: staged beside their targets, then renamed in
+        draft_files.land_files(workspace, changes)
+    except draft_files.LandingFailed as exc:
+        raise _not_landed(exc) from exc
     return names
+
+
+def _copier(source: Path) -> draft_files.Writer:
+    return lambda temporary: draft_files.clone_file(source, temporary, made=True)
+
+
+def _not_landed(exc: draft_files.LandingFailed) -> DraftError:
+    """Why approval wrote nothing, for the person."""
+    if exc.problems:
+        return DraftError(
+            f"approval could not write {exc.name} ({exc}) and could not put back "
+            + "; ".join(exc.problems)
+            + ". Check those files; the draft is kept."
+        )
+    return DraftError(
+        f"approval could not write {exc.name or 'the files'} ({exc.__cause__ or exc}); "
+        "nothing in the workspace changed and the draft is kept. Fix that file's "
+        "permissions and approve again."
+    )

@@ -113,8 +113,10 @@ class Drafts:
         session_id: str | None,
         label: str | None = None,
         hooks: DraftHooks = NO_HOOKS,
+        slot: str | None = None,
     ) -> Draft:
-        """A new draft of ``workspace`` for ``session_id`` (which must not be in one)."""
+        """A new draft of ``workspace`` for ``session_id`` (which must not be in one), made
+        in the reserved empty folder ``slot`` (:meth:`reserve`) when given."""
         workspace = workspace.resolve()
         current = self.of_session(session_id) if session_id is not None else None
         if current is not None and not Path(current.root).is_dir():
@@ -127,7 +129,7 @@ class Drafts:
         label = check_label(label or new_label())
         if any(d.label == label for d in self.store.drafts(str(workspace))):
             raise DraftError(f"a draft labelled {label!r} exists already; choose another label")
-        draft_id = secrets.token_hex(8)
+        draft_id = slot if slot is not None and self._empty_slot(slot) else secrets.token_hex(8)
         home = private_dir(private_dir(self.folder) / draft_id)
         tree = home / "tree"
         repo = worktree.repository_of(workspace)
@@ -267,6 +269,29 @@ class Drafts:
             "branch": draft.branch,
             "target_branch": draft.target_branch,
         }
+
+    # -- slots: where a session's next draft will be made -------------------------------
+
+    def reserve(self) -> tuple[str, Path]:
+        """A new empty folder for a draft not made yet (the jail shows it read-only, so a
+        draft made in it mid-block can become the block's writable root)."""
+        slot = secrets.token_hex(8)
+        return slot, private_dir(private_dir(self.folder) / slot)
+
+    def release(self, slot: str) -> None:
+        """The reserved folder ``slot`` removed again, when no draft was made in it."""
+        if self._empty_slot(slot):
+            (self.folder / slot).rmdir()
+
+    def _empty_slot(self, slot: str) -> bool:
+        folder = self.folder / slot
+        return (
+            re.fullmatch(r"[0-9a-f]{16}", slot) is not None
+            and folder.is_dir()
+            and not folder.is_symlink()
+            and not any(folder.iterdir())
+            and not any(d.id == slot for d in self.store.drafts())
+        )
 
     # -- helpers ------------------------------------------------------------------------
 

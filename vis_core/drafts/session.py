@@ -18,6 +18,8 @@ from vis_core.drafts.service import Drafts
 from vis_core.model.draft import Draft, DraftAction, DraftBackend
 
 Mover = Callable[[Path, Path], None]  # (workspace root, project root)
+# (old workspace root, new one): what runs now (a block's sandbox) follows before the call returns
+Follower = Callable[[Path, Path], Awaitable[None]]
 # (action, draft, files, text) -> the session's DraftChanged event is emitted
 Announce = Callable[[DraftAction, Draft, int, str], Awaitable[None]]
 
@@ -59,6 +61,8 @@ class SessionDrafts:
         self._hooks = hooks
         self.announce = announce
         self._movers: list[Mover] = []
+        self._followers: list[Follower] = []
+        self._slot: tuple[str, Path] | None = None
         self._draft = self._resumable(drafts.of_session(session_id))
 
     @classmethod
@@ -89,16 +93,39 @@ class SessionDrafts:
     def add_mover(self, mover: Mover) -> None:
         self._movers.append(mover)
 
+    def add_follower(self, follower: Follower) -> None:
+        """``follower`` runs when the session enters a draft, before the call returns."""
+        self._followers.append(follower)
+
+    def slot(self) -> Path | None:
+        """The folder the session's next draft will be made in (``None`` in a draft)."""
+        if self._draft is not None:
+            return None
+        if self._slot is None or not self._slot[1].is_dir():
+            self._slot = self.drafts.reserve()
+        return self._slot[1]
+
+    def release_slot(self) -> None:
+        """The session closes: its reserved folder goes, when no draft was made in it."""
+        if self._slot is not None:
+            self.drafts.release(self._slot[0])
+            self._slot = None
+
     def changed_files(self) -> list[str]:
         return [] if self._draft is None else self.drafts.changed_files(self._draft)
 
     # -- the lifecycle ----------------------------------------------------------------------
 
     async def create(self, label: str | None = None) -> Draft:
+        slot = self._slot[0] if self._slot is not None else None
+        before = self.roots().workspace
         draft = await asyncio.to_thread(
-            self.drafts.create, self.live.workspace, self.session_id, label, self._hooks()
+            self.drafts.create, self.live.workspace, self.session_id, label, self._hooks(), slot
         )
+        self._slot = None
         self._enter(draft)
+        for follower in self._followers:
+            await follower(before, Path(draft.root))
         text = f"Entered draft {draft.label} ({draft.backend}) at {draft.root}"
         await self.announce(DraftAction.ENTERED, draft, 0, text)
         return draft

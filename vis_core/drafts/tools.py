@@ -23,7 +23,7 @@ def draft_tools(drafts: SessionDrafts, approver: Approver) -> list[HostTool]:
     async def draft_create(label: str | None = None) -> dict[str, Any]:
         """Work in a new draft: an isolated copy of the workspace (git: branch
         vis/draft/<label>) that the person approves or discards; the workspace stays as is.
-        With the jail on, end the block after this call."""
+        The rest of the block already works in the draft"""
         draft = await drafts.create(label)
         return {**drafts.drafts.receipt(draft), "cwd": draft.root}
 

@@ -280,31 +280,69 @@ def check_live(top: Path, target: str, old: str, new: str, base: str, names: Seq
 
 def land(top: Path, target: str, old: str, new: str, base: str, names: Sequence[str]) -> list[str]:
     """Move ``target`` from ``old`` to ``new`` and, when the live workspace has it checked
-    out, write the changed files there (after :func:`check_live`). Returns the files written."""
+    out, write the changed files there (after :func:`check_live`), all or none: the files
+    are staged first, renamed in, and the branch moves last; a failure puts every file and
+    the branch back. Returns the files written."""
     check_live(top, target, old, new, base, names)
     live = _live_on(top, target)
-    git(["update-ref", "-m", "vis draft approval", f"refs/heads/{target}", new, old], top)
+    ref = ["update-ref", "-m", "vis draft approval", f"refs/heads/{target}"]
     if not live or not names:
+        git([*ref, new, old], top)
         return []
     after = _entries(top, new, names)
+    changes: list[tuple[str, draft_files.Writer]] = []
     for name in names:
         entry = after.get(name)
-        path = top / name
-        if entry is None:
-            draft_files.remove_file(path)
-            continue
-        mode, blob = entry
-        if mode == "160000":
+        if entry is not None and entry[0] == "160000":
             continue  # a submodule's commit: its folder is the person's to update
+        changes.append((name, None if entry is None else _blob_writer(top, *entry)))
+
+    def move_branch() -> None:
+        git([*ref, new, old], top)
+        try:
+            _reset_index(top, names)
+        except BaseException:
+            git([*ref, old, new], top, check=False)
+            raise
+
+    try:
+        draft_files.land_files(top, changes, move_branch)
+    except draft_files.LandingFailed as exc:
+        raise DraftError(
+            f"approval could not write {exc.name or 'the merge'} ({exc.__cause__ or exc}); "
+            + (
+                "could not put back " + "; ".join(exc.problems) + ". Check those files"
+                if exc.problems
+                else f"nothing in the workspace changed and {target} did not move"
+            )
+            + ". The draft is kept: fix the cause and approve again."
+        ) from exc
+    return list(names)
+
+
+def _blob_writer(top: Path, mode: str, blob: str) -> draft_files.Writer:
+    def write(temporary: Path) -> None:
         data = git(["cat-file", "blob", blob], top).stdout
-        draft_files.write_file(path, data, executable=mode == "100755", link=mode == "120000")
+        if mode == "120000":
+            os.symlink(os.fsdecode(data), temporary)
+            return
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        with open(fd, "wb") as out:
+            out.write(data)
+            if mode == "100755":
+                os.fchmod(out.fileno(), 0o755)
+
+    return write
+
+
+def _reset_index(top: Path, names: Sequence[str]) -> None:
+    """The index entries of ``names`` as the branch now holds them."""
     with tempfile.NamedTemporaryFile("wb", delete=False, suffix=".paths") as listing:
         listing.write(b"\0".join(n.encode("utf-8", "surrogateescape") for n in names))
     try:
         git(["reset", "-q", "--pathspec-from-file", listing.name, "--pathspec-file-nul"], top)
     finally:
         Path(listing.name).unlink()
-    return list(names)
 
 
 def _through_link(top: Path, name: str) -> bool:

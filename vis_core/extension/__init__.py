@@ -1,4 +1,5 @@
-"""The public extension SDK, used as ``import vis_core.extension as vis``.
+"""The public extension SDK, used as ``import blockether.vis.extension as vis`` (the spec's
+name, the same module) or ``import vis_core.extension as vis``.
 
 Names load on first use (PEP 562): importing one submodule, e.g. ``vis_core.model.activity``,
 no longer imports the whole SDK. ``from vis_core.extension import X`` and ``vis.X`` work as before.
@@ -67,6 +68,24 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "vis_core.extension.errors": ("GatewayError", "GitFailed"),
     "vis_core.extension.grants": ("Grant",),
+    "vis_core.extension.providers": ("Provider", "ProviderModel"),
+    "vis_core.extension.network": ("NetworkFilter", "rewrite_headers"),
+    "vis_core.model.network": ("NetworkRequest", "NetworkResponse"),
+    "vis_core.model.conversation": (
+        "ImagePart",
+        "Message",
+        "ModelRequest",
+        "ResponseDone",
+        "StopReason",
+        "TextDelta",
+        "ThinkingDelta",
+        "ThinkingPart",
+        "ToolCall",
+        "ToolCallReady",
+        "ToolDefinition",
+        "UsageUpdate",
+    ),
+    "vis_core.model.usage": ("Usage",),
     "vis_core.extension.mutation": ("file_mutation_queue",),
     "vis_core.extension.hooks": (
         "OperationBlocked",
@@ -94,6 +113,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "speech",
     ),
     "vis_core.extension.state": ("state",),
+    "vis_core.extension.unavailable": ("SpeechUnavailable",),
     "vis_core.extension.symbols": (
         "Symbol",
         "method",
@@ -251,6 +271,8 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     from vis_core.extension.mcp_servers import McpServer, mcp_server
     from vis_core.extension.metadata import build_metadata
     from vis_core.extension.mutation import file_mutation_queue
+    from vis_core.extension.network import NetworkFilter, rewrite_headers
+    from vis_core.extension.providers import Provider, ProviderModel
     from vis_core.extension.roots import project_root, workspace_root
     from vis_core.extension.sessions import (
         council,
@@ -274,6 +296,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         truncate_line,
         truncate_tail,
     )
+    from vis_core.extension.unavailable import SpeechUnavailable
     from vis_core.extension.workspace import git, python_environment, workspace_files
     from vis_core.model.activity import (
         Activity,
@@ -294,6 +317,22 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         ActivityVideo,
         SymbolTag,
     )
+    from vis_core.model.conversation import (
+        ImagePart,
+        Message,
+        ModelRequest,
+        ResponseDone,
+        StopReason,
+        TextDelta,
+        ThinkingDelta,
+        ThinkingPart,
+        ToolCall,
+        ToolCallReady,
+        ToolDefinition,
+        UsageUpdate,
+    )
+    from vis_core.model.network import NetworkRequest, NetworkResponse
+    from vis_core.model.usage import Usage
 
 __all__ = [
     "DEFAULT_MAX_BYTES",
@@ -328,6 +367,7 @@ __all__ = [
     "ParameterSpec",
     "Setting",
     "SettingScope",
+    "SpeechUnavailable",
     "SettingType",
     "SlashCommand",
     "Symbol",
@@ -425,6 +465,27 @@ __all__ += [
     "truncate_head",
     "truncate_line",
     "truncate_tail",
+]
+__all__ += [  # model providers (vis.Provider, their stream's shapes) and network filters
+    "ImagePart",
+    "Message",
+    "ModelRequest",
+    "NetworkFilter",
+    "NetworkRequest",
+    "NetworkResponse",
+    "Provider",
+    "ProviderModel",
+    "ResponseDone",
+    "StopReason",
+    "TextDelta",
+    "ThinkingDelta",
+    "ThinkingPart",
+    "ToolCall",
+    "ToolCallReady",
+    "ToolDefinition",
+    "Usage",
+    "UsageUpdate",
+    "rewrite_headers",
 ]
 
 _SUBMODULES = frozenset({"testing"})

@@ -209,6 +209,11 @@ class OpHook:
             raise ValueError(
                 f"OpHook phase {self.phase!r} is unknown; use 'before' or 'after'"
             ) from None
+        if phase is OpHookPhase.AFTER and Op.FS_ACCESS in ops:
+            raise ValueError(
+                "OpHook 'fs_access' checks a path before a host file tool uses it: it is not a "
+                "tool and takes no phase, so an 'after' hook would never run; leave out phase"
+            )
         object.__setattr__(self, "ops", ops)
         object.__setattr__(self, "phase", phase)
 
@@ -312,15 +317,8 @@ class Extension:
                 raise ValueError(f"{where}: slash command /{command.name} is declared twice")
             seen.add(command.name)
         hooks = _items(self.op_hooks, f"{where}: op_hooks", (OpHook,), "vis.OpHook")
-        filters = _items(
-            self.network_filters,
-            f"{where}: network_filters",
-            _EXTRA_TYPES.get("network_filters"),
-            "vis.NetworkFilter",
-        )
-        providers = _items(
-            self.providers, f"{where}: providers", _EXTRA_TYPES.get("providers"), "vis.Provider"
-        )
+        filters = _network_filters(self.network_filters, where)
+        providers = _providers(self.providers, where)
         grants = _items(self.grants, f"{where}: grants", _EXTRA_TYPES.get("grants"), "vis.Grant")
         env = _sequence(self.env, f"{where}: env")
         for var in env:
@@ -346,6 +344,28 @@ class Extension:
             ("mcp_servers", _mcp_servers(self.mcp_servers, where)),
         ):
             object.__setattr__(self, attr, items)
+
+
+def _network_filters(value: Any, where: str) -> tuple[Any, ...]:
+    from vis_core.extension.network import NetworkFilter
+
+    filters = _items(value, f"{where}: network_filters", (NetworkFilter,), "vis.NetworkFilter")
+    names = [f.name for f in filters]
+    for name in names:
+        if names.count(name) > 1:
+            raise ValueError(f"{where}: network filter {name!r} is declared twice")
+    return filters
+
+
+def _providers(value: Any, where: str) -> tuple[Any, ...]:
+    from vis_core.extension.providers import Provider
+
+    providers = _items(value, f"{where}: providers", (Provider,), "vis.Provider")
+    names = [p.name for p in providers]
+    for name in names:
+        if names.count(name) > 1:
+            raise ValueError(f"{where}: provider {name!r} is declared twice")
+    return providers
 
 
 def _mcp_servers(value: Any, where: str) -> tuple[Any, ...]:

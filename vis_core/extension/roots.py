@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vis_core.extension.context import CallContext, current_call
+from vis_core.extension.place import require_trusted
 from vis_core.extension.runtime import current_runtime
 
 
@@ -18,6 +19,7 @@ def _bound(call: CallContext, what: str) -> None:
 
 def workspace_root() -> Path:
     """The session's current working copy; the process working directory outside Vis."""
+    require_trusted("vis.workspace_root() (python_execution has project_root_path)")
     call = current_call()
     if call is None:
         return Path.cwd()
@@ -31,6 +33,7 @@ def project_root() -> Path:
     That is the nearest folder above the extension file that holds ``.vis``, when it lies in
     the working copy; else the session's project. The process working directory outside Vis.
     """
+    require_trusted("vis.project_root() (python_execution has project_root_path)")
     call = current_call()
     if call is None:
         return Path.cwd()

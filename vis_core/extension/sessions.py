@@ -13,7 +13,7 @@ from vis_core.extension.context import current_call
 from vis_core.extension.errors import GatewayCode, GatewayError
 from vis_core.extension.place import require_trusted
 from vis_core.extension.runtime import current_runtime
-from vis_core.extension.unavailable import OUT_OF_SCOPE
+from vis_core.extension.unavailable import Speech
 
 
 def list_sessions(search: str | None = None) -> list[dict[str, Any]]:
@@ -117,25 +117,7 @@ def _parse(model: Any, content: str) -> Any:
     return model(data)
 
 
-class Unavailable:
-    """A documented SDK handle that this Vis does not implement yet; every use says so."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        raise RuntimeError(f"vis.{self._name} {OUT_OF_SCOPE}")
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"vis.{self._name} {OUT_OF_SCOPE}")
-
-    def __repr__(self) -> str:
-        return f"<vis.{self._name}: not available>"
-
-
 sessions = Sessions()
 session = BoundSession()
 council = CouncilHandle()
-speech = Unavailable("speech")
+speech = Speech()  # not implemented: every use raises SpeechUnavailable

@@ -29,6 +29,7 @@ CORE_SETTING_IDS: tuple[str, ...] = (
     "process_limit",
     "jail_home_writable",
     "draft_model_approves",
+    "network_allowed_hosts",
     "subagent_depth",
     "subagent_concurrency",
 )

@@ -2,9 +2,10 @@
 
 The registration worker loads an entry file and describes the ``Extension`` it registered as
 JSON-safe data (:func:`describe`): settings with their fields, slash commands, op hooks,
-grants, MCP servers, a text prompt, and each tool with its Activity and its contract computed
-there. Functions (a callable prompt, activation, ctx, a setting's ``on_change``, a command's
-``run``, a hook's ``fn``, a tool, an Activity's ``render``) are reported as present only. The
+grants, MCP servers, network filters, model providers, a text prompt, and each tool with its
+Activity and its contract computed there. Functions (a callable prompt, activation, ctx, a
+setting's ``on_change``, a command's ``run``, a hook's ``fn``, a tool, an Activity's
+``render``, a provider's ``stream``, a network filter's) are reported as present only. The
 host rebuilds the same declaration objects (:func:`rebuild`) with :class:`WorkerCallback`
 markers in their place: those functions run only in the session's extension worker, so the
 host reads every declaration without running the extension's code.
@@ -12,6 +13,7 @@ host reads every declaration without running the extension's code.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -76,6 +78,18 @@ def describe(extension: Extension, tools: list[HostTool]) -> dict[str, Any]:
             for g in extension.grants
         ],
         "mcp_servers": [{"name": s.name, "config": dict(s.config)} for s in extension.mcp_servers],
+        "network_filters": [
+            {"name": f.name, "description": f.description, "response": f.response is not None}
+            for f in extension.network_filters
+        ],
+        "providers": [
+            {
+                "name": p.name,
+                "description": p.description,
+                "models": [dataclasses.asdict(m) for m in p.models],
+            }
+            for p in extension.providers
+        ],
         "tools": [
             {
                 "name": tool.name,
@@ -122,6 +136,8 @@ def rebuild(data: dict[str, Any]) -> tuple[Extension, tuple[HostTool, ...]]:
     """The declaration and tools ``data`` describes, with :class:`WorkerCallback` markers."""
     from vis_core.extension.grants import Grant
     from vis_core.extension.mcp_servers import McpServer
+    from vis_core.extension.network import NetworkFilter
+    from vis_core.extension.providers import Provider, ProviderModel
 
     owner = str(data["name"])
 
@@ -176,6 +192,24 @@ def rebuild(data: dict[str, Any]) -> tuple[Extension, tuple[HostTool, ...]]:
         settings=settings,
         mcp_servers=tuple(
             McpServer(m["name"], dict(m["config"])) for m in data.get("mcp_servers", ())
+        ),
+        network_filters=tuple(
+            NetworkFilter(
+                f["name"],
+                marker("network filter", f["name"]),
+                response=marker("network filter", f["name"]) if f["response"] else None,
+                description=f["description"],
+            )
+            for f in data.get("network_filters", ())
+        ),
+        providers=tuple(
+            Provider(
+                p["name"],
+                tuple(ProviderModel(**m) for m in p["models"]),
+                marker("provider stream", p["name"]),
+                description=p["description"],
+            )
+            for p in data.get("providers", ())
         ),
     )
     tools = tuple(_tool(owner, item, marker) for item in data.get("tools", ()))

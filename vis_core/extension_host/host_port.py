@@ -78,8 +78,14 @@ class HostPort(Protocol):
 
     async def open_session(self, session_id: str) -> OpenSession: ...
 
+    async def host_at(self, root: Path) -> HostPort: ...  # the Vis of another workspace root
+
     def session_model(
-        self, choice: ModelChoice | None = None, *, script: Path | None = None
+        self,
+        choice: ModelChoice | None = None,
+        *,
+        script: Path | None = None,
+        session_id: str | None = None,
     ) -> Any:
         """A fresh provider and model for a session (``.provider`` None: ``.problem`` says why)."""
         ...

@@ -128,6 +128,8 @@ def _warm() -> None:
 
 def main() -> None:
     """Serve ``load`` requests until the host closes the pipe."""
+    from vis_core.extension.acting import follow_threads
+    from vis_core.extension_host.child_output import capture_child_output
     from vis_core.extension_host.output import ExtensionOutput
 
     fds = take_protocol_fds()  # output that bypasses sys.stdout goes to stderr (host logs it)
@@ -135,6 +137,8 @@ def main() -> None:
     # what an entry file prints while it loads goes to that extension's log
     sys.stdout = ExtensionOutput(sys.stderr, "info")
     sys.stderr = ExtensionOutput(sys.stderr, "warn")
+    follow_threads()  # a thread an entry file starts acts for its extension
+    capture_child_output()  # what its children print and it does not read: to its log
     exit_with_parent()
     base = dict(os.environ)
     _warm()

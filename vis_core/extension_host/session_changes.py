@@ -113,7 +113,7 @@ def set_model(handle: Any, model: str) -> None:
     choice = ModelChoice.parse(model.strip())
     call, host = check_change(handle.id, handle.origin, what)
     with shown_change(call, host, "Session.set_model", "Changed model") as shown:
-        chosen = host.session_model(choice)
+        chosen = host.session_model(choice, session_id=handle.id)
         if chosen.provider is None:
             raise ValueError(f"{what}: cannot use {chosen.label}: {chosen.problem}")
         host.settings.set("model", chosen.label, "session", session_id=handle.id)

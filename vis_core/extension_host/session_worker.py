@@ -20,12 +20,17 @@ import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from vis_core.child_process import exit_with_parent, take_protocol_fds
+from vis_core.extension.acting import follow_threads
 from vis_core.extension.context import CallContext, enter_call, leave_call
+from vis_core.extension.network import run_filter
+from vis_core.extension_host.child_output import capture_child_output
 from vis_core.extension_host.output import ExtensionOutput
+from vis_core.extension_host.provider_stream import pump_stream
 from vis_core.extension_host.worker_channel import Channel
 from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
 from vis_core.extension_host.worker_results import ENCODED_CALL, encode_for_host
@@ -160,6 +165,12 @@ class WorkerHandler:
         fn: Any = None
         if kind is CallbackKind.RENDER:
             fn = self._renders.get((owner, key))
+        elif kind is CallbackKind.PROVIDER:
+            provider = next((p for p in declaration.providers if p.name == key), None)
+            fn = None if provider is None else partial(pump_stream, provider)
+        elif kind is CallbackKind.NETWORK_FILTER:
+            found = next((f for f in declaration.network_filters if f.name == key), None)
+            fn = None if found is None else partial(run_filter, found)
         elif kind is CallbackKind.ON_CHANGE:
             setting = next((s for s in declaration.settings if s.id == key), None)
             fn = None if setting is None else setting.on_change
@@ -346,16 +357,15 @@ def _close(awaitable: Any) -> None:
 
 
 def _print_to_host(level: str, message: str, source: str) -> None:
-    """A line an extension printed: to its log through the host while it serves a call."""
-    from vis_core.extension import logs
-    from vis_core.extension.context import current_call
+    """A line an extension printed (in a call or in a thread it started): to its log through
+    the host."""
+    from vis_core.extension.runtime import current_runtime
 
-    if current_call() is not None:
-        try:
-            logs.log(level, message)  # the host's vis.log, in the context of the call
-            return
-        except Exception:  # the channel is gone: the line still goes somewhere
-            pass
+    try:
+        current_runtime().log(level, message, source)  # the host's vis.log
+        return
+    except Exception:  # the channel is gone: the line still goes somewhere
+        pass
     if sys.__stderr__ is not None:
         sys.__stderr__.write(f"[{source}] {message}\n")
 
@@ -368,6 +378,8 @@ def main() -> None:
     fd_in, fd_out = fds.read, fds.write
     sys.stdout = ExtensionOutput(sys.stderr, "info", sink=_print_to_host)
     sys.stderr = ExtensionOutput(sys.stderr, "warn", sink=_print_to_host)
+    follow_threads()  # a thread an extension starts acts for it (vis.log, its output)
+    capture_child_output()  # what its children print and it does not read: to its log
     exit_with_parent()
     done = threading.Event()
     handler = WorkerHandler()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
-import json
 import os
 import uuid
 from collections.abc import Iterator
@@ -25,6 +24,7 @@ from vis_core.extension_host.gateway import (
     shown_change,
 )
 from vis_core.store.session_data import ORIGIN_STATE, resolve_any, search_rows, session_data
+from vis_core.store.stored_session import SNAPSHOT_FORMAT, snapshot
 
 if TYPE_CHECKING:
     from vis_core.events import Event, TurnEnded
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
     from vis_core.store import Store
     from vis_core.store.rows import SessionRow
 
-SNAPSHOT_FORMAT = "vis-session/1"
 RESTORE_KEYS = "vis.session_restore_keys"
 FIRST_PAGE = 50
 _ID_FIELDS = ("session_id", "turn_id", "iteration_id")
@@ -322,15 +321,17 @@ class Sessions:
     ) -> Session:
         """A new independent session, recorded as created by your extension (no parent)."""
         call, host = require_change("vis.sessions.create()")
-        _check_root(host, root)
         session_model = _model(host, provider, model, script)
         loop = loop_of(call, host)
+        where: list[HostPort] = [host]
 
         async def create() -> str:
-            agent = await host.new_session()
+            # another root: a session of the Vis there, with that root's trust and settings
+            target = where[0] = host if root is None else await host.host_at(Path(root))
+            agent = await target.new_session()
             if title:
                 agent.title = title
-                host.store.set_title(agent.id, title)
+                target.store.set_title(agent.id, title)
             if session_model is not None:
                 old = agent.model
                 agent.model = session_model
@@ -341,27 +342,18 @@ class Sessions:
 
         with shown_change(call, host, "vis.sessions.create", "Created session") as shown:
             session_id = run_on_loop(loop, create())
-            host.store.state_set(ORIGIN_STATE, session_id, call.owner)
+            target = where[0]
+            target.store.state_set(ORIGIN_STATE, session_id, call.owner)
             if group is not None:
-                host.store.set_group(session_id, group)
+                target.store.set_group(session_id, group)
             shown.summary = f"{title or 'untitled'} · {session_id[:8]}"
-        return Session(host, loop, session_id, call.owner)
+        return Session(target, loop, session_id, call.owner)
 
     def export(self, session_id: str | None = None) -> dict[str, Any]:
         """A snapshot of the bound session or of ``session_id``: its row and its event log."""
         host = host_for_read("vis.sessions.export()")
         row = resolve_session(host.store, session_id, "vis.sessions.export()")
-        return {
-            "format": SNAPSHOT_FORMAT,
-            "session": {
-                "id": row.id,
-                "title": row.title,
-                "group": row.group,
-                "workspace": row.workspace,
-                "project_root": row.project_root,
-            },
-            "events": [json.loads(stored.data) for stored in host.store.events(row.id)],
-        }
+        return snapshot(host.store, row)
 
     def restore(
         self,

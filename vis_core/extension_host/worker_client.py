@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import inspect
 import logging
 import os
 import signal
@@ -24,15 +25,15 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vis_core.extension.context import CallContext, calling
+from vis_core.extension.context import CallContext, calling, current_call
 from vis_core.extension_host.environment import resolve_names
-from vis_core.extension_host.gateway import forget_stop, stop_waits_of
+from vis_core.extension_host.gateway import forget_stop, run_on_loop, stop_waits_of
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.registration import (
     START_TIMEOUT,
@@ -43,7 +44,7 @@ from vis_core.extension_host.registration import (
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
 from vis_core.extension_host.worker_results import decode_from_worker
-from vis_core.extension_host.worker_sdk import run_service
+from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
 from vis_core.extension_host.worker_values import run_method
 from vis_core.tools.registry import HostTool
 
@@ -100,8 +101,14 @@ class _HostHandler:
     """Serves the worker's calls: SDK services and objects lent to it, in the calling tool's
     context (its session, extension and Activity)."""
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        place: WorkerPlace | None = None,
+        loop: asyncio.AbstractEventLoop | None = None,
+    ) -> None:
         self.channel: Channel | None = None
+        self._place = place  # the session a thread of an extension reads its settings in
+        self._loop = loop  # the session's loop: where a handle's coroutine runs
         self._threads: dict[int, int] = {}  # the thread serving each call, by call id
         self._lock = threading.Lock()
 
@@ -127,12 +134,34 @@ class _HostHandler:
             value = self.channel.exports.get(call.ref)
 
             def run() -> Any:
-                return run_method(value, call.name, args, kwargs)
+                result = run_method(value, call.name, args, kwargs)
+                if inspect.iscoroutine(result):  # a built-in handle's `await sh.wait(30)`:
+                    return self._awaited(result)  # its result, for synchronous extension code
+                return result
 
         else:
             raise LookupError(f"the host does not serve {call.target} calls from a worker")
         context = self.channel.context_of(call.parent)
+        if context is None and call.name == SETTING_VALUE and self._place is not None:
+            return self._in_session(run)  # a thread of an extension: the session's value
         return run() if context is None else context.copy().run(run)
+
+    def _awaited(self, coro: Coroutine[Any, Any, Any]) -> Any:
+        """Run ``coro`` on the host loop of the call it came from (else the session's)."""
+        call = current_call()
+        loop = call.loop if call is not None and call.loop is not None else self._loop
+        return run_on_loop(loop, coro)
+
+    def _in_session(self, run: Callable[[], Any]) -> Any:
+        """Run a read for a thread of an extension (no call) in the worker's session: it
+        reads, never changes (a change needs a callback, so no call context is made for it)."""
+        place = self._place
+        assert place is not None
+        context = CallContext(
+            place.session_id, place.workspace_root, place.project_root, channel=place.channel
+        )
+        with calling(context):
+            return run()
 
     def cancel(self, call_id: int) -> None:
         """The worker gave up call ``call_id`` (the tool that made it was cancelled): stop
@@ -374,6 +403,38 @@ class SessionWorker:
             return (decode_from_worker(answer[0]), *answer[1:])
         return decode_from_worker(answer)
 
+    async def stream(self, owner: str, provider: str, args: tuple) -> Any:
+        """Run the stream of ``owner``'s provider ``provider`` in the worker until it ends
+        (its events come back through the sink in ``args``); cancelling the awaiting task
+        cancels it there."""
+        if self._cancelled:
+            await self._settled()
+        channel = self._channel
+        if channel is None or channel.closed:
+            channel = await self._started()
+        problem = self._problems.get(owner)
+        if problem is not None:
+            raise WorkerFailed(f"extension {owner!r} did not load in its worker: {problem}")
+        what = f"the stream of provider {provider!r}"
+        try:
+            call_id, waiting = channel.request_async(
+                TargetKind.CALLBACK,
+                CallbackKind.PROVIDER.value,
+                (provider, False, None, *args),
+                {},
+                owner=owner,
+            )
+        except ChannelClosed:
+            raise WorkerFailed(self._ended(what, channel)) from None
+        try:
+            return await waiting
+        except asyncio.CancelledError:
+            if not channel.closed:
+                self._abandon(channel, call_id, what)
+            raise
+        except ChannelClosed:
+            raise WorkerFailed(self._ended(what, channel)) from None
+
     async def _settled(self) -> None:
         """Wait until every cancelled call has stopped, or its worker was killed for it, so
         the next call does not queue behind a tool that will never return."""
@@ -473,7 +534,7 @@ class SessionWorker:
             )
             threading.Thread(target=_drain, args=(proc,), daemon=True).start()
             assert proc.stdin is not None and proc.stdout is not None
-            handler = _HostHandler()
+            handler = _HostHandler(self._place, self._loop)
             channel = Channel(
                 proc.stdout.fileno(),
                 proc.stdin.fileno(),

@@ -54,6 +54,8 @@ class CallbackKind(StrEnum):
     CTX = "ctx"
     ON_CHANGE = "on_change"
     RENDER = "render"
+    PROVIDER = "provider"  # a vis.Provider's stream: (request, sink), the key names it
+    NETWORK_FILTER = "network_filter"  # a vis.NetworkFilter: (phase, request or response)
 
 
 # frames are made for every call both ways: plain slotted classes (a frozen dataclass costs

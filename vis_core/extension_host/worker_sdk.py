@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import current_call
 from vis_core.extension.runtime import Runtime, current_runtime, operations
 from vis_core.extension.runtime import install as install_runtime
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
     from vis_core.model.activity import ActivityPresentation
 
 RUNTIME = "runtime:"  # an SDK frame naming a runtime operation: ``runtime:state_read``
+SETTING_VALUE = RUNTIME + "setting_value"  # also read by a thread of an extension (no call)
 
 
 class WorkerRuntime(Runtime):
@@ -131,8 +133,9 @@ class WorkerRuntime(Runtime):
         self._host("publish_activity", presentation)
 
     def setting_value(self, setting_id: str, default: Any) -> Any:
-        if current_call() is None:  # loading: the declared default
+        if current_call() is None and loading_extension()[0]:  # loading: the declared default
             return default
+        # in a call, or in a thread the extension started: the host resolves the current value
         return self._host("setting_value", setting_id, default)
 
     def register_mcp_server(self, owner: str, server: McpServer) -> None:

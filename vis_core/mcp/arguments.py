@@ -6,7 +6,7 @@ import argparse
 
 
 def add_mcp_parser(commands: argparse._SubParsersAction) -> None:
-    mcp = commands.add_parser("mcp", help="add, remove or check MCP servers (mcp.json)")
+    mcp = commands.add_parser("mcp", help="add, remove, check, sign in to MCP servers (mcp.json)")
     sub = mcp.add_subparsers(dest="mcp_command", required=True)
     add = sub.add_parser(
         "add",
@@ -23,6 +23,10 @@ def add_mcp_parser(commands: argparse._SubParsersAction) -> None:
     remove.add_argument("-l", "--local", action="store_true", help="edit the project's file")
     remove.add_argument("name")
     sub.add_parser("list", help="connect to every enabled server and print its state")
+    login = sub.add_parser("login", help="sign in to an HTTP server with OAuth")
+    login.add_argument("name")
+    logout = sub.add_parser("logout", help="delete a server's stored OAuth sign-in")
+    logout.add_argument("name")
 
 
 def split_server_command(argv: list[str]) -> tuple[list[str], list[str] | None]:

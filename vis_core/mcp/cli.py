@@ -1,4 +1,4 @@
-"""``vis mcp add``, ``vis mcp remove`` and ``vis mcp list``: the JSON files from a shell.
+"""``vis mcp add``, ``remove``, ``list``, ``login`` and ``logout``: the JSON files from a shell.
 
 Their arguments are declared in :mod:`vis_core.mcp.arguments`, which every ``vis`` start reads.
 """
@@ -10,6 +10,7 @@ import asyncio
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from vis_core.mcp.config import (
     NAME_PATTERN,
@@ -20,6 +21,9 @@ from vis_core.mcp.config import (
     project_file,
 )
 from vis_core.mcp.edit import EditError, add_server, remove_server
+
+if TYPE_CHECKING:
+    from vis_core.mcp.manager import McpManager
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 LIST_WAIT = 30.0  # seconds `vis mcp list` waits for the slowest server beyond its timeout
@@ -84,6 +88,10 @@ def run_mcp(
     enabled extensions' declarations); without it ``list`` reads the files only."""
     if args.mcp_command == "list":
         return asyncio.run(_list(workspace, session_config))
+    if args.mcp_command in ("login", "logout"):
+        from vis_core.mcp.oauth_cli import run_login
+
+        return run_login(args.mcp_command, args.name, *workspace_config(workspace))
     if not NAME_PATTERN.match(args.name):
         print(
             f"vis mcp: server names may contain only letters, digits, '_' and '-': {args.name!r}",
@@ -172,6 +180,8 @@ async def _list(
             if tail and state is not State.CONNECTED:
                 print("  stderr:")
                 print("\n".join(f"    {line}" for line in tail.splitlines()[-10:]))
+        for line in overridden_lines(manager):
+            print(line)
         for problem in config.problems:
             print(f"invalid: {problem}")
     finally:
@@ -196,3 +206,17 @@ def unmatched_tool_exposure(server: ServerConfig, tools: list[str]) -> list[str]
 
 def _source(server: ServerConfig) -> str:
     return f"{server.source.value} ({server.origin})"
+
+
+def overridden_lines(manager: McpManager) -> list[str]:
+    """One line per server an extension adds that a file entry of the same name overrides."""
+    from vis_core.mcp.config import Source
+
+    lines = []
+    for server in manager.config.overridden:
+        if server.source is not Source.EXTENSION:
+            continue
+        winner = manager.get(server.name)
+        wins = f"the {_source(winner.config)} entry" if winner is not None else "a file entry"
+        lines.append(f"{server.name}  overridden  {_source(server)}: {wins} of the same name wins")
+    return lines

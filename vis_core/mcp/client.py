@@ -12,11 +12,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
-from vis_core.mcp.config import ServerConfig, Source, Transport
+from vis_core.mcp.config import SSE_HINT, ServerConfig, Source, Transport
+from vis_core.mcp.group import end_group, spawned_with_stderr
 from vis_core.mcp.launch import ensure_start_folder, start_folder
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
+from vis_core.mcp.oauth_session import make_provider, sign_in_needed, uses_oauth
 from vis_core.mcp.stderr_tail import StderrTail
 from vis_core.mcp.values import ExpansionError, expand_map, expanded_keys
 from vis_core.paths import find_project_root
@@ -27,12 +30,13 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 RETRIES = 2
+RESOURCE_RETRIES = 1  # reading and listing resources is retried once after a transient error
 RETRY_DELAYS = (0.3, 1.0)
 TRANSIENT = {408, 429}
+CLOSE_WAIT = 10.0  # seconds a call waits for a dropped connection to close before reconnecting
 SIGN_IN_HINT = (
-    "Vis cannot sign in with OAuth yet; give the server a token instead: "
-    '"headers": {"Authorization": "Bearer ${TOKEN}"} in mcp.json, or '
-    "`vis mcp add NAME --url URL --bearer-token-env-var TOKEN`"
+    "the server rejected the Authorization header in mcp.json: check the token it sends, or "
+    "remove the header to sign in with OAuth (`vis mcp login {name}`)"
 )
 
 
@@ -115,6 +119,7 @@ class ServerConnection:
         self._last_status: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._exited = False  # the stdio server ended on its own
+        self._group: int | None = None  # the stdio server's process group while it runs
 
     # -- state ---------------------------------------------------------------------------
 
@@ -159,7 +164,11 @@ class ServerConnection:
         """The live session: reconnects a dropped connection, waits for one being made."""
         if not self.config.enabled:
             raise ConnectionLost(f"MCP server {self.name!r} is disabled; enable it in /mcp")
-        if self.state in (State.DISCONNECTED, State.FAILED) and (
+        task = self._task
+        if task is not None and not task.done() and self._stop.is_set():
+            # the connection dropped and is closing: let it end, then connect again
+            await asyncio.wait({task}, timeout=CLOSE_WAIT)
+        if self.state in (State.DISCONNECTED, State.FAILED, State.NEEDS_SIGN_IN) and (
             self._task is None or self._task.done()
         ):
             self.start()
@@ -234,10 +243,13 @@ class ServerConnection:
             raise
         except BaseException as exc:  # every failure becomes the server's state
             self._session = None
-            if self._last_status == 401:
+            needs = sign_in_needed(exc)
+            if needs is not None:
+                self._set(State.NEEDS_SIGN_IN, needs)
+            elif self._last_status == 401:
                 self._set(
                     State.NEEDS_SIGN_IN,
-                    f"the server answered 401 Unauthorized: it needs sign-in. {SIGN_IN_HINT}",
+                    "the server answered 401 Unauthorized: " + SIGN_IN_HINT.format(name=self.name),
                 )
             elif connected:
                 self._set(State.DISCONNECTED, f"connection lost: {_describe(exc)}")
@@ -248,6 +260,9 @@ class ServerConnection:
                 self._set(State.DISCONNECTED, "the server exited" if self._exited else None)
         finally:
             self._session = None
+            group, self._group = self._group, None
+            if group is not None:  # what a wrapper left in the background ends too
+                await asyncio.shield(end_group(group))
             if self._stderr is not None:
                 self._stderr.release()
                 self._last_stderr = self._stderr.text()
@@ -266,6 +281,8 @@ class ServerConnection:
                 )
         elif stdio and "connection closed" in text.lower():
             text = "the server process ended before it answered initialize; see its stderr"
+        if not stdio and urlsplit(self.config.url).path.rstrip("/").endswith("/sse"):
+            text += f" ({SSE_HINT})"
         return text
 
     def _surroundings(self) -> tuple[Path | None, dict[str, str] | None]:
@@ -306,6 +323,9 @@ class ServerConnection:
                 streams = await stack.enter_async_context(
                     stdio_client(params, errlog=self._stderr.writer)
                 )
+                self._group = await asyncio.to_thread(
+                    spawned_with_stderr, self._stderr.writer.fileno()
+                )
             finally:
                 self._stderr.release()
             return streams
@@ -318,8 +338,16 @@ class ServerConnection:
         async def record(response: Any) -> None:
             self._last_status = response.status_code
 
+        auth = None
+        if uses_oauth(config):  # no Authorization header: the stored sign-in, if any
+            from vis_core.paths import VisPaths
+
+            auth = await make_provider(
+                config, VisPaths.from_env().secrets_file, environ=environ, cwd=start
+            )
         client = httpx2.AsyncClient(
             headers=headers,
+            auth=auth,
             timeout=httpx2.Timeout(30.0, read=300.0),
             event_hooks={"response": [record]},
         )
@@ -395,14 +423,15 @@ class ServerConnection:
             for t in listed
         ]
 
-    async def _retrying(self, request: Callable[[], Awaitable[T]]) -> T:
-        """Listing and resources: HTTP network errors and 408/429/5xx are retried twice."""
-        for attempt in range(RETRIES + 1):
+    async def _retrying(self, request: Callable[[], Awaitable[T]], retries: int = RETRIES) -> T:
+        """Listing tools: HTTP network errors and 408/429/5xx are retried twice; reading and
+        listing resources (``retries=RESOURCE_RETRIES``) once."""
+        for attempt in range(retries + 1):
             self._last_status = None
             try:
                 return await request()
             except Exception as exc:
-                if not self._transient(exc) or attempt == RETRIES:
+                if not self._transient(exc) or attempt == retries:
                     raise self._wrap(exc) from None
             await asyncio.sleep(RETRY_DELAYS[attempt])
         raise AssertionError("unreachable")
@@ -480,18 +509,20 @@ class ServerConnection:
 
         session = await self.ensure()
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        return await self._retrying(lambda: session.list_resources(params=params))
+        return await self._retrying(lambda: session.list_resources(params=params), RESOURCE_RETRIES)
 
     async def list_resource_templates(self, cursor: str | None = None) -> Any:
         from mcp_types import PaginatedRequestParams
 
         session = await self.ensure()
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        return await self._retrying(lambda: session.list_resource_templates(params=params))
+        return await self._retrying(
+            lambda: session.list_resource_templates(params=params), RESOURCE_RETRIES
+        )
 
     async def read_resource(self, uri: str) -> Any:
         session = await self.ensure()
-        return await self._retrying(lambda: session.read_resource(uri))
+        return await self._retrying(lambda: session.read_resource(uri), RESOURCE_RETRIES)
 
 
 __all__ = ["ATTENTION", "ExpansionError", "ServerConnection", "State", "ToolInfo"]

@@ -10,6 +10,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from vis_core.mcp.oauth_settings import OAuthSettings, parse_oauth
 from vis_core.paths import ControlSnapshot, take_snapshot
 
 DEFAULT_TIMEOUT = 60.0
@@ -62,6 +63,7 @@ class ServerConfig:
     exposure: Exposure = Exposure.CODEMODE
     tool_exposure: tuple[tuple[str, Exposure], ...] = ()
     description: str | None = None
+    oauth: OAuthSettings | None = None  # HTTP only: how Vis signs in (None: defaults)
 
     @property
     def key(self) -> str:
@@ -177,12 +179,15 @@ def parse_entry(name: Any, raw: Any, *, source: Source, origin: str) -> ServerCo
         if cwd is not None and (not isinstance(cwd, str) or not cwd):
             raise ValueError("'cwd' must be a folder path")
         fields["cwd"] = cwd
+        if "oauth" in raw:
+            raise ValueError("'oauth' is for HTTP servers (an entry with a 'url')")
     else:
         url = raw["url"]
         if not isinstance(url, str) or not re.match(r"^https?://[^\s/]+", url):
             raise ValueError("'url' must be an http:// or https:// address")
         fields["url"] = url
         fields["headers"] = _string_map(raw.get("headers", {}), "'headers'")
+        fields["oauth"] = parse_oauth(raw.get("oauth"))
     timeout = raw.get("timeout", DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         raise ValueError("'timeout' must be a positive number of seconds")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,8 +29,14 @@ class HostMcp:
         clear_tools: Callable[[], None],
         read_config: Callable[[], McpConfig] | None = None,
         configured: Callable[[], bool] = lambda: True,
+        found_store: FoundStore | None = None,
     ) -> None:
+        """``found_store`` keeps the deferred tools a session's searches declared, so they stay
+        declared when the session is resumed (``vis run --continue``)."""
         self._make_manager = make_manager
+        self._found_store = found_store
+        self._recalled: set[str] = set()  # sessions whose stored finds the manager has
+        self._sections: dict[str, PromptSection] = {}  # by session id
         self._manager: McpManager | None = None
         self._read_config = read_config
         self._configured = configured
@@ -105,8 +112,27 @@ class HostMcp:
         return self._manager.host_tools(hooks, output_dir)
 
     def note_found(self, session_id: str, names: list[str]) -> None:
-        if self._manager is not None:
-            self._manager.note_found(session_id, names)
+        manager = self._manager
+        if manager is None:
+            return
+        self._recall(manager, session_id)
+        if manager.note_found(session_id, names) and self._found_store is not None:
+            self._found_store.save(session_id, sorted(manager.found(session_id)))
+
+    def namespace_doc(self, name: str) -> str | None:
+        """``doc("mcp__<server>")``: that server's description, instructions and tools."""
+        return None if self._manager is None else self._manager.namespace_doc(name)
+
+    def described_tools(self, pattern: re.Pattern[str]) -> list[str]:
+        """Tools whose server's description matches ``pattern`` (for ``apropos``)."""
+        return [] if self._manager is None else self._manager.described_tools(pattern)
+
+    def _recall(self, manager: McpManager, session_id: str) -> None:
+        """The deferred tools earlier runs of ``session_id`` declared, declared again."""
+        if session_id in self._recalled or self._found_store is None:
+            return
+        self._recalled.add(session_id)
+        manager.restore_found(session_id, self._found_store.load(session_id))
 
     def wrap_sandbox(self, sandbox: Any) -> Any:
         return McpWaitingSandbox(sandbox, self)
@@ -120,34 +146,44 @@ class HostMcp:
             return []
         from vis_core.agent.session import DirectTool
 
+        self._recall(self._manager, session_id)
         return [
             DirectTool(spec.definition, spec.host_name, spec.present)
             for spec in self._manager.direct_specs(session_id, output_dir, show)
         ]
 
-    def prompt_for_session(self) -> Callable[[], str]:
-        """The session's ``MCP servers`` section: kept as first sent; a changed section is
-        appended after it instead of rewriting it (the earlier prompt text stays the same)."""
-        sent: list[str] = []
-        last: list[str] = [""]
-
-        def section() -> str:
-            manager = self._manager
-            current = manager.prompt_section() if manager is not None else ""
-            if current and current != last[0]:
-                last[0] = current
-                heading = "## MCP servers (updated)" if sent else "## MCP servers"
-                sent.append(current.replace("## MCP servers", heading, 1))
-            return "".join(f"\n\n{text}" for text in sent)
-
+    def prompt_for_session(self, session_id: str = "") -> PromptSection:
+        """The session's ``MCP servers`` section of the system prompt, kept as first sent; a
+        changed section goes to the conversation when a turn starts (:meth:`before_turn`), so
+        the system prompt and earlier messages stay as they were (and cached)."""
+        section = PromptSection(self._current_section)
+        self._sections[session_id] = section
         return section
+
+    def _current_section(self) -> str:
+        manager = self._manager
+        return manager.prompt_section() if manager is not None else ""
 
     async def before_turn(self, session: Any) -> None:
         """The first prompt waits for direct-tool servers; problems are reported once."""
         if self._manager is None:
             return
-        await self._manager.before_first_prompt()
+        from vis_core.mcp.oauth_session import reconnect_signed_in
+
+        self._recall(self._manager, session.id)
+        await self._manager.before_first_prompt(session.id)
+        await reconnect_signed_in(self._manager)  # signed in from a shell since
         self._turn_session = session
+        section = self._sections.get(session.id)
+        update = section.update() if section is not None else None
+        if update is not None:
+            from vis_core.events import ContextNote
+
+            turns = session.conversation.turns
+            turn_id = turns[max(turns)].turn_id if turns else ""
+            await session.emit(
+                ContextNote(session.id, turn_id=turn_id, topic="mcp_servers", text=update)
+            )
         await self._report(session)
 
     async def _report(self, session: Any) -> None:
@@ -180,6 +216,50 @@ class HostMcp:
         with contextlib.suppress(Exception):
             manager.listeners.remove(self._report_soon)
         await manager.close()
+
+
+class PromptSection:
+    """One session's ``MCP servers`` section: the system prompt keeps the text it first sent;
+    :meth:`update` gives a changed section once, for the conversation."""
+
+    UPDATED = "## MCP servers (updated)"
+
+    def __init__(self, current: Callable[[], str]) -> None:
+        self._current = current
+        self._first: str | None = None  # what the system prompt carries (None: not built yet)
+        self._last = ""  # the section the model has seen last
+
+    def __call__(self) -> str:
+        if self._first is None:
+            self._first = self._last = self._current()
+        return f"\n\n{self._first}" if self._first else ""
+
+    def update(self) -> str | None:
+        """The section with its ``(updated)`` heading when it changed since the model saw it
+        (None before the first request: the system prompt carries it then)."""
+        if self._first is None:
+            return None
+        current = self._current()
+        if not current or current == self._last:
+            return None
+        self._last = current
+        return current.replace("## MCP servers", self.UPDATED, 1)
+
+
+class FoundStore:
+    """The deferred MCP tools each session's searches declared, kept in the store."""
+
+    KEY = "vis.mcp"
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+
+    def load(self, session_id: str) -> list[str]:
+        names = self._store.state_get(self.KEY, f"deferred:{session_id}", [])
+        return [str(n) for n in names] if isinstance(names, list) else []
+
+    def save(self, session_id: str, names: list[str]) -> None:
+        self._store.state_set(self.KEY, f"deferred:{session_id}", names)
 
 
 class McpWaitingSandbox:
@@ -261,4 +341,10 @@ def host_mcp(host: Any) -> HostMcp:
 
         return McpManager(read_config(), workspace=host.workspace, paths=host.paths)
 
-    return HostMcp(make_manager, host.reset_session_tools, read_config, configured)
+    return HostMcp(
+        make_manager,
+        host.reset_session_tools,
+        read_config,
+        configured,
+        found_store=FoundStore(host.store),
+    )

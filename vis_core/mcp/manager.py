@@ -34,7 +34,10 @@ if TYPE_CHECKING:
 
 FIRST_PROMPT_WAIT = 10.0
 SETTLE = 10.0  # seconds beyond its timeout a failed connection may take to stop its server
-_NAMED = re.compile(r"\bmcp__([A-Za-z0-9_]+?)(?:__|\b)")
+# states whose listed tools stay callable: a dropped connection reconnects on the next call
+REACHABLE = (State.CONNECTED, State.DISCONNECTED, State.CONNECTING, State.FAILED)
+_SEARCH = re.compile(r"\bapropos\s*\(")  # a block that searches tools waits for every server
+_NAMED = re.compile(r"\bmcp__([A-Za-z0-9_-]+)")  # the server: up to the next "__"
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,7 @@ class McpManager:
         self._connections: dict[str, ServerConnection] = {}
         self._reported: set[str] = set()
         self._first_prompt_done = False
+        self._waited: set[str] = set()  # sessions whose first prompt waited for their finds
         self._loaded: dict[str, set[str]] = {}  # session id -> deferred tools found by a search
         for server in config.servers:
             self._connections[server.key] = self._connection(server)
@@ -142,9 +146,11 @@ class McpManager:
         await self.wait_for(self.connections(), timeout)
 
     async def wait_named(self, code: str) -> None:
-        """A block that names ``mcp__<server>`` waits for that server (up to its timeout)."""
-        names = {m.group(1) for m in _NAMED.finditer(code)}
-        wanted = [c for n in names if (c := self.by_safe_name(n)) is not None]
+        """A block that names ``mcp__<server>`` waits for that server (up to its timeout); one
+        that calls ``apropos`` waits for every server still connecting, as long as the first
+        prompt waits for direct tools."""
+        names = {m.group(1).split("__")[0] for m in _NAMED.finditer(code)}
+        wanted = [c for n in names if (c := self.by_safe_name(safe(n))) is not None]
         if any(n in ("list_mcp_resources", "read_mcp_resource") for n in names) or re.search(
             r"\b(list_mcp_resources|list_mcp_resource_templates|read_mcp_resource)\b", code
         ):
@@ -154,22 +160,33 @@ class McpManager:
                 conn.start()  # a dropped connection reconnects on the next use
         # initialize is bounded by the server's timeout; stopping a failed one takes a while
         await asyncio.gather(*(c.wait_ready(c.config.timeout + SETTLE) for c in wanted))
+        if _SEARCH.search(code):  # a search sees every server: up to the direct tools' bound
+            await self.wait_for(self.connections(), FIRST_PROMPT_WAIT)
 
-    async def before_first_prompt(self) -> None:
-        """The first prompt waits up to 10 s, only for servers with direct tools."""
-        if self._first_prompt_done:
-            return
-        self._first_prompt_done = True
-        direct = [
-            c
-            for c in self.connections()
-            if c.config.enabled
-            and (
-                c.config.exposure is Exposure.DIRECT
-                or any(e is Exposure.DIRECT for _, e in c.config.tool_exposure)
-            )
-        ]
-        await self.wait_for(direct, FIRST_PROMPT_WAIT)
+    async def before_first_prompt(self, session_id: str | None = None) -> None:
+        """The first prompt waits up to 10 s, only for servers with direct tools (and for
+        those whose deferred tools an earlier run of ``session_id`` declared)."""
+        wanted: list[ServerConnection] = []
+        if not self._first_prompt_done:
+            self._first_prompt_done = True
+            wanted = [
+                c
+                for c in self.connections()
+                if c.config.enabled
+                and (
+                    c.config.exposure is Exposure.DIRECT
+                    or any(e is Exposure.DIRECT for _, e in c.config.tool_exposure)
+                )
+            ]
+        if session_id is not None and session_id not in self._waited:
+            self._waited.add(session_id)
+            found = self.found(session_id)
+            wanted += [
+                c
+                for c in self.connections()
+                if c not in wanted and any(n.startswith(f"{PREFIX}{safe(c.name)}__") for n in found)
+            ]
+        await self.wait_for(wanted, FIRST_PROMPT_WAIT)
 
     def unreported(self) -> list[str]:
         """Config problems and failed connections not yet reported (each once)."""
@@ -244,10 +261,12 @@ class McpManager:
     # -- tools ----------------------------------------------------------------------------
 
     def reachable(self) -> list[tuple[ServerConnection, ToolInfo, Exposure]]:
-        """Every tool of a connected, enabled server with its effective exposure (not hidden)."""
+        """Every tool of an enabled server with its effective exposure (not hidden): a
+        connected server's, and a dropped one's as last listed (it reconnects on the next
+        call)."""
         found = []
         for conn in self.connections():
-            if not conn.config.enabled or conn.state is not State.CONNECTED:
+            if not conn.config.enabled or conn.state not in REACHABLE:
                 continue
             for info in conn.tools:
                 exposure = conn.config.exposure_of(info.tool)
@@ -256,12 +275,13 @@ class McpManager:
         return found
 
     def resource_exposure(self) -> Exposure | None:
-        """The widest exposure among enabled, non-hidden connected servers with resources."""
+        """The widest exposure among enabled, non-hidden servers with resources (connected,
+        or dropped: they reconnect on the next call)."""
         exposures = [
             c.config.exposure
             for c in self.connections()
             if c.config.enabled
-            and c.state is State.CONNECTED
+            and c.state in REACHABLE
             and c.has_resources
             and c.config.exposure is not Exposure.HIDDEN
         ]
@@ -293,12 +313,22 @@ class McpManager:
             tools += resource_tools(self._resource_servers, hooks, output_dir / "mcp")
         return tools
 
-    def note_found(self, session_id: str, names: Iterable[str]) -> None:
-        """A search (apropos/doc) found these names: deferred ones are declared from now on."""
+    def note_found(self, session_id: str, names: Iterable[str]) -> bool:
+        """A search (apropos/doc) found these names: deferred ones are declared from now on.
+        Whether one was new."""
         deferred = {i.name for _, i, e in self.reachable() if e is Exposure.DEFERRED}
-        found = deferred.intersection(names)
-        if found:
-            self._loaded.setdefault(session_id, set()).update(found)
+        loaded = self._loaded.setdefault(session_id, set())
+        found = deferred.intersection(names) - loaded
+        loaded.update(found)
+        return bool(found)
+
+    def found(self, session_id: str) -> set[str]:
+        """The deferred tools declared to ``session_id`` by its searches."""
+        return set(self._loaded.get(session_id, ()))
+
+    def restore_found(self, session_id: str, names: Iterable[str]) -> None:
+        """Deferred tools an earlier run of the session declared (they stay declared)."""
+        self._loaded.setdefault(session_id, set()).update(names)
 
     def direct_specs(
         self, session_id: str, output_dir: Path, show: Callable[[str], None]
@@ -325,6 +355,45 @@ class McpManager:
         if self.resource_exposure() is Exposure.DIRECT:
             specs += _resource_specs(folder, show)
         return specs
+
+    def namespace_conn(self, name: str) -> ServerConnection | None:
+        """The server ``mcp__dev-radius``, ``mcp__dev_radius``, ``dev-radius`` or ``dev_radius``
+        names."""
+        bare = name.removeprefix(PREFIX)
+        return self.get(bare) or self.by_safe_name(safe(bare))
+
+    def namespace_doc(self, name: str) -> str | None:
+        """``doc("mcp__<server>")``: the server's description, whole instructions and tool
+        names (None: no such server)."""
+        conn = self.namespace_conn(name)
+        if conn is None:
+            return None
+        server = conn.config
+        state = conn.state.value + (f": {conn.error}" if conn.error else "")
+        tools = [i.name for c, i, _ in self.reachable() if c is conn]
+        lines = [
+            f"{PREFIX}{safe(server.name)}: MCP server {server.name!r} ({state}; exposure "
+            f"{server.exposure.value})",
+            "",
+            f"Description: {server.description or '(none configured)'}",
+            "",
+            "Instructions:",
+            conn.instructions or "(the server gives none)",
+            "",
+            f"Tools ({len(tools)}): " + (", ".join(tools) if tools else "(none reachable now)"),
+        ]
+        if tools:
+            lines.append("Read one with doc(name).")
+        return "\n".join(lines)
+
+    def described_tools(self, pattern: re.Pattern[str]) -> list[str]:
+        """Tools of the servers whose configured description matches ``pattern`` (tool search
+        ranks a server's tools by its description)."""
+        return [
+            info.name
+            for conn, info, _ in self.reachable()
+            if conn.config.description and pattern.search(conn.config.description)
+        ]
 
     def prompt_section(self) -> str:
         """The ``MCP servers`` section: servers with codemode or deferred tools, one line each."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, fields, is_dataclass
@@ -220,6 +221,10 @@ class ActivityTerminal:
         object.__setattr__(self, "lines", lines)
 
 
+# A URL or inline data: not a file the session keeps (a name, an id or a workspace path is).
+_NOT_AN_ATTACHMENT = re.compile(r"^(?:[a-zA-Z][a-zA-Z0-9+.-]*://|data:)")
+
+
 @dataclass(frozen=True)
 class _Media:
     """A block showing one attached file."""
@@ -228,8 +233,14 @@ class _Media:
     caption: str = ""
 
     def __post_init__(self) -> None:
-        _one_line(self.attachment, f"{type(self).__name__}.attachment", allow_empty=False)
+        what = f"{type(self).__name__}.attachment"
+        _one_line(self.attachment, what, allow_empty=False)
         _one_line(self.caption, f"{type(self).__name__}.caption")
+        if _NOT_AN_ATTACHMENT.match(self.attachment):
+            raise ValueError(
+                f"{what} {self.attachment[:60]!r} is not an attachment: media blocks show files "
+                "the session keeps; store it with vis.attach(...) and pass its filename or id"
+            )
 
 
 @dataclass(frozen=True)

@@ -38,3 +38,13 @@ class DraftAction(StrEnum):
     APPROVED = "approved"
     DISCARDED = "discarded"
     RESUMED = "resumed"  # a resumed session is back in its draft
+
+
+@dataclass(frozen=True)
+class DraftView:
+    """What a front end shows of the session's draft, with its actions (``/draft ACTION``)."""
+
+    label: str
+    summary: str  # backend, root, target branch and how many files differ
+    diff: str  # the diff against the draft's base ('' when nothing changed yet)
+    actions: tuple[str, ...] = ("approve", "sync", "discard")

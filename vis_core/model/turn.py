@@ -34,3 +34,4 @@ class ContextOrigin(StrEnum):
     FILE = "file"  # @path: the file's cat view
     SHELL = "shell"  # !command: what the command printed
     UNDO = "undo"  # /undo: which files were restored
+    PLAN = "plan"  # plan mode: the model is told it plans (each turn), or that it ended

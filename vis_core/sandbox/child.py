@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import builtins
+import importlib.util
 import inspect
 import os
 import signal
@@ -16,8 +17,10 @@ from typing import Any
 import vis_core.records  # noqa: F401 - registers the "record" wire codec in the child
 from vis_core import wire
 from vis_core.child_process import exit_with_parent, take_protocol_fds
+from vis_core.extension.tools_proxy import with_attributes
 from vis_core.sandbox.confine import confine
 from vis_core.sandbox.defs import SessionDoc, make_defs
+from vis_core.sandbox.network_bridge import start_from_environment
 from vis_core.sandbox.output import keep_tail
 from vis_core.sandbox.protocol import (
     MAX_CALLS_IN_FLIGHT,
@@ -244,7 +247,7 @@ class Child:
                 except (TypeError, ValueError, KeyError) as exc:
                     future.set_exception(TypeError(f"the tool's result could not be read: {exc}"))
                     return
-            future.set_result(value)
+            future.set_result(with_attributes(value))  # page.meta.total, as vis.tools gives
         else:
             err = msg.get("error") or {}
             future.set_exception(
@@ -359,10 +362,17 @@ def main() -> None:
     sys.stdout = sys.stderr = out
     # The child starts isolated (-I): nothing of the working folder shadows what Vis imports.
     # The model's blocks may still import the workspace's own modules, found after the
-    # standard library and the installed packages (never instead of them).
+    # standard library and the installed packages (never instead of them). The SDK's spec
+    # name is imported first: an editable install's finder comes after the path, where a
+    # checkout's own `blockether/` would otherwise be found.
+    # (An editable install made before the name existed lacks it until `pip install -e .`.)
+    if importlib.util.find_spec("blockether") is not None:
+        import blockether.vis.extension  # noqa: F401
+
     sys.path.append(os.getcwd())
     enter_sandbox()  # the SDK refuses registration, vis.fs, vis.shell and vis.state here
     exit_with_parent()
+    start_from_environment()  # jailed: 127.0.0.1 relayed to Vis's network proxy, if given
     Child(fd_in, fd_out, out).serve()
 
 

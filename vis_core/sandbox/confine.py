@@ -37,9 +37,10 @@ SPAWN_REFUSED = (
 CTYPES_REFUSED = (
     "{event}: native calls through ctypes are refused in the model's sandbox under the jail."
 )
-# What a block may import of Vis: the public SDK only.
-PUBLIC_SDK = ("vis_core.extension",)
-VIS_PACKAGES = ("vis_core", "vis_tui", "vis_extensions")
+# What a block may import of Vis: the public SDK only, under either of its names.
+PUBLIC_SDK = ("vis_core.extension", "blockether.vis.extension")
+SDK_PARENTS = ("blockether", "blockether.vis")  # packages that hold nothing but the SDK
+VIS_PACKAGES = ("vis_core", "vis_tui", "vis_extensions", "blockether")
 NATIVE_REFUSED = (
     "import of {name!r} is refused in the model's sandbox under the jail: native calls "
     "through ctypes and direct process spawns are not allowed there; run commands with "
@@ -49,7 +50,8 @@ NATIVE_REFUSED = (
 NATIVE_ONLY = ("_posixsubprocess", "_ctypes", "ctypes")
 IMPORT_REFUSED = (
     "import of {name!r} is refused in the model's sandbox under the jail: only the public "
-    "SDK (`import vis_core.extension as vis`) of Vis is importable there"
+    "SDK (`import blockether.vis.extension as vis`, also named `vis_core.extension`) of Vis "
+    "is importable there"
 )
 
 
@@ -81,9 +83,9 @@ def _refused(name: str, fromlist: Sequence[str] | None = None) -> bool:
         return False
     if any(name == p or name.startswith(p + ".") for p in PUBLIC_SDK):
         return False
-    if name == "vis_core" and fromlist:
-        return any(f"vis_core.{item}" not in PUBLIC_SDK for item in fromlist)
-    return True
+    if name in ("vis_core", *SDK_PARENTS) and fromlist:
+        return any(f"{name}.{item}" not in (*PUBLIC_SDK, *SDK_PARENTS) for item in fromlist)
+    return name not in SDK_PARENTS
 
 
 def _refusal(name: str) -> str:

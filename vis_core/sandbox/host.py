@@ -20,8 +20,15 @@ from vis_core import wire
 from vis_core.child_process import VIS_ROOT, python_argv
 from vis_core.extension.metadata import build_metadata
 from vis_core.sandbox.environ import child_environment
-from vis_core.sandbox.jail import JailUnavailable, jail_argv, vis_runtime
+from vis_core.sandbox.jail import (
+    JailUnavailable,
+    jail_argv,
+    protected_files,
+    reserve_control_folder,
+    vis_runtime,
+)
 from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_strays, start_kept
+from vis_core.sandbox.network_bridge import proxy_environment
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import (
     MAX_CALLS_IN_FLIGHT,
@@ -32,6 +39,7 @@ from vis_core.sandbox.protocol import (
     ProtocolError,
     child_message,
 )
+from vis_core.sandbox.reroot import RerootFailed, reroot
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 
@@ -155,6 +163,16 @@ def restore_summary(report: Mapping[str, Any]) -> str:
     return text
 
 
+def _reroot(pid: int, old_root: Path, new_root: Path) -> str | None:
+    """:func:`reroot` of the jail of ``pid``; why it failed, or None."""
+    try:
+        reserve_control_folder(new_root, Path.home().resolve())
+        reroot(pid, old_root, new_root, protected_files(new_root))
+    except (RerootFailed, OSError) as exc:
+        return str(exc)
+    return None
+
+
 class Sandbox:
     """A persistent Python namespace in a child process; tools are awaitable proxies in it."""
 
@@ -182,6 +200,9 @@ class Sandbox:
         max_calls: int = MAX_CALLS_IN_FLIGHT,
         message_limit: int = MAX_MESSAGE_BYTES,
         home_writable: bool = False,
+        read_only: bool = False,
+        network: Callable[[], Awaitable[Path]] | None = None,
+        draft_slot: Callable[[], Path | None] | None = None,
     ) -> None:
         """``environment``: the project's values the child sees on top of a minimal base (never
         the host environment); ``refusal``: why no block may run (e.g. the jail setting could
@@ -190,7 +211,14 @@ class Sandbox:
         ``max_calls``: tool calls in flight at once, ``message_limit``: bytes of one message
         from the child (default: a full snapshot, ``MAX_MESSAGE_BYTES``); the child keeps to
         both, so a child that goes over them is stopped; ``home_writable``: home's dot entries
-        writable in the jail when the workspace holds home (``jail_home_writable``)."""
+        writable in the jail when the workspace holds home (``jail_home_writable``);
+        ``read_only``: the jail shows the workspace read-only (plan mode);
+        ``network``: with the jail on, the folder of the proxy that is the jail's only way out
+        (:mod:`network_proxy`), started on demand; without it the jail has no network;
+        ``draft_slot``: the empty folder the session's next draft will be made in, shown
+        read-only in the jail so that a draft entered mid-block can be made writable there
+        (:meth:`follow_now`)."""
+        self.read_only = read_only
         self.max_calls = max_calls
         self.message_limit = message_limit
         self.home_writable = home_writable
@@ -243,6 +271,11 @@ class Sandbox:
         self._interrupt_pending = False
         self._idle_timer: asyncio.TimerHandle | None = None
         self._moved = False  # the workspace moved (a draft): the next block needs a new child
+        self._move_reason: str | None = None  # why, when not a move (plan mode)
+        self._network = network
+        self._network_folder: Path | None = None
+        self._draft_slot = draft_slot
+        self._slot_shown: Path | None = None  # the draft slot the running jail shows
 
     # -- public ------------------------------------------------------------------------------
     async def run(self, code: str, *, globals: Mapping[str, Any] | None = None) -> BlockResult:
@@ -276,6 +309,45 @@ class Sandbox:
         self.workspace = Path(workspace)
         self.project_root = project_root
         self._moved = True
+        self._move_reason = None
+
+    def set_read_only(self, read_only: bool) -> None:
+        """Plan mode began or ended: the next block runs in a new child whose jail shows the
+        workspace read-only (or writable again), its namespace restored from the snapshot."""
+        if read_only != self.read_only:
+            self.read_only = read_only
+            self._moved = True
+            self._move_reason = (
+                "switched to plan mode (the workspace is read-only)"
+                if read_only
+                else "left plan mode (the workspace is writable)"
+            )
+
+    async def follow_now(self, old_root: Path, new_root: Path) -> None:
+        """The session entered a draft (``new_root``) while a block may be running: with the
+        jail on, ``old_root`` becomes read-only in the running jail now and the draft
+        writable, so the rest of the block writes nowhere but the draft (the jail off: the
+        child moves its working folder itself, see ``proxies.MOVING_TOOLS``). When that
+        cannot be done (a file of ``old_root`` held open for writing), the child is stopped:
+        the block ends there and the next one starts in the draft."""
+        proc, pid = self._proc, self._pid
+        if not self.jail or proc is None or proc.returncode is not None:
+            return
+        slot = self._slot_shown
+        if not pid:
+            problem = "its process could not be found"
+        elif slot is None or not (new_root == slot or slot in Path(new_root).parents):
+            problem = "the draft is not visible in the running jail"
+        else:
+            problem = await asyncio.to_thread(_reroot, pid, Path(old_root), Path(new_root))
+        if problem is not None and proc.returncode is None:
+            self._kill_reason = (
+                f"was stopped when the session entered its draft ({problem}), so nothing "
+                f"more of this block could write to {old_root}; the next block runs in "
+                f"{new_root}"
+            )
+            self._kill_group(proc)
+            await proc.wait()  # dead before the call returns: the block runs no further
 
     async def _stop_when_idle(self) -> None:
         """Free the child after ``idle_timeout``; the next block restores the saved snapshot."""
@@ -298,7 +370,8 @@ class Sandbox:
             self._moved = False
             proc = self._proc
             if proc is not None and proc.returncode is None:
-                self._kill_reason = f"moved to {self.workspace}"
+                self._kill_reason = self._move_reason or f"moved to {self.workspace}"
+                self._move_reason = None
                 self._kill_group(proc)
                 self._on_exit(proc, await proc.wait())
         if not self._alive():
@@ -368,6 +441,9 @@ class Sandbox:
             with contextlib.suppress(OSError):
                 Path(self.output_dir).mkdir(parents=True, exist_ok=True, mode=0o700)
                 shown.append(Path(self.output_dir))
+        self._slot_shown = self._draft_slot() if self._draft_slot is not None else None
+        if self._slot_shown is not None:  # empty and read-only until a draft is made in it
+            shown.append(self._slot_shown)
         jailed = jail_argv(
             argv,
             self.workspace,
@@ -375,12 +451,19 @@ class Sandbox:
             project_root=self.project_root,
             shown_in_vis=shown,
             home_writable=self.home_writable,
+            workspace_read_only=self.read_only and self.jail,
+            network_folder=self._network_folder,
         )
         return cap_tmpfs(jailed, self.limits.memory_bytes if self.limits else 0)
 
     async def _start(self) -> str | None:
+        if self.jail and self._network is not None:
+            self._network_folder = await self._network()
         argv = self._argv()  # raises JailUnavailable before anything starts
-        env = child_environment(self.environment)
+        proxy = {}
+        if self.jail and self._network_folder is not None:
+            proxy = proxy_environment()
+        env = child_environment(self.environment, proxy)
         loop = asyncio.get_running_loop()
         self._output = self._new_output()
         self._outputs = {}
@@ -421,7 +504,13 @@ class Sandbox:
                 "t": Msg.INIT,
                 "nonce": self._nonce,
                 "tools": tools,
-                "globals": {**self._globals, **wire.encode(metadata)},
+                # project_root_path: the block's side of vis.workspace_root() (the session's
+                # working copy, its draft included: a move starts a new child)
+                "globals": {
+                    **self._globals,
+                    **wire.encode(metadata),
+                    "project_root_path": str(self.workspace),
+                },
                 "snapshot": snapshot,
                 "max_calls": self.max_calls,
                 "message_limit": self.message_limit,

@@ -1,4 +1,4 @@
-"""Confine a command with bubblewrap: the workspace read-write, the system read-only, no network."""
+"""Confine a command with bubblewrap: workspace read-write, system read-only, network by proxy."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from vis_core.jail_check import (
     jail_works,
     system_binds,
 )
+from vis_core.sandbox.network_bridge import JAIL_SOCKET_DIR
 from vis_core.small_files import small_text
 
 log = logging.getLogger(__name__)
@@ -34,7 +35,7 @@ PROTECTED_PREFIX = ".env"
 # Folders of home that start programs although their names have no dot (~/bin is on PATH).
 HOME_READ_ONLY = ("bin",)
 # Vis's own packages: read-only in the jail wherever they lie (also inside the workspace).
-VIS_PACKAGES = ("vis_core", "vis_tui", "vis_extensions")
+VIS_PACKAGES = ("vis_core", "vis_tui", "vis_extensions", "blockether")
 
 
 def protected_files(folder: Path) -> list[Path]:
@@ -199,6 +200,8 @@ def jail_argv(
     project_root: Path | None = None,
     shown_in_vis: Sequence[Path] = (),
     home_writable: bool = False,
+    workspace_read_only: bool = False,
+    network_folder: Path | None = None,
 ) -> list[str]:
     """``argv`` wrapped in bubblewrap.
 
@@ -212,9 +215,13 @@ def jail_argv(
     files (``.vis/``, ``vis.yml``, ``.env*``, the whole ``.git``) stay read-only; Vis's own
     folders (VIS_HOME, wherever it lies) are replaced by empty tmpfs mounts, in which the
     ``shown_in_vis`` folders (a session's saved outputs) are shown read-only; then
-    ``read_write`` grants are bound read-write.
+    ``read_write`` grants are bound read-write. ``workspace_read_only`` (plan mode): the
+    workspace, home's entries and the grants are all bound read-only; only the private
+    ``/tmp`` and home tmpfs take writes.
     The process has its own user, PID, network, IPC and UTS namespaces, no capability (also
     as root) and a session of its own; it and everything it starts die with its parent.
+    Its network namespace holds only loopback; ``network_folder`` (the folder of Vis's
+    network proxy socket) is shown read-only at :data:`JAIL_SOCKET_DIR`: its only way out.
     """
     bwrap = find_bwrap()
     root = Path(workspace).resolve()
@@ -260,9 +267,10 @@ def jail_argv(
         args += ["--tmpfs", str(folder)]
     for path in holding:
         args += ["--ro-bind", str(path), str(path)]
-    args += ["--bind", str(root), str(root)]
-    if holds_home and not home_writable:  # the person may allow them (jail_home_writable)
-        args += ["--ro-bind", str(home), str(home)]
+    bind = "--ro-bind" if workspace_read_only else "--bind"
+    args += [bind, str(root), str(root)]
+    if holds_home and not home_writable and not workspace_read_only:
+        args += ["--ro-bind", str(home), str(home)]  # the person may allow them
         args += [arg for entry in _home_entries(home) for arg in ("--bind", entry, entry)]
     if holds_home:
         # a socket accepts connections on a read-only mount too (Docker Desktop's, an ssh
@@ -286,7 +294,7 @@ def jail_argv(
     bound = [root, *shown]
     for path in read_write:
         resolved = Path(path).resolve()
-        args += ["--bind", str(resolved), str(resolved)]
+        args += [bind, str(resolved), str(resolved)]
         bound.append(resolved)
     # A grant that names a link (~/.sdkman/candidates/java/current): the binds above hold its
     # target; the links on the way are made again where the jail does not show them.
@@ -298,6 +306,8 @@ def jail_argv(
                 if not _under(link, masked):
                     args += ["--symlink", target, str(link)]
                     made.add(link)
+    if network_folder is not None:  # a socket accepts connections on a read-only mount
+        args += ["--ro-bind", str(Path(network_folder).resolve()), JAIL_SOCKET_DIR]
     args += ["--remount-ro", "/", *isolation(), "--chdir", str(root), "--", *argv]
     return args
 

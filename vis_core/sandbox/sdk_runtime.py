@@ -15,8 +15,9 @@ def _refuse(what: str) -> NoReturn:
 
 
 class SandboxRuntime(OutsideVis):
-    """Untrusted: ``vis.register_extension``, ``vis.state``, ``vis.fs``, ``vis.shell``,
-    sessions and ``vis.tools`` refuse; logs, views and forms behave as outside Vis (no host)."""
+    """Untrusted: ``vis.register_extension``, ``vis.state``, ``vis.log``, ``vis.notify``,
+    attachments, ``vis.fs``, ``vis.shell``, sessions and ``vis.tools`` refuse; views and forms
+    behave as outside Vis (no host)."""
 
     trusted = False
 
@@ -37,6 +38,35 @@ class SandboxRuntime(OutsideVis):
 
     def state_clear(self, owner: str | None) -> None:
         _refuse("vis.state")
+
+    def log(self, level: str, message: str, source: str) -> None:
+        _refuse("vis.log")
+
+    def notify(self, text: str, kind: str) -> bool:
+        _refuse("vis.notify")
+
+    def attachment_add(
+        self,
+        data: bytes,
+        filename: str,
+        media_type: str,
+        audience: str,
+        commentable: bool,
+        label: str,
+    ) -> dict[str, Any]:
+        _refuse("vis.attach (python_execution has its own attach())")
+
+    def attachment_list(self, filename: str | None) -> list[dict[str, Any]]:
+        _refuse("vis.list_attachments")
+
+    def attachment_find(self, key: str, version: int | None, what: str) -> Any:
+        _refuse(what)
+
+    def attachment_read(self, key: str, version: int | None) -> bytes:
+        _refuse("vis.read_attachment")
+
+    def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
+        _refuse("vis.show_attachment")
 
     def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
         _refuse("vis.list_sessions()")

@@ -129,6 +129,18 @@ DRAFT_MODEL_APPROVES = Setting(
         "a form shows the files and asks."
     ),
 )
+NETWORK_ALLOWED_HOSTS = Setting(
+    id="network_allowed_hosts",
+    label="Jail: allowed hosts",
+    type="string",
+    default="",
+    scopes=(SettingScope.GLOBAL, SettingScope.SESSION),  # never a project's to decide
+    description=(
+        "Hosts the jailed sandbox and its programs may reach through Vis's network proxy, "
+        "without an extension's network filter: example.com, *.example.com, "
+        "127.0.0.1:8000 (no port: 80 and 443), separated by commas. Empty: none."
+    ),
+)
 SUBAGENT_DEPTH = Setting(
     id="subagent_depth",
     label="Child sessions: depth",
@@ -165,6 +177,7 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
     PROCESS_LIMIT,
     JAIL_HOME_WRITABLE,
     DRAFT_MODEL_APPROVES,
+    NETWORK_ALLOWED_HOSTS,
     SUBAGENT_DEPTH,
     SUBAGENT_CONCURRENCY,
 )
@@ -178,6 +191,14 @@ assert tuple(s.id for s in CORE_SETTINGS) == CORE_SETTING_IDS
 def check_value(setting_id: str, value: Any) -> None:
     """Refuse, naming the setting, a value of Vis's own settings that its type admits but
     that cannot be used (``model`` must read ``provider/model``): it is never saved."""
+    if setting_id == NETWORK_ALLOWED_HOSTS.id and value is not None:
+        from vis_core.model.network import parse_allowed_hosts
+
+        try:
+            parse_allowed_hosts(str(value))
+        except ValueError as exc:
+            raise ValueError(f"setting 'network_allowed_hosts': {exc}") from None
+        return
     if setting_id != MODEL.id or value is None:
         return
     text = str(value).strip()

@@ -99,6 +99,13 @@ class _SavedSecrets:
 _saved = _SavedSecrets()
 
 
+def log_redactors(paths: VisPaths | None = None) -> list[Redactor]:
+    """The redactors :func:`redact_log_text` applies, taken once (for many texts in a row)."""
+    active = _filter
+    saved = _saved.redactor((paths or VisPaths.from_env()).secrets_file)
+    return [active.redactor, saved] if active is not None else [saved]
+
+
 def redact_log_text(text: str, paths: VisPaths | None = None) -> str:
     """``text`` as it may be written to the log folder: every saved secret as ``[REDACTED]``
     (the attached Host's secrets, and those in the secrets file of ``paths``)."""

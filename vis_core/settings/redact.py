@@ -106,6 +106,10 @@ class Redactor:
             return [self._ids(item) for item in value]
         return value
 
+    def in_json(self, payload: str) -> bool:
+        """Whether a JSON text may hold a secret (raw, or as JSON escapes it)."""
+        return any(form in payload for form in self._in_json)
+
     def contains(self, text: str) -> bool:
         return any(secret in text for secret in self._secrets) or bool(
             self._short is not None and self._short.search(text)

@@ -6,7 +6,7 @@ import errno
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from vis_core.sandbox.jail import is_protected, vis_folders
 from vis_core.tools.beneath import Beneath, Escape
@@ -29,6 +29,16 @@ def hidden_folders() -> list[Path]:
     return [Path(os.path.realpath(folder)) for folder in vis_folders()]
 
 
+class FileBuffers(Protocol):
+    """An editor's view of files (``vis acp``: the client's ``fs`` methods, unsaved buffers
+    included). Called from worker threads with a checked, link-free path beneath the
+    workspace; ``None`` / ``False``: not through the editor (the tool reads or writes disk)."""
+
+    def read_text(self, path: Path) -> str | None: ...
+
+    def write_text(self, path: Path, text: str) -> bool: ...
+
+
 class OutsideWorkspace(PermissionError):
     """A path that leaves the workspace while the jail is on."""
 
@@ -48,14 +58,36 @@ class ToolContext:
     # seconds a block may run (0: no limit); work a tool runs in a process of its own ends then
     time_limit: float = 0.0
     home_writable: bool = False  # jail_home_writable: home's dot entries writable in the jail
+    # the person's workspace while the session works in a draft (where its .venv lies)
+    live_workspace: Path | None = None
+    buffers: FileBuffers | None = None  # `vis acp`: cat and patch read and write through the editor
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "workspace", Path(self.workspace).resolve())
         object.__setattr__(self, "output_dir", Path(self.output_dir))
 
-    def move_to(self, workspace: Path) -> None:
-        """The session entered or left a draft: every tool works there from now on."""
+    def move_to(self, workspace: Path, live: Path | None = None) -> None:
+        """The session entered (``live``: the workspace it came from) or left a draft: every
+        tool works there from now on."""
         object.__setattr__(self, "workspace", Path(workspace).resolve())
+        object.__setattr__(self, "live_workspace", live)
+
+    def use_buffers(self, buffers: FileBuffers | None) -> None:
+        """``cat`` and ``patch`` read and write through ``buffers`` from now on."""
+        object.__setattr__(self, "buffers", buffers)
+
+    def buffer_path(self, target: Path) -> Path | None:
+        """``target`` as the editor may be given it: absolute, with no link on the way (what
+        the checks saw is what the editor opens) and, with the jail on, inside the workspace
+        and not hidden; else None (the tool uses disk, beneath the workspace)."""
+        if self.buffers is None:
+            return None
+        real = Path(os.path.realpath(target))
+        if real != Path(os.path.normpath(target)):
+            return None
+        if self.jail and (not self.inside(real) or self.hidden(real)):
+            return None
+        return real
 
     def resolve(self, path: str | os.PathLike[str], *, tool: str) -> Path:
         """An absolute path: relative to the workspace, a leading ``@`` stripped, jail-checked."""
@@ -112,9 +144,15 @@ class ToolContext:
     def read_bytes(self, target: Path, *, tool: str) -> bytes:
         """The bytes of file ``target`` (from :meth:`resolve`), read beneath the workspace."""
         try:
-            return self.files().read_bytes(target)
+            data = self.files().read_bytes(target)  # first beneath: escapes are refused
         except Escape as exc:
             raise self.escaped(target, exc, tool) from None
+        place = self.buffer_path(target)
+        if place is not None and self.buffers is not None:
+            text = self.buffers.read_text(place)
+            if text is not None and self.buffer_path(target) == place:  # not moved meanwhile
+                return text.encode("utf-8")
+        return data
 
     def escaped(self, target: Path, exc: Escape, tool: str) -> OutsideWorkspace:
         """The error of a path that a link (or ``..``) led out of the workspace."""

@@ -116,9 +116,16 @@ def host_tool_contract(tool: HostTool) -> dict[str, Any]:
     return tool_spec(tool).to_contract()
 
 
-def apropos(registry: ToolRegistry, pattern: str, guides: Iterable[Guide] = ()) -> AproposResult:
-    """Public tool names matching ``pattern`` (a regex, ignoring case) in manifest order, then
-    guides and skills by title, opening, headings and ``When to use`` problems."""
+def apropos(
+    registry: ToolRegistry,
+    pattern: str,
+    guides: Iterable[Guide] = (),
+    described: Callable[[re.Pattern[str]], list[str]] | None = None,
+) -> AproposResult:
+    """Public tool names matching ``pattern`` (a regex, ignoring case) in manifest order, with
+    the tools ``described`` names (MCP tools whose server's description matches) added and
+    ranked before the other MCP tools, then guides and skills by title, opening, headings and
+    ``When to use`` problems."""
     if not isinstance(pattern, str):
         raise TypeError(
             f"apropos(pattern) takes a regular expression string, got {type(pattern).__name__}"
@@ -135,6 +142,18 @@ def apropos(registry: ToolRegistry, pattern: str, guides: Iterable[Guide] = ()) 
         for tool in registry
         if not tool.is_hidden and not tool.name.startswith("_") and compiled.search(tool.name)
     ]
+    if described is not None:
+        ranked = described(compiled)
+        named = {hit.name for hit in hits}
+        for name in ranked:
+            tool = registry.get(name)
+            if tool is not None and not tool.is_hidden and name not in named:
+                named.add(name)
+                hits.append(AproposHit(name, "tool", _first_line(tool.description)))
+        # MCP tools of a server whose description matches rank before the other MCP tools
+        first = set(ranked)
+        mcp = {tool.name for tool in registry if tool.owner == "mcp"}
+        hits.sort(key=lambda hit: hit.name in mcp and hit.name not in first)
     hits += [
         AproposHit(guide.name, guide.kind, guide.title)
         for guide in guides
@@ -154,9 +173,15 @@ def _target_name(name: object) -> str:
     raise TypeError(f"doc(name) takes a tool name or an apropos hit, got {type(name).__name__}")
 
 
-def doc(registry: ToolRegistry, name: object, guides: Iterable[Guide] = ()) -> str:
+def doc(
+    registry: ToolRegistry,
+    name: object,
+    guides: Iterable[Guide] = (),
+    namespace_doc: Callable[[str], str | None] | None = None,
+) -> str:
     """The complete document for a public tool (its rendered contract), namespace, guide or
-    skill. Unknown and hidden names raise ``ValueError`` with similar names."""
+    skill; ``namespace_doc`` documents other namespaces (an MCP server's ``mcp__<server>``).
+    Unknown and hidden names raise ``ValueError`` with similar names."""
     target = _target_name(name).strip()
     tool = registry.get(target)
     if tool is not None and not tool.is_hidden:
@@ -170,6 +195,9 @@ def doc(registry: ToolRegistry, name: object, guides: Iterable[Guide] = ()) -> s
     )
     if target and members:
         return render_namespace(NamespaceSpec(target, members))
+    text = namespace_doc(target) if namespace_doc is not None and target else None
+    if text is not None:
+        return text
     note = unavailable_note(target)
     if note is not None:
         return note
@@ -224,9 +252,13 @@ def discovery_tools(
     registry: Callable[[], ToolRegistry],
     guides: Callable[[], Iterable[Guide]] | None = None,
     found: Callable[[list[str]], None] | None = None,
+    described: Callable[[re.Pattern[str]], list[str]] | None = None,
+    namespace_doc: Callable[[str], str | None] | None = None,
 ) -> list[HostTool]:
     """The ``apropos`` and ``doc`` host tools over the registry (and guides) of a session;
-    ``found`` hears the names a search turned up (deferred MCP tools load that way)."""
+    ``found`` hears the names a search turned up (deferred MCP tools load that way),
+    ``described`` adds tools by their server's description, ``namespace_doc`` documents MCP
+    servers."""
 
     def _guides() -> list[Guide]:
         return list(guides()) if guides is not None else []
@@ -234,10 +266,11 @@ def discovery_tools(
     def apropos_tool(pattern: str) -> AproposResult:
         """List public tools, guides and skills whose names match a regular expression.
 
-        Matching ignores case; tools come in manifest order, then guides and skills, which
-        also match by title, opening, headings and "When to use" problems.
+        Matching ignores case; tools come in manifest order, then MCP tools whose server's
+        description matches, then guides and skills, which also match by title, opening,
+        headings and "When to use" problems.
         """
-        result = apropos(registry(), pattern, _guides())
+        result = apropos(registry(), pattern, _guides(), described)
         if found is not None:
             found([hit.name for hit in result.hits])
         return result
@@ -246,9 +279,10 @@ def discovery_tools(
         """Return the complete documentation of a tool, namespace, guide or skill.
 
         For a tool: its signature, parameter kinds and defaults, return type and model
-        schemas, effect tag and description.
+        schemas, effect tag and description. For `mcp__<server>`: the server's description,
+        its whole instructions and its tool names.
         """
-        text = doc(registry(), name, _guides())
+        text = doc(registry(), name, _guides(), namespace_doc)
         if found is not None:
             found([_target_name(name).strip()])
         return text

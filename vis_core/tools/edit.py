@@ -217,6 +217,9 @@ def _write_beneath(
     """Write the file where ``target`` leads beneath the workspace (a link in it is followed
     there, never out of it), refusing a control file the jail keeps read-only."""
     files = ctx.files()
+    through = _write_through_editor(ctx, target, data, created=created)
+    if through is not None:
+        return through
     try:
         if created:
             dest, mode = target, None
@@ -240,6 +243,26 @@ def _write_beneath(
             f"patch ran); nothing was written. Check it with ls({label!r}), then read it with "
             "cat() and patch the version in its header"
         ) from None
+
+
+def _write_through_editor(
+    ctx: ToolContext, target: Path, data: bytes, *, created: bool
+) -> str | None:
+    """``vis acp``: write through the editor (its buffer, then its save) when the path is
+    one it may be given and the jail allows the write; the path written, else None."""
+    if ctx.buffers is None:
+        return None
+    try:
+        walked = ctx.files().walked(target)  # beneath the workspace, links resolved there
+    except (Escape, OSError):
+        return None  # the disk write below says why
+    place = ctx.buffer_path(walked)
+    if place is None or (created and os.path.lexists(place)):
+        return None
+    ctx.check_writable(os.path.relpath(place, ctx.workspace), tool="patch")
+    if not ctx.buffers.write_text(place, data.decode("utf-8")):
+        return None
+    return str(place)
 
 
 def _write(

@@ -18,6 +18,7 @@ from typing import Any
 from vis_core.model.activity import ActivityPresentation
 from vis_core.sandbox.environ import QUIET, child_environment
 from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_process, start_kept
+from vis_core.sandbox.network_bridge import bridged, proxy_environment, python_home
 from vis_core.tools.activities import shell_call_presentation
 from vis_core.tools.truncate import Keep, fit_output
 from vis_core.wire import HandleMethod, HostHandle
@@ -349,6 +350,9 @@ class ShellManager:
         self.refusal = refusal
         # told when a command exits (the session redraws its row); set by who owns the session
         self.on_exit: Callable[[ShellHandle], Awaitable[None]] | None = None
+        # the folder of the session's network proxy (started on demand): a jailed command's
+        # only network; without it a jailed command has none
+        self.network: Callable[[], Awaitable[Path]] | None = None
 
     def child_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment of one child: see the class docstring."""
@@ -366,8 +370,10 @@ class ShellManager:
         jail_workspace: Path | None = None,
         jail_read_write: tuple[Path, ...] = (),
         env: dict[str, str] | None = None,
+        jail_read_only: tuple[Path, ...] = (),
     ) -> ShellHandle:
-        """Start ``command`` under bash in its own session; jailed if ``jail_workspace`` is set."""
+        """Start ``command`` under bash in its own session; jailed if ``jail_workspace`` is set
+        (``jail_read_only``: folders outside it the command may read)."""
         if self.refusal is not None:
             raise PermissionError(self.refusal)
         shell = "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
@@ -375,12 +381,19 @@ class ShellManager:
         if jail_workspace is not None:
             # the jail starts in the workspace; move to the asked folder first
             script = f"cd -- {shlex.quote(str(cwd))} || exit 125\n{command}"
+            inner = [shell, "-c", script]
+            network = None if self.network is None else await self.network()
+            if network is not None:
+                inner = bridged(inner)
+                env = {**(env or {}), **proxy_environment()}
             argv = jailed(
-                [shell, "-c", script],
+                inner,
                 jail_workspace,
                 jail_read_write,
                 self.project_root,
                 home_writable=self.home_writable,
+                network_folder=network,
+                read_only=jail_read_only,
             )
             argv = cap_tmpfs(argv, self.limits.memory_bytes if self.limits else 0)
         handle = await start_handle(
@@ -458,6 +471,8 @@ def jailed(
     project_root: Path | None = None,
     *,
     home_writable: bool = False,
+    network_folder: Path | None = None,
+    read_only: tuple[Path, ...] = (),
 ) -> list[str]:
     """``argv`` wrapped by the jail; never runs unconfined when the jail cannot be applied."""
     try:
@@ -470,7 +485,9 @@ def jailed(
     return jail_argv(
         argv,
         workspace,
+        read_only=[*read_only, *([] if network_folder is None else [python_home()])],
         read_write=read_write,
         project_root=project_root,
         home_writable=home_writable,
+        network_folder=network_folder,
     )

@@ -116,14 +116,20 @@ def _python_setting(workspace: Path) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def python_runner(workspace: Path) -> tuple[list[str], str]:
+def python_runner(workspace: Path, live: Path | None = None) -> tuple[list[str], str]:
     """The project's pytest command and where it was found: the workspace's ``.venv`` or
-    ``venv``, then ``python.environment: shared`` of ``vis.yml`` (Vis's own interpreter), then
-    ``pytest`` or ``python3`` on PATH. Never Vis's interpreter unless the project asks for it."""
-    for name in VENVS:
-        python = workspace / name / "bin" / "python"
-        if python.exists():
-            return [str(python), "-m", "pytest"], f"the project's {name}/"
+    ``venv`` (in a draft, then the live workspace's: git leaves an ignored environment out
+    of the draft), then ``python.environment: shared`` of ``vis.yml`` (Vis's own
+    interpreter), then ``pytest`` or ``python3`` on PATH. Never Vis's interpreter unless the
+    project asks for it."""
+    places = [(workspace, "")]
+    if live is not None:
+        places.append((live, " (of the workspace the draft came from)"))
+    for folder, whose in places:
+        for name in VENVS:
+            python = folder / name / "bin" / "python"
+            if python.exists():
+                return [str(python), "-m", "pytest"], f"the project's {name}/{whose}"
     if _python_setting(workspace) == "shared":
         return [sys.executable, "-m", "pytest"], "Vis's shared environment (python.environment)"
     pytest = shutil.which("pytest")
@@ -141,12 +147,13 @@ def python_runner(workspace: Path) -> tuple[list[str], str]:
     )
 
 
-def detect_runner(workspace: Path) -> tuple[str, list[str]]:
-    """The runner name and its base command for ``workspace``; pytest is tried first."""
+def detect_runner(workspace: Path, live: Path | None = None) -> tuple[str, list[str]]:
+    """The runner name and its base command for ``workspace`` (``live``: see
+    :func:`python_runner`); pytest is tried first."""
     if any((workspace / name).exists() for name in PYTEST_MARKERS) or (
         (workspace / "tests").is_dir() or any(workspace.glob("test_*.py"))
     ):
-        return "pytest", [*python_runner(workspace)[0], "-q"]
+        return "pytest", [*python_runner(workspace, live)[0], "-q"]
     package = workspace / "package.json"
     if package.exists():
         try:
@@ -166,6 +173,17 @@ def detect_runner(workspace: Path) -> tuple[str, list[str]]:
         "package.json with a test script, Cargo.toml and go.mod). Run your test command with "
         "shell() instead."
     )
+
+
+def _live_environment(program: str, live: Path | None) -> tuple[Path, ...]:
+    """The live workspace's environment folder a draft's test run uses (the jail shows it,
+    read-only), or nothing."""
+    if live is None:
+        return ()
+    for name in VENVS:
+        if Path(program) == live / name / "bin" / "python":
+            return (live / name,)
+    return ()
 
 
 def _failure_text(node: ET.Element) -> str:
@@ -253,7 +271,7 @@ async def run_test_suite(
     timeout: float = 600,
 ) -> TestReport:
     """Run the project's tests and report them; a run longer than ``timeout`` is stopped."""
-    runner, argv = detect_runner(ctx.workspace)
+    runner, argv = detect_runner(ctx.workspace, ctx.live_workspace)
     targets = [] if target is None else [target] if isinstance(target, str) else list(target)
     for item in targets:
         ctx.resolve(item.split("::", 1)[0], tool="run_tests")
@@ -279,11 +297,12 @@ async def run_test_suite(
         jail_workspace=ctx.workspace if ctx.jail else None,
         jail_read_write=(ctx.output_dir,) if ctx.jail else (),
         env={"PY_COLORS": "0", "NO_COLOR": "1"},
+        jail_read_only=_live_environment(argv[0], ctx.live_workspace) if ctx.jail else (),
     )
     status = await handle.wait(None)
     output = status.output
     if runner == "pytest" and status.exit_code and "No module named pytest" in handle.combined():
-        where = python_runner(ctx.workspace)[1]
+        where = python_runner(ctx.workspace, ctx.live_workspace)[1]
         raise RuntimeError(
             f"run_tests: pytest is not installed for {argv[0]} ({where}); install it there "
             f"({argv[0]} -m pip install pytest) or run the tests with shell()"

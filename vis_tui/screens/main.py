@@ -154,6 +154,7 @@ class MainScreen(Screen[None]):
         self.queue: list[str] = []
         self.queue_paused = False  # a cancelled turn holds the queue until Enter (or Esc drops it)
         self.turn_running = False
+        self._last_ended: TurnEnded | None = None  # the latest turn's end (plan approval)
         self.selected_activity: ActivityRow | None = None
         self._unsubscribe: Any = None
         self._quit_armed_at: float | None = None
@@ -242,6 +243,7 @@ class MainScreen(Screen[None]):
         for warning in host.extension_warnings():
             self.transcript.add_message(warning, classes="warning", plain=True)
         self.show_draft()
+        self.show_plan()
         self._unsubscribe = session.subscribe(self._post_event)
         if self.queue and not self.turn_running:
             self._send_next()
@@ -383,6 +385,30 @@ class MainScreen(Screen[None]):
 
     def turn_finished(self, event: TurnEnded) -> None:
         """Status only; the turn worker sends queued messages once ``submit`` returns."""
+        self._last_ended = event
+
+    def show_plan(self) -> None:
+        """The status bar says when the session is in plan mode (also after a resume)."""
+        plan = getattr(self.session, "plan", None)
+        self.status_bar.planning = bool(plan is not None and plan.active)
+
+    def _ask_plan_approval(self) -> None:
+        """A turn in plan mode ended with an answer: approve the plan (it runs) or plan on."""
+        from vis_core.commands.plan import approval_form
+        from vis_tui.screens.form import FormScreen
+
+        def answered(values: dict[str, Any] | None) -> None:
+            if values is None:
+                self.transcript.add_message(
+                    "Still planning: write what to change; `/plan approve` runs the plan, "
+                    "`/plan off` leaves plan mode.",
+                    classes="note",
+                )
+                return
+            notes = " ".join(str(values.get("notes") or "").split())
+            self.run_command(f"/plan approve {notes}".strip())
+
+        self.app.push_screen(FormScreen(approval_form(), "plan mode"), answered)
 
     def files_root(self) -> Path:
         """Where ``@file`` and its completions look: the session's draft while in one."""
@@ -489,6 +515,11 @@ class MainScreen(Screen[None]):
             return
         self.turn_running = False
         self.status_bar.running = False
+        ended, self._last_ended = self._last_ended, None
+        planned = ended is not None and ended.status == "completed" and self.status_bar.planning
+        if planned and not self.queue and self.session is not None and self.session.plan.active:
+            self._ask_plan_approval()
+            return
         self._send_next()
 
     def _send_next(self) -> None:
@@ -542,6 +573,7 @@ class MainScreen(Screen[None]):
             self.host.store.add_prompt(self.session.id, text)
             self.prompt.remember(text)
         result = await self.host.commands.run(self.session, text)
+        self.show_plan()
         if self.session.model.provider is not None:  # /model NAME switched it
             self.status_bar.model = self.session.model.label
         if result.action is None or not result.ok:

@@ -1,4 +1,5 @@
-"""``/mcp``: the MCP servers with state, tools, exposure and source; reconnect, enable, expose."""
+"""``/mcp``: the MCP servers with state, tools, exposure and source; reconnect, enable, expose,
+sign in and out."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
-from textual.widgets import OptionList, Static
+from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from vis_core.mcp.client import ATTENTION, ServerConnection, State
@@ -80,12 +81,16 @@ class McpScreen(ModalScreen[None]):
         Binding("r", "reconnect", "Reconnect", show=False),
         Binding("e", "toggle_enabled", "Enable/disable", show=False),
         Binding("x", "cycle_exposure", "Exposure", show=False),
+        Binding("s", "sign_in", "Sign in", show=False),
+        Binding("o", "sign_out", "Sign out", show=False),
     ]
 
-    def __init__(self, manager: McpManager) -> None:
+    def __init__(self, manager: McpManager, sign_in: str | None = None) -> None:
         super().__init__()
         self.manager = manager
         self.note = ""
+        self.sign_in_first = sign_in  # /mcp login NAME
+        self._listener: Any = None  # the redirect listener of a sign-in under way
 
     def compose(self) -> Any:
         with Vertical(id="mcp-box"):
@@ -96,9 +101,14 @@ class McpScreen(ModalScreen[None]):
                     yield Static("", id="mcp-details")
             yield Static("", id="mcp-problems")
             yield Static("", id="mcp-note")
+            yield Input(
+                placeholder="Browser on another machine? Paste the address it was sent to here",
+                id="mcp-paste",
+            )
             yield Static(
                 Content.styled(
-                    "r reconnect · e enable/disable · x change exposure · Esc closes",
+                    "r reconnect · s sign in · o sign out · e enable/disable · "
+                    "x change exposure · Esc closes",
                     "$text-muted",
                 ),
                 id="mcp-keys",
@@ -106,8 +116,11 @@ class McpScreen(ModalScreen[None]):
 
     def on_mount(self) -> None:
         self.manager.listeners.append(self._changed)
+        self.query_one("#mcp-paste", Input).display = False
         self._fill()
         self.query_one(OptionList).focus()
+        if self.sign_in_first:
+            self._start_sign_in(self.sign_in_first)
 
     def on_unmount(self) -> None:
         if self._changed in self.manager.listeners:
@@ -192,6 +205,57 @@ class McpScreen(ModalScreen[None]):
         if conn is not None:
             following = EXPOSURES[(EXPOSURES.index(conn.config.exposure) + 1) % len(EXPOSURES)]
             await self._act(self.manager.set_exposure(conn.name, following))
+
+    def action_sign_in(self) -> None:
+        conn = self._selected()
+        if conn is not None:
+            self._start_sign_in(conn.name)
+
+    def _start_sign_in(self, name: str) -> None:
+        if self._listener is not None:
+            self.note = "a sign-in is under way; finish it or close /mcp to cancel it"
+            self._show()
+            return
+        self.note = f"signing in to {name}…"
+        self._show()
+        self.run_worker(self._sign_in(name), group="sign-in", exclusive=True)
+
+    async def _sign_in(self, name: str) -> None:
+        from vis_core.mcp.oauth_login import login_server
+
+        paste = self.query_one("#mcp-paste", Input)
+
+        def show(url: str, opened: bool) -> None:
+            where = "Your browser should open this page" if opened else "Open this page"
+            self.note = f"{where} to sign in to {name}, then approve:\n{url}"
+            paste.display = True
+            self._show()
+
+        def listening(listener: Any) -> None:
+            self._listener = listener
+
+        try:
+            await self._act(login_server(self.manager, name, show=show, listening=listening))
+        finally:
+            self._listener = None
+            paste.value = ""
+            paste.display = False
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        if event.input.id != "mcp-paste" or self._listener is None:
+            return
+        problem = self._listener.offer(event.value)
+        event.input.value = ""
+        if problem:
+            self.note = problem
+            self._show()
+
+    async def action_sign_out(self) -> None:
+        from vis_core.mcp.oauth_login import logout_server
+
+        conn = self._selected()
+        if conn is not None:
+            await self._act(logout_server(self.manager, conn.name))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -41,6 +41,7 @@ class StatusBar(Static):
     context_limit: reactive[int] = reactive(0)
     draft: reactive[str] = reactive("")  # the label of the draft the session works in
     draft_files: reactive[int] = reactive(0)  # its files that differ from the target
+    planning: reactive[bool] = reactive(False)  # plan mode: the model changes nothing
 
     def set_workspace(self, path: Path) -> None:
         self.workspace = shorten_path(str(path), "/nonexistent-workspace")
@@ -90,6 +91,8 @@ class StatusBar(Static):
         if compact or short_workspace:
             workspace = workspace.rstrip("/").rsplit("/", 1)[-1]
         parts: list[Content | tuple[str, str] | str] = [(workspace or "/", "bold"), sep]
+        if self.planning:
+            parts.extend([("◇ plan" if compact else "◇ plan mode", "$text-warning"), sep])
         if self.draft:
             files = f"{self.draft_files}" if compact else f" · {self.draft_files} files"
             label = f"✎ {self.draft}{files}" if not compact else f"✎{files}"

@@ -1,0 +1,30 @@
+"""The spec's package name for Vis's SDK: only ``blockether.vis.extension`` lives under it."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from importlib.abc import MetaPathFinder
+from importlib.machinery import ModuleSpec
+from types import ModuleType
+
+ONLY_MODULE = "blockether.vis.extension"
+NOT_HERE = (
+    "No module named {name!r}: `blockether.vis.extension` (the Vis extension SDK, "
+    "`import blockether.vis.extension as vis`) is the only module under `blockether.vis`"
+)
+
+
+class _OnlyTheSdk(MetaPathFinder):
+    """Asked last: a ``blockether.*`` module no one else found gets an error that says why."""
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> ModuleSpec | None:
+        if fullname.startswith("blockether.") and fullname != ONLY_MODULE:
+            raise ModuleNotFoundError(NOT_HERE.format(name=fullname), name=fullname)
+        return None
+
+
+if not any(isinstance(finder, _OnlyTheSdk) for finder in sys.meta_path):
+    sys.meta_path.append(_OnlyTheSdk())

@@ -1,0 +1,1 @@
+"""Vis under the spec's package name: ``import blockether.vis.extension as vis``."""

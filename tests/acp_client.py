@@ -1,0 +1,89 @@
+"""A test client on the ``agent-client-protocol`` package's client side: it runs ``vis acp``
+as a subprocess and keeps every update, permission request and fs call it sees."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+from acp import spawn_agent_process
+from acp.schema import (
+    AllowedOutcome,
+    ReadTextFileResponse,
+    RequestPermissionResponse,
+    WriteTextFileResponse,
+)
+
+
+@dataclass
+class EditorClient:
+    """Records what the agent sends; ``buffers``: unsaved editor text by absolute path."""
+
+    buffers: dict[str, str] = field(default_factory=dict)
+    updates: list[tuple[str, Any]] = field(default_factory=list)
+    permissions: list[Any] = field(default_factory=list)
+    reads: list[str] = field(default_factory=list)
+    writes: dict[str, str] = field(default_factory=dict)
+    cancel_on_chunk: bool = False
+    conn: Any = None
+    got: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def on_connect(self, conn: Any) -> None:
+        self.conn = conn
+
+    async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
+        self.updates.append((session_id, update))
+        self.got.set()
+        if self.cancel_on_chunk and update.session_update == "agent_message_chunk":
+            self.cancel_on_chunk = False
+            await self.conn.cancel(session_id=session_id)
+
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **kwargs: Any
+    ) -> RequestPermissionResponse:
+        self.permissions.append((tool_call, options))
+        allow = next(o for o in options if o.kind == "allow_once")
+        return RequestPermissionResponse(
+            outcome=AllowedOutcome(outcome="selected", option_id=allow.option_id)
+        )
+
+    async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
+        self.reads.append(path)
+        if path in self.buffers:
+            return ReadTextFileResponse(content=self.buffers[path])
+        return ReadTextFileResponse(content=Path(path).read_text())
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
+        self.writes[path] = content
+        Path(path).write_text(content)  # the editor saves its buffer
+        self.buffers.pop(path, None)
+        return WriteTextFileResponse()
+
+    def of(self, kind: str) -> list[Any]:
+        return [u for _, u in self.updates if u.session_update == kind]
+
+    def text(self, kind: str) -> str:
+        return "".join(u.content.text for u in self.of(kind))
+
+
+@contextlib.asynccontextmanager
+async def vis_acp(
+    client: EditorClient, cwd: Path, home: Path, script: Path | None = None
+) -> AsyncIterator[tuple[Any, Any]]:
+    """``vis acp`` in ``cwd`` with ``VIS_HOME=home`` on the scripted provider."""
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["VIS_HOME"] = str(home)
+    env.pop("VIS_MODEL", None)
+    args = ["-m", "vis_core.cli", "acp"]
+    if script is not None:
+        args += ["--provider", "scripted", "--script", str(script)]
+    async with spawn_agent_process(
+        cast(Any, client), sys.executable, *args, env=env, cwd=cwd, use_unstable_protocol=True
+    ) as (conn, process):
+        yield conn, process

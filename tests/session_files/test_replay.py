@@ -1,0 +1,123 @@
+"""``vis replay``: a session recorded with ``vis run`` re-run against a copy of its workspace."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cli_support import script, vis
+
+from vis_core.events import (
+    AssistantMessage,
+    AssistantThinking,
+    IterationStarted,
+    SessionCreated,
+    TurnEnded,
+    TurnStarted,
+)
+from vis_core.model.turn import TurnStatus
+from vis_core.paths import VisPaths
+from vis_core.session_cli.replay import REPLAYED_FAILURE, Difference, script_of
+from vis_core.store import Store
+from vis_core.store.stored_session import read_session
+
+EDIT = (  # works once: it needs the text it replaces
+    'text = open("notes.txt").read()\nassert "draft" in text, text\n'
+    'open("notes.txt", "w").write(text.replace("draft", "final"))\nprint("edited")'
+)
+EDIT_AND_RUN = [
+    {"text": "Editing.", "code": EDIT},
+    {"code": 'print(int(open("data.txt").read()) * 2)\nr = await cat("data.txt")'},
+    {"text": "Six."},
+]
+
+
+def test_a_recorded_session_replays_identical_then_names_what_changed(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    (workspace / "data.txt").write_text("3\n", encoding="utf-8")
+    (workspace / "notes.txt").write_text("a draft\n", encoding="utf-8")
+    recorded = vis(
+        "run",
+        "--provider",
+        "scripted",
+        "--script",
+        str(script(tmp_path, EDIT_AND_RUN)),
+        "double it",
+        cwd=workspace,
+        env_home=vis_home,
+    )
+    assert recorded.returncode == 0, recorded.stderr
+    listed = vis("sessions", cwd=workspace, env_home=vis_home).stdout
+    session_id = listed.split()[0]
+    # the replay starts the files the session changed as they were before it, in a copy
+    assert (workspace / "notes.txt").read_text(encoding="utf-8") == "a final\n"
+    kept = sorted(p.name for p in vis_home.glob("*/*"))
+
+    same = vis("replay", session_id, cwd=workspace, env_home=vis_home)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "(1 turn(s), 2 block(s))" in same.stdout and "identical." in same.stdout
+    assert (workspace / "notes.txt").read_text(encoding="utf-8") == "a final\n"  # not the live one
+    assert vis("sessions", cwd=workspace, env_home=vis_home).stdout == listed  # none left behind
+    assert sorted(p.name for p in vis_home.glob("*/*")) == kept  # nor its checkpoints, outputs
+
+    (workspace / "data.txt").write_text("5\n", encoding="utf-8")
+    changed = vis("replay", session_id, "--json", cwd=workspace, env_home=vis_home)
+    assert changed.returncode == 1, changed.stdout + changed.stderr
+    report = json.loads(changed.stdout)
+    assert report["identical"] is False
+    assert report["differences"] == [
+        {
+            "turn": 1,
+            "block": 2,
+            "what": "output",
+            "expected": 'line 1: "6"',
+            "now": 'line 1: "10"',
+        }
+    ]
+    unknown = vis("replay", "feedbeef", "--json", cwd=workspace, env_home=vis_home)
+    assert unknown.returncode == 2 and "vis replay: there is no session 'feedbeef'" in (
+        unknown.stderr
+    )
+
+
+def test_the_script_holds_each_request_answer_in_order(workspace: Path) -> None:
+    """Thinking, a direct tool call, an empty final answer, a failed turn (its partial text
+    streamed before the failure) kept in line; a person's !command asks no model."""
+    store = Store(VisPaths.from_env().ensure().db_file)
+    sid = store.create_session(workspace, workspace).id
+    store.append_many(
+        [
+            SessionCreated(sid),
+            TurnStarted(sid, turn_id="t1", position=1, request="look"),
+            AssistantThinking(sid, turn_id="t1", iteration=0, text="hmm"),
+            AssistantMessage(sid, turn_id="t1", iteration=0, text="Searching."),
+            IterationStarted(
+                sid, turn_id="t1", iteration_id="c1", index=1, tool="grep", arguments={"q": "x"}
+            ),
+            IterationStarted(sid, turn_id="t1", iteration_id="c2", index=2, code="print(1)"),
+            TurnEnded(sid, turn_id="t1", status=TurnStatus.COMPLETED),
+            TurnStarted(sid, turn_id="t2", position=2, request="again"),
+            AssistantMessage(sid, turn_id="t2", iteration=0, text="Partial", incomplete="failed"),
+            TurnEnded(sid, turn_id="t2", status=TurnStatus.FAILED, error="model request failed"),
+            TurnStarted(sid, turn_id="t3", position=3, request="!ls"),
+            TurnEnded(sid, turn_id="t3", status=TurnStatus.COMPLETED),
+        ]
+    )
+    row = store.get_session(sid)
+    assert row is not None
+    assert script_of(read_session(store, row)) == [
+        {
+            "text": "Searching.",
+            "thinking": "hmm",
+            "tool": {"name": "grep", "arguments": {"q": "x"}},
+        },
+        {"text": "", "code": "print(1)"},
+        {"text": ""},
+        {"text": "Partial", "error": {"status": 400, "message": REPLAYED_FAILURE}},
+    ]
+
+
+def test_a_difference_reads_as_place_expected_and_now() -> None:
+    line = Difference(1, 2, "output", 'line 1: "6"', 'line 1: "10"').line()
+    assert line == 'turn 1, block 2: output\n  expected: line 1: "6"\n  now:      line 1: "10"'

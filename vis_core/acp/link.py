@@ -1,0 +1,73 @@
+"""One Vis session as the client sees it: its events, redacted, sent as updates in order."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from vis_core.acp.updates import TODO_OWNER, UpdateMaker
+from vis_core.events import Event, event_payload
+
+if TYPE_CHECKING:
+    from vis_core.agent.session import AgentSession
+    from vis_core.host import Host
+
+log = logging.getLogger(__name__)
+
+
+def todo_items(host: Host, session_id: str) -> list[tuple[str, bool]]:
+    """The session's todo list (the bundled todo extension's state) as (text, done)."""
+    data = host.store.state_get(TODO_OWNER, f"session:{session_id}")
+    items = data.get("items", []) if isinstance(data, dict) else []
+    return [(str(item.get("text", "")), bool(item.get("done"))) for item in items]
+
+
+class SessionLink:
+    """Follows ``session``'s events and sends each as ACP updates through ``connection``,
+    in the order they were committed; :meth:`drain` waits until all were sent."""
+
+    def __init__(self, host: Host, session: AgentSession, connection: Any) -> None:
+        self.host = host
+        self.session = session
+        self.connection = connection
+        self.updates = UpdateMaker(host.workspace, lambda: todo_items(host, session.id))
+        self._queue: asyncio.Queue[Any] = asyncio.Queue()
+        self._sender = asyncio.get_running_loop().create_task(self._send_all())
+        self._unsubscribe = session.subscribe(self.follow)
+
+    def stream_thinking(self) -> None:
+        """Send the model's reasoning as it streams (redacted), not once its block ends."""
+        from acp import update_agent_thought_text
+
+        redactor = self.host.settings.redactor
+        self.updates.live_thinking = True
+        self.session.on_thinking = lambda text: self.send(
+            update_agent_thought_text(redactor.text(text))
+        )
+
+    def follow(self, event: Event) -> None:
+        redactor = self.host.settings.redactor  # saved secrets never reach the client
+        event = redactor.event(event, *event_payload(event))[0]
+        for update in self.updates(event):
+            self._queue.put_nowait(update)
+
+    def send(self, update: Any) -> None:
+        self._queue.put_nowait(update)
+
+    async def _send_all(self) -> None:
+        while True:
+            update = await self._queue.get()
+            try:
+                await self.connection.session_update(self.session.id, update)
+            except Exception:  # the client went away or refused one: the rest still go
+                log.warning("could not send an update to the client", exc_info=True)
+            finally:
+                self._queue.task_done()
+
+    async def drain(self) -> None:
+        await self._queue.join()
+
+    async def close(self) -> None:
+        self._unsubscribe()
+        self._sender.cancel()

@@ -1,0 +1,73 @@
+"""What a connection needs of OAuth, loaded only when an HTTP server connects."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from vis_core.mcp.config import ServerConfig
+
+
+def uses_oauth(config: ServerConfig) -> bool:
+    """OAuth applies to HTTP servers without an ``Authorization`` header."""
+    return bool(config.url) and not any(k.lower() == "authorization" for k, _ in config.headers)
+
+
+async def make_provider(
+    config: ServerConfig,
+    secrets_file: Path,
+    *,
+    environ: Mapping[str, str] | None = None,
+    cwd: Path | None = None,
+) -> Any:
+    """The auth of a session's connection: stored tokens, refreshed; never a browser."""
+    from vis_core.mcp import oauth
+
+    return await oauth.make_provider(config, secrets_file, None, environ=environ, cwd=cwd)
+
+
+def sign_in_needed(exc: BaseException) -> str | None:
+    """The sign-in message when ``exc`` (or an exception inside it) asks for one."""
+    if isinstance(exc, BaseExceptionGroup):
+        for inner in exc.exceptions:
+            found = sign_in_needed(inner)
+            if found is not None:
+                return found
+        return None
+    from vis_core.mcp.oauth import SignInRequired
+
+    if isinstance(exc, SignInRequired):
+        return str(exc)
+    if exc.__cause__ is not None:
+        return sign_in_needed(exc.__cause__)
+    return None
+
+
+async def reconnect_signed_in(manager: Any) -> None:
+    """Before a turn: servers waiting for sign-in that were signed in since (``vis mcp login``
+    in another shell) connect with the new credentials, each up to its ``timeout``."""
+    import asyncio
+
+    from vis_core.mcp.client import State
+    from vis_core.mcp.oauth_store import CredentialStore
+    from vis_core.paths import VisPaths
+
+    secrets = VisPaths.from_env().secrets_file
+    waiting = [
+        conn
+        for conn in manager.connections()
+        if conn.state is State.NEEDS_SIGN_IN and conn.config.enabled and uses_oauth(conn.config)
+    ]
+    ready = []
+    for conn in waiting:
+        store = CredentialStore(secrets, conn.config.name, conn.config.url)
+        try:
+            signed_in = await asyncio.to_thread(store.signed_in)
+        except ValueError:  # an unreadable secrets file: the connection says so when used
+            continue
+        if signed_in:
+            ready.append(conn)
+    for conn in ready:
+        await conn.restart()
+    await asyncio.gather(*(conn.wait_ready(conn.config.timeout) for conn in ready))

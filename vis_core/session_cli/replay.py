@@ -1,0 +1,391 @@
+"""``vis replay ID``: a stored session's model answers re-run through the scripted provider
+against the current code and a copy of its workspace; where a block's output or an Activity's
+outcome now differs is reported (a session that once worked becomes a regression test)."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+import shutil
+import sys
+import tempfile
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vis_core.store.stored_session import (
+    SessionNotFound,
+    StoredBlock,
+    StoredSession,
+    StoredTurn,
+    find_session,
+    read_session,
+)
+from vis_core.terminal import raw_stream, terminal_json, terminal_text
+
+if TYPE_CHECKING:
+    from vis_core.store import Store
+
+EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
+PYTHON_EXECUTION = "python_execution"
+REPLAYED_FAILURE = "the recorded turn failed here (replayed)"
+SHORT = 160  # characters of a value a difference shows
+
+
+class ReplayError(Exception):
+    """The session cannot be replayed (named for the person)."""
+
+
+@dataclass(frozen=True)
+class Difference:
+    """One place where the replay differs from the recording."""
+
+    turn: int
+    block: int | None  # the block's index in its turn; None: the turn itself
+    what: str  # "output", "error", "status", "activity 2", "blocks", ...
+    expected: str
+    now: str
+
+    def line(self) -> str:
+        where = f"turn {self.turn}" + (f", block {self.block}" if self.block is not None else "")
+        return f"{where}: {self.what}\n  expected: {self.expected}\n  now:      {self.now}"
+
+
+# -- the script ----------------------------------------------------------------------------
+
+
+def script_of(session: StoredSession) -> list[dict[str, Any]]:
+    """The model's recorded answers, one scripted response per model request, in order."""
+    responses: list[dict[str, Any]] = []
+    for turn in session.turns:
+        if not turn.request.startswith("!"):  # a person's !command asked no model
+            responses += _turn_script(turn)
+    return responses
+
+
+def _turn_script(turn: StoredTurn) -> list[dict[str, Any]]:
+    by_request: dict[int, dict[str, Any]] = {}
+    for block in turn.blocks:
+        request = block.index - 1  # the calls before it, the request's iteration
+        if "call" in by_request.get(request, {}):  # a call the limit left unrun
+            request = block.index
+        by_request.setdefault(request, {})["call"] = block
+    for request, text in turn.answers.items():
+        by_request.setdefault(request, {})["text"] = text
+    for request, text in turn.thinking.items():
+        by_request.setdefault(request, {})["thinking"] = text
+    last = max(by_request, default=-1)
+    if turn.status == "completed" and "call" in by_request.get(last, {"call": 1}):
+        last += 1  # the final answer was empty: no event kept it
+    responses = []
+    for request in range(last + 1):
+        parts = by_request.get(request, {})
+        response: dict[str, Any] = {"text": parts.get("text", "")}
+        if parts.get("thinking"):
+            response["thinking"] = parts["thinking"]
+        block: StoredBlock | None = parts.get("call")
+        if block is not None and block.tool == PYTHON_EXECUTION:
+            response["code"] = block.code
+        elif block is not None:
+            response["tool"] = {"name": block.tool, "arguments": block.arguments}
+        responses.append(response)
+    if turn.status in ("failed", "cancelled"):  # it ended there: so the replay does, and the
+        failure = {"status": 400, "message": REPLAYED_FAILURE}  # next turn's answers align
+        if responses and not {"code", "tool"} & set(responses[-1]):
+            responses[-1]["error"] = failure  # the text it streamed before it failed
+        else:
+            responses.append({"error": failure})
+    return responses
+
+
+# -- comparing -----------------------------------------------------------------------------
+
+_DURATION = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|m|min)\b")
+
+
+def _short(text: str | None) -> str:
+    if text is None:
+        return "(none)"
+    text = text if len(text) <= SHORT else text[: SHORT - 1] + "…"
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _first_difference(expected: str, now: str) -> tuple[str, str]:
+    """The first line where two outputs part (with its number), else both whole."""
+    old, new = expected.splitlines(), now.splitlines()
+    for number, (a, b) in enumerate(zip(old, new, strict=False), 1):
+        if a != b:
+            return f"line {number}: {_short(a)}", f"line {number}: {_short(b)}"
+    if len(old) != len(new):
+        n = min(len(old), len(new))
+        return (
+            f"{len(old)} line(s)" + (f", line {n + 1}: {_short(old[n])}" if n < len(old) else ""),
+            f"{len(new)} line(s)" + (f", line {n + 1}: {_short(new[n])}" if n < len(new) else ""),
+        )
+    return _short(expected), _short(now)
+
+
+def _last(error: str | None) -> str:
+    """An error's last line (a traceback's exception)."""
+    if error is None:
+        return "(none)"
+    lines = [line for line in error.splitlines() if line.strip()]
+    return _short(lines[-1] if lines else error)
+
+
+def _outcome(record: dict[str, Any]) -> dict[str, Any]:
+    """What an Activity's outcome is compared by (durations in its summary left out)."""
+    shown = record.get("presentation") or {}
+    return {
+        "tool": record.get("tool"),
+        "state": record.get("state"),
+        "headline": shown.get("headline"),
+        "summary": _DURATION.sub("…", shown.get("summary") or ""),
+        "outcome": shown.get("outcome"),
+        "error": record.get("error"),
+    }
+
+
+def _outcome_text(outcome: dict[str, Any] | None) -> str:
+    if outcome is None:
+        return "(no Activity)"
+    text = f"{outcome['tool']} {outcome['state']}: {outcome['headline']} — {outcome['summary']}"
+    if outcome["outcome"]:
+        text += f" ({outcome['outcome']})"
+    if outcome["error"]:
+        text += f" error: {outcome['error']}"
+    return _short(text)
+
+
+def compare(recorded: StoredSession, replayed: StoredSession) -> list[Difference]:
+    """Every turn's status, each block's output and error, each Activity's outcome."""
+    found: list[Difference] = []
+    now_turns = {turn.position: turn for turn in replayed.turns}
+    for position, old in enumerate(recorded.turns, 1):
+        new = now_turns.get(position)
+        if new is None:
+            found.append(Difference(position, None, "turn", "ran", "did not run"))
+            continue
+        if old.status != new.status and not (
+            old.status == "cancelled" and new.status == "failed"  # the replay stops it there
+        ):
+            found.append(
+                Difference(
+                    position,
+                    None,
+                    "status",
+                    f"{old.status}" + (f" ({_short(old.error)})" if old.error else ""),
+                    f"{new.status}" + (f" ({_short(new.error)})" if new.error else ""),
+                )
+            )
+        new_blocks = {block.index: block for block in new.blocks}
+        for block in old.blocks:
+            found += _compare_block(position, block, new_blocks.get(block.index))
+        extra = [b.index for b in new.blocks if b.index not in {o.index for o in old.blocks}]
+        if extra:
+            found.append(
+                Difference(position, None, "blocks", f"{len(old.blocks)}", f"{len(new.blocks)}")
+            )
+        found += _compare_activities(position, None, old.activities, new.activities)
+    return found
+
+
+def _compare_block(turn: int, old: StoredBlock, new: StoredBlock | None) -> list[Difference]:
+    if new is None:
+        return [Difference(turn, old.index, "block", "ran", "did not run")]
+    found = []
+    if old.stdout != new.stdout:
+        found.append(
+            Difference(turn, old.index, "output", *_first_difference(old.stdout, new.stdout))
+        )
+    if old.error != new.error:
+        found.append(Difference(turn, old.index, "error", _last(old.error), _last(new.error)))
+    return found + _compare_activities(turn, old.index, old.activities, new.activities)
+
+
+def _compare_activities(
+    turn: int, block: int | None, old: list[dict[str, Any]], new: list[dict[str, Any]]
+) -> list[Difference]:
+    found = []
+    for number in range(max(len(old), len(new))):
+        before = _outcome(old[number]) if number < len(old) else None
+        after = _outcome(new[number]) if number < len(new) else None
+        if before != after:
+            found.append(
+                Difference(
+                    turn,
+                    block,
+                    f"activity {number + 1}",
+                    _outcome_text(before),
+                    _outcome_text(after),
+                )
+            )
+    return found
+
+
+# -- running -------------------------------------------------------------------------------
+
+
+def _in_workspace(value: Any, copy: str, original: str) -> Any:
+    """Replayed text with the copy's path written as the recorded workspace's."""
+    if isinstance(value, str):
+        return value.replace(copy, original)
+    if isinstance(value, dict):
+        return {key: _in_workspace(item, copy, original) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_in_workspace(item, copy, original) for item in value]
+    return value
+
+
+def _normalized(session: StoredSession, copy: Path, original: str) -> StoredSession:
+    for turn in session.turns:
+        turn.error = _in_workspace(turn.error, str(copy), original)
+        turn.activities = _in_workspace(turn.activities, str(copy), original)
+        for block in turn.blocks:
+            block.stdout = _in_workspace(block.stdout, str(copy), original)
+            block.error = _in_workspace(block.error, str(copy), original)
+            block.activities = _in_workspace(block.activities, str(copy), original)
+    return session
+
+
+async def _replay(recorded: StoredSession, copy: Path, script: Path) -> StoredSession:
+    """Run every recorded request as a turn of a new session in ``copy``; the replayed
+    session read back, then deleted (a replay leaves no session behind)."""
+    from vis_core.host import Host
+    from vis_core.host_options import HostOptions
+
+    host = await Host.open(
+        HostOptions(workspace=copy, provider="scripted", script=script, channel="cli")
+    )
+    try:
+        refusal = host.settings.refusal()
+        if refusal is not None:
+            raise ReplayError(refusal)
+        session = await host.new_session()
+        try:
+            for turn in recorded.turns:
+                command = turn.request.startswith("!")
+                await session.submit(turn.request, command=command)
+            row = host.store.get_session(session.id)
+            assert row is not None
+            return read_session(host.store, row)
+        finally:
+            await session.close()
+            host.store.delete_session(session.id)
+            data = host.paths.data_dir
+            for kept in (data / "checkpoints" / session.id, data / "outputs" / session.id):
+                shutil.rmtree(kept, ignore_errors=True)
+            (data / "sessions" / f"{session.id}.lock").unlink(missing_ok=True)
+    finally:
+        await host.close()
+
+
+def _rewind(copy: Path, recorded: StoredSession, checkpoints_dir: Path) -> list[str]:
+    """Put the files the session changed back in ``copy`` as they were before its first
+    checkpointed turn (read from its checkpoints, which stay as they are); other files stay
+    as the workspace has them now. The paths that could not be put back."""
+    from vis_core.tools.checkpoints import Checkpoints
+
+    changed = {
+        str(change.get("path"))
+        for turn in recorded.turns
+        for block in turn.blocks
+        for change in block.files
+        if change.get("path")
+    }
+    if not changed:
+        return []
+    kept = Checkpoints(copy, checkpoints_dir)
+    taken = kept.all()
+    if not taken:
+        return sorted(changed)
+    first = taken[0].files
+    missed = []
+    for rel in sorted(changed):
+        try:
+            if rel not in first:  # the session created it
+                kept.files.unlink(rel)
+                continue
+            _size, _mtime, mode, digest = first[rel]
+            data = kept.kept_bytes(digest) if digest is not None else None
+            if data is None:
+                missed.append(rel)
+                continue
+            kept.files.write_atomic(rel, data, mode=mode, suffix=".vis-replay")
+        except FileNotFoundError:
+            continue
+        except OSError:
+            missed.append(rel)
+    return missed
+
+
+def replay_session(store: Store, key: str) -> tuple[StoredSession, list[Difference], list[str]]:
+    """Replay the session ``key`` names: the recording, the differences found, and the
+    files it changed that could not be put back as they were before it."""
+    row = find_session(store, key)
+    recorded = read_session(store, row)
+    if not recorded.turns:
+        raise ReplayError(f"session {row.id[:8]} has no turns to replay")
+    workspace = Path(row.workspace)
+    if not workspace.is_dir():
+        raise ReplayError(
+            f"the workspace of session {row.id[:8]}, {workspace}, is gone; replay needs it to copy"
+        )
+    with tempfile.TemporaryDirectory(prefix="vis-replay-") as folder:
+        copy = Path(folder, "workspace")
+        shutil.copytree(workspace, copy, symlinks=True)
+        from vis_core.paths import VisPaths
+
+        missed = _rewind(copy, recorded, VisPaths.from_env().data_dir / "checkpoints" / row.id)
+        script = Path(folder, "script.json")
+        script.write_text(json.dumps(script_of(recorded)), encoding="utf-8")
+        replayed = asyncio.run(_replay(recorded, copy, script))
+        _normalized(replayed, copy.resolve(), row.workspace)
+    return recorded, compare(recorded, replayed), missed
+
+
+def run_replay_command(args: argparse.Namespace) -> int:
+    from vis_core.paths import VisPaths
+    from vis_core.store import Store, StoreError
+
+    store = Store(VisPaths.from_env().ensure().db_file)
+    try:
+        recorded, differences, missed = replay_session(store, args.session_id)
+    except (SessionNotFound, ReplayError, StoreError) as exc:
+        print(f"vis replay: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        store.close()
+    blocks = sum(len(turn.blocks) for turn in recorded.turns)
+    if missed:
+        print(
+            "vis replay: these files the session changed were replayed as they are now (no "
+            f"copy from before the session was kept): {', '.join(missed)}",
+            file=sys.stderr,
+        )
+    if args.json:
+        report = {
+            "session_id": recorded.row.id,
+            "turns": len(recorded.turns),
+            "blocks": blocks,
+            "identical": not differences,
+            "not_rewound": missed,
+            "differences": [asdict(d) for d in differences],
+        }
+        stream = raw_stream(sys.stdout)  # JSON's escapes stay JSON (not the terminal's)
+        stream.write(terminal_json(json.dumps(report, ensure_ascii=False)) + "\n")
+        stream.flush()
+    else:
+        head = (
+            f"Replayed session {recorded.row.id[:8]} ({len(recorded.turns)} turn(s), {blocks} "
+            f"block(s)) against a copy of {recorded.row.workspace}: "
+        )
+        if not differences:
+            print(head + "identical.")
+        else:
+            print(head + f"{len(differences)} difference(s).")
+            for difference in differences:
+                print(terminal_text(difference.line()))
+    return EXIT_DIFFERENT if differences else EXIT_OK

@@ -1,0 +1,180 @@
+"""A stored session read back from its event log in one pass: turns, answers, blocks, Activities."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from vis_core.store.database import StoreError
+
+if TYPE_CHECKING:
+    from vis_core.store import Store
+    from vis_core.store.rows import SessionRow
+
+SNAPSHOT_FORMAT = "vis-session/1"  # what vis.sessions.export() returns and restore() reads
+
+
+class SessionNotFound(LookupError):
+    """No session, or more than one, answers to the id a person gave."""
+
+
+@dataclass
+class StoredBlock:
+    """One tool call of the model: a ``python_execution`` block or a direct tool call."""
+
+    iteration_id: str
+    index: int
+    tool: str
+    code: str
+    arguments: dict[str, Any]
+    stdout: str = ""
+    error: str | None = None
+    finished: bool = False
+    files: list[dict[str, Any]] = field(default_factory=list)
+    activities: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass
+class StoredTurn:
+    """One turn: the request, what the model answered per request, and what ran."""
+
+    id: str
+    position: int
+    request: str
+    status: str = "running"
+    error: str | None = None
+    content: str = ""
+    answers: dict[int, str] = field(default_factory=dict)  # request index -> its text
+    thinking: dict[int, str] = field(default_factory=dict)
+    blocks: list[StoredBlock] = field(default_factory=list)
+    activities: list[dict[str, Any]] = field(default_factory=list)  # outside any block
+    story: list[tuple[str, Any]] = field(default_factory=list)  # ("text"|"block"|...) in order
+
+
+@dataclass
+class StoredSession:
+    row: SessionRow
+    turns: list[StoredTurn]
+
+
+def find_session(store: Store, key: str) -> SessionRow:
+    """The session for an id or unambiguous prefix; :class:`SessionNotFound` names why not."""
+    try:
+        row = store.get_session(key)
+    except StoreError as exc:
+        raise SessionNotFound(str(exc)) from None
+    if row is None:
+        raise SessionNotFound(
+            f"there is no session {key.strip()!r}; `vis sessions` lists the ids (a prefix must "
+            "match exactly one)"
+        )
+    return row
+
+
+_READ = (
+    "TurnStarted",
+    "AssistantMessage",
+    "AssistantThinking",
+    "IterationStarted",
+    "BlockFinished",
+    "TurnEnded",
+)
+_ACTIVITIES = (  # the last state of each Activity, at the place of its first event
+    "SELECT a.pos, e.data FROM activities AS a JOIN events AS e ON e.seq = a.seq "
+    "WHERE a.session_id = ? ORDER BY a.pos"
+)
+
+
+def read_session(store: Store, row: SessionRow) -> StoredSession:
+    """What the session's log holds, as turns with their blocks and Activities: the events
+    that make them, and each Activity's last event only (one read of each)."""
+    with store._db.read("read a session's Activities") as conn:
+        activities = conn.execute(_ACTIVITIES, (row.id,)).fetchall()
+    turns: dict[str, StoredTurn] = {}
+    blocks: dict[str, StoredBlock] = {}
+    next_activity = 0
+    for stored in store.events(row.id, types=_READ):
+        while next_activity < len(activities) and activities[next_activity][0] < stored.seq:
+            _activity(orjson.loads(activities[next_activity][1]), blocks, turns)
+            next_activity += 1
+        _event(orjson.loads(stored.data), turns, blocks)
+    for _pos, data in activities[next_activity:]:
+        _activity(orjson.loads(data), blocks, turns)
+    return StoredSession(row, sorted(turns.values(), key=lambda t: t.position))
+
+
+def _event(data: dict[str, Any], turns: dict[str, StoredTurn], blocks: dict[str, StoredBlock]):
+    kind = data.get("type")
+    if kind == "TurnStarted":
+        turn = StoredTurn(data["turn_id"], data.get("position", 0), data.get("request", ""))
+        turns[turn.id] = turn
+        return
+    turn = turns.get(data.get("turn_id") or "")
+    if kind == "BlockFinished":
+        block = blocks.get(data.get("iteration_id", ""))
+        if block is not None:
+            block.stdout, block.error = data.get("stdout", ""), data.get("error")
+            block.files, block.finished = list(data.get("files") or []), True
+    elif turn is None:
+        return
+    elif kind == "AssistantMessage":
+        index = int(data.get("iteration", 0))
+        turn.answers[index] = turn.answers.get(index, "") + data.get("text", "")
+        turn.story.append(("text", data.get("text", "")))
+    elif kind == "AssistantThinking":
+        index = int(data.get("iteration", 0))
+        turn.thinking[index] = turn.thinking.get(index, "") + data.get("text", "")
+    elif kind == "IterationStarted":
+        block = StoredBlock(
+            data.get("iteration_id", ""),
+            int(data.get("index", 0)),
+            data.get("tool", ""),
+            data.get("code", ""),
+            data.get("arguments") or {},
+        )
+        blocks[block.iteration_id] = block
+        turn.blocks.append(block)
+        turn.story.append(("block", block))
+    elif kind == "TurnEnded":
+        turn.status = str(data.get("status", ""))
+        turn.error, turn.content = data.get("error"), data.get("content", "")
+
+
+def _activity(
+    data: dict[str, Any], blocks: dict[str, StoredBlock], turns: dict[str, StoredTurn]
+) -> None:
+    """Place an Activity (its last event's record) in its block, else in its turn."""
+    item = data.get("activity")
+    if not isinstance(item, dict):
+        return
+    block = blocks.get(item.get("iteration_id") or "")
+    if block is not None:
+        block.activities.append(item)
+        return
+    turn = turns.get(item.get("turn_id") or "")
+    if turn is not None:
+        turn.activities.append(item)
+        turn.story.append(("activity", item))
+
+
+def snapshot_head(row: SessionRow) -> dict[str, Any]:
+    """The snapshot without its events: format and session row."""
+    return {
+        "format": SNAPSHOT_FORMAT,
+        "session": {
+            "id": row.id,
+            "title": row.title,
+            "group": row.group,
+            "workspace": row.workspace,
+            "project_root": row.project_root,
+        },
+    }
+
+
+def snapshot(store: Store, row: SessionRow) -> dict[str, Any]:
+    """The session as ``vis.sessions.export()`` gives it: its row and its event log."""
+    data = snapshot_head(row)
+    data["events"] = [orjson.loads(stored.data) for stored in store.events(row.id)]
+    return data

@@ -107,10 +107,16 @@ def list_sessions(workspace: Path, query: str | None) -> int:
     try:
         if query:
             for hit in store.search_sessions(query):
-                print(f"{hit.session.id[:8]}  {hit.session.title or '(untitled)'}  {hit.snippet}")
+                row = hit.session
+                parent = f"  (child of {row.parent_id[:8]})" if row.parent_id else ""
+                print(f"{row.id[:8]}  {row.title or '(untitled)'}{parent}  {hit.snippet}")
         else:
-            for row in store.list_sessions(workspace=workspace):
-                print(f"{row.id[:8]}  {row.title or '(untitled)'}")
+            from vis_core.store.session_data import nested
+
+            for row, depth in nested(store.list_sessions(workspace=workspace)):
+                mark = "  " * (depth - 1) + "↳ " if depth else ""
+                parent = f"  (child of {row.parent_id[:8]})" if row.parent_id and not depth else ""
+                print(f"{row.id[:8]}  {mark}{row.title or '(untitled)'}{parent}")
     finally:
         store.close()
     return 0

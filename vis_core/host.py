@@ -139,6 +139,9 @@ class Host:
         self.commands = CommandRegistry(self)
         self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
         self.drafts = Drafts(store, paths.data_dir)  # the sessions' isolated working copies
+        from vis_core.subagents import Subagents
+
+        self.subagents = Subagents(self)  # child sessions: run_session, consult, vis.council
         self.sessions: list[AgentSession] = []
         self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
         self.session_tools: dict[str, SessionTools] = {}  # by open session
@@ -561,6 +564,15 @@ class Host:
         self.sessions.append(session)
         self.interaction.attach(session)
         return session
+
+    async def close_session(self, session: AgentSession) -> None:
+        """Close one open session and forget it (a child session whose turn ended)."""
+        try:
+            await session.close()
+        finally:
+            self.interaction.detach(session.id)
+            if session in self.sessions:
+                self.sessions.remove(session)
 
     def live_session(self, session_id: str) -> AgentSession | None:
         """The open session ``session_id`` of this workspace (a call's session is found here)."""

@@ -31,7 +31,13 @@ from vis_core.events import (
     UsageReported,
     event_payload,
 )
-from vis_core.model.activity import ActivityRecord, ActivityState, step_counts, step_tags
+from vis_core.model.activity import (
+    CHILD_SESSION_TOOLS,
+    ActivityRecord,
+    ActivityState,
+    step_counts,
+    step_tags,
+)
 from vis_core.model.block import (
     FileChangeKind,
     error_line,
@@ -61,6 +67,10 @@ _STATE_MARKS = {
     ActivityState.CANCELLED: ("⊘", "yellow"),
     ActivityState.RUNNING: ("…", "cyan"),
 }
+
+
+def plural_calls(count: int) -> str:
+    return f"{count} call" + ("" if count == 1 else "s")
 
 
 def plain(text: str) -> str:
@@ -129,6 +139,9 @@ class PrintRenderer:
         self._depths: dict[str, int] = {}  # Activity id: how far under an extension tool's
         self._code: dict[str, str] = {}  # a running block's code, by iteration id
         self._mid_line = False
+        # a child session's call (run_session, consult): its Activities, folded under it
+        self._folded: dict[str, list[ActivityRecord]] = {}
+        self._fold_of: dict[str, str] = {}  # Activity id: the child session call it is under
 
     # Rich loads with the first line it prints: a plain answer is written without it.
     @functools.cached_property
@@ -157,11 +170,21 @@ class PrintRenderer:
             self._mid_line = not event.text.endswith("\n")
         elif isinstance(event, ActivityStarted) and event.activity is not None:
             self._depth(event.activity)
+            self._fold(event.activity)
         elif isinstance(event, ActivityEnded) and event.activity is not None:
-            self._ended.append(event.activity)
+            record = event.activity
+            fold = self._fold(record)
+            if fold is not None:  # shown as a count under its child session's call
+                self._folded[fold].append(record)
+                return
+            self._ended.append(record)
             self._break_line()
-            indent = "  " * self._depth(event.activity)  # a call an extension tool made
-            self.console.print(indent + activity_line(event.activity))
+            indent = "  " * self._depth(record)  # a call an extension tool made
+            self.console.print(indent + activity_line(record))
+            folded = self._folded.pop(record.id, None)
+            if folded:
+                steps = step_counts(step_tags(folded)) or plural_calls(len(folded))
+                self.console.print(f"{indent}  [dim]⋯ in the child session: {steps}[/]")
         elif isinstance(event, IterationStarted) and event.tool == "python_execution":
             self._code[event.iteration_id] = event.code
         elif isinstance(event, BlockFinished) and event.iteration_id in self._code:
@@ -205,12 +228,27 @@ class PrintRenderer:
             steps = step_counts(step_tags(self._ended))
             self._ended = []
             self._depths.clear()
+            self._folded.clear()
+            self._fold_of.clear()
             self._code.clear()
             if self.summarize_steps and steps:
                 self.console.print(f"[dim]{steps}[/]")
             if event.error:
                 error = plain(event.error)
                 self.errors.print(f"[red]{event.status.value}:[/] {error}")
+
+    def _fold(self, record: ActivityRecord) -> str | None:
+        """The child session call ``record`` is folded under, if any (the first time a
+        call is seen, it is noted; a child session's call opens a fold of its own)."""
+        fold = self._fold_of.get(record.id)
+        if fold is None and record.parent_id is not None:
+            parent = record.parent_id
+            fold = parent if parent in self._folded else self._fold_of.get(parent)
+            if fold is not None:
+                self._fold_of[record.id] = fold
+        if fold is None and record.tool in CHILD_SESSION_TOOLS:
+            self._folded.setdefault(record.id, [])
+        return fold
 
     def _depth(self, record: ActivityRecord) -> int:
         parent = record.parent_id

@@ -292,7 +292,14 @@ def _build_tools(
             *session_tools(host.store, session_id, _sessions_scope(host, session_id)),
         ]
     mcp_tools = host.mcp.host_tools(kit.tool_hooks, tool_context.output_dir)
-    registry = ToolRegistry([*builtins, *discovery, *host.extension_tools(), *mcp_tools])
+    from vis_core.subagents.tools import read_only_registry, subagent_tools
+
+    children = subagent_tools(host.subagents, _sessions_scope(host, session_id))
+    if not discovery:  # introspection off: consult() reads stored sessions, as read_session
+        children = [tool for tool in children if tool.name != "consult"]
+    registry = ToolRegistry([*builtins, *discovery, *children, *host.extension_tools(), *mcp_tools])
+    if host.subagents.is_read_only(session_id):  # a read-only child session
+        registry = read_only_registry(registry)
     return ToolSet(registry, extension_guides(host.extensions))
 
 

@@ -175,7 +175,7 @@ def test_discovery_activity_presentations(registry: ToolRegistry) -> None:
     assert (failed.headline, failed.summary) == ("Read tool documentation", "cta: unknown")
 
 
-@pytest.mark.parametrize("name", ["council", "vis.speech"])
+@pytest.mark.parametrize("name", ["speech", "vis.speech"])
 def test_doc_says_which_documented_features_are_not_available(
     registry: ToolRegistry, name: str
 ) -> None:

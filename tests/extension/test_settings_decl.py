@@ -233,4 +233,6 @@ def test_core_setting_ids_are_listed_once() -> None:
         "jail_home_writable",
         "draft_model_approves",
         "network_allowed_hosts",
+        "subagent_depth",
+        "subagent_concurrency",
     )

@@ -191,7 +191,7 @@ async def test_without_a_block_attachments_raise(workspace: Path, script_path: P
 
 
 def test_out_of_scope_handles_say_so() -> None:
-    with pytest.raises(RuntimeError, match="not available in this version of Vis"):
-        vis.council.ask("question")
+    with pytest.raises(RuntimeError, match="no session did"):  # implemented: needs a session
+        vis.council.run_session("question")
     with pytest.raises(RuntimeError, match="speech"):
         vis.speech.say("hello")

@@ -35,6 +35,10 @@ from vis_core.model.images import describe
 from vis_core.model.turn import Incomplete
 from vis_core.providers.base import ImagePart, Message, ThinkingDelta, ThinkingPart, ToolCall
 
+# UsageReported.purpose of a child session's requests (run_session, consult) in its parent:
+# counted in the parent's turn and cost, not in its context or its requests
+CHILD_PURPOSE = "subagent"
+
 ImageLoader = Callable[[str], ImagePart | None]
 
 NO_OUTPUT = "(the block printed nothing; print() what you want to see)"
@@ -275,6 +279,8 @@ class ConversationBuilder:
         )
 
     def _on_UsageReported(self, event: UsageReported) -> None:
+        if event.purpose == CHILD_PURPOSE:  # a child session's request, not this one's
+            return
         self._shown.clear()  # the request that carried them was answered
 
     def request_messages(self, *, person_images: bool = True) -> list[Message]:

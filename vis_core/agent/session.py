@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from vis_core.agent.conversation import (
+    CHILD_PURPOSE,
     CONVERSATION_EVENTS,
     RAW_ARGUMENTS,
     ConversationBuilder,
@@ -66,6 +67,7 @@ from vis_core.tools.checkpoints import Checkpoints
 log = logging.getLogger(__name__)
 
 PYTHON_EXECUTION = "python_execution"
+CHILDREN_GRACE = 30.0  # seconds a cancelled turn waits for its child sessions to close
 DELTA_INTERVAL = 0.03  # streamed text is committed and published in batches this far apart
 
 
@@ -236,6 +238,9 @@ class AgentSession:
         self.instructions = instructions  # AGENTS.md & co: in the prompt, nested ones noted
         self.plan = plan or PlanMode()  # plan mode: read-only until the person approves
         self.turn_count = 0
+        self._outcome: TurnOutcome | None = None  # the running turn's, for its children's cost
+        # the tool calls running child sessions (run_session, consult): the turn ends after them
+        self.children: set[asyncio.Task[Any]] = set()
         for event in history:
             self._absorb(event)
         self.events.subscribe(self._absorb, first=True)  # state is current before others look
@@ -304,6 +309,9 @@ class AgentSession:
             self.cost += event.cost
             if UsagePurpose(event.purpose).measures_context:
                 self.context_tokens = event.context_tokens or self.context_tokens
+            elif event.purpose == CHILD_PURPOSE and self._outcome is not None:
+                self._outcome.usage = self._outcome.usage + event.usage
+                self._outcome.cost += event.cost
 
     # -- turns -----------------------------------------------------------------------------
 
@@ -390,7 +398,7 @@ class AgentSession:
         await self.emit(
             TurnStarted(self.id, turn_id=turn_id, position=self.turn_count, request=text)
         )
-        outcome = TurnOutcome()
+        outcome = self._outcome = TurnOutcome()
         try:
             if command:
                 await person_input.run_command(self, turn_id, text)
@@ -421,8 +429,12 @@ class AgentSession:
         cancelled_again = False  # the turn's end is stored even under repeated cancels
         try:
             await asyncio.shield(self._settle_checkpoint(turn_id))
+            if self.children and outcome.status is TurnStatus.CANCELLED:
+                # the child sessions it waited on are closing: they end before the turn
+                await asyncio.shield(asyncio.wait(set(self.children), timeout=CHILDREN_GRACE))
         except asyncio.CancelledError:  # the check goes on in its thread; the end is written
             cancelled_again = True
+        self._outcome = None
         ended = TurnEnded(
             self.id,
             turn_id=turn_id,

@@ -105,6 +105,12 @@ class OutsideVis(Runtime):
     def sessions(self) -> Any:
         raise RuntimeError(f"vis.sessions {OUTSIDE_VIS}")
 
+    def council(self) -> Any:
+        raise RuntimeError(
+            "vis.council is the Council handle of the session that called your extension, and "
+            "no session did; use it inside a tool call or command of a session"
+        )
+
     def bound_session(self) -> Any:
         raise RuntimeError(
             "vis.session is the session that called your extension, and no session did; "

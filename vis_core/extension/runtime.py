@@ -64,6 +64,10 @@ class Runtime(ABC):
         """Whether this runtime runs session ``session_id`` (a thread picks its runtime)."""
 
     @abstractmethod
+    def council(self) -> Any:
+        """``vis.council``: the Council handle of the bound session (child sessions)."""
+
+    @abstractmethod
     def extension_path(self, owner: str) -> Path | None:
         """Where extension ``owner``'s files are (its folder or entry file), if it is loaded."""
 
@@ -260,6 +264,9 @@ class RuntimeOverride(Runtime):
 
     def extension_path(self, owner: str) -> Path | None:
         return self.inner.extension_path(owner)
+
+    def council(self) -> Any:
+        return self.inner.council()
 
     def state_read(self, owner: str | None, key: str) -> tuple[bool, Any]:
         return self.inner.state_read(owner, key)

@@ -13,7 +13,7 @@ from vis_core.extension.context import current_call
 from vis_core.extension.errors import GatewayCode, GatewayError
 from vis_core.extension.place import require_trusted
 from vis_core.extension.runtime import current_runtime
-from vis_core.extension.unavailable import OUT_OF_SCOPE, Speech
+from vis_core.extension.unavailable import Speech
 
 
 def list_sessions(search: str | None = None) -> list[dict[str, Any]]:
@@ -71,6 +71,24 @@ class BoundSession:
         return f"<vis.session {call.session_id if call else 'unbound'}>"
 
 
+class CouncilHandle:
+    """``vis.council``: the Council handle of the session that called your extension:
+    ``run_session(request, model=None, read_only=True, timeout=None)`` runs a turn in a new
+    child session of it and returns the answer; ``consult(session, question, timeout=None)``
+    asks a stored session in a read-only fork of it (``session_id``, ``title``, ``answer``,
+    ``fork_id``). Each child shows under your tool's Activity and costs the session's model
+    tokens. Without a bound session, RuntimeError."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        require_trusted("vis.council")
+        return getattr(current_runtime().council(), name)
+
+    def __repr__(self) -> str:
+        return "<vis.council>"
+
+
 def run(
     request: str, *, timeout: float | None = None, response_model: Any = None, **options: Any
 ) -> Any:
@@ -99,25 +117,7 @@ def _parse(model: Any, content: str) -> Any:
     return model(data)
 
 
-class Unavailable:
-    """A documented SDK handle that this Vis does not implement yet; every use says so."""
-
-    def __init__(self, name: str) -> None:
-        self._name = name
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("__"):
-            raise AttributeError(attr)
-        raise RuntimeError(f"vis.{self._name} {OUT_OF_SCOPE}")
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        raise RuntimeError(f"vis.{self._name} {OUT_OF_SCOPE}")
-
-    def __repr__(self) -> str:
-        return f"<vis.{self._name}: not available>"
-
-
 sessions = Sessions()
 session = BoundSession()
-council = Unavailable("council")
+council = CouncilHandle()
 speech = Speech()  # not implemented: every use raises SpeechUnavailable

@@ -30,6 +30,8 @@ CORE_SETTING_IDS: tuple[str, ...] = (
     "jail_home_writable",
     "draft_model_approves",
     "network_allowed_hosts",
+    "subagent_depth",
+    "subagent_concurrency",
 )
 CORE_OWNER = "Vis"
 

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-OUT_OF_SCOPE = (
-    "is not available in this version of Vis: councils and speech are not implemented yet"
-)
+OUT_OF_SCOPE = "is not available in this version of Vis: speech is not implemented yet"
 
 # Names a model or an extension author may look up, folded to lower case without ``vis.``.
 UNAVAILABLE_NAMES = frozenset(
     {
-        "council",
         "speech",
     }
 )

@@ -221,6 +221,17 @@ class HostRuntime(StoreRuntime):
 
         return sessions_api.bound_session()
 
+    def council(self) -> Any:
+        from vis_core.extension.place import require_trusted
+        from vis_core.extension_host.gateway import bound_call, host_of
+
+        require_trusted("vis.council")
+        call = bound_call()
+        host = host_of(call)
+        if call is None or call.session_id is None or host is None:
+            return super().council()  # no bound session: OutsideVis says so
+        return host.subagents.council  # type: ignore[attr-defined]
+
     # -- attachments of the running block ------------------------------------------------------
     def attachment_add(
         self,

@@ -98,6 +98,9 @@ class WorkerRuntime(Runtime):
     def bound_session(self) -> Any:
         return self._host("bound_session")
 
+    def council(self) -> Any:
+        return self._host("council")
+
     def attachment_add(
         self,
         data: bytes,

@@ -13,6 +13,11 @@ MAX_LINE_BYTES = 512
 MAX_HANDLE_CHARS = 256
 
 
+# The tools whose Activity runs a child session (vis_core/subagents): the child's Activities
+# show folded under it.
+CHILD_SESSION_TOOLS = frozenset({"run_session", "consult"})
+
+
 class SymbolTag(StrEnum):
     """What kind of work a tool call did; decides where it is counted."""
 

@@ -149,7 +149,42 @@ def _parse_response(raw: Any, index: int, path: Path, call_id: str) -> ScriptedR
 
 def load_script(path: Path | str) -> tuple[ScriptedResponse, ...]:
     """Read and validate a script file; errors name the file and the (1-based) response."""
+    return load_tracks(path)[0]
+
+
+def load_tracks(
+    path: Path | str, data: Any = None
+) -> tuple[tuple[ScriptedResponse, ...], dict[str, tuple[ScriptedResponse, ...]]]:
+    """A script's responses and its ``sessions`` tracks (request text → responses).
+
+    A script is a list of responses, or a mapping with ``responses`` (that list) and
+    ``sessions``: for each text, the responses of a session whose first request holds that
+    text (a child session a block started, a consulted fork) instead of ``responses``.
+    """
     path = Path(path)
+    if data is None:
+        return load_tracks(path, _read(path))
+    tracks: dict[str, Any] = {}
+    if isinstance(data, Mapping) and ("responses" in data or "sessions" in data):
+        unknown = sorted(map(str, set(data) - {"responses", "sessions"}))
+        if unknown:
+            raise ScriptError(
+                f"{path}: unknown key(s) {', '.join(unknown)}; a script mapping holds "
+                "responses and sessions"
+            )
+        tracks = data.get("sessions") or {}
+        if not isinstance(tracks, Mapping) or not all(
+            isinstance(key, str) and key and isinstance(value, list)
+            for key, value in tracks.items()
+        ):
+            raise ScriptError(f"{path}: sessions must map a request's text to a list of responses")
+        data = data.get("responses") or []
+    if not isinstance(data, list):
+        raise ScriptError(f"{path}: a script is a list of responses, got {type(data).__name__}")
+    return _responses(data, path), {key: _responses(value, path) for key, value in tracks.items()}
+
+
+def _read(path: Path) -> Any:
     suffix = path.suffix.lower()
     if suffix not in (".yaml", ".yml", ".json"):
         raise ScriptError(f"{path}: a script must be a .yaml, .yml or .json file")
@@ -158,11 +193,12 @@ def load_script(path: Path | str) -> tuple[ScriptedResponse, ...]:
     except OSError as exc:
         raise ScriptError(f"cannot read the script {path}: {exc.strerror or exc}") from exc
     try:
-        data = json.loads(source) if suffix == ".json" else yaml.safe_load(source)
+        return json.loads(source) if suffix == ".json" else yaml.safe_load(source)
     except (ValueError, yaml.YAMLError) as exc:
         raise ScriptError(f"{path}: not valid {suffix[1:].upper()}: {exc}") from exc
-    if not isinstance(data, list):
-        raise ScriptError(f"{path}: a script is a list of responses, got {type(data).__name__}")
+
+
+def _responses(data: list[Any], path: Path) -> tuple[ScriptedResponse, ...]:
     return tuple(
         _parse_response(raw, i, path, call_id=f"scripted-{i + 1}") for i, raw in enumerate(data)
     )
@@ -184,7 +220,7 @@ class ScriptedProvider:
     ) -> None:
         self.name = name
         self.script_path = Path(script_path)
-        self.responses = load_script(self.script_path)
+        self.responses, self._tracks = load_tracks(self.script_path)
         self.position = 0
         self._overrides = dict(model_overrides or {})
         self.requests: list[ModelRequest] = []  # what the "model" received, in order
@@ -211,7 +247,17 @@ class ScriptedProvider:
     def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         return self._stream(request)
 
+    def _choose_track(self, request: ModelRequest) -> None:
+        """At the session's first request: the ``sessions`` track its request names, if any."""
+        asked = next((m.text for m in reversed(request.messages) if m.role == "user"), "")
+        found = next((key for key in self._tracks if key in asked), None)
+        if found is not None:
+            self.responses = self._tracks[found]
+        self._tracks = {}
+
     async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+        if not self.requests and self._tracks:
+            self._choose_track(request)
         self.requests.append(request)
         limit = (self._overrides.get(request.model) or {}).get("input_limit")
         if isinstance(limit, int) and limit > 0:

@@ -80,6 +80,9 @@ class SandboxRuntime(OutsideVis):
     def bound_session(self) -> Any:
         _refuse("vis.session")
 
+    def council(self) -> Any:
+        _refuse("vis.council")
+
     def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         _refuse(f"vis.tools.{name}")
 

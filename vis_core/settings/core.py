@@ -141,6 +141,27 @@ NETWORK_ALLOWED_HOSTS = Setting(
         "127.0.0.1:8000 (no port: 80 and 443), separated by commas. Empty: none."
     ),
 )
+SUBAGENT_DEPTH = Setting(
+    id="subagent_depth",
+    label="Child sessions: depth",
+    type="enum",
+    default="1",
+    choices=("0", "1", "2", "3"),
+    scopes=ALL_SCOPES,
+    description=(
+        "How deep run_session() and consult() may go: 1 lets a session start child sessions, "
+        "2 lets those start their own; 0 turns them off."
+    ),
+)
+SUBAGENT_CONCURRENCY = Setting(
+    id="subagent_concurrency",
+    label="Child sessions at once",
+    type="enum",
+    default="4",
+    choices=("1", "2", "4", "8"),
+    scopes=ALL_SCOPES,
+    description="How many child sessions (run_session, consult) one session may run at once.",
+)
 
 CORE_SETTINGS: tuple[Setting[Any], ...] = (
     MODEL,
@@ -157,6 +178,8 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
     JAIL_HOME_WRITABLE,
     DRAFT_MODEL_APPROVES,
     NETWORK_ALLOWED_HOSTS,
+    SUBAGENT_DEPTH,
+    SUBAGENT_CONCURRENCY,
 )
 # The settings that bound what a block may do: a value of one that Vis cannot read, from any
 # source, stops the turn (fail closed) instead of falling back to a lower level or the default.

@@ -51,12 +51,13 @@ class SessionRow:
     usage: Usage
     cost: float
     turn_count: int
+    parent_id: str | None = None  # the session that started this one (a child session)
 
 
 SESSION_COLUMNS = (
     "s.id, s.title, s.group_name, s.workspace, s.project_root, s.created, s.modified, "
     "s.forked_from, s.input_tokens, s.output_tokens, s.cache_read_tokens, s.cache_write_tokens, "
-    "s.cost, (SELECT count(*) FROM turns t WHERE t.session_id = s.id)"
+    "s.cost, (SELECT count(*) FROM turns t WHERE t.session_id = s.id), s.parent_id"
 )
 
 
@@ -73,6 +74,7 @@ def session_row(row: tuple[Any, ...]) -> SessionRow:
         usage=Usage(row[8], row[9], row[10], row[11]),
         cost=row[12],
         turn_count=row[13],
+        parent_id=row[14],
     )
 
 

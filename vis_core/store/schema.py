@@ -308,6 +308,12 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
         )""",
         "CREATE INDEX draft_marks_by_turn ON draft_marks(turn_id)",
     ),
+    # 10: the session that started a session (``run_session``, ``consult``): a child session's
+    # parent, so the session list shows children under the session that made them.
+    (
+        "ALTER TABLE sessions ADD COLUMN parent_id TEXT REFERENCES sessions(id) ON DELETE SET NULL",
+        "CREATE INDEX sessions_by_parent ON sessions(parent_id)",
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -39,6 +39,34 @@ def session_summary(row: SessionRow) -> dict[str, Any]:
     }
 
 
+def nested(rows: list[SessionRow]) -> list[tuple[SessionRow, int]]:
+    """``rows`` with each child session right after the session that started it (its
+    children oldest first), paired with its depth; a child whose parent is not among ``rows``
+    keeps its place at depth 0."""
+    listed = {row.id for row in rows}
+    children: dict[str, list[SessionRow]] = {}
+    for row in rows:
+        if row.parent_id in listed:
+            children.setdefault(row.parent_id, []).append(row)  # type: ignore[arg-type]
+    out: list[tuple[SessionRow, int]] = []
+    seen: set[str] = set()
+
+    def add(row: SessionRow, depth: int) -> None:
+        if row.id in seen:  # a loop in stored rows is shown once
+            return
+        seen.add(row.id)
+        out.append((row, depth))
+        for child in sorted(children.get(row.id, ()), key=lambda r: r.created):
+            add(child, depth + 1)
+
+    for row in rows:
+        if row.parent_id not in listed:
+            add(row, 0)
+    for row in rows:  # rows only reachable through a loop of parents
+        add(row, 0)
+    return out
+
+
 def _hit(hit: SearchHit) -> dict[str, Any]:
     row = session_summary(hit.session)
     row["rank"] = hit.rank
@@ -168,6 +196,7 @@ def _session(store: Store, row: SessionRow) -> dict[str, Any]:
         workspace=row.workspace,
         project_root=row.project_root,
         origin=store.state_get(ORIGIN_STATE, row.id),
+        parent_id=row.parent_id,  # the session that started it (run_session, consult)
         forked_from=None,
         **_fold_data(store, row.id),  # session diagnostics: folds and request health
     )

@@ -50,8 +50,10 @@ class SessionsMixin:
         title: str = "",
         group: str | None = None,
         forked_from: str | None = None,
+        parent_id: str | None = None,
     ) -> SessionRow:
-        """Create a session (id: uuid4 hex) and return its row."""
+        """Create a session (id: uuid4 hex) and return its row; ``parent_id``: the session that
+        started it (a child session)."""
         session_id = uuid.uuid4().hex
         now = time.time()
         title = self._clean(title)
@@ -60,7 +62,8 @@ class SessionsMixin:
                 _ensure_group(conn, group, now)
             (num,) = conn.execute(
                 "INSERT INTO sessions (id, title, group_name, workspace, project_root, created, "
-                "modified, forked_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING num",
+                "modified, forked_from, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "RETURNING num",
                 (
                     session_id,
                     title,
@@ -70,6 +73,7 @@ class SessionsMixin:
                     now,
                     now,
                     forked_from,
+                    parent_id,
                 ),
             ).fetchone()
             if title:
@@ -122,9 +126,24 @@ class SessionsMixin:
         return [session_row(row) for row in rows]
 
     def latest_session(self, workspace: Path | str) -> SessionRow | None:
-        """The most recently modified session of ``workspace``."""
-        rows = self.list_sessions(workspace, limit=1)
-        return rows[0] if rows else None
+        """The most recently modified session of ``workspace`` that a person started (a child
+        session, started by another session's ``run_session``, is not one to continue)."""
+        with self._db.read("find the latest session") as conn:
+            row = conn.execute(
+                f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.workspace = ? "
+                "AND s.parent_id IS NULL ORDER BY s.modified DESC, s.num DESC LIMIT 1",
+                (str(workspace),),
+            ).fetchone()
+        return session_row(row) if row else None
+
+    def children(self, session_id: str) -> list[SessionRow]:
+        """The sessions ``session_id`` started (``run_session``, ``consult``), oldest first."""
+        with self._db.read("list child sessions") as conn:
+            rows = conn.execute(
+                f"SELECT {SESSION_COLUMNS} FROM sessions s WHERE s.parent_id = ? ORDER BY s.num",
+                (session_id,),
+            ).fetchall()
+        return [session_row(row) for row in rows]
 
     def running_turns(self, session_id: str) -> list[str]:
         """Ids of the session's turns that never ended (a Vis that was killed mid-turn)."""
@@ -143,6 +162,11 @@ class SessionsMixin:
             conn.execute("DELETE FROM search_titles WHERE rowid = ?", (num,))
             if title:
                 conn.execute("INSERT INTO search_titles (rowid, text) VALUES (?, ?)", (num, title))
+
+    def set_parent(self, session_id: str, parent_id: str | None) -> None:
+        """Record the session that started ``session_id`` (a child session)."""
+        with self._db.write("set a session's parent") as conn:
+            conn.execute("UPDATE sessions SET parent_id = ? WHERE id = ?", (parent_id, session_id))
 
     def set_group(self, session_id: str, group: str | None) -> None:
         """Move a session into ``group`` (created when new), or out of any group with ``None``."""

@@ -28,6 +28,8 @@ BUILTIN_TOOL_NAMES = frozenset(
         "draft_sync",
         "draft_approve",
         "draft_discard",
+        "run_session",
+        "consult",
     }
 )
 

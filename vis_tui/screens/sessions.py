@@ -12,6 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
+from vis_core.store.session_data import nested
 from vis_core.tools.display import plural
 
 
@@ -55,15 +56,18 @@ class SessionsScreen(ModalScreen[str | None]):
         listing.clear_options()
         if query.strip():
             hits = self.store.search_sessions(query.strip())
-            rows = [(hit.session, hit.snippet) for hit in hits]
-        else:
-            rows = [(row, "") for row in self.store.list_sessions(self.workspace)]
-        for row, snippet in rows:
+            rows = [(hit.session, hit.snippet, 0) for hit in hits]
+        else:  # a child session (run_session, consult) under the session that started it
+            listed = nested(self.store.list_sessions(self.workspace))
+            rows = [(row, "", depth) for row, depth in listed]
+        for row, snippet, depth in rows:
+            parent = f" · child of {row.parent_id[:8]}" if row.parent_id and not depth else ""
             label = Content.assemble(
+                ("  " * (depth - 1) + "↳ " if depth else "", "$text-muted"),
                 (row.title or "untitled", "bold"),
                 (
                     f"  {plural(row.turn_count, 'turn')} · {_age(row.modified, now)}"
-                    f" · {row.id[:8]}",
+                    f" · {row.id[:8]}{parent}",
                     "$text-muted",
                 ),
                 (f"\n  {snippet}" if snippet else "", "italic"),

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
-from vis_core.model.activity import ActivityRecord
+from vis_core.model.activity import CHILD_SESSION_TOOLS, ActivityRecord
 
 Row = TypeVar("Row")
 
@@ -50,3 +50,20 @@ def place(
     while at < len(rows) and depth_of(rows[at]) > depth_of(parent):
         at += 1
     return Placement(depth, after=rows[at - 1])
+
+
+def under_child_session(records: Sequence[ActivityRecord]) -> set[str]:
+    """The ids of ``records`` made in a child session, under the ``run_session`` or
+    ``consult`` call that started it (shown folded under that call's row)."""
+    by_id = {record.id: record for record in records}
+    folded: set[str] = set()
+    for record in records:
+        seen: set[str] = set()
+        parent = by_id.get(record.parent_id or "")
+        while parent is not None and parent.id not in seen:
+            seen.add(parent.id)
+            if parent.tool in CHILD_SESSION_TOOLS and parent.parent_id is None:
+                folded.add(record.id)
+                break
+            parent = by_id.get(parent.parent_id or "")
+    return folded

@@ -19,7 +19,7 @@ from vis_core.model.activity import ActivityRecord
 from vis_core.model.turn import TurnStatus
 from vis_tui.history import PartKind, StoredTurn
 from vis_tui.widgets.activity import NEST_INDENT, headline_content, is_expandable, is_frozen
-from vis_tui.widgets.activity_tree import place
+from vis_tui.widgets.activity_tree import place, under_child_session
 from vis_tui.widgets.answer_lines import AnswerLines
 from vis_tui.widgets.block_row import block_content
 from vis_tui.widgets.hanging import HangingLine
@@ -142,6 +142,8 @@ class StoredTurnView(Widget, can_focus=True):
             for part in self.parts
         ]
         self.rows = [row for run in self.runs if run for row in run]
+        # a child session's calls: folded under its call, shown when the turn opens
+        self._folded = under_child_session([row.record for row in self.rows])
         self._cache: Drawn | None = None
         # Tab reaches a stored turn with something to open (a row that opens, a fold)
         self.can_focus = any(is_expandable(r.record, list(r.receipts)) for r in self.rows) or any(
@@ -231,6 +233,8 @@ class StoredTurnView(Widget, can_focus=True):
                 row_strips: list[Strip] = []
                 row_ids: list[str] = []
                 for row in run:
+                    if row.record.id in self._folded:
+                        continue
                     gap = NEST_INDENT * row.depth
                     for strip in strips_of(row.header(), max(1, width - gap), style):
                         row_strips.append(Strip.join([blank_of(gap), strip]) if gap else strip)

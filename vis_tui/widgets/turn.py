@@ -12,7 +12,12 @@ from textual.events import Click
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from vis_core.model.activity import ActivityRecord, step_counts, step_tags
+from vis_core.model.activity import (
+    CHILD_SESSION_TOOLS,
+    ActivityRecord,
+    step_counts,
+    step_tags,
+)
 from vis_core.model.turn import TurnStatus
 from vis_tui.block_info import BlockInfo, folds_into_activity
 from vis_tui.notes import FoldInfo
@@ -254,11 +259,38 @@ class TurnView(Vertical):
         command = self.person_command and record.iteration_id is None
         row = ActivityRow(record, self.context, depth=spot.depth, opened=command, one_call=command)
         order.insert(spot.index(order), row)
+        self._fold_child_session(row)
         if spot.before is None and spot.after is None:
             self._mount_before_footer(row)
         else:
             self._mount_near(row, before=spot.before, after=spot.after)
         return row
+
+    def _fold_child_session(self, row: ActivityRow) -> None:
+        """A child session's Activities (under a ``run_session`` or ``consult`` call) stay
+        folded under the call's row until the person opens it."""
+        if row.record.tool in CHILD_SESSION_TOOLS and row.record.parent_id is None:
+            self.watch(row, "expanded", lambda _: self._unfold(row), init=False)
+            return
+        call = self._child_session_call(row.record)
+        if call is not None:
+            row.display = call.expanded
+
+    def _child_session_call(self, record: ActivityRecord) -> ActivityRow | None:
+        """The row of the child session call ``record`` is under, if any."""
+        seen: set[str] = set()
+        parent = self.rows.get(record.parent_id or "")
+        while parent is not None and parent.record.id not in seen:
+            seen.add(parent.record.id)
+            if parent.record.tool in CHILD_SESSION_TOOLS and parent.record.parent_id is None:
+                return parent
+            parent = self.rows.get(parent.record.parent_id or "")
+        return None
+
+    def _unfold(self, call: ActivityRow) -> None:
+        for row in self._row_order:
+            if row is not call and self._child_session_call(row.record) is call:
+                row.display = call.expanded
 
     def _mount_near(self, widget: Any, *, before: Any = None, after: Any = None) -> None:
         if not self._ready:

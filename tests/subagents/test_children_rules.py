@@ -1,0 +1,210 @@
+"""What child sessions may do: read-only unless asked, writers in drafts of their own, limits."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from vis_core.events import BlockFinished, Event
+from vis_core.host import Host
+
+from .support import open_host, script, write_config
+
+TRY_TO_WRITE = textwrap.dedent(
+    """\
+    for attempt in (shell("touch made.txt"), patch("notes.txt", "x", [])):
+        try:
+            await attempt
+        except Exception as exc:
+            print(type(exc).__name__, "|", exc)
+    with open("by_python.txt", "w") as f:  # not a tool: not refused, but told
+        f.write("x")
+    """
+)
+
+
+def _stdout(host: Host, session_id: str) -> str:
+    return "".join(
+        e.event.stdout for e in host.store.events(session_id) if isinstance(e.event, BlockFinished)
+    )
+
+
+async def _run(host: Host, request: str) -> tuple[str, str]:
+    """The parent's block output and its turn's status."""
+    events: list[Event] = []
+    parent = await host.new_session()
+    parent.subscribe(events.append)
+    ended = await parent.submit(request)
+    blocks = [e for e in events if isinstance(e, BlockFinished)]
+    return "".join(b.stdout + (b.error or "") for b in blocks), ended.status.value
+
+
+async def test_a_read_only_child_cannot_change_files(workspace: Path, tmp_path: Path):
+    (workspace / "notes.txt").write_text("as it was\n", encoding="utf-8")
+    path = script(
+        tmp_path / "s.yaml",
+        [{"code": 'print(await run_session("look only"))'}, {"text": "done"}],
+        {"look only": [{"code": TRY_TO_WRITE}, {"text": "I only looked"}]},
+    )
+    host = await open_host(workspace, path)
+    try:
+        out, status = await _run(host, "start a reader")
+        (child,) = [row for row in host.store.list_sessions() if row.parent_id]
+        told = _stdout(host, child.id)
+    finally:
+        await host.close()
+    assert status == "completed" and "I only looked" in out
+    lines = told.strip().splitlines()
+    assert len(lines) == 2, told
+    assert all(line.startswith("VisToolError | ReadOnlyError: ") for line in lines), told
+    assert "shell is refused: this is a read-only child session" in lines[0]
+    assert not (workspace / "made.txt").exists()
+    assert "[Vis: this read-only child session changed by_python.txt with plain Python" in out
+    assert (workspace / "notes.txt").read_text(encoding="utf-8") == "as it was\n"
+
+
+WRITE = textwrap.dedent(
+    """\
+    with open("notes.txt", "w") as f:
+        f.write("written by {name}\\n")
+    print("wrote")
+    """
+)
+
+
+async def test_writing_children_work_in_drafts_of_their_own(workspace: Path, tmp_path: Path):
+    (workspace / "notes.txt").write_text("as it was\n", encoding="utf-8")
+    parent_code = textwrap.dedent(
+        """\
+        import asyncio
+        for answer in await asyncio.gather(
+            run_session("write one", read_only=False), run_session("write two", read_only=False)
+        ):
+            print(answer.replace("\\n", " "))
+        """
+    )
+    path = script(
+        tmp_path / "s.yaml",
+        [{"code": parent_code}, {"text": "done"}],
+        {
+            "write one": [{"code": WRITE.format(name="one")}, {"text": "one wrote"}],
+            "write two": [{"code": WRITE.format(name="two")}, {"text": "two wrote"}],
+        },
+    )
+    host = await open_host(workspace, path)
+    try:
+        out, status = await _run(host, "start two writers")
+        children = [row for row in host.store.list_sessions() if row.parent_id]
+        drafts = {row.title: host.drafts.of_session(row.id) for row in children}
+    finally:
+        await host.close()
+    assert status == "completed", out
+    assert (workspace / "notes.txt").read_text(encoding="utf-8") == "as it was\n"
+    one, two = drafts["write one"], drafts["write two"]
+    assert one is not None and two is not None and one.root != two.root
+    assert (Path(one.root) / "notes.txt").read_text(encoding="utf-8") == "written by one\n"
+    assert (Path(two.root) / "notes.txt").read_text(encoding="utf-8") == "written by two\n"
+    assert f"are in draft {one.label}" in out and f"are in draft {two.label}" in out
+
+
+DEEPER = textwrap.dedent(
+    """\
+    try:
+        await run_session("deepest")
+    except Exception as exc:
+        print(type(exc).__name__, "|", exc)
+    """
+)
+
+
+async def test_a_child_of_a_child_is_a_named_error_at_the_default_depth(
+    workspace: Path, tmp_path: Path
+):
+    path = script(
+        tmp_path / "s.yaml",
+        [{"code": 'print(await run_session("go deeper"))'}, {"text": "done"}],
+        {"go deeper": [{"code": DEEPER}, {"text": "could not go deeper"}]},
+    )
+    host = await open_host(workspace, path)
+    try:
+        out, status = await _run(host, "nest")
+        (child,) = [row for row in host.store.list_sessions() if row.parent_id]
+        told = _stdout(host, child.id)
+    finally:
+        await host.close()
+    assert status == "completed" and "could not go deeper" in out
+    assert told.startswith(
+        "VisToolError | SubagentLimitError: run_session(): a child session here would be 2"
+    )
+    assert "setting subagent_depth allows 1" in told
+
+
+async def test_more_children_at_once_than_the_setting_is_a_named_error(
+    workspace: Path, tmp_path: Path, vis_home: Path
+):
+    write_config(vis_home, 'subagent_concurrency = "1"\n')
+    code = textwrap.dedent(
+        """\
+        import asyncio
+        results = await asyncio.gather(
+            run_session("first"), run_session("second"), return_exceptions=True
+        )
+        print(sorted(type(r).__name__ for r in results))
+        print([str(r) for r in results if isinstance(r, Exception)])
+        """
+    )
+    path = script(
+        tmp_path / "s.yaml",
+        [{"code": code}, {"text": "done"}],
+        {"first": [{"text": "first answer"}], "second": [{"text": "second answer"}]},
+    )
+    host = await open_host(workspace, path)
+    try:
+        out, status = await _run(host, "two at once")
+    finally:
+        await host.close()
+    assert status == "completed"
+    assert "['VisToolError', 'str']" in out
+    assert (
+        "SubagentLimitError: run_session(): 1 child sessions of this session already run "
+        "(setting subagent_concurrency)" in out
+    )
+
+
+async def test_without_introspection_a_block_has_run_session_but_not_consult(
+    workspace: Path, tmp_path: Path, vis_home: Path
+):
+    write_config(vis_home, "introspection = false\n")
+    path = script(
+        tmp_path / "s.yaml",
+        [{"code": 'print("consult" in globals(), "run_session" in globals())'}, {"text": "ok"}],
+    )
+    host = await open_host(workspace, path)
+    try:
+        out, status = await _run(host, "which tools")
+    finally:
+        await host.close()
+    assert status == "completed" and out.strip() == "False True"
+
+
+async def test_a_model_the_child_cannot_use_is_named(workspace: Path, tmp_path: Path):
+    code = textwrap.dedent(
+        """\
+        for model in ("nonsense", "openai/gpt-5"):
+            try:
+                await run_session("x", model=model)
+            except Exception as exc:
+                print(exc)
+        """
+    )
+    path = script(tmp_path / "s.yaml", [{"code": code}, {"text": "ok"}])
+    host = await open_host(workspace, path)
+    try:
+        out, status = await _run(host, "bad models")
+        children = [row for row in host.store.list_sessions() if row.parent_id]
+    finally:
+        await host.close()
+    first, second = out.strip().splitlines()
+    assert "run_session(): model must read 'provider/model', not 'nonsense'" in first
+    assert "SubagentError: run_session(): cannot use openai/gpt-5: " in second
+    assert status == "completed" and children == []  # nothing was started

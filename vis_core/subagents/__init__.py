@@ -1,0 +1,19 @@
+"""Child sessions that work for a session: ``run_session``, ``consult`` and ``vis.council``."""
+
+from __future__ import annotations
+
+from vis_core.subagents.service import (
+    CHILD_PURPOSE,
+    READ_ONLY_STATE,
+    SubagentError,
+    SubagentLimitError,
+    Subagents,
+)
+
+__all__ = [
+    "CHILD_PURPOSE",
+    "READ_ONLY_STATE",
+    "SubagentError",
+    "SubagentLimitError",
+    "Subagents",
+]

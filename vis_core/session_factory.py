@@ -131,7 +131,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
         limits=limits,
         time_limit=float(host.setting("block_time_limit", "1800", session_id)),
         home_writable=tool_context.home_writable,
-        read_only=plan.active,
+        read_only=plan.active or host.subagents.is_read_only(session_id),
         network=network.start,
         draft_slot=drafts.slot,
     )

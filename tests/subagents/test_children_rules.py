@@ -5,6 +5,9 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+import pytest
+from sandbox.hostile import BWRAP_PROBLEM
+
 from vis_core.events import BlockFinished, Event
 from vis_core.host import Host
 
@@ -17,8 +20,11 @@ TRY_TO_WRITE = textwrap.dedent(
             await attempt
         except Exception as exc:
             print(type(exc).__name__, "|", exc)
-    with open("by_python.txt", "w") as f:  # not a tool: not refused, but told
-        f.write("x")
+    try:  # not a tool: the jail refuses it; without the jail it is told
+        with open("by_python.txt", "w") as f:
+            f.write("x")
+    except OSError as exc:
+        print(type(exc).__name__, "|", exc)
     """
 )
 
@@ -39,7 +45,14 @@ async def _run(host: Host, request: str) -> tuple[str, str]:
     return "".join(b.stdout + (b.error or "") for b in blocks), ended.status.value
 
 
-async def test_a_read_only_child_cannot_change_files(workspace: Path, tmp_path: Path):
+@pytest.mark.parametrize("jail", ["on", "off"])
+async def test_a_read_only_child_cannot_change_files(
+    workspace: Path, tmp_path: Path, vis_home: Path, jail: str
+):
+    if jail == "on" and BWRAP_PROBLEM is not None:
+        pytest.skip(str(BWRAP_PROBLEM))
+    if jail == "off":
+        write_config(vis_home, "jail = false\n")
     (workspace / "notes.txt").write_text("as it was\n", encoding="utf-8")
     path = script(
         tmp_path / "s.yaml",
@@ -55,12 +68,17 @@ async def test_a_read_only_child_cannot_change_files(workspace: Path, tmp_path: 
         await host.close()
     assert status == "completed" and "I only looked" in out
     lines = told.strip().splitlines()
-    assert len(lines) == 2, told
-    assert all(line.startswith("VisToolError | ReadOnlyError: ") for line in lines), told
-    assert "shell is refused: this is a read-only child session" in lines[0]
+    refused = [line for line in lines if line.startswith("VisToolError | ReadOnlyError: ")]
+    assert len(refused) == 2, told
+    assert "shell is refused: this is a read-only child session" in refused[0]
     assert not (workspace / "made.txt").exists()
-    assert "[Vis: this read-only child session changed by_python.txt with plain Python" in out
     assert (workspace / "notes.txt").read_text(encoding="utf-8") == "as it was\n"
+    if jail == "on":  # the jail shows the workspace read-only: plain Python cannot write
+        assert lines[2].startswith("OSError | [Errno 30] Read-only file system"), told
+        assert not (workspace / "by_python.txt").exists()
+    else:  # without the jail plain Python can: the parent is told which file it changed
+        assert len(lines) == 2, told
+        assert "[Vis: this read-only child session changed by_python.txt with plain Python" in out
 
 
 WRITE = textwrap.dedent(

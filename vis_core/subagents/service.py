@@ -244,6 +244,9 @@ class Subagents:
             tools = host.session_tools.get(child.id)
             if tools is not None:
                 tools.reset()  # built again, read-only
+            set_read_only = getattr(child.sandbox, "set_read_only", None)
+            if set_read_only is not None:  # with the jail on, its blocks cannot write either
+                set_read_only(True)
         elif child.drafts is not None:
             await child.drafts.create()
 

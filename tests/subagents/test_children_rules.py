@@ -226,3 +226,32 @@ async def test_a_model_the_child_cannot_use_is_named(workspace: Path, tmp_path: 
     assert "run_session(): model must read 'provider/model', not 'nonsense'" in first
     assert "SubagentError: run_session(): cannot use openai/gpt-5: " in second
     assert status == "completed" and children == []  # nothing was started
+
+
+async def test_a_planning_session_starts_no_writing_child(workspace: Path, tmp_path: Path):
+    path = script(
+        tmp_path / "s.yaml",
+        [
+            {"code": 'print(await run_session("zq-child-task", read_only=False))'},
+            {"code": 'print(await run_session("zq-look-task"))'},
+            {"text": "done"},
+        ],
+        {
+            "zq-child-task": [{"code": WRITE.format(name="child")}, {"text": "wrote"}],
+            "zq-look-task": [{"text": "looked only"}],
+        },
+    )
+    host = await open_host(workspace, path)
+    try:
+        parent = await host.new_session()
+        parent.plan.set(True)
+        events: list[Event] = []
+        parent.subscribe(events.append)
+        await parent.submit("plan with a helper")
+        children = [row for row in host.store.list_sessions() if row.parent_id]
+    finally:
+        await host.close()
+    writer, reader = [e for e in events if isinstance(e, BlockFinished)]
+    assert "SubagentError" in (writer.error or "") and "plan mode" in (writer.error or "")
+    assert reader.error is None and "looked only" in reader.stdout  # read-only helpers may plan
+    assert len(children) == 1 and not (workspace / "notes.txt").exists()

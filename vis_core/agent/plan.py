@@ -29,6 +29,8 @@ APPROVED = (
 )
 # The tools that change only what the model reads (its context, the attachment store).
 ALLOWED_CHANGES = frozenset({"fold_session", "attach"})
+# Child sessions help a plan: while the parent plans they are read-only (a writer is refused).
+CHILD_SESSIONS = frozenset({"run_session", "consult"})
 REFUSED_TAGS = (SymbolTag.MUTATION, SymbolTag.EXTERNAL)
 RUNS_COMMANDS = frozenset({"shell", "run_tests"})  # Vis's own tools that run the project's code
 # The handle methods that change things yet stay allowed: stopping a command only ends work.
@@ -74,7 +76,7 @@ class PlanMode:
         """Why the tool ``name`` may not run now; None when it may."""
         if not self.active:
             return None
-        if owner == "vis" and name in ALLOWED_CHANGES:
+        if owner == "vis" and (name in ALLOWED_CHANGES or name in CHILD_SESSIONS):
             return None
         if tag not in REFUSED_TAGS and not (owner == "vis" and name in RUNS_COMMANDS):
             return None

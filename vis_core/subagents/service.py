@@ -144,6 +144,11 @@ class Subagents:
         what = "run_session()"
         if not isinstance(request, str) or not request.strip():
             raise ValueError(f"{what}: the request must be nonblank text")
+        if not read_only and parent.plan.active:
+            raise SubagentError(
+                f"{what}: this session is in plan mode, so its children change nothing either; "
+                "call run_session(request) without read_only=False"
+            )
         if not read_only and self.is_read_only(parent.id):
             raise SubagentError(
                 f"{what}: this session is read-only, so its children are too; call "

@@ -55,22 +55,22 @@ def test_a_glob_filter_selects_the_path_itself_not_what_is_under_a_folder() -> N
     assert not matches_itself(spec, "src/a.txt", False) and matches_itself(spec, "src/a.py", False)
 
 
-def test_a_pipe_named_gitignore_is_never_waited_on(tmp_path: Path) -> None:
+def test_a_pipe_named_gitignore_is_never_waited_on(workspace: Path) -> None:
     """A block that plants a pipe as ``.gitignore`` must not hang the host's listings (grep
     without ripgrep, every turn's /undo checkpoint) waiting for a writer."""
     import threading
 
-    (tmp_path / "sub").mkdir()
-    os.mkfifo(tmp_path / "sub" / ".gitignore")
-    (tmp_path / "sub" / "a.txt").write_text("x\n")
+    (workspace / "sub").mkdir()
+    os.mkfifo(workspace / "sub" / ".gitignore")
+    (workspace / "sub" / "a.txt").write_text("x\n")
     listed: list[list[str]] = []
     walker = threading.Thread(
-        target=lambda: listed.append(sorted(walk_files(str(tmp_path), hidden=True))),
+        target=lambda: listed.append(sorted(walk_files(str(workspace), hidden=True))),
         daemon=True,  # on a hang, the test fails and the process can still end
     )
     walker.start()
     walker.join(60)
-    assert listed == [[str(tmp_path / "sub" / "a.txt")]]
+    assert listed == [[str(workspace / "sub" / "a.txt")]]
 
 
 @pytest.mark.parametrize(
@@ -86,26 +86,27 @@ def test_a_pipe_named_gitignore_is_never_waited_on(tmp_path: Path) -> None:
     ],
 )
 def test_rules_with_many_stars_match_without_backtracking(
-    tmp_path: Path, glob: str, name: str, ignored: bool
+    workspace: Path, glob: str, name: str, ignored: bool
 ) -> None:
     """A hostile .gitignore rule such as ``*a*a*…b`` on a long name took hours (the
     listing of ls, of grep without ripgrep, and of every turn's /undo checkpoint)."""
     import threading
 
-    (tmp_path / ".gitignore").write_text(glob + "\n")
-    (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-    (tmp_path / name).write_text("x\n")
+    (workspace / ".gitignore").write_text(glob + "\n")
+    (workspace / name).parent.mkdir(parents=True, exist_ok=True)
+    (workspace / name).write_text("x\n")
     listed: list[list[str]] = []
     walker = threading.Thread(
-        target=lambda: listed.append(list(walk_files(str(tmp_path), hidden=False))),
+        target=lambda: listed.append(list(walk_files(str(workspace), hidden=False))),
         daemon=True,  # on a hang, the test fails and the process can still end
     )
     walker.start()
     walker.join(60)
-    assert listed == [[] if ignored else [str(tmp_path / name)]]
+    assert listed == [[] if ignored else [str(workspace / name)]]
     if shutil.which("git"):  # git agrees
-        subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
-        done = subprocess.run(["git", "-C", str(tmp_path), "check-ignore", "-q", name], check=False)
+        subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+        check = ["git", "-C", str(workspace), "check-ignore", "-q", name]
+        done = subprocess.run(check, check=False)
         assert (done.returncode == 0) is ignored
 
 

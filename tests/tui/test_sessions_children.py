@@ -59,10 +59,10 @@ async def test_a_child_sessions_activities_stay_folded_under_its_call(
         (inner,) = [r for r in turn.rows.values() if r.record.tool == "ls"]
         assert inner.record.parent_id == call.record.id and inner.depth == 1
         assert not inner.display  # folded
-        call.action_toggle()
+        call.action_open_close()
         await pilot.pause()
         assert inner.display  # opened with its call
-        call.action_toggle()
+        call.action_open_close()
         await pilot.pause()
         assert not inner.display
         session_id = app.session.id

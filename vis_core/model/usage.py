@@ -12,11 +12,12 @@ class UsagePurpose(StrEnum):
     CONVERSATION = ""  # a request of the conversation
     REJECTED = "rejected"  # a conversation request the provider refused as too long
     GIST = "gist"  # a side call Vis made itself: the gist of a fold
+    SUBAGENT = "subagent"  # a child session's request, counted in its parent's cost
 
     @property
     def measures_context(self) -> bool:
-        """Its size is the conversation's (a side call's is not)."""
-        return self is not UsagePurpose.GIST
+        """Its size is the conversation's (a side call's or a child session's is not)."""
+        return self not in (UsagePurpose.GIST, UsagePurpose.SUBAGENT)
 
 
 @dataclass(frozen=True)

@@ -130,6 +130,13 @@ class Browser:
                 **({"text": text} if text and kind == "keyDown" else {}),
             )
 
+    async def click(self, x: float, y: float) -> None:
+        """Click the left button at ``x``, ``y`` (CSS pixels)."""
+        for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
+            await self.call(
+                "Input.dispatchMouseEvent", type=kind, x=x, y=y, button="left", clickCount=1
+            )
+
     async def type(self, text: str) -> None:
         await self.evaluate("document.querySelector('.xterm-helper-textarea').focus()")
         await self.call("Input.insertText", text=text)

@@ -295,7 +295,8 @@ def _serve_web(args: argparse.Namespace, workspace: Path) -> int:
     """``vis --web``: each browser tab runs the app with this command line's model options."""
     if args.continue_ or args.resume is not None:
         print(
-            "vis --web: each browser tab opens a new session; resume one there with /resume",
+            "vis --web: each browser tab opens a new session; "
+            "open an earlier one there with /sessions",
             file=sys.stderr,
         )
         return EXIT_USAGE

@@ -230,4 +230,4 @@ def test_listening_beyond_this_machine_warns(workspace: Path, vis_home: Path) ->
 
 def test_web_with_resume_says_where_to_resume(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--web", "--continue"]) == EXIT_USAGE
-    assert "resume one there with /resume" in capsys.readouterr().err
+    assert "open an earlier one there with /sessions" in capsys.readouterr().err

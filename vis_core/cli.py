@@ -101,7 +101,9 @@ def _add_web_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--web", action="store_true", help="serve the app to a browser on this machine"
     )
-    parser.add_argument("--port", type=int, default=0, help="port for --web (default: a free one)")
+    parser.add_argument(
+        "--port", type=_port, default=0, help="port for --web (default: a free one)"
+    )
     parser.add_argument(
         "--host",
         default="127.0.0.1",
@@ -172,6 +174,13 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         help="let the model approve its draft (merge it) without asking",
     )
     _add_model_options(run, sub=True)
+
+
+def _port(text: str) -> int:
+    """An argparse type: a TCP port number (0: any free one)."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0 to 65535)")
+    return int(text)
 
 
 def _positive(kind: type[int] | type[float]) -> Callable[[str], Any]:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import hmac
 import html
+import json
 import os
 import secrets
 import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from aiohttp import web
 from textual_serve.app_service import AppService
@@ -18,6 +20,7 @@ from textual_serve.download_manager import DownloadManager
 from textual_serve.server import Server, to_int
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+SAFE_LINK_SCHEMES = ("http", "https", "mailto")
 QUIT_GRACE = 5.0  # seconds an app process has to quit before its process group is ended
 
 PAGE = """<!DOCTYPE html>
@@ -79,6 +82,19 @@ class AppProcess(AppService):
         )
         self._stdin = process.stdin
         return process
+
+    async def on_meta(self, data: bytes) -> None:
+        """As textual-serve, but a link the app opens reaches the browser only when it is a
+        web or mail address (a ``javascript:`` one would run in the page, beside the token)."""
+        try:
+            meta = json.loads(data)
+        except ValueError:
+            return
+        if meta.get("type") == "open_url":
+            scheme = urlsplit(str(meta.get("url", ""))).scheme.lower()
+            if scheme not in SAFE_LINK_SCHEMES:
+                return
+        await super().on_meta(data)
 
     async def close(self) -> None:
         """Ask the app to quit; after :data:`QUIT_GRACE` seconds, end its process group."""
@@ -221,14 +237,14 @@ class WebServer(Server):
         shown = f"[{self.options.host}]" if ":" in self.options.host else self.options.host
         if self.options.host in ("0.0.0.0", "::"):
             shown = "127.0.0.1"
-        announce(
-            f"Vis is open at http://{shown}:{self.port}/{self.token}/ "
-            "(one app per browser tab; Ctrl+C stops them all)"
-        )
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             loop.add_signal_handler(sig, stop.set)
+        announce(
+            f"Vis is open at http://{shown}:{self.port}/{self.token}/ "
+            "(one app per browser tab; Ctrl+C stops them all)"
+        )
         try:
             await stop.wait()
         finally:
@@ -247,6 +263,8 @@ def serve_web(options: WebOptions) -> int:
     server = WebServer(options)
     try:
         asyncio.run(server.run(announce=lambda line: print(line, flush=True)))
+    except KeyboardInterrupt:  # Ctrl+C before the server listened: nothing was started
+        return 130
     except OSError as exc:
         print(
             f"vis --web: cannot listen on {options.host}:{options.port}: {exc.strerror or exc}; "

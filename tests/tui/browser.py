@@ -114,9 +114,13 @@ class Browser:
 
     async def wait_for_text(self, text: str, timeout: float = 20) -> None:
         """Wait until the app has drawn ``text`` (polled at the page's frame rate)."""
-        async with asyncio.timeout(timeout):
-            while text not in await self.screen_text():
-                await self.evaluate("new Promise((done) => requestAnimationFrame(done))")
+        try:
+            async with asyncio.timeout(timeout):
+                while text not in await self.screen_text():
+                    await self.evaluate("new Promise((done) => requestAnimationFrame(done))")
+        except TimeoutError:
+            seen = " ".join((await self.screen_text())[-3000:].split())
+            raise AssertionError(f"{text!r} not drawn in {timeout} s; the end drawn: {seen}")
 
     async def key(self, key: str, code: int, text: str = "") -> None:
         """Press and release one key."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import json
 import os
 import re
 import signal
@@ -17,9 +18,11 @@ import pytest
 from cli_support import script
 from PIL import Image
 from processes import alive
+from textual_serve.download_manager import DownloadManager
 
 from vis_core.cli import EXIT_USAGE, main
 from vis_core.store import Store
+from vis_tui.web import AppProcess
 
 from .browser import CHROMIUM, Browser
 
@@ -140,11 +143,20 @@ def test_a_turn_in_the_browser_answers_opens_an_activity_and_ends_with_ctrl_c(
         await browser.type(REQUEST)
         await browser.key("Enter", 13, "\r")
         await browser.wait_for_text(ANSWER)
+        await browser.wait_for_text("1 mutation")  # the turn's footer: the turn has settled
         assert "opened-activity-42" not in await browser.screen_text()  # shown once opened
-        await browser.key("Tab", 9, "\t")  # from the prompt to the newest Activity
-        await browser.wait_for_text("▸ ✓ Run command")
-        await browser.key("Enter", 13, "\r")
-        await browser.wait_for_text("opened-activity-42")
+        # Tab from the prompt to the newest Activity, Enter opens it. The app may still hand
+        # the focus back to the prompt as the turn settles (seen under load): then again.
+        for attempt in range(3):
+            await browser.key("Tab", 9, "\t")
+            await browser.wait_for_text("▸ ✓ Run command")
+            await browser.key("Enter", 13, "\r")
+            try:
+                await browser.wait_for_text("opened-activity-42", timeout=5)
+                break
+            except AssertionError:
+                if attempt == 2:
+                    raise
         shot.write_bytes(await browser.screenshot())
 
     try:
@@ -231,3 +243,30 @@ def test_listening_beyond_this_machine_warns(workspace: Path, vis_home: Path) ->
 def test_web_with_resume_says_where_to_resume(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--web", "--continue"]) == EXIT_USAGE
     assert "open an earlier one there with /sessions" in capsys.readouterr().err
+
+
+async def test_only_web_and_mail_links_reach_the_browser() -> None:
+    sent: list[str] = []
+
+    async def write_str(text: str) -> None:
+        sent.append(text)
+
+    async def nothing(*_: object) -> None:
+        return None
+
+    app = AppProcess(
+        ("true",),
+        write_bytes=nothing,
+        write_str=write_str,
+        close=nothing,
+        download_manager=DownloadManager(),
+    )
+    for url in (
+        "javascript://%0aalert(1)",
+        "JavaScript:alert(1)",
+        "data:text/html,x",
+        "https://x.example/",
+    ):
+        meta = {"type": "open_url", "url": url, "new_tab": True}
+        await app.on_meta(json.dumps(meta).encode())
+    assert [json.loads(text)[1]["url"] for text in sent] == ["https://x.example/"]

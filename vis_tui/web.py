@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import hmac
 import html
 import json
@@ -11,6 +12,7 @@ import secrets
 import signal
 import sys
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -21,7 +23,8 @@ from textual_serve.server import Server, to_int
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
 SAFE_LINK_SCHEMES = ("http", "https", "mailto")
-QUIT_GRACE = 5.0  # seconds an app process has to quit before its process group is ended
+QUIT_GRACE = 5.0
+PR_SET_PDEATHSIG = 1  # seconds an app process has to quit before its process group is ended
 
 PAGE = """<!DOCTYPE html>
 <html>
@@ -63,6 +66,15 @@ class WebOptions:
     port: int = 0
 
 
+def _end_with(server: int) -> None:
+    """In a tab's app process, before it runs: a SIGTERM when the server dies, however it
+    dies (killed, crashed), so no app outlives it (Vis's app ends its children on SIGTERM)."""
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    if os.getppid() != server:  # it died before the line above
+        os._exit(1)
+
+
 class AppProcess(AppService):
     """One tab's app: a process in a session of its own, so it and its children end together."""
 
@@ -79,6 +91,7 @@ class AppProcess(AppService):
             stderr=asyncio.subprocess.PIPE,
             env=environment,
             start_new_session=True,
+            preexec_fn=partial(_end_with, os.getpid()),
         )
         self._stdin = process.stdin
         return process

@@ -7,9 +7,11 @@ import io
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -270,3 +272,32 @@ async def test_only_web_and_mail_links_reach_the_browser() -> None:
         meta = {"type": "open_url", "url": url, "new_tab": True}
         await app.on_meta(json.dumps(meta).encode())
     assert [json.loads(text)[1]["url"] for text in sent] == ["https://x.example/"]
+
+
+def test_a_killed_server_leaves_no_app_behind(workspace: Path, vis_home: Path) -> None:
+    server = WebServer(workspace, vis_home)
+
+    async def open_tab() -> dict[int, str]:
+        async with (
+            aiohttp.ClientSession() as http,
+            http.ws_connect(
+                f"ws://{server.origin}/{server.token}/ws", origin=f"http://{server.origin}"
+            ) as socket,
+        ):
+            await socket.receive_bytes(timeout=30)  # the app drew its first frame
+            started = descendants(server.process.pid)
+            server.process.kill()
+            server.process.wait()
+            return started
+
+    started = asyncio.run(open_tab())
+    assert started
+    deadline = time.monotonic() + 30  # the app ends its own children on the way out
+    for pid in still_running(started):
+        try:
+            handle = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        with os.fdopen(handle) as end:  # readable once the process has ended
+            select.select([end], [], [], max(0.0, deadline - time.monotonic()))
+    assert still_running(started) == []

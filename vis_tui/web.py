@@ -125,6 +125,7 @@ class AppProcess(AppService):
                 break
             try:
                 await asyncio.wait_for(process.wait(), QUIT_GRACE)
+                break
             except TimeoutError:
                 continue
         await process.wait()

@@ -80,6 +80,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         metavar="ID",
         help="resume a session (pick one when no ID is given)",
     )
+    _add_web_options(parser)
     commands = parser.add_subparsers(dest="command")
     if only in (None, "run"):
         _add_run_parser(commands)
@@ -116,6 +117,20 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         add_export_parser(commands)
         add_replay_parser(commands)
     return parser
+
+
+def _add_web_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--web", action="store_true", help="serve the app to a browser on this machine"
+    )
+    parser.add_argument(
+        "--port", type=_port, default=0, help="port for --web (default: a free one)"
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="address for --web (default 127.0.0.1; another one lets other machines in)",
+    )
 
 
 def parsers_for(argv: list[str]) -> str | None:
@@ -181,6 +196,13 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         help="let the model approve its draft (merge it) without asking",
     )
     _add_model_options(run, sub=True)
+
+
+def _port(text: str) -> int:
+    """An argparse type: a TCP port number (0: any free one)."""
+    if not text.isdigit() or int(text) > 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port number (0 to 65535)")
+    return int(text)
 
 
 def _positive(kind: type[int] | type[float]) -> Callable[[str], Any]:
@@ -276,6 +298,8 @@ def main(argv: list[str] | None = None) -> int:
         from vis_core.doctor import list_sessions
 
         return list_sessions(workspace, args.query)
+    if args.web:
+        return _serve_web(args, workspace)
     # Until the app is open, Python's cyclic collector only walks what the imports made, all of
     # it kept for the whole run; its passes (a full one among them) were ~10% of the CPU to the
     # first frame. The app turns it on again once its Host is open (vis_tui.collector).
@@ -304,6 +328,27 @@ def _host_options(args: argparse.Namespace, workspace: Path, channel: str):  # -
         toggles=tuple(args.toggles),
         channel=channel,
     )
+
+
+def _serve_web(args: argparse.Namespace, workspace: Path) -> int:
+    """``vis --web``: each browser tab runs the app with this command line's model options."""
+    if args.continue_ or args.resume is not None:
+        print(
+            "vis --web: each browser tab opens a new session; "
+            "open an earlier one there with /sessions",
+            file=sys.stderr,
+        )
+        return EXIT_USAGE
+    from vis_tui.web import WebOptions, app_argv, serve_web
+
+    forwarded = [f"--toggles={item}" for item in args.toggles]
+    for flag, value in (("--model", args.model), ("--provider", args.provider)):
+        if value:
+            forwarded += [flag, value]
+    if args.script:
+        forwarded += ["--script", str(args.script.resolve())]
+    argv = app_argv(workspace, forwarded)
+    return serve_web(WebOptions(argv=argv, host=args.host, port=args.port))
 
 
 def _trust_list_problem() -> str | None:

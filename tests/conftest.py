@@ -10,6 +10,8 @@ import pytest
 import vis_core
 import vis_tui
 
+SLOWEST = Path(__file__).with_name("slowest.txt")
+
 
 def pytest_configure(config: pytest.Config) -> None:
     """Compile Vis's modules once, before the tests start (in xdist's controller only).
@@ -24,6 +26,15 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     for package in (vis_core, vis_tui):
         compileall.compile_dir(Path(package.__file__).parent, quiet=2)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The slowest tests (``tests/slowest.txt``, slowest first) run first; the rest keep their
+    order. xdist hands tests out in this order, so the run does not end with one worker
+    still in a long test while the other waits."""
+    lines = SLOWEST.read_text(encoding="utf-8").splitlines()
+    rank = {line: i for i, line in enumerate(x for x in lines if x and not x.startswith("#"))}
+    items.sort(key=lambda item: rank.get(item.nodeid, len(rank)))
 
 
 @pytest.fixture(autouse=True)

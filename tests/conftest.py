@@ -25,7 +25,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return
     for package in (vis_core, vis_tui):
-        compileall.compile_dir(Path(package.__file__).parent, quiet=2)
+        compileall.compile_dir(package.__path__[0], quiet=2)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -120,7 +120,9 @@ class Browser:
                     await self.evaluate("new Promise((done) => requestAnimationFrame(done))")
         except TimeoutError:
             seen = " ".join((await self.screen_text())[-3000:].split())
-            raise AssertionError(f"{text!r} not drawn in {timeout} s; the end drawn: {seen}")
+            raise AssertionError(
+                f"{text!r} not drawn in {timeout} s; the end drawn: {seen}"
+            ) from None
 
     async def key(self, key: str, code: int, text: str = "") -> None:
         """Press and release one key."""

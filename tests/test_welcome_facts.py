@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from vis_core import welcome_probe
 from vis_core.host import Host
 from vis_core.host_options import HostOptions
 from vis_core.paths import TrustStore, VisPaths
@@ -91,3 +92,22 @@ async def test_the_files_say_what_the_host_says(
     )
     assert early == await _host_facts(host_options)
     assert (early.model, early.trusted) == (model, trusted)
+    # what `vis`'s child process reads for the header, as the app gets it
+    probe = welcome_probe.start(
+        workspace,
+        provider=host_options.provider,
+        model=host_options.model,
+        toggles=host_options.toggles,
+        channel="tui",
+    )
+    assert probe is not None and welcome_probe.read(probe) == early
+
+
+def test_a_probe_that_says_nothing_usable_leaves_the_app_to_read_the_facts() -> None:
+    """A child that failed (no JSON, or another shape) gives None: the app reads them itself."""
+    import subprocess
+    import sys
+
+    for said in ("not json", '{"model": "m"}', "[1, 2]"):
+        probe = subprocess.Popen([sys.executable, "-c", f"print({said!r})"], stdout=subprocess.PIPE)
+        assert welcome_probe.read(probe) is None

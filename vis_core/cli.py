@@ -304,17 +304,24 @@ def main(argv: list[str] | None = None) -> int:
     # it kept for the whole run; its passes (a full one among them) were ~10% of the CPU to the
     # first frame. The app turns it on again once its Host is open (vis_tui.collector).
     gc.disable()
-    # The jail check (the welcome header names the jail mode) waits on bubblewrap while the
-    # app's modules load.
-    from vis_core.jail_check import check_in_background
+    options = _host_options(args, workspace, "tui")
+    welcome = None
+    if not args.continue_ and args.resume is None:
+        # A new session's welcome header: a child reads what it says (settings, trust, the
+        # jail's check) on the other core while the app's modules load and it paints.
+        from vis_core import welcome_probe
 
-    check_in_background()
+        welcome = welcome_probe.start(
+            workspace,
+            provider=options.provider,
+            model=options.model,
+            toggles=options.toggles,
+            channel=options.channel,
+        )
     from vis_tui.app import run_tui
 
     codegen_cache.save()  # now, not only at exit: the app may be killed rather than quit
-    return run_tui(
-        _host_options(args, workspace, "tui"), continue_=args.continue_, resume=args.resume
-    )
+    return run_tui(options, continue_=args.continue_, resume=args.resume, welcome=welcome)
 
 
 def _host_options(args: argparse.Namespace, workspace: Path, channel: str):  # -> HostOptions

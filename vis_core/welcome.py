@@ -14,6 +14,7 @@ from vis_core.paths import ControlSnapshot, TrustStore, VisPaths, find_project_r
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.sandbox.jail import jail_refusal
 from vis_core.settings import SettingsService, Source
+from vis_core.welcome_probe import WelcomeFacts
 
 LOGIN_HINT = "  4. In the app: /login chooses a provider, saves its key and picks a model.\n"
 KEY_PREFIX = "env:"  # a provider key saved by /login, by its environment variable's name
@@ -26,16 +27,6 @@ class ModelState:
     choice: ModelChoice | None
     label: str = "no model"
     problem: str | None = None
-
-
-@dataclass(frozen=True)
-class WelcomeFacts:
-    """What the welcome header of a new session names: the model ("" when there is none),
-    whether the project is trusted, and the jail mode (``jail_mode``)."""
-
-    model: str
-    trusted: bool
-    jail: tuple[bool, str]
 
 
 def saved_keys(settings: SettingsService) -> dict[str, str]:

@@ -13,6 +13,7 @@ from textual import events
 from textual.app import App, SuspendNotSupported
 from textual.screen import Screen
 
+from vis_core import welcome_probe
 from vis_core.jail_check import check_in_background
 from vis_tui.collector import CHECK_EVERY, IdleCollector, resume_after_start
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
@@ -22,12 +23,14 @@ from vis_tui.widgets.paths import OpenPath
 from vis_tui.widgets.transcript import escape_markdown
 
 if TYPE_CHECKING:
+    import subprocess
+
     from vis_core.agent.session import AgentSession
     from vis_core.commands import CommandAction, CommandResult
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
     from vis_core.settings.service import SaveResult
-    from vis_core.welcome import WelcomeFacts
+    from vis_core.welcome_probe import WelcomeFacts
     from vis_tui.screens.help import HelpScreen
     from vis_tui.screens.sessions import SessionsScreen
 
@@ -54,9 +57,15 @@ def _import_all(names: tuple[str, ...]) -> None:
         importlib.import_module(name)
 
 
-def _welcome_facts(options: HostOptions) -> WelcomeFacts:
-    """What a new session's welcome header says, read from the files (imports included: in
-    a thread, off the app's loop)."""
+def _welcome_facts(
+    options: HostOptions, probe: subprocess.Popen[bytes] | None = None
+) -> WelcomeFacts:
+    """What a new session's welcome header says: as ``probe`` (``vis``'s child reading them)
+    says, else read from the files here (imports included: in a thread, off the app's loop)."""
+    if probe is not None:
+        facts = welcome_probe.read(probe)
+        if facts is not None:
+            return facts
     from vis_core.welcome import welcome_facts
 
     return welcome_facts(
@@ -90,7 +99,9 @@ class VisApp(App[int]):
         resume: str | None = None,
         frozen: bool = False,
         open_host: HostOpener | None = None,
+        welcome: subprocess.Popen[bytes] | None = None,
     ) -> None:
+        """``welcome``: the child reading a new session's welcome facts (``welcome_probe``)."""
         super().__init__()
         self.options = options
         self.continue_ = continue_
@@ -103,6 +114,7 @@ class VisApp(App[int]):
         self.ready = asyncio.Event()  # the session is open and shown
         self.painted = asyncio.Event()  # the transcript shows the session's newest turns
         self._facts: asyncio.Future[WelcomeFacts] | None = None  # for the welcome header
+        self._welcome_probe = welcome
         self.collector = IdleCollector()
         self._command_actions: (
             dict[CommandAction, Callable[[CommandResult], Awaitable[None]]] | None
@@ -151,14 +163,14 @@ class VisApp(App[int]):
         # queues the message until the session is ready). Not from on_mount: while the app
         # starts, Textual runs after-refresh callbacks before the frame is written, and the
         # import thread would then hold the GIL the first frame needs.
-        # What a new session's welcome header says is read now, in a thread (Ready comes
-        # once the first frame is written; its imports are a tenth of the core's, so the
-        # header follows within a frame or two: bench/tui_startup.py), beside the jail check
-        # (a jailed `true`, once per process, waiting on bubblewrap) it names the mode of.
-        check_in_background()  # started already by `vis` (vis_core/cli.py)
+        # What a new session's welcome header says comes now: from `vis`'s child that read
+        # it meanwhile (vis_core/welcome_probe.py), else read in a thread. The jail check (a
+        # jailed `true`, once per process) starts now too: before the first frame, its thread
+        # held up the frame (bench/tui_startup.py).
+        check_in_background()
         if self.resume is None and not self.continue_:  # a new session: no picker first
             self._facts = asyncio.get_running_loop().run_in_executor(
-                None, _welcome_facts, self.options
+                None, _welcome_facts, self.options, self._welcome_probe
             )
             self._facts.add_done_callback(self._show_welcome)  # in the frame that comes next
         self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
@@ -412,9 +424,15 @@ class VisApp(App[int]):
         self.refresh()
 
 
-def run_tui(options: HostOptions, continue_: bool = False, resume: str | None = None) -> int:
-    """Run the terminal app until the person quits; returns the process exit status."""
-    app = VisApp(options, continue_=continue_, resume=resume)
+def run_tui(
+    options: HostOptions,
+    continue_: bool = False,
+    resume: str | None = None,
+    welcome: subprocess.Popen[bytes] | None = None,
+) -> int:
+    """Run the terminal app until the person quits; returns the process exit status.
+    ``welcome``: the child reading a new session's welcome facts (``welcome_probe``)."""
+    app = VisApp(options, continue_=continue_, resume=resume, welcome=welcome)
     result = app.run()
     if app.resume_line:
         print(app.resume_line)

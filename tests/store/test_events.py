@@ -310,5 +310,6 @@ def test_why_a_request_was_made_is_read_back_as_its_kind(store: Store) -> None:
     read = [e.event for e in store.events(sid) if isinstance(e.event, UsageReported)]
     assert [e.purpose for e in read] == list(UsagePurpose)
     assert all(type(e.purpose) is UsagePurpose for e in read)
-    # a side call's request is counted, but its size is not the conversation's
-    assert [p.measures_context for p in UsagePurpose] == [True, True, False]
+    # a side call's or a child session's request is counted, but its size is not the
+    # conversation's
+    assert [p.measures_context for p in UsagePurpose] == [True, True, False, False]

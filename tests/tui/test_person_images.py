@@ -131,7 +131,8 @@ async def test_a_message_queued_behind_a_turn_keeps_its_image(
 ) -> None:
     shot = tmp_path / "later.png"
     shot.write_bytes(png(5, 5))
-    slow = {"text": "word " * 100, "chunk": 5, "delay_ms": 20}
+    # long enough that the second message is typed while the first turn still runs
+    slow = {"text": "word " * 100, "chunk": 5, "delay_ms": 100}
     app = vis_app(workspace, write_script(tmp_path, [slow, {"text": "Seen."}]))
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)

@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from vis_core.cli import main
-from vis_core.mcp.client import ServerConnection, State
+from vis_core.mcp.client import ConnectionLost, ServerConnection, State
 from vis_core.mcp.config import Source, parse_entry
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.oauth_settings import parse_oauth, redirect_uri
@@ -372,3 +372,22 @@ def test_login_names_what_is_wrong(
     assert "'local' is a stdio server; sign-in is for HTTP servers" in capsys.readouterr().err
     assert main(["-C", str(workspace), "mcp", "login", "keyed"]) == 1
     assert "has an Authorization header in mcp.json" in capsys.readouterr().err
+
+
+def test_a_call_to_a_server_that_needs_sign_in_says_so_plainly(tmp_path: Path, honest: str) -> None:
+    async def call() -> str:
+        config = parse_entry(
+            "locked", {"url": f"{honest}/mcp"}, source=Source.USER, origin="mcp.json"
+        )
+        conn = ServerConnection(config, workspace=tmp_path, mcp_log=McpLog(tmp_path / "m.log"))
+        conn.start()
+        try:
+            await conn.wait_ready(30)
+            with pytest.raises(ConnectionLost) as raised:
+                await conn.call_tool("echo", {"text": "hi"})
+            return str(raised.value)
+        finally:
+            await conn.stop()
+
+    said = asyncio.run(call())
+    assert said.startswith("MCP server 'locked' needs sign-in: "), said

@@ -174,9 +174,11 @@ class ServerConnection:
             self.start()
         await self.wait_ready(None)
         if self._session is None or self.state is not State.CONNECTED:
+            state = (
+                self.state.value if self.state is State.NEEDS_SIGN_IN else f"is {self.state.value}"
+            )
             raise ConnectionLost(
-                f"MCP server {self.name!r} is {self.state.value}"
-                + (f": {self.error}" if self.error else "")
+                f"MCP server {self.name!r} {state}" + (f": {self.error}" if self.error else "")
             )
         return self._session
 

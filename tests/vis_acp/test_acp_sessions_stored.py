@@ -42,6 +42,17 @@ async def test_sessions_are_listed_loaded_and_resumed_and_an_untrusted_project_w
     assert FAKE in first.text("agent_message_chunk")
     assert "Error parsing JSON-RPC message" not in caplog.text
 
+    # a child session (run_session) of it is Vis's own business: not listed to the editor
+    from vis_core.paths import VisPaths
+    from vis_core.store import Store
+
+    store = Store(VisPaths.from_env().ensure().db_file)
+    try:
+        child = store.create_session(str(workspace), str(workspace)).id
+        store.set_parent(child, sid)
+    finally:
+        store.close()
+
     second = EditorClient()
     async with vis_acp(second, workspace, vis_home, script(tmp_path, [{"text": "again"}])) as (
         conn,

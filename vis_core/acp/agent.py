@@ -270,6 +270,7 @@ class VisAgent:
                     updated_at=datetime.fromtimestamp(row.modified, UTC).isoformat(),
                 )
                 for row in rows
+                if not row.parent_id  # child sessions (run_session, consult) stay Vis's own
             ]
         )
 

@@ -304,7 +304,9 @@ def main(argv: list[str] | None = None) -> int:
     # it kept for the whole run; its passes (a full one among them) were ~10% of the CPU to the
     # first frame. The app turns it on again once its Host is open (vis_tui.collector).
     gc.disable()
-    options = _host_options(args, workspace, "tui")
+    from vis_core.host_options import HostOptions
+
+    options = HostOptions.from_args(args, workspace, "tui")
     welcome = None
     if not args.continue_ and args.resume is None:
         # A new session's welcome header: a child reads what it says (settings, trust, the
@@ -322,19 +324,6 @@ def main(argv: list[str] | None = None) -> int:
 
     codegen_cache.save()  # now, not only at exit: the app may be killed rather than quit
     return run_tui(options, continue_=args.continue_, resume=args.resume, welcome=welcome)
-
-
-def _host_options(args: argparse.Namespace, workspace: Path, channel: str):  # -> HostOptions
-    from vis_core.host_options import HostOptions
-
-    return HostOptions(
-        workspace=workspace,
-        model=args.model,
-        provider=args.provider,
-        script=args.script.resolve() if args.script else None,
-        toggles=tuple(args.toggles),
-        channel=channel,
-    )
 
 
 def _serve_web(args: argparse.Namespace, workspace: Path) -> int:

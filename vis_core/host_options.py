@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -17,3 +18,16 @@ class HostOptions:
     toggles: tuple[str, ...] = ()
     channel: str = "tui"
     allow_approve: bool = False  # `vis run --allow-approve`: the model may approve its draft
+
+    @classmethod
+    def from_args(cls, args: Any, workspace: Path, channel: str) -> HostOptions:
+        """The options the command line ``args`` (argparse's namespace) gives, for ``channel``."""
+        return cls(
+            workspace=workspace,
+            model=args.model,
+            provider=args.provider,
+            script=args.script.resolve() if args.script else None,
+            toggles=tuple(args.toggles),
+            channel=channel,
+            allow_approve=bool(getattr(args, "allow_approve", False)),
+        )

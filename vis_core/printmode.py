@@ -265,15 +265,7 @@ class PrintRenderer:
 def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
     from vis_core.host import HostOptions
 
-    options = HostOptions(
-        workspace=workspace,
-        model=args.model,
-        provider=args.provider,
-        script=args.script.resolve() if args.script else None,
-        toggles=tuple(args.toggles),
-        channel="cli",
-        allow_approve=bool(getattr(args, "allow_approve", False)),
-    )
+    options = HostOptions.from_args(args, workspace, "cli")
     in_draft = bool(getattr(args, "run_draft", False))
     continue_ = bool(getattr(args, "run_continue", False))
     resume = getattr(args, "run_resume", None)

@@ -63,14 +63,7 @@ def run_acp(args: argparse.Namespace, workspace: Any) -> int:
     """Serve ACP until the client closes stdin; exit 0."""
     fd_in, fd_out = claim_stdio()
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    options = HostOptions(
-        workspace=workspace,
-        model=args.model,
-        provider=args.provider,
-        script=args.script.resolve() if args.script else None,
-        toggles=tuple(args.toggles),
-        channel="acp",
-    )
+    options = HostOptions.from_args(args, workspace, "acp")
     loop = asyncio.new_event_loop()
     try:
         loop.run_until_complete(serve(options, fd_in, fd_out))

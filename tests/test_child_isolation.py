@@ -212,3 +212,16 @@ def test_a_trusted_projects_python_variables_reach_its_commands_not_vis_children
     out = run(workspace, vis_home, [{"code": code}, {"text": "done"}])
     assert not found(markers)
     assert f"Sunny in Oslo {lib}" in out, out  # the block's own commands still get it
+
+
+def test_the_welcome_probe_runs_no_checkout_module(workspace: Path) -> None:
+    """`vis`'s welcome probe starts in the workspace (a never-trusted checkout) as the app
+    opens: its planted ``json.py``, ``typing.py`` or ``vis_core/`` never run in it."""
+    from vis_core import welcome_probe
+
+    markers = plant(workspace)
+    probe = welcome_probe.start(workspace, provider=None, model=None, toggles=(), channel="tui")
+    assert probe is not None
+    facts = welcome_probe.read(probe)
+    assert facts is not None and not facts.trusted  # it answered, as Vis's own code
+    assert not markers.exists() or list(markers.iterdir()) == []

@@ -7,7 +7,7 @@ import asyncio
 import logging
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp import (
     PROTOCOL_VERSION,
@@ -21,6 +21,7 @@ from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
     CloseSessionResponse,
+    ForkSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
@@ -32,6 +33,7 @@ from acp.schema import (
     ResumeSessionResponse,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionForkCapabilities,
     SessionInfo,
     SessionListCapabilities,
     SessionResumeCapabilities,
@@ -75,6 +77,7 @@ REPLAYED = frozenset(
         "ActivityStarted",
         "ActivityUpdated",
         "ActivityEnded",
+        "UsageReported",
     }
 )
 
@@ -115,6 +118,7 @@ class VisAgent:
                     list=SessionListCapabilities(),
                     resume=SessionResumeCapabilities(),
                     close=SessionCloseCapabilities(),
+                    fork=SessionForkCapabilities(),
                 ),
             ),
             agent_info=Implementation(name="vis", title="Vis", version=__version__),
@@ -265,6 +269,37 @@ class VisAgent:
         self._join_servers(link, mcp_servers)
         return ResumeSessionResponse(
             modes=modes(session), config_options=model_options(host, session)
+        )
+
+    async def fork_session(
+        self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any
+    ) -> ForkSessionResponse:
+        """A new session holding ``session_id``'s conversation up to its last settled turn (as
+        ``Session.fork`` makes one; the sandbox starts empty). The editor shows the history it
+        has, so nothing is replayed."""
+        from vis_core.extension_host.session_changes import fork_stored
+
+        host = await self._host(cwd)
+        source = host.store.get_session(session_id)
+        if source is None:
+            raise RequestError.resource_not_found(session_id)
+        if Path(source.workspace).resolve() != host.workspace:
+            raise RequestError.invalid_params(
+                {"cwd": f"session {session_id} belongs to {source.workspace}; fork it there"}
+            )
+        try:
+            row = fork_stored(cast(Any, host), session_id, None, "session/fork")
+        except ValueError:  # nothing settled to copy yet: a fresh session in the same folder
+            session = await host.new_session()
+        else:
+            session = await host.open_session(row.id)
+        link = await self._attach(host, session)
+        self._announce(link)
+        self._join_servers(link, mcp_servers)
+        return ForkSessionResponse(
+            session_id=session.id,
+            modes=modes(session),
+            config_options=model_options(host, session),
         )
 
     def _replay(self, link: SessionLink) -> None:

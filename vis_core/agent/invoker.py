@@ -267,7 +267,7 @@ class ToolInvoker:
             elif in_worker:
                 assert worker is not None
                 from vis_core.extension_host.worker_client import CallbackCall
-                from vis_core.extension_host.worker_frames import CallbackKind
+                from vis_core.ipc.messages import CallbackKind
 
                 what = {"phase": phase, "args": args, "kwargs": kwargs}
                 what.update(result=result, error=error)

@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from vis_core.programs import host_program
+from vis_core.system.programs import host_program
 from vis_core.terminal import terminal_text
 
 JAIL_OFF_NOTES = (

@@ -14,7 +14,7 @@ from textual.app import App, SuspendNotSupported
 from textual.screen import Screen
 
 from vis_core import welcome_probe
-from vis_core.jail_check import check_in_background
+from vis_core.system.jail_check import check_in_background
 from vis_tui.collector import CHECK_EVERY, IdleCollector, resume_after_start
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
 from vis_tui.messages import CommandActionRequested

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.sandbox.lifetime import ChildLimits
+from vis_core.system.lifetime import ChildLimits
 from vis_core.tools import ToolContext
 from vis_core.tools.shell import ShellManager
 

@@ -113,7 +113,7 @@ async def test_bad_arguments(tools: dict) -> None:
 async def test_jail_refuses_without_bubblewrap(
     workspace: Path, tmp_path: Path, monkeypatch
 ) -> None:
-    from vis_core.sandbox.jail import JailUnavailable
+    from vis_core.system.jail import JailUnavailable
     from vis_core.tools import builtin_tools
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))

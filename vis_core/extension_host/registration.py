@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.child_process import python_argv
 from vis_core.extension_host.discovery import Candidate
 from vis_core.extension_host.entry import LoadError
 from vis_core.extension_host.frames import FrameError, read_frame, write_frame
 from vis_core.extension_host.loaded import DEFAULT_LOAD_TIMEOUT
+from vis_core.system.child_process import python_argv
 
 if TYPE_CHECKING:
     from vis_core.extension.declarations import Extension

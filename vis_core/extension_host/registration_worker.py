@@ -19,8 +19,8 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.extension_host.frames import read_frame, write_frame
+from vis_core.system.child_process import exit_with_parent, take_protocol_fds
 
 
 class HostValues(Mapping[str, str]):

@@ -19,8 +19,8 @@ if TYPE_CHECKING:
         ToolCaller,
         ToolEntry,
     )
-    from vis_core.sandbox.jail import JailUnavailable, jail_argv
     from vis_core.sandbox.proxies import VisToolError, signature_from_contract
+    from vis_core.system.jail import JailUnavailable, jail_argv
     from vis_core.wire import HandleMethod, HostHandle, register_codec, unregister_codec
 
 _HOMES = {
@@ -30,8 +30,8 @@ _HOMES = {
     "Sandbox": "host",
     "ToolCaller": "host",
     "ToolEntry": "host",
-    "JailUnavailable": "jail",
-    "jail_argv": "jail",
+    "JailUnavailable": "vis_core.system.jail",
+    "jail_argv": "vis_core.system.jail",
     "VisToolError": "proxies",
     "signature_from_contract": "proxies",
     "HandleMethod": "vis_core.wire",

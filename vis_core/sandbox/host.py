@@ -17,18 +17,7 @@ from typing import Any
 
 import vis_core.records  # noqa: F401 - registers the "record" wire codec for results sent back
 from vis_core import wire
-from vis_core.child_process import VIS_ROOT, python_argv
 from vis_core.extension.metadata import build_metadata
-from vis_core.sandbox.environ import child_environment
-from vis_core.sandbox.jail import (
-    JailUnavailable,
-    jail_argv,
-    protected_files,
-    reserve_control_folder,
-    vis_runtime,
-)
-from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_strays, start_kept
-from vis_core.sandbox.network_bridge import proxy_environment
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import (
     MAX_CALLS_IN_FLIGHT,
@@ -40,6 +29,17 @@ from vis_core.sandbox.protocol import (
     child_message,
 )
 from vis_core.sandbox.reroot import RerootFailed, reroot
+from vis_core.system.child_process import VIS_ROOT, python_argv
+from vis_core.system.environ import child_environment
+from vis_core.system.jail import (
+    JailUnavailable,
+    jail_argv,
+    protected_files,
+    reserve_control_folder,
+    vis_runtime,
+)
+from vis_core.system.lifetime import ChildLimits, Kept, cap_tmpfs, end_strays, start_kept
+from vis_core.system.network_bridge import proxy_environment
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 

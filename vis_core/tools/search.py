@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from vis_core.programs import host_program
+from vis_core.system.programs import host_program
 from vis_core.tools.context import FS_OPERATIONS, ToolContext
 from vis_core.tools.display import plural
 from vis_core.tools.ignore import git_toplevel, ignore_spec, listed_files, matches_itself
@@ -329,7 +329,7 @@ async def _run_rg(ctx: ToolContext, rg: str, argv: list[str]) -> tuple[int, byte
     With the jail on, ripgrep runs inside it: what it walks is what the block could read
     itself, so no link leads it out. Cancelling the call ends it."""
     if ctx.jail:
-        from vis_core.sandbox.jail import JailUnavailable, jail_argv
+        from vis_core.system.jail import JailUnavailable, jail_argv
 
         try:
             argv = jail_argv(argv, ctx.workspace, read_only=[Path(rg)])

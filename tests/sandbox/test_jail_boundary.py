@@ -250,7 +250,7 @@ async def test_the_sandbox_refuses_direct_spawns_ctypes_and_vis_internals(
                 "ctypes": lambda: __import__("ctypes"),
                 "_posixsubprocess": lambda: __import__("_posixsubprocess"),
                 "vis_core.sandbox": lambda: __import__("vis_core.sandbox.child"),
-                "import_module": lambda: importlib.import_module("vis_core.tools.shell"),
+                "import_module": lambda: importlib.import_module("vis_core.system.shell"),
                 "from vis_core": lambda: exec("from vis_core import host"),
                 "_fork_exec": lambda: subprocess._fork_exec(),
                 "spawnv_passfds": lambda: __import__("multiprocessing.util").util.spawnv_passfds(

@@ -20,7 +20,7 @@ from vis_core.extension.context import current_call
 from vis_core.extension.place import require_trusted, require_trusted_fs
 from vis_core.extension.roots import project_root, workspace_root
 from vis_core.paths import VisPaths
-from vis_core.tools.shell import ShellHandle, ShellManager, ShellStatus, start_handle
+from vis_core.system.shell import ShellHandle, ShellManager, ShellStatus, start_handle
 
 T = TypeVar("T")
 SHELL_KEYS = frozenset({"command", "cwd", "env", "timeout"})

@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from vis_core.system.programs import host_program
+from vis_core.system.truncate import Keep, fit_output
 from vis_core.tools.context import FS_OPERATIONS, ToolContext
 from vis_core.tools.display import plural
 from vis_core.tools.ignore import git_toplevel, ignore_spec, listed_files, matches_itself
 from vis_core.tools.textfiles import ToolText, shown, split_lines, strip_eol
-from vis_core.tools.truncate import Keep, fit_output
 
 CASES = ("smart", "sensitive", "ignore")
 MAX_LIMIT = 1000

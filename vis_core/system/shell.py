@@ -17,10 +17,11 @@ from typing import Any
 
 from vis_core.model.activity import ActivityPresentation
 from vis_core.system.environ import QUIET, child_environment
+from vis_core.system.jail import jail_argv
 from vis_core.system.lifetime import ChildLimits, Kept, cap_tmpfs, end_process, start_kept
 from vis_core.system.network_bridge import bridged, proxy_environment, python_home
-from vis_core.tools.activities import shell_call_presentation
-from vis_core.tools.truncate import Keep, fit_output
+from vis_core.system.shell_view import shell_call_presentation
+from vis_core.system.truncate import Keep, fit_output
 from vis_core.wire import HandleMethod, HostHandle
 
 log = logging.getLogger(__name__)
@@ -481,13 +482,6 @@ def jailed(
     read_only: tuple[Path, ...] = (),
 ) -> list[str]:
     """``argv`` wrapped by the jail; never runs unconfined when the jail cannot be applied."""
-    try:
-        from vis_core.system.jail import jail_argv
-    except ImportError as exc:
-        raise RuntimeError(
-            "shell: the jail setting is on but confinement (vis_core.system.jail) is not "
-            f"available ({exc}); the command was not run. Turn the jail off or update Vis."
-        ) from None
     return jail_argv(
         argv,
         workspace,

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from processes import alive
 
-from vis_core.system.shell import ShellManager, StreamBuffer
-from vis_core.tools import ShellStatus, ToolContext
+from vis_core.system.shell import ShellManager, ShellStatus, StreamBuffer
+from vis_core.tools import ToolContext
 
 
 async def test_exit_code_and_both_streams(tools: dict, workspace: Path) -> None:

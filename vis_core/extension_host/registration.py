@@ -35,39 +35,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 START_TIMEOUT = 30.0  # seconds the worker itself may take to start (imports, on a loaded machine)
-# What a Python process and the tools it runs need; nothing that carries a secret.
-BASE_NAMES = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TZ",
-    "TMPDIR",
-    "TERM",
-    "VIS_HOME",
-    "XDG_CONFIG_HOME",
-    "XDG_DATA_HOME",
-    "XDG_CACHE_HOME",
-    "XDG_STATE_HOME",
-    "VIRTUAL_ENV",
-    "SYSTEMROOT",
-)
-
-
-def worker_environment(
-    host: Mapping[str, str], project: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """A worker's environment: the base names of ``host``, then the project's values.
-
-    The project's values stay for what an extension starts itself; the worker's own interpreter
-    ignores every ``PYTHON*`` name among them (it runs with ``-I``, see :func:`worker_argv`)."""
-    env = {name: host[name] for name in BASE_NAMES if name in host}
-    env.update(project or {})
-    return env
 
 
 def worker_argv(python: str, module: str) -> list[str]:

@@ -39,13 +39,13 @@ from vis_core.extension_host.registration import (
     START_TIMEOUT,
     _drain,
     worker_argv,
-    worker_environment,
 )
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
 from vis_core.extension_host.worker_results import decode_from_worker
 from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
 from vis_core.extension_host.worker_values import run_method
+from vis_core.system.environ import Audience, child_environment
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -528,7 +528,7 @@ class SessionWorker:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=worker_environment(os.environ, self._values),
+                env=child_environment(self._values, audience=Audience.VIS),
                 cwd=str(self._place.workspace_root),
                 start_new_session=True,
             )

@@ -6,7 +6,6 @@ import asyncio
 import codecs
 import itertools
 import logging
-import os
 import shlex
 import time
 from collections import deque
@@ -16,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.model.activity import ActivityPresentation
-from vis_core.system.environ import QUIET, child_environment
+from vis_core.system.environ import Audience, child_environment
 from vis_core.system.jail import jail_argv
 from vis_core.system.lifetime import ChildLimits, Kept, cap_tmpfs, end_process, start_kept
 from vis_core.system.network_bridge import bridged, proxy_environment, python_home
@@ -357,9 +356,8 @@ class ShellManager:
 
     def child_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment of one child: see the class docstring."""
-        if self.host_environment:
-            return {**os.environ, **QUIET, **self.environment, **dict(extra or {})}
-        return child_environment(self.environment, extra)
+        audience = Audience.INHERITED if self.host_environment else Audience.MODEL
+        return child_environment(self.environment, extra, audience=audience)
 
     async def start(
         self,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from vis_core.system.environ import Audience, child_environment
 from vis_core.system.programs import host_program
 from vis_core.system.truncate import Keep, fit_output
 from vis_core.tools.context import FS_OPERATIONS, ToolContext
@@ -57,7 +58,7 @@ class Matcher:
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
                     cwd="/",
-                    env=_worker_environment(),
+                    env=child_environment(audience=Audience.INTERPRETER),
                 )
                 assert self._proc.stdin is not None
                 self._proc.stdin.write(self._header.encode("utf-8"))
@@ -115,15 +116,6 @@ class Matcher:
                     stream.close()
                 except OSError:
                     continue  # a broken pipe to a killed process: nothing left to flush
-
-
-def _worker_environment() -> dict[str, str]:
-    """Nothing of the host's environment but what the interpreter itself may need to start."""
-    env = {"PATH": os.defpath}
-    for name in ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "LANG", "LC_ALL"):
-        if name in os.environ:
-            env[name] = os.environ[name]
-    return env
 
 
 def search_seconds(ctx: ToolContext) -> float | None:

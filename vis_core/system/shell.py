@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.model.activity import ActivityPresentation
+from vis_core.model.handles import HandleMethod, HostHandle
 from vis_core.system.environ import Audience, child_environment
 from vis_core.system.jail import jail_argv
 from vis_core.system.lifetime import ChildLimits, Kept, cap_tmpfs, end_process, start_kept
 from vis_core.system.network_bridge import bridged, proxy_environment, python_home
 from vis_core.system.shell_view import shell_call_presentation
 from vis_core.system.truncate import Keep, fit_output
-from vis_core.wire import HandleMethod, HostHandle
 
 log = logging.getLogger(__name__)
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-
 from vis_core.extension_host.guides import MAX_GUIDE_BYTES, parse_guide
 from vis_core.tools.discovery import Guide
 

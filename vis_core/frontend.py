@@ -5,19 +5,22 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 if TYPE_CHECKING:
     import subprocess
 
     from vis_core import __version__ as __version__
-    from vis_core.agent.session import AgentSession as Session
+    from vis_core.agent.plan import PlanMode
+    from vis_core.agent.session import AgentSession, SessionModel
     from vis_core.commands import CommandAction as CommandAction
     from vis_core.commands import CommandInfo
     from vis_core.commands import CommandResult as CommandResult
     from vis_core.commands import PromptToSend as PromptToSend
     from vis_core.commands import err as err
     from vis_core.commands.plan import approval_form as approval_form
+    from vis_core.drafts.session import SessionDrafts
+    from vis_core.events import Event, TurnEnded
     from vis_core.extension.forms import Field as Field
     from vis_core.extension.forms import FieldType as FieldType
     from vis_core.extension.forms import Form as Form
@@ -55,6 +58,7 @@ if TYPE_CHECKING:
     from vis_core.extension_host.activity_paths import shorten_paths_in as shorten_paths_in
     from vis_core.host import Host
     from vis_core.host_options import HostOptions as HostOptions
+    from vis_core.instructions.session import SessionInstructions
     from vis_core.interaction import FormPresenter
     from vis_core.interaction import FormRequest as FormRequest
     from vis_core.mcp.client import ATTENTION as ATTENTION
@@ -65,6 +69,8 @@ if TYPE_CHECKING:
     from vis_core.mcp.manager import attention_first as attention_first
     from vis_core.mcp.oauth_login import login_server as login_server
     from vis_core.mcp.oauth_login import logout_server as logout_server
+    from vis_core.model.images import PersonImage
+    from vis_core.model.usage import Usage
     from vis_core.model_choices import ModelEntry
     from vis_core.model_choices import ModelSource as ModelSource
     from vis_core.model_choices import ProviderEntry as ProviderEntry
@@ -177,6 +183,55 @@ def welcome_facts(
         toggles=options.toggles,
         channel=options.channel,
     )
+
+
+class Session(Protocol):
+    """A session as a front end drives it: what the TUI reads and calls of one."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def model(self) -> SessionModel: ...
+    @property
+    def usage(self) -> Usage: ...
+    @property
+    def cost(self) -> float: ...
+    @property
+    def context_tokens(self) -> int: ...
+    @property
+    def context_budget(self) -> int: ...
+    @property
+    def plan(self) -> PlanMode: ...
+    @property
+    def drafts(self) -> SessionDrafts | None: ...
+    @property
+    def instructions(self) -> SessionInstructions | None: ...
+
+    def subscribe(
+        self, callback: Callable[[Event], None], *, early: bool = False
+    ) -> Callable[[], None]:
+        """Follow the session's events once committed; returns the unsubscriber."""
+        ...
+
+    def cancel(self) -> None: ...
+
+    async def submit(
+        self,
+        text: str,
+        *,
+        mentions: Sequence[str] = (),
+        command: bool = False,
+        images: Sequence[PersonImage] = (),
+    ) -> TurnEnded:
+        """Run one turn for ``text`` (``command``: ``!command``, run in the workspace)."""
+        ...
+
+
+def _agent(session: Session) -> AgentSession:
+    """The session behind ``session``: the façade hands out no other kind."""
+    return cast("AgentSession", session)
 
 
 class History(Protocol):
@@ -306,7 +361,7 @@ class Frontend:
         return self._host.commands.find(name)
 
     async def run_command(self, session: Session | None, text: str) -> CommandResult:
-        return await self._host.commands.run(session, text)
+        return await self._host.commands.run(None if session is None else _agent(session), text)
 
     # -- settings ------------------------------------------------------------------------
     @property
@@ -365,7 +420,7 @@ class Frontend:
         """Switch ``session`` to the model ``text`` names (``/model NAME``)."""
         from vis_core.model_choices import use_model
 
-        return await use_model(self._host, session, text)
+        return await use_model(self._host, _agent(session), text)
 
     async def login(
         self, session: Session | None, entry: ProviderEntry, key: str, model: str
@@ -373,7 +428,8 @@ class Frontend:
         """Save the provider's key, make ``model`` the default and use it now (``/login``)."""
         from vis_core.model_choices import login
 
-        return await login(self._host, session, entry, key, model)
+        agent = None if session is None else _agent(session)
+        return await login(self._host, agent, entry, key, model)
 
     def save_local_server(self, name: str, base_url: str, key: str = "") -> ProviderEntry:
         """Save a server of one's own as ``[providers.NAME]``; ValueError says what is wrong."""

@@ -195,10 +195,11 @@ class VisAgent:
         task.add_done_callback(self._tasks.discard)
 
     async def _say_servers(self, link: SessionLink, conns: list[Any], problems: list[Any]) -> None:
-        from vis_core.mcp.manager import FIRST_PROMPT_WAIT
+        from vis_core.mcp.manager import SETTLE
         from vis_core.mcp.names import PREFIX
 
-        await link.host.mcp.manager.wait_for(conns, FIRST_PROMPT_WAIT)
+        # each up to its own timeout (a slow start is not a failure), as a block naming it waits
+        await asyncio.gather(*(c.wait_ready(c.config.timeout + SETTLE) for c in conns))
         lines = []
         for conn in conns:
             state = conn.state.value

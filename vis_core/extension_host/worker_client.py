@@ -46,6 +46,7 @@ from vis_core.extension_host.worker_results import decode_from_worker
 from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
 from vis_core.extension_host.worker_values import run_method
 from vis_core.ipc.messages import Call, CallbackKind, TargetKind
+from vis_core.model.channel import Channel as FrontEnd
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ class WorkerPlace:
     session_id: str | None
     workspace_root: Path
     project_root: Path
-    channel: str = "tui"
+    channel: FrontEnd = FrontEnd.TUI
 
 
 def runs_in_worker(ext: LoadedExtension | None) -> bool:
@@ -373,7 +374,8 @@ class SessionWorker:
 
         ``render``: the worker also draws its Activity's success with the result (one round
         trip instead of two) and answers ``(value, presentation, problem)``; ``problem`` says
-        why the render failed (the value stands)."""
+        why the render failed (the value stands). A value of data only comes back as the
+        worker packed it (:class:`~vis_core.ipc.values.Encoded`)."""
         if self._cancelled:
             await self._settled()
         channel = self._channel
@@ -400,8 +402,8 @@ class SessionWorker:
         except ChannelClosed:
             raise WorkerFailed(self._why(tool, channel)) from None
         if render:  # (value, presentation, problem): only the value is encoded
-            return (decode_from_worker(answer[0]), *answer[1:])
-        return decode_from_worker(answer)
+            return (decode_from_worker(answer[0], keep_encoded=True), *answer[1:])
+        return decode_from_worker(answer, keep_encoded=True)
 
     async def stream(self, owner: str, provider: str, args: tuple) -> Any:
         """Run the stream of ``owner``'s provider ``provider`` in the worker until it ends
@@ -493,7 +495,7 @@ class SessionWorker:
             "session_id": self._place.session_id,
             "workspace_root": str(self._place.workspace_root),
             "project_root": str(self._place.project_root),
-            "channel": self._place.channel,
+            "channel": self._place.channel.value,
         }
         return place, items
 

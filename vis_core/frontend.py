@@ -70,6 +70,7 @@ if TYPE_CHECKING:
     from vis_core.mcp.manager import attention_first as attention_first
     from vis_core.mcp.oauth_login import login_server as login_server
     from vis_core.mcp.oauth_login import logout_server as logout_server
+    from vis_core.model.activity import ActivityRecord
     from vis_core.model.images import PersonImage
     from vis_core.model.usage import Usage
     from vis_core.model_choices import ModelEntry
@@ -240,7 +241,7 @@ class History(Protocol):
     def turns_page(
         self, session_id: str, before_position: int | None = None, limit: int = 20
     ) -> list[TurnRow]: ...
-    def activities(self, turn_id: str) -> list[Any]: ...
+    def activities(self, turn_id: str) -> list[ActivityRecord]: ...
     def turn_story(self, session_id: str, turn_id: str) -> list[tuple[int, str, Any]]: ...
     def events(
         self,

@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import gc
 import logging
 import signal
 import sys
@@ -44,6 +45,7 @@ from vis_core.model.block import (
     first_code_line,
     format_duration,
 )
+from vis_core.model.channel import Channel
 from vis_core.model.turn import TurnStatus
 from vis_core.terminal import raw_stream, terminal_json, terminal_text
 
@@ -265,7 +267,7 @@ class PrintRenderer:
 def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
     from vis_core.host import HostOptions
 
-    options = HostOptions.from_args(args, workspace, "cli")
+    options = HostOptions.from_args(args, workspace, Channel.CLI)
     in_draft = bool(getattr(args, "run_draft", False))
     continue_ = bool(getattr(args, "run_continue", False))
     resume = getattr(args, "run_resume", None)
@@ -427,6 +429,10 @@ async def _run(
             print(f"vis run: {terminal_text(str(exc))}", file=sys.stderr)
             return 2
         print(f"vis: {terminal_text(host.jail_mode(session.id)[1])}", file=sys.stderr)
+        # started: what exists now lives as long as the run, out of the collector's way
+        # (`vis` starts with the collector off), which is on again for the turn
+        gc.freeze()
+        gc.enable()
         if session.model.provider is None and not command:
             print(session.model.problem, file=sys.stderr)
             return 2

@@ -29,6 +29,7 @@ from vis_core.model.activity import (
     RenderPhase,
     SymbolTag,
 )
+from vis_core.model.channel import Channel
 from vis_core.sandbox.host import HandleCall
 from vis_core.tools.registry import HostTool, ToolRegistry
 
@@ -93,7 +94,7 @@ class ToolInvoker:
         emit: Emit,
         workspace: Path,
         project_root: Path,
-        channel: str = "tui",
+        channel: Channel = Channel.TUI,
         locks: Callable[[str], threading.RLock | None] = lambda owner: None,
         prepare_arguments: Callable[[HostTool, tuple, dict], tuple[tuple, dict]] | None = None,
         runtime: Runtime | None = None,

@@ -35,6 +35,7 @@ from vis_core.extension_host.worker_channel import Channel
 from vis_core.extension_host.worker_results import ENCODED_CALL, encode_for_host
 from vis_core.extension_host.worker_values import run_method
 from vis_core.ipc.messages import Call, CallbackKind, TargetKind
+from vis_core.model.channel import Channel as FrontEnd
 
 
 class ToolCancelled(BaseException):
@@ -48,7 +49,7 @@ class SessionPlace:
     session_id: str | None
     workspace_root: Path
     project_root: Path
-    channel: str
+    channel: FrontEnd
 
 
 @dataclass(slots=True)
@@ -193,7 +194,7 @@ class WorkerHandler:
             session_id=place.get("session_id"),
             workspace_root=Path(place["workspace_root"]),
             project_root=Path(place["project_root"]),
-            channel=str(place.get("channel") or "tui"),
+            channel=FrontEnd(place.get("channel") or FrontEnd.TUI),
         )
         problems: dict[str, str] = {}
         for item in extensions:

@@ -293,7 +293,7 @@ class SessionWorker:
             try:
                 value = channel.wait(future, max(0.0, deadline - time.monotonic()))
             except FutureTimeout:
-                self._abandon(channel, call_id, what)
+                self._abandon(channel, call_id, future, what)
                 error: BaseException = TimeoutError(
                     f"{what} did not answer within {timeout:g} s; it was cancelled"
                 )
@@ -346,7 +346,7 @@ class SessionWorker:
         try:
             value = await asyncio.wait_for(answer, timeout)
         except TimeoutError:
-            self._abandon(channel, call_id, what)
+            self._abandon(channel, call_id, None, what)
             return CallbackOutcome(
                 error=TimeoutError(f"{what} did not answer within {timeout:g} s; it was cancelled")
             )
@@ -356,15 +356,26 @@ class SessionWorker:
             return CallbackOutcome(error=exc)
         return CallbackOutcome(value=value)
 
-    def _abandon(self, channel: Channel, call_id: int, what: str) -> None:
-        """Cancel call ``call_id`` that took too long; kill the worker if it does not stop."""
+    def _abandon(self, channel: Channel, call_id: int, future: Any, what: str) -> None:
+        """Cancel call ``call_id`` (answered by ``future``) that took too long; kill the
+        worker if it does not stop within the grace (a timer on the session's loop)."""
         if channel.closed:
             return
         channel.cancel(call_id)
         self._cancelled.add(call_id)
-        timer = threading.Timer(self.cancel_grace, self._unanswered, (channel, call_id, what))
-        timer.daemon = True
-        timer.start()
+        loop, grace = self._loop, self.cancel_grace
+        if loop is None or loop.is_closed():
+            loop = _running_loop()
+        if loop is None:  # a host with no loop (a script) waits here
+            with contextlib.suppress(Exception):
+                channel.wait(future, grace)
+            self._unanswered(channel, call_id, what)
+        elif _running_loop() is loop:
+            loop.call_later(grace, self._unanswered, channel, call_id, what)
+        else:
+            loop.call_soon_threadsafe(
+                loop.call_later, grace, self._unanswered, channel, call_id, what
+            )
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -395,7 +406,7 @@ class SessionWorker:
             if channel.closed:
                 raise
             log.debug("cancelling %s (call %d) in the extension worker", tool.name, call_id)
-            self._abandon(channel, call_id, tool.name)
+            self._abandon(channel, call_id, None, tool.name)
             raise
         except ChannelClosed:
             raise WorkerFailed(self._why(tool, channel)) from None
@@ -430,7 +441,7 @@ class SessionWorker:
             return await waiting
         except asyncio.CancelledError:
             if not channel.closed:
-                self._abandon(channel, call_id, what)
+                self._abandon(channel, call_id, None, what)
             raise
         except ChannelClosed:
             raise WorkerFailed(self._ended(what, channel)) from None

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import compileall
 import contextlib
+import json
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -65,20 +67,41 @@ def jail_off(vis_home: Path) -> None:
 
 
 @pytest.fixture(autouse=True)
-def shared_dataclass_code(
-    vis_home: Path, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[None]:
-    """The ``vis`` processes of the run share one dataclass code cache, as a person's runs do
-    (it lives in ``$VIS_HOME/cache``, new for each test): the first one kept is linked into
-    each later test's home (a process that adds to it replaces its own link, not the file)."""
+def shared_caches(vis_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """The ``vis`` processes of the run share Vis's caches, as a person's runs do (they live in
+    ``$VIS_HOME/cache``, new for each test): the dataclass code, the bundled extensions'
+    declarations and the installed distributions. The first one kept is put into each later
+    test's home: the dataclass code as a link (a process that adds to it replaces its own
+    link, not the file), the small JSON files as copies (a test may write into its own)."""
+    from vis_core import installed
     from vis_core.codegen_cache import cache_files
+    from vis_core.extension_host import bundled_cache
+    from vis_core.extension_host.discovery import bundled_dir
 
-    [mine] = cache_files({"VIS_HOME": str(vis_home)})
-    shared = tmp_path_factory.getbasetemp() / mine.name
-    if shared.is_file():
-        mine.parent.mkdir(mode=0o700, exist_ok=True)
-        os.link(shared, mine)
+    environ = {"VIS_HOME": str(vis_home)}
+    [code] = cache_files(environ)
+    [declared] = bundled_cache.cache_files(bundled_dir(), environ)
+    kept = {code: os.link, declared: shutil.copyfile, installed.cache_file(): shutil.copyfile}
+    base = tmp_path_factory.getbasetemp()
+    for mine, put in kept.items():
+        shared = base / mine.name
+        if shared.is_file():
+            mine.parent.mkdir(mode=0o700, exist_ok=True)
+            put(shared, mine)
     yield
-    if not shared.exists() and mine.is_file():
+    for mine, put in kept.items():
+        shared = base / mine.name
+        if shared.exists() or not mine.is_file():
+            continue
+        if mine == declared and not _of_the_shipped_folder(mine, str(bundled_dir())):
+            continue  # a test's copy of the bundled folder: another key
         with contextlib.suppress(OSError):  # another test's got there first
-            os.link(mine, shared)
+            put(mine, shared)
+
+
+def _of_the_shipped_folder(declared: Path, shipped: str) -> bool:
+    """Whether the bundled extensions' cache ``declared`` is of Vis's own bundled folder."""
+    try:
+        return json.loads(declared.read_bytes())["key"]["bundled"] == shipped
+    except (OSError, ValueError, KeyError, TypeError):
+        return False

@@ -4,8 +4,9 @@ between starts while the ``sys.path`` folders are unchanged.
 Reading every installed distribution's metadata (``importlib.metadata``) costs a start tens of
 milliseconds. Installing, upgrading or removing a distribution adds or removes a
 ``.dist-info`` folder in a ``sys.path`` folder, which changes that folder's modification
-time; so the answers are kept in one small file beside Vis's bytecode with those times, and
-used while they are unchanged.
+time; so the answers are kept with those times in one small file in Vis's cache folder
+(``$VIS_HOME/cache``, else the user cache folder; never in the installed package), and used
+while they are unchanged.
 """
 
 from __future__ import annotations
@@ -21,7 +22,14 @@ EntryPoint = tuple[str, str, str | None]  # name, module, distribution
 
 
 def cache_file() -> Path:
-    return Path(__file__).resolve().parent / "__pycache__" / "vis-installed.json"
+    """``$VIS_HOME/cache``, else the user cache folder (:func:`vis_core.paths.cache_dir`, a
+    sibling this leaf does not import)."""
+    home = os.environ.get("VIS_HOME")
+    if home:
+        return Path(home).expanduser().resolve() / "cache" / "vis-installed.json"
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("vis")) / "vis-installed.json"
 
 
 def _sys_path_marks() -> list[list[Any]]:
@@ -48,10 +56,11 @@ def _keep(cache: Path, marks: list[list[Any]], answers: dict[str, Any]) -> None:
     text = json.dumps({"python": sys.version, "sys_path": marks, "answers": answers})
     temp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        temp.write_text(text, encoding="utf-8")
+        cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with open(os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "w") as out:
+            out.write(text)
         os.replace(temp, cache)
-    except OSError:  # a read-only installation: read again next time
+    except OSError:  # a folder that cannot be written: read again next time
         with contextlib.suppress(OSError):
             temp.unlink()
 

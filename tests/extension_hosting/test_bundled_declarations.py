@@ -256,3 +256,31 @@ def test_a_miss_loads_bundled_and_user_entry_files_in_one_worker(
         assert loaded.errors == () and [e.name for e in loaded.enabled] == ["git", "todo", "hello"]
     # cold: one worker loads all three; warm: only the user's entry file, which is never kept
     assert screened == [["git", "todo", "hello.py"], ["hello.py"]] and starts.count == 2
+
+
+def _files_of_vis() -> dict[str, tuple[int, int]]:
+    """Size and modification time of every file of Vis's packages but bytecode."""
+    import vis_core
+    import vis_tui
+
+    found = {}
+    for package in (Path(vis_core.__file__).parent, Path(vis_tui.__file__).parent, bundled_dir()):
+        for path in package.rglob("*"):
+            if path.is_file() and path.suffix != ".pyc":
+                stat = path.stat()
+                found[str(path)] = (stat.st_size, stat.st_mtime_ns)
+    return found
+
+
+def test_the_kept_reports_live_in_vis_home_and_nothing_is_written_into_vis(
+    vis_home: Path,
+) -> None:
+    cache = vis_home / "cache"
+    if cache.is_dir():  # the run's shared copies: this start must write its own
+        shutil.rmtree(cache)
+    before = _files_of_vis()
+    loaded = load_extensions()  # the shipped bundled folder and installed entry points
+    assert loaded.errors == ()
+    assert (cache / bundled_cache.FILE_NAME).is_file()
+    assert (cache / "vis-installed.json").is_file()  # entry points, read once
+    assert _files_of_vis() == before

@@ -215,7 +215,8 @@ def test_undo_racing_a_folder_swapped_for_a_link_never_touches_outside(tmp_path:
     try:
         assert racer.stdout is not None and racer.stdout.readline() == b"swapping\n"
         for turn in range(200):
-            racer.send_signal(signal.SIGSTOP)  # the turn itself sees a still workspace
+            racer.send_signal(signal.SIGSTOP)  # the turn itself sees a still workspace:
+            os.waitpid(racer.pid, os.WUNTRACED)  # a stop lands later than the signal
             points.take(f"turn-{turn}", turn)
             real = ws / ("dir.link" if (ws / "dir").is_symlink() else "dir")
             for name in names:  # the turn changes every file and makes new ones

@@ -9,10 +9,9 @@ checkout changes without a new version), and the path, size and content hash of 
 the bundled folder (hashing them costs ~0.2 ms). A start whose key matches rebuilds the
 declarations from the file and runs no bundled entry file anywhere.
 
-The file lives beside Vis's bytecode (``vis_core/__pycache__``), else in Vis's cache folder
-(``$VIS_HOME/cache`` or the user cache folder); a bundled folder other than the shipped one
-(tests) keeps it in the cache folder only. It is written to a temporary file and renamed into
-place. One that is missing, unreadable, damaged, of another format or for another key is
+The file lives in Vis's cache folder (``$VIS_HOME/cache``, else the user cache folder), never
+in the installed package or the source tree. It is written to a temporary file and renamed
+into place. One that is missing, unreadable, damaged, of another format or for another key is
 ignored and written again; only the bundled extensions are kept (any other entry file may
 read its environment at import, so it loads every time).
 """
@@ -28,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import vis_core
-from vis_core.extension_host.discovery import Candidate, bundled_dir
+from vis_core.extension_host.discovery import Candidate
 from vis_core.paths import PRIVATE_FILE_MODE, cache_dir
 
 log = logging.getLogger(__name__)
@@ -39,11 +38,9 @@ _SKIPPED_FOLDERS = ("__pycache__",)
 
 
 def cache_files(bundled: Path, environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
-    """Where the cache of ``bundled`` is read, in turn, and written (the first that works)."""
-    fallback = cache_dir(None if environ is None else dict(environ)) / FILE_NAME
-    if bundled.resolve() != bundled_dir():
-        return (fallback,)
-    return (Path(vis_core.__file__).resolve().parent / "__pycache__" / FILE_NAME, fallback)
+    """Where the cache of ``bundled`` is read and written: the cache folder only (its key
+    names ``bundled``, so a copy's cache is told apart from the shipped folder's)."""
+    return (cache_dir(None if environ is None else dict(environ)) / FILE_NAME,)
 
 
 def _walk(root: Path, hashed: bool) -> list[list[Any]]:

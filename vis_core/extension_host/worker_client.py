@@ -42,10 +42,10 @@ from vis_core.extension_host.registration import (
     worker_environment,
 )
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
-from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
 from vis_core.extension_host.worker_results import decode_from_worker
 from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
 from vis_core.extension_host.worker_values import run_method
+from vis_core.ipc.messages import Call, CallbackKind, TargetKind
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -293,7 +293,7 @@ class SessionWorker:
             try:
                 value = channel.wait(future, max(0.0, deadline - time.monotonic()))
             except FutureTimeout:
-                self._abandon(channel, call_id, future, what)
+                self._abandon(channel, call_id, what)
                 error: BaseException = TimeoutError(
                     f"{what} did not answer within {timeout:g} s; it was cancelled"
                 )
@@ -346,7 +346,7 @@ class SessionWorker:
         try:
             value = await asyncio.wait_for(answer, timeout)
         except TimeoutError:
-            self._abandon(channel, call_id, None, what)
+            self._abandon(channel, call_id, what)
             return CallbackOutcome(
                 error=TimeoutError(f"{what} did not answer within {timeout:g} s; it was cancelled")
             )
@@ -356,26 +356,15 @@ class SessionWorker:
             return CallbackOutcome(error=exc)
         return CallbackOutcome(value=value)
 
-    def _abandon(self, channel: Channel, call_id: int, future: Any, what: str) -> None:
-        """Cancel call ``call_id`` (answered by ``future``) that took too long; kill the
-        worker if it does not stop within the grace (a timer on the session's loop)."""
+    def _abandon(self, channel: Channel, call_id: int, what: str) -> None:
+        """Cancel call ``call_id`` that took too long; kill the worker if it does not stop."""
         if channel.closed:
             return
         channel.cancel(call_id)
         self._cancelled.add(call_id)
-        loop, grace = self._loop, self.cancel_grace
-        if loop is None or loop.is_closed():
-            loop = _running_loop()
-        if loop is None:  # a host with no loop (a script) waits here
-            with contextlib.suppress(Exception):
-                channel.wait(future, grace)
-            self._unanswered(channel, call_id, what)
-        elif _running_loop() is loop:
-            loop.call_later(grace, self._unanswered, channel, call_id, what)
-        else:
-            loop.call_soon_threadsafe(
-                loop.call_later, grace, self._unanswered, channel, call_id, what
-            )
+        timer = threading.Timer(self.cancel_grace, self._unanswered, (channel, call_id, what))
+        timer.daemon = True
+        timer.start()
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -406,7 +395,7 @@ class SessionWorker:
             if channel.closed:
                 raise
             log.debug("cancelling %s (call %d) in the extension worker", tool.name, call_id)
-            self._abandon(channel, call_id, None, tool.name)
+            self._abandon(channel, call_id, tool.name)
             raise
         except ChannelClosed:
             raise WorkerFailed(self._why(tool, channel)) from None
@@ -441,7 +430,7 @@ class SessionWorker:
             return await waiting
         except asyncio.CancelledError:
             if not channel.closed:
-                self._abandon(channel, call_id, None, what)
+                self._abandon(channel, call_id, what)
             raise
         except ChannelClosed:
             raise WorkerFailed(self._ended(what, channel)) from None

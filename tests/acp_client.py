@@ -65,6 +65,13 @@ class EditorClient:
         self.buffers.pop(path, None)
         return WriteTextFileResponse()
 
+    async def wait_for_text(self, kind: str, text: str) -> str:
+        """The text of ``kind`` updates once it holds ``text`` (updates arrive in order)."""
+        while text not in self.text(kind):
+            self.got.clear()
+            await self.got.wait()
+        return self.text(kind)
+
     def of(self, kind: str) -> list[Any]:
         return [u for _, u in self.updates if u.session_update == kind]
 

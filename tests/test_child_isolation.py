@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from cli_support import script
 
+from vis_core.model.channel import Channel
+
 # Each planted module writes a marker (its name, the importing process's command line) into
 # the workspace's ``markers/`` (writable inside the jail too), then stays an empty module.
 MARKER = """\
@@ -220,7 +222,9 @@ def test_the_welcome_probe_runs_no_checkout_module(workspace: Path) -> None:
     from vis_core import welcome_probe
 
     markers = plant(workspace)
-    probe = welcome_probe.start(workspace, provider=None, model=None, toggles=(), channel="tui")
+    probe = welcome_probe.start(
+        workspace, provider=None, model=None, toggles=(), channel=Channel.TUI
+    )
     assert probe is not None
     facts = welcome_probe.read(probe)
     assert facts is not None and not facts.trusted  # it answered, as Vis's own code

@@ -9,6 +9,7 @@ import pytest
 from vis_core import welcome_probe
 from vis_core.host import Host
 from vis_core.host_options import HostOptions
+from vis_core.model.channel import Channel
 from vis_core.paths import TrustStore, VisPaths
 from vis_core.welcome import WelcomeFacts, welcome_facts
 
@@ -98,7 +99,7 @@ async def test_the_files_say_what_the_host_says(
         provider=host_options.provider,
         model=host_options.model,
         toggles=host_options.toggles,
-        channel="tui",
+        channel=Channel.TUI,
     )
     assert probe is not None and welcome_probe.read(probe) == early
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_core import codegen_cache
+from vis_core.model.channel import Channel
 
 if TYPE_CHECKING:
     from vis_core.mcp.config import McpConfig
@@ -226,7 +227,7 @@ async def _session_mcp_config(workspace: Path) -> McpConfig | None:
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
 
-    host = await Host.open(HostOptions(workspace=workspace, channel="cli"))
+    host = await Host.open(HostOptions(workspace=workspace, channel=Channel.CLI))
     try:
         return host.mcp.config()
     finally:
@@ -306,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
     gc.disable()
     from vis_core.host_options import HostOptions
 
-    options = HostOptions.from_args(args, workspace, "tui")
+    options = HostOptions.from_args(args, workspace, Channel.TUI)
     welcome = None
     if not args.continue_ and args.resume is None:
         # A new session's welcome header: a child reads what it says (settings, trust, the

@@ -6,6 +6,7 @@ import os
 import sys
 from pathlib import Path
 
+from vis_core.model.channel import Channel
 from vis_core.programs import host_program
 from vis_core.terminal import terminal_text
 
@@ -53,7 +54,7 @@ async def _check_host(workspace: Path) -> int:
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
 
-    host = await Host.open(HostOptions(workspace=workspace, channel="cli"))
+    host = await Host.open(HostOptions(workspace=workspace, channel=Channel.CLI))
     problems = 0
     try:
         trust = "trusted" if host.trusted else "not trusted"

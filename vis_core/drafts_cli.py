@@ -13,6 +13,7 @@ from typing import Any
 from vis_core.drafts import DraftError, Drafts
 from vis_core.drafts.session import SessionDrafts
 from vis_core.extension.hooks import OperationBlocked
+from vis_core.model.channel import Channel
 from vis_core.model.draft import Draft
 
 
@@ -54,7 +55,7 @@ async def _in_session(draft: Draft, act: Callable[[SessionDrafts], Awaitable[Any
     from vis_core.host import Host
     from vis_core.host_options import HostOptions
 
-    host = await Host.open(HostOptions(workspace=Path(draft.workspace), channel="cli"))
+    host = await Host.open(HostOptions(workspace=Path(draft.workspace), channel=Channel.CLI))
     try:
         if draft.session_id is None or host.store.get_session(draft.session_id) is None:
             # its session was deleted: the draft alone, with no session's hooks to run

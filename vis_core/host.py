@@ -441,7 +441,7 @@ class Host:
                 )
 
             def in_worker() -> Any:  # the command runs in an extension worker, not here
-                from vis_core.extension_host.worker_frames import TargetKind
+                from vis_core.ipc.messages import TargetKind
 
                 try:
                     with calling(context):

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vis_core.model.channel import Channel
+
 
 @dataclass(frozen=True)
 class HostOptions:
@@ -16,11 +18,11 @@ class HostOptions:
     provider: str | None = None
     script: Path | None = None
     toggles: tuple[str, ...] = ()
-    channel: str = "tui"
+    channel: Channel = Channel.TUI
     allow_approve: bool = False  # `vis run --allow-approve`: the model may approve its draft
 
     @classmethod
-    def from_args(cls, args: Any, workspace: Path, channel: str) -> HostOptions:
+    def from_args(cls, args: Any, workspace: Path, channel: Channel) -> HostOptions:
         """The options the command line ``args`` (argparse's namespace) gives, for ``channel``."""
         return cls(
             workspace=workspace,

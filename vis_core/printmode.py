@@ -44,6 +44,7 @@ from vis_core.model.block import (
     first_code_line,
     format_duration,
 )
+from vis_core.model.channel import Channel
 from vis_core.model.turn import TurnStatus
 from vis_core.terminal import raw_stream, terminal_json, terminal_text
 
@@ -265,7 +266,7 @@ class PrintRenderer:
 def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
     from vis_core.host import HostOptions
 
-    options = HostOptions.from_args(args, workspace, "cli")
+    options = HostOptions.from_args(args, workspace, Channel.CLI)
     in_draft = bool(getattr(args, "run_draft", False))
     continue_ = bool(getattr(args, "run_continue", False))
     resume = getattr(args, "run_resume", None)

@@ -34,6 +34,7 @@ from vis_core.extension_host.session_kit import SessionKit
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace
 from vis_core.instructions.session import PATH_TOOLS, SessionInstructions
+from vis_core.model.channel import Channel
 from vis_core.model.draft import Draft, DraftAction
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED
@@ -332,7 +333,7 @@ def _prompt(
             "workspace_root": str(place.workspace_root),
             "project_root": str(place.project_root),
             "session_id": session_id,
-            "channel": host.options.channel,
+            "channel": host.options.channel.value,
         }
         context_for = kit.contexts.context_for
         active = active_extensions(host.extensions, env, kit.worker, context_for)
@@ -559,7 +560,7 @@ def _approver(host: Host, session_id: str) -> Any:
     async def approve(draft: Draft, files: list[str], diff: str) -> str | None:
         if host.options.allow_approve or host.setting(MODEL_APPROVES, False, session_id):
             return None
-        if host.options.channel == "cli":
+        if host.options.channel is Channel.CLI:
             return (
                 f"vis run does not approve drafts unless --allow-approve is given; draft "
                 f"{draft.label} stays for the person (`vis drafts approve {draft.label}`)"

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from vis_core.extension.settings_decl import SettingScope
+from vis_core.model.channel import Channel
 
 if TYPE_CHECKING:
     from vis_core.host import Host
@@ -133,7 +134,7 @@ async def _run(args: argparse.Namespace, workspace: Path, streams: tuple[TextIO,
     from vis_core.host import Host, HostOptions
 
     stdin, out, err = streams
-    host = await Host.open(HostOptions(workspace=workspace, channel="cli"))
+    host = await Host.open(HostOptions(workspace=workspace, channel=Channel.CLI))
     try:
         if args.settings_command == "list":
             return _list(host, args, out)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core import jail_check
+from vis_core.model.channel import Channel
 from vis_core.paths import ControlSnapshot, TrustStore, VisPaths, find_project_root, take_snapshot
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.sandbox.jail import jail_refusal
@@ -152,7 +153,7 @@ def welcome_facts(
     provider: str | None = None,
     model: str | None = None,
     toggles: tuple[str, ...] = (),
-    channel: str = "tui",
+    channel: Channel = Channel.TUI,
 ) -> WelcomeFacts:
     """What the welcome header of a new session in ``workspace`` says, as the Host would
     find it, read from ``config.toml``, the settings files, the trust list and the

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.child_process import python_argv
+from vis_core.model.channel import Channel
 
 PROBE_TIMEOUT = 20.0  # seconds; the jail's own check may take PROBE_TIMEOUT of jail_check
 
@@ -36,7 +37,7 @@ def start(
     provider: str | None,
     model: str | None,
     toggles: tuple[str, ...],
-    channel: str,
+    channel: Channel,
 ) -> subprocess.Popen[bytes] | None:
     """Start the child that reads a new session's welcome facts; None if it cannot start."""
     args = {
@@ -44,7 +45,7 @@ def start(
         "provider": provider,
         "model": model,
         "toggles": list(toggles),
-        "channel": channel,
+        "channel": channel.value,
     }
     argv = python_argv(sys.executable, "vis_core.welcome_probe:main")
     try:
@@ -86,6 +87,6 @@ def main() -> None:
         provider=args["provider"],
         model=args["model"],
         toggles=tuple(args["toggles"]),
-        channel=args["channel"],
+        channel=Channel(args["channel"]),
     )
     print(json.dumps({"model": facts.model, "trusted": facts.trusted, "jail": facts.jail}))

@@ -1,4 +1,4 @@
-"""The Vis terminal app: wires the screens to the core Host and the current AgentSession."""
+"""The Vis terminal app: wires the screens to the core (its ``Frontend``) and the session."""
 
 from __future__ import annotations
 
@@ -13,8 +13,7 @@ from textual import events
 from textual.app import App, SuspendNotSupported
 from textual.screen import Screen
 
-from vis_core import welcome_probe
-from vis_core.jail_check import check_in_background
+from vis_core.frontend import check_in_background, welcome_facts
 from vis_tui.collector import CHECK_EVERY, IdleCollector, resume_after_start
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
 from vis_tui.messages import CommandActionRequested
@@ -25,16 +24,19 @@ from vis_tui.widgets.transcript import escape_markdown
 if TYPE_CHECKING:
     import subprocess
 
-    from vis_core.agent.session import AgentSession
-    from vis_core.commands import CommandAction, CommandResult
-    from vis_core.host import Host
-    from vis_core.host_options import HostOptions
-    from vis_core.settings.service import SaveResult
-    from vis_core.welcome_probe import WelcomeFacts
+    from vis_core.frontend import (
+        CommandAction,
+        CommandResult,
+        Frontend,
+        HostOptions,
+        SaveResult,
+        Session,
+        WelcomeFacts,
+    )
     from vis_tui.screens.help import HelpScreen
     from vis_tui.screens.sessions import SessionsScreen
 
-HostOpener = Callable[[], Awaitable["Host"]]
+CoreOpener = Callable[[], Awaitable["Frontend"]]
 
 __all__ = ["HelpScreen", "SessionsScreen", "VisApp", "run_tui"]
 
@@ -55,26 +57,6 @@ _DRAWN_LATER = ("vis_tui.widgets.answer_markdown", "vis_tui.widgets.system_messa
 def _import_all(names: tuple[str, ...]) -> None:
     for name in names:
         importlib.import_module(name)
-
-
-def _welcome_facts(
-    options: HostOptions, probe: subprocess.Popen[bytes] | None = None
-) -> WelcomeFacts:
-    """What a new session's welcome header says: as ``probe`` (``vis``'s child reading them)
-    says, else read from the files here (imports included: in a thread, off the app's loop)."""
-    if probe is not None:
-        facts = welcome_probe.read(probe)
-        if facts is not None:
-            return facts
-    from vis_core.welcome import welcome_facts
-
-    return welcome_facts(
-        options.workspace,
-        provider=options.provider,
-        model=options.model,
-        toggles=options.toggles,
-        channel=options.channel,
-    )
 
 
 def _help_screen() -> Screen[Any]:
@@ -98,7 +80,7 @@ class VisApp(App[int]):
         continue_: bool = False,
         resume: str | None = None,
         frozen: bool = False,
-        open_host: HostOpener | None = None,
+        open_core: CoreOpener | None = None,
         welcome: subprocess.Popen[bytes] | None = None,
     ) -> None:
         """``welcome``: the child reading a new session's welcome facts (``welcome_probe``)."""
@@ -107,9 +89,9 @@ class VisApp(App[int]):
         self.continue_ = continue_
         self.resume = resume
         self.frozen = frozen
-        self._open_host = open_host
-        self.host: Host | None = None
-        self.session: AgentSession | None = None
+        self._open_core = open_core
+        self.core: Frontend | None = None  # the core, once open (after the first frame)
+        self.session: Session | None = None
         self.main = MainScreen(options.workspace)
         self.ready = asyncio.Event()  # the session is open and shown
         self.painted = asyncio.Event()  # the transcript shows the session's newest turns
@@ -124,7 +106,7 @@ class VisApp(App[int]):
     def command_actions(self) -> dict[CommandAction, Callable[[CommandResult], Awaitable[None]]]:
         """What the app does for a command's action (``/new``, ``/sessions``, ``/quit``…)."""
         if self._command_actions is None:
-            from vis_core.commands import CommandAction
+            from vis_core.frontend import CommandAction
             from vis_tui import model_setup
 
             self._command_actions = {
@@ -159,7 +141,7 @@ class VisApp(App[int]):
             loop.add_signal_handler(sig, lambda sig=sig: self.exit(return_code=128 + sig))
 
     def on_ready(self) -> None:
-        # The Host loads after the first frame, so the prompt takes keys meanwhile (Enter
+        # The core loads after the first frame, so the prompt takes keys meanwhile (Enter
         # queues the message until the session is ready). Not from on_mount: while the app
         # starts, Textual runs after-refresh callbacks before the frame is written, and the
         # import thread would then hold the GIL the first frame needs.
@@ -170,23 +152,23 @@ class VisApp(App[int]):
         check_in_background()
         if self.resume is None and not self.continue_:  # a new session: no picker first
             self._facts = asyncio.get_running_loop().run_in_executor(
-                None, _welcome_facts, self.options, self._welcome_probe
+                None, welcome_facts, self.options, self._welcome_probe
             )
             self._facts.add_done_callback(self._show_welcome)  # in the frame that comes next
         self.call_after_refresh(lambda: self.run_worker(self._start(), group="start"))
 
     async def _start(self) -> None:
-        from vis_core.extension.metadata import warm
+        from vis_core.frontend import Frontend, load_core, warm
 
         await self._paint_welcome()  # a new session opens: its header first
         warm()  # the build globals extensions need (git, in a source checkout) meanwhile
         try:
-            if self._open_host is not None:
-                host = await self._open_host()
+            if self._open_core is not None:
+                core = await self._open_core()
             else:
                 # Importing the core is most of the startup; a thread keeps keys flowing.
-                core = await asyncio.to_thread(importlib.import_module, "vis_core.host")
-                host = await core.Host.open(self.options)
+                await asyncio.to_thread(load_core)
+                core = await Frontend.open(self.options)
         except Exception as exc:  # shown to the person; the app stays usable for reading
             self.main.drop_welcome()
             self.main.transcript.add_message(
@@ -195,15 +177,15 @@ class VisApp(App[int]):
             return
         finally:
             resume_after_start()
-        self.host = host
+        self.core = core
         from vis_tui.screens.form import attach_forms
 
-        attach_forms(self, host)  # vis.ask forms; vis.live views come as events (widgets.live)
-        host.settings.saved_listeners.append(self._setting_saved)
-        if host.model_problem:
-            self.main.status_bar.model = host.model_label
+        attach_forms(self, core)  # vis.ask forms; vis.live views come as events (widgets.live)
+        core.on_setting_saved(self._setting_saved)
+        if core.model_problem:
+            self.main.status_bar.model = core.model_label
         try:
-            await self._open_first_session(host)
+            await self._open_first_session(core)
         except Exception as exc:
             self.main.drop_welcome()
             self.main.transcript.add_message(
@@ -222,7 +204,7 @@ class VisApp(App[int]):
 
     async def _paint_welcome(self) -> None:
         """Paint the new session's welcome header from the files (model, trust, jail mode),
-        then open the Host: the app reads as ready while the rest starts behind the prompt
+        then open the core: the app reads as ready while the rest starts behind the prompt
         (a request typed meanwhile waits in the queue and is sent once the session is open)."""
         if self._facts is None:
             return
@@ -230,38 +212,38 @@ class VisApp(App[int]):
         if not self.main.welcome_shown:
             return
         painted = asyncio.Event()
-        self.call_after_refresh(painted.set)  # the Host's import would hold up this frame
+        self.call_after_refresh(painted.set)  # the core's import would hold up this frame
         await painted.wait()
 
     def _show_welcome(self, facts: asyncio.Future[WelcomeFacts]) -> None:
         if facts.cancelled() or facts.exception() is not None or not self.main.is_attached:
-            return  # the Host meets the same problem as it opens, and says so
+            return  # the core meets the same problem as it opens, and says so
         self.main.show_welcome(facts.result())
 
     def _load_drawn_later(self) -> None:
         self.run_worker(asyncio.to_thread(_import_all, _DRAWN_LATER), group="start")
 
-    async def _open_first_session(self, host: Host) -> None:
-        session: AgentSession | None = None
+    async def _open_first_session(self, core: Frontend) -> None:
+        session: Session | None = None
         problem = ""  # shown once the session that opens instead is on screen
         if self.resume == "":  # --resume without an ID: the person picks one (Esc: a new one)
-            self.resume = await self.push_screen(self._sessions_picker(host), wait_for_dismiss=True)
+            self.resume = await self.push_screen(self._sessions_picker(core), wait_for_dismiss=True)
         if self.resume:
             try:
-                stored = host.store.get_session(self.resume)
+                stored = core.stored_session_id(self.resume)
                 if stored is not None:
-                    await self.main.preview(host, stored.id)
+                    await self.main.preview(core, stored)
                     self.painted.set()
-                session = await host.open_session(self.resume)
+                session = await core.open_session(self.resume)
             except LookupError as exc:  # unknown, or open in another Vis
                 problem = f"**Cannot resume:** {escape_markdown(str(exc))}"
         elif self.continue_:
-            latest = host.latest_session_id()
+            latest = core.latest_session_id()
             if latest is not None:
-                await self.main.preview(host, latest)
+                await self.main.preview(core, latest)
                 self.painted.set()
                 try:
-                    session = await host.open_session(latest)
+                    session = await core.open_session(latest)
                 except LookupError as exc:  # open in another Vis: start a new one here
                     problem = f"**Cannot continue:** {escape_markdown(str(exc))}"
             else:
@@ -269,15 +251,15 @@ class VisApp(App[int]):
                     "No earlier session in this workspace; started a new one."
                 )
         if session is None:
-            session = await host.new_session()
+            session = await core.new_session()
         await self.show_session(session)
         if problem:
             self.main.transcript.add_message(problem, classes="error")
 
-    async def show_session(self, session: AgentSession) -> None:
+    async def show_session(self, session: Session) -> None:
         self.session = session
-        assert self.host is not None
-        await self.main.attach(self.host, session)
+        assert self.core is not None
+        await self.main.attach(self.core, session)
         self.apply_theme()
         self.painted.set()
 
@@ -287,10 +269,10 @@ class VisApp(App[int]):
 
     def apply_theme(self) -> None:
         """Use the ``theme`` setting (a global choice; applied at start and when saved)."""
-        if self.host is None:
+        if self.core is None:
             return
         session_id = self.session.id if self.session is not None else None
-        theme = self.host.setting("theme", self.theme, session_id)
+        theme = self.core.setting("theme", self.theme, session_id)
         if theme in self.available_themes and theme != self.theme:
             self.theme = theme
 
@@ -308,8 +290,8 @@ class VisApp(App[int]):
 
     async def on_unmount(self) -> None:
         self.collector.close()
-        if self.host is not None:
-            await self.host.close()
+        if self.core is not None:
+            await self.core.close()
 
     # -- actions -------------------------------------------------------------------------
     async def on_command_action_requested(self, message: CommandActionRequested) -> None:
@@ -346,13 +328,13 @@ class VisApp(App[int]):
         """Open Settings (``/settings`` or F2) for the current session; runs no extension code."""
         from vis_tui.screens.settings import SettingsScreen
 
-        if self.host is None or isinstance(self.screen, SettingsScreen):
+        if self.core is None or isinstance(self.screen, SettingsScreen):
             return
         self.push_screen(
             SettingsScreen(
-                self.host.settings,
+                self.core.settings,
                 session_id=self.session.id if self.session else None,
-                reload=self.host.reload_async,
+                reload=self.core.reload,
             )
         )
 
@@ -361,8 +343,8 @@ class VisApp(App[int]):
         that server, as ``/mcp login NAME`` asks)."""
         from vis_tui.screens.mcp import McpScreen
 
-        if self.host is not None and not isinstance(self.screen, McpScreen):
-            self.push_screen(McpScreen(self.host.mcp.manager, sign_in=sign_in))
+        if self.core is not None and not isinstance(self.screen, McpScreen):
+            self.push_screen(McpScreen(self.core.mcp, sign_in=sign_in))
 
     def action_help(self) -> None:
         from vis_tui.screens.help import HelpScreen
@@ -371,32 +353,32 @@ class VisApp(App[int]):
             self.push_screen("help")
 
     def action_sessions(self) -> None:
-        if self.host is None:
+        if self.core is None:
             return
 
         async def chosen(session_id: str | None) -> None:
-            if session_id and self.host and (self.session is None or session_id != self.session.id):
+            if session_id and self.core and (self.session is None or session_id != self.session.id):
                 try:
-                    await self.show_session(await self.host.open_session(session_id))
+                    await self.show_session(await self.core.open_session(session_id))
                 except LookupError as exc:  # e.g. open in another Vis
                     self.notify(str(exc), severity="error", markup=False)
 
-        self.push_screen(self._sessions_picker(self.host), chosen)
+        self.push_screen(self._sessions_picker(self.core), chosen)
 
     @staticmethod
-    def _sessions_picker(host: Host) -> SessionsScreen:
+    def _sessions_picker(core: Frontend) -> SessionsScreen:
         from vis_tui.screens.sessions import SessionsScreen
 
-        return SessionsScreen(host.store, host.workspace)
+        return SessionsScreen(core)
 
     async def open_session(self, session_id: str) -> None:
         """Show the stored session ``session_id`` (``/fork`` opens the fork this way)."""
-        if self.host is not None:
-            await self.show_session(await self.host.open_session(session_id))
+        if self.core is not None:
+            await self.show_session(await self.core.open_session(session_id))
 
     async def action_new_session(self) -> None:
-        if self.host is not None:
-            await self.show_session(await self.host.new_session())
+        if self.core is not None:
+            await self.show_session(await self.core.new_session())
 
     def action_open_link(self, url: str) -> None:
         if "://" in url or url.startswith("mailto:"):

@@ -9,7 +9,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
-from vis_core.programs import host_program
+from vis_core.frontend import host_program
 
 NO_EDITOR = (
     "Set $VISUAL or $EDITOR (for example `export EDITOR=nano` in your shell profile) "

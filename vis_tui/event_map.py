@@ -21,6 +21,9 @@ from vis_core.events import (
     FoldCreated,
     ImageAttached,
     IterationStarted,
+    LiveClosed,
+    LiveOpened,
+    LiveUpdated,
     Notification,
     TurnEnded,
     TurnStarted,
@@ -64,19 +67,19 @@ def handles(*event_types: type[Event]) -> Callable[[H], H]:
     return register
 
 
-# Handlers whose modules load on first need (not before the first frame): event class name → module.
-LATER_HANDLERS = {
-    "LiveOpened": "vis_tui.widgets.live",
-    "LiveUpdated": "vis_tui.widgets.live",
-    "LiveClosed": "vis_tui.widgets.live",
+# Handlers whose modules load on first need (not before the first frame): event type → module.
+LATER_HANDLERS: dict[type[Event], str] = {
+    LiveOpened: "vis_tui.widgets.live",
+    LiveUpdated: "vis_tui.widgets.live",
+    LiveClosed: "vis_tui.widgets.live",
 }
 
 
 def dispatch(target: EventTarget, event: Event) -> bool:
     """Send ``event`` to its handler; False when no handler is registered for its type."""
     handler = EVENT_HANDLERS.get(type(event))
-    if handler is None and type(event).__name__ in LATER_HANDLERS:
-        importlib.import_module(LATER_HANDLERS[type(event).__name__])
+    if handler is None and type(event) in LATER_HANDLERS:
+        importlib.import_module(LATER_HANDLERS[type(event)])
         handler = EVENT_HANDLERS.get(type(event))
     if handler is None:
         return False

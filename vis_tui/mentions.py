@@ -23,7 +23,7 @@ def is_text_file(path: str) -> bool:
     first bytes): only those are offered after ``@``, since only their text can be sent."""
     import codecs
 
-    from vis_core.tools.textfiles import BINARY_SNIFF_BYTES, looks_binary
+    from vis_core.frontend import BINARY_SNIFF_BYTES, looks_binary
 
     try:
         with open(path, "rb") as file:

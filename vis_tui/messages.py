@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from vis_core.commands import CommandAction, CommandResult
     from vis_core.events import Event
+    from vis_core.frontend import CommandAction, CommandResult
 
 
 class CoreEvent(Message):

@@ -4,27 +4,23 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from vis_core.commands import err
-from vis_core.extension.forms import Form, paragraph, password, plaintext
-from vis_core.model_choices import (
+from vis_core.frontend import (
+    Form,
     ModelSource,
     ProviderEntry,
-    ask_servers,
     check_base_url,
     check_key,
     default_model,
-    entry_named,
-    login,
-    model_entries,
-    providers,
-    save_local_server,
-    use_model,
+    err,
+    paragraph,
+    password,
+    plaintext,
 )
 from vis_tui.screens.form import FormScreen
 from vis_tui.screens.picker import PickerScreen, PickItem
 
 if TYPE_CHECKING:
-    from vis_core.commands import CommandResult
+    from vis_core.frontend import CommandResult
     from vis_tui.app import VisApp
 
 LOGIN = "\x00login"  # the picker row that starts /login (no model id holds a NUL)
@@ -41,11 +37,11 @@ _NOTES = {
 
 def model_items(app: VisApp, provider: str | None = None) -> list[PickItem]:
     """The picker's rows: the current model, recent ones, configured ones, known ones."""
-    assert app.host is not None
+    assert app.core is not None
     session = app.session
     current = session.model.label if session is not None and session.model.provider else None
     items = []
-    for entry in model_entries(app.host, provider, current):
+    for entry in app.core.model_entries(provider, current):
         notes = [_NOTES[entry.source]]
         if not entry.ready:
             notes.append("needs a key: /login")
@@ -55,10 +51,10 @@ def model_items(app: VisApp, provider: str | None = None) -> list[PickItem]:
 
 async def choose_model(app: VisApp) -> None:
     """``/model``: pick one of the models (or start ``/login``) and switch the session to it."""
-    if app.host is None or app.session is None:
+    if app.core is None or app.session is None:
         return
-    app.host.reread_config()  # a provider added to config.toml since Vis started counts
-    await ask_servers(app.host)
+    app.core.reread_config()  # a provider added to config.toml since Vis started counts
+    await app.core.ask_servers()
     items = [*model_items(app), PickItem(LOGIN, "Log in to a provider…", "save a key")]
     current = app.session.model.label
     picker = PickerScreen(
@@ -72,16 +68,16 @@ async def choose_model(app: VisApp) -> None:
     if chosen == LOGIN:
         await log_in(app)
     elif chosen:
-        show_result(app, await use_model(app.host, app.session, chosen))
+        show_result(app, await app.core.use_model(app.session, chosen))
 
 
 async def log_in(app: VisApp) -> None:
     """``/login``: choose a provider, paste its key in a secret form, pick a model."""
-    host = app.host
-    if host is None:
+    core = app.core
+    if core is None:
         return
-    host.reread_config()
-    rows = [PickItem(e.name, e.name, _provider_note(e)) for e in providers(host)]
+    core.reread_config()
+    rows = [PickItem(e.name, e.name, _provider_note(e)) for e in core.providers()]
     rows.append(
         PickItem(
             LOCAL, "Local OpenAI-compatible server…", "llama.cpp, Ollama, vLLM · URL, key optional"
@@ -99,14 +95,14 @@ async def log_in(app: VisApp) -> None:
             return
         entry, key = local
     else:
-        entry = entry_named(host, name) if name else None
+        entry = core.provider_named(name) if name else None
     if entry is None:
         return cancelled(app)
     if entry.key_env and not key:
         form = Form(
             f"{entry.name} API key",
             (
-                paragraph(f"Saved in {host.paths.secrets_file} (only you can read it)."),
+                paragraph(f"Saved in {core.secrets_file} (only you can read it)."),
                 password("key", entry.key_env, is_required=True, validate=(check_key,)),
             ),
             submit_label="Save key",
@@ -115,7 +111,7 @@ async def log_in(app: VisApp) -> None:
         if values is None:
             return cancelled(app)
         key = str(values.get("key", ""))
-    problem = (await ask_servers(host, entry.name)).get(entry.name)
+    problem = (await core.ask_servers(entry.name)).get(entry.name)
     model = await app.push_screen(
         PickerScreen(
             f"Log in: choose a {entry.name} model",
@@ -136,7 +132,7 @@ async def log_in(app: VisApp) -> None:
         return cancelled(app)
     if "/" not in model:
         model = f"{entry.name}/{model}"
-    result = await login(host, app.session, entry, key, model)
+    result = await core.login(app.session, entry, key, model)
     if result.ok:
         app.main.forget_model_problem()
     show_result(app, result)
@@ -145,14 +141,14 @@ async def log_in(app: VisApp) -> None:
 async def _local_server(app: VisApp) -> tuple[ProviderEntry, str] | None:
     """The server's name, base URL and optional key, saved to config.toml (None: cancelled
     or refused, and said so)."""
-    assert app.host is not None
+    assert app.core is not None
     form = Form(
         "Local OpenAI-compatible server",
         (
             paragraph(
                 "A server of your own that speaks the OpenAI API: llama.cpp's llama-server, "
                 "Ollama, vLLM, LM Studio. Saved as [providers.NAME] in "
-                f"{app.host.paths.config_file}."
+                f"{app.core.config_file}."
             ),
             plaintext("name", "Name (the provider/ part of its models)", default="local"),
             plaintext(
@@ -172,8 +168,8 @@ async def _local_server(app: VisApp) -> tuple[ProviderEntry, str] | None:
         return None
     key = str(values.get("key") or "")
     try:
-        entry = save_local_server(
-            app.host, str(values.get("name") or ""), str(values.get("base_url") or ""), key
+        entry = app.core.save_local_server(
+            str(values.get("name") or ""), str(values.get("base_url") or ""), key
         )
     except ValueError as exc:
         show_result(app, err("Cannot add the server", str(exc)))

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from vis_core.agent.invoker import CallPosition, CallSite, ToolInvoker
 from vis_core.model.activity import ActivityPresentation, ActivityState, SymbolTag
+from vis_core.model.channel import Channel
 from vis_core.tools.registry import ToolRegistry
 
 
@@ -141,7 +142,7 @@ async def test_each_call_has_a_context_of_its_own(tmp_path: Path) -> None:
         emit=_ignore,
         workspace=tmp_path,
         project_root=tmp_path / "project",
-        channel="print",
+        channel=Channel.CLI,
         position=position,
     )
     await invoker.call("probe", (), {})
@@ -154,7 +155,7 @@ async def test_each_call_has_a_context_of_its_own(tmp_path: Path) -> None:
         tmp_path,
         tmp_path / "project",
     )
-    assert (first.owner, first.channel, first.activities) == ("kit", "print", invoker)
+    assert (first.owner, first.channel, first.activities) == ("kit", Channel.CLI, invoker)
     assert first.activity_id != second.activity_id and first.publish is not second.publish
     assert (first.turn_id, second.turn_id, second.iteration_id) == (None, "t2", "i2")
     assert (first.callers, second.callers) == ((), ("other",))

@@ -20,8 +20,8 @@ from vis_core.extension.runtime import (
     uninstall,
 )
 from vis_core.extension_host.runtime import StoreRuntime
-from vis_core.extension_host.worker_frames import TargetKind
 from vis_core.extension_host.worker_sdk import WorkerRuntime, run_service
+from vis_core.ipc.messages import TargetKind
 from vis_core.store import Store
 
 

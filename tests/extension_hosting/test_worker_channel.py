@@ -21,8 +21,8 @@ import pytest
 
 from vis_core.extension_host import worker_channel
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
-from vis_core.extension_host.worker_frames import Call, Reply, TargetKind, encode
 from vis_core.extension_host.worker_values import RemoteObject, dumps, run_method
+from vis_core.ipc.messages import Call, Reply, TargetKind, framed
 
 
 class Color(enum.Enum):
@@ -256,7 +256,7 @@ class LoopEnd:
 
     def answer(self, call_id: int, value: Any) -> bytes:
         payload = dumps(value, self.channel.exports, self.channel)
-        return encode(Reply(call_id, True, payload))
+        return framed(Reply(call_id, True, payload))
 
     async def drained(self) -> None:
         """Until the loop has read everything written so far (FIONREAD of the pipe is 0)."""

@@ -90,7 +90,7 @@ async def test_a_call_over_the_message_limit_fails_in_the_block(
     box = make_sandbox(message_limit=1 << 20)
     result = await asyncio.wait_for(box.run("await echo('x' * (2 << 20))"), 30)
     assert result.error is not None and result.restarted is None
-    assert "ValueError: the arguments of this call take 2,097,2" in result.error, result.error
+    assert "ValueError: the arguments of this call take 2,097,1" in result.error, result.error
     assert "over the 1,048,576-byte limit of one tool call" in result.error
     assert host_tools.calls == []
     after = await asyncio.wait_for(box.run("print(await echo('small'))"), 30)

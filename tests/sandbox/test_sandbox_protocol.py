@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import struct
+from typing import Any
 
+import msgspec
 import pytest
 
+from vis_core.ipc.framing import FrameReader, ProtocolError, frame
 from vis_core.sandbox import Sandbox
-from vis_core.sandbox.protocol import MAX_MESSAGE_BYTES, Lines, ProtocolError
+from vis_core.sandbox.protocol import MAX_MESSAGE_BYTES
 from vis_core.sandbox.state import MAX_SNAPSHOT_BYTES
 
 from .conftest import HostTools, MakeSandbox
@@ -22,39 +26,39 @@ WRITE = (
 )
 
 
+def message(*fields: Any) -> bytes:
+    """One frame of MessagePack holding ``fields`` as an array (a message's shape)."""
+    return frame(msgspec.msgpack.encode(list(fields)))
+
+
 @pytest.mark.parametrize(
     ("data", "what"),
     [
-        (b"junk\n", "a line that is not JSON"),
-        (b"junk", "a line that is not JSON"),  # the child's own next message completes it
-        (b"[1, 2]\n", "a line that is not a message it may send"),
-        (b'"call"\n', "a line that is not a message it may send"),
-        (b'{"t": ["call"], "id": 1}\n', "a line that is not a message it may send"),
-        (b'{"t": "result", "id": 1, "ok": true}\n', "a line that is not a message it may send"),
+        (frame(b"\xc1"), "a message that is not MessagePack"),
+        (frame(b"junk"), "a message that is not MessagePack"),
+        (frame(b"\xa4e\xff\xfe\x00"), "a message that is not MessagePack"),  # not UTF-8
+        (struct.pack(">I", 10) + b"junk", "a message that is not MessagePack"),  # the child's
+        # own next message completes it
+        (b"junk", "a message longer than"),  # read as a length
+        (message(1, 2), "a message that is not one it may send"),
+        (frame(msgspec.msgpack.encode("call")), "a message that is not one it may send"),
+        (message(["call"], 1), "a message that is not one it may send"),
+        (message("result", 1, True), "a message that is not one it may send"),
+        (message("call", "7", "echo", [], {}), "a 'call' message whose 'id' is missing or wrong"),
+        (message("cancel", True), "a 'cancel' message whose 'id' is missing or wrong"),
+        (message("call", 9, "echo", {}, {}), "a 'call' message whose 'args' is missing or wrong"),
+        (message("call", 9, "echo", []), "a 'call' message with missing or extra fields"),
         (
-            b'{"t": "call", "id": "7", "name": "echo", "args": [], "kwargs": {}}\n',
-            "a 'call' message whose 'id' is missing or wrong",
-        ),
-        (b'{"t": "cancel", "id": true}\n', "a 'cancel' message whose 'id' is missing or wrong"),
-        (
-            b'{"t": "call", "id": 9, "name": "echo", "args": {}, "kwargs": {}}\n',
-            "a 'call' message whose 'args' is missing or wrong",
-        ),
-        (
-            b'{"t": "call", "id": 9, "name": "e\x1b[2J\x00", "args": [], "kwargs": {}}\n',
-            "a line that is not JSON",  # raw control characters inside a JSON string
-        ),
-        (
-            b'{"t": "done", "id": 1, "error": 5, "snapshot": null, "forms": []}\n',
+            message("done", 1, 5, None, []),
             "a 'done' message whose 'error' is missing or wrong",
         ),
         (
-            b'{"t": "done", "id": 1, "error": null, "snapshot": null, "forms": [1]}\n',
-            "a 'done' message whose 'forms' are not objects",
+            message("done", 1, None, None, [1]),
+            "a 'done' message whose 'forms' is missing or wrong",
         ),
         (
-            b'{"t": "ready", "pid": 1, "restore": {"helpers": [1]}}\n',
-            "a 'ready' message whose 'restore' report is wrong",
+            message("ready", 1, {"helpers": [1]}),
+            "a 'ready' message whose 'restore' is missing or wrong",
         ),
     ],
 )
@@ -63,7 +67,7 @@ async def test_a_child_that_breaks_the_protocol_is_stopped_and_replaced(
 ) -> None:
     broken = await asyncio.wait_for(sandbox.run(WRITE.format(data=data)), 30)
     assert broken.error is not None
-    assert f"was stopped because it broke the protocol ({what})" in broken.error
+    assert f"was stopped because it broke the protocol ({what}" in broken.error
     after = await asyncio.wait_for(sandbox.run("print(await echo('alive'))"), 30)
     assert after.error is None, after.error
     assert after.stdout == "{'args': ('alive',), 'kwargs': {}}\n"
@@ -73,9 +77,10 @@ async def test_a_child_that_breaks_the_protocol_is_stopped_and_replaced(
 async def test_a_message_over_the_limit_stops_the_child(make_sandbox: MakeSandbox) -> None:
     sandbox = make_sandbox(message_limit=1 << 20)
     code = WRITE.replace(
-        "os.write(child.fd_out, {data!r})", "os.write(child.fd_out, b'[' * {data})"
+        "os.write(child.fd_out, {data!r})",
+        "os.write(child.fd_out, (4 << 20).to_bytes(4, 'big') + b'[' * (4 << 20))",
     )
-    broken = await asyncio.wait_for(sandbox.run(code.format(data=4 << 20)), 30)
+    broken = await asyncio.wait_for(sandbox.run(code), 30)
     assert broken.error is not None
     assert "broke the protocol (a message longer than 1,048,576 bytes)" in broken.error
     after = await asyncio.wait_for(sandbox.run("print('alive')"), 30)
@@ -85,25 +90,22 @@ async def test_a_message_over_the_limit_stops_the_child(make_sandbox: MakeSandbo
 def test_the_message_limit_holds_a_full_snapshot_and_no_more_is_buffered() -> None:
     assert inspect.signature(Sandbox).parameters["message_limit"].default == MAX_MESSAGE_BYTES
     assert MAX_SNAPSHOT_BYTES * 4 // 3 < MAX_MESSAGE_BYTES < 128 << 20  # base64, plus a margin
-    lines = Lines(100)
-    assert lines.feed(b"a" * 60) == []
+    frames = FrameReader(100)
+    frames.feed(struct.pack(">I", 100) + b"a" * 60)
+    assert frames.next() is None
+    frames.feed(b"a" * 40)
+    assert frames.next() == b"a" * 100  # a message at the limit, in two pieces
+    frames.feed(struct.pack(">I", 101))
     with pytest.raises(ProtocolError, match="longer than 100 bytes"):
-        lines.feed(b"b" * 50 + b"\n")  # the line ends in this chunk: still too long
-    lines = Lines(100)
-    assert lines.feed(b"a" * 100) == []
-    with pytest.raises(ProtocolError):
-        lines.feed(b"b")
-    assert lines._size == 100  # what was refused is not kept
+        frames.next()  # refused from its length, before any of it is kept
+    assert not frames.partial
 
 
 async def test_more_calls_in_flight_than_the_bound_stops_the_child(
     make_sandbox: MakeSandbox,
 ) -> None:
     box = make_sandbox(max_calls=8)
-    calls = b"".join(
-        b'{"t": "call", "id": %d, "name": "hang", "args": [%d], "kwargs": {}}\n' % (i, i)
-        for i in range(1001, 1010)
-    )
+    calls = b"".join(message("call", i, "hang", [i], {}) for i in range(1001, 1010))
     broken = await asyncio.wait_for(box.run(WRITE.format(data=calls)), 30)
     assert broken.error is not None
     assert "broke the protocol (more than 8 tool calls in flight)" in broken.error

@@ -35,7 +35,7 @@ async def test_a_command_file_completes_shows_in_f1_and_sends_its_request(
         await until(pilot, lambda: len(app.session.model.provider.requests) == 1)  # type: ignore[union-attr]
         await until(pilot, lambda: not app.main.turn_running)
         request = app.session.model.provider.requests[0]  # type: ignore[union-attr]
-        history = [row.text for row in app.host.store.prompts(app.session.id)]  # type: ignore[union-attr]
+        history = app.core.prompts(app.session.id)  # type: ignore[union-attr]
     assert request.messages[0].text == "Explain main.py to a newcomer."
     assert history[-1] == "/explain main.py"  # saveable: ↑ brings the command back
 

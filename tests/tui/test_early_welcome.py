@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from vis_core.host import Host
+from vis_core.frontend import Frontend
 from vis_core.model.turn import TurnStatus
 from vis_tui.app import VisApp
 from vis_tui.widgets.turn import TurnView
@@ -20,13 +20,13 @@ base_url = "http://127.0.0.1:9/v1"
 
 
 def held_host(app_of: list[VisApp], release: asyncio.Event):
-    """A Host opener that waits for ``release`` (a slow start), then opens the real Host."""
+    """A core opener that waits for ``release`` (a slow start), then opens the real core."""
 
-    async def open_host() -> Host:
+    async def open_core() -> Frontend:
         await release.wait()
-        return await Host.open(app_of[0].options)
+        return await Frontend.open(app_of[0].options)
 
-    return open_host
+    return open_core
 
 
 async def test_the_welcome_header_names_the_model_before_the_host_opens(
@@ -35,11 +35,11 @@ async def test_the_welcome_header_names_the_model_before_the_host_opens(
     (vis_home / "config.toml").write_text(LOCAL_MODEL, encoding="utf-8")
     release = asyncio.Event()
     apps: list[VisApp] = []
-    app = vis_app(workspace, open_host=held_host(apps, release))
+    app = vis_app(workspace, open_core=held_host(apps, release))
     apps.append(app)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: bool(app.main.transcript.query(WelcomeHeader)))
-        assert app.host is None and app.session is None  # the Host is still opening
+        assert app.core is None and app.session is None  # the core is still opening
         early = app.main.transcript.query_one(WelcomeHeader)
         text = str(early.render())
         assert "local/bench-model" in text and "not trusted" in text
@@ -57,7 +57,7 @@ async def test_a_request_typed_before_the_session_is_ready_is_sent_whole_once_it
     release = asyncio.Event()
     apps: list[VisApp] = []
     script = write_script(tmp_path, [{"text": "the result is 4"}])
-    app = vis_app(workspace, script, open_host=held_host(apps, release))
+    app = vis_app(workspace, script, open_core=held_host(apps, release))
     apps.append(app)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.main.prompt.has_focus)
@@ -74,12 +74,12 @@ async def test_a_request_typed_before_the_session_is_ready_is_sent_whole_once_it
                 for view in app.main.transcript.turns.values()
             ),
         )
-        assert app.session is not None and app.host is not None
-        session_id, store = app.session.id, app.host.store
+        assert app.session is not None and app.core is not None
+        session_id, history = app.session.id, app.core.history
         await until(
             pilot,
             lambda: (
-                [(turn.request, turn.status) for turn in store.turns(session_id)]
+                [(turn.request, turn.status) for turn in history.turns_page(session_id)]
                 == [("check the result", TurnStatus.COMPLETED)]
             ),
         )

@@ -109,7 +109,7 @@ async def test_stored_attachment_resolves_by_filename(workspace: Path) -> None:
         await started(app, pilot)
         session_id = app.session.id
         stored = _png(workspace.parent / "stored-chart.png", (100, 40))
-        app.host.store.add_attachment(session_id, "chart.png", "image/png", stored, size=1)
+        app.core._host.store.add_attachment(session_id, "chart.png", "image/png", stored, size=1)
         app.main.feed_events(_events(session_id, ActivityImage("chart.png")))
         await pilot.pause()
         row = app.main.transcript.turns["t1"].rows["i1"]

@@ -165,8 +165,8 @@ async def test_a_500_line_paste_shows_as_one_folded_entry_and_is_sent_whole(
         shown = str(line.render())
         assert "pasted 500 lines" in shown and "see: log line 1" in shown, shown
         assert "log line 250" not in shown and line.size.height <= 3
-        assert app.host is not None and app.session is not None
-        stored = [r.event for r in app.host.store.events(app.session.id)]
+        assert app.core is not None and app.session is not None
+        stored = [r.event for r in app.core.history.events(app.session.id)]
         sent = [e.request for e in stored if isinstance(e, TurnStarted)]
         assert sent == [f"see: {pasted} why?"]  # the model has it whole
         await pilot.click(line)

@@ -24,9 +24,9 @@ def _files(workspace: Path) -> None:
 
 
 def _stored(app: object, kind: type) -> list:
-    store = app.host.store  # type: ignore[attr-defined]
+    history = app.core.history  # type: ignore[attr-defined]
     session_id = app.session.id  # type: ignore[attr-defined]
-    return [row.event for row in store.events(session_id) if isinstance(row.event, kind)]
+    return [row.event for row in history.events(session_id) if isinstance(row.event, kind)]
 
 
 def test_mentions_name_existing_workspace_files_only(workspace: Path, tmp_path: Path) -> None:

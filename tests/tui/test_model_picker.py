@@ -73,7 +73,7 @@ async def test_the_model_picker_switches_the_session_and_lists_recent_models_fir
         first = app.screen.shown[0]
         assert first.id == "openai/gpt-4.1-mini" and "current" in first.note
         await pilot.press("escape")
-        overrides = app.host.store.list_overrides("session", app.session.id)
+        overrides = app.core._host.store.list_overrides("session", app.session.id)
         assert overrides["model"] == "openai/gpt-4.1-mini"  # the session keeps it on resume
 
 

@@ -66,7 +66,7 @@ async def test_a_dropped_image_is_a_chip_then_a_row_of_the_turn(
         assert [i.media_type for i in request.messages[0].images] == ["image/png"]
         screen = _screen(app)
         session_id = app.session.id
-        stored = [r.event for r in app.host.store.events(session_id)]
+        stored = [r.event for r in app.core.history.events(session_id)]
     assert "▣ my shot.png · PNG · " in screen
     assert [e.name for e in stored if isinstance(e, ImageAttached)] == ["my shot.png"]
     shown = await seen_after_resume(workspace, session_id, _screen)

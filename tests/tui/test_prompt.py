@@ -16,7 +16,7 @@ from .support import started, until, vis_app, write_script
 
 
 def _prompts(app) -> list[str]:
-    return [row.text for row in app.host.store.prompts(app.session.id)]
+    return app.core.prompts(app.session.id)
 
 
 def _ended(app, count: int):
@@ -152,7 +152,7 @@ async def test_slash_opens_completion_and_tab_completes(workspace: Path) -> None
         await started(app, pilot)
         await pilot.press("slash")
         menu = app.main.completion
-        assert menu.display and menu.option_count == len(app.host.commands.all())
+        assert menu.display and menu.option_count == len(app.core.commands())
         await pilot.press("s", "e")
         assert [c.text for c in menu.choices][:2] == ["/sessions ", "/settings "]
         await pilot.press("down", "tab")
@@ -186,7 +186,7 @@ async def test_without_a_model_the_transcript_says_how_to_configure_one(workspac
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
         messages = [m.source for m in app.main.transcript.query(PlainMessage)]
-        assert messages and messages[0] == app.host.model_problem
+        assert messages and messages[0] == app.core.model_problem
         assert app.main.status_bar.model == "no model"
 
 

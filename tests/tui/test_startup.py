@@ -49,7 +49,7 @@ async def test_the_collector_comes_back_when_the_host_cannot_open(workspace: Pat
 
     gc.disable()
     try:
-        app = vis_app(workspace, open_host=fail)
+        app = vis_app(workspace, open_core=fail)
         async with app.run_test(size=(100, 30)) as pilot:
             await until(
                 pilot,

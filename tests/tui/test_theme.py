@@ -13,7 +13,7 @@ async def test_theme_setting_applies_at_start_and_on_save(workspace: Path, vis_h
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
         assert app.theme == "nord"
-        app.host.settings.set("theme", "gruvbox", "global")
+        app.core.settings.set("theme", "gruvbox", "global")
         await until(pilot, lambda: app.theme == "gruvbox")
-        app.host.settings.reset("theme", "global")
+        app.core.settings.reset("theme", "global")
         await until(pilot, lambda: app.theme == "textual-dark")

@@ -7,7 +7,7 @@ import asyncio
 import logging
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from acp import (
     PROTOCOL_VERSION,
@@ -21,16 +21,19 @@ from acp.schema import (
     AgentCapabilities,
     ClientCapabilities,
     CloseSessionResponse,
+    ForkSessionResponse,
     Implementation,
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
     ResumeSessionResponse,
     SessionCapabilities,
     SessionCloseCapabilities,
+    SessionForkCapabilities,
     SessionInfo,
     SessionListCapabilities,
     SessionResumeCapabilities,
@@ -50,6 +53,7 @@ from vis_core.acp.choices import (
 from vis_core.acp.content import read_prompt
 from vis_core.acp.files import ClientFiles
 from vis_core.acp.link import SessionLink
+from vis_core.acp.mcp_servers import client_servers
 from vis_core.events import AssistantMessage, AssistantThinking, TurnStarted
 from vis_core.host_options import HostOptions
 from vis_core.model.turn import TurnStatus
@@ -73,6 +77,7 @@ REPLAYED = frozenset(
         "ActivityStarted",
         "ActivityUpdated",
         "ActivityEnded",
+        "UsageReported",
     }
 )
 
@@ -87,6 +92,7 @@ class VisAgent:
         self.client = ClientCapabilities()
         self.hosts: dict[Path, Any] = {}
         self.links: dict[str, SessionLink] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
 
     def on_connect(self, conn: Any) -> None:
         self.connection = conn
@@ -106,11 +112,13 @@ class VisAgent:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
+                mcp_capabilities=McpCapabilities(http=True, sse=True),
                 prompt_capabilities=PromptCapabilities(image=True, embedded_context=True),
                 session_capabilities=SessionCapabilities(
                     list=SessionListCapabilities(),
                     resume=SessionResumeCapabilities(),
                     close=SessionCloseCapabilities(),
+                    fork=SessionForkCapabilities(),
                 ),
             ),
             agent_info=Implementation(name="vis", title="Vis", version=__version__),
@@ -171,6 +179,39 @@ class VisAgent:
             )
         link.send(update_agent_thought_text("\n".join(f"Vis: {n}" for n in notes) + "\n"))
 
+    def _join_servers(self, link: SessionLink, declared: list[Any] | None) -> None:
+        """The editor's MCP servers join the session's workspace like its ``mcp.json``
+        entries; once each has connected or failed, the editor is told (a bad one fails
+        alone, with its reason)."""
+        servers, problems = client_servers(declared)
+        if not servers and not problems:
+            return
+        mcp = link.host.mcp
+        for problem in problems:
+            mcp.manager.add_problem(problem)
+        conns = mcp.join(servers)
+        task = asyncio.get_running_loop().create_task(self._say_servers(link, conns, problems))
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def _say_servers(self, link: SessionLink, conns: list[Any], problems: list[Any]) -> None:
+        from vis_core.mcp.manager import SETTLE
+        from vis_core.mcp.names import PREFIX
+
+        # each up to its own timeout (a slow start is not a failure), as a block naming it waits
+        await asyncio.gather(*(c.wait_ready(c.config.timeout + SETTLE) for c in conns))
+        lines = []
+        for conn in conns:
+            state = conn.state.value
+            if conn.error:
+                lines.append(f"- {conn.name}: {state}: {conn.error}")
+            else:
+                tools = ", ".join(sorted(info.name for info in conn.tools)) or "no tools"
+                lines.append(f"- {conn.name}: {state} · {tools}")
+        lines += [f"- {p.server}: skipped: {p.message}" for p in problems]
+        head = f"Vis: the editor's MCP servers (the model calls them as {PREFIX}<server>__<tool>):"
+        link.send(update_agent_thought_text("\n".join([head, *lines]) + "\n"))
+
     async def _open(self, cwd: str, session_id: str) -> tuple[Any, Any]:
         from vis_core.store import StoreError
 
@@ -200,6 +241,7 @@ class VisAgent:
         session = await host.new_session()
         link = await self._attach(host, session)
         self._announce(link)
+        self._join_servers(link, mcp_servers)
         return NewSessionResponse(
             session_id=session.id,
             modes=modes(session),
@@ -214,6 +256,7 @@ class VisAgent:
         self._replay(link)
         await link.drain()  # the whole conversation goes before the answer
         self._announce(link)
+        self._join_servers(link, mcp_servers)
         return LoadSessionResponse(
             modes=modes(session), config_options=model_options(host, session)
         )
@@ -224,8 +267,40 @@ class VisAgent:
         host, session = await self._open(cwd, session_id)
         link = self.links.get(session.id) or await self._attach(host, session)
         self._announce(link)
+        self._join_servers(link, mcp_servers)
         return ResumeSessionResponse(
             modes=modes(session), config_options=model_options(host, session)
+        )
+
+    async def fork_session(
+        self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any
+    ) -> ForkSessionResponse:
+        """A new session holding ``session_id``'s conversation up to its last settled turn (as
+        ``Session.fork`` makes one; the sandbox starts empty). The editor shows the history it
+        has, so nothing is replayed."""
+        from vis_core.extension_host.session_changes import fork_stored
+
+        host = await self._host(cwd)
+        source = host.store.get_session(session_id)
+        if source is None:
+            raise RequestError.resource_not_found(session_id)
+        if Path(source.workspace).resolve() != host.workspace:
+            raise RequestError.invalid_params(
+                {"cwd": f"session {session_id} belongs to {source.workspace}; fork it there"}
+            )
+        try:
+            row = fork_stored(cast(Any, host), session_id, None, "session/fork")
+        except ValueError:  # nothing settled to copy yet: a fresh session in the same folder
+            session = await host.new_session()
+        else:
+            session = await host.open_session(row.id)
+        link = await self._attach(host, session)
+        self._announce(link)
+        self._join_servers(link, mcp_servers)
+        return ForkSessionResponse(
+            session_id=session.id,
+            modes=modes(session),
+            config_options=model_options(host, session),
         )
 
     def _replay(self, link: SessionLink) -> None:
@@ -376,6 +451,8 @@ class VisAgent:
 
     # -- end --------------------------------------------------------------------------------
     async def close(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
         for link in list(self.links.values()):
             await link.close()
         self.links.clear()

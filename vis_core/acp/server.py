@@ -10,6 +10,7 @@ import sys
 from typing import Any, cast
 
 from vis_core.host_options import HostOptions
+from vis_core.model.channel import Channel
 
 CLOSE_SECONDS = 10
 STDIO_LIMIT = 50 * 1024 * 1024  # a pasted image travels as one line of base64
@@ -63,7 +64,7 @@ def run_acp(args: argparse.Namespace, workspace: Any) -> int:
     """Serve ACP until the client closes stdin; exit 0."""
     fd_in, fd_out = claim_stdio()
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING)
-    options = HostOptions.from_args(args, workspace, "acp")
+    options = HostOptions.from_args(args, workspace, Channel.ACP)
     loop = asyncio.new_event_loop()
     try:
         loop.run_until_complete(serve(options, fd_in, fd_out))

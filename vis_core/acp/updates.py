@@ -1,4 +1,4 @@
-"""Vis events as ACP session updates: answer and thinking chunks, tool calls, the plan."""
+"""Vis events as ACP session updates: answer and thinking chunks, tool calls, the plan, usage."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from acp import (
     update_plan,
     update_tool_call,
 )
-from acp.schema import ToolCallLocation
+from acp.schema import Cost, ToolCallLocation, UsageUpdate
 
 from vis_core.acp.diffs import old_and_new
 from vis_core.events import (
@@ -32,6 +32,7 @@ from vis_core.events import (
     IterationStarted,
     Notification,
     TurnEnded,
+    UsageReported,
 )
 from vis_core.model.activity import (
     ActivityCode,
@@ -96,6 +97,7 @@ class UpdateMaker:
         self.live_thinking = False  # thinking streamed as it came: its stored block is not sent
         self._started: set[str] = set()
         self._code: dict[str, str] = {}
+        self.cost = 0.0  # the session's cost so far (side calls and child sessions too)
 
     def __call__(self, event: Event) -> list[Any]:
         if isinstance(event, AssistantDelta) and event.text:
@@ -108,6 +110,8 @@ class UpdateMaker:
             return [self._block_finished(event)]
         if isinstance(event, ActivityStarted | ActivityUpdated | ActivityEnded):
             return self._activity(event.activity)
+        if isinstance(event, UsageReported):
+            return self._usage(event)
         if isinstance(event, Notification) and not event.transient:
             return [update_agent_thought_text(f"\n[{event.kind}] {event.text}\n")]
         if (
@@ -117,6 +121,21 @@ class UpdateMaker:
         ):
             return [update_agent_message_text(f"\n\nVis: {event.status.value}: {event.error}\n")]
         return []
+
+    def _usage(self, event: UsageReported) -> list[Any]:
+        """The context in use against the model's limit, with the session's cost so far
+        (nothing while the limit is unknown)."""
+        self.cost += event.cost
+        if not event.purpose.measures_context or event.context_limit <= 0:
+            return []
+        return [
+            UsageUpdate(
+                session_update="usage_update",
+                used=max(event.context_tokens, 0),
+                size=event.context_limit,
+                cost=Cost(amount=round(self.cost, 6), currency="USD"),
+            )
+        ]
 
     # -- blocks -----------------------------------------------------------------------------
     def _block_started(self, event: IterationStarted) -> Any:

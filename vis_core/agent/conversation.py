@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from vis_core.agent.folded import (
     ANSWER,
@@ -167,8 +168,9 @@ class ConversationBuilder:
         return self._positions.get(turn_id, 0)
 
     def add(self, event: Event) -> None:
-        if event.type in CONVERSATION_EVENTS:  # most events (Activities) pass by
-            getattr(self, f"_on_{event.type}")(event)
+        handler = _HANDLERS.get(type(event))
+        if handler is not None:  # most events (Activities) pass by
+            handler(self, event)
 
     def _on_TurnStarted(self, event: TurnStarted) -> None:
         self._positions[event.turn_id] = event.position
@@ -381,9 +383,22 @@ class ConversationBuilder:
 
 
 # The event types that change what a builder holds; the others (Activities, notices…) pass by.
-CONVERSATION_EVENTS = frozenset(
-    name.removeprefix("_on_") for name in vars(ConversationBuilder) if name.startswith("_on_")
-)
+# What each event the conversation is built from does to it (a registry: no lookup by name).
+_HANDLERS: dict[type[Event], Callable[[ConversationBuilder, Any], None]] = {
+    TurnStarted: ConversationBuilder._on_TurnStarted,
+    UserContext: ConversationBuilder._on_UserContext,
+    ImageAttached: ConversationBuilder._on_ImageAttached,
+    BackgroundCommandEnded: ConversationBuilder._on_BackgroundCommandEnded,
+    ContextNote: ConversationBuilder._on_ContextNote,
+    FoldCreated: ConversationBuilder._on_FoldCreated,
+    AssistantMessage: ConversationBuilder._on_AssistantMessage,
+    AssistantThinking: ConversationBuilder._on_AssistantThinking,
+    IterationStarted: ConversationBuilder._on_IterationStarted,
+    BlockFinished: ConversationBuilder._on_BlockFinished,
+    UsageReported: ConversationBuilder._on_UsageReported,
+    TurnEnded: ConversationBuilder._on_TurnEnded,
+}
+CONVERSATION_EVENTS = frozenset(event_type.type for event_type in _HANDLERS)
 
 
 def conversation_from_events(

@@ -8,10 +8,10 @@ from typing import Any
 
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.extension_host.hooks import OpHooks
+from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.sandbox.host import BlockResult
 
 log = logging.getLogger(__name__)
-PYTHON_EXECUTION = "python_execution"
 
 
 class HookedSandbox:

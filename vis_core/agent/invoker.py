@@ -20,6 +20,7 @@ from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Eve
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.activity_paths import shorten_presentation
 from vis_core.extension_host.call_state import SessionCallState
+from vis_core.ipc.values import HandleMethod, HostHandle, encode
 from vis_core.model.activity import (
     Activity,
     ActivityPresentation,
@@ -28,9 +29,9 @@ from vis_core.model.activity import (
     RenderPhase,
     SymbolTag,
 )
+from vis_core.model.channel import Channel
 from vis_core.sandbox.host import HandleCall
 from vis_core.tools.registry import HostTool, ToolRegistry
-from vis_core.wire import HandleMethod, HostHandle, encode
 
 if TYPE_CHECKING:
     from vis_core.extension.runtime import Runtime
@@ -93,7 +94,7 @@ class ToolInvoker:
         emit: Emit,
         workspace: Path,
         project_root: Path,
-        channel: str = "tui",
+        channel: Channel = Channel.TUI,
         locks: Callable[[str], threading.RLock | None] = lambda owner: None,
         prepare_arguments: Callable[[HostTool, tuple, dict], tuple[tuple, dict]] | None = None,
         runtime: Runtime | None = None,
@@ -267,7 +268,7 @@ class ToolInvoker:
             elif in_worker:
                 assert worker is not None
                 from vis_core.extension_host.worker_client import CallbackCall
-                from vis_core.extension_host.worker_frames import CallbackKind
+                from vis_core.ipc.messages import CallbackKind
 
                 what = {"phase": phase, "args": args, "kwargs": kwargs}
                 what.update(result=result, error=error)

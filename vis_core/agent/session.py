@@ -39,7 +39,7 @@ from vis_core.events import (
 from vis_core.extension_host.attachments import load_shown_image
 from vis_core.extension_host.call_state import SessionCallState
 from vis_core.instructions.session import SessionInstructions
-from vis_core.model.block import FileChange
+from vis_core.model.block import PYTHON_EXECUTION, FileChange
 from vis_core.model.images import ImagesNotAccepted, PersonImage, is_image_name
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED, Incomplete, TurnStatus
@@ -66,7 +66,6 @@ from vis_core.tools.checkpoints import Checkpoints
 
 log = logging.getLogger(__name__)
 
-PYTHON_EXECUTION = "python_execution"
 CHILDREN_GRACE = 30.0  # seconds a cancelled turn waits for its child sessions to close
 DELTA_INTERVAL = 0.03  # streamed text is committed and published in batches this far apart
 

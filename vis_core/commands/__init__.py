@@ -8,34 +8,16 @@ import re
 import shlex
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension.declarations import CommandResult as SdkResult
-from vis_core.extension.declarations import SlashCommand
+from vis_core.extension.declarations import CommandResult, SlashCommand, err, ok
+from vis_core.model.command import CommandAction
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
     from vis_core.commands.files import CommandFile
     from vis_core.host import Host
     from vis_core.tools.checkpoints import UndoReport
-
-
-class CommandAction(StrEnum):
-    """What a front end should do after a command (the core holds no UI)."""
-
-    NEW_SESSION = "new_session"
-    OPEN_SESSIONS = "open_sessions"
-    OPEN_SETTINGS = "open_settings"
-    OPEN_HELP = "open_help"
-    OPEN_SESSION = "open_session"  # ``data`` is the id of the session to show
-    QUIT = "quit"
-    RELOAD = "reload"
-    OPEN_MCP = "open_mcp"
-    OPEN_MODELS = "open_models"  # the model picker
-    OPEN_LOGIN = "open_login"  # choose a provider, save its key, pick a model
-    SEND_PROMPT = "send_prompt"  # ``data`` is a PromptToSend: the request to send as a turn
-    OPEN_DRAFT = "open_draft"  # ``data`` is a DraftView: the draft's diff and its actions
 
 
 @dataclass(frozen=True)
@@ -57,22 +39,6 @@ class CommandInfo:
     owner: str = "vis"
 
 
-@dataclass(frozen=True)
-class CommandResult:
-    """``ok``/``err`` of a command: a title, an optional Markdown body and data."""
-
-    ok: bool
-    title: str
-    body: str | None = None
-    data: Any = None
-    action: CommandAction | None = None
-    noted: bool = True  # kept with the session for a resume (False: it keeps its own note)
-
-    @property
-    def markdown(self) -> str:
-        return self.title if not self.body else f"**{self.title}**\n\n{self.body}"
-
-
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
 
 
@@ -81,14 +47,6 @@ def literal_markdown(text: str) -> str:
     every line stays a line."""
     lines = [_MARKDOWN_SPECIAL.sub(r"\\\1", line.rstrip()) for line in text.strip().split("\n")]
     return "  \n".join(lines).replace("  \n  \n", "\n\n")
-
-
-def ok(title: str, body: str | None = None, data: Any = None) -> CommandResult:
-    return CommandResult(True, title, body, data)
-
-
-def err(title: str, body: str | None = None, data: Any = None) -> CommandResult:
-    return CommandResult(False, title, body, data)
 
 
 CommandRun = Callable[[dict[str, Any]], Any]
@@ -198,7 +156,7 @@ class CommandRegistry:
         except ValueError:
             args = raw.split()
         ctx = {
-            "channel": self._host.options.channel,
+            "channel": self._host.options.channel.value,
             "args": args,
             "raw": raw,
             "session_id": session.id if session else None,
@@ -229,7 +187,7 @@ class CommandRegistry:
         if (
             command.info.owner != "vis"
             and not command.in_host
-            and not isinstance(value, CommandResult | SdkResult | str)
+            and not isinstance(value, CommandResult | str)
         ):
             return err(
                 f"/{name} returned {type(value).__name__}",
@@ -243,15 +201,14 @@ def _as_result(value: Any) -> CommandResult:
     if isinstance(value, CommandResult):
         return value
     if isinstance(value, str):
-        return ok(value)
+        return ok(value if value.strip() else "Done")
     if value is None:
         return ok("Done")
     ok_flag = getattr(value, "ok", None)
     title = getattr(value, "title", None)
-    if isinstance(ok_flag, bool) and isinstance(title, str):
-        return CommandResult(
-            ok_flag, title, getattr(value, "body", None), getattr(value, "data", None)
-        )
+    if isinstance(ok_flag, bool) and isinstance(title, str):  # a result back from a worker
+        body = getattr(value, "body", None)
+        return CommandResult(ok_flag, title.strip() or "Done", body, getattr(value, "data", None))
     return ok(str(value))
 
 

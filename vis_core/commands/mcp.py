@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from vis_core.commands import CommandAction, CommandResult
 from vis_core.extension.declarations import SlashCommand
 from vis_core.mcp.command import USAGE, run_mcp_command
+from vis_core.model.channel import Channel
 
 if TYPE_CHECKING:
     from vis_core.host import Host
@@ -17,11 +18,11 @@ def mcp_command(host: Host) -> SlashCommand:
 
     async def run(ctx: dict[str, Any]) -> CommandResult:
         args = list(ctx["args"])
-        if ctx.get("channel") == "tui" and len(args) == 2 and args[0] == "login":
+        if ctx.get("channel") == Channel.TUI and len(args) == 2 and args[0] == "login":
             # the TUI signs in on its /mcp screen: the page, a paste box, the outcome
             return CommandResult(True, f"Sign in to {args[1]}", data=args[1], action=OPEN_MCP)
         ok_, title, body = await run_mcp_command(host.mcp.manager, args)
-        opens = not ctx["args"] and ctx.get("channel") == "tui"
+        opens = not ctx["args"] and ctx.get("channel") == Channel.TUI
         return CommandResult(ok_, title, body, action=OPEN_MCP if opens else None)
 
     return SlashCommand(

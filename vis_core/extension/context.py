@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_core.model.activity import ActivityPresentation
+from vis_core.model.channel import Channel
 
 if TYPE_CHECKING:
     from vis_core.extension.runtime import ActivityPort, Runtime
@@ -24,7 +25,7 @@ class CallContext:
     workspace_root: Path
     project_root: Path
     owner: str = "vis"
-    channel: str = "tui"
+    channel: Channel = Channel.TUI
     publish: Callable[[ActivityPresentation], None] | None = None
     # the runtime that serves this call's SDK calls (None: the one this process installed)
     runtime: Runtime | None = None
@@ -49,7 +50,7 @@ class CallContext:
             "workspace_root": str(self.workspace_root),
             "project_root": str(self.project_root),
             "session_id": self.session_id,
-            "channel": self.channel,
+            "channel": self.channel.value,
         }
 
 

@@ -24,6 +24,7 @@ from vis_core.extension.settings_decl import (
     _sequence,
     normalize_string,
 )
+from vis_core.model.command import CommandAction
 
 __all__ = [
     "CORE_OWNER",
@@ -70,7 +71,7 @@ def callback_env(
         "workspace_root": root,
         "project_root": str(project_root),
         "session_id": session_id,
-        "channel": channel,
+        "channel": str(channel),  # plain text to extensions
     }
 
 
@@ -89,12 +90,21 @@ def _optional_text(value: object, what: str) -> None:
 
 @dataclass(frozen=True)
 class CommandResult:
-    """What a slash command answers: ``ok`` or ``err`` with a title, Markdown body and data."""
+    """What a slash command answers: ``ok`` or ``err`` with a title, Markdown body and data;
+    Vis's own commands also name the ``action`` a front end takes next, and whether the
+    result is ``noted`` with the session (kept for a resume)."""
 
     ok: bool
     title: str
     body: str | None = None
     data: Any = None
+    action: CommandAction | None = None
+    noted: bool = True
+
+    @property
+    def markdown(self) -> str:
+        """The result as one Markdown text: the title, bold above the body when there is one."""
+        return self.title if not self.body else f"**{self.title}**\n\n{self.body}"
 
     def __post_init__(self) -> None:
         if not isinstance(self.title, str) or not self.title.strip():

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from vis_core.extension.context import CallContext
 from vis_core.extension.runtime import Runtime
+from vis_core.model.channel import Channel
 
 
 @dataclass
@@ -18,7 +19,7 @@ class CallbackContexts:
     session_id: str | None
     workspace_root: Path
     project_root: Path
-    channel: str = "tui"
+    channel: Channel = Channel.TUI
     runtime: Runtime | None = None
     loop: asyncio.AbstractEventLoop | None = None
 

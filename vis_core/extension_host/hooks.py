@@ -19,7 +19,7 @@ from vis_core.extension.hooks import (
     OperationBlocked,
     Repair,
 )
-from vis_core.extension_host.worker_frames import TargetKind
+from vis_core.ipc.messages import TargetKind
 
 if TYPE_CHECKING:
     from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions

@@ -25,8 +25,18 @@ from typing import TYPE_CHECKING, Any
 from vis_core.child_process import python_argv
 from vis_core.extension_host.discovery import Candidate
 from vis_core.extension_host.entry import LoadError
-from vis_core.extension_host.frames import FrameError, read_frame, write_frame
 from vis_core.extension_host.loaded import DEFAULT_LOAD_TIMEOUT
+from vis_core.ipc.framing import ProtocolError, read_one, write_all
+from vis_core.ipc.messages import (
+    EnvAsk,
+    EnvValues,
+    Load,
+    Loaded,
+    LoadFailed,
+    WorkerReady,
+    framed,
+    from_registration,
+)
 
 if TYPE_CHECKING:
     from vis_core.extension.declarations import Extension
@@ -34,6 +44,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+MAX_MESSAGE = 64 << 20  # a declaration report is small; this only bounds a corrupt length
 START_TIMEOUT = 30.0  # seconds the worker itself may take to start (imports, on a loaded machine)
 # What a Python process and the tools it runs need; nothing that carries a secret.
 BASE_NAMES = (
@@ -131,11 +142,13 @@ class RegistrationWorker:
         threading.Thread(target=_drain, args=(proc,), daemon=True).start()
         self._proc = proc
         ready = self._next(proc, START_TIMEOUT, "start")
-        if ready.get("t") != "ready":
+        if not isinstance(ready, WorkerReady):
             raise WorkerGone(f"the extension worker started with {ready!r} instead of ready")
         return proc
 
-    def _next(self, proc: subprocess.Popen[bytes], timeout: float, what: str) -> dict[str, Any]:
+    def _next(
+        self, proc: subprocess.Popen[bytes], timeout: float, what: str
+    ) -> WorkerReady | EnvAsk | Loaded | LoadFailed:
         assert proc.stdout is not None
         fd = proc.stdout.fileno()
         deadline = time.monotonic() + timeout
@@ -153,13 +166,13 @@ class RegistrationWorker:
             if not readable:
                 continue
             try:
-                message = read_frame(fd)
-            except FrameError as exc:
+                body = read_one(fd, MAX_MESSAGE)
+                if body is None:
+                    raise WorkerGone(_exit_cause(proc))
+                return from_registration(body)
+            except ProtocolError as exc:
                 self.stop()
                 raise WorkerGone(f"the extension worker sent a broken message ({exc})") from None
-            if message is None:
-                raise WorkerGone(_exit_cause(proc))
-            return message
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
@@ -182,25 +195,18 @@ class RegistrationWorker:
         try:
             proc = self._proc if self._proc is not None else self._start()
             assert proc.stdin is not None
-            write_frame(
-                proc.stdin.fileno(),
-                {
-                    "t": "load",
-                    "candidate": _candidate(candidate),
-                    "project_names": sorted(getattr(self.values, "project_names", ())),
-                },
-            )
+            names: list[str] = sorted(getattr(self.values, "project_names", ()))
+            write_all(proc.stdin.fileno(), framed(Load(_candidate(candidate), names)))
             while True:
                 message = self._next(proc, self.load_timeout, "load")
-                kind = message.get("t")
-                if kind == "env":
-                    names = [str(name) for name in message.get("names", ())]
+                if isinstance(message, EnvAsk):
+                    names = message.names
                     found = {name: self.values[name] for name in names if name in self.values}
-                    write_frame(proc.stdin.fileno(), {"t": "env", "values": found})
-                elif kind == "loaded":
-                    return Screened(declaration=message.get("declaration") or {})
-                elif kind == "failed":
-                    raw = message["error"]
+                    write_all(proc.stdin.fileno(), framed(EnvValues(found)))
+                elif isinstance(message, Loaded):
+                    return Screened(declaration=message.declaration)
+                elif isinstance(message, LoadFailed):
+                    raw = message.error
                     return Screened(
                         error=LoadError(
                             str(raw["extension"]),
@@ -210,7 +216,7 @@ class RegistrationWorker:
                         )
                     )
                 else:
-                    raise WorkerGone(f"the extension worker sent an unknown message {kind!r}")
+                    raise WorkerGone(f"the extension worker sent an unexpected {message!r}")
         except (WorkerGone, BrokenPipeError) as exc:
             self.stop()
             text = exc.message if isinstance(exc, WorkerGone) else _exit_cause(None)

@@ -1,12 +1,11 @@
 """The registration worker process: loads entry files one by one and reports each outcome.
 
-Run as ``python -m vis_core.extension_host.registration_worker``; messages are frames
-(:mod:`vis_core.extension_host.frames`) on the original stdin/stdout.
+Run as ``python -m vis_core.extension_host.registration_worker``; messages
+(:mod:`vis_core.ipc.messages`) are frames on the original stdin/stdout.
 
-Host → worker: ``load`` ``{candidate, project_names}``; ``env`` ``{values}`` answers an ``env``.
-Worker → host: ``env`` ``{names}`` (declared names to resolve), then ``loaded``
-``{declaration}`` (the whole declaration as data, :mod:`declared`) or ``failed``
-``{error: {extension, path, line, message}}``.
+Host → worker: ``Load``; ``EnvValues`` answers an ``EnvAsk``.
+Worker → host: ``WorkerReady`` once; for each ``Load``, ``EnvAsk`` (declared names to resolve),
+then ``Loaded`` (the whole declaration as data, :mod:`declared`) or ``LoadFailed``.
 
 Its environment is the minimal one the host gives it plus the project's values; a declared
 ``env`` name is resolved by asking the host, for the entry file that declared it only.
@@ -20,7 +19,19 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from vis_core.child_process import exit_with_parent, take_protocol_fds
-from vis_core.extension_host.frames import read_frame, write_frame
+from vis_core.ipc.framing import read_one, write_all
+from vis_core.ipc.messages import (
+    EnvAsk,
+    EnvValues,
+    Load,
+    Loaded,
+    LoadFailed,
+    WorkerReady,
+    framed,
+    to_registration,
+)
+
+MAX_MESSAGE = 64 << 20  # a declaration is small; this only bounds a corrupt length
 
 
 class HostValues(Mapping[str, str]):
@@ -38,11 +49,13 @@ class HostValues(Mapping[str, str]):
         if name in self._asked:
             return
         self._asked.add(name)
-        write_frame(self._fd_out, {"t": "env", "names": [name]})
-        reply = read_frame(self._fd_in)
-        if reply is None:
+        write_all(self._fd_out, framed(EnvAsk([name])))
+        body = read_one(self._fd_in, MAX_MESSAGE)
+        if body is None:
             raise SystemExit(0)
-        self._values.update(reply.get("values") or {})
+        reply = to_registration(body)
+        if isinstance(reply, EnvValues):
+            self._values.update(reply.values)
 
     def __getitem__(self, name: str) -> str:
         self._ask(name)
@@ -55,9 +68,9 @@ class HostValues(Mapping[str, str]):
         return len(self._values)
 
 
-def _declaration(extension: Any, candidate: Any) -> dict[str, Any]:
+def _declaration(extension: Any, candidate: Any) -> Loaded | LoadFailed:
     """What an entry file declared, as data (:func:`declared.describe`), or why its symbols
-    cannot be tools: ``{"t": "loaded" | "failed", ...}``."""
+    cannot be tools."""
     from vis_core.extension_host.declared import describe
     from vis_core.extension_host.symbol_tools import symbol_host_tools
 
@@ -65,20 +78,19 @@ def _declaration(extension: Any, candidate: Any) -> dict[str, Any]:
     try:
         for symbol in extension.symbols:
             tools.extend(symbol_host_tools(symbol, owner=extension.name))
-        return {"t": "loaded", "declaration": describe(extension, tools)}
+        return Loaded(describe(extension, tools))
     except Exception as exc:  # a symbol that cannot be a tool (TypeError, ValueError)
-        return {
-            "t": "failed",
-            "error": {
+        return LoadFailed(
+            {
                 "extension": extension.name,
                 "path": str(candidate.path),
                 "line": None,
                 "message": f"{type(exc).__name__}: {exc}",
-            },
-        }
+            }
+        )
 
 
-def load(message: dict[str, Any], fd_in: int, fd_out: int, base: Mapping[str, str]) -> dict:
+def load(message: Load, fd_in: int, fd_out: int, base: Mapping[str, str]) -> Loaded | LoadFailed:
     from vis_core.extension_host.discovery import Candidate
     from vis_core.extension_host.entry import (
         EntryFailed,
@@ -87,10 +99,10 @@ def load(message: dict[str, Any], fd_in: int, fd_out: int, base: Mapping[str, st
         forget_module,
     )
 
-    candidate = Candidate.from_wire(message["candidate"])
+    candidate = Candidate.from_wire(message.candidate)
     os.environ.clear()
     os.environ.update(base)  # each entry file starts from the worker's own environment
-    project = {name: base[name] for name in message.get("project_names", ()) if name in base}
+    project = {name: base[name] for name in message.project_names if name in base}
     values = HostValues(fd_in, fd_out, project, frozenset(project))
     try:
         declaration, _module = execute_entry(candidate, values)
@@ -101,15 +113,14 @@ def load(message: dict[str, Any], fd_in: int, fd_out: int, base: Mapping[str, st
         error = error_from_exception(candidate, exc)
     else:
         return _declaration(declaration, candidate)
-    return {
-        "t": "failed",
-        "error": {
+    return LoadFailed(
+        {
             "extension": error.extension,
             "path": str(error.path),
             "line": error.line,
             "message": error.message,
-        },
-    }
+        }
+    )
 
 
 def _warm() -> None:
@@ -144,13 +155,14 @@ def main() -> None:
     from vis_core.extension_host.runtime import StoreRuntime
 
     install(StoreRuntime())  # vis.state and vis.log of entry files, in the Vis database
-    write_frame(fd_out, {"t": "ready", "pid": os.getpid()})
+    write_all(fd_out, framed(WorkerReady(os.getpid())))
     while True:
-        message = read_frame(fd_in)
-        if message is None:
+        body = read_one(fd_in, MAX_MESSAGE)
+        if body is None:
             return
-        if message.get("t") == "load":
-            write_frame(fd_out, load(message, fd_in, fd_out, base))
+        message = to_registration(body)
+        if isinstance(message, Load):
+            write_all(fd_out, framed(load(message, fd_in, fd_out, base)))
 
 
 if __name__ == "__main__":

@@ -108,7 +108,7 @@ class SessionKit:
             "workspace_root": str(place.workspace_root),
             "project_root": str(place.project_root),
             "cwd": str(place.workspace_root),
-            "channel": place.channel,
+            "channel": place.channel.value,
         }
         if session is not None:
             fields.update(

@@ -1,7 +1,7 @@
 """A session's extension worker process: loads the session's extensions and runs their code.
 
 Run as ``python -m vis_core.extension_host.session_worker``; frames
-(:mod:`vis_core.extension_host.worker_frames`) travel on the original stdin/stdout. The host
+(:mod:`vis_core.ipc.messages`) travel on the original stdin/stdout. The host
 first sends ``load`` (the session and each extension's entry file and declared ``env``
 values), then ``tool``, ``hook``, ``command`` and ``callback`` calls (prompt, activation, ctx,
 a setting's on_change, an Activity's render); SDK services go back to the host
@@ -37,9 +37,10 @@ from vis_core.extension_host.output import ExtensionOutput
 from vis_core.extension_host.provider_stream import pump_stream
 from vis_core.extension_host.worker_channel import CallCancelled as ToolCancelled
 from vis_core.extension_host.worker_channel import Channel
-from vis_core.extension_host.worker_frames import Call, CallbackKind, TargetKind
 from vis_core.extension_host.worker_results import ENCODED_CALL, encode_for_host
 from vis_core.extension_host.worker_values import run_method
+from vis_core.ipc.messages import Call, CallbackKind, TargetKind
+from vis_core.model.channel import Channel as FrontEnd
 
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ class SessionPlace:
     session_id: str | None
     workspace_root: Path
     project_root: Path
-    channel: str
+    channel: FrontEnd
 
 
 @dataclass(slots=True)
@@ -193,7 +194,7 @@ class WorkerHandler:
             session_id=place.get("session_id"),
             workspace_root=Path(place["workspace_root"]),
             project_root=Path(place["project_root"]),
-            channel=str(place.get("channel") or "tui"),
+            channel=FrontEnd(place.get("channel") or FrontEnd.TUI),
         )
         problems: dict[str, str] = {}
         for item in extensions:

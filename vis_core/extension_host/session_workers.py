@@ -30,7 +30,7 @@ from vis_core.extension_host.worker_client import (
     WorkerPlace,
     runs_in_worker,
 )
-from vis_core.extension_host.worker_frames import CallbackKind, TargetKind
+from vis_core.ipc.messages import CallbackKind, TargetKind
 from vis_core.tools.registry import HostTool
 
 R = TypeVar("R")

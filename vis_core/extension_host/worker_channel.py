@@ -27,19 +27,6 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from typing import Any, Protocol
 
-from vis_core.extension_host.worker_frames import (
-    Call,
-    Cancel,
-    Frame,
-    FrameError,
-    FrameReader,
-    FrameWriter,
-    Release,
-    Reply,
-    TargetKind,
-    encode_call,
-    encode_reply,
-)
 from vis_core.extension_host.worker_values import (
     Exports,
     dumps,
@@ -47,8 +34,20 @@ from vis_core.extension_host.worker_values import (
     dumps_error,
     loads,
 )
+from vis_core.ipc.framing import FrameReader, FrameWriter, ProtocolError
+from vis_core.ipc.messages import (
+    Call,
+    Cancel,
+    Frame,
+    Release,
+    Reply,
+    TargetKind,
+    decode_frame,
+    framed,
+)
 
 log = logging.getLogger(__name__)
+MAX_FRAME = 256 << 20  # bounds a corrupt length, not a real message
 MAX_THREADS = 256  # calls served at once (a hung tool holds one until its worker restarts)
 IDLE_THREADS = 4  # threads kept waiting for a call after a burst of them (the rest end)
 INLINE_LIMIT = 0.01  # seconds a call served by the reading thread may keep the pipe unread
@@ -110,7 +109,7 @@ class Channel:
         self._lock = threading.Lock()
         self._closed: str | None = None
         self._released: deque[int] = deque()  # proxies dropped here, told with the next frame
-        self._frames = FrameReader(fd_in)
+        self._frames = FrameReader(MAX_FRAME)
         self._reading = threading.Lock()  # held by the thread whose turn it is to read
         self._threads = 0  # threads of this channel
         self._idle = 0  # of them, those waiting for their turn to read
@@ -195,7 +194,7 @@ class Channel:
             self._pending[call_id] = future
             if self._keep_context:
                 self._contexts[call_id] = contextvars.copy_context()
-        frame = encode_call(call_id, target, name, payload, owner, ref, parent)
+        frame = framed(Call(call_id, target, name, payload, owner, ref, parent))
         try:
             if self._released:
                 self._send_released()
@@ -292,12 +291,12 @@ class Channel:
         except IndexError:
             pass
         if refs:
-            self._writer.send(Release(tuple(refs)))
+            self._writer.write(framed(Release(tuple(refs))))
 
     def cancel(self, call_id: int) -> None:
         """Ask the other side to stop call ``call_id`` (it answers when it stopped)."""
         try:
-            self._writer.send(Cancel(call_id))
+            self._writer.write(framed(Cancel(call_id)))
         except OSError:
             log.debug("%s: cancel of call %d not sent, the other side is gone", self._name, call_id)
 
@@ -343,7 +342,7 @@ class Channel:
             while True:
                 try:
                     work = self._read_call()
-                except (FrameError, OSError) as exc:
+                except (ProtocolError, OSError) as exc:
                     work = f"the channel broke: {exc}"
                 if not isinstance(work, tuple):
                     self._read_to_end.set()
@@ -380,9 +379,10 @@ class Channel:
         """Handle the frames read up to the next call of the other side, and return that
         call with its arguments; ``None`` at the end of the pipe."""
         while True:
-            frame = self._frames.read()
-            if frame is None:
+            body = self._frames.read(self._fd_in)
+            if body is None:
                 return None
+            frame = decode_frame(body)
             if isinstance(frame, Reply):
                 self._answer(frame)
             elif isinstance(frame, Call):
@@ -469,9 +469,9 @@ class Channel:
             if isinstance(arguments, Exception):
                 raise arguments
             value = self._handler.serve(call, *arguments)
-            reply = encode_reply(call.id, True, dumps(value, self.exports, self))
+            reply = framed(Reply(call.id, True, dumps(value, self.exports, self)))
         except BaseException as exc:  # sys.exit, KeyboardInterrupt: answered, never fatal here
-            reply = encode_reply(call.id, False, dumps_error(exc, self.exports, self))
+            reply = framed(Reply(call.id, False, dumps_error(exc, self.exports, self)))
         finally:
             serving.reset(token)
             with self._lock:
@@ -575,9 +575,9 @@ class Channel:
             return
         self._frames.feed(chunk)
         try:
-            while (frame := self._frames.next()) is not None:
-                self._handle(frame)
-        except FrameError as exc:
+            while (body := self._frames.next()) is not None:
+                self._handle(decode_frame(body))
+        except ProtocolError as exc:
             self._stop_reading(f"the channel broke: {exc}")
 
     def _handle(self, frame: Frame) -> None:

@@ -46,6 +46,7 @@ from vis_core.extension_host.worker_results import decode_from_worker
 from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
 from vis_core.extension_host.worker_values import run_method
 from vis_core.ipc.messages import Call, CallbackKind, TargetKind
+from vis_core.model.channel import Channel as FrontEnd
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -88,7 +89,7 @@ class WorkerPlace:
     session_id: str | None
     workspace_root: Path
     project_root: Path
-    channel: str = "tui"
+    channel: FrontEnd = FrontEnd.TUI
 
 
 def runs_in_worker(ext: LoadedExtension | None) -> bool:
@@ -493,7 +494,7 @@ class SessionWorker:
             "session_id": self._place.session_id,
             "workspace_root": str(self._place.workspace_root),
             "project_root": str(self._place.project_root),
-            "channel": self._place.channel,
+            "channel": self._place.channel.value,
         }
         return place, items
 

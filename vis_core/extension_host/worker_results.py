@@ -12,8 +12,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from vis_core import wire
 from vis_core.extension_host.worker_values import HOME, Lent, RemoteObject
+from vis_core.ipc import values as wire
 
 #: the object-call name under which the host asks a lent handle's method for an encoded value
 ENCODED_CALL = "__vis_encoded_call__"

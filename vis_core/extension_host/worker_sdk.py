@@ -16,7 +16,7 @@ from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import current_call
 from vis_core.extension.runtime import Runtime, current_runtime, operations
 from vis_core.extension.runtime import install as install_runtime
-from vis_core.extension_host.worker_frames import TargetKind
+from vis_core.ipc.messages import TargetKind
 
 if TYPE_CHECKING:
     from vis_core.extension.attachments import Stored

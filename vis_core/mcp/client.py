@@ -1,4 +1,4 @@
-"""One server connection: connect (stdio or streamable HTTP), list, call, reconnect, stop."""
+"""One server connection: connect (stdio, streamable HTTP or SSE), list, call, reconnect, stop."""
 
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ from vis_core.mcp.stderr_tail import StderrTail
 from vis_core.mcp.values import ExpansionError, expand_map, expanded_keys
 from vis_core.paths import find_project_root
 from vis_core.programs import path_outside
-from vis_core.settings.redact import remember_secrets
+from vis_core.settings.redact import key_name, remember_secrets
 
 log = logging.getLogger(__name__)
 
@@ -283,7 +283,9 @@ class ServerConnection:
                 )
         elif stdio and "connection closed" in text.lower():
             text = "the server process ended before it answered initialize; see its stderr"
-        if not stdio and urlsplit(self.config.url).path.rstrip("/").endswith("/sse"):
+        if self.config.transport is Transport.HTTP and urlsplit(self.config.url).path.rstrip(
+            "/"
+        ).endswith("/sse"):
             text += f" ({SSE_HINT})"
         return text
 
@@ -307,8 +309,7 @@ class ServerConnection:
         if config.transport is Transport.STDIO:
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
-            env = await asyncio.to_thread(expand_map, config.env, "env", environ, start)
-            remember_secrets(expanded_keys(config.env, env, all_keys=False, environ=environ))
+            env = await self._values(config.env, "env", environ, start)
             cwd = self.workspace if start is None else start
             if environ is not None:  # the entry's own PATH, too, stays out of the workspace
                 env["PATH"] = self._path_outside(env.get("PATH", environ["PATH"]))
@@ -334,14 +335,19 @@ class ServerConnection:
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        headers = await asyncio.to_thread(expand_map, config.headers, "header", environ, start)
-        remember_secrets(expanded_keys(config.headers, headers, all_keys=True, environ=environ))
+        headers = await self._values(config.headers, "header", environ, start)
+        if config.transport is Transport.SSE:
+            from mcp.client.sse import sse_client
+
+            return await stack.enter_async_context(sse_client(config.url, headers=headers))
 
         async def record(response: Any) -> None:
             self._last_status = response.status_code
 
         auth = None
-        if uses_oauth(config):  # no Authorization header: the stored sign-in, if any
+        if config.source is not Source.CLIENT and uses_oauth(
+            config
+        ):  # no Authorization header: the stored sign-in, if any
             from vis_core.paths import VisPaths
 
             auth = await make_provider(
@@ -357,6 +363,25 @@ class ServerConnection:
         return await stack.enter_async_context(
             streamable_http_client(config.url, http_client=client)
         )
+
+    async def _values(
+        self,
+        pairs: tuple[tuple[str, str], ...],
+        what: str,
+        environ: dict[str, str] | None,
+        start: Path | None,
+    ) -> dict[str, str]:
+        """``env`` or ``headers`` as the server gets them: an editor's values as it gave them
+        (never expanded: no ``${VAR}`` of Vis's environment, no ``!command``), redacted like
+        keys; a file's or extension's expanded (``${VAR}``, ``!command``)."""
+        headers = what == "header"
+        if self.config.source is Source.CLIENT:
+            values = dict(pairs)
+            remember_secrets(v for k, v in pairs if headers or key_name(k))
+            return values
+        values = await asyncio.to_thread(expand_map, pairs, what, environ, start)
+        remember_secrets(expanded_keys(pairs, values, all_keys=headers, environ=environ))
+        return values
 
     def _client_session(self, read: Any, write: Any) -> Any:
         import mcp_types as types

@@ -24,6 +24,7 @@ SSE_HINT = (
 class Transport(StrEnum):
     STDIO = "stdio"
     HTTP = "http"
+    SSE = "sse"  # the legacy transport: only for servers an editor passes (mcp.json refuses it)
 
 
 class Exposure(StrEnum):
@@ -42,6 +43,7 @@ class Source(StrEnum):
     USER = "user"
     PROJECT = "project"
     EXTENSION = "extension"
+    CLIENT = "client"  # passed by the editor over ACP: its values are used as given
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from vis_core.extension_host.tool_hooks import ToolHooks
+    from vis_core.mcp.client import ServerConnection
     from vis_core.mcp.config import ConfigProblem, McpConfig, ServerConfig
     from vis_core.mcp.manager import McpManager
     from vis_core.tools.registry import HostTool
@@ -45,6 +46,7 @@ class HostMcp:
         self._reloading: asyncio.Task[None] | None = None
         self._turn_session: Any = None  # the session whose turn started last
         self._reports: set[asyncio.Task[None]] = set()
+        self._joined: list[ServerConfig] = []  # servers an editor passed (ACP)
         if configured():
             self._make()
 
@@ -84,6 +86,21 @@ class HostMcp:
             return
         self.manager.add_registered([server])
 
+    def join(self, servers: list[ServerConfig]) -> list[ServerConnection]:
+        """Servers an editor passes over ACP: they join like a file's entries for the rest of
+        this run (``/reload`` keeps them; a file entry of the same name wins). Their
+        connections, started."""
+        manager = self.manager
+        new = [s for s in servers if s not in self._joined]
+        self._joined += new
+        manager.add_registered(new)
+        return [c for s in servers if (c := manager.get(s.name)) is not None and c.config == s]
+
+    def _with_joined(self, config: McpConfig) -> McpConfig:
+        keys = {s.key for s in config.servers}
+        joined = tuple(s for s in self._joined if s.key not in keys)
+        return dataclasses.replace(config, servers=(*config.servers, *joined))
+
     def reload_soon(self) -> None:
         """``/reload``: read mcp.json again and apply it in the background."""
         if self._read_config is None:
@@ -93,7 +110,7 @@ class HostMcp:
                 self._make()
                 self._clear_tools()
             return
-        config = self._read_config()
+        config = self._with_joined(self._read_config())
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:

@@ -254,8 +254,8 @@ class McpManager:
 
     @staticmethod
     def _save(server: ServerConfig, field: str, value: Any) -> None:
-        if server.source is Source.EXTENSION:
-            return  # registered servers change for this session only
+        if server.source in (Source.EXTENSION, Source.CLIENT):
+            return  # registered and editor servers change for this run only
         set_field(Path(server.origin), server.name, field, value)
 
     # -- tools ----------------------------------------------------------------------------

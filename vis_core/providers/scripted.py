@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.model.usage import Usage
 from vis_core.providers.base import (
     ModelInfo,
@@ -44,7 +45,6 @@ from vis_core.providers.common import (
 )
 from vis_core.providers.models import lookup_model
 
-PYTHON_EXECUTION = "python_execution"
 DEFAULT_CHUNK = 16
 _KEYS = frozenset({"text", "code", "tool", "usage", "chunk", "delay_ms", "error", "thinking"})
 _USAGE_KEYS = frozenset({"input", "output", "cache_read", "cache_write"})

@@ -3,15 +3,15 @@
 Host side: :func:`encode_result` (a tool's return value → wire data) and
 :func:`coerce_arguments` (rebuild records in a tool's arguments before calling it).
 Sandbox side: :func:`decode` (wire data → values with frozen :class:`Record` objects).
-Importing this package registers the ``record`` codec with :mod:`vis_core.wire`.
+Importing this package registers the ``record`` codec with :mod:`vis_core.ipc.values`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from vis_core import wire
 from vis_core.contracts.sequence import sequence, sequence_field_of
+from vis_core.ipc import values as wire
 from vis_core.records import registry
 from vis_core.records.codec import (
     TAG,

@@ -3,7 +3,7 @@
 Plain objects (instances of ordinary classes with a ``__dict__``) cross the same way with
 their public instance attributes only: properties and ``str`` text are sent for dataclasses.
 
-Registered with :func:`vis_core.wire.register_codec` when ``vis_core.records`` is
+Registered with :func:`vis_core.ipc.values.register_codec` when ``vis_core.records`` is
 imported (both the host and the sandbox child import it). Payload shape::
 
     {"type": "Status", "owner": "ext" | None, "qualname": "Status",

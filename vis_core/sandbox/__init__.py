@@ -2,7 +2,7 @@
 
 The names below load with their module on first use, so importing a light submodule (say
 ``vis_core.sandbox.child``) does not import the host side;
-``vis_core.wire`` (values crossing the boundary) lies below, shared with records.
+``vis_core.ipc.values`` (values crossing the boundary) lies below, shared with records.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from vis_core.ipc.values import HandleMethod, HostHandle, register_codec, unregister_codec
     from vis_core.sandbox.host import (
         BlockResult,
         HandleCall,
@@ -21,7 +22,6 @@ if TYPE_CHECKING:
     )
     from vis_core.sandbox.jail import JailUnavailable, jail_argv
     from vis_core.sandbox.proxies import VisToolError, signature_from_contract
-    from vis_core.wire import HandleMethod, HostHandle, register_codec, unregister_codec
 
 _HOMES = {
     "BlockResult": "host",
@@ -34,10 +34,10 @@ _HOMES = {
     "jail_argv": "jail",
     "VisToolError": "proxies",
     "signature_from_contract": "proxies",
-    "HandleMethod": "vis_core.wire",
-    "HostHandle": "vis_core.wire",
-    "register_codec": "vis_core.wire",
-    "unregister_codec": "vis_core.wire",
+    "HandleMethod": "vis_core.ipc.values",
+    "HostHandle": "vis_core.ipc.values",
+    "register_codec": "vis_core.ipc.values",
+    "unregister_codec": "vis_core.ipc.values",
 }
 
 __all__ = [

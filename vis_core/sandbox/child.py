@@ -15,9 +15,23 @@ import types
 from typing import Any
 
 import vis_core.records  # noqa: F401 - registers the "record" wire codec in the child
-from vis_core import wire
 from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.extension.tools_proxy import with_attributes
+from vis_core.ipc import values as wire
+from vis_core.ipc.framing import READ_CHUNK, FrameReader, write_all
+from vis_core.ipc.messages import (
+    CancelCall,
+    Done,
+    HandleCall,
+    Init,
+    Ready,
+    Restore,
+    Result,
+    Run,
+    ToolCall,
+    framed,
+    to_child,
+)
 from vis_core.sandbox.confine import confine
 from vis_core.sandbox.defs import SessionDoc, make_defs
 from vis_core.sandbox.network_bridge import start_from_environment
@@ -26,9 +40,6 @@ from vis_core.sandbox.protocol import (
     MAX_CALLS_IN_FLIGHT,
     MAX_ERROR_CHARS,
     MAX_MESSAGE_BYTES,
-    READ_CHUNK,
-    Lines,
-    Msg,
     end_marker,
 )
 from vis_core.sandbox.proxies import (
@@ -41,9 +52,9 @@ from vis_core.sandbox.proxies import (
 from vis_core.sandbox.sdk_runtime import enter_sandbox
 from vis_core.sandbox.state import SessionState, register_source, top_level_defs
 
-_INTERNAL = (  # where frames a block's traceback leaves out start: the sandbox, wire, asyncio
+_INTERNAL = (  # where frames a block's traceback leaves out start: the sandbox, ipc, asyncio
     os.path.dirname(os.path.abspath(__file__)) + os.sep,
-    os.path.abspath(wire.__file__),
+    os.path.dirname(os.path.abspath(wire.__file__)) + os.sep,
     os.path.dirname(os.path.abspath(asyncio.__file__)) + os.sep,
 )
 
@@ -127,7 +138,7 @@ class Child:
         self.next_id = 0
         self.max_calls = MAX_CALLS_IN_FLIGHT  # both as the host says in ``init``
         self.message_limit = MAX_MESSAGE_BYTES
-        self.lines = Lines()
+        self.frames = FrameReader(1 << 62)  # the host is trusted
         self.nonce = ""
         self.block_task: asyncio.Task[None] | None = None
         self.in_user_code = False
@@ -135,51 +146,43 @@ class Child:
         self.tool_roots: dict[str, Any] = {}
 
     # -- protocol ----------------------------------------------------------------------------
-    def send(self, message: dict[str, Any]) -> None:
-        self.write(wire.dumps(message))
+    def send(self, message: Ready | CancelCall | Done) -> None:
+        self.write(framed(message))
 
     def write(self, data: bytes) -> None:
-        written = os.write(self.fd_out, data)
-        if written < len(data):  # a long message, cut short by a signal
-            rest = memoryview(data)[written:]
-            while rest:
-                rest = rest[os.write(self.fd_out, rest) :]
+        write_all(self.fd_out, data)  # a long message may be cut short by a signal
 
     def on_readable(self) -> None:
         chunk = os.read(self.fd_in, READ_CHUNK)
         if not chunk:
             os._exit(0)  # the host went away
-        for line in self.lines.feed(chunk):
-            msg = wire.loads(line)
-            if msg["t"] == Msg.RESULT:
-                self.on_result(msg, tagged=wire.TAGGED in line)
-            else:
-                self.dispatch(msg)
+        self.frames.feed(chunk)
+        while (body := self.frames.next()) is not None:
+            msg = to_child(body)
+            if type(msg) is Result:
+                self.on_result(msg, tagged=wire.TAGGED in body)
+            elif type(msg) is Run:
+                if msg.tools is not None:
+                    self.set_tools(msg.tools)
+                for name, value in wire.decode(msg.globals or {}).items():
+                    self.state.inject(name, value)
+                self.block_task = self.loop.create_task(self.run_block(msg.id, msg.code))
+            elif type(msg) is Init:
+                self.on_init(msg)
 
-    def dispatch(self, msg: dict[str, Any]) -> None:
-        kind = msg["t"]
-        if kind == Msg.RUN:
-            if "tools" in msg:
-                self.set_tools(msg["tools"])
-            for name, value in wire.decode(msg.get("globals") or {}).items():
-                self.state.inject(name, value)
-            self.block_task = self.loop.create_task(self.run_block(int(msg["id"]), msg["code"]))
-        elif kind == Msg.INIT:
-            self.on_init(msg)
-
-    def on_init(self, msg: dict[str, Any]) -> None:
-        self.nonce = str(msg["nonce"])
-        self.max_calls = int(msg.get("max_calls") or MAX_CALLS_IN_FLIGHT)
-        self.message_limit = int(msg.get("message_limit") or MAX_MESSAGE_BYTES)
-        for name, value in wire.decode(msg.get("globals") or {}).items():
+    def on_init(self, msg: Init) -> None:
+        self.nonce = msg.nonce
+        self.max_calls = msg.max_calls or MAX_CALLS_IN_FLIGHT
+        self.message_limit = msg.message_limit or MAX_MESSAGE_BYTES
+        for name, value in wire.decode(msg.globals).items():
             self.state.inject(name, value)
         self.state.inject("defs", make_defs(self.state))
-        self.set_tools(msg.get("tools") or [])
-        if msg.get("confined"):  # under the jail: no direct spawn, no ctypes, no Vis internals
+        self.set_tools(msg.tools)
+        if msg.confined:  # under the jail: no direct spawn, no ctypes, no Vis internals
             confine()
-        report = self.state.restore(msg.get("snapshot"))
+        report = self.state.restore(msg.snapshot)
         self.state.snapshot()  # remember the restored state as the last one
-        self.send({"t": Msg.READY, "pid": os.getpid(), "restore": report})
+        self.send(Ready(os.getpid(), Restore(**report)))
 
     def set_tools(self, entries: list[dict[str, Any]]) -> None:
         roots = build_proxies(entries, self.request)
@@ -208,14 +211,14 @@ class Child:
             )
         self.next_id += 1
         rid = self.next_id
-        message = {
-            "t": kind,
-            "id": rid,
-            **target,
-            "args": list(map(wire.encode, args)),
-            "kwargs": wire.encode(kwargs) if kwargs else {},
-        }
-        line = wire.dumps(message)  # raises here, in the block, on what cannot be written
+        encoded_args = list(map(wire.encode, args))
+        encoded_kwargs = wire.encode(kwargs) if kwargs else {}
+        message = (
+            ToolCall(rid, target["name"], encoded_args, encoded_kwargs)
+            if kind == "call"
+            else HandleCall(rid, target["handle"], target["method"], encoded_args, encoded_kwargs)
+        )
+        line = framed(message)  # raises here, in the block, on what cannot be written
         if len(line) > self.message_limit:  # the host would stop this process
             raise ValueError(
                 f"the arguments of this call take {len(line):,} bytes, over the "
@@ -230,17 +233,17 @@ class Child:
         except BaseException:  # cancelled, or interrupted (Esc, Ctrl+C) mid-await: the host
             # stops the call too, or a tool that never returns would hold its extension
             if self.pending.pop(rid, None) is not None:
-                self.send({"t": Msg.CANCEL, "id": rid})
+                self.send(CancelCall(rid))
             raise
 
-    def on_result(self, msg: dict[str, Any], *, tagged: bool) -> None:
-        """Settle a call; ``tagged``: its line holds tagged values (tuples, records, handles...),
-        so the value is decoded; plain JSON data is the value as it is."""
-        future = self.pending.pop(msg["id"], None)
+    def on_result(self, msg: Result, *, tagged: bool) -> None:
+        """Settle a call; ``tagged``: its message holds tagged values (tuples, records,
+        handles...), so the value is decoded; plain data is the value as it is."""
+        future = self.pending.pop(msg.id, None)
         if future is None or future.done():
             return
-        if msg["ok"]:
-            value = msg["value"]
+        if msg.ok:
+            value = msg.value
             if tagged:
                 try:
                     value = wire.decode(value, handle_in=self.make_handle)
@@ -249,7 +252,7 @@ class Child:
                     return
             future.set_result(with_attributes(value))  # page.meta.total, as vis.tools gives
         else:
-            err = msg.get("error") or {}
+            err = msg.error or {}
             future.set_exception(
                 rebuild_exception(str(err.get("type", "")), str(err.get("message", "")))
             )
@@ -312,9 +315,8 @@ class Child:
             error = (error or "") + f"\n[vis: saving helpers and variables failed: {exc!r}]"
         os.write(1, end_marker(self.nonce, block_id))
         error = None if error is None else wire.safe_text(keep_tail(error, MAX_ERROR_CHARS))
-        done = {"t": Msg.DONE, "id": block_id, "error": error, "forms": forms or []}
         try:
-            line = wire.dumps({**done, "snapshot": snapshot})
+            line = framed(Done(block_id, error, snapshot, forms or []))
             if len(line) > self.message_limit:  # the host would stop this process
                 raise ValueError(
                     f"the snapshot takes {len(line):,} bytes, over the "
@@ -323,7 +325,7 @@ class Child:
         except (TypeError, ValueError) as exc:  # text in a saved name or reason: never a hang
             note = f"[vis: saving helpers and variables failed: {type(exc).__name__}: {exc}]"
             note = wire.safe_text(note)
-            line = wire.dumps({**done, "error": f"{error or ''}\n{note}", "snapshot": None})
+            line = framed(Done(block_id, f"{error or ''}\n{note}", None, forms or []))
             self.state.last_snapshot = None  # not sent: the next block sends one again
         self.write(line)
 

@@ -15,10 +15,27 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 import vis_core.records  # noqa: F401 - registers the "record" wire codec for results sent back
-from vis_core import wire
 from vis_core.child_process import VIS_ROOT, python_argv
 from vis_core.extension.metadata import build_metadata
+from vis_core.ipc import values as wire
+from vis_core.ipc.framing import READ_CHUNK, FrameReader, ProtocolError, check_in_flight
+from vis_core.ipc.messages import (
+    CancelCall,
+    Done,
+    Init,
+    Ready,
+    Result,
+    Run,
+    ToolCall,
+    framed,
+    from_child,
+)
+from vis_core.ipc.messages import (
+    HandleCall as HandleCallMessage,
+)
 from vis_core.sandbox.environ import child_environment
 from vis_core.sandbox.jail import (
     JailUnavailable,
@@ -30,15 +47,7 @@ from vis_core.sandbox.jail import (
 from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_strays, start_kept
 from vis_core.sandbox.network_bridge import proxy_environment
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
-from vis_core.sandbox.protocol import (
-    MAX_CALLS_IN_FLIGHT,
-    MAX_MESSAGE_BYTES,
-    READ_CHUNK,
-    Lines,
-    Msg,
-    ProtocolError,
-    child_message,
-)
+from vis_core.sandbox.protocol import MAX_CALLS_IN_FLIGHT, MAX_MESSAGE_BYTES
 from vis_core.sandbox.reroot import RerootFailed, reroot
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
@@ -253,8 +262,8 @@ class Sandbox:
         self._handles: dict[str, wire.HostHandle] = {}
         self._handle_ids: dict[int, str] = {}
         self._handle_origins: dict[str, str | None] = {}
-        self._ready: asyncio.Future[dict[str, Any]] | None = None
-        self._done: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        self._ready: asyncio.Future[Ready] | None = None
+        self._done: dict[int, asyncio.Future[Done]] = {}
         self._block_id = 0
         self._running: int | None = None
         self._sent_tools: list[dict[str, Any]] | None = None
@@ -516,22 +525,21 @@ class Sandbox:
         tools = self._tool_list()
         self._sent_tools = tools
         await self._send(
-            {
-                "t": Msg.INIT,
-                "nonce": self._nonce,
-                "tools": tools,
+            Init(
+                nonce=self._nonce,
+                tools=tools,
                 # project_root_path: the block's side of vis.workspace_root() (the session's
                 # working copy, its draft included: a move starts a new child)
-                "globals": {
+                globals={
                     **self._globals,
                     **wire.encode(metadata),
                     "project_root_path": str(self.workspace),
                 },
-                "snapshot": snapshot,
-                "max_calls": self.max_calls,
-                "message_limit": self.message_limit,
-                "confined": self.jail,
-            }
+                snapshot=snapshot,
+                max_calls=self.max_calls,
+                message_limit=self.message_limit,
+                confined=self.jail,
+            )
         )
         try:
             ready = await asyncio.wait_for(asyncio.shield(self._ready), START_TIMEOUT)
@@ -541,11 +549,11 @@ class Sandbox:
             await proc.wait()
             raise ChildDied(self._kill_reason) from None
         # a jailed child has a PID namespace of its own: its pid there is not the host's
-        inner = int(ready["pid"])
+        inner = ready.pid
         # (0 when it cannot be found: Esc then stops the block by killing the child)
         self._pid = host_pid(proc.pid, inner, namespaced=self.jail) or 0
         death, self._death = self._death, None
-        report = ready.get("restore") or {}
+        report = msgspec.structs.asdict(ready.restore)
         if death:
             return f"The sandbox process {death} and was restarted; {restore_summary(report)}"
         if any(report.get(k) for k in ("helpers", "variables", "modules", "failed", "lost")):
@@ -588,12 +596,12 @@ class Sandbox:
         loop = asyncio.get_running_loop()
         # a lone surrogate (from a provider's "\udcff" escape) is written out: the same
         # character inside a string literal, a syntax error outside one, as it would be anyway
-        message: dict[str, Any] = {"t": Msg.RUN, "id": block, "code": wire.safe_text(code)}
+        message = Run(block, wire.safe_text(code))
         if globals:
-            message["globals"] = wire.encode(dict(globals))
+            message.globals = wire.encode(dict(globals))
         tools = self._tool_list()
         if tools != self._sent_tools:
-            message["tools"] = tools
+            message.tools = tools
             self._sent_tools = tools
         done = self._done[block] = loop.create_future()
         output = self._outputs[block] = loop.create_future()
@@ -613,7 +621,7 @@ class Sandbox:
                     reply = await asyncio.wait_for(asyncio.shield(done), 5.0)
                 except TimeoutError:
                     raise ChildDied("did not stop after the time limit") from None
-                reply = {**reply, "error": "\n".join(p for p in (overran, reply.get("error")) if p)}
+                reply.error = "\n".join(p for p in (overran, reply.error) if p)
             try:
                 text = await asyncio.wait_for(asyncio.shield(output), 5.0)
             except TimeoutError:  # the end marker never came: take what arrived
@@ -636,8 +644,8 @@ class Sandbox:
             self._running = None
             self._done.pop(block, None)
             self._outputs.pop(block, None)
-        snapshot = reply.get("snapshot")
-        error = reply.get("error")
+        snapshot = reply.snapshot
+        error = reply.error
         if snapshot is not None:
             self._last_snapshot = snapshot
             if self._snapshot_save is not None:
@@ -653,7 +661,7 @@ class Sandbox:
             keep_tail(error, self.output_limit) if error else None,
             restarted,
             time.monotonic() - started,
-            tuple(reply.get("forms") or ()),
+            tuple(reply.forms),
         )
 
     async def _interrupt(self, block: int, done: asyncio.Future[Any] | None) -> None:
@@ -701,8 +709,8 @@ class Sandbox:
             kept.kill()
 
     # -- the pipes ---------------------------------------------------------------------------
-    async def _send(self, message: dict[str, Any]) -> None:
-        await self._write(wire.dumps(message))
+    async def _send(self, message: Init | Run) -> None:
+        await self._write(framed(message))
 
     async def _write(self, line: bytes) -> None:
         proc = self._proc
@@ -720,7 +728,7 @@ class Sandbox:
         """Read the child's protocol pipe in the loop's reader callback: each whole line is
         checked and dispatched at once. A line that breaks the protocol stops the child."""
         loop = asyncio.get_running_loop()
-        lines = Lines(self.message_limit)
+        frames = FrameReader(self.message_limit)
         os.set_blocking(fd, False)
 
         def stop() -> None:  # at the end of the pipe, or when the sandbox closes
@@ -737,8 +745,9 @@ class Sandbox:
             except OSError:  # the pipe broke: as good as its end
                 chunk = b""
             try:
-                for line in lines.feed(chunk):
-                    self._dispatch(child_message(line), loop)
+                frames.feed(chunk)
+                while (body := frames.next()) is not None:
+                    self._dispatch(from_child(body), loop)
             except ProtocolError as exc:
                 if proc is self._proc and self._kill_reason is None:
                     self._kill_reason = f"was stopped because it broke the protocol ({exc})"
@@ -754,26 +763,32 @@ class Sandbox:
     async def _wait_exit(self, proc: asyncio.subprocess.Process) -> None:
         self._on_exit(proc, await proc.wait())
 
-    def _dispatch(self, msg: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
-        kind = msg.get("t")
-        if kind == Msg.CALL or kind == Msg.HCALL:
-            if len(self._calls) >= self.max_calls:  # the child itself refuses more
-                raise ProtocolError(f"more than {self.max_calls:,} tool calls in flight")
+    def _dispatch(
+        self,
+        msg: Ready | ToolCall | HandleCallMessage | CancelCall | Done,
+        loop: asyncio.AbstractEventLoop,
+    ) -> None:
+        kind = type(msg)
+        if kind is ToolCall or kind is HandleCallMessage:
+            assert isinstance(msg, ToolCall | HandleCallMessage)
+            check_in_flight(len(self._calls), self.max_calls)  # the child itself refuses more
             task = loop.create_task(self._serve(msg, loop))
             self._tasks.add(task)
-            self._calls[msg["id"]] = task
-        elif kind == Msg.DONE:
-            future = self._done.get(msg["id"])
+            self._calls[msg.id] = task
+        elif isinstance(msg, Done):
+            future = self._done.get(msg.id)
             if future is not None and not future.done():
                 future.set_result(msg)
-        elif kind == Msg.CANCEL:
-            task = self._calls.pop(msg["id"], None)
+        elif isinstance(msg, CancelCall):
+            task = self._calls.pop(msg.id, None)
             if task is not None:
                 task.cancel()
-        elif kind == Msg.READY and self._ready is not None and not self._ready.done():
+        elif isinstance(msg, Ready) and self._ready is not None and not self._ready.done():
             self._ready.set_result(msg)
 
-    async def _serve(self, msg: dict[str, Any], loop: asyncio.AbstractEventLoop) -> None:
+    async def _serve(
+        self, msg: ToolCall | HandleCallMessage, loop: asyncio.AbstractEventLoop
+    ) -> None:
         """Answer one ``call``/``hcall``; its task then leaves ``_tasks`` itself (a done
         callback would cost the loop one more pass per call)."""
         try:
@@ -783,42 +798,30 @@ class Sandbox:
         finally:
             self._tasks.discard(asyncio.current_task(loop))
 
-    async def _result_line(self, msg: dict[str, Any]) -> bytes:
-        """The ``result`` line for one ``call``/``hcall`` (checked by :func:`child_message`)."""
-        rid = msg["id"]
+    async def _result_line(self, msg: ToolCall | HandleCallMessage) -> bytes:
+        """The ``Result`` frame for one ``ToolCall``/``HandleCall``."""
+        rid = msg.id
         try:
-            args = wire.decode(msg["args"], handle_in=self._handle_in)
-            kwargs = wire.decode(msg["kwargs"], handle_in=self._handle_in)
-            if msg["t"] == Msg.CALL:
-                origin: str | None = msg["name"]
-                value = await self._call_tool(msg["name"], tuple(args), kwargs)
+            args = wire.decode(msg.args, handle_in=self._handle_in)
+            kwargs = wire.decode(msg.kwargs, handle_in=self._handle_in)
+            if isinstance(msg, ToolCall):
+                origin: str | None = msg.name
+                value = await self._call_tool(msg.name, tuple(args), kwargs)
             else:
-                hid = msg["handle"]
+                hid = msg.handle
                 origin = self._handle_origins.get(hid)
-                value = await self._call_handle(hid, msg["method"], args, kwargs)
+                value = await self._call_handle(hid, msg.method, args, kwargs)
 
             def handle_out(obj: wire.HostHandle) -> dict[str, Any]:
                 return self._handle_out(obj, origin)
 
-            line = wire.dumps(
-                {
-                    "t": Msg.RESULT,
-                    "id": rid,
-                    "ok": True,
-                    "value": wire.encode_for_dumps(value, handle_out=handle_out),
-                }
-            )
+            line = framed(Result(rid, True, wire.dumps(value, handle_out=handle_out)))
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # every tool failure goes back, and a result it cannot write
             error = {"type": type(exc).__name__, "message": str(exc)}
-            line = wire.dumps(
-                {
-                    "t": Msg.RESULT,
-                    "id": rid,
-                    "ok": False,
-                    "error": {k: wire.safe_text(v) for k, v in error.items()},
-                }
+            line = framed(
+                Result(rid, False, error={k: wire.safe_text(v) for k, v in error.items()})
             )
         finally:
             self._calls.pop(rid, None)

@@ -15,6 +15,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core.model.block import PYTHON_EXECUTION
+from vis_core.model.channel import Channel
 from vis_core.store.stored_session import (
     SessionNotFound,
     StoredBlock,
@@ -29,7 +31,6 @@ if TYPE_CHECKING:
     from vis_core.store import Store
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
-PYTHON_EXECUTION = "python_execution"
 REPLAYED_FAILURE = "the recorded turn failed here (replayed)"
 SHORT = 160  # characters of a value a difference shows
 
@@ -257,7 +258,7 @@ async def _replay(recorded: StoredSession, copy: Path, script: Path) -> StoredSe
     from vis_core.host_options import HostOptions
 
     host = await Host.open(
-        HostOptions(workspace=copy, provider="scripted", script=script, channel="cli")
+        HostOptions(workspace=copy, provider="scripted", script=script, channel=Channel.CLI)
     )
     try:
         refusal = host.settings.refusal()

@@ -15,6 +15,7 @@ from vis_core.extension.settings_decl import (
     Setting,
     SettingScope,
 )
+from vis_core.model.channel import Channel
 from vis_core.model.extensions import ExtensionSource, ExtensionStatus
 from vis_core.paths import ControlSnapshot, TrustStore, take_snapshot
 from vis_core.settings.core import CORE_SETTINGS, GUARDED, check_value, default_value
@@ -117,7 +118,7 @@ class SettingsService:
         workspace: Path | None = None,
         extensions: Callable[[], ExtensionSet | None] = lambda: None,
         toggles: Iterable[str] = (),
-        channel: str = "tui",
+        channel: Channel = Channel.TUI,
         trusted: bool | None = None,
         snapshot: ControlSnapshot | None = None,
     ) -> None:

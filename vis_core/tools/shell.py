@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from vis_core.ipc.values import HandleMethod, HostHandle
 from vis_core.model.activity import ActivityPresentation
 from vis_core.sandbox.environ import QUIET, child_environment
 from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_process, start_kept
 from vis_core.sandbox.network_bridge import bridged, proxy_environment, python_home
 from vis_core.tools.activities import shell_call_presentation
 from vis_core.tools.truncate import Keep, fit_output
-from vis_core.wire import HandleMethod, HostHandle
 
 log = logging.getLogger(__name__)
 

@@ -13,13 +13,12 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
-from vis_core.extension.forms import Form
+from vis_core.frontend import Form
 from vis_tui.widgets import live as _live_views  # noqa: F401 - registers live view events
 from vis_tui.widgets.form import FormBody
 
 if TYPE_CHECKING:
-    from vis_core.host import Host
-    from vis_core.interaction import FormRequest
+    from vis_core.frontend import FormRequest, Frontend
 
 
 class FormScreen(ModalScreen[dict[str, Any] | None]):
@@ -141,6 +140,6 @@ class TuiFormPresenter:
                     screen.call_later(screen.dismiss, None)
 
 
-def attach_forms(app: App[Any], host: Host) -> Callable[[], None]:
-    """Let ``host``'s extensions ask the person through ``app``; returns the detacher."""
-    return host.interaction.add_presenter(TuiFormPresenter(app))
+def attach_forms(app: App[Any], core: Frontend) -> Callable[[], None]:
+    """Let ``core``'s extensions ask the person through ``app``; returns the detacher."""
+    return core.present_forms(TuiFormPresenter(app))

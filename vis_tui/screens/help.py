@@ -41,8 +41,8 @@ class HelpScreen(ModalScreen[None]):
 
     def on_screen_resume(self) -> None:
         """The commands as they are now (command files and extensions come and go)."""
-        host = getattr(self.app, "host", None)
-        infos = host.commands.all() if host is not None else []
+        core = getattr(self.app, "core", None)
+        infos = core.commands() if core is not None else []
         width = max((len(info.usage) for info in infos), default=0) + 2
         rows = [
             Content.assemble(

@@ -37,12 +37,9 @@ from vis_tui.widgets.status import StatusBar
 from vis_tui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
-    from vis_core.agent.session import AgentSession
-    from vis_core.commands import PromptToSend
     from vis_core.events import Event, TurnEnded
-    from vis_core.host import Host
+    from vis_core.frontend import Frontend, PromptToSend, Session, WelcomeFacts
     from vis_core.model.images import PersonImage
-    from vis_core.welcome import WelcomeFacts
     from vis_tui.widgets.activity import ActivityRow
     from vis_tui.widgets.fold_row import FoldRow
     from vis_tui.widgets.welcome import WelcomeHeader
@@ -149,8 +146,8 @@ class MainScreen(Screen[None]):
         self.context = BlockContext(
             workspace=workspace, attachments=self.attachment_file, show_steps=self.show_steps
         )
-        self.host: Host | None = None
-        self.session: AgentSession | None = None
+        self.core: Frontend | None = None
+        self.session: Session | None = None
         self.queue: list[str] = []
         self.queue_paused = False  # a cancelled turn holds the queue until Enter (or Esc drops it)
         self.turn_running = False
@@ -195,32 +192,31 @@ class MainScreen(Screen[None]):
     # -- session -------------------------------------------------------------------------
     def show_steps(self) -> bool:
         """The ``summarize_steps`` setting of the shown session."""
-        if self.host is None or self.session is None:
+        if self.core is None or self.session is None:
             return True
-        return bool(self.host.setting("summarize_steps", True, self.session.id))
+        return bool(self.core.setting("summarize_steps", True, self.session.id))
 
     def attachment_file(self, name: str) -> Path | None:
         """Where the bytes of attachment ``name`` (filename or id) of the shown session are."""
-        if self.host is None or self.session is None:
+        if self.core is None or self.session is None:
             return None
-        row = self.host.store.get_attachment(self.session.id, name)
-        return None if row is None else Path(row.path)
+        return self.core.attachment_file(self.session.id, name)
 
-    async def attach(self, host: Host, session: AgentSession) -> None:
+    async def attach(self, core: Frontend, session: Session) -> None:
         """Show ``session``: its stored turns, prompt history and live events."""
         if self._unsubscribe is not None:
             self._unsubscribe()
-        self.host, self.session = host, session
+        self.core, self.session = core, session
         early, self._early_welcome = self._early_welcome, None
         if self._previewed != session.id:
             from vis_tui.history import store_page_loader
 
             self.transcript.clear(keep=early)
-            await self.transcript.load_initial(store_page_loader(host.store, session.id))
+            await self.transcript.load_initial(store_page_loader(core.history, session.id))
         self._previewed = None
         self.status_bar.title = session.title
         self.status_bar.model = (
-            session.model.label if hasattr(session, "model") else host.model_label
+            session.model.label if hasattr(session, "model") else core.model_label
         )
         self.status_bar.set_totals(
             session.usage.total,
@@ -228,19 +224,17 @@ class MainScreen(Screen[None]):
             session.context_tokens,
             getattr(session, "context_budget", 0),
         )
-        self.choices = [
-            CommandChoice(i.name.lstrip("/"), i.usage, i.doc) for i in host.commands.all()
-        ]
-        self.prompt.set_history([row.text for row in host.store.prompts(session.id)])
+        self.choices = [CommandChoice(i.name.lstrip("/"), i.usage, i.doc) for i in core.commands()]
+        self.prompt.set_history(core.prompts(session.id))
         if not self.transcript.turns:
-            self._welcome(host, session, early)
+            self._welcome(core, session, early)
         elif early is not None:
             early.remove()
-        if host.model_problem:
-            self.transcript.add_message(host.model_problem, classes="no-model", plain=True)
-        for note in host.startup_notes():
+        if core.model_problem:
+            self.transcript.add_message(core.model_problem, classes="no-model", plain=True)
+        for note in core.startup_notes():
             self.transcript.add_message(note, classes="note")
-        for warning in host.extension_warnings():
+        for warning in core.extension_warnings():
             self.transcript.add_message(warning, classes="warning", plain=True)
         self.show_draft()
         self.show_plan()
@@ -256,10 +250,10 @@ class MainScreen(Screen[None]):
             self.status_bar.model = self.session.model.label
 
     def show_welcome(self, facts: WelcomeFacts) -> None:
-        """Paint a new session's welcome header from what the files say, before the Host and
+        """Paint a new session's welcome header from what the files say, before the core and
         the session are open (they take most of the startup); :meth:`attach` keeps it and
         brings it up to date."""
-        from vis_core import __version__
+        from vis_core.frontend import __version__
         from vis_tui.widgets.welcome import WelcomeHeader, welcome_content
 
         content = welcome_content(
@@ -280,20 +274,20 @@ class MainScreen(Screen[None]):
             self._early_welcome = None
 
     def _welcome(
-        self, host: Host, session: AgentSession, header: WelcomeHeader | None = None
+        self, core: Frontend, session: Session, header: WelcomeHeader | None = None
     ) -> None:
         """Show the welcome header of ``session``; ``header``: the one painted early, which
-        takes what the Host knows (unchanged on screen when the files said the same)."""
-        from vis_core import __version__
+        takes what the core knows (unchanged on screen when the files said the same)."""
+        from vis_core.frontend import __version__
         from vis_tui.widgets.welcome import WelcomeHeader, welcome_content
 
-        model = host.model_label if not host.model_problem else ""
+        model = core.model_label if not core.model_problem else ""
         content = welcome_content(
             __version__,
             model,
             Path(self.workspace),
-            trusted=bool(getattr(host, "trusted", False)),
-            jail=host.jail_mode(session.id),
+            trusted=core.trusted,
+            jail=core.jail_mode(session.id),
             instructions=_instruction_labels(session),
         )
         if header is not None:
@@ -303,14 +297,14 @@ class MainScreen(Screen[None]):
         first = self.transcript.children[0] if self.transcript.children else None
         self.transcript.mount(WelcomeHeader(content), before=first)  # above resumed notes
 
-    async def preview(self, host: Host, session_id: str) -> None:
+    async def preview(self, core: Frontend, session_id: str) -> None:
         """Show a stored session's newest turns while the session itself opens (long ones
         take seconds to restore); :meth:`attach` then keeps them."""
         from vis_tui.history import store_page_loader
 
         self.drop_welcome()
         self.transcript.clear()
-        await self.transcript.load_initial(store_page_loader(host.store, session_id))
+        await self.transcript.load_initial(store_page_loader(core.history, session_id))
         self._previewed = session_id
 
     def feed_events(self, events: list[Event]) -> None:
@@ -356,7 +350,7 @@ class MainScreen(Screen[None]):
         self.handle_event(event)
 
     def on_unmount(self) -> None:
-        if self._unsubscribe is not None:  # the session outlives the screen until host.close
+        if self._unsubscribe is not None:  # the session outlives the screen until core.close
             self._unsubscribe()
             self._unsubscribe = None
 
@@ -372,13 +366,11 @@ class MainScreen(Screen[None]):
     def on_fold_row_load(self, message: FoldRow.Load) -> None:
         """A fold row opens: what it folded, read back from the stored history."""
         message.stop()
-        if self.host is None or self.session is None:
+        if self.core is None or self.session is None:
             message.row.show_story("The stored history of this session is not open here.")
             return
-        from vis_core.context.folded_view import folded_story
-
         spans = message.row.fold.spans
-        message.row.show_story(folded_story(self.host.store, self.session.id, spans))
+        message.row.show_story(self.core.folded_story(self.session.id, spans))
 
     def toast(self, text: str, kind: NotifyKind) -> None:
         self.app.notify(text, severity=_TOAST_SEVERITY[NotifyKind(kind)], markup=False)
@@ -394,7 +386,7 @@ class MainScreen(Screen[None]):
 
     def _ask_plan_approval(self) -> None:
         """A turn in plan mode ended with an answer: approve the plan (it runs) or plan on."""
-        from vis_core.commands.plan import approval_form
+        from vis_core.frontend import approval_form
         from vis_tui.screens.form import FormScreen
 
         def answered(values: dict[str, Any] | None) -> None:
@@ -447,8 +439,8 @@ class MainScreen(Screen[None]):
         if text.startswith("!") and not text[1:].strip():
             self.transcript.add_message("Write a command after `!`, e.g. `!git status`.")
             return
-        if self.host is not None and self.session is not None:
-            self.host.store.add_prompt(self.session.id, text)
+        if self.core is not None and self.session is not None:
+            self.core.add_prompt(self.session.id, text)
         self.prompt.remember(text)
         self.send_text(text, message.images)
 
@@ -557,11 +549,11 @@ class MainScreen(Screen[None]):
     @work(group="command", exclusive=False, exit_on_error=False)
     async def run_command(self, text: str) -> None:
         """Run a slash command; saveable ones go into the prompt history."""
-        if self.host is None or self.session is None:
+        if self.core is None or self.session is None:
             self.transcript.add_message("Vis is still starting; try the command again in a moment.")
             return
         name = text[1:].split(maxsplit=1)[0] if len(text) > 1 else ""
-        info = self.host.commands.find(name)
+        info = self.core.find_command(name)
         if info is None:
             self.transcript.add_message(
                 f"**Unknown command `/{name}`.** Type `/` to see the commands with their usage, "
@@ -570,9 +562,9 @@ class MainScreen(Screen[None]):
             )
             return
         if info.saveable:
-            self.host.store.add_prompt(self.session.id, text)
+            self.core.add_prompt(self.session.id, text)
             self.prompt.remember(text)
-        result = await self.host.commands.run(self.session, text)
+        result = await self.core.run_command(self.session, text)
         self.show_plan()
         if self.session.model.provider is not None:  # /model NAME switched it
             self.status_bar.model = self.session.model.label
@@ -587,10 +579,8 @@ class MainScreen(Screen[None]):
     async def _send_command_prompt(self, request: PromptToSend) -> None:
         """A command's request (``/init``, a command file) goes to the model as a turn, on
         the command's model when it names one."""
-        if request.model and self.host is not None and self.session is not None:
-            from vis_core.model_choices import use_model
-
-            switched = await use_model(self.host, self.session, request.model)
+        if request.model and self.core is not None and self.session is not None:
+            switched = await self.core.use_model(self.session, request.model)
             if not switched.ok:
                 self.transcript.add_message(switched.markdown, classes="error")
                 return
@@ -625,11 +615,9 @@ class MainScreen(Screen[None]):
             if self.files is None or not mention[1]:  # a new @: list the files again
                 self._list_files()
             return path_completions(self.files or [], line, column)
-        if text.startswith(MODEL_PREFIX) and self.host is not None:
-            from vis_core.model_choices import model_entries
-
+        if text.startswith(MODEL_PREFIX) and self.core is not None:
             current = self.session.model.label if self.session is not None else None
-            ids = [e.id for e in model_entries(self.host, current=current or None)]
+            ids = [e.id for e in self.core.model_entries(current=current or None)]
             return model_completions(ids, text)
         return command_completions(self.choices, text)
 
@@ -637,7 +625,7 @@ class MainScreen(Screen[None]):
     def _list_files(self) -> None:
         """The workspace's text files for ``@`` (as a search sees them: .gitignore applies;
         binaries left out, their text cannot be sent)."""
-        from vis_core.tools.ignore import listed_files
+        from vis_core.frontend import listed_files
 
         root = str(self.files_root().resolve())
         paths = [path for path in listed_files(root, hidden=False) if is_text_file(path)]
@@ -800,7 +788,7 @@ class MainScreen(Screen[None]):
         self.app.notify(f"Copied {what} to the clipboard.")
 
 
-def _instruction_labels(session: AgentSession) -> list[tuple[str, int]]:
+def _instruction_labels(session: Session) -> list[tuple[str, int]]:
     """The instruction files of ``session``'s system prompt, as the welcome header names them."""
     instructions = getattr(session, "instructions", None)
     if instructions is None:

@@ -13,10 +13,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from vis_core.mcp.client import ATTENTION, ServerConnection, State
-from vis_core.mcp.config import Exposure
-from vis_core.mcp.manager import McpManager, attention_first
-from vis_core.tools.display import plural
+from vis_core.frontend import (
+    ATTENTION,
+    Exposure,
+    McpManager,
+    ServerConnection,
+    State,
+    attention_first,
+    plural,
+)
 
 STATE_STYLE = {
     State.CONNECTED: "$text-success",
@@ -221,7 +226,7 @@ class McpScreen(ModalScreen[None]):
         self.run_worker(self._sign_in(name), group="sign-in", exclusive=True)
 
     async def _sign_in(self, name: str) -> None:
-        from vis_core.mcp.oauth_login import login_server
+        from vis_core.frontend import login_server
 
         paste = self.query_one("#mcp-paste", Input)
 
@@ -251,7 +256,7 @@ class McpScreen(ModalScreen[None]):
             self._show()
 
     async def action_sign_out(self) -> None:
-        from vis_core.mcp.oauth_login import logout_server
+        from vis_core.frontend import logout_server
 
         conn = self._selected()
         if conn is not None:

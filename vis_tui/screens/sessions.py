@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -12,8 +12,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from vis_core.store.session_data import nested
-from vis_core.tools.display import plural
+from vis_core.frontend import plural
+
+if TYPE_CHECKING:
+    from vis_core.frontend import Frontend
 
 
 def _age(modified: float, now: float) -> str:
@@ -33,10 +35,9 @@ class SessionsScreen(ModalScreen[str | None]):
         Binding("down", "focus_list", "Sessions", show=False),
     ]
 
-    def __init__(self, store: Any, workspace: Any, *, now: float | None = None) -> None:
+    def __init__(self, core: Frontend, *, now: float | None = None) -> None:
         super().__init__()
-        self.store = store
-        self.workspace = workspace
+        self.core = core
         self.now = now
 
     def compose(self) -> Any:
@@ -55,11 +56,10 @@ class SessionsScreen(ModalScreen[str | None]):
         listing = self.query_one(OptionList)
         listing.clear_options()
         if query.strip():
-            hits = self.store.search_sessions(query.strip())
+            hits = self.core.search_sessions(query.strip())
             rows = [(hit.session, hit.snippet, 0) for hit in hits]
         else:  # a child session (run_session, consult) under the session that started it
-            listed = nested(self.store.list_sessions(self.workspace))
-            rows = [(row, "", depth) for row, depth in listed]
+            rows = [(row, "", depth) for row, depth in self.core.sessions()]
         for row, snippet, depth in rows:
             parent = f" · child of {row.parent_id[:8]}" if row.parent_id and not depth else ""
             label = Content.assemble(

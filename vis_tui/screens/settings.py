@@ -14,13 +14,14 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Button, Input, OptionList, Static
 
-from vis_core.extension.settings_decl import SettingScope, SettingType
-from vis_core.settings import (
+from vis_core.frontend import (
     EXTENSIONS_SECTION,
     VIS_SECTION,
     SettingNode,
+    SettingScope,
     SettingsService,
     SettingsTree,
+    SettingType,
     build_tree,
     row_state,
 )

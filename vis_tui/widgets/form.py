@@ -14,7 +14,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Checkbox, Input, Select, SelectionList, Static, TextArea
 
-from vis_core.extension.forms import Field, FieldType, Group, Heading, Paragraph
+from vis_core.frontend import Field, FieldType, Group, Heading, Paragraph
 
 ValueChanged = Callable[[str, Any], None]
 

@@ -16,14 +16,19 @@ from textual.widgets import Button as TextualButton
 from textual.widgets import Collapsible, Rule, Static
 
 from vis_core.events import LiveClosed, LiveOpened, LiveUpdated
-from vis_core.extension.forms import Field, Group, Heading
-from vis_core.extension.live import LiveEvent, LiveEventKind
-from vis_core.extension.live_nodes import (
+from vis_core.frontend import (
     Button,
     Code,
     Disclosure,
     Divider,
+    Field,
+    Group,
+    Heading,
     Links,
+    LiveEvent,
+    LiveEventKind,
+    LiveOp,
+    LiveUpdate,
     Output,
     Progress,
     Spinner,
@@ -33,10 +38,11 @@ from vis_core.extension.live_nodes import (
     Steps,
     Table,
     Tone,
+    apply,
+    find,
     from_plain,
     node_id,
 )
-from vis_core.extension.live_updates import LiveOp, LiveUpdate, apply, find
 from vis_tui.event_map import handles
 from vis_tui.widgets.form import FieldWidget, layout_widget
 
@@ -539,13 +545,12 @@ def find_view(target: Any, view_id: str) -> LiveViewWidget | None:
 
 @handles(LiveOpened)
 def _opened(target: Any, event: LiveOpened) -> None:
-    host = getattr(target, "host", None)
-    interaction = getattr(host, "interaction", None)
+    core = getattr(target, "core", None)
     send: Send | None = None
-    if interaction is not None:
+    if core is not None:
 
         def send_to_core(live_event: LiveEvent) -> None:
-            interaction.live_event(live_event.view_id, live_event)
+            core.live_event(live_event)
 
         send = send_to_core
 

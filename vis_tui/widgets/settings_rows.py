@@ -10,8 +10,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widget import Widget
 
-from vis_core.extension.settings_decl import SettingType
-from vis_core.settings import NOT_SET, SAVED, ExtensionGroup, RowState, Source
+from vis_core.frontend import NOT_SET, SAVED, ExtensionGroup, RowState, SettingType, Source
 
 _SOURCE_TEXT = {
     Source.DEFAULT: "default",

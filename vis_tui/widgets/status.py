@@ -8,8 +8,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
+from vis_core.frontend import shorten_path
 from vis_core.model.usage import Usage
-from vis_core.tools.display import shorten_path
 
 
 def _tokens(count: int) -> str:

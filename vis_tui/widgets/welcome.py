@@ -9,7 +9,7 @@ from pathlib import Path
 from textual.content import Content
 from textual.widgets import Static
 
-from vis_core.tools.display import shorten_path
+from vis_core.frontend import shorten_path
 
 TIPS = (
     ("/", "commands, with their usage as you type"),

@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual.widget import Widget
 from textual.widgets import Static
 
-from vis_core.extension_host.activity_paths import shorten_paths_in
+from vis_core.frontend import shorten_paths_in
 from vis_core.model.activity import ActivityHeading, ActivityMarkdown, ActivityText
 from vis_tui.widgets.blocks.registry import BlockContext, renders
 

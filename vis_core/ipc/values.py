@@ -1,50 +1,46 @@
-"""Values crossing the sandbox boundary: JSON plus tagged tuples, bytes, sets, handles and codecs.
+"""The value codec, untrusted policy: what crosses the sandbox boundary, with nothing but data.
 
-Wire format: JSON ``null``/bools/numbers/strings/lists pass as themselves; a dict whose keys
-are all strings and which has no ``"$"`` key passes as a JSON object. Everything else is a
-tagged object ``{"$": tag, "v": payload}``:
+Data (``None``, bools, numbers, strings, bytes, lists) passes as itself; a dict whose keys are all
+strings and which has no ``"$"`` key passes as a map. Everything else is a tagged map
+``{"$": tag, "v": payload}``:
 
-``tuple``/``set``/``frozenset`` (payload: list), ``bytes`` (base64 text), ``float``
+``tuple``/``set``/``frozenset`` (payload: list), ``float``
 (``"nan"``/``"inf"``/``"-inf"``), ``int`` (one outside 64 bits, as hex text), ``dict`` (list of
 ``[key, value]`` pairs), ``handle``
 (a host object that stays on the host, see :class:`HostHandle`), and every tag registered
 with :func:`register_codec`.
 
 Both sides (host and sandbox child) use this module, so a codec registered at import time
-of a module that both sides import works in both directions.
+of a module that both sides import works in both directions. Nothing else is made from what
+arrives: no class is looked up by name, no pickle is read; a message's size is bounded by the
+framing, its depth by the decoder (:mod:`vis_core.ipc.messages`). Workers, which are trusted,
+use the trusted policy (:mod:`vis_core.ipc.trusted`), which falls back to this one for what an
+extension's own classes make.
 """
 
 from __future__ import annotations
 
-import base64
 import contextvars
 import dataclasses
-import json
 import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-import orjson
+import msgspec
 
 TAG = "$"
 BUILTIN_TAGS = frozenset({"tuple", "set", "frozenset", "bytes", "float", "int", "dict", "handle"})
-#: In a line :func:`dumps` wrote, these bytes are wherever a value is tagged (a ``"$"`` key; a
-#: ``"$"`` inside a string is escaped): a line without them holds no value :func:`decode` changes.
-TAGGED = b'"$":'
-# Integers in this range cross as JSON numbers (orjson reads and writes them exactly).
+#: In MessagePack :func:`dumps` wrote, these bytes are wherever a value is tagged (a ``"$"``
+#: key): a message without them holds no value :func:`decode` changes.
+TAGGED = b"\xa1$"
+# Integers in this range cross as themselves (MessagePack holds them exactly).
 _INT_MIN, _INT_MAX = -(1 << 63), (1 << 63) - 1
-# A key that is not a string (in data that was not wire-encoded) becomes one, as json does.
-_DUMPS_OPTIONS = orjson.OPT_APPEND_NEWLINE | orjson.OPT_NON_STR_KEYS
-# orjson refuses these types instead of writing them as it would (they need a tag or a codec)
-_PLAIN_ONLY = (
-    orjson.OPT_PASSTHROUGH_DATACLASS
-    | orjson.OPT_PASSTHROUGH_DATETIME
-    | orjson.OPT_PASSTHROUGH_SUBCLASS
-)
 # Subclasses (IntEnum, StrEnum, NamedTuple, defaultdict...) cross as the first of these they are.
 _PLAIN_BASES: tuple[type, ...] = (bool, int, str, float, list, dict, tuple)
+_pack = msgspec.msgpack.Encoder().encode
+_unpack = msgspec.msgpack.Decoder().decode
 
 
 @dataclass(frozen=True)
@@ -101,7 +97,7 @@ class Codec:
 
 
 _CODECS: dict[str, Codec] = {}
-_JSON_SCALARS = (str, bool, type(None))
+_SCALARS = (str, bool, type(None), bytes)
 
 HandleOut = Callable[[Any], dict[str, Any]]
 HandleIn = Callable[[dict[str, Any]], Any]
@@ -163,7 +159,7 @@ def unregister_codec(tag: str) -> None:
 def encode(value: Any, *, handle_out: HandleOut | None = None) -> Any:
     """``value`` as JSON-ready data; ``handle_out`` turns a :class:`HostHandle` into its ref."""
     kind = type(value)
-    if kind in _JSON_SCALARS:
+    if kind in _SCALARS:
         return value
     if kind is int:
         return value if _INT_MIN <= value <= _INT_MAX else {TAG: "int", "v": hex(value)}
@@ -189,20 +185,31 @@ def encode(value: Any, *, handle_out: HandleOut | None = None) -> Any:
     return _encode_other(value, handle_out)
 
 
-def encode_for_dumps(value: Any, *, handle_out: HandleOut | None = None) -> Any:
-    """:func:`encode` of ``value`` for a message :func:`dumps` writes. A list or dict of plain
-    JSON data comes back as its JSON text already written (an ``orjson.Fragment``): one pass in
-    C, read back to check that nothing needed a tag (a tuple, a non-finite float, a ``"$"``
-    key, an Enum...), instead of a walk in Python."""
-    if type(value) is list or type(value) is dict:
+def dumps(value: Any, *, handle_out: HandleOut | None = None) -> msgspec.Raw:
+    """``value`` encoded (:func:`encode`) into MessagePack, ready to go into a message as it is.
+
+    Plain data (scalars, lists, dicts of string keys: most values) is packed in one pass in C
+    and read back to check that it needed no tag (a tuple, a set, a ``"$"`` key, an Enum...),
+    instead of a walk in Python; anything else is walked by :func:`encode`."""
+    kind = type(value)
+    if kind is list or kind is dict:
         try:
-            text = orjson.dumps(value, option=_PLAIN_ONLY)
-        except TypeError:  # a type orjson does not write as plain JSON: encode() says what
-            pass
-        else:
-            if TAGGED not in text and orjson.loads(text) == value:
-                return orjson.Fragment(text)
-    return encode(value, handle_out=handle_out)
+            data = _pack(value)
+            if TAGGED not in data and _unpack(data) == value:
+                return msgspec.Raw(data)
+        except (TypeError, ValueError, OverflowError, RecursionError, msgspec.DecodeError):
+            pass  # encode() says what it cannot take
+    return msgspec.Raw(_pack(encode(value, handle_out=handle_out)))
+
+
+def loads(data: bytes | msgspec.Raw, *, handle_in: HandleIn | None = None) -> Any:
+    """The value :func:`dumps` wrote (``TypeError``/``ValueError`` when it cannot be read)."""
+    body = bytes(data)
+    try:
+        value = _unpack(body)
+    except msgspec.DecodeError as exc:
+        raise ValueError(f"a value that is not MessagePack: {exc}") from None
+    return decode(value, handle_in=handle_in) if TAGGED in body else value
 
 
 def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:
@@ -214,7 +221,7 @@ def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:
     if isinstance(ref, dict):
         return {TAG: "handle", "v": ref}
     if isinstance(value, bytes | bytearray | memoryview):
-        return {TAG: "bytes", "v": base64.b64encode(bytes(value)).decode("ascii")}
+        return bytes(value)
     if isinstance(value, frozenset):
         return {TAG: "frozenset", "v": [encode(item, handle_out=handle_out) for item in value]}
     if isinstance(value, set):
@@ -257,8 +264,6 @@ def decode(data: Any, *, handle_in: HandleIn | None = None) -> Any:
     payload = data.get("v")
     if tag == "tuple":
         return tuple(decode(item, handle_in=handle_in) for item in payload)
-    if tag == "bytes":
-        return base64.b64decode(payload)
     if tag == "set":
         return {decode(item, handle_in=handle_in) for item in payload}
     if tag == "frozenset":
@@ -279,26 +284,7 @@ def decode(data: Any, *, handle_in: HandleIn | None = None) -> Any:
     return codec.decode(decode(payload, handle_in=handle_in))
 
 
-def dumps(message: dict[str, Any]) -> bytes:
-    """One protocol message as a JSON line (the message must already be wire-encoded).
-
-    orjson writes it; a message orjson refuses (nested deeper than 254 levels...) goes through
-    the standard library as before, which raises on text that is not UTF-8 (a lone surrogate:
-    see :func:`safe_text`)."""
-    try:
-        return orjson.dumps(message, option=_DUMPS_OPTIONS)
-    except orjson.JSONEncodeError:
-        text = json.dumps(message, separators=(",", ":"), ensure_ascii=False)
-        return text.encode("utf-8") + b"\n"
-
-
 def safe_text(text: str) -> str:
     """``text`` with each lone surrogate (a file name decoded with ``surrogateescape``...)
-    written out as ``\\udcff``: text any protocol line can carry."""
+    written out as ``\\udcff``: text any message can carry."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def loads(line: bytes) -> Any:
-    """The value of one JSON line written by :func:`dumps` (a message, unless the writer was
-    hostile: the caller checks); raises ``ValueError`` on text that is not JSON."""
-    return orjson.loads(line)

@@ -1,0 +1,444 @@
+"""The one façade front ends drive: sessions, commands, history, settings, models and MCP."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Collection, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, cast
+
+if TYPE_CHECKING:
+    import subprocess
+
+    from vis_core import __version__ as __version__
+    from vis_core.agent.plan import PlanMode
+    from vis_core.agent.session import AgentSession, SessionModel
+    from vis_core.commands import CommandAction as CommandAction
+    from vis_core.commands import CommandInfo
+    from vis_core.commands import CommandResult as CommandResult
+    from vis_core.commands import PromptToSend as PromptToSend
+    from vis_core.commands import err as err
+    from vis_core.commands.plan import approval_form as approval_form
+    from vis_core.drafts.session import SessionDrafts
+    from vis_core.events import Event, TurnEnded
+    from vis_core.extension.forms import Field as Field
+    from vis_core.extension.forms import FieldType as FieldType
+    from vis_core.extension.forms import Form as Form
+    from vis_core.extension.forms import Group as Group
+    from vis_core.extension.forms import Heading as Heading
+    from vis_core.extension.forms import Paragraph as Paragraph
+    from vis_core.extension.forms import paragraph as paragraph
+    from vis_core.extension.forms import password as password
+    from vis_core.extension.forms import plaintext as plaintext
+    from vis_core.extension.live import LiveEvent as LiveEvent
+    from vis_core.extension.live import LiveEventKind as LiveEventKind
+    from vis_core.extension.live_nodes import Button as Button
+    from vis_core.extension.live_nodes import Code as Code
+    from vis_core.extension.live_nodes import Disclosure as Disclosure
+    from vis_core.extension.live_nodes import Divider as Divider
+    from vis_core.extension.live_nodes import Links as Links
+    from vis_core.extension.live_nodes import Output as Output
+    from vis_core.extension.live_nodes import Progress as Progress
+    from vis_core.extension.live_nodes import Spinner as Spinner
+    from vis_core.extension.live_nodes import SpinnerVariant as SpinnerVariant
+    from vis_core.extension.live_nodes import Stat as Stat
+    from vis_core.extension.live_nodes import Status as Status
+    from vis_core.extension.live_nodes import Steps as Steps
+    from vis_core.extension.live_nodes import Table as Table
+    from vis_core.extension.live_nodes import Tone as Tone
+    from vis_core.extension.live_nodes import from_plain as from_plain
+    from vis_core.extension.live_nodes import node_id as node_id
+    from vis_core.extension.live_updates import LiveOp as LiveOp
+    from vis_core.extension.live_updates import LiveUpdate as LiveUpdate
+    from vis_core.extension.live_updates import apply as apply
+    from vis_core.extension.live_updates import find as find
+    from vis_core.extension.metadata import warm as warm
+    from vis_core.extension.settings_decl import SettingScope as SettingScope
+    from vis_core.extension.settings_decl import SettingType as SettingType
+    from vis_core.extension_host.activity_paths import shorten_paths_in as shorten_paths_in
+    from vis_core.host import Host
+    from vis_core.host_options import HostOptions as HostOptions
+    from vis_core.instructions.session import SessionInstructions
+    from vis_core.interaction import FormPresenter
+    from vis_core.interaction import FormRequest as FormRequest
+    from vis_core.jail_check import check_in_background as check_in_background
+    from vis_core.mcp.client import ATTENTION as ATTENTION
+    from vis_core.mcp.client import ServerConnection as ServerConnection
+    from vis_core.mcp.client import State as State
+    from vis_core.mcp.config import Exposure as Exposure
+    from vis_core.mcp.manager import McpManager as McpManager
+    from vis_core.mcp.manager import attention_first as attention_first
+    from vis_core.mcp.oauth_login import login_server as login_server
+    from vis_core.mcp.oauth_login import logout_server as logout_server
+    from vis_core.model.images import PersonImage
+    from vis_core.model.usage import Usage
+    from vis_core.model_choices import ModelEntry
+    from vis_core.model_choices import ModelSource as ModelSource
+    from vis_core.model_choices import ProviderEntry as ProviderEntry
+    from vis_core.model_choices import check_base_url as check_base_url
+    from vis_core.model_choices import check_key as check_key
+    from vis_core.model_choices import default_model as default_model
+    from vis_core.programs import host_program as host_program
+    from vis_core.settings import EXTENSIONS_SECTION as EXTENSIONS_SECTION
+    from vis_core.settings import NOT_SET as NOT_SET
+    from vis_core.settings import SAVED as SAVED
+    from vis_core.settings import VIS_SECTION as VIS_SECTION
+    from vis_core.settings import ExtensionGroup as ExtensionGroup
+    from vis_core.settings import RowState as RowState
+    from vis_core.settings import SaveResult as SaveResult
+    from vis_core.settings import SettingNode as SettingNode
+    from vis_core.settings import SettingsService as SettingsService
+    from vis_core.settings import SettingsTree as SettingsTree
+    from vis_core.settings import Source as Source
+    from vis_core.settings import build_tree as build_tree
+    from vis_core.settings import row_state as row_state
+    from vis_core.store.rows import SearchHit, SessionRow, StoredEvent, TurnRow
+    from vis_core.tools.display import plural as plural
+    from vis_core.tools.display import shorten_path as shorten_path
+    from vis_core.tools.ignore import listed_files as listed_files
+    from vis_core.tools.textfiles import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
+    from vis_core.tools.textfiles import looks_binary as looks_binary
+    from vis_core.welcome_probe import WelcomeFacts as WelcomeFacts
+
+# What front ends use of the core's data types and helpers, each loaded on first use (the
+# TUI's first frame imports none of them): the module that defines each name.
+_MODULES = {
+    "vis_core": ("__version__",),
+    "vis_core.commands": ("CommandAction", "CommandResult", "PromptToSend", "err"),
+    "vis_core.commands.plan": ("approval_form",),
+    "vis_core.extension.forms": (
+        *("Field", "FieldType", "Form", "Group", "Heading", "Paragraph"),
+        *("paragraph", "password", "plaintext"),
+    ),
+    "vis_core.extension.live": ("LiveEvent", "LiveEventKind"),
+    "vis_core.extension.live_nodes": (
+        *("Button", "Code", "Disclosure", "Divider", "Links", "Output", "Progress"),
+        *("Spinner", "SpinnerVariant", "Stat", "Status", "Steps", "Table", "Tone"),
+        *("from_plain", "node_id"),
+    ),
+    "vis_core.extension.live_updates": ("LiveOp", "LiveUpdate", "apply", "find"),
+    "vis_core.extension.metadata": ("warm",),
+    "vis_core.extension.settings_decl": ("SettingScope", "SettingType"),
+    "vis_core.extension_host.activity_paths": ("shorten_paths_in",),
+    "vis_core.host_options": ("HostOptions",),
+    "vis_core.interaction": ("FormRequest",),
+    "vis_core.jail_check": ("check_in_background",),
+    "vis_core.mcp.client": ("ATTENTION", "ServerConnection", "State"),
+    "vis_core.mcp.config": ("Exposure",),
+    "vis_core.mcp.manager": ("McpManager", "attention_first"),
+    "vis_core.mcp.oauth_login": ("login_server", "logout_server"),
+    "vis_core.model_choices": (
+        *("ModelSource", "ProviderEntry", "check_base_url", "check_key", "default_model"),
+    ),
+    "vis_core.programs": ("host_program",),
+    "vis_core.settings": (
+        *("EXTENSIONS_SECTION", "NOT_SET", "SAVED", "VIS_SECTION", "ExtensionGroup"),
+        *("RowState", "SaveResult", "SettingNode", "SettingsService", "SettingsTree", "Source"),
+        *("build_tree", "row_state"),
+    ),
+    "vis_core.tools.display": ("plural", "shorten_path"),
+    "vis_core.tools.ignore": ("listed_files",),
+    "vis_core.tools.textfiles": ("BINARY_SNIFF_BYTES", "looks_binary"),
+    "vis_core.welcome_probe": ("WelcomeFacts",),
+}
+_EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(module), name)
+
+
+def shorten_activity_path(path: str, workspace: Path | str, home: Path | str | None = None) -> str:
+    """A path as an Activity shows it: relative in the workspace, ``~/…`` under home."""
+    from vis_core.extension_host.activity_paths import shorten_path as shorten
+
+    return shorten(path, workspace, home)
+
+
+def load_core() -> None:
+    """Import what :meth:`Frontend.open` runs (most of a start: call it in a thread)."""
+    importlib.import_module("vis_core.host")
+
+
+def welcome_facts(
+    options: HostOptions, probe: subprocess.Popen[bytes] | None = None
+) -> WelcomeFacts:
+    """What a new session's welcome header says: as ``probe`` (``vis``'s child reading them)
+    says, else read from the files here (imports included: call it off the UI's loop)."""
+    if probe is not None:
+        from vis_core import welcome_probe
+
+        facts = welcome_probe.read(probe)
+        if facts is not None:
+            return facts
+    from vis_core.welcome import welcome_facts as read_facts
+
+    return read_facts(
+        options.workspace,
+        provider=options.provider,
+        model=options.model,
+        toggles=options.toggles,
+        channel=options.channel,
+    )
+
+
+class Session(Protocol):
+    """A session as a front end drives it: what the TUI reads and calls of one."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def title(self) -> str: ...
+    @property
+    def model(self) -> SessionModel: ...
+    @property
+    def usage(self) -> Usage: ...
+    @property
+    def cost(self) -> float: ...
+    @property
+    def context_tokens(self) -> int: ...
+    @property
+    def context_budget(self) -> int: ...
+    @property
+    def plan(self) -> PlanMode: ...
+    @property
+    def drafts(self) -> SessionDrafts | None: ...
+    @property
+    def instructions(self) -> SessionInstructions | None: ...
+
+    def subscribe(
+        self, callback: Callable[[Event], None], *, early: bool = False
+    ) -> Callable[[], None]:
+        """Follow the session's events once committed; returns the unsubscriber."""
+        ...
+
+    def cancel(self) -> None: ...
+
+    async def submit(
+        self,
+        text: str,
+        *,
+        mentions: Sequence[str] = (),
+        command: bool = False,
+        images: Sequence[PersonImage] = (),
+    ) -> TurnEnded:
+        """Run one turn for ``text`` (``command``: ``!command``, run in the workspace)."""
+        ...
+
+
+def _agent(session: Session) -> AgentSession:
+    """The session behind ``session``: the façade hands out no other kind."""
+    return cast("AgentSession", session)
+
+
+class History(Protocol):
+    """The stored history a front end pages through (read-only)."""
+
+    def turns_page(
+        self, session_id: str, before_position: int | None = None, limit: int = 20
+    ) -> list[TurnRow]: ...
+    def activities(self, turn_id: str) -> list[Any]: ...
+    def turn_story(self, session_id: str, turn_id: str) -> list[tuple[int, str, Any]]: ...
+    def events(
+        self,
+        session_id: str,
+        after_seq: int = 0,
+        limit: int | None = None,
+        *,
+        types: Collection[str] | None = None,
+    ) -> list[StoredEvent]: ...
+
+
+class Frontend:
+    """One workspace's core as a front end sees it; the Host and its services stay behind."""
+
+    def __init__(self, host: Host) -> None:
+        self._host = host
+
+    @classmethod
+    async def open(cls, options: HostOptions) -> Frontend:
+        """Open the core of ``options.workspace`` (its store, settings, extensions, model)."""
+        from vis_core.host import Host
+
+        return cls(await Host.open(options))
+
+    async def close(self) -> None:
+        """Close every session, the MCP servers and the store."""
+        await self._host.close()
+
+    # -- the workspace -------------------------------------------------------------------
+    @property
+    def workspace(self) -> Path:
+        return self._host.workspace
+
+    @property
+    def trusted(self) -> bool:
+        return self._host.trusted
+
+    @property
+    def model_label(self) -> str:
+        """The project's model as ``provider/model`` (``no model`` without one)."""
+        return self._host.model_label
+
+    @property
+    def model_problem(self) -> str | None:
+        """Why no model can answer (what to do about it), else None."""
+        return self._host.model_problem
+
+    def startup_notes(self) -> list[str]:
+        return self._host.startup_notes()
+
+    def extension_warnings(self) -> list[str]:
+        return self._host.extension_warnings()
+
+    def jail_mode(self, session_id: str | None = None) -> tuple[bool, str]:
+        return self._host.jail_mode(session_id)
+
+    def present_forms(self, presenter: FormPresenter) -> Callable[[], None]:
+        """Show ``vis.ask`` forms with ``presenter``; returns its remover."""
+        return self._host.interaction.add_presenter(presenter)
+
+    def live_event(self, event: LiveEvent) -> None:
+        """What the person did in a ``vis.live`` view (a button, a slider), to its extension."""
+        self._host.interaction.live_event(event.view_id, event)
+
+    # -- sessions ------------------------------------------------------------------------
+    async def new_session(self) -> Session:
+        return await self._host.new_session()
+
+    async def open_session(self, session_id: str) -> Session:
+        """Open a stored session; LookupError when unknown or open in another Vis."""
+        return await self._host.open_session(session_id)
+
+    def latest_session_id(self) -> str | None:
+        return self._host.latest_session_id()
+
+    def stored_session_id(self, id_or_prefix: str) -> str | None:
+        """The id of the stored session ``id_or_prefix`` names, else None."""
+        row = self._host.store.get_session(id_or_prefix)
+        return None if row is None else row.id
+
+    def sessions(self) -> list[tuple[SessionRow, int]]:
+        """This workspace's sessions, newest first, each child after its parent, with depth."""
+        from vis_core.store.session_data import nested
+
+        return nested(self._host.store.list_sessions(self._host.workspace))
+
+    def search_sessions(self, query: str) -> list[SearchHit]:
+        return self._host.store.search_sessions(query)
+
+    # -- history -------------------------------------------------------------------------
+    @property
+    def history(self) -> History:
+        return self._host.store
+
+    def prompts(self, session_id: str) -> list[str]:
+        """What the person sent in ``session_id``, oldest first (the prompt's Up history)."""
+        return [row.text for row in self._host.store.prompts(session_id)]
+
+    def add_prompt(self, session_id: str, text: str) -> None:
+        self._host.store.add_prompt(session_id, text)
+
+    def attachment_file(self, session_id: str, name: str) -> Path | None:
+        """Where the bytes of attachment ``name`` (filename or id) of ``session_id`` are."""
+        row = self._host.store.get_attachment(session_id, name)
+        return None if row is None else Path(row.path)
+
+    def folded_story(self, session_id: str, spans: Sequence[Sequence[int]]) -> str:
+        """What a fold took out of the context, read back from the stored history."""
+        from vis_core.context.folded_view import folded_story
+
+        return folded_story(self._host.store, session_id, spans)
+
+    # -- commands ------------------------------------------------------------------------
+    def commands(self) -> list[CommandInfo]:
+        return self._host.commands.all()
+
+    def find_command(self, name: str) -> CommandInfo | None:
+        return self._host.commands.find(name)
+
+    async def run_command(self, session: Session | None, text: str) -> CommandResult:
+        return await self._host.commands.run(None if session is None else _agent(session), text)
+
+    # -- settings ------------------------------------------------------------------------
+    @property
+    def settings(self) -> SettingsService:
+        """The settings tree the Settings screen renders and saves through."""
+        return self._host.settings
+
+    def setting(self, setting_id: str, default: Any, session_id: str | None = None) -> Any:
+        """A setting's effective value for ``session_id`` (project level without one)."""
+        return self._host.setting(setting_id, default, session_id)
+
+    def on_setting_saved(self, listener: Callable[[SaveResult], None]) -> None:
+        self._host.settings.saved_listeners.append(listener)
+
+    async def reload(self) -> str:
+        """Read every extension again (``/reload``): "N loaded, M failed" and why."""
+        return await self._host.reload_async()
+
+    # -- models --------------------------------------------------------------------------
+    @property
+    def config_file(self) -> Path:
+        return self._host.paths.config_file
+
+    @property
+    def secrets_file(self) -> Path:
+        return self._host.paths.secrets_file
+
+    def reread_config(self) -> None:
+        """Read ``config.toml`` again if it changed (a provider added since the start)."""
+        self._host.reread_config()
+
+    def model_entries(
+        self, provider: str | None = None, current: str | None = None
+    ) -> list[ModelEntry]:
+        from vis_core.model_choices import model_entries
+
+        return model_entries(self._host, provider, current)
+
+    async def ask_servers(self, only: str | None = None) -> dict[str, str]:
+        """Ask the model servers what they serve; a problem per server that did not answer."""
+        from vis_core.model_choices import ask_servers
+
+        return await ask_servers(self._host, only)
+
+    def providers(self) -> list[ProviderEntry]:
+        from vis_core.model_choices import providers
+
+        return providers(self._host)
+
+    def provider_named(self, name: str) -> ProviderEntry | None:
+        from vis_core.model_choices import entry_named
+
+        return entry_named(self._host, name)
+
+    async def use_model(self, session: Session, text: str) -> CommandResult:
+        """Switch ``session`` to the model ``text`` names (``/model NAME``)."""
+        from vis_core.model_choices import use_model
+
+        return await use_model(self._host, _agent(session), text)
+
+    async def login(
+        self, session: Session | None, entry: ProviderEntry, key: str, model: str
+    ) -> CommandResult:
+        """Save the provider's key, make ``model`` the default and use it now (``/login``)."""
+        from vis_core.model_choices import login
+
+        agent = None if session is None else _agent(session)
+        return await login(self._host, agent, entry, key, model)
+
+    def save_local_server(self, name: str, base_url: str, key: str = "") -> ProviderEntry:
+        """Save a server of one's own as ``[providers.NAME]``; ValueError says what is wrong."""
+        from vis_core.model_choices import save_local_server
+
+        return save_local_server(self._host, name, base_url, key)
+
+    # -- MCP -----------------------------------------------------------------------------
+    @property
+    def mcp(self) -> McpManager:
+        """The workspace's MCP servers, their state, sign-in and exposure."""
+        return self._host.mcp.manager

@@ -1,0 +1,1 @@
+"""One IPC layer: typed messages, framing, the child-process supervisor, the value codec."""

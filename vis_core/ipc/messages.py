@@ -1,0 +1,293 @@
+"""Every message between Vis processes as a typed msgspec ``Struct``, and its MessagePack codec.
+
+A message is a MessagePack array: its tag, then its fields in order (``array_like``). Values
+inside (``args``, a result's ``value``) are already encoded by :mod:`vis_core.ipc.values`
+(sandbox) or pickled (:mod:`vis_core.ipc.trusted`, workers).
+
+Sandbox child ↔ host (the child runs untrusted code, which can write to its pipe too: the host
+reads with :func:`from_child`, which admits only a child's messages with fields of the right
+types, and stops a child that sends anything else):
+
+- host → child: :class:`Init` (first; the child restores ``snapshot``), :class:`Run` (one
+  block; ``tools`` only when the list changed), :class:`Result` (the answer to a call).
+- child → host: :class:`Ready` (after ``Init``), :class:`ToolCall` and :class:`HandleCall`
+  (many may be in flight, ids differ), :class:`CancelCall` (the awaiting block was
+  cancelled), :class:`Done` (the block ended; ``snapshot`` is None when unchanged).
+
+Host ↔ extension worker (both trusted; either side sends every kind): :class:`Call`,
+:class:`Reply`, :class:`Cancel`, :class:`Release`.
+"""
+
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+from typing import Any
+
+import msgspec
+
+from vis_core.ipc.framing import ProtocolError, frame
+
+
+class _Message(msgspec.Struct, array_like=True, tag_field="t", omit_defaults=False):
+    """Base of every message: encoded as ``[tag, field, ...]``."""
+
+
+# -- sandbox host → child ------------------------------------------------------------------
+
+
+class Init(_Message, tag="init"):
+    nonce: str
+    tools: list[dict[str, Any]]
+    globals: dict[str, Any]
+    snapshot: dict[str, Any] | None
+    max_calls: int
+    message_limit: int
+    confined: bool
+
+
+class Run(_Message, tag="run"):
+    id: int
+    code: str
+    globals: dict[str, Any] | None = None
+    tools: list[dict[str, Any]] | None = None
+
+
+class Result(_Message, tag="result"):
+    """``ok`` with ``value`` (encoded: :func:`vis_core.ipc.values.encode`, or ``Raw`` bytes
+    encoded once where the value was made), else ``error``: ``{type, message}``."""
+
+    id: int
+    ok: bool
+    value: Any = None
+    error: dict[str, str] | None = None
+
+
+# -- sandbox child → host ------------------------------------------------------------------
+
+
+class Restore(msgspec.Struct, forbid_unknown_fields=True):
+    """What a new child restored from the snapshot, and what it could not (with reasons)."""
+
+    helpers: list[str] = []
+    variables: list[str] = []
+    modules: list[str] = []
+    failed: dict[str, str] = {}
+    lost: dict[str, str] = {}
+
+
+class Ready(_Message, tag="ready"):
+    pid: int
+    restore: Restore
+
+
+class ToolCall(_Message, tag="call"):
+    id: int
+    name: str
+    args: list[Any]
+    kwargs: dict[str, Any]
+
+
+class HandleCall(_Message, tag="hcall"):
+    id: int
+    handle: str
+    method: str
+    args: list[Any]
+    kwargs: dict[str, Any]
+
+
+class CancelCall(_Message, tag="cancel"):
+    id: int
+
+
+class Done(_Message, tag="done"):
+    id: int
+    error: str | None
+    snapshot: dict[str, Any] | None
+    forms: list[dict[str, Any]]
+
+
+ToChild = Init | Run | Result
+FromChild = Ready | ToolCall | HandleCall | CancelCall | Done
+
+_encoder = msgspec.msgpack.Encoder()
+encode = _encoder.encode
+_to_child = msgspec.msgpack.Decoder(ToChild)
+_from_child = msgspec.msgpack.Decoder(FromChild)
+_any = msgspec.msgpack.Decoder()
+_FROM_CHILD_KINDS = {cls.__struct_config__.tag: cls for cls in FromChild.__args__}
+_AT = re.compile(r"at `\$\[(\d+)\]")
+
+
+def framed(message: msgspec.Struct) -> bytes:
+    """``message`` encoded as one frame."""
+    return frame(_encoder.encode(message))
+
+
+def to_child(body: bytes) -> Init | Run | Result:
+    """A message from the host, as the child reads it (the host is trusted)."""
+    return _to_child.decode(body)
+
+
+def from_child(body: bytes) -> Ready | ToolCall | HandleCall | CancelCall | Done:
+    """One message from the child, or :class:`ProtocolError` saying what was wrong with it."""
+    try:
+        return _from_child.decode(body)
+    except msgspec.ValidationError as exc:
+        raise ProtocolError(_what_is_wrong(body, str(exc))) from None
+    except (msgspec.DecodeError, RecursionError):
+        raise ProtocolError("a message that is not MessagePack") from None
+
+
+def _what_is_wrong(body: bytes, error: str) -> str:
+    try:
+        raw = _any.decode(body)
+    except (msgspec.DecodeError, RecursionError):  # pragma: no cover - it decoded once
+        return "a message that is not MessagePack"
+    kind = raw[0] if type(raw) is list and raw else None
+    cls = _FROM_CHILD_KINDS.get(kind) if type(kind) is str else None
+    if cls is None:
+        return "a message that is not one it may send"
+    found = _AT.search(error)
+    fields = cls.__struct_fields__
+    if found is None or not 0 < int(found.group(1)) <= len(fields):
+        return f"a {kind!r} message with missing or extra fields"
+    return f"a {kind!r} message whose {fields[int(found.group(1)) - 1]!r} is missing or wrong"
+
+
+# -- host ↔ extension worker ----------------------------------------------------------------
+
+
+class TargetKind(StrEnum):
+    """What a :class:`Call` runs: a tool, an op hook or a slash command of an extension, a
+    named SDK service, an exported object, a declaration's callback (:class:`CallbackKind`,
+    the call's name), or the worker's own setup (loading the session's extensions)."""
+
+    TOOL = "tool"
+    DRAWN_TOOL = "drawn_tool"  # a tool, then its render of success: (value, drawn, problem)
+    HOOK = "hook"
+    COMMAND = "command"
+    CALLBACK = "callback"
+    SDK = "sdk"
+    OBJECT = "object"
+    LOAD = "load"
+
+
+class CallbackKind(StrEnum):
+    """Which callback of an extension's declaration a ``CALLBACK`` call runs; its first
+    argument names the setting (``ON_CHANGE``) or the tool (``RENDER``), else is empty."""
+
+    PROMPT = "prompt"
+    ACTIVATION = "activation"
+    CTX = "ctx"
+    ON_CHANGE = "on_change"
+    RENDER = "render"
+    PROVIDER = "provider"  # a vis.Provider's stream: (request, sink), the key names it
+    NETWORK_FILTER = "network_filter"  # a vis.NetworkFilter: (phase, request or response)
+
+
+class Call(_Message, tag="call", gc=False):
+    """Run ``target`` with the pickled ``(args, kwargs)`` in ``payload``.
+
+    ``name`` is the tool (``owner``'s ``name``), the SDK service or the method of the object
+    ``ref``; ``parent`` is the call of the other side this one is made from (its context)."""
+
+    id: int
+    target: TargetKind
+    name: str
+    payload: bytes
+    owner: str | None = None
+    ref: int | None = None
+    parent: int | None = None
+
+
+class Reply(_Message, tag="reply", gc=False):
+    """The outcome of call ``id``: ``ok`` with the pickled value, else the pickled exception;
+    ``encoded``: ``payload`` is the value already encoded for the sandbox
+    (:func:`vis_core.ipc.values.dumps`), passed on there as it is."""
+
+    id: int
+    ok: bool
+    payload: bytes
+    encoded: bool = False
+
+
+class Cancel(_Message, tag="cancel", gc=False):
+    """Stop call ``id``; it still answers (with ``CancelledError``) when it stops."""
+
+    id: int
+
+
+class Release(_Message, tag="release", gc=False):
+    """The sender dropped its proxies of these objects of the receiver (one per proxy)."""
+
+    refs: tuple[int, ...]
+
+
+Frame = Call | Reply | Cancel | Release
+_frames = msgspec.msgpack.Decoder(Frame)
+
+
+def decode_frame(body: bytes) -> Call | Reply | Cancel | Release:
+    """One frame of the worker channel, or :class:`ProtocolError`."""
+    try:
+        return _frames.decode(body)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise ProtocolError(f"a frame is malformed: {exc}") from None
+
+
+# -- host ↔ registration worker ---------------------------------------------------------------
+
+
+class Load(_Message, tag="load"):
+    """Load one entry file (``Candidate.to_wire``); the project's names are visible to it."""
+
+    candidate: dict[str, Any]
+    project_names: list[str]
+
+
+class EnvValues(_Message, tag="env_values"):
+    """The values of the declared names an :class:`EnvAsk` asked for (those that are set)."""
+
+    values: dict[str, str]
+
+
+class WorkerReady(_Message, tag="ready"):
+    pid: int
+
+
+class EnvAsk(_Message, tag="env"):
+    """Resolve these declared ``env`` names for the entry file being loaded."""
+
+    names: list[str]
+
+
+class Loaded(_Message, tag="loaded"):
+    """The whole declaration as data (:mod:`vis_core.extension_host.declared`)."""
+
+    declaration: dict[str, Any]
+
+
+class LoadFailed(_Message, tag="failed"):
+    """Why an entry file did not load: ``{extension, path, line, message}``."""
+
+    error: dict[str, Any]
+
+
+ToRegistration = Load | EnvValues
+FromRegistration = WorkerReady | EnvAsk | Loaded | LoadFailed
+_to_registration = msgspec.msgpack.Decoder(ToRegistration)
+_from_registration = msgspec.msgpack.Decoder(FromRegistration)
+
+
+def to_registration(body: bytes) -> Load | EnvValues:
+    """A message from the host, as the registration worker reads it."""
+    return _to_registration.decode(body)
+
+
+def from_registration(body: bytes) -> WorkerReady | EnvAsk | Loaded | LoadFailed:
+    """A message from the registration worker, or :class:`ProtocolError`."""
+    try:
+        return _from_registration.decode(body)
+    except (msgspec.DecodeError, RecursionError) as exc:
+        raise ProtocolError(f"a message that cannot be read: {exc}") from None

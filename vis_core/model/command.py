@@ -1,0 +1,22 @@
+"""What a front end does after a slash command: the closed set the core answers with."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class CommandAction(StrEnum):
+    """What a front end should do after a command (the core holds no UI)."""
+
+    NEW_SESSION = "new_session"
+    OPEN_SESSIONS = "open_sessions"
+    OPEN_SETTINGS = "open_settings"
+    OPEN_HELP = "open_help"
+    OPEN_SESSION = "open_session"  # ``data`` is the id of the session to show
+    QUIT = "quit"
+    RELOAD = "reload"
+    OPEN_MCP = "open_mcp"
+    OPEN_MODELS = "open_models"  # the model picker
+    OPEN_LOGIN = "open_login"  # choose a provider, save its key, pick a model
+    SEND_PROMPT = "send_prompt"  # ``data`` is a PromptToSend: the request to send as a turn
+    OPEN_DRAFT = "open_draft"  # ``data`` is a DraftView: the draft's diff and its actions

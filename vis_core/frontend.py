@@ -13,14 +13,13 @@ if TYPE_CHECKING:
     from vis_core import __version__ as __version__
     from vis_core.agent.plan import PlanMode
     from vis_core.agent.session import AgentSession, SessionModel
-    from vis_core.commands import CommandAction as CommandAction
     from vis_core.commands import CommandInfo
-    from vis_core.commands import CommandResult as CommandResult
     from vis_core.commands import PromptToSend as PromptToSend
-    from vis_core.commands import err as err
     from vis_core.commands.plan import approval_form as approval_form
     from vis_core.drafts.session import SessionDrafts
     from vis_core.events import Event, TurnEnded
+    from vis_core.extension.declarations import CommandResult as CommandResult
+    from vis_core.extension.declarations import err as err
     from vis_core.extension.forms import Field as Field
     from vis_core.extension.forms import FieldType as FieldType
     from vis_core.extension.forms import Form as Form
@@ -70,6 +69,7 @@ if TYPE_CHECKING:
     from vis_core.mcp.manager import attention_first as attention_first
     from vis_core.mcp.oauth_login import login_server as login_server
     from vis_core.mcp.oauth_login import logout_server as logout_server
+    from vis_core.model.activity import ActivityRecord
     from vis_core.model.images import PersonImage
     from vis_core.model.usage import Usage
     from vis_core.model_choices import ModelEntry
@@ -104,7 +104,8 @@ if TYPE_CHECKING:
 # TUI's first frame imports none of them): the module that defines each name.
 _MODULES = {
     "vis_core": ("__version__",),
-    "vis_core.commands": ("CommandAction", "CommandResult", "PromptToSend", "err"),
+    "vis_core.commands": ("PromptToSend",),
+    "vis_core.extension.declarations": ("CommandResult", "err"),
     "vis_core.commands.plan": ("approval_form",),
     "vis_core.extension.forms": (
         *("Field", "FieldType", "Form", "Group", "Heading", "Paragraph"),
@@ -240,7 +241,7 @@ class History(Protocol):
     def turns_page(
         self, session_id: str, before_position: int | None = None, limit: int = 20
     ) -> list[TurnRow]: ...
-    def activities(self, turn_id: str) -> list[Any]: ...
+    def activities(self, turn_id: str) -> list[ActivityRecord]: ...
     def turn_story(self, session_id: str, turn_id: str) -> list[tuple[int, str, Any]]: ...
     def events(
         self,

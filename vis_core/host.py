@@ -303,6 +303,8 @@ class Host:
     ) -> SessionModel | None:
         """The model ``choice`` of a provider an extension declares (``vis.Provider``); None
         when no extension declares it, or config.toml has a ``[providers.NAME]`` of its own."""
+        if not any(e.declaration and e.declaration.providers for e in self.extensions.enabled):
+            return None  # none declares a provider (most starts): nothing more to import
         from vis_core.extension_host.provider_stream import ExtensionProvider
         from vis_core.model_choices import extension_providers
 

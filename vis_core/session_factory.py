@@ -118,7 +118,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
     tool_context.shells.network = network.start  # jailed shell commands: the same proxy
     sandbox = Sandbox(
         workspace=roots.workspace,
-        call_tool=invoker.call,
+        call_tool=partial(invoker.call, encoded=True),  # a worker's packed result as is
         call_handle=invoker.call_handle,
         tools=tools.sandbox_entries,
         snapshot_save=lambda data: host.store.save_sandbox_snapshot(session_id, data),

@@ -20,7 +20,8 @@ from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Eve
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.activity_paths import shorten_presentation
 from vis_core.extension_host.call_state import SessionCallState
-from vis_core.ipc.values import HandleMethod, HostHandle, encode
+from vis_core.extension_host.worker_results import decode_from_worker
+from vis_core.ipc.values import Encoded, HandleMethod, HostHandle, encode
 from vis_core.model.activity import (
     Activity,
     ActivityPresentation,
@@ -73,7 +74,7 @@ class CallPosition:
 
 def returnable(value: Any) -> None:
     """Raise when ``value`` cannot cross back to the sandbox (an Activity then fails)."""
-    if isinstance(value, HostHandle):
+    if type(value) is Encoded or isinstance(value, HostHandle):  # Encoded: it crosses as is
         return
     try:
         encode(value, handle_out=lambda handle: {"id": ""})
@@ -172,12 +173,18 @@ class ToolInvoker:
         *,
         callers: tuple[str, ...] = (),
         parent_id: str | None = None,
+        encoded: bool = False,
     ) -> Any:
         """Run ``name``; ``callers`` are the extensions waiting on this call (``vis.tools``),
-        ``parent_id`` the Activity of the extension tool that makes it (shown under it)."""
-        return await self._invoke(
+        ``parent_id`` the Activity of the extension tool that makes it (shown under it);
+        ``encoded``: a value its extension worker packed for the sandbox stays packed
+        (:class:`~vis_core.ipc.values.Encoded`), for the sandbox, which sends it on as is."""
+        value = await self._invoke(
             self._lookup(name), args, kwargs, callers=callers, parent_id=parent_id
         )
+        if encoded or type(value) is not Encoded:
+            return value
+        return decode_from_worker(value)
 
     async def call_handle(self, call: HandleCall) -> Any:
         """Run one method of a host handle (``h.wait(5)``) as an Activity of its own.

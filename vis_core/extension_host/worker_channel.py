@@ -45,6 +45,7 @@ from vis_core.ipc.messages import (
     decode_frame,
     framed,
 )
+from vis_core.ipc.values import Encoded
 
 log = logging.getLogger(__name__)
 MAX_FRAME = 256 << 20  # bounds a corrupt length, not a real message
@@ -437,7 +438,11 @@ class Channel:
         if future is None or future.done():
             return  # cancelled meanwhile
         try:
-            value = loads(reply.payload, self.exports, self)
+            value = (
+                Encoded(reply.payload)
+                if reply.encoded
+                else loads(reply.payload, self.exports, self)
+            )
         except Exception as exc:  # a value that cannot be rebuilt here fails its call
             _settle(future, RuntimeError(f"the answer could not be read here: {exc}"), False)
             return
@@ -469,7 +474,10 @@ class Channel:
             if isinstance(arguments, Exception):
                 raise arguments
             value = self._handler.serve(call, *arguments)
-            reply = framed(Reply(call.id, True, dumps(value, self.exports, self)))
+            if type(value) is Encoded:  # a tool's result, packed for the sandbox: as it is
+                reply = framed(Reply(call.id, True, value.data, True))
+            else:
+                reply = framed(Reply(call.id, True, dumps(value, self.exports, self)))
         except BaseException as exc:  # sys.exit, KeyboardInterrupt: answered, never fatal here
             reply = framed(Reply(call.id, False, dumps_error(exc, self.exports, self)))
         finally:

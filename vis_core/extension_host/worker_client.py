@@ -374,7 +374,8 @@ class SessionWorker:
 
         ``render``: the worker also draws its Activity's success with the result (one round
         trip instead of two) and answers ``(value, presentation, problem)``; ``problem`` says
-        why the render failed (the value stands)."""
+        why the render failed (the value stands). A value of data only comes back as the
+        worker packed it (:class:`~vis_core.ipc.values.Encoded`)."""
         if self._cancelled:
             await self._settled()
         channel = self._channel
@@ -401,8 +402,8 @@ class SessionWorker:
         except ChannelClosed:
             raise WorkerFailed(self._why(tool, channel)) from None
         if render:  # (value, presentation, problem): only the value is encoded
-            return (decode_from_worker(answer[0]), *answer[1:])
-        return decode_from_worker(answer)
+            return (decode_from_worker(answer[0], keep_encoded=True), *answer[1:])
+        return decode_from_worker(answer, keep_encoded=True)
 
     async def stream(self, owner: str, provider: str, args: tuple) -> Any:
         """Run the stream of ``owner``'s provider ``provider`` in the worker until it ends

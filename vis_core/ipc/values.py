@@ -43,6 +43,11 @@ _pack = msgspec.msgpack.Encoder().encode
 _unpack = msgspec.msgpack.Decoder().decode
 
 
+def pack(data: Any) -> bytes:
+    """Data :func:`encode` made, in MessagePack (what :func:`loads` reads)."""
+    return _pack(data)
+
+
 @dataclass(frozen=True)
 class HandleMethod:
     """How calls of one handle method show as Activities: effect tag, headline, start shown.
@@ -185,13 +190,34 @@ def encode(value: Any, *, handle_out: HandleOut | None = None) -> Any:
     return _encode_other(value, handle_out)
 
 
+class Encoded:
+    """A value already encoded by :func:`dumps` where it was made (a tool's result, in its
+    extension worker, with its records): the host passes it on to the sandbox as it is, and
+    decodes it (:meth:`decode`) only for a reader of its own."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Encoded, (self.data,))
+
+    def decode(self, *, handle_in: HandleIn | None = None) -> Any:
+        """The value (records as ``Record`` objects, once their codec is registered)."""
+        return loads(self.data, handle_in=handle_in)
+
+
 def dumps(value: Any, *, handle_out: HandleOut | None = None) -> msgspec.Raw:
     """``value`` encoded (:func:`encode`) into MessagePack, ready to go into a message as it is.
 
     Plain data (scalars, lists, dicts of string keys: most values) is packed in one pass in C
     and read back to check that it needed no tag (a tuple, a set, a ``"$"`` key, an Enum...),
-    instead of a walk in Python; anything else is walked by :func:`encode`."""
+    instead of a walk in Python; anything else is walked by :func:`encode`. An
+    :class:`Encoded` value is already encoded: it goes as it is."""
     kind = type(value)
+    if kind is Encoded:
+        return msgspec.Raw(value.data)
     if kind is list or kind is dict:
         try:
             data = _pack(value)

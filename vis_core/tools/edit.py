@@ -250,18 +250,20 @@ def _write_through_editor(
 ) -> str | None:
     """``vis acp``: write through the editor (its buffer, then its save) when the path is
     one it may be given and the jail allows the write; the path written, else None."""
-    if ctx.buffers is None:
+    buffers = ctx.buffers
+    if buffers is None:
         return None
     try:
-        walked = ctx.files().walked(target)  # beneath the workspace, links resolved there
+        with buffers.quiet():  # checked and written while nothing of the model's can act
+            walked = ctx.files().walked(target)  # beneath the workspace, links resolved there
+            place = ctx.buffer_path(walked)
+            if place is None or (created and os.path.lexists(place)):
+                return None
+            ctx.check_writable(os.path.relpath(place, ctx.workspace), tool="patch")
+            if not buffers.write_text(place, data.decode("utf-8")):
+                return None
     except (Escape, OSError):
         return None  # the disk write below says why
-    place = ctx.buffer_path(walked)
-    if place is None or (created and os.path.lexists(place)):
-        return None
-    ctx.check_writable(os.path.relpath(place, ctx.workspace), tool="patch")
-    if not ctx.buffers.write_text(place, data.decode("utf-8")):
-        return None
     return str(place)
 
 

@@ -235,11 +235,24 @@ async def _session_mcp_config(workspace: Path) -> McpConfig | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Python's cyclic collector would only walk what the start's imports make, all of it kept
+    # for the whole run: its passes were ~5-10% of `vis run`'s CPU. It is off until the app
+    # (vis_tui.collector) or `vis run` (printmode) has started, on at once for the others.
+    gc.disable()
+    try:
+        return _main(argv)
+    finally:
+        gc.enable()
+
+
+def _main(argv: list[str] | None) -> int:
     codegen_cache.install()  # before the modules that define dataclasses are imported
     from vis_core.mcp.arguments import split_server_command
 
     argv, server_command = split_server_command(list(sys.argv[1:] if argv is None else argv))
     args = build_parser(parsers_for(argv)).parse_args(argv)
+    if args.command not in ("run", None) or args.web:
+        gc.enable()
     if server_command is not None:
         args.server_command = server_command
     # `vis run` loads extensions, which need the build globals: they start now (the app starts
@@ -249,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
 
         warm()
     if args.command is not None:  # a command, not the app: text Vis did not write is escaped
-        from vis_core.settings.logfile import redact_log_text
+        from vis_core.system.redaction import redact_log_text
         from vis_core.terminal import guard_output
 
         # `vis run` escapes its answer and lines itself; its stdout stays raw for `vis.ask`;
@@ -301,10 +314,7 @@ def main(argv: list[str] | None = None) -> int:
         return list_sessions(workspace, args.query)
     if args.web:
         return _serve_web(args, workspace)
-    # Until the app is open, Python's cyclic collector only walks what the imports made, all of
-    # it kept for the whole run; its passes (a full one among them) were ~10% of the CPU to the
-    # first frame. The app turns it on again once its Host is open (vis_tui.collector).
-    gc.disable()
+    # the collector stays off until the app's Host is open (vis_tui.collector turns it on)
     from vis_core.host_options import HostOptions
 
     options = HostOptions.from_args(args, workspace, Channel.TUI)

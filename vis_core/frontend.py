@@ -14,14 +14,13 @@ if TYPE_CHECKING:
     from vis_core.agent.deps import SessionModel
     from vis_core.agent.plan import PlanMode
     from vis_core.agent.session import AgentSession
-    from vis_core.commands import CommandAction as CommandAction
     from vis_core.commands import CommandInfo
-    from vis_core.commands import CommandResult as CommandResult
     from vis_core.commands import PromptToSend as PromptToSend
-    from vis_core.commands import err as err
     from vis_core.commands.plan import approval_form as approval_form
     from vis_core.drafts.session import SessionDrafts
     from vis_core.events import Event, TurnEnded
+    from vis_core.extension.declarations import CommandResult as CommandResult
+    from vis_core.extension.declarations import err as err
     from vis_core.extension.forms import Field as Field
     from vis_core.extension.forms import FieldType as FieldType
     from vis_core.extension.forms import Form as Form
@@ -62,7 +61,6 @@ if TYPE_CHECKING:
     from vis_core.instructions.session import SessionInstructions
     from vis_core.interaction import FormPresenter
     from vis_core.interaction import FormRequest as FormRequest
-    from vis_core.jail_check import check_in_background as check_in_background
     from vis_core.mcp.client import ATTENTION as ATTENTION
     from vis_core.mcp.client import ServerConnection as ServerConnection
     from vis_core.mcp.client import State as State
@@ -71,6 +69,7 @@ if TYPE_CHECKING:
     from vis_core.mcp.manager import attention_first as attention_first
     from vis_core.mcp.oauth_login import login_server as login_server
     from vis_core.mcp.oauth_login import logout_server as logout_server
+    from vis_core.model.activity import ActivityRecord
     from vis_core.model.images import PersonImage
     from vis_core.model.usage import Usage
     from vis_core.model_choices import ModelEntry
@@ -79,7 +78,6 @@ if TYPE_CHECKING:
     from vis_core.model_choices import check_base_url as check_base_url
     from vis_core.model_choices import check_key as check_key
     from vis_core.model_choices import default_model as default_model
-    from vis_core.programs import host_program as host_program
     from vis_core.settings import EXTENSIONS_SECTION as EXTENSIONS_SECTION
     from vis_core.settings import NOT_SET as NOT_SET
     from vis_core.settings import SAVED as SAVED
@@ -94,6 +92,8 @@ if TYPE_CHECKING:
     from vis_core.settings import build_tree as build_tree
     from vis_core.settings import row_state as row_state
     from vis_core.store.rows import SearchHit, SessionRow, StoredEvent, TurnRow
+    from vis_core.system.jail_check import check_in_background as check_in_background
+    from vis_core.system.programs import host_program as host_program
     from vis_core.tools.display import plural as plural
     from vis_core.tools.display import shorten_path as shorten_path
     from vis_core.tools.ignore import listed_files as listed_files
@@ -105,7 +105,8 @@ if TYPE_CHECKING:
 # TUI's first frame imports none of them): the module that defines each name.
 _MODULES = {
     "vis_core": ("__version__",),
-    "vis_core.commands": ("CommandAction", "CommandResult", "PromptToSend", "err"),
+    "vis_core.commands": ("PromptToSend",),
+    "vis_core.extension.declarations": ("CommandResult", "err"),
     "vis_core.commands.plan": ("approval_form",),
     "vis_core.extension.forms": (
         *("Field", "FieldType", "Form", "Group", "Heading", "Paragraph"),
@@ -123,7 +124,7 @@ _MODULES = {
     "vis_core.extension_host.activity_paths": ("shorten_paths_in",),
     "vis_core.host_options": ("HostOptions",),
     "vis_core.interaction": ("FormRequest",),
-    "vis_core.jail_check": ("check_in_background",),
+    "vis_core.system.jail_check": ("check_in_background",),
     "vis_core.mcp.client": ("ATTENTION", "ServerConnection", "State"),
     "vis_core.mcp.config": ("Exposure",),
     "vis_core.mcp.manager": ("McpManager", "attention_first"),
@@ -131,7 +132,7 @@ _MODULES = {
     "vis_core.model_choices": (
         *("ModelSource", "ProviderEntry", "check_base_url", "check_key", "default_model"),
     ),
-    "vis_core.programs": ("host_program",),
+    "vis_core.system.programs": ("host_program",),
     "vis_core.settings": (
         *("EXTENSIONS_SECTION", "NOT_SET", "SAVED", "VIS_SECTION", "ExtensionGroup"),
         *("RowState", "SaveResult", "SettingNode", "SettingsService", "SettingsTree", "Source"),
@@ -241,7 +242,7 @@ class History(Protocol):
     def turns_page(
         self, session_id: str, before_position: int | None = None, limit: int = 20
     ) -> list[TurnRow]: ...
-    def activities(self, turn_id: str) -> list[Any]: ...
+    def activities(self, turn_id: str) -> list[ActivityRecord]: ...
     def turn_story(self, session_id: str, turn_id: str) -> list[tuple[int, str, Any]]: ...
     def events(
         self,

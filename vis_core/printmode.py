@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import contextlib
 import functools
+import gc
 import logging
 import signal
 import sys
@@ -428,6 +429,10 @@ async def _run(
             print(f"vis run: {terminal_text(str(exc))}", file=sys.stderr)
             return 2
         print(f"vis: {terminal_text(host.jail_mode(session.id)[1])}", file=sys.stderr)
+        # started: what exists now lives as long as the run, out of the collector's way
+        # (`vis` starts with the collector off), which is on again for the turn
+        gc.freeze()
+        gc.enable()
         if session.model.provider is None and not command:
             print(session.model.problem, file=sys.stderr)
             return 2

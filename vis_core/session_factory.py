@@ -119,7 +119,7 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
     tool_context.shells.network = network.start  # jailed shell commands: the same proxy
     sandbox = Sandbox(
         workspace=roots.workspace,
-        call_tool=invoker.call,
+        call_tool=partial(invoker.call, encoded=True),  # a worker's packed result as is
         call_handle=invoker.call_handle,
         tools=tools.sandbox_entries,
         snapshot_save=lambda data: host.store.save_sandbox_snapshot(session_id, data),
@@ -234,8 +234,8 @@ def _tool_context(
     limits: Any,
     roots: Roots,
 ) -> ToolContext:
+    from vis_core.system.shell import ShellManager
     from vis_core.tools import ToolContext
-    from vis_core.tools.shell import ShellManager
 
     home_writable = host.setting("jail_home_writable", False, session_id) is True
     return ToolContext(

@@ -25,7 +25,6 @@ if TYPE_CHECKING:
     import subprocess
 
     from vis_core.frontend import (
-        CommandAction,
         CommandResult,
         Frontend,
         HostOptions,
@@ -33,6 +32,7 @@ if TYPE_CHECKING:
         Session,
         WelcomeFacts,
     )
+    from vis_core.model.command import CommandAction
     from vis_tui.screens.help import HelpScreen
     from vis_tui.screens.sessions import SessionsScreen
 
@@ -106,7 +106,7 @@ class VisApp(App[int]):
     def command_actions(self) -> dict[CommandAction, Callable[[CommandResult], Awaitable[None]]]:
         """What the app does for a command's action (``/new``, ``/sessions``, ``/quit``…)."""
         if self._command_actions is None:
-            from vis_core.frontend import CommandAction
+            from vis_core.model.command import CommandAction
             from vis_tui import model_setup
 
             self._command_actions = {

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_core.model.activity import ActivityRecord
 from vis_core.model.turn import TurnStatus
@@ -19,6 +19,9 @@ from vis_tui.notes import (
     image_line,
     thinking_note,
 )
+
+if TYPE_CHECKING:
+    from vis_core.frontend import History
 
 
 class PartKind(StrEnum):
@@ -98,7 +101,7 @@ def _rows(value: Any, attribute: str) -> list[Any]:
     return list(getattr(value, attribute))
 
 
-def notes_after_turns(store: Any, session_id: str) -> dict[str, tuple[AfterNote, ...]]:
+def notes_after_turns(store: History, session_id: str) -> dict[str, tuple[AfterNote, ...]]:
     """The notes of ``/undo`` and of slash commands kept with their events, by the turn that
     came before each."""
     from vis_core.events import CommandNoted, TurnStarted, UserContext
@@ -118,7 +121,7 @@ def notes_after_turns(store: Any, session_id: str) -> dict[str, tuple[AfterNote,
     return {key: tuple(value) for key, value in notes.items()}
 
 
-def images_of_turns(store: Any, session_id: str) -> dict[str, tuple[StoryPart, ...]]:
+def images_of_turns(store: History, session_id: str) -> dict[str, tuple[StoryPart, ...]]:
     """The rows of the images the person sent, by turn (their events: the bytes are never
     read here)."""
     from vis_core.events import ImageAttached
@@ -131,7 +134,7 @@ def images_of_turns(store: Any, session_id: str) -> dict[str, tuple[StoryPart, .
     return {key: tuple(value) for key, value in rows.items()}
 
 
-def store_page_loader(store: Any, session_id: str, limit: int = PAGE_SIZE) -> PageLoader:
+def store_page_loader(store: History, session_id: str, limit: int = PAGE_SIZE) -> PageLoader:
     """A loader reading ``store.turns_page`` and ``store.activities`` for one session."""
     notes = notes_after_turns(store, session_id)
     images = images_of_turns(store, session_id)

@@ -8,7 +8,8 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from vis_core.events import Event
-    from vis_core.frontend import CommandAction, CommandResult
+    from vis_core.frontend import CommandResult
+    from vis_core.model.command import CommandAction
 
 
 class CoreEvent(Message):

@@ -24,9 +24,18 @@ def test_build_metadata_returns_a_fresh_dict() -> None:
     assert metadata.build_metadata()["VIS_VERSION"] == vis_core.__version__
 
 
-def test_checkout_commit_is_reported() -> None:
-    # this test suite runs from the git checkout, so the commit is known
-    assert metadata._release_sha() is not None
+def test_checkout_commit_is_reported_with_its_dirty_mark() -> None:
+    # this test suite runs from the git checkout, so the commit is known: git's own answer
+    import subprocess
+
+    root = metadata._source_root()
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True).stdout
+
+    sha = git("rev-parse", "HEAD").strip()
+    changed = git("status", "--porcelain", "--untracked-files=no").strip()
+    assert metadata._release_sha() == (f"{sha}-dirty" if changed else sha)
 
 
 def test_globals_computed_in_the_background_are_the_ones_build_metadata_returns() -> None:

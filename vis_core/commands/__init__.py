@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import re
 import shlex
@@ -82,10 +83,13 @@ class CommandRegistry:
 
     def __init__(self, host: Host) -> None:
         self._host = host
-        self._builtin: dict[str, _Command] = {}
-        for declaration in _builtin_commands(host):
-            self._builtin[declaration.name] = _Command.of(declaration, "vis")
-        self._builtin["group"] = _group_command(host)
+
+    @functools.cached_property
+    def _builtin(self) -> dict[str, _Command]:
+        """Built when first asked for: ``vis run`` with a request (no command) never is."""
+        builtin = {d.name: _Command.of(d, "vis") for d in _builtin_commands(self._host)}
+        builtin["group"] = _group_command(self._host)
+        return builtin
 
     def _extension_commands(self) -> dict[str, _Command]:
         commands: dict[str, _Command] = {}
@@ -93,13 +97,20 @@ class CommandRegistry:
             commands.setdefault(declaration.name, _Command.of(declaration, owner))
         return commands
 
-    def _file_commands(self, taken: dict[str, _Command]) -> tuple[dict[str, _Command], list[str]]:
-        """The commands of command files (``.vis/commands/``, ``commands/`` in the config
-        folder); one named like a built-in or extension command is refused, with a problem."""
+    def _command_files(self) -> tuple[list[CommandFile], list[str]]:
         from vis_core.commands.files import find_command_files
 
         host = self._host
-        files, problems = find_command_files(host.paths.config_dir, host.project_root, host.trusted)
+        return find_command_files(host.paths.config_dir, host.project_root, host.trusted)
+
+    def _file_commands(
+        self,
+        taken: dict[str, _Command],
+        found: tuple[list[CommandFile], list[str]] | None = None,
+    ) -> tuple[dict[str, _Command], list[str]]:
+        """The commands of command files (``.vis/commands/``, ``commands/`` in the config
+        folder); one named like a built-in or extension command is refused, with a problem."""
+        files, problems = found or self._command_files()
         commands: dict[str, _Command] = {}
         for item in files:
             clash = taken.get(item.name)
@@ -119,7 +130,10 @@ class CommandRegistry:
 
     def file_problems(self) -> list[str]:
         """Why command files were not offered (a name taken, a broken header…)."""
-        return self._file_commands({**self._extension_commands(), **self._builtin})[1]
+        found = self._command_files()
+        if not found[0]:  # no file to clash: the built-in commands are not needed
+            return found[1]
+        return self._file_commands({**self._extension_commands(), **self._builtin}, found)[1]
 
     def _all(self) -> dict[str, _Command]:
         taken = {**self._extension_commands(), **self._builtin}

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-import yaml
-
 log = logging.getLogger(__name__)
 
 MAX_COMMAND_BYTES = 64 * 1024
@@ -86,6 +84,8 @@ def read_command_file(path: Path, source: CommandSource) -> tuple[CommandFile | 
     front: dict[str, object] = {}
     match = _FRONT.match(text)
     if match:
+        import yaml  # with the first file that has front matter, not with every start
+
         try:
             data = yaml.safe_load(match.group(1))
         except yaml.YAMLError as exc:

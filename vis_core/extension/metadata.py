@@ -22,7 +22,7 @@ RUNTIME_VERSION = vis_core.__version__
 
 def _git(root: Path, *args: str) -> str | None:
     """``git args`` in Vis's own checkout, immune to its config (it may be the workspace)."""
-    from vis_core.sandbox.git import GitFailed, run_git
+    from vis_core.system.git import GitFailed, run_git
 
     try:
         done = run_git(args, root, timeout=5)
@@ -43,11 +43,16 @@ def _release_sha() -> str | None:
     root = _source_root()
     if not (root / ".git").exists():
         return None
-    sha = _git(root, "rev-parse", "HEAD")
-    if not sha:
+    # one git run: the commit (``# branch.oid``) and the changed tracked files, if any
+    status = _git(root, "status", "--porcelain=v2", "--branch", "--untracked-files=no")
+    if status is None:
         return None
-    changes = _git(root, "status", "--porcelain", "--untracked-files=no")
-    return f"{sha}-dirty" if changes else sha
+    lines = status.splitlines()
+    sha = next((line.split()[2] for line in lines if line.startswith("# branch.oid ")), None)
+    if sha is None or sha == "(initial)":
+        return None
+    dirty = any(not line.startswith("#") for line in lines)
+    return f"{sha}-dirty" if dirty else sha
 
 
 def _sdk_version() -> str:
@@ -71,7 +76,7 @@ _warming: list[threading.Thread] = []
 
 def warm() -> None:
     """Start computing the build globals in the background: in a source checkout that runs
-    ``git`` twice, which then overlaps the start's imports. :func:`build_metadata` waits."""
+    ``git`` once, which then overlaps the start's imports. :func:`build_metadata` waits."""
     if _warming:
         return
     thread = threading.Thread(target=_computed, name="vis-build-metadata", daemon=True)

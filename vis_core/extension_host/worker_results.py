@@ -1,10 +1,12 @@
 """Tool results crossing from an extension worker to the host: records made in the worker.
 
 The worker encodes a tool's value with :func:`vis_core.records.encode_result` where the
-extension's module lives (properties and ``str`` computed there); what is not data (a
-function, an iterator, a handle) is lent by reference, so its methods still run in the
-worker. The host decodes data and references only: it never needs an extension's classes,
-so it never imports (runs) an extension's module to read a result.
+extension's module lives (properties and ``str`` computed there). A value of data only is
+packed there too, once (:class:`~vis_core.ipc.values.Encoded`): the host passes those bytes
+on to the sandbox as they are. What is not data (a function, an iterator, a handle) is lent
+by reference, so its methods still run in the worker. The host decodes data and references
+only: it never needs an extension's classes, so it never imports (runs) an extension's
+module to read a result.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from typing import Any
 
 from vis_core.extension_host.worker_values import HOME, Lent, RemoteObject
 from vis_core.ipc import values as wire
+from vis_core.ipc.values import Encoded
+from vis_core.model.handles import HandleMethod, HostHandle
 
 #: the object-call name under which the host asks a lent handle's method for an encoded value
 ENCODED_CALL = "__vis_encoded_call__"
@@ -21,19 +25,26 @@ _AS_IS = frozenset({type(None), bool, int, str})  # the same value on the wire: 
 
 
 def encode_for_host(value: Any, owner: str | None) -> Any:
-    """Worker side: ``value`` as wire data with records; non-data values lent by reference."""
+    """Worker side: ``value`` as wire data with records, packed (:class:`Encoded`) when it
+    is data only; non-data values lent by reference (the wire data then goes pickled)."""
     if type(value) in _AS_IS:
         return value
     from vis_core.records import encode_result
 
+    lent = False
+
     def lend(obj: Any) -> dict[str, Any]:
+        nonlocal lent
+        lent = True
         # a host object (a shell handle from vis.shell) goes home as itself
         if isinstance(obj, RemoteObject):
             return {"lent": obj}
         kind = type(obj)  # named, so an error on the host can say which value was not data
         return {"lent": Lent(obj), "type": f"{kind.__module__}.{kind.__qualname__}"}
 
-    def handle_out(handle: wire.HostHandle) -> dict[str, Any]:
+    def handle_out(handle: HostHandle) -> dict[str, Any]:
+        nonlocal lent
+        lent = True
         kind = type(handle)
         try:
             text = repr(handle)[:200]
@@ -52,19 +63,29 @@ def encode_for_host(value: Any, owner: str | None) -> Any:
 
     try:
         with wire.lending(lend):
-            return encode_result(value, owner=owner, handle_out=handle_out)
+            data = encode_result(value, owner=owner, handle_out=handle_out)
     except Exception as exc:  # the call fails, as a value the sandbox cannot take does
         raise TypeError(
             f"the result ({type(value).__name__}) cannot be returned to Python: {exc}"
         ) from exc
-
-
-def decode_from_worker(data: Any) -> Any:
-    """Host side: the value of wire data a worker encoded (records as ``Record`` objects)."""
-    if type(data) in _AS_IS:
+    if lent:
         return data
-    from vis_core.records import decode
+    try:
+        return Encoded(wire.pack(data))
+    except (TypeError, ValueError, OverflowError):  # text no message carries: the host says so
+        return data
 
+
+def decode_from_worker(data: Any, *, keep_encoded: bool = False) -> Any:
+    """Host side: the value of wire data a worker encoded (records as ``Record`` objects);
+    ``keep_encoded``: a value packed in the worker stays so (it goes to the sandbox as is)."""
+    kind = type(data)
+    if kind in _AS_IS or (keep_encoded and kind is Encoded):
+        return data
+    from vis_core.records import decode  # registers the record codec
+
+    if kind is Encoded:
+        return data.decode(handle_in=_handle_in)
     return decode(data, handle_in=_handle_in)
 
 
@@ -77,7 +98,7 @@ def _handle_in(ref: dict[str, Any]) -> Any:
             object.__setattr__(value, "_kind", ref["type"])
         return value
     activities = tuple(
-        (str(name), wire.HandleMethod(str(tag), str(label), bool(show)))
+        (str(name), HandleMethod(str(tag), str(label), bool(show)))
         for name, (tag, label, show) in dict(ref.get("activities") or {}).items()
     )
     methods = tuple(str(m) for m in ref.get("methods") or ())
@@ -85,7 +106,7 @@ def _handle_in(ref: dict[str, Any]) -> Any:
     return kind(value, str(ref.get("repr") or ""))
 
 
-class WorkerHandle(wire.HostHandle):
+class WorkerHandle(HostHandle):
     """A handle an extension tool returned: it lives in the worker; each method the sandbox
     calls runs there, its value encoded there as a tool's is."""
 
@@ -144,7 +165,7 @@ _HANDLE_CLASSES: dict[tuple[Any, ...], type[WorkerHandle]] = {}
 
 
 def _handle_class(
-    name: str, methods: tuple[str, ...], activities: tuple[tuple[str, wire.HandleMethod], ...]
+    name: str, methods: tuple[str, ...], activities: tuple[tuple[str, HandleMethod], ...]
 ) -> type[WorkerHandle]:
     """A ``WorkerHandle`` class named as the extension's, with its methods and Activities
     (the sandbox and the invoker read them from the class)."""

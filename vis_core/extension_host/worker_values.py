@@ -29,8 +29,11 @@ from collections.abc import Iterable
 from pathlib import PurePath
 from typing import Any, Protocol
 
+from vis_core.ipc.values import Encoded
+
 _EXACT_DATA = frozenset(
     {
+        Encoded,  # a tool's result packed for the sandbox
         type(None),
         bool,
         int,

@@ -26,9 +26,11 @@ import math
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import msgspec
+
+from vis_core.model.handles import HostHandle
 
 TAG = "$"
 BUILTIN_TAGS = frozenset({"tuple", "set", "frozenset", "bytes", "float", "int", "dict", "handle"})
@@ -43,47 +45,9 @@ _pack = msgspec.msgpack.Encoder().encode
 _unpack = msgspec.msgpack.Decoder().decode
 
 
-@dataclass(frozen=True)
-class HandleMethod:
-    """How calls of one handle method show as Activities: effect tag, headline, start shown.
-
-    ``tag`` is a ``SymbolTag`` value (``observation``, ``mutation``, ``verification``,
-    ``external``); an empty ``label`` means ``<Type>.<method>``.
-    """
-
-    tag: str = "observation"
-    label: str = ""
-    show_start: bool = True
-
-
-class HostHandle:
-    """Base for host objects that must stay on the host (e.g. a running shell process).
-
-    A tool may return an instance; the sandbox receives a proxy whose methods named in
-    ``__vis_methods__`` are async and run on the host object. Each call is an Activity: its
-    tag and headline come from ``__vis_activities__`` (unlisted methods are observations),
-    its presentation from :meth:`render_activity`, and every call carries
-    :attr:`activity_handle_id` so one receipt groups them. Example::
-
-        class ShellHandle(HostHandle):
-            __vis_methods__ = ("logs", "wait", "type", "stop")
-            __vis_activities__ = {"stop": HandleMethod("mutation", "Run command")}
-    """
-
-    __vis_methods__: ClassVar[tuple[str, ...]] = ()
-    __vis_activities__: ClassVar[dict[str, HandleMethod]] = {}
-
-    @property
-    def activity_handle_id(self) -> str:
-        """The ``handle_id`` of every Activity about this object (stable while it lives)."""
-        return f"{type(self).__name__.lower()}-{id(self):x}"
-
-    def render_activity(
-        self, method: str, *, phase: str, args: Any, kwargs: Any, result: Any, error: Any
-    ) -> Any:
-        """The ``ActivityPresentation`` of one call of ``method`` in ``phase`` (``start``,
-        ``success``, ``failure``), or ``None`` for the default headline."""
-        return None
+def pack(data: Any) -> bytes:
+    """Data :func:`encode` made, in MessagePack (what :func:`loads` reads)."""
+    return _pack(data)
 
 
 @dataclass(frozen=True)
@@ -185,13 +149,34 @@ def encode(value: Any, *, handle_out: HandleOut | None = None) -> Any:
     return _encode_other(value, handle_out)
 
 
+class Encoded:
+    """A value already encoded by :func:`dumps` where it was made (a tool's result, in its
+    extension worker, with its records): the host passes it on to the sandbox as it is, and
+    decodes it (:meth:`decode`) only for a reader of its own."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Encoded, (self.data,))
+
+    def decode(self, *, handle_in: HandleIn | None = None) -> Any:
+        """The value (records as ``Record`` objects, once their codec is registered)."""
+        return loads(self.data, handle_in=handle_in)
+
+
 def dumps(value: Any, *, handle_out: HandleOut | None = None) -> msgspec.Raw:
     """``value`` encoded (:func:`encode`) into MessagePack, ready to go into a message as it is.
 
     Plain data (scalars, lists, dicts of string keys: most values) is packed in one pass in C
     and read back to check that it needed no tag (a tuple, a set, a ``"$"`` key, an Enum...),
-    instead of a walk in Python; anything else is walked by :func:`encode`."""
+    instead of a walk in Python; anything else is walked by :func:`encode`. An
+    :class:`Encoded` value is already encoded: it goes as it is."""
     kind = type(value)
+    if kind is Encoded:
+        return msgspec.Raw(value.data)
     if kind is list or kind is dict:
         try:
             data = _pack(value)

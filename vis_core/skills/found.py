@@ -20,8 +20,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-import yaml
-
 from vis_core.extension_host.guides import MAX_GUIDE_BYTES, parse_guide
 from vis_core.tools.discovery import Guide
 
@@ -64,6 +62,8 @@ def _front_matter(text: str) -> dict[str, object]:
     match = _FRONT.match(text)
     if not match:
         return {}
+    import yaml  # with the first skill file, not with every start
+
     try:
         data = yaml.safe_load(match.group(1))
     except yaml.YAMLError:

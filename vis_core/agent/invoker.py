@@ -21,7 +21,7 @@ from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.activity_paths import shorten_presentation
 from vis_core.extension_host.call_state import SessionCallState
 from vis_core.extension_host.worker_results import decode_from_worker
-from vis_core.ipc.values import Encoded, HandleMethod, HostHandle, encode
+from vis_core.ipc.values import Encoded, encode
 from vis_core.model.activity import (
     Activity,
     ActivityPresentation,
@@ -31,6 +31,7 @@ from vis_core.model.activity import (
     SymbolTag,
 )
 from vis_core.model.channel import Channel
+from vis_core.model.handles import HandleMethod, HostHandle
 from vis_core.sandbox.host import HandleCall
 from vis_core.tools.registry import HostTool, ToolRegistry
 

@@ -24,7 +24,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.extension.acting import follow_threads
 from vis_core.extension.context import CallContext, enter_call, leave_call
 from vis_core.extension.network import run_filter
@@ -36,6 +35,7 @@ from vis_core.extension_host.worker_results import ENCODED_CALL, encode_for_host
 from vis_core.extension_host.worker_values import run_method
 from vis_core.ipc.messages import Call, CallbackKind, TargetKind
 from vis_core.model.channel import Channel as FrontEnd
+from vis_core.system.child_process import exit_with_parent, take_protocol_fds
 
 
 class ToolCancelled(BaseException):

@@ -39,7 +39,6 @@ from vis_core.extension_host.registration import (
     START_TIMEOUT,
     _drain,
     worker_argv,
-    worker_environment,
 )
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.extension_host.worker_results import decode_from_worker
@@ -47,6 +46,7 @@ from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
 from vis_core.extension_host.worker_values import run_method
 from vis_core.ipc.messages import Call, CallbackKind, TargetKind
 from vis_core.model.channel import Channel as FrontEnd
+from vis_core.system.environ import Audience, child_environment
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -530,7 +530,7 @@ class SessionWorker:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=worker_environment(os.environ, self._values),
+                env=child_environment(self._values, audience=Audience.VIS),
                 cwd=str(self._place.workspace_root),
                 start_new_session=True,
             )

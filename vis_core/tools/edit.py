@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vis_core.file_queue import cross_process_lock, file_mutation_queue
+from vis_core.system.files import TEMP_SUFFIX
 from vis_core.tools.beneath import Escape
 from vis_core.tools.context import ToolContext
 from vis_core.tools.patching import (
@@ -49,24 +49,6 @@ class PatchResult:
         return head + ("\n" + self.diff.rstrip("\n") if self.diff else "\n(no change)")
 
 
-def atomic_write(target: Path, data: bytes, *, mode: int | None) -> None:
-    """Write through a temporary file in the same folder and rename it over ``target``."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent
-    )
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
-TEMP_SUFFIX = ".vis-tmp"
 STALE_AFTER = 60.0  # seconds: a younger temporary file may be another Vis writing right now
 SKIPPED_FOLDERS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
 

@@ -65,6 +65,11 @@ class ChannelClosed(RuntimeError):
     """The other side is gone; the call will not be answered."""
 
 
+class CallCancelled(BaseException):
+    """Raised in a served call the other side cancelled, by the calls it makes back (not an
+    ``Exception``: extension code does not catch it)."""
+
+
 class Handler(Protocol):
     """What one side does with the other side's calls."""
 
@@ -120,6 +125,9 @@ class Channel:
         self._pump = threading.Lock()
         self._watched = False  # the loop watches the fd (it has run ``_watch``)
         self._serving: ThreadPoolExecutor | None = None  # with a loop: serves the other side
+        # the other side's calls it cancelled, and the calls back each served call waits on
+        self._interrupted: set[int] = set()
+        self._waits: dict[int, set[Future[Any]]] = {}
 
     def start(self) -> None:
         loop = self._loop
@@ -207,15 +215,39 @@ class Channel:
         kwargs: dict | None = None,
         **where: Any,
     ) -> Any:
-        """Make a call and wait for its answer (from a thread, never from the event loop)."""
-        where.setdefault("parent", serving.get())
+        """Make a call and wait for its answer (from a thread, never from the event loop).
+
+        Made from a served call that the other side cancels (:meth:`interrupt`), it raises
+        :class:`CallCancelled`, and the call it made is cancelled in turn."""
+        parent = serving.get()
+        where.setdefault("parent", parent)
+        if parent is not None and parent in self._interrupted:
+            raise CallCancelled()
         call_id, future = self.request(target, name, args, kwargs, **where)
+        if parent is not None:
+            with self._lock:
+                self._waits.setdefault(parent, set()).add(future)
+                if parent in self._interrupted:
+                    _settle(future, CallCancelled(), False)
         try:
             return self.wait(future)
         except BaseException:  # the waiter gave up (its tool was cancelled): so does the call
-            if not future.done():
+            if not self.answered(call_id):
                 self.cancel(call_id)
             raise
+        finally:
+            if parent is not None:
+                with self._lock:
+                    self._waits.get(parent, set()).discard(future)
+
+    def interrupt(self, call_id: int) -> None:
+        """The other side cancelled its call ``call_id``: the calls back it waits on, and any
+        it makes from now on, raise :class:`CallCancelled` (until it is answered)."""
+        with self._lock:
+            self._interrupted.add(call_id)
+            waits = list(self._waits.get(call_id, ()))
+        for future in waits:
+            _settle(future, CallCancelled(), False)
 
     def wait(self, future: Future[Any], timeout: float | None = None) -> Any:
         """The answer of a call made with :meth:`request` (blocking: from a thread, or from
@@ -450,6 +482,9 @@ class Channel:
             reply = framed(Reply(call.id, False, dumps_error(exc, self.exports, self)))
         finally:
             serving.reset(token)
+            with self._lock:
+                self._interrupted.discard(call.id)
+                self._waits.pop(call.id, None)
             if call.ref is not None and not isinstance(arguments, Exception):
                 self.exports.release((call.ref,))
         try:

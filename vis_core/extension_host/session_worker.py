@@ -39,6 +39,7 @@ from vis_core.extension_host.worker_channel import Channel
 from vis_core.extension_host.worker_results import ENCODED_CALL, encode_for_host
 from vis_core.extension_host.worker_values import run_method
 from vis_core.ipc.messages import Call, CallbackKind, TargetKind
+from vis_core.model.activity import RenderPhase
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.child_process import exit_with_parent, take_protocol_fds
 
@@ -62,6 +63,7 @@ class _Running:
 _SCALARS = frozenset({type(None), bool, int, float, str, bytes})
 _DONE = _SCALARS | {list, tuple, dict}  # values that are not awaitable
 _UNLOCKED = contextlib.nullcontext()  # for a call that runs inside one holding the lock
+_TOOL_TARGETS = frozenset({TargetKind.TOOL, TargetKind.DRAWN_TOOL, TargetKind.STARTED_TOOL})
 
 
 def _scalars(args: tuple, kwargs: dict) -> bool:
@@ -96,7 +98,7 @@ class WorkerHandler:
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
         target = call.target
-        if target is TargetKind.TOOL or target is TargetKind.DRAWN_TOOL:
+        if target in _TOOL_TARGETS:
             return self._tool(call, args, kwargs)
         owner = str(call.owner)
         if target is TargetKind.COMMAND:
@@ -150,12 +152,23 @@ class WorkerHandler:
         if call.target is TargetKind.TOOL:
             return self._run(call, fn, args, kwargs, then=lambda v: encode_for_host(v, owner))
         render = self._renders.get((owner, call.name))
+        before: Callable[[], None] | None = None
+        if call.target is TargetKind.STARTED_TOOL:  # its start, drawn and sent ahead of it
+            channel = self.channel
+            assert channel is not None
+
+            def send_start() -> None:
+                channel.send_early(call.id, _draw(render, given, None, RenderPhase.START))
+
+            before = send_start
+
         return self._run(
             call,
             fn,
             args,
             kwargs,
             then=lambda v: (encode_for_host(v, owner), *_draw(render, given, v)),
+            before=before,
         )
 
     def _callback(self, owner: str, kind: CallbackKind, key: str) -> Callable[..., Any]:
@@ -229,9 +242,11 @@ class WorkerHandler:
         lock: bool = True,
         session: list[str | None] | None = None,
         then: Callable[[Any], Any] | None = None,
+        before: Callable[[], None] | None = None,
     ) -> Any:
         """Run ``fn`` of extension ``call.owner`` as that extension, one call at a time, in
-        the worker's session (or ``session[0]``); ``then`` gets its value, in the same call.
+        the worker's session (or ``session[0]``); ``then`` gets its value, in the same call;
+        ``before`` runs just before ``fn``, as it does.
 
         The call's context names its extension, which is what ``current_extension`` reads (no
         ``acting_as`` needed here)."""
@@ -249,6 +264,8 @@ class WorkerHandler:
                 try:
                     if running.cancelled:
                         raise ToolCancelled()
+                    if before is not None:
+                        before()
                     value = fn(*args, **kwargs)
                     if type(value) not in _DONE and inspect.isawaitable(value):
                         value = self._settle(value, running)
@@ -342,19 +359,18 @@ async def _awaited(awaitable: Any) -> Any:
 
 
 def _draw(
-    render: Callable[..., Any] | None, given: tuple[tuple, dict], value: Any
+    render: Callable[..., Any] | None,
+    given: tuple[tuple, dict],
+    value: Any,
+    phase: RenderPhase = RenderPhase.SUCCESS,
 ) -> tuple[Any, str | None]:
-    """The success presentation of a tool call that returned ``value``, drawn by its
-    Activity's ``render`` with the arguments as given; or why the render failed."""
+    """The presentation of a tool call in ``phase`` (success: it returned ``value``), drawn
+    by its Activity's ``render`` with the arguments as given; or why the render failed."""
     if render is None:
         return None, None
     args, kwargs = given
     try:
-        from vis_core.model.activity import RenderPhase
-
-        drawn = render(
-            phase=RenderPhase.SUCCESS, args=args, kwargs=kwargs, result=value, error=None
-        )
+        drawn = render(phase=phase, args=args, kwargs=kwargs, result=value, error=None)
         return drawn, None
     except Exception as exc:  # a render bug never changes the tool's result
         return None, f"{type(exc).__name__}: {exc}"

@@ -22,7 +22,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
@@ -363,13 +363,24 @@ class SessionWorker:
 
     # -- calls -------------------------------------------------------------------------------
 
-    async def call(self, tool: HostTool, args: tuple, kwargs: dict, *, render: bool = False) -> Any:
+    async def call(
+        self,
+        tool: HostTool,
+        args: tuple,
+        kwargs: dict,
+        *,
+        render: bool = False,
+        started: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> Any:
         """Run ``tool`` in the worker; cancelling the awaiting task cancels it there.
 
         ``render``: the worker also draws its Activity's success with the result (one round
         trip instead of two) and answers ``(value, presentation, problem)``; ``problem`` says
         why the render failed (the value stands). A value of data only comes back as the
-        worker packed it (:class:`~vis_core.ipc.values.Encoded`)."""
+        worker packed it (:class:`~vis_core.ipc.values.Encoded`). ``started`` (with
+        ``render``): the worker draws the Activity's start too, just before the tool runs,
+        and sends it ahead: ``started((presentation, problem))`` is awaited with it (or with
+        None when none came) before the answer, all in the one round trip."""
         if self._cancelled:
             await self._settled()
         channel = self._channel
@@ -378,14 +389,20 @@ class SessionWorker:
         problem = self._problems.get(tool.owner)
         if problem is not None:
             raise WorkerFailed(f"extension {tool.owner!r} did not load in its worker: {problem}")
+        early: asyncio.Future[Any] | None = None
+        target = TargetKind.DRAWN_TOOL if render else TargetKind.TOOL
+        if started is not None:
+            early = asyncio.get_running_loop().create_future()
+            target = TargetKind.STARTED_TOOL
         try:
-            target = TargetKind.DRAWN_TOOL if render else TargetKind.TOOL
             call_id, waiting = channel.request_async(
-                target, tool.name, args, kwargs, owner=tool.owner
+                target, tool.name, args, kwargs, owner=tool.owner, early=early
             )
         except ChannelClosed:
             raise WorkerFailed(self._why(tool, channel)) from None
         try:
+            if early is not None and started is not None:
+                await started(await early)
             answer = await waiting
         except asyncio.CancelledError:
             if channel.closed:

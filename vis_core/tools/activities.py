@@ -14,6 +14,7 @@ from vis_core.model.activity import (
     ActivityTerminal,
     ActivityTerminalLine,
     ActivityText,
+    RenderPhase,
     Verdict,
 )
 from vis_core.tools.display import one_line, plural, shorten_path
@@ -115,9 +116,9 @@ class Renders:
     ) -> ActivityPresentation:
         given = self._args("cat", args, kwargs)
         short = self._short(given.get("path"))
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation("Read file", f"{short}: {_error_text(error)}")
-        if phase == "start":
+        if phase == RenderPhase.START:
             return ActivityPresentation("Read file", short)
         info = _info(result)
         if not info:
@@ -154,9 +155,9 @@ class Renders:
                 120,
             )
         )
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation("Search files", f"{query}{where}: {_error_text(error)}")
-        if phase == "start":
+        if phase == RenderPhase.START:
             return ActivityPresentation("Search files", f"{query}{where}")
         info = _info(result)
         total, files = info.get("total", 0), info.get("files", 0)
@@ -184,10 +185,10 @@ class Renders:
     ) -> ActivityPresentation:
         given = self._args("ls", args, kwargs)
         short = self._short(given.get("path", "."))
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation("List files", f"{short}: {_error_text(error)}")
         info = _info(result)
-        if phase == "start" or not info:
+        if phase == RenderPhase.START or not info:
             return ActivityPresentation("List files", short)
         counts = (
             f"{plural(info.get('folders', 0), 'folder')}, {plural(info.get('files', 0), 'file')}"
@@ -207,9 +208,9 @@ class Renders:
         short = self._short(given.get("path"))
         version = given.get("version")
         target = f"{short} @{version}" if version else short
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation("Edit file", f"{target}: {_error_text(error)}")
-        if phase == "start" or result is None:
+        if phase == RenderPhase.START or result is None:
             return ActivityPresentation("Edit file", target)
         verb = "created" if result.created else "edited"
         moved = f", moved from @{result.rebased_from}" if result.rebased_from else ""
@@ -234,11 +235,11 @@ class Renders:
         command = str(given.get("command", ""))
         stages = command_stages(command)
         summary = one_line(command, 160)
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation(
                 "Run command", f"{summary}: {_error_text(error)}", (ActivityTerminal(stages),)
             )
-        if phase == "start" or result is None:
+        if phase == RenderPhase.START or result is None:
             return ActivityPresentation("Run command", summary, (ActivityTerminal(stages),))
         return shell_presentation(result)
 
@@ -251,9 +252,9 @@ class Renders:
         result: Any = None,
         error: Any = None,
     ) -> ActivityPresentation:
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation("List commands", _error_text(error))
-        if phase == "start" or not isinstance(result, list):
+        if phase == RenderPhase.START or not isinstance(result, list):
             return ActivityPresentation("List commands", "")
         running = sum(1 for handle in result if getattr(handle, "running", False))
         return ActivityPresentation("List commands", f"{len(result)} command(s), {running} running")
@@ -274,9 +275,9 @@ class Renders:
             if not target
             else one_line(", ".join([target] if isinstance(target, str) else target), 120)
         )
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation("Run tests", f"{scope}: {_error_text(error)}")
-        if phase == "start" or result is None:
+        if phase == RenderPhase.START or result is None:
             return ActivityPresentation("Run tests", scope)
         return tests_presentation(result, scope, self._abs)
 
@@ -317,7 +318,7 @@ def _shell_action(method: str, phase: str, given: dict[str, Any]) -> str:
     if method == "logs":
         return "read output"
     if method == "stop":
-        return "stopping" if phase == "start" else ""  # the state says "stopped, exit …"
+        return "stopping" if phase == RenderPhase.START else ""  # the state says "stopped, exit …"
     seconds = given.get("seconds", 30)
     limit = (
         "no limit"
@@ -327,7 +328,7 @@ def _shell_action(method: str, phase: str, given: dict[str, Any]) -> str:
         else repr(seconds)
     )
     # Once it returned, the call says how long the command really ran (the aside), not its limit.
-    return f"waiting ({limit})" if phase == "start" else "waited"
+    return f"waiting ({limit})" if phase == RenderPhase.START else "waited"
 
 
 def shell_call_presentation(
@@ -343,7 +344,7 @@ def shell_call_presentation(
     the process's state now, under the same ``handle_id`` as the ``shell()`` call."""
     given = _bound(getattr(handle, method), args, kwargs)
     action = _shell_action(method, phase, given)
-    if phase == "failure":
+    if phase == RenderPhase.FAILURE:
         return ActivityPresentation(
             "Run command",
             f"{one_line(handle.command, 160)} · {action or method}: {_error_text(error)}",

@@ -36,7 +36,7 @@ async def _one(workspace: Path, jail: bool) -> float:
 
 
 async def main() -> None:
-    from vis_core.jail_check import jail_problem
+    from vis_core.system.jail_check import jail_problem
 
     with tempfile.TemporaryDirectory() as top:
         os.environ["VIS_HOME"] = str(Path(top) / "home")

@@ -19,6 +19,7 @@ from acp.schema import (
     RequestPermissionResponse,
     WriteTextFileResponse,
 )
+from cli_support import seed_caches
 
 
 @dataclass
@@ -87,6 +88,7 @@ async def vis_acp(
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["VIS_HOME"] = str(home)
     env.pop("VIS_MODEL", None)
+    seed_caches(home)
     args = ["-m", "vis_core.cli", "acp"]
     if script is not None:
         args += ["--provider", "scripted", "--script", str(script)]

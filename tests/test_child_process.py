@@ -11,7 +11,7 @@ from processes import alive
 # The grandchild keeps the protocol fds, prints around them, then outlives its parent.
 GRANDCHILD = """
 import os, sys, time
-from vis_core.child_process import exit_with_parent, take_protocol_fds
+from vis_core.system.child_process import exit_with_parent, take_protocol_fds
 fds = take_protocol_fds()
 os.write(1, b"stray output\\n")
 os.write(fds.write, (str(os.getpid()) + " " + repr(os.read(0, 10)) + "\\n").encode())

@@ -262,7 +262,7 @@ def _main(argv: list[str] | None) -> int:
 
         warm()
     if args.command is not None:  # a command, not the app: text Vis did not write is escaped
-        from vis_core.settings.logfile import redact_log_text
+        from vis_core.system.redaction import redact_log_text
         from vis_core.terminal import guard_output
 
         # `vis run` escapes its answer and lines itself; its stdout stays raw for `vis.ask`;

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from vis_core.model.channel import Channel
-from vis_core.programs import host_program
+from vis_core.system.programs import host_program
 from vis_core.terminal import terminal_text
 
 JAIL_OFF_NOTES = (

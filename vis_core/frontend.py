@@ -60,7 +60,6 @@ if TYPE_CHECKING:
     from vis_core.instructions.session import SessionInstructions
     from vis_core.interaction import FormPresenter
     from vis_core.interaction import FormRequest as FormRequest
-    from vis_core.jail_check import check_in_background as check_in_background
     from vis_core.mcp.client import ATTENTION as ATTENTION
     from vis_core.mcp.client import ServerConnection as ServerConnection
     from vis_core.mcp.client import State as State
@@ -78,7 +77,6 @@ if TYPE_CHECKING:
     from vis_core.model_choices import check_base_url as check_base_url
     from vis_core.model_choices import check_key as check_key
     from vis_core.model_choices import default_model as default_model
-    from vis_core.programs import host_program as host_program
     from vis_core.settings import EXTENSIONS_SECTION as EXTENSIONS_SECTION
     from vis_core.settings import NOT_SET as NOT_SET
     from vis_core.settings import SAVED as SAVED
@@ -93,6 +91,8 @@ if TYPE_CHECKING:
     from vis_core.settings import build_tree as build_tree
     from vis_core.settings import row_state as row_state
     from vis_core.store.rows import SearchHit, SessionRow, StoredEvent, TurnRow
+    from vis_core.system.jail_check import check_in_background as check_in_background
+    from vis_core.system.programs import host_program as host_program
     from vis_core.tools.display import plural as plural
     from vis_core.tools.display import shorten_path as shorten_path
     from vis_core.tools.ignore import listed_files as listed_files
@@ -123,7 +123,7 @@ _MODULES = {
     "vis_core.extension_host.activity_paths": ("shorten_paths_in",),
     "vis_core.host_options": ("HostOptions",),
     "vis_core.interaction": ("FormRequest",),
-    "vis_core.jail_check": ("check_in_background",),
+    "vis_core.system.jail_check": ("check_in_background",),
     "vis_core.mcp.client": ("ATTENTION", "ServerConnection", "State"),
     "vis_core.mcp.config": ("Exposure",),
     "vis_core.mcp.manager": ("McpManager", "attention_first"),
@@ -131,7 +131,7 @@ _MODULES = {
     "vis_core.model_choices": (
         *("ModelSource", "ProviderEntry", "check_base_url", "check_key", "default_model"),
     ),
-    "vis_core.programs": ("host_program",),
+    "vis_core.system.programs": ("host_program",),
     "vis_core.settings": (
         *("EXTENSIONS_SECTION", "NOT_SET", "SAVED", "VIS_SECTION", "ExtensionGroup"),
         *("RowState", "SaveResult", "SettingNode", "SettingsService", "SettingsTree", "Source"),

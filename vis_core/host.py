@@ -10,7 +10,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core import jail_check
 from vis_core.agent.session import (
     HISTORY_EVENTS,
     AgentSession,
@@ -46,12 +45,13 @@ from vis_core.paths import (
     project_fingerprint,
 )
 from vis_core.providers.base import ModelChoice, ProviderConfigError, ProviderError
-from vis_core.sandbox.jail import home_warning
-from vis_core.sandbox.lifetime import ChildLimits
 from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
 from vis_core.settings.core import extension_load_timeout
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
+from vis_core.system import jail_check
+from vis_core.system.jail import home_warning
+from vis_core.system.lifetime import ChildLimits
 from vis_core.tools.registry import HostTool
 from vis_core.welcome import (
     choose_model,

@@ -18,7 +18,7 @@ from vis_core.providers.factory import (
     default_kind,
 )
 from vis_core.providers.models import KNOWN_MODELS
-from vis_core.settings.redact import short_secret_problem
+from vis_core.system.redaction import short_secret_problem
 from vis_core.welcome import KEY_PREFIX
 
 if TYPE_CHECKING:

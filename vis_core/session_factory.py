@@ -231,8 +231,8 @@ def _tool_context(
     limits: Any,
     roots: Roots,
 ) -> ToolContext:
+    from vis_core.system.shell import ShellManager
     from vis_core.tools import ToolContext
-    from vis_core.tools.shell import ShellManager
 
     home_writable = host.setting("jail_home_writable", False, session_id) is True
     return ToolContext(

@@ -85,7 +85,7 @@ def _set(host: Host, args: argparse.Namespace, stdin: TextIO, err: TextIO) -> in
                 )
                 return EXIT_USAGE
             text = stdin.readline().rstrip("\r\n")
-            from vis_core.settings.redact import short_secret_problem
+            from vis_core.system.redaction import short_secret_problem
 
             problem = short_secret_problem(f"the secret {args.id!r}", text.strip())
             if problem is not None:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 MAX_BYTES = 50 * 1024
 MAX_LINES = 2000
+MAX_SUMMARY_CHARS = 200  # an Activity's one-line summary
 
 
 class Keep(StrEnum):
@@ -39,6 +40,14 @@ def printable(text: str) -> str:
     if not any("\udc80" <= ch <= "\udcff" for ch in text):
         return text
     return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def one_line(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:
+    """``text`` folded to one line of at most ``limit`` characters (``…`` marks a cut)."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return flat[: limit - 1] + "…"
 
 
 def format_size(size: int) -> str:

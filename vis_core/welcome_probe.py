@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vis_core.child_process import python_argv
 from vis_core.model.channel import Channel
+from vis_core.system.child_process import python_argv
 
 PROBE_TIMEOUT = 20.0  # seconds; the jail's own check may take PROBE_TIMEOUT of jail_check
 

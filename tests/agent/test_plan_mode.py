@@ -15,7 +15,7 @@ from vis_core.agent.plan import PLANNING_NOTE
 from vis_core.commands import CommandAction, PromptToSend
 from vis_core.events import BlockFinished, Event, TurnEnded
 from vis_core.host import Host, HostOptions
-from vis_core.jail_check import jail_problem
+from vis_core.system.jail_check import jail_problem
 
 jailed = pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
 
@@ -214,7 +214,7 @@ def test_a_read_only_jail_of_home_keeps_every_entry_read_only(
 ) -> None:
     """Plan mode in a workspace that is home: home's own entries (writable in a normal jail)
     and a read-write grant are read-only too; /tmp still takes writes."""
-    from vis_core.sandbox.jail import jail_argv
+    from vis_core.system.jail import jail_argv
 
     home = tmp_path / "ada"
     (home / "notes").mkdir(parents=True)

@@ -9,7 +9,7 @@ from .harness import code_turn, install_extension, open_host, run_turn, write_sc
 
 COUNTERS = """
 import vis_core.extension as vis
-from vis_core.ipc.values import HostHandle
+from vis_core.model.handles import HostHandle
 
 
 class Counter(HostHandle):

@@ -12,7 +12,7 @@ CROSSING = '''
 from dataclasses import dataclass
 
 import vis_core.extension as vis
-from vis_core.ipc.values import HandleMethod, HostHandle
+from vis_core.model.handles import HandleMethod, HostHandle
 
 
 class QuotaError(Exception):

@@ -43,10 +43,11 @@ def probe() -> dict:
 
 
 def spin() -> str:
-    """Loop until cancelled (Python code: the worker interrupts it)."""
+    """Loop until cancelled, asking the host each round (the SDK call after the cancel raises
+    in it; a loop that never calls the SDK is deaf, below)."""
     vis.publish_activity(vis.ActivityPresentation("Spin", "running"))
     while True:
-        pass
+        vis.state.get("spins")
 
 
 async def wait_async() -> str:
@@ -57,10 +58,10 @@ async def wait_async() -> str:
 
 
 def deaf() -> str:
-    """Block in C, deaf to the cancel: the worker is killed and restarted."""
+    """Block, deaf to the cancel: the worker is killed and restarted."""
     published = False
     while True:
-        try:  # swallows the interruption the worker raises in its thread, wherever it lands
+        try:  # swallows the cancel an SDK call raises
             if not published:
                 published = True
                 vis.publish_activity(vis.ActivityPresentation("Deaf", "running"))
@@ -218,7 +219,7 @@ async def test_a_hung_tool_is_cancelled_and_a_deaf_worker_is_killed_and_restarte
         worker.cancel_grace = 0.5
         pid = _printed(await _turn(session))["pid"]
 
-        for tool in ("spin", "wait_async"):  # Python code and a coroutine stop on the cancel
+        for tool in ("spin", "wait_async"):  # an SDK call and a coroutine stop on the cancel
             await _cancelled_while(session, tool)
             assert _printed(await _turn(session))["pid"] == pid, tool  # the same worker goes on
             stored = [e.event for e in host.store.events(session.id)]

@@ -16,7 +16,7 @@ from vis_core.mcp.config import load_config
 from vis_core.mcp.launch import start_folder
 from vis_core.mcp.manager import McpManager
 from vis_core.paths import TrustStore, VisPaths
-from vis_core.programs import path_outside
+from vis_core.system.programs import path_outside
 
 from .conftest import SERVER, stdio_entry, write_config
 

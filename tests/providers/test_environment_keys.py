@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 from vis_core.mcp.values import expand_map, expanded_keys
-from vis_core.settings.redact import Redactor, environment_secrets
+from vis_core.settings.redact import Redactor
+from vis_core.system.redaction import environment_secrets
 
 from .wire_servers import (
     RecordedRequest,

@@ -13,7 +13,7 @@ import yaml
 
 from vis_core.events import BlockFinished, Event, TurnEnded
 from vis_core.host import Host, HostOptions
-from vis_core.jail_check import jail_problem
+from vis_core.system.jail_check import jail_problem
 
 
 def bwrap_problem() -> str | None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.sandbox.git import git_argv, run_git
+from vis_core.system.git import git_argv, run_git
 
 from .hostile import BWRAP_PROBLEM, git, make_repo, run_blocks
 

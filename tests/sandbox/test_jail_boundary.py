@@ -19,7 +19,7 @@ import pytest
 
 from vis_core.sandbox import Sandbox
 from vis_core.sandbox.host import VIS_ROOT
-from vis_core.sandbox.jail import jail_argv
+from vis_core.system.jail import jail_argv
 
 from .conftest import MakeSandbox
 from .hostile import BWRAP_PROBLEM, make_repo
@@ -250,7 +250,7 @@ async def test_the_sandbox_refuses_direct_spawns_ctypes_and_vis_internals(
                 "ctypes": lambda: __import__("ctypes"),
                 "_posixsubprocess": lambda: __import__("_posixsubprocess"),
                 "vis_core.sandbox": lambda: __import__("vis_core.sandbox.child"),
-                "import_module": lambda: importlib.import_module("vis_core.tools.shell"),
+                "import_module": lambda: importlib.import_module("vis_core.system.shell"),
                 "from vis_core": lambda: exec("from vis_core import host"),
                 "_fork_exec": lambda: subprocess._fork_exec(),
                 "spawnv_passfds": lambda: __import__("multiprocessing.util").util.spawnv_passfds(
@@ -317,7 +317,7 @@ def test_no_socket_in_home_is_reachable_when_the_workspace_is_home(
     ``~/.docker/desktop/docker.sock``, an SSH ControlMaster socket in ``~/.ssh`` or
     ``~/.gnupg/S.gpg-agent``: commands outside the jail, or on other machines. Every socket
     among home's dot entries is hidden."""
-    from vis_core.sandbox.jail import vis_runtime
+    from vis_core.system.jail import vis_runtime
 
     home = tmp_path / "ada"
     places = [
@@ -481,7 +481,7 @@ def test_root_only_system_files_stay_hidden_in_the_jail(workspace: Path) -> None
             f"""
             import subprocess, sys
             from pathlib import Path
-            from vis_core.sandbox.jail import jail_argv
+            from vis_core.system.jail import jail_argv
             script = "cat {conf} {folder}/admin.conf 2>/dev/null; echo end"
             argv = jail_argv(["sh", "-c", script], Path({str(workspace)!r}))
             done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
@@ -500,7 +500,7 @@ def test_root_only_system_files_stay_hidden_in_the_jail(workspace: Path) -> None
 def test_host_side_tools_treat_vis_code_in_the_workspace_as_read_only() -> None:
     """``patch`` and the other host-side writers refuse what the jail keeps read-only: Vis's
     own code and virtualenv when they lie in the workspace, and any ``.git``."""
-    from vis_core.sandbox.jail import is_protected
+    from vis_core.system.jail import is_protected
 
     assert is_protected(VIS_ROOT / "vis_core" / "planted.py", VIS_ROOT)
     assert is_protected(VIS_ROOT / "sub" / ".git" / "commondir", VIS_ROOT)
@@ -655,8 +655,8 @@ def test_a_root_only_file_gone_since_the_scan_does_not_stop_the_jail(workspace: 
         f"""
         import os, subprocess, sys
         from pathlib import Path
-        from vis_core.jail_check import private_system_entries
-        from vis_core.sandbox.jail import jail_argv
+        from vis_core.system.jail_check import private_system_entries
+        from vis_core.system.jail import jail_argv
         lock = Path("/etc/{name}.lock")
         lock.write_text("")
         lock.chmod(0o600)
@@ -681,7 +681,7 @@ def test_a_hard_link_made_earlier_does_not_open_a_protected_file(
     """A hard link made before the jail (an unpacked archive, a session with the jail off)
     gives a protected file a second, writable name: the jail binds paths, not files, so it
     refuses to start and names the file, instead of letting ``.git/config`` be written."""
-    from vis_core.jail_check import JailUnavailable
+    from vis_core.system.jail_check import JailUnavailable
 
     repo = tmp_path / "repo"
     repo.mkdir()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.sandbox.lifetime import KEEPER
+from vis_core.system.lifetime import KEEPER
 
 # The owner stands in for Vis: it holds its end of the socket pair and starts the keeper.
 OWNER = """

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.jail_check import jail_problem
 from vis_core.sandbox import JailUnavailable, Sandbox, jail_argv
+from vis_core.system.jail_check import jail_problem
 
 from .conftest import HostTools, MakeSandbox
 
@@ -224,7 +224,7 @@ def test_a_checkouts_git_file_cannot_make_the_jail_read_without_end(
         import resource
         from pathlib import Path
         resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
-        from vis_core.sandbox.jail import jail_argv
+        from vis_core.system.jail import jail_argv
         print(jail_argv(["true"], Path({str(workspace)!r}))[-1])
         """
     )

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from vis_core.sandbox.lifetime import ChildLimits
 from vis_core.sandbox.state import SessionState
 from vis_core.settings.core import BLOCK_TIME_LIMIT, MEMORY_LIMIT, PROCESS_LIMIT
+from vis_core.system.lifetime import ChildLimits
+from vis_core.system.shell import ShellManager
 from vis_core.tools import ToolContext
-from vis_core.tools.shell import ShellManager
 
 from .conftest import HostTools, MakeSandbox
 

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.sandbox.lifetime import ChildLimits
+from vis_core.system.lifetime import ChildLimits
+from vis_core.system.shell import ShellManager
 from vis_core.tools import ToolContext
-from vis_core.tools.shell import ShellManager
 
 from .conftest import MakeSandbox
 

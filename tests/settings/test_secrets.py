@@ -112,7 +112,8 @@ def test_an_event_is_redacted_whatever_its_secret_escapes_to_and_kept_as_is_with
         ActivityState,
         SymbolTag,
     )
-    from vis_core.settings.redact import REDACTED, Redactor
+    from vis_core.settings.redact import Redactor
+    from vis_core.system.redaction import REDACTED
 
     redactor = Redactor(lambda: ["other-secret-value", secret])
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import pytest
@@ -18,6 +19,9 @@ class Editor:
         self.buffers = buffers
         self.asked: list[Path] = []
         self.saved: dict[Path, str] = {}
+
+    def quiet(self) -> contextlib.AbstractContextManager[object]:
+        return contextlib.nullcontext()
 
     def read_text(self, path: Path) -> str | None:
         self.asked.append(path)

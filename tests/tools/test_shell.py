@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from processes import alive
 
-from vis_core.tools import ShellStatus, ToolContext
-from vis_core.tools.shell import ShellManager, StreamBuffer
+from vis_core.system.shell import ShellManager, ShellStatus, StreamBuffer
+from vis_core.tools import ToolContext
 
 
 async def test_exit_code_and_both_streams(tools: dict, workspace: Path) -> None:
@@ -113,7 +113,7 @@ async def test_bad_arguments(tools: dict) -> None:
 async def test_jail_refuses_without_bubblewrap(
     workspace: Path, tmp_path: Path, monkeypatch
 ) -> None:
-    from vis_core.sandbox.jail import JailUnavailable
+    from vis_core.system.jail import JailUnavailable
     from vis_core.tools import builtin_tools
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))

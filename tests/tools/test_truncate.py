@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from vis_core.tools.truncate import MAX_BYTES, MAX_LINES, Keep, fit_output, truncate
+from vis_core.system.truncate import MAX_BYTES, MAX_LINES, Keep, fit_output, truncate
 
 
 def test_short_text_is_untouched(tmp_path: Path) -> None:

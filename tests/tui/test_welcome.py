@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vis_core.jail_check import jail_works
+from vis_core.system.jail_check import jail_works
 from vis_tui.widgets.welcome import WelcomeHeader
 
 from .support import started, store_session, until, vis_app, write_script

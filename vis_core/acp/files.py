@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
+
+from vis_core.acp.quiet import model_stopped
 
 log = logging.getLogger(__name__)
 CLIENT_FS_SECONDS = 30.0
@@ -41,6 +44,10 @@ class ClientFiles:
             raise RuntimeError("called on the event loop")
         future = asyncio.run_coroutine_threadsafe(coroutine, self.loop)
         return future.result(CLIENT_FS_SECONDS)
+
+    def quiet(self) -> AbstractContextManager[object]:
+        """The model's processes stopped while a path is checked and the editor opens it."""
+        return model_stopped()
 
     def read_text(self, path: Path) -> str | None:
         if not self.can_read:

@@ -1,4 +1,4 @@
-"""Vis's own git calls for drafts, through the hardened runner (vis_core/sandbox/git.py)."""
+"""Vis's own git calls for drafts, through the hardened runner (vis_core/system/git.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vis_core.drafts.errors import DraftError
-from vis_core.sandbox.git import run_git
+from vis_core.system.git import run_git
 
 # Vis's commits: never signed by a program the repository names, an identity when none is set.
 COMMIT_CONFIG = ("-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false")

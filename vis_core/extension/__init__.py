@@ -66,7 +66,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "jailed_shell",
         "shell",
     ),
-    "vis_core.extension.errors": ("GatewayError", "GitFailed"),
+    "vis_core.extension.errors": ("GatewayError",),
+    "vis_core.system.git": ("GitFailed",),
     "vis_core.extension.grants": ("Grant",),
     "vis_core.extension.providers": ("Provider", "ProviderModel"),
     "vis_core.extension.network": ("NetworkFilter", "rewrite_headers"),
@@ -221,7 +222,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         ok,
         register_extension,
     )
-    from vis_core.extension.errors import GatewayError, GitFailed
+    from vis_core.extension.errors import GatewayError
     from vis_core.extension.forms import (
         Answer,
         AnswerReason,
@@ -333,6 +334,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     )
     from vis_core.model.network import NetworkRequest, NetworkResponse
     from vis_core.model.usage import Usage
+    from vis_core.system.git import GitFailed
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

@@ -38,7 +38,3 @@ class VisToolError(RuntimeError):
 
 
 VisToolError.__module__ = "builtins"  # tracebacks show ``VisToolError: …``
-
-
-class GitFailed(RuntimeError):
-    """git could not run, or refused; the message says what git said (``vis.git``)."""

@@ -20,7 +20,7 @@ from vis_core.extension.context import current_call
 from vis_core.extension.place import require_trusted, require_trusted_fs
 from vis_core.extension.roots import project_root, workspace_root
 from vis_core.paths import VisPaths
-from vis_core.tools.shell import ShellHandle, ShellManager, ShellStatus, start_handle
+from vis_core.system.shell import ShellHandle, ShellManager, ShellStatus, start_handle
 
 T = TypeVar("T")
 SHELL_KEYS = frozenset({"command", "cwd", "env", "timeout"})
@@ -61,7 +61,7 @@ class FileSystem:
         """Write ``data`` (bytes, or text as ``encoding``) atomically; the folder is created."""
         require_trusted_fs("vis.fs.write")
         from vis_core.extension.mutation import file_mutation_queue
-        from vis_core.tools.edit import atomic_write
+        from vis_core.system.files import atomic_write
 
         raw = data.encode(encoding) if isinstance(data, str) else bytes(data)
         target = _path(path)
@@ -348,11 +348,11 @@ async def _start_jailed(
     and read-write) and ``extra`` paths read-write."""
     import shlex
 
-    from vis_core.sandbox.jail import jail_argv
+    from vis_core.system.jail import jail_argv
 
     shell = "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
     script = f"cd -- {shlex.quote(str(spec['cwd']))} || exit 125\n{spec['command']}"
-    from vis_core.sandbox.environ import child_environment
+    from vis_core.system.environ import child_environment
 
     argv = jail_argv(
         [shell, "-c", script],
@@ -409,7 +409,7 @@ def jail_enabled(terms: JailTerms | None = None) -> bool:
     again at every spawn, or of the running call's session (either one switches it on).
     Raises :class:`PermissionError` when it cannot be read: nothing runs unconfined because
     a file was broken."""
-    from vis_core.sandbox.jail import jail_refusal
+    from vis_core.system.jail import jail_refusal
 
     config = load_config(VisPaths.from_env().config_file)
     value = config.data.get("jail", False)

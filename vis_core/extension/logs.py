@@ -31,7 +31,7 @@ def log_file(paths: VisPaths | None = None, when: float | None = None) -> Path:
 def write_log(level: str, message: str, *, source: str, detail: str = "") -> Path:
     """Append one line for ``source`` (and an indented ``detail``, e.g. a traceback) to
     today's log file and return the file; saved secrets are written as ``[REDACTED]``."""
-    from vis_core.settings.logfile import redact_log_text  # vis_core.settings imports this package
+    from vis_core.system.redaction import redact_log_text
 
     now = time.time()
     path = log_file(when=now)

@@ -22,7 +22,7 @@ RUNTIME_VERSION = vis_core.__version__
 
 def _git(root: Path, *args: str) -> str | None:
     """``git args`` in Vis's own checkout, immune to its config (it may be the workspace)."""
-    from vis_core.sandbox.git import GitFailed, run_git
+    from vis_core.system.git import GitFailed, run_git
 
     try:
         done = run_git(args, root, timeout=5)

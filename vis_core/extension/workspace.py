@@ -14,11 +14,11 @@ from typing import Any
 import yaml
 
 from vis_core.extension.context import current_call
-from vis_core.extension.errors import GitFailed
 from vis_core.extension.place import require_trusted
 from vis_core.extension.roots import project_root, workspace_root
 from vis_core.extension.runtime import current_runtime
 from vis_core.paths import VisPaths, project_trusted
+from vis_core.system.git import GitFailed
 
 SHARE_SECONDS = 2.0
 GIT_TIMEOUT = 60.0
@@ -44,10 +44,16 @@ def git(
 
 
 def hardened_git(args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    """The trusted processes' runner behind :func:`git` (the host's, a worker's, a script's)."""
-    from vis_core.sandbox.git import workspace_git
+    """The trusted processes' runner behind :func:`git` (the host's, a worker's, a script's):
+    :func:`~vis_core.system.git.run_git`, jailed when the session's jail is on. Raises
+    :class:`PermissionError` when the jail setting cannot be read (fail closed)."""
+    from vis_core.extension.fs import jail_enabled
+    from vis_core.extension.roots import project_root
+    from vis_core.system.git import run_git
 
-    return workspace_git(args, cwd)
+    if not jail_enabled():
+        return run_git(args, cwd)
+    return run_git(args, cwd, jail_workspace=workspace_root(), project_root=project_root())
 
 
 def _git_files(root: Path) -> tuple[Path, ...] | None:

@@ -120,7 +120,7 @@ def write(
 ) -> Path | None:
     """Keep ``declarations`` under ``key`` in the first of ``files`` that can be written
     (a temporary file renamed into place); ``None`` when none could."""
-    from vis_core.tools.edit import atomic_write  # only when the cache is written again
+    from vis_core.system.files import atomic_write  # only when the cache is written again
 
     text = json.dumps({"key": key, "declarations": declarations}).encode()
     for path in files:

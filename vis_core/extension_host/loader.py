@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,8 +27,9 @@ from vis_core.extension_host.loaded import (
     LoadedExtensions,
     LoadOptions,
 )
-from vis_core.extension_host.registration import RegistrationWorker, Screened, worker_environment
+from vis_core.extension_host.registration import RegistrationWorker, Screened
 from vis_core.paths import ControlSnapshot, VisPaths
+from vis_core.system.environ import Audience, child_environment
 from vis_core.tools.names import RESERVED_NAMES
 from vis_core.tools.registry import HostTool
 
@@ -228,7 +228,7 @@ def _screen(candidates: list[Candidate], options: LoadOptions) -> dict[Path, Scr
             if name in environment
         }
         worker = RegistrationWorker(
-            worker_environment(os.environ, project),
+            child_environment(project, audience=Audience.VIS),
             environment,
             load_timeout=options.load_timeout,
             cwd=options.project_root,

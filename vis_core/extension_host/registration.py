@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.child_process import python_argv
 from vis_core.extension_host.discovery import Candidate
 from vis_core.extension_host.entry import LoadError
 from vis_core.extension_host.loaded import DEFAULT_LOAD_TIMEOUT
@@ -37,6 +36,7 @@ from vis_core.ipc.messages import (
     framed,
     from_registration,
 )
+from vis_core.system.child_process import python_argv
 
 if TYPE_CHECKING:
     from vis_core.extension.declarations import Extension
@@ -46,39 +46,6 @@ log = logging.getLogger(__name__)
 
 MAX_MESSAGE = 64 << 20  # a declaration report is small; this only bounds a corrupt length
 START_TIMEOUT = 30.0  # seconds the worker itself may take to start (imports, on a loaded machine)
-# What a Python process and the tools it runs need; nothing that carries a secret.
-BASE_NAMES = (
-    "PATH",
-    "HOME",
-    "USER",
-    "LOGNAME",
-    "SHELL",
-    "LANG",
-    "LC_ALL",
-    "LC_CTYPE",
-    "TZ",
-    "TMPDIR",
-    "TERM",
-    "VIS_HOME",
-    "XDG_CONFIG_HOME",
-    "XDG_DATA_HOME",
-    "XDG_CACHE_HOME",
-    "XDG_STATE_HOME",
-    "VIRTUAL_ENV",
-    "SYSTEMROOT",
-)
-
-
-def worker_environment(
-    host: Mapping[str, str], project: Mapping[str, str] | None = None
-) -> dict[str, str]:
-    """A worker's environment: the base names of ``host``, then the project's values.
-
-    The project's values stay for what an extension starts itself; the worker's own interpreter
-    ignores every ``PYTHON*`` name among them (it runs with ``-I``, see :func:`worker_argv`)."""
-    env = {name: host[name] for name in BASE_NAMES if name in host}
-    env.update(project or {})
-    return env
 
 
 def worker_argv(python: str, module: str) -> list[str]:

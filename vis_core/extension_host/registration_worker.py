@@ -18,7 +18,6 @@ import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.ipc.framing import read_one, write_all
 from vis_core.ipc.messages import (
     EnvAsk,
@@ -30,6 +29,7 @@ from vis_core.ipc.messages import (
     framed,
     to_registration,
 )
+from vis_core.system.child_process import exit_with_parent, take_protocol_fds
 
 MAX_MESSAGE = 64 << 20  # a declaration is small; this only bounds a corrupt length
 

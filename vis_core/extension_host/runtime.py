@@ -85,7 +85,7 @@ class StoreRuntime(OutsideVis):
     # -- the running call ----------------------------------------------------------------------
     def save_output(self, text: str, label: str) -> Path:
         from vis_core.extension.runtime import output_dir
-        from vis_core.tools.truncate import save_full_output
+        from vis_core.system.truncate import save_full_output
 
         return save_full_output(text, output_dir(), label)
 

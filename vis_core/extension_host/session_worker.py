@@ -6,40 +6,42 @@ first sends ``load`` (the session and each extension's entry file and declared `
 values), then ``tool``, ``hook``, ``command`` and ``callback`` calls (prompt, activation, ctx,
 a setting's on_change, an Activity's render); SDK services go back to the host
 (:mod:`worker_sdk`). Calls into one extension run one at a time (a render runs beside the
-tool it draws); a cancelled call is interrupted where Python can interrupt it.
+tool it draws). The worker has one event loop: it reads the pipe, runs each call's
+synchronous part on a thread of the channel and awaits the coroutine a call returns as a
+task on the loop. A cancel cancels that task, or ends the SDK call a synchronous call waits
+in; a call deaf to it is killed with its worker by the host.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
+import contextvars
 import inspect
 import os
 import sys
 import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.extension.acting import follow_threads
 from vis_core.extension.context import CallContext, enter_call, leave_call
 from vis_core.extension.network import run_filter
 from vis_core.extension_host.child_output import capture_child_output
 from vis_core.extension_host.output import ExtensionOutput
 from vis_core.extension_host.provider_stream import pump_stream
+from vis_core.extension_host.worker_channel import CallCancelled as ToolCancelled
 from vis_core.extension_host.worker_channel import Channel
 from vis_core.extension_host.worker_results import ENCODED_CALL, encode_for_host
 from vis_core.extension_host.worker_values import run_method
 from vis_core.ipc.messages import Call, CallbackKind, TargetKind
+from vis_core.model.activity import RenderPhase
 from vis_core.model.channel import Channel as FrontEnd
-
-
-class ToolCancelled(BaseException):
-    """Raised inside a tool the host cancelled (not an ``Exception``: tools do not catch it)."""
+from vis_core.system.child_process import exit_with_parent, take_protocol_fds
 
 
 @dataclass(frozen=True)
@@ -54,16 +56,14 @@ class SessionPlace:
 
 @dataclass(slots=True)
 class _Running:
-    thread: int
-    loop: asyncio.AbstractEventLoop | None = None
-    task: asyncio.Task[Any] | None = None
+    task: asyncio.Task[Any] | None = None  # the coroutine the call returned, awaited
     cancelled: bool = False
-    awaiting: bool = False  # an async tool: cancelled through its task, never its thread
 
 
 _SCALARS = frozenset({type(None), bool, int, float, str, bytes})
 _DONE = _SCALARS | {list, tuple, dict}  # values that are not awaitable
 _UNLOCKED = contextlib.nullcontext()  # for a call that runs inside one holding the lock
+_TOOL_TARGETS = frozenset({TargetKind.TOOL, TargetKind.DRAWN_TOOL, TargetKind.STARTED_TOOL})
 
 
 def _scalars(args: tuple, kwargs: dict) -> bool:
@@ -79,8 +79,10 @@ def _scalars(args: tuple, kwargs: dict) -> bool:
 class WorkerHandler:
     """Serves the host's calls: ``load``, ``tool`` and calls of objects lent to the host."""
 
-    def __init__(self) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.channel: Channel | None = None
+        self._loop = loop  # the worker's one loop: each call's coroutine is a task on it
+        self._tasks: set[asyncio.Task[Any]] = set()
         self.place: SessionPlace | None = None
         self._tools: dict[tuple[str, str], Callable[..., Any]] = {}
         self._commands: dict[tuple[str, str], Callable[..., Any]] = {}
@@ -96,7 +98,7 @@ class WorkerHandler:
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
         target = call.target
-        if target is TargetKind.TOOL or target is TargetKind.DRAWN_TOOL:
+        if target in _TOOL_TARGETS:
             return self._tool(call, args, kwargs)
         owner = str(call.owner)
         if target is TargetKind.COMMAND:
@@ -150,12 +152,23 @@ class WorkerHandler:
         if call.target is TargetKind.TOOL:
             return self._run(call, fn, args, kwargs, then=lambda v: encode_for_host(v, owner))
         render = self._renders.get((owner, call.name))
+        before: Callable[[], None] | None = None
+        if call.target is TargetKind.STARTED_TOOL:  # its start, drawn and sent ahead of it
+            channel = self.channel
+            assert channel is not None
+
+            def send_start() -> None:
+                channel.send_early(call.id, _draw(render, given, None, RenderPhase.START))
+
+            before = send_start
+
         return self._run(
             call,
             fn,
             args,
             kwargs,
             then=lambda v: (encode_for_host(v, owner), *_draw(render, given, v)),
+            before=before,
         )
 
     def _callback(self, owner: str, kind: CallbackKind, key: str) -> Callable[..., Any]:
@@ -229,15 +242,17 @@ class WorkerHandler:
         lock: bool = True,
         session: list[str | None] | None = None,
         then: Callable[[Any], Any] | None = None,
+        before: Callable[[], None] | None = None,
     ) -> Any:
         """Run ``fn`` of extension ``call.owner`` as that extension, one call at a time, in
-        the worker's session (or ``session[0]``); ``then`` gets its value, in the same call.
+        the worker's session (or ``session[0]``); ``then`` gets its value, in the same call;
+        ``before`` runs just before ``fn``, as it does.
 
         The call's context names its extension, which is what ``current_extension`` reads (no
         ``acting_as`` needed here)."""
         owner = str(call.owner)
         context = self._context(owner, session)
-        running = _Running(threading.get_ident())
+        running = _Running()
         with self._lock:
             self._running[call.id] = running
             if self._cancelled_early and call.id in self._cancelled_early:
@@ -249,6 +264,8 @@ class WorkerHandler:
                 try:
                     if running.cancelled:
                         raise ToolCancelled()
+                    if before is not None:
+                        before()
                     value = fn(*args, **kwargs)
                     if type(value) not in _DONE and inspect.isawaitable(value):
                         value = self._settle(value, running)
@@ -279,33 +296,38 @@ class WorkerHandler:
         return context
 
     def _settle(self, awaitable: Any, running: _Running) -> Any:
-        """Await an async tool on an event loop of this thread, cancellable from the host."""
-        with self._lock:
-            running.awaiting = True  # from here a cancel waits for the task (asyncio would
-            cancelled = running.cancelled  # swallow an exception raised in its callbacks)
-        if cancelled:
-            _close(awaitable)
-            raise ToolCancelled()
-        loop = asyncio.new_event_loop()
+        """Await an async call's coroutine as a task on the worker's loop (in this thread's
+        context: its call and extension), and wait here for it to end."""
+        settled: Future[Any] = Future()
+        context = contextvars.copy_context()
 
-        async def main() -> Any:
-            return await awaitable
+        def start() -> None:  # on the loop
+            if running.cancelled:
+                _close(awaitable)
+                settled.set_exception(ToolCancelled())
+                return
+            task = self._loop.create_task(_awaited(awaitable), context=context)
+            self._tasks.add(task)
+            running.task = task
+            task.add_done_callback(done)
 
-        try:
-            task = loop.create_task(main())
-            with self._lock:
-                running.loop, running.task = loop, task
-                cancelled = running.cancelled
-            if cancelled:
-                task.cancel()
-            return loop.run_until_complete(task)
-        finally:
-            with self._lock:
-                running.loop = running.task = None
-            loop.close()
+        def done(task: asyncio.Task[Any]) -> None:
+            self._tasks.discard(task)
+            if task.cancelled():
+                settled.set_exception(ToolCancelled())
+            elif (error := task.exception()) is not None:
+                settled.set_exception(error)
+            elif isinstance(value := task.result(), _Exited):
+                settled.set_exception(value.error)
+            else:
+                settled.set_result(value)
+
+        self._loop.call_soon_threadsafe(start)
+        return settled.result()
 
     def cancel(self, call_id: int) -> None:
-        """Interrupt call ``call_id``: cancel its task, or raise in its thread."""
+        """Stop call ``call_id`` (on the loop): cancel its task, else end the SDK call its
+        thread waits in (and any it makes next); one that has not started will not start."""
         with self._lock:
             running = self._running.get(call_id)
             if running is None:  # not started yet (it waits in the pool): it will not start
@@ -314,31 +336,41 @@ class WorkerHandler:
             if running.cancelled:
                 return
             running.cancelled = True
-            loop, task = running.loop, running.task
-            if loop is not None and task is not None:
-                loop.call_soon_threadsafe(task.cancel)
-                return
-            if running.awaiting:  # its task is being made; _settle cancels it
-                return
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(
-                ctypes.c_ulong(running.thread), ctypes.py_object(ToolCancelled)
-            )
+            task = running.task
+        if task is not None:  # asyncio's cancel, where the coroutine awaits next
+            task.cancel()
+        elif self.channel is not None:
+            self.channel.interrupt(call_id)
+
+
+@dataclass(frozen=True, slots=True)
+class _Exited:
+    """``sys.exit`` or an interrupt raised by a call's coroutine: it ends the call, not the
+    loop (a task re-raises those two out of the loop)."""
+
+    error: BaseException
+
+
+async def _awaited(awaitable: Any) -> Any:
+    try:
+        return await awaitable
+    except (SystemExit, KeyboardInterrupt) as exc:
+        return _Exited(exc)
 
 
 def _draw(
-    render: Callable[..., Any] | None, given: tuple[tuple, dict], value: Any
+    render: Callable[..., Any] | None,
+    given: tuple[tuple, dict],
+    value: Any,
+    phase: RenderPhase = RenderPhase.SUCCESS,
 ) -> tuple[Any, str | None]:
-    """The success presentation of a tool call that returned ``value``, drawn by its
-    Activity's ``render`` with the arguments as given; or why the render failed."""
+    """The presentation of a tool call in ``phase`` (success: it returned ``value``), drawn
+    by its Activity's ``render`` with the arguments as given; or why the render failed."""
     if render is None:
         return None, None
     args, kwargs = given
     try:
-        from vis_core.model.activity import RenderPhase
-
-        drawn = render(
-            phase=RenderPhase.SUCCESS, args=args, kwargs=kwargs, result=value, error=None
-        )
+        drawn = render(phase=phase, args=args, kwargs=kwargs, result=value, error=None)
         return drawn, None
     except Exception as exc:  # a render bug never changes the tool's result
         return None, f"{type(exc).__name__}: {exc}"
@@ -378,8 +410,6 @@ def _print_to_host(level: str, message: str, source: str) -> None:
 
 def main() -> None:
     """Serve the host until it closes the channel."""
-    from vis_core.extension_host import worker_sdk
-
     fds = take_protocol_fds()  # output that bypasses sys.stdout goes to stderr (host logs it)
     fd_in, fd_out = fds.read, fds.write
     sys.stdout = ExtensionOutput(sys.stderr, "info", sink=_print_to_host)
@@ -387,13 +417,32 @@ def main() -> None:
     follow_threads()  # a thread an extension starts acts for it (vis.log, its output)
     capture_child_output()  # what its children print and it does not read: to its log
     exit_with_parent()
-    done = threading.Event()
-    handler = WorkerHandler()
-    channel = Channel(fd_in, fd_out, handler, name="vis-worker", on_close=done.set)
+    asyncio.run(_serve(fd_in, fd_out))
+
+
+async def _serve(fd_in: int, fd_out: int) -> None:
+    """Serve the host on this process's one loop until it closes the channel."""
+    from vis_core.extension_host import worker_sdk
+
+    loop = asyncio.get_running_loop()
+    closed = asyncio.Event()
+
+    def on_close() -> None:  # from the loop, or from a thread that reads the pipe for it
+        loop.call_soon_threadsafe(closed.set)
+
+    handler = WorkerHandler(loop)
+    channel = Channel(
+        fd_in,
+        fd_out,
+        handler,
+        name="vis-worker",
+        on_close=on_close,
+        loop=loop,
+    )
     handler.channel = channel
     worker_sdk.install(channel)
     channel.start()
-    done.wait()
+    await closed.wait()
     os._exit(0)  # a tool still hung in a thread must not keep the process alive
 
 

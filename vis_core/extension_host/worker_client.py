@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 import weakref
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,7 +39,6 @@ from vis_core.extension_host.registration import (
     START_TIMEOUT,
     _drain,
     worker_argv,
-    worker_environment,
 )
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.extension_host.worker_results import decode_from_worker
@@ -47,6 +46,7 @@ from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
 from vis_core.extension_host.worker_values import run_method
 from vis_core.ipc.messages import Call, CallbackKind, TargetKind
 from vis_core.model.channel import Channel as FrontEnd
+from vis_core.system.environ import Audience, child_environment
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -369,13 +369,24 @@ class SessionWorker:
 
     # -- calls -------------------------------------------------------------------------------
 
-    async def call(self, tool: HostTool, args: tuple, kwargs: dict, *, render: bool = False) -> Any:
+    async def call(
+        self,
+        tool: HostTool,
+        args: tuple,
+        kwargs: dict,
+        *,
+        render: bool = False,
+        started: Callable[[Any], Awaitable[None]] | None = None,
+    ) -> Any:
         """Run ``tool`` in the worker; cancelling the awaiting task cancels it there.
 
         ``render``: the worker also draws its Activity's success with the result (one round
         trip instead of two) and answers ``(value, presentation, problem)``; ``problem`` says
         why the render failed (the value stands). A value of data only comes back as the
-        worker packed it (:class:`~vis_core.ipc.values.Encoded`)."""
+        worker packed it (:class:`~vis_core.ipc.values.Encoded`). ``started`` (with
+        ``render``): the worker draws the Activity's start too, just before the tool runs,
+        and sends it ahead: ``started((presentation, problem))`` is awaited with it (or with
+        None when none came) before the answer, all in the one round trip."""
         if self._cancelled:
             await self._settled()
         channel = self._channel
@@ -384,14 +395,20 @@ class SessionWorker:
         problem = self._problems.get(tool.owner)
         if problem is not None:
             raise WorkerFailed(f"extension {tool.owner!r} did not load in its worker: {problem}")
+        early: asyncio.Future[Any] | None = None
+        target = TargetKind.DRAWN_TOOL if render else TargetKind.TOOL
+        if started is not None:
+            early = asyncio.get_running_loop().create_future()
+            target = TargetKind.STARTED_TOOL
         try:
-            target = TargetKind.DRAWN_TOOL if render else TargetKind.TOOL
             call_id, waiting = channel.request_async(
-                target, tool.name, args, kwargs, owner=tool.owner
+                target, tool.name, args, kwargs, owner=tool.owner, early=early
             )
         except ChannelClosed:
             raise WorkerFailed(self._why(tool, channel)) from None
         try:
+            if early is not None and started is not None:
+                await started(await early)
             answer = await waiting
         except asyncio.CancelledError:
             if channel.closed:
@@ -530,7 +547,7 @@ class SessionWorker:
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                env=worker_environment(os.environ, self._values),
+                env=child_environment(self._values, audience=Audience.VIS),
                 cwd=str(self._place.workspace_root),
                 start_new_session=True,
             )

@@ -17,6 +17,7 @@ from typing import Any
 from vis_core.extension_host.worker_values import HOME, Lent, RemoteObject
 from vis_core.ipc import values as wire
 from vis_core.ipc.values import Encoded
+from vis_core.model.handles import HandleMethod, HostHandle
 
 #: the object-call name under which the host asks a lent handle's method for an encoded value
 ENCODED_CALL = "__vis_encoded_call__"
@@ -41,7 +42,7 @@ def encode_for_host(value: Any, owner: str | None) -> Any:
         kind = type(obj)  # named, so an error on the host can say which value was not data
         return {"lent": Lent(obj), "type": f"{kind.__module__}.{kind.__qualname__}"}
 
-    def handle_out(handle: wire.HostHandle) -> dict[str, Any]:
+    def handle_out(handle: HostHandle) -> dict[str, Any]:
         nonlocal lent
         lent = True
         kind = type(handle)
@@ -97,7 +98,7 @@ def _handle_in(ref: dict[str, Any]) -> Any:
             object.__setattr__(value, "_kind", ref["type"])
         return value
     activities = tuple(
-        (str(name), wire.HandleMethod(str(tag), str(label), bool(show)))
+        (str(name), HandleMethod(str(tag), str(label), bool(show)))
         for name, (tag, label, show) in dict(ref.get("activities") or {}).items()
     )
     methods = tuple(str(m) for m in ref.get("methods") or ())
@@ -105,7 +106,7 @@ def _handle_in(ref: dict[str, Any]) -> Any:
     return kind(value, str(ref.get("repr") or ""))
 
 
-class WorkerHandle(wire.HostHandle):
+class WorkerHandle(HostHandle):
     """A handle an extension tool returned: it lives in the worker; each method the sandbox
     calls runs there, its value encoded there as a tool's is."""
 
@@ -164,7 +165,7 @@ _HANDLE_CLASSES: dict[tuple[Any, ...], type[WorkerHandle]] = {}
 
 
 def _handle_class(
-    name: str, methods: tuple[str, ...], activities: tuple[tuple[str, wire.HandleMethod], ...]
+    name: str, methods: tuple[str, ...], activities: tuple[tuple[str, HandleMethod], ...]
 ) -> type[WorkerHandle]:
     """A ``WorkerHandle`` class named as the extension's, with its methods and Activities
     (the sandbox and the invoker read them from the class)."""

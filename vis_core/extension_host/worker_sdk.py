@@ -149,14 +149,14 @@ class WorkerRuntime(Runtime):
 
     def save_output(self, text: str, label: str) -> Path:
         from vis_core.extension.runtime import output_dir
-        from vis_core.tools.truncate import save_full_output
+        from vis_core.system.truncate import save_full_output
 
         return save_full_output(text, output_dir(), label)
 
     def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
-        from vis_core.sandbox.git import workspace_git  # here, jailed by the host's terms
+        from vis_core.extension.workspace import hardened_git  # jailed by the host's terms
 
-        return workspace_git(args, cwd)
+        return hardened_git(args, cwd)
 
 
 def install(caller: Any) -> None:

@@ -23,8 +23,8 @@ from vis_core.mcp.oauth_session import make_provider, sign_in_needed, uses_oauth
 from vis_core.mcp.stderr_tail import StderrTail
 from vis_core.mcp.values import ExpansionError, expand_map, expanded_keys
 from vis_core.paths import find_project_root
-from vis_core.programs import path_outside
-from vis_core.settings.redact import key_name, remember_secrets
+from vis_core.system.programs import path_outside
+from vis_core.system.redaction import key_name, remember_secrets
 
 log = logging.getLogger(__name__)
 

@@ -247,7 +247,7 @@ def client_secret(
     config: ServerConfig, environ: Mapping[str, str] | None, cwd: Path | None
 ) -> str | None:
     """``clientSecret`` with its ``${VAR}`` or ``!command`` expanded (redacted from then on)."""
-    from vis_core.settings.redact import remember_secrets
+    from vis_core.system.redaction import remember_secrets
 
     raw = config.oauth.client_secret if config.oauth else None
     if raw is None:

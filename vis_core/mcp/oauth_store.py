@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.mcp.config import server_key
-from vis_core.settings.redact import remember_secrets
 from vis_core.settings.storage import SecretsFile, SettingsFileError
+from vis_core.system.redaction import remember_secrets
 
 PREFIX = "mcp-oauth:"
 

@@ -8,7 +8,7 @@ import subprocess
 from collections.abc import Mapping
 from pathlib import Path
 
-from vis_core.settings.redact import key_name
+from vis_core.system.redaction import key_name
 
 COMMAND_TIMEOUT = 30.0
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")

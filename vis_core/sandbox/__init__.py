@@ -11,7 +11,8 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from vis_core.ipc.values import HandleMethod, HostHandle, register_codec, unregister_codec
+    from vis_core.ipc.values import register_codec, unregister_codec
+    from vis_core.model.handles import HandleMethod, HostHandle
     from vis_core.sandbox.host import (
         BlockResult,
         HandleCall,
@@ -20,8 +21,8 @@ if TYPE_CHECKING:
         ToolCaller,
         ToolEntry,
     )
-    from vis_core.sandbox.jail import JailUnavailable, jail_argv
     from vis_core.sandbox.proxies import VisToolError, signature_from_contract
+    from vis_core.system.jail import JailUnavailable, jail_argv
 
 _HOMES = {
     "BlockResult": "host",
@@ -30,12 +31,12 @@ _HOMES = {
     "Sandbox": "host",
     "ToolCaller": "host",
     "ToolEntry": "host",
-    "JailUnavailable": "jail",
-    "jail_argv": "jail",
+    "JailUnavailable": "vis_core.system.jail",
+    "jail_argv": "vis_core.system.jail",
     "VisToolError": "proxies",
     "signature_from_contract": "proxies",
-    "HandleMethod": "vis_core.ipc.values",
-    "HostHandle": "vis_core.ipc.values",
+    "HandleMethod": "vis_core.model.handles",
+    "HostHandle": "vis_core.model.handles",
     "register_codec": "vis_core.ipc.values",
     "unregister_codec": "vis_core.ipc.values",
 }

@@ -15,7 +15,6 @@ import types
 from typing import Any
 
 import vis_core.records  # noqa: F401 - registers the "record" wire codec in the child
-from vis_core.child_process import exit_with_parent, take_protocol_fds
 from vis_core.extension.tools_proxy import with_attributes
 from vis_core.ipc import values as wire
 from vis_core.ipc.framing import READ_CHUNK, FrameReader, write_all
@@ -35,7 +34,6 @@ from vis_core.ipc.messages import (
 from vis_core.model.block import FormStatus
 from vis_core.sandbox.confine import confine
 from vis_core.sandbox.defs import SessionDoc, make_defs
-from vis_core.sandbox.network_bridge import start_from_environment
 from vis_core.sandbox.output import keep_tail
 from vis_core.sandbox.protocol import (
     MAX_CALLS_IN_FLIGHT,
@@ -52,6 +50,8 @@ from vis_core.sandbox.proxies import (
 )
 from vis_core.sandbox.sdk_runtime import enter_sandbox
 from vis_core.sandbox.state import SessionState, register_source, top_level_defs
+from vis_core.system.child_process import exit_with_parent, take_protocol_fds
+from vis_core.system.network_bridge import start_from_environment
 
 _INTERNAL = (  # where frames a block's traceback leaves out start: the sandbox, ipc, asyncio
     os.path.dirname(os.path.abspath(__file__)) + os.sep,

@@ -18,7 +18,6 @@ from typing import Any
 import msgspec
 
 import vis_core.records  # noqa: F401 - registers the "record" wire codec for results sent back
-from vis_core.child_process import VIS_ROOT, python_argv
 from vis_core.extension.metadata import build_metadata
 from vis_core.ipc import values as wire
 from vis_core.ipc.framing import READ_CHUNK, FrameReader, ProtocolError, check_in_flight
@@ -36,19 +35,21 @@ from vis_core.ipc.messages import (
 from vis_core.ipc.messages import (
     HandleCall as HandleCallMessage,
 )
-from vis_core.sandbox.environ import child_environment
-from vis_core.sandbox.jail import (
+from vis_core.model.handles import HostHandle
+from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
+from vis_core.sandbox.protocol import MAX_CALLS_IN_FLIGHT, MAX_MESSAGE_BYTES
+from vis_core.sandbox.reroot import RerootFailed, reroot
+from vis_core.system.child_process import VIS_ROOT, python_argv
+from vis_core.system.environ import child_environment
+from vis_core.system.jail import (
     JailUnavailable,
     jail_argv,
     protected_files,
     reserve_control_folder,
     vis_runtime,
 )
-from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_strays, start_kept
-from vis_core.sandbox.network_bridge import proxy_environment
-from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
-from vis_core.sandbox.protocol import MAX_CALLS_IN_FLIGHT, MAX_MESSAGE_BYTES
-from vis_core.sandbox.reroot import RerootFailed, reroot
+from vis_core.system.lifetime import ChildLimits, Kept, cap_tmpfs, end_strays, start_kept
+from vis_core.system.network_bridge import proxy_environment
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 
@@ -60,7 +61,7 @@ class HandleCall:
     ``origin`` names the tool whose result first carried the handle (``None`` if unknown).
     """
 
-    handle: wire.HostHandle
+    handle: HostHandle
     method: str
     args: tuple[Any, ...]
     kwargs: dict[str, Any]
@@ -259,7 +260,7 @@ class Sandbox:
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
         self._calls: dict[int, asyncio.Task[None]] = {}
-        self._handles: dict[str, wire.HostHandle] = {}
+        self._handles: dict[str, HostHandle] = {}
         self._handle_ids: dict[int, str] = {}
         self._handle_origins: dict[str, str | None] = {}
         self._ready: asyncio.Future[Ready] | None = None
@@ -812,7 +813,7 @@ class Sandbox:
                 origin = self._handle_origins.get(hid)
                 value = await self._call_handle(hid, msg.method, args, kwargs)
 
-            def handle_out(obj: wire.HostHandle) -> dict[str, Any]:
+            def handle_out(obj: HostHandle) -> dict[str, Any]:
                 return self._handle_out(obj, origin)
 
             line = framed(Result(rid, True, wire.dumps(value, handle_out=handle_out)))
@@ -843,7 +844,7 @@ class Sandbox:
         value = getattr(obj, method)(*args, **kwargs)
         return await value if inspect.isawaitable(value) else value
 
-    def _handle_out(self, obj: wire.HostHandle, origin: str | None = None) -> dict[str, Any]:
+    def _handle_out(self, obj: HostHandle, origin: str | None = None) -> dict[str, Any]:
         hid = self._handle_ids.get(id(obj))
         if hid is None:
             hid = f"h{len(self._handles) + 1}"
@@ -861,7 +862,7 @@ class Sandbox:
             "repr": text,
         }
 
-    def _handle_in(self, ref: dict[str, Any]) -> wire.HostHandle:
+    def _handle_in(self, ref: dict[str, Any]) -> HostHandle:
         obj = self._handles.get(str(ref.get("id")))
         if obj is None:
             raise LookupError(f"handle {ref.get('id')} is unknown to this sandbox")

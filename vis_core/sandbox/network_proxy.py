@@ -31,7 +31,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from vis_core.model.network import HeaderRewrite, NetworkRequest, NetworkResponse
-from vis_core.sandbox.network_bridge import SOCKET_NAME
+from vis_core.system.network_bridge import SOCKET_NAME
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,6 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from vis_core.model.turn import TurnStatus
-from vis_core.settings.logfile import log_redactors
-from vis_core.settings.redact import Redactor
 from vis_core.store.stored_session import (
     StoredBlock,
     StoredSession,
@@ -27,6 +25,7 @@ from vis_core.store.stored_session import (
     read_session,
     snapshot_head,
 )
+from vis_core.system.redaction import Redactor, log_redactors
 from vis_core.terminal import terminal_json, terminal_text
 
 if TYPE_CHECKING:

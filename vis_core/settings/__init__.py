@@ -16,10 +16,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "detach_log_file",
         "log_file",
     ),
-    "vis_core.settings.redact": (
+    "vis_core.settings.redact": ("Redactor",),
+    "vis_core.system.redaction": (
         "REDACTED",
         "RedactingFilter",
-        "Redactor",
     ),
     "vis_core.settings.rows": (
         "NOT_SET",
@@ -100,7 +100,7 @@ __all__ = [
 if TYPE_CHECKING:
     from vis_core.settings.core import CORE_SETTINGS
     from vis_core.settings.logfile import attach_log_file, detach_log_file, log_file
-    from vis_core.settings.redact import REDACTED, RedactingFilter, Redactor
+    from vis_core.settings.redact import Redactor
     from vis_core.settings.rows import NOT_SET, SAVED, RowState, display_value, row_state
     from vis_core.settings.service import (
         Resolution,
@@ -127,6 +127,7 @@ if TYPE_CHECKING:
         nest,
     )
     from vis_core.settings.values import SCOPE_ORDER, Source, parse_text, read_stored
+    from vis_core.system.redaction import REDACTED, RedactingFilter
 
 
 def __getattr__(name: str) -> Any:

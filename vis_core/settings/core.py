@@ -216,7 +216,7 @@ def default_value(setting: Setting) -> Any:
     """What ``setting`` takes when nothing sets it: its declared default, except ``jail``,
     which is on wherever bubblewrap works here (checked once per process)."""
     if setting.id == JAIL.id:
-        from vis_core.jail_check import jail_works
+        from vis_core.system.jail_check import jail_works
 
         return jail_works()
     return setting.default

@@ -20,13 +20,7 @@ from vis_core.model.extensions import ExtensionSource, ExtensionStatus
 from vis_core.paths import ControlSnapshot, TrustStore, take_snapshot
 from vis_core.settings.core import CORE_SETTINGS, GUARDED, check_value, default_value
 from vis_core.settings.declaring import DeclaringExtension, ExtensionSet
-from vis_core.settings.redact import (
-    Redactor,
-    activate,
-    deactivate,
-    environment_secrets,
-    short_secret_problem,
-)
+from vis_core.settings.redact import Redactor
 from vis_core.settings.storage import (
     PROJECT_SETTINGS,
     GlobalFile,
@@ -35,6 +29,12 @@ from vis_core.settings.storage import (
     SecretsFile,
 )
 from vis_core.settings.values import SCOPE_ORDER, Source, parse_text, read_stored, scope_list
+from vis_core.system.redaction import (
+    activate,
+    deactivate,
+    environment_secrets,
+    short_secret_problem,
+)
 
 if TYPE_CHECKING:
     from vis_core.paths import VisPaths

@@ -23,6 +23,7 @@ from typing import Any
 from vis_core.config import not_utf8, too_deep
 from vis_core.extension.settings_decl import CORE_SETTING_IDS
 from vis_core.paths import ControlSnapshot, take_snapshot
+from vis_core.system.redaction import read_secrets
 
 PROJECT_FILE = "vis.yml"
 PROJECT_SETTINGS = Path(".vis") / "settings.toml"
@@ -259,20 +260,9 @@ class SecretsFile:
 
     def values(self) -> dict[str, str]:
         try:
-            text = self.path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            return {}
-        except OSError as exc:
-            raise SettingsFileError(f"cannot read the secrets file {self.path}: {exc}") from None
-        except UnicodeDecodeError as exc:
-            raise SettingsFileError(not_utf8(self.path, exc)) from None
-        try:
-            data = json.loads(text) if text.strip() else {}
-        except (ValueError, RecursionError):
-            raise SettingsFileError(
-                f"the secrets file {self.path} is not valid JSON; save the secrets again"
-            ) from None
-        return {str(k): str(v) for k, v in data.items()} if isinstance(data, dict) else {}
+            return read_secrets(self.path)
+        except ValueError as exc:
+            raise SettingsFileError(str(exc)) from None
 
     def write(self, setting_id: str, value: str | None) -> None:
         data = self.values()

@@ -15,9 +15,7 @@ if TYPE_CHECKING:
     from vis_core.tools.display import shorten_path
     from vis_core.tools.edit import PatchResult
     from vis_core.tools.patching import PatchError
-    from vis_core.tools.shell import ShellHandle, ShellManager, ShellStatus
     from vis_core.tools.testing import TestFailure, TestReport
-    from vis_core.tools.truncate import MAX_BYTES, MAX_LINES
     from vis_core.tools.versions import FileVersions, file_mutation_queue
 
 _HOMES = {
@@ -28,27 +26,17 @@ _HOMES = {
     "shorten_path": "display",
     "PatchResult": "edit",
     "PatchError": "patching",
-    "ShellHandle": "shell",
-    "ShellManager": "shell",
-    "ShellStatus": "shell",
     "TestFailure": "testing",
     "TestReport": "testing",
-    "MAX_BYTES": "truncate",
-    "MAX_LINES": "truncate",
     "FileVersions": "versions",
     "file_mutation_queue": "versions",
 }
 
 __all__ = [
-    "MAX_BYTES",
-    "MAX_LINES",
     "FileVersions",
     "OutsideWorkspace",
     "PatchError",
     "PatchResult",
-    "ShellHandle",
-    "ShellManager",
-    "ShellStatus",
     "TestFailure",
     "TestReport",
     "ToolContext",

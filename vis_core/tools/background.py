@@ -14,8 +14,8 @@ from vis_core.events import (
     Event,
 )
 from vis_core.model.activity import ActivityRecord, ActivityState
-from vis_core.tools.activities import shell_presentation
-from vis_core.tools.shell import ShellHandle, ShellManager, ShellStatus
+from vis_core.system.shell import ShellHandle, ShellManager, ShellStatus
+from vis_core.system.shell_view import shell_presentation
 
 
 async def background_reports(

@@ -6,13 +6,13 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.model.activity import Activity, SymbolTag
+from vis_core.system.shell import ShellHandle
 from vis_core.tools.activities import Renders
 from vis_core.tools.context import ToolContext
 from vis_core.tools.edit import PatchResult, patch_file
 from vis_core.tools.files import cat_file, list_folder
 from vis_core.tools.registry import HostTool
 from vis_core.tools.search import search
-from vis_core.tools.shell import ShellHandle
 from vis_core.tools.testing import TestReport, run_test_suite
 
 

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.paths import private_dir, write_private
-from vis_core.sandbox.git import TIMEOUT_SECONDS, GitFailed, git_argv, git_environment, run_git
-from vis_core.sandbox.jail import vis_folders
+from vis_core.system.git import TIMEOUT_SECONDS, GitFailed, git_argv, git_environment, run_git
+from vis_core.system.jail import vis_folders
 from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.ignore import listed_files
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import errno
 import os
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from vis_core.sandbox.jail import is_protected, vis_folders
+from vis_core.system.jail import is_protected, vis_folders
+from vis_core.system.shell import ShellManager
 from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.display import from_printable, printable, shorten_path
-from vis_core.tools.shell import ShellManager
 from vis_core.tools.versions import FileVersions
 
 # The ``fs_access`` operation of each file tool (op hooks can refuse a path).
@@ -31,8 +32,14 @@ def hidden_folders() -> list[Path]:
 
 class FileBuffers(Protocol):
     """An editor's view of files (``vis acp``: the client's ``fs`` methods, unsaved buffers
-    included). Called from worker threads with a checked, link-free path beneath the
-    workspace; ``None`` / ``False``: not through the editor (the tool reads or writes disk)."""
+    included). Called from worker threads, inside :meth:`quiet`, with a path checked there as
+    link-free beneath the workspace; ``None`` / ``False``: not through the editor (the tool
+    reads or writes disk)."""
+
+    def quiet(self) -> AbstractContextManager[object]:
+        """Inside, nothing the model runs can act (a path checked stays as checked until the
+        editor has opened it); ``OSError`` when that cannot be had (the tool uses disk)."""
+        ...
 
     def read_text(self, path: Path) -> str | None: ...
 
@@ -147,12 +154,16 @@ class ToolContext:
             data = self.files().read_bytes(target)  # first beneath: escapes are refused
         except Escape as exc:
             raise self.escaped(target, exc, tool) from None
-        place = self.buffer_path(target)
-        if place is not None and self.buffers is not None:
-            text = self.buffers.read_text(place)
-            if text is not None and self.buffer_path(target) == place:  # not moved meanwhile
-                return text.encode("utf-8")
-        return data
+        buffers = self.buffers
+        if buffers is None:
+            return data
+        try:
+            with buffers.quiet():  # checked and opened while nothing of the model's can act
+                place = self.buffer_path(target)
+                text = None if place is None else buffers.read_text(place)
+        except OSError:
+            return data
+        return data if text is None else text.encode("utf-8")
 
     def escaped(self, target: Path, exc: Escape, tool: str) -> OutsideWorkspace:
         """The error of a path that a link (or ``..``) led out of the workspace."""

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from vis_core.text_limits import printable
+from vis_core.text_limits import MAX_SUMMARY_CHARS, one_line, printable
 
 __all__ = [
     "MAX_SUMMARY_CHARS",
@@ -16,8 +16,6 @@ __all__ = [
     "printable",
     "shorten_path",
 ]
-
-MAX_SUMMARY_CHARS = 200
 
 
 def shorten_path(path: str | os.PathLike[str], workspace: str | os.PathLike[str]) -> str:
@@ -41,14 +39,6 @@ def shorten_path(path: str | os.PathLike[str], workspace: str | os.PathLike[str]
     except ValueError:
         return target.as_posix()
     return "~" if under_home == "." else "~/" + under_home
-
-
-def one_line(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:
-    """``text`` folded to one line of at most ``limit`` characters (``…`` marks a cut)."""
-    flat = " ".join(text.split())
-    if len(flat) <= limit:
-        return flat
-    return flat[: limit - 1] + "…"
 
 
 def plural(count: int, word: str, words: str | None = None) -> str:

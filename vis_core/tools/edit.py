@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vis_core.file_queue import cross_process_lock, file_mutation_queue
+from vis_core.system.files import TEMP_SUFFIX
 from vis_core.tools.beneath import Escape
 from vis_core.tools.context import ToolContext
 from vis_core.tools.patching import (
@@ -49,24 +49,6 @@ class PatchResult:
         return head + ("\n" + self.diff.rstrip("\n") if self.diff else "\n(no change)")
 
 
-def atomic_write(target: Path, data: bytes, *, mode: int | None) -> None:
-    """Write through a temporary file in the same folder and rename it over ``target``."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    handle, temp = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=TEMP_SUFFIX, dir=target.parent
-    )
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, target)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
-
-
-TEMP_SUFFIX = ".vis-tmp"
 STALE_AFTER = 60.0  # seconds: a younger temporary file may be another Vis writing right now
 SKIPPED_FOLDERS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
 
@@ -250,18 +232,20 @@ def _write_through_editor(
 ) -> str | None:
     """``vis acp``: write through the editor (its buffer, then its save) when the path is
     one it may be given and the jail allows the write; the path written, else None."""
-    if ctx.buffers is None:
+    buffers = ctx.buffers
+    if buffers is None:
         return None
     try:
-        walked = ctx.files().walked(target)  # beneath the workspace, links resolved there
+        with buffers.quiet():  # checked and written while nothing of the model's can act
+            walked = ctx.files().walked(target)  # beneath the workspace, links resolved there
+            place = ctx.buffer_path(walked)
+            if place is None or (created and os.path.lexists(place)):
+                return None
+            ctx.check_writable(os.path.relpath(place, ctx.workspace), tool="patch")
+            if not buffers.write_text(place, data.decode("utf-8")):
+                return None
     except (Escape, OSError):
         return None  # the disk write below says why
-    place = ctx.buffer_path(walked)
-    if place is None or (created and os.path.lexists(place)):
-        return None
-    ctx.check_writable(os.path.relpath(place, ctx.workspace), tool="patch")
-    if not ctx.buffers.write_text(place, data.decode("utf-8")):
-        return None
     return str(place)
 
 

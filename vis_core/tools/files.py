@@ -7,11 +7,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from vis_core.system.truncate import MAX_BYTES, MAX_LINES, Keep, fit_output, format_size
 from vis_core.tools.beneath import Entry, Escape, entries, open_child, read_child
 from vis_core.tools.context import ToolContext, hidden_folders
 from vis_core.tools.ignore import IgnoreStack, ignore_spec, is_ignored
 from vis_core.tools.textfiles import ToolText, read_text, realpath, shown, split_lines, strip_eol
-from vis_core.tools.truncate import MAX_BYTES, MAX_LINES, Keep, fit_output, format_size
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec

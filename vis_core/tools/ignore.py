@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pathspec loads when a .gitignore or a glob is first matched
     from pathspec import GitIgnoreSpec
 
-from vis_core.sandbox.git import GitFailed, run_git
+from vis_core.system.git import GitFailed, run_git
 
 # pathspec marks the part of a gitignore match that comes from an ancestor folder ("foo"
 # matching "foo/bar.py") with this regex group; a glob filter on files must not count it.

@@ -15,12 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from vis_core.programs import host_program
+from vis_core.system.environ import Audience, child_environment
+from vis_core.system.programs import host_program
+from vis_core.system.truncate import Keep, fit_output
 from vis_core.tools.context import FS_OPERATIONS, ToolContext
 from vis_core.tools.display import plural
 from vis_core.tools.ignore import git_toplevel, ignore_spec, listed_files, matches_itself
 from vis_core.tools.textfiles import ToolText, shown, split_lines, strip_eol
-from vis_core.tools.truncate import Keep, fit_output
 
 CASES = ("smart", "sensitive", "ignore")
 MAX_LIMIT = 1000
@@ -57,7 +58,7 @@ class Matcher:
                     stdout=subprocess.PIPE,
                     stderr=subprocess.DEVNULL,
                     cwd="/",
-                    env=_worker_environment(),
+                    env=child_environment(audience=Audience.INTERPRETER),
                 )
                 assert self._proc.stdin is not None
                 self._proc.stdin.write(self._header.encode("utf-8"))
@@ -115,15 +116,6 @@ class Matcher:
                     stream.close()
                 except OSError:
                     continue  # a broken pipe to a killed process: nothing left to flush
-
-
-def _worker_environment() -> dict[str, str]:
-    """Nothing of the host's environment but what the interpreter itself may need to start."""
-    env = {"PATH": os.defpath}
-    for name in ("LD_LIBRARY_PATH", "DYLD_LIBRARY_PATH", "LANG", "LC_ALL"):
-        if name in os.environ:
-            env[name] = os.environ[name]
-    return env
 
 
 def search_seconds(ctx: ToolContext) -> float | None:
@@ -329,7 +321,7 @@ async def _run_rg(ctx: ToolContext, rg: str, argv: list[str]) -> tuple[int, byte
     With the jail on, ripgrep runs inside it: what it walks is what the block could read
     itself, so no link leads it out. Cancelling the call ends it."""
     if ctx.jail:
-        from vis_core.sandbox.jail import JailUnavailable, jail_argv
+        from vis_core.system.jail import JailUnavailable, jail_argv
 
         try:
             argv = jail_argv(argv, ctx.workspace, read_only=[Path(rg)])

@@ -12,7 +12,8 @@ from collections import deque
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from vis_core.jail_check import (
+from vis_core.small_files import small_text
+from vis_core.system.jail_check import (
     INSTALL_HINT,
     SYSTEM_DIRS,
     JailUnavailable,
@@ -22,8 +23,7 @@ from vis_core.jail_check import (
     jail_works,
     system_binds,
 )
-from vis_core.sandbox.network_bridge import JAIL_SOCKET_DIR
-from vis_core.small_files import small_text
+from vis_core.system.network_bridge import JAIL_SOCKET_DIR
 
 log = logging.getLogger(__name__)
 

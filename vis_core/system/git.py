@@ -15,9 +15,8 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from vis_core.programs import host_program
-from vis_core.sandbox.environ import child_environment
-from vis_core.sandbox.jail import jail_argv
+from vis_core.system.environ import child_environment
+from vis_core.system.programs import host_program
 
 TIMEOUT_SECONDS = 60.0
 # Every key that names a program git may start, set to something that starts nothing.
@@ -66,7 +65,8 @@ DUBIOUS_OWNERSHIP = (
 )
 
 
-from vis_core.extension.errors import GitFailed  # noqa: E402 - the SDK's (vis.GitFailed)
+class GitFailed(RuntimeError):
+    """git could not run, or refused; the message says what git said (``vis.git``)."""
 
 
 def git_environment(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -131,6 +131,8 @@ def git_argv(
     argv += list(args)
     if jail_workspace is None:
         return argv
+    from vis_core.system.jail import jail_argv  # here: vis.GitFailed is imported without it
+
     return jail_argv(argv, jail_workspace, project_root=project_root)
 
 
@@ -163,24 +165,10 @@ def run_git(
     return done
 
 
-def workspace_git(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    """:func:`run_git` for the running tool call: jailed when the session's jail is on.
-
-    Raises :class:`PermissionError` when the jail setting cannot be read (fail closed).
-    """
-    from vis_core.extension.fs import jail_enabled
-    from vis_core.extension.roots import project_root, workspace_root
-
-    if not jail_enabled():
-        return run_git(args, cwd)
-    return run_git(args, cwd, jail_workspace=workspace_root(), project_root=project_root())
-
-
 __all__ = [
     "DUBIOUS_OWNERSHIP",
     "GitFailed",
     "git_argv",
     "git_environment",
     "run_git",
-    "workspace_git",
 ]

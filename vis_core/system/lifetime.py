@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vis_core.child_process import hide_from_children
+from vis_core.system.child_process import hide_from_children
 
 KEEPER = Path(__file__).with_name("keeper.py")  # a script: standard library only
 
@@ -175,7 +175,7 @@ def end_strays(root: int, keep: int) -> int:
     """Kill every process below ``root`` (a keeper) except ``keep`` and the processes between
     the two (the sandbox child, and bwrap in the jail): what blocks started and left running.
     Returns how many were killed."""
-    from vis_core.sandbox.keeper import descendants
+    from vis_core.system.keeper import descendants
 
     chain = {keep}
     pid = keep

@@ -6,7 +6,6 @@ import asyncio
 import codecs
 import itertools
 import logging
-import os
 import shlex
 import time
 from collections import deque
@@ -15,13 +14,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vis_core.ipc.values import HandleMethod, HostHandle
 from vis_core.model.activity import ActivityPresentation
-from vis_core.sandbox.environ import QUIET, child_environment
-from vis_core.sandbox.lifetime import ChildLimits, Kept, cap_tmpfs, end_process, start_kept
-from vis_core.sandbox.network_bridge import bridged, proxy_environment, python_home
-from vis_core.tools.activities import shell_call_presentation
-from vis_core.tools.truncate import Keep, fit_output
+from vis_core.model.handles import HandleMethod, HostHandle
+from vis_core.system.environ import Audience, child_environment
+from vis_core.system.jail import jail_argv
+from vis_core.system.lifetime import ChildLimits, Kept, cap_tmpfs, end_process, start_kept
+from vis_core.system.network_bridge import bridged, proxy_environment, python_home
+from vis_core.system.shell_view import shell_call_presentation
+from vis_core.system.truncate import Keep, fit_output
 
 log = logging.getLogger(__name__)
 
@@ -356,9 +356,8 @@ class ShellManager:
 
     def child_env(self, extra: Mapping[str, str] | None = None) -> dict[str, str]:
         """The environment of one child: see the class docstring."""
-        if self.host_environment:
-            return {**os.environ, **QUIET, **self.environment, **dict(extra or {})}
-        return child_environment(self.environment, extra)
+        audience = Audience.INHERITED if self.host_environment else Audience.MODEL
+        return child_environment(self.environment, extra, audience=audience)
 
     async def start(
         self,
@@ -481,13 +480,6 @@ def jailed(
     read_only: tuple[Path, ...] = (),
 ) -> list[str]:
     """``argv`` wrapped by the jail; never runs unconfined when the jail cannot be applied."""
-    try:
-        from vis_core.sandbox.jail import jail_argv
-    except ImportError as exc:
-        raise RuntimeError(
-            "shell: the jail setting is on but confinement (vis_core.sandbox.jail) is not "
-            f"available ({exc}); the command was not run. Turn the jail off or update Vis."
-        ) from None
     return jail_argv(
         argv,
         workspace,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 PARENT_POLL_INTERVAL = 1.0  # seconds between two looks at the parent
 # The folder that holds this ``vis_core`` (a checkout, or site-packages): children load it there.
-VIS_ROOT = Path(__file__).resolve().parent.parent
+VIS_ROOT = Path(__file__).resolve().parents[2]
 
 # What a child runs first (``-c``): ``vis_core`` from VIS_ROOT and nothing else from there, then
 # ``module:function``. Neither the working folder nor VIS_ROOT goes on ``sys.path``: either may

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from vis_core.paths import write_private
-from vis_core.settings.redact import redact_text
+from vis_core.system.redaction import redact_text
 from vis_core.text_limits import (
     MAX_BYTES,
     MAX_LINES,

@@ -9,7 +9,7 @@ import subprocess
 import threading
 from pathlib import Path
 
-from vis_core.programs import host_program
+from vis_core.system.programs import host_program
 
 INSTALL_HINT = (
     "bubblewrap (`bwrap`) is not installed or not on PATH, so Vis cannot confine this process "

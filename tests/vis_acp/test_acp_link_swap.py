@@ -1,0 +1,106 @@
+"""`vis acp` with the editor's fs methods: a command of the model's that keeps swapping a link
+into the path is stopped while Vis checks the path and the editor opens it."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, text_block
+from acp.schema import ClientCapabilities, FileSystemCapabilities
+from acp_client import EditorClient, vis_acp
+from cli_support import script
+
+FS = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
+MARK = "swapper-7f3"
+
+
+def _swapper() -> list[tuple[str, str]]:
+    """``(state, pid namespace)`` of each process running the model's swapping loop (and of
+    the wrappers whose command line names it)."""
+    found = []
+    for name in os.listdir("/proc"):
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            if MARK.encode() not in cmdline:
+                continue
+            state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            found.append((state, os.readlink(f"/proc/{name}/ns/pid")))
+        except (OSError, IndexError, ValueError):
+            continue
+    return found
+
+
+class WatchfulEditor(EditorClient):
+    """Notes, at each fs call, whether the model's swapper could act and what the path was."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen: list[tuple[list[tuple[str, str]], bool]] = []
+
+    def _look(self, path: str) -> None:
+        self.seen.append((_swapper(), os.path.islink(path)))
+
+    async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
+        self._look(path)
+        return await super().read_text_file(session_id, path, **kwargs)
+
+    async def write_text_file(self, session_id: str, path: str, content: str, **kwargs: Any) -> Any:
+        self._look(path)
+        return await super().write_text_file(session_id, path, content, **kwargs)
+
+
+async def test_a_link_swapped_in_by_the_model_never_reaches_the_editor(
+    workspace, vis_home, tmp_path
+):
+    secret = tmp_path / "secret.txt"
+    secret.write_text("SECRET outside the workspace\n")
+    (workspace / "notes.txt").write_text("plain notes\n")
+    (workspace / "keep.txt").write_text("plain notes\n")
+    loop = (  # a link out of the workspace for a moment, then the plain file for a while
+        f"touch started; while :; do ln -sfn {secret} l.tmp; mv -T l.tmp notes.txt; "
+        "cp keep.txt n.tmp; mv -T n.tmp notes.txt; sleep 0.005; done"
+    )
+    command = f"sh -c '{loop}' {MARK}"
+    code = (
+        f"h = await shell({command!r})\n"
+        "import asyncio, os\n"
+        "while not os.path.exists('started'):\n"
+        "    await asyncio.sleep(0.01)\n"
+        "seen = []\n"
+        "for i in range(30):\n"
+        "    try:\n"
+        "        seen.append(str(await cat('notes.txt')))\n"
+        "    except Exception as exc:\n"
+        "        seen.append(type(exc).__name__)\n"
+        "    try:\n"
+        "        await patch('notes.txt', 1, [{'start': 1, 'end': 1, 'text': 'edited\\n'}])\n"
+        "    except Exception as exc:\n"
+        "        seen.append(type(exc).__name__)\n"
+        "await h.stop()\n"
+        "print('SECRET' in ''.join(seen), len(seen))"
+    )
+    client = WatchfulEditor()
+    steps = [{"code": code}, {"text": "done"}]
+    async with vis_acp(client, workspace, vis_home, script(tmp_path, steps)) as (conn, _):
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        await conn.prompt(session_id=sid, prompt=[text_block("read it while it moves")])
+
+    assert client.seen, "no read or write reached the editor"
+    own = os.readlink("/proc/self/ns/pid")
+    for swapper, is_link in client.seen:
+        jailed = [state for state, ns in swapper if ns != own]  # the model's, in the jail
+        assert jailed and all(state == "T" for state in jailed)  # stopped while the editor opens
+        assert not is_link
+    assert "SECRET" not in secret.read_text().replace("SECRET outside", "")
+    assert secret.read_text() == "SECRET outside the workspace\n"  # never written through
+    shown = "".join(
+        c.content.text
+        for _, u in client.updates
+        if isinstance(getattr(u, "content", None), list)
+        for c in u.content
+        if c.type == "content"
+    )
+    assert "False 1" not in shown and "\nFalse " in shown  # the secret never reached the model

@@ -1,0 +1,1 @@
+"""OS helpers below the SDK: git, the jail, child environments and lifetimes, atomic writes."""

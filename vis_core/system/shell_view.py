@@ -1,0 +1,147 @@
+"""How a shell handle looks as an Activity: its command's stages, the tail of its output, its
+state, and what each ``logs``/``wait``/``type``/``stop`` call did."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from vis_core.model.activity import (
+    ActivityPresentation,
+    ActivityTerminal,
+    ActivityTerminalLine,
+    RenderPhase,
+)
+from vis_core.text_limits import one_line
+
+TERMINAL_LINES = 200
+OPERATORS = ("&&", "||", "|&", "|", ";")
+
+
+def command_stages(command: str) -> tuple[str, ...]:
+    """Split a shell command at top-level ``&&``, ``||``, ``|`` and ``;`` (quotes respected).
+
+    Later stages start with their operator, e.g. ``("make", "&& make test", "| tee log")``.
+    """
+    stages: list[str] = []
+    current: list[str] = []
+    quote: str | None = None
+    i = 0
+    while i < len(command):
+        ch = command[i]
+        if quote:
+            current.append(ch)
+            if ch == "\\" and quote == '"' and i + 1 < len(command):
+                current.append(command[i + 1])
+                i += 1
+            elif ch == quote:
+                quote = None
+            i += 1
+            continue
+        if ch in "'\"":
+            quote = ch
+            current.append(ch)
+            i += 1
+            continue
+        if ch == "\\" and i + 1 < len(command):
+            current.append(command[i : i + 2])
+            i += 2
+            continue
+        op = next((o for o in OPERATORS if command.startswith(o, i)), None)
+        if op:
+            stages.append("".join(current).strip())
+            current = [op, " "]
+            i += len(op)
+            continue
+        current.append(ch)
+        i += 1
+    stages.append("".join(current).strip())
+    cleaned = [one_line(stage, 400) for stage in stages if stage and stage not in OPERATORS]
+    return tuple(cleaned) or (one_line(command, 400) or "(empty)",)
+
+
+def bound_arguments(fn: Callable[..., Any], args: Any, kwargs: Any) -> dict[str, Any]:
+    try:
+        bound = inspect.signature(fn).bind_partial(*(args or ()), **(kwargs or {}))
+    except TypeError:
+        return dict(kwargs or {})
+    bound.apply_defaults()
+    return dict(bound.arguments)
+
+
+def error_text(error: object) -> str:
+    text = str(error) if error is not None else "failed"
+    return one_line(text.split(": ", 1)[1] if text.split(": ", 1)[0].isidentifier() else text)
+
+
+def terminal_lines(pairs: list[tuple[str, str]]) -> tuple[tuple[ActivityTerminalLine, ...], int]:
+    kept = pairs[-TERMINAL_LINES:]
+    lines = tuple(ActivityTerminalLine(text, stream) for stream, text in kept)  # type: ignore[arg-type]
+    return lines, len(pairs) - len(kept)
+
+
+def _shell_state(handle: Any) -> str:
+    if handle.running:
+        return f"running (pid {handle.pid})"
+    if handle.timed_out:
+        return f"stopped after its timeout, exit {handle.exit_code}"
+    if handle.stopped:
+        return f"stopped, exit {handle.exit_code}"
+    return f"exit {handle.exit_code}"
+
+
+def shell_presentation(handle: Any, action: str = "") -> ActivityPresentation:
+    """The current state of a shell handle (used for the call and for its method calls);
+    ``action`` says what a method call did, e.g. ``typed 'y\\n'``."""
+    stages = command_stages(handle.command)
+    lines, omitted = terminal_lines(handle.output_lines())
+    terminal = ActivityTerminal(stages, lines, handle.exit_code, omitted)
+    parts = [one_line(handle.command, 160), *([action] if action else []), _shell_state(handle)]
+    runtime = getattr(handle, "runtime", None)
+    aside = f"{runtime:.1f} s" if runtime is not None and not handle.running else None
+    return ActivityPresentation(
+        "Run command", " · ".join(parts), (terminal,), handle_id=handle.id, aside=aside
+    )
+
+
+def _shell_action(method: str, phase: str, given: dict[str, Any]) -> str:
+    if method == "type":
+        return f"typed {one_line(repr(given.get('text', '')), 60)}"
+    if method == "logs":
+        return "read output"
+    if method == "stop":
+        return "stopping" if phase == RenderPhase.START else ""  # the state says "stopped, exit …"
+    seconds = given.get("seconds", 30)
+    limit = (
+        "no limit"
+        if seconds is None
+        else f"{seconds:g} s"
+        if isinstance(seconds, int | float)
+        else repr(seconds)
+    )
+    # Once it returned, the call says how long the command really ran (the aside), not its limit.
+    return f"waiting ({limit})" if phase == RenderPhase.START else "waited"
+
+
+def shell_call_presentation(
+    handle: Any,
+    method: str,
+    *,
+    phase: str,
+    args: Any = (),
+    kwargs: Any = None,
+    error: Any = None,
+) -> ActivityPresentation:
+    """One ``logs``/``wait``/``type``/``stop`` call on a shell handle: what the call did and
+    the process's state now, under the same ``handle_id`` as the ``shell()`` call."""
+    given = bound_arguments(getattr(handle, method), args, kwargs)
+    action = _shell_action(method, phase, given)
+    if phase == RenderPhase.FAILURE:
+        return ActivityPresentation(
+            "Run command",
+            f"{one_line(handle.command, 160)} · {action or method}: {error_text(error)}",
+            shell_presentation(handle).content,
+            handle_id=handle.id,
+        )
+    return shell_presentation(handle, action)

@@ -9,7 +9,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from vis_core import welcome
-from vis_core.commands import CommandResult, err, ok
+from vis_core.extension.declarations import CommandResult, err, ok
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.providers.factory import (
     DEFAULT_ANTHROPIC_MODEL,
@@ -23,8 +23,8 @@ from vis_core.welcome import KEY_PREFIX
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
+    from vis_core.command_host import CommandHost
     from vis_core.extension.providers import Provider
-    from vis_core.host import Host
 
 # A provider key saved in the secrets file is stored under its environment variable's name
 # with this prefix (setting ids are lower-case snake_case, so the two never collide).
@@ -73,7 +73,7 @@ class ModelEntry:
         return self.id.partition("/")[0]
 
 
-def saved_keys(host: Host) -> dict[str, str]:
+def saved_keys(host: CommandHost) -> dict[str, str]:
     """Provider keys saved by ``/login``, by environment variable name (unreadable file: none)."""
     return welcome.saved_keys(host.settings)
 
@@ -86,7 +86,7 @@ def _kind_models(kind: str) -> list[str]:
     return []
 
 
-def providers(host: Host) -> list[ProviderEntry]:
+def providers(host: CommandHost) -> list[ProviderEntry]:
     """anthropic, openai and every ``[providers.NAME]`` of config.toml (scripted aside)."""
     environ = host.provider_environ()
     tables = host.config.data.get("providers")
@@ -105,18 +105,18 @@ def providers(host: Host) -> list[ProviderEntry]:
     return found
 
 
-def recent_models(host: Host) -> list[str]:
+def recent_models(host: CommandHost) -> list[str]:
     value = host.store.state_get(RECENT_OWNER, RECENT_KEY, [])
     return [str(item) for item in value] if isinstance(value, list) else []
 
 
-def remember_model(host: Host, label: str) -> None:
+def remember_model(host: CommandHost, label: str) -> None:
     recent = [label, *(item for item in recent_models(host) if item != label)]
     host.store.state_set(RECENT_OWNER, RECENT_KEY, recent[:RECENT_LIMIT])
 
 
 def model_entries(
-    host: Host, provider: str | None = None, current: str | None = None
+    host: CommandHost, provider: str | None = None, current: str | None = None
 ) -> list[ModelEntry]:
     """``current``, recently used ones, ``[models."p/m"]`` tables, then the known models of
     providers with a key, then of the others; only ``provider``'s when given."""
@@ -153,7 +153,7 @@ def model_entries(
     return list(rows.values())
 
 
-def extension_providers(host: Host) -> dict[str, tuple[str, Provider]]:
+def extension_providers(host: CommandHost) -> dict[str, tuple[str, Provider]]:
     """The providers extensions declare that config.toml does not name: name → (extension,
     declaration)."""
     from vis_core.extension_host.provider_stream import declared_providers
@@ -164,7 +164,7 @@ def extension_providers(host: Host) -> dict[str, tuple[str, Provider]]:
     return {name: item for name, item in found if name not in tables}
 
 
-def served(host: Host) -> dict[str, list[str]]:
+def served(host: CommandHost) -> dict[str, list[str]]:
     """The models each server of one's own listed when last asked (``ask_servers``)."""
     value = host.store.state_get(RECENT_OWNER, SERVED_KEY, {})
     if not isinstance(value, dict):
@@ -172,7 +172,7 @@ def served(host: Host) -> dict[str, list[str]]:
     return {str(k): [str(m) for m in v] for k, v in value.items() if isinstance(v, list)}
 
 
-def own_servers(host: Host) -> dict[str, tuple[str, str]]:
+def own_servers(host: CommandHost) -> dict[str, tuple[str, str]]:
     """The OpenAI-compatible servers of one's own in config.toml: name → (base_url, key)."""
     environ = host.provider_environ()
     tables = host.config.data.get("providers")
@@ -185,7 +185,7 @@ def own_servers(host: Host) -> dict[str, tuple[str, str]]:
     return found
 
 
-async def ask_servers(host: Host, only: str | None = None) -> dict[str, str]:
+async def ask_servers(host: CommandHost, only: str | None = None) -> dict[str, str]:
     """Ask each server of one's own (or ``only`` that one) which models it serves (its
     ``/v1/models``, a few seconds at most) and remember them for ``model_entries``.
     Returns why a server could not say, by provider name."""
@@ -229,7 +229,7 @@ def check_key(key: str) -> str | None:
     return None if short is None else f"{short}; paste the whole API key."
 
 
-def save_key(host: Host, entry: ProviderEntry, key: str) -> None:
+def save_key(host: CommandHost, entry: ProviderEntry, key: str) -> None:
     """Save ``key`` for ``entry`` in the secrets file (0600), where settings secrets live;
     stored events and logs redact it from now on."""
     problem = check_key(key)
@@ -241,7 +241,7 @@ def save_key(host: Host, entry: ProviderEntry, key: str) -> None:
     host.settings.refresh()
 
 
-def unknown_model(host: Host, session: AgentSession, text: str) -> CommandResult | None:
+def unknown_model(host: CommandHost, session: AgentSession, text: str) -> CommandResult | None:
     """Why ``/model text`` is refused: a model of a known provider that Vis does not know
     (not current, recent, in a ``[models]`` table nor a provider's list), often a typo or a
     stale completion. None when it is known, or when :func:`use_model` says what is wrong."""
@@ -266,7 +266,7 @@ def unknown_model(host: Host, session: AgentSession, text: str) -> CommandResult
     )
 
 
-async def use_model(host: Host, session: AgentSession, text: str) -> CommandResult:
+async def use_model(host: CommandHost, session: AgentSession, text: str) -> CommandResult:
     """Switch ``session`` to the model ``text`` (``provider/model``), kept with the session."""
     host.reread_config()  # a provider added to config.toml since Vis started counts
     try:
@@ -296,7 +296,7 @@ async def use_model(host: Host, session: AgentSession, text: str) -> CommandResu
 
 
 async def login(
-    host: Host, session: AgentSession | None, entry: ProviderEntry, key: str, model: str
+    host: CommandHost, session: AgentSession | None, entry: ProviderEntry, key: str, model: str
 ) -> CommandResult:
     """``/login``: save the provider's key, make ``model`` the default, use it now."""
     if model.partition("/")[0] != entry.name:
@@ -335,11 +335,10 @@ def check_base_url(url: str) -> str | None:
     return None
 
 
-def save_local_server(host: Host, name: str, base_url: str, key: str = "") -> ProviderEntry:
+def save_local_server(host: CommandHost, name: str, base_url: str, key: str = "") -> ProviderEntry:
     """``/login`` to an OpenAI-compatible server of one's own (llama.cpp, Ollama, vLLM…):
     ``[providers.NAME]`` with ``kind = "openai"`` and ``base_url`` in config.toml; a key,
     when given, is saved as a secret under ``NAME_API_KEY`` (none: the server needs none)."""
-    from vis_core.config import load_config
     from vis_core.settings.storage import edit_toml
 
     name = name.strip().lower()
@@ -362,9 +361,9 @@ def save_local_server(host: Host, name: str, base_url: str, key: str = "") -> Pr
             data["providers"] = tomlkit.table(is_super_table=True)
         section = {"kind": "openai", "base_url": base_url.strip(), "api_key_env": key_env}
         data["providers"][name] = section
-    host.config = load_config(host.paths.config_file)
+    host.reread_config()  # config.toml as just written
     return entry
 
 
-def entry_named(host: Host, name: str) -> ProviderEntry | None:
+def entry_named(host: CommandHost, name: str) -> ProviderEntry | None:
     return next((entry for entry in providers(host) if entry.name == name), None)

@@ -16,8 +16,8 @@ from vis_core.model.command import CommandAction
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
+    from vis_core.command_host import CommandHost
     from vis_core.commands.files import CommandFile
-    from vis_core.host import Host
     from vis_core.tools.checkpoints import UndoReport
 
 
@@ -81,13 +81,13 @@ def parse_command(text: str) -> tuple[str, str]:
 class CommandRegistry:
     """Built-in commands plus those of the loaded extensions."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: CommandHost) -> None:
         self._host = host
 
     @functools.cached_property
     def _builtin(self) -> dict[str, _Command]:
         """Built when first asked for: ``vis run`` with a request (no command) never is."""
-        builtin = {d.name: _Command.of(d, "vis") for d in _builtin_commands(self._host)}
+        builtin = {d.name: _Command.of(d, "vis") for d in _builtin_commands(self._host, self)}
         builtin["group"] = _group_command(self._host)
         return builtin
 
@@ -249,7 +249,7 @@ def _action(action: CommandAction, title: str, body: str | None = None) -> Comma
     return CommandResult(True, title, body, action=action)
 
 
-def _builtin_commands(host: Host) -> list[SlashCommand]:
+def _builtin_commands(host: CommandHost, registry: CommandRegistry) -> list[SlashCommand]:
     """The built-in commands, declared as extensions declare theirs."""
 
     from vis_core.commands.mcp import mcp_command
@@ -257,7 +257,7 @@ def _builtin_commands(host: Host) -> list[SlashCommand]:
     def help_(ctx: dict[str, Any]) -> CommandResult:
         rows = "\n".join(
             f"- `{info.usage}`: {info.doc}" + ("" if info.owner == "vis" else f" ({info.owner})")
-            for info in host.commands.all()
+            for info in registry.all()
         )
         return CommandResult(True, "Commands", rows, action=CommandAction.OPEN_HELP)
 
@@ -375,7 +375,7 @@ def _file_command(item: CommandFile) -> _Command:
     return _Command(info, run, in_host=True)
 
 
-def _group_command(host: Host) -> _Command:
+def _group_command(host: CommandHost) -> _Command:
     """``/group [NAME]``: show the session's group or move the session into another one."""
 
     def run(ctx: dict[str, Any]) -> CommandResult:

@@ -8,10 +8,10 @@ from vis_core.commands import CommandAction, CommandResult, err, literal_markdow
 from vis_core.extension.declarations import SlashCommand
 
 if TYPE_CHECKING:
-    from vis_core.host import Host
+    from vis_core.command_host import CommandHost
 
 
-def context_commands(host: Host) -> list[SlashCommand]:
+def context_commands(host: CommandHost) -> list[SlashCommand]:
     """The context's built-in commands, declared as extensions declare theirs."""
 
     def idle_session(ctx: dict[str, Any], name: str) -> tuple[Any, CommandResult | None]:

@@ -18,12 +18,12 @@ from vis_core.session_files import (
 )
 
 if TYPE_CHECKING:
-    from vis_core.host import Host
+    from vis_core.command_host import CommandHost
 
 USAGE = "/export [md|html|json] [PATH]"
 
 
-def export_command(host: Host) -> SlashCommand:
+def export_command(host: CommandHost) -> SlashCommand:
     async def run(ctx: dict[str, Any]) -> CommandResult:
         session = ctx.get("session")
         if session is None:

@@ -7,10 +7,10 @@ from typing import TYPE_CHECKING, Any
 from vis_core.commands import CommandResult, err, ok
 
 if TYPE_CHECKING:
-    from vis_core.host import Host
+    from vis_core.command_host import CommandHost
 
 
-def run_group(host: Host, ctx: dict[str, Any]) -> CommandResult:
+def run_group(host: CommandHost, ctx: dict[str, Any]) -> CommandResult:
     """``/group`` shows the group; ``/group NAME`` moves the session (the group is created)."""
     session = ctx.get("session")
     session_id = ctx.get("session_id") or (session.id if session is not None else None)

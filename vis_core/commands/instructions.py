@@ -9,10 +9,10 @@ from vis_core.extension.declarations import SlashCommand
 from vis_core.instructions.init_prompt import init_prompt
 
 if TYPE_CHECKING:
-    from vis_core.host import Host
+    from vis_core.command_host import CommandHost
 
 
-def init_command(host: Host) -> SlashCommand:
+def init_command(host: CommandHost) -> SlashCommand:
     def run(ctx: dict[str, Any]) -> CommandResult:
         text = init_prompt(host.workspace)
         return CommandResult(

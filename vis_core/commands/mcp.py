@@ -10,10 +10,10 @@ from vis_core.mcp.command import USAGE, run_mcp_command
 from vis_core.model.channel import Channel
 
 if TYPE_CHECKING:
-    from vis_core.host import Host
+    from vis_core.command_host import CommandHost
 
 
-def mcp_command(host: Host) -> SlashCommand:
+def mcp_command(host: CommandHost) -> SlashCommand:
     """The built-in ``/mcp`` slash command of ``host``."""
 
     async def run(ctx: dict[str, Any]) -> CommandResult:

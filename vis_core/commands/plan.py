@@ -11,8 +11,8 @@ from vis_core.model.turn import TurnStatus
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
+    from vis_core.command_host import CommandHost
     from vis_core.extension.forms import Form
-    from vis_core.host import Host
 
 USAGE = "/plan [REQUEST | approve [NOTES] | off]"
 HOW_TO_LEAVE = (
@@ -21,7 +21,7 @@ HOW_TO_LEAVE = (
 )
 
 
-def entered_text(host: Host, session_id: str) -> str:
+def entered_text(host: CommandHost, session_id: str) -> str:
     """What plan mode holds back in this session, with the jail on or off."""
     jail, _ = host.jail_mode(session_id)
     held = (
@@ -33,7 +33,7 @@ def entered_text(host: Host, session_id: str) -> str:
     return f"Vis refuses patch, shell, run_tests and tools that change things. {held} "
 
 
-def last_plan(host: Host, session: AgentSession) -> str | None:
+def last_plan(host: CommandHost, session: AgentSession) -> str | None:
     """The answer the model ended its latest turn with (the plan), if it ended with one."""
     turns = host.store.turns_page(session.id, limit=1)
     turn = turns[-1] if turns else None
@@ -42,7 +42,7 @@ def last_plan(host: Host, session: AgentSession) -> str | None:
     return turn.content.strip()
 
 
-def approve(host: Host, session: AgentSession, notes: str) -> CommandResult:
+def approve(host: CommandHost, session: AgentSession, notes: str) -> CommandResult:
     """Leave plan mode and send the latest plan (with the person's ``notes``) as a request."""
     plan = last_plan(host, session)
     if plan is None:
@@ -62,7 +62,7 @@ def approve(host: Host, session: AgentSession, notes: str) -> CommandResult:
     )
 
 
-def plan_command(host: Host) -> SlashCommand:
+def plan_command(host: CommandHost) -> SlashCommand:
     """The built-in ``/plan`` of ``host``."""
 
     def run(ctx: dict[str, Any]) -> CommandResult:

@@ -28,7 +28,7 @@ from vis_core.extension.metadata import build_metadata
 from vis_core.extension.runtime import install, uninstall
 from vis_core.extension_host.callbacks import on_change_runner
 from vis_core.extension_host.environment import extension_environment, project_environment
-from vis_core.extension_host.loaded import LoadedExtensions
+from vis_core.extension_host.loaded import ExtensionLock, LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.runtime import HostRuntime, StoreRuntime
 from vis_core.extension_host.session_workers import SessionWorkers
@@ -401,7 +401,7 @@ class Host:
             for command in ext.declaration.slash_commands
         ]
 
-    def extension_lock(self, owner: str) -> threading.RLock | None:
+    def extension_lock(self, owner: str) -> ExtensionLock | None:
         ext = self.extensions.get(owner)
         return None if ext is None else ext.lock
 

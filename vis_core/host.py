@@ -52,6 +52,7 @@ from vis_core.store.session_lock import SessionLocks
 from vis_core.system import jail_check
 from vis_core.system.jail import home_warning
 from vis_core.system.lifetime import ChildLimits
+from vis_core.system.loops import on_loop
 from vis_core.tools.registry import HostTool
 from vis_core.welcome import (
     choose_model,
@@ -328,9 +329,18 @@ class Host:
         return SessionModel(provider, choice.model, label)
 
     def _setting_saved(self, result: SaveResult) -> None:
-        """Apply a saved change at once: ``model`` switches sessions, ``introspection`` tools."""
+        """Apply a saved change on the host's loop, between requests (a save may come from a
+        thread: an extension's call, a setting's on_change): ``model`` switches sessions,
+        ``introspection`` tools."""
         if not result.changed:
             return
+        loop = self.runtime.loop
+        if loop is not None and not loop.is_closed() and not on_loop(loop):
+            loop.call_soon_threadsafe(self._apply_saved, result)
+            return
+        self._apply_saved(result)
+
+    def _apply_saved(self, result: SaveResult) -> None:
         if result.setting_id == "introspection":
             self.reset_session_tools()
         if result.setting_id == "model" and result.session_id is not None:

@@ -469,11 +469,12 @@ class ToolInvoker:
 
         def run_sync() -> Any:
             if lock is None:
-                return _settle(tool.fn(*args, **kwargs))
+                return tool.fn(*args, **kwargs)
             with lock:
-                return _settle(tool.fn(*args, **kwargs))
+                return tool.fn(*args, **kwargs)
 
-        return await asyncio.to_thread(run_sync)
+        value = await asyncio.to_thread(run_sync)  # a coroutine it returns runs on the loop
+        return await value if inspect.isawaitable(value) else value
 
     def _with_presentation(
         self, record: ActivityRecord, presentation: ActivityPresentation
@@ -519,17 +520,6 @@ def _failure_of(result: Any) -> BaseException | None:
     failure = getattr(result, "__vis_activity_failure__", None)
     found = failure() if callable(failure) else None
     return found if isinstance(found, BaseException) else None
-
-
-def _settle(value: Any) -> Any:
-    """Await an async result on a fresh event loop (we are in a worker thread)."""
-    if inspect.isawaitable(value):
-        return asyncio.run(_await(value))
-    return value
-
-
-async def _await(value: Awaitable[Any]) -> Any:
-    return await value
 
 
 def _describe(exc: BaseException) -> str:

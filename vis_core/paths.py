@@ -406,20 +406,31 @@ class TrustStore:
     def trust(self, project: Path | str, snapshot: ControlSnapshot | None = None) -> Path:
         """Trust ``project`` with its control files as they are now (as ``snapshot`` read
         them, when given)."""
-        import json
-
         resolved = Path(project).resolve()
         entries = self._load()
         if snapshot is not None and snapshot.root != resolved:
             raise ValueError(f"the snapshot of {snapshot.root} is not one of {resolved}")
         taken = snapshot if snapshot is not None else take_snapshot(resolved)
         entries[str(resolved)] = taken.fingerprint
+        self._save(entries)
+        return resolved
+
+    def forget(self, project: Path | str) -> None:
+        """Trust ``project`` no more (nothing happens when it was not trusted)."""
+        resolved = str(Path(project).resolve())
+        entries = self._load()
+        if resolved in entries:
+            del entries[resolved]
+            self._save(entries)
+
+    def _save(self, entries: dict[str, str | None]) -> None:
+        import json
+
         self._file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self._file.with_suffix(".tmp")
         data = {"trusted": sorted(entries), "fingerprints": dict(sorted(entries.items()))}
         write_private(tmp, json.dumps(data, indent=2).encode("utf-8"))
         tmp.replace(self._file)
-        return resolved
 
 
 def project_trusted(project: Path | str, paths: VisPaths | None = None) -> bool:

@@ -121,3 +121,57 @@ def test_the_script_holds_each_request_answer_in_order(workspace: Path) -> None:
 def test_a_difference_reads_as_place_expected_and_now() -> None:
     line = Difference(1, 2, "output", 'line 1: "6"', 'line 1: "10"').line()
     assert line == 'turn 1, block 2: output\n  expected: line 1: "6"\n  now:      line 1: "10"'
+
+
+GREETER = """
+import vis_core.extension as vis
+
+def greet(name: str) -> str:
+    "Greet someone."
+    return f"hello {name} from the project"
+
+vis.register_extension(
+    vis.Extension(
+        name="greeter", alias="greeter", description="Greets.", symbols=[vis.Symbol(greet)]
+    )
+)
+"""
+
+
+def test_a_trusted_projects_extensions_load_in_the_replay_an_untrusted_ones_do_not(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    from vis_core.paths import TrustStore
+
+    (workspace / ".vis" / "extensions").mkdir(parents=True)
+    (workspace / ".vis" / "extensions" / "greeter.py").write_text(GREETER, encoding="utf-8")
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    steps = [{"code": "print(await greeter.greet('Ada'))"}, {"text": "Greeted."}]
+    run = vis(
+        "run",
+        "--provider",
+        "scripted",
+        "--script",
+        str(script(tmp_path, steps)),
+        "greet",
+        cwd=workspace,
+        env_home=vis_home,
+    )
+    assert run.returncode == 0, run.stderr
+    session_id = vis("sessions", cwd=workspace, env_home=vis_home).stdout.split()[0]
+    trusted_list = VisPaths.from_env().trust_file.read_text(encoding="utf-8")
+
+    same = vis("replay", session_id, "--json", cwd=workspace, env_home=vis_home)
+    assert same.returncode == 0, same.stdout + same.stderr
+    report = json.loads(same.stdout)
+    assert report["identical"] and report["project"].startswith("the trusted project's")
+    assert "extensions and MCP servers loaded" in same.stderr
+    assert VisPaths.from_env().trust_file.read_text(encoding="utf-8") == trusted_list  # as it was
+
+    TrustStore(VisPaths.from_env()).forget(workspace)
+    skipped = vis("replay", session_id, "--json", cwd=workspace, env_home=vis_home)
+    assert skipped.returncode == 1, skipped.stdout + skipped.stderr
+    report = json.loads(skipped.stdout)
+    assert "is not trusted: its extensions and MCP servers were skipped" in report["project"]
+    first = report["differences"][0]
+    assert first["what"] == "output" and "hello Ada from the project" in first["expected"]

@@ -316,6 +316,11 @@ class ToolInvoker:
         in_worker = run is None and self._in_worker(tool)
         draw_with_call = in_worker and activity is not None and activity.render is not None
         drawn: tuple[Any, str | None] | None = None
+        plan = self._plan if run is None else None  # a handle's method is not a tool
+        refused = plan.refusal(name, tool.tag, tool.owner) if plan is not None else None
+        # the worker draws the start too, sent ahead of the call's end: one round trip
+        start_with_call = draw_with_call and show_start and refused is None
+        shown = False  # whether ActivityStarted was emitted
 
         def publish(presentation: ActivityPresentation) -> None:
             nonlocal record
@@ -328,9 +333,19 @@ class ToolInvoker:
             else:
                 asyncio.run_coroutine_threadsafe(update, loop).result()
 
-        if show_start:
+        if show_start and not start_with_call:
             await render(RenderPhase.START)
             await self._emit(ActivityStarted(self._session_id, activity=record))
+            shown = True
+
+        async def started(start: tuple[Any, str | None] | None) -> None:
+            """The start the worker drew (or None): shown before the call goes on."""
+            nonlocal shown
+            if start is not None:
+                await render(RenderPhase.START, drawn=start)
+            await self._emit(ActivityStarted(self._session_id, activity=record))
+            shown = True
+
         context = _evolve(
             self._blank_context,
             owner=tool.owner,
@@ -345,8 +360,6 @@ class ToolInvoker:
         )
         try:
             with calling(context):
-                plan = self._plan if run is None else None  # a handle's method is not a tool
-                refused = plan.refusal(name, tool.tag, tool.owner) if plan is not None else None
                 if refused is not None:
                     raise refused
                 if run is not None:
@@ -361,7 +374,11 @@ class ToolInvoker:
                         assert self._worker is not None
                         self._refuse_waiting(tool)
                         result, *parts = await self._worker.call(
-                            tool, call_args, call_kwargs, render=True
+                            tool,
+                            call_args,
+                            call_kwargs,
+                            render=True,
+                            started=started if start_with_call else None,
                         )
                         drawn = (parts[0], parts[1])
                     else:
@@ -372,14 +389,14 @@ class ToolInvoker:
             record = dataclasses.replace(
                 record, state=ActivityState.CANCELLED, ended_at=time.time(), error="cancelled"
             )
-            await asyncio.shield(self._end(record, started=show_start))
+            await asyncio.shield(self._end(record, started=shown))
             raise
         except Exception as exc:
             if pending:
                 await asyncio.gather(*pending, return_exceptions=True)
             await render(RenderPhase.FAILURE, error=exc, context=context)
             record = self.ended(record, error=exc)
-            await self._end(record, started=show_start)
+            await self._end(record, started=shown)
             raise
         if pending:  # the updates ``publish`` emitted reach the store before the end
             await asyncio.gather(*pending, return_exceptions=True)
@@ -388,7 +405,7 @@ class ToolInvoker:
         except Exception as exc:  # the value cannot reach the sandbox: the call failed
             await render(RenderPhase.FAILURE, error=exc, context=context)
             record = self.ended(record, error=exc)
-            await self._end(record, started=show_start)
+            await self._end(record, started=shown)
             raise
         await render(RenderPhase.SUCCESS, result=result, context=context, drawn=drawn)
         if record.handle_id is None and isinstance(result, HostHandle):
@@ -398,7 +415,7 @@ class ToolInvoker:
         unanswered = context.unanswered_forms
         if unanswered and record.state is ActivityState.SUCCEEDED:  # returned, but unasked
             record = dataclasses.replace(record, error="; ".join(unanswered))
-        await self._end(record, started=show_start)
+        await self._end(record, started=shown)
         return result
 
     def new_record(

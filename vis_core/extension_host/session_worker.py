@@ -10,6 +10,8 @@ tool it draws). The worker has one event loop: it reads the pipe, runs each call
 synchronous part on a thread of the channel and awaits the coroutine a call returns as a
 task on the loop. A cancel cancels that task, or ends the SDK call a synchronous call waits
 in; a call deaf to it is killed with its worker by the host.
+
+The same program in its load-only mode (:func:`load_only`) is the registration worker.
 """
 
 from __future__ import annotations
@@ -32,15 +34,16 @@ from vis_core.extension.acting import follow_threads
 from vis_core.extension.context import CallContext, enter_call, leave_call
 from vis_core.extension.network import run_filter
 from vis_core.extension_host.child_output import capture_child_output
-from vis_core.extension_host.output import ExtensionOutput
+from vis_core.extension_host.output import ExtensionOutput, LogSink, to_log
 from vis_core.extension_host.provider_stream import pump_stream
 from vis_core.extension_host.worker_channel import CallCancelled as ToolCancelled
 from vis_core.extension_host.worker_channel import Channel
 from vis_core.extension_host.worker_results import ENCODED_CALL, encode_for_host
 from vis_core.extension_host.worker_values import run_method
 from vis_core.ipc.messages import Call, CallbackKind, TargetKind
+from vis_core.model.activity import RenderPhase
 from vis_core.model.channel import Channel as FrontEnd
-from vis_core.system.child_process import exit_with_parent, take_protocol_fds
+from vis_core.system.child_process import ProtocolFds, exit_with_parent, take_protocol_fds
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,7 @@ class _Running:
 _SCALARS = frozenset({type(None), bool, int, float, str, bytes})
 _DONE = _SCALARS | {list, tuple, dict}  # values that are not awaitable
 _UNLOCKED = contextlib.nullcontext()  # for a call that runs inside one holding the lock
+_TOOL_TARGETS = frozenset({TargetKind.TOOL, TargetKind.DRAWN_TOOL, TargetKind.STARTED_TOOL})
 
 
 def _scalars(args: tuple, kwargs: dict) -> bool:
@@ -96,7 +100,7 @@ class WorkerHandler:
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
         target = call.target
-        if target is TargetKind.TOOL or target is TargetKind.DRAWN_TOOL:
+        if target in _TOOL_TARGETS:
             return self._tool(call, args, kwargs)
         owner = str(call.owner)
         if target is TargetKind.COMMAND:
@@ -150,12 +154,23 @@ class WorkerHandler:
         if call.target is TargetKind.TOOL:
             return self._run(call, fn, args, kwargs, then=lambda v: encode_for_host(v, owner))
         render = self._renders.get((owner, call.name))
+        before: Callable[[], None] | None = None
+        if call.target is TargetKind.STARTED_TOOL:  # its start, drawn and sent ahead of it
+            channel = self.channel
+            assert channel is not None
+
+            def send_start() -> None:
+                channel.send_early(call.id, _draw(render, given, None, RenderPhase.START))
+
+            before = send_start
+
         return self._run(
             call,
             fn,
             args,
             kwargs,
             then=lambda v: (encode_for_host(v, owner), *_draw(render, given, v)),
+            before=before,
         )
 
     def _callback(self, owner: str, kind: CallbackKind, key: str) -> Callable[..., Any]:
@@ -229,9 +244,11 @@ class WorkerHandler:
         lock: bool = True,
         session: list[str | None] | None = None,
         then: Callable[[Any], Any] | None = None,
+        before: Callable[[], None] | None = None,
     ) -> Any:
         """Run ``fn`` of extension ``call.owner`` as that extension, one call at a time, in
-        the worker's session (or ``session[0]``); ``then`` gets its value, in the same call.
+        the worker's session (or ``session[0]``); ``then`` gets its value, in the same call;
+        ``before`` runs just before ``fn``, as it does.
 
         The call's context names its extension, which is what ``current_extension`` reads (no
         ``acting_as`` needed here)."""
@@ -249,6 +266,8 @@ class WorkerHandler:
                 try:
                     if running.cancelled:
                         raise ToolCancelled()
+                    if before is not None:
+                        before()
                     value = fn(*args, **kwargs)
                     if type(value) not in _DONE and inspect.isawaitable(value):
                         value = self._settle(value, running)
@@ -342,19 +361,18 @@ async def _awaited(awaitable: Any) -> Any:
 
 
 def _draw(
-    render: Callable[..., Any] | None, given: tuple[tuple, dict], value: Any
+    render: Callable[..., Any] | None,
+    given: tuple[tuple, dict],
+    value: Any,
+    phase: RenderPhase = RenderPhase.SUCCESS,
 ) -> tuple[Any, str | None]:
-    """The success presentation of a tool call that returned ``value``, drawn by its
-    Activity's ``render`` with the arguments as given; or why the render failed."""
+    """The presentation of a tool call in ``phase`` (success: it returned ``value``), drawn
+    by its Activity's ``render`` with the arguments as given; or why the render failed."""
     if render is None:
         return None, None
     args, kwargs = given
     try:
-        from vis_core.model.activity import RenderPhase
-
-        drawn = render(
-            phase=RenderPhase.SUCCESS, args=args, kwargs=kwargs, result=value, error=None
-        )
+        drawn = render(phase=phase, args=args, kwargs=kwargs, result=value, error=None)
         return drawn, None
     except Exception as exc:  # a render bug never changes the tool's result
         return None, f"{type(exc).__name__}: {exc}"
@@ -392,16 +410,31 @@ def _print_to_host(level: str, message: str, source: str) -> None:
         sys.__stderr__.write(f"[{source}] {message}\n")
 
 
-def main() -> None:
-    """Serve the host until it closes the channel."""
+def _begin(sink: LogSink) -> ProtocolFds:
+    """What the worker program does first, in either mode: the original stdin/stdout become
+    the host's pipes, and what extension code prints (its children too) goes to its log."""
     fds = take_protocol_fds()  # output that bypasses sys.stdout goes to stderr (host logs it)
-    fd_in, fd_out = fds.read, fds.write
-    sys.stdout = ExtensionOutput(sys.stderr, "info", sink=_print_to_host)
-    sys.stderr = ExtensionOutput(sys.stderr, "warn", sink=_print_to_host)
+    sys.stdout = ExtensionOutput(sys.stderr, "info", sink=sink)
+    sys.stderr = ExtensionOutput(sys.stderr, "warn", sink=sink)
     follow_threads()  # a thread an extension starts acts for it (vis.log, its output)
     capture_child_output()  # what its children print and it does not read: to its log
     exit_with_parent()
-    asyncio.run(_serve(fd_in, fd_out))
+    return fds
+
+
+def load_only() -> None:
+    """The load-only mode (registration): load entry files one by one and report each
+    declaration (:mod:`~vis_core.extension_host.screening`); what an entry file prints goes
+    to the log file, as no session is there to show it."""
+    from vis_core.extension_host.screening import serve
+
+    serve(_begin(to_log))
+
+
+def main() -> None:
+    """Serve the host until it closes the channel."""
+    fds = _begin(_print_to_host)
+    asyncio.run(_serve(fds.read, fds.write))
 
 
 async def _serve(fd_in: int, fd_out: int) -> None:

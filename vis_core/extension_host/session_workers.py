@@ -14,7 +14,7 @@ import asyncio
 import contextvars
 import sys
 import threading
-from collections.abc import Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from functools import partial
 from typing import Any, TypeVar
@@ -150,11 +150,18 @@ class SessionWorkers:
     # -- calls -----------------------------------------------------------------------------
 
     def call(
-        self, tool: HostTool, args: tuple, kwargs: dict, *, render: bool = False
+        self,
+        tool: HostTool,
+        args: tuple,
+        kwargs: dict,
+        *,
+        render: bool = False,
+        started: Callable[[Any], Awaitable[None]] | None = None,
     ) -> Coroutine[Any, Any, Any]:
         """Run ``tool`` in its extension's worker (see :meth:`SessionWorker.call`): await the
         worker's own call (no coroutine around it: this runs for every tool call)."""
-        return self.worker_for(tool.owner).call(tool, args, kwargs, render=render)
+        worker = self.worker_for(tool.owner)
+        return worker.call(tool, args, kwargs, render=render, started=started)
 
     def call_sync(self, target: TargetKind, owner: str, name: str, args: tuple) -> Any:
         """Run an op hook or a slash command of ``owner`` in its worker and wait (a thread)."""

@@ -38,6 +38,7 @@ from vis_core.ipc.framing import FrameReader, FrameWriter, ProtocolError
 from vis_core.ipc.messages import (
     Call,
     Cancel,
+    Early,
     Frame,
     Release,
     Reply,
@@ -103,6 +104,7 @@ class Channel:
         self._name = name
         self._on_close = on_close
         self._pending: dict[int, Future[Any] | asyncio.Future[Any]] = {}
+        self._early: dict[int, asyncio.Future[Any]] = {}  # calls whose start comes ahead
         # the context each outgoing call was made in, so calls made back from it run there
         self._keep_context = keep_context
         self._contexts: dict[int, contextvars.Context] = {}
@@ -167,12 +169,18 @@ class Channel:
         kwargs: dict | None = None,
         *,
         owner: str | None = None,
+        early: asyncio.Future[Any] | None = None,
     ) -> tuple[int, Awaitable[Any]]:
         """Send a call from a coroutine; its id and what to await for its answer (on the
-        channel's loop, a future the loop answers itself; cancelling it abandons the call)."""
+        channel's loop, a future the loop answers itself; cancelling it abandons the call).
+        ``early`` (on the loop only): answered with the :class:`Early` part of the answer
+        when it comes, or None when the call ends without one."""
         if self._loop is not None and self._on_loop():
             future: asyncio.Future[Any] = self._loop.create_future()
-            return self._send(future, target, name, args, kwargs, owner, None, None), future
+            call_id = self._send(future, target, name, args, kwargs, owner, None, None, early)
+            return call_id, future
+        if early is not None:  # off the loop, an early part is not waited for
+            early.get_loop().call_soon_threadsafe(_settle, early, None, True)
         call_id, waiting = self.request(target, name, args, kwargs, owner=owner)
         return call_id, asyncio.wrap_future(waiting)
 
@@ -186,6 +194,7 @@ class Channel:
         owner: str | None,
         ref: int | None,
         parent: int | None,
+        early: asyncio.Future[Any] | None = None,
     ) -> int:
         payload = dumps_arguments(args, kwargs or {}, self.exports, self)
         with self._lock:
@@ -193,6 +202,8 @@ class Channel:
                 raise ChannelClosed(self._closed)
             call_id = next(self._ids)
             self._pending[call_id] = future
+            if early is not None:
+                self._early[call_id] = early
             if self._keep_context:
                 self._contexts[call_id] = contextvars.copy_context()
         frame = framed(Call(call_id, target, name, payload, owner, ref, parent))
@@ -204,6 +215,7 @@ class Channel:
             with self._lock:
                 self._pending.pop(call_id, None)
                 self._contexts.pop(call_id, None)
+                self._early.pop(call_id, None)
             raise ChannelClosed(f"the extension worker is gone ({exc})") from None
         return call_id
 
@@ -293,6 +305,10 @@ class Channel:
             pass
         if refs:
             self._writer.write(framed(Release(tuple(refs))))
+
+    def send_early(self, call_id: int, value: Any) -> None:
+        """Send the first part of the answer to the other side's call ``call_id``."""
+        self._writer.write(framed(Early(call_id, dumps(value, self.exports, self))))
 
     def cancel(self, call_id: int) -> None:
         """Ask the other side to stop call ``call_id`` (it answers when it stopped)."""
@@ -391,6 +407,8 @@ class Channel:
                 return frame, self._arguments(frame)
             elif isinstance(frame, Release):
                 self.exports.release(frame.refs)
+            elif isinstance(frame, Early):
+                self._answer_early(frame)
             else:
                 self._handler.cancel(frame.id)
 
@@ -431,10 +449,25 @@ class Channel:
                     self._watched_calls = False
                     self._watching.clear()
 
+    def _answer_early(self, early: Early) -> None:
+        with self._lock:
+            future = self._early.pop(early.id, None)
+        if future is None:
+            return
+        try:
+            value = loads(early.payload, self.exports, self)
+        except Exception as exc:  # a part that cannot be rebuilt here: as if none came
+            log.warning("%s: the start of call %d could not be read: %s", self._name, early.id, exc)
+            value = None
+        _settle(future, value, True)
+
     def _answer(self, reply: Reply) -> None:
         with self._lock:
             future = self._pending.pop(reply.id, None)
             self._contexts.pop(reply.id, None)
+            early = self._early.pop(reply.id, None)
+        if early is not None:  # the call ended with no early part
+            _settle(early, None, True)
         if future is None or future.done():
             return  # cancelled meanwhile
         try:
@@ -501,9 +534,10 @@ class Channel:
             self._closed = reason
             pending, self._pending = self._pending, {}
             self._contexts.clear()
+            early, self._early = self._early, {}
         if self._on_close is not None:  # first, so the waiting calls can say why it closed
             self._on_close()
-        for future in pending.values():
+        for future in [*early.values(), *pending.values()]:
             if not future.done():
                 _settle(future, ChannelClosed(reason), False)
         self.exports.clear()
@@ -598,6 +632,8 @@ class Channel:
             self._serving.submit(self._serve, *work)
         elif isinstance(frame, Release):
             self.exports.release(frame.refs)
+        elif isinstance(frame, Early):
+            self._answer_early(frame)
         else:
             self._handler.cancel(frame.id)
 

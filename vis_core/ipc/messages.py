@@ -165,6 +165,7 @@ class TargetKind(StrEnum):
 
     TOOL = "tool"
     DRAWN_TOOL = "drawn_tool"  # a tool, then its render of success: (value, drawn, problem)
+    STARTED_TOOL = "started_tool"  # as DRAWN_TOOL, its render of the start sent ahead (Early)
     HOOK = "hook"
     COMMAND = "command"
     CALLBACK = "callback"
@@ -212,6 +213,15 @@ class Reply(_Message, tag="reply", gc=False):
     encoded: bool = False
 
 
+class Early(_Message, tag="early", gc=False):
+    """The first part of call ``id``'s answer, sent before the call ends: the pickled
+    ``(presentation, problem)`` of its Activity's start, drawn in the worker just before the
+    tool runs (so a start render costs no round trip of its own)."""
+
+    id: int
+    payload: bytes
+
+
 class Cancel(_Message, tag="cancel", gc=False):
     """Stop call ``id``; it still answers (with ``CancelledError``) when it stops."""
 
@@ -224,11 +234,11 @@ class Release(_Message, tag="release", gc=False):
     refs: tuple[int, ...]
 
 
-Frame = Call | Reply | Cancel | Release
+Frame = Call | Reply | Early | Cancel | Release
 _frames = msgspec.msgpack.Decoder(Frame)
 
 
-def decode_frame(body: bytes) -> Call | Reply | Cancel | Release:
+def decode_frame(body: bytes) -> Call | Reply | Early | Cancel | Release:
     """One frame of the worker channel, or :class:`ProtocolError`."""
     try:
         return _frames.decode(body)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import re
 import shutil
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.model.channel import Channel
+from vis_core.model.turn import TurnStatus
 from vis_core.store.stored_session import (
     SessionNotFound,
     StoredBlock,
@@ -78,7 +80,7 @@ def _turn_script(turn: StoredTurn) -> list[dict[str, Any]]:
     for request, text in turn.thinking.items():
         by_request.setdefault(request, {})["thinking"] = text
     last = max(by_request, default=-1)
-    if turn.status == "completed" and "call" in by_request.get(last, {"call": 1}):
+    if turn.status == TurnStatus.COMPLETED and "call" in by_request.get(last, {"call": 1}):
         last += 1  # the final answer was empty: no event kept it
     responses = []
     for request in range(last + 1):
@@ -92,7 +94,10 @@ def _turn_script(turn: StoredTurn) -> list[dict[str, Any]]:
         elif block is not None:
             response["tool"] = {"name": block.tool, "arguments": block.arguments}
         responses.append(response)
-    if turn.status in ("failed", "cancelled"):  # it ended there: so the replay does, and the
+    if turn.status in (
+        TurnStatus.FAILED,
+        TurnStatus.CANCELLED,
+    ):  # it ended there: so the replay does, and the
         failure = {"status": 400, "message": REPLAYED_FAILURE}  # next turn's answers align
         if responses and not {"code", "tool"} & set(responses[-1]):
             responses[-1]["error"] = failure  # the text it streamed before it failed
@@ -170,7 +175,8 @@ def compare(recorded: StoredSession, replayed: StoredSession) -> list[Difference
             found.append(Difference(position, None, "turn", "ran", "did not run"))
             continue
         if old.status != new.status and not (
-            old.status == "cancelled" and new.status == "failed"  # the replay stops it there
+            old.status == TurnStatus.CANCELLED
+            and new.status == TurnStatus.FAILED  # the replay stops it there
         ):
             found.append(
                 Difference(
@@ -322,9 +328,58 @@ def _rewind(copy: Path, recorded: StoredSession, checkpoints_dir: Path) -> list[
     return missed
 
 
+def _trust_copy(original: Path, copy: Path) -> str:
+    """Trust the copy's project for this replay as the person trusts ``original``'s, when
+    the copy's control files (``.vis/``, ``vis.yml``, ``.env*``) are exactly those trusted:
+    its extensions, MCP servers and values then load as they did. What the replay uses."""
+    from vis_core.paths import (
+        TrustListError,
+        TrustStore,
+        VisPaths,
+        find_project_root,
+        take_snapshot,
+    )
+
+    root = find_project_root(original)
+    if root != original.resolve():
+        return f"the project {root} lies above the workspace; its extensions were not copied"
+    store = TrustStore(VisPaths.from_env())
+    try:
+        if not store.is_trusted(root):
+            return (
+                f"the project {root} is not trusted: its extensions and MCP servers were "
+                f"skipped (`vis trust {root}` first to replay with them)"
+            )
+        snapshot = take_snapshot(copy)
+        if snapshot.fingerprint != take_snapshot(root).fingerprint:
+            return (
+                "the session changed the project's control files (.vis/, vis.yml, .env*): "
+                "the copy's are not what you trusted, so its extensions were skipped"
+            )
+        store.trust(copy, snapshot)
+    except TrustListError as exc:
+        return f"{exc}; the project's extensions were skipped"
+    return "the trusted project's extensions and MCP servers loaded"
+
+
+def _forget_copy(copy: Path) -> None:
+    from vis_core.paths import TrustListError, TrustStore, VisPaths
+
+    with contextlib.suppress(TrustListError):
+        TrustStore(VisPaths.from_env()).forget(copy)
+
+
 def replay_session(store: Store, key: str) -> tuple[StoredSession, list[Difference], list[str]]:
     """Replay the session ``key`` names: the recording, the differences found, and the
     files it changed that could not be put back as they were before it."""
+    recorded, differences, missed, _ = replay_with_notes(store, key)
+    return recorded, differences, missed
+
+
+def replay_with_notes(
+    store: Store, key: str
+) -> tuple[StoredSession, list[Difference], list[str], str]:
+    """:func:`replay_session`, and what became of the project's extensions."""
     row = find_session(store, key)
     recorded = read_session(store, row)
     if not recorded.turns:
@@ -342,9 +397,13 @@ def replay_session(store: Store, key: str) -> tuple[StoredSession, list[Differen
         missed = _rewind(copy, recorded, VisPaths.from_env().data_dir / "checkpoints" / row.id)
         script = Path(folder, "script.json")
         script.write_text(json.dumps(script_of(recorded)), encoding="utf-8")
-        replayed = asyncio.run(_replay(recorded, copy, script))
+        project = _trust_copy(workspace, copy)
+        try:
+            replayed = asyncio.run(_replay(recorded, copy, script))
+        finally:
+            _forget_copy(copy)
         _normalized(replayed, copy.resolve(), row.workspace)
-    return recorded, compare(recorded, replayed), missed
+    return recorded, compare(recorded, replayed), missed, project
 
 
 def run_replay_command(args: argparse.Namespace) -> int:
@@ -353,7 +412,7 @@ def run_replay_command(args: argparse.Namespace) -> int:
 
     store = Store(VisPaths.from_env().ensure().db_file)
     try:
-        recorded, differences, missed = replay_session(store, args.session_id)
+        recorded, differences, missed, project = replay_with_notes(store, args.session_id)
     except (SessionNotFound, ReplayError, StoreError) as exc:
         print(f"vis replay: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -366,6 +425,7 @@ def run_replay_command(args: argparse.Namespace) -> int:
             f"copy from before the session was kept): {', '.join(missed)}",
             file=sys.stderr,
         )
+    print(f"vis replay: {project}", file=sys.stderr)
     if args.json:
         report = {
             "session_id": recorded.row.id,
@@ -373,6 +433,7 @@ def run_replay_command(args: argparse.Namespace) -> int:
             "blocks": blocks,
             "identical": not differences,
             "not_rewound": missed,
+            "project": project,
             "differences": [asdict(d) for d in differences],
         }
         stream = raw_stream(sys.stdout)  # JSON's escapes stay JSON (not the terminal's)

@@ -32,7 +32,7 @@ def _fresh_places(monkeypatch: pytest.MonkeyPatch) -> Path:
     (ROOT / "project").mkdir()
     monkeypatch.setenv("VIS_HOME", str(ROOT / "home"))
     # the welcome header says whether the jail can run: the same words on every machine
-    monkeypatch.setattr("vis_core.jail_check.jail_problem", lambda: SNAPSHOT_JAIL)
+    monkeypatch.setattr("vis_core.system.jail_check.jail_problem", lambda: SNAPSHOT_JAIL)
     for key in ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "VIS_MODEL", "VISUAL", "EDITOR"):
         monkeypatch.delenv(key, raising=False)
     return ROOT / "project"

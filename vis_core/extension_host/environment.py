@@ -63,8 +63,10 @@ def read_environment_block(
         raise ProjectEnvironmentError(f"{path} is not UTF-8 text ({exc})") from None
     import yaml
 
+    from vis_core.small_files import load_yaml
+
     try:
-        data = yaml.safe_load(text) or {}
+        data = load_yaml(text) or {}
     except RecursionError:
         raise ProjectEnvironmentError(f"{path} nests too deeply for Vis to read") from None
     except yaml.YAMLError as exc:

@@ -31,7 +31,8 @@ def _printing_extension() -> str | None:
 LogSink = Callable[[str, str, str], object]  # (level, message, source)
 
 
-def _to_log(level: str, message: str, source: str) -> None:
+def to_log(level: str, message: str, source: str) -> None:
+    """The default sink: the extension's log file."""
     write_log(level, message, source=source)
 
 
@@ -39,7 +40,7 @@ class ExtensionOutput(io.TextIOBase):
     """A stand-in for ``sys.stdout``/``sys.stderr``: extension lines go to the log (through
     ``sink``: an extension worker hands them to its host)."""
 
-    def __init__(self, target: TextIO, level: str, sink: LogSink = _to_log) -> None:
+    def __init__(self, target: TextIO, level: str, sink: LogSink = to_log) -> None:
         self.target = target
         self._level = level
         self._sink = sink

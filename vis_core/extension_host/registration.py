@@ -10,12 +10,8 @@ an entry file declares in ``env`` is resolved by the host for it alone.
 from __future__ import annotations
 
 import logging
-import os
 import select
-import signal
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -36,7 +32,7 @@ from vis_core.ipc.messages import (
     framed,
     from_registration,
 )
-from vis_core.system.child_process import python_argv
+from vis_core.ipc.process import ChildProcess, Ending
 
 if TYPE_CHECKING:
     from vis_core.extension.declarations import Extension
@@ -46,12 +42,9 @@ log = logging.getLogger(__name__)
 
 MAX_MESSAGE = 64 << 20  # a declaration report is small; this only bounds a corrupt length
 START_TIMEOUT = 30.0  # seconds the worker itself may take to start (imports, on a loaded machine)
-
-
-def worker_argv(python: str, module: str) -> list[str]:
-    """The isolated command of a worker (``-I``: not the working folder's modules; ``-B``: no
-    ``.pyc`` files written beside entry files)."""
-    return python_argv(python, f"{module}:main", "-B")
+# The one worker program: a session's worker, and its load-only mode for registration.
+WORKER = "vis_core.extension_host.session_worker:main"
+LOAD_ONLY = "vis_core.extension_host.session_worker:load_only"
 
 
 @dataclass(frozen=True)
@@ -92,21 +85,12 @@ class RegistrationWorker:
         self.load_timeout = load_timeout
         self.python = python
         self.cwd = cwd
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: ChildProcess | None = None
 
     # -- process --------------------------------------------------------------------------
 
-    def _start(self) -> subprocess.Popen[bytes]:
-        proc = subprocess.Popen(
-            worker_argv(self.python, "vis_core.extension_host.registration_worker"),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=self.environment,
-            cwd=None if self.cwd is None else str(self.cwd),
-            start_new_session=True,
-        )
-        threading.Thread(target=_drain, args=(proc,), daemon=True).start()
+    def _start(self) -> ChildProcess:
+        proc = ChildProcess(LOAD_ONLY, env=self.environment, cwd=self.cwd, python=self.python)
         self._proc = proc
         ready = self._next(proc, START_TIMEOUT, "start")
         if not isinstance(ready, WorkerReady):
@@ -114,10 +98,9 @@ class RegistrationWorker:
         return proc
 
     def _next(
-        self, proc: subprocess.Popen[bytes], timeout: float, what: str
+        self, proc: ChildProcess, timeout: float, what: str
     ) -> WorkerReady | EnvAsk | Loaded | LoadFailed:
-        assert proc.stdout is not None
-        fd = proc.stdout.fileno()
+        fd = proc.read_fd
         deadline = time.monotonic() + timeout
         while True:
             left = deadline - time.monotonic()
@@ -135,7 +118,7 @@ class RegistrationWorker:
             try:
                 body = read_one(fd, MAX_MESSAGE)
                 if body is None:
-                    raise WorkerGone(_exit_cause(proc))
+                    raise WorkerGone(_exit_cause(proc.ending()))
                 return from_registration(body)
             except ProtocolError as exc:
                 self.stop()
@@ -143,17 +126,8 @@ class RegistrationWorker:
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is None:
-            return
-        if proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                proc.kill()
-        proc.wait()
-        for stream in (proc.stdin, proc.stdout):
-            if stream is not None:
-                stream.close()
+        if proc is not None:
+            proc.close()
 
     # -- loading --------------------------------------------------------------------------
 
@@ -161,15 +135,14 @@ class RegistrationWorker:
         """Load ``candidate`` in the worker; a fault becomes the candidate's load error."""
         try:
             proc = self._proc if self._proc is not None else self._start()
-            assert proc.stdin is not None
             names: list[str] = sorted(getattr(self.values, "project_names", ()))
-            write_all(proc.stdin.fileno(), framed(Load(_candidate(candidate), names)))
+            write_all(proc.write_fd, framed(Load(_candidate(candidate), names)))
             while True:
                 message = self._next(proc, self.load_timeout, "load")
                 if isinstance(message, EnvAsk):
                     names = message.names
                     found = {name: self.values[name] for name in names if name in self.values}
-                    write_all(proc.stdin.fileno(), framed(EnvValues(found)))
+                    write_all(proc.write_fd, framed(EnvValues(found)))
                 elif isinstance(message, Loaded):
                     return Screened(declaration=message.declaration)
                 elif isinstance(message, LoadFailed):
@@ -186,7 +159,7 @@ class RegistrationWorker:
                     raise WorkerGone(f"the extension worker sent an unexpected {message!r}")
         except (WorkerGone, BrokenPipeError) as exc:
             self.stop()
-            text = exc.message if isinstance(exc, WorkerGone) else _exit_cause(None)
+            text = exc.message if isinstance(exc, WorkerGone) else _exit_cause(Ending(None))
             return Screened(error=LoadError(candidate.hint, candidate.entry_file, None, text))
 
     def screen_all(self, candidates: Iterable[Candidate]) -> dict[Path, Screened]:
@@ -197,31 +170,10 @@ class RegistrationWorker:
             self.stop()
 
 
-def _exit_cause(proc: subprocess.Popen[bytes] | None) -> str:
-    code = None
-    if proc is not None:
-        try:
-            code = proc.wait(5)
-        except subprocess.TimeoutExpired:  # closed its pipe but lives on: end it
-            proc.kill()
-            code = proc.wait()
-    if code is not None and code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"the extension worker crashed ({name}) while loading this file"
+def _exit_cause(ending: Ending) -> str:
+    if ending.signal is not None:
+        return f"the extension worker crashed ({ending.signal}) while loading this file"
     return (
-        f"the extension worker exited with code {code} while loading this file (os._exit or a "
-        "fatal error in the entry file); an extension must not end the process"
+        f"the extension worker exited with code {ending.code} while loading this file "
+        "(os._exit or a fatal error in the entry file); an extension must not end the process"
     )
-
-
-def _drain(proc: subprocess.Popen[bytes]) -> None:
-    """Log what entry files print (the worker's stderr), so the pipe never fills."""
-    assert proc.stderr is not None
-    for raw in proc.stderr:
-        line = raw.decode("utf-8", "replace").rstrip()
-        if line:
-            log.info("extension worker: %s", line)
-    proc.stderr.close()

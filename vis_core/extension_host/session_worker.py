@@ -10,6 +10,8 @@ tool it draws). The worker has one event loop: it reads the pipe, runs each call
 synchronous part on a thread of the channel and awaits the coroutine a call returns as a
 task on the loop. A cancel cancels that task, or ends the SDK call a synchronous call waits
 in; a call deaf to it is killed with its worker by the host.
+
+The same program in its load-only mode (:func:`load_only`) is the registration worker.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from vis_core.extension.acting import follow_threads
 from vis_core.extension.context import CallContext, enter_call, leave_call
 from vis_core.extension.network import run_filter
 from vis_core.extension_host.child_output import capture_child_output
-from vis_core.extension_host.output import ExtensionOutput
+from vis_core.extension_host.output import ExtensionOutput, LogSink, to_log
 from vis_core.extension_host.provider_stream import pump_stream
 from vis_core.extension_host.worker_channel import CallCancelled as ToolCancelled
 from vis_core.extension_host.worker_channel import Channel
@@ -41,7 +43,7 @@ from vis_core.ipc.messages import Call, CallbackKind, TargetKind
 from vis_core.ipc.trusted import run_method
 from vis_core.model.activity import RenderPhase
 from vis_core.model.channel import Channel as FrontEnd
-from vis_core.system.child_process import exit_with_parent, take_protocol_fds
+from vis_core.system.child_process import ProtocolFds, exit_with_parent, take_protocol_fds
 
 
 @dataclass(frozen=True)
@@ -408,16 +410,31 @@ def _print_to_host(level: str, message: str, source: str) -> None:
         sys.__stderr__.write(f"[{source}] {message}\n")
 
 
-def main() -> None:
-    """Serve the host until it closes the channel."""
+def _begin(sink: LogSink) -> ProtocolFds:
+    """What the worker program does first, in either mode: the original stdin/stdout become
+    the host's pipes, and what extension code prints (its children too) goes to its log."""
     fds = take_protocol_fds()  # output that bypasses sys.stdout goes to stderr (host logs it)
-    fd_in, fd_out = fds.read, fds.write
-    sys.stdout = ExtensionOutput(sys.stderr, "info", sink=_print_to_host)
-    sys.stderr = ExtensionOutput(sys.stderr, "warn", sink=_print_to_host)
+    sys.stdout = ExtensionOutput(sys.stderr, "info", sink=sink)
+    sys.stderr = ExtensionOutput(sys.stderr, "warn", sink=sink)
     follow_threads()  # a thread an extension starts acts for it (vis.log, its output)
     capture_child_output()  # what its children print and it does not read: to its log
     exit_with_parent()
-    asyncio.run(_serve(fd_in, fd_out))
+    return fds
+
+
+def load_only() -> None:
+    """The load-only mode (registration): load entry files one by one and report each
+    declaration (:mod:`~vis_core.extension_host.screening`); what an entry file prints goes
+    to the log file, as no session is there to show it."""
+    from vis_core.extension_host.screening import serve
+
+    serve(_begin(to_log))
+
+
+def main() -> None:
+    """Serve the host until it closes the channel."""
+    fds = _begin(_print_to_host)
+    asyncio.run(_serve(fds.read, fds.write))
 
 
 async def _serve(fd_in: int, fd_out: int) -> None:

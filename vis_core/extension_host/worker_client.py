@@ -18,9 +18,6 @@ import asyncio
 import contextlib
 import inspect
 import logging
-import os
-import signal
-import subprocess
 import sys
 import threading
 import time
@@ -35,15 +32,12 @@ from vis_core.extension.context import CallContext, calling, current_call
 from vis_core.extension_host.environment import resolve_names
 from vis_core.extension_host.gateway import forget_stop, run_on_loop, stop_waits_of
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
-from vis_core.extension_host.registration import (
-    START_TIMEOUT,
-    _drain,
-    worker_argv,
-)
+from vis_core.extension_host.registration import START_TIMEOUT, WORKER
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.extension_host.worker_results import decode_from_worker
 from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
 from vis_core.ipc.messages import Call, CallbackKind, TargetKind
+from vis_core.ipc.process import ChildProcess, Ending
 from vis_core.ipc.trusted import run_method
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.environ import Audience, child_environment
@@ -192,7 +186,7 @@ class SessionWorker:
         self._values = dict(values)  # the project's values: the worker's environment adds them
         self.cancel_grace = cancel_grace
         self._python = python
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._proc: ChildProcess | None = None
         self._channel: Channel | None = None
         self._problems: dict[str, str] = {}
         self._death: str | None = None
@@ -542,21 +536,16 @@ class SessionWorker:
                 raise WorkerFailed("the session closed or reloaded before its worker started")
             self._stop_process()
             self._death = None
-            proc = subprocess.Popen(
-                worker_argv(self._python, "vis_core.extension_host.session_worker"),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+            proc = ChildProcess(
+                WORKER,
                 env=child_environment(self._values, audience=Audience.VIS),
-                cwd=str(self._place.workspace_root),
-                start_new_session=True,
+                cwd=self._place.workspace_root,
+                python=self._python,
             )
-            threading.Thread(target=_drain, args=(proc,), daemon=True).start()
-            assert proc.stdin is not None and proc.stdout is not None
             handler = _HostHandler(self._place, self._loop)
             channel = Channel(
-                proc.stdout.fileno(),
-                proc.stdin.fileno(),
+                proc.read_fd,
+                proc.write_fd,
                 handler,
                 name="vis-worker-host",
                 on_close=lambda: self._closed(proc),
@@ -584,46 +573,37 @@ class SessionWorker:
             self._channel = channel
             return channel
 
-    def _closed(self, proc: subprocess.Popen[bytes]) -> None:
+    def _closed(self, proc: ChildProcess) -> None:
         """The channel of ``proc`` closed: learn why the process ended."""
         if self._death is None:
-            self._death = _exit_cause(proc)
+            self._death = _exit_cause(proc.ending())
 
     def _kill(self, reason: str) -> None:
         self._death = reason
-        proc = self._proc
-        if proc is not None and proc.poll() is None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                proc.kill()
+        if self._proc is not None:
+            self._proc.kill()
 
     def _stop_process(self) -> None:
         proc, channel = self._proc, self._channel
         self._proc = self._channel = None
         if proc is None:
             return
-        if proc.poll() is None:
+        if proc.running:
             self._death = self._death or "the session closed or its extensions were reloaded"
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                proc.kill()
-        proc.wait()
+        proc.kill()
+        proc.ending()
         if channel is not None and self._death:
             self._deaths[channel] = self._death
         if channel is not None:  # the process is gone: its reader sees the end of the pipe
             channel.close(self._death or "the extension worker stopped", wait=5.0)
-        for stream in (proc.stdin, proc.stdout):
-            if stream is not None:
-                stream.close()
+        proc.close()
 
     def stop(self, reason: str | None = None) -> None:
         """Stop the worker (the session closed, or ``/reload``: the next call starts anew);
         ``reason``: what a call it cuts off says ended its worker."""
         with self._start_lock:
             self._generation += 1
-            if reason is not None and self._proc is not None and self._proc.poll() is None:
+            if reason is not None and self._proc is not None and self._proc.running:
                 self._death = self._death or reason
             self._stop_process()
 
@@ -648,16 +628,7 @@ def _waiting() -> frozenset[str]:
     return frozenset(owners)
 
 
-def _exit_cause(proc: subprocess.Popen[bytes]) -> str:
-    try:
-        code = proc.wait(5)
-    except subprocess.TimeoutExpired:  # closed its pipe but lives on: end it
-        proc.kill()
-        code = proc.wait()
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"it crashed ({name})"
-    return f"it exited with code {code} (an extension called os._exit or crashed it)"
+def _exit_cause(ending: Ending) -> str:
+    if ending.signal is not None:
+        return f"it crashed ({ending.signal})"
+    return f"it exited with code {ending.code} (an extension called os._exit or crashed it)"

@@ -35,6 +35,7 @@ from vis_core.ipc.messages import (
 from vis_core.ipc.messages import (
     HandleCall as HandleCallMessage,
 )
+from vis_core.ipc.process import Ending
 from vis_core.model.handles import HostHandle
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import MAX_CALLS_IN_FLIGHT, MAX_MESSAGE_BYTES
@@ -135,16 +136,12 @@ class ChildDied(Exception):
         self.how = how
 
 
-def _describe_exit(code: int | None) -> str:
-    if code is None:
+def _describe_exit(ending: Ending) -> str:
+    if ending.code is None:
         return "ended"
-    if code < 0:
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        return f"was killed ({name})"
-    return f"exited (code {code})"
+    if ending.signal is not None:
+        return f"was killed ({ending.signal})"
+    return f"exited (code {ending.code})"
 
 
 def _names(items: Sequence[str], most: int = 12) -> str:
@@ -912,7 +909,7 @@ class Sandbox:
         if proc is not self._proc or self._exited is proc:
             return
         self._exited = proc
-        how = self._kill_reason or _describe_exit(code)
+        how = self._kill_reason or _describe_exit(Ending(code))
         kept = self._kept
         if kept is not None and kept.process is proc:
             kept.collect()  # the keeper's last words: the tree went over the memory limit

@@ -220,8 +220,10 @@ class ProjectFiles:
             raise SettingsFileError(not_utf8(self.yml, exc)) from None
         import yaml
 
+        from vis_core.small_files import load_yaml
+
         try:
-            document = yaml.safe_load(text) or {}
+            document = load_yaml(text) or {}
         except RecursionError:
             raise SettingsFileError(too_deep(self.yml)) from None
         except yaml.YAMLError as exc:

@@ -1,6 +1,7 @@
-"""The registration worker process: loads entry files one by one and reports each outcome.
+"""Registration, the worker program's load-only mode: entry files load one by one in it, and
+it reports each outcome.
 
-Run as ``python -m vis_core.extension_host.registration_worker``; messages
+Started as ``vis_core.extension_host.session_worker:load_only``; messages
 (:mod:`vis_core.ipc.messages`) are frames on the original stdin/stdout.
 
 Host → worker: ``Load``; ``EnvValues`` answers an ``EnvAsk``.
@@ -14,7 +15,6 @@ Its environment is the minimal one the host gives it plus the project's values; 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -29,7 +29,7 @@ from vis_core.ipc.messages import (
     framed,
     to_registration,
 )
-from vis_core.system.child_process import exit_with_parent, take_protocol_fds
+from vis_core.system.child_process import ProtocolFds
 
 MAX_MESSAGE = 64 << 20  # a declaration is small; this only bounds a corrupt length
 
@@ -135,20 +135,9 @@ def _warm() -> None:
     build_metadata()
 
 
-def main() -> None:
-    """Serve ``load`` requests until the host closes the pipe."""
-    from vis_core.extension.acting import follow_threads
-    from vis_core.extension_host.child_output import capture_child_output
-    from vis_core.extension_host.output import ExtensionOutput
-
-    fds = take_protocol_fds()  # output that bypasses sys.stdout goes to stderr (host logs it)
+def serve(fds: ProtocolFds) -> None:
+    """Serve ``Load`` requests on ``fds`` until the host closes the pipe."""
     fd_in, fd_out = fds.read, fds.write
-    # what an entry file prints while it loads goes to that extension's log
-    sys.stdout = ExtensionOutput(sys.stderr, "info")
-    sys.stderr = ExtensionOutput(sys.stderr, "warn")
-    follow_threads()  # a thread an entry file starts acts for its extension
-    capture_child_output()  # what its children print and it does not read: to its log
-    exit_with_parent()
     base = dict(os.environ)
     _warm()
     from vis_core.extension.runtime import install
@@ -163,7 +152,3 @@ def main() -> None:
         message = to_registration(body)
         if isinstance(message, Load):
             write_all(fd_out, framed(load(message, fd_in, fd_out, base)))
-
-
-if __name__ == "__main__":
-    main()

@@ -94,7 +94,7 @@ async def _check_host(workspace: Path) -> int:
         print("extensions")
         for row in describe(host.extensions):
             print(f"  {row}")
-            problems += row.status == "failed"
+            problems += row.failed
     finally:
         await host.close()
     return 1 if problems else 0

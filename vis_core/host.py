@@ -505,7 +505,7 @@ class Host:
         from vis_core.extension_host.doctor import describe
 
         rows = describe(self.extensions)
-        failed = [row for row in rows if row.status == "failed"]
+        failed = [row for row in rows if row.failed]
         text = f"{len(self.extensions.enabled)} loaded, {len(failed)} failed."
         return text + "".join(f"\n- {row.name}: {row.error}" for row in failed)
 

@@ -7,7 +7,7 @@ from typing import Any
 from vis_core.context.folding import FoldOrigin, build_fold, receipt, turn_steps
 from vis_core.context.keys import parse_key
 from vis_core.extension.context import current_call
-from vis_core.model.activity import Activity, ActivityPresentation, SymbolTag
+from vis_core.model.activity import Activity, ActivityPresentation, RenderPhase, SymbolTag
 from vis_core.tools.display import one_line
 from vis_core.tools.registry import HostTool
 
@@ -60,7 +60,7 @@ def _render(
     given = dict(zip(("key", "gist"), args or (), strict=False)) | dict(kwargs or {})
     key = str(given.get("key", ""))
     gist = one_line(str(given.get("gist") or ""), GIST_SUMMARY_CHARS)
-    if phase == "failure":
+    if phase == RenderPhase.FAILURE:
         return ActivityPresentation("Fold", f"{key}: {one_line(str(error), 200)}")
     return ActivityPresentation("Fold", f"{key} · {gist}" if gist else f"{key} · no gist")
 

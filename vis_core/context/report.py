@@ -7,6 +7,7 @@ from typing import Any
 
 from vis_core.context.folding import describe_spans, message_chars
 from vis_core.providers.common import estimate_tokens
+from vis_core.store.folds import MeasurementStatus
 
 
 def _tokens(chars: int) -> str:
@@ -80,11 +81,11 @@ def _cell(text: str, limit: int = 60) -> str:
 
 
 def _measurement(data: dict[str, Any]) -> str:
-    if data["status"] == "measured":
+    if data["status"] == MeasurementStatus.MEASURED:
         return (
             f"measured: {data['before_input_tokens']:,} → {data['after_input_tokens']:,} "
             f"(net {data['net_reduction_tokens']:,}, {data['fold_count']} fold(s))"
         )
-    if data["status"] == "unavailable":
+    if data["status"] == MeasurementStatus.UNAVAILABLE:
         return f"unavailable: {data['reason']}"
     return "pending"

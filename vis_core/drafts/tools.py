@@ -8,7 +8,7 @@ from typing import Any
 
 from vis_core.drafts.errors import DraftError
 from vis_core.drafts.session import SessionDrafts
-from vis_core.model.activity import Activity, ActivityPresentation, SymbolTag
+from vis_core.model.activity import Activity, ActivityPresentation, RenderPhase, SymbolTag
 from vis_core.model.draft import Draft
 from vis_core.tools.display import one_line
 from vis_core.tools.registry import HostTool
@@ -74,7 +74,7 @@ def _render(name: str) -> Callable[..., ActivityPresentation]:
     def render(
         *, phase: str, args: Any = (), kwargs: Any = None, result: Any = None, error: Any = None
     ) -> ActivityPresentation:
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation("Draft", f"{verb}: {one_line(str(error), 200)}")
         if isinstance(result, dict) and result.get("label"):
             return ActivityPresentation("Draft", f"{verb} {result['label']}")

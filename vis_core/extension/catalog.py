@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from vis_core.contracts.render import render_namespace, render_tool
 from vis_core.contracts.specs import HelpDocument, NamespaceSpec, ToolSpec
 from vis_core.extension.symbols import Symbol, method
-from vis_core.model.activity import Activity, ActivityPresentation, ActivityText
+from vis_core.model.activity import Activity, ActivityPresentation, ActivityText, RenderPhase
 
 
 def _render_spec(
@@ -15,7 +15,7 @@ def _render_spec(
 ) -> ActivityPresentation | None:
     name = args[0] if args else kwargs.get("name")
     target = "the catalog roots" if name is None else str(name)
-    if phase == "failure":
+    if phase == RenderPhase.FAILURE:
         return ActivityPresentation("Read tool specification", f"{target}: {error}")
     if isinstance(result, tuple):
         return ActivityPresentation("Read tool specification", f"{len(result)} catalog roots")
@@ -26,7 +26,7 @@ def _render_help(
     *, phase: str, args: tuple, kwargs: dict, result: object, error: object
 ) -> ActivityPresentation | None:
     name = str(args[0] if args else kwargs.get("name"))
-    if phase == "failure":
+    if phase == RenderPhase.FAILURE:
         return ActivityPresentation("Read tool help", f"{name}: {error}")
     content = (ActivityText(result.text),) if isinstance(result, HelpDocument) else ()
     return ActivityPresentation("Read tool help", name, content)

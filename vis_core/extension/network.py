@@ -8,7 +8,7 @@ from dataclasses import KW_ONLY, dataclass
 from typing import Any
 
 from vis_core.extension.hooks import Block
-from vis_core.model.network import HeaderRewrite
+from vis_core.model.network import FilterPhase, HeaderRewrite
 
 FILTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,256}$")
@@ -87,7 +87,7 @@ def decision(filter_name: str, value: Any) -> tuple[str, ...] | tuple[str, Heade
 def run_filter(network_filter: NetworkFilter, phase: str, subject: Any) -> Any:
     """Run ``network_filter``'s ``phase`` (request or response) on ``subject`` in the
     extension's worker; its decision as :func:`decision` gives it (awaited if async)."""
-    fn = network_filter.request if phase == "request" else network_filter.response
+    fn = network_filter.request if phase == FilterPhase.REQUEST else network_filter.response
     if fn is None:
         return ("none",)
     value = fn(subject)

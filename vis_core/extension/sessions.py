@@ -14,6 +14,7 @@ from vis_core.extension.errors import GatewayCode, GatewayError
 from vis_core.extension.place import require_trusted
 from vis_core.extension.runtime import current_runtime
 from vis_core.extension.unavailable import Speech
+from vis_core.model.turn import TurnStatus
 
 
 def list_sessions(search: str | None = None) -> list[dict[str, Any]]:
@@ -97,7 +98,7 @@ def run(
     turn = sessions.create(**options).run(request, timeout=timeout)
     if response_model is None:
         return turn
-    if turn["status"] != "completed":
+    if turn["status"] != TurnStatus.COMPLETED:
         raise RuntimeError(
             f"vis.run(): the turn ended {turn['status']} ({turn['error']}), so there is no "
             f"{getattr(response_model, '__name__', 'response')} to read"

@@ -15,13 +15,17 @@ class ExtensionRow:
     name: str
     source: str
     tag: str
-    status: str
+    status: ExtensionStatus
     path: Path
     error: str | None
 
     def __str__(self) -> str:
         text = f"{self.name:<24} {self.source:<8} {self.status:<10} {self.path}"
         return f"{text}\n    {self.error}" if self.error else text
+
+    @property
+    def failed(self) -> bool:
+        return self.status is ExtensionStatus.FAILED
 
 
 def describe(loaded: LoadedExtensions) -> list[ExtensionRow]:
@@ -31,7 +35,5 @@ def describe(loaded: LoadedExtensions) -> list[ExtensionRow]:
         error = None if ext.error is None else str(ext.error)
         if ext.status is ExtensionStatus.OVERRIDDEN and ext.overridden_by is not None:
             error = f"overridden by {ext.overridden_by}"
-        rows.append(
-            ExtensionRow(ext.name, ext.source.value, ext.tag, ext.status.value, ext.path, error)
-        )
+        rows.append(ExtensionRow(ext.name, ext.source.value, ext.tag, ext.status, ext.path, error))
     return rows

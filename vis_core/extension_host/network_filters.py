@@ -18,6 +18,7 @@ from vis_core.extension.network import NetworkFilter
 from vis_core.extension_host.worker_client import CallbackCall, runs_in_worker
 from vis_core.ipc.messages import CallbackKind
 from vis_core.model.network import (
+    FilterPhase,
     HeaderRewrite,
     HostRule,
     NetworkRequest,
@@ -66,7 +67,7 @@ class FilterPolicy(NetworkPolicy):
             log.warning("network_allowed_hosts cannot be read (%s); no host is allowed", exc)
             return ()
 
-    async def _ask(self, owner: str, item: NetworkFilter, phase: str, subject: Any) -> Any:
+    async def _ask(self, owner: str, item: NetworkFilter, phase: FilterPhase, subject: Any) -> Any:
         """The filter's decision, or ``("block", why)`` when it could not answer."""
         where = f"network filter {item.name!r} of extension {owner!r}"
         workers = self._workers()
@@ -91,7 +92,7 @@ class FilterPolicy(NetworkPolicy):
         allowed = False
         rewrites: list[HeaderRewrite] = []
         for owner, item in declared_filters(self._extensions()):
-            answer = await self._ask(owner, item, "request", request)
+            answer = await self._ask(owner, item, FilterPhase.REQUEST, request)
             if answer[0] == "block":
                 return Verdict(False, answer[1])
             if answer[0] == "rewrite":
@@ -111,7 +112,7 @@ class FilterPolicy(NetworkPolicy):
         for owner, item in declared_filters(self._extensions()):
             if item.response is None:
                 continue
-            answer = await self._ask(owner, item, "response", response)
+            answer = await self._ask(owner, item, FilterPhase.RESPONSE, response)
             if answer[0] == "block":
                 return Verdict(False, answer[1])
         return Verdict(True)

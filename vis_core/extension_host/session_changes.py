@@ -14,6 +14,7 @@ from vis_core.extension_host.gateway import (
     shown_change,
 )
 from vis_core.model.notify import NotifyKind
+from vis_core.model.turn import TurnStatus
 from vis_core.store.session_data import FORK_POINT_STATE, ORIGIN_STATE
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ def _fork_turn(turns: list[TurnRow], turn: int | str | None, what: str) -> TurnR
     if not turns:
         raise ValueError(f"{what}: the session has no turn yet; there is nothing to fork")
     if turn is None:
-        settled = [t for t in turns if t.status != "running"]
+        settled = [t for t in turns if t.status != TurnStatus.RUNNING]
         if not settled:
             raise ValueError(f"{what}: the session's only turn is still running; fork after it")
         return settled[-1]
@@ -53,7 +54,7 @@ def _fork_turn(turns: list[TurnRow], turn: int | str | None, what: str) -> TurnR
         raise ValueError(
             f"{what}: the session has no turn {turn!r}; its turns are 1-{turns[-1].position}"
         )
-    if found.status == "running":
+    if found.status == TurnStatus.RUNNING:
         raise ValueError(f"{what}: turn {found.position} is still running; fork after it")
     return found
 

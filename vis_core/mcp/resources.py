@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.mcp.results import attach_image, decode, save_bytes
 from vis_core.mcp.tools import _hooked, arguments_summary
-from vis_core.model.activity import Activity, ActivityPresentation, SymbolTag
+from vis_core.model.activity import Activity, ActivityPresentation, RenderPhase, SymbolTag
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
@@ -52,9 +52,9 @@ def _render(label: str) -> Callable[..., ActivityPresentation | None]:
         *, phase: str, args: Any, kwargs: dict[str, Any], result: Any, error: Any
     ) -> ActivityPresentation | None:
         summary = arguments_summary(kwargs)
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation(label, summary, outcome=str(error)[:100])
-        if phase == "success" and isinstance(result, dict):
+        if phase == RenderPhase.SUCCESS and isinstance(result, dict):
             for key in ("resources", "resourceTemplates", "contents"):
                 if key in result:
                     count = len(result[key])

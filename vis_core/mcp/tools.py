@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any
 from vis_core.mcp.client import ServerConnection, ToolInfo
 from vis_core.mcp.results import McpResult, record_of
 from vis_core.mcp.signature import schema_signature, tool_doc
-from vis_core.model.activity import Activity, ActivityPresentation, ActivityText, SymbolTag
+from vis_core.model.activity import (
+    Activity,
+    ActivityPresentation,
+    ActivityText,
+    RenderPhase,
+    SymbolTag,
+)
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
@@ -38,9 +44,9 @@ def _render(server: str, tool: str) -> Callable[..., ActivityPresentation | None
         *, phase: str, args: Any, kwargs: dict[str, Any], result: Any, error: Any
     ) -> ActivityPresentation | None:
         summary = arguments_summary(kwargs)
-        if phase == "start":
+        if phase == RenderPhase.START:
             return ActivityPresentation(headline, summary)
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation(headline, summary, outcome=_short(str(error), 100))
         if isinstance(result, McpResult):
             text = result.text

@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass
+from enum import StrEnum
 
 DEFAULT_PORTS = (80, 443)  # what an allowed-hosts entry without a port allows
+
+
+class FilterPhase(StrEnum):
+    """Which half of a network filter runs: the request's or the response's."""
+
+    REQUEST = "request"
+    RESPONSE = "response"
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ from vis_core.ipc.messages import (
     framed,
     to_child,
 )
+from vis_core.model.block import FormStatus
 from vis_core.sandbox.confine import confine
 from vis_core.sandbox.defs import SessionDoc, make_defs
 from vis_core.sandbox.output import keep_tail
@@ -95,17 +96,16 @@ def block_forms(
     tree: ast.Module, code: str, exc: BaseException | None, filename: str
 ) -> list[dict[str, Any]]:
     """The block's top-level statements in order: ``source``, ``line``/``end_line`` and
-    ``status``: ``ok``, ``error`` (it raised), ``not-run``, or ``unknown`` (an error whose
-    traceback does not reach the block's own lines)."""
+    ``status`` (a :class:`FormStatus`)."""
     failed = _failed_line(exc, filename)
     lines = code.splitlines()
     forms: list[dict[str, Any]] = []
-    status = "ok" if exc is None else ("unknown" if failed is None else "ok")
+    status = FormStatus.UNKNOWN if exc is not None and failed is None else FormStatus.OK
     for index, node in enumerate(tree.body):
         start = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
         end = node.end_lineno or node.lineno
-        if failed is not None and status == "ok" and start <= failed <= end:
-            status = "error"
+        if failed is not None and status is FormStatus.OK and start <= failed <= end:
+            status = FormStatus.ERROR
         forms.append(
             {
                 "index": index,
@@ -115,8 +115,8 @@ def block_forms(
                 "status": status,
             }
         )
-        if status == "error":
-            status = "not-run"
+        if status is FormStatus.ERROR:
+            status = FormStatus.NOT_RUN
     return forms
 
 

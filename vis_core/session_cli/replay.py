@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.model.channel import Channel
+from vis_core.model.turn import TurnStatus
 from vis_core.store.stored_session import (
     SessionNotFound,
     StoredBlock,
@@ -79,7 +80,7 @@ def _turn_script(turn: StoredTurn) -> list[dict[str, Any]]:
     for request, text in turn.thinking.items():
         by_request.setdefault(request, {})["thinking"] = text
     last = max(by_request, default=-1)
-    if turn.status == "completed" and "call" in by_request.get(last, {"call": 1}):
+    if turn.status == TurnStatus.COMPLETED and "call" in by_request.get(last, {"call": 1}):
         last += 1  # the final answer was empty: no event kept it
     responses = []
     for request in range(last + 1):
@@ -93,7 +94,10 @@ def _turn_script(turn: StoredTurn) -> list[dict[str, Any]]:
         elif block is not None:
             response["tool"] = {"name": block.tool, "arguments": block.arguments}
         responses.append(response)
-    if turn.status in ("failed", "cancelled"):  # it ended there: so the replay does, and the
+    if turn.status in (
+        TurnStatus.FAILED,
+        TurnStatus.CANCELLED,
+    ):  # it ended there: so the replay does, and the
         failure = {"status": 400, "message": REPLAYED_FAILURE}  # next turn's answers align
         if responses and not {"code", "tool"} & set(responses[-1]):
             responses[-1]["error"] = failure  # the text it streamed before it failed
@@ -171,7 +175,8 @@ def compare(recorded: StoredSession, replayed: StoredSession) -> list[Difference
             found.append(Difference(position, None, "turn", "ran", "did not run"))
             continue
         if old.status != new.status and not (
-            old.status == "cancelled" and new.status == "failed"  # the replay stops it there
+            old.status == TurnStatus.CANCELLED
+            and new.status == TurnStatus.FAILED  # the replay stops it there
         ):
             found.append(
                 Difference(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from vis_core.model.turn import TurnStatus
 from vis_core.store.stored_session import (
     StoredBlock,
     StoredSession,
@@ -182,7 +183,7 @@ def _markdown(session: StoredSession) -> str:
 
 
 def _markdown_turn(turn: StoredTurn, out: list[str]) -> None:
-    status = "" if turn.status == "completed" else f" ({turn.status})"
+    status = "" if turn.status == TurnStatus.COMPLETED else f" ({turn.status})"
     out += [f"## Turn {turn.position}{status}", "", "**You:**", "", _quote(turn.request), ""]
     for kind, value in turn.story:
         if kind == "text":
@@ -246,7 +247,7 @@ def _html(session: StoredSession, clean: Callable[[str], str]) -> str:
         f" · {len(session.turns)} turn(s)</p>",
     ]
     for turn in session.turns:
-        status = "" if turn.status == "completed" else f" ({esc(turn.status)})"
+        status = "" if turn.status == TurnStatus.COMPLETED else f" ({esc(turn.status)})"
         out.append(f"<h2>Turn {turn.position}{status}</h2>")
         out.append(f'<div class="you text"><strong>You:</strong>\n{esc(turn.request)}</div>')
         for kind, value in turn.story:

@@ -12,7 +12,13 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from vis_core.model.activity import Activity, ActivityPresentation, ActivityText, SymbolTag
+from vis_core.model.activity import (
+    Activity,
+    ActivityPresentation,
+    ActivityText,
+    RenderPhase,
+    SymbolTag,
+)
 from vis_core.skills.found import MAX_FILES_SEEN, Skill, find_skills, prompt_section
 from vis_core.tools.discovery import Guide
 from vis_core.tools.registry import HostTool
@@ -107,7 +113,7 @@ def _render(
     name = str(args[0] if args else kwargs.get("name", ""))
     path = args[1] if len(args) > 1 else kwargs.get("path")
     where = f"{name}/{path}" if path else name
-    if phase == "failure":
+    if phase == RenderPhase.FAILURE:
         return ActivityPresentation("Read skill file", f"{where}: {error}")
     content = (ActivityText(result),) if isinstance(result, str) else ()
     return ActivityPresentation("Read skill file", where, content)

@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime
 from typing import TYPE_CHECKING, Any
 
+from vis_core.model.turn import TurnStatus
+
 if TYPE_CHECKING:
     from vis_core.store import Store
     from vis_core.store.rows import SearchHit, SessionRow, TurnRow
@@ -135,11 +137,11 @@ def _resolve_in(store: Store, key: str, what: str, workspace: str) -> SessionRow
 def session_data(store: Store, row: SessionRow) -> dict[str, Any]:
     turns = store.turns(row.id)
     transcript = [_turn(store, turn) for turn in turns]
-    running = [t for t in transcript if t["status"] == "running"]
+    running = [t for t in transcript if t["status"] == TurnStatus.RUNNING]
     failures = [
         {"turn_id": t["id"], "position": t["position"], "status": t["status"], "error": t["error"]}
         for t in transcript
-        if t["status"] in ("failed", "cancelled", "max_iterations", "incomplete")
+        if t["status"] not in (TurnStatus.RUNNING, TurnStatus.COMPLETED)
     ]
     forks = [
         session_summary(other)
@@ -148,7 +150,7 @@ def session_data(store: Store, row: SessionRow) -> dict[str, Any]:
     ]
     last = transcript[-1] if transcript else None
     diagnosis = None
-    if last is not None and last["status"] == "failed":
+    if last is not None and last["status"] == TurnStatus.FAILED:
         diagnosis = f"the last turn failed: {last['error'] or 'no error text was recorded'}"
     return {
         "session": _session(store, row),

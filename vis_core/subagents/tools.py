@@ -9,6 +9,7 @@ from vis_core.model.activity import (
     Activity,
     ActivityMarkdown,
     ActivityPresentation,
+    RenderPhase,
     SymbolTag,
 )
 from vis_core.subagents.service import CallSite, SubagentError, Subagents, failure
@@ -37,9 +38,9 @@ def _render(label: str, asked_name: str, asked_at: int) -> Any:
     ) -> ActivityPresentation:
         given = [_shown(a) for a in (*(args or ()), *(kwargs or {}).values())]
         target = one_line(" ".join(given), 100)
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation(label, one_line(f"{target}: {error}", 200))
-        if phase == "success":
+        if phase == RenderPhase.SUCCESS:
             answer = result.get("answer", "") if isinstance(result, dict) else str(result)
             title = result.get("title") if isinstance(result, dict) else None
             summary = f"{title or 'untitled'} · {target}" if title is not None else target

@@ -7,7 +7,12 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from vis_core.model.activity import ActivityPresentation, ActivityTerminal, ActivityTerminalLine
+from vis_core.model.activity import (
+    ActivityPresentation,
+    ActivityTerminal,
+    ActivityTerminalLine,
+    RenderPhase,
+)
 from vis_core.text_limits import one_line
 
 TERMINAL_LINES = 200
@@ -106,7 +111,7 @@ def _shell_action(method: str, phase: str, given: dict[str, Any]) -> str:
     if method == "logs":
         return "read output"
     if method == "stop":
-        return "stopping" if phase == "start" else ""  # the state says "stopped, exit …"
+        return "stopping" if phase == RenderPhase.START else ""  # the state says "stopped, exit …"
     seconds = given.get("seconds", 30)
     limit = (
         "no limit"
@@ -116,7 +121,7 @@ def _shell_action(method: str, phase: str, given: dict[str, Any]) -> str:
         else repr(seconds)
     )
     # Once it returned, the call says how long the command really ran (the aside), not its limit.
-    return f"waiting ({limit})" if phase == "start" else "waited"
+    return f"waiting ({limit})" if phase == RenderPhase.START else "waited"
 
 
 def shell_call_presentation(
@@ -132,7 +137,7 @@ def shell_call_presentation(
     the process's state now, under the same ``handle_id`` as the ``shell()`` call."""
     given = bound_arguments(getattr(handle, method), args, kwargs)
     action = _shell_action(method, phase, given)
-    if phase == "failure":
+    if phase == RenderPhase.FAILURE:
         return ActivityPresentation(
             "Run command",
             f"{one_line(handle.command, 160)} · {action or method}: {error_text(error)}",

@@ -12,6 +12,7 @@ from vis_core.model.activity import (
     ActivityTable,
     ActivityTerminal,
     ActivityText,
+    RenderPhase,
     Verdict,
 )
 from vis_core.system.shell_view import (
@@ -61,9 +62,9 @@ class Renders:
     ) -> ActivityPresentation:
         given = self._args("cat", args, kwargs)
         short = self._short(given.get("path"))
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation("Read file", f"{short}: {error_text(error)}")
-        if phase == "start":
+        if phase == RenderPhase.START:
             return ActivityPresentation("Read file", short)
         info = _info(result)
         if not info:
@@ -100,9 +101,9 @@ class Renders:
                 120,
             )
         )
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation("Search files", f"{query}{where}: {error_text(error)}")
-        if phase == "start":
+        if phase == RenderPhase.START:
             return ActivityPresentation("Search files", f"{query}{where}")
         info = _info(result)
         total, files = info.get("total", 0), info.get("files", 0)
@@ -130,10 +131,10 @@ class Renders:
     ) -> ActivityPresentation:
         given = self._args("ls", args, kwargs)
         short = self._short(given.get("path", "."))
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation("List files", f"{short}: {error_text(error)}")
         info = _info(result)
-        if phase == "start" or not info:
+        if phase == RenderPhase.START or not info:
             return ActivityPresentation("List files", short)
         counts = (
             f"{plural(info.get('folders', 0), 'folder')}, {plural(info.get('files', 0), 'file')}"
@@ -153,9 +154,9 @@ class Renders:
         short = self._short(given.get("path"))
         version = given.get("version")
         target = f"{short} @{version}" if version else short
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation("Edit file", f"{target}: {error_text(error)}")
-        if phase == "start" or result is None:
+        if phase == RenderPhase.START or result is None:
             return ActivityPresentation("Edit file", target)
         verb = "created" if result.created else "edited"
         moved = f", moved from @{result.rebased_from}" if result.rebased_from else ""
@@ -180,11 +181,11 @@ class Renders:
         command = str(given.get("command", ""))
         stages = command_stages(command)
         summary = one_line(command, 160)
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation(
                 "Run command", f"{summary}: {error_text(error)}", (ActivityTerminal(stages),)
             )
-        if phase == "start" or result is None:
+        if phase == RenderPhase.START or result is None:
             return ActivityPresentation("Run command", summary, (ActivityTerminal(stages),))
         return shell_presentation(result)
 
@@ -197,9 +198,9 @@ class Renders:
         result: Any = None,
         error: Any = None,
     ) -> ActivityPresentation:
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation("List commands", error_text(error))
-        if phase == "start" or not isinstance(result, list):
+        if phase == RenderPhase.START or not isinstance(result, list):
             return ActivityPresentation("List commands", "")
         running = sum(1 for handle in result if getattr(handle, "running", False))
         return ActivityPresentation("List commands", f"{len(result)} command(s), {running} running")
@@ -220,9 +221,9 @@ class Renders:
             if not target
             else one_line(", ".join([target] if isinstance(target, str) else target), 120)
         )
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation("Run tests", f"{scope}: {error_text(error)}")
-        if phase == "start" or result is None:
+        if phase == RenderPhase.START or result is None:
             return ActivityPresentation("Run tests", scope)
         return tests_presentation(result, scope, self._abs)
 

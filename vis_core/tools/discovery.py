@@ -19,6 +19,7 @@ from vis_core.model.activity import (
     ActivityPresentation,
     ActivityTable,
     ActivityText,
+    RenderPhase,
     SymbolTag,
 )
 from vis_core.tools.registry import HostTool, ToolRegistry
@@ -214,7 +215,7 @@ def _render_apropos(
     *, phase: str, args: tuple[Any, ...], kwargs: dict[str, Any], result: Any, error: Any
 ) -> ActivityPresentation | None:
     pattern = str(args[0] if args else kwargs.get("pattern", ""))
-    if phase == "failure":
+    if phase == RenderPhase.FAILURE:
         return ActivityPresentation("Find tools", f"{pattern}: {error}")
     if not isinstance(result, AproposResult):
         return None
@@ -238,7 +239,7 @@ def _render_doc(
         name = _target_name(raw)
     except TypeError:
         name = repr(raw)
-    if phase == "failure":
+    if phase == RenderPhase.FAILURE:
         return ActivityPresentation("Read tool documentation", f"{name}: {error}")
     content = (ActivityText(result),) if isinstance(result, str) else ()
     return ActivityPresentation("Read tool documentation", name, content)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from vis_core.model.activity import Activity, ActivityPresentation, SymbolTag
+from vis_core.model.activity import Activity, ActivityPresentation, RenderPhase, SymbolTag
 from vis_core.store.session_data import resolve_any, search_rows, session_data
 from vis_core.tools.display import one_line
 from vis_core.tools.registry import HostTool
@@ -19,11 +19,11 @@ def _render(label: str) -> Any:
     ) -> ActivityPresentation:
         given = [str(a) for a in (args or ())] + [str(v) for v in (kwargs or {}).values()]
         target = one_line(" ".join(given), 80) or "this session"
-        if phase == "failure":
+        if phase == RenderPhase.FAILURE:
             return ActivityPresentation(label, f"{target}: {one_line(str(error), 160)}")
-        if phase == "success" and isinstance(result, list):
+        if phase == RenderPhase.SUCCESS and isinstance(result, list):
             return ActivityPresentation(label, f"{target} · {len(result)} sessions")
-        if phase == "success" and isinstance(result, dict):
+        if phase == RenderPhase.SUCCESS and isinstance(result, dict):
             turns = len(result.get("transcript", {}).get("turns", []))
             title = result.get("session", {}).get("title") or "untitled"
             return ActivityPresentation(label, f"{one_line(title, 60)} · {turns} turns")

@@ -16,8 +16,10 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static, TextArea
 
+from vis_core.model.command import CommandAction
 from vis_core.model.images import ImageRefused
 from vis_core.model.notify import NotifyKind
+from vis_core.model.turn import TurnStatus
 from vis_tui.block_context import BlockContext
 from vis_tui.keys import CHORD_ACTIONS
 from vis_tui.mentions import is_text_file, mentioned_files, path_completions, typing_mention
@@ -508,7 +510,9 @@ class MainScreen(Screen[None]):
         self.turn_running = False
         self.status_bar.running = False
         ended, self._last_ended = self._last_ended, None
-        planned = ended is not None and ended.status == "completed" and self.status_bar.planning
+        planned = (
+            ended is not None and ended.status == TurnStatus.COMPLETED and self.status_bar.planning
+        )
         if planned and not self.queue and self.session is not None and self.session.plan.active:
             self._ask_plan_approval()
             return
@@ -570,7 +574,7 @@ class MainScreen(Screen[None]):
             self.status_bar.model = self.session.model.label
         if result.action is None or not result.ok:
             self.transcript.add_message(result.markdown, classes="" if result.ok else "error")
-        elif result.action == "send_prompt":  # CommandAction.SEND_PROMPT
+        elif result.action == CommandAction.SEND_PROMPT:
             await self._send_command_prompt(result.data)
             return
         if result.action is not None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from enum import StrEnum
 from typing import Any
 
 from rich.table import Table as RichTable
@@ -323,6 +324,14 @@ class ConfirmStop(ModalScreen[bool]):
         self.dismiss(False)
 
 
+class ViewState(StrEnum):
+    """Where a live view is: open, stopping (Esc confirmed, the extension not yet done), closed."""
+
+    OPEN = "open"
+    STOPPING = "stopping"
+    CLOSED = "closed"
+
+
 class LiveViewWidget(Vertical, can_focus=True):
     """One ``vis.live`` view; updates arrive as plain ``LiveUpdate`` data."""
 
@@ -363,7 +372,7 @@ class LiveViewWidget(Vertical, can_focus=True):
         self.owner = owner
         self.send = send
         self.widgets: dict[str, Widget] = {}
-        self.state = "open"
+        self.state = ViewState.OPEN
         self.summary: str | None = None
         self.border_title = title
 
@@ -444,7 +453,7 @@ class LiveViewWidget(Vertical, can_focus=True):
                 show(node)
 
     def close_view(self, reason: str | None, summary: str | None) -> None:
-        self.state = "closed"
+        self.state = ViewState.CLOSED
         self.summary = summary or (reason if reason not in (None, "ended", "done") else None)
         for button in self.query(ButtonView):
             button.disabled = True
@@ -455,18 +464,18 @@ class LiveViewWidget(Vertical, can_focus=True):
 
     def _show_state(self) -> None:
         footer = self.query_one(".live-footer", Static)
-        if self.state == "open":
+        if self.state is ViewState.OPEN:
             footer.display = False
             self.border_subtitle = "Esc to stop" if self.has_focus_within else ""
             return
-        footer.display = bool(self.summary) or self.state == "stopping"
-        if self.state == "stopping":
+        footer.display = bool(self.summary) or self.state is ViewState.STOPPING
+        if self.state is ViewState.STOPPING:
             footer.update(Content.styled("Stopping… waiting for the extension", "$text-warning"))
             self.border_subtitle = "stopping"
         else:
             footer.update(Content.styled(self.summary or "", "$text-muted"))
             self.border_subtitle = "closed"
-        self.set_class(self.state == "closed", "-closed")
+        self.set_class(self.state is ViewState.CLOSED, "-closed")
 
     def on_descendant_focus(self) -> None:
         self._show_state()
@@ -482,7 +491,7 @@ class LiveViewWidget(Vertical, can_focus=True):
 
     # -- the person ------------------------------------------------------------------------
     def _emit(self, event: LiveEvent) -> None:
-        if self.send is not None and self.state != "closed":
+        if self.send is not None and self.state is not ViewState.CLOSED:
             self.send(event)
 
     def _input_changed(self, name: str, value: Any) -> None:
@@ -497,15 +506,15 @@ class LiveViewWidget(Vertical, can_focus=True):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "stop":
-            return self.state == "open"
+            return self.state is ViewState.OPEN
         return True
 
     def action_stop(self) -> None:
         """Esc: confirm, then tell the extension to stop."""
 
         def decided(stop: bool | None) -> None:
-            if stop and self.state == "open":
-                self.state = "stopping"
+            if stop and self.state is ViewState.OPEN:
+                self.state = ViewState.STOPPING
                 self._emit(LiveEvent(LiveEventKind.STOP, self.view_id))
                 self._show_state()
 

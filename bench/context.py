@@ -14,7 +14,9 @@ import time
 import uuid
 from typing import Any
 
-from vis_core.agent.session import AgentSession, SessionModel
+from vis_core.agent.deps import PlainHooks, SessionDeps, SessionModel
+from vis_core.agent.event_bus import EventBus
+from vis_core.agent.session import AgentSession
 from vis_core.events import (
     BlockFinished,
     Event,
@@ -82,16 +84,16 @@ def folds(turns: int, steps: int) -> list[Event]:
 
 
 def session(events: list[Event]) -> AgentSession:
-    return AgentSession(
-        session_id=SESSION,
-        title="bench",
-        store=NullStore(),
+    store = NullStore()
+    deps = SessionDeps(
+        store=store,
+        events=EventBus(store),  # type: ignore[arg-type]  # nothing is emitted here
         model=SessionModel(None, "claude-sonnet-4-6", "anthropic/claude-sonnet-4-6"),
         sandbox=Any,  # type: ignore[arg-type]  # not used to build a request
         invoker=None,  # type: ignore[arg-type]
-        system_prompt=lambda: SYSTEM,
-        history=events,
+        hooks=PlainHooks(SYSTEM),
     )
+    return AgentSession(deps, session_id=SESSION, title="bench", history=events)
 
 
 def timed(agent: AgentSession, rounds: int) -> tuple[float, int]:

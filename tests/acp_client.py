@@ -15,8 +15,11 @@ from typing import Any, cast
 from acp import spawn_agent_process
 from acp.schema import (
     AllowedOutcome,
+    CreateTerminalResponse,
     ReadTextFileResponse,
     RequestPermissionResponse,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
     WriteTextFileResponse,
 )
 from cli_support import seed_caches
@@ -31,6 +34,7 @@ class EditorClient:
     permissions: list[Any] = field(default_factory=list)
     reads: list[str] = field(default_factory=list)
     writes: dict[str, str] = field(default_factory=dict)
+    terminals: dict[str, dict[str, Any]] = field(default_factory=dict)
     cancel_on_chunk: bool = False
     conn: Any = None
     got: asyncio.Event = field(default_factory=asyncio.Event)
@@ -72,6 +76,39 @@ class EditorClient:
             self.got.clear()
             await self.got.wait()
         return self.text(kind)
+
+    async def create_terminal(
+        self, session_id: str, command: str, args: list[str] | None = None, **kwargs: Any
+    ) -> CreateTerminalResponse:
+        """Runs the command as an editor's terminal does (here: its output kept)."""
+        process = await asyncio.create_subprocess_exec(
+            command,
+            *(args or []),
+            cwd=kwargs.get("cwd"),
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+        )
+        terminal_id = f"term-{len(self.terminals) + 1}"
+        self.terminals[terminal_id] = {"argv": [command, *(args or [])], "process": process}
+        return CreateTerminalResponse(terminal_id=terminal_id)
+
+    async def wait_for_terminal_exit(
+        self, session_id: str, terminal_id: str, **kwargs: Any
+    ) -> WaitForTerminalExitResponse:
+        terminal = self.terminals[terminal_id]
+        output, _ = await terminal["process"].communicate()
+        terminal["output"] = output.decode()
+        return WaitForTerminalExitResponse(exit_code=terminal["process"].returncode)
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **kwargs: Any) -> Any:
+        terminal = self.terminals[terminal_id]
+        return TerminalOutputResponse(output=terminal.get("output", ""), truncated=False)
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        self.terminals[terminal_id]["process"].kill()
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **kwargs: Any) -> None:
+        self.terminals[terminal_id]["released"] = True
 
     def of(self, kind: str) -> list[Any]:
         return [u for _, u in self.updates if u.session_update == kind]

@@ -11,8 +11,9 @@ if TYPE_CHECKING:
     import subprocess
 
     from vis_core import __version__ as __version__
+    from vis_core.agent.deps import SessionModel
     from vis_core.agent.plan import PlanMode
-    from vis_core.agent.session import AgentSession, SessionModel
+    from vis_core.agent.session import AgentSession
     from vis_core.commands import CommandInfo
     from vis_core.commands import PromptToSend as PromptToSend
     from vis_core.commands.plan import approval_form as approval_form

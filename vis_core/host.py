@@ -10,12 +10,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.agent.session import (
-    HISTORY_EVENTS,
-    AgentSession,
-    DirectTool,
-    SessionModel,
-)
+from vis_core.agent.deps import DirectTool, SessionModel
+from vis_core.agent.session import HISTORY_EVENTS, AgentSession
 from vis_core.commands import CommandRegistry
 from vis_core.config import ConfigFile, UserConfig, load_config
 from vis_core.drafts import Drafts

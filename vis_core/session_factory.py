@@ -5,18 +5,19 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core.agent.deps import DirectTool, SessionDeps, TurnLimits
 from vis_core.agent.event_bus import EventBus
 from vis_core.agent.hooked_sandbox import HookedSandbox
 from vis_core.agent.invoker import CallPosition, ToolInvoker
 from vis_core.agent.plan import STATE_KEY as PLAN_STATE
 from vis_core.agent.plan import PlanMode
 from vis_core.agent.prompt import system_prompt
-from vis_core.agent.session import AgentSession, TurnLimits
+from vis_core.agent.session import AgentSession
 from vis_core.drafts.hooks import DraftHooks
 from vis_core.drafts.session import Roots, SessionDrafts
 from vis_core.drafts.tools import draft_tools
@@ -140,36 +141,38 @@ def build_session(host: Host, session_id: str, title: str, history: list[Event])
     hooked = HookedSandbox(
         sandbox, kit.hooks, session=lambda: kit.session_globals(host.live_session(session_id))
     )
-    session = AgentSession(
-        session_id=session_id,
-        title=title,
-        store=host.store,
-        model=host.model_of_session(session_id),
-        sandbox=host.mcp.wrap_sandbox(hooked),
-        invoker=invoker,
-        system_prompt=_prompt(host, session_id, tools, kit, instructions, skills),
+    hooks = _SessionHooks(
+        host,
+        session_id,
+        prompt=_prompt(host, session_id, tools, kit, instructions, skills),
         direct_tools=lambda: [
             *host.direct_tools,
             *host.mcp.direct_tools(session_id, tool_context.output_dir, kit.call_state.show),
         ],
-        history=history,
-        limits=TurnLimits(max_iterations=int(host.setting("max_iterations", 50, session_id))),
-        on_close=_closer(
+        instructions=instructions,
+        skills=skills,
+        before_request=partial(background_reports, tool_context.shells, session_id),
+        close=_closer(
             host, session_id, _closing(tool_context.close, network.close), worker, tools, drafts
         ),
-        before_turn=_refuse_unreadable(
-            host, session_id, _read_instructions(instructions, skills, host.mcp.before_turn)
-        ),
-        context=SessionContext(),
-        before_request=partial(background_reports, tool_context.shells, session_id),
-        checkpoints=Checkpoints(roots.workspace, host.paths.data_dir / "checkpoints" / session_id),
+    )
+    deps = SessionDeps(
+        store=host.store,
         events=bus,
+        model=host.model_of_session(session_id),
+        sandbox=host.mcp.wrap_sandbox(hooked),
+        invoker=invoker,
+        hooks=hooks,
         position=position,
+        limits=TurnLimits(max_iterations=int(host.setting("max_iterations", 50, session_id))),
+        context=SessionContext(),
+        checkpoints=Checkpoints(roots.workspace, host.paths.data_dir / "checkpoints" / session_id),
         instructions=instructions,
         plan=plan,
+        drafts=drafts,
+        tool_context=tool_context,
     )
-    session.drafts = drafts
-    session.tool_context = tool_context
+    session = AgentSession(deps, session_id=session_id, title=title, history=history)
     _follow_drafts(drafts, kit, tool_context, invoker, sandbox, session)
     bus.subscribe(_leave_running(tool_context.shells))
     bus.subscribe(_end_strays(sandbox))
@@ -443,21 +446,49 @@ class SettingsUnreadable(Exception):
     """A setting that decides what a block may do cannot be read: the turn stops."""
 
 
-def _refuse_unreadable(
-    host: Host, session_id: str, then: Callable[[AgentSession], Any]
-) -> Callable[[AgentSession], Any]:
-    """Before each turn: stop it, naming the value, when a setting that bounds what a block
-    may do (or a ``--toggles`` entry) cannot be read (fail closed); else ``then``."""
+class _SessionHooks:
+    """What the session asks of its assembly around its turns and requests."""
 
-    async def before_turn(session: AgentSession) -> None:
-        problem = host.settings.refusal(session_id)
+    def __init__(
+        self,
+        host: Host,
+        session_id: str,
+        *,
+        prompt: Callable[[], str],
+        direct_tools: Callable[[], Sequence[DirectTool]],
+        instructions: SessionInstructions,
+        skills: SessionSkills,
+        before_request: Callable[[str], Awaitable[Sequence[Event]]],
+        close: Callable[[], Awaitable[None]],
+    ) -> None:
+        self._host = host
+        self._session_id = session_id
+        self.system_prompt = prompt
+        self.direct_tools = direct_tools
+        self._instructions = instructions
+        self._skills = skills
+        self._before_request = before_request
+        self._close = close
+
+    async def before_request(self, turn_id: str) -> Sequence[Event]:
+        return await self._before_request(turn_id)
+
+    async def close(self) -> None:
+        await self._close()
+
+    async def before_turn(self, session: AgentSession) -> None:
+        """Stop the turn, naming the value, when a setting that bounds what a block may do
+        (or a ``--toggles`` entry) cannot be read (fail closed); else read the instruction
+        files and skills again (never between a turn's requests, so its system prompt stays
+        the same) and let MCP catch up."""
+        problem = self._host.settings.refusal(self._session_id)
         if problem is not None:
             raise SettingsUnreadable(problem)
         if session.drafts is not None:
             await session.drafts.refresh()
-        await then(session)
-
-    return before_turn
+        await asyncio.to_thread(self._instructions.refresh)
+        await asyncio.to_thread(self._skills.refresh)
+        await self._host.mcp.before_turn(session)
 
 
 def _end_strays(sandbox: Any) -> Callable[[Event], None]:
@@ -487,20 +518,6 @@ def _leave_running(shells: Any) -> Callable[[Event], None]:
             shells.leave_running()
 
     return watch
-
-
-def _read_instructions(
-    instructions: SessionInstructions, skills: SessionSkills, then: Callable[[AgentSession], Any]
-) -> Callable[[AgentSession], Any]:
-    """Before each turn: read the instruction files and skills again (never between a turn's
-    requests, so its system prompt stays the same), then ``then``."""
-
-    async def before_turn(session: AgentSession) -> None:
-        await asyncio.to_thread(instructions.refresh)
-        await asyncio.to_thread(skills.refresh)
-        await then(session)
-
-    return before_turn
 
 
 def _prepare_arguments(

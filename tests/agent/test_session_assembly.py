@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from vis_core.agent.deps import SessionDeps, SessionModel
 from vis_core.agent.event_bus import EventBus
-from vis_core.agent.session import AgentSession, SessionModel
+from vis_core.agent.session import AgentSession
 from vis_core.events import (
     ActivityEnded,
     BlockFinished,
@@ -145,16 +146,14 @@ async def test_the_bus_stores_and_publishes_before_the_session_exists(tmp_path: 
         assert seen == [early]
         assert [stored.event for stored in store.events(row.id)] == [early]
 
-        session = AgentSession(
-            session_id=row.id,
-            title="",
+        deps = SessionDeps(
             store=store,
+            events=bus,
             model=SessionModel(None, "", "no model"),
             sandbox=None,  # type: ignore[arg-type]  # no block runs here
             invoker=None,  # type: ignore[arg-type]
-            system_prompt=lambda: "",
-            events=bus,
         )
+        session = AgentSession(deps, session_id=row.id, title="")
         usage_seen: list[int] = []
         bus.subscribe(lambda e: usage_seen.append(session.usage.input))
         await bus.emit(UsageReported(row.id, turn_id="t", usage=Usage(input=7)))

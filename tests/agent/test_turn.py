@@ -190,7 +190,7 @@ async def test_first_request_names_the_session(workspace, tmp_path):
 async def test_a_direct_tool_call_is_an_iteration_with_its_own_activity(
     workspace, tmp_path, vis_home
 ):
-    from vis_core.agent.session import DirectTool
+    from vis_core.agent.deps import DirectTool
     from vis_core.providers.base import ToolDefinition
 
     (vis_home / "extensions").mkdir()
@@ -249,12 +249,12 @@ async def test_introspection_off_removes_apropos_and_doc(workspace, tmp_path):
     host = await open_host(workspace, script)
     try:
         session = await host.new_session()
-        assert "apropos(pattern)" in session._system_prompt()
+        assert "apropos(pattern)" in session.system_prompt()
         events = []
         session.subscribe(events.append)
         await session.submit("look")
         host.settings.set("introspection", False, "session", session_id=session.id)
-        assert "apropos(pattern)" not in session._system_prompt()
+        assert "apropos(pattern)" not in session.system_prompt()
         await session.submit("look again")
     finally:
         await host.close()

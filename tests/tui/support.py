@@ -67,6 +67,25 @@ async def until(pilot: Pilot[int], condition: Callable[[], bool], seconds: float
         await pilot.pause(0.02)
 
 
+async def settled(pilot: Pilot[int], read: Callable[[], T], seconds: float = 20) -> T:
+    """What ``read`` returns once the screen is done changing: every pending message handled
+    and the same value read twice in a row (a read that raises is "not drawn yet")."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + seconds
+    last: object = settled
+    while loop.time() < deadline:
+        await pilot.pause()
+        try:
+            now = read()
+        except Exception:  # not drawn yet; the last try below raises it
+            now = settled
+        if now is not settled and now == last:
+            return now
+        last = now
+        await pilot.pause(0.02)
+    return read()
+
+
 async def seen_after_resume(
     workspace: Path,
     session_id: str,
@@ -81,6 +100,6 @@ async def seen_after_resume(
     async with app.run_test(size=size) as pilot:
         await started(app, pilot)
         if from_top:
+            await settled(pilot, lambda: app.main.transcript.virtual_size)
             app.main.transcript.scroll_home(animate=False)
-        await pilot.pause(0.3)
-        return read(app)
+        return await settled(pilot, lambda: read(app))

@@ -9,7 +9,7 @@ from vis_tui.widgets.answer import AnswerView
 from vis_tui.widgets.stored_turn import StoredTurnView
 from vis_tui.widgets.turn import TurnView
 
-from .support import seen_after_resume, started, until, vis_app, write_script
+from .support import seen_after_resume, settled, started, until, vis_app, write_script
 
 
 def _lines(app: VisApp, first: str = "› first") -> list[str]:
@@ -49,13 +49,12 @@ async def test_a_turn_looks_the_same_live_and_after_resume(workspace: Path, tmp_
         )
         await pilot.press(*"second", "enter")
         await until(pilot, lambda: "writing" in str(app.main.progress.render()))
-        await pilot.pause(0.3)
+        await until(pilot, lambda: any("partial partial" in a.text for a in _answers(app)))
         await pilot.press("escape")
         await until(pilot, lambda: not app.main.turn_running)
-        await pilot.pause(0.5)
+        await settled(pilot, lambda: app.main.transcript.virtual_size)
         app.main.transcript.scroll_home(animate=False)
-        await pilot.pause(0.2)
-        live = _lines(app)
+        live = await settled(pilot, lambda: _lines(app))
         session_id = app.session.id
     resumed = await seen_after_resume(workspace, session_id, _lines, from_top=True)
     assert any(line.strip() == "ValueError: bad input" for line in live)  # on its block row
@@ -108,27 +107,29 @@ async def test_an_answer_with_lists_a_table_and_a_fence_looks_the_same_live_and_
         )
         await until(pilot, lambda: all(a.source == a.text for a in app.main.query(AnswerView)))
         app.main.transcript.scroll_home(animate=False)
-        await pilot.pause(0.2)
-        live = _lines(app)
+        live = await settled(pilot, lambda: _lines(app))
         session_id = app.session.id
     resumed_app = vis_app(workspace, resume=session_id)
     async with resumed_app.run_test(size=(100, 80)) as pilot:
         await started(resumed_app, pilot)
+        await settled(pilot, lambda: resumed_app.main.transcript.virtual_size)
         resumed_app.main.transcript.scroll_home(animate=False)
-        await pilot.pause(0.2)
-        resumed = _lines(resumed_app)
+        resumed = await settled(pilot, lambda: _lines(resumed_app))
         turn = next(iter(resumed_app.main.transcript.turns.values()))
         assert isinstance(turn, StoredTurnView)
         turn.post_message(StoredTurnView.Open(turn, None))  # as a click: the full turn
         turns = resumed_app.main.transcript.turns
         await until(pilot, lambda: isinstance(turns[turn.turn_id], TurnView))
-        await pilot.pause(0.2)
-        opened = _lines(resumed_app)
+        opened = await settled(pilot, lambda: _lines(resumed_app))
     shown = "\n".join(live)
     for piece in ("What changed", "src/cli.py", "120", "return text.split()", "Run the tests"):
         assert piece in shown
     assert resumed == live
     assert opened == live
+
+
+def _answers(app: VisApp) -> list[AnswerView]:
+    return list(app.main.query(AnswerView))
 
 
 def _footers(app: VisApp) -> list[str]:
@@ -172,10 +173,9 @@ async def test_steps_count_rows_and_a_bang_command_has_none_live_and_after_resum
         await until(
             pilot, lambda: not app.main.turn_running and len(app.main.transcript.turns) == 2
         )
-        await pilot.pause(0.3)
+        await settled(pilot, lambda: app.main.transcript.virtual_size)
         app.main.transcript.scroll_home(animate=False)
-        await pilot.pause(0.2)
-        live = _footers(app)
+        live = await settled(pilot, lambda: _footers(app))
         session_id = app.session.id
     resumed = await seen_after_resume(workspace, session_id, _footers, from_top=True)
     assert live == ["1 mutation · 1 observation", ""]
@@ -193,8 +193,7 @@ async def test_a_bang_command_shows_its_output_live_and_after_resume(workspace: 
         await until(
             pilot, lambda: not app.main.turn_running and len(app.main.transcript.turns) == 1
         )
-        await pilot.pause(0.3)
-        live = _lines(app, "› !echo")
+        live = await settled(pilot, lambda: _lines(app, "› !echo"))
         session_id = app.session.id
     resumed = await seen_after_resume(
         workspace, session_id, lambda resumed: _lines(resumed, "› !echo"), size=(100, 40)
@@ -223,8 +222,7 @@ async def test_turns_that_end_in_an_answer_are_one_blank_line_apart(
                 lambda n=count: not app.main.turn_running and len(app.main.transcript.turns) == n,
             )
         await until(pilot, lambda: all(a.source == a.text for a in app.main.query(AnswerView)))
-        await pilot.pause(0.2)
-        live = _lines(app)
+        live = await settled(pilot, lambda: _lines(app))
         session_id = app.session.id
     resumed = await seen_after_resume(workspace, session_id, _lines, size=(100, 40))
     answer = next(n for n, line in enumerate(live) if "First answer." in line)
@@ -247,8 +245,7 @@ async def test_a_cancelled_block_is_said_once_live_and_after_resume(
         await until(pilot, lambda: "running a block" in str(app.main.progress.render()))
         await pilot.press("escape")
         await until(pilot, lambda: not app.main.turn_running)
-        await pilot.pause(0.3)
-        live = _lines(app)
+        live = await settled(pilot, lambda: _lines(app))
         session_id = app.session.id
     resumed = await seen_after_resume(workspace, session_id, _lines, size=(100, 40))
     assert [line.strip() for line in live if line.strip()][-1] == "Cancelled by the user."
@@ -295,9 +292,8 @@ async def test_a_cancelled_call_is_not_a_step_live_and_after_resume(
         )
         await pilot.press("escape")
         await until(pilot, lambda: not app.main.turn_running)
-        await pilot.pause(0.3)
+        live = await settled(pilot, lambda: _footers(app))
         states = sorted(r.state.value for r in turn.records.values())
-        live = _footers(app)
         session_id = app.session.id
     assert states == ["cancelled", "succeeded"]
     assert live == ["1 mutation  Cancelled by the user."]

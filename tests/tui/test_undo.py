@@ -6,7 +6,7 @@ from pathlib import Path
 
 from vis_tui.widgets.system_message import SystemMessage
 
-from .support import started, until, vis_app, write_script
+from .support import settled, started, until, vis_app, write_script
 
 
 def _said(app: object) -> list[str]:
@@ -84,14 +84,12 @@ async def test_a_resumed_session_shows_the_undo_note_where_it_was_shown_live(
         await pilot.press(*"what now?", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "Understood.")
         await until(pilot, lambda: not app.main.turn_running)
-        await pilot.pause(0.3)
-        live = _screen(app)
+        live = await settled(pilot, lambda: _screen(app))
         session_id = app.session.id
     resumed_app = vis_app(workspace, resume=session_id)
     async with resumed_app.run_test(size=(100, 50)) as pilot:
         await started(resumed_app, pilot)
-        await pilot.pause(0.3)
-        resumed = _screen(resumed_app)
+        resumed = await settled(pilot, lambda: _screen(resumed_app))
         copied = resumed_app.main.transcript.as_text()  # what the clipboard gets
         assert copied.index("Changed a.txt.") < copied.index("Undid the file changes")
     shown = "\n".join(resumed)

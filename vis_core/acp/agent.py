@@ -162,7 +162,7 @@ class VisAgent:
                     write=bool(fs.write_text_file),
                 )
             )
-        link = SessionLink(host, session, self.connection)
+        link = SessionLink(host, session, self.connection, terminals=bool(self.client.terminal))
         link.stream_thinking()
         self.links[session.id] = link
         return link

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, cast
 
+from vis_core.acp.terminals import EditorTerminals
 from vis_core.acp.updates import TODO_OWNER, UpdateMaker
 from vis_core.events import Event, event_payload
 
@@ -27,11 +29,19 @@ class SessionLink:
     """Follows ``session``'s events and sends each as ACP updates through ``connection``,
     in the order they were committed; :meth:`drain` waits until all were sent."""
 
-    def __init__(self, host: Host, session: AgentSession, connection: Any) -> None:
+    def __init__(
+        self, host: Host, session: AgentSession, connection: Any, *, terminals: bool = False
+    ) -> None:
+        """``terminals``: the editor offers terminals; the model's commands are shown there."""
         self.host = host
         self.session = session
         self.connection = connection
-        self.updates = UpdateMaker(host.workspace, lambda: todo_items(host, session.id))
+        self.terminals = (
+            EditorTerminals(connection, session.id, host.workspace) if terminals else None
+        )
+        self.updates = UpdateMaker(
+            host.workspace, lambda: todo_items(host, session.id), self.terminals
+        )
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._sender = asyncio.get_running_loop().create_task(self._send_all())
         self._unsubscribe = session.subscribe(self.follow)
@@ -59,7 +69,12 @@ class SessionLink:
         while True:
             update = await self._queue.get()
             try:
-                await self.connection.session_update(self.session.id, update)
+                # a tool call shown in an editor terminal is made as it is sent
+                made_now = [update]
+                if callable(update):
+                    made_now = await cast("Callable[[], Awaitable[list[Any]]]", update)()
+                for made in made_now:
+                    await self.connection.session_update(self.session.id, made)
             except Exception:  # the client went away or refused one: the rest still go
                 log.warning("could not send an update to the client", exc_info=True)
             finally:
@@ -71,3 +86,5 @@ class SessionLink:
     async def close(self) -> None:
         self._unsubscribe()
         self._sender.cancel()
+        if self.terminals is not None:
+            self.terminals.close()

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from acp import (
 from acp.schema import Cost, ToolCallLocation, UsageUpdate
 
 from vis_core.acp.diffs import old_and_new
+from vis_core.acp.terminals import EditorTerminals
 from vis_core.events import (
     ActivityEnded,
     ActivityStarted,
@@ -91,9 +92,15 @@ class UpdateMaker:
     """Turns one session's events into ACP updates. ``root``: the workspace (locations are
     absolute); ``todos``: the todo list as ``(text, done)`` pairs, read when it changed."""
 
-    def __init__(self, root: Path, todos: Callable[[], list[tuple[str, bool]]]) -> None:
+    def __init__(
+        self,
+        root: Path,
+        todos: Callable[[], list[tuple[str, bool]]],
+        terminals: EditorTerminals | None = None,
+    ) -> None:
         self.root = root
         self.todos = todos
+        self.terminals = terminals  # the editor's terminals show commands (else text)
         self.live_thinking = False  # thinking streamed as it came: its stored block is not sent
         self._started: set[str] = set()
         self._code: dict[str, str] = {}
@@ -193,6 +200,51 @@ class UpdateMaker:
         if p is not None and p.summary:
             title = f"{title}: {p.summary}"
         content, locations = self._content(record)
+        shown = self._terminal_items(record)
+        if shown:
+            return [self._in_terminals(record, title, content, locations, shown)]
+        return self._tool_call(record, title, content, locations)
+
+    def _terminal_items(self, record: ActivityRecord) -> list[ActivityTerminal]:
+        p = record.presentation
+        if self.terminals is None or p is None:
+            return []
+        return [item for item in p.content if isinstance(item, ActivityTerminal)]
+
+    def _in_terminals(
+        self,
+        record: ActivityRecord,
+        title: str,
+        content: list[Any],
+        locations: list[ToolCallLocation],
+        items: list[ActivityTerminal],
+    ) -> Callable[[], Awaitable[list[Any]]]:
+        """The tool call with each command in an editor terminal in place of its text; made
+        when it is sent (the terminal is created then)."""
+        terminals = self.terminals
+        assert terminals is not None
+        texts = {id(item): self._terminal_text(item) for item in items}
+
+        async def made() -> list[Any]:
+            shown = []
+            for index, item in enumerate(items):
+                final = record.state is not ActivityState.RUNNING
+                ref = await terminals.show(f"{record.id}/{index}", item, final=final)
+                shown.append(ref)
+            kept = [c for c in content if not _is_text_of(c, texts.values())]
+            refs = [r for r in shown if r is not None]
+            fallback = [c for c in content if _is_text_of(c, texts.values())] if not refs else []
+            return self._tool_call(record, title, [*refs, *fallback, *kept], locations)
+
+        return made
+
+    def _tool_call(
+        self,
+        record: ActivityRecord,
+        title: str,
+        content: list[Any],
+        locations: list[ToolCallLocation],
+    ) -> list[Any]:
         status = _STATUS[record.state]
         updates: list[Any] = []
         if record.id not in self._started:
@@ -250,10 +302,7 @@ class UpdateMaker:
                 else:
                     content.append(tool_content(text_block(fenced(item.diff, "diff"))))
             elif isinstance(item, ActivityTerminal):
-                lines = "".join(line.text + "\n" for line in item.lines)
-                exit_line = f"\n(exit {item.exit})" if item.exit is not None else ""
-                shown = f"$ {' '.join(item.command)}\n{lines}".rstrip() + exit_line
-                content.append(tool_content(text_block(fenced(shown))))
+                content.append(tool_content(text_block(self._terminal_text(item))))
             elif isinstance(item, ActivityCode):
                 if item.path:
                     paths.append(self._absolute(item.path))
@@ -275,6 +324,12 @@ class UpdateMaker:
         locations = [ToolCallLocation(path=path) for path in dict.fromkeys(paths)]
         return content, locations
 
+    @staticmethod
+    def _terminal_text(item: ActivityTerminal) -> str:
+        lines = "".join(line.text + "\n" for line in item.lines)
+        exit_line = f"\n(exit {item.exit})" if item.exit is not None else ""
+        return fenced(f"$ {' '.join(item.command)}\n{lines}".rstrip() + exit_line)
+
     def _named_path(self, summary: str) -> str | None:
         """The file a ``cat``/``ls`` summary starts with (``README.md @2 · 3 lines``), when
         it names one that exists (a long name is shortened with an ellipsis)."""
@@ -286,3 +341,9 @@ class UpdateMaker:
 
     def _absolute(self, path: str) -> str:
         return os.path.normpath(self.root / path)
+
+
+def _is_text_of(content: Any, texts: Iterable[str]) -> bool:
+    """Whether tool call ``content`` is the text of one of the commands."""
+    text = getattr(getattr(content, "content", None), "text", None)
+    return text is not None and text in set(texts)

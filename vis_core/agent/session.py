@@ -7,9 +7,9 @@ import json
 import logging
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from vis_core.agent.conversation import (
     CHILD_PURPOSE,
@@ -19,11 +19,12 @@ from vis_core.agent.conversation import (
     ThinkingCollector,
     block_result_text,
 )
-from vis_core.agent.event_bus import EventBus, Subscriber
-from vis_core.agent.invoker import CallPosition, CallSite, ToolInvoker
-from vis_core.agent.plan import PlanMode
+from vis_core.agent.deps import (
+    SessionDeps,
+)
+from vis_core.agent.event_bus import Subscriber
+from vis_core.agent.invoker import CallSite
 from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
-from vis_core.drafts.session import SessionDrafts
 from vis_core.events import (
     AssistantDelta,
     AssistantMessage,
@@ -38,7 +39,6 @@ from vis_core.events import (
 )
 from vis_core.extension_host.attachments import load_shown_image
 from vis_core.extension_host.call_state import SessionCallState
-from vis_core.instructions.session import SessionInstructions
 from vis_core.model.block import PYTHON_EXECUTION, FileChange
 from vis_core.model.images import ImagesNotAccepted, PersonImage, is_image_name
 from vis_core.model.notify import NotifyKind
@@ -48,7 +48,6 @@ from vis_core.providers.base import (
     ContextOverflowError,
     ImagePart,
     ModelRequest,
-    Provider,
     ProviderConfigError,
     ProviderError,
     ResponseDone,
@@ -62,20 +61,11 @@ from vis_core.providers.base import (
 )
 from vis_core.providers.limits import known_input_limit, soft_budget
 from vis_core.tools.block_changes import BlockChanges
-from vis_core.tools.checkpoints import Checkpoints
 
 log = logging.getLogger(__name__)
 
 CHILDREN_GRACE = 30.0  # seconds a cancelled turn waits for its child sessions to close
 DELTA_INTERVAL = 0.03  # streamed text is committed and published in batches this far apart
-
-
-class EventSink(Protocol):
-    def append(self, event: Event) -> int: ...
-
-    def append_many(self, events: Iterable[Event]) -> list[int]: ...
-
-    def set_title(self, session_id: str, title: str) -> None: ...
 
 
 CUT_ERROR = (
@@ -101,42 +91,6 @@ def title_from_request(text: str, limit: int = 60) -> str:
     return cut + "…"
 
 
-class BlockRunner(Protocol):
-    """What the loop needs of the sandbox."""
-
-    async def run(self, code: str) -> Any: ...
-
-    async def interrupt(self) -> None: ...
-
-    async def close(self) -> None: ...
-
-
-@dataclass
-class TurnLimits:
-    max_iterations: int = 50
-    max_iterations_source: str = "the max_iterations setting"  # what the stop names
-    retry_attempts: int = 3
-    retry_base_delay: float = 0.5
-
-
-class ContextPort(Protocol):
-    """What shapes a session's requests beyond its transcript (``vis_core.context``, wired in
-    by the host): the utilization the model sees, and recovery from a too-long request. The
-    session passes itself to each call."""
-
-    def utilization(self, session: AgentSession) -> dict[str, Any]: ...
-
-    def notes(self, session: AgentSession, turn_id: str) -> Sequence[Event]:
-        """Notes for the next request (the budget's hint), recorded before it is built."""
-        ...
-
-    async def recover_overflow(
-        self, session: AgentSession, turn_id: str, error: ContextOverflowError
-    ) -> str | None:
-        """Fold settled work so the request fits; what was folded, or None when nothing can."""
-        ...
-
-
 def overflow_advice(label: str) -> str:
     """What a person can do when the conversation no longer fits the model."""
     return (
@@ -144,25 +98,6 @@ def overflow_advice(label: str) -> str:
         "fold_session in a block), start a new session (/new), or pick a model with a larger "
         "input limit (/model)"
     )
-
-
-@dataclass
-class SessionModel:
-    """The provider and model a session talks to, or why there is none."""
-
-    provider: Provider | None
-    model: str
-    label: str
-    problem: str | None = None
-
-
-@dataclass
-class DirectTool:
-    """A tool declared to the model directly (not through python_execution)."""
-
-    definition: ToolDefinition
-    host_name: str
-    present: Callable[[Any], str] | None = None  # the result as the model reads it; may raise
 
 
 @dataclass
@@ -183,59 +118,34 @@ class AgentSession:
     """Runs turns for one stored session and publishes each event after it is committed."""
 
     def __init__(
-        self,
-        *,
-        session_id: str,
-        title: str,
-        store: EventSink,
-        model: SessionModel,
-        sandbox: BlockRunner,
-        invoker: ToolInvoker,
-        system_prompt: Callable[[], str],
-        direct_tools: Callable[[], Sequence[DirectTool]] = lambda: (),
-        history: Sequence[Event] = (),
-        limits: TurnLimits | None = None,
-        on_close: Callable[[], Any] | None = None,
-        before_turn: Callable[[AgentSession], Awaitable[None]] | None = None,
-        context: ContextPort | None = None,
-        before_request: Callable[[str], Awaitable[Sequence[Event]]] | None = None,
-        checkpoints: Checkpoints | None = None,
-        events: EventBus | None = None,
-        position: CallPosition | None = None,
-        instructions: SessionInstructions | None = None,
-        plan: PlanMode | None = None,
+        self, deps: SessionDeps, *, session_id: str, title: str, history: Sequence[Event] = ()
     ) -> None:
-        """``events``: the session's bus, made before the session by whoever assembles it
-        (the invoker emits on it too); ``position``: where the session's tool calls happen,
-        shared with ``invoker``, which reads it."""
+        """The session ``session_id`` over ``deps``, with ``history`` (its stored events)
+        replayed."""
         self.id = session_id
-        self._before_turn = before_turn
-        self._before_request = before_request  # events to record before each model request
+        self._hooks = deps.hooks  # prompt, direct tools, before each turn and request, close
         self._cancelled_stdout = ""  # what a cancelled block printed (see _run_block)
         self.title = title
-        self.model = model
-        self.checkpoints = checkpoints  # /undo: the workspace before each turn changed it
-        self.drafts: SessionDrafts | None = None  # the draft it works in (set by its factory)
-        self.tool_context: Any = None  # its built-in tools' ToolContext (set by its factory)
+        self.model = deps.model
+        self.checkpoints = deps.checkpoints  # /undo: the workspace before each turn changed it
+        self.drafts = deps.drafts  # the draft it works in
+        self.tool_context = deps.tool_context  # its built-in tools' ToolContext
         self.on_thinking: Callable[[str], None] | None = None  # reasoning as it streams (vis acp)
         self._file_watch: BlockChanges | None = None  # what each block of a turn changed
-        self.sandbox = sandbox
-        self.invoker = invoker
-        self.limits = limits or TurnLimits()
-        self._store = store
-        self._system_prompt = system_prompt
-        self._direct_tools = direct_tools
-        self.events = events or EventBus(store)
-        self.position = position or CallPosition()
+        self.sandbox = deps.sandbox
+        self.invoker = deps.invoker
+        self.limits = deps.limits
+        self._store = deps.store
+        self.events = deps.events
+        self.position = deps.position
         self._conversation = ConversationBuilder(self._load_image)
         self._task: asyncio.Task[TurnEnded] | None = None
-        self._on_close = on_close
         self.usage = Usage()
         self.cost = 0.0
         self.context_tokens = 0  # the latest measured request input
-        self.context = context
-        self.instructions = instructions  # AGENTS.md & co: in the prompt, nested ones noted
-        self.plan = plan or PlanMode()  # plan mode: read-only until the person approves
+        self.context = deps.context
+        self.instructions = deps.instructions  # AGENTS.md & co: in the prompt, nested ones noted
+        self.plan = deps.plan  # plan mode: read-only until the person approves
         self.turn_count = 0
         self._outcome: TurnOutcome | None = None  # the running turn's, for its children's cost
         # the tool calls running child sessions (run_session, consult): the turn ends after them
@@ -253,6 +163,10 @@ class AgentSession:
     def conversation(self) -> ConversationBuilder:
         """The transcript as the model sees it (folds applied in ``request_messages``)."""
         return self._conversation
+
+    def system_prompt(self) -> str:
+        """The system prompt the next request carries."""
+        return self._hooks.system_prompt()
 
     @property
     def model_label(self) -> str:
@@ -403,8 +317,7 @@ class AgentSession:
                 await person_input.run_command(self, turn_id, text)
                 outcome.status = TurnStatus.COMPLETED
             else:
-                if self._before_turn is not None:
-                    await self._before_turn(self)
+                await self._hooks.before_turn(self)
                 if images:  # first: a resumed transcript shows them first too
                     from vis_core.agent.person_images import attach_images
 
@@ -478,9 +391,8 @@ class AgentSession:
         self, turn_id: str, iteration: int, outcome: TurnOutcome
     ) -> tuple[list[ToolCall], str]:
         """One model request; a too-long one is retried once after the context port folds."""
-        if self._before_request is not None:
-            for event in await self._before_request(turn_id):
-                await self.emit(event)
+        for event in await self._hooks.before_request(turn_id):
+            await self.emit(event)
         if self.context is not None:
             for event in self.context.notes(self, turn_id):
                 await self.emit(event)
@@ -526,13 +438,13 @@ class AgentSession:
         images = provider is None or provider.model_info(self.model.model).images
         return ModelRequest(
             model=self.model.model,
-            system=self._system_prompt() if system is None else system,
+            system=self.system_prompt() if system is None else system,
             messages=tuple(self._conversation.request_messages(person_images=images)),
             tools=(
                 ToolDefinition(
                     PYTHON_EXECUTION, PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
                 ),
-                *(d.definition for d in self._direct_tools()),
+                *(d.definition for d in self._hooks.direct_tools()),
             ),
         )
 
@@ -546,7 +458,7 @@ class AgentSession:
         # Off the event loop: extensions' prompt and activation callbacks run in the session's
         # extension worker (started by the first request), and what they call back into Vis
         # may need the loop; the front end keeps drawing meanwhile.
-        system = await asyncio.to_thread(self._system_prompt)
+        system = await asyncio.to_thread(self.system_prompt)
         request = self.build_request(system)
         chunks: list[str] = []
         thinking = ThinkingCollector()
@@ -842,7 +754,9 @@ class AgentSession:
             raise
 
     async def _run_direct(self, call: ToolCall) -> tuple[str, str | None]:
-        direct = next((d for d in self._direct_tools() if d.definition.name == call.name), None)
+        direct = next(
+            (d for d in self._hooks.direct_tools() if d.definition.name == call.name), None
+        )
         if direct is None:
             return "", f"ToolError: no direct tool named {call.name!r}"
         try:
@@ -889,7 +803,4 @@ class AgentSession:
         aclose = getattr(self.model.provider, "aclose", None)
         if aclose is not None:
             await aclose()
-        if self._on_close is not None:
-            result = self._on_close()
-            if asyncio.iscoroutine(result):
-                await result
+        await self._hooks.close()

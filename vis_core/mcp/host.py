@@ -161,7 +161,7 @@ class HostMcp:
         to it with the result."""
         if self._manager is None:
             return []
-        from vis_core.agent.session import DirectTool
+        from vis_core.agent.deps import DirectTool
 
         self._recall(self._manager, session_id)
         return [

@@ -1,0 +1,52 @@
+"""`vis acp` with an editor that offers terminals: the model's commands show in them, while
+they still run where Vis runs them (the jail), never in the editor's environment."""
+
+from __future__ import annotations
+
+import sys
+
+from acp import PROTOCOL_VERSION, text_block
+from acp.schema import ClientCapabilities
+from acp_client import EditorClient, vis_acp
+from cli_support import script
+
+COMMAND = "echo hi-from-shell; echo to-stderr >&2; exit 3"
+
+
+async def test_a_command_shows_in_an_editor_terminal_and_runs_in_the_jail(
+    workspace, vis_home, tmp_path
+):
+    steps = [
+        {"code": f"h = await shell({COMMAND!r})\nprint((await h.wait(30)).exit_code)"},
+        {"text": "Ran."},
+    ]
+    client = EditorClient()
+    async with vis_acp(client, workspace, vis_home, script(tmp_path, steps)) as (conn, _):
+        caps = ClientCapabilities(terminal=True)
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        ended = await conn.prompt(session_id=sid, prompt=[text_block("run it")])
+        assert ended.stop_reason == "end_turn"
+
+    embedded = [
+        c.terminal_id
+        for _, u in client.updates
+        for c in (getattr(u, "content", None) or [])
+        if getattr(c, "type", "") == "terminal"
+    ]
+    assert embedded and set(embedded) == set(client.terminals)
+    started, terminal = client.terminals.values()  # shell() started it; wait() saw its end
+    assert started["output"].endswith("… still running\n") and started.get("released")
+    # the editor ran Vis's viewer, not the model's command
+    assert terminal["argv"][:3] == [sys.executable, "-I", "-S"]
+    assert not any(COMMAND in arg for arg in terminal["argv"])
+    assert "$ echo hi-from-shell" in terminal["output"]
+    assert "hi-from-shell\n" in terminal["output"] and "to-stderr" in terminal["output"]
+    assert terminal["process"].returncode == 3 and terminal.get("released")
+    shown = "".join(
+        c.content.text
+        for _, u in client.updates
+        for c in (getattr(u, "content", None) or [])
+        if getattr(c, "type", "") == "content"
+    )
+    assert "\n3\n" in shown  # the block saw the exit code of the command Vis ran

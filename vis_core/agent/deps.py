@@ -1,0 +1,152 @@
+"""What a session is built from: one typed dependencies object of narrow protocols."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
+
+from vis_core.agent.event_bus import EventBus
+from vis_core.agent.invoker import CallPosition, ToolInvoker
+from vis_core.agent.plan import PlanMode
+from vis_core.drafts.session import SessionDrafts
+from vis_core.events import Event
+from vis_core.instructions.session import SessionInstructions
+from vis_core.providers.base import ContextOverflowError, Provider, ToolDefinition
+from vis_core.tools.checkpoints import Checkpoints
+
+if TYPE_CHECKING:
+    from vis_core.agent.session import AgentSession
+
+
+class EventSink(Protocol):
+    """Where a session's events are kept (the store)."""
+
+    def append(self, event: Event) -> int: ...
+
+    def append_many(self, events: Iterable[Event]) -> list[int]: ...
+
+    def set_title(self, session_id: str, title: str) -> None: ...
+
+
+class BlockRunner(Protocol):
+    """What the loop needs of the sandbox."""
+
+    async def run(self, code: str) -> Any: ...
+
+    async def interrupt(self) -> None: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass
+class TurnLimits:
+    max_iterations: int = 50
+    max_iterations_source: str = "the max_iterations setting"  # what the stop names
+    retry_attempts: int = 3
+    retry_base_delay: float = 0.5
+
+
+class ContextPort(Protocol):
+    """What shapes a session's requests beyond its transcript (``vis_core.context``, wired in
+    by the host): the utilization the model sees, and recovery from a too-long request. The
+    session passes itself to each call."""
+
+    def utilization(self, session: AgentSession) -> dict[str, Any]: ...
+
+    def notes(self, session: AgentSession, turn_id: str) -> Sequence[Event]:
+        """Notes for the next request (the budget's hint), recorded before it is built."""
+        ...
+
+    async def recover_overflow(
+        self, session: AgentSession, turn_id: str, error: ContextOverflowError
+    ) -> str | None:
+        """Fold settled work so the request fits; what was folded, or None when nothing can."""
+        ...
+
+
+@dataclass
+class SessionModel:
+    """The provider and model a session talks to, or why there is none."""
+
+    provider: Provider | None
+    model: str
+    label: str
+    problem: str | None = None
+
+
+@dataclass
+class DirectTool:
+    """A tool declared to the model directly (not through python_execution)."""
+
+    definition: ToolDefinition
+    host_name: str
+    present: Callable[[Any], str] | None = None  # the result as the model reads it; may raise
+
+
+class SessionHooks(Protocol):
+    """What the session's assembler provides around its turns and requests."""
+
+    def system_prompt(self) -> str:
+        """The system prompt of the next request."""
+        ...
+
+    def direct_tools(self) -> Sequence[DirectTool]:
+        """The tools declared to the model directly (MCP's), now."""
+        ...
+
+    async def before_turn(self, session: AgentSession) -> None:
+        """Before each turn (refusals, files read again); raising stops the turn."""
+        ...
+
+    async def before_request(self, turn_id: str) -> Sequence[Event]:
+        """Events to record before each model request (background commands' reports)."""
+        ...
+
+    async def close(self) -> None:
+        """The session closed: release what it ran on."""
+        ...
+
+
+@dataclass(frozen=True)
+class PlainHooks:
+    """Hooks of a session with a fixed system prompt and nothing around its turns."""
+
+    prompt: str = ""
+
+    def system_prompt(self) -> str:
+        return self.prompt
+
+    def direct_tools(self) -> Sequence[DirectTool]:
+        return ()
+
+    async def before_turn(self, session: AgentSession) -> None:
+        return None
+
+    async def before_request(self, turn_id: str) -> Sequence[Event]:
+        return ()
+
+    async def close(self) -> None:
+        return None
+
+
+@dataclass
+class SessionDeps:
+    """Everything one session runs on. ``events`` is made first, by whoever assembles the
+    session (the invoker emits on it too); ``position`` is where its tool calls happen,
+    shared with ``invoker``, which reads it."""
+
+    store: EventSink
+    events: EventBus
+    model: SessionModel
+    sandbox: BlockRunner
+    invoker: ToolInvoker
+    hooks: SessionHooks = field(default_factory=PlainHooks)
+    position: CallPosition = field(default_factory=CallPosition)
+    limits: TurnLimits = field(default_factory=TurnLimits)
+    context: ContextPort | None = None
+    checkpoints: Checkpoints | None = None  # /undo: the workspace before each turn changed it
+    instructions: SessionInstructions | None = None  # AGENTS.md & co
+    plan: PlanMode = field(default_factory=PlanMode)  # read-only until the person approves
+    drafts: SessionDrafts | None = None  # the draft it works in
+    tool_context: Any = None  # its built-in tools' ToolContext

@@ -21,8 +21,8 @@ import pytest
 
 from vis_core.extension_host import worker_channel
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
-from vis_core.extension_host.worker_values import RemoteObject, dumps, run_method
 from vis_core.ipc.messages import Call, Reply, TargetKind, framed
+from vis_core.ipc.trusted import RemoteObject, dumps, run_method
 
 
 class Color(enum.Enum):

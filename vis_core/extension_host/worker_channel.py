@@ -27,13 +27,7 @@ from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from typing import Any, Protocol
 
-from vis_core.extension_host.worker_values import (
-    Exports,
-    dumps,
-    dumps_arguments,
-    dumps_error,
-    loads,
-)
+import vis_core.records  # noqa: F401 - the record codec, for objects of an extension's classes
 from vis_core.ipc.framing import FrameReader, FrameWriter, ProtocolError
 from vis_core.ipc.messages import (
     Call,
@@ -45,6 +39,13 @@ from vis_core.ipc.messages import (
     TargetKind,
     decode_frame,
     framed,
+)
+from vis_core.ipc.trusted import (
+    Exports,
+    dumps,
+    dumps_arguments,
+    dumps_error,
+    loads,
 )
 from vis_core.ipc.values import Encoded
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from vis_core.extension_host.worker_values import HOME, Lent, RemoteObject
 from vis_core.ipc import values as wire
+from vis_core.ipc.trusted import HOME, Lent, RemoteObject
 from vis_core.ipc.values import Encoded
 from vis_core.model.handles import HandleMethod, HostHandle
 

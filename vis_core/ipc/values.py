@@ -115,6 +115,14 @@ def register_codec(
     _CODECS[tag] = Codec(tag, matches, encode, decode)
 
 
+def codec_for(value: Any) -> Codec | None:
+    """The registered codec that encodes ``value`` (the one registered last), if any."""
+    for codec in reversed(_CODECS.values()):
+        if codec.matches(value):
+            return codec
+    return None
+
+
 def unregister_codec(tag: str) -> None:
     """Forget a codec registered with :func:`register_codec` (no error when absent)."""
     _CODECS.pop(tag, None)

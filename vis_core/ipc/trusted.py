@@ -1,11 +1,14 @@
-"""Values crossing between the host and an extension worker: data by value, live objects by ref.
+"""The value codec, trusted policy: between the host and an extension worker, data by value
+(pickled), live objects by reference.
 
 Both sides are trusted Vis processes, so data travels pickled: Vis's own types arrive as
 themselves. The host never loads an extension's module, so what an extension's code answers
 travels as data the host can read: a tool's value as records made in the worker
 (:mod:`worker_results`), an exception of the extension's own class as its name and text
 (:class:`ForeignError`), any other object of its own classes (a command's ``data``, a ``ctx``
-value, a ``vis.tools`` argument) as the record a tool result would be. What is not data (a
+value, a ``vis.tools`` argument) as the record a tool result would be (the untrusted policy's
+``record`` codec, :mod:`vis_core.ipc.values`, registered by :mod:`vis_core.records`). What is
+not data (a
 function, a live view, a session handle, an iterator) stays where it lives: it is exported
 under a number and the other side gets a :class:`RemoteObject` whose calls come back over the
 channel.
@@ -29,7 +32,10 @@ from collections.abc import Iterable
 from pathlib import PurePath
 from typing import Any, Protocol
 
+from vis_core.ipc import values
 from vis_core.ipc.values import Encoded
+
+RECORD = "record"  # the codec of records (vis_core.records registers it)
 
 _EXACT_DATA = frozenset(
     {
@@ -340,15 +346,13 @@ def _as_record(obj: Any) -> Any:
     host): the record its tool result would be (fields, properties, ``str``); a subclass of a
     plain type (a ``str``-Enum, an ``IntEnum``, a ``NamedTuple``...) as that type, as the
     sandbox wire sends it."""
-    from vis_core.records import encode_result
-    from vis_core.records.codec import is_record_value
-
     for base in _FOREIGN_PLAIN_BASES:
         if isinstance(obj, base):
             return base, (_base_value(obj, base),)
-    if not is_record_value(obj):
+    codec = values.codec_for(obj)
+    if codec is None or codec.tag != RECORD:
         return NotImplemented
-    return _record_of, (encode_result(obj),)
+    return _record_of, (values.encode(obj),)
 
 
 # what an object of an extension's own class that is one of these crosses as (bool cannot be
@@ -380,9 +384,7 @@ def _base_value(obj: Any, base: type) -> Any:
 
 
 def _record_of(data: Any) -> Any:
-    from vis_core.records import decode
-
-    return decode(data)
+    return values.decode(data)
 
 
 def _named_elsewhere(kind: type) -> bool:

@@ -24,7 +24,7 @@ from vis_core.extension.metadata import build_metadata
 from vis_core.extension.runtime import install, uninstall
 from vis_core.extension_host.callbacks import on_change_runner
 from vis_core.extension_host.environment import extension_environment, project_environment
-from vis_core.extension_host.loaded import LoadedExtensions
+from vis_core.extension_host.loaded import ExtensionLock, LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.runtime import HostRuntime, StoreRuntime
 from vis_core.extension_host.session_workers import SessionWorkers
@@ -48,6 +48,7 @@ from vis_core.store.session_lock import SessionLocks
 from vis_core.system import jail_check
 from vis_core.system.jail import home_warning
 from vis_core.system.lifetime import ChildLimits
+from vis_core.system.loops import on_loop
 from vis_core.tools.registry import HostTool
 from vis_core.welcome import (
     choose_model,
@@ -324,9 +325,18 @@ class Host:
         return SessionModel(provider, choice.model, label)
 
     def _setting_saved(self, result: SaveResult) -> None:
-        """Apply a saved change at once: ``model`` switches sessions, ``introspection`` tools."""
+        """Apply a saved change on the host's loop, between requests (a save may come from a
+        thread: an extension's call, a setting's on_change): ``model`` switches sessions,
+        ``introspection`` tools."""
         if not result.changed:
             return
+        loop = self.runtime.loop
+        if loop is not None and not loop.is_closed() and not on_loop(loop):
+            loop.call_soon_threadsafe(self._apply_saved, result)
+            return
+        self._apply_saved(result)
+
+    def _apply_saved(self, result: SaveResult) -> None:
         if result.setting_id == "introspection":
             self.reset_session_tools()
         if result.setting_id == "model" and result.session_id is not None:
@@ -397,7 +407,7 @@ class Host:
             for command in ext.declaration.slash_commands
         ]
 
-    def extension_lock(self, owner: str) -> threading.RLock | None:
+    def extension_lock(self, owner: str) -> ExtensionLock | None:
         ext = self.extensions.get(owner)
         return None if ext is None else ext.lock
 

@@ -26,6 +26,7 @@ from vis_core.events import (
 from vis_core.extension.context import CallContext, calling
 from vis_core.model.activity import ActivityState
 from vis_core.model.turn import TurnStatus
+from vis_core.system.loops import on_loop, post
 
 if TYPE_CHECKING:  # forms and live views load when an extension first uses them
     from vis_core.extension.forms import Answer, Form
@@ -77,6 +78,7 @@ class Interaction:
 
     def __init__(self) -> None:
         self.loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()  # events posted from the loop
         self._presenters: list[FormPresenter] = []
         self._sessions: dict[str, _Link] = {}
         self._pending: dict[str, tuple[FormRequest, asyncio.Future[Any]]] = {}
@@ -142,10 +144,10 @@ class Interaction:
 
         loop = self.loop
         if loop is None or loop.is_closed() or not self._presenters:
-            if loop is not None and not loop.is_closed() and not _on_loop(loop):
+            if loop is not None and not loop.is_closed() and not on_loop(loop):
                 self._submit(self._record_undeliverable(form, session_id, owner), wait=True)
             return Answer(reason=AnswerReason.UNDELIVERABLE)
-        if _on_loop(loop):
+        if on_loop(loop):
             raise RuntimeError(
                 "vis.ask waits for the person, so it cannot run on Vis's event loop; call it "
                 "from an extension tool or command (they run in worker threads)"
@@ -266,7 +268,7 @@ class Interaction:
         view.deliver(event)
         loop = self.loop
         for callback in view.callbacks():
-            if loop is not None and _on_loop(loop):
+            if loop is not None and on_loop(loop):
                 loop.run_in_executor(None, _run_callback, view.context, callback, event)
             else:
                 _run_callback(view.context, callback, event)
@@ -344,17 +346,8 @@ class Interaction:
 
     def _submit(self, coro: Coroutine[Any, Any, None], *, wait: bool) -> None:
         loop = self.loop
-        if loop is None or loop.is_closed():
-            coro.close()
-            return
-        if _on_loop(loop):
-            loop.create_task(coro)
-            return
-        future = asyncio.run_coroutine_threadsafe(coro, loop)
-        if wait:
-            try:
-                future.result(timeout=EMIT_WAIT_SECONDS)
-            except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
+        if not post(loop, coro, self._tasks, wait=EMIT_WAIT_SECONDS if wait else None):
+            if wait and loop is not None and not loop.is_closed():
                 log.warning("the front end did not take a live view event in time")
 
     def _observe(self, event: Event) -> None:
@@ -417,13 +410,6 @@ def _run_callback(
                 callback(event)
     except Exception:  # an extension's callback bug is logged, the view goes on
         log.exception("the on_event callback of a live view failed on %s", event.kind.value)
-
-
-def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
-    try:
-        return asyncio.get_running_loop() is loop
-    except RuntimeError:
-        return False
 
 
 __all__ = [

@@ -41,6 +41,7 @@ from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED
 from vis_core.session_tools import SessionTools, ToolSet
 from vis_core.skills.session import SessionSkills, skill_file_tool
+from vis_core.system.loops import keep
 from vis_core.tools.checkpoints import Checkpoints
 from vis_core.tools.registry import HostTool, ToolRegistry
 
@@ -425,6 +426,7 @@ def _control_file_watch(host: Host, session_id: str, bus: EventBus) -> Callable[
     control file: after each of a thousand calls of one block it would cost more than they do.
     """
     next_check = 0.0
+    notices: set[asyncio.Task[None]] = set()  # the notices emitted, until they are
 
     def watch(event: Event) -> None:
         nonlocal next_check
@@ -437,7 +439,7 @@ def _control_file_watch(host: Host, session_id: str, bus: EventBus) -> Callable[
         for text in (host.control_files_notice(), host.new_control_notice()):
             if text is not None:
                 notice = Notification(session_id, text=text, kind=NotifyKind.WARN)
-                asyncio.ensure_future(bus.emit(notice))
+                keep(notices, asyncio.ensure_future(bus.emit(notice)))
 
     return watch
 

@@ -8,7 +8,6 @@ import functools
 import inspect
 import logging
 import os
-import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -33,10 +32,12 @@ from vis_core.model.activity import (
 from vis_core.model.channel import Channel
 from vis_core.model.handles import HandleMethod, HostHandle
 from vis_core.sandbox.host import HandleCall
+from vis_core.system.loops import on_loop
 from vis_core.tools.registry import HostTool, ToolRegistry
 
 if TYPE_CHECKING:
     from vis_core.extension.runtime import Runtime
+    from vis_core.extension_host.loaded import ExtensionLock
     from vis_core.extension_host.session_workers import SessionWorkers
 
 log = logging.getLogger(__name__)
@@ -97,7 +98,7 @@ class ToolInvoker:
         workspace: Path,
         project_root: Path,
         channel: Channel = Channel.TUI,
-        locks: Callable[[str], threading.RLock | None] = lambda owner: None,
+        locks: Callable[[str], ExtensionLock | None] = lambda owner: None,
         prepare_arguments: Callable[[HostTool, tuple, dict], tuple[tuple, dict]] | None = None,
         runtime: Runtime | None = None,
         session: Callable[[], object | None] = lambda: None,
@@ -327,7 +328,7 @@ class ToolInvoker:
             if not show_start:
                 return  # end-only: kept and shown when the call ends
             update = self._emit(ActivityUpdated(self._session_id, activity=record))
-            if _in_loop(loop):
+            if on_loop(loop):
                 pending.append(loop.create_task(update))
             else:
                 asyncio.run_coroutine_threadsafe(update, loop).result()
@@ -466,7 +467,7 @@ class ToolInvoker:
     def _in_worker(self, tool: HostTool) -> bool:
         return self._worker is not None and self._worker.runs(tool.owner)
 
-    def _refuse_waiting(self, tool: HostTool) -> threading.RLock | None:
+    def _refuse_waiting(self, tool: HostTool) -> ExtensionLock | None:
         """The extension's lock; refuse the call while its extension waits on this session."""
         lock = self._locks(tool.owner)
         if lock is not None:  # its extension may hold the lock while it waits on this session
@@ -485,11 +486,12 @@ class ToolInvoker:
 
         def run_sync() -> Any:
             if lock is None:
-                return _settle(tool.fn(*args, **kwargs))
+                return tool.fn(*args, **kwargs)
             with lock:
-                return _settle(tool.fn(*args, **kwargs))
+                return tool.fn(*args, **kwargs)
 
-        return await asyncio.to_thread(run_sync)
+        value = await asyncio.to_thread(run_sync)  # a coroutine it returns runs on the loop
+        return await value if inspect.isawaitable(value) else value
 
     def _with_presentation(
         self, record: ActivityRecord, presentation: ActivityPresentation
@@ -535,24 +537,6 @@ def _failure_of(result: Any) -> BaseException | None:
     failure = getattr(result, "__vis_activity_failure__", None)
     found = failure() if callable(failure) else None
     return found if isinstance(found, BaseException) else None
-
-
-def _settle(value: Any) -> Any:
-    """Await an async result on a fresh event loop (we are in a worker thread)."""
-    if inspect.isawaitable(value):
-        return asyncio.run(_await(value))
-    return value
-
-
-async def _await(value: Awaitable[Any]) -> Any:
-    return await value
-
-
-def _in_loop(loop: asyncio.AbstractEventLoop) -> bool:
-    try:
-        return asyncio.get_running_loop() is loop
-    except RuntimeError:
-        return False
 
 
 def _describe(exc: BaseException) -> str:

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import dataclasses
-import threading
-from collections.abc import Coroutine, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import CallContext, current_call
@@ -17,12 +15,11 @@ from vis_core.extension.place import require_trusted
 from vis_core.extension.runtime import installed_runtime
 from vis_core.extension_host.runtime import HostRuntime
 from vis_core.model.activity import ActivityPresentation, SymbolTag
+from vis_core.system.loops import run_on_loop
 from vis_core.tools.display import one_line
 
 if TYPE_CHECKING:
     from vis_core.extension_host.host_port import HostPort
-
-T = TypeVar("T")
 
 
 def bound_call() -> CallContext | None:
@@ -87,65 +84,6 @@ def require_change(what: str) -> tuple[CallContext, HostPort]:
             f"{what} changes something, but no session called your extension",
         )
     return call, host
-
-
-def run_on_loop(
-    loop: asyncio.AbstractEventLoop | None,
-    coro: Coroutine[Any, Any, T],
-    timeout: float | None = None,
-) -> T:
-    """Run ``coro`` on the host's event loop from an extension thread and wait for it."""
-    if loop is None or loop.is_closed():
-        coro.close()
-        raise RuntimeError("the Vis host is not running any more; the call was not made")
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if running is loop:
-        coro.close()
-        raise RuntimeError(
-            "this SDK call blocks until Vis answers, so it cannot run on Vis's own event loop; "
-            "call it from a synchronous extension function"
-        )
-    future = asyncio.run_coroutine_threadsafe(coro, loop)
-    thread = threading.get_ident()
-    with _waits_lock:
-        if thread in _stopped:  # its caller gave up before the wait began
-            future.cancel()
-        else:
-            _waits[thread] = future
-    try:
-        return future.result(timeout)
-    except TimeoutError:
-        future.cancel()
-        raise
-    finally:
-        with _waits_lock:
-            _waits.pop(thread, None)
-
-
-# The wait of each thread in run_on_loop, so that a caller that gives up (an extension worker
-# whose tool was cancelled while it waited on vis.tools) stops what the thread waits on.
-_waits: dict[int, concurrent.futures.Future[Any]] = {}
-_stopped: set[int] = set()  # threads whose current wait is to stop as soon as it begins
-_waits_lock = threading.Lock()
-
-
-def stop_waits_of(thread: int) -> None:
-    """Cancel what ``thread`` waits on in :func:`run_on_loop` now or next, until
-    :func:`forget_stop` (the end of the call it serves)."""
-    with _waits_lock:
-        _stopped.add(thread)
-        future = _waits.get(thread)
-    if future is not None:
-        future.cancel()
-
-
-def forget_stop(thread: int) -> None:
-    """``thread`` is done with the call :func:`stop_waits_of` stopped."""
-    with _waits_lock:
-        _stopped.discard(thread)
 
 
 @dataclasses.dataclass

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -10,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from vis_core.events import Event, TurnEnded
     from vis_core.extension_host.call_state import SessionCallState
-    from vis_core.extension_host.loaded import LoadedExtensions
+    from vis_core.extension_host.loaded import ExtensionLock, LoadedExtensions
     from vis_core.interaction import Interaction
     from vis_core.providers.base import ModelChoice
     from vis_core.store import Store
@@ -90,7 +89,7 @@ class HostPort(Protocol):
         """A fresh provider and model for a session (``.provider`` None: ``.problem`` says why)."""
         ...
 
-    def extension_lock(self, owner: str) -> threading.RLock | None: ...
+    def extension_lock(self, owner: str) -> ExtensionLock | None: ...
 
     def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]: ...
 

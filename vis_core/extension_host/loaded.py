@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -22,6 +23,45 @@ if TYPE_CHECKING:
     from vis_core.tools.discovery import Guide
 
 R = TypeVar("R")
+
+
+class ExtensionLock:
+    """Serializes the calls into one extension (re-entrant: a call may call into its own
+    extension); :meth:`parked` lets the others in while its holder waits on something that
+    needs them (a turn of a session, as ``threading.Condition.wait`` releases its lock)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._owner: int | None = None
+        self._depth = 0
+
+    def __enter__(self) -> None:
+        me = threading.get_ident()
+        if self._owner != me:
+            self._lock.acquire()
+            self._owner = me
+        self._depth += 1
+
+    def __exit__(self, *_: object) -> None:
+        self._depth -= 1
+        if not self._depth:
+            self._owner = None
+            self._lock.release()
+
+    @contextmanager
+    def parked(self) -> Iterator[None]:
+        """Release the lock while the block runs, if this thread holds it; take it back after."""
+        me = threading.get_ident()
+        if self._owner != me:
+            yield
+            return
+        depth, self._depth, self._owner = self._depth, 0, None
+        self._lock.release()
+        try:
+            yield
+        finally:
+            self._lock.acquire()
+            self._owner, self._depth = me, depth
 
 
 @dataclass(frozen=True, eq=False)
@@ -43,7 +83,7 @@ class LoadedExtension:
     tools: tuple[HostTool, ...] = ()
     overridden_by: Path | None = None
     candidate: Candidate | None = None  # its entry file, for the session worker to load it
-    lock: threading.RLock = field(default_factory=threading.RLock, repr=False)
+    lock: ExtensionLock = field(default_factory=ExtensionLock, repr=False)
 
     @property
     def alias(self) -> str | None:

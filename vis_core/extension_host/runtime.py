@@ -13,6 +13,7 @@ from vis_core.events import Notification
 from vis_core.extension.context import current_call
 from vis_core.extension.outside import OutsideVis
 from vis_core.model.notify import NotifyKind
+from vis_core.system.loops import post
 
 if TYPE_CHECKING:
     from vis_core.extension.attachments import Stored
@@ -107,6 +108,7 @@ class HostRuntime(StoreRuntime):
         super().__init__(host.store)
         self.host = host
         self.loop: asyncio.AbstractEventLoop | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()  # notifications posted from the loop
 
     def loop_of_call(self) -> asyncio.AbstractEventLoop | None:
         """The host loop the running call came from, else the loop the host runs on."""
@@ -145,13 +147,7 @@ class HostRuntime(StoreRuntime):
         if agent is None or loop is None:
             return False
         coro = agent.emit(Notification(agent.id, text=text, kind=NotifyKind(kind)))
-        if _on_loop(loop):
-            loop.create_task(coro)
-            return True
-        future = asyncio.run_coroutine_threadsafe(coro, loop)
-        try:
-            future.result(NOTIFY_WAIT)
-        except TimeoutError:
+        if not post(loop, coro, self._tasks, wait=NOTIFY_WAIT):
             log.warning("notification %r was not shown within %.0f s", text, NOTIFY_WAIT)
         return True
 
@@ -334,10 +330,3 @@ class HostRuntime(StoreRuntime):
             tuple(read),
             tuple(write),
         )
-
-
-def _on_loop(loop: asyncio.AbstractEventLoop) -> bool:
-    try:
-        return asyncio.get_running_loop() is loop
-    except RuntimeError:
-        return False

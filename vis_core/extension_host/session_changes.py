@@ -10,12 +10,12 @@ from vis_core.extension_host.gateway import (
     GatewayError,
     loop_of,
     require_change,
-    run_on_loop,
     shown_change,
 )
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import TurnStatus
 from vis_core.store.session_data import FORK_POINT_STATE, ORIGIN_STATE
+from vis_core.system.loops import run_on_loop
 
 if TYPE_CHECKING:
     from vis_core.extension.context import CallContext

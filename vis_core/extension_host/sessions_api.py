@@ -20,11 +20,11 @@ from vis_core.extension_host.gateway import (
     host_of,
     loop_of,
     require_change,
-    run_on_loop,
     shown_change,
 )
 from vis_core.store.session_data import ORIGIN_STATE, resolve_any, search_rows, session_data
 from vis_core.store.stored_session import SNAPSHOT_FORMAT, snapshot
+from vis_core.system.loops import run_on_loop
 
 if TYPE_CHECKING:
     from vis_core.events import Event, TurnEnded
@@ -125,18 +125,12 @@ def _parked(session_id: str) -> Iterator[None]:
         return
     agent = _live(host, session_id)  # its invoker refuses calls into those waiting on it
     lock = host.extension_lock(call.owner)
-    owned = lock is not None and lock._is_owned()  # type: ignore[attr-defined]
     waiting = (*waiting_owners(call), call.owner)
     awaiting = (
         contextlib.nullcontext() if agent is None else agent.call_state.awaiting_turn(waiting)
     )
-    with awaiting:
-        state = lock._release_save() if owned else None  # type: ignore[union-attr]
-        try:
-            yield
-        finally:
-            if owned:
-                lock._acquire_restore(state)  # type: ignore[union-attr]
+    with awaiting, contextlib.nullcontext() if lock is None else lock.parked():
+        yield
 
 
 class Session:

@@ -8,7 +8,8 @@ from typing import Any
 from vis_core.extension.context import CallContext, current_call
 from vis_core.extension.errors import VisToolError
 from vis_core.extension.tools_proxy import with_attributes
-from vis_core.extension_host.gateway import bound_call, run_on_loop
+from vis_core.extension_host.gateway import bound_call
+from vis_core.system.loops import run_on_loop
 
 
 def waiting_owners(call: CallContext | None = None) -> tuple[str, ...]:

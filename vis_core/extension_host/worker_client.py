@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import inspect
 import logging
 import sys
@@ -30,7 +31,6 @@ from typing import Any
 
 from vis_core.extension.context import CallContext, calling, current_call
 from vis_core.extension_host.environment import resolve_names
-from vis_core.extension_host.gateway import forget_stop, run_on_loop, stop_waits_of
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.registration import START_TIMEOUT, WORKER
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
@@ -41,6 +41,7 @@ from vis_core.ipc.process import ChildProcess, Ending
 from vis_core.ipc.trusted import run_method
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.environ import Audience, child_environment
+from vis_core.system.loops import Waits, current_waits, run_on_loop, running_loop
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -104,31 +105,28 @@ class _HostHandler:
         self.channel: Channel | None = None
         self._place = place  # the session a thread of an extension reads its settings in
         self._loop = loop  # the session's loop: where a handle's coroutine runs
-        self._threads: dict[int, int] = {}  # the thread serving each call, by call id
-        self._lock = threading.Lock()
+        self._waits: dict[int, Waits] = {}  # what each call served now waits on, by call id
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
-        thread = threading.get_ident()
-        with self._lock:
-            self._threads[call.id] = thread
+        waits = self._waits[call.id] = Waits()
         try:
-            return self._serve(call, args, kwargs)
+            return self._serve(call, args, kwargs, waits)
         finally:
-            with self._lock:
-                self._threads.pop(call.id, None)
-            forget_stop(thread)
+            self._waits.pop(call.id, None)
 
-    def _serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
+    def _serve(self, call: Call, args: tuple, kwargs: dict, waits: Waits) -> Any:
         assert self.channel is not None
         if call.target is TargetKind.SDK:
 
             def run() -> Any:
+                current_waits.set(waits)  # in the context it runs in: a copy of its own
                 return run_service(call.name, args, kwargs)
 
         elif call.target is TargetKind.OBJECT and call.ref is not None:
             value = self.channel.exports.get(call.ref)
 
             def run() -> Any:
+                current_waits.set(waits)
                 result = run_method(value, call.name, args, kwargs)
                 if inspect.iscoroutine(result):  # a built-in handle's `await sh.wait(30)`:
                     return self._awaited(result)  # its result, for synchronous extension code
@@ -138,8 +136,9 @@ class _HostHandler:
             raise LookupError(f"the host does not serve {call.target} calls from a worker")
         context = self.channel.context_of(call.parent)
         if context is None and call.name == SETTING_VALUE and self._place is not None:
-            return self._in_session(run)  # a thread of an extension: the session's value
-        return run() if context is None else context.copy().run(run)
+            # a thread of an extension: the session's value
+            return contextvars.copy_context().run(self._in_session, run)
+        return (context or contextvars.copy_context()).copy().run(run)
 
     def _awaited(self, coro: Coroutine[Any, Any, Any]) -> Any:
         """Run ``coro`` on the host loop of the call it came from (else the session's)."""
@@ -161,10 +160,9 @@ class _HostHandler:
     def cancel(self, call_id: int) -> None:
         """The worker gave up call ``call_id`` (the tool that made it was cancelled): stop
         what it waits on in the host (a ``vis.tools`` call: that tool's call)."""
-        with self._lock:
-            thread = self._threads.get(call_id)
-        if thread is not None:
-            stop_waits_of(thread)
+        waits = self._waits.get(call_id)
+        if waits is not None:
+            waits.stop()
 
 
 class SessionWorker:
@@ -196,7 +194,7 @@ class SessionWorker:
         self._cancelled: set[int] = set()  # calls cancelled that have not stopped yet
         self._generation = 0  # counts stops: a start asked before one does not happen after
         # the session's loop reads the worker's answers (none: a thread reads them)
-        self._loop: asyncio.AbstractEventLoop | None = loop or _running_loop()
+        self._loop: asyncio.AbstractEventLoop | None = loop or running_loop()
 
     @property
     def pid(self) -> int | None:
@@ -606,13 +604,6 @@ class SessionWorker:
             if reason is not None and self._proc is not None and self._proc.running:
                 self._death = self._death or reason
             self._stop_process()
-
-
-def _running_loop() -> asyncio.AbstractEventLoop | None:
-    try:
-        return asyncio.get_running_loop()
-    except RuntimeError:
-        return None
 
 
 def _waiting() -> frozenset[str]:

@@ -23,6 +23,7 @@ from vis_core.mcp.oauth_session import make_provider, sign_in_needed, uses_oauth
 from vis_core.mcp.stderr_tail import StderrTail
 from vis_core.mcp.values import ExpansionError, expand_map, expanded_keys
 from vis_core.paths import find_project_root
+from vis_core.system.loops import keep
 from vis_core.system.programs import path_outside
 from vis_core.system.redaction import key_name, remember_secrets
 
@@ -112,6 +113,7 @@ class ServerConnection:
         self.has_resources = False
         self._session: Any = None
         self._task: asyncio.Task[None] | None = None
+        self._tasks: set[asyncio.Task[Any]] = set()  # re-listings of its tools
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
         self._stderr: StderrTail | None = None
@@ -397,7 +399,7 @@ class ServerConnection:
 
         async def on_message(message: Any) -> None:
             if isinstance(message, types.ToolListChangedNotification):
-                asyncio.ensure_future(self._relist())
+                keep(self._tasks, asyncio.ensure_future(self._relist()))
 
         return ClientSession(
             read,

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension_host.gateway import loop_of, require_change, run_on_loop
+from vis_core.extension_host.gateway import loop_of, require_change
 from vis_core.subagents.mirror import CallSite
 from vis_core.subagents.service import SubagentError, failure
+from vis_core.system.loops import run_on_loop
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession

@@ -19,6 +19,7 @@ from vis_core.model.handles import HandleMethod, HostHandle
 from vis_core.system.environ import Audience, child_environment
 from vis_core.system.jail import jail_argv
 from vis_core.system.lifetime import ChildLimits, Kept, cap_tmpfs, end_process, start_kept
+from vis_core.system.loops import keep
 from vis_core.system.network_bridge import bridged, proxy_environment, python_home
 from vis_core.system.shell_view import shell_call_presentation
 from vis_core.system.truncate import Keep, fit_output
@@ -140,6 +141,7 @@ class ShellHandle(HostHandle):
         # called once the command has exited and its output is read (the row shows it)
         self.on_exit: Callable[[ShellHandle], Awaitable[None]] | None = None
         self._exit_watch = asyncio.ensure_future(self._watch_exit())
+        self._tasks: set[asyncio.Task[None]] = set()  # its stop after a time out
         self._timer = (
             asyncio.get_running_loop().call_later(timeout, self._on_timeout) if timeout else None
         )
@@ -189,7 +191,7 @@ class ShellHandle(HostHandle):
     def _on_timeout(self) -> None:
         if self.running:
             self.timed_out = True
-            asyncio.ensure_future(self._stop(STOP_GRACE_SECONDS))
+            keep(self._tasks, asyncio.ensure_future(self._stop(STOP_GRACE_SECONDS)))
 
     @property
     def running(self) -> bool:

@@ -1,0 +1,123 @@
+"""The one bridge between a thread and the process's event loop, and tasks kept until they end."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextvars
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+
+def running_loop() -> asyncio.AbstractEventLoop | None:
+    """The event loop running in this thread, or None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+
+
+def on_loop(loop: asyncio.AbstractEventLoop | None) -> bool:
+    """Whether this thread runs ``loop`` now."""
+    return loop is not None and running_loop() is loop
+
+
+def keep(tasks: set[asyncio.Task[Any]], task: asyncio.Task[Any]) -> asyncio.Task[Any]:
+    """Hold ``task`` in its owner's ``tasks`` until it ends (the loop keeps only a weak one)."""
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
+    return task
+
+
+class Waits:
+    """What one served call waits on through :func:`run_on_loop`, so that its caller can stop
+    it (a worker whose tool was cancelled while it waited on ``vis.tools``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._stopped = False
+        self._future: concurrent.futures.Future[Any] | None = None
+
+    def stop(self) -> None:
+        """Cancel what the call waits on now, and any wait it begins after."""
+        with self._lock:
+            self._stopped = True
+            future = self._future
+        if future is not None:
+            future.cancel()
+
+    def _begin(self, future: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            self._future = future
+            stopped = self._stopped
+        if stopped:
+            future.cancel()
+
+    def _end(self) -> None:
+        with self._lock:
+            self._future = None
+
+
+# the waits of the served call this code runs for (set by who serves it)
+current_waits: contextvars.ContextVar[Waits | None] = contextvars.ContextVar(
+    "vis_waits", default=None
+)
+
+
+def run_on_loop(
+    loop: asyncio.AbstractEventLoop | None,
+    coro: Coroutine[Any, Any, T],
+    timeout: float | None = None,
+) -> T:
+    """Run ``coro`` on ``loop`` from a thread and wait for it (``timeout`` seconds at most);
+    the served call's :class:`Waits` can stop it."""
+    if loop is None or loop.is_closed():
+        coro.close()
+        raise RuntimeError("the Vis host is not running any more; the call was not made")
+    if on_loop(loop):
+        coro.close()
+        raise RuntimeError(
+            "this SDK call blocks until Vis answers, so it cannot run on Vis's own event loop; "
+            "call it from a synchronous extension function"
+        )
+    future = asyncio.run_coroutine_threadsafe(coro, loop)
+    waits = current_waits.get()
+    if waits is not None:
+        waits._begin(future)
+    try:
+        return future.result(timeout)
+    except TimeoutError:
+        future.cancel()
+        raise
+    finally:
+        if waits is not None:
+            waits._end()
+
+
+def post(
+    loop: asyncio.AbstractEventLoop | None,
+    coro: Coroutine[Any, Any, Any],
+    tasks: set[asyncio.Task[Any]],
+    *,
+    wait: float | None = None,
+) -> bool:
+    """Run ``coro`` on ``loop`` without blocking it: on the loop, as a task kept in ``tasks``;
+    from a thread, waiting ``wait`` seconds for it (None: not at all). False when it did not
+    end in that time, or ``loop`` is gone (``coro`` is not run)."""
+    if loop is None or loop.is_closed():
+        coro.close()
+        return False
+    if on_loop(loop):
+        keep(tasks, loop.create_task(coro))
+        return True
+    future = asyncio.run_coroutine_threadsafe(coro, loop)
+    if wait is None:
+        return True
+    try:
+        future.result(wait)
+    except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
+        return False
+    return True

@@ -6,9 +6,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
-from vis_core.mcp import manager as manager_module
 from vis_core.mcp.client import State
 from vis_core.mcp.config import load_config
 from vis_core.mcp.host import HostMcp
@@ -123,14 +120,16 @@ async def test_the_first_prompt_waits_only_for_direct_servers_and_a_block_for_it
 
 
 async def test_the_first_prompt_waits_for_a_direct_server_only_so_long(
-    vis_home: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+    vis_home: Path, workspace: Path
 ) -> None:
-    monkeypatch.setattr(manager_module, "FIRST_PROMPT_WAIT", 0.5)  # 10 s in use
     path = write_config(
         vis_home / "mcp.json", {"stuck": _hanging(workspace, "stuck", exposure="direct")}
     )
     manager = McpManager(
-        load_config(path, None, trusted=False), workspace=workspace, paths=VisPaths.from_env()
+        load_config(path, None, trusted=False),
+        workspace=workspace,
+        paths=VisPaths.from_env(),
+        first_prompt_wait=0.5,  # 10 s in use
     )
     manager.start()
     try:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from vis_core.store import APPLICATION_ID, SCHEMA_VERSION, Store, StoreError
+from vis_core.store.schema import MIGRATIONS
 
 
 def test_new_database_is_created_in_wal_with_the_vis_marks(db_path: Path) -> None:
@@ -120,21 +121,16 @@ def test_closed_store_says_so(db_path: Path) -> None:
         store.list_sessions()
 
 
-def test_older_vis_database_is_migrated_in_place(
-    db_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_older_vis_database_is_migrated_in_place(db_path: Path) -> None:
     with Store(db_path) as store:
         session = store.create_session("/w", "/w", title="kept")
-    from vis_core.store import database
-
     upgrade = ("CREATE TABLE later_feature (id INTEGER PRIMARY KEY)",)
-    monkeypatch.setattr(database, "MIGRATIONS", (*database.MIGRATIONS, upgrade))
-    monkeypatch.setattr(database, "SCHEMA_VERSION", SCHEMA_VERSION + 1)
-    with Store(db_path) as store:
+    later = (*MIGRATIONS, upgrade)  # what a later Vis knows
+    with Store(db_path, migrations=later) as store:
         assert store.get_session(session.id) == session
     conn = sqlite3.connect(db_path)
     assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION + 1
     assert conn.execute("SELECT count(*) FROM later_feature").fetchone()[0] == 0
     conn.close()
-    with Store(db_path) as store:  # already current: nothing runs twice
+    with Store(db_path, migrations=later) as store:  # already current: nothing runs twice
         assert store.get_session(session.id) == session

@@ -7,11 +7,9 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from vis_core.events import ActivityEnded, ActivityStarted, Notification, event_payload
 from vis_core.model.activity import ActivityState
-from vis_core.store import APPLICATION_ID, Store, database
+from vis_core.store import APPLICATION_ID, Store
 from vis_core.store.schema import MIGRATIONS
 
 from .conftest import make_record
@@ -108,13 +106,9 @@ def _checkpoint_threads(path: Path) -> list[threading.Thread]:
     return [t for t in threading.enumerate() if t.name == f"vis-checkpoint {path}"]
 
 
-def test_checkpoints_run_beside_the_writer_and_keep_the_log_short(
-    db_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_checkpoints_run_beside_the_writer_and_keep_the_log_short(db_path: Path) -> None:
     # The writer's own automatic checkpoint off: only the background one can copy the log.
-    monkeypatch.setattr(database, "CHECKPOINT_EVERY_ROWS", 100)
-    monkeypatch.setattr(database, "WRITER_AUTOCHECKPOINT_PAGES", 0)
-    with Store(db_path) as store:
+    with Store(db_path, checkpoint_every_rows=100, autocheckpoint_pages=0) as store:
         sid = store.create_session("/w", "/w").id
         written = 0
         for n in range(1500):

@@ -95,17 +95,12 @@ def test_a_turn_that_changed_nothing_leaves_no_checkpoint(tmp_path: Path) -> Non
     assert report.turns == (1,) and (ws / "a.txt").read_text() == "one\n"
 
 
-def test_files_past_the_size_limits_are_listed_not_kept(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from vis_core.tools import checkpoints
-
-    monkeypatch.setattr(checkpoints, "MAX_FILE_BYTES", 10)
+def test_files_past_the_size_limits_are_listed_not_kept(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     ws.mkdir()
     (ws / "small.txt").write_text("tiny\n")
     (ws / "big.txt").write_text("x" * 100)
-    points = Checkpoints(ws, tmp_path / "private")
+    points = Checkpoints(ws, tmp_path / "private", max_file_bytes=10)
     points.take("t1", 1)
     (ws / "small.txt").write_text("changed\n")
     (ws / "big.txt").write_text("y" * 50)

@@ -128,10 +128,9 @@ else:
 
 
 @pytest.mark.parametrize("module", [MODULE, TRICKY], ids=["plain", "strings-and-brackets"])
-def test_the_large_file_shortcut_agrees_with_a_full_parse(module: str, monkeypatch) -> None:
+def test_the_large_file_shortcut_agrees_with_a_full_parse(module: str) -> None:
     import vis_core.tools.pycheck as pycheck
 
-    monkeypatch.setattr(pycheck, "LOCAL_CHECK_LINES", 0)  # every file takes the shortcut
     rng = random.Random(7)
     snippets = [
         "x = 1\n",
@@ -153,6 +152,8 @@ def test_the_large_file_shortcut_agrees_with_a_full_parse(module: str, monkeypat
         applied = apply_edits(lines, [Edit(start, end, rng.choice(snippets))])
         after = "".join(applied.lines)
         pycheck._starts.clear()  # the shortcut, not a remembered parse, decides
-        problem = check_python("m.py", module, applied.lines, applied.hunks, created=False)
+        problem = check_python(  # every file takes the shortcut
+            "m.py", module, applied.lines, applied.hunks, created=False, local_check_lines=0
+        )
         before_ok = full_parse_ok(module)
         assert (problem is None) == (full_parse_ok(after) or not before_ok), (problem, after)

@@ -52,8 +52,16 @@ class DirectSpec:
 class McpManager:
     """Starts, lists, calls and stops the configured (and extension-registered) servers."""
 
-    def __init__(self, config: McpConfig, *, workspace: Path, paths: VisPaths) -> None:
+    def __init__(
+        self,
+        config: McpConfig,
+        *,
+        workspace: Path,
+        paths: VisPaths,
+        first_prompt_wait: float = FIRST_PROMPT_WAIT,
+    ) -> None:
         self.config = config
+        self.first_prompt_wait = first_prompt_wait  # how long the first prompt waits at most
         self.workspace = workspace
         self.mcp_log = McpLog(paths.log_dir / "mcp.log")
         self.start_dir = start_folder(paths)  # where the person's stdio servers start
@@ -161,7 +169,7 @@ class McpManager:
         # initialize is bounded by the server's timeout; stopping a failed one takes a while
         await asyncio.gather(*(c.wait_ready(c.config.timeout + SETTLE) for c in wanted))
         if _SEARCH.search(code):  # a search sees every server: up to the direct tools' bound
-            await self.wait_for(self.connections(), FIRST_PROMPT_WAIT)
+            await self.wait_for(self.connections(), self.first_prompt_wait)
 
     async def before_first_prompt(self, session_id: str | None = None) -> None:
         """The first prompt waits up to 10 s, only for servers with direct tools (and for
@@ -186,7 +194,7 @@ class McpManager:
                 for c in self.connections()
                 if c not in wanted and any(n.startswith(f"{PREFIX}{safe(c.name)}__") for n in found)
             ]
-        await self.wait_for(wanted, FIRST_PROMPT_WAIT)
+        await self.wait_for(wanted, self.first_prompt_wait)
 
     def unreported(self) -> list[str]:
         """Config problems and failed connections not yet reported (each once)."""

@@ -15,10 +15,11 @@ from vis_core.store.checkpoint import (
     WRITER_AUTOCHECKPOINT_PAGES,
     Checkpointer,
 )
-from vis_core.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from vis_core.store.schema import APPLICATION_ID, MIGRATIONS
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 T = TypeVar("T")
+Migrations = tuple[tuple[str, ...], ...]  # statements per schema version, oldest first
 _MOVE_AWAY = (
     "Vis left it unchanged. Move or rename it, or set VIS_HOME to another folder, and Vis "
     "creates a new database"
@@ -62,8 +63,8 @@ def describe_error(path: Path, action: str, exc: sqlite3.Error) -> StoreError:
     return StoreError(f"cannot {action} in the Vis database {path}: {text} ({hint})")
 
 
-def _apply_migrations(conn: sqlite3.Connection, path: Path) -> None:
-    """Bring a new or older Vis database up to :data:`SCHEMA_VERSION` in one transaction."""
+def _apply_migrations(conn: sqlite3.Connection, path: Path, migrations: Migrations) -> None:
+    """Bring a new or older Vis database up to ``len(migrations)`` in one transaction."""
     conn.execute("BEGIN IMMEDIATE")
     try:
         app_id = conn.execute("PRAGMA application_id").fetchone()[0]
@@ -74,12 +75,12 @@ def _apply_migrations(conn: sqlite3.Connection, path: Path) -> None:
                 raise StoreError(_foreign_message(path))
         elif app_id != APPLICATION_ID:
             raise StoreError(_foreign_message(path))
-        for index in range(version, SCHEMA_VERSION):
-            for statement in MIGRATIONS[index]:
+        for index in range(version, len(migrations)):
+            for statement in migrations[index]:
                 conn.execute(statement)
-        if version < SCHEMA_VERSION:
+        if version < len(migrations):
             conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            conn.execute(f"PRAGMA user_version = {len(migrations)}")
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:
@@ -94,16 +95,16 @@ def _foreign_message(path: Path) -> str:
     )
 
 
-def _verify(conn: sqlite3.Connection, path: Path) -> None:
+def _verify(conn: sqlite3.Connection, path: Path, schema_version: int) -> None:
     """Read-only checks: the file is empty, or a Vis database this version can use."""
     app_id = conn.execute("PRAGMA application_id").fetchone()[0]
     version = conn.execute("PRAGMA user_version").fetchone()[0]
     count = conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]
     if app_id == APPLICATION_ID:
-        if version > SCHEMA_VERSION:
+        if version > schema_version:
             raise StoreError(
                 f"{path} was written by a newer Vis (schema version {version}; this Vis knows "
-                f"up to {SCHEMA_VERSION}). Upgrade Vis, or set VIS_HOME to another folder; "
+                f"up to {schema_version}). Upgrade Vis, or set VIS_HOME to another folder; "
                 "the database was left unchanged."
             )
         return
@@ -112,8 +113,15 @@ def _verify(conn: sqlite3.Connection, path: Path) -> None:
     raise StoreError(_foreign_message(path))
 
 
-def connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
-    """Open ``path`` as a Vis database (created when missing); raise :class:`StoreError`."""
+def connect(
+    path: Path,
+    busy_timeout: float,
+    *,
+    migrations: Migrations = MIGRATIONS,
+    autocheckpoint_pages: int = WRITER_AUTOCHECKPOINT_PAGES,
+) -> sqlite3.Connection:
+    """Open ``path`` as a Vis database (created when missing) and bring it up to
+    ``migrations``; raise :class:`StoreError`."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -132,15 +140,15 @@ def connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
         raise describe_error(path, "open", exc) from exc
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout * 1000)}")
-        _verify(conn, path)
+        _verify(conn, path, len(migrations))
         conn.execute("PRAGMA journal_mode = WAL")
         conn.execute("PRAGMA synchronous = NORMAL")  # in WAL: durable across process crashes
         # Checkpoints run on a thread of their own (see checkpoint.py); this one, inside a
         # commit, is the safety net. The log is truncated back to 64 MB at most after one.
-        conn.execute(f"PRAGMA wal_autocheckpoint = {WRITER_AUTOCHECKPOINT_PAGES}")
+        conn.execute(f"PRAGMA wal_autocheckpoint = {autocheckpoint_pages}")
         conn.execute("PRAGMA journal_size_limit = 67108864")
         conn.execute("PRAGMA foreign_keys = ON")
-        _apply_migrations(conn, path)
+        _apply_migrations(conn, path, migrations)
     except StoreError:
         conn.close()
         raise
@@ -153,10 +161,24 @@ def connect(path: Path, busy_timeout: float) -> sqlite3.Connection:
 class Database:
     """One connection shared by threads behind a lock; short read and write transactions."""
 
-    def __init__(self, path: Path | str, *, busy_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        path: Path | str,
+        *,
+        busy_timeout: float = 10.0,
+        migrations: Migrations = MIGRATIONS,
+        checkpoint_every_rows: int = CHECKPOINT_EVERY_ROWS,
+        autocheckpoint_pages: int = WRITER_AUTOCHECKPOINT_PAGES,
+    ) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = connect(self.path, busy_timeout)
+        self._conn: sqlite3.Connection | None = connect(
+            self.path,
+            busy_timeout,
+            migrations=migrations,
+            autocheckpoint_pages=autocheckpoint_pages,
+        )
+        self.checkpoint_every_rows = checkpoint_every_rows
         self._checkpointer = Checkpointer(self.path, self._lock)
         self._checkpointed_at = self._conn.total_changes
         self._before_read: list[Callable[[], None]] = []
@@ -174,7 +196,7 @@ class Database:
 
     def _committed(self, conn: sqlite3.Connection) -> None:
         """After a commit: ask for a background checkpoint every so many written rows."""
-        if conn.total_changes - self._checkpointed_at >= CHECKPOINT_EVERY_ROWS:
+        if conn.total_changes - self._checkpointed_at >= self.checkpoint_every_rows:
             self._checkpointed_at = conn.total_changes
             self._checkpointer.poke()
 

@@ -12,13 +12,14 @@ from typing import Any
 from vis_core.events import Event, stored_form
 from vis_core.paths import VisPaths
 from vis_core.store.attachments import AttachmentsMixin
-from vis_core.store.database import Database, StoreError
+from vis_core.store.checkpoint import CHECKPOINT_EVERY_ROWS, WRITER_AUTOCHECKPOINT_PAGES
+from vis_core.store.database import Database, Migrations, StoreError
 from vis_core.store.drafts import DraftsMixin
 from vis_core.store.extras import ExtrasMixin
 from vis_core.store.folds import FoldsMixin
 from vis_core.store.projection import project, project_many
 from vis_core.store.rows import StoredEvent
-from vis_core.store.schema import SESSION_EVENTS
+from vis_core.store.schema import MIGRATIONS, SESSION_EVENTS
 from vis_core.store.search import SearchMixin
 from vis_core.store.sessions import SessionsMixin
 
@@ -37,9 +38,25 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
     publish the event knowing a crash will not lose it.
     """
 
-    def __init__(self, path: Path | str | None = None, *, busy_timeout: float = 10.0) -> None:
+    def __init__(
+        self,
+        path: Path | str | None = None,
+        *,
+        busy_timeout: float = 10.0,
+        migrations: Migrations = MIGRATIONS,
+        checkpoint_every_rows: int = CHECKPOINT_EVERY_ROWS,
+        autocheckpoint_pages: int = WRITER_AUTOCHECKPOINT_PAGES,
+    ) -> None:
+        """``migrations`` and the checkpoint figures are the schema's and checkpoint.py's;
+        tests pass others."""
         self.path = Path(path) if path is not None else VisPaths.from_env().db_file
-        self._db = Database(self.path, busy_timeout=busy_timeout)
+        self._db = Database(
+            self.path,
+            busy_timeout=busy_timeout,
+            migrations=migrations,
+            checkpoint_every_rows=checkpoint_every_rows,
+            autocheckpoint_pages=autocheckpoint_pages,
+        )
         self.redactor: EventRedactor | None = None
         # secrets out of free text saved outside events: titles, prompts, their search index
         self.text_redactor: Callable[[str], str] | None = None

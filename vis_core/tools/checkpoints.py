@@ -132,8 +132,11 @@ class UndoReport:
 class Checkpoints:
     """The checkpoints of one session's workspace, kept under ``folder``."""
 
-    def __init__(self, workspace: Path, folder: Path) -> None:
+    def __init__(
+        self, workspace: Path, folder: Path, *, max_file_bytes: int = MAX_FILE_BYTES
+    ) -> None:
         self.folder = folder
+        self.max_file_bytes = max_file_bytes  # bigger files are listed, not kept
         self.blobs = folder / "blobs"
         self.move_to(workspace)
         self._last: Checkpoint | None = None  # the one this process took last
@@ -211,7 +214,7 @@ class Checkpoints:
                 digest = known[rel]
             elif rel in held:
                 digest = GIT + held[rel]  # git has these bytes: nothing to copy
-            elif st.st_size > MAX_FILE_BYTES or copied + st.st_size > MAX_NEW_BYTES:
+            elif st.st_size > self.max_file_bytes or copied + st.st_size > MAX_NEW_BYTES:
                 digest = None
             else:
                 digest = self._keep(self.workspace / rel)

@@ -132,6 +132,7 @@ def check_python(
     hunks: list[tuple[int, list[str], list[str]]],
     *,
     created: bool,
+    local_check_lines: int = LOCAL_CHECK_LINES,
 ) -> str | None:
     """Why the patched file does not parse, or ``None``; a file that did not parse before passes.
 
@@ -139,7 +140,7 @@ def check_python(
     the statements it touched plus one neighbour on each side (enough for ``else``/``except``
     clauses and decorators), not the whole file.
     """
-    if not created and hunks and len(after_lines) >= LOCAL_CHECK_LINES:
+    if not created and hunks and len(after_lines) >= local_check_lines:
         if _local_check_passes(name, before, after_lines, hunks):
             return None  # the touched statements parse, and nothing around them can change that
     after = "".join(after_lines)

@@ -23,13 +23,14 @@ from .support import started, until, vis_app
 
 def worker(app: VisApp, fn: Any) -> asyncio.Future[Any]:
     """Run ``fn`` as an extension call does: in a worker thread bound to the app's session."""
-    assert app.host is not None and app.session is not None
+    assert app.core is not None and app.session is not None
+    host = app.core._host  # the SDK's runtime is the core's own, behind the façade
     context = CallContext(
         app.session.id,
-        app.host.workspace,
-        app.host.project_root,
+        host.workspace,
+        host.project_root,
         owner="deploy",
-        runtime=app.host.runtime,
+        runtime=host.runtime,
     )
 
     def run() -> Any:

@@ -14,6 +14,7 @@ from cli_support import script
 
 FS = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
 MARK = "swapper-7f3"
+TRIES = 3  # turns until the editor is handed a path (the race must really run)
 
 
 def _swapper() -> list[tuple[str, str]]:
@@ -82,11 +83,14 @@ async def test_a_link_swapped_in_by_the_model_never_reaches_the_editor(
         "print('SECRET' in ''.join(seen), len(seen))"
     )
     client = WatchfulEditor()
-    steps = [{"code": code}, {"text": "done"}]
+    steps = [{"code": code}, {"text": "done"}] * TRIES
     async with vis_acp(client, workspace, vis_home, script(tmp_path, steps)) as (conn, _):
         await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
         sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
-        await conn.prompt(session_id=sid, prompt=[text_block("read it while it moves")])
+        for _ in range(TRIES):  # a loaded machine may send every call of a turn to disk
+            await conn.prompt(session_id=sid, prompt=[text_block("read it while it moves")])
+            if client.seen:
+                break
 
     assert client.seen, "no read or write reached the editor"
     own = os.readlink("/proc/self/ns/pid")

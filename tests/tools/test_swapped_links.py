@@ -57,7 +57,9 @@ def _jail_on(vis_home: Path) -> None:
 
 READS = """
 read, refused, leaked = 0, 0, []
-for i in range(400):
+for i in range(2000):  # 400 rounds, more until both outcomes happened (a loaded machine)
+    if i >= 400 and read and refused:
+        break
     for call in (lambda: cat("dir/secrets"), lambda: grep("token|decoy", "dir/secrets"),
                  lambda: ls("dir")):
         try:
@@ -108,7 +110,9 @@ async def test_patch_through_a_swapped_link_never_creates_files_outside(
         SWAPPER.format(target=str(target), script=SWAP_SCRIPT)
         + """
 made, refused = 0, 0
-for i in range(400):
+for i in range(2000):  # 400 rounds, more until both outcomes happened (a loaded machine)
+    if i >= 400 and made and refused:
+        break
     try:
         await patch(f"dir/x{i}.py", 0, "import os\\n")
         made += 1

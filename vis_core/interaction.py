@@ -398,6 +398,16 @@ class _HostSink:
     def closed(self, view: LiveView, reason: str | None, summary: str | None) -> None:
         self._interaction._closed(self._session_id, view, reason, summary)
 
+    def later(self, seconds: float, flush: Callable[[], None]) -> None:
+        """``flush`` in ``seconds``, a timer on the host's loop (now, with no loop)."""
+        loop = self._interaction.loop
+        if loop is None or loop.is_closed():
+            flush()
+        elif on_loop(loop):
+            loop.call_later(seconds, flush)
+        else:
+            loop.call_soon_threadsafe(loop.call_later, seconds, flush)
+
 
 def _run_callback(
     context: CallContext | None, callback: Callable[[LiveEvent], Any], event: LiveEvent

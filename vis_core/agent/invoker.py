@@ -299,6 +299,8 @@ class ToolInvoker:
                     presentation = activity.render(
                         phase=phase, args=args, kwargs=kwargs, result=result, error=error
                     )
+                    if inspect.isawaitable(presentation):  # a lent handle's, on the loop
+                        presentation = await presentation
                 except Exception:  # a render bug never changes the tool's result
                     log.exception("Activity render callback of %s failed in phase %s", name, phase)
                     return

@@ -67,6 +67,9 @@ class LiveSink(Protocol):
     def opened(self, view: LiveView) -> None: ...
     def updated(self, view: LiveView, updates: list[LiveUpdate]) -> None: ...
     def closed(self, view: LiveView, reason: str | None, summary: str | None) -> None: ...
+    def later(self, seconds: float, flush: Callable[[], None]) -> None:
+        """Call ``flush`` in ``seconds`` (a sink that is not ``immediate``: on its loop)."""
+        ...
 
 
 class NoSink:
@@ -82,6 +85,9 @@ class NoSink:
 
     def closed(self, view: LiveView, reason: str | None, summary: str | None) -> None:
         return None
+
+    def later(self, seconds: float, flush: Callable[[], None]) -> None:
+        flush()
 
 
 class NodeHandle:
@@ -185,7 +191,7 @@ class LiveView:
         self._nodes = nodes
         self._lock = threading.RLock()
         self._buffer: list[LiveUpdate] = []
-        self._timer: threading.Timer | None = None
+        self._flushing = False  # a flush is due (the sink calls it in ``flush_ms``)
         self._events: queue.Queue[LiveEvent | None] = queue.Queue()
         self._callbacks: list[EventCallback] = []
         self._interrupted = threading.Event()
@@ -257,18 +263,15 @@ class LiveView:
                 pending = self._take()
             else:
                 pending = []
-                if self._timer is None:
-                    self._timer = threading.Timer(self.flush_ms / 1000, self.flush)
-                    self._timer.daemon = True
-                    self._timer.start()
+                due, self._flushing = self._flushing, True
+                if not due:
+                    self._sink.later(self.flush_ms / 1000, self.flush)
         if pending:
             self._sink.updated(self, pending)
 
     def _take(self) -> list[LiveUpdate]:
         pending, self._buffer = self._buffer, []
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._flushing = False  # a flush due meanwhile finds nothing, or a later batch
         return pending
 
     def flush(self) -> None:
@@ -492,6 +495,9 @@ class LiveRecorder:
         with self._lock:
             record = self._find(view)
             record.closed, record.reason, record.summary = True, reason, summary
+
+    def later(self, seconds: float, flush: Callable[[], None]) -> None:
+        flush()
 
     # -- acting as the person -------------------------------------------------------------
     def _send(self, event: LiveEvent, view: LiveView) -> None:

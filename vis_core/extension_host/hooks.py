@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
-import inspect
 import logging
 import traceback
 from collections.abc import Callable, Sequence
@@ -73,21 +71,6 @@ class Verdict:
 # -- running hooks --------------------------------------------------------------------------
 
 
-def _settle(value: Any) -> Any:
-    if not inspect.isawaitable(value):
-        return value
-
-    async def wait() -> Any:
-        return await value
-
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(wait())
-    with concurrent.futures.ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, wait()).result()
-
-
 class OpHooks:
     """Runs the op hooks of the loaded extensions for one session, in load order."""
 
@@ -95,11 +78,11 @@ class OpHooks:
         self,
         extensions: Callable[[], LoadedExtensions | None],
         context_for: Callable[[str], CallContext],
-        worker: SessionWorkers | None = None,
+        worker: SessionWorkers,
     ) -> None:
         self._extensions = extensions
         self._context_for = context_for
-        self._worker = worker  # runs the hooks of extensions that do not ship with Vis
+        self._worker = worker  # where every hook runs (the host runs no extension code)
 
     def hooks(self, op: str, phase: OpHookPhase | None) -> list[tuple[LoadedExtension, OpHook]]:
         loaded = self._extensions()
@@ -117,26 +100,18 @@ class OpHooks:
         return bool(self.hooks(op, phase))
 
     def _call(self, ext: LoadedExtension, hook: OpHook, payload: dict[str, Any]) -> Any:
-        from vis_core.extension.acting import acting_as
+        """Run ``hook`` of ``ext`` in the session's extension worker and wait (a thread): the
+        host runs no extension code, and an async hook is awaited on the worker's loop."""
         from vis_core.extension_host.tool_calls import waiting_owners
 
-        fn = hook.fn
         waiting = waiting_owners()  # read before the hook's own context replaces the call's
-        worker = self._worker
-        if worker is not None and worker.runs(ext.name) and ext.declaration is not None:
-            index = ext.declaration.op_hooks.index(hook)
-            with calling(self._context_for(ext.name)):
-                return worker.call_sync(
-                    TargetKind.HOOK, ext.name, str(index), (index, payload, ext.name in waiting)
-                )
+        if not self._worker.runs(ext.name) or ext.declaration is None:
+            raise LookupError(f"extension {ext.name!r} has no worker to run its op hook in")
+        index = ext.declaration.op_hooks.index(hook)
         with calling(self._context_for(ext.name)):
-            if ext.name in waiting:
-                # The extension's lock is held by its call that waits on this operation (a
-                # vis.tools call of grep, patch …): taking it would wait forever, and that
-                # call cannot run meanwhile, so the hook runs inside it.
-                with acting_as(ext.name):
-                    return _settle(fn(payload))
-            return ext.call(lambda: _settle(fn(payload)))
+            return self._worker.call_sync(
+                TargetKind.HOOK, ext.name, str(index), (index, payload, ext.name in waiting)
+            )
 
     def _failed(self, ext: LoadedExtension, op: str, phase: str) -> None:
         from vis_core.extension.logs import write_log

@@ -26,6 +26,7 @@ import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ from vis_core.ipc.process import ChildProcess, Ending
 from vis_core.ipc.trusted import run_method
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.environ import Audience, child_environment
-from vis_core.system.loops import Waits, current_waits, run_on_loop, running_loop
+from vis_core.system.loops import Waits, current_waits, on_loop, run_on_loop, running_loop
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -355,9 +356,15 @@ class SessionWorker:
             return
         channel.cancel(call_id)
         self._cancelled.add(call_id)
-        timer = threading.Timer(self.cancel_grace, self._unanswered, (channel, call_id, what))
-        timer.daemon = True
-        timer.start()
+        # the grace is a timer on the session's loop (nothing on it waits on the worker)
+        loop = self._loop
+        if loop is None or loop.is_closed():  # no loop: the next call finds the worker hung
+            return
+        unanswered = partial(self._unanswered, channel, call_id, what)
+        if on_loop(loop):
+            loop.call_later(self.cancel_grace, unanswered)
+        else:
+            loop.call_soon_threadsafe(loop.call_later, self.cancel_grace, unanswered)
 
     # -- calls -------------------------------------------------------------------------------
 

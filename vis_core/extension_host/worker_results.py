@@ -11,10 +11,10 @@ module to read a result.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 from vis_core.ipc import values as wire
+from vis_core.ipc.messages import TargetKind
 from vis_core.ipc.trusted import HOME, Lent, RemoteObject
 from vis_core.ipc.values import Encoded
 from vis_core.model.handles import HandleMethod, HostHandle
@@ -126,38 +126,40 @@ class WorkerHandle(HostHandle):
             raise AttributeError(name)
 
         async def method(*args: Any, **kwargs: Any) -> Any:
-            return await asyncio.to_thread(self._call, name, args, kwargs)
+            answer = await self._ask(ENCODED_CALL, (name, *args), kwargs)
+            return decode_from_worker(answer)
 
         return method
 
-    def _call(self, method: str, args: tuple, kwargs: dict) -> Any:
-        from vis_core.extension_host.worker_channel import ChannelClosed
+    async def _ask(self, method: str, args: tuple, kwargs: dict) -> Any:
+        """Call ``method`` of the lent object in the worker, awaited on the loop (cancelling
+        the awaiting task abandons the call; the worker still finishes it)."""
+        from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 
+        remote = self._remote
+        channel = remote._caller
+        assert isinstance(channel, Channel)
         try:
-            answer = self._remote._run(ENCODED_CALL, method, *args, **kwargs)
+            _, answer = channel.request_async(
+                TargetKind.OBJECT, method, args, kwargs, ref=remote._ref
+            )
+            return await answer
         except ChannelClosed:  # not the channel's words: the person sees the handle's
             raise LookupError(
                 f"this {type(self).__name__} is gone: the extension worker that held it was "
                 "restarted (/reload, or a cancelled call that would not stop); get a new one"
             ) from None
-        return decode_from_worker(answer)
 
-    def render_activity(
+    async def render_activity(
         self, method: str, *, phase: str, args: Any, kwargs: Any, result: Any, error: Any
     ) -> Any:
-        from vis_core.extension_host.worker_channel import ChannelClosed
-
         try:
-            return self._remote._run(
+            return await self._ask(
                 "render_activity",
-                method,
-                phase=phase,
-                args=args,
-                kwargs=kwargs,
-                result=result,
-                error=error,
+                (method,),
+                {"phase": phase, "args": args, "kwargs": kwargs, "result": result, "error": error},
             )
-        except ChannelClosed:  # the handle is gone (its call says so): the default headline
+        except LookupError:  # the handle is gone (its call says so): the default headline
             return None
 
 

@@ -45,5 +45,6 @@ class HostHandle:
         self, method: str, *, phase: str, args: Any, kwargs: Any, result: Any, error: Any
     ) -> Any:
         """The ``ActivityPresentation`` of one call of ``method`` in ``phase`` (``start``,
-        ``success``, ``failure``), or ``None`` for the default headline."""
+        ``success``, ``failure``), or ``None`` for the default headline; a handle whose
+        presentation is drawn elsewhere (an extension worker) returns an awaitable of it."""
         return None

@@ -85,6 +85,7 @@ if TYPE_CHECKING:
     from vis_core.mcp.oauth_login import logout_server as logout_server
     from vis_core.model.activity import ActivityRecord
     from vis_core.model.images import PersonImage
+    from vis_core.model.story import StoryKind
     from vis_core.model.usage import Usage
     from vis_core.model_choices import ModelEntry
     from vis_core.model_choices import ModelSource as ModelSource
@@ -288,7 +289,7 @@ class History(Protocol):
         self, session_id: str, before_position: int | None = None, limit: int = 20
     ) -> list[TurnRow]: ...
     def activities(self, turn_id: str) -> list[ActivityRecord]: ...
-    def turn_story(self, session_id: str, turn_id: str) -> list[tuple[int, str, Any]]: ...
+    def turn_story(self, session_id: str, turn_id: str) -> list[tuple[int, StoryKind, Any]]: ...
     def events(
         self,
         session_id: str,

@@ -36,7 +36,6 @@ from vis_core.settings.core import extension_load_timeout
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
 from vis_core.system import jail_check
-from vis_core.system.lifetime import ChildLimits
 from vis_core.system.loops import on_loop
 from vis_core.welcome import verified
 
@@ -188,18 +187,11 @@ class Host:
     def trusted(self) -> bool:
         return self.space.trusted
 
-    @property
-    def trust_changed(self) -> bool:
-        return self.space.trust_changed
-
     def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
         return self.space.jail_policy(session_id)
 
     def jail_mode(self, session_id: str | None = None) -> tuple[bool, str]:
         return self.space.jail_mode(session_id)
-
-    def child_limits(self, session_id: str | None = None) -> ChildLimits:
-        return self.space.child_limits(session_id)
 
     def project_values(self) -> dict[str, str]:
         return self.space.project_values()
@@ -220,25 +212,12 @@ class Host:
         _ = self.models.config
 
     @property
-    def model_choice(self) -> ModelChoice | None:
-        return self.models.choice
-
-    @property
     def model_label(self) -> str:
         return self.models.label
 
     @property
     def model_problem(self) -> str | None:
         return self.models.problem
-
-    def model_for(self, session_id: str | None = None) -> ModelChoice | None:
-        return self.models.model_for(session_id)
-
-    def provider_environ(self) -> dict[str, str]:
-        return self.models.provider_environ()
-
-    def refresh_model(self) -> None:
-        self.models.refresh()
 
     def session_model(
         self,
@@ -311,12 +290,6 @@ class Host:
     @property
     def extensions(self) -> LoadedExtensions:
         return self.catalog.loaded
-
-    def extension_warnings(self) -> list[str]:
-        return self.catalog.warnings()
-
-    def extension_commands(self) -> list[tuple[str, Any]]:
-        return self.catalog.commands()
 
     def extension_lock(self, owner: str) -> ExtensionLock | None:
         return self.catalog.lock(owner)
@@ -423,12 +396,6 @@ class Host:
 
     async def close_session(self, session: AgentSession) -> None:
         await self.registry.close_session(session)
-
-    def live_session(self, session_id: str) -> AgentSession | None:
-        return self.registry.live_session(session_id)
-
-    def reset_session_tools(self) -> None:
-        self.registry.reset_tools()
 
     async def host_at(self, root: Path) -> Host:
         """The Vis of workspace ``root`` (its project's trust, settings, extensions and MCP

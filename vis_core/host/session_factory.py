@@ -6,6 +6,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,43 +67,26 @@ SANDBOX_IDLE_TIMEOUT = 15 * 60  # seconds; an idle sandbox frees its process, re
 CONTROL_CHECK_SECONDS = 1.0  # after a tool call, the control files are checked at most this often
 
 
+@dataclass
 class SessionFactory:
-    """Builds the agent sessions of one workspace from the services they run on."""
+    """Builds the agent sessions of one workspace from the services they run on;
+    ``direct_tools``: the tools declared to the model directly in every session."""
 
-    def __init__(
-        self,
-        *,
-        options: HostOptions,
-        paths: VisPaths,
-        store: Store,
-        workspace: Workspace,
-        settings: SettingsService,
-        catalog: ExtensionCatalog,
-        models: ModelResolver,
-        registry: SessionRegistry,
-        mcp: HostMcp,
-        subagents: Subagents,
-        interaction: Interaction,
-        drafts: Drafts,
-        runtime: HostRuntime,
-        direct_tools: list[DirectTool],
-    ) -> None:
-        """``direct_tools``: the tools declared to the model directly in every session."""
-        self.options = options
-        self.paths = paths
-        self.store = store
-        self.workspace = workspace
-        self.settings = settings
-        self.catalog = catalog
-        self.models = models
-        self.registry = registry
-        self.mcp = mcp
-        self.subagents = subagents
-        self.interaction = interaction
-        self.drafts = drafts
-        self.runtime = runtime
-        self.direct_tools = direct_tools
-        self.build_info = build_metadata()
+    options: HostOptions
+    paths: VisPaths
+    store: Store
+    workspace: Workspace
+    settings: SettingsService
+    catalog: ExtensionCatalog
+    models: ModelResolver
+    registry: SessionRegistry
+    mcp: HostMcp
+    subagents: Subagents
+    interaction: Interaction
+    drafts: Drafts
+    runtime: HostRuntime
+    direct_tools: list[DirectTool]
+    build_info: dict[str, str | None] = field(default_factory=build_metadata)
 
     def setting(self, setting_id: str, default: Any, session_id: str) -> Any:
         return self.settings.get(setting_id, default, session_id)

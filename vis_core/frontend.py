@@ -11,8 +11,6 @@ if TYPE_CHECKING:
     import subprocess
 
     from vis_core import __version__ as __version__
-    from vis_core.agent.deps import SessionModel
-    from vis_core.agent.plan import PlanMode
     from vis_core.agent.session import AgentSession
     from vis_core.commands import CommandAction as CommandAction
     from vis_core.commands import CommandInfo
@@ -20,7 +18,6 @@ if TYPE_CHECKING:
     from vis_core.commands.headless import SCREEN_ONLY as SCREEN_ONLY
     from vis_core.commands.headless import is_command as is_command
     from vis_core.commands.plan import approval_form as approval_form
-    from vis_core.drafts.session import SessionDrafts
     from vis_core.events import Event, TurnEnded
     from vis_core.extension.declarations import CommandResult as CommandResult
     from vis_core.extension.declarations import err as err
@@ -65,7 +62,6 @@ if TYPE_CHECKING:
     from vis_core.extension_host.activity_paths import shorten_paths_in as shorten_paths_in
     from vis_core.host import Host
     from vis_core.host_options import HostOptions as HostOptions
-    from vis_core.instructions.session import SessionInstructions
     from vis_core.interaction import FormPresenter
     from vis_core.interaction import FormRequest as FormRequest
     from vis_core.mcp.client import ATTENTION as ATTENTION
@@ -84,6 +80,7 @@ if TYPE_CHECKING:
     from vis_core.mcp.oauth_login import login_server as login_server
     from vis_core.mcp.oauth_login import logout_server as logout_server
     from vis_core.model.activity import ActivityRecord
+    from vis_core.model.draft import Draft
     from vis_core.model.images import PersonImage
     from vis_core.model.story import StoryKind
     from vis_core.model.usage import Usage
@@ -228,6 +225,68 @@ def welcome_facts(
     )
 
 
+class SessionModelView(Protocol):
+    """The provider and model a session talks to, or why there is none."""
+
+    @property
+    def provider(self) -> object | None: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def label(self) -> str:
+        """``provider/model``."""
+        ...
+
+    @property
+    def problem(self) -> str | None: ...
+
+
+class PlanView(Protocol):
+    """A session's plan mode (it reads and plans, and changes nothing)."""
+
+    @property
+    def active(self) -> bool: ...
+    def set(self, active: bool, *, told: bool = False) -> bool:
+        """Turn plan mode on or off; whether it changed."""
+        ...
+
+
+class DraftRoots(Protocol):
+    @property
+    def workspace(self) -> Path: ...
+
+
+class DraftsView(Protocol):
+    """A session's drafts: the one it works in, if any."""
+
+    @property
+    def draft(self) -> Draft | None: ...
+    def roots(self) -> DraftRoots:
+        """Where the session works now (the draft's copy while in one)."""
+        ...
+
+    def changed_files(self) -> list[str]:
+        """The files the current draft changed (git reads them: call it off the loop)."""
+        ...
+
+
+class InstructionFileView(Protocol):
+    @property
+    def path(self) -> Path: ...
+    @property
+    def tokens(self) -> int: ...
+    def label(self, workspace: Path) -> str: ...
+
+
+class InstructionsView(Protocol):
+    """The instruction files in a session's system prompt."""
+
+    @property
+    def workspace(self) -> Path: ...
+    @property
+    def files(self) -> Sequence[InstructionFileView]: ...
+
+
 class Session(Protocol):
     """A session as a front end drives it: what the TUI reads and calls of one."""
 
@@ -236,7 +295,7 @@ class Session(Protocol):
     @property
     def title(self) -> str: ...
     @property
-    def model(self) -> SessionModel: ...
+    def model(self) -> SessionModelView: ...
     @property
     def usage(self) -> Usage: ...
     @property
@@ -246,16 +305,16 @@ class Session(Protocol):
     @property
     def context_budget(self) -> int: ...
     @property
-    def plan(self) -> PlanMode: ...
+    def plan(self) -> PlanView: ...
     @property
     def running(self) -> bool:
         """Whether a turn is under way."""
         ...
 
     @property
-    def drafts(self) -> SessionDrafts | None: ...
+    def drafts(self) -> DraftsView | None: ...
     @property
-    def instructions(self) -> SessionInstructions | None: ...
+    def instructions(self) -> InstructionsView | None: ...
 
     def subscribe(
         self, callback: Callable[[Event], None], *, early: bool = False

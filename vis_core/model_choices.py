@@ -88,7 +88,7 @@ def _kind_models(kind: str) -> list[str]:
 
 def providers(host: CommandHost) -> list[ProviderEntry]:
     """anthropic, openai and every ``[providers.NAME]`` of config.toml (scripted aside)."""
-    environ = host.provider_environ()
+    environ = host.models.provider_environ()
     tables = host.config.data.get("providers")
     tables = tables if isinstance(tables, Mapping) else {}
     names = ["anthropic", "openai", *(str(n) for n in tables if n not in ("anthropic", "openai"))]
@@ -174,7 +174,7 @@ def served(host: CommandHost) -> dict[str, list[str]]:
 
 def own_servers(host: CommandHost) -> dict[str, tuple[str, str]]:
     """The OpenAI-compatible servers of one's own in config.toml: name → (base_url, key)."""
-    environ = host.provider_environ()
+    environ = host.models.provider_environ()
     tables = host.config.data.get("providers")
     found = {}
     for entry in providers(host):
@@ -307,7 +307,7 @@ async def login(
         host.settings.set("model", model, "global")
     except (ValueError, ProviderConfigError) as exc:
         return err("Cannot log in", str(exc))
-    host.refresh_model()
+    host.models.refresh()
     if host.model_problem:
         return err("Cannot log in", host.model_problem)
     if session is None:

@@ -308,11 +308,11 @@ class AgentSession:
         if not self.title and not text.startswith("/") and not command:
             self.title = title_from_request(text)
             self._store.set_title(self.id, self.title)
-        await self.emit(
-            TurnStarted(self.id, turn_id=turn_id, position=self.turn_count, request=text)
-        )
         outcome = self._outcome = TurnOutcome()
-        try:
+        try:  # a cancel during the start's commit ends the turn too (the start is saved)
+            await self.emit(
+                TurnStarted(self.id, turn_id=turn_id, position=self.turn_count, request=text)
+            )
             if command:
                 await person_input.run_command(self, turn_id, text)
                 outcome.status = TurnStatus.COMPLETED
@@ -356,7 +356,7 @@ class AgentSession:
             cost=outcome.cost,
             error=outcome.error,
         )
-        await self.emit(ended)  # committed without a pause a cancel could cut into
+        await self.emit(ended)  # a cancel meanwhile does not stop its commit (the bus)
         if cancelled_again:
             raise asyncio.CancelledError
         return ended
@@ -798,7 +798,7 @@ class AgentSession:
                 await self._task
             except BaseException:  # closing: the turn already reported its end
                 pass
-        self.events.close()  # an Activity started outside a turn (vis.sessions changes)
+        await self.events.close()  # an Activity started outside a turn (vis.sessions changes)
         await self.sandbox.close()
         aclose = getattr(self.model.provider, "aclose", None)
         if aclose is not None:

@@ -93,8 +93,14 @@ class Channel:
         on_close: Callable[[], None] | None = None,
         keep_context: bool = False,
         loop: asyncio.AbstractEventLoop | None = None,
+        max_threads: int = MAX_THREADS,
+        watchdog_rest: float = WATCHDOG_REST,
     ) -> None:
+        """``max_threads``: calls of the other side served at once; ``watchdog_rest``: seconds
+        without a call after which the watchdog waits for the next."""
         self.exports = Exports()
+        self._max_threads = max_threads
+        self._watchdog_rest = watchdog_rest
         self._loop = loop
         if loop is not None:  # a copy of its own: closed only once the loop stopped watching it
             fd_in = os.dup(fd_in)
@@ -420,7 +426,7 @@ class Channel:
         if inline is None or inline.handed:
             return
         inline.handed = True
-        if not self._idle and self._threads < MAX_THREADS:
+        if not self._idle and self._threads < self._max_threads:
             self._start_thread()
         self._reading.release()  # for the reading thread, which serves on
 
@@ -446,7 +452,7 @@ class Channel:
                 inline = self._inline
                 if inline is not None and now - inline.started >= INLINE_LIMIT:
                     self._hand_off()
-                elif inline is None and now - self._last_inline > WATCHDOG_REST:
+                elif inline is None and now - self._last_inline > self._watchdog_rest:
                     self._watched_calls = False
                     self._watching.clear()
 
@@ -629,7 +635,7 @@ class Channel:
         elif isinstance(frame, Call):
             work = (frame, self._arguments(frame))  # in frame order, as _read_call does
             if self._serving is None:
-                self._serving = ThreadPoolExecutor(MAX_THREADS, f"{self._name}-serving")
+                self._serving = ThreadPoolExecutor(self._max_threads, f"{self._name}-serving")
             self._serving.submit(self._serve, *work)
         elif isinstance(frame, Release):
             self.exports.release(frame.refs)

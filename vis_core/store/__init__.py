@@ -6,7 +6,6 @@ from vis_core.store.database import StoreError
 from vis_core.store.rows import (
     ActivityPage,
     AttachmentRow,
-    Audience,
     BlockRow,
     GroupRow,
     IterationRow,
@@ -26,7 +25,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "ActivityPage",
     "AttachmentRow",
-    "Audience",
     "BlockRow",
     "GroupRow",
     "IterationRow",

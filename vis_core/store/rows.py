@@ -9,6 +9,7 @@ from typing import Any
 
 from vis_core.events import Event, event_from_dict
 from vis_core.model.activity import ActivityRecord
+from vis_core.model.attachments import Audience
 from vis_core.model.turn import TurnStatus
 from vis_core.model.usage import Usage
 
@@ -18,14 +19,6 @@ class OverrideScope(StrEnum):
 
     GROUP = "group"
     SESSION = "session"
-
-
-class Audience(StrEnum):
-    """Who sees an attachment."""
-
-    BOTH = "both"
-    USER = "user"
-    MODEL = "model"
 
 
 @dataclass(frozen=True)

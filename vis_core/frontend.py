@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from vis_core.commands.headless import SCREEN_ONLY as SCREEN_ONLY
     from vis_core.commands.headless import is_command as is_command
     from vis_core.commands.plan import approval_form as approval_form
-    from vis_core.events import Event, TurnEnded
+    from vis_core.events import Event, StoredEvent, TurnEnded
     from vis_core.extension.declarations import CommandResult as CommandResult
     from vis_core.extension.declarations import err as err
     from vis_core.extension.forms import Answer as Answer
@@ -82,6 +82,7 @@ if TYPE_CHECKING:
     from vis_core.model.activity import ActivityRecord
     from vis_core.model.draft import Draft
     from vis_core.model.images import PersonImage
+    from vis_core.model.sessions import SearchHit, SessionRow, TurnRow
     from vis_core.model.story import StoryKind
     from vis_core.model.usage import Usage
     from vis_core.model_choices import ModelEntry
@@ -103,7 +104,6 @@ if TYPE_CHECKING:
     from vis_core.settings import Source as Source
     from vis_core.settings import build_tree as build_tree
     from vis_core.settings import row_state as row_state
-    from vis_core.store.rows import SearchHit, SessionRow, StoredEvent, TurnRow
     from vis_core.system.jail_check import check_in_background as check_in_background
     from vis_core.system.programs import host_program as host_program
     from vis_core.tools.context import FileBuffers
@@ -399,7 +399,7 @@ class Frontend:
         return self._host.startup_notes()
 
     def extension_warnings(self) -> list[str]:
-        return self._host.extension_warnings()
+        return self._host.catalog.warnings()
 
     @property
     def project_root(self) -> Path:

@@ -30,8 +30,8 @@ from vis_core.system.redaction import Redactor, log_redactors
 from vis_core.terminal import terminal_json, terminal_text
 
 if TYPE_CHECKING:
+    from vis_core.model.sessions import SessionRow
     from vis_core.store import Store
-    from vis_core.store.rows import SessionRow
 
 
 class ExportFormat(StrEnum):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from vis_core.events import StoredEvent
+from vis_core.model.sessions import SearchHit, SessionRow, TurnRow
 from vis_core.store.database import StoreError
 from vis_core.store.rows import (
     ActivityPage,
@@ -12,10 +14,6 @@ from vis_core.store.rows import (
     OverrideRow,
     OverrideScope,
     PromptRow,
-    SearchHit,
-    SessionRow,
-    StoredEvent,
-    TurnRow,
 )
 from vis_core.store.schema import APPLICATION_ID, SCHEMA_VERSION
 from vis_core.store.store import Store

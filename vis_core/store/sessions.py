@@ -13,6 +13,7 @@ from typing import Any
 from vis_core.events import activity_from_dict
 from vis_core.model.activity import ActivityRecord
 from vis_core.model.block import PYTHON_EXECUTION
+from vis_core.model.sessions import SessionRow, TurnRow
 from vis_core.model.story import StoryKind
 from vis_core.store.database import Database, StoreError
 from vis_core.store.rows import (
@@ -22,8 +23,6 @@ from vis_core.store.rows import (
     BlockRow,
     GroupRow,
     IterationRow,
-    SessionRow,
-    TurnRow,
     session_row,
     turn_row,
 )

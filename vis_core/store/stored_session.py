@@ -11,8 +11,8 @@ from vis_core.model.story import StoryKind
 from vis_core.store.database import StoreError
 
 if TYPE_CHECKING:
+    from vis_core.model.sessions import SessionRow
     from vis_core.store import Store
-    from vis_core.store.rows import SessionRow
 
 SNAPSHOT_FORMAT = "vis-session/1"  # what vis.sessions.export() returns and restore() reads
 

@@ -399,7 +399,7 @@ class Frontend:
         return self._host.startup_notes()
 
     def extension_warnings(self) -> list[str]:
-        return self._host.extension_warnings()
+        return self._host.catalog.warnings()
 
     @property
     def project_root(self) -> Path:

@@ -60,6 +60,7 @@ from vis_core.providers.base import (
     UsageUpdate,
 )
 from vis_core.providers.limits import known_input_limit, soft_budget
+from vis_core.system.redaction import secret_start
 from vis_core.tools.block_changes import BlockChanges
 
 log = logging.getLogger(__name__)
@@ -467,13 +468,18 @@ class AgentSession:
         unsent: list[str] = []
         last_flush = time.monotonic()
 
-        async def flush() -> None:
+        async def flush(*, whole: bool = True) -> None:
+            """Send the unsent text; ``whole=False`` keeps back an end that could be the start
+            of a secret, so that no secret is split across two deltas redacted apart."""
             nonlocal last_flush
             last_flush = time.monotonic()
-            if unsent:
-                text = "".join(unsent)
-                unsent.clear()
-                await self.emit(AssistantDelta(self.id, turn_id=turn_id, text=text))
+            text = "".join(unsent)
+            held = 0 if whole else secret_start(text)
+            unsent[:] = [text[len(text) - held :]] if held else []
+            if text[: len(text) - held]:
+                await self.emit(
+                    AssistantDelta(self.id, turn_id=turn_id, text=text[: len(text) - held])
+                )
 
         async def emit_thinking() -> None:
             """Thinking comes before the answer, so it is committed when the answer starts."""
@@ -525,7 +531,7 @@ class AgentSession:
                     chunks.append(item.text)
                     unsent.append(item.text)
                     if time.monotonic() - last_flush >= DELTA_INTERVAL:
-                        await flush()
+                        await flush(whole=False)
                 elif isinstance(item, ThinkingDelta):
                     thinking.add(item)
                     if self.on_thinking is not None and item.text:

@@ -461,8 +461,8 @@ def _begin(sink: LogSink) -> ProtocolFds:
     """What the worker program does first, in either mode: the original stdin/stdout become
     the host's pipes, and what extension code prints (its children too) goes to its log."""
     fds = take_protocol_fds()  # output that bypasses sys.stdout goes to stderr (host logs it)
-    sys.stdout = ExtensionOutput(sys.stderr, "info", sink=sink)
-    sys.stderr = ExtensionOutput(sys.stderr, "warn", sink=sink)
+    sys.stdout = ExtensionOutput(sys.stderr, "info", sink=sink, main_is_vis=False)
+    sys.stderr = ExtensionOutput(sys.stderr, "warn", sink=sink, main_is_vis=False)
     follow_threads()  # a thread an extension starts acts for it (vis.log, its output)
     capture_child_output()  # what its children print and it does not read: to its log
     exit_with_parent()

@@ -18,7 +18,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from vis_core.extension.context import current_call
+from vis_core.extension.context import current_call, serving_runtime
 from vis_core.model.activity import ActivityPresentation, ActivityRecord, SymbolTag
 
 if TYPE_CHECKING:
@@ -228,9 +228,10 @@ def uninstall(runtime: Runtime) -> None:
 def installed_runtime() -> Runtime | None:
     """The runtime of the running call, else the installed one serving its session (or the
     newest), else ``None``: this process is not Vis (a plain script or unit test)."""
+    runtime = serving_runtime()
+    if runtime is not None:
+        return runtime
     call = current_call()
-    if call is not None and call.runtime is not None:
-        return call.runtime
     with _lock:
         installed = list(_installed)
     if call is not None and call.session_id is not None:

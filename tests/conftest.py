@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import compileall
 import contextlib
+import fnmatch
 import json
 import os
 import shutil
@@ -16,6 +17,16 @@ import vis_core
 import vis_tui
 
 SLOWEST = Path(__file__).with_name("slowest.txt")
+WORKERS_PER_CORE = 2  # a third of a worker's time is spent waiting on its processes
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: two workers per usable core, so that one worker's test runs while the
+    other's waits on a process, a server or a timeout (one per core left the cores idle a
+    third of the time). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides when set."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None  # xdist's own hook reads it
+    return WORKERS_PER_CORE * len(os.sched_getaffinity(0))
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -31,12 +42,44 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     for package in (vis_core, vis_tui):
         compileall.compile_dir(package.__path__[0], quiet=2)
+    if config.getoption("numprocesses", None):
+        _rewrite_test_modules(config)
+
+
+def _rewrite_test_modules(config: pytest.Config) -> None:
+    """Write pytest's rewritten test modules once, before the xdist workers start: where
+    ``PYTHONDONTWRITEBYTECODE`` is set every worker rewrote the asserts of all of them again
+    (about 3 s of CPU a worker). The workers read these files as pytest's own cache; with
+    another pytest (these are its private functions) the workers just rewrite as before."""
+    try:
+        from _pytest.assertion import rewrite
+
+        state = config.stash[rewrite.assertstate_key]
+        tail, read, compiled, write = (
+            rewrite.PYC_TAIL,
+            rewrite._read_pyc,
+            rewrite._rewrite_test,
+            rewrite._write_pyc,
+        )
+    except (ImportError, AttributeError, KeyError):
+        return
+    patterns = ["conftest.py", *config.getini("python_files")]
+    for folder in config.getini("testpaths"):
+        for source in sorted((config.rootpath / folder).rglob("*.py")):
+            if not any(fnmatch.fnmatch(source.name, p) for p in patterns):
+                continue
+            cached = rewrite.get_cache_dir(source) / (source.name[:-3] + tail)
+            if read(source, cached) is None:
+                with contextlib.suppress(OSError, SyntaxError):  # the worker will say
+                    cached.parent.mkdir(exist_ok=True)
+                    stat, code = compiled(source, config)
+                    write(state, code, stat, cached)
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The slowest tests (``tests/slowest.txt``, slowest first) run first; the rest keep their
     order. xdist hands tests out in this order, so the run does not end with one worker
-    still in a long test while the other waits."""
+    still in a long test while the others wait."""
     lines = SLOWEST.read_text(encoding="utf-8").splitlines()
     rank = {line: i for i, line in enumerate(x for x in lines if x and not x.startswith("#"))}
     items.sort(key=lambda item: rank.get(item.nodeid, len(rank)))

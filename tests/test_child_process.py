@@ -13,9 +13,9 @@ GRANDCHILD = """
 import os, sys, time
 from vis_core.system.child_process import exit_with_parent, take_protocol_fds
 fds = take_protocol_fds()
+exit_with_parent(interval=300)  # no poll within the test: the pidfd tells the parent's end
 os.write(1, b"stray output\\n")
 os.write(fds.write, (str(os.getpid()) + " " + repr(os.read(0, 10)) + "\\n").encode())
-exit_with_parent(interval=0.05)
 time.sleep(60)
 """
 

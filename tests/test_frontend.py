@@ -19,22 +19,36 @@ def test_every_name_the_facade_lends_is_the_core_object_itself() -> None:
 
     for name, module in frontend._EXPORTS.items():
         assert getattr(frontend, name) is getattr(importlib.import_module(module), name)
+    for name, (module, there) in frontend._RENAMED.items():
+        assert getattr(frontend, name) is getattr(importlib.import_module(module), there)
 
 
-def test_the_tui_contract_forbids_every_part_of_the_core_but_the_facade_events_and_model() -> None:
+def _forbidden(source: str) -> set[str]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     contracts = config["tool"]["importlinter"]["contracts"]
-    (contract,) = [c for c in contracts if c.get("source_modules") == ["vis_tui"]]
-    parts = {
+    (contract,) = [c for c in contracts if c.get("source_modules") == [source]]
+    return set(contract["forbidden_modules"])
+
+
+def _parts() -> set[str]:
+    return {
         path.stem if path.suffix == ".py" else path.name
         for path in Path(vis_core.__file__).parent.iterdir()
         if (path.suffix == ".py" and path.stem != "__init__") or (path / "__init__.py").exists()
     }
-    assert set(contract["forbidden_modules"]) == {f"vis_core.{p}" for p in parts - ALLOWED}
+
+
+def test_the_tui_contract_forbids_every_part_of_the_core_but_the_facade_events_and_model() -> None:
+    assert _forbidden("vis_tui") == {f"vis_core.{p}" for p in _parts() - ALLOWED}
+
+
+def test_the_acp_contract_forbids_every_part_of_the_core_but_the_facade_events_and_model() -> None:
+    assert _forbidden("vis_core.acp") == {f"vis_core.{p}" for p in _parts() - ALLOWED - {"acp"}}
 
 
 def test_importing_the_facade_loads_none_of_what_it_lends() -> None:
-    modules = sorted(set(frontend._EXPORTS.values()) - {"vis_core"})
+    lent = {*frontend._EXPORTS.values(), *(module for module, _ in frontend._RENAMED.values())}
+    modules = sorted(lent - {"vis_core"})
     code = f"import sys, vis_core.frontend; print(*(m for m in {modules!r} if m in sys.modules))"
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60

@@ -74,7 +74,7 @@ async def _check_host(workspace: Path) -> int:
             if not jail:
                 for line in JAIL_OFF_NOTES + (JAIL_OFF_ROOT if os.geteuid() == 0 else ()):
                     print(f"note: {line}")
-        limits = host.child_limits()
+        limits = host.space.child_limits()
         block = host.setting("block_time_limit", "1800")
         print(
             f"limits      block {block} s, memory {limits.memory_mb} MB, "
@@ -84,7 +84,7 @@ async def _check_host(workspace: Path) -> int:
             print(f"note: {note}")
         model = host.session_model()  # builds the provider: a missing key shows here
         if model.problem:
-            problems += host.model_choice is not None  # a chosen model that cannot be used
+            problems += host.models.choice is not None  # a chosen model that cannot be used
             print(model.problem)
         aclose = getattr(model.provider, "aclose", None)
         if aclose is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -456,3 +457,18 @@ class LiveClosed(Event):
     view_id: str = ""
     reason: str | None = None
     summary: str | None = None
+
+
+@dataclass(frozen=True)
+class StoredEvent:
+    """One entry of a session's event log; ``seq`` increases with every append."""
+
+    seq: int
+    session_id: str
+    type: str
+    data: str
+    created: float
+
+    @property
+    def event(self) -> Event:
+        return event_from_dict(json.loads(self.data))

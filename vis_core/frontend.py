@@ -11,22 +11,25 @@ if TYPE_CHECKING:
     import subprocess
 
     from vis_core import __version__ as __version__
-    from vis_core.agent.deps import SessionModel
-    from vis_core.agent.plan import PlanMode
     from vis_core.agent.session import AgentSession
+    from vis_core.commands import CommandAction as CommandAction
     from vis_core.commands import CommandInfo
     from vis_core.commands import PromptToSend as PromptToSend
+    from vis_core.commands.headless import SCREEN_ONLY as SCREEN_ONLY
+    from vis_core.commands.headless import is_command as is_command
     from vis_core.commands.plan import approval_form as approval_form
-    from vis_core.drafts.session import SessionDrafts
-    from vis_core.events import Event, TurnEnded
+    from vis_core.events import Event, StoredEvent, TurnEnded
     from vis_core.extension.declarations import CommandResult as CommandResult
     from vis_core.extension.declarations import err as err
+    from vis_core.extension.forms import Answer as Answer
+    from vis_core.extension.forms import AnswerReason as AnswerReason
     from vis_core.extension.forms import Field as Field
     from vis_core.extension.forms import FieldType as FieldType
     from vis_core.extension.forms import Form as Form
     from vis_core.extension.forms import Group as Group
     from vis_core.extension.forms import Heading as Heading
     from vis_core.extension.forms import Paragraph as Paragraph
+    from vis_core.extension.forms import iter_fields as iter_fields
     from vis_core.extension.forms import paragraph as paragraph
     from vis_core.extension.forms import password as password
     from vis_core.extension.forms import plaintext as plaintext
@@ -48,6 +51,7 @@ if TYPE_CHECKING:
     from vis_core.extension.live_nodes import Tone as Tone
     from vis_core.extension.live_nodes import from_plain as from_plain
     from vis_core.extension.live_nodes import node_id as node_id
+    from vis_core.extension.live_nodes import walk as walk
     from vis_core.extension.live_updates import LiveOp as LiveOp
     from vis_core.extension.live_updates import LiveUpdate as LiveUpdate
     from vis_core.extension.live_updates import apply as apply
@@ -58,19 +62,28 @@ if TYPE_CHECKING:
     from vis_core.extension_host.activity_paths import shorten_paths_in as shorten_paths_in
     from vis_core.host import Host
     from vis_core.host_options import HostOptions as HostOptions
-    from vis_core.instructions.session import SessionInstructions
     from vis_core.interaction import FormPresenter
     from vis_core.interaction import FormRequest as FormRequest
     from vis_core.mcp.client import ATTENTION as ATTENTION
     from vis_core.mcp.client import ServerConnection as ServerConnection
     from vis_core.mcp.client import State as State
+    from vis_core.mcp.config import ConfigProblem as ConfigProblem
     from vis_core.mcp.config import Exposure as Exposure
+    from vis_core.mcp.config import ServerConfig as ServerConfig
+    from vis_core.mcp.config import Source as McpSource  # noqa: F401 (lent as McpSource)
+    from vis_core.mcp.config import Transport as Transport
+    from vis_core.mcp.config import parse_entry as parse_entry
+    from vis_core.mcp.manager import SETTLE as SETTLE
     from vis_core.mcp.manager import McpManager as McpManager
     from vis_core.mcp.manager import attention_first as attention_first
+    from vis_core.mcp.names import PREFIX as MCP_TOOL_PREFIX  # noqa: F401 (lent)
     from vis_core.mcp.oauth_login import login_server as login_server
     from vis_core.mcp.oauth_login import logout_server as logout_server
     from vis_core.model.activity import ActivityRecord
+    from vis_core.model.draft import Draft
     from vis_core.model.images import PersonImage
+    from vis_core.model.sessions import SearchHit, SessionRow, TurnRow
+    from vis_core.model.story import StoryKind
     from vis_core.model.usage import Usage
     from vis_core.model_choices import ModelEntry
     from vis_core.model_choices import ModelSource as ModelSource
@@ -91,9 +104,9 @@ if TYPE_CHECKING:
     from vis_core.settings import Source as Source
     from vis_core.settings import build_tree as build_tree
     from vis_core.settings import row_state as row_state
-    from vis_core.store.rows import SearchHit, SessionRow, StoredEvent, TurnRow
     from vis_core.system.jail_check import check_in_background as check_in_background
     from vis_core.system.programs import host_program as host_program
+    from vis_core.tools.context import FileBuffers
     from vis_core.tools.display import plural as plural
     from vis_core.tools.display import shorten_path as shorten_path
     from vis_core.tools.ignore import listed_files as listed_files
@@ -105,18 +118,19 @@ if TYPE_CHECKING:
 # TUI's first frame imports none of them): the module that defines each name.
 _MODULES = {
     "vis_core": ("__version__",),
-    "vis_core.commands": ("PromptToSend",),
+    "vis_core.commands": ("CommandAction", "PromptToSend"),
+    "vis_core.commands.headless": ("SCREEN_ONLY", "is_command"),
     "vis_core.extension.declarations": ("CommandResult", "err"),
     "vis_core.commands.plan": ("approval_form",),
     "vis_core.extension.forms": (
-        *("Field", "FieldType", "Form", "Group", "Heading", "Paragraph"),
-        *("paragraph", "password", "plaintext"),
+        *("Answer", "AnswerReason", "Field", "FieldType", "Form", "Group", "Heading", "Paragraph"),
+        *("iter_fields", "paragraph", "password", "plaintext"),
     ),
     "vis_core.extension.live": ("LiveEvent", "LiveEventKind"),
     "vis_core.extension.live_nodes": (
         *("Button", "Code", "Disclosure", "Divider", "Links", "Output", "Progress"),
         *("Spinner", "SpinnerVariant", "Stat", "Status", "Steps", "Table", "Tone"),
-        *("from_plain", "node_id"),
+        *("from_plain", "node_id", "walk"),
     ),
     "vis_core.extension.live_updates": ("LiveOp", "LiveUpdate", "apply", "find"),
     "vis_core.extension.metadata": ("warm",),
@@ -126,8 +140,10 @@ _MODULES = {
     "vis_core.interaction": ("FormRequest",),
     "vis_core.system.jail_check": ("check_in_background",),
     "vis_core.mcp.client": ("ATTENTION", "ServerConnection", "State"),
-    "vis_core.mcp.config": ("Exposure",),
-    "vis_core.mcp.manager": ("McpManager", "attention_first"),
+    "vis_core.mcp.config": (
+        *("ConfigProblem", "Exposure", "ServerConfig", "Transport", "parse_entry"),
+    ),
+    "vis_core.mcp.manager": ("McpManager", "SETTLE", "attention_first"),
     "vis_core.mcp.oauth_login": ("login_server", "logout_server"),
     "vis_core.model_choices": (
         *("ModelSource", "ProviderEntry", "check_base_url", "check_key", "default_model"),
@@ -144,13 +160,20 @@ _MODULES = {
     "vis_core.welcome_probe": ("WelcomeFacts",),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
+# names lent under another name than their module's: (module, name there)
+_RENAMED = {
+    "McpSource": ("vis_core.mcp.config", "Source"),
+    "MCP_TOOL_PREFIX": ("vis_core.mcp.names", "PREFIX"),
+}
 
 
 def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
+    module, there = _EXPORTS.get(name), name
+    if module is None and name in _RENAMED:
+        module, there = _RENAMED[name]
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), name)
+    return getattr(importlib.import_module(module), there)
 
 
 def shorten_activity_path(path: str, workspace: Path | str, home: Path | str | None = None) -> str:
@@ -158,6 +181,21 @@ def shorten_activity_path(path: str, workspace: Path | str, home: Path | str | N
     from vis_core.extension_host.activity_paths import shorten_path as shorten
 
     return shorten(path, workspace, home)
+
+
+async def stored_sessions(limit: int) -> list[SessionRow]:
+    """Up to ``limit`` stored sessions of every workspace, newest first, read from the
+    database of this VIS_HOME without opening a workspace."""
+    import asyncio
+
+    from vis_core.paths import VisPaths
+    from vis_core.store import Store
+
+    store = await asyncio.to_thread(Store, VisPaths.from_env().ensure().db_file)
+    try:
+        return store.list_sessions(None, limit=limit)
+    finally:
+        store.close()
 
 
 def load_core() -> None:
@@ -187,6 +225,68 @@ def welcome_facts(
     )
 
 
+class SessionModelView(Protocol):
+    """The provider and model a session talks to, or why there is none."""
+
+    @property
+    def provider(self) -> object | None: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def label(self) -> str:
+        """``provider/model``."""
+        ...
+
+    @property
+    def problem(self) -> str | None: ...
+
+
+class PlanView(Protocol):
+    """A session's plan mode (it reads and plans, and changes nothing)."""
+
+    @property
+    def active(self) -> bool: ...
+    def set(self, active: bool, *, told: bool = False) -> bool:
+        """Turn plan mode on or off; whether it changed."""
+        ...
+
+
+class DraftRoots(Protocol):
+    @property
+    def workspace(self) -> Path: ...
+
+
+class DraftsView(Protocol):
+    """A session's drafts: the one it works in, if any."""
+
+    @property
+    def draft(self) -> Draft | None: ...
+    def roots(self) -> DraftRoots:
+        """Where the session works now (the draft's copy while in one)."""
+        ...
+
+    def changed_files(self) -> list[str]:
+        """The files the current draft changed (git reads them: call it off the loop)."""
+        ...
+
+
+class InstructionFileView(Protocol):
+    @property
+    def path(self) -> Path: ...
+    @property
+    def tokens(self) -> int: ...
+    def label(self, workspace: Path) -> str: ...
+
+
+class InstructionsView(Protocol):
+    """The instruction files in a session's system prompt."""
+
+    @property
+    def workspace(self) -> Path: ...
+    @property
+    def files(self) -> Sequence[InstructionFileView]: ...
+
+
 class Session(Protocol):
     """A session as a front end drives it: what the TUI reads and calls of one."""
 
@@ -195,7 +295,7 @@ class Session(Protocol):
     @property
     def title(self) -> str: ...
     @property
-    def model(self) -> SessionModel: ...
+    def model(self) -> SessionModelView: ...
     @property
     def usage(self) -> Usage: ...
     @property
@@ -205,11 +305,16 @@ class Session(Protocol):
     @property
     def context_budget(self) -> int: ...
     @property
-    def plan(self) -> PlanMode: ...
+    def plan(self) -> PlanView: ...
     @property
-    def drafts(self) -> SessionDrafts | None: ...
+    def running(self) -> bool:
+        """Whether a turn is under way."""
+        ...
+
     @property
-    def instructions(self) -> SessionInstructions | None: ...
+    def drafts(self) -> DraftsView | None: ...
+    @property
+    def instructions(self) -> InstructionsView | None: ...
 
     def subscribe(
         self, callback: Callable[[Event], None], *, early: bool = False
@@ -243,7 +348,7 @@ class History(Protocol):
         self, session_id: str, before_position: int | None = None, limit: int = 20
     ) -> list[TurnRow]: ...
     def activities(self, turn_id: str) -> list[ActivityRecord]: ...
-    def turn_story(self, session_id: str, turn_id: str) -> list[tuple[int, str, Any]]: ...
+    def turn_story(self, session_id: str, turn_id: str) -> list[tuple[int, StoryKind, Any]]: ...
     def events(
         self,
         session_id: str,
@@ -294,10 +399,32 @@ class Frontend:
         return self._host.startup_notes()
 
     def extension_warnings(self) -> list[str]:
-        return self._host.extension_warnings()
+        return self._host.catalog.warnings()
+
+    @property
+    def project_root(self) -> Path:
+        return self._host.project_root
+
+    def settings_problem(self) -> str | None:
+        """Why the settings cannot be read (nothing may run on such a value), else None."""
+        return self._host.settings.refusal()
 
     def jail_mode(self, session_id: str | None = None) -> tuple[bool, str]:
         return self._host.jail_mode(session_id)
+
+    def redact_text(self, text: str) -> str:
+        """``text`` with every saved secret's value taken out."""
+        return self._host.settings.redactor.text(text)
+
+    def redact_event(self, event: Event) -> Event:
+        """``event`` with every saved secret's value taken out of its fields."""
+        from vis_core.events import event_payload
+
+        return self._host.settings.redactor.event(event, *event_payload(event))[0]
+
+    def extension_state(self, owner: str, key: str) -> Any:
+        """What extension ``owner`` keeps under ``key`` (``vis.state``), else None."""
+        return self._host.store.state_get(owner, key)
 
     def present_forms(self, presenter: FormPresenter) -> Callable[[], None]:
         """Show ``vis.ask`` forms with ``presenter``; returns its remover."""
@@ -315,6 +442,30 @@ class Frontend:
         """Open a stored session; LookupError when unknown or open in another Vis."""
         return await self._host.open_session(session_id)
 
+    async def close_session(self, session: Session) -> None:
+        """Close one open session and forget it (another Vis may open it then)."""
+        await self._host.close_session(_agent(session))
+
+    def stream_thinking(self, session: Session, callback: Callable[[str], None] | None) -> None:
+        """Hand ``session``'s reasoning to ``callback`` as it streams (unredacted)."""
+        _agent(session).on_thinking = callback
+
+    def use_editor_files(self, session: Session, buffers: FileBuffers | None) -> None:
+        """``session``'s ``cat`` and ``patch`` read and write through ``buffers`` (an editor)."""
+        tools = _agent(session).tool_context
+        if tools is not None:
+            tools.use_buffers(buffers)
+
+    def fork_session(self, session_id: str, what: str) -> str | None:
+        """A stored copy of ``session_id`` up to its last settled turn: its id, None when no
+        turn has settled yet (LookupError when there is no such session)."""
+        from vis_core.extension_host.session_changes import fork_stored
+
+        try:
+            return fork_stored(cast(Any, self._host), session_id, None, what).id
+        except ValueError:
+            return None
+
     def latest_session_id(self) -> str | None:
         return self._host.latest_session_id()
 
@@ -322,6 +473,20 @@ class Frontend:
         """The id of the stored session ``id_or_prefix`` names, else None."""
         row = self._host.store.get_session(id_or_prefix)
         return None if row is None else row.id
+
+    def stored_session(self, id_or_prefix: str) -> SessionRow | None:
+        """The stored session ``id_or_prefix`` names, else None; ValueError says why the
+        store cannot tell (an ambiguous prefix, an unreadable database)."""
+        from vis_core.store import StoreError
+
+        try:
+            return self._host.store.get_session(id_or_prefix)
+        except StoreError as exc:
+            raise ValueError(str(exc)) from None
+
+    def stored_sessions(self, workspace: Path | None, limit: int) -> list[SessionRow]:
+        """Up to ``limit`` stored sessions, newest first: ``workspace``'s, or every one."""
+        return self._host.store.list_sessions(workspace, limit=limit)
 
     def sessions(self) -> list[tuple[SessionRow, int]]:
         """This workspace's sessions, newest first, each child after its parent, with depth."""
@@ -361,6 +526,12 @@ class Frontend:
 
     def find_command(self, name: str) -> CommandInfo | None:
         return self._host.commands.find(name)
+
+    def command_refusal(self, text: str) -> str | None:
+        """Why the slash command ``text`` cannot run without the app's screens, else None."""
+        from vis_core.commands.headless import command_refusal
+
+        return command_refusal(self._host.commands, text)
 
     async def run_command(self, session: Session | None, text: str) -> CommandResult:
         return await self._host.commands.run(None if session is None else _agent(session), text)
@@ -440,6 +611,15 @@ class Frontend:
         return save_local_server(self._host, name, base_url, key)
 
     # -- MCP -----------------------------------------------------------------------------
+    def join_mcp_servers(
+        self, servers: list[ServerConfig], problems: Sequence[ConfigProblem] = ()
+    ) -> list[ServerConnection]:
+        """Servers an editor passed join this workspace for the rest of the run (``problems``:
+        those it passed that cannot run); their connections, started."""
+        for problem in problems:
+            self._host.mcp.manager.add_problem(problem)
+        return self._host.mcp.join(servers)
+
     @property
     def mcp(self) -> McpManager:
         """The workspace's MCP servers, their state, sign-in and exposure."""

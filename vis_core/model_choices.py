@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from vis_core import welcome
 from vis_core.extension.declarations import CommandResult, err, ok
+from vis_core.model.providers import ProviderKind
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.providers.factory import (
     DEFAULT_ANTHROPIC_MODEL,
@@ -79,25 +80,26 @@ def saved_keys(host: CommandHost) -> dict[str, str]:
 
 
 def _kind_models(kind: str) -> list[str]:
-    if kind == "anthropic":
+    if kind == ProviderKind.ANTHROPIC:
         return [name for name in KNOWN_MODELS if name.startswith("claude")]
-    if kind == "openai":
+    if kind == ProviderKind.OPENAI:
         return [name for name in KNOWN_MODELS if not name.startswith("claude")]
     return []
 
 
 def providers(host: CommandHost) -> list[ProviderEntry]:
     """anthropic, openai and every ``[providers.NAME]`` of config.toml (scripted aside)."""
-    environ = host.provider_environ()
+    environ = host.models.provider_environ()
     tables = host.config.data.get("providers")
     tables = tables if isinstance(tables, Mapping) else {}
-    names = ["anthropic", "openai", *(str(n) for n in tables if n not in ("anthropic", "openai"))]
+    wires = (ProviderKind.ANTHROPIC, ProviderKind.OPENAI)
+    names = [*(w.value for w in wires), *(str(n) for n in tables if n not in wires)]
     found = []
     for name in names:
         section = tables.get(name)
         section = section if isinstance(section, Mapping) else {}
         kind = section.get("kind") or default_kind(name, name in tables)
-        if kind not in ("anthropic", "openai"):
+        if kind not in wires:
             continue
         key_env = section.get("api_key_env")
         key_env = DEFAULT_KEY_ENV.get(name, "") if not isinstance(key_env, str) else key_env
@@ -174,13 +176,14 @@ def served(host: CommandHost) -> dict[str, list[str]]:
 
 def own_servers(host: CommandHost) -> dict[str, tuple[str, str]]:
     """The OpenAI-compatible servers of one's own in config.toml: name → (base_url, key)."""
-    environ = host.provider_environ()
+    environ = host.models.provider_environ()
     tables = host.config.data.get("providers")
     found = {}
     for entry in providers(host):
         section = tables.get(entry.name) if isinstance(tables, Mapping) else None
         url = section.get("base_url") if isinstance(section, Mapping) else None
-        if entry.kind == "openai" and entry.name != "openai" and isinstance(url, str) and url:
+        openai = ProviderKind.OPENAI
+        if entry.kind == openai and entry.name != openai and isinstance(url, str) and url:
             found[entry.name] = (url, environ.get(entry.key_env, "") if entry.key_env else "")
     return found
 
@@ -307,7 +310,7 @@ async def login(
         host.settings.set("model", model, "global")
     except (ValueError, ProviderConfigError) as exc:
         return err("Cannot log in", str(exc))
-    host.refresh_model()
+    host.models.refresh()
     if host.model_problem:
         return err("Cannot log in", host.model_problem)
     if session is None:
@@ -359,7 +362,11 @@ def save_local_server(host: CommandHost, name: str, base_url: str, key: str = ""
             import tomlkit
 
             data["providers"] = tomlkit.table(is_super_table=True)
-        section = {"kind": "openai", "base_url": base_url.strip(), "api_key_env": key_env}
+        section = {
+            "kind": ProviderKind.OPENAI.value,
+            "base_url": base_url.strip(),
+            "api_key_env": key_env,
+        }
         data["providers"][name] = section
     host.reread_config()  # config.toml as just written
     return entry

@@ -14,6 +14,7 @@ from textual.app import App, SuspendNotSupported
 from textual.screen import Screen
 
 from vis_core.frontend import check_in_background, welcome_facts
+from vis_tui.block_context import DEFAULT_PACING, AnswerPacing
 from vis_tui.collector import CHECK_EVERY, IdleCollector, resume_after_start
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
 from vis_tui.messages import CommandActionRequested
@@ -82,8 +83,10 @@ class VisApp(App[int]):
         frozen: bool = False,
         open_core: CoreOpener | None = None,
         welcome: subprocess.Popen[bytes] | None = None,
+        answer_pacing: AnswerPacing = DEFAULT_PACING,
     ) -> None:
-        """``welcome``: the child reading a new session's welcome facts (``welcome_probe``)."""
+        """``welcome``: the child reading a new session's welcome facts (``welcome_probe``);
+        ``answer_pacing``: how streamed answers are re-rendered."""
         super().__init__()
         self.options = options
         self.continue_ = continue_
@@ -92,7 +95,7 @@ class VisApp(App[int]):
         self._open_core = open_core
         self.core: Frontend | None = None  # the core, once open (after the first frame)
         self.session: Session | None = None
-        self.main = MainScreen(options.workspace)
+        self.main = MainScreen(options.workspace, answer_pacing)
         self.ready = asyncio.Event()  # the session is open and shown
         self.painted = asyncio.Event()  # the transcript shows the session's newest turns
         self._facts: asyncio.Future[WelcomeFacts] | None = None  # for the welcome header

@@ -8,6 +8,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any
 
 from vis_core.model.activity import ActivityRecord
+from vis_core.model.story import StoryKind
 from vis_core.model.turn import TurnStatus
 from vis_tui.block_info import BlockInfo, folds_into_activity
 from vis_tui.notes import (
@@ -174,7 +175,7 @@ def store_page_loader(store: History, session_id: str, limit: int = PAGE_SIZE) -
 
 
 def build_story(
-    entries: list[tuple[int, str, Any]], activities: tuple[ActivityRecord, ...]
+    entries: list[tuple[int, StoryKind, Any]], activities: tuple[ActivityRecord, ...]
 ) -> tuple[StoryPart, ...]:
     """Parts from a turn's stored ``entries`` (``Store.turn_story``): Activities that started
     one after another share one run of rows, and a later call on a handle joins the run of
@@ -189,7 +190,7 @@ def build_story(
         parts.append(part)
 
     for _, kind, value in entries:
-        if kind == "activity":
+        if kind is StoryKind.ACTIVITY:
             record = by_id.get(value)
             if record is None:
                 continue
@@ -203,22 +204,22 @@ def build_story(
                 if record.group_key is not None:
                     runs[record.group_key] = run
             run.append(record)
-        elif kind == "reply" and value:
+        elif kind is StoryKind.REPLY and value:
             text_part(StoryPart(PartKind.REPLY, value))
-        elif kind == "thinking" and (note := thinking_note(value)):
+        elif kind is StoryKind.THINKING and (note := thinking_note(value)):
             text_part(StoryPart(PartKind.NOTE, note))
-        elif kind == "background":
+        elif kind is StoryKind.BACKGROUND:
             text_part(StoryPart(PartKind.NOTE, background_line(value)))
-        elif kind == "draft":  # entering or leaving a draft
+        elif kind is StoryKind.DRAFT:  # entering or leaving a draft
             text_part(StoryPart(PartKind.NOTE, f"✎ {value}"))
-        elif kind == "fold":
+        elif kind is StoryKind.FOLD:
             fold = FoldInfo.of(value)
             text_part(StoryPart(PartKind.FOLD, fold_line(fold), fold=fold))
-        elif kind == "code":
+        elif kind is StoryKind.CODE:
             info = BlockInfo.stored(value)
             shown = not folds_into_activity(info, activities)
             text_part(StoryPart(PartKind.BLOCK, block=info, shown=shown))
-        elif kind == "block":
+        elif kind is StoryKind.BLOCK:
             error, restarted = value
             for text, style in block_notes(error, restarted, errors):
                 text_part(StoryPart(PartKind.NOTE, text, style))
@@ -229,25 +230,25 @@ def build_story(
 
 
 def _blocks_first(
-    entries: list[tuple[int, str, Any]], by_id: dict[str, ActivityRecord]
-) -> list[tuple[int, str, Any]]:
+    entries: list[tuple[int, StoryKind, Any]], by_id: dict[str, ActivityRecord]
+) -> list[tuple[int, StoryKind, Any]]:
     """``entries`` with each block (stored where it ended) moved before its first Activity,
     where it was shown live."""
     first: dict[str, int] = {}  # iteration id: index of its first Activity
     for index, (_, kind, value) in enumerate(entries):
-        if kind == "activity" and (record := by_id.get(value)) and record.iteration_id:
+        if kind is StoryKind.ACTIVITY and (record := by_id.get(value)) and record.iteration_id:
             first.setdefault(record.iteration_id, index)
-    moved: dict[int, list[tuple[int, str, Any]]] = {}
+    moved: dict[int, list[tuple[int, StoryKind, Any]]] = {}
     kept = []
     for index, entry in enumerate(entries):
-        at = first.get(entry[2]["iteration_id"]) if entry[1] == "code" else None
+        at = first.get(entry[2]["iteration_id"]) if entry[1] is StoryKind.CODE else None
         if at is not None and at < index:
             moved.setdefault(at, []).append(entry)
         else:
             kept.append((index, entry))
     if not moved:
         return entries
-    result: list[tuple[int, str, Any]] = []
+    result: list[tuple[int, StoryKind, Any]] = []
     for index, entry in kept:
         result.extend(moved.pop(index, ()))
         result.append(entry)

@@ -170,7 +170,7 @@ async def test_changed_control_files_are_told_once_without_hashing_them_after_ev
 ):
     """A block of many tool calls hashes the trusted project's control files a few times, not
     after each call, and a change made after its last checked call is told when it ends."""
-    import vis_core.host as host_module
+    import vis_core.host.workspace as host_module
     from vis_core.paths import TrustStore, VisPaths
 
     (workspace / "vis.yml").write_text("environment:\n  NAME: acme\n", encoding="utf-8")

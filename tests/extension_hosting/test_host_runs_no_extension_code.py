@@ -130,7 +130,7 @@ async def test_the_host_never_runs_the_entry_file_and_everything_still_works(
         }
         assert outcome.tools() == ["visit"]
         session_id = outcome.ended.session_id
-        session = host.live_session(session_id)
+        session = host.registry.live_session(session_id)
         assert session is not None
         assert "Probe prompt from the worker." in session.build_request().system
 

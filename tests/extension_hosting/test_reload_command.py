@@ -11,7 +11,7 @@ SLOW = """
 import time
 import vis_core.extension as vis
 
-time.sleep(1.5)  # a slow import: the registration worker takes this long on every load
+time.sleep(0.5)  # a slow import: the registration worker takes this long on every load
 
 vis.register_extension(vis.Extension(name="slow", description="Loads slowly."))
 """

@@ -86,7 +86,7 @@ async def test_errors_and_handles_of_an_extension_cross_without_its_module(
     host = await open_host(workspace, script_path)
     try:
         outcome = await run_turn(host)
-        session = host.live_session(outcome.ended.session_id)
+        session = host.registry.live_session(outcome.ended.session_id)
         tally = await host.commands.run(session, "/tally")  # data of its own class: a record
         assert tally.ok and tally.data["count"].value == 7, tally
     finally:

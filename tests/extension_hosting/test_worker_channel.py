@@ -19,7 +19,6 @@ from typing import Any
 
 import pytest
 
-from vis_core.extension_host import worker_channel
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.ipc.messages import Call, Reply, TargetKind, framed
 from vis_core.ipc.trusted import RemoteObject, dumps, run_method
@@ -95,24 +94,33 @@ class Lender:
 
 @pytest.fixture
 def pair() -> Iterator[tuple[Channel, Channel, Lender]]:
-    """Two channels wired back to back: ``near`` calls ``far``, which lends objects."""
+    with channels() as made:
+        yield made
+
+
+@contextlib.contextmanager
+def channels(**limits: Any) -> Iterator[tuple[Channel, Channel, Lender]]:
+    """Two channels wired back to back: ``near`` calls ``far``, which lends objects (and
+    serves them within ``limits``)."""
     near_in, far_out = os.pipe()
     far_in, near_out = os.pipe()
     lender = Lender()
-    far = Channel(far_in, far_out, lender, name="far")
+    far = Channel(far_in, far_out, lender, name="far", **limits)
     lender.channel = far
     near_lender = Lender()
     near = Channel(near_in, near_out, near_lender, name="near")
     near_lender.channel = near
     far.start()
     near.start()
-    yield near, far, lender
-    os.close(near_out)  # each reader sees the end of its pipe and stops
-    os.close(far_out)
-    near.close(wait=5)
-    far.close(wait=5)
-    os.close(near_in)  # only now: a reused fd number must not feed a reader still running
-    os.close(far_in)
+    try:
+        yield near, far, lender
+    finally:
+        os.close(near_out)  # each reader sees the end of its pipe and stops
+        os.close(far_out)
+        near.close(wait=5)
+        far.close(wait=5)
+        os.close(near_in)  # only now: a reused fd number must not feed a reader still running
+        os.close(far_in)
 
 
 def _settles(predicate: Any) -> bool:
@@ -205,15 +213,14 @@ def test_a_call_back_from_inside_a_call_is_answered(pair) -> None:
     ]
 
 
-def test_the_watchdog_rests_without_calls_and_looks_again_when_they_come(pair, monkeypatch) -> None:
-    near, far, _ = pair
-    monkeypatch.setattr(worker_channel, "WATCHDOG_REST", 0.05)
-    assert near.call(TargetKind.SDK, "identity", (1,)) == 1
-    assert _settles(lambda: not far._watching.is_set())  # no call for a while: it rests
-    _, waiting = near.request(TargetKind.SDK, "wait")
-    # only the watchdog, awake again, hands the reading on from the blocked call
-    assert near.call(TargetKind.SDK, "open") is True
-    assert waiting.result(5) is True
+def test_the_watchdog_rests_without_calls_and_looks_again_when_they_come() -> None:
+    with channels(watchdog_rest=0.05) as (near, far, _):
+        assert near.call(TargetKind.SDK, "identity", (1,)) == 1
+        assert _settles(lambda: not far._watching.is_set())  # no call for a while: it rests
+        _, waiting = near.request(TargetKind.SDK, "wait")
+        # only the watchdog, awake again, hands the reading on from the blocked call
+        assert near.call(TargetKind.SDK, "open") is True
+        assert waiting.result(5) is True
 
 
 def test_errors_cross_as_themselves_even_when_their_init_cannot_rebuild_them(pair) -> None:
@@ -227,17 +234,16 @@ def test_errors_cross_as_themselves_even_when_their_init_cannot_rebuild_them(pai
         near.call(TargetKind.SDK, "unknown")
 
 
-def test_calls_beyond_the_thread_limit_wait_for_a_free_thread(pair, monkeypatch) -> None:
-    near, _, lender = pair
-    monkeypatch.setattr(worker_channel, "MAX_THREADS", 2)
-    _, first = near.request(TargetKind.SDK, "wait")
-    _, second = near.request(TargetKind.SDK, "wait")  # read by the second thread, kept
-    _, third = near.request(TargetKind.SDK, "make")
-    assert not second.done() and not third.done()
-    lender.opened.set()  # the first ends: its thread serves what waited, in order
-    assert first.result(5) is True
-    assert second.result(5) is True
-    assert third.result(5).bump() == 1
+def test_calls_beyond_the_thread_limit_wait_for_a_free_thread() -> None:
+    with channels(max_threads=2) as (near, _, lender):
+        _, first = near.request(TargetKind.SDK, "wait")
+        _, second = near.request(TargetKind.SDK, "wait")  # read by the second thread, kept
+        _, third = near.request(TargetKind.SDK, "make")
+        assert not second.done() and not third.done()
+        lender.opened.set()  # the first ends: its thread serves what waited, in order
+        assert first.result(5) is True
+        assert second.result(5) is True
+        assert third.result(5).bump() == 1
 
 
 # -- the host's side, read by its event loop -------------------------------------------------

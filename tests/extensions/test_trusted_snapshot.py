@@ -97,7 +97,7 @@ async def test_a_linked_extension_is_trusted_for_its_content_not_its_link_text(
     source.write_text(_extension("evil", marker), encoding="utf-8")  # the link stays as it was
     host = await _open(workspace, script)
     try:
-        assert not host.trusted and host.trust_changed
+        assert not host.trusted and host.space.trust_changed
         assert host.extensions.get("linked") is None
         assert any("changed since you trusted it" in note for note in host.startup_notes())
     finally:

@@ -16,7 +16,6 @@ import yaml
 from processes import alive
 
 from vis_core.events import ActivityEnded, BlockFinished, Event
-from vis_core.extension_host import worker_client
 from vis_core.host import Host, HostOptions
 
 WHERE = '''
@@ -177,7 +176,6 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
 ) -> None:
     """Also when the hanging extension declares its own env: its worker is another process,
     the batch spans two workers, and the others' outcomes do not wait on it."""
-    monkeypatch.setattr(worker_client, "CALLBACK_TIMEOUT", 1.0)
     monkeypatch.setenv("HANG_TOKEN", "hang-value")
     _install("where", WHERE)
     _install(
@@ -199,6 +197,7 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
         session = await host.new_session()
+        host.extension_workers[session.id].callback_timeout = 1.0
         with caplog.at_level(logging.WARNING):
             system = session.build_request().system
         assert "### raises\nRaises." in system and "### hangs\nHangs." in system

@@ -3,9 +3,16 @@ child ended (the texts the workers and the sandbox build from it stay as the tes
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
+
+from processes import alive
 
 from vis_core.ipc.process import ChildProcess, Ending
 
@@ -45,3 +52,58 @@ def test_a_module_in_the_working_folder_never_runs(tmp_path: Path) -> None:
     child = ChildProcess("faulthandler:_sigsegv", env={"PYTHONPATH": str(tmp_path)}, cwd=tmp_path)
     assert child.ending(30) == Ending(-11)  # the standard library's, not the checkout's
     child.close()
+
+
+# The host starts a session worker from a thread that ends at once (a parent-death signal
+# would follow that thread), and forks a holder of the worker's pipes: the end of the pipe
+# cannot tell the worker that the host is gone, only its watch of its parent can.
+HOST = """
+import os, threading, time
+from vis_core.extension_host.registration import WORKER
+from vis_core.ipc.process import ChildProcess
+started = []
+thread = threading.Thread(target=lambda: started.append(ChildProcess(WORKER, env={}, cwd=None)))
+thread.start()
+thread.join()
+holder = os.fork()
+if holder == 0:
+    os.setsid()
+    time.sleep(300)
+    os._exit(0)
+print(started[0].pid, holder, flush=True)
+time.sleep(300)
+"""
+
+
+def _watches_a_pidfd(pid: int) -> bool:
+    try:
+        return any(
+            os.readlink(f"/proc/{pid}/fd/{fd}") == "anon_inode:[pidfd]"
+            for fd in os.listdir(f"/proc/{pid}/fd")
+        )
+    except OSError:
+        return False
+
+
+def test_a_worker_dies_with_its_host_killed_by_sigkill(tmp_path: Path) -> None:
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST], stdout=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+    assert host.stdout is not None
+    worker, holder = (int(pid) for pid in host.stdout.readline().split())
+    try:
+        deadline = time.monotonic() + 60
+        while not _watches_a_pidfd(worker) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _watches_a_pidfd(worker), "the worker never began to watch its host"
+        host.kill()
+        host.wait()
+        while alive(worker) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not alive(worker), "the worker outlived its host"
+    finally:
+        host.kill()
+        host.wait()
+        for pid in (worker, holder):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import ast
+import functools
 import re
 import sys
 import tomllib
 from importlib.metadata import packages_distributions
 from pathlib import Path
+
+import pytest
+
+# with the provider-SDK tests: both tests below share one parse of the sources
+pytestmark = pytest.mark.xdist_group("sdk-imports")
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCES = ("vis_core", "vis_tui", "extensions", "blockether")
@@ -25,6 +31,7 @@ def _declared() -> set[str]:
     }
 
 
+@functools.cache  # both tests read it, on one worker: the sources are parsed once
 def _imported() -> dict[str, set[str]]:
     """Each third-party distribution the sources import, with a file that imports it."""
     owners = packages_distributions()

@@ -33,6 +33,9 @@ from .wire_servers import (
     anthropic_reply,
 )
 
+# the provider SDKs are imported in the test process (anthropic ~2 s of CPU): on one worker
+pytestmark = pytest.mark.xdist_group("sdk-imports")
+
 EPHEMERAL = {"type": "ephemeral"}
 
 

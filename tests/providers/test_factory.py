@@ -28,6 +28,9 @@ from vis_core.providers.scripted import ScriptedProvider
 from .samples import simple_request
 from .wire_servers import WireServer, anthropic_reply, openai_reply
 
+# the provider SDKs are imported in the test process (anthropic ~2 s of CPU): on one worker
+pytestmark = pytest.mark.xdist_group("sdk-imports")
+
 
 @pytest.fixture
 def env(vis_home: Path) -> dict[str, str]:

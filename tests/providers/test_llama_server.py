@@ -36,6 +36,9 @@ SEARCH_TOOL = ToolDefinition(
     "mcp__docs__search", "Search the docs.", {"type": "object", "properties": {}}
 )
 
+# the provider SDKs are imported in the test process (anthropic ~2 s of CPU): on one worker
+pytestmark = pytest.mark.xdist_group("sdk-imports")
+
 
 @pytest.fixture
 def llama() -> Iterator[LlamaServer]:

@@ -33,6 +33,9 @@ from .wire_servers import (
     openai_reply,
 )
 
+# the provider SDKs are imported in the test process (anthropic ~2 s of CPU): on one worker
+pytestmark = pytest.mark.xdist_group("sdk-imports")
+
 
 @pytest.fixture
 async def provider_at(wire_server: WireServer) -> AsyncIterator[Callable[..., OpenAIProvider]]:

@@ -26,6 +26,9 @@ from .samples import collect, simple_request
 from .samples import providers as providers_of
 from .wire_servers import WireServer, WireToolCall, openai_responses_reply
 
+# the provider SDKs are imported in the test process (anthropic ~2 s of CPU): on one worker
+pytestmark = pytest.mark.xdist_group("sdk-imports")
+
 OPTIONS = {"m": {"api": "responses", "reasoning_effort": "low"}}
 
 

@@ -24,6 +24,9 @@ from vis_core.providers.retry import stream_with_retries
 from .samples import collect, conversation_request, providers, simple_request
 from .wire_servers import WireServer, WireToolCall, openai_error, openai_reply
 
+# the provider SDKs are imported in the test process (anthropic ~2 s of CPU): on one worker
+pytestmark = pytest.mark.xdist_group("sdk-imports")
+
 
 @pytest.fixture
 async def provider_at(wire_server: WireServer) -> AsyncIterator[Callable[..., OpenAIProvider]]:

@@ -19,6 +19,9 @@ from vis_core.model.turn import TurnStatus
 
 from .wire_servers import WireServer, anthropic_reply, openai_reply
 
+# the provider SDKs are imported in the test process (anthropic ~2 s of CPU): on one worker
+pytestmark = pytest.mark.xdist_group("sdk-imports")
+
 SHOT = png(4, 3)
 SHOT_B64 = base64.b64encode(SHOT).decode("ascii")
 

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from vis_core.events import (
     AssistantMessage,
     BlockFinished,
@@ -26,6 +28,9 @@ from .wire_servers import (
     openai_error,
     openai_reply,
 )
+
+# the provider SDKs are imported in the test process (anthropic ~2 s of CPU): on one worker
+pytestmark = pytest.mark.xdist_group("sdk-imports")
 
 
 def configure(vis_home: Path, server: WireServer, extra: str = "") -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from vis_core.providers.anthropic_provider import AnthropicProvider
 from vis_core.providers.base import (
     Message,
@@ -17,6 +19,9 @@ from vis_core.providers.base import (
 from vis_core.providers.openai_provider import OpenAIProvider
 
 from .wire_servers import WireServer, WireToolCall, anthropic_reply, openai_reply
+
+# the provider SDKs are imported in the test process (anthropic ~2 s of CPU): on one worker
+pytestmark = pytest.mark.xdist_group("sdk-imports")
 
 THOUGHT = "The user wants the files; listing them first is cheapest."
 

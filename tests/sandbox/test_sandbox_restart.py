@@ -56,11 +56,13 @@ async def test_block_that_ignores_the_interrupt_is_killed_and_restarted(
     sandbox: Sandbox, host_tools: HostTools
 ) -> None:
     await sandbox.run("def helper():\n    '''Say hi.'''\n    return 'hi'\nsaved = [1, 2]")
-    stubborn = (  # says it runs from inside the try: the interrupt is always ignored
-        "import time\nsaid = False\nwhile True:\n    try:\n"
+    stubborn = (  # says it runs from inside the try: the interrupt is always ignored, also
+        # when it comes while the block still awaits that call (it then cancels the block)
+        "import asyncio, time\nsaid = False\nwhile True:\n    try:\n"
         "        if not said:\n            said = True\n            await echo('running')\n"
         "        time.sleep(0.01)\n"
-        "    except KeyboardInterrupt:\n        print('ignored', flush=True)\n"
+        "    except (KeyboardInterrupt, asyncio.CancelledError):\n"
+        "        print('ignored', flush=True)\n"
     )
     result = await _run_then_interrupt(sandbox, host_tools, stubborn)
     assert "ignored" in result.stdout

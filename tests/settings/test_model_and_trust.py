@@ -56,10 +56,10 @@ async def test_project_group_and_session_models_choose_the_session_model(workspa
         assert (await host.open_session(second.id)).model.label == "local/group-model"
         (workspace / "vis.yml").write_text("toggles:\n  jail: false\n", encoding="utf-8")
         host.settings.refresh()  # what /reload does
-        assert host.model_for(None) is not None
-        assert host.model_for(None).model == "global-model"  # type: ignore[union-attr]
+        assert host.models.model_for(None) is not None
+        assert host.models.model_for(None).model == "global-model"  # type: ignore[union-attr]
         host.settings.reset("model", "global")  # config.toml read at startup no longer counts
-        assert host.model_for(None) is None
+        assert host.models.model_for(None) is None
     finally:
         await host.close()
 

@@ -59,7 +59,7 @@ async def test_an_untrusted_project_sets_no_value_at_all_until_trusted(workspace
         for setting_id, value in expected.items():
             assert host.setting(setting_id, None) == value, setting_id
             assert host.settings.resolve(setting_id).source is not Source.PROJECT
-        limits = host.child_limits()
+        limits = host.space.child_limits()
         assert (limits.memory_mb, limits.processes) == (1024, 4096)
         notes = host.startup_notes()
         yml = [n for n in notes if str(workspace / "vis.yml") in n]

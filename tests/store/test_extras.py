@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.store import Audience, OverrideScope, Store, StoreError
+from vis_core.model.attachments import Audience
+from vis_core.store import OverrideScope, Store, StoreError
 
 
 def test_prompt_history_skips_consecutive_duplicates(store: Store) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from textual.geometry import Region
 
+from vis_tui.block_context import AnswerPacing
 from vis_tui.widgets.answer import AnswerView
 
 from .support import started, until, vis_app
@@ -92,13 +93,10 @@ def _drawn(answer: AnswerView) -> list[str]:
 
 
 async def test_a_table_and_a_code_fence_streamed_in_small_chunks_look_as_if_rendered_at_once(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Path,
 ) -> None:
-    import vis_tui.widgets.answer as answer_module
-
-    monkeypatch.setattr(answer_module, "FLUSH_SECONDS", 0.0)  # every chunk meets a re-render
-    monkeypatch.setattr(answer_module, "PACE", 0)
-    app = vis_app(workspace)
+    # every chunk meets a re-render
+    app = vis_app(workspace, answer_pacing=AnswerPacing(flush_seconds=0.0, pace=0))
     async with app.run_test(size=(100, 60)) as pilot:
         await started(app, pilot)
         streamed_turn = app.main.transcript.add_turn("t1", 1, "stream it")
@@ -197,12 +195,9 @@ async def test_a_block_that_draws_nothing_leaves_one_blank_line_between_its_neig
 
 
 async def test_a_backlog_goes_out_in_slices_cut_at_blank_lines_and_a_long_block_whole(
-    workspace: Path, monkeypatch: pytest.MonkeyPatch
+    workspace: Path,
 ) -> None:
-    import vis_tui.widgets.answer as answer_module
-
-    monkeypatch.setattr(answer_module, "SLICE", 1000)
-    app = vis_app(workspace)
+    app = vis_app(workspace, answer_pacing=AnswerPacing(slice=1000))
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
         paragraphs = "\n\n".join(f"paragraph {n} " + "word " * 40 for n in range(30))

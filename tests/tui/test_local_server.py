@@ -119,7 +119,7 @@ async def test_a_model_and_key_variable_set_in_config_toml_while_vis_runs_count(
     monkeypatch.setenv("LLAMA_AUTH", "tok-0123456789-local")
     host = await Host.open(HostOptions(workspace=workspace))
     try:
-        assert host.model_choice is None
+        assert host.models.choice is None
         (vis_home / "config.toml").write_text(
             f'model = "local/smol-135m"\n[providers.local]\nbase_url = "{llama.base_url}"\n'
             'api_key_env = "LLAMA_AUTH"\n',

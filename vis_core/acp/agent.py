@@ -1,5 +1,5 @@
 """The ACP agent: initialize, sessions (new, load, resume, list, close), prompts, cancel,
-modes and models, each answered by the same Host and AgentSession ``vis run`` uses."""
+modes and models, each answered through the façade the TUI drives (one per workspace)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import asyncio
 import logging
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any
 
 from acp import (
     PROTOCOL_VERSION,
@@ -55,8 +55,10 @@ from vis_core.acp.files import ClientFiles
 from vis_core.acp.link import SessionLink
 from vis_core.acp.mcp_servers import client_servers
 from vis_core.events import AssistantMessage, AssistantThinking, TurnStarted
-from vis_core.host_options import HostOptions
 from vis_core.model.turn import TurnStatus
+
+if TYPE_CHECKING:
+    from vis_core.frontend import Frontend, HostOptions, ServerConnection, Session
 
 log = logging.getLogger(__name__)
 
@@ -84,13 +86,13 @@ REPLAYED = frozenset(
 
 class VisAgent:
     """Vis behind the Agent Client Protocol. ``options``: how ``vis acp`` was started (its
-    model choice and toggles); each session's ``cwd`` is its workspace, one Host each."""
+    model choice and toggles); each session's ``cwd`` is its workspace, one core each."""
 
     def __init__(self, options: HostOptions) -> None:
         self.options = options
         self.connection: Any = None
         self.client = ClientCapabilities()
-        self.hosts: dict[Path, Any] = {}
+        self.cores: dict[Path, Frontend] = {}
         self.links: dict[str, SessionLink] = {}
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -127,55 +129,57 @@ class VisAgent:
     async def authenticate(self, method_id: str, **kwargs: Any) -> None:
         return None  # keys live in Vis's own secrets (vis /login, environment)
 
-    async def _host(self, cwd: str) -> Any:
-        """The Host of workspace ``cwd``, opened on first use (trust, settings and the jail
+    async def _core(self, cwd: str) -> Frontend:
+        """The core of workspace ``cwd``, opened on first use (trust, settings and the jail
         as ``vis`` has them there)."""
-        from vis_core.host import Host
+        from vis_core.frontend import Frontend
 
         workspace = Path(cwd).resolve()
         if not workspace.is_dir():
             raise RequestError.invalid_params({"cwd": f"{cwd} is not a folder"})
-        host = self.hosts.get(workspace)
-        if host is None:
-            host = await Host.open(replace(self.options, workspace=workspace))
-            host.interaction.add_presenter(PermissionPresenter(self.connection))
-            self.hosts[workspace] = host
-            for note in host.startup_notes():
+        core = self.cores.get(workspace)
+        if core is None:
+            core = await Frontend.open(replace(self.options, workspace=workspace))
+            core.present_forms(PermissionPresenter(self.connection))
+            self.cores[workspace] = core
+            for note in core.startup_notes():
                 log.warning("%s", note)
-        refusal = host.settings.refusal()
+        refusal = core.settings_problem()
         if refusal is not None:  # fail closed: nothing runs on a value Vis cannot read
             raise RequestError.internal_error({"message": refusal})
-        return host
+        return core
 
-    async def _attach(self, host: Any, session: Any) -> SessionLink:
+    async def _attach(self, core: Frontend, session: Session) -> SessionLink:
         if session.model.provider is None:
-            await session.close()
+            await core.close_session(session)
             raise RequestError.internal_error({"message": session.model.problem})
         fs = self.client.fs
-        if session.tool_context is not None and fs is not None:
-            session.tool_context.use_buffers(
+        if fs is not None:
+            core.use_editor_files(
+                session,
                 ClientFiles(
                     self.connection,
                     session.id,
                     asyncio.get_running_loop(),
                     read=bool(fs.read_text_file),
                     write=bool(fs.write_text_file),
-                )
+                ),
             )
-        link = SessionLink(host, session, self.connection, terminals=bool(self.client.terminal))
+        link = SessionLink(core, session, self.connection, terminals=bool(self.client.terminal))
         link.stream_thinking()
         self.links[session.id] = link
         return link
 
     def _announce(self, link: SessionLink) -> None:
         """After the session's answer: its slash commands, and Vis's notes about it."""
-        link.send(update_available_commands(commands(link.host)))
-        _, jail = link.host.jail_mode(link.session.id)
-        notes = [jail, *link.host.startup_notes()]
-        if not link.host.trusted:
+        core = link.core
+        link.send(update_available_commands(commands(core)))
+        _, jail = core.jail_mode(link.session.id)
+        notes = [jail, *core.startup_notes()]
+        if not core.trusted:
             notes.append(
                 "This project is not trusted: its extensions, MCP servers and environment "
-                f"values wait until you run `vis trust {link.host.project_root}`."
+                f"values wait until you run `vis trust {core.project_root}`."
             )
         link.send(update_agent_thought_text("\n".join(f"Vis: {n}" for n in notes) + "\n"))
 
@@ -186,17 +190,16 @@ class VisAgent:
         servers, problems = client_servers(declared)
         if not servers and not problems:
             return
-        mcp = link.host.mcp
-        for problem in problems:
-            mcp.manager.add_problem(problem)
-        conns = mcp.join(servers)
+        conns = link.core.join_mcp_servers(servers, problems)
         task = asyncio.get_running_loop().create_task(self._say_servers(link, conns, problems))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _say_servers(self, link: SessionLink, conns: list[Any], problems: list[Any]) -> None:
-        from vis_core.mcp.manager import SETTLE
-        from vis_core.mcp.names import PREFIX
+    async def _say_servers(
+        self, link: SessionLink, conns: list[ServerConnection], problems: list[Any]
+    ) -> None:
+        from vis_core.frontend import MCP_TOOL_PREFIX as PREFIX
+        from vis_core.frontend import SETTLE
 
         # each up to its own timeout (a slow start is not a failure), as a block naming it waits
         await asyncio.gather(*(c.wait_ready(c.config.timeout + SETTLE) for c in conns))
@@ -212,64 +215,65 @@ class VisAgent:
         head = f"Vis: the editor's MCP servers (the model calls them as {PREFIX}<server>__<tool>):"
         link.send(update_agent_thought_text("\n".join([head, *lines]) + "\n"))
 
-    async def _open(self, cwd: str, session_id: str) -> tuple[Any, Any]:
-        from vis_core.store import StoreError
-
+    async def _open(self, cwd: str, session_id: str) -> tuple[Frontend, Session]:
         if session_id in self.links:
             link = self.links[session_id]
-            return link.host, link.session
-        host = await self._host(cwd)
+            return link.core, link.session
+        core = await self._core(cwd)
         try:
-            row = host.store.get_session(session_id)
-        except StoreError as exc:
+            row = core.stored_session(session_id)
+        except ValueError as exc:
             raise RequestError.invalid_params({"sessionId": str(exc)}) from None
         if row is None:
             raise RequestError.resource_not_found(session_id)
         try:
-            session = await host.open_session(row.id)
+            session = await core.open_session(row.id)
         except LookupError as exc:  # another Vis has it open
             raise RequestError.internal_error({"message": str(exc)}) from None
-        return host, session
+        return core, session
+
+    async def _started(self, core: Frontend, session: Session, mcp_servers: Any) -> SessionLink:
+        """``session`` linked to the editor (once), its commands and notes said, the editor's
+        MCP servers joining."""
+        link = self.links.get(session.id) or await self._attach(core, session)
+        self._announce(link)
+        self._join_servers(link, mcp_servers)
+        return link
 
     # -- sessions ---------------------------------------------------------------------------
     async def new_session(
         self, cwd: str, mcp_servers: Any = None, **kwargs: Any
     ) -> NewSessionResponse:
-        host = await self._host(cwd)
-        if host.model_problem:  # before a session is stored: say what to set up
-            raise RequestError.internal_error({"message": host.model_problem})
-        session = await host.new_session()
-        link = await self._attach(host, session)
-        self._announce(link)
-        self._join_servers(link, mcp_servers)
+        core = await self._core(cwd)
+        if core.model_problem:  # before a session is stored: say what to set up
+            raise RequestError.internal_error({"message": core.model_problem})
+        session = await core.new_session()
+        await self._started(core, session, mcp_servers)
         return NewSessionResponse(
             session_id=session.id,
             modes=modes(session),
-            config_options=model_options(host, session),
+            config_options=model_options(core, session),
         )
 
     async def load_session(
         self, cwd: str, session_id: str, mcp_servers: Any = None, **kwargs: Any
     ) -> LoadSessionResponse:
-        host, session = await self._open(cwd, session_id)
-        link = self.links.get(session.id) or await self._attach(host, session)
+        core, session = await self._open(cwd, session_id)
+        link = self.links.get(session.id) or await self._attach(core, session)
         self._replay(link)
         await link.drain()  # the whole conversation goes before the answer
-        self._announce(link)
-        self._join_servers(link, mcp_servers)
+        await self._started(core, session, mcp_servers)
         return LoadSessionResponse(
-            modes=modes(session), config_options=model_options(host, session)
+            modes=modes(session), config_options=model_options(core, session)
         )
 
     async def resume_session(
         self, session_id: str, cwd: str, mcp_servers: Any = None, **kwargs: Any
     ) -> ResumeSessionResponse:
-        host, session = await self._open(cwd, session_id)
-        link = self.links.get(session.id) or await self._attach(host, session)
-        self._announce(link)
-        self._join_servers(link, mcp_servers)
+        core, session = await self._open(cwd, session_id)
+        await self._started(core, session, mcp_servers)
         return ResumeSessionResponse(
-            modes=modes(session), config_options=model_options(host, session)
+            modes=modes(session), config_options=model_options(core, session)
         )
 
     async def fork_session(
@@ -278,34 +282,30 @@ class VisAgent:
         """A new session holding ``session_id``'s conversation up to its last settled turn (as
         ``Session.fork`` makes one; the sandbox starts empty). The editor shows the history it
         has, so nothing is replayed."""
-        from vis_core.extension_host.session_changes import fork_stored
-
-        host = await self._host(cwd)
-        source = host.store.get_session(session_id)
+        core = await self._core(cwd)
+        try:
+            source = core.stored_session(session_id)
+        except ValueError as exc:
+            raise RequestError.invalid_params({"sessionId": str(exc)}) from None
         if source is None:
             raise RequestError.resource_not_found(session_id)
-        if Path(source.workspace).resolve() != host.workspace:
+        if Path(source.workspace).resolve() != core.workspace:
             raise RequestError.invalid_params(
                 {"cwd": f"session {session_id} belongs to {source.workspace}; fork it there"}
             )
-        try:
-            row = fork_stored(cast(Any, host), session_id, None, "session/fork")
-        except ValueError:  # nothing settled to copy yet: a fresh session in the same folder
-            session = await host.new_session()
-        else:
-            session = await host.open_session(row.id)
-        link = await self._attach(host, session)
-        self._announce(link)
-        self._join_servers(link, mcp_servers)
+        forked = core.fork_session(source.id, "session/fork")
+        # nothing settled to copy yet: a fresh session in the same folder
+        session = await (core.new_session() if forked is None else core.open_session(forked))
+        await self._started(core, session, mcp_servers)
         return ForkSessionResponse(
             session_id=session.id,
             modes=modes(session),
-            config_options=model_options(host, session),
+            config_options=model_options(core, session),
         )
 
     def _replay(self, link: SessionLink) -> None:
         """The stored conversation as updates: requests, answers, thinking, tool calls."""
-        stored = link.host.store.events(link.session.id, types=REPLAYED)
+        stored = link.core.history.events(link.session.id, types=REPLAYED)
         for row in stored:
             event = row.event
             if isinstance(event, TurnStarted):
@@ -323,19 +323,14 @@ class VisAgent:
     ) -> ListSessionsResponse:
         from datetime import UTC, datetime
 
-        from vis_core.store import Store
+        from vis_core.frontend import stored_sessions
 
         if cwd is not None:
-            store = (await self._host(cwd)).store
-            rows = store.list_sessions(Path(cwd).resolve(), limit=200)
+            rows = (await self._core(cwd)).stored_sessions(Path(cwd).resolve(), limit=200)
+        elif self.cores:
+            rows = next(iter(self.cores.values())).stored_sessions(None, limit=200)
         else:
-            host = next(iter(self.hosts.values()), None)
-            store = host.store if host is not None else None
-            if store is None:
-                from vis_core.paths import VisPaths
-
-                store = await asyncio.to_thread(Store, VisPaths.from_env().ensure().db_file)
-            rows = store.list_sessions(None, limit=200)
+            rows = await stored_sessions(limit=200)
         return ListSessionsResponse(
             sessions=[
                 SessionInfo(
@@ -355,9 +350,7 @@ class VisAgent:
             link.session.cancel()
             await link.drain()
             await link.close()
-            await link.session.close()
-            if link.session in link.host.sessions:
-                link.host.sessions.remove(link.session)
+            await link.core.close_session(link.session)
         return CloseSessionResponse()
 
     def _link(self, session_id: str) -> SessionLink:
@@ -382,19 +375,17 @@ class VisAgent:
     async def set_config_option(
         self, config_id: str, session_id: str, value: str | bool, **kwargs: Any
     ) -> SetSessionConfigOptionResponse:
-        from vis_core.model_choices import use_model
-
         link = self._link(session_id)
         if config_id != MODEL_OPTION or not isinstance(value, str):
             raise RequestError.invalid_params({"configId": f"no option {config_id!r}; use model"})
-        switched = await use_model(link.host, link.session, value)
+        switched = await link.core.use_model(link.session, value)
         if not switched.ok:
             raise RequestError.invalid_params({"value": switched.markdown})
-        return SetSessionConfigOptionResponse(config_options=model_options(link.host, link.session))
+        return SetSessionConfigOptionResponse(config_options=model_options(link.core, link.session))
 
     # -- prompts ----------------------------------------------------------------------------
     async def prompt(self, prompt: list[Any], session_id: str, **kwargs: Any) -> PromptResponse:
-        from vis_core.commands.headless import is_command
+        from vis_core.frontend import is_command
         from vis_core.model.images import ImageRefused
 
         link = self._link(session_id)
@@ -403,7 +394,7 @@ class VisAgent:
             raise RequestError.invalid_request({"message": "a turn is already running"})
         planning = session.plan.active
         try:
-            request = read_prompt(prompt, link.host.workspace)
+            request = read_prompt(prompt, link.core.workspace)
             text = request.text
             if is_command(text) and not request.images:
                 sent = await self._command(link, text)
@@ -422,21 +413,18 @@ class VisAgent:
     async def _command(self, link: SessionLink, text: str) -> str | None:
         """Run the slash command ``text``: the request it sends to the model, else None
         after saying what it answered."""
-        from vis_core.commands import CommandAction, PromptToSend
-        from vis_core.commands.headless import command_refusal
+        from vis_core.frontend import CommandAction, PromptToSend
 
-        host, session = link.host, link.session
-        refused = command_refusal(host.commands, text)
+        core, session = link.core, link.session
+        refused = core.command_refusal(text)
         if refused is not None:
             link.send(update_agent_message_text(refused))
             return None
-        result = await host.commands.run(session, text)
+        result = await core.run_command(session, text)
         prompt = result.data if result.ok and result.action is CommandAction.SEND_PROMPT else None
         if isinstance(prompt, PromptToSend):
             if prompt.model:
-                from vis_core.model_choices import use_model
-
-                switched = await use_model(host, session, prompt.model)
+                switched = await core.use_model(session, prompt.model)
                 if not switched.ok:
                     link.send(update_agent_message_text(switched.markdown))
                     return None
@@ -456,6 +444,6 @@ class VisAgent:
         for link in list(self.links.values()):
             await link.close()
         self.links.clear()
-        for host in list(self.hosts.values()):
-            await host.close()
-        self.hosts.clear()
+        for core in list(self.cores.values()):
+            await core.close()
+        self.cores.clear()

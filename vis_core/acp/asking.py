@@ -8,12 +8,10 @@ from typing import TYPE_CHECKING, Any
 from acp import start_tool_call, text_block, tool_content, update_tool_call
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
-from vis_core.extension.forms import Field, FieldType, Heading, Paragraph, iter_fields
-from vis_core.extension.live_nodes import walk
+from vis_core.frontend import Field, FieldType, Heading, Paragraph, iter_fields, walk
 
 if TYPE_CHECKING:
-    from vis_core.extension.forms import Answer, Form
-    from vis_core.interaction import FormRequest
+    from vis_core.frontend import Answer, Form, FormRequest
 
 SUBMIT, CANCEL = "submit", "cancel"
 
@@ -77,7 +75,7 @@ class PermissionPresenter:
         self.connection = connection  # the AgentSideConnection to the client
 
     async def present(self, request: FormRequest) -> Mapping[str, Any] | Answer | None:
-        from vis_core.extension.forms import Answer, AnswerReason
+        from vis_core.frontend import Answer, AnswerReason
 
         form = request.form
         picked = choices(form)

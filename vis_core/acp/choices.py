@@ -14,18 +14,17 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
-from vis_core.commands.headless import SCREEN_ONLY
+from vis_core.frontend import SCREEN_ONLY
 
 if TYPE_CHECKING:
-    from vis_core.agent.session import AgentSession
-    from vis_core.host import Host
+    from vis_core.frontend import Frontend, Session
 
 DEFAULT_MODE, PLAN_MODE = "default", "plan"
 MODEL_OPTION = "model"
 MAX_MODELS = 40
 
 
-def modes(session: AgentSession) -> SessionModeState:
+def modes(session: Session) -> SessionModeState:
     """Vis's modes: working, or plan mode (reads and plans, changes nothing)."""
     return SessionModeState(
         current_mode_id=PLAN_MODE if session.plan.active else DEFAULT_MODE,
@@ -40,13 +39,11 @@ def modes(session: AgentSession) -> SessionModeState:
     )
 
 
-def model_options(host: Host, session: AgentSession) -> list[Any]:
+def model_options(core: Frontend, session: Session) -> list[Any]:
     """The model picker: the session's model, recent and configured ones, the known models
     of providers with a key."""
-    from vis_core.model_choices import model_entries
-
     current = session.model.label
-    entries = [e for e in model_entries(host, current=current) if e.ready or e.id == current]
+    entries = [e for e in core.model_entries(current=current) if e.ready or e.id == current]
     values = list(dict.fromkeys([current, *(e.id for e in entries)]))[:MAX_MODELS]
     return [
         SessionConfigOptionSelect(
@@ -60,11 +57,11 @@ def model_options(host: Host, session: AgentSession) -> list[Any]:
     ]
 
 
-def commands(host: Host) -> list[AvailableCommand]:
+def commands(core: Frontend) -> list[AvailableCommand]:
     """The slash commands a prompt may start with (those that need the app's screens are
     left out, as in ``vis run``)."""
     shown = []
-    for info in host.commands.all():
+    for info in core.commands():
         if info.name in SCREEN_ONLY:
             continue
         hint = info.usage.partition(" ")[2].strip() if info.usage else ""

@@ -9,18 +9,17 @@ from typing import TYPE_CHECKING, Any, cast
 
 from vis_core.acp.terminals import EditorTerminals
 from vis_core.acp.updates import TODO_OWNER, UpdateMaker
-from vis_core.events import Event, event_payload
+from vis_core.events import Event
 
 if TYPE_CHECKING:
-    from vis_core.agent.session import AgentSession
-    from vis_core.host import Host
+    from vis_core.frontend import Frontend, Session
 
 log = logging.getLogger(__name__)
 
 
-def todo_items(host: Host, session_id: str) -> list[tuple[str, bool]]:
+def todo_items(core: Frontend, session_id: str) -> list[tuple[str, bool]]:
     """The session's todo list (the bundled todo extension's state) as (text, done)."""
-    data = host.store.state_get(TODO_OWNER, f"session:{session_id}")
+    data = core.extension_state(TODO_OWNER, f"session:{session_id}")
     items = data.get("items", []) if isinstance(data, dict) else []
     return [(str(item.get("text", "")), bool(item.get("done"))) for item in items]
 
@@ -30,17 +29,17 @@ class SessionLink:
     in the order they were committed; :meth:`drain` waits until all were sent."""
 
     def __init__(
-        self, host: Host, session: AgentSession, connection: Any, *, terminals: bool = False
+        self, core: Frontend, session: Session, connection: Any, *, terminals: bool = False
     ) -> None:
         """``terminals``: the editor offers terminals; the model's commands are shown there."""
-        self.host = host
+        self.core = core
         self.session = session
         self.connection = connection
         self.terminals = (
-            EditorTerminals(connection, session.id, host.workspace) if terminals else None
+            EditorTerminals(connection, session.id, core.workspace) if terminals else None
         )
         self.updates = UpdateMaker(
-            host.workspace, lambda: todo_items(host, session.id), self.terminals
+            core.workspace, lambda: todo_items(core, session.id), self.terminals
         )
         self._queue: asyncio.Queue[Any] = asyncio.Queue()
         self._sender = asyncio.get_running_loop().create_task(self._send_all())
@@ -50,15 +49,14 @@ class SessionLink:
         """Send the model's reasoning as it streams (redacted), not once its block ends."""
         from acp import update_agent_thought_text
 
-        redactor = self.host.settings.redactor
+        core = self.core
         self.updates.live_thinking = True
-        self.session.on_thinking = lambda text: self.send(
-            update_agent_thought_text(redactor.text(text))
+        core.stream_thinking(
+            self.session, lambda text: self.send(update_agent_thought_text(core.redact_text(text)))
         )
 
     def follow(self, event: Event) -> None:
-        redactor = self.host.settings.redactor  # saved secrets never reach the client
-        event = redactor.event(event, *event_payload(event))[0]
+        event = self.core.redact_event(event)  # saved secrets never reach the client
         for update in self.updates(event):
             self._queue.put_nowait(update)
 

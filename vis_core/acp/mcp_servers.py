@@ -5,13 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from vis_core.mcp.config import (
-    ConfigProblem,
-    ServerConfig,
-    Source,
-    Transport,
-    parse_entry,
-)
+from vis_core.frontend import ConfigProblem, ServerConfig, Transport, parse_entry
+from vis_core.frontend import McpSource as Source
 
 ORIGIN = "the editor (ACP)"
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")

@@ -9,7 +9,7 @@ import os
 import sys
 from typing import Any, cast
 
-from vis_core.host_options import HostOptions
+from vis_core.frontend import HostOptions
 from vis_core.model.channel import Channel
 
 CLOSE_SECONDS = 10

@@ -93,7 +93,7 @@ class CommandRegistry:
 
     def _extension_commands(self) -> dict[str, _Command]:
         commands: dict[str, _Command] = {}
-        for owner, declaration in self._host.extension_commands():
+        for owner, declaration in self._host.catalog.commands():
             commands.setdefault(declaration.name, _Command.of(declaration, owner))
         return commands
 

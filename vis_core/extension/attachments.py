@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.extension.runtime import current_runtime
+from vis_core.model.attachments import AttachmentKind, Audience
 
 OCTET_STREAM = "application/octet-stream"
-AUDIENCES = ("both", "user", "model")
 USER_ONLY = frozenset({"application/pdf", "text/html"})
 TABLES = frozenset({"text/csv", "text/tab-separated-values"})
 _SIGNATURES: tuple[tuple[bytes, int, str], ...] = (
@@ -57,18 +57,20 @@ def media_type_of(data: bytes, filename: str) -> str:
     return sniff(data) or mimetypes.guess_type(filename)[0] or OCTET_STREAM
 
 
-def kind_of(media_type: str) -> str:
+def kind_of(media_type: str) -> AttachmentKind:
     if media_type.startswith("image/"):
-        return "image"
+        return AttachmentKind.IMAGE
     if media_type in TABLES:
-        return "table"
+        return AttachmentKind.TABLE
     if media_type in USER_ONLY:
-        return "document"
-    if media_type.startswith(("audio/", "video/")):
-        return media_type.split("/", 1)[0]
+        return AttachmentKind.DOCUMENT
+    if media_type.startswith("audio/"):
+        return AttachmentKind.AUDIO
+    if media_type.startswith("video/"):
+        return AttachmentKind.VIDEO
     if media_type.startswith("text/") or media_type == "application/json":
-        return "text"
-    return "file"
+        return AttachmentKind.TEXT
+    return AttachmentKind.FILE
 
 
 @dataclass(frozen=True)
@@ -93,9 +95,9 @@ class Stored:
             "filename": self.filename,
             "version": self.version,
             "media_type": self.media_type,
-            "kind": self.kind,
+            "kind": str(self.kind),  # plain strings: the descriptor crosses processes
             "size": self.size,
-            "audience": self.audience,
+            "audience": str(self.audience),
             "commentable": self.commentable,
             "label": self.label,
         }
@@ -197,14 +199,15 @@ def _content(source: Any, filename: str | None) -> tuple[bytes, str]:
     )
 
 
-def _audience(audience: str, media_type: str) -> str:
-    if audience not in AUDIENCES:
-        raise ValueError(f"audience must be one of {', '.join(AUDIENCES)}, not {audience!r}")
+def _audience(audience: str, media_type: str) -> Audience:
+    if audience not in tuple(Audience):
+        known = ", ".join(Audience)
+        raise ValueError(f"audience must be one of {known}, not {audience!r}")
     if media_type in USER_ONLY:
-        if audience == "model":
+        if audience == Audience.MODEL:
             raise ValueError(f"a {media_type} document is for the user only; use audience='user'")
-        return "user"
-    return audience
+        return Audience.USER
+    return Audience(audience)
 
 
 def attach(
@@ -223,7 +226,7 @@ def attach(
         raise ValueError("vis.attach(): the filename is empty")
     media = media_type or media_type_of(data, name)
     aud = _audience(audience, media)
-    return current_runtime().attachment_add(data, name, media, aud, bool(commentable), label)
+    return current_runtime().attachment_add(data, name, media, aud.value, bool(commentable), label)
 
 
 def missing(key: str, version: int | None, what: str) -> LookupError:
@@ -234,9 +237,9 @@ def missing(key: str, version: int | None, what: str) -> LookupError:
 
 def check_shown(found: Stored) -> None:
     """Raise ``ValueError`` unless the model can be shown ``found`` (an image it may see)."""
-    if found.kind != "image":
+    if found.kind != AttachmentKind.IMAGE:
         raise ValueError(f"show_attachment shows images; {found.filename} is {found.media_type}")
-    if found.audience == "user":
+    if found.audience == Audience.USER:
         raise ValueError(f"{found.filename} has audience 'user', so the model does not see it")
 
 

@@ -44,7 +44,6 @@ __all__ = [
     "err",
     "normalize_string",
     "ok",
-    "register_declaration_type",
     "register_extension",
     "registering",
     "standalone_registration",
@@ -230,17 +229,6 @@ class OpHook:
 
 # -- the extension --------------------------------------------------------------------------
 
-# Declaration classes accepted in ``Extension`` collections that later modules define
-# (``Provider``, ``NetworkFilter``, ``Grant``). Until one registers, items are stored as given.
-_EXTRA_TYPES: dict[str, tuple[type, ...]] = {}
-
-
-def register_declaration_type(argument: str, cls: type) -> None:
-    """Accept instances of ``cls`` in ``Extension(argument=[...])`` (providers, grants…)."""
-    if argument not in ("network_filters", "providers", "grants"):
-        raise ValueError(f"Extension has no extensible argument {argument!r}")
-    _EXTRA_TYPES[argument] = (*_EXTRA_TYPES.get(argument, ()), cls)
-
 
 def _symbol_type() -> type | None:
     try:
@@ -250,7 +238,7 @@ def _symbol_type() -> type | None:
     return Symbol
 
 
-def _items(value: object, what: str, types: tuple[type, ...] | None, hint: str) -> tuple[Any, ...]:
+def _items(value: object, what: str, types: tuple[type, ...], hint: str) -> tuple[Any, ...]:
     items = _sequence(value, what)
     if types:
         for index, item in enumerate(items):
@@ -329,7 +317,7 @@ class Extension:
         hooks = _items(self.op_hooks, f"{where}: op_hooks", (OpHook,), "vis.OpHook")
         filters = _network_filters(self.network_filters, where)
         providers = _providers(self.providers, where)
-        grants = _items(self.grants, f"{where}: grants", _EXTRA_TYPES.get("grants"), "vis.Grant")
+        grants = _grants(self.grants, where)
         env = _sequence(self.env, f"{where}: env")
         for var in env:
             if not isinstance(var, str) or not ENV_NAME.match(var):
@@ -378,14 +366,20 @@ def _providers(value: Any, where: str) -> tuple[Any, ...]:
     return providers
 
 
+def _grants(value: Any, where: str) -> tuple[Any, ...]:
+    from vis_core.extension.grants import Grant
+
+    return _items(value, f"{where}: grants", (Grant,), "vis.Grant")
+
+
 def _mcp_servers(value: Any, where: str) -> tuple[Any, ...]:
     from vis_core.extension.mcp_servers import McpServer
 
     return _items(value, f"{where}: mcp_servers", (McpServer,), "vis.mcp_server(name, config)")
 
 
-def _tuple(cls: type | None) -> tuple[type, ...] | None:
-    return None if cls is None else (cls,)
+def _tuple(cls: type | None) -> tuple[type, ...]:
+    return () if cls is None else (cls,)
 
 
 # -- registration ---------------------------------------------------------------------------

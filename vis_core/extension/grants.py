@@ -7,8 +7,6 @@ from dataclasses import KW_ONLY, dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from vis_core.extension.declarations import register_declaration_type
-
 
 class GrantMode(StrEnum):
     READ = "read"
@@ -82,6 +80,3 @@ class Grant:
     def expanded(self) -> Path:
         """The absolute path the jail receives."""
         return Path(os.path.normpath(os.path.expanduser(self.path)))
-
-
-register_declaration_type("grants", Grant)

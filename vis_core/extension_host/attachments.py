@@ -74,10 +74,11 @@ def add(
     if call.owner == "vis":  # the model's own attach() is an Activity already
         return row()
     from vis_core.model.activity import ActivityFile, ActivityImage
+    from vis_core.model.attachments import AttachmentKind
 
     with shown_change(call, host, "attach", "Attach file") as shown:  # openable in the transcript
         descriptor = row()
-        block = ActivityImage if descriptor["kind"] == "image" else ActivityFile
+        block = ActivityImage if descriptor["kind"] == AttachmentKind.IMAGE else ActivityFile
         shown.summary = f"{name} · version {descriptor['version']}" + (
             f" · {label}" if label else ""
         )

@@ -116,25 +116,19 @@ class HostRuntime(StoreRuntime):
         loop = call.loop if call is not None and call.loop is not None else self.loop
         return None if loop is None or loop.is_closed() else loop
 
-    def _interaction(self) -> Interaction | None:
-        return getattr(self.host, "interaction", None)
-
     def _agent(self, session_id: str | None) -> OpenSession | None:
         """The open agent session ``session_id`` (the latest opened is the one in use)."""
         if session_id is None:
             return None
-        # like the host's other parts, not set yet while the host is built
-        sessions: Sequence[OpenSession] = getattr(self.host, "sessions", ())
+        sessions: Sequence[OpenSession] = self.host.sessions
         return next((s for s in reversed(sessions) if s.id == session_id), None)
 
     def extension_path(self, owner: str) -> Path | None:
-        extensions = getattr(self.host, "extensions", None)
-        loaded = None if extensions is None else extensions.get(owner)
+        loaded = self.host.extensions.get(owner)
         return None if loaded is None else Path(loaded.path)
 
     def serves(self, session_id: str | None) -> bool:
-        interaction = self._interaction()
-        if interaction is not None and interaction.has_session(session_id):
+        if self.host.interaction.has_session(session_id):
             return True
         return self._agent(session_id) is not None
 
@@ -154,9 +148,7 @@ class HostRuntime(StoreRuntime):
     # -- the person ----------------------------------------------------------------------------
     def _route(self) -> tuple[Interaction, str | None] | None:
         """The channel of the running call's session; with no call, the only open session's."""
-        interaction = self._interaction()
-        if interaction is None:
-            return None
+        interaction = self.host.interaction
         call = current_call()
         if call is not None:
             return interaction, call.session_id
@@ -305,9 +297,8 @@ class HostRuntime(StoreRuntime):
 
     def register_mcp_server(self, owner: str, server: McpServer) -> None:
         loop = self.loop_of_call()
-        mcp = getattr(self.host, "mcp", None)
-        if mcp is not None and loop is not None:
-            loop.call_soon_threadsafe(mcp.register, owner, server)
+        if loop is not None:
+            loop.call_soon_threadsafe(self.host.mcp.register, owner, server)
 
     def jail_terms(self) -> JailTerms:
         from vis_core.extension.fs import JailTerms

@@ -20,7 +20,7 @@ from vis_core.system.loops import run_on_loop
 if TYPE_CHECKING:
     from vis_core.extension.context import CallContext
     from vis_core.extension_host.host_port import HostPort
-    from vis_core.store.rows import SessionRow, TurnRow
+    from vis_core.model.sessions import SessionRow, TurnRow
 
 
 def check_change(

@@ -8,8 +8,10 @@ a setting's on_change, an Activity's render); SDK services go back to the host
 (:mod:`worker_sdk`). Calls into one extension run one at a time (a render runs beside the
 tool it draws). The worker has one event loop: it reads the pipe, runs each call's
 synchronous part on a thread of the channel and awaits the coroutine a call returns as a
-task on the loop. A cancel cancels that task, or ends the SDK call a synchronous call waits
-in; a call deaf to it is killed with its worker by the host.
+task on the loop; a tool that is a plain function, called while nothing else runs, the loop
+runs itself (no thread hop; the channel's watchdog reads the pipe for the loop when it lasts).
+A cancel cancels that task, or ends the SDK call a synchronous call waits in; a call deaf to
+it is killed with its worker by the host.
 
 The same program in its load-only mode (:func:`load_only`) is the registration worker.
 """
@@ -23,6 +25,7 @@ import inspect
 import os
 import sys
 import threading
+from asyncio import _get_running_loop  # the running loop or None (no exception to catch)
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -37,7 +40,7 @@ from vis_core.extension_host.child_output import capture_child_output
 from vis_core.extension_host.output import ExtensionOutput, LogSink, to_log
 from vis_core.extension_host.provider_stream import pump_stream
 from vis_core.extension_host.worker_channel import CallCancelled as ToolCancelled
-from vis_core.extension_host.worker_channel import Channel
+from vis_core.extension_host.worker_channel import Channel, Later
 from vis_core.extension_host.worker_results import ENCODED_CALL, encode_for_host
 from vis_core.ipc.messages import Call, CallbackKind, TargetKind
 from vis_core.ipc.trusted import run_method
@@ -60,6 +63,7 @@ class SessionPlace:
 class _Running:
     task: asyncio.Task[Any] | None = None  # the coroutine the call returned, awaited
     cancelled: bool = False
+    owner: str = ""
 
 
 _SCALARS = frozenset({type(None), bool, int, float, str, bytes})
@@ -91,12 +95,20 @@ class WorkerHandler:
         self._hooks: dict[str, tuple[Any, ...]] = {}
         self._declarations: dict[str, Any] = {}  # each extension's ``Extension``
         self._renders: dict[tuple[str, str], Callable[..., Any]] = {}  # Activity render
+        self._plain: set[tuple[str, str]] = set()  # tools that are not coroutine functions
         self._locks: dict[str, threading.RLock] = {}
         # by owner, in the worker's session; by (owner, session) in another one
         self._contexts: dict[str | tuple[str, str | None], CallContext] = {}
         self._running: dict[int, _Running] = {}
         self._cancelled_early: set[int] = set()  # cancelled before their thread took them
         self._lock = threading.Lock()
+
+    def inline(self, call: Call) -> bool:
+        """Whether the loop may run ``call`` itself: a tool that is not a coroutine function,
+        while no call and no coroutine of the worker runs (it would wait on the loop)."""
+        if call.target not in _TOOL_TARGETS or (call.owner, call.name) not in self._plain:
+            return False
+        return not self._running and not self._tasks
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
         target = call.target
@@ -228,6 +240,8 @@ class WorkerHandler:
             for symbol in declaration.symbols:
                 for tool in symbol_host_tools(symbol, owner=declaration.name):
                     self._tools[(declaration.name, tool.name)] = tool.fn
+                    if not inspect.iscoroutinefunction(tool.fn):
+                        self._plain.add((declaration.name, tool.name))
                     if tool.activity is not None and tool.activity.render is not None:
                         self._renders[(declaration.name, tool.name)] = tool.activity.render
         return problems
@@ -254,7 +268,8 @@ class WorkerHandler:
         ``acting_as`` needed here)."""
         owner = str(call.owner)
         context = self._context(owner, session)
-        running = _Running()
+        running = _Running(owner=owner)
+        later = False
         with self._lock:
             self._running[call.id] = running
             if self._cancelled_early and call.id in self._cancelled_early:
@@ -270,6 +285,9 @@ class WorkerHandler:
                         before()
                     value = fn(*args, **kwargs)
                     if type(value) not in _DONE and inspect.isawaitable(value):
+                        if _get_running_loop() is self._loop:  # the loop runs the call itself
+                            later = True
+                            return self._later(call, value, running, then)
                         value = self._settle(value, running)
                     return value if then is None else then(value)
                 finally:
@@ -277,7 +295,34 @@ class WorkerHandler:
         except ToolCancelled:
             raise asyncio.CancelledError(f"{call.name} was cancelled") from None
         finally:  # no lock: a cancel finds it or not either way, and one that lands after
-            self._running.pop(call.id, None)  # the call is caught by the channel
+            if not later:  # the call is caught by the channel
+                self._running.pop(call.id, None)
+
+    def _later(
+        self, call: Call, awaitable: Any, running: _Running, then: Callable[[Any], Any] | None
+    ) -> Later:
+        """A call the loop runs itself returned ``awaitable``: a task on the loop awaits it
+        (in this call's context) and answers the call when it ends."""
+        answer: asyncio.Future[Any] = self._loop.create_future()
+        task = self._loop.create_task(_awaited(awaitable), context=contextvars.copy_context())
+        self._tasks.add(task)
+        running.task = task
+
+        def done(task: asyncio.Task[Any]) -> None:
+            self._tasks.discard(task)
+            self._running.pop(call.id, None)
+            try:
+                value = task.result()
+                if isinstance(value, _Exited):
+                    raise value.error
+                answer.set_result(value if then is None else then(value))
+            except asyncio.CancelledError:
+                answer.set_exception(asyncio.CancelledError(f"{call.name} was cancelled"))
+            except BaseException as exc:
+                answer.set_exception(exc)
+
+        task.add_done_callback(done)
+        return Later(answer)
 
     def _context(self, owner: str, session: list[str | None] | None) -> CallContext:
         """The context of a call of ``owner`` in the worker's session (or ``session[0]``): the
@@ -340,7 +385,10 @@ class WorkerHandler:
             running.cancelled = True
             task = running.task
         if task is not None:  # asyncio's cancel, where the coroutine awaits next
-            task.cancel()
+            if _get_running_loop() is self._loop:
+                task.cancel()
+            else:  # read by a thread while the loop runs a call
+                self._loop.call_soon_threadsafe(task.cancel)
         elif self.channel is not None:
             self.channel.interrupt(call_id)
 

@@ -23,6 +23,7 @@ from vis_core.extension.context import CallContext
 from vis_core.extension_host.environment import resolve_names
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.worker_client import (
+    CALLBACK_TIMEOUT,
     CANCEL_GRACE,
     CallbackCall,
     CallbackOutcome,
@@ -59,12 +60,14 @@ class SessionWorkers:
         values: Mapping[str, str],
         *,
         cancel_grace: float = CANCEL_GRACE,
+        callback_timeout: float = CALLBACK_TIMEOUT,
         python: str = sys.executable,
     ) -> None:
         self._extensions = extensions
         self._place = place
         self._values = dict(values)  # the project's values: every worker has them
         self._cancel_grace = cancel_grace
+        self._callback_timeout = callback_timeout
         self._python = python
         self._lock = threading.Lock()
         self._workers: dict[EnvKey, SessionWorker] = {}
@@ -100,6 +103,7 @@ class SessionWorkers:
                     self._place,
                     self._values,
                     cancel_grace=self._cancel_grace,
+                    callback_timeout=self._callback_timeout,
                     python=self._python,
                     loop=self._loop,
                 )
@@ -142,6 +146,18 @@ class SessionWorkers:
         with self._lock:
             for worker in self._workers.values():
                 worker.cancel_grace = seconds
+
+    @property
+    def callback_timeout(self) -> float:
+        """Seconds a prompt, activation, ctx, on_change or render callback may take."""
+        return self._callback_timeout
+
+    @callback_timeout.setter
+    def callback_timeout(self, seconds: float) -> None:
+        self._callback_timeout = seconds
+        with self._lock:
+            for worker in self._workers.values():
+                worker.callback_timeout = seconds
 
     def runs(self, owner: str) -> bool:
         """Whether the code of extension ``owner`` runs in a worker of this session."""

@@ -29,8 +29,8 @@ from vis_core.system.loops import run_on_loop
 if TYPE_CHECKING:
     from vis_core.events import Event, TurnEnded
     from vis_core.extension_host.host_port import HostPort, OpenSession
+    from vis_core.model.sessions import SessionRow
     from vis_core.store import Store
-    from vis_core.store.rows import SessionRow
 
 RESTORE_KEYS = "vis.session_restore_keys"
 FIRST_PAGE = 50

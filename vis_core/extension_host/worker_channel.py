@@ -8,7 +8,11 @@ reading to another thread (a watchdog thread sees the first, the call back the s
 the pipe is never left unread for long and a hung call can still be cancelled. With a loop
 (the host), the loop reads the pipe as it becomes readable and answers its callers' futures
 itself, with no thread in between; a caller that blocks the loop, or waits while no loop
-runs, reads the pipe itself until it is answered.
+runs, reads the pipe itself until it is answered. A call the handler says a plain function
+serves (:meth:`Handler.inline`: an extension's ``def`` tool, nothing else of it running) the
+loop serves itself, with no thread in between either; when it lasts longer than
+``INLINE_LIMIT``, the watchdog reads the pipe for the loop until it ends (other calls go to
+threads, cancels are seen).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from asyncio import _get_running_loop  # the running loop or None (no exception 
 from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from functools import partial
 from typing import Any, Protocol
 
 import vis_core.records  # noqa: F401 - the record codec, for objects of an extension's classes
@@ -73,11 +78,22 @@ class CallCancelled(BaseException):
 
 
 class Handler(Protocol):
-    """What one side does with the other side's calls."""
+    """What one side does with the other side's calls. A handler may also have
+    ``inline(call) -> bool``: whether the loop may serve ``call`` itself (see :class:`Later`)."""
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any: ...
 
     def cancel(self, call_id: int) -> None: ...
+
+
+class Later:
+    """What a call the loop serves itself returns when its answer comes later (a function that
+    returned an awaitable): the future of the answer, on the loop."""
+
+    __slots__ = ("future",)
+
+    def __init__(self, future: asyncio.Future[Any]) -> None:
+        self.future = future
 
 
 class Channel:
@@ -93,8 +109,14 @@ class Channel:
         on_close: Callable[[], None] | None = None,
         keep_context: bool = False,
         loop: asyncio.AbstractEventLoop | None = None,
+        max_threads: int = MAX_THREADS,
+        watchdog_rest: float = WATCHDOG_REST,
     ) -> None:
+        """``max_threads``: calls of the other side served at once; ``watchdog_rest``: seconds
+        without a call after which the watchdog waits for the next."""
         self.exports = Exports()
+        self._max_threads = max_threads
+        self._watchdog_rest = watchdog_rest
         self._loop = loop
         if loop is not None:  # a copy of its own: closed only once the loop stopped watching it
             fd_in = os.dup(fd_in)
@@ -102,6 +124,9 @@ class Channel:
         self._fd_in = fd_in
         self._writer = FrameWriter(fd_out)
         self._handler = handler
+        self._may_inline: Callable[[Call], bool] | None = getattr(handler, "inline", None)
+        self._reading_loop = False  # the loop reads now (``_readable``): a call may be kept
+        self._kept: tuple[Call, tuple[tuple, dict]] | None = None  # for the loop to serve
         self._name = name
         self._on_close = on_close
         self._pending: dict[int, Future[Any] | asyncio.Future[Any]] = {}
@@ -420,7 +445,7 @@ class Channel:
         if inline is None or inline.handed:
             return
         inline.handed = True
-        if not self._idle and self._threads < MAX_THREADS:
+        if not self._idle and self._threads < self._max_threads:
             self._start_thread()
         self._reading.release()  # for the reading thread, which serves on
 
@@ -441,14 +466,34 @@ class Channel:
         while not self._read_to_end.is_set():
             self._watching.wait()
             time.sleep(INLINE_LIMIT)
+            held: _Inline | None = None
             with self._lock:
                 now = time.monotonic()
                 inline = self._inline
                 if inline is not None and now - inline.started >= INLINE_LIMIT:
-                    self._hand_off()
-                elif inline is None and now - self._last_inline > WATCHDOG_REST:
+                    if self._loop is None:
+                        self._hand_off()
+                    else:  # the loop serves it: read for the loop meanwhile
+                        held = inline
+                elif inline is None and now - self._last_inline > self._watchdog_rest:
                     self._watched_calls = False
                     self._watching.clear()
+            if held is not None:
+                self._read_while(held)
+
+    def _read_while(self, inline: _Inline) -> None:
+        """Read the pipe while the loop serves ``inline`` (its calls go to threads)."""
+        while self._inline is inline and not self._read_to_end.is_set():
+            if not self._pump.acquire(timeout=INLINE_LIMIT):
+                continue
+            try:
+                if self._inline is not inline or self._read_to_end.is_set():
+                    return
+                readable, _, _ = select.select([self._fd_in], [], [], INLINE_LIMIT)
+                if readable:
+                    self._read_available()
+            finally:
+                self._pump.release()
 
     def _answer_early(self, early: Early) -> None:
         with self._lock:
@@ -508,6 +553,9 @@ class Channel:
             if isinstance(arguments, Exception):
                 raise arguments
             value = self._handler.serve(call, *arguments)
+            if type(value) is Later:  # answered when its future is (on the loop)
+                value.future.add_done_callback(partial(self._answer_later, call.id))
+                return
             if type(value) is Encoded:  # a tool's result, packed for the sandbox: as it is
                 reply = framed(Reply(call.id, True, value.data, True))
             else:
@@ -527,6 +575,27 @@ class Channel:
                 self._send_released()
         except OSError:
             log.debug("%s: answer to call %d not sent, the other side is gone", self._name, call.id)
+
+    def _answer_later(self, call_id: int, future: asyncio.Future[Any]) -> None:
+        if future.cancelled():
+            error: BaseException | None = asyncio.CancelledError()
+        else:
+            error = future.exception()
+        try:
+            if error is not None:
+                reply = framed(Reply(call_id, False, dumps_error(error, self.exports, self)))
+            else:
+                value = future.result()
+                if type(value) is Encoded:
+                    reply = framed(Reply(call_id, True, value.data, True))
+                else:
+                    reply = framed(Reply(call_id, True, dumps(value, self.exports, self)))
+        except Exception as exc:  # a value that cannot cross fails its call
+            reply = framed(Reply(call_id, False, dumps_error(exc, self.exports, self)))
+        try:
+            self._writer.write(reply)
+        except OSError:
+            log.debug("%s: answer to call %d not sent, the other side is gone", self._name, call_id)
 
     def _close(self, reason: str) -> None:
         with self._lock:
@@ -573,11 +642,30 @@ class Channel:
             self._watched = True
 
     def _readable(self) -> None:
-        if self._pump.acquire(blocking=False):  # else a caller reads meanwhile
-            try:
-                self._read_available()
-            finally:
-                self._pump.release()
+        if not self._pump.acquire(blocking=False):  # a caller reads meanwhile
+            return
+        try:
+            self._reading_loop = True
+            self._read_available()
+        finally:
+            self._reading_loop = False
+            self._pump.release()
+        kept, self._kept = self._kept, None
+        if kept is not None:  # served here, with the pipe free for the watchdog to read
+            self._serve_inline(*kept)
+
+    def _serve_inline(self, call: Call, arguments: tuple[tuple, dict]) -> None:
+        inline = _Inline(threading.get_ident())
+        with self._lock:
+            inline.started = self._last_inline = time.monotonic()
+            self._inline = inline
+            if not self._watched_calls:
+                self._wake_watchdog()
+        try:
+            self._serve(call, arguments)
+        finally:
+            with self._lock:
+                self._inline = None
 
     def _read_for(self, future: Future[Any] | None, timeout: float) -> None:
         """Read the pipe here until ``future`` is answered (``None``: the end of the pipe),
@@ -628,8 +716,18 @@ class Channel:
             self._answer(frame)
         elif isinstance(frame, Call):
             work = (frame, self._arguments(frame))  # in frame order, as _read_call does
+            if (
+                self._reading_loop
+                and self._kept is None
+                and self._inline is None
+                and self._may_inline is not None
+                and type(work[1]) is tuple
+                and self._may_inline(frame)
+            ):
+                self._kept = (frame, work[1])  # the loop serves it once the read is done
+                return
             if self._serving is None:
-                self._serving = ThreadPoolExecutor(MAX_THREADS, f"{self._name}-serving")
+                self._serving = ThreadPoolExecutor(self._max_threads, f"{self._name}-serving")
             self._serving.submit(self._serve, *work)
         elif isinstance(frame, Release):
             self.exports.release(frame.refs)
@@ -658,6 +756,7 @@ class Channel:
         if self._serving is not None:
             self._serving.shutdown(wait=False, cancel_futures=True)
         self._read_to_end.set()
+        self._watching.set()  # the watchdog ends
 
 
 class _Inline:

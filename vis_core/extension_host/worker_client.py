@@ -175,14 +175,17 @@ class SessionWorker:
         values: Mapping[str, str],
         *,
         cancel_grace: float = CANCEL_GRACE,
+        callback_timeout: float = CALLBACK_TIMEOUT,
         python: str = sys.executable,
         loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
-        """``loop``: the session's event loop (default: the running one, if any)."""
+        """``loop``: the session's event loop (default: the running one, if any);
+        ``callback_timeout``: seconds a callback may take unless its call says otherwise."""
         self._extensions = extensions
         self._place = place
         self._values = dict(values)  # the project's values: the worker's environment adds them
         self.cancel_grace = cancel_grace
+        self.callback_timeout = callback_timeout
         self._python = python
         self._proc: ChildProcess | None = None
         self._channel: Channel | None = None
@@ -241,7 +244,7 @@ class SessionWorker:
         """
         if not calls:
             return []
-        timeout = CALLBACK_TIMEOUT if timeout is None else timeout
+        timeout = self.callback_timeout if timeout is None else timeout
         outcomes: list[CallbackOutcome | None] = [None] * len(calls)
         try:
             channel = self._channel
@@ -312,7 +315,7 @@ class SessionWorker:
         """Run one callback in the worker from the event loop, without blocking it (an
         Activity's ``render``); it fails alone as in :meth:`callbacks`."""
         what = f"the {kind.value} callback of extension {item.owner!r}"
-        timeout = CALLBACK_TIMEOUT if timeout is None else timeout
+        timeout = self.callback_timeout if timeout is None else timeout
         try:
             channel = self._channel
             if channel is None or channel.closed:

@@ -1,24 +1,24 @@
-"""One supervisor of the Python children Vis talks to over pipes (the extension workers):
-isolated start, its own session, stderr drained into the log, stop, and how it ended.
-
-The sandbox's child runs under its keeper (:mod:`vis_core.system.lifetime`), which owns the
-whole tree of the block; how it ended is told the same way, by :class:`Ending`.
-"""
+"""One supervisor of the Python children Vis talks to over pipes (the sandbox child, the
+extension workers): isolated start, jail, limits, its own session, stderr drained into the
+log, parent death, stop, and how it ended."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from vis_core.system.child_process import python_argv
+from vis_core.system.lifetime import ChildLimits, child_setup, hide_vis, keeper_command
 
 log = logging.getLogger(__name__)
 LINGER = 5.0  # seconds a child that closed its pipe may take to exit before it is killed
@@ -46,7 +46,12 @@ class ChildProcess:
     """A Python child whose original stdin and stdout are its protocol pipes
     (:func:`~vis_core.system.child_process.take_protocol_fds` on its side), in a session and
     process group of its own, its stderr logged line by line; it ends with Vis
-    (:func:`~vis_core.system.child_process.exit_with_parent` on its side)."""
+    (:func:`~vis_core.system.child_process.exit_with_parent` on its side).
+
+    With a ``keeper`` (the sandbox), the child runs under its keeper
+    (:mod:`vis_core.system.keeper`), which owns the whole tree of the block, holds it to the
+    memory limit and ends it with Vis; :attr:`pid` is then the keeper's, whose exit is the
+    child's (same code or signal)."""
 
     def __init__(
         self,
@@ -55,28 +60,65 @@ class ChildProcess:
         env: Mapping[str, str],
         cwd: Path | None = None,
         python: str = sys.executable,
+        flags: Sequence[str] = ("-B",),
+        jail: Callable[[list[str]], list[str]] | None = None,
+        keeper: str | None = None,
+        limits: ChildLimits | None = None,
         stderr: Callable[[str], None] | None = None,
+        drain: bool = True,
     ) -> None:
         """Start ``target`` (``"package.module:function"``) of this Vis in an isolated
-        ``python`` (``-I``; ``-B``: no ``.pyc`` files written beside entry files) with exactly
-        ``env``; each line it prints to stderr goes to ``stderr`` (default: the log)."""
-        self.process = subprocess.Popen(
-            python_argv(python, target, "-B"),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=dict(env),
-            cwd=None if cwd is None else str(cwd),
-            start_new_session=True,
-        )
+        ``python`` (``-I``; ``flags``, by default ``-B``: no ``.pyc`` files written beside entry
+        files) with exactly ``env``. ``jail`` wraps the command (it raises before anything
+        starts when it cannot); ``keeper``: its mode (``sandbox``), with ``limits`` on memory
+        and processes. Each line the child prints to stderr goes to ``stderr`` (default: the
+        log), unless ``drain`` is false: the owner then reads :meth:`streams`."""
+        argv = python_argv(python, target, *flags)
+        if jail is not None:
+            argv = jail(argv)
+        self.over_memory: int | None = None  # bytes the tree held when its keeper stopped it
+        self.kept = keeper is not None
+        self._keeper: socket.socket | None = None
+        self._carry = b""
+        self._exit: asyncio.Future[int] | None = None
+        options: dict[str, Any] = {}
+        theirs: socket.socket | None = None
+        if keeper is not None:
+            hide_vis()
+            self._keeper, theirs = socket.socketpair()
+            argv = keeper_command(argv, keeper, limits, theirs.fileno())
+            options = {"pass_fds": (theirs.fileno(),)}
+            if limits is not None:
+                options["preexec_fn"] = child_setup(limits)
+        try:
+            self.process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=dict(env),
+                cwd=None if cwd is None else str(cwd),
+                start_new_session=True,
+                **options,
+            )
+        except BaseException:
+            if self._keeper is not None:
+                self._keeper.close()
+            raise
+        finally:
+            if theirs is not None:
+                theirs.close()
+        if self._keeper is not None:
+            self._keeper.setblocking(False)
         self.pid = self.process.pid
         assert self.process.stderr is not None
-        threading.Thread(
-            target=_drain,
-            args=(self.process.stderr, stderr or _log_line),
-            name="vis-child-stderr",
-            daemon=True,
-        ).start()
+        if drain:
+            threading.Thread(
+                target=_drain,
+                args=(self.process.stderr, stderr or _log_line),
+                name="vis-child-stderr",
+                daemon=True,
+            ).start()
 
     @property
     def read_fd(self) -> int:
@@ -94,13 +136,86 @@ class ChildProcess:
     def running(self) -> bool:
         return self.process.poll() is None
 
+    @property
+    def returncode(self) -> int | None:
+        """Its exit code once it ended (minus the signal that killed it), else None."""
+        return self.process.poll()
+
+    def take_stdout(self) -> int:
+        """The read end of the child's stdout, from now on the caller's to close."""
+        stream = self.process.stdout
+        assert stream is not None
+        fd = os.dup(stream.fileno())
+        stream.close()
+        self.process.stdout = None
+        return fd
+
+    async def streams(self) -> tuple[asyncio.StreamWriter, asyncio.StreamReader]:
+        """The child's stdin and stderr as streams of the running loop (``drain=False``)."""
+        loop = asyncio.get_running_loop()
+        stderr = asyncio.StreamReader(loop=loop)
+        await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(stderr, loop=loop), self.process.stderr
+        )
+        protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader(loop=loop), loop=loop)
+        transport, _ = await loop.connect_write_pipe(lambda: protocol, self.process.stdin)
+        return asyncio.StreamWriter(transport, protocol, None, loop), stderr
+
     def kill(self) -> None:
-        """SIGKILL to the child's process group: what it started in it ends too."""
-        if self.process.poll() is None:
-            try:
+        """SIGKILL to the child's process group: what it started in it ends too. Under a
+        keeper, the keeper kills the whole tree and then exits as the child did."""
+        if self.process.poll() is not None:
+            return
+        try:
+            if self.kept:
+                os.kill(self.pid, signal.SIGUSR1)
+            else:
                 os.killpg(self.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                self.process.kill()
+        except (ProcessLookupError, PermissionError):
+            self.process.kill()
+
+    async def wait(self) -> int:
+        """Wait on the running loop for the child to end (a pidfd, else a thread)."""
+        code = self.process.poll()
+        if code is not None:
+            return code
+        loop = asyncio.get_running_loop()
+        if self._exit is None or self._exit.get_loop() is not loop:
+            try:
+                pidfd = os.pidfd_open(self.pid)
+            except (AttributeError, OSError):  # no pidfd here, or reaped by another waiter
+                self._exit = asyncio.ensure_future(asyncio.to_thread(self.process.wait))
+            else:
+                exit = self._exit = loop.create_future()
+
+                def exited() -> None:
+                    loop.remove_reader(pidfd)
+                    os.close(pidfd)
+                    if not exit.done():
+                        exit.set_result(self.process.wait())
+
+                loop.add_reader(pidfd, exited)
+        return await asyncio.shield(self._exit)
+
+    def collect(self) -> None:
+        """Read what its keeper said: ``memory BYTES`` when the tree went over its limit."""
+        channel = self._keeper
+        while channel is not None:
+            try:
+                chunk = channel.recv(4096)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                channel.close()
+                self._keeper = None
+                return
+            *lines, self._carry = (self._carry + chunk).split(b"\n")
+            for line in lines:
+                kind, _, value = line.partition(b" ")
+                if kind == b"memory" and value.isdigit():
+                    self.over_memory = int(value)
 
     def ending(self, linger: float = LINGER) -> Ending:
         """Wait for the child to end (it closed its pipe): one that lingers ``linger``

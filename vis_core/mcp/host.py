@@ -360,7 +360,7 @@ def host_mcp(host: Any) -> HostMcp:
 
     return HostMcp(
         make_manager,
-        host.reset_session_tools,
+        host.registry.reset_tools,
         read_config,
         configured,
         found_store=FoundStore(host.store),

@@ -40,14 +40,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from vis_core.model.providers import ProviderKind
 from vis_core.paths import VisPaths
 from vis_core.providers.base import ModelChoice, Provider, ProviderConfigError
 from vis_core.providers.common import ANTHROPIC_KEY_ENV, NO_KEY, OPENAI_KEY_ENV
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 DEFAULT_OPENAI_MODEL = "gpt-5"
-KINDS = ("anthropic", "openai", "scripted")
-DEFAULT_KEY_ENV = {"anthropic": ANTHROPIC_KEY_ENV, "openai": OPENAI_KEY_ENV}
+KINDS = tuple(ProviderKind)
+DEFAULT_KEY_ENV: dict[str, str] = {
+    ProviderKind.ANTHROPIC: ANTHROPIC_KEY_ENV,
+    ProviderKind.OPENAI: OPENAI_KEY_ENV,
+}
 
 NO_MODEL_HELP = """\
 No model is configured. Pick one of:
@@ -135,12 +139,12 @@ def resolve_model(
     return None
 
 
-def default_kind(name: str, has_table: bool) -> str | None:
+def default_kind(name: str, has_table: bool) -> ProviderKind | None:
     """The wire format of a provider whose table names no ``kind``: its own for anthropic,
     openai and scripted; an OpenAI-compatible endpoint for any other name with a table."""
     if name in KINDS:
-        return name
-    return "openai" if has_table else None
+        return ProviderKind(name)
+    return ProviderKind.OPENAI if has_table else None
 
 
 def _setting(section: Mapping[str, Any], key: str, where: str) -> str | None:
@@ -173,10 +177,11 @@ def create_provider(
         )
     if kind not in KINDS:
         raise ProviderConfigError(f"{where}: kind must be one of {', '.join(KINDS)}, not {kind!r}")
+    wire = ProviderKind(kind)
     overrides = _model_overrides(config, name, str(config_file))
     if choice.options:
         overrides[choice.model] = {**overrides.get(choice.model, {}), **choice.options}
-    if kind == "scripted":
+    if wire is ProviderKind.SCRIPTED:
         if script is None:
             raise ProviderConfigError(
                 "the scripted provider replays a script file: pass --script FILE"
@@ -194,11 +199,11 @@ def create_provider(
         from vis_core.providers.errors import missing_key_error
 
         raise missing_key_error(name, key_env, config_file)
-    if kind == "openai" and name != "openai" and base_url is None:
+    if wire is ProviderKind.OPENAI and name != ProviderKind.OPENAI and base_url is None:
         raise ProviderConfigError(f'{where}: set base_url = "http://.../v1" for this endpoint')
     stall_timeout = _stall_timeout(section, where)
     max_response_bytes = _max_response_bytes(section, where)
-    if kind == "anthropic":
+    if wire is ProviderKind.ANTHROPIC:
         from vis_core.providers.anthropic_provider import AnthropicProvider  # SDK: on first use
 
         return AnthropicProvider(

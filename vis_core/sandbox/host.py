@@ -35,12 +35,12 @@ from vis_core.ipc.messages import (
 from vis_core.ipc.messages import (
     HandleCall as HandleCallMessage,
 )
-from vis_core.ipc.process import Ending
+from vis_core.ipc.process import ChildProcess, Ending
 from vis_core.model.handles import HostHandle
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import MAX_CALLS_IN_FLIGHT, MAX_MESSAGE_BYTES
 from vis_core.sandbox.reroot import RerootFailed, reroot
-from vis_core.system.child_process import VIS_ROOT, python_argv
+from vis_core.system.child_process import VIS_ROOT
 from vis_core.system.environ import child_environment
 from vis_core.system.jail import (
     JailUnavailable,
@@ -49,7 +49,7 @@ from vis_core.system.jail import (
     reserve_control_folder,
     vis_runtime,
 )
-from vis_core.system.lifetime import ChildLimits, Kept, cap_tmpfs, end_strays, start_kept
+from vis_core.system.lifetime import ChildLimits, cap_tmpfs, end_strays
 from vis_core.system.network_bridge import proxy_environment
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
@@ -250,8 +250,8 @@ class Sandbox:
         self.output_limit = output_limit  # printed output shown: bytes, and lines below
         self.output_lines = output_lines
         self.output_dir = output_dir  # where a cut output is saved whole
-        self._proc: asyncio.subprocess.Process | None = None
-        self._kept: Kept | None = None
+        self._proc: ChildProcess | None = None
+        self._stdin: asyncio.StreamWriter | None = None
         self._pid: int | None = None
         self._nonce = ""
         self._lock = asyncio.Lock()
@@ -272,7 +272,7 @@ class Sandbox:
         self._output = self._new_output()
         self._outputs: dict[int, asyncio.Future[str]] = {}
         self._output_closed: asyncio.Future[None] | None = None
-        self._exited: asyncio.subprocess.Process | None = None
+        self._exited: ChildProcess | None = None
         self._stop_listening: Callable[[], None] | None = None
         self._busy = False
         self._interrupt_pending = False
@@ -398,6 +398,9 @@ class Sandbox:
                 self._kill_group(proc)
                 self._on_exit(proc, await proc.wait())
         if not self._alive():
+            proc = self._proc
+            if proc is not None and proc.returncode is not None:  # its end, told before its pipe's
+                self._on_exit(proc, proc.returncode)
             try:
                 restarted = await self._start()
             except JailUnavailable as exc:
@@ -421,10 +424,10 @@ class Sandbox:
     def end_strays(self) -> None:
         """The turn ended: kill every process its blocks started that still runs (a
         ``subprocess`` child, a double fork); the child and its namespace stay."""
-        kept, pid = self._kept, self._pid
-        if kept is None or not pid or kept.process.returncode is not None or self._busy:
+        proc, pid = self._proc, self._pid
+        if proc is None or not pid or proc.returncode is not None or self._busy:
             return
-        end_strays(kept.pid, pid)
+        end_strays(proc.pid, pid)
 
     async def close(self) -> None:
         """Kill the child and every process of its tree; the next ``run`` starts a new one."""
@@ -439,6 +442,9 @@ class Sandbox:
             self._on_exit(proc, code)
         if self._stop_listening is not None:
             self._stop_listening()
+        if self._stdin is not None:
+            self._stdin.close()
+            self._stdin = None
         for task in list(self._tasks):
             task.cancel()
         if self._tasks:
@@ -450,12 +456,8 @@ class Sandbox:
     def _alive(self) -> bool:
         return self._proc is not None and self._proc.returncode is None and self._pid is not None
 
-    def _argv(self) -> list[str]:
-        # -I: nothing of the working folder or PYTHON* variables (the project's values stay in
-        # the environment, for what the block starts); -u: as PYTHONUNBUFFERED did before -I
-        argv = python_argv(self.python, _CHILD, "-u")
-        if not self.jail:
-            return argv
+    def _jailed(self, argv: list[str]) -> list[str]:
+        """The child's command in its jail (``JailUnavailable`` when there is none)."""
         # Vis's packages, not VIS_ROOT: run from its source, that is the whole checkout (its
         # .env, the tokens in its .git/config)
         runtime = {*vis_runtime(), VIS_ROOT / "vis_core", Path(self.python).resolve().parent.parent}
@@ -482,7 +484,6 @@ class Sandbox:
     async def _start(self) -> str | None:
         if self.jail and self._network is not None:
             self._network_folder = await self._network()
-        argv = self._argv()  # raises JailUnavailable before anything starts
         proxy = {}
         if self.jail and self._network_folder is not None:
             proxy = proxy_environment()
@@ -495,29 +496,26 @@ class Sandbox:
         self._kill_reason = None
         self._sent_tools = None
         self._nonce = os.urandom(8).hex()  # what secrets.token_hex(8) returns
-        protocol_in, protocol_out = os.pipe()  # the child's stdout, read without a stream
-        try:  # its keeper ends every process of the block with it, and when Vis ends
-            kept = await start_kept(
-                argv,
-                mode="sandbox",
-                limits=self.limits,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=protocol_out,
-                stderr=asyncio.subprocess.PIPE,
-                cwd=str(self.workspace),
-                env=env,
-            )
-        except BaseException:
-            os.close(protocol_in)
-            raise
-        finally:
-            os.close(protocol_out)
-        proc = kept.process
-        self._kept = kept
+        # -I: nothing of the working folder or PYTHON* variables (the project's values stay in
+        # the environment, for what the block starts); -u: as PYTHONUNBUFFERED did before -I.
+        # The jail raises JailUnavailable before anything starts; the keeper ends every
+        # process of the block with the child, and when Vis ends.
+        proc = ChildProcess(
+            _CHILD,
+            env=env,
+            cwd=self.workspace,
+            python=self.python,
+            flags=("-u",),
+            jail=self._jailed if self.jail else None,
+            keeper="sandbox",
+            limits=self.limits,
+            drain=False,
+        )
         self._proc = proc
+        self._stdin, stderr = await proc.streams()
         self._ready = loop.create_future()
-        self._listen(proc, protocol_in)
-        self._spawn(self._read_output(proc))
+        self._listen(proc, proc.take_stdout())
+        self._spawn(self._read_output(stderr))
         snapshot = self._snapshot_load() if self._snapshot_load is not None else self._last_snapshot
         metadata = await asyncio.to_thread(build_metadata)
         tools = self._tool_list()
@@ -700,29 +698,27 @@ class Sandbox:
                 with contextlib.suppress(ChildDied, asyncio.CancelledError, TimeoutError):
                     await asyncio.wait_for(asyncio.shield(done), 1.0)
 
-    def _kill_group(self, proc: asyncio.subprocess.Process) -> None:
+    def _kill_group(self, proc: ChildProcess) -> None:
         """Kill every process of the block: its keeper kills the tree, then ends."""
-        kept = self._kept
-        if kept is not None and kept.process is proc:
-            kept.kill()
+        proc.kill()
 
     # -- the pipes ---------------------------------------------------------------------------
     async def _send(self, message: Init | Run) -> None:
         await self._write(framed(message))
 
     async def _write(self, line: bytes) -> None:
-        proc = self._proc
-        if proc is None or proc.stdin is None:
+        stdin = self._stdin
+        if self._proc is None or stdin is None:
             raise ChildDied(self._death or "is not running")
         try:
-            proc.stdin.write(line)
-            transport = proc.stdin.transport
+            stdin.write(line)
+            transport = stdin.transport
             if transport.get_write_buffer_size() > _DRAIN_ABOVE:  # type: ignore[attr-defined]
-                await proc.stdin.drain()
+                await stdin.drain()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the exit handler reports the death
 
-    def _listen(self, proc: asyncio.subprocess.Process, fd: int) -> None:
+    def _listen(self, proc: ChildProcess, fd: int) -> None:
         """Read the child's protocol pipe in the loop's reader callback: each whole line is
         checked and dispatched at once. A line that breaks the protocol stops the child."""
         loop = asyncio.get_running_loop()
@@ -758,7 +754,7 @@ class Sandbox:
         self._stop_listening = stop
         loop.add_reader(fd, readable)
 
-    async def _wait_exit(self, proc: asyncio.subprocess.Process) -> None:
+    async def _wait_exit(self, proc: ChildProcess) -> None:
         self._on_exit(proc, await proc.wait())
 
     def _dispatch(
@@ -865,12 +861,11 @@ class Sandbox:
             raise LookupError(f"handle {ref.get('id')} is unknown to this sandbox")
         return obj
 
-    async def _read_output(self, proc: asyncio.subprocess.Process) -> None:
-        assert proc.stderr is not None
+    async def _read_output(self, stderr: asyncio.StreamReader) -> None:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         carry = b""
         try:
-            while chunk := await proc.stderr.read(1 << 16):
+            while chunk := await stderr.read(1 << 16):
                 data = carry + chunk
                 while (start := data.find(_MARK)) >= 0:
                     end = data.find(b"\x1f\x1e", start + len(_MARK))
@@ -905,20 +900,18 @@ class Sandbox:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self._output_closed), 1.0)
 
-    def _on_exit(self, proc: asyncio.subprocess.Process, code: int | None) -> None:
+    def _on_exit(self, proc: ChildProcess, code: int | None) -> None:
         if proc is not self._proc or self._exited is proc:
             return
         self._exited = proc
         how = self._kill_reason or _describe_exit(Ending(code))
-        kept = self._kept
-        if kept is not None and kept.process is proc:
-            kept.collect()  # the keeper's last words: the tree went over the memory limit
-            if kept.over_memory is not None and self.limits is not None:
-                how = (
-                    f"was stopped because the block's processes together held "
-                    f"{kept.over_memory / 2**20:,.0f} MB, over the memory limit of "
-                    f"{self.limits.memory_mb:,} MB (setting memory_limit)"
-                )
+        proc.collect()  # the keeper's last words: the tree went over the memory limit
+        if proc.over_memory is not None and self.limits is not None:
+            how = (
+                f"was stopped because the block's processes together held "
+                f"{proc.over_memory / 2**20:,.0f} MB, over the memory limit of "
+                f"{self.limits.memory_mb:,} MB (setting memory_limit)"
+            )
         self._death = how
         self._pid = None
         self._kill_group(proc)  # orphans of the block would keep the output pipe open

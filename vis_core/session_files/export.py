@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from vis_core.model.story import StoryKind
 from vis_core.model.turn import TurnStatus
 from vis_core.store.stored_session import (
     StoredBlock,
@@ -29,8 +30,8 @@ from vis_core.system.redaction import Redactor, log_redactors
 from vis_core.terminal import terminal_json, terminal_text
 
 if TYPE_CHECKING:
+    from vis_core.model.sessions import SessionRow
     from vis_core.store import Store
-    from vis_core.store.rows import SessionRow
 
 
 class ExportFormat(StrEnum):
@@ -186,11 +187,11 @@ def _markdown_turn(turn: StoredTurn, out: list[str]) -> None:
     status = "" if turn.status == TurnStatus.COMPLETED else f" ({turn.status})"
     out += [f"## Turn {turn.position}{status}", "", "**You:**", "", _quote(turn.request), ""]
     for kind, value in turn.story:
-        if kind == "text":
+        if kind is StoryKind.REPLY:
             out += ["**Vis:**", "", value, ""]
-        elif kind == "activity":
+        elif kind is StoryKind.ACTIVITY:
             out += [f"- {activity_line(value)}", ""]
-        elif kind == "block":
+        elif kind is StoryKind.CODE:
             _markdown_block(value, out)
     if turn.error:
         out += [f"**Error:** {turn.error}", ""]
@@ -251,11 +252,11 @@ def _html(session: StoredSession, clean: Callable[[str], str]) -> str:
         out.append(f"<h2>Turn {turn.position}{status}</h2>")
         out.append(f'<div class="you text"><strong>You:</strong>\n{esc(turn.request)}</div>')
         for kind, value in turn.story:
-            if kind == "text":
+            if kind is StoryKind.REPLY:
                 out.append(f'<div class="text"><strong>Vis:</strong>\n{esc(value)}</div>')
-            elif kind == "activity":
+            elif kind is StoryKind.ACTIVITY:
                 out.append(_html_activity(value, esc))
-            elif kind == "block":
+            elif kind is StoryKind.CODE:
                 out.append(_html_block(value, esc))
         if turn.error:
             out.append(f'<p class="error">Error: {esc(turn.error)}</p>')

@@ -405,6 +405,14 @@ class SettingsService:
     def value(self, setting_id: str, session_id: str | None = None) -> Any:
         return self.resolve(setting_id, session_id).value
 
+    def get(self, setting_id: str, default: Any, session_id: str | None = None) -> Any:
+        """The effective value for ``session_id`` (project level without one); ``default``
+        when no loaded code declares ``setting_id``."""
+        try:
+            return self.value(setting_id, session_id)
+        except KeyError:
+            return default
+
     def invalid_notes(self) -> list[str]:
         """One note per saved value of Vis's own settings that has the wrong type: the file,
         the setting and what it takes (the default is used; the file is left as it is)."""

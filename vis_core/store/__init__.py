@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
+from vis_core.events import StoredEvent
+from vis_core.model.sessions import SearchHit, SessionRow, TurnRow
 from vis_core.store.database import StoreError
 from vis_core.store.rows import (
     ActivityPage,
     AttachmentRow,
-    Audience,
     BlockRow,
     GroupRow,
     IterationRow,
     OverrideRow,
     OverrideScope,
     PromptRow,
-    SearchHit,
-    SessionRow,
-    StoredEvent,
-    TurnRow,
 )
 from vis_core.store.schema import APPLICATION_ID, SCHEMA_VERSION
 from vis_core.store.store import Store
@@ -26,7 +23,6 @@ __all__ = [
     "SCHEMA_VERSION",
     "ActivityPage",
     "AttachmentRow",
-    "Audience",
     "BlockRow",
     "GroupRow",
     "IterationRow",

@@ -6,8 +6,9 @@ import time
 import uuid
 from pathlib import Path
 
+from vis_core.model.attachments import AttachmentKind, Audience
 from vis_core.store.database import Database, StoreError
-from vis_core.store.rows import ATTACHMENT_COLUMNS, AttachmentRow, Audience, attachment_row
+from vis_core.store.rows import ATTACHMENT_COLUMNS, AttachmentRow, attachment_row
 
 
 class AttachmentsMixin:
@@ -23,7 +24,7 @@ class AttachmentsMixin:
         path: Path | str,
         *,
         size: int = 0,
-        kind: str = "file",
+        kind: AttachmentKind | str = AttachmentKind.FILE,
         audience: Audience | str = Audience.BOTH,
         commentable: bool = False,
         label: str = "",
@@ -51,7 +52,7 @@ class AttachmentsMixin:
                     filename,
                     version,
                     media_type,
-                    kind,
+                    str(kind),
                     size,
                     str(path),
                     audience.value,

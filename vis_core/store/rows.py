@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from vis_core.events import Event, event_from_dict
 from vis_core.model.activity import ActivityRecord
+from vis_core.model.attachments import Audience
+from vis_core.model.sessions import SessionRow, TurnRow
 from vis_core.model.turn import TurnStatus
 from vis_core.model.usage import Usage
 
@@ -20,38 +20,12 @@ class OverrideScope(StrEnum):
     SESSION = "session"
 
 
-class Audience(StrEnum):
-    """Who sees an attachment."""
-
-    BOTH = "both"
-    USER = "user"
-    MODEL = "model"
-
-
 @dataclass(frozen=True)
 class GroupRow:
     """A session group."""
 
     name: str
     created: float
-
-
-@dataclass(frozen=True)
-class SessionRow:
-    """One stored session."""
-
-    id: str
-    title: str
-    group: str | None
-    workspace: str
-    project_root: str
-    created: float
-    modified: float
-    forked_from: str | None
-    usage: Usage
-    cost: float
-    turn_count: int
-    parent_id: str | None = None  # the session that started this one (a child session)
 
 
 SESSION_COLUMNS = (
@@ -76,24 +50,6 @@ def session_row(row: tuple[Any, ...]) -> SessionRow:
         turn_count=row[13],
         parent_id=row[14],
     )
-
-
-@dataclass(frozen=True)
-class TurnRow:
-    """One turn of a session."""
-
-    id: str
-    session_id: str
-    position: int
-    request: str
-    status: TurnStatus
-    content: str
-    usage: Usage
-    cost: float
-    error: str | None
-    started: float
-    ended: float | None
-    replies: tuple[str, ...] = ()
 
 
 TURN_COLUMNS = (
@@ -153,21 +109,6 @@ class ActivityPage:
 
 
 @dataclass(frozen=True)
-class StoredEvent:
-    """One entry of a session's event log; ``seq`` increases with every append."""
-
-    seq: int
-    session_id: str
-    type: str
-    data: str
-    created: float
-
-    @property
-    def event(self) -> Event:
-        return event_from_dict(json.loads(self.data))
-
-
-@dataclass(frozen=True)
 class PromptRow:
     """One request in the prompt history."""
 
@@ -221,26 +162,3 @@ def attachment_row(row: tuple[Any, ...]) -> AttachmentRow:
         label=row[11],
         created=row[12],
     )
-
-
-@dataclass(frozen=True)
-class SearchHit:
-    """A session matching a search; ``fields`` lists where it matched, best first."""
-
-    session: SessionRow
-    rank: int
-    fields: tuple[str, ...]
-    snippet: str
-    snippets: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def is_in_title(self) -> bool:
-        return "title" in self.fields
-
-    @property
-    def is_in_request(self) -> bool:
-        return "request" in self.fields
-
-    @property
-    def is_in_reply(self) -> bool:
-        return "reply" in self.fields

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
+from vis_core.model.sessions import SearchHit
 from vis_core.store.database import Database
-from vis_core.store.rows import SESSION_COLUMNS, SearchHit, session_row
+from vis_core.store.rows import SESSION_COLUMNS, session_row
 
 # Field, FTS table, and how an FTS row maps to its session; the order is the ranking order.
 _FIELDS: tuple[tuple[str, str, str], ...] = (

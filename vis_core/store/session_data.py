@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 from vis_core.model.turn import TurnStatus
 
 if TYPE_CHECKING:
+    from vis_core.model.sessions import SearchHit, SessionRow, TurnRow
     from vis_core.store import Store
-    from vis_core.store.rows import SearchHit, SessionRow, TurnRow
 
 SESSION_MARKER = "vis_session_id#"  # what a person copies from the TUI
 

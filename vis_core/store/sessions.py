@@ -13,6 +13,8 @@ from typing import Any
 from vis_core.events import activity_from_dict
 from vis_core.model.activity import ActivityRecord
 from vis_core.model.block import PYTHON_EXECUTION
+from vis_core.model.sessions import SessionRow, TurnRow
+from vis_core.model.story import StoryKind
 from vis_core.store.database import Database, StoreError
 from vis_core.store.rows import (
     SESSION_COLUMNS,
@@ -21,8 +23,6 @@ from vis_core.store.rows import (
     BlockRow,
     GroupRow,
     IterationRow,
-    SessionRow,
-    TurnRow,
     session_row,
     turn_row,
 )
@@ -296,7 +296,7 @@ class SessionsMixin:
             for row in rows
         ]
 
-    def turn_story(self, session_id: str, turn_id: str) -> list[tuple[int, str, Any]]:
+    def turn_story(self, session_id: str, turn_id: str) -> list[tuple[int, StoryKind, Any]]:
         """What a turn showed, in the order it happened: ``(seq, kind, value)`` with kind
         ``reply`` (text), ``thinking`` (text), ``block`` ((error, restarted) of a call that
         failed or restarted the sandbox; a ``python_execution`` block's error is None: its
@@ -305,21 +305,21 @@ class SessionsMixin:
         spans and origin of a fold made in the turn), ``background`` (a command left running
         that reported its end) and ``activity`` (its id, placed by its first event)."""
         with self._db.read("read a turn's story") as conn:
-            story: list[tuple[int, str, Any]] = [
-                (seq, "reply", text)
+            story: list[tuple[int, StoryKind, Any]] = [
+                (seq, StoryKind.REPLY, text)
                 for seq, text in conn.execute(
                     "SELECT seq, text FROM replies WHERE turn_id = ?", (turn_id,)
                 )
             ]
             story.extend(
-                (seq, "thinking", text)
+                (seq, StoryKind.THINKING, text)
                 for seq, text in conn.execute(
                     "SELECT seq, text FROM thinking WHERE session_id = ? AND turn_id = ?",
                     (session_id, turn_id),
                 )
             )
             story.extend(
-                (seq, "code", {"iteration_id": iteration_id, "code": code, "ended": data})
+                (seq, StoryKind.CODE, {"iteration_id": iteration_id, "code": code, "ended": data})
                 for seq, iteration_id, code, data in conn.execute(
                     "SELECT b.seq, i.id, i.code, e.data FROM iterations AS i "
                     "JOIN blocks AS b ON b.iteration_id = i.id AND b.turn_id = i.turn_id "
@@ -329,7 +329,11 @@ class SessionsMixin:
                 )
             )
             story.extend(
-                (seq, "block", (None if tool == PYTHON_EXECUTION else error, bool(restarted)))
+                (
+                    seq,
+                    StoryKind.BLOCK,
+                    (None if tool == PYTHON_EXECUTION else error, bool(restarted)),
+                )
                 for seq, error, restarted, tool in conn.execute(
                     "SELECT b.seq, b.error, b.restarted, i.tool FROM iterations AS i "
                     "JOIN blocks AS b ON b.iteration_id = i.id "
@@ -338,7 +342,11 @@ class SessionsMixin:
                 )
             )
             story.extend(
-                (seq, "fold", {"key": key, "gist": gist, "spans": json.loads(spans), "origin": by})
+                (
+                    seq,
+                    StoryKind.FOLD,
+                    {"key": key, "gist": gist, "spans": json.loads(spans), "origin": by},
+                )
                 for seq, key, gist, spans, by in conn.execute(
                     "SELECT seq, key, gist, spans, origin FROM folds "
                     "WHERE session_id = ? AND turn_id = ?",
@@ -346,7 +354,11 @@ class SessionsMixin:
                 )
             )
             story.extend(
-                (seq, "background", {"handle_id": h, "command": c, "state": st, "runtime": rt})
+                (
+                    seq,
+                    StoryKind.BACKGROUND,
+                    {"handle_id": h, "command": c, "state": st, "runtime": rt},
+                )
                 for seq, h, c, st, rt in conn.execute(
                     "SELECT seq, handle_id, command, state, runtime FROM background_commands "
                     "WHERE turn_id = ? AND session_id = ?",
@@ -354,14 +366,14 @@ class SessionsMixin:
                 )
             )
             story.extend(
-                (seq, "draft", text)
+                (seq, StoryKind.DRAFT, text)
                 for seq, text in conn.execute(
                     "SELECT seq, text FROM draft_marks WHERE turn_id = ? AND session_id = ?",
                     (turn_id, session_id),
                 )
             )
             story.extend(
-                (pos, "activity", activity_id)
+                (pos, StoryKind.ACTIVITY, activity_id)
                 for pos, activity_id in conn.execute(
                     "SELECT pos, id FROM activities WHERE turn_id = ?", (turn_id,)
                 )

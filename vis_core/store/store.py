@@ -9,7 +9,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from vis_core.events import Event, stored_form
+from vis_core.events import Event, StoredEvent, stored_form
 from vis_core.paths import VisPaths
 from vis_core.store.attachments import AttachmentsMixin
 from vis_core.store.checkpoint import CHECKPOINT_EVERY_ROWS, WRITER_AUTOCHECKPOINT_PAGES
@@ -18,7 +18,6 @@ from vis_core.store.drafts import DraftsMixin
 from vis_core.store.extras import ExtrasMixin
 from vis_core.store.folds import FoldsMixin
 from vis_core.store.projection import project, project_many
-from vis_core.store.rows import StoredEvent
 from vis_core.store.schema import MIGRATIONS, SESSION_EVENTS
 from vis_core.store.search import SearchMixin
 from vis_core.store.sessions import SessionsMixin

@@ -7,11 +7,12 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from vis_core.model.story import StoryKind
 from vis_core.store.database import StoreError
 
 if TYPE_CHECKING:
+    from vis_core.model.sessions import SessionRow
     from vis_core.store import Store
-    from vis_core.store.rows import SessionRow
 
 SNAPSHOT_FORMAT = "vis-session/1"  # what vis.sessions.export() returns and restore() reads
 
@@ -50,7 +51,7 @@ class StoredTurn:
     thinking: dict[int, str] = field(default_factory=dict)
     blocks: list[StoredBlock] = field(default_factory=list)
     activities: list[dict[str, Any]] = field(default_factory=list)  # outside any block
-    story: list[tuple[str, Any]] = field(default_factory=list)  # ("text"|"block"|...) in order
+    story: list[tuple[StoryKind, Any]] = field(default_factory=list)  # in order
 
 
 @dataclass
@@ -122,7 +123,7 @@ def _event(data: dict[str, Any], turns: dict[str, StoredTurn], blocks: dict[str,
     elif kind == "AssistantMessage":
         index = int(data.get("iteration", 0))
         turn.answers[index] = turn.answers.get(index, "") + data.get("text", "")
-        turn.story.append(("text", data.get("text", "")))
+        turn.story.append((StoryKind.REPLY, data.get("text", "")))
     elif kind == "AssistantThinking":
         index = int(data.get("iteration", 0))
         turn.thinking[index] = turn.thinking.get(index, "") + data.get("text", "")
@@ -136,7 +137,7 @@ def _event(data: dict[str, Any], turns: dict[str, StoredTurn], blocks: dict[str,
         )
         blocks[block.iteration_id] = block
         turn.blocks.append(block)
-        turn.story.append(("block", block))
+        turn.story.append((StoryKind.CODE, block))
     elif kind == "TurnEnded":
         turn.status = str(data.get("status", ""))
         turn.error, turn.content = data.get("error"), data.get("content", "")
@@ -156,7 +157,7 @@ def _activity(
     turn = turns.get(item.get("turn_id") or "")
     if turn is not None:
         turn.activities.append(item)
-        turn.story.append(("activity", item))
+        turn.story.append((StoryKind.ACTIVITY, item))
 
 
 def snapshot_head(row: SessionRow) -> dict[str, Any]:

@@ -8,6 +8,8 @@ stdout; the code they run must not read the protocol or print into it. Imports n
 from __future__ import annotations
 
 import os
+import select
+import signal
 import sys
 import threading
 import time
@@ -66,16 +68,32 @@ def take_protocol_fds() -> ProtocolFds:
 
 
 def exit_with_parent(interval: float = PARENT_POLL_INTERVAL) -> threading.Thread:
-    """Start a daemon thread that ends this process (``os._exit(0)``) once the process that
-    started it is gone: reparented children see another parent id."""
+    """Start a daemon thread that ends this process and its process group once the process
+    that started it is gone, whichever thread of it started this one (``PR_SET_PDEATHSIG``
+    would follow that thread, and Vis starts workers from short-lived ones): it waits on a
+    pidfd of the parent, or, where there is none (an old kernel, a parent outside this PID
+    namespace), looks every ``interval`` seconds whether it was reparented."""
     parent = os.getppid()
+    try:
+        watched: int | None = os.pidfd_open(parent)
+    except (AttributeError, OSError):
+        watched = None
+
+    def gone() -> None:
+        if os.getpgrp() == os.getpid():  # what this process started in its group goes too
+            os.killpg(0, signal.SIGKILL)
+        os._exit(0)
 
     def watch() -> None:
-        while True:
+        if watched is not None:
+            select.select([watched], [], [])
+            gone()
+        while os.getppid() == parent:
             time.sleep(interval)
-            if os.getppid() != parent:
-                os._exit(0)
+        gone()
 
+    if os.getppid() != parent:  # the parent went before the pidfd was taken
+        gone()
     thread = threading.Thread(target=watch, name="vis-parent-watch", daemon=True)
     thread.start()
     return thread

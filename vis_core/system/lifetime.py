@@ -111,6 +111,14 @@ def hide_vis() -> bool:
     return hide_from_children()
 
 
+def keeper_command(
+    argv: Sequence[str], mode: str, limits: ChildLimits | None, channel: int
+) -> list[str]:
+    """``argv`` under its keeper (see :class:`Kept`), which reports on the socket ``channel``."""
+    memory = limits.memory_bytes if limits is not None else 0
+    return [sys.executable, "-I", "-S", str(KEEPER), str(channel), mode, str(memory), "--", *argv]
+
+
 async def start_kept(
     argv: Sequence[str],
     *,
@@ -124,18 +132,9 @@ async def start_kept(
     running go on until it ends or is stopped."""
     hide_vis()
     ours, theirs = socket.socketpair()
-    memory = limits.memory_bytes if limits is not None else 0
     try:
         process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-I",
-            "-S",
-            str(KEEPER),
-            str(theirs.fileno()),
-            mode,
-            str(memory),
-            "--",
-            *argv,
+            *keeper_command(argv, mode, limits, theirs.fileno()),
             pass_fds=(theirs.fileno(),),
             start_new_session=True,
             preexec_fn=child_setup(limits) if limits is not None else None,

@@ -20,7 +20,7 @@ from vis_core.model.command import CommandAction
 from vis_core.model.images import ImageRefused
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import TurnStatus
-from vis_tui.block_context import BlockContext
+from vis_tui.block_context import DEFAULT_PACING, AnswerPacing, BlockContext
 from vis_tui.keys import CHORD_ACTIONS
 from vis_tui.mentions import is_text_file, mentioned_files, path_completions, typing_mention
 from vis_tui.messages import CommandActionRequested, CoreEvent, TurnDone
@@ -142,11 +142,14 @@ class MainScreen(Screen[None]):
             widget.focused_going_back = True
         return widget
 
-    def __init__(self, workspace: Any) -> None:
+    def __init__(self, workspace: Any, answer_pacing: AnswerPacing = DEFAULT_PACING) -> None:
         super().__init__()
         self.workspace = workspace
         self.context = BlockContext(
-            workspace=workspace, attachments=self.attachment_file, show_steps=self.show_steps
+            workspace=workspace,
+            attachments=self.attachment_file,
+            show_steps=self.show_steps,
+            answer_pacing=answer_pacing,
         )
         self.core: Frontend | None = None
         self.session: Session | None = None

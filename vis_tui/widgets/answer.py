@@ -12,15 +12,11 @@ from textual.selection import Selection
 from textual.strip import Strip
 from textual.widget import Widget
 
+from vis_tui.block_context import DEFAULT_PACING, AnswerPacing
 from vis_tui.widgets.answer_lines import AnswerLines
 
-FLUSH_SECONDS = 0.05  # the shortest pause between two re-renders
-PACE = 3  # a re-render that took t seconds (to its frame) is followed by a pause of PACE * t
 IDLE_SECONDS = 0.05  # blocks above the view are drawn this long after a layout …
 IDLE_BLOCKS = 8  # … this many at a time
-SLICE = 65_536  # characters added per re-render at most (cut at a blank line): a frame never
-# parses a whole backlog; a longer block with no blank line goes out whole (cutting it would
-# only draw it again and again)
 
 
 class AnswerView(Widget):
@@ -28,16 +24,17 @@ class AnswerView(Widget):
 
     DEFAULT_CSS = "AnswerView { height: auto; margin: 1 0; padding: 0; }"
 
-    def __init__(self, text: str = "") -> None:
+    def __init__(self, text: str = "", pacing: AnswerPacing = DEFAULT_PACING) -> None:
         super().__init__(classes="answer")
         self.text = text
+        self.pacing = pacing
         self.lines = AnswerLines()
         self.lines.show(text)
         self._timer: Any = None
         self._idle_timer: Any = None
         self._ready = False
         self._rendering = False  # a re-render is on its way to the screen
-        self._pause = FLUSH_SECONDS
+        self._pause = pacing.flush_seconds
         self._complete = False  # the response ended: the rest goes out without a pause
 
     @property
@@ -78,8 +75,9 @@ class AnswerView(Widget):
         self._rendering = True
         started = time.perf_counter()
         text, shown = self.text, self.lines.shown
-        if text.startswith(shown) and len(text) - len(shown) > SLICE:
-            cut = text.rfind("\n\n", len(shown), len(shown) + SLICE)
+        most = self.pacing.slice
+        if text.startswith(shown) and len(text) - len(shown) > most:
+            cut = text.rfind("\n\n", len(shown), len(shown) + most)
             if cut > 0:
                 text = text[: cut + 2]  # the rest in the next re-render
         self.lines.show(text)
@@ -90,7 +88,8 @@ class AnswerView(Widget):
         """The re-render is on screen: pause in proportion to what it cost, then go on."""
         self._rendering = False
         if not self._complete:
-            self._pause = max(FLUSH_SECONDS, PACE * (time.perf_counter() - started))
+            spent = time.perf_counter() - started
+            self._pause = max(self.pacing.flush_seconds, self.pacing.pace * spent)
         elif self.lines.shown != self.text:
             self._pause = 0.0  # the rest of the backlog, slice by slice
         self._schedule()

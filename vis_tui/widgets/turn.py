@@ -170,7 +170,7 @@ class TurnView(Vertical):
     # -- answers -------------------------------------------------------------------------
     def _open_answer(self, text: str = "") -> AnswerView:
         if self._answer is None:
-            self._answer = AnswerView(text)
+            self._answer = AnswerView(text, self.context.answer_pacing)
             self.answers.append(self._answer)
             self._mount_before_footer(self._answer)
         return self._answer
@@ -181,7 +181,7 @@ class TurnView(Vertical):
     def add_stored_answer(self, text: str) -> None:
         """A finished answer of a stored turn: drawn as a streamed one ends up."""
         if text:
-            view = AnswerView(text)
+            view = AnswerView(text, self.context.answer_pacing)
             self.answers.append(view)
             self._mount_before_footer(view)
 

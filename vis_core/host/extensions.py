@@ -1,0 +1,79 @@
+"""The extension catalog: the loaded extensions of one Vis, what they declare, and reloading."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from vis_core.extension_host.environment import extension_environment
+from vis_core.extension_host.loaded import ExtensionLock, LoadedExtensions
+from vis_core.model.extensions import ExtensionStatus
+from vis_core.settings import SettingsService
+from vis_core.tools.registry import HostTool
+
+
+class ExtensionCatalog:
+    """The extensions as last loaded (``loaded``, replaced by :meth:`read_again`) and what
+    they declare: tools, slash commands, per-extension locks, load failures."""
+
+    def __init__(self, loaded: LoadedExtensions) -> None:
+        self.loaded = loaded
+
+    def current(self) -> LoadedExtensions:
+        """The extensions now (a reload replaces them): what settings and workers follow."""
+        return self.loaded
+
+    def tools(self) -> list[HostTool]:
+        return self.loaded.host_tools()
+
+    def commands(self) -> list[tuple[str, Any]]:
+        return [
+            (ext.name, command)
+            for ext in self.loaded.enabled
+            if ext.declaration is not None
+            for command in ext.declaration.slash_commands
+        ]
+
+    def lock(self, owner: str) -> ExtensionLock | None:
+        ext = self.loaded.get(owner)
+        return None if ext is None else ext.lock
+
+    def warnings(self) -> list[str]:
+        """One warning per extension that failed to load, naming it and ``vis doctor``."""
+        warnings = []
+        for ext in self.loaded.extensions:
+            if ext.status is not ExtensionStatus.FAILED:
+                continue
+            cause = str(ext.error).splitlines()[0] if ext.error is not None else "no cause given"
+            warnings.append(
+                f"Extension {ext.name} failed to load, so its tools, commands and settings are "
+                f"missing: {cause}. Run `vis doctor` for every extension's status; fix the file "
+                "and Reload in Settings (F2)."
+            )
+        return warnings
+
+    def read_again(self, settings: SettingsService) -> None:
+        """Load every extension again (the registration worker's time, up to the load time
+        limit): the settings files and the project's control files are read again (once) and
+        checked against the trust list again; a change since the start needs `vis trust`."""
+        settings.refresh()
+        snapshot, trusted = settings.snapshot, settings.trusted
+        options = replace(
+            self.loaded.options,
+            disabled=settings.disabled_extensions(),  # the on/off switches as saved now
+            load_timeout=float(settings.value("extension_load_timeout")),
+            trusted=trusted,
+            snapshot=snapshot if trusted else None,
+            environment=extension_environment(
+                settings.project_root, trusted=trusted, snapshot=snapshot
+            ),
+        )
+        self.loaded = replace(self.loaded, options=options).reload()
+
+    def summary(self) -> str:
+        """How many loaded and which failed, as ``/reload`` says it."""
+        from vis_core.extension_host.doctor import describe
+
+        failed = [row for row in describe(self.loaded) if row.failed]
+        text = f"{len(self.loaded.enabled)} loaded, {len(failed)} failed."
+        return text + "".join(f"\n- {row.name}: {row.error}" for row in failed)

@@ -1,0 +1,424 @@
+"""The composition root: one workspace's services, built in dependency order."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vis_core.agent.deps import DirectTool, SessionModel
+from vis_core.agent.session import AgentSession
+from vis_core.commands import CommandRegistry
+from vis_core.config import ConfigFile, UserConfig, load_config
+from vis_core.drafts import Drafts
+from vis_core.extension.runtime import install, uninstall
+from vis_core.extension_host.callbacks import on_change_runner
+from vis_core.extension_host.environment import extension_environment
+from vis_core.extension_host.loaded import ExtensionLock, LoadedExtensions
+from vis_core.extension_host.loader import load_extensions
+from vis_core.extension_host.runtime import HostRuntime, StoreRuntime
+from vis_core.extension_host.session_workers import SessionWorkers
+from vis_core.extension_host.worker_client import WorkerPlace, runs_in_worker
+from vis_core.host.extensions import ExtensionCatalog
+from vis_core.host.models import ModelResolver
+from vis_core.host.session_factory import SessionFactory
+from vis_core.host.sessions import SessionRegistry
+from vis_core.host.workspace import Workspace
+from vis_core.host_options import HostOptions
+from vis_core.interaction import Interaction
+from vis_core.paths import ControlSnapshot, VisPaths, control_files_changed, find_project_root
+from vis_core.providers.base import ModelChoice
+from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
+from vis_core.settings.core import extension_load_timeout
+from vis_core.store import Store
+from vis_core.store.session_lock import SessionLocks
+from vis_core.system import jail_check
+from vis_core.system.loops import on_loop
+from vis_core.welcome import verified
+
+if TYPE_CHECKING:
+    from vis_core.session_tools import SessionTools
+
+
+class Host:
+    """Everything one running Vis shares between its sessions: its services (``space``,
+    ``catalog``, ``settings``, ``models``, ``registry``, ``factory``) and what takes the
+    whole host (commands, child sessions, MCP, the SDK's runtime), built in that order."""
+
+    def __init__(
+        self,
+        options: HostOptions,
+        paths: VisPaths,
+        config: UserConfig,
+        store: Store,
+        extensions: LoadedExtensions,
+        snapshot: ControlSnapshot,
+    ):
+        """``snapshot``: the project's control files as :meth:`open` read them and checked
+        them against the trust list (``extensions`` were loaded from it). Settings,
+        environment and MCP servers are read from it, not from the files."""
+        self.options = options
+        self.paths = paths
+        self.store = store
+        root = options.workspace.resolve()
+        project_root = find_project_root(root)
+        if snapshot.root != project_root:
+            snapshot = verified(paths, project_root)[0]
+        self.catalog = ExtensionCatalog(extensions)
+        self.settings = SettingsService(
+            paths=paths,
+            store=store,
+            project_root=project_root,
+            workspace=root,
+            extensions=self.catalog.current,
+            toggles=options.toggles,
+            channel=options.channel,
+            snapshot=snapshot,  # checked against the trust list there, at each refresh too
+        )
+        self.space = Workspace(paths, root, self.settings)
+        self.settings.install()  # secret redaction answers from here
+        self.settings.saved_listeners.append(self._setting_saved)
+        attach_log_file(paths, self.settings.redactor)
+        self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
+        self.drafts = Drafts(store, paths.data_dir)  # the sessions' isolated working copies
+        locks = SessionLocks(paths.data_dir / "sessions")
+        self.registry = SessionRegistry(store, root, project_root, self.interaction, locks)
+        self.models = ModelResolver(
+            options,
+            ConfigFile(config.path, config),
+            self.settings,
+            self.catalog,
+            self.space,
+            self.registry.worker_of,
+        )
+        # a setting's on_change runs in an extension worker, as the extension's other code
+        self.settings.on_change_runner = on_change_runner(
+            self.catalog.current,
+            lambda: dict(self.registry.extension_workers),
+            WorkerPlace(None, root, project_root, options.channel),
+            self.space.project_values,
+        )
+        self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
+        # the Vis of each other root vis.sessions.create(root=...) started a session in
+        self._other_roots: dict[Path, Host] = {}
+        self._other_roots_lock = asyncio.Lock()
+        # what takes the whole host: every service above is built
+        self.runtime = HostRuntime(self)  # the SDK's calls in this process reach the host here
+        self.commands = CommandRegistry(self)
+        from vis_core.mcp.host import host_mcp
+        from vis_core.subagents import Subagents
+
+        self.subagents = Subagents(self)  # child sessions: run_session, consult, vis.council
+        self.mcp = host_mcp(self)  # MCP servers: connected when the first session starts
+        self.factory = SessionFactory(
+            options=options,
+            paths=paths,
+            store=store,
+            workspace=self.space,
+            settings=self.settings,
+            catalog=self.catalog,
+            models=self.models,
+            registry=self.registry,
+            mcp=self.mcp,
+            subagents=self.subagents,
+            interaction=self.interaction,
+            drafts=self.drafts,
+            runtime=self.runtime,
+            direct_tools=self.direct_tools,
+        )
+        try:
+            self.runtime.loop = asyncio.get_running_loop()
+        except RuntimeError:  # built outside an event loop: threads reach it for reads only
+            pass
+        install(self.runtime)
+
+    @classmethod
+    async def open(cls, options: HostOptions) -> Host:
+        paths = VisPaths.from_env().ensure()
+        # the jail check (a jailed `true`, once per process) runs while the rest starts
+        jail_check.check_in_background()
+        config = load_config(paths.config_file)
+        store = await asyncio.to_thread(Store, paths.db_file)
+        loading = StoreRuntime(store)  # vis.state while entry files load
+        install(loading)
+        project_root = find_project_root(options.workspace.resolve())
+        # The control files are read once: what is checked against the trust list is what
+        # loads (extension code, settings, environment, MCP servers), never read again.
+        snapshot, trusted = await asyncio.to_thread(verified, paths, project_root)
+        try:
+            extensions = await asyncio.to_thread(
+                load_extensions,
+                project_root=project_root,
+                disabled=disabled_extensions(paths.config_file),
+                trusted=trusted,
+                paths=paths,
+                environment=extension_environment(project_root, trusted=trusted, snapshot=snapshot),
+                load_timeout=extension_load_timeout(config.data),
+                snapshot=snapshot if trusted else None,
+            )
+        finally:
+            uninstall(loading)
+        from vis_core.tools.edit import remove_stale_temps
+
+        # Interrupted writes' temp files go in the background: a large workspace's walk must
+        # not hold up the first prompt (only files older than a minute are removed).
+        threading.Thread(
+            target=remove_stale_temps,
+            args=(options.workspace,),
+            name="vis-stale-temps",
+            daemon=True,
+        ).start()
+        return cls(options, paths, config, store, extensions, snapshot)
+
+    # -- the workspace, its trust and limits (``space``) ----------------------------------------
+
+    @property
+    def workspace(self) -> Path:
+        return self.space.root
+
+    @property
+    def project_root(self) -> Path:
+        return self.space.project_root
+
+    @property
+    def trusted(self) -> bool:
+        return self.space.trusted
+
+    def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
+        return self.space.jail_policy(session_id)
+
+    def jail_mode(self, session_id: str | None = None) -> tuple[bool, str]:
+        return self.space.jail_mode(session_id)
+
+    def project_values(self) -> dict[str, str]:
+        return self.space.project_values()
+
+    def setting(self, setting_id: str, default: Any, session_id: str | None = None) -> Any:
+        """A setting's effective value for ``session_id`` (project level without one)."""
+        return self.settings.get(setting_id, default, session_id)
+
+    # -- the model (``models``) --------------------------------------------------------------
+
+    @property
+    def config(self) -> UserConfig:
+        """``config.toml`` as it is now (read again, with what it decides, when it changed)."""
+        return self.models.config
+
+    def reread_config(self) -> None:
+        """Read ``config.toml`` again if it changed (``/model``, ``/login`` call this)."""
+        _ = self.models.config
+
+    @property
+    def model_label(self) -> str:
+        return self.models.label
+
+    @property
+    def model_problem(self) -> str | None:
+        return self.models.problem
+
+    def session_model(
+        self,
+        choice: ModelChoice | None = None,
+        *,
+        script: Path | None = None,
+        session_id: str | None = None,
+    ) -> SessionModel:
+        return self.models.session_model(choice, script=script, session_id=session_id)
+
+    def model_of_session(self, session_id: str) -> SessionModel:
+        return self.models.model_of_session(session_id)
+
+    def _setting_saved(self, result: SaveResult) -> None:
+        """Apply a saved change on the host's loop, between requests (a save may come from a
+        thread: an extension's call, a setting's on_change): ``model`` switches sessions,
+        ``introspection`` tools."""
+        if not result.changed:
+            return
+        loop = self.runtime.loop
+        if loop is not None and not loop.is_closed() and not on_loop(loop):
+            loop.call_soon_threadsafe(self._apply_saved, result)
+            return
+        self._apply_saved(result)
+
+    def _apply_saved(self, result: SaveResult) -> None:
+        if result.setting_id == "introspection":
+            self.registry.reset_tools()
+        if result.setting_id == "model" and result.session_id is not None:
+            for session in self.registry.sessions:
+                if session.id == result.session_id:
+                    session.model = self.models.model_of_session(session.id)
+
+    def startup_notes(self) -> list[str]:
+        """What a person should know before the first turn (e.g. skipped project code)."""
+        notes = []
+        project_code = (self.project_root / ".vis" / "extensions").is_dir() or (
+            self.project_root / ".vis" / "mcp.json"
+        ).is_file()
+        if project_code and not self.trusted:
+            notes.append(
+                f"project {self.project_root} is not trusted, so its extensions and MCP servers "
+                f"were skipped; run `vis trust {self.project_root}` to allow them"
+            )
+        if self.space.trust_changed:
+            notes.append(control_files_changed(self.project_root))
+        linked = self.settings.snapshot.linked_folders
+        if linked and self.trusted:
+            notes.append(
+                f"project {self.project_root}: {', '.join(linked)} is a link to a folder; Vis "
+                "does not follow linked folders inside .vis/ (what they point to can change "
+                "after you trusted the project), so nothing under it loads. Copy the folder "
+                "into .vis/ instead, then run `vis trust` again."
+            )
+        refusal = self.space.jail_policy()[1]
+        if refusal is not None:
+            notes.append(refusal)
+        home = self.space.home_notice()
+        if home is not None:
+            notes.append(home)
+        notes.extend(self.settings.untrusted_notes())
+        notes.extend(self.settings.problems)
+        notes.extend(self.settings.invalid_notes())
+        notes.extend(self.settings.toggle_problems())
+        notes.extend(self.commands.file_problems())
+        return notes
+
+    # -- extensions (``catalog``) --------------------------------------------------------------
+
+    @property
+    def extensions(self) -> LoadedExtensions:
+        return self.catalog.loaded
+
+    def extension_lock(self, owner: str) -> ExtensionLock | None:
+        return self.catalog.lock(owner)
+
+    async def call_extension(
+        self,
+        owner: str,
+        fn: Callable[..., Any],
+        *args: Any,
+        session_id: str | None = None,
+        command: str | None = None,
+    ) -> Any:
+        """Run an extension callback in a worker thread, serialized per extension, as a call
+        of ``owner`` in session ``session_id`` (``vis.state``, ``vis.notify`` … work in it)."""
+        from vis_core.extension.context import CallContext, calling
+
+        lock = self.catalog.lock(owner)
+        session = self.registry.live_session(session_id) if session_id else None
+        context = CallContext(
+            session_id=session_id,
+            workspace_root=self.workspace,
+            project_root=self.project_root,
+            owner=owner,
+            channel=self.options.channel,
+            runtime=self.runtime,
+            loop=asyncio.get_running_loop(),
+            # vis.tools works as in a tool call of that session
+            activities=session.invoker if session is not None else None,
+        )
+
+        ext = self.catalog.loaded.get(owner)
+        if command is not None and runs_in_worker(ext):
+            worker = self.registry.worker_of(session_id) if session_id else None
+            # with no session, a worker of no session started for this command alone
+            temporary = None
+            if worker is None:
+                place = WorkerPlace(None, self.workspace, self.project_root, self.options.channel)
+                worker = temporary = SessionWorkers(
+                    self.catalog.current, place, self.space.project_values()
+                )
+
+            def in_worker() -> Any:  # the command runs in an extension worker, not here
+                from vis_core.ipc.messages import TargetKind
+
+                try:
+                    with calling(context):
+                        return worker.call_sync(TargetKind.COMMAND, owner, command, args)
+                finally:
+                    if temporary is not None:
+                        temporary.stop()
+
+            return await asyncio.to_thread(in_worker)
+
+        def run() -> Any:
+            with calling(context):
+                if lock is None:
+                    return fn(*args)
+                with lock:
+                    return fn(*args)
+
+        return await asyncio.to_thread(run)
+
+    def reload(self) -> str:
+        """Re-read every extension; sessions see the new tools from their next block."""
+        self.catalog.read_again(self.settings)
+        return self._reloaded()
+
+    async def reload_async(self) -> str:
+        """``reload`` with the reading (the registration worker's time, up to the load time
+        limit) in a thread, so the loop stays free; what starts servers and workers runs on
+        the loop, as ``reload`` on the loop does."""
+        await asyncio.to_thread(self.catalog.read_again, self.settings)
+        return self._reloaded()
+
+    def _reloaded(self) -> str:
+        self.mcp.reload_soon()  # mcp.json and extension servers, read again
+        from vis_core.extension_host.session_kit import called_per_request
+
+        self.registry.extensions_reloaded(called_per_request(self.catalog.loaded))
+        return self.catalog.summary()
+
+    # -- sessions (``registry``, built by ``factory``) ------------------------------------------
+
+    @property
+    def sessions(self) -> list[AgentSession]:
+        return self.registry.sessions
+
+    @property
+    def session_tools(self) -> dict[str, SessionTools]:
+        return self.registry.session_tools
+
+    @property
+    def extension_workers(self) -> dict[str, SessionWorkers]:
+        return self.registry.extension_workers
+
+    def latest_session_id(self) -> str | None:
+        return self.registry.latest_session_id()
+
+    async def new_session(self) -> AgentSession:
+        return self.registry.new_session(self.factory.build, self.mcp.start)
+
+    async def open_session(self, session_id: str) -> AgentSession:
+        return await self.registry.open_session(session_id, self.factory.build, self.mcp.start)
+
+    async def close_session(self, session: AgentSession) -> None:
+        await self.registry.close_session(session)
+
+    async def host_at(self, root: Path) -> Host:
+        """The Vis of workspace ``root`` (its project's trust, settings, extensions and MCP
+        servers), opened once and closed with this one; this host for its own workspace."""
+        root = Path(root).expanduser().resolve()
+        if root == self.workspace:
+            return self
+        if not root.is_dir():
+            raise ValueError(f"root {root} is not a folder; give the workspace a session runs in")
+        async with self._other_roots_lock:
+            other = self._other_roots.get(root)
+            if other is None:
+                other = await Host.open(replace(self.options, workspace=root))
+                self._other_roots[root] = other
+            return other
+
+    async def close(self) -> None:
+        for other in self._other_roots.values():
+            await other.close()
+        self._other_roots.clear()
+        self.interaction.close()
+        await self.registry.close()
+        await self.mcp.close()
+        self.settings.uninstall()
+        uninstall(self.runtime)
+        self.store.close()

@@ -1,0 +1,161 @@
+"""The session registry: the open sessions of one workspace and what each runs on."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from vis_core.agent.session import HISTORY_EVENTS, AgentSession
+from vis_core.events import Event, SessionCreated, TurnEnded
+from vis_core.extension_host.session_workers import SessionWorkers
+from vis_core.interaction import Interaction
+from vis_core.model.turn import TurnStatus
+from vis_core.store import Store
+from vis_core.store.session_lock import SessionLocks
+
+if TYPE_CHECKING:
+    from vis_core.session_tools import SessionTools
+
+INTERRUPTED = (
+    "interrupted: Vis stopped (it was killed or crashed) before this turn finished; what it "
+    "showed until then is kept"
+)
+RELOADED = "the extensions were reloaded (/reload)"
+# builds the open session ``session_id`` titled ``title`` with ``history`` replayed
+Build = Callable[[str, str, list[Event]], AgentSession]
+
+
+class SessionRegistry:
+    """The open sessions of a workspace (oldest first), their locks against another Vis,
+    and the parts of each that the workspace reaches: its extension worker and tool set."""
+
+    def __init__(
+        self,
+        store: Store,
+        workspace: Path,
+        project_root: Path,
+        interaction: Interaction,
+        locks: SessionLocks,
+    ) -> None:
+        self._store = store
+        self._workspace = workspace
+        self._project_root = project_root
+        self._interaction = interaction
+        self.locks = locks
+        self.sessions: list[AgentSession] = []
+        self.session_tools: dict[str, SessionTools] = {}  # by open session
+        self.extension_workers: dict[str, SessionWorkers] = {}  # by open session
+
+    def latest_session_id(self) -> str | None:
+        row = self._store.latest_session(self._workspace)
+        return row.id if row else None
+
+    def new_session(self, build: Build, starting: Callable[[], None]) -> AgentSession:
+        """A new session, built by ``build`` once its row is saved and ``starting`` ran."""
+        row = self._store.create_session(self._workspace, self._project_root)
+        self._store.append(SessionCreated(row.id, title=row.title, workspace=str(self._workspace)))
+        starting()
+        return self._opened(row.id, row.title, [], build)
+
+    async def open_session(
+        self, session_id: str, build: Build, starting: Callable[[], None]
+    ) -> AgentSession:
+        """The stored session ``session_id``, opened with its history (``LookupError`` when
+        there is none; ``SessionInUse`` when another Vis has it open); ``starting`` runs on
+        the loop once it is found, ``build`` in a thread."""
+        row = self._store.get_session(session_id)
+        if row is None:
+            raise LookupError(f"no session {session_id!r}; `vis sessions` lists them")
+
+        def restore() -> AgentSession:  # a long session reads for seconds; keep the loop free
+            if not open_here:  # no live session of this process runs these turns
+                self._end_interrupted_turns(row.id)
+            stored = self._store.events(row.id, types=HISTORY_EVENTS)
+            return self._opened(row.id, row.title, [event.event for event in stored], build)
+
+        open_here = self.locks.holds(row.id)
+        self.locks.acquire(row.id)  # refuse before reading a long history
+        try:
+            starting()
+            return await asyncio.to_thread(restore)
+        finally:
+            self.locks.release(row.id)
+
+    def _end_interrupted_turns(self, session_id: str) -> None:
+        """A turn still ``running`` when nobody holds the session was cut off (Vis was killed):
+        it ends as cancelled, saying so, before the session is shown again."""
+        for turn_id in self._store.running_turns(session_id):
+            self._store.append(
+                TurnEnded(
+                    session_id,
+                    turn_id=turn_id,
+                    status=TurnStatus.CANCELLED,
+                    error=INTERRUPTED,
+                )
+            )
+
+    def _opened(
+        self, session_id: str, title: str, history: list[Event], build: Build
+    ) -> AgentSession:
+        self.locks.acquire(session_id)  # SessionInUse when another Vis has it open
+        try:
+            session = build(session_id, title, history)
+        except BaseException:
+            self.locks.release(session_id)
+            raise
+        self.sessions.append(session)
+        self._interaction.attach(session)
+        return session
+
+    async def close_session(self, session: AgentSession) -> None:
+        """Close one open session and forget it (a child session whose turn ended)."""
+        try:
+            await session.close()
+        finally:
+            self._interaction.detach(session.id)
+            if session in self.sessions:
+                self.sessions.remove(session)
+
+    def live_session(self, session_id: str) -> AgentSession | None:
+        """The open session ``session_id`` of this workspace (a call's session is found here)."""
+        return next((s for s in self.sessions if s.id == session_id), None)
+
+    def worker_of(self, session_id: str) -> SessionWorkers | None:
+        """The extension worker of the open session ``session_id``, if it has one."""
+        return self.extension_workers.get(session_id)
+
+    def keep_parts(self, session_id: str, worker: SessionWorkers, tools: SessionTools) -> None:
+        """What an open session runs on that the workspace reaches: its extension worker
+        (stopped by /reload) and its tool set (rebuilt after /reload or a setting change)."""
+        self.extension_workers[session_id] = worker
+        self.session_tools[session_id] = tools
+
+    def drop_parts(self, session_id: str, worker: SessionWorkers, tools: SessionTools) -> None:
+        """The session closed: forget its parts and let another Vis open it."""
+        if self.extension_workers.get(session_id) is worker:
+            del self.extension_workers[session_id]
+        if self.session_tools.get(session_id) is tools:
+            del self.session_tools[session_id]
+        self.locks.release(session_id)
+
+    def reset_tools(self) -> None:
+        """Every open session builds its tools again before its next block."""
+        for tools in list(self.session_tools.values()):
+            tools.reset()
+
+    def extensions_reloaded(self, called_per_request: bool) -> None:
+        """Stop every session's extension worker (the next call starts a new one, at once
+        when each request calls into it) and rebuild their tools."""
+        for worker in self.extension_workers.values():
+            worker.stop(RELOADED)
+            if called_per_request:  # the next request calls into it: start it now
+                worker.prestart()
+        self.reset_tools()
+
+    async def close(self) -> None:
+        for session in list(self.sessions):
+            await session.close()
+        self.sessions.clear()
+        self.locks.release_all()

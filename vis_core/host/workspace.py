@@ -1,0 +1,119 @@
+"""The workspace service: its folders, the project's trust and values, and children's limits."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from vis_core.extension_host.environment import project_environment
+from vis_core.paths import (
+    ControlSnapshot,
+    TrustStore,
+    VisPaths,
+    control_files_changed,
+    project_fingerprint,
+)
+from vis_core.settings import SettingsService
+from vis_core.system.jail import home_warning
+from vis_core.system.lifetime import ChildLimits
+from vis_core.welcome import jail_mode, jail_policy
+
+
+class Workspace:
+    """One workspace of a running Vis: where it is, its project's control files and trust,
+    the values the project defines, and what confines the children Vis runs there."""
+
+    def __init__(self, paths: VisPaths, root: Path, settings: SettingsService) -> None:
+        """``settings`` read the project's control files (``settings.snapshot``) and checked
+        them against the trust list; trust and project values are answered from them."""
+        self.paths = paths
+        self.root = root
+        self.project_root = settings.project_root
+        self.settings = settings
+        self.trust_changed = _trust_changed(paths, settings.snapshot)
+        self._told_changed: str | None = None  # the fingerprint the notice was given for
+        # control files that do not exist yet: made during the session, they are told about
+        # (the jail cannot reserve a name without leaving an empty file or folder behind)
+        code = [".vis/extensions", ".vis/mcp.json", "vis.yml"]  # what loads or configures
+        watched = [".git"] if self.trusted else [".git", *code]
+        self._absent = {
+            folder / name
+            for folder in {root, self.project_root}
+            for name in watched
+            if not os.path.lexists(folder / name)
+        }
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the project's control files, as last read, are the ones the person
+        trusted (checked at the start and at each ``/reload``)."""
+        return self.settings.trusted
+
+    def control_files_notice(self) -> str | None:
+        """The notice, said once, that the trusted project's control files changed since
+        they were read (the project needs ``vis trust`` again); else None."""
+        if not self.trusted:
+            return None
+        loaded = self.settings.snapshot.fingerprint
+        if self._told_changed == loaded or project_fingerprint(self.project_root) == loaded:
+            return None
+        self._told_changed = loaded
+        return control_files_changed(self.project_root)
+
+    def new_control_notice(self) -> str | None:
+        """The warning, said once per path, that a ``.git`` (or, in an untrusted project,
+        ``.vis/extensions``, ``.vis/mcp.json`` or ``vis.yml``) appeared since startup in the
+        workspace or project folder: the person's git, or trusting the project, would run what
+        it names. None when nothing appeared."""
+        for path in sorted(self._absent):
+            if not os.path.lexists(path):
+                continue
+            self._absent.discard(path)
+            if path.name == ".git":
+                return (
+                    f"a .git appeared in {path.parent} during this session (a block or command "
+                    "created it). git run there reads its .git/config and hooks, which can run "
+                    "programs (core.fsmonitor, hooks); check them before you run git there, or "
+                    "remove that .git"
+                )
+            return (
+                f"{path} appeared during this session (made by a block, a command or you). "
+                "It loads code or changes settings once the project is trusted: read it "
+                f"before you run `vis trust {self.project_root}` or trust the project"
+            )
+        return None
+
+    def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
+        """Whether the jail is on for ``session_id``, and why nothing may run (fail closed):
+        when the ``jail`` setting cannot be read, blocks and shell commands are refused."""
+        return jail_policy(self.settings, session_id)
+
+    def jail_mode(self, session_id: str | None = None) -> tuple[bool, str]:
+        """Whether blocks and shell commands of ``session_id`` run jailed, and one line that
+        says so: the mode, why, and what to install where the jail cannot run."""
+        return jail_mode(self.settings, self.root, session_id)
+
+    def home_notice(self) -> str | None:
+        """The warning that the workspace is the home folder or holds it, else None."""
+        return home_warning(self.root)
+
+    def child_limits(self, session_id: str | None = None) -> ChildLimits:
+        """Memory and process limits of the sandbox and its shells (settings)."""
+        return ChildLimits(
+            memory_mb=int(self.settings.get("memory_limit", "8192", session_id)),
+            processes=int(self.settings.get("process_limit", "4096", session_id)),
+        )
+
+    def project_values(self) -> dict[str, str]:
+        """The environment the project defines (``environment:``, ``.env``, ``.env.local``);
+        empty until the project is trusted."""
+        if not self.trusted:
+            return {}
+        return project_environment(self.project_root, self.settings.snapshot)
+
+
+def _trust_changed(paths: VisPaths, snapshot: ControlSnapshot) -> bool:
+    try:
+        return TrustStore(paths).changed(snapshot)
+    except RuntimeError:
+        return False

@@ -1,0 +1,11 @@
+"""The wire formats Vis speaks to model servers: a ``[providers.NAME]`` table's ``kind``."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ProviderKind(StrEnum):
+    ANTHROPIC = "anthropic"
+    OPENAI = "openai"  # OpenAI's API and any OpenAI-compatible server
+    SCRIPTED = "scripted"  # replays a script file (tests, demos)

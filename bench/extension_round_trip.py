@@ -3,12 +3,13 @@ worker, its Activity stored, beside the bare sandbox → host round trip in the 
 
 A user extension's trivial tool is called CALLS times from one block of a scripted turn through
 the real Host (sandbox child → host → extension worker → host, ActivityStarted/Ended stored in
-SQLite); the block times each call. The session's event bus commits Activity events in groups
-(up to ``MAX_HELD`` events or ``HOLD`` seconds, and before any other event or read of the store),
-so a call's time includes its share of a group's transaction, and a few calls pay for a whole
-one; the count printed is read from the store after the turn. The anchor is a host tool with
-no Activity, timed the same way in the same run. Printed: both medians and their ratio.
-Target: ≤ 0.3 ms median.
+SQLite); the block times each call. ROUNDS such turns run, each just after a block of the
+anchor, so a machine whose load drifts affects both alike; the ratio is the median of the
+rounds'. The session's event bus commits Activity events in groups (up to ``MAX_HELD`` events
+or ``HOLD`` seconds, and before any other event or read of the store), so a call's time
+includes its share of a group's transaction, and a few calls pay for a whole one; the count
+printed is read from the store after the turns. The anchor is a host tool with no Activity,
+timed the same way. Printed: both medians and their ratio. Target: ratio ≤ 2×.
 Run: ``.venv/bin/python bench/extension_round_trip.py``.
 """
 
@@ -16,13 +17,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import statistics
 import sys
 import tempfile
 import textwrap
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-CALLS = 1_000
+CALLS = 400  # per timed block
+ROUNDS = 5  # anchor and worker blocks, in turn
 
 EXTENSION = '''
 import vis_core.extension as vis
@@ -65,21 +69,14 @@ async def _ping(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any
     return args[0] if args else None
 
 
-async def anchor(folder: Path) -> float:
-    from vis_core.sandbox import Sandbox, ToolEntry
-
-    box = Sandbox(workspace=folder, call_tool=_ping, tools=lambda: [ToolEntry("ping")])
-    try:
-        await box.run("pass")
-        result = await box.run(timing_block("ping"))
-        if result.error:
-            sys.exit(result.error)
-        return float(result.stdout.strip())
-    finally:
-        await box.close()
-
-
-async def through_worker(folder: Path, tool: str = "echo") -> tuple[float, int]:
+async def through_worker(
+    folder: Path,
+    tool: str = "echo",
+    rounds: int = 1,
+    between: Callable[[], Awaitable[float]] | None = None,
+) -> tuple[list[tuple[float, float]], int]:
+    """The median call of ``tool`` in each of ``rounds`` timed blocks (one turn each), beside
+    what ``between`` measured just before each; and how many of its Activities were stored."""
     import yaml
 
     from vis_core.events import ActivityEnded, BlockFinished
@@ -89,49 +86,68 @@ async def through_worker(folder: Path, tool: str = "echo") -> tuple[float, int]:
     (home / "extensions").mkdir(parents=True, exist_ok=True)
     (home / "extensions" / "bench.py").write_text(EXTENSION, encoding="utf-8")
     script = folder / "script.yaml"
-    blocks = [{"code": f"await {tool}(0)"}, {"code": timing_block(tool)}, {"text": "done"}]
+    blocks: list[dict[str, str]] = [{"code": f"await {tool}(0)"}, {"text": "warm"}]
+    blocks += [{"code": timing_block(tool)}, {"text": "done"}] * rounds
     script.write_text(yaml.safe_dump(blocks), encoding="utf-8")
     host = await Host.open(HostOptions(workspace=folder, provider="scripted", script=script))
     try:
         session = await host.new_session()
         events: list[Any] = []
         session.subscribe(events.append)
-        await session.submit("go")
-        finished = [e for e in events if isinstance(e, BlockFinished)]
-        if finished[-1].error:
-            sys.exit(finished[-1].error)
+        await session.submit("warm")
+        pairs = []
+        for _ in range(rounds):
+            other = await between() if between is not None else 0.0
+            await session.submit("go")
+            finished = [e for e in events if isinstance(e, BlockFinished)]
+            if finished[-1].error:
+                sys.exit(finished[-1].error)
+            pairs.append((float(finished[-1].stdout.strip()), other))
         stored = [
             e.event
             for e in host.store.events(session.id)
             if isinstance(e.event, ActivityEnded) and e.event.activity.tool == tool
         ]
-        return float(finished[-1].stdout.strip()), len(stored)
+        return pairs, len(stored)
     finally:
         await host.close()
 
 
 async def main() -> None:
+    from vis_core.sandbox import Sandbox, ToolEntry
+
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         os.environ["VIS_HOME"] = str(folder / "home")
         work = folder / "work"
         work.mkdir()
-        bare = await anchor(work)
-        worker, stored = await through_worker(work)
-        drawn, _ = await through_worker(work, "drawn")
-    from vis_core.agent.event_bus import HOLD, MAX_HELD
+        box = Sandbox(workspace=work, call_tool=_ping, tools=lambda: [ToolEntry("ping")])
 
+        async def bare() -> float:
+            result = await box.run(timing_block("ping"))
+            if result.error:
+                sys.exit(result.error)
+            return float(result.stdout.strip())
+
+        try:
+            await box.run("pass")
+            pairs, stored = await through_worker(work, rounds=ROUNDS, between=bare)
+        finally:
+            await box.close()
+        drawn = statistics.median(t for t, _ in (await through_worker(work, "drawn"))[0])
+    worker = statistics.median(t for t, _ in pairs)
+    anchor = statistics.median(b for _, b in pairs)
+    ratio = statistics.median(t / b for t, b in pairs)
     print(
         f"extension tool through its worker, Activity stored: median {worker * 1000:.3f} ms per "
-        f"call ({CALLS:,} calls in one block, {stored:,} Activities stored; target ≤ 0.3 ms)"
-    )
-    print(
-        f"  (Activity events committed in groups of up to {MAX_HELD} events or {HOLD * 1000:g} ms,"
-        " each published once committed)"
+        f"call ({ROUNDS} rounds of {CALLS:,} calls, {stored:,} Activities stored)"
     )
     print(f"the same with a render callback (drawn in the worker): median {drawn * 1000:.3f} ms")
-    print(f"anchor, bare sandbox → host round trip: median {bare * 1000:.3f} ms per call")
-    print(f"ratio: {worker / bare:.2f}×")
+    print(f"anchor, bare sandbox → host round trip: median {anchor * 1000:.3f} ms per call")
+    print(
+        f"ratio: {ratio:.2f}× (median of the {ROUNDS} rounds' ratios, each round the anchor's "
+        "block just before the worker's; target ≤ 2×)"
+    )
 
 
 if __name__ == "__main__":

@@ -255,12 +255,15 @@ def _main(argv: list[str] | None) -> int:
         gc.enable()
     if server_command is not None:
         args.server_command = server_command
-    # `vis run` loads extensions, which need the build globals: they start now (the app starts
-    # them after its first frame, beside the core's import).
+    # `vis run` loads extensions, which need the build globals, and says whether blocks are
+    # jailed: both start now, beside the imports that follow (the app starts them after its
+    # first frame, beside the core's import).
     if args.command in ("run", "acp"):
         from vis_core.extension.metadata import warm
+        from vis_core.system.jail_check import check_in_background
 
         warm()
+        check_in_background()
     if args.command is not None:  # a command, not the app: text Vis did not write is escaped
         from vis_core.system.redaction import redact_log_text
         from vis_core.terminal import guard_output

@@ -13,8 +13,6 @@ if TYPE_CHECKING:
     from vis_core import __version__ as __version__
     from vis_core.agent.session import AgentSession
     from vis_core.commands import CommandAction as CommandAction
-    from vis_core.commands import CommandInfo
-    from vis_core.commands import PromptToSend as PromptToSend
     from vis_core.commands.headless import SCREEN_ONLY as SCREEN_ONLY
     from vis_core.commands.headless import is_command as is_command
     from vis_core.commands.plan import approval_form as approval_form
@@ -80,14 +78,16 @@ if TYPE_CHECKING:
     from vis_core.mcp.oauth_login import login_server as login_server
     from vis_core.mcp.oauth_login import logout_server as logout_server
     from vis_core.model.activity import ActivityRecord
+    from vis_core.model.choices import ModelEntry
+    from vis_core.model.choices import ModelSource as ModelSource
+    from vis_core.model.choices import ProviderEntry as ProviderEntry
+    from vis_core.model.command import CommandInfo
+    from vis_core.model.command import PromptToSend as PromptToSend
     from vis_core.model.draft import Draft
     from vis_core.model.images import PersonImage
     from vis_core.model.sessions import SearchHit, SessionRow, TurnRow
     from vis_core.model.story import StoryKind
     from vis_core.model.usage import Usage
-    from vis_core.model_choices import ModelEntry
-    from vis_core.model_choices import ModelSource as ModelSource
-    from vis_core.model_choices import ProviderEntry as ProviderEntry
     from vis_core.model_choices import check_base_url as check_base_url
     from vis_core.model_choices import check_key as check_key
     from vis_core.model_choices import default_model as default_model
@@ -118,7 +118,9 @@ if TYPE_CHECKING:
 # TUI's first frame imports none of them): the module that defines each name.
 _MODULES = {
     "vis_core": ("__version__",),
-    "vis_core.commands": ("CommandAction", "PromptToSend"),
+    "vis_core.commands": ("CommandAction",),
+    "vis_core.model.command": ("PromptToSend",),
+    "vis_core.model.choices": ("ModelSource", "ProviderEntry"),
     "vis_core.commands.headless": ("SCREEN_ONLY", "is_command"),
     "vis_core.extension.declarations": ("CommandResult", "err"),
     "vis_core.commands.plan": ("approval_form",),
@@ -145,9 +147,7 @@ _MODULES = {
     ),
     "vis_core.mcp.manager": ("McpManager", "SETTLE", "attention_first"),
     "vis_core.mcp.oauth_login": ("login_server", "logout_server"),
-    "vis_core.model_choices": (
-        *("ModelSource", "ProviderEntry", "check_base_url", "check_key", "default_model"),
-    ),
+    "vis_core.model_choices": (*("check_base_url", "check_key", "default_model"),),
     "vis_core.system.programs": ("host_program",),
     "vis_core.settings": (
         *("EXTENSIONS_SECTION", "NOT_SET", "SAVED", "VIS_SECTION", "ExtensionGroup"),

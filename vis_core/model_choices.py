@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from vis_core import welcome
 from vis_core.extension.declarations import CommandResult, err, ok
+from vis_core.model.choices import ModelEntry, ModelSource, ProviderEntry
 from vis_core.model.providers import ProviderKind
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.providers.factory import (
@@ -34,44 +33,6 @@ SERVED_KEY = "served"  # {provider: [model, …]} as each server last listed the
 RECENT_LIMIT = 8
 DEFAULT_MODELS = {"anthropic": DEFAULT_ANTHROPIC_MODEL, "openai": DEFAULT_OPENAI_MODEL}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-class ModelSource(StrEnum):
-    """Why a model is offered."""
-
-    CURRENT = "current"
-    RECENT = "recent"
-    CONFIGURED = "configured"
-    SERVED = "served"  # listed by the provider's own server (its /v1/models)
-    KNOWN = "known"
-    EXTENSION = "extension"  # declared by an extension (vis.Provider)
-
-
-@dataclass(frozen=True)
-class ProviderEntry:
-    """A provider the person can log in to: its wire kind and where its key comes from."""
-
-    name: str
-    kind: str
-    key_env: str  # "" when the provider needs no key
-    has_key: bool
-
-    @property
-    def ready(self) -> bool:
-        return self.has_key or not self.key_env
-
-
-@dataclass(frozen=True)
-class ModelEntry:
-    """One row of the model picker."""
-
-    id: str  # provider/model
-    source: ModelSource
-    ready: bool  # its provider has a key (or needs none)
-
-    @property
-    def provider(self) -> str:
-        return self.id.partition("/")[0]
 
 
 def saved_keys(host: CommandHost) -> dict[str, str]:

@@ -5,16 +5,19 @@ store, from any thread, sees them."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+import sqlite3
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from vis_core.agent.event_bus import MAX_HELD
+from vis_core.agent.event_bus import MAX_HELD, EventBus
 from vis_core.agent.session import AgentSession
 from vis_core.events import ActivityEnded, ActivityStarted, Event, Notification
 from vis_core.host import Host, HostOptions
 from vis_core.model.activity import ActivityRecord, ActivityState, SymbolTag
+from vis_core.store import Store, StoreError
 
 
 @pytest.fixture
@@ -165,3 +168,87 @@ async def test_closing_the_session_commits_a_waiting_start(host: Host) -> None:
     await session.emit(started)
     await session.close()
     assert "ActivityStarted" in _types(host, session.id)
+
+
+@contextmanager
+def _write_locked(path: Path) -> Iterator[None]:
+    """Another connection holds the database's write lock: the writer's commit waits (or
+    fails after the store's busy timeout)."""
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        yield
+        other.execute("ROLLBACK")
+    finally:
+        other.close()
+
+
+@contextmanager
+def _bus(path: Path, busy_timeout: float = 10.0) -> Iterator[tuple[Store, EventBus, str]]:
+    with Store(path, busy_timeout=busy_timeout) as store:
+        yield store, EventBus(store), store.create_session(path.parent, path.parent).id
+
+
+async def test_the_loop_serves_while_a_commit_waits_and_shows_the_event_after(
+    tmp_path: Path,
+) -> None:
+    with _bus(tmp_path / "vis.db") as (store, bus, sid):
+        seen: list[Event] = []
+        bus.subscribe(seen.append)
+        note = Notification(sid, text="saved, then shown")
+        with _write_locked(store.path):
+            emitting = asyncio.ensure_future(bus.emit(note))
+            served = 0
+            for _ in range(50):  # the loop runs other work while the commit waits
+                served += await asyncio.to_thread(lambda: 1)
+            assert served == 50
+            assert not emitting.done() and seen == []  # not saved yet: not shown
+        await emitting
+        assert seen == [note]
+        assert [s.event for s in store.events(sid)] == [note]
+
+
+async def test_a_failed_commit_is_the_emitters_error_and_shows_nothing(tmp_path: Path) -> None:
+    with _bus(tmp_path / "vis.db", busy_timeout=0.05) as (store, bus, sid):
+        seen: list[Event] = []
+        bus.subscribe(seen.append)
+        started = ActivityStarted(sid, activity=_record(sid, "a1", ActivityState.RUNNING))
+        lost = Notification(sid, text="not saved")
+        await bus.emit(started)  # held for the next commit
+        with _write_locked(store.path), pytest.raises(StoreError, match="locked"):
+            await bus.emit(lost)
+        assert seen == []
+        after = Notification(sid, text="saved")
+        await bus.emit(after)  # the held start is retried with it; the lost one stays lost
+        assert seen == [started, after]
+        assert [s.event for s in store.events(sid)] == [started, after]
+
+
+async def test_concurrent_emitters_are_stored_and_shown_in_the_order_emitted(
+    tmp_path: Path,
+) -> None:
+    with _bus(tmp_path / "vis.db") as (store, bus, sid):
+        emitted: list[Event] = []
+        seen: list[Event] = []
+        bus.subscribe(emitted.append, early=True)
+        bus.subscribe(seen.append)
+
+        async def emitter(name: str) -> None:
+            for n in range(40):
+                if n % 3:
+                    await bus.emit(Notification(sid, text=f"{name}.{n}"))
+                else:
+                    record = _record(sid, f"{name}.{n}", ActivityState.SUCCEEDED)
+                    await bus.emit(ActivityEnded(sid, activity=record))
+
+        with _write_locked(store.path):  # the first commit waits: the others queue up
+            tasks = [asyncio.ensure_future(emitter(f"e{k}")) for k in range(8)]
+            for _ in range(20):
+                await asyncio.sleep(0)
+        await asyncio.gather(*tasks)
+        await bus.close()
+        assert len(emitted) == 8 * 40
+        assert seen == emitted
+        stored = store.events(sid)
+        assert [s.event for s in stored] == emitted
+        assert len({s.created for s in stored}) < len(stored)  # batched: fewer commits

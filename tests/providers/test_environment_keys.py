@@ -3,10 +3,13 @@ header never gets it into vis.db, the log, stderr or ``--json``."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+
+from cli_support import script, vis
 
 from vis_core.mcp.values import expand_map, expanded_keys
 from vis_core.settings.redact import Redactor
@@ -77,6 +80,37 @@ def test_an_echoed_environment_key_is_redacted_everywhere(vis_home: Path, worksp
     stored = _everything(vis_home)
     assert KEY.encode() not in stored and OTHER.encode() not in stored
     assert b"[REDACTED]" in stored
+
+
+def test_a_key_streamed_in_small_pieces_is_never_printed_or_stored_split(
+    vis_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """Streamed text is sent in batches; a batch that ended inside the key would be redacted
+    apart from the rest, and both halves printed. Three characters every 40 ms put a batch
+    boundary inside the key, whatever the machine's load."""
+    answer = f"the token is {KEY}, and {KEY[:6]} is not one"
+    responses = [{"text": answer, "chunk": 3, "delay_ms": 40}]
+    for args in (["--json"], []):
+        done = vis(
+            "run",
+            *args,
+            "--provider",
+            "scripted",
+            "--script",
+            str(script(tmp_path, responses)),
+            "show me",
+            cwd=workspace,
+            env_home=vis_home,
+            extra_env={"MY_SERVICE_TOKEN": KEY},
+        )
+        assert done.returncode == 0, done.stderr
+        assert KEY not in done.stdout + done.stderr
+        events = [json.loads(line) for line in done.stdout.splitlines()] if args else []
+        deltas = [e["text"] for e in events if e["type"] == "AssistantDelta"]
+        streamed = "".join(deltas) if args else done.stdout
+        assert f"the token is [REDACTED], and {KEY[:6]} is not one" in streamed
+        assert not args or len(deltas) > 3  # it was streamed in pieces
+    assert KEY.encode() not in _everything(vis_home)
 
 
 def test_a_key_echoed_into_a_tool_call_id_is_redacted(vis_home: Path, workspace: Path) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 
 from vis_core.ipc import values as wire
-from vis_core.records import decode, encode_result
+from vis_core.ipc.values import decode, encode_result
 
 
 def to_sandbox(value: Any, *, owner: str | None = None) -> Any:

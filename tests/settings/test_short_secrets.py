@@ -118,3 +118,14 @@ def test_ids_are_never_searched_for_a_short_secret_but_are_for_a_long_one() -> N
         "status": "completed",
         "code": "[REDACTED] = [REDACTED] + len('[REDACTED]') + 12345",
     }
+
+
+def test_streamed_text_holds_back_an_end_that_could_start_a_secret() -> None:
+    from vis_core.settings.redact import Redactor
+
+    redactor = Redactor(lambda: ["1234", "sk-long-secret-1"])
+    assert redactor.secret_start("the key is sk-lo") == len("sk-lo")
+    assert redactor.secret_start("the key is s") == 1
+    assert redactor.secret_start("a PIN 1234") == 4  # "12345" would not be the PIN
+    assert redactor.secret_start("nothing here.") == 0
+    assert Redactor(list).secret_start("sk-lo") == 0  # no secrets, nothing held

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import random
+import sqlite3
 from pathlib import Path
 
 import pytest
 from textual.geometry import Region
 
 from vis_tui.block_context import AnswerPacing
+from vis_tui.messages import CoreEvent
 from vis_tui.widgets.answer import AnswerView
 
 from .support import started, until, vis_app
@@ -52,6 +54,7 @@ async def test_deltas_waiting_in_the_queue_reach_the_screen_as_one_message(
     workspace: Path,
 ) -> None:
     from vis_core.events import AssistantDelta, Notification, TurnStarted
+    from vis_core.paths import VisPaths
 
     app = vis_app(workspace)
     async with app.run_test(size=(100, 30)) as pilot:
@@ -59,13 +62,27 @@ async def test_deltas_waiting_in_the_queue_reach_the_screen_as_one_message(
         assert app.session is not None
         sid, main = app.session.id, app.main
         await app.session.emit(TurnStarted(sid, turn_id="t1", position=1, request="go"))
-        for piece in ("Hel", "lo ", "wor"):
-            await app.session.emit(AssistantDelta(sid, turn_id="t1", text=piece))
-        joined = main._waiting_delta
-        await app.session.emit(Notification(sid, text="between"))
-        await app.session.emit(AssistantDelta(sid, turn_id="t1", text="ld"))
-        assert joined is not None and joined.more == ["lo ", "wor"]  # one message, not three
-        assert main._waiting_delta is not joined  # after another event, deltas start anew
+        waiting: list[tuple[object, list[str]]] = []  # after each event: the delta waiting
+
+        def look(event: object) -> None:
+            message = main._waiting_delta
+            waiting.append((message, [] if message is None else list(message.more)))
+
+        app.session.subscribe(look)
+        events = [AssistantDelta(sid, turn_id="t1", text=piece) for piece in ("Hel", "lo ", "wor")]
+        events += [Notification(sid, text="between"), AssistantDelta(sid, turn_id="t1", text="ld")]
+        # committed while the screen is busy: all five are posted before it handles one
+        other = sqlite3.connect(VisPaths.from_env().db_file, isolation_level=None)
+        other.execute("BEGIN IMMEDIATE")  # the store's writer waits; the events queue up
+        emits = [asyncio.ensure_future(app.session.emit(event)) for event in events]
+        await asyncio.sleep(0)  # each emit submitted its event
+        other.execute("ROLLBACK")
+        other.close()
+        app.session.events.persist()  # the loop waits for the commits, as a read does
+        await asyncio.gather(*emits)
+        joined, more = waiting[2]
+        assert isinstance(joined, CoreEvent) and more == ["lo ", "wor"]  # one message, not three
+        assert waiting[4][0] is not joined  # after another event, deltas start anew
         await until(pilot, lambda: main.transcript.last_answer == "Hello world")
 
 

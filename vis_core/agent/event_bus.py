@@ -7,6 +7,8 @@ import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Event
@@ -20,9 +22,19 @@ Subscriber = Callable[[Event], None]
 
 
 class EventLog(Protocol):
-    """Where events are committed (the store)."""
+    """Where events are committed (the store): ``submit`` queues them for its writer thread."""
 
-    def append(self, event: Event) -> int: ...
+    def submit(self, events: Sequence[Event]) -> Future[list[int]]: ...
+
+
+@dataclass
+class _Commit:
+    """Events submitted in one transaction, waiting to be committed, then published."""
+
+    events: list[Event]
+    saved: Future[list[int]]
+    shown: asyncio.Future[None] | None  # the emitter waits for it: set once published
+    scheduled: threading.Event = field(default_factory=threading.Event)  # publishing is
 
 
 class EventBus:
@@ -30,27 +42,33 @@ class EventBus:
     extension services, the session itself) reaches the store and the subscribers, even
     while the session is still being assembled.
 
+    Events are committed by the store's writer thread, off the loop, in the order emitted;
+    an event is published on the loop only once committed, in that order, so a crash loses
+    nothing that was shown. ``emit`` returns once its event is published; a failed commit
+    raises its :class:`StoreError` there, and its events are not shown.
+
     An Activity's events (start, updates, end) wait up to ``HOLD`` seconds to be committed in
     one transaction with the events after them: a block that calls a tool a thousand times
     writes a few dozen transactions, not a thousand. Any other event (the block's or the
     turn's end) commits them first, and so do ``MAX_HELD`` of them, a read of the store (on
-    any thread: what is read includes them) and the session's close. An event is published
-    only once committed, in the order emitted, so a crash loses nothing that was shown.
+    any thread: what is read includes them) and the session's close.
     """
 
     def __init__(self, log: EventLog) -> None:
         self._log = log
         self._subscribers: list[Subscriber] = []
         self._watchers: list[Subscriber] = []  # ``subscribe(early=True)``
-        self._lock = threading.RLock()  # the held events: committed by the loop or a reader
-        self._held: list[Event] = []  # Activity events not committed yet
-        self._committed: deque[Event] = deque()  # committed, not published yet, in order
+        self._lock = threading.Lock()  # held and pending: the loop and readers on any thread
+        self._held: list[Event] = []  # Activity events not submitted yet
+        self._pending: deque[_Commit] = deque()  # submitted, not published yet, in order
         self._hold_timer: asyncio.TimerHandle | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         # the store: a read of it commits what is held first
         before_read: Callable[[Callable[[], None]], Callable[[], None]] | None
         before_read = getattr(log, "before_read", None)
         self._unhook = None if before_read is None else before_read(self.persist)
+        writer = getattr(log, "writer", None)
+        self._on_writer: Callable[[], bool] = getattr(writer, "on_writer_thread", lambda: False)
 
     def subscribe(
         self, callback: Subscriber, *, early: bool = False, first: bool = False
@@ -73,91 +91,128 @@ class EventBus:
         return unsubscribe
 
     async def emit(self, event: Event) -> None:
-        """Commit the event, then publish it: a crash never loses what was shown."""
+        """Commit the event (off the loop), then publish it: a crash never loses what was
+        shown. Returns once published; a cancel of the caller does not stop either."""
         for watcher in list(self._watchers):
             try:
                 watcher(event)
             except Exception:
                 log.exception("event watcher %r failed on %s", watcher, event.type)
+        loop = self._loop = asyncio.get_running_loop()
         if isinstance(event, _HELD_KINDS):
             with self._lock:
                 self._held.append(event)
                 full = len(self._held) >= MAX_HELD
             if not full:
                 if self._hold_timer is None:
-                    self._loop = loop = asyncio.get_running_loop()
                     self._hold_timer = loop.call_later(HOLD, self.flush)
                 return
-            self._commit(None)
+            await self._commit(None, loop)
             return
-        self._commit(event)
+        await self._commit(event, loop)
 
     def flush(self) -> None:
-        """Commit the held Activity events now (their calls still run, or the session ends)."""
-        try:
-            self._commit(None)
-        except Exception:
-            log.exception("could not save the events of running or ended Activities")
+        """Submit the held Activity events now (their calls still run); they are published
+        once committed."""
+        self._cancel_timer()
+        self._submit(None, None)
 
     def persist(self) -> None:
-        """Commit the held events from any thread (the store is about to be read); they are
-        published on the session's loop right after."""
+        """From any thread, before a read of the store: submit the held events and wait until
+        every event emitted so far is committed, so the read sees them. They are published on
+        the session's loop right after."""
+        self._submit(None, None)
         with self._lock:
-            if not self._held:
-                return
-            try:
-                self._save(None)
-            except Exception:  # kept: the next commit retries them
-                log.exception("could not save the events of running or ended Activities")
-                return
-        loop = self._loop
-        if loop is not None and not loop.is_closed():
-            loop.call_soon_threadsafe(self._publish_committed)
+            last = self._pending[-1] if self._pending else None
+        if last is not None and not self._on_writer():
+            last.scheduled.wait()
 
-    def close(self) -> None:
-        """Commit what is held and stop committing before reads (the session closed)."""
-        self.flush()
+    async def close(self) -> None:
+        """Commit and publish what is held; stop committing before reads (the session closed)."""
+        self._cancel_timer()
+        try:
+            await self._commit(None, asyncio.get_running_loop())
+        except Exception:
+            log.exception("could not save the events of running or ended Activities")
         if self._unhook is not None:
             self._unhook()
             self._unhook = None
 
-    def _commit(self, event: Event | None) -> None:
-        """Commit the held events and ``event`` in one transaction, then publish them."""
+    def _cancel_timer(self) -> None:
         timer, self._hold_timer = self._hold_timer, None
         if timer is not None:
             timer.cancel()
-        with self._lock:
-            self._save(event)
-        self._publish_committed()
 
-    def _save(self, event: Event | None) -> None:
-        held, self._held = self._held, []
-        events = held if event is None else [*held, event]
-        if not events:
+    async def _commit(self, event: Event | None, loop: asyncio.AbstractEventLoop) -> None:
+        """Submit the held events and ``event`` in one transaction; return once published."""
+        self._cancel_timer()
+        shown = self._submit(event, loop)
+        if shown is None:
             return
         try:
-            self._append(events)
-        except BaseException:
-            self._held = held + self._held  # not saved, not shown: the next event retries them
+            await asyncio.shield(shown)
+        except asyncio.CancelledError:  # saved and shown all the same; a failure is logged
+            shown.add_done_callback(_log_failure)
             raise
-        self._committed.extend(events)
 
-    def _append(self, events: Sequence[Event]) -> None:
-        append_many = getattr(self._log, "append_many", None)
-        if len(events) == 1 or append_many is None:
-            for item in events:
-                self._log.append(item)
+    def _submit(
+        self, event: Event | None, loop: asyncio.AbstractEventLoop | None
+    ) -> asyncio.Future[None] | None:
+        """Submit what is held and ``event``; with ``loop``, the future set once published."""
+        with self._lock:
+            held, self._held = self._held, []
+            events = held if event is None else [*held, event]
+            if not events:
+                return None
+            shown = None if loop is None else loop.create_future()
+            commit = _Commit(events, self._log.submit(events), shown)
+            self._pending.append(commit)
+        commit.saved.add_done_callback(lambda _: self._saved(commit))
+        return shown
+
+    def _saved(self, commit: _Commit) -> None:
+        """On the writer's thread (or the submitter's): publish on the loop, next."""
+        loop = self._loop
+        try:
+            if loop is not None and not loop.is_closed():
+                loop.call_soon_threadsafe(self._publish_saved)
+        except RuntimeError:  # the loop closed meanwhile: nothing is shown any more
+            pass
+        finally:
+            commit.scheduled.set()
+
+    def _publish_saved(self) -> None:
+        """Publish the committed events at the head of the queue, in order."""
+        while True:
+            with self._lock:
+                if not self._pending or not self._pending[0].saved.done():
+                    return
+                commit = self._pending.popleft()
+                error = commit.saved.exception()
+                if error is not None:  # not saved, not shown: the next commit retries them
+                    kept = [event for event in commit.events if isinstance(event, _HELD_KINDS)]
+                    self._held[:0] = kept
+            if error is not None:
+                self._fail(commit, error)
+                continue
+            for event in commit.events:
+                for callback in list(self._subscribers):
+                    try:
+                        callback(event)
+                    except Exception:
+                        log.exception("event subscriber %r failed on %s", callback, event.type)
+            if commit.shown is not None and not commit.shown.done():
+                commit.shown.set_result(None)
+
+    @staticmethod
+    def _fail(commit: _Commit, error: BaseException) -> None:
+        if commit.shown is not None and not commit.shown.done():
+            commit.shown.set_exception(error)
         else:
-            append_many(events)
+            log.error("could not save %d events", len(commit.events), exc_info=error)
 
-    def _publish_committed(self) -> None:
-        while self._committed:
-            try:
-                event = self._committed.popleft()
-            except IndexError:  # published meanwhile by a call made from a subscriber
-                return
-            for callback in list(self._subscribers):
-                try:
-                    callback(event)
-                except Exception:
-                    log.exception("event subscriber %r failed on %s", callback, event.type)
+
+def _log_failure(shown: asyncio.Future[None]) -> None:
+    """The commit of a cancelled emitter failed: nobody else hears of it."""
+    if not shown.cancelled() and (error := shown.exception()) is not None:
+        log.error("could not save an event", exc_info=error)

@@ -19,7 +19,7 @@ from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Eve
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.activity_paths import shorten_presentation
 from vis_core.extension_host.call_state import SessionCallState
-from vis_core.extension_host.worker_results import decode_from_worker
+from vis_core.ipc.trusted import decode_from_worker
 from vis_core.ipc.values import Encoded, encode
 from vis_core.model.activity import (
     Activity,

@@ -60,6 +60,7 @@ from vis_core.providers.base import (
     UsageUpdate,
 )
 from vis_core.providers.limits import known_input_limit, soft_budget
+from vis_core.system.redaction import secret_start
 from vis_core.tools.block_changes import BlockChanges
 
 log = logging.getLogger(__name__)
@@ -308,11 +309,11 @@ class AgentSession:
         if not self.title and not text.startswith("/") and not command:
             self.title = title_from_request(text)
             self._store.set_title(self.id, self.title)
-        await self.emit(
-            TurnStarted(self.id, turn_id=turn_id, position=self.turn_count, request=text)
-        )
         outcome = self._outcome = TurnOutcome()
-        try:
+        try:  # a cancel during the start's commit ends the turn too (the start is saved)
+            await self.emit(
+                TurnStarted(self.id, turn_id=turn_id, position=self.turn_count, request=text)
+            )
             if command:
                 await person_input.run_command(self, turn_id, text)
                 outcome.status = TurnStatus.COMPLETED
@@ -356,7 +357,7 @@ class AgentSession:
             cost=outcome.cost,
             error=outcome.error,
         )
-        await self.emit(ended)  # committed without a pause a cancel could cut into
+        await self.emit(ended)  # a cancel meanwhile does not stop its commit (the bus)
         if cancelled_again:
             raise asyncio.CancelledError
         return ended
@@ -467,13 +468,18 @@ class AgentSession:
         unsent: list[str] = []
         last_flush = time.monotonic()
 
-        async def flush() -> None:
+        async def flush(*, whole: bool = True) -> None:
+            """Send the unsent text; ``whole=False`` keeps back an end that could be the start
+            of a secret, so that no secret is split across two deltas redacted apart."""
             nonlocal last_flush
             last_flush = time.monotonic()
-            if unsent:
-                text = "".join(unsent)
-                unsent.clear()
-                await self.emit(AssistantDelta(self.id, turn_id=turn_id, text=text))
+            text = "".join(unsent)
+            held = 0 if whole else secret_start(text)
+            unsent[:] = [text[len(text) - held :]] if held else []
+            if text[: len(text) - held]:
+                await self.emit(
+                    AssistantDelta(self.id, turn_id=turn_id, text=text[: len(text) - held])
+                )
 
         async def emit_thinking() -> None:
             """Thinking comes before the answer, so it is committed when the answer starts."""
@@ -525,7 +531,7 @@ class AgentSession:
                     chunks.append(item.text)
                     unsent.append(item.text)
                     if time.monotonic() - last_flush >= DELTA_INTERVAL:
-                        await flush()
+                        await flush(whole=False)
                 elif isinstance(item, ThinkingDelta):
                     thinking.add(item)
                     if self.on_thinking is not None and item.text:
@@ -798,7 +804,7 @@ class AgentSession:
                 await self._task
             except BaseException:  # closing: the turn already reported its end
                 pass
-        self.events.close()  # an Activity started outside a turn (vis.sessions changes)
+        await self.events.close()  # an Activity started outside a turn (vis.sessions changes)
         await self.sandbox.close()
         aclose = getattr(self.model.provider, "aclose", None)
         if aclose is not None:

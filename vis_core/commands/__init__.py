@@ -12,32 +12,13 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.declarations import CommandResult, SlashCommand, err, ok
-from vis_core.model.command import CommandAction
+from vis_core.model.command import CommandAction, CommandInfo, PromptToSend
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
     from vis_core.command_host import CommandHost
     from vis_core.commands.files import CommandFile
     from vis_core.tools.checkpoints import UndoReport
-
-
-@dataclass(frozen=True)
-class PromptToSend:
-    """A request a command sends to the model as the next turn (``/init``, file commands);
-    ``model`` (``provider/model``) switches the session's model first when given."""
-
-    text: str
-    label: str = ""
-    model: str | None = None
-
-
-@dataclass(frozen=True)
-class CommandInfo:
-    name: str
-    usage: str
-    doc: str
-    saveable: bool = False
-    owner: str = "vis"
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")

@@ -18,17 +18,18 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
+from vis_core.model.extensions import GuideKind
 from vis_core.tools.discovery import Guide
 
 log = logging.getLogger(__name__)
 
-GUIDE_FOLDERS = (("guides", "guide"), ("skills", "skill"))
+GUIDE_FOLDERS = (("guides", GuideKind.GUIDE), ("skills", GuideKind.SKILL))
 MAX_GUIDE_BYTES = 256 * 1024
 _TITLE = re.compile(r"^#\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _FRONT = re.compile(r"\A---[ \t]*\n(.*?)\n---[ \t]*(?:\n|\Z)", re.DOTALL)
 
 
-def _files(folder: Path, kind: str) -> list[tuple[str, Path]]:
+def _files(folder: Path, kind: GuideKind) -> list[tuple[str, Path]]:
     """``(NAME, file)`` pairs of one guides/skills folder, sorted by NAME."""
     found: dict[str, Path] = {}
     for item in folder.iterdir():
@@ -36,12 +37,12 @@ def _files(folder: Path, kind: str) -> list[tuple[str, Path]]:
             continue
         if item.is_file() and item.suffix == ".md":
             found[item.stem] = item
-        elif kind == "skill" and item.is_dir() and (item / "SKILL.md").is_file():
+        elif kind is GuideKind.SKILL and item.is_dir() and (item / "SKILL.md").is_file():
             found.setdefault(item.name, item / "SKILL.md")
     return sorted(found.items())
 
 
-def parse_guide(name: str, text: str, kind: str = "guide") -> Guide:
+def parse_guide(name: str, text: str, kind: GuideKind = GuideKind.GUIDE) -> Guide:
     """A :class:`Guide` from Markdown: front matter dropped, title from the first ``#``."""
     description = ""
     front = _FRONT.match(text)

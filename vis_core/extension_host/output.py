@@ -13,17 +13,18 @@ from vis_core.extension.declarations import _loading
 from vis_core.extension.logs import write_log
 
 
-def _printing_extension() -> str | None:
+def _printing_extension(main_is_vis: bool = True) -> str | None:
     """The extension whose code writes now: one being loaded, or one called in a worker thread.
 
     Vis's own loop runs in the main thread; events it writes there (``vis run --json``) are
-    never taken for extension output, even when they carry an extension call's context.
+    never taken for extension output, even when they carry an extension call's context
+    (``main_is_vis``; in an extension worker the main thread's loop runs extension calls).
     """
     registration = _loading.get()
     if registration is not None:
         declaration = registration.declaration
         return declaration.name if declaration is not None else registration.path.stem
-    if threading.current_thread() is threading.main_thread():
+    if main_is_vis and threading.current_thread() is threading.main_thread():
         return None
     return current_extension()
 
@@ -40,15 +41,18 @@ class ExtensionOutput(io.TextIOBase):
     """A stand-in for ``sys.stdout``/``sys.stderr``: extension lines go to the log (through
     ``sink``: an extension worker hands them to its host)."""
 
-    def __init__(self, target: TextIO, level: str, sink: LogSink = to_log) -> None:
+    def __init__(
+        self, target: TextIO, level: str, sink: LogSink = to_log, *, main_is_vis: bool = True
+    ) -> None:
         self.target = target
+        self._main_is_vis = main_is_vis
         self._level = level
         self._sink = sink
         self._partial: dict[tuple[int, str], str] = {}
         self._lock = threading.Lock()
 
     def write(self, text: str) -> int:
-        source = _printing_extension()
+        source = _printing_extension(self._main_is_vis)
         if source is None:
             return self.target.write(text)
         key = (threading.get_ident(), source)

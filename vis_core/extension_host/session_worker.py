@@ -41,9 +41,8 @@ from vis_core.extension_host.output import ExtensionOutput, LogSink, to_log
 from vis_core.extension_host.provider_stream import pump_stream
 from vis_core.extension_host.worker_channel import CallCancelled as ToolCancelled
 from vis_core.extension_host.worker_channel import Channel, Later
-from vis_core.extension_host.worker_results import ENCODED_CALL, encode_for_host
 from vis_core.ipc.messages import Call, CallbackKind, TargetKind
-from vis_core.ipc.trusted import run_method
+from vis_core.ipc.trusted import ENCODED_CALL, encode_for_host, run_method
 from vis_core.model.activity import RenderPhase
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.child_process import ProtocolFds, exit_with_parent, take_protocol_fds
@@ -462,8 +461,8 @@ def _begin(sink: LogSink) -> ProtocolFds:
     """What the worker program does first, in either mode: the original stdin/stdout become
     the host's pipes, and what extension code prints (its children too) goes to its log."""
     fds = take_protocol_fds()  # output that bypasses sys.stdout goes to stderr (host logs it)
-    sys.stdout = ExtensionOutput(sys.stderr, "info", sink=sink)
-    sys.stderr = ExtensionOutput(sys.stderr, "warn", sink=sink)
+    sys.stdout = ExtensionOutput(sys.stderr, "info", sink=sink, main_is_vis=False)
+    sys.stderr = ExtensionOutput(sys.stderr, "warn", sink=sink, main_is_vis=False)
     follow_threads()  # a thread an extension starts acts for it (vis.log, its output)
     capture_child_output()  # what its children print and it does not read: to its log
     exit_with_parent()

@@ -22,7 +22,7 @@ def waiting_owners(call: CallContext | None = None) -> tuple[str, ...]:
 
 def _shaped(value: Any, owner: str) -> Any:
     """The result as the model sees it: records for typed objects, attribute dicts for JSON."""
-    from vis_core.records import decode, encode_result
+    from vis_core.ipc.values import decode, encode_result
 
     handles: dict[str, Any] = {}
 

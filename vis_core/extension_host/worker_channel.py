@@ -32,7 +32,6 @@ from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from functools import partial
 from typing import Any, Protocol
 
-import vis_core.records  # noqa: F401 - the record codec, for objects of an extension's classes
 from vis_core.ipc.framing import FrameReader, FrameWriter, ProtocolError
 from vis_core.ipc.messages import (
     Call,
@@ -46,6 +45,7 @@ from vis_core.ipc.messages import (
     framed,
 )
 from vis_core.ipc.trusted import (
+    ChannelClosed,
     Exports,
     dumps,
     dumps_arguments,
@@ -66,10 +66,6 @@ WAIT_SLICE = 0.2  # seconds a blocking wait lasts before it looks again (who rea
 serving: contextvars.ContextVar[int | None] = contextvars.ContextVar(
     "vis_worker_serving", default=None
 )
-
-
-class ChannelClosed(RuntimeError):
-    """The other side is gone; the call will not be answered."""
 
 
 class CallCancelled(BaseException):

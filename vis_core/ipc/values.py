@@ -7,8 +7,16 @@ strings and which has no ``"$"`` key passes as a map. Everything else is a tagge
 ``tuple``/``set``/``frozenset`` (payload: list), ``float``
 (``"nan"``/``"inf"``/``"-inf"``), ``int`` (one outside 64 bits, as hex text), ``dict`` (list of
 ``[key, value]`` pairs), ``handle``
-(a host object that stays on the host, see :class:`HostHandle`), and every tag registered
-with :func:`register_codec`.
+(a host object that stays on the host, see :class:`HostHandle`), ``record`` (a dataclass or a
+plain object: a frozen :class:`~vis_core.records.record.Record` on the other side), and every
+tag registered with :func:`register_codec`.
+
+A record payload: ``{"type": "Status", "owner": "ext" | None, "qualname": "Status", "fields":
+{...public fields, then property fields...}, "derived": ["next_phase"], "text": "DEV04: next
+phase 1" | None, "sequence": "results" | None}``. Properties and ``str`` are computed where the
+value was made; plain objects cross with their public instance attributes only. A sandbox
+``Record`` passed to a tool arrives as a ``Record`` too, which
+:func:`vis_core.records.rebuild.coerce_arguments` rebuilds into the tool's dataclass.
 
 Both sides (host and sandbox child) use this module, so a codec registered at import time
 of a module that both sides import works in both directions. Nothing else is made from what
@@ -22,7 +30,11 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import enum
+import functools
+import inspect
 import math
+import types
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,7 +42,10 @@ from typing import Any
 
 import msgspec
 
+from vis_core.contracts.sequence import check_backing_value, sequence_field_of
 from vis_core.model.handles import HostHandle
+from vis_core.records import registry
+from vis_core.records.record import Record, RecordInfo, make_record
 
 TAG = "$"
 BUILTIN_TAGS = frozenset({"tuple", "set", "frozenset", "bytes", "float", "int", "dict", "handle"})
@@ -113,6 +128,16 @@ def register_codec(
         matches = kind
     _CODECS.pop(tag, None)
     _CODECS[tag] = Codec(tag, matches, encode, decode)
+
+
+def encode_result(
+    value: Any, *, owner: str | None = None, handle_out: HandleOut | None = None
+) -> Any:
+    """A tool's return value as wire data (:func:`encode`), its dataclasses as records whose
+    properties and ``__str__`` are computed here, once. ``owner`` (the tool's extension)
+    registers the classes met for :mod:`~vis_core.records.registry` lookups after a reload."""
+    with owner_scope(owner):
+        return encode(value, handle_out=handle_out)
 
 
 def codec_for(value: Any) -> Codec | None:
@@ -224,14 +249,6 @@ def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:
         for base in _PLAIN_BASES:
             if isinstance(value, base):
                 return encode(base(value), handle_out=handle_out)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        # fallback until a codec for records is registered: the public fields as a dict
-        fields = {
-            f.name: getattr(value, f.name)
-            for f in dataclasses.fields(value)
-            if not f.name.startswith("_")
-        }
-        return encode(fields, handle_out=handle_out)
     lend = _lend.get()
     if lend is not None:
         return {TAG: "handle", "v": lend(value)}
@@ -281,3 +298,187 @@ def safe_text(text: str) -> str:
     """``text`` with each lone surrogate (a file name decoded with ``surrogateescape``...)
     written out as ``\\udcff``: text any message can carry."""
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+# -- records ---------------------------------------------------------------------------------
+
+RECORD = "record"
+_owner: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "vis_record_owner", default=None
+)
+
+
+_NOT_OBJECTS = (
+    bool,
+    int,
+    float,
+    complex,
+    str,
+    bytes,
+    bytearray,
+    memoryview,
+    list,
+    tuple,
+    dict,
+    set,
+    frozenset,
+    type,
+    types.ModuleType,
+    BaseException,
+    enum.Enum,
+)
+
+
+def is_record_value(value: Any) -> bool:
+    """True for values the ``record`` codec encodes: dataclasses, plain objects, records."""
+    if isinstance(value, Record):
+        return True
+    if dataclasses.is_dataclass(value):
+        return not isinstance(value, type)
+    return _is_plain_object(value)
+
+
+def _is_plain_object(value: Any) -> bool:
+    """An instance of an ordinary class: its public instance attributes cross as fields."""
+    if isinstance(value, _NOT_OBJECTS) or callable(value) or not hasattr(value, "__dict__"):
+        return False
+    kind = type(value)
+    if kind.__module__ == "builtins" or kind.__module__.startswith("vis_core.sandbox"):
+        return False  # tool proxies and namespaces, host handles
+    if hasattr(kind, "__vis_methods__") or "__vis_handle_ref__" in vars(value):
+        return False
+    return True
+
+
+def encode_record(value: Any) -> dict[str, Any]:
+    """The record payload of a dataclass instance (or of a sandbox ``Record``)."""
+    if isinstance(value, Record):
+        return _payload_of_record(value)
+    cls = type(value)
+    if not dataclasses.is_dataclass(value):
+        public = {k: _listify(v) for k, v in vars(value).items() if not k.startswith("_")}
+        return {
+            "type": cls.__name__,
+            "owner": None,
+            "qualname": cls.__qualname__,
+            "fields": public,
+            "derived": [],
+            "text": None,
+            "sequence": None,
+        }
+    fields: dict[str, Any] = {}
+    for field in dataclasses.fields(value):
+        if field.name.startswith("_"):
+            continue
+        try:
+            fields[field.name] = _listify(getattr(value, field.name))
+        except AttributeError:
+            continue  # an init=False field the constructor never set
+    sequence = sequence_field_of(cls)
+    if sequence is not None:
+        check_backing_value(cls, sequence, getattr(value, sequence))
+    derived: list[str] = []
+    for name in _property_names(cls):
+        if name in fields:
+            continue
+        try:
+            fields[name] = _listify(getattr(value, name))
+        except Exception:  # the spec: a property that raises is left out
+            continue
+        derived.append(name)
+    return {
+        "type": cls.__name__,
+        "owner": _owner_for(cls),
+        "qualname": cls.__qualname__,
+        "fields": fields,
+        "derived": derived,
+        "text": _own_text(value),
+        "sequence": sequence,
+    }
+
+
+def decode_record(payload: dict[str, Any]) -> Record:
+    """Build the frozen ``Record`` for a payload whose values are already decoded."""
+    fields = dict(payload.get("fields") or {})
+    info = RecordInfo(
+        type=str(payload.get("type") or "Record"),
+        owner=payload.get("owner"),
+        qualname=payload.get("qualname"),
+        derived=tuple(payload.get("derived") or ()),
+        text=payload.get("text"),
+        sequence=payload.get("sequence"),
+    )
+    return make_record(fields, info)
+
+
+class owner_scope:  # used as a context manager, reads like a function
+    """Within ``with owner_scope("ext"):`` encoded classes are registered for ``ext``."""
+
+    def __init__(self, owner: str | None) -> None:
+        self._owner = owner
+        self._token: contextvars.Token[str | None] | None = None
+
+    def __enter__(self) -> None:
+        self._token = _owner.set(self._owner)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _owner.reset(self._token)
+
+
+def _owner_for(cls: type) -> str | None:
+    owner = registry.owner_of(cls)
+    if owner is not None:
+        return owner
+    current = _owner.get()
+    if current is not None:
+        registry.register(current, cls)
+    return current
+
+
+def _payload_of_record(record: Record) -> dict[str, Any]:
+    info = record._vis_info  # same package
+    return {
+        "type": info.type,
+        "owner": info.owner,
+        "qualname": info.qualname,
+        "fields": dict(record._vis_fields),
+        "derived": list(info.derived),
+        "text": info.text,
+        "sequence": info.sequence,
+    }
+
+
+def _own_text(value: Any) -> str | None:
+    if type(value).__str__ is object.__str__:
+        return None
+    try:
+        text = str(value)
+    except Exception:  # a failing __str__ falls back to repr in the sandbox
+        return None
+    return text if isinstance(text, str) else None
+
+
+def _property_names(cls: type) -> list[str]:
+    """Public ``property``/``cached_property`` names, base classes first."""
+    order: list[str] = []
+    for klass in reversed(cls.__mro__):
+        order.extend(n for n in vars(klass) if not n.startswith("_") and n not in order)
+    return [
+        name
+        for name in order
+        if isinstance(inspect.getattr_static(cls, name, None), property | functools.cached_property)
+    ]
+
+
+def _listify(value: Any) -> Any:
+    """Tuples become lists inside records: sandbox sequences are list-like."""
+    kind = type(value)
+    if kind is tuple or kind is list:
+        return [_listify(item) for item in value]
+    if kind is dict:
+        return {key: _listify(item) for key, item in value.items()}
+    return value
+
+
+register_codec(RECORD, is_record_value, encode_record, decode_record)

@@ -1,7 +1,8 @@
-"""What a front end does after a slash command: the closed set the core answers with."""
+"""Slash commands as front ends see them: what one is, what it sends, what to do after it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 
@@ -20,3 +21,22 @@ class CommandAction(StrEnum):
     OPEN_LOGIN = "open_login"  # choose a provider, save its key, pick a model
     SEND_PROMPT = "send_prompt"  # ``data`` is a PromptToSend: the request to send as a turn
     OPEN_DRAFT = "open_draft"  # ``data`` is a DraftView: the draft's diff and its actions
+
+
+@dataclass(frozen=True)
+class PromptToSend:
+    """A request a command sends to the model as the next turn (``/init``, file commands);
+    ``model`` (``provider/model``) switches the session's model first when given."""
+
+    text: str
+    label: str = ""
+    model: str | None = None
+
+
+@dataclass(frozen=True)
+class CommandInfo:
+    name: str
+    usage: str
+    doc: str
+    saveable: bool = False
+    owner: str = "vis"

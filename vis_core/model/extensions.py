@@ -26,3 +26,10 @@ class ExtensionStatus(StrEnum):
     FAILED = "failed"
     OVERRIDDEN = "overridden"
     DISABLED = "disabled"
+
+
+class GuideKind(StrEnum):
+    """What an extension ships for the model to read (``apropos`` finds, ``doc`` reads)."""
+
+    GUIDE = "guide"  # guides/NAME.md
+    SKILL = "skill"  # skills/NAME.md or skills/NAME/SKILL.md

@@ -14,7 +14,6 @@ import traceback
 import types
 from typing import Any
 
-import vis_core.records  # noqa: F401 - registers the "record" wire codec in the child
 from vis_core.extension.tools_proxy import with_attributes
 from vis_core.ipc import values as wire
 from vis_core.ipc.framing import READ_CHUNK, FrameReader, write_all

@@ -17,7 +17,6 @@ from typing import Any
 
 import msgspec
 
-import vis_core.records  # noqa: F401 - registers the "record" wire codec for results sent back
 from vis_core.extension.metadata import build_metadata
 from vis_core.ipc import values as wire
 from vis_core.ipc.framing import READ_CHUNK, FrameReader, ProtocolError, check_in_flight

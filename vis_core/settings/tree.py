@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.extension.settings_decl import Setting
-from vis_core.model.extensions import ExtensionStatus
+from vis_core.model.extensions import ExtensionStatus, GuideKind
 from vis_core.settings.core import CORE_SETTINGS
 from vis_core.settings.declaring import DeclaringExtension, ExtensionSet, ShippedGuide
 from vis_core.settings.service import SettingOwner
@@ -52,7 +52,7 @@ class ExtensionGroup:
     settings: tuple[SettingNode, ...]
     guides: tuple[ShippedGuide, ...] = ()
 
-    def guide_names(self, kind: str) -> tuple[str, ...]:
+    def guide_names(self, kind: GuideKind) -> tuple[str, ...]:
         """Names (for ``doc``) of the shipped guides (``guide``) or skills (``skill``)."""
         return tuple(g.name for g in self.guides if g.kind == kind)
 

@@ -21,6 +21,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from vis_core.extension_host.guides import MAX_GUIDE_BYTES, parse_guide
+from vis_core.model.extensions import GuideKind
 from vis_core.tools.discovery import Guide
 
 log = logging.getLogger(__name__)
@@ -92,7 +93,7 @@ def read_skill(folder: Path, source: SkillSource) -> Skill | None:
     description = " ".join(str(front.get("description") or "").split())
     # the description (any YAML form) leads the text doc() returns, as apropos expects
     lead = f"---\ndescription: {description}\n---\n" if description else ""
-    guide = parse_guide(name, lead + body, "skill")
+    guide = parse_guide(name, lead + body, GuideKind.SKILL)
     beside = _files_beside(folder)
     if beside:  # doc(name) says which files the skill brings and how to read them
         listed = ", ".join(f"`{p}`" for p in beside[:MAX_FILES_NAMED])

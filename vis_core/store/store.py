@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from vis_core.store.projection import project, project_many
 from vis_core.store.schema import MIGRATIONS, SESSION_EVENTS
 from vis_core.store.search import SearchMixin
 from vis_core.store.sessions import SessionsMixin
+from vis_core.store.writer import StoreWriter
 
 # Rewrites an event before it is written (settings install one that redacts secrets).
 EventRedactor = Callable[[Event, dict[str, Any], str], tuple[Event, dict[str, Any], str]]
@@ -33,8 +35,9 @@ LastEvent = tuple[int, str] | None  # (seq, session) of the last event this proc
 class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixin, DraftsMixin):
     """The Vis database. Thread-safe: one connection behind a lock, short transactions.
 
-    ``append`` commits an event and its projections before it returns, so the agent can
-    publish the event knowing a crash will not lose it.
+    ``append`` commits an event and its projections before it returns; ``submit`` queues
+    events for the store's writer thread, which commits them off the caller's event loop.
+    Either way the agent publishes an event once committed, so a crash cannot lose it.
     """
 
     def __init__(
@@ -60,6 +63,7 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
         # secrets out of free text saved outside events: titles, prompts, their search index
         self.text_redactor: Callable[[str], str] | None = None
         self._last: LastEvent = None
+        self.writer = StoreWriter(self._commit, str(self.path))
 
     def _payload(self, event: Event) -> tuple[Event, dict[str, Any], str]:
         event, data, payload = stored_form(event)
@@ -73,6 +77,8 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
         return self._db.before_read(hook)
 
     def close(self) -> None:
+        """Commit what the writer has queued, then close the database."""
+        self.writer.close()
         self._db.close()
 
     def __enter__(self) -> Store:
@@ -111,6 +117,14 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
             project_many(conn, logged, now)
         self._last = last  # committed
         return seqs
+
+    def submit(self, events: Sequence[Event]) -> Future[list[int]]:
+        """Queue ``events`` for the writer thread (see :class:`StoreWriter`); the future of
+        their seqs, set once they are committed, in the order submitted."""
+        return self.writer.submit(events)
+
+    def _commit(self, events: list[Event]) -> list[int]:
+        return [self.append(events[0])] if len(events) == 1 else self.append_many(events)
 
     def events(
         self,

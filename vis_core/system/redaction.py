@@ -79,6 +79,7 @@ class Redactor:
         self._secrets = tuple(sorted(long, key=len, reverse=True))
         # a short one only where it stands alone: not inside a word, a number or an id
         short = sorted(values - long, key=len, reverse=True)
+        self._all = (*self._secrets, *short)
         self._short = (
             re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, short)) + r")(?!\w)")
             if short
@@ -110,6 +111,16 @@ class Redactor:
         if isinstance(value, list | tuple):
             return [self._ids(item) for item in value]
         return value
+
+    def secret_start(self, text: str) -> int:
+        """How many characters at the end of ``text`` could be the start of a secret (or a
+        whole short one, which a word character after it would keep): streamed text holds
+        them back, so no secret is ever split across two pieces redacted apart."""
+        for size in range(min(len(text), max(map(len, self._all), default=0)), 0, -1):
+            tail = text[-size:]
+            if any(secret.startswith(tail) for secret in self._all):
+                return size
+        return 0
 
     def in_json(self, payload: str) -> bool:
         """Whether a JSON text may hold a secret (raw, or as JSON escapes it)."""
@@ -170,6 +181,11 @@ def remember_secrets(values: Iterable[str]) -> None:
 def redact_text(text: str) -> str:
     """``text`` with the running Vis's saved secrets replaced (saved outputs, printed lines)."""
     return _active[-1].text(text) if _active else text
+
+
+def secret_start(text: str) -> int:
+    """:meth:`Redactor.secret_start` of the running Vis's redactor (0 without one)."""
+    return _active[-1].secret_start(text) if _active else 0
 
 
 class RedactingFilter(logging.Filter):

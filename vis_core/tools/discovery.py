@@ -22,6 +22,7 @@ from vis_core.model.activity import (
     RenderPhase,
     SymbolTag,
 )
+from vis_core.model.extensions import GuideKind
 from vis_core.tools.registry import HostTool, ToolRegistry
 
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
@@ -34,7 +35,7 @@ class Guide:
     name: str
     title: str
     text: str
-    kind: str = "guide"
+    kind: GuideKind = GuideKind.GUIDE
 
     @property
     def headings(self) -> tuple[str, ...]:
@@ -156,7 +157,7 @@ def apropos(
         mcp = {tool.name for tool in registry if tool.owner == "mcp"}
         hits.sort(key=lambda hit: hit.name in mcp and hit.name not in first)
     hits += [
-        AproposHit(guide.name, guide.kind, guide.title)
+        AproposHit(guide.name, str(guide.kind), guide.title)
         for guide in guides
         if guide.matches(compiled)
     ]

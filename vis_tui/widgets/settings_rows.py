@@ -11,6 +11,7 @@ from textual.message import Message
 from textual.widget import Widget
 
 from vis_core.frontend import NOT_SET, SAVED, ExtensionGroup, RowState, SettingType, Source
+from vis_core.model.extensions import GuideKind
 
 _SOURCE_TEXT = {
     Source.DEFAULT: "default",
@@ -115,7 +116,7 @@ class ExtensionHeader(_Focusable):
             parts.append((f"\n  {group.description}", "$text-muted"))
         shipped = [
             f"{title}: {', '.join(names)}"
-            for title, kind in (("Guides", "guide"), ("Skills", "skill"))
+            for title, kind in (("Guides", GuideKind.GUIDE), ("Skills", GuideKind.SKILL))
             if (names := group.guide_names(kind))
         ]
         if shipped:

@@ -1,0 +1,76 @@
+"""The store's writer thread: queued events are committed in order, batched when they queue
+up, a failed commit reaches the submitter, and closing the store commits what is queued."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from vis_core.events import Notification
+from vis_core.store import Store, StoreError
+
+
+@contextmanager
+def write_locked(path: Path) -> Iterator[None]:
+    """Another connection holds the database's write lock (another Vis writing, a slow
+    disk): the writer's commit waits, or fails after its busy timeout."""
+    other = sqlite3.connect(path, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")
+        yield
+        other.execute("ROLLBACK")
+    finally:
+        other.close()
+
+
+def test_queued_events_are_committed_in_order_in_few_transactions(store: Store) -> None:
+    sid = store.create_session("/w", "/w").id
+    notes = [[Notification(sid, text=f"{n}.{k}") for k in range(3)] for n in range(200)]
+    with write_locked(store.path):  # the writer waits: everything after its first batch queues
+        futures = [store.submit(batch) for batch in notes]
+        assert not any(future.done() for future in futures)
+    seqs = [seq for future in futures for seq in future.result(timeout=60)]
+    assert seqs == sorted(seqs) and len(set(seqs)) == len(seqs)
+    stored = store.events(sid)
+    assert [s.seq for s in stored] == seqs
+    assert [s.event for s in stored] == [note for batch in notes for note in batch]
+    assert len({s.created for s in stored}) <= 2  # the batch it was waiting on, then the rest
+
+
+def test_a_failed_commit_reaches_the_submitter_and_the_writer_goes_on(db_path: Path) -> None:
+    with Store(db_path, busy_timeout=0.05) as store:
+        sid = store.create_session("/w", "/w").id
+        lost, kept = Notification(sid, text="not saved"), Notification(sid, text="saved")
+        with write_locked(db_path):
+            failed = store.submit([lost])
+            with pytest.raises(StoreError, match="locked"):
+                failed.result(timeout=60)
+        assert store.submit([kept]).result(timeout=60)
+        assert [s.event for s in store.events(sid)] == [kept]
+
+
+def test_closing_the_store_commits_what_is_queued(db_path: Path) -> None:
+    store = Store(db_path)
+    sid = store.create_session("/w", "/w").id
+    notes = [Notification(sid, text=str(n)) for n in range(300)]
+    with write_locked(db_path):
+        futures = [store.submit([note]) for note in notes]
+    store.close()
+    assert all(future.done() for future in futures)
+    with pytest.raises(StoreError, match="closed"):
+        store.submit([Notification(sid, text="after")]).result(timeout=60)
+    with Store(db_path) as reopened:
+        assert [s.event for s in reopened.events(sid)] == notes
+
+
+def test_a_synchronous_append_needs_no_writer_thread(store: Store) -> None:
+    """CLI subcommands (replay, export, `vis sessions`) write without an event loop."""
+    sid = store.create_session("/w", "/w").id
+    note = Notification(sid, text="from the command line")
+    seq = store.append(note)
+    assert [(s.seq, s.event) for s in store.events(sid)] == [(seq, note)]
+    assert not store.writer.started

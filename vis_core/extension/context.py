@@ -27,7 +27,7 @@ class CallContext:
     owner: str = "vis"
     channel: Channel = Channel.TUI
     publish: Callable[[ActivityPresentation], None] | None = None
-    # the runtime that serves this call's SDK calls (None: the one this process installed)
+    # the runtime that serves this call's SDK calls (None: the one a child process installed)
     runtime: Runtime | None = None
     # the event loop of the host the call came from (SDK calls wait on it from a thread)
     loop: asyncio.AbstractEventLoop | None = None

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from cursors import steady_cursors
 from textual.pilot import Pilot
 
 from vis_core.events import LiveOpened, LiveUpdated
@@ -65,9 +66,10 @@ def test_form_with_validation_errors(snap_compare: Any) -> None:
         app = await _ready(pilot)
         app.push_screen(FormScreen(DEPLOY, "deploy"))
         await pilot.pause()
-        await pilot.press(*"ap")
         screen = app.screen
         assert isinstance(screen, FormScreen)
+        steady_cursors(screen)
+        await pilot.press(*"ap")
         screen.action_submit()
         await pilot.pause()
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+from cursors import steady_cursors
 from sample_turns import turn_events
 from test_settings_snapshots import SettingsSnapshotApp, _settled
 from test_snapshots import _answers_rendered, _app, _ready
@@ -50,6 +51,7 @@ async def _secret_editor_on_the_last_line(pilot: Pilot[Any]) -> None:
             break
         await asyncio.sleep(0.01)
     await pilot.pause()
+    steady_cursors(screen)
     await pilot.press(*"typed-not-blind")
     await pilot.pause()
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pilot_keys import type_keys
 from textual.pilot import Pilot
 
 from vis_core.host import HostOptions
@@ -45,9 +46,9 @@ async def _until(pilot: Pilot[Any], condition: Any) -> None:
 def test_model_picker(snap_compare: Any) -> None:
     async def run(pilot: Pilot[Any]) -> None:
         await _ready(pilot)
-        await pilot.press(*"/model", "enter")
+        await type_keys(pilot, *"/model", "enter")
         await _until(pilot, lambda: isinstance(pilot.app.screen, PickerScreen))
-        await pilot.press(*"claude-s")
+        await type_keys(pilot, *"claude-s")
         await pilot.pause()
 
     assert snap_compare(_app(), terminal_size=(100, 30), run_before=run)
@@ -56,9 +57,9 @@ def test_model_picker(snap_compare: Any) -> None:
 def test_model_picker_with_only_loose_candidates(snap_compare: Any) -> None:
     async def run(pilot: Pilot[Any]) -> None:
         await _ready(pilot)
-        await pilot.press(*"/model", "enter")
+        await type_keys(pilot, *"/model", "enter")
         await _until(pilot, lambda: isinstance(pilot.app.screen, PickerScreen))
-        await pilot.press(*"anthropic/claude-opus-5")
+        await type_keys(pilot, *"anthropic/claude-opus-5")
         await pilot.pause()
 
     assert snap_compare(_app(), terminal_size=(100, 30), run_before=run)
@@ -69,7 +70,7 @@ def test_login_provider_picker_in_a_scripted_session(snap_compare: Any) -> None:
 
     async def run(pilot: Pilot[Any]) -> None:
         await _ready(pilot)
-        await pilot.press(*"/login", "enter")
+        await type_keys(pilot, *"/login", "enter")
         await _until(pilot, lambda: isinstance(pilot.app.screen, PickerScreen))
         await pilot.pause()
 
@@ -87,7 +88,7 @@ def test_at_file_completion(snap_compare: Any) -> None:
 
     async def run(pilot: Pilot[Any]) -> None:
         await _ready(pilot)
-        await pilot.press(*"explain @ap")
+        await type_keys(pilot, *"explain @ap")
         app = pilot.app
         assert isinstance(app, VisApp)
         await _until(pilot, lambda: app.main.completion.display)

@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pilot_keys import type_keys
 from sample_turns import every_block_records, failed_verification_record, record, turn_events
 from textual.pilot import Pilot
 
@@ -262,7 +263,7 @@ def test_fold_row_opened(snap_compare: Any) -> None:
         app = pilot.app
         assert isinstance(app, VisApp)
         for n, request in enumerate(("first", "second"), start=1):
-            await pilot.press(*request, "enter")
+            await type_keys(pilot, *request, "enter")
             for _ in range(1000):
                 turns = app.main.transcript.turns.values()
                 if len(turns) == n and all(t.status for t in turns):

@@ -10,7 +10,7 @@ import pytest
 
 import vis_core.extension as vis
 from vis_core.extension.acting import acting_as
-from vis_core.extension.context import CallContext, calling
+from vis_core.extension.context import CallContext, calling, serving_runtime
 from vis_core.extension.outside import OUTSIDE
 from vis_core.extension.runtime import (
     current_runtime,
@@ -36,8 +36,8 @@ class _ToHost:
     def call(self, target: TargetKind, name: str, args: tuple, kwargs: dict) -> Any:
         assert target is TargetKind.SDK
         self.frames.append(name)
-        with calling(self.host_call):
-            return run_service(name, args, kwargs)
+        with calling(self.host_call):  # the host passes the runtime its call carries
+            return run_service(serving_runtime(), name, args, kwargs)
 
 
 def _call(root: Path, runtime: Any, session_id: str | None = "s1") -> CallContext:

@@ -121,7 +121,8 @@ async def test_changes_need_a_bound_session(workspace: Path, script_path: Path) 
             owner="x",
             runtime=host.runtime,
         )
-        handle = vis.sessions.get(outcome.ended.session_id)
+        with calling(unbound):  # the host serves what its calls carry: its runtime
+            handle = vis.sessions.get(outcome.ended.session_id)
         for change in (
             lambda: handle.fork(),
             lambda: handle.set_model("scripted/x"),

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from pilot_keys import type_keys
 from textual.widgets import Button, Input, Static
 
 from vis_core.extension import forms as F
@@ -66,7 +67,7 @@ async def test_a_form_filled_and_submitted(workspace: Path) -> None:
         screen = app.screen
         assert isinstance(screen, FormScreen)
         await until(pilot, lambda: app.focused is screen.body.fields["service"].input)
-        await pilot.press(*"api")
+        await type_keys(pilot, *"api")
         await pilot.click("#form-submit")
         await pilot.pause()
         assert set(screen.errors) == {"env", "token", "confirm"}
@@ -77,7 +78,7 @@ async def test_a_form_filled_and_submitted(workspace: Path) -> None:
         assert app.focused is screen.body.fields["env"].input
         screen.body.fields["env"].input.value = "prod"  # type: ignore[attr-defined]
         screen.body.fields["token"].input.focus()
-        await pilot.press(*"s3cret")
+        await type_keys(pilot, *"s3cret")
         token_input = screen.body.fields["token"].input
         assert isinstance(token_input, Input) and token_input.password
         screen.query_one(RangeInput).focus()
@@ -96,7 +97,7 @@ async def test_a_form_cancelled(workspace: Path) -> None:
         await started(app, pilot)
         asking = worker(app, lambda: F.ask("Name?", [F.plaintext("name")]))
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
-        await pilot.press(*"half typed")
+        await type_keys(pilot, *"half typed")
         await pilot.press("escape")
         answer = await asyncio.wait_for(asking, 5)
         assert not isinstance(app.screen, FormScreen)
@@ -222,10 +223,10 @@ async def test_enter_moves_to_the_next_field_and_submits_from_the_last(workspace
         assert isinstance(screen, FormScreen)
         await until(pilot, lambda: app.focused is screen.body.fields[names[0]].input)
         for n, name in enumerate(names[:-1]):
-            await pilot.press(*f"v{n}", "enter")
+            await type_keys(pilot, *f"v{n}", "enter")
             await until(pilot, lambda name=name: app.focused is not screen.body.fields[name].input)
             assert app.focused is screen.body.fields[names[n + 1]].input
             assert not asking.done() and app.screen is screen
-        await pilot.press(*"last", "enter")
+        await type_keys(pilot, *"last", "enter")
         answer = await asyncio.wait_for(asking, 5)
     assert answer[names[0]] == "v0" and answer[names[28]] == "v28" and answer[names[29]] == "last"

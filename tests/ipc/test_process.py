@@ -107,3 +107,29 @@ def test_a_worker_dies_with_its_host_killed_by_sigkill(tmp_path: Path) -> None:
         for pid in (worker, holder):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def test_a_worker_whose_python_cannot_run_still_dies_with_its_host(tmp_path: Path) -> None:
+    """A stopped worker (as one whose thread holds the GIL in a C loop, ``sum(range(10**13))``)
+    cannot run its own watch of the host: the kernel's parent-death signal ends it. It is
+    not sent when the short-lived thread that asked for the worker ends."""
+    host = subprocess.Popen(
+        [sys.executable, "-c", HOST], stdout=subprocess.PIPE, text=True, cwd=tmp_path
+    )
+    assert host.stdout is not None
+    worker, holder = (int(pid) for pid in host.stdout.readline().split())
+    try:
+        os.kill(worker, signal.SIGSTOP)
+        assert alive(worker)  # the thread that started it has ended; it lives on
+        host.kill()
+        host.wait()
+        deadline = time.monotonic() + 60
+        while alive(worker) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert not alive(worker), "a stopped worker outlived its host"
+    finally:
+        host.kill()
+        host.wait()
+        for pid in (worker, holder):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)

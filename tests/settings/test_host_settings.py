@@ -156,10 +156,14 @@ async def test_value_reads_the_callback_session_and_project_level_without_one(
         (setting,) = [s for s in ext.settings if s.id == "report_details"]
         session = await host.new_session()
         host.settings.set("report_details", True, "session", session_id=session.id)
-        context = CallContext(session.id, workspace, workspace, owner="reports")
+        context = CallContext(
+            session.id, workspace, workspace, owner="reports", runtime=host.runtime
+        )
         with calling(context):
             assert setting.value() is True
-        assert setting.value() is False  # outside a session: project level
+        unbound = CallContext(None, workspace, workspace, owner="reports", runtime=host.runtime)
+        with calling(unbound):
+            assert setting.value() is False  # outside a session: project level
     finally:
         await host.close()
     assert setting.value() is False  # outside Vis: the default

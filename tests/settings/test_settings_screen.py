@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_core.extension.settings_decl import SettingScope
 from vis_core.paths import TrustStore, VisPaths
 from vis_tui.widgets.settings_editors import InlineTextEditor
@@ -75,7 +77,7 @@ async def test_enter_a_secret_in_a_masked_field(workspace: Path) -> None:
         await pilot.pause()
         editor = screen.query_one(InlineTextEditor)
         assert editor.password and editor.value == ""
-        await pilot.press(*"tok-98765")
+        await type_keys(pilot, *"tok-98765")
         await pilot.press("enter")
         await pilot.pause()
         assert not screen.query(InlineTextEditor)
@@ -121,7 +123,7 @@ async def test_search_filters_and_locked_rows_explain(workspace: Path) -> None:
         await pilot.pause()
         assert host.settings.resolve("theme").source.value == "default"
         await pilot.press("slash")
-        await pilot.press(*"detail")
+        await type_keys(pilot, *"detail")
         await pilot.pause()
         shown = {r.setting_id for r in screen.query(SettingRow) if r.display}
         assert shown == {"report_details", "report_detail_level"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
 from sample_turns import every_block_records, failed_verification_record, record, turn_events
 from textual.widgets import Static
 
@@ -215,7 +216,7 @@ async def test_a_long_error_header_wraps_under_its_text(workspace: Path, tmp_pat
     app = vis_app(workspace, script)
     async with app.run_test(size=(80, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"go", "enter")
+        await type_keys(pilot, *"go", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "done")
         await pilot.pause()
         live = _header_lines(app, "✗ Read file")

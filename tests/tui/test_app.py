@@ -6,6 +6,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from pilot_keys import type_keys
 from sample_turns import every_block_records, turn_events
 
 from vis_tui.screens.sessions import SessionsScreen
@@ -62,7 +63,7 @@ async def test_copy_last_answer_activity_and_transcript(workspace: Path, tmp_pat
     app = vis_app(workspace, write_script(tmp_path, [{"text": "The **answer**."}]))
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"question", "enter")
+        await type_keys(pilot, *"question", "enter")
         await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
         await until(pilot, lambda: any(t.status for t in app.main.transcript.turns.values()))
         await pilot.press("ctrl+x", "c")
@@ -92,7 +93,7 @@ async def test_sessions_picker_searches_and_opens(workspace: Path, tmp_path: Pat
     app = vis_app(workspace, write_script(tmp_path, [{"text": "about penguins"}]))
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"tell me about penguins", "enter")
+        await type_keys(pilot, *"tell me about penguins", "enter")
         await until(pilot, lambda: any(t.status for t in app.main.transcript.turns.values()))
         first = app.session.id
         app.main.prompt.insert("/new")
@@ -102,7 +103,7 @@ async def test_sessions_picker_searches_and_opens(workspace: Path, tmp_path: Pat
         app.main.prompt.insert("/sessions")
         await pilot.press("enter")
         await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
-        await pilot.press(*"penguins")
+        await type_keys(pilot, *"penguins")
         await pilot.pause()
         await pilot.press("enter")
         await until(pilot, lambda: app.session.id == first)
@@ -115,7 +116,7 @@ async def test_resume_without_an_id_lets_the_person_pick(workspace: Path) -> Non
     app = vis_app(workspace, resume="")
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
-        await pilot.press(*"penguins")
+        await type_keys(pilot, *"penguins")
         await pilot.pause()
         await pilot.press("enter")
         await started(app, pilot)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_tui.app import VisApp
 
 from .support import started, until, vis_app, write_script
@@ -32,7 +34,7 @@ async def test_a_background_command_ends_with_a_note_live_and_after_resume(
     app = vis_app(workspace, script)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"build", "enter")
+        await type_keys(pilot, *"build", "enter")
         await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
         await pilot.pause()
         live = [line for line in _lines(app) if "Background command" in line]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_tui.widgets.block_row import BlockRow
 from vis_tui.widgets.paths import PathChip
 
@@ -44,7 +46,7 @@ async def test_a_block_that_deletes_a_file_shows_its_code_the_deletion_and_an_er
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"tidy up", "enter")
+        await type_keys(pilot, *"tidy up", "enter")
         await until(pilot, lambda: not app.main.turn_running)
         await until(pilot, lambda: app.main.transcript.last_answer == "Done: removed README.")
         await until(pilot, lambda: "ZeroDivisionError" in _drawn(app, "tidy up"))
@@ -80,7 +82,7 @@ async def test_a_resumed_session_shows_the_same_block_rows_as_live(
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 50)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"tidy up", "enter")
+        await type_keys(pilot, *"tidy up", "enter")
         await until(pilot, lambda: not app.main.turn_running)
         await until(pilot, lambda: app.main.transcript.last_answer == "Done: removed README.")
         await until(pilot, lambda: _drawn(app, "tidy up").count("Python") == 2)
@@ -107,7 +109,7 @@ async def test_a_cut_output_shows_the_models_copy_and_opens_the_whole_one(
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"print", "enter")
+        await type_keys(pilot, *"print", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "Printed a lot.")
         (row,) = app.main.query(BlockRow)
         assert "Output truncated" in row.info.stdout and "line 0\n" not in row.info.stdout

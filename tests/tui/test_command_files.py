@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
 from textual.widgets import Static
 
 from vis_tui.screens.help import HelpScreen
@@ -22,7 +23,7 @@ async def test_a_command_file_completes_shows_in_f1_and_sends_its_request(
     app = vis_app(workspace, write_script(tmp_path, [{"text": "It prints hi."}]))
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"/expl")
+        await type_keys(pilot, *"/expl")
         await until(pilot, lambda: app.main.completion.display)
         offered = [c.text for c in app.main.completion.choices]
         assert offered == ["/explain "]
@@ -31,7 +32,7 @@ async def test_a_command_file_completes_shows_in_f1_and_sends_its_request(
         commands = str(app.screen.query_one("#help-commands", Static).render())
         assert "/explain FILE" in commands and "Explain a file simply  (personal file)" in commands
         await pilot.press("escape")
-        await pilot.press(*"/explain main.py", "enter")
+        await type_keys(pilot, *"/explain main.py", "enter")
         await until(pilot, lambda: len(app.session.model.provider.requests) == 1)  # type: ignore[union-attr]
         await until(pilot, lambda: not app.main.turn_running)
         request = app.session.model.provider.requests[0]  # type: ignore[union-attr]
@@ -48,7 +49,7 @@ async def test_a_command_files_model_runs_its_turn_or_says_why_not(
     app = vis_app(workspace, write_script(tmp_path, [{"text": "ok"}]))
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"/quick", "enter")
+        await type_keys(pilot, *"/quick", "enter")
         await until(pilot, lambda: bool(app.main.transcript.query(".error")))
         error = app.main.transcript.query(".error").last().source  # type: ignore[attr-defined]
         assert "Cannot switch the model" in error

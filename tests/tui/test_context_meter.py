@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_core.events import BlockFinished
 from vis_tui.app import VisApp
 
@@ -43,7 +45,7 @@ async def test_the_meter_shows_the_utilization_numbers(
     async with app.run_test(size=(140, 30)) as pilot:
         await started(app, pilot)
         app.session.subscribe(seen.append)
-        await pilot.press(*"one", "enter")
+        await type_keys(pilot, *"one", "enter")
         await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
         await until(pilot, lambda: _meter(app) == "81% context")
         assert app.session.utilization()["latest_measured_input_tokens"] == 150_000
@@ -52,7 +54,7 @@ async def test_the_meter_shows_the_utilization_numbers(
         await until(pilot, lambda: any(e.type == "FoldCreated" for e in seen))
         await pilot.pause()
         assert _meter(app) == "81% context"  # the gist call is not the context
-        await pilot.press(*"two", "enter")
+        await type_keys(pilot, *"two", "enter")
         await until(pilot, lambda: len(app.main.transcript.turns) == 2)
         await until(pilot, lambda: not app.main.turn_running)
         live = _meter(app)

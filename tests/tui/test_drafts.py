@@ -7,6 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from pilot_keys import type_keys
 from textual.widgets import Button
 
 from vis_tui.screens.draft import DraftScreen
@@ -51,7 +52,7 @@ async def test_the_app_shows_the_draft_and_the_person_approves_it_with_slash_dra
     app = vis_app(repo, script)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"draft it", "enter")
+        await type_keys(pilot, *"draft it", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "Drafted.")
         bar = app.main.status_bar
         await until(pilot, lambda: bar.draft == "fix" and bar.draft_files == 2)
@@ -59,7 +60,7 @@ async def test_the_app_shows_the_draft_and_the_person_approves_it_with_slash_dra
         assert any("Entered draft fix" in note for note in _notes(app))
         assert (repo / "a.txt").read_text() == "one\n"
 
-        await pilot.press(*"/draft", "enter")
+        await type_keys(pilot, *"/draft", "enter")
         await until(pilot, lambda: any(s.startswith("**Draft fix**") for s in _said(app)))
         shown = _said(app)[-1]
         assert "2 file(s) differ" in shown and "+two" in shown and "new.txt" in shown
@@ -67,7 +68,7 @@ async def test_the_app_shows_the_draft_and_the_person_approves_it_with_slash_dra
         await pilot.press("escape")  # the draft screen closes; the diff stays above
         await until(pilot, lambda: not isinstance(app.screen, DraftScreen))
 
-        await pilot.press(*"/draft approve fixed a", "enter")
+        await type_keys(pilot, *"/draft approve fixed a", "enter")
         await until(pilot, lambda: any("Approved draft fix" in s for s in _said(app)))
         assert (repo / "a.txt").read_text() == "two\n"
         assert (repo / "new.txt").read_text() == "new\n"
@@ -84,7 +85,7 @@ async def test_a_resumed_session_is_back_in_its_draft(
     app = vis_app(repo, script)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"go", "enter")
+        await type_keys(pilot, *"go", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "In.")
         session_id = app.session.id  # type: ignore[union-attr]
 
@@ -116,7 +117,7 @@ async def test_the_models_approval_asks_the_person_with_a_form(
     app = vis_app(repo, script)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"approve it", "enter")
+        await type_keys(pilot, *"approve it", "enter")
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
         form = app.screen.form  # type: ignore[attr-defined]
         assert form.title == "Approve draft asked?" and form.submit_label == "Approve"
@@ -126,7 +127,7 @@ async def test_the_models_approval_asks_the_person_with_a_form(
         await until(pilot, lambda: app.main.transcript.last_answer == "Merged.")
         assert (repo / "a.txt").read_text() == "two\n"
 
-        await pilot.press(*"once more", "enter")
+        await type_keys(pilot, *"once more", "enter")
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
         await pilot.press("escape")  # the person keeps the draft
         await until(pilot, lambda: app.main.transcript.last_answer == "Kept.")
@@ -143,15 +144,15 @@ async def test_the_person_starts_and_discards_a_draft_with_slash_draft(
     app = vis_app(repo, script)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"/draft", "enter")
+        await type_keys(pilot, *"/draft", "enter")
         await until(pilot, lambda: any("Not in a draft" in s for s in _said(app)))
-        await pilot.press(*"/draft new mine", "enter")
+        await type_keys(pilot, *"/draft new mine", "enter")
         await until(pilot, lambda: app.main.status_bar.draft == "mine")
         drafts = app.session.drafts  # type: ignore[union-attr]
         assert drafts is not None and drafts.draft is not None
         root = Path(drafts.draft.root)
         (root / "a.txt").write_text("never lands\n")
-        await pilot.press(*"/draft discard", "enter")
+        await type_keys(pilot, *"/draft discard", "enter")
         await until(pilot, lambda: any("Discarded draft mine" in s for s in _said(app)))
         assert app.main.status_bar.draft == "" and not root.exists()
         assert (repo / "a.txt").read_text() == "one\n"
@@ -168,11 +169,11 @@ async def test_slash_draft_offers_approve_sync_and_discard_as_buttons(
     app = vis_app(repo, script)
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"draft it", "enter")
+        await type_keys(pilot, *"draft it", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "Drafted.")
         await until(pilot, lambda: app.main.status_bar.draft == "btn")
 
-        await pilot.press(*"/draft", "enter")
+        await type_keys(pilot, *"/draft", "enter")
         await until(pilot, lambda: isinstance(app.screen, DraftScreen))
         screen = app.screen
         labels = [str(b.label) for b in screen.query(Button)]
@@ -186,12 +187,12 @@ async def test_slash_draft_offers_approve_sync_and_discard_as_buttons(
         await until(pilot, lambda: not isinstance(app.screen, DraftScreen))
         assert app.main.status_bar.draft == "btn"
 
-        await pilot.press(*"/draft", "enter")
+        await type_keys(pilot, *"/draft", "enter")
         await until(pilot, lambda: isinstance(app.screen, DraftScreen))
         await pilot.press("s")  # sync: nothing new on main
         await until(pilot, lambda: any("Synced draft btn" in s for s in _said(app)))
 
-        await pilot.press(*"/draft", "enter")
+        await type_keys(pilot, *"/draft", "enter")
         await until(pilot, lambda: isinstance(app.screen, DraftScreen))
         await pilot.press("tab")  # from the diff to the first button
         focused = app.screen.focused

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_core.frontend import Frontend
 from vis_core.model.turn import TurnStatus
 from vis_tui.app import VisApp
@@ -61,7 +63,7 @@ async def test_a_request_typed_before_the_session_is_ready_is_sent_whole_once_it
     apps.append(app)
     async with app.run_test(size=(100, 30)) as pilot:
         await until(pilot, lambda: app.main.prompt.has_focus)
-        await pilot.press(*"check the result", "enter")
+        await type_keys(pilot, *"check the result", "enter")
         await pilot.pause()
         assert app.session is None  # typed and sent before the session is ready: it waits
         assert app.main.queue == ["check the result"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_tui.widgets.system_message import SystemMessage
 
 from .support import started, until, vis_app, write_script
@@ -23,19 +25,19 @@ async def test_export_writes_the_session_in_the_workspace_and_says_where(
     app = vis_app(workspace, script)
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"count it", "enter")
+        await type_keys(pilot, *"count it", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "It is <b>42</b>.")
         await until(pilot, lambda: not app.main.turn_running)
-        await pilot.press(*"/export", "enter")
+        await type_keys(pilot, *"/export", "enter")
         await until(pilot, lambda: any("Exported this session (md)" in s for s in _said(app)))
         path = workspace / f"vis-session-{app.session.id[:8]}.md"
         assert f"`{path}`" in _said(app)[-1]
         text = path.read_text(encoding="utf-8")
         assert "> count it" in text and "```python\nprint(6 * 7)\n```" in text
         assert "```text\n42\n```" in text and "It is <b>42</b>." in text
-        await pilot.press(*"/export html out/s.html", "enter")
+        await type_keys(pilot, *"/export html out/s.html", "enter")
         await until(pilot, lambda: "Cannot export" in _said(app)[-1])  # no folder out/
-        await pilot.press(*"/export s.html", "enter")
+        await type_keys(pilot, *"/export s.html", "enter")
         await until(pilot, lambda: "Exported this session (html)" in _said(app)[-1])
         page = (workspace / "s.html").read_text(encoding="utf-8")
         assert "It is &lt;b&gt;42&lt;/b&gt;." in page

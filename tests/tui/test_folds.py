@@ -6,6 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_core.store import Store
 from vis_tui.app import VisApp
 from vis_tui.widgets.fold_row import FoldRow
@@ -25,7 +27,7 @@ TURNS = [
 
 async def _two_turns(app: VisApp, pilot) -> None:
     for n, request in enumerate(("first", "second"), start=1):
-        await pilot.press(*request, "enter")
+        await type_keys(pilot, *request, "enter")
         await until(
             pilot,
             lambda n=n: (

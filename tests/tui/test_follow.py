@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_tui.screens.settings import SettingsScreen
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.answer import AnswerView
@@ -44,13 +46,13 @@ async def test_a_streamed_answer_with_code_and_tables_stays_in_view(
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
         transcript = app.main.transcript
-        await pilot.press(*"first", "enter")
+        await type_keys(pilot, *"first", "enter")
         await until(pilot, lambda: not app.main.turn_running and _rendered(app))
         await pilot.pause(0.1)
         assert _at_bottom(app)
 
         # Scrolled up during the stream: the view stays where the person put it.
-        await pilot.press(*"second", "enter")
+        await type_keys(pilot, *"second", "enter")
         await until(pilot, lambda: len(transcript.turns) == 2 and _rendered(app))
         await until(pilot, lambda: transcript.max_scroll_y > transcript.size.height)
         await pilot.press("pageup")
@@ -73,7 +75,7 @@ async def test_keys_reach_the_prompt_from_rows_and_after_settings(
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"run", "enter")
+        await type_keys(pilot, *"run", "enter")
         await until(pilot, lambda: not app.main.turn_running and _rendered(app))
         rows = list(app.main.query(ActivityRow))
         assert len(rows) == 3
@@ -90,14 +92,14 @@ async def test_keys_reach_the_prompt_from_rows_and_after_settings(
         assert app.focused is app.main.prompt
         # Typed on a row: the letters land in the prompt.
         expandable[0].focus()
-        await pilot.press(*"hello")
+        await type_keys(pilot, *"hello")
         assert app.main.prompt.text == "hello" and app.focused is app.main.prompt
         # After Settings closes, typing goes on in the prompt.
         await pilot.press("f2")
         await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, SettingsScreen))
-        await pilot.press(*" you")
+        await type_keys(pilot, *" you")
         assert app.main.prompt.text == "hello you"
 
 
@@ -115,7 +117,7 @@ async def test_tab_and_shift_tab_reach_a_resumed_turns_rows_in_one_press(
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"first", "enter")
+        await type_keys(pilot, *"first", "enter")
         await until(pilot, lambda: not app.main.turn_running and app.main.transcript.turns)
         session_id = app.session.id
     for key, tool in (("tab", "shell.wait"), ("shift+tab", "shell.wait")):

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_tui.screens.form import FormScreen
 from vis_tui.widgets.activity import ActivityRow
 
@@ -53,7 +55,7 @@ async def test_refused_edit_cancelled_form_and_unreturnable_result_are_not_ticks
     app = vis_app(workspace, write_script(tmp_path, [{"code": code}, {"text": "done"}]))
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"go", "enter")
+        await type_keys(pilot, *"go", "enter")
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
         await pilot.press("escape")
         await until(pilot, lambda: app.main.transcript.last_answer == "done")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.block_row import BlockRow
 
@@ -28,7 +30,7 @@ async def test_a_failed_command_shows_a_cross_and_its_real_duration(
     app = vis_app(workspace, write_script(tmp_path, [{"code": code}, {"text": "done"}]))
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"go", "enter")
+        await type_keys(pilot, *"go", "enter")
         await until(pilot, lambda: not app.main.turn_running)
         await until(pilot, lambda: len(app.main.transcript.turns) == 1)
         failed, passed = list(app.main.query(ActivityRow))
@@ -53,7 +55,7 @@ async def test_an_error_that_is_only_a_value_keeps_its_class_name(
     app = vis_app(workspace, write_script(tmp_path, [{"code": code}, {"text": "done"}]))
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"go", "enter")
+        await type_keys(pilot, *"go", "enter")
         await until(pilot, lambda: not app.main.turn_running)
         await until(pilot, lambda: len(app.main.transcript.turns) == 1)
         assert not app.main.query(".note")

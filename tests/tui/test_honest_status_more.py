@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_core.paths import VisPaths
 from vis_tui.widgets.transcript import PlainMessage
 
@@ -43,9 +45,9 @@ async def test_the_compact_gist_is_shown_as_the_text_it_is(workspace: Path, tmp_
     app = vis_app(workspace, script)
     async with app.run_test(size=(110, 30)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"clean the caches", "enter")
+        await type_keys(pilot, *"clean the caches", "enter")
         await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
-        await pilot.press(*"/compact", "enter")
+        await type_keys(pilot, *"/compact", "enter")
         await until(pilot, lambda: "Compacted" in _screen_text(app))
         await pilot.pause()
         message = _screen_text(app).split("Gist:", 1)[1]  # the /compact message, not the fold
@@ -71,7 +73,7 @@ async def test_a_retry_notice_goes_when_the_retry_succeeds(workspace: Path, tmp_
     app = vis_app(workspace, script)
     async with app.run_test(size=(110, 30)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"hello", "enter")
+        await type_keys(pilot, *"hello", "enter")
         progress = app.main.progress
         await until(pilot, lambda: "retrying" in str(progress.render()))
         assert "server busy" in str(progress.render())
@@ -98,7 +100,7 @@ async def test_a_command_left_running_updates_its_row_when_it_exits_live_and_on_
     app = vis_app(workspace, write_script(tmp_path, [{"code": code}, {"text": "Started."}]))
     async with app.run_test(size=(110, 30)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"start it", "enter")
+        await type_keys(pilot, *"start it", "enter")
         await until(pilot, lambda: not app.main.turn_running and bool(app.main.query(ActivityRow)))
         row, server = app.main.query(ActivityRow)
 
@@ -133,13 +135,13 @@ async def test_what_slash_commands_said_is_shown_again_on_resume(
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 50)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"/goal keep the caches small", "enter")  # before the first turn
+        await type_keys(pilot, *"/goal keep the caches small", "enter")  # before the first turn
         await until(pilot, lambda: "keep the caches small" in _screen_text(app))
-        await pilot.press(*"first", "enter")
+        await type_keys(pilot, *"first", "enter")
         await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
-        await pilot.press(*"/compact", "enter")
+        await type_keys(pilot, *"/compact", "enter")
         await until(pilot, lambda: "Compacted" in _screen_text(app))
-        await pilot.press(*"/undo 7", "enter")
+        await type_keys(pilot, *"/undo 7", "enter")
         await until(pilot, lambda: "Nothing undone" in _screen_text(app))
         await pilot.pause()
         live = _lines(app, first="keep the caches small")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_tui.widgets.welcome import WelcomeHeader
 
 from .support import started, until, vis_app, write_script
@@ -21,7 +23,7 @@ async def test_welcome_names_the_instruction_files_and_init_writes_agents_md(
         await started(app, pilot)
         text = str(app.main.transcript.query_one(WelcomeHeader).render())
         assert "instructions: CLAUDE.md ~60 tokens" in text
-        await pilot.press(*"/init", "enter")
+        await type_keys(pilot, *"/init", "enter")
         await until(
             pilot, lambda: (workspace / "AGENTS.md").is_file() and not app.main.turn_running
         )

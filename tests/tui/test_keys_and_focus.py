@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from pilot_keys import type_keys
 from sample_turns import every_block_records, turn_events
 from textual import events
 from textual.app import App
@@ -98,7 +99,7 @@ async def test_tab_from_the_prompt_goes_to_the_newest_activity(harness, workspac
 async def test_ctrl_d_on_an_empty_prompt_quits_and_deletes_otherwise(harness) -> None:
     app = harness
     async with app.run_test(size=(100, 30)) as pilot:
-        await pilot.press(*"ab", "left", "ctrl+d")
+        await type_keys(pilot, *"ab", "left", "ctrl+d")
         assert app.main.prompt.text == "a" and app.is_running  # deleted the b
         await pilot.press("backspace", "ctrl+d")
         await until(pilot, lambda: not app.is_running)
@@ -125,7 +126,7 @@ async def test_model_typed_fast_is_checked_against_the_known_models(
         assert "does not know" in note and "`local/tiny`" in note, note
         assert session.model.label == before
         app.main.prompt.text = ""
-        await pilot.press(*"/model local/tiny", "enter")
+        await type_keys(pilot, *"/model local/tiny", "enter")
         await until(pilot, lambda: session.model.label == "local/tiny")
 
 
@@ -137,7 +138,7 @@ async def test_at_completion_offers_text_files_only(workspace: Path, tmp_path: P
     app = vis_app(workspace, write_script(tmp_path, [{"text": "hi"}]))
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"see @notes")
+        await type_keys(pilot, *"see @notes")
         menu = app.main.completion
         await until(pilot, lambda: menu.display and app.main.files is not None)
         labels = sorted(choice.label for choice in menu.choices)
@@ -156,10 +157,10 @@ async def test_a_500_line_paste_shows_as_one_folded_entry_and_is_sent_whole(
     app = vis_app(workspace, write_script(tmp_path, [{"text": "Read it."}]))
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"see: ")
+        await type_keys(pilot, *"see: ")
         app.post_message(events.Paste(pasted))  # as the terminal sends it
         await until(pilot, lambda: app.main.prompt.text == "see: [pasted 500 lines #1]")
-        await pilot.press(*" why?", "enter")
+        await type_keys(pilot, *" why?", "enter")
         await until(pilot, lambda: not app.main.turn_running and bool(app.main.transcript.turns))
         line = app.main.query_one(RequestLine)
         shown = str(line.render())
@@ -212,7 +213,7 @@ async def test_enter_typed_before_the_menu_caught_up_sends_what_was_typed(
         session = app.session
         assert session is not None
         before = session.model.label
-        await pilot.press(*"/model local/tin")
+        await type_keys(pilot, *"/model local/tin")
         menu = app.main.completion
         assert menu.selected_choice is not None and menu.selected_choice.text.endswith("tiny")
         type_fast(app, "yno\n")

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pilot_keys import type_keys
 from providers.llama_server import LlamaServer
 from providers.wire_servers import openai_reply
 
@@ -49,9 +50,9 @@ async def test_login_to_a_local_server_offers_the_models_it_serves(
     app = vis_app(workspace)
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"/login", "enter")
+        await type_keys(pilot, *"/login", "enter")
         await until(pilot, lambda: isinstance(app.screen, PickerScreen))
-        await pilot.press(*"local", "enter")
+        await type_keys(pilot, *"local", "enter")
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
         base_url = app.screen.query(Input)[1]
         base_url.value = llama.base_url
@@ -61,7 +62,7 @@ async def test_login_to_a_local_server_offers_the_models_it_serves(
         assert "served" in str(listed(app)[0])
         await pilot.press("enter")
         await until(pilot, lambda: model_label(app) == "local/smol-135m")
-        await pilot.press(*"hello", "enter")
+        await type_keys(pilot, *"hello", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "served")
         await until(pilot, lambda: app.main.status_bar.context_limit == 7372)
         assert app.main.status_bar.context_tokens == 2949
@@ -76,9 +77,9 @@ async def test_a_server_that_lists_nothing_says_what_to_type(
     app = vis_app(workspace)
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"/login", "enter")
+        await type_keys(pilot, *"/login", "enter")
         await until(pilot, lambda: isinstance(app.screen, PickerScreen))
-        await pilot.press(*"local", "enter")
+        await type_keys(pilot, *"local", "enter")
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
         app.screen.query(Input)[1].value = "http://127.0.0.1:9/v1"  # nothing listens there
         await pilot.press("ctrl+s")
@@ -99,12 +100,12 @@ async def test_a_provider_added_to_config_toml_while_vis_runs_is_offered_and_use
         (vis_home / "config.toml").write_text(
             f'[providers.local]\nbase_url = "{llama.base_url}"\n', encoding="utf-8"
         )
-        await pilot.press(*"/model", "enter")
+        await type_keys(pilot, *"/model", "enter")
         await until(pilot, lambda: isinstance(app.screen, PickerScreen))
         assert "local/smol-135m" in shown_ids(app)
-        await pilot.press(*"local/smol", "enter")
+        await type_keys(pilot, *"local/smol", "enter")
         await until(pilot, lambda: model_label(app) == "local/smol-135m")
-        await pilot.press(*"hello", "enter")
+        await type_keys(pilot, *"hello", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "from the new block")
 
 

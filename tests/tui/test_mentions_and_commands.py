@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_core.events import UserContext
 from vis_core.model.turn import ContextOrigin
 from vis_tui.mentions import mentioned_files, typing_mention
@@ -47,16 +49,16 @@ async def test_at_completes_workspace_files_and_attaches_the_cat_view(
     app = vis_app(workspace, script)
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"what does @app")
+        await type_keys(pilot, *"what does @app")
         menu = app.main.completion
         await until(pilot, lambda: menu.display)
         labels = [choice.label for choice in menu.choices]
         assert labels[0] == "@src/app.py" and "@build/app.py" not in labels  # .gitignore
-        await pilot.press(*"x", "t")  # the hostile name: shown as text, never as escapes
+        await type_keys(pilot, *"x", "t")  # the hostile name: shown as text, never as escapes
         await until(pilot, lambda: any("app.txt" in c.label for c in menu.choices))
         screen = app.export_screenshot()
         assert "\x1b]52" not in screen and "\x07" not in screen
-        await pilot.press(*["backspace"] * 2)
+        await type_keys(pilot, *["backspace"] * 2)
         await until(pilot, lambda: menu.display and menu.choices[0].label == "@src/app.py")
         await pilot.press("tab")
         assert app.main.prompt.text == "what does @src/app.py "
@@ -86,13 +88,13 @@ async def test_at_completes_and_attaches_a_file_with_spaces_in_its_name_quoted(
     app = vis_app(workspace, script)
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"read @not")
+        await type_keys(pilot, *"read @not")
         menu = app.main.completion
         await until(pilot, lambda: menu.display and bool(menu.choices))
         assert menu.choices[0].label == '@"my notes.txt"'
         await pilot.press("tab")
         assert app.main.prompt.text == 'read @"my notes.txt" '
-        await pilot.press(*'and @"my n')  # a quote opened by hand completes too
+        await type_keys(pilot, *'and @"my n')  # a quote opened by hand completes too
         await until(pilot, lambda: menu.display and menu.choices[0].label == '@"my notes.txt"')
         await pilot.press("tab")
         assert app.main.prompt.text == 'read @"my notes.txt" and @"my notes.txt" '
@@ -114,7 +116,7 @@ async def test_enter_on_an_open_menu_takes_the_offered_completion(
     app = vis_app(workspace, script)
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"look at @sapp")
+        await type_keys(pilot, *"look at @sapp")
         menu = app.main.completion
         await until(pilot, lambda: menu.display and bool(menu.choices))
         await pilot.press("enter")
@@ -124,7 +126,7 @@ async def test_enter_on_an_open_menu_takes_the_offered_completion(
         await until(pilot, lambda: app.main.transcript.last_answer == "Read it.")
         [attached] = _stored(app, UserContext)
         assert attached.title == "src/app.py"
-        await pilot.press(*"/undo")
+        await type_keys(pilot, *"/undo")
         await until(pilot, lambda: menu.display and bool(menu.choices))
         await pilot.press("enter")
         notes = app.main.transcript.query(SystemMessage)
@@ -139,7 +141,7 @@ async def test_bang_runs_a_command_whose_output_the_model_reads_next_turn(
     app = vis_app(workspace, script)
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"!echo out-line; echo err-line >&2; exit 3", "enter")
+        await type_keys(pilot, *"!echo out-line; echo err-line >&2; exit 3", "enter")
         await until(pilot, lambda: bool(_stored(app, UserContext)))
         await until(pilot, lambda: not app.main.turn_running)
         rows = list(app.main.query(ActivityRow))
@@ -150,7 +152,7 @@ async def test_bang_runs_a_command_whose_output_the_model_reads_next_turn(
         assert context.origin is ContextOrigin.SHELL and "[exit 3]" in context.text
         assert "out-line" in context.text and "err-line" in context.text
         assert app.session.title == ""  # a command does not name the session
-        await pilot.press(*"what happened?", "enter")
+        await type_keys(pilot, *"what happened?", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer.startswith("The command"))
         users = [m.text for m in app.session.conversation.messages if m.role == "user"]
         assert "out-line" in users[0] and users[-1] == "what happened?"
@@ -164,7 +166,7 @@ async def test_esc_stops_a_running_bang_command(workspace: Path) -> None:
     app = vis_app(workspace)
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"!echo started; sleep 30; touch late.txt", "enter")
+        await type_keys(pilot, *"!echo started; sleep 30; touch late.txt", "enter")
         await until(
             pilot, lambda: any("started" in r.as_text() for r in app.main.query(ActivityRow))
         )

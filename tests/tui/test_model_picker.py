@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from pilot_keys import type_keys
 from providers.wire_servers import WireServer, openai_reply
 
 from vis_tui.screens.form import FormScreen
@@ -37,7 +38,7 @@ def _notes(app: object) -> list[str]:
 
 
 async def _answered(app: object, pilot: object, text: str) -> None:
-    await pilot.press(*text, "enter")  # type: ignore[attr-defined]
+    await type_keys(pilot, *text, "enter")  # type: ignore[arg-type]
     await until(
         pilot,  # type: ignore[arg-type]
         lambda: any(
@@ -57,18 +58,18 @@ async def test_the_model_picker_switches_the_session_and_lists_recent_models_fir
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
         assert app.session.model.label == "openai/gpt-5"
-        await pilot.press(*"/model", "enter")
+        await type_keys(pilot, *"/model", "enter")
         await until(pilot, lambda: isinstance(app.screen, PickerScreen))
         picker = app.screen
         assert picker.shown[0].id == "openai/gpt-5" and "current" in picker.shown[0].note
         assert any(item.id.startswith("anthropic/") for item in picker.shown)
-        await pilot.press(*"openai/gpt-4.1-mi", "enter")
+        await type_keys(pilot, *"openai/gpt-4.1-mi", "enter")
         await until(pilot, lambda: app.session.model.label == "openai/gpt-4.1-mini")
         assert app.main.status_bar.model == "openai/gpt-4.1-mini"
         assert "Model: openai/gpt-4.1-mini" in _notes(app)[-1]
         await _answered(app, pilot, "hello")
         assert server.bodies[-1]["model"] == "gpt-4.1-mini"
-        await pilot.press(*"/model", "enter")
+        await type_keys(pilot, *"/model", "enter")
         await until(pilot, lambda: isinstance(app.screen, PickerScreen))
         first = app.screen.shown[0]
         assert first.id == "openai/gpt-4.1-mini" and "current" in first.note
@@ -85,7 +86,7 @@ async def test_model_completion_after_slash_model(
     app = vis_app(workspace)
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"/model 4.1nano")
+        await type_keys(pilot, *"/model 4.1nano")
         menu = app.main.completion
         assert menu.display and menu.selected_choice is not None
         assert menu.selected_choice.label == "openai/gpt-4.1-nano"
@@ -94,7 +95,7 @@ async def test_model_completion_after_slash_model(
         await pilot.press("enter")
         await until(pilot, lambda: app.session.model.label == "openai/gpt-4.1-nano")
         await until(pilot, lambda: app.main.status_bar.model == "openai/gpt-4.1-nano")
-        await pilot.press(*"/model nonsense-without-a-slash", "enter")
+        await type_keys(pilot, *"/model nonsense-without-a-slash", "enter")
         await until(pilot, lambda: "Cannot switch the model" in _notes(app)[-1])
         assert app.session.model.label == "openai/gpt-4.1-nano"
 
@@ -108,20 +109,20 @@ async def test_login_saves_the_key_as_a_secret_and_the_app_works_without_restart
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
         assert app.session.model.provider is None and "/login" in _notes(app)[0]
-        await pilot.press(*"/login", "enter")
+        await type_keys(pilot, *"/login", "enter")
         await until(pilot, lambda: isinstance(app.screen, PickerScreen))
         assert [item.id for item in app.screen.shown][:2] == ["anthropic", "openai"]
         assert app.screen.shown[2].label.startswith("Local OpenAI-compatible server")
-        await pilot.press(*"openai", "enter")
+        await type_keys(pilot, *"openai", "enter")
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
         await pilot.press("ctrl+s")  # an empty key is refused in the form
         assert isinstance(app.screen, FormScreen) and app.screen.errors
-        await pilot.press(*"sk-test-key-123", "ctrl+s")
+        await type_keys(pilot, *"sk-test-key-123", "ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, PickerScreen))
         assert app.screen.shown[app.screen.query_one("#picker-list").highlighted].id == (
             "openai/gpt-5"  # the provider's default model is offered first
         )
-        await pilot.press(*"openai/gpt-5-mini", "enter")
+        await type_keys(pilot, *"openai/gpt-5-mini", "enter")
         await until(pilot, lambda: app.session.model.label == "openai/gpt-5-mini")
         assert app.main.status_bar.model == "openai/gpt-5-mini"
         assert not app.main.transcript.query(".no-model")
@@ -140,11 +141,11 @@ async def test_a_cancelled_login_saves_nothing(workspace: Path, vis_home: Path) 
     app = vis_app(workspace)
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"/login", "enter")
+        await type_keys(pilot, *"/login", "enter")
         await until(pilot, lambda: isinstance(app.screen, PickerScreen))
-        await pilot.press(*"anthropic", "enter")
+        await type_keys(pilot, *"anthropic", "enter")
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
-        await pilot.press(*"sk-typed-then-cancelled", "escape")
+        await type_keys(pilot, *"sk-typed-then-cancelled", "escape")
         await until(pilot, lambda: "Login cancelled" in _notes(app)[-1])
         assert app.session.model.provider is None
     assert not (vis_home / "secrets").exists()
@@ -159,7 +160,7 @@ async def test_a_model_name_that_only_shares_letters_is_a_candidate_never_the_ch
     app = vis_app(workspace)
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"/model opus-5")
+        await type_keys(pilot, *"/model opus-5")
         menu = app.main.completion
         assert menu.display and menu.choices[0].label == "anthropic/claude-opus-4-5"
         assert menu.selected_choice is None  # shown, not taken by Tab
@@ -169,10 +170,10 @@ async def test_a_model_name_that_only_shares_letters_is_a_candidate_never_the_ch
         assert menu.selected_choice is not None
         assert menu.selected_choice.label == "anthropic/claude-opus-4-5"
         app.main.prompt.text = ""
-        await pilot.press(*"/model", "enter")
+        await type_keys(pilot, *"/model", "enter")
         await until(pilot, lambda: isinstance(app.screen, PickerScreen))
         picker = app.screen
-        await pilot.press(*"anthropic/claude-opus-5")
+        await type_keys(pilot, *"anthropic/claude-opus-5")
         listing = picker.query_one("#picker-list")
         listed = [str(option.prompt) for option in listing.options]  # type: ignore[attr-defined]
         assert "Nothing is named 'anthropic/claude-opus-5'" in listed[0]
@@ -196,12 +197,12 @@ async def test_login_to_a_local_server_from_a_scripted_session_says_what_it_swit
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
         assert app.session.model.label.startswith("scripted/")
-        await pilot.press(*"/login", "enter")
+        await type_keys(pilot, *"/login", "enter")
         await until(pilot, lambda: isinstance(app.screen, PickerScreen))
         rows = app.screen.shown
         assert rows[-1].label.startswith("Local OpenAI-compatible server")
         assert "uses scripted/script: logging in switches it" in app.screen.title_text
-        await pilot.press(*"local", "enter")
+        await type_keys(pilot, *"local", "enter")
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
         name, base_url, key = app.screen.query(Input)
         assert name.value == "local" and key.value == ""  # the key is optional
@@ -211,7 +212,7 @@ async def test_login_to_a_local_server_from_a_scripted_session_says_what_it_swit
         base_url.value = server.openai_base_url
         await pilot.press("ctrl+s")
         await until(pilot, lambda: isinstance(app.screen, PickerScreen))
-        await pilot.press(*"qwen3", "enter")
+        await type_keys(pilot, *"qwen3", "enter")
         await until(pilot, lambda: app.session.model.label == "local/qwen3")
         said = _notes(app)[-1]
         assert "This session used scripted/" in said and "it now uses local/qwen3" in said

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from .support import started, until, vis_app, write_script
 
 NOTIFIER = '''
@@ -30,7 +32,7 @@ async def test_each_notify_kind_shows_its_toast_severity(
     app = vis_app(workspace, write_script(tmp_path, [{"code": code}, {"text": "done"}]))
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"notify", "enter")
+        await type_keys(pilot, *"notify", "enter")
         await until(pilot, lambda: len(app._notifications) >= 3)
         shown = {n.message: n.severity for n in app._notifications}
         assert shown == {
@@ -49,7 +51,7 @@ async def test_reload_says_which_extension_failed_to_load(
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
         (folder / "broken.py").write_text("def broken(:\n", encoding="utf-8")
-        await pilot.press(*"/reload", "enter")
+        await type_keys(pilot, *"/reload", "enter")
         await until(pilot, lambda: len(app._notifications) >= 1)
         (note,) = list(app._notifications)
         assert note.title == "Reloaded extensions"

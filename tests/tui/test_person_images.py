@@ -11,6 +11,7 @@ from urllib.parse import quote
 
 import pytest
 from image_files import jpeg, png
+from pilot_keys import type_keys
 from textual import events
 
 from vis_core.events import ImageAttached
@@ -59,7 +60,7 @@ async def test_a_dropped_image_is_a_chip_then_a_row_of_the_turn(
         await until(pilot, lambda: _chips(app) == "")
         app.post_message(events.Paste(f"file://{quote(str(shot))}"))
         await until(pilot, lambda: "my shot.png" in _chips(app))
-        await pilot.press(*"what is it?", "enter")
+        await type_keys(pilot, *"what is it?", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "A black picture.")
         assert _chips(app) == "" and prompt.images == []
         (request,) = app.session.model.provider.requests  # type: ignore[union-attr]
@@ -117,7 +118,7 @@ async def test_an_at_image_shows_a_chip_and_a_model_without_images_refuses(
     app = vis_app(workspace, write_script(tmp_path, [{"text": "never"}]))
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"describe @shot.png ")
+        await type_keys(pilot, *"describe @shot.png ")
         await until(pilot, lambda: "@shot.png" in _chips(app))
         await pilot.press("escape", "enter")
         await until(pilot, lambda: "takes no image input" in _screen(app))
@@ -131,20 +132,24 @@ async def test_a_message_queued_behind_a_turn_keeps_its_image(
 ) -> None:
     shot = tmp_path / "later.png"
     shot.write_bytes(png(5, 5))
-    # long enough that the second message is typed while the first turn still runs
-    slow = {"text": "word " * 100, "chunk": 5, "delay_ms": 100}
-    app = vis_app(workspace, write_script(tmp_path, [slow, {"text": "Seen."}]))
+    # the first turn runs until the test writes ``go``: the second message is typed meanwhile
+    hold = {
+        "code": "import asyncio, os\nwhile not os.path.exists('go'):\n    await asyncio.sleep(0.01)"
+    }
+    script = write_script(tmp_path, [hold, {"text": "Went."}, {"text": "Seen."}])
+    app = vis_app(workspace, script)
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"first", "enter")
+        await type_keys(pilot, *"first", "enter")
         await until(pilot, lambda: app.main.turn_running)
         app.post_message(events.Paste(str(shot)))
         await until(pilot, lambda: "later.png" in _chips(app))
-        await pilot.press(*"then this", "enter")
+        await type_keys(pilot, *"then this", "enter")
         assert app.main.queue == ["then this"] and _chips(app) == ""
+        (workspace / "go").touch()
         await until(pilot, lambda: app.main.transcript.last_answer == "Seen.")
         requests = app.session.model.provider.requests  # type: ignore[union-attr]
-    first, second = requests
+    first, _, second = requests
     assert first.messages[0].images == ()
     assert second.messages[-1].text.startswith("then this")
     assert [i.media_type for i in second.messages[-1].images] == ["image/png"]

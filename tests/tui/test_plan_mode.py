@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_tui.screens.form import FormScreen
 
 from .support import seen_after_resume, started, until, vis_app, write_script
@@ -29,19 +31,19 @@ async def test_plan_mode_asks_for_approval_and_the_approved_plan_runs(
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
         bar = app.main.status_bar
-        await pilot.press(*"/plan", "enter")
+        await type_keys(pilot, *"/plan", "enter")
         await until(pilot, lambda: bar.planning)
         assert "◇ plan mode" in str(bar.render())
-        await pilot.press(*"make a.txt", "enter")
+        await type_keys(pilot, *"make a.txt", "enter")
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
         assert app.screen.form.title == "Approve the plan?"  # type: ignore[attr-defined]
         assert not (workspace / "a.txt").exists()
         await pilot.press("escape")  # keep planning
         await until(pilot, lambda: not isinstance(app.screen, FormScreen))
         assert bar.planning and app.session.plan.active  # type: ignore[union-attr]
-        await pilot.press(*"with x please", "enter")
+        await type_keys(pilot, *"with x please", "enter")
         await until(pilot, lambda: isinstance(app.screen, FormScreen))
-        await pilot.press(*"keep it short", "ctrl+s")  # the notes field has the focus
+        await type_keys(pilot, *"keep it short", "ctrl+s")  # the notes field has the focus
         await until(pilot, lambda: app.main.transcript.last_answer == "Done.")
         await until(pilot, lambda: not app.main.turn_running)
         requests = app.session.model.provider.requests  # type: ignore[union-attr]
@@ -62,7 +64,7 @@ async def test_a_resumed_session_still_plans(
     app = vis_app(workspace, write_script(tmp_path, []))
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"/plan", "enter")
+        await type_keys(pilot, *"/plan", "enter")
         await until(pilot, lambda: app.main.status_bar.planning)
         session_id = app.session.id  # type: ignore[union-attr]
     planning = await seen_after_resume(workspace, session_id, lambda a: a.main.status_bar.planning)

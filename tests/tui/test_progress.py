@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
 from sample_turns import record
 
 from vis_core.events import (
@@ -62,11 +63,11 @@ async def test_a_cancel_holds_the_queue_until_enter(workspace: Path, tmp_path: P
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
         main = app.main
-        await pilot.press(*"first", "enter")
+        await type_keys(pilot, *"first", "enter")
         await until(
             pilot, lambda: main.progress.display and "writing" in str(main.progress.render())
         )
-        await pilot.press(*"second", "enter")
+        await type_keys(pilot, *"second", "enter")
         assert main.queue == ["second"]
         await pilot.press("escape")
         await until(pilot, lambda: not main.turn_running)
@@ -83,11 +84,11 @@ async def test_ctrl_c_cancels_and_esc_drops_the_queue(workspace: Path, tmp_path:
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
         main = app.main
-        await pilot.press(*"first", "enter")
+        await type_keys(pilot, *"first", "enter")
         await until(
             pilot, lambda: main.progress.display and "writing" in str(main.progress.render())
         )
-        await pilot.press(*"later", "enter")
+        await type_keys(pilot, *"later", "enter")
         await pilot.press("ctrl+c")
         await until(pilot, lambda: not main.turn_running)
         await pilot.pause(0.3)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from pilot_keys import type_keys
 from textual.widgets import Static
 
 from vis_core.model.turn import TurnStatus
@@ -30,11 +31,11 @@ async def test_history_recall_restores_the_draft(workspace: Path, tmp_path: Path
         await started(app, pilot)
         prompt = app.main.prompt
         for text in ("first", "second"):
-            await pilot.press(*text, "enter")
+            await type_keys(pilot, *text, "enter")
             await until(pilot, lambda: not app.main.turn_running and prompt.text == "")
         await until(pilot, _ended(app, 2))
         assert _prompts(app) == ["first", "second"]
-        await pilot.press(*"dra", "shift+enter", *"ft")
+        await type_keys(pilot, *"dra", "shift+enter", *"ft")
         assert prompt.text == "dra\nft"
         prompt.move_cursor((0, 0))
         await pilot.press("up")
@@ -54,7 +55,7 @@ async def test_history_is_read_from_the_store_when_continuing(
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"remember me", "enter")
+        await type_keys(pilot, *"remember me", "enter")
         await until(pilot, _ended(app, 1))
         first_id = app.session.id
     again = vis_app(workspace, write_script(tmp_path, [{"text": "x"}]), continue_=True)
@@ -92,9 +93,9 @@ async def test_messages_typed_during_a_turn_are_queued(workspace: Path, tmp_path
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"one", "enter")
+        await type_keys(pilot, *"one", "enter")
         await until(pilot, lambda: app.main.turn_running)
-        await pilot.press(*"two", "enter", *"three", "enter")
+        await type_keys(pilot, *"two", "enter", *"three", "enter")
         assert app.main.queue == ["two", "three"]
         assert app.main.status_bar.queued == 2
         await pilot.press("up")
@@ -116,7 +117,7 @@ async def test_escape_cancels_a_long_turn(workspace: Path, tmp_path: Path) -> No
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"long", "enter")
+        await type_keys(pilot, *"long", "enter")
         await until(pilot, lambda: any(t.answers for t in app.main.transcript.turns.values()))
         await pilot.press("escape")
         await until(pilot, _ended(app, 1))
@@ -131,9 +132,9 @@ async def test_ctrl_c_clears_then_cancels_then_quits(workspace: Path, tmp_path: 
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"draft", "ctrl+c")
+        await type_keys(pilot, *"draft", "ctrl+c")
         assert app.main.prompt.text == "" and app.is_running
-        await pilot.press(*"go", "enter")
+        await type_keys(pilot, *"go", "enter")
         await until(pilot, lambda: app.main.turn_running)
         await pilot.press("ctrl+c")
         await until(pilot, _ended(app, 1))
@@ -198,7 +199,7 @@ async def test_the_first_request_names_the_session_in_the_status_bar(
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
         assert app.main.status_bar.title == ""
-        await pilot.press(*"Fix the login test", "enter")
+        await type_keys(pilot, *"Fix the login test", "enter")
         await until(pilot, _ended(app, 1))
         assert app.main.status_bar.title == "Fix the login test"
 
@@ -213,7 +214,7 @@ async def test_a_long_title_is_cut_in_the_status_bar_not_dropped(
     request = "The division test fails when b is zero, please fix div and add a test for it"
     async with app.run_test(size=(120, 30)) as pilot:
         await started(app, pilot)
-        await pilot.press(*request, "enter")
+        await type_keys(pilot, *request, "enter")
         await until(pilot, _ended(app, 1))
         await pilot.pause()
         line = app.main.status_bar.render().plain
@@ -233,7 +234,7 @@ async def test_summarize_steps_setting_shows_or_hides_the_step_line(
         app = vis_app(workspace, write_script(tmp_path, turn))
         async with app.run_test(size=(100, 30)) as pilot:
             await started(app, pilot)
-            await pilot.press(*"read a.txt", "enter")
+            await type_keys(pilot, *"read a.txt", "enter")
             await until(pilot, _ended(app, 1))
             await pilot.pause()
             view = next(iter(app.main.transcript.turns.values()))
@@ -291,7 +292,7 @@ async def test_ctrl_g_edits_the_prompt_in_the_editor(
     app = vis_app(workspace)
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"draft", "ctrl+g")
+        await type_keys(pilot, *"draft", "ctrl+g")
         await until(pilot, lambda: app.main.prompt.text == "fix the bug\nin app.py")
         assert seen.read_text() == "draft"
         assert app.main.prompt.cursor_location == (1, 9)

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from pilot_keys import type_keys
 from sample_turns import record
 
 from vis_core.events import ActivityStarted, BlockFinished, Event, LiveOpened, TurnEnded
@@ -40,9 +41,9 @@ async def test_quitting_as_the_turn_ends_drops_its_late_events(
                 app.exit(0)  # what Ctrl+Q does (App.action_quit)
 
         app.session.subscribe(quit_on)
-        await pilot.press(*"go", "enter")
+        await type_keys(pilot, *"go", "enter")
         await until(pilot, lambda: app.main.turn_running)
-        await pilot.press(*"next", "enter")  # queued behind the running turn
+        await type_keys(pilot, *"next", "enter")  # queued behind the running turn
         await asyncio.wait_for(quitting.wait(), 20)
     assert app.return_code == 0  # a MountError in a handler would have ended the app with 1
     assert app._exception is None
@@ -76,7 +77,7 @@ async def test_quitting_as_a_row_is_being_mounted(
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
         assert app.session is not None
-        await pilot.press(*"go", "enter")
+        await type_keys(pilot, *"go", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "hi")
         [turn_id] = app.main.transcript.turns
         app.main.handle_event(shown(app.session.id, turn_id))  # in one step: shown, then Ctrl+Q

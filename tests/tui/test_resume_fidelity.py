@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_tui.app import VisApp
 from vis_tui.widgets.answer import AnswerView
 from vis_tui.widgets.stored_turn import StoredTurnView
@@ -43,11 +45,11 @@ async def test_a_turn_looks_the_same_live_and_after_resume(workspace: Path, tmp_
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 60)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"first", "enter")
+        await type_keys(pilot, *"first", "enter")
         await until(
             pilot, lambda: not app.main.turn_running and len(app.main.transcript.turns) == 1
         )
-        await pilot.press(*"second", "enter")
+        await type_keys(pilot, *"second", "enter")
         await until(pilot, lambda: "writing" in str(app.main.progress.render()))
         await until(pilot, lambda: any("partial partial" in a.text for a in _answers(app)))
         await pilot.press("escape")
@@ -101,7 +103,7 @@ async def test_an_answer_with_lists_a_table_and_a_fence_looks_the_same_live_and_
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 80)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"first", "enter")
+        await type_keys(pilot, *"first", "enter")
         await until(
             pilot, lambda: not app.main.turn_running and len(app.main.transcript.turns) == 1
         )
@@ -165,11 +167,11 @@ async def test_steps_count_rows_and_a_bang_command_has_none_live_and_after_resum
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 60)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"first", "enter")
+        await type_keys(pilot, *"first", "enter")
         await until(
             pilot, lambda: not app.main.turn_running and len(app.main.transcript.turns) == 1
         )
-        await pilot.press(*"!echo hi", "enter")
+        await type_keys(pilot, *"!echo hi", "enter")
         await until(
             pilot, lambda: not app.main.turn_running and len(app.main.transcript.turns) == 2
         )
@@ -189,7 +191,7 @@ async def test_a_bang_command_shows_its_output_live_and_after_resume(workspace: 
     app = vis_app(workspace)
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"!echo first-line; echo err-line >&2; exit 3", "enter")
+        await type_keys(pilot, *"!echo first-line; echo err-line >&2; exit 3", "enter")
         await until(
             pilot, lambda: not app.main.turn_running and len(app.main.transcript.turns) == 1
         )
@@ -216,7 +218,7 @@ async def test_turns_that_end_in_an_answer_are_one_blank_line_apart(
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
         for request, count in (("first", 1), ("second", 2)):
-            await pilot.press(*request, "enter")
+            await type_keys(pilot, *request, "enter")
             await until(
                 pilot,
                 lambda n=count: not app.main.turn_running and len(app.main.transcript.turns) == n,
@@ -241,7 +243,7 @@ async def test_a_cancelled_block_is_said_once_live_and_after_resume(
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"first", "enter")
+        await type_keys(pilot, *"first", "enter")
         await until(pilot, lambda: "running a block" in str(app.main.progress.render()))
         await pilot.press("escape")
         await until(pilot, lambda: not app.main.turn_running)
@@ -281,7 +283,7 @@ async def test_a_cancelled_call_is_not_a_step_live_and_after_resume(
     app = vis_app(workspace, write_script(tmp_path, [{"text": "Writing.", "code": code}]))
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"first", "enter")
+        await type_keys(pilot, *"first", "enter")
         turn = await until_turn(app, pilot)
         await until(
             pilot,

@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+from pilot_keys import type_keys
 from textual.widgets import OptionList
 
 from vis_core.store import Store
@@ -52,7 +53,7 @@ async def test_a_child_sessions_activities_stay_folded_under_its_call(
     path.write_text(json.dumps(data), encoding="utf-8")
     app = vis_app(workspace, path)
     async with app.run_test(size=(100, 40)) as pilot:
-        await pilot.press(*"look", "enter")
+        await type_keys(pilot, *"look", "enter")
         await until(pilot, lambda: any(t.status for t in app.main.transcript.turns.values()))
         (turn,) = app.main.transcript.turns.values()
         (call,) = [r for r in turn.rows.values() if r.record.tool == "run_session"]

@@ -8,6 +8,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from pilot_keys import type_keys
 
 from vis_core.store import Store
 
@@ -24,7 +25,7 @@ async def test_a_stop_signal_quits_and_ends_the_running_turn(
         await started(app, pilot)
         assert app.session is not None
         session_id = app.session.id
-        await pilot.press(*"go", "enter")
+        await type_keys(pilot, *"go", "enter")
         await until(pilot, lambda: (workspace / "started").exists())
         # without the app's handler the signal would end the test run itself
         handlers = getattr(asyncio.get_running_loop(), "_signal_handlers", {})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
 from textual.geometry import Region
 
 from vis_tui.app import VisApp
@@ -43,7 +44,7 @@ async def test_model_text_tool_output_and_file_names_reach_the_screen_as_text(
     app = vis_app(workspace, script)
     async with app.run_test(size=(120, 50)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"go", "enter")
+        await type_keys(pilot, *"go", "enter")
         await until(pilot, lambda: "done" in _painted(app))
         painted = _painted(app)
         assert "\x1b" not in painted and "\x07" not in painted

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_tui.widgets.system_message import SystemMessage
 
 from .support import settled, started, until, vis_app, write_script
@@ -33,20 +35,20 @@ async def test_undo_restores_the_files_the_last_turn_changed(
     app = vis_app(workspace, script)
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"change things", "enter")
+        await type_keys(pilot, *"change things", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "Changed three files.")
         await until(pilot, lambda: not app.main.turn_running)
         assert (workspace / "made.txt").exists()
-        await pilot.press(*"/undo", "enter")
+        await type_keys(pilot, *"/undo", "enter")
         await until(pilot, lambda: any("Undid the file changes of turn 1" in s for s in _said(app)))
         assert (workspace / "a.txt").read_text() == "before\n"
         assert (workspace / "gone.txt").read_text() == "keep\n"
         assert not (workspace / "made.txt").exists()
         note = _said(app)[-1]
         assert "restored `a.txt`" in note and "deleted `made.txt`" in note
-        await pilot.press(*"/undo", "enter")
+        await type_keys(pilot, *"/undo", "enter")
         await until(pilot, lambda: "Nothing undone" in _said(app)[-1])
-        await pilot.press(*"what now?", "enter")
+        await type_keys(pilot, *"what now?", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "Understood.")
         request = app.session.conversation.messages[-2].text
         assert request.startswith("[Vis: the person undid the file changes of turn 1]")
@@ -76,12 +78,12 @@ async def test_a_resumed_session_shows_the_undo_note_where_it_was_shown_live(
     app = vis_app(workspace, script)
     async with app.run_test(size=(100, 50)) as pilot:
         await started(app, pilot)
-        await pilot.press(*"change things", "enter")
+        await type_keys(pilot, *"change things", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "Changed a.txt.")
         await until(pilot, lambda: not app.main.turn_running)
-        await pilot.press(*"/undo", "enter")
+        await type_keys(pilot, *"/undo", "enter")
         await until(pilot, lambda: any("Undid the file changes" in s for s in _said(app)))
-        await pilot.press(*"what now?", "enter")
+        await type_keys(pilot, *"what now?", "enter")
         await until(pilot, lambda: app.main.transcript.last_answer == "Understood.")
         await until(pilot, lambda: not app.main.turn_running)
         live = await settled(pilot, lambda: _screen(app))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pilot_keys import type_keys
+
 from vis_core.system.jail_check import jail_works
 from vis_tui.widgets.welcome import WelcomeHeader
 
@@ -21,7 +23,7 @@ async def test_a_new_session_opens_with_the_welcome_header(workspace: Path, tmp_
         # the mode the session runs in: jailed where bubblewrap works, else why not
         mode = "jailed: blocks" if jail_works() else "not jailed: blocks"
         assert mode in text and "not " + mode not in text
-        await pilot.press(*"hello", "enter")  # the conversation takes the header's place
+        await type_keys(pilot, *"hello", "enter")  # the conversation takes the header's place
         await until(pilot, lambda: not app.main.transcript.query(WelcomeHeader))
         session_id = app.session.id
     assert app.resume_line == f"Resume this session: vis --resume {session_id}"

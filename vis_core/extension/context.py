@@ -27,7 +27,7 @@ class CallContext:
     owner: str = "vis"
     channel: Channel = Channel.TUI
     publish: Callable[[ActivityPresentation], None] | None = None
-    # the runtime that serves this call's SDK calls (None: the one this process installed)
+    # the runtime that serves this call's SDK calls (None: the one a child process installed)
     runtime: Runtime | None = None
     # the event loop of the host the call came from (SDK calls wait on it from a thread)
     loop: asyncio.AbstractEventLoop | None = None
@@ -62,6 +62,22 @@ _current: contextvars.ContextVar[CallContext | None] = contextvars.ContextVar(
 def current_call() -> CallContext | None:
     """The running call's context, or ``None`` outside Vis callbacks."""
     return _current.get()
+
+
+# the runtime serving a request made outside any call (a thread of an extension asks its host):
+# who serves it sets it for that request alone (``serve_as(runtime)`` in the request's context)
+_serving: contextvars.ContextVar[Runtime | None] = contextvars.ContextVar(
+    "vis_serving_runtime", default=None
+)
+serve_as = _serving.set
+
+
+def serving_runtime() -> Runtime | None:
+    """The runtime of the running call, else the one serving the running request here."""
+    call = _current.get()
+    if call is not None and call.runtime is not None:
+        return call.runtime
+    return _serving.get()
 
 
 # ``calling`` without a context manager, for a per-call path where even that costs: ``token =

@@ -2,8 +2,10 @@
 
 The SDK itself does no host work: ``vis.state``, ``vis.notify``, ``vis.ask``, ``vis.live`` …
 validate their arguments and call the :class:`Runtime` of the running call (its
-``CallContext.runtime``), else the runtime this process installed: the host's in the Vis
-process, a forwarding one in an extension worker, a refusing one in the model's sandbox.
+``CallContext.runtime``, or the one serving the running request), else the one runtime a
+child process installed once at its start: a forwarding one in an extension worker, a storing
+one in the registration worker, a refusing one in the model's sandbox. The Vis host installs
+none: it passes its runtime with every call and request it serves (a second Host its own).
 Outside Vis (a plain script or unit test) none is installed and each call says what it does
 then (state in memory, roots at the working directory, …).
 """
@@ -18,7 +20,7 @@ from collections.abc import Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from vis_core.extension.context import current_call
+from vis_core.extension.context import current_call, serving_runtime
 from vis_core.model.activity import ActivityPresentation, ActivityRecord, SymbolTag
 
 if TYPE_CHECKING:
@@ -213,7 +215,9 @@ _installed: list[Runtime] = []  # this process's runtimes, newest last (one, exc
 
 
 def install(runtime: Runtime) -> None:
-    """Make ``runtime`` serve this process's SDK calls made outside a bound call."""
+    """Make ``runtime`` serve this process's SDK calls made outside a bound call: how the
+    synchronous SDK face finds it in a child process (set once at its start); the host never
+    installs one (and ``vis.testing.LiveRecorder`` only for the time it records)."""
     with _lock:
         if runtime not in _installed:
             _installed.append(runtime)
@@ -228,9 +232,10 @@ def uninstall(runtime: Runtime) -> None:
 def installed_runtime() -> Runtime | None:
     """The runtime of the running call, else the installed one serving its session (or the
     newest), else ``None``: this process is not Vis (a plain script or unit test)."""
+    runtime = serving_runtime()
+    if runtime is not None:
+        return runtime
     call = current_call()
-    if call is not None and call.runtime is not None:
-        return call.runtime
     with _lock:
         installed = list(_installed)
     if call is not None and call.session_id is not None:

@@ -9,10 +9,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.acting import loading_extension
-from vis_core.extension.context import CallContext, current_call
+from vis_core.extension.context import CallContext, current_call, serving_runtime
 from vis_core.extension.errors import OUTSIDE_VIS, GatewayCode, GatewayError
 from vis_core.extension.place import require_trusted
-from vis_core.extension.runtime import installed_runtime
 from vis_core.extension_host.runtime import HostRuntime
 from vis_core.model.activity import ActivityPresentation, SymbolTag
 from vis_core.system.loops import run_on_loop
@@ -28,9 +27,9 @@ def bound_call() -> CallContext | None:
 
 
 def host_runtime() -> HostRuntime | None:
-    """The host runtime serving the running call, else this process's (threads of an
-    extension); None when this process is not the Vis host."""
-    runtime = installed_runtime()
+    """The host runtime serving the running call or request (a thread of an extension asks
+    with no call); None outside what the Vis host serves."""
+    runtime = serving_runtime()
     return runtime if isinstance(runtime, HostRuntime) else None
 
 

@@ -25,12 +25,19 @@ import time
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from vis_core.extension.context import CallContext, calling, current_call
+from vis_core.extension.context import (
+    CallContext,
+    calling,
+    current_call,
+    serve_as,
+    serving_runtime,
+)
+from vis_core.extension.runtime import Runtime
 from vis_core.extension_host.environment import resolve_names
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.registration import START_TIMEOUT, WORKER
@@ -79,12 +86,15 @@ class WorkerFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class WorkerPlace:
-    """The session a worker serves."""
+    """The session a worker serves, and the host runtime its SDK calls run in."""
 
     session_id: str | None
     workspace_root: Path
     project_root: Path
     channel: FrontEnd = FrontEnd.TUI
+    # the runtime of the Host that serves the session (a second Host's for its sessions);
+    # a call's own ``CallContext.runtime`` comes first. None: the SDK's behaviour outside Vis
+    runtime: Runtime | None = field(default=None, compare=False)
 
 
 def runs_in_worker(ext: LoadedExtension | None) -> bool:
@@ -116,17 +126,20 @@ class _HostHandler:
 
     def _serve(self, call: Call, args: tuple, kwargs: dict, waits: Waits) -> Any:
         assert self.channel is not None
+        runtime = None if self._place is None else self._place.runtime  # a call's own first
         if call.target is TargetKind.SDK:
 
             def run() -> Any:
                 current_waits.set(waits)  # in the context it runs in: a copy of its own
-                return run_service(call.name, args, kwargs)
+                serve_as(runtime)
+                return run_service(serving_runtime(), call.name, args, kwargs)
 
         elif call.target is TargetKind.OBJECT and call.ref is not None:
             value = self.channel.exports.get(call.ref)
 
             def run() -> Any:
                 current_waits.set(waits)
+                serve_as(runtime)
                 result = run_method(value, call.name, args, kwargs)
                 if inspect.iscoroutine(result):  # a built-in handle's `await sh.wait(30)`:
                     return self._awaited(result)  # its result, for synchronous extension code
@@ -152,7 +165,11 @@ class _HostHandler:
         place = self._place
         assert place is not None
         context = CallContext(
-            place.session_id, place.workspace_root, place.project_root, channel=place.channel
+            place.session_id,
+            place.workspace_root,
+            place.project_root,
+            channel=place.channel,
+            runtime=place.runtime,
         )
         with calling(context):
             return run()

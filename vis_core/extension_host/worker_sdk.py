@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import current_call
-from vis_core.extension.runtime import Runtime, current_runtime, operations
+from vis_core.extension.runtime import Runtime, operations
 from vis_core.extension.runtime import install as install_runtime
 from vis_core.ipc.messages import TargetKind
 
@@ -164,10 +164,14 @@ def install(caller: Any) -> None:
     install_runtime(WorkerRuntime(caller))
 
 
-def run_service(name: str, args: tuple, kwargs: dict) -> Any:
-    """Run the runtime operation a worker's SDK frame names, in the host's runtime (the
-    caller sets the context of the tool call it was made from)."""
+def run_service(runtime: Runtime | None, name: str, args: tuple, kwargs: dict) -> Any:
+    """Run the runtime operation a worker's SDK frame names in ``runtime``, the host's (the
+    caller sets the context of the tool call it was made from); None: as outside Vis."""
     operation = name.removeprefix(RUNTIME)
     if not name.startswith(RUNTIME) or operation not in operations():
         raise LookupError(f"{operation!r} is not an operation of the SDK runtime")
-    return getattr(current_runtime(), operation)(*args, **kwargs)
+    if runtime is None:
+        from vis_core.extension.outside import OUTSIDE
+
+        runtime = OUTSIDE
+    return getattr(runtime, operation)(*args, **kwargs)

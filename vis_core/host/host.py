@@ -14,12 +14,11 @@ from vis_core.agent.session import AgentSession
 from vis_core.commands import CommandRegistry
 from vis_core.config import ConfigFile, UserConfig, load_config
 from vis_core.drafts import Drafts
-from vis_core.extension.runtime import install, uninstall
 from vis_core.extension_host.callbacks import on_change_runner
 from vis_core.extension_host.environment import extension_environment
 from vis_core.extension_host.loaded import ExtensionLock, LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
-from vis_core.extension_host.runtime import HostRuntime, StoreRuntime
+from vis_core.extension_host.runtime import HostRuntime
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace, runs_in_worker
 from vis_core.host.extensions import ExtensionCatalog
@@ -67,6 +66,9 @@ class Host:
         project_root = find_project_root(root)
         if snapshot.root != project_root:
             snapshot = verified(paths, project_root)[0]
+        # the SDK's calls this host serves reach it here (its services are built below):
+        # passed to whatever serves them, never installed in the process
+        self.runtime = HostRuntime(self)
         self.catalog = ExtensionCatalog(extensions)
         self.settings = SettingsService(
             paths=paths,
@@ -80,6 +82,7 @@ class Host:
         )
         self.space = Workspace(paths, root, self.settings)
         self.settings.install()  # secret redaction answers from here
+        self.settings.runtime = self.runtime  # an on_change call's
         self.settings.saved_listeners.append(self._setting_saved)
         attach_log_file(paths, self.settings.redactor)
         self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
@@ -93,12 +96,13 @@ class Host:
             self.catalog,
             self.space,
             self.registry.worker_of,
+            self.runtime,
         )
         # a setting's on_change runs in an extension worker, as the extension's other code
         self.settings.on_change_runner = on_change_runner(
             self.catalog.current,
             lambda: dict(self.registry.extension_workers),
-            WorkerPlace(None, root, project_root, options.channel),
+            WorkerPlace(None, root, project_root, options.channel, self.runtime),
             self.space.project_values,
         )
         self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
@@ -106,7 +110,6 @@ class Host:
         self._other_roots: dict[Path, Host] = {}
         self._other_roots_lock = asyncio.Lock()
         # what takes the whole host: every service above is built
-        self.runtime = HostRuntime(self)  # the SDK's calls in this process reach the host here
         self.commands = CommandRegistry(self)
         from vis_core.mcp.host import host_mcp
         from vis_core.subagents import Subagents
@@ -133,7 +136,6 @@ class Host:
             self.runtime.loop = asyncio.get_running_loop()
         except RuntimeError:  # built outside an event loop: threads reach it for reads only
             pass
-        install(self.runtime)
 
     @classmethod
     async def open(cls, options: HostOptions) -> Host:
@@ -142,25 +144,20 @@ class Host:
         jail_check.check_in_background()
         config = load_config(paths.config_file)
         store = await asyncio.to_thread(Store, paths.db_file)
-        loading = StoreRuntime(store)  # vis.state while entry files load
-        install(loading)
         project_root = find_project_root(options.workspace.resolve())
         # The control files are read once: what is checked against the trust list is what
         # loads (extension code, settings, environment, MCP servers), never read again.
         snapshot, trusted = await asyncio.to_thread(verified, paths, project_root)
-        try:
-            extensions = await asyncio.to_thread(
-                load_extensions,
-                project_root=project_root,
-                disabled=disabled_extensions(paths.config_file),
-                trusted=trusted,
-                paths=paths,
-                environment=extension_environment(project_root, trusted=trusted, snapshot=snapshot),
-                load_timeout=extension_load_timeout(config.data),
-                snapshot=snapshot if trusted else None,
-            )
-        finally:
-            uninstall(loading)
+        extensions = await asyncio.to_thread(
+            load_extensions,
+            project_root=project_root,
+            disabled=disabled_extensions(paths.config_file),
+            trusted=trusted,
+            paths=paths,
+            environment=extension_environment(project_root, trusted=trusted, snapshot=snapshot),
+            load_timeout=extension_load_timeout(config.data),
+            snapshot=snapshot if trusted else None,
+        )
         from vis_core.tools.edit import remove_stale_temps
 
         # Interrupted writes' temp files go in the background: a large workspace's walk must
@@ -326,7 +323,9 @@ class Host:
             # with no session, a worker of no session started for this command alone
             temporary = None
             if worker is None:
-                place = WorkerPlace(None, self.workspace, self.project_root, self.options.channel)
+                place = WorkerPlace(
+                    None, self.workspace, self.project_root, self.options.channel, self.runtime
+                )
                 worker = temporary = SessionWorkers(
                     self.catalog.current, place, self.space.project_values()
                 )
@@ -420,5 +419,4 @@ class Host:
         await self.registry.close()
         await self.mcp.close()
         self.settings.uninstall()
-        uninstall(self.runtime)
         self.store.close()

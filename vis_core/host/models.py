@@ -8,6 +8,7 @@ from pathlib import Path
 
 from vis_core.agent.deps import SessionModel
 from vis_core.config import ConfigFile, UserConfig
+from vis_core.extension.runtime import Runtime
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace
 from vis_core.host.extensions import ExtensionCatalog
@@ -30,14 +31,17 @@ class ModelResolver:
         catalog: ExtensionCatalog,
         workspace: Workspace,
         workers: Callable[[str], SessionWorkers | None],
+        runtime: Runtime,
     ) -> None:
-        """``workers``: the extension worker of an open session, if it has one."""
+        """``workers``: the extension worker of an open session, if it has one; ``runtime``:
+        the host's, which a provider's worker started for one call serves SDK calls from."""
         self._options = options
         self._config = config
         self._settings = settings
         self._catalog = catalog
         self._workspace = workspace
         self._workers = workers
+        self._runtime = runtime
         self.choice: ModelChoice | None = None
         self.label = "no model"
         self.problem: str | None = None
@@ -132,7 +136,9 @@ class ModelResolver:
             return None
         owner, declaration = found
         ws = self._workspace
-        place = WorkerPlace(session_id, ws.root, ws.project_root, self._options.channel)
+        place = WorkerPlace(
+            session_id, ws.root, ws.project_root, self._options.channel, self._runtime
+        )
         provider = ExtensionProvider(
             owner,
             declaration,

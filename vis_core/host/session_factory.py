@@ -116,7 +116,9 @@ class SessionFactory:
             announce=_announcer(session_id, bus),
         )
         roots = drafts.roots()  # the draft's, when the session resumes in one
-        place = WorkerPlace(session_id, roots.workspace, roots.project_root, self.options.channel)
+        place = WorkerPlace(
+            session_id, roots.workspace, roots.project_root, self.options.channel, self.runtime
+        )
         kit = SessionKit(
             place,
             store=self.store,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from vis_core.system.child_process import python_argv
+from vis_core.system.child_process import killed_with_parent, on_lasting_thread, python_argv
 from vis_core.system.lifetime import ChildLimits, child_setup, hide_vis, keeper_command
 
 log = logging.getLogger(__name__)
@@ -90,16 +90,20 @@ class ChildProcess:
             options = {"pass_fds": (theirs.fileno(),)}
             if limits is not None:
                 options["preexec_fn"] = child_setup(limits)
+        else:  # the kernel ends it with Vis, even while its own watch cannot run
+            options = {"preexec_fn": killed_with_parent()}
         try:
-            self.process = subprocess.Popen(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=dict(env),
-                cwd=None if cwd is None else str(cwd),
-                start_new_session=True,
-                **options,
+            self.process = on_lasting_thread(
+                lambda: subprocess.Popen(
+                    argv,
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=dict(env),
+                    cwd=None if cwd is None else str(cwd),
+                    start_new_session=True,
+                    **options,
+                )
             )
         except BaseException:
             if self._keeper is not None:

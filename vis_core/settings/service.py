@@ -37,6 +37,7 @@ from vis_core.system.redaction import (
 )
 
 if TYPE_CHECKING:
+    from vis_core.extension.runtime import Runtime
     from vis_core.paths import VisPaths
     from vis_core.store import Store
 
@@ -135,6 +136,7 @@ class SettingsService:
         # runs an extension setting's on_change where that extension's code runs (its
         # worker); the host sets it. Without it the callback runs here, under its lock.
         self.on_change_runner: OnChangeRunner | None = None
+        self.runtime: Runtime | None = None  # the host's: an on_change call runs in it
         self.global_file = GlobalFile(paths.config_file)
         self.project = ProjectFiles(project_root)
         self.secrets = SecretsFile(paths.secrets_file)
@@ -647,6 +649,7 @@ class SettingsService:
             project_root=self.project_root,
             owner=owner.name,
             channel=self.channel,
+            runtime=self.runtime,
         )
         try:
             if owner.extension is not None and self.on_change_runner is not None:

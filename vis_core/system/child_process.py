@@ -8,13 +8,17 @@ stdout; the code they run must not read the protocol or print into it. Imports n
 from __future__ import annotations
 
 import os
+import queue
 import select
 import signal
 import sys
 import threading
 import time
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, TypeVar
 
 PARENT_POLL_INTERVAL = 1.0  # seconds between two looks at the parent
 # The folder that holds this ``vis_core`` (a checkout, or site-packages): children load it there.
@@ -69,8 +73,8 @@ def take_protocol_fds() -> ProtocolFds:
 
 def exit_with_parent(interval: float = PARENT_POLL_INTERVAL) -> threading.Thread:
     """Start a daemon thread that ends this process and its process group once the process
-    that started it is gone, whichever thread of it started this one (``PR_SET_PDEATHSIG``
-    would follow that thread, and Vis starts workers from short-lived ones): it waits on a
+    that started it is gone, whichever thread of it started this one (the kernel's signal,
+    :func:`killed_with_parent`, ends only the child itself): it waits on a
     pidfd of the parent, or, where there is none (an old kernel, a parent outside this PID
     namespace), looks every ``interval`` seconds whether it was reparented."""
     parent = os.getppid()
@@ -100,6 +104,58 @@ def exit_with_parent(interval: float = PARENT_POLL_INTERVAL) -> threading.Thread
 
 
 PR_SET_DUMPABLE = 4
+PR_SET_PDEATHSIG = 1
+T = TypeVar("T")
+_lasting: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]] | None = None
+_lasting_lock = threading.Lock()
+
+
+def on_lasting_thread(start: Callable[[], T]) -> T:
+    """``start()``, run on one daemon thread that lasts as long as this process: a child's
+    parent-death signal (:func:`killed_with_parent`) is sent when the *thread* that forked it
+    ends, and Vis starts children from short-lived threads too."""
+    global _lasting
+    with _lasting_lock:
+        if _lasting is None:
+            _lasting = queue.SimpleQueue()
+            threading.Thread(
+                target=_serve_starts, args=(_lasting,), name="vis-child-start", daemon=True
+            ).start()
+    done: Future[T] = Future()
+    _lasting.put((start, done))
+    return done.result()
+
+
+def _serve_starts(starts: queue.SimpleQueue[tuple[Callable[[], Any], Future[Any]]]) -> None:
+    while True:
+        start, done = starts.get()
+        try:
+            done.set_result(start())
+        except BaseException as exc:  # handed to the caller
+            done.set_exception(exc)
+
+
+def killed_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` by which the kernel kills the child (``PR_SET_PDEATHSIG``) once the
+    thread that forked it ends: it holds even while the child's own watch of its parent
+    (:func:`exit_with_parent`) cannot run (a C loop holding the GIL, a stopped process).
+    Fork through :func:`on_lasting_thread`. None where the C library has no ``prctl``."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up before the fork
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def setup() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the parent went before the request took effect
+            os._exit(137)
+
+    return setup
 
 
 def hide_from_children() -> bool:

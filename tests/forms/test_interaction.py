@@ -138,7 +138,9 @@ async def test_a_cancelled_turn_cancels_its_open_form(host: Host) -> None:
 async def test_ask_on_the_event_loop_is_refused(host: Host) -> None:
     session = await host.new_session()
     host.interaction.add_presenter(Filler({}))
-    context = CallContext(session.id, host.workspace, host.project_root, owner="demo")
+    context = CallContext(
+        session.id, host.workspace, host.project_root, owner="demo", runtime=host.runtime
+    )
     with calling(context), pytest.raises(RuntimeError, match="cannot run on Vis's event loop"):
         F.ask("Q", [F.plaintext("a")])
 

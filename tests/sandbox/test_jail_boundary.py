@@ -462,6 +462,7 @@ def test_a_checkouts_git_file_shows_nothing_else_in_the_jail(
     assert done.stdout.splitlines() == ["hidden", "hidden"], done.stderr
 
 
+@pytest.mark.xdist_group("files-in-etc")  # one writes /etc while the other scans it
 @jailed
 @pytest.mark.skipif(os.geteuid() != 0, reason="root-only files are what root can read")
 def test_root_only_system_files_stay_hidden_in_the_jail(workspace: Path) -> None:
@@ -644,6 +645,7 @@ def test_after_kill_9_of_vis_no_jailed_process_survives(workspace: Path, vis_hom
     assert _running(f"sleep\0{marker}") == [], "a jailed process outlived Vis"
 
 
+@pytest.mark.xdist_group("files-in-etc")  # one writes /etc while the other scans it
 @jailed
 @pytest.mark.skipif(os.geteuid() != 0, reason="root-only files are what root can read")
 def test_a_root_only_file_gone_since_the_scan_does_not_stop_the_jail(workspace: Path) -> None:

@@ -149,6 +149,9 @@ class TurnView(Vertical):
         self.blocks: dict[str, BlockRow] = {}  # python_execution blocks, by iteration id
         self.status: TurnStatus | None = None
         self._answer: AnswerView | None = None
+        self._streamed: AnswerView | None = (
+            None  # where this answer's deltas went, until its message
+        )
         self.answers: list[AnswerView] = []
         self._early: list[Any] = []
         self._footer: Static | None = None
@@ -176,7 +179,8 @@ class TurnView(Vertical):
         return self._answer
 
     def add_delta(self, text: str) -> None:
-        self._open_answer().add_delta(text)
+        self._streamed = self._open_answer()
+        self._streamed.add_delta(text)
 
     def add_stored_answer(self, text: str) -> None:
         """A finished answer of a stored turn: drawn as a streamed one ends up."""
@@ -186,12 +190,15 @@ class TurnView(Vertical):
             self._mount_before_footer(view)
 
     def set_message(self, text: str) -> None:
+        """The whole answer whose text streamed: it completes the view the deltas went to,
+        even if another event of the turn (a note, an Activity) was shown in between."""
+        streamed, self._streamed = self._answer or self._streamed, None
         if not text:
             return
-        if self._answer is None:
+        if streamed is None:
             self._open_answer(text)
         else:
-            self._answer.set_text(text)
+            streamed.set_text(text)
         self.close_answer()
 
     def close_answer(self) -> None:

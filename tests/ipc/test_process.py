@@ -10,6 +10,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 from processes import alive
@@ -85,51 +86,48 @@ def _watches_a_pidfd(pid: int) -> bool:
         return False
 
 
-def test_a_worker_dies_with_its_host_killed_by_sigkill(tmp_path: Path) -> None:
+@contextlib.contextmanager
+def _host_with_a_worker(folder: Path) -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """A running ``HOST`` and its worker's pid; all three processes are gone afterwards."""
     host = subprocess.Popen(
-        [sys.executable, "-c", HOST], stdout=subprocess.PIPE, text=True, cwd=tmp_path
+        [sys.executable, "-c", HOST], stdout=subprocess.PIPE, text=True, cwd=folder
     )
     assert host.stdout is not None
     worker, holder = (int(pid) for pid in host.stdout.readline().split())
     try:
-        deadline = time.monotonic() + 60
-        while not _watches_a_pidfd(worker) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert _watches_a_pidfd(worker), "the worker never began to watch its host"
-        host.kill()
-        host.wait()
-        while alive(worker) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert not alive(worker), "the worker outlived its host"
+        yield host, worker
     finally:
         host.kill()
         host.wait()
         for pid in (worker, holder):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
+
+
+def _ends_with(host: subprocess.Popen[str], worker: int) -> bool:
+    """Kill ``host`` with SIGKILL; whether ``worker`` is gone within a minute."""
+    host.kill()
+    host.wait()
+    deadline = time.monotonic() + 60
+    while alive(worker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return not alive(worker)
+
+
+def test_a_worker_dies_with_its_host_killed_by_sigkill(tmp_path: Path) -> None:
+    with _host_with_a_worker(tmp_path) as (host, worker):
+        deadline = time.monotonic() + 60
+        while not _watches_a_pidfd(worker) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert _watches_a_pidfd(worker), "the worker never began to watch its host"
+        assert _ends_with(host, worker), "the worker outlived its host"
 
 
 def test_a_worker_whose_python_cannot_run_still_dies_with_its_host(tmp_path: Path) -> None:
     """A stopped worker (as one whose thread holds the GIL in a C loop, ``sum(range(10**13))``)
     cannot run its own watch of the host: the kernel's parent-death signal ends it. It is
     not sent when the short-lived thread that asked for the worker ends."""
-    host = subprocess.Popen(
-        [sys.executable, "-c", HOST], stdout=subprocess.PIPE, text=True, cwd=tmp_path
-    )
-    assert host.stdout is not None
-    worker, holder = (int(pid) for pid in host.stdout.readline().split())
-    try:
+    with _host_with_a_worker(tmp_path) as (host, worker):
         os.kill(worker, signal.SIGSTOP)
         assert alive(worker)  # the thread that started it has ended; it lives on
-        host.kill()
-        host.wait()
-        deadline = time.monotonic() + 60
-        while alive(worker) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert not alive(worker), "a stopped worker outlived its host"
-    finally:
-        host.kill()
-        host.wait()
-        for pid in (worker, holder):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        assert _ends_with(host, worker), "a stopped worker outlived its host"

@@ -14,7 +14,7 @@ from cli_support import script
 
 FS = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
 MARK = "swapper-7f3"
-TRIES = 3  # turns until the editor is handed a path (the race must really run)
+TRIES = 6  # turns until the editor is handed a path (the race must really run)
 
 
 def _swapper() -> list[tuple[str, str]]:

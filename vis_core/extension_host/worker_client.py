@@ -375,8 +375,9 @@ class SessionWorker:
             return
         channel.cancel(call_id)
         self._cancelled.add(call_id)
-        # the grace is a timer on the session's loop (nothing on it waits on the worker)
-        loop = self._loop
+        # the grace is a timer on the session's loop (nothing on it waits on the worker); workers
+        # made off the loop (a session built in a thread) learn it from their first call's
+        loop = self._loop = self._loop or running_loop()
         if loop is None or loop.is_closed():  # no loop: the next call finds the worker hung
             return
         unanswered = partial(self._unanswered, channel, call_id, what)

@@ -18,7 +18,13 @@ from pathlib import Path
 from typing import IO, Any
 
 from vis_core.system.child_process import killed_with_parent, on_lasting_thread, python_argv
-from vis_core.system.lifetime import ChildLimits, child_setup, hide_vis, keeper_command
+from vis_core.system.lifetime import (
+    ChildLimits,
+    child_setup,
+    hide_vis,
+    keeper_command,
+    keeper_lines,
+)
 
 log = logging.getLogger(__name__)
 LINGER = 5.0  # seconds a child that closed its pipe may take to exit before it is killed
@@ -203,23 +209,16 @@ class ChildProcess:
 
     def collect(self) -> None:
         """Read what its keeper said: ``memory BYTES`` when the tree went over its limit."""
-        channel = self._keeper
-        while channel is not None:
-            try:
-                chunk = channel.recv(4096)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:
-                chunk = b""
-            if not chunk:
-                channel.close()
-                self._keeper = None
-                return
-            *lines, self._carry = (self._carry + chunk).split(b"\n")
-            for line in lines:
-                kind, _, value = line.partition(b" ")
-                if kind == b"memory" and value.isdigit():
-                    self.over_memory = int(value)
+        if self._keeper is None:
+            return
+        lines, self._carry, closed = keeper_lines(self._keeper, self._carry)
+        for line in lines:
+            kind, _, value = line.partition(b" ")
+            if kind == b"memory" and value.isdigit():
+                self.over_memory = int(value)
+        if closed:
+            self._keeper.close()
+            self._keeper = None
 
     def ending(self, linger: float = LINGER) -> Ending:
         """Wait for the child to end (it closed its pipe): one that lingers ``linger``

@@ -20,6 +20,23 @@ from vis_core.system.child_process import hide_from_children
 KEEPER = Path(__file__).with_name("keeper.py")  # a script: standard library only
 
 
+def keeper_lines(channel: socket.socket, carry: bytes) -> tuple[list[bytes], bytes, bool]:
+    """The whole lines a keeper's channel holds now (``carry``: the start of a line read
+    before), the start of the next one, and whether the keeper has closed the channel."""
+    lines: list[bytes] = []
+    while True:
+        try:
+            chunk = channel.recv(4096)
+        except (BlockingIOError, InterruptedError):
+            return lines, carry, False
+        except OSError:
+            chunk = b""
+        if not chunk:
+            return lines, carry, True
+        *new, carry = (carry + chunk).split(b"\n")
+        lines += new
+
+
 class Kept:
     """A command started under its keeper (``keeper.py``): a small process that owns the
     command's whole tree, ``setsid()`` and double forks included, and kills it when Vis ends,
@@ -44,22 +61,13 @@ class Kept:
 
     def collect(self) -> None:
         """Take what the keeper said so far (also called once it ended)."""
-        channel = self._channel
-        if channel is None:
+        if self._channel is None:
             return
-        while True:
-            try:
-                chunk = channel.recv(4096)
-            except (BlockingIOError, InterruptedError):
-                return
-            except OSError:
-                chunk = b""
-            if not chunk:
-                self._close()
-                return
-            *lines, self._carry = (self._carry + chunk).split(b"\n")
-            for line in lines:
-                self._on_line(line.decode("ascii", "replace"))
+        lines, self._carry, closed = keeper_lines(self._channel, self._carry)
+        for line in lines:
+            self._on_line(line.decode("ascii", "replace"))
+        if closed:
+            self._close()
 
     def _on_line(self, line: str) -> None:
         kind, _, value = line.partition(" ")

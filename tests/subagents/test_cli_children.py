@@ -56,8 +56,12 @@ def test_vis_run_folds_children_and_vis_sessions_lists_them(
 
 def test_max_cost_counts_what_the_children_cost(workspace: Path, vis_home: Path, tmp_path: Path):
     write_config(vis_home, PRICES)
-    expensive = [
-        {"code": 'print(await ls("."))', "usage": {"input": 1_000_000, "output": 0}},
+    expensive = [  # its cost comes after a pause: by then both children exist, whatever the load
+        {
+            "code": 'print(await ls("."))',
+            "usage": {"input": 1_000_000, "output": 0},
+            "delay_ms": 500,
+        },
         {"text": "looked"},
     ]
     path = script(

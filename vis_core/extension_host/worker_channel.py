@@ -146,9 +146,11 @@ class Channel:
 
     def start(self) -> None:
         loop = self._loop
+        if loop is None or loop.is_closed():  # callers read the pipe while they wait
+            return
         if self._on_loop():
             self._watch()
-        elif loop is not None and not loop.is_closed():  # else callers read the pipe
+        else:
             loop.call_soon_threadsafe(self._watch)
 
     @property

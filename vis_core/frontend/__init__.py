@@ -456,7 +456,7 @@ class Frontend:
         from vis_core.extension_host.session_changes import fork_stored
 
         try:
-            return fork_stored(cast(Any, self._host), session_id, None, what).id
+            return fork_stored(self._host.store, session_id, None, what).id
         except ValueError:
             return None
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_core.agent.deps import DirectTool, SessionDeps, TurnLimits
-from vis_core.agent.event_bus import EventBus
+from vis_core.agent.event_bus import ACTIVITY_KINDS, EventBus
 from vis_core.agent.hooked_sandbox import HookedSandbox
 from vis_core.agent.invoker import CallPosition, ToolInvoker
 from vis_core.agent.plan import STATE_KEY as PLAN_STATE
@@ -225,11 +225,14 @@ class SessionFactory:
         )
         session = AgentSession(deps, session_id=session_id, title=title, history=history)
         _follow_drafts(drafts, kit, tool_context, invoker, sandbox, session)
-        bus.subscribe(_leave_running(tool_context.shells))
-        bus.subscribe(_end_strays(sandbox))
+        bus.subscribe(_leave_running(tool_context.shells), kinds=(BlockFinished,))
+        bus.subscribe(_end_strays(sandbox), kinds=(TurnEnded,))
         redraw = redraw_on_exit(tool_context.shells, session_id, bus.emit, bus.flush)
-        bus.subscribe(redraw, early=True)
-        bus.subscribe(self._control_file_watch(session_id, bus))
+        bus.subscribe(redraw, early=True, kinds=ACTIVITY_KINDS)
+        bus.subscribe(
+            self._control_file_watch(session_id, bus),
+            kinds=(ActivityEnded, BlockFinished, TurnEnded),
+        )
         return session
 
     def _plan_mode(self, session_id: str) -> PlanMode:

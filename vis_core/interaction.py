@@ -119,9 +119,6 @@ class Interaction:
     def can_present(self) -> bool:
         return bool(self._presenters)
 
-    def has_session(self, session_id: str | None) -> bool:
-        return session_id in self._sessions
-
     def only_session(self) -> str | None:
         """The session attached here when it is the only one (a thread's calls go there)."""
         return next(iter(self._sessions)) if len(self._sessions) == 1 else None

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import threading
 from abc import ABC, abstractmethod
 from collections.abc import Coroutine
 from pathlib import Path
@@ -60,10 +59,6 @@ class Runtime(ABC):
     of the running call (``current_call()``) of the process that serves it."""
 
     trusted: bool = True  # False in the model's sandbox: every operation is refused there
-
-    @abstractmethod
-    def serves(self, session_id: str | None) -> bool:
-        """Whether this runtime runs session ``session_id`` (a thread picks its runtime)."""
 
     @abstractmethod
     def council(self) -> Any:
@@ -210,39 +205,24 @@ class Runtime(ABC):
 
 # -- which runtime -------------------------------------------------------------------------------
 
-_lock = threading.Lock()
-_installed: list[Runtime] = []  # this process's runtimes, newest last (one, except in tests)
+_installed: Runtime | None = None  # the one a child process installed at its start
 
 
-def install(runtime: Runtime) -> None:
-    """Make ``runtime`` serve this process's SDK calls made outside a bound call: how the
-    synchronous SDK face finds it in a child process (set once at its start); the host never
-    installs one (and ``vis.testing.LiveRecorder`` only for the time it records)."""
-    with _lock:
-        if runtime not in _installed:
-            _installed.append(runtime)
-
-
-def uninstall(runtime: Runtime) -> None:
-    with _lock:
-        if runtime in _installed:
-            _installed.remove(runtime)
+def install(runtime: Runtime | None) -> Runtime | None:
+    """Make ``runtime`` serve this process's SDK calls made outside a bound call (None: no
+    runtime): how the synchronous SDK face finds it in a child process, set once at its start.
+    The host never installs one (``vis.testing.LiveRecorder`` only while it records). Returns
+    the runtime it replaces."""
+    global _installed
+    previous, _installed = _installed, runtime
+    return previous
 
 
 def installed_runtime() -> Runtime | None:
-    """The runtime of the running call, else the installed one serving its session (or the
-    newest), else ``None``: this process is not Vis (a plain script or unit test)."""
+    """The runtime of the running call, else the one this process installed, else ``None``:
+    this process is not Vis (a plain script or unit test)."""
     runtime = serving_runtime()
-    if runtime is not None:
-        return runtime
-    call = current_call()
-    with _lock:
-        installed = list(_installed)
-    if call is not None and call.session_id is not None:
-        for runtime in reversed(installed):
-            if runtime.serves(call.session_id):
-                return runtime
-    return installed[-1] if installed else None
+    return _installed if runtime is None else runtime
 
 
 def current_runtime() -> Runtime:
@@ -263,9 +243,6 @@ class RuntimeOverride(Runtime):
     def __init__(self, inner: Runtime) -> None:
         self.inner = inner
         self.trusted = inner.trusted
-
-    def serves(self, session_id: str | None) -> bool:
-        return self.inner.serves(session_id)
 
     def extension_path(self, owner: str) -> Path | None:
         return self.inner.extension_path(owner)

@@ -44,11 +44,11 @@ from vis_core.extension_host.registration import START_TIMEOUT, WORKER
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
 from vis_core.ipc.messages import Call, CallbackKind, TargetKind
-from vis_core.ipc.process import ChildProcess, Ending
 from vis_core.ipc.trusted import decode_from_worker, run_method
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.environ import Audience, child_environment
 from vis_core.system.loops import Waits, current_waits, on_loop, run_on_loop, running_loop
+from vis_core.system.process import ChildProcess, Ending
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -647,6 +647,5 @@ def _waiting() -> frozenset[str]:
 
 
 def _exit_cause(ending: Ending) -> str:
-    if ending.signal is not None:
-        return f"it crashed ({ending.signal})"
-    return f"it exited with code {ending.code} (an extension called os._exit or crashed it)"
+    why = "" if ending.signal else " (an extension called os._exit or crashed it)"
+    return f"it {ending}{why}"

@@ -40,9 +40,6 @@ class WorkerRuntime(Runtime):
     def _host(self, operation: str, *args: Any, **kwargs: Any) -> Any:
         return self._caller.call(TargetKind.SDK, RUNTIME + operation, args, kwargs)
 
-    def serves(self, session_id: str | None) -> bool:
-        return True  # the worker serves one session: its host answers for it
-
     def extension_path(self, owner: str) -> Path | None:
         return self._host("extension_path", owner)
 

@@ -34,7 +34,6 @@ from vis_core.ipc.messages import (
 from vis_core.ipc.messages import (
     HandleCall as HandleCallMessage,
 )
-from vis_core.ipc.process import ChildProcess, Ending
 from vis_core.model.handles import HostHandle
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import MAX_CALLS_IN_FLIGHT, MAX_MESSAGE_BYTES
@@ -50,6 +49,7 @@ from vis_core.system.jail import (
 )
 from vis_core.system.lifetime import ChildLimits, cap_tmpfs, end_strays
 from vis_core.system.network_bridge import proxy_environment
+from vis_core.system.process import ChildProcess, Ending
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 
@@ -128,19 +128,11 @@ class BlockResult:
 
 
 class ChildDied(Exception):
-    """The child process ended; ``how`` says how, e.g. ``exited (code 1)``."""
+    """The child process ended; ``how`` says how, e.g. ``exited with code 1``."""
 
     def __init__(self, how: str) -> None:
         super().__init__(how)
         self.how = how
-
-
-def _describe_exit(ending: Ending) -> str:
-    if ending.code is None:
-        return "ended"
-    if ending.signal is not None:
-        return f"was killed ({ending.signal})"
-    return f"exited (code {ending.code})"
 
 
 def _names(items: Sequence[str], most: int = 12) -> str:
@@ -511,9 +503,9 @@ class Sandbox:
             drain=False,
         )
         self._proc = proc
-        self._stdin, stderr = await proc.streams()
         self._ready = loop.create_future()
         self._listen(proc, proc.take_stdout())
+        self._stdin, _, stderr = await proc.streams()
         self._spawn(self._read_output(stderr))
         snapshot = self._snapshot_load() if self._snapshot_load is not None else self._last_snapshot
         metadata = await asyncio.to_thread(build_metadata)
@@ -903,7 +895,7 @@ class Sandbox:
         if proc is not self._proc or self._exited is proc:
             return
         self._exited = proc
-        how = self._kill_reason or _describe_exit(Ending(code))
+        how = self._kill_reason or str(Ending(code))
         proc.collect()  # the keeper's last words: the tree went over the memory limit
         if proc.over_memory is not None and self.limits is not None:
             how = (

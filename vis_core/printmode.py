@@ -403,7 +403,8 @@ async def _run(
         return 2
     from vis_core.ask_terminal import install_terminal_asker
 
-    install_terminal_asker(host)  # vis.ask: prompts on a terminal, else undeliverable at once
+    # vis.ask: prompts on a terminal, else undeliverable at once
+    install_terminal_asker(host.interaction)
     try:
         if host.config.problem:
             print(f"vis: {host.config.problem}", file=sys.stderr)

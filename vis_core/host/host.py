@@ -111,11 +111,26 @@ class Host:
         self._other_roots_lock = asyncio.Lock()
         # what takes the whole host: every service above is built
         self.commands = CommandRegistry(self)
-        from vis_core.mcp.host import host_mcp
-        from vis_core.subagents import Subagents
+        from vis_core.mcp.host import McpDeps, host_mcp
+        from vis_core.subagents import SubagentDeps, Subagents
 
-        self.subagents = Subagents(self)  # child sessions: run_session, consult, vis.council
-        self.mcp = host_mcp(self)  # MCP servers: connected when the first session starts
+        # child sessions: run_session, consult, vis.council (the host opens and closes them)
+        self.subagents = Subagents(
+            SubagentDeps(store, self.settings, self.models, self, self.registry.session_tools)
+        )
+        # MCP servers: connected when the first session starts
+        self.mcp = host_mcp(
+            McpDeps(
+                paths,
+                root,
+                project_root,
+                lambda: self.space.trusted,
+                lambda: self.settings.snapshot,  # the control files as checked against trust
+                lambda: self.catalog.loaded,
+                store,
+                self.registry.reset_tools,
+            )
+        )
         self.factory = SessionFactory(
             options=options,
             paths=paths,

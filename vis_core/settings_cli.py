@@ -149,7 +149,10 @@ async def _run(args: argparse.Namespace, workspace: Path, streams: tuple[TextIO,
             return EXIT_OK
         declared = host.config.data.get("providers")  # [providers.NAME] of config.toml
         check = partial(_check_provider, declared, host.paths.config_file)
-        return _set(host.settings, args, (stdin, err), check)
+        import asyncio
+
+        # in a thread: a setting's on_change is awaited in an extension worker on this loop
+        return await asyncio.to_thread(_set, host.settings, args, (stdin, err), check)
     except (KeyError, ValueError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         err.write(f"vis settings: {message}\n")

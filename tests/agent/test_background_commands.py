@@ -61,7 +61,7 @@ async def test_a_command_left_running_reports_its_end_to_the_next_request(
         second = await session.submit("look again")
         requests = session.model.provider.requests  # type: ignore[union-attr]
         reopened = await host.open_session(session.id)
-        rebuilt = reopened.build_request()
+        rebuilt = await reopened.next_request()
     finally:
         await host.close()
 

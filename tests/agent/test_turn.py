@@ -249,12 +249,12 @@ async def test_introspection_off_removes_apropos_and_doc(workspace, tmp_path):
     host = await open_host(workspace, script)
     try:
         session = await host.new_session()
-        assert "apropos(pattern)" in session.system_prompt()
+        assert "apropos(pattern)" in await session.system_prompt()
         events = []
         session.subscribe(events.append)
         await session.submit("look")
         host.settings.set("introspection", False, "session", session_id=session.id)
-        assert "apropos(pattern)" not in session.system_prompt()
+        assert "apropos(pattern)" not in await session.system_prompt()
         await session.submit("look again")
     finally:
         await host.close()

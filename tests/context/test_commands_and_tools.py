@@ -57,7 +57,7 @@ async def test_fork_copies_up_to_a_turn_and_opens_the_copy(workspace: Path, tmp_
         first = [t.request for t in host.store.turns(forked.data)]
         both = [t.request for t in host.store.turns(latest.data)]
         reopened = await host.open_session(forked.data)
-        text = joined(reopened.build_request())
+        text = joined(await reopened.next_request())
     finally:
         await host.close()
     assert forked.ok and forked.action is CommandAction.OPEN_SESSION

@@ -116,7 +116,7 @@ async def test_a_covering_fold_replaces_the_earlier_gist_and_survives_a_reopen(
         await run_turns(session, *REQUESTS, "third request")
         text = joined(received(session)[-1])
         reopened = await host.open_session(session.id)  # rebuilt from the stored events
-        rebuilt = joined(reopened.build_request())
+        rebuilt = joined(await reopened.next_request())
         folds = host.store.folds(session.id)
     finally:
         await host.close()

@@ -22,7 +22,7 @@ async def empty_request_tokens(workspace: Path, tmp_path: Path) -> int:
     host = await open_host(workspace, write_script(tmp_path / "empty.yaml", []))
     try:
         session = await host.new_session()
-        return estimate_tokens(request_chars(session.build_request()))
+        return estimate_tokens(request_chars(await session.next_request()))
     finally:
         await host.close()
 

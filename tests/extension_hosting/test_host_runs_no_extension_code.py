@@ -3,6 +3,7 @@ declaration as data, the session worker runs its code and makes its results into
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
@@ -132,12 +133,14 @@ async def test_the_host_never_runs_the_entry_file_and_everything_still_works(
         session_id = outcome.ended.session_id
         session = host.registry.live_session(session_id)
         assert session is not None
-        assert "Probe prompt from the worker." in session.build_request().system
+        assert "Probe prompt from the worker." in (await session.next_request()).system
 
         (group,) = [g for g in build_tree(host.extensions).extensions if g.name == "probe"]
         assert [node.setting.id for node in group.settings] == ["probe_level"]
         assert group.settings[0].setting.label == "Probe level"
-        saved = host.settings.set("probe_level", "high", "session", session_id=session_id)
+        saved = await asyncio.to_thread(  # on_change blocks: the loop awaits the worker
+            host.settings.set, "probe_level", "high", "session", session_id=session_id
+        )
         assert saved.hook_error is None
 
         result = await host.commands.run(session, "/probe")

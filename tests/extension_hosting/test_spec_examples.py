@@ -221,7 +221,7 @@ async def test_an_extension_made_of_the_spec_examples_runs_unchanged(
     try:
         assert host.extensions.errors == (), host.extensions.errors
         outcome = await run_turn(host)
-        prompt = host.sessions[0].system_prompt()
+        prompt = await host.sessions[0].system_prompt()
         own = {t.name for t in host.sessions[0].invoker.registry() if t.owner == "vis"}
     finally:
         await host.close()

@@ -115,14 +115,18 @@ def test_tools_and_their_activities(todo: LoadedExtension, state: dict[str, Any]
     assert "session:s1" in state
 
 
-def test_ctx_lists_open_todos_each_turn(loaded, todo: LoadedExtension, state, workspace) -> None:
+async def test_ctx_lists_open_todos_each_turn(
+    loaded, todo: LoadedExtension, state, workspace
+) -> None:
     todo.tools[0].fn("Write the tests")
     env = callback_env(
         workspace_root=workspace, project_root=workspace, session_id="s1", channel="tui"
     )
-    assert collect_context(loaded, env) == {"todo": {"open": 1, "items": ["#1 Write the tests"]}}
+    assert await collect_context(loaded, env) == {
+        "todo": {"open": 1, "items": ["#1 Write the tests"]}
+    }
     other = {**env, "session_id": "s2"}
-    assert collect_context(loaded, other) == {"todo": {"open": 0, "items": []}}
+    assert await collect_context(loaded, other) == {"todo": {"open": 0, "items": []}}
 
 
 def test_slash_command(loaded, state) -> None:

@@ -45,26 +45,25 @@ def worker_fixture(workspace: Path) -> Iterator[Worker]:
         worker.stop()
 
 
-def test_text_and_callable_prompts_follow_activation(
+async def test_text_and_callable_prompts_follow_activation(
     workspace: Path, install: Installer, worker: Worker
 ) -> None:
     install(VisPaths.from_env().extensions_dir, "metadata_probe", "steering_mode")
     loaded = _load()
     ours = worker(loaded)
-    text = extension_prompts(loaded, _env(workspace), worker=ours)
+    text = await extension_prompts(loaded, _env(workspace), worker=ours)
     assert text == (
         "### probe\nBuild metadata probe.\nProbe prompt.\n\n"
         "### steering-mode\nChoose how closely the agent follows instructions.\n"
         f"Steering mode is vibe in {workspace}."
     )
-    hidden = extension_prompts(loaded, _env(workspace, channel="hidden"), worker=ours)
+    hidden = await extension_prompts(loaded, _env(workspace, channel="hidden"), worker=ours)
     assert "probe" not in hidden and "### steering-mode" in hidden
-    assert [e.name for e in active_extensions(loaded, _env(workspace, "hidden"), ours)] == [
-        "steering-mode"
-    ]
+    active = await active_extensions(loaded, _env(workspace, "hidden"), ours)
+    assert [e.name for e in active] == ["steering-mode"]
 
 
-def test_failing_prompt_and_activation_are_logged_and_skipped(
+async def test_failing_prompt_and_activation_are_logged_and_skipped(
     workspace: Path, caplog: pytest.LogCaptureFixture, worker: Worker
 ) -> None:
     folder = VisPaths.from_env().extensions_dir
@@ -82,13 +81,13 @@ def test_failing_prompt_and_activation_are_logged_and_skipped(
     )
     with caplog.at_level(logging.WARNING):
         loaded = _load()
-        text = extension_prompts(loaded, _env(workspace), worker=worker(loaded))
+        text = await extension_prompts(loaded, _env(workspace), worker=worker(loaded))
     assert text == "### bad-prompt\nBad prompt."
     assert "prompt callback of extension 'bad-prompt' failed" in caplog.text
     assert "activation of extension 'bad-activation' failed" in caplog.text
 
 
-def test_ctx_is_merged_with_reserved_keys_dropped(
+async def test_ctx_is_merged_with_reserved_keys_dropped(
     workspace: Path, install: Installer, worker: Worker
 ) -> None:
     install(VisPaths.from_env().extensions_dir, "metadata_probe")
@@ -105,9 +104,9 @@ def test_ctx_is_merged_with_reserved_keys_dropped(
     )
     loaded = _load()
     ours = worker(loaded)
-    merged = collect_context(loaded, _env(workspace), worker=ours)
+    merged = await collect_context(loaded, _env(workspace), worker=ours)
     assert merged == {"probe": {"seen": True, "more": "s1"}, "env": {"probe": 1, "m": 2}}
-    assert collect_context(loaded, _env(workspace, "hidden"), worker=ours) == {
+    assert await collect_context(loaded, _env(workspace, "hidden"), worker=ours) == {
         "probe": {"more": "s1"},
         "env": {"m": 2},
     }

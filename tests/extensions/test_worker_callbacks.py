@@ -123,10 +123,12 @@ async def test_callbacks_run_in_the_session_worker_never_in_the_host(
         assert printed["ctx"] == {"what": "ctx", "pid": pid, "key": None}
         (ended,) = [e.activity for e in events if isinstance(e, ActivityEnded)]
         assert ended.presentation.summary == f"drawn in {pid} key None"
-        system = session.build_request().system
+        system = (await session.next_request()).system
         assert f"Prompt from pid {pid} key None." in system
 
-        result = host.settings.set("where_level", "high", "session", session_id=session.id)
+        result = await asyncio.to_thread(
+            host.settings.set, "where_level", "high", "session", session_id=session.id
+        )
         assert result.hook_error is None
         rows = _rows()
         kinds = {row["what"] for row in rows}
@@ -135,7 +137,8 @@ async def test_callbacks_run_in_the_session_worker_never_in_the_host(
         assert f"on_change low->high at session for {session.id}" in kinds
 
         # a global value saved with no session: in the live worker, as a call of no session
-        assert host.settings.set("where_level", "high", "global").hook_error is None
+        saved = await asyncio.to_thread(host.settings.set, "where_level", "high", "global")
+        assert saved.hook_error is None
         assert "on_change low->high at global for None" in {row["what"] for row in _rows()}
         assert all(row["pid"] == pid and row["key"] is None for row in _rows()), _rows()
     finally:
@@ -152,7 +155,7 @@ async def test_on_change_and_commands_with_no_session_run_in_a_short_worker(
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
         assert not host.extension_workers
-        result = host.settings.set("where_level", "high", "global")
+        result = await asyncio.to_thread(host.settings.set, "where_level", "high", "global")
         assert result.hook_error is None
         (row,) = [row for row in _rows() if row["what"].startswith("on_change")]
         assert row["what"] == "on_change low->high at global for None"
@@ -199,7 +202,7 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
         session = await host.new_session()
         host.extension_workers[session.id].callback_timeout = 1.0
         with caplog.at_level(logging.WARNING):
-            system = session.build_request().system
+            system = (await session.next_request()).system
         assert "### raises\nRaises." in system and "### hangs\nHangs." in system
         assert "Prompt from pid" in system  # the others keep their prompt
         assert "prompt callback of extension 'raises' failed" in caplog.text
@@ -211,7 +214,9 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
         assert (workers.worker_for("hangs").pid == pid) == (not hang_env)  # own env: own pid
         caplog.clear()
         with caplog.at_level(logging.WARNING):
-            again = session.build_request().system  # the hung one was interrupted: same worker
+            again = (
+                await session.next_request()
+            ).system  # the hung one was interrupted: same worker
         assert (
             "Prompt from pid" in again
             and host.extension_workers[session.id].worker_for("where").pid == pid

@@ -113,7 +113,7 @@ async def test_a_claude_md_only_project_gets_it_and_agents_md_wins_over_it(
         host = await Host.open(HostOptions(workspace=folder, provider="scripted"))
         try:
             session = await host.new_session()
-            systems[folder.name] = session.build_request().system
+            systems[folder.name] = (await session.next_request()).system
         finally:
             await host.close()
     assert "Claude rules apply." in systems["only"] and "### CLAUDE.md" in systems["only"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -96,13 +97,14 @@ async def test_on_change_runs_once_per_effective_change(workspace: Path) -> None
     host = await open_host(workspace)
     marker = _marker()
     try:
-        result = host.settings.set("steering_mode", "control", "project")
+        result = await asyncio.to_thread(host.settings.set, "steering_mode", "control", "project")
         assert result.changed and result.hook_error is None
         assert marker.read_text() == "vibe->control@project\n"
-        host.settings.set("steering_mode", "control", "project")  # same value: no call
-        host.settings.set("steering_mode", "vibe", "global")  # hidden by project: no call
+        save = host.settings.set
+        await asyncio.to_thread(save, "steering_mode", "control", "project")  # same: no call
+        await asyncio.to_thread(save, "steering_mode", "vibe", "global")  # hidden: no call
         assert marker.read_text() == "vibe->control@project\n"
-        host.settings.reset("steering_mode", "project")
+        await asyncio.to_thread(host.settings.reset, "steering_mode", "project")
         assert marker.read_text().splitlines()[-1] == "control->vibe@project"
     finally:
         await host.close()
@@ -112,7 +114,7 @@ async def test_a_raising_hook_keeps_the_value_and_is_logged(workspace: Path) -> 
     user_extensions("reports")
     host = await open_host(workspace)
     try:
-        result = host.settings.set("steering_mode", "explode", "global")
+        result = await asyncio.to_thread(host.settings.set, "steering_mode", "explode", "global")
         assert result.hook_error is not None
         assert "RuntimeError: the hook refused explode" in result.hook_error
         assert "The value stays saved" in result.hook_error

@@ -87,7 +87,7 @@ class DirectTool:
 class SessionHooks(Protocol):
     """What the session's assembler provides around its turns and requests."""
 
-    def system_prompt(self) -> str:
+    async def system_prompt(self) -> str:
         """The system prompt of the next request."""
         ...
 
@@ -114,7 +114,7 @@ class PlainHooks:
 
     prompt: str = ""
 
-    def system_prompt(self) -> str:
+    async def system_prompt(self) -> str:
         return self.prompt
 
     def direct_tools(self) -> Sequence[DirectTool]:

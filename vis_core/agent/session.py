@@ -169,9 +169,9 @@ class AgentSession:
         """The transcript as the model sees it (folds applied in ``request_messages``)."""
         return self._conversation
 
-    def system_prompt(self) -> str:
+    async def system_prompt(self) -> str:
         """The system prompt the next request carries."""
-        return self._hooks.system_prompt()
+        return await self._hooks.system_prompt()
 
     @property
     def model_label(self) -> str:
@@ -438,15 +438,19 @@ class AgentSession:
                 )
             )
 
-    def build_request(self, system: str | None = None) -> ModelRequest:
-        """The next request: system prompt (``system`` when built already), tools, and the
+    async def next_request(self) -> ModelRequest:
+        """The next request, with its system prompt built now."""
+        return self.build_request(await self.system_prompt())
+
+    def build_request(self, system: str) -> ModelRequest:
+        """The next request: system prompt (``system``, see :meth:`system_prompt`), tools, and the
         transcript with folds applied (the person's images only for a model that takes them;
         one switched to since then reads a note in their place)."""
         provider = self.model.provider
         images = provider is None or provider.model_info(self.model.model).images
         return ModelRequest(
             model=self.model.model,
-            system=self.system_prompt() if system is None else system,
+            system=system,
             messages=tuple(self._conversation.request_messages(person_images=images)),
             tools=(
                 ToolDefinition(
@@ -463,10 +467,9 @@ class AgentSession:
 
         provider = self.model.provider
         assert provider is not None
-        # Off the event loop: extensions' prompt and activation callbacks run in the session's
-        # extension worker (started by the first request), and what they call back into Vis
-        # may need the loop; the front end keeps drawing meanwhile.
-        system = await asyncio.to_thread(self.system_prompt)
+        # extensions' prompt and activation callbacks are awaited in the session's extension
+        # worker (started by the first request); the front end keeps drawing meanwhile
+        system = await self.system_prompt()
         request = self.build_request(system)
         chunks: list[str] = []
         thinking = ThinkingCollector()

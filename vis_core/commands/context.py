@@ -37,15 +37,15 @@ def context_commands(host: CommandHost) -> list[SlashCommand]:
             f"saved. Gist:\n\n{literal_markdown(fold.gist)}",
         )
 
-    def context(ctx: dict[str, Any]) -> CommandResult:
+    async def context(ctx: dict[str, Any]) -> CommandResult:
         from vis_core.context.report import context_report
 
         session = ctx.get("session")
         if session is None:
             return err("No session", "Open a session first.")
-        return ok(
-            "Context of the next request", context_report(session, host.store.folds(session.id))
-        )
+        system = await session.system_prompt()
+        report = context_report(session, host.store.folds(session.id), system)
+        return ok("Context of the next request", report)
 
     def fork(ctx: dict[str, Any]) -> CommandResult:
         from vis_core.extension_host.session_changes import fork_stored

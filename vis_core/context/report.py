@@ -14,12 +14,13 @@ def _tokens(chars: int) -> str:
     return f"~{estimate_tokens(chars):,}"
 
 
-def context_report(session: Any, folds: list[Any]) -> str:
+def context_report(session: Any, folds: list[Any], prompt: str) -> str:
     """Markdown: system prompt, tools, turns and folds of the next request, then the budget.
 
-    ``folds`` are the session's stored fold rows (with their measurements), oldest first.
+    ``folds`` are the session's stored fold rows (with their measurements), oldest first;
+    ``prompt`` is the next request's system prompt.
     """
-    request = session.build_request()
+    request = session.build_request(prompt)
     conversation = session.conversation
     system = len(request.system)
     tools = sum(

@@ -10,6 +10,7 @@ its outcome carries the error and the caller leaves that contribution out.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from vis_core.extension_host.worker_client import (
     runs_in_worker,
 )
 from vis_core.ipc.messages import CallbackKind
+from vis_core.system.loops import on_loop, run_on_loop
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -44,13 +46,14 @@ class Callback:
     kwargs: Mapping[str, Any] | None = None
 
 
-def run_callbacks(
+async def run_callbacks(
     kind: CallbackKind,
     callbacks: Sequence[Callback],
     worker: SessionWorkers | None,
     context_for: Callable[[str], CallContext] | None = None,
 ) -> list[CallbackOutcome]:
-    """Each callback's outcome, in order; those of worker extensions run there at once.
+    """Each callback's outcome, in order; those of worker extensions run there at once, the
+    others (no entry file, or no worker) in a thread here.
 
     ``context_for`` gives the call context (session, owner) each one runs as.
     """
@@ -71,21 +74,30 @@ def run_callbacks(
             )
             for i in remote
         ]
-        for index, outcome in zip(
-            remote, worker.callbacks(kind, calls, context_for=context_for), strict=True
-        ):
+        done = await worker.callbacks(kind, calls, context_for=context_for)
+        for index, outcome in zip(remote, done, strict=True):
             outcomes[index] = outcome
-    for index, item in enumerate(callbacks):
-        if outcomes[index] is not None:
-            continue
+    local = [(index, item) for index, item in enumerate(callbacks) if outcomes[index] is None]
+    if local:
+        for index, outcome in await asyncio.to_thread(_run_here, local, context_for):
+            outcomes[index] = outcome
+    return [outcome for outcome in outcomes if outcome is not None]
+
+
+def _run_here(
+    callbacks: list[tuple[int, Callback]], context_for: Callable[[str], CallContext] | None
+) -> list[tuple[int, CallbackOutcome]]:
+    """Run callbacks of extensions with no worker here, one after the other (a thread)."""
+    done: list[tuple[int, CallbackOutcome]] = []
+    for index, item in callbacks:
         try:
             with _context(context_for, item.extension.name):
                 value = item.extension.call(item.fn, *item.args, **dict(item.kwargs or {}))
         except Exception as exc:
-            outcomes[index] = CallbackOutcome(error=exc)
+            done.append((index, CallbackOutcome(error=exc)))
         else:
-            outcomes[index] = CallbackOutcome(value=value)
-    return [outcome for outcome in outcomes if outcome is not None]
+            done.append((index, CallbackOutcome(value=value)))
+    return done
 
 
 @contextlib.contextmanager
@@ -97,14 +109,14 @@ def _context(context_for: Callable[[str], CallContext] | None, owner: str) -> It
         yield
 
 
-def run_callback(
+async def run_callback(
     kind: CallbackKind,
     callback: Callback,
     worker: SessionWorkers | None,
     context_for: Callable[[str], CallContext] | None = None,
 ) -> CallbackOutcome:
     """The outcome of one callback (see :func:`run_callbacks`)."""
-    return run_callbacks(kind, [callback], worker, context_for)[0]
+    return (await run_callbacks(kind, [callback], worker, context_for))[0]
 
 
 def on_change_runner(
@@ -120,6 +132,8 @@ def on_change_runner(
     any extension code), any live session worker of this workspace, which loaded the same
     extensions; with none, a worker started for this one call and stopped after it. It raises
     what the callback raised, or why it could not run (a hang ends with a ``TimeoutError``).
+    It blocks (a thread: a save from the Settings screen, ``vis settings``, an extension's
+    call) while the host's loop awaits the callback.
     """
 
     def run(
@@ -131,6 +145,11 @@ def on_change_runner(
         hook = setting.on_change
         if hook is None:
             return
+        if on_loop(place.loop):
+            raise RuntimeError(
+                f"the on_change of setting {setting.id!r} runs in an extension worker, which "
+                "Vis's event loop awaits: save the setting from a thread (asyncio.to_thread)"
+            )
         ext = extensions().get(declaring.name)
         if ext is None:
             raise LookupError(f"extension {declaring.name!r} is not loaded; reload extensions")
@@ -142,11 +161,14 @@ def on_change_runner(
         if worker is None and runs_in_worker(ext):
             worker = temporary = SessionWorkers(extensions, place, values())
         try:
-            outcome = run_callback(
-                CallbackKind.ON_CHANGE,
-                Callback(ext, hook, key=setting.id, args=change),
-                worker,
-                lambda _owner: context,
+            outcome = run_on_loop(
+                place.loop,
+                run_callback(
+                    CallbackKind.ON_CHANGE,
+                    Callback(ext, hook, key=setting.id, args=change),
+                    worker,
+                    lambda _owner: context,
+                ),
             )
         finally:
             if temporary is not None:

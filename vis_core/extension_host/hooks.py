@@ -17,7 +17,6 @@ from vis_core.extension.hooks import (
     OperationBlocked,
     Repair,
 )
-from vis_core.ipc.messages import TargetKind
 
 if TYPE_CHECKING:
     from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
@@ -100,8 +99,9 @@ class OpHooks:
         return bool(self.hooks(op, phase))
 
     def _call(self, ext: LoadedExtension, hook: OpHook, payload: dict[str, Any]) -> Any:
-        """Run ``hook`` of ``ext`` in the session's extension worker and wait (a thread): the
-        host runs no extension code, and an async hook is awaited on the worker's loop."""
+        """Run ``hook`` of ``ext`` in the session's extension worker and wait (a thread; the
+        session's loop awaits the worker): the host runs no extension code, and an async hook
+        is awaited on the worker's loop."""
         from vis_core.extension_host.tool_calls import waiting_owners
 
         waiting = waiting_owners()  # read before the hook's own context replaces the call's
@@ -109,9 +109,7 @@ class OpHooks:
             raise LookupError(f"extension {ext.name!r} has no worker to run its op hook in")
         index = ext.declaration.op_hooks.index(hook)
         with calling(self._context_for(ext.name)):
-            return self._worker.call_sync(
-                TargetKind.HOOK, ext.name, str(index), (index, payload, ext.name in waiting)
-            )
+            return self._worker.hook(ext.name, str(index), (index, payload, ext.name in waiting))
 
     def _failed(self, ext: LoadedExtension, op: str, phase: str) -> None:
         from vis_core.extension.logs import write_log

@@ -15,17 +15,7 @@ from vis_core.ipc.messages import CallbackKind
 log = logging.getLogger(__name__)
 
 
-def is_active(
-    ext: LoadedExtension,
-    env: Mapping[str, Any],
-    worker: SessionWorkers | None = None,
-    context_for: Callable[[str], CallContext] | None = None,
-) -> bool:
-    """Whether ``ext`` takes part in this turn (``activation(env)``, errors count as no)."""
-    return ext in active_among([ext], env, worker, context_for)
-
-
-def active_among(
+async def active_among(
     extensions: Sequence[LoadedExtension],
     env: Mapping[str, Any],
     worker: SessionWorkers | None = None,
@@ -38,7 +28,7 @@ def active_among(
         for ext in extensions
         if ext.enabled and ext.declaration is not None and ext.declaration.activation is not None
     ]
-    outcomes = run_callbacks(
+    outcomes = await run_callbacks(
         CallbackKind.ACTIVATION,
         [Callback(ext, _declared(ext).activation, args=(dict(env),)) for ext in asked],
         worker,
@@ -62,13 +52,13 @@ def active_among(
     return active
 
 
-def active_extensions(
+async def active_extensions(
     loaded: LoadedExtensions,
     env: Mapping[str, Any],
     worker: SessionWorkers | None = None,
     context_for: Callable[[str], CallContext] | None = None,
 ) -> list[LoadedExtension]:
-    return active_among(loaded.enabled, env, worker, context_for)
+    return await active_among(loaded.enabled, env, worker, context_for)
 
 
 def _declared(ext: LoadedExtension) -> Any:
@@ -81,7 +71,7 @@ def _describe(error: BaseException | None) -> str:
     return "" if error is None else f"{type(error).__name__}: {error}"
 
 
-def _prompt_texts(
+async def _prompt_texts(
     extensions: Sequence[LoadedExtension],
     env: Mapping[str, Any],
     worker: SessionWorkers | None,
@@ -96,7 +86,7 @@ def _prompt_texts(
             texts[ext.name] = prompt
         else:
             called.append(ext)
-    outcomes = run_callbacks(
+    outcomes = await run_callbacks(
         CallbackKind.PROMPT,
         [Callback(ext, _declared(ext).prompt, args=(dict(env),)) for ext in called],
         worker,
@@ -133,7 +123,7 @@ def tool_roots(ext: LoadedExtension) -> list[str]:
     return list(roots)
 
 
-def extension_prompts(
+async def extension_prompts(
     loaded: LoadedExtensions,
     env: Mapping[str, Any],
     active: list[LoadedExtension] | None = None,
@@ -147,8 +137,8 @@ def extension_prompts(
     """
     parts: list[str] = []
     if active is None:
-        active = active_extensions(loaded, env, worker, context_for)
-    texts = _prompt_texts(active, env, worker, context_for)
+        active = await active_extensions(loaded, env, worker, context_for)
+    texts = await _prompt_texts(active, env, worker, context_for)
     for ext in active:
         declaration = ext.declaration
         assert declaration is not None

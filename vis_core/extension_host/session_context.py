@@ -94,7 +94,7 @@ def clean_contribution(extension: str, value: object) -> dict[str, Any] | None:
     return cleaned
 
 
-def collect_context(
+async def collect_context(
     loaded: LoadedExtensions | None,
     env: Mapping[str, Any],
     context_for: Callable[[str], CallContext] | None = None,
@@ -118,8 +118,8 @@ def collect_context(
     ]
     if not asking:
         return merged
-    active = active_among(asking, env, worker, context_for)
-    outcomes = run_callbacks(
+    active = await active_among(asking, env, worker, context_for)
+    outcomes = await run_callbacks(
         CallbackKind.CTX,
         [Callback(ext, _ctx_of(ext), args=(dict(env),)) for ext in active],
         worker,

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 from collections.abc import Callable
 from pathlib import Path
@@ -125,7 +124,7 @@ class SessionKit:
     async def session_globals(self, session: SessionFacts | None) -> dict[str, Any]:
         """The ``session`` dict for ``session``'s next block (extension ``ctx`` run in the
         session's extension worker)."""
-        contributed = await asyncio.to_thread(
-            collect_context, self._extensions(), self.env(), self.contexts.context_for, self.worker
+        contributed = await collect_context(
+            self._extensions(), self.env(), self.contexts.context_for, self.worker
         )
         return session_dict(self.core_fields(session), contributed)

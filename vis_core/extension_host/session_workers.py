@@ -11,13 +11,10 @@ with the session, and starts anew after ``/reload``.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
-from functools import partial
-from typing import Any, TypeVar
+from typing import Any
 
 from vis_core.extension.context import CallContext
 from vis_core.extension_host.environment import resolve_names
@@ -32,10 +29,8 @@ from vis_core.extension_host.worker_client import (
     runs_in_worker,
 )
 from vis_core.ipc.messages import CallbackKind, TargetKind
-from vis_core.system.loops import running_loop
+from vis_core.system.loops import run_on_loop, running_loop
 from vis_core.tools.registry import HostTool
-
-R = TypeVar("R")
 
 # the declared values an extension's worker adds to the project's: ((name, value), …) sorted
 EnvKey = tuple[tuple[str, str], ...]
@@ -75,7 +70,6 @@ class SessionWorkers:
         # the extensions as loaded when a call last looked its worker up, and the worker of
         # each owner looked up since (a load or /reload makes a new LoadedExtensions)
         self._routes: tuple[LoadedExtensions | None, dict[str, SessionWorker]] = (None, {})
-        self._callback_threads: ThreadPoolExecutor | None = None
         # the session's loop: a worker made later, from a thread, still answers on it
         self._loop: asyncio.AbstractEventLoop | None = running_loop() or place.loop
 
@@ -108,16 +102,6 @@ class SessionWorkers:
                 )
                 self._workers[key] = worker
             return worker
-
-    def _submit(self, fn: Callable[[], R]) -> Future[R]:
-        """Run ``fn`` in a copy of this thread's context (the running call) on one of the
-        threads that wait on the other workers of a callback batch (kept until :meth:`stop`,
-        so a request starts no thread)."""
-        context = contextvars.copy_context()
-        with self._lock:
-            if self._callback_threads is None:
-                self._callback_threads = ThreadPoolExecutor(thread_name_prefix="vis-callbacks")
-            return self._callback_threads.submit(context.run, fn)
 
     def worker_for(self, owner: str) -> SessionWorker:
         """The worker that runs the code of extension ``owner`` (made, not started, here).
@@ -178,11 +162,18 @@ class SessionWorkers:
         worker = self.worker_for(tool.owner)
         return worker.call(tool, args, kwargs, render=render, started=started)
 
-    def call_sync(self, target: TargetKind, owner: str, name: str, args: tuple) -> Any:
-        """Run an op hook or a slash command of ``owner`` in its worker and wait (a thread)."""
-        return self.worker_for(owner).call_sync(target, owner, name, args)
+    def call_in(
+        self, target: TargetKind, owner: str, name: str, args: tuple
+    ) -> Coroutine[Any, Any, Any]:
+        """Run an op hook or a slash command of ``owner`` in its worker (await the answer)."""
+        return self.worker_for(owner).call_in(target, owner, name, args)
 
-    def callbacks(
+    def hook(self, owner: str, name: str, args: tuple) -> Any:
+        """Run an op hook of ``owner`` from a thread (a file tool's, a draft's): the session's
+        loop awaits it in the worker, this thread waits for the answer."""
+        return run_on_loop(self._loop, self.call_in(TargetKind.HOOK, owner, name, args))
+
+    async def callbacks(
         self,
         kind: CallbackKind,
         calls: Sequence[CallbackCall],
@@ -190,29 +181,23 @@ class SessionWorkers:
         timeout: float | None = None,
         context_for: Callable[[str], CallContext] | None = None,
     ) -> list[CallbackOutcome]:
-        """Run ``calls`` in their extensions' workers at once and wait for all of them (see
+        """Run ``calls`` in their extensions' workers at once and await all of them (see
         :meth:`SessionWorker.callbacks`); the outcomes in the order of ``calls``."""
         batches: dict[int, tuple[SessionWorker, list[int]]] = {}
         for index, item in enumerate(calls):
             worker = self.worker_for(item.owner)
             batches.setdefault(id(worker), (worker, []))[1].append(index)
-
-        def run(worker: SessionWorker, indices: list[int]) -> list[CallbackOutcome]:
-            batch = [calls[i] for i in indices]
-            return worker.callbacks(kind, batch, timeout=timeout, context_for=context_for)
-
-        if len(batches) <= 1:
-            return [o for worker, indices in batches.values() for o in run(worker, indices)]
-        # every worker at once: the first batch here, the others on the callback threads
-        (here, *others) = batches.values()
-        futures = [
-            (indices, self._submit(partial(run, worker, indices))) for worker, indices in others
-        ]
-        done = [(here[1], run(*here))]
-        done += [(indices, future.result()) for indices, future in futures]
+        done = await asyncio.gather(
+            *(
+                worker.callbacks(
+                    kind, [calls[i] for i in indices], timeout=timeout, context_for=context_for
+                )
+                for worker, indices in batches.values()
+            )
+        )
         by_index = {
             index: outcome
-            for indices, results in done
+            for (_, indices), results in zip(batches.values(), done, strict=True)
             for index, outcome in zip(indices, results, strict=True)
         }
         return [by_index[index] for index in range(len(calls))]  # every call is in one batch
@@ -256,8 +241,5 @@ class SessionWorkers:
         ``reason``: what a call it cuts off says ended its worker."""
         with self._lock:
             workers = list(self._workers.values())
-            threads, self._callback_threads = self._callback_threads, None
         for worker in workers:
             worker.stop(reason)
-        if threads is not None:  # a batch submitted before goes on; its threads end after it
-            threads.shutdown(wait=False)

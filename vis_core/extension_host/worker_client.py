@@ -21,10 +21,8 @@ import inspect
 import logging
 import sys
 import threading
-import time
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -232,21 +230,30 @@ class SessionWorker:
         """Whether the code of extension ``owner`` runs in this worker."""
         return runs_in_worker(self._extensions().get(owner))
 
-    def call_sync(self, target: TargetKind, owner: str, name: str, args: tuple) -> Any:
-        """Run an op hook or a slash command of ``owner`` in the worker and wait (a thread)."""
+    async def call_in(self, target: TargetKind, owner: str, name: str, args: tuple) -> Any:
+        """Run an op hook or a slash command of ``owner`` in the worker and await its answer;
+        cancelling the awaiting task cancels it there."""
         channel = self._channel
         if channel is None or channel.closed:
-            channel = self._start()
+            channel = await self._started()
         problem = self._problems.get(owner)
         if problem is not None:
             raise WorkerFailed(f"extension {owner!r} did not load in its worker: {problem}")
+        what = f"{owner}'s {target} {name}"
         try:
-            _, future = channel.request(target, name, args, owner=owner)
-            return channel.wait(future)
+            call_id, waiting = channel.request_async(target, name, args, owner=owner)
         except ChannelClosed:
-            raise WorkerFailed(self._ended(f"{owner}'s {target} {name}", channel)) from None
+            raise WorkerFailed(self._ended(what, channel)) from None
+        try:
+            return await waiting
+        except asyncio.CancelledError:
+            if not channel.closed:
+                self._abandon(channel, call_id, what)
+            raise
+        except ChannelClosed:
+            raise WorkerFailed(self._ended(what, channel)) from None
 
-    def callbacks(
+    async def callbacks(
         self,
         kind: CallbackKind,
         calls: Sequence[CallbackCall],
@@ -254,7 +261,7 @@ class SessionWorker:
         timeout: float | None = None,
         context_for: Callable[[str], CallContext] | None = None,
     ) -> list[CallbackOutcome]:
-        """Run ``calls`` in the worker at once and wait (blocking) for all of them.
+        """Run ``calls`` in the worker at once and await all of them, in order.
 
         One that raises, does not answer within ``timeout`` seconds (it is cancelled; a
         worker that ignores the cancel is restarted as for a tool), or whose extension did
@@ -263,76 +270,51 @@ class SessionWorker:
         """
         if not calls:
             return []
-        timeout = self.callback_timeout if timeout is None else timeout
-        outcomes: list[CallbackOutcome | None] = [None] * len(calls)
         try:
-            channel = self._channel
-            if channel is None or channel.closed:
-                channel = self._start()
+            if self._channel is None or self._channel.closed:
+                await self._started()
         except WorkerFailed as exc:
             return [CallbackOutcome(error=exc) for _ in calls]
         waiting = _waiting()
-        sent: list[tuple[int, int, Any]] = []
-        for index, item in enumerate(calls):
-            problem = self._problems.get(item.owner)
-            if problem is not None:
-                error = WorkerFailed(
-                    f"extension {item.owner!r} did not load in its worker: {problem}"
-                )
-                outcomes[index] = CallbackOutcome(error=error)
-                continue
-            context = None if context_for is None else context_for(item.owner)
-            session = None if context is None else [context.session_id]
-            try:
-                # the channel keeps the context for the calls made back from this one
-                with contextlib.nullcontext() if context is None else calling(context):
-                    call_id, future = channel.request(
-                        TargetKind.CALLBACK,
-                        kind.value,
-                        (item.key, item.owner in waiting, session, *item.args),
-                        dict(item.kwargs or {}),
-                        owner=item.owner,
+        return list(
+            await asyncio.gather(
+                *(
+                    self._callback(
+                        kind,
+                        item,
+                        timeout,
+                        None if context_for is None else context_for(item.owner),
+                        waiting,
+                        True,
                     )
-            except ChannelClosed:
-                what = f"{item.owner}'s {kind.value}"
-                outcomes[index] = CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
-                continue
-            except Exception as exc:  # an argument that cannot cross: this one fails alone
-                outcomes[index] = CallbackOutcome(error=exc)
-                continue
-            sent.append((index, call_id, future))
-        deadline = time.monotonic() + timeout
-        for index, call_id, future in sent:
-            item = calls[index]
-            what = f"the {kind.value} callback of extension {item.owner!r}"
-            try:
-                value = channel.wait(future, max(0.0, deadline - time.monotonic()))
-            except FutureTimeout:
-                self._abandon(channel, call_id, what)
-                error: BaseException = TimeoutError(
-                    f"{what} did not answer within {timeout:g} s; it was cancelled"
+                    for item in calls
                 )
-                outcomes[index] = CallbackOutcome(error=error)
-            except ChannelClosed:
-                outcomes[index] = CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
-            except Exception as exc:
-                outcomes[index] = CallbackOutcome(error=exc)
-            else:
-                outcomes[index] = CallbackOutcome(value=value)
-        return [
-            o if o is not None else CallbackOutcome(error=RuntimeError("not run")) for o in outcomes
-        ]
+            )
+        )
 
-    async def callback(
+    def callback(
         self,
         kind: CallbackKind,
         item: CallbackCall,
         *,
         timeout: float | None = None,
         context: CallContext | None = None,
+    ) -> Awaitable[CallbackOutcome]:
+        """Run one callback in the worker (an Activity's ``render``); it fails alone as in
+        :meth:`callbacks`."""
+        return self._callback(kind, item, timeout, context, _waiting(), False)
+
+    async def _callback(
+        self,
+        kind: CallbackKind,
+        item: CallbackCall,
+        timeout: float | None,
+        context: CallContext | None,
+        waiting: frozenset[str],
+        in_session: bool,
     ) -> CallbackOutcome:
-        """Run one callback in the worker from the event loop, without blocking it (an
-        Activity's ``render``); it fails alone as in :meth:`callbacks`."""
+        """``in_session``: it runs in its context's session (the worker's own, or another's:
+        a setting saved with no session, run in a live session's worker)."""
         what = f"the {kind.value} callback of extension {item.owner!r}"
         timeout = self.callback_timeout if timeout is None else timeout
         try:
@@ -345,12 +327,13 @@ class SessionWorker:
         if problem is not None:
             error = WorkerFailed(f"extension {item.owner!r} did not load in its worker: {problem}")
             return CallbackOutcome(error=error)
+        session = [context.session_id] if in_session and context is not None else None
         try:
             with contextlib.nullcontext() if context is None else calling(context):
                 call_id, answer = channel.request_async(
                     TargetKind.CALLBACK,
                     kind.value,
-                    (item.key, item.owner in _waiting(), None, *item.args),
+                    (item.key, item.owner in waiting, session, *item.args),
                     dict(item.kwargs or {}),
                     owner=item.owner,
                 )
@@ -512,6 +495,8 @@ class SessionWorker:
     # -- the process -------------------------------------------------------------------------
 
     async def _started(self) -> Channel:
+        if self._loop is None or self._loop.is_closed():  # made off any loop: this one reads
+            self._loop = asyncio.get_running_loop()
         return await asyncio.to_thread(self._start)
 
     def _payload(self) -> tuple[dict[str, Any], list[dict[str, Any]]]:

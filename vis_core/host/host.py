@@ -350,17 +350,14 @@ class Host:
                     self.catalog.current, place, self.space.project_values()
                 )
 
-            def in_worker() -> Any:  # the command runs in an extension worker, not here
-                from vis_core.ipc.messages import TargetKind
+            from vis_core.ipc.messages import TargetKind
 
-                try:
-                    with calling(context):
-                        return worker.call_sync(TargetKind.COMMAND, owner, command, args)
-                finally:
-                    if temporary is not None:
-                        temporary.stop()
-
-            return await asyncio.to_thread(in_worker)
+            try:  # the command runs in an extension worker, not here
+                with calling(context):
+                    return await worker.call_in(TargetKind.COMMAND, owner, command, args)
+            finally:
+                if temporary is not None:
+                    await asyncio.to_thread(temporary.stop)
 
         def run() -> Any:
             with calling(context):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -349,13 +349,13 @@ class SessionFactory:
         kit: SessionKit,
         instructions: SessionInstructions,
         skills: SessionSkills,
-    ) -> Callable[[], str]:
+    ) -> Callable[[], Coroutine[Any, Any, str]]:
         """The system prompt before each request; it also hides the tools of the extensions
-        whose ``activation`` says no for this request (activation and prompt callbacks run in
-        the session's extension worker)."""
+        whose ``activation`` says no for this request (activation and prompt callbacks are
+        awaited in the session's extension worker; files and the store are read in a thread)."""
         mcp_prompt = self.mcp.prompt_for_session(session_id)
 
-        def prompt() -> str:
+        async def prompt() -> str:
             place = kit.place  # the draft's roots while the session is in one
             env = {
                 "cwd": str(place.workspace_root),
@@ -365,25 +365,27 @@ class SessionFactory:
                 "channel": self.options.channel.value,
             }
             context_for = kit.contexts.context_for
-            active = active_extensions(self.catalog.loaded, env, kit.worker, context_for)
+            loaded = self.catalog.loaded
+            active = await active_extensions(loaded, env, kit.worker, context_for)
             names = {ext.name for ext in active}
-            tools.narrow(
-                frozenset(e.name for e in self.catalog.loaded.enabled if e.name not in names)
-            )
-            text = system_prompt(
-                tools=tools.registry(),
-                workspace=place.workspace_root,
-                project_root=place.project_root,
-                build=self.build_info,
-                extension_prompts=extension_prompts(
-                    self.catalog.loaded, env, active, kit.worker, context_for
-                ),
-                instructions=instructions.section(),
-                skills=skills.section(),
-            )
-            text += mcp_prompt()
-            goal = self.store.state_get("vis.goal", session_id)
-            return text + (f"\n\n## Goal of this session\n{goal}" if goal else "")
+            parts = await extension_prompts(loaded, env, active, kit.worker, context_for)
+
+            def text() -> str:
+                tools.narrow(frozenset(e.name for e in loaded.enabled if e.name not in names))
+                text = system_prompt(
+                    tools=tools.registry(),
+                    workspace=place.workspace_root,
+                    project_root=place.project_root,
+                    build=self.build_info,
+                    extension_prompts=parts,
+                    instructions=instructions.section(),
+                    skills=skills.section(),
+                )
+                text += mcp_prompt()
+                goal = self.store.state_get("vis.goal", session_id)
+                return text + (f"\n\n## Goal of this session\n{goal}" if goal else "")
+
+            return await asyncio.to_thread(text)
 
         return prompt
 

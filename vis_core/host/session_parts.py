@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -178,7 +178,7 @@ class AssemblyHooks:
         mcp: HostMcp,
         session_id: str,
         *,
-        prompt: Callable[[], str],
+        prompt: Callable[[], Coroutine[Any, Any, str]],
         direct_tools: Callable[[], Sequence[DirectTool]],
         instructions: SessionInstructions,
         skills: SessionSkills,
@@ -188,12 +188,15 @@ class AssemblyHooks:
         self._settings = settings
         self._mcp = mcp
         self._session_id = session_id
-        self.system_prompt = prompt
+        self._prompt = prompt
         self.direct_tools = direct_tools
         self._instructions = instructions
         self._skills = skills
         self._before_request = before_request
         self._close = close
+
+    async def system_prompt(self) -> str:
+        return await self._prompt()
 
     async def before_request(self, turn_id: str) -> Sequence[Event]:
         return await self._before_request(turn_id)

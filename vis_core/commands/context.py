@@ -62,7 +62,7 @@ def context_commands(host: CommandHost) -> list[SlashCommand]:
                 )
             turn = int(raw)
         try:
-            row = fork_stored(host, session.id, turn, "/fork")
+            row = fork_stored(host.store, session.id, turn, "/fork")
         except (LookupError, ValueError) as exc:
             return err("Cannot fork", str(exc))
         return CommandResult(

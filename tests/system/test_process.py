@@ -15,7 +15,7 @@ from pathlib import Path
 
 from processes import alive
 
-from vis_core.ipc.process import ChildProcess, Ending
+from vis_core.system.process import ChildProcess, Ending
 
 
 def test_how_a_child_ended() -> None:
@@ -61,7 +61,7 @@ def test_a_module_in_the_working_folder_never_runs(tmp_path: Path) -> None:
 HOST = """
 import os, threading, time
 from vis_core.extension_host.registration import WORKER
-from vis_core.ipc.process import ChildProcess
+from vis_core.system.process import ChildProcess
 started = []
 thread = threading.Thread(target=lambda: started.append(ChildProcess(WORKER, env={}, cwd=None)))
 thread.start()

@@ -7,13 +7,12 @@ import asyncio
 import contextlib
 import functools
 import gc
-import logging
 import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from vis_core.events import (
     ActivityEnded,
@@ -341,22 +340,19 @@ class RunLimits:
         return None
 
 
-def _leave(code: int) -> int:
-    """Return ``code``; when a worker thread still runs (an extension tool that ignores the
-    cancel), exit at once instead of waiting for it: everything shown is already saved."""
+def _leave(code: int) -> NoReturn:
+    """Exit with ``code`` now: what was shown is saved and the store is closed, so the
+    interpreter's teardown (freeing every object of every module: ~4% of a run's CPU) is
+    skipped, and so is any worker thread still running (an extension tool that ignores the
+    cancel). The exit handlers still run (the dataclass code cache, logging's flush)."""
+    import atexit
     import os
-    import threading
 
-    if any(
-        t.is_alive() and not t.daemon
-        for t in threading.enumerate()
-        if t is not threading.main_thread()
-    ):
-        sys.stdout.flush()
-        sys.stderr.flush()
-        logging.shutdown()
-        os._exit(code)
-    return code
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to say
+            stream.flush()
+    os._exit(code)
 
 
 async def _open(host: Any, continue_: bool, resume: str | None) -> Any:

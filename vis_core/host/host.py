@@ -69,6 +69,10 @@ class Host:
         # the SDK's calls this host serves reach it here (its services are built below):
         # passed to whatever serves them, never installed in the process
         self.runtime = HostRuntime(self)
+        try:  # the host's loop: sessions built in a thread, and threads, reach it
+            self.runtime.loop = asyncio.get_running_loop()
+        except RuntimeError:  # built outside an event loop: threads reach it for reads only
+            pass
         self.catalog = ExtensionCatalog(extensions)
         self.settings = SettingsService(
             paths=paths,
@@ -102,7 +106,7 @@ class Host:
         self.settings.on_change_runner = on_change_runner(
             self.catalog.current,
             lambda: dict(self.registry.extension_workers),
-            WorkerPlace(None, root, project_root, options.channel, self.runtime),
+            WorkerPlace(None, root, project_root, options.channel, self.runtime, self.runtime.loop),
             self.space.project_values,
         )
         self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
@@ -147,10 +151,6 @@ class Host:
             runtime=self.runtime,
             direct_tools=self.direct_tools,
         )
-        try:
-            self.runtime.loop = asyncio.get_running_loop()
-        except RuntimeError:  # built outside an event loop: threads reach it for reads only
-            pass
 
     @classmethod
     async def open(cls, options: HostOptions) -> Host:
@@ -339,7 +339,12 @@ class Host:
             temporary = None
             if worker is None:
                 place = WorkerPlace(
-                    None, self.workspace, self.project_root, self.options.channel, self.runtime
+                    None,
+                    self.workspace,
+                    self.project_root,
+                    self.options.channel,
+                    self.runtime,
+                    self.runtime.loop,
                 )
                 worker = temporary = SessionWorkers(
                     self.catalog.current, place, self.space.project_values()

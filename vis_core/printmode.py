@@ -518,7 +518,7 @@ async def _run_command(host: Any, session: Any, text: str, *, as_json: bool) -> 
         if prompt.model:
             from vis_core.model_choices import use_model
 
-            switched = await use_model(host, session, prompt.model)
+            switched = await use_model(host.command_deps, session, prompt.model)
             if not switched.ok:
                 print(f"vis run: {terminal_text(switched.markdown)}", file=sys.stderr)
                 return 1

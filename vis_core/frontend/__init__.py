@@ -567,29 +567,29 @@ class Frontend:
     ) -> list[ModelEntry]:
         from vis_core.model_choices import model_entries
 
-        return model_entries(self._host, provider, current)
+        return model_entries(self._host.command_deps, provider, current)
 
     async def ask_servers(self, only: str | None = None) -> dict[str, str]:
         """Ask the model servers what they serve; a problem per server that did not answer."""
         from vis_core.model_choices import ask_servers
 
-        return await ask_servers(self._host, only)
+        return await ask_servers(self._host.command_deps, only)
 
     def providers(self) -> list[ProviderEntry]:
         from vis_core.model_choices import providers
 
-        return providers(self._host)
+        return providers(self._host.command_deps)
 
     def provider_named(self, name: str) -> ProviderEntry | None:
         from vis_core.model_choices import entry_named
 
-        return entry_named(self._host, name)
+        return entry_named(self._host.command_deps, name)
 
     async def use_model(self, session: Session, text: str) -> CommandResult:
         """Switch ``session`` to the model ``text`` names (``/model NAME``)."""
         from vis_core.model_choices import use_model
 
-        return await use_model(self._host, _agent(session), text)
+        return await use_model(self._host.command_deps, _agent(session), text)
 
     async def login(
         self, session: Session | None, entry: ProviderEntry, key: str, model: str
@@ -598,13 +598,13 @@ class Frontend:
         from vis_core.model_choices import login
 
         agent = None if session is None else _agent(session)
-        return await login(self._host, agent, entry, key, model)
+        return await login(self._host.command_deps, agent, entry, key, model)
 
     def save_local_server(self, name: str, base_url: str, key: str = "") -> ProviderEntry:
         """Save a server of one's own as ``[providers.NAME]``; ValueError says what is wrong."""
         from vis_core.model_choices import save_local_server
 
-        return save_local_server(self._host, name, base_url, key)
+        return save_local_server(self._host.command_deps, name, base_url, key)
 
     # -- MCP -----------------------------------------------------------------------------
     def join_mcp_servers(

@@ -10,7 +10,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from vis_core.agent.deps import DirectTool, SessionDeps, TurnLimits
-from vis_core.agent.event_bus import EventBus
+from vis_core.agent.event_bus import ACTIVITY_KINDS, EventBus
 from vis_core.agent.hooked_sandbox import HookedSandbox
 from vis_core.agent.invoker import CallPosition, ToolInvoker
 from vis_core.agent.plan import STATE_KEY as PLAN_STATE
@@ -21,9 +21,11 @@ from vis_core.drafts.hooks import DraftHooks
 from vis_core.drafts.session import Roots, SessionDrafts
 from vis_core.drafts.tools import draft_tools
 from vis_core.events import (
+    ActivityEnded,
     BlockFinished,
     Event,
     Notification,
+    TurnEnded,
 )
 from vis_core.extension.metadata import build_metadata
 from vis_core.extension_host.prompts import active_extensions, extension_prompts
@@ -116,7 +118,12 @@ class SessionFactory:
         )
         roots = drafts.roots()  # the draft's, when the session resumes in one
         place = WorkerPlace(
-            session_id, roots.workspace, roots.project_root, self.options.channel, self.runtime
+            session_id,
+            roots.workspace,
+            roots.project_root,
+            self.options.channel,
+            self.runtime,
+            self.runtime.loop,  # a session restored in a thread: its workers answer on the loop
         )
         kit = SessionKit(
             place,
@@ -224,11 +231,14 @@ class SessionFactory:
         )
         session = AgentSession(deps, session_id=session_id, title=title, history=history)
         follow_drafts(drafts, kit, tool_context, invoker, sandbox, session)
-        bus.subscribe(leave_running(tool_context.shells))
-        bus.subscribe(end_strays(sandbox))
+        bus.subscribe(leave_running(tool_context.shells), kinds=(BlockFinished,))
+        bus.subscribe(end_strays(sandbox), kinds=(TurnEnded,))
         redraw = redraw_on_exit(tool_context.shells, session_id, bus.emit, bus.flush)
-        bus.subscribe(redraw, early=True)
-        bus.subscribe(control_file_watch(session_id, self.workspace, bus))
+        bus.subscribe(redraw, early=True, kinds=ACTIVITY_KINDS)
+        bus.subscribe(
+            control_file_watch(session_id, self.workspace, bus),
+            kinds=(ActivityEnded, BlockFinished, TurnEnded),
+        )
         return session
 
     def _plan_mode(self, session_id: str) -> PlanMode:

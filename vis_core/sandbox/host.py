@@ -334,7 +334,7 @@ class Sandbox:
             if proc is None or proc.returncode is not None:
                 return
             self._kill_reason = reason
-            self._kill_group(proc)
+            proc.kill()
             self._on_exit(proc, await proc.wait())
 
     async def follow_now(self, old_root: Path, new_root: Path) -> None:
@@ -360,7 +360,7 @@ class Sandbox:
                 f"more of this block could write to {old_root}; the next block runs in "
                 f"{new_root}"
             )
-            self._kill_group(proc)
+            proc.kill()
             await proc.wait()  # dead before the call returns: the block runs no further
 
     async def _stop_when_idle(self) -> None:
@@ -370,7 +370,7 @@ class Sandbox:
             if proc is None or proc.returncode is not None:
                 return
             self._kill_reason = f"was stopped after {self.idle_timeout:g} s without a block"
-            self._kill_group(proc)
+            proc.kill()
             self._on_exit(proc, await proc.wait())
 
     async def _run_locked(
@@ -386,7 +386,7 @@ class Sandbox:
             if proc is not None and proc.returncode is None:
                 self._kill_reason = self._move_reason or f"moved to {self.workspace}"
                 self._move_reason = None
-                self._kill_group(proc)
+                proc.kill()
                 self._on_exit(proc, await proc.wait())
         if not self._alive():
             proc = self._proc
@@ -428,7 +428,7 @@ class Sandbox:
         if proc is not None:
             if proc.returncode is None:
                 self._kill_reason = "was closed"
-                self._kill_group(proc)
+                proc.kill()
             code = await proc.wait()
             self._on_exit(proc, code)
         if self._stop_listening is not None:
@@ -532,7 +532,7 @@ class Sandbox:
             ready = await asyncio.wait_for(asyncio.shield(self._ready), START_TIMEOUT)
         except TimeoutError:
             self._kill_reason = f"did not start within {START_TIMEOUT:.0f} s"
-            self._kill_group(proc)
+            proc.kill()
             await proc.wait()
             raise ChildDied(self._kill_reason) from None
         # a jailed child has a PID namespace of its own: its pid there is not the host's
@@ -683,15 +683,11 @@ class Sandbox:
                 f"was killed because the block did not stop within "
                 f"{INTERRUPT_GRACE:g} s of the interrupt"
             )
-            self._kill_group(proc)
+            proc.kill()
             await proc.wait()
             if done is not None:
                 with contextlib.suppress(ChildDied, asyncio.CancelledError, TimeoutError):
                     await asyncio.wait_for(asyncio.shield(done), 1.0)
-
-    def _kill_group(self, proc: ChildProcess) -> None:
-        """Kill every process of the block: its keeper kills the tree, then ends."""
-        proc.kill()
 
     # -- the pipes ---------------------------------------------------------------------------
     async def _send(self, message: Init | Run) -> None:
@@ -736,7 +732,7 @@ class Sandbox:
             except ProtocolError as exc:
                 if proc is self._proc and self._kill_reason is None:
                     self._kill_reason = f"was stopped because it broke the protocol ({exc})"
-                self._kill_group(proc)
+                proc.kill()
                 chunk = b""
             if not chunk:
                 stop()
@@ -905,7 +901,7 @@ class Sandbox:
             )
         self._death = how
         self._pid = None
-        self._kill_group(proc)  # orphans of the block would keep the output pipe open
+        proc.kill()  # orphans of the block would keep the output pipe open
         died = ChildDied(how)
         for future in [self._ready, *self._done.values()]:
             if future is not None and not future.done():

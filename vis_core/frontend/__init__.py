@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from vis_core.model.sessions import SearchHit, SessionRow, TurnRow
     from vis_core.model.story import StoryKind
     from vis_core.model.usage import Usage
+    from vis_core.model.welcome import WelcomeFacts as WelcomeFacts
     from vis_core.model_choices import check_base_url as check_base_url
     from vis_core.model_choices import check_key as check_key
     from vis_core.model_choices import default_model as default_model
@@ -107,7 +108,6 @@ if TYPE_CHECKING:
     from vis_core.tools.ignore import listed_files as listed_files
     from vis_core.tools.textfiles import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
     from vis_core.tools.textfiles import looks_binary as looks_binary
-    from vis_core.welcome_probe import WelcomeFacts as WelcomeFacts
 
 # What front ends use of the core's data types and helpers, each loaded on first use (the
 # TUI's first frame imports none of them): the module that defines each name.
@@ -151,7 +151,7 @@ _MODULES = {
     "vis_core.tools.display": ("plural", "shorten_path"),
     "vis_core.tools.ignore": ("listed_files",),
     "vis_core.tools.textfiles": ("BINARY_SNIFF_BYTES", "looks_binary"),
-    "vis_core.welcome_probe": ("WelcomeFacts",),
+    "vis_core.model.welcome": ("WelcomeFacts",),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 # names lent under another name than their module's: (module, name there)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.agent.deps import DirectTool, SessionModel
 from vis_core.agent.session import AgentSession
+from vis_core.command_host import CommandDeps
 from vis_core.commands import CommandRegistry
 from vis_core.config import ConfigFile, UserConfig, load_config
 from vis_core.drafts import Drafts
@@ -113,8 +114,7 @@ class Host:
         # the Vis of each other root vis.sessions.create(root=...) started a session in
         self._other_roots: dict[Path, Host] = {}
         self._other_roots_lock = asyncio.Lock()
-        # what takes the whole host: every service above is built
-        self.commands = CommandRegistry(self)
+        # what uses the services above (the host only opens sessions for child sessions)
         from vis_core.mcp.host import McpDeps, host_mcp
         from vis_core.subagents import SubagentDeps, Subagents
 
@@ -135,6 +135,20 @@ class Host:
                 self.registry.reset_tools,
             )
         )
+        # slash commands and model choices
+        self.command_deps = CommandDeps(
+            options,
+            paths,
+            store,
+            self.settings,
+            self.space,
+            self.catalog,
+            self.models,
+            self.mcp,
+            self.reload_async,
+            self.call_extension,
+        )
+        self.commands = CommandRegistry(self.command_deps)
         self.factory = SessionFactory(
             options=options,
             paths=paths,
@@ -428,12 +442,14 @@ class Host:
                 self._other_roots[root] = other
             return other
 
-    async def close(self) -> None:
+    async def close(self, *, exiting: bool = False) -> None:
+        """Close the sessions, servers and store; ``exiting``: the process ends next, without
+        tearing down (``vis run``): the store's log is left for the next open."""
         for other in self._other_roots.values():
-            await other.close()
+            await other.close(exiting=exiting)
         self._other_roots.clear()
         self.interaction.close()
         await self.registry.close()
         await self.mcp.close()
         self.settings.uninstall()
-        self.store.close()
+        self.store.close(exiting=exiting)

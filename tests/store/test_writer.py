@@ -74,3 +74,20 @@ def test_a_synchronous_append_needs_no_writer_thread(store: Store) -> None:
     seq = store.append(note)
     assert [(s.seq, s.event) for s in store.events(sid)] == [(seq, note)]
     assert not store.writer.started
+
+
+async def test_writes_on_the_loop_wait_for_no_commit_and_reads_see_them(store: Store) -> None:
+    """A title, a state value and a settings override set on the event loop are committed by
+    the writer thread, after the events queued before them; a read waits for them."""
+    sid = store.create_session("/w", "/w").id
+    note = Notification(sid, text="before the title")
+    with write_locked(store.path):  # a commit on the loop would wait here (busy timeout)
+        queued = store.submit([note])
+        store.set_title(sid, "Renamed")
+        store.state_set("ext", "k", {"v": 1})
+        store.set_override("session", sid, "model", "scripted")
+        assert not queued.done()  # nothing was committed yet: the loop did not wait
+    assert store.get_session(sid).title == "Renamed"  # type: ignore[union-attr]
+    assert store.state_get("ext", "k") == {"v": 1}
+    assert store.list_overrides("session", sid) == {"model": "scripted"}
+    assert [s.event for s in store.events(sid)] == [note]

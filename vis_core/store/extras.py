@@ -10,6 +10,7 @@ from typing import Any
 from vis_core.model.plain import check_plain
 from vis_core.store.database import Database
 from vis_core.store.rows import OverrideRow, OverrideScope, PromptRow
+from vis_core.store.writer import StoreWriter, off_the_loop
 
 
 def to_json(value: Any, what: str) -> str:
@@ -22,6 +23,7 @@ class ExtrasMixin:
     """Per-session prompts and snapshots, per-extension state, group/session overrides."""
 
     _db: Database
+    writer: StoreWriter
     text_redactor: Callable[[str], str] | None
 
     # -- prompt history ------------------------------------------------------------------
@@ -66,20 +68,34 @@ class ExtrasMixin:
         return default if row is None else json.loads(row[0])
 
     def state_set(self, extension: str, key: str, value: Any) -> None:
-        """Store plain data under ``key``; ``None`` removes the key."""
+        """Store plain data under ``key``; ``None`` removes the key (committed by the writer,
+        see :func:`off_the_loop`)."""
         if value is None:
             self.state_delete(extension, key)
             return
         data = to_json(value, f"the state value {key!r} of extension {extension!r}")
-        with self._db.write("write extension state") as conn:
-            conn.execute(
-                "INSERT INTO extension_state (extension, key, value, modified) VALUES (?, ?, ?, ?) "
-                "ON CONFLICT (extension, key) DO UPDATE SET value = excluded.value, "
-                "modified = excluded.modified",
-                (extension, key, data, time.time()),
-            )
+        now = time.time()
+
+        def write() -> None:
+            with self._db.write("write extension state") as conn:
+                conn.execute(
+                    "INSERT INTO extension_state (extension, key, value, modified) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT (extension, key) DO UPDATE SET "
+                    "value = excluded.value, modified = excluded.modified",
+                    (extension, key, data, now),
+                )
+
+        off_the_loop(self.writer, "write extension state", write)
 
     def state_delete(self, extension: str, key: str) -> bool:
+        """Remove ``key``; whether it was there (always True on a loop's thread: the writer
+        removes it later, see :func:`off_the_loop`)."""
+        done = off_the_loop(
+            self.writer, "delete extension state", lambda: self._state_delete(extension, key)
+        )
+        return True if done is None else done
+
+    def _state_delete(self, extension: str, key: str) -> bool:
         with self._db.write("delete extension state") as conn:
             cursor = conn.execute(
                 "DELETE FROM extension_state WHERE extension = ? AND key = ?", (extension, key)
@@ -126,24 +142,36 @@ class ExtrasMixin:
     def set_override(
         self, scope: OverrideScope | str, owner: str, setting: str, value: Any
     ) -> None:
+        """Committed by the writer (see :func:`off_the_loop`)."""
         scope = OverrideScope(scope)
         data = to_json(value, f"the {scope.value} override of {setting!r}")
-        with self._db.write("write a settings override") as conn:
-            conn.execute(
-                "INSERT INTO setting_overrides (scope, owner, setting, value, modified) "
-                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, owner, setting) DO UPDATE SET "
-                "value = excluded.value, modified = excluded.modified",
-                (scope.value, owner, setting, data, time.time()),
-            )
+        row = (scope.value, owner, setting, data, time.time())
+
+        def write() -> None:
+            with self._db.write("write a settings override") as conn:
+                conn.execute(
+                    "INSERT INTO setting_overrides (scope, owner, setting, value, modified) "
+                    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (scope, owner, setting) DO UPDATE SET "
+                    "value = excluded.value, modified = excluded.modified",
+                    row,
+                )
+
+        off_the_loop(self.writer, "write a settings override", write)
 
     def delete_override(self, scope: OverrideScope | str, owner: str, setting: str) -> bool:
-        scope = OverrideScope(scope)
-        with self._db.write("delete a settings override") as conn:
-            cursor = conn.execute(
-                "DELETE FROM setting_overrides WHERE scope = ? AND owner = ? AND setting = ?",
-                (scope.value, owner, setting),
-            )
-        return cursor.rowcount > 0
+        """Whether it was there (always True on a loop's thread, see :func:`off_the_loop`)."""
+        key = (OverrideScope(scope).value, owner, setting)
+
+        def write() -> bool:
+            with self._db.write("delete a settings override") as conn:
+                cursor = conn.execute(
+                    "DELETE FROM setting_overrides WHERE scope = ? AND owner = ? AND setting = ?",
+                    key,
+                )
+            return cursor.rowcount > 0
+
+        done = off_the_loop(self.writer, "delete a settings override", write)
+        return True if done is None else done
 
     def list_overrides(self, scope: OverrideScope | str, owner: str) -> dict[str, Any]:
         """Every override of one group or session, as ``{setting id: value}``."""

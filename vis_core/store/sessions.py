@@ -27,6 +27,7 @@ from vis_core.store.rows import (
     turn_row,
 )
 from vis_core.store.schema import SESSION_EVENTS
+from vis_core.store.writer import StoreWriter, off_the_loop
 
 SESSION_MARKER = "vis_session_id#"
 
@@ -35,6 +36,7 @@ class SessionsMixin:
     """Session rows and the transcript projections, read back as frozen rows."""
 
     _db: Database
+    writer: StoreWriter
     text_redactor: Callable[[str], str] | None
 
     def _clean(self, text: str) -> str:
@@ -155,13 +157,20 @@ class SessionsMixin:
         return [row[0] for row in rows]
 
     def set_title(self, session_id: str, title: str) -> None:
+        """Committed by the writer (see :func:`off_the_loop`)."""
         title = self._clean(title)
-        with self._db.write("set a session title") as conn:
-            num = _session_num(conn, session_id)
-            conn.execute("UPDATE sessions SET title = ? WHERE num = ?", (title, num))
-            conn.execute("DELETE FROM search_titles WHERE rowid = ?", (num,))
-            if title:
-                conn.execute("INSERT INTO search_titles (rowid, text) VALUES (?, ?)", (num, title))
+
+        def write() -> None:
+            with self._db.write("set a session title") as conn:
+                num = _session_num(conn, session_id)
+                conn.execute("UPDATE sessions SET title = ? WHERE num = ?", (title, num))
+                conn.execute("DELETE FROM search_titles WHERE rowid = ?", (num,))
+                if title:
+                    conn.execute(
+                        "INSERT INTO search_titles (rowid, text) VALUES (?, ?)", (num, title)
+                    )
+
+        off_the_loop(self.writer, "set a session title", write)
 
     def set_parent(self, session_id: str, parent_id: str | None) -> None:
         """Record the session that started ``session_id`` (a child session)."""

@@ -64,6 +64,7 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
         self.text_redactor: Callable[[str], str] | None = None
         self._last: LastEvent = None
         self.writer = StoreWriter(self._commit, str(self.path))
+        self._db.before_read(self.writer.settle)  # a read sees what was written before it
 
     def _payload(self, event: Event) -> tuple[Event, dict[str, Any], str]:
         event, data, payload = stored_form(event)

@@ -419,7 +419,7 @@ class Host:
         return self.registry.latest_session_id()
 
     async def new_session(self) -> AgentSession:
-        return self.registry.new_session(self.factory.build, self.mcp.start)
+        return await self.registry.new_session(self.factory.build, self.mcp.start)
 
     async def open_session(self, session_id: str) -> AgentSession:
         return await self.registry.open_session(session_id, self.factory.build, self.mcp.start)

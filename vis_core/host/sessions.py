@@ -11,6 +11,7 @@ from vis_core.agent.session import HISTORY_EVENTS, AgentSession
 from vis_core.events import Event, SessionCreated, TurnEnded
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.interaction import Interaction
+from vis_core.model.sessions import SessionRow
 from vis_core.model.turn import TurnStatus
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
@@ -52,10 +53,17 @@ class SessionRegistry:
         row = self._store.latest_session(self._workspace)
         return row.id if row else None
 
-    def new_session(self, build: Build, starting: Callable[[], None]) -> AgentSession:
-        """A new session, built by ``build`` once its row is saved and ``starting`` ran."""
-        row = self._store.create_session(self._workspace, self._project_root)
-        self._store.append(SessionCreated(row.id, title=row.title, workspace=str(self._workspace)))
+    async def new_session(self, build: Build, starting: Callable[[], None]) -> AgentSession:
+        """A new session, built by ``build`` once its row is saved (by the store's writer,
+        off the loop, in order with the events queued before) and ``starting`` ran."""
+        store, workspace = self._store, self._workspace
+
+        def create() -> SessionRow:
+            row = store.create_session(workspace, self._project_root)
+            store.append(SessionCreated(row.id, title=row.title, workspace=str(workspace)))
+            return row
+
+        row = await asyncio.wrap_future(store.writer.call(create))
         starting()
         return self._opened(row.id, row.title, [], build)
 

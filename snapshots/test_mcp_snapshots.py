@@ -11,6 +11,7 @@ from typing import Any
 from textual.app import App
 from textual.pilot import Pilot
 
+from vis_core.frontend.panels import McpPanel
 from vis_core.host import Host, HostOptions
 from vis_core.paths import VisPaths
 from vis_tui.screens.mcp import McpScreen
@@ -39,7 +40,7 @@ class McpSnapshotApp(App[None]):
         self.host = await Host.open(HostOptions(workspace=WORKSPACE))
         self.host.mcp.start()
         await self.host.mcp.manager.wait_all(60)
-        await self.push_screen(McpScreen(self.host.mcp.manager))
+        await self.push_screen(McpScreen(McpPanel(self.host.mcp.manager)))
         self.ready.set()
 
     async def on_unmount(self) -> None:

@@ -10,6 +10,7 @@ from typing import Any
 from textual.app import App
 from textual.pilot import Pilot
 
+from vis_core.frontend.panels import SettingsPanel
 from vis_core.host import Host, HostOptions
 from vis_core.paths import VisPaths
 from vis_tui.screens.settings import SettingsScreen
@@ -39,7 +40,9 @@ class SettingsSnapshotApp(App[None]):
         self.host = await Host.open(HostOptions(workspace=WORKSPACE))
         self.host.settings.set("reports_server_token", "snapshot-secret", "global")
         self.host.settings.set("report_details", True, "global")
-        await self.push_screen(SettingsScreen(self.host.settings, reload=self.host.reload_async))
+        await self.push_screen(
+            SettingsScreen(SettingsPanel(self.host.settings), reload=self.host.reload_async)
+        )
         self.ready.set()
 
     async def on_unmount(self) -> None:

@@ -12,8 +12,7 @@ if TYPE_CHECKING:  # forms load with the first form asked, not with every ``vis 
     from prompt_toolkit.output import Output
 
     from vis_core.extension.forms import Field
-    from vis_core.host import Host
-    from vis_core.interaction import FormRequest
+    from vis_core.interaction import FormRequest, Interaction
 
 
 class TerminalPresenter:
@@ -141,12 +140,15 @@ def _parse(field: Field, text: str) -> tuple[Any, str | None]:
     return text, None
 
 
-def install_terminal_asker(host: Host, *, stdin: Any = None, stdout: Any = None) -> bool:
-    """Ask ``vis.ask`` forms on the terminal when there is one; returns whether it did.
+def install_terminal_asker(
+    interaction: Interaction, *, stdin: Any = None, stdout: Any = None
+) -> bool:
+    """Ask ``vis.ask`` forms of ``interaction`` on the terminal when there is one; returns
+    whether it did.
     Without a terminal nothing is installed, so forms are answered at once as undeliverable."""
     stdin = stdin if stdin is not None else sys.stdin
     stdout = stdout if stdout is not None else sys.stdout
     if not (stdin.isatty() and stdout.isatty()):
         return False
-    host.interaction.add_presenter(TerminalPresenter())
+    interaction.add_presenter(TerminalPresenter())
     return True

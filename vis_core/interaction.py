@@ -37,6 +37,8 @@ log = logging.getLogger(__name__)
 
 Emit = Callable[[Event], Awaitable[None]]
 EMIT_WAIT_SECONDS = 10.0
+# what :meth:`Interaction._observe` reads of a session's events
+_OBSERVED = (ActivityStarted, ActivityUpdated, ActivityEnded, TurnStarted, TurnEnded)
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,11 @@ class _Session(Protocol):
 
     async def emit(self, event: Event) -> None: ...
     def subscribe(
-        self, callback: Callable[[Event], None], *, early: bool = False
+        self,
+        callback: Callable[[Event], None],
+        *,
+        early: bool = False,
+        kinds: tuple[type[Event], ...] | None = None,
     ) -> Callable[[], None]: ...
 
 
@@ -96,7 +102,7 @@ class Interaction:
             pass
         # early: a view or form opened as a call starts is anchored to its Activity even
         # while the start waits to be committed with the call's end
-        unsubscribe = session.subscribe(self._observe, early=True)
+        unsubscribe = session.subscribe(self._observe, early=True, kinds=_OBSERVED)
         self._sessions[session.id] = _Link(session.emit, unsubscribe)
 
     def detach(self, session_id: str) -> None:
@@ -112,9 +118,6 @@ class Interaction:
     @property
     def can_present(self) -> bool:
         return bool(self._presenters)
-
-    def has_session(self, session_id: str | None) -> bool:
-        return session_id in self._sessions
 
     def only_session(self) -> str | None:
         """The session attached here when it is the only one (a thread's calls go there)."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -12,7 +14,7 @@ from vis_core.extension.settings_decl import SettingScope
 from vis_core.model.channel import Channel
 
 if TYPE_CHECKING:
-    from vis_core.host import Host
+    from vis_core.settings import SettingsService
 
 EXIT_OK, EXIT_USAGE = 0, 2
 
@@ -44,22 +46,22 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-def _shown(host: Host, setting_id: str, session: str | None) -> tuple[str, str]:
+def _shown(settings: SettingsService, setting_id: str, session: str | None) -> tuple[str, str]:
     from vis_core.settings.rows import NOT_SET, SAVED
 
-    resolution = host.settings.resolve(setting_id, session)
+    resolution = settings.resolve(setting_id, session)
     if resolution.setting.is_secret:
-        return (SAVED if host.settings.secret_saved(setting_id) else NOT_SET), resolution.source
+        return (SAVED if settings.secret_saved(setting_id) else NOT_SET), resolution.source
     return _text(resolution.value), resolution.source
 
 
-def _list(host: Host, args: argparse.Namespace, out: TextIO) -> int:
+def _list(settings: SettingsService, args: argparse.Namespace, out: TextIO) -> int:
     from vis_core.settings.tree import build_tree
 
-    tree = build_tree(host.extensions)
+    tree = build_tree(settings.extensions)
     for node in tree.nodes():
         sid = node.setting.id
-        value, source = _shown(host, sid, args.session)
+        value, source = _shown(settings, sid, args.session)
         if args.json:
             row = {"id": sid, "owner": node.owner.name, "value": value, "source": str(source)}
             out.write(json.dumps(row) + "\n")
@@ -71,11 +73,18 @@ def _list(host: Host, args: argparse.Namespace, out: TextIO) -> int:
     return EXIT_OK
 
 
-def _set(host: Host, args: argparse.Namespace, stdin: TextIO, err: TextIO) -> int:
-    owner = host.settings.owner(args.id)
+def _set(
+    settings: SettingsService,
+    args: argparse.Namespace,
+    streams: tuple[TextIO, TextIO],
+    check_model: Callable[[str], None],
+) -> int:
+    """``check_model``: raises ValueError when a ``model`` value names no known provider."""
+    stdin, err = streams
+    owner = settings.owner(args.id)
     setting = owner.setting
     if args.reset:
-        result = host.settings.reset(args.id, args.scope, session_id=args.session, group=args.group)
+        result = settings.reset(args.id, args.scope, session_id=args.session, group=args.group)
     else:
         if setting.is_secret:
             if args.value is not None:
@@ -100,16 +109,14 @@ def _set(host: Host, args: argparse.Namespace, stdin: TextIO, err: TextIO) -> in
 
         value = parse_text(setting, text)
         if args.id == "model":
-            _check_provider(host, value)
-        result = host.settings.set(
-            args.id, value, args.scope, session_id=args.session, group=args.group
-        )
+            check_model(value)
+        result = settings.set(args.id, value, args.scope, session_id=args.session, group=args.group)
     if result.hook_error:
         err.write(f"vis settings: warning: {result.hook_error}\n")
     return EXIT_OK
 
 
-def _check_provider(host: Host, value: str) -> None:
+def _check_provider(declared: Any, config_file: Path, value: str) -> None:
     """A ``model`` value must name a provider Vis can start: one it ships or one in the
     ``[providers]`` of config.toml (``ValueError`` naming it otherwise; nothing is saved)."""
     from vis_core.providers.factory import KINDS
@@ -120,13 +127,12 @@ def _check_provider(host: Host, value: str) -> None:
     if not text or text == "scripted":
         return
     provider = text.partition("/")[0]
-    declared = host.config.data.get("providers")
     known = set(KINDS) | (set(declared) if isinstance(declared, dict) else set())
     if provider not in known:
         raise ValueError(
             f"setting 'model': unknown provider {provider!r} in {text!r}; use "
             f"{', '.join(sorted(known))}, or add [providers.{provider}] to "
-            f"{host.paths.config_file} first"
+            f"{config_file} first"
         )
 
 
@@ -137,11 +143,13 @@ async def _run(args: argparse.Namespace, workspace: Path, streams: tuple[TextIO,
     host = await Host.open(HostOptions(workspace=workspace, channel=Channel.CLI))
     try:
         if args.settings_command == "list":
-            return _list(host, args, out)
+            return _list(host.settings, args, out)
         if args.settings_command == "get":
-            out.write(_shown(host, args.id, args.session)[0] + "\n")
+            out.write(_shown(host.settings, args.id, args.session)[0] + "\n")
             return EXIT_OK
-        return _set(host, args, stdin, err)
+        declared = host.config.data.get("providers")  # [providers.NAME] of config.toml
+        check = partial(_check_provider, declared, host.paths.config_file)
+        return _set(host.settings, args, (stdin, err), check)
     except (KeyError, ValueError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         err.write(f"vis settings: {message}\n")

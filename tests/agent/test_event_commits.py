@@ -252,3 +252,35 @@ async def test_concurrent_emitters_are_stored_and_shown_in_the_order_emitted(
         stored = store.events(sid)
         assert [s.event for s in stored] == emitted
         assert len({s.created for s in stored}) < len(stored)  # batched: fewer commits
+
+
+async def test_a_subscriber_of_some_kinds_gets_only_those_in_order_with_the_others(
+    tmp_path: Path,
+) -> None:
+    with _bus(tmp_path / "vis.db") as (_store, bus, sid):
+        calls: list[tuple[str, Event]] = []
+        bus.subscribe(lambda e: calls.append(("all", e)))
+        bus.subscribe(lambda e: calls.append(("notes", e)), kinds=(Notification,))
+        stop = bus.subscribe(lambda e: calls.append(("first", e)), first=True, kinds=(Event,))
+        early: list[Event] = []
+        bus.subscribe(early.append, early=True, kinds=(ActivityEnded,))
+        started = ActivityStarted(sid, activity=_record(sid, "a1", ActivityState.RUNNING))
+        ended = ActivityEnded(sid, activity=_record(sid, "a1", ActivityState.SUCCEEDED))
+        note = Notification(sid, text="block done")
+        for event in (started, ended, note):
+            await bus.emit(event)
+        assert early == [ended]
+        assert calls == [
+            ("first", started),
+            ("all", started),
+            ("first", ended),
+            ("all", ended),
+            ("first", note),
+            ("all", note),
+            ("notes", note),
+        ]
+        stop()
+        calls.clear()
+        later = Notification(sid, text="after")
+        await bus.emit(later)
+        assert calls == [("all", later), ("notes", later)]

@@ -17,7 +17,6 @@ from vis_core.extension.runtime import (
     install,
     installed_runtime,
     operations,
-    uninstall,
 )
 from vis_core.extension_host.runtime import StoreRuntime
 from vis_core.extension_host.worker_sdk import WorkerRuntime, run_service
@@ -73,28 +72,18 @@ def test_the_host_runs_only_runtime_operations_for_a_worker(tmp_path: Path):
     assert {"state_read", "log", "notify", "ask", "open_live"} <= operations()
 
 
-def test_the_call_s_runtime_wins_then_the_installed_one_of_its_session(tmp_path: Path):
-    class Serving(StoreRuntime):
-        def __init__(self, session: str) -> None:
-            super().__init__(Store(tmp_path / f"{session}.db"))
-            self.session = session
-
-        def serves(self, session_id: str | None) -> bool:
-            return session_id == self.session
-
+def test_the_call_s_runtime_wins_then_the_one_the_process_installed(tmp_path: Path):
     assert installed_runtime() is None and current_runtime() is OUTSIDE
-    first, second = Serving("s1"), Serving("s2")
-    install(first)
-    install(second)
+    installed, own = (StoreRuntime(Store(tmp_path / f"{n}.db")) for n in ("a", "b"))
+    assert install(installed) is None
     try:
-        assert current_runtime() is second  # no call: the newest
+        assert current_runtime() is installed  # no call
         with calling(_call(tmp_path, None, "s1")):
-            assert current_runtime() is first  # a call of s1 without its own runtime
-        with calling(_call(tmp_path, second, "s1")):
-            assert current_runtime() is second  # the call's own runtime
+            assert current_runtime() is installed  # a call without its own runtime
+        with calling(_call(tmp_path, own, "s1")):
+            assert current_runtime() is own  # the call's own runtime
     finally:
-        uninstall(first)
-        uninstall(second)
+        assert install(None) is installed
     assert current_runtime() is OUTSIDE
 
 
@@ -115,7 +104,7 @@ def test_the_sandbox_runtime_refuses_what_belongs_to_trusted_code(tmp_path: Path
     from vis_core.sandbox.sdk_runtime import SandboxRuntime
 
     runtime = SandboxRuntime()
-    install(runtime)
+    previous = install(runtime)
     try:
         declared = vis.Extension(name="probe", description="Built in the sandbox.")
         with pytest.raises(RuntimeError, match="trusted extension code"):
@@ -128,7 +117,7 @@ def test_the_sandbox_runtime_refuses_what_belongs_to_trusted_code(tmp_path: Path
             runtime.call_tool("cat", (), {})  # refused by the runtime itself too
         assert not (tmp_path / "x.txt").exists()
     finally:
-        uninstall(runtime)
+        install(previous)
     with acting_as("probe"):  # trusted again: the outside-Vis runtime keeps it in memory
         vis.state["k"] = 1
         assert vis.state["k"] == 1

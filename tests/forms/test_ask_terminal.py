@@ -67,7 +67,10 @@ class _Stream(io.StringIO):
 async def test_the_asker_needs_a_terminal(workspace: Path, tty: bool, installed: bool) -> None:
     host = await Host.open(HostOptions(workspace=workspace, channel="cli"))
     try:
-        assert install_terminal_asker(host, stdin=_Stream(tty), stdout=_Stream(tty)) is installed
+        assert (
+            install_terminal_asker(host.interaction, stdin=_Stream(tty), stdout=_Stream(tty))
+            is installed
+        )
         assert host.interaction.can_present is installed
     finally:
         await host.close()

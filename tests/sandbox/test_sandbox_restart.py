@@ -85,13 +85,15 @@ async def test_crash_reports_exit_code_and_next_block_restarts(sandbox: Sandbox)
     crash = await sandbox.run("print('before', flush=True)\nimport os\nos._exit(1)\n")
     assert crash.stdout == "before\n"
     assert crash.error is not None
-    assert crash.error.startswith("The sandbox process died during this block: it exited (code 1)")
+    assert crash.error.startswith(
+        "The sandbox process died during this block: it exited with code 1"
+    )
     after = await sandbox.run("print(p.x, data, json.dumps([1]))")
     assert after.error is None, after.error
     assert after.stdout == "7 {'k': (1, 2)} [1]\n"
     assert after.restarted is not None
     assert after.restarted.startswith(
-        "The sandbox process exited (code 1) and was restarted; "
+        "The sandbox process exited with code 1 and was restarted; "
         "variables were restored from the last snapshot:"
     )
 

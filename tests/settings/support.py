@@ -9,6 +9,7 @@ from typing import Any
 from textual.app import App
 
 from vis_core.extension.settings_decl import SettingScope
+from vis_core.frontend.panels import SettingsPanel
 from vis_core.host import Host, HostOptions
 from vis_core.paths import VisPaths
 from vis_tui.screens.settings import SettingsScreen
@@ -61,7 +62,7 @@ class SettingsApp(App[None]):
     async def on_mount(self) -> None:
         await self.push_screen(
             SettingsScreen(
-                self.host.settings,
+                SettingsPanel(self.host.settings),
                 session_id=self.session_id,
                 reload=self.host.reload_async,
                 scope=self.scope,

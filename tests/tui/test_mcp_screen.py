@@ -10,6 +10,7 @@ from typing import Any
 
 from textual.app import App
 
+from vis_core.frontend.panels import McpPanel
 from vis_core.host import Host, HostOptions
 from vis_core.mcp.client import State
 from vis_tui.screens.mcp import McpScreen
@@ -29,7 +30,7 @@ class McpApp(App[None]):
         self.host = await Host.open(HostOptions(workspace=self.workspace))
         self.host.mcp.start()
         await self.host.mcp.manager.wait_all(60)
-        await self.push_screen(McpScreen(self.host.mcp.manager))
+        await self.push_screen(McpScreen(McpPanel(self.host.mcp.manager)))
 
     async def on_unmount(self) -> None:
         if self.host is not None:

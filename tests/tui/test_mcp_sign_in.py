@@ -12,6 +12,7 @@ import pytest
 from mcp_servers.oauth_fixture import run_oauth_server
 from textual.app import App
 
+from vis_core.frontend.panels import McpPanel
 from vis_core.host import Host, HostOptions
 from vis_core.mcp.client import State
 from vis_tui.screens.mcp import McpScreen
@@ -29,7 +30,7 @@ class McpApp(App[None]):
         self.host = await Host.open(HostOptions(workspace=self.workspace))
         self.host.mcp.start()
         await self.host.mcp.manager.wait_all(60)
-        await self.push_screen(McpScreen(self.host.mcp.manager))
+        await self.push_screen(McpScreen(McpPanel(self.host.mcp.manager)))
 
     async def on_unmount(self) -> None:
         if self.host is not None:
@@ -86,7 +87,7 @@ async def test_sign_in_and_out_from_the_mcp_screen(
             await _until(pilot, lambda: conn.state is State.NEEDS_SIGN_IN)
             # `/mcp login locked` opens /mcp signing in; Esc closes it and stops listening
             await pilot.press("escape")
-            await app.push_screen(McpScreen(app.host.mcp.manager, sign_in="locked"))
+            await app.push_screen(McpScreen(McpPanel(app.host.mcp.manager), sign_in="locked"))
             await _until(pilot, lambda: "/authorize?" in _note(app))
             redirect = re.search(r"redirect_uri=http%3A%2F%2F127\.0\.0\.1%3A(\d+)", _note(app))
             assert redirect is not None

@@ -399,6 +399,7 @@ _HANDLERS: dict[type[Event], Callable[[ConversationBuilder, Any], None]] = {
     TurnEnded: ConversationBuilder._on_TurnEnded,
 }
 CONVERSATION_EVENTS = frozenset(event_type.type for event_type in _HANDLERS)
+CONVERSATION_KINDS = tuple(_HANDLERS)  # the event types :meth:`ConversationBuilder.add` reads
 
 
 def conversation_from_events(

@@ -17,8 +17,10 @@ log = logging.getLogger(__name__)
 
 HOLD = 0.05  # seconds an Activity's events may wait to be committed with later events
 MAX_HELD = 64  # events held at most: this many are committed in one transaction
-_HELD_KINDS = (ActivityStarted, ActivityUpdated, ActivityEnded)
+# an Activity's events: held to be committed with later ones
+ACTIVITY_KINDS = (ActivityStarted, ActivityUpdated, ActivityEnded)
 Subscriber = Callable[[Event], None]
+Kinds = tuple[type[Event], ...]
 
 
 class EventLog(Protocol):
@@ -56,8 +58,12 @@ class EventBus:
 
     def __init__(self, log: EventLog) -> None:
         self._log = log
-        self._subscribers: list[Subscriber] = []
-        self._watchers: list[Subscriber] = []  # ``subscribe(early=True)``
+        # (callback, kinds or None for every event), in the order they are called
+        self._subscribers: list[tuple[Subscriber, Kinds | None]] = []
+        self._watchers: list[tuple[Subscriber, Kinds | None]] = []  # ``subscribe(early=True)``
+        # per event type, the callbacks of each group that want it (made on first use)
+        self._routes: dict[type[Event], tuple[Subscriber, ...]] = {}
+        self._early_routes: dict[type[Event], tuple[Subscriber, ...]] = {}
         self._lock = threading.Lock()  # held and pending: the loop and readers on any thread
         self._held: list[Event] = []  # Activity events not submitted yet
         self._pending: deque[_Commit] = deque()  # submitted, not published yet, in order
@@ -71,35 +77,59 @@ class EventBus:
         self._on_writer: Callable[[], bool] = getattr(writer, "on_writer_thread", lambda: False)
 
     def subscribe(
-        self, callback: Subscriber, *, early: bool = False, first: bool = False
+        self,
+        callback: Subscriber,
+        *,
+        early: bool = False,
+        first: bool = False,
+        kinds: Kinds | None = None,
     ) -> Callable[[], None]:
         """Call ``callback`` with each event once it is committed; ``early``: as soon as it is
         emitted, before it is committed, for bookkeeping that must not lag behind the calls
         (which Activity is running) and never shows anything; ``first``: before the callbacks
-        so far (the session's own state is up to date when the others look). Returns the
-        function that unsubscribes it."""
+        so far (the session's own state is up to date when the others look); ``kinds``: only
+        with events of these types (and their subclasses), so a busy block's thousand
+        Activities do not pass through callbacks that ignore them. Returns the function that
+        unsubscribes it."""
         group = self._watchers if early else self._subscribers
-        if first:
-            group.insert(0, callback)
-        else:
-            group.append(callback)
+        entry = (callback, kinds)
+        with self._lock:
+            if first:
+                group.insert(0, entry)
+            else:
+                group.append(entry)
+            self._routes, self._early_routes = {}, {}
 
         def unsubscribe() -> None:
-            if callback in group:
-                group.remove(callback)
+            with self._lock:
+                if entry in group:
+                    group.remove(entry)
+                self._routes, self._early_routes = {}, {}
 
         return unsubscribe
+
+    def _route(self, kind: type[Event], early: bool) -> tuple[Subscriber, ...]:
+        """The callbacks of one group that want events of type ``kind``, in order."""
+        with self._lock:
+            group, routes = (
+                (self._watchers, self._early_routes) if early else (self._subscribers, self._routes)
+            )
+            route = tuple(c for c, kinds in group if kinds is None or issubclass(kind, kinds))
+            routes[kind] = route
+            return route
 
     async def emit(self, event: Event) -> None:
         """Commit the event (off the loop), then publish it: a crash never loses what was
         shown. Returns once published; a cancel of the caller does not stop either."""
-        for watcher in list(self._watchers):
+        kind = type(event)
+        watchers = self._early_routes.get(kind)
+        for watcher in self._route(kind, True) if watchers is None else watchers:
             try:
                 watcher(event)
             except Exception:
                 log.exception("event watcher %r failed on %s", watcher, event.type)
         loop = self._loop = asyncio.get_running_loop()
-        if isinstance(event, _HELD_KINDS):
+        if isinstance(event, ACTIVITY_KINDS):
             with self._lock:
                 self._held.append(event)
                 full = len(self._held) >= MAX_HELD
@@ -190,13 +220,15 @@ class EventBus:
                 commit = self._pending.popleft()
                 error = commit.saved.exception()
                 if error is not None:  # not saved, not shown: the next commit retries them
-                    kept = [event for event in commit.events if isinstance(event, _HELD_KINDS)]
+                    kept = [event for event in commit.events if isinstance(event, ACTIVITY_KINDS)]
                     self._held[:0] = kept
             if error is not None:
                 self._fail(commit, error)
                 continue
             for event in commit.events:
-                for callback in list(self._subscribers):
+                kind = type(event)
+                callbacks = self._routes.get(kind)
+                for callback in self._route(kind, False) if callbacks is None else callbacks:
                     try:
                         callback(event)
                     except Exception:

@@ -14,6 +14,7 @@ from typing import Any
 from vis_core.agent.conversation import (
     CHILD_PURPOSE,
     CONVERSATION_EVENTS,
+    CONVERSATION_KINDS,
     RAW_ARGUMENTS,
     ConversationBuilder,
     ThinkingCollector,
@@ -22,7 +23,7 @@ from vis_core.agent.conversation import (
 from vis_core.agent.deps import (
     SessionDeps,
 )
-from vis_core.agent.event_bus import Subscriber
+from vis_core.agent.event_bus import Kinds, Subscriber
 from vis_core.agent.invoker import CallSite
 from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
 from vis_core.events import (
@@ -153,7 +154,10 @@ class AgentSession:
         self.children: set[asyncio.Task[Any]] = set()
         for event in history:
             self._absorb(event)
-        self.events.subscribe(self._absorb, first=True)  # state is current before others look
+        # state is current before others look; an Activity changes none of it
+        self.events.subscribe(
+            self._absorb, first=True, kinds=(*CONVERSATION_KINDS, TurnStarted, UsageReported)
+        )
 
     @property
     def call_state(self) -> SessionCallState:
@@ -205,10 +209,13 @@ class AgentSession:
 
     # -- events ----------------------------------------------------------------------------
 
-    def subscribe(self, callback: Subscriber, *, early: bool = False) -> Callable[[], None]:
+    def subscribe(
+        self, callback: Subscriber, *, early: bool = False, kinds: Kinds | None = None
+    ) -> Callable[[], None]:
         """Follow the session's events once committed (after the session took each into
-        account); ``early``: as soon as emitted (see :meth:`EventBus.subscribe`)."""
-        return self.events.subscribe(callback, early=early)
+        account); ``early``: as soon as emitted; ``kinds``: only events of these types (see
+        :meth:`EventBus.subscribe`)."""
+        return self.events.subscribe(callback, early=early, kinds=kinds)
 
     async def emit(self, event: Event) -> None:
         """Commit the event, then publish it: a crash never loses what was shown."""

@@ -52,13 +52,13 @@ class SessionDrafts:
         session_id: str,
         workspace: Path,
         project_root: Path,
-        hooks: Callable[[], DraftHooks] = lambda: NO_HOOKS,
         announce: Announce = _silent,
     ) -> None:
         self.drafts = drafts
         self.session_id = session_id
         self.live = Roots(workspace.resolve(), project_root.resolve())
-        self._hooks = hooks
+        # the session's extension op hooks: given once its extension worker exists
+        self.hooks: DraftHooks = NO_HOOKS
         self.announce = announce
         self._movers: list[Mover] = []
         self._followers: list[Follower] = []
@@ -120,7 +120,7 @@ class SessionDrafts:
         slot = self._slot[0] if self._slot is not None else None
         before = self.roots().workspace
         draft = await asyncio.to_thread(
-            self.drafts.create, self.live.workspace, self.session_id, label, self._hooks(), slot
+            self.drafts.create, self.live.workspace, self.session_id, label, self.hooks, slot
         )
         self._slot = None
         self._enter(draft)
@@ -132,14 +132,14 @@ class SessionDrafts:
 
     async def sync(self) -> list[str]:
         draft = self._need()
-        files = await asyncio.to_thread(self.drafts.sync, draft, self._hooks())
+        files = await asyncio.to_thread(self.drafts.sync, draft, self.hooks)
         text = f"Synced draft {draft.label}: {len(files)} file(s) came in"
         await self.announce(DraftAction.SYNCED, draft, len(files), text)
         return files
 
     async def approve(self, message: str | None = None) -> dict[str, Any]:
         draft = self._need()
-        result = await asyncio.to_thread(self.drafts.approve, draft, message, self._hooks())
+        result = await asyncio.to_thread(self.drafts.approve, draft, message, self.hooks)
         self._enter(None)
         text = f"Approved draft {draft.label}: {len(result['files'])} file(s) merged"
         if result.get("target_branch"):
@@ -149,7 +149,7 @@ class SessionDrafts:
 
     async def discard(self) -> None:
         draft = self._need()
-        await asyncio.to_thread(self.drafts.discard, draft, self._hooks())
+        await asyncio.to_thread(self.drafts.discard, draft, self.hooks)
         self._enter(None)
         text = f"Discarded draft {draft.label}; the live workspace is as it was"
         await self.announce(DraftAction.DISCARDED, draft, 0, text)

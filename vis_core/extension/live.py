@@ -457,21 +457,18 @@ class LiveRecorder:
     def __init__(self) -> None:
         self.views: list[RecordedView] = []
         self._lock = threading.Lock()
-        self._runtime: Runtime | None = None
+        self._replaced: list[Runtime | None] = []  # what each ``with`` replaced
 
     def __enter__(self) -> LiveRecorder:
         from vis_core.extension.runtime import install
 
-        self._runtime = _Recording(self)
-        install(self._runtime)
+        self._replaced.append(install(_Recording(self)))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        from vis_core.extension.runtime import uninstall
+        from vis_core.extension.runtime import install
 
-        if self._runtime is not None:
-            uninstall(self._runtime)
-            self._runtime = None
+        install(self._replaced.pop())
 
     @property
     def view(self) -> RecordedView:

@@ -30,9 +30,6 @@ class OutsideVis(Runtime):
         self._lock = threading.Lock()
         self._state: dict[str | None, dict[str, Any]] = {}
 
-    def serves(self, session_id: str | None) -> bool:
-        return False
-
     def extension_path(self, owner: str) -> Path | None:
         return None
 

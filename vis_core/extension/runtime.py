@@ -14,9 +14,8 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-import threading
 from abc import ABC, abstractmethod
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -60,10 +59,6 @@ class Runtime(ABC):
     of the running call (``current_call()``) of the process that serves it."""
 
     trusted: bool = True  # False in the model's sandbox: every operation is refused there
-
-    @abstractmethod
-    def serves(self, session_id: str | None) -> bool:
-        """Whether this runtime runs session ``session_id`` (a thread picks its runtime)."""
 
     @abstractmethod
     def council(self) -> Any:
@@ -210,39 +205,24 @@ class Runtime(ABC):
 
 # -- which runtime -------------------------------------------------------------------------------
 
-_lock = threading.Lock()
-_installed: list[Runtime] = []  # this process's runtimes, newest last (one, except in tests)
+_installed: Runtime | None = None  # the one a child process installed at its start
 
 
-def install(runtime: Runtime) -> None:
-    """Make ``runtime`` serve this process's SDK calls made outside a bound call: how the
-    synchronous SDK face finds it in a child process (set once at its start); the host never
-    installs one (and ``vis.testing.LiveRecorder`` only for the time it records)."""
-    with _lock:
-        if runtime not in _installed:
-            _installed.append(runtime)
-
-
-def uninstall(runtime: Runtime) -> None:
-    with _lock:
-        if runtime in _installed:
-            _installed.remove(runtime)
+def install(runtime: Runtime | None) -> Runtime | None:
+    """Make ``runtime`` serve this process's SDK calls made outside a bound call (None: no
+    runtime): how the synchronous SDK face finds it in a child process, set once at its start.
+    The host never installs one (``vis.testing.LiveRecorder`` only while it records). Returns
+    the runtime it replaces."""
+    global _installed
+    previous, _installed = _installed, runtime
+    return previous
 
 
 def installed_runtime() -> Runtime | None:
-    """The runtime of the running call, else the installed one serving its session (or the
-    newest), else ``None``: this process is not Vis (a plain script or unit test)."""
+    """The runtime of the running call, else the one this process installed, else ``None``:
+    this process is not Vis (a plain script or unit test)."""
     runtime = serving_runtime()
-    if runtime is not None:
-        return runtime
-    call = current_call()
-    with _lock:
-        installed = list(_installed)
-    if call is not None and call.session_id is not None:
-        for runtime in reversed(installed):
-            if runtime.serves(call.session_id):
-                return runtime
-    return installed[-1] if installed else None
+    return _installed if runtime is None else runtime
 
 
 def current_runtime() -> Runtime:
@@ -256,6 +236,31 @@ def current_runtime() -> Runtime:
     return OUTSIDE
 
 
+def passed_on(to: Callable[[Any, str], Callable[..., Any]]) -> Any:
+    """In a :class:`Runtime` subclass's body, ``state_read = passed_on(to)``: the operation
+    another does, ``to(runtime, "state_read")`` (the inner runtime's method, a frame to the
+    host), with the signature and meaning of the :class:`Runtime` method of that name."""
+    return _PassedOn(to)
+
+
+class _PassedOn:
+    __slots__ = ("name", "to")
+
+    def __init__(self, to: Callable[[Any, str], Callable[..., Any]]) -> None:
+        self.to = to
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, runtime: Any, owner: type | None = None) -> Any:
+        return self if runtime is None else self.to(runtime, self.name)
+
+
+def _inner(runtime: RuntimeOverride, name: str) -> Callable[..., Any]:
+    return getattr(runtime.inner, name)
+
+
 class RuntimeOverride(Runtime):
     """A runtime that changes some operations of ``inner`` and passes every other one on
     (``vis.testing.LiveRecorder`` records views this way)."""
@@ -264,111 +269,35 @@ class RuntimeOverride(Runtime):
         self.inner = inner
         self.trusted = inner.trusted
 
-    def serves(self, session_id: str | None) -> bool:
-        return self.inner.serves(session_id)
-
-    def extension_path(self, owner: str) -> Path | None:
-        return self.inner.extension_path(owner)
-
-    def council(self) -> Any:
-        return self.inner.council()
-
-    def state_read(self, owner: str | None, key: str) -> tuple[bool, Any]:
-        return self.inner.state_read(owner, key)
-
-    def state_write(self, owner: str | None, key: str, value: Any) -> None:
-        self.inner.state_write(owner, key, value)
-
-    def state_delete(self, owner: str | None, key: str) -> bool:
-        return self.inner.state_delete(owner, key)
-
-    def state_keys(self, owner: str | None) -> list[str]:
-        return self.inner.state_keys(owner)
-
-    def state_items(self, owner: str | None) -> dict[str, Any]:
-        return self.inner.state_items(owner)
-
-    def state_clear(self, owner: str | None) -> None:
-        self.inner.state_clear(owner)
-
-    def log(self, level: str, message: str, source: str) -> None:
-        self.inner.log(level, message, source)
-
-    def notify(self, text: str, kind: str) -> bool:
-        return self.inner.notify(text, kind)
-
-    def ask(self, form: Form) -> Answer:
-        return self.inner.ask(form)
-
-    def open_live(
-        self,
-        title: str,
-        nodes: tuple[Any, ...],
-        *,
-        placement: Any,
-        key: str | None,
-        flush_ms: int,
-    ) -> LiveView:
-        return self.inner.open_live(title, nodes, placement=placement, key=key, flush_ms=flush_ms)
-
-    def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
-        return self.inner.list_sessions(search)
-
-    def read_session(self, session_id: str | None) -> dict[str, Any]:
-        return self.inner.read_session(session_id)
-
-    def sessions(self) -> Any:
-        return self.inner.sessions()
-
-    def bound_session(self) -> Any:
-        return self.inner.bound_session()
-
-    def attachment_add(
-        self,
-        data: bytes,
-        filename: str,
-        media_type: str,
-        audience: str,
-        commentable: bool,
-        label: str,
-    ) -> dict[str, Any]:
-        return self.inner.attachment_add(data, filename, media_type, audience, commentable, label)
-
-    def attachment_list(self, filename: str | None) -> list[dict[str, Any]]:
-        return self.inner.attachment_list(filename)
-
-    def attachment_find(self, key: str, version: int | None, what: str) -> Stored:
-        return self.inner.attachment_find(key, version, what)
-
-    def attachment_read(self, key: str, version: int | None) -> bytes:
-        return self.inner.attachment_read(key, version)
-
-    def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
-        return self.inner.attachment_show(key, version)
-
-    def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return self.inner.call_tool(name, args, kwargs)
-
-    def publish_activity(self, presentation: ActivityPresentation) -> None:
-        self.inner.publish_activity(presentation)
-
-    def setting_value(self, setting_id: str, default: Any) -> Any:
-        return self.inner.setting_value(setting_id, default)
-
-    def register_mcp_server(self, owner: str, server: McpServer) -> None:
-        self.inner.register_mcp_server(owner, server)
-
-    def jail_terms(self) -> JailTerms:
-        return self.inner.jail_terms()
-
-    def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
-        return self.inner.run_git(args, cwd)
-
-    def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
-        return self.inner.mutation_loop()
-
-    def save_output(self, text: str, label: str) -> Path:
-        return self.inner.save_output(text, label)
+    extension_path = passed_on(_inner)
+    council = passed_on(_inner)
+    state_read = passed_on(_inner)
+    state_write = passed_on(_inner)
+    state_delete = passed_on(_inner)
+    state_keys = passed_on(_inner)
+    state_items = passed_on(_inner)
+    state_clear = passed_on(_inner)
+    log = passed_on(_inner)
+    notify = passed_on(_inner)
+    ask = passed_on(_inner)
+    open_live = passed_on(_inner)
+    list_sessions = passed_on(_inner)
+    read_session = passed_on(_inner)
+    sessions = passed_on(_inner)
+    bound_session = passed_on(_inner)
+    attachment_add = passed_on(_inner)
+    attachment_list = passed_on(_inner)
+    attachment_find = passed_on(_inner)
+    attachment_read = passed_on(_inner)
+    attachment_show = passed_on(_inner)
+    call_tool = passed_on(_inner)
+    publish_activity = passed_on(_inner)
+    setting_value = passed_on(_inner)
+    register_mcp_server = passed_on(_inner)
+    jail_terms = passed_on(_inner)
+    run_git = passed_on(_inner)
+    mutation_loop = passed_on(_inner)
+    save_output = passed_on(_inner)
 
 
 def output_dir() -> Path:

@@ -32,7 +32,7 @@ from vis_core.ipc.messages import (
     framed,
     from_registration,
 )
-from vis_core.ipc.process import ChildProcess, Ending
+from vis_core.system.process import ChildProcess, Ending
 
 if TYPE_CHECKING:
     from vis_core.extension.declarations import Extension
@@ -171,9 +171,10 @@ class RegistrationWorker:
 
 
 def _exit_cause(ending: Ending) -> str:
-    if ending.signal is not None:
-        return f"the extension worker crashed ({ending.signal}) while loading this file"
-    return (
-        f"the extension worker exited with code {ending.code} while loading this file "
-        "(os._exit or a fatal error in the entry file); an extension must not end the process"
+    why = (
+        ""
+        if ending.signal
+        else " (os._exit or a fatal error in the entry file); an "
+        + ("extension must not end the process")
     )
+    return f"the extension worker {ending} while loading this file{why}"

@@ -127,11 +127,6 @@ class HostRuntime(StoreRuntime):
         loaded = self.host.extensions.get(owner)
         return None if loaded is None else Path(loaded.path)
 
-    def serves(self, session_id: str | None) -> bool:
-        if self.host.interaction.has_session(session_id):
-            return True
-        return self._agent(session_id) is not None
-
     # -- notify -----------------------------------------------------------------------------
     def notify(self, text: str, kind: str) -> bool:
         """Emit a :class:`Notification` in the call's session, from the loop or a thread."""

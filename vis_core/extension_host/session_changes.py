@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from vis_core.extension.context import CallContext
     from vis_core.extension_host.host_port import HostPort
     from vis_core.model.sessions import SessionRow, TurnRow
+    from vis_core.store import Store
 
 
 def check_change(
@@ -59,13 +60,12 @@ def _fork_turn(turns: list[TurnRow], turn: int | str | None, what: str) -> TurnR
     return found
 
 
-def fork_stored(host: HostPort, source_id: str, turn: int | str | None, what: str) -> SessionRow:
+def fork_stored(store: Store, source_id: str, turn: int | str | None, what: str) -> SessionRow:
     """A new session holding ``source_id``'s events up to and including ``turn``'s end, with
     fresh ids, ``forked_from`` recorded and the fork point kept for ``read_session``."""
     from vis_core.events import SessionCreated, TurnEnded
     from vis_core.extension_host.sessions_api import _renamed
 
-    store = host.store
     source = store.get_session(source_id)
     if source is None:
         raise LookupError(f"{what}: there is no session {source_id!r}")
@@ -96,7 +96,7 @@ def fork(handle: Any, turn: int | str | None = None) -> Any:
     what = "Session.fork()"
     call, host = check_change(handle.id, handle.origin, what)
     with shown_change(call, host, "Session.fork", "Forked session") as shown:
-        row = fork_stored(host, handle.id, turn, what)
+        row = fork_stored(host.store, handle.id, turn, what)
         host.store.state_set(ORIGIN_STATE, row.id, call.owner)
         shown.summary = f"{handle.id[:8]} → {row.id[:8]} · {row.turn_count} turns"
     from vis_core.extension_host.sessions_api import Session

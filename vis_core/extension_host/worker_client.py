@@ -44,11 +44,11 @@ from vis_core.extension_host.registration import START_TIMEOUT, WORKER
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
 from vis_core.ipc.messages import Call, CallbackKind, TargetKind
-from vis_core.ipc.process import ChildProcess, Ending
 from vis_core.ipc.trusted import decode_from_worker, run_method
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.environ import Audience, child_environment
 from vis_core.system.loops import Waits, current_waits, on_loop, run_on_loop, running_loop
+from vis_core.system.process import ChildProcess, Ending
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -86,7 +86,7 @@ class WorkerFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class WorkerPlace:
-    """The session a worker serves, and the host runtime its SDK calls run in."""
+    """The session a worker serves, and the host runtime (and loop) its SDK calls run in."""
 
     session_id: str | None
     workspace_root: Path
@@ -95,6 +95,8 @@ class WorkerPlace:
     # the runtime of the Host that serves the session (a second Host's for its sessions);
     # a call's own ``CallContext.runtime`` comes first. None: the SDK's behaviour outside Vis
     runtime: Runtime | None = field(default=None, compare=False)
+    # the host's loop: it reads the worker's pipe, also for a worker made in a thread
+    loop: asyncio.AbstractEventLoop | None = field(default=None, compare=False)
 
 
 def runs_in_worker(ext: LoadedExtension | None) -> bool:
@@ -214,7 +216,7 @@ class SessionWorker:
         self._cancelled: set[int] = set()  # calls cancelled that have not stopped yet
         self._generation = 0  # counts stops: a start asked before one does not happen after
         # the session's loop reads the worker's answers (none: a thread reads them)
-        self._loop: asyncio.AbstractEventLoop | None = loop or running_loop()
+        self._loop: asyncio.AbstractEventLoop | None = loop or running_loop() or place.loop
 
     @property
     def pid(self) -> int | None:
@@ -647,6 +649,5 @@ def _waiting() -> frozenset[str]:
 
 
 def _exit_cause(ending: Ending) -> str:
-    if ending.signal is not None:
-        return f"it crashed ({ending.signal})"
-    return f"it exited with code {ending.code} (an extension called os._exit or crashed it)"
+    why = "" if ending.signal else " (an extension called os._exit or crashed it)"
+    return f"it {ending}{why}"

@@ -9,25 +9,23 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import current_call
-from vis_core.extension.runtime import Runtime, operations
+from vis_core.extension.runtime import Runtime, operations, passed_on
 from vis_core.extension.runtime import install as install_runtime
 from vis_core.ipc.messages import TargetKind
 
-if TYPE_CHECKING:
-    from vis_core.extension.attachments import Stored
-    from vis_core.extension.forms import Answer, Form
-    from vis_core.extension.fs import JailTerms
-    from vis_core.extension.live import LiveView
-    from vis_core.extension.mcp_servers import McpServer
-    from vis_core.model.activity import ActivityPresentation
-
 RUNTIME = "runtime:"  # an SDK frame naming a runtime operation: ``runtime:state_read``
 SETTING_VALUE = RUNTIME + "setting_value"  # also read by a thread of an extension (no call)
+
+
+def _to_host(runtime: WorkerRuntime, name: str) -> Callable[..., Any]:
+    call, operation = runtime._caller.call, RUNTIME + name
+    return lambda *args, **kwargs: call(TargetKind.SDK, operation, args, kwargs)
 
 
 class WorkerRuntime(Runtime):
@@ -37,112 +35,37 @@ class WorkerRuntime(Runtime):
     def __init__(self, caller: Any) -> None:
         self._caller = caller
 
-    def _host(self, operation: str, *args: Any, **kwargs: Any) -> Any:
-        return self._caller.call(TargetKind.SDK, RUNTIME + operation, args, kwargs)
-
-    def serves(self, session_id: str | None) -> bool:
-        return True  # the worker serves one session: its host answers for it
-
-    def extension_path(self, owner: str) -> Path | None:
-        return self._host("extension_path", owner)
-
-    def state_read(self, owner: str | None, key: str) -> tuple[bool, Any]:
-        return self._host("state_read", owner, key)
-
-    def state_write(self, owner: str | None, key: str, value: Any) -> None:
-        self._host("state_write", owner, key, value)
-
-    def state_delete(self, owner: str | None, key: str) -> bool:
-        return self._host("state_delete", owner, key)
-
-    def state_keys(self, owner: str | None) -> list[str]:
-        return self._host("state_keys", owner)
-
-    def state_items(self, owner: str | None) -> dict[str, Any]:
-        return self._host("state_items", owner)
-
-    def state_clear(self, owner: str | None) -> None:
-        self._host("state_clear", owner)
-
-    def log(self, level: str, message: str, source: str) -> None:
-        self._host("log", level, message, source)
-
-    def notify(self, text: str, kind: str) -> bool:
-        return self._host("notify", text, kind)
-
-    def ask(self, form: Form) -> Answer:
-        return self._host("ask", form)
-
-    def open_live(
-        self,
-        title: str,
-        nodes: tuple[Any, ...],
-        *,
-        placement: Any,
-        key: str | None,
-        flush_ms: int,
-    ) -> LiveView:
-        return self._host(
-            "open_live", title, nodes, placement=placement, key=key, flush_ms=flush_ms
-        )
-
-    def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
-        return self._host("list_sessions", search)
-
-    def read_session(self, session_id: str | None) -> dict[str, Any]:
-        return self._host("read_session", session_id)
-
-    def sessions(self) -> Any:
-        return self._host("sessions")
-
-    def bound_session(self) -> Any:
-        return self._host("bound_session")
-
-    def council(self) -> Any:
-        return self._host("council")
-
-    def attachment_add(
-        self,
-        data: bytes,
-        filename: str,
-        media_type: str,
-        audience: str,
-        commentable: bool,
-        label: str,
-    ) -> dict[str, Any]:
-        return self._host(
-            "attachment_add", data, filename, media_type, audience, commentable, label
-        )
-
-    def attachment_list(self, filename: str | None) -> list[dict[str, Any]]:
-        return self._host("attachment_list", filename)
-
-    def attachment_find(self, key: str, version: int | None, what: str) -> Stored:
-        return self._host("attachment_find", key, version, what)
-
-    def attachment_read(self, key: str, version: int | None) -> bytes:
-        return self._host("attachment_read", key, version)
-
-    def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
-        return self._host("attachment_show", key, version)
-
-    def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        return self._host("call_tool", name, args, kwargs)
-
-    def publish_activity(self, presentation: ActivityPresentation) -> None:
-        self._host("publish_activity", presentation)
+    extension_path = passed_on(_to_host)
+    council = passed_on(_to_host)
+    state_read = passed_on(_to_host)
+    state_write = passed_on(_to_host)
+    state_delete = passed_on(_to_host)
+    state_keys = passed_on(_to_host)
+    state_items = passed_on(_to_host)
+    state_clear = passed_on(_to_host)
+    log = passed_on(_to_host)
+    notify = passed_on(_to_host)
+    ask = passed_on(_to_host)
+    open_live = passed_on(_to_host)
+    list_sessions = passed_on(_to_host)
+    read_session = passed_on(_to_host)
+    sessions = passed_on(_to_host)
+    bound_session = passed_on(_to_host)
+    attachment_add = passed_on(_to_host)
+    attachment_list = passed_on(_to_host)
+    attachment_find = passed_on(_to_host)
+    attachment_read = passed_on(_to_host)
+    attachment_show = passed_on(_to_host)
+    call_tool = passed_on(_to_host)
+    publish_activity = passed_on(_to_host)
+    register_mcp_server = passed_on(_to_host)
+    jail_terms = passed_on(_to_host)
 
     def setting_value(self, setting_id: str, default: Any) -> Any:
         if current_call() is None and loading_extension()[0]:  # loading: the declared default
             return default
         # in a call, or in a thread the extension started: the host resolves the current value
-        return self._host("setting_value", setting_id, default)
-
-    def register_mcp_server(self, owner: str, server: McpServer) -> None:
-        self._host("register_mcp_server", owner, server)
-
-    def jail_terms(self) -> JailTerms:
-        return self._host("jail_terms")
+        return self._caller.call(TargetKind.SDK, SETTING_VALUE, (setting_id, default), {})
 
     def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
         return None  # no session's patch runs in this process

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.agent.deps import DirectTool, SessionModel
 from vis_core.agent.session import AgentSession
+from vis_core.command_host import CommandDeps
 from vis_core.commands import CommandRegistry
 from vis_core.config import ConfigFile, UserConfig, load_config
 from vis_core.drafts import Drafts
@@ -69,6 +70,10 @@ class Host:
         # the SDK's calls this host serves reach it here (its services are built below):
         # passed to whatever serves them, never installed in the process
         self.runtime = HostRuntime(self)
+        try:  # the host's loop: sessions built in a thread, and threads, reach it
+            self.runtime.loop = asyncio.get_running_loop()
+        except RuntimeError:  # built outside an event loop: threads reach it for reads only
+            pass
         self.catalog = ExtensionCatalog(extensions)
         self.settings = SettingsService(
             paths=paths,
@@ -102,20 +107,48 @@ class Host:
         self.settings.on_change_runner = on_change_runner(
             self.catalog.current,
             lambda: dict(self.registry.extension_workers),
-            WorkerPlace(None, root, project_root, options.channel, self.runtime),
+            WorkerPlace(None, root, project_root, options.channel, self.runtime, self.runtime.loop),
             self.space.project_values,
         )
         self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
         # the Vis of each other root vis.sessions.create(root=...) started a session in
         self._other_roots: dict[Path, Host] = {}
         self._other_roots_lock = asyncio.Lock()
-        # what takes the whole host: every service above is built
-        self.commands = CommandRegistry(self)
-        from vis_core.mcp.host import host_mcp
-        from vis_core.subagents import Subagents
+        # what uses the services above (the host only opens sessions for child sessions)
+        from vis_core.mcp.host import McpDeps, host_mcp
+        from vis_core.subagents import SubagentDeps, Subagents
 
-        self.subagents = Subagents(self)  # child sessions: run_session, consult, vis.council
-        self.mcp = host_mcp(self)  # MCP servers: connected when the first session starts
+        # child sessions: run_session, consult, vis.council (the host opens and closes them)
+        self.subagents = Subagents(
+            SubagentDeps(store, self.settings, self.models, self, self.registry.session_tools)
+        )
+        # MCP servers: connected when the first session starts
+        self.mcp = host_mcp(
+            McpDeps(
+                paths,
+                root,
+                project_root,
+                lambda: self.space.trusted,
+                lambda: self.settings.snapshot,  # the control files as checked against trust
+                lambda: self.catalog.loaded,
+                store,
+                self.registry.reset_tools,
+            )
+        )
+        # slash commands and model choices
+        self.command_deps = CommandDeps(
+            options,
+            paths,
+            store,
+            self.settings,
+            self.space,
+            self.catalog,
+            self.models,
+            self.mcp,
+            self.reload_async,
+            self.call_extension,
+        )
+        self.commands = CommandRegistry(self.command_deps)
         self.factory = SessionFactory(
             options=options,
             paths=paths,
@@ -132,10 +165,6 @@ class Host:
             runtime=self.runtime,
             direct_tools=self.direct_tools,
         )
-        try:
-            self.runtime.loop = asyncio.get_running_loop()
-        except RuntimeError:  # built outside an event loop: threads reach it for reads only
-            pass
 
     @classmethod
     async def open(cls, options: HostOptions) -> Host:
@@ -324,7 +353,12 @@ class Host:
             temporary = None
             if worker is None:
                 place = WorkerPlace(
-                    None, self.workspace, self.project_root, self.options.channel, self.runtime
+                    None,
+                    self.workspace,
+                    self.project_root,
+                    self.options.channel,
+                    self.runtime,
+                    self.runtime.loop,
                 )
                 worker = temporary = SessionWorkers(
                     self.catalog.current, place, self.space.project_values()

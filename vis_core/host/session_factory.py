@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_core.agent.deps import DirectTool, SessionDeps, TurnLimits
-from vis_core.agent.event_bus import EventBus
+from vis_core.agent.event_bus import ACTIVITY_KINDS, EventBus
 from vis_core.agent.hooked_sandbox import HookedSandbox
 from vis_core.agent.invoker import CallPosition, ToolInvoker
 from vis_core.agent.plan import STATE_KEY as PLAN_STATE
@@ -25,25 +23,31 @@ from vis_core.drafts.tools import draft_tools
 from vis_core.events import (
     ActivityEnded,
     BlockFinished,
-    DraftChanged,
     Event,
     Notification,
     TurnEnded,
 )
-from vis_core.extension.context import current_call
 from vis_core.extension.metadata import build_metadata
 from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace
-from vis_core.instructions.session import PATH_TOOLS, SessionInstructions
-from vis_core.model.channel import Channel
-from vis_core.model.draft import Draft, DraftAction
+from vis_core.host.session_parts import (
+    AssemblyHooks,
+    announcer,
+    closing,
+    control_file_watch,
+    draft_approver,
+    end_strays,
+    follow_drafts,
+    leave_running,
+    prepare_arguments,
+    tool_contract_of,
+)
+from vis_core.instructions.session import SessionInstructions
 from vis_core.model.notify import NotifyKind
-from vis_core.model.turn import BLOCK_CANCELLED
 from vis_core.session_tools import SessionTools, ToolSet
 from vis_core.skills.session import SessionSkills, skill_file_tool
-from vis_core.system.loops import keep
 from vis_core.tools.checkpoints import Checkpoints
 from vis_core.tools.registry import HostTool, ToolRegistry
 
@@ -64,7 +68,6 @@ if TYPE_CHECKING:
     from vis_core.tools import ToolContext
 
 SANDBOX_IDLE_TIMEOUT = 15 * 60  # seconds; an idle sandbox frees its process, restored later
-CONTROL_CHECK_SECONDS = 1.0  # after a tool call, the control files are checked at most this often
 
 
 @dataclass
@@ -106,18 +109,21 @@ class SessionFactory:
 
         bus = EventBus(self.store)
         position = CallPosition()
-        kit_cell: list[SessionKit] = []
         drafts = SessionDrafts(
             self.drafts,
             session_id,
             self.workspace.root,
             self.workspace.project_root,
-            hooks=lambda: DraftHooks(kit_cell[0].hooks.before, kit_cell[0].hooks.after),
-            announce=_announcer(session_id, bus),
+            announce=announcer(session_id, bus),
         )
         roots = drafts.roots()  # the draft's, when the session resumes in one
         place = WorkerPlace(
-            session_id, roots.workspace, roots.project_root, self.options.channel, self.runtime
+            session_id,
+            roots.workspace,
+            roots.project_root,
+            self.options.channel,
+            self.runtime,
+            self.runtime.loop,  # a session restored in a thread: its workers answer on the loop
         )
         kit = SessionKit(
             place,
@@ -126,7 +132,7 @@ class SessionFactory:
             project_values=self.workspace.project_values(),
             runtime=self.runtime,
         )
-        kit_cell.append(kit)
+        drafts.hooks = DraftHooks(kit.hooks.before, kit.hooks.after)
         jail, refusal = self.workspace.jail_policy(session_id)
         values = self.workspace.project_values()
         limits = self.workspace.child_limits(session_id)
@@ -140,7 +146,7 @@ class SessionFactory:
         )
         tools = SessionTools(
             partial(self._build_tools, session_id, kit, tool_context, skills, drafts, bus),
-            _contract,
+            tool_contract_of,
         )
         worker = kit.worker
         self.registry.keep_parts(session_id, worker, tools)
@@ -153,7 +159,7 @@ class SessionFactory:
             project_root=roots.project_root,
             channel=self.options.channel,
             locks=self.catalog.lock,
-            prepare_arguments=partial(_prepare_arguments, instructions),
+            prepare_arguments=partial(prepare_arguments, instructions),
             runtime=self.runtime,
             session=lambda: self.registry.live_session(session_id),
             worker=worker,
@@ -189,7 +195,7 @@ class SessionFactory:
             kit.hooks,
             session=lambda: kit.session_globals(self.registry.live_session(session_id)),
         )
-        hooks = _SessionHooks(
+        hooks = AssemblyHooks(
             self.settings,
             self.mcp,
             session_id,
@@ -202,7 +208,7 @@ class SessionFactory:
             skills=skills,
             before_request=partial(background_reports, tool_context.shells, session_id),
             close=self._closer(
-                session_id, _closing(tool_context.close, network.close), worker, tools, drafts
+                session_id, closing(tool_context.close, network.close), worker, tools, drafts
             ),
         )
         deps = SessionDeps(
@@ -224,12 +230,15 @@ class SessionFactory:
             tool_context=tool_context,
         )
         session = AgentSession(deps, session_id=session_id, title=title, history=history)
-        _follow_drafts(drafts, kit, tool_context, invoker, sandbox, session)
-        bus.subscribe(_leave_running(tool_context.shells))
-        bus.subscribe(_end_strays(sandbox))
+        follow_drafts(drafts, kit, tool_context, invoker, sandbox, session)
+        bus.subscribe(leave_running(tool_context.shells), kinds=(BlockFinished,))
+        bus.subscribe(end_strays(sandbox), kinds=(TurnEnded,))
         redraw = redraw_on_exit(tool_context.shells, session_id, bus.emit, bus.flush)
-        bus.subscribe(redraw, early=True)
-        bus.subscribe(self._control_file_watch(session_id, bus))
+        bus.subscribe(redraw, early=True, kinds=ACTIVITY_KINDS)
+        bus.subscribe(
+            control_file_watch(session_id, self.workspace, bus),
+            kinds=(ActivityEnded, BlockFinished, TurnEnded),
+        )
         return session
 
     def _plan_mode(self, session_id: str) -> PlanMode:
@@ -293,7 +302,9 @@ class SessionFactory:
             *attachment_tools(tool_context),
             *fold_tools(),
             skill_file_tool(skills),
-            *draft_tools(drafts, self._approver(session_id)),
+            *draft_tools(
+                drafts, draft_approver(session_id, self.options, self.setting, self.interaction)
+            ),
         ]
         discovery: list[HostTool] = []
         if self.setting("introspection", True, session_id):
@@ -420,244 +431,3 @@ class SessionFactory:
                 drafts.release_slot()
 
         return run
-
-    def _control_file_watch(self, session_id: str, bus: EventBus) -> Callable[[Event], None]:
-        """After each block and turn, and after tool calls at most every
-        ``CONTROL_CHECK_SECONDS``, tell the person once when the trusted project's control files
-        changed (the project needs `vis trust` again at the next start). Checking hashes every
-        control file: after each of a thousand calls of one block it would cost more than they do.
-        """
-        next_check = 0.0
-        notices: set[asyncio.Task[None]] = set()  # the notices emitted, until they are
-
-        def watch(event: Event) -> None:
-            nonlocal next_check
-            if isinstance(event, ActivityEnded):
-                if time.monotonic() < next_check:
-                    return  # checked a moment ago; the block's end checks again
-            elif not isinstance(event, BlockFinished | TurnEnded):
-                return
-            next_check = time.monotonic() + CONTROL_CHECK_SECONDS
-            for text in (
-                self.workspace.control_files_notice(),
-                self.workspace.new_control_notice(),
-            ):
-                if text is not None:
-                    notice = Notification(session_id, text=text, kind=NotifyKind.WARN)
-                    keep(notices, asyncio.ensure_future(bus.emit(notice)))
-
-        return watch
-
-    def _approver(self, session_id: str) -> Any:
-        """Whether the model's ``draft_approve()`` may go on: the person's answer to a form with
-        the files and the diff summary, unless setting ``draft_model_approves`` lets the model
-        approve alone; ``vis run`` refuses unless ``--allow-approve`` was given."""
-
-        async def approve(draft: Draft, files: list[str], diff: str) -> str | None:
-            if self.options.allow_approve or self.setting(MODEL_APPROVES, False, session_id):
-                return None
-            if self.options.channel is Channel.CLI:
-                return (
-                    f"vis run does not approve drafts unless --allow-approve is given; draft "
-                    f"{draft.label} stays for the person (`vis drafts approve {draft.label}`)"
-                )
-            from vis_core.extension.forms import Form, paragraph
-
-            listed = "\n".join(f"- {name}" for name in files[:50]) or "(no file differs)"
-            stat = "\n".join(line for line in diff.splitlines() if "|" in line)[:4000]
-            form = Form(
-                f"Approve draft {draft.label}?",
-                (
-                    paragraph(
-                        f"The model asks to merge draft {draft.label} into "
-                        f"{draft.target_branch or draft.workspace}. {len(files)} file(s):"
-                    ),
-                    paragraph(listed),
-                    *((paragraph(stat),) if stat else ()),
-                ),
-                submit_label="Approve",
-                cancel_label="Keep the draft",
-            )
-            answer = await self.interaction.ask_async(form, session_id, "vis")
-            if answer:
-                return None
-            reason = answer.reason.value if answer.reason else "cancelled"
-            return (
-                f"the person did not approve draft {draft.label} ({reason}); it stays as it is. "
-                "Ask the person what to change, or let them approve it with /draft"
-            )
-
-        return approve
-
-
-def _follow_drafts(
-    drafts: SessionDrafts,
-    kit: SessionKit,
-    tool_context: ToolContext,
-    invoker: ToolInvoker,
-    sandbox: Any,
-    session: AgentSession,
-) -> None:
-    """Everything that acts on "the workspace" moves with the session into and out of its
-    draft: extension callbacks and workers, host tools and shells, the invoker's call
-    contexts, the sandbox's child (from its next block) and the /undo checkpoints. Entering a
-    draft stops the commands still running in the live workspace, so that nothing the
-    session started writes there any more."""
-
-    def move(workspace: Path, project_root: Path) -> None:
-        kit.move_to(workspace, project_root)
-        live = drafts.live.workspace
-        tool_context.move_to(workspace, None if workspace == live else live)
-        tool_context.shells.project_root = project_root
-        invoker.move_to(workspace, project_root)
-        sandbox.move_to(workspace, project_root)
-        if session.checkpoints is not None:
-            session.checkpoints.move_to(workspace)
-        session.moved()
-
-    async def stop_live_commands(_old_root: Path, _new_root: Path) -> None:
-        await tool_context.shells.stop_running()  # each started in the live workspace
-
-    drafts.add_mover(move)
-    drafts.add_follower(sandbox.follow_now)  # the rest of a running block: the draft only
-    drafts.add_follower(stop_live_commands)
-
-
-def _closing(*closers: Callable[[], Any]) -> Callable[[], Any]:
-    async def run() -> None:
-        try:
-            await closers[0]()
-        finally:
-            for close in closers[1:]:
-                await close()
-
-    return run
-
-
-class SettingsUnreadable(Exception):
-    """A setting that decides what a block may do cannot be read: the turn stops."""
-
-
-class _SessionHooks:
-    """What the session asks of its assembly around its turns and requests."""
-
-    def __init__(
-        self,
-        settings: SettingsService,
-        mcp: HostMcp,
-        session_id: str,
-        *,
-        prompt: Callable[[], str],
-        direct_tools: Callable[[], Sequence[DirectTool]],
-        instructions: SessionInstructions,
-        skills: SessionSkills,
-        before_request: Callable[[str], Awaitable[Sequence[Event]]],
-        close: Callable[[], Awaitable[None]],
-    ) -> None:
-        self._settings = settings
-        self._mcp = mcp
-        self._session_id = session_id
-        self.system_prompt = prompt
-        self.direct_tools = direct_tools
-        self._instructions = instructions
-        self._skills = skills
-        self._before_request = before_request
-        self._close = close
-
-    async def before_request(self, turn_id: str) -> Sequence[Event]:
-        return await self._before_request(turn_id)
-
-    async def close(self) -> None:
-        await self._close()
-
-    async def before_turn(self, session: AgentSession) -> None:
-        """Stop the turn, naming the value, when a setting that bounds what a block may do
-        (or a ``--toggles`` entry) cannot be read (fail closed); else read the instruction
-        files and skills again (never between a turn's requests, so its system prompt stays
-        the same) and let MCP catch up."""
-        problem = self._settings.refusal(self._session_id)
-        if problem is not None:
-            raise SettingsUnreadable(problem)
-        if session.drafts is not None:
-            await session.drafts.refresh()
-        await asyncio.to_thread(self._instructions.refresh)
-        await asyncio.to_thread(self._skills.refresh)
-        await self._mcp.before_turn(session)
-
-
-def _end_strays(sandbox: Any) -> Callable[[Event], None]:
-    """At the turn's end, the processes its blocks started outside ``shell()`` (a
-    ``subprocess`` child, a double fork) are killed; the sandbox's namespace stays."""
-
-    def watch(event: Event) -> None:
-        if isinstance(event, TurnEnded):
-            sandbox.end_strays()
-
-    return watch
-
-
-def _leave_running(shells: Any) -> Callable[[Event], None]:
-    """After each block, the session's commands still running report back when they end;
-    after a cancelled block, those it started are stopped instead (Esc stops what it began)."""
-    stopping: set[asyncio.Task[None]] = set()
-
-    def watch(event: Event) -> None:
-        if not isinstance(event, BlockFinished):
-            return
-        if event.error == BLOCK_CANCELLED:
-            task = asyncio.ensure_future(shells.stop_unleft())
-            stopping.add(task)
-            task.add_done_callback(stopping.discard)
-        else:
-            shells.leave_running()
-
-    return watch
-
-
-def _prepare_arguments(
-    instructions: SessionInstructions, tool: HostTool, args: tuple, kwargs: dict
-) -> tuple[tuple, dict]:
-    """Records coming back from the sandbox become the tool's own dataclasses again; a
-    built-in's path tells ``instructions`` where the model works (nested instruction files)."""
-    from vis_core.records import coerce_arguments
-
-    if tool.owner == "vis" and tool.name in PATH_TOOLS and tool.spec is None:
-        instructions.touch(tool.name, args[0] if args else kwargs.get("path", "."))
-    if (not args and not kwargs) or tool.spec is not None:
-        return args, kwargs  # an extension's tool: its worker rebuilds them
-    return coerce_arguments(tool.fn, args, kwargs, owner=tool.owner)
-
-
-def _contract(tool: HostTool) -> dict[str, Any] | None:
-    try:
-        from vis_core.extension_host.symbol_tools import tool_contract
-    except ImportError:
-        return None
-    try:
-        return tool_contract(tool)
-    except Exception:  # a tool without a readable contract still runs
-        return None
-
-
-def _announcer(session_id: str, bus: EventBus) -> Any:
-    """Emit :class:`DraftChanged`: the transcript's mark and the status bar's draft."""
-
-    async def announce(action: DraftAction, draft: Draft, files: int, text: str) -> None:
-        call = current_call()  # a tool call of a turn: the mark goes there
-        await bus.emit(
-            DraftChanged(
-                session_id,
-                turn_id=(call.turn_id or "") if call is not None else "",
-                action=action,
-                label=draft.label,
-                backend=str(draft.backend),
-                root=draft.root,
-                files=files,
-                text=text,
-            )
-        )
-
-    return announce
-
-
-MODEL_APPROVES = "draft_model_approves"  # vis_core/settings/core.py

@@ -190,34 +190,7 @@ def _gone(number: int) -> LookupError:
     return LookupError(f"object #{number} is gone (its extension worker was restarted)")
 
 
-class Forwarding:
-    """Calls and the container protocol, each run by ``_run(method, *args)`` elsewhere."""
-
-    __slots__ = ()
-
-    def _run(self, method: str, *args: Any, **kwargs: Any) -> Any:
-        raise NotImplementedError
-
-    def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        return self._run("__call__", *args, **kwargs)
-
-    def __getitem__(self, key: Any) -> Any:
-        return self._run("__getitem__", key)
-
-    def __setitem__(self, key: Any, value: Any) -> None:
-        self._run("__setitem__", key, value)
-
-    def __delitem__(self, key: Any) -> None:
-        self._run("__delitem__", key)
-
-    def __contains__(self, key: Any) -> bool:
-        return bool(self._run("__contains__", key))
-
-    def __len__(self) -> int:
-        return int(self._run("__len__"))
-
-
-class RemoteObject(Forwarding):
+class RemoteObject:
     """An object that lives on the other side; attribute reads, calls and the container and
     context-manager protocols run there."""
 
@@ -247,6 +220,24 @@ class RemoteObject(Forwarding):
             raise AttributeError(name)
         return self._run("__getattr__", name)
 
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._run("__call__", *args, **kwargs)
+
+    def __getitem__(self, key: Any) -> Any:
+        return self._run("__getitem__", key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self._run("__setitem__", key, value)
+
+    def __delitem__(self, key: Any) -> None:
+        self._run("__delitem__", key)
+
+    def __contains__(self, key: Any) -> bool:
+        return bool(self._run("__contains__", key))
+
+    def __len__(self) -> int:
+        return int(self._run("__len__"))
+
     def __setattr__(self, name: str, value: Any) -> None:
         self._run("__setattr__", name, value)
 
@@ -272,28 +263,27 @@ class RemoteObject(Forwarding):
         return str(self._run("__str__"))
 
 
+# what a RemoteObject's call of these means: the builtin, not a method looked up by name
+_BUILTINS: dict[str, Any] = {
+    "__getattr__": getattr,
+    "__setattr__": setattr,
+    "__bool__": bool,
+    "__len__": len,
+    "__iter__": iter,
+    "__next__": next,
+    "__repr__": repr,
+    "__str__": str,
+    "__contains__": lambda value, key: key in value,
+}
+
+
 def run_method(value: Any, method: str, args: tuple, kwargs: dict) -> Any:
     """What a :class:`RemoteObject` call means on the side that owns ``value``."""
-    if method == "__getattr__":
-        return getattr(value, args[0])
-    if method == "__setattr__":
-        return setattr(value, args[0], args[1])
     if method == "__call__":
         return value(*args, **kwargs)
-    if method == "__bool__":
-        return bool(value)
-    if method == "__len__":
-        return len(value)
-    if method == "__iter__":
-        return iter(value)
-    if method == "__next__":
-        return next(value)
-    if method == "__contains__":
-        return args[0] in value
-    if method == "__repr__":
-        return repr(value)
-    if method == "__str__":
-        return str(value)
+    builtin = _BUILTINS.get(method)
+    if builtin is not None:
+        return builtin(value, *args)
     return getattr(value, method)(*args, **kwargs)
 
 

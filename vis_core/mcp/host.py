@@ -11,10 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from vis_core.extension_host.loaded import LoadedExtensions
     from vis_core.extension_host.tool_hooks import ToolHooks
     from vis_core.mcp.client import ServerConnection
     from vis_core.mcp.config import ConfigProblem, McpConfig, ServerConfig
     from vis_core.mcp.manager import McpManager
+    from vis_core.paths import ControlSnapshot, VisPaths
+    from vis_core.store import Store
     from vis_core.tools.registry import HostTool
 
 
@@ -302,22 +305,38 @@ class McpWaitingSandbox:
         return getattr(self.inner, name)
 
 
-def declared_servers(host: Any) -> list[tuple[str, Any]]:
+@dataclasses.dataclass(frozen=True)
+class McpDeps:
+    """What a host's MCP servers use of its services (the composition root builds it)."""
+
+    paths: VisPaths
+    workspace: Path
+    project_root: Path
+    trusted: Callable[[], bool]
+    control_files: Callable[[], ControlSnapshot]  # as read and checked against trust
+    extensions: Callable[[], LoadedExtensions]
+    store: Store
+    clear_tools: Callable[[], None]  # the sessions' tool lists are built again
+
+
+def declared_servers(extensions: LoadedExtensions) -> list[tuple[str, Any]]:
     """``(extension, vis.McpServer)`` of each server the enabled extensions declare."""
     return [
         (ext.name, decl)
-        for ext in getattr(host.extensions, "enabled", ())
-        for decl in getattr(getattr(ext, "declaration", None), "mcp_servers", ()) or ()
+        for ext in extensions.enabled
+        for decl in getattr(ext.declaration, "mcp_servers", ()) or ()
     ]
 
 
-def registered_servers(host: Any) -> tuple[list[ServerConfig], list[ConfigProblem]]:
+def registered_servers(
+    extensions: LoadedExtensions,
+) -> tuple[list[ServerConfig], list[ConfigProblem]]:
     """Servers the loaded extensions declare with ``vis.mcp_server`` (and their problems)."""
     from vis_core.mcp.config import ConfigProblem, Source, parse_entry
 
     servers: list[ServerConfig] = []
     problems: list[ConfigProblem] = []
-    for owner, decl in declared_servers(host):
+    for owner, decl in declared_servers(extensions):
         try:
             servers.append(
                 parse_entry(decl.name, dict(decl.config), source=Source.EXTENSION, origin=owner)
@@ -327,41 +346,37 @@ def registered_servers(host: Any) -> tuple[list[ServerConfig], list[ConfigProble
     return servers, problems
 
 
-def host_mcp(host: Any) -> HostMcp:
-    """``host``'s MCP servers; its manager is made only once a config names a server."""
+def host_mcp(deps: McpDeps) -> HostMcp:
+    """A host's MCP servers; the manager is made only once a config names a server."""
 
     def read_config() -> McpConfig:
         from vis_core.mcp.config import load_config
 
-        registered, problems = registered_servers(host)
+        registered, problems = registered_servers(deps.extensions())
         config = load_config(
-            host.paths.mcp_file,
-            host.project_root,
-            trusted=host.trusted,
+            deps.paths.mcp_file,
+            deps.project_root,
+            trusted=deps.trusted(),
             registered=registered,
-            snapshot=host.settings.snapshot,  # the control files as checked against trust
+            snapshot=deps.control_files(),
         )
         return dataclasses.replace(config, problems=(*config.problems, *problems))
 
     def configured() -> bool:
         """Whether a file or an extension declares servers (what ``read_config`` reads)."""
-        if host.paths.mcp_file.exists() or declared_servers(host):
+        if deps.paths.mcp_file.exists() or declared_servers(deps.extensions()):
             return True
         try:
-            project = host.settings.snapshot.read(".vis/mcp.json")
+            project = deps.control_files().read(".vis/mcp.json")
         except OSError:  # unreadable: read_config reports it
-            return bool(host.trusted)
-        return bool(host.trusted) and project is not None
+            return deps.trusted()
+        return deps.trusted() and project is not None
 
     def make_manager() -> McpManager:
         from vis_core.mcp.manager import McpManager
 
-        return McpManager(read_config(), workspace=host.workspace, paths=host.paths)
+        return McpManager(read_config(), workspace=deps.workspace, paths=deps.paths)
 
     return HostMcp(
-        make_manager,
-        host.registry.reset_tools,
-        read_config,
-        configured,
-        found_store=FoundStore(host.store),
+        make_manager, deps.clear_tools, read_config, configured, found_store=FoundStore(deps.store)
     )

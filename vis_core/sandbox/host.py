@@ -34,7 +34,6 @@ from vis_core.ipc.messages import (
 from vis_core.ipc.messages import (
     HandleCall as HandleCallMessage,
 )
-from vis_core.ipc.process import ChildProcess, Ending
 from vis_core.model.handles import HostHandle
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import MAX_CALLS_IN_FLIGHT, MAX_MESSAGE_BYTES
@@ -50,6 +49,7 @@ from vis_core.system.jail import (
 )
 from vis_core.system.lifetime import ChildLimits, cap_tmpfs, end_strays
 from vis_core.system.network_bridge import proxy_environment
+from vis_core.system.process import ChildProcess, Ending
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 
@@ -128,19 +128,11 @@ class BlockResult:
 
 
 class ChildDied(Exception):
-    """The child process ended; ``how`` says how, e.g. ``exited (code 1)``."""
+    """The child process ended; ``how`` says how, e.g. ``exited with code 1``."""
 
     def __init__(self, how: str) -> None:
         super().__init__(how)
         self.how = how
-
-
-def _describe_exit(ending: Ending) -> str:
-    if ending.code is None:
-        return "ended"
-    if ending.signal is not None:
-        return f"was killed ({ending.signal})"
-    return f"exited (code {ending.code})"
 
 
 def _names(items: Sequence[str], most: int = 12) -> str:
@@ -342,7 +334,7 @@ class Sandbox:
             if proc is None or proc.returncode is not None:
                 return
             self._kill_reason = reason
-            self._kill_group(proc)
+            proc.kill()
             self._on_exit(proc, await proc.wait())
 
     async def follow_now(self, old_root: Path, new_root: Path) -> None:
@@ -368,7 +360,7 @@ class Sandbox:
                 f"more of this block could write to {old_root}; the next block runs in "
                 f"{new_root}"
             )
-            self._kill_group(proc)
+            proc.kill()
             await proc.wait()  # dead before the call returns: the block runs no further
 
     async def _stop_when_idle(self) -> None:
@@ -378,7 +370,7 @@ class Sandbox:
             if proc is None or proc.returncode is not None:
                 return
             self._kill_reason = f"was stopped after {self.idle_timeout:g} s without a block"
-            self._kill_group(proc)
+            proc.kill()
             self._on_exit(proc, await proc.wait())
 
     async def _run_locked(
@@ -394,7 +386,7 @@ class Sandbox:
             if proc is not None and proc.returncode is None:
                 self._kill_reason = self._move_reason or f"moved to {self.workspace}"
                 self._move_reason = None
-                self._kill_group(proc)
+                proc.kill()
                 self._on_exit(proc, await proc.wait())
         if not self._alive():
             proc = self._proc
@@ -436,7 +428,7 @@ class Sandbox:
         if proc is not None:
             if proc.returncode is None:
                 self._kill_reason = "was closed"
-                self._kill_group(proc)
+                proc.kill()
             code = await proc.wait()
             self._on_exit(proc, code)
         if self._stop_listening is not None:
@@ -511,9 +503,9 @@ class Sandbox:
             drain=False,
         )
         self._proc = proc
-        self._stdin, stderr = await proc.streams()
         self._ready = loop.create_future()
         self._listen(proc, proc.take_stdout())
+        self._stdin, _, stderr = await proc.streams()
         self._spawn(self._read_output(stderr))
         snapshot = self._snapshot_load() if self._snapshot_load is not None else self._last_snapshot
         metadata = await asyncio.to_thread(build_metadata)
@@ -540,7 +532,7 @@ class Sandbox:
             ready = await asyncio.wait_for(asyncio.shield(self._ready), START_TIMEOUT)
         except TimeoutError:
             self._kill_reason = f"did not start within {START_TIMEOUT:.0f} s"
-            self._kill_group(proc)
+            proc.kill()
             await proc.wait()
             raise ChildDied(self._kill_reason) from None
         # a jailed child has a PID namespace of its own: its pid there is not the host's
@@ -691,15 +683,11 @@ class Sandbox:
                 f"was killed because the block did not stop within "
                 f"{INTERRUPT_GRACE:g} s of the interrupt"
             )
-            self._kill_group(proc)
+            proc.kill()
             await proc.wait()
             if done is not None:
                 with contextlib.suppress(ChildDied, asyncio.CancelledError, TimeoutError):
                     await asyncio.wait_for(asyncio.shield(done), 1.0)
-
-    def _kill_group(self, proc: ChildProcess) -> None:
-        """Kill every process of the block: its keeper kills the tree, then ends."""
-        proc.kill()
 
     # -- the pipes ---------------------------------------------------------------------------
     async def _send(self, message: Init | Run) -> None:
@@ -744,7 +732,7 @@ class Sandbox:
             except ProtocolError as exc:
                 if proc is self._proc and self._kill_reason is None:
                     self._kill_reason = f"was stopped because it broke the protocol ({exc})"
-                self._kill_group(proc)
+                proc.kill()
                 chunk = b""
             if not chunk:
                 stop()
@@ -903,7 +891,7 @@ class Sandbox:
         if proc is not self._proc or self._exited is proc:
             return
         self._exited = proc
-        how = self._kill_reason or _describe_exit(Ending(code))
+        how = self._kill_reason or str(Ending(code))
         proc.collect()  # the keeper's last words: the tree went over the memory limit
         if proc.over_memory is not None and self.limits is not None:
             how = (
@@ -913,7 +901,7 @@ class Sandbox:
             )
         self._death = how
         self._pid = None
-        self._kill_group(proc)  # orphans of the block would keep the output pipe open
+        proc.kill()  # orphans of the block would keep the output pipe open
         died = ChildDied(how)
         for future in [self._ready, *self._done.values()]:
             if future is not None and not future.done():

@@ -14,6 +14,15 @@ def _refuse(what: str) -> NoReturn:
     raise RuntimeError(in_sandbox(what))
 
 
+def _refused(what: str) -> Any:
+    """A runtime operation that refuses, naming ``what`` the model's code asked for."""
+
+    def refuse(self: SandboxRuntime, *args: Any, **kwargs: Any) -> NoReturn:
+        _refuse(what)
+
+    return refuse
+
+
 class SandboxRuntime(OutsideVis):
     """Untrusted: ``vis.register_extension``, ``vis.state``, ``vis.log``, ``vis.notify``,
     attachments, ``vis.fs``, ``vis.shell``, sessions and ``vis.tools`` refuse; views and forms
@@ -21,76 +30,27 @@ class SandboxRuntime(OutsideVis):
 
     trusted = False
 
-    def state_read(self, owner: str | None, key: str) -> tuple[bool, Any]:
-        _refuse("vis.state")
-
-    def state_write(self, owner: str | None, key: str, value: Any) -> None:
-        _refuse("vis.state")
-
-    def state_delete(self, owner: str | None, key: str) -> bool:
-        _refuse("vis.state")
-
-    def state_keys(self, owner: str | None) -> list[str]:
-        _refuse("vis.state")
-
-    def state_items(self, owner: str | None) -> dict[str, Any]:
-        _refuse("vis.state")
-
-    def state_clear(self, owner: str | None) -> None:
-        _refuse("vis.state")
-
-    def log(self, level: str, message: str, source: str) -> None:
-        _refuse("vis.log")
-
-    def notify(self, text: str, kind: str) -> bool:
-        _refuse("vis.notify")
-
-    def attachment_add(
-        self,
-        data: bytes,
-        filename: str,
-        media_type: str,
-        audience: str,
-        commentable: bool,
-        label: str,
-    ) -> dict[str, Any]:
-        _refuse("vis.attach (python_execution has its own attach())")
-
-    def attachment_list(self, filename: str | None) -> list[dict[str, Any]]:
-        _refuse("vis.list_attachments")
+    state_read = state_write = state_delete = _refused("vis.state")
+    state_keys = state_items = state_clear = _refused("vis.state")
+    log = _refused("vis.log")
+    notify = _refused("vis.notify")
+    attachment_add = _refused("vis.attach (python_execution has its own attach())")
+    attachment_list = _refused("vis.list_attachments")
+    attachment_read = _refused("vis.read_attachment")
+    attachment_show = _refused("vis.show_attachment")
+    list_sessions = _refused("vis.list_sessions()")
+    read_session = _refused("vis.read_session()")
+    sessions = _refused("vis.sessions")
+    bound_session = _refused("vis.session")
+    council = _refused("vis.council")
+    jail_terms = _refused("vis.jailed_shell")
+    run_git = _refused("vis.git")
 
     def attachment_find(self, key: str, version: int | None, what: str) -> Any:
         _refuse(what)
 
-    def attachment_read(self, key: str, version: int | None) -> bytes:
-        _refuse("vis.read_attachment")
-
-    def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
-        _refuse("vis.show_attachment")
-
-    def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
-        _refuse("vis.list_sessions()")
-
-    def read_session(self, session_id: str | None) -> dict[str, Any]:
-        _refuse("vis.read_session()")
-
-    def sessions(self) -> Any:
-        _refuse("vis.sessions")
-
-    def bound_session(self) -> Any:
-        _refuse("vis.session")
-
-    def council(self) -> Any:
-        _refuse("vis.council")
-
     def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         _refuse(f"vis.tools.{name}")
-
-    def jail_terms(self) -> Any:
-        _refuse("vis.jailed_shell")
-
-    def run_git(self, args: tuple[str, ...], cwd: Any) -> Any:
-        _refuse("vis.git")
 
 
 def enter_sandbox() -> None:

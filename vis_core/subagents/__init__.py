@@ -5,6 +5,7 @@ from __future__ import annotations
 from vis_core.subagents.service import (
     CHILD_PURPOSE,
     READ_ONLY_STATE,
+    SubagentDeps,
     SubagentError,
     SubagentLimitError,
     Subagents,
@@ -13,6 +14,7 @@ from vis_core.subagents.service import (
 __all__ = [
     "CHILD_PURPOSE",
     "READ_ONLY_STATE",
+    "SubagentDeps",
     "SubagentError",
     "SubagentLimitError",
     "Subagents",

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension_host.gateway import loop_of, require_change
+from vis_core.extension_host.gateway import host_of, loop_of, require_change
 from vis_core.subagents.mirror import CallSite
 from vis_core.subagents.service import SubagentError, failure
 from vis_core.system.loops import run_on_loop
@@ -74,7 +74,7 @@ class Council:
         so that the child may call the extension's tools too."""
         from vis_core.extension_host.sessions_api import _parked
 
-        loop = loop_of(call, self._subagents.host)  # type: ignore[arg-type]
+        loop = loop_of(call, host_of(call))
         with _parked(parent.id):
             return run_on_loop(loop, coro, timeout)
 

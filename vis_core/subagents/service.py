@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_core.agent.session import title_from_request
 from vis_core.events import BlockFinished, Event
@@ -15,8 +16,12 @@ from vis_core.store.session_data import resolve_any
 from vis_core.subagents.mirror import CHILD_PURPOSE, CallSite, Mirror
 
 if TYPE_CHECKING:
+    from vis_core.agent.deps import SessionModel
     from vis_core.agent.session import AgentSession
-    from vis_core.host import Host
+    from vis_core.providers.base import ModelChoice
+    from vis_core.session_tools import SessionTools
+    from vis_core.settings import SettingsService
+    from vis_core.store import Store
 
 __all__ = ["CHILD_PURPOSE", "CallSite"]
 
@@ -68,33 +73,62 @@ class ChildAnswer:
         return text
 
 
+class ChildSessions(Protocol):
+    """Opening and closing the host's sessions (``vis_core.host.Host`` provides it)."""
+
+    async def new_session(self) -> AgentSession: ...
+    async def open_session(self, session_id: str) -> AgentSession: ...
+    async def close_session(self, session: AgentSession) -> None: ...
+
+
+class ChildModels(Protocol):
+    """A child's model (the host's ``ModelResolver``)."""
+
+    def model_of_session(self, session_id: str) -> SessionModel: ...
+    def session_model(
+        self,
+        choice: ModelChoice | None = None,
+        *,
+        script: Path | None = None,
+        session_id: str | None = None,
+    ) -> SessionModel: ...
+
+
+@dataclass(frozen=True)
+class SubagentDeps:
+    """What child sessions use of the host's services (the composition root builds it)."""
+
+    store: Store
+    settings: SettingsService
+    models: ChildModels
+    sessions: ChildSessions
+    session_tools: Mapping[str, SessionTools]  # of each open session
+
+
 class Subagents:
     """The child sessions of one host: who may start one, and running it to its answer."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, deps: SubagentDeps) -> None:
         from vis_core.subagents.council import Council
 
-        self._host = host
+        self._deps = deps
         self._running: dict[str, int] = {}  # parent session id -> its children running now
         self.council = Council(self)  # vis.council of the sessions of this host
-
-    @property
-    def host(self) -> Host:
-        return self._host
 
     # -- limits ------------------------------------------------------------------------------
 
     def depth(self, session_id: str) -> int:
         """How many parents ``session_id`` has (0: a session a person started)."""
-        depth, current = 0, self._host.store.get_session(session_id)
+        store = self._deps.store
+        depth, current = 0, store.get_session(session_id)
         while current is not None and current.parent_id and depth < MAX_CHAIN:
             depth += 1
-            current = self._host.store.get_session(current.parent_id)
+            current = store.get_session(current.parent_id)
         return depth
 
     def _limit(self, setting: str, default: int, session_id: str) -> int:
         try:
-            return int(self._host.setting(setting, str(default), session_id))
+            return int(self._deps.settings.get(setting, str(default), session_id))
         except (TypeError, ValueError):
             return default
 
@@ -124,7 +158,7 @@ class Subagents:
                 del self._running[parent_id]
 
     def is_read_only(self, session_id: str) -> bool:
-        return self._host.store.state_get(READ_ONLY_STATE, session_id) is True
+        return self._deps.store.state_get(READ_ONLY_STATE, session_id) is True
 
     # -- children ----------------------------------------------------------------------------
 
@@ -155,13 +189,13 @@ class Subagents:
                 "run_session(request) without read_only=False"
             )
         with self._slot(parent.id, what):
-            host = self._host
+            store, sessions = self._deps.store, self._deps.sessions
             chosen = self._model(parent, model, what)
-            child = await _opened(host.new_session(), chosen)
+            child = await _opened(sessions.new_session(), chosen)
             try:
-                host.store.set_parent(child.id, parent.id)
+                store.set_parent(child.id, parent.id)
                 child.title = title_from_request(request)
-                host.store.set_title(child.id, child.title)
+                store.set_title(child.id, child.title)
                 await self._prepare(child, chosen, read_only=read_only)
                 note = (
                     "read-only: tools that change files or run commands are refused"
@@ -176,7 +210,7 @@ class Subagents:
                 )
                 return await self._turn(parent, child, text, site)
             finally:
-                await asyncio.shield(host.close_session(child))
+                await asyncio.shield(sessions.close_session(child))
 
     async def consult(
         self,
@@ -196,13 +230,13 @@ class Subagents:
             raise ValueError(f"{what}: the question must be nonblank text")
         if isinstance(session, dict):
             session = session.get("id")
-        host = self._host
-        source = resolve_any(host.store, session, what, workspace=workspace)
+        store, sessions = self._deps.store, self._deps.sessions
+        source = resolve_any(store, session, what, workspace=workspace)
         with self._slot(parent.id, what):
-            row = fork_stored(host, source.id, None, what)  # type: ignore[arg-type]
-            host.store.set_parent(row.id, parent.id)
+            row = fork_stored(store, source.id, None, what)
+            store.set_parent(row.id, parent.id)
             chosen = self._model(parent, None, what)
-            child = await _opened(host.open_session(row.id), chosen)
+            child = await _opened(sessions.open_session(row.id), chosen)
             try:
                 await self._prepare(child, chosen, read_only=True)
                 text = (
@@ -213,7 +247,7 @@ class Subagents:
                 )
                 answer = await self._turn(parent, child, text, site)
             finally:
-                await asyncio.shield(host.close_session(child))
+                await asyncio.shield(sessions.close_session(child))
         if answer.status is not TurnStatus.COMPLETED:
             raise SubagentError(failure(what, answer))
         return {
@@ -227,26 +261,25 @@ class Subagents:
         """The child's model: ``provider/model``, else the parent's (a fresh provider)."""
         from vis_core.providers.base import ModelChoice
 
-        host = self._host
+        models = self._deps.models
         if model is None:
-            chosen = host.model_of_session(parent.id)
+            chosen = models.model_of_session(parent.id)
         else:
             if not isinstance(model, str) or "/" not in model:
                 raise ValueError(f"{what}: model must read 'provider/model', not {model!r}")
-            chosen = host.session_model(ModelChoice.parse(model.strip()))
+            chosen = models.session_model(ModelChoice.parse(model.strip()))
         if chosen.provider is None:
             raise SubagentError(f"{what}: cannot use {chosen.label}: {chosen.problem}")
         return chosen
 
     async def _prepare(self, child: AgentSession, chosen: Any, *, read_only: bool) -> None:
-        host = self._host
         old, child.model = child.model, chosen
         close = getattr(old.provider, "aclose", None)
         if close is not None:
             await close()
         if read_only:
-            host.store.state_set(READ_ONLY_STATE, child.id, True)
-            tools = host.session_tools.get(child.id)
+            self._deps.store.state_set(READ_ONLY_STATE, child.id, True)
+            tools = self._deps.session_tools.get(child.id)
             if tools is not None:
                 tools.reset()  # built again, read-only
             set_read_only = getattr(child.sandbox, "set_read_only", None)

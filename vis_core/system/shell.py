@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
 import itertools
 import logging
 import shlex
@@ -18,9 +19,10 @@ from vis_core.model.activity import ActivityPresentation
 from vis_core.model.handles import HandleMethod, HostHandle
 from vis_core.system.environ import Audience, child_environment
 from vis_core.system.jail import jail_argv
-from vis_core.system.lifetime import ChildLimits, Kept, cap_tmpfs, end_process, start_kept
+from vis_core.system.lifetime import ChildLimits, cap_tmpfs
 from vis_core.system.loops import keep
 from vis_core.system.network_bridge import bridged, proxy_environment, python_home
+from vis_core.system.process import ChildProcess
 from vis_core.system.shell_view import shell_call_presentation
 from vis_core.system.truncate import Keep, fit_output
 
@@ -112,7 +114,8 @@ class ShellHandle(HostHandle):
     def __init__(
         self,
         command: str,
-        kept: Kept,
+        child: ChildProcess,
+        streams: tuple[asyncio.StreamWriter, asyncio.StreamReader | None, asyncio.StreamReader],
         output_dir: Path,
         *,
         timeout: float | None = None,
@@ -120,9 +123,9 @@ class ShellHandle(HostHandle):
     ) -> None:
         self.id = f"sh-{next(_ids)}"
         self.command = command
-        self.pid = kept.pid  # its keeper, which owns every process the command starts
-        self._kept = kept
-        self._process = process = kept.process
+        self.pid = child.pid  # its keeper, which owns every process the command starts
+        self._child = child
+        self._stdin, stdout, stderr = streams
         self._output_dir = output_dir
         self._seq = itertools.count()
         self.stdout = StreamBuffer(buffer_bytes)
@@ -135,8 +138,8 @@ class ShellHandle(HostHandle):
         self.started_at = time.monotonic()
         self.ended_at: float | None = None  # when an exit was seen (wait, or the settle)
         self._drains = [
-            asyncio.ensure_future(self._drain(process.stdout, self.stdout)),
-            asyncio.ensure_future(self._drain(process.stderr, self.stderr)),
+            asyncio.ensure_future(self._drain(stdout, self.stdout)),
+            asyncio.ensure_future(self._drain(stderr, self.stderr)),
         ]
         # called once the command has exited and its output is read (the row shows it)
         self.on_exit: Callable[[ShellHandle], Awaitable[None]] | None = None
@@ -174,7 +177,7 @@ class ShellHandle(HostHandle):
     async def _watch_exit(self) -> None:
         """The exit is noted when it happens (a true duration, not when someone next looks),
         and :attr:`on_exit` is told once the output is read."""
-        await asyncio.shield(self._kept.ended)
+        await self._child.ended()
         if self.ended_at is None:
             self.ended_at = time.monotonic()
         await asyncio.wait(self._drains, timeout=0.5)  # a grandchild may hold the pipes
@@ -196,7 +199,7 @@ class ShellHandle(HostHandle):
     @property
     def running(self) -> bool:
         """The command itself runs (what it left in the background may run on)."""
-        return not self._kept.ended.done()
+        return self._child.command_exit is None
 
     @property
     def runtime(self) -> float | None:
@@ -205,7 +208,7 @@ class ShellHandle(HostHandle):
 
     @property
     def exit_code(self) -> int | None:
-        return self._kept.ended.result() if self._kept.ended.done() else None
+        return self._child.command_exit
 
     def output_lines(self) -> list[tuple[str, str]]:
         """``(stream, line)`` pairs in arrival order (chunk order across the two streams)."""
@@ -233,7 +236,7 @@ class ShellHandle(HostHandle):
     @property
     def over_memory(self) -> int | None:
         """Bytes its processes held together when they were stopped for the memory limit."""
-        return self._kept.over_memory
+        return self._child.over_memory
 
     def status(self) -> ShellStatus:
         return ShellStatus(
@@ -247,7 +250,7 @@ class ShellHandle(HostHandle):
         )
 
     async def _settle(self) -> None:
-        await asyncio.shield(self._kept.ended)
+        await self._child.ended()
         if self.ended_at is None:
             self.ended_at = time.monotonic()
         if self._timer is not None:
@@ -287,8 +290,8 @@ class ShellHandle(HostHandle):
         """Send ``text`` to the command's stdin (add ``\\n`` to press Enter)."""
         if not isinstance(text, str):
             raise TypeError(f"type: text must be a string, got {type(text).__name__}")
-        stdin = self._process.stdin
-        if not self.running or stdin is None or stdin.is_closing():
+        stdin = self._stdin
+        if not self.running or stdin.is_closing():
             raise RuntimeError(
                 f"shell: {self.command!r} has exited (exit {self.exit_code}); it cannot read "
                 "input. Start it again with shell()."
@@ -310,15 +313,18 @@ class ShellHandle(HostHandle):
     async def _stop(self, grace: float) -> None:
         if self.running:
             self.stopped = True
-        self._kept.terminate()
+        self._child.terminate()
         try:
-            await asyncio.wait_for(self._kept.wait(), max(0.0, grace))
+            await asyncio.wait_for(self._child.wait(), max(0.0, grace))
         except TimeoutError:
             pass
-        self._kept.kill()
+        self._child.kill()
         await self._settle()
-        await end_process(self._process)
-        await self._kept.wait()
+        await self._child.wait()
+        # closed now, not when the loop is gone ("Event loop is closed")
+        self._stdin.close()
+        with contextlib.suppress(OSError):  # the command closed its end first
+            await self._stdin.wait_closed()
 
 
 class ShellManager:
@@ -458,17 +464,13 @@ async def start_handle(
 ) -> ShellHandle:
     """Start ``argv`` (``command`` under bash, maybe jailed) with pipes for a handle. Its keeper
     owns every process it starts (also ``setsid`` ones) and ends them all when Vis ends."""
-    kept = await start_kept(
-        argv,
-        mode="shell",
-        limits=limits,
-        cwd=cwd,
-        env=dict(env),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    return ShellHandle(command, kept, output_dir, timeout=timeout)
+    child = ChildProcess(argv, env=env, cwd=cwd, keeper="shell", limits=limits, drain=False)
+    try:
+        streams = await child.streams()
+    except BaseException:
+        child.kill()
+        raise
+    return ShellHandle(command, child, streams, output_dir, timeout=timeout)
 
 
 def jailed(

@@ -16,10 +16,9 @@ from textual.widgets.option_list import Option
 from vis_core.frontend import (
     ATTENTION,
     Exposure,
-    McpManager,
+    McpPanel,
     ServerConnection,
     State,
-    attention_first,
     plural,
 )
 
@@ -90,12 +89,13 @@ class McpScreen(ModalScreen[None]):
         Binding("o", "sign_out", "Sign out", show=False),
     ]
 
-    def __init__(self, manager: McpManager, sign_in: str | None = None) -> None:
+    def __init__(self, panel: McpPanel, sign_in: str | None = None) -> None:
         super().__init__()
-        self.manager = manager
+        self.panel = panel
         self.note = ""
         self.sign_in_first = sign_in  # /mcp login NAME
         self._listener: Any = None  # the redirect listener of a sign-in under way
+        self._unfollow: Any = None
 
     def compose(self) -> Any:
         with Vertical(id="mcp-box"):
@@ -120,7 +120,7 @@ class McpScreen(ModalScreen[None]):
             )
 
     def on_mount(self) -> None:
-        self.manager.listeners.append(self._changed)
+        self._unfollow = self.panel.follow(self._changed)
         self.query_one("#mcp-paste", Input).display = False
         self._fill()
         self.query_one(OptionList).focus()
@@ -128,8 +128,8 @@ class McpScreen(ModalScreen[None]):
             self._start_sign_in(self.sign_in_first)
 
     def on_unmount(self) -> None:
-        if self._changed in self.manager.listeners:
-            self.manager.listeners.remove(self._changed)
+        if self._unfollow is not None:
+            self._unfollow()
 
     def _changed(self) -> None:
         self.post_message(McpChanged())
@@ -137,15 +137,12 @@ class McpScreen(ModalScreen[None]):
     def on_mcp_changed(self, _message: McpChanged) -> None:
         self._fill()
 
-    def _ordered(self) -> list[ServerConnection]:
-        return attention_first(self.manager.connections())
-
     def _fill(self) -> None:
         listing = self.query_one(OptionList)
         chosen = self._selected()
         keep = chosen.name if chosen else None
         listing.clear_options()
-        conns = self._ordered()
+        conns = self.panel.servers()
         for conn in conns:
             listing.add_option(Option(server_row(conn), id=conn.name))
         if not conns:
@@ -158,7 +155,7 @@ class McpScreen(ModalScreen[None]):
                     disabled=True,
                 )
             )
-        problems = [f"invalid: {problem}" for problem in self.manager.config.problems]
+        problems = [f"invalid: {problem}" for problem in self.panel.problems()]
         self.query_one("#mcp-problems", Static).update(
             Content.styled("\n".join(problems), "$text-error")
         )
@@ -172,7 +169,7 @@ class McpScreen(ModalScreen[None]):
         if listing.highlighted is None or listing.option_count == 0:
             return None
         option = listing.get_option_at_index(listing.highlighted)
-        return self.manager.get(option.id) if option.id else None
+        return self.panel.server(option.id) if option.id else None
 
     def _show(self) -> None:
         conn = self._selected()
@@ -198,18 +195,18 @@ class McpScreen(ModalScreen[None]):
         if conn is not None:
             self.note = f"reconnecting {conn.name}…"
             self._show()
-            await self._act(self.manager.reconnect(conn.name))
+            await self._act(self.panel.reconnect(conn.name))
 
     async def action_toggle_enabled(self) -> None:
         conn = self._selected()
         if conn is not None:
-            await self._act(self.manager.set_enabled(conn.name, not conn.config.enabled))
+            await self._act(self.panel.set_enabled(conn.name, not conn.config.enabled))
 
     async def action_cycle_exposure(self) -> None:
         conn = self._selected()
         if conn is not None:
             following = EXPOSURES[(EXPOSURES.index(conn.config.exposure) + 1) % len(EXPOSURES)]
-            await self._act(self.manager.set_exposure(conn.name, following))
+            await self._act(self.panel.set_exposure(conn.name, following))
 
     def action_sign_in(self) -> None:
         conn = self._selected()
@@ -226,8 +223,6 @@ class McpScreen(ModalScreen[None]):
         self.run_worker(self._sign_in(name), group="sign-in", exclusive=True)
 
     async def _sign_in(self, name: str) -> None:
-        from vis_core.frontend import login_server
-
         paste = self.query_one("#mcp-paste", Input)
 
         def show(url: str, opened: bool) -> None:
@@ -240,7 +235,7 @@ class McpScreen(ModalScreen[None]):
             self._listener = listener
 
         try:
-            await self._act(login_server(self.manager, name, show=show, listening=listening))
+            await self._act(self.panel.sign_in(name, show=show, listening=listening))
         finally:
             self._listener = None
             paste.value = ""
@@ -256,11 +251,9 @@ class McpScreen(ModalScreen[None]):
             self._show()
 
     async def action_sign_out(self) -> None:
-        from vis_core.frontend import logout_server
-
         conn = self._selected()
         if conn is not None:
-            await self._act(logout_server(self.manager, conn.name))
+            await self._act(self.panel.sign_out(conn.name))
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -19,11 +19,9 @@ from vis_core.frontend import (
     VIS_SECTION,
     SettingNode,
     SettingScope,
-    SettingsService,
+    SettingsPanel,
     SettingsTree,
     SettingType,
-    build_tree,
-    row_state,
 )
 from vis_tui.widgets.settings_editors import InlineChoices, InlineTextEditor
 from vis_tui.widgets.settings_rows import ExtensionHeader, SectionHeader, SettingRow
@@ -35,7 +33,7 @@ FIRST_PAINT_ROWS = 80
 
 
 class SettingsScreen(Screen[None]):
-    """Renders :func:`build_tree` and saves through the :class:`SettingsService`.
+    """Renders the settings tree and saves through the façade's :class:`SettingsPanel`.
 
     Opening it runs no extension code: rows come from declarations and saved values only.
     """
@@ -50,20 +48,20 @@ class SettingsScreen(Screen[None]):
 
     def __init__(
         self,
-        service: SettingsService,
+        panel: SettingsPanel,
         *,
         session_id: str | None = None,
         reload: Reloader | None = None,
         scope: SettingScope = SettingScope.GLOBAL,
     ) -> None:
         super().__init__()
-        self.service = service
+        self.panel = panel
         self.session_id = session_id
         self._reload = reload
         self.scope = scope
         self.query_text = ""
         self.folded: set[str] = set()
-        self.settings_tree: SettingsTree = build_tree(service.extensions)
+        self.settings_tree: SettingsTree = panel.tree()
         self._pending: list[Widget] = []
         self.loaded = asyncio.Event()  # set once every row is mounted
         self.first_paint_at: float | None = None  # perf_counter() after the first refresh
@@ -100,12 +98,10 @@ class SettingsScreen(Screen[None]):
         self.loaded.set()
 
     def _rows(self) -> Iterator[Widget]:
-        preloaded = self.service.preload(self.session_id)
-        group = self.service.session_group(self.session_id)
+        state = self.panel.rows(self.scope, self.session_id)
 
         def row(node: SettingNode, section: str, base: int) -> SettingRow:
-            state = row_state(self.service, node, self.scope, self.session_id, preloaded, group)
-            return SettingRow(state, section, base=base, classes="setting-row")
+            return SettingRow(state(node), section, base=base, classes="setting-row")
 
         yield SectionHeader(VIS_SECTION, "vis", id="section-vis", classes="section")
         for node in self.settings_tree.vis:
@@ -125,10 +121,10 @@ class SettingsScreen(Screen[None]):
                 yield row(node, f"ext:{ext.name}", 6)
 
     def _scope_line(self) -> Content:
-        group = self.service.session_group(self.session_id)
+        group = self.panel.group(self.session_id)
         where = {
             SettingScope.GLOBAL: "Global: every project on this computer (config.toml)",
-            SettingScope.PROJECT: f"Project: {self.service.project_root}",
+            SettingScope.PROJECT: f"Project: {self.panel.project_root}",
             SettingScope.GROUP: f"Group: {group}"
             if group
             else "Group: this session is in no group (/group NAME moves it)",
@@ -140,21 +136,16 @@ class SettingsScreen(Screen[None]):
 
     async def rebuild(self) -> None:
         """Re-read the tree (after Reload) and redraw every row."""
-        self.settings_tree = build_tree(self.service.extensions)
+        self.settings_tree = self.panel.tree()
         body = self.query_one("#settings-tree", VerticalScroll)
         await body.remove_children()
         await body.mount_all(list(self._rows()))
         self._apply_visibility()
 
     def refresh_rows(self) -> None:
-        preloaded = self.service.preload(self.session_id)
-        group = self.service.session_group(self.session_id)
+        state = self.panel.rows(self.scope, self.session_id)
         for row in self.query(SettingRow):
-            row.update_state(
-                row_state(
-                    self.service, row.state.node, self.scope, self.session_id, preloaded, group
-                )
-            )
+            row.update_state(state(row.state.node))
 
     def row(self, setting_id: str) -> SettingRow:
         return next(r for r in self.query(SettingRow) if r.setting_id == setting_id)
@@ -282,15 +273,15 @@ class SettingsScreen(Screen[None]):
 
     async def save(self, setting_id: str, value: Any) -> bool:
         """Save (``None`` resets) at the current scope; waits for ``on_change``."""
-        service = self.service
+        panel = self.panel
         try:
             if value is None:
                 result = await asyncio.to_thread(
-                    service.reset, setting_id, self.scope, session_id=self.session_id
+                    panel.reset, setting_id, self.scope, session_id=self.session_id
                 )
             else:
                 result = await asyncio.to_thread(
-                    service.set, setting_id, value, self.scope, session_id=self.session_id
+                    panel.set, setting_id, value, self.scope, session_id=self.session_id
                 )
         except ValueError as exc:
             self.notify(str(exc), title="Not saved", severity="error", markup=False)
@@ -304,7 +295,7 @@ class SettingsScreen(Screen[None]):
 
     async def on_extension_header_switched(self, message: ExtensionHeader.Switched) -> None:
         group = message.header.group
-        self.service.set_enabled(group.name, not group.enabled)
+        self.panel.set_enabled(group.name, not group.enabled)
         if self._reload is None:
             self.notify(f"{group.name}: takes effect after Reload", markup=False)
             return

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from processes import alive
 
-from vis_core.ipc.process import ChildProcess, Ending
+from vis_core.system.process import ChildProcess, Ending
 
 
 def test_how_a_child_ended() -> None:
@@ -23,6 +23,8 @@ def test_how_a_child_ended() -> None:
     assert Ending(-11).signal == "SIGSEGV" and Ending(-9).signal == "SIGKILL"
     assert Ending(-200).signal == "signal 200"
     assert Ending(None).signal is None
+    said = [str(Ending(code)) for code in (3, -9, -11, None)]  # one wording for every child
+    assert said == ["exited with code 3", "was killed (SIGKILL)", "crashed (SIGSEGV)", "ended"]
 
 
 def test_a_crash_is_told_by_its_signal(tmp_path: Path) -> None:
@@ -61,7 +63,7 @@ def test_a_module_in_the_working_folder_never_runs(tmp_path: Path) -> None:
 HOST = """
 import os, threading, time
 from vis_core.extension_host.registration import WORKER
-from vis_core.ipc.process import ChildProcess
+from vis_core.system.process import ChildProcess
 started = []
 thread = threading.Thread(target=lambda: started.append(ChildProcess(WORKER, env={}, cwd=None)))
 thread.start()

@@ -58,6 +58,8 @@ if TYPE_CHECKING:
     from vis_core.extension.settings_decl import SettingScope as SettingScope
     from vis_core.extension.settings_decl import SettingType as SettingType
     from vis_core.extension_host.activity_paths import shorten_paths_in as shorten_paths_in
+    from vis_core.frontend.panels import McpPanel as McpPanel
+    from vis_core.frontend.panels import SettingsPanel as SettingsPanel
     from vis_core.host import Host
     from vis_core.host_options import HostOptions as HostOptions
     from vis_core.interaction import FormPresenter
@@ -72,11 +74,7 @@ if TYPE_CHECKING:
     from vis_core.mcp.config import Transport as Transport
     from vis_core.mcp.config import parse_entry as parse_entry
     from vis_core.mcp.manager import SETTLE as SETTLE
-    from vis_core.mcp.manager import McpManager as McpManager
-    from vis_core.mcp.manager import attention_first as attention_first
     from vis_core.mcp.names import PREFIX as MCP_TOOL_PREFIX  # noqa: F401 (lent)
-    from vis_core.mcp.oauth_login import login_server as login_server
-    from vis_core.mcp.oauth_login import logout_server as logout_server
     from vis_core.model.activity import ActivityRecord
     from vis_core.model.choices import ModelEntry
     from vis_core.model.choices import ModelSource as ModelSource
@@ -88,6 +86,7 @@ if TYPE_CHECKING:
     from vis_core.model.sessions import SearchHit, SessionRow, TurnRow
     from vis_core.model.story import StoryKind
     from vis_core.model.usage import Usage
+    from vis_core.model.welcome import WelcomeFacts as WelcomeFacts
     from vis_core.model_choices import check_base_url as check_base_url
     from vis_core.model_choices import check_key as check_key
     from vis_core.model_choices import default_model as default_model
@@ -99,11 +98,8 @@ if TYPE_CHECKING:
     from vis_core.settings import RowState as RowState
     from vis_core.settings import SaveResult as SaveResult
     from vis_core.settings import SettingNode as SettingNode
-    from vis_core.settings import SettingsService as SettingsService
     from vis_core.settings import SettingsTree as SettingsTree
     from vis_core.settings import Source as Source
-    from vis_core.settings import build_tree as build_tree
-    from vis_core.settings import row_state as row_state
     from vis_core.system.jail_check import check_in_background as check_in_background
     from vis_core.system.programs import host_program as host_program
     from vis_core.tools.context import FileBuffers
@@ -112,7 +108,6 @@ if TYPE_CHECKING:
     from vis_core.tools.ignore import listed_files as listed_files
     from vis_core.tools.textfiles import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
     from vis_core.tools.textfiles import looks_binary as looks_binary
-    from vis_core.welcome_probe import WelcomeFacts as WelcomeFacts
 
 # What front ends use of the core's data types and helpers, each loaded on first use (the
 # TUI's first frame imports none of them): the module that defines each name.
@@ -138,6 +133,7 @@ _MODULES = {
     "vis_core.extension.metadata": ("warm",),
     "vis_core.extension.settings_decl": ("SettingScope", "SettingType"),
     "vis_core.extension_host.activity_paths": ("shorten_paths_in",),
+    "vis_core.frontend.panels": ("McpPanel", "SettingsPanel"),
     "vis_core.host_options": ("HostOptions",),
     "vis_core.interaction": ("FormRequest",),
     "vis_core.system.jail_check": ("check_in_background",),
@@ -145,19 +141,17 @@ _MODULES = {
     "vis_core.mcp.config": (
         *("ConfigProblem", "Exposure", "ServerConfig", "Transport", "parse_entry"),
     ),
-    "vis_core.mcp.manager": ("McpManager", "SETTLE", "attention_first"),
-    "vis_core.mcp.oauth_login": ("login_server", "logout_server"),
+    "vis_core.mcp.manager": ("SETTLE",),
     "vis_core.model_choices": (*("check_base_url", "check_key", "default_model"),),
     "vis_core.system.programs": ("host_program",),
     "vis_core.settings": (
         *("EXTENSIONS_SECTION", "NOT_SET", "SAVED", "VIS_SECTION", "ExtensionGroup"),
-        *("RowState", "SaveResult", "SettingNode", "SettingsService", "SettingsTree", "Source"),
-        *("build_tree", "row_state"),
+        *("RowState", "SaveResult", "SettingNode", "SettingsTree", "Source"),
     ),
     "vis_core.tools.display": ("plural", "shorten_path"),
     "vis_core.tools.ignore": ("listed_files",),
     "vis_core.tools.textfiles": ("BINARY_SNIFF_BYTES", "looks_binary"),
-    "vis_core.welcome_probe": ("WelcomeFacts",),
+    "vis_core.model.welcome": ("WelcomeFacts",),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 # names lent under another name than their module's: (module, name there)
@@ -462,7 +456,7 @@ class Frontend:
         from vis_core.extension_host.session_changes import fork_stored
 
         try:
-            return fork_stored(cast(Any, self._host), session_id, None, what).id
+            return fork_stored(self._host.store, session_id, None, what).id
         except ValueError:
             return None
 
@@ -538,9 +532,11 @@ class Frontend:
 
     # -- settings ------------------------------------------------------------------------
     @property
-    def settings(self) -> SettingsService:
-        """The settings tree the Settings screen renders and saves through."""
-        return self._host.settings
+    def settings(self) -> SettingsPanel:
+        """The settings tree as the Settings screen shows and saves it."""
+        from vis_core.frontend.panels import SettingsPanel
+
+        return SettingsPanel(self._host.settings)
 
     def setting(self, setting_id: str, default: Any, session_id: str | None = None) -> Any:
         """A setting's effective value for ``session_id`` (project level without one)."""
@@ -571,29 +567,29 @@ class Frontend:
     ) -> list[ModelEntry]:
         from vis_core.model_choices import model_entries
 
-        return model_entries(self._host, provider, current)
+        return model_entries(self._host.command_deps, provider, current)
 
     async def ask_servers(self, only: str | None = None) -> dict[str, str]:
         """Ask the model servers what they serve; a problem per server that did not answer."""
         from vis_core.model_choices import ask_servers
 
-        return await ask_servers(self._host, only)
+        return await ask_servers(self._host.command_deps, only)
 
     def providers(self) -> list[ProviderEntry]:
         from vis_core.model_choices import providers
 
-        return providers(self._host)
+        return providers(self._host.command_deps)
 
     def provider_named(self, name: str) -> ProviderEntry | None:
         from vis_core.model_choices import entry_named
 
-        return entry_named(self._host, name)
+        return entry_named(self._host.command_deps, name)
 
     async def use_model(self, session: Session, text: str) -> CommandResult:
         """Switch ``session`` to the model ``text`` names (``/model NAME``)."""
         from vis_core.model_choices import use_model
 
-        return await use_model(self._host, _agent(session), text)
+        return await use_model(self._host.command_deps, _agent(session), text)
 
     async def login(
         self, session: Session | None, entry: ProviderEntry, key: str, model: str
@@ -602,13 +598,13 @@ class Frontend:
         from vis_core.model_choices import login
 
         agent = None if session is None else _agent(session)
-        return await login(self._host, agent, entry, key, model)
+        return await login(self._host.command_deps, agent, entry, key, model)
 
     def save_local_server(self, name: str, base_url: str, key: str = "") -> ProviderEntry:
         """Save a server of one's own as ``[providers.NAME]``; ValueError says what is wrong."""
         from vis_core.model_choices import save_local_server
 
-        return save_local_server(self._host, name, base_url, key)
+        return save_local_server(self._host.command_deps, name, base_url, key)
 
     # -- MCP -----------------------------------------------------------------------------
     def join_mcp_servers(
@@ -621,6 +617,8 @@ class Frontend:
         return self._host.mcp.join(servers)
 
     @property
-    def mcp(self) -> McpManager:
+    def mcp(self) -> McpPanel:
         """The workspace's MCP servers, their state, sign-in and exposure."""
-        return self._host.mcp.manager
+        from vis_core.frontend.panels import McpPanel
+
+        return McpPanel(self._host.mcp.manager)

@@ -1,6 +1,6 @@
-"""One supervisor of the Python children Vis talks to over pipes (the sandbox child, the
-extension workers): isolated start, jail, limits, its own session, stderr drained into the
-log, parent death, stop, and how it ended."""
+"""One supervisor of Vis's children (the sandbox child, the extension workers, the shell's
+commands): isolated start, jail, limits, its own session, stderr drained into the log,
+parent death, stop, and how it ended."""
 
 from __future__ import annotations
 
@@ -18,13 +18,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from vis_core.system.child_process import killed_with_parent, on_lasting_thread, python_argv
-from vis_core.system.lifetime import (
-    ChildLimits,
-    child_setup,
-    hide_vis,
-    keeper_command,
-    keeper_lines,
-)
+from vis_core.system.lifetime import ChildLimits, child_setup, hide_vis, keeper_command
 
 log = logging.getLogger(__name__)
 LINGER = 5.0  # seconds a child that closed its pipe may take to exit before it is killed
@@ -47,24 +41,36 @@ class Ending:
         except ValueError:
             return f"signal {-self.code}"
 
+    def __str__(self) -> str:
+        """How it ended, said once for every child: ``exited with code 1``, ``was killed
+        (SIGKILL)``, ``crashed (SIGSEGV)``."""
+        if self.code is None:
+            return "ended"
+        if self.code >= 0:
+            return f"exited with code {self.code}"
+        if self.code == -signal.SIGKILL:
+            return "was killed (SIGKILL)"
+        return f"crashed ({self.signal})"
+
 
 class ChildProcess:
-    """A Python child whose original stdin and stdout are its protocol pipes
-    (:func:`~vis_core.system.child_process.take_protocol_fds` on its side), in a session and
-    process group of its own, its stderr logged line by line; it ends with Vis
-    (:func:`~vis_core.system.child_process.exit_with_parent` on its side).
+    """A child in a session and process group of its own, its stdin, stdout and stderr pipes.
+    A Python child of this Vis talks over its original stdin and stdout
+    (:func:`~vis_core.system.child_process.take_protocol_fds` on its side) and ends with Vis
+    (:func:`~vis_core.system.child_process.exit_with_parent`); each line of its stderr is
+    logged, unless the owner reads :meth:`streams`.
 
-    With a ``keeper`` (the sandbox), the child runs under its keeper
-    (:mod:`vis_core.system.keeper`), which owns the whole tree of the block, holds it to the
-    memory limit and ends it with Vis; :attr:`pid` is then the keeper's, whose exit is the
-    child's (same code or signal)."""
+    With a ``keeper``, the command runs under its keeper (:mod:`vis_core.system.keeper`), which
+    owns its whole tree (``setsid()`` and double forks included), holds it to the memory limit,
+    ends it with Vis, and says when the command itself ended (:meth:`ended`); :attr:`pid` is
+    then the keeper's, whose exit is the command's (same code or signal)."""
 
     def __init__(
         self,
-        target: str,
+        target: str | Sequence[str],
         *,
         env: Mapping[str, str],
-        cwd: Path | None = None,
+        cwd: Path | str | None = None,
         python: str = sys.executable,
         flags: Sequence[str] = ("-B",),
         jail: Callable[[list[str]], list[str]] | None = None,
@@ -73,20 +79,25 @@ class ChildProcess:
         stderr: Callable[[str], None] | None = None,
         drain: bool = True,
     ) -> None:
-        """Start ``target`` (``"package.module:function"``) of this Vis in an isolated
-        ``python`` (``-I``; ``flags``, by default ``-B``: no ``.pyc`` files written beside entry
-        files) with exactly ``env``. ``jail`` wraps the command (it raises before anything
-        starts when it cannot); ``keeper``: its mode (``sandbox``), with ``limits`` on memory
-        and processes. Each line the child prints to stderr goes to ``stderr`` (default: the
-        log), unless ``drain`` is false: the owner then reads :meth:`streams`."""
-        argv = python_argv(python, target, *flags)
+        """Start ``target``: ``"package.module:function"`` of this Vis in an isolated ``python``
+        (``-I``; ``flags``, by default ``-B``: no ``.pyc`` files written beside entry files), or
+        a command (a list: its argv), with exactly ``env``. ``jail`` wraps the command (it
+        raises before anything starts when it cannot); ``keeper``: its mode (``sandbox``: the
+        tree ends with the command; ``shell``: what it left running goes on), with ``limits``
+        on memory and processes. Each line the child prints to stderr goes to ``stderr``
+        (default: the log), unless ``drain`` is false: the owner then reads :meth:`streams`."""
+        argv = python_argv(python, target, *flags) if isinstance(target, str) else list(target)
         if jail is not None:
             argv = jail(argv)
         self.over_memory: int | None = None  # bytes the tree held when its keeper stopped it
+        self.command_exit: int | None = None  # the command's own exit code, once it ended
         self.kept = keeper is not None
         self._keeper: socket.socket | None = None
         self._carry = b""
         self._exit: asyncio.Future[int] | None = None
+        self._ended: asyncio.Future[int] | None = None
+        self._reading: asyncio.AbstractEventLoop | None = None  # the loop reading the keeper
+        self._watch: asyncio.Task[None] | None = None
         options: dict[str, Any] = {}
         theirs: socket.socket | None = None
         if keeper is not None:
@@ -160,29 +171,48 @@ class ChildProcess:
         self.process.stdout = None
         return fd
 
-    async def streams(self) -> tuple[asyncio.StreamWriter, asyncio.StreamReader]:
-        """The child's stdin and stderr as streams of the running loop (``drain=False``)."""
+    async def streams(
+        self,
+    ) -> tuple[asyncio.StreamWriter, asyncio.StreamReader | None, asyncio.StreamReader]:
+        """The child's stdin, stdout (None once taken) and stderr as streams of the running
+        loop (``drain=False``)."""
         loop = asyncio.get_running_loop()
-        stderr = asyncio.StreamReader(loop=loop)
-        await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(stderr, loop=loop), self.process.stderr
-        )
+
+        async def reader(pipe: IO[bytes]) -> asyncio.StreamReader:
+            stream = asyncio.StreamReader(loop=loop)
+            await loop.connect_read_pipe(
+                lambda: asyncio.StreamReaderProtocol(stream, loop=loop), pipe
+            )
+            return stream
+
+        process = self.process
+        assert process.stderr is not None
+        stdout = None if process.stdout is None else await reader(process.stdout)
+        stderr = await reader(process.stderr)
         protocol = asyncio.StreamReaderProtocol(asyncio.StreamReader(loop=loop), loop=loop)
-        transport, _ = await loop.connect_write_pipe(lambda: protocol, self.process.stdin)
-        return asyncio.StreamWriter(transport, protocol, None, loop), stderr
+        transport, _ = await loop.connect_write_pipe(lambda: protocol, process.stdin)
+        return asyncio.StreamWriter(transport, protocol, None, loop), stdout, stderr
+
+    def terminate(self) -> None:
+        """SIGTERM to the child's process group (under a keeper: to every process of its
+        tree)."""
+        self._signal(signal.SIGTERM)
 
     def kill(self) -> None:
         """SIGKILL to the child's process group: what it started in it ends too. Under a
         keeper, the keeper kills the whole tree and then exits as the child did."""
+        self._signal(signal.SIGKILL)
+
+    def _signal(self, sig: int) -> None:
         if self.process.poll() is not None:
             return
         try:
-            if self.kept:
-                os.kill(self.pid, signal.SIGUSR1)
+            if self.kept:  # the keeper passes SIGTERM on; SIGUSR1 asks it to kill them all
+                os.kill(self.pid, signal.SIGUSR1 if sig == signal.SIGKILL else sig)
             else:
-                os.killpg(self.pid, signal.SIGKILL)
+                os.killpg(self.pid, sig)
         except (ProcessLookupError, PermissionError):
-            self.process.kill()
+            self.process.send_signal(sig)
 
     async def wait(self) -> int:
         """Wait on the running loop for the child to end (a pidfd, else a thread)."""
@@ -207,18 +237,64 @@ class ChildProcess:
                 loop.add_reader(pidfd, exited)
         return await asyncio.shield(self._exit)
 
+    async def ended(self) -> int:
+        """Wait on the running loop for the command itself to end; its exit code. Under a
+        keeper in ``shell`` mode, what it left running may go on."""
+        if self._ended is None:
+            loop = asyncio.get_running_loop()
+            self._ended = loop.create_future()
+            if self._keeper is not None:
+                self._reading = loop
+                loop.add_reader(self._keeper.fileno(), self.collect)
+            self._watch = loop.create_task(self._watch_exit())
+            if self.command_exit is not None:
+                self._ended.set_result(self.command_exit)
+        return await asyncio.shield(self._ended)
+
+    async def _watch_exit(self) -> None:
+        code = await self.wait()
+        self.collect()  # what the keeper said before it ended
+        self._close_keeper()
+        self._command_ended(code)
+
+    def _command_ended(self, code: int) -> None:
+        if self.command_exit is None:
+            self.command_exit = code
+        if self._ended is not None and not self._ended.done():
+            self._ended.set_result(self.command_exit)
+
     def collect(self) -> None:
-        """Read what its keeper said: ``memory BYTES`` when the tree went over its limit."""
-        if self._keeper is None:
+        """Read what its keeper said: ``exit CODE`` when the command itself ended, ``memory
+        BYTES`` when the tree went over its limit."""
+        while self._keeper is not None:
+            try:
+                chunk = self._keeper.recv(4096)
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self._close_keeper()
+                return
+            *lines, self._carry = (self._carry + chunk).split(b"\n")
+            for line in lines:
+                kind, _, value = line.partition(b" ")
+                try:
+                    number = int(value)
+                except ValueError:
+                    continue
+                if kind == b"memory":
+                    self.over_memory = number
+                elif kind == b"exit":
+                    self._command_ended(number)
+
+    def _close_keeper(self) -> None:
+        channel, self._keeper = self._keeper, None
+        if channel is None:
             return
-        lines, self._carry, closed = keeper_lines(self._keeper, self._carry)
-        for line in lines:
-            kind, _, value = line.partition(b" ")
-            if kind == b"memory" and value.isdigit():
-                self.over_memory = int(value)
-        if closed:
-            self._keeper.close()
-            self._keeper = None
+        if self._reading is not None and not self._reading.is_closed():
+            self._reading.remove_reader(channel.fileno())
+        channel.close()
 
     def ending(self, linger: float = LINGER) -> Ending:
         """Wait for the child to end (it closed its pipe): one that lingers ``linger``

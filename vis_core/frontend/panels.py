@@ -1,0 +1,120 @@
+"""What the Settings and MCP screens read and change, as verbs: no core service is lent."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from vis_core.extension.settings_decl import SettingScope
+from vis_core.mcp.client import ServerConnection
+from vis_core.mcp.config import Exposure
+from vis_core.mcp.manager import McpManager, attention_first
+from vis_core.settings import (
+    RowState,
+    SaveResult,
+    SettingNode,
+    SettingsService,
+    SettingsTree,
+    build_tree,
+    row_state,
+)
+
+
+class SettingsPanel:
+    """The settings tree as the Settings screen shows and saves it (every scope)."""
+
+    def __init__(self, service: SettingsService) -> None:
+        self._service = service
+
+    @property
+    def project_root(self) -> Path:
+        return self._service.project_root
+
+    def tree(self) -> SettingsTree:
+        """Vis's settings and each extension's, from declarations (no extension code runs)."""
+        return build_tree(self._service.extensions)
+
+    def group(self, session_id: str | None) -> str | None:
+        """The settings group session ``session_id`` is in."""
+        return self._service.session_group(session_id)
+
+    def rows(
+        self, scope: SettingScope, session_id: str | None
+    ) -> Callable[[SettingNode], RowState]:
+        """Each setting's row at ``scope``; the session's saved values are read once for all."""
+        service = self._service
+        preloaded = service.preload(session_id)
+        group = service.session_group(session_id)
+        return lambda node: row_state(service, node, scope, session_id, preloaded, group)
+
+    def set(
+        self,
+        setting_id: str,
+        value: Any,
+        scope: SettingScope | str,
+        *,
+        session_id: str | None = None,
+    ) -> SaveResult:
+        """Save ``value`` at ``scope`` (ValueError says why not); waits for ``on_change``."""
+        return self._service.set(setting_id, value, scope, session_id=session_id)
+
+    def reset(
+        self, setting_id: str, scope: SettingScope | str, *, session_id: str | None = None
+    ) -> SaveResult:
+        return self._service.reset(setting_id, scope, session_id=session_id)
+
+    def set_enabled(self, extension: str, enabled: bool) -> None:
+        """Switch an extension on or off; it takes effect at the next reload."""
+        self._service.set_enabled(extension, enabled)
+
+
+class McpPanel:
+    """The workspace's MCP servers as the ``/mcp`` screen lists and changes them."""
+
+    def __init__(self, manager: McpManager) -> None:
+        self._manager = manager
+
+    def follow(self, changed: Callable[[], None]) -> Callable[[], None]:
+        """Call ``changed`` when a server connects, fails or is changed; returns the unfollow."""
+        listeners = self._manager.listeners
+        listeners.append(changed)
+        return lambda: listeners.remove(changed) if changed in listeners else None
+
+    def servers(self) -> list[ServerConnection]:
+        """Every server, those that need the person first."""
+        return attention_first(self._manager.connections())
+
+    def server(self, name: str) -> ServerConnection | None:
+        return self._manager.get(name)
+
+    def problems(self) -> list[str]:
+        """The ``mcp.json`` entries that cannot run, each saying why."""
+        return [str(problem) for problem in self._manager.config.problems]
+
+    def reconnect(self, name: str) -> Awaitable[str]:
+        return self._manager.reconnect(name)
+
+    def set_enabled(self, name: str, enabled: bool) -> Awaitable[str]:
+        return self._manager.set_enabled(name, enabled)
+
+    def set_exposure(self, name: str, exposure: Exposure) -> Awaitable[str]:
+        return self._manager.set_exposure(name, exposure)
+
+    def sign_in(
+        self,
+        name: str,
+        *,
+        show: Callable[[str, bool], Awaitable[None] | None],
+        listening: Callable[[Any], None],
+    ) -> Awaitable[str]:
+        """Sign in to server ``name`` (``show``: the page to open; ``listening``: the redirect
+        listener, which takes a pasted address), then reconnect it."""
+        from vis_core.mcp.oauth_login import login_server
+
+        return login_server(self._manager, name, show=show, listening=listening)
+
+    def sign_out(self, name: str) -> Awaitable[str]:
+        from vis_core.mcp.oauth_login import logout_server
+
+        return logout_server(self._manager, name)

@@ -1,0 +1,294 @@
+"""What an assembled session runs on besides its loop: its hooks around turns, the watches
+on its events, draft moves and approvals, and how a tool's arguments are prepared."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from vis_core.events import (
+    ActivityEnded,
+    BlockFinished,
+    DraftChanged,
+    Event,
+    Notification,
+    TurnEnded,
+)
+from vis_core.extension.context import current_call
+from vis_core.instructions.session import PATH_TOOLS, SessionInstructions
+from vis_core.model.channel import Channel
+from vis_core.model.draft import Draft, DraftAction
+from vis_core.model.notify import NotifyKind
+from vis_core.model.turn import BLOCK_CANCELLED
+from vis_core.system.loops import keep
+
+if TYPE_CHECKING:
+    from vis_core.agent.deps import DirectTool
+    from vis_core.agent.event_bus import EventBus
+    from vis_core.agent.invoker import ToolInvoker
+    from vis_core.agent.session import AgentSession
+    from vis_core.drafts.session import SessionDrafts
+    from vis_core.extension_host.session_kit import SessionKit
+    from vis_core.host.workspace import Workspace
+    from vis_core.host_options import HostOptions
+    from vis_core.interaction import Interaction
+    from vis_core.mcp.host import HostMcp
+    from vis_core.settings import SettingsService
+    from vis_core.skills.session import SessionSkills
+    from vis_core.tools import ToolContext
+    from vis_core.tools.registry import HostTool
+
+CONTROL_CHECK_SECONDS = 1.0  # after a tool call, the control files are checked at most this often
+
+
+def control_file_watch(
+    session_id: str, workspace: Workspace, bus: EventBus
+) -> Callable[[Event], None]:
+    """After each block and turn, and after tool calls at most every
+    ``CONTROL_CHECK_SECONDS``, tell the person once when the trusted project's control files
+    changed (the project needs `vis trust` again at the next start). Checking hashes every
+    control file: after each of a thousand calls of one block it would cost more than they do.
+    """
+    next_check = 0.0
+    notices: set[asyncio.Task[None]] = set()  # the notices emitted, until they are
+
+    def watch(event: Event) -> None:
+        nonlocal next_check
+        if isinstance(event, ActivityEnded):
+            if time.monotonic() < next_check:
+                return  # checked a moment ago; the block's end checks again
+        elif not isinstance(event, BlockFinished | TurnEnded):
+            return
+        next_check = time.monotonic() + CONTROL_CHECK_SECONDS
+        for text in (
+            workspace.control_files_notice(),
+            workspace.new_control_notice(),
+        ):
+            if text is not None:
+                notice = Notification(session_id, text=text, kind=NotifyKind.WARN)
+                keep(notices, asyncio.ensure_future(bus.emit(notice)))
+
+    return watch
+
+
+def draft_approver(
+    session_id: str,
+    options: HostOptions,
+    setting: Callable[[str, Any, str], Any],
+    interaction: Interaction,
+) -> Any:
+    """Whether the model's ``draft_approve()`` may go on: the person's answer to a form with
+    the files and the diff summary, unless setting ``draft_model_approves`` lets the model
+    approve alone; ``vis run`` refuses unless ``--allow-approve`` was given."""
+
+    async def approve(draft: Draft, files: list[str], diff: str) -> str | None:
+        if options.allow_approve or setting(MODEL_APPROVES, False, session_id):
+            return None
+        if options.channel is Channel.CLI:
+            return (
+                f"vis run does not approve drafts unless --allow-approve is given; draft "
+                f"{draft.label} stays for the person (`vis drafts approve {draft.label}`)"
+            )
+        from vis_core.extension.forms import Form, paragraph
+
+        listed = "\n".join(f"- {name}" for name in files[:50]) or "(no file differs)"
+        stat = "\n".join(line for line in diff.splitlines() if "|" in line)[:4000]
+        form = Form(
+            f"Approve draft {draft.label}?",
+            (
+                paragraph(
+                    f"The model asks to merge draft {draft.label} into "
+                    f"{draft.target_branch or draft.workspace}. {len(files)} file(s):"
+                ),
+                paragraph(listed),
+                *((paragraph(stat),) if stat else ()),
+            ),
+            submit_label="Approve",
+            cancel_label="Keep the draft",
+        )
+        answer = await interaction.ask_async(form, session_id, "vis")
+        if answer:
+            return None
+        reason = answer.reason.value if answer.reason else "cancelled"
+        return (
+            f"the person did not approve draft {draft.label} ({reason}); it stays as it is. "
+            "Ask the person what to change, or let them approve it with /draft"
+        )
+
+    return approve
+
+
+def follow_drafts(
+    drafts: SessionDrafts,
+    kit: SessionKit,
+    tool_context: ToolContext,
+    invoker: ToolInvoker,
+    sandbox: Any,
+    session: AgentSession,
+) -> None:
+    """Everything that acts on "the workspace" moves with the session into and out of its
+    draft: extension callbacks and workers, host tools and shells, the invoker's call
+    contexts, the sandbox's child (from its next block) and the /undo checkpoints. Entering a
+    draft stops the commands still running in the live workspace, so that nothing the
+    session started writes there any more."""
+
+    def move(workspace: Path, project_root: Path) -> None:
+        kit.move_to(workspace, project_root)
+        live = drafts.live.workspace
+        tool_context.move_to(workspace, None if workspace == live else live)
+        tool_context.shells.project_root = project_root
+        invoker.move_to(workspace, project_root)
+        sandbox.move_to(workspace, project_root)
+        if session.checkpoints is not None:
+            session.checkpoints.move_to(workspace)
+        session.moved()
+
+    async def stop_live_commands(_old_root: Path, _new_root: Path) -> None:
+        await tool_context.shells.stop_running()  # each started in the live workspace
+
+    drafts.add_mover(move)
+    drafts.add_follower(sandbox.follow_now)  # the rest of a running block: the draft only
+    drafts.add_follower(stop_live_commands)
+
+
+def closing(*closers: Callable[[], Any]) -> Callable[[], Any]:
+    async def run() -> None:
+        try:
+            await closers[0]()
+        finally:
+            for close in closers[1:]:
+                await close()
+
+    return run
+
+
+class SettingsUnreadable(Exception):
+    """A setting that decides what a block may do cannot be read: the turn stops."""
+
+
+class AssemblyHooks:
+    """What the session asks of its assembly around its turns and requests."""
+
+    def __init__(
+        self,
+        settings: SettingsService,
+        mcp: HostMcp,
+        session_id: str,
+        *,
+        prompt: Callable[[], str],
+        direct_tools: Callable[[], Sequence[DirectTool]],
+        instructions: SessionInstructions,
+        skills: SessionSkills,
+        before_request: Callable[[str], Awaitable[Sequence[Event]]],
+        close: Callable[[], Awaitable[None]],
+    ) -> None:
+        self._settings = settings
+        self._mcp = mcp
+        self._session_id = session_id
+        self.system_prompt = prompt
+        self.direct_tools = direct_tools
+        self._instructions = instructions
+        self._skills = skills
+        self._before_request = before_request
+        self._close = close
+
+    async def before_request(self, turn_id: str) -> Sequence[Event]:
+        return await self._before_request(turn_id)
+
+    async def close(self) -> None:
+        await self._close()
+
+    async def before_turn(self, session: AgentSession) -> None:
+        """Stop the turn, naming the value, when a setting that bounds what a block may do
+        (or a ``--toggles`` entry) cannot be read (fail closed); else read the instruction
+        files and skills again (never between a turn's requests, so its system prompt stays
+        the same) and let MCP catch up."""
+        problem = self._settings.refusal(self._session_id)
+        if problem is not None:
+            raise SettingsUnreadable(problem)
+        if session.drafts is not None:
+            await session.drafts.refresh()
+        await asyncio.to_thread(self._instructions.refresh)
+        await asyncio.to_thread(self._skills.refresh)
+        await self._mcp.before_turn(session)
+
+
+def end_strays(sandbox: Any) -> Callable[[Event], None]:
+    """At the turn's end, the processes its blocks started outside ``shell()`` (a
+    ``subprocess`` child, a double fork) are killed; the sandbox's namespace stays."""
+
+    def watch(event: Event) -> None:
+        if isinstance(event, TurnEnded):
+            sandbox.end_strays()
+
+    return watch
+
+
+def leave_running(shells: Any) -> Callable[[Event], None]:
+    """After each block, the session's commands still running report back when they end;
+    after a cancelled block, those it started are stopped instead (Esc stops what it began)."""
+    stopping: set[asyncio.Task[None]] = set()
+
+    def watch(event: Event) -> None:
+        if not isinstance(event, BlockFinished):
+            return
+        if event.error == BLOCK_CANCELLED:
+            task = asyncio.ensure_future(shells.stop_unleft())
+            stopping.add(task)
+            task.add_done_callback(stopping.discard)
+        else:
+            shells.leave_running()
+
+    return watch
+
+
+def prepare_arguments(
+    instructions: SessionInstructions, tool: HostTool, args: tuple, kwargs: dict
+) -> tuple[tuple, dict]:
+    """Records coming back from the sandbox become the tool's own dataclasses again; a
+    built-in's path tells ``instructions`` where the model works (nested instruction files)."""
+    from vis_core.records import coerce_arguments
+
+    if tool.owner == "vis" and tool.name in PATH_TOOLS and tool.spec is None:
+        instructions.touch(tool.name, args[0] if args else kwargs.get("path", "."))
+    if (not args and not kwargs) or tool.spec is not None:
+        return args, kwargs  # an extension's tool: its worker rebuilds them
+    return coerce_arguments(tool.fn, args, kwargs, owner=tool.owner)
+
+
+def tool_contract_of(tool: HostTool) -> dict[str, Any] | None:
+    try:
+        from vis_core.extension_host.symbol_tools import tool_contract
+    except ImportError:
+        return None
+    try:
+        return tool_contract(tool)
+    except Exception:  # a tool without a readable contract still runs
+        return None
+
+
+def announcer(session_id: str, bus: EventBus) -> Any:
+    """Emit :class:`DraftChanged`: the transcript's mark and the status bar's draft."""
+
+    async def announce(action: DraftAction, draft: Draft, files: int, text: str) -> None:
+        call = current_call()  # a tool call of a turn: the mark goes there
+        await bus.emit(
+            DraftChanged(
+                session_id,
+                turn_id=(call.turn_id or "") if call is not None else "",
+                action=action,
+                label=draft.label,
+                backend=str(draft.backend),
+                root=draft.root,
+                files=files,
+                text=text,
+            )
+        )
+
+    return announce
+
+
+MODEL_APPROVES = "draft_model_approves"  # vis_core/settings/core.py

@@ -500,7 +500,7 @@ async def _run(
         return EXIT_CODES[ended.status]
     finally:
         try:  # a tool stuck in a worker thread must not keep vis run from ending
-            await asyncio.wait_for(host.close(), CLOSE_SECONDS)
+            await asyncio.wait_for(host.close(exiting=True), CLOSE_SECONDS)
         except TimeoutError:
             print(f"vis: closing took longer than {CLOSE_SECONDS} s; stopped", file=sys.stderr)
 

@@ -455,12 +455,14 @@ class Host:
                 self._other_roots[root] = other
             return other
 
-    async def close(self) -> None:
+    async def close(self, *, exiting: bool = False) -> None:
+        """Close the sessions, servers and store; ``exiting``: the process ends next, without
+        tearing down (``vis run``): the store's log is left for the next open."""
         for other in self._other_roots.values():
-            await other.close()
+            await other.close(exiting=exiting)
         self._other_roots.clear()
         self.interaction.close()
         await self.registry.close()
         await self.mcp.close()
         self.settings.uninstall()
-        self.store.close()
+        self.store.close(exiting=exiting)

@@ -18,11 +18,11 @@ async def test_an_endpoint_of_ones_own_lists_its_configured_models_not_openais(
     )
     host = await Host.open(HostOptions(workspace=workspace))
     try:
-        ollama = next(p for p in providers(host) if p.name == "ollama")
+        ollama = next(p for p in providers(host.command_deps) if p.name == "ollama")
         assert ollama.kind == "openai" and ollama.ready  # needs no key
-        ids = [entry.id for entry in model_entries(host, "ollama")]
+        ids = [entry.id for entry in model_entries(host.command_deps, "ollama")]
         assert ids == ["ollama/qwen3"]
-        everything = [entry.id for entry in model_entries(host)]
+        everything = [entry.id for entry in model_entries(host.command_deps)]
         assert "openai/gpt-5" in everything and "ollama/gpt-5" not in everything
     finally:
         await host.close()
@@ -40,10 +40,10 @@ async def test_the_models_a_server_of_ones_own_serves_are_offered_while_it_is_co
         config.write_text(f'[providers.local]\nbase_url = "{llama.base_url}"\n', encoding="utf-8")
         host = await Host.open(HostOptions(workspace=workspace))
         try:
-            assert await ask_servers(host) == {}
-            rows = [(e.id, e.source) for e in model_entries(host, "local")]
+            assert await ask_servers(host.command_deps) == {}
+            rows = [(e.id, e.source) for e in model_entries(host.command_deps, "local")]
             assert rows == [("local/smol-135m", ModelSource.SERVED)]
             config.write_text("", encoding="utf-8")  # the server is no longer configured
-            assert model_entries(host, "local") == []
+            assert model_entries(host.command_deps, "local") == []
         finally:
             await host.close()

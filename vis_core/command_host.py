@@ -1,12 +1,11 @@
-"""What slash commands and model choices use of the running Vis (``vis_core.host.Host``)."""
+"""What slash commands and model choices use of the running Vis: its services, narrowly."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
-
-from vis_core.extension_host.host_port import HostPort
 
 if TYPE_CHECKING:
     from vis_core.agent.deps import SessionModel
@@ -20,55 +19,35 @@ if TYPE_CHECKING:
     from vis_core.store import Store
 
 
+class Space(Protocol):
+    """The workspace and its project's trust (the host's ``Workspace``)."""
+
+    root: Path
+    project_root: Path
+
+    @property
+    def trusted(self) -> bool: ...
+    def jail_mode(self, session_id: str | None = None) -> tuple[bool, str]: ...
+
+
 class Catalog(Protocol):
-    """The loaded extensions' declarations (the host's ``ExtensionCatalog``)."""
+    """The loaded extensions and their declarations (the host's ``ExtensionCatalog``)."""
+
+    loaded: LoadedExtensions
 
     def commands(self) -> list[tuple[str, Any]]: ...
 
 
 class Models(Protocol):
-    """The host's ``ModelResolver``, as model choices use it."""
+    """The project's model and ``config.toml`` (the host's ``ModelResolver``)."""
 
+    label: str
+    problem: str | None
+
+    @property
+    def config(self) -> UserConfig: ...  # read again when it changed on disk
     def provider_environ(self) -> dict[str, str]: ...
     def refresh(self) -> None: ...
-
-
-class CommandHost(HostPort, Protocol):
-    """The host as commands and model choices see it (and what ``/fork`` hands on to the
-    SDK's host side); the Host provides it."""
-
-    @property
-    def options(self) -> HostOptions: ...
-    @property
-    def paths(self) -> VisPaths: ...
-    @property
-    def store(self) -> Store: ...
-    @property
-    def settings(self) -> SettingsService: ...
-    @property
-    def extensions(self) -> LoadedExtensions: ...
-    @property
-    def mcp(self) -> HostMcp: ...
-    @property
-    def catalog(self) -> Catalog: ...
-    @property
-    def models(self) -> Models: ...
-
-    @property
-    def config(self) -> UserConfig: ...
-
-    @property
-    def workspace(self) -> Path: ...
-    @property
-    def project_root(self) -> Path: ...
-    @property
-    def trusted(self) -> bool: ...
-    @property
-    def model_label(self) -> str: ...
-    @property
-    def model_problem(self) -> str | None: ...
-
-    def reread_config(self) -> None: ...
     def session_model(
         self,
         choice: ModelChoice | None = None,
@@ -76,13 +55,32 @@ class CommandHost(HostPort, Protocol):
         script: Path | None = None,
         session_id: str | None = None,
     ) -> SessionModel: ...
-    def jail_mode(self, session_id: str | None = None) -> tuple[bool, str]: ...
-    async def reload_async(self) -> str: ...
-    async def call_extension(
+
+
+class ExtensionCall(Protocol):
+    """Run an extension's callback as a call of ``owner`` in session ``session_id``."""
+
+    def __call__(
         self,
         owner: str,
         fn: Callable[..., Any],
         *args: Any,
         session_id: str | None = None,
         command: str | None = None,
-    ) -> Any: ...
+    ) -> Awaitable[Any]: ...
+
+
+@dataclass(frozen=True)
+class CommandDeps:
+    """The services commands and model choices use (the composition root builds it)."""
+
+    options: HostOptions
+    paths: VisPaths
+    store: Store
+    settings: SettingsService
+    space: Space
+    catalog: Catalog
+    models: Models
+    mcp: HostMcp
+    reload: Callable[[], Awaitable[str]]  # every extension read again, off the loop
+    call_extension: ExtensionCall

@@ -3,7 +3,6 @@ read again when it changes on disk."""
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +27,8 @@ def load_config(path: Path) -> UserConfig:
         return UserConfig(path, problem=f"cannot read {path}: {exc}")
     except UnicodeDecodeError as exc:
         return UserConfig(path, problem=not_utf8(path, exc))
+    import tomllib  # only when there is a file: its parser is ~2% of a `vis run` start
+
     try:
         return UserConfig(path, tomllib.loads(text))
     except RecursionError:

@@ -23,7 +23,7 @@ from vis_core.welcome import KEY_PREFIX
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
-    from vis_core.command_host import CommandHost
+    from vis_core.command_host import CommandDeps
     from vis_core.extension.providers import Provider
 
 # A provider key saved in the secrets file is stored under its environment variable's name
@@ -35,9 +35,9 @@ DEFAULT_MODELS = {"anthropic": DEFAULT_ANTHROPIC_MODEL, "openai": DEFAULT_OPENAI
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
-def saved_keys(host: CommandHost) -> dict[str, str]:
+def saved_keys(deps: CommandDeps) -> dict[str, str]:
     """Provider keys saved by ``/login``, by environment variable name (unreadable file: none)."""
-    return welcome.saved_keys(host.settings)
+    return welcome.saved_keys(deps.settings)
 
 
 def _kind_models(kind: str) -> list[str]:
@@ -48,10 +48,10 @@ def _kind_models(kind: str) -> list[str]:
     return []
 
 
-def providers(host: CommandHost) -> list[ProviderEntry]:
+def providers(deps: CommandDeps) -> list[ProviderEntry]:
     """anthropic, openai and every ``[providers.NAME]`` of config.toml (scripted aside)."""
-    environ = host.models.provider_environ()
-    tables = host.config.data.get("providers")
+    environ = deps.models.provider_environ()
+    tables = deps.models.config.data.get("providers")
     tables = tables if isinstance(tables, Mapping) else {}
     wires = (ProviderKind.ANTHROPIC, ProviderKind.OPENAI)
     names = [*(w.value for w in wires), *(str(n) for n in tables if n not in wires)]
@@ -68,23 +68,23 @@ def providers(host: CommandHost) -> list[ProviderEntry]:
     return found
 
 
-def recent_models(host: CommandHost) -> list[str]:
-    value = host.store.state_get(RECENT_OWNER, RECENT_KEY, [])
+def recent_models(deps: CommandDeps) -> list[str]:
+    value = deps.store.state_get(RECENT_OWNER, RECENT_KEY, [])
     return [str(item) for item in value] if isinstance(value, list) else []
 
 
-def remember_model(host: CommandHost, label: str) -> None:
-    recent = [label, *(item for item in recent_models(host) if item != label)]
-    host.store.state_set(RECENT_OWNER, RECENT_KEY, recent[:RECENT_LIMIT])
+def remember_model(deps: CommandDeps, label: str) -> None:
+    recent = [label, *(item for item in recent_models(deps) if item != label)]
+    deps.store.state_set(RECENT_OWNER, RECENT_KEY, recent[:RECENT_LIMIT])
 
 
 def model_entries(
-    host: CommandHost, provider: str | None = None, current: str | None = None
+    deps: CommandDeps, provider: str | None = None, current: str | None = None
 ) -> list[ModelEntry]:
     """``current``, recently used ones, ``[models."p/m"]`` tables, then the known models of
     providers with a key, then of the others; only ``provider``'s when given."""
-    known = {entry.name: entry for entry in providers(host)}
-    declared = extension_providers(host)
+    known = {entry.name: entry for entry in providers(deps)}
+    declared = extension_providers(deps)
     rows: dict[str, ModelEntry] = {}
 
     def add(model_id: str, source: ModelSource) -> None:
@@ -98,12 +98,12 @@ def model_entries(
 
     if current:
         add(current, ModelSource.CURRENT)
-    for label in recent_models(host):
+    for label in recent_models(deps):
         add(label, ModelSource.RECENT)
-    configured = host.config.data.get("models")
+    configured = deps.models.config.data.get("models")
     for key in configured if isinstance(configured, Mapping) else ():
         add(str(key), ModelSource.CONFIGURED)
-    for name, models in served(host).items():
+    for name, models in served(deps).items():
         for model in models if name in known else ():  # a server still configured
             add(f"{name}/{model}", ModelSource.SERVED)
     for name, (_owner, declaration) in declared.items():
@@ -116,31 +116,31 @@ def model_entries(
     return list(rows.values())
 
 
-def extension_providers(host: CommandHost) -> dict[str, tuple[str, Provider]]:
+def extension_providers(deps: CommandDeps) -> dict[str, tuple[str, Provider]]:
     """The providers extensions declare that config.toml does not name: name → (extension,
     declaration)."""
     from vis_core.extension_host.provider_stream import declared_providers
 
-    tables = host.config.data.get("providers")
+    tables = deps.models.config.data.get("providers")
     tables = tables if isinstance(tables, Mapping) else {}
-    found = declared_providers(host.extensions).items()
+    found = declared_providers(deps.catalog.loaded).items()
     return {name: item for name, item in found if name not in tables}
 
 
-def served(host: CommandHost) -> dict[str, list[str]]:
+def served(deps: CommandDeps) -> dict[str, list[str]]:
     """The models each server of one's own listed when last asked (``ask_servers``)."""
-    value = host.store.state_get(RECENT_OWNER, SERVED_KEY, {})
+    value = deps.store.state_get(RECENT_OWNER, SERVED_KEY, {})
     if not isinstance(value, dict):
         return {}
     return {str(k): [str(m) for m in v] for k, v in value.items() if isinstance(v, list)}
 
 
-def own_servers(host: CommandHost) -> dict[str, tuple[str, str]]:
+def own_servers(deps: CommandDeps) -> dict[str, tuple[str, str]]:
     """The OpenAI-compatible servers of one's own in config.toml: name → (base_url, key)."""
-    environ = host.models.provider_environ()
-    tables = host.config.data.get("providers")
+    environ = deps.models.provider_environ()
+    tables = deps.models.config.data.get("providers")
     found = {}
-    for entry in providers(host):
+    for entry in providers(deps):
         section = tables.get(entry.name) if isinstance(tables, Mapping) else None
         url = section.get("base_url") if isinstance(section, Mapping) else None
         openai = ProviderKind.OPENAI
@@ -149,7 +149,7 @@ def own_servers(host: CommandHost) -> dict[str, tuple[str, str]]:
     return found
 
 
-async def ask_servers(host: CommandHost, only: str | None = None) -> dict[str, str]:
+async def ask_servers(deps: CommandDeps, only: str | None = None) -> dict[str, str]:
     """Ask each server of one's own (or ``only`` that one) which models it serves (its
     ``/v1/models``, a few seconds at most) and remember them for ``model_entries``.
     Returns why a server could not say, by provider name."""
@@ -157,14 +157,14 @@ async def ask_servers(host: CommandHost, only: str | None = None) -> dict[str, s
 
     from vis_core.providers.server_limits import served_models
 
-    servers = {n: s for n, s in own_servers(host).items() if only is None or n == only}
+    servers = {n: s for n, s in own_servers(deps).items() if only is None or n == only}
     if not servers:
         return {}
     answers = await asyncio.gather(
         *(served_models(url, api_key=key) for url, key in servers.values()),
         return_exceptions=True,
     )
-    listed = served(host)
+    listed = served(deps)
     problems: dict[str, str] = {}
     for name, answer in zip(servers, answers, strict=True):
         if isinstance(answer, OSError):
@@ -175,7 +175,7 @@ async def ask_servers(host: CommandHost, only: str | None = None) -> dict[str, s
             listed[name] = answer
             if not answer:
                 problems[name] = f"{servers[name][0].rstrip('/')}/models lists no models"
-    host.store.state_set(RECENT_OWNER, SERVED_KEY, listed)
+    deps.store.state_set(RECENT_OWNER, SERVED_KEY, listed)
     return problems
 
 
@@ -193,7 +193,7 @@ def check_key(key: str) -> str | None:
     return None if short is None else f"{short}; paste the whole API key."
 
 
-def save_key(host: CommandHost, entry: ProviderEntry, key: str) -> None:
+def save_key(deps: CommandDeps, entry: ProviderEntry, key: str) -> None:
     """Save ``key`` for ``entry`` in the secrets file (0600), where settings secrets live;
     stored events and logs redact it from now on."""
     problem = check_key(key)
@@ -201,20 +201,20 @@ def save_key(host: CommandHost, entry: ProviderEntry, key: str) -> None:
         raise ValueError(problem)
     if not _ENV_NAME.match(entry.key_env):
         raise ValueError(f"provider {entry.name!r} reads no key (api_key_env is empty)")
-    host.settings.secrets.write(KEY_PREFIX + entry.key_env, key.strip())
-    host.settings.refresh()
+    deps.settings.secrets.write(KEY_PREFIX + entry.key_env, key.strip())
+    deps.settings.refresh()
 
 
-def unknown_model(host: CommandHost, session: AgentSession, text: str) -> CommandResult | None:
+def unknown_model(deps: CommandDeps, session: AgentSession, text: str) -> CommandResult | None:
     """Why ``/model text`` is refused: a model of a known provider that Vis does not know
     (not current, recent, in a ``[models]`` table nor a provider's list), often a typo or a
     stale completion. None when it is known, or when :func:`use_model` says what is wrong."""
     name = text.strip()
     provider, _, model = name.partition("/")
-    if not model or provider not in {entry.name for entry in providers(host)}:
+    if not model or provider not in {entry.name for entry in providers(deps)}:
         return None  # no provider/model, or a provider Vis cannot build: use_model says so
     current = session.model.label if session.model.provider is not None else None
-    ids = [entry.id for entry in model_entries(host, current=current)]
+    ids = [entry.id for entry in model_entries(deps, current=current)]
     if name in ids:
         return None
     from difflib import get_close_matches
@@ -230,19 +230,19 @@ def unknown_model(host: CommandHost, session: AgentSession, text: str) -> Comman
     )
 
 
-async def use_model(host: CommandHost, session: AgentSession, text: str) -> CommandResult:
+async def use_model(deps: CommandDeps, session: AgentSession, text: str) -> CommandResult:
     """Switch ``session`` to the model ``text`` (``provider/model``), kept with the session."""
-    host.reread_config()  # a provider added to config.toml since Vis started counts
+    _ = deps.models.config  # read again: a provider added to config.toml since Vis started counts
     try:
         choice = ModelChoice.parse(text.strip())
     except ValueError as exc:
         return err("Cannot switch the model", str(exc))
-    model = host.session_model(choice, session_id=session.id)
+    model = deps.models.session_model(choice, session_id=session.id)
     if model.provider is None:
         return err(f"Cannot use {model.label}", model.problem)
     old = session.model
     try:
-        host.settings.set("model", model.label, "session", session_id=session.id)
+        deps.settings.set("model", model.label, "session", session_id=session.id)
     except ValueError as exc:
         await model.provider.aclose()
         return err(f"Cannot use {model.label}", str(exc))
@@ -255,32 +255,32 @@ async def use_model(host: CommandHost, session: AgentSession, text: str) -> Comm
             await built.provider.aclose()
     if old.provider is not None and old.provider is not session.model.provider:
         await old.provider.aclose()
-    remember_model(host, model.label)
+    remember_model(deps, model.label)
     return ok(f"Model: {session.model.label}")
 
 
 async def login(
-    host: CommandHost, session: AgentSession | None, entry: ProviderEntry, key: str, model: str
+    deps: CommandDeps, session: AgentSession | None, entry: ProviderEntry, key: str, model: str
 ) -> CommandResult:
     """``/login``: save the provider's key, make ``model`` the default, use it now."""
     if model.partition("/")[0] != entry.name:
         return err("Cannot log in", f"model {model!r} is not one of {entry.name}'s")
     try:
         if entry.key_env:
-            save_key(host, entry, key)
-        host.settings.set("model", model, "global")
+            save_key(deps, entry, key)
+        deps.settings.set("model", model, "global")
     except (ValueError, ProviderConfigError) as exc:
         return err("Cannot log in", str(exc))
-    host.models.refresh()
-    if host.model_problem:
-        return err("Cannot log in", host.model_problem)
+    deps.models.refresh()
+    if deps.models.problem:
+        return err("Cannot log in", deps.models.problem)
     if session is None:
-        return ok(f"Model: {host.model_label}")
+        return ok(f"Model: {deps.models.label}")
     before = session.model.label if session.model.provider is not None else None
-    result = await use_model(host, session, model)
+    result = await use_model(deps, session, model)
     if not result.ok:
         return result
-    where = f"key saved in {host.paths.secrets_file}; " if entry.key_env else ""
+    where = f"key saved in {deps.paths.secrets_file}; " if entry.key_env else ""
     body = f"Logged in to {entry.name}: {where}default model saved."
     if before is not None and before != session.model.label:
         body += f" This session used {before}; it now uses {session.model.label}."
@@ -299,7 +299,7 @@ def check_base_url(url: str) -> str | None:
     return None
 
 
-def save_local_server(host: CommandHost, name: str, base_url: str, key: str = "") -> ProviderEntry:
+def save_local_server(deps: CommandDeps, name: str, base_url: str, key: str = "") -> ProviderEntry:
     """``/login`` to an OpenAI-compatible server of one's own (llama.cpp, Ollama, vLLM…):
     ``[providers.NAME]`` with ``kind = "openai"`` and ``base_url`` in config.toml; a key,
     when given, is saved as a secret under ``NAME_API_KEY`` (none: the server needs none)."""
@@ -317,8 +317,8 @@ def save_local_server(host: CommandHost, name: str, base_url: str, key: str = ""
     key_env = f"{name.upper().replace('-', '_')}_API_KEY" if key.strip() else ""
     entry = ProviderEntry(name, "openai", key_env, bool(key_env))
     if key_env:
-        save_key(host, entry, key)
-    with edit_toml(host.paths.config_file) as data:
+        save_key(deps, entry, key)
+    with edit_toml(deps.paths.config_file) as data:
         if "providers" not in data:
             import tomlkit
 
@@ -329,9 +329,9 @@ def save_local_server(host: CommandHost, name: str, base_url: str, key: str = ""
             "api_key_env": key_env,
         }
         data["providers"][name] = section
-    host.reread_config()  # config.toml as just written
+    _ = deps.models.config  # read again: config.toml as just written
     return entry
 
 
-def entry_named(host: CommandHost, name: str) -> ProviderEntry | None:
-    return next((entry for entry in providers(host) if entry.name == name), None)
+def entry_named(deps: CommandDeps, name: str) -> ProviderEntry | None:
+    return next((entry for entry in providers(deps) if entry.name == name), None)

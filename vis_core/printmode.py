@@ -500,7 +500,7 @@ async def _run(
         return EXIT_CODES[ended.status]
     finally:
         try:  # a tool stuck in a worker thread must not keep vis run from ending
-            await asyncio.wait_for(host.close(), CLOSE_SECONDS)
+            await asyncio.wait_for(host.close(exiting=True), CLOSE_SECONDS)
         except TimeoutError:
             print(f"vis: closing took longer than {CLOSE_SECONDS} s; stopped", file=sys.stderr)
 
@@ -518,7 +518,7 @@ async def _run_command(host: Any, session: Any, text: str, *, as_json: bool) -> 
         if prompt.model:
             from vis_core.model_choices import use_model
 
-            switched = await use_model(host, session, prompt.model)
+            switched = await use_model(host.command_deps, session, prompt.model)
             if not switched.ok:
                 print(f"vis run: {terminal_text(switched.markdown)}", file=sys.stderr)
                 return 1

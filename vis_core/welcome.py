@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.model.channel import Channel
+from vis_core.model.welcome import WelcomeFacts
 from vis_core.paths import ControlSnapshot, TrustStore, VisPaths, find_project_root, take_snapshot
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.settings import SettingsService, Source
 from vis_core.system import jail_check
 from vis_core.system.jail import jail_refusal
-from vis_core.welcome_probe import WelcomeFacts
 
 LOGIN_HINT = "  4. In the app: /login chooses a provider, saves its key and picks a model.\n"
 KEY_PREFIX = "env:"  # a provider key saved by /login, by its environment variable's name

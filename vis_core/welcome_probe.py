@@ -11,24 +11,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vis_core.model.channel import Channel
+from vis_core.model.welcome import WelcomeFacts
 from vis_core.system.child_process import python_argv
 
 PROBE_TIMEOUT = 20.0  # seconds; the jail's own check may take PROBE_TIMEOUT of jail_check
-
-
-@dataclass(frozen=True)
-class WelcomeFacts:
-    """What the welcome header of a new session names: the model ("" when there is none),
-    whether the project is trusted, and the jail mode (``welcome.jail_mode``)."""
-
-    model: str
-    trusted: bool
-    jail: tuple[bool, str]
 
 
 def start(

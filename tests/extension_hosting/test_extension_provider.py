@@ -116,7 +116,7 @@ async def test_model_list_and_limits_come_from_the_declaration(
     install_extension(vis_home, "echo_provider", ECHO)
     host: Host = await open_host(workspace, write_script(tmp_path / "s.yaml", [{"text": "x"}]))
     try:
-        rows = {row.id: row for row in model_entries(host)}
+        rows = {row.id: row for row in model_entries(host.command_deps)}
         assert rows["echo/echo-1"].source is ModelSource.EXTENSION
         assert rows["echo/echo-1"].ready
         chosen = host.session_model(ModelChoice("echo", "echo-1"))
@@ -183,7 +183,7 @@ async def test_model_command_switches_a_session_to_an_extension_model(
     host = await open_host(workspace, write_script(tmp_path / "s.yaml", [{"text": "scripted"}]))
     try:
         session = await host.new_session()
-        result = await use_model(host, session, "echo/echo-1")
+        result = await use_model(host.command_deps, session, "echo/echo-1")
         assert session.model.label == "echo/echo-1", result
         events: list[Event] = []
         session.subscribe(events.append)

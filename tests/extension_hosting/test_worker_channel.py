@@ -98,29 +98,54 @@ def pair() -> Iterator[tuple[Channel, Channel, Lender]]:
         yield made
 
 
+class InlineLender(Lender):
+    """A lender whose loop serves ``wait`` and ``identity`` itself (as a worker's loop serves
+    an extension's plain ``def`` tool)."""
+
+    def inline(self, call: Call) -> bool:
+        return call.name in ("wait", "identity")
+
+
 @contextlib.contextmanager
-def channels(**limits: Any) -> Iterator[tuple[Channel, Channel, Lender]]:
-    """Two channels wired back to back: ``near`` calls ``far``, which lends objects (and
-    serves them within ``limits``)."""
+def loop_thread() -> Iterator[asyncio.AbstractEventLoop]:
+    """An event loop running in a thread of its own: the one loop of the other process."""
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="test-loop", daemon=True)
+    thread.start()
+    try:
+        yield loop
+    finally:
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(5)
+        loop.close()
+
+
+@contextlib.contextmanager
+def channels(
+    lender: Lender | None = None, **limits: Any
+) -> Iterator[tuple[Channel, Channel, Lender]]:
+    """Two channels wired back to back, each read by its own loop: ``near`` calls ``far``,
+    which lends objects (and serves them within ``limits``)."""
     near_in, far_out = os.pipe()
     far_in, near_out = os.pipe()
-    lender = Lender()
-    far = Channel(far_in, far_out, lender, name="far", **limits)
-    lender.channel = far
-    near_lender = Lender()
-    near = Channel(near_in, near_out, near_lender, name="near")
-    near_lender.channel = near
-    far.start()
-    near.start()
-    try:
-        yield near, far, lender
-    finally:
-        os.close(near_out)  # each reader sees the end of its pipe and stops
-        os.close(far_out)
-        near.close(wait=5)
-        far.close(wait=5)
-        os.close(near_in)  # only now: a reused fd number must not feed a reader still running
-        os.close(far_in)
+    lender = lender or Lender()
+    with loop_thread() as far_loop, loop_thread() as near_loop:
+        far = Channel(far_in, far_out, lender, name="far", loop=far_loop, **limits)
+        lender.channel = far
+        near_lender = Lender()
+        near = Channel(near_in, near_out, near_lender, name="near", loop=near_loop)
+        near_lender.channel = near
+        far.start()
+        near.start()
+        try:
+            yield near, far, lender
+        finally:
+            os.close(near_out)  # each loop sees the end of its pipe and stops reading
+            os.close(far_out)
+            near.close(wait=5)
+            far.close(wait=5)
+            os.close(near_in)
+            os.close(far_in)
 
 
 def _settles(predicate: Any) -> bool:
@@ -201,7 +226,7 @@ def test_a_call_on_a_proxy_dropped_right_after_it_still_runs(pair) -> None:
 def test_a_call_served_while_another_one_blocks(pair) -> None:
     near, _, _ = pair
     _, waiting = near.request(TargetKind.SDK, "wait")
-    # the thread serving ``wait`` handed the reading on: ``open`` is read and served
+    # the thread serving ``wait`` blocks; the loop reads ``open`` and another thread serves it
     assert near.call(TargetKind.SDK, "open") is True
     assert waiting.result(5) is True
 
@@ -214,11 +239,11 @@ def test_a_call_back_from_inside_a_call_is_answered(pair) -> None:
 
 
 def test_the_watchdog_rests_without_calls_and_looks_again_when_they_come() -> None:
-    with channels(watchdog_rest=0.05) as (near, far, _):
-        assert near.call(TargetKind.SDK, "identity", (1,)) == 1
+    with channels(InlineLender(), watchdog_rest=0.05) as (near, far, _):
+        assert near.call(TargetKind.SDK, "identity", (1,)) == 1  # served by the loop itself
         assert _settles(lambda: not far._watching.is_set())  # no call for a while: it rests
-        _, waiting = near.request(TargetKind.SDK, "wait")
-        # only the watchdog, awake again, hands the reading on from the blocked call
+        _, waiting = near.request(TargetKind.SDK, "wait")  # blocks the loop that serves it
+        # only the watchdog, awake again, reads ``open`` for the blocked loop
         assert near.call(TargetKind.SDK, "open") is True
         assert waiting.result(5) is True
 
@@ -237,7 +262,7 @@ def test_errors_cross_as_themselves_even_when_their_init_cannot_rebuild_them(pai
 def test_calls_beyond_the_thread_limit_wait_for_a_free_thread() -> None:
     with channels(max_threads=2) as (near, _, lender):
         _, first = near.request(TargetKind.SDK, "wait")
-        _, second = near.request(TargetKind.SDK, "wait")  # read by the second thread, kept
+        _, second = near.request(TargetKind.SDK, "wait")  # served by the second thread
         _, third = near.request(TargetKind.SDK, "make")
         assert not second.done() and not third.done()
         lender.opened.set()  # the first ends: its thread serves what waited, in order
@@ -285,22 +310,23 @@ async def loop_end() -> AsyncIterator[LoopEnd]:
 
 @pytest.fixture
 async def loop_pair() -> AsyncIterator[tuple[Channel, Lender]]:
-    """``near`` read by the running loop, calling ``far`` (a worker: threads read it)."""
+    """``near`` read by the running loop, calling ``far`` (a worker: its own loop reads it)."""
     near_in, far_out = os.pipe()
     far_in, near_out = os.pipe()
     lender = Lender()
-    far = Channel(far_in, far_out, lender, name="far")
-    lender.channel = far
-    near = Channel(near_in, near_out, Lender(), name="near", loop=asyncio.get_running_loop())
-    far.start()
-    near.start()
-    yield near, lender
-    os.close(near_out)
-    os.close(far_out)
-    far.close(wait=5)
-    await asyncio.to_thread(near.close, wait=5)  # the loop reads the end of its pipe
-    os.close(near_in)
-    os.close(far_in)
+    with loop_thread() as far_loop:
+        far = Channel(far_in, far_out, lender, name="far", loop=far_loop)
+        lender.channel = far
+        near = Channel(near_in, near_out, Lender(), name="near", loop=asyncio.get_running_loop())
+        far.start()
+        near.start()
+        yield near, lender
+        os.close(near_out)
+        os.close(far_out)
+        far.close(wait=5)
+        await asyncio.to_thread(near.close, wait=5)  # the loop reads the end of its pipe
+        os.close(near_in)
+        os.close(far_in)
 
 
 async def test_the_loop_answers_calls_awaited_on_it(loop_pair) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -14,6 +15,7 @@ from processes import alive
 from vis_core.mcp.client import ConnectionLost, McpCallError, ServerConnection, State
 from vis_core.mcp.config import Source, parse_entry
 from vis_core.mcp.logfile import McpLog
+from vis_core.mcp.stderr_tail import StderrTail
 
 from .conftest import SERVER, stdio_entry
 
@@ -148,3 +150,20 @@ def test_mcp_log_moves_to_dot_1_past_its_limit(tmp_path: Path) -> None:
     older = (tmp_path / "logs" / "mcp.log.1").read_text()
     assert "[srv] info app: message number 5" in current
     assert "message number 0" not in current and "message number" in older
+
+
+def test_a_stderr_tail_is_drained_once_every_holder_of_its_pipe_has_ended() -> None:
+    """A failed server's last words are read before they are told (``vis mcp list`` once
+    printed a failure without them: the reader thread had not had its turn yet)."""
+    tail = StderrTail()
+    holder = subprocess.Popen(
+        ["sh", "-c", "echo 'config missing: set API_URL' >&2; exec sleep 60"], stderr=tail.writer
+    )
+    tail.release()
+    try:
+        assert not tail.drained(0.05)  # the sleep still holds the pipe
+    finally:
+        holder.kill()
+        holder.wait()
+    assert tail.drained(30)
+    assert tail.text() == "config missing: set API_URL"

@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from .conftest import stdio_entry, write_config
-from .test_run import _of, _run
+from .test_run import _of, _run_here
 
 DROP = """
 try:
@@ -25,7 +25,7 @@ print(await mcp__st__echo(text="back in the same block"))
 """
 
 
-def test_a_dropped_server_reconnects_on_the_next_call_of_the_same_block(
+async def test_a_dropped_server_reconnects_on_the_next_call_of_the_same_block(
     vis_home: Path, workspace: Path
 ) -> None:
     write_config(vis_home / "mcp.json", {"st": stdio_entry(toolExposure={"echo": "direct"})})
@@ -36,7 +36,7 @@ def test_a_dropped_server_reconnects_on_the_next_call_of_the_same_block(
         {"tool": {"name": "mcp__st__echo", "arguments": {"text": "direct after a drop"}}},
         {"text": "done"},
     ]
-    events = _run(vis_home, workspace, script)
+    events = await _run_here(workspace, script)
     blocks = _of(events, "BlockFinished")
     assert blocks[0]["stdout"].splitlines() == [
         "dropped: ConnectionLost",
@@ -141,7 +141,9 @@ print([h.name for h in await apropos("notes")])
 """
 
 
-def test_doc_of_a_server_and_apropos_by_its_description(vis_home: Path, workspace: Path) -> None:
+async def test_doc_of_a_server_and_apropos_by_its_description(
+    vis_home: Path, workspace: Path
+) -> None:
     write_config(
         vis_home / "mcp.json",
         {
@@ -149,7 +151,7 @@ def test_doc_of_a_server_and_apropos_by_its_description(vis_home: Path, workspac
             "fix-ture": stdio_entry(description="Weather, pictures and notes"),
         },
     )
-    events = _run(vis_home, workspace, [{"code": DOC}, {"text": "done"}])
+    events = await _run_here(workspace, [{"code": DOC}, {"text": "done"}])
     block = _of(events, "BlockFinished")[0]
     out = block["stdout"]
     assert block["error"] is None, block["error"]

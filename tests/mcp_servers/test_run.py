@@ -93,6 +93,25 @@ def _run(home: Path, workspace: Path, script: list[dict[str, Any]]) -> list[dict
     return events
 
 
+async def _run_here(workspace: Path, script: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The events of one scripted turn on a Host in this process, in ``vis run --json``'s
+    form: for the tests where ``vis run`` is not the point, without a process's imports of
+    Vis and the MCP SDK (~1 s of CPU)."""
+    from vis_core.host import Host, HostOptions
+
+    path = workspace / "script.yaml"
+    path.write_text(yaml.safe_dump(script), encoding="utf-8")
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=path))
+    try:
+        session = await host.new_session()
+        events: list[Any] = []
+        session.subscribe(events.append)
+        await session.submit("go")
+    finally:
+        await host.close()
+    return [json.loads(event.to_json()) for event in events]
+
+
 def _of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in events if e["type"] == kind]
 
@@ -202,7 +221,9 @@ vis.register_extension(vis.Extension(
 '''
 
 
-def test_extensions_add_servers_and_a_file_entry_wins(vis_home: Path, workspace: Path) -> None:
+async def test_extensions_add_servers_and_a_file_entry_wins(
+    vis_home: Path, workspace: Path
+) -> None:
     from .conftest import SERVER
 
     (vis_home / "extensions").mkdir()
@@ -217,7 +238,7 @@ def test_extensions_add_servers_and_a_file_entry_wins(vis_home: Path, workspace:
         {"code": 'print(await mcp__late__echo(text="registered at run time"))'},
         {"text": "done"},
     ]  # fmt: skip
-    events = _run(vis_home, workspace, script)
+    events = await _run_here(workspace, script)
     blocks = _of(events, "BlockFinished")
     assert blocks[0]["stdout"].splitlines() == [
         "from the extension",
@@ -247,7 +268,7 @@ vis.register_extension(vis.Extension(
 '''
 
 
-def test_a_server_registered_at_run_time_works_without_any_config(
+async def test_a_server_registered_at_run_time_works_without_any_config(
     vis_home: Path, workspace: Path
 ) -> None:
     """No mcp.json and no declared server: Vis makes no MCP manager at start; the first
@@ -263,6 +284,6 @@ def test_a_server_registered_at_run_time_works_without_any_config(
         {"code": 'print(await mcp__late__echo(text="registered at run time"))'},
         {"text": "done"},
     ]
-    blocks = _of(_run(vis_home, workspace, script), "BlockFinished")
+    blocks = _of(await _run_here(workspace, script), "BlockFinished")
     assert blocks[0]["stdout"].strip() == "registered", blocks[0]["error"]
     assert blocks[1]["stdout"].strip() == "registered at run time", blocks[1]["error"]

@@ -1,6 +1,8 @@
 """``vis run`` against a real local server that streams forever or sends a broken stream:
 the turn ends (failed, or cancelled when the person stops it), and the error names the server
-and the fault."""
+and the fault. What ``vis run`` adds (its exit code, JSON stream, output and stored turns) is
+checked through ``vis run``; the faults' wording on sessions in the test's process, which
+import the provider SDKs once (on the ``sdk-imports`` worker) instead of in a process each."""
 
 from __future__ import annotations
 
@@ -13,7 +15,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from vis_core.host import Host, HostOptions
+from vis_core.model.turn import TurnStatus
+
 from .wire_servers import WireReply, WireServer, WireToolCall, openai_reply
+
+# the tests that run sessions here import the provider SDKs in the test process
+IN_PROCESS = pytest.mark.xdist_group("sdk-imports")
 
 CHUNK = {
     "id": "chatcmpl-endless",
@@ -152,11 +162,41 @@ def _failed(home: Path, workspace: Path, reply: WireReply) -> tuple[str, str]:
     return ended["error"], server.openai_base_url
 
 
-def test_a_malformed_stream_names_the_server_and_the_fault(vis_home: Path, workspace: Path) -> None:
-    for name, (frames, fault) in MALFORMED.items():
-        error, url = _failed(vis_home, workspace, WireReply(frames=frames))
-        server = f"The model server at {url} (provider local) sent a malformed stream: "
-        assert error.startswith(f"model request failed: {server}") or error.startswith(server), (
+async def _turns(workspace: Path, server: WireServer, *replies: WireReply) -> list[Any]:
+    """One turn a reply in one session of this process against ``server`` (configured)."""
+    host = await Host.open(HostOptions(workspace=workspace, provider="local", model="m"))
+    try:
+        session = await host.new_session()
+        ended = []
+        for reply in replies:
+            server.reply(reply)
+            ended.append(await session.submit("hi"))
+        return ended
+    finally:
+        await host.close()
+
+
+async def _failed_here(home: Path, workspace: Path, reply: WireReply) -> tuple[str, str]:
+    with WireServer() as server:
+        configure(home, server)
+        [ended] = await _turns(workspace, server, reply)
+    assert ended.status is TurnStatus.FAILED, ended
+    return ended.error, server.openai_base_url
+
+
+@IN_PROCESS
+async def test_a_malformed_stream_names_the_server_and_the_fault(
+    vis_home: Path, workspace: Path
+) -> None:
+    with WireServer() as server:
+        configure(vis_home, server)
+        replies = [WireReply(frames=frames) for frames, _ in MALFORMED.values()]
+        turns = await _turns(workspace, server, *replies)
+    prefix = f"The model server at {server.openai_base_url} (provider local) sent a malformed "
+    for name, (_, fault), ended in zip(MALFORMED, MALFORMED.values(), turns, strict=True):
+        error = ended.error
+        assert ended.status is TurnStatus.FAILED, (name, ended)
+        assert error.startswith(f"model request failed: {prefix}") or error.startswith(prefix), (
             name,
             error,
         )
@@ -168,10 +208,11 @@ def test_a_stream_without_its_end_names_the_server(vis_home: Path, workspace: Pa
     assert "ended unfinished (after 6 characters)" in error and url in error
 
 
-def test_an_html_page_with_200_is_not_a_stream(vis_home: Path, workspace: Path) -> None:
+@IN_PROCESS
+async def test_an_html_page_with_200_is_not_a_stream(vis_home: Path, workspace: Path) -> None:
     page = "<html><head><title>502</title></head><body><h1>Bad gateway</h1></body></html>"
     reply = WireReply(body=page, headers=(("Content-Type", "text/html"),), raw=True)
-    error, url = _failed(vis_home, workspace, reply)
+    error, url = await _failed_here(vis_home, workspace, reply)
     assert f"The model server at {url} (provider local) sent a malformed stream" in error
     assert 'it answered text/html instead of an event stream: "502 Bad gateway"' in error
     assert "check base_url under [providers.local]" in error
@@ -224,7 +265,8 @@ def test_a_lone_surrogate_keeps_the_answer(vis_home: Path, workspace: Path) -> N
     assert [json.loads(data)["content"] for (data,) in rows] == ["hello a\\ud800b and the rest"] * 2
 
 
-def test_a_malformed_anthropic_stream_names_the_server_and_the_fault(
+@IN_PROCESS
+async def test_a_malformed_anthropic_stream_names_the_server_and_the_fault(
     vis_home: Path, workspace: Path
 ) -> None:
     start = {
@@ -247,78 +289,60 @@ def test_a_malformed_anthropic_stream_names_the_server_and_the_fault(
         )
     )
     endless = WireReply(forever=f"event: ping\ndata: {json.dumps({'type': 'ping'})}\n\n")
-    for reply, fault in (
-        (broken, "sent a malformed stream: an event that is not valid JSON"),
-        (endless, "for one response (the cap: max_response_bytes = 50000"),
-    ):
-        with WireServer() as server:
-            (vis_home / "config.toml").write_text(
-                f'[providers.claude]\nkind = "anthropic"\n'
-                f'base_url = "{server.anthropic_base_url}"\n'
-                'api_key_env = ""\nmax_response_bytes = 50000\n',
-                encoding="utf-8",
-            )
-            server.reply(reply)
-            env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-            env["VIS_HOME"] = str(vis_home)
-            done = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "vis_core.cli",
-                    "run",
-                    "--json",
-                    "--model",
-                    "claude/c",
-                    "hi",
-                ],
-                cwd=workspace,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=120,
-            )
-        assert done.returncode == 1, done.stderr
-        error = json.loads(done.stdout.splitlines()[-1])["error"]
-        assert f"The model server at {server.anthropic_base_url} (provider claude)" in error
-        assert fault in error, error
+    with WireServer() as server:
+        (vis_home / "config.toml").write_text(
+            f'[providers.claude]\nkind = "anthropic"\n'
+            f'base_url = "{server.anthropic_base_url}"\n'
+            'api_key_env = ""\nmax_response_bytes = 50000\n',
+            encoding="utf-8",
+        )
+        host = await Host.open(HostOptions(workspace=workspace, provider="claude", model="c"))
+        try:
+            session = await host.new_session()
+            for reply, fault in (
+                (broken, "sent a malformed stream: an event that is not valid JSON"),
+                (endless, "for one response (the cap: max_response_bytes = 50000"),
+            ):
+                server.reply(reply)
+                ended = await session.submit("hi")
+                assert ended.status is TurnStatus.FAILED, ended
+                assert f"The model server at {server.anthropic_base_url} (provider claude)" in (
+                    ended.error
+                )
+                assert fault in ended.error, ended.error
+        finally:
+            await host.close()
 
 
-def test_a_line_that_never_ends_is_cut_too(vis_home: Path, workspace: Path) -> None:
+@IN_PROCESS
+async def test_a_line_that_never_ends_is_cut_too(vis_home: Path, workspace: Path) -> None:
     with WireServer() as server:
         configure(vis_home, server, "max_response_bytes = 100000\n")
-        server.reply(
-            WireReply(
-                frames=('data: {"id": "c", "choices": [{"delta": {"content": "',),
-                forever="x" * 4096,
-            )
+        endless_line = WireReply(
+            frames=('data: {"id": "c", "choices": [{"delta": {"content": "',),
+            forever="x" * 4096,
         )
-        run = vis_run(vis_home, workspace, "one endless line")
-        out, err = run.communicate(timeout=120)
-    assert run.returncode == 1, err
-    ended = json.loads(out.splitlines()[-1])
-    assert "more than 100,000 bytes for one response" in ended["error"]
+        [ended] = await _turns(workspace, server, endless_line)
+    assert ended.status is TurnStatus.FAILED, ended
+    assert "more than 100,000 bytes for one response" in ended.error
 
 
-def test_an_endless_error_body_is_cut(vis_home: Path, workspace: Path) -> None:
-    with WireServer() as server:
-        configure(vis_home, server)
-        server.reply(WireReply(status=500, frames=("{",), forever="x" * 4096))
-        run = vis_run(vis_home, workspace, "hi")
-        out, err = run.communicate(timeout=120)
-    assert run.returncode == 1, err
-    error = json.loads(out.splitlines()[-1])["error"]
-    assert f"The model server at {server.openai_base_url} (provider local)" in error
+@IN_PROCESS
+async def test_an_endless_error_body_is_cut(vis_home: Path, workspace: Path) -> None:
+    reply = WireReply(status=500, frames=("{",), forever="x" * 4096)
+    error, url = await _failed_here(vis_home, workspace, reply)
+    assert f"The model server at {url} (provider local)" in error
     assert "answered an error whose body is longer than 1.0 MiB" in error
 
 
-def test_an_endless_props_answer_does_not_stop_the_turn(vis_home: Path, workspace: Path) -> None:
+@IN_PROCESS
+async def test_an_endless_props_answer_does_not_stop_the_turn(
+    vis_home: Path, workspace: Path
+) -> None:
     with WireServer() as server:
         configure(vis_home, server)
         server.serve("/props", WireReply(frames=('{"n_ctx": ',), forever="1" * 4096))
-        server.reply(openai_reply("Still here."))
-        run = vis_run(vis_home, workspace, "hi")
-        out, err = run.communicate(timeout=120)
-    assert run.returncode == 0, err
-    assert json.loads(out.splitlines()[-1])["content"] == "Still here."
+        [ended] = await _turns(workspace, server, openai_reply("Still here."))
+    assert ended.status is TurnStatus.COMPLETED, ended
+    assert ended.content == "Still here."
     assert "/props" in server.gets

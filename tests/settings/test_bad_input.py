@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 from cli_support import script as _script
 from cli_support import vis as _vis
+
+from vis_core.cli import main
 
 DEEP_TOML = "a = " + "[" * 3000 + "]" * 3000 + "\n"
 
@@ -33,14 +36,19 @@ def _clean(done, *names: str) -> None:  # type: ignore[no-untyped-def]
     ids=["number", "not-json", "list", "path-type", "print-type", "prints-list", "deep"],
 )
 def test_a_broken_trust_list_is_a_named_error_and_is_kept(
-    workspace: Path, vis_home: Path, tmp_path: Path, content: str
+    workspace: Path,
+    vis_home: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    content: str,
 ) -> None:
     trust_list = vis_home / "trusted.json"
     trust_list.write_text(content, encoding="utf-8")
     script = _script(tmp_path, [{"text": "hi"}])
     run = ("run", "--provider", "scripted", "--script", str(script), "go")
-    for args in (run, ("trust", str(workspace)), ("doctor",), ("settings", "list")):
-        _clean(_vis(*args, cwd=workspace, env_home=vis_home), str(trust_list), "trust list")
+    _clean(_vis(*run, cwd=workspace, env_home=vis_home), str(trust_list), "trust list")
+    for args in (("trust", str(workspace)), ("doctor",), ("settings", "list")):
+        _clean(_in_process(capsys, workspace, *args), str(trust_list), "trust list")
     assert trust_list.read_text(encoding="utf-8") == content
 
 
@@ -108,23 +116,39 @@ def test_vis_trust_of_a_missing_path_or_a_file_is_a_named_error(
     ],
 )
 def test_vis_settings_set_refuses_what_cannot_be_used_and_saves_nothing(
-    workspace: Path, vis_home: Path, args: tuple[str, ...], why: str
+    workspace: Path,
+    vis_home: Path,
+    capsys: pytest.CaptureFixture[str],
+    args: tuple[str, ...],
+    why: str,
 ) -> None:
-    done = _vis("settings", "set", *args, cwd=workspace, env_home=vis_home)
-    _clean(done, why)
+    _clean(_in_process(capsys, workspace, "settings", "set", *args), why)
     assert not (vis_home / "config.toml").exists()
     assert not (workspace / ".vis").exists()
-    listing = _vis("settings", "list", "--json", cwd=workspace, env_home=vis_home)
+    listing = _in_process(capsys, workspace, "settings", "list", "--json")
     rows = [json.loads(line) for line in listing.stdout.splitlines()]
     assert {row["source"] for row in rows} == {"default"}
 
 
-def test_a_usable_model_is_saved(workspace: Path, vis_home: Path) -> None:
+def test_a_usable_model_is_saved(
+    workspace: Path, vis_home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     (vis_home / "config.toml").write_text(
         '[providers.acme]\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n', encoding="utf-8"
     )
     for value in ("acme/m1", "openai/gpt-5"):
-        done = _vis("settings", "set", "model", value, cwd=workspace, env_home=vis_home)
+        done = _in_process(capsys, workspace, "settings", "set", "model", value)
         assert done.returncode == 0, done.stderr
-        got = _vis("settings", "get", "model", cwd=workspace, env_home=vis_home)
+        got = _in_process(capsys, workspace, "settings", "get", "model")
         assert got.stdout.strip() == value
+
+
+def _in_process(
+    capsys: pytest.CaptureFixture[str], workspace: Path, *args: str
+) -> subprocess.CompletedProcess[str]:
+    """``vis ARGS`` in this process (its own VIS_HOME: the autouse fixture), as ``vis`` runs
+    it; a process start each was most of these tests' time."""
+    capsys.readouterr()
+    code = main(["-C", str(workspace), *args])
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["vis", *args], code, out, err)

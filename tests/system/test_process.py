@@ -23,6 +23,8 @@ def test_how_a_child_ended() -> None:
     assert Ending(-11).signal == "SIGSEGV" and Ending(-9).signal == "SIGKILL"
     assert Ending(-200).signal == "signal 200"
     assert Ending(None).signal is None
+    said = [str(Ending(code)) for code in (3, -9, -11, None)]  # one wording for every child
+    assert said == ["exited with code 3", "was killed (SIGKILL)", "crashed (SIGSEGV)", "ended"]
 
 
 def test_a_crash_is_told_by_its_signal(tmp_path: Path) -> None:

@@ -188,7 +188,7 @@ def test_closed_shells_leave_no_process_to_the_garbage_collector(
                 loop.close()
             assert not left, f"still running after close_all: {left}"
         del loop
-        for thread in set(threading.enumerate()) - before:  # the child watcher's, on 3.11
+        for thread in set(threading.enumerate()) - before:  # any a start left behind
             thread.join(5)
         gc.collect()
     finally:

@@ -16,7 +16,7 @@ from vis_core.model.command import CommandAction, CommandInfo, PromptToSend
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
-    from vis_core.command_host import CommandHost
+    from vis_core.command_host import CommandDeps
     from vis_core.commands.files import CommandFile
     from vis_core.tools.checkpoints import UndoReport
 
@@ -62,27 +62,29 @@ def parse_command(text: str) -> tuple[str, str]:
 class CommandRegistry:
     """Built-in commands plus those of the loaded extensions."""
 
-    def __init__(self, host: CommandHost) -> None:
-        self._host = host
+    def __init__(self, deps: CommandDeps) -> None:
+        self._deps = deps
 
     @functools.cached_property
     def _builtin(self) -> dict[str, _Command]:
         """Built when first asked for: ``vis run`` with a request (no command) never is."""
-        builtin = {d.name: _Command.of(d, "vis") for d in _builtin_commands(self._host, self)}
-        builtin["group"] = _group_command(self._host)
+        builtin = {d.name: _Command.of(d, "vis") for d in _builtin_commands(self._deps, self)}
+        builtin["group"] = _group_command(self._deps)
         return builtin
 
     def _extension_commands(self) -> dict[str, _Command]:
         commands: dict[str, _Command] = {}
-        for owner, declaration in self._host.catalog.commands():
+        for owner, declaration in self._deps.catalog.commands():
             commands.setdefault(declaration.name, _Command.of(declaration, owner))
         return commands
 
     def _command_files(self) -> tuple[list[CommandFile], list[str]]:
         from vis_core.commands.files import find_command_files
 
-        host = self._host
-        return find_command_files(host.paths.config_dir, host.project_root, host.trusted)
+        deps = self._deps
+        return find_command_files(
+            deps.paths.config_dir, deps.space.project_root, deps.space.trusted
+        )
 
     def _file_commands(
         self,
@@ -151,12 +153,12 @@ class CommandRegistry:
         except ValueError:
             args = raw.split()
         ctx = {
-            "channel": self._host.options.channel.value,
+            "channel": self._deps.options.channel.value,
             "args": args,
             "raw": raw,
             "session_id": session.id if session else None,
-            "workspace_root": str(self._host.workspace),
-            "project_root": str(self._host.project_root),
+            "workspace_root": str(self._deps.space.root),
+            "project_root": str(self._deps.space.project_root),
         }
         if session is not None and session.drafts is not None:  # the draft it works in
             roots = session.drafts.roots()
@@ -166,7 +168,7 @@ class CommandRegistry:
                 value = command.run({**ctx, "session": session})
             else:
                 # run in the session that sent the command, as a tool call of its owner
-                value = await self._host.call_extension(
+                value = await self._deps.call_extension(
                     command.info.owner,
                     command.run,
                     ctx,
@@ -230,7 +232,7 @@ def _action(action: CommandAction, title: str, body: str | None = None) -> Comma
     return CommandResult(True, title, body, action=action)
 
 
-def _builtin_commands(host: CommandHost, registry: CommandRegistry) -> list[SlashCommand]:
+def _builtin_commands(deps: CommandDeps, registry: CommandRegistry) -> list[SlashCommand]:
     """The built-in commands, declared as extensions declare theirs."""
 
     from vis_core.commands.mcp import mcp_command
@@ -249,10 +251,10 @@ def _builtin_commands(host: CommandHost, registry: CommandRegistry) -> list[Slas
                 return err("No session", "Open a session first.")
             from vis_core.model_choices import unknown_model, use_model
 
-            refused = unknown_model(host, session, ctx["args"][0])
-            return refused if refused is not None else use_model(host, session, ctx["args"][0])
-        label = session.model.label if session is not None else host.model_label
-        problem = session.model.problem if session is not None else host.model_problem
+            refused = unknown_model(deps, session, ctx["args"][0])
+            return refused if refused is not None else use_model(deps, session, ctx["args"][0])
+        label = session.model.label if session is not None else deps.models.label
+        problem = session.model.problem if session is not None else deps.models.problem
         body = problem or "Switch with `/model provider/model`, e.g. `/model openai/gpt-5`."
         return CommandResult(True, f"Model: {label}", body, action=CommandAction.OPEN_MODELS)
 
@@ -288,15 +290,15 @@ def _builtin_commands(host: CommandHost, registry: CommandRegistry) -> list[Slas
         if session is None:
             return err("No session", "Open a session first.")
         if not ctx["raw"]:
-            current = host.store.state_get("vis.goal", session.id)
+            current = deps.store.state_get("vis.goal", session.id)
             return ok("Goal", current or "No goal set. Set one with `/goal TEXT`.")
-        host.store.state_set("vis.goal", session.id, ctx["raw"])
+        deps.store.state_set("vis.goal", session.id, ctx["raw"])
         return ok("Goal set", ctx["raw"])
 
     async def reload_(ctx: dict[str, Any]) -> CommandResult:
         # reading every extension again takes the registration worker's time (up to the
         # load time limit): off the loop, so the app and running sessions stay live meanwhile
-        summary = await host.reload_async()
+        summary = await deps.reload()
         return CommandResult(True, "Reloaded extensions", summary, action=CommandAction.RELOAD)
 
     from vis_core.commands.context import context_commands
@@ -306,11 +308,11 @@ def _builtin_commands(host: CommandHost, registry: CommandRegistry) -> list[Slas
     from vis_core.commands.plan import plan_command
 
     return [
-        *context_commands(host),
-        init_command(host),
-        plan_command(host),
+        *context_commands(deps),
+        init_command(deps),
+        plan_command(deps),
         draft_command(),
-        export_command(host),
+        export_command(deps),
         SlashCommand("help", help_, "List commands and key bindings", "/help"),
         SlashCommand(
             "new",
@@ -338,7 +340,7 @@ def _builtin_commands(host: CommandHost, registry: CommandRegistry) -> list[Slas
         SlashCommand("reload", reload_, "Re-read every extension", "/reload"),
         SlashCommand("goal", goal, "Set the goal of this session", "/goal TEXT", saveable=True),
         SlashCommand("quit", lambda ctx: _action(CommandAction.QUIT, "Bye"), "Quit Vis", "/quit"),
-        mcp_command(host),
+        mcp_command(deps),
     ]
 
 
@@ -356,13 +358,13 @@ def _file_command(item: CommandFile) -> _Command:
     return _Command(info, run, in_host=True)
 
 
-def _group_command(host: CommandHost) -> _Command:
+def _group_command(deps: CommandDeps) -> _Command:
     """``/group [NAME]``: show the session's group or move the session into another one."""
 
     def run(ctx: dict[str, Any]) -> CommandResult:
         from vis_core.commands.group import run_group
 
-        return run_group(host, ctx)
+        return run_group(deps, ctx)
 
     info = CommandInfo("group", "/group [NAME]", "Show or move this session's settings group")
     return _Command(info, run)

@@ -8,10 +8,10 @@ from vis_core.commands import CommandAction, CommandResult, err, literal_markdow
 from vis_core.extension.declarations import SlashCommand
 
 if TYPE_CHECKING:
-    from vis_core.command_host import CommandHost
+    from vis_core.command_host import CommandDeps
 
 
-def context_commands(host: CommandHost) -> list[SlashCommand]:
+def context_commands(deps: CommandDeps) -> list[SlashCommand]:
     """The context's built-in commands, declared as extensions declare theirs."""
 
     def idle_session(ctx: dict[str, Any], name: str) -> tuple[Any, CommandResult | None]:
@@ -44,7 +44,7 @@ def context_commands(host: CommandHost) -> list[SlashCommand]:
         if session is None:
             return err("No session", "Open a session first.")
         return ok(
-            "Context of the next request", context_report(session, host.store.folds(session.id))
+            "Context of the next request", context_report(session, deps.store.folds(session.id))
         )
 
     def fork(ctx: dict[str, Any]) -> CommandResult:
@@ -62,7 +62,7 @@ def context_commands(host: CommandHost) -> list[SlashCommand]:
                 )
             turn = int(raw)
         try:
-            row = fork_stored(host.store, session.id, turn, "/fork")
+            row = fork_stored(deps.store, session.id, turn, "/fork")
         except (LookupError, ValueError) as exc:
             return err("Cannot fork", str(exc))
         return CommandResult(

@@ -18,12 +18,12 @@ from vis_core.session_files import (
 )
 
 if TYPE_CHECKING:
-    from vis_core.command_host import CommandHost
+    from vis_core.command_host import CommandDeps
 
 USAGE = "/export [md|html|json] [PATH]"
 
 
-def export_command(host: CommandHost) -> SlashCommand:
+def export_command(deps: CommandDeps) -> SlashCommand:
     async def run(ctx: dict[str, Any]) -> CommandResult:
         session = ctx.get("session")
         if session is None:
@@ -36,15 +36,15 @@ def export_command(host: CommandHost) -> SlashCommand:
             path = Path(args[0]).expanduser()
             fmt = fmt or format_for_path(path)
             if not path.is_absolute():
-                path = host.workspace / path
+                path = deps.space.root / path
         else:
             fmt = fmt or ExportFormat.MD
-            path = host.workspace / default_file_name(session.id, fmt)
-        row = host.store.get_session(session.id)
+            path = deps.space.root / default_file_name(session.id, fmt)
+        row = deps.store.get_session(session.id)
         if row is None:
             return err("Cannot export", "This session has nothing stored yet.")
         try:
-            text = await asyncio.to_thread(export_session, host.store, row, fmt)
+            text = await asyncio.to_thread(export_session, deps.store, row, fmt)
             await asyncio.to_thread(write_export, path, text)
         except OSError as exc:
             return err("Cannot export", f"{code_span(str(path))}: {exc.strerror or exc}")

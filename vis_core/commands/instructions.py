@@ -9,12 +9,12 @@ from vis_core.extension.declarations import SlashCommand
 from vis_core.instructions.init_prompt import init_prompt
 
 if TYPE_CHECKING:
-    from vis_core.command_host import CommandHost
+    from vis_core.command_host import CommandDeps
 
 
-def init_command(host: CommandHost) -> SlashCommand:
+def init_command(deps: CommandDeps) -> SlashCommand:
     def run(ctx: dict[str, Any]) -> CommandResult:
-        text = init_prompt(host.workspace)
+        text = init_prompt(deps.space.root)
         return CommandResult(
             True,
             "Writing AGENTS.md",

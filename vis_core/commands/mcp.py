@@ -10,18 +10,18 @@ from vis_core.mcp.command import USAGE, run_mcp_command
 from vis_core.model.channel import Channel
 
 if TYPE_CHECKING:
-    from vis_core.command_host import CommandHost
+    from vis_core.command_host import CommandDeps
 
 
-def mcp_command(host: CommandHost) -> SlashCommand:
-    """The built-in ``/mcp`` slash command of ``host``."""
+def mcp_command(deps: CommandDeps) -> SlashCommand:
+    """The built-in ``/mcp`` slash command."""
 
     async def run(ctx: dict[str, Any]) -> CommandResult:
         args = list(ctx["args"])
         if ctx.get("channel") == Channel.TUI and len(args) == 2 and args[0] == "login":
             # the TUI signs in on its /mcp screen: the page, a paste box, the outcome
             return CommandResult(True, f"Sign in to {args[1]}", data=args[1], action=OPEN_MCP)
-        ok_, title, body = await run_mcp_command(host.mcp.manager, args)
+        ok_, title, body = await run_mcp_command(deps.mcp.manager, args)
         opens = not ctx["args"] and ctx.get("channel") == Channel.TUI
         return CommandResult(ok_, title, body, action=OPEN_MCP if opens else None)
 

@@ -11,7 +11,7 @@ from vis_core.model.turn import TurnStatus
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
-    from vis_core.command_host import CommandHost
+    from vis_core.command_host import CommandDeps
     from vis_core.extension.forms import Form
 
 USAGE = "/plan [REQUEST | approve [NOTES] | off]"
@@ -21,9 +21,9 @@ HOW_TO_LEAVE = (
 )
 
 
-def entered_text(host: CommandHost, session_id: str) -> str:
+def entered_text(deps: CommandDeps, session_id: str) -> str:
     """What plan mode holds back in this session, with the jail on or off."""
-    jail, _ = host.jail_mode(session_id)
+    jail, _ = deps.space.jail_mode(session_id)
     held = (
         "The jail shows the workspace read-only to the model's blocks (only /tmp takes writes)."
         if jail
@@ -33,18 +33,18 @@ def entered_text(host: CommandHost, session_id: str) -> str:
     return f"Vis refuses patch, shell, run_tests and tools that change things. {held} "
 
 
-def last_plan(host: CommandHost, session: AgentSession) -> str | None:
+def last_plan(deps: CommandDeps, session: AgentSession) -> str | None:
     """The answer the model ended its latest turn with (the plan), if it ended with one."""
-    turns = host.store.turns_page(session.id, limit=1)
+    turns = deps.store.turns_page(session.id, limit=1)
     turn = turns[-1] if turns else None
     if turn is None or turn.status is not TurnStatus.COMPLETED or not turn.content.strip():
         return None
     return turn.content.strip()
 
 
-def approve(host: CommandHost, session: AgentSession, notes: str) -> CommandResult:
+def approve(deps: CommandDeps, session: AgentSession, notes: str) -> CommandResult:
     """Leave plan mode and send the latest plan (with the person's ``notes``) as a request."""
-    plan = last_plan(host, session)
+    plan = last_plan(deps, session)
     if plan is None:
         return err(
             "No plan to approve",
@@ -62,8 +62,8 @@ def approve(host: CommandHost, session: AgentSession, notes: str) -> CommandResu
     )
 
 
-def plan_command(host: CommandHost) -> SlashCommand:
-    """The built-in ``/plan`` of ``host``."""
+def plan_command(deps: CommandDeps) -> SlashCommand:
+    """The built-in ``/plan``."""
 
     def run(ctx: dict[str, Any]) -> CommandResult:
         session: AgentSession | None = ctx.get("session")
@@ -74,7 +74,7 @@ def plan_command(host: CommandHost) -> SlashCommand:
         if session.running:
             return err("/plan waits for the turn", "Try again when the turn has ended.")
         if word == "approve":
-            return approve(host, session, rest.strip())
+            return approve(deps, session, rest.strip())
         if word == "off" and not rest:
             if not session.plan.set(False):
                 return ok("Not in plan mode", f"`{USAGE}`")
@@ -89,7 +89,7 @@ def plan_command(host: CommandHost) -> SlashCommand:
                 action=CommandAction.SEND_PROMPT,
             )
         title = "Plan mode on" if entered else "Already in plan mode"
-        return ok(title, entered_text(host, session.id) + HOW_TO_LEAVE)
+        return ok(title, entered_text(deps, session.id) + HOW_TO_LEAVE)
 
     return SlashCommand(
         "plan", run, "Plan first: the model reads but changes nothing until you approve", USAGE

@@ -7,7 +7,6 @@ import contextlib
 import fcntl
 import hashlib
 import os
-import secrets
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -80,7 +79,7 @@ def land_files(
     target first, then each is renamed in (the file it replaces kept aside); ``then`` runs
     last (e.g. moving a branch). A failure at any step puts back every file as it was and
     raises :class:`LandingFailed` naming the file."""
-    token = secrets.token_hex(4)
+    token = os.urandom(4).hex()
     made: list[Path] = []  # folders made for new files (removed again on failure)
     staged: list[tuple[Path, Path | None]] = []  # (target, temporary; None: a removal)
     done: list[tuple[Path, Path | None]] = []  # (target, what it held, kept aside; None: new)

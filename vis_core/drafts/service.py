@@ -7,8 +7,8 @@ person approves or discards it, and never merged on its own.
 
 from __future__ import annotations
 
+import os
 import re
-import secrets
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -27,7 +27,7 @@ MANIFEST = "base.json"
 
 
 def new_label() -> str:
-    return time.strftime("%m%d-") + secrets.token_hex(2)
+    return time.strftime("%m%d-") + os.urandom(2).hex()
 
 
 def check_label(label: str) -> str:
@@ -129,7 +129,7 @@ class Drafts:
         label = check_label(label or new_label())
         if any(d.label == label for d in self.store.drafts(str(workspace))):
             raise DraftError(f"a draft labelled {label!r} exists already; choose another label")
-        draft_id = slot if slot is not None and self._empty_slot(slot) else secrets.token_hex(8)
+        draft_id = slot if slot is not None and self._empty_slot(slot) else os.urandom(8).hex()
         home = private_dir(private_dir(self.folder) / draft_id)
         tree = home / "tree"
         repo = worktree.repository_of(workspace)
@@ -275,7 +275,7 @@ class Drafts:
     def reserve(self) -> tuple[str, Path]:
         """A new empty folder for a draft not made yet (the jail shows it read-only, so a
         draft made in it mid-block can become the block's writable root)."""
-        slot = secrets.token_hex(8)
+        slot = os.urandom(8).hex()
         return slot, private_dir(private_dir(self.folder) / slot)
 
     def release(self, slot: str) -> None:

@@ -19,6 +19,7 @@ from vis_core.extension_host.session_workers import SessionWorkers, calls_per_re
 from vis_core.extension_host.tool_hooks import ToolHooks
 from vis_core.extension_host.worker_client import WorkerPlace
 from vis_core.store import Store
+from vis_core.system.loops import running_loop
 
 
 class SessionFacts(Protocol):
@@ -60,17 +61,13 @@ class SessionKit:
         self.place = place
         self._store = store
         self._extensions = extensions
-        try:
-            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            loop = None
         self.contexts = CallbackContexts(
             session_id=place.session_id,
             workspace_root=place.workspace_root,
             project_root=place.project_root,
             channel=place.channel,
             runtime=runtime,
-            loop=loop,
+            loop=running_loop() or place.loop,
         )
         # the session's extension workers (one per declared environment): each started by the
         # first tool, hook, command or callback it runs

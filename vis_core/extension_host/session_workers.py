@@ -32,6 +32,7 @@ from vis_core.extension_host.worker_client import (
     runs_in_worker,
 )
 from vis_core.ipc.messages import CallbackKind, TargetKind
+from vis_core.system.loops import running_loop
 from vis_core.tools.registry import HostTool
 
 R = TypeVar("R")
@@ -75,10 +76,8 @@ class SessionWorkers:
         # each owner looked up since (a load or /reload makes a new LoadedExtensions)
         self._routes: tuple[LoadedExtensions | None, dict[str, SessionWorker]] = (None, {})
         self._callback_threads: ThreadPoolExecutor | None = None
-        try:  # the session's loop: a worker made later, from a thread, still answers on it
-            self._loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            self._loop = None
+        # the session's loop: a worker made later, from a thread, still answers on it
+        self._loop: asyncio.AbstractEventLoop | None = running_loop() or place.loop
 
     # -- which worker ----------------------------------------------------------------------
 

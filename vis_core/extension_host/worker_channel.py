@@ -1,18 +1,14 @@
 """One side of the frame channel between the host and an extension worker: calls both ways.
 
-Each side numbers its own calls, waits on them with futures, and serves the other side's
-calls on threads of its own. Without an event loop (the worker), the threads take turns
-reading the pipe: the one that reads a call serves it itself, right away, and reads on once
-it is done; a call that runs longer than ``INLINE_LIMIT``, or waits on a call back, hands the
-reading to another thread (a watchdog thread sees the first, the call back the second), so
-the pipe is never left unread for long and a hung call can still be cancelled. With a loop
-(the host), the loop reads the pipe as it becomes readable and answers its callers' futures
-itself, with no thread in between; a caller that blocks the loop, or waits while no loop
-runs, reads the pipe itself until it is answered. A call the handler says a plain function
-serves (:meth:`Handler.inline`: an extension's ``def`` tool, nothing else of it running) the
-loop serves itself, with no thread in between either; when it lasts longer than
-``INLINE_LIMIT``, the watchdog reads the pipe for the loop until it ends (other calls go to
-threads, cancels are seen).
+Each side numbers its own calls and waits on them with futures. The process's one event loop
+reads the pipe as it becomes readable and answers its callers' futures itself, with no thread
+in between; it serves the other side's calls on threads of the channel (their synchronous
+part: extension code may block). A caller that blocks the loop, or waits while the loop does
+not run (or no loop is given), reads the pipe itself until it is answered. A call the handler
+says a plain function serves (:meth:`Handler.inline`: an extension's ``def`` tool, nothing
+else of it running) the loop serves itself, with no thread in between either; when it lasts
+longer than ``INLINE_LIMIT``, the watchdog reads the pipe for the loop until it ends (other
+calls go to threads, cancels are seen).
 """
 
 from __future__ import annotations
@@ -57,8 +53,7 @@ from vis_core.ipc.values import Encoded
 log = logging.getLogger(__name__)
 MAX_FRAME = 256 << 20  # bounds a corrupt length, not a real message
 MAX_THREADS = 256  # calls served at once (a hung tool holds one until its worker restarts)
-IDLE_THREADS = 4  # threads kept waiting for a call after a burst of them (the rest end)
-INLINE_LIMIT = 0.01  # seconds a call served by the reading thread may keep the pipe unread
+INLINE_LIMIT = 0.01  # seconds a call the loop serves itself may keep the pipe unread
 WATCHDOG_REST = 1.0  # seconds without a call after which the watchdog waits for the next
 WAIT_SLICE = 0.2  # seconds a blocking wait lasts before it looks again (who reads, a cancel)
 
@@ -108,15 +103,15 @@ class Channel:
         max_threads: int = MAX_THREADS,
         watchdog_rest: float = WATCHDOG_REST,
     ) -> None:
-        """``max_threads``: calls of the other side served at once; ``watchdog_rest``: seconds
-        without a call after which the watchdog waits for the next."""
+        """``loop``: the process's loop, which reads the pipe (None: only a caller that waits
+        reads it); ``max_threads``: calls of the other side served at once; ``watchdog_rest``:
+        seconds without a call after which the watchdog waits for the next."""
         self.exports = Exports()
         self._max_threads = max_threads
         self._watchdog_rest = watchdog_rest
         self._loop = loop
-        if loop is not None:  # a copy of its own: closed only once the loop stopped watching it
-            fd_in = os.dup(fd_in)
-            os.set_blocking(fd_in, False)
+        fd_in = os.dup(fd_in)  # a copy of its own: closed once nothing reads it any more
+        os.set_blocking(fd_in, False)
         self._fd_in = fd_in
         self._writer = FrameWriter(fd_out)
         self._handler = handler
@@ -135,29 +130,25 @@ class Channel:
         self._closed: str | None = None
         self._released: deque[int] = deque()  # proxies dropped here, told with the next frame
         self._frames = FrameReader(MAX_FRAME)
-        self._reading = threading.Lock()  # held by the thread whose turn it is to read
-        self._threads = 0  # threads of this channel
-        self._idle = 0  # of them, those waiting for their turn to read
-        self._inline: _Inline | None = None  # the call the reading thread serves now
+        self._inline: _Inline | None = None  # the call the loop serves itself now
         self._watchdog: threading.Thread | None = None
         self._watching = threading.Event()  # set while calls come: the watchdog looks
         self._watched_calls = False  # whether it is set (read on every call: cheaper)
-        self._last_inline = 0.0  # when the reading thread last started serving a call
-        self._read_to_end = threading.Event()  # no thread reads the pipe any more
-        self._turn: int | None = None  # the thread reading now
-        # with a loop: the loop reads, or a caller that waits where the loop cannot answer
+        self._last_inline = 0.0  # when the loop last started serving a call itself
+        self._read_to_end = threading.Event()  # nothing reads the pipe any more
+        # the loop reads, or a caller that waits where the loop cannot answer
         self._pump = threading.Lock()
         self._watched = False  # the loop watches the fd (it has run ``_watch``)
-        self._serving: ThreadPoolExecutor | None = None  # with a loop: serves the other side
+        self._serving: ThreadPoolExecutor | None = None  # serves the other side
         # the other side's calls it cancelled, and the calls back each served call waits on
         self._interrupted: set[int] = set()
         self._waits: dict[int, set[Future[Any]]] = {}
 
     def start(self) -> None:
         loop = self._loop
-        if loop is None:
-            self._add_thread()
-        elif self._on_loop():
+        if loop is None or loop.is_closed():  # callers read the pipe while they wait
+            return
+        if self._on_loop():
             self._watch()
         else:
             loop.call_soon_threadsafe(self._watch)
@@ -287,14 +278,9 @@ class Channel:
 
     def wait(self, future: Future[Any], timeout: float | None = None) -> Any:
         """The answer of a call made with :meth:`request` (blocking: from a thread, or from
-        the loop when it must, as an op hook does). Waits in short slices, so a cancelled
-        tool's thread can be interrupted meanwhile; reads the pipe itself when no loop
-        would (this thread blocks the loop, or the loop stopped); hands the reading on when
-        this thread had the turn to read (it serves a call that calls back)."""
-        if self._loop is None and not future.done():
-            with self._lock:
-                if self._inline is not None and self._inline.thread == threading.get_ident():
-                    self._hand_off()
+        the loop when it must). Waits in short slices, so a cancelled tool's thread can be
+        interrupted meanwhile; reads the pipe itself when the loop would not (this thread
+        blocks the loop, the loop does not run, or there is none)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             if future.done():
@@ -308,7 +294,7 @@ class Channel:
             try:
                 return future.result(left)
             except TimeoutError:  # the loop may be held up: read what it left unread
-                if self._loop is not None and not self._read_to_end.is_set():
+                if not self._read_to_end.is_set():
                     self._read_for(future, 0.0)
 
     def call_object(self, ref: int, method: str, args: tuple, kwargs: dict) -> Any:
@@ -357,99 +343,6 @@ class Channel:
 
     # -- the other side's frames ------------------------------------------------------------
 
-    def _add_thread(self) -> None:
-        """One more thread, waiting for its turn to read."""
-        with self._lock:
-            self._start_thread()
-
-    def _start_thread(self) -> None:
-        self._threads += 1
-        self._idle += 1
-        thread = threading.Thread(target=self._take_turns, name=f"{self._name}-{self._threads}")
-        thread.daemon = True
-        thread.start()
-
-    def _take_turns(self) -> None:
-        """Wait for the turn to read, then read and serve the calls read, one after the other,
-        until a call hands the reading on (or the pipe ends); then wait for the next turn (or
-        end, when enough other threads wait)."""
-        me = threading.get_ident()
-        while True:
-            self._reading.acquire()  # released by this thread, or by a hand-off for it
-            with self._lock:
-                self._idle -= 1
-            if self._read_to_end.is_set():
-                self._reading.release()
-                break
-            self._turn = me
-            inline = _Inline(me)  # this turn's calls (one at a time), until one hands off
-            while True:
-                try:
-                    work = self._read_call()
-                except (ProtocolError, OSError) as exc:
-                    work = f"the channel broke: {exc}"
-                if not isinstance(work, tuple):
-                    self._read_to_end.set()
-                    self._close(work or "the other side closed the channel")
-                    self._reading.release()
-                    self._watching.set()  # the watchdog ends
-                    with self._lock:
-                        self._threads -= 1
-                    return
-                started = time.monotonic()
-                with self._lock:
-                    inline.started = self._last_inline = started
-                    self._inline = inline
-                    if not self._watched_calls:
-                        self._wake_watchdog()
-                try:
-                    self._serve(*work)
-                except BaseException:  # a cancel that reached the thread after its call
-                    log.debug("%s: a late interruption after call %d", self._name, work[0].id)
-                with self._lock:
-                    if self._inline is inline:  # else the thread reading now serves one
-                        self._inline = None
-                if inline.handed:  # another thread reads now
-                    break
-            with self._lock:
-                if self._idle >= IDLE_THREADS:
-                    self._threads -= 1
-                    return
-                self._idle += 1
-        with self._lock:
-            self._threads -= 1
-
-    def _read_call(self) -> tuple[Call, tuple[tuple, dict] | Exception] | None:
-        """Handle the frames read up to the next call of the other side, and return that
-        call with its arguments; ``None`` at the end of the pipe."""
-        while True:
-            body = self._frames.read(self._fd_in)
-            if body is None:
-                return None
-            frame = decode_frame(body)
-            if isinstance(frame, Reply):
-                self._answer(frame)
-            elif isinstance(frame, Call):
-                # read here, in frame order, so a later release cannot drop what it lends
-                return frame, self._arguments(frame)
-            elif isinstance(frame, Release):
-                self.exports.release(frame.refs)
-            elif isinstance(frame, Early):
-                self._answer_early(frame)
-            else:
-                self._handler.cancel(frame.id)
-
-    def _hand_off(self) -> None:
-        """The call the reading thread serves goes on without the turn to read: another
-        thread takes it (one more is started when none waits). ``self._lock`` is held."""
-        inline = self._inline
-        if inline is None or inline.handed:
-            return
-        inline.handed = True
-        if not self._idle and self._threads < self._max_threads:
-            self._start_thread()
-        self._reading.release()  # for the reading thread, which serves on
-
     def _wake_watchdog(self) -> None:
         """Calls come: the watchdog looks (started with the first). ``self._lock`` is held."""
         self._watched_calls = True
@@ -462,7 +355,7 @@ class Channel:
             self._watchdog.start()
 
     def _watch_inline(self) -> None:
-        """Hand the reading on when a call served by the reading thread lasts longer than
+        """Read the pipe for the loop while a call it serves itself lasts longer than
         ``INLINE_LIMIT``; rest while no call comes."""
         while not self._read_to_end.is_set():
             self._watching.wait()
@@ -472,10 +365,7 @@ class Channel:
                 now = time.monotonic()
                 inline = self._inline
                 if inline is not None and now - inline.started >= INLINE_LIMIT:
-                    if self._loop is None:
-                        self._hand_off()
-                    else:  # the loop serves it: read for the loop meanwhile
-                        held = inline
+                    held = inline  # the loop serves it: read for the loop meanwhile
                 elif inline is None and now - self._last_inline > self._watchdog_rest:
                     self._watched_calls = False
                     self._watching.clear()
@@ -617,9 +507,9 @@ class Channel:
         """Close the channel; with ``wait``, also let its reader see the end of its pipe (no
         thread of it reads the fd after that)."""
         self._close(reason)
-        if not wait or self._turn == threading.get_ident():
+        if not wait:
             return
-        if self._loop is not None and self._unread():
+        if self._unread():
             self._read_for(None, wait)
         self._read_to_end.wait(wait)
 
@@ -629,11 +519,11 @@ class Channel:
         return _get_running_loop() is self._loop
 
     def _unread(self) -> bool:
-        """Whether the loop will not read the pipe for a caller of this thread: it does not
-        watch the fd yet, the caller blocks the loop itself, or the loop does not run."""
+        """Whether the loop will not read the pipe for a caller of this thread: there is none,
+        it does not watch the fd yet, the caller blocks the loop itself, or it does not run."""
         loop = self._loop
         if loop is None:
-            return False
+            return True
         return not self._watched or self._on_loop() or not loop.is_running()
 
     def _watch(self) -> None:
@@ -656,7 +546,7 @@ class Channel:
             self._serve_inline(*kept)
 
     def _serve_inline(self, call: Call, arguments: tuple[tuple, dict]) -> None:
-        inline = _Inline(threading.get_ident())
+        inline = _Inline()
         with self._lock:
             inline.started = self._last_inline = time.monotonic()
             self._inline = inline
@@ -716,7 +606,8 @@ class Channel:
         if isinstance(frame, Reply):
             self._answer(frame)
         elif isinstance(frame, Call):
-            work = (frame, self._arguments(frame))  # in frame order, as _read_call does
+            # read here, in frame order, so a later release cannot drop what it lends
+            work = (frame, self._arguments(frame))
             if (
                 self._reading_loop
                 and self._kept is None
@@ -743,14 +634,13 @@ class Channel:
             return
         self._close(reason)
         loop, fd = self._loop, self._fd_in
-        assert loop is not None
 
         def unwatch() -> None:
-            if not loop.is_closed():
+            if loop is not None and not loop.is_closed():
                 loop.remove_reader(fd)
             os.close(fd)
 
-        if self._on_loop() or not loop.is_running():
+        if loop is None or self._on_loop() or not loop.is_running():
             unwatch()
         else:
             loop.call_soon_threadsafe(unwatch)
@@ -761,15 +651,12 @@ class Channel:
 
 
 class _Inline:
-    """The calls the reading thread serves itself in its turn, one at a time: ``started``, when
-    the one served now began; ``handed``: it gave the reading on (its turn is over)."""
+    """A call the loop serves itself: ``started``, when it began."""
 
-    __slots__ = ("thread", "started", "handed")
+    __slots__ = ("started",)
 
-    def __init__(self, thread: int) -> None:
-        self.thread = thread
+    def __init__(self) -> None:
         self.started = 0.0
-        self.handed = False
 
 
 def _settle(future: Future[Any] | asyncio.Future[Any], value: Any, ok: bool) -> None:

@@ -86,7 +86,7 @@ class WorkerFailed(RuntimeError):
 
 @dataclass(frozen=True)
 class WorkerPlace:
-    """The session a worker serves, and the host runtime its SDK calls run in."""
+    """The session a worker serves, and the host runtime (and loop) its SDK calls run in."""
 
     session_id: str | None
     workspace_root: Path
@@ -95,6 +95,8 @@ class WorkerPlace:
     # the runtime of the Host that serves the session (a second Host's for its sessions);
     # a call's own ``CallContext.runtime`` comes first. None: the SDK's behaviour outside Vis
     runtime: Runtime | None = field(default=None, compare=False)
+    # the host's loop: it reads the worker's pipe, also for a worker made in a thread
+    loop: asyncio.AbstractEventLoop | None = field(default=None, compare=False)
 
 
 def runs_in_worker(ext: LoadedExtension | None) -> bool:
@@ -214,7 +216,7 @@ class SessionWorker:
         self._cancelled: set[int] = set()  # calls cancelled that have not stopped yet
         self._generation = 0  # counts stops: a start asked before one does not happen after
         # the session's loop reads the worker's answers (none: a thread reads them)
-        self._loop: asyncio.AbstractEventLoop | None = loop or running_loop()
+        self._loop: asyncio.AbstractEventLoop | None = loop or running_loop() or place.loop
 
     @property
     def pid(self) -> int | None:

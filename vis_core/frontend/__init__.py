@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from vis_core.model.sessions import SearchHit, SessionRow, TurnRow
     from vis_core.model.story import StoryKind
     from vis_core.model.usage import Usage
+    from vis_core.model.welcome import WelcomeFacts as WelcomeFacts
     from vis_core.model_choices import check_base_url as check_base_url
     from vis_core.model_choices import check_key as check_key
     from vis_core.model_choices import default_model as default_model
@@ -107,7 +108,6 @@ if TYPE_CHECKING:
     from vis_core.tools.ignore import listed_files as listed_files
     from vis_core.tools.textfiles import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
     from vis_core.tools.textfiles import looks_binary as looks_binary
-    from vis_core.welcome_probe import WelcomeFacts as WelcomeFacts
 
 # What front ends use of the core's data types and helpers, each loaded on first use (the
 # TUI's first frame imports none of them): the module that defines each name.
@@ -151,7 +151,7 @@ _MODULES = {
     "vis_core.tools.display": ("plural", "shorten_path"),
     "vis_core.tools.ignore": ("listed_files",),
     "vis_core.tools.textfiles": ("BINARY_SNIFF_BYTES", "looks_binary"),
-    "vis_core.welcome_probe": ("WelcomeFacts",),
+    "vis_core.model.welcome": ("WelcomeFacts",),
 }
 _EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
 # names lent under another name than their module's: (module, name there)
@@ -567,29 +567,29 @@ class Frontend:
     ) -> list[ModelEntry]:
         from vis_core.model_choices import model_entries
 
-        return model_entries(self._host, provider, current)
+        return model_entries(self._host.command_deps, provider, current)
 
     async def ask_servers(self, only: str | None = None) -> dict[str, str]:
         """Ask the model servers what they serve; a problem per server that did not answer."""
         from vis_core.model_choices import ask_servers
 
-        return await ask_servers(self._host, only)
+        return await ask_servers(self._host.command_deps, only)
 
     def providers(self) -> list[ProviderEntry]:
         from vis_core.model_choices import providers
 
-        return providers(self._host)
+        return providers(self._host.command_deps)
 
     def provider_named(self, name: str) -> ProviderEntry | None:
         from vis_core.model_choices import entry_named
 
-        return entry_named(self._host, name)
+        return entry_named(self._host.command_deps, name)
 
     async def use_model(self, session: Session, text: str) -> CommandResult:
         """Switch ``session`` to the model ``text`` names (``/model NAME``)."""
         from vis_core.model_choices import use_model
 
-        return await use_model(self._host, _agent(session), text)
+        return await use_model(self._host.command_deps, _agent(session), text)
 
     async def login(
         self, session: Session | None, entry: ProviderEntry, key: str, model: str
@@ -598,13 +598,13 @@ class Frontend:
         from vis_core.model_choices import login
 
         agent = None if session is None else _agent(session)
-        return await login(self._host, agent, entry, key, model)
+        return await login(self._host.command_deps, agent, entry, key, model)
 
     def save_local_server(self, name: str, base_url: str, key: str = "") -> ProviderEntry:
         """Save a server of one's own as ``[providers.NAME]``; ValueError says what is wrong."""
         from vis_core.model_choices import save_local_server
 
-        return save_local_server(self._host, name, base_url, key)
+        return save_local_server(self._host.command_deps, name, base_url, key)
 
     # -- MCP -----------------------------------------------------------------------------
     def join_mcp_servers(

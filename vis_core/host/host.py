@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.agent.deps import DirectTool, SessionModel
 from vis_core.agent.session import AgentSession
+from vis_core.command_host import CommandDeps
 from vis_core.commands import CommandRegistry
 from vis_core.config import ConfigFile, UserConfig, load_config
 from vis_core.drafts import Drafts
@@ -69,6 +70,10 @@ class Host:
         # the SDK's calls this host serves reach it here (its services are built below):
         # passed to whatever serves them, never installed in the process
         self.runtime = HostRuntime(self)
+        try:  # the host's loop: sessions built in a thread, and threads, reach it
+            self.runtime.loop = asyncio.get_running_loop()
+        except RuntimeError:  # built outside an event loop: threads reach it for reads only
+            pass
         self.catalog = ExtensionCatalog(extensions)
         self.settings = SettingsService(
             paths=paths,
@@ -102,15 +107,14 @@ class Host:
         self.settings.on_change_runner = on_change_runner(
             self.catalog.current,
             lambda: dict(self.registry.extension_workers),
-            WorkerPlace(None, root, project_root, options.channel, self.runtime),
+            WorkerPlace(None, root, project_root, options.channel, self.runtime, self.runtime.loop),
             self.space.project_values,
         )
         self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
         # the Vis of each other root vis.sessions.create(root=...) started a session in
         self._other_roots: dict[Path, Host] = {}
         self._other_roots_lock = asyncio.Lock()
-        # what takes the whole host: every service above is built
-        self.commands = CommandRegistry(self)
+        # what uses the services above (the host only opens sessions for child sessions)
         from vis_core.mcp.host import McpDeps, host_mcp
         from vis_core.subagents import SubagentDeps, Subagents
 
@@ -131,6 +135,20 @@ class Host:
                 self.registry.reset_tools,
             )
         )
+        # slash commands and model choices
+        self.command_deps = CommandDeps(
+            options,
+            paths,
+            store,
+            self.settings,
+            self.space,
+            self.catalog,
+            self.models,
+            self.mcp,
+            self.reload_async,
+            self.call_extension,
+        )
+        self.commands = CommandRegistry(self.command_deps)
         self.factory = SessionFactory(
             options=options,
             paths=paths,
@@ -147,10 +165,6 @@ class Host:
             runtime=self.runtime,
             direct_tools=self.direct_tools,
         )
-        try:
-            self.runtime.loop = asyncio.get_running_loop()
-        except RuntimeError:  # built outside an event loop: threads reach it for reads only
-            pass
 
     @classmethod
     async def open(cls, options: HostOptions) -> Host:
@@ -339,7 +353,12 @@ class Host:
             temporary = None
             if worker is None:
                 place = WorkerPlace(
-                    None, self.workspace, self.project_root, self.options.channel, self.runtime
+                    None,
+                    self.workspace,
+                    self.project_root,
+                    self.options.channel,
+                    self.runtime,
+                    self.runtime.loop,
                 )
                 worker = temporary = SessionWorkers(
                     self.catalog.current, place, self.space.project_values()
@@ -426,12 +445,14 @@ class Host:
                 self._other_roots[root] = other
             return other
 
-    async def close(self) -> None:
+    async def close(self, *, exiting: bool = False) -> None:
+        """Close the sessions, servers and store; ``exiting``: the process ends next, without
+        tearing down (``vis run``): the store's log is left for the next open."""
         for other in self._other_roots.values():
-            await other.close()
+            await other.close(exiting=exiting)
         self._other_roots.clear()
         self.interaction.close()
         await self.registry.close()
         await self.mcp.close()
         self.settings.uninstall()
-        self.store.close()
+        self.store.close(exiting=exiting)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from vis_core.agent.deps import SessionModel
 from vis_core.config import ConfigFile, UserConfig
-from vis_core.extension.runtime import Runtime
+from vis_core.extension_host.runtime import HostRuntime
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace
 from vis_core.host.extensions import ExtensionCatalog
@@ -31,7 +31,7 @@ class ModelResolver:
         catalog: ExtensionCatalog,
         workspace: Workspace,
         workers: Callable[[str], SessionWorkers | None],
-        runtime: Runtime,
+        runtime: HostRuntime,
     ) -> None:
         """``workers``: the extension worker of an open session, if it has one; ``runtime``:
         the host's, which a provider's worker started for one call serves SDK calls from."""
@@ -136,8 +136,9 @@ class ModelResolver:
             return None
         owner, declaration = found
         ws = self._workspace
+        runtime = self._runtime
         place = WorkerPlace(
-            session_id, ws.root, ws.project_root, self._options.channel, self._runtime
+            session_id, ws.root, ws.project_root, self._options.channel, runtime, runtime.loop
         )
         provider = ExtensionProvider(
             owner,

@@ -118,7 +118,12 @@ class SessionFactory:
         )
         roots = drafts.roots()  # the draft's, when the session resumes in one
         place = WorkerPlace(
-            session_id, roots.workspace, roots.project_root, self.options.channel, self.runtime
+            session_id,
+            roots.workspace,
+            roots.project_root,
+            self.options.channel,
+            self.runtime,
+            self.runtime.loop,  # a session restored in a thread: its workers answer on the loop
         )
         kit = SessionKit(
             place,

@@ -45,7 +45,7 @@ import msgspec
 from vis_core.contracts.sequence import check_backing_value, sequence_field_of
 from vis_core.model.handles import HostHandle
 from vis_core.records import registry
-from vis_core.records.record import Record, RecordInfo, make_record
+from vis_core.records.record import Record, RecordInfo, info_state, restore_record
 
 TAG = "$"
 BUILTIN_TAGS = frozenset({"tuple", "set", "frozenset", "bytes", "float", "int", "dict", "handle"})
@@ -357,15 +357,7 @@ def encode_record(value: Any) -> dict[str, Any]:
     cls = type(value)
     if not dataclasses.is_dataclass(value):
         public = {k: _listify(v) for k, v in vars(value).items() if not k.startswith("_")}
-        return {
-            "type": cls.__name__,
-            "owner": None,
-            "qualname": cls.__qualname__,
-            "fields": public,
-            "derived": [],
-            "text": None,
-            "sequence": None,
-        }
+        return {**info_state(RecordInfo(cls.__name__, qualname=cls.__qualname__)), "fields": public}
     fields: dict[str, Any] = {}
     for field in dataclasses.fields(value):
         if field.name.startswith("_"):
@@ -386,29 +378,15 @@ def encode_record(value: Any) -> dict[str, Any]:
         except Exception:  # the spec: a property that raises is left out
             continue
         derived.append(name)
-    return {
-        "type": cls.__name__,
-        "owner": _owner_for(cls),
-        "qualname": cls.__qualname__,
-        "fields": fields,
-        "derived": derived,
-        "text": _own_text(value),
-        "sequence": sequence,
-    }
+    info = RecordInfo(
+        cls.__name__, _owner_for(cls), cls.__qualname__, tuple(derived), _own_text(value), sequence
+    )
+    return {**info_state(info), "fields": fields}
 
 
 def decode_record(payload: dict[str, Any]) -> Record:
     """Build the frozen ``Record`` for a payload whose values are already decoded."""
-    fields = dict(payload.get("fields") or {})
-    info = RecordInfo(
-        type=str(payload.get("type") or "Record"),
-        owner=payload.get("owner"),
-        qualname=payload.get("qualname"),
-        derived=tuple(payload.get("derived") or ()),
-        text=payload.get("text"),
-        sequence=payload.get("sequence"),
-    )
-    return make_record(fields, info)
+    return restore_record(dict(payload.get("fields") or {}), payload)
 
 
 class owner_scope:  # used as a context manager, reads like a function
@@ -437,16 +415,7 @@ def _owner_for(cls: type) -> str | None:
 
 
 def _payload_of_record(record: Record) -> dict[str, Any]:
-    info = record._vis_info  # same package
-    return {
-        "type": info.type,
-        "owner": info.owner,
-        "qualname": info.qualname,
-        "fields": dict(record._vis_fields),
-        "derived": list(info.derived),
-        "text": info.text,
-        "sequence": info.sequence,
-    }
+    return {**info_state(record._vis_info), "fields": dict(record._vis_fields)}  # same package
 
 
 def _own_text(value: Any) -> str | None:

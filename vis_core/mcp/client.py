@@ -35,6 +35,7 @@ RESOURCE_RETRIES = 1  # reading and listing resources is retried once after a tr
 RETRY_DELAYS = (0.3, 1.0)
 TRANSIENT = {408, 429}
 CLOSE_WAIT = 10.0  # seconds a call waits for a dropped connection to close before reconnecting
+DRAIN_WAIT = 1.0  # seconds an ended stdio server's stderr may take to be read to its end
 SIGN_IN_HINT = (
     "the server rejected the Authorization header in mcp.json: check the token it sends, or "
     "remove the header to sign in with OAuth (`vis mcp login {name}`)"
@@ -269,6 +270,9 @@ class ServerConnection:
                 await asyncio.shield(end_group(group))
             if self._stderr is not None:
                 self._stderr.release()
+                # the server has ended: its last lines (why it failed) are read before they
+                # are told, not left to the reader thread's turn
+                await asyncio.shield(asyncio.to_thread(self._stderr.drained, DRAIN_WAIT))
                 self._last_stderr = self._stderr.text()
             self._ready.set()
 

@@ -45,6 +45,12 @@ class StderrTail:
         if not self.writer.closed:
             self.writer.close()
 
+    def drained(self, timeout: float) -> bool:
+        """Wait until every holder of the write end has exited and all it wrote is read;
+        False when that takes longer than ``timeout`` seconds (a process left holding it)."""
+        self._thread.join(timeout)
+        return not self._thread.is_alive()
+
     def text(self) -> str:
         with self._lock:
             return "\n".join(self._lines)

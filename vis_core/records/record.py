@@ -5,7 +5,7 @@ Stdlib only: the sandbox child imports this module.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, NoReturn, cast
 
@@ -98,7 +98,7 @@ class Record:
         return list(self._vis_fields)
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (restore_record, (dict(self._vis_fields), _info_state(self._vis_info)))
+        return (restore_record, (dict(self._vis_fields), info_state(self._vis_info)))
 
 
 class SequenceRecord(Record):
@@ -160,7 +160,9 @@ def make_record(fields: dict[str, Any], info: RecordInfo) -> Record:
     return record_class(info.type, is_sequence)(fields, info)
 
 
-def _info_state(info: RecordInfo) -> dict[str, Any]:
+def info_state(info: RecordInfo) -> dict[str, Any]:
+    """``info`` as plain data: a record's pickled state; with ``fields``, the value codec's
+    record payload."""
     return {
         "type": info.type,
         "owner": info.owner,
@@ -171,10 +173,11 @@ def _info_state(info: RecordInfo) -> dict[str, Any]:
     }
 
 
-def restore_record(fields: dict[str, Any], state: dict[str, Any]) -> Record:
-    """Unpickle a record (saved sandbox variables survive a restart)."""
+def restore_record(fields: dict[str, Any], state: Mapping[str, Any]) -> Record:
+    """The record of ``fields`` that ``state`` (:func:`info_state`) describes: unpickled (saved
+    sandbox variables survive a restart) or decoded (what a payload lacks takes its default)."""
     info = RecordInfo(
-        type=state["type"],
+        type=str(state.get("type") or "Record"),
         owner=state.get("owner"),
         qualname=state.get("qualname"),
         derived=tuple(state.get("derived") or ()),

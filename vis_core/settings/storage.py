@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -50,6 +49,8 @@ def _parse_toml(data: bytes, path: Path) -> dict[str, Any]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise SettingsFileError(not_utf8(path, exc)) from None
+    import tomllib  # only when there is a file to read
+
     try:
         return tomllib.loads(text)
     except RecursionError:

@@ -76,10 +76,11 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
         it holds); returns the function that removes it."""
         return self._db.before_read(hook)
 
-    def close(self) -> None:
-        """Commit what the writer has queued, then close the database."""
+    def close(self, *, exiting: bool = False) -> None:
+        """Commit what the writer has queued, then close the database (``exiting``: see
+        :meth:`Database.close`)."""
         self.writer.close()
-        self._db.close()
+        self._db.close(exiting=exiting)
 
     def __enter__(self) -> Store:
         return self

@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import difflib
 import json
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -254,7 +253,7 @@ def syntax_error(name: str, text: str) -> str | None:
         elif suffix == "json":
             json.loads(text)
         elif suffix == "toml":
-            tomllib.loads(text)
+            return _toml_error(text)
         elif suffix in ("yaml", "yml"):
             return _yaml_error(text)
         else:
@@ -265,6 +264,14 @@ def syntax_error(name: str, text: str) -> str | None:
         return f"Python {where}: {exc.msg}{snippet}"
     except json.JSONDecodeError as exc:
         return f"JSON line {exc.lineno} column {exc.colno}: {exc.msg}"
+    return None
+
+
+def _toml_error(text: str) -> str | None:
+    import tomllib  # loaded when a TOML file is first patched
+
+    try:
+        tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         return f"TOML: {exc}"
     return None

@@ -895,16 +895,7 @@ class Sandbox:
             self._handles[hid] = obj
             self._handle_ids[id(obj)] = hid
             self._handle_origins[hid] = origin
-        try:
-            text = repr(obj)[:200]
-        except Exception:  # a broken __repr__ must not break the tool result
-            text = ""
-        return {
-            "id": hid,
-            "type": type(obj).__name__,
-            "methods": list(obj.__vis_methods__),
-            "repr": text,
-        }
+        return {"id": hid, **wire.describe_handle(obj)}
 
     def _handle_in(self, ref: dict[str, Any]) -> HostHandle:
         obj = self._handles.get(str(ref.get("id")))

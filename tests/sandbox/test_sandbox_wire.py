@@ -121,7 +121,7 @@ def test_plain_data_fast_path_carries_what_encode_carries(value: Any) -> None:
     assert repr(fast) == repr(slow)  # the same values and types, all the way down (nan too)
 
 
-class Shade(str, enum.Enum):
+class Shade(str, enum.Enum):  # noqa: UP042 - the mixin, whose __str__ is not the value
     DARK = "dark"
 
 

@@ -6,6 +6,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from settle import drawn
 from textual.pilot import Pilot
 
 from vis_core.events import (
@@ -83,12 +84,12 @@ def _blocks(opened: bool) -> Any:
         await pilot.pause()
         assert app.session is not None
         app.main.feed_events(_events(app.session.id))
-        await pilot.pause(0.2)
+        await drawn(pilot)
         if opened:
             for row in app.main.query(BlockRow):
                 row.expanded = True
         app.main.prompt.focus()
-        await pilot.pause(0.2)
+        await drawn(pilot)
         app.main.transcript.scroll_home(animate=False)
         await pilot.pause()
 

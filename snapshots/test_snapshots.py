@@ -10,6 +10,7 @@ from typing import Any
 
 from pilot_keys import type_keys
 from sample_turns import every_block_records, failed_verification_record, record, turn_events
+from settle import drawn
 from textual.pilot import Pilot
 
 from vis_core.events import (
@@ -89,7 +90,7 @@ def _every_block(expand: bool) -> Any:
             for section in app.main.query(SectionView):
                 section.expanded = True
         app.main.prompt.focus()
-        await pilot.pause(0.2)
+        await drawn(pilot)
         app.main.transcript.scroll_home(animate=False)
         await pilot.pause()
 
@@ -128,7 +129,7 @@ def test_failed_verification(snap_compare: Any) -> None:
         await _answers_rendered(pilot)
         for row in app.main.query(ActivityRow):
             row.expanded = True
-        await pilot.pause(0.2)
+        await drawn(pilot)
 
     assert snap_compare(_app(), terminal_size=(100, 30), run_before=run)
 
@@ -172,7 +173,7 @@ def test_progress_line_while_a_command_runs(snap_compare: Any) -> None:
             ]
         )
         await _answers_rendered(pilot)
-        await pilot.pause(0.2)
+        await drawn(pilot)
 
     assert snap_compare(_app(), terminal_size=(100, 20), run_before=run)
 
@@ -200,7 +201,7 @@ def test_failed_command(snap_compare: Any) -> None:
         )
         app.main.feed_events(events)
         await _answers_rendered(pilot)
-        await pilot.pause(0.2)
+        await drawn(pilot)
 
     assert snap_compare(_app(), terminal_size=(100, 20), run_before=run)
 
@@ -234,7 +235,7 @@ def test_bang_command_shows_its_output(snap_compare: Any) -> None:
                 TurnEnded(sid, turn_id="t1", status=TurnStatus.COMPLETED),
             ]
         )
-        await pilot.pause(0.2)
+        await drawn(pilot)
 
     assert snap_compare(_app(), terminal_size=(100, 16), run_before=run)
 
@@ -277,7 +278,7 @@ def test_fold_row_opened(snap_compare: Any) -> None:
             await pilot.pause(0.02)
         await _answers_rendered(pilot)
         app.screen.set_focus(None)
-        await pilot.pause(0.2)
+        await drawn(pilot)
 
     options = HostOptions(workspace=Path(WORKSPACE), provider="scripted", script=script)
     assert snap_compare(VisApp(options, frozen=True), terminal_size=(100, 34), run_before=run)

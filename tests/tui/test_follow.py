@@ -11,7 +11,7 @@ from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.answer import AnswerView
 from vis_tui.widgets.block_row import BlockRow
 
-from .support import started, until, vis_app, write_script
+from .support import settled, started, until, vis_app, write_script
 
 # Code blocks and tables re-render the whole block as they grow: the old 3-line distance
 # check left the view on the answer's first screen.
@@ -48,7 +48,7 @@ async def test_a_streamed_answer_with_code_and_tables_stays_in_view(
         transcript = app.main.transcript
         await type_keys(pilot, *"first", "enter")
         await until(pilot, lambda: not app.main.turn_running and _rendered(app))
-        await pilot.pause(0.1)
+        await settled(pilot, lambda: (transcript.scroll_y, transcript.max_scroll_y))
         assert _at_bottom(app)
 
         # Scrolled up during the stream: the view stays where the person put it.
@@ -58,12 +58,12 @@ async def test_a_streamed_answer_with_code_and_tables_stays_in_view(
         await pilot.press("pageup")
         held = transcript.scroll_y
         await until(pilot, lambda: not app.main.turn_running and _rendered(app))
-        await pilot.pause(0.1)
+        await settled(pilot, lambda: (transcript.scroll_y, transcript.max_scroll_y))
         assert transcript.scroll_y == held < transcript.max_scroll_y
 
         # Ctrl+End pins it again, and it stays at the end.
         await pilot.press("ctrl+end")
-        await pilot.pause(0.1)
+        await settled(pilot, lambda: (transcript.scroll_y, transcript.max_scroll_y))
         assert _at_bottom(app)
 
 

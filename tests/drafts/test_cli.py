@@ -3,9 +3,13 @@ from a shell; approval by the model needs ``--allow-approve``."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
+import pytest
 from cli_support import script, vis
+
+from vis_core.cli import main
 
 from .conftest import git, make_repo
 
@@ -13,7 +17,11 @@ WRITE = {"code": 'open("b.txt", "w").write("from the run\\n")'}
 
 
 def test_vis_run_in_a_draft_leaves_the_workspace_and_vis_drafts_approves_it(
-    workspace: Path, tmp_path: Path, vis_home: Path, jail_off: None
+    workspace: Path,
+    tmp_path: Path,
+    vis_home: Path,
+    jail_off: None,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     repo = make_repo(workspace)
     responses = script(tmp_path, [WRITE, {"text": "done"}])
@@ -34,7 +42,7 @@ def test_vis_run_in_a_draft_leaves_the_workspace_and_vis_drafts_approves_it(
     assert "b.txt" in ran.stderr
     assert (repo / "b.txt").read_text() == "bee\n"
 
-    listed = vis("drafts", cwd=repo, env_home=vis_home)
+    listed = _drafts(capsys)
     assert listed.returncode == 0 and "1 file(s)" in listed.stdout and "worktree" in listed.stdout
     label = listed.stdout.split()[0]
 
@@ -42,11 +50,15 @@ def test_vis_run_in_a_draft_leaves_the_workspace_and_vis_drafts_approves_it(
     assert approved.returncode == 0, approved.stderr
     assert (repo / "b.txt").read_text() == "from the run\n"
     assert git(repo, "log", "-1", "--format=%s") == "the run's edit"
-    assert vis("drafts", cwd=repo, env_home=vis_home).stdout.strip() == "No drafts."
+    assert _drafts(capsys).stdout.strip() == "No drafts."
 
 
 def test_vis_run_refuses_the_models_approval_unless_allowed(
-    workspace: Path, tmp_path: Path, vis_home: Path, jail_off: None
+    workspace: Path,
+    tmp_path: Path,
+    vis_home: Path,
+    jail_off: None,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     repo = make_repo(workspace)
     approve = {"code": WRITE["code"] + "\nprint(await draft_approve('ship'))"}
@@ -64,8 +76,8 @@ def test_vis_run_refuses_the_models_approval_unless_allowed(
     )
     assert "does not approve drafts unless --allow-approve" in refused.stdout + refused.stderr
     assert (repo / "b.txt").read_text() == "bee\n"
-    label = vis("drafts", cwd=repo, env_home=vis_home).stdout.split()[0]
-    discarded = vis("drafts", "discard", label, cwd=repo, env_home=vis_home)
+    label = _drafts(capsys).stdout.split()[0]
+    discarded = _drafts(capsys, "discard", label)
     assert discarded.returncode == 0, discarded.stderr
 
     responses = script(tmp_path, [approve, {"text": "done"}])
@@ -86,8 +98,8 @@ def test_vis_run_refuses_the_models_approval_unless_allowed(
     assert "approved or discarded during the run" in allowed.stderr
 
 
-def test_vis_drafts_names_an_unknown_draft(workspace: Path, vis_home: Path) -> None:
-    done = vis("drafts", "approve", "nope", cwd=workspace, env_home=vis_home)
+def test_vis_drafts_names_an_unknown_draft(capsys: pytest.CaptureFixture[str]) -> None:
+    done = _drafts(capsys, "approve", "nope")
     assert done.returncode == 1 and "no draft 'nope'" in done.stderr
 
 
@@ -109,7 +121,11 @@ vis.register_extension(vis.Extension(
 
 
 def test_vis_drafts_approve_runs_the_extensions_hooks_in_the_drafts_session(
-    workspace: Path, tmp_path: Path, vis_home: Path, jail_off: None
+    workspace: Path,
+    tmp_path: Path,
+    vis_home: Path,
+    jail_off: None,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     repo = make_repo(workspace)
     (vis_home / "extensions").mkdir()
@@ -127,7 +143,7 @@ def test_vis_drafts_approve_runs_the_extensions_hooks_in_the_drafts_session(
         env_home=vis_home,
     )
     assert ran.returncode == 0, ran.stderr
-    label = vis("drafts", cwd=repo, env_home=vis_home).stdout.split()[0]
+    label = _drafts(capsys).stdout.split()[0]
 
     refused = vis("drafts", "approve", label, "-m", "forbidden", cwd=repo, env_home=vis_home)
     assert refused.returncode == 1 and "that message is not allowed" in refused.stderr
@@ -154,3 +170,12 @@ def test_a_draft_whose_session_was_deleted_is_still_approved(
 
     assert approved.returncode == 0, approved.stderr
     assert (repo / "b.txt").read_text() == "orphaned\n"
+
+
+def _drafts(capsys: pytest.CaptureFixture[str], *args: str) -> subprocess.CompletedProcess[str]:
+    """``vis drafts ARGS`` in this process (its VIS_HOME: the autouse fixture's), as ``vis``
+    runs it; approvals, which run the drafts' sessions, go through ``vis`` itself."""
+    capsys.readouterr()
+    code = main(["drafts", *args])
+    out, err = capsys.readouterr()
+    return subprocess.CompletedProcess(["vis", "drafts", *args], code, out, err)

@@ -16,6 +16,9 @@ from vis_core.model.turn import TurnStatus
 
 from .wire_servers import WireServer, WireToolCall, anthropic_reply, openai_reply
 
+# the provider SDKs are imported in the test process (anthropic ~2 s of CPU): on one worker
+pytestmark = pytest.mark.xdist_group("sdk-imports")
+
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x00" * 24 + b"wire-image"
 PNG_B64 = base64.b64encode(PNG).decode("ascii")
 SHOW_CODE = textwrap.dedent(

@@ -121,13 +121,7 @@ class EventBus:
     async def emit(self, event: Event) -> None:
         """Commit the event (off the loop), then publish it: a crash never loses what was
         shown. Returns once published; a cancel of the caller does not stop either."""
-        kind = type(event)
-        watchers = self._early_routes.get(kind)
-        for watcher in self._route(kind, True) if watchers is None else watchers:
-            try:
-                watcher(event)
-            except Exception:
-                log.exception("event watcher %r failed on %s", watcher, event.type)
+        self._watch(event)
         loop = self._loop = asyncio.get_running_loop()
         if isinstance(event, ACTIVITY_KINDS):
             with self._lock:
@@ -140,6 +134,31 @@ class EventBus:
             await self._commit(None, loop)
             return
         await self._commit(event, loop)
+
+    def hold(self, event: ActivityStarted | ActivityUpdated | ActivityEnded) -> bool:
+        """:meth:`emit` an Activity's event from the loop without waiting, when it is held
+        for a later commit (as most are); False, and nothing done, when the held events are
+        as many as one commit takes: then ``await emit(event)``, which commits them."""
+        with self._lock:
+            if len(self._held) + 1 >= MAX_HELD:
+                return False
+        self._watch(event)
+        loop = self._loop = asyncio.get_running_loop()
+        with self._lock:
+            self._held.append(event)
+        if self._hold_timer is None:
+            self._hold_timer = loop.call_later(HOLD, self.flush)
+        return True
+
+    def _watch(self, event: Event) -> None:
+        """Show ``event`` to the early subscribers."""
+        kind = type(event)
+        watchers = self._early_routes.get(kind)
+        for watcher in self._route(kind, True) if watchers is None else watchers:
+            try:
+                watcher(event)
+            except Exception:
+                log.exception("event watcher %r failed on %s", watcher, event.type)
 
     def flush(self) -> None:
         """Submit the held Activity events now (their calls still run); they are published

@@ -32,13 +32,15 @@ from vis_core.model.activity import (
 from vis_core.model.channel import Channel
 from vis_core.model.handles import HandleMethod, HostHandle
 from vis_core.sandbox.host import HandleCall
-from vis_core.system.loops import on_loop
+from vis_core.system.loops import keep, on_loop
 from vis_core.tools.registry import HostTool, ToolRegistry
 
 if TYPE_CHECKING:
     from vis_core.extension.runtime import Runtime
     from vis_core.extension_host.loaded import ExtensionLock
     from vis_core.extension_host.session_workers import SessionWorkers
+    from vis_core.extension_host.worker_channel import Channel as WorkerChannel
+    from vis_core.extension_host.worker_client import SessionWorker
 
 log = logging.getLogger(__name__)
 
@@ -106,8 +108,14 @@ class ToolInvoker:
         position: CallPosition | None = None,
         call_state: SessionCallState | None = None,
         plan: PlanMode | None = None,
+        hold: Callable[[ActivityStarted | ActivityEnded], bool] | None = None,
     ) -> None:
+        """``hold``: emit an Activity's event without waiting, or say it cannot (the event
+        bus's :meth:`~vis_core.agent.event_bus.EventBus.hold`); with it, a sandbox's call of
+        an extension tool may be a :meth:`quick_call`."""
         self._session_id = session_id
+        self._hold = hold
+        self._quick_ends: set[asyncio.Task[None]] = set()  # cancelled quick calls' ends
         self._plan = plan  # in plan mode, calls that change things are refused
         self._registry = registry
         self._emit = emit
@@ -187,6 +195,78 @@ class ToolInvoker:
         if encoded or type(value) is not Encoded:
             return value
         return decode_from_worker(value)
+
+    def quick_call(
+        self,
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        answer: Callable[[BaseException | None, Any], None],
+    ) -> QuickCall | None:
+        """Start the sandbox's call of ``name`` without a task of its own, when it is exact to:
+        an extension tool in the session's worker, with no render callback, not refused (plan
+        mode, its extension waiting on the turn), its worker running, the event bus holding
+        its Activity's events. ``answer(error, value)`` is called once with the outcome, as
+        :meth:`call` would return or raise it (never before this returns, never after a
+        cancel); the call itself as :meth:`call` makes it: one Activity, its worker's packed
+        value, the same cancel. None: nothing was done; :meth:`call` must make it."""
+        tool = self._registry().get(name)
+        hold, worker = self._hold, self._worker
+        if tool is None or hold is None or worker is None:
+            return None
+        name = tool.name  # called by an alias, perhaps
+        activity = tool.activity
+        if activity is not None and activity.render is not None:
+            return None  # drawn by the worker with the call: :meth:`call`
+        owner = tool.owner
+        if not worker.runs(owner):
+            return None
+        if self._plan is not None and self._plan.refusal(name, tool.tag, owner) is not None:
+            return None
+        if self._locks(owner) is not None:
+            try:
+                self.call_state.refuse_waiting(owner, name)
+            except RuntimeError:
+                return None  # refused, with its Activity: :meth:`call`
+        show_start = activity.show_start if activity is not None else True
+        record = self.new_record(
+            name,
+            activity.label if activity is not None else name,
+            tag=tool.tag,
+            owner=owner,
+            parent_id=None,
+            show_start=show_start,
+        )
+        quick = QuickCall(self, tool, record, answer)
+        site = self._position.site
+        context = _evolve(
+            self._blank_context,
+            owner=owner,
+            publish=quick.publish,
+            loop=quick.loop,
+            activity_id=record.id,  # calls made from here show under this Activity
+            turn_id=site.turn_id,
+            iteration_id=site.iteration_id,
+            callers=(),
+            session=self._session(),
+            unanswered_forms=[],  # the call's own
+        )
+        runner = worker.worker_for(owner)
+        try:
+            with calling(context):  # the channel keeps it for the calls made back
+                sent = runner.send(tool, args, kwargs)
+        except Exception:  # the worker is gone, or an argument cannot cross: nothing sent
+            return None
+        if sent is None:  # its worker must start first, or a cancelled call end
+            return None
+        quick.context = context
+        if show_start:
+            started = ActivityStarted(self._session_id, activity=record)
+            if not hold(started):  # the bus commits first
+                quick.starting = keep(self._quick_ends, quick.loop.create_task(self._emit(started)))
+            quick.shown = True
+        quick.sent(runner, *sent)
+        return quick
 
     async def call_handle(self, call: HandleCall) -> Any:
         """Run one method of a host handle (``h.wait(5)``) as an Activity of its own.
@@ -506,6 +586,137 @@ class ToolInvoker:
         if not started:
             await self._emit(ActivityStarted(self._session_id, activity=record))
         await self._emit(ActivityEnded(self._session_id, activity=record))
+
+
+class QuickCall:
+    """A sandbox's call of an extension tool that :meth:`ToolInvoker.quick_call` started: its
+    worker's answer ends it on the loop, with no task, as :meth:`ToolInvoker.call` would
+    (``answer`` is the sandbox's); a task is made only to wait for the event bus."""
+
+    def __init__(
+        self,
+        invoker: ToolInvoker,
+        tool: HostTool,
+        record: ActivityRecord,
+        answer: Callable[[BaseException | None, Any], None],
+    ) -> None:
+        self._invoker = invoker
+        self._tool = tool
+        self.record = record
+        self._answer = answer
+        self.loop = asyncio.get_running_loop()
+        self.context: CallContext | None = None
+        self.shown = False  # whether its start was emitted
+        self.starting: asyncio.Task[None] | None = None  # its start, when the bus commits first
+        self.done = False  # answered, or cancelled
+        self._pending: list[asyncio.Task[None]] = []  # the updates ``publish`` emitted
+        self._finishing: asyncio.Task[None] | None = None  # its end, when it waits
+        self._sent: tuple[SessionWorker, WorkerChannel, int, asyncio.Future[Any]] | None = None
+
+    def sent(
+        self,
+        runner: SessionWorker,
+        channel: WorkerChannel,
+        call_id: int,
+        answered: asyncio.Future[Any],
+    ) -> None:
+        self._sent = (runner, channel, call_id, answered)
+        answered.add_done_callback(self._answered)
+
+    def publish(self, presentation: ActivityPresentation) -> None:
+        """``vis.publish_activity`` from the running tool (see ``_invoke``'s ``publish``)."""
+        invoker = self._invoker
+        self.record = invoker._with_presentation(self.record, presentation)
+        if not self.record.show_start:
+            return  # end-only: kept and shown when the call ends
+        update = invoker._emit(ActivityUpdated(invoker._session_id, activity=self.record))
+        if on_loop(self.loop):
+            self._pending.append(self.loop.create_task(update))
+        else:
+            asyncio.run_coroutine_threadsafe(update, self.loop).result()
+
+    def cancel(self) -> asyncio.Task[None] | None:
+        """The sandbox gave the call up (its block stopped, its child ended): as for a cancelled
+        :meth:`ToolInvoker.call`, the worker is told and the Activity ends cancelled, with no
+        answer. The task that ends it (the sandbox waits for it when it closes)."""
+        if self.done:
+            if self._finishing is not None:  # it waits for the bus: it ends unanswered
+                self._finishing.cancel()
+            return self._finishing
+        self.done = True
+        assert self._sent is not None
+        runner, channel, call_id, answered = self._sent
+        answered.remove_done_callback(self._answered)
+        answered.cancel()  # as a task cancels what it awaits: a late answer is dropped
+        runner.abandon(channel, call_id, self._tool.name)
+        record = dataclasses.replace(
+            self.record, state=ActivityState.CANCELLED, ended_at=time.time(), error="cancelled"
+        )
+        invoker, pending, starting = self._invoker, self._pending, self.starting
+
+        async def end() -> None:
+            if pending:
+                await asyncio.shield(asyncio.gather(*pending, return_exceptions=True))
+            if starting is not None:
+                await asyncio.shield(starting)
+            await asyncio.shield(invoker._end(record, started=self.shown))
+
+        return keep(invoker._quick_ends, self.loop.create_task(end()))
+
+    def _answered(self, answered: asyncio.Future[Any]) -> None:
+        if self.done:
+            return
+        self.done = True
+        assert self._sent is not None and self.context is not None
+        runner, channel = self._sent[0], self._sent[1]
+        ended = self._invoker.ended
+        try:
+            result = runner.answer(self._tool, channel, answered)
+            returnable(result)  # a value that cannot reach the sandbox fails the call
+        except Exception as exc:
+            self._end(ended(self.record, error=exc), exc, None)
+            return
+        record = self.record
+        if record.handle_id is None and isinstance(result, HostHandle):
+            record = dataclasses.replace(record, handle_id=result.activity_handle_id)
+        record = ended(record, error=_failure_of(result))
+        unanswered = self.context.unanswered_forms
+        if unanswered and record.state is ActivityState.SUCCEEDED:  # returned, but unasked
+            record = dataclasses.replace(record, error="; ".join(unanswered))
+        self._end(record, None, result)
+
+    def _end(self, record: ActivityRecord, error: BaseException | None, value: Any) -> None:
+        """Emit the Activity's end (its start too, for an end-only one), then answer."""
+        invoker = self._invoker
+        hold, session_id = invoker._hold, invoker._session_id
+        events: list[ActivityStarted | ActivityEnded] = []
+        if not self.shown:
+            events.append(ActivityStarted(session_id, activity=record))
+        events.append(ActivityEnded(session_id, activity=record))
+        if not self._pending and self.starting is None and hold is not None:
+            while events and hold(events[0]):
+                del events[0]
+            if not events:
+                self._answer(error, value)
+                return
+        pending, starting = self._pending, self.starting
+
+        async def finish() -> None:  # after the updates and the start, once the bus took it
+            try:
+                if pending:
+                    await asyncio.gather(*pending, return_exceptions=True)
+                if starting is not None:
+                    await starting
+                for event in events:
+                    await invoker._emit(event)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # the store failed: the call's error
+                self._answer(exc, None)
+                return
+            self._answer(error, value)
+
+        self._finishing = keep(invoker._quick_ends, self.loop.create_task(finish()))
 
 
 def activity_id() -> str:

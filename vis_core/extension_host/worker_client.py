@@ -443,6 +443,37 @@ class SessionWorker:
             return (decode_from_worker(answer[0], keep_encoded=True), *answer[1:])
         return decode_from_worker(answer, keep_encoded=True)
 
+    def send(
+        self, tool: HostTool, args: tuple, kwargs: dict
+    ) -> tuple[Channel, int, asyncio.Future[Any]] | None:
+        """Send a call of ``tool`` at once, when nothing makes :meth:`call` wait first (the
+        worker runs with the tool's extension loaded, no cancelled call pending); else None,
+        and nothing was sent. The channel, the call's id and the future of its answer (read
+        it with :meth:`answer`; on a cancel, :meth:`abandon` the call)."""
+        channel = self._channel
+        if self._cancelled or channel is None or channel.closed or tool.owner in self._problems:
+            return None
+        call_id, waiting = channel.request_async(
+            TargetKind.TOOL, tool.name, args, kwargs, owner=tool.owner
+        )
+        assert isinstance(waiting, asyncio.Future)
+        return channel, call_id, waiting
+
+    def answer(self, tool: HostTool, channel: Channel, answered: asyncio.Future[Any]) -> Any:
+        """What a call :meth:`send` made returned, as :meth:`call` returns it, or its error."""
+        try:
+            value = answered.result()
+        except ChannelClosed:
+            raise WorkerFailed(self._why(tool, channel)) from None
+        return decode_from_worker(value, keep_encoded=True)
+
+    def abandon(self, channel: Channel, call_id: int, what: str) -> None:
+        """The caller of a call :meth:`send` made was cancelled: cancel it in the worker, as
+        :meth:`call` does (the worker is killed if it does not stop)."""
+        if not channel.closed:
+            log.debug("cancelling %s (call %d) in the extension worker", what, call_id)
+            self._abandon(channel, call_id, what)
+
     async def stream(self, owner: str, provider: str, args: tuple) -> Any:
         """Run the stream of ``owner``'s provider ``provider`` in the worker until it ends
         (its events come back through the sink in ``args``); cancelling the awaiting task

@@ -166,12 +166,14 @@ class SessionFactory:
             position=position,
             call_state=kit.call_state,
             plan=plan,
+            hold=bus.hold,
         )
         network = self._network_proxy(session_id, kit, bus)
         tool_context.shells.network = network.start  # jailed shell commands: the same proxy
         sandbox = Sandbox(
             workspace=roots.workspace,
             call_tool=partial(invoker.call, encoded=True),  # a worker's packed result as is
+            quick_call=invoker.quick_call,  # most extension calls: no task, one pass fewer
             call_handle=invoker.call_handle,
             tools=tools.sandbox_entries,
             snapshot_save=lambda data: self.store.save_sandbox_snapshot(session_id, data),

@@ -625,20 +625,11 @@ def encode_for_host(value: Any, owner: str | None) -> Any:
     def handle_out(handle: HostHandle) -> dict[str, Any]:
         nonlocal lent
         lent = True
-        kind = type(handle)
-        try:
-            text = repr(handle)[:200]
-        except Exception:  # a broken __repr__ must not break the tool result
-            text = ""
+        activities = type(handle).__vis_activities__.items()
         return {
+            **values.describe_handle(handle),
             "lent": Lent(handle),
-            "type": kind.__name__,
-            "methods": [str(m) for m in kind.__vis_methods__],
-            "activities": {
-                str(m): [meta.tag, meta.label, meta.show_start]
-                for m, meta in kind.__vis_activities__.items()
-            },
-            "repr": text,
+            "activities": {str(m): [a.tag, a.label, a.show_start] for m, a in activities},
         }
 
     try:

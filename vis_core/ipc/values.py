@@ -130,6 +130,16 @@ def register_codec(
     _CODECS[tag] = Codec(tag, matches, encode, decode)
 
 
+def describe_handle(handle: HostHandle) -> dict[str, Any]:
+    """What a handle's ref tells the other side of it: its class name, methods and ``repr``."""
+    kind = type(handle)
+    try:
+        text = repr(handle)[:200]
+    except Exception:  # a broken __repr__ must not break the tool result
+        text = ""
+    return {"type": kind.__name__, "methods": [str(m) for m in kind.__vis_methods__], "repr": text}
+
+
 def encode_result(
     value: Any, *, owner: str | None = None, handle_out: HandleOut | None = None
 ) -> Any:

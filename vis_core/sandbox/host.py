@@ -13,7 +13,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import msgspec
 
@@ -69,6 +69,21 @@ class HandleCall:
 
 
 HandleCaller = Callable[[HandleCall], Awaitable[Any]]
+
+
+class QuickCall(Protocol):
+    """A tool call a :data:`QuickCaller` took: it answers once; ``cancel`` gives it up (no
+    answer then) and returns the task that ends it, if one does."""
+
+    def cancel(self) -> asyncio.Task[None] | None: ...
+
+
+# ``quick_call(name, args, kwargs, answer)``: take the call and answer it later through
+# ``answer(error, value)``, on the loop, with no task of its own; None: ``call_tool`` makes it
+QuickCaller = Callable[
+    [str, tuple[Any, ...], dict[str, Any], Callable[[BaseException | None, Any], None]],
+    QuickCall | None,
+]
 
 INTERRUPT_GRACE = 1.0
 START_TIMEOUT = 60.0
@@ -201,6 +216,7 @@ class Sandbox:
         read_only: bool = False,
         network: Callable[[], Awaitable[Path]] | None = None,
         draft_slot: Callable[[], Path | None] | None = None,
+        quick_call: QuickCaller | None = None,
     ) -> None:
         """``environment``: the project's values the child sees on top of a minimal base (never
         the host environment); ``refusal``: why no block may run (e.g. the jail setting could
@@ -215,8 +231,10 @@ class Sandbox:
         (:mod:`network_proxy`), started on demand; without it the jail has no network;
         ``draft_slot``: the empty folder the session's next draft will be made in, shown
         read-only in the jail so that a draft entered mid-block can be made writable there
-        (:meth:`follow_now`)."""
+        (:meth:`follow_now`); ``quick_call``: offered each tool call first (see
+        :data:`QuickCaller`), it saves the call a task and a pass of the loop."""
         self.read_only = read_only
+        self._quick_call = quick_call
         self.max_calls = max_calls
         self.message_limit = message_limit
         self.home_writable = home_writable
@@ -247,7 +265,7 @@ class Sandbox:
         self._nonce = ""
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._calls: dict[int, asyncio.Task[None]] = {}
+        self._calls: dict[int, asyncio.Task[None] | QuickCall] = {}
         self._handles: dict[str, HostHandle] = {}
         self._handle_ids: dict[int, str] = {}
         self._handle_origins: dict[str, str | None] = {}
@@ -659,8 +677,8 @@ class Sandbox:
         try:
             await self._stop_block(block, done)
         finally:
-            for task in list(self._calls.values()):
-                task.cancel()
+            for call in list(self._calls.values()):
+                self._cancel(call)
             self._calls.clear()  # a task cancelled before it ran never removes itself
 
     async def _stop_block(self, block: int, done: asyncio.Future[Any] | None) -> None:
@@ -753,6 +771,8 @@ class Sandbox:
         if kind is ToolCall or kind is HandleCallMessage:
             assert isinstance(msg, ToolCall | HandleCallMessage)
             check_in_flight(len(self._calls), self.max_calls)  # the child itself refuses more
+            if self._quick_call is not None and isinstance(msg, ToolCall) and self._quick(msg):
+                return
             task = loop.create_task(self._serve(msg, loop))
             self._tasks.add(task)
             self._calls[msg.id] = task
@@ -761,11 +781,43 @@ class Sandbox:
             if future is not None and not future.done():
                 future.set_result(msg)
         elif isinstance(msg, CancelCall):
-            task = self._calls.pop(msg.id, None)
-            if task is not None:
-                task.cancel()
+            call = self._calls.pop(msg.id, None)
+            if call is not None:
+                self._cancel(call)
         elif isinstance(msg, Ready) and self._ready is not None and not self._ready.done():
             self._ready.set_result(msg)
+
+    def _cancel(self, call: asyncio.Task[None] | QuickCall) -> None:
+        """Cancel one tool call; a quick call's end is waited for as a task's would be."""
+        ending = call.cancel()
+        if isinstance(ending, asyncio.Task) and not ending.done():
+            self._tasks.add(ending)
+            ending.add_done_callback(self._tasks.discard)
+
+    def _quick(self, msg: ToolCall) -> bool:
+        """Offer ``msg`` to ``quick_call``: True when it took the call."""
+        assert self._quick_call is not None
+        rid = msg.id
+        try:
+            args = wire.decode(msg.args, handle_in=self._handle_in)
+            kwargs = wire.decode(msg.kwargs, handle_in=self._handle_in)
+        except Exception:  # a task answers it with the error
+            return False
+
+        def answer(error: BaseException | None, value: Any) -> None:
+            if self._calls.pop(rid, None) is None:
+                return  # given up meanwhile
+            line = self._result_frame(rid, msg.name, error, value)
+            stdin = self._stdin
+            if self._proc is not None and stdin is not None:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    stdin.write(line)  # the exit handler reports a death
+
+        call = self._quick_call(msg.name, tuple(args), kwargs, answer)
+        if call is None:
+            return False
+        self._calls[rid] = call
+        return True
 
     async def _serve(
         self, msg: ToolCall | HandleCallMessage, loop: asyncio.AbstractEventLoop
@@ -782,31 +834,43 @@ class Sandbox:
     async def _result_line(self, msg: ToolCall | HandleCallMessage) -> bytes:
         """The ``Result`` frame for one ``ToolCall``/``HandleCall``."""
         rid = msg.id
+        origin: str | None = None
         try:
             args = wire.decode(msg.args, handle_in=self._handle_in)
             kwargs = wire.decode(msg.kwargs, handle_in=self._handle_in)
             if isinstance(msg, ToolCall):
-                origin: str | None = msg.name
+                origin = msg.name
                 value = await self._call_tool(msg.name, tuple(args), kwargs)
             else:
                 hid = msg.handle
                 origin = self._handle_origins.get(hid)
                 value = await self._call_handle(hid, msg.method, args, kwargs)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # every tool failure goes back
+            return self._result_frame(rid, origin, exc, None)
+        finally:
+            self._calls.pop(rid, None)
+        return self._result_frame(rid, origin, None, value)
+
+    def _result_frame(
+        self, rid: int, origin: str | None, error: BaseException | None, value: Any
+    ) -> bytes:
+        """The ``Result`` frame of call ``rid``: ``value``, or ``error`` (also when ``value``
+        cannot be written); ``origin``: the tool a handle in it came from."""
+        if error is None:
 
             def handle_out(obj: HostHandle) -> dict[str, Any]:
                 return self._handle_out(obj, origin)
 
-            line = framed(Result(rid, True, wire.dumps(value, handle_out=handle_out)))
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # every tool failure goes back, and a result it cannot write
-            error = {"type": type(exc).__name__, "message": str(exc)}
-            line = framed(
-                Result(rid, False, error={k: wire.safe_text(v) for k, v in error.items()})
-            )
-        finally:
-            self._calls.pop(rid, None)
-        return line
+            try:
+                return framed(Result(rid, True, wire.dumps(value, handle_out=handle_out)))
+            except Exception as exc:  # a result it cannot write
+                error = exc
+        described = {"type": type(error).__name__, "message": str(error)}
+        return framed(
+            Result(rid, False, error={k: wire.safe_text(v) for k, v in described.items()})
+        )
 
     async def _call_handle(
         self, hid: str, method: str, args: list[Any], kwargs: dict[str, Any]
@@ -831,16 +895,7 @@ class Sandbox:
             self._handles[hid] = obj
             self._handle_ids[id(obj)] = hid
             self._handle_origins[hid] = origin
-        try:
-            text = repr(obj)[:200]
-        except Exception:  # a broken __repr__ must not break the tool result
-            text = ""
-        return {
-            "id": hid,
-            "type": type(obj).__name__,
-            "methods": list(obj.__vis_methods__),
-            "repr": text,
-        }
+        return {"id": hid, **wire.describe_handle(obj)}
 
     def _handle_in(self, ref: dict[str, Any]) -> HostHandle:
         obj = self._handles.get(str(ref.get("id")))
@@ -907,6 +962,6 @@ class Sandbox:
             if future is not None and not future.done():
                 future.set_exception(died)
                 future.exception()  # retrieved: no "never retrieved" warning when unused
-        for task in list(self._calls.values()):
-            task.cancel()
+        for call in list(self._calls.values()):
+            self._cancel(call)
         self._calls.clear()

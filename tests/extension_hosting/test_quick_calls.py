@@ -1,0 +1,104 @@
+"""A sandbox's call of an extension tool is answered without a task of its own when that is
+exact (``ToolInvoker.quick_call``); every other call takes the full path. Either way each call
+is one Activity, stored start before end, also when the event bus is full and must commit
+first, and an end-only Activity is stored whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vis_core.agent.event_bus import MAX_HELD
+from vis_core.events import ActivityEnded, ActivityStarted
+
+from .harness import code_turn, install_extension, open_host, run_turn, write_script
+
+EXTENSION = '''
+import vis_core.extension as vis
+
+
+def echo(value: int) -> int:
+    """Gives its argument back."""
+    return value
+
+
+def quiet(value: int) -> int:
+    """Gives its argument back; its Activity shows only once it ended."""
+    return value
+
+
+def drawn(value: int) -> int:
+    """Gives its argument back; its Activity is drawn by its render callback."""
+    return value
+
+
+def _render(*, phase, args, kwargs, result, error):
+    return vis.ActivityPresentation("Drawn", f"{phase} {result}")
+
+
+def broken(value: int) -> int:
+    """Fails."""
+    raise ValueError(f"no {value}")
+
+
+vis.register_extension(vis.Extension(
+    name="quick", alias="quick", description="Quick calls.",
+    symbols=[
+        vis.Symbol(echo),
+        vis.Symbol(quiet, activity=vis.Activity("Quiet", show_start=False)),
+        vis.Symbol(drawn, activity=vis.Activity("Drawn", render=_render)),
+        vis.Symbol(broken),
+    ],
+))
+'''
+
+CALLS = MAX_HELD  # four times the Activity events one commit takes: the bus fills, often
+
+CODE = f"""
+import json
+total = 0
+for i in range({CALLS}):
+    total += await quick.echo(i) + await quick.quiet(i)
+try:
+    await quick.broken(5)
+except Exception as exc:
+    failed = str(exc)
+print(json.dumps({{"total": total, "drawn": await quick.drawn(3), "failed": failed}}))
+"""
+
+
+async def test_every_call_is_one_activity_stored_in_order_on_either_path(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    install_extension(vis_home, "quick", EXTENSION)
+    write_script(script_path, code_turn(CODE))
+    host = await open_host(workspace, script_path)
+    try:
+        outcome = await run_turn(host)
+        stored = [s.event for s in host.store.events(outcome.ended.session_id)]
+    finally:
+        await host.close()
+    assert outcome.printed(0) == {
+        "total": 2 * sum(range(CALLS)),
+        "drawn": 3,
+        "failed": "no 5",
+    }
+    starts: dict[str, int] = {}
+    ends: dict[str, ActivityEnded] = {}
+    for index, event in enumerate(stored):
+        if isinstance(event, ActivityStarted) and event.activity is not None:
+            assert event.activity.id not in starts  # one start per call
+            starts[event.activity.id] = index
+        elif isinstance(event, ActivityEnded) and event.activity is not None:
+            record = event.activity
+            assert starts[record.id] < index and record.id not in ends  # start, then one end
+            ends[record.id] = event
+    tools = [e.activity.tool for e in ends.values() if e.activity is not None]
+    assert tools.count("echo") == tools.count("quiet") == CALLS
+    assert set(starts) == set(ends)
+    by_tool = {e.activity.tool: e.activity for e in ends.values() if e.activity is not None}
+    drawn, broken = by_tool["drawn"], by_tool["broken"]
+    assert drawn.presentation is not None and drawn.presentation.summary == "success 3"
+    assert broken.error == "ValueError: no 5"
+    # what the session published is what it stored
+    published = [e for e in outcome.events if isinstance(e, ActivityStarted | ActivityEnded)]
+    assert published == [e for e in stored if isinstance(e, ActivityStarted | ActivityEnded)]

@@ -43,6 +43,14 @@ if TYPE_CHECKING:
     pass
 
 
+def _open_store(path: Path) -> Store:
+    """The store, its writer's thread started: off the loop, not in the first turn's first
+    event (a thread's start waits for the thread to run)."""
+    store = Store(path)
+    store.writer.start()
+    return store
+
+
 class Host:
     """Everything one running Vis shares between its sessions: its services (``space``,
     ``catalog``, ``settings``, ``models``, ``registry``, ``factory``) and what takes the
@@ -182,7 +190,7 @@ class Host:
         # the jail check (a jailed `true`, once per process) runs while the rest starts
         jail_check.check_in_background()
         config = load_config(paths.config_file)
-        store = await asyncio.to_thread(Store, paths.db_file)
+        store = await asyncio.to_thread(_open_store, paths.db_file)
         project_root = find_project_root(options.workspace.resolve())
         # The control files are read once: what is checked against the trust list is what
         # loads (extension code, settings, environment, MCP servers), never read again.

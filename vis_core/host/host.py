@@ -19,7 +19,7 @@ from vis_core.extension_host.callbacks import on_change_runner
 from vis_core.extension_host.environment import extension_environment
 from vis_core.extension_host.loaded import ExtensionLock, LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
-from vis_core.extension_host.runtime import HostRuntime
+from vis_core.extension_host.runtime import HostRuntime, RuntimeDeps
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace, runs_in_worker
 from vis_core.host.extensions import ExtensionCatalog
@@ -41,6 +41,14 @@ from vis_core.welcome import verified
 
 if TYPE_CHECKING:
     from vis_core.session_tools import SessionTools
+
+
+def _open_store(path: Path) -> Store:
+    """The store, its writer's thread started: off the loop, not in the first turn's first
+    event (a thread's start waits for the thread to run)."""
+    store = Store(path)
+    store.writer.start()
+    return store
 
 
 class Host:
@@ -67,13 +75,6 @@ class Host:
         project_root = find_project_root(root)
         if snapshot.root != project_root:
             snapshot = verified(paths, project_root)[0]
-        # the SDK's calls this host serves reach it here (its services are built below):
-        # passed to whatever serves them, never installed in the process
-        self.runtime = HostRuntime(self)
-        try:  # the host's loop: sessions built in a thread, and threads, reach it
-            self.runtime.loop = asyncio.get_running_loop()
-        except RuntimeError:  # built outside an event loop: threads reach it for reads only
-            pass
         self.catalog = ExtensionCatalog(extensions)
         self.settings = SettingsService(
             paths=paths,
@@ -87,13 +88,30 @@ class Host:
         )
         self.space = Workspace(paths, root, self.settings)
         self.settings.install()  # secret redaction answers from here
-        self.settings.runtime = self.runtime  # an on_change call's
         self.settings.saved_listeners.append(self._setting_saved)
         attach_log_file(paths, self.settings.redactor)
         self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
         self.drafts = Drafts(store, paths.data_dir)  # the sessions' isolated working copies
         locks = SessionLocks(paths.data_dir / "sessions")
         self.registry = SessionRegistry(store, root, project_root, self.interaction, locks)
+        # the SDK's calls this host serves reach it here: passed to whatever serves them,
+        # never installed in the process
+        self.runtime = HostRuntime(
+            RuntimeDeps(
+                store,
+                self.interaction,
+                self.settings,
+                self.space,
+                self.catalog,
+                self.registry,
+                self,
+            )
+        )
+        self.settings.runtime = self.runtime  # an on_change call's
+        try:  # the host's loop: sessions built in a thread, and threads, reach it
+            self.runtime.loop = asyncio.get_running_loop()
+        except RuntimeError:  # built outside an event loop: threads reach it for reads only
+            pass
         self.models = ModelResolver(
             options,
             ConfigFile(config.path, config),
@@ -172,7 +190,7 @@ class Host:
         # the jail check (a jailed `true`, once per process) runs while the rest starts
         jail_check.check_in_background()
         config = load_config(paths.config_file)
-        store = await asyncio.to_thread(Store, paths.db_file)
+        store = await asyncio.to_thread(_open_store, paths.db_file)
         project_root = find_project_root(options.workspace.resolve())
         # The control files are read once: what is checked against the trust list is what
         # loads (extension code, settings, environment, MCP servers), never read again.

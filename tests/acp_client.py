@@ -130,6 +130,13 @@ async def vis_acp(
     if script is not None:
         args += ["--provider", "scripted", "--script", str(script)]
     async with spawn_agent_process(
-        cast(Any, client), sys.executable, *args, env=env, cwd=cwd, use_unstable_protocol=True
+        cast(Any, client),
+        sys.executable,
+        *args,
+        env=env,
+        cwd=cwd,
+        # the library's 2 s, then terminate(), raises if vis exits just after them (a loaded CI)
+        transport_kwargs={"shutdown_timeout": 30.0},
+        use_unstable_protocol=True,
     ) as (conn, process):
         yield conn, process

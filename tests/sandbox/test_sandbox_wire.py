@@ -121,6 +121,24 @@ def test_plain_data_fast_path_carries_what_encode_carries(value: Any) -> None:
     assert repr(fast) == repr(slow)  # the same values and types, all the way down (nan too)
 
 
+class Shade(str, enum.Enum):  # noqa: UP042 - the mixin, whose __str__ is not the value
+    DARK = "dark"
+
+
+class Loud(str):
+    def __str__(self) -> str:
+        return "its own text"
+
+
+def test_a_subclass_of_a_plain_type_crosses_as_the_value_it_holds() -> None:
+    """A str-Enum member, a str with its own ``__str__``: the value they hold (what ``==``
+    compares, what msgspec packs), on either path, as a worker's value crosses too."""
+    value = [Shade.DARK, Loud("held"), Level.HIGH]
+    for data in (wire.dumps(value), msgspec.msgpack.encode(wire.encode(value))):
+        crossed = wire.loads(data)
+        assert crossed == ["dark", "held", 3] and [type(v) for v in crossed] == [str, str, int]
+
+
 def test_fast_path_refuses_what_encode_refuses() -> None:
     for value in ([Color.RED], {"o": object()}):
         with pytest.raises(TypeError, match="cannot cross the sandbox boundary"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -47,8 +48,9 @@ async def _expanded_image(app, pilot, events: list) -> ImageBlock:
 
 
 async def _loaded(app, pilot) -> None:
+    """Wait for the picture loads; one that fails is expected (its block shows why)."""
     await pilot.pause()
-    await app.workers.wait_for_complete()
+    await asyncio.gather(*(worker.wait() for worker in app.workers), return_exceptions=True)
     await pilot.pause()
 
 

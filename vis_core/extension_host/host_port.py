@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from vis_core.events import Event, TurnEnded
     from vis_core.extension_host.call_state import SessionCallState
-    from vis_core.extension_host.loaded import ExtensionLock, LoadedExtensions
-    from vis_core.interaction import Interaction
+    from vis_core.extension_host.loaded import ExtensionLock
     from vis_core.providers.base import ModelChoice
     from vis_core.store import Store
 
@@ -40,8 +39,8 @@ class OpenSession(Protocol):
 
 
 class HostPort(Protocol):
-    """The running Vis host as the SDK's runtime reaches it: its store, workspace, settings,
-    open sessions, extensions and person."""
+    """The running Vis host as the SDK's sessions API reaches it (``vis.sessions``,
+    ``vis.council``, ``vis.attach``): its store, workspace, settings and open sessions."""
 
     @property
     def store(self) -> Store: ...
@@ -59,16 +58,7 @@ class HostPort(Protocol):
     def settings(self) -> Any: ...  # ``.set(key, value, scope, session_id=...)``
 
     @property
-    def options(self) -> Any: ...  # how Vis was started (``.script``, ``.channel``)
-
-    @property
     def sessions(self) -> Sequence[OpenSession]: ...  # the open agent sessions, oldest first
-
-    @property
-    def extensions(self) -> LoadedExtensions: ...
-
-    @property
-    def interaction(self) -> Interaction: ...
 
     @property
     def mcp(self) -> Any: ...  # ``.register(owner, server)``
@@ -90,7 +80,3 @@ class HostPort(Protocol):
         ...
 
     def extension_lock(self, owner: str) -> ExtensionLock | None: ...
-
-    def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]: ...
-
-    def project_values(self) -> dict[str, str]: ...

@@ -6,8 +6,9 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_core.events import Notification
 from vis_core.extension.context import current_call
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from vis_core.extension.live import LiveView
     from vis_core.extension.mcp_servers import McpServer
     from vis_core.extension_host.host_port import HostPort, OpenSession
+    from vis_core.extension_host.loaded import LoadedExtensions
     from vis_core.interaction import Interaction
     from vis_core.store import Store
 
@@ -101,12 +103,50 @@ def _owner(owner: str | None) -> str:
     return owner
 
 
+class JailPlace(Protocol):
+    """The project and its jail (the host's ``Workspace``)."""
+
+    @property
+    def project_root(self) -> Path: ...
+    def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]: ...
+    def project_values(self) -> dict[str, str]: ...
+
+
+class CallbackSettings(Protocol):
+    def value_for_callback(self, setting_id: str, default: Any) -> Any: ...
+
+
+class Extensions(Protocol):
+    @property
+    def loaded(self) -> LoadedExtensions: ...  # as last (re)loaded
+
+
+class OpenSessions(Protocol):
+    @property
+    def sessions(self) -> Sequence[OpenSession]: ...  # oldest first
+
+
+@dataclass(frozen=True)
+class RuntimeDeps:
+    """What the host side of the SDK uses of the host's services (the composition root
+    builds it); ``host``: what ``vis.sessions``, ``vis.council`` and ``vis.attach`` reach."""
+
+    store: Store
+    interaction: Interaction
+    settings: CallbackSettings
+    space: JailPlace
+    catalog: Extensions
+    registry: OpenSessions
+    host: HostPort
+
+
 class HostRuntime(StoreRuntime):
     """The Vis host: its store, its sessions and the channel to its person."""
 
-    def __init__(self, host: HostPort) -> None:
-        super().__init__(host.store)
-        self.host = host
+    def __init__(self, deps: RuntimeDeps) -> None:
+        super().__init__(deps.store)
+        self.deps = deps
+        self.host = deps.host  # the sessions API's (``gateway.host_of``)
         self.loop: asyncio.AbstractEventLoop | None = None
         self._tasks: set[asyncio.Task[Any]] = set()  # notifications posted from the loop
 
@@ -120,11 +160,11 @@ class HostRuntime(StoreRuntime):
         """The open agent session ``session_id`` (the latest opened is the one in use)."""
         if session_id is None:
             return None
-        sessions: Sequence[OpenSession] = self.host.sessions
+        sessions: Sequence[OpenSession] = self.deps.registry.sessions
         return next((s for s in reversed(sessions) if s.id == session_id), None)
 
     def extension_path(self, owner: str) -> Path | None:
-        loaded = self.host.extensions.get(owner)
+        loaded = self.deps.catalog.loaded.get(owner)
         return None if loaded is None else Path(loaded.path)
 
     # -- notify -----------------------------------------------------------------------------
@@ -143,7 +183,7 @@ class HostRuntime(StoreRuntime):
     # -- the person ----------------------------------------------------------------------------
     def _route(self) -> tuple[Interaction, str | None] | None:
         """The channel of the running call's session; with no call, the only open session's."""
-        interaction = self.host.interaction
+        interaction = self.deps.interaction
         call = current_call()
         if call is not None:
             return interaction, call.session_id
@@ -288,7 +328,7 @@ class HostRuntime(StoreRuntime):
 
     # -- the running call: settings, MCP servers and the jail -----------------------------------
     def setting_value(self, setting_id: str, default: Any) -> Any:
-        return self.host.settings.value_for_callback(setting_id, default)
+        return self.deps.settings.value_for_callback(setting_id, default)
 
     def register_mcp_server(self, owner: str, server: McpServer) -> None:
         loop = self.loop_of_call()
@@ -299,10 +339,11 @@ class HostRuntime(StoreRuntime):
         from vis_core.extension.fs import JailTerms
 
         call = current_call()
-        jail, refusal = self.host.jail_policy(None if call is None else call.session_id)
+        space = self.deps.space
+        jail, refusal = space.jail_policy(None if call is None else call.session_id)
         read: list[Path] = []
         write: list[Path] = []
-        loaded = None if call is None else self.host.extensions.get(call.owner)
+        loaded = None if call is None else self.deps.catalog.loaded.get(call.owner)
         declaration = None if loaded is None else loaded.declaration
         for grant in () if declaration is None else declaration.grants:
             expanded = grant.expanded
@@ -311,8 +352,8 @@ class HostRuntime(StoreRuntime):
         return JailTerms(
             jail,
             refusal,
-            self.host.project_root,
-            self.host.project_values(),
+            space.project_root,
+            space.project_values(),
             tuple(read),
             tuple(write),
         )

@@ -444,20 +444,19 @@ class SessionWorker:
         return decode_from_worker(answer, keep_encoded=True)
 
     def send(
-        self, tool: HostTool, args: tuple, kwargs: dict
-    ) -> tuple[Channel, int, asyncio.Future[Any]] | None:
-        """Send a call of ``tool`` at once, when nothing makes :meth:`call` wait first (the
-        worker runs with the tool's extension loaded, no cancelled call pending); else None,
-        and nothing was sent. The channel, the call's id and the future of its answer (read
-        it with :meth:`answer`; on a cancel, :meth:`abandon` the call)."""
+        self, tool: HostTool, args: tuple, kwargs: dict, answer: asyncio.Future[Any]
+    ) -> tuple[Channel, int] | None:
+        """Send a call of ``tool`` from the loop at once, when nothing makes :meth:`call` wait
+        first (the worker runs with the tool's extension loaded, no cancelled call pending);
+        else None, and nothing was sent. The channel and the call's id; the channel sets
+        ``answer`` (read it with :meth:`answer`; on a cancel, :meth:`abandon` the call)."""
         channel = self._channel
         if self._cancelled or channel is None or channel.closed or tool.owner in self._problems:
             return None
-        call_id, waiting = channel.request_async(
-            TargetKind.TOOL, tool.name, args, kwargs, owner=tool.owner
+        call_id, _ = channel.request_async(
+            TargetKind.TOOL, tool.name, args, kwargs, owner=tool.owner, answer=answer
         )
-        assert isinstance(waiting, asyncio.Future)
-        return channel, call_id, waiting
+        return channel, call_id
 
     def answer(self, tool: HostTool, channel: Channel, answered: asyncio.Future[Any]) -> Any:
         """What a call :meth:`send` made returned, as :meth:`call` returns it, or its error."""

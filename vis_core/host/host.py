@@ -19,7 +19,7 @@ from vis_core.extension_host.callbacks import on_change_runner
 from vis_core.extension_host.environment import extension_environment
 from vis_core.extension_host.loaded import ExtensionLock, LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
-from vis_core.extension_host.runtime import HostRuntime
+from vis_core.extension_host.runtime import HostRuntime, RuntimeDeps
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace, runs_in_worker
 from vis_core.host.extensions import ExtensionCatalog
@@ -40,7 +40,15 @@ from vis_core.system.loops import on_loop
 from vis_core.welcome import verified
 
 if TYPE_CHECKING:
-    from vis_core.session_tools import SessionTools
+    pass
+
+
+def _open_store(path: Path) -> Store:
+    """The store, its writer's thread started: off the loop, not in the first turn's first
+    event (a thread's start waits for the thread to run)."""
+    store = Store(path)
+    store.writer.start()
+    return store
 
 
 class Host:
@@ -67,13 +75,6 @@ class Host:
         project_root = find_project_root(root)
         if snapshot.root != project_root:
             snapshot = verified(paths, project_root)[0]
-        # the SDK's calls this host serves reach it here (its services are built below):
-        # passed to whatever serves them, never installed in the process
-        self.runtime = HostRuntime(self)
-        try:  # the host's loop: sessions built in a thread, and threads, reach it
-            self.runtime.loop = asyncio.get_running_loop()
-        except RuntimeError:  # built outside an event loop: threads reach it for reads only
-            pass
         self.catalog = ExtensionCatalog(extensions)
         self.settings = SettingsService(
             paths=paths,
@@ -87,13 +88,30 @@ class Host:
         )
         self.space = Workspace(paths, root, self.settings)
         self.settings.install()  # secret redaction answers from here
-        self.settings.runtime = self.runtime  # an on_change call's
         self.settings.saved_listeners.append(self._setting_saved)
         attach_log_file(paths, self.settings.redactor)
         self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
         self.drafts = Drafts(store, paths.data_dir)  # the sessions' isolated working copies
         locks = SessionLocks(paths.data_dir / "sessions")
         self.registry = SessionRegistry(store, root, project_root, self.interaction, locks)
+        # the SDK's calls this host serves reach it here: passed to whatever serves them,
+        # never installed in the process
+        self.runtime = HostRuntime(
+            RuntimeDeps(
+                store,
+                self.interaction,
+                self.settings,
+                self.space,
+                self.catalog,
+                self.registry,
+                self,
+            )
+        )
+        self.settings.runtime = self.runtime  # an on_change call's
+        try:  # the host's loop: sessions built in a thread, and threads, reach it
+            self.runtime.loop = asyncio.get_running_loop()
+        except RuntimeError:  # built outside an event loop: threads reach it for reads only
+            pass
         self.models = ModelResolver(
             options,
             ConfigFile(config.path, config),
@@ -172,7 +190,7 @@ class Host:
         # the jail check (a jailed `true`, once per process) runs while the rest starts
         jail_check.check_in_background()
         config = load_config(paths.config_file)
-        store = await asyncio.to_thread(Store, paths.db_file)
+        store = await asyncio.to_thread(_open_store, paths.db_file)
         project_root = find_project_root(options.workspace.resolve())
         # The control files are read once: what is checked against the trust list is what
         # loads (extension code, settings, environment, MCP servers), never read again.
@@ -209,15 +227,8 @@ class Host:
     def project_root(self) -> Path:
         return self.space.project_root
 
-    @property
-    def trusted(self) -> bool:
-        return self.space.trusted
-
     def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
         return self.space.jail_policy(session_id)
-
-    def jail_mode(self, session_id: str | None = None) -> tuple[bool, str]:
-        return self.space.jail_mode(session_id)
 
     def project_values(self) -> dict[str, str]:
         return self.space.project_values()
@@ -233,18 +244,6 @@ class Host:
         """``config.toml`` as it is now (read again, with what it decides, when it changed)."""
         return self.models.config
 
-    def reread_config(self) -> None:
-        """Read ``config.toml`` again if it changed (``/model``, ``/login`` call this)."""
-        _ = self.models.config
-
-    @property
-    def model_label(self) -> str:
-        return self.models.label
-
-    @property
-    def model_problem(self) -> str | None:
-        return self.models.problem
-
     def session_model(
         self,
         choice: ModelChoice | None = None,
@@ -253,9 +252,6 @@ class Host:
         session_id: str | None = None,
     ) -> SessionModel:
         return self.models.session_model(choice, script=script, session_id=session_id)
-
-    def model_of_session(self, session_id: str) -> SessionModel:
-        return self.models.model_of_session(session_id)
 
     def _setting_saved(self, result: SaveResult) -> None:
         """Apply a saved change on the host's loop, between requests (a save may come from a
@@ -283,7 +279,7 @@ class Host:
         project_code = (self.project_root / ".vis" / "extensions").is_dir() or (
             self.project_root / ".vis" / "mcp.json"
         ).is_file()
-        if project_code and not self.trusted:
+        if project_code and not self.space.trusted:
             notes.append(
                 f"project {self.project_root} is not trusted, so its extensions and MCP servers "
                 f"were skipped; run `vis trust {self.project_root}` to allow them"
@@ -291,7 +287,7 @@ class Host:
         if self.space.trust_changed:
             notes.append(control_files_changed(self.project_root))
         linked = self.settings.snapshot.linked_folders
-        if linked and self.trusted:
+        if linked and self.space.trusted:
             notes.append(
                 f"project {self.project_root}: {', '.join(linked)} is a link to a folder; Vis "
                 "does not follow linked folders inside .vis/ (what they point to can change "
@@ -411,15 +407,8 @@ class Host:
         return self.registry.sessions
 
     @property
-    def session_tools(self) -> dict[str, SessionTools]:
-        return self.registry.session_tools
-
-    @property
     def extension_workers(self) -> dict[str, SessionWorkers]:
         return self.registry.extension_workers
-
-    def latest_session_id(self) -> str | None:
-        return self.registry.latest_session_id()
 
     async def new_session(self) -> AgentSession:
         return self.registry.new_session(self.factory.build, self.mcp.start)

@@ -330,7 +330,7 @@ def _foreign_enum(obj: Any) -> bool:
     return (
         isinstance(obj, enum.Enum)
         and type(obj).__module__.startswith(_FOREIGN_MODULES)
-        and not isinstance(obj, _FOREIGN_PLAIN_BASES)
+        and values.plain_base(obj) is None
     )
 
 
@@ -339,41 +339,13 @@ def _as_record(obj: Any) -> Any:
     host): the record its tool result would be (fields, properties, ``str``); a subclass of a
     plain type (a ``str``-Enum, an ``IntEnum``, a ``NamedTuple``...) as that type, as the
     sandbox wire sends it."""
-    for base in _FOREIGN_PLAIN_BASES:
-        if isinstance(obj, base):
-            return base, (_base_value(obj, base),)
+    base = values.plain_base(obj)
+    if base is not None:
+        return base, (values.plain_value(obj, base),)
     codec = values.codec_for(obj)
     if codec is None or codec.tag != RECORD:
         return NotImplemented
     return _record_of, (values.encode(obj),)
-
-
-# what an object of an extension's own class that is one of these crosses as (bool cannot be
-# subclassed; int before float, as an IntEnum is both an int and an Enum)
-_FOREIGN_PLAIN_BASES: tuple[type, ...] = (
-    str,
-    int,
-    float,
-    bytes,
-    tuple,
-    list,
-    dict,
-    set,
-    frozenset,
-)
-
-
-def _base_value(obj: Any, base: type) -> Any:
-    """``obj`` as a plain ``base``, not through its class's own ``__str__``/``__int__``..."""
-    if base is str:
-        return str.__str__(obj)
-    if base is int:
-        return int.__index__(obj)
-    if base is float:
-        return float.__float__(obj)
-    if base is bytes:
-        return bytes(memoryview(obj))
-    return base(obj)  # a container: its items pickled as they are
 
 
 def _record_of(data: Any) -> Any:

@@ -54,8 +54,9 @@ BUILTIN_TAGS = frozenset({"tuple", "set", "frozenset", "bytes", "float", "int", 
 TAGGED = b"\xa1$"
 # Integers in this range cross as themselves (MessagePack holds them exactly).
 _INT_MIN, _INT_MAX = -(1 << 63), (1 << 63) - 1
-# Subclasses (IntEnum, StrEnum, NamedTuple, defaultdict...) cross as the first of these they are.
-_PLAIN_BASES: tuple[type, ...] = (bool, int, str, float, list, dict, tuple)
+# Subclasses (IntEnum, a str-Enum, NamedTuple, defaultdict...) cross as the first of these
+# they are (bool cannot be subclassed; int before float: an IntEnum is an int and an Enum).
+_PLAIN_BASES: tuple[type, ...] = (str, int, float, bytes, tuple, list, dict, set, frozenset)
 _pack = msgspec.msgpack.Encoder().encode
 _unpack = msgspec.msgpack.Decoder().decode
 
@@ -254,11 +255,9 @@ def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:
         return {TAG: "frozenset", "v": [encode(item, handle_out=handle_out) for item in value]}
     if isinstance(value, set):
         return {TAG: "set", "v": [encode(item, handle_out=handle_out) for item in value]}
-    if isinstance(value, bool | int | str | float | list | dict | tuple):
-        # subclasses (IntEnum, StrEnum, NamedTuple, defaultdict...) cross as their base type
-        for base in _PLAIN_BASES:
-            if isinstance(value, base):
-                return encode(base(value), handle_out=handle_out)
+    base = plain_base(value)
+    if base is not None:  # IntEnum, a str-Enum, NamedTuple, defaultdict...: as their base type
+        return encode(plain_value(value, base), handle_out=handle_out)
     lend = _lend.get()
     if lend is not None:
         return {TAG: "handle", "v": lend(value)}
@@ -269,6 +268,28 @@ def _encode_other(value: Any, handle_out: HandleOut | None) -> Any:
         f"a {kind} value cannot cross the sandbox boundary; pass JSON data, tuples, sets, "
         "bytes or a registered record type"
     )
+
+
+def plain_base(value: Any) -> type | None:
+    """The plain type a subclass's value crosses as (see ``_PLAIN_BASES``), if any."""
+    for base in _PLAIN_BASES:
+        if isinstance(value, base):
+            return base
+    return None
+
+
+def plain_value(value: Any, base: type) -> Any:
+    """``value`` as a plain ``base``: what it holds, not what its class's own ``__str__`` or
+    ``__int__`` says (a str-Enum member crosses as its value, as msgspec packs it)."""
+    if base is str:
+        return str.__str__(value)
+    if base is int:
+        return int.__index__(value)
+    if base is float:
+        return float.__float__(value)
+    if base is bytes:
+        return bytes(memoryview(value))
+    return base(value)  # a container: its items as they are
 
 
 def decode(data: Any, *, handle_in: HandleIn | None = None) -> Any:

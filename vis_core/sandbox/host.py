@@ -810,8 +810,10 @@ class Sandbox:
             line = self._result_frame(rid, msg.name, error, value)
             stdin = self._stdin
             if self._proc is not None and stdin is not None:
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    stdin.write(line)  # the exit handler reports a death
+                try:
+                    stdin.write(line)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the exit handler reports the death
 
         call = self._quick_call(msg.name, tuple(args), kwargs, answer)
         if call is None:

@@ -40,17 +40,27 @@ class StoreWriter:
                 future.set_exception(StoreError(f"the Vis database {self._name} is closed"))
                 return future
             self._queue.append((list(events), future))
-            if self._thread is None:
-                self._thread = threading.Thread(
-                    target=self._run, name=f"vis-store-writer {self._name}", daemon=True
-                )
-                self._thread.start()
+            self._start()
             self._ready.notify()
         return future
 
+    def start(self) -> None:
+        """Start the thread now rather than at the first submission (starting a thread waits
+        for it to run: better while nothing else waits than in a turn's first event)."""
+        with self._ready:
+            if not self._closed:
+                self._start()
+
+    def _start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(
+                target=self._run, name=f"vis-store-writer {self._name}", daemon=True
+            )
+            self._thread.start()
+
     @property
     def started(self) -> bool:
-        """Whether the thread started (with the first submission)."""
+        """Whether the thread started (with the first submission, or :meth:`start`)."""
         return self._thread is not None
 
     def on_writer_thread(self) -> bool:

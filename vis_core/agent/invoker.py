@@ -19,8 +19,7 @@ from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Eve
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.activity_paths import shorten_presentation
 from vis_core.extension_host.call_state import SessionCallState
-from vis_core.ipc.trusted import decode_from_worker
-from vis_core.ipc.values import Encoded, encode
+from vis_core.ipc.encoded import Encoded
 from vis_core.model.activity import (
     Activity,
     ActivityPresentation,
@@ -31,7 +30,6 @@ from vis_core.model.activity import (
 )
 from vis_core.model.channel import Channel
 from vis_core.model.handles import HandleMethod, HostHandle
-from vis_core.sandbox.host import HandleCall
 from vis_core.system.loops import keep, on_loop
 from vis_core.tools.registry import HostTool, ToolRegistry
 
@@ -41,6 +39,7 @@ if TYPE_CHECKING:
     from vis_core.extension_host.session_workers import SessionWorkers
     from vis_core.extension_host.worker_channel import Channel as WorkerChannel
     from vis_core.extension_host.worker_client import SessionWorker
+    from vis_core.sandbox.host import HandleCall
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +79,8 @@ def returnable(value: Any) -> None:
     """Raise when ``value`` cannot cross back to the sandbox (an Activity then fails)."""
     if type(value) is Encoded or isinstance(value, HostHandle):  # Encoded: it crosses as is
         return
+    from vis_core.ipc.values import encode  # msgspec: only once a call returns to the sandbox
+
     try:
         encode(value, handle_out=lambda handle: {"id": ""})
     except Exception as exc:
@@ -202,6 +203,8 @@ class ToolInvoker:
         )
         if encoded or type(value) is not Encoded:
             return value
+        from vis_core.ipc.trusted import decode_from_worker  # loaded once a worker answered
+
         return decode_from_worker(value)
 
     def quick_call(
@@ -366,7 +369,7 @@ class ToolInvoker:
             elif in_worker:
                 assert worker is not None
                 from vis_core.extension_host.worker_client import CallbackCall
-                from vis_core.ipc.messages import CallbackKind
+                from vis_core.ipc.kinds import CallbackKind
 
                 what = {"phase": phase, "args": args, "kwargs": kwargs}
                 what.update(result=result, error=error)

@@ -25,7 +25,7 @@ from vis_core.extension_host.worker_client import (
     WorkerPlace,
     runs_in_worker,
 )
-from vis_core.ipc.messages import CallbackKind
+from vis_core.ipc.kinds import CallbackKind
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -17,7 +17,7 @@ from vis_core.extension.hooks import (
     OperationBlocked,
     Repair,
 )
-from vis_core.ipc.messages import TargetKind
+from vis_core.ipc.kinds import TargetKind
 
 if TYPE_CHECKING:
     from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions

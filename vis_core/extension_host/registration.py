@@ -21,7 +21,8 @@ from vis_core.extension_host.entry import LoadError
 from vis_core.extension_host.loaded import DEFAULT_LOAD_TIMEOUT
 from vis_core.extension_host.screening import ENV, READY, SCREEN
 from vis_core.extension_host.worker_channel import Channel
-from vis_core.ipc.messages import Call, TargetKind
+from vis_core.ipc.kinds import TargetKind
+from vis_core.ipc.messages import Call
 from vis_core.ipc.trusted import ChannelClosed
 from vis_core.system.process import ChildProcess, Ending
 

@@ -14,7 +14,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from vis_core.extension_host.worker_channel import Channel
-from vis_core.ipc.messages import Call, TargetKind
+from vis_core.ipc.kinds import TargetKind
+from vis_core.ipc.messages import Call
 
 READY = "ready"  # warm up and install the runtime; answers the worker's pid
 SCREEN = "screen"  # (candidate, project names): the declaration (a dict) or a ``LoadError``

@@ -42,7 +42,8 @@ from vis_core.extension_host.output import ExtensionOutput, LogSink, to_log
 from vis_core.extension_host.provider_stream import pump_stream
 from vis_core.extension_host.worker_channel import CallCancelled as ToolCancelled
 from vis_core.extension_host.worker_channel import Channel, Later
-from vis_core.ipc.messages import Call, CallbackKind, TargetKind
+from vis_core.ipc.kinds import CallbackKind, TargetKind
+from vis_core.ipc.messages import Call
 from vis_core.ipc.trusted import ENCODED_CALL, encode_for_host, run_method
 from vis_core.model.activity import RenderPhase
 from vis_core.model.channel import Channel as FrontEnd

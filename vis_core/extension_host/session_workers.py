@@ -31,7 +31,7 @@ from vis_core.extension_host.worker_client import (
     WorkerPlace,
     runs_in_worker,
 )
-from vis_core.ipc.messages import CallbackKind, TargetKind
+from vis_core.ipc.kinds import CallbackKind, TargetKind
 from vis_core.system.loops import running_loop
 from vis_core.tools.registry import HostTool
 

@@ -43,7 +43,8 @@ from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.registration import START_TIMEOUT, WORKER
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
-from vis_core.ipc.messages import Call, CallbackKind, TargetKind
+from vis_core.ipc.kinds import CallbackKind, TargetKind
+from vis_core.ipc.messages import Call
 from vis_core.ipc.trusted import decode_from_worker, run_method
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.environ import Audience, child_environment

@@ -361,7 +361,7 @@ class Host:
                 )
 
             def in_worker() -> Any:  # the command runs in an extension worker, not here
-                from vis_core.ipc.messages import TargetKind
+                from vis_core.ipc.kinds import TargetKind
 
                 try:
                     with calling(context):

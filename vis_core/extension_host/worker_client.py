@@ -48,7 +48,7 @@ from vis_core.ipc.trusted import decode_from_worker, run_method
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.environ import Audience, child_environment
 from vis_core.system.loops import Waits, current_waits, on_loop, run_on_loop, running_loop
-from vis_core.system.process import ChildProcess, Ending
+from vis_core.system.process import ChildGone, ChildProcess, Ending
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -78,10 +78,6 @@ class CallbackOutcome:
     @property
     def ok(self) -> bool:
         return self.error is None
-
-
-class WorkerFailed(RuntimeError):
-    """The extension worker could not run the call (it crashed, exited or did not start)."""
 
 
 @dataclass(frozen=True)
@@ -239,12 +235,12 @@ class SessionWorker:
             channel = self._start()
         problem = self._problems.get(owner)
         if problem is not None:
-            raise WorkerFailed(f"extension {owner!r} did not load in its worker: {problem}")
+            raise ChildGone(f"extension {owner!r} did not load in its worker: {problem}")
         try:
             _, future = channel.request(target, name, args, owner=owner)
             return channel.wait(future)
         except ChannelClosed:
-            raise WorkerFailed(self._ended(f"{owner}'s {target} {name}", channel)) from None
+            raise ChildGone(self._ended(f"{owner}'s {target} {name}", channel)) from None
 
     def callbacks(
         self,
@@ -269,16 +265,14 @@ class SessionWorker:
             channel = self._channel
             if channel is None or channel.closed:
                 channel = self._start()
-        except WorkerFailed as exc:
+        except ChildGone as exc:
             return [CallbackOutcome(error=exc) for _ in calls]
         waiting = _waiting()
         sent: list[tuple[int, int, Any]] = []
         for index, item in enumerate(calls):
             problem = self._problems.get(item.owner)
             if problem is not None:
-                error = WorkerFailed(
-                    f"extension {item.owner!r} did not load in its worker: {problem}"
-                )
+                error = ChildGone(f"extension {item.owner!r} did not load in its worker: {problem}")
                 outcomes[index] = CallbackOutcome(error=error)
                 continue
             context = None if context_for is None else context_for(item.owner)
@@ -295,7 +289,7 @@ class SessionWorker:
                     )
             except ChannelClosed:
                 what = f"{item.owner}'s {kind.value}"
-                outcomes[index] = CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
+                outcomes[index] = CallbackOutcome(error=ChildGone(self._ended(what, channel)))
                 continue
             except Exception as exc:  # an argument that cannot cross: this one fails alone
                 outcomes[index] = CallbackOutcome(error=exc)
@@ -314,7 +308,7 @@ class SessionWorker:
                 )
                 outcomes[index] = CallbackOutcome(error=error)
             except ChannelClosed:
-                outcomes[index] = CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
+                outcomes[index] = CallbackOutcome(error=ChildGone(self._ended(what, channel)))
             except Exception as exc:
                 outcomes[index] = CallbackOutcome(error=exc)
             else:
@@ -339,11 +333,11 @@ class SessionWorker:
             channel = self._channel
             if channel is None or channel.closed:
                 channel = await self._started()
-        except WorkerFailed as exc:
+        except ChildGone as exc:
             return CallbackOutcome(error=exc)
         problem = self._problems.get(item.owner)
         if problem is not None:
-            error = WorkerFailed(f"extension {item.owner!r} did not load in its worker: {problem}")
+            error = ChildGone(f"extension {item.owner!r} did not load in its worker: {problem}")
             return CallbackOutcome(error=error)
         try:
             with contextlib.nullcontext() if context is None else calling(context):
@@ -355,7 +349,7 @@ class SessionWorker:
                     owner=item.owner,
                 )
         except ChannelClosed:
-            return CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
+            return CallbackOutcome(error=ChildGone(self._ended(what, channel)))
         except Exception as exc:  # an argument that cannot cross (a render's result)
             return CallbackOutcome(error=exc)
         try:
@@ -366,7 +360,7 @@ class SessionWorker:
                 error=TimeoutError(f"{what} did not answer within {timeout:g} s; it was cancelled")
             )
         except ChannelClosed:
-            return CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
+            return CallbackOutcome(error=ChildGone(self._ended(what, channel)))
         except Exception as exc:
             return CallbackOutcome(error=exc)
         return CallbackOutcome(value=value)
@@ -415,7 +409,7 @@ class SessionWorker:
             channel = await self._started()
         problem = self._problems.get(tool.owner)
         if problem is not None:
-            raise WorkerFailed(f"extension {tool.owner!r} did not load in its worker: {problem}")
+            raise ChildGone(f"extension {tool.owner!r} did not load in its worker: {problem}")
         early: asyncio.Future[Any] | None = None
         target = TargetKind.DRAWN_TOOL if render else TargetKind.TOOL
         if started is not None:
@@ -426,7 +420,7 @@ class SessionWorker:
                 target, tool.name, args, kwargs, owner=tool.owner, early=early
             )
         except ChannelClosed:
-            raise WorkerFailed(self._why(tool, channel)) from None
+            raise ChildGone(self._why(tool, channel)) from None
         try:
             if early is not None and started is not None:
                 await started(await early)
@@ -438,7 +432,7 @@ class SessionWorker:
             self._abandon(channel, call_id, tool.name)
             raise
         except ChannelClosed:
-            raise WorkerFailed(self._why(tool, channel)) from None
+            raise ChildGone(self._why(tool, channel)) from None
         if render:  # (value, presentation, problem): only the value is encoded
             return (decode_from_worker(answer[0], keep_encoded=True), *answer[1:])
         return decode_from_worker(answer, keep_encoded=True)
@@ -463,7 +457,7 @@ class SessionWorker:
         try:
             value = answered.result()
         except ChannelClosed:
-            raise WorkerFailed(self._why(tool, channel)) from None
+            raise ChildGone(self._why(tool, channel)) from None
         return decode_from_worker(value, keep_encoded=True)
 
     def abandon(self, channel: Channel, call_id: int, what: str) -> None:
@@ -484,7 +478,7 @@ class SessionWorker:
             channel = await self._started()
         problem = self._problems.get(owner)
         if problem is not None:
-            raise WorkerFailed(f"extension {owner!r} did not load in its worker: {problem}")
+            raise ChildGone(f"extension {owner!r} did not load in its worker: {problem}")
         what = f"the stream of provider {provider!r}"
         try:
             call_id, waiting = channel.request_async(
@@ -495,7 +489,7 @@ class SessionWorker:
                 owner=owner,
             )
         except ChannelClosed:
-            raise WorkerFailed(self._ended(what, channel)) from None
+            raise ChildGone(self._ended(what, channel)) from None
         try:
             return await waiting
         except asyncio.CancelledError:
@@ -503,7 +497,7 @@ class SessionWorker:
                 self._abandon(channel, call_id, what)
             raise
         except ChannelClosed:
-            raise WorkerFailed(self._ended(what, channel)) from None
+            raise ChildGone(self._ended(what, channel)) from None
 
     async def _settled(self) -> None:
         """Wait until every cancelled call has stopped, or its worker was killed for it, so
@@ -575,7 +569,7 @@ class SessionWorker:
         def run() -> None:
             try:
                 self._start(generation)
-            except WorkerFailed as exc:  # the first call that needs it says so again
+            except ChildGone as exc:  # the first call that needs it says so again
                 if generation == self._generation:
                     log.warning("%s", exc)
 
@@ -590,7 +584,7 @@ class SessionWorker:
             if channel is not None and not channel.closed:
                 return channel
             if generation is not None and generation != self._generation:
-                raise WorkerFailed("the session closed or reloaded before its worker started")
+                raise ChildGone("the session closed or reloaded before its worker started")
             self._stop_process()
             self._death = None
             proc = ChildProcess(
@@ -623,7 +617,7 @@ class SessionWorker:
                     self._kill(f"it did not load the session's extensions within {limit:g} s")
                 self._channel = channel
                 self._stop_process()
-                raise WorkerFailed(f"the extension worker did not start: {self._death}") from None
+                raise ChildGone(f"the extension worker did not start: {self._death}") from None
             self._problems = dict(problems)
             for name, problem in self._problems.items():
                 log.warning("extension %s did not load in its session worker: %s", name, problem)

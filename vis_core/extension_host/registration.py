@@ -24,7 +24,7 @@ from vis_core.extension_host.worker_channel import Channel
 from vis_core.ipc.kinds import TargetKind
 from vis_core.ipc.messages import Call
 from vis_core.ipc.trusted import ChannelClosed
-from vis_core.system.process import ChildProcess, Ending
+from vis_core.system.process import ChildGone, ChildProcess, Ending
 
 if TYPE_CHECKING:
     from vis_core.extension.declarations import Extension
@@ -45,14 +45,6 @@ class Screened:
     declaration: dict[str, Any] | None = None
     error: LoadError | None = None
     rebuilt: tuple[Extension, tuple[HostTool, ...]] | None = None  # kept, already rebuilt
-
-
-class WorkerGone(Exception):
-    """The worker exited (or stopped answering) before it reported."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
 
 
 class _Values:
@@ -102,7 +94,7 @@ class RegistrationWorker:
         return channel
 
     def _call(self, name: str, args: tuple, timeout: float) -> Any:
-        """Call ``name`` in the worker and wait; :class:`WorkerGone` when it does not answer."""
+        """Call ``name`` in the worker and wait; :class:`ChildGone` when it does not answer."""
         channel, proc = self._channel, self._proc
         assert channel is not None and proc is not None
         try:
@@ -110,17 +102,17 @@ class RegistrationWorker:
             return channel.wait(future, timeout)
         except TimeoutError:
             self.stop()
-            raise WorkerGone(
+            raise ChildGone(
                 f"loading did not finish within {timeout:g} s (the extension_load_timeout "
                 "setting), so it was stopped; an endless loop at import?"
                 if name == SCREEN
                 else f"the extension worker did not start within {timeout:g} s"
             ) from None
         except ChannelClosed:
-            raise WorkerGone(_exit_cause(proc.ending())) from None
+            raise ChildGone(_exit_cause(proc.ending())) from None
         except Exception as exc:  # an answer that is not one (it cannot be read here)
             self.stop()
-            raise WorkerGone(f"the extension worker failed: {exc}") from None
+            raise ChildGone(f"the extension worker failed: {exc}") from None
 
     def stop(self) -> None:
         proc, channel = self._proc, self._channel
@@ -143,11 +135,9 @@ class RegistrationWorker:
             names: list[str] = sorted(getattr(self.values, "project_names", ()))
             # a project extension's verified bytes go with it
             verdict = self._call(SCREEN, (candidate.to_wire(), names), self.load_timeout)
-        except WorkerGone as exc:
+        except ChildGone as exc:
             self.stop()
-            return Screened(
-                error=LoadError(candidate.hint, candidate.entry_file, None, exc.message)
-            )
+            return Screened(error=LoadError(candidate.hint, candidate.entry_file, None, exc.how))
         if isinstance(verdict, LoadError):
             return Screened(error=verdict)
         return Screened(declaration=verdict)

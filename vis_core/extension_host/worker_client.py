@@ -49,7 +49,7 @@ from vis_core.ipc.trusted import decode_from_worker, run_method
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.environ import Audience, child_environment
 from vis_core.system.loops import Waits, current_waits, on_loop, run_on_loop, running_loop
-from vis_core.system.process import ChildProcess, Ending
+from vis_core.system.process import ChildGone, ChildProcess, Ending
 from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -79,10 +79,6 @@ class CallbackOutcome:
     @property
     def ok(self) -> bool:
         return self.error is None
-
-
-class WorkerFailed(RuntimeError):
-    """The extension worker could not run the call (it crashed, exited or did not start)."""
 
 
 @dataclass(frozen=True)
@@ -240,12 +236,12 @@ class SessionWorker:
             channel = self._start()
         problem = self._problems.get(owner)
         if problem is not None:
-            raise WorkerFailed(f"extension {owner!r} did not load in its worker: {problem}")
+            raise ChildGone(f"extension {owner!r} did not load in its worker: {problem}")
         try:
             _, future = channel.request(target, name, args, owner=owner)
             return channel.wait(future)
         except ChannelClosed:
-            raise WorkerFailed(self._ended(f"{owner}'s {target} {name}", channel)) from None
+            raise ChildGone(self._ended(f"{owner}'s {target} {name}", channel)) from None
 
     def callbacks(
         self,
@@ -270,16 +266,14 @@ class SessionWorker:
             channel = self._channel
             if channel is None or channel.closed:
                 channel = self._start()
-        except WorkerFailed as exc:
+        except ChildGone as exc:
             return [CallbackOutcome(error=exc) for _ in calls]
         waiting = _waiting()
         sent: list[tuple[int, int, Any]] = []
         for index, item in enumerate(calls):
             problem = self._problems.get(item.owner)
             if problem is not None:
-                error = WorkerFailed(
-                    f"extension {item.owner!r} did not load in its worker: {problem}"
-                )
+                error = ChildGone(f"extension {item.owner!r} did not load in its worker: {problem}")
                 outcomes[index] = CallbackOutcome(error=error)
                 continue
             context = None if context_for is None else context_for(item.owner)
@@ -296,7 +290,7 @@ class SessionWorker:
                     )
             except ChannelClosed:
                 what = f"{item.owner}'s {kind.value}"
-                outcomes[index] = CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
+                outcomes[index] = CallbackOutcome(error=ChildGone(self._ended(what, channel)))
                 continue
             except Exception as exc:  # an argument that cannot cross: this one fails alone
                 outcomes[index] = CallbackOutcome(error=exc)
@@ -315,7 +309,7 @@ class SessionWorker:
                 )
                 outcomes[index] = CallbackOutcome(error=error)
             except ChannelClosed:
-                outcomes[index] = CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
+                outcomes[index] = CallbackOutcome(error=ChildGone(self._ended(what, channel)))
             except Exception as exc:
                 outcomes[index] = CallbackOutcome(error=exc)
             else:
@@ -340,11 +334,11 @@ class SessionWorker:
             channel = self._channel
             if channel is None or channel.closed:
                 channel = await self._started()
-        except WorkerFailed as exc:
+        except ChildGone as exc:
             return CallbackOutcome(error=exc)
         problem = self._problems.get(item.owner)
         if problem is not None:
-            error = WorkerFailed(f"extension {item.owner!r} did not load in its worker: {problem}")
+            error = ChildGone(f"extension {item.owner!r} did not load in its worker: {problem}")
             return CallbackOutcome(error=error)
         try:
             with contextlib.nullcontext() if context is None else calling(context):
@@ -356,7 +350,7 @@ class SessionWorker:
                     owner=item.owner,
                 )
         except ChannelClosed:
-            return CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
+            return CallbackOutcome(error=ChildGone(self._ended(what, channel)))
         except Exception as exc:  # an argument that cannot cross (a render's result)
             return CallbackOutcome(error=exc)
         try:
@@ -367,7 +361,7 @@ class SessionWorker:
                 error=TimeoutError(f"{what} did not answer within {timeout:g} s; it was cancelled")
             )
         except ChannelClosed:
-            return CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
+            return CallbackOutcome(error=ChildGone(self._ended(what, channel)))
         except Exception as exc:
             return CallbackOutcome(error=exc)
         return CallbackOutcome(value=value)
@@ -416,7 +410,7 @@ class SessionWorker:
             channel = await self._started()
         problem = self._problems.get(tool.owner)
         if problem is not None:
-            raise WorkerFailed(f"extension {tool.owner!r} did not load in its worker: {problem}")
+            raise ChildGone(f"extension {tool.owner!r} did not load in its worker: {problem}")
         early: asyncio.Future[Any] | None = None
         target = TargetKind.DRAWN_TOOL if render else TargetKind.TOOL
         if started is not None:
@@ -427,7 +421,7 @@ class SessionWorker:
                 target, tool.name, args, kwargs, owner=tool.owner, early=early
             )
         except ChannelClosed:
-            raise WorkerFailed(self._why(tool, channel)) from None
+            raise ChildGone(self._why(tool, channel)) from None
         try:
             if early is not None and started is not None:
                 await started(await early)
@@ -439,7 +433,7 @@ class SessionWorker:
             self._abandon(channel, call_id, tool.name)
             raise
         except ChannelClosed:
-            raise WorkerFailed(self._why(tool, channel)) from None
+            raise ChildGone(self._why(tool, channel)) from None
         if render:  # (value, presentation, problem): only the value is encoded
             return (decode_from_worker(answer[0], keep_encoded=True), *answer[1:])
         return decode_from_worker(answer, keep_encoded=True)
@@ -464,7 +458,7 @@ class SessionWorker:
         try:
             value = answered.result()
         except ChannelClosed:
-            raise WorkerFailed(self._why(tool, channel)) from None
+            raise ChildGone(self._why(tool, channel)) from None
         return decode_from_worker(value, keep_encoded=True)
 
     def abandon(self, channel: Channel, call_id: int, what: str) -> None:
@@ -485,7 +479,7 @@ class SessionWorker:
             channel = await self._started()
         problem = self._problems.get(owner)
         if problem is not None:
-            raise WorkerFailed(f"extension {owner!r} did not load in its worker: {problem}")
+            raise ChildGone(f"extension {owner!r} did not load in its worker: {problem}")
         what = f"the stream of provider {provider!r}"
         try:
             call_id, waiting = channel.request_async(
@@ -496,7 +490,7 @@ class SessionWorker:
                 owner=owner,
             )
         except ChannelClosed:
-            raise WorkerFailed(self._ended(what, channel)) from None
+            raise ChildGone(self._ended(what, channel)) from None
         try:
             return await waiting
         except asyncio.CancelledError:
@@ -504,7 +498,7 @@ class SessionWorker:
                 self._abandon(channel, call_id, what)
             raise
         except ChannelClosed:
-            raise WorkerFailed(self._ended(what, channel)) from None
+            raise ChildGone(self._ended(what, channel)) from None
 
     async def _settled(self) -> None:
         """Wait until every cancelled call has stopped, or its worker was killed for it, so
@@ -576,7 +570,7 @@ class SessionWorker:
         def run() -> None:
             try:
                 self._start(generation)
-            except WorkerFailed as exc:  # the first call that needs it says so again
+            except ChildGone as exc:  # the first call that needs it says so again
                 if generation == self._generation:
                     log.warning("%s", exc)
 
@@ -591,7 +585,7 @@ class SessionWorker:
             if channel is not None and not channel.closed:
                 return channel
             if generation is not None and generation != self._generation:
-                raise WorkerFailed("the session closed or reloaded before its worker started")
+                raise ChildGone("the session closed or reloaded before its worker started")
             self._stop_process()
             self._death = None
             proc = ChildProcess(
@@ -624,7 +618,7 @@ class SessionWorker:
                     self._kill(f"it did not load the session's extensions within {limit:g} s")
                 self._channel = channel
                 self._stop_process()
-                raise WorkerFailed(f"the extension worker did not start: {self._death}") from None
+                raise ChildGone(f"the extension worker did not start: {self._death}") from None
             self._problems = dict(problems)
             for name, problem in self._problems.items():
                 log.warning("extension %s did not load in its session worker: %s", name, problem)

@@ -47,9 +47,9 @@ from vis_core.system.jail import (
     reserve_control_folder,
     vis_runtime,
 )
-from vis_core.system.lifetime import ChildLimits, cap_tmpfs, end_strays
+from vis_core.system.lifetime import ChildLimits, cap_tmpfs, end_strays, over_memory
 from vis_core.system.network_bridge import proxy_environment
-from vis_core.system.process import ChildProcess, Ending
+from vis_core.system.process import ChildGone, ChildProcess, Ending
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 
@@ -140,14 +140,6 @@ class BlockResult:
     restarted: str | None
     duration: float
     forms: tuple[dict[str, Any], ...] = ()
-
-
-class ChildDied(Exception):
-    """The child process ended; ``how`` says how, e.g. ``exited with code 1``."""
-
-    def __init__(self, how: str) -> None:
-        super().__init__(how)
-        self.how = how
 
 
 def _names(items: Sequence[str], most: int = 12) -> str:
@@ -414,7 +406,7 @@ class Sandbox:
                 restarted = await self._start()
             except JailUnavailable as exc:
                 return BlockResult("", str(exc), None, time.monotonic() - started)
-            except ChildDied as died:
+            except ChildGone as died:
                 await self._drain_output()
                 output = self._output.text()
                 error = f"The sandbox process {died.how} while starting, so the block did not run."
@@ -552,7 +544,7 @@ class Sandbox:
             self._kill_reason = f"did not start within {START_TIMEOUT:.0f} s"
             proc.kill()
             await proc.wait()
-            raise ChildDied(self._kill_reason) from None
+            raise ChildGone(self._kill_reason) from None
         # a jailed child has a PID namespace of its own: its pid there is not the host's
         inner = ready.pid
         # (0 when it cannot be found: Esc then stops the block by killing the child)
@@ -625,14 +617,14 @@ class Sandbox:
                 try:
                     reply = await asyncio.wait_for(asyncio.shield(done), 5.0)
                 except TimeoutError:
-                    raise ChildDied("did not stop after the time limit") from None
+                    raise ChildGone("did not stop after the time limit") from None
                 reply.error = "\n".join(p for p in (overran, reply.error) if p)
             try:
                 text = await asyncio.wait_for(asyncio.shield(output), 5.0)
             except TimeoutError:  # the end marker never came: take what arrived
                 text = self._output.text()
                 self._output = self._new_output()
-        except ChildDied as died:
+        except ChildGone as died:
             await self._drain_output()
             text = self._output.text()
             error = (
@@ -694,7 +686,7 @@ class Sandbox:
                 return
             except TimeoutError:
                 pass
-            except (ChildDied, asyncio.CancelledError):
+            except (ChildGone, asyncio.CancelledError):
                 return
         if proc.returncode is None:
             self._kill_reason = (
@@ -704,7 +696,7 @@ class Sandbox:
             proc.kill()
             await proc.wait()
             if done is not None:
-                with contextlib.suppress(ChildDied, asyncio.CancelledError, TimeoutError):
+                with contextlib.suppress(ChildGone, asyncio.CancelledError, TimeoutError):
                     await asyncio.wait_for(asyncio.shield(done), 1.0)
 
     # -- the pipes ---------------------------------------------------------------------------
@@ -714,7 +706,7 @@ class Sandbox:
     async def _write(self, line: bytes) -> None:
         stdin = self._stdin
         if self._proc is None or stdin is None:
-            raise ChildDied(self._death or "is not running")
+            raise ChildGone(self._death or "is not running")
         try:
             stdin.write(line)
             transport = stdin.transport
@@ -828,7 +820,7 @@ class Sandbox:
         callback would cost the loop one more pass per call)."""
         try:
             line = await self._result_line(msg)
-            with contextlib.suppress(ChildDied):
+            with contextlib.suppress(ChildGone):
                 await self._write(line)
         finally:
             self._tasks.discard(asyncio.current_task(loop))
@@ -951,15 +943,12 @@ class Sandbox:
         how = self._kill_reason or str(Ending(code))
         proc.collect()  # the keeper's last words: the tree went over the memory limit
         if proc.over_memory is not None and self.limits is not None:
-            how = (
-                f"was stopped because the block's processes together held "
-                f"{proc.over_memory / 2**20:,.0f} MB, over the memory limit of "
-                f"{self.limits.memory_mb:,} MB (setting memory_limit)"
-            )
+            why = over_memory(proc.over_memory, self.limits, whose="the block's")
+            how = f"was stopped because {why}"
         self._death = how
         self._pid = None
         proc.kill()  # orphans of the block would keep the output pipe open
-        died = ChildDied(how)
+        died = ChildGone(how)
         for future in [self._ready, *self._done.values()]:
             if future is not None and not future.done():
                 future.set_exception(died)

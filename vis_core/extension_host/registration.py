@@ -20,14 +20,13 @@ from vis_core.extension_host.discovery import Candidate
 from vis_core.extension_host.entry import LoadError
 from vis_core.extension_host.loaded import DEFAULT_LOAD_TIMEOUT
 from vis_core.extension_host.screening import ENV, READY, SCREEN
-from vis_core.extension_host.worker_channel import Channel
-from vis_core.ipc.kinds import TargetKind
-from vis_core.ipc.messages import Call
-from vis_core.ipc.trusted import ChannelClosed
+from vis_core.ipc.kinds import ChannelClosed, TargetKind
 from vis_core.system.process import ChildGone, ChildProcess, Ending
 
 if TYPE_CHECKING:
     from vis_core.extension.declarations import Extension
+    from vis_core.extension_host.worker_channel import Channel
+    from vis_core.ipc.messages import Call
     from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
@@ -87,6 +86,8 @@ class RegistrationWorker:
     # -- process --------------------------------------------------------------------------
 
     def _start(self) -> Channel:
+        from vis_core.extension_host.worker_channel import Channel  # msgspec: once a file loads
+
         proc = ChildProcess(LOAD_ONLY, env=self.environment, cwd=self.cwd, python=self.python)
         channel = Channel(proc.read_fd, proc.write_fd, _Values(self.values), name="vis-loading")
         self._proc, self._channel = proc, channel

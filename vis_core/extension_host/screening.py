@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from vis_core.extension_host.worker_channel import Channel
 from vis_core.ipc.kinds import TargetKind
-from vis_core.ipc.messages import Call
+
+if TYPE_CHECKING:
+    from vis_core.extension_host.worker_channel import Channel
+    from vis_core.ipc.messages import Call
 
 READY = "ready"  # warm up and install the runtime; answers the worker's pid
 SCREEN = "screen"  # (candidate, project names): the declaration (a dict) or a ``LoadError``

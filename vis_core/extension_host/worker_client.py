@@ -28,7 +28,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.context import (
     CallContext,
@@ -40,17 +40,17 @@ from vis_core.extension.context import (
 from vis_core.extension.runtime import Runtime
 from vis_core.extension_host.environment import resolve_names
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
-from vis_core.extension_host.registration import START_TIMEOUT, WORKER
-from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
-from vis_core.ipc.kinds import CallbackKind, TargetKind
-from vis_core.ipc.messages import Call
-from vis_core.ipc.trusted import decode_from_worker, run_method
+from vis_core.ipc.kinds import CallbackKind, ChannelClosed, TargetKind
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.environ import Audience, child_environment
 from vis_core.system.loops import Waits, current_waits, on_loop, run_on_loop, running_loop
 from vis_core.system.process import ChildGone, ChildProcess, Ending
 from vis_core.tools.registry import HostTool
+
+if TYPE_CHECKING:
+    from vis_core.extension_host.worker_channel import Channel
+    from vis_core.ipc.messages import Call
 
 log = logging.getLogger(__name__)
 CANCEL_GRACE = 3.0  # seconds a worker has to answer a cancel before it is killed
@@ -134,6 +134,8 @@ class _HostHandler:
                 return run_service(serving_runtime(), call.name, args, kwargs)
 
         elif call.target is TargetKind.OBJECT and call.ref is not None:
+            from vis_core.ipc.trusted import run_method
+
             value = self.channel.exports.get(call.ref)
 
             def run() -> Any:
@@ -434,6 +436,8 @@ class SessionWorker:
             raise
         except ChannelClosed:
             raise ChildGone(self._why(tool, channel)) from None
+        from vis_core.ipc.trusted import decode_from_worker  # loaded with the first worker
+
         if render:  # (value, presentation, problem): only the value is encoded
             return (decode_from_worker(answer[0], keep_encoded=True), *answer[1:])
         return decode_from_worker(answer, keep_encoded=True)
@@ -459,6 +463,8 @@ class SessionWorker:
             value = answered.result()
         except ChannelClosed:
             raise ChildGone(self._why(tool, channel)) from None
+        from vis_core.ipc.trusted import decode_from_worker  # loaded with the first worker
+
         return decode_from_worker(value, keep_encoded=True)
 
     def abandon(self, channel: Channel, call_id: int, what: str) -> None:
@@ -588,6 +594,9 @@ class SessionWorker:
                 raise ChildGone("the session closed or reloaded before its worker started")
             self._stop_process()
             self._death = None
+            from vis_core.extension_host.registration import START_TIMEOUT, WORKER
+            from vis_core.extension_host.worker_channel import Channel
+
             proc = ChildProcess(
                 WORKER,
                 env=child_environment(self._values, audience=Audience.VIS),

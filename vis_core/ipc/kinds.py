@@ -1,4 +1,4 @@
-"""What a worker ``Call`` runs, as StrEnums without msgspec: importable on the start path."""
+"""The worker protocol's names that need no msgspec (call kinds, a closed channel)."""
 
 from __future__ import annotations
 
@@ -33,3 +33,7 @@ class CallbackKind(StrEnum):
     RENDER = "render"
     PROVIDER = "provider"  # a vis.Provider's stream: (request, sink), the key names it
     NETWORK_FILTER = "network_filter"  # a vis.NetworkFilter: (phase, request or response)
+
+
+class ChannelClosed(RuntimeError):
+    """The other side is gone; the call will not be answered."""

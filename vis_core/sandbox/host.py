@@ -13,27 +13,9 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
-
-import msgspec
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_core.extension.metadata import build_metadata
-from vis_core.ipc import values as wire
-from vis_core.ipc.framing import READ_CHUNK, FrameReader, ProtocolError, check_in_flight
-from vis_core.ipc.messages import (
-    CancelCall,
-    Done,
-    Init,
-    Ready,
-    Result,
-    Run,
-    ToolCall,
-    framed,
-    from_child,
-)
-from vis_core.ipc.messages import (
-    HandleCall as HandleCallMessage,
-)
 from vis_core.model.handles import HostHandle
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import MAX_CALLS_IN_FLIGHT, MAX_MESSAGE_BYTES
@@ -50,6 +32,53 @@ from vis_core.system.jail import (
 from vis_core.system.lifetime import ChildLimits, cap_tmpfs, end_strays, over_memory
 from vis_core.system.network_bridge import proxy_environment
 from vis_core.system.process import ChildGone, ChildProcess, Ending
+
+if TYPE_CHECKING:
+    import msgspec
+
+    from vis_core.ipc import values as wire
+    from vis_core.ipc.framing import READ_CHUNK, FrameReader, ProtocolError, check_in_flight
+    from vis_core.ipc.messages import (
+        CancelCall,
+        Done,
+        Init,
+        Ready,
+        Result,
+        Run,
+        ToolCall,
+        framed,
+        from_child,
+    )
+    from vis_core.ipc.messages import (
+        HandleCall as HandleCallMessage,
+    )
+
+
+def _load_ipc() -> None:
+    """Import the IPC layer (msgspec, the codec) with the first child or encoded globals, not
+    with this module: a ``vis run`` that runs no block never needs it."""
+    global msgspec, wire, READ_CHUNK, FrameReader, ProtocolError, check_in_flight
+    global CancelCall, Done, Init, Ready, Result, Run, ToolCall, framed, from_child
+    global HandleCallMessage
+    import msgspec
+
+    from vis_core.ipc import values as wire
+    from vis_core.ipc.framing import READ_CHUNK, FrameReader, ProtocolError, check_in_flight
+    from vis_core.ipc.messages import (
+        CancelCall,
+        Done,
+        Init,
+        Ready,
+        Result,
+        Run,
+        ToolCall,
+        framed,
+        from_child,
+    )
+    from vis_core.ipc.messages import (
+        HandleCall as HandleCallMessage,
+    )
+
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 
@@ -241,7 +270,9 @@ class Sandbox:
         self._call_handle_hook = call_handle
         self._tools = tools
         try:
-            self._globals = wire.encode(dict(globals))
+            if globals:
+                _load_ipc()
+            self._globals = wire.encode(dict(globals)) if globals else {}
         except TypeError as exc:
             raise TypeError(f"Sandbox globals must be JSON-able data: {exc}") from exc
         self._snapshot_save = snapshot_save
@@ -483,6 +514,7 @@ class Sandbox:
         return cap_tmpfs(jailed, self.limits.memory_bytes if self.limits else 0)
 
     async def _start(self) -> str | None:
+        _load_ipc()
         if self.jail and self._network is not None:
             self._network_folder = await self._network()
         proxy = {}

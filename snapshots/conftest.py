@@ -15,15 +15,44 @@ SNAPSHOT_JAIL = "not tried in snapshot tests"
 
 
 @pytest.fixture(autouse=True)
-def fixed_places(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def fixed_places(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Path]:
     """A clean ``/tmp/vis-snapshots`` with ``home`` (VIS_HOME) and ``project`` (workspace).
 
     The paths are part of the pictures, so they cannot vary; a lock beside the folder lets
     test runs of several checkouts at once take turns instead of deleting each other's files.
+    The home's caches are the run's, as in tests/conftest.py's ``shared_caches`` (the files
+    of the worker's temporary folder): without the bundled extensions' declarations each
+    picture's app started a registration worker.
     """
+    shared = tmp_path_factory.getbasetemp()
     with open(LOCK, "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        yield _fresh_places(monkeypatch)
+        project = _fresh_places(monkeypatch)
+        names = _cache_names()
+        cache = ROOT / "home" / "cache"
+        _add_missing(names, shared, cache)
+        yield project
+        _add_missing(names, cache, shared)
+
+
+def _cache_names() -> tuple[str, ...]:
+    """The names of Vis's cache files in ``$VIS_HOME/cache`` (as ``shared_caches`` keeps)."""
+    from vis_core import installed
+    from vis_core.codegen_cache import cache_files
+    from vis_core.extension_host import bundled_cache
+
+    return (cache_files()[0].name, bundled_cache.FILE_NAME, installed.cache_file().name)
+
+
+def _add_missing(names: tuple[str, ...], source: Path, target: Path) -> None:
+    """Copy the files ``names`` of ``source`` that ``target`` lacks (never into one it has:
+    the run's shared copy of a file may be linked from other tests' homes)."""
+    target.mkdir(mode=0o700, exist_ok=True)
+    for name in names:
+        if (source / name).is_file() and not (target / name).exists():
+            shutil.copyfile(source / name, target / name)
 
 
 def _fresh_places(monkeypatch: pytest.MonkeyPatch) -> Path:

@@ -224,3 +224,21 @@ def test_doctor_is_clean_on_a_fresh_install(workspace, vis_home):
     result = vis("doctor", cwd=workspace, env_home=vis_home)
     assert result.returncode == 0, result.stdout
     assert "model       no model" in result.stdout
+
+
+def test_run_without_blocks_or_extension_calls_imports_no_ipc(workspace, vis_home, tmp_path):
+    """``vis run`` loads msgspec and the value codec only with its first child process: a
+    turn that runs no block and calls no extension starts faster without them."""
+    from vis_core.extension_host import bundled_cache
+    from vis_core.extension_host.discovery import bundled_dir
+
+    s = script(tmp_path, [{"text": "hi there"}, {"text": "hi there"}])
+    run = ("run", "--provider", "scripted", "--script", str(s), "hi")
+    [declared] = bundled_cache.cache_files(bundled_dir(), {"VIS_HOME": str(vis_home)})
+    if not declared.is_file():  # the first start of the test run registers the bundled ones
+        assert vis(*run, cwd=workspace, env_home=vis_home).returncode == 0
+    result = vis(*run, cwd=workspace, env_home=vis_home, extra_env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert result.returncode == 0, result.stderr
+    imported = {line.rpartition("|")[2].strip() for line in result.stderr.splitlines()}
+    assert "vis_core.printmode" in imported  # the import times were written
+    assert not imported & {"msgspec", "vis_core.ipc.values", "vis_core.ipc.messages"}

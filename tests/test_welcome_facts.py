@@ -25,8 +25,8 @@ async def _host_facts(options: HostOptions) -> WelcomeFacts:
     host = await Host.open(options)
     try:
         session = await host.new_session()
-        model = host.model_label if not host.model_problem else ""
-        return WelcomeFacts(model, host.trusted, host.jail_mode(session.id))
+        model = host.models.label if not host.models.problem else ""
+        return WelcomeFacts(model, host.space.trusted, host.space.jail_mode(session.id))
     finally:
         await host.close()
 

@@ -57,9 +57,9 @@ async def _check_host(workspace: Path) -> int:
     host = await Host.open(HostOptions(workspace=workspace, channel=Channel.CLI))
     problems = 0
     try:
-        trust = "trusted" if host.trusted else "not trusted"
+        trust = "trusted" if host.space.trusted else "not trusted"
         print(f"project     {host.project_root} ({trust})")
-        print(f"model       {host.model_label}")
+        print(f"model       {host.models.label}")
         if host.config.problem:
             problems += 1
             print(f"config error: {host.config.problem}")
@@ -68,7 +68,7 @@ async def _check_host(workspace: Path) -> int:
             problems += 1
             print(f"jail        unknown: {refusal}")
         else:
-            on, mode = host.jail_mode()
+            on, mode = host.space.jail_mode()
             print(f"jail        {'on' if jail else 'off'} ({terminal_text(mode)})")
             problems += on and mode.startswith("the jail is on but cannot run")
             if not jail:

@@ -358,7 +358,7 @@ def _leave(code: int) -> NoReturn:
 async def _open(host: Any, continue_: bool, resume: str | None) -> Any:
     """The session the request runs in: a new one, the latest (``--continue``) or ``ID``."""
     if continue_:
-        latest = host.latest_session_id()
+        latest = host.registry.latest_session_id()
         if latest is None:
             raise LookupError(
                 f"there is no session in this workspace to continue ({host.workspace}); "
@@ -407,8 +407,8 @@ async def _run(
         from vis_core.commands.headless import command_refusal, is_command
 
         command = is_command(request)  # one that asks no model runs without one
-        if host.model_problem and not command:
-            print(host.model_problem, file=sys.stderr)
+        if host.models.problem and not command:
+            print(host.models.problem, file=sys.stderr)
             return 2
         for note in host.startup_notes():
             print(f"vis: {terminal_text(note)}", file=sys.stderr)
@@ -425,7 +425,7 @@ async def _run(
         except LookupError as exc:
             print(f"vis run: {terminal_text(str(exc))}", file=sys.stderr)
             return 2
-        print(f"vis: {terminal_text(host.jail_mode(session.id)[1])}", file=sys.stderr)
+        print(f"vis: {terminal_text(host.space.jail_mode(session.id)[1])}", file=sys.stderr)
         # started: what exists now lives as long as the run, out of the collector's way
         # (`vis` starts with the collector off), which is on again for the turn
         gc.freeze()

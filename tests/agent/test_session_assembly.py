@@ -84,9 +84,9 @@ async def test_reload_rebuilds_the_tool_set_of_an_open_session(workspace: Path, 
         await session.submit("call the new tool")
         (block,) = [e for e in events if isinstance(e, BlockFinished)]
         assert block.error is None and block.stdout.strip() == "second"  # the sandbox sees it
-        assert session.id in host.session_tools
+        assert session.id in host.registry.session_tools
         await session.close()
-        assert session.id not in host.session_tools  # a closed session's tools are let go
+        assert session.id not in host.registry.session_tools  # a closed session's tools are let go
     finally:
         await host.close()
 
@@ -194,7 +194,7 @@ async def test_changed_control_files_are_told_once_without_hashing_them_after_ev
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
     events: list[Event] = []
     try:
-        assert host.trusted and not hashed  # the start hashes its snapshot, read once
+        assert host.space.trusted and not hashed  # the start hashes its snapshot, read once
         session = await host.new_session()
         session.subscribe(events.append)
         await session.submit("read it often, then change it")

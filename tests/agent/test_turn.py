@@ -151,7 +151,7 @@ async def test_resumed_session_keeps_conversation_and_sandbox_values(workspace, 
     second_script = write_script(tmp_path / "b.yaml", [{"code": "print(y + 1)"}, {"text": "42"}])
     host = await open_host(workspace, second_script)
     try:
-        assert host.latest_session_id() == first.id
+        assert host.registry.latest_session_id() == first.id
         resumed = await host.open_session(first.id)
         assert [m.role for m in resumed._conversation.messages] == [
             "user",

@@ -20,7 +20,7 @@ from vis_core.extension.runtime import (
 )
 from vis_core.extension_host.runtime import StoreRuntime
 from vis_core.extension_host.worker_sdk import WorkerRuntime, run_service
-from vis_core.ipc.messages import TargetKind
+from vis_core.ipc.kinds import TargetKind
 from vis_core.store import Store
 
 

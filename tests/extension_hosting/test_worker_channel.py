@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from vis_core.extension_host.worker_channel import Channel, ChannelClosed
-from vis_core.ipc.messages import Call, Reply, TargetKind, framed
+from vis_core.ipc.kinds import TargetKind
+from vis_core.ipc.messages import Call, Reply, framed
 from vis_core.ipc.trusted import RemoteObject, dumps, run_method
 
 

@@ -88,7 +88,7 @@ async def test_a_linked_extension_is_trusted_for_its_content_not_its_link_text(
     script = _script(tmp_path / "s.yaml", "print(await which_version())")
     host = await _open(workspace, script)
     try:
-        assert host.trusted
+        assert host.space.trusted
         assert await _printed(host) == "trusted"
     finally:
         await host.close()
@@ -97,7 +97,7 @@ async def test_a_linked_extension_is_trusted_for_its_content_not_its_link_text(
     source.write_text(_extension("evil", marker), encoding="utf-8")  # the link stays as it was
     host = await _open(workspace, script)
     try:
-        assert not host.trusted and host.space.trust_changed
+        assert not host.space.trusted and host.space.trust_changed
         assert host.extensions.get("linked") is None
         assert any("changed since you trusted it" in note for note in host.startup_notes())
     finally:
@@ -192,7 +192,7 @@ async def test_a_linked_folder_in_vis_is_not_followed_and_the_person_is_told(
     TrustStore(VisPaths.from_env()).trust(workspace)
     host = await _open(workspace, _script(tmp_path / "s.yaml", "print(1)"))
     try:
-        assert host.trusted
+        assert host.space.trusted
         assert host.extensions.get("packaged") is None
         notes = "\n".join(host.startup_notes())
         assert f"{link} is a link to a folder; Vis does not follow" in notes

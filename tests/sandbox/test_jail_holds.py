@@ -99,7 +99,7 @@ async def test_a_control_file_changed_outside_the_jail_needs_trust_again(
     assert any("changed since you trusted it" in n and "vis trust" in n for n in notices)
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
-        assert not host.trusted
+        assert not host.space.trusted
         assert any("vis trust" in note for note in host.startup_notes())
         assert "x" not in {ext.name for ext in host.extensions.extensions}
     finally:
@@ -225,7 +225,7 @@ async def test_control_files_a_jailed_block_creates_are_not_trusted(
     assert (workspace / ".vis").is_dir() and not any((workspace / ".vis").iterdir())
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
-        assert not host.trusted
+        assert not host.space.trusted
         assert host.jail_policy()[0]
     finally:
         await host.close()

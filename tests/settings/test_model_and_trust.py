@@ -41,7 +41,7 @@ async def test_project_group_and_session_models_choose_the_session_model(workspa
     _project(workspace, trusted=True)
     host = await open_host(workspace)
     try:
-        assert host.model_label == "local/project-model"
+        assert host.models.label == "local/project-model"
         first = await host.new_session()
         assert first.model.label == "local/project-model" and first.model.provider is not None
         host.settings.set("model", "local/session-model", "session", session_id=first.id)
@@ -73,14 +73,14 @@ async def test_model_flag_and_vis_model_win_over_every_setting_level(
     try:
         session = await host.new_session()
         host.settings.set("model", "local/session-model", "session", session_id=session.id)
-        assert host.model_of_session(session.id).label == "local/toggle-model"
+        assert host.models.model_of_session(session.id).label == "local/toggle-model"
         monkeypatch.setenv("VIS_MODEL", "local/env-model")
-        assert host.model_of_session(session.id).label == "local/env-model"
+        assert host.models.model_of_session(session.id).label == "local/env-model"
     finally:
         await host.close()
     host = await open_host(workspace, model="local/flag-model")
     try:
-        assert host.model_label == "local/flag-model"
+        assert host.models.label == "local/flag-model"
     finally:
         await host.close()
 
@@ -108,7 +108,7 @@ async def test_an_untrusted_project_cannot_turn_the_jail_off_or_change_the_model
     host = await open_host(workspace)
     try:
         assert host.setting("jail", None) is True
-        assert host.model_label == "local/global-model"
+        assert host.models.label == "local/global-model"
         session = await host.new_session()
         assert session.model.label == "local/global-model"
         resolution = host.settings.resolve("jail", session.id)
@@ -132,7 +132,7 @@ async def test_an_untrusted_project_cannot_turn_the_jail_off_or_change_the_model
     host = await open_host(workspace)
     try:
         assert host.setting("jail", None) is False
-        assert host.model_label == "local/project-model"
+        assert host.models.label == "local/project-model"
         assert not any("not trusted" in note for note in host.startup_notes())
     finally:
         await host.close()

@@ -157,24 +157,37 @@ async def test_a_child_of_a_child_is_a_named_error_at_the_default_depth(
     assert "setting subagent_depth allows 1" in told
 
 
+WAIT_FOR_GO = """\
+import asyncio, os
+for _ in range(6000):  # until the parent says go (at most 60 s)
+    if os.path.exists("go"):
+        break
+    await asyncio.sleep(0.01)
+"""
+
+
 async def test_more_children_at_once_than_the_setting_is_a_named_error(
     workspace: Path, tmp_path: Path, vis_home: Path
 ):
+    """The child that gets the slot runs until the other is refused (it waits for the parent's
+    word): a child that had ended first would leave the slot free (a loaded machine did)."""
     write_config(vis_home, 'subagent_concurrency = "1"\n')
     code = textwrap.dedent(
         """\
-        import asyncio
-        results = await asyncio.gather(
-            run_session("first"), run_session("second"), return_exceptions=True
-        )
+        import asyncio, pathlib
+        runs = [asyncio.ensure_future(run_session(r)) for r in ("first", "second")]
+        await asyncio.wait(runs, return_when=asyncio.FIRST_COMPLETED)
+        pathlib.Path("go").touch()  # the one refused: the running child may end
+        results = await asyncio.gather(*runs, return_exceptions=True)
         print(sorted(type(r).__name__ for r in results))
         print([str(r) for r in results if isinstance(r, Exception)])
         """
     )
+    wait = {"code": WAIT_FOR_GO}
     path = script(
         tmp_path / "s.yaml",
         [{"code": code}, {"text": "done"}],
-        {"first": [{"text": "first answer"}], "second": [{"text": "second answer"}]},
+        {"first": [wait, {"text": "first answer"}], "second": [wait, {"text": "second answer"}]},
     )
     host = await open_host(workspace, path)
     try:

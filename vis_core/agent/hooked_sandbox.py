@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.extension_host.hooks import OpHooks
 from vis_core.model.block import PYTHON_EXECUTION
-from vis_core.sandbox.host import BlockResult
+
+if TYPE_CHECKING:
+    from vis_core.sandbox.host import BlockResult
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +34,8 @@ class HookedSandbox:
         try:
             await self.hooks.run_before(PYTHON_EXECUTION, args)
         except OperationBlocked as exc:
+            from vis_core.sandbox.host import BlockResult
+
             await self.hooks.run_after(PYTHON_EXECUTION, args, None)
             return BlockResult("", f"{type(exc).__name__}: {exc}", None, 0.0)
         session: dict[str, Any] | None = None

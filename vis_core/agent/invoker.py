@@ -19,8 +19,7 @@ from vis_core.events import ActivityEnded, ActivityStarted, ActivityUpdated, Eve
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension_host.activity_paths import shorten_presentation
 from vis_core.extension_host.call_state import SessionCallState
-from vis_core.ipc.trusted import decode_from_worker
-from vis_core.ipc.values import Encoded, encode
+from vis_core.ipc.encoded import Encoded
 from vis_core.model.activity import (
     Activity,
     ActivityPresentation,
@@ -31,7 +30,6 @@ from vis_core.model.activity import (
 )
 from vis_core.model.channel import Channel
 from vis_core.model.handles import HandleMethod, HostHandle
-from vis_core.sandbox.host import HandleCall
 from vis_core.system.loops import keep, on_loop
 from vis_core.tools.registry import HostTool, ToolRegistry
 
@@ -41,6 +39,7 @@ if TYPE_CHECKING:
     from vis_core.extension_host.session_workers import SessionWorkers
     from vis_core.extension_host.worker_channel import Channel as WorkerChannel
     from vis_core.extension_host.worker_client import SessionWorker
+    from vis_core.sandbox.host import HandleCall
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +79,8 @@ def returnable(value: Any) -> None:
     """Raise when ``value`` cannot cross back to the sandbox (an Activity then fails)."""
     if type(value) is Encoded or isinstance(value, HostHandle):  # Encoded: it crosses as is
         return
+    from vis_core.ipc.values import encode  # msgspec: only once a call returns to the sandbox
+
     try:
         encode(value, handle_out=lambda handle: {"id": ""})
     except Exception as exc:
@@ -126,6 +127,7 @@ class ToolInvoker:
         self._prepare = prepare_arguments
         self._runtime = runtime  # serves the SDK calls of the tools it runs
         self._session = session  # the agent session, for Vis's own tools (``fold_session``)
+        self._found: object | None = None  # the session, once found
         self._worker = worker  # runs the tools of extensions that do not ship with Vis
         self._position = position or CallPosition()  # moved by the session, read here
         # who waits on the session's turn, images shown with a call's result
@@ -162,6 +164,13 @@ class ToolInvoker:
             self._blank_context, workspace_root=workspace, project_root=project_root
         )
 
+    def _live_session(self) -> object | None:
+        """The agent session of the calls (looked up until it exists: it is made after this)."""
+        found = self._found
+        if found is None:
+            found = self._found = self._session()
+        return found
+
     def registry(self) -> ToolRegistry:
         """The session's tools right now (extension SDK calls look tools up here)."""
         return self._registry()
@@ -194,6 +203,8 @@ class ToolInvoker:
         )
         if encoded or type(value) is not Encoded:
             return value
+        from vis_core.ipc.trusted import decode_from_worker  # loaded once a worker answered
+
         return decode_from_worker(value)
 
     def quick_call(
@@ -219,7 +230,8 @@ class ToolInvoker:
         if activity is not None and activity.render is not None:
             return None  # drawn by the worker with the call: :meth:`call`
         owner = tool.owner
-        if not worker.runs(owner):
+        runner = worker.runner(owner)
+        if runner is None:
             return None
         if self._plan is not None and self._plan.refusal(name, tool.tag, owner) is not None:
             return None
@@ -248,13 +260,13 @@ class ToolInvoker:
             turn_id=site.turn_id,
             iteration_id=site.iteration_id,
             callers=(),
-            session=self._session(),
+            session=self._live_session(),
             unanswered_forms=[],  # the call's own
         )
-        runner = worker.worker_for(owner)
+        answered = _Answered(quick)
         try:
             with calling(context):  # the channel keeps it for the calls made back
-                sent = runner.send(tool, args, kwargs)
+                sent = runner.send(tool, args, kwargs, answered)
         except Exception:  # the worker is gone, or an argument cannot cross: nothing sent
             return None
         if sent is None:  # its worker must start first, or a cancelled call end
@@ -265,7 +277,7 @@ class ToolInvoker:
             if not hold(started):  # the bus commits first
                 quick.starting = keep(self._quick_ends, quick.loop.create_task(self._emit(started)))
             quick.shown = True
-        quick.sent(runner, *sent)
+        quick.sent(runner, *sent, answered)
         return quick
 
     async def call_handle(self, call: HandleCall) -> Any:
@@ -357,7 +369,7 @@ class ToolInvoker:
             elif in_worker:
                 assert worker is not None
                 from vis_core.extension_host.worker_client import CallbackCall
-                from vis_core.ipc.messages import CallbackKind
+                from vis_core.ipc.kinds import CallbackKind
 
                 what = {"phase": phase, "args": args, "kwargs": kwargs}
                 what.update(result=result, error=error)
@@ -437,7 +449,7 @@ class ToolInvoker:
             turn_id=site.turn_id,
             iteration_id=site.iteration_id,
             callers=callers,
-            session=self._session(),
+            session=self._live_session(),
             unanswered_forms=[],  # the call's own
         )
         try:
@@ -621,7 +633,6 @@ class QuickCall:
         answered: asyncio.Future[Any],
     ) -> None:
         self._sent = (runner, channel, call_id, answered)
-        answered.add_done_callback(self._answered)
 
     def publish(self, presentation: ActivityPresentation) -> None:
         """``vis.publish_activity`` from the running tool (see ``_invoke``'s ``publish``)."""
@@ -646,7 +657,6 @@ class QuickCall:
         self.done = True
         assert self._sent is not None
         runner, channel, call_id, answered = self._sent
-        answered.remove_done_callback(self._answered)
         answered.cancel()  # as a task cancels what it awaits: a late answer is dropped
         runner.abandon(channel, call_id, self._tool.name)
         record = dataclasses.replace(
@@ -663,7 +673,8 @@ class QuickCall:
 
         return keep(invoker._quick_ends, self.loop.create_task(end()))
 
-    def _answered(self, answered: asyncio.Future[Any]) -> None:
+    def answered(self, answered: asyncio.Future[Any]) -> None:
+        """The worker answered (or its channel closed): end the call, on the loop."""
         if self.done:
             return
         self.done = True
@@ -717,6 +728,29 @@ class QuickCall:
             self._answer(error, value)
 
         self._finishing = keep(invoker._quick_ends, self.loop.create_task(finish()))
+
+
+class _Answered(asyncio.Future):  # type: ignore[type-arg]
+    """The future of a quick call's answer: the call ends as the channel sets it, in the
+    channel's reader, not one loop pass later in a done callback."""
+
+    def __init__(self, quick: QuickCall) -> None:
+        super().__init__(loop=quick.loop)
+        self._quick = quick
+
+    def set_result(self, result: Any) -> None:
+        super().set_result(result)
+        self._ended()
+
+    def set_exception(self, exception: type | BaseException) -> None:
+        super().set_exception(exception)
+        self._ended()
+
+    def _ended(self) -> None:
+        try:
+            self._quick.answered(self)
+        except Exception:  # never the channel reader's failure
+            log.exception("ending the quick call of %s failed", self._quick.record.tool)
 
 
 def activity_id() -> str:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from vis_core.agent.invoker import CallSite
 from vis_core.events import UserContext
 from vis_core.model.turn import ContextOrigin
-from vis_core.sandbox.host import HandleCall
 from vis_core.tools.checkpoints import UndoReport
 
 if TYPE_CHECKING:
@@ -42,6 +41,8 @@ async def attach_files(session: AgentSession, turn_id: str, paths: Sequence[str]
 async def run_command(session: AgentSession, turn_id: str, request: str) -> None:
     """``!command``: run it in the workspace like the model's ``shell`` (a terminal Activity),
     wait for it, and keep what it printed for the model's next request."""
+    from vis_core.sandbox.host import HandleCall  # the sandbox's IPC: only for a command
+
     command = request.removeprefix("!").strip()
     if not command:
         raise ValueError("write a command after !, e.g. !git status")

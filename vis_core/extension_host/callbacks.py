@@ -26,7 +26,7 @@ from vis_core.extension_host.worker_client import (
     WorkerPlace,
     runs_in_worker,
 )
-from vis_core.ipc.messages import CallbackKind
+from vis_core.ipc.kinds import CallbackKind
 from vis_core.system.loops import on_loop, run_on_loop
 
 if TYPE_CHECKING:

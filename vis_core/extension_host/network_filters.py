@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from vis_core.extension.context import CallContext
 from vis_core.extension.network import NetworkFilter
 from vis_core.extension_host.worker_client import CallbackCall, runs_in_worker
-from vis_core.ipc.messages import CallbackKind
+from vis_core.ipc.kinds import CallbackKind
 from vis_core.model.network import (
     FilterPhase,
     HeaderRewrite,

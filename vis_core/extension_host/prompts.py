@@ -10,7 +10,7 @@ from vis_core.extension.context import CallContext
 from vis_core.extension_host.callbacks import Callback, run_callbacks
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.session_workers import SessionWorkers
-from vis_core.ipc.messages import CallbackKind
+from vis_core.ipc.kinds import CallbackKind
 
 log = logging.getLogger(__name__)
 

@@ -16,10 +16,11 @@ from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.providers import EVENT_NAMES, Provider, checked_event
-from vis_core.extension_host.worker_client import WorkerFailed, runs_in_worker
+from vis_core.extension_host.worker_client import runs_in_worker
 from vis_core.model.conversation import ModelRequest, StreamEvent
 from vis_core.providers.base import ModelInfo, ProviderError
 from vis_core.providers.models import apply_overrides
+from vis_core.system.process import ChildGone
 
 if TYPE_CHECKING:
     from vis_core.extension_host.loaded import LoadedExtensions
@@ -149,7 +150,7 @@ class ExtensionProvider:
                 yield item
             try:
                 task.result()
-            except WorkerFailed as exc:
+            except ChildGone as exc:
                 raise ProviderError(f"{what} failed: {exc}") from None
             except ProviderError:
                 raise

@@ -10,9 +10,7 @@ an entry file declares in ``env`` is resolved by the host for it alone.
 from __future__ import annotations
 
 import logging
-import select
 import sys
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,26 +19,18 @@ from typing import TYPE_CHECKING, Any
 from vis_core.extension_host.discovery import Candidate
 from vis_core.extension_host.entry import LoadError
 from vis_core.extension_host.loaded import DEFAULT_LOAD_TIMEOUT
-from vis_core.ipc.framing import ProtocolError, read_one, write_all
-from vis_core.ipc.messages import (
-    EnvAsk,
-    EnvValues,
-    Load,
-    Loaded,
-    LoadFailed,
-    WorkerReady,
-    framed,
-    from_registration,
-)
-from vis_core.system.process import ChildProcess, Ending
+from vis_core.extension_host.screening import ENV, READY, SCREEN
+from vis_core.ipc.kinds import ChannelClosed, TargetKind
+from vis_core.system.process import ChildGone, ChildProcess, Ending
 
 if TYPE_CHECKING:
     from vis_core.extension.declarations import Extension
+    from vis_core.extension_host.worker_channel import Channel
+    from vis_core.ipc.messages import Call
     from vis_core.tools.registry import HostTool
 
 log = logging.getLogger(__name__)
 
-MAX_MESSAGE = 64 << 20  # a declaration report is small; this only bounds a corrupt length
 START_TIMEOUT = 30.0  # seconds the worker itself may take to start (imports, on a loaded machine)
 # The one worker program: a session's worker, and its load-only mode for registration.
 WORKER = "vis_core.extension_host.session_worker:main"
@@ -56,20 +46,25 @@ class Screened:
     rebuilt: tuple[Extension, tuple[HostTool, ...]] | None = None  # kept, already rebuilt
 
 
-def _candidate(candidate: Candidate) -> dict[str, Any]:
-    return candidate.to_wire()  # a project extension's verified bytes go with it
+class _Values:
+    """Serves the worker's one kind of call: the values of the ``env`` names it declares."""
 
+    def __init__(self, values: Mapping[str, str]) -> None:
+        self.values = values
 
-class WorkerGone(Exception):
-    """The worker exited (or stopped answering) before it reported."""
+    def serve(self, call: Call, args: tuple, kwargs: dict) -> dict[str, str]:
+        if call.target is not TargetKind.SDK or call.name != ENV:
+            raise LookupError(f"the host does not serve {call.target} calls from this worker")
+        return {name: self.values[name] for name in args[0] if name in self.values}
 
-    def __init__(self, message: str) -> None:
-        super().__init__(message)
-        self.message = message
+    def cancel(self, call_id: int) -> None:
+        """Nothing to stop: a value is answered at once."""
 
 
 class RegistrationWorker:
-    """One worker process; restarted after a fault so the next entry file loads cleanly."""
+    """One worker process in its load-only mode; restarted after a fault so the next entry
+    file loads cleanly. Its calls are waited for here (the channel has no loop: the waiting
+    caller reads the pipe), so loading needs no event loop."""
 
     def __init__(
         self,
@@ -86,81 +81,67 @@ class RegistrationWorker:
         self.python = python
         self.cwd = cwd
         self._proc: ChildProcess | None = None
+        self._channel: Channel | None = None
 
     # -- process --------------------------------------------------------------------------
 
-    def _start(self) -> ChildProcess:
-        proc = ChildProcess(LOAD_ONLY, env=self.environment, cwd=self.cwd, python=self.python)
-        self._proc = proc
-        ready = self._next(proc, START_TIMEOUT, "start")
-        if not isinstance(ready, WorkerReady):
-            raise WorkerGone(f"the extension worker started with {ready!r} instead of ready")
-        return proc
+    def _start(self) -> Channel:
+        from vis_core.extension_host.worker_channel import Channel  # msgspec: once a file loads
 
-    def _next(
-        self, proc: ChildProcess, timeout: float, what: str
-    ) -> WorkerReady | EnvAsk | Loaded | LoadFailed:
-        fd = proc.read_fd
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                self.stop()
-                raise WorkerGone(
-                    f"loading did not finish within {timeout:g} s (the extension_load_timeout "
-                    "setting), so it was stopped; an endless loop at import?"
-                    if what == "load"
-                    else f"the extension worker did not start within {timeout:g} s"
-                )
-            readable, _, _ = select.select([fd], [], [], left)
-            if not readable:
-                continue
-            try:
-                body = read_one(fd, MAX_MESSAGE)
-                if body is None:
-                    raise WorkerGone(_exit_cause(proc.ending()))
-                return from_registration(body)
-            except ProtocolError as exc:
-                self.stop()
-                raise WorkerGone(f"the extension worker sent a broken message ({exc})") from None
+        proc = ChildProcess(LOAD_ONLY, env=self.environment, cwd=self.cwd, python=self.python)
+        channel = Channel(proc.read_fd, proc.write_fd, _Values(self.values), name="vis-loading")
+        self._proc, self._channel = proc, channel
+        self._call(READY, (), START_TIMEOUT)
+        return channel
+
+    def _call(self, name: str, args: tuple, timeout: float) -> Any:
+        """Call ``name`` in the worker and wait; :class:`ChildGone` when it does not answer."""
+        channel, proc = self._channel, self._proc
+        assert channel is not None and proc is not None
+        try:
+            _, future = channel.request(TargetKind.LOAD, name, args)
+            return channel.wait(future, timeout)
+        except TimeoutError:
+            self.stop()
+            raise ChildGone(
+                f"loading did not finish within {timeout:g} s (the extension_load_timeout "
+                "setting), so it was stopped; an endless loop at import?"
+                if name == SCREEN
+                else f"the extension worker did not start within {timeout:g} s"
+            ) from None
+        except ChannelClosed:
+            raise ChildGone(_exit_cause(proc.ending())) from None
+        except Exception as exc:  # an answer that is not one (it cannot be read here)
+            self.stop()
+            raise ChildGone(f"the extension worker failed: {exc}") from None
 
     def stop(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            proc.close()
+        proc, channel = self._proc, self._channel
+        self._proc = self._channel = None
+        if proc is None:
+            return
+        proc.kill()
+        proc.ending()
+        if channel is not None:  # its reader sees the end of the pipe, and closes its fd
+            channel.close("the extension worker stopped", wait=5.0)
+        proc.close()
 
     # -- loading --------------------------------------------------------------------------
 
     def screen(self, candidate: Candidate) -> Screened:
         """Load ``candidate`` in the worker; a fault becomes the candidate's load error."""
         try:
-            proc = self._proc if self._proc is not None else self._start()
+            if self._channel is None:
+                self._start()
             names: list[str] = sorted(getattr(self.values, "project_names", ()))
-            write_all(proc.write_fd, framed(Load(_candidate(candidate), names)))
-            while True:
-                message = self._next(proc, self.load_timeout, "load")
-                if isinstance(message, EnvAsk):
-                    names = message.names
-                    found = {name: self.values[name] for name in names if name in self.values}
-                    write_all(proc.write_fd, framed(EnvValues(found)))
-                elif isinstance(message, Loaded):
-                    return Screened(declaration=message.declaration)
-                elif isinstance(message, LoadFailed):
-                    raw = message.error
-                    return Screened(
-                        error=LoadError(
-                            str(raw["extension"]),
-                            Path(raw["path"]),
-                            raw.get("line"),
-                            str(raw["message"]),
-                        )
-                    )
-                else:
-                    raise WorkerGone(f"the extension worker sent an unexpected {message!r}")
-        except (WorkerGone, BrokenPipeError) as exc:
+            # a project extension's verified bytes go with it
+            verdict = self._call(SCREEN, (candidate.to_wire(), names), self.load_timeout)
+        except ChildGone as exc:
             self.stop()
-            text = exc.message if isinstance(exc, WorkerGone) else _exit_cause(Ending(None))
-            return Screened(error=LoadError(candidate.hint, candidate.entry_file, None, text))
+            return Screened(error=LoadError(candidate.hint, candidate.entry_file, None, exc.how))
+        if isinstance(verdict, LoadError):
+            return Screened(error=verdict)
+        return Screened(declaration=verdict)
 
     def screen_all(self, candidates: Iterable[Candidate]) -> dict[Path, Screened]:
         """Every candidate's verdict, by entry file; the worker stops afterwards."""

@@ -106,7 +106,7 @@ async def collect_context(
     callbacks, run there, each batch at once."""
     from vis_core.extension_host.callbacks import Callback, run_callbacks
     from vis_core.extension_host.prompts import active_among
-    from vis_core.ipc.messages import CallbackKind
+    from vis_core.ipc.kinds import CallbackKind
 
     merged: dict[str, Any] = {}
     if loaded is None:

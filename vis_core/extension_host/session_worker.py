@@ -13,7 +13,8 @@ runs itself (no thread hop; the channel's watchdog reads the pipe for the loop w
 A cancel cancels that task, or ends the SDK call a synchronous call waits in; a call deaf to
 it is killed with its worker by the host.
 
-The same program in its load-only mode (:func:`load_only`) is the registration worker.
+The same program in its load-only mode (:func:`load_only`) is the registration worker: it
+only loads entry files and reports each declaration, over the same channel.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ from vis_core.extension_host.output import ExtensionOutput, LogSink, to_log
 from vis_core.extension_host.provider_stream import pump_stream
 from vis_core.extension_host.worker_channel import CallCancelled as ToolCancelled
 from vis_core.extension_host.worker_channel import Channel, Later
-from vis_core.ipc.messages import Call, CallbackKind, TargetKind
+from vis_core.ipc.kinds import CallbackKind, TargetKind
+from vis_core.ipc.messages import Call
 from vis_core.ipc.trusted import ENCODED_CALL, encode_for_host, run_method
 from vis_core.model.activity import RenderPhase
 from vis_core.model.channel import Channel as FrontEnd
@@ -470,23 +472,23 @@ def _begin(sink: LogSink) -> ProtocolFds:
 
 
 def load_only() -> None:
-    """The load-only mode (registration): load entry files one by one and report each
-    declaration (:mod:`~vis_core.extension_host.screening`); what an entry file prints goes
-    to the log file, as no session is there to show it."""
-    from vis_core.extension_host.screening import serve
-
-    serve(_begin(to_log))
+    """The load-only mode (registration): :func:`main` serving
+    :class:`~vis_core.extension_host.screening.LoadOnly`."""
+    main(load_only=True)
 
 
-def main() -> None:
-    """Serve the host until it closes the channel."""
-    fds = _begin(_print_to_host)
-    asyncio.run(_serve(fds.read, fds.write))
+def main(load_only: bool = False) -> None:
+    """Serve the host until it closes the channel. ``load_only``: only load entry files and
+    report each declaration (:mod:`~vis_core.extension_host.screening`); what an entry file
+    prints goes to the log file, as no session is there to show it."""
+    fds = _begin(to_log if load_only else _print_to_host)
+    asyncio.run(_serve(fds.read, fds.write, load_only))
 
 
-async def _serve(fd_in: int, fd_out: int) -> None:
+async def _serve(fd_in: int, fd_out: int, load_only: bool = False) -> None:
     """Serve the host on this process's one loop until it closes the channel."""
     from vis_core.extension_host import worker_sdk
+    from vis_core.extension_host.screening import LoadOnly
 
     loop = asyncio.get_running_loop()
     closed = asyncio.Event()
@@ -494,7 +496,7 @@ async def _serve(fd_in: int, fd_out: int) -> None:
     def on_close() -> None:  # from the loop, or from a thread that reads the pipe for it
         loop.call_soon_threadsafe(closed.set)
 
-    handler = WorkerHandler(loop)
+    handler = LoadOnly() if load_only else WorkerHandler(loop)
     channel = Channel(
         fd_in,
         fd_out,
@@ -504,7 +506,8 @@ async def _serve(fd_in: int, fd_out: int) -> None:
         loop=loop,
     )
     handler.channel = channel
-    worker_sdk.install(channel)
+    if not load_only:  # the load-only mode's entry files use the store directly
+        worker_sdk.install(channel)
     channel.start()
     await closed.wait()
     os._exit(0)  # a tool still hung in a thread must not keep the process alive

@@ -26,7 +26,7 @@ from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.context import (
     CallContext,
@@ -38,16 +38,17 @@ from vis_core.extension.context import (
 from vis_core.extension.runtime import Runtime
 from vis_core.extension_host.environment import resolve_names
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
-from vis_core.extension_host.registration import START_TIMEOUT, WORKER
-from vis_core.extension_host.worker_channel import Channel, ChannelClosed
 from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
-from vis_core.ipc.messages import Call, CallbackKind, TargetKind
-from vis_core.ipc.trusted import decode_from_worker, run_method
+from vis_core.ipc.kinds import CallbackKind, ChannelClosed, TargetKind
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.environ import Audience, child_environment
 from vis_core.system.loops import Waits, current_waits, on_loop, run_on_loop, running_loop
-from vis_core.system.process import ChildProcess, Ending
+from vis_core.system.process import ChildGone, ChildProcess, Ending
 from vis_core.tools.registry import HostTool
+
+if TYPE_CHECKING:
+    from vis_core.extension_host.worker_channel import Channel
+    from vis_core.ipc.messages import Call
 
 log = logging.getLogger(__name__)
 CANCEL_GRACE = 3.0  # seconds a worker has to answer a cancel before it is killed
@@ -76,10 +77,6 @@ class CallbackOutcome:
     @property
     def ok(self) -> bool:
         return self.error is None
-
-
-class WorkerFailed(RuntimeError):
-    """The extension worker could not run the call (it crashed, exited or did not start)."""
 
 
 @dataclass(frozen=True)
@@ -135,6 +132,8 @@ class _HostHandler:
                 return run_service(serving_runtime(), call.name, args, kwargs)
 
         elif call.target is TargetKind.OBJECT and call.ref is not None:
+            from vis_core.ipc.trusted import run_method
+
             value = self.channel.exports.get(call.ref)
 
             def run() -> Any:
@@ -238,12 +237,12 @@ class SessionWorker:
             channel = await self._started()
         problem = self._problems.get(owner)
         if problem is not None:
-            raise WorkerFailed(f"extension {owner!r} did not load in its worker: {problem}")
+            raise ChildGone(f"extension {owner!r} did not load in its worker: {problem}")
         what = f"{owner}'s {target} {name}"
         try:
             call_id, waiting = channel.request_async(target, name, args, owner=owner)
         except ChannelClosed:
-            raise WorkerFailed(self._ended(what, channel)) from None
+            raise ChildGone(self._ended(what, channel)) from None
         try:
             return await waiting
         except asyncio.CancelledError:
@@ -251,7 +250,7 @@ class SessionWorker:
                 self._abandon(channel, call_id, what)
             raise
         except ChannelClosed:
-            raise WorkerFailed(self._ended(what, channel)) from None
+            raise ChildGone(self._ended(what, channel)) from None
 
     async def callbacks(
         self,
@@ -273,7 +272,7 @@ class SessionWorker:
         try:
             if self._channel is None or self._channel.closed:
                 await self._started()
-        except WorkerFailed as exc:
+        except ChildGone as exc:
             return [CallbackOutcome(error=exc) for _ in calls]
         waiting = _waiting()
         return list(
@@ -321,11 +320,11 @@ class SessionWorker:
             channel = self._channel
             if channel is None or channel.closed:
                 channel = await self._started()
-        except WorkerFailed as exc:
+        except ChildGone as exc:
             return CallbackOutcome(error=exc)
         problem = self._problems.get(item.owner)
         if problem is not None:
-            error = WorkerFailed(f"extension {item.owner!r} did not load in its worker: {problem}")
+            error = ChildGone(f"extension {item.owner!r} did not load in its worker: {problem}")
             return CallbackOutcome(error=error)
         session = [context.session_id] if in_session and context is not None else None
         try:
@@ -338,7 +337,7 @@ class SessionWorker:
                     owner=item.owner,
                 )
         except ChannelClosed:
-            return CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
+            return CallbackOutcome(error=ChildGone(self._ended(what, channel)))
         except Exception as exc:  # an argument that cannot cross (a render's result)
             return CallbackOutcome(error=exc)
         try:
@@ -349,7 +348,7 @@ class SessionWorker:
                 error=TimeoutError(f"{what} did not answer within {timeout:g} s; it was cancelled")
             )
         except ChannelClosed:
-            return CallbackOutcome(error=WorkerFailed(self._ended(what, channel)))
+            return CallbackOutcome(error=ChildGone(self._ended(what, channel)))
         except Exception as exc:
             return CallbackOutcome(error=exc)
         return CallbackOutcome(value=value)
@@ -398,7 +397,7 @@ class SessionWorker:
             channel = await self._started()
         problem = self._problems.get(tool.owner)
         if problem is not None:
-            raise WorkerFailed(f"extension {tool.owner!r} did not load in its worker: {problem}")
+            raise ChildGone(f"extension {tool.owner!r} did not load in its worker: {problem}")
         early: asyncio.Future[Any] | None = None
         target = TargetKind.DRAWN_TOOL if render else TargetKind.TOOL
         if started is not None:
@@ -409,7 +408,7 @@ class SessionWorker:
                 target, tool.name, args, kwargs, owner=tool.owner, early=early
             )
         except ChannelClosed:
-            raise WorkerFailed(self._why(tool, channel)) from None
+            raise ChildGone(self._why(tool, channel)) from None
         try:
             if early is not None and started is not None:
                 await started(await early)
@@ -421,33 +420,36 @@ class SessionWorker:
             self._abandon(channel, call_id, tool.name)
             raise
         except ChannelClosed:
-            raise WorkerFailed(self._why(tool, channel)) from None
+            raise ChildGone(self._why(tool, channel)) from None
+        from vis_core.ipc.trusted import decode_from_worker  # loaded with the first worker
+
         if render:  # (value, presentation, problem): only the value is encoded
             return (decode_from_worker(answer[0], keep_encoded=True), *answer[1:])
         return decode_from_worker(answer, keep_encoded=True)
 
     def send(
-        self, tool: HostTool, args: tuple, kwargs: dict
-    ) -> tuple[Channel, int, asyncio.Future[Any]] | None:
-        """Send a call of ``tool`` at once, when nothing makes :meth:`call` wait first (the
-        worker runs with the tool's extension loaded, no cancelled call pending); else None,
-        and nothing was sent. The channel, the call's id and the future of its answer (read
-        it with :meth:`answer`; on a cancel, :meth:`abandon` the call)."""
+        self, tool: HostTool, args: tuple, kwargs: dict, answer: asyncio.Future[Any]
+    ) -> tuple[Channel, int] | None:
+        """Send a call of ``tool`` from the loop at once, when nothing makes :meth:`call` wait
+        first (the worker runs with the tool's extension loaded, no cancelled call pending);
+        else None, and nothing was sent. The channel and the call's id; the channel sets
+        ``answer`` (read it with :meth:`answer`; on a cancel, :meth:`abandon` the call)."""
         channel = self._channel
         if self._cancelled or channel is None or channel.closed or tool.owner in self._problems:
             return None
-        call_id, waiting = channel.request_async(
-            TargetKind.TOOL, tool.name, args, kwargs, owner=tool.owner
+        call_id, _ = channel.request_async(
+            TargetKind.TOOL, tool.name, args, kwargs, owner=tool.owner, answer=answer
         )
-        assert isinstance(waiting, asyncio.Future)
-        return channel, call_id, waiting
+        return channel, call_id
 
     def answer(self, tool: HostTool, channel: Channel, answered: asyncio.Future[Any]) -> Any:
         """What a call :meth:`send` made returned, as :meth:`call` returns it, or its error."""
         try:
             value = answered.result()
         except ChannelClosed:
-            raise WorkerFailed(self._why(tool, channel)) from None
+            raise ChildGone(self._why(tool, channel)) from None
+        from vis_core.ipc.trusted import decode_from_worker  # loaded with the first worker
+
         return decode_from_worker(value, keep_encoded=True)
 
     def abandon(self, channel: Channel, call_id: int, what: str) -> None:
@@ -468,7 +470,7 @@ class SessionWorker:
             channel = await self._started()
         problem = self._problems.get(owner)
         if problem is not None:
-            raise WorkerFailed(f"extension {owner!r} did not load in its worker: {problem}")
+            raise ChildGone(f"extension {owner!r} did not load in its worker: {problem}")
         what = f"the stream of provider {provider!r}"
         try:
             call_id, waiting = channel.request_async(
@@ -479,7 +481,7 @@ class SessionWorker:
                 owner=owner,
             )
         except ChannelClosed:
-            raise WorkerFailed(self._ended(what, channel)) from None
+            raise ChildGone(self._ended(what, channel)) from None
         try:
             return await waiting
         except asyncio.CancelledError:
@@ -487,7 +489,7 @@ class SessionWorker:
                 self._abandon(channel, call_id, what)
             raise
         except ChannelClosed:
-            raise WorkerFailed(self._ended(what, channel)) from None
+            raise ChildGone(self._ended(what, channel)) from None
 
     async def _settled(self) -> None:
         """Wait until every cancelled call has stopped, or its worker was killed for it, so
@@ -561,7 +563,7 @@ class SessionWorker:
         def run() -> None:
             try:
                 self._start(generation)
-            except WorkerFailed as exc:  # the first call that needs it says so again
+            except ChildGone as exc:  # the first call that needs it says so again
                 if generation == self._generation:
                     log.warning("%s", exc)
 
@@ -576,9 +578,12 @@ class SessionWorker:
             if channel is not None and not channel.closed:
                 return channel
             if generation is not None and generation != self._generation:
-                raise WorkerFailed("the session closed or reloaded before its worker started")
+                raise ChildGone("the session closed or reloaded before its worker started")
             self._stop_process()
             self._death = None
+            from vis_core.extension_host.registration import START_TIMEOUT, WORKER
+            from vis_core.extension_host.worker_channel import Channel
+
             proc = ChildProcess(
                 WORKER,
                 env=child_environment(self._values, audience=Audience.VIS),
@@ -609,7 +614,7 @@ class SessionWorker:
                     self._kill(f"it did not load the session's extensions within {limit:g} s")
                 self._channel = channel
                 self._stop_process()
-                raise WorkerFailed(f"the extension worker did not start: {self._death}") from None
+                raise ChildGone(f"the extension worker did not start: {self._death}") from None
             self._problems = dict(problems)
             for name, problem in self._problems.items():
                 log.warning("extension %s did not load in its session worker: %s", name, problem)

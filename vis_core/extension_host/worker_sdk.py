@@ -17,7 +17,7 @@ from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import current_call
 from vis_core.extension.runtime import Runtime, operations, passed_on
 from vis_core.extension.runtime import install as install_runtime
-from vis_core.ipc.messages import TargetKind
+from vis_core.ipc.kinds import TargetKind
 
 RUNTIME = "runtime:"  # an SDK frame naming a runtime operation: ``runtime:state_read``
 SETTING_VALUE = RUNTIME + "setting_value"  # also read by a thread of an extension (no call)

@@ -377,17 +377,17 @@ class Frontend:
 
     @property
     def trusted(self) -> bool:
-        return self._host.trusted
+        return self._host.space.trusted
 
     @property
     def model_label(self) -> str:
         """The project's model as ``provider/model`` (``no model`` without one)."""
-        return self._host.model_label
+        return self._host.models.label
 
     @property
     def model_problem(self) -> str | None:
         """Why no model can answer (what to do about it), else None."""
-        return self._host.model_problem
+        return self._host.models.problem
 
     def startup_notes(self) -> list[str]:
         return self._host.startup_notes()
@@ -404,7 +404,7 @@ class Frontend:
         return self._host.settings.refusal()
 
     def jail_mode(self, session_id: str | None = None) -> tuple[bool, str]:
-        return self._host.jail_mode(session_id)
+        return self._host.space.jail_mode(session_id)
 
     def redact_text(self, text: str) -> str:
         """``text`` with every saved secret's value taken out."""
@@ -461,7 +461,7 @@ class Frontend:
             return None
 
     def latest_session_id(self) -> str | None:
-        return self._host.latest_session_id()
+        return self._host.registry.latest_session_id()
 
     def stored_session_id(self, id_or_prefix: str) -> str | None:
         """The id of the stored session ``id_or_prefix`` names, else None."""
@@ -560,7 +560,7 @@ class Frontend:
 
     def reread_config(self) -> None:
         """Read ``config.toml`` again if it changed (a provider added since the start)."""
-        self._host.reread_config()
+        _ = self._host.models.config  # read again when it changed
 
     def model_entries(
         self, provider: str | None = None, current: str | None = None

@@ -40,7 +40,7 @@ from vis_core.system.loops import on_loop
 from vis_core.welcome import verified
 
 if TYPE_CHECKING:
-    from vis_core.session_tools import SessionTools
+    pass
 
 
 def _open_store(path: Path) -> Store:
@@ -227,15 +227,8 @@ class Host:
     def project_root(self) -> Path:
         return self.space.project_root
 
-    @property
-    def trusted(self) -> bool:
-        return self.space.trusted
-
     def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
         return self.space.jail_policy(session_id)
-
-    def jail_mode(self, session_id: str | None = None) -> tuple[bool, str]:
-        return self.space.jail_mode(session_id)
 
     def project_values(self) -> dict[str, str]:
         return self.space.project_values()
@@ -251,18 +244,6 @@ class Host:
         """``config.toml`` as it is now (read again, with what it decides, when it changed)."""
         return self.models.config
 
-    def reread_config(self) -> None:
-        """Read ``config.toml`` again if it changed (``/model``, ``/login`` call this)."""
-        _ = self.models.config
-
-    @property
-    def model_label(self) -> str:
-        return self.models.label
-
-    @property
-    def model_problem(self) -> str | None:
-        return self.models.problem
-
     def session_model(
         self,
         choice: ModelChoice | None = None,
@@ -271,9 +252,6 @@ class Host:
         session_id: str | None = None,
     ) -> SessionModel:
         return self.models.session_model(choice, script=script, session_id=session_id)
-
-    def model_of_session(self, session_id: str) -> SessionModel:
-        return self.models.model_of_session(session_id)
 
     def _setting_saved(self, result: SaveResult) -> None:
         """Apply a saved change on the host's loop, between requests (a save may come from a
@@ -301,7 +279,7 @@ class Host:
         project_code = (self.project_root / ".vis" / "extensions").is_dir() or (
             self.project_root / ".vis" / "mcp.json"
         ).is_file()
-        if project_code and not self.trusted:
+        if project_code and not self.space.trusted:
             notes.append(
                 f"project {self.project_root} is not trusted, so its extensions and MCP servers "
                 f"were skipped; run `vis trust {self.project_root}` to allow them"
@@ -309,7 +287,7 @@ class Host:
         if self.space.trust_changed:
             notes.append(control_files_changed(self.project_root))
         linked = self.settings.snapshot.linked_folders
-        if linked and self.trusted:
+        if linked and self.space.trusted:
             notes.append(
                 f"project {self.project_root}: {', '.join(linked)} is a link to a folder; Vis "
                 "does not follow linked folders inside .vis/ (what they point to can change "
@@ -382,7 +360,7 @@ class Host:
                     self.catalog.current, place, self.space.project_values()
                 )
 
-            from vis_core.ipc.messages import TargetKind
+            from vis_core.ipc.kinds import TargetKind
 
             try:  # the command runs in an extension worker, not here
                 with calling(context):
@@ -426,15 +404,8 @@ class Host:
         return self.registry.sessions
 
     @property
-    def session_tools(self) -> dict[str, SessionTools]:
-        return self.registry.session_tools
-
-    @property
     def extension_workers(self) -> dict[str, SessionWorkers]:
         return self.registry.extension_workers
-
-    def latest_session_id(self) -> str | None:
-        return self.registry.latest_session_id()
 
     async def new_session(self) -> AgentSession:
         return await self.registry.new_session(self.factory.build, self.mcp.start)

@@ -21,12 +21,12 @@ Host ↔ extension worker (both trusted; either side sends every kind): :class:`
 from __future__ import annotations
 
 import re
-from enum import StrEnum
 from typing import Any
 
 import msgspec
 
 from vis_core.ipc.framing import ProtocolError, frame
+from vis_core.ipc.kinds import TargetKind
 
 
 class _Message(msgspec.Struct, array_like=True, tag_field="t", omit_defaults=False):
@@ -158,35 +158,6 @@ def _what_is_wrong(body: bytes, error: str) -> str:
 # -- host ↔ extension worker ----------------------------------------------------------------
 
 
-class TargetKind(StrEnum):
-    """What a :class:`Call` runs: a tool, an op hook or a slash command of an extension, a
-    named SDK service, an exported object, a declaration's callback (:class:`CallbackKind`,
-    the call's name), or the worker's own setup (loading the session's extensions)."""
-
-    TOOL = "tool"
-    DRAWN_TOOL = "drawn_tool"  # a tool, then its render of success: (value, drawn, problem)
-    STARTED_TOOL = "started_tool"  # as DRAWN_TOOL, its render of the start sent ahead (Early)
-    HOOK = "hook"
-    COMMAND = "command"
-    CALLBACK = "callback"
-    SDK = "sdk"
-    OBJECT = "object"
-    LOAD = "load"
-
-
-class CallbackKind(StrEnum):
-    """Which callback of an extension's declaration a ``CALLBACK`` call runs; its first
-    argument names the setting (``ON_CHANGE``) or the tool (``RENDER``), else is empty."""
-
-    PROMPT = "prompt"
-    ACTIVATION = "activation"
-    CTX = "ctx"
-    ON_CHANGE = "on_change"
-    RENDER = "render"
-    PROVIDER = "provider"  # a vis.Provider's stream: (request, sink), the key names it
-    NETWORK_FILTER = "network_filter"  # a vis.NetworkFilter: (phase, request or response)
-
-
 class Call(_Message, tag="call", gc=False):
     """Run ``target`` with the pickled ``(args, kwargs)`` in ``payload``.
 
@@ -244,60 +215,3 @@ def decode_frame(body: bytes) -> Call | Reply | Early | Cancel | Release:
         return _frames.decode(body)
     except (msgspec.DecodeError, RecursionError) as exc:
         raise ProtocolError(f"a frame is malformed: {exc}") from None
-
-
-# -- host ↔ registration worker ---------------------------------------------------------------
-
-
-class Load(_Message, tag="load"):
-    """Load one entry file (``Candidate.to_wire``); the project's names are visible to it."""
-
-    candidate: dict[str, Any]
-    project_names: list[str]
-
-
-class EnvValues(_Message, tag="env_values"):
-    """The values of the declared names an :class:`EnvAsk` asked for (those that are set)."""
-
-    values: dict[str, str]
-
-
-class WorkerReady(_Message, tag="ready"):
-    pid: int
-
-
-class EnvAsk(_Message, tag="env"):
-    """Resolve these declared ``env`` names for the entry file being loaded."""
-
-    names: list[str]
-
-
-class Loaded(_Message, tag="loaded"):
-    """The whole declaration as data (:mod:`vis_core.extension_host.declared`)."""
-
-    declaration: dict[str, Any]
-
-
-class LoadFailed(_Message, tag="failed"):
-    """Why an entry file did not load: ``{extension, path, line, message}``."""
-
-    error: dict[str, Any]
-
-
-ToRegistration = Load | EnvValues
-FromRegistration = WorkerReady | EnvAsk | Loaded | LoadFailed
-_to_registration = msgspec.msgpack.Decoder(ToRegistration)
-_from_registration = msgspec.msgpack.Decoder(FromRegistration)
-
-
-def to_registration(body: bytes) -> Load | EnvValues:
-    """A message from the host, as the registration worker reads it."""
-    return _to_registration.decode(body)
-
-
-def from_registration(body: bytes) -> WorkerReady | EnvAsk | Loaded | LoadFailed:
-    """A message from the registration worker, or :class:`ProtocolError`."""
-    try:
-        return _from_registration.decode(body)
-    except (msgspec.DecodeError, RecursionError) as exc:
-        raise ProtocolError(f"a message that cannot be read: {exc}") from None

@@ -31,6 +31,7 @@ from pathlib import PurePath
 from typing import Any, Protocol
 
 from vis_core.ipc import values
+from vis_core.ipc.kinds import ChannelClosed
 from vis_core.ipc.values import Encoded
 from vis_core.model.handles import HandleMethod, HostHandle
 
@@ -567,10 +568,6 @@ def _loads_back(data: bytes) -> bool:
 # host passes those bytes on to the sandbox as they are. What is not data (a function, an
 # iterator, a handle) is lent by reference, so its methods still run in the worker. The host
 # decodes data and references only: it never imports (runs) an extension's module to read one.
-
-
-class ChannelClosed(RuntimeError):
-    """The other side is gone; the call will not be answered."""
 
 
 #: the object-call name under which the host asks a lent handle's method for an encoded value

@@ -43,6 +43,7 @@ from typing import Any
 import msgspec
 
 from vis_core.contracts.sequence import check_backing_value, sequence_field_of
+from vis_core.ipc.encoded import Encoded
 from vis_core.model.handles import HostHandle
 from vis_core.records import registry
 from vis_core.records.record import Record, RecordInfo, info_state, restore_record
@@ -191,24 +192,6 @@ def encode(value: Any, *, handle_out: HandleOut | None = None) -> Any:
         if codec.matches(value):
             return {TAG: codec.tag, "v": encode(codec.encode(value), handle_out=handle_out)}
     return _encode_other(value, handle_out)
-
-
-class Encoded:
-    """A value already encoded by :func:`dumps` where it was made (a tool's result, in its
-    extension worker, with its records): the host passes it on to the sandbox as it is, and
-    decodes it (:meth:`decode`) only for a reader of its own."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (Encoded, (self.data,))
-
-    def decode(self, *, handle_in: HandleIn | None = None) -> Any:
-        """The value (records as ``Record`` objects, once their codec is registered)."""
-        return loads(self.data, handle_in=handle_in)
 
 
 def dumps(value: Any, *, handle_out: HandleOut | None = None) -> msgspec.Raw:

@@ -13,27 +13,9 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
-
-import msgspec
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_core.extension.metadata import build_metadata
-from vis_core.ipc import values as wire
-from vis_core.ipc.framing import READ_CHUNK, FrameReader, ProtocolError, check_in_flight
-from vis_core.ipc.messages import (
-    CancelCall,
-    Done,
-    Init,
-    Ready,
-    Result,
-    Run,
-    ToolCall,
-    framed,
-    from_child,
-)
-from vis_core.ipc.messages import (
-    HandleCall as HandleCallMessage,
-)
 from vis_core.model.handles import HostHandle
 from vis_core.sandbox.output import MAX_BYTES, MAX_LINES, TailBuffer, keep_tail
 from vis_core.sandbox.protocol import MAX_CALLS_IN_FLIGHT, MAX_MESSAGE_BYTES
@@ -47,9 +29,56 @@ from vis_core.system.jail import (
     reserve_control_folder,
     vis_runtime,
 )
-from vis_core.system.lifetime import ChildLimits, cap_tmpfs, end_strays
+from vis_core.system.lifetime import ChildLimits, cap_tmpfs, end_strays, over_memory
 from vis_core.system.network_bridge import proxy_environment
-from vis_core.system.process import ChildProcess, Ending
+from vis_core.system.process import ChildGone, ChildProcess, Ending
+
+if TYPE_CHECKING:
+    import msgspec
+
+    from vis_core.ipc import values as wire
+    from vis_core.ipc.framing import READ_CHUNK, FrameReader, ProtocolError, check_in_flight
+    from vis_core.ipc.messages import (
+        CancelCall,
+        Done,
+        Init,
+        Ready,
+        Result,
+        Run,
+        ToolCall,
+        framed,
+        from_child,
+    )
+    from vis_core.ipc.messages import (
+        HandleCall as HandleCallMessage,
+    )
+
+
+def _load_ipc() -> None:
+    """Import the IPC layer (msgspec, the codec) with the first child or encoded globals, not
+    with this module: a ``vis run`` that runs no block never needs it."""
+    global msgspec, wire, READ_CHUNK, FrameReader, ProtocolError, check_in_flight
+    global CancelCall, Done, Init, Ready, Result, Run, ToolCall, framed, from_child
+    global HandleCallMessage
+    import msgspec
+
+    from vis_core.ipc import values as wire
+    from vis_core.ipc.framing import READ_CHUNK, FrameReader, ProtocolError, check_in_flight
+    from vis_core.ipc.messages import (
+        CancelCall,
+        Done,
+        Init,
+        Ready,
+        Result,
+        Run,
+        ToolCall,
+        framed,
+        from_child,
+    )
+    from vis_core.ipc.messages import (
+        HandleCall as HandleCallMessage,
+    )
+
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
 
@@ -140,14 +169,6 @@ class BlockResult:
     restarted: str | None
     duration: float
     forms: tuple[dict[str, Any], ...] = ()
-
-
-class ChildDied(Exception):
-    """The child process ended; ``how`` says how, e.g. ``exited with code 1``."""
-
-    def __init__(self, how: str) -> None:
-        super().__init__(how)
-        self.how = how
 
 
 def _names(items: Sequence[str], most: int = 12) -> str:
@@ -249,7 +270,9 @@ class Sandbox:
         self._call_handle_hook = call_handle
         self._tools = tools
         try:
-            self._globals = wire.encode(dict(globals))
+            if globals:
+                _load_ipc()
+            self._globals = wire.encode(dict(globals)) if globals else {}
         except TypeError as exc:
             raise TypeError(f"Sandbox globals must be JSON-able data: {exc}") from exc
         self._snapshot_save = snapshot_save
@@ -414,7 +437,7 @@ class Sandbox:
                 restarted = await self._start()
             except JailUnavailable as exc:
                 return BlockResult("", str(exc), None, time.monotonic() - started)
-            except ChildDied as died:
+            except ChildGone as died:
                 await self._drain_output()
                 output = self._output.text()
                 error = f"The sandbox process {died.how} while starting, so the block did not run."
@@ -491,6 +514,7 @@ class Sandbox:
         return cap_tmpfs(jailed, self.limits.memory_bytes if self.limits else 0)
 
     async def _start(self) -> str | None:
+        _load_ipc()
         if self.jail and self._network is not None:
             self._network_folder = await self._network()
         proxy = {}
@@ -552,7 +576,7 @@ class Sandbox:
             self._kill_reason = f"did not start within {START_TIMEOUT:.0f} s"
             proc.kill()
             await proc.wait()
-            raise ChildDied(self._kill_reason) from None
+            raise ChildGone(self._kill_reason) from None
         # a jailed child has a PID namespace of its own: its pid there is not the host's
         inner = ready.pid
         # (0 when it cannot be found: Esc then stops the block by killing the child)
@@ -625,14 +649,14 @@ class Sandbox:
                 try:
                     reply = await asyncio.wait_for(asyncio.shield(done), 5.0)
                 except TimeoutError:
-                    raise ChildDied("did not stop after the time limit") from None
+                    raise ChildGone("did not stop after the time limit") from None
                 reply.error = "\n".join(p for p in (overran, reply.error) if p)
             try:
                 text = await asyncio.wait_for(asyncio.shield(output), 5.0)
             except TimeoutError:  # the end marker never came: take what arrived
                 text = self._output.text()
                 self._output = self._new_output()
-        except ChildDied as died:
+        except ChildGone as died:
             await self._drain_output()
             text = self._output.text()
             error = (
@@ -694,7 +718,7 @@ class Sandbox:
                 return
             except TimeoutError:
                 pass
-            except (ChildDied, asyncio.CancelledError):
+            except (ChildGone, asyncio.CancelledError):
                 return
         if proc.returncode is None:
             self._kill_reason = (
@@ -704,7 +728,7 @@ class Sandbox:
             proc.kill()
             await proc.wait()
             if done is not None:
-                with contextlib.suppress(ChildDied, asyncio.CancelledError, TimeoutError):
+                with contextlib.suppress(ChildGone, asyncio.CancelledError, TimeoutError):
                     await asyncio.wait_for(asyncio.shield(done), 1.0)
 
     # -- the pipes ---------------------------------------------------------------------------
@@ -714,7 +738,7 @@ class Sandbox:
     async def _write(self, line: bytes) -> None:
         stdin = self._stdin
         if self._proc is None or stdin is None:
-            raise ChildDied(self._death or "is not running")
+            raise ChildGone(self._death or "is not running")
         try:
             stdin.write(line)
             transport = stdin.transport
@@ -810,8 +834,10 @@ class Sandbox:
             line = self._result_frame(rid, msg.name, error, value)
             stdin = self._stdin
             if self._proc is not None and stdin is not None:
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    stdin.write(line)  # the exit handler reports a death
+                try:
+                    stdin.write(line)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the exit handler reports the death
 
         call = self._quick_call(msg.name, tuple(args), kwargs, answer)
         if call is None:
@@ -826,7 +852,7 @@ class Sandbox:
         callback would cost the loop one more pass per call)."""
         try:
             line = await self._result_line(msg)
-            with contextlib.suppress(ChildDied):
+            with contextlib.suppress(ChildGone):
                 await self._write(line)
         finally:
             self._tasks.discard(asyncio.current_task(loop))
@@ -949,15 +975,12 @@ class Sandbox:
         how = self._kill_reason or str(Ending(code))
         proc.collect()  # the keeper's last words: the tree went over the memory limit
         if proc.over_memory is not None and self.limits is not None:
-            how = (
-                f"was stopped because the block's processes together held "
-                f"{proc.over_memory / 2**20:,.0f} MB, over the memory limit of "
-                f"{self.limits.memory_mb:,} MB (setting memory_limit)"
-            )
+            why = over_memory(proc.over_memory, self.limits, whose="the block's")
+            how = f"was stopped because {why}"
         self._death = how
         self._pid = None
         proc.kill()  # orphans of the block would keep the output pipe open
-        died = ChildDied(how)
+        died = ChildGone(how)
         for future in [self._ready, *self._done.values()]:
             if future is not None and not future.done():
                 future.set_exception(died)

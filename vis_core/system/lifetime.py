@@ -112,6 +112,15 @@ class ChildLimits:
         return notes
 
 
+def over_memory(held: int, limits: ChildLimits | None = None, whose: str = "its") -> str:
+    """Why a tree was stopped for holding ``held`` bytes (the sandbox's and a shell's alike)."""
+    limit = f" of {limits.memory_mb:,} MB" if limits is not None else ""
+    return (
+        f"{whose} processes together held {held / 2**20:,.0f} MB, over the memory limit{limit} "
+        "(setting memory_limit)"
+    )
+
+
 def child_setup(limits: ChildLimits) -> Callable[[], None]:
     """A ``preexec_fn`` that applies ``limits`` (memory per process, processes of the user)."""
 

@@ -24,6 +24,15 @@ log = logging.getLogger(__name__)
 LINGER = 5.0  # seconds a child that closed its pipe may take to exit before it is killed
 
 
+class ChildGone(RuntimeError):
+    """A child process ended, or stopped answering, before it did what it was asked (or could
+    not do it); ``how`` says how, e.g. ``exited with code 1``."""
+
+    def __init__(self, how: str) -> None:
+        super().__init__(how)
+        self.how = how
+
+
 @dataclass(frozen=True)
 class Ending:
     """How a child ended: its exit code, negative for the signal that killed it (None: not

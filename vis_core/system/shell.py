@@ -19,7 +19,7 @@ from vis_core.model.activity import ActivityPresentation
 from vis_core.model.handles import HandleMethod, HostHandle
 from vis_core.system.environ import Audience, child_environment
 from vis_core.system.jail import jail_argv
-from vis_core.system.lifetime import ChildLimits, cap_tmpfs
+from vis_core.system.lifetime import ChildLimits, cap_tmpfs, over_memory
 from vis_core.system.loops import keep
 from vis_core.system.network_bridge import bridged, proxy_environment, python_home
 from vis_core.system.process import ChildProcess
@@ -86,10 +86,7 @@ class ShellStatus:
         if self.running:
             return "still running"
         if self.over_memory is not None:
-            return (
-                f"stopped: its processes together held {self.over_memory / 2**20:,.0f} MB, "
-                f"over the memory limit (setting memory_limit) (exit {self.exit_code})"
-            )
+            return f"stopped: {over_memory(self.over_memory)} (exit {self.exit_code})"
         if self.timed_out:
             return f"stopped after its timeout (exit {self.exit_code})"
         if self.stopped:

@@ -27,8 +27,9 @@ def welcome_content(
     jail: tuple[bool, str] | None = None,
     instructions: Sequence[tuple[str, int]] = (),
 ) -> Content:
-    """``jail``: whether the session runs jailed and the line that says so (``Host.jail_mode``);
-    ``instructions``: the instruction files in the system prompt and their size in tokens."""
+    """``jail``: whether the session runs jailed and the line that says so
+    (``Workspace.jail_mode``); ``instructions``: the instruction files in the system prompt
+    and their size in tokens."""
     where = shorten_path(str(workspace), "/nonexistent-workspace")
     trust = ("trusted project", "$text-success") if trusted else ("not trusted", "$text-warning")
     sep = ("  ·  ", "$text-muted")

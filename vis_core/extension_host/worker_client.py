@@ -232,25 +232,10 @@ class SessionWorker:
     async def call_in(self, target: TargetKind, owner: str, name: str, args: tuple) -> Any:
         """Run an op hook or a slash command of ``owner`` in the worker and await its answer;
         cancelling the awaiting task cancels it there."""
-        channel = self._channel
-        if channel is None or channel.closed:
-            channel = await self._started()
-        problem = self._problems.get(owner)
-        if problem is not None:
-            raise ChildGone(f"extension {owner!r} did not load in its worker: {problem}")
-        what = f"{owner}'s {target} {name}"
-        try:
-            call_id, waiting = channel.request_async(target, name, args, owner=owner)
-        except ChannelClosed:
-            raise ChildGone(self._ended(what, channel)) from None
-        try:
-            return await waiting
-        except asyncio.CancelledError:
-            if not channel.closed:
-                self._abandon(channel, call_id, what)
-            raise
-        except ChannelClosed:
-            raise ChildGone(self._ended(what, channel)) from None
+        channel = await self._channel_for(owner)
+        return await self._request(
+            channel, f"{owner}'s {target} {name}", target, name, args, {}, owner
+        )
 
     async def callbacks(
         self,
@@ -317,15 +302,9 @@ class SessionWorker:
         what = f"the {kind.value} callback of extension {item.owner!r}"
         timeout = self.callback_timeout if timeout is None else timeout
         try:
-            channel = self._channel
-            if channel is None or channel.closed:
-                channel = await self._started()
+            channel = await self._channel_for(item.owner)
         except ChildGone as exc:
             return CallbackOutcome(error=exc)
-        problem = self._problems.get(item.owner)
-        if problem is not None:
-            error = ChildGone(f"extension {item.owner!r} did not load in its worker: {problem}")
-            return CallbackOutcome(error=error)
         session = [context.session_id] if in_session and context is not None else None
         try:
             with contextlib.nullcontext() if context is None else calling(context):
@@ -392,12 +371,7 @@ class SessionWorker:
         None when none came) before the answer, all in the one round trip."""
         if self._cancelled:
             await self._settled()
-        channel = self._channel
-        if channel is None or channel.closed:
-            channel = await self._started()
-        problem = self._problems.get(tool.owner)
-        if problem is not None:
-            raise ChildGone(f"extension {tool.owner!r} did not load in its worker: {problem}")
+        channel = await self._channel_for(tool.owner)
         early: asyncio.Future[Any] | None = None
         target = TargetKind.DRAWN_TOOL if render else TargetKind.TOOL
         if started is not None:
@@ -414,10 +388,7 @@ class SessionWorker:
                 await started(await early)
             answer = await waiting
         except asyncio.CancelledError:
-            if channel.closed:
-                raise
-            log.debug("cancelling %s (call %d) in the extension worker", tool.name, call_id)
-            self._abandon(channel, call_id, tool.name)
+            self.abandon(channel, call_id, tool.name)
             raise
         except ChannelClosed:
             raise ChildGone(self._why(tool, channel)) from None
@@ -453,8 +424,8 @@ class SessionWorker:
         return decode_from_worker(value, keep_encoded=True)
 
     def abandon(self, channel: Channel, call_id: int, what: str) -> None:
-        """The caller of a call :meth:`send` made was cancelled: cancel it in the worker, as
-        :meth:`call` does (the worker is killed if it does not stop)."""
+        """The caller of call ``call_id`` was cancelled: cancel it in the worker (which is
+        killed if it does not stop)."""
         if not channel.closed:
             log.debug("cancelling %s (call %d) in the extension worker", what, call_id)
             self._abandon(channel, call_id, what)
@@ -465,28 +436,44 @@ class SessionWorker:
         cancels it there."""
         if self._cancelled:
             await self._settled()
+        channel = await self._channel_for(owner)
+        what = f"the stream of provider {provider!r}"
+        args = (provider, False, None, *args)
+        provider_call = CallbackKind.PROVIDER.value
+        return await self._request(
+            channel, what, TargetKind.CALLBACK, provider_call, args, {}, owner
+        )
+
+    async def _channel_for(self, owner: str) -> Channel:
+        """The worker's channel (its worker started if none runs), once ``owner`` loaded there."""
         channel = self._channel
         if channel is None or channel.closed:
             channel = await self._started()
         problem = self._problems.get(owner)
         if problem is not None:
             raise ChildGone(f"extension {owner!r} did not load in its worker: {problem}")
-        what = f"the stream of provider {provider!r}"
+        return channel
+
+    async def _request(
+        self,
+        channel: Channel,
+        what: str,
+        target: TargetKind,
+        name: str,
+        args: tuple,
+        kwargs: dict,
+        owner: str,
+    ) -> Any:
+        """Ask the worker and await its answer; cancelling the awaiting task cancels the call
+        there, and a worker that ends first is :class:`ChildGone` (``what`` names the call)."""
         try:
-            call_id, waiting = channel.request_async(
-                TargetKind.CALLBACK,
-                CallbackKind.PROVIDER.value,
-                (provider, False, None, *args),
-                {},
-                owner=owner,
-            )
+            call_id, waiting = channel.request_async(target, name, args, kwargs, owner=owner)
         except ChannelClosed:
             raise ChildGone(self._ended(what, channel)) from None
         try:
             return await waiting
         except asyncio.CancelledError:
-            if not channel.closed:
-                self._abandon(channel, call_id, what)
+            self.abandon(channel, call_id, what)
             raise
         except ChannelClosed:
             raise ChildGone(self._ended(what, channel)) from None

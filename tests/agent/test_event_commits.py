@@ -5,12 +5,12 @@ store, from any thread, sees them."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from store_locks import write_locked
 
 from vis_core.agent.event_bus import MAX_HELD, EventBus
 from vis_core.agent.session import AgentSession
@@ -171,19 +171,6 @@ async def test_closing_the_session_commits_a_waiting_start(host: Host) -> None:
 
 
 @contextmanager
-def _write_locked(path: Path) -> Iterator[None]:
-    """Another connection holds the database's write lock: the writer's commit waits (or
-    fails after the store's busy timeout)."""
-    other = sqlite3.connect(path, isolation_level=None)
-    try:
-        other.execute("BEGIN IMMEDIATE")
-        yield
-        other.execute("ROLLBACK")
-    finally:
-        other.close()
-
-
-@contextmanager
 def _bus(path: Path, busy_timeout: float = 10.0) -> Iterator[tuple[Store, EventBus, str]]:
     with Store(path, busy_timeout=busy_timeout) as store:
         yield store, EventBus(store), store.create_session(path.parent, path.parent).id
@@ -196,7 +183,7 @@ async def test_the_loop_serves_while_a_commit_waits_and_shows_the_event_after(
         seen: list[Event] = []
         bus.subscribe(seen.append)
         note = Notification(sid, text="saved, then shown")
-        with _write_locked(store.path):
+        with write_locked(store.path):
             emitting = asyncio.ensure_future(bus.emit(note))
             served = 0
             for _ in range(50):  # the loop runs other work while the commit waits
@@ -215,7 +202,7 @@ async def test_a_failed_commit_is_the_emitters_error_and_shows_nothing(tmp_path:
         started = ActivityStarted(sid, activity=_record(sid, "a1", ActivityState.RUNNING))
         lost = Notification(sid, text="not saved")
         await bus.emit(started)  # held for the next commit
-        with _write_locked(store.path), pytest.raises(StoreError, match="locked"):
+        with write_locked(store.path), pytest.raises(StoreError, match="locked"):
             await bus.emit(lost)
         assert seen == []
         after = Notification(sid, text="saved")
@@ -241,7 +228,7 @@ async def test_concurrent_emitters_are_stored_and_shown_in_the_order_emitted(
                     record = _record(sid, f"{name}.{n}", ActivityState.SUCCEEDED)
                     await bus.emit(ActivityEnded(sid, activity=record))
 
-        with _write_locked(store.path):  # the first commit waits: the others queue up
+        with write_locked(store.path):  # the first commit waits: the others queue up
             tasks = [asyncio.ensure_future(emitter(f"e{k}")) for k in range(8)]
             for _ in range(20):
                 await asyncio.sleep(0)

@@ -3,28 +3,13 @@ up, a failed commit reaches the submitter, and closing the store commits what is
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from store_locks import write_locked
 
 from vis_core.events import Notification
 from vis_core.store import Store, StoreError
-
-
-@contextmanager
-def write_locked(path: Path) -> Iterator[None]:
-    """Another connection holds the database's write lock (another Vis writing, a slow
-    disk): the writer's commit waits, or fails after its busy timeout."""
-    other = sqlite3.connect(path, isolation_level=None)
-    try:
-        other.execute("BEGIN IMMEDIATE")
-        yield
-        other.execute("ROLLBACK")
-    finally:
-        other.close()
 
 
 def test_queued_events_are_committed_in_order_in_few_transactions(store: Store) -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import random
-import sqlite3
 from pathlib import Path
 
 import pytest
+from store_locks import write_locked
 from textual.geometry import Region
 
 from vis_tui.block_context import AnswerPacing
@@ -72,12 +72,9 @@ async def test_deltas_waiting_in_the_queue_reach_the_screen_as_one_message(
         events = [AssistantDelta(sid, turn_id="t1", text=piece) for piece in ("Hel", "lo ", "wor")]
         events += [Notification(sid, text="between"), AssistantDelta(sid, turn_id="t1", text="ld")]
         # committed while the screen is busy: all five are posted before it handles one
-        other = sqlite3.connect(VisPaths.from_env().db_file, isolation_level=None)
-        other.execute("BEGIN IMMEDIATE")  # the store's writer waits; the events queue up
-        emits = [asyncio.ensure_future(app.session.emit(event)) for event in events]
-        await asyncio.sleep(0)  # each emit submitted its event
-        other.execute("ROLLBACK")
-        other.close()
+        with write_locked(VisPaths.from_env().db_file):  # the writer waits; the events queue up
+            emits = [asyncio.ensure_future(app.session.emit(event)) for event in events]
+            await asyncio.sleep(0)  # each emit submitted its event
         app.session.events.persist()  # the loop waits for the commits, as a read does
         await asyncio.gather(*emits)
         joined, more = waiting[2]

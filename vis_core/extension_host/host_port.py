@@ -23,7 +23,9 @@ class OpenSession(Protocol):
     def id(self) -> str: ...
 
     title: str
-    model: Any  # ``.label``, ``.provider``; replaced by a ``HostPort.session_model()`` value
+    model: Any  # ``.label``, ``.provider``
+
+    async def switch_model(self, model: Any) -> None: ...  # a ``HostPort.session_model()``
 
     @property
     def running(self) -> bool: ...  # a turn runs
@@ -55,7 +57,7 @@ class HostPort(Protocol):
     def config(self) -> Any: ...  # ``.data``: the merged config.toml
 
     @property
-    def settings(self) -> Any: ...  # ``.set(key, value, scope, session_id=...)``
+    def settings(self) -> Any: ...  # ``await .set(key, value, scope, session_id=...)``
 
     @property
     def sessions(self) -> Sequence[OpenSession]: ...  # the open agent sessions, oldest first

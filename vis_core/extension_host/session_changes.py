@@ -117,18 +117,15 @@ def set_model(handle: Any, model: str) -> None:
         chosen = host.session_model(choice, session_id=handle.id)
         if chosen.provider is None:
             raise ValueError(f"{what}: cannot use {chosen.label}: {chosen.problem}")
-        host.settings.set("model", chosen.label, "session", session_id=handle.id)
         loop = loop_of(call, host)
 
         async def swap() -> None:
             from vis_core.extension_host.sessions_api import _live
 
+            await host.settings.set("model", chosen.label, "session", session_id=handle.id)
             agent = _live(host, handle.id)
             if agent is not None:
-                old = agent.model
-                agent.model = chosen
-                if old.provider is not None and old.provider is not chosen.provider:
-                    await old.provider.aclose()
+                await agent.switch_model(chosen)
 
         run_on_loop(loop, swap())
         shown.summary = f"{handle.id[:8]} · {chosen.label}"

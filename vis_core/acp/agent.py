@@ -58,7 +58,9 @@ from vis_core.events import AssistantMessage, AssistantThinking, TurnStarted
 from vis_core.model.turn import TurnStatus
 
 if TYPE_CHECKING:
-    from vis_core.frontend import Frontend, HostOptions, ServerConnection, Session
+    from collections.abc import Coroutine
+
+    from vis_core.frontend import Frontend, HostOptions, McpServerView, Session
 
 log = logging.getLogger(__name__)
 
@@ -190,26 +192,26 @@ class VisAgent:
         servers, problems = client_servers(declared)
         if not servers and not problems:
             return
-        conns = link.core.join_mcp_servers(servers, problems)
-        task = asyncio.get_running_loop().create_task(self._say_servers(link, conns, problems))
+        joined = link.core.join_mcp_servers(servers, problems)
+        task = asyncio.get_running_loop().create_task(self._say_servers(link, joined, problems))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _say_servers(
-        self, link: SessionLink, conns: list[ServerConnection], problems: list[Any]
+        self,
+        link: SessionLink,
+        joined: Coroutine[Any, Any, list[McpServerView]],
+        problems: list[Any],
     ) -> None:
         from vis_core.frontend import MCP_TOOL_PREFIX as PREFIX
-        from vis_core.frontend import SETTLE
 
-        # each up to its own timeout (a slow start is not a failure), as a block naming it waits
-        await asyncio.gather(*(c.wait_ready(c.config.timeout + SETTLE) for c in conns))
         lines = []
-        for conn in conns:
+        for conn in await joined:  # each once it has connected or failed
             state = conn.state.value
             if conn.error:
                 lines.append(f"- {conn.name}: {state}: {conn.error}")
             else:
-                tools = ", ".join(sorted(info.name for info in conn.tools)) or "no tools"
+                tools = ", ".join(sorted(name for name, _ in conn.tools)) or "no tools"
                 lines.append(f"- {conn.name}: {state} · {tools}")
         lines += [f"- {p.server}: skipped: {p.message}" for p in problems]
         head = f"Vis: the editor's MCP servers (the model calls them as {PREFIX}<server>__<tool>):"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -59,13 +59,13 @@ if TYPE_CHECKING:
     from vis_core.extension.settings_decl import SettingType as SettingType
     from vis_core.extension_host.activity_paths import shorten_paths_in as shorten_paths_in
     from vis_core.frontend.panels import McpPanel as McpPanel
+    from vis_core.frontend.panels import McpServerView as McpServerView
     from vis_core.frontend.panels import SettingsPanel as SettingsPanel
     from vis_core.host import Host
     from vis_core.host_options import HostOptions as HostOptions
     from vis_core.interaction import FormPresenter
     from vis_core.interaction import FormRequest as FormRequest
     from vis_core.mcp.client import ATTENTION as ATTENTION
-    from vis_core.mcp.client import ServerConnection as ServerConnection
     from vis_core.mcp.client import State as State
     from vis_core.mcp.config import ConfigProblem as ConfigProblem
     from vis_core.mcp.config import Exposure as Exposure
@@ -73,7 +73,6 @@ if TYPE_CHECKING:
     from vis_core.mcp.config import Source as McpSource  # noqa: F401 (lent as McpSource)
     from vis_core.mcp.config import Transport as Transport
     from vis_core.mcp.config import parse_entry as parse_entry
-    from vis_core.mcp.manager import SETTLE as SETTLE
     from vis_core.mcp.names import PREFIX as MCP_TOOL_PREFIX  # noqa: F401 (lent)
     from vis_core.model.activity import ActivityRecord
     from vis_core.model.choices import ModelEntry
@@ -133,15 +132,14 @@ _MODULES = {
     "vis_core.extension.metadata": ("warm",),
     "vis_core.extension.settings_decl": ("SettingScope", "SettingType"),
     "vis_core.extension_host.activity_paths": ("shorten_paths_in",),
-    "vis_core.frontend.panels": ("McpPanel", "SettingsPanel"),
+    "vis_core.frontend.panels": ("McpPanel", "McpServerView", "SettingsPanel"),
     "vis_core.host_options": ("HostOptions",),
     "vis_core.interaction": ("FormRequest",),
     "vis_core.system.jail_check": ("check_in_background",),
-    "vis_core.mcp.client": ("ATTENTION", "ServerConnection", "State"),
+    "vis_core.mcp.client": ("ATTENTION", "State"),
     "vis_core.mcp.config": (
         *("ConfigProblem", "Exposure", "ServerConfig", "Transport", "parse_entry"),
     ),
-    "vis_core.mcp.manager": ("SETTLE",),
     "vis_core.model_choices": (*("check_base_url", "check_key", "default_model"),),
     "vis_core.system.programs": ("host_program",),
     "vis_core.settings": (
@@ -609,12 +607,15 @@ class Frontend:
     # -- MCP -----------------------------------------------------------------------------
     def join_mcp_servers(
         self, servers: list[ServerConfig], problems: Sequence[ConfigProblem] = ()
-    ) -> list[ServerConnection]:
+    ) -> Coroutine[Any, Any, list[McpServerView]]:
         """Servers an editor passed join this workspace for the rest of the run (``problems``:
-        those it passed that cannot run); their connections, started."""
+        those it passed that cannot run), started now; awaited, each once it has connected or
+        failed (up to its own timeout: a slow start is not a failure)."""
+        from vis_core.frontend.panels import settled
+
         for problem in problems:
             self._host.mcp.manager.add_problem(problem)
-        return self._host.mcp.join(servers)
+        return settled(self._host.mcp.join(servers))
 
     @property
     def mcp(self) -> McpPanel:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vis_core.extension.settings_decl import SettingScope
-from vis_core.mcp.client import ServerConnection
-from vis_core.mcp.config import Exposure
-from vis_core.mcp.manager import McpManager, attention_first
+from vis_core.mcp.client import ServerConnection, State
+from vis_core.mcp.config import Exposure, Source, Transport
+from vis_core.mcp.manager import SETTLE, McpManager, attention_first
 from vis_core.settings import (
     RowState,
     SaveResult,
@@ -69,6 +71,48 @@ class SettingsPanel:
         self._service.set_enabled(extension, enabled)
 
 
+@dataclass(frozen=True)
+class McpServerView:
+    """One MCP server as the ``/mcp`` screen shows it, read when asked."""
+
+    name: str
+    state: State
+    enabled: bool
+    exposure: Exposure
+    source: Source
+    origin: str  # the file that declares it
+    transport: Transport
+    target: str  # its URL, else its command line
+    about: str  # its description, else the instructions it sent
+    error: str | None
+    stderr_tail: str  # the last lines it wrote to stderr
+    tools: tuple[tuple[str, Exposure], ...]  # each tool's name and exposure
+
+    @classmethod
+    def of(cls, conn: ServerConnection) -> McpServerView:
+        server = conn.config
+        return cls(
+            server.name,
+            conn.state,
+            server.enabled,
+            server.exposure,
+            server.source,
+            str(server.origin),
+            server.transport,
+            server.url or " ".join([server.command, *server.args]),
+            server.description or conn.instructions or "",
+            conn.error,
+            conn.stderr_tail(),
+            tuple((tool.name, server.exposure_of(tool.tool)) for tool in conn.tools),
+        )
+
+
+async def settled(conns: list[ServerConnection]) -> list[McpServerView]:
+    """``conns`` once each has connected or failed (up to its own timeout)."""
+    await asyncio.gather(*(conn.wait_ready(conn.config.timeout + SETTLE) for conn in conns))
+    return [McpServerView.of(conn) for conn in conns]
+
+
 class McpPanel:
     """The workspace's MCP servers as the ``/mcp`` screen lists and changes them."""
 
@@ -81,12 +125,13 @@ class McpPanel:
         listeners.append(changed)
         return lambda: listeners.remove(changed) if changed in listeners else None
 
-    def servers(self) -> list[ServerConnection]:
+    def servers(self) -> list[McpServerView]:
         """Every server, those that need the person first."""
-        return attention_first(self._manager.connections())
+        return [McpServerView.of(conn) for conn in attention_first(self._manager.connections())]
 
-    def server(self, name: str) -> ServerConnection | None:
-        return self._manager.get(name)
+    def server(self, name: str) -> McpServerView | None:
+        conn = self._manager.get(name)
+        return None if conn is None else McpServerView.of(conn)
 
     def problems(self) -> list[str]:
         """The ``mcp.json`` entries that cannot run, each saying why."""

@@ -7,7 +7,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from vis_core.agent.deps import DirectTool, SessionModel
 from vis_core.agent.session import AgentSession
@@ -17,13 +17,15 @@ from vis_core.config import ConfigFile, UserConfig, load_config
 from vis_core.drafts import Drafts
 from vis_core.extension_host.callbacks import on_change_runner
 from vis_core.extension_host.environment import extension_environment
-from vis_core.extension_host.loaded import ExtensionLock, LoadedExtensions
+from vis_core.extension_host.host_port import HostPort
+from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.runtime import HostRuntime, RuntimeDeps
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace, runs_in_worker
 from vis_core.host.extensions import ExtensionCatalog
 from vis_core.host.models import ModelResolver
+from vis_core.host.sdk_port import SdkPort
 from vis_core.host.session_factory import SessionFactory
 from vis_core.host.sessions import SessionRegistry
 from vis_core.host.workspace import Workspace
@@ -38,9 +40,6 @@ from vis_core.store.session_lock import SessionLocks
 from vis_core.system import jail_check
 from vis_core.system.loops import on_loop
 from vis_core.welcome import verified
-
-if TYPE_CHECKING:
-    pass
 
 
 def _open_store(path: Path) -> Store:
@@ -94,6 +93,10 @@ class Host:
         self.drafts = Drafts(store, paths.data_dir)  # the sessions' isolated working copies
         locks = SessionLocks(paths.data_dir / "sessions")
         self.registry = SessionRegistry(store, root, project_root, self.interaction, locks)
+        try:  # the host's loop: sessions built in a thread, and threads, reach it
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # built outside an event loop: threads reach it for reads only
+            loop = None
         # the SDK's calls this host serves reach it here: passed to whatever serves them,
         # never installed in the process
         self.runtime = HostRuntime(
@@ -104,14 +107,10 @@ class Host:
                 self.space,
                 self.catalog,
                 self.registry,
-                self,
+                loop,
             )
         )
         self.settings.runtime = self.runtime  # an on_change call's
-        try:  # the host's loop: sessions built in a thread, and threads, reach it
-            self.runtime.loop = asyncio.get_running_loop()
-        except RuntimeError:  # built outside an event loop: threads reach it for reads only
-            pass
         self.models = ModelResolver(
             options,
             ConfigFile(config.path, config),
@@ -183,6 +182,20 @@ class Host:
             runtime=self.runtime,
             direct_tools=self.direct_tools,
         )
+        # what vis.sessions, vis.council and vis.attach reach (a session can open sessions)
+        self.port = SdkPort(
+            store,
+            self.space,
+            self.settings,
+            self.models,
+            self.catalog,
+            self.registry,
+            self.factory,
+            self.mcp,
+            self._port_at,
+            loop,
+        )
+        self.runtime.serve(self.port)
 
     @classmethod
     async def open(cls, options: HostOptions) -> Host:
@@ -313,9 +326,6 @@ class Host:
     def extensions(self) -> LoadedExtensions:
         return self.catalog.loaded
 
-    def extension_lock(self, owner: str) -> ExtensionLock | None:
-        return self.catalog.lock(owner)
-
     async def call_extension(
         self,
         owner: str,
@@ -408,10 +418,13 @@ class Host:
         return self.registry.extension_workers
 
     async def new_session(self) -> AgentSession:
-        return await self.registry.new_session(self.factory.build, self.mcp.start)
+        return await self.port.new_session()
 
     async def open_session(self, session_id: str) -> AgentSession:
-        return await self.registry.open_session(session_id, self.factory.build, self.mcp.start)
+        return await self.port.open_session(session_id)
+
+    async def _port_at(self, root: Path) -> HostPort:
+        return (await self.host_at(root)).port
 
     async def close_session(self, session: AgentSession) -> None:
         await self.registry.close_session(session)

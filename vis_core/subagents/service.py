@@ -109,11 +109,8 @@ class Subagents:
     """The child sessions of one host: who may start one, and running it to its answer."""
 
     def __init__(self, deps: SubagentDeps) -> None:
-        from vis_core.subagents.council import Council
-
         self._deps = deps
         self._running: dict[str, int] = {}  # parent session id -> its children running now
-        self.council = Council(self)  # vis.council of the sessions of this host
 
     # -- limits ------------------------------------------------------------------------------
 

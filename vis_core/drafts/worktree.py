@@ -190,13 +190,6 @@ def merge_commit(tree: Path, theirs: str, message: str) -> str:
     return text(["rev-parse", "HEAD"], tree)
 
 
-@dataclass(frozen=True)
-class Approval:
-    commit: str
-    files: list[str]
-    target_branch: str
-
-
 def plan_approval(
     tree: Path, top: Path, target: str | None, label: str, ours: str = "HEAD"
 ) -> tuple[str, str, str, list[str]]:

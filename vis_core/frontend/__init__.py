@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Collection, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -524,7 +524,8 @@ class Frontend:
         """A setting's effective value for ``session_id`` (project level without one)."""
         return self._host.setting(setting_id, default, session_id)
 
-    def on_setting_saved(self, listener: Callable[[SaveResult], None]) -> None:
+    def on_setting_saved(self, listener: Callable[[SaveResult], Awaitable[None]]) -> None:
+        """Await ``listener`` after every save or reset (on the loop)."""
         self._host.settings.saved_listeners.append(listener)
 
     async def reload(self) -> str:

@@ -24,19 +24,18 @@ if TYPE_CHECKING:
     from vis_core.store import Store
 
 
-def check_change(
-    host_session_id: str, origin: str | None, what: str
-) -> tuple[CallContext, HostPort]:
-    """The bound call and host for a change of session ``host_session_id``: only in an active
-    callback of a session, and only that session or one the calling extension created."""
-    call, host = require_change(what)
-    if host_session_id != call.session_id and origin != call.owner:
+def check_change(handle: Any, what: str) -> tuple[CallContext, HostPort]:
+    """The bound call, and the Vis whose extension holds ``handle``, for a change of its
+    session: only in an active callback of a session, and only that session or one the
+    calling extension created."""
+    call = require_change(what)
+    if handle.id != call.session_id and handle.origin != call.owner:
         raise GatewayError(
             GatewayCode.FORBIDDEN_SESSION,
-            f"session {host_session_id} belongs to another extension or to a person; {what} can "
+            f"session {handle.id} belongs to another extension or to a person; {what} can "
             "change only the bound session and sessions that your extension created",
         )
-    return call, host
+    return call, handle._home
 
 
 def _fork_turn(turns: list[TurnRow], turn: int | str | None, what: str) -> TurnRow:
@@ -94,7 +93,7 @@ def fork_stored(store: Store, source_id: str, turn: int | str | None, what: str)
 def fork(handle: Any, turn: int | str | None = None) -> Any:
     """See :meth:`Session.fork`."""
     what = "Session.fork()"
-    call, host = check_change(handle.id, handle.origin, what)
+    call, host = check_change(handle, what)
     with shown_change(call, host, "Session.fork", "Forked session") as shown:
         row = fork_stored(host.store, handle.id, turn, what)
         host.store.state_set(ORIGIN_STATE, row.id, call.owner)
@@ -112,23 +111,20 @@ def set_model(handle: Any, model: str) -> None:
     if not isinstance(model, str):
         raise TypeError(f"{what}: model must be text like 'anthropic/claude-sonnet-4-6'")
     choice = ModelChoice.parse(model.strip())
-    call, host = check_change(handle.id, handle.origin, what)
+    call, host = check_change(handle, what)
     with shown_change(call, host, "Session.set_model", "Changed model") as shown:
         chosen = host.session_model(choice, session_id=handle.id)
         if chosen.provider is None:
             raise ValueError(f"{what}: cannot use {chosen.label}: {chosen.problem}")
-        host.settings.set("model", chosen.label, "session", session_id=handle.id)
         loop = loop_of(call, host)
 
         async def swap() -> None:
             from vis_core.extension_host.sessions_api import _live
 
+            await host.save_model(handle.id, chosen.label)
             agent = _live(host, handle.id)
             if agent is not None:
-                old = agent.model
-                agent.model = chosen
-                if old.provider is not None and old.provider is not chosen.provider:
-                    await old.provider.aclose()
+                await agent.switch_model(chosen)
 
         run_on_loop(loop, swap())
         shown.summary = f"{handle.id[:8]} · {chosen.label}"
@@ -146,7 +142,7 @@ def publish(handle: Any, text: str, kind: str = "info") -> None:
     except ValueError:
         kinds = ", ".join(k.value for k in NotifyKind)
         raise ValueError(f"{what}: kind must be one of {kinds}, not {kind!r}") from None
-    call, host = check_change(handle.id, handle.origin, what)
+    call, host = check_change(handle, what)
     event = Notification(handle.id, text=text, kind=notify_kind)
     with shown_change(call, host, "Session.publish", "Published to session") as shown:
 
@@ -163,13 +159,14 @@ def publish(handle: Any, text: str, kind: str = "info") -> None:
         shown.summary = f"{handle.id[:8]} · {text}"
 
 
-def models() -> list[dict[str, Any]]:
+def models(host: HostPort) -> list[dict[str, Any]]:
     """See :meth:`Sessions.models`."""
-    from vis_core.extension_host.gateway import bound_call, host_for_read
+    from vis_core.extension.place import require_trusted
+    from vis_core.extension_host.gateway import bound_call
     from vis_core.providers.limits import soft_budget
     from vis_core.providers.models import KNOWN_MODELS, lookup_model
 
-    host = host_for_read("vis.sessions.models()")
+    require_trusted("vis.sessions.models()")
     call = bound_call()
     current = None
     if call is not None and call.session_id is not None:
@@ -180,7 +177,7 @@ def models() -> list[dict[str, Any]]:
     ids = [
         f"{'anthropic' if name.startswith('claude') else 'openai'}/{name}" for name in KNOWN_MODELS
     ]
-    configured = host.config.data.get("models")
+    configured = host.config_data().get("models")
     if isinstance(configured, dict):
         ids += [str(key) for key in configured if "/" in str(key)]
     if current and current not in ids:

@@ -176,7 +176,7 @@ def builtin_tools(ctx: ToolContext) -> list[HostTool]:
             name=name,
             fn=functions[name],
             tag=tag,
-            activity=Activity(label, render=getattr(renders, name), show_start=show_start),
+            activity=Activity(label, render=renders.render(name, label), show_start=show_start),
         )
         for name, tag, label, show_start in specs
     ]

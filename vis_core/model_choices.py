@@ -6,7 +6,6 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from vis_core import welcome
 from vis_core.extension.declarations import CommandResult, err, ok
 from vis_core.model.choices import ModelEntry, ModelSource, ProviderEntry
 from vis_core.model.providers import ProviderKind
@@ -33,11 +32,6 @@ SERVED_KEY = "served"  # {provider: [model, …]} as each server last listed the
 RECENT_LIMIT = 8
 DEFAULT_MODELS = {"anthropic": DEFAULT_ANTHROPIC_MODEL, "openai": DEFAULT_OPENAI_MODEL}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def saved_keys(deps: CommandDeps) -> dict[str, str]:
-    """Provider keys saved by ``/login``, by environment variable name (unreadable file: none)."""
-    return welcome.saved_keys(deps.settings)
 
 
 def _kind_models(kind: str) -> list[str]:

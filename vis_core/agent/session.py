@@ -20,7 +20,7 @@ from vis_core.agent.conversation import (
     ThinkingCollector,
     block_result_text,
 )
-from vis_core.agent.deps import SessionDeps, SessionModel
+from vis_core.agent.deps import FileWatch, SessionDeps, SessionModel
 from vis_core.agent.event_bus import Kinds, Subscriber
 from vis_core.agent.invoker import CallSite
 from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
@@ -60,7 +60,6 @@ from vis_core.providers.base import (
 )
 from vis_core.providers.limits import known_input_limit, soft_budget
 from vis_core.system.redaction import secret_start
-from vis_core.tools.block_changes import BlockChanges
 
 log = logging.getLogger(__name__)
 
@@ -133,7 +132,7 @@ class AgentSession:
         self.drafts = deps.drafts  # the draft it works in
         self.tool_context = deps.tool_context  # its built-in tools' ToolContext
         self.on_thinking: Callable[[str], None] | None = None  # reasoning as it streams (vis acp)
-        self._file_watch: BlockChanges | None = None  # what each block of a turn changed
+        self._file_watch: FileWatch | None = None  # what each block of a turn changed
         self.sandbox = deps.sandbox
         self.invoker = deps.invoker
         self.limits = deps.limits
@@ -699,13 +698,13 @@ class AgentSession:
         if self._file_watch is not None:
             self._file_watch.rebase()
 
-    async def _watch_files(self, turn_id: str) -> BlockChanges | None:
+    async def _watch_files(self, turn_id: str) -> FileWatch | None:
         """The turn's file watch, started before a block (None: no checkpoints here)."""
         if self.checkpoints is None:
             return None
         watch = self._file_watch
         if watch is None or watch.turn_id != turn_id:
-            watch = self._file_watch = BlockChanges(self.checkpoints, turn_id)
+            watch = self._file_watch = self.checkpoints.watch(turn_id)
         try:
             await asyncio.to_thread(watch.start)
         except OSError as exc:
@@ -714,7 +713,7 @@ class AgentSession:
         return watch
 
     @staticmethod
-    async def _changed_files(watch: BlockChanges | None) -> tuple[FileChange, ...]:
+    async def _changed_files(watch: FileWatch | None) -> tuple[FileChange, ...]:
         """What the block changed (nothing when it could not be read: the log says why)."""
         if watch is None:
             return ()

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
     from vis_core.command_host import CommandDeps
     from vis_core.commands.files import CommandFile
-    from vis_core.tools.checkpoints import UndoReport
+    from vis_core.model.undo import UndoReport
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")

@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     import subprocess
 
     from vis_core import __version__ as __version__
+    from vis_core.agent.deps import SessionInstructionFiles
     from vis_core.agent.session import AgentSession
     from vis_core.commands import CommandAction as CommandAction
     from vis_core.commands.headless import SCREEN_ONLY as SCREEN_ONLY
@@ -262,23 +263,6 @@ class DraftsView(Protocol):
         ...
 
 
-class InstructionFileView(Protocol):
-    @property
-    def path(self) -> Path: ...
-    @property
-    def tokens(self) -> int: ...
-    def label(self, workspace: Path) -> str: ...
-
-
-class InstructionsView(Protocol):
-    """The instruction files in a session's system prompt."""
-
-    @property
-    def workspace(self) -> Path: ...
-    @property
-    def files(self) -> Sequence[InstructionFileView]: ...
-
-
 class Session(Protocol):
     """A session as a front end drives it: what the TUI reads and calls of one."""
 
@@ -306,7 +290,7 @@ class Session(Protocol):
     @property
     def drafts(self) -> DraftsView | None: ...
     @property
-    def instructions(self) -> InstructionsView | None: ...
+    def instructions(self) -> SessionInstructionFiles | None: ...
 
     def subscribe(
         self, callback: Callable[[Event], None], *, early: bool = False
@@ -448,15 +432,20 @@ class Frontend:
         if tools is not None:
             tools.use_buffers(buffers)
 
-    def fork_session(self, session_id: str, what: str) -> str | None:
+    async def fork_session(self, session_id: str, what: str) -> str | None:
         """A stored copy of ``session_id`` up to its last settled turn: its id, None when no
         turn has settled yet (LookupError when there is no such session)."""
+        import asyncio
+
         from vis_core.extension_host.session_changes import fork_stored
 
         try:
-            return fork_stored(self._host.store, session_id, None, what).id
+            forked = await asyncio.wrap_future(
+                fork_stored(self._host.store, session_id, None, what)
+            )
         except ValueError:
             return None
+        return forked.id
 
     def latest_session_id(self) -> str | None:
         return self._host.registry.latest_session_id()

@@ -164,23 +164,9 @@ class Interaction:
     async def ask_async(self, form: Form, session_id: str | None, owner: str) -> Answer:
         """Show ``form`` with the newest presenter and wait (up to ``form.timeout_ms``)."""
         from vis_core.extension.forms import Answer, AnswerReason
-        from vis_core.extension.live_nodes import to_plain
 
         request = FormRequest(uuid.uuid4().hex, form, session_id, owner)
-        await self._emit(
-            session_id,
-            FormRequested(
-                session_id or "",
-                request_id=request.id,
-                owner=owner,
-                title=form.title,
-                form={
-                    "title": form.title,
-                    "description": form.description,
-                    "nodes": to_plain(form.nodes),
-                },
-            ),
-        )
+        await self._requested(request)
         if not self._presenters:
             answer = Answer(reason=AnswerReason.UNDELIVERABLE)
         else:
@@ -224,29 +210,34 @@ class Interaction:
 
     async def _record_undeliverable(self, form: Form, session_id: str | None, owner: str) -> None:
         from vis_core.extension.forms import AnswerReason
-        from vis_core.extension.live_nodes import to_plain
 
-        request_id = uuid.uuid4().hex
+        request = FormRequest(uuid.uuid4().hex, form, session_id, owner)
+        await self._requested(request)
         await self._emit(
             session_id,
-            FormRequested(
+            FormAnswered(
                 session_id or "",
-                request_id=request_id,
-                owner=owner,
+                request_id=request.id,
+                reason=AnswerReason.UNDELIVERABLE.value,
+            ),
+        )
+
+    async def _requested(self, request: FormRequest) -> None:
+        from vis_core.extension.live_nodes import to_plain
+
+        form = request.form
+        await self._emit(
+            request.session_id,
+            FormRequested(
+                request.session_id or "",
+                request_id=request.id,
+                owner=request.owner,
                 title=form.title,
                 form={
                     "title": form.title,
                     "description": form.description,
                     "nodes": to_plain(form.nodes),
                 },
-            ),
-        )
-        await self._emit(
-            session_id,
-            FormAnswered(
-                session_id or "",
-                request_id=request_id,
-                reason=AnswerReason.UNDELIVERABLE.value,
             ),
         )
 

@@ -199,7 +199,7 @@ async def test_introspection_off_removes_apropos_and_doc(workspace, tmp_path):
         events = []
         session.subscribe(events.append)
         await session.submit("look")
-        host.settings.set("introspection", False, "session", session_id=session.id)
+        await host.settings.set("introspection", False, "session", session_id=session.id)
         assert "apropos(pattern)" not in await session.system_prompt()
         await session.submit("look again")
     finally:

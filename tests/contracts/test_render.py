@@ -6,12 +6,7 @@ from dataclasses import dataclass, make_dataclass
 from typing import Any
 
 from vis_core.contracts.build import callable_spec
-from vis_core.contracts.render import (
-    SCHEMA_BUDGET,
-    abbreviation_notice,
-    model_schemas,
-    render_tool,
-)
+from vis_core.contracts.render import SCHEMA_BUDGET, abbreviation_notice, model_schemas, render_tool
 from vis_core.extension.catalog import Catalog
 from vis_core.extension.symbols import Symbol
 

@@ -288,7 +288,7 @@ async def test_a_thread_of_the_extension_logs_under_its_name_and_reads_the_setti
     host = await open_host(workspace, script_path)
     try:
         session = await host.new_session()
-        host.settings.set("report_details", True, "session", session_id=session.id)
+        await host.settings.set("report_details", True, "session", session_id=session.id)
         outcome = await run_turn(host, session_id=session.id)
     finally:
         await host.close()

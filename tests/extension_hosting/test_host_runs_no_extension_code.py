@@ -3,7 +3,6 @@ declaration as data, the session worker runs its code and makes its results into
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -138,9 +137,7 @@ async def test_the_host_never_runs_the_entry_file_and_everything_still_works(
         (group,) = [g for g in build_tree(host.extensions).extensions if g.name == "probe"]
         assert [node.setting.id for node in group.settings] == ["probe_level"]
         assert group.settings[0].setting.label == "Probe level"
-        saved = await asyncio.to_thread(  # on_change blocks: the loop awaits the worker
-            host.settings.set, "probe_level", "high", "session", session_id=session_id
-        )
+        saved = await host.settings.set("probe_level", "high", "session", session_id=session_id)
         assert saved.hook_error is None
 
         result = await host.commands.run(session, "/probe")

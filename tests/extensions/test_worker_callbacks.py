@@ -126,9 +126,7 @@ async def test_callbacks_run_in_the_session_worker_never_in_the_host(
         system = (await session.next_request()).system
         assert f"Prompt from pid {pid} key None." in system
 
-        result = await asyncio.to_thread(
-            host.settings.set, "where_level", "high", "session", session_id=session.id
-        )
+        result = await host.settings.set("where_level", "high", "session", session_id=session.id)
         assert result.hook_error is None
         rows = _rows()
         kinds = {row["what"] for row in rows}
@@ -137,7 +135,7 @@ async def test_callbacks_run_in_the_session_worker_never_in_the_host(
         assert f"on_change low->high at session for {session.id}" in kinds
 
         # a global value saved with no session: in the live worker, as a call of no session
-        saved = await asyncio.to_thread(host.settings.set, "where_level", "high", "global")
+        saved = await host.settings.set("where_level", "high", "global")
         assert saved.hook_error is None
         assert "on_change low->high at global for None" in {row["what"] for row in _rows()}
         assert all(row["pid"] == pid and row["key"] is None for row in _rows()), _rows()
@@ -155,7 +153,7 @@ async def test_on_change_and_commands_with_no_session_run_in_a_short_worker(
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
         assert not host.extension_workers
-        result = await asyncio.to_thread(host.settings.set, "where_level", "high", "global")
+        result = await host.settings.set("where_level", "high", "global")
         assert result.hook_error is None
         (row,) = [row for row in _rows() if row["what"].startswith("on_change")]
         assert row["what"] == "on_change low->high at global for None"

@@ -113,7 +113,7 @@ async def test_saving_a_project_setting_keeps_trust(workspace: Path, vis_home: P
     TrustStore(VisPaths.from_env()).trust(workspace)
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
-        host.settings.set("introspection", False, "project")
+        await host.settings.set("introspection", False, "project")
     finally:
         await host.close()
     assert "introspection = false" in (workspace / ".vis" / "settings.toml").read_text()

@@ -73,10 +73,10 @@ async def test_a_secret_saved_while_vis_runs_is_redacted_at_once(workspace: Path
     try:
         write_log("info", f"before saving {SECRET}", source="test")
         assert f"before saving {SECRET}" in log_file(host.paths).read_text()  # not a secret yet
-        host.settings.set("reports_server_token", SECRET, "global")
+        await host.settings.set("reports_server_token", SECRET, "global")
         vis.log("warn", f"now {SECRET}")
         assert "WARN  [vis] now [REDACTED]" in log_file(host.paths).read_text()
-        host.settings.reset("reports_server_token", "global")
+        await host.settings.reset("reports_server_token", "global")
         vis.log("warn", f"reset {SECRET}")  # no longer saved: written as it is
         assert f"reset {SECRET}" in log_file(host.paths).read_text()
     finally:

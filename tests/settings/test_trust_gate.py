@@ -70,7 +70,7 @@ async def test_an_untrusted_project_sets_no_value_at_all_until_trusted(workspace
         assert "introspection, steering_mode, summarize_steps" in toml[0]
         assert f"run `vis trust {workspace}`" in toml[0]
         with pytest.raises(ValueError, match="ignored at project scope until you trust"):
-            host.settings.set("max_iterations", "200", "project")
+            await host.settings.set("max_iterations", "200", "project")
     finally:
         await host.close()
     TrustStore(VisPaths.from_env()).trust(workspace)

@@ -125,7 +125,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "vis_core.extension.workspace": (
         "git",
-        "git",
         "python_environment",
         "workspace_files",
     ),

@@ -26,7 +26,9 @@ class OpenSession(Protocol):
     def id(self) -> str: ...
 
     title: str
-    model: Any  # ``.label``, ``.provider``; replaced by a ``HostPort.session_model()`` value
+    model: Any  # ``.label``, ``.provider``
+
+    async def switch_model(self, model: Any) -> None: ...  # a ``HostPort.session_model()``
 
     @property
     def running(self) -> bool: ...  # a turn runs
@@ -81,7 +83,7 @@ class HostPort(Protocol):
         """A fresh provider and model for a session (``.provider`` None: ``.problem`` says why)."""
         ...
 
-    def save_model(self, session_id: str, label: str) -> None: ...  # the session's ``model``
+    async def save_model(self, session_id: str, label: str) -> None: ...  # its ``model``
 
     def extension_lock(self, owner: str) -> ExtensionLock | None: ...
 

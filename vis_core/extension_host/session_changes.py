@@ -116,18 +116,15 @@ def set_model(handle: Any, model: str) -> None:
         chosen = host.session_model(choice, session_id=handle.id)
         if chosen.provider is None:
             raise ValueError(f"{what}: cannot use {chosen.label}: {chosen.problem}")
-        host.save_model(handle.id, chosen.label)
         loop = loop_of(call, host)
 
         async def swap() -> None:
             from vis_core.extension_host.sessions_api import _live
 
+            await host.save_model(handle.id, chosen.label)
             agent = _live(host, handle.id)
             if agent is not None:
-                old = agent.model
-                agent.model = chosen
-                if old.provider is not None and old.provider is not chosen.provider:
-                    await old.provider.aclose()
+                await agent.switch_model(chosen)
 
         run_on_loop(loop, swap())
         shown.summary = f"{handle.id[:8]} · {chosen.label}"

@@ -332,11 +332,7 @@ class Sessions:
                 agent.title = title
                 target.store.set_title(agent.id, title)
             if session_model is not None:
-                old = agent.model
-                agent.model = session_model
-                close = getattr(old.provider, "aclose", None)
-                if close is not None:
-                    await close()
+                await agent.switch_model(session_model)
             return agent.id
 
         with shown_change(call, host, "vis.sessions.create", "Created session") as shown:

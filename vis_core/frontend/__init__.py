@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Collection, Coroutine, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     import subprocess
 
     from vis_core import __version__ as __version__
+    from vis_core.agent.deps import SessionInstructionFiles
     from vis_core.agent.session import AgentSession
     from vis_core.commands import CommandAction as CommandAction
     from vis_core.commands.headless import SCREEN_ONLY as SCREEN_ONLY
@@ -262,23 +263,6 @@ class DraftsView(Protocol):
         ...
 
 
-class InstructionFileView(Protocol):
-    @property
-    def path(self) -> Path: ...
-    @property
-    def tokens(self) -> int: ...
-    def label(self, workspace: Path) -> str: ...
-
-
-class InstructionsView(Protocol):
-    """The instruction files in a session's system prompt."""
-
-    @property
-    def workspace(self) -> Path: ...
-    @property
-    def files(self) -> Sequence[InstructionFileView]: ...
-
-
 class Session(Protocol):
     """A session as a front end drives it: what the TUI reads and calls of one."""
 
@@ -306,7 +290,7 @@ class Session(Protocol):
     @property
     def drafts(self) -> DraftsView | None: ...
     @property
-    def instructions(self) -> InstructionsView | None: ...
+    def instructions(self) -> SessionInstructionFiles | None: ...
 
     def subscribe(
         self, callback: Callable[[Event], None], *, early: bool = False
@@ -540,7 +524,8 @@ class Frontend:
         """A setting's effective value for ``session_id`` (project level without one)."""
         return self._host.setting(setting_id, default, session_id)
 
-    def on_setting_saved(self, listener: Callable[[SaveResult], None]) -> None:
+    def on_setting_saved(self, listener: Callable[[SaveResult], Awaitable[None]]) -> None:
+        """Await ``listener`` after every save or reset (on the loop)."""
         self._host.settings.saved_listeners.append(listener)
 
     async def reload(self) -> str:

@@ -50,7 +50,7 @@ class SettingsPanel:
         group = service.session_group(session_id)
         return lambda node: row_state(service, node, scope, session_id, preloaded, group)
 
-    def set(
+    async def set(
         self,
         setting_id: str,
         value: Any,
@@ -58,13 +58,13 @@ class SettingsPanel:
         *,
         session_id: str | None = None,
     ) -> SaveResult:
-        """Save ``value`` at ``scope`` (ValueError says why not); waits for ``on_change``."""
-        return self._service.set(setting_id, value, scope, session_id=session_id)
+        """Save ``value`` at ``scope`` (ValueError says why not); awaits ``on_change``."""
+        return await self._service.set(setting_id, value, scope, session_id=session_id)
 
-    def reset(
+    async def reset(
         self, setting_id: str, scope: SettingScope | str, *, session_id: str | None = None
     ) -> SaveResult:
-        return self._service.reset(setting_id, scope, session_id=session_id)
+        return await self._service.reset(setting_id, scope, session_id=session_id)
 
     def set_enabled(self, extension: str, enabled: bool) -> None:
         """Switch an extension on or off; it takes effect at the next reload."""

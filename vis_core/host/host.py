@@ -39,7 +39,6 @@ from vis_core.settings.core import extension_load_timeout
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
 from vis_core.system import jail_check
-from vis_core.system.loops import on_loop
 from vis_core.welcome import verified
 
 
@@ -265,25 +264,17 @@ class Host:
     ) -> SessionModel:
         return self.models.session_model(choice, script=script, session_id=session_id)
 
-    def _setting_saved(self, result: SaveResult) -> None:
-        """Apply a saved change on the host's loop, between requests (a save may come from a
-        thread: an extension's call, a setting's on_change): ``model`` switches sessions,
-        ``introspection`` tools."""
+    async def _setting_saved(self, result: SaveResult) -> None:
+        """Apply a saved change (saves are awaited on the host's loop): ``model`` switches
+        the session's model between requests, ``introspection`` its tools."""
         if not result.changed:
             return
-        loop = self.runtime.loop
-        if loop is not None and not loop.is_closed() and not on_loop(loop):
-            loop.call_soon_threadsafe(self._apply_saved, result)
-            return
-        self._apply_saved(result)
-
-    def _apply_saved(self, result: SaveResult) -> None:
         if result.setting_id == "introspection":
             self.registry.reset_tools()
         if result.setting_id == "model" and result.session_id is not None:
             for session in self.registry.sessions:
                 if session.id == result.session_id:
-                    session.model = self.models.model_of_session(session.id)
+                    await session.switch_model(self.models.model_of_session(session.id))
 
     def startup_notes(self) -> list[str]:
         """What a person should know before the first turn (e.g. skipped project code)."""

@@ -81,8 +81,8 @@ class SdkPort:
     ) -> SessionModel:
         return self.models.session_model(choice, script=script, session_id=session_id)
 
-    def save_model(self, session_id: str, label: str) -> None:
-        self.settings.set("model", label, "session", session_id=session_id)
+    async def save_model(self, session_id: str, label: str) -> None:
+        await self.settings.set("model", label, "session", session_id=session_id)
 
     def extension_lock(self, owner: str) -> ExtensionLock | None:
         return self.catalog.lock(owner)

@@ -206,6 +206,9 @@ class SessionFactory:
                 session_id, closing(tool_context.close, network.close), worker, tools, drafts
             ),
         )
+        checkpoints = Checkpoints(
+            roots.workspace, self.workspace.paths.data_dir / "checkpoints" / session_id
+        )
         deps = SessionDeps(
             store=self.store,
             events=bus,
@@ -216,16 +219,14 @@ class SessionFactory:
             position=position,
             limits=TurnLimits(max_iterations=int(self.setting("max_iterations", 50, session_id))),
             context=SessionContext(),
-            checkpoints=Checkpoints(
-                roots.workspace, self.workspace.paths.data_dir / "checkpoints" / session_id
-            ),
+            checkpoints=checkpoints,
             instructions=instructions,
             plan=plan,
             drafts=drafts,
             tool_context=tool_context,
         )
         session = AgentSession(deps, session_id=session_id, title=title, history=history)
-        follow_drafts(drafts, kit, tool_context, invoker, sandbox, session)
+        follow_drafts(drafts, kit, tool_context, invoker, sandbox, checkpoints, session)
         bus.subscribe(leave_running(tool_context.shells), kinds=(BlockFinished,))
         bus.subscribe(end_strays(sandbox), kinds=(TurnEnded,))
         redraw = redraw_on_exit(tool_context.shells, session_id, bus.emit, bus.flush)

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from vis_core.settings import SettingsService
     from vis_core.skills.session import SessionSkills
     from vis_core.tools import ToolContext
+    from vis_core.tools.checkpoints import Checkpoints
     from vis_core.tools.registry import HostTool
 
 CONTROL_CHECK_SECONDS = 1.0  # after a tool call, the control files are checked at most this often
@@ -132,6 +133,7 @@ def follow_drafts(
     tool_context: ToolContext,
     invoker: ToolInvoker,
     sandbox: Any,
+    checkpoints: Checkpoints,
     session: AgentSession,
 ) -> None:
     """Everything that acts on "the workspace" moves with the session into and out of its
@@ -147,8 +149,7 @@ def follow_drafts(
         tool_context.shells.project_root = project_root
         invoker.move_to(workspace, project_root)
         sandbox.move_to(workspace, project_root)
-        if session.checkpoints is not None:
-            session.checkpoints.move_to(workspace)
+        checkpoints.move_to(workspace)
         session.moved()
 
     async def stop_live_commands(_old_root: Path, _new_root: Path) -> None:

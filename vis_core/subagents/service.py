@@ -270,10 +270,7 @@ class Subagents:
         return chosen
 
     async def _prepare(self, child: AgentSession, chosen: Any, *, read_only: bool) -> None:
-        old, child.model = child.model, chosen
-        close = getattr(old.provider, "aclose", None)
-        if close is not None:
-            await close()
+        await child.switch_model(chosen)
         if read_only:
             self._deps.store.state_set(READ_ONLY_STATE, child.id, True)
             tools = self._deps.session_tools.get(child.id)

@@ -295,7 +295,7 @@ class VisAgent:
             raise RequestError.invalid_params(
                 {"cwd": f"session {session_id} belongs to {source.workspace}; fork it there"}
             )
-        forked = core.fork_session(source.id, "session/fork")
+        forked = await core.fork_session(source.id, "session/fork")
         # nothing settled to copy yet: a fresh session in the same folder
         session = await (core.new_session() if forked is None else core.open_session(forked))
         await self._started(core, session, mcp_servers)

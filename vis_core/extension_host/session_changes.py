@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from vis_core.extension_host.gateway import (
@@ -59,9 +61,17 @@ def _fork_turn(turns: list[TurnRow], turn: int | str | None, what: str) -> TurnR
     return found
 
 
-def fork_stored(store: Store, source_id: str, turn: int | str | None, what: str) -> SessionRow:
+def fork_stored(
+    store: Store, source_id: str, turn: int | str | None, what: str
+) -> Future[SessionRow]:
     """A new session holding ``source_id``'s events up to and including ``turn``'s end, with
-    fresh ids, ``forked_from`` recorded and the fork point kept for ``read_session``."""
+    fresh ids, ``forked_from`` recorded and the fork point kept for ``read_session``: read
+    and written by the store's writer, after what was queued before (the future of the new
+    row, or of the ``LookupError`` or ``ValueError`` that says why there is no fork)."""
+    return store.writer.call(partial(_fork, store, source_id, turn, what))
+
+
+def _fork(store: Store, source_id: str, turn: int | str | None, what: str) -> SessionRow:
     from vis_core.events import SessionCreated, TurnEnded
     from vis_core.extension_host.sessions_api import _renamed
 
@@ -95,7 +105,7 @@ def fork(handle: Any, turn: int | str | None = None) -> Any:
     what = "Session.fork()"
     call, host = check_change(handle, what)
     with shown_change(call, host, "Session.fork", "Forked session") as shown:
-        row = fork_stored(host.store, handle.id, turn, what)
+        row = fork_stored(host.store, handle.id, turn, what).result()  # an SDK thread waits
         host.store.state_set(ORIGIN_STATE, row.id, call.owner)
         shown.summary = f"{handle.id[:8]} → {row.id[:8]} · {row.turn_count} turns"
     from vis_core.extension_host.sessions_api import Session

@@ -432,15 +432,20 @@ class Frontend:
         if tools is not None:
             tools.use_buffers(buffers)
 
-    def fork_session(self, session_id: str, what: str) -> str | None:
+    async def fork_session(self, session_id: str, what: str) -> str | None:
         """A stored copy of ``session_id`` up to its last settled turn: its id, None when no
         turn has settled yet (LookupError when there is no such session)."""
+        import asyncio
+
         from vis_core.extension_host.session_changes import fork_stored
 
         try:
-            return fork_stored(self._host.store, session_id, None, what).id
+            forked = await asyncio.wrap_future(
+                fork_stored(self._host.store, session_id, None, what)
+            )
         except ValueError:
             return None
+        return forked.id
 
     def latest_session_id(self) -> str | None:
         return self._host.registry.latest_session_id()

@@ -230,7 +230,7 @@ class Subagents:
         store, sessions = self._deps.store, self._deps.sessions
         source = resolve_any(store, session, what, workspace=workspace)
         with self._slot(parent.id, what):
-            row = fork_stored(store, source.id, None, what)
+            row = await asyncio.wrap_future(fork_stored(store, source.id, None, what))
             store.set_parent(row.id, parent.id)
             chosen = self._model(parent, None, what)
             child = await _opened(sessions.open_session(row.id), chosen)

@@ -153,7 +153,7 @@ async def _run(args: argparse.Namespace, workspace: Path, streams: tuple[TextIO,
         if args.settings_command == "get":
             out.write(_shown(host.settings, args.id, args.session)[0] + "\n")
             return EXIT_OK
-        declared = host.config.data.get("providers")  # [providers.NAME] of config.toml
+        declared = host.models.config.data.get("providers")  # [providers.NAME] of config.toml
         check = partial(_check_provider, declared, host.paths.config_file)
         return await _set(host.settings, args, (stdin, err), check)
     except (KeyError, ValueError) as exc:

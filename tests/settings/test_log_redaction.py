@@ -52,8 +52,8 @@ async def test_vis_log_redacts_a_saved_secret_at_load_in_calls_and_after_close(
     SecretsFile(VisPaths.from_env().ensure().secrets_file).write("reports_server_token", SECRET)
     host = await open_host(workspace)
     try:
-        leaky = host.extensions.get("leaky")
-        assert leaky is not None and leaky.error is None, host.extensions
+        leaky = host.catalog.loaded.get("leaky")
+        assert leaky is not None and leaky.error is None, host.catalog.loaded
         session = await host.new_session()
         assert await session.invoker.call("leak", (), {}) == "leaked"
         text = log_file(host.paths).read_text()

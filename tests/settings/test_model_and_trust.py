@@ -107,7 +107,7 @@ async def test_an_untrusted_project_cannot_turn_the_jail_off_or_change_the_model
     _project(workspace, trusted=False)
     host = await open_host(workspace)
     try:
-        assert host.setting("jail", None) is True
+        assert host.settings.get("jail", None) is True
         assert host.models.label == "local/global-model"
         session = await host.new_session()
         assert session.model.label == "local/global-model"
@@ -125,13 +125,13 @@ async def test_an_untrusted_project_cannot_turn_the_jail_off_or_change_the_model
         assert not (workspace / ".vis" / "settings.toml").exists()
         # Global scope, session values and the command line are the person's own: they count.
         await host.settings.set("jail", False, "session", session_id=session.id)
-        assert host.setting("jail", None, session.id) is False
+        assert host.settings.get("jail", None, session.id) is False
     finally:
         await host.close()
     TrustStore(VisPaths.from_env()).trust(workspace)
     host = await open_host(workspace)
     try:
-        assert host.setting("jail", None) is False
+        assert host.settings.get("jail", None) is False
         assert host.models.label == "local/project-model"
         assert not any("not trusted" in note for note in host.startup_notes())
     finally:
@@ -154,7 +154,7 @@ async def test_the_settings_row_explains_an_ignored_project_value(workspace: Pat
         jail.focus()
         await pilot.press("space")
         await pilot.pause()
-        assert host.setting("jail", None) is True
+        assert host.settings.get("jail", None) is True
         assert isinstance(screen.row("max_iterations"), SettingRow)
         assert not screen.row("max_iterations").state.editable  # no project value counts
     await host.close()

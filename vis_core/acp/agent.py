@@ -61,6 +61,7 @@ if TYPE_CHECKING:
     from collections.abc import Coroutine
 
     from vis_core.frontend import Frontend, HostOptions, McpServerView, Session
+    from vis_core.model.sessions import SessionRow
 
 log = logging.getLogger(__name__)
 
@@ -222,12 +223,7 @@ class VisAgent:
             link = self.links[session_id]
             return link.core, link.session
         core = await self._core(cwd)
-        try:
-            row = core.stored_session(session_id)
-        except ValueError as exc:
-            raise RequestError.invalid_params({"sessionId": str(exc)}) from None
-        if row is None:
-            raise RequestError.resource_not_found(session_id)
+        row = _stored(core, session_id)
         try:
             session = await core.open_session(row.id)
         except LookupError as exc:  # another Vis has it open
@@ -285,12 +281,7 @@ class VisAgent:
         ``Session.fork`` makes one; the sandbox starts empty). The editor shows the history it
         has, so nothing is replayed."""
         core = await self._core(cwd)
-        try:
-            source = core.stored_session(session_id)
-        except ValueError as exc:
-            raise RequestError.invalid_params({"sessionId": str(exc)}) from None
-        if source is None:
-            raise RequestError.resource_not_found(session_id)
+        source = _stored(core, session_id)
         if Path(source.workspace).resolve() != core.workspace:
             raise RequestError.invalid_params(
                 {"cwd": f"session {session_id} belongs to {source.workspace}; fork it there"}
@@ -450,3 +441,14 @@ class VisAgent:
         for core in list(self.cores.values()):
             await core.close()
         self.cores.clear()
+
+
+def _stored(core: Frontend, session_id: str) -> SessionRow:
+    """The stored session ``session_id`` names (a prefix works), or the editor's error."""
+    try:
+        row = core.stored_session(session_id)
+    except ValueError as exc:
+        raise RequestError.invalid_params({"sessionId": str(exc)}) from None
+    if row is None:
+        raise RequestError.resource_not_found(session_id)
+    return row

@@ -504,14 +504,7 @@ class ToolInvoker:
             await self._end(record, started=shown)
             raise
         await render(RenderPhase.SUCCESS, result=result, context=context, drawn=drawn)
-        if record.handle_id is None and isinstance(result, HostHandle):
-            # the call that returns a handle heads the receipt of the handle's later calls
-            record = dataclasses.replace(record, handle_id=result.activity_handle_id)
-        record = self.ended(record, error=_failure_of(result))
-        unanswered = context.unanswered_forms
-        if unanswered and record.state is ActivityState.SUCCEEDED:  # returned, but unasked
-            record = dataclasses.replace(record, error="; ".join(unanswered))
-        await self._end(record, started=shown)
+        await self._end(self.returned(record, result, context), started=shown)
         return result
 
     def new_record(
@@ -545,6 +538,19 @@ class ToolInvoker:
             form=site.form,
             parent_id=parent_id,
         )
+
+    @classmethod
+    def returned(cls, record: ActivityRecord, result: Any, context: CallContext) -> ActivityRecord:
+        """``record`` ending now with ``result``: failed if the result reports failure, or if
+        the call returned with forms of its own unanswered."""
+        if record.handle_id is None and isinstance(result, HostHandle):
+            # the call that returns a handle heads the receipt of the handle's later calls
+            record = dataclasses.replace(record, handle_id=result.activity_handle_id)
+        record = cls.ended(record, error=_failure_of(result))
+        unanswered = context.unanswered_forms
+        if unanswered and record.state is ActivityState.SUCCEEDED:  # returned, but unasked
+            record = dataclasses.replace(record, error="; ".join(unanswered))
+        return record
 
     @staticmethod
     def ended(record: ActivityRecord, *, error: BaseException | None = None) -> ActivityRecord:
@@ -694,16 +700,9 @@ class QuickCall:
     def _record(self, error: BaseException | None, value: Any) -> ActivityRecord:
         """The call's Activity, ended with ``error`` or ``value``."""
         assert self.context is not None
-        ended, record = self._invoker.ended, self.record
         if error is not None:
-            return ended(record, error=error)
-        if record.handle_id is None and isinstance(value, HostHandle):
-            record = dataclasses.replace(record, handle_id=value.activity_handle_id)
-        record = ended(record, error=_failure_of(value))
-        unanswered = self.context.unanswered_forms
-        if unanswered and record.state is ActivityState.SUCCEEDED:  # returned, but unasked
-            record = dataclasses.replace(record, error="; ".join(unanswered))
-        return record
+            return ToolInvoker.ended(self.record, error=error)
+        return ToolInvoker.returned(self.record, value, self.context)
 
     def _end(self, error: BaseException | None, value: Any) -> None:
         """Answer, then hold the Activity's end (its start too, for an end-only one) in the

@@ -601,16 +601,7 @@ class AgentSession:
         await emit_thinking()
         text = "".join(chunks)
         cut = outcome.cut = stop == StopReason.MAX_TOKENS
-        if text:
-            await self.emit(
-                AssistantMessage(
-                    self.id,
-                    turn_id=turn_id,
-                    iteration=iteration,
-                    text=text,
-                    incomplete=Incomplete.CUT if cut else Incomplete.NO,
-                )
-            )
+        await self._answer(turn_id, iteration, text, Incomplete.CUT if cut else Incomplete.NO)
         await self._report_usage(turn_id, usage, outcome)
         if cut and calls:  # a cut plain answer ends the turn, whose status says so
             await self.emit(Notification(self.id, text=cut_notice(calls), kind=NotifyKind.WARN))
@@ -630,17 +621,18 @@ class AgentSession:
             await self.emit(AssistantDelta(self.id, turn_id=turn_id, text="".join(unsent)))
             unsent.clear()
         text = "".join(chunks)
+        await self._answer(turn_id, iteration, text, why)
+        if text:
+            outcome.content = text
+
+    async def _answer(self, turn_id: str, iteration: int, text: str, why: Incomplete) -> None:
+        """The whole text of one response (none when it had no text)."""
         if text:
             await self.emit(
                 AssistantMessage(
-                    self.id,
-                    turn_id=turn_id,
-                    iteration=iteration,
-                    text=text,
-                    incomplete=why,
+                    self.id, turn_id=turn_id, iteration=iteration, text=text, incomplete=why
                 )
             )
-            outcome.content = text
 
     async def _report_usage(self, turn_id: str, usage: Usage, outcome: TurnOutcome) -> None:
         provider = self.model.provider

@@ -527,7 +527,7 @@ class Frontend:
 
     def setting(self, setting_id: str, default: Any, session_id: str | None = None) -> Any:
         """A setting's effective value for ``session_id`` (project level without one)."""
-        return self._host.setting(setting_id, default, session_id)
+        return self._host.settings.get(setting_id, default, session_id)
 
     def on_setting_saved(self, listener: Callable[[SaveResult], Awaitable[None]]) -> None:
         """Await ``listener`` after every save or reset (on the loop)."""

@@ -9,7 +9,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from vis_core.agent.deps import SessionModel
 from vis_core.agent.session import AgentSession
 from vis_core.command_host import CommandDeps
 from vis_core.commands import CommandRegistry
@@ -33,7 +32,6 @@ from vis_core.host.workspace import Workspace
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.paths import ControlSnapshot, VisPaths, control_files_changed, find_project_root
-from vis_core.providers.base import ModelChoice
 from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
 from vis_core.settings.core import extension_load_timeout
 from vis_core.store import Store
@@ -238,32 +236,6 @@ class Host:
     def project_root(self) -> Path:
         return self.space.project_root
 
-    def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
-        return self.space.jail_policy(session_id)
-
-    def project_values(self) -> dict[str, str]:
-        return self.space.project_values()
-
-    def setting(self, setting_id: str, default: Any, session_id: str | None = None) -> Any:
-        """A setting's effective value for ``session_id`` (project level without one)."""
-        return self.settings.get(setting_id, default, session_id)
-
-    # -- the model (``models``) --------------------------------------------------------------
-
-    @property
-    def config(self) -> UserConfig:
-        """``config.toml`` as it is now (read again, with what it decides, when it changed)."""
-        return self.models.config
-
-    def session_model(
-        self,
-        choice: ModelChoice | None = None,
-        *,
-        script: Path | None = None,
-        session_id: str | None = None,
-    ) -> SessionModel:
-        return self.models.session_model(choice, script=script, session_id=session_id)
-
     async def _setting_saved(self, result: SaveResult) -> None:
         """Apply a saved change (saves are awaited on the host's loop): ``model`` switches
         the session's model between requests, ``introspection`` its tools."""
@@ -311,10 +283,6 @@ class Host:
         return notes
 
     # -- extensions (``catalog``) --------------------------------------------------------------
-
-    @property
-    def extensions(self) -> LoadedExtensions:
-        return self.catalog.loaded
 
     async def call_extension(
         self,
@@ -390,14 +358,6 @@ class Host:
         return self.catalog.summary()
 
     # -- sessions (``registry``, built by ``factory``) ------------------------------------------
-
-    @property
-    def sessions(self) -> list[AgentSession]:
-        return self.registry.sessions
-
-    @property
-    def extension_workers(self) -> dict[str, SessionWorkers]:
-        return self.registry.extension_workers
 
     async def new_session(self) -> AgentSession:
         return await self.port.new_session()

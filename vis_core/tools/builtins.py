@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from vis_core.model.activity import Activity, SymbolTag
@@ -180,13 +179,3 @@ def builtin_tools(ctx: ToolContext) -> list[HostTool]:
         )
         for name, tag, label, show_start in specs
     ]
-
-
-def make_context(
-    workspace: Path, session_id: str, output_dir: Path, *, jail: bool = False
-) -> ToolContext:
-    """A fresh :class:`ToolContext` (convenience for callers without their own)."""
-    return ToolContext(Path(workspace), session_id, Path(output_dir), jail)
-
-
-__all__ = ["builtin_tools", "make_context"]

@@ -73,7 +73,7 @@ async def main() -> None:
             f"first request: at once {at_once:.1f} ms, 1 s after the session opened "
             f"{after_idle:.1f} ms"
         )
-        worker = host.extension_workers[session.id]
+        worker = host.registry.extension_workers[session.id]
         env = {
             "cwd": str(workspace),
             "workspace_root": str(workspace),
@@ -81,7 +81,7 @@ async def main() -> None:
             "session_id": session.id,
             "channel": "tui",
         }
-        loaded = host.extensions
+        loaded = host.catalog.loaded
         names = [ext.name for ext in loaded.enabled]
         rows = {
             "worker (session worker)": lambda: extension_prompts(loaded, env, None, worker),

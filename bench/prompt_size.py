@@ -96,7 +96,7 @@ async def _measure(workspace: Path) -> tuple[int, int, list[str]]:
     try:
         session = await host.new_session()
         request = session.build_request()
-        names = [ext.name for ext in host.extensions.enabled]
+        names = [ext.name for ext in host.catalog.loaded.enabled]
     finally:
         await host.close()
     system, tools = _size(request)

@@ -38,8 +38,8 @@ class SettingsSnapshotApp(App[None]):
         shutil.copy(FIXTURES / "reports.py", folder / "reports.py")
         (folder / "broken.py").write_text(BROKEN, encoding="utf-8")
         self.host = await Host.open(HostOptions(workspace=WORKSPACE))
-        self.host.settings.set("reports_server_token", "snapshot-secret", "global")
-        self.host.settings.set("report_details", True, "global")
+        await self.host.settings.set("reports_server_token", "snapshot-secret", "global")
+        await self.host.settings.set("report_details", True, "global")
         await self.push_screen(
             SettingsScreen(SettingsPanel(self.host.settings), reload=self.host.reload_async)
         )

@@ -60,10 +60,10 @@ async def _check_host(workspace: Path) -> int:
         trust = "trusted" if host.space.trusted else "not trusted"
         print(f"project     {host.project_root} ({trust})")
         print(f"model       {host.models.label}")
-        if host.config.problem:
+        if host.models.config.problem:
             problems += 1
-            print(f"config error: {host.config.problem}")
-        jail, refusal = host.jail_policy()
+            print(f"config error: {host.models.config.problem}")
+        jail, refusal = host.space.jail_policy()
         if refusal is not None:
             problems += 1
             print(f"jail        unknown: {refusal}")
@@ -75,14 +75,14 @@ async def _check_host(workspace: Path) -> int:
                 for line in JAIL_OFF_NOTES + (JAIL_OFF_ROOT if os.geteuid() == 0 else ()):
                     print(f"note: {line}")
         limits = host.space.child_limits()
-        block = host.setting("block_time_limit", "1800")
+        block = host.settings.get("block_time_limit", "1800")
         print(
             f"limits      block {block} s, memory {limits.memory_mb} MB, "
             f"processes {limits.processes} (0: no limit)"
         )
         for note in limits.notes():
             print(f"note: {note}")
-        model = host.session_model()  # builds the provider: a missing key shows here
+        model = host.models.session_model()  # builds the provider: a missing key shows here
         if model.problem:
             problems += host.models.choice is not None  # a chosen model that cannot be used
             print(model.problem)
@@ -92,7 +92,7 @@ async def _check_host(workspace: Path) -> int:
         for note in host.startup_notes():
             print(f"note: {note}")
         print("extensions")
-        for row in describe(host.extensions):
+        for row in describe(host.catalog.loaded):
             print(f"  {row}")
             problems += row.failed
     finally:

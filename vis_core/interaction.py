@@ -26,7 +26,7 @@ from vis_core.events import (
 from vis_core.extension.context import CallContext, calling
 from vis_core.model.activity import ActivityState
 from vis_core.model.turn import TurnStatus
-from vis_core.system.loops import on_loop, post
+from vis_core.system.loops import end_tasks, on_loop, post
 
 if TYPE_CHECKING:  # forms and live views load when an extension first uses them
     from vis_core.extension.forms import Answer, Form
@@ -131,14 +131,16 @@ class Interaction:
         entry = self._views.get(view_id)
         return entry[1] if entry else None
 
-    def close(self) -> None:
-        """The host closes: pending forms end as cancelled, open views are interrupted."""
-        for _, task in list(self._pending.values()):
-            task.cancel()
+    async def close(self) -> None:
+        """The host closes: pending forms end as cancelled, open views are interrupted, and
+        the events posted to the sessions are delivered."""
+        forms = [task for _, task in self._pending.values()]
         for _, view in list(self._views.values()):
             view.interrupt()
         for session_id in list(self._sessions):
             self.detach(session_id)
+        await end_tasks(forms)
+        await end_tasks(self._tasks, cancel=False)
 
     # -- forms ------------------------------------------------------------------------------
     def ask(self, form: Form, session_id: str | None, owner: str) -> Answer:
@@ -164,23 +166,9 @@ class Interaction:
     async def ask_async(self, form: Form, session_id: str | None, owner: str) -> Answer:
         """Show ``form`` with the newest presenter and wait (up to ``form.timeout_ms``)."""
         from vis_core.extension.forms import Answer, AnswerReason
-        from vis_core.extension.live_nodes import to_plain
 
         request = FormRequest(uuid.uuid4().hex, form, session_id, owner)
-        await self._emit(
-            session_id,
-            FormRequested(
-                session_id or "",
-                request_id=request.id,
-                owner=owner,
-                title=form.title,
-                form={
-                    "title": form.title,
-                    "description": form.description,
-                    "nodes": to_plain(form.nodes),
-                },
-            ),
-        )
+        await self._requested(request)
         if not self._presenters:
             answer = Answer(reason=AnswerReason.UNDELIVERABLE)
         else:
@@ -224,29 +212,34 @@ class Interaction:
 
     async def _record_undeliverable(self, form: Form, session_id: str | None, owner: str) -> None:
         from vis_core.extension.forms import AnswerReason
-        from vis_core.extension.live_nodes import to_plain
 
-        request_id = uuid.uuid4().hex
+        request = FormRequest(uuid.uuid4().hex, form, session_id, owner)
+        await self._requested(request)
         await self._emit(
             session_id,
-            FormRequested(
+            FormAnswered(
                 session_id or "",
-                request_id=request_id,
-                owner=owner,
+                request_id=request.id,
+                reason=AnswerReason.UNDELIVERABLE.value,
+            ),
+        )
+
+    async def _requested(self, request: FormRequest) -> None:
+        from vis_core.extension.live_nodes import to_plain
+
+        form = request.form
+        await self._emit(
+            request.session_id,
+            FormRequested(
+                request.session_id or "",
+                request_id=request.id,
+                owner=request.owner,
                 title=form.title,
                 form={
                     "title": form.title,
                     "description": form.description,
                     "nodes": to_plain(form.nodes),
                 },
-            ),
-        )
-        await self._emit(
-            session_id,
-            FormAnswered(
-                session_id or "",
-                request_id=request_id,
-                reason=AnswerReason.UNDELIVERABLE.value,
             ),
         )
 

@@ -6,7 +6,6 @@ import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from vis_core import welcome
 from vis_core.extension.declarations import CommandResult, err, ok
 from vis_core.model.choices import ModelEntry, ModelSource, ProviderEntry
 from vis_core.model.providers import ProviderKind
@@ -33,11 +32,6 @@ SERVED_KEY = "served"  # {provider: [model, …]} as each server last listed the
 RECENT_LIMIT = 8
 DEFAULT_MODELS = {"anthropic": DEFAULT_ANTHROPIC_MODEL, "openai": DEFAULT_OPENAI_MODEL}
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-
-
-def saved_keys(deps: CommandDeps) -> dict[str, str]:
-    """Provider keys saved by ``/login``, by environment variable name (unreadable file: none)."""
-    return welcome.saved_keys(deps.settings)
 
 
 def _kind_models(kind: str) -> list[str]:
@@ -240,23 +234,17 @@ async def use_model(deps: CommandDeps, session: AgentSession, text: str) -> Comm
     model = deps.models.session_model(choice, session_id=session.id)
     if model.provider is None:
         return err(f"Cannot use {model.label}", model.problem)
-    old = session.model
     try:
-        deps.settings.set("model", model.label, "session", session_id=session.id)
+        await deps.settings.set("model", model.label, "session", session_id=session.id)
     except ValueError as exc:
         await model.provider.aclose()
         return err(f"Cannot use {model.label}", str(exc))
-    built = session.model  # the settings listener may have built the provider already
-    if built is not old and built.label == model.label:
+    if session.next_model.label == model.label:  # the settings listener switched it already
         await model.provider.aclose()
     else:  # unchanged, or --model decides the saved model: the choice holds for this run
-        session.model = model
-        if built is not old and built.provider is not None:
-            await built.provider.aclose()
-    if old.provider is not None and old.provider is not session.model.provider:
-        await old.provider.aclose()
+        await session.switch_model(model)
     remember_model(deps, model.label)
-    return ok(f"Model: {session.model.label}")
+    return ok(f"Model: {session.next_model.label}")
 
 
 async def login(
@@ -268,7 +256,7 @@ async def login(
     try:
         if entry.key_env:
             save_key(deps, entry, key)
-        deps.settings.set("model", model, "global")
+        await deps.settings.set("model", model, "global")
     except (ValueError, ProviderConfigError) as exc:
         return err("Cannot log in", str(exc))
     deps.models.refresh()

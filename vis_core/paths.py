@@ -20,16 +20,6 @@ def private_dir(folder: Path) -> Path:
     return folder
 
 
-def private_file(path: Path) -> Path:
-    """``path`` (if it exists) made readable by its owner only (0600)."""
-    try:
-        if path.stat().st_mode & 0o077:
-            os.chmod(path, PRIVATE_FILE_MODE)
-    except FileNotFoundError:
-        pass
-    return path
-
-
 def write_private(path: Path, data: bytes) -> Path:
     """Write ``data`` to a new or truncated file created 0600 in a 0700 folder."""
     private_dir(path.parent)
@@ -373,12 +363,6 @@ class TrustStore:
         key = str(Path(project).resolve())
         entries = self._load()
         return key in entries and entries[key] == project_fingerprint(key)
-
-    def changed_since_trust(self, project: Path | str) -> bool:
-        """Trusted once, but a control file changed since (``vis trust`` is needed again)."""
-        key = str(Path(project).resolve())
-        entries = self._load()
-        return key in entries and entries[key] != project_fingerprint(key)
 
     def holds(self, snapshot: ControlSnapshot) -> bool:
         """Whether the person trusted the project with exactly the control files of

@@ -402,8 +402,8 @@ async def _run(
     # vis.ask: prompts on a terminal, else undeliverable at once
     install_terminal_asker(host.interaction)
     try:
-        if host.config.problem:
-            print(f"vis: {host.config.problem}", file=sys.stderr)
+        if host.models.config.problem:
+            print(f"vis: {host.models.config.problem}", file=sys.stderr)
         from vis_core.commands.headless import command_refusal, is_command
 
         command = is_command(request)  # one that asks no model runs without one
@@ -433,7 +433,7 @@ async def _run(
         if session.model.provider is None and not command:
             print(session.model.problem, file=sys.stderr)
             return 2
-        summarize = bool(host.setting("summarize_steps", True, session.id))
+        summarize = bool(host.settings.get("summarize_steps", True, session.id))
         redactor = host.settings.redactor
         session.subscribe(
             PrintRenderer(

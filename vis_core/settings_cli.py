@@ -73,7 +73,7 @@ def _list(settings: SettingsService, args: argparse.Namespace, out: TextIO) -> i
     return EXIT_OK
 
 
-def _set(
+async def _set(
     settings: SettingsService,
     args: argparse.Namespace,
     streams: tuple[TextIO, TextIO],
@@ -84,7 +84,9 @@ def _set(
     owner = settings.owner(args.id)
     setting = owner.setting
     if args.reset:
-        result = settings.reset(args.id, args.scope, session_id=args.session, group=args.group)
+        result = await settings.reset(
+            args.id, args.scope, session_id=args.session, group=args.group
+        )
     else:
         if setting.is_secret:
             if args.value is not None:
@@ -93,7 +95,9 @@ def _set(
                     "argument (other programs can read a command line)\n"
                 )
                 return EXIT_USAGE
-            text = stdin.readline().rstrip("\r\n")
+            import asyncio
+
+            text = (await asyncio.to_thread(stdin.readline)).rstrip("\r\n")
             from vis_core.system.redaction import short_secret_problem
 
             problem = short_secret_problem(f"the secret {args.id!r}", text.strip())
@@ -110,7 +114,9 @@ def _set(
         value = parse_text(setting, text)
         if args.id == "model":
             check_model(value)
-        result = settings.set(args.id, value, args.scope, session_id=args.session, group=args.group)
+        result = await settings.set(
+            args.id, value, args.scope, session_id=args.session, group=args.group
+        )
     if result.hook_error:
         err.write(f"vis settings: warning: {result.hook_error}\n")
     return EXIT_OK
@@ -147,12 +153,9 @@ async def _run(args: argparse.Namespace, workspace: Path, streams: tuple[TextIO,
         if args.settings_command == "get":
             out.write(_shown(host.settings, args.id, args.session)[0] + "\n")
             return EXIT_OK
-        declared = host.config.data.get("providers")  # [providers.NAME] of config.toml
+        declared = host.models.config.data.get("providers")  # [providers.NAME] of config.toml
         check = partial(_check_provider, declared, host.paths.config_file)
-        import asyncio
-
-        # in a thread: a setting's on_change is awaited in an extension worker on this loop
-        return await asyncio.to_thread(_set, host.settings, args, (stdin, err), check)
+        return await _set(host.settings, args, (stdin, err), check)
     except (KeyError, ValueError) as exc:
         message = exc.args[0] if isinstance(exc, KeyError) and exc.args else str(exc)
         err.write(f"vis settings: {message}\n")

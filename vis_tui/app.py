@@ -266,9 +266,9 @@ class VisApp(App[int]):
         self.apply_theme()
         self.painted.set()
 
-    def _setting_saved(self, result: SaveResult) -> None:
+    async def _setting_saved(self, result: SaveResult) -> None:
         if result.setting_id == "theme":
-            self.call_later(self.apply_theme)
+            self.apply_theme()
 
     def apply_theme(self) -> None:
         """Use the ``theme`` setting (a global choice; applied at start and when saved)."""

@@ -187,60 +187,6 @@ async def test_first_request_names_the_session(workspace, tmp_path):
     assert len(title_from_request("word " * 30)) <= 61
 
 
-async def test_a_direct_tool_call_is_an_iteration_with_its_own_activity(
-    workspace, tmp_path, vis_home
-):
-    from vis_core.agent.deps import DirectTool
-    from vis_core.providers.base import ToolDefinition
-
-    (vis_home / "extensions").mkdir()
-    (vis_home / "extensions" / "weather.py").write_text(
-        "import vis_core.extension as vis\n\n"
-        "def forecast(city: str) -> str:\n"
-        '    """Tomorrow\'s weather in a city."""\n'
-        '    return f"Sunny in {city}"\n\n'
-        "vis.register_extension(vis.Extension(\n"
-        '    name="weather", description="Weather.", alias="weather",\n'
-        "    symbols=[vis.Symbol(forecast, activity=vis.Activity(\n"
-        '        label="Get forecast", show_start=False))]))\n',
-        encoding="utf-8",
-    )
-    script = write_script(
-        tmp_path / "s.yaml",
-        [
-            {"tool": {"name": "weather_forecast", "arguments": {"city": "Oslo"}}},
-            {"text": "It will be sunny."},
-        ],
-    )
-    host = await open_host(workspace, script)
-    events = []
-    try:
-        host.direct_tools.append(
-            DirectTool(
-                ToolDefinition(
-                    "weather_forecast",
-                    "Tomorrow's weather in a city.",
-                    {"type": "object", "properties": {"city": {"type": "string"}}},
-                ),
-                "weather.forecast",
-            )
-        )
-        session = await host.new_session()
-        session.subscribe(events.append)
-        ended = await session.submit("weather in Oslo?")
-    finally:
-        await host.close()
-    assert ended.status is TurnStatus.COMPLETED
-    iteration = next(e for e in events if isinstance(e, IterationStarted))
-    assert iteration.tool == "weather_forecast" and iteration.arguments == {"city": "Oslo"}
-    block = next(e for e in events if isinstance(e, BlockFinished))
-    assert block.stdout == "Sunny in Oslo" and block.error is None
-    activity = next(e for e in events if isinstance(e, ActivityEnded)).activity
-    # the direct tool names the second path ``weather.forecast``; the Activity shows the bare name
-    assert activity.tool == "forecast" and activity.owner == "weather"
-    assert activity.presentation.headline == "Get forecast"
-
-
 async def test_introspection_off_removes_apropos_and_doc(workspace, tmp_path):
     script = write_script(
         tmp_path / "s.yaml",
@@ -253,7 +199,7 @@ async def test_introspection_off_removes_apropos_and_doc(workspace, tmp_path):
         events = []
         session.subscribe(events.append)
         await session.submit("look")
-        host.settings.set("introspection", False, "session", session_id=session.id)
+        await host.settings.set("introspection", False, "session", session_id=session.id)
         assert "apropos(pattern)" not in await session.system_prompt()
         await session.submit("look again")
     finally:

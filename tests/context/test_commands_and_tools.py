@@ -93,7 +93,7 @@ async def test_session_tools_follow_the_introspection_setting(
     try:
         session = await host.new_session()
         events = await run_turns(session, *REQUESTS, "third request")
-        host.settings.set("introspection", False, "session", session_id=session.id)
+        await host.settings.set("introspection", False, "session", session_id=session.id)
         await run_turns(session, "fourth request")  # the first list keeps receiving
     finally:
         await host.close()

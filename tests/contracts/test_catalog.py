@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vis_core.contracts import HelpDocument, NamespaceSpec, ToolSpec
+from vis_core.contracts.specs import HelpDocument, NamespaceSpec, ToolSpec
 from vis_core.extension.catalog import Catalog
 from vis_core.extension.symbols import Symbol, method
 from vis_core.extension.testing import assert_catalog

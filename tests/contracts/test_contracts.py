@@ -12,7 +12,10 @@ from typing import Annotated, Any, Literal
 
 import pytest
 
-from vis_core.contracts import SCHEMA_BUDGET, callable_spec, compile_entry_source, default_source
+from vis_core.contracts.build import callable_spec
+from vis_core.contracts.defaults import default_source
+from vis_core.contracts.render import SCHEMA_BUDGET
+from vis_core.contracts.source import compile_entry_source
 from vis_core.extension.symbols import Symbol
 from vis_core.extension_host.symbol_tools import tool_contract
 

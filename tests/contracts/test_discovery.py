@@ -6,7 +6,8 @@ from typing import Any
 
 import pytest
 
-from vis_core.contracts import callable_spec, render_tool
+from vis_core.contracts.build import callable_spec
+from vis_core.contracts.render import render_tool
 from vis_core.contracts.sequence import sequence_field_of
 from vis_core.extension.symbols import Symbol
 from vis_core.extension.unavailable import unavailable_note

@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
-from vis_core.contracts import (
+from vis_core.contracts.build import tool_contract
+from vis_core.contracts.introspect import (
     annotation_from_text,
     contract_function,
     signature_from_contract,
-    tool_contract,
 )
 from vis_core.extension.symbols import Symbol
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, make_dataclass
 from typing import Any
 
-from vis_core.contracts import SCHEMA_BUDGET, callable_spec, model_schemas, render_tool
-from vis_core.contracts.render import abbreviation_notice
+from vis_core.contracts.build import callable_spec
+from vis_core.contracts.render import SCHEMA_BUDGET, abbreviation_notice, model_schemas, render_tool
 from vis_core.extension.catalog import Catalog
 from vis_core.extension.symbols import Symbol
 

@@ -95,7 +95,7 @@ async def test_an_extension_hooks_the_draft_lifecycle_and_its_commits(
     )
     host = await open_host(repo, script)
     try:
-        loaded = host.extensions.get("drafthooks")
+        loaded = host.catalog.loaded.get("drafthooks")
         assert loaded is not None and loaded.declaration is not None  # it loaded
         session = await host.new_session()
         blocks: list[BlockFinished] = []

@@ -62,8 +62,8 @@ async def main():
         command = await host.commands.run(session, "/todo list")
         return {
             "workers_started": len(starts),
-            "errors": [str(e) for e in host.extensions.errors],
-            "enabled": [e.name for e in host.extensions.enabled],
+            "errors": [str(e) for e in host.catalog.loaded.errors],
+            "enabled": [e.name for e in host.catalog.loaded.enabled],
             "stdout": [b.stdout for b in blocks],
             "block_errors": [b.error for b in blocks if b.error],
             "command": [command.title, command.body],

@@ -73,7 +73,7 @@ async def test_the_spec_import_line_is_the_sdk_in_entry_files_and_the_sandbox(
     write_script(script_path, code_turn(SAME_SDK))
     host = await open_host(workspace, script_path)
     try:
-        assert host.extensions.errors == (), host.extensions.errors
+        assert host.catalog.loaded.errors == (), host.catalog.loaded.errors
         outcome = await run_turn(host)
     finally:
         await host.close()
@@ -288,7 +288,7 @@ async def test_a_thread_of_the_extension_logs_under_its_name_and_reads_the_setti
     host = await open_host(workspace, script_path)
     try:
         session = await host.new_session()
-        host.settings.set("report_details", True, "session", session_id=session.id)
+        await host.settings.set("report_details", True, "session", session_id=session.id)
         outcome = await run_turn(host, session_id=session.id)
     finally:
         await host.close()

@@ -119,7 +119,7 @@ async def test_model_list_and_limits_come_from_the_declaration(
         rows = {row.id: row for row in model_entries(host.command_deps)}
         assert rows["echo/echo-1"].source is ModelSource.EXTENSION
         assert rows["echo/echo-1"].ready
-        chosen = host.session_model(ModelChoice("echo", "echo-1"))
+        chosen = host.models.session_model(ModelChoice("echo", "echo-1"))
         assert chosen.provider is not None
         info = chosen.provider.model_info("echo-1")
         assert (info.input_limit, info.input_price) == (32_000, 1.0)
@@ -135,7 +135,7 @@ async def test_cancelling_a_response_cancels_the_stream_in_the_worker(
     host = await open_host(workspace, write_script(tmp_path / "s.yaml", [{"text": "x"}]))
     marker = tmp_path / "cancelled.txt"
     try:
-        provider = host.session_model(ModelChoice("slow", "s1")).provider
+        provider = host.models.session_model(ModelChoice("slow", "s1")).provider
         assert provider is not None
 
         def request(text: str) -> ModelRequest:

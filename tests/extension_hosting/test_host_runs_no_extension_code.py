@@ -3,7 +3,6 @@ declaration as data, the session worker runs its code and makes its results into
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import sys
@@ -115,7 +114,7 @@ async def test_the_host_never_runs_the_entry_file_and_everything_still_works(
     write_script(script_path, code_turn(CODE) * 2)
     host = await open_host(workspace, script_path)
     try:
-        ext = host.extensions.get("probe")
+        ext = host.catalog.loaded.get("probe")
         assert ext is not None and ext.error is None
         (tool,) = ext.tools
         assert tool.description == "Plan a visit to Lyon." and tool.spec is not None
@@ -135,20 +134,18 @@ async def test_the_host_never_runs_the_entry_file_and_everything_still_works(
         assert session is not None
         assert "Probe prompt from the worker." in (await session.next_request()).system
 
-        (group,) = [g for g in build_tree(host.extensions).extensions if g.name == "probe"]
+        (group,) = [g for g in build_tree(host.catalog.loaded).extensions if g.name == "probe"]
         assert [node.setting.id for node in group.settings] == ["probe_level"]
         assert group.settings[0].setting.label == "Probe level"
-        saved = await asyncio.to_thread(  # on_change blocks: the loop awaits the worker
-            host.settings.set, "probe_level", "high", "session", session_id=session_id
-        )
+        saved = await host.settings.set("probe_level", "high", "session", session_id=session_id)
         assert saved.hook_error is None
 
         result = await host.commands.run(session, "/probe")
-        worker = host.extension_workers[session_id].worker_for("probe")
+        worker = host.registry.extension_workers[session_id].worker_for("probe")
         assert worker.pid is not None and result.title == f"probed {worker.pid}"
 
         await host.commands.run(session, "/reload")
-        again = host.extensions.get("probe")
+        again = host.catalog.loaded.get("probe")
         assert again is not None and again.error is None
         after = await run_turn(host, session_id=session_id)
         assert after.printed()["label"] == "Ada in Lyon"

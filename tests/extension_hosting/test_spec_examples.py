@@ -219,10 +219,10 @@ async def test_an_extension_made_of_the_spec_examples_runs_unchanged(
     write_script(script_path, code_turn(BLOCK))
     host = await open_host(workspace, script_path)
     try:
-        assert host.extensions.errors == (), host.extensions.errors
+        assert host.catalog.loaded.errors == (), host.catalog.loaded.errors
         outcome = await run_turn(host)
-        prompt = await host.sessions[0].system_prompt()
-        own = {t.name for t in host.sessions[0].invoker.registry() if t.owner == "vis"}
+        prompt = await host.registry.sessions[0].system_prompt()
+        own = {t.name for t in host.registry.sessions[0].invoker.registry() if t.owner == "vis"}
     finally:
         await host.close()
     assert own == BUILTIN_TOOL_NAMES  # the names no extension may take are the real ones

@@ -173,7 +173,7 @@ def test_truncation_helpers_follow_the_built_in_limits() -> None:
     from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION
     from vis_core.sandbox.output import MAX_BYTES as SHOWN_BYTES
     from vis_core.sandbox.output import MAX_LINES as SHOWN_LINES
-    from vis_core.system.truncate import MAX_BYTES, MAX_LINES
+    from vis_core.text_limits import MAX_BYTES, MAX_LINES
 
     assert vis.DEFAULT_MAX_BYTES == MAX_BYTES == SHOWN_BYTES == 50 * 1024
     assert vis.DEFAULT_MAX_LINES == MAX_LINES == SHOWN_LINES == 2000

@@ -65,7 +65,7 @@ print(json.dumps({
     host = await open_host(workspace, script_path)
     try:
         outcome = await run_turn(host)
-        prompt = await host.sessions[0].system_prompt()
+        prompt = await host.registry.sessions[0].system_prompt()
     finally:
         await host.close()
     out = outcome.printed(0)

@@ -67,7 +67,7 @@ async def scripted(workspace: Path, tmp_path: Path) -> AsyncIterator[Callable[..
         script.write_text(yaml.safe_dump(responses), encoding="utf-8")
         host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
         hosts.append(host)
-        assert not host.extensions.errors, host.extensions.errors
+        assert not host.catalog.loaded.errors, host.catalog.loaded.errors
         return Run(host)
 
     yield open_run

@@ -116,11 +116,11 @@ async def test_project_override_shares_state(extension, scripted, workspace: Pat
         COUNTER.replace('description="Counts."', 'description="Project counter."')
     )
     first = await scripted([])
-    assert first.host.extensions.get("counter").declaration.description == "Counts."
+    assert first.host.catalog.loaded.get("counter").declaration.description == "Counts."
     assert (await first.host.commands.run(await first.session(), "/count")).title == "1"
     TrustStore(VisPaths.from_env()).trust(workspace)
     second = await scripted([])
-    counter = second.host.extensions.get("counter")
+    counter = second.host.catalog.loaded.get("counter")
     assert counter.declaration.description == "Project counter."
     assert (await second.host.commands.run(await second.session(), "/count")).title == "2"
 

@@ -179,7 +179,7 @@ async def test_a_session_runs_git_status_in_its_worker_through_vis_git(
         (block,) = [e for e in events if isinstance(e, BlockFinished)]
         assert block.error is None, block.error
         assert block.stdout.strip() == "main ['notes.txt']"
-        worker = host.extension_workers[session.id].worker_for("git")
+        worker = host.registry.extension_workers[session.id].worker_for("git")
         assert worker.pid is not None  # the git extension's tool ran in the session's worker
     finally:
         await host.close()

@@ -123,7 +123,7 @@ async def test_the_load_time_limit_is_a_setting_and_the_session_goes_on(
     script.write_text('[{"code": "print(await good.hello())"}, {"text": "done"}]')
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
     try:
-        (failed,) = host.extensions.errors
+        (failed,) = host.catalog.loaded.errors
         assert failed.path == folder / "loops.py"
         assert "did not finish within 5 s (the extension_load_timeout setting)" in failed.message
         session = await host.new_session()
@@ -166,11 +166,11 @@ async def test_reload_loads_every_entry_file_through_the_worker_again(
     _write(folder, "good", GOOD)
     host = await Host.open(HostOptions(workspace=workspace))
     try:
-        assert "good" in [ext.name for ext in host.extensions.enabled]
+        assert "good" in [ext.name for ext in host.catalog.loaded.enabled]
         _write(folder, "good", "import os\nos._exit(5)\n")  # changed on disk, then /reload
         summary = host.reload()
         assert "1 failed" in summary and "the extension worker exited with code 5" in summary
-        assert "good" not in [ext.name for ext in host.extensions.enabled]
-        assert {"git", "todo"} <= {ext.name for ext in host.extensions.enabled}
+        assert "good" not in [ext.name for ext in host.catalog.loaded.enabled]
+        assert {"git", "todo"} <= {ext.name for ext in host.catalog.loaded.enabled}
     finally:
         await host.close()

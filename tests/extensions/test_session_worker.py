@@ -215,7 +215,7 @@ async def test_a_hung_tool_is_cancelled_and_a_deaf_worker_is_killed_and_restarte
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
     try:
         session = await host.new_session()
-        (worker,) = host.extension_workers.values()
+        (worker,) = host.registry.extension_workers.values()
         worker.cancel_grace = 0.5
         pid = _printed(await _turn(session))["pid"]
 
@@ -378,7 +378,7 @@ async def test_objects_lent_to_the_worker_are_let_go_when_it_drops_them(tmp_path
         (block,) = [e for e in events if isinstance(e, BlockFinished)]
         assert block.error is None and block.stdout.strip() == "ann built it"
         # each job borrowed a live view and its methods; the worker dropped them all
-        channel = host.extension_workers[session.id].worker_for("asker")._channel
+        channel = host.registry.extension_workers[session.id].worker_for("asker")._channel
         assert channel is not None
         assert len(channel.exports) <= 3
     finally:
@@ -455,7 +455,7 @@ async def test_vis_jailed_shell_in_the_worker_follows_the_sessions_jail(
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
     try:
         session = await host.new_session()
-        assert host.jail_policy(session.id) == (True, None)
+        assert host.space.jail_policy(session.id) == (True, None)
         (block,) = [e for e in await _turn(session) if isinstance(e, BlockFinished)]
         assert block.error is None, block.error
         assert "name=acme key=" in block.stdout
@@ -479,7 +479,7 @@ async def test_bundled_extensions_run_in_the_session_worker_too(tmp_path: Path) 
         assert block.stdout.split() == ["ship", "it", "1"]
         ended = [e.activity for e in events if isinstance(e, ActivityEnded)]
         assert [a.state for a in ended] == [ActivityState.SUCCEEDED] * 2
-        worker = host.extension_workers[session.id].worker_for("todo")
+        worker = host.registry.extension_workers[session.id].worker_for("todo")
         assert worker.pid is not None and worker.pid != os.getpid() and alive(worker.pid)
     finally:
         await host.close()
@@ -496,7 +496,7 @@ async def test_esc_also_stops_a_tool_call_the_block_left_running(tmp_path: Path)
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
     try:
         session = await host.new_session()
-        (worker,) = host.extension_workers.values()
+        (worker,) = host.registry.extension_workers.values()
         worker.cancel_grace = 5.0
         events = await _cancelled_while(session, "wait_async")
         for _ in range(200):  # the call's end follows the turn's

@@ -98,7 +98,7 @@ async def test_a_linked_extension_is_trusted_for_its_content_not_its_link_text(
     host = await _open(workspace, script)
     try:
         assert not host.space.trusted and host.space.trust_changed
-        assert host.extensions.get("linked") is None
+        assert host.catalog.loaded.get("linked") is None
         assert any("changed since you trusted it" in note for note in host.startup_notes())
     finally:
         await host.close()
@@ -158,12 +158,12 @@ async def test_files_swapped_between_the_trust_check_and_the_load_do_not_load(
     host = await _open(workspace, _script(tmp_path / "s.yaml", code))
     try:
         assert not swaps  # the swap happened, right after the check hashed the files
-        linked = host.extensions.get("linked")
+        linked = host.catalog.loaded.get("linked")
         assert linked is not None and linked.declaration is not None
         assert linked.declaration.description == "trusted version"
-        assert host.extensions.get("added") is None
-        assert host.setting("max_iterations", None) == "25"
-        assert host.project_values() == {"NAME": "trusted", "FROM_DOTENV": "trusted"}
+        assert host.catalog.loaded.get("added") is None
+        assert host.settings.get("max_iterations", None) == "25"
+        assert host.space.project_values() == {"NAME": "trusted", "FROM_DOTENV": "trusted"}
         config = host.mcp.config()
         assert config is not None and [s.name for s in config.servers] == ["trusted"]
         # the session's extension worker loads the checked bytes too, not the files
@@ -193,7 +193,7 @@ async def test_a_linked_folder_in_vis_is_not_followed_and_the_person_is_told(
     host = await _open(workspace, _script(tmp_path / "s.yaml", "print(1)"))
     try:
         assert host.space.trusted
-        assert host.extensions.get("packaged") is None
+        assert host.catalog.loaded.get("packaged") is None
         notes = "\n".join(host.startup_notes())
         assert f"{link} is a link to a folder; Vis does not follow" in notes
     finally:

@@ -117,7 +117,7 @@ async def test_callbacks_run_in_the_session_worker_never_in_the_host(
         (block,) = [e for e in events if isinstance(e, BlockFinished)]
         assert block.error is None, block.error
         printed = json.loads(block.stdout.strip().splitlines()[-1])
-        worker = host.extension_workers[session.id].worker_for("where")
+        worker = host.registry.extension_workers[session.id].worker_for("where")
         pid = worker.pid
         assert pid is not None and pid != os.getpid() and printed["pid"] == pid
         assert printed["ctx"] == {"what": "ctx", "pid": pid, "key": None}
@@ -126,9 +126,7 @@ async def test_callbacks_run_in_the_session_worker_never_in_the_host(
         system = (await session.next_request()).system
         assert f"Prompt from pid {pid} key None." in system
 
-        result = await asyncio.to_thread(
-            host.settings.set, "where_level", "high", "session", session_id=session.id
-        )
+        result = await host.settings.set("where_level", "high", "session", session_id=session.id)
         assert result.hook_error is None
         rows = _rows()
         kinds = {row["what"] for row in rows}
@@ -137,7 +135,7 @@ async def test_callbacks_run_in_the_session_worker_never_in_the_host(
         assert f"on_change low->high at session for {session.id}" in kinds
 
         # a global value saved with no session: in the live worker, as a call of no session
-        saved = await asyncio.to_thread(host.settings.set, "where_level", "high", "global")
+        saved = await host.settings.set("where_level", "high", "global")
         assert saved.hook_error is None
         assert "on_change low->high at global for None" in {row["what"] for row in _rows()}
         assert all(row["pid"] == pid and row["key"] is None for row in _rows()), _rows()
@@ -154,8 +152,8 @@ async def test_on_change_and_commands_with_no_session_run_in_a_short_worker(
     workspace.mkdir()
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
-        assert not host.extension_workers
-        result = await asyncio.to_thread(host.settings.set, "where_level", "high", "global")
+        assert not host.registry.extension_workers
+        result = await host.settings.set("where_level", "high", "global")
         assert result.hook_error is None
         (row,) = [row for row in _rows() if row["what"].startswith("on_change")]
         assert row["what"] == "on_change low->high at global for None"
@@ -200,7 +198,7 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
         session = await host.new_session()
-        host.extension_workers[session.id].callback_timeout = 1.0
+        host.registry.extension_workers[session.id].callback_timeout = 1.0
         with caplog.at_level(logging.WARNING):
             system = (await session.next_request()).system
         assert "### raises\nRaises." in system and "### hangs\nHangs." in system
@@ -209,7 +207,7 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
         assert "prompt broke" in caplog.text
         assert "prompt callback of extension 'hangs' failed" in caplog.text
         assert "did not answer within 1 s" in caplog.text
-        workers = host.extension_workers[session.id]
+        workers = host.registry.extension_workers[session.id]
         pid = workers.worker_for("where").pid
         assert (workers.worker_for("hangs").pid == pid) == (not hang_env)  # own env: own pid
         caplog.clear()
@@ -219,7 +217,7 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
             ).system  # the hung one was interrupted: same worker
         assert (
             "Prompt from pid" in again
-            and host.extension_workers[session.id].worker_for("where").pid == pid
+            and host.registry.extension_workers[session.id].worker_for("where").pid == pid
         )
     finally:
         await host.close()
@@ -234,7 +232,7 @@ async def test_the_worker_starts_when_the_session_opens_if_requests_call_into_it
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
         session = await host.new_session()
-        worker = host.extension_workers[session.id].worker_for("where")
+        worker = host.registry.extension_workers[session.id].worker_for("where")
         for _ in range(600):  # started in the background, before any request asked for it
             if worker.pid is not None and worker.ready:
                 break
@@ -254,7 +252,7 @@ async def test_the_worker_starts_when_the_session_opens_if_requests_call_into_it
         assert not alive(pid)
 
         closed_at_once = await host.new_session()
-        early = host.extension_workers[closed_at_once.id].worker_for("where")
+        early = host.registry.extension_workers[closed_at_once.id].worker_for("where")
         await closed_at_once.close()  # before its background start: none starts after
         await asyncio.sleep(1.0)
         assert early.pid is None or not alive(early.pid)

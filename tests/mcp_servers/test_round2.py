@@ -297,3 +297,23 @@ async def test_a_killed_server_comes_back_with_its_direct_tools_next_turn(
     blocks = [e for e in seen if isinstance(e, BlockFinished)]
     assert [b.stdout for b in blocks] == ["before", "after the kill"], blocks[-1].error
     assert "mcp__st__echo" in [t.name for t in requests[2].tools]  # still declared
+
+
+async def test_a_direct_tool_call_is_an_iteration_with_its_own_activity(
+    vis_home: Path, workspace: Path
+) -> None:
+    write_config(vis_home / "mcp.json", {"st": stdio_entry(toolExposure={"echo": "direct"})})
+    script = [
+        {"tool": {"name": "mcp__st__echo", "arguments": {"text": "Oslo"}}},
+        {"text": "It will be sunny."},
+    ]
+    events = await _run_here(workspace, script)
+    iteration = _of(events, "IterationStarted")[0]
+    assert iteration["tool"] == "mcp__st__echo" and iteration["arguments"] == {"text": "Oslo"}
+    block = _of(events, "BlockFinished")[0]
+    assert block["stdout"] == "Oslo" and block["error"] is None
+    activities = [e["activity"] for e in _of(events, "ActivityEnded")]
+    assert [(a["tool"], a["owner"], a["iteration_id"]) for a in activities] == [
+        ("mcp__st__echo", "mcp", iteration["iteration_id"])
+    ]
+    assert activities[0]["presentation"]["headline"] == "MCP st · echo"

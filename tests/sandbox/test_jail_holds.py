@@ -101,7 +101,7 @@ async def test_a_control_file_changed_outside_the_jail_needs_trust_again(
     try:
         assert not host.space.trusted
         assert any("vis trust" in note for note in host.startup_notes())
-        assert "x" not in {ext.name for ext in host.extensions.extensions}
+        assert "x" not in {ext.name for ext in host.catalog.loaded.extensions}
     finally:
         await host.close()
     TrustStore(VisPaths.from_env()).trust(workspace)
@@ -113,7 +113,7 @@ async def test_saving_a_project_setting_keeps_trust(workspace: Path, vis_home: P
     TrustStore(VisPaths.from_env()).trust(workspace)
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
-        host.settings.set("introspection", False, "project")
+        await host.settings.set("introspection", False, "project")
     finally:
         await host.close()
     assert "introspection = false" in (workspace / ".vis" / "settings.toml").read_text()
@@ -226,7 +226,7 @@ async def test_control_files_a_jailed_block_creates_are_not_trusted(
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
         assert not host.space.trusted
-        assert host.jail_policy()[0]
+        assert host.space.jail_policy()[0]
     finally:
         await host.close()
 

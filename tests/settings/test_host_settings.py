@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 
 import pytest
@@ -25,15 +24,15 @@ async def test_vis_yml_toggles_apply_after_reload_without_on_change(workspace: P
     TrustStore(VisPaths.from_env()).trust(workspace)  # project values wait for trust
     host = await open_host(workspace)
     try:
-        assert host.setting("report_details", None) is True
+        assert host.settings.get("report_details", None) is True
         (workspace / "vis.yml").write_text(
             "toggles:\n  report_details: false\n  steering_mode: control\n"
         )
         TrustStore(VisPaths.from_env()).trust(workspace)  # the person reviewed the change
-        assert host.setting("report_details", None) is True  # read after /reload
+        assert host.settings.get("report_details", None) is True  # read after /reload
         await host.commands.run(None, "/reload")
-        assert host.setting("report_details", None) is False
-        assert host.setting("steering_mode", None) == "control"
+        assert host.settings.get("report_details", None) is False
+        assert host.settings.get("steering_mode", None) == "control"
         assert not (_marker()).exists()  # a file edit calls no hook
     finally:
         await host.close()
@@ -48,17 +47,17 @@ async def test_an_extension_switched_off_is_unloaded_by_reload_and_keeps_its_gro
     user_extensions("reports")
     host = await open_host(workspace)
     try:
-        assert host.extensions.get("reports") is not None
+        assert host.catalog.loaded.get("reports") is not None
         host.settings.set_enabled("reports", False)
-        assert host.extensions.get("reports") is not None  # until the next reload
+        assert host.catalog.loaded.get("reports") is not None  # until the next reload
         await host.commands.run(None, "/reload")
-        assert host.extensions.get("reports") is None
-        (group,) = [g for g in build_tree(host.extensions).extensions if g.name == "reports"]
+        assert host.catalog.loaded.get("reports") is None
+        (group,) = [g for g in build_tree(host.catalog.loaded).extensions if g.name == "reports"]
         assert group.status is ExtensionStatus.DISABLED and not group.enabled
         assert group.settings  # its settings still show, to switch it back on
         host.settings.set_enabled("reports", True)
         await host.commands.run(None, "/reload")
-        assert host.extensions.get("reports") is not None
+        assert host.catalog.loaded.get("reports") is not None
     finally:
         await host.close()
 
@@ -76,11 +75,11 @@ async def test_command_line_toggles_win_and_refuse_secrets(workspace: Path) -> N
     host = await open_host(workspace, toggles=toggles)
     try:
         session = await host.new_session()
-        host.settings.set("jail", False, "session", session_id=session.id)
+        await host.settings.set("jail", False, "session", session_id=session.id)
         resolution = host.settings.resolve("jail", session.id)
         assert resolution.value is True and resolution.source is Source.COMMAND_LINE
-        assert host.setting("report_details", None) is True
-        assert host.setting("reports_server_token", None) == ""
+        assert host.settings.get("report_details", None) is True
+        assert host.settings.get("reports_server_token", None) == ""
         notes = "\n".join(host.startup_notes())
         assert "--toggles refuses secret setting 'reports_server_token'" in notes
         assert "no setting 'nope'" in notes
@@ -97,14 +96,13 @@ async def test_on_change_runs_once_per_effective_change(workspace: Path) -> None
     host = await open_host(workspace)
     marker = _marker()
     try:
-        result = await asyncio.to_thread(host.settings.set, "steering_mode", "control", "project")
+        result = await host.settings.set("steering_mode", "control", "project")
         assert result.changed and result.hook_error is None
         assert marker.read_text() == "vibe->control@project\n"
-        save = host.settings.set
-        await asyncio.to_thread(save, "steering_mode", "control", "project")  # same: no call
-        await asyncio.to_thread(save, "steering_mode", "vibe", "global")  # hidden: no call
+        await host.settings.set("steering_mode", "control", "project")  # same: no call
+        await host.settings.set("steering_mode", "vibe", "global")  # hidden: no call
         assert marker.read_text() == "vibe->control@project\n"
-        await asyncio.to_thread(host.settings.reset, "steering_mode", "project")
+        await host.settings.reset("steering_mode", "project")
         assert marker.read_text().splitlines()[-1] == "control->vibe@project"
     finally:
         await host.close()
@@ -114,11 +112,11 @@ async def test_a_raising_hook_keeps_the_value_and_is_logged(workspace: Path) -> 
     user_extensions("reports")
     host = await open_host(workspace)
     try:
-        result = await asyncio.to_thread(host.settings.set, "steering_mode", "explode", "global")
+        result = await host.settings.set("steering_mode", "explode", "global")
         assert result.hook_error is not None
         assert "RuntimeError: the hook refused explode" in result.hook_error
         assert "The value stays saved" in result.hook_error
-        assert host.setting("steering_mode", None) == "explode"
+        assert host.settings.get("steering_mode", None) == "explode"
         logged = log_file(host.paths).read_text(encoding="utf-8")
         assert "on_change of setting 'steering_mode' (reports) failed" in logged
         assert "the hook refused explode" in logged
@@ -132,17 +130,17 @@ async def test_strings_and_enums_are_validated_naming_the_setting(workspace: Pat
     settings = host.settings
     try:
         with pytest.raises(ValueError, match="setting 'reports_server_url' contains a control"):
-            settings.set("reports_server_url", "https://a\nb", "global")
+            await settings.set("reports_server_url", "https://a\nb", "global")
         with pytest.raises(ValueError, match="setting 'reports_server_url' has 4097 characters"):
-            settings.set("reports_server_url", "x" * 4097, "global")
-        settings.set("reports_server_url", "  https://r.example  ", "global")
-        assert host.setting("reports_server_url", None) == "https://r.example"
+            await settings.set("reports_server_url", "x" * 4097, "global")
+        await settings.set("reports_server_url", "  https://r.example  ", "global")
+        assert host.settings.get("reports_server_url", None) == "https://r.example"
         with pytest.raises(ValueError, match=r"setting 'steering_mode' takes one of \['vibe'"):
-            settings.set("steering_mode", "chaos", "global")
+            await settings.set("steering_mode", "chaos", "global")
         with pytest.raises(ValueError, match="setting 'report_details' takes true or false"):
-            settings.set("report_details", "yes", "global")
+            await settings.set("report_details", "yes", "global")
         with pytest.raises(KeyError, match="no setting 'missing'"):
-            settings.set("missing", True, "global")
+            await settings.set("missing", True, "global")
     finally:
         await host.close()
 
@@ -153,11 +151,11 @@ async def test_value_reads_the_callback_session_and_project_level_without_one(
     user_extensions("reports")
     host = await open_host(workspace)
     try:
-        ext = host.extensions.get("reports")
+        ext = host.catalog.loaded.get("reports")
         assert ext is not None
         (setting,) = [s for s in ext.settings if s.id == "report_details"]
         session = await host.new_session()
-        host.settings.set("report_details", True, "session", session_id=session.id)
+        await host.settings.set("report_details", True, "session", session_id=session.id)
         context = CallContext(
             session.id, workspace, workspace, owner="reports", runtime=host.runtime
         )

@@ -52,8 +52,8 @@ async def test_vis_log_redacts_a_saved_secret_at_load_in_calls_and_after_close(
     SecretsFile(VisPaths.from_env().ensure().secrets_file).write("reports_server_token", SECRET)
     host = await open_host(workspace)
     try:
-        leaky = host.extensions.get("leaky")
-        assert leaky is not None and leaky.error is None, host.extensions
+        leaky = host.catalog.loaded.get("leaky")
+        assert leaky is not None and leaky.error is None, host.catalog.loaded
         session = await host.new_session()
         assert await session.invoker.call("leak", (), {}) == "leaked"
         text = log_file(host.paths).read_text()
@@ -73,10 +73,10 @@ async def test_a_secret_saved_while_vis_runs_is_redacted_at_once(workspace: Path
     try:
         write_log("info", f"before saving {SECRET}", source="test")
         assert f"before saving {SECRET}" in log_file(host.paths).read_text()  # not a secret yet
-        host.settings.set("reports_server_token", SECRET, "global")
+        await host.settings.set("reports_server_token", SECRET, "global")
         vis.log("warn", f"now {SECRET}")
         assert "WARN  [vis] now [REDACTED]" in log_file(host.paths).read_text()
-        host.settings.reset("reports_server_token", "global")
+        await host.settings.reset("reports_server_token", "global")
         vis.log("warn", f"reset {SECRET}")  # no longer saved: written as it is
         assert f"reset {SECRET}" in log_file(host.paths).read_text()
     finally:

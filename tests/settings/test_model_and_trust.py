@@ -44,12 +44,12 @@ async def test_project_group_and_session_models_choose_the_session_model(workspa
         assert host.models.label == "local/project-model"
         first = await host.new_session()
         assert first.model.label == "local/project-model" and first.model.provider is not None
-        host.settings.set("model", "local/session-model", "session", session_id=first.id)
+        await host.settings.set("model", "local/session-model", "session", session_id=first.id)
         assert first.model.label == "local/session-model"  # switched at once
         second = await host.new_session()
         assert second.model.label == "local/project-model"  # other sessions keep theirs
         host.settings.move_to_group(second.id, "team")
-        host.settings.set("model", "local/group-model", "group", session_id=second.id)
+        await host.settings.set("model", "local/group-model", "group", session_id=second.id)
         await first.close()
         reopened = await host.open_session(first.id)
         assert reopened.model.label == "local/session-model"
@@ -58,7 +58,7 @@ async def test_project_group_and_session_models_choose_the_session_model(workspa
         host.settings.refresh()  # what /reload does
         assert host.models.model_for(None) is not None
         assert host.models.model_for(None).model == "global-model"  # type: ignore[union-attr]
-        host.settings.reset("model", "global")  # config.toml read at startup no longer counts
+        await host.settings.reset("model", "global")  # config.toml read at startup no longer counts
         assert host.models.model_for(None) is None
     finally:
         await host.close()
@@ -72,7 +72,7 @@ async def test_model_flag_and_vis_model_win_over_every_setting_level(
     host = await open_host(workspace, toggles=("model=local/toggle-model",))
     try:
         session = await host.new_session()
-        host.settings.set("model", "local/session-model", "session", session_id=session.id)
+        await host.settings.set("model", "local/session-model", "session", session_id=session.id)
         assert host.models.model_of_session(session.id).label == "local/toggle-model"
         monkeypatch.setenv("VIS_MODEL", "local/env-model")
         assert host.models.model_of_session(session.id).label == "local/env-model"
@@ -91,7 +91,7 @@ async def test_a_bad_model_value_names_its_scope(workspace: Path) -> None:
     try:
         session = await host.new_session()
         with pytest.raises(ValueError, match="setting 'model' takes provider/model"):
-            host.settings.set("model", "no-slash", "session", session_id=session.id)
+            await host.settings.set("model", "no-slash", "session", session_id=session.id)
         host.store.set_override("session", session.id, "model", "no-slash")  # saved before
         session = await host.open_session(session.id)
         assert session.model.provider is None
@@ -107,7 +107,7 @@ async def test_an_untrusted_project_cannot_turn_the_jail_off_or_change_the_model
     _project(workspace, trusted=False)
     host = await open_host(workspace)
     try:
-        assert host.setting("jail", None) is True
+        assert host.settings.get("jail", None) is True
         assert host.models.label == "local/global-model"
         session = await host.new_session()
         assert session.model.label == "local/global-model"
@@ -119,19 +119,19 @@ async def test_an_untrusted_project_cannot_turn_the_jail_off_or_change_the_model
         assert f"project {root} is not trusted, so the settings {root / 'vis.yml'} sets" in notes
         assert "are ignored: jail, model;" in notes
         with pytest.raises(ValueError, match="setting 'jail' is ignored at project scope until"):
-            host.settings.set("jail", False, "project")
+            await host.settings.set("jail", False, "project")
         with pytest.raises(ValueError, match="'max_iterations' is ignored at project scope"):
-            host.settings.set("max_iterations", "10", "project")  # no project value counts
+            await host.settings.set("max_iterations", "10", "project")  # no project value counts
         assert not (workspace / ".vis" / "settings.toml").exists()
         # Global scope, session values and the command line are the person's own: they count.
-        host.settings.set("jail", False, "session", session_id=session.id)
-        assert host.setting("jail", None, session.id) is False
+        await host.settings.set("jail", False, "session", session_id=session.id)
+        assert host.settings.get("jail", None, session.id) is False
     finally:
         await host.close()
     TrustStore(VisPaths.from_env()).trust(workspace)
     host = await open_host(workspace)
     try:
-        assert host.setting("jail", None) is False
+        assert host.settings.get("jail", None) is False
         assert host.models.label == "local/project-model"
         assert not any("not trusted" in note for note in host.startup_notes())
     finally:
@@ -154,7 +154,7 @@ async def test_the_settings_row_explains_an_ignored_project_value(workspace: Pat
         jail.focus()
         await pilot.press("space")
         await pilot.pause()
-        assert host.setting("jail", None) is True
+        assert host.settings.get("jail", None) is True
         assert isinstance(screen.row("max_iterations"), SettingRow)
         assert not screen.row("max_iterations").state.editable  # no project value counts
     await host.close()

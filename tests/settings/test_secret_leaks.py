@@ -33,8 +33,8 @@ async def test_titles_prompts_search_and_saved_outputs_never_hold_a_secret(
     user_extensions("reports")
     host = await open_host(workspace, script=_script(tmp_path))
     try:
-        host.settings.set("reports_server_token", SECRET, "global")
-        host.settings.set("reports_server_token", PLAIN_SECRET, "global")
+        await host.settings.set("reports_server_token", SECRET, "global")
+        await host.settings.set("reports_server_token", PLAIN_SECRET, "global")
         host.settings.secrets.write("other_token", SECRET)
         host.settings.refresh()
         session = await host.new_session()

@@ -39,11 +39,11 @@ async def test_a_saved_secret_never_reaches_config_db_or_logs(
     user_extensions("reports", "peeker")
     host = await open_host(workspace, script=_script(tmp_path))
     try:
-        tree = build_tree(host.extensions)
+        tree = build_tree(host.catalog.loaded)
         node = tree.find("reports_server_token")
         assert node is not None
         assert row_state(host.settings, node, SettingScope.GLOBAL, None).display == NOT_SET
-        host.settings.set("reports_server_token", SECRET, "global")
+        await host.settings.set("reports_server_token", SECRET, "global")
         assert row_state(host.settings, node, SettingScope.GLOBAL, None).display == SAVED
         secrets = host.paths.secrets_file
         assert stat.S_IMODE(secrets.stat().st_mode) == 0o600
@@ -66,8 +66,8 @@ async def test_a_secret_is_read_only_by_its_owner_while_vis_calls_it(workspace: 
     user_extensions("reports", "peeker")
     host = await open_host(workspace)
     try:
-        host.settings.set("reports_server_token", SECRET, "global")
-        ext = host.extensions.get("reports")
+        await host.settings.set("reports_server_token", SECRET, "global")
+        ext = host.catalog.loaded.get("reports")
         assert ext is not None
         (token,) = [s for s in ext.settings if s.id == "reports_server_token"]
         assert token.value() == ""  # outside a call: the default
@@ -84,10 +84,10 @@ async def test_a_project_extension_cannot_save_a_secret(workspace: Path) -> None
     TrustStore(VisPaths.from_env()).trust(workspace)
     host = await open_host(workspace)
     try:
-        ext = host.extensions.get("reports")
+        ext = host.catalog.loaded.get("reports")
         assert ext is not None and ext.tag == "project"
         with pytest.raises(ValueError, match="secret of a project extension"):
-            host.settings.set("reports_server_token", SECRET, "global")
+            await host.settings.set("reports_server_token", SECRET, "global")
         session = await host.new_session()
         assert await session.invoker.call("token_echo", (), {}) == "token="
         assert not host.paths.secrets_file.exists() or SECRET.encode() not in (

@@ -89,7 +89,7 @@ async def test_settings_form_and_login_refuse_a_short_secret(workspace: Path) ->
     host = await open_host(workspace)
     try:
         with pytest.raises(ValueError, match="8 characters"):
-            host.settings.set("reports_server_token", "1234", "global")
+            await host.settings.set("reports_server_token", "1234", "global")
         assert not host.settings.secret_saved("reports_server_token")
     finally:
         await host.close()

@@ -57,7 +57,7 @@ async def test_an_untrusted_project_sets_no_value_at_all_until_trusted(workspace
             "steering_mode": "vibe",
         }
         for setting_id, value in expected.items():
-            assert host.setting(setting_id, None) == value, setting_id
+            assert host.settings.get(setting_id, None) == value, setting_id
             assert host.settings.resolve(setting_id).source is not Source.PROJECT
         limits = host.space.child_limits()
         assert (limits.memory_mb, limits.processes) == (1024, 4096)
@@ -70,16 +70,16 @@ async def test_an_untrusted_project_sets_no_value_at_all_until_trusted(workspace
         assert "introspection, steering_mode, summarize_steps" in toml[0]
         assert f"run `vis trust {workspace}`" in toml[0]
         with pytest.raises(ValueError, match="ignored at project scope until you trust"):
-            host.settings.set("max_iterations", "200", "project")
+            await host.settings.set("max_iterations", "200", "project")
     finally:
         await host.close()
     TrustStore(VisPaths.from_env()).trust(workspace)
     host = await open_host(workspace)
     try:
-        assert host.setting("memory_limit", None) == "0"
-        assert host.setting("max_iterations", None) == "200"
-        assert host.setting("report_details", None) is True
-        assert host.setting("introspection", None) is False
+        assert host.settings.get("memory_limit", None) == "0"
+        assert host.settings.get("max_iterations", None) == "200"
+        assert host.settings.get("report_details", None) is True
+        assert host.settings.get("introspection", None) is False
         assert not any("not trusted" in note for note in host.startup_notes())
     finally:
         await host.close()

@@ -121,6 +121,19 @@ def test_closed_store_says_so(db_path: Path) -> None:
         store.list_sessions()
 
 
+@pytest.mark.parametrize("exit_log_bytes", [1 << 30, 0])
+def test_an_exiting_store_leaves_only_a_short_log(db_path: Path, exit_log_bytes: int) -> None:
+    # ``vis run`` ends with os._exit: a short log is left for the next open to read; a longer
+    # one is copied into the database, so the log the next start reads stays short
+    store = Store(db_path, exit_log_bytes=exit_log_bytes)
+    session = store.create_session("/w", "/w", title="kept")
+    store.close(exiting=True)
+    log = Path(f"{db_path}-wal")
+    assert (log.exists() and log.stat().st_size > 0) is (exit_log_bytes > 0)
+    with Store(db_path) as reopened:
+        assert reopened.get_session(session.id) == session
+
+
 def test_older_vis_database_is_migrated_in_place(db_path: Path) -> None:
     with Store(db_path) as store:
         session = store.create_session("/w", "/w", title="kept")

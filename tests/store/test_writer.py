@@ -3,12 +3,15 @@ up, a failed commit reaches the submitter, and closing the store commits what is
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 from store_locks import write_locked
 
-from vis_core.events import Notification
+from vis_core.events import Notification, TurnEnded, TurnStarted
+from vis_core.extension_host.session_changes import fork_stored
+from vis_core.model.turn import TurnStatus
 from vis_core.store import Store, StoreError
 
 
@@ -62,17 +65,30 @@ def test_a_synchronous_append_needs_no_writer_thread(store: Store) -> None:
 
 
 async def test_writes_on_the_loop_wait_for_no_commit_and_reads_see_them(store: Store) -> None:
-    """A title, a state value and a settings override set on the event loop are committed by
-    the writer thread, after the events queued before them; a read waits for them."""
+    """A title, a state value, a settings override, a prompt and a fork made on the event loop
+    are committed by the writer thread, after the events queued before them; a read waits
+    for them."""
     sid = store.create_session("/w", "/w").id
+    turned = store.create_session("/w", "/w").id
+    store.append_many(
+        [
+            TurnStarted(turned, turn_id="t", position=1, request="hi"),
+            TurnEnded(turned, turn_id="t", status=TurnStatus.COMPLETED),
+        ]
+    )
     note = Notification(sid, text="before the title")
     with write_locked(store.path):  # a commit on the loop would wait here (busy timeout)
         queued = store.submit([note])
         store.set_title(sid, "Renamed")
         store.state_set("ext", "k", {"v": 1})
         store.set_override("session", sid, "model", "scripted")
-        assert not queued.done()  # nothing was committed yet: the loop did not wait
+        assert store.add_prompt(sid, "fix the tests") is None  # saved later, by the writer
+        forked = fork_stored(store, turned, None, "test")
+        assert not queued.done() and not forked.done()  # nothing committed: the loop did not wait
     assert store.get_session(sid).title == "Renamed"  # type: ignore[union-attr]
     assert store.state_get("ext", "k") == {"v": 1}
     assert store.list_overrides("session", sid) == {"model": "scripted"}
     assert [s.event for s in store.events(sid)] == [note]
+    assert [p.text for p in store.prompts(sid)] == ["fix the tests"]
+    fork = await asyncio.wrap_future(forked)
+    assert fork.forked_from == turned and fork.turn_count == 1

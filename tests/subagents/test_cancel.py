@@ -52,7 +52,7 @@ async def test_cancelling_the_parent_cancels_and_closes_every_child(
         parent.subscribe(watch)
         turn = asyncio.ensure_future(parent.submit("run two stuck children"))
         await asyncio.wait_for(both_running.wait(), 120)
-        children = [s for s in host.sessions if s.id != parent.id]
+        children = [s for s in host.registry.sessions if s.id != parent.id]
         assert len(children) == 2
         pids = [pid for child in children for pid in _sandbox_pids(child)]
         assert pids and all(alive(pid) for pid in pids)
@@ -62,7 +62,7 @@ async def test_cancelling_the_parent_cancels_and_closes_every_child(
         ended = await asyncio.wait_for(turn, 60)
 
         assert ended.status.value == "cancelled"
-        assert [s.id for s in host.sessions] == [parent.id]  # the children were closed
+        assert [s.id for s in host.registry.sessions] == [parent.id]  # the children were closed
         assert not any(child.running for child in children)
         assert not _mirrors()  # nothing of theirs still runs
         assert not parent.children  # the calls that ran them ended

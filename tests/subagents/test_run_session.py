@@ -69,7 +69,7 @@ async def test_three_children_run_at_once_and_answer(
         read = session_data(host.store, children[0])["session"]  # read_session() says so too
         child_costs = sum(row.cost for row in children)
         stored_parent = host.store.get_session(parent.id)
-        open_ids = {s.id for s in host.sessions}
+        open_ids = {s.id for s in host.registry.sessions}
     finally:
         await host.close()
 

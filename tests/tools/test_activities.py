@@ -11,8 +11,8 @@ from vis_core.model.activity import (
     ActivityTerminalLine,
     SymbolTag,
 )
-from vis_core.tools import shorten_path
 from vis_core.tools.activities import command_stages
+from vis_core.tools.display import shorten_path
 
 
 def render(tool, phase: str, *args, result=None, error=None, **kwargs):

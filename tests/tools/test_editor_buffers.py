@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.tools.builtins import make_context
+from vis_core.tools.context import ToolContext
 from vis_core.tools.edit import patch_file
 from vis_core.tools.files import cat_file
 
@@ -34,7 +34,7 @@ class Editor:
 
 
 def _context(workspace: Path, tmp_path: Path, editor: Editor):
-    ctx = make_context(workspace, "s1", tmp_path / "out", jail=True)
+    ctx = ToolContext(workspace, "s1", tmp_path / "out", jail=True)
     ctx.use_buffers(editor)
     return ctx
 

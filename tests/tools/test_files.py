@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.tools import OutsideWorkspace, ToolContext
+from vis_core.tools import ToolContext
+from vis_core.tools.context import OutsideWorkspace
 from vis_core.tools.files import cat_file, list_folder
 
 

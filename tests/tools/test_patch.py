@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.tools import PatchError, ToolContext
+from vis_core.tools import ToolContext
 from vis_core.tools.edit import patch_file
 from vis_core.tools.files import cat_file
+from vis_core.tools.patching import PatchError
 
 SOURCE = "".join(f"line{i} = {i}\n" for i in range(1, 11))
 

@@ -10,7 +10,8 @@ EDITS = 80
 WRITER = """
 import asyncio, sys
 from pathlib import Path
-from vis_core.tools import PatchError, ToolContext
+from vis_core.tools import ToolContext
+from vis_core.tools.patching import PatchError
 from vis_core.tools.edit import patch_file
 from vis_core.tools.files import cat_file
 

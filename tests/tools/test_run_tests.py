@@ -11,7 +11,7 @@ import pytest
 
 from vis_core.model.activity import ActivityTable
 from vis_core.paths import TrustStore, VisPaths
-from vis_core.tools import TestReport
+from vis_core.tools.testing import TestReport
 
 
 def make_venv(root: Path, name: str = ".venv") -> Path:

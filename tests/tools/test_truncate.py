@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from vis_core.system.truncate import MAX_BYTES, MAX_LINES, Keep, fit_output, truncate
+from vis_core.system.truncate import fit_output
+from vis_core.text_limits import MAX_BYTES, MAX_LINES, Keep, truncate
 
 
 def test_short_text_is_untouched(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ async def test_theme_setting_applies_at_start_and_on_save(workspace: Path, vis_h
     async with app.run_test(size=(100, 30)) as pilot:
         await started(app, pilot)
         assert app.theme == "nord"
-        app.core.settings.set("theme", "gruvbox", "global")
+        await app.core.settings.set("theme", "gruvbox", "global")
         await until(pilot, lambda: app.theme == "gruvbox")
-        app.core.settings.reset("theme", "global")
+        await app.core.settings.reset("theme", "global")
         await until(pilot, lambda: app.theme == "textual-dark")

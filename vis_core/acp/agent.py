@@ -58,7 +58,10 @@ from vis_core.events import AssistantMessage, AssistantThinking, TurnStarted
 from vis_core.model.turn import TurnStatus
 
 if TYPE_CHECKING:
-    from vis_core.frontend import Frontend, HostOptions, ServerConnection, Session
+    from collections.abc import Coroutine
+
+    from vis_core.frontend import Frontend, HostOptions, McpServerView, Session
+    from vis_core.model.sessions import SessionRow
 
 log = logging.getLogger(__name__)
 
@@ -190,26 +193,26 @@ class VisAgent:
         servers, problems = client_servers(declared)
         if not servers and not problems:
             return
-        conns = link.core.join_mcp_servers(servers, problems)
-        task = asyncio.get_running_loop().create_task(self._say_servers(link, conns, problems))
+        joined = link.core.join_mcp_servers(servers, problems)
+        task = asyncio.get_running_loop().create_task(self._say_servers(link, joined, problems))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
     async def _say_servers(
-        self, link: SessionLink, conns: list[ServerConnection], problems: list[Any]
+        self,
+        link: SessionLink,
+        joined: Coroutine[Any, Any, list[McpServerView]],
+        problems: list[Any],
     ) -> None:
         from vis_core.frontend import MCP_TOOL_PREFIX as PREFIX
-        from vis_core.frontend import SETTLE
 
-        # each up to its own timeout (a slow start is not a failure), as a block naming it waits
-        await asyncio.gather(*(c.wait_ready(c.config.timeout + SETTLE) for c in conns))
         lines = []
-        for conn in conns:
+        for conn in await joined:  # each once it has connected or failed
             state = conn.state.value
             if conn.error:
                 lines.append(f"- {conn.name}: {state}: {conn.error}")
             else:
-                tools = ", ".join(sorted(info.name for info in conn.tools)) or "no tools"
+                tools = ", ".join(sorted(name for name, _ in conn.tools)) or "no tools"
                 lines.append(f"- {conn.name}: {state} · {tools}")
         lines += [f"- {p.server}: skipped: {p.message}" for p in problems]
         head = f"Vis: the editor's MCP servers (the model calls them as {PREFIX}<server>__<tool>):"
@@ -220,12 +223,7 @@ class VisAgent:
             link = self.links[session_id]
             return link.core, link.session
         core = await self._core(cwd)
-        try:
-            row = core.stored_session(session_id)
-        except ValueError as exc:
-            raise RequestError.invalid_params({"sessionId": str(exc)}) from None
-        if row is None:
-            raise RequestError.resource_not_found(session_id)
+        row = _stored(core, session_id)
         try:
             session = await core.open_session(row.id)
         except LookupError as exc:  # another Vis has it open
@@ -283,17 +281,12 @@ class VisAgent:
         ``Session.fork`` makes one; the sandbox starts empty). The editor shows the history it
         has, so nothing is replayed."""
         core = await self._core(cwd)
-        try:
-            source = core.stored_session(session_id)
-        except ValueError as exc:
-            raise RequestError.invalid_params({"sessionId": str(exc)}) from None
-        if source is None:
-            raise RequestError.resource_not_found(session_id)
+        source = _stored(core, session_id)
         if Path(source.workspace).resolve() != core.workspace:
             raise RequestError.invalid_params(
                 {"cwd": f"session {session_id} belongs to {source.workspace}; fork it there"}
             )
-        forked = core.fork_session(source.id, "session/fork")
+        forked = await core.fork_session(source.id, "session/fork")
         # nothing settled to copy yet: a fresh session in the same folder
         session = await (core.new_session() if forked is None else core.open_session(forked))
         await self._started(core, session, mcp_servers)
@@ -441,9 +434,21 @@ class VisAgent:
     async def close(self) -> None:
         for task in list(self._tasks):
             task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         for link in list(self.links.values()):
             await link.close()
         self.links.clear()
         for core in list(self.cores.values()):
             await core.close()
         self.cores.clear()
+
+
+def _stored(core: Frontend, session_id: str) -> SessionRow:
+    """The stored session ``session_id`` names (a prefix works), or the editor's error."""
+    try:
+        row = core.stored_session(session_id)
+    except ValueError as exc:
+        raise RequestError.invalid_params({"sessionId": str(exc)}) from None
+    if row is None:
+        raise RequestError.resource_not_found(session_id)
+    return row

@@ -362,10 +362,6 @@ class ConversationBuilder:
             self._verdicts, self._rejudge = [], set()
         return self._owners[1]
 
-    def current_position(self) -> int:
-        """The position of the latest turn (0 before the first)."""
-        return max(self.turns, default=0)
-
     def _on_TurnEnded(self, event: TurnEnded) -> None:
         position = self._position(event.turn_id)
         shape = self.turns.get(position)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_core.agent.event_bus import EventBus
@@ -11,12 +12,12 @@ from vis_core.agent.invoker import CallPosition, ToolInvoker
 from vis_core.agent.plan import PlanMode
 from vis_core.drafts.session import SessionDrafts
 from vis_core.events import Event
-from vis_core.instructions.session import SessionInstructions
 from vis_core.providers.base import ContextOverflowError, Provider, ToolDefinition
-from vis_core.tools.checkpoints import Checkpoints
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
+    from vis_core.model.block import FileChange
+    from vis_core.model.undo import UndoReport
 
 
 class EventSink(Protocol):
@@ -37,6 +38,50 @@ class BlockRunner(Protocol):
     async def interrupt(self) -> None: ...
 
     async def close(self) -> None: ...
+
+
+class FileWatch(Protocol):
+    """What one turn's blocks change in the workspace, block by block."""
+
+    @property
+    def turn_id(self) -> str: ...
+
+    def start(self) -> None: ...  # before a block
+
+    def rebase(self) -> None: ...  # the workspace moved (a draft) during a block
+
+    def finish(self) -> tuple[FileChange, ...]: ...  # after a block: what it changed
+
+
+class TurnCheckpoints(Protocol):
+    """``/undo``: the workspace before each turn changed it (``tools.checkpoints``)."""
+
+    def take(self, turn_id: str, position: int) -> object: ...
+
+    def drop_if_unchanged(self, turn_id: str) -> bool: ...
+
+    def watch(self, turn_id: str) -> FileWatch: ...
+
+    def restore(self, steps: int = 1) -> UndoReport: ...
+
+
+class InstructionFile(Protocol):
+    @property
+    def path(self) -> Path: ...
+    @property
+    def tokens(self) -> int: ...
+    def label(self, workspace: Path) -> str: ...
+
+
+class SessionInstructionFiles(Protocol):
+    """The instruction files (AGENTS.md & co) in a session's system prompt, which front ends
+    show, and the nested ones its blocks came near, which the loop adds to their output."""
+
+    @property
+    def workspace(self) -> Path: ...
+    @property
+    def files(self) -> Sequence[InstructionFile]: ...
+    def take_notes(self) -> str: ...  # the nested files not given yet, once
 
 
 @dataclass
@@ -145,8 +190,8 @@ class SessionDeps:
     position: CallPosition = field(default_factory=CallPosition)
     limits: TurnLimits = field(default_factory=TurnLimits)
     context: ContextPort | None = None
-    checkpoints: Checkpoints | None = None  # /undo: the workspace before each turn changed it
-    instructions: SessionInstructions | None = None  # AGENTS.md & co
+    checkpoints: TurnCheckpoints | None = None  # /undo: the workspace before each turn changed it
+    instructions: SessionInstructionFiles | None = None  # AGENTS.md & co
     plan: PlanMode = field(default_factory=PlanMode)  # read-only until the person approves
     drafts: SessionDrafts | None = None  # the draft it works in
     tool_context: Any = None  # its built-in tools' ToolContext

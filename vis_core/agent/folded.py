@@ -52,11 +52,6 @@ def _covers(later: Coverage, earlier: Coverage) -> bool:
     return old_turns <= turns and all(p in turns or (p, i) in steps for p, i in old_steps)
 
 
-def covers(later: FoldCreated, earlier: FoldCreated) -> bool:
-    """``later`` covers every step ``earlier`` folded (so its gist replaces the earlier one)."""
-    return _covers(_coverage(later), _coverage(earlier))
-
-
 def fold_owners(folds: Sequence[FoldCreated]) -> FoldOwners:
     steps: dict[Tag, int] = {}
     turns: dict[int, int] = {}

@@ -241,22 +241,14 @@ class ToolInvoker:
             except RuntimeError:
                 return None  # refused, with its Activity: :meth:`call`
         show_start = activity.show_start if activity is not None else True
-        record = self.new_record(
-            name,
-            activity.label if activity is not None else name,
-            tag=tool.tag,
-            owner=owner,
-            parent_id=None,
-            show_start=show_start,
-        )
-        quick = QuickCall(self, tool, record, answer)
+        quick = QuickCall(self, tool, answer)
         site = self._position.site
         context = _evolve(
             self._blank_context,
             owner=owner,
             publish=quick.publish,
             loop=quick.loop,
-            activity_id=record.id,  # calls made from here show under this Activity
+            activity_id=(record_id := activity_id()),  # calls made from here show under it
             turn_id=site.turn_id,
             iteration_id=site.iteration_id,
             callers=(),
@@ -271,6 +263,16 @@ class ToolInvoker:
             return None
         if sent is None:  # its worker must start first, or a cancelled call end
             return None
+        # sent first: its Activity is recorded while the worker runs it
+        quick.record = record = self.new_record(
+            name,
+            activity.label if activity is not None else name,
+            tag=tool.tag,
+            owner=owner,
+            parent_id=None,
+            show_start=show_start,
+            record_id=record_id,
+        )
         quick.context = context
         if show_start:
             started = ActivityStarted(self._session_id, activity=record)
@@ -502,14 +504,7 @@ class ToolInvoker:
             await self._end(record, started=shown)
             raise
         await render(RenderPhase.SUCCESS, result=result, context=context, drawn=drawn)
-        if record.handle_id is None and isinstance(result, HostHandle):
-            # the call that returns a handle heads the receipt of the handle's later calls
-            record = dataclasses.replace(record, handle_id=result.activity_handle_id)
-        record = self.ended(record, error=_failure_of(result))
-        unanswered = context.unanswered_forms
-        if unanswered and record.state is ActivityState.SUCCEEDED:  # returned, but unasked
-            record = dataclasses.replace(record, error="; ".join(unanswered))
-        await self._end(record, started=shown)
+        await self._end(self.returned(record, result, context), started=shown)
         return result
 
     def new_record(
@@ -522,13 +517,15 @@ class ToolInvoker:
         parent_id: str | None,
         show_start: bool = True,
         handle_id: str | None = None,
+        record_id: str | None = None,
     ) -> ActivityRecord:
         """A running Activity of this session, at the current turn, iteration and form: the
-        session's blank record with this call's fields (see :func:`_evolve`)."""
+        session's blank record with this call's fields (see :func:`_evolve`); ``record_id``:
+        its id, if made already."""
         site = self._position.site
         return _evolve(
             self._blank_record,
-            id=activity_id(),
+            id=record_id or activity_id(),
             turn_id=site.turn_id,
             iteration_id=site.iteration_id,
             tool=tool,
@@ -541,6 +538,19 @@ class ToolInvoker:
             form=site.form,
             parent_id=parent_id,
         )
+
+    @classmethod
+    def returned(cls, record: ActivityRecord, result: Any, context: CallContext) -> ActivityRecord:
+        """``record`` ending now with ``result``: failed if the result reports failure, or if
+        the call returned with forms of its own unanswered."""
+        if record.handle_id is None and isinstance(result, HostHandle):
+            # the call that returns a handle heads the receipt of the handle's later calls
+            record = dataclasses.replace(record, handle_id=result.activity_handle_id)
+        record = cls.ended(record, error=_failure_of(result))
+        unanswered = context.unanswered_forms
+        if unanswered and record.state is ActivityState.SUCCEEDED:  # returned, but unasked
+            record = dataclasses.replace(record, error="; ".join(unanswered))
+        return record
 
     @staticmethod
     def ended(record: ActivityRecord, *, error: BaseException | None = None) -> ActivityRecord:
@@ -609,12 +619,11 @@ class QuickCall:
         self,
         invoker: ToolInvoker,
         tool: HostTool,
-        record: ActivityRecord,
         answer: Callable[[BaseException | None, Any], None],
     ) -> None:
         self._invoker = invoker
         self._tool = tool
-        self.record = record
+        self.record: ActivityRecord  # made once the call is sent
         self._answer = answer
         self.loop = asyncio.get_running_loop()
         self.context: CallContext | None = None
@@ -678,37 +687,43 @@ class QuickCall:
         if self.done:
             return
         self.done = True
-        assert self._sent is not None and self.context is not None
+        assert self._sent is not None
         runner, channel = self._sent[0], self._sent[1]
-        ended = self._invoker.ended
         try:
-            result = runner.answer(self._tool, channel, answered)
-            returnable(result)  # a value that cannot reach the sandbox fails the call
+            value = runner.answer(self._tool, channel, answered)
+            returnable(value)  # a value that cannot reach the sandbox fails the call
         except Exception as exc:
-            self._end(ended(self.record, error=exc), exc, None)
-            return
-        record = self.record
-        if record.handle_id is None and isinstance(result, HostHandle):
-            record = dataclasses.replace(record, handle_id=result.activity_handle_id)
-        record = ended(record, error=_failure_of(result))
-        unanswered = self.context.unanswered_forms
-        if unanswered and record.state is ActivityState.SUCCEEDED:  # returned, but unasked
-            record = dataclasses.replace(record, error="; ".join(unanswered))
-        self._end(record, None, result)
+            self._end(exc, None)
+        else:
+            self._end(None, value)
 
-    def _end(self, record: ActivityRecord, error: BaseException | None, value: Any) -> None:
-        """Emit the Activity's end (its start too, for an end-only one), then answer."""
+    def _record(self, error: BaseException | None, value: Any) -> ActivityRecord:
+        """The call's Activity, ended with ``error`` or ``value``."""
+        assert self.context is not None
+        if error is not None:
+            return ToolInvoker.ended(self.record, error=error)
+        return ToolInvoker.returned(self.record, value, self.context)
+
+    def _end(self, error: BaseException | None, value: Any) -> None:
+        """Answer, then hold the Activity's end (its start too, for an end-only one) in the
+        same loop pass, before anything the sandbox does next; what the bus cannot hold now
+        is emitted by a task that the next pass runs first. While earlier events of the call
+        wait (its start, its updates), they are emitted first, then it answers."""
         invoker = self._invoker
         hold, session_id = invoker._hold, invoker._session_id
+        quick = not self._pending and self.starting is None and hold is not None
+        if quick:
+            self._answer(error, value)  # first: the sandbox goes on while the bus takes them
+        record = self._record(error, value)
         events: list[ActivityStarted | ActivityEnded] = []
         if not self.shown:
             events.append(ActivityStarted(session_id, activity=record))
         events.append(ActivityEnded(session_id, activity=record))
-        if not self._pending and self.starting is None and hold is not None:
+        if quick:
+            assert hold is not None
             while events and hold(events[0]):
                 del events[0]
             if not events:
-                self._answer(error, value)
                 return
         pending, starting = self._pending, self.starting
 
@@ -722,10 +737,14 @@ class QuickCall:
                     await invoker._emit(event)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # the store failed: the call's error
-                self._answer(exc, None)
+            except Exception as exc:  # the store failed: the call's error, if not answered
+                if quick:
+                    log.exception("storing the end of %s failed", record.tool)
+                else:
+                    self._answer(exc, None)
                 return
-            self._answer(error, value)
+            if not quick:
+                self._answer(error, value)
 
         self._finishing = keep(invoker._quick_ends, self.loop.create_task(finish()))
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from vis_core.agent.invoker import CallSite
 from vis_core.events import UserContext
 from vis_core.model.turn import ContextOrigin
-from vis_core.tools.checkpoints import UndoReport
+from vis_core.model.undo import UndoReport
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession

@@ -20,9 +20,7 @@ from vis_core.agent.conversation import (
     ThinkingCollector,
     block_result_text,
 )
-from vis_core.agent.deps import (
-    SessionDeps,
-)
+from vis_core.agent.deps import FileWatch, SessionDeps, SessionModel
 from vis_core.agent.event_bus import Kinds, Subscriber
 from vis_core.agent.invoker import CallSite
 from vis_core.agent.prompt import PYTHON_EXECUTION_DESCRIPTION, PYTHON_EXECUTION_PARAMETERS
@@ -62,7 +60,6 @@ from vis_core.providers.base import (
 )
 from vis_core.providers.limits import known_input_limit, soft_budget
 from vis_core.system.redaction import secret_start
-from vis_core.tools.block_changes import BlockChanges
 
 log = logging.getLogger(__name__)
 
@@ -129,11 +126,13 @@ class AgentSession:
         self._cancelled_stdout = ""  # what a cancelled block printed (see _run_block)
         self.title = title
         self.model = deps.model
+        self._next_model: SessionModel | None = None  # switched to when the request ends
+        self._requesting = False
         self.checkpoints = deps.checkpoints  # /undo: the workspace before each turn changed it
         self.drafts = deps.drafts  # the draft it works in
         self.tool_context = deps.tool_context  # its built-in tools' ToolContext
         self.on_thinking: Callable[[str], None] | None = None  # reasoning as it streams (vis acp)
-        self._file_watch: BlockChanges | None = None  # what each block of a turn changed
+        self._file_watch: FileWatch | None = None  # what each block of a turn changed
         self.sandbox = deps.sandbox
         self.invoker = deps.invoker
         self.limits = deps.limits
@@ -172,6 +171,27 @@ class AgentSession:
     async def system_prompt(self) -> str:
         """The system prompt the next request carries."""
         return await self._hooks.system_prompt()
+
+    @property
+    def next_model(self) -> SessionModel:
+        """The model the next request goes to (one switched to mid-request, or the current)."""
+        return self._next_model or self.model
+
+    async def switch_model(self, model: SessionModel) -> None:
+        """Talk to ``model`` from the next request on: at once between requests, else when
+        the request under way ends (a request never changes model halfway). The model it
+        replaces is closed unless it is still in use."""
+        if self._requesting:
+            replaced, self._next_model = self._next_model, model
+        else:
+            replaced, self.model = self.model, model
+        if replaced is None or replaced.provider is None:
+            return
+        if any(m is not None and m.provider is replaced.provider for m in (self.model, model)):
+            return
+        aclose = getattr(replaced.provider, "aclose", None)
+        if aclose is not None:
+            await aclose()
 
     @property
     def model_label(self) -> str:
@@ -398,6 +418,19 @@ class AgentSession:
     async def _request(
         self, turn_id: str, iteration: int, outcome: TurnOutcome
     ) -> tuple[list[ToolCall], str]:
+        """One model request; a model switched to meanwhile is used from its end on."""
+        self._requesting = True
+        try:
+            return await self._request_folding(turn_id, iteration, outcome)
+        finally:
+            self._requesting = False
+            if self._next_model is not None:
+                model, self._next_model = self._next_model, None
+                await self.switch_model(model)
+
+    async def _request_folding(
+        self, turn_id: str, iteration: int, outcome: TurnOutcome
+    ) -> tuple[list[ToolCall], str]:
         """One model request; a too-long one is retried once after the context port folds."""
         for event in await self._hooks.before_request(turn_id):
             await self.emit(event)
@@ -568,16 +601,7 @@ class AgentSession:
         await emit_thinking()
         text = "".join(chunks)
         cut = outcome.cut = stop == StopReason.MAX_TOKENS
-        if text:
-            await self.emit(
-                AssistantMessage(
-                    self.id,
-                    turn_id=turn_id,
-                    iteration=iteration,
-                    text=text,
-                    incomplete=Incomplete.CUT if cut else Incomplete.NO,
-                )
-            )
+        await self._answer(turn_id, iteration, text, Incomplete.CUT if cut else Incomplete.NO)
         await self._report_usage(turn_id, usage, outcome)
         if cut and calls:  # a cut plain answer ends the turn, whose status says so
             await self.emit(Notification(self.id, text=cut_notice(calls), kind=NotifyKind.WARN))
@@ -597,17 +621,18 @@ class AgentSession:
             await self.emit(AssistantDelta(self.id, turn_id=turn_id, text="".join(unsent)))
             unsent.clear()
         text = "".join(chunks)
+        await self._answer(turn_id, iteration, text, why)
+        if text:
+            outcome.content = text
+
+    async def _answer(self, turn_id: str, iteration: int, text: str, why: Incomplete) -> None:
+        """The whole text of one response (none when it had no text)."""
         if text:
             await self.emit(
                 AssistantMessage(
-                    self.id,
-                    turn_id=turn_id,
-                    iteration=iteration,
-                    text=text,
-                    incomplete=why,
+                    self.id, turn_id=turn_id, iteration=iteration, text=text, incomplete=why
                 )
             )
-            outcome.content = text
 
     async def _report_usage(self, turn_id: str, usage: Usage, outcome: TurnOutcome) -> None:
         provider = self.model.provider
@@ -673,13 +698,13 @@ class AgentSession:
         if self._file_watch is not None:
             self._file_watch.rebase()
 
-    async def _watch_files(self, turn_id: str) -> BlockChanges | None:
+    async def _watch_files(self, turn_id: str) -> FileWatch | None:
         """The turn's file watch, started before a block (None: no checkpoints here)."""
         if self.checkpoints is None:
             return None
         watch = self._file_watch
         if watch is None or watch.turn_id != turn_id:
-            watch = self._file_watch = BlockChanges(self.checkpoints, turn_id)
+            watch = self._file_watch = self.checkpoints.watch(turn_id)
         try:
             await asyncio.to_thread(watch.start)
         except OSError as exc:
@@ -688,7 +713,7 @@ class AgentSession:
         return watch
 
     @staticmethod
-    async def _changed_files(watch: BlockChanges | None) -> tuple[FileChange, ...]:
+    async def _changed_files(watch: FileWatch | None) -> tuple[FileChange, ...]:
         """What the block changed (nothing when it could not be read: the log says why)."""
         if watch is None:
             return ()

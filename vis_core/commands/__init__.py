@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
     from vis_core.command_host import CommandDeps
     from vis_core.commands.files import CommandFile
-    from vis_core.tools.checkpoints import UndoReport
+    from vis_core.model.undo import UndoReport
 
 
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]<>()#+!|~])")
@@ -232,6 +232,11 @@ def _action(action: CommandAction, title: str, body: str | None = None) -> Comma
     return CommandResult(True, title, body, action=action)
 
 
+def send_prompt(title: str, prompt: PromptToSend) -> CommandResult:
+    """A command's result that sends ``prompt`` to the model as the person's request."""
+    return CommandResult(True, title, None, data=prompt, action=CommandAction.SEND_PROMPT)
+
+
 def _builtin_commands(deps: CommandDeps, registry: CommandRegistry) -> list[SlashCommand]:
     """The built-in commands, declared as extensions declare theirs."""
 
@@ -242,7 +247,7 @@ def _builtin_commands(deps: CommandDeps, registry: CommandRegistry) -> list[Slas
             f"- `{info.usage}`: {info.doc}" + ("" if info.owner == "vis" else f" ({info.owner})")
             for info in registry.all()
         )
-        return CommandResult(True, "Commands", rows, action=CommandAction.OPEN_HELP)
+        return _action(CommandAction.OPEN_HELP, "Commands", rows)
 
     def model(ctx: dict[str, Any]) -> Any:
         session = ctx.get("session")
@@ -256,7 +261,7 @@ def _builtin_commands(deps: CommandDeps, registry: CommandRegistry) -> list[Slas
         label = session.model.label if session is not None else deps.models.label
         problem = session.model.problem if session is not None else deps.models.problem
         body = problem or "Switch with `/model provider/model`, e.g. `/model openai/gpt-5`."
-        return CommandResult(True, f"Model: {label}", body, action=CommandAction.OPEN_MODELS)
+        return _action(CommandAction.OPEN_MODELS, f"Model: {label}", body)
 
     def login(ctx: dict[str, Any]) -> CommandResult:
         body = (
@@ -264,9 +269,7 @@ def _builtin_commands(deps: CommandDeps, registry: CommandRegistry) -> list[Slas
             "Elsewhere, export the provider's key (e.g. ANTHROPIC_API_KEY) or run "
             "`vis --model provider/model`."
         )
-        return CommandResult(
-            True, "Log in to a model provider", body, action=CommandAction.OPEN_LOGIN
-        )
+        return _action(CommandAction.OPEN_LOGIN, "Log in to a model provider", body)
 
     async def undo(ctx: dict[str, Any]) -> CommandResult:
         from vis_core.agent.person_input import undo as undo_turns
@@ -299,7 +302,7 @@ def _builtin_commands(deps: CommandDeps, registry: CommandRegistry) -> list[Slas
         # reading every extension again takes the registration worker's time (up to the
         # load time limit): off the loop, so the app and running sessions stay live meanwhile
         summary = await deps.reload()
-        return CommandResult(True, "Reloaded extensions", summary, action=CommandAction.RELOAD)
+        return _action(CommandAction.RELOAD, "Reloaded extensions", summary)
 
     from vis_core.commands.context import context_commands
     from vis_core.commands.draft import draft_command
@@ -349,9 +352,7 @@ def _file_command(item: CommandFile) -> _Command:
 
     def run(ctx: dict[str, Any]) -> CommandResult:
         request = PromptToSend(item.expand(ctx["raw"]), label=f"/{item.name}", model=item.model)
-        return CommandResult(
-            True, f"/{item.name}", None, data=request, action=CommandAction.SEND_PROMPT
-        )
+        return send_prompt(f"/{item.name}", request)
 
     owner = "project file" if item.source == "project" else "personal file"
     info = CommandInfo(item.name, item.usage, item.description, saveable=True, owner=owner)

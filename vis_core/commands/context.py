@@ -47,7 +47,9 @@ def context_commands(deps: CommandDeps) -> list[SlashCommand]:
         report = context_report(session, deps.store.folds(session.id), system)
         return ok("Context of the next request", report)
 
-    def fork(ctx: dict[str, Any]) -> CommandResult:
+    async def fork(ctx: dict[str, Any]) -> CommandResult:
+        import asyncio
+
         from vis_core.extension_host.session_changes import fork_stored
 
         session, refused = idle_session(ctx, "fork")
@@ -62,7 +64,7 @@ def context_commands(deps: CommandDeps) -> list[SlashCommand]:
                 )
             turn = int(raw)
         try:
-            row = fork_stored(deps.store, session.id, turn, "/fork")
+            row = await asyncio.wrap_future(fork_stored(deps.store, session.id, turn, "/fork"))
         except (LookupError, ValueError) as exc:
             return err("Cannot fork", str(exc))
         return CommandResult(

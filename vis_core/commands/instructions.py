@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from vis_core.commands import CommandAction, CommandResult, PromptToSend
+from vis_core.commands import CommandResult, PromptToSend, send_prompt
 from vis_core.extension.declarations import SlashCommand
 from vis_core.instructions.init_prompt import init_prompt
 
@@ -15,13 +15,7 @@ if TYPE_CHECKING:
 def init_command(deps: CommandDeps) -> SlashCommand:
     def run(ctx: dict[str, Any]) -> CommandResult:
         text = init_prompt(deps.space.root)
-        return CommandResult(
-            True,
-            "Writing AGENTS.md",
-            None,
-            data=PromptToSend(text, label="/init"),
-            action=CommandAction.SEND_PROMPT,
-        )
+        return send_prompt("Writing AGENTS.md", PromptToSend(text, label="/init"))
 
     return SlashCommand(
         "init",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from vis_core.agent.plan import APPROVED
-from vis_core.commands import CommandAction, CommandResult, PromptToSend, err, ok
+from vis_core.commands import CommandResult, PromptToSend, err, ok, send_prompt
 from vis_core.extension.declarations import SlashCommand
 from vis_core.model.turn import TurnStatus
 
@@ -53,13 +53,7 @@ def approve(deps: CommandDeps, session: AgentSession, notes: str) -> CommandResu
         )
     session.plan.set(False, told=True)
     text = APPROVED.format(plan=plan) + (f"\n\nThe person adds: {notes}" if notes else "")
-    return CommandResult(
-        True,
-        "Plan approved",
-        None,
-        data=PromptToSend(text, label="/plan approve"),
-        action=CommandAction.SEND_PROMPT,
-    )
+    return send_prompt("Plan approved", PromptToSend(text, label="/plan approve"))
 
 
 def plan_command(deps: CommandDeps) -> SlashCommand:
@@ -81,13 +75,7 @@ def plan_command(deps: CommandDeps) -> SlashCommand:
             return ok("Plan mode off", "The model may change files and run commands again.")
         entered = session.plan.set(True)
         if raw:
-            return CommandResult(
-                True,
-                "Plan mode on",
-                None,
-                data=PromptToSend(raw, label="/plan"),
-                action=CommandAction.SEND_PROMPT,
-            )
+            return send_prompt("Plan mode on", PromptToSend(raw, label="/plan"))
         title = "Plan mode on" if entered else "Already in plan mode"
         return ok(title, entered_text(deps, session.id) + HOW_TO_LEAVE)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import collections.abc
 import enum
 import inspect
 import sys
@@ -232,9 +231,3 @@ def resolve_annotation(annotation: Any, globalns: Mapping[str, Any]) -> Any:
     if isinstance(annotation, typing.ForwardRef):
         return resolve_text(annotation.__forward_arg__, globalns)
     return annotation
-
-
-def is_collections_abc(obj: Any) -> bool:
-    return getattr(obj, "__module__", None) == "collections.abc" and hasattr(
-        collections.abc, getattr(obj, "__name__", "")
-    )

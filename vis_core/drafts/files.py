@@ -88,7 +88,7 @@ def land_files(
         for name, writer in changes:
             current = name
             target = root / name
-            if _through_link(root, name):
+            if through_link(root, name):
                 raise OSError(f"a folder on the way to {name} is a symbolic link")
             if writer is None:
                 staged.append((target, None))
@@ -138,7 +138,7 @@ class LandingFailed(OSError):
         self.problems = problems
 
 
-def _through_link(root: Path, name: str) -> bool:
+def through_link(root: Path, name: str) -> bool:
     """Whether a folder on the way to ``name`` is a symbolic link (never written through)."""
     folder = root
     for part in Path(name).parts[:-1]:

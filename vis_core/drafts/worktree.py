@@ -190,13 +190,6 @@ def merge_commit(tree: Path, theirs: str, message: str) -> str:
     return text(["rev-parse", "HEAD"], tree)
 
 
-@dataclass(frozen=True)
-class Approval:
-    commit: str
-    files: list[str]
-    target_branch: str
-
-
 def plan_approval(
     tree: Path, top: Path, target: str | None, label: str, ours: str = "HEAD"
 ) -> tuple[str, str, str, list[str]]:
@@ -260,7 +253,7 @@ def check_live(top: Path, target: str, old: str, new: str, base: str, names: Seq
         changed_since = []
         for name in names:
             path = top / name
-            if _through_link(top, name):
+            if draft_files.through_link(top, name):
                 changed_since.append(name)
                 continue
             now = draft_files.content_id(path, object_format)
@@ -343,16 +336,6 @@ def _reset_index(top: Path, names: Sequence[str]) -> None:
         git(["reset", "-q", "--pathspec-from-file", listing.name, "--pathspec-file-nul"], top)
     finally:
         Path(listing.name).unlink()
-
-
-def _through_link(top: Path, name: str) -> bool:
-    """Whether a folder on the way to ``name`` is a symbolic link (never written through)."""
-    folder = top
-    for part in Path(name).parts[:-1]:
-        folder = folder / part
-        if folder.is_symlink():
-            return True
-    return False
 
 
 def remove(top: Path, tree: Path, branch: str | None, *, delete_branch: bool = True) -> None:

@@ -125,7 +125,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "vis_core.extension.workspace": (
         "git",
-        "git",
         "python_environment",
         "workspace_files",
     ),
@@ -134,12 +133,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "DEFAULT_MAX_BYTES",
         "DEFAULT_MAX_LINES",
         "fit_output",
-        "format_size",
         "save_full_output",
         "truncate_head",
         "truncate_line",
         "truncate_tail",
     ),
+    "vis_core.text_limits": ("format_size",),
     "vis_core.extension.forms": (
         "Answer",
         "AnswerReason",
@@ -291,7 +290,6 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         DEFAULT_MAX_BYTES,
         DEFAULT_MAX_LINES,
         fit_output,
-        format_size,
         save_full_output,
         truncate_head,
         truncate_line,
@@ -335,6 +333,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     from vis_core.model.network import NetworkRequest, NetworkResponse
     from vis_core.model.usage import Usage
     from vis_core.system.git import GitFailed
+    from vis_core.text_limits import format_size
 
 __all__ = [
     "DEFAULT_MAX_BYTES",

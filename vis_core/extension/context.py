@@ -64,20 +64,13 @@ def current_call() -> CallContext | None:
     return _current.get()
 
 
-# the runtime serving a request made outside any call (a thread of an extension asks its host):
-# who serves it sets it for that request alone (``serve_as(runtime)`` in the request's context)
-_serving: contextvars.ContextVar[Runtime | None] = contextvars.ContextVar(
-    "vis_serving_runtime", default=None
-)
-serve_as = _serving.set
-
-
-def serving_runtime() -> Runtime | None:
-    """The runtime of the running call, else the one serving the running request here."""
+def serving_runtime(serving: Runtime | None = None) -> Runtime | None:
+    """The runtime of the running call, else ``serving``: who serves a request made outside
+    any call (a thread of an extension asks its host) passes its own."""
     call = _current.get()
     if call is not None and call.runtime is not None:
         return call.runtime
-    return _serving.get()
+    return serving
 
 
 # ``calling`` without a context manager, for a per-call path where even that costs: ``token =

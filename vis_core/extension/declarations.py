@@ -309,11 +309,7 @@ class Extension:
         commands = _items(
             self.slash_commands, f"{where}: slash_commands", (SlashCommand,), "vis.SlashCommand"
         )
-        seen: set[str] = set()
-        for command in commands:
-            if command.name in seen:
-                raise ValueError(f"{where}: slash command /{command.name} is declared twice")
-            seen.add(command.name)
+        _once(commands, "name", lambda name: f"{where}: slash command /{name}")
         hooks = _items(self.op_hooks, f"{where}: op_hooks", (OpHook,), "vis.OpHook")
         filters = _network_filters(self.network_filters, where)
         providers = _providers(self.providers, where)
@@ -325,11 +321,7 @@ class Extension:
         _optional_text(self.kind, f"{where}: kind")
         _optional_text(self.version, f"{where}: version")
         settings = _items(self.settings, f"{where}: settings", (Setting,), "vis.Setting")
-        ids: set[str] = set()
-        for setting in settings:
-            if setting.id in ids:
-                raise ValueError(f"{where}: setting id {setting.id!r} is declared twice")
-            ids.add(setting.id)
+        _once(settings, "id", lambda name: f"{where}: setting id {name!r}")
         for attr, items in (
             ("symbols", symbols),
             ("slash_commands", commands),
@@ -348,22 +340,25 @@ def _network_filters(value: Any, where: str) -> tuple[Any, ...]:
     from vis_core.extension.network import NetworkFilter
 
     filters = _items(value, f"{where}: network_filters", (NetworkFilter,), "vis.NetworkFilter")
-    names = [f.name for f in filters]
-    for name in names:
-        if names.count(name) > 1:
-            raise ValueError(f"{where}: network filter {name!r} is declared twice")
-    return filters
+    return _once(filters, "name", lambda name: f"{where}: network filter {name!r}")
 
 
 def _providers(value: Any, where: str) -> tuple[Any, ...]:
     from vis_core.extension.providers import Provider
 
     providers = _items(value, f"{where}: providers", (Provider,), "vis.Provider")
-    names = [p.name for p in providers]
-    for name in names:
-        if names.count(name) > 1:
-            raise ValueError(f"{where}: provider {name!r} is declared twice")
-    return providers
+    return _once(providers, "name", lambda name: f"{where}: provider {name!r}")
+
+
+def _once(items: tuple[Any, ...], key: str, said: Callable[[str], str]) -> tuple[Any, ...]:
+    """``items``, refused when two share their ``key`` (``said`` names it in the error)."""
+    seen: set[str] = set()
+    for item in items:
+        name = getattr(item, key)
+        if name in seen:
+            raise ValueError(f"{said(name)} is declared twice")
+        seen.add(name)
+    return items
 
 
 def _grants(value: Any, where: str) -> tuple[Any, ...]:

@@ -2,10 +2,10 @@
 
 The SDK itself does no host work: ``vis.state``, ``vis.notify``, ``vis.ask``, ``vis.live`` …
 validate their arguments and call the :class:`Runtime` of the running call (its
-``CallContext.runtime``, or the one serving the running request), else the one runtime a
-child process installed once at its start: a forwarding one in an extension worker, a storing
-one in the registration worker, a refusing one in the model's sandbox. The Vis host installs
-none: it passes its runtime with every call and request it serves (a second Host its own).
+``CallContext.runtime``), else the one runtime a child process installed once at its start: a
+forwarding one in an extension worker, a storing one in the registration worker, a refusing
+one in the model's sandbox. The Vis host installs none: it passes its runtime with every call
+it makes and every worker request it serves (a second Host its own).
 Outside Vis (a plain script or unit test) none is installed and each call says what it does
 then (state in memory, roots at the working directory, …).
 """

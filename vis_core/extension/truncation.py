@@ -12,7 +12,6 @@ from typing import Literal
 
 from vis_core.extension.runtime import current_runtime
 from vis_core.text_limits import Keep, Truncation, fit_text, printable, truncate
-from vis_core.text_limits import format_size as _size_text
 
 DEFAULT_MAX_BYTES = 50 * 1024
 DEFAULT_MAX_LINES = 2000
@@ -40,11 +39,6 @@ def truncate_line(line: str, max_bytes: int = 500) -> str:
         return line
     room = max(0, max_bytes - len(ELLIPSIS.encode("utf-8")))
     return data[:room].decode("utf-8", errors="ignore") + ELLIPSIS
-
-
-def format_size(size: int) -> str:
-    """``812 B``, ``50.0 KB``, ``1.5 MB``."""
-    return _size_text(size)
 
 
 def save_full_output(text: str, label: str = "output") -> Path:

@@ -21,7 +21,6 @@ from vis_core.paths import VisPaths, project_trusted
 from vis_core.system.git import GitFailed
 
 SHARE_SECONDS = 2.0
-GIT_TIMEOUT = 60.0
 ENVIRONMENTS = ("project", "shared")
 
 _cache: dict[Path, tuple[float, tuple[Path, ...] | None]] = {}

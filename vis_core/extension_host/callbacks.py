@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +27,6 @@ from vis_core.extension_host.worker_client import (
     runs_in_worker,
 )
 from vis_core.ipc.kinds import CallbackKind
-from vis_core.system.loops import on_loop, run_on_loop
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -124,7 +123,9 @@ def on_change_runner(
     workers: Callable[[], Mapping[str, SessionWorkers]],
     place: WorkerPlace,
     values: Callable[[], Mapping[str, str]],
-) -> Callable[[DeclaringExtension, Setting[Any], tuple[Any, Any, str], CallContext], None]:
+) -> Callable[
+    [DeclaringExtension, Setting[Any], tuple[Any, Any, str], CallContext], Awaitable[None]
+]:
     """What runs a setting's ``on_change(old, new, scope)`` for the settings service.
 
     Where: the worker of the session the value was saved for; with no such session (a global
@@ -132,11 +133,9 @@ def on_change_runner(
     any extension code), any live session worker of this workspace, which loaded the same
     extensions; with none, a worker started for this one call and stopped after it. It raises
     what the callback raised, or why it could not run (a hang ends with a ``TimeoutError``).
-    It blocks (a thread: a save from the Settings screen, ``vis settings``, an extension's
-    call) while the host's loop awaits the callback.
     """
 
-    def run(
+    async def run(
         declaring: DeclaringExtension,
         setting: Setting[Any],
         change: tuple[Any, Any, str],
@@ -145,11 +144,6 @@ def on_change_runner(
         hook = setting.on_change
         if hook is None:
             return
-        if on_loop(place.loop):
-            raise RuntimeError(
-                f"the on_change of setting {setting.id!r} runs in an extension worker, which "
-                "Vis's event loop awaits: save the setting from a thread (asyncio.to_thread)"
-            )
         ext = extensions().get(declaring.name)
         if ext is None:
             raise LookupError(f"extension {declaring.name!r} is not loaded; reload extensions")
@@ -161,18 +155,15 @@ def on_change_runner(
         if worker is None and runs_in_worker(ext):
             worker = temporary = SessionWorkers(extensions, place, values())
         try:
-            outcome = run_on_loop(
-                place.loop,
-                run_callback(
-                    CallbackKind.ON_CHANGE,
-                    Callback(ext, hook, key=setting.id, args=change),
-                    worker,
-                    lambda _owner: context,
-                ),
+            outcome = await run_callback(
+                CallbackKind.ON_CHANGE,
+                Callback(ext, hook, key=setting.id, args=change),
+                worker,
+                lambda _owner: context,
             )
         finally:
             if temporary is not None:
-                temporary.stop()
+                await asyncio.to_thread(temporary.stop)
         if outcome.error is not None:
             raise outcome.error
 

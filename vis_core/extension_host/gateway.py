@@ -1,4 +1,4 @@
-"""How SDK host calls reach the running Vis: the bound call, the host, the loop and 403 refusals."""
+"""The rules of SDK calls that reach the Vis host: the bound call, its loop and 403 refusals."""
 
 from __future__ import annotations
 
@@ -9,10 +9,9 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.acting import loading_extension
-from vis_core.extension.context import CallContext, current_call, serving_runtime
-from vis_core.extension.errors import OUTSIDE_VIS, GatewayCode, GatewayError
+from vis_core.extension.context import CallContext, current_call
+from vis_core.extension.errors import GatewayCode, GatewayError
 from vis_core.extension.place import require_trusted
-from vis_core.extension_host.runtime import HostRuntime
 from vis_core.model.activity import ActivityPresentation, SymbolTag
 from vis_core.system.loops import run_on_loop
 from vis_core.tools.display import one_line
@@ -21,45 +20,17 @@ if TYPE_CHECKING:
     from vis_core.extension_host.host_port import HostPort
 
 
-def bound_call() -> CallContext | None:
-    """The Vis call running in this thread (a tool call, command or callback), if any."""
-    return current_call()
-
-
-def host_runtime() -> HostRuntime | None:
-    """The host runtime serving the running call or request (a thread of an extension asks
-    with no call); None outside what the Vis host serves."""
-    runtime = serving_runtime()
-    return runtime if isinstance(runtime, HostRuntime) else None
-
-
-def host_of(call: CallContext | None) -> HostPort | None:
-    """The host serving the running call (``call`` is it), else the one of this process."""
-    runtime = host_runtime()
-    return None if runtime is None else runtime.host
-
-
-def loop_of(call: CallContext | None, host: HostPort | None) -> asyncio.AbstractEventLoop | None:
+def loop_of(call: CallContext | None, host: HostPort) -> asyncio.AbstractEventLoop | None:
     """The host loop ``call`` came from, else the one ``host`` runs on."""
     if call is not None and call.loop is not None:
         return call.loop
-    runtime = host_runtime()
-    return None if runtime is None or host is None else runtime.loop
+    return host.loop
 
 
-def host_for_read(what: str) -> HostPort:
-    """The host for a read (allowed in a callback and in a thread of an extension)."""
+def require_change(what: str) -> CallContext:
+    """The bound call for a change; refused outside an active callback or session."""
     require_trusted(what)
-    host = host_of(bound_call())
-    if host is None:
-        raise RuntimeError(f"{what} {OUTSIDE_VIS}")
-    return host
-
-
-def require_change(what: str) -> tuple[CallContext, HostPort]:
-    """The bound call and host for a change; refused outside an active callback or session."""
-    require_trusted(what)
-    call = bound_call()
+    call = current_call()
     if call is None and loading_extension()[0]:
         raise GatewayError(
             GatewayCode.SESSION_NOT_BOUND,
@@ -67,22 +38,17 @@ def require_change(what: str) -> tuple[CallContext, HostPort]:
             "make the call in a tool call or a command",
         )
     if call is None:
-        if host_of(None) is None:
-            raise RuntimeError(f"{what} {OUTSIDE_VIS}")
         raise GatewayError(
             GatewayCode.FORBIDDEN_ROUTE,
             f"{what} works only in an active callback (a tool call or a command), not in a "
             "thread of your extension; use a callback",
         )
-    host = host_of(call)
-    if host is None:
-        raise RuntimeError(f"{what} {OUTSIDE_VIS}")
     if call.session_id is None:
         raise GatewayError(
             GatewayCode.SESSION_NOT_BOUND,
             f"{what} changes something, but no session called your extension",
         )
-    return call, host
+    return call
 
 
 @dataclasses.dataclass

@@ -1,13 +1,16 @@
-"""What the host side of the SDK uses of the Vis host (``vis_core.host.Host`` provides it)."""
+"""What the host side of the SDK's sessions API uses of one workspace's Vis (the composition
+root builds it from the host's services: ``vis_core.host.sdk_port.SdkPort``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import asyncio
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from vis_core.events import Event, TurnEnded
+    from vis_core.extension.mcp_servers import McpServer
     from vis_core.extension_host.call_state import SessionCallState
     from vis_core.extension_host.loaded import ExtensionLock
     from vis_core.providers.base import ModelChoice
@@ -23,7 +26,9 @@ class OpenSession(Protocol):
     def id(self) -> str: ...
 
     title: str
-    model: Any  # ``.label``, ``.provider``; replaced by a ``HostPort.session_model()`` value
+    model: Any  # ``.label``, ``.provider``
+
+    async def switch_model(self, model: Any) -> None: ...  # a ``HostPort.session_model()``
 
     @property
     def running(self) -> bool: ...  # a turn runs
@@ -39,8 +44,8 @@ class OpenSession(Protocol):
 
 
 class HostPort(Protocol):
-    """The running Vis host as the SDK's sessions API reaches it (``vis.sessions``,
-    ``vis.council``, ``vis.attach``): its store, workspace, settings and open sessions."""
+    """One workspace's Vis as ``vis.sessions``, ``vis.council`` and ``vis.attach`` reach it:
+    its store, folders, loop and open sessions; opening sessions, choosing their model."""
 
     @property
     def store(self) -> Store: ...
@@ -52,16 +57,14 @@ class HostPort(Protocol):
     def project_root(self) -> Path: ...
 
     @property
-    def config(self) -> Any: ...  # ``.data``: the merged config.toml
+    def loop(self) -> asyncio.AbstractEventLoop | None: ...  # where sessions run
+
+    def live_session(self, session_id: str) -> OpenSession | None: ...  # open here, if it is
 
     @property
-    def settings(self) -> Any: ...  # ``.set(key, value, scope, session_id=...)``
+    def council(self) -> Any: ...  # ``vis.council`` of these sessions
 
-    @property
-    def sessions(self) -> Sequence[OpenSession]: ...  # the open agent sessions, oldest first
-
-    @property
-    def mcp(self) -> Any: ...  # ``.register(owner, server)``
+    def config_data(self) -> Mapping[str, Any]: ...  # the merged config.toml
 
     async def new_session(self) -> OpenSession: ...
 
@@ -79,4 +82,8 @@ class HostPort(Protocol):
         """A fresh provider and model for a session (``.provider`` None: ``.problem`` says why)."""
         ...
 
+    async def save_model(self, session_id: str, label: str) -> None: ...  # its ``model``
+
     def extension_lock(self, owner: str) -> ExtensionLock | None: ...
+
+    def register_mcp_server(self, owner: str, server: McpServer) -> None: ...  # on the loop

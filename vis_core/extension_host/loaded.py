@@ -164,9 +164,6 @@ class LoadedExtensions:
         """The enabled extension called ``name``."""
         return self._by_name.get(name)
 
-    def by_alias(self, alias: str) -> LoadedExtension | None:
-        return next((e for e in self.enabled if e.alias == alias), None)
-
     def host_tools(self) -> list[HostTool]:
         """Every enabled extension's tools, as named for the sandbox (``alias.name``)."""
         return [tool for ext in self.enabled for tool in ext.tools]

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -122,14 +121,13 @@ class Extensions(Protocol):
 
 
 class OpenSessions(Protocol):
-    @property
-    def sessions(self) -> Sequence[OpenSession]: ...  # oldest first
+    def live_session(self, session_id: str) -> OpenSession | None: ...  # the one in use
 
 
 @dataclass(frozen=True)
 class RuntimeDeps:
     """What the host side of the SDK uses of the host's services (the composition root
-    builds it); ``host``: what ``vis.sessions``, ``vis.council`` and ``vis.attach`` reach."""
+    builds it); ``loop``: the one the host runs on (None: built outside one, read-only)."""
 
     store: Store
     interaction: Interaction
@@ -137,7 +135,7 @@ class RuntimeDeps:
     space: JailPlace
     catalog: Extensions
     registry: OpenSessions
-    host: HostPort
+    loop: asyncio.AbstractEventLoop | None
 
 
 class HostRuntime(StoreRuntime):
@@ -146,9 +144,20 @@ class HostRuntime(StoreRuntime):
     def __init__(self, deps: RuntimeDeps) -> None:
         super().__init__(deps.store)
         self.deps = deps
-        self.host = deps.host  # the sessions API's (``gateway.host_of``)
-        self.loop: asyncio.AbstractEventLoop | None = None
+        self.loop = deps.loop
         self._tasks: set[asyncio.Task[Any]] = set()  # notifications posted from the loop
+        self._host: HostPort | None = None
+
+    def serve(self, host: HostPort) -> None:
+        """What ``vis.sessions``, ``vis.council`` and ``vis.attach`` reach: given once the
+        session factory exists (a session's extension can open sessions, so these come last)."""
+        self._host = host
+
+    @property
+    def host(self) -> HostPort:
+        if self._host is None:
+            raise RuntimeError("the Vis host is still starting; its sessions are not served yet")
+        return self._host
 
     def loop_of_call(self) -> asyncio.AbstractEventLoop | None:
         """The host loop the running call came from, else the loop the host runs on."""
@@ -157,11 +166,8 @@ class HostRuntime(StoreRuntime):
         return None if loop is None or loop.is_closed() else loop
 
     def _agent(self, session_id: str | None) -> OpenSession | None:
-        """The open agent session ``session_id`` (the latest opened is the one in use)."""
-        if session_id is None:
-            return None
-        sessions: Sequence[OpenSession] = self.deps.registry.sessions
-        return next((s for s in reversed(sessions) if s.id == session_id), None)
+        """The open agent session ``session_id``, if it is open here."""
+        return None if session_id is None else self.deps.registry.live_session(session_id)
 
     def extension_path(self, owner: str) -> Path | None:
         loaded = self.deps.catalog.loaded.get(owner)
@@ -227,33 +233,31 @@ class HostRuntime(StoreRuntime):
     def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
         from vis_core.extension_host import sessions_api
 
-        return sessions_api.list_sessions(search)
+        return sessions_api.list_sessions(self.host, search)
 
     def read_session(self, session_id: str | None) -> dict[str, Any]:
         from vis_core.extension_host import sessions_api
 
-        return sessions_api.read_session(session_id)
+        return sessions_api.read_session(self.host, session_id)
 
     def sessions(self) -> Any:
-        from vis_core.extension_host import sessions_api
+        from vis_core.extension_host.sessions_api import Sessions
 
-        return sessions_api.SESSIONS
+        return Sessions(self.host)
 
     def bound_session(self) -> Any:
         from vis_core.extension_host import sessions_api
 
-        return sessions_api.bound_session()
+        return sessions_api.bound_session(self.host)
 
     def council(self) -> Any:
         from vis_core.extension.place import require_trusted
-        from vis_core.extension_host.gateway import bound_call, host_of
 
         require_trusted("vis.council")
-        call = bound_call()
-        host = host_of(call)
-        if call is None or call.session_id is None or host is None:
+        call = current_call()
+        if call is None or call.session_id is None:
             return super().council()  # no bound session: OutsideVis says so
-        return host.subagents.council  # type: ignore[attr-defined]
+        return self.host.council
 
     # -- attachments of the running block ------------------------------------------------------
     def attachment_add(
@@ -333,7 +337,7 @@ class HostRuntime(StoreRuntime):
     def register_mcp_server(self, owner: str, server: McpServer) -> None:
         loop = self.loop_of_call()
         if loop is not None:
-            loop.call_soon_threadsafe(self.host.mcp.register, owner, server)
+            loop.call_soon_threadsafe(self.host.register_mcp_server, owner, server)
 
     def jail_terms(self) -> JailTerms:
         from vis_core.extension.fs import JailTerms

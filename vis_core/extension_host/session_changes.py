@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from concurrent.futures import Future
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from vis_core.extension_host.gateway import (
@@ -24,19 +26,18 @@ if TYPE_CHECKING:
     from vis_core.store import Store
 
 
-def check_change(
-    host_session_id: str, origin: str | None, what: str
-) -> tuple[CallContext, HostPort]:
-    """The bound call and host for a change of session ``host_session_id``: only in an active
-    callback of a session, and only that session or one the calling extension created."""
-    call, host = require_change(what)
-    if host_session_id != call.session_id and origin != call.owner:
+def check_change(handle: Any, what: str) -> tuple[CallContext, HostPort]:
+    """The bound call, and the Vis whose extension holds ``handle``, for a change of its
+    session: only in an active callback of a session, and only that session or one the
+    calling extension created."""
+    call = require_change(what)
+    if handle.id != call.session_id and handle.origin != call.owner:
         raise GatewayError(
             GatewayCode.FORBIDDEN_SESSION,
-            f"session {host_session_id} belongs to another extension or to a person; {what} can "
+            f"session {handle.id} belongs to another extension or to a person; {what} can "
             "change only the bound session and sessions that your extension created",
         )
-    return call, host
+    return call, handle._home
 
 
 def _fork_turn(turns: list[TurnRow], turn: int | str | None, what: str) -> TurnRow:
@@ -60,9 +61,17 @@ def _fork_turn(turns: list[TurnRow], turn: int | str | None, what: str) -> TurnR
     return found
 
 
-def fork_stored(store: Store, source_id: str, turn: int | str | None, what: str) -> SessionRow:
+def fork_stored(
+    store: Store, source_id: str, turn: int | str | None, what: str
+) -> Future[SessionRow]:
     """A new session holding ``source_id``'s events up to and including ``turn``'s end, with
-    fresh ids, ``forked_from`` recorded and the fork point kept for ``read_session``."""
+    fresh ids, ``forked_from`` recorded and the fork point kept for ``read_session``: read
+    and written by the store's writer, after what was queued before (the future of the new
+    row, or of the ``LookupError`` or ``ValueError`` that says why there is no fork)."""
+    return store.writer.call(partial(_fork, store, source_id, turn, what))
+
+
+def _fork(store: Store, source_id: str, turn: int | str | None, what: str) -> SessionRow:
     from vis_core.events import SessionCreated, TurnEnded
     from vis_core.extension_host.sessions_api import _renamed
 
@@ -94,9 +103,9 @@ def fork_stored(store: Store, source_id: str, turn: int | str | None, what: str)
 def fork(handle: Any, turn: int | str | None = None) -> Any:
     """See :meth:`Session.fork`."""
     what = "Session.fork()"
-    call, host = check_change(handle.id, handle.origin, what)
+    call, host = check_change(handle, what)
     with shown_change(call, host, "Session.fork", "Forked session") as shown:
-        row = fork_stored(host.store, handle.id, turn, what)
+        row = fork_stored(host.store, handle.id, turn, what).result()  # an SDK thread waits
         host.store.state_set(ORIGIN_STATE, row.id, call.owner)
         shown.summary = f"{handle.id[:8]} → {row.id[:8]} · {row.turn_count} turns"
     from vis_core.extension_host.sessions_api import Session
@@ -112,23 +121,18 @@ def set_model(handle: Any, model: str) -> None:
     if not isinstance(model, str):
         raise TypeError(f"{what}: model must be text like 'anthropic/claude-sonnet-4-6'")
     choice = ModelChoice.parse(model.strip())
-    call, host = check_change(handle.id, handle.origin, what)
+    call, host = check_change(handle, what)
     with shown_change(call, host, "Session.set_model", "Changed model") as shown:
         chosen = host.session_model(choice, session_id=handle.id)
         if chosen.provider is None:
             raise ValueError(f"{what}: cannot use {chosen.label}: {chosen.problem}")
-        host.settings.set("model", chosen.label, "session", session_id=handle.id)
         loop = loop_of(call, host)
 
         async def swap() -> None:
-            from vis_core.extension_host.sessions_api import _live
-
-            agent = _live(host, handle.id)
+            await host.save_model(handle.id, chosen.label)
+            agent = host.live_session(handle.id)
             if agent is not None:
-                old = agent.model
-                agent.model = chosen
-                if old.provider is not None and old.provider is not chosen.provider:
-                    await old.provider.aclose()
+                await agent.switch_model(chosen)
 
         run_on_loop(loop, swap())
         shown.summary = f"{handle.id[:8]} · {chosen.label}"
@@ -146,14 +150,12 @@ def publish(handle: Any, text: str, kind: str = "info") -> None:
     except ValueError:
         kinds = ", ".join(k.value for k in NotifyKind)
         raise ValueError(f"{what}: kind must be one of {kinds}, not {kind!r}") from None
-    call, host = check_change(handle.id, handle.origin, what)
+    call, host = check_change(handle, what)
     event = Notification(handle.id, text=text, kind=notify_kind)
     with shown_change(call, host, "Session.publish", "Published to session") as shown:
 
         async def post() -> None:
-            from vis_core.extension_host.sessions_api import _live
-
-            agent = _live(host, handle.id)
+            agent = host.live_session(handle.id)
             if agent is not None:
                 await agent.emit(event)  # saved, then shown where the session is open
             else:
@@ -163,24 +165,23 @@ def publish(handle: Any, text: str, kind: str = "info") -> None:
         shown.summary = f"{handle.id[:8]} · {text}"
 
 
-def models() -> list[dict[str, Any]]:
+def models(host: HostPort) -> list[dict[str, Any]]:
     """See :meth:`Sessions.models`."""
-    from vis_core.extension_host.gateway import bound_call, host_for_read
+    from vis_core.extension.context import current_call
+    from vis_core.extension.place import require_trusted
     from vis_core.providers.limits import soft_budget
     from vis_core.providers.models import KNOWN_MODELS, lookup_model
 
-    host = host_for_read("vis.sessions.models()")
-    call = bound_call()
+    require_trusted("vis.sessions.models()")
+    call = current_call()
     current = None
     if call is not None and call.session_id is not None:
-        from vis_core.extension_host.sessions_api import _live
-
-        agent = _live(host, call.session_id)
+        agent = host.live_session(call.session_id)
         current = agent.model.label if agent is not None else None
     ids = [
         f"{'anthropic' if name.startswith('claude') else 'openai'}/{name}" for name in KNOWN_MODELS
     ]
-    configured = host.config.data.get("models")
+    configured = host.config_data().get("models")
     if isinstance(configured, dict):
         ids += [str(key) for key in configured if "/" in str(key)]
     if current and current not in ids:

@@ -12,12 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core.extension.context import current_call
+from vis_core.extension.place import require_trusted
 from vis_core.extension_host.gateway import (
     GatewayCode,
     GatewayError,
-    bound_call,
-    host_for_read,
-    host_of,
     loop_of,
     require_change,
     shown_change,
@@ -37,21 +36,22 @@ FIRST_PAGE = 50
 _ID_FIELDS = ("session_id", "turn_id", "iteration_id")
 
 
-def list_sessions(search: str | None = None) -> list[dict[str, Any]]:
+def list_sessions(host: HostPort, search: str | None = None) -> list[dict[str, Any]]:
     """``vis.list_sessions``: every session newest first, or the ranked matches of ``search``."""
-    return search_rows(host_for_read("vis.list_sessions()").store, search)
+    require_trusted("vis.list_sessions()")
+    return search_rows(host.store, search)
 
 
-def read_session(session_id: str | None = None) -> dict[str, Any]:
+def read_session(host: HostPort, session_id: str | None = None) -> dict[str, Any]:
     """``vis.read_session``: the data of ``session_id``, else of the bound session."""
-    store = host_for_read("vis.read_session()").store
-    return session_data(store, resolve_session(store, session_id, "vis.read_session()"))
+    require_trusted("vis.read_session()")
+    return session_data(host.store, resolve_session(host.store, session_id, "vis.read_session()"))
 
 
 def resolve_session(store: Store, session_id: str | None, what: str) -> SessionRow:
     """The session for a bare id, unambiguous prefix or marker; the bound session for None."""
     if session_id is None:
-        call = bound_call()
+        call = current_call()
         if call is None or call.session_id is None:
             raise RuntimeError(
                 f"{what} without an id reads the session that called your extension, and no "
@@ -91,7 +91,7 @@ class Turn:
         tool call back into the waiting extension is refused (it would never return).
         """
         try:
-            with _parked(self.session.id):
+            with _parked(self.session._home, self.session.id):
                 ended = self._future.result(timeout)
         except concurrent.futures.TimeoutError:
             raise TimeoutError(
@@ -103,27 +103,26 @@ class Turn:
     def cancel(self) -> None:
         """Cancel the running turn (a callback, or a thread in a session your extension made)."""
         self.session._check_drive("Turn.cancel()")
-        agent = _live(self.session._host, self.session.id)
+        agent = self.session._host.live_session(self.session.id)
         loop = self.session._loop
         if agent is not None and loop is not None:
-            call = bound_call()
+            call = current_call()
             with shown_change(call, self.session._host, "Turn.cancel", "Cancelled turn") as shown:
                 loop.call_soon_threadsafe(agent.cancel)
                 shown.summary = self.session.id[:8]
 
 
 @contextlib.contextmanager
-def _parked(session_id: str) -> Iterator[None]:
+def _parked(host: HostPort, session_id: str) -> Iterator[None]:
     """Mark the calling extension (and those waiting on it) as waiting on ``session_id``'s turn
     and release its lock meanwhile (as ``threading.Condition.wait`` does)."""
     from vis_core.extension_host.tool_calls import waiting_owners
 
-    call = bound_call()
-    host = host_of(call)
-    if call is None or call.owner == "vis" or host is None:
+    call = current_call()
+    if call is None or call.owner == "vis":
         yield
         return
-    agent = _live(host, session_id)  # its invoker refuses calls into those waiting on it
+    agent = host.live_session(session_id)  # its invoker refuses calls into those waiting on it
     lock = host.extension_lock(call.owner)
     waiting = (*waiting_owners(call), call.owner)
     awaiting = (
@@ -142,8 +141,12 @@ class Session:
         loop: asyncio.AbstractEventLoop | None,
         session_id: str,
         owner: str | None,
+        home: HostPort | None = None,
     ) -> None:
+        """``home``: the Vis whose extension holds the handle, when ``host`` is the Vis of
+        another root (its extension's lock is released while a turn is waited for)."""
         self._host = host
+        self._home = host if home is None else home
         self._loop = loop
         self._owner = owner
         self.id = session_id
@@ -177,7 +180,7 @@ class Session:
         return self.read()["transcript"]["turns"]
 
     def _check_drive(self, what: str) -> None:
-        call = bound_call()
+        call = current_call()
         if call is None:  # a thread of the extension: only its own sessions
             if self._owner is None or self.origin != self._owner:
                 raise GatewayError(
@@ -203,7 +206,7 @@ class Session:
         if not isinstance(request, str) or not request.strip():
             raise ValueError("Session.send(): the request must be nonblank text")
         self._check_drive("Session.send()")
-        call = bound_call()
+        call = current_call()
         loop = loop_of(call, self._host) or self._loop
         if loop is None or loop.is_closed():
             raise RuntimeError("the Vis host is not running any more; the request was not sent")
@@ -264,30 +267,26 @@ class Session:
         publish(self, text, kind)
 
 
-def _live(host: HostPort, session_id: str) -> OpenSession | None:
-    """The open agent session ``session_id``, if any."""
-    # the latest opened agent of the session is the one in use
-    return next((s for s in reversed(host.sessions) if s.id == session_id), None)
-
-
 async def _agent(host: HostPort, session_id: str) -> OpenSession:
-    return _live(host, session_id) or await host.open_session(session_id)
+    return host.live_session(session_id) or await host.open_session(session_id)
 
 
-def _handle(session_id: str) -> Session:
-    call = bound_call()
-    host = host_for_read("vis.sessions")
+def _handle(host: HostPort, session_id: str) -> Session:
+    call = current_call()
     return Session(host, loop_of(call, host), session_id, call.owner if call else None)
 
 
 class Sessions:
-    """``vis.sessions``: create, get, list, export and restore sessions."""
+    """``vis.sessions`` of one workspace's Vis: create, get, list, export and restore."""
+
+    def __init__(self, host: HostPort) -> None:
+        self._host = host
 
     def get(self, session_id: str) -> Session:
         """A handle on a session (id, prefix or marker), without sending anything."""
-        host = host_for_read("vis.sessions.get()")
-        row = resolve_session(host.store, session_id, "vis.sessions.get()")
-        return _handle(row.id)
+        require_trusted("vis.sessions.get()")
+        row = resolve_session(self._host.store, session_id, "vis.sessions.get()")
+        return _handle(self._host, row.id)
 
     def models(self) -> list[dict[str, Any]]:
         """The models Vis knows, with prices ($ per million tokens) and limits: ``id``
@@ -296,12 +295,12 @@ class Sessions:
         ``cache_write_price`` and ``current`` (the bound session's model)."""
         from vis_core.extension_host.session_changes import models
 
-        return models()
+        return models(self._host)
 
     def list(self, search: str | None = None) -> list[dict[str, Any]]:
         """The sessions of the first page, newest first, or the ranked matches of ``search``."""
-        host = host_for_read("vis.sessions.list()")
-        return search_rows(host.store, search, limit=FIRST_PAGE)
+        require_trusted("vis.sessions.list()")
+        return search_rows(self._host.store, search, limit=FIRST_PAGE)
 
     def create(
         self,
@@ -314,7 +313,7 @@ class Sessions:
         script: str | os.PathLike[str] | None = None,
     ) -> Session:
         """A new independent session, recorded as created by your extension (no parent)."""
-        call, host = require_change("vis.sessions.create()")
+        call, host = require_change("vis.sessions.create()"), self._host
         session_model = _model(host, provider, model, script)
         loop = loop_of(call, host)
         where: list[HostPort] = [host]
@@ -327,11 +326,7 @@ class Sessions:
                 agent.title = title
                 target.store.set_title(agent.id, title)
             if session_model is not None:
-                old = agent.model
-                agent.model = session_model
-                close = getattr(old.provider, "aclose", None)
-                if close is not None:
-                    await close()
+                await agent.switch_model(session_model)
             return agent.id
 
         with shown_change(call, host, "vis.sessions.create", "Created session") as shown:
@@ -341,13 +336,13 @@ class Sessions:
             if group is not None:
                 target.store.set_group(session_id, group)
             shown.summary = f"{title or 'untitled'} · {session_id[:8]}"
-        return Session(target, loop, session_id, call.owner)
+        return Session(target, loop, session_id, call.owner, home=host)
 
     def export(self, session_id: str | None = None) -> dict[str, Any]:
         """A snapshot of the bound session or of ``session_id``: its row and its event log."""
-        host = host_for_read("vis.sessions.export()")
-        row = resolve_session(host.store, session_id, "vis.sessions.export()")
-        return snapshot(host.store, row)
+        require_trusted("vis.sessions.export()")
+        row = resolve_session(self._host.store, session_id, "vis.sessions.export()")
+        return snapshot(self._host.store, row)
 
     def restore(
         self,
@@ -358,7 +353,7 @@ class Sessions:
         key: str | None = None,
     ) -> Session:
         """A new session rebuilt from an ``export()`` snapshot; ``key`` makes it idempotent."""
-        call, host = require_change("vis.sessions.restore()")
+        call, host = require_change("vis.sessions.restore()"), self._host
         if not isinstance(data, dict) or data.get("format") != SNAPSHOT_FORMAT:
             raise ValueError(
                 f"vis.sessions.restore(): data is not a session snapshot (format "
@@ -455,15 +450,12 @@ def _model(
     return chosen
 
 
-def bound_session() -> Session:
+def bound_session(host: HostPort) -> Session:
     """``vis.session``: the :class:`Session` of the session that called your extension."""
-    call = bound_call()
-    if call is None or call.session_id is None or host_of(call) is None:
+    call = current_call()
+    if call is None or call.session_id is None:
         raise RuntimeError(
             "vis.session is the session that called your extension, and no session did; "
             "use it inside a tool call or command of a session"
         )
-    return _handle(call.session_id)
-
-
-SESSIONS = Sessions()
+    return _handle(host, call.session_id)

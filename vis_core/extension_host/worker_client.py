@@ -32,7 +32,6 @@ from vis_core.extension.context import (
     CallContext,
     calling,
     current_call,
-    serve_as,
     serving_runtime,
 )
 from vis_core.extension.runtime import Runtime
@@ -128,8 +127,7 @@ class _HostHandler:
 
             def run() -> Any:
                 current_waits.set(waits)  # in the context it runs in: a copy of its own
-                serve_as(runtime)
-                return run_service(serving_runtime(), call.name, args, kwargs)
+                return run_service(serving_runtime(runtime), call.name, args, kwargs)
 
         elif call.target is TargetKind.OBJECT and call.ref is not None:
             from vis_core.ipc.trusted import run_method
@@ -138,7 +136,6 @@ class _HostHandler:
 
             def run() -> Any:
                 current_waits.set(waits)
-                serve_as(runtime)
                 result = run_method(value, call.name, args, kwargs)
                 if inspect.iscoroutine(result):  # a built-in handle's `await sh.wait(30)`:
                     return self._awaited(result)  # its result, for synchronous extension code

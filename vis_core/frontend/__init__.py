@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     import subprocess
 
     from vis_core import __version__ as __version__
+    from vis_core.agent.deps import SessionInstructionFiles
     from vis_core.agent.session import AgentSession
     from vis_core.commands import CommandAction as CommandAction
     from vis_core.commands.headless import SCREEN_ONLY as SCREEN_ONLY
@@ -59,13 +60,13 @@ if TYPE_CHECKING:
     from vis_core.extension.settings_decl import SettingType as SettingType
     from vis_core.extension_host.activity_paths import shorten_paths_in as shorten_paths_in
     from vis_core.frontend.panels import McpPanel as McpPanel
+    from vis_core.frontend.panels import McpServerView as McpServerView
     from vis_core.frontend.panels import SettingsPanel as SettingsPanel
     from vis_core.host import Host
     from vis_core.host_options import HostOptions as HostOptions
     from vis_core.interaction import FormPresenter
     from vis_core.interaction import FormRequest as FormRequest
     from vis_core.mcp.client import ATTENTION as ATTENTION
-    from vis_core.mcp.client import ServerConnection as ServerConnection
     from vis_core.mcp.client import State as State
     from vis_core.mcp.config import ConfigProblem as ConfigProblem
     from vis_core.mcp.config import Exposure as Exposure
@@ -73,7 +74,6 @@ if TYPE_CHECKING:
     from vis_core.mcp.config import Source as McpSource  # noqa: F401 (lent as McpSource)
     from vis_core.mcp.config import Transport as Transport
     from vis_core.mcp.config import parse_entry as parse_entry
-    from vis_core.mcp.manager import SETTLE as SETTLE
     from vis_core.mcp.names import PREFIX as MCP_TOOL_PREFIX  # noqa: F401 (lent)
     from vis_core.model.activity import ActivityRecord
     from vis_core.model.choices import ModelEntry
@@ -133,15 +133,14 @@ _MODULES = {
     "vis_core.extension.metadata": ("warm",),
     "vis_core.extension.settings_decl": ("SettingScope", "SettingType"),
     "vis_core.extension_host.activity_paths": ("shorten_paths_in",),
-    "vis_core.frontend.panels": ("McpPanel", "SettingsPanel"),
+    "vis_core.frontend.panels": ("McpPanel", "McpServerView", "SettingsPanel"),
     "vis_core.host_options": ("HostOptions",),
     "vis_core.interaction": ("FormRequest",),
     "vis_core.system.jail_check": ("check_in_background",),
-    "vis_core.mcp.client": ("ATTENTION", "ServerConnection", "State"),
+    "vis_core.mcp.client": ("ATTENTION", "State"),
     "vis_core.mcp.config": (
         *("ConfigProblem", "Exposure", "ServerConfig", "Transport", "parse_entry"),
     ),
-    "vis_core.mcp.manager": ("SETTLE",),
     "vis_core.model_choices": (*("check_base_url", "check_key", "default_model"),),
     "vis_core.system.programs": ("host_program",),
     "vis_core.settings": (
@@ -264,23 +263,6 @@ class DraftsView(Protocol):
         ...
 
 
-class InstructionFileView(Protocol):
-    @property
-    def path(self) -> Path: ...
-    @property
-    def tokens(self) -> int: ...
-    def label(self, workspace: Path) -> str: ...
-
-
-class InstructionsView(Protocol):
-    """The instruction files in a session's system prompt."""
-
-    @property
-    def workspace(self) -> Path: ...
-    @property
-    def files(self) -> Sequence[InstructionFileView]: ...
-
-
 class Session(Protocol):
     """A session as a front end drives it: what the TUI reads and calls of one."""
 
@@ -308,7 +290,7 @@ class Session(Protocol):
     @property
     def drafts(self) -> DraftsView | None: ...
     @property
-    def instructions(self) -> InstructionsView | None: ...
+    def instructions(self) -> SessionInstructionFiles | None: ...
 
     def subscribe(
         self, callback: Callable[[Event], None], *, early: bool = False
@@ -450,15 +432,20 @@ class Frontend:
         if tools is not None:
             tools.use_buffers(buffers)
 
-    def fork_session(self, session_id: str, what: str) -> str | None:
+    async def fork_session(self, session_id: str, what: str) -> str | None:
         """A stored copy of ``session_id`` up to its last settled turn: its id, None when no
         turn has settled yet (LookupError when there is no such session)."""
+        import asyncio
+
         from vis_core.extension_host.session_changes import fork_stored
 
         try:
-            return fork_stored(self._host.store, session_id, None, what).id
+            forked = await asyncio.wrap_future(
+                fork_stored(self._host.store, session_id, None, what)
+            )
         except ValueError:
             return None
+        return forked.id
 
     def latest_session_id(self) -> str | None:
         return self._host.registry.latest_session_id()
@@ -540,9 +527,10 @@ class Frontend:
 
     def setting(self, setting_id: str, default: Any, session_id: str | None = None) -> Any:
         """A setting's effective value for ``session_id`` (project level without one)."""
-        return self._host.setting(setting_id, default, session_id)
+        return self._host.settings.get(setting_id, default, session_id)
 
-    def on_setting_saved(self, listener: Callable[[SaveResult], None]) -> None:
+    def on_setting_saved(self, listener: Callable[[SaveResult], Awaitable[None]]) -> None:
+        """Await ``listener`` after every save or reset (on the loop)."""
         self._host.settings.saved_listeners.append(listener)
 
     async def reload(self) -> str:
@@ -609,12 +597,15 @@ class Frontend:
     # -- MCP -----------------------------------------------------------------------------
     def join_mcp_servers(
         self, servers: list[ServerConfig], problems: Sequence[ConfigProblem] = ()
-    ) -> list[ServerConnection]:
+    ) -> Coroutine[Any, Any, list[McpServerView]]:
         """Servers an editor passed join this workspace for the rest of the run (``problems``:
-        those it passed that cannot run); their connections, started."""
+        those it passed that cannot run), started now; awaited, each once it has connected or
+        failed (up to its own timeout: a slow start is not a failure)."""
+        from vis_core.frontend.panels import settled
+
         for problem in problems:
             self._host.mcp.manager.add_problem(problem)
-        return self._host.mcp.join(servers)
+        return settled(self._host.mcp.join(servers))
 
     @property
     def mcp(self) -> McpPanel:

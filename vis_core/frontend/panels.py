@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from vis_core.extension.settings_decl import SettingScope
-from vis_core.mcp.client import ServerConnection
-from vis_core.mcp.config import Exposure
-from vis_core.mcp.manager import McpManager, attention_first
+from vis_core.mcp.client import ServerConnection, State
+from vis_core.mcp.config import Exposure, Source, Transport
+from vis_core.mcp.manager import SETTLE, McpManager, attention_first
 from vis_core.settings import (
     RowState,
     SaveResult,
@@ -48,7 +50,7 @@ class SettingsPanel:
         group = service.session_group(session_id)
         return lambda node: row_state(service, node, scope, session_id, preloaded, group)
 
-    def set(
+    async def set(
         self,
         setting_id: str,
         value: Any,
@@ -56,17 +58,61 @@ class SettingsPanel:
         *,
         session_id: str | None = None,
     ) -> SaveResult:
-        """Save ``value`` at ``scope`` (ValueError says why not); waits for ``on_change``."""
-        return self._service.set(setting_id, value, scope, session_id=session_id)
+        """Save ``value`` at ``scope`` (ValueError says why not); awaits ``on_change``."""
+        return await self._service.set(setting_id, value, scope, session_id=session_id)
 
-    def reset(
+    async def reset(
         self, setting_id: str, scope: SettingScope | str, *, session_id: str | None = None
     ) -> SaveResult:
-        return self._service.reset(setting_id, scope, session_id=session_id)
+        return await self._service.reset(setting_id, scope, session_id=session_id)
 
     def set_enabled(self, extension: str, enabled: bool) -> None:
         """Switch an extension on or off; it takes effect at the next reload."""
         self._service.set_enabled(extension, enabled)
+
+
+@dataclass(frozen=True)
+class McpServerView:
+    """One MCP server as the ``/mcp`` screen shows it, read when asked."""
+
+    name: str
+    state: State
+    enabled: bool
+    exposure: Exposure
+    source: Source
+    origin: str  # the file that declares it
+    transport: Transport
+    target: str  # its URL, else its command line
+    about: str  # its description, else the instructions it sent
+    error: str | None
+    stderr_tail: str  # the last lines it wrote to stderr
+    tools: tuple[tuple[str, Exposure], ...]  # each tool's name and exposure
+
+    @classmethod
+    def of(cls, conn: ServerConnection) -> McpServerView:
+        server = conn.config
+        return cls(
+            server.name,
+            conn.state,
+            server.enabled,
+            server.exposure,
+            server.source,
+            str(server.origin),
+            server.transport,
+            server.url or " ".join([server.command, *server.args]),
+            server.description or conn.instructions or "",
+            conn.error,
+            conn.stderr_tail(),
+            tuple((tool.name, server.exposure_of(tool.tool)) for tool in conn.tools),
+        )
+
+
+async def settled(conns: list[ServerConnection]) -> list[McpServerView]:
+    """``conns`` once each has connected or failed (up to its own timeout)."""
+    async with asyncio.TaskGroup() as group:
+        for conn in conns:
+            group.create_task(conn.wait_ready(conn.config.timeout + SETTLE))
+    return [McpServerView.of(conn) for conn in conns]
 
 
 class McpPanel:
@@ -81,12 +127,13 @@ class McpPanel:
         listeners.append(changed)
         return lambda: listeners.remove(changed) if changed in listeners else None
 
-    def servers(self) -> list[ServerConnection]:
+    def servers(self) -> list[McpServerView]:
         """Every server, those that need the person first."""
-        return attention_first(self._manager.connections())
+        return [McpServerView.of(conn) for conn in attention_first(self._manager.connections())]
 
-    def server(self, name: str) -> ServerConnection | None:
-        return self._manager.get(name)
+    def server(self, name: str) -> McpServerView | None:
+        conn = self._manager.get(name)
+        return None if conn is None else McpServerView.of(conn)
 
     def problems(self) -> list[str]:
         """The ``mcp.json`` entries that cannot run, each saying why."""

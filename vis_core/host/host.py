@@ -7,9 +7,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from vis_core.agent.deps import DirectTool, SessionModel
 from vis_core.agent.session import AgentSession
 from vis_core.command_host import CommandDeps
 from vis_core.commands import CommandRegistry
@@ -17,30 +16,28 @@ from vis_core.config import ConfigFile, UserConfig, load_config
 from vis_core.drafts import Drafts
 from vis_core.extension_host.callbacks import on_change_runner
 from vis_core.extension_host.environment import extension_environment
-from vis_core.extension_host.loaded import ExtensionLock, LoadedExtensions
+from vis_core.extension_host.host_port import HostPort
+from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.runtime import HostRuntime, RuntimeDeps
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace, runs_in_worker
 from vis_core.host.extensions import ExtensionCatalog
 from vis_core.host.models import ModelResolver
+from vis_core.host.sdk_port import SdkPort
 from vis_core.host.session_factory import SessionFactory
+from vis_core.host.session_parts import DraftApproval
 from vis_core.host.sessions import SessionRegistry
 from vis_core.host.workspace import Workspace
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.paths import ControlSnapshot, VisPaths, control_files_changed, find_project_root
-from vis_core.providers.base import ModelChoice
 from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
 from vis_core.settings.core import extension_load_timeout
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
 from vis_core.system import jail_check
-from vis_core.system.loops import on_loop
 from vis_core.welcome import verified
-
-if TYPE_CHECKING:
-    pass
 
 
 def _open_store(path: Path) -> Store:
@@ -94,6 +91,10 @@ class Host:
         self.drafts = Drafts(store, paths.data_dir)  # the sessions' isolated working copies
         locks = SessionLocks(paths.data_dir / "sessions")
         self.registry = SessionRegistry(store, root, project_root, self.interaction, locks)
+        try:  # the host's loop: sessions built in a thread, and threads, reach it
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:  # built outside an event loop: threads reach it for reads only
+            loop = None
         # the SDK's calls this host serves reach it here: passed to whatever serves them,
         # never installed in the process
         self.runtime = HostRuntime(
@@ -104,14 +105,12 @@ class Host:
                 self.space,
                 self.catalog,
                 self.registry,
-                self,
+                loop,
             )
         )
         self.settings.runtime = self.runtime  # an on_change call's
-        try:  # the host's loop: sessions built in a thread, and threads, reach it
-            self.runtime.loop = asyncio.get_running_loop()
-        except RuntimeError:  # built outside an event loop: threads reach it for reads only
-            pass
+        # where the host's extension workers run (a session's: its id and roots there)
+        self.place = WorkerPlace(None, root, project_root, options.channel, self.runtime, loop)
         self.models = ModelResolver(
             options,
             ConfigFile(config.path, config),
@@ -119,16 +118,15 @@ class Host:
             self.catalog,
             self.space,
             self.registry.worker_of,
-            self.runtime,
+            self.place,
         )
         # a setting's on_change runs in an extension worker, as the extension's other code
         self.settings.on_change_runner = on_change_runner(
             self.catalog.current,
             lambda: dict(self.registry.extension_workers),
-            WorkerPlace(None, root, project_root, options.channel, self.runtime, self.runtime.loop),
+            self.place,
             self.space.project_values,
         )
-        self.direct_tools: list[DirectTool] = []  # tools declared to the model directly (MCP)
         # the Vis of each other root vis.sessions.create(root=...) started a session in
         self._other_roots: dict[Path, Host] = {}
         self._other_roots_lock = asyncio.Lock()
@@ -168,8 +166,6 @@ class Host:
         )
         self.commands = CommandRegistry(self.command_deps)
         self.factory = SessionFactory(
-            options=options,
-            paths=paths,
             store=store,
             workspace=self.space,
             settings=self.settings,
@@ -178,11 +174,24 @@ class Host:
             registry=self.registry,
             mcp=self.mcp,
             subagents=self.subagents,
-            interaction=self.interaction,
             drafts=self.drafts,
-            runtime=self.runtime,
-            direct_tools=self.direct_tools,
+            approval=DraftApproval(options, self.settings, self.interaction),
+            place=self.place,
         )
+        # what vis.sessions, vis.council and vis.attach reach (a session can open sessions)
+        self.port = SdkPort(
+            store,
+            self.space,
+            self.settings,
+            self.models,
+            self.catalog,
+            self.registry,
+            self.factory,
+            self.mcp,
+            self._port_at,
+            loop,
+        )
+        self.runtime.serve(self.port)
 
     @classmethod
     async def open(cls, options: HostOptions) -> Host:
@@ -227,51 +236,17 @@ class Host:
     def project_root(self) -> Path:
         return self.space.project_root
 
-    def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
-        return self.space.jail_policy(session_id)
-
-    def project_values(self) -> dict[str, str]:
-        return self.space.project_values()
-
-    def setting(self, setting_id: str, default: Any, session_id: str | None = None) -> Any:
-        """A setting's effective value for ``session_id`` (project level without one)."""
-        return self.settings.get(setting_id, default, session_id)
-
-    # -- the model (``models``) --------------------------------------------------------------
-
-    @property
-    def config(self) -> UserConfig:
-        """``config.toml`` as it is now (read again, with what it decides, when it changed)."""
-        return self.models.config
-
-    def session_model(
-        self,
-        choice: ModelChoice | None = None,
-        *,
-        script: Path | None = None,
-        session_id: str | None = None,
-    ) -> SessionModel:
-        return self.models.session_model(choice, script=script, session_id=session_id)
-
-    def _setting_saved(self, result: SaveResult) -> None:
-        """Apply a saved change on the host's loop, between requests (a save may come from a
-        thread: an extension's call, a setting's on_change): ``model`` switches sessions,
-        ``introspection`` tools."""
+    async def _setting_saved(self, result: SaveResult) -> None:
+        """Apply a saved change (saves are awaited on the host's loop): ``model`` switches
+        the session's model between requests, ``introspection`` its tools."""
         if not result.changed:
             return
-        loop = self.runtime.loop
-        if loop is not None and not loop.is_closed() and not on_loop(loop):
-            loop.call_soon_threadsafe(self._apply_saved, result)
-            return
-        self._apply_saved(result)
-
-    def _apply_saved(self, result: SaveResult) -> None:
         if result.setting_id == "introspection":
             self.registry.reset_tools()
         if result.setting_id == "model" and result.session_id is not None:
             for session in self.registry.sessions:
                 if session.id == result.session_id:
-                    session.model = self.models.model_of_session(session.id)
+                    await session.switch_model(self.models.model_of_session(session.id))
 
     def startup_notes(self) -> list[str]:
         """What a person should know before the first turn (e.g. skipped project code)."""
@@ -309,13 +284,6 @@ class Host:
 
     # -- extensions (``catalog``) --------------------------------------------------------------
 
-    @property
-    def extensions(self) -> LoadedExtensions:
-        return self.catalog.loaded
-
-    def extension_lock(self, owner: str) -> ExtensionLock | None:
-        return self.catalog.lock(owner)
-
     async def call_extension(
         self,
         owner: str,
@@ -348,16 +316,8 @@ class Host:
             # with no session, a worker of no session started for this command alone
             temporary = None
             if worker is None:
-                place = WorkerPlace(
-                    None,
-                    self.workspace,
-                    self.project_root,
-                    self.options.channel,
-                    self.runtime,
-                    self.runtime.loop,
-                )
                 worker = temporary = SessionWorkers(
-                    self.catalog.current, place, self.space.project_values()
+                    self.catalog.current, self.place, self.space.project_values()
                 )
 
             from vis_core.ipc.kinds import TargetKind
@@ -399,19 +359,14 @@ class Host:
 
     # -- sessions (``registry``, built by ``factory``) ------------------------------------------
 
-    @property
-    def sessions(self) -> list[AgentSession]:
-        return self.registry.sessions
-
-    @property
-    def extension_workers(self) -> dict[str, SessionWorkers]:
-        return self.registry.extension_workers
-
     async def new_session(self) -> AgentSession:
-        return await self.registry.new_session(self.factory.build, self.mcp.start)
+        return await self.port.new_session()
 
     async def open_session(self, session_id: str) -> AgentSession:
-        return await self.registry.open_session(session_id, self.factory.build, self.mcp.start)
+        return await self.port.open_session(session_id)
+
+    async def _port_at(self, root: Path) -> HostPort:
+        return (await self.host_at(root)).port
 
     async def close_session(self, session: AgentSession) -> None:
         await self.registry.close_session(session)
@@ -437,7 +392,7 @@ class Host:
         for other in self._other_roots.values():
             await other.close(exiting=exiting)
         self._other_roots.clear()
-        self.interaction.close()
+        await self.interaction.close()
         await self.registry.close()
         await self.mcp.close()
         self.settings.uninstall()

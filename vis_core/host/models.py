@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from pathlib import Path
 
 from vis_core.agent.deps import SessionModel
 from vis_core.config import ConfigFile, UserConfig
-from vis_core.extension_host.runtime import HostRuntime
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace
 from vis_core.host.extensions import ExtensionCatalog
@@ -31,17 +31,17 @@ class ModelResolver:
         catalog: ExtensionCatalog,
         workspace: Workspace,
         workers: Callable[[str], SessionWorkers | None],
-        runtime: HostRuntime,
+        place: WorkerPlace,
     ) -> None:
-        """``workers``: the extension worker of an open session, if it has one; ``runtime``:
-        the host's, which a provider's worker started for one call serves SDK calls from."""
+        """``workers``: the extension worker of an open session, if it has one; ``place``: the
+        host's, where a provider's worker started for one call runs."""
         self._options = options
         self._config = config
         self._settings = settings
         self._catalog = catalog
         self._workspace = workspace
         self._workers = workers
-        self._runtime = runtime
+        self._place = place
         self.choice: ModelChoice | None = None
         self.label = "no model"
         self.problem: str | None = None
@@ -135,16 +135,13 @@ class ModelResolver:
         if found is None:
             return None
         owner, declaration = found
-        ws = self._workspace
-        runtime = self._runtime
-        place = WorkerPlace(
-            session_id, ws.root, ws.project_root, self._options.channel, runtime, runtime.loop
-        )
+        place = replace(self._place, session_id=session_id)
+        values = self._workspace.project_values
         provider = ExtensionProvider(
             owner,
             declaration,
             lambda: self._workers(session_id) if session_id else None,
-            lambda: SessionWorkers(self._catalog.current, place, ws.project_values()),
+            lambda: SessionWorkers(self._catalog.current, place, values()),
             overrides=choice.options,
         )
         label = f"{choice.provider}/{choice.model}"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
-from vis_core.agent.deps import DirectTool, SessionDeps, TurnLimits
+from vis_core.agent.deps import SessionDeps, TurnLimits
 from vis_core.agent.event_bus import ACTIVITY_KINDS, EventBus
 from vis_core.agent.hooked_sandbox import HookedSandbox
 from vis_core.agent.invoker import CallPosition, ToolInvoker
@@ -34,10 +34,10 @@ from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace
 from vis_core.host.session_parts import (
     AssemblyHooks,
+    DraftApproval,
     announcer,
     closing,
     control_file_watch,
-    draft_approver,
     end_strays,
     follow_drafts,
     leave_running,
@@ -53,15 +53,11 @@ from vis_core.tools.registry import HostTool, ToolRegistry
 
 if TYPE_CHECKING:
     from vis_core.drafts import Drafts
-    from vis_core.extension_host.runtime import HostRuntime
     from vis_core.host.extensions import ExtensionCatalog
     from vis_core.host.models import ModelResolver
     from vis_core.host.sessions import SessionRegistry
     from vis_core.host.workspace import Workspace
-    from vis_core.host_options import HostOptions
-    from vis_core.interaction import Interaction
     from vis_core.mcp.host import HostMcp
-    from vis_core.paths import VisPaths
     from vis_core.settings import SettingsService
     from vis_core.store import Store
     from vis_core.subagents import Subagents
@@ -72,11 +68,9 @@ SANDBOX_IDLE_TIMEOUT = 15 * 60  # seconds; an idle sandbox frees its process, re
 
 @dataclass
 class SessionFactory:
-    """Builds the agent sessions of one workspace from the services they run on;
-    ``direct_tools``: the tools declared to the model directly in every session."""
+    """Builds the agent sessions of one workspace from the services they run on; ``place``:
+    where the host's extension workers run (each session's: its id and roots there)."""
 
-    options: HostOptions
-    paths: VisPaths
     store: Store
     workspace: Workspace
     settings: SettingsService
@@ -85,10 +79,9 @@ class SessionFactory:
     registry: SessionRegistry
     mcp: HostMcp
     subagents: Subagents
-    interaction: Interaction
     drafts: Drafts
-    runtime: HostRuntime
-    direct_tools: list[DirectTool]
+    approval: DraftApproval
+    place: WorkerPlace
     build_info: dict[str, str | None] = field(default_factory=build_metadata)
 
     def setting(self, setting_id: str, default: Any, session_id: str) -> Any:
@@ -117,20 +110,19 @@ class SessionFactory:
             announce=announcer(session_id, bus),
         )
         roots = drafts.roots()  # the draft's, when the session resumes in one
-        place = WorkerPlace(
-            session_id,
-            roots.workspace,
-            roots.project_root,
-            self.options.channel,
-            self.runtime,
-            self.runtime.loop,  # a session restored in a thread: its workers answer on the loop
+        # a session restored in a thread: its workers answer on the host's loop
+        place = replace(
+            self.place,
+            session_id=session_id,
+            workspace_root=roots.workspace,
+            project_root=roots.project_root,
         )
         kit = SessionKit(
             place,
             store=self.store,
             extensions=self.catalog.current,
             project_values=self.workspace.project_values(),
-            runtime=self.runtime,
+            runtime=place.runtime,
         )
         drafts.hooks = DraftHooks(kit.hooks.before, kit.hooks.after)
         jail, refusal = self.workspace.jail_policy(session_id)
@@ -138,11 +130,13 @@ class SessionFactory:
         limits = self.workspace.child_limits(session_id)
         tool_context = self._tool_context(session_id, kit, jail, refusal, values, limits, roots)
         instructions = SessionInstructions(
-            self.paths.config_dir, self.workspace.project_root, self.workspace.root
+            self.workspace.paths.config_dir, self.workspace.project_root, self.workspace.root
         )
         instructions.remember_noted(e.stdout for e in history if isinstance(e, BlockFinished))
         skills = SessionSkills(
-            self.paths.config_dir, self.workspace.project_root, lambda: self.workspace.trusted
+            self.workspace.paths.config_dir,
+            self.workspace.project_root,
+            lambda: self.workspace.trusted,
         )
         tools = SessionTools(
             partial(self._build_tools, session_id, kit, tool_context, skills, drafts, bus),
@@ -157,10 +151,10 @@ class SessionFactory:
             emit=bus.emit,
             workspace=roots.workspace,
             project_root=roots.project_root,
-            channel=self.options.channel,
+            channel=place.channel,
             locks=self.catalog.lock,
             prepare_arguments=partial(prepare_arguments, instructions),
-            runtime=self.runtime,
+            runtime=place.runtime,
             session=lambda: self.registry.live_session(session_id),
             worker=worker,
             position=position,
@@ -202,16 +196,18 @@ class SessionFactory:
             self.mcp,
             session_id,
             prompt=self._prompt(session_id, tools, kit, instructions, skills),
-            direct_tools=lambda: [
-                *self.direct_tools,
-                *self.mcp.direct_tools(session_id, tool_context.output_dir, kit.call_state.show),
-            ],
+            direct_tools=lambda: self.mcp.direct_tools(
+                session_id, tool_context.output_dir, kit.call_state.show
+            ),
             instructions=instructions,
             skills=skills,
             before_request=partial(background_reports, tool_context.shells, session_id),
             close=self._closer(
                 session_id, closing(tool_context.close, network.close), worker, tools, drafts
             ),
+        )
+        checkpoints = Checkpoints(
+            roots.workspace, self.workspace.paths.data_dir / "checkpoints" / session_id
         )
         deps = SessionDeps(
             store=self.store,
@@ -223,16 +219,14 @@ class SessionFactory:
             position=position,
             limits=TurnLimits(max_iterations=int(self.setting("max_iterations", 50, session_id))),
             context=SessionContext(),
-            checkpoints=Checkpoints(
-                roots.workspace, self.paths.data_dir / "checkpoints" / session_id
-            ),
+            checkpoints=checkpoints,
             instructions=instructions,
             plan=plan,
             drafts=drafts,
             tool_context=tool_context,
         )
         session = AgentSession(deps, session_id=session_id, title=title, history=history)
-        follow_drafts(drafts, kit, tool_context, invoker, sandbox, session)
+        follow_drafts(drafts, kit, tool_context, invoker, sandbox, checkpoints, session)
         bus.subscribe(leave_running(tool_context.shells), kinds=(BlockFinished,))
         bus.subscribe(end_strays(sandbox), kinds=(TurnEnded,))
         redraw = redraw_on_exit(tool_context.shells, session_id, bus.emit, bus.flush)
@@ -268,7 +262,7 @@ class SessionFactory:
         return ToolContext(
             workspace=roots.workspace,
             session_id=session_id,
-            output_dir=self.paths.data_dir / "outputs" / session_id,
+            output_dir=self.workspace.paths.data_dir / "outputs" / session_id,
             jail=jail,
             hooks=kit.tool_hooks,
             time_limit=float(self.setting("block_time_limit", "1800", session_id)),
@@ -304,9 +298,7 @@ class SessionFactory:
             *attachment_tools(tool_context),
             *fold_tools(),
             skill_file_tool(skills),
-            *draft_tools(
-                drafts, draft_approver(session_id, self.options, self.setting, self.interaction)
-            ),
+            *draft_tools(drafts, self.approval.approver(session_id)),
         ]
         discovery: list[HostTool] = []
         if self.setting("introspection", True, session_id):
@@ -364,7 +356,7 @@ class SessionFactory:
                 "workspace_root": str(place.workspace_root),
                 "project_root": str(place.project_root),
                 "session_id": session_id,
-                "channel": self.options.channel.value,
+                "channel": self.place.channel.value,
             }
             context_for = kit.contexts.context_for
             loaded = self.catalog.loaded

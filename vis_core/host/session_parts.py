@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from vis_core.settings import SettingsService
     from vis_core.skills.session import SessionSkills
     from vis_core.tools import ToolContext
+    from vis_core.tools.checkpoints import Checkpoints
     from vis_core.tools.registry import HostTool
 
 CONTROL_CHECK_SECONDS = 1.0  # after a tool call, the control files are checked at most this often
@@ -74,51 +76,55 @@ def control_file_watch(
     return watch
 
 
-def draft_approver(
-    session_id: str,
-    options: HostOptions,
-    setting: Callable[[str, Any, str], Any],
-    interaction: Interaction,
-) -> Any:
+@dataclass(frozen=True)
+class DraftApproval:
     """Whether the model's ``draft_approve()`` may go on: the person's answer to a form with
     the files and the diff summary, unless setting ``draft_model_approves`` lets the model
     approve alone; ``vis run`` refuses unless ``--allow-approve`` was given."""
 
-    async def approve(draft: Draft, files: list[str], diff: str) -> str | None:
-        if options.allow_approve or setting(MODEL_APPROVES, False, session_id):
-            return None
-        if options.channel is Channel.CLI:
-            return (
-                f"vis run does not approve drafts unless --allow-approve is given; draft "
-                f"{draft.label} stays for the person (`vis drafts approve {draft.label}`)"
-            )
-        from vis_core.extension.forms import Form, paragraph
+    options: HostOptions
+    settings: SettingsService
+    interaction: Interaction
 
-        listed = "\n".join(f"- {name}" for name in files[:50]) or "(no file differs)"
-        stat = "\n".join(line for line in diff.splitlines() if "|" in line)[:4000]
-        form = Form(
-            f"Approve draft {draft.label}?",
-            (
-                paragraph(
-                    f"The model asks to merge draft {draft.label} into "
-                    f"{draft.target_branch or draft.workspace}. {len(files)} file(s):"
+    def approver(self, session_id: str) -> Any:
+        """The approval of session ``session_id``'s drafts."""
+        options, interaction = self.options, self.interaction
+
+        async def approve(draft: Draft, files: list[str], diff: str) -> str | None:
+            if options.allow_approve or self.settings.get(MODEL_APPROVES, False, session_id):
+                return None
+            if options.channel is Channel.CLI:
+                return (
+                    f"vis run does not approve drafts unless --allow-approve is given; draft "
+                    f"{draft.label} stays for the person (`vis drafts approve {draft.label}`)"
+                )
+            from vis_core.extension.forms import Form, paragraph
+
+            listed = "\n".join(f"- {name}" for name in files[:50]) or "(no file differs)"
+            stat = "\n".join(line for line in diff.splitlines() if "|" in line)[:4000]
+            form = Form(
+                f"Approve draft {draft.label}?",
+                (
+                    paragraph(
+                        f"The model asks to merge draft {draft.label} into "
+                        f"{draft.target_branch or draft.workspace}. {len(files)} file(s):"
+                    ),
+                    paragraph(listed),
+                    *((paragraph(stat),) if stat else ()),
                 ),
-                paragraph(listed),
-                *((paragraph(stat),) if stat else ()),
-            ),
-            submit_label="Approve",
-            cancel_label="Keep the draft",
-        )
-        answer = await interaction.ask_async(form, session_id, "vis")
-        if answer:
-            return None
-        reason = answer.reason.value if answer.reason else "cancelled"
-        return (
-            f"the person did not approve draft {draft.label} ({reason}); it stays as it is. "
-            "Ask the person what to change, or let them approve it with /draft"
-        )
+                submit_label="Approve",
+                cancel_label="Keep the draft",
+            )
+            answer = await interaction.ask_async(form, session_id, "vis")
+            if answer:
+                return None
+            reason = answer.reason.value if answer.reason else "cancelled"
+            return (
+                f"the person did not approve draft {draft.label} ({reason}); it stays as it is. "
+                "Ask the person what to change, or let them approve it with /draft"
+            )
 
-    return approve
+        return approve
 
 
 def follow_drafts(
@@ -127,6 +133,7 @@ def follow_drafts(
     tool_context: ToolContext,
     invoker: ToolInvoker,
     sandbox: Any,
+    checkpoints: Checkpoints,
     session: AgentSession,
 ) -> None:
     """Everything that acts on "the workspace" moves with the session into and out of its
@@ -142,8 +149,7 @@ def follow_drafts(
         tool_context.shells.project_root = project_root
         invoker.move_to(workspace, project_root)
         sandbox.move_to(workspace, project_root)
-        if session.checkpoints is not None:
-            session.checkpoints.move_to(workspace)
+        checkpoints.move_to(workspace)
         session.moved()
 
     async def stop_live_commands(_old_root: Path, _new_root: Path) -> None:

@@ -32,11 +32,3 @@ def tool_names(server: str, tools: Iterable[str]) -> dict[str, str]:
             base += "_" + hashlib.sha256(tool.encode("utf-8")).hexdigest()[:6]
         names[tool] = base
     return names
-
-
-def server_of(name: str) -> str | None:
-    """The safe server part of ``mcp__<server>`` or ``mcp__<server>__<tool>``."""
-    if not name.startswith(PREFIX):
-        return None
-    rest = name[len(PREFIX) :]
-    return rest.split("__", 1)[0] or None

@@ -22,7 +22,7 @@ from mcp.shared.auth import (
 )
 
 from vis_core.mcp.config import ServerConfig
-from vis_core.mcp.oauth_settings import OAuthSettings, is_loopback, secure_or_loopback
+from vis_core.mcp.oauth_settings import OAuthSettings, secure_or_loopback
 from vis_core.mcp.oauth_store import CredentialStore, SecretTokenStorage
 from vis_core.mcp.values import expand
 
@@ -298,7 +298,3 @@ async def make_provider(
         client_secret=secret,
         configured_metadata=await configured_metadata(config) if interaction else None,
     )
-
-
-def loopback_url(url: str) -> bool:
-    return is_loopback(urlsplit(url).hostname)

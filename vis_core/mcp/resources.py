@@ -166,24 +166,15 @@ def resource_tools(servers: Servers, hooks: ToolHooks | None, output_dir: Path) 
 
     return [
         HostTool(
-            "list_mcp_resources",
-            list_mcp_resources,
+            fn.__name__,
+            fn,
             SymbolTag.OBSERVATION,
-            Activity("MCP resources", render=_render("MCP resources")),
+            Activity(label, render=_render(label)),
             owner="mcp",
-        ),
-        HostTool(
-            "list_mcp_resource_templates",
-            list_mcp_resource_templates,
-            SymbolTag.OBSERVATION,
-            Activity("MCP resource templates", render=_render("MCP resource templates")),
-            owner="mcp",
-        ),
-        HostTool(
-            "read_mcp_resource",
-            read_mcp_resource,
-            SymbolTag.OBSERVATION,
-            Activity("MCP resource", render=_render("MCP resource")),
-            owner="mcp",
-        ),
+        )
+        for fn, label in (
+            (list_mcp_resources, "MCP resources"),
+            (list_mcp_resource_templates, "MCP resource templates"),
+            (read_mcp_resource, "MCP resource"),
+        )
     ]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_core.mcp.client import ServerConnection, ToolInfo
@@ -167,7 +166,3 @@ def mcp_host_tool(
         activity=Activity(f"MCP {info.server}", render=_render(info.server, info.tool)),
         owner="mcp",
     )
-
-
-def output_folder(output_dir: Path) -> Path:
-    return output_dir / "mcp"

@@ -57,16 +57,6 @@ class FileChange:
 _FIELDS = ("path", "kind", "diff", "added", "removed", "note")
 
 
-def changes_line(changes: tuple[FileChange, ...] | list[FileChange]) -> str:
-    """``2 files changed, 1 removed`` (empty when none)."""
-    counts = {kind: sum(c.kind is kind for c in changes) for kind in FileChangeKind}
-    words = [f"{n} {kind.value}" for kind, n in counts.items() if n]
-    if not words:
-        return ""
-    total = len(changes)
-    return f"{total} file{'s' * (total != 1)}: " + ", ".join(words)
-
-
 def first_code_line(code: str, width: int = 80) -> str:
     """The block's first line that says something (not blank, not only a comment), cut at
     ``width`` characters."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import AsyncGenerator, Mapping
-from pathlib import Path
 from typing import Any
 
 from vis_core.model.usage import Usage
@@ -26,14 +25,12 @@ from vis_core.providers.common import (
     read_tool_call,
     request_chars,
 )
-from vis_core.providers.errors import SdkErrors, UnfinishedResponse
+from vis_core.providers.errors import UnfinishedResponse
 from vis_core.providers.openai_responses import REASONING_PREFIX
 from vis_core.providers.sdk_provider import (
-    DEFAULT_STALL_TIMEOUT,
     READ_FAULTS,
     GuardedDecoder,
     SdkProvider,
-    capped_http_client,
 )
 
 _EPHEMERAL = {"type": "ephemeral"}
@@ -195,60 +192,14 @@ class AnthropicProvider(SdkProvider):
     known as cut; a stream that closes without ``message_stop`` is an error.
     """
 
+    default_name = "anthropic"
+    default_key_env = ANTHROPIC_KEY_ENV
     default_url = "https://api.anthropic.com"
 
-    def __init__(
-        self,
-        *,
-        api_key: str,
-        name: str = "anthropic",
-        base_url: str | None = None,
-        key_env: str = ANTHROPIC_KEY_ENV,
-        config_file: Path | str | None = None,
-        model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
-        timeout: float = 600.0,
-        stall_timeout: float = DEFAULT_STALL_TIMEOUT,
-        max_response_bytes: int | None = None,
-    ) -> None:
-        super().__init__(
-            name=name,
-            key_env=key_env,
-            config_file=config_file,
-            model_overrides=model_overrides,
-            base_url=base_url,
-            stall_timeout=stall_timeout,
-            max_response_bytes=max_response_bytes,
-        )
-        self._api_key = api_key
-        self._timeout = timeout
-
-    def _make_client(self) -> Any:
-        import anthropic  # imported on the first request only
-
-        class Client(anthropic.AsyncAnthropic):
-            def _make_sse_decoder(self) -> Any:
-                return GuardedDecoder(super()._make_sse_decoder())
-
-        return Client(
-            api_key=self._api_key,
-            base_url=self.base_url,
-            max_retries=0,
-            timeout=self._timeout,
-            http_client=capped_http_client(anthropic.DefaultAsyncHttpxClient, self.server),
-        )
-
-    def _sdk_errors(self) -> SdkErrors:
+    def _sdk(self) -> tuple[Any, type[Any], type[BaseException]]:
         import anthropic
-        import httpx2
 
-        return SdkErrors(
-            status=anthropic.APIStatusError,
-            timeout=anthropic.APITimeoutError,
-            connection=anthropic.APIConnectionError,
-            validation=anthropic.APIResponseValidationError,
-            base=anthropic.AnthropicError,
-            transport=(httpx2.TransportError,),
-        )
+        return anthropic, anthropic.AsyncAnthropic, anthropic.AnthropicError
 
     def thinking_budget(self, model: str, options: Mapping[str, str]) -> int:
         """``thinking_budget`` when set, else the budget ``reasoning_effort`` stands for."""

@@ -43,7 +43,7 @@ from typing import Any
 from vis_core.model.providers import ProviderKind
 from vis_core.paths import VisPaths
 from vis_core.providers.base import ModelChoice, Provider, ProviderConfigError
-from vis_core.providers.common import ANTHROPIC_KEY_ENV, NO_KEY, OPENAI_KEY_ENV
+from vis_core.providers.common import ANTHROPIC_KEY_ENV, OPENAI_KEY_ENV
 
 DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-4-6"
 DEFAULT_OPENAI_MODEL = "gpt-5"
@@ -203,23 +203,13 @@ def create_provider(
         raise ProviderConfigError(f'{where}: set base_url = "http://.../v1" for this endpoint')
     stall_timeout = _stall_timeout(section, where)
     max_response_bytes = _max_response_bytes(section, where)
+    # the SDK itself is imported on the first request
     if wire is ProviderKind.ANTHROPIC:
-        from vis_core.providers.anthropic_provider import AnthropicProvider  # SDK: on first use
-
-        return AnthropicProvider(
-            api_key=api_key or NO_KEY,
-            name=name,
-            base_url=base_url,
-            key_env=key_env,
-            config_file=config_file,
-            model_overrides=overrides,
-            stall_timeout=stall_timeout,
-            max_response_bytes=max_response_bytes,
-        )
-    from vis_core.providers.openai_provider import OpenAIProvider  # SDK: on first use
-
-    return OpenAIProvider(
-        api_key=api_key or None,
+        from vis_core.providers.anthropic_provider import AnthropicProvider as provider_class
+    else:
+        from vis_core.providers.openai_provider import OpenAIProvider as provider_class
+    return provider_class(
+        api_key=api_key,
         name=name,
         base_url=base_url,
         key_env=key_env,

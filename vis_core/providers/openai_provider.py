@@ -6,7 +6,6 @@ import json
 import logging
 import uuid
 from collections.abc import AsyncGenerator, Mapping
-from pathlib import Path
 from typing import Any
 
 from vis_core.model.usage import Usage
@@ -23,7 +22,6 @@ from vis_core.providers.base import (
     UsageUpdate,
 )
 from vis_core.providers.common import (
-    NO_KEY,
     OPENAI_KEY_ENV,
     estimate_tokens,
     read_tool_call,
@@ -31,17 +29,14 @@ from vis_core.providers.common import (
 )
 from vis_core.providers.errors import (
     ContextOverflow,
-    SdkErrors,
     UnfinishedResponse,
     body_detail,
 )
 from vis_core.providers.openai_responses import response_events, wants_responses
 from vis_core.providers.sdk_provider import (
-    DEFAULT_STALL_TIMEOUT,
     READ_FAULTS,
     GuardedDecoder,
     SdkProvider,
-    capped_http_client,
     excerpt,
 )
 from vis_core.providers.server_limits import discover_server
@@ -260,65 +255,25 @@ class OpenAIProvider(SdkProvider):
     A stream that closes without a ``finish_reason`` and without ``[DONE]`` is an error.
     """
 
+    default_name = "openai"
+    default_key_env = OPENAI_KEY_ENV
     default_url = "https://api.openai.com/v1"
+    decoder = _DoneSpy
 
-    def __init__(
-        self,
-        *,
-        api_key: str | None,
-        name: str = "openai",
-        base_url: str | None = None,
-        key_env: str = OPENAI_KEY_ENV,
-        config_file: Path | str | None = None,
-        model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
-        timeout: float = 600.0,
-        stall_timeout: float = DEFAULT_STALL_TIMEOUT,
-        max_response_bytes: int | None = None,
-    ) -> None:
-        super().__init__(
-            name=name,
-            key_env=key_env,
-            config_file=config_file,
-            model_overrides=model_overrides,
-            base_url=base_url,
-            stall_timeout=stall_timeout,
-            max_response_bytes=max_response_bytes,
-        )
-        self._api_key = api_key or NO_KEY
-        self._timeout = timeout
+    def __init__(self, **options: Any) -> None:
+        """The options of :class:`SdkProvider`."""
+        super().__init__(**options)
+        base_url = self.base_url
         self.official = base_url is None or "api.openai.com" in base_url
         self._asked_server: set[str] = set()
         # The server reads ``tool_choice`` as a string only: llama.cpp's (found in /props), or
         # one that refused the object form.
         self.strings_only = False
 
-    def _make_client(self) -> Any:
-        import openai  # imported on the first request only
-
-        class Client(openai.AsyncOpenAI):
-            def _make_sse_decoder(self) -> Any:
-                return _DoneSpy(super()._make_sse_decoder())
-
-        return Client(
-            api_key=self._api_key,
-            base_url=self.base_url,
-            max_retries=0,
-            timeout=self._timeout,
-            http_client=capped_http_client(openai.DefaultAsyncHttpxClient, self.server),
-        )
-
-    def _sdk_errors(self) -> SdkErrors:
-        import httpx2
+    def _sdk(self) -> tuple[Any, type[Any], type[BaseException]]:
         import openai
 
-        return SdkErrors(
-            status=openai.APIStatusError,
-            timeout=openai.APITimeoutError,
-            connection=openai.APIConnectionError,
-            validation=openai.APIResponseValidationError,
-            base=openai.OpenAIError,
-            transport=(httpx2.TransportError,),
-        )
+        return openai, openai.AsyncOpenAI, openai.OpenAIError
 
     async def _ask_server(self, model: str) -> None:
         """Once per model: the input limit a local or compatible server reports, and whether

@@ -19,6 +19,7 @@ from vis_core.providers.base import (
     ProviderError,
     StreamEvent,
 )
+from vis_core.providers.common import NO_KEY
 from vis_core.providers.errors import SdkErrors, map_error
 from vis_core.providers.models import lookup_model, request_options
 
@@ -122,21 +123,30 @@ class SdkProvider:
     nothing for ``stall_timeout`` seconds ends with an error naming the setting.
     """
 
+    default_name = ""  # the provider's name when none is given
+    default_key_env = ""  # the environment variable of its key when none is given
+    default_url = ""  # the server when no base_url is set
+    decoder: type[GuardedDecoder] = GuardedDecoder  # what reads the client's stream
+
     def __init__(
         self,
         *,
-        name: str,
-        key_env: str,
-        config_file: Path | str | None,
-        model_overrides: Mapping[str, Mapping[str, Any]] | None,
+        api_key: str | None,
+        name: str | None = None,
         base_url: str | None = None,
+        key_env: str | None = None,
+        config_file: Path | str | None = None,
+        model_overrides: Mapping[str, Mapping[str, Any]] | None = None,
+        timeout: float = 600.0,
         stall_timeout: float = DEFAULT_STALL_TIMEOUT,
         max_response_bytes: int | None = None,
     ) -> None:
         """``max_response_bytes``: the cap of one streamed response (None: ``BYTES_PER_TOKEN``
         per token of the request's ``max_tokens``; 0: no cap)."""
-        self.name = name
-        self.key_env = key_env
+        self.name = name or self.default_name
+        self.key_env = self.default_key_env if key_env is None else key_env
+        self._api_key = api_key or NO_KEY
+        self._timeout = timeout
         self.config_file = config_file
         self.base_url = base_url
         self.stall_timeout = stall_timeout
@@ -144,8 +154,6 @@ class SdkProvider:
         self._overrides = dict(model_overrides or {})
         self._client: Any = None
         self._server_limits: dict[str, int] = {}  # model → the input limit the server reported
-
-    default_url = ""  # the server when no base_url is set
 
     @property
     def server(self) -> str:
@@ -158,11 +166,39 @@ class SdkProvider:
             self._client = self._make_client()
         return self._client
 
-    def _make_client(self) -> Any:
+    def _sdk(self) -> tuple[Any, type[Any], type[BaseException]]:
+        """The SDK module (imported on the first request only), its async client class and
+        its root error."""
         raise NotImplementedError
 
+    def _make_client(self) -> Any:
+        sdk, client_class, _ = self._sdk()
+        decoder = self.decoder
+
+        class Client(client_class):
+            def _make_sse_decoder(self) -> Any:
+                return decoder(super()._make_sse_decoder())
+
+        return Client(
+            api_key=self._api_key,
+            base_url=self.base_url,
+            max_retries=0,
+            timeout=self._timeout,
+            http_client=capped_http_client(sdk.DefaultAsyncHttpxClient, self.server),
+        )
+
     def _sdk_errors(self) -> SdkErrors:
-        raise NotImplementedError
+        import httpx2
+
+        sdk, _, root = self._sdk()
+        return SdkErrors(
+            status=sdk.APIStatusError,
+            timeout=sdk.APITimeoutError,
+            connection=sdk.APIConnectionError,
+            validation=sdk.APIResponseValidationError,
+            base=root,
+            transport=(httpx2.TransportError,),
+        )
 
     def model_options(self, model: str) -> dict[str, str]:
         """The request options (``reasoning_effort``, ``tool_choice``, ``api``) of ``model``."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
-import inspect
 import os
 import signal
 import sys
@@ -34,50 +33,8 @@ from vis_core.system.network_bridge import proxy_environment
 from vis_core.system.process import ChildGone, ChildProcess, Ending
 
 if TYPE_CHECKING:
-    import msgspec
-
-    from vis_core.ipc import values as wire
-    from vis_core.ipc.framing import READ_CHUNK, FrameReader, ProtocolError, check_in_flight
-    from vis_core.ipc.messages import (
-        CancelCall,
-        Done,
-        Init,
-        Ready,
-        Result,
-        Run,
-        ToolCall,
-        framed,
-        from_child,
-    )
-    from vis_core.ipc.messages import (
-        HandleCall as HandleCallMessage,
-    )
-
-
-def _load_ipc() -> None:
-    """Import the IPC layer (msgspec, the codec) with the first child or encoded globals, not
-    with this module: a ``vis run`` that runs no block never needs it."""
-    global msgspec, wire, READ_CHUNK, FrameReader, ProtocolError, check_in_flight
-    global CancelCall, Done, Init, Ready, Result, Run, ToolCall, framed, from_child
-    global HandleCallMessage
-    import msgspec
-
-    from vis_core.ipc import values as wire
-    from vis_core.ipc.framing import READ_CHUNK, FrameReader, ProtocolError, check_in_flight
-    from vis_core.ipc.messages import (
-        CancelCall,
-        Done,
-        Init,
-        Ready,
-        Result,
-        Run,
-        ToolCall,
-        framed,
-        from_child,
-    )
-    from vis_core.ipc.messages import (
-        HandleCall as HandleCallMessage,
-    )
+    from vis_core.ipc.messages import Done, Init, Ready, Run
+    from vis_core.sandbox.calls import ChildCalls
 
 
 ToolCaller = Callable[[str, tuple[Any, ...], dict[str, Any]], Awaitable[Any]]
@@ -255,7 +212,6 @@ class Sandbox:
         (:meth:`follow_now`); ``quick_call``: offered each tool call first (see
         :data:`QuickCaller`), it saves the call a task and a pass of the loop."""
         self.read_only = read_only
-        self._quick_call = quick_call
         self.max_calls = max_calls
         self.message_limit = message_limit
         self.home_writable = home_writable
@@ -266,15 +222,16 @@ class Sandbox:
         self.project_root = project_root
         self.refusal = refusal
         self.idle_timeout = idle_timeout  # stop the child after this long without a block
-        self._call_tool = call_tool
-        self._call_handle_hook = call_handle
+        self._callers = (call_tool, call_handle, quick_call)  # for the child's calls
         self._tools = tools
-        try:
-            if globals:
-                _load_ipc()
-            self._globals = wire.encode(dict(globals)) if globals else {}
-        except TypeError as exc:
-            raise TypeError(f"Sandbox globals must be JSON-able data: {exc}") from exc
+        self._globals: dict[str, Any] = {}
+        if globals:
+            from vis_core.ipc.values import encode  # the IPC layer: only with globals now
+
+            try:
+                self._globals = encode(dict(globals))
+            except TypeError as exc:
+                raise TypeError(f"Sandbox globals must be JSON-able data: {exc}") from exc
         self._snapshot_save = snapshot_save
         self._snapshot_load = snapshot_load
         self.jail = jail
@@ -288,10 +245,7 @@ class Sandbox:
         self._nonce = ""
         self._lock = asyncio.Lock()
         self._tasks: set[asyncio.Task[Any]] = set()
-        self._calls: dict[int, asyncio.Task[None] | QuickCall] = {}
-        self._handles: dict[str, HostHandle] = {}
-        self._handle_ids: dict[int, str] = {}
-        self._handle_origins: dict[str, str | None] = {}
+        self._calls: ChildCalls | None = None  # made with the first child
         self._ready: asyncio.Future[Ready] | None = None
         self._done: dict[int, asyncio.Future[Done]] = {}
         self._block_id = 0
@@ -305,7 +259,6 @@ class Sandbox:
         self._outputs: dict[int, asyncio.Future[str]] = {}
         self._output_closed: asyncio.Future[None] | None = None
         self._exited: ChildProcess | None = None
-        self._stop_listening: Callable[[], None] | None = None
         self._busy = False
         self._interrupt_pending = False
         self._idle_timer: asyncio.TimerHandle | None = None
@@ -472,8 +425,8 @@ class Sandbox:
                 proc.kill()
             code = await proc.wait()
             self._on_exit(proc, code)
-        if self._stop_listening is not None:
-            self._stop_listening()
+        if self._calls is not None:
+            self._calls.stop_listening()
         if self._stdin is not None:
             self._stdin.close()
             self._stdin = None
@@ -514,7 +467,12 @@ class Sandbox:
         return cap_tmpfs(jailed, self.limits.memory_bytes if self.limits else 0)
 
     async def _start(self) -> str | None:
-        _load_ipc()
+        import msgspec
+
+        from vis_core.ipc.messages import Init
+        from vis_core.ipc.values import encode
+        from vis_core.sandbox.calls import ChildCalls
+
         if self.jail and self._network is not None:
             self._network_folder = await self._network()
         proxy = {}
@@ -546,7 +504,18 @@ class Sandbox:
         )
         self._proc = proc
         self._ready = loop.create_future()
-        self._listen(proc, proc.take_stdout())
+        if self._calls is None:
+            call_tool, call_handle, quick_call = self._callers
+            self._calls = ChildCalls(
+                self,
+                tasks=self._tasks,
+                call_tool=call_tool,
+                call_handle=call_handle,
+                quick_call=quick_call,
+            )
+        self._calls.listen(
+            proc, proc.take_stdout(), max_calls=self.max_calls, message_limit=self.message_limit
+        )
         self._stdin, _, stderr = await proc.streams()
         self._spawn(self._read_output(stderr))
         snapshot = self._snapshot_load() if self._snapshot_load is not None else self._last_snapshot
@@ -561,7 +530,7 @@ class Sandbox:
                 # working copy, its draft included: a move starts a new child)
                 globals={
                     **self._globals,
-                    **wire.encode(metadata),
+                    **encode(metadata),
                     "project_root_path": str(self.workspace),
                 },
                 snapshot=snapshot,
@@ -625,9 +594,12 @@ class Sandbox:
         loop = asyncio.get_running_loop()
         # a lone surrogate (from a provider's "\udcff" escape) is written out: the same
         # character inside a string literal, a syntax error outside one, as it would be anyway
-        message = Run(block, wire.safe_text(code))
+        from vis_core.ipc.messages import Run
+        from vis_core.ipc.values import encode, safe_text
+
+        message = Run(block, safe_text(code))
         if globals:
-            message.globals = wire.encode(dict(globals))
+            message.globals = encode(dict(globals))
         tools = self._tool_list()
         if tools != self._sent_tools:
             message.tools = tools
@@ -701,9 +673,8 @@ class Sandbox:
         try:
             await self._stop_block(block, done)
         finally:
-            for call in list(self._calls.values()):
-                self._cancel(call)
-            self._calls.clear()  # a task cancelled before it ran never removes itself
+            if self._calls is not None:
+                self._calls.cancel_all()
 
     async def _stop_block(self, block: int, done: asyncio.Future[Any] | None) -> None:
         proc = self._proc
@@ -733,6 +704,8 @@ class Sandbox:
 
     # -- the pipes ---------------------------------------------------------------------------
     async def _send(self, message: Init | Run) -> None:
+        from vis_core.ipc.messages import framed
+
         await self._write(framed(message))
 
     async def _write(self, line: bytes) -> None:
@@ -747,187 +720,37 @@ class Sandbox:
         except (BrokenPipeError, ConnectionResetError):
             pass  # the exit handler reports the death
 
-    def _listen(self, proc: ChildProcess, fd: int) -> None:
-        """Read the child's protocol pipe in the loop's reader callback: each whole line is
-        checked and dispatched at once. A line that breaks the protocol stops the child."""
-        loop = asyncio.get_running_loop()
-        frames = FrameReader(self.message_limit)
-        os.set_blocking(fd, False)
+    # -- what the child's calls need (:class:`~vis_core.sandbox.calls.ChildSide`) ------------
+    def ready(self, msg: Ready) -> None:
+        if self._ready is not None and not self._ready.done():
+            self._ready.set_result(msg)
 
-        def stop() -> None:  # at the end of the pipe, or when the sandbox closes
-            if self._stop_listening is stop:
-                self._stop_listening = None
-            if loop.remove_reader(fd):
-                os.close(fd)
+    def finished(self, msg: Done) -> None:
+        future = self._done.get(msg.id)
+        if future is not None and not future.done():
+            future.set_result(msg)
 
-        def readable() -> None:
+    def broke(self, proc: ChildProcess, why: str) -> None:
+        if proc is self._proc and self._kill_reason is None:
+            self._kill_reason = why
+        proc.kill()
+
+    def pipe_ended(self, proc: ChildProcess) -> None:
+        self._spawn(self._wait_exit(proc))
+
+    def write_now(self, line: bytes) -> None:
+        stdin = self._stdin
+        if self._proc is not None and stdin is not None:
             try:
-                chunk = os.read(fd, READ_CHUNK)
-            except BlockingIOError:
-                return
-            except OSError:  # the pipe broke: as good as its end
-                chunk = b""
-            try:
-                frames.feed(chunk)
-                while (body := frames.next()) is not None:
-                    self._dispatch(from_child(body), loop)
-            except ProtocolError as exc:
-                if proc is self._proc and self._kill_reason is None:
-                    self._kill_reason = f"was stopped because it broke the protocol ({exc})"
-                proc.kill()
-                chunk = b""
-            if not chunk:
-                stop()
-                self._spawn(self._wait_exit(proc))
+                stdin.write(line)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the exit handler reports the death
 
-        self._stop_listening = stop
-        loop.add_reader(fd, readable)
+    async def write(self, line: bytes) -> None:
+        await self._write(line)
 
     async def _wait_exit(self, proc: ChildProcess) -> None:
         self._on_exit(proc, await proc.wait())
-
-    def _dispatch(
-        self,
-        msg: Ready | ToolCall | HandleCallMessage | CancelCall | Done,
-        loop: asyncio.AbstractEventLoop,
-    ) -> None:
-        kind = type(msg)
-        if kind is ToolCall or kind is HandleCallMessage:
-            assert isinstance(msg, ToolCall | HandleCallMessage)
-            check_in_flight(len(self._calls), self.max_calls)  # the child itself refuses more
-            if self._quick_call is not None and isinstance(msg, ToolCall) and self._quick(msg):
-                return
-            task = loop.create_task(self._serve(msg, loop))
-            self._tasks.add(task)
-            self._calls[msg.id] = task
-        elif isinstance(msg, Done):
-            future = self._done.get(msg.id)
-            if future is not None and not future.done():
-                future.set_result(msg)
-        elif isinstance(msg, CancelCall):
-            call = self._calls.pop(msg.id, None)
-            if call is not None:
-                self._cancel(call)
-        elif isinstance(msg, Ready) and self._ready is not None and not self._ready.done():
-            self._ready.set_result(msg)
-
-    def _cancel(self, call: asyncio.Task[None] | QuickCall) -> None:
-        """Cancel one tool call; a quick call's end is waited for as a task's would be."""
-        ending = call.cancel()
-        if isinstance(ending, asyncio.Task) and not ending.done():
-            self._tasks.add(ending)
-            ending.add_done_callback(self._tasks.discard)
-
-    def _quick(self, msg: ToolCall) -> bool:
-        """Offer ``msg`` to ``quick_call``: True when it took the call."""
-        assert self._quick_call is not None
-        rid = msg.id
-        try:
-            args = wire.decode(msg.args, handle_in=self._handle_in)
-            kwargs = wire.decode(msg.kwargs, handle_in=self._handle_in)
-        except Exception:  # a task answers it with the error
-            return False
-
-        def answer(error: BaseException | None, value: Any) -> None:
-            if self._calls.pop(rid, None) is None:
-                return  # given up meanwhile
-            line = self._result_frame(rid, msg.name, error, value)
-            stdin = self._stdin
-            if self._proc is not None and stdin is not None:
-                try:
-                    stdin.write(line)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the exit handler reports the death
-
-        call = self._quick_call(msg.name, tuple(args), kwargs, answer)
-        if call is None:
-            return False
-        self._calls[rid] = call
-        return True
-
-    async def _serve(
-        self, msg: ToolCall | HandleCallMessage, loop: asyncio.AbstractEventLoop
-    ) -> None:
-        """Answer one ``call``/``hcall``; its task then leaves ``_tasks`` itself (a done
-        callback would cost the loop one more pass per call)."""
-        try:
-            line = await self._result_line(msg)
-            with contextlib.suppress(ChildGone):
-                await self._write(line)
-        finally:
-            self._tasks.discard(asyncio.current_task(loop))
-
-    async def _result_line(self, msg: ToolCall | HandleCallMessage) -> bytes:
-        """The ``Result`` frame for one ``ToolCall``/``HandleCall``."""
-        rid = msg.id
-        origin: str | None = None
-        try:
-            args = wire.decode(msg.args, handle_in=self._handle_in)
-            kwargs = wire.decode(msg.kwargs, handle_in=self._handle_in)
-            if isinstance(msg, ToolCall):
-                origin = msg.name
-                value = await self._call_tool(msg.name, tuple(args), kwargs)
-            else:
-                hid = msg.handle
-                origin = self._handle_origins.get(hid)
-                value = await self._call_handle(hid, msg.method, args, kwargs)
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # every tool failure goes back
-            return self._result_frame(rid, origin, exc, None)
-        finally:
-            self._calls.pop(rid, None)
-        return self._result_frame(rid, origin, None, value)
-
-    def _result_frame(
-        self, rid: int, origin: str | None, error: BaseException | None, value: Any
-    ) -> bytes:
-        """The ``Result`` frame of call ``rid``: ``value``, or ``error`` (also when ``value``
-        cannot be written); ``origin``: the tool a handle in it came from."""
-        if error is None:
-
-            def handle_out(obj: HostHandle) -> dict[str, Any]:
-                return self._handle_out(obj, origin)
-
-            try:
-                return framed(Result(rid, True, wire.dumps(value, handle_out=handle_out)))
-            except Exception as exc:  # a result it cannot write
-                error = exc
-        described = {"type": type(error).__name__, "message": str(error)}
-        return framed(
-            Result(rid, False, error={k: wire.safe_text(v) for k, v in described.items()})
-        )
-
-    async def _call_handle(
-        self, hid: str, method: str, args: list[Any], kwargs: dict[str, Any]
-    ) -> Any:
-        obj = self._handles.get(hid)
-        if obj is None:
-            raise LookupError(
-                f"handle {hid} is unknown to this sandbox; it may belong to an earlier session"
-            )
-        if method not in type(obj).__vis_methods__:
-            raise AttributeError(f"{type(obj).__name__} handles have no method {method!r}")
-        if self._call_handle_hook is not None:  # the engine: one Activity per call
-            call = HandleCall(obj, method, tuple(args), kwargs, self._handle_origins.get(hid))
-            return await self._call_handle_hook(call)
-        value = getattr(obj, method)(*args, **kwargs)
-        return await value if inspect.isawaitable(value) else value
-
-    def _handle_out(self, obj: HostHandle, origin: str | None = None) -> dict[str, Any]:
-        hid = self._handle_ids.get(id(obj))
-        if hid is None:
-            hid = f"h{len(self._handles) + 1}"
-            self._handles[hid] = obj
-            self._handle_ids[id(obj)] = hid
-            self._handle_origins[hid] = origin
-        return {"id": hid, **wire.describe_handle(obj)}
-
-    def _handle_in(self, ref: dict[str, Any]) -> HostHandle:
-        obj = self._handles.get(str(ref.get("id")))
-        if obj is None:
-            raise LookupError(f"handle {ref.get('id')} is unknown to this sandbox")
-        return obj
 
     async def _read_output(self, stderr: asyncio.StreamReader) -> None:
         decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -985,6 +808,5 @@ class Sandbox:
             if future is not None and not future.done():
                 future.set_exception(died)
                 future.exception()  # retrieved: no "never retrieved" warning when unused
-        for call in list(self._calls.values()):
-            self._cancel(call)
-        self._calls.clear()
+        if self._calls is not None:
+            self._calls.cancel_all()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections import deque
 from pathlib import Path
 
-# the built-in tools' limits (vis_core.system.truncate), repeated so the child stays light
+# the built-in tools' limits (vis_core.text_limits), repeated so the child stays light
 MAX_BYTES = 50 * 1024
 MAX_LINES = 2000
 
@@ -65,7 +65,8 @@ class TailBuffer:
             self._cut += len(dropped)
 
     def text(self) -> str:
-        from vis_core.system.truncate import Keep, format_size, save_full_output, truncate
+        from vis_core.system.truncate import save_full_output
+        from vis_core.text_limits import Keep, format_size, truncate
 
         joined = "".join(self._parts)
         cut = truncate(joined, Keep.TAIL, max_lines=self.max_lines, max_bytes=self.limit)

@@ -369,17 +369,12 @@ def _forget_copy(copy: Path) -> None:
         TrustStore(VisPaths.from_env()).forget(copy)
 
 
-def replay_session(store: Store, key: str) -> tuple[StoredSession, list[Difference], list[str]]:
-    """Replay the session ``key`` names: the recording, the differences found, and the
-    files it changed that could not be put back as they were before it."""
-    recorded, differences, missed, _ = replay_with_notes(store, key)
-    return recorded, differences, missed
-
-
 def replay_with_notes(
     store: Store, key: str
 ) -> tuple[StoredSession, list[Difference], list[str], str]:
-    """:func:`replay_session`, and what became of the project's extensions."""
+    """Replay the session ``key`` names: the recording, the differences found, the files it
+    changed that could not be put back as they were before it, and what became of the
+    project's extensions."""
     row = find_session(store, key)
     recorded = read_session(store, row)
     if not recorded.turns:

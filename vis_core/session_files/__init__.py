@@ -1,21 +1,334 @@
-"""Sessions as files: a stored session exported as Markdown, HTML or JSON."""
+"""``vis export`` and ``/export``: a stored session as Markdown, self-contained HTML or JSON.
+
+Every text comes from the model, tools or files, so it is untrusted: saved secrets are
+redacted, control characters are shown escaped (Markdown is read in terminals), and in HTML
+every text is escaped and nothing is rendered as markup (no script, link or image can act).
+"""
 
 from __future__ import annotations
 
-from vis_core.session_files.export import (
-    FORMATS,
-    ExportFormat,
-    default_file_name,
-    export_session,
-    format_for_path,
-    write_export,
-)
+import html
+import os
+import re
+from collections.abc import Callable
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "FORMATS",
-    "ExportFormat",
-    "default_file_name",
-    "export_session",
-    "format_for_path",
-    "write_export",
-]
+import orjson
+
+from vis_core.model.story import StoryKind
+from vis_core.model.turn import TurnStatus
+from vis_core.store.stored_session import (
+    StoredBlock,
+    StoredSession,
+    StoredTurn,
+    read_session,
+    snapshot_head,
+)
+from vis_core.system.redaction import Redactor, log_redactors
+from vis_core.terminal import terminal_json, terminal_text
+
+if TYPE_CHECKING:
+    from vis_core.model.sessions import SessionRow
+    from vis_core.store import Store
+
+
+class ExportFormat(StrEnum):
+    MD = "md"
+    HTML = "html"
+    JSON = "json"
+
+
+FORMATS = tuple(f.value for f in ExportFormat)
+_STATE_MARK = {"succeeded": "✓", "failed": "✗", "running": "…", "cancelled": "⊘"}
+
+
+def format_for_path(path: Path | str, default: ExportFormat = ExportFormat.MD) -> ExportFormat:
+    """The format a file name asks for by its suffix (``.htm(l)``, ``.json``, else ``default``)."""
+    suffix = Path(path).suffix.lower().lstrip(".")
+    if suffix in ("html", "htm"):
+        return ExportFormat.HTML
+    if suffix == "json":
+        return ExportFormat.JSON
+    if suffix in ("md", "markdown"):
+        return ExportFormat.MD
+    return default
+
+
+def default_file_name(session_id: str, fmt: ExportFormat) -> str:
+    return f"vis-session-{session_id[:8]}.{fmt.value}"
+
+
+def export_session(store: Store, row: SessionRow, fmt: ExportFormat) -> str:
+    """The session in ``fmt``, secrets redacted and control characters made visible."""
+    redactors = log_redactors()
+    if fmt is ExportFormat.JSON:
+        return _json(store, row, redactors)
+    session = read_session(store, row)
+    clean = _cleaner(redactors)
+    if fmt is ExportFormat.HTML:
+        return _html(session, clean)
+    return clean(_markdown(session))
+
+
+def write_export(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` (0600, replacing a file; a link in its place is refused)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as stream:
+        stream.write(text)
+    return path
+
+
+def _cleaner(redactors: list[Redactor]) -> Callable[[str], str]:
+    """Saved secrets redacted, control characters escaped."""
+
+    def clean(text: str) -> str:
+        for redactor in redactors:
+            text = redactor.text(text)
+        return terminal_text(text)
+
+    return clean
+
+
+# -- text of an Activity -------------------------------------------------------------------
+
+
+def _content_text(item: Any) -> str:
+    """One evidence view of an Activity (its plain ``kind`` dict) as text."""
+    if not isinstance(item, dict):
+        return str(item)
+    kind = item.get("kind", "")
+    if kind in ("ActivityText", "ActivityHeading"):
+        return str(item.get("text", ""))
+    if kind == "ActivityMarkdown":
+        return str(item.get("markdown", ""))
+    if kind == "ActivityCode":
+        return str(item.get("code", ""))
+    if kind == "ActivityDiff":
+        return str(item.get("diff", ""))
+    if kind == "ActivityTable":
+        rows = [item.get("headers") or [], *(item.get("rows") or [])]
+        return "\n".join(" | ".join(str(cell) for cell in row) for row in rows)
+    if kind == "ActivityTerminal":
+        lines = [f"$ {' '.join(str(a) for a in item.get('command') or [])}"]
+        lines += [str(line.get("text", "")) for line in item.get("lines") or []]
+        if item.get("exit") is not None:
+            lines.append(f"[exit {item['exit']}]")
+        return "\n".join(lines)
+    if kind == "ActivityProgress":
+        total = item.get("total")
+        return f"{item.get('label', '')} {item.get('completed')}/{total if total else '?'}".strip()
+    if "attachment" in item:
+        return f"[{kind.removeprefix('Activity').lower()} {item['attachment']}] " + str(
+            item.get("caption", "")
+        )
+    return " ".join(str(v) for k, v in item.items() if k != "kind" and isinstance(v, str))
+
+
+def activity_line(record: dict[str, Any]) -> str:
+    """``✓ headline — summary`` of an Activity (the tool's name when it shows none)."""
+    shown = record.get("presentation") or {}
+    headline = shown.get("headline") or record.get("tool", "")
+    summary = shown.get("summary") or ""
+    mark = _STATE_MARK.get(str(record.get("state")), "·")
+    line = f"{mark} {headline}" + (f" — {summary}" if summary else "")
+    if record.get("error"):
+        line += f" (error: {record['error']})"
+    return line
+
+
+def _evidence(record: dict[str, Any]) -> list[tuple[str, str]]:
+    """(title, text) of each evidence view of an Activity, its sections' too."""
+    shown = record.get("presentation") or {}
+    views = [("", _content_text(item)) for item in shown.get("content") or []]
+    for section in shown.get("sections") or []:
+        title = f"{section.get('headline', '')} — {section.get('summary', '')}".strip(" —")
+        text = "\n".join(_content_text(item) for item in section.get("content") or [])
+        views.append((title, text))
+    return [(title, text) for title, text in views if text.strip() or title]
+
+
+def _files_line(block: StoredBlock) -> str:
+    marks = {"created": "+", "removed": "-", "changed": "~"}
+    return " ".join(f"{marks.get(str(f.get('kind')), '~')}{f.get('path', '')}" for f in block.files)
+
+
+# -- Markdown ------------------------------------------------------------------------------
+
+
+def _fence(text: str, language: str = "") -> str:
+    """``text`` in a code fence longer than any backtick run inside it."""
+    longest = max((len(run) for run in re.findall(r"`{3,}", text)), default=2)
+    ticks = "`" * (longest + 1)
+    return f"{ticks}{language}\n{text.rstrip(chr(10))}\n{ticks}"
+
+
+def _quote(text: str) -> str:
+    return "\n".join(f"> {line}" if line else ">" for line in text.splitlines() or [""])
+
+
+def _markdown(session: StoredSession) -> str:
+    row = session.row
+    out = [
+        f"# {row.title or 'Untitled session'}",
+        "",
+        f"- Session: `{row.id}`",
+        f"- Workspace: `{row.workspace}`",
+        f"- Turns: {len(session.turns)}",
+        "",
+    ]
+    for turn in session.turns:
+        _markdown_turn(turn, out)
+    return "\n".join(out) + "\n"
+
+
+def _markdown_turn(turn: StoredTurn, out: list[str]) -> None:
+    status = "" if turn.status == TurnStatus.COMPLETED else f" ({turn.status})"
+    out += [f"## Turn {turn.position}{status}", "", "**You:**", "", _quote(turn.request), ""]
+    for kind, value in turn.story:
+        if kind is StoryKind.REPLY:
+            out += ["**Vis:**", "", value, ""]
+        elif kind is StoryKind.ACTIVITY:
+            out += [f"- {activity_line(value)}", ""]
+        elif kind is StoryKind.CODE:
+            _markdown_block(value, out)
+    if turn.error:
+        out += [f"**Error:** {turn.error}", ""]
+
+
+def _markdown_block(block: StoredBlock, out: list[str]) -> None:
+    if block.tool == "python_execution":
+        out += [f"### Block {block.index}", "", _fence(block.code, "python"), ""]
+    else:
+        arguments = orjson.dumps(block.arguments, option=orjson.OPT_INDENT_2).decode()
+        out += [f"### Tool call {block.index}: `{block.tool}`", "", _fence(arguments, "json"), ""]
+    out += [f"- {activity_line(record)}" for record in block.activities]
+    if block.activities:
+        out.append("")
+    if block.stdout:
+        out += ["Output:", "", _fence(block.stdout, "text"), ""]
+    if block.error:
+        out += ["Error:", "", _fence(block.error, "text"), ""]
+    if block.files:
+        out += [f"Files: {_files_line(block)}", ""]
+
+
+# -- HTML ----------------------------------------------------------------------------------
+
+_STYLE = """
+body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;
+color:#1d1d1f;background:#fff}
+pre,.text{white-space:pre-wrap;overflow-wrap:anywhere}
+pre{background:#f5f5f7;padding:.6rem;border-radius:4px;font-size:.85rem}
+.you{border-left:3px solid #4a7;padding-left:.6rem}
+.error{color:#b00}
+details{margin:.2rem 0 .2rem 1rem}
+summary{cursor:pointer}
+h2{border-top:1px solid #ddd;padding-top:1rem}
+"""
+# No script, no request anywhere: what an exported page shows it holds in itself.
+_CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'none'"
+
+
+def _html(session: StoredSession, clean: Callable[[str], str]) -> str:
+    def esc(text: str) -> str:
+        return html.escape(clean(text), quote=True)
+
+    row = session.row
+    title = esc(row.title or "Untitled session")
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">',
+        '<meta name="referrer" content="no-referrer">',
+        f"<title>{title}</title><style>{_STYLE}</style></head><body>",
+        f"<h1>{title}</h1>",
+        f"<p>Session <code>{esc(row.id)}</code> · workspace <code>{esc(row.workspace)}</code>"
+        f" · {len(session.turns)} turn(s)</p>",
+    ]
+    for turn in session.turns:
+        status = "" if turn.status == TurnStatus.COMPLETED else f" ({esc(turn.status)})"
+        out.append(f"<h2>Turn {turn.position}{status}</h2>")
+        out.append(f'<div class="you text"><strong>You:</strong>\n{esc(turn.request)}</div>')
+        for kind, value in turn.story:
+            if kind is StoryKind.REPLY:
+                out.append(f'<div class="text"><strong>Vis:</strong>\n{esc(value)}</div>')
+            elif kind is StoryKind.ACTIVITY:
+                out.append(_html_activity(value, esc))
+            elif kind is StoryKind.CODE:
+                out.append(_html_block(value, esc))
+        if turn.error:
+            out.append(f'<p class="error">Error: {esc(turn.error)}</p>')
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def _html_activity(record: dict[str, Any], esc: Callable[[str], str]) -> str:
+    views = _evidence(record)
+    line = esc(activity_line(record))
+    if not views:
+        return f"<div>{line}</div>"
+    inner = "".join(
+        (f"<p>{esc(title)}</p>" if title else "") + f"<pre>{esc(text)}</pre>"
+        for title, text in views
+    )
+    return f"<details><summary>{line}</summary>{inner}</details>"
+
+
+def _html_block(block: StoredBlock, esc: Callable[[str], str]) -> str:
+    if block.tool == "python_execution":
+        parts = [f"<h3>Block {block.index}</h3><pre>{esc(block.code)}</pre>"]
+    else:
+        arguments = orjson.dumps(block.arguments, option=orjson.OPT_INDENT_2).decode()
+        parts = [
+            f"<h3>Tool call {block.index}: <code>{esc(block.tool)}</code></h3>",
+            f"<pre>{esc(arguments)}</pre>",
+        ]
+    parts += [_html_activity(record, esc) for record in block.activities]
+    if block.stdout:
+        parts.append(f"<p>Output:</p><pre>{esc(block.stdout)}</pre>")
+    if block.error:
+        parts.append(f'<p class="error">Error:</p><pre>{esc(block.error)}</pre>')
+    for change in block.files:
+        name = esc(f"{change.get('kind', '')} {change.get('path', '')}")
+        diff = str(change.get("diff") or change.get("note") or "")
+        parts.append(
+            f"<details><summary>{name}</summary><pre>{esc(diff)}</pre></details>"
+            if diff
+            else f"<div>{name}</div>"
+        )
+    return "\n".join(parts)
+
+
+# -- JSON ----------------------------------------------------------------------------------
+
+
+def _json(store: Store, row: SessionRow, redactors: list[Redactor]) -> str:
+    """The sessions API's snapshot (``vis.sessions.export()``), one event a line, secrets
+    redacted in every string, safe for a terminal. An event that holds no secret is copied
+    as it is stored, not decoded."""
+    head = snapshot_head(row)
+    head["session"] = _redacted(head["session"], redactors)
+    lines = []
+    for stored in store.events(row.id):
+        text = stored.data
+        if any(redactor.in_json(text) for redactor in redactors):
+            text = orjson.dumps(_redacted(orjson.loads(text), redactors)).decode()
+        lines.append(text)
+    body = orjson.dumps(head).decode()[:-1] + ',"events":[\n' + ",\n".join(lines) + "\n]}\n"
+    return _terminal_json(body)
+
+
+_UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def _terminal_json(text: str) -> str:
+    """:func:`terminal_json` of a long text: only the few places that need it are changed."""
+    return _UNSAFE_IN_JSON.sub(lambda m: terminal_json(m.group()), text)
+
+
+def _redacted(value: Any, redactors: list[Redactor]) -> Any:
+    for redactor in redactors:
+        value = redactor.value(value)
+    return value

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -45,8 +46,9 @@ log = logging.getLogger(__name__)
 Overrides = dict[SettingScope, dict[str, Any]]
 # (extension, setting, (old, new, scope), context): run the setting's on_change; raise if it fails
 OnChangeRunner = Callable[
-    [DeclaringExtension, Setting[Any], tuple[Any, Any, str], CallContext], None
+    [DeclaringExtension, Setting[Any], tuple[Any, Any, str], CallContext], Awaitable[None]
 ]
+SavedListener = Callable[["SaveResult"], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -152,8 +154,8 @@ class SettingsService:
         self._secret_values: dict[str, str] = {}
         self._environment_keys: list[str] = []  # keys Vis reads from the environment
         self.redactor = Redactor(lambda: [*self._secret_values.values(), *self._environment_keys])
-        # Called after every save or reset (e.g. the Host switches a session's model).
-        self.saved_listeners: list[Callable[[SaveResult], None]] = []
+        # Awaited after every save or reset (e.g. the Host switches a session's model).
+        self.saved_listeners: list[SavedListener] = []
         self._installed = False
         self.snapshot: ControlSnapshot
         self.refresh(snapshot)
@@ -513,7 +515,7 @@ class SettingsService:
 
     # -- saving ----------------------------------------------------------------------------
 
-    def set(
+    async def set(
         self,
         setting_id: str,
         value: Any,
@@ -522,11 +524,11 @@ class SettingsService:
         session_id: str | None = None,
         group: str | None = None,
     ) -> SaveResult:
-        """Validate and save ``value`` at ``scope``; run ``on_change`` if the effective value
+        """Validate and save ``value`` at ``scope``; await ``on_change`` if the effective value
         changed. Raises ``ValueError`` naming the setting when the value or scope is refused."""
-        return self._save(setting_id, value, scope, session_id, group)
+        return await self._save(setting_id, value, scope, session_id, group)
 
-    def reset(
+    async def reset(
         self,
         setting_id: str,
         scope: SettingScope | str,
@@ -535,9 +537,9 @@ class SettingsService:
         group: str | None = None,
     ) -> SaveResult:
         """Remove the value saved at ``scope`` so the row inherits again."""
-        return self._save(setting_id, None, scope, session_id, group)
+        return await self._save(setting_id, None, scope, session_id, group)
 
-    def _save(
+    async def _save(
         self,
         setting_id: str,
         value: Any,
@@ -545,6 +547,30 @@ class SettingsService:
         session_id: str | None,
         group: str | None,
     ) -> SaveResult:
+        """The files are written in a thread; ``on_change`` and the listeners are awaited
+        here, on the caller's loop."""
+        owner, level, old, new = await asyncio.to_thread(
+            self._store_value, setting_id, value, scope, session_id, group
+        )
+        changed = old != new
+        error = await self._run_hook(owner, old, new, level, session_id) if changed else None
+        result = SaveResult(setting_id, level, old, new, changed, error, session_id)
+        for listener in list(self.saved_listeners):
+            try:
+                await listener(result)
+            except Exception:  # the value is saved; a listener's failure is only logged
+                log.exception("after saving setting %r, a listener failed", setting_id)
+        return result
+
+    def _store_value(
+        self,
+        setting_id: str,
+        value: Any,
+        scope: SettingScope | str,
+        session_id: str | None,
+        group: str | None,
+    ) -> tuple[SettingOwner, SettingScope, Any, Any]:
+        """Check and write ``value`` (None: remove it); the effective value before and after."""
         owner = self.owner(setting_id)
         setting = owner.setting
         try:
@@ -578,16 +604,7 @@ class SettingsService:
             raise ValueError(f"setting {setting_id!r}: session scope needs an open session")
         old = self.resolve(setting_id, session_id).value
         self._write(owner, level, value, session_id, group)
-        new = self.resolve(setting_id, session_id).value
-        changed = old != new
-        error = self._run_hook(owner, old, new, level, session_id) if changed else None
-        result = SaveResult(setting_id, level, old, new, changed, error, session_id)
-        for listener in list(self.saved_listeners):
-            try:
-                listener(result)
-            except Exception:  # the value is saved; a listener's failure is only logged
-                log.exception("after saving setting %r, a listener failed", setting_id)
-        return result
+        return owner, level, old, self.resolve(setting_id, session_id).value
 
     def _write_project(self, setting_id: str, value: Any) -> None:
         """Save into ``.vis/settings.toml``; the person's own save keeps the project trusted
@@ -632,7 +649,7 @@ class SettingsService:
             else:
                 self.store.set_override(scope.value, key, sid, value)
 
-    def _run_hook(
+    async def _run_hook(
         self,
         owner: SettingOwner,
         old: Any,
@@ -651,17 +668,12 @@ class SettingsService:
             channel=self.channel,
             runtime=self.runtime,
         )
+        change = (old, new, scope.value)
         try:
             if owner.extension is not None and self.on_change_runner is not None:
-                self.on_change_runner(
-                    owner.extension, owner.setting, (old, new, scope.value), context
-                )
+                await self.on_change_runner(owner.extension, owner.setting, change, context)
             else:
-                with calling(context):
-                    if owner.extension is not None:
-                        owner.extension.call(hook, old, new, scope.value)
-                    else:
-                        hook(old, new, scope.value)
+                await asyncio.to_thread(_call_hook, owner, hook, change, context)
         except Exception as exc:
             log.exception(
                 "on_change of setting %r (%s) failed; the value stays saved",
@@ -694,6 +706,20 @@ class SettingsService:
 
     def session_group(self, session_id: str | None) -> str | None:
         return self._session_group(session_id)
+
+
+def _call_hook(
+    owner: SettingOwner,
+    hook: Callable[..., Any],
+    change: tuple[Any, Any, str],
+    context: CallContext,
+) -> None:
+    """Run ``on_change`` here (Vis's own, or an extension with no worker to run it in)."""
+    with calling(context):
+        if owner.extension is not None:
+            owner.extension.call(hook, *change)
+        else:
+            hook(*change)
 
 
 def _id_list(ids: list[str]) -> str:

@@ -20,6 +20,9 @@ UNLOCKED_PASSES = 4
 SMALL_TAIL_FRAMES = 256
 # A checkpoint thread with nothing to do for this long closes its connection and ends.
 IDLE_SECONDS = 30.0
+# A process that ends without closing the database (``vis run``) leaves its log to the next,
+# which reads all of it to open the database; past this size it closes, copying the log in.
+EXIT_LOG_BYTES = 4 * 1024 * 1024
 
 
 class Checkpointer:

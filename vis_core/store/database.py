@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from vis_core.store.checkpoint import (
     CHECKPOINT_EVERY_ROWS,
+    EXIT_LOG_BYTES,
     WRITER_AUTOCHECKPOINT_PAGES,
     Checkpointer,
 )
@@ -169,6 +170,7 @@ class Database:
         migrations: Migrations = MIGRATIONS,
         checkpoint_every_rows: int = CHECKPOINT_EVERY_ROWS,
         autocheckpoint_pages: int = WRITER_AUTOCHECKPOINT_PAGES,
+        exit_log_bytes: int = EXIT_LOG_BYTES,
     ) -> None:
         self.path = Path(path)
         self._lock = threading.RLock()
@@ -179,6 +181,7 @@ class Database:
             autocheckpoint_pages=autocheckpoint_pages,
         )
         self.checkpoint_every_rows = checkpoint_every_rows
+        self.exit_log_bytes = exit_log_bytes
         self._checkpointer = Checkpointer(self.path, self._lock)
         self._checkpointed_at = self._conn.total_changes
         self._before_read: list[Callable[[], None]] = []
@@ -271,18 +274,25 @@ class Database:
 
     def close(self, *, exiting: bool = False) -> None:
         """Close the connection. ``exiting``: the process ends next, without tearing down
-        (``os._exit``): the connection is left open, so SQLite does not checkpoint its log into
-        the database on close (two disk syncs, and one more to start a new log at the next open).
-        What was committed stays in the log, as durable as after any commit here, and the next
-        open reads it."""
+        (``os._exit``): while the log is shorter than ``exit_log_bytes`` the connection is left
+        open, so SQLite does not checkpoint it into the database on close (two disk syncs, and
+        one more to start a new log at the next open). What was committed stays in the log, as
+        durable as after any commit here, and the next open reads it, all of it: a longer log
+        is checkpointed, so the runs that leave it do not make every later open slower."""
         self._checkpointer.stop()
         with self._lock:
             if self._conn is not None:
-                if exiting:
+                if exiting and self._log_bytes() < self.exit_log_bytes:
                     _LEFT_OPEN.append(self._conn)
                 else:
                     self._conn.close()
                 self._conn = None
+
+    def _log_bytes(self) -> int:
+        try:
+            return os.stat(f"{self.path}-wal").st_size
+        except OSError:  # no log: nothing to copy
+            return 0
 
 
 _LEFT_OPEN: list[sqlite3.Connection] = []  # closed by the process's end (Database.close)

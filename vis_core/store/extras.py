@@ -28,24 +28,29 @@ class ExtrasMixin:
 
     # -- prompt history ------------------------------------------------------------------
 
-    def add_prompt(self, session_id: str, text: str) -> bool:
-        """Remember a prompt; ``False`` (nothing saved) when blank or equal to the last one."""
+    def add_prompt(self, session_id: str, text: str) -> bool | None:
+        """Remember a prompt; ``False`` (nothing saved) when blank or equal to the last one.
+        On a loop's thread the writer saves it (None at once, see :func:`off_the_loop`)."""
         if not text.strip():
             return False
         if self.text_redactor is not None:
             text = self.text_redactor(text)
-        with self._db.write("save a prompt") as conn:
-            last = conn.execute(
-                "SELECT text FROM prompts WHERE session_id = ? ORDER BY id DESC LIMIT 1",
-                (session_id,),
-            ).fetchone()
-            if last is not None and last[0] == text:
-                return False
-            conn.execute(
-                "INSERT INTO prompts (session_id, text, created) VALUES (?, ?, ?)",
-                (session_id, text, time.time()),
-            )
-        return True
+
+        def write() -> bool:
+            with self._db.write("save a prompt") as conn:
+                last = conn.execute(
+                    "SELECT text FROM prompts WHERE session_id = ? ORDER BY id DESC LIMIT 1",
+                    (session_id,),
+                ).fetchone()
+                if last is not None and last[0] == text:
+                    return False
+                conn.execute(
+                    "INSERT INTO prompts (session_id, text, created) VALUES (?, ?, ?)",
+                    (session_id, text, time.time()),
+                )
+            return True
+
+        return off_the_loop(self.writer, "save a prompt", write)
 
     def prompts(self, session_id: str, limit: int | None = None) -> list[PromptRow]:
         """A session's prompt history, oldest first (the latest ``limit`` when given)."""

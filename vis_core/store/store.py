@@ -13,7 +13,11 @@ from typing import Any
 from vis_core.events import Event, StoredEvent, stored_form
 from vis_core.paths import VisPaths
 from vis_core.store.attachments import AttachmentsMixin
-from vis_core.store.checkpoint import CHECKPOINT_EVERY_ROWS, WRITER_AUTOCHECKPOINT_PAGES
+from vis_core.store.checkpoint import (
+    CHECKPOINT_EVERY_ROWS,
+    EXIT_LOG_BYTES,
+    WRITER_AUTOCHECKPOINT_PAGES,
+)
 from vis_core.store.database import Database, Migrations, StoreError
 from vis_core.store.drafts import DraftsMixin
 from vis_core.store.extras import ExtrasMixin
@@ -48,6 +52,7 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
         migrations: Migrations = MIGRATIONS,
         checkpoint_every_rows: int = CHECKPOINT_EVERY_ROWS,
         autocheckpoint_pages: int = WRITER_AUTOCHECKPOINT_PAGES,
+        exit_log_bytes: int = EXIT_LOG_BYTES,
     ) -> None:
         """``migrations`` and the checkpoint figures are the schema's and checkpoint.py's;
         tests pass others."""
@@ -58,6 +63,7 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
             migrations=migrations,
             checkpoint_every_rows=checkpoint_every_rows,
             autocheckpoint_pages=autocheckpoint_pages,
+            exit_log_bytes=exit_log_bytes,
         )
         self.redactor: EventRedactor | None = None
         # secrets out of free text saved outside events: titles, prompts, their search index

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension_host.gateway import host_of, loop_of, require_change
+from vis_core.extension_host.gateway import loop_of, require_change
 from vis_core.subagents.mirror import CallSite
 from vis_core.subagents.service import SubagentError, failure
 from vis_core.system.loops import run_on_loop
@@ -13,6 +13,7 @@ from vis_core.system.loops import run_on_loop
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
     from vis_core.extension.context import CallContext
+    from vis_core.extension_host.host_port import HostPort
     from vis_core.subagents.service import Subagents
 
 
@@ -22,8 +23,9 @@ class Council:
     Calls block until the child answers (``timeout`` seconds at most: then TimeoutError and
     the child is cancelled)."""
 
-    def __init__(self, subagents: Subagents) -> None:
+    def __init__(self, subagents: Subagents, host: HostPort) -> None:
         self._subagents = subagents
+        self._host = host  # its open sessions are the parents
 
     def __repr__(self) -> str:
         return "<vis.council>"
@@ -60,8 +62,9 @@ class Council:
         return self._wait(call, parent, coro, timeout)
 
     def _bound(self, what: str) -> tuple[CallContext, AgentSession]:
-        call, host = require_change(what)
-        parent = next((s for s in reversed(host.sessions) if s.id == call.session_id), None)
+        call = require_change(what)
+        assert call.session_id is not None  # require_change refuses a call of no session
+        parent = self._host.live_session(call.session_id)
         if parent is None:
             raise RuntimeError(
                 f"{what}: session {call.session_id} is not open in this Vis; call it from a "
@@ -74,8 +77,8 @@ class Council:
         so that the child may call the extension's tools too."""
         from vis_core.extension_host.sessions_api import _parked
 
-        loop = loop_of(call, host_of(call))
-        with _parked(parent.id):
+        loop = loop_of(call, self._host)
+        with _parked(self._host, parent.id):
             return run_on_loop(loop, coro, timeout)
 
 

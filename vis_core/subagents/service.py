@@ -109,11 +109,8 @@ class Subagents:
     """The child sessions of one host: who may start one, and running it to its answer."""
 
     def __init__(self, deps: SubagentDeps) -> None:
-        from vis_core.subagents.council import Council
-
         self._deps = deps
         self._running: dict[str, int] = {}  # parent session id -> its children running now
-        self.council = Council(self)  # vis.council of the sessions of this host
 
     # -- limits ------------------------------------------------------------------------------
 
@@ -233,7 +230,7 @@ class Subagents:
         store, sessions = self._deps.store, self._deps.sessions
         source = resolve_any(store, session, what, workspace=workspace)
         with self._slot(parent.id, what):
-            row = fork_stored(store, source.id, None, what)
+            row = await asyncio.wrap_future(fork_stored(store, source.id, None, what))
             store.set_parent(row.id, parent.id)
             chosen = self._model(parent, None, what)
             child = await _opened(sessions.open_session(row.id), chosen)
@@ -273,10 +270,7 @@ class Subagents:
         return chosen
 
     async def _prepare(self, child: AgentSession, chosen: Any, *, read_only: bool) -> None:
-        old, child.model = child.model, chosen
-        close = getattr(old.provider, "aclose", None)
-        if close is not None:
-            await close()
+        await child.switch_model(chosen)
         if read_only:
             self._deps.store.state_set(READ_ONLY_STATE, child.id, True)
             tools = self._deps.session_tools.get(child.id)

@@ -24,7 +24,8 @@ from vis_core.system.loops import keep
 from vis_core.system.network_bridge import bridged, proxy_environment, python_home
 from vis_core.system.process import ChildProcess
 from vis_core.system.shell_view import shell_call_presentation
-from vis_core.system.truncate import Keep, fit_output
+from vis_core.system.truncate import fit_output
+from vis_core.text_limits import Keep
 
 log = logging.getLogger(__name__)
 

@@ -6,28 +6,7 @@ from pathlib import Path
 
 from vis_core.paths import write_private
 from vis_core.system.redaction import redact_text
-from vis_core.text_limits import (
-    MAX_BYTES,
-    MAX_LINES,
-    Keep,
-    Truncation,
-    fit_text,
-    format_size,
-    output_path,
-    printable,
-    truncate,
-)
-
-__all__ = [
-    "MAX_BYTES",
-    "MAX_LINES",
-    "Keep",
-    "Truncation",
-    "fit_output",
-    "format_size",
-    "save_full_output",
-    "truncate",
-]
+from vis_core.text_limits import Keep, fit_text, output_path, printable
 
 
 def save_full_output(text: str, output_dir: Path, label: str) -> Path:

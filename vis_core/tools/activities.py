@@ -33,14 +33,43 @@ def _info(result: object) -> dict[str, Any]:
 
 
 class Renders:
-    """Render callbacks for one workspace (paths in headlines are shortened against it)."""
+    """Render callbacks for one workspace (paths in headlines are shortened against it).
+
+    A built-in's look is its subject (what the call is about: shown while it starts, and
+    with the error when it fails) and what its result shows when it ends (None: the subject).
+    """
 
     def __init__(self, workspace: Path, signatures: dict[str, Callable[..., Any]]) -> None:
         self.workspace = workspace
         self.signatures = signatures
 
-    def _args(self, tool: str, args: Any, kwargs: Any) -> dict[str, Any]:
-        return bound_arguments(self.signatures[tool], args, kwargs)
+    def render(self, tool: str, label: str) -> Callable[..., ActivityPresentation]:
+        """The render callback of ``tool``, whose Activity is headed ``label``."""
+        subject_of, done = _LOOKS[tool]
+
+        def render(
+            *,
+            phase: str,
+            args: Any = (),
+            kwargs: Any = None,
+            result: Any = None,
+            error: Any = None,
+        ) -> ActivityPresentation:
+            given = bound_arguments(self.signatures[tool], args, kwargs)
+            subject = subject_of(self, given)
+            # a command shows its stages while it runs (and when it fails to)
+            content = (
+                (ActivityTerminal(command_stages(given["command"])),) if tool == "shell" else ()
+            )
+            if phase == RenderPhase.FAILURE:
+                failed = f"{subject}: {error_text(error)}" if subject else error_text(error)
+                return ActivityPresentation(label, failed, content)
+            ended = (
+                None if phase == RenderPhase.START or result is None else done(self, given, result)
+            )
+            return ended or ActivityPresentation(label, subject, content)
+
+        return render
 
     def _short(self, path: object) -> str:
         text = str(path or ".").lstrip("@")
@@ -51,25 +80,14 @@ class Renders:
         target = Path(path)
         return str(target if target.is_absolute() else self.workspace / target)
 
-    def cat(
-        self,
-        *,
-        phase: str,
-        args: Any = (),
-        kwargs: Any = None,
-        result: Any = None,
-        error: Any = None,
-    ) -> ActivityPresentation:
-        given = self._args("cat", args, kwargs)
-        short = self._short(given.get("path"))
-        if phase == RenderPhase.FAILURE:
-            return ActivityPresentation("Read file", f"{short}: {error_text(error)}")
-        if phase == RenderPhase.START:
-            return ActivityPresentation("Read file", short)
+    def _cat_subject(self, given: dict[str, Any]) -> str:
+        return self._short(given.get("path"))
+
+    def _cat(self, given: dict[str, Any], result: Any) -> ActivityPresentation | None:
         info = _info(result)
         if not info:
-            return ActivityPresentation("Read file", short)
-        total = info.get("total", 0)
+            return None
+        short, total = self._cat_subject(given), info.get("total", 0)
         if total == 0:
             summary = f"{short} @{info['version']} · empty"
         elif info.get("start") == 1 and info.get("end") == total:
@@ -80,36 +98,20 @@ class Renders:
             )
         return ActivityPresentation("Read file", summary)
 
-    def grep(
-        self,
-        *,
-        phase: str,
-        args: Any = (),
-        kwargs: Any = None,
-        result: Any = None,
-        error: Any = None,
-    ) -> ActivityPresentation:
-        given = self._args("grep", args, kwargs)
+    def _grep_subject(self, given: dict[str, Any]) -> str:
         query = one_line(repr(given.get("query", "")), 120)
         paths = given.get("paths", ".")
-        where = (
-            ""
-            if paths in (".", None, ["."])
-            else " in "
-            + one_line(
-                ", ".join(self._short(p) for p in ([paths] if isinstance(paths, str) else paths)),
-                120,
-            )
-        )
-        if phase == RenderPhase.FAILURE:
-            return ActivityPresentation("Search files", f"{query}{where}: {error_text(error)}")
-        if phase == RenderPhase.START:
-            return ActivityPresentation("Search files", f"{query}{where}")
-        info = _info(result)
+        if paths in (".", None, ["."]):
+            return query
+        listed = ", ".join(self._short(p) for p in ([paths] if isinstance(paths, str) else paths))
+        return f"{query} in {one_line(listed, 120)}"
+
+    def _grep(self, given: dict[str, Any], result: Any) -> ActivityPresentation:
+        subject, info = self._grep_subject(given), _info(result)
         total, files = info.get("total", 0), info.get("files", 0)
         if not total:
-            return ActivityPresentation("Search files", f"{query}{where} · no matches")
-        summary = f"{query}{where} · {plural(total, 'match', 'matches')} in {plural(files, 'file')}"
+            return ActivityPresentation("Search files", f"{subject} · no matches")
+        summary = f"{subject} · {plural(total, 'match', 'matches')} in {plural(files, 'file')}"
         hits = info.get("hits", ())
         if len(hits) < total:
             summary += f" ({len(hits)} shown)"
@@ -120,47 +122,26 @@ class Renders:
         )
         return ActivityPresentation("Search files", summary, (table,))
 
-    def ls(
-        self,
-        *,
-        phase: str,
-        args: Any = (),
-        kwargs: Any = None,
-        result: Any = None,
-        error: Any = None,
-    ) -> ActivityPresentation:
-        given = self._args("ls", args, kwargs)
-        short = self._short(given.get("path", "."))
-        if phase == RenderPhase.FAILURE:
-            return ActivityPresentation("List files", f"{short}: {error_text(error)}")
+    def _ls(self, given: dict[str, Any], result: Any) -> ActivityPresentation | None:
         info = _info(result)
-        if phase == RenderPhase.START or not info:
-            return ActivityPresentation("List files", short)
+        if not info:
+            return None
         counts = (
             f"{plural(info.get('folders', 0), 'folder')}, {plural(info.get('files', 0), 'file')}"
         )
-        return ActivityPresentation("List files", f"{short} · {counts}")
+        return ActivityPresentation("List files", f"{self._cat_subject(given)} · {counts}")
 
-    def patch(
-        self,
-        *,
-        phase: str,
-        args: Any = (),
-        kwargs: Any = None,
-        result: Any = None,
-        error: Any = None,
-    ) -> ActivityPresentation:
-        given = self._args("patch", args, kwargs)
-        short = self._short(given.get("path"))
-        version = given.get("version")
-        target = f"{short} @{version}" if version else short
-        if phase == RenderPhase.FAILURE:
-            return ActivityPresentation("Edit file", f"{target}: {error_text(error)}")
-        if phase == RenderPhase.START or result is None:
-            return ActivityPresentation("Edit file", target)
+    def _patch_subject(self, given: dict[str, Any]) -> str:
+        short, version = self._cat_subject(given), given.get("version")
+        return f"{short} @{version}" if version else short
+
+    def _patch(self, given: dict[str, Any], result: Any) -> ActivityPresentation:
         verb = "created" if result.created else "edited"
         moved = f", moved from @{result.rebased_from}" if result.rebased_from else ""
-        summary = f"{short} @{result.version} · {verb} +{result.added} −{result.removed}{moved}"
+        summary = (
+            f"{self._cat_subject(given)} @{result.version} · {verb} +{result.added} "
+            f"−{result.removed}{moved}"
+        )
         content = (
             (ActivityDiff(result.diff, path=self._abs(result.path)),)
             if result.diff
@@ -168,64 +149,46 @@ class Renders:
         )
         return ActivityPresentation("Edit file", summary, content)
 
-    def shell(
-        self,
-        *,
-        phase: str,
-        args: Any = (),
-        kwargs: Any = None,
-        result: Any = None,
-        error: Any = None,
-    ) -> ActivityPresentation:
-        given = self._args("shell", args, kwargs)
-        command = str(given.get("command", ""))
-        stages = command_stages(command)
-        summary = one_line(command, 160)
-        if phase == RenderPhase.FAILURE:
-            return ActivityPresentation(
-                "Run command", f"{summary}: {error_text(error)}", (ActivityTerminal(stages),)
-            )
-        if phase == RenderPhase.START or result is None:
-            return ActivityPresentation("Run command", summary, (ActivityTerminal(stages),))
+    def _shell_subject(self, given: dict[str, Any]) -> str:
+        return one_line(str(given.get("command", "")), 160)
+
+    def _shell(self, given: dict[str, Any], result: Any) -> ActivityPresentation:
         return shell_presentation(result)
 
-    def shells(
-        self,
-        *,
-        phase: str,
-        args: Any = (),
-        kwargs: Any = None,
-        result: Any = None,
-        error: Any = None,
-    ) -> ActivityPresentation:
-        if phase == RenderPhase.FAILURE:
-            return ActivityPresentation("List commands", error_text(error))
-        if phase == RenderPhase.START or not isinstance(result, list):
-            return ActivityPresentation("List commands", "")
+    def _shells_subject(self, given: dict[str, Any]) -> str:
+        return ""
+
+    def _shells(self, given: dict[str, Any], result: Any) -> ActivityPresentation | None:
+        if not isinstance(result, list):
+            return None
         running = sum(1 for handle in result if getattr(handle, "running", False))
         return ActivityPresentation("List commands", f"{len(result)} command(s), {running} running")
 
-    def run_tests(
-        self,
-        *,
-        phase: str,
-        args: Any = (),
-        kwargs: Any = None,
-        result: Any = None,
-        error: Any = None,
-    ) -> ActivityPresentation:
-        given = self._args("run_tests", args, kwargs)
+    def _run_tests_subject(self, given: dict[str, Any]) -> str:
         target = given.get("target")
-        scope = (
-            "all tests"
-            if not target
-            else one_line(", ".join([target] if isinstance(target, str) else target), 120)
-        )
-        if phase == RenderPhase.FAILURE:
-            return ActivityPresentation("Run tests", f"{scope}: {error_text(error)}")
-        if phase == RenderPhase.START or result is None:
-            return ActivityPresentation("Run tests", scope)
-        return tests_presentation(result, scope, self._abs)
+        if not target:
+            return "all tests"
+        return one_line(", ".join([target] if isinstance(target, str) else target), 120)
+
+    def _run_tests(self, given: dict[str, Any], result: Any) -> ActivityPresentation:
+        return tests_presentation(result, self._run_tests_subject(given), self._abs)
+
+
+_LOOKS: dict[
+    str,
+    tuple[
+        Callable[[Renders, dict[str, Any]], str],
+        Callable[[Renders, dict[str, Any], Any], ActivityPresentation | None],
+    ],
+] = {
+    "cat": (Renders._cat_subject, Renders._cat),
+    "grep": (Renders._grep_subject, Renders._grep),
+    "ls": (Renders._cat_subject, Renders._ls),
+    "patch": (Renders._patch_subject, Renders._patch),
+    "shell": (Renders._shell_subject, Renders._shell),
+    "shells": (Renders._shells_subject, Renders._shells),
+    "run_tests": (Renders._run_tests_subject, Renders._run_tests),
+}
 
 
 def tests_presentation(

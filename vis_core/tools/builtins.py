@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from vis_core.model.activity import Activity, SymbolTag
@@ -176,17 +175,7 @@ def builtin_tools(ctx: ToolContext) -> list[HostTool]:
             name=name,
             fn=functions[name],
             tag=tag,
-            activity=Activity(label, render=getattr(renders, name), show_start=show_start),
+            activity=Activity(label, render=renders.render(name, label), show_start=show_start),
         )
         for name, tag, label, show_start in specs
     ]
-
-
-def make_context(
-    workspace: Path, session_id: str, output_dir: Path, *, jail: bool = False
-) -> ToolContext:
-    """A fresh :class:`ToolContext` (convenience for callers without their own)."""
-    return ToolContext(Path(workspace), session_id, Path(output_dir), jail)
-
-
-__all__ = ["builtin_tools", "make_context"]

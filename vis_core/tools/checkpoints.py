@@ -22,13 +22,17 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from vis_core.model.undo import UndoReport
 from vis_core.paths import private_dir, write_private
 from vis_core.system.git import TIMEOUT_SECONDS, GitFailed, git_argv, git_environment, run_git
 from vis_core.system.jail import vis_folders
 from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.ignore import listed_files
+
+if TYPE_CHECKING:
+    from vis_core.tools.block_changes import BlockChanges
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # bigger files are listed but not kept (undo names them)
 MAX_NEW_BYTES = 256 * 1024 * 1024  # copied per checkpoint at most; the rest is listed only
@@ -113,20 +117,6 @@ class Checkpoint:
     position: int
     taken_at: float
     files: dict[str, list[Any]] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class UndoReport:
-    """What ``restore`` did, by workspace-relative path."""
-
-    turns: tuple[int, ...]  # positions of the turns undone, newest first
-    restored: tuple[str, ...] = ()  # changed or deleted by the turns: put back
-    removed: tuple[str, ...] = ()  # created by the turns: deleted
-    not_kept: tuple[str, ...] = ()  # changed but too large to have been kept
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.restored or self.removed)
 
 
 class Checkpoints:
@@ -270,6 +260,12 @@ class Checkpoints:
                 blob.unlink(missing_ok=True)
 
     # -- restoring --------------------------------------------------------------------------
+
+    def watch(self, turn_id: str) -> BlockChanges:
+        """What the blocks of turn ``turn_id`` change, block by block, against its checkpoint."""
+        from vis_core.tools.block_changes import BlockChanges
+
+        return BlockChanges(self, turn_id)
 
     def restore(self, steps: int = 1) -> UndoReport:
         """Put the workspace back as it was before the ``steps``-th newest checkpointed turn;

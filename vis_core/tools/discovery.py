@@ -9,8 +9,6 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from vis_core.contracts.build import callable_spec
-from vis_core.contracts.render import render_namespace, render_tool
 from vis_core.contracts.sequence import sequence
 from vis_core.contracts.specs import NamespaceSpec, ToolSpec
 from vis_core.extension.unavailable import unavailable_note
@@ -110,6 +108,8 @@ def tool_spec(tool: HostTool) -> ToolSpec:
     """The ``ToolSpec`` of a registered tool, under its registered (dotted) name and tag."""
     if tool.spec is not None:  # an extension's tool: described by the worker that loaded it
         return dataclasses.replace(tool.spec, name=tool.name, tag=tool.tag.value)
+    from vis_core.contracts.build import callable_spec  # when a contract is first read
+
     return callable_spec(tool.fn, name=tool.name, tag=tool.tag)
 
 
@@ -184,6 +184,8 @@ def doc(
     """The complete document for a public tool (its rendered contract), namespace, guide or
     skill; ``namespace_doc`` documents other namespaces (an MCP server's ``mcp__<server>``).
     Unknown and hidden names raise ``ValueError`` with similar names."""
+    from vis_core.contracts.render import render_namespace, render_tool
+
     target = _target_name(name).strip()
     tool = registry.get(target)
     if tool is not None and not tool.is_hidden:

@@ -7,7 +7,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from vis_core.system.truncate import MAX_BYTES, MAX_LINES, Keep, fit_output, format_size
+from vis_core.system.truncate import fit_output
+from vis_core.text_limits import MAX_BYTES, MAX_LINES, Keep, format_size
 from vis_core.tools.beneath import Entry, Escape, entries, open_child, read_child
 from vis_core.tools.context import ToolContext, hidden_folders
 from vis_core.tools.ignore import IgnoreStack, ignore_spec, is_ignored

@@ -17,7 +17,8 @@ from typing import Any, TypeVar
 
 from vis_core.system.environ import Audience, child_environment
 from vis_core.system.programs import host_program
-from vis_core.system.truncate import Keep, fit_output
+from vis_core.system.truncate import fit_output
+from vis_core.text_limits import Keep
 from vis_core.tools.context import FS_OPERATIONS, ToolContext
 from vis_core.tools.display import plural
 from vis_core.tools.ignore import git_toplevel, ignore_spec, listed_files, matches_itself

@@ -8,8 +8,6 @@ import threading
 from collections import OrderedDict
 from dataclasses import dataclass
 
-from vis_core.file_queue import file_mutation_queue as file_mutation_queue  # tools' export
-
 DEFAULT_KEEP = 32
 
 

@@ -17,7 +17,7 @@ from vis_core.frontend import (
     ATTENTION,
     Exposure,
     McpPanel,
-    ServerConnection,
+    McpServerView,
     State,
     plural,
 )
@@ -37,42 +37,38 @@ class McpChanged(Message):
     """A server connected, failed, changed its tools or was changed here."""
 
 
-def server_row(conn: ServerConnection) -> Content:
-    server = conn.config
-    tools = plural(len(conn.tools), "tool") if conn.state is State.CONNECTED else "-"
-    mark = "!" if conn.state in ATTENTION else " "
+def server_row(server: McpServerView) -> Content:
+    tools = plural(len(server.tools), "tool") if server.state is State.CONNECTED else "-"
+    mark = "!" if server.state in ATTENTION else " "
     return Content.assemble(
         (f"{mark} ", "bold $text-error"),
         (f"{server.name:<18}", "bold"),
-        (f"{conn.state.value:<14}", STATE_STYLE[conn.state]),
+        (f"{server.state.value:<14}", STATE_STYLE[server.state]),
         (f"{tools:<10}", ""),
         (f"{server.exposure.value:<10}", "$text-accent"),
         (server.source.value, "$text-muted"),
     )
 
 
-def server_details(conn: ServerConnection) -> Content:
-    server = conn.config
+def server_details(server: McpServerView) -> Content:
     parts: list[tuple[str, str] | str] = [
         (server.name, "bold"),
-        (f"  {conn.state.value}\n", STATE_STYLE[conn.state]),
+        (f"  {server.state.value}\n", STATE_STYLE[server.state]),
         (f"{server.source.value}: {server.origin}\n", "$text-muted"),
+        (f"{server.transport.value}: {server.target}\n", "$text-muted"),
     ]
-    target = server.url or " ".join([server.command, *server.args])
-    parts.append((f"{server.transport.value}: {target}\n", "$text-muted"))
-    if server.description or conn.instructions:
-        parts.append(f"{server.description or conn.instructions}\n")
-    if conn.error:
-        parts += [("\nError\n", "bold $text-error"), f"{conn.error}\n"]
-    tail = conn.stderr_tail().strip()
-    if tail and conn.state is not State.CONNECTED:
+    if server.about:
+        parts.append(f"{server.about}\n")
+    if server.error:
+        parts += [("\nError\n", "bold $text-error"), f"{server.error}\n"]
+    tail = server.stderr_tail.strip()
+    if tail and server.state is not State.CONNECTED:
         parts += [("\nstderr (last lines)\n", "bold"), (f"{tail}\n", "$text-muted")]
-    if conn.tools:
+    if server.tools:
         parts.append(("\nTools\n", "bold"))
-        for tool in conn.tools:
-            exposure = server.exposure_of(tool.tool)
+        for name, exposure in server.tools:
             style = "$text-accent" if exposure is not server.exposure else "$text-muted"
-            parts += [(f"{tool.name}", ""), (f"  {exposure.value}\n", style)]
+            parts += [(f"{name}", ""), (f"  {exposure.value}\n", style)]
     return Content.assemble(*parts)
 
 
@@ -164,7 +160,7 @@ class McpScreen(ModalScreen[None]):
             listing.highlighted = names.index(keep) if keep in names else 0
         self._show()
 
-    def _selected(self) -> ServerConnection | None:
+    def _selected(self) -> McpServerView | None:
         listing = self.query_one(OptionList)
         if listing.highlighted is None or listing.option_count == 0:
             return None
@@ -200,12 +196,12 @@ class McpScreen(ModalScreen[None]):
     async def action_toggle_enabled(self) -> None:
         conn = self._selected()
         if conn is not None:
-            await self._act(self.panel.set_enabled(conn.name, not conn.config.enabled))
+            await self._act(self.panel.set_enabled(conn.name, not conn.enabled))
 
     async def action_cycle_exposure(self) -> None:
         conn = self._selected()
         if conn is not None:
-            following = EXPOSURES[(EXPOSURES.index(conn.config.exposure) + 1) % len(EXPOSURES)]
+            following = EXPOSURES[(EXPOSURES.index(conn.exposure) + 1) % len(EXPOSURES)]
             await self._act(self.panel.set_exposure(conn.name, following))
 
     def action_sign_in(self) -> None:

@@ -272,17 +272,13 @@ class SettingsScreen(Screen[None]):
         await self.save(row.setting_id, None)
 
     async def save(self, setting_id: str, value: Any) -> bool:
-        """Save (``None`` resets) at the current scope; waits for ``on_change``."""
+        """Save (``None`` resets) at the current scope; awaits ``on_change``."""
         panel = self.panel
         try:
             if value is None:
-                result = await asyncio.to_thread(
-                    panel.reset, setting_id, self.scope, session_id=self.session_id
-                )
+                result = await panel.reset(setting_id, self.scope, session_id=self.session_id)
             else:
-                result = await asyncio.to_thread(
-                    panel.set, setting_id, value, self.scope, session_id=self.session_id
-                )
+                result = await panel.set(setting_id, value, self.scope, session_id=self.session_id)
         except ValueError as exc:
             self.notify(str(exc), title="Not saved", severity="error", markup=False)
             return False

@@ -1,0 +1,19 @@
+"""What ``/undo`` put back: the files of the turns it undid, by workspace-relative path."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class UndoReport:
+    """What ``restore`` did, by workspace-relative path."""
+
+    turns: tuple[int, ...]  # positions of the turns undone, newest first
+    restored: tuple[str, ...] = ()  # changed or deleted by the turns: put back
+    removed: tuple[str, ...] = ()  # created by the turns: deleted
+    not_kept: tuple[str, ...] = ()  # changed but too large to have been kept
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.restored or self.removed)

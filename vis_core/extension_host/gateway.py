@@ -20,11 +20,6 @@ if TYPE_CHECKING:
     from vis_core.extension_host.host_port import HostPort
 
 
-def bound_call() -> CallContext | None:
-    """The Vis call running in this thread (a tool call, command or callback), if any."""
-    return current_call()
-
-
 def loop_of(call: CallContext | None, host: HostPort) -> asyncio.AbstractEventLoop | None:
     """The host loop ``call`` came from, else the one ``host`` runs on."""
     if call is not None and call.loop is not None:
@@ -35,7 +30,7 @@ def loop_of(call: CallContext | None, host: HostPort) -> asyncio.AbstractEventLo
 def require_change(what: str) -> CallContext:
     """The bound call for a change; refused outside an active callback or session."""
     require_trusted(what)
-    call = bound_call()
+    call = current_call()
     if call is None and loading_extension()[0]:
         raise GatewayError(
             GatewayCode.SESSION_NOT_BOUND,

@@ -4,7 +4,7 @@ root builds it from the host's services: ``vis_core.host.sdk_port.SdkPort``)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -59,8 +59,7 @@ class HostPort(Protocol):
     @property
     def loop(self) -> asyncio.AbstractEventLoop | None: ...  # where sessions run
 
-    @property
-    def sessions(self) -> Sequence[OpenSession]: ...  # the open agent sessions, oldest first
+    def live_session(self, session_id: str) -> OpenSession | None: ...  # open here, if it is
 
     @property
     def council(self) -> Any: ...  # ``vis.council`` of these sessions

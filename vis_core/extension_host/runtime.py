@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -122,8 +121,7 @@ class Extensions(Protocol):
 
 
 class OpenSessions(Protocol):
-    @property
-    def sessions(self) -> Sequence[OpenSession]: ...  # oldest first
+    def live_session(self, session_id: str) -> OpenSession | None: ...  # the one in use
 
 
 @dataclass(frozen=True)
@@ -168,11 +166,8 @@ class HostRuntime(StoreRuntime):
         return None if loop is None or loop.is_closed() else loop
 
     def _agent(self, session_id: str | None) -> OpenSession | None:
-        """The open agent session ``session_id`` (the latest opened is the one in use)."""
-        if session_id is None:
-            return None
-        sessions: Sequence[OpenSession] = self.deps.registry.sessions
-        return next((s for s in reversed(sessions) if s.id == session_id), None)
+        """The open agent session ``session_id``, if it is open here."""
+        return None if session_id is None else self.deps.registry.live_session(session_id)
 
     def extension_path(self, owner: str) -> Path | None:
         loaded = self.deps.catalog.loaded.get(owner)

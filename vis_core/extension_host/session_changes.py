@@ -129,10 +129,8 @@ def set_model(handle: Any, model: str) -> None:
         loop = loop_of(call, host)
 
         async def swap() -> None:
-            from vis_core.extension_host.sessions_api import _live
-
             await host.save_model(handle.id, chosen.label)
-            agent = _live(host, handle.id)
+            agent = host.live_session(handle.id)
             if agent is not None:
                 await agent.switch_model(chosen)
 
@@ -157,9 +155,7 @@ def publish(handle: Any, text: str, kind: str = "info") -> None:
     with shown_change(call, host, "Session.publish", "Published to session") as shown:
 
         async def post() -> None:
-            from vis_core.extension_host.sessions_api import _live
-
-            agent = _live(host, handle.id)
+            agent = host.live_session(handle.id)
             if agent is not None:
                 await agent.emit(event)  # saved, then shown where the session is open
             else:
@@ -171,18 +167,16 @@ def publish(handle: Any, text: str, kind: str = "info") -> None:
 
 def models(host: HostPort) -> list[dict[str, Any]]:
     """See :meth:`Sessions.models`."""
+    from vis_core.extension.context import current_call
     from vis_core.extension.place import require_trusted
-    from vis_core.extension_host.gateway import bound_call
     from vis_core.providers.limits import soft_budget
     from vis_core.providers.models import KNOWN_MODELS, lookup_model
 
     require_trusted("vis.sessions.models()")
-    call = bound_call()
+    call = current_call()
     current = None
     if call is not None and call.session_id is not None:
-        from vis_core.extension_host.sessions_api import _live
-
-        agent = _live(host, call.session_id)
+        agent = host.live_session(call.session_id)
         current = agent.model.label if agent is not None else None
     ids = [
         f"{'anthropic' if name.startswith('claude') else 'openai'}/{name}" for name in KNOWN_MODELS

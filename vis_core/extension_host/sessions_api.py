@@ -12,11 +12,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core.extension.context import current_call
 from vis_core.extension.place import require_trusted
 from vis_core.extension_host.gateway import (
     GatewayCode,
     GatewayError,
-    bound_call,
     loop_of,
     require_change,
     shown_change,
@@ -51,7 +51,7 @@ def read_session(host: HostPort, session_id: str | None = None) -> dict[str, Any
 def resolve_session(store: Store, session_id: str | None, what: str) -> SessionRow:
     """The session for a bare id, unambiguous prefix or marker; the bound session for None."""
     if session_id is None:
-        call = bound_call()
+        call = current_call()
         if call is None or call.session_id is None:
             raise RuntimeError(
                 f"{what} without an id reads the session that called your extension, and no "
@@ -103,10 +103,10 @@ class Turn:
     def cancel(self) -> None:
         """Cancel the running turn (a callback, or a thread in a session your extension made)."""
         self.session._check_drive("Turn.cancel()")
-        agent = _live(self.session._host, self.session.id)
+        agent = self.session._host.live_session(self.session.id)
         loop = self.session._loop
         if agent is not None and loop is not None:
-            call = bound_call()
+            call = current_call()
             with shown_change(call, self.session._host, "Turn.cancel", "Cancelled turn") as shown:
                 loop.call_soon_threadsafe(agent.cancel)
                 shown.summary = self.session.id[:8]
@@ -118,11 +118,11 @@ def _parked(host: HostPort, session_id: str) -> Iterator[None]:
     and release its lock meanwhile (as ``threading.Condition.wait`` does)."""
     from vis_core.extension_host.tool_calls import waiting_owners
 
-    call = bound_call()
+    call = current_call()
     if call is None or call.owner == "vis":
         yield
         return
-    agent = _live(host, session_id)  # its invoker refuses calls into those waiting on it
+    agent = host.live_session(session_id)  # its invoker refuses calls into those waiting on it
     lock = host.extension_lock(call.owner)
     waiting = (*waiting_owners(call), call.owner)
     awaiting = (
@@ -180,7 +180,7 @@ class Session:
         return self.read()["transcript"]["turns"]
 
     def _check_drive(self, what: str) -> None:
-        call = bound_call()
+        call = current_call()
         if call is None:  # a thread of the extension: only its own sessions
             if self._owner is None or self.origin != self._owner:
                 raise GatewayError(
@@ -206,7 +206,7 @@ class Session:
         if not isinstance(request, str) or not request.strip():
             raise ValueError("Session.send(): the request must be nonblank text")
         self._check_drive("Session.send()")
-        call = bound_call()
+        call = current_call()
         loop = loop_of(call, self._host) or self._loop
         if loop is None or loop.is_closed():
             raise RuntimeError("the Vis host is not running any more; the request was not sent")
@@ -267,18 +267,12 @@ class Session:
         publish(self, text, kind)
 
 
-def _live(host: HostPort, session_id: str) -> OpenSession | None:
-    """The open agent session ``session_id``, if any."""
-    # the latest opened agent of the session is the one in use
-    return next((s for s in reversed(host.sessions) if s.id == session_id), None)
-
-
 async def _agent(host: HostPort, session_id: str) -> OpenSession:
-    return _live(host, session_id) or await host.open_session(session_id)
+    return host.live_session(session_id) or await host.open_session(session_id)
 
 
 def _handle(host: HostPort, session_id: str) -> Session:
-    call = bound_call()
+    call = current_call()
     return Session(host, loop_of(call, host), session_id, call.owner if call else None)
 
 
@@ -458,7 +452,7 @@ def _model(
 
 def bound_session(host: HostPort) -> Session:
     """``vis.session``: the :class:`Session` of the session that called your extension."""
-    call = bound_call()
+    call = current_call()
     if call is None or call.session_id is None:
         raise RuntimeError(
             "vis.session is the session that called your extension, and no session did; "

@@ -8,7 +8,6 @@ from typing import Any
 from vis_core.extension.context import CallContext, current_call
 from vis_core.extension.errors import VisToolError
 from vis_core.extension.tools_proxy import with_attributes
-from vis_core.extension_host.gateway import bound_call
 from vis_core.system.loops import run_on_loop
 
 
@@ -42,7 +41,7 @@ def _shaped(value: Any, owner: str) -> Any:
 def call_tool(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run the session tool ``name`` (``gh_runs``, ``spel.reserve``) in the bound session with
     JSON-compatible arguments; its result shaped as the model sees it."""
-    call = bound_call()
+    call = current_call()
     invoker = None if call is None else call.activities
     if call is None or invoker is None:
         raise RuntimeError(

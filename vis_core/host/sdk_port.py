@@ -56,9 +56,8 @@ class SdkPort:
     def project_root(self) -> Path:
         return self.space.project_root
 
-    @property
-    def sessions(self) -> list[AgentSession]:
-        return self.registry.sessions
+    def live_session(self, session_id: str) -> AgentSession | None:
+        return self.registry.live_session(session_id)
 
     def config_data(self) -> Mapping[str, Any]:
         return self.models.config.data

@@ -127,8 +127,9 @@ class SessionRegistry:
                 self.sessions.remove(session)
 
     def live_session(self, session_id: str) -> AgentSession | None:
-        """The open session ``session_id`` of this workspace (a call's session is found here)."""
-        return next((s for s in self.sessions if s.id == session_id), None)
+        """The open session ``session_id`` of this workspace (a call's session is found here;
+        the latest opened is the one in use)."""
+        return next((s for s in reversed(self.sessions) if s.id == session_id), None)
 
     def worker_of(self, session_id: str) -> SessionWorkers | None:
         """The extension worker of the open session ``session_id``, if it has one."""

@@ -63,8 +63,8 @@ class Council:
 
     def _bound(self, what: str) -> tuple[CallContext, AgentSession]:
         call = require_change(what)
-        sessions = self._host.sessions
-        parent = next((s for s in reversed(sessions) if s.id == call.session_id), None)
+        assert call.session_id is not None  # require_change refuses a call of no session
+        parent = self._host.live_session(call.session_id)
         if parent is None:
             raise RuntimeError(
                 f"{what}: session {call.session_id} is not open in this Vis; call it from a "

@@ -26,7 +26,7 @@ from vis_core.events import (
 from vis_core.extension.context import CallContext, calling
 from vis_core.model.activity import ActivityState
 from vis_core.model.turn import TurnStatus
-from vis_core.system.loops import on_loop, post
+from vis_core.system.loops import end_tasks, on_loop, post
 
 if TYPE_CHECKING:  # forms and live views load when an extension first uses them
     from vis_core.extension.forms import Answer, Form
@@ -131,14 +131,16 @@ class Interaction:
         entry = self._views.get(view_id)
         return entry[1] if entry else None
 
-    def close(self) -> None:
-        """The host closes: pending forms end as cancelled, open views are interrupted."""
-        for _, task in list(self._pending.values()):
-            task.cancel()
+    async def close(self) -> None:
+        """The host closes: pending forms end as cancelled, open views are interrupted, and
+        the events posted to the sessions are delivered."""
+        forms = [task for _, task in self._pending.values()]
         for _, view in list(self._views.values()):
             view.interrupt()
         for session_id in list(self._sessions):
             self.detach(session_id)
+        await end_tasks(forms)
+        await end_tasks(self._tasks, cancel=False)
 
     # -- forms ------------------------------------------------------------------------------
     def ask(self, form: Form, session_id: str | None, owner: str) -> Answer:
@@ -414,10 +416,3 @@ def _run_callback(
                 callback(event)
     except Exception:  # an extension's callback bug is logged, the view goes on
         log.exception("the on_event callback of a live view failed on %s", event.kind.value)
-
-
-__all__ = [
-    "FormPresenter",
-    "FormRequest",
-    "Interaction",
-]

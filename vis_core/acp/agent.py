@@ -434,6 +434,7 @@ class VisAgent:
     async def close(self) -> None:
         for task in list(self._tasks):
             task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
         for link in list(self.links.values()):
             await link.close()
         self.links.clear()

@@ -84,5 +84,6 @@ class SessionLink:
     async def close(self) -> None:
         self._unsubscribe()
         self._sender.cancel()
+        await asyncio.gather(self._sender, return_exceptions=True)
         if self.terminals is not None:
             self.terminals.close()

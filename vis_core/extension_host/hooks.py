@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension.declarations import OpHook, OpHookPhase
@@ -17,12 +16,15 @@ from vis_core.extension.hooks import (
     OperationBlocked,
     Repair,
 )
+from vis_core.ipc.kinds import TargetKind
+from vis_core.system.loops import run_on_loop
 
 if TYPE_CHECKING:
     from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
     from vis_core.extension_host.session_workers import SessionWorkers
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 FS_ACCESS = "fs_access"
 REPAIRABLE = ("patch",)
@@ -98,18 +100,23 @@ class OpHooks:
     def has(self, op: str, phase: OpHookPhase | None = None) -> bool:
         return bool(self.hooks(op, phase))
 
-    def _call(self, ext: LoadedExtension, hook: OpHook, payload: dict[str, Any]) -> Any:
-        """Run ``hook`` of ``ext`` in the session's extension worker and wait (a thread; the
-        session's loop awaits the worker): the host runs no extension code, and an async hook
-        is awaited on the worker's loop."""
+    async def _call(self, ext: LoadedExtension, hook: OpHook, payload: dict[str, Any]) -> Any:
+        """Run ``hook`` of ``ext`` in the session's extension worker, awaited on the loop:
+        the host runs no extension code, and an async hook is awaited on the worker's loop."""
         from vis_core.extension_host.tool_calls import waiting_owners
 
         waiting = waiting_owners()  # read before the hook's own context replaces the call's
         if not self._worker.runs(ext.name) or ext.declaration is None:
             raise LookupError(f"extension {ext.name!r} has no worker to run its op hook in")
         index = ext.declaration.op_hooks.index(hook)
+        args = (index, payload, ext.name in waiting)
         with calling(self._context_for(ext.name)):
-            return self._worker.hook(ext.name, str(index), (index, payload, ext.name in waiting))
+            return await self._worker.call_in(TargetKind.HOOK, ext.name, str(index), args)
+
+    def _wait(self, coro: Coroutine[Any, Any, T]) -> T:
+        """The synchronous face, for a thread (a file tool's, a draft's): the session's loop
+        runs ``coro`` while this thread waits."""
+        return run_on_loop(self._worker.loop, coro)
 
     def _failed(self, ext: LoadedExtension, op: str, phase: str) -> None:
         from vis_core.extension.logs import write_log
@@ -123,6 +130,14 @@ class OpHooks:
         )
 
     def before(self, op: str, args: list[Any], preview: dict[str, Any] | None = None) -> Verdict:
+        """:meth:`run_before` from a thread."""
+        if not self.has(op, OpHookPhase.BEFORE):
+            return Verdict(None if preview is None else dict(preview))
+        return self._wait(self.run_before(op, args, preview))
+
+    async def run_before(
+        self, op: str, args: list[Any], preview: dict[str, Any] | None = None
+    ) -> Verdict:
         """Run the guards; raise :class:`OperationBlocked` on a refusal or an invalid repair."""
         current = None if preview is None else dict(preview)
         notes: list[str] = []
@@ -131,7 +146,7 @@ class OpHooks:
             if current is not None:
                 payload["preview"] = dict(current)
             try:
-                verdict = self._call(ext, hook, payload)
+                verdict = await self._call(ext, hook, payload)
             except InvalidRepair as exc:
                 raise OperationBlocked(op, ext.name, f"its repair is invalid ({exc})") from None
             except Exception:
@@ -170,18 +185,24 @@ class OpHooks:
         return Verdict(current, tuple(notes))
 
     def after(self, op: str, args: list[Any], result: Any) -> None:
+        """:meth:`run_after` from a thread."""
+        if self.has(op, OpHookPhase.AFTER):
+            self._wait(self.run_after(op, args, result))
+
+    async def run_after(self, op: str, args: list[Any], result: Any) -> None:
         """Run the observers; their errors are logged and their return values ignored."""
         for ext, hook in self.hooks(op, OpHookPhase.AFTER):
             try:
-                self._call(ext, hook, {"op": op, "args": list(args), "result": result})
+                await self._call(ext, hook, {"op": op, "args": list(args), "result": result})
             except Exception:
                 self._failed(ext, op, "after")
 
     def check_access(self, operation: str, path: str) -> None:
-        """Run ``fs_access`` checks; an error (or a block) refuses with ``PermissionError``."""
+        """Run ``fs_access`` checks (from a file tool's thread); an error (or a block) refuses
+        with ``PermissionError``."""
         for ext, hook in self.hooks(FS_ACCESS, None):
             try:
-                verdict = self._call(ext, hook, {"operation": operation, "path": path})
+                verdict = self._wait(self._call(ext, hook, {"operation": operation, "path": path}))
             except Exception as exc:
                 raise PermissionError(
                     f"{operation} of {path} was refused by extension {ext.name!r}: "
@@ -192,12 +213,3 @@ class OpHooks:
                     f"{operation} of {path} was refused by extension {ext.name!r}: "
                     f"{verdict.reason}" + (f". Hint: {verdict.hint}" if verdict.hint else "")
                 )
-
-    async def run_before(self, op: str, args: list[Any]) -> Verdict:
-        if not self.has(op, OpHookPhase.BEFORE):
-            return Verdict(None)
-        return await asyncio.to_thread(self.before, op, args)
-
-    async def run_after(self, op: str, args: list[Any], result: Any) -> None:
-        if self.has(op, OpHookPhase.AFTER):
-            await asyncio.to_thread(self.after, op, args, result)

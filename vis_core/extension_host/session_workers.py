@@ -29,7 +29,7 @@ from vis_core.extension_host.worker_client import (
     runs_in_worker,
 )
 from vis_core.ipc.kinds import CallbackKind, TargetKind
-from vis_core.system.loops import run_on_loop, running_loop
+from vis_core.system.loops import running_loop
 from vis_core.tools.registry import HostTool
 
 # the declared values an extension's worker adds to the project's: ((name, value), …) sorted
@@ -185,10 +185,10 @@ class SessionWorkers:
         """Run an op hook or a slash command of ``owner`` in its worker (await the answer)."""
         return self.worker_for(owner).call_in(target, owner, name, args)
 
-    def hook(self, owner: str, name: str, args: tuple) -> Any:
-        """Run an op hook of ``owner`` from a thread (a file tool's, a draft's): the session's
-        loop awaits it in the worker, this thread waits for the answer."""
-        return run_on_loop(self._loop, self.call_in(TargetKind.HOOK, owner, name, args))
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The session's loop, where its calls to the workers are awaited."""
+        return self._loop
 
     async def callbacks(
         self,

@@ -12,6 +12,7 @@ from typing import Any
 from vis_core.extension.declarations import OpHookPhase
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.extension_host.hooks import OpHooks, diff_hunks, preview_spans, text_lines
+from vis_core.system.loops import end_tasks
 
 PatchGuard = Callable[[str, str, str, list[str], Any, bool], tuple[Any, tuple[str, ...]]]
 
@@ -144,5 +145,4 @@ class ToolHooks:
         if not pending:
             return
         _, late = await asyncio.wait(pending, timeout=timeout)
-        for task in late:
-            task.cancel()
+        await end_tasks(late)

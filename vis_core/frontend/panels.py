@@ -109,7 +109,9 @@ class McpServerView:
 
 async def settled(conns: list[ServerConnection]) -> list[McpServerView]:
     """``conns`` once each has connected or failed (up to its own timeout)."""
-    await asyncio.gather(*(conn.wait_ready(conn.config.timeout + SETTLE) for conn in conns))
+    async with asyncio.TaskGroup() as group:
+        for conn in conns:
+            group.create_task(conn.wait_ready(conn.config.timeout + SETTLE))
     return [McpServerView.of(conn) for conn in conns]
 
 

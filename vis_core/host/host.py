@@ -383,7 +383,7 @@ class Host:
         for other in self._other_roots.values():
             await other.close(exiting=exiting)
         self._other_roots.clear()
-        self.interaction.close()
+        await self.interaction.close()
         await self.registry.close()
         await self.mcp.close()
         self.settings.uninstall()

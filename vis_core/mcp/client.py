@@ -21,9 +21,9 @@ from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
 from vis_core.mcp.oauth_session import make_provider, sign_in_needed, uses_oauth
 from vis_core.mcp.stderr_tail import StderrTail
-from vis_core.mcp.values import ExpansionError, expand_map, expanded_keys
+from vis_core.mcp.values import expand_map, expanded_keys
 from vis_core.paths import find_project_root
-from vis_core.system.loops import keep
+from vis_core.system.loops import end_tasks, keep
 from vis_core.system.programs import path_outside
 from vis_core.system.redaction import key_name, remember_secrets
 
@@ -189,6 +189,7 @@ class ServerConnection:
         """Close the connection: stdin, then SIGTERM and SIGKILL of the server's group."""
         task = self._task
         self._stop.set()
+        await end_tasks(self._tasks)
         if task is not None and not task.done():
             if self._session is None:  # still connecting: stop waiting for initialize now
                 task.cancel()
@@ -556,6 +557,3 @@ class ServerConnection:
     async def read_resource(self, uri: str) -> Any:
         session = await self.ensure()
         return await self._retrying(lambda: session.read_resource(uri), RESOURCE_RETRIES)
-
-
-__all__ = ["ATTENTION", "ExpansionError", "ServerConnection", "State", "ToolInfo"]

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core.system.loops import end_tasks
+
 if TYPE_CHECKING:
     from vis_core.extension_host.loaded import LoadedExtensions
     from vis_core.extension_host.tool_hooks import ToolHooks
@@ -235,6 +237,8 @@ class HostMcp:
             manager.listeners.remove(self._clear_tools)
         with contextlib.suppress(Exception):
             manager.listeners.remove(self._report_soon)
+        reloading = () if self._reloading is None else (self._reloading,)
+        await end_tasks([*reloading, *self._reports])
         await manager.close()
 
 

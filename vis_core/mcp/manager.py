@@ -25,7 +25,7 @@ from vis_core.mcp.edit import set_field
 from vis_core.mcp.launch import start_folder
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import PREFIX, safe
-from vis_core.providers.base import ToolDefinition
+from vis_core.model.conversation import ToolDefinition
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
@@ -146,9 +146,10 @@ class McpManager:
         self._changed()
 
     async def wait_for(self, conns: Iterable[ServerConnection], timeout: float | None) -> None:
-        waits = [c.wait_ready(timeout) for c in conns if c.state is State.CONNECTING]
-        if waits:
-            await asyncio.gather(*waits)
+        async with asyncio.TaskGroup() as group:
+            for conn in conns:
+                if conn.state is State.CONNECTING:
+                    group.create_task(conn.wait_ready(timeout))
 
     async def wait_all(self, timeout: float | None = None) -> None:
         await self.wait_for(self.connections(), timeout)
@@ -167,7 +168,9 @@ class McpManager:
             if conn.config.enabled and conn.state in (State.DISCONNECTED, State.FAILED):
                 conn.start()  # a dropped connection reconnects on the next use
         # initialize is bounded by the server's timeout; stopping a failed one takes a while
-        await asyncio.gather(*(c.wait_ready(c.config.timeout + SETTLE) for c in wanted))
+        async with asyncio.TaskGroup() as group:
+            for conn in wanted:
+                group.create_task(conn.wait_ready(conn.config.timeout + SETTLE))
         if _SEARCH.search(code):  # a search sees every server: up to the direct tools' bound
             await self.wait_for(self.connections(), self.first_prompt_wait)
 

@@ -70,4 +70,6 @@ async def reconnect_signed_in(manager: Any) -> None:
             ready.append(conn)
     for conn in ready:
         await conn.restart()
-    await asyncio.gather(*(conn.wait_ready(conn.config.timeout) for conn in ready))
+    async with asyncio.TaskGroup() as group:
+        for conn in ready:
+            group.create_task(conn.wait_ready(conn.config.timeout))

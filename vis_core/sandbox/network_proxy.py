@@ -31,6 +31,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from vis_core.model.network import HeaderRewrite, NetworkRequest, NetworkResponse
+from vis_core.system.loops import end_tasks
 from vis_core.system.network_bridge import SOCKET_NAME
 
 log = logging.getLogger(__name__)
@@ -123,10 +124,7 @@ class NetworkProxy:
             server.close()
             with contextlib.suppress(Exception):
                 await server.wait_closed()
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await end_tasks(self._tasks)
         folder, self.folder = self.folder, None
         if folder is not None:
             shutil.rmtree(folder, ignore_errors=True)
@@ -433,4 +431,6 @@ async def _pipe_both(
     upstream_reader: asyncio.StreamReader,
     upstream: asyncio.StreamWriter,
 ) -> None:
-    await asyncio.gather(_copy(reader, upstream), _copy(upstream_reader, writer))
+    async with asyncio.TaskGroup() as group:
+        group.create_task(_copy(reader, upstream))
+        group.create_task(_copy(upstream_reader, writer))

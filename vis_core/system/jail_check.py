@@ -125,11 +125,11 @@ def private_system_entries(top: str = "/etc") -> tuple[str, ...]:
         except OSError:
             continue
         for entry in entries:
-            try:
+            try:  # a link (most of /etc: certificates, alternatives) is told by its type alone
+                if entry.is_symlink():
+                    continue
                 mode = entry.stat(follow_symlinks=False).st_mode
             except OSError:
-                continue
-            if stat.S_ISLNK(mode):
                 continue
             if not mode & stat.S_IROTH:
                 found.append(entry.path)

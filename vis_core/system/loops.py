@@ -6,7 +6,7 @@ import asyncio
 import concurrent.futures
 import contextvars
 import threading
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -30,6 +30,17 @@ def keep(tasks: set[asyncio.Task[Any]], task: asyncio.Task[Any]) -> asyncio.Task
     tasks.add(task)
     task.add_done_callback(tasks.discard)
     return task
+
+
+async def end_tasks(tasks: Iterable[asyncio.Future[Any]], *, cancel: bool = True) -> None:
+    """What an owner's close does with the tasks it kept: cancel them (unless ``cancel`` is
+    False: let them finish), then wait until each has ended (their outcomes are their own)."""
+    pending = list(tasks)
+    if cancel:
+        for task in pending:
+            task.cancel()
+    if pending:
+        await asyncio.gather(*pending, return_exceptions=True)
 
 
 class Waits:

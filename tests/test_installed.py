@@ -43,3 +43,20 @@ def test_a_changed_sys_path_reads_again(tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setattr(importlib.metadata, "version", counted)
     installed.version("vis-agent", cache)
     assert calls == ["vis-agent"]
+
+
+def test_the_answers_of_another_sys_path_are_kept_beside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # vis's workers start isolated (no script folder on sys.path): their answers must not
+    # replace those of vis, or every start of each reads the distributions again
+    cache = tmp_path / "installed.json"
+    expected = importlib.metadata.version("vis-agent")
+    installed.version("vis-agent", cache)
+    extra = tmp_path / "site"
+    extra.mkdir()
+    with monkeypatch.context() as worker:
+        worker.syspath_prepend(str(extra))
+        assert installed.version("vis-agent", cache) == expected
+    monkeypatch.setattr(importlib.metadata, "version", _no_read)
+    assert installed.version("vis-agent", cache) == expected

@@ -6,7 +6,9 @@ milliseconds. Installing, upgrading or removing a distribution adds or removes a
 ``.dist-info`` folder in a ``sys.path`` folder, which changes that folder's modification
 time; so the answers are kept with those times in one small file in Vis's cache folder
 (``$VIS_HOME/cache``, else the user cache folder; never in the installed package), and used
-while they are unchanged.
+while they are unchanged. Vis's own child processes start isolated (no script folder on
+``sys.path``): the file keeps the answers of a few ``sys.path``s side by side, so a worker's
+answers do not replace those of ``vis`` (each start then read the distributions again).
 """
 
 from __future__ import annotations
@@ -42,18 +44,25 @@ def _sys_path_marks() -> list[list[Any]]:
     return marks
 
 
-def _kept(cache: Path, marks: list[list[Any]]) -> dict[str, Any]:
+_KEPT_PATHS = 4  # the sys.paths whose answers the file keeps (vis, its workers, a test's)
+
+
+def _load(cache: Path) -> list[dict[str, Any]]:
+    """The file's ``[{"sys_path": marks, "answers": {...}}, ...]``, newest first."""
     try:
         data = json.loads(cache.read_text(encoding="utf-8"))
-        if data["python"] == sys.version and data["sys_path"] == marks:
-            return dict(data["answers"])
+        if data["python"] == sys.version:
+            return [
+                {"sys_path": entry["sys_path"], "answers": dict(entry["answers"])}
+                for entry in data["paths"]
+            ]
     except (OSError, ValueError, KeyError, TypeError):  # none yet, damaged or another format
         pass
-    return {}
+    return []
 
 
-def _keep(cache: Path, marks: list[list[Any]], answers: dict[str, Any]) -> None:
-    text = json.dumps({"python": sys.version, "sys_path": marks, "answers": answers})
+def _keep(cache: Path, kept: list[dict[str, Any]]) -> None:
+    text = json.dumps({"python": sys.version, "paths": kept[:_KEPT_PATHS]})
     temp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
     try:
         cache.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -68,12 +77,14 @@ def _keep(cache: Path, marks: list[list[Any]], answers: dict[str, Any]) -> None:
 def _answer(key: str, compute: Any, cache: Path | None) -> Any:
     cache = cache_file() if cache is None else cache
     marks = _sys_path_marks()
-    answers = _kept(cache, marks)
-    if key in answers:
-        return answers[key]
+    kept = _load(cache)
+    mine = next((entry for entry in kept if entry["sys_path"] == marks), None)
+    if mine is not None and key in mine["answers"]:
+        return mine["answers"][key]
     value = compute()
-    answers[key] = value
-    _keep(cache, marks, answers)
+    answers = {**(mine["answers"] if mine is not None else {}), key: value}
+    others = [entry for entry in kept if entry is not mine]
+    _keep(cache, [{"sys_path": marks, "answers": answers}, *others])
     return value
 
 

@@ -416,10 +416,3 @@ def _run_callback(
                 callback(event)
     except Exception:  # an extension's callback bug is logged, the view goes on
         log.exception("the on_event callback of a live view failed on %s", event.kind.value)
-
-
-__all__ = [
-    "FormPresenter",
-    "FormRequest",
-    "Interaction",
-]

@@ -16,6 +16,7 @@ from image_files import jpeg, png
 
 from vis_core.events import ImageAttached, TurnStarted
 from vis_core.host import Host, HostOptions
+from vis_core.model.conversation import ImagePart
 from vis_core.model.images import (
     MAX_IMAGE_BYTES,
     ImageRefused,
@@ -27,7 +28,6 @@ from vis_core.model.images import (
     sniff,
 )
 from vis_core.model.turn import TurnStatus
-from vis_core.providers.base import ImagePart
 
 
 def b64(data: bytes) -> str:

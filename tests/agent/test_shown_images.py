@@ -12,8 +12,8 @@ from vis_core.agent.conversation import ConversationBuilder, conversation_from_e
 from vis_core.events import BlockFinished
 from vis_core.extension_host.attachments import load_shown_image
 from vis_core.host import Host, HostOptions
+from vis_core.model.conversation import ImagePart, ThinkingPart
 from vis_core.model.turn import TurnStatus
-from vis_core.providers.base import ImagePart, ThinkingPart
 
 PNG = b"\x89PNG\r\n\x1a\n" + b"\x01" * 16
 CODE = f"""

@@ -10,8 +10,9 @@ from cli_support import vis as run_vis
 import vis_core.extension as vis
 from vis_core.events import AssistantMessage, Event
 from vis_core.host import Host
+from vis_core.model.conversation import Message
 from vis_core.model_choices import ModelSource, model_entries
-from vis_core.providers.base import Message, ModelChoice, ModelRequest, ProviderError
+from vis_core.providers.base import ModelChoice, ModelRequest, ProviderError
 
 from .harness import install_extension, open_host, write_script
 

@@ -7,13 +7,8 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
-from vis_core.providers.base import (
-    Message,
-    ModelRequest,
-    StreamEvent,
-    ToolCall,
-    ToolDefinition,
-)
+from vis_core.model.conversation import Message, ToolCall, ToolDefinition
+from vis_core.providers.base import ModelRequest, StreamEvent
 
 PYTHON_EXECUTION_TOOL = ToolDefinition(
     "python_execution",

@@ -7,20 +7,17 @@ from dataclasses import replace
 
 import pytest
 
-from vis_core.model.usage import Usage
-from vis_core.providers.anthropic_provider import AnthropicProvider
-from vis_core.providers.base import (
+from vis_core.model.conversation import (
     Message,
-    ModelRequest,
-    ProviderConfigError,
-    ProviderError,
     ResponseDone,
-    StreamEvent,
     TextDelta,
     ToolCall,
     ToolCallReady,
     UsageUpdate,
 )
+from vis_core.model.usage import Usage
+from vis_core.providers.anthropic_provider import AnthropicProvider
+from vis_core.providers.base import ModelRequest, ProviderConfigError, ProviderError, StreamEvent
 from vis_core.providers.errors import ContextOverflow, UnfinishedResponse
 from vis_core.providers.retry import stream_with_retries
 

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
+from vis_core.model.conversation import TextDelta
 from vis_core.paths import VisPaths
 from vis_core.providers.anthropic_provider import AnthropicProvider
-from vis_core.providers.base import ModelChoice, ProviderConfigError, TextDelta
+from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.providers.factory import (
     DEFAULT_ANTHROPIC_MODEL,
     DEFAULT_OPENAI_MODEL,

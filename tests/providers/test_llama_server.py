@@ -13,9 +13,9 @@ import pytest
 
 from vis_core.events import UsageReported
 from vis_core.host import Host, HostOptions
+from vis_core.model.conversation import ToolDefinition
 from vis_core.model.turn import TurnStatus
 from vis_core.providers.anthropic_provider import AnthropicProvider
-from vis_core.providers.base import ToolDefinition
 from vis_core.providers.errors import context_overflow
 from vis_core.providers.limits import soft_budget
 from vis_core.providers.openai_provider import OpenAIProvider

@@ -9,16 +9,16 @@ from dataclasses import replace
 
 import pytest
 
-from vis_core.model.usage import Usage
-from vis_core.providers.base import (
+from vis_core.model.conversation import (
     Message,
-    ProviderError,
     ResponseDone,
     TextDelta,
     ToolCall,
     ToolCallReady,
     UsageUpdate,
 )
+from vis_core.model.usage import Usage
+from vis_core.providers.base import ProviderError
 from vis_core.providers.errors import ContextOverflow, UnfinishedResponse
 from vis_core.providers.openai_provider import OpenAIProvider
 from vis_core.providers.retry import stream_with_retries

@@ -8,8 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from vis_core.model.usage import Usage
-from vis_core.providers.base import (
+from vis_core.model.conversation import (
     Message,
     ResponseDone,
     TextDelta,
@@ -19,6 +18,7 @@ from vis_core.providers.base import (
     ToolCallReady,
     UsageUpdate,
 )
+from vis_core.model.usage import Usage
 from vis_core.providers.openai_provider import OpenAIProvider
 from vis_core.providers.openai_responses import reasoning_signature, wants_responses
 

@@ -7,17 +7,15 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
-from vis_core.model.usage import Usage
-from vis_core.providers.base import (
-    ProviderConfigError,
-    ProviderError,
+from vis_core.model.conversation import (
     ResponseDone,
-    StreamEvent,
     TextDelta,
     ToolCall,
     ToolCallReady,
     UsageUpdate,
 )
+from vis_core.model.usage import Usage
+from vis_core.providers.base import ProviderConfigError, ProviderError, StreamEvent
 from vis_core.providers.openai_provider import OpenAIProvider, build_openai_params
 from vis_core.providers.retry import stream_with_retries
 

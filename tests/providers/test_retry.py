@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.providers.base import ProviderError, StreamEvent, TextDelta
+from vis_core.model.conversation import TextDelta
+from vis_core.providers.base import ProviderError, StreamEvent
 from vis_core.providers.retry import backoff_delay, stream_with_retries
 from vis_core.providers.scripted import ScriptedProvider
 

@@ -8,18 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.model.usage import Usage
-from vis_core.providers.base import (
-    ModelRequest,
-    ProviderConfigError,
-    ProviderError,
+from vis_core.model.conversation import (
     ResponseDone,
-    StreamEvent,
     TextDelta,
     ToolCall,
     ToolCallReady,
     UsageUpdate,
 )
+from vis_core.model.usage import Usage
+from vis_core.providers.base import ModelRequest, ProviderConfigError, ProviderError, StreamEvent
 from vis_core.providers.scripted import ScriptedProvider, ScriptError, load_script
 
 from .samples import collect, simple_request

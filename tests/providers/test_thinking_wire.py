@@ -6,16 +6,15 @@ from typing import Any
 
 import pytest
 
-from vis_core.providers.anthropic_provider import AnthropicProvider
-from vis_core.providers.base import (
+from vis_core.model.conversation import (
     Message,
-    ModelRequest,
-    StreamEvent,
     ThinkingDelta,
     ThinkingPart,
     ToolCall,
     ToolCallReady,
 )
+from vis_core.providers.anthropic_provider import AnthropicProvider
+from vis_core.providers.base import ModelRequest, StreamEvent
 from vis_core.providers.openai_provider import OpenAIProvider
 
 from .wire_servers import WireServer, WireToolCall, anthropic_reply, openai_reply

@@ -32,10 +32,10 @@ from vis_core.events import (
     UsageReported,
     UserContext,
 )
+from vis_core.model.conversation import ImagePart, Message, ThinkingDelta, ThinkingPart, ToolCall
 from vis_core.model.images import describe
 from vis_core.model.turn import Incomplete
 from vis_core.model.usage import UsagePurpose
-from vis_core.providers.base import ImagePart, Message, ThinkingDelta, ThinkingPart, ToolCall
 
 # UsageReported.purpose of a child session's requests (run_session, consult) in its parent:
 # counted in the parent's turn and cost, not in its context or its requests

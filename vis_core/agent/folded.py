@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 from vis_core.events import ANSWER_SLOT as ANSWER
 from vis_core.events import REQUEST_SLOT as REQUEST
 from vis_core.events import FoldCreated
-from vis_core.providers.base import Message
+from vis_core.model.conversation import Message
 
 Tag = tuple[int, int]  # (turn position, iteration index | REQUEST | ANSWER)
 

@@ -39,16 +39,8 @@ from vis_core.events import (
 from vis_core.extension_host.attachments import load_shown_image
 from vis_core.extension_host.call_state import SessionCallState
 from vis_core.model.block import PYTHON_EXECUTION, FileChange
-from vis_core.model.images import ImagesNotAccepted, PersonImage, is_image_name
-from vis_core.model.notify import NotifyKind
-from vis_core.model.turn import BLOCK_CANCELLED, Incomplete, TurnStatus
-from vis_core.model.usage import Usage, UsagePurpose
-from vis_core.providers.base import (
-    ContextOverflowError,
+from vis_core.model.conversation import (
     ImagePart,
-    ModelRequest,
-    ProviderConfigError,
-    ProviderError,
     ResponseDone,
     StopReason,
     TextDelta,
@@ -57,6 +49,16 @@ from vis_core.providers.base import (
     ToolCallReady,
     ToolDefinition,
     UsageUpdate,
+)
+from vis_core.model.images import ImagesNotAccepted, PersonImage, is_image_name
+from vis_core.model.notify import NotifyKind
+from vis_core.model.turn import BLOCK_CANCELLED, Incomplete, TurnStatus
+from vis_core.model.usage import Usage, UsagePurpose
+from vis_core.providers.base import (
+    ContextOverflowError,
+    ModelRequest,
+    ProviderConfigError,
+    ProviderError,
 )
 from vis_core.providers.limits import known_input_limit, soft_budget
 from vis_core.system.redaction import secret_start

@@ -8,7 +8,7 @@ from vis_core.context.folding import FoldOrigin, build_fold, receipt, turn_steps
 from vis_core.context.keys import parse_key
 from vis_core.extension.context import current_call
 from vis_core.model.activity import Activity, ActivityPresentation, RenderPhase, SymbolTag
-from vis_core.tools.display import one_line
+from vis_core.text_limits import one_line
 from vis_core.tools.registry import HostTool
 
 GIST_SUMMARY_CHARS = 100

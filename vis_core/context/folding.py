@@ -12,7 +12,7 @@ from typing import Any, Protocol
 from vis_core.agent.folded import gist_message
 from vis_core.context.keys import FoldPlan, TurnSteps
 from vis_core.events import Event, FoldCreated
-from vis_core.providers.base import Message
+from vis_core.model.conversation import Message
 from vis_core.providers.common import estimate_tokens
 
 

@@ -7,14 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from vis_core.events import Usage
-from vis_core.providers.base import (
-    Message,
-    ModelRequest,
-    Provider,
-    ProviderError,
-    TextDelta,
-    UsageUpdate,
-)
+from vis_core.model.conversation import Message, TextDelta, UsageUpdate
+from vis_core.providers.base import ModelRequest, Provider, ProviderError
 
 GIST_SYSTEM = (
     "You write the gist of settled work in a coding session: it replaces that work in the "

@@ -10,7 +10,7 @@ from vis_core.drafts.errors import DraftError
 from vis_core.drafts.session import SessionDrafts
 from vis_core.model.activity import Activity, ActivityPresentation, RenderPhase, SymbolTag
 from vis_core.model.draft import Draft
-from vis_core.tools.display import one_line
+from vis_core.text_limits import one_line
 from vis_core.tools.registry import HostTool
 
 # (draft, files, diff) -> None when the approval may go on, else why not

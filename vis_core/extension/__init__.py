@@ -54,8 +54,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Extension",
         "OpHook",
         "Setting",
-        "SettingScope",
-        "SettingType",
         "SlashCommand",
         "err",
         "ok",
@@ -66,7 +64,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "jailed_shell",
         "shell",
     ),
-    "vis_core.extension.errors": ("GatewayError",),
+    "vis_core.extension.errors": ("GatewayError", "VisToolError"),
+    "vis_core.extension.settings_decl": ("SettingScope", "SettingType"),
     "vis_core.system.git": ("GitFailed",),
     "vis_core.extension.grants": ("Grant",),
     "vis_core.extension.providers": ("Provider", "ProviderModel"),
@@ -119,10 +118,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "Symbol",
         "method",
     ),
-    "vis_core.extension.tools_proxy": (
-        "VisToolError",
-        "tools",
-    ),
+    "vis_core.extension.tools_proxy": ("tools",),
     "vis_core.extension.workspace": (
         "git",
         "python_environment",
@@ -214,14 +210,12 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         Extension,
         OpHook,
         Setting,
-        SettingScope,
-        SettingType,
         SlashCommand,
         err,
         ok,
         register_extension,
     )
-    from vis_core.extension.errors import GatewayError
+    from vis_core.extension.errors import GatewayError, VisToolError
     from vis_core.extension.forms import (
         Answer,
         AnswerReason,
@@ -283,9 +277,10 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
         sessions,
         speech,
     )
+    from vis_core.extension.settings_decl import SettingScope, SettingType
     from vis_core.extension.state import state
     from vis_core.extension.symbols import Symbol, method
-    from vis_core.extension.tools_proxy import VisToolError, tools
+    from vis_core.extension.tools_proxy import tools
     from vis_core.extension.truncation import (
         DEFAULT_MAX_BYTES,
         DEFAULT_MAX_LINES,

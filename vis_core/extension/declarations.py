@@ -15,39 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.extension.settings_decl import (
-    CORE_OWNER,
-    CORE_SETTING_IDS,
-    MAX_STRING_CHARS,
     Setting,
-    SettingScope,
-    SettingType,
     _sequence,
-    normalize_string,
 )
 from vis_core.model.command import CommandAction
-
-__all__ = [
-    "CORE_OWNER",
-    "CORE_SETTING_IDS",
-    "ENV_KEYS",
-    "MAX_STRING_CHARS",
-    "CommandResult",
-    "Extension",
-    "OpHook",
-    "OpHookPhase",
-    "Registration",
-    "Setting",
-    "SettingScope",
-    "SettingType",
-    "SlashCommand",
-    "callback_env",
-    "err",
-    "normalize_string",
-    "ok",
-    "register_extension",
-    "registering",
-    "standalone_registration",
-]
 
 EXTENSION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")

@@ -518,35 +518,3 @@ def ask(
     from vis_core.extension.runtime import current_runtime
 
     return current_runtime().ask(form)
-
-
-__all__ = [
-    "Answer",
-    "AnswerReason",
-    "Direction",
-    "Field",
-    "FieldType",
-    "Form",
-    "FormDeclarationError",
-    "Group",
-    "Heading",
-    "Option",
-    "Paragraph",
-    "Secret",
-    "ask",
-    "checkbox",
-    "column",
-    "group",
-    "heading",
-    "iter_fields",
-    "multiline",
-    "multiselect",
-    "option",
-    "otp",
-    "paragraph",
-    "password",
-    "plaintext",
-    "row",
-    "select",
-    "slider",
-]

@@ -543,16 +543,3 @@ class _Recording(RuntimeOverride):
         flush_ms: int,
     ) -> LiveView:
         return open_view(title, nodes, placement, key, flush_ms, self._recorder)
-
-
-__all__ = [
-    "LiveEvent",
-    "LiveEventKind",
-    "LiveRecorder",
-    "LiveSink",
-    "LiveView",
-    "NodeHandle",
-    "Placement",
-    "RecordedView",
-    "live",
-]

@@ -10,9 +10,7 @@ from typing import Any
 
 from vis_core.extension.forms import (
     FORM_NODE_TYPES,
-    Direction,
     Field,
-    FieldType,
     FormDeclarationError,
     Group,
     Option,
@@ -422,44 +420,3 @@ def button(id: str, label: str = "", is_disabled: bool = False) -> Button:
 
 def disclosure(id: str, label: str, *nodes: Any, is_expanded: bool = False) -> Disclosure:
     return Disclosure(id, label, tuple(nodes), is_expanded)
-
-
-__all__ = [
-    "Button",
-    "Code",
-    "Direction",
-    "Disclosure",
-    "Divider",
-    "FieldType",
-    "LinkItem",
-    "Links",
-    "Output",
-    "OutputLine",
-    "Progress",
-    "Spinner",
-    "SpinnerVariant",
-    "Stat",
-    "StatItem",
-    "Status",
-    "StepItem",
-    "Steps",
-    "Table",
-    "TableGroup",
-    "TableRow",
-    "Tone",
-    "button",
-    "code",
-    "disclosure",
-    "divider",
-    "from_plain",
-    "link",
-    "output",
-    "progress",
-    "spinner",
-    "stat",
-    "status",
-    "step",
-    "steps",
-    "table",
-    "to_plain",
-]

@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from vis_core.contracts.build import callable_spec
-from vis_core.contracts.introspect import signature_from_contract
 from vis_core.contracts.resolve import unwrap_chain
 from vis_core.contracts.specs import CONTRACT_VERSION, NamespaceSpec, ToolSpec
 from vis_core.model.activity import Activity, SymbolTag
@@ -330,13 +329,3 @@ def _public_names(obj: object) -> list[str]:
             if isinstance(name, str) and not name.startswith("_"):
                 names[name] = None
     return list(names)
-
-
-__all__ = [
-    "METHOD_ATTR",
-    "MethodMeta",
-    "Symbol",
-    "SymbolEntry",
-    "method",
-    "signature_from_contract",
-]

@@ -5,11 +5,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from vis_core.extension.errors import VisToolError
 from vis_core.extension.place import require_trusted
 from vis_core.extension.runtime import current_runtime
-
-__all__ = ["AttrDict", "Tools", "VisToolError", "call_tool", "tools"]
 
 
 class AttrDict(dict[str, Any]):

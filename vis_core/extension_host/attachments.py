@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from vis_core.extension.attachments import Stored, kind_of
 from vis_core.extension.context import CallContext, current_call
 from vis_core.extension_host.gateway import shown_change
+from vis_core.model.conversation import ImagePart
 from vis_core.paths import VisPaths, write_private
-from vis_core.providers.base import ImagePart
 
 if TYPE_CHECKING:
     from vis_core.extension_host.host_port import HostPort

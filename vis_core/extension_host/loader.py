@@ -10,12 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from vis_core.extension.declarations import (
-    CORE_OWNER,
-    CORE_SETTING_IDS,
-    Extension,
-    copy_environment,
-)
+from vis_core.extension.declarations import Extension, copy_environment
+from vis_core.extension.settings_decl import CORE_OWNER, CORE_SETTING_IDS
 from vis_core.extension_host import bundled_cache
 from vis_core.extension_host.declared import rebuild
 from vis_core.extension_host.discovery import Candidate, ExtensionSource, bundled_dir, discover

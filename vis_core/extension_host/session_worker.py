@@ -60,11 +60,20 @@ class SessionPlace:
     channel: FrontEnd
 
 
+@dataclass(frozen=True, slots=True)
+class _Tool:
+    """A tool of a loaded extension: its function, whether that is plain (no coroutine
+    function: the loop may run it itself), and its Activity's render."""
+
+    fn: Callable[..., Any]
+    plain: bool
+    render: Callable[..., Any] | None
+
+
 @dataclass(slots=True)
 class _Running:
     task: asyncio.Task[Any] | None = None  # the coroutine the call returned, awaited
     cancelled: bool = False
-    owner: str = ""
 
 
 _SCALARS = frozenset({type(None), bool, int, float, str, bytes})
@@ -91,12 +100,10 @@ class WorkerHandler:
         self._loop = loop  # the worker's one loop: each call's coroutine is a task on it
         self._tasks: set[asyncio.Task[Any]] = set()
         self.place: SessionPlace | None = None
-        self._tools: dict[tuple[str, str], Callable[..., Any]] = {}
+        self._tools: dict[tuple[str, str], _Tool] = {}
         self._commands: dict[tuple[str, str], Callable[..., Any]] = {}
         self._hooks: dict[str, tuple[Any, ...]] = {}
         self._declarations: dict[str, Any] = {}  # each extension's ``Extension``
-        self._renders: dict[tuple[str, str], Callable[..., Any]] = {}  # Activity render
-        self._plain: set[tuple[str, str]] = set()  # tools that are not coroutine functions
         self._locks: dict[str, threading.RLock] = {}
         # by owner, in the worker's session; by (owner, session) in another one
         self._contexts: dict[str | tuple[str, str | None], CallContext] = {}
@@ -107,9 +114,10 @@ class WorkerHandler:
     def inline(self, call: Call) -> bool:
         """Whether the loop may run ``call`` itself: a tool that is not a coroutine function,
         while no call and no coroutine of the worker runs (it would wait on the loop)."""
-        if call.target not in _TOOL_TARGETS or (call.owner, call.name) not in self._plain:
+        if call.target not in _TOOL_TARGETS or self._running or self._tasks:
             return False
-        return not self._running and not self._tasks
+        tool = self._tools.get((str(call.owner), call.name))
+        return tool is not None and tool.plain
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
         target = call.target
@@ -152,9 +160,10 @@ class WorkerHandler:
 
     def _tool(self, call: Call, args: tuple, kwargs: dict) -> Any:
         owner = str(call.owner)
-        fn = self._tools.get((owner, call.name))
-        if fn is None:
+        tool = self._tools.get((owner, call.name))
+        if tool is None:
             raise LookupError(f"extension {owner!r} has no tool {call.name!r} in this worker")
+        fn = tool.fn
         # records from the sandbox become the tool's own dataclasses here, where its module
         # lives (the host does not need the extension's classes for it)
         given = (args, kwargs)
@@ -165,8 +174,8 @@ class WorkerHandler:
         # the value crosses as records made here, where its classes live (the host never
         # loads the extension's module)
         if call.target is TargetKind.TOOL:
-            return self._run(call, fn, args, kwargs, then=lambda v: encode_for_host(v, owner))
-        render = self._renders.get((owner, call.name))
+            return self._run(call, fn, args, kwargs, then=encode_for_host)
+        render = tool.render
         before: Callable[[], None] | None = None
         if call.target is TargetKind.STARTED_TOOL:  # its start, drawn and sent ahead of it
             channel = self.channel
@@ -182,7 +191,7 @@ class WorkerHandler:
             fn,
             args,
             kwargs,
-            then=lambda v: (encode_for_host(v, owner), *_draw(render, given, v)),
+            then=lambda v, owner: (encode_for_host(v, owner), *_draw(render, given, v)),
             before=before,
         )
 
@@ -193,7 +202,8 @@ class WorkerHandler:
             raise LookupError(f"extension {owner!r} is not loaded in this worker")
         fn: Any = None
         if kind is CallbackKind.RENDER:
-            fn = self._renders.get((owner, key))
+            tool = self._tools.get((owner, key))
+            fn = None if tool is None else tool.render
         elif kind is CallbackKind.PROVIDER:
             provider = next((p for p in declaration.providers if p.name == key), None)
             fn = None if provider is None else partial(pump_stream, provider)
@@ -240,11 +250,12 @@ class WorkerHandler:
                 self._commands[(declaration.name, command.name)] = command.run
             for symbol in declaration.symbols:
                 for tool in symbol_host_tools(symbol, owner=declaration.name):
-                    self._tools[(declaration.name, tool.name)] = tool.fn
-                    if not inspect.iscoroutinefunction(tool.fn):
-                        self._plain.add((declaration.name, tool.name))
-                    if tool.activity is not None and tool.activity.render is not None:
-                        self._renders[(declaration.name, tool.name)] = tool.activity.render
+                    activity = tool.activity
+                    self._tools[(declaration.name, tool.name)] = _Tool(
+                        tool.fn,
+                        not inspect.iscoroutinefunction(tool.fn),
+                        None if activity is None else activity.render,
+                    )
         return problems
 
     # -- tools -------------------------------------------------------------------------------
@@ -258,18 +269,18 @@ class WorkerHandler:
         *,
         lock: bool = True,
         session: list[str | None] | None = None,
-        then: Callable[[Any], Any] | None = None,
+        then: Callable[[Any, str], Any] | None = None,
         before: Callable[[], None] | None = None,
     ) -> Any:
         """Run ``fn`` of extension ``call.owner`` as that extension, one call at a time, in
-        the worker's session (or ``session[0]``); ``then`` gets its value, in the same call;
-        ``before`` runs just before ``fn``, as it does.
+        the worker's session (or ``session[0]``); ``then`` gets its value and the owner, in
+        the same call; ``before`` runs just before ``fn``, as it does.
 
         The call's context names its extension, which is what ``current_extension`` reads (no
         ``acting_as`` needed here)."""
         owner = str(call.owner)
         context = self._context(owner, session)
-        running = _Running(owner=owner)
+        running = _Running()
         later = False
         with self._lock:
             self._running[call.id] = running
@@ -290,7 +301,7 @@ class WorkerHandler:
                             later = True
                             return self._later(call, value, running, then)
                         value = self._settle(value, running)
-                    return value if then is None else then(value)
+                    return value if then is None else then(value, owner)
                 finally:
                     leave_call(token)
         except ToolCancelled:
@@ -300,7 +311,11 @@ class WorkerHandler:
                 self._running.pop(call.id, None)
 
     def _later(
-        self, call: Call, awaitable: Any, running: _Running, then: Callable[[Any], Any] | None
+        self,
+        call: Call,
+        awaitable: Any,
+        running: _Running,
+        then: Callable[[Any, str], Any] | None,
     ) -> Later:
         """A call the loop runs itself returned ``awaitable``: a task on the loop awaits it
         (in this call's context) and answers the call when it ends."""
@@ -316,7 +331,7 @@ class WorkerHandler:
                 value = task.result()
                 if isinstance(value, _Exited):
                     raise value.error
-                answer.set_result(value if then is None else then(value))
+                answer.set_result(value if then is None else then(value, str(call.owner)))
             except asyncio.CancelledError:
                 answer.set_exception(asyncio.CancelledError(f"{call.name} was cancelled"))
             except BaseException as exc:

@@ -130,11 +130,11 @@ class Channel:
         self._closed: str | None = None
         self._released: deque[int] = deque()  # proxies dropped here, told with the next frame
         self._frames = FrameReader(MAX_FRAME)
-        self._inline: _Inline | None = None  # the call the loop serves itself now
+        self._inline: Call | None = None  # the call the loop serves itself now
+        self._inline_calls = 0  # how many it served (the watchdog rests when none come)
         self._watchdog: threading.Thread | None = None
         self._watching = threading.Event()  # set while calls come: the watchdog looks
         self._watched_calls = False  # whether it is set (read on every call: cheaper)
-        self._last_inline = 0.0  # when the loop last started serving a call itself
         self._read_to_end = threading.Event()  # nothing reads the pipe any more
         # the loop reads, or a caller that waits where the loop cannot answer
         self._pump = threading.Lock()
@@ -348,35 +348,40 @@ class Channel:
     # -- the other side's frames ------------------------------------------------------------
 
     def _wake_watchdog(self) -> None:
-        """Calls come: the watchdog looks (started with the first). ``self._lock`` is held."""
+        """Calls come: the watchdog looks (started with the first; only the loop calls this)."""
         self._watched_calls = True
         self._watching.set()
         if self._watchdog is None:
             self._watchdog = threading.Thread(
-                target=self._watch_inline, name=f"{self._name}-watchdog"
+                target=self._watch_inline, name=f"{self._name}-watchdog", daemon=True
             )
-            self._watchdog.daemon = True
             self._watchdog.start()
 
     def _watch_inline(self) -> None:
         """Read the pipe for the loop while a call it serves itself lasts longer than
-        ``INLINE_LIMIT``; rest while no call comes."""
+        ``INLINE_LIMIT`` (it was there one look ago); rest while no call comes.
+
+        The loop takes no lock for this: it names the call it serves, then reads
+        ``_watched_calls``; the watchdog clears that, then looks at the call once more."""
+        seen: Call | None = None
+        count, since = -1, 0.0  # the calls served as of the last look, and when that changed
         while not self._read_to_end.is_set():
             self._watching.wait()
             time.sleep(INLINE_LIMIT)
-            held: _Inline | None = None
-            with self._lock:
-                now = time.monotonic()
-                inline = self._inline
-                if inline is not None and now - inline.started >= INLINE_LIMIT:
-                    held = inline  # the loop serves it: read for the loop meanwhile
-                elif inline is None and now - self._last_inline > self._watchdog_rest:
-                    self._watched_calls = False
-                    self._watching.clear()
-            if held is not None:
-                self._read_while(held)
+            inline, now = self._inline, time.monotonic()
+            if inline is not None and inline is seen:  # held since the last look at least
+                self._read_while(inline)
+            seen = inline
+            if self._inline_calls != count:
+                count, since = self._inline_calls, now
+            elif inline is None and now - since > self._watchdog_rest:
+                self._watched_calls = False
+                self._watching.clear()
+                if self._inline is not None:  # one began meanwhile and saw it awake
+                    self._watched_calls = True
+                    self._watching.set()
 
-    def _read_while(self, inline: _Inline) -> None:
+    def _read_while(self, inline: Call) -> None:
         """Read the pipe while the loop serves ``inline`` (its calls go to threads)."""
         while self._inline is inline and not self._read_to_end.is_set():
             if not self._pump.acquire(timeout=INLINE_LIMIT):
@@ -459,9 +464,8 @@ class Channel:
             reply = framed(Reply(call.id, False, dumps_error(exc, self.exports, self)))
         finally:
             serving.reset(token)
-            with self._lock:
-                self._interrupted.discard(call.id)
-                self._waits.pop(call.id, None)
+            self._interrupted.discard(call.id)  # each alone atomic: no lock
+            self._waits.pop(call.id, None)
             if call.ref is not None and not isinstance(arguments, Exception):
                 self.exports.release((call.ref,))
         try:
@@ -550,17 +554,14 @@ class Channel:
             self._serve_inline(*kept)
 
     def _serve_inline(self, call: Call, arguments: tuple[tuple, dict]) -> None:
-        inline = _Inline()
-        with self._lock:
-            inline.started = self._last_inline = time.monotonic()
-            self._inline = inline
-            if not self._watched_calls:
-                self._wake_watchdog()
+        self._inline = call  # first, then whether the watchdog looks (see ``_watch_inline``)
+        self._inline_calls += 1
+        if not self._watched_calls:
+            self._wake_watchdog()
         try:
             self._serve(call, arguments)
         finally:
-            with self._lock:
-                self._inline = None
+            self._inline = None
 
     def _read_for(self, future: Future[Any] | None, timeout: float) -> None:
         """Read the pipe here until ``future`` is answered (``None``: the end of the pipe),
@@ -652,15 +653,6 @@ class Channel:
             self._serving.shutdown(wait=False, cancel_futures=True)
         self._read_to_end.set()
         self._watching.set()  # the watchdog ends
-
-
-class _Inline:
-    """A call the loop serves itself: ``started``, when it began."""
-
-    __slots__ = ("started",)
-
-    def __init__(self) -> None:
-        self.started = 0.0
 
 
 def _settle(future: Future[Any] | asyncio.Future[Any], value: Any, ok: bool) -> None:

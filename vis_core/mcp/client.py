@@ -21,7 +21,7 @@ from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
 from vis_core.mcp.oauth_session import make_provider, sign_in_needed, uses_oauth
 from vis_core.mcp.stderr_tail import StderrTail
-from vis_core.mcp.values import ExpansionError, expand_map, expanded_keys
+from vis_core.mcp.values import expand_map, expanded_keys
 from vis_core.paths import find_project_root
 from vis_core.system.loops import end_tasks, keep
 from vis_core.system.programs import path_outside
@@ -557,6 +557,3 @@ class ServerConnection:
     async def read_resource(self, uri: str) -> Any:
         session = await self.ensure()
         return await self._retrying(lambda: session.read_resource(uri), RESOURCE_RETRIES)
-
-
-__all__ = ["ATTENTION", "ExpansionError", "ServerConnection", "State", "ToolInfo"]

@@ -25,7 +25,7 @@ from vis_core.mcp.edit import set_field
 from vis_core.mcp.launch import start_folder
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import PREFIX, safe
-from vis_core.providers.base import ToolDefinition
+from vis_core.model.conversation import ToolDefinition
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:

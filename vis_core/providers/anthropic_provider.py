@@ -5,20 +5,19 @@ from __future__ import annotations
 from collections.abc import AsyncGenerator, Mapping
 from typing import Any
 
-from vis_core.model.usage import Usage
-from vis_core.providers.base import (
+from vis_core.model.conversation import (
     ImagePart,
     Message,
-    ModelRequest,
     ResponseDone,
     StopReason,
-    StreamEvent,
     TextDelta,
     ThinkingDelta,
     ThinkingPart,
     ToolCallReady,
     UsageUpdate,
 )
+from vis_core.model.usage import Usage
+from vis_core.providers.base import ModelRequest, StreamEvent
 from vis_core.providers.common import (
     ANTHROPIC_KEY_ENV,
     estimate_tokens,

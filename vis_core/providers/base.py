@@ -6,44 +6,9 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from vis_core.model.conversation import (  # re-exported: the providers' shared shapes
-    ImagePart,
-    Message,
-    ModelRequest,
-    ResponseDone,
-    StopReason,
-    StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ThinkingPart,
-    ToolCall,
-    ToolCallReady,
-    ToolDefinition,
-    UsageUpdate,
-)
+from vis_core.model.conversation import ModelRequest, StreamEvent
+from vis_core.model.conversation import ToolDefinition as ToolDefinition  # agent.deps imports it
 from vis_core.model.usage import Usage
-
-__all__ = [
-    "ContextOverflowError",
-    "ImagePart",
-    "Message",
-    "ModelChoice",
-    "ModelInfo",
-    "ModelRequest",
-    "Provider",
-    "ProviderConfigError",
-    "ProviderError",
-    "ResponseDone",
-    "StopReason",
-    "StreamEvent",
-    "TextDelta",
-    "ThinkingDelta",
-    "ThinkingPart",
-    "ToolCall",
-    "ToolCallReady",
-    "ToolDefinition",
-    "UsageUpdate",
-]
 
 
 @dataclass(frozen=True)

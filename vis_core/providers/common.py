@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import re
 
-from vis_core.providers.base import ContextOverflowError, ModelRequest, ToolCall
+from vis_core.model.conversation import ToolCall
+from vis_core.providers.base import ContextOverflowError, ModelRequest
 
 ANTHROPIC_KEY_ENV = "ANTHROPIC_API_KEY"
 OPENAI_KEY_ENV = "OPENAI_API_KEY"

@@ -7,20 +7,18 @@ import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-from vis_core.model.usage import Usage
-from vis_core.providers.base import (
+from vis_core.model.conversation import (
     Message,
-    ModelRequest,
-    ProviderError,
     ResponseDone,
     StopReason,
-    StreamEvent,
     TextDelta,
     ThinkingDelta,
     ThinkingPart,
     ToolCallReady,
     UsageUpdate,
 )
+from vis_core.model.usage import Usage
+from vis_core.providers.base import ModelRequest, ProviderError, StreamEvent
 from vis_core.providers.common import estimate_tokens, read_tool_call, request_chars
 from vis_core.providers.errors import UnfinishedResponse, context_overflow
 

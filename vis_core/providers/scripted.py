@@ -21,19 +21,21 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.model.block import PYTHON_EXECUTION
+from vis_core.model.conversation import (
+    ResponseDone,
+    TextDelta,
+    ThinkingDelta,
+    ToolCall,
+    ToolCallReady,
+    UsageUpdate,
+)
 from vis_core.model.usage import Usage
 from vis_core.providers.base import (
     ModelInfo,
     ModelRequest,
     ProviderConfigError,
     ProviderError,
-    ResponseDone,
     StreamEvent,
-    TextDelta,
-    ThinkingDelta,
-    ToolCall,
-    ToolCallReady,
-    UsageUpdate,
 )
 from vis_core.providers.common import (
     estimate_tokens,

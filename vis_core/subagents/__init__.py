@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from vis_core.subagents.mirror import CHILD_PURPOSE
 from vis_core.subagents.service import (
-    CHILD_PURPOSE,
     READ_ONLY_STATE,
     SubagentDeps,
     SubagentError,

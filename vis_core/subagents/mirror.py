@@ -18,7 +18,6 @@ from vis_core.events import (
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
 
-__all__ = ["CHILD_PURPOSE", "CallSite", "Mirror"]
 MIRROR_TASK = "vis-child-session-mirror"  # the name of each Mirror's forwarding task
 _ACTIVITY_EVENTS = (ActivityStarted, ActivityUpdated, ActivityEnded)
 

@@ -13,7 +13,7 @@ from vis_core.agent.session import title_from_request
 from vis_core.events import BlockFinished, Event
 from vis_core.model.turn import TurnStatus
 from vis_core.store.session_data import resolve_any
-from vis_core.subagents.mirror import CHILD_PURPOSE, CallSite, Mirror
+from vis_core.subagents.mirror import CallSite, Mirror
 
 if TYPE_CHECKING:
     from vis_core.agent.deps import SessionModel
@@ -22,8 +22,6 @@ if TYPE_CHECKING:
     from vis_core.session_tools import SessionTools
     from vis_core.settings import SettingsService
     from vis_core.store import Store
-
-__all__ = ["CHILD_PURPOSE", "CallSite"]
 
 READ_ONLY_STATE = "vis.session_read_only"  # extension state namespace: session id -> True
 DEPTH_SETTING = "subagent_depth"

@@ -13,7 +13,7 @@ from vis_core.model.activity import (
     SymbolTag,
 )
 from vis_core.subagents.service import CallSite, SubagentError, Subagents, failure
-from vis_core.tools.display import one_line
+from vis_core.text_limits import one_line
 from vis_core.tools.registry import HostTool, ToolRegistry
 
 if TYPE_CHECKING:

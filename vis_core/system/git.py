@@ -163,12 +163,3 @@ def run_git(
     if done.returncode != 0 and b"dubious ownership" in done.stderr:
         raise GitFailed(f"{DUBIOUS_OWNERSHIP} ({cwd})")
     return done
-
-
-__all__ = [
-    "DUBIOUS_OWNERSHIP",
-    "GitFailed",
-    "git_argv",
-    "git_environment",
-    "run_git",
-]

@@ -14,13 +14,10 @@ from pathlib import Path
 
 from vis_core.small_files import small_text
 from vis_core.system.jail_check import (
-    INSTALL_HINT,
     SYSTEM_DIRS,
     JailUnavailable,
     find_bwrap,
     isolation,
-    jail_problem,
-    jail_works,
     system_binds,
 )
 from vis_core.system.network_bridge import JAIL_SOCKET_DIR
@@ -439,14 +436,3 @@ def jail_refusal(problem: str) -> str:
         "no shell commands until this is fixed. Fix the file named above (Vis did not change "
         "it), then start Vis again; `vis doctor` checks it."
     )
-
-
-__all__ = [
-    "INSTALL_HINT",
-    "JailUnavailable",
-    "find_bwrap",
-    "jail_argv",
-    "jail_problem",
-    "jail_works",
-    "vis_runtime",
-]

@@ -22,7 +22,8 @@ from vis_core.system.shell_view import (
     shell_presentation,
     terminal_lines,
 )
-from vis_core.tools.display import one_line, plural, shorten_path
+from vis_core.text_limits import one_line
+from vis_core.tools.display import plural, shorten_path
 
 if TYPE_CHECKING:
     from vis_core.tools.testing import TestReport

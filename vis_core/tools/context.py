@@ -11,8 +11,9 @@ from typing import Any, Protocol
 
 from vis_core.system.jail import is_protected, vis_folders
 from vis_core.system.shell import ShellManager
+from vis_core.text_limits import printable
 from vis_core.tools.beneath import Beneath, Escape
-from vis_core.tools.display import from_printable, printable, shorten_path
+from vis_core.tools.display import from_printable, shorten_path
 from vis_core.tools.versions import FileVersions
 
 # The ``fs_access`` operation of each file tool (op hooks can refuse a path).

@@ -6,16 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from vis_core.text_limits import MAX_SUMMARY_CHARS, one_line, printable
-
-__all__ = [
-    "MAX_SUMMARY_CHARS",
-    "from_printable",
-    "one_line",
-    "plural",
-    "printable",
-    "shorten_path",
-]
+from vis_core.text_limits import one_line as one_line  # extension_host.gateway imports it here
 
 
 def shorten_path(path: str | os.PathLike[str], workspace: str | os.PathLike[str]) -> str:

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.model.activity import Activity, ActivityPresentation, RenderPhase, SymbolTag
 from vis_core.store.session_data import resolve_any, search_rows, session_data
-from vis_core.tools.display import one_line
+from vis_core.text_limits import one_line
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:

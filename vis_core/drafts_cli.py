@@ -8,13 +8,16 @@ import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from vis_core.drafts import DraftError, Drafts
 from vis_core.drafts.session import SessionDrafts
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.model.channel import Channel
 from vis_core.model.draft import Draft
+
+if TYPE_CHECKING:
+    from vis_core.agent.deps import SessionDraft
 
 
 def add_drafts_parser(commands: argparse._SubParsersAction) -> None:
@@ -49,7 +52,7 @@ def _line(drafts: Drafts, draft: Draft) -> str:
     )
 
 
-async def _in_session(draft: Draft, act: Callable[[SessionDrafts], Awaitable[Any]]) -> Any:
+async def _in_session(draft: Draft, act: Callable[[SessionDraft], Awaitable[Any]]) -> Any:
     """``act`` on the draft in its session, opened here, so its extensions' op hooks run as
     they do in the app; refused when that session is open in another Vis."""
     from vis_core.host import Host

@@ -10,14 +10,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 from vis_core.agent.event_bus import EventBus
 from vis_core.agent.invoker import CallPosition, ToolInvoker
 from vis_core.agent.plan import PlanMode
-from vis_core.drafts.session import SessionDrafts
 from vis_core.events import Event
 from vis_core.providers.base import ContextOverflowError, Provider, ToolDefinition
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
     from vis_core.model.block import FileChange
+    from vis_core.model.draft import Draft
     from vis_core.model.undo import UndoReport
+    from vis_core.tools.context import FileBuffers
 
 
 class EventSink(Protocol):
@@ -82,6 +83,35 @@ class SessionInstructionFiles(Protocol):
     @property
     def files(self) -> Sequence[InstructionFile]: ...
     def take_notes(self) -> str: ...  # the nested files not given yet, once
+
+
+class WorkRoots(Protocol):
+    @property
+    def workspace(self) -> Path: ...
+    @property
+    def project_root(self) -> Path: ...
+
+
+class SessionDraft(Protocol):
+    """The draft a session works in, if any (``drafts.session``, wired in by the host). The
+    loop uses none of it: its hooks, front ends, commands and child sessions do."""
+
+    @property
+    def draft(self) -> Draft | None: ...
+    def roots(self) -> WorkRoots: ...  # where the session works now
+    def changed_files(self) -> list[str]: ...  # git reads them: call it off the loop
+    async def create(self, label: str | None = None) -> Draft: ...
+    async def sync(self) -> list[str]: ...
+    async def approve(self, message: str | None = None) -> dict[str, Any]: ...
+    async def discard(self) -> None: ...
+    async def refresh(self) -> None: ...  # before a turn: leave a draft ended elsewhere
+
+
+class ToolFiles(Protocol):
+    """How the session's built-in tools reach files (``tools.context``): `vis acp` hands them
+    the editor's buffers."""
+
+    def use_buffers(self, buffers: FileBuffers | None) -> None: ...
 
 
 @dataclass
@@ -193,5 +223,5 @@ class SessionDeps:
     checkpoints: TurnCheckpoints | None = None  # /undo: the workspace before each turn changed it
     instructions: SessionInstructionFiles | None = None  # AGENTS.md & co
     plan: PlanMode = field(default_factory=PlanMode)  # read-only until the person approves
-    drafts: SessionDrafts | None = None  # the draft it works in
-    tool_context: Any = None  # its built-in tools' ToolContext
+    drafts: SessionDraft | None = None  # the draft it works in
+    tool_context: ToolFiles | None = None  # its built-in tools' ToolContext

@@ -282,11 +282,10 @@ class WorkerHandler:
         context = self._context(owner, session)
         running = _Running()
         later = False
-        with self._lock:
-            self._running[call.id] = running
-            if self._cancelled_early and call.id in self._cancelled_early:
-                self._cancelled_early.discard(call.id)
-                running.cancelled = True
+        self._running[call.id] = running  # first, then a cancel that came before (``cancel``)
+        if self._cancelled_early and call.id in self._cancelled_early:
+            self._cancelled_early.discard(call.id)
+            running.cancelled = True
         try:
             with self._locks[owner] if lock else _UNLOCKED:
                 token = enter_call(context)
@@ -390,12 +389,18 @@ class WorkerHandler:
 
     def cancel(self, call_id: int) -> None:
         """Stop call ``call_id`` (on the loop): cancel its task, else end the SDK call its
-        thread waits in (and any it makes next); one that has not started will not start."""
+        thread waits in (and any it makes next); one that has not started will not start.
+
+        A call registers itself without this lock, then looks for its cancel: so a cancel
+        notes itself first, then looks for the call once more."""
         with self._lock:
             running = self._running.get(call_id)
             if running is None:  # not started yet (it waits in the pool): it will not start
                 self._cancelled_early.add(call_id)
-                return
+                running = self._running.get(call_id)
+                if running is None:
+                    return
+                self._cancelled_early.discard(call_id)  # it started just now: stopped as such
             if running.cancelled:
                 return
             running.cancelled = True

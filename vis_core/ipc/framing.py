@@ -21,7 +21,7 @@ def frame(body: bytes) -> bytes:
     return HEADER.pack(len(body)) + body
 
 
-def write_all(fd: int, data: bytes) -> None:
+def write_all(fd: int, data: bytes | memoryview) -> None:
     """Write ``data`` to ``fd`` completely (a pipe may take a long frame in parts)."""
     written = os.write(fd, data)
     if written < len(data):
@@ -40,7 +40,9 @@ class FrameWriter:
     def write(self, data: bytes) -> None:
         """Write encoded frames (:func:`frame`) as one piece."""
         with self._lock:
-            write_all(self.fd, data)
+            written = os.write(self.fd, data)  # all of it, mostly: the rest only when cut short
+            if written < len(data):
+                write_all(self.fd, memoryview(data)[written:])
 
 
 def check_in_flight(count: int, limit: int, what: str = "tool calls") -> None:

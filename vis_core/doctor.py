@@ -58,7 +58,7 @@ async def _check_host(workspace: Path) -> int:
     problems = 0
     try:
         trust = "trusted" if host.space.trusted else "not trusted"
-        print(f"project     {host.project_root} ({trust})")
+        print(f"project     {host.space.project_root} ({trust})")
         print(f"model       {host.models.label}")
         if host.models.config.problem:
             problems += 1

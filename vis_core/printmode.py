@@ -361,7 +361,7 @@ async def _open(host: Any, continue_: bool, resume: str | None) -> Any:
         latest = host.registry.latest_session_id()
         if latest is None:
             raise LookupError(
-                f"there is no session in this workspace to continue ({host.workspace}); "
+                f"there is no session in this workspace to continue ({host.space.root}); "
                 "run without --continue to start one"
             )
         return await host.open_session(latest)

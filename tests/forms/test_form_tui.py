@@ -28,8 +28,8 @@ def worker(app: VisApp, fn: Any) -> asyncio.Future[Any]:
     host = app.core._host  # the SDK's runtime is the core's own, behind the façade
     context = CallContext(
         app.session.id,
-        host.workspace,
-        host.project_root,
+        host.space.root,
+        host.space.project_root,
         owner="deploy",
         runtime=host.runtime,
     )

@@ -40,7 +40,7 @@ async def host(workspace: Path) -> AsyncIterator[Host]:
 async def in_worker(host: Host, session_id: str, fn: Callable[[], Any]) -> Any:
     """Run ``fn`` as an extension call of ``demo`` does: in a worker thread, bound to a call."""
     context = CallContext(
-        session_id, host.workspace, host.project_root, owner="demo", runtime=host.runtime
+        session_id, host.space.root, host.space.project_root, owner="demo", runtime=host.runtime
     )
 
     def run() -> Any:
@@ -139,7 +139,7 @@ async def test_ask_on_the_event_loop_is_refused(host: Host) -> None:
     session = await host.new_session()
     host.interaction.add_presenter(Filler({}))
     context = CallContext(
-        session.id, host.workspace, host.project_root, owner="demo", runtime=host.runtime
+        session.id, host.space.root, host.space.project_root, owner="demo", runtime=host.runtime
     )
     with calling(context), pytest.raises(RuntimeError, match="cannot run on Vis's event loop"):
         F.ask("Q", [F.plaintext("a")])

@@ -115,7 +115,7 @@ async def test_an_untrusted_project_cannot_turn_the_jail_off_or_change_the_model
         assert resolution.source is Source.GLOBAL
         assert any("not trusted; run `vis trust" in why for why in resolution.ignored)
         notes = "\n".join(host.startup_notes())
-        root = host.project_root
+        root = host.space.project_root
         assert f"project {root} is not trusted, so the settings {root / 'vis.yml'} sets" in notes
         assert "are ignored: jail, model;" in notes
         with pytest.raises(ValueError, match="setting 'jail' is ignored at project scope until"):

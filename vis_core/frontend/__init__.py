@@ -355,7 +355,7 @@ class Frontend:
     # -- the workspace -------------------------------------------------------------------
     @property
     def workspace(self) -> Path:
-        return self._host.workspace
+        return self._host.space.root
 
     @property
     def trusted(self) -> bool:
@@ -379,7 +379,7 @@ class Frontend:
 
     @property
     def project_root(self) -> Path:
-        return self._host.project_root
+        return self._host.space.project_root
 
     def settings_problem(self) -> str | None:
         """Why the settings cannot be read (nothing may run on such a value), else None."""
@@ -473,7 +473,7 @@ class Frontend:
         """This workspace's sessions, newest first, each child after its parent, with depth."""
         from vis_core.store.session_data import nested
 
-        return nested(self._host.store.list_sessions(self._host.workspace))
+        return nested(self._host.store.list_sessions(self._host.space.root))
 
     def search_sessions(self, query: str) -> list[SearchHit]:
         return self._host.store.search_sessions(query)

@@ -226,16 +226,6 @@ class Host:
         ).start()
         return cls(options, paths, config, store, extensions, snapshot)
 
-    # -- the workspace, its trust and limits (``space``) ----------------------------------------
-
-    @property
-    def workspace(self) -> Path:
-        return self.space.root
-
-    @property
-    def project_root(self) -> Path:
-        return self.space.project_root
-
     async def _setting_saved(self, result: SaveResult) -> None:
         """Apply a saved change (saves are awaited on the host's loop): ``model`` switches
         the session's model between requests, ``introspection`` its tools."""
@@ -251,20 +241,21 @@ class Host:
     def startup_notes(self) -> list[str]:
         """What a person should know before the first turn (e.g. skipped project code)."""
         notes = []
-        project_code = (self.project_root / ".vis" / "extensions").is_dir() or (
-            self.project_root / ".vis" / "mcp.json"
+        project = self.space.project_root
+        project_code = (project / ".vis" / "extensions").is_dir() or (
+            project / ".vis" / "mcp.json"
         ).is_file()
         if project_code and not self.space.trusted:
             notes.append(
-                f"project {self.project_root} is not trusted, so its extensions and MCP servers "
-                f"were skipped; run `vis trust {self.project_root}` to allow them"
+                f"project {project} is not trusted, so its extensions and MCP servers "
+                f"were skipped; run `vis trust {project}` to allow them"
             )
         if self.space.trust_changed:
-            notes.append(control_files_changed(self.project_root))
+            notes.append(control_files_changed(project))
         linked = self.settings.snapshot.linked_folders
         if linked and self.space.trusted:
             notes.append(
-                f"project {self.project_root}: {', '.join(linked)} is a link to a folder; Vis "
+                f"project {project}: {', '.join(linked)} is a link to a folder; Vis "
                 "does not follow linked folders inside .vis/ (what they point to can change "
                 "after you trusted the project), so nothing under it loads. Copy the folder "
                 "into .vis/ instead, then run `vis trust` again."
@@ -300,8 +291,8 @@ class Host:
         session = self.registry.live_session(session_id) if session_id else None
         context = CallContext(
             session_id=session_id,
-            workspace_root=self.workspace,
-            project_root=self.project_root,
+            workspace_root=self.space.root,
+            project_root=self.space.project_root,
             owner=owner,
             channel=self.options.channel,
             runtime=self.runtime,
@@ -375,7 +366,7 @@ class Host:
         """The Vis of workspace ``root`` (its project's trust, settings, extensions and MCP
         servers), opened once and closed with this one; this host for its own workspace."""
         root = Path(root).expanduser().resolve()
-        if root == self.workspace:
+        if root == self.space.root:
             return self
         if not root.is_dir():
             raise ValueError(f"root {root} is not a folder; give the workspace a session runs in")

@@ -48,6 +48,7 @@ from vis_core.instructions.session import SessionInstructions
 from vis_core.model.notify import NotifyKind
 from vis_core.session_tools import SessionTools, ToolSet
 from vis_core.skills.session import SessionSkills, skill_file_tool
+from vis_core.system.loops import end_tasks
 from vis_core.tools.checkpoints import Checkpoints
 from vis_core.tools.registry import HostTool, ToolRegistry
 
@@ -191,6 +192,7 @@ class SessionFactory:
             kit.hooks,
             session=lambda: kit.session_globals(self.registry.live_session(session_id)),
         )
+        watches: set[asyncio.Task[Any]] = set()  # what its event watches started, until done
         hooks = AssemblyHooks(
             self.settings,
             self.mcp,
@@ -203,7 +205,13 @@ class SessionFactory:
             skills=skills,
             before_request=partial(background_reports, tool_context.shells, session_id),
             close=self._closer(
-                session_id, closing(tool_context.close, network.close), worker, tools, drafts
+                session_id,
+                closing(
+                    partial(end_tasks, watches, cancel=False), tool_context.close, network.close
+                ),
+                worker,
+                tools,
+                drafts,
             ),
         )
         checkpoints = Checkpoints(
@@ -227,12 +235,12 @@ class SessionFactory:
         )
         session = AgentSession(deps, session_id=session_id, title=title, history=history)
         follow_drafts(drafts, kit, tool_context, invoker, sandbox, checkpoints, session)
-        bus.subscribe(leave_running(tool_context.shells), kinds=(BlockFinished,))
+        bus.subscribe(leave_running(tool_context.shells, watches), kinds=(BlockFinished,))
         bus.subscribe(end_strays(sandbox), kinds=(TurnEnded,))
         redraw = redraw_on_exit(tool_context.shells, session_id, bus.emit, bus.flush)
         bus.subscribe(redraw, early=True, kinds=ACTIVITY_KINDS)
         bus.subscribe(
-            control_file_watch(session_id, self.workspace, bus),
+            control_file_watch(session_id, self.workspace, bus, watches),
             kinds=(ActivityEnded, BlockFinished, TurnEnded),
         )
         return session

@@ -47,15 +47,15 @@ CONTROL_CHECK_SECONDS = 1.0  # after a tool call, the control files are checked 
 
 
 def control_file_watch(
-    session_id: str, workspace: Workspace, bus: EventBus
+    session_id: str, workspace: Workspace, bus: EventBus, tasks: set[asyncio.Task[Any]]
 ) -> Callable[[Event], None]:
     """After each block and turn, and after tool calls at most every
     ``CONTROL_CHECK_SECONDS``, tell the person once when the trusted project's control files
     changed (the project needs `vis trust` again at the next start). Checking hashes every
     control file: after each of a thousand calls of one block it would cost more than they do.
+    ``tasks``: the session's, which keeps each notice's emit until it ends.
     """
     next_check = 0.0
-    notices: set[asyncio.Task[None]] = set()  # the notices emitted, until they are
 
     def watch(event: Event) -> None:
         nonlocal next_check
@@ -71,7 +71,7 @@ def control_file_watch(
         ):
             if text is not None:
                 notice = Notification(session_id, text=text, kind=NotifyKind.WARN)
-                keep(notices, asyncio.ensure_future(bus.emit(notice)))
+                keep(tasks, asyncio.ensure_future(bus.emit(notice)))
 
     return watch
 
@@ -236,18 +236,16 @@ def end_strays(sandbox: Any) -> Callable[[Event], None]:
     return watch
 
 
-def leave_running(shells: Any) -> Callable[[Event], None]:
+def leave_running(shells: Any, tasks: set[asyncio.Task[Any]]) -> Callable[[Event], None]:
     """After each block, the session's commands still running report back when they end;
-    after a cancelled block, those it started are stopped instead (Esc stops what it began)."""
-    stopping: set[asyncio.Task[None]] = set()
+    after a cancelled block, those it started are stopped instead (Esc stops what it began),
+    the stop kept in the session's ``tasks`` until it ends."""
 
     def watch(event: Event) -> None:
         if not isinstance(event, BlockFinished):
             return
         if event.error == BLOCK_CANCELLED:
-            task = asyncio.ensure_future(shells.stop_unleft())
-            stopping.add(task)
-            task.add_done_callback(stopping.discard)
+            keep(tasks, asyncio.ensure_future(shells.stop_unleft()))
         else:
             shells.leave_running()
 

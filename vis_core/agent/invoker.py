@@ -125,7 +125,6 @@ class ToolInvoker:
         self._channel = channel
         self._locks = locks
         self._prepare = prepare_arguments
-        self._runtime = runtime  # serves the SDK calls of the tools it runs
         self._session = session  # the agent session, for Vis's own tools (``fold_session``)
         self._found: object | None = None  # the session, once found
         self._worker = worker  # runs the tools of extensions that do not ship with Vis

@@ -15,8 +15,8 @@ import pytest
 from vis_core.contracts.build import callable_spec
 from vis_core.contracts.defaults import default_source
 from vis_core.contracts.render import SCHEMA_BUDGET
-from vis_core.contracts.source import compile_entry_source
 from vis_core.extension.symbols import Symbol
+from vis_core.extension_host.entry import compile_entry
 from vis_core.extension_host.symbol_tools import tool_contract
 
 from .examples import Greeter, PageList, Status, TriggerResult, search_pages, status, status_of
@@ -421,10 +421,10 @@ def test_entry_source_compiles_with_postponed_annotations() -> None:
         "class Result:\n    x: int\n"
     )
     namespace: dict[str, Any] = {"__name__": "entry_under_test"}
-    exec(compile_entry_source(source, "entry.py"), namespace)
+    exec(compile_entry(source, "entry.py"), namespace)
     assert namespace["later"].__annotations__ == {"return": "Result"}
     with pytest.raises(SyntaxError) as caught:
-        compile_entry_source("def broken(:\n", "/ext/broken.py")
+        compile_entry("def broken(:\n", "/ext/broken.py")
     assert caught.value.filename == "/ext/broken.py"
 
 

@@ -13,7 +13,7 @@ import yaml
 from vis_core.events import BlockFinished, Event
 from vis_core.host import Host, HostOptions
 from vis_core.ipc.values import Encoded
-from vis_core.records import Record
+from vis_core.records.record import Record
 
 EXTENSION = '''
 from dataclasses import dataclass

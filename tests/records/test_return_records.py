@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from vis_core.records import Record
+from vis_core.records.record import Record
 
 from .crossing import to_sandbox
 from .examples import Owner, Page, Repo, Status

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 import pytest
 
 import vis_core.extension as vis
+from vis_core.contracts.sequence import sequence_field_of
 from vis_core.ipc.values import encode_result
-from vis_core.records import sequence_field_of
 
 from .crossing import to_sandbox
 from .examples import Page, PageList

@@ -11,7 +11,8 @@ from typing import Any
 
 import pytest
 
-from vis_core.sandbox import HostHandle, Sandbox, ToolEntry
+from vis_core.model.handles import HostHandle
+from vis_core.sandbox import Sandbox, ToolEntry
 
 
 class Shell(HostHandle):

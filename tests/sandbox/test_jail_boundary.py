@@ -513,7 +513,7 @@ def test_host_side_tools_treat_vis_code_in_the_workspace_as_read_only() -> None:
 def test_a_workspace_at_the_root_folder_is_not_jailed_as_if_it_were_confined() -> None:
     """``vis`` started in ``/`` (a container's default folder): the jail refuses instead of
     binding the whole system read-write (host /proc included)."""
-    from vis_core.sandbox import JailUnavailable
+    from vis_core.system.jail_check import JailUnavailable
 
     if BWRAP_PROBLEM is not None:
         pytest.skip(BWRAP_PROBLEM)

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.sandbox import JailUnavailable, Sandbox, jail_argv
-from vis_core.system.jail_check import jail_problem
+from vis_core.sandbox import Sandbox
+from vis_core.system.jail import jail_argv
+from vis_core.system.jail_check import JailUnavailable, jail_problem
 
 from .conftest import HostTools, MakeSandbox
 

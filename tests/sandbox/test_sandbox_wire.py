@@ -12,12 +12,9 @@ import msgspec
 import pytest
 
 from vis_core.ipc import values as wire
-from vis_core.sandbox import (
-    HostHandle,
-    register_codec,
-    signature_from_contract,
-    unregister_codec,
-)
+from vis_core.ipc.values import register_codec, unregister_codec
+from vis_core.model.handles import HostHandle
+from vis_core.sandbox.proxies import signature_from_contract
 
 
 def roundtrip(value: Any) -> Any:

@@ -30,7 +30,7 @@ from vis_core.model.activity import (
 )
 from vis_core.model.channel import Channel
 from vis_core.model.handles import HandleMethod, HostHandle
-from vis_core.system.loops import keep, on_loop
+from vis_core.system.loops import end_tasks, keep, on_loop
 from vis_core.tools.registry import HostTool, ToolRegistry
 
 if TYPE_CHECKING:
@@ -280,6 +280,10 @@ class ToolInvoker:
             quick.shown = True
         quick.sent(runner, *sent, answered)
         return quick
+
+    async def settle(self) -> None:
+        """Wait until the ends of quick calls still being recorded are (the session closes)."""
+        await end_tasks(self._quick_ends, cancel=False)
 
     async def call_handle(self, call: HandleCall) -> Any:
         """Run one method of a host handle (``h.wait(5)``) as an Activity of its own.

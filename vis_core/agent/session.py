@@ -841,6 +841,7 @@ class AgentSession:
                 await self._task
             except BaseException:  # closing: the turn already reported its end
                 pass
+        await self.invoker.settle()  # the ends of quick calls still being recorded
         await self.events.close()  # an Activity started outside a turn (vis.sessions changes)
         await self.sandbox.close()
         aclose = getattr(self.model.provider, "aclose", None)

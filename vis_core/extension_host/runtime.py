@@ -13,7 +13,7 @@ from vis_core.events import Notification
 from vis_core.extension.context import current_call
 from vis_core.extension.outside import OutsideVis
 from vis_core.model.notify import NotifyKind
-from vis_core.system.loops import post
+from vis_core.system.loops import end_tasks, post
 
 if TYPE_CHECKING:
     from vis_core.extension.attachments import Stored
@@ -185,6 +185,10 @@ class HostRuntime(StoreRuntime):
         if not post(loop, coro, self._tasks, wait=NOTIFY_WAIT):
             log.warning("notification %r was not shown within %.0f s", text, NOTIFY_WAIT)
         return True
+
+    async def close(self) -> None:
+        """Deliver the notifications posted from the loop that are still on their way."""
+        await end_tasks(self._tasks, cancel=False)
 
     # -- the person ----------------------------------------------------------------------------
     def _route(self) -> tuple[Interaction, str | None] | None:

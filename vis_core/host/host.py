@@ -384,6 +384,7 @@ class Host:
             await other.close(exiting=exiting)
         self._other_roots.clear()
         await self.interaction.close()
+        await self.runtime.close()
         await self.registry.close()
         await self.mcp.close()
         self.settings.uninstall()

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import inspect
 import json
 import keyword
+import operator
 from typing import Any
 
 _TYPES: dict[str, Any] = {
@@ -27,19 +29,13 @@ def _annotation(schema: Any) -> Any:
     if isinstance(kind, list):
         types = [_TYPES[k] for k in kind if isinstance(k, str) and k in _TYPES]
         if types:
-            union = types[0]
-            for extra in types[1:]:
-                union = union | extra
-            return union
+            return functools.reduce(operator.or_, types)
     for key in ("anyOf", "oneOf"):
         options = schema.get(key)
         if isinstance(options, list):
             types = [_annotation(o) for o in options]
             if types and all(t is not inspect.Parameter.empty for t in types):
-                union = types[0]
-                for extra in types[1:]:
-                    union = union | extra
-                return union
+                return functools.reduce(operator.or_, types)
     return inspect.Parameter.empty
 
 

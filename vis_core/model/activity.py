@@ -271,20 +271,6 @@ class ActivityFile(_Media):
     """Any other file attachment."""
 
 
-ActivityBlock = (
-    ActivityText
-    | ActivityHeading
-    | ActivityMarkdown
-    | ActivityCode
-    | ActivityDiff
-    | ActivityTable
-    | ActivityProgress
-    | ActivityTerminal
-    | ActivityImage
-    | ActivityVideo
-    | ActivityAudio
-    | ActivityFile
-)
 BLOCK_TYPES: tuple[type, ...] = (
     ActivityText,
     ActivityHeading,

@@ -9,19 +9,6 @@ The ``record`` codec itself is part of the one value codec (:mod:`vis_core.ipc.v
 
 from __future__ import annotations
 
-from vis_core.contracts.sequence import sequence, sequence_field_of
-from vis_core.records import registry
-from vis_core.records.rebuild import coerce_arguments, plain, rebuild
-from vis_core.records.record import Record, RecordInfo, SequenceRecord
+from vis_core.records.rebuild import coerce_arguments
 
-__all__ = [
-    "Record",
-    "RecordInfo",
-    "SequenceRecord",
-    "coerce_arguments",
-    "plain",
-    "rebuild",
-    "registry",
-    "sequence",
-    "sequence_field_of",
-]
+__all__ = ["coerce_arguments"]

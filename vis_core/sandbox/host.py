@@ -29,6 +29,7 @@ from vis_core.system.jail import (
     vis_runtime,
 )
 from vis_core.system.lifetime import ChildLimits, cap_tmpfs, end_strays, over_memory
+from vis_core.system.loops import end_tasks
 from vis_core.system.network_bridge import proxy_environment
 from vis_core.system.process import ChildGone, ChildProcess, Ending
 
@@ -430,10 +431,7 @@ class Sandbox:
         if self._stdin is not None:
             self._stdin.close()
             self._stdin = None
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await end_tasks(self._tasks)
         self._proc = None
         self._death = None
 

@@ -2,20 +2,6 @@
 
 from __future__ import annotations
 
-from vis_core.subagents.mirror import CHILD_PURPOSE
-from vis_core.subagents.service import (
-    READ_ONLY_STATE,
-    SubagentDeps,
-    SubagentError,
-    SubagentLimitError,
-    Subagents,
-)
+from vis_core.subagents.service import SubagentDeps, Subagents
 
-__all__ = [
-    "CHILD_PURPOSE",
-    "READ_ONLY_STATE",
-    "SubagentDeps",
-    "SubagentError",
-    "SubagentLimitError",
-    "Subagents",
-]
+__all__ = ["SubagentDeps", "Subagents"]

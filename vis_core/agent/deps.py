@@ -11,7 +11,8 @@ from vis_core.agent.event_bus import EventBus
 from vis_core.agent.invoker import CallPosition, ToolInvoker
 from vis_core.agent.plan import PlanMode
 from vis_core.events import Event
-from vis_core.providers.base import ContextOverflowError, Provider, ToolDefinition
+from vis_core.model.conversation import ToolDefinition
+from vis_core.providers.base import ContextOverflowError, Provider
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession

@@ -14,7 +14,7 @@ from vis_core.extension.errors import GatewayCode, GatewayError
 from vis_core.extension.place import require_trusted
 from vis_core.model.activity import ActivityPresentation, SymbolTag
 from vis_core.system.loops import run_on_loop
-from vis_core.tools.display import one_line
+from vis_core.text_limits import one_line
 
 if TYPE_CHECKING:
     from vis_core.extension_host.host_port import HostPort

@@ -124,33 +124,3 @@ class FrameReader:
                 return None
             self.feed(chunk)
         return body
-
-
-def read_one(fd: int, limit: int) -> bytes | None:
-    """The body of the next frame on ``fd``, read to its end and no further (blocking), so a
-    ``select`` on ``fd`` still says whether another one waits; ``None`` when the other side
-    closed the pipe between two frames."""
-    header = _read_exactly(fd, HEADER.size)
-    if header is None:
-        return None
-    (size,) = HEADER.unpack(header)
-    if size > limit:
-        raise ProtocolError(f"a message longer than {limit:,} bytes")
-    body = _read_exactly(fd, size) if size else b""
-    if body is None:
-        raise ProtocolError("the other side closed the pipe in the middle of a frame")
-    return body
-
-
-def _read_exactly(fd: int, size: int) -> bytes | None:
-    chunks: list[bytes] = []
-    remaining = size
-    while remaining:
-        chunk = os.read(fd, remaining)
-        if not chunk:
-            if chunks:
-                raise ProtocolError("the other side closed the pipe in the middle of a frame")
-            return None
-        chunks.append(chunk)
-        remaining -= len(chunk)
-    return b"".join(chunks)

@@ -7,7 +7,6 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from vis_core.model.conversation import ModelRequest, StreamEvent
-from vis_core.model.conversation import ToolDefinition as ToolDefinition  # agent.deps imports it
 from vis_core.model.usage import Usage
 
 

@@ -6,8 +6,6 @@ import os
 import re
 from pathlib import Path
 
-from vis_core.text_limits import one_line as one_line  # extension_host.gateway imports it here
-
 
 def shorten_path(path: str | os.PathLike[str], workspace: str | os.PathLike[str]) -> str:
     """``path`` relative to ``workspace`` when inside it, ``~/…`` when under home, else absolute."""

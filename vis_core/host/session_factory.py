@@ -359,13 +359,7 @@ class SessionFactory:
 
         async def prompt() -> str:
             place = kit.place  # the draft's roots while the session is in one
-            env = {
-                "cwd": str(place.workspace_root),
-                "workspace_root": str(place.workspace_root),
-                "project_root": str(place.project_root),
-                "session_id": session_id,
-                "channel": self.place.channel.value,
-            }
+            env = kit.env()
             context_for = kit.contexts.context_for
             loaded = self.catalog.loaded
             active = await active_extensions(loaded, env, kit.worker, context_for)

@@ -195,7 +195,7 @@ class Subagents:
                 note = (
                     "read-only: tools that change files or run commands are refused"
                     if read_only
-                    else f"you work in your own draft {child.drafts.draft.label}"  # type: ignore[union-attr]
+                    else f"you work in your own draft {child.drafts.draft.label}"
                     if child.drafts is not None and child.drafts.draft is not None
                     else "you may change files"
                 )

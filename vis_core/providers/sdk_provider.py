@@ -176,8 +176,10 @@ class SdkProvider:
         decoder = self.decoder
 
         class Client(client_class):
-            def _make_sse_decoder(self) -> Any:
-                return decoder(super()._make_sse_decoder())
+            # the SDKs' own hook; its arguments change between releases (anthropic 2.16 added
+            # the request's options), so they pass through as given
+            def _make_sse_decoder(self, *args: Any, **kwargs: Any) -> Any:
+                return decoder(super()._make_sse_decoder(*args, **kwargs))
 
         return Client(
             api_key=self._api_key,

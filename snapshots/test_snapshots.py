@@ -92,7 +92,7 @@ def _every_block(expand: bool) -> Any:
         app.main.prompt.focus()
         await drawn(pilot)
         app.main.transcript.scroll_home(animate=False)
-        await pilot.pause()
+        await drawn(pilot)  # a layout that lands after the scroll is in the picture too
 
     return run
 

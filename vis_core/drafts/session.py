@@ -114,6 +114,10 @@ class SessionDrafts:
     def changed_files(self) -> list[str]:
         return [] if self._draft is None else self.drafts.changed_files(self._draft)
 
+    def diff(self) -> str:
+        """The draft's diff against what it would merge into; empty outside a draft."""
+        return "" if self._draft is None else self.drafts.diff(self._draft)
+
     # -- the lifecycle ----------------------------------------------------------------------
 
     async def create(self, label: str | None = None) -> Draft:

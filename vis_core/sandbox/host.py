@@ -704,9 +704,11 @@ class Sandbox:
     async def _send(self, message: Init | Run) -> None:
         from vis_core.ipc.messages import framed
 
-        await self._write(framed(message))
+        await self.write(framed(message))
 
-    async def _write(self, line: bytes) -> None:
+    async def write(self, line: bytes) -> None:
+        """Write ``line`` to the running child, waiting while its pipe holds over 1 MiB
+        (:class:`ChildGone` when none runs)."""
         stdin = self._stdin
         if self._proc is None or stdin is None:
             raise ChildGone(self._death or "is not running")
@@ -743,9 +745,6 @@ class Sandbox:
                 stdin.write(line)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the exit handler reports the death
-
-    async def write(self, line: bytes) -> None:
-        await self._write(line)
 
     async def _wait_exit(self, proc: ChildProcess) -> None:
         self._on_exit(proc, await proc.wait())

@@ -675,6 +675,35 @@ def test_a_root_only_file_gone_since_the_scan_does_not_stop_the_jail(workspace: 
     assert done.stdout.strip() == "started", (done.stdout, done.stderr)
 
 
+@pytest.mark.xdist_group("files-in-etc")
+@jailed
+@pytest.mark.skipif(os.geteuid() != 0, reason="root-only files are what root can read")
+def test_a_shadow_utils_lock_gone_between_the_argv_and_the_mount_does_not_stop_the_jail(
+    workspace: Path,
+) -> None:
+    """useradd makes ``/etc/passwd.<pid>``, ``/etc/shadow+``… root-only and removes them within
+    milliseconds: one there when the jail's arguments are made and gone when bubblewrap mounts
+    (CI caught a useradd beside a jailed block) must not stop the jail, so none is masked."""
+    program = textwrap.dedent(
+        f"""
+        import subprocess, sys
+        from pathlib import Path
+        from vis_core.system.jail import jail_argv
+        lock = Path("/etc/shadow.999999999")  # past any pid_max: no real useradd's
+        lock.write_text("")
+        lock.chmod(0o600)
+        try:
+            argv = jail_argv(["sh", "-c", "echo started"], Path({str(workspace)!r}))
+        finally:
+            lock.unlink()
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        sys.stdout.write(done.stdout + done.stderr)
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    assert done.stdout.strip() == "started", (done.stdout, done.stderr)
+
+
 @jailed
 @pytest.mark.parametrize("protected", [".git/config", ".git/hooks/pre-commit", ".vis/x.toml"])
 def test_a_hard_link_made_earlier_does_not_open_a_protected_file(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import stat
 import subprocess
 import threading
@@ -43,6 +44,11 @@ HIDDEN_SYSTEM_DIRS = (
     "etc/ipsec.d/private",
     "etc/sudoers.d",
 )
+# What shadow-utils (useradd, passwd, chpasswd) makes beside its databases while it edits them
+# and removes within milliseconds: a lock file holding its pid and the copy it renames into
+# place. Never masked: a mask on a path gone before bubblewrap mounts it stops the jail, and
+# one made while a jail runs appears in its /etc unmasked all the same.
+SHADOW_UTILS_TRANSIENT = re.compile(r"(passwd|group|shadow|gshadow|subuid|subgid)(\.lock|\.\d+|\+)")
 # Namespaces of their own (user, PID, network, IPC, UTS), no capability even as root, a
 # session of its own (no TIOCSTI into the person's terminal), and death with the parent.
 ISOLATION = (
@@ -132,7 +138,8 @@ def private_system_entries(top: str = "/etc") -> tuple[str, ...]:
             except OSError:
                 continue
             if not mode & stat.S_IROTH:
-                found.append(entry.path)
+                if not (folder == top and SHADOW_UTILS_TRANSIENT.fullmatch(entry.name)):
+                    found.append(entry.path)
             elif stat.S_ISDIR(mode):
                 pending.append(entry.path)
     return tuple(sorted(found))

@@ -156,6 +156,8 @@ class SettingsService:
         self.redactor = Redactor(lambda: [*self._secret_values.values(), *self._environment_keys])
         # Awaited after every save or reset (e.g. the Host switches a session's model).
         self.saved_listeners: list[SavedListener] = []
+        # one save at a time, from reading the old value to the last listener
+        self._saving = asyncio.Lock()
         self._installed = False
         self.snapshot: ControlSnapshot
         self.refresh(snapshot)
@@ -547,20 +549,22 @@ class SettingsService:
         session_id: str | None,
         group: str | None,
     ) -> SaveResult:
-        """The files are written in a thread; ``on_change`` and the listeners are awaited
-        here, on the caller's loop."""
-        owner, level, old, new = await asyncio.to_thread(
-            self._store_value, setting_id, value, scope, session_id, group
-        )
-        changed = old != new
-        error = await self._run_hook(owner, old, new, level, session_id) if changed else None
-        result = SaveResult(setting_id, level, old, new, changed, error, session_id)
-        for listener in list(self.saved_listeners):
-            try:
-                await listener(result)
-            except Exception:  # the value is saved; a listener's failure is only logged
-                log.exception("after saving setting %r, a listener failed", setting_id)
-        return result
+        """One save after another: the files are written in a thread, then ``on_change``
+        and the listeners are awaited here, on the caller's loop, before the next save reads
+        its old value (so each sees old → new in the order the saves were made)."""
+        async with self._saving:
+            owner, level, old, new = await asyncio.to_thread(
+                self._store_value, setting_id, value, scope, session_id, group
+            )
+            changed = old != new
+            error = await self._run_hook(owner, old, new, level, session_id) if changed else None
+            result = SaveResult(setting_id, level, old, new, changed, error, session_id)
+            for listener in list(self.saved_listeners):
+                try:
+                    await listener(result)
+                except Exception:  # the value is saved; a listener's failure is only logged
+                    log.exception("after saving setting %r, a listener failed", setting_id)
+            return result
 
     def _store_value(
         self,

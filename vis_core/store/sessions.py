@@ -258,22 +258,6 @@ class SessionsMixin:
                     replies.setdefault(turn_id, []).append(text)
         return [turn_row(row, tuple(replies.get(row[0], ()))) for row in rows]
 
-    def get_turn(self, turn_id: str) -> TurnRow | None:
-        """One turn by id, with its replies."""
-        with self._db.read("read a turn") as conn:
-            row = conn.execute(
-                f"SELECT {TURN_COLUMNS} FROM turns WHERE id = ?", (turn_id,)
-            ).fetchone()
-            if row is None:
-                return None
-            replies = tuple(
-                text
-                for (text,) in conn.execute(
-                    "SELECT text FROM replies WHERE turn_id = ? ORDER BY seq", (turn_id,)
-                )
-            )
-        return turn_row(row, replies)
-
     def iterations(self, turn_id: str) -> list[IterationRow]:
         """The iterations of a turn by index, each with its blocks."""
         with self._db.read("read iterations") as conn:

@@ -21,6 +21,7 @@ from vis_core.model.draft import DraftAction
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import ContextOrigin, TurnStatus
 from vis_core.model.usage import Usage, UsagePurpose
+from vis_core.text_limits import one_line
 
 _EVENT_TYPES: dict[str, type[Event]] = {}
 
@@ -339,8 +340,7 @@ class ContextNote(Event):
         """One line for people: what Vis told the model."""
         if self.topic == "mcp_servers":
             return "Vis told the model the MCP servers section changed"
-        line = " ".join(self.text.removeprefix("[Vis: ").removesuffix("]").split())
-        line = line if len(line) <= limit else line[: limit - 1] + "…"
+        line = one_line(self.text.removeprefix("[Vis: ").removesuffix("]"), limit)
         return f"Vis told the model: {line}"
 
 

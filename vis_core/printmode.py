@@ -47,6 +47,7 @@ from vis_core.model.block import (
 from vis_core.model.channel import Channel
 from vis_core.model.turn import TurnStatus
 from vis_core.terminal import raw_stream, terminal_json, terminal_text
+from vis_core.text_limits import one_line
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -198,8 +199,7 @@ class PrintRenderer:
             self.errors.print(f"[dim]attached {plain(shown)}[/]")
         elif isinstance(event, FoldCreated):
             self._break_line()
-            gist = " ".join(event.gist.split())  # cut before escaping: no half escape
-            gist = gist if len(gist) <= 100 else gist[:99] + "…"
+            gist = one_line(event.gist, 100)  # cut before escaping: no half escape
             self.console.print(
                 f"[dim]⋯ folded {plain(event.key)}"
                 + (f" · {plain(gist)}" if gist else " · no gist")
@@ -210,11 +210,9 @@ class PrintRenderer:
             self.console.print(f"[dim]⋯ {plain(event.summary())}[/]", markup=True)
         elif isinstance(event, BackgroundCommandEnded):
             self._break_line()
-            command = " ".join(event.command.split())
-            command = command if len(command) <= 100 else command[:99] + "…"
             self.console.print(
                 f"[dim]⋯ background command {event.handle_id} ended: {plain(event.state)} · "
-                f"{plain(command)}[/]",
+                f"{plain(one_line(event.command, 100))}[/]",
                 markup=True,
             )
         elif isinstance(event, Notification):

@@ -48,6 +48,7 @@ from vis_core.model.channel import Channel
 from vis_core.model.turn import TurnStatus
 from vis_core.terminal import raw_stream, terminal_json, terminal_text
 from vis_core.text_limits import one_line
+from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -69,10 +70,6 @@ _STATE_MARKS = {
     ActivityState.CANCELLED: ("⊘", "yellow"),
     ActivityState.RUNNING: ("…", "cyan"),
 }
-
-
-def plural_calls(count: int) -> str:
-    return f"{count} call" + ("" if count == 1 else "s")
 
 
 def plain(text: str) -> str:
@@ -185,7 +182,7 @@ class PrintRenderer:
             self.console.print(indent + activity_line(record))
             folded = self._folded.pop(record.id, None)
             if folded:
-                steps = step_counts(step_tags(folded)) or plural_calls(len(folded))
+                steps = step_counts(step_tags(folded)) or plural(len(folded), "call")
                 self.console.print(f"{indent}  [dim]⋯ in the child session: {steps}[/]")
         elif isinstance(event, IterationStarted) and event.tool == "python_execution":
             self._code[event.iteration_id] = event.code

@@ -16,7 +16,7 @@ from vis_core.model.activity import (
     from_plain,
     plain_presentation,
 )
-from vis_core.model.block import FileChange
+from vis_core.model.block import PYTHON_EXECUTION, FileChange
 from vis_core.model.draft import DraftAction
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import ContextOrigin, TurnStatus
@@ -191,7 +191,7 @@ class IterationStarted(Event):
     turn_id: str = ""
     iteration_id: str = ""
     index: int = 0
-    tool: str = "python_execution"
+    tool: str = PYTHON_EXECUTION
     code: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
 

@@ -39,6 +39,7 @@ from vis_core.model.activity import (
     step_tags,
 )
 from vis_core.model.block import (
+    PYTHON_EXECUTION,
     FileChangeKind,
     error_line,
     first_code_line,
@@ -184,7 +185,7 @@ class PrintRenderer:
             if folded:
                 steps = step_counts(step_tags(folded)) or plural(len(folded), "call")
                 self.console.print(f"{indent}  [dim]⋯ in the child session: {steps}[/]")
-        elif isinstance(event, IterationStarted) and event.tool == "python_execution":
+        elif isinstance(event, IterationStarted) and event.tool == PYTHON_EXECUTION:
             self._code[event.iteration_id] = event.code
         elif isinstance(event, BlockFinished) and event.iteration_id in self._code:
             self._break_line()

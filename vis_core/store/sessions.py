@@ -190,14 +190,6 @@ class SessionsMixin:
             rows = conn.execute("SELECT name, created FROM groups ORDER BY name").fetchall()
         return [GroupRow(*row) for row in rows]
 
-    def create_group(self, name: str) -> GroupRow:
-        with self._db.write("create a group") as conn:
-            _ensure_group(conn, name, time.time())
-            row = conn.execute(
-                "SELECT name, created FROM groups WHERE name = ?", (name,)
-            ).fetchone()
-        return GroupRow(*row)
-
     def delete_session(self, session_id: str) -> bool:
         """Delete a session and everything recorded for it; ``False`` when there was none."""
         with self._db.write("delete a session") as conn:

@@ -194,6 +194,30 @@ async def test_introspection_saved_during_a_block_applies_from_the_next_request(
     assert "apropos(pattern)" not in prompt
 
 
+async def test_introspection_saved_during_a_cancelled_block_applies_when_the_turn_ends(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "script.yaml",
+        [{"code": "await list_sessions()\n" + WAIT_FOR_GO}, {"text": "ok"}],
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        called = first_event(session, ActivityEnded)
+        turn = asyncio.create_task(session.submit("look"))
+        await called.wait()
+        await host.settings.set("introspection", False, "global")
+        kept = session.invoker.registry().get("list_sessions")  # the block's request's tools
+        session.cancel()
+        ended = await turn
+        after = session.invoker.registry().get("list_sessions")  # what vis.tools finds now
+    finally:
+        await host.close()
+    assert ended.status == "cancelled"
+    assert kept is not None and after is None
+
+
 FOLLOWER = """
 import vis_core.extension as vis
 

@@ -59,10 +59,14 @@ class SessionTools:
     def narrow(self, inactive: frozenset[str]) -> None:
         """The tools of the coming request: built again after a reset that waited for it,
         and those of the extensions ``inactive`` (owner names) hidden."""
+        self.catch_up()
+        self._hidden = inactive
+
+    def catch_up(self) -> None:
+        """Apply a reset that waited for the next request (when the turn ends first)."""
         if self._reset_waits:
             self._reset_waits = False
             self.reset()
-        self._hidden = inactive
 
     def _tool_set(self) -> ToolSet:
         built = self._built

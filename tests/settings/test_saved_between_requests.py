@@ -192,3 +192,68 @@ async def test_introspection_saved_during_a_block_applies_from_the_next_request(
     assert ended.status == "completed", ended.error
     assert [(b.stdout.strip(), b.error) for b in blocks] == [("1 1", None), ("False False", None)]
     assert "apropos(pattern)" not in prompt
+
+
+async def test_introspection_saved_during_a_cancelled_block_applies_when_the_turn_ends(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "script.yaml",
+        [{"code": "await list_sessions()\n" + WAIT_FOR_GO}, {"text": "ok"}],
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        called = first_event(session, ActivityEnded)
+        turn = asyncio.create_task(session.submit("look"))
+        await called.wait()
+        await host.settings.set("introspection", False, "global")
+        kept = session.invoker.registry().get("list_sessions")  # the block's request's tools
+        session.cancel()
+        ended = await turn
+        after = session.invoker.registry().get("list_sessions")  # what vis.tools finds now
+    finally:
+        await host.close()
+    assert ended.status == "cancelled"
+    assert kept is not None and after is None
+
+
+FOLLOWER = """
+import vis_core.extension as vis
+
+
+def _follow(old, new, scope):
+    vis.session.set_model(f"scripted/{new}")  # saves the session's model: a save inside a save
+
+
+vis.register_extension(vis.Extension(
+    name="follower", alias="follower", description="Its setting picks the session's model.",
+    settings=[vis.Setting(
+        id="follow_model", label="Model to follow", type="string", default="first",
+        scopes=(vis.SettingScope.SESSION,), on_change=_follow,
+    )],
+))
+"""
+
+
+async def test_an_on_change_that_saves_a_setting_is_not_held_up_by_its_own_save(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Saves run one after another, but a save made by the ``on_change`` of the save under
+    way (here ``vis.session.set_model`` saving the session's model) is part of it: it must
+    not wait for the save that waits for it (the hook timed out, the model never changed)."""
+    extensions = VisPaths.from_env().ensure().extensions_dir
+    extensions.mkdir(parents=True, exist_ok=True)
+    (extensions / "follower.py").write_text(FOLLOWER, encoding="utf-8")
+    script = write_script(tmp_path / "script.yaml", [{"text": "hi"}])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        await session.submit("hi")  # its extension worker runs the hook
+        saved = await host.settings.set("follow_model", "second", "session", session_id=session.id)
+        model = session.next_model.label
+        stored = host.settings.get("model", None, session.id)
+    finally:
+        await host.close()
+    assert saved.hook_error is None
+    assert (model, stored) == ("scripted/second", "scripted/second")

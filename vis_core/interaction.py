@@ -26,7 +26,7 @@ from vis_core.events import (
 from vis_core.extension.context import CallContext, calling
 from vis_core.model.activity import ActivityState
 from vis_core.model.turn import TurnStatus
-from vis_core.system.loops import end_tasks, on_loop, post
+from vis_core.system.loops import end_tasks, on_loop, post, running_loop
 
 if TYPE_CHECKING:  # forms and live views load when an extension first uses them
     from vis_core.extension.forms import Answer, Form
@@ -96,10 +96,7 @@ class Interaction:
     # -- wiring -----------------------------------------------------------------------------
     def attach(self, session: _Session) -> None:
         """Route ``vis.ask``/``vis.live`` of ``session``'s calls here and watch its events."""
-        try:
-            self.loop = asyncio.get_running_loop()
-        except RuntimeError:
-            pass
+        self.loop = running_loop() or self.loop
         # early: a view or form opened as a call starts is anchored to its Activity even
         # while the start waits to be committed with the call's end
         unsubscribe = session.subscribe(self._observe, early=True, kinds=_OBSERVED)

@@ -8,25 +8,32 @@ from pathlib import Path
 from typing import Any
 
 
-def small_text(path: Path, limit: int) -> str | None:
-    """The text of ``path``, or None unless it is a regular file (a link to one is followed)
-    of at most ``limit`` bytes: a checkout's ``package.json -> /dev/zero`` would be read without
-    end, and a named pipe would block."""
+def small_bytes(path: Path | str, limit: int | None, *, follow: bool = True) -> bytes | None:
+    """The bytes of ``path``, or None unless it is a regular file of at most ``limit`` bytes
+    (None: any size); a link to one is followed unless ``follow`` is False. Checked on the
+    opened file: a checkout's ``package.json -> /dev/zero`` would be read without end, a named
+    pipe would block, and a link swapped after a check cannot redirect the read."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | (0 if follow else os.O_NOFOLLOW)
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = os.open(path, flags)
     except OSError:
         return None
     try:
         info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
+        if not stat.S_ISREG(info.st_mode) or (limit is not None and info.st_size > limit):
             return None
         with os.fdopen(os.dup(fd), "rb") as file:
-            data = file.read(limit)
+            return file.read() if limit is None else file.read(limit)
     except OSError:
         return None
     finally:
         os.close(fd)
-    return data.decode("utf-8", errors="replace")
+
+
+def small_text(path: Path, limit: int) -> str | None:
+    """:func:`small_bytes` of ``path`` (a link followed) as text."""
+    data = small_bytes(path, limit)
+    return None if data is None else data.decode("utf-8", errors="replace")
 
 
 def load_yaml(text: str) -> Any:

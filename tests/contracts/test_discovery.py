@@ -20,7 +20,7 @@ from vis_core.tools.discovery import (
     apropos,
     discovery_tools,
     doc,
-    host_tool_contract,
+    tool_spec,
 )
 from vis_core.tools.registry import HostTool, ToolRegistry
 
@@ -145,8 +145,8 @@ def test_discovery_tools_metadata(registry: ToolRegistry) -> None:
             label,
             False,
         )
-        assert host_tool_contract(tool)["name"] == name
-    assert host_tool_contract(registry.get("apropos"))["signature"] == (  # type: ignore[arg-type]
+        assert tool_spec(tool).to_contract()["name"] == name
+    assert tool_spec(registry.get("apropos")).to_contract()["signature"] == (  # type: ignore[arg-type]
         "(pattern: str) -> 'AproposResult'"
     )
 

@@ -17,7 +17,7 @@ from vis_core.model.conversation import (
 )
 from vis_core.model.usage import Usage
 from vis_core.providers.base import ModelRequest, ProviderConfigError, ProviderError, StreamEvent
-from vis_core.providers.scripted import ScriptedProvider, ScriptError, load_script
+from vis_core.providers.scripted import ScriptedProvider, ScriptError, load_tracks
 
 from .samples import collect, simple_request
 
@@ -190,7 +190,7 @@ def test_invalid_scripts_name_the_file_and_response(
 
 def test_missing_script_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ScriptError, match="cannot read the script .*nope.yaml"):
-        load_script(tmp_path / "nope.yaml")
+        load_tracks(tmp_path / "nope.yaml")
 
 
 async def test_empty_response_ends_the_turn_without_text(tmp_path: Path) -> None:

@@ -64,7 +64,7 @@ def reloading(tmp_path: Path) -> Iterator[tuple[types.ModuleType, types.ModuleTy
     registry.replace_owner("builds", registry.classes_in_module(before))
     after = load(entry, "vis_ext_builds")  # /reload re-executes the entry file
     yield before, after
-    registry.remove_owner("builds")
+    registry.replace_owner("builds", ())
     sys.modules.pop("vis_ext_builds", None)
 
 
@@ -114,7 +114,7 @@ def test_encode_registers_classes_for_the_calling_owner_last_writer_wins(
     reloading: tuple[types.ModuleType, types.ModuleType],
 ) -> None:
     _, after = reloading
-    registry.remove_owner("builds")
+    registry.replace_owner("builds", ())
     record = to_sandbox(after.trigger("x"), owner="builds")
     assert record._vis_info.owner == "builds"
     assert registry.lookup("builds", "TriggerResult") is after.TriggerResult

@@ -26,6 +26,36 @@ from .hostile import BWRAP_PROBLEM, make_repo
 
 jailed = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=str(BWRAP_PROBLEM))
 
+
+def run_with_private_etc(program: str, scratch: Path) -> subprocess.CompletedProcess[str]:
+    """Run the Python ``program`` (as root) in a mount namespace of its own whose ``/etc`` is an
+    overlay: the root-only files it makes there are seen by no other process (another test's
+    jail scanning ``/etc`` would mask them and fail once they are gone)."""
+    upper, work = scratch / "etc-upper", scratch / "etc-work"
+    upper.mkdir()
+    work.mkdir()
+    mount = f"mount -t overlay overlay -o lowerdir=/etc,upperdir={upper},workdir={work} /etc"
+    done = subprocess.run(
+        [
+            "unshare",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            f'{mount} || exit 99; exec "$0" -c "$1"',
+            sys.executable,
+            program,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if done.returncode == 99:
+        pytest.skip(f"no private overlay of /etc here: {done.stderr.strip()}")
+    return done
+
+
 # Each line says what one attack got: "<name> escaped" means the jail failed.
 ATTACKS = r"""
 vis_home="$1"; host_pid="$2"; run_sock="$3"; var_sock="$4"
@@ -462,39 +492,31 @@ def test_a_checkouts_git_file_shows_nothing_else_in_the_jail(
     assert done.stdout.splitlines() == ["hidden", "hidden"], done.stderr
 
 
-@pytest.mark.xdist_group("files-in-etc")  # one writes /etc while the other scans it
 @jailed
 @pytest.mark.skipif(os.geteuid() != 0, reason="root-only files are what root can read")
-def test_root_only_system_files_stay_hidden_in_the_jail(workspace: Path) -> None:
+def test_root_only_system_files_stay_hidden_in_the_jail(workspace: Path, tmp_path: Path) -> None:
     """Vis run as root (a container, CI): the jail showed every file of ``/etc`` that only
     root may read beyond a fixed list (``/etc/kubernetes/admin.conf``, ``/etc/krb5.keytab``),
     and a jailed block read them as their owner. Every entry of ``/etc`` others may not read
     is hidden."""
-    name = f"vis-redteam-{uuid.uuid4().hex[:8]}"
-    conf = Path("/etc") / f"{name}.conf"
-    folder = Path("/etc") / name
-    try:
-        conf.write_text("TOKEN=private\n")
+    program = textwrap.dedent(
+        f"""
+        import subprocess, sys
+        from pathlib import Path
+        from vis_core.system.jail import jail_argv
+        conf, folder = Path("/etc/vis-redteam.conf"), Path("/etc/vis-redteam")
+        conf.write_text("TOKEN=private\\n")
         conf.chmod(0o600)
         folder.mkdir(mode=0o700)
-        (folder / "admin.conf").write_text("TOKEN=private\n")
-        program = textwrap.dedent(
-            f"""
-            import subprocess, sys
-            from pathlib import Path
-            from vis_core.system.jail import jail_argv
-            script = "cat {conf} {folder}/admin.conf 2>/dev/null; echo end"
-            argv = jail_argv(["sh", "-c", script], Path({str(workspace)!r}))
-            done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
-            sys.stdout.write(done.stdout)
-            """
-        )
-        done = subprocess.run(
-            [sys.executable, "-c", program], capture_output=True, text=True, timeout=120
-        )
-    finally:
-        conf.unlink(missing_ok=True)
-        shutil.rmtree(folder, ignore_errors=True)
+        (folder / "admin.conf").write_text("TOKEN=private\\n")
+        script = f"cat {{conf}} {{folder}}/admin.conf 2>/dev/null; echo end"
+        argv = jail_argv(["sh", "-c", script], Path({str(workspace)!r}))
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+        sys.stdout.write(done.stdout)
+        sys.stderr.write(done.stderr)
+        """
+    )
+    done = run_with_private_etc(program, tmp_path)
     assert done.stdout.splitlines() == ["end"], done.stderr
 
 
@@ -645,21 +667,21 @@ def test_after_kill_9_of_vis_no_jailed_process_survives(workspace: Path, vis_hom
     assert _running(f"sleep\0{marker}") == [], "a jailed process outlived Vis"
 
 
-@pytest.mark.xdist_group("files-in-etc")  # one writes /etc while the other scans it
 @jailed
 @pytest.mark.skipif(os.geteuid() != 0, reason="root-only files are what root can read")
-def test_a_root_only_file_gone_since_the_scan_does_not_stop_the_jail(workspace: Path) -> None:
+def test_a_root_only_file_gone_since_the_scan_does_not_stop_the_jail(
+    workspace: Path, tmp_path: Path
+) -> None:
     """``/etc``'s root-only entries are found once per process; a lock file that existed then
     (useradd's ``/etc/passwd.lock``, apt's) and is gone now must not make every later jail
     fail to start."""
-    name = f"vis-lock-{uuid.uuid4().hex[:8]}"
     program = textwrap.dedent(
         f"""
         import os, subprocess, sys
         from pathlib import Path
         from vis_core.system.jail_check import private_system_entries
         from vis_core.system.jail import jail_argv
-        lock = Path("/etc/{name}.lock")
+        lock = Path("/etc/vis-held.lock")
         lock.write_text("")
         lock.chmod(0o600)
         try:
@@ -671,15 +693,14 @@ def test_a_root_only_file_gone_since_the_scan_does_not_stop_the_jail(workspace: 
         sys.stdout.write(done.stdout + done.stderr)
         """
     )
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    done = run_with_private_etc(program, tmp_path)
     assert done.stdout.strip() == "started", (done.stdout, done.stderr)
 
 
-@pytest.mark.xdist_group("files-in-etc")
 @jailed
 @pytest.mark.skipif(os.geteuid() != 0, reason="root-only files are what root can read")
 def test_a_shadow_utils_lock_gone_between_the_argv_and_the_mount_does_not_stop_the_jail(
-    workspace: Path,
+    workspace: Path, tmp_path: Path
 ) -> None:
     """useradd makes ``/etc/passwd.<pid>``, ``/etc/shadow+``… root-only and removes them within
     milliseconds: one there when the jail's arguments are made and gone when bubblewrap mounts
@@ -689,7 +710,7 @@ def test_a_shadow_utils_lock_gone_between_the_argv_and_the_mount_does_not_stop_t
         import subprocess, sys
         from pathlib import Path
         from vis_core.system.jail import jail_argv
-        lock = Path("/etc/shadow.999999999")  # past any pid_max: no real useradd's
+        lock = Path("/etc/shadow.4242")
         lock.write_text("")
         lock.chmod(0o600)
         try:
@@ -700,7 +721,7 @@ def test_a_shadow_utils_lock_gone_between_the_argv_and_the_mount_does_not_stop_t
         sys.stdout.write(done.stdout + done.stderr)
         """
     )
-    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
+    done = run_with_private_etc(program, tmp_path)
     assert done.stdout.strip() == "started", (done.stdout, done.stderr)
 
 

@@ -6,12 +6,18 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import yaml
+
 from vis_core.agent.deps import SessionModel
-from vis_core.events import UsageReported
+from vis_core.agent.session import AgentSession
+from vis_core.events import ActivityEnded, BlockFinished, Event, UsageReported
 from vis_core.host import Host, HostOptions
 from vis_core.paths import VisPaths
-from vis_core.providers.base import ModelRequest, StreamEvent
+from vis_core.providers.base import ModelChoice, ModelRequest, StreamEvent
 from vis_core.providers.scripted import ScriptedProvider
+from vis_core.settings import SaveResult
+
+from .support import user_extensions
 
 SCRIPT = """\
 - text: "Looking at it now, one piece at a time."
@@ -70,3 +76,184 @@ async def test_a_model_saved_mid_request_applies_when_the_request_ends(
         assert session.next_model is session.model
     finally:
         await host.close()
+
+
+# a block that runs until the test writes the file ``go`` into the workspace
+WAIT_FOR_GO = (
+    "import asyncio, pathlib\n"
+    "while not pathlib.Path('go').exists():\n"
+    "    await asyncio.sleep(0.01)\n"
+)
+
+
+def write_script(path: Path, responses: list[dict[str, str]]) -> Path:
+    path.write_text(yaml.safe_dump(responses), encoding="utf-8")
+    return path
+
+
+def first_event(session: AgentSession, kind: type[Event]) -> asyncio.Event:
+    """Set once ``session`` publishes an event of ``kind``."""
+    seen = asyncio.Event()
+    session.subscribe(lambda _event: seen.set(), kinds=(kind,))
+    return seen
+
+
+async def test_saves_started_together_run_one_after_another(workspace: Path) -> None:
+    user_extensions("reports")  # steering_mode's on_change runs in a real extension worker
+    host = await Host.open(HostOptions(workspace=workspace))
+    seen: list[tuple[str, str, str]] = []
+
+    async def record(result: SaveResult) -> None:  # what was saved, and what holds now
+        seen.append((result.old, result.new, host.settings.get("steering_mode", None)))
+
+    host.settings.saved_listeners.append(record)
+    try:
+        first, second = await asyncio.gather(
+            host.settings.set("steering_mode", "control", "global"),
+            host.settings.set("steering_mode", "vibe", "global"),
+        )
+        marker = VisPaths.from_env().extensions_dir / "steering-mode.txt"
+        hooks = marker.read_text(encoding="utf-8")
+        saved = host.settings.global_file.values()
+    finally:
+        await host.close()
+    assert (first.old, first.new, first.hook_error) == ("vibe", "control", None)
+    assert (second.old, second.new, second.hook_error) == ("control", "vibe", None)
+    assert hooks == "vibe->control@global\ncontrol->vibe@global\n"
+    # each listener ran before the next save wrote anything
+    assert seen == [("vibe", "control", "control"), ("control", "vibe", "vibe")]
+    assert saved["steering_mode"] == "vibe"
+
+
+async def test_a_global_model_switches_the_sessions_without_one_of_their_own(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "script.yaml", [{"code": WAIT_FOR_GO + "print('ran')"}, {"text": "Done."}]
+    )
+    VisPaths.from_env().ensure().config_file.write_text('model = "scripted/first"\n')
+    host = await Host.open(HostOptions(workspace=workspace, script=script))
+    try:
+        own, follows, given = [await host.new_session() for _ in range(3)]
+        await host.settings.set("model", "scripted/mine", "session", session_id=own.id)
+        await given.switch_model(host.models.session_model(ModelChoice.parse("scripted/given")))
+        usage: list[str] = []
+        follows.subscribe(lambda e: usage.append(e.model), kinds=(UsageReported,))
+        running = first_event(follows, UsageReported)  # its first request answered
+        turn = asyncio.create_task(follows.submit("look"))
+        await running.wait()  # its block waits for "go"
+
+        saved = await host.settings.set("model", "scripted/second", "global")
+        assert saved.changed
+        labels = [s.next_model.label for s in (own, follows, given)]
+        assert labels == ["scripted/mine", "scripted/second", "scripted/given"]
+        (workspace / "go").touch()
+        ended = await turn
+
+        await host.settings.reset("model", "session", session_id=own.id)
+        assert own.next_model.label == "scripted/second"  # it follows the global value now
+        assert given.next_model.label == "scripted/given"
+    finally:
+        await host.close()
+    assert ended.status == "completed", ended.error
+    # the request under way kept its model; the next ones (a fresh script) went to the new one
+    assert usage == ["scripted/first", "scripted/second", "scripted/second"]
+
+
+async def test_introspection_saved_during_a_block_applies_from_the_next_request(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "script.yaml",
+        [
+            {
+                "code": "before = len(await list_sessions())\n"
+                + WAIT_FOR_GO
+                + "print(before, len(await list_sessions()))"
+            },
+            {"code": "print('list_sessions' in dir(), 'apropos' in dir())"},
+            {"text": "ok"},
+        ],
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        blocks: list[BlockFinished] = []
+        session.subscribe(blocks.append, kinds=(BlockFinished,))
+        called = first_event(session, ActivityEnded)  # the block's first list_sessions()
+        turn = asyncio.create_task(session.submit("look"))
+        await called.wait()
+        await host.settings.set("introspection", False, "global")
+        (workspace / "go").touch()
+        ended = await turn
+        prompt = await session.system_prompt()
+    finally:
+        await host.close()
+    assert ended.status == "completed", ended.error
+    assert [(b.stdout.strip(), b.error) for b in blocks] == [("1 1", None), ("False False", None)]
+    assert "apropos(pattern)" not in prompt
+
+
+async def test_introspection_saved_during_a_cancelled_block_applies_when_the_turn_ends(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "script.yaml",
+        [{"code": "await list_sessions()\n" + WAIT_FOR_GO}, {"text": "ok"}],
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        called = first_event(session, ActivityEnded)
+        turn = asyncio.create_task(session.submit("look"))
+        await called.wait()
+        await host.settings.set("introspection", False, "global")
+        kept = session.invoker.registry().get("list_sessions")  # the block's request's tools
+        session.cancel()
+        ended = await turn
+        after = session.invoker.registry().get("list_sessions")  # what vis.tools finds now
+    finally:
+        await host.close()
+    assert ended.status == "cancelled"
+    assert kept is not None and after is None
+
+
+FOLLOWER = """
+import vis_core.extension as vis
+
+
+def _follow(old, new, scope):
+    vis.session.set_model(f"scripted/{new}")  # saves the session's model: a save inside a save
+
+
+vis.register_extension(vis.Extension(
+    name="follower", alias="follower", description="Its setting picks the session's model.",
+    settings=[vis.Setting(
+        id="follow_model", label="Model to follow", type="string", default="first",
+        scopes=(vis.SettingScope.SESSION,), on_change=_follow,
+    )],
+))
+"""
+
+
+async def test_an_on_change_that_saves_a_setting_is_not_held_up_by_its_own_save(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Saves run one after another, but a save made by the ``on_change`` of the save under
+    way (here ``vis.session.set_model`` saving the session's model) is part of it: it must
+    not wait for the save that waits for it (the hook timed out, the model never changed)."""
+    extensions = VisPaths.from_env().ensure().extensions_dir
+    extensions.mkdir(parents=True, exist_ok=True)
+    (extensions / "follower.py").write_text(FOLLOWER, encoding="utf-8")
+    script = write_script(tmp_path / "script.yaml", [{"text": "hi"}])
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        await session.submit("hi")  # its extension worker runs the hook
+        saved = await host.settings.set("follow_model", "second", "session", session_id=session.id)
+        model = session.next_model.label
+        stored = host.settings.get("model", None, session.id)
+    finally:
+        await host.close()
+    assert saved.hook_error is None
+    assert (model, stored) == ("scripted/second", "scripted/second")

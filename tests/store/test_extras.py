@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from vis_core.model.attachments import Audience
-from vis_core.store import OverrideScope, Store, StoreError
+from vis_core.store import Store, StoreError
+from vis_core.store.rows import OverrideScope
 
 
 def test_prompt_history_skips_consecutive_duplicates(store: Store) -> None:

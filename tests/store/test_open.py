@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.store import APPLICATION_ID, SCHEMA_VERSION, Store, StoreError
-from vis_core.store.schema import MIGRATIONS
+from vis_core.store import Store, StoreError
+from vis_core.store.schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
 
 
 def test_new_database_is_created_in_wal_with_the_vis_marks(db_path: Path) -> None:

@@ -60,12 +60,12 @@ def test_title_and_group_changes(store: Store) -> None:
     store.set_group(session.id, None)
     row = store.get_session(session.id)
     assert row is not None and row.group is None
-    assert store.create_group("docs").name == "docs"
+    store.set_group(session.id, "docs")
     assert [g.name for g in store.groups()] == ["docs", "release"]
     with pytest.raises(StoreError, match="no session"):
         store.set_title("missing", "x")
     with pytest.raises(ValueError, match="blank"):
-        store.create_group("  ")
+        store.set_group(session.id, "  ")
 
 
 def test_turns_page_reads_back_from_the_end(store: Store) -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from vis_core.events import ActivityEnded, ActivityStarted, Notification, event_payload
 from vis_core.model.activity import ActivityState
-from vis_core.store import APPLICATION_ID, Store
-from vis_core.store.schema import MIGRATIONS
+from vis_core.store import Store
+from vis_core.store.schema import APPLICATION_ID, MIGRATIONS
 
 from .conftest import make_record
 

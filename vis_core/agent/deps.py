@@ -150,6 +150,9 @@ class SessionModel:
     model: str
     label: str
     problem: str | None = None
+    # the session whose settings chose it (None: chosen directly, as a child session's):
+    # a saved ``model`` setting switches only the sessions whose settings chose their model
+    chosen_for: str | None = None
 
 
 @dataclass

@@ -20,6 +20,7 @@ from vis_core.extension.context import current_call
 from vis_core.extension.place import require_trusted, require_trusted_fs
 from vis_core.extension.roots import project_root, workspace_root
 from vis_core.paths import VisPaths
+from vis_core.system.loops import on_loop
 from vis_core.system.shell import ShellHandle, ShellManager, ShellStatus, start_handle
 
 T = TypeVar("T")
@@ -157,11 +158,7 @@ class _ProcessLoop:
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         loop = self.loop()
-        try:
-            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-        except RuntimeError:
-            running = None
-        if running is loop:
+        if on_loop(loop):
             coro.close()
             raise RuntimeError("a process handle cannot be driven from its own event loop")
         return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)

@@ -20,6 +20,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from vis_core import file_queue
+from vis_core.system.loops import on_loop
+
 _held: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar(
     "vis_file_mutations_held", default=frozenset()
 )
@@ -32,13 +35,6 @@ def mutation_key(path: str | os.PathLike[str]) -> str:
     return os.path.realpath(_path(path))
 
 
-def _lock_folder(real: str) -> int:
-    """The cross-process lock ``patch`` takes for ``real`` (the same ``flock``); its fd."""
-    from vis_core.file_queue import lock_folder_of
-
-    return lock_folder_of(real)
-
-
 def _host_loop() -> asyncio.AbstractEventLoop | None:
     """The loop the session's ``patch`` queues on, when this process serves a session."""
     from vis_core.extension.runtime import current_runtime
@@ -48,20 +44,14 @@ def _host_loop() -> asyncio.AbstractEventLoop | None:
 
 def _join_host_queue(key: str) -> Callable[[], None] | None:
     """Enter ``patch``'s queue for ``key`` from a thread; returns how to leave it."""
-    from vis_core.file_queue import file_mutation_queue
-
     loop = _host_loop()
     if loop is None:
         return None
-    try:
-        running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
-    except RuntimeError:
-        running = None
-    if running is loop:
+    if on_loop(loop):
         raise RuntimeError(
             "on Vis's own event loop, use `async with vis.file_mutation_queue(path)`"
         )
-    queue = file_mutation_queue(key)
+    queue = file_queue.file_mutation_queue(key)
     asyncio.run_coroutine_threadsafe(queue.__aenter__(), loop).result()
 
     def leave() -> None:
@@ -98,7 +88,7 @@ class FileMutationQueue:
             return self.key
         leave = _join_host_queue(self.key)
         try:
-            fd = _lock_folder(self.key)
+            fd = file_queue.lock_folder_of(self.key)
         except BaseException:
             if leave is not None:
                 leave()
@@ -114,18 +104,16 @@ class FileMutationQueue:
         self._release()
 
     async def __aenter__(self) -> str:
-        from vis_core.file_queue import file_mutation_queue
-
         if self.key in _held.get():
             return self.key
         leave: Callable[[], Any] | None = None
         if asyncio.get_running_loop() is _host_loop():
-            self._queue = file_mutation_queue(self.key)
+            self._queue = file_queue.file_mutation_queue(self.key)
             await self._queue.__aenter__()
         else:
             leave = await asyncio.to_thread(_join_host_queue, self.key)
         try:
-            fd = await asyncio.to_thread(_lock_folder, self.key)
+            fd = await asyncio.to_thread(file_queue.lock_folder_of, self.key)
         except BaseException:
             if leave is not None:
                 await asyncio.to_thread(leave)

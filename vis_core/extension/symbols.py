@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from vis_core.contracts.build import callable_spec
 from vis_core.contracts.resolve import unwrap_chain
-from vis_core.contracts.specs import CONTRACT_VERSION, NamespaceSpec, ToolSpec
+from vis_core.contracts.specs import CONTRACT_VERSION, ToolSpec
 from vis_core.model.activity import Activity, SymbolTag
 
 F = TypeVar("F")
@@ -195,9 +195,6 @@ class Symbol:
     def specs(self, *, include_hidden: bool = False) -> tuple[ToolSpec, ...]:
         """Fresh ``ToolSpec`` of each public (or every) callable, fully named."""
         return tuple(e.spec() for e in self.entries if include_hidden or not e.is_hidden)
-
-    def namespace_spec(self) -> NamespaceSpec:
-        return NamespaceSpec(str(self.name), self.specs())
 
     @property
     def contract(self) -> dict[str, Any]:

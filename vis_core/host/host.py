@@ -14,6 +14,7 @@ from vis_core.command_host import CommandDeps
 from vis_core.commands import CommandRegistry
 from vis_core.config import ConfigFile, UserConfig, load_config
 from vis_core.drafts import Drafts
+from vis_core.extension.settings_decl import SettingScope
 from vis_core.extension_host.callbacks import on_change_runner
 from vis_core.extension_host.environment import extension_environment
 from vis_core.extension_host.host_port import HostPort
@@ -227,15 +228,22 @@ class Host:
         return cls(options, paths, config, store, extensions, snapshot)
 
     async def _setting_saved(self, result: SaveResult) -> None:
-        """Apply a saved change (saves are awaited on the host's loop): ``model`` switches
-        the session's model between requests, ``introspection`` its tools."""
+        """Apply a saved change to the live sessions it decides (saves are awaited one after
+        another on the host's loop), between their requests: ``model`` switches the model
+        of each whose effective model changed, ``introspection`` rebuilds their tools."""
         if not result.changed:
             return
         if result.setting_id == "introspection":
-            self.registry.reset_tools()
-        if result.setting_id == "model" and result.session_id is not None:
-            for session in self.registry.sessions:
-                if session.id == result.session_id:
+            self.registry.reset_tools(between_requests=True)
+        if result.setting_id == "model":
+            for session in list(self.registry.sessions):
+                using = session.next_model
+                saved_for_it = result.scope is SettingScope.SESSION and (
+                    result.session_id == session.id
+                )
+                if using.chosen_for != session.id and not saved_for_it:
+                    continue  # a model given to it directly (a child session's, say)
+                if using.provider is None or using.label != self.models.label_of(session.id):
                     await session.switch_model(self.models.model_of_session(session.id))
 
     def startup_notes(self) -> list[str]:

@@ -110,13 +110,17 @@ class ModelResolver:
             return SessionModel(None, choice.model, label, str(exc))
         return SessionModel(provider, choice.model, label)
 
+    def label_of(self, session_id: str) -> str:
+        """``provider/model`` of the session's effective model ("no model" without one)."""
+        return model_state(lambda: self.model_for(session_id)).label
+
     def model_of_session(self, session_id: str) -> SessionModel:
         """A provider for the session's effective model (its own, group's or project's)."""
         try:
             choice = self.model_for(session_id)
         except (ValueError, ProviderConfigError) as exc:
-            return SessionModel(None, "", "no model", str(exc))
-        return self.session_model(choice, session_id=session_id)
+            return SessionModel(None, "", "no model", str(exc), session_id)
+        return replace(self.session_model(choice, session_id=session_id), chosen_for=session_id)
 
     def _extension_provider(
         self, choice: ModelChoice, session_id: str | None

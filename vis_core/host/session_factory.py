@@ -237,6 +237,7 @@ class SessionFactory:
         follow_drafts(drafts, kit, tool_context, invoker, sandbox, checkpoints, session)
         bus.subscribe(leave_running(tool_context.shells, watches), kinds=(BlockFinished,))
         bus.subscribe(end_strays(sandbox), kinds=(TurnEnded,))
+        bus.subscribe(lambda _ended: tools.catch_up(), kinds=(TurnEnded,))
         redraw = redraw_on_exit(tool_context.shells, session_id, bus.emit, bus.flush)
         bus.subscribe(redraw, early=True, kinds=ACTIVITY_KINDS)
         bus.subscribe(

@@ -149,10 +149,12 @@ class SessionRegistry:
             del self.session_tools[session_id]
         self.locks.release(session_id)
 
-    def reset_tools(self) -> None:
-        """Every open session builds its tools again before its next block."""
-        for tools in list(self.session_tools.values()):
-            tools.reset()
+    def reset_tools(self, *, between_requests: bool = False) -> None:
+        """Every open session builds its tools again before its next block;
+        ``between_requests``: a session in a turn keeps its tools until its next request."""
+        for session_id, tools in list(self.session_tools.items()):
+            session = self.live_session(session_id) if between_requests else None
+            tools.reset(at_next_request=session is not None and session.running)
 
     def extensions_reloaded(self, called_per_request: bool) -> None:
         """Stop every session's extension worker (the next call starts a new one, at once

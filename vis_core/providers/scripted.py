@@ -147,11 +147,6 @@ def _parse_response(raw: Any, index: int, path: Path, call_id: str) -> ScriptedR
     return ScriptedResponse(text, code, tool, usage, chunk, delay_ms, error, thinking)
 
 
-def load_script(path: Path | str) -> tuple[ScriptedResponse, ...]:
-    """Read and validate a script file; errors name the file and the (1-based) response."""
-    return load_tracks(path)[0]
-
-
 def load_tracks(
     path: Path | str, data: Any = None
 ) -> tuple[tuple[ScriptedResponse, ...], dict[str, tuple[ScriptedResponse, ...]]]:

@@ -41,11 +41,6 @@ def replace_owner(owner: str, classes: Iterable[type]) -> None:
             _owners[cls] = owner
 
 
-def remove_owner(owner: str) -> None:
-    """Forget every class of ``owner`` (the extension was unloaded)."""
-    replace_owner(owner, ())
-
-
 def lookup(owner: str | None, qualname: str | None) -> type | None:
     """The live class registered for ``(owner, qualname)``, or ``None``."""
     if owner is None or qualname is None:

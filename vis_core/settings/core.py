@@ -15,7 +15,8 @@ MODEL = Setting(
     default="",
     scopes=ALL_SCOPES,
     description=(
-        "provider/model used by new sessions, such as openai/gpt-5. Empty: "
+        "provider/model the sessions use (an open one from its next request), such as "
+        "openai/gpt-5. Empty: "
         "anthropic/claude-sonnet-4-6 when ANTHROPIC_API_KEY is set, else openai/gpt-5 when "
         "OPENAI_API_KEY is."
     ),

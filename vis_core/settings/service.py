@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
@@ -44,6 +45,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 Overrides = dict[SettingScope, dict[str, Any]]
+# the save under way where its on_change and listeners run: the saves they make are part of it
+_SAVING: contextvars.ContextVar[object | None] = contextvars.ContextVar("vis_saving", default=None)
 # (extension, setting, (old, new, scope), context): run the setting's on_change; raise if it fails
 OnChangeRunner = Callable[
     [DeclaringExtension, Setting[Any], tuple[Any, Any, str], CallContext], Awaitable[None]
@@ -156,6 +159,9 @@ class SettingsService:
         self.redactor = Redactor(lambda: [*self._secret_values.values(), *self._environment_keys])
         # Awaited after every save or reset (e.g. the Host switches a session's model).
         self.saved_listeners: list[SavedListener] = []
+        # one save at a time, from reading the old value to the last listener
+        self._saving = asyncio.Lock()
+        self._under_way: object | None = None  # the save holding it (its hooks' saves go on)
         self._installed = False
         self.snapshot: ControlSnapshot
         self.refresh(snapshot)
@@ -547,8 +553,30 @@ class SettingsService:
         session_id: str | None,
         group: str | None,
     ) -> SaveResult:
-        """The files are written in a thread; ``on_change`` and the listeners are awaited
-        here, on the caller's loop."""
+        """One save after another: the files are written in a thread, then ``on_change``
+        and the listeners are awaited here, on the caller's loop, before the next save reads
+        its old value (so each sees old → new in the order the saves were made). A save that
+        an ``on_change`` or a listener makes is part of the save under way: it goes at once."""
+        within = _SAVING.get()
+        if within is not None and within is self._under_way:
+            return await self._save_now(setting_id, value, scope, session_id, group)
+        async with self._saving:
+            self._under_way = save = object()
+            token = _SAVING.set(save)
+            try:
+                return await self._save_now(setting_id, value, scope, session_id, group)
+            finally:
+                _SAVING.reset(token)
+                self._under_way = None
+
+    async def _save_now(
+        self,
+        setting_id: str,
+        value: Any,
+        scope: SettingScope | str,
+        session_id: str | None,
+        group: str | None,
+    ) -> SaveResult:
         owner, level, old, new = await asyncio.to_thread(
             self._store_value, setting_id, value, scope, session_id, group
         )

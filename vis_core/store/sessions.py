@@ -190,14 +190,6 @@ class SessionsMixin:
             rows = conn.execute("SELECT name, created FROM groups ORDER BY name").fetchall()
         return [GroupRow(*row) for row in rows]
 
-    def create_group(self, name: str) -> GroupRow:
-        with self._db.write("create a group") as conn:
-            _ensure_group(conn, name, time.time())
-            row = conn.execute(
-                "SELECT name, created FROM groups WHERE name = ?", (name,)
-            ).fetchone()
-        return GroupRow(*row)
-
     def delete_session(self, session_id: str) -> bool:
         """Delete a session and everything recorded for it; ``False`` when there was none."""
         with self._db.write("delete a session") as conn:
@@ -257,22 +249,6 @@ class SessionsMixin:
                 ):
                     replies.setdefault(turn_id, []).append(text)
         return [turn_row(row, tuple(replies.get(row[0], ()))) for row in rows]
-
-    def get_turn(self, turn_id: str) -> TurnRow | None:
-        """One turn by id, with its replies."""
-        with self._db.read("read a turn") as conn:
-            row = conn.execute(
-                f"SELECT {TURN_COLUMNS} FROM turns WHERE id = ?", (turn_id,)
-            ).fetchone()
-            if row is None:
-                return None
-            replies = tuple(
-                text
-                for (text,) in conn.execute(
-                    "SELECT text FROM replies WHERE turn_id = ? ORDER BY seq", (turn_id,)
-                )
-            )
-        return turn_row(row, replies)
 
     def iterations(self, turn_id: str) -> list[IterationRow]:
         """The iterations of a turn by index, each with its blocks."""

@@ -113,11 +113,6 @@ def tool_spec(tool: HostTool) -> ToolSpec:
     return callable_spec(tool.fn, name=tool.name, tag=tool.tag)
 
 
-def host_tool_contract(tool: HostTool) -> dict[str, Any]:
-    """The portable ``.contract`` of a registered tool."""
-    return tool_spec(tool).to_contract()
-
-
 def apropos(
     registry: ToolRegistry,
     pattern: str,

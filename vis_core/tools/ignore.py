@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Iterator
 from functools import lru_cache
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pathspec loads when a .gitignore or a glob is first matched
     from pathspec import GitIgnoreSpec
 
+from vis_core.small_files import small_bytes
 from vis_core.system.git import GitFailed, run_git
 
 # pathspec marks the part of a gitignore match that comes from an ancestor folder ("foo"
@@ -100,30 +100,12 @@ def matches_itself(spec: GitIgnoreSpec, rel: str, is_dir: bool) -> bool:
 
 @lru_cache(maxsize=4096)
 def _spec_in(folder: str, mtime: float) -> GitIgnoreSpec | None:
-    data = _regular_file(os.path.join(folder, ".gitignore"))
+    # not a link (as git reads .gitignore), and a pipe planted there is never waited on
+    data = small_bytes(os.path.join(folder, ".gitignore"), None, follow=False)
     if data is None:
         return None
     spec = ignore_spec(data.decode("utf-8", errors="replace"))
     return spec if len(spec) else None
-
-
-def _regular_file(path: str) -> bytes | None:
-    """The bytes of ``path`` if it is a regular file, not a link (as git reads .gitignore); a
-    pipe planted under that name is never waited on."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as stream:
-            return stream.read()
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def rules_in(folder: str) -> GitIgnoreSpec | None:

@@ -7,7 +7,6 @@ import os
 import re
 import shlex
 import shutil
-import stat
 import sys
 import uuid
 from dataclasses import dataclass
@@ -16,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from vis_core.model.activity import Verdict
 from vis_core.paths import private_dir
-from vis_core.small_files import small_text
+from vis_core.small_files import small_bytes, small_text
 from vis_core.tools.context import ToolContext
 
 if TYPE_CHECKING:
@@ -195,25 +194,6 @@ def _failure_text(node: ET.Element) -> str:
 MAX_REPORT_BYTES = 32 * 1024 * 1024
 
 
-def read_report(xml_path: Path) -> bytes | None:
-    """The test run's JUnit file, or None when it is not a regular file of at most
-    :data:`MAX_REPORT_BYTES`. The run (jailed or not) may write the output folder, so the
-    last name is not followed (a link to a file only the host can read) and a named pipe or
-    device is not opened for reading (it would block Vis for good)."""
-    try:
-        fd = os.open(xml_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_REPORT_BYTES:
-            return None
-        with os.fdopen(os.dup(fd), "rb") as file:
-            return file.read(MAX_REPORT_BYTES + 1)[:MAX_REPORT_BYTES]
-    finally:
-        os.close(fd)
-
-
 def parse_junit(
     xml_path: Path, root: Path, ctx: ToolContext
 ) -> tuple[dict[str, int], list[TestFailure]]:
@@ -222,7 +202,9 @@ def parse_junit(
     import xml.etree.ElementTree as ET  # only when a test run wrote its report
 
     failures: list[TestFailure] = []
-    data = read_report(xml_path)
+    # the run (jailed or not) may write the output folder: its last name is not followed (a
+    # link to a file only the host can read), and a pipe or device is not read (see small_bytes)
+    data = small_bytes(xml_path, MAX_REPORT_BYTES, follow=False)
     if data is None:
         raise ValueError(f"the test report {xml_path.name} is not a regular file")
     for case in ET.fromstring(data).iter("testcase"):

@@ -1,8 +1,9 @@
 """A test MCP server with the quirks real ones have; run over stdio or streamable HTTP.
 
 ``python server_app.py stdio`` or ``python server_app.py http PORT``. Behaviour switches
-come from the environment: ``MODE=hang`` never answers initialize, ``MODE=die`` lets the
-``die`` tool end the process mid-call.
+come from the environment: ``MODE=hang`` never answers initialize and ignores stdin closing
+and SIGTERM, ``MODE=mute`` never answers initialize and ends when its stdin closes (as a
+well-behaved server does), ``MODE=die`` lets the ``die`` tool end the process mid-call.
 """
 
 from __future__ import annotations
@@ -16,7 +17,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-if os.environ.get("MODE") == "hang":  # before the SDK imports: starts fast under load
+if os.environ.get("MODE") == "mute":  # before the SDK imports: starts fast under load
+    sys.stdin.buffer.read()
+    sys.exit(0)
+if os.environ.get("MODE") == "hang":
     Path(os.environ["PIDFILE"]).write_text(str(os.getpid()))
     signal.signal(signal.SIGTERM, signal.SIG_IGN)  # only SIGKILL ends it
     while True:

@@ -83,10 +83,9 @@ async def test_reload_connects_new_servers_and_stops_removed_ones(
         await manager.close()
 
 
-def _hanging(tmp: Path, name: str, **extra: object) -> dict[str, object]:
-    """A server that never answers initialize (its pid in ``tmp/name.pid``)."""
-    env = {"MODE": "hang", "PIDFILE": str(tmp / f"{name}.pid")}
-    return {"command": sys.executable, "args": [str(SERVER)], "env": env, **extra}
+def _mute(**extra: object) -> dict[str, object]:
+    """A server that never answers initialize (it ends when Vis closes its stdin)."""
+    return {"command": sys.executable, "args": [str(SERVER)], "env": {"MODE": "mute"}, **extra}
 
 
 async def test_the_first_prompt_waits_only_for_direct_servers_and_a_block_for_its_own(
@@ -96,29 +95,33 @@ async def test_the_first_prompt_waits_only_for_direct_servers_and_a_block_for_it
         vis_home / "mcp.json",
         {
             "quick": stdio_entry(toolExposure={"echo": "direct"}),
-            # longer than "quick" takes to start on a loaded machine: still connecting after it
-            "stuck": _hanging(workspace, "stuck", timeout=10),
+            # still connecting at the end, however long "quick" takes to start; a first prompt
+            # that waited for it would see it fail (its timeout is shorter than that wait)
+            "stuck": _mute(timeout=60),
+            # fails before or after the first prompt: a block naming it restarts and waits
+            "brief": _mute(timeout=0.5),
         },
     )
     manager = McpManager(
         load_config(path, None, trusted=False),
         workspace=workspace,
         paths=VisPaths.from_env(),
-        first_prompt_wait=60,  # "quick" connects whatever the load (10 s in use)
+        first_prompt_wait=120,  # "quick" connects whatever the load (10 s in use)
     )
     manager.start()
     try:
-        quick, stuck = manager.get("quick"), manager.get("stuck")
-        assert quick is not None and stuck is not None
+        quick, stuck, brief = manager.get("quick"), manager.get("stuck"), manager.get("brief")
+        assert quick is not None and stuck is not None and brief is not None
         assert quick.state is State.CONNECTING
         await manager.before_first_prompt()
         assert quick.state is State.CONNECTED  # it has a direct tool: waited for
         assert stuck.state is State.CONNECTING  # codemode only: not waited for
         await manager.wait_named("print(1)")  # a block that names no server waits for none
         assert stuck.state is State.CONNECTING
-        await manager.wait_named("r = await mcp__stuck__echo(text='x')")
-        assert stuck.state is State.FAILED  # named: waited for until its timeout
-        assert "did not answer initialize within 10 s" in (stuck.error or "")
+        await manager.wait_named("r = await mcp__brief__echo(text='x')")
+        assert brief.state is State.FAILED  # named: waited for until its timeout
+        assert "did not answer initialize within 0.5 s" in (brief.error or "")
+        assert stuck.state is State.CONNECTING  # not named: not waited for
     finally:
         await manager.close()
 
@@ -126,9 +129,7 @@ async def test_the_first_prompt_waits_only_for_direct_servers_and_a_block_for_it
 async def test_the_first_prompt_waits_for_a_direct_server_only_so_long(
     vis_home: Path, workspace: Path
 ) -> None:
-    path = write_config(
-        vis_home / "mcp.json", {"stuck": _hanging(workspace, "stuck", exposure="direct")}
-    )
+    path = write_config(vis_home / "mcp.json", {"stuck": _mute(exposure="direct")})
     manager = McpManager(
         load_config(path, None, trusted=False),
         workspace=workspace,

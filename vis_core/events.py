@@ -16,11 +16,12 @@ from vis_core.model.activity import (
     from_plain,
     plain_presentation,
 )
-from vis_core.model.block import FileChange
+from vis_core.model.block import PYTHON_EXECUTION, FileChange
 from vis_core.model.draft import DraftAction
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import ContextOrigin, TurnStatus
 from vis_core.model.usage import Usage, UsagePurpose
+from vis_core.text_limits import one_line
 
 _EVENT_TYPES: dict[str, type[Event]] = {}
 
@@ -190,7 +191,7 @@ class IterationStarted(Event):
     turn_id: str = ""
     iteration_id: str = ""
     index: int = 0
-    tool: str = "python_execution"
+    tool: str = PYTHON_EXECUTION
     code: str = ""
     arguments: dict[str, Any] = field(default_factory=dict)
 
@@ -339,8 +340,7 @@ class ContextNote(Event):
         """One line for people: what Vis told the model."""
         if self.topic == "mcp_servers":
             return "Vis told the model the MCP servers section changed"
-        line = " ".join(self.text.removeprefix("[Vis: ").removesuffix("]").split())
-        line = line if len(line) <= limit else line[: limit - 1] + "…"
+        line = one_line(self.text.removeprefix("[Vis: ").removesuffix("]"), limit)
         return f"Vis told the model: {line}"
 
 

@@ -39,6 +39,7 @@ from vis_core.model.activity import (
     step_tags,
 )
 from vis_core.model.block import (
+    PYTHON_EXECUTION,
     FileChangeKind,
     error_line,
     first_code_line,
@@ -47,6 +48,8 @@ from vis_core.model.block import (
 from vis_core.model.channel import Channel
 from vis_core.model.turn import TurnStatus
 from vis_core.terminal import raw_stream, terminal_json, terminal_text
+from vis_core.text_limits import one_line
+from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -68,10 +71,6 @@ _STATE_MARKS = {
     ActivityState.CANCELLED: ("⊘", "yellow"),
     ActivityState.RUNNING: ("…", "cyan"),
 }
-
-
-def plural_calls(count: int) -> str:
-    return f"{count} call" + ("" if count == 1 else "s")
 
 
 def plain(text: str) -> str:
@@ -184,9 +183,9 @@ class PrintRenderer:
             self.console.print(indent + activity_line(record))
             folded = self._folded.pop(record.id, None)
             if folded:
-                steps = step_counts(step_tags(folded)) or plural_calls(len(folded))
+                steps = step_counts(step_tags(folded)) or plural(len(folded), "call")
                 self.console.print(f"{indent}  [dim]⋯ in the child session: {steps}[/]")
-        elif isinstance(event, IterationStarted) and event.tool == "python_execution":
+        elif isinstance(event, IterationStarted) and event.tool == PYTHON_EXECUTION:
             self._code[event.iteration_id] = event.code
         elif isinstance(event, BlockFinished) and event.iteration_id in self._code:
             self._break_line()
@@ -198,8 +197,7 @@ class PrintRenderer:
             self.errors.print(f"[dim]attached {plain(shown)}[/]")
         elif isinstance(event, FoldCreated):
             self._break_line()
-            gist = " ".join(event.gist.split())  # cut before escaping: no half escape
-            gist = gist if len(gist) <= 100 else gist[:99] + "…"
+            gist = one_line(event.gist, 100)  # cut before escaping: no half escape
             self.console.print(
                 f"[dim]⋯ folded {plain(event.key)}"
                 + (f" · {plain(gist)}" if gist else " · no gist")
@@ -210,11 +208,9 @@ class PrintRenderer:
             self.console.print(f"[dim]⋯ {plain(event.summary())}[/]", markup=True)
         elif isinstance(event, BackgroundCommandEnded):
             self._break_line()
-            command = " ".join(event.command.split())
-            command = command if len(command) <= 100 else command[:99] + "…"
             self.console.print(
                 f"[dim]⋯ background command {event.handle_id} ended: {plain(event.state)} · "
-                f"{plain(command)}[/]",
+                f"{plain(one_line(event.command, 100))}[/]",
                 markup=True,
             )
         elif isinstance(event, Notification):

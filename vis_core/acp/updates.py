@@ -46,7 +46,7 @@ from vis_core.model.activity import (
     ActivityText,
     SymbolTag,
 )
-from vis_core.model.block import first_code_line
+from vis_core.model.block import PYTHON_EXECUTION, first_code_line
 from vis_core.model.turn import TurnStatus
 
 TODO_OWNER = "todo"  # the bundled todo extension: its list is the session's plan
@@ -146,7 +146,7 @@ class UpdateMaker:
 
     # -- blocks -----------------------------------------------------------------------------
     def _block_started(self, event: IterationStarted) -> Any:
-        if event.tool != "python_execution":
+        if event.tool != PYTHON_EXECUTION:
             self._code[event.iteration_id] = ""
             return start_tool_call(
                 event.iteration_id,

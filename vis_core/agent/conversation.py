@@ -32,6 +32,7 @@ from vis_core.events import (
     UsageReported,
     UserContext,
 )
+from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.model.conversation import ImagePart, Message, ThinkingDelta, ThinkingPart, ToolCall
 from vis_core.model.images import describe
 from vis_core.model.turn import Incomplete
@@ -238,7 +239,7 @@ class ConversationBuilder:
         self._pending_thinking.setdefault(event.turn_id, []).append(part)
 
     def _on_IterationStarted(self, event: IterationStarted) -> None:
-        arguments = {"code": event.code} if event.tool == "python_execution" else event.arguments
+        arguments = {"code": event.code} if event.tool == PYTHON_EXECUTION else event.arguments
         if RAW_ARGUMENTS in event.arguments:  # a call whose arguments could not be read
             arguments = dict(event.arguments)
         text = self._pending_text.pop(event.turn_id, "")

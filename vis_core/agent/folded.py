@@ -56,12 +56,7 @@ def fold_owners(folds: Sequence[FoldCreated]) -> FoldOwners:
     steps: dict[Tag, int] = {}
     turns: dict[int, int] = {}
     for number, fold in enumerate(folds):
-        for position, first, last in fold.spans:
-            if first == 0:
-                turns[position] = number
-            else:
-                for index in range(first, last + 1):
-                    steps[(position, index)] = number
+        _claim(steps, turns, fold, number)
     coverages = [_coverage(fold) for fold in folds]
     active = tuple(
         n
@@ -77,15 +72,20 @@ def with_fold(owners: FoldOwners, folds: Sequence[FoldCreated]) -> FoldOwners:
     number = len(folds) - 1
     newest = folds[number]
     steps, turns = dict(owners.steps), dict(owners.turns)
-    for position, first, last in newest.spans:
+    _claim(steps, turns, newest, number)
+    coverage = _coverage(newest)
+    active = tuple(n for n in owners.active if not _covers(coverage, _coverage(folds[n])))
+    return FoldOwners(steps, turns, (*active, number))
+
+
+def _claim(steps: dict[Tag, int], turns: dict[int, int], fold: FoldCreated, number: int) -> None:
+    """Fold ``number`` owns what ``fold`` spans: whole turns, or steps of a turn."""
+    for position, first, last in fold.spans:
         if first == 0:
             turns[position] = number
         else:
             for index in range(first, last + 1):
                 steps[(position, index)] = number
-    coverage = _coverage(newest)
-    active = tuple(n for n in owners.active if not _covers(coverage, _coverage(folds[n])))
-    return FoldOwners(steps, turns, (*active, number))
 
 
 def fold_positions(fold: FoldCreated) -> set[int]:

@@ -8,6 +8,7 @@ from typing import Any
 from vis_core.context.folding import describe_spans, message_chars
 from vis_core.providers.common import estimate_tokens
 from vis_core.store.folds import MeasurementStatus
+from vis_core.text_limits import one_line
 
 
 def _tokens(chars: int) -> str:
@@ -77,8 +78,7 @@ def context_report(session: Any, folds: list[Any], prompt: str) -> str:
 
 
 def _cell(text: str, limit: int = 60) -> str:
-    flat = " ".join(text.split()).replace("|", "\\|")
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+    return one_line(text.replace("|", "\\|"), limit)
 
 
 def _measurement(data: dict[str, Any]) -> str:

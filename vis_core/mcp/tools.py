@@ -16,6 +16,7 @@ from vis_core.model.activity import (
     RenderPhase,
     SymbolTag,
 )
+from vis_core.text_limits import one_line
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
@@ -27,8 +28,7 @@ SUMMARY_LIMIT = 120
 
 def _short(value: Any, limit: int = 40) -> str:
     text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, default=str)
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return one_line(text, limit)
 
 
 def arguments_summary(arguments: dict[str, Any]) -> str:

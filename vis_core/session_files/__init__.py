@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.model.story import StoryKind
 from vis_core.model.turn import TurnStatus
 from vis_core.store.stored_session import (
@@ -198,7 +199,7 @@ def _markdown_turn(turn: StoredTurn, out: list[str]) -> None:
 
 
 def _markdown_block(block: StoredBlock, out: list[str]) -> None:
-    if block.tool == "python_execution":
+    if block.tool == PYTHON_EXECUTION:
         out += [f"### Block {block.index}", "", _fence(block.code, "python"), ""]
     else:
         arguments = orjson.dumps(block.arguments, option=orjson.OPT_INDENT_2).decode()
@@ -277,7 +278,7 @@ def _html_activity(record: dict[str, Any], esc: Callable[[str], str]) -> str:
 
 
 def _html_block(block: StoredBlock, esc: Callable[[str], str]) -> str:
-    if block.tool == "python_execution":
+    if block.tool == PYTHON_EXECUTION:
         parts = [f"<h3>Block {block.index}</h3><pre>{esc(block.code)}</pre>"]
     else:
         arguments = orjson.dumps(block.arguments, option=orjson.OPT_INDENT_2).decode()

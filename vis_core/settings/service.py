@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import contextvars
 import logging
 import os
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -555,40 +556,37 @@ class SettingsService:
     ) -> SaveResult:
         """One save after another: the files are written in a thread, then ``on_change``
         and the listeners are awaited here, on the caller's loop, before the next save reads
-        its old value (so each sees old → new in the order the saves were made). A save that
-        an ``on_change`` or a listener makes is part of the save under way: it goes at once."""
+        its old value (so each sees old → new in the order the saves were made)."""
+        async with self._one_save():
+            owner, level, old, new = await asyncio.to_thread(
+                self._store_value, setting_id, value, scope, session_id, group
+            )
+            changed = old != new
+            error = await self._run_hook(owner, old, new, level, session_id) if changed else None
+            result = SaveResult(setting_id, level, old, new, changed, error, session_id)
+            for listener in list(self.saved_listeners):
+                try:
+                    await listener(result)
+                except Exception:  # the value is saved; a listener's failure is only logged
+                    log.exception("after saving setting %r, a listener failed", setting_id)
+            return result
+
+    @contextlib.asynccontextmanager
+    async def _one_save(self) -> AsyncIterator[None]:
+        """Wait for the save under way, unless its ``on_change`` or a listener makes this one:
+        then it is part of that save and goes at once (waiting would wait for itself)."""
         within = _SAVING.get()
         if within is not None and within is self._under_way:
-            return await self._save_now(setting_id, value, scope, session_id, group)
+            yield
+            return
         async with self._saving:
             self._under_way = save = object()
             token = _SAVING.set(save)
             try:
-                return await self._save_now(setting_id, value, scope, session_id, group)
+                yield
             finally:
                 _SAVING.reset(token)
                 self._under_way = None
-
-    async def _save_now(
-        self,
-        setting_id: str,
-        value: Any,
-        scope: SettingScope | str,
-        session_id: str | None,
-        group: str | None,
-    ) -> SaveResult:
-        owner, level, old, new = await asyncio.to_thread(
-            self._store_value, setting_id, value, scope, session_id, group
-        )
-        changed = old != new
-        error = await self._run_hook(owner, old, new, level, session_id) if changed else None
-        result = SaveResult(setting_id, level, old, new, changed, error, session_id)
-        for listener in list(self.saved_listeners):
-            try:
-                await listener(result)
-            except Exception:  # the value is saved; a listener's failure is only logged
-                log.exception("after saving setting %r, a listener failed", setting_id)
-        return result
 
     def _store_value(
         self,

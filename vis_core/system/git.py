@@ -143,8 +143,10 @@ def run_git(
     jail_workspace: Path | None = None,
     project_root: Path | None = None,
     timeout: float = TIMEOUT_SECONDS,
+    feed: bytes | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run git safely (see :func:`git_argv`); raises :class:`GitFailed` when it cannot start."""
+    """Run git safely (see :func:`git_argv`) with ``feed`` on its input (else none); raises
+    :class:`GitFailed` when it cannot start."""
     argv = git_argv(args, cwd, jail_workspace=jail_workspace, project_root=project_root)
     try:
         done = subprocess.run(
@@ -153,7 +155,8 @@ def run_git(
             capture_output=True,
             timeout=timeout,
             env=git_environment(),
-            stdin=subprocess.DEVNULL,
+            input=feed,
+            stdin=subprocess.DEVNULL if feed is None else None,
             check=False,
         )
     except FileNotFoundError as exc:

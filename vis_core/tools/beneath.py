@@ -281,18 +281,7 @@ class Beneath:
                 return read_child(folder, name, limit)
             finally:
                 os.close(folder)
-        fd, _ = self.open(path, os.O_RDONLY | _NONBLOCK)
-        try:
-            st = os.fstat(fd)
-            if stat.S_ISDIR(st.st_mode):
-                raise IsADirectoryError(errno.EISDIR, "is a directory", os.fspath(path))
-            if not stat.S_ISREG(st.st_mode):
-                raise OSError(errno.EINVAL, "not a regular file", os.fspath(path))
-            os.set_blocking(fd, True)
-            with os.fdopen(fd, "rb", closefd=False) as stream:
-                return stream.read() if limit is None else stream.read(limit)
-        finally:
-            os.close(fd)
+        return _read_open(self.open(path, os.O_RDONLY | _NONBLOCK)[0], os.fspath(path), limit)
 
     def stat(self, path: str | os.PathLike[str], *, follow: bool = True) -> os.stat_result:
         """``stat`` (``follow``: through links beneath the root) or ``lstat`` of ``path``."""
@@ -474,12 +463,20 @@ def open_child(fd: int, name: str, flags: int = os.O_RDONLY) -> int:
 
 def read_child(fd: int, name: str, limit: int | None = None) -> bytes:
     """The bytes of regular file ``name`` in the open folder ``fd`` (never through a link)."""
-    child = open_child(fd, name, os.O_RDONLY | _NONBLOCK)
+    return _read_open(open_child(fd, name, os.O_RDONLY | _NONBLOCK), name, limit)
+
+
+def _read_open(fd: int, name: str, limit: int | None) -> bytes:
+    """The bytes of the regular file open as ``fd`` (opened not to wait: a folder, device or
+    pipe is refused), which is closed."""
     try:
-        if not stat.S_ISREG(os.fstat(child).st_mode):
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "is a directory", name)
+        if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", name)
-        os.set_blocking(child, True)
-        with os.fdopen(child, "rb", closefd=False) as stream:
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as stream:
             return stream.read() if limit is None else stream.read(limit)
     finally:
-        os.close(child)
+        os.close(fd)

@@ -18,7 +18,6 @@ import hashlib
 import json
 import os
 import stat
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.model.undo import UndoReport
 from vis_core.paths import private_dir, write_private
-from vis_core.system.git import TIMEOUT_SECONDS, GitFailed, git_argv, git_environment, run_git
+from vis_core.system.git import GitFailed, run_git
 from vis_core.system.jail import vis_folders
 from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.ignore import listed_files
@@ -87,17 +86,10 @@ def _blob_sizes(workspace: Path, blobs: set[str]) -> dict[str, int]:
     """Each blob's length, read from git's object headers (``cat-file --batch-check``)."""
     if not blobs:
         return {}
+    asked = "".join(f"{blob}\n" for blob in blobs).encode()
     try:
-        done = subprocess.run(
-            git_argv(["cat-file", "--batch-check"], workspace),
-            cwd=workspace,
-            input="".join(f"{blob}\n" for blob in blobs).encode(),
-            capture_output=True,
-            env=git_environment(),
-            timeout=TIMEOUT_SECONDS,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired, GitFailed):
+        done = run_git(["cat-file", "--batch-check"], workspace, feed=asked)
+    except (OSError, GitFailed):
         return {}
     lengths: dict[str, int] = {}
     for line in done.stdout.decode("ascii", "replace").splitlines():

@@ -13,7 +13,7 @@ from vis_core.system.jail import is_protected, vis_folders
 from vis_core.system.shell import ShellManager
 from vis_core.text_limits import printable
 from vis_core.tools.beneath import Beneath, Escape
-from vis_core.tools.display import from_printable, shorten_path
+from vis_core.tools.display import from_printable
 from vis_core.tools.versions import FileVersions
 
 # The ``fs_access`` operation of each file tool (op hooks can refuse a path).
@@ -213,9 +213,6 @@ class ToolContext:
             return printable(target.relative_to(self.workspace).as_posix() or ".")
         except ValueError:
             return printable(target.as_posix())
-
-    def short(self, path: str | os.PathLike[str]) -> str:
-        return shorten_path(path, self.workspace)
 
     async def close(self) -> None:
         """Stop every process this session started (called by the engine at session end)."""

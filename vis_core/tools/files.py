@@ -12,7 +12,7 @@ from vis_core.text_limits import MAX_BYTES, MAX_LINES, Keep, format_size
 from vis_core.tools.beneath import Entry, Escape, entries, open_child, read_child
 from vis_core.tools.context import ToolContext, hidden_folders
 from vis_core.tools.ignore import IgnoreStack, ignore_spec, is_ignored
-from vis_core.tools.textfiles import ToolText, read_text, realpath, shown, split_lines, strip_eol
+from vis_core.tools.textfiles import ToolText, read_text, shown, split_lines, strip_eol
 
 if TYPE_CHECKING:
     from pathspec import GitIgnoreSpec
@@ -37,7 +37,7 @@ def cat_file(
     target = ctx.resolve(path, tool="cat")
     label = ctx.display(target)
     text = read_text(target, label, tool="cat", read=lambda p: ctx.read_bytes(p, tool="cat"))
-    version = ctx.versions.observe(realpath(target), text)
+    version = ctx.versions.observe(os.path.realpath(target), text)
     lines = split_lines(text)
     total = len(lines)
     info = {"path": str(target), "label": label, "version": version, "total": total}

@@ -54,10 +54,6 @@ class ToolRegistry:
         for alias in tool.aliases:
             self._aliases.setdefault(alias, tool)
 
-    def remove_owner(self, owner: str) -> None:
-        self._tools = {n: t for n, t in self._tools.items() if t.owner != owner}
-        self._aliases = {n: t for n, t in self._aliases.items() if t.owner != owner}
-
     def without_owners(self, owners: frozenset[str]) -> ToolRegistry:
         """The same tools minus those of ``owners`` (extensions inactive for a turn)."""
         return ToolRegistry([t for t in self._tools.values() if t.owner not in owners])

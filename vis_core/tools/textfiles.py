@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -111,7 +110,3 @@ def read_text(
             f"{tool}: {label} is not UTF-8 text (byte {exc.start:,} is invalid); {tool} works "
             "on UTF-8 text only. Read it with Path(...).read_bytes() and decode it yourself."
         ) from None
-
-
-def realpath(path: Path) -> str:
-    return os.path.realpath(path)

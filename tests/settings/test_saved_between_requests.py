@@ -413,3 +413,22 @@ async def test_limits_saved_during_a_block_shape_the_next_sandbox_process(
     assert second.restarted
     assert second.stdout.strip().splitlines()[-1] == "1024 256"
     assert "changed setting process_limit" in second.stdout
+
+
+async def test_an_iteration_limit_the_command_line_gave_stays_when_the_setting_is_saved(
+    workspace: Path,
+) -> None:
+    from vis_core.printmode import RunLimits
+
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
+    try:
+        idle, given = await host.new_session(), await host.new_session()
+        RunLimits(max_turns=3).apply(given)  # vis run --max-turns 3
+        await host.settings.set("max_iterations", "25", "global")
+    finally:
+        await host.close()
+    assert idle.limits.max_iterations == 25  # no turn runs: at once
+    assert (given.limits.max_iterations, given.limits.max_iterations_source) == (
+        3,
+        "--max-turns 3",
+    )

@@ -117,7 +117,7 @@ async def test_the_load_time_limit_is_a_setting_and_the_session_goes_on(
     from vis_core.events import BlockFinished
     from vis_core.host import Host, HostOptions
 
-    (vis_home / "config.toml").write_text('extension_load_timeout = "5"\n', encoding="utf-8")
+    (vis_home / "config.toml").write_text('extension_load_timeout = "2"\n', encoding="utf-8")
     folder = vis_home / "extensions"
     _write(folder, "good", GOOD)
     _write(folder, "loops", "import vis_core.extension as vis\n" + FAULTS["loops"])
@@ -127,7 +127,7 @@ async def test_the_load_time_limit_is_a_setting_and_the_session_goes_on(
     try:
         (failed,) = host.catalog.loaded.errors
         assert failed.path == folder / "loops.py"
-        assert "did not finish within 5 s (the extension_load_timeout setting)" in failed.message
+        assert "did not finish within 2 s (the extension_load_timeout setting)" in failed.message
         session = await host.new_session()
         events: list[object] = []
         session.subscribe(events.append)

@@ -28,39 +28,44 @@ SERVER = Path(__file__).with_name("editor_mcp_server.py")
 HEADER = [HttpHeader(name="X-Editor-Token", value="let-me-in")]
 
 
-def _port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@contextlib.contextmanager
-def _served(kind: str) -> Iterator[str]:
-    port = _port()
-    process = subprocess.Popen(
-        [sys.executable, str(SERVER), kind, str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None:
-                    raise RuntimeError(f"the {kind} test server did not start") from None
-                time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        process.terminate()
-        process.wait(10)
+def _ports(count: int) -> list[int]:
+    """``count`` free ports, different from each other (their sockets are open together)."""
+    with contextlib.ExitStack() as stack:
+        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
 
 
 @pytest.fixture
 def web_servers() -> Iterator[tuple[str, str]]:
-    with _served("http") as http, _served("sse") as sse:
-        yield http, sse
+    """The http and the sse test server, started together (each imports the MCP SDK)."""
+    kinds = ("http", "sse")
+    ports = _ports(len(kinds))
+    processes = [
+        subprocess.Popen(
+            [sys.executable, str(SERVER), kind, str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for kind, port in zip(kinds, ports, strict=True)
+    ]
+    try:
+        for kind, port, process in zip(kinds, ports, processes, strict=True):
+            while True:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    if process.poll() is not None:
+                        raise RuntimeError(f"the {kind} test server did not start") from None
+                    time.sleep(0.05)
+        yield f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            process.wait(10)
 
 
 CALLS = (

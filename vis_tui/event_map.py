@@ -165,6 +165,8 @@ def _usage(target: EventTarget, event: UsageReported) -> None:
     if not UsagePurpose(event.purpose).measures_context:  # a side call Vis made
         target.status_bar.add_usage(event.usage, event.cost, 0, 0)
         return
+    if event.model:  # the model that answered: a switch between requests shows here too
+        target.status_bar.model = event.model
     # the meter shows the soft budget's share, the same numbers as session["utilization"]
     budget = event.context_budget or event.context_limit
     tokens = event.context_tokens or target.status_bar.context_tokens  # as the session keeps it

@@ -30,6 +30,7 @@ from vis_core.events import (
     UsageReported,
 )
 from vis_core.model.activity import ActivityState
+from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.model.notify import NotifyKind
 from vis_core.model.usage import UsagePurpose
 from vis_tui.block_info import BlockInfo
@@ -124,7 +125,7 @@ def _thinking(target: EventTarget, event: AssistantThinking) -> None:
 def _iteration(target: EventTarget, event: IterationStarted) -> None:
     view = target.transcript.turn(event.turn_id)
     view.close_answer()
-    is_block = event.tool == "python_execution"
+    is_block = event.tool == PYTHON_EXECUTION
     if is_block:
         view.show_block(BlockInfo(event.iteration_id, event.code))
     target.progress.doing = "running a block" if is_block else f"calling {event.tool}"

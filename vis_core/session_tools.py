@@ -26,10 +26,10 @@ class SessionTools:
     """The tools a session's model and extensions can call.
 
     ``build`` makes the full set; it runs on first use and again after :meth:`reset` (an
-    extension reload, an MCP server's tools changing, the ``introspection`` setting; a
-    reset during a turn can wait for its next request). The extensions whose ``activation``
-    said no for the coming request are hidden with :meth:`narrow`. The sandbox entries
-    (contracts rendered) are made when the sandbox first asks for them.
+    extension reload, an MCP server's tools changing, the ``introspection`` setting). The
+    extensions whose ``activation`` said no for the coming request are hidden with
+    :meth:`narrow`. The sandbox entries (contracts rendered) are made when the sandbox first
+    asks for them.
     """
 
     def __init__(
@@ -44,29 +44,17 @@ class SessionTools:
         self._entries: list[tuple[str, ToolEntry]] | None = None
         self._hidden: frozenset[str] = frozenset()
         self._narrowed: dict[frozenset[str], ToolRegistry] = {}
-        self._reset_waits = False  # reset at the next request (:meth:`narrow`)
 
-    def reset(self, *, at_next_request: bool = False) -> None:
-        """Build the tools again on next use; ``at_next_request``: once the next request
-        starts, so that the blocks of the request under way keep the tools it was shown."""
-        if at_next_request:
-            self._reset_waits = True
-            return
+    def reset(self) -> None:
+        """Build the tools again on next use."""
         with self._lock:
             self._built, self._entries = None, None
             self._narrowed.clear()
 
     def narrow(self, inactive: frozenset[str]) -> None:
-        """The tools of the coming request: built again after a reset that waited for it,
-        and those of the extensions ``inactive`` (owner names) hidden."""
-        self.catch_up()
+        """The tools of the coming request: those of the extensions ``inactive`` (owner
+        names) hidden."""
         self._hidden = inactive
-
-    def catch_up(self) -> None:
-        """Apply a reset that waited for the next request (when the turn ends first)."""
-        if self._reset_waits:
-            self._reset_waits = False
-            self.reset()
 
     def _tool_set(self) -> ToolSet:
         built = self._built

@@ -30,6 +30,7 @@ from vis_core.events import (
     UsageReported,
 )
 from vis_core.model.activity import ActivityState
+from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.model.notify import NotifyKind
 from vis_core.model.usage import UsagePurpose
 from vis_tui.block_info import BlockInfo
@@ -124,7 +125,7 @@ def _thinking(target: EventTarget, event: AssistantThinking) -> None:
 def _iteration(target: EventTarget, event: IterationStarted) -> None:
     view = target.transcript.turn(event.turn_id)
     view.close_answer()
-    is_block = event.tool == "python_execution"
+    is_block = event.tool == PYTHON_EXECUTION
     if is_block:
         view.show_block(BlockInfo(event.iteration_id, event.code))
     target.progress.doing = "running a block" if is_block else f"calling {event.tool}"
@@ -165,6 +166,8 @@ def _usage(target: EventTarget, event: UsageReported) -> None:
     if not UsagePurpose(event.purpose).measures_context:  # a side call Vis made
         target.status_bar.add_usage(event.usage, event.cost, 0, 0)
         return
+    if event.model:  # the model that answered: a switch between requests shows here too
+        target.status_bar.model = event.model
     # the meter shows the soft budget's share, the same numbers as session["utilization"]
     budget = event.context_budget or event.context_limit
     tokens = event.context_tokens or target.status_bar.context_tokens  # as the session keeps it

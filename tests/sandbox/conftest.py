@@ -52,21 +52,7 @@ class HostTools:
                 "Show the working tree status.",
                 {
                     "name": "git.status",
-                    "parameters": [
-                        {
-                            "name": "path",
-                            "kind": "positional_or_keyword",
-                            "has_default": True,
-                            "default_source": "'.'",
-                            "type": {"name": "str"},
-                        },
-                        {
-                            "name": "short",
-                            "kind": "keyword_only",
-                            "has_default": True,
-                            "default_source": "False",
-                        },
-                    ],
+                    "signature": "(path: str = '.', *, short=False)",
                 },
             ),
             ToolEntry("gate", "Wait until `count` calls are in flight at once."),

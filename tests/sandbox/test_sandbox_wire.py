@@ -14,7 +14,7 @@ import pytest
 from vis_core.ipc import values as wire
 from vis_core.ipc.values import register_codec, unregister_codec
 from vis_core.model.handles import HostHandle
-from vis_core.sandbox.proxies import signature_from_contract
+from vis_core.sandbox.proxies import ToolProxy
 
 
 def roundtrip(value: Any) -> Any:
@@ -161,36 +161,15 @@ def test_handles_cross_as_references() -> None:
         wire.encode(proc)
 
 
-def test_signature_from_contract_parameters() -> None:
-    sig = signature_from_contract(
-        {
-            "parameters": [
-                {"name": "query", "kind": "positional_only", "type": {"name": "str"}},
-                {"name": "paths", "kind": "var_positional"},
-                {
-                    "name": "limit",
-                    "kind": "keyword_only",
-                    "has_default": True,
-                    "default_source": "20",
-                },
-                {
-                    "name": "token",
-                    "kind": "keyword_only",
-                    "has_default": True,
-                    "default_source": None,
-                },
-                {"name": "extra", "kind": "var_keyword"},
-            ]
-        }
-    )
-    assert str(sig) == "(query: str, /, *paths, limit=20, token=Ellipsis, **extra)"
+def test_tool_proxy_signature_from_contract_text() -> None:
+    async def request(*_: Any) -> None:
+        return None
 
-
-def test_signature_from_contract_signature_text() -> None:
-    sig = signature_from_contract({"signature": "(name: str, /, *, loud: bool = False) -> 'R'"})
-    assert sig is not None
+    contract = {"name": "greet", "signature": "(name: str, /, *, loud: bool = False) -> 'R'"}
+    sig = inspect.signature(ToolProxy("greet", "", contract, request))
     assert list(sig.parameters) == ["name", "loud"]
     assert sig.parameters["loud"].default is False
     assert sig.parameters["loud"].kind is inspect.Parameter.KEYWORD_ONLY
-    assert signature_from_contract(None) is None
-    assert signature_from_contract({"signature": "not python"}) is None
+    for unusable in (None, {"name": "greet", "signature": "not python"}):
+        proxy = ToolProxy("greet", "", unusable, request)
+        assert list(inspect.signature(proxy).parameters) == ["args", "kwargs"]

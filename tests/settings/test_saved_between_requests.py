@@ -6,6 +6,7 @@ import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
+import pytest
 import yaml
 
 from vis_core.agent.deps import SessionModel
@@ -257,3 +258,177 @@ async def test_an_on_change_that_saves_a_setting_is_not_held_up_by_its_own_save(
         await host.close()
     assert saved.hook_error is None
     assert (model, stored) == ("scripted/second", "scripted/second")
+
+
+async def test_limits_and_sessions_scope_saved_during_a_block_apply_from_the_next_request(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """``max_iterations``, ``block_time_limit`` and ``sessions_scope`` were read once, when
+    the session was built: a save reaches it from its next request; the request under way
+    (its block) keeps what it began with."""
+    script = write_script(
+        tmp_path / "script.yaml",
+        [
+            {
+                "code": "before = len(await list_sessions())\n"
+                + WAIT_FOR_GO
+                + "print(before, len(await list_sessions()))"
+            },
+            {"code": "print(len(await list_sessions()))"},
+            *({"code": f"print({n})"} for n in range(3, 13)),
+            {"text": "never reached: the turn stops at 10 blocks"},
+        ],
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        (tmp_path / "elsewhere").mkdir()
+        other = await host.host_at(tmp_path / "elsewhere")  # a session of another workspace
+        await other.new_session()
+        session = await host.new_session()
+        blocks: list[BlockFinished] = []
+        session.subscribe(blocks.append, kinds=(BlockFinished,))
+        limits: list[tuple[int, float]] = []  # what held when each block ended
+        session.subscribe(
+            lambda _e: limits.append((session.limits.max_iterations, session.sandbox.time_limit)),
+            kinds=(BlockFinished,),
+        )
+        called = first_event(session, ActivityEnded)  # the first block's list_sessions()
+        turn = asyncio.create_task(session.submit("look"))
+        await called.wait()
+        for setting_id, value in [
+            ("max_iterations", "10"),
+            ("block_time_limit", "600"),
+            ("sessions_scope", "all"),
+        ]:
+            assert (await host.settings.set(setting_id, value, "global")).changed
+        assert session.limits.max_iterations == 50  # the request under way keeps its own
+        (workspace / "go").touch()
+        ended = await turn
+    finally:
+        await host.close()
+    assert ended.status == "max_iterations", ended.error
+    assert ended.error == "stopped after 10 iterations (the max_iterations setting)"
+    assert [b.stdout.strip() for b in blocks[:3]] == ["1 1", "2", "3"]
+    assert len(blocks) == 11  # ten run, the eleventh recorded as not run
+    assert limits[:2] == [(50, 1800.0), (10, 600.0)]
+
+
+def outside_reads(outside: Path) -> str:
+    """A block's code that says whether it (and the host's ``cat``) can read ``outside``."""
+    return (
+        "import os\n"
+        f"seen = os.path.exists({str(outside)!r})\n"
+        "try:\n"
+        f"    await cat({str(outside)!r})\n"
+        "    by_cat = 'read'\n"
+        "except Exception:\n"
+        "    by_cat = 'refused'\n"
+        "print(seen, by_cat, helper())"
+    )
+
+
+async def test_a_jail_turned_on_during_a_block_confines_the_next_one(
+    workspace: Path, tmp_path: Path
+) -> None:
+    from sandbox.hostile import BWRAP_PROBLEM
+
+    if BWRAP_PROBLEM is not None:
+        pytest.skip(BWRAP_PROBLEM)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not the workspace's", encoding="utf-8")
+    script = write_script(
+        tmp_path / "script.yaml",
+        [
+            {
+                "code": "def helper():\n    return 'kept'\n\nawait list_sessions()\n"
+                + WAIT_FOR_GO
+                + outside_reads(outside)
+            },
+            {"code": outside_reads(outside)},
+            {"text": "ok"},
+        ],
+    )
+    VisPaths.from_env().ensure().config_file.write_text("jail = false\n")
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        blocks: list[BlockFinished] = []
+        session.subscribe(blocks.append, kinds=(BlockFinished,))
+        called = first_event(session, ActivityEnded)
+        turn = asyncio.create_task(session.submit("look"))
+        await called.wait()
+        assert (await host.settings.set("jail", True, "global")).changed
+        (workspace / "go").touch()
+        ended = await turn
+    finally:
+        await host.close()
+    assert ended.status == "completed", ended.error
+    first, second = blocks
+    # the block under way ran on unconfined (the host's tools kept to the jail at once); the
+    # next one ran in a new, jailed process, its helper restored, and the person and the
+    # model read why the sandbox restarted
+    assert (first.stdout.strip(), first.restarted) == ("True refused kept", False)
+    assert second.restarted and second.error is None, second.error
+    note, printed = second.stdout.strip().splitlines()
+    assert note.startswith(
+        "[sandbox] The sandbox process was stopped to apply the changed setting jail and "
+        "was restarted; variables were restored from the last snapshot: helpers helper"
+    )
+    assert printed == "False refused kept"
+
+
+async def test_limits_saved_during_a_block_shape_the_next_sandbox_process(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    limits = (
+        "import resource\n"
+        "print(resource.getrlimit(resource.RLIMIT_DATA)[0] >> 20, "
+        "resource.getrlimit(resource.RLIMIT_NPROC)[0])"
+    )
+    script = write_script(
+        tmp_path / "script.yaml",
+        [
+            {"code": "await list_sessions()\n" + WAIT_FOR_GO + limits},
+            {"code": limits},
+            {"text": "ok"},
+        ],
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        blocks: list[BlockFinished] = []
+        session.subscribe(blocks.append, kinds=(BlockFinished,))
+        called = first_event(session, ActivityEnded)
+        turn = asyncio.create_task(session.submit("look"))
+        await called.wait()
+        await host.settings.set("memory_limit", "1024", "global")
+        await host.settings.set("process_limit", "256", "session", session_id=session.id)
+        (workspace / "go").touch()
+        ended = await turn
+    finally:
+        await host.close()
+    assert ended.status == "completed", ended.error
+    first, second = blocks
+    assert (first.stdout.strip(), first.restarted) == ("8192 4096", False)
+    assert second.restarted
+    assert second.stdout.strip().splitlines()[-1] == "1024 256"
+    assert "changed setting process_limit" in second.stdout
+
+
+async def test_an_iteration_limit_the_command_line_gave_stays_when_the_setting_is_saved(
+    workspace: Path,
+) -> None:
+    from vis_core.printmode import RunLimits
+
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
+    try:
+        idle, given = await host.new_session(), await host.new_session()
+        RunLimits(max_turns=3).apply(given)  # vis run --max-turns 3
+        await host.settings.set("max_iterations", "25", "global")
+    finally:
+        await host.close()
+    assert idle.limits.max_iterations == 25  # no turn runs: at once
+    assert (given.limits.max_iterations, given.limits.max_iterations_source) == (
+        3,
+        "--max-turns 3",
+    )

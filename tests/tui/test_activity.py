@@ -146,15 +146,19 @@ async def test_pressed_paths_ask_the_app_to_open_them(harness, workspace: Path) 
         row = app.main.transcript.turns["t1"].rows["a3"]
         row.focus()
         await pilot.press("enter")
-        await pilot.pause()
+        # opened and laid out (a click lands where the chips are drawn, also under load)
+        await until(pilot, lambda: [c.region.width > 0 for c in row.query(PathChip)] == [True] * 2)
         chips = list(row.query(PathChip))
         assert [c.path for c in chips] == [f"{workspace}/src/app.py", f"{workspace}/src/cli.py"]
         assert _text(chips[0]) == "src/app.py"
         chips[1].focus()
         await pilot.press("enter")
+        await until(pilot, lambda: len(app.opened) == 1)
         await pilot.click(chips[0])
+        await until(pilot, lambda: len(app.opened) == 2)
         assert app.opened == [f"{workspace}/src/cli.py", f"{workspace}/src/app.py"]
         await pilot.click(row.query_one(".activity-header"), offset=(37, 0))
+        await until(pilot, lambda: bool(app.links))
         assert app.links == ["src/app.py"]
 
 

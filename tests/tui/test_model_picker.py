@@ -223,3 +223,34 @@ async def test_login_to_a_local_server_from_a_scripted_session_says_what_it_swit
     config = (vis_home / "config.toml").read_text()
     assert "[providers.local]" in config and server.openai_base_url in config
     assert 'model = "local/qwen3"' in config and 'api_key_env = ""' in config
+
+
+async def test_a_model_saved_in_settings_shows_in_the_status_bar_and_answers_next(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """The person changes the default model in Settings (F2) while a session is open: back
+    on the main screen the status bar names the new model, and it answers the next request."""
+    from vis_core.host import HostOptions
+    from vis_tui.app import VisApp
+    from vis_tui.screens.settings import SettingsScreen
+
+    (vis_home / "config.toml").write_text('model = "scripted/first"\n', encoding="utf-8")
+    script = tmp_path / "script.yaml"
+    script.write_text('- text: "one"\n- text: "two"\n', encoding="utf-8")
+    app = VisApp(HostOptions(workspace=workspace, script=script), frozen=True)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await _answered(app, pilot, "hi")
+        assert app.main.status_bar.model == "scripted/first"
+        await pilot.press("f2")
+        await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await pilot.press("enter")  # the first row: the default model
+        await type_keys(pilot, "ctrl+u", *"scripted/second", "enter")
+        await until(pilot, lambda: app.session.model.label == "scripted/second")
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, SettingsScreen))
+        assert app.main.status_bar.model == "scripted/second"
+        await type_keys(pilot, *"again", "enter")
+        await until(pilot, lambda: len(app.main.transcript.turns) == 2)
+        await until(pilot, lambda: all(t.status for t in app.main.transcript.turns.values()))
+        assert app.main.status_bar.model == "scripted/second"

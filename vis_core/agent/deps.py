@@ -116,10 +116,13 @@ class ToolFiles(Protocol):
     def use_buffers(self, buffers: FileBuffers | None) -> None: ...
 
 
+ITERATIONS_SETTING = "the max_iterations setting"  # where a session's iteration limit came from
+
+
 @dataclass
 class TurnLimits:
     max_iterations: int = 50
-    max_iterations_source: str = "the max_iterations setting"  # what the stop names
+    max_iterations_source: str = ITERATIONS_SETTING  # what the stop names
     retry_attempts: int = 3
     retry_base_delay: float = 0.5
 

@@ -129,6 +129,7 @@ class AgentSession:
         self.title = title
         self.model = deps.model
         self._next_model: SessionModel | None = None  # switched to when the request ends
+        self._waiting: list[Callable[[], None]] = []  # changes for the next request (below)
         self._requesting = False
         self.checkpoints = deps.checkpoints  # /undo: the workspace before each turn changed it
         self.drafts = deps.drafts  # the draft it works in
@@ -194,6 +195,20 @@ class AgentSession:
         aclose = getattr(replaced.provider, "aclose", None)
         if aclose is not None:
             await aclose()
+
+    def between_requests(self, change: Callable[[], None]) -> None:
+        """Run ``change`` (a saved setting reaching this session) now when no turn runs, else
+        before its next request or at its end: a request and its blocks keep what they began
+        with."""
+        if self.running:
+            self._waiting.append(change)
+        else:
+            change()
+
+    def _apply_waiting(self) -> None:
+        waiting, self._waiting = self._waiting, []
+        for change in waiting:
+            change()
 
     @property
     def model_label(self) -> str:
@@ -387,6 +402,7 @@ class AgentSession:
             error=outcome.error,
         )
         await self.emit(ended)  # a cancel meanwhile does not stop its commit (the bus)
+        self._apply_waiting()
         if cancelled_again:
             raise asyncio.CancelledError
         return ended
@@ -421,6 +437,7 @@ class AgentSession:
         self, turn_id: str, iteration: int, outcome: TurnOutcome
     ) -> tuple[list[ToolCall], str]:
         """One model request; a model switched to meanwhile is used from its end on."""
+        self._apply_waiting()
         self._requesting = True
         try:
             return await self._request_folding(turn_id, iteration, outcome)

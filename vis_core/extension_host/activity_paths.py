@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 from pathlib import Path
 
@@ -14,25 +13,9 @@ from vis_core.model.activity import (
     ActivityTable,
     ActivityText,
 )
+from vis_core.tools.display import shorten_path
 
 _ABSOLUTE = re.compile(r"(?<![\w:/.~\-])/[^\s'\"`<>()\[\]{},;:|]+")
-
-
-def shorten_path(path: str, workspace: Path | str, home: Path | str | None = None) -> str:
-    """Workspace paths become relative, other paths under home ``~/…``; the rest stay absolute."""
-    workspace = str(workspace).rstrip("/") or "/"
-    home = str(home if home is not None else Path.home()).rstrip("/")
-    trailing = "/" if path.endswith("/") and len(path) > 1 else ""
-    normal = os.path.normpath(path)
-    if normal == workspace:
-        return "."
-    if workspace != "/" and normal.startswith(workspace + "/"):
-        return normal[len(workspace) + 1 :] + trailing
-    if home and home != "/" and normal == home:
-        return "~"
-    if home and home != "/" and normal.startswith(home + "/"):
-        return "~/" + normal[len(home) + 1 :] + trailing
-    return path
 
 
 def shorten_paths_in(text: str, workspace: Path | str, home: Path | str | None = None) -> str:

@@ -169,13 +169,6 @@ def __getattr__(name: str) -> Any:
     return getattr(importlib.import_module(module), there)
 
 
-def shorten_activity_path(path: str, workspace: Path | str, home: Path | str | None = None) -> str:
-    """A path as an Activity shows it: relative in the workspace, ``~/…`` under home."""
-    from vis_core.extension_host.activity_paths import shorten_path as shorten
-
-    return shorten(path, workspace, home)
-
-
 async def stored_sessions(limit: int) -> list[SessionRow]:
     """Up to ``limit`` stored sessions of every workspace, newest first, read from the
     database of this VIS_HOME without opening a workspace."""

@@ -14,7 +14,6 @@ from vis_core.command_host import CommandDeps
 from vis_core.commands import CommandRegistry
 from vis_core.config import ConfigFile, UserConfig, load_config
 from vis_core.drafts import Drafts
-from vis_core.extension.settings_decl import SettingScope
 from vis_core.extension_host.callbacks import on_change_runner
 from vis_core.extension_host.environment import extension_environment
 from vis_core.extension_host.host_port import HostPort
@@ -24,6 +23,7 @@ from vis_core.extension_host.runtime import HostRuntime, RuntimeDeps
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace, runs_in_worker
 from vis_core.host.extensions import ExtensionCatalog
+from vis_core.host.live_settings import LiveSettings
 from vis_core.host.models import ModelResolver
 from vis_core.host.sdk_port import SdkPort
 from vis_core.host.session_factory import SessionFactory
@@ -33,7 +33,7 @@ from vis_core.host.workspace import Workspace
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.paths import ControlSnapshot, VisPaths, control_files_changed, find_project_root
-from vis_core.settings import SaveResult, SettingsService, attach_log_file, disabled_extensions
+from vis_core.settings import SettingsService, attach_log_file, disabled_extensions
 from vis_core.settings.core import extension_load_timeout
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
@@ -86,7 +86,6 @@ class Host:
         )
         self.space = Workspace(paths, root, self.settings)
         self.settings.install()  # secret redaction answers from here
-        self.settings.saved_listeners.append(self._setting_saved)
         attach_log_file(paths, self.settings.redactor)
         self.interaction = Interaction()  # vis.ask / vis.live reach the front end here
         self.drafts = Drafts(store, paths.data_dir)  # the sessions' isolated working copies
@@ -121,6 +120,9 @@ class Host:
             self.registry.worker_of,
             self.place,
         )
+        # a saved setting reaches the open sessions it shapes, between their requests
+        live = LiveSettings(self.registry, self.space, self.models)
+        self.settings.saved_listeners.append(live.saved)
         # a setting's on_change runs in an extension worker, as the extension's other code
         self.settings.on_change_runner = on_change_runner(
             self.catalog.current,
@@ -226,25 +228,6 @@ class Host:
             daemon=True,
         ).start()
         return cls(options, paths, config, store, extensions, snapshot)
-
-    async def _setting_saved(self, result: SaveResult) -> None:
-        """Apply a saved change to the live sessions it decides (saves are awaited one after
-        another on the host's loop), between their requests: ``model`` switches the model
-        of each whose effective model changed, ``introspection`` rebuilds their tools."""
-        if not result.changed:
-            return
-        if result.setting_id == "introspection":
-            self.registry.reset_tools(between_requests=True)
-        if result.setting_id == "model":
-            for session in list(self.registry.sessions):
-                using = session.next_model
-                saved_for_it = result.scope is SettingScope.SESSION and (
-                    result.session_id == session.id
-                )
-                if using.chosen_for != session.id and not saved_for_it:
-                    continue  # a model given to it directly (a child session's, say)
-                if using.provider is None or using.label != self.models.label_of(session.id):
-                    await session.switch_model(self.models.model_of_session(session.id))
 
     def startup_notes(self) -> list[str]:
         """What a person should know before the first turn (e.g. skipped project code)."""

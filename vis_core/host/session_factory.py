@@ -32,6 +32,7 @@ from vis_core.extension_host.prompts import active_extensions, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace
+from vis_core.host.live_settings import ConfinedParts, block_time_limit, max_iterations
 from vis_core.host.session_parts import (
     AssemblyHooks,
     DraftApproval,
@@ -57,7 +58,7 @@ if TYPE_CHECKING:
     from vis_core.host.extensions import ExtensionCatalog
     from vis_core.host.models import ModelResolver
     from vis_core.host.sessions import SessionRegistry
-    from vis_core.host.workspace import Workspace
+    from vis_core.host.workspace import Confinement, Workspace
     from vis_core.mcp.host import HostMcp
     from vis_core.settings import SettingsService
     from vis_core.store import Store
@@ -126,10 +127,10 @@ class SessionFactory:
             runtime=place.runtime,
         )
         drafts.hooks = DraftHooks(kit.hooks.before, kit.hooks.after)
-        jail, refusal = self.workspace.jail_policy(session_id)
+        confinement = self.workspace.confinement(session_id)
+        time_limit = block_time_limit(self.settings, session_id)
         values = self.workspace.project_values()
-        limits = self.workspace.child_limits(session_id)
-        tool_context = self._tool_context(session_id, kit, jail, refusal, values, limits, roots)
+        tool_context = self._tool_context(session_id, kit, confinement, time_limit, values, roots)
         instructions = SessionInstructions(
             self.workspace.paths.config_dir, self.workspace.project_root, self.workspace.root
         )
@@ -144,7 +145,6 @@ class SessionFactory:
             tool_contract_of,
         )
         worker = kit.worker
-        self.registry.keep_parts(session_id, worker, tools)
         plan = self._plan_mode(session_id)
         invoker = ToolInvoker(
             session_id=session_id,
@@ -173,24 +173,27 @@ class SessionFactory:
             tools=tools.sandbox_entries,
             snapshot_save=lambda data: self.store.save_sandbox_snapshot(session_id, data),
             snapshot_load=lambda: self.store.load_sandbox_snapshot(session_id),
-            jail=jail,
+            jail=confinement.jail,
             idle_timeout=SANDBOX_IDLE_TIMEOUT,
             output_dir=tool_context.output_dir,
             environment=values,
             project_root=roots.project_root,
-            refusal=refusal,
-            limits=limits,
-            time_limit=float(self.setting("block_time_limit", "1800", session_id)),
-            home_writable=tool_context.home_writable,
+            refusal=confinement.refusal,
+            limits=confinement.limits,
+            time_limit=time_limit,
+            home_writable=confinement.home_writable,
             read_only=plan.active or self.subagents.is_read_only(session_id),
             network=network.start,
             draft_slot=drafts.slot,
         )
         plan.follow(sandbox.set_read_only)
+        confined = ConfinedParts(sandbox, tool_context)
+        self.registry.keep_parts(session_id, worker, tools, confined)
         hooked = HookedSandbox(
             sandbox,
             kit.hooks,
             session=lambda: kit.session_globals(self.registry.live_session(session_id)),
+            wait=self.mcp.wait_named,
         )
         watches: set[asyncio.Task[Any]] = set()  # what its event watches started, until done
         hooks = AssemblyHooks(
@@ -209,8 +212,7 @@ class SessionFactory:
                 closing(
                     partial(end_tasks, watches, cancel=False), tool_context.close, network.close
                 ),
-                worker,
-                tools,
+                (worker, tools, confined),
                 drafts,
             ),
         )
@@ -221,11 +223,11 @@ class SessionFactory:
             store=self.store,
             events=bus,
             model=self.models.model_of_session(session_id),
-            sandbox=self.mcp.wrap_sandbox(hooked),
+            sandbox=hooked,
             invoker=invoker,
             hooks=hooks,
             position=position,
-            limits=TurnLimits(max_iterations=int(self.setting("max_iterations", 50, session_id))),
+            limits=TurnLimits(max_iterations(self.settings, session_id)),
             context=SessionContext(),
             checkpoints=checkpoints,
             instructions=instructions,
@@ -237,7 +239,6 @@ class SessionFactory:
         follow_drafts(drafts, kit, tool_context, invoker, sandbox, checkpoints, session)
         bus.subscribe(leave_running(tool_context.shells, watches), kinds=(BlockFinished,))
         bus.subscribe(end_strays(sandbox), kinds=(TurnEnded,))
-        bus.subscribe(lambda _ended: tools.catch_up(), kinds=(TurnEnded,))
         redraw = redraw_on_exit(tool_context.shells, session_id, bus.emit, bus.flush)
         bus.subscribe(redraw, early=True, kinds=ACTIVITY_KINDS)
         bus.subscribe(
@@ -258,30 +259,28 @@ class SessionFactory:
         self,
         session_id: str,
         kit: SessionKit,
-        jail: bool,
-        refusal: str | None,
+        confinement: Confinement,
+        time_limit: float,
         values: dict[str, str],
-        limits: Any,
         roots: Roots,
     ) -> ToolContext:
         from vis_core.system.shell import ShellManager
         from vis_core.tools import ToolContext
 
-        home_writable = self.setting("jail_home_writable", False, session_id) is True
         return ToolContext(
             workspace=roots.workspace,
             session_id=session_id,
             output_dir=self.workspace.paths.data_dir / "outputs" / session_id,
-            jail=jail,
+            jail=confinement.jail,
             hooks=kit.tool_hooks,
-            time_limit=float(self.setting("block_time_limit", "1800", session_id)),
-            home_writable=home_writable,
+            time_limit=time_limit,
+            home_writable=confinement.home_writable,
             shells=ShellManager(
                 environment=values,
                 project_root=roots.project_root,
-                refusal=refusal,
-                limits=limits,
-                home_writable=home_writable,
+                refusal=confinement.refusal,
+                limits=confinement.limits,
+                home_writable=confinement.home_writable,
             ),
         )
 
@@ -417,16 +416,15 @@ class SessionFactory:
         self,
         session_id: str,
         close: Callable[[], Any],
-        worker: SessionWorkers,
-        tools: SessionTools,
+        parts: tuple[SessionWorkers, SessionTools, ConfinedParts],
         drafts: SessionDrafts,
     ) -> Callable[[], Any]:
         async def run() -> None:
             try:
                 await close()
             finally:
-                await asyncio.to_thread(worker.stop)
-                self.registry.drop_parts(session_id, worker, tools)
+                await asyncio.to_thread(parts[0].stop)
+                self.registry.drop_parts(session_id, *parts)
                 drafts.release_slot()
 
         return run

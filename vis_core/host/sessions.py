@@ -17,6 +17,7 @@ from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
 
 if TYPE_CHECKING:
+    from vis_core.host.live_settings import ConfinedParts
     from vis_core.session_tools import SessionTools
 
 INTERRUPTED = (
@@ -48,6 +49,7 @@ class SessionRegistry:
         self.sessions: list[AgentSession] = []
         self.session_tools: dict[str, SessionTools] = {}  # by open session
         self.extension_workers: dict[str, SessionWorkers] = {}  # by open session
+        self.confined: dict[str, ConfinedParts] = {}  # by open session
 
     def latest_session_id(self) -> str | None:
         row = self._store.latest_session(self._workspace)
@@ -135,26 +137,41 @@ class SessionRegistry:
         """The extension worker of the open session ``session_id``, if it has one."""
         return self.extension_workers.get(session_id)
 
-    def keep_parts(self, session_id: str, worker: SessionWorkers, tools: SessionTools) -> None:
+    def keep_parts(
+        self,
+        session_id: str,
+        worker: SessionWorkers,
+        tools: SessionTools,
+        confined: ConfinedParts,
+    ) -> None:
         """What an open session runs on that the workspace reaches: its extension worker
-        (stopped by /reload) and its tool set (rebuilt after /reload or a setting change)."""
+        (stopped by /reload), its tool set (rebuilt after /reload or a setting change) and what
+        the settings that confine its children shape (its sandbox, its tools' context)."""
         self.extension_workers[session_id] = worker
         self.session_tools[session_id] = tools
+        self.confined[session_id] = confined
 
-    def drop_parts(self, session_id: str, worker: SessionWorkers, tools: SessionTools) -> None:
+    def drop_parts(
+        self,
+        session_id: str,
+        worker: SessionWorkers,
+        tools: SessionTools,
+        confined: ConfinedParts,
+    ) -> None:
         """The session closed: forget its parts and let another Vis open it."""
-        if self.extension_workers.get(session_id) is worker:
-            del self.extension_workers[session_id]
-        if self.session_tools.get(session_id) is tools:
-            del self.session_tools[session_id]
+        for parts, part in (
+            (self.extension_workers, worker),
+            (self.session_tools, tools),
+            (self.confined, confined),
+        ):
+            if parts.get(session_id) is part:
+                del parts[session_id]
         self.locks.release(session_id)
 
-    def reset_tools(self, *, between_requests: bool = False) -> None:
-        """Every open session builds its tools again before its next block;
-        ``between_requests``: a session in a turn keeps its tools until its next request."""
-        for session_id, tools in list(self.session_tools.items()):
-            session = self.live_session(session_id) if between_requests else None
-            tools.reset(at_next_request=session is not None and session.running)
+    def reset_tools(self) -> None:
+        """Every open session builds its tools again before its next block."""
+        for tools in list(self.session_tools.values()):
+            tools.reset()
 
     def extensions_reloaded(self, called_per_request: bool) -> None:
         """Stop every session's extension worker (the next call starts a new one, at once

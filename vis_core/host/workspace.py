@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 from vis_core.extension_host.environment import project_environment
@@ -17,6 +18,18 @@ from vis_core.settings import SettingsService
 from vis_core.system.jail import home_warning
 from vis_core.system.lifetime import ChildLimits
 from vis_core.welcome import jail_mode, jail_policy
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What confines the children a session runs for its model (the sandbox, its shells):
+    the jail, why nothing may run (a setting that cannot be read), memory and process limits,
+    and whether home's dot entries are writable in the jail."""
+
+    jail: bool
+    refusal: str | None
+    limits: ChildLimits
+    home_writable: bool
 
 
 class Workspace:
@@ -103,6 +116,12 @@ class Workspace:
             memory_mb=int(self.settings.get("memory_limit", "8192", session_id)),
             processes=int(self.settings.get("process_limit", "4096", session_id)),
         )
+
+    def confinement(self, session_id: str) -> Confinement:
+        """What confines the children of session ``session_id`` now (its settings)."""
+        jail, refusal = self.jail_policy(session_id)
+        home_writable = self.settings.get("jail_home_writable", False, session_id) is True
+        return Confinement(jail, refusal, self.child_limits(session_id), home_writable)
 
     def project_values(self) -> dict[str, str]:
         """The environment the project defines (``environment:``, ``.env``, ``.env.local``);

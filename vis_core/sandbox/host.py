@@ -269,6 +269,8 @@ class Sandbox:
         self._network_folder: Path | None = None
         self._draft_slot = draft_slot
         self._slot_shown: Path | None = None  # the draft slot the running jail shows
+        # (jail, limits, home_writable) the next child starts under (:meth:`confine`)
+        self._next: tuple[bool, ChildLimits | None, bool] | None = None
 
     # -- public ------------------------------------------------------------------------------
     async def run(self, code: str, *, globals: Mapping[str, Any] | None = None) -> BlockResult:
@@ -322,6 +324,33 @@ class Sandbox:
         if not read_only or proc is None or proc.returncode is not None:
             return None
         return self._spawn(self._stop_now(self._move_reason))
+
+    def confine(
+        self,
+        *,
+        jail: bool,
+        refusal: str | None,
+        limits: ChildLimits | None,
+        home_writable: bool,
+        reason: str,
+    ) -> asyncio.Task[None] | None:
+        """Settings that shape the child changed (``reason``: which, as the restart note says
+        it): the next block runs in a new child under them, its namespace restored from the
+        snapshot; a block running now finishes under the old ones. ``refusal`` holds from the
+        next block. A jail turned on also stops the unjailed child once no block runs in it
+        (a thread a block left there must not write on unconfined); the task returned ends
+        when it has."""
+        self.refusal = refusal
+        shaped = (jail, limits, home_writable)
+        if shaped == (self._next or (self.jail, self.limits, self.home_writable)):
+            return None
+        self._next = shaped
+        self._moved = True
+        self._move_reason = reason
+        proc = self._proc
+        if self.jail or not jail or proc is None or proc.returncode is not None:
+            return None
+        return self._spawn(self._stop_now(reason))
 
     async def _stop_now(self, reason: str) -> None:
         async with self._lock:
@@ -387,6 +416,8 @@ class Sandbox:
             proc = self._proc
             if proc is not None and proc.returncode is not None:  # its end, told before its pipe's
                 self._on_exit(proc, proc.returncode)
+            if self._next is not None:  # what :meth:`confine` asked for, from this child on
+                (self.jail, self.limits, self.home_writable), self._next = self._next, None
             try:
                 restarted = await self._start()
             except JailUnavailable as exc:

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import ast
 import builtins
-import inspect
 import os
 from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from typing import Any
@@ -14,15 +12,6 @@ from typing import Any
 Requester = Callable[
     [str, dict[str, Any], tuple[Any, ...], dict[str, Any]], Coroutine[Any, Any, Any]
 ]
-
-_KINDS = {
-    "positional_only": inspect.Parameter.POSITIONAL_ONLY,
-    "positional_or_keyword": inspect.Parameter.POSITIONAL_OR_KEYWORD,
-    "var_positional": inspect.Parameter.VAR_POSITIONAL,
-    "keyword_only": inspect.Parameter.KEYWORD_ONLY,
-    "var_keyword": inspect.Parameter.VAR_KEYWORD,
-}
-
 
 from vis_core.extension.errors import VisToolError  # noqa: E402 - re-exported for the sandbox
 
@@ -37,106 +26,6 @@ def rebuild_exception(type_name: str, message: str) -> BaseException:
             pass
     text = f"{type_name}: {message}" if type_name else message
     return VisToolError(text, type_name)
-
-
-def _literal(source: str | None) -> Any:
-    if source is None:
-        return ...
-    try:
-        return ast.literal_eval(source)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        return ...
-
-
-def _kind(text: Any) -> inspect._ParameterKind:
-    key = str(text or "positional_or_keyword").strip().lower().replace("-", "_").replace(" ", "_")
-    return _KINDS.get(key, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-
-
-def _annotation(spec: Any) -> Any:
-    """A builtin type for a builtin type name (``str``), else the name as a forward reference."""
-    name = spec if isinstance(spec, str) else spec.get("name") if isinstance(spec, dict) else None
-    if not isinstance(name, str) or not name:
-        return inspect.Parameter.empty
-    if name == "None":
-        return None
-    found = getattr(builtins, name, None)
-    return found if isinstance(found, type) and not issubclass(found, BaseException) else name
-
-
-def signature_from_contract(contract: dict[str, Any] | None) -> inspect.Signature | None:
-    """An ``inspect.Signature`` for a tool: from ``parameters``, else the ``signature`` text.
-
-    Defaults are the literal of ``default_source``; an opaque default becomes ``...``.
-    Annotations are kept as strings (type names). Returns None when nothing is usable.
-    """
-    if not contract:
-        return None
-    params = contract.get("parameters")
-    if isinstance(params, list | tuple) and all(isinstance(p, dict) for p in params):
-        built: list[inspect.Parameter] = []
-        try:
-            for spec in params:
-                kind = _kind(spec.get("kind"))
-                default: Any = inspect.Parameter.empty
-                if spec.get("has_default") and kind not in (
-                    inspect.Parameter.VAR_POSITIONAL,
-                    inspect.Parameter.VAR_KEYWORD,
-                ):
-                    default = _literal(spec.get("default_source"))
-                built.append(
-                    inspect.Parameter(
-                        str(spec["name"]),
-                        kind,
-                        default=default,
-                        annotation=_annotation(spec.get("type")),
-                    )
-                )
-            return inspect.Signature(built)
-        except (KeyError, ValueError, TypeError):
-            pass
-    text = contract.get("signature")
-    if isinstance(text, str):
-        return _signature_from_text(text)
-    return None
-
-
-def _signature_from_text(text: str) -> inspect.Signature | None:
-    try:
-        tree = ast.parse(f"def _f{text}: pass")
-    except SyntaxError:
-        return None
-    fn = tree.body[0]
-    assert isinstance(fn, ast.FunctionDef)
-    a = fn.args
-    out: list[inspect.Parameter] = []
-    positional = [*a.posonlyargs, *a.args]
-    missing = len(positional) - len(a.defaults)
-    defaults: list[ast.expr | None] = [None] * missing + list(a.defaults)
-    for i, (arg, dflt) in enumerate(zip(positional, defaults, strict=True)):
-        kind = (
-            inspect.Parameter.POSITIONAL_ONLY
-            if i < len(a.posonlyargs)
-            else inspect.Parameter.POSITIONAL_OR_KEYWORD
-        )
-        out.append(_param(arg, kind, dflt))
-    if a.vararg:
-        out.append(_param(a.vararg, inspect.Parameter.VAR_POSITIONAL, None))
-    for arg, dflt in zip(a.kwonlyargs, a.kw_defaults, strict=True):
-        out.append(_param(arg, inspect.Parameter.KEYWORD_ONLY, dflt))
-    if a.kwarg:
-        out.append(_param(a.kwarg, inspect.Parameter.VAR_KEYWORD, None))
-    ret = ast.unparse(fn.returns) if fn.returns else inspect.Signature.empty
-    try:
-        return inspect.Signature(out, return_annotation=ret)
-    except ValueError:
-        return None
-
-
-def _param(arg: ast.arg, kind: inspect._ParameterKind, dflt: ast.expr | None) -> inspect.Parameter:
-    default = inspect.Parameter.empty if dflt is None else _literal(ast.unparse(dflt))
-    note = ast.unparse(arg.annotation) if arg.annotation else inspect.Parameter.empty
-    return inspect.Parameter(arg.arg, kind, default=default, annotation=note)
 
 
 def _described(contract: dict[str, Any] | None) -> Callable[..., Any] | None:
@@ -183,10 +72,6 @@ class ToolProxy:
         if described is not None:  # inspect.signature and get_type_hints follow __wrapped__
             self.__wrapped__ = described
             self.__annotations__ = dict(described.__annotations__)
-            return
-        sig = signature_from_contract(contract)
-        if sig is not None:
-            self.__signature__ = sig
 
     def __call__(self, *args: Any, **kwargs: Any) -> Coroutine[Any, Any, Any]:
         """The call as a coroutine (the request itself: no wrapper frame on the hot path)."""

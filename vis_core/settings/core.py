@@ -28,7 +28,8 @@ JAIL = Setting(
     scopes=ALL_SCOPES,
     description=(
         "Run shell commands and blocks in a sandbox that can write only the workspace. "
-        "Default: on where bubblewrap works; false runs them unconfined."
+        "Default: on where bubblewrap works; false runs them unconfined. An open session's "
+        "next block runs in a new sandbox process (its helpers restored)."
     ),
 )
 INTROSPECTION = Setting(
@@ -46,7 +47,8 @@ SESSIONS_SCOPE = Setting(
     choices=("workspace", "all"),
     scopes=ALL_SCOPES,
     description="Which stored sessions list_sessions() and read_session() reach: this "
-    "workspace's, or those of every workspace (other projects' conversations too).",
+    "workspace's, or those of every workspace (other projects' conversations too); an open "
+    "session's from its next request.",
 )
 MAX_ITERATIONS = Setting(
     id="max_iterations",
@@ -55,7 +57,8 @@ MAX_ITERATIONS = Setting(
     default="50",
     choices=("10", "25", "50", "100", "200"),
     scopes=ALL_SCOPES,
-    description="How many code blocks the model may run before a turn stops.",
+    description="How many code blocks the model may run before a turn stops (a turn under "
+    "way: from its next request).",
 )
 SUMMARIZE_STEPS = Setting(
     id="summarize_steps",
@@ -88,7 +91,8 @@ BLOCK_TIME_LIMIT = Setting(
     default="1800",
     choices=("300", "600", "1800", "3600", "0"),
     scopes=ALL_SCOPES,
-    description="A code block running longer is stopped; 0 means no limit.",
+    description="A code block running longer is stopped; 0 means no limit. A turn under way "
+    "keeps to it from its next request.",
 )
 MEMORY_LIMIT = Setting(
     id="memory_limit",
@@ -97,7 +101,8 @@ MEMORY_LIMIT = Setting(
     default="8192",
     choices=("1024", "2048", "4096", "8192", "16384", "0"),
     scopes=ALL_SCOPES,
-    description="Data memory each sandbox or shell process may use (RLIMIT_DATA); 0: no limit.",
+    description="Data memory each sandbox or shell process may use (RLIMIT_DATA); 0: no limit. "
+    "An open session's next block runs in a new sandbox process.",
 )
 PROCESS_LIMIT = Setting(
     id="process_limit",
@@ -107,7 +112,8 @@ PROCESS_LIMIT = Setting(
     choices=("256", "1024", "4096", "0"),
     scopes=ALL_SCOPES,
     description="Processes of your user the sandbox and shells may start (RLIMIT_NPROC; "
-    "not enforced for root); 0: no limit.",
+    "not enforced for root); 0: no limit. An open session's next block runs in a new "
+    "sandbox process.",
 )
 JAIL_HOME_WRITABLE = Setting(
     id="jail_home_writable",
@@ -117,7 +123,7 @@ JAIL_HOME_WRITABLE = Setting(
     description=(
         "When the workspace is your home folder (or holds it), let jailed blocks and shell "
         "commands change home's dot entries and ~/bin (.bashrc, .ssh, .config…). Off: they "
-        "stay read-only."
+        "stay read-only. An open session's next block runs in a new sandbox process."
     ),
 )
 DRAFT_MODEL_APPROVES = Setting(

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from vis_core.system.jail import is_protected, vis_folders
+from vis_core.system.lifetime import ChildLimits
 from vis_core.system.shell import ShellManager
 from vis_core.text_limits import printable
 from vis_core.tools.beneath import Beneath, Escape
@@ -79,6 +80,20 @@ class ToolContext:
         tool works there from now on."""
         object.__setattr__(self, "workspace", Path(workspace).resolve())
         object.__setattr__(self, "live_workspace", live)
+
+    def confine(
+        self, *, jail: bool, refusal: str | None, limits: ChildLimits | None, home_writable: bool
+    ) -> None:
+        """The settings that confine the session's children changed: the tools check paths,
+        and its shells start commands, under them from now on."""
+        object.__setattr__(self, "jail", jail)
+        object.__setattr__(self, "home_writable", home_writable)
+        self.shells.refusal, self.shells.limits = refusal, limits
+        self.shells.home_writable = home_writable
+
+    def set_time_limit(self, seconds: float) -> None:
+        """The ``block_time_limit`` setting changed: a tool's own process keeps to it."""
+        object.__setattr__(self, "time_limit", seconds)
 
     def use_buffers(self, buffers: FileBuffers | None) -> None:
         """``cat`` and ``patch`` read and write through ``buffers`` from now on."""

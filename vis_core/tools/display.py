@@ -7,27 +7,26 @@ import re
 from pathlib import Path
 
 
-def shorten_path(path: str | os.PathLike[str], workspace: str | os.PathLike[str]) -> str:
-    """``path`` relative to ``workspace`` when inside it, ``~/…`` when under home, else absolute."""
-    text = os.fspath(path)
-    if not text:
+def shorten_path(
+    path: str | os.PathLike[str],
+    workspace: str | os.PathLike[str],
+    home: str | os.PathLike[str] | None = None,
+) -> str:
+    """Workspace paths become relative, other paths under home ``~/…``; the rest stay as given."""
+    path = os.fspath(path)
+    workspace = os.fspath(workspace).rstrip("/") or "/"
+    home = os.fspath(home if home is not None else Path.home()).rstrip("/")
+    trailing = "/" if path.endswith("/") and len(path) > 1 else ""
+    normal = os.path.normpath(path)
+    if normal == workspace:
         return "."
-    target = Path(text)
-    root = Path(workspace)
-    if not target.is_absolute():
-        return target.as_posix()
-    try:
-        relative = target.relative_to(root)
-    except ValueError:
-        relative = None
-    if relative is not None:
-        return relative.as_posix() or "."
-    home = Path.home()
-    try:
-        under_home = target.relative_to(home).as_posix()
-    except ValueError:
-        return target.as_posix()
-    return "~" if under_home == "." else "~/" + under_home
+    if workspace != "/" and normal.startswith(workspace + "/"):
+        return normal[len(workspace) + 1 :] + trailing
+    if home and home != "/" and normal == home:
+        return "~"
+    if home and home != "/" and normal.startswith(home + "/"):
+        return "~/" + normal[len(home) + 1 :] + trailing
+    return path
 
 
 def plural(count: int, word: str, words: str | None = None) -> str:

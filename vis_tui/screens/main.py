@@ -727,9 +727,12 @@ class MainScreen(Screen[None]):
         self.prompt.focus()
 
     def on_screen_resume(self) -> None:
-        """Back from Settings, help or a picker: the prompt takes the keyboard again."""
+        """Back from Settings, help or a picker: the prompt takes the keyboard again, and the
+        status shows the model a save there switched to (an idle session switches at once)."""
         if self.focused is None or not self.focused.is_attached:
             self.prompt.focus()
+        if self.session is not None and not self.turn_running:
+            self.status_bar.model = self.session.model.label
 
     async def on_key(self, event: events.Key) -> None:
         """A printable key typed outside the prompt (on a row, after a click) goes to the

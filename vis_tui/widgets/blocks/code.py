@@ -9,7 +9,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from vis_core.frontend import shorten_activity_path
+from vis_core.frontend import shorten_path
 from vis_core.model.activity import ActivityCode, ActivityDiff
 from vis_tui.widgets.blocks.registry import BlockContext, renders
 from vis_tui.widgets.paths import PathChip
@@ -21,7 +21,7 @@ def _with_path(body: Widget, path: str | None, context: BlockContext, classes: s
     if not path:
         body.add_class(classes)
         return body
-    label = path if context.workspace is None else shorten_activity_path(path, context.workspace)
+    label = path if context.workspace is None else shorten_path(path, context.workspace)
     return Vertical(PathChip(path, label), body, classes=f"{classes} with-path")
 
 

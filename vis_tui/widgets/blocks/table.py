@@ -9,7 +9,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widget import Widget
 from textual.widgets import Static
 
-from vis_core.frontend import shorten_activity_path, shorten_paths_in
+from vis_core.frontend import shorten_path, shorten_paths_in
 from vis_core.model.activity import ActivityTable
 from vis_tui.widgets.blocks.registry import BlockContext, renders
 from vis_tui.widgets.paths import PathChip, click_style
@@ -31,7 +31,7 @@ def table_block(block: ActivityTable, context: BlockContext) -> Widget:
         table.add_row(*cells)
     body = Static(table, classes="table-body")
     chips = [
-        PathChip(p, p if context.workspace is None else shorten_activity_path(p, context.workspace))
+        PathChip(p, p if context.workspace is None else shorten_path(p, context.workspace))
         for p in dict.fromkeys(p for p in paths if p)
     ]
     if not chips:

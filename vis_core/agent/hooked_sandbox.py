@@ -1,4 +1,4 @@
-"""``python_execution`` with op hooks and a fresh ``session`` dict before every block."""
+"""``python_execution`` with op hooks, a fresh ``session`` dict and any wait before every block."""
 
 from __future__ import annotations
 
@@ -17,19 +17,24 @@ log = logging.getLogger(__name__)
 
 
 class HookedSandbox:
-    """Wraps a :class:`~vis_core.sandbox.Sandbox`: guards, observers and the ``session`` global."""
+    """Wraps a :class:`~vis_core.sandbox.Sandbox`: guards, observers and the ``session`` global;
+    ``wait(code)`` first holds a block until what it names is ready (its MCP servers)."""
 
     def __init__(
         self,
         sandbox: Any,
         hooks: OpHooks,
         session: Callable[[], Awaitable[dict[str, Any]]] | None = None,
+        wait: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self.inner = sandbox
         self.hooks = hooks
         self._session = session
+        self._wait = wait
 
     async def run(self, code: str) -> BlockResult:
+        if self._wait is not None:
+            await self._wait(code)
         args = [{"code": code}]
         try:
             await self.hooks.run_before(PYTHON_EXECUTION, args)

@@ -193,6 +193,7 @@ class SessionFactory:
             sandbox,
             kit.hooks,
             session=lambda: kit.session_globals(self.registry.live_session(session_id)),
+            wait=self.mcp.wait_named,
         )
         watches: set[asyncio.Task[Any]] = set()  # what its event watches started, until done
         hooks = AssemblyHooks(
@@ -222,7 +223,7 @@ class SessionFactory:
             store=self.store,
             events=bus,
             model=self.models.model_of_session(session_id),
-            sandbox=self.mcp.wrap_sandbox(hooked),
+            sandbox=hooked,
             invoker=invoker,
             hooks=hooks,
             position=position,

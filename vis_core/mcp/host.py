@@ -156,8 +156,11 @@ class HostMcp:
         self._recalled.add(session_id)
         manager.restore_found(session_id, self._found_store.load(session_id))
 
-    def wrap_sandbox(self, sandbox: Any) -> Any:
-        return McpWaitingSandbox(sandbox, self)
+    async def wait_named(self, code: str) -> None:
+        """A block that names ``mcp__<server>`` waits for that server before it runs."""
+        manager = self.made
+        if manager is not None:
+            await manager.wait_named(code)
 
     def direct_tools(
         self, session_id: str, output_dir: Path, show: Callable[[str], None]
@@ -284,29 +287,6 @@ class FoundStore:
 
     def save(self, session_id: str, names: list[str]) -> None:
         self._store.state_set(self.KEY, f"deferred:{session_id}", names)
-
-
-class McpWaitingSandbox:
-    """A block that names ``mcp__<server>`` waits for that server before it runs."""
-
-    def __init__(self, inner: Any, mcp: HostMcp) -> None:
-        self.inner = inner
-        self.mcp = mcp
-
-    async def run(self, code: str) -> Any:
-        manager = self.mcp.made
-        if manager is not None:
-            await manager.wait_named(code)
-        return await self.inner.run(code)
-
-    async def interrupt(self) -> None:
-        await self.inner.interrupt()
-
-    async def close(self) -> None:
-        await self.inner.close()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -60,74 +60,43 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
-__all__ = [
-    "CORE_SETTINGS",
-    "EXTENSIONS_SECTION",
-    "ExtensionGroup",
-    "GlobalFile",
-    "NOT_SET",
-    "ProjectFiles",
-    "ProjectValues",
-    "REDACTED",
-    "RedactingFilter",
-    "Redactor",
-    "Resolution",
-    "RowState",
-    "SAVED",
-    "SCOPE_ORDER",
-    "SaveResult",
-    "SecretsFile",
-    "SettingNode",
-    "SettingOwner",
-    "SettingsFileError",
-    "SettingsService",
-    "SettingsTree",
-    "Source",
-    "VIS_SECTION",
-    "attach_log_file",
-    "build_tree",
-    "detach_log_file",
-    "disabled_extensions",
-    "display_value",
-    "log_file",
-    "nest",
-    "parse_text",
-    "parse_toggles",
-    "read_stored",
-    "row_state",
-]
+__all__ = sorted(_MODULE_OF)  # pyright: ignore[reportUnsupportedDunderAll]
 
-if TYPE_CHECKING:
-    from vis_core.settings.core import CORE_SETTINGS
-    from vis_core.settings.logfile import attach_log_file, detach_log_file, log_file
-    from vis_core.settings.redact import Redactor
-    from vis_core.settings.rows import NOT_SET, SAVED, RowState, display_value, row_state
-    from vis_core.settings.service import (
-        Resolution,
-        SaveResult,
-        SettingOwner,
-        SettingsService,
-        parse_toggles,
-    )
-    from vis_core.settings.storage import (
-        GlobalFile,
-        ProjectFiles,
-        ProjectValues,
-        SecretsFile,
-        SettingsFileError,
-        disabled_extensions,
-    )
-    from vis_core.settings.tree import (
-        EXTENSIONS_SECTION,
-        VIS_SECTION,
-        ExtensionGroup,
-        SettingNode,
-        SettingsTree,
-        build_tree,
-        nest,
-    )
-    from vis_core.settings.values import SCOPE_ORDER, Source, parse_text, read_stored
-    from vis_core.system.redaction import REDACTED, RedactingFilter
+if TYPE_CHECKING:  # what a type checker sees; at run time names load on first use
+    from vis_core.settings.core import CORE_SETTINGS as CORE_SETTINGS
+    from vis_core.settings.logfile import attach_log_file as attach_log_file
+    from vis_core.settings.logfile import detach_log_file as detach_log_file
+    from vis_core.settings.logfile import log_file as log_file
+    from vis_core.settings.redact import Redactor as Redactor
+    from vis_core.settings.rows import NOT_SET as NOT_SET
+    from vis_core.settings.rows import SAVED as SAVED
+    from vis_core.settings.rows import RowState as RowState
+    from vis_core.settings.rows import display_value as display_value
+    from vis_core.settings.rows import row_state as row_state
+    from vis_core.settings.service import Resolution as Resolution
+    from vis_core.settings.service import SaveResult as SaveResult
+    from vis_core.settings.service import SettingOwner as SettingOwner
+    from vis_core.settings.service import SettingsService as SettingsService
+    from vis_core.settings.service import parse_toggles as parse_toggles
+    from vis_core.settings.storage import GlobalFile as GlobalFile
+    from vis_core.settings.storage import ProjectFiles as ProjectFiles
+    from vis_core.settings.storage import ProjectValues as ProjectValues
+    from vis_core.settings.storage import SecretsFile as SecretsFile
+    from vis_core.settings.storage import SettingsFileError as SettingsFileError
+    from vis_core.settings.storage import disabled_extensions as disabled_extensions
+    from vis_core.settings.tree import EXTENSIONS_SECTION as EXTENSIONS_SECTION
+    from vis_core.settings.tree import VIS_SECTION as VIS_SECTION
+    from vis_core.settings.tree import ExtensionGroup as ExtensionGroup
+    from vis_core.settings.tree import SettingNode as SettingNode
+    from vis_core.settings.tree import SettingsTree as SettingsTree
+    from vis_core.settings.tree import build_tree as build_tree
+    from vis_core.settings.tree import nest as nest
+    from vis_core.settings.values import SCOPE_ORDER as SCOPE_ORDER
+    from vis_core.settings.values import Source as Source
+    from vis_core.settings.values import parse_text as parse_text
+    from vis_core.settings.values import read_stored as read_stored
+    from vis_core.system.redaction import REDACTED as REDACTED
+    from vis_core.system.redaction import RedactingFilter as RedactingFilter
 
 
 def __getattr__(name: str) -> Any:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -11,7 +11,7 @@ import yaml
 
 from vis_core.agent.deps import SessionModel
 from vis_core.agent.session import AgentSession
-from vis_core.events import ActivityEnded, BlockFinished, Event, UsageReported
+from vis_core.events import ActivityEnded, BlockFinished, Event, TurnEnded, UsageReported
 from vis_core.host import Host, HostOptions
 from vis_core.paths import VisPaths
 from vis_core.providers.base import ModelChoice, ModelRequest, StreamEvent
@@ -99,6 +99,21 @@ def first_event(session: AgentSession, kind: type[Event]) -> asyncio.Event:
     return seen
 
 
+async def saved_mid_block(
+    session: AgentSession, workspace: Path, save: Callable[[], Awaitable[object]]
+) -> tuple[TurnEnded, list[BlockFinished]]:
+    """Run a turn whose first block calls a tool, then waits for the file ``go``: ``save``
+    runs after that call, while the block waits. The turn's end and its blocks."""
+    blocks: list[BlockFinished] = []
+    session.subscribe(blocks.append, kinds=(BlockFinished,))
+    called = first_event(session, ActivityEnded)  # the first block's first tool call
+    turn = asyncio.create_task(session.submit("look"))
+    await called.wait()
+    await save()
+    (workspace / "go").touch()
+    return await turn, blocks
+
+
 async def test_saves_started_together_run_one_after_another(workspace: Path) -> None:
     user_extensions("reports")  # steering_mode's on_change runs in a real extension worker
     host = await Host.open(HostOptions(workspace=workspace))
@@ -179,14 +194,9 @@ async def test_introspection_saved_during_a_block_applies_from_the_next_request(
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
     try:
         session = await host.new_session()
-        blocks: list[BlockFinished] = []
-        session.subscribe(blocks.append, kinds=(BlockFinished,))
-        called = first_event(session, ActivityEnded)  # the block's first list_sessions()
-        turn = asyncio.create_task(session.submit("look"))
-        await called.wait()
-        await host.settings.set("introspection", False, "global")
-        (workspace / "go").touch()
-        ended = await turn
+        ended, blocks = await saved_mid_block(
+            session, workspace, lambda: host.settings.set("introspection", False, "global")
+        )
         prompt = await session.system_prompt()
     finally:
         await host.close()
@@ -285,25 +295,22 @@ async def test_limits_and_sessions_scope_saved_during_a_block_apply_from_the_nex
         other = await host.host_at(tmp_path / "elsewhere")  # a session of another workspace
         await other.new_session()
         session = await host.new_session()
-        blocks: list[BlockFinished] = []
-        session.subscribe(blocks.append, kinds=(BlockFinished,))
         limits: list[tuple[int, float]] = []  # what held when each block ended
         session.subscribe(
             lambda _e: limits.append((session.limits.max_iterations, session.sandbox.time_limit)),
             kinds=(BlockFinished,),
         )
-        called = first_event(session, ActivityEnded)  # the first block's list_sessions()
-        turn = asyncio.create_task(session.submit("look"))
-        await called.wait()
-        for setting_id, value in [
-            ("max_iterations", "10"),
-            ("block_time_limit", "600"),
-            ("sessions_scope", "all"),
-        ]:
-            assert (await host.settings.set(setting_id, value, "global")).changed
-        assert session.limits.max_iterations == 50  # the request under way keeps its own
-        (workspace / "go").touch()
-        ended = await turn
+
+        async def save() -> None:
+            for setting_id, value in [
+                ("max_iterations", "10"),
+                ("block_time_limit", "600"),
+                ("sessions_scope", "all"),
+            ]:
+                assert (await host.settings.set(setting_id, value, "global")).changed
+            assert session.limits.max_iterations == 50  # the request under way keeps its own
+
+        ended, blocks = await saved_mid_block(session, workspace, save)
     finally:
         await host.close()
     assert ended.status == "max_iterations", ended.error
@@ -352,14 +359,9 @@ async def test_a_jail_turned_on_during_a_block_confines_the_next_one(
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
     try:
         session = await host.new_session()
-        blocks: list[BlockFinished] = []
-        session.subscribe(blocks.append, kinds=(BlockFinished,))
-        called = first_event(session, ActivityEnded)
-        turn = asyncio.create_task(session.submit("look"))
-        await called.wait()
-        assert (await host.settings.set("jail", True, "global")).changed
-        (workspace / "go").touch()
-        ended = await turn
+        ended, blocks = await saved_mid_block(
+            session, workspace, lambda: host.settings.set("jail", True, "global")
+        )
     finally:
         await host.close()
     assert ended.status == "completed", ended.error
@@ -396,15 +398,12 @@ async def test_limits_saved_during_a_block_shape_the_next_sandbox_process(
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
     try:
         session = await host.new_session()
-        blocks: list[BlockFinished] = []
-        session.subscribe(blocks.append, kinds=(BlockFinished,))
-        called = first_event(session, ActivityEnded)
-        turn = asyncio.create_task(session.submit("look"))
-        await called.wait()
-        await host.settings.set("memory_limit", "1024", "global")
-        await host.settings.set("process_limit", "256", "session", session_id=session.id)
-        (workspace / "go").touch()
-        ended = await turn
+
+        async def save() -> None:
+            await host.settings.set("memory_limit", "1024", "global")
+            await host.settings.set("process_limit", "256", "session", session_id=session.id)
+
+        ended, blocks = await saved_mid_block(session, workspace, save)
     finally:
         await host.close()
     assert ended.status == "completed", ended.error

@@ -12,6 +12,7 @@ import pytest
 from pilot_keys import type_keys
 from providers.wire_servers import WireServer, openai_reply
 
+from vis_core.providers.base import ModelChoice
 from vis_tui.screens.form import FormScreen
 from vis_tui.screens.picker import PickerScreen
 from vis_tui.widgets.system_message import SystemMessage
@@ -254,3 +255,26 @@ async def test_a_model_saved_in_settings_shows_in_the_status_bar_and_answers_nex
         await until(pilot, lambda: len(app.main.transcript.turns) == 2)
         await until(pilot, lambda: all(t.status for t in app.main.transcript.turns.values()))
         assert app.main.status_bar.model == "scripted/second"
+
+
+async def test_the_status_bar_names_the_model_that_answered(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """A switch made outside the app's own commands (an extension's ``vis.session.set_model``,
+    a saved setting while a turn runs) shows once the new model answers."""
+    from vis_core.host import HostOptions
+    from vis_tui.app import VisApp
+
+    (vis_home / "config.toml").write_text('model = "scripted/first"\n', encoding="utf-8")
+    script = tmp_path / "script.yaml"
+    script.write_text('- text: "one"\n- text: "two"\n', encoding="utf-8")
+    app = VisApp(HostOptions(workspace=workspace, script=script), frozen=True)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        await _answered(app, pilot, "hi")
+        assert app.main.status_bar.model == "scripted/first"
+        other = app.core._host.models.session_model(ModelChoice.parse("scripted/other"))
+        await app.session.switch_model(other)  # the app is not told
+        assert app.main.status_bar.model == "scripted/first"
+        await type_keys(pilot, *"again", "enter")
+        await until(pilot, lambda: app.main.status_bar.model == "scripted/other")

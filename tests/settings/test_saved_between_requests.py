@@ -87,6 +87,14 @@ WAIT_FOR_GO = (
 )
 
 
+# a first block that lists the sessions, waits for "go", then lists them again
+LISTS_AROUND_GO = (
+    "before = len(await list_sessions())\n"
+    + WAIT_FOR_GO
+    + "print(before, len(await list_sessions()))"
+)
+
+
 def write_script(path: Path, responses: list[dict[str, str]]) -> Path:
     path.write_text(yaml.safe_dump(responses), encoding="utf-8")
     return path
@@ -182,11 +190,7 @@ async def test_introspection_saved_during_a_block_applies_from_the_next_request(
     script = write_script(
         tmp_path / "script.yaml",
         [
-            {
-                "code": "before = len(await list_sessions())\n"
-                + WAIT_FOR_GO
-                + "print(before, len(await list_sessions()))"
-            },
+            {"code": LISTS_AROUND_GO},
             {"code": "print('list_sessions' in dir(), 'apropos' in dir())"},
             {"text": "ok"},
         ],
@@ -279,11 +283,7 @@ async def test_limits_and_sessions_scope_saved_during_a_block_apply_from_the_nex
     script = write_script(
         tmp_path / "script.yaml",
         [
-            {
-                "code": "before = len(await list_sessions())\n"
-                + WAIT_FOR_GO
-                + "print(before, len(await list_sessions()))"
-            },
+            {"code": LISTS_AROUND_GO},
             {"code": "print(len(await list_sessions()))"},
             *({"code": f"print({n})"} for n in range(3, 13)),
             {"text": "never reached: the turn stops at 10 blocks"},

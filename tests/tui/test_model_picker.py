@@ -12,7 +12,9 @@ import pytest
 from pilot_keys import type_keys
 from providers.wire_servers import WireServer, openai_reply
 
+from vis_core.host import HostOptions
 from vis_core.providers.base import ModelChoice
+from vis_tui.app import VisApp
 from vis_tui.screens.form import FormScreen
 from vis_tui.screens.picker import PickerScreen
 from vis_tui.widgets.system_message import SystemMessage
@@ -226,19 +228,23 @@ async def test_login_to_a_local_server_from_a_scripted_session_says_what_it_swit
     assert 'model = "local/qwen3"' in config and 'api_key_env = ""' in config
 
 
+def _scripted_first(vis_home: Path, workspace: Path, tmp_path: Path) -> VisApp:
+    """The app with ``scripted/first`` as the saved default model (no command-line model, so
+    the settings choose it) and a two-answer script."""
+    (vis_home / "config.toml").write_text('model = "scripted/first"\n', encoding="utf-8")
+    script = tmp_path / "script.yaml"
+    script.write_text('- text: "one"\n- text: "two"\n', encoding="utf-8")
+    return VisApp(HostOptions(workspace=workspace, script=script), frozen=True)
+
+
 async def test_a_model_saved_in_settings_shows_in_the_status_bar_and_answers_next(
     workspace: Path, vis_home: Path, tmp_path: Path
 ) -> None:
     """The person changes the default model in Settings (F2) while a session is open: back
     on the main screen the status bar names the new model, and it answers the next request."""
-    from vis_core.host import HostOptions
-    from vis_tui.app import VisApp
     from vis_tui.screens.settings import SettingsScreen
 
-    (vis_home / "config.toml").write_text('model = "scripted/first"\n', encoding="utf-8")
-    script = tmp_path / "script.yaml"
-    script.write_text('- text: "one"\n- text: "two"\n', encoding="utf-8")
-    app = VisApp(HostOptions(workspace=workspace, script=script), frozen=True)
+    app = _scripted_first(vis_home, workspace, tmp_path)
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
         await _answered(app, pilot, "hi")
@@ -262,13 +268,7 @@ async def test_the_status_bar_names_the_model_that_answered(
 ) -> None:
     """A switch made outside the app's own commands (an extension's ``vis.session.set_model``,
     a saved setting while a turn runs) shows once the new model answers."""
-    from vis_core.host import HostOptions
-    from vis_tui.app import VisApp
-
-    (vis_home / "config.toml").write_text('model = "scripted/first"\n', encoding="utf-8")
-    script = tmp_path / "script.yaml"
-    script.write_text('- text: "one"\n- text: "two"\n', encoding="utf-8")
-    app = VisApp(HostOptions(workspace=workspace, script=script), frozen=True)
+    app = _scripted_first(vis_home, workspace, tmp_path)
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
         await _answered(app, pilot, "hi")

@@ -82,7 +82,7 @@ class LiveSettings:
         parts = self._registry.confined.get(session.id)
         if parts is not None:
             why = f"was stopped to apply the changed setting {result.setting_id}"
-            parts.confine(self._space.confinement(session.id), why)
+            await parts.confine(self._space.confinement(session.id), why)
 
 
 @dataclass(frozen=True)
@@ -93,10 +93,10 @@ class ConfinedParts:
     sandbox: Sandbox
     tool_context: ToolContext
 
-    def confine(self, now: Confinement, reason: str) -> None:
+    async def confine(self, now: Confinement, reason: str) -> None:
         """The tools and shells keep to ``now`` at once, the sandbox from its next block
         (a new process; ``reason`` says why in its restart note)."""
-        self.tool_context.confine(
+        await self.tool_context.confine(
             jail=now.jail, refusal=now.refusal, limits=now.limits, home_writable=now.home_writable
         )
         self.sandbox.confine(

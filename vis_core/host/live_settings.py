@@ -81,7 +81,7 @@ class LiveSettings:
         any restart is; its tools and shell commands keep to it at once."""
         parts = self._registry.confined.get(session.id)
         if parts is not None:
-            parts.confine(self._space.confinement(session.id), result.setting_id)
+            await parts.confine(self._space.confinement(session.id), result.setting_id)
 
 
 @dataclass(frozen=True)
@@ -92,10 +92,10 @@ class ConfinedParts:
     sandbox: Sandbox
     tool_context: ToolContext
 
-    def confine(self, now: Confinement, setting: str) -> None:
+    async def confine(self, now: Confinement, setting: str) -> None:
         """The tools and shells keep to ``now`` at once, the sandbox from its next block
         (a new process; its restart note names ``setting``)."""
-        self.tool_context.confine(
+        await self.tool_context.confine(
             jail=now.jail, refusal=now.refusal, limits=now.limits, home_writable=now.home_writable
         )
         self.sandbox.confine(

@@ -105,3 +105,44 @@ async def test_moving_a_session_into_a_group_reaches_it_between_requests(
         await host.close()
     assert ended.status == "completed", ended.error
     assert limits == [1800, 600]
+
+
+GROUPER = """
+import vis_core.extension as vis
+
+
+def make() -> str:
+    \"\"\"A new session in the group 'team'.\"\"\"
+    return vis.sessions.create(group="team").id
+
+
+vis.register_extension(vis.Extension(
+    name="grouper", alias="grouper", description="Makes sessions in a group.",
+    symbols=[vis.Symbol(make)],
+))
+"""
+
+
+async def test_a_session_an_extension_creates_in_a_group_takes_the_groups_values(
+    workspace: Path, tmp_path: Path
+) -> None:
+    extensions = VisPaths.from_env().ensure().extensions_dir
+    extensions.mkdir(parents=True, exist_ok=True)
+    (extensions / "grouper.py").write_text(GROUPER, encoding="utf-8")
+    script = write_script(
+        tmp_path / "script.yaml", [{"code": "print(await grouper.make())"}, {"text": "ok"}]
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        await host.settings.set("block_time_limit", "600", "group", group="team")
+        session = await host.new_session()
+        blocks: list[BlockFinished] = []
+        session.subscribe(blocks.append, kinds=(BlockFinished,))
+        ended = await session.submit("make one")
+        created = host.registry.live_session(blocks[0].stdout.strip())
+        assert created is not None, blocks[0]
+        limit = created.sandbox.time_limit
+    finally:
+        await host.close()
+    assert ended.status == "completed", ended.error
+    assert limit == 600  # it was built before it joined the group: the move reached it

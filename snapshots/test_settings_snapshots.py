@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from settle import drawn
 from textual.app import App
 from textual.pilot import Pilot
 
@@ -54,7 +55,7 @@ def _search(text: str) -> Any:
     async def run(pilot: Pilot[Any]) -> None:
         await _settled(pilot)
         await pilot.press("slash", *text)
-        await pilot.pause()
+        await drawn(pilot)
 
     return run
 
@@ -66,7 +67,7 @@ async def _settled(pilot: Pilot[Any]) -> None:
     screen = app.screen
     assert isinstance(screen, SettingsScreen)
     await asyncio.wait_for(screen.loaded.wait(), 20)
-    await pilot.pause()
+    await drawn(pilot)
 
 
 def test_settings_tree_with_nested_rows(snap_compare: Any) -> None:

@@ -18,6 +18,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from processes import marked
 
 SLEEPER = "import time; time.sleep(300)"
 
@@ -44,24 +45,6 @@ open("started", "w").close()
 import asyncio
 await asyncio.sleep(300)
 """
-
-
-def marked(mark: str) -> list[int]:
-    """Live processes whose argv holds ``mark``."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/cmdline", "rb") as file:
-                cmdline = file.read()
-            with open(f"/proc/{name}/stat") as file:
-                state = file.read().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if mark.encode() in cmdline and state != "Z":
-            found.append(int(name))
-    return found
 
 
 def _kinds(mark: str) -> set[str]:

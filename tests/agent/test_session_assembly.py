@@ -77,7 +77,7 @@ async def test_reload_rebuilds_the_tool_set_of_an_open_session(workspace: Path, 
         assert "first_tool" in _names(session) and "second_tool" not in _names(session)
         _install(second=True)
         assert "second_tool" not in _names(session)  # built once, kept until a reload
-        host.reload()
+        await host.reload()
         assert {"first_tool", "second_tool"} <= _names(session)
         events: list[Event] = []
         session.subscribe(events.append)

@@ -170,7 +170,7 @@ async def test_reload_loads_every_entry_file_through_the_worker_again(
     try:
         assert "good" in [ext.name for ext in host.catalog.loaded.enabled]
         _write(folder, "good", "import os\nos._exit(5)\n")  # changed on disk, then /reload
-        summary = host.reload()
+        summary = await host.reload()
         assert "1 failed" in summary and "the extension worker exited with code 5" in summary
         assert "good" not in [ext.name for ext in host.catalog.loaded.enabled]
         assert {"git", "todo"} <= {ext.name for ext in host.catalog.loaded.enabled}

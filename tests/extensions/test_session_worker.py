@@ -164,7 +164,7 @@ async def test_tools_run_in_the_session_worker_with_only_declared_and_base_envir
         assert other["pid"] != seen["pid"]  # each session has its own
 
         _install(version=2)
-        host.reload()  # /reload stops the workers; the next call loads the new code
+        await host.reload()  # /reload stops the workers; the next call loads the new code
         assert not alive(seen["pid"]) and not alive(other["pid"])
         reloaded = _printed(await _turn(first))
         assert reloaded["version"] == 2 and reloaded["pid"] != seen["pid"]
@@ -553,7 +553,7 @@ async def test_after_reload_a_changed_env_moves_an_extension_to_its_new_worker(
         assert before["pid"] != before["plain"]  # another environment: another worker
 
         path.write_text(PROBE.replace('env=["PROBE_TOKEN"]', "env=[]"), encoding="utf-8")
-        host.reload()
+        await host.reload()
         after = _printed(await _turn(session))
         assert after["declared"] is None
         assert after["pid"] == after["plain"]  # now it shares the worker of plain

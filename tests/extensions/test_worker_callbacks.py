@@ -240,7 +240,7 @@ async def test_the_worker_starts_when_the_session_opens_if_requests_call_into_it
         assert worker.pid is not None and alive(worker.pid)
         assert not _rows()  # nothing of the extension ran yet: the worker only loaded it
         first = worker.pid
-        host.reload()  # stops it, and starts the next one in the background again
+        await host.reload()  # stops it, and starts the next one in the background again
         assert not alive(first)
         for _ in range(600):
             if worker.pid not in (None, first) and worker.ready:

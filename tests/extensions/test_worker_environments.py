@@ -122,7 +122,7 @@ async def test_an_extension_sees_only_its_own_declared_environment(
         first = _check(await _seen(session))
         assert all(alive(pid) for pid in first.values())
 
-        host.reload()  # /reload stops every worker of the session; the next calls start anew
+        await host.reload()  # /reload stops every worker of the session; the next calls start anew
         assert not any(alive(pid) for pid in first.values())
         again = _check(await _seen(session))
         assert not set(again.values()) & set(first.values())

@@ -79,7 +79,7 @@ async def test_a_config_written_after_the_start_is_read_at_reload(
         await host.new_session()  # MCP started for the workspace
         assert host.mcp.made is None
         write_config(vis_home / "mcp.json", {"alpha": stdio_entry()})
-        host.reload()
+        await host.reload()
         manager = host.mcp.made
         assert manager is not None
         await manager.wait_all(60)

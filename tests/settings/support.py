@@ -64,7 +64,7 @@ class SettingsApp(App[None]):
             SettingsScreen(
                 SettingsPanel(self.host.settings),
                 session_id=self.session_id,
-                reload=self.host.reload_async,
+                reload=self.host.reload,
                 scope=self.scope,
             )
         )

@@ -48,14 +48,14 @@ async def test_project_group_and_session_models_choose_the_session_model(workspa
         assert first.model.label == "local/session-model"  # switched at once
         second = await host.new_session()
         assert second.model.label == "local/project-model"  # other sessions keep theirs
-        host.settings.move_to_group(second.id, "team")
+        await host.settings.move_to_group(second.id, "team")
         await host.settings.set("model", "local/group-model", "group", session_id=second.id)
         await first.close()
         reopened = await host.open_session(first.id)
         assert reopened.model.label == "local/session-model"
         assert (await host.open_session(second.id)).model.label == "local/group-model"
         (workspace / "vis.yml").write_text("toggles:\n  jail: false\n", encoding="utf-8")
-        host.settings.refresh()  # what /reload does
+        await host.settings.reread()  # what /reload does
         assert host.models.model_for(None) is not None
         assert host.models.model_for(None).model == "global-model"  # type: ignore[union-attr]
         await host.settings.reset("model", "global")  # config.toml read at startup no longer counts

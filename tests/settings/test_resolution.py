@@ -73,9 +73,9 @@ async def test_group_values_follow_the_session_group(workspace: Path) -> None:
     service, session = _service(workspace)
     await service.set("jail", True, "group", session_id=session)
     assert service.value("jail", session) is True
-    service.move_to_group(session, "other")
+    await service.move_to_group(session, "other")
     assert service.value("jail", session) is False
-    service.move_to_group(session, "team")
+    await service.move_to_group(session, "team")
     assert service.value("jail", session) is True
 
 

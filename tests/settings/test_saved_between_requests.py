@@ -359,9 +359,12 @@ async def test_a_jail_turned_on_during_a_block_confines_the_next_one(
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
     try:
         session = await host.new_session()
-        ended, blocks = await saved_mid_block(
-            session, workspace, lambda: host.settings.set("jail", True, "global")
-        )
+
+        async def save() -> None:
+            await host.settings.set("jail", True, "global")
+            await host.settings.set("memory_limit", "4096", "global")
+
+        ended, blocks = await saved_mid_block(session, workspace, save)
     finally:
         await host.close()
     assert ended.status == "completed", ended.error
@@ -373,8 +376,9 @@ async def test_a_jail_turned_on_during_a_block_confines_the_next_one(
     assert second.restarted and second.error is None, second.error
     note, printed = second.stdout.strip().splitlines()
     assert note.startswith(
-        "[sandbox] The sandbox process was stopped to apply the changed setting jail and "
-        "was restarted; variables were restored from the last snapshot: helpers helper"
+        "[sandbox] The sandbox process was stopped to apply the changed settings jail and "
+        "memory_limit and was restarted; variables were restored from the last snapshot: "
+        "helpers helper"
     )
     assert printed == "False refused kept"
 
@@ -411,7 +415,8 @@ async def test_limits_saved_during_a_block_shape_the_next_sandbox_process(
     assert (first.stdout.strip(), first.restarted) == ("8192 4096", False)
     assert second.restarted
     assert second.stdout.strip().splitlines()[-1] == "1024 256"
-    assert "changed setting process_limit" in second.stdout
+    # one note names both changes that waited for the block
+    assert "changed settings memory_limit and process_limit and was restarted" in second.stdout
 
 
 async def test_an_iteration_limit_the_command_line_gave_stays_when_the_setting_is_saved(

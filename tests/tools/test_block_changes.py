@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from vis_core.model.block import FileChangeKind
 from vis_core.tools.block_changes import MAX_DIFF_INPUT, MAX_DIFF_LINES, BlockChanges
 from vis_core.tools.checkpoints import Checkpoints
@@ -86,3 +88,26 @@ def test_a_file_swapped_for_a_pipe_after_the_listing_does_not_hang_vis(tmp_path:
     finally:
         done.set()
     assert data is None
+
+
+def test_vis_s_own_files_inside_the_workspace_are_not_the_block_s(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Vis started in the home folder holds its own store (``~/.local/share/vis``) in the
+    workspace: what Vis itself writes there during a block (the database, checkpoints, session
+    locks) was listed as created by the model's block, and kept the turn's checkpoint alive."""
+    ws = tmp_path / "home"
+    own = ws / ".local" / "share" / "vis"
+    monkeypatch.setenv("VIS_HOME", str(own))
+    own.mkdir(parents=True)
+    (ws / "notes.txt").write_text("one\n")
+    points = Checkpoints(ws, own / "checkpoints" / "s1")
+    points.take("t1", 1)
+    watch = BlockChanges(points, "t1")
+    watch.start()
+    (own / "vis.db").write_bytes(b"SQLite format 3\0")
+    (ws / "notes.txt").write_text("two\n")
+    assert [c.path for c in watch.finish()] == ["notes.txt"]
+    points.take("t2", 2)
+    (own / "vis.db").write_bytes(b"SQLite format 3\0 and more")
+    assert points.drop_if_unchanged("t2")  # only Vis's own files moved

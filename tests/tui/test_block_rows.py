@@ -119,3 +119,29 @@ async def test_a_cut_output_shows_the_models_copy_and_opens_the_whole_one(
         chip = row.query_one(PathChip)
         whole = Path(chip.path).read_text(encoding="utf-8")
         assert "line 0\n" in whole and "line 2999\n" in whole
+
+
+async def test_a_folded_row_keeps_each_long_line_to_one_line(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A created file's long path (and a long code line) used to wrap in the folded row: the
+    mark on one line, the path from the screen's first column on the next ones."""
+    deep = "/".join(["folder-with-a-long-name"] * 5) + "/notes.txt"
+    code = f"import os\nos.makedirs(os.path.dirname({deep!r}))\nopen({deep!r}, 'w').write('x')"
+    script = write_script(tmp_path, [{"code": code}, {"text": "Wrote it."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(80, 30)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"write", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Wrote it.")
+
+        def created() -> list[str]:
+            return [ln for ln in _drawn(app, "write").splitlines() if ln.lstrip()[:1] == "+"]
+
+        await until(pilot, lambda: bool(created()))
+        (line,) = created()
+        assert line.startswith("     + folder-with-a-long-name/") and line.endswith("…"), line
+        (row,) = app.main.query(BlockRow)
+        row.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: "notes.txt" in _drawn(app, "write"))  # opened: whole

@@ -362,10 +362,10 @@ def _file_command(item: CommandFile) -> _Command:
 def _group_command(deps: CommandDeps) -> _Command:
     """``/group [NAME]``: show the session's group or move the session into another one."""
 
-    def run(ctx: dict[str, Any]) -> CommandResult:
+    async def run(ctx: dict[str, Any]) -> CommandResult:
         from vis_core.commands.group import run_group
 
-        return run_group(deps, ctx)
+        return await run_group(deps, ctx)
 
     info = CommandInfo("group", "/group [NAME]", "Show or move this session's settings group")
     return _Command(info, run)

@@ -10,7 +10,7 @@ if TYPE_CHECKING:
     from vis_core.command_host import CommandDeps
 
 
-def run_group(deps: CommandDeps, ctx: dict[str, Any]) -> CommandResult:
+async def run_group(deps: CommandDeps, ctx: dict[str, Any]) -> CommandResult:
     """``/group`` shows the group; ``/group NAME`` moves the session (the group is created)."""
     session = ctx.get("session")
     session_id = ctx.get("session_id") or (session.id if session is not None else None)
@@ -24,8 +24,8 @@ def run_group(deps: CommandDeps, ctx: dict[str, Any]) -> CommandResult:
         return ok("Group", f"{where} Groups: {known}. Move it with `/group NAME`.")
     if any(ord(ch) < 32 for ch in name) or len(name) > 200:
         return err("Cannot move the session", "A group name is one line of at most 200 characters.")
-    deps.settings.move_to_group(session_id, name)
+    await deps.settings.move_to_group(session_id, name)
     return ok(
         f"Session moved to group {name}",
-        "Settings saved for this group now apply to this session.",
+        "Settings saved for this group now apply to this session, from its next request.",
     )

@@ -84,6 +84,8 @@ class HostPort(Protocol):
 
     async def save_model(self, session_id: str, label: str) -> None: ...  # its ``model``
 
+    async def move_to_group(self, session_id: str, group: str) -> None: ...  # values follow
+
     def extension_lock(self, owner: str) -> ExtensionLock | None: ...
 
     def register_mcp_server(self, owner: str, server: McpServer) -> None: ...  # on the loop

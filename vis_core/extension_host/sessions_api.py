@@ -327,14 +327,14 @@ class Sessions:
                 target.store.set_title(agent.id, title)
             if session_model is not None:
                 await agent.switch_model(session_model)
+            if group is not None:  # the group's values reach it as a save's would
+                await target.move_to_group(agent.id, group)
             return agent.id
 
         with shown_change(call, host, "vis.sessions.create", "Created session") as shown:
             session_id = run_on_loop(loop, create())
             target = where[0]
             target.store.state_set(ORIGIN_STATE, session_id, call.owner)
-            if group is not None:
-                target.store.set_group(session_id, group)
             shown.summary = f"{title or 'untitled'} · {session_id[:8]}"
         return Session(target, loop, session_id, call.owner, home=host)
 

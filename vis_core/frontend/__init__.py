@@ -528,7 +528,7 @@ class Frontend:
 
     async def reload(self) -> str:
         """Read every extension again (``/reload``): "N loaded, M failed" and why."""
-        return await self._host.reload_async()
+        return await self._host.reload()
 
     # -- models --------------------------------------------------------------------------
     @property

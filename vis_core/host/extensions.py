@@ -54,9 +54,9 @@ class ExtensionCatalog:
 
     def read_again(self, settings: SettingsService) -> None:
         """Load every extension again (the registration worker's time, up to the load time
-        limit): the settings files and the project's control files are read again (once) and
-        checked against the trust list again; a change since the start needs `vis trust`."""
-        settings.refresh()
+        limit) from the project's control files as ``settings`` read them again and checked
+        them against the trust list (:meth:`SettingsService.reread`); a change since the
+        start needs `vis trust`."""
         snapshot, trusted = settings.snapshot, settings.trusted
         options = replace(
             self.loaded.options,

@@ -35,6 +35,7 @@ from vis_core.interaction import Interaction
 from vis_core.paths import ControlSnapshot, VisPaths, control_files_changed, find_project_root
 from vis_core.settings import SettingsService, attach_log_file, disabled_extensions
 from vis_core.settings.core import extension_load_timeout
+from vis_core.settings.order import ChangeOrder
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
 from vis_core.system import jail_check
@@ -62,10 +63,12 @@ class Host:
         store: Store,
         extensions: LoadedExtensions,
         snapshot: ControlSnapshot,
+        order: ChangeOrder | None = None,
     ):
         """``snapshot``: the project's control files as :meth:`open` read them and checked
         them against the trust list (``extensions`` were loaded from it). Settings,
-        environment and MCP servers are read from it, not from the files."""
+        environment and MCP servers are read from it, not from the files. ``order``: the
+        settings of the other workspaces this process opened (they share the user's)."""
         self.options = options
         self.paths = paths
         self.store = store
@@ -83,6 +86,7 @@ class Host:
             toggles=options.toggles,
             channel=options.channel,
             snapshot=snapshot,  # checked against the trust list there, at each refresh too
+            order=order,
         )
         self.space = Workspace(paths, root, self.settings)
         self.settings.install()  # secret redaction answers from here
@@ -164,7 +168,7 @@ class Host:
             self.catalog,
             self.models,
             self.mcp,
-            self.reload_async,
+            self.reload,
             self.call_extension,
         )
         self.commands = CommandRegistry(self.command_deps)
@@ -197,7 +201,7 @@ class Host:
         self.runtime.serve(self.port)
 
     @classmethod
-    async def open(cls, options: HostOptions) -> Host:
+    async def open(cls, options: HostOptions, order: ChangeOrder | None = None) -> Host:
         paths = VisPaths.from_env().ensure()
         # the jail check (a jailed `true`, once per process) runs while the rest starts
         jail_check.check_in_background()
@@ -227,7 +231,7 @@ class Host:
             name="vis-stale-temps",
             daemon=True,
         ).start()
-        return cls(options, paths, config, store, extensions, snapshot)
+        return cls(options, paths, config, store, extensions, snapshot, order)
 
     def startup_notes(self) -> list[str]:
         """What a person should know before the first turn (e.g. skipped project code)."""
@@ -320,19 +324,12 @@ class Host:
 
         return await asyncio.to_thread(run)
 
-    def reload(self) -> str:
-        """Re-read every extension; sessions see the new tools from their next block."""
-        self.catalog.read_again(self.settings)
-        return self._reloaded()
-
-    async def reload_async(self) -> str:
-        """``reload`` with the reading (the registration worker's time, up to the load time
-        limit) in a thread, so the loop stays free; what starts servers and workers runs on
-        the loop, as ``reload`` on the loop does."""
+    async def reload(self) -> str:
+        """``/reload``: read the settings files again (what changed reaches the open sessions
+        as a save does), then every extension, in a thread (the registration worker's time,
+        up to the load time limit); sessions see the new tools from their next block."""
+        await self.settings.reread()
         await asyncio.to_thread(self.catalog.read_again, self.settings)
-        return self._reloaded()
-
-    def _reloaded(self) -> str:
         self.mcp.reload_soon()  # mcp.json and extension servers, read again
         from vis_core.extension_host.session_kit import called_per_request
 
@@ -364,7 +361,7 @@ class Host:
         async with self._other_roots_lock:
             other = self._other_roots.get(root)
             if other is None:
-                other = await Host.open(replace(self.options, workspace=root))
+                other = await Host.open(replace(self.options, workspace=root), self.settings.order)
                 self._other_roots[root] = other
             return other
 

@@ -81,8 +81,7 @@ class LiveSettings:
         any restart is; its tools and shell commands keep to it at once."""
         parts = self._registry.confined.get(session.id)
         if parts is not None:
-            why = f"was stopped to apply the changed setting {result.setting_id}"
-            parts.confine(self._space.confinement(session.id), why)
+            await parts.confine(self._space.confinement(session.id), result.setting_id)
 
 
 @dataclass(frozen=True)
@@ -93,10 +92,10 @@ class ConfinedParts:
     sandbox: Sandbox
     tool_context: ToolContext
 
-    def confine(self, now: Confinement, reason: str) -> None:
+    async def confine(self, now: Confinement, setting: str) -> None:
         """The tools and shells keep to ``now`` at once, the sandbox from its next block
-        (a new process; ``reason`` says why in its restart note)."""
-        self.tool_context.confine(
+        (a new process; its restart note names ``setting``)."""
+        await self.tool_context.confine(
             jail=now.jail, refusal=now.refusal, limits=now.limits, home_writable=now.home_writable
         )
         self.sandbox.confine(
@@ -104,7 +103,7 @@ class ConfinedParts:
             refusal=now.refusal,
             limits=now.limits,
             home_writable=now.home_writable,
-            reason=reason,
+            setting=setting,
         )
 
     def set_time_limit(self, seconds: float) -> None:

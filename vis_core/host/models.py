@@ -51,8 +51,10 @@ class ModelResolver:
     def config(self) -> UserConfig:
         """``config.toml`` as it is now. When it changed on disk since it was read, it is
         read again, and with it the settings it holds (the ``model``, the key variables
-        to redact) and the project's model: a provider added while Vis runs counts."""
-        if self._config.reread():
+        to redact) and the project's model: a provider added while Vis runs counts. Not
+        while a change of the settings is under way (it may be writing the file): then at
+        the next read after it."""
+        if not self._settings.order.busy and self._config.reread():
             self._settings.refresh()
             self.refresh()
         return self._config.current()

@@ -83,6 +83,9 @@ class SdkPort:
     async def save_model(self, session_id: str, label: str) -> None:
         await self.settings.set("model", label, "session", session_id=session_id)
 
+    async def move_to_group(self, session_id: str, group: str) -> None:
+        await self.settings.move_to_group(session_id, group)
+
     def extension_lock(self, owner: str) -> ExtensionLock | None:
         return self.catalog.lock(owner)
 

@@ -134,6 +134,13 @@ def _names(items: Sequence[str], most: int = 12) -> str:
     return shown + (f" and {len(items) - most} more" if len(items) > most else "")
 
 
+def _changed_settings(names: Sequence[str]) -> str:
+    """How the restart note says the child was stopped for settings that changed."""
+    if len(names) == 1:
+        return f"was stopped to apply the changed setting {names[0]}"
+    return f"was stopped to apply the changed settings {', '.join(names[:-1])} and {names[-1]}"
+
+
 def restore_summary(report: Mapping[str, Any]) -> str:
     """One sentence on what a new child restored from the snapshot, and what it could not."""
     parts = []
@@ -271,6 +278,7 @@ class Sandbox:
         self._slot_shown: Path | None = None  # the draft slot the running jail shows
         # (jail, limits, home_writable) the next child starts under (:meth:`confine`)
         self._next: tuple[bool, ChildLimits | None, bool] | None = None
+        self._changed: list[str] = []  # the settings that asked for it, named in its note
 
     # -- public ------------------------------------------------------------------------------
     async def run(self, code: str, *, globals: Mapping[str, Any] | None = None) -> BlockResult:
@@ -332,19 +340,24 @@ class Sandbox:
         refusal: str | None,
         limits: ChildLimits | None,
         home_writable: bool,
-        reason: str,
+        setting: str,
     ) -> asyncio.Task[None] | None:
-        """Settings that shape the child changed (``reason``: which, as the restart note says
-        it): the next block runs in a new child under them, its namespace restored from the
-        snapshot; a block running now finishes under the old ones. ``refusal`` holds from the
-        next block. A jail turned on also stops the unjailed child once no block runs in it
-        (a thread a block left there must not write on unconfined); the task returned ends
-        when it has."""
+        """The setting ``setting``, which shapes the child, changed: the next block runs in a
+        new child under the new values, its namespace restored from the snapshot, and its
+        restart note names every setting changed until then; a block running now finishes
+        under the old ones. ``refusal`` holds from the next block. A jail turned on also
+        stops the unjailed child once no block runs in it (a thread a block left there must
+        not write on unconfined); the task returned ends when it has."""
         self.refusal = refusal
         shaped = (jail, limits, home_writable)
         if shaped == (self._next or (self.jail, self.limits, self.home_writable)):
             return None
         self._next = shaped
+        if setting not in self._changed:
+            self._changed.append(setting)
+        reason = _changed_settings(self._changed)
+        if self._death is not None and self._death == self._move_reason:
+            self._death = reason  # stopped for an earlier change and not started again yet
         self._moved = True
         self._move_reason = reason
         proc = self._proc
@@ -353,11 +366,13 @@ class Sandbox:
         return self._spawn(self._stop_now(reason))
 
     async def _stop_now(self, reason: str) -> None:
+        """Stop the child once no block runs in it; its note says ``reason``, or the reason
+        of the changes made while it waited (they all apply from the next child)."""
         async with self._lock:
             proc = self._proc
             if proc is None or proc.returncode is not None:
                 return
-            self._kill_reason = reason
+            self._kill_reason = self._move_reason or reason
             proc.kill()
             self._on_exit(proc, await proc.wait())
 
@@ -418,6 +433,7 @@ class Sandbox:
                 self._on_exit(proc, proc.returncode)
             if self._next is not None:  # what :meth:`confine` asked for, from this child on
                 (self.jail, self.limits, self.home_writable), self._next = self._next, None
+                self._changed = []
             try:
                 restarted = await self._start()
             except JailUnavailable as exc:

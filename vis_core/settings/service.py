@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import contextvars
 import logging
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,6 +21,7 @@ from vis_core.model.extensions import ExtensionSource, ExtensionStatus
 from vis_core.paths import ControlSnapshot, TrustStore, take_snapshot
 from vis_core.settings.core import CORE_SETTINGS, GUARDED, check_value, default_value
 from vis_core.settings.declaring import DeclaringExtension, ExtensionSet
+from vis_core.settings.order import ChangeOrder
 from vis_core.settings.redact import Redactor
 from vis_core.settings.storage import (
     PROJECT_SETTINGS,
@@ -46,8 +45,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 Overrides = dict[SettingScope, dict[str, Any]]
-# the save under way where its on_change and listeners run: the saves they make are part of it
-_SAVING: contextvars.ContextVar[object | None] = contextvars.ContextVar("vis_saving", default=None)
 # (extension, setting, (old, new, scope), context): run the setting's on_change; raise if it fails
 OnChangeRunner = Callable[
     [DeclaringExtension, Setting[Any], tuple[Any, Any, str], CallContext], Awaitable[None]
@@ -128,11 +125,13 @@ class SettingsService:
         channel: Channel = Channel.TUI,
         trusted: bool | None = None,
         snapshot: ControlSnapshot | None = None,
+        order: ChangeOrder | None = None,
     ) -> None:
         """``trusted``: whether the project is trusted (``None``: ask the trust list at each
         :meth:`refresh`); every value an untrusted project's files set is ignored.
         ``snapshot``: the project's control files as the caller read them (and checked
-        against the trust list); the values are read from it, not from the files again."""
+        against the trust list); the values are read from it, not from the files again.
+        ``order``: the other workspaces' services of this process (none: a new order)."""
         self.paths = paths
         self.store = store
         self.project_root = project_root
@@ -158,11 +157,12 @@ class SettingsService:
         self._secret_values: dict[str, str] = {}
         self._environment_keys: list[str] = []  # keys Vis reads from the environment
         self.redactor = Redactor(lambda: [*self._secret_values.values(), *self._environment_keys])
-        # Awaited after every save or reset (e.g. the Host switches a session's model).
+        # Awaited after every change of an effective value: a save or reset, a re-read of
+        # the files, a session moved into a group (e.g. the Host switches a session's model).
         self.saved_listeners: list[SavedListener] = []
-        # one save at a time, from reading the old value to the last listener
-        self._saving = asyncio.Lock()
-        self._under_way: object | None = None  # the save holding it (its hooks' saves go on)
+        # one change at a time, from reading the old value to the last listener
+        self.order = order or ChangeOrder()
+        self.order.services.append(self)
         self._installed = False
         self.snapshot: ControlSnapshot
         self.refresh(snapshot)
@@ -230,9 +230,12 @@ class SettingsService:
         self._installed = True
 
     def uninstall(self) -> None:
-        """Undo :meth:`install` and stop writing the log file through this redactor."""
+        """Undo :meth:`install`, stop writing the log file through this redactor and hearing
+        the other services' saves (the workspace closes)."""
         from vis_core.settings.logfile import detach_log_file
 
+        if self in self.order.services:
+            self.order.services.remove(self)
         detach_log_file(self.redactor)
         if not self._installed:
             return
@@ -554,39 +557,67 @@ class SettingsService:
         session_id: str | None,
         group: str | None,
     ) -> SaveResult:
-        """One save after another: the files are written in a thread, then ``on_change``
-        and the listeners are awaited here, on the caller's loop, before the next save reads
-        its old value (so each sees old → new in the order the saves were made)."""
-        async with self._one_save():
+        """One change after another: the files are written in a thread, then ``on_change``
+        and the listeners are awaited here, on the caller's loop, before the next change reads
+        its old value (so each sees old → new in the order the saves were made). A saved
+        file reaches the other workspaces' services (what they read of it changes for them)."""
+        async with self.order.one():
             owner, level, old, new = await asyncio.to_thread(
                 self._store_value, setting_id, value, scope, session_id, group
             )
             changed = old != new
             error = await self._run_hook(owner, old, new, level, session_id) if changed else None
             result = SaveResult(setting_id, level, old, new, changed, error, session_id)
-            for listener in list(self.saved_listeners):
-                try:
-                    await listener(result)
-                except Exception:  # the value is saved; a listener's failure is only logged
-                    log.exception("after saving setting %r, a listener failed", setting_id)
+            await self._tell(result)
+            if owner.setting.is_secret or level in (SettingScope.GLOBAL, SettingScope.PROJECT):
+                for other in list(self.order.services):
+                    if other is not self:
+                        await other._reread()
             return result
 
-    @contextlib.asynccontextmanager
-    async def _one_save(self) -> AsyncIterator[None]:
-        """Wait for the save under way, unless its ``on_change`` or a listener makes this one:
-        then it is part of that save and goes at once (waiting would wait for itself)."""
-        within = _SAVING.get()
-        if within is not None and within is self._under_way:
-            yield
-            return
-        async with self._saving:
-            self._under_way = save = object()
-            token = _SAVING.set(save)
+    async def reread(self) -> None:
+        """Read the files again (``/reload``: a person edited them), once the change under
+        way ended; the effective values that changed reach the listeners as a save's do."""
+        async with self.order.one():
+            await self._reread()
+
+    async def _reread(self) -> None:
+        before = self._effective(None)
+        await asyncio.to_thread(self.refresh)
+        await self._tell_changes(before, None)
+
+    def _effective(self, session_id: str | None) -> dict[str, Resolution]:
+        """Every setting's effective value for ``session_id`` (project level without one),
+        secrets left out."""
+        preloaded = self.preload(session_id)
+        return {
+            sid: self.resolve(sid, session_id, preloaded)
+            for sid, owner in self.owners().items()
+            if not owner.setting.is_secret
+        }
+
+    async def _tell_changes(self, before: Mapping[str, Resolution], session_id: str | None) -> None:
+        """Tell the listeners each effective value that changed since ``before``: at group
+        scope for a session (it moved), else at the level of the file that changed it."""
+        after = self._effective(session_id)
+        for sid, was in before.items():
+            now = after.get(sid)
+            if now is None or now.value == was.value:
+                continue
+            if session_id is not None:
+                scope = SettingScope.GROUP
+            elif now.layers.get(Source.PROJECT) != was.layers.get(Source.PROJECT):
+                scope = SettingScope.PROJECT
+            else:
+                scope = SettingScope.GLOBAL
+            await self._tell(SaveResult(sid, scope, was.value, now.value, True, None, session_id))
+
+    async def _tell(self, result: SaveResult) -> None:
+        for listener in list(self.saved_listeners):
             try:
-                yield
-            finally:
-                _SAVING.reset(token)
-                self._under_way = None
+                await listener(result)
+            except Exception:  # the value is saved; a listener's failure is only logged
+                log.exception("after setting %r changed, a listener failed", result.setting_id)
 
     def _store_value(
         self,
@@ -725,10 +756,16 @@ class SettingsService:
         """Switch an extension on or off in config.toml; takes effect at the next reload."""
         self.global_file.set_disabled(name, not enabled)
 
-    def move_to_group(self, session_id: str, group: str | None) -> None:
-        if self.store is None:
+    async def move_to_group(self, session_id: str, group: str | None) -> None:
+        """Move the session into ``group`` (None: into none); the effective values that
+        change for it (the group's) reach the listeners as a save's do."""
+        store = self.store
+        if store is None:
             raise ValueError("moving a session into a group needs the Vis database")
-        self.store.set_group(session_id, group)
+        async with self.order.one():
+            before = self._effective(session_id)
+            await asyncio.to_thread(store.set_group, session_id, group)
+            await self._tell_changes(before, session_id)
 
     def session_group(self, session_id: str | None) -> str | None:
         return self._session_group(session_id)

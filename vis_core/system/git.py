@@ -93,7 +93,9 @@ def git_program(cwd: Path) -> str:
 
 
 def driver_overrides(cwd: Path) -> list[str]:
-    """``-c`` pairs that switch off every filter/diff/merge driver the config files name."""
+    """``-c`` pairs that switch off every filter/diff/merge driver the config files name;
+    :class:`GitFailed` for a driver whose name holds ``=`` (``-c`` ends the name at the first
+    one, so no pair could switch it off)."""
     try:
         done = subprocess.run(
             [git_program(cwd), "config", "--list", "--name-only", "-z"],
@@ -108,6 +110,12 @@ def driver_overrides(cwd: Path) -> list[str]:
     pairs: list[str] = []
     for name in done.stdout.decode("utf-8", "replace").split("\0"):
         match = _DRIVER_KEY.match(name.strip())
+        if match and "=" in name:
+            raise GitFailed(
+                f"the git configuration of {cwd} names a driver, {name.strip()!r}, that Vis "
+                "cannot switch off ('=' in its name), so Vis runs no git command there; "
+                "rename it in the configuration file that sets it"
+            )
         if match:
             kind = name.rsplit(".", 1)[-1].lower()
             pairs += ["-c", f"{name.strip()}={_DRIVER_VALUE.get(kind, '')}"]

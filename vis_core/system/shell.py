@@ -118,9 +118,11 @@ class ShellHandle(HostHandle):
         *,
         timeout: float | None = None,
         buffer_bytes: int = BUFFER_BYTES,
+        jailed: bool = False,
     ) -> None:
         self.id = f"sh-{next(_ids)}"
         self.command = command
+        self.jailed = jailed  # started in the jail
         self.pid = child.pid  # its keeper, which owns every process the command starts
         self._child = child
         self._stdin, stdout, stderr = streams
@@ -192,12 +194,17 @@ class ShellHandle(HostHandle):
     def _on_timeout(self) -> None:
         if self.running:
             self.timed_out = True
-            keep(self._tasks, asyncio.ensure_future(self._stop(STOP_GRACE_SECONDS)))
+            keep(self._tasks, asyncio.ensure_future(self.end(STOP_GRACE_SECONDS)))
 
     @property
     def running(self) -> bool:
         """The command itself runs (what it left in the background may run on)."""
         return self._child.command_exit is None
+
+    @property
+    def alive(self) -> bool:
+        """The command, or something it left running, still runs (its keeper has not ended)."""
+        return self._child.returncode is None
 
     @property
     def runtime(self) -> float | None:
@@ -305,10 +312,12 @@ class ShellHandle(HostHandle):
     async def stop(self, grace: float = STOP_GRACE_SECONDS) -> ShellStatus:
         """Stop every process the command started (``setsid`` ones too): SIGTERM, then
         SIGKILL after ``grace`` seconds."""
-        await self._stop(grace)
+        await self.end(grace)
         return self._seen_status()
 
-    async def _stop(self, grace: float) -> None:
+    async def end(self, grace: float) -> None:
+        """Like :meth:`stop`, returning once every process is gone; the model is told of the
+        end in its next request (a command left running)."""
         if self.running:
             self.stopped = True
         self._child.terminate()
@@ -317,6 +326,7 @@ class ShellHandle(HostHandle):
         except TimeoutError:
             pass
         self._child.kill()
+        await self._child.wait()
         await self._settle()
         await self._child.wait()
         # closed now, not when the loop is gone ("Event loop is closed")
@@ -409,6 +419,7 @@ class ShellManager:
             limits=self.limits,
             cwd=cwd,
             env=self.child_env(env),
+            jailed=jail_workspace is not None,
         )
         handle.on_exit = self.on_exit
         self.handles[handle.id] = handle
@@ -427,10 +438,16 @@ class ShellManager:
                 handle.left_running = True
 
     async def stop_running(self) -> None:
-        """Stop every command still running (the session entered a draft: what it started in
-        the live workspace must not write there any more)."""
-        running = [h for h in self.handles.values() if h.running]
+        """Stop every command still running, and what ended ones left running (the session
+        entered a draft: what it started in the live workspace must not write there any more)."""
+        running = [h for h in self.handles.values() if h.alive]
         await asyncio.gather(*(h.stop() for h in running), return_exceptions=True)
+
+    async def stop_unjailed(self) -> None:
+        """The jail went on: kill every command started without it, and what such a command
+        left running, at once (the model could type into one, and each reaches the whole host)."""
+        unjailed = [h for h in self.handles.values() if h.alive and not h.jailed]
+        await asyncio.gather(*(h.end(0) for h in unjailed), return_exceptions=True)
 
     async def ended_in_background(self) -> list[ShellHandle]:
         """Commands left running that ended since and whose end the model has not read; each
@@ -459,6 +476,7 @@ async def start_handle(
     limits: ChildLimits | None = None,
     cwd: Path | str,
     env: Mapping[str, str],
+    jailed: bool = False,
 ) -> ShellHandle:
     """Start ``argv`` (``command`` under bash, maybe jailed) with pipes for a handle. Its keeper
     owns every process it starts (also ``setsid`` ones) and ends them all when Vis ends."""
@@ -468,7 +486,7 @@ async def start_handle(
     except BaseException:
         child.kill()
         raise
-    return ShellHandle(command, child, streams, output_dir, timeout=timeout)
+    return ShellHandle(command, child, streams, output_dir, timeout=timeout, jailed=jailed)
 
 
 def jailed(

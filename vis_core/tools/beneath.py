@@ -163,6 +163,11 @@ class Beneath:
             return text[len(root) + 1 :] or "."
         raise Escape(errno.EXDEV, f"{text} is not under {root}")
 
+    def hides(self, path: str | os.PathLike[str]) -> bool:
+        """Whether ``path`` (absolute, as a listing of the root names it) lies in a hidden
+        folder beneath the root."""
+        return any(Path(path).is_relative_to(folder) for folder in self._inside)
+
     def _hidden_ids(self) -> frozenset[tuple[int, int]]:
         found = set()
         for folder in self._inside:

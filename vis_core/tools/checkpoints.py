@@ -164,6 +164,8 @@ class Checkpoints:
         root = str(self.workspace)
         states = {}
         for path in listed_files(root, hidden=True):
+            if self.files.hides(path):  # Vis's own folders: its store is not the model's work
+                continue
             try:
                 states[os.path.relpath(path, root)] = os.stat(path, follow_symlinks=False)
             except OSError:

@@ -81,15 +81,18 @@ class ToolContext:
         object.__setattr__(self, "workspace", Path(workspace).resolve())
         object.__setattr__(self, "live_workspace", live)
 
-    def confine(
+    async def confine(
         self, *, jail: bool, refusal: str | None, limits: ChildLimits | None, home_writable: bool
     ) -> None:
         """The settings that confine the session's children changed: the tools check paths,
-        and its shells start commands, under them from now on."""
+        and its shells start commands, under them from now on. A jail turned on also kills
+        the commands started without it (and what they left running) before this returns."""
         object.__setattr__(self, "jail", jail)
         object.__setattr__(self, "home_writable", home_writable)
         self.shells.refusal, self.shells.limits = refusal, limits
         self.shells.home_writable = home_writable
+        if jail:
+            await self.shells.stop_unjailed()
 
     def set_time_limit(self, seconds: float) -> None:
         """The ``block_time_limit`` setting changed: a tool's own process keeps to it."""

@@ -127,6 +127,7 @@ class BlockRow(Vertical, can_focus=True):
 
     DEFAULT_CSS = """
     BlockRow { height: auto; }
+    BlockRow > .block-header { text-wrap: nowrap; text-overflow: ellipsis; }
     BlockRow:focus > .block-header { background: $accent 20%; }
     BlockRow > .block-body { height: auto; padding: 0 0 0 4; display: none; }
     BlockRow.-expanded > .block-body { display: block; }

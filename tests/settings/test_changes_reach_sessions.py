@@ -1,0 +1,148 @@
+"""Changes that are not a save of this workspace reach its open sessions as a save does:
+``/reload`` after a hand edit, a save in another workspace of the same Vis, a move into a
+group; a reload and a save made together are ordered."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from vis_core.events import BlockFinished
+from vis_core.host import Host, HostOptions
+from vis_core.paths import TrustStore, VisPaths
+
+from .test_saved_between_requests import WAIT_FOR_GO, saved_mid_block, write_script
+
+
+async def test_a_reload_and_a_save_made_together_run_one_after_the_other(
+    workspace: Path,
+) -> None:
+    """A reload awaited with a save reads the files wholly before or after it, never while
+    it writes them (its read of the file as it was could land in memory after the save's):
+    the save's old value is what the reload read when it went first, and both orders end
+    with the saved value in memory and on disk."""
+    config = VisPaths.from_env().ensure().config_file
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
+    ended: list[tuple[str, str, str]] = []
+    try:
+        for edited, value, reload_first in [("100", "25", True), ("200", "10", False)]:
+            config.write_text(f'max_iterations = "{edited}"\n')  # by hand, then /reload
+            save = host.settings.set("max_iterations", value, "global")
+            if reload_first:
+                _, saved = await asyncio.gather(host.reload(), save)
+            else:
+                saved, _ = await asyncio.gather(save, host.reload())
+            on_disk = host.settings.global_file.values()["max_iterations"]
+            ended.append((saved.old, host.settings.value("max_iterations"), on_disk))
+    finally:
+        await host.close()
+    assert ended == [("100", "25", "25"), ("25", "10", "10")]
+
+
+async def test_a_hand_edit_read_again_by_reload_reaches_the_open_session(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(tmp_path / "script.yaml", [{"text": "hi"}])
+    config = VisPaths.from_env().ensure().config_file
+    config.write_text('model = "scripted/first"\n')
+    host = await Host.open(HostOptions(workspace=workspace, script=script))
+    try:
+        session = await host.new_session()
+        config.write_text('model = "scripted/second"\nmax_iterations = 10\n')  # by hand
+        await host.reload()
+    finally:
+        await host.close()
+    assert session.next_model.label == "scripted/second"
+    assert session.limits.max_iterations == 10
+
+
+async def test_a_user_value_saved_in_one_workspace_reaches_the_others_a_project_one_does_not(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "vis.yml").write_text("toggles: {}\n", encoding="utf-8")
+    TrustStore(VisPaths.from_env()).trust(workspace)  # project values may be saved
+    VisPaths.from_env().ensure().config_file.write_text('model = "scripted/first"\n')
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    host = await Host.open(HostOptions(workspace=workspace))
+    try:
+        other = await host.host_at(elsewhere)  # as vis.sessions.create(root=...) opens it
+        here, there = await host.new_session(), await other.new_session()
+        await host.settings.set("model", "scripted/second", "global")
+        await host.settings.set("max_iterations", "25", "global")
+        await host.settings.set("max_iterations", "10", "project")
+        await other.settings.set("block_time_limit", "600", "global")  # and back
+    finally:
+        await host.close()
+    assert there.next_model.label == "scripted/second"
+    assert (here.limits.max_iterations, there.limits.max_iterations) == (10, 25)
+    assert here.sandbox.time_limit == there.sandbox.time_limit == 600
+
+
+async def test_moving_a_session_into_a_group_reaches_it_between_requests(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "script.yaml",
+        [{"code": "await list_sessions()\n" + WAIT_FOR_GO}, {"code": "print(2)"}, {"text": "ok"}],
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        await host.settings.set("block_time_limit", "600", "group", group="team")
+        limits: list[float] = []  # what held when each block ended
+        session.subscribe(
+            lambda _e: limits.append(session.sandbox.time_limit), kinds=(BlockFinished,)
+        )
+
+        async def move() -> None:
+            moved = await host.commands.run(session, "/group team")
+            assert moved.ok, moved
+            assert session.sandbox.time_limit == 1800  # the block under way keeps its own
+
+        ended, _blocks = await saved_mid_block(session, workspace, move)
+    finally:
+        await host.close()
+    assert ended.status == "completed", ended.error
+    assert limits == [1800, 600]
+
+
+GROUPER = """
+import vis_core.extension as vis
+
+
+def make() -> str:
+    \"\"\"A new session in the group 'team'.\"\"\"
+    return vis.sessions.create(group="team").id
+
+
+vis.register_extension(vis.Extension(
+    name="grouper", alias="grouper", description="Makes sessions in a group.",
+    symbols=[vis.Symbol(make)],
+))
+"""
+
+
+async def test_a_session_an_extension_creates_in_a_group_takes_the_groups_values(
+    workspace: Path, tmp_path: Path
+) -> None:
+    extensions = VisPaths.from_env().ensure().extensions_dir
+    extensions.mkdir(parents=True, exist_ok=True)
+    (extensions / "grouper.py").write_text(GROUPER, encoding="utf-8")
+    script = write_script(
+        tmp_path / "script.yaml", [{"code": "print(await grouper.make())"}, {"text": "ok"}]
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        await host.settings.set("block_time_limit", "600", "group", group="team")
+        session = await host.new_session()
+        blocks: list[BlockFinished] = []
+        session.subscribe(blocks.append, kinds=(BlockFinished,))
+        ended = await session.submit("make one")
+        created = host.registry.live_session(blocks[0].stdout.strip())
+        assert created is not None, blocks[0]
+        limit = created.sandbox.time_limit
+    finally:
+        await host.close()
+    assert ended.status == "completed", ended.error
+    assert limit == 600  # it was built before it joined the group: the move reached it

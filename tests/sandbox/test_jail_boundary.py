@@ -497,6 +497,36 @@ def test_root_only_system_files_stay_hidden_in_the_jail(workspace: Path, tmp_pat
     assert done.stdout.splitlines() == ["end"], done.stderr
 
 
+@jailed
+@pytest.mark.skipif(os.geteuid() != 0, reason="root-only files are what root can read")
+def test_root_only_system_files_made_after_the_first_jail_stay_hidden(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """``/etc`` was walked once per process: a secret root put there later (a ``kubeadm
+    init``, a VPN set up while Vis runs), in ``/etc`` or in a folder of it, was readable in
+    every later jail."""
+    program = textwrap.dedent(
+        f"""
+        import subprocess, sys
+        from pathlib import Path
+        from vis_core.system.jail import jail_argv
+        folder = Path("/etc/vis-later")
+        folder.mkdir(mode=0o755)
+        def read() -> str:
+            script = f"cat /etc/vis-later.conf {{folder}}/key 2>/dev/null; echo end"
+            argv = jail_argv(["sh", "-c", script], Path({str(workspace)!r}))
+            return subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout
+        sys.stdout.write(read())
+        for path in (Path("/etc/vis-later.conf"), folder / "key"):
+            path.write_text("TOKEN=private\\n")
+            path.chmod(0o600)
+        sys.stdout.write(read())
+        """
+    )
+    done = run_with_private_etc(program, tmp_path)
+    assert done.stdout.splitlines() == ["end", "end"], done.stderr
+
+
 def test_host_side_tools_treat_vis_code_in_the_workspace_as_read_only() -> None:
     """``patch`` and the other host-side writers refuse what the jail keeps read-only: Vis's
     own code and virtualenv when they lie in the workspace, and any ``.git``."""

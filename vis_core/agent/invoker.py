@@ -7,7 +7,7 @@ import dataclasses
 import functools
 import inspect
 import logging
-import os
+import random
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -777,10 +777,12 @@ class _Answered(asyncio.Future):  # type: ignore[type-arg]
 
 def activity_id() -> str:
     """A new Activity's id: 32 hex digits, as ``uuid4().hex``, that sort in the order they are
-    made: the time in nanoseconds, then 8 random bytes. The store's index of activities
+    made: the time in nanoseconds, then 64 random bits. The store's index of activities
     (turn, id) grows at its end, not at a random page per call: a block's thousand calls
-    commit a few index pages instead of hundreds."""
-    return f"{time.time_ns():016x}{os.urandom(8).hex()}"
+    commit a few index pages instead of hundreds. The bits only keep ids made in the same
+    nanosecond apart, so ``random`` (reseeded in a forked child) serves: ``os.urandom`` is a
+    system call per tool call."""
+    return f"{time.time_ns():016x}{random.getrandbits(64):016x}"
 
 
 @functools.lru_cache(maxsize=256)

@@ -42,7 +42,7 @@ class SettingsSnapshotApp(App[None]):
         await self.host.settings.set("reports_server_token", "snapshot-secret", "global")
         await self.host.settings.set("report_details", True, "global")
         await self.push_screen(
-            SettingsScreen(SettingsPanel(self.host.settings), reload=self.host.reload_async)
+            SettingsScreen(SettingsPanel(self.host.settings), reload=self.host.reload)
         )
         self.ready.set()
 

@@ -118,10 +118,11 @@ def event_from_dict(data: dict[str, Any]) -> Event:
 
 def activity_to_dict(record: ActivityRecord) -> dict[str, Any]:
     """The record's fields in order (a frozen dataclass without slots: its attributes are its
-    fields, in the order its constructor set them), with plain tag, state and presentation."""
+    fields, in the order its constructor set them), with plain tag, state and presentation
+    (an enum's ``_value_``: its ``value`` property costs as much as the rest of the copy)."""
     data = record.__dict__.copy()
-    data["tag"] = record.tag.value
-    data["state"] = record.state.value
+    data["tag"] = record.tag._value_
+    data["state"] = record.state._value_
     presentation = record.presentation
     data["presentation"] = None if presentation is None else plain_presentation(presentation)
     return data

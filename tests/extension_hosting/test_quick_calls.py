@@ -1,7 +1,8 @@
 """A sandbox's call of an extension tool is answered without a task of its own when that is
 exact (``ToolInvoker.quick_call``); every other call takes the full path. Either way each call
 is one Activity, stored start before end, also when the event bus is full and must commit
-first, and an end-only Activity is stored whole."""
+first, and an end-only Activity is stored whole: drawn by its render callback with the call
+when it succeeds, and after the call when it fails, before the sandbox hears of it."""
 
 from __future__ import annotations
 
@@ -31,8 +32,18 @@ def drawn(value: int) -> int:
     return value
 
 
+def sketched(value: int) -> int:
+    """Gives its argument back; its Activity, drawn by its render callback, shows once it ended."""
+    return value
+
+
+def smudged(value: int) -> int:
+    """Fails; its render callback draws the failure."""
+    raise ValueError(f"smudged {value}")
+
+
 def _render(*, phase, args, kwargs, result, error):
-    return vis.ActivityPresentation("Drawn", f"{phase} {result}")
+    return vis.ActivityPresentation("Drawn", f"{phase} {result if error is None else error}")
 
 
 def broken(value: int) -> int:
@@ -47,6 +58,8 @@ vis.register_extension(vis.Extension(
         vis.Symbol(quiet, activity=vis.Activity("Quiet", show_start=False)),
         vis.Symbol(drawn, activity=vis.Activity("Drawn", render=_render)),
         vis.Symbol(broken),
+        vis.Symbol(sketched, activity=vis.Activity("Sketched", render=_render, show_start=False)),
+        vis.Symbol(smudged, activity=vis.Activity("Smudged", render=_render, show_start=False)),
     ],
 ))
 '''
@@ -57,12 +70,17 @@ CODE = f"""
 import json
 total = 0
 for i in range({CALLS}):
-    total += await quick.echo(i) + await quick.quiet(i)
+    total += await quick.echo(i) + await quick.quiet(i) + await quick.sketched(i)
 try:
     await quick.broken(5)
 except Exception as exc:
     failed = str(exc)
-print(json.dumps({{"total": total, "drawn": await quick.drawn(3), "failed": failed}}))
+try:
+    await quick.smudged(7)
+except Exception as exc:
+    smudged = str(exc)
+drawn = await quick.drawn(3)
+print(json.dumps({{"total": total, "drawn": drawn, "failed": failed, "smudged": smudged}}))
 """
 
 
@@ -78,9 +96,10 @@ async def test_every_call_is_one_activity_stored_in_order_on_either_path(
     finally:
         await host.close()
     assert outcome.printed(0) == {
-        "total": 2 * sum(range(CALLS)),
+        "total": 3 * sum(range(CALLS)),
         "drawn": 3,
         "failed": "no 5",
+        "smudged": "smudged 7",
     }
     starts: dict[str, int] = {}
     ends: dict[str, ActivityEnded] = {}
@@ -93,12 +112,21 @@ async def test_every_call_is_one_activity_stored_in_order_on_either_path(
             assert starts[record.id] < index and record.id not in ends  # start, then one end
             ends[record.id] = event
     tools = [e.activity.tool for e in ends.values() if e.activity is not None]
-    assert tools.count("echo") == tools.count("quiet") == CALLS
+    assert tools.count("echo") == tools.count("quiet") == tools.count("sketched") == CALLS
     assert set(starts) == set(ends)
     by_tool = {e.activity.tool: e.activity for e in ends.values() if e.activity is not None}
     drawn, broken = by_tool["drawn"], by_tool["broken"]
     assert drawn.presentation is not None and drawn.presentation.summary == "success 3"
     assert broken.error == "ValueError: no 5"
+    sketches = [
+        e.activity.presentation
+        for e in ends.values()
+        if e.activity is not None and e.activity.tool == "sketched"
+    ]
+    assert {p.summary for p in sketches if p is not None} == {f"success {i}" for i in range(CALLS)}
+    smudge = by_tool["smudged"]
+    assert smudge.error == "ValueError: smudged 7"
+    assert smudge.presentation is not None and smudge.presentation.summary == "failure smudged 7"
     # what the session published is what it stored
     published = [e for e in outcome.events if isinstance(e, ActivityStarted | ActivityEnded)]
     assert published == [e for e in stored if isinstance(e, ActivityStarted | ActivityEnded)]

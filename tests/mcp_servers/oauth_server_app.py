@@ -1,7 +1,8 @@
 """An OAuth-protected MCP server (authorization server + resource server) built with the SDK.
 
-``python oauth_server_app.py PORT``: serves ``/mcp`` (tool ``echo``) behind bearer tokens it
-issues itself, with dynamic client registration, and an auto-approving ``/authorize``.
+``python oauth_server_app.py FD`` (a listening socket): serves ``/mcp`` (tool ``echo``) behind
+bearer tokens it issues itself, with dynamic client registration, and an auto-approving
+``/authorize``.
 Test controls: ``POST /admin/expire`` ends every access token, ``GET /admin/stats`` counts,
 ``POST /admin/mode?m=…`` makes its metadata hostile (``plain-http``, ``other-origin``,
 ``http-register``), names a dead authorization server and hides its own metadata
@@ -17,6 +18,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import socket
 import sys
 import threading
 import time
@@ -35,8 +37,8 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse
 
-PORT = int(sys.argv[1])
-BASE = f"http://127.0.0.1:{PORT}"
+LISTENING = socket.socket(fileno=int(sys.argv[1]))
+BASE = f"http://127.0.0.1:{LISTENING.getsockname()[1]}"
 STATS: dict[str, Any] = {"registrations": 0, "refreshes": 0, "client_names": [], "codes": 0}
 MODE = {"value": "honest"}
 
@@ -247,9 +249,8 @@ def main() -> None:
         os._exit(0)
 
     threading.Thread(target=orphaned, daemon=True).start()
-    uvicorn.run(
-        hostile(server.streamable_http_app()), host="127.0.0.1", port=PORT, log_level="warning"
-    )
+    config = uvicorn.Config(hostile(server.streamable_http_app()), log_level="warning")
+    uvicorn.Server(config).run(sockets=[LISTENING])
 
 
 if __name__ == "__main__":

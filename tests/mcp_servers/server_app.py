@@ -1,9 +1,10 @@
 """A test MCP server with the quirks real ones have; run over stdio or streamable HTTP.
 
-``python server_app.py stdio`` or ``python server_app.py http PORT``. Behaviour switches
-come from the environment: ``MODE=hang`` never answers initialize and ignores stdin closing
-and SIGTERM, ``MODE=mute`` never answers initialize and ends when its stdin closes (as a
-well-behaved server does), ``MODE=die`` lets the ``die`` tool end the process mid-call.
+``python server_app.py stdio`` or ``python server_app.py http FD`` (a listening socket).
+Behaviour switches come from the environment: ``MODE=hang`` never answers initialize and
+ignores stdin closing and SIGTERM, ``MODE=mute`` never answers initialize and ends when its
+stdin closes (as a well-behaved server does), ``MODE=die`` lets the ``die`` tool end the
+process mid-call.
 """
 
 from __future__ import annotations
@@ -222,6 +223,7 @@ def main(argv: list[str]) -> None:
         Path(os.environ["PIDFILE"]).write_text(str(os.getpid()))
     time.sleep(float(os.environ.get("DELAY", "0")))  # a server slow to start
     if argv[1:2] == ["http"]:
+        import socket
         import threading
 
         import uvicorn
@@ -236,7 +238,8 @@ def main(argv: list[str]) -> None:
         threading.Thread(target=orphaned, daemon=True).start()
 
         app = quirks(server.streamable_http_app())
-        uvicorn.run(app, host="127.0.0.1", port=int(argv[2]), log_level="warning")
+        listening = socket.socket(fileno=int(argv[2]))
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listening])
         return
     server.run("stdio")
 

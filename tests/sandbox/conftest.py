@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import builtins
 import os
+import pwd
+import random
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -145,3 +147,17 @@ async def make_sandbox(workspace: Path, host_tools: HostTools) -> AsyncIterator[
 @pytest.fixture
 async def sandbox(make_sandbox: MakeSandbox) -> Sandbox:
     return make_sandbox()
+
+
+@pytest.fixture
+def plain_uid() -> int:
+    """An ordinary user's uid for this test, as a bare number: no ``/etc/passwd`` entry, so
+    nothing in the real ``/etc`` changes (useradd's files there raced other tests' jails)."""
+    if os.geteuid() != 0:
+        pytest.skip("not root: this run is itself the ordinary-user case")
+    while True:
+        uid = random.randrange(200_000, 2_000_000)
+        try:
+            pwd.getpwuid(uid)
+        except KeyError:
+            return uid

@@ -1,4 +1,5 @@
-"""A git driver whose name git's ``-c`` cannot spell is no way past Vis's neutral git."""
+"""Vis's own git on the host runs no driver of a repository: not one whose name git's ``-c``
+cannot spell, and none in a repository a jailed block made (and can rewrite as git runs)."""
 
 from __future__ import annotations
 
@@ -41,12 +42,15 @@ def test_vis_runs_no_git_where_a_driver_name_holds_an_equals_sign(tmp_path: Path
 
 
 @pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=str(BWRAP_PROBLEM))
-async def test_a_repository_a_jailed_block_makes_runs_nothing_on_the_host(
+async def test_vis_runs_no_git_in_a_repository_a_jailed_block_made(
     tmp_path: Path, vis_home: Path
 ) -> None:
     """The jail keeps an existing ``.git`` read-only, but in a workspace without one a block
-    makes its own; ``draft_create()`` then runs git there on the host (``add -A``: the
-    clean filter)."""
+    makes its own, which the sandbox's jail (started before it) leaves writable. Vis's git
+    neutralizes the drivers its config names when it starts, so a block that rewrites the
+    config meanwhile got one past it (a thread swapping .git/config won that race at the
+    first ``draft_create()``: ``add -A`` ran its clean filter on the host). Vis runs no git
+    there: the draft is a copy."""
     workspace = tmp_path / "ws"
     workspace.mkdir()
     (workspace / "notes.txt").write_text("one\n")
@@ -64,9 +68,7 @@ made = await shell(
 )
 print((await made.wait(30)).exit_code)
 """
-    outcome = await run_blocks(workspace, tmp_path, setup, 'await draft_create("escape")')
-    made, entered = outcome.blocks
-    assert made.stdout.split() == ["0"], made
-    assert entered.error is not None and "GitFailed" in entered.error, entered
-    assert "'filter.x=y.clean'" in entered.error
+    enter = 'print((await draft_create("escape"))["backend"])'
+    outcome = await run_blocks(workspace, tmp_path, setup, enter)
+    assert [b.stdout.split() for b in outcome.blocks] == [["0"], ["copy"]], outcome.blocks
     assert not marker.exists(), marker.read_text()

@@ -4,7 +4,6 @@ processes, unix sockets, git control files, Vis's runtime and home's dot files."
 from __future__ import annotations
 
 import os
-import pwd
 import shutil
 import socket
 import subprocess
@@ -122,37 +121,15 @@ def places() -> Iterator[dict[str, Path]]:
         shutil.rmtree(top, ignore_errors=True)
 
 
-@pytest.fixture
-def plain_user() -> Iterator[str]:
-    """An ordinary user made with useradd for this test (removed after)."""
-    if os.geteuid() != 0:
-        pytest.skip("not root: this run is itself the ordinary-user case")
-    if shutil.which("useradd") is None:
-        pytest.skip("useradd is not available to make an ordinary user")
-    name = f"visjail{uuid.uuid4().hex[:6]}"
-    done = subprocess.run(
-        ["useradd", "-M", "-d", f"/nonexistent-{name}", name],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"useradd failed: {done.stderr.strip()}")
-    try:
-        yield name
-    finally:
-        subprocess.run(["userdel", name], capture_output=True, check=False)
-
-
 def _attack(
-    places: dict[str, Path], monkeypatch: pytest.MonkeyPatch, user: str | None
+    places: dict[str, Path], monkeypatch: pytest.MonkeyPatch, user: int | None
 ) -> list[str]:
     monkeypatch.setenv("VIS_HOME", str(places["vis_home"]))
     monkeypatch.setenv("HOME", "/nonexistent-home")
     workspace = places["workspace"]
     (workspace / "attack.sh").write_text(ATTACKS)
     if user is not None:
-        subprocess.run(["chown", "-R", user, str(places["top"])], check=True)
+        subprocess.run(["chown", "-R", str(user), str(places["top"])], check=True)
     argv = jail_argv(
         [
             "sh",
@@ -197,18 +174,18 @@ def test_the_jail_holds_as_root(places: dict[str, Path], monkeypatch: pytest.Mon
 
 @jailed
 def test_the_jail_holds_as_an_ordinary_user(
-    places: dict[str, Path], monkeypatch: pytest.MonkeyPatch, plain_user: str
+    places: dict[str, Path], monkeypatch: pytest.MonkeyPatch, plain_uid: int
 ) -> None:
     probe = subprocess.run(
         jail_argv(["true"], places["top"]),
-        user=plain_user,
+        user=plain_uid,
         capture_output=True,
         text=True,
         check=False,
     )
     if probe.returncode != 0:
         pytest.skip(f"bwrap cannot make namespaces as an ordinary user here: {probe.stderr}")
-    _assert_held(_attack(places, monkeypatch, plain_user), places)
+    _assert_held(_attack(places, monkeypatch, plain_uid), places)
 
 
 def _running(marker: str) -> list[int]:
@@ -520,6 +497,36 @@ def test_root_only_system_files_stay_hidden_in_the_jail(workspace: Path, tmp_pat
     assert done.stdout.splitlines() == ["end"], done.stderr
 
 
+@jailed
+@pytest.mark.skipif(os.geteuid() != 0, reason="root-only files are what root can read")
+def test_root_only_system_files_made_after_the_first_jail_stay_hidden(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """``/etc`` was walked once per process: a secret root put there later (a ``kubeadm
+    init``, a VPN set up while Vis runs), in ``/etc`` or in a folder of it, was readable in
+    every later jail."""
+    program = textwrap.dedent(
+        f"""
+        import subprocess, sys
+        from pathlib import Path
+        from vis_core.system.jail import jail_argv
+        folder = Path("/etc/vis-later")
+        folder.mkdir(mode=0o755)
+        def read() -> str:
+            script = f"cat /etc/vis-later.conf {{folder}}/key 2>/dev/null; echo end"
+            argv = jail_argv(["sh", "-c", script], Path({str(workspace)!r}))
+            return subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout
+        sys.stdout.write(read())
+        for path in (Path("/etc/vis-later.conf"), folder / "key"):
+            path.write_text("TOKEN=private\\n")
+            path.chmod(0o600)
+        sys.stdout.write(read())
+        """
+    )
+    done = run_with_private_etc(program, tmp_path)
+    assert done.stdout.splitlines() == ["end", "end"], done.stderr
+
+
 def test_host_side_tools_treat_vis_code_in_the_workspace_as_read_only() -> None:
     """``patch`` and the other host-side writers refuse what the jail keeps read-only: Vis's
     own code and virtualenv when they lie in the workspace, and any ``.git``."""
@@ -578,13 +585,13 @@ except OSError:
 
 @jailed
 def test_the_jailed_sandbox_runs_as_an_ordinary_user(
-    places: dict[str, Path], plain_user: str
+    places: dict[str, Path], plain_uid: int
 ) -> None:
     """The whole sandbox (child, protocol, refusals) started by an ordinary user."""
     try:
         runs = subprocess.run(
             [sys.executable, "-c", "import vis_core"],
-            user=plain_user,
+            user=plain_uid,
             capture_output=True,
             check=False,
             cwd="/",
@@ -600,7 +607,7 @@ def test_the_jailed_sandbox_runs_as_an_ordinary_user(
         )
     workspace = places["workspace"]
     (workspace / "vis.yml").write_text("toggles: {}\n")
-    subprocess.run(["chown", "-R", plain_user, str(places["top"])], check=True)
+    subprocess.run(["chown", "-R", str(plain_uid), str(places["top"])], check=True)
     env = {
         "PATH": os.environ["PATH"],
         "HOME": "/nonexistent-home",
@@ -610,7 +617,7 @@ def test_the_jailed_sandbox_runs_as_an_ordinary_user(
     }
     done = subprocess.run(
         [sys.executable, "-c", SANDBOX_AS_USER, str(workspace), BLOCK_AS_USER],
-        user=plain_user,
+        user=plain_uid,
         env=env,
         capture_output=True,
         text=True,
@@ -619,9 +626,8 @@ def test_the_jailed_sandbox_runs_as_an_ordinary_user(
         cwd="/",
     )
     lines = done.stdout.splitlines()
-    uid = pwd.getpwnam(plain_user).pw_uid
     assert lines == [
-        f"uid {uid}",
+        f"uid {plain_uid}",
         "spawn refused",
         "secrets hidden",
         "control refused",

@@ -168,6 +168,32 @@ def test_the_log_has_no_index_and_each_session_reads_its_runs(db_path: Path) -> 
         assert _seqs(other, b) == [*written[b], later]
 
 
+def test_a_batch_logs_its_seqs_and_runs_as_appending_one_by_one_does(db_path: Path) -> None:
+    """append_many writes a batch's rows in one statement: each event gets the seq it
+    returns, and a run starts where the session changes, within the batch and at its first
+    event after another writer's rows or this writer's own."""
+    with Store(db_path) as store, Store(db_path) as other:
+        a = store.create_session("/w", "/w").id
+        b = store.create_session("/w", "/w").id
+        written: dict[str, list[int]] = {a: [], b: []}
+        for writer, batch in [
+            (store, [a, a, b, a]),
+            (store, [a, b]),  # its first row continues the run of the batch before: b
+            (other, [b, b]),  # the row before is this file's, not this writer's
+            (store, [a]),
+            (store, [a, a]),  # the same session just after itself: no new run
+        ]:
+            seqs = writer.append_many(Notification(sid, text="x") for sid in batch)
+            for sid, seq in zip(batch, seqs, strict=True):
+                written[sid].append(seq)
+        every = sorted(written[a] + written[b])
+        assert every == list(range(every[0], every[0] + len(every)))
+        assert _seqs(store, a) == written[a] and _seqs(other, b) == written[b]
+        with sqlite3.connect(db_path) as conn:
+            runs = [sid for _, sid in conn.execute("SELECT * FROM event_runs ORDER BY start")]
+        assert runs == [a, b, a, b, a]
+
+
 def test_schema_4_logs_gain_their_runs(db_path: Path) -> None:
     db_path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(db_path, isolation_level=None)

@@ -1,5 +1,6 @@
 """An MCP server an editor passes to `vis acp`: ``python editor_mcp_server.py stdio`` or
-``... http PORT`` / ``... sse PORT`` (those answer 401 without ``X-Editor-Token: let-me-in``)."""
+``... http FD`` / ``... sse FD`` (a listening socket; they answer 401 without
+``X-Editor-Token: let-me-in``)."""
 
 from __future__ import annotations
 
@@ -40,7 +41,10 @@ if __name__ == "__main__":
     if sys.argv[1] == "stdio":
         server.run("stdio")
     else:
+        import socket
+
         import uvicorn
 
         app = server.streamable_http_app() if sys.argv[1] == "http" else server.sse_app()
-        uvicorn.run(guarded(app), host="127.0.0.1", port=int(sys.argv[2]), log_level="warning")
+        listening = socket.socket(fileno=int(sys.argv[2]))
+        uvicorn.Server(uvicorn.Config(guarded(app), log_level="warning")).run(sockets=[listening])

@@ -3,11 +3,7 @@ fails alone and is named."""
 
 from __future__ import annotations
 
-import contextlib
-import socket
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,49 +19,17 @@ from acp.schema import (
 )
 from acp_client import EditorClient, vis_acp
 from cli_support import script
+from web_server import web_server
 
 SERVER = Path(__file__).with_name("editor_mcp_server.py")
 HEADER = [HttpHeader(name="X-Editor-Token", value="let-me-in")]
 
 
-def _ports(count: int) -> list[int]:
-    """``count`` free ports, different from each other (their sockets are open together)."""
-    with contextlib.ExitStack() as stack:
-        sockets = [stack.enter_context(socket.socket()) for _ in range(count)]
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-
-
 @pytest.fixture
 def web_servers() -> Iterator[tuple[str, str]]:
-    """The http and the sse test server, started together (each imports the MCP SDK)."""
-    kinds = ("http", "sse")
-    ports = _ports(len(kinds))
-    processes = [
-        subprocess.Popen(
-            [sys.executable, str(SERVER), kind, str(port)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for kind, port in zip(kinds, ports, strict=True)
-    ]
-    try:
-        for kind, port, process in zip(kinds, ports, processes, strict=True):
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    if process.poll() is not None:
-                        raise RuntimeError(f"the {kind} test server did not start") from None
-                    time.sleep(0.05)
-        yield f"http://127.0.0.1:{ports[0]}", f"http://127.0.0.1:{ports[1]}"
-    finally:
-        for process in processes:
-            process.terminate()
-        for process in processes:
-            process.wait(10)
+    """The http and the sse test server."""
+    with web_server(SERVER, "http") as http, web_server(SERVER, "sse") as sse:
+        yield http, sse
 
 
 CALLS = (

@@ -7,7 +7,7 @@ import dataclasses
 import functools
 import inspect
 import logging
-import os
+import random
 import time
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
@@ -214,20 +214,22 @@ class ToolInvoker:
         answer: Callable[[BaseException | None, Any], None],
     ) -> QuickCall | None:
         """Start the sandbox's call of ``name`` without a task of its own, when it is exact to:
-        an extension tool in the session's worker, with no render callback, not refused (plan
-        mode, its extension waiting on the turn), its worker running, the event bus holding
-        its Activity's events. ``answer(error, value)`` is called once with the outcome, as
-        :meth:`call` would return or raise it (never before this returns, never after a
-        cancel); the call itself as :meth:`call` makes it: one Activity, its worker's packed
-        value, the same cancel. None: nothing was done; :meth:`call` must make it."""
+        an extension tool in the session's worker whose start no render callback draws (its
+        success is drawn with the call), not refused (plan mode, its extension waiting on the
+        turn), its worker running, the event bus holding its Activity's events.
+        ``answer(error, value)`` is called once with the outcome, as :meth:`call` would
+        return or raise it (never before this returns, never after a cancel); the call itself
+        as :meth:`call` makes it: one Activity, its worker's packed value, the same cancel.
+        None: nothing was done; :meth:`call` must make it."""
         tool = self._registry().get(name)
         hold, worker = self._hold, self._worker
         if tool is None or hold is None or worker is None:
             return None
         name = tool.name  # called by an alias, perhaps
         activity = tool.activity
-        if activity is not None and activity.render is not None:
-            return None  # drawn by the worker with the call: :meth:`call`
+        drawn = activity is not None and activity.render is not None
+        if drawn and (activity is None or activity.show_start):
+            return None  # its start is drawn by the worker, sent ahead of its end: :meth:`call`
         owner = tool.owner
         runner = worker.runner(owner)
         if runner is None:
@@ -240,7 +242,7 @@ class ToolInvoker:
             except RuntimeError:
                 return None  # refused, with its Activity: :meth:`call`
         show_start = activity.show_start if activity is not None else True
-        quick = QuickCall(self, tool, answer)
+        quick = QuickCall(self, tool, answer, (args, kwargs) if drawn else None)
         site = self._position.site
         context = _evolve(
             self._blank_context,
@@ -257,7 +259,7 @@ class ToolInvoker:
         answered = _Answered(quick)
         try:
             with calling(context):  # the channel keeps it for the calls made back
-                sent = runner.send(tool, args, kwargs, answered)
+                sent = runner.send(tool, args, kwargs, answered, render=drawn)
         except Exception:  # the worker is gone, or an argument cannot cross: nothing sent
             return None
         if sent is None:  # its worker must start first, or a cancelled call end
@@ -360,37 +362,12 @@ class ToolInvoker:
             nonlocal record
             if activity is None or activity.render is None:
                 return
-            worker = self._worker
             if drawn is not None:  # the worker drew it with the call: (presentation, problem)
-                presentation, problem = drawn
-                if problem is not None:
-                    log.warning(
-                        "Activity render callback of %s failed in phase %s: %s",
-                        name,
-                        phase,
-                        problem,
-                    )
-                    return
+                presentation = _drawn(name, phase, drawn)
             elif in_worker:
-                assert worker is not None
-                from vis_core.extension_host.worker_client import CallbackCall
-                from vis_core.ipc.kinds import CallbackKind
-
-                what = {"phase": phase, "args": args, "kwargs": kwargs}
-                what.update(result=result, error=error)
-                outcome = await worker.callback(
-                    CallbackKind.RENDER, CallbackCall(tool.owner, name, (), what), context=context
+                presentation = await self._render_in_worker(
+                    tool, phase, args, kwargs, result, error, context
                 )
-                if not outcome.ok:
-                    log.warning(
-                        "Activity render callback of %s failed in phase %s: %s: %s",
-                        name,
-                        phase,
-                        type(outcome.error).__name__,
-                        outcome.error,
-                    )
-                    return
-                presentation = outcome.value
             else:
                 try:
                     presentation = activity.render(
@@ -401,14 +378,7 @@ class ToolInvoker:
                 except Exception:  # a render bug never changes the tool's result
                     log.exception("Activity render callback of %s failed in phase %s", name, phase)
                     return
-            if presentation is None:
-                return
-            if not isinstance(presentation, ActivityPresentation):
-                log.error(
-                    "render of %s returned %r, not an ActivityPresentation", name, presentation
-                )
-                return
-            record = self._with_presentation(record, presentation)
+            record = self._presented(record, name, presentation)
 
         # the extension's render runs in its worker, never in the host (a handle's method,
         # ``run``, is drawn by the host's handle itself); success is drawn with the call
@@ -600,6 +570,46 @@ class ToolInvoker:
         value = await asyncio.to_thread(run_sync)  # a coroutine it returns runs on the loop
         return await value if inspect.isawaitable(value) else value
 
+    async def _render_in_worker(
+        self,
+        tool: HostTool,
+        phase: RenderPhase,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        result: Any,
+        error: BaseException | None,
+        context: CallContext | None,
+    ) -> Any:
+        """What ``tool``'s render callback draws in its worker for ``phase``; None when it
+        failed (logged: a render bug never changes the tool's result)."""
+        assert self._worker is not None
+        from vis_core.extension_host.worker_client import CallbackCall
+        from vis_core.ipc.kinds import CallbackKind
+
+        what = {"phase": phase, "args": args, "kwargs": kwargs, "result": result, "error": error}
+        outcome = await self._worker.callback(
+            CallbackKind.RENDER, CallbackCall(tool.owner, tool.name, (), what), context=context
+        )
+        if outcome.ok:
+            return outcome.value
+        log.warning(
+            "Activity render callback of %s failed in phase %s: %s: %s",
+            tool.name,
+            phase,
+            type(outcome.error).__name__,
+            outcome.error,
+        )
+        return None
+
+    def _presented(self, record: ActivityRecord, name: str, presentation: Any) -> ActivityRecord:
+        """``record`` with what a render of tool ``name`` drew (None: as it is)."""
+        if presentation is None:
+            return record
+        if not isinstance(presentation, ActivityPresentation):
+            log.error("render of %s returned %r, not an ActivityPresentation", name, presentation)
+            return record
+        return self._with_presentation(record, presentation)
+
     def _with_presentation(
         self, record: ActivityRecord, presentation: ActivityPresentation
     ) -> ActivityRecord:
@@ -616,16 +626,20 @@ class ToolInvoker:
 class QuickCall:
     """A sandbox's call of an extension tool that :meth:`ToolInvoker.quick_call` started: its
     worker's answer ends it on the loop, with no task, as :meth:`ToolInvoker.call` would
-    (``answer`` is the sandbox's); a task is made only to wait for the event bus."""
+    (``answer`` is the sandbox's); a task is made only to wait for the event bus, or for
+    the render of a failure. ``given``: the call's arguments, when its render callback draws
+    it (success with the call, in the worker)."""
 
     def __init__(
         self,
         invoker: ToolInvoker,
         tool: HostTool,
         answer: Callable[[BaseException | None, Any], None],
+        given: tuple[tuple[Any, ...], dict[str, Any]] | None = None,
     ) -> None:
         self._invoker = invoker
         self._tool = tool
+        self._given = given
         self.record: ActivityRecord  # made once the call is sent
         self._answer = answer
         self.loop = asyncio.get_running_loop()
@@ -692,13 +706,21 @@ class QuickCall:
         self.done = True
         assert self._sent is not None
         runner, channel = self._sent[0], self._sent[1]
+        drawn: tuple[Any, str | None] | None = None  # (presentation, problem) of its success
         try:
-            value = runner.answer(self._tool, channel, answered)
+            value = runner.answer(self._tool, channel, answered, render=self._given is not None)
+            if self._given is not None:
+                value, *success = value
+                drawn = (success[0], success[1])
             returnable(value)  # a value that cannot reach the sandbox fails the call
         except Exception as exc:
             self._end(exc, None)
-        else:
-            self._end(None, value)
+            return
+        if drawn is not None:
+            name = self._tool.name
+            presented = _drawn(name, RenderPhase.SUCCESS, drawn)
+            self.record = self._invoker._presented(self.record, name, presented)
+        self._end(None, value)
 
     def _record(self, error: BaseException | None, value: Any) -> ActivityRecord:
         """The call's Activity, ended with ``error`` or ``value``."""
@@ -711,17 +733,15 @@ class QuickCall:
         """Answer, then hold the Activity's end (its start too, for an end-only one) in the
         same loop pass, before anything the sandbox does next; what the bus cannot hold now
         is emitted by a task that the next pass runs first. While earlier events of the call
-        wait (its start, its updates), they are emitted first, then it answers."""
+        wait (its start, its updates), or its render draws its failure in the worker, that is
+        done first, then it answers."""
         invoker = self._invoker
-        hold, session_id = invoker._hold, invoker._session_id
-        quick = not self._pending and self.starting is None and hold is not None
+        hold = invoker._hold
+        redraw = self._given if error is not None else None  # its failure is drawn first
+        quick = not self._pending and self.starting is None and hold is not None and not redraw
         if quick:
             self._answer(error, value)  # first: the sandbox goes on while the bus takes them
-        record = self._record(error, value)
-        events: list[ActivityStarted | ActivityEnded] = []
-        if not self.shown:
-            events.append(ActivityStarted(session_id, activity=record))
-        events.append(ActivityEnded(session_id, activity=record))
+        events = self._ending(error, value)
         if quick:
             assert hold is not None
             while events and hold(events[0]):
@@ -731,18 +751,26 @@ class QuickCall:
         pending, starting = self._pending, self.starting
 
         async def finish() -> None:  # after the updates and the start, once the bus took it
+            nonlocal events
             try:
                 if pending:
                     await asyncio.gather(*pending, return_exceptions=True)
                 if starting is not None:
                     await starting
+                if redraw is not None:
+                    tool, context = self._tool, self.context
+                    drawn = await invoker._render_in_worker(
+                        tool, RenderPhase.FAILURE, *redraw, None, error, context
+                    )
+                    self.record = invoker._presented(self.record, tool.name, drawn)
+                    events = self._ending(error, value)
                 for event in events:
                     await invoker._emit(event)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # the store failed: the call's error, if not answered
                 if quick:
-                    log.exception("storing the end of %s failed", record.tool)
+                    log.exception("storing the end of %s failed", self._tool.name)
                 else:
                     self._answer(exc, None)
                 return
@@ -750,6 +778,14 @@ class QuickCall:
                 self._answer(error, value)
 
         self._finishing = keep(invoker._quick_ends, self.loop.create_task(finish()))
+
+    def _ending(
+        self, error: BaseException | None, value: Any
+    ) -> list[ActivityStarted | ActivityEnded]:
+        """The events that end the call's Activity: its end, after its start if not shown."""
+        session_id, record = self._invoker._session_id, self._record(error, value)
+        ended = ActivityEnded(session_id, activity=record)
+        return [ended] if self.shown else [ActivityStarted(session_id, activity=record), ended]
 
 
 class _Answered(asyncio.Future):  # type: ignore[type-arg]
@@ -777,10 +813,12 @@ class _Answered(asyncio.Future):  # type: ignore[type-arg]
 
 def activity_id() -> str:
     """A new Activity's id: 32 hex digits, as ``uuid4().hex``, that sort in the order they are
-    made: the time in nanoseconds, then 8 random bytes. The store's index of activities
+    made: the time in nanoseconds, then 64 random bits. The store's index of activities
     (turn, id) grows at its end, not at a random page per call: a block's thousand calls
-    commit a few index pages instead of hundreds."""
-    return f"{time.time_ns():016x}{os.urandom(8).hex()}"
+    commit a few index pages instead of hundreds. The bits only keep ids made in the same
+    nanosecond apart, so ``random`` (reseeded in a forked child) serves: ``os.urandom`` is a
+    system call per tool call."""
+    return f"{time.time_ns():016x}{random.getrandbits(64):016x}"
 
 
 @functools.lru_cache(maxsize=256)
@@ -799,6 +837,16 @@ def _evolve(value: Evolved, **changes: Any) -> Evolved:
     evolved = object.__new__(type(value))
     evolved.__dict__.update(value.__dict__, **changes)
     return evolved
+
+
+def _drawn(name: str, phase: RenderPhase, drawn: tuple[Any, str | None]) -> Any:
+    """The presentation the worker drew with a call of ``name``: ``(presentation, problem)``;
+    None when its render failed (logged)."""
+    presentation, problem = drawn
+    if problem is None:
+        return presentation
+    log.warning("Activity render callback of %s failed in phase %s: %s", name, phase, problem)
+    return None
 
 
 def _failure_of(result: Any) -> BaseException | None:

@@ -114,9 +114,12 @@ class Drafts:
         label: str | None = None,
         hooks: DraftHooks = NO_HOOKS,
         slot: str | None = None,
+        *,
+        git: bool = True,
     ) -> Draft:
         """A new draft of ``workspace`` for ``session_id`` (which must not be in one), made
-        in the reserved empty folder ``slot`` (:meth:`reserve`) when given."""
+        in the reserved empty folder ``slot`` (:meth:`reserve`) when given; a copy, also in a
+        git repository, unless ``git`` (Vis may run git there)."""
         workspace = workspace.resolve()
         current = self.of_session(session_id) if session_id is not None else None
         if current is not None and not Path(current.root).is_dir():
@@ -132,7 +135,7 @@ class Drafts:
         draft_id = slot if slot is not None and self._empty_slot(slot) else os.urandom(8).hex()
         home = private_dir(private_dir(self.folder) / draft_id)
         tree = home / "tree"
-        repo = worktree.repository_of(workspace)
+        repo = worktree.repository_of(workspace) if git else None
         backend = DraftBackend.COPY if repo is None else DraftBackend.WORKTREE
         root = tree if repo is None or not repo.relative else tree / repo.relative
         args = {

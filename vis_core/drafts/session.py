@@ -53,8 +53,12 @@ class SessionDrafts:
         workspace: Path,
         project_root: Path,
         announce: Announce = _silent,
+        git_on_host: Callable[[], bool] = lambda: True,
     ) -> None:
+        """``git_on_host``: whether a draft may be a git worktree (else a copy), asked at
+        each :meth:`create`."""
         self.drafts = drafts
+        self.git_on_host = git_on_host
         self.session_id = session_id
         self.live = Roots(workspace.resolve(), project_root.resolve())
         # the session's extension op hooks: given once its extension worker exists
@@ -124,7 +128,13 @@ class SessionDrafts:
         slot = self._slot[0] if self._slot is not None else None
         before = self.roots().workspace
         draft = await asyncio.to_thread(
-            self.drafts.create, self.live.workspace, self.session_id, label, self.hooks, slot
+            self.drafts.create,
+            self.live.workspace,
+            self.session_id,
+            label,
+            self.hooks,
+            slot,
+            git=self.git_on_host(),
         )
         self._slot = None
         self._enter(draft)

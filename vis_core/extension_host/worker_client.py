@@ -396,21 +396,36 @@ class SessionWorker:
         return decode_from_worker(answer, keep_encoded=True)
 
     def send(
-        self, tool: HostTool, args: tuple, kwargs: dict, answer: asyncio.Future[Any]
+        self,
+        tool: HostTool,
+        args: tuple,
+        kwargs: dict,
+        answer: asyncio.Future[Any],
+        *,
+        render: bool = False,
     ) -> tuple[Channel, int] | None:
         """Send a call of ``tool`` from the loop at once, when nothing makes :meth:`call` wait
         first (the worker runs with the tool's extension loaded, no cancelled call pending);
         else None, and nothing was sent. The channel and the call's id; the channel sets
-        ``answer`` (read it with :meth:`answer`; on a cancel, :meth:`abandon` the call)."""
+        ``answer`` (read it with :meth:`answer`; on a cancel, :meth:`abandon` the call).
+        ``render``: as for :meth:`call` (its start is not drawn)."""
         channel = self._channel
         if self._cancelled or channel is None or channel.closed or tool.owner in self._problems:
             return None
+        target = TargetKind.DRAWN_TOOL if render else TargetKind.TOOL
         call_id, _ = channel.request_async(
-            TargetKind.TOOL, tool.name, args, kwargs, owner=tool.owner, answer=answer
+            target, tool.name, args, kwargs, owner=tool.owner, answer=answer
         )
         return channel, call_id
 
-    def answer(self, tool: HostTool, channel: Channel, answered: asyncio.Future[Any]) -> Any:
+    def answer(
+        self,
+        tool: HostTool,
+        channel: Channel,
+        answered: asyncio.Future[Any],
+        *,
+        render: bool = False,
+    ) -> Any:
         """What a call :meth:`send` made returned, as :meth:`call` returns it, or its error."""
         try:
             value = answered.result()
@@ -418,6 +433,8 @@ class SessionWorker:
             raise ChildGone(self._why(tool, channel)) from None
         from vis_core.ipc.trusted import decode_from_worker  # loaded with the first worker
 
+        if render:  # (value, presentation, problem): only the value is encoded
+            return (decode_from_worker(value[0], keep_encoded=True), *value[1:])
         return decode_from_worker(value, keep_encoded=True)
 
     def abandon(self, channel: Channel, call_id: int, what: str) -> None:

@@ -110,6 +110,7 @@ class SessionFactory:
             self.workspace.root,
             self.workspace.project_root,
             announce=announcer(session_id, bus),
+            git_on_host=lambda: self.workspace.git_on_host(session_id),
         )
         roots = drafts.roots()  # the draft's, when the session resumes in one
         # a session restored in a thread: its workers answer on the host's loop

@@ -55,6 +55,7 @@ class Workspace:
             for name in watched
             if not os.path.lexists(folder / name)
         }
+        self._no_git = {path for path in self._absent if path.name == ".git"}
 
     @property
     def trusted(self) -> bool:
@@ -95,6 +96,14 @@ class Workspace:
                 f"before you run `vis trust {self.project_root}` or trust the project"
             )
         return None
+
+    def git_on_host(self, session_id: str) -> bool:
+        """Whether Vis may run git on the host in the repository of the workspace for
+        ``session_id`` (its drafts): not while the jail is on and that ``.git`` was made since
+        Vis started. A jail started before it was made lets a block write it, and a block that
+        rewrites ``.git/config`` while Vis's git runs gets a driver past its neutral settings."""
+        made = any(os.path.lexists(path) for path in self._no_git)
+        return not (made and self.jail_policy(session_id)[0])
 
     def jail_policy(self, session_id: str | None = None) -> tuple[bool, str | None]:
         """Whether the jail is on for ``session_id``, and why nothing may run (fail closed):

@@ -153,22 +153,29 @@ def _activity(
 ) -> None:
     """Upsert the row of ``event``'s activity; ``pos``: the seq of its first event when that
     one was not projected (see :func:`project_many`), else ``seq``."""
-    record = event.activity
-    if record is None:
-        return
-    fields = data["activity"]
-    conn.execute(
-        UPSERT_ACTIVITY,
-        (
-            record.id,
-            seq if pos is None else pos,
-            event.session_id,
-            record.turn_id or "",
-            record.tool,
-            fields["tag"],
-            fields["state"],
-            seq,
-        ),
+    if event.activity is not None:
+        conn.execute(UPSERT_ACTIVITY, _activity_row(seq, event, data, seq if pos is None else pos))
+
+
+def _activity_row(
+    seq: int,
+    event: ActivityStarted | ActivityUpdated | ActivityEnded,
+    data: dict[str, Any],
+    pos: int,
+) -> tuple[Any, ...]:
+    """The values :data:`UPSERT_ACTIVITY` writes for ``event`` (it has an activity)."""
+    record, fields = event.activity, data["activity"]
+    assert record is not None
+    turn_id = record.turn_id or ""
+    return (
+        record.id,
+        pos,
+        event.session_id,
+        turn_id,
+        record.tool,
+        fields["tag"],
+        fields["state"],
+        seq,
     )
 
 
@@ -360,11 +367,17 @@ def project_many(conn: sqlite3.Connection, logged: list[Logged], now: float) -> 
         if isinstance(event, _ACTIVITY_EVENTS) and event.activity is not None:
             last[(event.activity.turn_id or "", event.activity.id)] = index
     first: dict[tuple[str, str], int] = {}  # (turn_id, id) -> seq of its first event
+    rows: list[tuple[Any, ...]] = []  # upserts not written yet: one statement per run of them
     for index, (seq, event, data, payload) in enumerate(logged):
         if not isinstance(event, _ACTIVITY_EVENTS) or event.activity is None:
+            if rows:
+                conn.executemany(UPSERT_ACTIVITY, rows)
+                rows = []
             project(conn, seq, event, data, payload, now)
             continue
         key = (event.activity.turn_id or "", event.activity.id)
         pos = first.setdefault(key, seq)
         if last[key] == index:
-            _activity(conn, seq, event, data, payload, now, pos)
+            rows.append(_activity_row(seq, event, data, pos))
+    if rows:
+        conn.executemany(UPSERT_ACTIVITY, rows)

@@ -112,18 +112,14 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
         if not prepared:
             return []
         now = time.time()
-        seqs: list[int] = []
-        last = self._last
         with (
             self._db.write(f"append {len(prepared)} events") as conn,
             _known_session(conn, [event for event, *_ in prepared]),
         ):
-            for event, _data, payload in prepared:
-                seqs.append(_log(conn, event, payload, now, last))
-                last = (seqs[-1], event.session_id)
+            seqs = _log_many(conn, prepared, now, self._last)
             logged = [(seq, *item) for seq, item in zip(seqs, prepared, strict=True)]
             project_many(conn, logged, now)
-        self._last = last  # committed
+        self._last = (seqs[-1], prepared[-1][0].session_id)  # committed
         return seqs
 
     def submit(self, events: Sequence[Event]) -> Future[list[int]]:
@@ -188,6 +184,32 @@ def _log(conn: sqlite3.Connection, event: Event, payload: str, now: float, last:
         if previous is None or previous[0] != session_id:
             conn.execute(_START_RUN, (seq, session_id))  # checks that the session exists
     return seq
+
+
+def _log_many(
+    conn: sqlite3.Connection,
+    prepared: list[tuple[Event, dict[str, Any], str]],
+    now: float,
+    last: LastEvent,
+) -> list[int]:
+    """Log ``events`` in one statement, as :func:`_log` one by one would; their seqs. Within
+    the transaction nothing else writes, so the rows take the seqs after the last one in turn
+    (the largest seq plus one each); a run starts where the session changes, and at the first
+    event as :func:`_log` decides."""
+    events = [event for event, _data, _payload in prepared]
+    rows = [(event.session_id, event.type, payload, now) for event, _data, payload in prepared]
+    conn.executemany(_INSERT_EVENT, rows)
+    (end,) = conn.execute("SELECT last_insert_rowid()").fetchone()
+    seqs = list(range(end - len(rows) + 1, end + 1))
+    session_id = events[0].session_id
+    if last != (seqs[0] - 1, session_id):
+        previous = conn.execute(_PREVIOUS_SESSION, (seqs[0],)).fetchone()
+        if previous is None or previous[0] != session_id:
+            conn.execute(_START_RUN, (seqs[0], session_id))
+    for seq, event, before in zip(seqs[1:], events[1:], events, strict=False):
+        if event.session_id != before.session_id:
+            conn.execute(_START_RUN, (seq, event.session_id))
+    return seqs
 
 
 @contextmanager

@@ -116,16 +116,22 @@ def system_binds() -> list[str]:
     return args
 
 
-@functools.cache
 def private_system_entries(top: str = "/etc") -> tuple[str, ...]:
     """The files and folders under ``top`` that others may not read (``/etc/kubernetes/
     admin.conf``, ``/etc/krb5.keytab``, a VPN's keys…), not below one another: hidden in the
     jail. Vis run as root (containers, CI) could read them all, capabilities or not, as their
-    owner. Looked up once per process (a few milliseconds)."""
+    owner. Looked up by a walk (a few milliseconds), made again when a folder it read has
+    changed since (an entry made or removed there: one made after the first jail is hidden
+    too), else answered from the last walk (a stat of each folder)."""
+    last = _WALKS.get(top)
+    if last is not None and all(_changed_at(folder) == at for folder, at in last[1].items()):
+        return last[0]
     found: list[str] = []
+    folders: dict[str, int | None] = {}  # each folder read, with its change time before
     pending = [top]
     while pending:
         folder = pending.pop()
+        folders[folder] = _changed_at(folder)
         try:
             entries = list(os.scandir(folder))
         except OSError:
@@ -142,7 +148,20 @@ def private_system_entries(top: str = "/etc") -> tuple[str, ...]:
                     found.append(entry.path)
             elif stat.S_ISDIR(mode):
                 pending.append(entry.path)
-    return tuple(sorted(found))
+    _WALKS[top] = (tuple(sorted(found)), folders)
+    return _WALKS[top][0]
+
+
+# the last walk of each top folder: what it found, and the folders it read
+_WALKS: dict[str, tuple[tuple[str, ...], dict[str, int | None]]] = {}
+
+
+def _changed_at(folder: str) -> int | None:
+    """When ``folder``'s entries last changed (its ctime, in ns); None when it is gone."""
+    try:
+        return os.stat(folder).st_ctime_ns
+    except OSError:
+        return None
 
 
 # No user namespace inside the jail (bubblewrap 0.8+): no nested namespace to try mounts in.

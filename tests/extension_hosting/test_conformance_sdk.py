@@ -4,6 +4,7 @@ spec's text, with its own import line, ``import blockether.vis.extension as vis`
 from __future__ import annotations
 
 import json
+import sysconfig
 import time
 from pathlib import Path
 
@@ -89,6 +90,8 @@ def test_the_package_carries_the_spec_import_name(monkeypatch: pytest.MonkeyPatc
 
     root = Path(__file__).resolve().parents[2]
     monkeypatch.chdir(root)
+    # distutils sets PLAT in os.environ for good: set here, the worker's later tests lose it
+    monkeypatch.setenv("PLAT", sysconfig.get_platform())
     dist = distutils.core.run_setup(str(root / "setup.py"), stop_after="init")
     assert {"blockether", "blockether.vis"} <= set(dist.packages)
     assert (root / "blockether" / "vis" / "extension.py").is_file()

@@ -49,6 +49,7 @@ async def test_a_hand_edit_read_again_by_reload_reaches_the_open_session(
     try:
         session = await host.new_session()
         config.write_text('model = "scripted/second"\nmax_iterations = 10\n')  # by hand
+        assert host.models.config.data["model"] == "scripted/second"  # read, as /model does
         await host.reload()
     finally:
         await host.close()

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from processes import alive
 
 from vis_core.agent.deps import SessionModel
 from vis_core.agent.session import AgentSession
@@ -417,6 +418,35 @@ async def test_limits_saved_during_a_block_shape_the_next_sandbox_process(
     assert second.stdout.strip().splitlines()[-1] == "1024 256"
     # one note names both changes that waited for the block
     assert "changed settings memory_limit and process_limit and was restarted" in second.stdout
+
+
+async def test_a_lowered_limit_stops_the_idle_sandbox_process_a_thread_was_left_in(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    """A block leaves a thread running in the sandbox process; the person lowers a limit
+    between requests. The process is stopped once no block runs in it, not at the next block:
+    the thread must not run on past the new limit (only a jail turned on did this)."""
+    left = "import os, threading, time\nthreading.Thread(target=time.sleep, args=(600,)).start()"
+    script = write_script(
+        tmp_path / "script.yaml",
+        [{"code": left + "\nprint(os.getpid())"}, {"text": "Left it running."}],
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        blocks: list[BlockFinished] = []
+        session.subscribe(blocks.append, kinds=(BlockFinished,))
+        assert (await session.submit("start it")).status == "completed"
+        pid = int(blocks[0].stdout)
+        assert alive(pid)
+        assert (await host.settings.set("process_limit", "256", "global")).changed
+        for _ in range(1000):  # the stop runs on the loop, after the save
+            if not alive(pid):
+                break
+            await asyncio.sleep(0.01)
+        assert not alive(pid)
+    finally:
+        await host.close()
 
 
 async def test_an_iteration_limit_the_command_line_gave_stays_when_the_setting_is_saved(

@@ -39,7 +39,6 @@ from vis_core.extension.context import CallContext, enter_call, leave_call
 from vis_core.extension.network import run_filter
 from vis_core.extension_host.child_output import capture_child_output
 from vis_core.extension_host.output import ExtensionOutput, LogSink, to_log
-from vis_core.extension_host.provider_stream import pump_stream
 from vis_core.extension_host.worker_channel import CallCancelled as ToolCancelled
 from vis_core.extension_host.worker_channel import Channel, Later
 from vis_core.ipc.kinds import CallbackKind, TargetKind
@@ -205,6 +204,9 @@ class WorkerHandler:
             tool = self._tools.get((owner, key))
             fn = None if tool is None else tool.render
         elif kind is CallbackKind.PROVIDER:
+            # here: its module brings the host's provider types, which no other call needs
+            from vis_core.extension_host.provider_stream import pump_stream
+
             provider = next((p for p in declaration.providers if p.name == key), None)
             fn = None if provider is None else partial(pump_stream, provider)
         elif kind is CallbackKind.NETWORK_FILTER:

@@ -345,9 +345,9 @@ class Sandbox:
         """The setting ``setting``, which shapes the child, changed: the next block runs in a
         new child under the new values, its namespace restored from the snapshot, and its
         restart note names every setting changed until then; a block running now finishes
-        under the old ones. ``refusal`` holds from the next block. A jail turned on also
-        stops the unjailed child once no block runs in it (a thread a block left there must
-        not write on unconfined); the task returned ends when it has."""
+        under the old ones. ``refusal`` holds from the next block. The old child is stopped
+        once no block runs in it (a thread a block left there must not run on unjailed, with a
+        writable home or past a lowered limit); the task returned ends when it has."""
         self.refusal = refusal
         shaped = (jail, limits, home_writable)
         if shaped == (self._next or (self.jail, self.limits, self.home_writable)):
@@ -361,7 +361,7 @@ class Sandbox:
         self._moved = True
         self._move_reason = reason
         proc = self._proc
-        if self.jail or not jail or proc is None or proc.returncode is not None:
+        if proc is None or proc.returncode is not None:
             return None
         return self._spawn(self._stop_now(reason))
 

@@ -166,6 +166,9 @@ class SettingsService:
         self._installed = False
         self.snapshot: ControlSnapshot
         self.refresh(snapshot)
+        # the project-level values the listeners were told (a re-read tells what differs:
+        # also what a save or ``config`` read from an edited file without telling it)
+        self._told = self._effective(None)
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -568,6 +571,8 @@ class SettingsService:
             changed = old != new
             error = await self._run_hook(owner, old, new, level, session_id) if changed else None
             result = SaveResult(setting_id, level, old, new, changed, error, session_id)
+            if not owner.setting.is_secret:
+                self._told[setting_id] = self.resolve(setting_id)
             await self._tell(result)
             if owner.setting.is_secret or level in (SettingScope.GLOBAL, SettingScope.PROJECT):
                 for other in list(self.order.services):
@@ -582,9 +587,9 @@ class SettingsService:
             await self._reread()
 
     async def _reread(self) -> None:
-        before = self._effective(None)
         await asyncio.to_thread(self.refresh)
-        await self._tell_changes(before, None)
+        told, self._told = self._told, self._effective(None)
+        await self._tell_changes(told, self._told, None)
 
     def _effective(self, session_id: str | None) -> dict[str, Resolution]:
         """Every setting's effective value for ``session_id`` (project level without one),
@@ -596,10 +601,14 @@ class SettingsService:
             if not owner.setting.is_secret
         }
 
-    async def _tell_changes(self, before: Mapping[str, Resolution], session_id: str | None) -> None:
-        """Tell the listeners each effective value that changed since ``before``: at group
+    async def _tell_changes(
+        self,
+        before: Mapping[str, Resolution],
+        after: Mapping[str, Resolution],
+        session_id: str | None,
+    ) -> None:
+        """Tell the listeners each effective value that differs from ``before``: at group
         scope for a session (it moved), else at the level of the file that changed it."""
-        after = self._effective(session_id)
         for sid, was in before.items():
             now = after.get(sid)
             if now is None or now.value == was.value:
@@ -765,7 +774,7 @@ class SettingsService:
         async with self.order.one():
             before = self._effective(session_id)
             await asyncio.to_thread(store.set_group, session_id, group)
-            await self._tell_changes(before, session_id)
+            await self._tell_changes(before, self._effective(session_id), session_id)
 
     def session_group(self, session_id: str | None) -> str | None:
         return self._session_group(session_id)

@@ -28,6 +28,15 @@ async def test_exit_code_and_both_streams(tools: dict, workspace: Path) -> None:
     assert str(status).startswith(f"$ pwd; echo oops >&2; exit 3\n[exit 3]\n{workspace}/sub")
 
 
+async def test_a_line_written_in_pieces_is_one_line_of_the_terminal(tools: dict) -> None:
+    """A line that reached Vis in two reads was two lines in the Activity's terminal (and in
+    a timeout's last output), though ``logs()`` had it whole."""
+    sh = await tools["shell"].fn("printf 'got '; sleep 0.3; printf 'hello\\nno end'")
+    await sh.wait(10)
+    assert sh.logs() == "got hello\nno end"
+    assert sh.output_lines() == [("stdout", "got hello"), ("stdout", "no end")]
+
+
 async def test_type_into_a_process_reading_stdin(tools: dict) -> None:
     sh = await tools["shell"].fn("read name; echo hello $name; read again; echo bye $again")
     await sh.type("vis\n")

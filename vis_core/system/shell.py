@@ -216,14 +216,20 @@ class ShellHandle(HostHandle):
         return self._child.command_exit
 
     def output_lines(self) -> list[tuple[str, str]]:
-        """``(stream, line)`` pairs in arrival order (chunk order across the two streams)."""
+        """``(stream, line)`` pairs in the order the lines ended (chunk order across the two
+        streams); a line that came in several reads is one line, an unended one comes last."""
         merged = sorted(
             [(seq, "stdout", text) for seq, text in self.stdout.chunks]
             + [(seq, "stderr", text) for seq, text in self.stderr.chunks]
         )
         out: list[tuple[str, str]] = []
+        unended = {"stdout": "", "stderr": ""}
         for _, stream, text in merged:
-            out.extend((stream, line) for line in text.splitlines())
+            lines = (unended[stream] + text).splitlines(keepends=True)
+            last = lines[-1] if lines else ""
+            unended[stream] = lines.pop() if last.splitlines() == [last] else ""
+            out.extend((stream, line.splitlines()[0]) for line in lines)
+        out.extend((stream, rest) for stream, rest in unended.items() if rest)
         return out
 
     def combined(self) -> str:

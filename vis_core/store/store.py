@@ -176,14 +176,19 @@ def _write(
 def _log(conn: sqlite3.Connection, event: Event, payload: str, now: float, last: LastEvent) -> int:
     """Log ``event`` (starting a run when the row before is another session's); its seq.
     ``last`` is the event written just before by this process, if known."""
-    session_id = event.session_id
-    seq = conn.execute(_INSERT_EVENT, (session_id, event.type, payload, now)).lastrowid
+    seq = conn.execute(_INSERT_EVENT, (event.session_id, event.type, payload, now)).lastrowid
     assert seq is not None
+    _open_run(conn, seq, event.session_id, last)
+    return seq
+
+
+def _open_run(conn: sqlite3.Connection, seq: int, session_id: str, last: LastEvent) -> None:
+    """Start a run at ``seq`` when the row before it is another session's; ``last``: the event
+    this process wrote just before, if known (then no read is needed)."""
     if last != (seq - 1, session_id):  # else the row before is this session's: same run
         previous = conn.execute(_PREVIOUS_SESSION, (seq,)).fetchone()
         if previous is None or previous[0] != session_id:
             conn.execute(_START_RUN, (seq, session_id))  # checks that the session exists
-    return seq
 
 
 def _log_many(
@@ -194,21 +199,14 @@ def _log_many(
 ) -> list[int]:
     """Log ``events`` in one statement, as :func:`_log` one by one would; their seqs. Within
     the transaction nothing else writes, so the rows take the seqs after the last one in turn
-    (the largest seq plus one each); a run starts where the session changes, and at the first
-    event as :func:`_log` decides."""
-    events = [event for event, _data, _payload in prepared]
+    (the largest seq plus one each); runs start where :func:`_log` would start them."""
     rows = [(event.session_id, event.type, payload, now) for event, _data, payload in prepared]
     conn.executemany(_INSERT_EVENT, rows)
     (end,) = conn.execute("SELECT last_insert_rowid()").fetchone()
     seqs = list(range(end - len(rows) + 1, end + 1))
-    session_id = events[0].session_id
-    if last != (seqs[0] - 1, session_id):
-        previous = conn.execute(_PREVIOUS_SESSION, (seqs[0],)).fetchone()
-        if previous is None or previous[0] != session_id:
-            conn.execute(_START_RUN, (seqs[0], session_id))
-    for seq, event, before in zip(seqs[1:], events[1:], events, strict=False):
-        if event.session_id != before.session_id:
-            conn.execute(_START_RUN, (seq, event.session_id))
+    for seq, (session_id, *_) in zip(seqs, rows, strict=True):
+        _open_run(conn, seq, session_id, last)
+        last = (seq, session_id)
     return seqs
 
 

@@ -334,7 +334,6 @@ class ShellHandle(HostHandle):
         self._child.kill()
         await self._child.wait()
         await self._settle()
-        await self._child.wait()
         # closed now, not when the loop is gone ("Event loop is closed")
         self._stdin.close()
         with contextlib.suppress(OSError):  # the command closed its end first

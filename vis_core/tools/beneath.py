@@ -166,7 +166,8 @@ class Beneath:
     def hides(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path`` (absolute, as a listing of the root names it) lies in a hidden
         folder beneath the root."""
-        return any(Path(path).is_relative_to(folder) for folder in self._inside)
+        text = os.fspath(path)  # per listed file: no Path made
+        return any(text == str(f) or text.startswith(f"{f}/") for f in self._inside)
 
     def _hidden_ids(self) -> frozenset[tuple[int, int]]:
         found = set()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -26,6 +27,30 @@ def small_bytes(path: Path | str, limit: int | None, *, follow: bool = True) -> 
             return file.read() if limit is None else file.read(limit)
     except OSError:
         return None
+    finally:
+        os.close(fd)
+
+
+def read_within(path: Path, limit: int, within: Path | None) -> bytes:
+    """At most ``limit`` bytes of regular file ``path`` (a link followed); ``within``: the
+    file read must lie in that folder. Checked on the opened file, so a link swapped after a
+    check cannot redirect the read, and a pipe is never waited on. ``OSError`` says why not:
+    a checkout's ``AGENTS.md -> ~/.ssh/id_rsa``, or a link a jailed block made to a file the
+    jail hides, would reach the model as text."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if within is not None:
+            opened = Path(os.path.realpath(f"/proc/self/fd/{fd}"))
+            if not opened.is_absolute() or not opened.exists():  # no /proc: the name
+                opened = Path(os.path.realpath(path))
+            root = Path(os.path.realpath(within))
+            if opened != root and root not in opened.parents:
+                raise OSError(errno.EXDEV, f"it leads out of {root} (to {opened})")
+        os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read(limit)
     finally:
         os.close(fd)
 

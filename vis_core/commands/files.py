@@ -22,6 +22,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from vis_core.small_files import read_within
+from vis_core.system.jail import vis_folders
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,8 @@ def read_command_file(
     path: Path, source: CommandSource, within: Path | None = None
 ) -> tuple[CommandFile | None, str | None]:
     """The command of ``path``, or a problem saying why it is not offered; ``within`` (a
-    project's files): the file must lie in that folder, links followed (see
+    project's files): the file must lie in that folder and outside Vis's own folders,
+    links followed (see
     :func:`read_within`)."""
     name = path.stem
     where = f"{path}"
@@ -82,7 +84,8 @@ def read_command_file(
             "letters, digits, - and _); rename the file"
         )
     try:
-        data = read_within(path, MAX_COMMAND_BYTES + 1, within)
+        hidden = vis_folders() if within is not None else ()
+        data = read_within(path, MAX_COMMAND_BYTES + 1, within, hidden)
         if len(data) > MAX_COMMAND_BYTES:
             return None, f"command file {where} is larger than 64 KiB and was not loaded"
         text = data.decode("utf-8")

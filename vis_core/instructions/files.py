@@ -17,6 +17,7 @@ from pathlib import Path
 
 from vis_core.providers.common import estimate_tokens
 from vis_core.small_files import read_within
+from vis_core.system.jail import vis_folders
 
 log = logging.getLogger(__name__)
 
@@ -64,12 +65,14 @@ def read_instruction(
 ) -> InstructionFile | None:
     """The file's text, cut at :data:`MAX_INSTRUCTION_BYTES`; None (logged) if unreadable.
 
-    ``within`` (a project's files): the file read must lie in that folder, links followed
-    (``CLAUDE.md -> AGENTS.md`` works). A checkout's ``AGENTS.md -> ~/.ssh/id_rsa``, or a
-    link a jailed block made to Vis's ``secrets``, would go to the model server as text
+    ``within`` (a project's files): the file read must lie in that folder and outside Vis's
+    own folders, links followed (``CLAUDE.md -> AGENTS.md`` works). A checkout's
+    ``AGENTS.md -> ~/.ssh/id_rsa``, or a link a jailed block made to Vis's ``secrets`` (the
+    jail masks VIS_HOME, also inside the workspace), would go to the model server as text
     (see :func:`read_within`)."""
     try:
-        data = read_within(path, MAX_INSTRUCTION_BYTES + 1, within)
+        hidden = vis_folders() if within is not None else ()
+        data = read_within(path, MAX_INSTRUCTION_BYTES + 1, within, hidden)
     except OSError as exc:
         log.warning("instruction file %s not read: %s", path, exc)
         return None

@@ -23,6 +23,7 @@ from pathlib import Path
 from vis_core.extension_host.guides import MAX_GUIDE_BYTES, parse_guide
 from vis_core.model.extensions import GuideKind
 from vis_core.small_files import read_within
+from vis_core.system.jail import vis_folders
 from vis_core.tools.discovery import Guide
 
 log = logging.getLogger(__name__)
@@ -75,12 +76,14 @@ def _front_matter(text: str) -> dict[str, object]:
 
 def read_skill(folder: Path, source: SkillSource, within: Path | None = None) -> Skill | None:
     """The skill in ``folder`` (None, logged, when its SKILL.md is missing or unreadable);
-    ``within`` (a project's skills): SKILL.md must lie in that folder, links followed (see
+    ``within`` (a project's skills): SKILL.md must lie in that folder and outside Vis's own
+    folders, links followed (see
     :func:`read_within`): a jailed block can make ``.claude/skills/x/SKILL.md`` where the
     project has no ``.claude/``, as a link to a file the jail hides."""
     path = folder / SKILL_FILE
     try:
-        data = read_within(path, MAX_GUIDE_BYTES + 1, within)
+        hidden = vis_folders() if within is not None else ()
+        data = read_within(path, MAX_GUIDE_BYTES + 1, within, hidden)
         if len(data) > MAX_GUIDE_BYTES:
             log.warning("skill %s is larger than %d KiB; skipped", path, MAX_GUIDE_BYTES // 1024)
             return None

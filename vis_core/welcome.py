@@ -13,7 +13,7 @@ from vis_core.model.channel import Channel
 from vis_core.model.welcome import WelcomeFacts
 from vis_core.paths import ControlSnapshot, TrustStore, VisPaths, find_project_root, take_snapshot
 from vis_core.providers.base import ModelChoice, ProviderConfigError
-from vis_core.settings import SettingsService, Source
+from vis_core.settings import SettingsReader, Source
 from vis_core.system import jail_check
 from vis_core.system.jail import jail_refusal
 
@@ -30,7 +30,7 @@ class ModelState:
     problem: str | None = None
 
 
-def saved_keys(settings: SettingsService) -> dict[str, str]:
+def saved_keys(settings: SettingsReader) -> dict[str, str]:
     """Provider keys saved by ``/login``, by environment variable name (unreadable file: none)."""
     try:
         values = settings.secrets.values()
@@ -50,7 +50,7 @@ def choose_model(
     provider: str | None,
     model: str | None,
     config: Mapping[str, Any],
-    settings: SettingsService,
+    settings: SettingsReader,
     environ: Mapping[str, str],
     session_id: str | None = None,
 ) -> ModelChoice | None:
@@ -96,7 +96,7 @@ def model_state(choose: Any) -> ModelState:
 
 
 def jail_policy(
-    settings: SettingsService, session_id: str | None = None
+    settings: SettingsReader, session_id: str | None = None
 ) -> tuple[bool, str | None]:
     """Whether the jail is on for ``session_id``, and why nothing may run (fail closed):
     when the ``jail`` setting cannot be read, blocks and shell commands are refused."""
@@ -111,7 +111,7 @@ def jail_policy(
 
 
 def jail_mode(
-    settings: SettingsService, workspace: Path, session_id: str | None = None
+    settings: SettingsReader, workspace: Path, session_id: str | None = None
 ) -> tuple[bool, str]:
     """Whether blocks and shell commands of ``session_id`` run jailed, and one line that
     says so: the mode, why, and what to install where the jail cannot run."""
@@ -164,7 +164,7 @@ def welcome_facts(
     workspace = workspace.resolve()
     project_root = find_project_root(workspace)
     snapshot, _ = verified(paths, project_root)
-    settings = SettingsService(
+    settings = SettingsReader(
         paths=paths,
         store=None,
         project_root=project_root,

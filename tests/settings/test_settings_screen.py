@@ -157,3 +157,21 @@ async def test_choose_an_enum_at_session_scope_then_reset_it(workspace: Path) ->
             assert resolution.value == "short" and resolution.source.value == "default"
     finally:
         await host.close()
+
+
+async def test_switching_an_extension_off_saves_it_and_reloads(workspace: Path) -> None:
+    user_extensions("reports")
+    host = await open_host(workspace)
+    try:
+        app = SettingsApp(host)
+        async with app.run_test(size=(100, 60)) as pilot:
+            screen = await app.loaded()
+            next(h for h in screen.query(ExtensionHeader) if h.group.name == "reports").focus()
+            await pilot.press("space")
+            await pilot.pause()
+            header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "reports")
+            assert not header.group.enabled
+        assert host.settings.disabled_extensions() == {"reports"}
+        assert host.catalog.loaded.get("reports") is None
+    finally:
+        await host.close()

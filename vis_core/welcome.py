@@ -96,9 +96,7 @@ def model_state(choose: Any) -> ModelState:
     return ModelState(choice, f"{choice.provider}/{choice.model}")
 
 
-def jail_policy(
-    settings: SettingsReader, session_id: str | None = None
-) -> tuple[bool, str | None]:
+def jail_policy(settings: SettingsReader, session_id: str | None = None) -> tuple[bool, str | None]:
     """Whether the jail is on for ``session_id``, and why nothing may run (fail closed):
     when the ``jail`` setting cannot be read, blocks and shell commands are refused."""
     problem = settings.unreadable("jail", session_id)

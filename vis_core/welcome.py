@@ -137,7 +137,7 @@ def jail_mode(
     return False, f"not jailed: blocks and shell commands run with your permissions; {why}"
 
 
-def _jail_view(settings: SettingsService, workspace: Path, session_id: str | None) -> str:
+def _jail_view(settings: SettingsReader, workspace: Path, session_id: str | None) -> str:
     """What the jail shows beyond the workspace, when the person should know: the folders of
     ``jail_read_paths`` it leaves out, and the folders of their PATH it hides."""
     try:

@@ -15,7 +15,6 @@ from types import CodeType, ModuleType
 from typing import Any
 
 from vis_core.extension.declarations import Extension, registering
-from vis_core.extension.metadata import build_metadata
 from vis_core.extension_host.discovery import Candidate
 
 
@@ -150,9 +149,14 @@ def _source(candidate: Candidate) -> bytes:
 
 
 def execute_entry(
-    candidate: Candidate, environment: Mapping[str, str] | None = None
+    candidate: Candidate,
+    environment: Mapping[str, str] | None = None,
+    *,
+    build: Mapping[str, str | None],
 ) -> tuple[Extension, ModuleType]:
-    """Load ``candidate`` into a fresh module with the build globals; raise ``EntryFailed``."""
+    """Load ``candidate`` into a fresh module with the build globals ``build`` (the host's
+    :func:`~vis_core.extension.metadata.build_metadata`, computed once for all its workers);
+    raise ``EntryFailed``."""
     if candidate.error is not None:
         raise EntryFailed(LoadError(candidate.hint, candidate.path, None, candidate.error))
     forget_module(candidate.module_name)
@@ -166,7 +170,7 @@ def execute_entry(
             LoadError(candidate.hint, candidate.entry_file, None, "cannot load this file")
         )
     module = importlib.util.module_from_spec(spec)
-    module.__dict__.update(build_metadata())
+    module.__dict__.update(build)
     sys.modules[candidate.module_name] = module
     try:
         source = _source(candidate)

@@ -236,11 +236,12 @@ class WorkerHandler:
             project_root=Path(place["project_root"]),
             channel=FrontEnd(place.get("channel") or FrontEnd.TUI),
         )
+        build = dict(place["build"])  # the host's build globals: none computed here
         problems: dict[str, str] = {}
         for item in extensions:
             candidate = Candidate.from_wire(item["candidate"])
             try:
-                declaration, module = execute_entry(candidate, dict(item["env"]))
+                declaration, module = execute_entry(candidate, dict(item["env"]), build=build)
             except EntryFailed as failed:
                 problems[str(item["name"])] = str(failed.error)
                 continue

@@ -118,7 +118,7 @@ def _warm() -> None:
     import vis_core.extension as vis
     from vis_core.extension.runtime import install
     from vis_core.extension_host import entry  # noqa: F401 - imported for its cost
-    from vis_core.extension_host.runtime import StoreRuntime
+    from vis_core.extension_host.store_runtime import StoreRuntime
 
     for name in ("Extension", "Symbol", "Setting", "SlashCommand", "OpHook", "Activity"):
         getattr(vis, name)

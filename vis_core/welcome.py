@@ -13,9 +13,10 @@ from vis_core.model.channel import Channel
 from vis_core.model.welcome import WelcomeFacts
 from vis_core.paths import ControlSnapshot, TrustStore, VisPaths, find_project_root, take_snapshot
 from vis_core.providers.base import ModelChoice, ProviderConfigError
-from vis_core.settings import SettingsService, Source
+from vis_core.settings import SettingsReader, Source
 from vis_core.system import jail_check
-from vis_core.system.jail import jail_refusal
+from vis_core.system.jail import jail_refusal, vis_folders
+from vis_core.system.jail_paths import hidden_path_entries, home_relative, read_paths
 
 LOGIN_HINT = "  4. In the app: /login chooses a provider, saves its key and picks a model.\n"
 KEY_PREFIX = "env:"  # a provider key saved by /login, by its environment variable's name
@@ -30,7 +31,7 @@ class ModelState:
     problem: str | None = None
 
 
-def saved_keys(settings: SettingsService) -> dict[str, str]:
+def saved_keys(settings: SettingsReader) -> dict[str, str]:
     """Provider keys saved by ``/login``, by environment variable name (unreadable file: none)."""
     try:
         values = settings.secrets.values()
@@ -50,7 +51,7 @@ def choose_model(
     provider: str | None,
     model: str | None,
     config: Mapping[str, Any],
-    settings: SettingsService,
+    settings: SettingsReader,
     environ: Mapping[str, str],
     session_id: str | None = None,
 ) -> ModelChoice | None:
@@ -95,9 +96,7 @@ def model_state(choose: Any) -> ModelState:
     return ModelState(choice, f"{choice.provider}/{choice.model}")
 
 
-def jail_policy(
-    settings: SettingsService, session_id: str | None = None
-) -> tuple[bool, str | None]:
+def jail_policy(settings: SettingsReader, session_id: str | None = None) -> tuple[bool, str | None]:
     """Whether the jail is on for ``session_id``, and why nothing may run (fail closed):
     when the ``jail`` setting cannot be read, blocks and shell commands are refused."""
     problem = settings.unreadable("jail", session_id)
@@ -111,7 +110,7 @@ def jail_policy(
 
 
 def jail_mode(
-    settings: SettingsService, workspace: Path, session_id: str | None = None
+    settings: SettingsReader, workspace: Path, session_id: str | None = None
 ) -> tuple[bool, str]:
     """Whether blocks and shell commands of ``session_id`` run jailed, and one line that
     says so: the mode, why, and what to install where the jail cannot run."""
@@ -125,7 +124,7 @@ def jail_mode(
         return True, (
             "jailed: blocks and shell commands see only the workspace and cannot change "
             "Vis or the project's control files (bubblewrap)"
-        )
+        ) + _jail_view(settings, workspace, session_id)
     if on:
         return True, (
             f"the jail is on but cannot run here, so no block or shell command runs: {problem}"
@@ -136,6 +135,25 @@ def jail_mode(
     else:
         why = f"the jail setting is false ({source} setting); set jail = true to confine them"
     return False, f"not jailed: blocks and shell commands run with your permissions; {why}"
+
+
+def _jail_view(settings: SettingsReader, workspace: Path, session_id: str | None) -> str:
+    """What the jail shows beyond the workspace, when the person should know: the folders of
+    ``jail_read_paths`` it leaves out, and the folders of their PATH it hides."""
+    try:
+        value = str(settings.get("jail_read_paths", "", session_id) or "")
+    except ValueError:
+        value = ""
+    view = read_paths(value, vis_folders())
+    said = [f"; jail_read_paths leaves out {why}" for why in view.left_out]
+    hidden = hidden_path_entries(os.environ, workspace, view.shown)
+    if hidden:
+        names = ", ".join(home_relative(p) for p in hidden)
+        said.append(
+            f"; commands in {names} (on your PATH) are not found there: jail_read_paths "
+            "shows folders read-only"
+        )
+    return "".join(said)
 
 
 def verified(paths: VisPaths, project_root: Path) -> tuple[ControlSnapshot, bool]:
@@ -164,7 +182,7 @@ def welcome_facts(
     workspace = workspace.resolve()
     project_root = find_project_root(workspace)
     snapshot, _ = verified(paths, project_root)
-    settings = SettingsService(
+    settings = SettingsReader(
         paths=paths,
         store=None,
         project_root=project_root,

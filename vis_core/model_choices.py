@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from functools import partial
 from typing import TYPE_CHECKING
 
 from vis_core.extension.declarations import CommandResult, err, ok
@@ -187,16 +188,17 @@ def check_key(key: str) -> str | None:
     return None if short is None else f"{short}; paste the whole API key."
 
 
-def save_key(deps: CommandDeps, entry: ProviderEntry, key: str) -> None:
-    """Save ``key`` for ``entry`` in the secrets file (0600), where settings secrets live;
-    stored events and logs redact it from now on."""
+async def save_key(deps: CommandDeps, entry: ProviderEntry, key: str) -> None:
+    """Save ``key`` for ``entry`` in the secrets file (0600), where settings secrets live, as
+    one change of the settings; stored events and logs of every workspace redact it from now
+    on."""
     problem = check_key(key)
     if problem is not None:
         raise ValueError(problem)
     if not _ENV_NAME.match(entry.key_env):
         raise ValueError(f"provider {entry.name!r} reads no key (api_key_env is empty)")
-    deps.settings.secrets.write(KEY_PREFIX + entry.key_env, key.strip())
-    deps.settings.refresh()
+    secrets = deps.settings.secrets
+    await deps.settings.edit_files(partial(secrets.write, KEY_PREFIX + entry.key_env, key.strip()))
 
 
 def unknown_model(deps: CommandDeps, session: AgentSession, text: str) -> CommandResult | None:
@@ -255,7 +257,7 @@ async def login(
         return err("Cannot log in", f"model {model!r} is not one of {entry.name}'s")
     try:
         if entry.key_env:
-            save_key(deps, entry, key)
+            await save_key(deps, entry, key)
         await deps.settings.set("model", model, "global")
     except (ValueError, ProviderConfigError) as exc:
         return err("Cannot log in", str(exc))
@@ -287,7 +289,9 @@ def check_base_url(url: str) -> str | None:
     return None
 
 
-def save_local_server(deps: CommandDeps, name: str, base_url: str, key: str = "") -> ProviderEntry:
+async def save_local_server(
+    deps: CommandDeps, name: str, base_url: str, key: str = ""
+) -> ProviderEntry:
     """``/login`` to an OpenAI-compatible server of one's own (llama.cpp, Ollama, vLLM…):
     ``[providers.NAME]`` with ``kind = "openai"`` and ``base_url`` in config.toml; a key,
     when given, is saved as a secret under ``NAME_API_KEY`` (none: the server needs none)."""
@@ -305,18 +309,22 @@ def save_local_server(deps: CommandDeps, name: str, base_url: str, key: str = ""
     key_env = f"{name.upper().replace('-', '_')}_API_KEY" if key.strip() else ""
     entry = ProviderEntry(name, "openai", key_env, bool(key_env))
     if key_env:
-        save_key(deps, entry, key)
-    with edit_toml(deps.paths.config_file) as data:
-        if "providers" not in data:
-            import tomlkit
+        await save_key(deps, entry, key)
+    section = {
+        "kind": ProviderKind.OPENAI.value,
+        "base_url": base_url.strip(),
+        "api_key_env": key_env,
+    }
 
-            data["providers"] = tomlkit.table(is_super_table=True)
-        section = {
-            "kind": ProviderKind.OPENAI.value,
-            "base_url": base_url.strip(),
-            "api_key_env": key_env,
-        }
-        data["providers"][name] = section
+    def write() -> None:
+        with edit_toml(deps.paths.config_file) as data:
+            if "providers" not in data:
+                import tomlkit
+
+                data["providers"] = tomlkit.table(is_super_table=True)
+            data["providers"][name] = section
+
+    await deps.settings.edit_files(write)
     _ = deps.models.config  # read again: config.toml as just written
     return entry
 

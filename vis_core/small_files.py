@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +28,34 @@ def small_bytes(path: Path | str, limit: int | None, *, follow: bool = True) -> 
             return file.read() if limit is None else file.read(limit)
     except OSError:
         return None
+    finally:
+        os.close(fd)
+
+
+def read_within(path: Path, limit: int, within: Path | None, hidden: Sequence[Path] = ()) -> bytes:
+    """At most ``limit`` bytes of regular file ``path`` (a link followed); ``within``: the
+    file read must lie in that folder, and in none of the ``hidden`` folders (Vis's own,
+    which may lie inside it). Checked on the opened file, so a link swapped after a check
+    cannot redirect the read, and a pipe is never waited on. ``OSError`` says why not: a
+    checkout's ``AGENTS.md -> ~/.ssh/id_rsa``, or a link a jailed block made to a file the
+    jail hides, would reach the model as text."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if within is not None:
+            opened = Path(os.path.realpath(f"/proc/self/fd/{fd}"))
+            if not opened.is_absolute() or not opened.exists():  # no /proc: the name
+                opened = Path(os.path.realpath(path))
+            root = Path(os.path.realpath(within))
+            if opened != root and root not in opened.parents:
+                raise OSError(errno.EXDEV, f"it leads out of {root} (to {opened})")
+            for folder in map(os.path.realpath, hidden):
+                if opened.is_relative_to(folder):
+                    raise OSError(errno.EACCES, f"it leads into Vis's own folder {folder}")
+        os.set_blocking(fd, True)
+        with os.fdopen(os.dup(fd), "rb") as handle:
+            return handle.read(limit)
     finally:
         os.close(fd)
 

@@ -15,7 +15,8 @@ from vis_core.paths import ControlSnapshot, TrustStore, VisPaths, find_project_r
 from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.settings import SettingsService, Source
 from vis_core.system import jail_check
-from vis_core.system.jail import jail_refusal
+from vis_core.system.jail import jail_refusal, vis_folders
+from vis_core.system.jail_paths import hidden_path_entries, home_relative, read_paths
 
 LOGIN_HINT = "  4. In the app: /login chooses a provider, saves its key and picks a model.\n"
 KEY_PREFIX = "env:"  # a provider key saved by /login, by its environment variable's name
@@ -125,7 +126,7 @@ def jail_mode(
         return True, (
             "jailed: blocks and shell commands see only the workspace and cannot change "
             "Vis or the project's control files (bubblewrap)"
-        )
+        ) + _jail_view(settings, workspace, session_id)
     if on:
         return True, (
             f"the jail is on but cannot run here, so no block or shell command runs: {problem}"
@@ -136,6 +137,25 @@ def jail_mode(
     else:
         why = f"the jail setting is false ({source} setting); set jail = true to confine them"
     return False, f"not jailed: blocks and shell commands run with your permissions; {why}"
+
+
+def _jail_view(settings: SettingsService, workspace: Path, session_id: str | None) -> str:
+    """What the jail shows beyond the workspace, when the person should know: the folders of
+    ``jail_read_paths`` it leaves out, and the folders of their PATH it hides."""
+    try:
+        value = str(settings.get("jail_read_paths", "", session_id) or "")
+    except ValueError:
+        value = ""
+    view = read_paths(value, vis_folders())
+    said = [f"; jail_read_paths leaves out {why}" for why in view.left_out]
+    hidden = hidden_path_entries(os.environ, workspace, view.shown)
+    if hidden:
+        names = ", ".join(home_relative(p) for p in hidden)
+        said.append(
+            f"; commands in {names} (on your PATH) are not found there: jail_read_paths "
+            "shows folders read-only"
+        )
+    return "".join(said)
 
 
 def verified(paths: VisPaths, project_root: Path) -> tuple[ControlSnapshot, bool]:

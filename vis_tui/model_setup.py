@@ -168,7 +168,7 @@ async def _local_server(app: VisApp) -> tuple[ProviderEntry, str] | None:
         return None
     key = str(values.get("key") or "")
     try:
-        entry = app.core.save_local_server(
+        entry = await app.core.save_local_server(
             str(values.get("name") or ""), str(values.get("base_url") or ""), key
         )
     except ValueError as exc:

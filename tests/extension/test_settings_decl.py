@@ -231,6 +231,7 @@ def test_core_setting_ids_are_listed_once() -> None:
         "memory_limit",
         "process_limit",
         "jail_home_writable",
+        "jail_read_paths",
         "draft_model_approves",
         "network_allowed_hosts",
         "subagent_depth",

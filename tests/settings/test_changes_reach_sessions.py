@@ -147,3 +147,125 @@ async def test_a_session_an_extension_creates_in_a_group_takes_the_groups_values
         await host.close()
     assert ended.status == "completed", ended.error
     assert limit == 600  # it was built before it joined the group: the move reached it
+
+
+async def test_a_group_or_session_value_saved_in_one_workspace_reaches_the_others(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The workspaces share the database: a value saved for a group (or a session) through
+    one workspace's settings reaches the open sessions of every workspace it applies to."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
+    try:
+        other = await host.host_at(elsewhere)
+        here, there = await host.new_session(), await other.new_session()
+        await host.commands.run(here, "/group team")
+        await other.commands.run(there, "/group team")
+        await host.settings.set("max_iterations", "10", "group", session_id=here.id)
+        await host.settings.set("block_time_limit", "600", "session", session_id=there.id)
+    finally:
+        await host.close()
+    assert (here.limits.max_iterations, there.limits.max_iterations) == (10, 10)
+    assert (here.sandbox.time_limit, there.sandbox.time_limit) == (1800, 600)
+
+
+WATCHER = """
+from pathlib import Path
+
+import vis_core.extension as vis
+
+
+def _record(old, new, scope):
+    with Path(__file__).with_name("watched.txt").open("a", encoding="utf-8") as out:
+        out.write(f"{old}->{new}@{scope}\\n")
+
+
+vis.register_extension(vis.Extension(
+    name="watcher", alias="watcher", description="Records each change of its setting.",
+    settings=[vis.Setting(
+        id="watch_level", label="Watch level", type="string", default="low",
+        scopes=(vis.SettingScope.GLOBAL, vis.SettingScope.GROUP), on_change=_record,
+    )],
+))
+"""
+
+
+async def test_a_move_into_a_group_runs_the_on_change_of_the_value_it_changes_once(
+    workspace: Path,
+) -> None:
+    extensions = VisPaths.from_env().ensure().extensions_dir
+    extensions.mkdir(parents=True, exist_ok=True)
+    (extensions / "watcher.py").write_text(WATCHER, encoding="utf-8")
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
+    try:
+        session = await host.new_session()
+        await host.settings.set("watch_level", "high", "group", group="team")
+        assert not (extensions / "watched.txt").exists()  # no open session is in the group
+        moved = await host.commands.run(session, "/group team")
+        assert moved.ok, moved
+        level = host.settings.get("watch_level", None, session.id)
+    finally:
+        await host.close()
+    assert level == "high"
+    assert (extensions / "watched.txt").read_text(encoding="utf-8") == "low->high@group\n"
+
+
+async def test_a_key_login_saves_is_redacted_by_every_workspace(
+    workspace: Path, tmp_path: Path, vis_home: Path
+) -> None:
+    """``/login`` in one workspace saves a provider's key as one change of the settings: a
+    session of another workspace of the same Vis that prints it stores it redacted."""
+    from vis_core.model_choices import entry_named, save_key
+
+    key = "sk-login-7f3a9c21d4e8b605"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "key.txt").write_text(key, encoding="utf-8")
+    script = write_script(
+        tmp_path / "script.yaml", [{"code": "print(open('key.txt').read())"}, {"text": "ok"}]
+    )
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        other = await host.host_at(elsewhere)
+        there = await other.new_session()
+        entry = entry_named(host.command_deps, "openai")
+        assert entry is not None
+        await save_key(host.command_deps, entry, key)
+        blocks: list[BlockFinished] = []
+        there.subscribe(blocks.append, kinds=(BlockFinished,))
+        ended = await there.submit("print the key")
+    finally:
+        await host.close()
+    assert ended.status == "completed", ended.error
+    assert blocks[0].stdout.strip() == key  # what the session saw; stored redacted
+    stored = b"".join(p.read_bytes() for p in vis_home.glob("vis.db*"))
+    assert stored and stored.count(key.encode()) == 0
+
+
+async def test_switching_extensions_and_saving_keys_are_ordered_with_saves(
+    workspace: Path,
+) -> None:
+    """Switching an extension off and saving a provider's key write the user's files as
+    saves do, one change at a time: made all at once, none of them is lost."""
+    from vis_core.model_choices import entry_named, save_key
+
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
+    names = [f"ext{n}" for n in range(6)]
+    try:
+        entry = entry_named(host.command_deps, "anthropic")
+        assert entry is not None
+        await asyncio.gather(
+            *(host.settings.set_enabled(name, False) for name in names),
+            host.settings.set("max_iterations", "10", "global"),
+            save_key(host.command_deps, entry, "sk-ant-0123456789abcdef"),
+            host.settings.set("block_time_limit", "600", "global"),
+        )
+        disabled = host.settings.disabled_extensions()
+        saved = host.settings.global_file.values()
+        keys = host.settings.secrets.values()
+    finally:
+        await host.close()
+    assert disabled == frozenset(names)
+    assert (saved["max_iterations"], saved["block_time_limit"]) == ("10", "600")
+    assert keys == {"env:ANTHROPIC_API_KEY": "sk-ant-0123456789abcdef"}

@@ -18,7 +18,7 @@ def _marker() -> Path:
     return VisPaths.from_env().extensions_dir / "steering-mode.txt"
 
 
-async def test_vis_yml_toggles_apply_after_reload_without_on_change(workspace: Path) -> None:
+async def test_vis_yml_toggles_apply_after_reload_and_run_on_change(workspace: Path) -> None:
     user_extensions("reports")
     (workspace / "vis.yml").write_text("toggles:\n  report_details: true\n")
     TrustStore(VisPaths.from_env()).trust(workspace)  # project values wait for trust
@@ -33,7 +33,8 @@ async def test_vis_yml_toggles_apply_after_reload_without_on_change(workspace: P
         await host.commands.run(None, "/reload")
         assert host.settings.get("report_details", None) is False
         assert host.settings.get("steering_mode", None) == "control"
-        assert not (_marker()).exists()  # a file edit calls no hook
+        # the hook of the value /reload found changed ran once, as a save's does
+        assert _marker().read_text() == "vibe->control@project\n"
     finally:
         await host.close()
 
@@ -48,14 +49,14 @@ async def test_an_extension_switched_off_is_unloaded_by_reload_and_keeps_its_gro
     host = await open_host(workspace)
     try:
         assert host.catalog.loaded.get("reports") is not None
-        host.settings.set_enabled("reports", False)
+        await host.settings.set_enabled("reports", False)
         assert host.catalog.loaded.get("reports") is not None  # until the next reload
         await host.commands.run(None, "/reload")
         assert host.catalog.loaded.get("reports") is None
         (group,) = [g for g in build_tree(host.catalog.loaded).extensions if g.name == "reports"]
         assert group.status is ExtensionStatus.DISABLED and not group.enabled
         assert group.settings  # its settings still show, to switch it back on
-        host.settings.set_enabled("reports", True)
+        await host.settings.set_enabled("reports", True)
         await host.commands.run(None, "/reload")
         assert host.catalog.loaded.get("reports") is not None
     finally:

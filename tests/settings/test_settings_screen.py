@@ -101,6 +101,8 @@ async def test_reload_after_fixing_a_broken_extension(workspace: Path) -> None:
         header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "broken")
         assert header.group.failed and "broken on purpose" in (header.group.error or "")
         (folder / "broken.py").write_text(FIXED, encoding="utf-8")
+        screen.query_one("#settings-reload").scroll_visible(animate=False)  # below Vis's rows
+        await pilot.pause()
         await pilot.click("#settings-reload")
         await pilot.pause()
         header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "broken")
@@ -153,5 +155,23 @@ async def test_choose_an_enum_at_session_scope_then_reset_it(workspace: Path) ->
             await pilot.pause()
             resolution = host.settings.resolve("report_detail_level", session.id)
             assert resolution.value == "short" and resolution.source.value == "default"
+    finally:
+        await host.close()
+
+
+async def test_switching_an_extension_off_saves_it_and_reloads(workspace: Path) -> None:
+    user_extensions("reports")
+    host = await open_host(workspace)
+    try:
+        app = SettingsApp(host)
+        async with app.run_test(size=(100, 60)) as pilot:
+            screen = await app.loaded()
+            next(h for h in screen.query(ExtensionHeader) if h.group.name == "reports").focus()
+            await pilot.press("space")
+            await pilot.pause()
+            header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "reports")
+            assert not header.group.enabled
+        assert host.settings.disabled_extensions() == {"reports"}
+        assert host.catalog.loaded.get("reports") is None
     finally:
         await host.close()

@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from vis_core.small_files import read_within
+from vis_core.system.jail import vis_folders
+
 log = logging.getLogger(__name__)
 
 MAX_COMMAND_BYTES = 64 * 1024
@@ -66,8 +69,13 @@ class CommandFile:
         return _PLACEHOLDER.sub(value, self.body)
 
 
-def read_command_file(path: Path, source: CommandSource) -> tuple[CommandFile | None, str | None]:
-    """The command of ``path``, or a problem saying why it is not offered."""
+def read_command_file(
+    path: Path, source: CommandSource, within: Path | None = None
+) -> tuple[CommandFile | None, str | None]:
+    """The command of ``path``, or a problem saying why it is not offered; ``within`` (a
+    project's files): the file must lie in that folder and outside Vis's own folders,
+    links followed (see
+    :func:`read_within`)."""
     name = path.stem
     where = f"{path}"
     if not _NAME.match(name):
@@ -76,9 +84,11 @@ def read_command_file(path: Path, source: CommandSource) -> tuple[CommandFile | 
             "letters, digits, - and _); rename the file"
         )
     try:
-        if path.stat().st_size > MAX_COMMAND_BYTES:
+        hidden = vis_folders() if within is not None else ()
+        data = read_within(path, MAX_COMMAND_BYTES + 1, within, hidden)
+        if len(data) > MAX_COMMAND_BYTES:
             return None, f"command file {where} is larger than 64 KiB and was not loaded"
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         return None, f"command file {where} was not read: {exc}"
     front: dict[str, object] = {}
@@ -151,7 +161,8 @@ def find_command_files(
             problems.append(f"command folder {folder} was not read: {exc}")
             continue
         for path in paths:
-            command, problem = read_command_file(path, source)
+            within = project_root if source is CommandSource.PROJECT else None
+            command, problem = read_command_file(path, source, within)
             if problem is not None:
                 problems.append(problem)
             elif command is not None:

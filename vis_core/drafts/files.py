@@ -4,37 +4,52 @@ never as hard links: a draft's write must never reach the live file."""
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import hashlib
 import os
 import shutil
+import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from vis_core.tools.beneath import Beneath
 
 FICLONE = 0x40049409  # linux/fs.h: share the source's extents (btrfs, XFS, bcachefs…)
 
 
-def clone_file(source: Path, target: Path, *, made: bool = False) -> None:
-    """``target`` as a copy of ``source`` (a link as a link), sharing blocks where possible;
-    ``made``: its folder exists already."""
+def clone_file(source: Beneath, name: str, target: Path, *, made: bool = False) -> bool:
+    """``target`` as a copy of ``name`` beneath ``source`` (a link as a link), sharing blocks
+    where possible; ``made``: its folder exists already. Opened beneath ``source`` without
+    following a link out of it: the model's code may swap a folder on the way for a link to
+    a file the jail hides while Vis copies. False (nothing copied) when ``name`` is not a
+    file or a link (a folder, a pipe, gone)."""
+    try:
+        link = stat.S_ISLNK(source.stat(name, follow=False).st_mode)
+        fd = None if link else source.open(name, os.O_RDONLY | os.O_NONBLOCK)[0]
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    if fd is not None and not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        return False
     if not made:
         target.parent.mkdir(parents=True, exist_ok=True)
-    if source.is_symlink():
-        if target.is_symlink() or target.exists():
-            target.unlink()
-        os.symlink(os.readlink(source), target)
-        return
-    if target.is_symlink():
+    if target.is_symlink() or (link and target.exists()):
         target.unlink()
-    with open(source, "rb") as src:
-        mode = os.fstat(src.fileno()).st_mode & 0o777
-        fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        with open(fd, "wb") as dst:
+    if fd is None:
+        os.symlink(source.readlink(name), target)
+        return True
+    with open(fd, "rb") as src:
+        os.set_blocking(fd, True)
+        mode = os.fstat(fd).st_mode & 0o777
+        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        with open(out, "wb") as dst:
             try:
                 fcntl.ioctl(dst.fileno(), FICLONE, src.fileno())
             except OSError:
                 shutil.copyfileobj(src, dst, 1 << 20)  # sendfile/copy_file_range underneath
             os.fchmod(dst.fileno(), mode)
+    return True
 
 
 def remove_file(target: Path) -> None:
@@ -42,11 +57,19 @@ def remove_file(target: Path) -> None:
         target.unlink()
 
 
-def content_id(path: Path, object_format: str = "sha1") -> str | None:
-    """Git's blob id of the file (of the link's text for a link); ``None`` when absent."""
+def content_id(source: Beneath, name: str, object_format: str = "sha1") -> str | None:
+    """Git's blob id of file ``name`` beneath ``source`` (of the link's text for a link, never
+    what a link leads to); ``None`` when absent or neither a file nor a link."""
     try:
-        data = os.fsencode(os.readlink(path)) if path.is_symlink() else path.read_bytes()
+        if stat.S_ISLNK(source.stat(name, follow=False).st_mode):
+            data = os.fsencode(source.readlink(name))
+        else:
+            data = source.read_bytes(name, follow=False)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
+        return None
+    except OSError as exc:
+        if exc.errno != errno.EINVAL:  # EINVAL: a pipe or device, never read
+            raise
         return None
     digest = hashlib.new(object_format)
     digest.update(b"blob %d\0" % len(data))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from vis_core.drafts import files as draft_files
 from vis_core.drafts.errors import DraftConflict, DraftError
+from vis_core.tools.beneath import Beneath
 
 Manifest = dict[str, str]  # relative path -> content id
 
@@ -36,9 +37,10 @@ def _is_dir_link(folder: str, name: str) -> bool:
 
 
 def manifest_of(root: Path, skip: tuple[Path, ...] = ()) -> Manifest:
+    files = Beneath(root)
     found: Manifest = {}
     for name in walk(root, skip):
-        content = draft_files.content_id(root / name)
+        content = draft_files.content_id(files, name)
         if content is not None:
             found[name] = content
     return found
@@ -56,9 +58,10 @@ def create(workspace: Path, tree: Path, skip: tuple[Path, ...]) -> Manifest:
     """Copy ``workspace`` into ``tree``; returns the manifest of what was copied."""
     manifest: Manifest = {}
     tree.mkdir(parents=True, exist_ok=True)
+    live, copy = Beneath(workspace), Beneath(tree)
     for name in walk(workspace, skip):
-        draft_files.clone_file(workspace / name, tree / name)
-        content = draft_files.content_id(tree / name)
+        draft_files.clone_file(live, name, tree / name)
+        content = draft_files.content_id(copy, name)
         if content is not None:
             manifest[name] = content
     return manifest
@@ -81,11 +84,12 @@ def sync(
     conflicted = [n for n in moved if draft.get(n) != base.get(n) and draft.get(n) != live.get(n)]
     if conflicted:
         raise DraftConflict("sync of the draft with the live workspace", conflicted)
+    files = Beneath(workspace)
     for name in moved:
         if live.get(name) is None:
             draft_files.remove_file(tree / name)
         elif draft.get(name) != live.get(name):
-            draft_files.clone_file(workspace / name, tree / name)
+            draft_files.clone_file(files, name, tree / name)
     updated = dict(base)
     for name in moved:
         if live.get(name) is None:
@@ -99,10 +103,11 @@ def approve(workspace: Path, tree: Path, base: Manifest) -> list[str]:
     """Copy the draft's changed files back; refuses (naming them, copying nothing) files the
     live workspace changed since the draft began."""
     names = changed(tree, base)
-    draft = {n: draft_files.content_id(tree / n) for n in names}
+    copy, live = Beneath(tree), Beneath(workspace)
+    draft = {n: draft_files.content_id(copy, n) for n in names}
     refused = []
     for name in names:
-        now = draft_files.content_id(workspace / name)
+        now = draft_files.content_id(live, name)
         if now != base.get(name) and now != draft[name]:
             refused.append(name)
     if refused:
@@ -112,7 +117,7 @@ def approve(workspace: Path, tree: Path, base: Manifest) -> list[str]:
             refused,
         )
     changes: list[tuple[str, draft_files.Writer]] = [
-        (name, None if draft[name] is None else _copier(tree / name)) for name in names
+        (name, None if draft[name] is None else _copier(copy, name)) for name in names
     ]
     try:  # all files or none: staged beside their targets, then renamed in
         draft_files.land_files(workspace, changes)
@@ -121,8 +126,12 @@ def approve(workspace: Path, tree: Path, base: Manifest) -> list[str]:
     return names
 
 
-def _copier(source: Path) -> draft_files.Writer:
-    return lambda temporary: draft_files.clone_file(source, temporary, made=True)
+def _copier(source: Beneath, name: str) -> draft_files.Writer:
+    def copy(temporary: Path) -> None:
+        if not draft_files.clone_file(source, name, temporary, made=True):
+            raise FileNotFoundError(f"{name} is no longer a file of the draft")
+
+    return copy
 
 
 def _not_landed(exc: draft_files.LandingFailed) -> DraftError:

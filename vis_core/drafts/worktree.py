@@ -19,6 +19,7 @@ from pathlib import Path
 from vis_core.drafts import files as draft_files
 from vis_core.drafts.errors import DraftConflict, DraftError
 from vis_core.drafts.gitrun import commit_config, git, paths, text
+from vis_core.tools.beneath import Beneath
 
 COPY_THREADS = 8  # files copied at once: creating files waits on the filesystem, not the CPU
 # (worktree, message, files, make) -> the new commit ``make()`` made, between git/commit hooks
@@ -66,10 +67,10 @@ def copy_files(source: Path, target: Path, names: Sequence[str], skip: Sequence[
     for folder in sorted(folders):
         (target / folder).mkdir(parents=True, exist_ok=True)
 
+    files = Beneath(source)
+
     def one(name: str) -> None:
-        path = source / name
-        if path.is_symlink() or path.is_file():
-            draft_files.clone_file(path, target / name, made=True)
+        draft_files.clone_file(files, name, target / name, made=True)  # not a submodule's folder
 
     with ThreadPoolExecutor(COPY_THREADS) as pool:
         for _ in pool.map(one, wanted):
@@ -251,12 +252,12 @@ def check_live(top: Path, target: str, old: str, new: str, base: str, names: Seq
         start = _entries(top, base, names)
         after = _entries(top, new, names)
         changed_since = []
+        live = Beneath(top)
         for name in names:
-            path = top / name
             if draft_files.through_link(top, name):
                 changed_since.append(name)
                 continue
-            now = draft_files.content_id(path, object_format)
+            now = draft_files.content_id(live, name, object_format)
             allowed = {
                 entry[1] if entry else None
                 for entry in (before.get(name), start.get(name), after.get(name))

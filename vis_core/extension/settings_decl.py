@@ -28,6 +28,7 @@ CORE_SETTING_IDS: tuple[str, ...] = (
     "memory_limit",
     "process_limit",
     "jail_home_writable",
+    "jail_read_paths",
     "draft_model_approves",
     "network_allowed_hosts",
     "subagent_depth",

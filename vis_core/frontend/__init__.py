@@ -581,11 +581,11 @@ class Frontend:
         agent = None if session is None else _agent(session)
         return await login(self._host.command_deps, agent, entry, key, model)
 
-    def save_local_server(self, name: str, base_url: str, key: str = "") -> ProviderEntry:
+    async def save_local_server(self, name: str, base_url: str, key: str = "") -> ProviderEntry:
         """Save a server of one's own as ``[providers.NAME]``; ValueError says what is wrong."""
         from vis_core.model_choices import save_local_server
 
-        return save_local_server(self._host.command_deps, name, base_url, key)
+        return await save_local_server(self._host.command_deps, name, base_url, key)
 
     # -- MCP -----------------------------------------------------------------------------
     def join_mcp_servers(

@@ -66,9 +66,9 @@ class SettingsPanel:
     ) -> SaveResult:
         return await self._service.reset(setting_id, scope, session_id=session_id)
 
-    def set_enabled(self, extension: str, enabled: bool) -> None:
+    async def set_enabled(self, extension: str, enabled: bool) -> None:
         """Switch an extension on or off; it takes effect at the next reload."""
-        self._service.set_enabled(extension, enabled)
+        await self._service.set_enabled(extension, enabled)
 
 
 @dataclass(frozen=True)

@@ -96,13 +96,18 @@ class ConfinedParts:
         """The tools and shells keep to ``now`` at once, the sandbox from its next block
         (a new process; its restart note names ``setting``)."""
         await self.tool_context.confine(
-            jail=now.jail, refusal=now.refusal, limits=now.limits, home_writable=now.home_writable
+            jail=now.jail,
+            refusal=now.refusal,
+            limits=now.limits,
+            home_writable=now.home_writable,
+            read_paths=now.read_paths,
         )
         self.sandbox.confine(
             jail=now.jail,
             refusal=now.refusal,
             limits=now.limits,
             home_writable=now.home_writable,
+            read_paths=now.read_paths,
             setting=setting,
         )
 
@@ -121,6 +126,7 @@ REACH: dict[str, Reach] = {
     "block_time_limit": LiveSettings.limits,
     "jail": LiveSettings.confinement,
     "jail_home_writable": LiveSettings.confinement,
+    "jail_read_paths": LiveSettings.confinement,
     "memory_limit": LiveSettings.confinement,
     "process_limit": LiveSettings.confinement,
 }

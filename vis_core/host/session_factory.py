@@ -183,6 +183,7 @@ class SessionFactory:
             limits=confinement.limits,
             time_limit=time_limit,
             home_writable=confinement.home_writable,
+            read_paths=confinement.read_paths,
             read_only=plan.active or self.subagents.is_read_only(session_id),
             network=network.start,
             draft_slot=drafts.slot,
@@ -282,6 +283,7 @@ class SessionFactory:
                 refusal=confinement.refusal,
                 limits=confinement.limits,
                 home_writable=confinement.home_writable,
+                read_paths=confinement.read_paths,
             ),
         )
 

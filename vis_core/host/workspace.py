@@ -15,7 +15,8 @@ from vis_core.paths import (
     project_fingerprint,
 )
 from vis_core.settings import SettingsService
-from vis_core.system.jail import home_warning
+from vis_core.system.jail import home_warning, vis_folders
+from vis_core.system.jail_paths import ReadPaths, read_paths
 from vis_core.system.lifetime import ChildLimits
 from vis_core.welcome import jail_mode, jail_policy
 
@@ -24,12 +25,14 @@ from vis_core.welcome import jail_mode, jail_policy
 class Confinement:
     """What confines the children a session runs for its model (the sandbox, its shells):
     the jail, why nothing may run (a setting that cannot be read), memory and process limits,
-    and whether home's dot entries are writable in the jail."""
+    whether home's dot entries are writable in the jail, and the folders it shows read-only
+    (``jail_read_paths``)."""
 
     jail: bool
     refusal: str | None
     limits: ChildLimits
     home_writable: bool
+    read_paths: tuple[Path, ...] = ()
 
 
 class Workspace:
@@ -130,7 +133,14 @@ class Workspace:
         """What confines the children of session ``session_id`` now (its settings)."""
         jail, refusal = self.jail_policy(session_id)
         home_writable = self.settings.get("jail_home_writable", False, session_id) is True
-        return Confinement(jail, refusal, self.child_limits(session_id), home_writable)
+        limits = self.child_limits(session_id)
+        return Confinement(jail, refusal, limits, home_writable, self.read_paths(session_id).shown)
+
+    def read_paths(self, session_id: str | None = None) -> ReadPaths:
+        """The folders the ``jail_read_paths`` setting shows read-only in the jail, and the
+        entries it leaves out (a hand-edited config can hold any text)."""
+        value = str(self.settings.get("jail_read_paths", "", session_id) or "")
+        return read_paths(value, vis_folders())
 
     def project_values(self) -> dict[str, str]:
         """The environment the project defines (``environment:``, ``.env``, ``.env.local``);

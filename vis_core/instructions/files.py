@@ -10,15 +10,14 @@ is trusted, as other agents do: it can steer the model, but so can any file the 
 
 from __future__ import annotations
 
-import errno
 import logging
-import os
-import stat
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
 from vis_core.providers.common import estimate_tokens
+from vis_core.small_files import read_within
+from vis_core.system.jail import vis_folders
 
 log = logging.getLogger(__name__)
 
@@ -66,13 +65,14 @@ def read_instruction(
 ) -> InstructionFile | None:
     """The file's text, cut at :data:`MAX_INSTRUCTION_BYTES`; None (logged) if unreadable.
 
-    ``within`` (a project's files): the file read must lie in that folder, links followed
-    (``CLAUDE.md -> AGENTS.md`` works). A checkout's ``AGENTS.md -> ~/.ssh/id_rsa``, or a
-    link a jailed block made to Vis's ``secrets``, would go to the model server as text. It
-    is checked on the opened file itself, so a link swapped after a check cannot redirect
-    it; a pipe is never waited on."""
+    ``within`` (a project's files): the file read must lie in that folder and outside Vis's
+    own folders, links followed (``CLAUDE.md -> AGENTS.md`` works). A checkout's
+    ``AGENTS.md -> ~/.ssh/id_rsa``, or a link a jailed block made to Vis's ``secrets`` (the
+    jail masks VIS_HOME, also inside the workspace), would go to the model server as text
+    (see :func:`read_within`)."""
     try:
-        data = _read_regular(path, within)
+        hidden = vis_folders() if within is not None else ()
+        data = read_within(path, MAX_INSTRUCTION_BYTES + 1, within, hidden)
     except OSError as exc:
         log.warning("instruction file %s not read: %s", path, exc)
         return None
@@ -80,25 +80,6 @@ def read_instruction(
     if len(data) > MAX_INSTRUCTION_BYTES:
         text += f"\n\n[Vis: {path.name} was cut at {MAX_INSTRUCTION_BYTES // 1024} KiB.]"
     return InstructionFile(path, scope, text) if text else None
-
-
-def _read_regular(path: Path, within: Path | None) -> bytes:
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        if within is not None:
-            opened = Path(os.path.realpath(f"/proc/self/fd/{fd}"))
-            if not opened.is_absolute() or not opened.exists():  # no /proc: the name
-                opened = Path(os.path.realpath(path))
-            root = Path(os.path.realpath(within))
-            if opened != root and root not in opened.parents:
-                raise OSError(errno.EXDEV, f"it leads out of {root} (to {opened})")
-        os.set_blocking(fd, True)
-        with os.fdopen(os.dup(fd), "rb") as handle:
-            return handle.read(MAX_INSTRUCTION_BYTES + 1)
-    finally:
-        os.close(fd)
 
 
 def project_folders(project_root: Path, workspace: Path) -> list[Path]:

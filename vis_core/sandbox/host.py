@@ -199,6 +199,7 @@ class Sandbox:
         max_calls: int = MAX_CALLS_IN_FLIGHT,
         message_limit: int = MAX_MESSAGE_BYTES,
         home_writable: bool = False,
+        read_paths: tuple[Path, ...] = (),
         read_only: bool = False,
         network: Callable[[], Awaitable[Path]] | None = None,
         draft_slot: Callable[[], Path | None] | None = None,
@@ -212,6 +213,8 @@ class Sandbox:
         from the child (default: a full snapshot, ``MAX_MESSAGE_BYTES``); the child keeps to
         both, so a child that goes over them is stopped; ``home_writable``: home's dot entries
         writable in the jail when the workspace holds home (``jail_home_writable``);
+        ``read_paths``: folders outside the workspace the jail shows read-only
+        (``jail_read_paths``);
         ``read_only``: the jail shows the workspace read-only (plan mode);
         ``network``: with the jail on, the folder of the proxy that is the jail's only way out
         (:mod:`network_proxy`), started on demand; without it the jail has no network;
@@ -223,6 +226,7 @@ class Sandbox:
         self.max_calls = max_calls
         self.message_limit = message_limit
         self.home_writable = home_writable
+        self.read_paths = read_paths
         self.limits = limits
         self.time_limit = time_limit
         self.workspace = Path(workspace)
@@ -277,7 +281,7 @@ class Sandbox:
         self._draft_slot = draft_slot
         self._slot_shown: Path | None = None  # the draft slot the running jail shows
         # (jail, limits, home_writable) the next child starts under (:meth:`confine`)
-        self._next: tuple[bool, ChildLimits | None, bool] | None = None
+        self._next: tuple[bool, ChildLimits | None, bool, tuple[Path, ...]] | None = None
         self._changed: list[str] = []  # the settings that asked for it, named in its note
 
     # -- public ------------------------------------------------------------------------------
@@ -333,6 +337,10 @@ class Sandbox:
             return None
         return self._spawn(self._stop_now(self._move_reason))
 
+    def _shape(self) -> tuple[bool, ChildLimits | None, bool, tuple[Path, ...]]:
+        """What the current child runs under: see :meth:`confine`."""
+        return (self.jail, self.limits, self.home_writable, self.read_paths)
+
     def confine(
         self,
         *,
@@ -340,6 +348,7 @@ class Sandbox:
         refusal: str | None,
         limits: ChildLimits | None,
         home_writable: bool,
+        read_paths: tuple[Path, ...] = (),
         setting: str,
     ) -> asyncio.Task[None] | None:
         """The setting ``setting``, which shapes the child, changed: the next block runs in a
@@ -349,8 +358,8 @@ class Sandbox:
         once no block runs in it (a thread a block left there must not run on unjailed, with a
         writable home or past a lowered limit); the task returned ends when it has."""
         self.refusal = refusal
-        shaped = (jail, limits, home_writable)
-        if shaped == (self._next or (self.jail, self.limits, self.home_writable)):
+        shaped = (jail, limits, home_writable, read_paths)
+        if shaped == (self._next or self._shape()):
             return None
         self._next = shaped
         if setting not in self._changed:
@@ -432,7 +441,8 @@ class Sandbox:
             if proc is not None and proc.returncode is not None:  # its end, told before its pipe's
                 self._on_exit(proc, proc.returncode)
             if self._next is not None:  # what :meth:`confine` asked for, from this child on
-                (self.jail, self.limits, self.home_writable), self._next = self._next, None
+                (self.jail, self.limits, self.home_writable, self.read_paths) = self._next
+                self._next = None
                 self._changed = []
             try:
                 restarted = await self._start()
@@ -502,7 +512,7 @@ class Sandbox:
         jailed = jail_argv(
             argv,
             self.workspace,
-            read_only=sorted(runtime),
+            read_only=sorted({*runtime, *self.read_paths}),
             project_root=self.project_root,
             shown_in_vis=shown,
             home_writable=self.home_writable,

@@ -126,6 +126,19 @@ JAIL_HOME_WRITABLE = Setting(
         "stay read-only. An open session's next block runs in a new sandbox process."
     ),
 )
+JAIL_READ_PATHS = Setting(
+    id="jail_read_paths",
+    label="Jail: folders shown read-only",
+    type="string",
+    default="",
+    scopes=(SettingScope.GLOBAL, SettingScope.SESSION),  # never a project's to decide
+    description=(
+        "Folders outside the workspace that jailed blocks and shell commands may read and run "
+        "from, separated by commas: your toolchains under home (~/.pyenv, ~/.nvm, ~/.rustup, "
+        "~/.cargo/bin). Not home itself, Vis's folders, /run, /proc, /tmp. A unix socket in "
+        "one can be connected to. An open session's next block runs in a new sandbox process."
+    ),
+)
 DRAFT_MODEL_APPROVES = Setting(
     id="draft_model_approves",
     label="Model approves its drafts",
@@ -183,6 +196,7 @@ CORE_SETTINGS: tuple[Setting[Any], ...] = (
     MEMORY_LIMIT,
     PROCESS_LIMIT,
     JAIL_HOME_WRITABLE,
+    JAIL_READ_PATHS,
     DRAFT_MODEL_APPROVES,
     NETWORK_ALLOWED_HOSTS,
     SUBAGENT_DEPTH,
@@ -205,6 +219,14 @@ def check_value(setting_id: str, value: Any) -> None:
             parse_allowed_hosts(str(value))
         except ValueError as exc:
             raise ValueError(f"setting 'network_allowed_hosts': {exc}") from None
+        return
+    if setting_id == JAIL_READ_PATHS.id and value is not None:
+        from vis_core.system.jail import vis_folders
+        from vis_core.system.jail_paths import read_paths
+
+        left_out = read_paths(str(value), vis_folders()).left_out
+        if left_out:
+            raise ValueError(f"setting 'jail_read_paths': {'; '.join(left_out)}")
         return
     if setting_id != MODEL.id or value is None:
         return

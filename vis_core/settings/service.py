@@ -7,8 +7,9 @@ import logging
 import os
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from vis_core.extension.context import CallContext, calling, current_call
 from vis_core.extension.settings_decl import (
@@ -50,6 +51,7 @@ OnChangeRunner = Callable[
     [DeclaringExtension, Setting[Any], tuple[Any, Any, str], CallContext], Awaitable[None]
 ]
 SavedListener = Callable[["SaveResult"], Awaitable[None]]
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -568,21 +570,30 @@ class SettingsService:
             owner, level, old, new = await asyncio.to_thread(
                 self._store_value, setting_id, value, scope, session_id, group
             )
-            changed = old != new
-            error = await self._run_hook(owner, old, new, level, session_id) if changed else None
-            result = SaveResult(setting_id, level, old, new, changed, error, session_id)
             if not owner.setting.is_secret:
                 self._told[setting_id] = self.resolve(setting_id)
-            await self._tell(result)
+            result = await self._changed(owner, level, old, new, session_id)
             if owner.setting.is_secret or level in (SettingScope.GLOBAL, SettingScope.PROJECT):
-                for other in list(self.order.services):
-                    if other is not self:
-                        await other._reread()
+                await self._spread()
+            elif result.changed:  # a group's or a session's value: the same database
+                for other in self._others():
+                    await other._tell(result)
             return result
+
+    async def edit_files(self, write: Callable[[], T]) -> T:
+        """Run ``write``, which changes the user's files other than by saving a setting
+        (``[providers]`` or the switched-off extensions of config.toml, a provider's key), in
+        a thread as one change; then every workspace's service reads the files again."""
+        async with self.order.one():
+            done = await asyncio.to_thread(write)
+            await self._reread()
+            await self._spread()
+            return done
 
     async def reread(self) -> None:
         """Read the files again (``/reload``: a person edited them), once the change under
-        way ended; the effective values that changed reach the listeners as a save's do."""
+        way ended; the effective values that changed run their ``on_change`` and reach the
+        listeners as a save's do."""
         async with self.order.one():
             await self._reread()
 
@@ -590,6 +601,16 @@ class SettingsService:
         await asyncio.to_thread(self.refresh)
         told, self._told = self._told, self._effective(None)
         await self._tell_changes(told, self._told, None)
+
+    def _others(self) -> list[SettingsService]:
+        return [other for other in self.order.services if other is not self]
+
+    async def _spread(self) -> None:
+        """The other workspaces' services read the user's files again (this one wrote them):
+        a value that changed for one runs its ``on_change`` there (its own extension
+        workers) and reaches its sessions."""
+        for other in self._others():
+            await other._reread()
 
     def _effective(self, session_id: str | None) -> dict[str, Resolution]:
         """Every setting's effective value for ``session_id`` (project level without one),
@@ -607,8 +628,8 @@ class SettingsService:
         after: Mapping[str, Resolution],
         session_id: str | None,
     ) -> None:
-        """Tell the listeners each effective value that differs from ``before``: at group
-        scope for a session (it moved), else at the level of the file that changed it."""
+        """Each effective value that differs from ``before`` changed: at group scope for a
+        session (it moved), else at the level of the file that changed it."""
         for sid, was in before.items():
             now = after.get(sid)
             if now is None or now.value == was.value:
@@ -619,7 +640,23 @@ class SettingsService:
                 scope = SettingScope.PROJECT
             else:
                 scope = SettingScope.GLOBAL
-            await self._tell(SaveResult(sid, scope, was.value, now.value, True, None, session_id))
+            await self._changed(self.owner(sid), scope, was.value, now.value, session_id)
+
+    async def _changed(
+        self,
+        owner: SettingOwner,
+        scope: SettingScope,
+        old: Any,
+        new: Any,
+        session_id: str | None,
+    ) -> SaveResult:
+        """``owner``'s effective value went from ``old`` to ``new``: its ``on_change`` runs
+        (when it differs), then the listeners hear it."""
+        changed = old != new
+        error = await self._run_hook(owner, old, new, scope, session_id) if changed else None
+        result = SaveResult(owner.setting.id, scope, old, new, changed, error, session_id)
+        await self._tell(result)
+        return result
 
     async def _tell(self, result: SaveResult) -> None:
         for listener in list(self.saved_listeners):
@@ -761,13 +798,14 @@ class SettingsService:
             log.warning("settings: %s", exc)
             return frozenset()
 
-    def set_enabled(self, name: str, enabled: bool) -> None:
+    async def set_enabled(self, name: str, enabled: bool) -> None:
         """Switch an extension on or off in config.toml; takes effect at the next reload."""
-        self.global_file.set_disabled(name, not enabled)
+        await self.edit_files(partial(self.global_file.set_disabled, name, not enabled))
 
     async def move_to_group(self, session_id: str, group: str | None) -> None:
         """Move the session into ``group`` (None: into none); the effective values that
-        change for it (the group's) reach the listeners as a save's do."""
+        change for it (the group's) run their ``on_change`` and reach the listeners as a
+        save's do."""
         store = self.store
         if store is None:
             raise ValueError("moving a session into a group needs the Vis database")

@@ -22,6 +22,8 @@ from pathlib import Path
 
 from vis_core.extension_host.guides import MAX_GUIDE_BYTES, parse_guide
 from vis_core.model.extensions import GuideKind
+from vis_core.small_files import read_within
+from vis_core.system.jail import vis_folders
 from vis_core.tools.discovery import Guide
 
 log = logging.getLogger(__name__)
@@ -72,14 +74,20 @@ def _front_matter(text: str) -> dict[str, object]:
     return data if isinstance(data, dict) else {}
 
 
-def read_skill(folder: Path, source: SkillSource) -> Skill | None:
-    """The skill in ``folder`` (None, logged, when its SKILL.md is missing or unreadable)."""
+def read_skill(folder: Path, source: SkillSource, within: Path | None = None) -> Skill | None:
+    """The skill in ``folder`` (None, logged, when its SKILL.md is missing or unreadable);
+    ``within`` (a project's skills): SKILL.md must lie in that folder and outside Vis's own
+    folders, links followed (see
+    :func:`read_within`): a jailed block can make ``.claude/skills/x/SKILL.md`` where the
+    project has no ``.claude/``, as a link to a file the jail hides."""
     path = folder / SKILL_FILE
     try:
-        if path.stat().st_size > MAX_GUIDE_BYTES:
+        hidden = vis_folders() if within is not None else ()
+        data = read_within(path, MAX_GUIDE_BYTES + 1, within, hidden)
+        if len(data) > MAX_GUIDE_BYTES:
             log.warning("skill %s is larger than %d KiB; skipped", path, MAX_GUIDE_BYTES // 1024)
             return None
-        text = path.read_text(encoding="utf-8")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         log.warning("skill %s not read: %s", path, exc)
         return None
@@ -148,7 +156,8 @@ def find_skills(config_dir: Path, project_root: Path, trusted: bool) -> tuple[Sk
         for folder in folders:
             if not (folder / SKILL_FILE).is_file():
                 continue
-            skill = read_skill(folder, source)
+            within = project_root if source is SkillSource.PROJECT else None
+            skill = read_skill(folder, source, within)
             if skill is not None:
                 found.setdefault(skill.name, skill)
     return tuple(sorted(found.values(), key=lambda s: s.name))

@@ -361,9 +361,11 @@ class ShellManager:
         refusal: str | None = None,
         limits: ChildLimits | None = None,
         home_writable: bool = False,
+        read_paths: tuple[Path, ...] = (),
     ) -> None:
         self.limits = limits
         self.home_writable = home_writable  # jail_home_writable: home's dot entries writable
+        self.read_paths = read_paths  # jail_read_paths: folders shown read-only in the jail
         self.handles: dict[str, ShellHandle] = {}
         self.environment = dict(environment or {})
         self.host_environment = host_environment
@@ -413,7 +415,7 @@ class ShellManager:
                 self.project_root,
                 home_writable=self.home_writable,
                 network_folder=network,
-                read_only=jail_read_only,
+                read_only=(*self.read_paths, *jail_read_only),
             )
             argv = cap_tmpfs(argv, self.limits.memory_bytes if self.limits else 0)
         handle = await start_handle(

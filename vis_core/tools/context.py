@@ -82,7 +82,13 @@ class ToolContext:
         object.__setattr__(self, "live_workspace", live)
 
     async def confine(
-        self, *, jail: bool, refusal: str | None, limits: ChildLimits | None, home_writable: bool
+        self,
+        *,
+        jail: bool,
+        refusal: str | None,
+        limits: ChildLimits | None,
+        home_writable: bool,
+        read_paths: tuple[Path, ...] = (),
     ) -> None:
         """The settings that confine the session's children changed: the tools check paths,
         and its shells start commands, under them from now on. A jail turned on also kills
@@ -90,7 +96,7 @@ class ToolContext:
         object.__setattr__(self, "jail", jail)
         object.__setattr__(self, "home_writable", home_writable)
         self.shells.refusal, self.shells.limits = refusal, limits
-        self.shells.home_writable = home_writable
+        self.shells.home_writable, self.shells.read_paths = home_writable, read_paths
         if jail:
             await self.shells.stop_unjailed()
 

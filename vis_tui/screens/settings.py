@@ -291,7 +291,7 @@ class SettingsScreen(Screen[None]):
 
     async def on_extension_header_switched(self, message: ExtensionHeader.Switched) -> None:
         group = message.header.group
-        self.panel.set_enabled(group.name, not group.enabled)
+        await self.panel.set_enabled(group.name, not group.enabled)
         if self._reload is None:
             self.notify(f"{group.name}: takes effect after Reload", markup=False)
             return

@@ -18,7 +18,7 @@ from vis_core.extension.runtime import (
     installed_runtime,
     operations,
 )
-from vis_core.extension_host.runtime import StoreRuntime
+from vis_core.extension_host.store_runtime import StoreRuntime
 from vis_core.extension_host.worker_sdk import WorkerRuntime, run_service
 from vis_core.ipc.kinds import TargetKind
 from vis_core.store import Store

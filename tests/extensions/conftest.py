@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from vis_core.extension.metadata import build_metadata
 from vis_core.extension_host.entry import execute_entry
 from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.symbol_tools import symbol_host_tools
@@ -53,7 +54,8 @@ def _run_here(loaded: LoadedExtensions) -> LoadedExtensions:
     extensions = []
     for ext in loaded.extensions:
         if ext.enabled and ext.candidate is not None:
-            declaration, _module = execute_entry(ext.candidate, loaded.options.environment)
+            environment = loaded.options.environment
+            declaration, _module = execute_entry(ext.candidate, environment, build=build_metadata())
             aliases = {tool.name: tool.aliases for tool in ext.tools}
             tools = [
                 dataclasses.replace(tool, aliases=aliases.get(tool.name, ()))

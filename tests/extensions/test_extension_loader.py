@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from vis_core.extension import metadata
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension.metadata import build_metadata
 from vis_core.extension.outside import OUTSIDE
@@ -20,6 +21,7 @@ from vis_core.extension_host.doctor import describe
 from vis_core.extension_host.entry import execute_entry, forget_module
 from vis_core.extension_host.loaded import ExtensionStatus
 from vis_core.extension_host.loader import load_extensions
+from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
 from vis_core.paths import VisPaths
 
 Installer = Callable[..., Path]
@@ -58,6 +60,50 @@ def test_good_broken_and_duplicate_setting_id(install: Installer) -> None:
     assert str(folder / "steering_mode.py") in dup.error.message
     assert set(loaded.errors) == {broken.error, dup.error}
     assert [s.id for _, s in loaded.settings()] == ["steering_mode"]
+
+
+BUILD_PROBE = '''
+import vis_core.extension as vis
+
+
+def built() -> str:
+    """The build commit this entry file was loaded with."""
+    return VIS_SHA_RELEASE  # noqa: F821 - a build global
+
+
+vis.register_extension(
+    vis.Extension(
+        name="built",
+        alias="built",
+        description=f"Built from {VIS_SHA_RELEASE}.",
+        symbols=[vis.Symbol(built)],
+    )
+)
+'''
+
+
+async def test_workers_load_entry_files_with_the_build_globals_of_the_host(
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a stamp only the host's environment holds (no worker sees VIS_SHA_RELEASE): the
+    # registration worker and the session worker use what the host computed, once
+    monkeypatch.setenv("VIS_SHA_RELEASE", "stamped-in-the-host")
+    metadata._computed.cache_clear()
+    try:
+        _user_dir().mkdir(parents=True, exist_ok=True)
+        (_user_dir() / "built.py").write_text(BUILD_PROBE, encoding="utf-8")
+        loaded = _load()
+        (ext,) = loaded.extensions
+        assert ext.declaration is not None
+        assert ext.declaration.description == "Built from stamped-in-the-host."
+        (tool,) = loaded.host_tools()
+        worker = SessionWorker(lambda: loaded, WorkerPlace("s1", workspace, workspace), {})
+        try:
+            assert await worker.call(tool, (), {}) == "stamped-in-the-host"
+        finally:
+            worker.stop()
+    finally:
+        metadata._computed.cache_clear()
 
 
 def test_core_setting_ids_are_reserved_for_vis(install: Installer) -> None:
@@ -100,7 +146,7 @@ def test_build_metadata_and_future_annotations_in_entry_files(install: Installer
     assert ext.enabled and ext.candidate is not None
     assert ext.candidate.module_name not in sys.modules
     # the workers load entry files with execute_entry: build globals, string annotations
-    _declaration, module = execute_entry(ext.candidate)
+    _declaration, module = execute_entry(ext.candidate, build=build_metadata())
     try:
         assert module.SEEN == build_metadata()
         assert module.ANNOTATIONS == {"x": "NotDefinedAnywhere", "return": "int"}
@@ -251,7 +297,7 @@ def test_reports_example_tool_reads_its_setting(install: Installer, tmp_path: Pa
     with pytest.raises(RuntimeError, match="runs only in the extension's worker process"):
         tool.fn()  # the host holds no function of the extension
     assert ext.candidate is not None
-    declaration, _module = execute_entry(ext.candidate)  # as its session worker loads it
+    declaration, _module = execute_entry(ext.candidate, build=build_metadata())  # as a worker
     try:
         (entry,) = declaration.symbols[0].entries
         assert entry.fn() == "Summary"

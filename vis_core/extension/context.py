@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.model.activity import ActivityPresentation
 from vis_core.model.channel import Channel
 
 if TYPE_CHECKING:
     from vis_core.extension.runtime import ActivityPort, Runtime
+    from vis_core.model.activity import ActivityPresentation
 
 
 @dataclass(frozen=True)
@@ -100,6 +100,8 @@ class calling:  # named as the function it was: ``with calling(context):``
 
 def publish_activity(presentation: ActivityPresentation) -> None:
     """Replace the current Activity's snapshot while a tool runs; empty content clears the body."""
+    from vis_core.model.activity import ActivityPresentation  # the sandbox never calls this
+
     if not isinstance(presentation, ActivityPresentation):
         raise TypeError("publish_activity expects an ActivityPresentation")
     context = _current.get()

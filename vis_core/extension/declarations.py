@@ -209,11 +209,14 @@ def _symbol_type() -> type | None:
     return Symbol
 
 
-def _items(value: object, what: str, types: tuple[type, ...], hint: str) -> tuple[Any, ...]:
+def _items(value: object, what: str, kind: Callable[[], type | None], hint: str) -> tuple[Any, ...]:
+    """``value`` as a tuple of ``kind()`` declarations. ``kind`` runs only when there are
+    items: the module of a declaration class an extension does not use is not imported."""
     items = _sequence(value, what)
-    if types:
+    cls = kind() if items else None
+    if cls is not None:
         for index, item in enumerate(items):
-            if not isinstance(item, types):
+            if not isinstance(item, cls):
                 raise ValueError(
                     f"{what}[{index}] is {type(item).__name__}; use {hint} declarations"
                 )
@@ -254,7 +257,7 @@ class Extension:
             raise ValueError(f"{where}: description must be a nonblank one-line summary")
         if "\n" in self.description.strip():
             raise ValueError(f"{where}: description must be one line")
-        symbols = _items(self.symbols, f"{where}: symbols", _tuple(_symbol_type()), "vis.Symbol")
+        symbols = _items(self.symbols, f"{where}: symbols", _symbol_type, "vis.Symbol")
         if self.alias is not None:
             alias = self.alias
             if not isinstance(alias, str) or not alias.isidentifier() or keyword.iskeyword(alias):
@@ -278,10 +281,13 @@ class Extension:
         _callable_or_none(self.activation, f"{where}: activation")
         _callable_or_none(self.ctx, f"{where}: ctx")
         commands = _items(
-            self.slash_commands, f"{where}: slash_commands", (SlashCommand,), "vis.SlashCommand"
+            self.slash_commands,
+            f"{where}: slash_commands",
+            lambda: SlashCommand,
+            "vis.SlashCommand",
         )
         _once(commands, "name", lambda name: f"{where}: slash command /{name}")
-        hooks = _items(self.op_hooks, f"{where}: op_hooks", (OpHook,), "vis.OpHook")
+        hooks = _items(self.op_hooks, f"{where}: op_hooks", lambda: OpHook, "vis.OpHook")
         filters = _network_filters(self.network_filters, where)
         providers = _providers(self.providers, where)
         grants = _grants(self.grants, where)
@@ -291,7 +297,7 @@ class Extension:
                 raise ValueError(f"{where}: env holds {var!r}; give environment variable names")
         _optional_text(self.kind, f"{where}: kind")
         _optional_text(self.version, f"{where}: version")
-        settings = _items(self.settings, f"{where}: settings", (Setting,), "vis.Setting")
+        settings = _items(self.settings, f"{where}: settings", lambda: Setting, "vis.Setting")
         _once(settings, "id", lambda name: f"{where}: setting id {name!r}")
         for attr, items in (
             ("symbols", symbols),
@@ -308,17 +314,25 @@ class Extension:
 
 
 def _network_filters(value: Any, where: str) -> tuple[Any, ...]:
-    from vis_core.extension.network import NetworkFilter
-
-    filters = _items(value, f"{where}: network_filters", (NetworkFilter,), "vis.NetworkFilter")
+    filters = _items(value, f"{where}: network_filters", _filter_type, "vis.NetworkFilter")
     return _once(filters, "name", lambda name: f"{where}: network filter {name!r}")
 
 
+def _filter_type() -> type:
+    from vis_core.extension.network import NetworkFilter
+
+    return NetworkFilter
+
+
 def _providers(value: Any, where: str) -> tuple[Any, ...]:
+    providers = _items(value, f"{where}: providers", _provider_type, "vis.Provider")
+    return _once(providers, "name", lambda name: f"{where}: provider {name!r}")
+
+
+def _provider_type() -> type:
     from vis_core.extension.providers import Provider
 
-    providers = _items(value, f"{where}: providers", (Provider,), "vis.Provider")
-    return _once(providers, "name", lambda name: f"{where}: provider {name!r}")
+    return Provider
 
 
 def _once(items: tuple[Any, ...], key: str, said: Callable[[str], str]) -> tuple[Any, ...]:
@@ -333,19 +347,23 @@ def _once(items: tuple[Any, ...], key: str, said: Callable[[str], str]) -> tuple
 
 
 def _grants(value: Any, where: str) -> tuple[Any, ...]:
+    return _items(value, f"{where}: grants", _grant_type, "vis.Grant")
+
+
+def _grant_type() -> type:
     from vis_core.extension.grants import Grant
 
-    return _items(value, f"{where}: grants", (Grant,), "vis.Grant")
+    return Grant
 
 
 def _mcp_servers(value: Any, where: str) -> tuple[Any, ...]:
+    return _items(value, f"{where}: mcp_servers", _server_type, "vis.mcp_server(name, config)")
+
+
+def _server_type() -> type:
     from vis_core.extension.mcp_servers import McpServer
 
-    return _items(value, f"{where}: mcp_servers", (McpServer,), "vis.mcp_server(name, config)")
-
-
-def _tuple(cls: type | None) -> tuple[type, ...]:
-    return () if cls is None else (cls,)
+    return McpServer
 
 
 # -- registration ---------------------------------------------------------------------------

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_core.extension.context import current_call, serving_runtime
-from vis_core.model.activity import ActivityPresentation, ActivityRecord, SymbolTag
 
 if TYPE_CHECKING:
     from vis_core.extension.attachments import Stored
@@ -28,6 +27,7 @@ if TYPE_CHECKING:
     from vis_core.extension.fs import JailTerms
     from vis_core.extension.live import LiveView
     from vis_core.extension.mcp_servers import McpServer
+    from vis_core.model.activity import ActivityPresentation, ActivityRecord, SymbolTag
 
 
 class ActivityPort(Protocol):

@@ -3,19 +3,15 @@
 from __future__ import annotations
 import __future__
 
-import importlib.abc
 import importlib.util
 import sys
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib.machinery import ModuleSpec
 from pathlib import Path
 from types import CodeType, ModuleType
-from typing import Any
 
 from vis_core.extension.declarations import Extension, registering
-from vis_core.extension.metadata import build_metadata
 from vis_core.extension_host.discovery import Candidate
 
 
@@ -83,56 +79,6 @@ def error_from_exception(candidate: Candidate, exc: BaseException) -> LoadError:
     return LoadError(candidate.hint, path, line, f"{type(exc).__name__}: {text}")
 
 
-class _VerifiedLoader(importlib.abc.Loader):
-    """Runs a module of a project extension from the bytes the trust check read."""
-
-    def __init__(self, path: str, data: bytes) -> None:
-        self.path, self.data = path, data
-
-    def create_module(self, spec: ModuleSpec) -> ModuleType | None:
-        return None
-
-    def exec_module(self, module: ModuleType) -> None:
-        exec(compile(self.data, self.path, "exec", dont_inherit=True), module.__dict__)
-
-    def get_source(self, fullname: str) -> str:
-        return self.data.decode("utf-8", "replace")
-
-
-class _VerifiedModules(importlib.abc.MetaPathFinder):
-    """The modules of project extension packages, from the bytes the trust check read: a
-    file that was not read then (added or changed since) is not imported from disk."""
-
-    def __init__(self) -> None:
-        self.packages: dict[str, tuple[Path, dict[str, bytes]]] = {}
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> ModuleSpec | None:
-        prefix = next((p for p in self.packages if fullname.startswith(p + ".")), None)
-        if prefix is None:
-            return None
-        folder, sources = self.packages[prefix]
-        base = folder.joinpath(*fullname[len(prefix) + 1 :].split("."))
-        for file, package in ((base / "__init__.py", True), (base.with_suffix(".py"), False)):
-            data = sources.get(str(file))
-            if data is not None:
-                spec = importlib.util.spec_from_loader(
-                    fullname, _VerifiedLoader(str(file), data), origin=str(file)
-                )
-                assert spec is not None
-                spec.has_location = True
-                if package:
-                    spec.submodule_search_locations = [str(base)]
-                return spec
-        raise ModuleNotFoundError(
-            f"No module named {fullname!r} among the files of this project extension as "
-            "`vis trust` checked them (a file added or changed since is not loaded)",
-            name=fullname,
-        )
-
-
-_verified = _VerifiedModules()
-
-
 def _source(candidate: Candidate) -> bytes:
     """The entry file's bytes: for a project extension, as the trust check read them (its
     package's modules are then imported from those bytes too), else read now."""
@@ -140,9 +86,9 @@ def _source(candidate: Candidate) -> bytes:
         return candidate.entry_file.read_bytes()
     sources = dict(candidate.sources)
     if candidate.is_package:
-        _verified.packages[candidate.module_name] = (candidate.path, sources)
-        if _verified not in sys.meta_path:
-            sys.meta_path.insert(0, _verified)
+        from vis_core.extension_host.verified_modules import import_verified
+
+        import_verified(candidate.module_name, candidate.path, sources)
     data = sources.get(str(candidate.entry_file))
     if data is None:
         raise ImportError(f"{candidate.entry_file} was not read by the trust check")
@@ -150,9 +96,14 @@ def _source(candidate: Candidate) -> bytes:
 
 
 def execute_entry(
-    candidate: Candidate, environment: Mapping[str, str] | None = None
+    candidate: Candidate,
+    environment: Mapping[str, str] | None = None,
+    *,
+    build: Mapping[str, str | None],
 ) -> tuple[Extension, ModuleType]:
-    """Load ``candidate`` into a fresh module with the build globals; raise ``EntryFailed``."""
+    """Load ``candidate`` into a fresh module with the build globals ``build`` (the host's
+    :func:`~vis_core.extension.metadata.build_metadata`, computed once for all its workers);
+    raise ``EntryFailed``."""
     if candidate.error is not None:
         raise EntryFailed(LoadError(candidate.hint, candidate.path, None, candidate.error))
     forget_module(candidate.module_name)
@@ -166,7 +117,7 @@ def execute_entry(
             LoadError(candidate.hint, candidate.entry_file, None, "cannot load this file")
         )
     module = importlib.util.module_from_spec(spec)
-    module.__dict__.update(build_metadata())
+    module.__dict__.update(build)
     sys.modules[candidate.module_name] = module
     try:
         source = _source(candidate)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from vis_core.extension.metadata import build_metadata
 from vis_core.extension_host.discovery import Candidate
 from vis_core.extension_host.entry import LoadError
 from vis_core.extension_host.loaded import DEFAULT_LOAD_TIMEOUT
@@ -91,7 +92,7 @@ class RegistrationWorker:
         proc = ChildProcess(LOAD_ONLY, env=self.environment, cwd=self.cwd, python=self.python)
         channel = Channel(proc.read_fd, proc.write_fd, _Values(self.values), name="vis-loading")
         self._proc, self._channel = proc, channel
-        self._call(READY, (), START_TIMEOUT)
+        self._call(READY, (build_metadata(),), START_TIMEOUT)  # computed here once, not there
         return channel
 
     def _call(self, name: str, args: tuple, timeout: float) -> Any:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from vis_core.extension_host.worker_channel import Channel
     from vis_core.ipc.messages import Call
 
-READY = "ready"  # warm up and install the runtime; answers the worker's pid
+READY = "ready"  # (build globals,): warm up and install the runtime; answers the worker's pid
 SCREEN = "screen"  # (candidate, project names): the declaration (a dict) or a ``LoadError``
 ENV = "env"  # worker → host: (names,): the values of those that are set
 
@@ -57,9 +57,11 @@ class LoadOnly:
     def __init__(self) -> None:
         self.channel: Channel | None = None
         self._base = dict(os.environ)  # each entry file starts from the worker's environment
+        self._build: dict[str, str | None] = {}  # the host's build globals, given with READY
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
         if call.target is TargetKind.LOAD and call.name == READY:
+            self._build = dict(args[0])
             _warm()
             return os.getpid()
         if call.target is TargetKind.LOAD and call.name == SCREEN:
@@ -84,7 +86,8 @@ class LoadOnly:
         os.environ.update(self._base)
         project = {name: self._base[name] for name in project_names if name in self._base}
         try:
-            declaration, _module = execute_entry(candidate, HostValues(self.channel, project))
+            values = HostValues(self.channel, project)
+            declaration, _module = execute_entry(candidate, values, build=self._build)
         except EntryFailed as failed:
             return failed.error
         except BaseException as exc:  # KeyboardInterrupt and the like are named too
@@ -113,12 +116,10 @@ def _warm() -> None:
     """Import what every entry file uses and install the runtime, before the first entry file
     loads, so its load time limit counts its own work, not the worker's imports."""
     import vis_core.extension as vis
-    from vis_core.extension.metadata import build_metadata
     from vis_core.extension.runtime import install
     from vis_core.extension_host import entry  # noqa: F401 - imported for its cost
-    from vis_core.extension_host.runtime import StoreRuntime
+    from vis_core.extension_host.store_runtime import StoreRuntime
 
     for name in ("Extension", "Symbol", "Setting", "SlashCommand", "OpHook", "Activity"):
         getattr(vis, name)
-    build_metadata()
     install(StoreRuntime())  # vis.state and vis.log of entry files, in the Vis database

@@ -36,7 +36,6 @@ from typing import Any
 
 from vis_core.extension.acting import follow_threads
 from vis_core.extension.context import CallContext, enter_call, leave_call
-from vis_core.extension.network import run_filter
 from vis_core.extension_host.child_output import capture_child_output
 from vis_core.extension_host.output import ExtensionOutput, LogSink, to_log
 from vis_core.extension_host.worker_channel import CallCancelled as ToolCancelled
@@ -210,6 +209,8 @@ class WorkerHandler:
             provider = next((p for p in declaration.providers if p.name == key), None)
             fn = None if provider is None else partial(pump_stream, provider)
         elif kind is CallbackKind.NETWORK_FILTER:
+            from vis_core.extension.network import run_filter  # only a filter's call needs it
+
             found = next((f for f in declaration.network_filters if f.name == key), None)
             fn = None if found is None else partial(run_filter, found)
         elif kind is CallbackKind.ON_CHANGE:
@@ -236,11 +237,12 @@ class WorkerHandler:
             project_root=Path(place["project_root"]),
             channel=FrontEnd(place.get("channel") or FrontEnd.TUI),
         )
+        build = dict(place["build"])  # the host's build globals: none computed here
         problems: dict[str, str] = {}
         for item in extensions:
             candidate = Candidate.from_wire(item["candidate"])
             try:
-                declaration, module = execute_entry(candidate, dict(item["env"]))
+                declaration, module = execute_entry(candidate, dict(item["env"]), build=build)
             except EntryFailed as failed:
                 problems[str(item["name"])] = str(failed.error)
                 continue

@@ -34,6 +34,7 @@ from vis_core.extension.context import (
     current_call,
     serving_runtime,
 )
+from vis_core.extension.metadata import build_metadata
 from vis_core.extension.runtime import Runtime
 from vis_core.extension_host.environment import resolve_names
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
@@ -553,6 +554,7 @@ class SessionWorker:
             "workspace_root": str(self._place.workspace_root),
             "project_root": str(self._place.project_root),
             "channel": self._place.channel.value,
+            "build": build_metadata(),  # computed once in the host, not in each worker
         }
         return place, items
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import threading
 import time
 from collections.abc import Iterator
 
@@ -71,12 +72,26 @@ def held_processes() -> list[int]:
     return found if any(_jailed(pid, own) for pid in found) else []
 
 
+class _Holders:
+    """Who holds the model stopped in this process, and what they stopped."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.holders = 0
+        self.stopped: set[int] = set()
+
+
+_HELD = _Holders()
+
+
 @contextlib.contextmanager
 def model_stopped() -> Iterator[None]:
-    """Inside, every process below this one is stopped (see the module docstring); each one
-    this stopped continues after. ``NotQuiet`` when one would not stop within
+    """Inside, every process below this one is stopped (see the module docstring); the ones
+    stopped continue when the last holder leaves (an editor's file call and git in a draft
+    may hold them at once). ``NotQuiet`` when one would not stop within
     :data:`STOP_SECONDS`."""
-    stopped: list[int] = []
+    with _HELD.lock:
+        _HELD.holders += 1
     try:
         deadline = time.monotonic() + STOP_SECONDS
         still: set[int] | None = None  # what the last look found, when all of it was stopped
@@ -98,11 +113,15 @@ def model_stopped() -> Iterator[None]:
             for pid in running:  # again if another continued it before it stopped
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGSTOP)
-                    if pid not in stopped:
-                        stopped.append(pid)
+                    with _HELD.lock:
+                        _HELD.stopped.add(pid)
             time.sleep(0.001)  # the signal lands when each is next scheduled
         yield
     finally:
+        with _HELD.lock:
+            _HELD.holders -= 1
+            last = _HELD.holders == 0
+            stopped, _HELD.stopped = (_HELD.stopped, set()) if last else (set(), _HELD.stopped)
         for pid in stopped:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGCONT)

@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+from cursors import steady_cursors
 from settle import drawn
 from textual.app import App
 from textual.pilot import Pilot
@@ -54,7 +55,9 @@ class SettingsSnapshotApp(App[None]):
 def _search(text: str) -> Any:
     async def run(pilot: Pilot[Any]) -> None:
         await _settled(pilot)
-        await pilot.press("slash", *text)
+        await pilot.press("slash")
+        steady_cursors(pilot.app.screen)  # shown for good by the next key, whatever the load
+        await pilot.press(*text)
         await drawn(pilot)
 
     return run

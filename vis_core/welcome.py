@@ -13,7 +13,7 @@ from vis_core.model.channel import Channel
 from vis_core.model.welcome import WelcomeFacts
 from vis_core.paths import ControlSnapshot, TrustStore, VisPaths, find_project_root, take_snapshot
 from vis_core.providers.base import ModelChoice, ProviderConfigError
-from vis_core.settings import SettingsService, Source
+from vis_core.settings import SettingsReader, Source
 from vis_core.system import jail_check
 from vis_core.system.jail import jail_refusal, vis_folders
 from vis_core.system.jail_paths import hidden_path_entries, home_relative, read_paths
@@ -31,7 +31,7 @@ class ModelState:
     problem: str | None = None
 
 
-def saved_keys(settings: SettingsService) -> dict[str, str]:
+def saved_keys(settings: SettingsReader) -> dict[str, str]:
     """Provider keys saved by ``/login``, by environment variable name (unreadable file: none)."""
     try:
         values = settings.secrets.values()
@@ -51,7 +51,7 @@ def choose_model(
     provider: str | None,
     model: str | None,
     config: Mapping[str, Any],
-    settings: SettingsService,
+    settings: SettingsReader,
     environ: Mapping[str, str],
     session_id: str | None = None,
 ) -> ModelChoice | None:
@@ -96,9 +96,7 @@ def model_state(choose: Any) -> ModelState:
     return ModelState(choice, f"{choice.provider}/{choice.model}")
 
 
-def jail_policy(
-    settings: SettingsService, session_id: str | None = None
-) -> tuple[bool, str | None]:
+def jail_policy(settings: SettingsReader, session_id: str | None = None) -> tuple[bool, str | None]:
     """Whether the jail is on for ``session_id``, and why nothing may run (fail closed):
     when the ``jail`` setting cannot be read, blocks and shell commands are refused."""
     problem = settings.unreadable("jail", session_id)
@@ -112,7 +110,7 @@ def jail_policy(
 
 
 def jail_mode(
-    settings: SettingsService, workspace: Path, session_id: str | None = None
+    settings: SettingsReader, workspace: Path, session_id: str | None = None
 ) -> tuple[bool, str]:
     """Whether blocks and shell commands of ``session_id`` run jailed, and one line that
     says so: the mode, why, and what to install where the jail cannot run."""
@@ -139,7 +137,7 @@ def jail_mode(
     return False, f"not jailed: blocks and shell commands run with your permissions; {why}"
 
 
-def _jail_view(settings: SettingsService, workspace: Path, session_id: str | None) -> str:
+def _jail_view(settings: SettingsReader, workspace: Path, session_id: str | None) -> str:
     """What the jail shows beyond the workspace, when the person should know: the folders of
     ``jail_read_paths`` it leaves out, and the folders of their PATH it hides."""
     try:
@@ -184,7 +182,7 @@ def welcome_facts(
     workspace = workspace.resolve()
     project_root = find_project_root(workspace)
     snapshot, _ = verified(paths, project_root)
-    settings = SettingsService(
+    settings = SettingsReader(
         paths=paths,
         store=None,
         project_root=project_root,

@@ -28,13 +28,9 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "display_value",
         "row_state",
     ),
-    "vis_core.settings.service": (
-        "Resolution",
-        "SaveResult",
-        "SettingOwner",
-        "SettingsService",
-        "parse_toggles",
-    ),
+    "vis_core.settings.owners": ("SettingOwner",),
+    "vis_core.settings.reading": ("Resolution", "SettingsReader"),
+    "vis_core.settings.service": ("SaveResult", "SettingsService"),
     "vis_core.settings.storage": (
         "GlobalFile",
         "ProjectFiles",
@@ -67,17 +63,17 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     from vis_core.settings.logfile import attach_log_file as attach_log_file
     from vis_core.settings.logfile import detach_log_file as detach_log_file
     from vis_core.settings.logfile import log_file as log_file
+    from vis_core.settings.owners import SettingOwner as SettingOwner
+    from vis_core.settings.reading import Resolution as Resolution
+    from vis_core.settings.reading import SettingsReader as SettingsReader
     from vis_core.settings.redact import Redactor as Redactor
     from vis_core.settings.rows import NOT_SET as NOT_SET
     from vis_core.settings.rows import SAVED as SAVED
     from vis_core.settings.rows import RowState as RowState
     from vis_core.settings.rows import display_value as display_value
     from vis_core.settings.rows import row_state as row_state
-    from vis_core.settings.service import Resolution as Resolution
     from vis_core.settings.service import SaveResult as SaveResult
-    from vis_core.settings.service import SettingOwner as SettingOwner
     from vis_core.settings.service import SettingsService as SettingsService
-    from vis_core.settings.service import parse_toggles as parse_toggles
     from vis_core.settings.storage import GlobalFile as GlobalFile
     from vis_core.settings.storage import ProjectFiles as ProjectFiles
     from vis_core.settings.storage import ProjectValues as ProjectValues

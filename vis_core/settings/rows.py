@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from vis_core.extension.settings_decl import SettingScope, SettingType
-from vis_core.settings.service import Overrides, Resolution, SettingsService
+from vis_core.settings.reading import Overrides, Resolution, SettingsReader
 from vis_core.settings.tree import SettingNode
 from vis_core.settings.values import Source
 
@@ -46,7 +46,7 @@ def display_value(node: SettingNode, resolution: Resolution) -> str:
 
 
 def row_state(
-    service: SettingsService,
+    service: SettingsReader,
     node: SettingNode,
     scope: SettingScope,
     session_id: str | None,

@@ -11,7 +11,7 @@ from vis_core.extension.settings_decl import Setting
 from vis_core.model.extensions import ExtensionStatus, GuideKind
 from vis_core.settings.core import CORE_SETTINGS
 from vis_core.settings.declaring import DeclaringExtension, ExtensionSet, ShippedGuide
-from vis_core.settings.service import SettingOwner
+from vis_core.settings.owners import SettingOwner
 
 VIS_SECTION = "Vis"
 EXTENSIONS_SECTION = "Extensions"

@@ -308,3 +308,43 @@ async def until_turn(app: VisApp, pilot: object) -> TurnView:
     turn = next(iter(app.main.transcript.turns.values()))
     assert isinstance(turn, TurnView)
     return turn
+
+
+async def test_a_row_that_changes_while_the_answer_streams_leaves_it_whole(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A command of an earlier block ends while the next answer streams: its row shows the
+    exit, and the answer goes on in the same place (it was cut in two: the text before the
+    update, then the whole text again below), live as after resume."""
+    command = "await shell('while [ ! -e go ]; do sleep 0.01; done; false')"
+    script = write_script(
+        tmp_path,
+        [
+            {"text": "Starting.", "code": command},
+            {"text": "All **done**: one command failed. " * 300, "chunk": 5, "delay_ms": 20},
+        ],
+    )
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 60)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"first", "enter")
+        await until(pilot, lambda: "failed. All" in _streamed(app))
+        (workspace / "go").touch()
+        await until(pilot, lambda: any("exit 1" in line for line in _lines(app)))
+        so_far = len(_streamed(app))
+        await until(pilot, lambda: len(_streamed(app)) > so_far)  # text after the update
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.main.turn_running)
+        answers = [a.text for a in _answers(app)]
+        await settled(pilot, lambda: app.main.transcript.virtual_size)
+        app.main.transcript.scroll_home(animate=False)
+        live = await settled(pilot, lambda: _lines(app))
+        session_id = app.session.id
+    resumed = await seen_after_resume(workspace, session_id, _lines, from_top=True)
+    assert len(answers) == 2 and answers[1].startswith("All **done**"), answers
+    assert resumed == live
+
+
+def _streamed(app: VisApp) -> str:
+    """The text of the answers shown so far."""
+    return "".join(a.text for a in _answers(app))

@@ -1,30 +1,33 @@
 """`vis acp` with the editor's fs methods: a command of the model's that keeps swapping a link
-into the path is stopped while Vis checks the path and the editor opens it."""
+into the path, running or still starting, is stopped while Vis checks the path and the editor
+opens it."""
 
 from __future__ import annotations
 
 import os
+import textwrap
+import uuid
 from pathlib import Path
 from typing import Any
 
+import pytest
 from acp import PROTOCOL_VERSION, text_block
 from acp.schema import ClientCapabilities, FileSystemCapabilities
 from acp_client import EditorClient, vis_acp
 from cli_support import script
 
 FS = ClientCapabilities(fs=FileSystemCapabilities(read_text_file=True, write_text_file=True))
-MARK = "swapper-7f3"
 TRIES = 6  # turns until the editor is handed a path (the race must really run)
 
 
-def _swapper() -> list[tuple[str, str]]:
+def _swapper(mark: str) -> list[tuple[str, str]]:
     """``(state, pid namespace)`` of each process running the model's swapping loop (and of
-    the wrappers whose command line names it)."""
+    the wrappers whose command line names it): those whose command line holds ``mark``."""
     found = []
     for name in os.listdir("/proc"):
         try:
             cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
-            if MARK.encode() not in cmdline:
+            if mark.encode() not in cmdline:
                 continue
             state = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()[0]
             found.append((state, os.readlink(f"/proc/{name}/ns/pid")))
@@ -36,12 +39,13 @@ def _swapper() -> list[tuple[str, str]]:
 class WatchfulEditor(EditorClient):
     """Notes, at each fs call, whether the model's swapper could act and what the path was."""
 
-    def __init__(self) -> None:
+    def __init__(self, mark: str) -> None:
         super().__init__()
+        self.mark = mark
         self.seen: list[tuple[list[tuple[str, str]], bool]] = []
 
     def _look(self, path: str) -> None:
-        self.seen.append((_swapper(), os.path.islink(path)))
+        self.seen.append((_swapper(self.mark), os.path.islink(path)))
 
     async def read_text_file(self, session_id: str, path: str, **kwargs: Any) -> Any:
         self._look(path)
@@ -52,9 +56,13 @@ class WatchfulEditor(EditorClient):
         return await super().write_text_file(session_id, path, content, **kwargs)
 
 
+@pytest.mark.parametrize("started", [True, False], ids=["running", "starting"])
 async def test_a_link_swapped_in_by_the_model_never_reaches_the_editor(
-    workspace, vis_home, tmp_path
+    workspace, vis_home, tmp_path, started
 ):
+    """``running``: the loop is under way at every call (it made its own ``started`` file);
+    ``starting``: each call comes right after the command was started, while its keeper and
+    bwrap are still setting the jail up (no process of it may act then either)."""
     secret = tmp_path / "secret.txt"
     secret.write_text("SECRET outside the workspace\n")
     (workspace / "notes.txt").write_text("plain notes\n")
@@ -63,26 +71,37 @@ async def test_a_link_swapped_in_by_the_model_never_reaches_the_editor(
         f"touch started; while :; do ln -sfn {secret} l.tmp; mv -T l.tmp notes.txt; "
         "cp keep.txt n.tmp; mv -T n.tmp notes.txt; sleep 0.005; done"
     )
-    command = f"sh -c '{loop}' {MARK}"
-    code = (
-        f"h = await shell({command!r})\n"
-        "import asyncio, os\n"
-        "while not os.path.exists('started'):\n"
-        "    await asyncio.sleep(0.01)\n"
-        "seen = []\n"
-        "for i in range(30):\n"
-        "    try:\n"
-        "        seen.append(str(await cat('notes.txt')))\n"
-        "    except Exception as exc:\n"
-        "        seen.append(type(exc).__name__)\n"
-        "    try:\n"
-        "        await patch('notes.txt', 1, [{'start': 1, 'end': 1, 'text': 'edited\\n'}])\n"
-        "    except Exception as exc:\n"
-        "        seen.append(type(exc).__name__)\n"
-        "await h.stop()\n"
-        "print('SECRET' in ''.join(seen), len(seen))"
+    mark = f"swapper-{uuid.uuid4().hex}"  # this test's loop, not one of a test beside it
+    command = f"sh -c '{loop}' {mark}"
+    start = f"h = await shell({command!r})\n"
+    stop = (  # the loop may have ended with its link in place: the plain file back
+        "await h.stop()\nshutil.copy('keep.txt', 'n.tmp')\nos.replace('n.tmp', 'notes.txt')\n"
     )
-    client = WatchfulEditor()
+    calls = (  # a read and an edit through the editor
+        "try:\n"
+        "    seen.append(str(await cat('notes.txt')))\n"
+        "except Exception as exc:\n"
+        "    seen.append(type(exc).__name__)\n"
+        "try:\n"
+        "    await patch('notes.txt', 1, [{'start': 1, 'end': 1, 'text': 'edited\\n'}])\n"
+        "except Exception as exc:\n"
+        "    seen.append(type(exc).__name__)\n"
+    )
+    if started:  # this turn's loop makes the file anew: one of an earlier turn is no sign
+        body = (
+            "if os.path.exists('started'):\n    os.remove('started')\n" + start + "while not "
+            "os.path.exists('started'):\n    await asyncio.sleep(0.01)\nfor i in range(30):\n"
+            + textwrap.indent(calls, "    ")
+            + stop
+        )
+    else:
+        body = "for i in range(10):\n" + textwrap.indent(start + calls + stop, "    ")
+    code = (
+        "import asyncio, os, shutil\nseen = []\n"
+        + body
+        + "print('SECRET' in ''.join(seen), len(seen))"
+    )
+    client = WatchfulEditor(mark)
     steps = [{"code": code}, {"text": "done"}] * TRIES
     async with vis_acp(client, workspace, vis_home, script(tmp_path, steps)) as (conn, _):
         await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=FS)
@@ -95,8 +114,11 @@ async def test_a_link_swapped_in_by_the_model_never_reaches_the_editor(
     assert client.seen, "no read or write reached the editor"
     own = os.readlink("/proc/self/ns/pid")
     for swapper, is_link in client.seen:
-        jailed = [state for state, ns in swapper if ns != own]  # the model's, in the jail
-        assert jailed and all(state == "T" for state in jailed)  # stopped while the editor opens
+        # every process of the command is stopped while the editor opens: the loop in the
+        # jail and what starts it (its keeper, bwrap's outer half)
+        assert swapper and all(state == "T" for state, _ in swapper), swapper
+        if started:  # and the loop itself was there to be stopped
+            assert any(ns != own for _, ns in swapper), swapper
         assert not is_link
     assert "SECRET" not in secret.read_text().replace("SECRET outside", "")
     assert secret.read_text() == "SECRET outside the workspace\n"  # never written through
@@ -107,4 +129,4 @@ async def test_a_link_swapped_in_by_the_model_never_reaches_the_editor(
         for c in u.content
         if c.type == "content"
     )
-    assert "False 1" not in shown and "\nFalse " in shown  # the secret never reached the model
+    assert "\nTrue " not in shown and "\nFalse " in shown  # the secret never reached the model

@@ -1,11 +1,14 @@
 """The model's processes held still while the editor opens a path: none can swap a link into it.
 
 With the jail on, everything the model runs (its sandbox, its shells and what they start) lives
-in a PID namespace of its own below this process; orphans there stay there. Stopping each of
-them until one look at ``/proc`` finds every one stopped leaves nothing of the model's that can
-act (a stopped process cannot fork, rename or continue another): a path checked then stays as
-checked until they continue. With the jail off there is none to stop, and no boundary to keep:
-the model's code reads and writes whatever this user can.
+in a PID namespace of its own below this process; orphans there stay there. A command still
+starting has no process in its jail yet: its keeper and bwrap's outer half, below this process
+too, are about to make one. So, while any jailed process exists, every process below this one
+is stopped, until two looks at ``/proc`` in a row find the same processes, all stopped (a
+process may fork just before its stop lands: the second look finds its child). A stopped
+process cannot fork, rename or continue another: a path checked then stays as checked until
+they continue. With the jail off there is none to stop, and no boundary to keep: the model's
+code reads and writes whatever this user can.
 """
 
 from __future__ import annotations
@@ -54,35 +57,41 @@ def _jailed(pid: int, own: str) -> bool:
         return True
 
 
-def jailed_processes() -> list[int]:
-    """This process's descendants in a PID namespace of their own (the jail's)."""
+def held_processes() -> list[int]:
+    """Every process below this one while any of them is jailed (none with the jail off)."""
     own = os.readlink("/proc/self/ns/pid")
     tree = _tree()
     found: list[int] = []
     pending = list(tree.get(os.getpid(), []))
     while pending:
         pid = pending.pop()
-        if _jailed(pid, own):
-            found.append(pid)
+        found.append(pid)
         pending += tree.get(pid, [])
-    return found
+    return found if any(_jailed(pid, own) for pid in found) else []
 
 
 @contextlib.contextmanager
 def model_stopped() -> Iterator[None]:
-    """Inside, every jailed descendant is stopped; each one this stopped continues after.
-    ``NotQuiet`` when one would not stop within :data:`STOP_SECONDS`."""
+    """Inside, every process below this one is stopped (see the module docstring); each one
+    this stopped continues after. ``NotQuiet`` when one would not stop within
+    :data:`STOP_SECONDS`."""
     stopped: list[int] = []
     try:
         deadline = time.monotonic() + STOP_SECONDS
+        still: set[int] | None = None  # what the last look found, when all of it was stopped
         while True:
+            found = held_processes()
             running = []
-            for pid in jailed_processes():
+            for pid in found:
                 state = _stat(pid)
                 if state is not None and state[0] not in _STOPPED:
                     running.append(pid)
             if not running:
-                break  # one whole look found every one stopped: nothing of theirs can act
+                if still == set(found):
+                    break  # two looks, the same processes, all stopped: none of them can act
+                still = set(found)
+                continue
+            still = None
             if time.monotonic() > deadline:
                 raise NotQuiet(f"{len(running)} of the model's processes would not stop")
             for pid in running:  # again if another continued it before it stopped

@@ -148,10 +148,7 @@ class TurnView(Vertical):
         self.records: dict[str, ActivityRecord] = {}  # every call shown, first seen first
         self.blocks: dict[str, BlockRow] = {}  # python_execution blocks, by iteration id
         self.status: TurnStatus | None = None
-        self._answer: AnswerView | None = None
-        self._streamed: AnswerView | None = (
-            None  # where this answer's deltas went, until its message
-        )
+        self._answer: AnswerView | None = None  # the answer streaming, until its message
         self.answers: list[AnswerView] = []
         self._early: list[Any] = []
         self._footer: Static | None = None
@@ -179,8 +176,7 @@ class TurnView(Vertical):
         return self._answer
 
     def add_delta(self, text: str) -> None:
-        self._streamed = self._open_answer()
-        self._streamed.add_delta(text)
+        self._open_answer().add_delta(text)
 
     def add_stored_answer(self, text: str) -> None:
         """A finished answer of a stored turn: drawn as a streamed one ends up."""
@@ -190,15 +186,9 @@ class TurnView(Vertical):
             self._mount_before_footer(view)
 
     def set_message(self, text: str) -> None:
-        """The whole answer whose text streamed: it completes the view the deltas went to,
-        even if another event of the turn (a note, an Activity) was shown in between."""
-        streamed, self._streamed = self._answer or self._streamed, None
-        if not text:
-            return
-        if streamed is None:
-            self._open_answer(text)
-        else:
-            streamed.set_text(text)
+        """The whole answer whose text streamed: it completes the view the deltas went to."""
+        if text:
+            self._open_answer(text).set_text(text)
         self.close_answer()
 
     def close_answer(self) -> None:
@@ -214,7 +204,6 @@ class TurnView(Vertical):
     # -- activities ----------------------------------------------------------------------
     def show_activity(self, record: ActivityRecord) -> ActivityRow:
         """Add or update the row of ``record``; calls on one handle share the first row."""
-        self.close_answer()
         self.records[record.id] = record
         row = self.rows.get(record.id)
         if row is None and record.group_key is not None:
@@ -235,7 +224,6 @@ class TurnView(Vertical):
     # -- blocks --------------------------------------------------------------------------
     def show_block(self, info: BlockInfo) -> BlockRow:
         """Add or update the row of a ``python_execution`` block (its Activities follow it)."""
-        self.close_answer()
         row = self.blocks.get(info.iteration_id)
         if row is None:
             row = BlockRow(info)
@@ -309,12 +297,10 @@ class TurnView(Vertical):
             self.mount(widget, after=after)
 
     def show_note(self, text: str, style: str = "$text-muted") -> None:
-        self.close_answer()
         self._mount_before_footer(Static(Content.styled(text, style), classes="note"))
 
     def show_fold(self, fold: FoldInfo) -> FoldRow:
         """A fold made in this turn: one quiet row that opens to show what was folded."""
-        self.close_answer()
         row = FoldRow(fold)
         self._mount_before_footer(row)
         return row
@@ -341,12 +327,17 @@ class TurnView(Vertical):
             self._early.append(widget)
 
     def _mount_before_footer(self, widget: Any) -> None:
+        """``widget`` last, before the footer and before an answer still streaming: what is
+        shown while an answer streams goes above it, as the stored turn places it (a reply
+        where its message ended), and a row's update or a note never cuts the answer in two."""
+        streaming = self._answer if self._answer is not widget else None
+        anchor = streaming or self._footer
         if not self._ready:
-            if self._footer is not None and self._footer in self._early:
-                self._early.insert(self._early.index(self._footer), widget)
+            if anchor is not None and anchor in self._early:
+                self._early.insert(self._early.index(anchor), widget)
             else:
                 self._early.append(widget)
-        elif self._footer is not None and self._footer.parent is self:
-            self.mount(widget, before=self._footer)
+        elif anchor is not None and anchor.parent is self:
+            self.mount(widget, before=anchor)
         else:
             self.mount(widget)

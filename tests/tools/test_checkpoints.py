@@ -131,7 +131,7 @@ def test_a_file_swapped_for_a_link_after_the_scan_is_not_copied(tmp_path: Path) 
     secret.write_text("PRIVATE KEY\n")
     (ws / "a.txt").write_text("one\n")
     points = Checkpoints(ws, tmp_path / "private")
-    real_scan = points._scan
+    real_scan = points.scan
 
     def scan_then_swap() -> dict:
         found = real_scan()
@@ -139,7 +139,7 @@ def test_a_file_swapped_for_a_link_after_the_scan_is_not_copied(tmp_path: Path) 
         (ws / "a.txt").symlink_to(secret)  # a background command racing the checkpoint
         return found
 
-    points._scan = scan_then_swap  # type: ignore[method-assign]
+    points.scan = scan_then_swap  # type: ignore[method-assign]
     points.take("t1", 1)
     blobs = tmp_path / "private" / "blobs"
     assert all(b.read_text() != "PRIVATE KEY\n" for b in blobs.iterdir())

@@ -8,7 +8,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
-from vis_core.acp.quiet import model_stopped
+from vis_core.frontend import model_stopped
 
 log = logging.getLogger(__name__)
 CLIENT_FS_SECONDS = 30.0

@@ -48,6 +48,9 @@ class FileWatch(Protocol):
     @property
     def turn_id(self) -> str: ...
 
+    @property
+    def seen(self) -> dict[str, tuple[int, int]] | None: ...  # the listing after a block
+
     def start(self) -> None: ...  # before a block
 
     def rebase(self) -> None: ...  # the workspace moved (a draft) during a block
@@ -60,7 +63,9 @@ class TurnCheckpoints(Protocol):
 
     def take(self, turn_id: str, position: int) -> object: ...
 
-    def drop_if_unchanged(self, turn_id: str) -> bool: ...
+    def drop_if_unchanged(
+        self, turn_id: str, seen: dict[str, tuple[int, int]] | None = None
+    ) -> bool: ...
 
     def watch(self, turn_id: str) -> FileWatch: ...
 

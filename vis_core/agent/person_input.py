@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from vis_core.agent.invoker import CallSite
 from vis_core.events import UserContext
 from vis_core.model.turn import ContextOrigin
-from vis_core.model.undo import UndoReport
+from vis_core.model.undo import NOT_KEPT, UndoReport
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
@@ -77,7 +77,7 @@ async def undo(
     lines = [f"[Vis: the person undid the file changes of turn {turns}]"]
     lines += [f"restored {path}" for path in report.restored]
     lines += [f"deleted {path} (the turn created it)" for path in report.removed]
-    lines += [f"could not restore {path} (too large to keep)" for path in report.not_kept]
+    lines += [f"could not restore {path} ({NOT_KEPT})" for path in report.not_kept]
     if not report.changed:
         lines.append("no file differed from before the turn")
     await session.emit(

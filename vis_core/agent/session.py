@@ -698,8 +698,10 @@ class AgentSession:
 
     async def _settle_checkpoint(self, turn_id: str) -> None:
         if self.checkpoints is not None:
+            watch = self._file_watch  # its last block's listing spares listing the files again
+            seen = watch.seen if watch is not None and watch.turn_id == turn_id else None
             try:
-                await asyncio.to_thread(self.checkpoints.drop_if_unchanged, turn_id)
+                await asyncio.to_thread(self.checkpoints.drop_if_unchanged, turn_id, seen)
             except OSError as exc:
                 log.warning("checkpoint of turn %s not checked: %s", turn_id, exc)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from vis_core.drafts import files as draft_files
 from vis_core.drafts.errors import DraftConflict, DraftError
 from vis_core.drafts.gitrun import commit_config, git, paths, text
+from vis_core.system.quiet import model_stopped
 from vis_core.tools.beneath import Beneath
 
 COPY_THREADS = 8  # files copied at once: creating files waits on the filesystem, not the CPU
@@ -106,7 +107,8 @@ def create(
 
 def changed_files(tree: Path, since: str = "HEAD") -> list[str]:
     """Files of the draft's working copy that differ from ``since`` (untracked included)."""
-    git(["add", "-A"], tree)
+    with model_stopped():  # git reads the files by path: nothing may swap a link in meanwhile
+        git(["add", "-A"], tree)
     return paths(["diff", "--cached", "--no-renames", "--name-only", "-z", since], tree)
 
 
@@ -185,9 +187,9 @@ def probe_commit(tree: Path) -> str:
 
 def merge_commit(tree: Path, theirs: str, message: str) -> str:
     """``git merge`` of ``theirs`` into the draft (checked clean before)."""
-    git(
-        [*commit_config(tree), "merge", "-q", "--no-ff", "--no-verify", "-m", message, theirs], tree
-    )
+    config = commit_config(tree)
+    with model_stopped():  # git writes the files by path
+        git([*config, "merge", "-q", "--no-ff", "--no-verify", "-m", message, theirs], tree)
     return text(["rev-parse", "HEAD"], tree)
 
 
@@ -342,8 +344,9 @@ def _reset_index(top: Path, names: Sequence[str]) -> None:
 def remove(top: Path, tree: Path, branch: str | None, *, delete_branch: bool = True) -> None:
     """Remove the worktree (gone already is fine) and, unless kept, its branch."""
     if tree.exists():
-        git(["worktree", "remove", "--force", "--force", str(tree)], top, check=False)
-        draft_files.remove_tree(tree)
+        with model_stopped():  # git removes the files by path
+            git(["worktree", "remove", "--force", "--force", str(tree)], top, check=False)
+            draft_files.remove_tree(tree)
     git(["worktree", "prune"], top, check=False)
     if branch and delete_branch:
         git(["branch", "-D", branch], top, check=False)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+# why /undo cannot put a file back: its checkpoint listed it but kept no copy
+NOT_KEPT = "no copy was kept: too large, or past what one checkpoint copies"
+
 
 @dataclass(frozen=True)
 class UndoReport:
@@ -12,7 +15,7 @@ class UndoReport:
     turns: tuple[int, ...]  # positions of the turns undone, newest first
     restored: tuple[str, ...] = ()  # changed or deleted by the turns: put back
     removed: tuple[str, ...] = ()  # created by the turns: deleted
-    not_kept: tuple[str, ...] = ()  # changed but too large to have been kept
+    not_kept: tuple[str, ...] = ()  # changed, but the checkpoint kept no copy of them
 
     @property
     def changed(self) -> bool:

@@ -140,6 +140,7 @@ class Beneath:
     root: Path
     hidden: tuple[Path, ...] = ()
     _inside: tuple[Path, ...] = field(default=(), init=False, repr=False)
+    _marks: tuple[str, ...] = field(default=(), init=False, repr=False)  # "<hidden folder>/"
 
     def __post_init__(self) -> None:
         root = Path(os.path.realpath(self.root))
@@ -148,6 +149,7 @@ class Beneath:
             h for h in (Path(os.path.realpath(p)) for p in self.hidden) if h.is_relative_to(root)
         )
         object.__setattr__(self, "_inside", inside)
+        object.__setattr__(self, "_marks", tuple(f"{h}/" for h in inside))
 
     # -- resolving ------------------------------------------------------------------------
 
@@ -166,8 +168,8 @@ class Beneath:
     def hides(self, path: str | os.PathLike[str]) -> bool:
         """Whether ``path`` (absolute, as a listing of the root names it) lies in a hidden
         folder beneath the root."""
-        text = os.fspath(path)  # per listed file: no Path made
-        return any(text == str(f) or text.startswith(f"{f}/") for f in self._inside)
+        # asked for every listed file: one string test, none when nothing is hidden here
+        return bool(self._marks) and f"{os.fspath(path)}/".startswith(self._marks)
 
     def _hidden_ids(self) -> frozenset[tuple[int, int]]:
         found = set()

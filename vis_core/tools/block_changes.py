@@ -4,21 +4,24 @@ A turn's checkpoint records every file before the turn's first block. After each
 workspace is listed again (sizes and times only); a file whose size or time moved, a new file
 and a missing one are the block's changes. The bytes before come from the checkpoint (or from
 what an earlier block of the turn left, kept here), the bytes after from the file itself, read
-without following links. Diffs are bounded: binary files and large ones are named, not diffed.
+without following links. Diffs are bounded: binary files and large ones are named, not diffed;
+a file whose bytes before the turn were not kept says that ``/undo`` cannot restore it.
 """
 
 from __future__ import annotations
 
 import difflib
+from dataclasses import replace
 
 from vis_core.model.block import FileChange, FileChangeKind
-from vis_core.tools.checkpoints import Checkpoints
+from vis_core.model.undo import NOT_KEPT
+from vis_core.tools.checkpoints import Checkpoints, Listing, sizes_and_times
 
 MAX_DIFF_INPUT = 512 * 1024  # bytes of one side above which no diff is made
 MAX_DIFF_LINES = 400  # lines of one file's diff kept; the rest is counted
 MAX_DIFF_CHARS = 40_000
 MAX_FILES = 200  # files listed per block; more are counted in the last one's note
-_Stat = tuple[int, int]  # size, mtime_ns
+LOST = f"/undo cannot restore it ({NOT_KEPT})"
 
 
 class BlockChanges:
@@ -27,12 +30,14 @@ class BlockChanges:
     def __init__(self, checkpoints: Checkpoints, turn_id: str) -> None:
         self.checkpoints = checkpoints
         self.turn_id = turn_id
-        self._stats: dict[str, _Stat] | None = None
+        self._stats: Listing | None = None
         self._digests: dict[str, str | None] = {}
         self._after: dict[str, bytes | None] = {}  # what an earlier block of the turn left
+        self.seen: Listing | None = None  # the listing after the last block, if it finished
 
     def start(self) -> None:
         """Before a block: the files as the turn's checkpoint (or a listing now) has them."""
+        self.seen = None
         if self._stats is not None:
             return
         taken = self.checkpoints.last_of(self.turn_id)
@@ -47,24 +52,26 @@ class BlockChanges:
         from now on is told against the new copy as it is now, not the old one."""
         if self._stats is None:
             return  # not started: the next block starts from the checkpoint
+        self.seen = None
         self._stats = self._listing()
         self._digests = {}
         self._after = {}
 
-    def _listing(self) -> dict[str, _Stat]:
-        return {rel: (st.st_size, st.st_mtime_ns) for rel, st in self.checkpoints.scan().items()}
+    def _listing(self) -> Listing:
+        return sizes_and_times(self.checkpoints.scan())
 
     def finish(self) -> tuple[FileChange, ...]:
         """After a block: what it changed since the previous one (or the turn's start)."""
         if self._stats is None:
             return ()
         before, now = self._stats, self._listing()
-        self._stats = now
-        touched = sorted(rel for rel in set(before) | set(now) if before.get(rel) != now.get(rel))
+        self._stats = self.seen = now
+        touched = [] if now == before else sorted(_differ(before, now))
         changes: list[FileChange] = []
         for rel in touched[:MAX_FILES]:
             old = self._old_bytes(rel) if rel in before else b""
             new = self._read(rel) if rel in now else b""
+            lost = rel in self._digests and self._digests[rel] is None  # listed, not kept
             self._after[rel] = new
             if rel not in before:
                 kind = FileChangeKind.CREATED
@@ -74,7 +81,8 @@ class BlockChanges:
                 kind = FileChangeKind.CHANGED
             if kind is FileChangeKind.CHANGED and old is not None and old == new:
                 continue  # touched, same bytes
-            changes.append(file_change(rel, kind, old, new))
+            change = file_change(rel, kind, old, new)
+            changes.append(replace(change, note=LOST) if lost else change)
         if len(touched) > MAX_FILES and changes:
             last = changes[-1]
             more = f"{len(touched) - MAX_FILES:,} more files changed, not listed"
@@ -101,6 +109,13 @@ class BlockChanges:
             return self.checkpoints.files.read_bytes(rel, MAX_DIFF_INPUT + 1, follow=False)
         except OSError:
             return None
+
+
+def _differ(before: Listing, now: Listing) -> list[str]:
+    """The files made, changed or removed between two listings."""
+    return [rel for rel, seen in now.items() if before.get(rel) != seen] + [
+        rel for rel in before if rel not in now
+    ]
 
 
 def _text(data: bytes | None) -> str | None:

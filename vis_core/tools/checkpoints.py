@@ -5,11 +5,14 @@ Before a turn's first block, direct tool call or ``!command``, every file a sear
 private folder. A file git already holds as it is (tracked, unchanged from the index, same
 line endings, as long as its blob) is not copied: the manifest names its git blob, read back
 only if an undo needs it. Other files' bytes are kept once by content hash; a file unchanged
-since the previous checkpoint (same size and mtime) is not read again. So the first
-checkpoint of a session in a clean repository copies next to nothing. Git runs read-only
+since the previous checkpoint (same size and mtime) is not read again. A checkpoint copies a
+bounded number of files and bytes, newest first: in a big folder (a home folder, a data
+folder) the rest are listed only, and a block that changes one of them says that ``/undo``
+cannot restore it. So the first checkpoint of a session in a clean repository copies next
+to nothing, and one in a big folder costs a listing and a bounded copy. Git runs read-only
 (``ls-files``, ``diff-files``, ``cat-file``; no optional locks): nothing touches the user's
 git index or history. ``restore(n)`` puts the workspace back as it was before the n-th
-newest turn.
+newest turn that changed files.
 """
 
 from __future__ import annotations
@@ -34,7 +37,8 @@ if TYPE_CHECKING:
     from vis_core.tools.block_changes import BlockChanges
 
 MAX_FILE_BYTES = 8 * 1024 * 1024  # bigger files are listed but not kept (undo names them)
-MAX_NEW_BYTES = 256 * 1024 * 1024  # copied per checkpoint at most; the rest is listed only
+MAX_NEW_BYTES = 64 * 1024 * 1024  # copied per checkpoint at most, newest files first
+MAX_NEW_FILES = 5_000  # files copied per checkpoint at most; the rest are listed only
 KEEP = 20  # checkpoints kept per session; older ones (and blobs only they used) are removed
 GIT = "git:"  # a digest naming a git blob (sha1) instead of a blob of our own
 
@@ -102,7 +106,7 @@ def _blob_sizes(workspace: Path, blobs: set[str]) -> dict[str, int]:
 @dataclass(frozen=True)
 class Checkpoint:
     """One turn's checkpoint: the turn, its position and each file's [size, mtime_ns, mode,
-    digest] (digest None: too large to keep)."""
+    digest] (digest None: not kept, too large or past the checkpoint's copy budget)."""
 
     index: int
     turn_id: str
@@ -111,17 +115,33 @@ class Checkpoint:
     files: dict[str, list[Any]] = field(default_factory=dict)
 
 
+Listing = dict[str, tuple[int, int]]  # relative path: (size, mtime_ns)
+
+
+def sizes_and_times(states: dict[str, os.stat_result]) -> Listing:
+    """What tells a file changed: its size and modification time."""
+    return {rel: (st.st_size, st.st_mtime_ns) for rel, st in states.items()}
+
+
 class Checkpoints:
     """The checkpoints of one session's workspace, kept under ``folder``."""
 
     def __init__(
-        self, workspace: Path, folder: Path, *, max_file_bytes: int = MAX_FILE_BYTES
+        self,
+        workspace: Path,
+        folder: Path,
+        *,
+        max_file_bytes: int = MAX_FILE_BYTES,
+        max_new_files: int = MAX_NEW_FILES,
+        max_new_bytes: int = MAX_NEW_BYTES,
     ) -> None:
         self.folder = folder
         self.max_file_bytes = max_file_bytes  # bigger files are listed, not kept
+        self.max_new_files = max_new_files  # copied per checkpoint at most
+        self.max_new_bytes = max_new_bytes
         self.blobs = folder / "blobs"
         self.move_to(workspace)
-        self._last: Checkpoint | None = None  # the one this process took last
+        self._last: Checkpoint | None = None  # the newest, when this process took it
 
     def move_to(self, workspace: Path) -> None:
         """The workspace these checkpoints read and restore (a session's draft while in one)."""
@@ -134,18 +154,27 @@ class Checkpoints:
 
     # -- reading ----------------------------------------------------------------------------
 
-    def all(self) -> list[Checkpoint]:
-        """Oldest first."""
+    def _indices(self) -> list[int]:
         if not self.folder.is_dir():
             return []
-        found = []
-        for path in self.folder.glob("*.json"):
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-                found.append(Checkpoint(int(path.stem), **data))
-            except (OSError, ValueError, TypeError):
-                continue  # a damaged manifest is skipped, never restored
-        return sorted(found, key=lambda c: c.index)
+        return sorted(int(p.stem) for p in self.folder.glob("*.json") if p.stem.isdigit())
+
+    def _load(self, index: int) -> Checkpoint | None:
+        """The manifest ``index`` (None: gone, or damaged: never restored)."""
+        try:
+            data = json.loads((self.folder / f"{index}.json").read_text(encoding="utf-8"))
+            return Checkpoint(index, **data)
+        except (OSError, ValueError, TypeError):
+            return None
+
+    def all(self) -> list[Checkpoint]:
+        """Oldest first."""
+        return [c for i in self._indices() if (c := self._load(i)) is not None]
+
+    def _newest(self) -> Checkpoint | None:
+        if self._last is not None:
+            return self._last
+        return next(filter(None, map(self._load, reversed(self._indices()))), None)
 
     def last_of(self, turn_id: str) -> Checkpoint | None:
         """The checkpoint this process took before ``turn_id`` (None: none was taken)."""
@@ -154,81 +183,95 @@ class Checkpoints:
 
     def scan(self) -> dict[str, os.stat_result]:
         """Every file a checkpoint records, by workspace-relative path, with its state now."""
-        return self._scan()
-
-    def kept_bytes(self, digest: str) -> bytes | None:
-        """The bytes a checkpoint kept under ``digest`` (None: git no longer has them)."""
-        return self._bytes_of(digest)
-
-    def _scan(self) -> dict[str, os.stat_result]:
         root = str(self.workspace)
+        cut = len(root.rstrip("/")) + 1  # a listed path is the root, "/" and the relative path
         states = {}
         for path in listed_files(root, hidden=True):
             if self.files.hides(path):  # Vis's own folders: its store is not the model's work
                 continue
             try:
-                states[os.path.relpath(path, root)] = os.stat(path, follow_symlinks=False)
+                states[path[cut:]] = os.lstat(path)
             except OSError:
                 continue
         return states
+
+    def kept_bytes(self, digest: str) -> bytes | None:
+        """The bytes a checkpoint kept under ``digest`` (None: git no longer has them)."""
+        return self._bytes_of(digest)
 
     # -- taking -----------------------------------------------------------------------------
 
     def take(self, turn_id: str, position: int) -> Checkpoint | None:
         """Record the workspace before ``turn_id`` changes it (once per turn)."""
-        existing = self.all()
-        if existing and existing[-1].turn_id == turn_id:
+        last = self._newest()
+        if last is not None and last.turn_id == turn_id:
             return None
-        before = existing[-1].files if existing else {}
+        scanned = self.scan()
+        before = last.files if last is not None else {}
+        index = 1 if last is None else last.index + 1
         private_dir(self.blobs)
         files: dict[str, list[Any]] = {}
-        copied = 0
-        scanned = self._scan()
-        known = {  # unchanged since the previous checkpoint: not read again
+        known = {  # unchanged since the previous checkpoint: kept (or not) as it was then
             rel: old[3]
             for rel, st in scanned.items()
-            if (old := before.get(rel)) is not None
-            and old[3] is not None
-            and old[:2] == [st.st_size, st.st_mtime_ns]
+            if (old := before.get(rel)) is not None and old[:2] == [st.st_size, st.st_mtime_ns]
         }
         sizes = {rel: st.st_size for rel, st in scanned.items() if rel not in known}
         held = git_held_files(self.workspace, sizes) if sizes else {}
+        fresh = sorted(sizes.keys() - held.keys(), key=lambda rel: -scanned[rel].st_mtime_ns)
+        kept = self._keep_newest(fresh, scanned)
         for rel, st in scanned.items():
             if rel in known:
                 digest = known[rel]
             elif rel in held:
                 digest = GIT + held[rel]  # git has these bytes: nothing to copy
-            elif st.st_size > self.max_file_bytes or copied + st.st_size > MAX_NEW_BYTES:
-                digest = None
+            elif rel in kept:
+                digest = kept[rel]
             else:
-                digest = self._keep(self.workspace / rel)
-                if digest is None:
-                    continue  # vanished or unreadable meanwhile
-                copied += st.st_size
+                continue  # vanished or unreadable meanwhile
             files[rel] = [st.st_size, st.st_mtime_ns, st.st_mode & 0o7777, digest]
-        index = existing[-1].index + 1 if existing else 1
         data = {"turn_id": turn_id, "position": position, "taken_at": time.time(), "files": files}
         write_private(self.folder / f"{index}.json", json.dumps(data).encode())
-        self._prune([*existing, Checkpoint(index, turn_id, position, 0.0, files)])
         self._last = Checkpoint(index, turn_id, position, data["taken_at"], files)
+        self._prune()
         return self._last
 
-    def drop_if_unchanged(self, turn_id: str) -> bool:
+    def drop_if_unchanged(self, turn_id: str, seen: Listing | None = None) -> bool:
         """At the end of ``turn_id``: forget its checkpoint when no file changed (same
-        files, sizes and times), so ``/undo`` reaches the last turn that changed something."""
+        files, sizes and times), so ``/undo`` reaches the last turn that changed something.
+        ``seen``: a listing made after the turn's last action (its last block's), else the
+        workspace is listed now."""
         last = self._last
         if last is None or last.turn_id != turn_id:
             return False  # no checkpoint of this turn: nothing to read
-        self._last = None
-        files = last.files
-        now = self._scan()
-        if set(now) != set(files) or any(
-            files[rel][0] != st.st_size or files[rel][1] != st.st_mtime_ns
-            for rel, st in now.items()
-        ):
+        now = seen if seen is not None else sizes_and_times(self.scan())
+        if now != {rel: (f[0], f[1]) for rel, f in last.files.items()}:
             return False
         (self.folder / f"{last.index}.json").unlink(missing_ok=True)
+        self._last = None
         return True
+
+    def _keep_newest(
+        self, fresh: list[str], scanned: dict[str, os.stat_result]
+    ) -> dict[str, str | None]:
+        """Copy the files of ``fresh`` (newest first) within the checkpoint's budget: each
+        one's digest, None when not kept; a file that vanished meanwhile is left out."""
+        kept: dict[str, str | None] = {}
+        copied = count = 0
+        for rel in fresh:
+            size = scanned[rel].st_size
+            if (
+                size > self.max_file_bytes
+                or count >= self.max_new_files
+                or copied + size > self.max_new_bytes
+            ):
+                kept[rel] = None
+                continue
+            digest = self._keep(self.workspace / rel)
+            if digest is not None:
+                kept[rel] = digest
+                copied, count = copied + size, count + 1
+        return kept
 
     def _keep(self, path: Path) -> str | None:
         """Copy one workspace file's bytes; a file swapped for a link (or under a folder
@@ -243,12 +286,13 @@ class Checkpoints:
             write_private(blob, data)
         return digest
 
-    def _prune(self, checkpoints: list[Checkpoint]) -> None:
-        if len(checkpoints) <= KEEP:
+    def _prune(self) -> None:
+        indices = self._indices()
+        if len(indices) <= KEEP:
             return
-        for old in checkpoints[:-KEEP]:
-            (self.folder / f"{old.index}.json").unlink(missing_ok=True)
-        used = {f[3] for c in checkpoints[-KEEP:] for f in c.files.values() if f[3]}
+        for old in indices[:-KEEP]:
+            (self.folder / f"{old}.json").unlink(missing_ok=True)
+        used = {f[3] for c in self.all() for f in c.files.values() if f[3]}
         for blob in self.blobs.iterdir():
             if blob.name not in used:
                 blob.unlink(missing_ok=True)
@@ -264,9 +308,10 @@ class Checkpoints:
     def restore(self, steps: int = 1) -> UndoReport:
         """Put the workspace back as it was before the ``steps``-th newest checkpointed turn;
         those checkpoints are used up (the next undo goes further back)."""
-        existing = self.all()
         if steps < 1:
             raise ValueError(f"/undo N: N must be 1 or more, not {steps}")
+        existing, now = self.all(), self.scan()
+        self._last = None  # its checkpoint is used up
         if steps > len(existing):
             raise LookupError(
                 f"only {len(existing)} turn(s) of this session changed files"
@@ -274,7 +319,6 @@ class Checkpoints:
                 else "no turn of this session has changed files yet"
             )
         target = existing[-steps]
-        now = self._scan()
         restored, removed, not_kept = [], [], []
         for rel, (size, _, mode, digest) in sorted(target.files.items()):
             current = now.get(rel)

@@ -1,4 +1,5 @@
-"""The model's processes held still while the editor opens a path: none can swap a link into it.
+"""The model's processes held still while Vis acts on files they could change (an editor opening
+a path, git in a draft): none can swap a link in on the way.
 
 With the jail on, everything the model runs (its sandbox, its shells and what they start) lives
 in a PID namespace of its own below this process; orphans there stay there. A command still

@@ -1,0 +1,118 @@
+"""Figures: `vis run` in a big folder that is not a git repository (a home or data folder).
+
+Makes (once) a synthetic folder: 200,000 small files in 2,000 nested folders and three
+120 MB files. Then, each in a fresh VIS_HOME: `vis run` of one trivial block and of one
+block that edits one file (scripted provider), printing the wall time and what the session's
+checkpoints hold (files and bytes copied, manifest size); then, in this process, the parts of
+a checkpoint: one listing and one `take`. The edited file is put back afterwards.
+Compare two versions by running this script with ``PYTHONPATH=<other vis_core's parent>``.
+Run: ``.venv/bin/python bench/big_folder.py [FOLDER]`` (default /tmp/vis-big-folder).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+SMALL = (40, 50, 100)  # projects × folders × files
+BIG = 3
+SCRIPTS = {
+    "trivial block": [{"code": "print(1 + 1)"}, {"text": "done"}],
+    "edit one file": [
+        {"code": "open('proj03/dir07/f042.txt', 'a').write('edited\\n')"},
+        {"text": "done"},
+    ],
+}
+
+
+def make(root: Path) -> None:
+    """The synthetic folder, unless it is there already."""
+    if (root / "notes.txt").exists():
+        return
+    rng = random.Random(7)
+    projects, folders, files = SMALL
+    for a in range(projects):
+        for b in range(folders):
+            folder = root / f"proj{a:02d}" / f"dir{b:02d}"
+            folder.mkdir(parents=True, exist_ok=True)
+            for c in range(files):
+                size = rng.choice((200, 800, 1500, 3000, 6000))
+                (folder / f"f{c:03d}.txt").write_bytes(os.urandom(size // 2).hex().encode())
+    (root / "data").mkdir(exist_ok=True)
+    for n in range(BIG):
+        with open(root / "data" / f"big{n}.bin", "wb") as out:
+            for _ in range(120):
+                out.write(os.urandom(1 << 20))
+    (root / "notes.txt").write_text("hello\n")
+
+
+def held(home: Path) -> str:
+    """What the session's checkpoints hold: copied files and bytes, manifests' size."""
+    blobs = list(home.glob("checkpoints/*/blobs/*"))
+    manifests = list(home.glob("checkpoints/*/*.json"))
+    copied = sum(b.stat().st_size for b in blobs)
+    listed = sum(m.stat().st_size for m in manifests)
+    return (
+        f"{len(blobs):,} files / {copied / 2**20:.1f} MB copied, manifests {listed / 2**20:.1f} MB"
+    )
+
+
+def run(root: Path, steps: list[dict[str, str]]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        home, script = Path(tmp) / "home", Path(tmp) / "script.json"
+        script.write_text(json.dumps(steps))
+        env = {**os.environ, "VIS_HOME": str(home)}
+        env = {k: v for k, v in env.items() if not k.endswith("_API_KEY")}
+        command = [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted"]
+        started = time.perf_counter()
+        done = subprocess.run(
+            [*command, "--script", str(script), "go"], cwd=root, env=env, capture_output=True
+        )
+        took = time.perf_counter() - started
+        line = done.stdout.decode(errors="replace").splitlines()[:1]
+        print(f"  {took:6.1f} s  {held(home)}  {line}")
+
+
+def parts(root: Path) -> None:
+    from vis_core.tools.checkpoints import Checkpoints
+
+    with tempfile.TemporaryDirectory() as tmp:
+        points = Checkpoints(root, Path(tmp) / "points")
+        started = time.perf_counter()
+        listed = points.scan()
+        scanned = time.perf_counter() - started
+        started = time.perf_counter()
+        points.take("t1", 1)
+        took = time.perf_counter() - started
+        print(f"  one listing ({len(listed):,} files): {scanned:.2f} s; one take: {took:.2f} s")
+
+
+def main() -> None:
+    root = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/vis-big-folder")
+    root.mkdir(parents=True, exist_ok=True)
+    make(root)
+    edited = root / "proj03" / "dir07" / "f042.txt"
+    original = edited.read_bytes()
+    import vis_core
+
+    print(f"vis_core: {Path(vis_core.__file__).parent}; load {os.getloadavg()[0]:.1f}")
+    try:
+        for name, steps in SCRIPTS.items():
+            print(name)
+            run(root, steps)
+            edited.write_bytes(original)
+        print("in process")
+        parts(root)
+    finally:
+        edited.write_bytes(original)
+    print(f"load {os.getloadavg()[0]:.1f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,107 @@
+"""A big folder (a home or data folder): a checkpoint copies a bounded share, newest first,
+lists the workspace once per block, and says what ``/undo`` cannot restore."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from cli_support import script, vis
+
+from vis_core.host import Host, HostOptions
+from vis_core.model.block import FileChangeKind
+from vis_core.tools.block_changes import LOST, BlockChanges
+from vis_core.tools.checkpoints import Checkpoints
+
+
+def _aged(path: Path, text: str, age: int) -> Path:
+    path.write_text(text)
+    then = 1_700_000_000 - age * 1000
+    os.utime(path, (then, then))
+    return path
+
+
+def _kept(private: Path) -> list[bytes]:
+    return sorted(blob.read_bytes() for blob in (private / "blobs").iterdir())
+
+
+def test_a_checkpoint_copies_the_newest_files_within_its_budget(tmp_path: Path) -> None:
+    ws, private = tmp_path / "ws", tmp_path / "private"
+    ws.mkdir()
+    _aged(ws / "old.txt", "old\n", 3)
+    _aged(ws / "data.csv", "1,2,3\n" * 20_000, 2)  # 120 kB nobody touches: past the budget
+    _aged(ws / "mid.txt", "mid\n", 1)
+    _aged(ws / "new.txt", "new\n", 0)
+    points = Checkpoints(ws, private, max_new_files=2, max_new_bytes=64 * 1024)
+    taken = points.take("t1", 1)
+    assert taken is not None and set(taken.files) == {"old.txt", "data.csv", "mid.txt", "new.txt"}
+    assert _kept(private) == [b"mid\n", b"new\n"]  # the newest two; the others listed only
+    assert taken.files["old.txt"][3] is None and taken.files["data.csv"][3] is None
+
+    watch = BlockChanges(points, "t1")
+    watch.start()
+    (ws / "old.txt").write_text("old, changed\n")
+    (ws / "new.txt").write_text("new, changed\n")
+    changes = {c.path: c for c in watch.finish()}
+    assert changes["new.txt"].kind is FileChangeKind.CHANGED and "-new" in changes["new.txt"].diff
+    assert changes["old.txt"].note == LOST  # said when it happens, not first at /undo
+
+    points.take("t2", 2)  # the next turn copies what changed, not what the first left out
+    assert _kept(private) == [b"mid\n", b"new\n", b"new, changed\n", b"old, changed\n"]
+    report = points.restore(2)
+    assert report.restored == ("new.txt",) and report.not_kept == ("old.txt",)
+    assert (ws / "new.txt").read_text() == "new\n"
+    assert (ws / "old.txt").read_text() == "old, changed\n"  # left as it is, and said so
+
+
+async def test_a_one_block_turn_lists_the_workspace_twice(workspace: Path, tmp_path: Path) -> None:
+    """Before the block (the checkpoint) and after it; the turn's end reuses the block's
+    listing to see whether the turn changed anything (it listed a third time)."""
+    (workspace / "notes.txt").write_text("one\n")
+    steps = [{"code": "print('looked')"}, {"text": "Nothing to change."}]
+    host = await Host.open(
+        HostOptions(workspace=workspace, provider="scripted", script=script(tmp_path, steps))
+    )
+    try:
+        session = await host.new_session()
+        points = session.checkpoints
+        assert isinstance(points, Checkpoints)
+        listings = []
+        real_scan = points.scan
+
+        def counted_scan() -> dict[str, os.stat_result]:
+            listings.append(1)
+            return real_scan()
+
+        points.scan = counted_scan  # type: ignore[method-assign]
+        await session.submit("look around")
+        assert len(listings) == 2
+        assert points.all() == []  # the turn changed nothing: its checkpoint is dropped
+    finally:
+        await host.close()
+
+
+def test_run_says_undo_cannot_restore_a_file_too_large_to_keep(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    with open(workspace / "big.log", "wb") as out:  # sparse: 12 MB, past what one file may
+        out.truncate(12 * 1024 * 1024)
+    steps = [{"code": "open('big.log', 'ab').write(b'more')"}, {"text": "Appended."}]
+    done = vis(
+        "run",
+        "--json",
+        "--provider",
+        "scripted",
+        "--script",
+        str(script(tmp_path, steps)),
+        "append to the log",
+        cwd=workspace,
+        env_home=vis_home,
+    )
+    assert done.returncode == 0, done.stderr
+    events = [json.loads(line) for line in done.stdout.splitlines()]
+    block = next(e for e in events if e["type"] == "BlockFinished")
+    assert block["files"] == [
+        {"path": "big.log", "kind": "changed", "diff": "", "added": 0, "removed": 0, "note": LOST}
+    ]

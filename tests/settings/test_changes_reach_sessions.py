@@ -268,7 +268,7 @@ async def test_switching_extensions_and_saving_keys_are_ordered_with_saves(
             save_key(host.command_deps, entry, "sk-ant-0123456789abcdef"),
             host.settings.set("block_time_limit", "600", "global"),
         )
-        disabled = host.settings.disabled_extensions()
+        disabled = host.settings.global_file.disabled()
         saved = host.settings.global_file.values()
         keys = host.settings.secrets.values()
     finally:

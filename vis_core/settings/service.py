@@ -313,7 +313,7 @@ class SettingsService(SettingsReader):
         if not known:
             raise ValueError(f"setting {setting_id!r}: there is no session {session_id!r}")
         if level is SettingScope.GROUP:
-            group = group or self._session_group(session_id)
+            group = group or self.session_group(session_id)
             if group is None:
                 raise ValueError(
                     f"setting {setting_id!r}: this session is in no group; move it into one "

@@ -3,8 +3,9 @@
 Makes (once) a synthetic folder: 200,000 small files in 2,000 nested folders and three
 120 MB files. Then, each in a fresh VIS_HOME: `vis run` of one trivial block and of one
 block that edits one file (scripted provider), printing the wall time and what the session's
-checkpoints hold (files and bytes copied, manifest size); then, in this process, the parts of
-a checkpoint: one listing and one `take`. The edited file is put back afterwards.
+checkpoints hold (files and bytes copied, manifest size); the TUI's first block (the time
+from the request to the block's row, and key latency meanwhile); then, in this process, the
+parts of a checkpoint: one listing and one `take`. The edited file is put back afterwards.
 Compare two versions by running this script with ``PYTHONPATH=<other vis_core's parent>``.
 Run: ``.venv/bin/python bench/big_folder.py [FOLDER]`` (default /tmp/vis-big-folder).
 """
@@ -79,6 +80,51 @@ def run(root: Path, steps: list[dict[str, str]]) -> None:
         print(f"  {took:6.1f} s  {held(home)}  {line}")
 
 
+async def first_block(root: Path, script: Path) -> None:
+    """The TUI's first block: request → BlockFinished → TurnEnded, keys typed meanwhile."""
+    import asyncio
+
+    from textual import events
+
+    from vis_core.host import HostOptions
+    from vis_tui.app import VisApp
+
+    app = VisApp(HostOptions(workspace=root, provider="scripted", script=script), frozen=True)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await asyncio.wait_for(app.ready.wait(), 60)
+        await pilot.pause()
+        prompt = app.main.prompt
+        prompt.focus()
+        seen: dict[str, float] = {}
+        assert app.session is not None
+        app.session.subscribe(lambda e: seen.setdefault(type(e).__name__, time.perf_counter()))
+        start = time.perf_counter()
+        app.main.start_turn("go")
+        latencies = []
+        while "TurnEnded" not in seen:
+            before, typed = len(prompt.text), time.perf_counter()
+            app.post_message(events.Key("x", "x"))
+            while len(prompt.text) == before:
+                await asyncio.sleep(0.0005)
+            latencies.append((time.perf_counter() - typed) * 1000)
+            await asyncio.sleep(0.02)
+    latencies.sort()
+    print(
+        f"  block finished after {seen['BlockFinished'] - start:.1f} s, turn ended after "
+        f"{seen['TurnEnded'] - start:.1f} s; {len(latencies)} keys meanwhile: median "
+        f"{latencies[len(latencies) // 2]:.0f} ms, worst {latencies[-1]:.0f} ms"
+    )
+
+
+def tui(root: Path) -> None:
+    """``first_block`` in a fresh process and VIS_HOME."""
+    with tempfile.TemporaryDirectory() as tmp:
+        script = Path(tmp) / "script.json"
+        script.write_text(json.dumps(SCRIPTS["trivial block"]))
+        env = {**os.environ, "VIS_HOME": str(Path(tmp) / "home")}
+        subprocess.run([sys.executable, __file__, "--tui", str(root), str(script)], env=env)
+
+
 def parts(root: Path) -> None:
     from vis_core.tools.checkpoints import Checkpoints
 
@@ -94,6 +140,11 @@ def parts(root: Path) -> None:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--tui"]:
+        import asyncio
+
+        asyncio.run(first_block(Path(sys.argv[2]), Path(sys.argv[3])))
+        return
     root = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/vis-big-folder")
     root.mkdir(parents=True, exist_ok=True)
     make(root)
@@ -107,6 +158,8 @@ def main() -> None:
             print(name)
             run(root, steps)
             edited.write_bytes(original)
+        print("TUI, first block (trivial)")
+        tui(root)
         print("in process")
         parts(root)
     finally:

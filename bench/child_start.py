@@ -1,13 +1,15 @@
 """Figure: the CPU time each kind of Python child Vis starts costs, from its start until it has
 served its first request and stopped: a sandbox child running its first block, a session's
-extension worker loading the bundled extensions and running one of their tools, and a load-only
-(registration) worker screening one entry file.
+extension worker loading the bundled extensions and a user one and running the user one's tool,
+and a load-only (registration) worker screening one entry file.
 
-Each round starts a fresh child, does that one request, stops it, and reads the CPU time (user +
-system) of the children this process waited for (``RUSAGE_CHILDREN``): the child itself, and
-for the sandbox also its keeper (``python -I -S``, a few ms). CPU time, not wall-clock time, so
-a loaded machine changes the figures less (it still does: caches are shared). Printed: the
-median and the lowest of ROUNDS rounds per kind, kinds taken in turn.
+This process keeps Vis's dataclass code in its (temporary) cache folder as the ``vis`` command
+does, so the workers start as they do after a person's first run. Each round starts a fresh
+child, does that one request, stops it, and reads the CPU time (user + system) of the children
+this process waited for (``RUSAGE_CHILDREN``): the child itself and what it waited for (git),
+and for the sandbox also its keeper (``python -I -S``, a few ms). CPU time, not wall-clock
+time, so a loaded machine changes the figures less (it still does: caches are shared). Printed:
+the median and the lowest of ROUNDS rounds per kind, kinds taken in turn.
 Run (bytecode compiled first): ``.venv/bin/python bench/precompile.py &&
 .venv/bin/python bench/child_start.py [ROUNDS [PYTHON]]``; PYTHON starts the children instead of
 this interpreter, e.g. a script that runs it under ``valgrind --tool=callgrind`` to count each
@@ -110,11 +112,15 @@ async def main(rounds: int, python: str) -> None:
         os.environ["VIS_HOME"] = str(Path(top) / "home")
         workspace = Path(top) / "ws"
         workspace.mkdir()
+        from vis_core import codegen_cache
+
+        codegen_cache.install()  # as the vis command does: what it keeps, the workers read
         kinds: dict[str, Callable[[], Awaitable[None]]] = {
             "sandbox child, first block": lambda: sandbox_block(workspace, python),
             "session worker, first tool call": session_worker(workspace, python),
             "load-only worker, one entry file": registration_worker(python),
         }
+        codegen_cache.save()
         taken: dict[str, list[float]] = {name: [] for name in kinds}
         for _ in range(rounds):
             for name, one in kinds.items():

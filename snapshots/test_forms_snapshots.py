@@ -6,7 +6,6 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from cursors import steady_cursors
 from textual.pilot import Pilot
 
 from vis_core.events import LiveOpened, LiveUpdated
@@ -68,7 +67,6 @@ def test_form_with_validation_errors(snap_compare: Any) -> None:
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, FormScreen)
-        steady_cursors(screen)
         await pilot.press(*"ap")
         screen.action_submit()
         await pilot.pause()

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from pilot_keys import type_keys
+from settle import drawn
 from textual.pilot import Pilot
 
 from vis_core.host import HostOptions
@@ -49,7 +50,7 @@ def test_model_picker(snap_compare: Any) -> None:
         await type_keys(pilot, *"/model", "enter")
         await _until(pilot, lambda: isinstance(pilot.app.screen, PickerScreen))
         await type_keys(pilot, *"claude-s")
-        await pilot.pause()
+        await drawn(pilot)
 
     assert snap_compare(_app(), terminal_size=(100, 30), run_before=run)
 
@@ -60,7 +61,7 @@ def test_model_picker_with_only_loose_candidates(snap_compare: Any) -> None:
         await type_keys(pilot, *"/model", "enter")
         await _until(pilot, lambda: isinstance(pilot.app.screen, PickerScreen))
         await type_keys(pilot, *"anthropic/claude-opus-5")
-        await pilot.pause()
+        await drawn(pilot)
 
     assert snap_compare(_app(), terminal_size=(100, 30), run_before=run)
 
@@ -72,7 +73,7 @@ def test_login_provider_picker_in_a_scripted_session(snap_compare: Any) -> None:
         await _ready(pilot)
         await type_keys(pilot, *"/login", "enter")
         await _until(pilot, lambda: isinstance(pilot.app.screen, PickerScreen))
-        await pilot.pause()
+        await drawn(pilot)
 
     assert snap_compare(_app(), terminal_size=(110, 30), run_before=run)
 
@@ -92,7 +93,7 @@ def test_at_file_completion(snap_compare: Any) -> None:
         app = pilot.app
         assert isinstance(app, VisApp)
         await _until(pilot, lambda: app.main.completion.display)
-        await pilot.pause()
+        await drawn(pilot)
 
     assert snap_compare(_app(), terminal_size=(100, 24), run_before=run)
 
@@ -122,6 +123,6 @@ def test_sessions_picker(snap_compare: Any, monkeypatch: pytest.MonkeyPatch) -> 
         await _ready(pilot)
         await pilot.press("ctrl+x", "s")
         await _until(pilot, lambda: isinstance(pilot.app.screen, SessionsScreen))
-        await pilot.pause()
+        await drawn(pilot)
 
     assert snap_compare(_app(), terminal_size=(100, 24), run_before=run)

@@ -45,8 +45,8 @@ vis.register_extension(vis.Extension(
 
 # Which of Vis's children a marker's command line names.
 KINDS = {
-    "registration worker": "vis_core.extension_host.session_worker:load_only",
-    "session worker": "vis_core.extension_host.session_worker:main",
+    "registration worker": "vis_core.extension_host.worker_start:load_only",
+    "session worker": "vis_core.extension_host.worker_start:main",
     "sandbox child": "vis_core.sandbox.child",
 }
 

@@ -174,3 +174,48 @@ def test_a_damaged_entry_is_compiled_again(tmp_path: Path) -> None:
     assert result["compiled_ours"] > 0
     expected_behaviour(result)
     assert run(cache)["compiled_ours"] == 0  # written anew
+
+
+async def test_extension_workers_define_vis_classes_from_the_kept_code(
+    vis_home: Path, workspace: Path
+) -> None:
+    # the kept code of every __repr__ swapped for one that says where it came from: a worker
+    # that compiled the generated text itself would print the fields instead
+    from vis_core.codegen_cache import cache_files
+    from vis_core.extension_host.loader import load_extensions
+    from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
+
+    [cache] = cache_files()
+    cache.unlink(missing_ok=True)  # it may be a link to the file the run's tests share
+    keep = "from pathlib import Path; from vis_core import codegen_cache; import sys\n"
+    keep += "codegen_cache.install(Path(sys.argv[1])); import vis_core.model.activity"
+    subprocess.run([sys.executable, "-c", keep, str(cache)], check=True)
+    form, version, entries = marshal.loads(cache.read_bytes())
+    kept = "def __create_fn__():\n def __repr__(self):\n  return 'kept'\n return __repr__"
+    code = marshal.dumps(compile(kept, "<string>", "exec", dont_inherit=True))
+    entries = {text: code if "def __repr__" in text else v for text, v in entries.items()}
+    cache.write_bytes(marshal.dumps((form, version, entries)))
+    folder = vis_home / "extensions"
+    folder.mkdir()
+    (folder / "shown.py").write_text(
+        textwrap.dedent(
+            '''
+            import vis_core.extension as vis
+
+            def shown() -> str:
+                """How a presentation prints."""
+                return repr(vis.ActivityPresentation("a", "b"))
+
+            vis.register_extension(vis.Extension(
+                name="shown", alias="shown", description="Shown.", symbols=[vis.Symbol(shown)]
+            ))
+            '''
+        )
+    )
+    loaded = load_extensions(bundled=None, include_packages=False)
+    (tool,) = loaded.host_tools()
+    worker = SessionWorker(lambda: loaded, WorkerPlace("s1", workspace, workspace), {})
+    try:
+        assert await worker.call(tool, (), {}) == "kept"
+    finally:
+        worker.stop()

@@ -12,8 +12,10 @@ third). ``dataclasses`` calls ``exec(text, globals, ns)``; :func:`install` gives
 ``exec`` that does exactly this for classes of Vis's packages and hands every other call to the
 builtin unchanged.
 
-Only the ``vis`` command installs it (not the sandbox child or extension workers). A cache that
-cannot be read is ignored; one that cannot be written is not kept.
+The ``vis`` command installs it, and so do the extension workers
+(:mod:`vis_core.extension_host.worker_start`); not the sandbox child, whose environment names no
+``VIS_HOME`` and whose jail hides it. A cache that cannot be read is ignored; one that cannot be
+written is not kept.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from pathlib import Path
 from types import CodeType
 from typing import Any
 
-_PACKAGES = ("vis_core", "vis_tui")  # no extension code runs in the `vis` process
+_PACKAGES = ("vis_core", "vis_tui")  # not an extension's code (a worker runs it)
 _MAX_ENTRIES = 4000  # beyond this, only the texts this process used are kept
 _FORMAT = 2  # 1 held the code objects themselves: reading the file built all of them
 

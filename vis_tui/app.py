@@ -279,6 +279,14 @@ class VisApp(App[int]):
         if theme in self.available_themes and theme != self.theme:
             self.theme = theme
 
+    def on_descendant_focus(self, event: events.DescendantFocus) -> None:
+        """A frozen app (snapshots) shows each focused text cursor steadily: a picture taken
+        on a loaded machine half a second after the last key caught a blinking one hidden."""
+        from textual.widgets import Input, TextArea
+
+        if self.frozen and isinstance(event.widget, Input | TextArea):
+            event.widget.cursor_blink = False
+
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.Key | events.MouseEvent | events.Paste):
             self.collector.touch()

@@ -207,12 +207,12 @@ async def test_connection_cut_mid_stream_is_not_retried(
 async def test_refused_connection_is_retryable(
     provider_at: Callable[..., OpenAIProvider],
 ) -> None:
-    with socket.socket() as sock:  # a port nobody listens on
+    with socket.socket() as sock:  # a port bound here, that nobody listens on meanwhile
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
-    provider = provider_at(base_url=f"http://127.0.0.1:{port}/v1")
-    with pytest.raises(ProviderError) as failure:
-        await collect(provider)
+        provider = provider_at(base_url=f"http://127.0.0.1:{port}/v1")
+        with pytest.raises(ProviderError) as failure:
+            await collect(provider)
     assert failure.value.retryable
     assert "openai" in str(failure.value)
 

@@ -159,8 +159,8 @@ async def test_jailed_sandbox_interrupt_reaches_the_child(
     await box.run("kept = 1")
     task = asyncio.create_task(box.run("await echo('running')\nwhile True:\n    pass\n"))
     await host_tools.called("running")
-    await asyncio.wait_for(box.interrupt(), 2.5)
-    result = await asyncio.wait_for(task, 2.5)
+    await box.interrupt()  # it answers once the block stopped, or its child was killed
+    result = await task
     assert result.error is not None and result.error.rstrip().endswith("KeyboardInterrupt")
     after = await box.run("print(kept)")
     assert after.stdout == "1\n" and after.restarted is None

@@ -20,8 +20,8 @@ async def _run_then_interrupt(
     await box.run("pass")  # the child is up, so the interrupt meets a running block
     task = asyncio.create_task(box.run(f"print({marker!r}, flush=True)\n{code}"))
     await tools.called("running")
-    await asyncio.wait_for(box.interrupt(), 2.5)
-    return await asyncio.wait_for(task, 2.5)
+    await box.interrupt()  # it answers once the block stopped, or its child was killed
+    return await task
 
 
 async def test_busy_loop_is_interrupted_and_the_namespace_survives(

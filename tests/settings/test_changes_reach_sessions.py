@@ -179,6 +179,8 @@ import vis_core.extension as vis
 def _record(old, new, scope):
     with Path(__file__).with_name("watched.txt").open("a", encoding="utf-8") as out:
         out.write(f"{old}->{new}@{scope}\\n")
+    if new == "boom":
+        raise RuntimeError("the hook refused boom")
 
 
 vis.register_extension(vis.Extension(
@@ -191,7 +193,7 @@ vis.register_extension(vis.Extension(
 """
 
 
-async def test_a_move_into_a_group_runs_the_on_change_of_the_value_it_changes_once(
+async def test_a_move_into_a_group_runs_the_on_change_of_each_value_it_changes_once(
     workspace: Path,
 ) -> None:
     extensions = VisPaths.from_env().ensure().extensions_dir
@@ -205,10 +207,15 @@ async def test_a_move_into_a_group_runs_the_on_change_of_the_value_it_changes_on
         moved = await host.commands.run(session, "/group team")
         assert moved.ok, moved
         level = host.settings.get("watch_level", None, session.id)
+        await host.settings.set("watch_level", "boom", "group", group="crew")
+        refused = await host.commands.run(session, "/group crew")  # moved; the hook raised
     finally:
         await host.close()
     assert level == "high"
-    assert (extensions / "watched.txt").read_text(encoding="utf-8") == "low->high@group\n"
+    assert "on_change of setting 'watch_level' (watcher) failed" in refused.body
+    assert "the hook refused boom. The value stays saved." in refused.body
+    recorded = (extensions / "watched.txt").read_text(encoding="utf-8")
+    assert recorded == "low->high@group\nhigh->boom@group\n"
 
 
 async def test_a_key_login_saves_is_redacted_by_every_workspace(
@@ -261,7 +268,7 @@ async def test_switching_extensions_and_saving_keys_are_ordered_with_saves(
             save_key(host.command_deps, entry, "sk-ant-0123456789abcdef"),
             host.settings.set("block_time_limit", "600", "global"),
         )
-        disabled = host.settings.disabled_extensions()
+        disabled = host.settings.global_file.disabled()
         saved = host.settings.global_file.values()
         keys = host.settings.secrets.values()
     finally:

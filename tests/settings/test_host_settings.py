@@ -39,6 +39,22 @@ async def test_vis_yml_toggles_apply_after_reload_and_run_on_change(workspace: P
         await host.close()
 
 
+async def test_reload_says_why_the_on_change_of_a_value_it_found_changed_failed(
+    workspace: Path,
+) -> None:
+    user_extensions("reports")
+    host = await open_host(workspace)
+    try:
+        host.paths.config_file.write_text('[extensions.settings]\nsteering_mode = "explode"\n')
+        result = await host.commands.run(None, "/reload")  # after a hand edit
+    finally:
+        await host.close()
+    assert " loaded, 0 failed.\n- on_change of setting" in result.body
+    assert "on_change of setting 'steering_mode' (reports) failed" in result.body
+    assert "the hook refused explode. The value stays saved." in result.body
+    assert _marker().read_text() == "vibe->explode@global\n"
+
+
 async def test_an_extension_switched_off_is_unloaded_by_reload_and_keeps_its_group(
     workspace: Path,
 ) -> None:

@@ -171,7 +171,7 @@ async def test_switching_an_extension_off_saves_it_and_reloads(workspace: Path) 
             await pilot.pause()
             header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "reports")
             assert not header.group.enabled
-        assert host.settings.disabled_extensions() == {"reports"}
+        assert host.settings.global_file.disabled() == {"reports"}
         assert host.catalog.loaded.get("reports") is None
     finally:
         await host.close()

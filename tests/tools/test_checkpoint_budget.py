@@ -1,5 +1,6 @@
 """A big folder (a home or data folder): a checkpoint copies a bounded share, newest first,
-lists the workspace once per block, and says what ``/undo`` cannot restore."""
+lists the workspace once per block, and says what ``/undo`` cannot restore; a folder too big
+to list is not listed at all, and the person is told."""
 
 from __future__ import annotations
 
@@ -7,10 +8,14 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from cli_support import script, vis
 
+from vis_core.agent.person_input import undo
+from vis_core.events import BlockFinished, Notification
 from vis_core.host import Host, HostOptions
 from vis_core.model.block import FileChangeKind
+from vis_core.model.undo import FolderTooBig
 from vis_core.tools.block_changes import LOST, BlockChanges
 from vis_core.tools.checkpoints import Checkpoints
 
@@ -105,3 +110,38 @@ def test_run_says_undo_cannot_restore_a_file_too_large_to_keep(
     assert block["files"] == [
         {"path": "big.log", "kind": "changed", "diff": "", "added": 0, "removed": 0, "note": LOST}
     ]
+
+
+async def test_a_folder_too_big_to_list_is_said_once_and_undo_says_why(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """Past ``max_listed`` files no checkpoint is taken and no block lists its files (each
+    listing would cost seconds); the person is told once, and /undo says why it is off."""
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (workspace / name).write_text("x\n")
+    steps = [
+        {"code": "open('a.txt', 'w').write('y\\n')"},
+        {"code": "open('b.txt', 'w').write('y\\n')"},
+        {"text": "Done."},
+        {"code": "print('again')"},
+        {"text": "Done again."},
+    ]
+    host = await Host.open(
+        HostOptions(workspace=workspace, provider="scripted", script=script(tmp_path, steps))
+    )
+    events: list[object] = []
+    try:
+        session = await host.new_session()
+        session.checkpoints = Checkpoints(workspace, tmp_path / "points", max_listed=2)
+        session.subscribe(events.append)
+        await session.submit("change two files")
+        await session.submit("and again")
+        with pytest.raises(FolderTooBig, match="holds more than 2 files"):
+            await undo(session)
+    finally:
+        await host.close()
+    told = [e.text for e in events if isinstance(e, Notification)]
+    assert len(told) == 1 and "/undo is off; start Vis in a project folder" in told[0]
+    blocks = [e for e in events if isinstance(e, BlockFinished)]
+    assert len(blocks) == 3 and all(b.files == () for b in blocks)
+    assert (workspace / "a.txt").read_text() == "y\n"

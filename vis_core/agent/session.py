@@ -53,6 +53,7 @@ from vis_core.model.conversation import (
 from vis_core.model.images import ImagesNotAccepted, PersonImage, is_image_name
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED, Incomplete, TurnStatus
+from vis_core.model.undo import FolderTooBig
 from vis_core.model.usage import Usage, UsagePurpose
 from vis_core.providers.base import (
     ContextOverflowError,
@@ -136,6 +137,7 @@ class AgentSession:
         self.tool_context = deps.tool_context  # its built-in tools' ToolContext
         self.on_thinking: Callable[[str], None] | None = None  # reasoning as it streams (vis acp)
         self._file_watch: FileWatch | None = None  # what each block of a turn changed
+        self._told_too_big = False  # that the workspace is too big to follow (said once)
         self.sandbox = deps.sandbox
         self.invoker = deps.invoker
         self.limits = deps.limits
@@ -710,6 +712,10 @@ class AgentSession:
         if self.checkpoints is not None:
             try:
                 await asyncio.to_thread(self.checkpoints.take, turn_id, self.turn_count)
+            except FolderTooBig as exc:  # said once: the next listings end at once
+                if not self._told_too_big:
+                    self._told_too_big = True
+                    await self.emit(Notification(self.id, text=str(exc), kind=NotifyKind.WARN))
             except OSError as exc:  # the turn goes on; /undo will not reach past it
                 log.warning("no checkpoint before turn %s: %s", turn_id, exc)
 

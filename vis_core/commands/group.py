@@ -24,8 +24,9 @@ async def run_group(deps: CommandDeps, ctx: dict[str, Any]) -> CommandResult:
         return ok("Group", f"{where} Groups: {known}. Move it with `/group NAME`.")
     if any(ord(ch) < 32 for ch in name) or len(name) > 200:
         return err("Cannot move the session", "A group name is one line of at most 200 characters.")
-    await deps.settings.move_to_group(session_id, name)
+    failed = await deps.settings.move_to_group(session_id, name)
     return ok(
         f"Session moved to group {name}",
-        "Settings saved for this group now apply to this session, from its next request.",
+        "Settings saved for this group now apply to this session, from its next request."
+        + "".join(f"\n- {error}" for error in failed),
     )

@@ -34,8 +34,8 @@ log = logging.getLogger(__name__)
 
 START_TIMEOUT = 30.0  # seconds the worker itself may take to start (imports, on a loaded machine)
 # The one worker program: a session's worker, and its load-only mode for registration.
-WORKER = "vis_core.extension_host.session_worker:main"
-LOAD_ONLY = "vis_core.extension_host.session_worker:load_only"
+WORKER = "vis_core.extension_host.worker_start:main"
+LOAD_ONLY = "vis_core.extension_host.worker_start:load_only"
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,6 @@
 """A session's extension worker process: loads the session's extensions and runs their code.
 
-Run as ``python -m vis_core.extension_host.session_worker``; frames
+Started through :mod:`~vis_core.extension_host.worker_start`; frames
 (:mod:`vis_core.ipc.messages`) travel on the original stdin/stdout. The host
 first sends ``load`` (the session and each extension's entry file and declared ``env``
 values), then ``tool``, ``hook``, ``command`` and ``callback`` calls (prompt, activation, ctx,
@@ -535,7 +535,3 @@ async def _serve(fd_in: int, fd_out: int, load_only: bool = False) -> None:
     channel.start()
     await closed.wait()
     os._exit(0)  # a tool still hung in a thread must not keep the process alive
-
-
-if __name__ == "__main__":
-    main()

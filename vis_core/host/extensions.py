@@ -8,7 +8,7 @@ from typing import Any
 from vis_core.extension_host.environment import extension_environment
 from vis_core.extension_host.loaded import ExtensionLock, LoadedExtensions
 from vis_core.model.extensions import ExtensionStatus
-from vis_core.settings import SettingsService
+from vis_core.settings import SettingsService, disabled_extensions
 from vis_core.tools.registry import HostTool
 
 
@@ -60,7 +60,7 @@ class ExtensionCatalog:
         snapshot, trusted = settings.snapshot, settings.trusted
         options = replace(
             self.loaded.options,
-            disabled=settings.disabled_extensions(),  # the on/off switches as saved now
+            disabled=disabled_extensions(settings.global_file.path),  # the switches saved now
             load_timeout=float(settings.value("extension_load_timeout")),
             trusted=trusted,
             snapshot=snapshot if trusted else None,

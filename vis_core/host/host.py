@@ -328,13 +328,13 @@ class Host:
         """``/reload``: read the settings files again (what changed reaches the open sessions
         as a save does), then every extension, in a thread (the registration worker's time,
         up to the load time limit); sessions see the new tools from their next block."""
-        await self.settings.reread()
+        failed = await self.settings.reread()  # on_change of a value found changed
         await asyncio.to_thread(self.catalog.read_again, self.settings)
         self.mcp.reload_soon()  # mcp.json and extension servers, read again
         from vis_core.extension_host.session_kit import called_per_request
 
         self.registry.extensions_reloaded(called_per_request(self.catalog.loaded))
-        return self.catalog.summary()
+        return self.catalog.summary() + "".join(f"\n- {error}" for error in failed)
 
     # -- sessions (``registry``, built by ``factory``) ------------------------------------------
 

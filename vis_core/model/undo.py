@@ -8,6 +8,11 @@ from dataclasses import dataclass
 NOT_KEPT = "no copy was kept: too large, or past what one checkpoint copies"
 
 
+class FolderTooBig(OSError):
+    """The workspace holds more files than Vis lists before and after each block: no
+    checkpoint and no list of the files a block changed in this session's workspace."""
+
+
 @dataclass(frozen=True)
 class UndoReport:
     """What ``restore`` did, by workspace-relative path."""

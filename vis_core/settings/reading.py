@@ -143,13 +143,6 @@ class SettingsReader:
             if (problem := short_secret_problem(f"the saved secret {sid!r}", value)) is not None
         ]
 
-    def disabled_extensions(self) -> frozenset[str]:
-        try:
-            return self.global_file.disabled()
-        except ValueError as exc:
-            log.warning("settings: %s", exc)
-            return frozenset()
-
     # -- declarations ----------------------------------------------------------------------
 
     @property
@@ -211,21 +204,18 @@ class SettingsReader:
 
     # -- reading ---------------------------------------------------------------------------
 
-    def _session_group(self, session_id: str | None) -> str | None:
+    def session_group(self, session_id: str | None) -> str | None:
         if session_id is None or self.store is None:
             return None
         row = self.store.get_session(session_id)
         return None if row is None else row.group
-
-    def session_group(self, session_id: str | None) -> str | None:
-        return self._session_group(session_id)
 
     def preload(self, session_id: str | None) -> Overrides:
         """The session's group and session values in two queries, for resolving many rows."""
         values: Overrides = {SettingScope.GROUP: {}, SettingScope.SESSION: {}}
         if self.store is None or session_id is None:
             return values
-        group = self._session_group(session_id)
+        group = self.session_group(session_id)
         if group is not None:
             values[SettingScope.GROUP] = self.store.list_overrides("group", group)
         values[SettingScope.SESSION] = self.store.list_overrides("session", session_id)
@@ -251,7 +241,7 @@ class SettingsReader:
             held = preloaded.get(scope, {})
             return (sid in held), held.get(sid)
         if scope is SettingScope.GROUP:
-            group = self._session_group(session_id)
+            group = self.session_group(session_id)
             if group is None:
                 return False, None
             row = self.store.get_override("group", group, sid)

@@ -189,29 +189,29 @@ class SettingsService(SettingsReader):
         """Switch an extension on or off in config.toml; takes effect at the next reload."""
         await self.edit_files(partial(self.global_file.set_disabled, name, not enabled))
 
-    async def move_to_group(self, session_id: str, group: str | None) -> None:
+    async def move_to_group(self, session_id: str, group: str | None) -> list[str]:
         """Move the session into ``group`` (None: into none); the effective values that
         change for it (the group's) run their ``on_change`` and reach the listeners as a
-        save's do."""
+        save's do. Why each ``on_change`` that raised failed."""
         store = self.store
         if store is None:
             raise ValueError("moving a session into a group needs the Vis database")
         async with self.order.one():
             before = self._effective(session_id)
             await asyncio.to_thread(store.set_group, session_id, group)
-            await self._tell_changes(before, self._effective(session_id), session_id)
+            return await self._tell_changes(before, self._effective(session_id), session_id)
 
-    async def reread(self) -> None:
+    async def reread(self) -> list[str]:
         """Read the files again (``/reload``: a person edited them), once the change under
         way ended; the effective values that changed run their ``on_change`` and reach the
-        listeners as a save's do."""
+        listeners as a save's do. Why each ``on_change`` that raised failed."""
         async with self.order.one():
-            await self._reread()
+            return await self._reread()
 
-    async def _reread(self) -> None:
+    async def _reread(self) -> list[str]:
         await asyncio.to_thread(self.refresh)
         told, self._told = self._told, self._effective(None)
-        await self._tell_changes(told, self._told, None)
+        return await self._tell_changes(told, self._told, None)
 
     def _others(self) -> list[SettingsService]:
         return [other for other in self.order.services if other is not self]
@@ -238,9 +238,11 @@ class SettingsService(SettingsReader):
         before: Mapping[str, Resolution],
         after: Mapping[str, Resolution],
         session_id: str | None,
-    ) -> None:
+    ) -> list[str]:
         """Each effective value that differs from ``before`` changed: at group scope for a
-        session (it moved), else at the level of the file that changed it."""
+        session (it moved), else at the level of the file that changed it. Why each
+        ``on_change`` that raised failed."""
+        errors: list[str] = []
         for sid, was in before.items():
             now = after.get(sid)
             if now is None or now.value == was.value:
@@ -251,7 +253,10 @@ class SettingsService(SettingsReader):
                 scope = SettingScope.PROJECT
             else:
                 scope = SettingScope.GLOBAL
-            await self._changed(self.owner(sid), scope, was.value, now.value, session_id)
+            result = await self._changed(self.owner(sid), scope, was.value, now.value, session_id)
+            if result.hook_error is not None:
+                errors.append(result.hook_error)
+        return errors
 
     async def _changed(
         self,
@@ -308,7 +313,7 @@ class SettingsService(SettingsReader):
         if not known:
             raise ValueError(f"setting {setting_id!r}: there is no session {session_id!r}")
         if level is SettingScope.GROUP:
-            group = group or self._session_group(session_id)
+            group = group or self.session_group(session_id)
             if group is None:
                 raise ValueError(
                     f"setting {setting_id!r}: this session is in no group; move it into one "

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.model.undo import UndoReport
+from vis_core.model.undo import FolderTooBig, UndoReport
 from vis_core.paths import private_dir, write_private
 from vis_core.system.git import GitFailed, run_git
 from vis_core.system.jail import vis_folders
@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 MAX_FILE_BYTES = 8 * 1024 * 1024  # bigger files are listed but not kept (undo names them)
 MAX_NEW_BYTES = 64 * 1024 * 1024  # copied per checkpoint at most, newest files first
 MAX_NEW_FILES = 5_000  # files copied per checkpoint at most; the rest are listed only
+MAX_LISTED = 300_000  # files a listing takes at most (about a second): past it, none is taken
 KEEP = 20  # checkpoints kept per session; older ones (and blobs only they used) are removed
 GIT = "git:"  # a digest naming a git blob (sha1) instead of a blob of our own
 
@@ -134,8 +135,10 @@ class Checkpoints:
         max_file_bytes: int = MAX_FILE_BYTES,
         max_new_files: int = MAX_NEW_FILES,
         max_new_bytes: int = MAX_NEW_BYTES,
+        max_listed: int = MAX_LISTED,
     ) -> None:
         self.folder = folder
+        self.max_listed = max_listed
         self.max_file_bytes = max_file_bytes  # bigger files are listed, not kept
         self.max_new_files = max_new_files  # copied per checkpoint at most
         self.max_new_bytes = max_new_bytes
@@ -151,6 +154,7 @@ class Checkpoints:
         held = self.workspace.parents
         own = (f for f in vis_folders() if Path(os.path.realpath(f)) not in held)
         self.files = Beneath(self.workspace, tuple(own))
+        self._too_big = False  # the workspace held more than max_listed files: not listed again
 
     # -- reading ----------------------------------------------------------------------------
 
@@ -182,11 +186,19 @@ class Checkpoints:
         return last if last is not None and last.turn_id == turn_id else None
 
     def scan(self) -> dict[str, os.stat_result]:
-        """Every file a checkpoint records, by workspace-relative path, with its state now."""
+        """Every file a checkpoint records, by workspace-relative path, with its state now;
+        :class:`FolderTooBig` past ``max_listed`` files (then at once, for this workspace)."""
         root = str(self.workspace)
+        listed = [] if self._too_big else listed_files(root, hidden=True)
+        if self._too_big or len(listed) > self.max_listed:
+            self._too_big = True
+            raise FolderTooBig(
+                f"{root} holds more than {self.max_listed:,} files: Vis does not list what "
+                "each block changes there, and /undo is off; start Vis in a project folder"
+            )
         cut = len(root.rstrip("/")) + 1  # a listed path is the root, "/" and the relative path
         states = {}
-        for path in listed_files(root, hidden=True):
+        for path in listed:
             if self.files.hides(path):  # Vis's own folders: its store is not the model's work
                 continue
             try:

@@ -190,8 +190,6 @@ class MainScreen(Screen[None]):
         self.chips.display = False
         self.status_bar.set_workspace(self.workspace)
         self.status_bar.model = "starting…"
-        if getattr(self.app, "frozen", False):
-            self.prompt.cursor_blink = False
         self.prompt.focus()
 
     # -- session -------------------------------------------------------------------------

@@ -50,3 +50,28 @@ async def test_a_command_shows_in_an_editor_terminal_and_runs_in_the_jail(
         if getattr(c, "type", "") == "content"
     )
     assert "\n3\n" in shown  # the block saw the exit code of the command Vis ran
+
+
+def test_the_viewer_waits_for_the_exit_code_not_for_the_exit_file(tmp_path):
+    """An exit file seen between its creation and its write is empty: the viewer reads on
+    and ends with the code once it is there (it ended with 0, the command's code lost)."""
+    import os
+    import subprocess
+
+    from vis_core.acp.terminals import VIEWER
+
+    out = tmp_path / "0.out"
+    out.write_text("$ false\n")
+    (tmp_path / "0.out.exit").write_text("")
+    viewer = subprocess.Popen(
+        [sys.executable, "-I", "-S", "-c", VIEWER, str(out), str(os.getpid())],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert viewer.stdout is not None
+    assert viewer.stdout.readline() == "$ false\n"
+    with out.open("a") as file:
+        file.write("after the empty exit file\n")
+    assert viewer.stdout.readline() == "after the empty exit file\n"
+    (tmp_path / "0.out.exit").write_text("3")
+    assert viewer.wait(30) == 3

@@ -32,8 +32,7 @@ with open(path, "rb") as f:
         if chunk:
             sys.stdout.buffer.write(chunk)
             sys.stdout.flush()
-        elif os.path.exists(path + ".exit"):
-            code = open(path + ".exit").read().strip()
+        elif os.path.exists(path + ".exit") and (code := open(path + ".exit").read().strip()):
             sys.exit(min(max(int(code), 0), 255) if code.lstrip("-").isdigit() else 0)
         elif not os.path.exists(path):
             sys.exit(0)  # Vis closed the session
@@ -121,7 +120,9 @@ class EditorTerminals:
             with shown.path.open("a", encoding="utf-8") as file:
                 file.write("… still running\n")
         exit_file = shown.path.with_name(shown.path.name + ".exit")
-        exit_file.write_text("0" if code is None else str(code), encoding="utf-8")
+        written = exit_file.with_name(exit_file.name + ".new")  # whole, or not there at all
+        written.write_text("0" if code is None else str(code), encoding="utf-8")
+        os.replace(written, exit_file)
         await self.connection.wait_for_terminal_exit(
             session_id=self.session_id, terminal_id=shown.terminal_id
         )

@@ -73,3 +73,20 @@ async def run_blocks(workspace: Path, tmp_path: Path, *blocks: str) -> Outcome:
         return Outcome(ended, events)
     finally:
         await host.close()
+
+
+async def swap_attack(
+    workspace: Path, tmp_path: Path, swap: str, names: list[str], text: str
+) -> tuple[Path, BlockFinished]:
+    """Run the block ``swap`` (a format string given ``names`` and ``outside``): its thread
+    swaps a folder of the workspace for a link to ``outside``, a folder the jail hides that
+    holds ``names``, each with ``text``. The hidden folder and the block, once its thread
+    swapped."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    for name in names:
+        (outside / name).write_text(text)
+    code = swap.format(names=names, outside=str(outside))
+    block = (await run_blocks(workspace, tmp_path, code)).blocks[0]
+    assert "swapped: True" in block.stdout, (block.stdout, block.error)
+    return outside, block

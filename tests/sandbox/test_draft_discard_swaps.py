@@ -8,12 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
-from vis_core.events import BlockFinished, Event
-from vis_core.host import Host, HostOptions
-
-from .hostile import BWRAP_PROBLEM, make_repo
+from .hostile import BWRAP_PROBLEM, make_repo, swap_attack
 
 pytestmark = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=BWRAP_PROBLEM or "")
 
@@ -45,21 +41,5 @@ async def test_discarding_a_draft_never_deletes_through_a_folder_swapped_for_a_l
 ) -> None:
     (tmp_path / "ws").mkdir()
     workspace = make_repo(tmp_path / "ws")
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    for name in NAMES:
-        (outside / name).write_text("HOST-ONLY\n")
-    script = tmp_path / "s.yaml"
-    code = SWAP.format(names=NAMES, outside=str(outside))
-    script.write_text(yaml.safe_dump([{"code": code}, {"text": "ok"}]))
-    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
-    try:
-        session = await host.new_session()
-        events: list[Event] = []
-        session.subscribe(events.append)
-        await session.submit("go")
-    finally:
-        await host.close()
-    block = next(e for e in events if isinstance(e, BlockFinished))
-    assert "swapped: True" in block.stdout, (block.stdout, block.error)
+    outside, block = await swap_attack(workspace, tmp_path, SWAP, NAMES, "HOST-ONLY\n")
     assert sorted(p.name for p in outside.iterdir()) == NAMES

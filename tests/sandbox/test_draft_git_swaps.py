@@ -10,12 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-import yaml
 
-from vis_core.events import BlockFinished, Event
-from vis_core.host import Host, HostOptions
-
-from .hostile import BWRAP_PROBLEM, make_repo
+from .hostile import BWRAP_PROBLEM, make_repo, swap_attack
 
 pytestmark = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=BWRAP_PROBLEM or "")
 
@@ -51,23 +47,7 @@ async def test_git_in_a_draft_never_reads_through_a_folder_swapped_for_a_link(
 ) -> None:
     (tmp_path / "ws").mkdir()
     workspace = make_repo(tmp_path / "ws")
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    for name in NAMES:
-        (outside / name).write_text("HOST-ONLY-5d1e\n")
-    script = tmp_path / "s.yaml"
-    code = SWAP.format(names=NAMES, outside=str(outside))
-    script.write_text(yaml.safe_dump([{"code": code}, {"text": "ok"}]))
-    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
-    try:
-        session = await host.new_session()
-        events: list[Event] = []
-        session.subscribe(events.append)
-        await session.submit("go")
-    finally:
-        await host.close()
-    block = next(e for e in events if isinstance(e, BlockFinished))
-    assert "swapped: True" in block.stdout, (block.stdout, block.error)
+    outside, block = await swap_attack(workspace, tmp_path, SWAP, NAMES, "HOST-ONLY-5d1e\n")
     objects = subprocess.run(
         ["git", "cat-file", "--batch-all-objects", "--batch"],
         cwd=workspace,

@@ -9,12 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
 
-from vis_core.events import BlockFinished, Event
-from vis_core.host import Host, HostOptions
-
-from .hostile import BWRAP_PROBLEM, make_repo
+from .hostile import BWRAP_PROBLEM, make_repo, swap_attack
 
 pytestmark = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=BWRAP_PROBLEM or "")
 
@@ -55,23 +51,7 @@ async def test_a_draft_never_copies_through_a_folder_swapped_for_a_link(
     workspace.mkdir()
     if backend == "worktree":  # the untracked files are carried into the draft
         make_repo(workspace)
-    outside = tmp_path / "outside"
-    outside.mkdir()
-    for name in NAMES:
-        (outside / name).write_text("HOST-ONLY-5d1e\n")
-    script = tmp_path / "s.yaml"
-    code = SWAP.format(names=NAMES, outside=str(outside))
-    script.write_text(yaml.safe_dump([{"code": code}, {"text": "ok"}]))
-    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
-    try:
-        session = await host.new_session()
-        events: list[Event] = []
-        session.subscribe(events.append)
-        await session.submit("go")
-    finally:
-        await host.close()
-    block = next(e for e in events if isinstance(e, BlockFinished))
-    assert "swapped: True" in block.stdout, (block.stdout, block.error)
+    outside, block = await swap_attack(workspace, tmp_path, SWAP, NAMES, "HOST-ONLY-5d1e\n")
     assert "leaked" not in block.stdout or "leaked: 0" in block.stdout, block.stdout
     copied = [p for p in (vis_home / "drafts").rglob("*") if p.is_file() and not p.is_symlink()]
     assert not [p for p in copied if b"HOST-ONLY" in p.read_bytes()]

@@ -112,6 +112,21 @@ async def test_a_server_that_never_answers_initialize_fails_and_is_killed(
     await _wait(lambda: not alive(server_pid), 10)  # SIGKILL sent; the kernel reaps it
 
 
+@pytest.mark.parametrize("stderr", ["", "boom: no config file"])
+async def test_a_server_that_exits_before_initialize_fails_and_shows_only_what_it_wrote(
+    tmp_path: Path, stderr: str
+) -> None:
+    """The error says the process ended; its stderr, when it wrote some, comes with it (the
+    error pointed at a stderr that was empty)."""
+    code = f"import sys; sys.stderr.write({stderr!r}); sys.exit(3)"
+    conn = _connection(tmp_path, {"command": sys.executable, "args": ["-c", code]})
+    conn.start()
+    await conn.wait_ready(30)
+    assert conn.state is State.FAILED
+    assert conn.error == "the server process ended before it answered initialize"
+    assert conn.stderr_tail().strip() == stderr
+
+
 async def test_http_listing_retries_a_503_and_tool_calls_work(
     tmp_path: Path, http_server: str
 ) -> None:

@@ -289,7 +289,7 @@ class ServerConnection:
                     'path, or a "cwd" in mcp.json)'
                 )
         elif stdio and "connection closed" in text.lower():
-            text = "the server process ended before it answered initialize; see its stderr"
+            text = "the server process ended before it answered initialize"
         if self.config.transport is Transport.HTTP and urlsplit(self.config.url).path.rstrip(
             "/"
         ).endswith("/sse"):

@@ -47,6 +47,7 @@ from vis_core.model.block import (
 )
 from vis_core.model.channel import Channel
 from vis_core.model.turn import TurnStatus
+from vis_core.model.undo import NOT_KEPT
 from vis_core.terminal import raw_stream, terminal_json, terminal_text
 from vis_core.text_limits import one_line
 from vis_core.tools.display import plural
@@ -108,14 +109,16 @@ _CHANGE_MARKS = {
 
 def block_line(code: str, event: BlockFinished) -> str:
     """One Rich-markup line for a finished block: state mark, the code's first line, its
-    duration, the files it changed (a removed one in red) and its error."""
+    duration, the files it changed (a removed one in red; one ``/undo`` cannot restore says
+    so) and its error."""
     failed = event.error is not None
     mark = "[red]✗[/]" if failed else "[green]✓[/]"
     parts = [f"{mark} [bold]python[/] {plain(first_code_line(code))}"]
     parts.append(f"[dim]{format_duration(event.duration)}[/]")
     for change in event.files:
         sign, colour = _CHANGE_MARKS[change.kind]
-        parts.append(f"[{colour}]{sign} {plain(change.path)}[/]")
+        lost = " [dim](/undo cannot restore it)[/]" if NOT_KEPT in change.note else ""
+        parts.append(f"[{colour}]{sign} {plain(change.path)}[/]{lost}")
     if event.error:
         parts.append(f"[red]{plain(error_line(event.error))}[/]")
     return " · ".join(parts)

@@ -112,6 +112,21 @@ def test_run_says_undo_cannot_restore_a_file_too_large_to_keep(
     ]
 
 
+def test_a_block_line_says_which_file_undo_cannot_restore() -> None:
+    """``vis run``'s line of a block: the note of a file without a copy, not the others'."""
+    from vis_core.events import BlockFinished
+    from vis_core.model.block import FileChange, FileChangeKind
+    from vis_core.printmode import block_line
+
+    files = (
+        FileChange("big.log", FileChangeKind.CHANGED, note=LOST),
+        FileChange("logo.png", FileChangeKind.CREATED, note="binary"),
+    )
+    line = block_line("write()", BlockFinished("s", files=files))
+    assert "~ big.log[/] [dim](/undo cannot restore it)[/]" in line
+    assert line.endswith("+ logo.png[/]") and line.count("/undo") == 1
+
+
 async def test_a_folder_too_big_to_list_is_said_once_and_undo_says_why(
     workspace: Path, tmp_path: Path
 ) -> None:

@@ -16,7 +16,7 @@ from vis_core.providers.base import ModelChoice, ProviderConfigError
 from vis_core.settings import SettingsReader, Source
 from vis_core.system import jail_check
 from vis_core.system.jail import jail_refusal, vis_folders
-from vis_core.system.jail_paths import hidden_path_entries, home_relative, read_paths
+from vis_core.system.jail_paths import ReadPaths, hidden_path_entries, home_relative, read_paths
 
 LOGIN_HINT = "  4. In the app: /login chooses a provider, saves its key and picks a model.\n"
 KEY_PREFIX = "env:"  # a provider key saved by /login, by its environment variable's name
@@ -137,14 +137,21 @@ def jail_mode(
     return False, f"not jailed: blocks and shell commands run with your permissions; {why}"
 
 
-def _jail_view(settings: SettingsReader, workspace: Path, session_id: str | None) -> str:
-    """What the jail shows beyond the workspace, when the person should know: the folders of
-    ``jail_read_paths`` it leaves out, and the folders of their PATH it hides."""
+def jail_read_paths(settings: SettingsReader, session_id: str | None = None) -> ReadPaths:
+    """The folders the ``jail_read_paths`` setting shows read-only in the jail, and the
+    entries it leaves out (a hand-edited config can hold any text; a value that cannot be
+    read shows none)."""
     try:
         value = str(settings.get("jail_read_paths", "", session_id) or "")
     except ValueError:
         value = ""
-    view = read_paths(value, vis_folders())
+    return read_paths(value, vis_folders())
+
+
+def _jail_view(settings: SettingsReader, workspace: Path, session_id: str | None) -> str:
+    """What the jail shows beyond the workspace, when the person should know: the folders of
+    ``jail_read_paths`` it leaves out, and the folders of their PATH it hides."""
+    view = jail_read_paths(settings, session_id)
     said = [f"; jail_read_paths leaves out {why}" for why in view.left_out]
     hidden = hidden_path_entries(os.environ, workspace, view.shown)
     if hidden:

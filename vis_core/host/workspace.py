@@ -15,10 +15,9 @@ from vis_core.paths import (
     project_fingerprint,
 )
 from vis_core.settings import SettingsService
-from vis_core.system.jail import home_warning, vis_folders
-from vis_core.system.jail_paths import ReadPaths, read_paths
+from vis_core.system.jail import home_warning
 from vis_core.system.lifetime import ChildLimits
-from vis_core.welcome import jail_mode, jail_policy
+from vis_core.welcome import jail_mode, jail_policy, jail_read_paths
 
 
 @dataclass(frozen=True)
@@ -133,14 +132,8 @@ class Workspace:
         """What confines the children of session ``session_id`` now (its settings)."""
         jail, refusal = self.jail_policy(session_id)
         home_writable = self.settings.get("jail_home_writable", False, session_id) is True
-        limits = self.child_limits(session_id)
-        return Confinement(jail, refusal, limits, home_writable, self.read_paths(session_id).shown)
-
-    def read_paths(self, session_id: str | None = None) -> ReadPaths:
-        """The folders the ``jail_read_paths`` setting shows read-only in the jail, and the
-        entries it leaves out (a hand-edited config can hold any text)."""
-        value = str(self.settings.get("jail_read_paths", "", session_id) or "")
-        return read_paths(value, vis_folders())
+        shown = jail_read_paths(self.settings, session_id).shown
+        return Confinement(jail, refusal, self.child_limits(session_id), home_writable, shown)
 
     def project_values(self) -> dict[str, str]:
         """The environment the project defines (``environment:``, ``.env``, ``.env.local``);

@@ -74,8 +74,7 @@ def read_command_file(
 ) -> tuple[CommandFile | None, str | None]:
     """The command of ``path``, or a problem saying why it is not offered; ``within`` (a
     project's files): the file must lie in that folder and outside Vis's own folders,
-    links followed (see
-    :func:`read_within`)."""
+    links followed (see :func:`read_within`)."""
     name = path.stem
     where = f"{path}"
     if not _NAME.match(name):

@@ -77,9 +77,9 @@ def _front_matter(text: str) -> dict[str, object]:
 def read_skill(folder: Path, source: SkillSource, within: Path | None = None) -> Skill | None:
     """The skill in ``folder`` (None, logged, when its SKILL.md is missing or unreadable);
     ``within`` (a project's skills): SKILL.md must lie in that folder and outside Vis's own
-    folders, links followed (see
-    :func:`read_within`): a jailed block can make ``.claude/skills/x/SKILL.md`` where the
-    project has no ``.claude/``, as a link to a file the jail hides."""
+    folders, links followed (see :func:`read_within`): a jailed block can make
+    ``.claude/skills/x/SKILL.md`` where the project has no ``.claude/``, as a link to a file
+    the jail hides."""
     path = folder / SKILL_FILE
     try:
         hidden = vis_folders() if within is not None else ()

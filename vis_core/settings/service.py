@@ -201,6 +201,25 @@ class SettingsService(SettingsReader):
             await asyncio.to_thread(store.set_group, session_id, group)
             return await self._tell_changes(before, self._effective(session_id), session_id)
 
+    async def inherit(self, session_id: str, parent_id: str) -> list[str]:
+        """Give the child session ``session_id`` its parent's group and session values (a
+        fork kept the group of the session it copies): the jail, its folders and the limits
+        the person set for the parent bound the child's blocks too. The values that change
+        for it run their ``on_change`` and reach the listeners as a save's do."""
+        store = self.store
+        if store is None:
+            raise ValueError("a child session's settings need the Vis database")
+
+        def copy() -> None:
+            store.set_group(session_id, self.session_group(parent_id))
+            for setting_id, value in store.list_overrides("session", parent_id).items():
+                store.set_override("session", session_id, setting_id, value)
+
+        async with self.order.one():
+            before = self._effective(session_id)
+            await asyncio.to_thread(copy)
+            return await self._tell_changes(before, self._effective(session_id), session_id)
+
     async def reread(self) -> list[str]:
         """Read the files again (``/reload``: a person edited them), once the change under
         way ended; the effective values that changed run their ``on_change`` and reach the

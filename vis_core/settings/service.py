@@ -340,9 +340,16 @@ class SettingsService(SettingsReader):
                 )
         if level is SettingScope.SESSION and session_id is None:
             raise ValueError(f"setting {setting_id!r}: session scope needs an open session")
-        old = self.resolve(setting_id, session_id).value
+        # without a session, a group's value changes for the sessions of the group
+        shared = group if level is SettingScope.GROUP and session_id is None else None
+
+        def effective() -> Any:
+            within = None if shared is None else self.in_group(shared)
+            return self.resolve(setting_id, session_id, within).value
+
+        old = effective()
         self._write(owner, level, value, session_id, group)
-        return owner, level, old, self.resolve(setting_id, session_id).value
+        return owner, level, old, effective()
 
     def _write_project(self, setting_id: str, value: Any) -> None:
         """Save into ``.vis/settings.toml``; the person's own save keeps the project trusted

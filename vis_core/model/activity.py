@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
+from vis_core.model.block import plain_error
+
 MAX_LINE_BYTES = 512
 MAX_HANDLE_CHARS = 256
 
@@ -397,6 +399,40 @@ class ActivityRecord:
     def group_key(self) -> tuple[str, int, str] | None:
         """Calls with one handle link only within one extension and one Python form."""
         return None if self.handle_id is None else (self.owner, self.form, self.handle_id)
+
+
+def outcome_failed(presentation: ActivityPresentation) -> bool:
+    """Whether a call's outcome failed though the call returned: a command that exited
+    non-zero, tests that failed."""
+    if presentation.verdict == "failed":
+        return True
+    blocks = [*presentation.content, *(b for s in presentation.sections for b in s.content)]
+    return any(isinstance(b, ActivityTerminal) and b.exit not in (None, 0) for b in blocks)
+
+
+def shown_state(record: ActivityRecord) -> ActivityState:
+    """The state the person is shown (✓ ✗ ⊘): failed when the call returned but its outcome
+    failed (:func:`outcome_failed`)."""
+    presentation = record.presentation
+    if record.state is ActivityState.SUCCEEDED and presentation and outcome_failed(presentation):
+        return ActivityState.FAILED
+    return record.state
+
+
+def error_in_header(record: ActivityRecord) -> bool:
+    """Whether the row's one line already says the error (it is then not said again)."""
+    if not record.error or record.presentation is None:
+        return warned(record)
+    message = plain_error(record.error.splitlines()[0])
+    said = (record.presentation.summary, record.presentation.outcome or "")
+    # the tool's own "patch: " prefix aside, the header may carry the message itself
+    bare = message.split(": ", 1)[-1] if message.split(": ", 1)[0].isidentifier() else message
+    return bool(bare) and any(bare in text for text in said)
+
+
+def warned(record: ActivityRecord) -> bool:
+    """A call that returned but carries a warning (a form the person did not submit)."""
+    return record.state is ActivityState.SUCCEEDED and bool(record.error)
 
 
 _TAG_WORDS = {

@@ -103,6 +103,7 @@ if TYPE_CHECKING:
     from vis_core.system.jail_check import check_in_background as check_in_background
     from vis_core.system.programs import host_program as host_program
     from vis_core.system.quiet import model_stopped as model_stopped
+    from vis_core.terminal import terminal_text as terminal_text
     from vis_core.tools.context import FileBuffers
     from vis_core.tools.display import plural as plural
     from vis_core.tools.display import shorten_path as shorten_path
@@ -139,6 +140,7 @@ _MODULES = {
     "vis_core.interaction": ("FormRequest",),
     "vis_core.system.jail_check": ("check_in_background",),
     "vis_core.system.quiet": ("model_stopped",),
+    "vis_core.terminal": ("terminal_text",),
     "vis_core.mcp.client": ("ATTENTION", "State"),
     "vis_core.mcp.config": (
         *("ConfigProblem", "Exposure", "ServerConfig", "Transport", "parse_entry"),

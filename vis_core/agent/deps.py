@@ -116,9 +116,11 @@ class SessionDraft(Protocol):
 
 class ToolFiles(Protocol):
     """How the session's built-in tools reach files (``tools.context``): `vis acp` hands them
-    the editor's buffers."""
+    the editor's buffers; a command they left running may change files after its block."""
 
     def use_buffers(self, buffers: FileBuffers | None) -> None: ...
+
+    def commands_alive(self) -> bool: ...
 
 
 ITERATIONS_SETTING = "the max_iterations setting"  # where a session's iteration limit came from

@@ -256,8 +256,8 @@ class DraftsView(Protocol):
         """Where the session works now (the draft's copy while in one)."""
         ...
 
-    def changed_files(self) -> list[str]:
-        """The files the current draft changed (git reads them: call it off the loop)."""
+    async def changed_files(self) -> list[str]:
+        """The files the current draft changed (git reads them, in a thread)."""
         ...
 
 

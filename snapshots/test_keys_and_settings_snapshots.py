@@ -1,5 +1,6 @@
-"""SVG snapshots: a long paste folded in its turn, and a secret's editor opened on the last
-line of Settings at 45 rows (scrolled fully into view)."""
+"""SVG snapshots: a long paste folded in its turn, a secret's editor opened on the last
+line of Settings at 45 rows (scrolled fully into view), and the help screen's commands, each
+described in its own column."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from test_snapshots import _answers_rendered, _app, _ready
 from textual.pilot import Pilot
 
 from vis_tui.app import VisApp
+from vis_tui.screens.help import HelpScreen
 from vis_tui.screens.settings import SettingsScreen
 from vis_tui.widgets.settings_editors import InlineTextEditor
 from vis_tui.widgets.settings_rows import SettingRow
@@ -60,3 +62,16 @@ def test_a_secret_editor_opens_in_view_at_45_rows(snap_compare: Any) -> None:
     assert snap_compare(
         SettingsSnapshotApp(), terminal_size=(90, 45), run_before=_secret_editor_on_the_last_line
     )
+
+
+async def _help_at_its_commands(pilot: Pilot[Any]) -> None:
+    await _ready(pilot)
+    await pilot.press("f1")
+    assert isinstance(pilot.app.screen, HelpScreen)
+    await pilot.pause()
+    await pilot.press("end")
+    await pilot.pause()
+
+
+def test_help_describes_each_command_beside_it(snap_compare: Any) -> None:
+    assert snap_compare(_app(), terminal_size=(100, 40), run_before=_help_at_its_commands)

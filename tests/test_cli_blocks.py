@@ -56,3 +56,28 @@ def test_run_json_carries_the_block_with_its_diffs(workspace, vis_home, tmp_path
     assert files["notes.txt"]["kind"] == "created" and files["notes.txt"]["added"] == 2
     assert "+more" in files["a.txt"]["diff"]
     assert blocks[1]["files"] == [] and "ZeroDivisionError" in blocks[1]["error"]
+
+
+def test_a_command_that_exits_non_zero_is_marked_failed_in_run_and_export(
+    workspace, vis_home, tmp_path
+):
+    """As the app shows it: the call returned a handle, but the command failed."""
+    from vis_core.paths import VisPaths
+    from vis_core.session_files import ExportFormat, export_session
+    from vis_core.store import Store
+
+    code = "await (await shell('exit 3')).wait(30)\nawait (await shell('true')).wait(30)"
+    s = script(tmp_path, [{"code": code}, {"text": "Ran them."}])
+    result = vis("run", "--provider", "scripted", "--script", str(s), "run", cwd=workspace,
+                 env_home=vis_home)  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    waited = [line for line in result.stdout.splitlines() if "waited" in line]
+    assert [line[0] for line in waited] == ["✗", "✓"], result.stdout
+    assert "exit 3" in waited[0]
+
+    store = Store(VisPaths.from_env().db_file)
+    row = store.latest_session(workspace)
+    assert row is not None
+    text = export_session(store, row, ExportFormat.MD)
+    marks = [line[2] for line in text.splitlines() if "waited" in line]
+    assert marks == ["✗", "✓"], text

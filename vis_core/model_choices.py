@@ -148,24 +148,17 @@ async def ask_servers(deps: CommandDeps, only: str | None = None) -> dict[str, s
     """Ask each server of one's own (or ``only`` that one) which models it serves (its
     ``/v1/models``, a few seconds at most) and remember them for ``model_entries``.
     Returns why a server could not say, by provider name."""
-    import asyncio
-
     from vis_core.providers.server_limits import served_models
 
     servers = {n: s for n, s in own_servers(deps).items() if only is None or n == only}
     if not servers:
         return {}
-    answers = await asyncio.gather(
-        *(served_models(url, api_key=key) for url, key in servers.values()),
-        return_exceptions=True,
-    )
+    answers = await served_models(list(servers.values()))
     listed = served(deps)
     problems: dict[str, str] = {}
     for name, answer in zip(servers, answers, strict=True):
         if isinstance(answer, OSError):
             problems[name] = str(answer)
-        elif isinstance(answer, BaseException):
-            raise answer
         else:
             listed[name] = answer
             if not answer:

@@ -35,6 +35,7 @@ from vis_core.model.activity import (
     CHILD_SESSION_TOOLS,
     ActivityRecord,
     ActivityState,
+    shown_state,
     step_counts,
     step_tags,
 )
@@ -84,7 +85,7 @@ def plain(text: str) -> str:
 def activity_line(record: ActivityRecord) -> str:
     """One Rich-markup line: state mark, headline, summary or outcome, verdict, aside."""
     escape = plain
-    mark, colour = _STATE_MARKS[record.state]
+    mark, colour = _STATE_MARKS[shown_state(record)]
     p = record.presentation
     headline = escape(p.headline if p else record.tool)
     parts = [f"[{colour}]{mark}[/] [bold]{headline}[/]"]

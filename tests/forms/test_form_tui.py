@@ -8,6 +8,7 @@ from typing import Any
 
 from pilot_keys import type_keys
 from textual.widgets import Button, Input, Static
+from tui.support import on_top, started, until, vis_app
 
 from vis_core.extension import forms as F
 from vis_core.extension import live_nodes as N
@@ -18,8 +19,6 @@ from vis_tui.app import VisApp
 from vis_tui.screens.form import FormScreen
 from vis_tui.widgets.form import FieldWidget, RangeInput
 from vis_tui.widgets.live import ConfirmStop, LiveViewWidget
-
-from .support import started, until, vis_app
 
 
 def worker(app: VisApp, fn: Any) -> asyncio.Future[Any]:
@@ -63,7 +62,7 @@ async def test_a_form_filled_and_submitted(workspace: Path) -> None:
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
         asking = worker(app, _deploy_form())
-        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await on_top(pilot, FormScreen)
         screen = app.screen
         assert isinstance(screen, FormScreen)
         await until(pilot, lambda: app.focused is screen.body.fields["service"].input)
@@ -96,7 +95,7 @@ async def test_a_form_cancelled(workspace: Path) -> None:
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
         asking = worker(app, lambda: F.ask("Name?", [F.plaintext("name")]))
-        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await on_top(pilot, FormScreen)
         await type_keys(pilot, *"half typed")
         await pilot.press("escape")
         answer = await asyncio.wait_for(asking, 5)
@@ -107,7 +106,7 @@ async def test_a_form_cancelled(workspace: Path) -> None:
         locked = worker(
             app, lambda: F.ask("Must", [F.plaintext("x")], is_cancellable=False, timeout_ms=0)
         )
-        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await on_top(pilot, FormScreen)
         assert not app.screen.query("#form-cancel")
         await pilot.press("escape")
         await pilot.pause()
@@ -156,12 +155,12 @@ async def test_a_live_view_updated_and_stopped(workspace: Path) -> None:
 
         widget.focus()
         await pilot.press("escape")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmStop))
+        await on_top(pilot, ConfirmStop)
         await pilot.press("n")
         await pilot.pause()
         assert not view.is_interrupted and widget.state == "open"
         await pilot.press("escape")
-        await until(pilot, lambda: isinstance(app.screen, ConfirmStop))
+        await on_top(pilot, ConfirmStop)
         await pilot.press("y")
         await until(pilot, lambda: view.is_interrupted)
         assert widget.state == "stopping"
@@ -218,7 +217,7 @@ async def test_enter_moves_to_the_next_field_and_submits_from_the_last(workspace
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
         asking = worker(app, lambda: F.ask("Many", [F.plaintext(name) for name in names]))
-        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await on_top(pilot, FormScreen)
         screen = app.screen
         assert isinstance(screen, FormScreen)
         await until(pilot, lambda: app.focused is screen.body.fields[names[0]].input)

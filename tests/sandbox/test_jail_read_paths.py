@@ -166,3 +166,48 @@ async def test_a_project_cannot_show_folders_to_the_jail(
         assert host.space.confinement("s").read_paths == ()
     finally:
         await host.close()
+
+
+@jailed
+async def test_a_shown_folder_the_model_can_move_does_not_lead_the_jail_elsewhere(
+    tmp_path: Path, vis_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Vis started in home, with a toolchain listed that lies deeper in it: a block moves the
+    toolchain's folder away and puts a link to a hidden host folder in its place. The next
+    shell command's jail must not show that folder."""
+    home = tmp_path / "ada"
+    tool_bin = home / "sdk" / "flutter" / "bin"
+    tool_bin.mkdir(parents=True)
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "secret.txt").write_text("host secret\n")
+    monkeypatch.setenv("HOME", str(home))
+    (vis_home / "config.toml").write_text('jail = true\njail_read_paths = "~/sdk/flutter/bin"\n')
+    code = (
+        "import os\n"
+        "sdk = os.path.expanduser('~/sdk')\n"
+        "try:\n"
+        "    os.rename(sdk + '/flutter', sdk + '/moved')\n"
+        "    os.makedirs(sdk + '/flutter')\n"
+        f"    os.symlink({str(hidden)!r}, sdk + '/flutter/bin')\n"
+        "except OSError as exc:\n"
+        "    print('refused', exc.errno)\n"
+        "sh = await shell('cat ~/sdk/flutter/bin/secret.txt')\n"
+        "print('shell:', (await sh.wait(30)).exit_code, (await sh.logs()).strip())\n"
+    )
+    path = tmp_path / "script.yaml"
+    path.write_text(yaml.safe_dump([{"code": code}, {"text": "1"}]), encoding="utf-8")
+    host = await Host.open(HostOptions(workspace=home, provider="scripted", script=path))
+    try:
+        assert host.space.confinement("s").read_paths == (tool_bin.resolve(),)
+        session = await host.new_session()
+        ended: list[BlockFinished] = []
+        session.subscribe(lambda e: ended.append(e) if type(e) is BlockFinished else None)
+        await session.submit("go")
+    finally:
+        await host.close()
+    assert [block.error for block in ended] == [None], ended
+    lines = ended[0].stdout.splitlines()
+    assert lines[0] == "refused 16", lines  # EBUSY: the folder is a mount point in the jail
+    assert lines[1].startswith("shell: 1 cat:") and "host secret" not in lines[1], lines
+    assert not (home / "sdk" / "moved").exists()

@@ -129,6 +129,11 @@ async def test_search_filters_and_locked_rows_explain(workspace: Path) -> None:
         await pilot.pause()
         shown = {r.setting_id for r in screen.query(SettingRow) if r.display}
         assert shown == {"report_details", "report_detail_level"}
+        vis_header = screen.query_one("#section-vis")
+        assert not vis_header.display  # no core setting matches: no empty "Vis" heading
+        await pilot.press(*["backspace"] * len("detail"))
+        await pilot.pause()
+        assert vis_header.display and theme.display
     await host.close()
 
 

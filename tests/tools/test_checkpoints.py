@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from vis_core.tools.checkpoints import Checkpoints
+from vis_core.tools.ignore import listed_files
 
 
 def _git(workspace: Path, *args: str) -> None:
@@ -228,3 +229,36 @@ def test_undo_racing_a_folder_swapped_for_a_link_never_touches_outside(tmp_path:
     assert refused > 0  # the race really ran
     assert sorted(p.name for p in outside.iterdir()) == names
     assert {p.read_text() for p in outside.iterdir()} == {"the user's file\n"}
+
+
+def test_a_tracked_folder_swapped_for_a_link_shows_nothing_outside(tmp_path: Path) -> None:
+    """In a git repository the listing comes from git, whose index still names ``z/f.txt``
+    after the model swapped folder ``z`` for a link to a folder outside. Each listed file was
+    then looked at by path, through the link: the outside file's name, size and time went into
+    the checkpoint (and a change to it into a block's file list), and into the ``@`` list.
+    Files are now looked at through their folders' descriptors, never through a link."""
+    ws, outside = tmp_path / "ws", tmp_path / "outside"
+    for folder in ("a/b", "a-c", "z"):
+        (ws / folder).mkdir(parents=True)
+    names = ["a/b/c.txt", "a/d.txt", "a-c/e.txt", "top.txt", "z/f.txt"]
+    for name in names:
+        (ws / name).write_text(name)
+    _git(ws, "init", "-q")
+    _git(ws, "add", ".")
+    (ws / "a" / "b" / "new.txt").write_text("untracked\n")
+    outside.mkdir()
+    (outside / "f.txt").write_text("a secret of another size\n")
+    (ws / "z").rename(ws / "y")
+    (ws / "z").symlink_to(outside, target_is_directory=True)
+
+    seen = Checkpoints(ws, tmp_path / "points").scan()
+    assert sorted(seen) == [
+        "a-c/e.txt",
+        "a/b/c.txt",
+        "a/b/new.txt",
+        "a/d.txt",
+        "top.txt",
+        "y/f.txt",
+    ]
+    assert seen["a/d.txt"].st_size == len("a/d.txt")
+    assert str(ws / "z" / "f.txt") not in listed_files(str(ws), hidden=False)

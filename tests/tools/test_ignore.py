@@ -136,3 +136,23 @@ def test_a_gitignore_that_is_a_link_or_a_device_is_not_read(workspace: Path) -> 
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-500:]
     assert done.stdout.strip() == str([str(workspace / "a.txt"), str(sub / "b.txt")])
+
+
+def test_a_folder_swapped_for_a_link_during_the_walk_is_not_entered(tmp_path: Path) -> None:
+    """The model's code runs while Vis lists the workspace (each block's file list, its
+    checkpoint, ``grep`` without ripgrep). A folder listed as a folder, then swapped for a
+    link to a folder outside before the walk entered it, was listed through the link: the
+    outside files' names showed in the block's file list. The walk opens each folder from the
+    one above by descriptor, without following a link, and so skips it."""
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    (workspace / "a").mkdir(parents=True)
+    (workspace / "a" / "1.txt").write_text("x\n")
+    (workspace / "z").mkdir()
+    (workspace / "z" / "mine.txt").write_text("x\n")
+    outside.mkdir()
+    (outside / "secret.txt").write_text("hidden\n")
+    walk = walk_files(str(workspace), hidden=False)
+    assert next(walk) == str(workspace / "a" / "1.txt")  # the root is listed, z is a folder
+    (workspace / "z").rename(workspace / "real-z")
+    (workspace / "z").symlink_to(outside, target_is_directory=True)
+    assert list(walk) == []  # z, a link now, is not entered

@@ -10,11 +10,13 @@ from pathlib import Path
 from typing import TypeVar
 
 from textual.pilot import Pilot
+from textual.screen import Screen
 
 from vis_core.host import HostOptions
 from vis_tui.app import VisApp
 
 T = TypeVar("T")
+S = TypeVar("S", bound=Screen[object])
 
 
 def write_script(folder: Path, responses: list[dict[str, object]]) -> Path:
@@ -65,6 +67,16 @@ async def until(pilot: Pilot[int], condition: Callable[[], bool], seconds: float
         if loop.time() > deadline:
             raise AssertionError("the app did not reach the expected state in time")
         await pilot.pause(0.02)
+
+
+async def on_top(pilot: Pilot[int], kind: type[S]) -> S:
+    """The screen of ``kind`` once it is on top and mounted: a pushed screen is on top before
+    it is composed and its ``on_mount`` has run."""
+    app = pilot.app
+    await until(pilot, lambda: isinstance(app.screen, kind) and app.screen.is_mounted)
+    screen = app.screen
+    assert isinstance(screen, kind)
+    return screen
 
 
 async def settled(pilot: Pilot[int], read: Callable[[], T], seconds: float = 20) -> T:

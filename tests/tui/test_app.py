@@ -13,7 +13,7 @@ from vis_tui.screens.sessions import SessionsScreen
 from vis_tui.widgets.paths import PathChip
 from vis_tui.widgets.welcome import WelcomeHeader
 
-from .support import started, store_session, until, vis_app, write_script
+from .support import on_top, started, store_session, until, vis_app, write_script
 
 
 def _editor(tmp_path: Path) -> tuple[Path, Path]:
@@ -102,7 +102,7 @@ async def test_sessions_picker_searches_and_opens(workspace: Path, tmp_path: Pat
         assert not app.main.transcript.turns
         app.main.prompt.insert("/sessions")
         await pilot.press("enter")
-        await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        await on_top(pilot, SessionsScreen)
         await type_keys(pilot, *"penguins")
         await pilot.pause()
         await pilot.press("enter")
@@ -115,7 +115,7 @@ async def test_resume_without_an_id_lets_the_person_pick(workspace: Path) -> Non
     store_session(workspace, ["about owls"], title="about owls")
     app = vis_app(workspace, resume="")
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        await on_top(pilot, SessionsScreen)
         await type_keys(pilot, *"penguins")
         await pilot.pause()
         await pilot.press("enter")
@@ -128,7 +128,7 @@ async def test_resume_picker_closed_starts_a_new_session(workspace: Path) -> Non
     known = [store_session(workspace, ["about penguins"], title="about penguins")]
     app = vis_app(workspace, resume="")
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        await on_top(pilot, SessionsScreen)
         await pilot.press("escape")
         await started(app, pilot)
         assert app.session.id not in known and not app.main.transcript.turns

@@ -13,7 +13,7 @@ from textual.widgets import Button
 from vis_tui.screens.draft import DraftScreen
 from vis_tui.widgets.system_message import SystemMessage
 
-from .support import seen_after_resume, started, until, vis_app, write_script
+from .support import on_top, seen_after_resume, started, until, vis_app, write_script
 
 
 def _repo(root: Path) -> Path:
@@ -64,7 +64,7 @@ async def test_the_app_shows_the_draft_and_the_person_approves_it_with_slash_dra
         await until(pilot, lambda: any(s.startswith("**Draft fix**") for s in _said(app)))
         shown = _said(app)[-1]
         assert "2 file(s) differ" in shown and "+two" in shown and "new.txt" in shown
-        await until(pilot, lambda: isinstance(app.screen, DraftScreen))
+        await on_top(pilot, DraftScreen)
         await pilot.press("escape")  # the draft screen closes; the diff stays above
         await until(pilot, lambda: not isinstance(app.screen, DraftScreen))
 
@@ -118,7 +118,7 @@ async def test_the_models_approval_asks_the_person_with_a_form(
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
         await type_keys(pilot, *"approve it", "enter")
-        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await on_top(pilot, FormScreen)
         form = app.screen.form  # type: ignore[attr-defined]
         assert form.title == "Approve draft asked?" and form.submit_label == "Approve"
         assert any("a.txt" in getattr(node, "text", "") for node in form.nodes)
@@ -128,7 +128,7 @@ async def test_the_models_approval_asks_the_person_with_a_form(
         assert (repo / "a.txt").read_text() == "two\n"
 
         await type_keys(pilot, *"once more", "enter")
-        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await on_top(pilot, FormScreen)
         await pilot.press("escape")  # the person keeps the draft
         await until(pilot, lambda: app.main.transcript.last_answer == "Kept.")
         assert (repo / "a.txt").read_text() == "two\n"
@@ -174,7 +174,7 @@ async def test_slash_draft_offers_approve_sync_and_discard_as_buttons(
         await until(pilot, lambda: app.main.status_bar.draft == "btn")
 
         await type_keys(pilot, *"/draft", "enter")
-        await until(pilot, lambda: isinstance(app.screen, DraftScreen))
+        await on_top(pilot, DraftScreen)
         screen = app.screen
         labels = [str(b.label) for b in screen.query(Button)]
         assert labels == ["Approve (a)", "Sync (s)", "Discard (d)", "Close (Esc)"]
@@ -188,12 +188,12 @@ async def test_slash_draft_offers_approve_sync_and_discard_as_buttons(
         assert app.main.status_bar.draft == "btn"
 
         await type_keys(pilot, *"/draft", "enter")
-        await until(pilot, lambda: isinstance(app.screen, DraftScreen))
+        await on_top(pilot, DraftScreen)
         await pilot.press("s")  # sync: nothing new on main
         await until(pilot, lambda: any("Synced draft btn" in s for s in _said(app)))
 
         await type_keys(pilot, *"/draft", "enter")
-        await until(pilot, lambda: isinstance(app.screen, DraftScreen))
+        await on_top(pilot, DraftScreen)
         await pilot.press("tab")  # from the diff to the first button
         focused = app.screen.focused
         assert isinstance(focused, Button) and focused.id == "approve"

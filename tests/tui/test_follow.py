@@ -11,7 +11,7 @@ from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.answer import AnswerView
 from vis_tui.widgets.block_row import BlockRow
 
-from .support import settled, started, until, vis_app, write_script
+from .support import on_top, settled, started, until, vis_app, write_script
 
 # Code blocks and tables re-render the whole block as they grow: the old 3-line distance
 # check left the view on the answer's first screen.
@@ -96,7 +96,7 @@ async def test_keys_reach_the_prompt_from_rows_and_after_settings(
         assert app.main.prompt.text == "hello" and app.focused is app.main.prompt
         # After Settings closes, typing goes on in the prompt.
         await pilot.press("f2")
-        await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await on_top(pilot, SettingsScreen)
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, SettingsScreen))
         await type_keys(pilot, *" you")

@@ -10,7 +10,7 @@ from pilot_keys import type_keys
 from vis_tui.screens.form import FormScreen
 from vis_tui.widgets.activity import ActivityRow
 
-from .support import started, until, vis_app, write_script
+from .support import on_top, started, until, vis_app, write_script
 
 ASKER = '''
 import vis_core.extension as vis
@@ -56,7 +56,7 @@ async def test_refused_edit_cancelled_form_and_unreturnable_result_are_not_ticks
     async with app.run_test(size=(120, 40)) as pilot:
         await started(app, pilot)
         await type_keys(pilot, *"go", "enter")
-        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await on_top(pilot, FormScreen)
         await pilot.press("escape")
         await until(pilot, lambda: app.main.transcript.last_answer == "done")
         rows = {row.record.tool: row for row in app.main.query(ActivityRow)}

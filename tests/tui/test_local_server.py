@@ -16,7 +16,7 @@ from vis_tui.app import VisApp
 from vis_tui.screens.form import FormScreen
 from vis_tui.screens.picker import PickerScreen
 
-from .support import started, until, vis_app
+from .support import on_top, started, until, vis_app
 
 
 @pytest.fixture
@@ -51,13 +51,13 @@ async def test_login_to_a_local_server_offers_the_models_it_serves(
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
         await type_keys(pilot, *"/login", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await on_top(pilot, PickerScreen)
         await type_keys(pilot, *"local", "enter")
-        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await on_top(pilot, FormScreen)
         base_url = app.screen.query(Input)[1]
         base_url.value = llama.base_url
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await on_top(pilot, PickerScreen)
         assert shown_ids(app) == ["local/smol-135m"]
         assert "served" in str(listed(app)[0])
         await pilot.press("enter")
@@ -78,12 +78,12 @@ async def test_a_server_that_lists_nothing_says_what_to_type(
     async with app.run_test(size=(110, 40)) as pilot:
         await started(app, pilot)
         await type_keys(pilot, *"/login", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await on_top(pilot, PickerScreen)
         await type_keys(pilot, *"local", "enter")
-        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await on_top(pilot, FormScreen)
         app.screen.query(Input)[1].value = "http://127.0.0.1:9/v1"  # nothing listens there
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await on_top(pilot, PickerScreen)
         shown = listed(app)
         assert len(shown) == 1 and "Nothing matches" not in shown[0]
         assert "127.0.0.1:9/v1/models did not answer" in shown[0]
@@ -101,7 +101,7 @@ async def test_a_provider_added_to_config_toml_while_vis_runs_is_offered_and_use
             f'[providers.local]\nbase_url = "{llama.base_url}"\n', encoding="utf-8"
         )
         await type_keys(pilot, *"/model", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await on_top(pilot, PickerScreen)
         assert "local/smol-135m" in shown_ids(app)
         await type_keys(pilot, *"local/smol", "enter")
         await until(pilot, lambda: model_label(app) == "local/smol-135m")

@@ -20,7 +20,7 @@ from vis_tui.screens.picker import PickerScreen
 from vis_tui.widgets.system_message import SystemMessage
 from vis_tui.widgets.transcript import PlainMessage
 
-from .support import started, until, vis_app
+from .support import on_top, started, until, vis_app
 
 
 @pytest.fixture
@@ -62,7 +62,7 @@ async def test_the_model_picker_switches_the_session_and_lists_recent_models_fir
         await started(app, pilot)
         assert app.session.model.label == "openai/gpt-5"
         await type_keys(pilot, *"/model", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await on_top(pilot, PickerScreen)
         picker = app.screen
         assert picker.shown[0].id == "openai/gpt-5" and "current" in picker.shown[0].note
         assert any(item.id.startswith("anthropic/") for item in picker.shown)
@@ -73,7 +73,7 @@ async def test_the_model_picker_switches_the_session_and_lists_recent_models_fir
         await _answered(app, pilot, "hello")
         assert server.bodies[-1]["model"] == "gpt-4.1-mini"
         await type_keys(pilot, *"/model", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await on_top(pilot, PickerScreen)
         first = app.screen.shown[0]
         assert first.id == "openai/gpt-4.1-mini" and "current" in first.note
         await pilot.press("escape")
@@ -113,15 +113,15 @@ async def test_login_saves_the_key_as_a_secret_and_the_app_works_without_restart
         await started(app, pilot)
         assert app.session.model.provider is None and "/login" in _notes(app)[0]
         await type_keys(pilot, *"/login", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await on_top(pilot, PickerScreen)
         assert [item.id for item in app.screen.shown][:2] == ["anthropic", "openai"]
         assert app.screen.shown[2].label.startswith("Local OpenAI-compatible server")
         await type_keys(pilot, *"openai", "enter")
-        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await on_top(pilot, FormScreen)
         await pilot.press("ctrl+s")  # an empty key is refused in the form
         assert isinstance(app.screen, FormScreen) and app.screen.errors
         await type_keys(pilot, *"sk-test-key-123", "ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await on_top(pilot, PickerScreen)
         assert app.screen.shown[app.screen.query_one("#picker-list").highlighted].id == (
             "openai/gpt-5"  # the provider's default model is offered first
         )
@@ -145,9 +145,9 @@ async def test_a_cancelled_login_saves_nothing(workspace: Path, vis_home: Path) 
     async with app.run_test(size=(100, 40)) as pilot:
         await started(app, pilot)
         await type_keys(pilot, *"/login", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await on_top(pilot, PickerScreen)
         await type_keys(pilot, *"anthropic", "enter")
-        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await on_top(pilot, FormScreen)
         await type_keys(pilot, *"sk-typed-then-cancelled", "escape")
         await until(pilot, lambda: "Login cancelled" in _notes(app)[-1])
         assert app.session.model.provider is None
@@ -174,7 +174,7 @@ async def test_a_model_name_that_only_shares_letters_is_a_candidate_never_the_ch
         assert menu.selected_choice.label == "anthropic/claude-opus-4-5"
         app.main.prompt.text = ""
         await type_keys(pilot, *"/model", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await on_top(pilot, PickerScreen)
         picker = app.screen
         await type_keys(pilot, *"anthropic/claude-opus-5")
         listing = picker.query_one("#picker-list")
@@ -201,12 +201,12 @@ async def test_login_to_a_local_server_from_a_scripted_session_says_what_it_swit
         await started(app, pilot)
         assert app.session.model.label.startswith("scripted/")
         await type_keys(pilot, *"/login", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await on_top(pilot, PickerScreen)
         rows = app.screen.shown
         assert rows[-1].label.startswith("Local OpenAI-compatible server")
         assert "uses scripted/script: logging in switches it" in app.screen.title_text
         await type_keys(pilot, *"local", "enter")
-        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await on_top(pilot, FormScreen)
         name, base_url, key = app.screen.query(Input)
         assert name.value == "local" and key.value == ""  # the key is optional
         base_url.value = "not a url"
@@ -214,7 +214,7 @@ async def test_login_to_a_local_server_from_a_scripted_session_says_what_it_swit
         assert isinstance(app.screen, FormScreen) and app.screen.errors
         base_url.value = server.openai_base_url
         await pilot.press("ctrl+s")
-        await until(pilot, lambda: isinstance(app.screen, PickerScreen))
+        await on_top(pilot, PickerScreen)
         await type_keys(pilot, *"qwen3", "enter")
         await until(pilot, lambda: app.session.model.label == "local/qwen3")
         said = _notes(app)[-1]
@@ -250,7 +250,7 @@ async def test_a_model_saved_in_settings_shows_in_the_status_bar_and_answers_nex
         await _answered(app, pilot, "hi")
         assert app.main.status_bar.model == "scripted/first"
         await pilot.press("f2")
-        await until(pilot, lambda: isinstance(app.screen, SettingsScreen))
+        await on_top(pilot, SettingsScreen)
         await pilot.press("enter")  # the first row: the default model
         await type_keys(pilot, "ctrl+u", *"scripted/second", "enter")
         await until(pilot, lambda: app.session.model.label == "scripted/second")

@@ -9,7 +9,7 @@ from pilot_keys import type_keys
 
 from vis_tui.screens.form import FormScreen
 
-from .support import seen_after_resume, started, until, vis_app, write_script
+from .support import on_top, seen_after_resume, started, until, vis_app, write_script
 
 PATCH = 'await patch("a.txt", 0, "x\\n")'
 
@@ -35,14 +35,14 @@ async def test_plan_mode_asks_for_approval_and_the_approved_plan_runs(
         await until(pilot, lambda: bar.planning)
         assert "◇ plan mode" in str(bar.render())
         await type_keys(pilot, *"make a.txt", "enter")
-        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await on_top(pilot, FormScreen)
         assert app.screen.form.title == "Approve the plan?"  # type: ignore[attr-defined]
         assert not (workspace / "a.txt").exists()
         await pilot.press("escape")  # keep planning
         await until(pilot, lambda: not isinstance(app.screen, FormScreen))
         assert bar.planning and app.session.plan.active  # type: ignore[union-attr]
         await type_keys(pilot, *"with x please", "enter")
-        await until(pilot, lambda: isinstance(app.screen, FormScreen))
+        await on_top(pilot, FormScreen)
         await type_keys(pilot, *"keep it short", "ctrl+s")  # the notes field has the focus
         await until(pilot, lambda: app.main.transcript.last_answer == "Done.")
         await until(pilot, lambda: not app.main.turn_running)

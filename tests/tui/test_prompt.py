@@ -172,8 +172,14 @@ async def test_f1_and_ctrl_x_question_mark_show_every_key(workspace: Path) -> No
         await started(app, pilot)
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)
-        rows = [str(r.render()) for r in app.screen.query(".key-row").results(Static)]
-        assert len(rows) == len(KEYS) and all(k.what in r for k, r in zip(KEYS, rows, strict=True))
+        table = app.screen.query_one("#help-keys")
+        names = list(table.query(".help-name").results(Static))
+        whats = list(table.query(".help-what").results(Static))
+        assert [str(n.render()) for n in names] == [k.keys for k in KEYS]
+        assert all(k.what in str(w.render()) for k, w in zip(KEYS, whats, strict=True))
+        # two columns: what a key does wraps in its own column, right of every key
+        column = {w.region.x for w in whats}
+        assert len(column) == 1 and max(n.region.right for n in names) < column.pop()
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)
         await pilot.press("ctrl+x", "question_mark")

@@ -13,7 +13,7 @@ from vis_core.store import Store
 from vis_tui.screens.sessions import SessionsScreen
 from vis_tui.widgets.stored_turn import StoredTurnView
 
-from .support import started, store_session, until, vis_app
+from .support import on_top, started, store_session, until, vis_app
 
 
 async def test_the_picker_lists_children_under_the_session_that_started_them(
@@ -26,7 +26,7 @@ async def test_the_picker_lists_children_under_the_session_that_started_them(
         store.set_parent(child, parent)
     app = vis_app(workspace, resume="")
     async with app.run_test(size=(100, 30)) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        await on_top(pilot, SessionsScreen)
         await until(pilot, lambda: bool(app.screen.query(OptionList)))
         listing = app.screen.query_one(OptionList)
         await until(pilot, lambda: listing.option_count == 3)

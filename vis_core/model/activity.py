@@ -399,6 +399,24 @@ class ActivityRecord:
         return None if self.handle_id is None else (self.owner, self.form, self.handle_id)
 
 
+def outcome_failed(presentation: ActivityPresentation) -> bool:
+    """Whether a call's outcome failed though the call returned: a command that exited
+    non-zero, tests that failed."""
+    if presentation.verdict == "failed":
+        return True
+    blocks = [*presentation.content, *(b for s in presentation.sections for b in s.content)]
+    return any(isinstance(b, ActivityTerminal) and b.exit not in (None, 0) for b in blocks)
+
+
+def shown_state(record: ActivityRecord) -> ActivityState:
+    """The state the person is shown (✓ ✗ ⊘): failed when the call returned but its outcome
+    failed (:func:`outcome_failed`)."""
+    presentation = record.presentation
+    if record.state is ActivityState.SUCCEEDED and presentation and outcome_failed(presentation):
+        return ActivityState.FAILED
+    return record.state
+
+
 _TAG_WORDS = {
     SymbolTag.MUTATION: ("mutation", "mutations"),
     SymbolTag.OBSERVATION: ("observation", "observations"),

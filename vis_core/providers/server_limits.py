@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,10 +82,13 @@ def limit_from_models(listing: Any, model: str) -> int | None:
     return None
 
 
-async def _small_body(client: Any, url: str) -> bytes | None:
+async def _small_body(client: Any, url: str, headers: dict[str, str] | None = None) -> bytes | None:
     """The body of a 200 answer to GET ``url``; one past ``ASK_BYTES`` or ``ASK_DEADLINE``
     (a server that never ends it) raises ValueError or TimeoutError."""
-    async with asyncio.timeout(ASK_DEADLINE), client.stream("GET", url) as response:
+    async with (
+        asyncio.timeout(ASK_DEADLINE),
+        client.stream("GET", url, headers=headers) as response,
+    ):
         if response.status_code != 200:
             return None
         body = b""
@@ -138,22 +142,28 @@ def served_ids(listing: Any) -> list[str]:
     return [i for i in ids if isinstance(i, str) and i.strip()]
 
 
-async def served_models(base_url: str, *, api_key: str = "", timeout: float = 2.0) -> list[str]:
-    """The models the server at ``base_url`` serves (its ``/v1/models``); raises OSError
-    naming why when it cannot be asked (not running, no such route, an answer that is not a
-    listing)."""
+async def served_models(
+    servers: Sequence[tuple[str, str]], *, timeout: float = 2.0
+) -> list[list[str] | OSError]:
+    """The models each ``(base_url, api_key)`` server serves (its ``/v1/models``), or the
+    OSError naming why it could not be asked (not running, no such route, an answer that is
+    not a listing). ``timeout`` bounds each request alone: the client is built before it."""
+    import httpx2
+
+    async with httpx2.AsyncClient(timeout=timeout) as client:
+        return await asyncio.gather(*(_served(client, u, k, timeout) for u, k in servers))
+
+
+async def _served(client: Any, base_url: str, api_key: str, timeout: float) -> list[str] | OSError:
     import httpx2
 
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     url = f"{base_url.rstrip('/')}/models"
     try:
-        async with (
-            asyncio.timeout(timeout),
-            httpx2.AsyncClient(timeout=timeout, headers=headers) as client,
-        ):
-            body = await _small_body(client, url)
+        async with asyncio.timeout(timeout):
+            body = await _small_body(client, url, headers)
         if body is None:
-            raise OSError(f"{url} answered with an error")
+            return OSError(f"{url} answered with an error")
         return served_ids(json.loads(body))
     except (httpx2.HTTPError, ValueError, TimeoutError) as exc:
-        raise OSError(f"{url} did not answer ({type(exc).__name__}: {exc})") from exc
+        return OSError(f"{url} did not answer ({type(exc).__name__}: {exc})")

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from vis_core.model.activity import from_plain, outcome_failed
 from vis_core.model.block import PYTHON_EXECUTION
 from vis_core.model.story import StoryKind
 from vis_core.model.turn import TurnStatus
@@ -132,11 +133,23 @@ def activity_line(record: dict[str, Any]) -> str:
     shown = record.get("presentation") or {}
     headline = shown.get("headline") or record.get("tool", "")
     summary = shown.get("summary") or ""
-    mark = _STATE_MARK.get(str(record.get("state")), "·")
+    mark = _STATE_MARK.get(_shown_state(record), "·")
     line = f"{mark} {headline}" + (f" — {summary}" if summary else "")
     if record.get("error"):
         line += f" (error: {record['error']})"
     return line
+
+
+def _shown_state(record: dict[str, Any]) -> str:
+    """The stored state, failed when the call returned but its outcome failed (a command
+    that exited non-zero), as the app shows it."""
+    state, shown = str(record.get("state")), record.get("presentation")
+    if state == "succeeded" and shown:
+        try:
+            return "failed" if outcome_failed(from_plain(shown)) else state
+        except (TypeError, ValueError):  # stored by another version: its state as stored
+            pass
+    return state
 
 
 def _evidence(record: dict[str, Any]) -> list[tuple[str, str]]:

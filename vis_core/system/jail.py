@@ -310,6 +310,9 @@ def jail_argv(
         # a socket accepts connections on a read-only mount too (Docker Desktop's, an ssh
         # ControlMaster's, gpg-agent's): each one among home's dot entries is covered
         args += [arg for sock in home_sockets(home) for arg in ("--ro-bind", "/dev/null", sock)]
+    for folder in _pins(root, [p for p in shown if p not in holding], read_write):
+        mode = is_protected(folder, root, home_writable=home_writable) or workspace_read_only
+        args += ["--ro-bind" if mode else "--bind", str(folder), str(folder)]
     for path in shown:
         if path not in holding:
             args += ["--ro-bind", str(path), str(path)]
@@ -345,6 +348,25 @@ def jail_argv(
         args += ["--ro-bind", str(Path(network_folder).resolve()), JAIL_SOCKET_DIR]
     args += ["--remount-ro", "/", *isolation(), "--chdir", str(root), "--", *argv]
     return args
+
+
+def _pins(root: Path, shown: Sequence[Path], read_write: Sequence[Path]) -> list[Path]:
+    """The folders of the workspace ``root`` that hold a path bound inside it (``shown``, or a
+    ``read_write`` grant), outside every shown path, shallowest first: each is bound onto
+    itself, and a mount point cannot be renamed. Otherwise a block could move such a folder
+    away and leave a link to a hidden host folder in its place, which the next jail would
+    bind: the folder the person shows read-only (``jail_read_paths``), or Vis's runtime in
+    a virtualenv of the workspace."""
+    inner = [p for p in (*shown, *(Path(g).resolve() for g in read_write)) if root in p.parents]
+    return sorted(
+        {
+            folder
+            for path in inner
+            for folder in path.parents
+            if root in folder.parents and not _under(folder, shown)
+        },
+        key=lambda folder: len(folder.parts),
+    )
 
 
 SOCKET_SCAN_LIMIT = 20_000  # entries of home's dot folders looked at for sockets, per jail

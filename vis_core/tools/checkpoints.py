@@ -31,7 +31,7 @@ from vis_core.paths import private_dir, write_private
 from vis_core.system.git import GitFailed, run_git
 from vis_core.system.jail import vis_folders
 from vis_core.tools.beneath import Beneath, Escape
-from vis_core.tools.ignore import listed_files
+from vis_core.tools.ignore import listed_states
 
 if TYPE_CHECKING:
     from vis_core.tools.block_changes import BlockChanges
@@ -189,7 +189,7 @@ class Checkpoints:
         """Every file a checkpoint records, by workspace-relative path, with its state now;
         :class:`FolderTooBig` past ``max_listed`` files (then at once, for this workspace)."""
         root = str(self.workspace)
-        listed = [] if self._too_big else listed_files(root, hidden=True)
+        listed = {} if self._too_big else listed_states(root, hidden=True)
         if self._too_big or len(listed) > self.max_listed:
             self._too_big = True
             raise FolderTooBig(
@@ -197,15 +197,8 @@ class Checkpoints:
                 "each block changes there, and /undo is off; start Vis in a project folder"
             )
         cut = len(root.rstrip("/")) + 1  # a listed path is the root, "/" and the relative path
-        states = {}
-        for path in listed:
-            if self.files.hides(path):  # Vis's own folders: its store is not the model's work
-                continue
-            try:
-                states[path[cut:]] = os.lstat(path)
-            except OSError:
-                continue
-        return states
+        # Vis's own folders are left out: its store is not the model's work
+        return {path[cut:]: st for path, st in listed.items() if not self.files.hides(path)}
 
     def kept_bytes(self, digest: str) -> bytes | None:
         """The bytes a checkpoint kept under ``digest`` (None: git no longer has them)."""

@@ -3,19 +3,14 @@
 from __future__ import annotations
 
 import os
-from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from vis_core.system.truncate import fit_output
 from vis_core.text_limits import MAX_BYTES, MAX_LINES, Keep, format_size
-from vis_core.tools.beneath import Entry, Escape, entries, open_child, read_child
+from vis_core.tools.beneath import Entry, Escape, entries, open_child
 from vis_core.tools.context import ToolContext, hidden_folders
-from vis_core.tools.ignore import IgnoreStack, ignore_spec, is_ignored
+from vis_core.tools.ignore import IgnoreStack, is_ignored, rules_at
 from vis_core.tools.textfiles import ToolText, read_text, shown, split_lines, strip_eol
-
-if TYPE_CHECKING:
-    from pathspec import GitIgnoreSpec
 
 
 def _check_line(value: object, name: str) -> int | None:
@@ -94,21 +89,6 @@ def _link_text(fd: int, name: str) -> str | None:
         return None
 
 
-@lru_cache(maxsize=1024)
-def _rules_of(text: str) -> GitIgnoreSpec | None:
-    spec = ignore_spec(text)
-    return spec if len(spec) else None
-
-
-def _rules_at(fd: int) -> GitIgnoreSpec | None:
-    """The rules of the ``.gitignore`` in the open folder ``fd`` (never through a link)."""
-    try:
-        data = read_child(fd, ".gitignore")
-    except OSError:
-        return None
-    return _rules_of(data.decode("utf-8", errors="replace"))
-
-
 def _identities(folders: list[Path]) -> set[tuple[int, int]]:
     found = set()
     for folder in folders:
@@ -153,7 +133,7 @@ def list_folder(ctx: ToolContext, path: str = ".", depth: int = 1) -> ToolText:
     hidden = _identities(hidden_folders()) if ctx.jail else set()
 
     def visit(fd: int, folder: str, level: int) -> None:
-        rules = _rules_at(fd)
+        rules = rules_at(fd)
         if rules is not None:
             stack.append((folder, rules))
         try:

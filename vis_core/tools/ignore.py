@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,8 +13,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pathspec loads when a .gitignore or a glob is first matched
     from pathspec import GitIgnoreSpec
 
-from vis_core.small_files import small_bytes
 from vis_core.system.git import GitFailed, run_git
+from vis_core.tools.beneath import read_child
 
 # pathspec marks the part of a gitignore match that comes from an ancestor folder ("foo"
 # matching "foo/bar.py") with this regex group; a glob filter on files must not count it.
@@ -99,22 +100,19 @@ def matches_itself(spec: GitIgnoreSpec, rel: str, is_dir: bool) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def _spec_in(folder: str, mtime: float) -> GitIgnoreSpec | None:
-    # not a link (as git reads .gitignore), and a pipe planted there is never waited on
-    data = small_bytes(os.path.join(folder, ".gitignore"), None, follow=False)
-    if data is None:
-        return None
-    spec = ignore_spec(data.decode("utf-8", errors="replace"))
+def _rules_of(text: str) -> GitIgnoreSpec | None:
+    spec = ignore_spec(text)
     return spec if len(spec) else None
 
 
-def rules_in(folder: str) -> GitIgnoreSpec | None:
-    """The rules of ``folder/.gitignore`` (``None`` without one), cached by its mtime."""
+def rules_at(fd: int) -> GitIgnoreSpec | None:
+    """The rules of the ``.gitignore`` in the open folder ``fd`` (``None`` without one). As
+    Git reads it: not through a link, and only a regular file (a pipe is never waited on)."""
     try:
-        mtime = os.stat(os.path.join(folder, ".gitignore")).st_mtime
+        data = read_child(fd, ".gitignore")
     except OSError:
         return None
-    return _spec_in(folder, mtime)
+    return _rules_of(data.decode("utf-8", errors="replace"))
 
 
 IgnoreStack = list[tuple[str, "GitIgnoreSpec"]]
@@ -131,35 +129,110 @@ def is_ignored(stack: IgnoreStack, path: str, is_dir: bool) -> bool:
     return ignored
 
 
-def walk_files(root: str, *, hidden: bool) -> Iterator[str]:
-    """Files under ``root`` (not following symlinks), pruning hidden and .gitignore'd entries."""
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC  # to list
+_PASS = (getattr(os, "O_PATH", 0) or os.O_RDONLY) | _FOLDER  # only walked through
+
+
+def _walk(root: str, hidden: bool) -> Iterator[tuple[str, os.DirEntry[str]]]:
+    """Each regular file under ``root`` as its path and its entry, pruning hidden and
+    .gitignore'd entries. Folders are opened one inside the other by descriptor, never
+    through a link: a folder the model swaps for a link meanwhile is not entered, so the
+    walk cannot list a folder outside ``root``. An entry's ``stat()`` reads through its
+    folder's descriptor, which stays open only until the walk goes on."""
     stack: IgnoreStack = []
 
-    def visit(folder: str) -> Iterator[str]:
-        rules = rules_in(folder)
+    def visit(fd: int, folder: str) -> Iterator[tuple[str, os.DirEntry[str]]]:
+        try:
+            with os.scandir(fd) as listing:
+                items = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            return
+        rules = rules_at(fd) if any(e.name == ".gitignore" for e in items) else None
         if rules is not None:
             stack.append((folder, rules))
-        try:
-            with os.scandir(folder) as entries:
-                items = sorted(entries, key=lambda e: e.name)
-        except OSError:
-            items = []
+        prefix = os.path.join(folder, "")
         for entry in items:
-            if entry.name == ".git" or (not hidden and entry.name.startswith(".")):
+            name = entry.name
+            if name == ".git" or (not hidden and name.startswith(".")) or entry.is_symlink():
                 continue
-            if entry.is_symlink():
-                continue
+            path = prefix + name
             is_dir = entry.is_dir(follow_symlinks=False)
-            if stack and is_ignored(stack, entry.path, is_dir):
+            if stack and is_ignored(stack, path, is_dir):
                 continue
             if is_dir:
-                yield from visit(entry.path)
+                try:
+                    inner = os.open(name, _FOLDER, dir_fd=fd)
+                except OSError:
+                    continue  # gone, unreadable, or a link now
+                try:
+                    yield from visit(inner, path)
+                finally:
+                    os.close(inner)
             elif entry.is_file(follow_symlinks=False):
-                yield entry.path
+                yield path, entry
         if rules is not None:
             stack.pop()
 
-    yield from visit(root)
+    try:
+        top = os.open(root, _FOLDER & ~os.O_NOFOLLOW)
+    except OSError:
+        return
+    try:
+        yield from visit(top, root)
+    finally:
+        os.close(top)
+
+
+def walk_files(root: str, *, hidden: bool) -> Iterator[str]:
+    """Files under ``root`` (never through a link), pruning hidden and .gitignore'd entries."""
+    return (path for path, _ in _walk(root, hidden))
+
+
+def lstats(root: str, paths: Iterable[str]) -> dict[str, os.stat_result]:
+    """The ``lstat`` of each of ``paths`` (absolute, under folder ``root``), its folders opened
+    one inside the other from ``root`` by descriptor, never through a link: a path with a
+    link (or a folder gone) on the way is left out, so a folder swapped for a link cannot
+    show what lies outside ``root``."""
+    found: dict[str, os.stat_result] = {}
+    cut = len(os.path.join(root, ""))
+    try:
+        opened = [("", os.open(root, _PASS & ~os.O_NOFOLLOW))]  # (folder below root, fd)
+    except OSError:
+        return found
+    try:
+        for path in paths:
+            folder, _, name = path[cut:].rpartition("/")
+            if folder != opened[-1][0] and not _descend(opened, folder):
+                continue
+            try:
+                found[path] = os.stat(name, dir_fd=opened[-1][1], follow_symlinks=False)
+            except OSError:
+                continue
+    finally:
+        for _, fd in opened:
+            os.close(fd)
+    return found
+
+
+def _descend(opened: list[tuple[str, int]], folder: str) -> bool:
+    """Make ``opened`` (root first, each folder inside the one before) end at ``folder``;
+    False when a name on the way is not a folder (a link, gone): it then ends above it."""
+    while len(opened) > 1 and not _within(folder, opened[-1][0]):
+        os.close(opened.pop()[1])
+    have = opened[-1][0]
+    rest = folder[len(have) + 1 :] if have else folder
+    for name in rest.split("/") if rest else ():
+        try:
+            fd = os.open(name, _PASS, dir_fd=opened[-1][1])
+        except OSError:
+            return False
+        opened.append((f"{have}/{name}" if have else name, fd))
+        have = opened[-1][0]
+    return True
+
+
+def _within(folder: str, above: str) -> bool:
+    return folder == above or folder.startswith(above + "/")
 
 
 @lru_cache(maxsize=256)
@@ -186,19 +259,34 @@ def git_files(folder: str) -> list[str]:
     return [os.path.join(folder, name) for name in dict.fromkeys(names) if name]
 
 
+def _git_named(root: str, hidden: bool) -> Iterator[str]:
+    """The files Git lists under ``root`` that a search sees (no ``.git``, hidden ones only
+    when asked), as absolute paths; not yet checked on disk."""
+    cut = len(os.path.join(root, ""))
+    for path in git_files(root):
+        parts = path[cut:].split("/")
+        if ".git" in parts or (not hidden and any(p.startswith(".") for p in parts)):
+            continue
+        yield path
+
+
+def listed_states(root: str, *, hidden: bool) -> dict[str, os.stat_result]:
+    """Every file a search of directory ``root`` sees, by absolute path, with its ``lstat``:
+    each read through its folder's descriptor, never through a link."""
+    if git_toplevel(root) is None:
+        found = {}
+        for path, entry in _walk(root, hidden):
+            try:
+                found[path] = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue  # gone meanwhile
+        return found
+    states = lstats(root, _git_named(root, hidden))
+    return {path: st for path, st in states.items() if stat.S_ISREG(st.st_mode)}
+
+
 def listed_files(root: str, *, hidden: bool) -> list[str]:
     """Every file a search of directory ``root`` sees, as absolute paths (unsorted)."""
     if git_toplevel(root) is None:
         return list(walk_files(root, hidden=hidden))
-    out = []
-    for path in git_files(root):
-        rel = os.path.relpath(path, root)
-        parts = rel.split(os.sep)
-        if any(p == ".git" for p in parts):
-            continue
-        if not hidden and any(p.startswith(".") for p in parts):
-            continue
-        if os.path.islink(path) or not os.path.isfile(path):
-            continue
-        out.append(path)
-    return out
+    return list(listed_states(root, hidden=hidden))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Grid, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Static
@@ -25,35 +25,34 @@ class HelpScreen(ModalScreen[None]):
     def compose(self) -> Any:
         with VerticalScroll(id="help-box"):
             yield Static(Content.styled("Keys", "bold"), id="help-title")
-            width = max(len(k.keys) for k in KEYS) + 2
-            for key in KEYS:
-                yield Static(
-                    Content.assemble(
-                        (f"{key.keys:<{width}}", "bold $text-accent"),
-                        key.what,
-                        (f"  ({key.where})" if key.where != "anywhere" else "", "$text-muted"),
-                    ),
-                    classes="key-row",
-                )
+            with Grid(classes="help-table", id="help-keys"):
+                for key in KEYS:
+                    where = f"  ({key.where})" if key.where != "anywhere" else ""
+                    yield from _row(key.keys, Content.assemble(key.what, (where, "$text-muted")))
             yield Static(Content.styled("Commands", "bold"), id="help-commands-title")
-            yield Static("", id="help-commands")
+            yield Grid(classes="help-table", id="help-commands")
             yield Static(Content.styled("Esc closes this list.", "$text-muted"), id="help-foot")
 
-    def on_screen_resume(self) -> None:
+    async def on_screen_resume(self) -> None:
         """The commands as they are now (command files and extensions come and go)."""
         core = getattr(self.app, "core", None)
         infos = core.commands() if core is not None else []
-        width = max((len(info.usage) for info in infos), default=0) + 2
-        rows = [
-            Content.assemble(
-                (f"{info.usage:<{width}}", "bold $text-accent"),
-                info.doc,
-                ("" if info.owner == "vis" else f"  ({info.owner})", "$text-muted"),
-            )
-            for info in infos
-        ]
-        text = Content("\n").join(rows) if rows else Content.styled("(none yet)", "$text-muted")
-        self.query_one("#help-commands", Static).update(text)
+        table = self.query_one("#help-commands", Grid)
+        await table.remove_children()
+        if not infos:
+            await table.mount(Static(Content.styled("(none yet)", "$text-muted")))
+            return
+        owned = ("" if info.owner == "vis" else f"  ({info.owner})" for info in infos)
+        await table.mount_all(
+            cell
+            for info, owner in zip(infos, owned, strict=True)
+            for cell in _row(info.usage, Content.assemble(info.doc, (owner, "$text-muted")))
+        )
 
     async def action_dismiss(self, result: Any = None) -> None:
         self.dismiss(None)
+
+
+def _row(name: str, what: Content) -> tuple[Static, Static]:
+    """A key or command and what it does: two cells, each wrapping in its own column."""
+    return Static(name, classes="help-name", markup=False), Static(what, classes="help-what")

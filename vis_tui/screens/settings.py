@@ -163,10 +163,14 @@ class SettingsScreen(Screen[None]):
                 or any(node.matches(query) for node in group.settings)
             )
             header.display = extensions_open and hit
+        core_hit = False
         for row in self.query(SettingRow):
             section = row.section
+            hit = row.state.node.matches(query)
+            core_hit = core_hit or (hit and section == "vis")
             hidden = section in self.folded or (section.startswith("ext:") and not extensions_open)
-            row.display = not hidden and row.state.node.matches(query)
+            row.display = not hidden and hit
+        self.query_one("#section-vis", SectionHeader).display = core_hit or not query
 
     def on_input_changed(self, event: Input.Changed) -> None:
         if event.input.id == "settings-search":

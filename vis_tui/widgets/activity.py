@@ -20,6 +20,7 @@ from vis_core.model.activity import (
     ActivitySection,
     ActivityState,
     ActivityTerminal,
+    shown_state,
 )
 from vis_tui.notes import plain_error
 from vis_tui.widgets.blocks import BlockContext, render_block
@@ -34,23 +35,6 @@ _GLYPHS = {
     ActivityState.FAILED: ("✗", "$text-error"),
     ActivityState.CANCELLED: ("⊘", "$text-warning"),
 }
-
-
-def failed_outcome(record: ActivityRecord) -> bool:
-    """A call that returned, but whose outcome failed: a command that exited non-zero,
-    tests that failed. It shows ✗, not ✓ (the call itself did not raise)."""
-    presentation = record.presentation
-    if record.state is not ActivityState.SUCCEEDED or presentation is None:
-        return False
-    if presentation.verdict == "failed":
-        return True
-    blocks = [*presentation.content, *(b for s in presentation.sections for b in s.content)]
-    return any(isinstance(b, ActivityTerminal) and b.exit not in (None, 0) for b in blocks)
-
-
-def shown_state(record: ActivityRecord) -> ActivityState:
-    """The state a row shows: failed when the call succeeded but its outcome failed."""
-    return ActivityState.FAILED if failed_outcome(record) else record.state
 
 
 def error_in_header(record: ActivityRecord) -> bool:

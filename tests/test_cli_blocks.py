@@ -81,3 +81,14 @@ def test_a_command_that_exits_non_zero_is_marked_failed_in_run_and_export(
     text = export_session(store, row, ExportFormat.MD)
     marks = [line[2] for line in text.splitlines() if "waited" in line]
     assert marks == ["✗", "✓"], text
+
+
+def test_a_failed_call_says_its_error_once_without_class_names(workspace, vis_home, tmp_path):
+    (workspace / "a.txt").write_text("one\n")
+    code = "await patch('a.txt', 1, [{'start': 1, 'end': 1, 'text': 'two\\n'}])"
+    s = script(tmp_path, [{"code": code}, {"text": "Could not."}])
+    result = vis("run", "--provider", "scripted", "--script", str(s), "edit", cwd=workspace,
+                 env_home=vis_home)  # fmt: skip
+    line = next(line for line in result.stdout.splitlines() if "Edit file" in line)
+    assert line.startswith("✗") and line.count("you have not read it") == 1, line
+    assert "PatchError" not in line

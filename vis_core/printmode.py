@@ -35,6 +35,7 @@ from vis_core.model.activity import (
     CHILD_SESSION_TOOLS,
     ActivityRecord,
     ActivityState,
+    error_in_header,
     shown_state,
     step_counts,
     step_tags,
@@ -45,6 +46,7 @@ from vis_core.model.block import (
     error_line,
     first_code_line,
     format_duration,
+    plain_error,
 )
 from vis_core.model.channel import Channel
 from vis_core.model.turn import TurnStatus
@@ -94,8 +96,8 @@ def activity_line(record: ActivityRecord) -> str:
         parts.append(escape(detail))
     if p is not None and p.verdict:
         parts.append(f"[{'green' if p.verdict == 'passed' else 'red'}]{p.verdict}[/]")
-    if record.error and record.state is ActivityState.FAILED:
-        parts.append(f"[red]{escape(record.error)}[/]")
+    if record.error and record.state is ActivityState.FAILED and not error_in_header(record):
+        parts.append(f"[red]{escape(plain_error(record.error))}[/]")
     if p is not None and p.aside:
         parts.append(f"[dim]{escape(p.aside)}[/]")
     return " · ".join(parts)
@@ -158,8 +160,9 @@ class PrintRenderer:
     def errors(self) -> Console:
         from rich.console import Console
 
-        # Rich writes its colours; what it prints is escaped with plain()
-        return Console(file=raw_stream(sys.stderr), highlight=False)
+        # Rich writes its colours; what it prints is escaped with plain(). Not wrapped by
+        # Rich (80 columns in a pipe), so a path or command is never cut in two lines
+        return Console(file=raw_stream(sys.stderr), highlight=False, soft_wrap=True)
 
     def __call__(self, event: Event) -> None:
         if self.redact is not None:

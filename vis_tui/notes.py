@@ -2,35 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from vis_core.model.block import plain_error
 from vis_core.model.turn import BLOCK_CANCELLED
 
 THINKING_PREVIEW = 100
 MUTED = "$text-muted"
 WARNING = "$text-warning"
 RESTARTED = "The Python sandbox restarted; saved helpers and variables were restored."
-# ``VisToolError: PatchError: patch: …``: the exception class names in front of a message.
-_CLASS_PREFIX = re.compile(r"^(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit)|[A-Z]\w*\.\w+):\s*")
-
-
-# A message that is only a value (``KeyError: 'missing'``, ``IndexError: 3``): without its
-# class name it says nothing, so the class name stays.
-_BARE_VALUE = re.compile(r"^(?:'[^']*'|\"[^\"]*\"|-?\d[\w.]*|[\[({<].*)$")
-
-
-def plain_error(text: str) -> str:
-    """``text`` without the exception class names in front of it (they mean nothing to the
-    person); the rest, the message, stays as it was. A message that is only a value keeps
-    the class name nearest it (``KeyError: 'missing'``, not ``'missing'``)."""
-    text = text.strip()
-    while True:
-        shorter = _CLASS_PREFIX.sub("", text, count=1)
-        if shorter == text or not shorter or _BARE_VALUE.match(shorter):
-            return text
-        text = shorter
 
 
 def last_line(text: str) -> str:

@@ -38,7 +38,8 @@ def test_vis_run_in_a_draft_leaves_the_workspace_and_vis_drafts_approves_it(
     )
     assert ran.returncode == 0, ran.stderr
     assert "working in draft" in ran.stderr and "vis drafts approve" in ran.stderr
-    assert "✎ Entered draft" in ran.stderr
+    entered = next(line for line in ran.stderr.splitlines() if "✎ Entered draft" in line)
+    assert str(vis_home) in entered  # its folder on the line, not cut at 80 columns
     assert "b.txt" in ran.stderr
     assert (repo / "b.txt").read_text() == "bee\n"
 

@@ -152,22 +152,27 @@ async def test_a_session_an_extension_creates_in_a_group_takes_the_groups_values
 async def test_a_group_or_session_value_saved_in_one_workspace_reaches_the_others(
     workspace: Path, tmp_path: Path
 ) -> None:
-    """The workspaces share the database: a value saved for a group (or a session) through
-    one workspace's settings reaches the open sessions of every workspace it applies to."""
+    """The workspaces share the database: a value saved for a group (through a session of it,
+    or by the group's name alone, as ``vis settings set --scope group --group`` does) or for a
+    session reaches the open sessions of every workspace it applies to, and no other."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
         other = await host.host_at(elsewhere)
         here, there = await host.new_session(), await other.new_session()
+        alone = await host.new_session()
         await host.commands.run(here, "/group team")
         await other.commands.run(there, "/group team")
-        await host.settings.set("max_iterations", "10", "group", session_id=here.id)
-        await host.settings.set("block_time_limit", "600", "session", session_id=there.id)
+        await host.settings.set("block_time_limit", "600", "group", session_id=here.id)
+        await host.settings.set("block_time_limit", "3600", "session", session_id=there.id)
+        named = await host.settings.set("max_iterations", "10", "group", group="team")
     finally:
         await host.close()
-    assert (here.limits.max_iterations, there.limits.max_iterations) == (10, 10)
-    assert (here.sandbox.time_limit, there.sandbox.time_limit) == (1800, 600)
+    assert (named.old, named.new, named.changed) == ("50", "10", True)
+    limits = [s.limits.max_iterations for s in (here, there, alone)]
+    assert limits == [10, 10, 50]
+    assert [s.sandbox.time_limit for s in (here, there, alone)] == [600, 3600, 1800]
 
 
 WATCHER = """
@@ -203,7 +208,6 @@ async def test_a_move_into_a_group_runs_the_on_change_of_each_value_it_changes_o
     try:
         session = await host.new_session()
         await host.settings.set("watch_level", "high", "group", group="team")
-        assert not (extensions / "watched.txt").exists()  # no open session is in the group
         moved = await host.commands.run(session, "/group team")
         assert moved.ok, moved
         level = host.settings.get("watch_level", None, session.id)
@@ -215,7 +219,8 @@ async def test_a_move_into_a_group_runs_the_on_change_of_each_value_it_changes_o
     assert "on_change of setting 'watch_level' (watcher) failed" in refused.body
     assert "the hook refused boom. The value stays saved." in refused.body
     recorded = (extensions / "watched.txt").read_text(encoding="utf-8")
-    assert recorded == "low->high@group\nhigh->boom@group\n"
+    # each save changed its group's value, and each move the session's
+    assert recorded == "low->high@group\nlow->high@group\nlow->boom@group\nhigh->boom@group\n"
 
 
 async def test_a_key_login_saves_is_redacted_by_every_workspace(

@@ -75,3 +75,28 @@ def test_the_viewer_waits_for_the_exit_code_not_for_the_exit_file(tmp_path):
     assert viewer.stdout.readline() == "after the empty exit file\n"
     (tmp_path / "0.out.exit").write_text("3")
     assert viewer.wait(30) == 3
+
+
+async def test_what_a_command_prints_cannot_drive_the_editors_terminal(
+    workspace, vis_home, tmp_path
+):
+    """The editor's terminal is a terminal: a command's OSC 52 (set the clipboard), title
+    and hyperlink sequences reach it as text, as they reach the app's and vis run's."""
+    command = (
+        r"printf 'a\033]52;c;ZWNobyBldmls\007b\033]0;owned\007c"
+        r"\033]8;;https://evil.example/\033\\link\033]8;;\033\\d\n'"
+    )
+    steps = [
+        {"code": f"h = await shell({command!r})\nprint((await h.wait(30)).exit_code)"},
+        {"text": "Ran."},
+    ]
+    client = EditorClient()
+    async with vis_acp(client, workspace, vis_home, script(tmp_path, steps)) as (conn, _):
+        caps = ClientCapabilities(terminal=True)
+        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps)
+        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
+        ended = await conn.prompt(session_id=sid, prompt=[text_block("run it")])
+        assert ended.stop_reason == "end_turn"
+    outputs = [terminal["output"] for terminal in client.terminals.values()]
+    assert outputs and any("a\\x1b]52;c;ZWNobyBldmls" in out for out in outputs), outputs
+    assert not any("\x1b" in out or "\x07" in out for out in outputs), outputs

@@ -3,7 +3,8 @@
 The command itself runs where Vis runs it (in the jail, with the project's values only): the
 editor's terminal would run it with the editor's environment and none of the jail. What the
 editor runs is a small viewer of Vis's own that prints the command's (redacted) output as it
-comes, from a private file, and exits with its exit code; the tool call embeds that terminal.
+comes, from a private file, as text (control sequences written ``\x1b``), and exits with its
+exit code; the tool call embeds that terminal.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 from acp.helpers import tool_terminal_ref
 
 from vis_core.model.activity import ActivityTerminal
+from vis_core.terminal import terminal_text
 
 log = logging.getLogger(__name__)
 OUTPUT_LIMIT = 1_000_000  # bytes the editor keeps of one terminal
@@ -86,7 +88,7 @@ class EditorTerminals:
 
     async def _create(self, key: str, item: ActivityTerminal) -> _Shown:
         path = self.folder / f"{len(self._shown)}.out"
-        path.write_text(f"$ {' '.join(item.command)}\n", encoding="utf-8")
+        path.write_text(terminal_text(f"$ {' '.join(item.command)}\n"), encoding="utf-8")
         path.chmod(0o600)
         created = await self.connection.create_terminal(
             session_id=self.session_id,
@@ -111,7 +113,7 @@ class EditorTerminals:
         shown.written = max(shown.written, first + len(item.lines))
         if text:
             with shown.path.open("a", encoding="utf-8") as file:
-                file.write("".join(text))
+                file.write(terminal_text("".join(text)))  # a terminal: sequences as text
 
     async def _finish(self, shown: _Shown, code: int | None) -> None:
         """The viewer ends: with the command's exit code, or (still running when the

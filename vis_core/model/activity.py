@@ -9,6 +9,8 @@ from dataclasses import dataclass, field, fields, is_dataclass
 from enum import StrEnum
 from typing import Any, Literal
 
+from vis_core.model.block import plain_error
+
 MAX_LINE_BYTES = 512
 MAX_HANDLE_CHARS = 256
 
@@ -415,6 +417,22 @@ def shown_state(record: ActivityRecord) -> ActivityState:
     if record.state is ActivityState.SUCCEEDED and presentation and outcome_failed(presentation):
         return ActivityState.FAILED
     return record.state
+
+
+def error_in_header(record: ActivityRecord) -> bool:
+    """Whether the row's one line already says the error (it is then not said again)."""
+    if not record.error or record.presentation is None:
+        return warned(record)
+    message = plain_error(record.error.splitlines()[0])
+    said = (record.presentation.summary, record.presentation.outcome or "")
+    # the tool's own "patch: " prefix aside, the header may carry the message itself
+    bare = message.split(": ", 1)[-1] if message.split(": ", 1)[0].isidentifier() else message
+    return bool(bare) and any(bare in text for text in said)
+
+
+def warned(record: ActivityRecord) -> bool:
+    """A call that returned but carries a warning (a form the person did not submit)."""
+    return record.state is ActivityState.SUCCEEDED and bool(record.error)
 
 
 _TAG_WORDS = {

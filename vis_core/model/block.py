@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -74,6 +75,27 @@ def error_line(error: str) -> str:
     """The last line of an error (a traceback ends with ``Class: message``)."""
     lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
     return lines[-1] if lines else ""
+
+
+# ``VisToolError: PatchError: patch: …``: the exception class names in front of a message.
+_CLASS_PREFIX = re.compile(r"^(?:[A-Z]\w*(?:Error|Exception|Interrupt|Exit)|[A-Z]\w*\.\w+):\s*")
+
+
+# A message that is only a value (``KeyError: 'missing'``, ``IndexError: 3``): without its
+# class name it says nothing, so the class name stays.
+_BARE_VALUE = re.compile(r"^(?:'[^']*'|\"[^\"]*\"|-?\d[\w.]*|[\[({<].*)$")
+
+
+def plain_error(text: str) -> str:
+    """``text`` without the exception class names in front of it (they mean nothing to the
+    person); the rest, the message, stays as it was. A message that is only a value keeps
+    the class name nearest it (``KeyError: 'missing'``, not ``'missing'``)."""
+    text = text.strip()
+    while True:
+        shorter = _CLASS_PREFIX.sub("", text, count=1)
+        if shorter == text or not shorter or _BARE_VALUE.match(shorter):
+            return text
+        text = shorter
 
 
 def format_duration(seconds: float) -> str:

@@ -221,6 +221,14 @@ class SettingsReader:
         values[SettingScope.SESSION] = self.store.list_overrides("session", session_id)
         return values
 
+    def in_group(self, group: str) -> Overrides:
+        """What a session of ``group`` with no value of its own reads, for :meth:`resolve`."""
+        assert self.store is not None, "group values need the store"
+        return {
+            SettingScope.GROUP: self.store.list_overrides("group", group),
+            SettingScope.SESSION: {},
+        }
+
     def _stored(
         self,
         owner: SettingOwner,
@@ -235,11 +243,11 @@ class SettingsReader:
             return (sid in self._global), self._global.get(sid)
         if scope is SettingScope.PROJECT:
             return self._project_values.get(sid)
-        if self.store is None or session_id is None:
-            return False, None
         if preloaded is not None:
             held = preloaded.get(scope, {})
             return (sid in held), held.get(sid)
+        if self.store is None or session_id is None:
+            return False, None
         if scope is SettingScope.GROUP:
             group = self.session_group(session_id)
             if group is None:
@@ -253,7 +261,7 @@ class SettingsReader:
         self, setting_id: str, session_id: str | None = None, preloaded: Overrides | None = None
     ) -> Resolution:
         """The effective value for ``session_id`` (or at project level without a session);
-        ``preloaded`` is :meth:`preload` of the same session."""
+        ``preloaded`` is :meth:`preload` of the same session (or :meth:`in_group`)."""
         owner = self.owner(setting_id)
         setting = owner.setting
         if setting.is_secret:

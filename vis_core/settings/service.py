@@ -201,6 +201,25 @@ class SettingsService(SettingsReader):
             await asyncio.to_thread(store.set_group, session_id, group)
             return await self._tell_changes(before, self._effective(session_id), session_id)
 
+    async def inherit(self, session_id: str, parent_id: str) -> list[str]:
+        """Give the child session ``session_id`` its parent's group and session values (a
+        fork kept the group of the session it copies): the jail, its folders and the limits
+        the person set for the parent bound the child's blocks too. The values that change
+        for it run their ``on_change`` and reach the listeners as a save's do."""
+        store = self.store
+        if store is None:
+            raise ValueError("a child session's settings need the Vis database")
+
+        def copy() -> None:
+            store.set_group(session_id, self.session_group(parent_id))
+            for setting_id, value in store.list_overrides("session", parent_id).items():
+                store.set_override("session", session_id, setting_id, value)
+
+        async with self.order.one():
+            before = self._effective(session_id)
+            await asyncio.to_thread(copy)
+            return await self._tell_changes(before, self._effective(session_id), session_id)
+
     async def reread(self) -> list[str]:
         """Read the files again (``/reload``: a person edited them), once the change under
         way ended; the effective values that changed run their ``on_change`` and reach the
@@ -321,9 +340,16 @@ class SettingsService(SettingsReader):
                 )
         if level is SettingScope.SESSION and session_id is None:
             raise ValueError(f"setting {setting_id!r}: session scope needs an open session")
-        old = self.resolve(setting_id, session_id).value
+        # without a session, a group's value changes for the sessions of the group
+        shared = group if level is SettingScope.GROUP and session_id is None else None
+
+        def effective() -> Any:
+            within = None if shared is None else self.in_group(shared)
+            return self.resolve(setting_id, session_id, within).value
+
+        old = effective()
         self._write(owner, level, value, session_id, group)
-        return owner, level, old, self.resolve(setting_id, session_id).value
+        return owner, level, old, effective()
 
     def _write_project(self, setting_id: str, value: Any) -> None:
         """Save into ``.vis/settings.toml``; the person's own save keeps the project trusted

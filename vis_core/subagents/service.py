@@ -189,6 +189,7 @@ class Subagents:
             child = await _opened(sessions.new_session(), chosen)
             try:
                 store.set_parent(child.id, parent.id)
+                await self._deps.settings.inherit(child.id, parent.id)
                 child.title = title_from_request(request)
                 store.set_title(child.id, child.title)
                 await self._prepare(child, chosen, read_only=read_only)
@@ -233,6 +234,7 @@ class Subagents:
             chosen = self._model(parent, None, what)
             child = await _opened(sessions.open_session(row.id), chosen)
             try:
+                await self._deps.settings.inherit(child.id, parent.id)
                 await self._prepare(child, chosen, read_only=True)
                 text = (
                     f"[Vis: session {parent.id[:8]} ({parent.title or 'untitled'}) consults this "

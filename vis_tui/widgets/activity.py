@@ -20,9 +20,11 @@ from vis_core.model.activity import (
     ActivitySection,
     ActivityState,
     ActivityTerminal,
+    error_in_header,
     shown_state,
+    warned,
 )
-from vis_tui.notes import plain_error
+from vis_core.model.block import plain_error
 from vis_tui.widgets.blocks import BlockContext, render_block
 from vis_tui.widgets.blocks.terminal import terminal_tail
 from vis_tui.widgets.hanging import HangingLine
@@ -35,22 +37,6 @@ _GLYPHS = {
     ActivityState.FAILED: ("✗", "$text-error"),
     ActivityState.CANCELLED: ("⊘", "$text-warning"),
 }
-
-
-def error_in_header(record: ActivityRecord) -> bool:
-    """Whether the row's one line already says the error (it is then not said again)."""
-    if not record.error or record.presentation is None:
-        return warned(record)
-    message = plain_error(record.error.splitlines()[0])
-    said = (record.presentation.summary, record.presentation.outcome or "")
-    # the tool's own "patch: " prefix aside, the header may carry the message itself
-    bare = message.split(": ", 1)[-1] if message.split(": ", 1)[0].isidentifier() else message
-    return bool(bare) and any(bare in text for text in said)
-
-
-def warned(record: ActivityRecord) -> bool:
-    """A call that returned but carries a warning (a form the person did not submit)."""
-    return record.state is ActivityState.SUCCEEDED and bool(record.error)
 
 
 def state_glyph(state: ActivityState, frame: int = 0, *, warning: bool = False) -> Content:

@@ -16,7 +16,7 @@ from vis_core.model.activity import (
     ActivityTerminal,
     ActivityText,
 )
-from vis_tui.notes import plain_error
+from vis_core.model.block import plain_error
 
 
 def block_text(block: Any) -> str:

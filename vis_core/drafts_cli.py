@@ -15,6 +15,7 @@ from vis_core.drafts.session import SessionDrafts
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.model.channel import Channel
 from vis_core.model.draft import Draft
+from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
     from vis_core.agent.deps import SessionDraft
@@ -40,7 +41,7 @@ def _age(created: float) -> str:
 
 def _line(drafts: Drafts, draft: Draft) -> str:
     try:
-        changed = f"{len(drafts.changed_files(draft))} file(s)"
+        changed = plural(len(drafts.changed_files(draft)), "file")
     except DraftError as exc:
         changed = f"unreadable ({exc})"
     if not Path(draft.root).is_dir():
@@ -96,7 +97,7 @@ def run_drafts(args: argparse.Namespace) -> int:
             return 0
         result = asyncio.run(_in_session(draft, lambda d: d.approve(args.message)))
         into = f" into {result['target_branch']}" if result.get("target_branch") else ""
-        print(f"Approved draft {draft.label}: {len(result['files'])} file(s) merged{into}.")
+        print(f"Approved draft {draft.label}: {plural(len(result['files']), 'file')} merged{into}.")
         for name in result["files"]:
             print(f"  {name}")
         return 0

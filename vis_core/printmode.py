@@ -578,7 +578,8 @@ def _tell_review(session: Any) -> None:
         return
     files = drafts.changed_files()  # staged in the draft's own index, for the review
     lines = [
-        f"vis: draft {draft.label} holds {len(files)} changed file(s); the workspace is as it was.",
+        f"vis: draft {draft.label} holds {plural(len(files), 'changed file')}; "
+        "the workspace is as it was.",
         *(f"  {name}" for name in files[:20]),
     ]
     if draft.branch:

@@ -44,7 +44,7 @@ def test_vis_run_in_a_draft_leaves_the_workspace_and_vis_drafts_approves_it(
     assert (repo / "b.txt").read_text() == "bee\n"
 
     listed = _drafts(capsys)
-    assert listed.returncode == 0 and "1 file(s)" in listed.stdout and "worktree" in listed.stdout
+    assert listed.returncode == 0 and "1 file " in listed.stdout and "worktree" in listed.stdout
     label = listed.stdout.split()[0]
 
     approved = vis("drafts", "approve", label, "-m", "the run's edit", cwd=repo, env_home=vis_home)

@@ -63,7 +63,7 @@ async def test_the_app_shows_the_draft_and_the_person_approves_it_with_slash_dra
         await type_keys(pilot, *"/draft", "enter")
         await until(pilot, lambda: any(s.startswith("**Draft fix**") for s in _said(app)))
         shown = _said(app)[-1]
-        assert "2 file(s) differ" in shown and "+two" in shown and "new.txt" in shown
+        assert "2 files differ" in shown and "+two" in shown and "new.txt" in shown
         await on_top(pilot, DraftScreen)
         await pilot.press("escape")  # the draft screen closes; the diff stays above
         await until(pilot, lambda: not isinstance(app.screen, DraftScreen))

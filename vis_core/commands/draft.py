@@ -10,6 +10,7 @@ from vis_core.drafts import DraftError
 from vis_core.extension.declarations import SlashCommand
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.model.draft import DraftView
+from vis_core.tools.display import plural
 
 USAGE = "/draft [new [LABEL] | approve [MESSAGE] | sync | discard]"
 DIFF_CHARS = 20_000
@@ -67,7 +68,7 @@ async def run_draft(ctx: dict[str, Any]) -> CommandResult:
     summary = (
         f"{draft.backend} at `{draft.root}`"
         + (f", merging into {draft.target_branch}" if draft.target_branch else "")
-        + f". {len(files)} file(s) differ."
+        + f". {plural(len(files), 'file differs', 'files differ')}."
     )
     body = (
         summary

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from vis_core.tools.display import plural
+
 
 class DraftError(Exception):
     """A draft operation was refused; the text says why and what to do."""
@@ -15,4 +17,4 @@ class DraftConflict(DraftError):
     def __init__(self, what: str, files: Sequence[str]) -> None:
         self.files = tuple(files)
         shown = ", ".join(self.files[:20]) + (" …" if len(self.files) > 20 else "")
-        super().__init__(f"{what}: {len(self.files)} file(s) conflict: {shown}")
+        super().__init__(f"{what}: {plural(len(self.files), 'file')} conflict: {shown}")

@@ -16,6 +16,7 @@ from typing import Any
 from vis_core.drafts.hooks import NO_HOOKS, DraftHooks
 from vis_core.drafts.service import Drafts
 from vis_core.model.draft import Draft, DraftAction, DraftBackend
+from vis_core.tools.display import plural
 
 Mover = Callable[[Path, Path], None]  # (workspace root, project root)
 # (old workspace root, new one): what runs now (a block's sandbox) follows before the call returns
@@ -147,7 +148,7 @@ class SessionDrafts:
     async def sync(self) -> list[str]:
         draft = self._need()
         files = await asyncio.to_thread(self.drafts.sync, draft, self.hooks)
-        text = f"Synced draft {draft.label}: {len(files)} file(s) came in"
+        text = f"Synced draft {draft.label}: {plural(len(files), 'file')} came in"
         await self.announce(DraftAction.SYNCED, draft, len(files), text)
         return files
 
@@ -155,7 +156,7 @@ class SessionDrafts:
         draft = self._need()
         result = await asyncio.to_thread(self.drafts.approve, draft, message, self.hooks)
         self._enter(None)
-        text = f"Approved draft {draft.label}: {len(result['files'])} file(s) merged"
+        text = f"Approved draft {draft.label}: {plural(len(result['files']), 'file')} merged"
         if result.get("target_branch"):
             text += f" into {result['target_branch']}"
         await self.announce(DraftAction.APPROVED, draft, len(result["files"]), text)

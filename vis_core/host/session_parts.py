@@ -25,6 +25,7 @@ from vis_core.model.draft import Draft, DraftAction
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import BLOCK_CANCELLED
 from vis_core.system.loops import keep
+from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
     from vis_core.agent.deps import DirectTool
@@ -107,7 +108,7 @@ class DraftApproval:
                 (
                     paragraph(
                         f"The model asks to merge draft {draft.label} into "
-                        f"{draft.target_branch or draft.workspace}. {len(files)} file(s):"
+                        f"{draft.target_branch or draft.workspace}. {plural(len(files), 'file')}:"
                     ),
                     paragraph(listed),
                     *((paragraph(stat),) if stat else ()),

@@ -14,6 +14,7 @@ from vis_core.events import BlockFinished, Event
 from vis_core.model.turn import TurnStatus
 from vis_core.store.session_data import resolve_any
 from vis_core.subagents.mirror import CallSite, Mirror
+from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
     from vis_core.agent.deps import SessionModel
@@ -64,7 +65,7 @@ class ChildAnswer:
             )
         if self.draft is not None:
             text += (
-                f"\n\n[Vis: the child's changes ({self.draft_files} file(s)) are in draft "
+                f"\n\n[Vis: the child's changes ({plural(self.draft_files, 'file')}) are in draft "
                 f"{self.draft}; the person reviews it with `vis drafts` and approves it with "
                 f"`vis drafts approve {self.draft}`.]"
             )

@@ -94,7 +94,8 @@ class StatusBar(Static):
         if self.planning:
             parts.extend([("◇ plan" if compact else "◇ plan mode", "$text-warning"), sep])
         if self.draft:
-            files = f"{self.draft_files}" if compact else f" · {self.draft_files} files"
+            count = self.draft_files
+            files = f"{count}" if compact else f" · {count} file{'' if count == 1 else 's'}"
             label = f"✎ {self.draft}{files}" if not compact else f"✎{files}"
             parts.extend([(label, "$text-warning"), sep])
         if not compact:

@@ -20,8 +20,8 @@ from typing import Any
 
 from acp.helpers import tool_terminal_ref
 
+from vis_core.frontend import terminal_text
 from vis_core.model.activity import ActivityTerminal
-from vis_core.terminal import terminal_text
 
 log = logging.getLogger(__name__)
 OUTPUT_LIMIT = 1_000_000  # bytes the editor keeps of one terminal

@@ -45,6 +45,7 @@ def test_vis_sessions_titles_and_search_snippets(
     assert run.returncode == 0, run.stderr
     listed = vis("sessions", cwd=workspace, env_home=vis_home)
     found = vis("sessions", "deploy", cwd=workspace, env_home=vis_home)
+    assert "just now     1 turn  deploy" in listed.stdout  # when, and how long, in columns
     for done in (listed, found):
         assert done.returncode == 0, done.stderr
         assert_inert(done.stdout, done.stderr)

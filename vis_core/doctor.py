@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from vis_core.model.channel import Channel
+from vis_core.model.sessions import SessionRow
 from vis_core.system.programs import host_program
 from vis_core.terminal import terminal_text
 
@@ -100,6 +101,13 @@ async def _check_host(workspace: Path) -> int:
     return 1 if problems else 0
 
 
+def _when(row: SessionRow) -> str:
+    """A listed session's id, how long ago it was last used and its turns, in columns."""
+    from vis_core.tools.display import ago, plural
+
+    return f"{row.id[:8]}  {ago(row.modified):>8}  {plural(row.turn_count, 'turn'):>9}"
+
+
 def list_sessions(workspace: Path, query: str | None) -> int:
     from vis_core.paths import VisPaths
     from vis_core.store import Store
@@ -110,14 +118,14 @@ def list_sessions(workspace: Path, query: str | None) -> int:
             for hit in store.search_sessions(query):
                 row = hit.session
                 parent = f"  (child of {row.parent_id[:8]})" if row.parent_id else ""
-                print(f"{row.id[:8]}  {row.title or '(untitled)'}{parent}  {hit.snippet}")
+                print(f"{_when(row)}  {row.title or '(untitled)'}{parent}  {hit.snippet}")
         else:
             from vis_core.store.session_data import nested
 
             for row, depth in nested(store.list_sessions(workspace=workspace)):
                 mark = "  " * (depth - 1) + "↳ " if depth else ""
                 parent = f"  (child of {row.parent_id[:8]})" if row.parent_id and not depth else ""
-                print(f"{row.id[:8]}  {mark}{row.title or '(untitled)'}{parent}")
+                print(f"{_when(row)}  {mark}{row.title or '(untitled)'}{parent}")
     finally:
         store.close()
     return 0

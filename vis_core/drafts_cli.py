@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -15,7 +14,7 @@ from vis_core.drafts.session import SessionDrafts
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.model.channel import Channel
 from vis_core.model.draft import Draft
-from vis_core.tools.display import plural
+from vis_core.tools.display import age, plural
 
 if TYPE_CHECKING:
     from vis_core.agent.deps import SessionDraft
@@ -31,14 +30,6 @@ def add_drafts_parser(commands: argparse._SubParsersAction) -> None:
     discard.add_argument("draft", help="its label, id or session id")
 
 
-def _age(created: float) -> str:
-    seconds = max(0, int(time.time() - created))
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size:
-            return f"{seconds // size}{unit}"
-    return f"{seconds}s"
-
-
 def _line(drafts: Drafts, draft: Draft) -> str:
     try:
         changed = plural(len(drafts.changed_files(draft)), "file")
@@ -48,7 +39,7 @@ def _line(drafts: Drafts, draft: Draft) -> str:
         changed = "its folder is gone"
     session = (draft.session_id or "-")[:8]
     return (
-        f"{draft.label}  {draft.backend}  session {session}  {changed}  {_age(draft.created)} "
+        f"{draft.label}  {draft.backend}  session {session}  {changed}  {age(draft.created)} "
         f"old  {draft.workspace}" + (f" -> {draft.target_branch}" if draft.target_branch else "")
     )
 

@@ -489,7 +489,7 @@ async def _run(
             for sig in (signal.SIGINT, *STOP_SIGNALS):
                 loop.remove_signal_handler(sig)
         if in_draft:
-            _tell_review(session)
+            await _tell_review(session)
         if session.plan.active:
             _tell_planning(session)
         if stopped_by:
@@ -569,14 +569,14 @@ def _tell_planning(session: Any) -> None:
     )
 
 
-def _tell_review(session: Any) -> None:
+async def _tell_review(session: Any) -> None:
     """After a ``--draft`` run: how to review, approve or discard what it left."""
     drafts = session.drafts
     draft = drafts.draft if drafts is not None else None
     if drafts is None or draft is None:
         print("vis: the draft was approved or discarded during the run", file=sys.stderr)
         return
-    files = drafts.changed_files()  # staged in the draft's own index, for the review
+    files = await drafts.changed_files()  # staged in the draft's own index, for the review
     lines = [
         f"vis: draft {draft.label} holds {plural(len(files), 'changed file')}; "
         "the workspace is as it was.",

@@ -3,6 +3,7 @@ transcript how it ended; shells() finds its handle again after a sandbox restart
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import yaml
@@ -93,3 +94,54 @@ async def test_a_command_left_running_reports_its_end_to_the_next_request(
     assert lines[-2] == "2 ['<shell', '<shell']"
     assert lines[-1] == "exit 3 ['built', 'all', 'done']"
     assert not [e for e in events if isinstance(e, TurnEnded) and e.error]
+
+
+LATE = """
+await shell("while [ ! -e go ]; do sleep 0.01; done; echo late > late.txt; touch written")
+"""
+
+
+async def test_what_a_command_left_running_writes_after_the_last_block_undo_takes_back(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A turn whose blocks changed nothing themselves, but whose command went on and wrote
+    after the last block was listed, changed files: its checkpoint stays, so ``/undo`` takes
+    back that turn's files, not the turn before it too."""
+    from vis_core.agent.person_input import undo
+
+    script = tmp_path / "script.yaml"
+    script.write_text(
+        yaml.safe_dump(
+            [
+                {"code": "open('first.txt', 'w').write('one')"},
+                {"text": "Wrote it."},
+                {"code": LATE},
+                {"text": "Started it."},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    written = workspace / "written"
+    blocks: list[object] = []
+
+    def write_after_the_listing(event: object) -> None:
+        blocks.append(event)
+        if len(blocks) == 2:  # the second turn's block was listed; its command goes on
+            (workspace / "go").touch()
+            for _ in range(3000):  # until it wrote, holding the turn before its end
+                if written.exists():
+                    break
+                time.sleep(0.01)
+
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        session.subscribe(write_after_the_listing, kinds=(BlockFinished,))
+        await session.submit("write a file")
+        await session.submit("start a command")
+        report = await undo(session)
+    finally:
+        await host.close()
+    assert getattr(blocks[1], "files", None) == ()  # the block itself changed nothing
+    assert sorted(report.removed) == ["go", "late.txt", "written"]
+    assert (workspace / "first.txt").read_text() == "one"

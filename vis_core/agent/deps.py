@@ -105,8 +105,8 @@ class SessionDraft(Protocol):
     @property
     def draft(self) -> Draft | None: ...
     def roots(self) -> WorkRoots: ...  # where the session works now
-    def changed_files(self) -> list[str]: ...  # git reads them: call it off the loop
-    def diff(self) -> str: ...  # git too
+    async def changed_files(self) -> list[str]: ...  # git reads them, in a thread
+    async def review(self) -> tuple[list[str], str]: ...  # changed_files and the diff
     async def create(self, label: str | None = None) -> Draft: ...
     async def sync(self) -> list[str]: ...
     async def approve(self, message: str | None = None) -> dict[str, Any]: ...
@@ -116,9 +116,11 @@ class SessionDraft(Protocol):
 
 class ToolFiles(Protocol):
     """How the session's built-in tools reach files (``tools.context``): `vis acp` hands them
-    the editor's buffers."""
+    the editor's buffers; a command they left running may change files after its block."""
 
     def use_buffers(self, buffers: FileBuffers | None) -> None: ...
+
+    def commands_alive(self) -> bool: ...
 
 
 ITERATIONS_SETTING = "the max_iterations setting"  # where a session's iteration limit came from

@@ -137,6 +137,7 @@ class AgentSession:
         self.tool_context = deps.tool_context  # its built-in tools' ToolContext
         self.on_thinking: Callable[[str], None] | None = None  # reasoning as it streams (vis acp)
         self._file_watch: FileWatch | None = None  # what each block of a turn changed
+        self._listing_holds = True  # no command ran when the last block's files were listed
         self._told_too_big = False  # that the workspace is too big to follow (said once)
         self.sandbox = deps.sandbox
         self.invoker = deps.invoker
@@ -700,7 +701,8 @@ class AgentSession:
 
     async def _settle_checkpoint(self, turn_id: str) -> None:
         if self.checkpoints is not None:
-            watch = self._file_watch  # its last block's listing spares listing the files again
+            # its last block's listing spares listing the files again, if no command ran then
+            watch = self._file_watch if self._listing_holds else None
             seen = watch.seen if watch is not None and watch.turn_id == turn_id else None
             try:
                 await asyncio.to_thread(self.checkpoints.drop_if_unchanged, turn_id, seen)
@@ -739,11 +741,12 @@ class AgentSession:
             return None
         return watch
 
-    @staticmethod
-    async def _changed_files(watch: FileWatch | None) -> tuple[FileChange, ...]:
+    async def _changed_files(self, watch: FileWatch | None) -> tuple[FileChange, ...]:
         """What the block changed (nothing when it could not be read: the log says why)."""
         if watch is None:
             return ()
+        # a command running now may change files after this listing: the turn's end lists again
+        self._listing_holds = self.tool_context is None or not self.tool_context.commands_alive()
         try:
             return await asyncio.to_thread(watch.finish)
         except OSError as exc:

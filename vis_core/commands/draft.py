@@ -61,8 +61,7 @@ async def run_draft(ctx: dict[str, Any]) -> CommandResult:
             return ok(f"Discarded draft {draft.label}", "The workspace is as it was.")
     except (DraftError, OperationBlocked, LookupError) as exc:
         return err(f"/draft {action} refused", str(exc))
-    files = drafts.changed_files()
-    diff = drafts.diff()
+    files, diff = await drafts.review()
     if len(diff) > DIFF_CHARS:
         diff = diff[:DIFF_CHARS] + f"\n… (cut; the whole diff: git -C {draft.root} diff --cached)"
     summary = (

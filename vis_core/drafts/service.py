@@ -76,14 +76,15 @@ class Drafts:
                 since = done.stdout.decode().strip()
         return worktree.changed_files(tree, since)
 
-    def diff(self, draft: Draft) -> str:
-        """The draft's diff against what it would merge into (text, for the person)."""
-        tree = self.tree(draft)
-        if draft.backend is DraftBackend.COPY:
-            return "\n".join(self.changed_files(draft))
+    def review(self, draft: Draft) -> tuple[list[str], str]:
+        """What approval would bring (:meth:`changed_files`) and the draft's diff against
+        what it would merge into (text, for the person)."""
         names = self.changed_files(draft)
+        if draft.backend is DraftBackend.COPY:
+            return names, "\n".join(names)
         if not names:
-            return ""
+            return names, ""
+        tree = self.tree(draft)
         since = "HEAD"
         if draft.target_branch:
             done = worktree.git(
@@ -103,7 +104,7 @@ class Drafts:
             ],
             tree,
         )
-        return out.stdout.decode("utf-8", "replace")
+        return names, out.stdout.decode("utf-8", "replace")
 
     # -- the lifecycle ------------------------------------------------------------------
 

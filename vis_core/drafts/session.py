@@ -116,12 +116,15 @@ class SessionDrafts:
             self.drafts.release(self._slot[0])
             self._slot = None
 
-    def changed_files(self) -> list[str]:
-        return [] if self._draft is None else self.drafts.changed_files(self._draft)
+    async def changed_files(self) -> list[str]:
+        """The draft's files that approval would bring (git reads them: in a thread)."""
+        draft = self._draft
+        return [] if draft is None else await asyncio.to_thread(self.drafts.changed_files, draft)
 
-    def diff(self) -> str:
-        """The draft's diff against what it would merge into; empty outside a draft."""
-        return "" if self._draft is None else self.drafts.diff(self._draft)
+    async def review(self) -> tuple[list[str], str]:
+        """:meth:`changed_files` and the draft's diff against what it would merge into."""
+        draft = self._draft
+        return ([], "") if draft is None else await asyncio.to_thread(self.drafts.review, draft)
 
     # -- the lifecycle ----------------------------------------------------------------------
 

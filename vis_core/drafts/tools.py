@@ -36,8 +36,8 @@ def draft_tools(drafts: SessionDrafts, approver: Approver) -> list[HostTool]:
     async def draft_approve(message: str | None = None) -> dict[str, Any]:
         """Ask the person to approve the draft: commit, merge into the workspace, leave it."""
         draft = _current(drafts)
-        files = drafts.changed_files()
-        refusal = await approver(draft, files, drafts.drafts.diff(draft))
+        files, diff = await drafts.review()
+        refusal = await approver(draft, files, diff)
         if refusal is not None:
             raise PermissionError(refusal)
         result = await drafts.approve(message)

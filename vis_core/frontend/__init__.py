@@ -105,6 +105,7 @@ if TYPE_CHECKING:
     from vis_core.system.quiet import model_stopped as model_stopped
     from vis_core.terminal import terminal_text as terminal_text
     from vis_core.tools.context import FileBuffers
+    from vis_core.tools.display import ago as ago
     from vis_core.tools.display import plural as plural
     from vis_core.tools.display import shorten_path as shorten_path
     from vis_core.tools.ignore import listed_files as listed_files
@@ -151,7 +152,7 @@ _MODULES = {
         *("EXTENSIONS_SECTION", "NOT_SET", "SAVED", "VIS_SECTION", "ExtensionGroup"),
         *("RowState", "SaveResult", "SettingNode", "SettingsTree", "Source"),
     ),
-    "vis_core.tools.display": ("plural", "shorten_path"),
+    "vis_core.tools.display": ("ago", "plural", "shorten_path"),
     "vis_core.tools.ignore": ("listed_files",),
     "vis_core.tools.textfiles": ("BINARY_SNIFF_BYTES", "looks_binary"),
     "vis_core.model.welcome": ("WelcomeFacts",),
@@ -255,8 +256,8 @@ class DraftsView(Protocol):
         """Where the session works now (the draft's copy while in one)."""
         ...
 
-    def changed_files(self) -> list[str]:
-        """The files the current draft changed (git reads them: call it off the loop)."""
+    async def changed_files(self) -> list[str]:
+        """The files the current draft changed (git reads them, in a thread)."""
         ...
 
 

@@ -318,7 +318,7 @@ class Subagents:
             ended.error,
             ended.cost,
             draft.label if draft is not None else None,
-            len(child.drafts.changed_files()) if child.drafts is not None and draft else 0,
+            len(await child.drafts.changed_files()) if child.drafts is not None and draft else 0,
             tuple(strays),
         )
 

@@ -108,6 +108,10 @@ class ToolContext:
         """``cat`` and ``patch`` read and write through ``buffers`` from now on."""
         object.__setattr__(self, "buffers", buffers)
 
+    def commands_alive(self) -> bool:
+        """Whether a command of the session, or something one left running, still runs."""
+        return any(handle.alive for handle in self.shells.handles.values())
+
     def buffer_path(self, target: Path) -> Path | None:
         """``target`` as the editor may be given it: absolute, with no link on the way (what
         the checks saw is what the editor opens) and, with the jail on, inside the workspace

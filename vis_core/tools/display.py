@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from pathlib import Path
 
 
@@ -32,6 +33,22 @@ def shorten_path(
 def plural(count: int, word: str, words: str | None = None) -> str:
     """``1 match`` / ``3 matches`` with thousands separators."""
     return f"{count:,} {word if count == 1 else (words or word + 's')}"
+
+
+def age(since: float, now: float | None = None) -> str:
+    """How long before ``now`` ``since`` was (both ``time.time()``), in its largest unit:
+    ``45s``, ``5m``, ``2h``, ``3d``."""
+    seconds = max(0, int((time.time() if now is None else now) - since))
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def ago(since: float, now: float | None = None) -> str:
+    """``just now`` within a minute, else ``5m ago``, ``2h ago``, ``3d ago``."""
+    shown = age(since, now)
+    return "just now" if shown.endswith("s") else f"{shown} ago"
 
 
 _RAW_BYTE = re.compile(r"\\x([0-9a-fA-F]{2})")

@@ -418,14 +418,13 @@ class MainScreen(Screen[None]):
         if draft is not None:
             self.count_draft_files()
 
-    @work(group="draft-files", exclusive=True, thread=True, exit_on_error=False)
-    def count_draft_files(self) -> None:
-        """How many files the draft changed (git reads them: off the event loop)."""
+    @work(group="draft-files", exclusive=True, exit_on_error=False)
+    async def count_draft_files(self) -> None:
+        """How many files the draft changed (git reads them in a thread)."""
         drafts = getattr(self.session, "drafts", None)
         if drafts is None or drafts.draft is None:
             return
-        count = len(drafts.changed_files())
-        self.app.call_from_thread(setattr, self.status_bar, "draft_files", count)
+        self.status_bar.draft_files = len(await drafts.changed_files())
 
     # -- sending -------------------------------------------------------------------------
     def on_prompt_input_submitted(self, message: PromptInput.Submitted) -> None:

@@ -12,18 +12,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from vis_core.frontend import plural
+from vis_core.frontend import ago, plural
 
 if TYPE_CHECKING:
     from vis_core.frontend import Frontend
-
-
-def _age(modified: float, now: float) -> str:
-    seconds = max(0, now - modified)
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "m")):
-        if seconds >= size:
-            return f"{int(seconds // size)}{unit} ago"
-    return "just now"
 
 
 class SessionsScreen(ModalScreen[str | None]):
@@ -66,7 +58,7 @@ class SessionsScreen(ModalScreen[str | None]):
                 ("  " * (depth - 1) + "↳ " if depth else "", "$text-muted"),
                 (row.title or "untitled", "bold"),
                 (
-                    f"  {plural(row.turn_count, 'turn')} · {_age(row.modified, now)}"
+                    f"  {plural(row.turn_count, 'turn')} · {ago(row.modified, now)}"
                     f" · {row.id[:8]}{parent}",
                     "$text-muted",
                 ),

@@ -8,7 +8,7 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from vis_core.frontend import shorten_path
+from vis_core.frontend import plural, shorten_path
 from vis_core.model.usage import Usage
 
 
@@ -94,8 +94,7 @@ class StatusBar(Static):
         if self.planning:
             parts.extend([("◇ plan" if compact else "◇ plan mode", "$text-warning"), sep])
         if self.draft:
-            count = self.draft_files
-            files = f"{count}" if compact else f" · {count} file{'' if count == 1 else 's'}"
+            files = f"{self.draft_files}" if compact else f" · {plural(self.draft_files, 'file')}"
             label = f"✎ {self.draft}{files}" if not compact else f"✎{files}"
             parts.extend([(label, "$text-warning"), sep])
         if not compact:

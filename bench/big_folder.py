@@ -5,9 +5,12 @@ Makes (once) a synthetic folder: 200,000 small files in 2,000 nested folders and
 block that edits one file (scripted provider), printing the wall time and what the session's
 checkpoints hold (files and bytes copied, manifest size); the TUI's first block (the time
 from the request to the block's row, and key latency meanwhile); then, in this process, the
-parts of a checkpoint: one listing and one `take`. The edited file is put back afterwards.
-Compare two versions by running this script with ``PYTHONPATH=<other vis_core's parent>``.
-Run: ``.venv/bin/python bench/big_folder.py [FOLDER]`` (default /tmp/vis-big-folder).
+parts of a checkpoint: one listing and one `take`; and a long session: 25 turns, each one
+`take` after a few files changed, printing each turn's time and what the checkpoints hold.
+Edited files are put back afterwards. Compare two versions by running this script with
+``PYTHONPATH=<other vis_core's parent>``.
+Run: ``.venv/bin/python bench/big_folder.py [--long] [FOLDER]`` (default /tmp/vis-big-folder;
+``--long``: the long session only).
 """
 
 from __future__ import annotations
@@ -53,10 +56,10 @@ def make(root: Path) -> None:
     (root / "notes.txt").write_text("hello\n")
 
 
-def held(home: Path) -> str:
+def held(home: Path, pattern: str = "checkpoints/*/") -> str:
     """What the session's checkpoints hold: copied files and bytes, manifests' size."""
-    blobs = list(home.glob("checkpoints/*/blobs/*"))
-    manifests = list(home.glob("checkpoints/*/*.json"))
+    blobs = list(home.glob(f"{pattern}blobs/*"))
+    manifests = list(home.glob(f"{pattern}*.json"))
     copied = sum(b.stat().st_size for b in blobs)
     listed = sum(m.stat().st_size for m in manifests)
     return (
@@ -139,13 +142,70 @@ def parts(root: Path) -> None:
         print(f"  one listing ({len(listed):,} files): {scanned:.2f} s; one take: {took:.2f} s")
 
 
+def long_session(root: Path, turns: int = 25) -> None:
+    """``turns`` checkpoints in a row, three files changed before each: each turn's `take`
+    (listing, copy, manifest and pruning; the listing's share apart) and what the
+    checkpoints hold after it. After every fifth, a turn that changes nothing: its `take`
+    and `drop_if_unchanged` (given its block's listing, as a session does)."""
+    from vis_core.tools.checkpoints import Checkpoints
+
+    rng = random.Random(11)
+    originals: dict[Path, bytes] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        points = Checkpoints(root, Path(tmp) / "points")
+        listing = points.scan
+        listed: list[float] = []
+
+        def timed_scan() -> dict[str, os.stat_result]:
+            started = time.perf_counter()
+            try:
+                return listing()
+            finally:
+                listed.append(time.perf_counter() - started)
+
+        points.scan = timed_scan  # type: ignore[method-assign]
+        try:
+            for turn in range(1, turns + 1):
+                for _ in range(3):
+                    a, b, c = rng.randrange(40), rng.randrange(50), rng.randrange(100)
+                    path = root / f"proj{a:02d}" / f"dir{b:02d}" / f"f{c:03d}.txt"
+                    originals.setdefault(path, path.read_bytes())
+                    with open(path, "a") as out:
+                        out.write(f"turn {turn}\n")
+                started = time.perf_counter()
+                points.take(f"t{turn}", turn)
+                took = time.perf_counter() - started
+                print(
+                    f"  turn {turn:2d}: take {took:5.2f} s, of it listing {listed[-1]:4.2f} s; "
+                    f"{held(Path(tmp), 'points/')}"
+                )
+                if turn % 5 == 0:
+                    started = time.perf_counter()
+                    taken = points.take(f"look{turn}", turn)
+                    took = time.perf_counter() - started
+                    assert taken is not None
+                    seen = {rel: (f[0], f[1]) for rel, f in taken.files.items()}
+                    started = time.perf_counter()
+                    assert points.drop_if_unchanged(f"look{turn}", seen)
+                    dropped = time.perf_counter() - started
+                    print(
+                        f"  turn {turn:2d}b, changes nothing: take {took:5.2f} s, of it listing "
+                        f"{listed[-1]:4.2f} s; dropped in {dropped:4.2f} s"
+                    )
+        finally:
+            for path, data in originals.items():
+                path.write_bytes(data)
+
+
 def main() -> None:
     if sys.argv[1:2] == ["--tui"]:
         import asyncio
 
         asyncio.run(first_block(Path(sys.argv[2]), Path(sys.argv[3])))
         return
-    root = Path(sys.argv[1] if len(sys.argv) > 1 else "/tmp/vis-big-folder")
+    only_long = sys.argv[1:2] == ["--long"]
+    args = sys.argv[2:] if only_long else sys.argv[1:]
+    root = Path(args[0] if args else "/tmp/vis-big-folder")
     root.mkdir(parents=True, exist_ok=True)
     make(root)
     edited = root / "proj03" / "dir07" / "f042.txt"
@@ -153,6 +213,11 @@ def main() -> None:
     import vis_core
 
     print(f"vis_core: {Path(vis_core.__file__).parent}; load {os.getloadavg()[0]:.1f}")
+    if only_long:
+        print("long session, in process")
+        long_session(root)
+        print(f"load {os.getloadavg()[0]:.1f}")
+        return
     try:
         for name, steps in SCRIPTS.items():
             print(name)
@@ -162,6 +227,8 @@ def main() -> None:
         tui(root)
         print("in process")
         parts(root)
+        print("long session, in process")
+        long_session(root)
     finally:
         edited.write_bytes(original)
     print(f"load {os.getloadavg()[0]:.1f}")

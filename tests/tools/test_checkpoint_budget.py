@@ -82,7 +82,9 @@ async def test_a_one_block_turn_lists_the_workspace_twice(workspace: Path, tmp_p
         points.scan = counted_scan  # type: ignore[method-assign]
         await session.submit("look around")
         assert len(listings) == 2
-        assert points.all() == []  # the turn changed nothing: its checkpoint is dropped
+        assert (
+            list(points.newest_first()) == []
+        )  # the turn changed nothing: its checkpoint is dropped
     finally:
         await host.close()
 

@@ -12,6 +12,7 @@ import re
 import shutil
 import sys
 import tempfile
+from collections import deque
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -305,10 +306,10 @@ def _rewind(copy: Path, recorded: StoredSession, checkpoints_dir: Path) -> list[
     if not changed:
         return []
     kept = Checkpoints(copy, checkpoints_dir)
-    taken = kept.all()
-    if not taken:
+    oldest = deque(kept.newest_first(), maxlen=1)
+    if not oldest:
         return sorted(changed)
-    first = taken[0].files
+    first = oldest[0].files
     missed = []
     for rel in sorted(changed):
         try:

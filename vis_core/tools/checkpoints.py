@@ -9,7 +9,11 @@ since the previous checkpoint (same size and mtime) is not read again. A checkpo
 bounded number of files and bytes, newest first: in a big folder (a home folder, a data
 folder) the rest are listed only, and a block that changes one of them says that ``/undo``
 cannot restore it. So the first checkpoint of a session in a clean repository copies next
-to nothing, and one in a big folder costs a listing and a bounded copy. Git runs read-only
+to nothing, and one in a big folder costs a listing and a bounded copy. One checkpoint's
+files are stored whole (``files.json``); each checkpoint's manifest holds what changed since
+the previous one, both ways, and the others' files are worked out from them. So a turn
+stores its changes, not a listing, and removing the oldest checkpoint (with the copies no
+other one uses) reads only the small manifests. Git runs read-only
 (``ls-files``, ``diff-files``, ``cat-file``; no optional locks): nothing touches the user's
 git index or history. ``restore(n)`` puts the workspace back as it was before the n-th
 newest turn that changed files.
@@ -22,7 +26,9 @@ import json
 import os
 import stat
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import islice
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -41,6 +47,7 @@ MAX_NEW_BYTES = 64 * 1024 * 1024  # copied per checkpoint at most, newest files 
 MAX_NEW_FILES = 5_000  # files copied per checkpoint at most; the rest are listed only
 MAX_LISTED = 300_000  # files a listing takes at most (about a second): past it, none is taken
 KEEP = 20  # checkpoints kept per session; older ones (and blobs only they used) are removed
+LISTED = "files.json"  # the files of one checkpoint, all of them
 GIT = "git:"  # a digest naming a git blob (sha1) instead of a blob of our own
 
 
@@ -104,19 +111,41 @@ def _blob_sizes(workspace: Path, blobs: set[str]) -> dict[str, int]:
     return lengths
 
 
+Listing = dict[str, tuple[int, int]]  # relative path: (size, mtime_ns)
+Files = dict[str, list[Any]]  # relative path: [size, mtime_ns, mode, digest]
+Changes = dict[str, list[list[Any] | None]]  # relative path: [before, after] (None: no file)
+
+
 @dataclass(frozen=True)
 class Checkpoint:
-    """One turn's checkpoint: the turn, its position and each file's [size, mtime_ns, mode,
-    digest] (digest None: not kept, too large or past the checkpoint's copy budget)."""
+    """One turn's checkpoint: the turn, its position, each file's [size, mtime_ns, mode,
+    digest] (digest None: not kept, too large or past the checkpoint's copy budget) and
+    what changed since the previous checkpoint."""
 
     index: int
     turn_id: str
     position: int
     taken_at: float
-    files: dict[str, list[Any]] = field(default_factory=dict)
+    files: Files
+    changes: Changes
 
 
-Listing = dict[str, tuple[int, int]]  # relative path: (size, mtime_ns)
+def _changes(before: Files, after: Files) -> Changes:
+    """The files that differ from ``before`` to ``after``: each one's [before, after]."""
+    found: Changes = {rel: [f, after.get(rel)] for rel, f in before.items() if after.get(rel) != f}
+    found.update((rel, [None, f]) for rel, f in after.items() if rel not in before)
+    return found
+
+
+def _turned(files: Files, changes: Changes, side: int) -> Files:
+    """``files`` with each of ``changes`` as it was before it (side 0) or after (side 1)."""
+    turned = dict(files)
+    for rel, sides in changes.items():
+        if (entry := sides[side]) is None:
+            turned.pop(rel, None)
+        else:
+            turned[rel] = entry
+    return turned
 
 
 def sizes_and_times(states: dict[str, os.stat_result]) -> Listing:
@@ -144,7 +173,8 @@ class Checkpoints:
         self.max_new_bytes = max_new_bytes
         self.blobs = folder / "blobs"
         self.move_to(workspace)
-        self._last: Checkpoint | None = None  # the newest, when this process took it
+        self._last: Checkpoint | None = None  # the newest, once this process took or read it
+        self._listed: int | None = None  # the index of the one whose files are stored whole
 
     def move_to(self, workspace: Path) -> None:
         """The workspace these checkpoints read and restore (a session's draft while in one)."""
@@ -163,22 +193,68 @@ class Checkpoints:
             return []
         return sorted(int(p.stem) for p in self.folder.glob("*.json") if p.stem.isdigit())
 
-    def _load(self, index: int) -> Checkpoint | None:
-        """The manifest ``index`` (None: gone, or damaged: never restored)."""
+    def _read(self, name: str) -> dict[str, Any] | None:
+        """A stored manifest or listing (None: gone, or damaged)."""
         try:
-            data = json.loads((self.folder / f"{index}.json").read_text(encoding="utf-8"))
-            return Checkpoint(index, **data)
-        except (OSError, ValueError, TypeError):
+            data = json.loads((self.folder / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
             return None
+        return data if isinstance(data, dict) else None
 
-    def all(self) -> list[Checkpoint]:
-        """Oldest first."""
-        return [c for i in self._indices() if (c := self._load(i)) is not None]
+    @staticmethod
+    def _checkpoint(index: int, data: dict[str, Any], files: Files) -> Checkpoint | None:
+        try:
+            meta = data["turn_id"], data["position"], data["taken_at"]
+        except KeyError:
+            return None  # damaged
+        return Checkpoint(index, *meta, files, data.get("changes", {}))
 
     def _newest(self) -> Checkpoint | None:
+        """The newest checkpoint: the listed one's files with each later one's changes (a
+        manifest written by an older Vis lists its own files). None: none, or damaged."""
         if self._last is not None:
             return self._last
-        return next(filter(None, map(self._load, reversed(self._indices()))), None)
+        listed, stored = self._read(LISTED) or {}, []
+        for index in reversed(self._indices()):
+            data = self._read(f"{index}.json")
+            if data is None:
+                return None
+            if index == listed.get("index"):
+                data["files"] = listed.get("files")
+            stored.append((index, data))
+            if isinstance(data.get("files"), dict):
+                break
+        else:
+            return None
+        self._listed, base = stored[-1]
+        files = base["files"]
+        for _, data in reversed(stored[:-1]):
+            files = _turned(files, data.get("changes", {}), 1)
+        self._last = self._checkpoint(stored[0][0], stored[0][1], files)
+        return self._last
+
+    def newest_first(self) -> Iterator[Checkpoint]:
+        """Every checkpoint with all its files, newest first: an older one's are the next
+        newer one's with its changes undone (or listed in a manifest of an older Vis). A
+        damaged manifest ends them: older ones cannot be read."""
+        later = self._newest()
+        if later is None:
+            return
+        yield later
+        for index in reversed(self._indices()):
+            if index >= later.index:
+                continue
+            data = self._read(f"{index}.json")
+            if data is None:
+                return
+            files = data.get("files")
+            if not isinstance(files, dict):
+                files = _turned(later.files, later.changes, 0)
+            earlier = self._checkpoint(index, data, files)
+            if earlier is None:
+                return
+            yield earlier
+            later = earlier
 
     def last_of(self, turn_id: str) -> Checkpoint | None:
         """The checkpoint this process took before ``turn_id`` (None: none was taken)."""
@@ -211,35 +287,63 @@ class Checkpoints:
         last = self._newest()
         if last is not None and last.turn_id == turn_id:
             return None
+        if last is None:  # none, or none can be read: a new history
+            for old in self._indices():
+                (self.folder / f"{old}.json").unlink(missing_ok=True)
         scanned = self.scan()
         before = last.files if last is not None else {}
         index = 1 if last is None else last.index + 1
         private_dir(self.blobs)
-        files: dict[str, list[Any]] = {}
-        known = {  # unchanged since the previous checkpoint: kept (or not) as it was then
-            rel: old[3]
-            for rel, st in scanned.items()
-            if (old := before.get(rel)) is not None and old[:2] == [st.st_size, st.st_mtime_ns]
-        }
-        sizes = {rel: st.st_size for rel, st in scanned.items() if rel not in known}
+        files: Files = {}
+        sizes: dict[str, int] = {}  # new or changed since the previous checkpoint
+        for rel, st in scanned.items():
+            old, mode = before.get(rel), st.st_mode & 0o7777
+            if old is not None and old[0] == st.st_size and old[1] == st.st_mtime_ns:
+                files[rel] = old if old[2] == mode else [*old[:2], mode, old[3]]  # kept as then
+            else:
+                sizes[rel] = st.st_size
         held = git_held_files(self.workspace, sizes) if sizes else {}
         fresh = sorted(sizes.keys() - held.keys(), key=lambda rel: -scanned[rel].st_mtime_ns)
         kept = self._keep_newest(fresh, scanned)
-        for rel, st in scanned.items():
-            if rel in known:
-                digest = known[rel]
-            elif rel in held:
+        for rel in sizes:
+            if rel in held:
                 digest = GIT + held[rel]  # git has these bytes: nothing to copy
             elif rel in kept:
                 digest = kept[rel]
             else:
                 continue  # vanished or unreadable meanwhile
+            st = scanned[rel]
             files[rel] = [st.st_size, st.st_mtime_ns, st.st_mode & 0o7777, digest]
-        data = {"turn_id": turn_id, "position": position, "taken_at": time.time(), "files": files}
-        write_private(self.folder / f"{index}.json", json.dumps(data).encode())
-        self._last = Checkpoint(index, turn_id, position, data["taken_at"], files)
-        self._prune()
-        return self._last
+        changes = _changes(before, files) if last is not None else {}
+        taken = Checkpoint(index, turn_id, position, time.time(), files, changes)
+        meta = {"turn_id": turn_id, "position": position, "taken_at": taken.taken_at}
+        self._write(f"{index}.json", {**meta, "changes": changes})
+        if last is None:
+            self._list(taken)
+        self._last = taken
+        self._prune(taken)
+        return taken
+
+    def _write(self, name: str, data: dict[str, Any]) -> None:
+        """A new file renamed over the old: what is stored is whole or absent."""
+        path = self.folder / name
+        write_private(path.with_suffix(".new"), json.dumps(data).encode()).replace(path)
+
+    def _list(self, checkpoint: Checkpoint) -> None:
+        """Store all the files of ``checkpoint``: the others' are worked out from them."""
+        self._write(LISTED, {"index": checkpoint.index, "files": checkpoint.files})
+        self._listed = checkpoint.index
+
+    def _newest_is(self, kept: Checkpoint | None, gone: list[Checkpoint]) -> None:
+        """Make ``kept`` the newest checkpoint: the newer ``gone`` ones are removed (if the
+        listed one is among them, ``kept`` is listed first)."""
+        if kept is None:
+            (self.folder / LISTED).unlink(missing_ok=True)
+        elif self._listed is None or self._listed > kept.index:
+            self._list(kept)
+        for used in gone:
+            (self.folder / f"{used.index}.json").unlink(missing_ok=True)
+        self._last = kept
 
     def drop_if_unchanged(self, turn_id: str, seen: Listing | None = None) -> bool:
         """At the end of ``turn_id``: forget its checkpoint when no file changed (same
@@ -252,8 +356,7 @@ class Checkpoints:
         now = seen if seen is not None else sizes_and_times(self.scan())
         if now != {rel: (f[0], f[1]) for rel, f in last.files.items()}:
             return False
-        (self.folder / f"{last.index}.json").unlink(missing_ok=True)
-        self._last = None
+        self._newest_is(next(islice(self.newest_first(), 1, None), None), [last])
         return True
 
     def _keep_newest(
@@ -291,13 +394,25 @@ class Checkpoints:
             write_private(blob, data)
         return digest
 
-    def _prune(self) -> None:
+    def _prune(self, newest: Checkpoint) -> None:
+        """Past ``KEEP`` checkpoints, remove the oldest and the copies no other one uses.
+        Each kept one's files are the newest's with the changes since undone, so a copy in
+        use is one of the newest's or was one before a kept change."""
         indices = self._indices()
         if len(indices) <= KEEP:
             return
+        kept = indices[-KEEP:]
+        if self._listed is None or self._listed < kept[0]:
+            self._list(newest)
         for old in indices[:-KEEP]:
             (self.folder / f"{old}.json").unlink(missing_ok=True)
-        used = {f[3] for c in self.all() for f in c.files.values() if f[3]}
+        used = {f[3] for f in newest.files.values()}
+        undone = newest.changes
+        for index in reversed(kept[:-1]):
+            used.update(before[3] for before, _ in undone.values() if before is not None)
+            data = self._read(f"{index}.json") or {}
+            undone = data.get("changes", {})
+            used.update(f[3] for f in data.get("files", {}).values())  # from an older Vis
         for blob in self.blobs.iterdir():
             if blob.name not in used:
                 blob.unlink(missing_ok=True)
@@ -315,15 +430,14 @@ class Checkpoints:
         those checkpoints are used up (the next undo goes further back)."""
         if steps < 1:
             raise ValueError(f"/undo N: N must be 1 or more, not {steps}")
-        existing, now = self.all(), self.scan()
-        self._last = None  # its checkpoint is used up
+        existing, now = list(islice(self.newest_first(), steps + 1)), self.scan()
         if steps > len(existing):
             raise LookupError(
                 f"only {len(existing)} turn(s) of this session changed files"
                 if existing
                 else "no turn of this session has changed files yet"
             )
-        target = existing[-steps]
+        target, used = existing[steps - 1], existing[:steps]
         restored, removed, not_kept = [], [], []
         for rel, (size, _, mode, digest) in sorted(target.files.items()):
             current = now.get(rel)
@@ -343,9 +457,8 @@ class Checkpoints:
             except Escape:
                 raise self._outside(rel) from None
             removed.append(rel)
-        for used in existing[-steps:]:
-            (self.folder / f"{used.index}.json").unlink(missing_ok=True)
-        turns = tuple(c.position for c in reversed(existing[-steps:]))
+        self._newest_is(existing[steps] if len(existing) > steps else None, used)
+        turns = tuple(c.position for c in used)
         return UndoReport(turns, tuple(restored), tuple(removed), tuple(not_kept))
 
     def _same(self, rel: str, st: os.stat_result, size: int, digest: str | None) -> bool:

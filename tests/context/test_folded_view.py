@@ -23,7 +23,7 @@ def test_a_fold_over_many_turns_shows_the_first_and_counts_the_rest(tmp_path: Pa
     assert lines[0].startswith("Left the model's context (t1, t2,")
     assert lines[2:6] == ["t1 › ask 1", "    more", "  answer", "    answer 1"]
     assert "t30 › ask 30" in lines and "t31 › ask 31" not in lines
-    assert lines[-1] == f"… and {45 - SHOWN_TURNS} more turn(s) up to t45: the transcript has them."
+    assert lines[-1] == f"… and {45 - SHOWN_TURNS} more turns up to t45: the transcript has them."
     assert "answer 46" not in story
     # a range of steps shows only those steps: no second request line, no answer
     assert ranged.splitlines()[2:] == ["t50/i1-i2 › ask 50"]

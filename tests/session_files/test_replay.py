@@ -56,7 +56,7 @@ def test_a_recorded_session_replays_identical_then_names_what_changed(
 
     same = vis("replay", session_id, cwd=workspace, env_home=vis_home)
     assert same.returncode == 0, same.stdout + same.stderr
-    assert "(1 turn(s), 2 block(s))" in same.stdout and "identical." in same.stdout
+    assert "(1 turn, 2 blocks)" in same.stdout and "identical." in same.stdout
     assert (workspace / "notes.txt").read_text(encoding="utf-8") == "a final\n"  # not the live one
     assert vis("sessions", cwd=workspace, env_home=vis_home).stdout == listed  # none left behind
     assert sorted(p.name for p in vis_home.glob("*/*")) == kept  # nor its checkpoints, outputs

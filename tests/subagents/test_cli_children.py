@@ -48,7 +48,7 @@ def test_vis_run_folds_children_and_vis_sessions_lists_them(
     assert listed.returncode == 0, listed.stderr
     rows = listed.stdout.splitlines()
     assert len(rows) == 3 and rows[0].endswith("  look twice")
-    assert sorted(row.split("  ", 1)[1] for row in rows[1:]) == ["↳ look a", "↳ look b"]
+    assert sorted(row.split(" turn  ", 1)[1] for row in rows[1:]) == ["↳ look a", "↳ look b"]
     with Store(vis_home / "vis.db") as store:  # `vis run --continue` goes on in the parent
         latest = store.latest_session(workspace.resolve())
     assert latest is not None and latest.title == "look twice"

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from vis_core.commands import CommandAction, CommandResult, err, literal_markdown, ok
 from vis_core.extension.declarations import SlashCommand
+from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
     from vis_core.command_host import CommandDeps
@@ -70,7 +71,7 @@ def context_commands(deps: CommandDeps) -> list[SlashCommand]:
         return CommandResult(
             True,
             f"Forked into {row.title}",
-            f"{row.turn_count} turn(s) copied; session {row.id[:8]}.",
+            f"{plural(row.turn_count, 'turn')} copied; session {row.id[:8]}.",
             data=row.id,
             action=CommandAction.OPEN_SESSION,
         )

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from vis_core.context.folding import describe_spans
+from vis_core.tools.display import plural
 
 SHOWN_LINES = 6  # of each request, code, output and answer (the transcript has them whole)
 SHOWN_CHARS = 400
@@ -18,7 +19,7 @@ def _cut(text: str, indent: str) -> list[str]:
         text = text[: SHOWN_CHARS - 1] + "…"
     lines = text.splitlines() or [""]
     if len(lines) > SHOWN_LINES:
-        lines = [*lines[:SHOWN_LINES], f"… {len(lines) - SHOWN_LINES} more line(s)"]
+        lines = [*lines[:SHOWN_LINES], f"… {plural(len(lines) - SHOWN_LINES, 'more line')}"]
     return [indent + line for line in lines]
 
 
@@ -57,6 +58,7 @@ def folded_story(store: Any, session_id: str, spans: Sequence[Sequence[int]]) ->
         more = len(folded) - SHOWN_TURNS
         lines += [
             "",
-            f"… and {more} more turn(s) up to t{folded[-1].position}: the transcript has them.",
+            f"… and {plural(more, 'more turn')} up to t{folded[-1].position}: "
+            "the transcript has them.",
         ]
     return "\n".join(lines)

@@ -9,6 +9,7 @@ from vis_core.context.folding import describe_spans, message_chars
 from vis_core.providers.common import estimate_tokens
 from vis_core.store.folds import MeasurementStatus
 from vis_core.text_limits import one_line
+from vis_core.tools.display import plural
 
 
 def _tokens(chars: int) -> str:
@@ -85,7 +86,7 @@ def _measurement(data: dict[str, Any]) -> str:
     if data["status"] == MeasurementStatus.MEASURED:
         return (
             f"measured: {data['before_input_tokens']:,} → {data['after_input_tokens']:,} "
-            f"(net {data['net_reduction_tokens']:,}, {data['fold_count']} fold(s))"
+            f"(net {data['net_reduction_tokens']:,}, {plural(data['fold_count'], 'fold')})"
         )
     if data["status"] == MeasurementStatus.UNAVAILABLE:
         return f"unavailable: {data['reason']}"

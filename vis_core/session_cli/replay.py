@@ -29,6 +29,7 @@ from vis_core.store.stored_session import (
     read_session,
 )
 from vis_core.terminal import raw_stream, terminal_json, terminal_text
+from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
     from vis_core.store import Store
@@ -128,8 +129,10 @@ def _first_difference(expected: str, now: str) -> tuple[str, str]:
     if len(old) != len(new):
         n = min(len(old), len(new))
         return (
-            f"{len(old)} line(s)" + (f", line {n + 1}: {_short(old[n])}" if n < len(old) else ""),
-            f"{len(new)} line(s)" + (f", line {n + 1}: {_short(new[n])}" if n < len(new) else ""),
+            plural(len(old), "line")
+            + (f", line {n + 1}: {_short(old[n])}" if n < len(old) else ""),
+            plural(len(new), "line")
+            + (f", line {n + 1}: {_short(new[n])}" if n < len(new) else ""),
         )
     return _short(expected), _short(now)
 
@@ -437,13 +440,13 @@ def run_replay_command(args: argparse.Namespace) -> int:
         stream.flush()
     else:
         head = (
-            f"Replayed session {recorded.row.id[:8]} ({len(recorded.turns)} turn(s), {blocks} "
-            f"block(s)) against a copy of {recorded.row.workspace}: "
+            f"Replayed session {recorded.row.id[:8]} ({plural(len(recorded.turns), 'turn')}, "
+            f"{plural(blocks, 'block')}) against a copy of {recorded.row.workspace}: "
         )
         if not differences:
             print(head + "identical.")
         else:
-            print(head + f"{len(differences)} difference(s).")
+            print(head + f"{plural(len(differences), 'difference')}.")
             for difference in differences:
                 print(terminal_text(difference.line()))
     return EXIT_DIFFERENT if differences else EXIT_OK

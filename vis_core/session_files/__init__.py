@@ -30,6 +30,7 @@ from vis_core.store.stored_session import (
 )
 from vis_core.system.redaction import Redactor, log_redactors
 from vis_core.terminal import terminal_json, terminal_text
+from vis_core.tools.display import plural
 
 if TYPE_CHECKING:
     from vis_core.model.sessions import SessionRow
@@ -259,7 +260,7 @@ def _html(session: StoredSession, clean: Callable[[str], str]) -> str:
         f"<title>{title}</title><style>{_STYLE}</style></head><body>",
         f"<h1>{title}</h1>",
         f"<p>Session <code>{esc(row.id)}</code> · workspace <code>{esc(row.workspace)}</code>"
-        f" · {len(session.turns)} turn(s)</p>",
+        f" · {plural(len(session.turns), 'turn')}</p>",
     ]
     for turn in session.turns:
         status = "" if turn.status == TurnStatus.COMPLETED else f" ({esc(turn.status)})"

@@ -134,7 +134,8 @@ class Subagents:
         allowed = self._limit(DEPTH_SETTING, DEFAULT_DEPTH, parent_id)
         if self.depth(parent_id) + 1 > allowed:
             raise SubagentLimitError(
-                f"{what}: a child session here would be {self.depth(parent_id) + 1} level(s) "
+                f"{what}: a child session here would be "
+                f"{plural(self.depth(parent_id) + 1, 'level')} "
                 f"deep, and setting {DEPTH_SETTING} allows {allowed}"
                 + (" (child sessions are off)" if allowed == 0 else "")
                 + "; do the work in this session, or ask the person to raise the setting"

@@ -163,7 +163,9 @@ class Renders:
         if not isinstance(result, list):
             return None
         running = sum(1 for handle in result if getattr(handle, "running", False))
-        return ActivityPresentation("List commands", f"{len(result)} command(s), {running} running")
+        return ActivityPresentation(
+            "List commands", f"{plural(len(result), 'command')}, {running} running"
+        )
 
     def _run_tests_subject(self, given: dict[str, Any]) -> str:
         target = given.get("target")

@@ -12,7 +12,7 @@ from vis_core.extension.settings_decl import SettingScope
 from vis_core.frontend.panels import SettingsPanel
 from vis_core.host import Host, HostOptions
 from vis_core.paths import VisPaths
-from vis_tui.screens.settings import SettingsScreen
+from vis_tui.screens.settings import Reloader, SettingsScreen
 
 FIXTURES = Path(__file__).parent / "fixtures"
 BROKEN = '''"""Fails on line 4."""
@@ -52,19 +52,24 @@ class SettingsApp(App[None]):
     """Only the Settings screen, over a real Host's settings service."""
 
     def __init__(
-        self, host: Host, session_id: str | None = None, scope: SettingScope | None = None
+        self,
+        host: Host,
+        session_id: str | None = None,
+        scope: SettingScope | None = None,
+        reload: Reloader | None = None,
     ) -> None:
         super().__init__()
         self.host = host
         self.session_id = session_id
         self.scope = scope or SettingScope.GLOBAL
+        self.reload = reload or host.reload
 
     async def on_mount(self) -> None:
         await self.push_screen(
             SettingsScreen(
                 SettingsPanel(self.host.settings),
                 session_id=self.session_id,
-                reload=self.host.reload,
+                reload=self.reload,
                 scope=self.scope,
             )
         )

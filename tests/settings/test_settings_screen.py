@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -104,7 +105,7 @@ async def test_reload_after_fixing_a_broken_extension(workspace: Path) -> None:
         screen.query_one("#settings-reload").scroll_visible(animate=False)  # below Vis's rows
         await pilot.pause()
         await pilot.click("#settings-reload")
-        await pilot.pause()
+        await app.workers.wait_for_complete()
         header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "broken")
         assert header.group.enabled and header.group.error is None
         assert screen.row("broken_fixed").state.value is True
@@ -173,10 +174,44 @@ async def test_switching_an_extension_off_saves_it_and_reloads(workspace: Path) 
             screen = await app.loaded()
             next(h for h in screen.query(ExtensionHeader) if h.group.name == "reports").focus()
             await pilot.press("space")
-            await pilot.pause()
+            await app.workers.wait_for_complete()
             header = next(h for h in screen.query(ExtensionHeader) if h.group.name == "reports")
             assert not header.group.enabled
         assert host.settings.global_file.disabled() == {"reports"}
         assert host.catalog.loaded.get("reports") is None
+    finally:
+        await host.close()
+
+
+async def test_the_screen_answers_keys_while_a_reload_runs(workspace: Path) -> None:
+    """Reload runs every extension's file, which can take a while: the screen goes on
+    answering keys meanwhile, and redraws its rows once the reload ends."""
+    user_extensions("reports")
+    host = await open_host(workspace)
+    began, go = asyncio.Event(), asyncio.Event()
+
+    async def slow_reload() -> str:
+        began.set()
+        await go.wait()
+        return await host.reload()
+
+    try:
+        app = SettingsApp(host, reload=slow_reload)
+        async with app.run_test(size=(100, 60)) as pilot:
+            screen = await app.loaded()
+            screen.query_one("#settings-reload").scroll_visible(animate=False)
+            await pilot.pause()
+            before = screen.row("report_details")
+            try:
+                await pilot.click("#settings-reload")
+                await asyncio.wait_for(began.wait(), 20)
+                await pilot.press("right_square_bracket")  # the next scope, while it waits
+                answered = screen.scope
+            finally:
+                go.set()
+            await app.workers.wait_for_complete()
+            assert answered is SettingScope.PROJECT
+            assert screen.row("report_details") is not before  # drawn again, at that scope
+            assert screen.row("report_details").state.scope is SettingScope.PROJECT
     finally:
         await host.close()

@@ -137,6 +137,7 @@ class Host:
         # the Vis of each other root vis.sessions.create(root=...) started a session in
         self._other_roots: dict[Path, Host] = {}
         self._other_roots_lock = asyncio.Lock()
+        self._reloading = asyncio.Lock()  # one reload at a time (the Settings screen's, /reload)
         # what uses the services above (the host only opens sessions for child sessions)
         from vis_core.mcp.host import McpDeps, host_mcp
         from vis_core.subagents import SubagentDeps, Subagents
@@ -327,14 +328,16 @@ class Host:
     async def reload(self) -> str:
         """``/reload``: read the settings files again (what changed reaches the open sessions
         as a save does), then every extension, in a thread (the registration worker's time,
-        up to the load time limit); sessions see the new tools from their next block."""
-        failed = await self.settings.reread()  # on_change of a value found changed
-        await asyncio.to_thread(self.catalog.read_again, self.settings)
-        self.mcp.reload_soon()  # mcp.json and extension servers, read again
+        up to the load time limit); sessions see the new tools from their next block. One
+        reload waits for the one under way."""
         from vis_core.extension_host.session_kit import called_per_request
 
-        self.registry.extensions_reloaded(called_per_request(self.catalog.loaded))
-        return self.catalog.summary() + "".join(f"\n- {error}" for error in failed)
+        async with self._reloading:
+            failed = await self.settings.reread()  # on_change of a value found changed
+            await asyncio.to_thread(self.catalog.read_again, self.settings)
+            self.mcp.reload_soon()  # mcp.json and extension servers, read again
+            self.registry.extensions_reloaded(called_per_request(self.catalog.loaded))
+            return self.catalog.summary() + "".join(f"\n- {error}" for error in failed)
 
     # -- sessions (``registry``, built by ``factory``) ------------------------------------------
 

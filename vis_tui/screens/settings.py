@@ -210,12 +210,12 @@ class SettingsScreen(Screen[None]):
     def action_close(self) -> None:
         self.dismiss(None)
 
-    async def on_button_pressed(self, event: Button.Pressed) -> None:
+    def on_button_pressed(self, event: Button.Pressed) -> None:
         button_id = event.button.id or ""
         if button_id.startswith("scope-"):
             self.set_scope(SettingScope(button_id.removeprefix("scope-")))
         elif button_id == "settings-reload":
-            await self.reload_extensions()
+            self._in_background(self.reload_extensions())
 
     # -- editing -------------------------------------------------------------------------------
 
@@ -293,19 +293,30 @@ class SettingsScreen(Screen[None]):
 
     # -- extensions ------------------------------------------------------------------------------
 
-    async def on_extension_header_switched(self, message: ExtensionHeader.Switched) -> None:
+    def on_extension_header_switched(self, message: ExtensionHeader.Switched) -> None:
         group = message.header.group
-        await self.panel.set_enabled(group.name, not group.enabled)
+        self._in_background(self._switch(group.name, not group.enabled))
+
+    def _in_background(self, work: Awaitable[None]) -> None:
+        """Run ``work`` (a switch, a reload: extension code runs) while the screen goes on
+        answering keys; in the app's worker, so closing the screen does not cut a reload
+        short (the host runs reloads one at a time)."""
+        self.app.run_worker(work, group="extensions")
+
+    async def _switch(self, name: str, enabled: bool) -> None:
+        await self.panel.set_enabled(name, enabled)
         if self._reload is None:
-            self.notify(f"{group.name}: takes effect after Reload", markup=False)
+            self.notify(f"{name}: takes effect after Reload", markup=False)
             return
         await self.reload_extensions()
 
     async def reload_extensions(self) -> None:
-        """Re-read every extension (this runs their files), then redraw the tree."""
+        """Re-read every extension (this runs their files), then redraw the tree (unless the
+        screen was closed meanwhile)."""
         if self._reload is None:
             self.notify("Reload is not available here", severity="warning")
             return
         summary = await self._reload()
-        await self.rebuild()
+        if self.is_attached:
+            await self.rebuild()
         self.notify(summary, title="Reloaded extensions", markup=False)

@@ -120,7 +120,7 @@ async def test_cancel_interrupts_a_runaway_block(workspace, tmp_path):
                 await asyncio.sleep(0.02)
         assert any(isinstance(e, IterationStarted) for e in events)
         session.cancel()
-        ended = await asyncio.wait_for(task, timeout=5)
+        ended = await task
     finally:
         await host.close()
     assert ended.status is TurnStatus.CANCELLED

@@ -85,7 +85,7 @@ async def test_a_form_filled_and_submitted(workspace: Path) -> None:
         screen.body.fields["confirm"].input.focus()
         await pilot.press("space")
         await pilot.press("ctrl+s")
-        answer = await asyncio.wait_for(asking, 5)
+        answer = await asking
     assert answer and answer["service"] == "api" and answer["env"] == "prod"
     assert answer.reveal("token") == "s3cret" and answer["replicas"] == 3 and answer["confirm"]
 
@@ -98,7 +98,7 @@ async def test_a_form_cancelled(workspace: Path) -> None:
         await on_top(pilot, FormScreen)
         await type_keys(pilot, *"half typed")
         await pilot.press("escape")
-        answer = await asyncio.wait_for(asking, 5)
+        answer = await asking
         assert not isinstance(app.screen, FormScreen)
         assert answer.reason is AnswerReason.CANCELLED
 
@@ -112,7 +112,7 @@ async def test_a_form_cancelled(workspace: Path) -> None:
         await pilot.pause()
         assert isinstance(app.screen, FormScreen) and not locked.done()  # Esc only explains
         await pilot.press("y", "ctrl+s")
-        answer = await asyncio.wait_for(locked, 5)
+        answer = await locked
         assert answer.reason is None and answer["x"] == "y"
         await until(pilot, lambda: not isinstance(app.screen, FormScreen))
 
@@ -134,7 +134,7 @@ async def test_a_live_view_updated_and_stopped(workspace: Path) -> None:
                 flush_ms=20,
             ),
         )
-        view: LiveView = await asyncio.wait_for(opened, 5)
+        view: LiveView = await opened
         await until(pilot, lambda: bool(app.screen.query(LiveViewWidget)))
         widget = app.screen.query_one(LiveViewWidget)
         assert widget.border_title == "Indexing"
@@ -227,5 +227,5 @@ async def test_enter_moves_to_the_next_field_and_submits_from_the_last(workspace
             assert app.focused is screen.body.fields[names[n + 1]].input
             assert not asking.done() and app.screen is screen
         await type_keys(pilot, *"last", "enter")
-        answer = await asyncio.wait_for(asking, 5)
+        answer = await asking
     assert answer[names[0]] == "v0" and answer[names[28]] == "v28" and answer[names[29]] == "last"

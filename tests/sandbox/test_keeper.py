@@ -28,6 +28,7 @@ subprocess.Popen(
     pass_fds=(theirs.fileno(),), start_new_session=True,
 )
 theirs.close()
+ours.send(b"go\\n")  # the command may start
 print("started", flush=True)
 sys.stdin.read()
 """

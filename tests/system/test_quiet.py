@@ -1,55 +1,106 @@
-"""Two holders of ``model_stopped`` at once (an editor's file call under ``vis acp`` and git
-in a draft): the first to leave must not continue what the other still holds stopped."""
+"""``model_stopped`` holds the model's jailed commands: two holders at once (an editor's file call
+under ``vis acp`` and git in a draft), and a command started while they hold."""
 
 from __future__ import annotations
 
-import subprocess
+import asyncio
 import threading
-import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from vis_core.system.jail_check import jail_problem
+from vis_core.system.keeper import children
 from vis_core.system.quiet import held_processes, model_stopped
+from vis_core.system.shell import ShellHandle, ShellManager
 
 pytestmark = pytest.mark.skipif(jail_problem() is not None, reason=str(jail_problem()))
 
 
+def _status(pid: int) -> dict[str, str]:
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return dict(line.split(":\t", 1) for line in lines if ":\t" in line)
+
+
 def _state(pid: int) -> str:
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    return _status(pid)["State"][0]
 
 
-def _jailed_spinner() -> subprocess.Popen[bytes]:
-    """A process in a PID namespace of its own below this one, running until killed."""
-    argv = ["bwrap", "--unshare-pid", "--die-with-parent", "--ro-bind", "/", "/"]
-    spinner = subprocess.Popen([*argv, "sh", "-c", "while :; do :; done"])
-    deadline = time.monotonic() + 30
-    while not held_processes() and time.monotonic() < deadline:
-        time.sleep(0.01)  # until bwrap has made the namespace's first process
-    return spinner
+async def _jailed(shells: ShellManager, workspace: Path, command: str) -> ShellHandle:
+    return await shells.start(
+        command, cwd=workspace, output_dir=workspace / "out", jail_workspace=workspace
+    )
 
 
-def test_the_first_to_leave_does_not_continue_what_the_other_holds() -> None:
-    spinner = _jailed_spinner()
-    try:
-        first_in, leave = threading.Event(), threading.Event()
-        seen: list[str] = []
+@contextmanager
+def _held_elsewhere() -> Iterator[Callable[[], None]]:
+    """``model_stopped`` held by another thread (as an editor's file call is); the callable
+    makes it leave, and returns once it has."""
+    inside, leave = threading.Event(), threading.Event()
+    failed: list[BaseException] = []
 
-        def first() -> None:
+    def hold() -> None:
+        try:
             with model_stopped():
-                first_in.set()
-                leave.wait(10)
+                inside.set()
+                leave.wait()
+        except BaseException as exc:  # shown by the test
+            failed.append(exc)
+            inside.set()
 
-        holder = threading.Thread(target=first)
-        holder.start()
-        first_in.wait(10)
-        with model_stopped():
-            leave.set()
-            holder.join(10)  # the first holder has left
-            seen.append(_state(spinner.pid))
-        assert seen == ["T"]
+    holder = threading.Thread(target=hold)
+    holder.start()
+
+    def leaves() -> None:
+        leave.set()
+        holder.join()
+
+    try:
+        inside.wait()
+        assert not failed, failed
+        yield leaves
+    finally:
+        leaves()
+
+
+async def test_the_first_to_leave_does_not_continue_what_the_other_holds(
+    workspace: Path,
+) -> None:
+    shells = ShellManager()
+    spinner = await _jailed(shells, workspace, "while :; do :; done")
+    try:
+        while len(held_processes()) < 3:  # its keeper, bwrap, and the first process in the jail
+            assert spinner.running, spinner.status()
+            await asyncio.sleep(0.01)
+        with _held_elsewhere() as leave_first, model_stopped():
+            leave_first()
+            seen = {_state(pid) for pid in held_processes()}
+        assert seen == {"T"}
         assert _state(spinner.pid) != "T"  # continued once both have left
     finally:
-        spinner.kill()
-        spinner.wait()
+        await shells.close_all()
+
+
+async def test_a_command_started_while_the_model_is_held_starts_when_it_is_no_longer(
+    workspace: Path,
+) -> None:
+    """Its keeper waits, set up and asleep, with no process of the command; told once the last
+    holder leaves, it starts the command."""
+    shells = ShellManager()
+    try:
+        with _held_elsewhere():
+            handle = await _jailed(shells, workspace, "echo ran > ran.txt")
+            caught = 1 << (10 - 1)  # SIGUSR1: the keeper's handlers are in place
+            while not int(_status(handle.pid)["SigCgt"], 16) & caught:
+                await asyncio.sleep(0.01)
+            while _state(handle.pid) != "S":  # asleep: once started, it would have forked
+                await asyncio.sleep(0.01)
+            assert children(handle.pid) == []
+            assert handle.running
+        status = await handle.wait(None)
+        assert status.exit_code == 0, status
+        assert (workspace / "ran.txt").read_text() == "ran\n"
+    finally:
+        await shells.close_all()

@@ -343,6 +343,7 @@ async def _start_jailed(
 ) -> ShellHandle:
     """Like ``ShellManager.start`` under the jail, with the extension's grants bound (read-only
     and read-write) and ``extra`` paths read-write."""
+    import functools
     import shlex
 
     from vis_core.system.jail import jail_argv
@@ -351,21 +352,21 @@ async def _start_jailed(
     script = f"cd -- {shlex.quote(str(spec['cwd']))} || exit 125\n{spec['command']}"
     from vis_core.system.environ import child_environment
 
-    argv = jail_argv(
-        [shell, "-c", script],
-        jail,
-        read_only=terms.read,
-        read_write=(*terms.write, *extra),
-        project_root=terms.project_root,
-    )
     environment = child_environment(terms.project_values, spec["env"])
     handle = await start_handle(  # its keeper ends every process of it when Vis ends
         spec["command"],
-        argv,
+        [shell, "-c", script],
         _output_dir(),
         timeout=spec["timeout"],
         cwd=spec["cwd"],
         env=environment,
+        jail=functools.partial(
+            jail_argv,
+            workspace=jail,
+            read_only=terms.read,
+            read_write=(*terms.write, *extra),
+            project_root=terms.project_root,
+        ),
     )
     PROCESSES.shells.handles[handle.id] = handle
     return handle

@@ -3,8 +3,10 @@
 Run as a script (``python -I -S keeper.py FD MODE MEMORY -- ARGV...``), standard library only.
 It becomes a child subreaper (``PR_SET_CHILD_SUBREAPER``), so every process the command
 starts stays its descendant, also one that calls ``setsid()`` or forks twice; it starts the
-command in a session of its own and then waits. ``FD`` is its end of a socket pair whose other
-end only Vis holds: when it reads the end of it, Vis is gone and it kills every descendant.
+command in a session of its own once Vis writes on ``FD`` (Vis holds a command of the model's
+back while it acts on files the model could change: :mod:`vis_core.system.quiet`), and then
+waits. ``FD`` is its end of a socket pair whose other end only Vis holds: when it reads the end
+of it, Vis is gone and it kills every descendant.
 
 Vis talks to it with signals: SIGTERM is passed to every descendant, SIGUSR1 kills them all
 (SIGKILL). It reports on ``FD``: ``exit CODE`` when the command itself ends, ``memory BYTES``
@@ -69,7 +71,7 @@ def children(pid: int) -> list[int]:
     return found
 
 
-def _parents() -> dict[int, list[int]]:
+def parents() -> dict[int, list[int]]:
     """Every process's children, from ``/proc/*/stat`` (kernels without ``children`` files)."""
     tree: dict[int, list[int]] = {}
     try:
@@ -93,7 +95,7 @@ HAVE_CHILDREN_FILES = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
 
 def descendants(root: int = 0) -> list[int]:
     """Every process below ``root`` (default: the keeper), parents before their children."""
-    tree = None if HAVE_CHILDREN_FILES else _parents()
+    tree = None if HAVE_CHILDREN_FILES else parents()
     found: list[int] = []
     pending = [root or os.getpid()]
     while pending:
@@ -178,6 +180,10 @@ class Keeper:
                 os.write(2, f"vis: could not start {self.argv[0]}: {exc}\n".encode())
             os._exit(127)
         self.target = pid
+        devnull = os.open(os.devnull, os.O_RDWR)  # hold none of the command's pipes
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        os.close(devnull)
 
     def reap(self) -> bool:
         """Collect ended children; whether any child is left."""
@@ -206,7 +212,8 @@ class Keeper:
         where ``/proc`` cannot be read)."""
         signal_all(sig)
         try:
-            os.killpg(self.target, sig)
+            if self.target:
+                os.killpg(self.target, sig)
         except OSError:
             pass
 
@@ -247,11 +254,6 @@ class Keeper:
             signal.signal(sig, lambda s, _f: pending.append(s))
         for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
             signal.signal(sig, signal.SIG_IGN)
-        self.start()
-        devnull = os.open(os.devnull, os.O_RDWR)  # hold none of the command's pipes
-        for fd in (0, 1, 2):
-            os.dup2(devnull, fd)
-        os.close(devnull)
         fd = self.channel
         while True:
             timeout = MEMORY_POLL if self.memory else PARENT_POLL
@@ -264,9 +266,11 @@ class Keeper:
                     os.read(wake_r, 512)
                 except BlockingIOError:
                     pass
+            said = b""
             if fd in ready:
                 try:
-                    gone = not os.read(fd, 512)
+                    said = os.read(fd, 512)
+                    gone = not said
                 except BlockingIOError:
                     gone = False
                 except OSError:
@@ -276,8 +280,10 @@ class Keeper:
             if os.getppid() != self.parent:
                 self.leave()
             signals, pending[:] = list(pending), []
-            if signal.SIGUSR1 in signals:
-                self.leave()
+            if signal.SIGUSR1 in signals or (signals and not self.target):
+                self.leave()  # killed, or ended before the command started
+            if said and not self.target:  # Vis says the command may start
+                self.start()
             if signal.SIGTERM in signals:
                 self.signal_tree(signal.SIGTERM)
             left = self.reap()

@@ -5,6 +5,8 @@ parent death, stop, and how it ended."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import os
 import signal
@@ -19,6 +21,7 @@ from typing import IO, Any
 
 from vis_core.system.child_process import killed_with_parent, on_lasting_thread, python_argv
 from vis_core.system.lifetime import ChildLimits, child_setup, hide_vis, keeper_command
+from vis_core.system.quiet import model_command
 
 log = logging.getLogger(__name__)
 LINGER = 5.0  # seconds a child that closed its pipe may take to exit before it is killed
@@ -72,7 +75,8 @@ class ChildProcess:
     With a ``keeper``, the command runs under its keeper (:mod:`vis_core.system.keeper`), which
     owns its whole tree (``setsid()`` and double forks included), holds it to the memory limit,
     ends it with Vis, and says when the command itself ended (:meth:`ended`); :attr:`pid` is
-    then the keeper's, whose exit is the command's (same code or signal)."""
+    then the keeper's, whose exit is the command's (same code or signal). A jailed command
+    under a keeper is the model's: :func:`~vis_core.system.quiet.model_stopped` holds it."""
 
     def __init__(
         self,
@@ -138,9 +142,14 @@ class ChildProcess:
         finally:
             if theirs is not None:
                 theirs.close()
+        self.pid = self.process.pid
         if self._keeper is not None:
             self._keeper.setblocking(False)
-        self.pid = self.process.pid
+            start = functools.partial(_start_command, os.dup(self._keeper.fileno()))
+            if jail is None:
+                start()
+            else:  # the model's: held while Vis acts on files it could change
+                model_command(self.pid, start)
         assert self.process.stderr is not None
         if drain:
             threading.Thread(
@@ -326,6 +335,13 @@ class ChildProcess:
                 except OSError:
                     continue  # a broken pipe to a killed process: nothing left to flush
         return Ending(code)
+
+
+def _start_command(channel: int) -> None:
+    """Tell a keeper to start its command, on a copy of its channel (closed then)."""
+    with contextlib.suppress(OSError):  # the keeper is gone: so is the command
+        os.write(channel, b"go\n")
+    os.close(channel)
 
 
 def _log_line(line: str) -> None:

@@ -1,15 +1,16 @@
 """The model's processes held still while Vis acts on files they could change (an editor opening
 a path, git in a draft): none can swap a link in on the way.
 
-With the jail on, everything the model runs (its sandbox, its shells and what they start) lives
-in a PID namespace of its own below this process; orphans there stay there. A command still
-starting has no process in its jail yet: its keeper and bwrap's outer half, below this process
-too, are about to make one. So, while any jailed process exists, every process below this one
-is stopped, until two looks at ``/proc`` in a row find the same processes, all stopped (a
-process may fork just before its stop lands: the second look finds its child). A stopped
-process cannot fork, rename or continue another: a path checked then stays as checked until
-they continue. With the jail off there is none to stop, and no boundary to keep: the model's
-code reads and writes whatever this user can.
+The model's code runs in jailed commands (its sandbox child, its shells), each under a keeper
+(:mod:`vis_core.system.keeper`) that keeps every process the command starts below it. Whoever
+starts one hands its keeper to :func:`model_command` before the command starts: the keepers'
+trees are what is held, nothing else of Vis (extension workers, MCP servers go on). Inside
+:func:`model_stopped`, each process of those trees is stopped, until two looks at ``/proc`` in
+a row find the same processes, all stopped (a process may fork just before its stop lands: the
+second look finds its child). A stopped process cannot fork, rename or continue another: a path
+checked then stays as checked until they continue. A command started meanwhile waits for the
+last holder to leave (its keeper starts it when told). With the jail off there is none to stop,
+and no boundary to keep: the model's code reads and writes whatever this user can.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 STOP_SECONDS = 2.0  # a process in an uninterruptible wait stops when its call returns
 _STOPPED = frozenset("TtZX")  # stopped, traced, zombie, dead: none of them acts
@@ -29,69 +30,84 @@ class NotQuiet(OSError):
     """The model's processes could not all be stopped in time (the tool uses disk)."""
 
 
-def _tree() -> dict[int, list[int]]:
-    tree: dict[int, list[int]] = {}
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            state = _stat(int(name))
-            if state is not None:
-                tree.setdefault(state[1], []).append(int(name))
-    return tree
-
-
-def _stat(pid: int) -> tuple[str, int] | None:
-    """``(state, parent pid)`` of ``pid``; None once it is gone."""
+def _stat(pid: int) -> list[str] | None:
+    """The fields of ``pid``'s ``/proc`` stat after its name (its state first); None once it
+    is gone."""
     try:
         with open(f"/proc/{pid}/stat") as file:
-            fields = file.read().rsplit(")", 1)[1].split()
-        return fields[0], int(fields[1])
-    except (OSError, IndexError, ValueError):
+            return file.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
         return None
 
 
-def _jailed(pid: int, own: str) -> bool:
-    """In another PID namespace than this process (unreadable counts as jailed)."""
-    try:
-        return os.readlink(f"/proc/{pid}/ns/pid") != own
-    except FileNotFoundError:
-        return False  # gone
-    except OSError:
-        return True
+def _start_time(pid: int) -> str | None:
+    """When ``pid`` started (None once it is gone): a pid used again is another process."""
+    fields = _stat(pid)
+    return None if fields is None else fields[19]
+
+
+class _Model:
+    """The keepers of the model's commands in this process, who holds them, what they stopped
+    and what waits to start."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.keepers: dict[int, str] = {}  # pid: when it started
+        self.holders = 0
+        self.stopped: set[int] = set()
+        self.waiting: list[Callable[[], None]] = []
+
+    def live(self) -> list[int]:
+        """The keepers still there (with the lock held); the ended ones are forgotten."""
+        for pid, started in list(self.keepers.items()):
+            if _start_time(pid) != started:
+                del self.keepers[pid]
+        return list(self.keepers)
+
+
+_MODEL = _Model()
+
+
+def model_command(keeper: int, start: Callable[[], None]) -> None:
+    """A jailed command of the model's whose keeper, ``keeper``, waits to start it: held from
+    now on. ``start`` tells the keeper to start it, at once, or once the last holder left."""
+    with _MODEL.lock:
+        _MODEL.live()
+        started = _start_time(keeper)
+        if started is not None:
+            _MODEL.keepers[keeper] = started
+        if _MODEL.holders:
+            _MODEL.waiting.append(start)
+        else:
+            start()
 
 
 def held_processes() -> list[int]:
-    """Every process below this one while any of them is jailed (none with the jail off)."""
-    own = os.readlink("/proc/self/ns/pid")
-    tree = _tree()
+    """The model's processes: the keepers of its commands and every process below them."""
+    with _MODEL.lock:
+        keepers = _MODEL.live()
+    if not keepers:
+        return []
+    from vis_core.system.keeper import parents  # here: only a jailed command needs it
+
+    tree = parents()
     found: list[int] = []
-    pending = list(tree.get(os.getpid(), []))
+    pending = keepers
     while pending:
         pid = pending.pop()
         found.append(pid)
         pending += tree.get(pid, [])
-    return found if any(_jailed(pid, own) for pid in found) else []
-
-
-class _Holders:
-    """Who holds the model stopped in this process, and what they stopped."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.holders = 0
-        self.stopped: set[int] = set()
-
-
-_HELD = _Holders()
+    return found
 
 
 @contextlib.contextmanager
 def model_stopped() -> Iterator[None]:
-    """Inside, every process below this one is stopped (see the module docstring); the ones
-    stopped continue when the last holder leaves (an editor's file call and git in a draft
-    may hold them at once). ``NotQuiet`` when one would not stop within
-    :data:`STOP_SECONDS`."""
-    with _HELD.lock:
-        _HELD.holders += 1
+    """Inside, every process of the model's is stopped (see the module docstring); the ones
+    stopped continue, and the commands started meanwhile start, when the last holder leaves
+    (an editor's file call and git in a draft may hold them at once). ``NotQuiet`` when one
+    would not stop within :data:`STOP_SECONDS`."""
+    with _MODEL.lock:
+        _MODEL.holders += 1
     try:
         deadline = time.monotonic() + STOP_SECONDS
         still: set[int] | None = None  # what the last look found, when all of it was stopped
@@ -99,8 +115,8 @@ def model_stopped() -> Iterator[None]:
             found = held_processes()
             running = []
             for pid in found:
-                state = _stat(pid)
-                if state is not None and state[0] not in _STOPPED:
+                fields = _stat(pid)
+                if fields is not None and fields[0] not in _STOPPED:
                     running.append(pid)
             if not running:
                 if still == set(found):
@@ -113,15 +129,18 @@ def model_stopped() -> Iterator[None]:
             for pid in running:  # again if another continued it before it stopped
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGSTOP)
-                    with _HELD.lock:
-                        _HELD.stopped.add(pid)
+                    with _MODEL.lock:
+                        _MODEL.stopped.add(pid)
             time.sleep(0.001)  # the signal lands when each is next scheduled
         yield
     finally:
-        with _HELD.lock:
-            _HELD.holders -= 1
-            last = _HELD.holders == 0
-            stopped, _HELD.stopped = (_HELD.stopped, set()) if last else (set(), _HELD.stopped)
-        for pid in stopped:
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGCONT)
+        with _MODEL.lock:  # held until all continued: a new holder's look finds them running
+            _MODEL.holders -= 1
+            if not _MODEL.holders:
+                stopped, _MODEL.stopped = _MODEL.stopped, set()
+                waiting, _MODEL.waiting = _MODEL.waiting, []
+                for pid in stopped:
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGCONT)
+                for start in waiting:
+                    start()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import codecs
 import contextlib
+import functools
 import itertools
 import logging
 import shlex
@@ -400,24 +401,24 @@ class ShellManager:
             raise PermissionError(self.refusal)
         shell = "/bin/bash" if Path("/bin/bash").exists() else "/bin/sh"
         argv = [shell, "-c", command]
+        jail = None
         if jail_workspace is not None:
             # the jail starts in the workspace; move to the asked folder first
-            script = f"cd -- {shlex.quote(str(cwd))} || exit 125\n{command}"
-            inner = [shell, "-c", script]
+            argv = [shell, "-c", f"cd -- {shlex.quote(str(cwd))} || exit 125\n{command}"]
             network = None if self.network is None else await self.network()
             if network is not None:
-                inner = bridged(inner)
+                argv = bridged(argv)
                 env = {**(env or {}), **proxy_environment()}
-            argv = jailed(
-                inner,
-                jail_workspace,
-                jail_read_write,
-                self.project_root,
+            jail = functools.partial(
+                jailed,
+                workspace=jail_workspace,
+                read_write=jail_read_write,
+                project_root=self.project_root,
                 home_writable=self.home_writable,
                 network_folder=network,
                 read_only=(*self.read_paths, *jail_read_only),
+                tmpfs_bytes=self.limits.memory_bytes if self.limits else 0,
             )
-            argv = cap_tmpfs(argv, self.limits.memory_bytes if self.limits else 0)
         handle = await start_handle(
             command,
             argv,
@@ -426,7 +427,7 @@ class ShellManager:
             limits=self.limits,
             cwd=cwd,
             env=self.child_env(env),
-            jailed=jail_workspace is not None,
+            jail=jail,
         )
         handle.on_exit = self.on_exit
         self.handles[handle.id] = handle
@@ -483,16 +484,20 @@ async def start_handle(
     limits: ChildLimits | None = None,
     cwd: Path | str,
     env: Mapping[str, str],
-    jailed: bool = False,
+    jail: Callable[[list[str]], list[str]] | None = None,
 ) -> ShellHandle:
-    """Start ``argv`` (``command`` under bash, maybe jailed) with pipes for a handle. Its keeper
-    owns every process it starts (also ``setsid`` ones) and ends them all when Vis ends."""
-    child = ChildProcess(argv, env=env, cwd=cwd, keeper="shell", limits=limits, drain=False)
+    """Start ``argv`` (``command`` under bash), in ``jail`` if given, with pipes for a handle.
+    Its keeper owns every process it starts (also ``setsid`` ones) and ends them all when Vis
+    ends."""
+    child = ChildProcess(
+        argv, env=env, cwd=cwd, jail=jail, keeper="shell", limits=limits, drain=False
+    )
     try:
         streams = await child.streams()
     except BaseException:
         child.kill()
         raise
+    jailed = jail is not None
     return ShellHandle(command, child, streams, output_dir, timeout=timeout, jailed=jailed)
 
 
@@ -505,9 +510,11 @@ def jailed(
     home_writable: bool = False,
     network_folder: Path | None = None,
     read_only: tuple[Path, ...] = (),
+    tmpfs_bytes: int = 0,
 ) -> list[str]:
-    """``argv`` wrapped by the jail; never runs unconfined when the jail cannot be applied."""
-    return jail_argv(
+    """``argv`` wrapped by the jail; never runs unconfined when the jail cannot be applied.
+    ``tmpfs_bytes``: what its memory-backed folders may hold (0: no cap)."""
+    wrapped = jail_argv(
         argv,
         workspace,
         read_only=[*read_only, *([] if network_folder is None else [python_home()])],
@@ -516,3 +523,4 @@ def jailed(
         home_writable=home_writable,
         network_folder=network_folder,
     )
+    return cap_tmpfs(wrapped, tmpfs_bytes)

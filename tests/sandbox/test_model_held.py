@@ -1,0 +1,106 @@
+"""While Vis holds the model's processes (an editor's file call, git in a draft), only they are
+stopped: the sandbox child and what the model left running in the jail. The session's
+extension worker goes on answering and its MCP stdio server goes on running."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import textwrap
+import threading
+from pathlib import Path
+
+import pytest
+import yaml
+
+from vis_core.host import Host, HostOptions
+from vis_core.system.quiet import model_stopped
+
+from .hostile import BWRAP_PROBLEM
+
+pytestmark = pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=BWRAP_PROBLEM or "")
+
+SERVER = Path(__file__).parents[1] / "mcp_servers" / "server_app.py"
+PINGER = """
+import os
+import vis_core.extension as vis
+
+vis.register_extension(vis.Extension(
+    name="pinger", alias="pinger", description="Says where it runs.",
+    slash_commands=[vis.SlashCommand("ping", lambda ctx: f"pong {os.getpid()}")],
+))
+"""
+BLOCK = """
+h = await shell("while :; do sleep 0.01; done")  # left running
+print((await mcp__fixture__weather(city="Oslo")).is_error)
+"""
+
+
+def _below(root: int) -> dict[int, tuple[str, bool, str]]:
+    """Every process below ``root``: its state, whether it is in another PID namespace, and
+    its command line."""
+    own = os.readlink("/proc/self/ns/pid")
+    table: dict[int, tuple[int, str, bool, str]] = {}
+    for name in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
+            jailed = os.readlink(f"/proc/{name}/ns/pid") != own
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes().decode(errors="replace")
+        except (OSError, IndexError):
+            continue
+        table[int(name)] = (int(fields[1]), fields[0], jailed, cmdline)
+    found: dict[int, tuple[str, bool, str]] = {}
+    pending = [root]
+    while pending:
+        parent = pending.pop()
+        for pid, (ppid, state, jailed, cmdline) in table.items():
+            if ppid == parent:
+                found[pid] = (state, jailed, cmdline)
+                pending.append(pid)
+    return found
+
+
+async def test_only_the_models_processes_are_held(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "pinger.py").write_text(textwrap.dedent(PINGER))
+    server = {"command": sys.executable, "args": [str(SERVER), "stdio"]}
+    (vis_home / "mcp.json").write_text(json.dumps({"mcpServers": {"fixture": server}}))
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump([{"code": BLOCK}, {"text": "Done."}]))
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        await session.submit("go")
+        pong = (await host.commands.run(session, "/ping")).title
+        worker = int(pong.split()[-1])
+        inside, leave = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            try:
+                with model_stopped():
+                    inside.set()
+                    leave.wait()
+            finally:  # NotQuiet: what the test then finds running says it
+                inside.set()
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        try:
+            await asyncio.to_thread(inside.wait)
+            below = _below(os.getpid())
+            jailed = {pid: state for pid, (state, j, _) in below.items() if j}
+            # the sandbox child, the loop and its sleeps, in their jails
+            assert len(jailed) >= 3 and set(jailed.values()) == {"T"}, below
+            assert below[worker][0] != "T", below[worker]
+            (mcp,) = [state for state, _, line in below.values() if str(SERVER) in line]
+            assert mcp != "T"
+            assert (await host.commands.run(session, "/ping")).title == pong  # it answers
+        finally:
+            leave.set()
+            await asyncio.to_thread(holder.join)
+    finally:
+        await host.close()

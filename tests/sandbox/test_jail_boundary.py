@@ -756,3 +756,27 @@ def test_a_hard_link_made_earlier_does_not_open_a_protected_file(
     assert target.read_text() == before
     os.unlink(repo / "notes.txt")
     jail_argv(["true"], repo)  # one name again: the jail starts
+
+
+@jailed
+def test_vis_home_in_a_writable_home_cannot_be_moved_out_of_its_mask(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Vis started in home with ``jail_home_writable``, its folders under home (as without
+    VIS_HOME): a jail masks ``~/.config/vis``, but a block could rename ``~/.config``; the
+    next jail found no ``~/.config/vis`` to mask and showed the keys under the new name."""
+    home = tmp_path / "ada"
+    vis_home = home / ".config" / "vis"
+    vis_home.mkdir(parents=True)
+    (vis_home / "secrets").write_text("sk-host-secret\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("VIS_HOME", str(vis_home))
+
+    def run(script: str) -> str:
+        argv = jail_argv(["sh", "-c", script], home, home_writable=True)
+        return subprocess.run(argv, capture_output=True, text=True, timeout=60).stdout
+
+    moved = run("mv ~/.config ~/.moved 2>/dev/null && echo moved || echo refused")
+    shown = run("cat ~/.moved/vis/secrets ~/.config/vis/secrets 2>/dev/null; echo end")
+    assert (moved, shown) == ("refused\n", "end\n")
+    assert (vis_home / "secrets").read_text() == "sk-host-secret\n"

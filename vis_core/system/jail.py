@@ -303,16 +303,18 @@ def jail_argv(
         args += ["--ro-bind", str(path), str(path)]
     bind = "--ro-bind" if workspace_read_only else "--bind"
     args += [bind, str(root), str(root)]
-    if holds_home and not home_writable and not workspace_read_only:
+    home_bound = holds_home and not home_writable and not workspace_read_only
+    if home_bound:
         args += ["--ro-bind", str(home), str(home)]  # the person may allow them
         args += [arg for entry in _home_entries(home) for arg in ("--bind", entry, entry)]
+    inner = [*(p for p in shown if p not in holding), *masked, *read_write]
+    for folder in _pins(root, inner, shown, home if home_bound else None):
+        mode = is_protected(folder, root, home_writable=home_writable) or workspace_read_only
+        args += ["--ro-bind" if mode else "--bind", str(folder), str(folder)]
     if holds_home:
         # a socket accepts connections on a read-only mount too (Docker Desktop's, an ssh
         # ControlMaster's, gpg-agent's): each one among home's dot entries is covered
         args += [arg for sock in home_sockets(home) for arg in ("--ro-bind", "/dev/null", sock)]
-    for folder in _pins(root, [p for p in shown if p not in holding], read_write):
-        mode = is_protected(folder, root, home_writable=home_writable) or workspace_read_only
-        args += ["--ro-bind" if mode else "--bind", str(folder), str(folder)]
     for path in shown:
         if path not in holding:
             args += ["--ro-bind", str(path), str(path)]
@@ -350,20 +352,27 @@ def jail_argv(
     return args
 
 
-def _pins(root: Path, shown: Sequence[Path], read_write: Sequence[Path]) -> list[Path]:
-    """The folders of the workspace ``root`` that hold a path bound inside it (``shown``, or a
-    ``read_write`` grant), outside every shown path, shallowest first: each is bound onto
-    itself, and a mount point cannot be renamed. Otherwise a block could move such a folder
-    away and leave a link to a hidden host folder in its place, which the next jail would
-    bind: the folder the person shows read-only (``jail_read_paths``), or Vis's runtime in
-    a virtualenv of the workspace."""
-    inner = [p for p in (*shown, *(Path(g).resolve() for g in read_write)) if root in p.parents]
+def _pins(
+    root: Path, inner: Sequence[Path], shown: Sequence[Path], home: Path | None
+) -> list[Path]:
+    """The folders of the workspace ``root`` that hold a path bound or masked inside it
+    (``inner``: a shown path, Vis's own folders, a ``read_write`` grant), outside every
+    ``shown`` path and not holding ``home`` (bound read-only already), shallowest first:
+    each is bound onto itself, and a mount point cannot be renamed. Otherwise a block could
+    move such a folder away: the next jail would bind a link to a hidden host folder left in
+    its place (the folder the person shows read-only with ``jail_read_paths``, Vis's runtime
+    in a virtualenv of the workspace), or find no VIS_HOME to mask and show it under the new
+    name (Vis started in home with ``jail_home_writable``)."""
+    paths = [Path(p).resolve() for p in inner]
     return sorted(
         {
             folder
-            for path in inner
+            for path in paths
+            if root in path.parents
             for folder in path.parents
-            if root in folder.parents and not _under(folder, shown)
+            if root in folder.parents
+            and not _under(folder, shown)
+            and not (home is not None and _under(home, [folder]))
         },
         key=lambda folder: len(folder.parts),
     )

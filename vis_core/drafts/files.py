@@ -78,60 +78,21 @@ def content_id(source: Beneath, name: str, object_format: str = "sha1") -> str |
 
 
 def remove_tree(folder: Path) -> None:
-    """Delete ``folder`` and everything in it (read-only folders too). Each folder is opened
-    from the one above by descriptor, never through a link, and made writable through it:
-    the model's code may swap a folder of the draft for a link meanwhile, and nothing
-    outside the draft is changed or deleted (a link is removed as itself)."""
-    try:
-        parent = os.open(folder.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except FileNotFoundError:
+    """Delete ``folder`` and everything in it (read-only folders too). ``os.fwalk`` and
+    ``shutil.rmtree`` open each folder from the one above by descriptor, never through a
+    link, and the folders are made writable through those descriptors: the model's code may
+    swap a folder of the draft for a link meanwhile, and nothing outside it is changed."""
+    if folder.is_symlink():
+        folder.unlink()
         return
-    try:
-        _remove(parent, folder.name, is_dir=True)
-    finally:
-        os.close(parent)
-
-
-_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-
-
-def _remove(parent: int, name: str, *, is_dir: bool) -> None:
-    """Remove entry ``name`` of the open folder ``parent``: a folder with all it holds, any
-    other entry (a link above all) as itself."""
-    if not is_dir:
-        try:
-            os.unlink(name, dir_fd=parent)
-            return
-        except FileNotFoundError:
-            return
-        except IsADirectoryError:
-            pass  # a folder now
-    try:
-        try:
-            fd = os.open(name, _FOLDER, dir_fd=parent)
-        except PermissionError:  # a folder this user may not list: chmod it, not through a link
-            with contextlib.suppress(ValueError, NotImplementedError):  # a link: the open says
-                os.chmod(name, 0o700, dir_fd=parent, follow_symlinks=False)
-            fd = os.open(name, _FOLDER, dir_fd=parent)
-    except FileNotFoundError:
+    if not folder.is_dir():
         return
-    except OSError as exc:
-        if exc.errno not in (errno.ENOTDIR, errno.ELOOP):
-            raise
-        os.unlink(name, dir_fd=parent)  # not a folder (any more): removed as itself
-        return
-    try:
+    for _, names, _, fd in os.fwalk(folder):
         os.fchmod(fd, 0o700)  # its entries can go
-        with os.scandir(fd) as listing:
-            found = [(entry.name, entry.is_dir(follow_symlinks=False)) for entry in listing]
-        for child, child_is_dir in found:
-            _remove(fd, child, is_dir=child_is_dir)
-    finally:
-        os.close(fd)
-    try:
-        os.rmdir(name, dir_fd=parent)
-    except NotADirectoryError:
-        os.unlink(name, dir_fd=parent)  # swapped for a link once emptied: it goes as itself
+        for name in names:  # before the walk opens them; a link is refused, not followed
+            with contextlib.suppress(OSError, ValueError, NotImplementedError):
+                os.chmod(name, 0o700, dir_fd=fd, follow_symlinks=False)
+    shutil.rmtree(folder)
 
 
 # Makes the new file (or link) at the temporary path it is given; ``None``: remove the file.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import stat
@@ -14,7 +15,7 @@ if TYPE_CHECKING:  # pathspec loads when a .gitignore or a glob is first matched
     from pathspec import GitIgnoreSpec
 
 from vis_core.system.git import GitFailed, run_git
-from vis_core.tools.beneath import read_child
+from vis_core.tools.beneath import Beneath, read_child
 
 # pathspec marks the part of a gitignore match that comes from an ancestor folder ("foo"
 # matching "foo/bar.py") with this regex group; a glob filter on files must not count it.
@@ -189,50 +190,29 @@ def walk_files(root: str, *, hidden: bool) -> Iterator[str]:
 
 
 def lstats(root: str, paths: Iterable[str]) -> dict[str, os.stat_result]:
-    """The ``lstat`` of each of ``paths`` (absolute, under folder ``root``), its folders opened
-    one inside the other from ``root`` by descriptor, never through a link: a path with a
-    link (or a folder gone) on the way is left out, so a folder swapped for a link cannot
-    show what lies outside ``root``."""
+    """The ``lstat`` of each of ``paths`` (absolute, under folder ``root``) through its
+    folder, opened beneath ``root`` (:class:`Beneath`): a path with a link out of ``root`` (or
+    a folder gone) on the way is left out, so a folder swapped for a link cannot show what
+    lies outside. Paths of one folder next to each other open it once."""
     found: dict[str, os.stat_result] = {}
-    cut = len(os.path.join(root, ""))
-    try:
-        opened = [("", os.open(root, _PASS & ~os.O_NOFOLLOW))]  # (folder below root, fd)
-    except OSError:
-        return found
+    beneath, cut = Beneath(Path(root)), len(os.path.join(root, ""))
+    folder, fd = None, -1
     try:
         for path in paths:
-            folder, _, name = path[cut:].rpartition("/")
-            if folder != opened[-1][0] and not _descend(opened, folder):
-                continue
-            try:
-                found[path] = os.stat(name, dir_fd=opened[-1][1], follow_symlinks=False)
-            except OSError:
-                continue
+            parent, _, name = path[cut:].rpartition("/")
+            if parent != folder:
+                if fd >= 0:
+                    os.close(fd)
+                folder, fd = parent, -1
+                with contextlib.suppress(OSError):
+                    fd = beneath.open(parent or ".", _PASS)[0]
+            if fd >= 0:
+                with contextlib.suppress(OSError):
+                    found[path] = os.stat(name, dir_fd=fd, follow_symlinks=False)
     finally:
-        for _, fd in opened:
+        if fd >= 0:
             os.close(fd)
     return found
-
-
-def _descend(opened: list[tuple[str, int]], folder: str) -> bool:
-    """Make ``opened`` (root first, each folder inside the one before) end at ``folder``;
-    False when a name on the way is not a folder (a link, gone): it then ends above it."""
-    while len(opened) > 1 and not _within(folder, opened[-1][0]):
-        os.close(opened.pop()[1])
-    have = opened[-1][0]
-    rest = folder[len(have) + 1 :] if have else folder
-    for name in rest.split("/") if rest else ():
-        try:
-            fd = os.open(name, _PASS, dir_fd=opened[-1][1])
-        except OSError:
-            return False
-        opened.append((f"{have}/{name}" if have else name, fd))
-        have = opened[-1][0]
-    return True
-
-
-def _within(folder: str, above: str) -> bool:
-    return folder == above or folder.startswith(above + "/")
 
 
 @lru_cache(maxsize=256)

@@ -65,9 +65,10 @@ def fork_stored(
     store: Store, source_id: str, turn: int | str | None, what: str
 ) -> Future[SessionRow]:
     """A new session holding ``source_id``'s events up to and including ``turn``'s end, with
-    fresh ids, ``forked_from`` recorded and the fork point kept for ``read_session``: read
-    and written by the store's writer, after what was queued before (the future of the new
-    row, or of the ``LookupError`` or ``ValueError`` that says why there is no fork)."""
+    fresh ids, its group and session settings, ``forked_from`` recorded and the fork point
+    kept for ``read_session``: read and written by the store's writer, after what was queued
+    before (the future of the new row, or of the ``LookupError`` or ``ValueError`` that says
+    why there is no fork)."""
     return store.writer.call(partial(_fork, store, source_id, turn, what))
 
 
@@ -94,6 +95,9 @@ def _fork(store: Store, source_id: str, turn: int | str | None, what: str) -> Se
     )
     store.append(SessionCreated(row.id, title=title, workspace=source.workspace, group=row.group))
     store.append_many(_renamed(copied, row.id))
+    # its settings too: a jail turned on for that session alone stays on in the fork
+    for setting_id, value in store.list_overrides("session", source.id).items():
+        store.set_override("session", row.id, setting_id, value)
     store.state_set(FORK_POINT_STATE, row.id, {"turn_id": last.id, "position": last.position})
     fresh = store.get_session(row.id)
     assert fresh is not None

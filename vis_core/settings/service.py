@@ -202,17 +202,21 @@ class SettingsService(SettingsReader):
             return await self._tell_changes(before, self._effective(session_id), session_id)
 
     async def inherit(self, session_id: str, parent_id: str) -> list[str]:
-        """Give the child session ``session_id`` its parent's group and session values (a
-        fork kept the group of the session it copies): the jail, its folders and the limits
-        the person set for the parent bound the child's blocks too. The values that change
-        for it run their ``on_change`` and reach the listeners as a save's do."""
+        """Give the child session ``session_id`` its parent's group and session values, in
+        place of its own (a fork kept those of the session it copies): the jail, its folders
+        and the limits the person set for the parent bound the child's blocks too. The
+        values that change for it run their ``on_change`` and reach the listeners as a
+        save's do."""
         store = self.store
         if store is None:
             raise ValueError("a child session's settings need the Vis database")
 
         def copy() -> None:
             store.set_group(session_id, self.session_group(parent_id))
-            for setting_id, value in store.list_overrides("session", parent_id).items():
+            given = store.list_overrides("session", parent_id)
+            for setting_id in store.list_overrides("session", session_id).keys() - given.keys():
+                store.delete_override("session", session_id, setting_id)
+            for setting_id, value in given.items():
                 store.set_override("session", session_id, setting_id, value)
 
         async with self.order.one():

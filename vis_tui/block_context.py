@@ -26,10 +26,12 @@ DEFAULT_PACING = AnswerPacing()
 class BlockContext:
     """What a block renderer may need beyond the block: the workspace for short paths,
     ``attachments`` (a name or id to its stored file in the shown session, or None),
-    ``show_steps`` (the ``summarize_steps`` setting: end each turn with its step counts) and
-    how streamed answers are paced."""
+    ``show_steps`` (the ``summarize_steps`` setting: end each turn with its step counts),
+    ``printed`` (the last N lines the shown session's running block printed so far) and how
+    streamed answers are paced."""
 
     workspace: Path | None = None
     attachments: Callable[[str], Path | None] | None = None
     show_steps: Callable[[], bool] = lambda: True
+    printed: Callable[[int], str] | None = None
     answer_pacing: AnswerPacing = DEFAULT_PACING

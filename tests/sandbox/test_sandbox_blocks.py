@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from vis_core.extension.metadata import build_metadata
@@ -116,3 +117,41 @@ def test_release_sha_is_a_full_commit_or_none() -> None:
 
     sha = build_metadata()["VIS_SHA_RELEASE"]
     assert sha is None or re.fullmatch(r"[0-9a-f]{40}(-dirty)?", sha)
+
+
+async def test_what_a_running_block_printed_so_far_is_seen_before_it_ends(
+    sandbox: Sandbox,
+) -> None:
+    """Its last lines, as a terminal shows them (a line redrawn with \\r shows its last draw);
+    between blocks, nothing."""
+    go = sandbox.workspace / "go"
+    block = asyncio.ensure_future(
+        sandbox.run(
+            "import os, sys, time\nprint('one')\nprint('two', file=sys.stderr)\n"
+            "print('fetching 10%\\rfetching 90%', flush=True)\n"
+            "while not os.path.exists('go'):\n    time.sleep(0.01)\nprint('end')\n"
+        )
+    )
+    try:
+        for _ in range(3000):  # until the child's output reached the host (no time asserted)
+            if sandbox.printed(2) == "two\nfetching 90%" or block.done():
+                break
+            await asyncio.sleep(0.01)
+        assert sandbox.printed(2) == "two\nfetching 90%"
+        assert sandbox.printed(9) == "one\ntwo\nfetching 90%"
+    finally:
+        go.write_text("")
+    result = await block
+    assert result.stdout.endswith("end\n") and sandbox.printed(3) == ""
+
+
+def test_the_tail_of_printed_text_is_its_last_whole_lines() -> None:
+    from vis_core.sandbox.output import TailBuffer
+
+    buffer = TailBuffer()
+    assert buffer.tail(3) == ""
+    for part in ("a\nb", "\nc\n", "d\r\n", "x" * 10_000):
+        buffer.add(part)
+    assert buffer.tail(2) == "x" * 4096  # from the last 4,096 characters at most
+    assert buffer.tail(2, chars=10**6) == "d\n" + "x" * 10_000
+    assert buffer.tail(9, chars=10**6).startswith("a\nb\nc\nd\n")

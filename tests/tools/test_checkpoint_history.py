@@ -47,8 +47,9 @@ def _used(points: Checkpoints) -> set[str]:
 
 
 def _session(ws: Path, private: Path, turns: range, looks: tuple[int, ...]) -> dict[int, Files]:
-    """Take a checkpoint before each of ``turns`` and do its work; after each of ``looks``
-    a turn that changes nothing (its checkpoint dropped). The files before each turn."""
+    """Take a checkpoint before each of ``turns``, do its work and end the turn; after each
+    of ``looks`` a turn that changes nothing (its checkpoint dropped). The files before
+    each turn."""
     ws.mkdir(exist_ok=True)
     (ws / "keep.txt").write_text("never changed\n")
     (ws / "run.sh").write_text("#!/bin/sh\n")
@@ -58,6 +59,7 @@ def _session(ws: Path, private: Path, turns: range, looks: tuple[int, ...]) -> d
         before[turn] = _files(ws)
         points.take(f"t{turn}", turn)
         _work(ws, turn)
+        assert not points.drop_if_unchanged(f"t{turn}")
         if turn in looks:
             points.take(f"look{turn}", turn)
             assert points.drop_if_unchanged(f"look{turn}")
@@ -66,10 +68,12 @@ def _session(ws: Path, private: Path, turns: range, looks: tuple[int, ...]) -> d
 
 def test_after_many_turns_each_kept_checkpoint_restores_exactly(tmp_path: Path) -> None:
     ws, private = tmp_path / "ws", tmp_path / "private"
-    # the 21st checkpoint (a look after turn 20) prunes the first and is then dropped
+    # the 21st checkpoint is a look's (after turn 20): dropped, it takes no turn's place
     before = _session(ws, private, range(1, 26), looks=(7, 20))
     points = Checkpoints(ws, private)
     assert _blobs(private) == _used(points)  # the copies only pruned checkpoints used are gone
+    points.take("look", 26)  # nor does a look after the last turn
+    assert points.drop_if_unchanged("look")
     with pytest.raises(LookupError, match=f"only {KEEP} turn"):
         points.restore(KEEP + 1)
     for turn in range(25, 25 - KEEP, -1):  # undo one turn at a time, to the oldest kept

@@ -7,7 +7,7 @@ import json
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from textual.pilot import Pilot
 from textual.screen import Screen
@@ -59,7 +59,7 @@ async def started(app: VisApp, pilot: Pilot[int]) -> None:
     await pilot.pause()
 
 
-async def until(pilot: Pilot[int], condition: Callable[[], bool], seconds: float = 20) -> None:
+async def until(pilot: Pilot[Any], condition: Callable[[], bool], seconds: float = 20) -> None:
     """Let the app run until ``condition`` holds (fails the test after ``seconds``)."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
@@ -69,11 +69,11 @@ async def until(pilot: Pilot[int], condition: Callable[[], bool], seconds: float
         await pilot.pause(0.02)
 
 
-async def on_top(pilot: Pilot[int], kind: type[S]) -> S:
+async def on_top(pilot: Pilot[Any], kind: type[S], seconds: float = 20) -> S:
     """The screen of ``kind`` once it is on top and mounted: a pushed screen is on top before
     it is composed and its ``on_mount`` has run."""
     app = pilot.app
-    await until(pilot, lambda: isinstance(app.screen, kind) and app.screen.is_mounted)
+    await until(pilot, lambda: isinstance(app.screen, kind) and app.screen.is_mounted, seconds)
     screen = app.screen
     assert isinstance(screen, kind)
     return screen

@@ -145,3 +145,26 @@ async def test_a_folded_row_keeps_each_long_line_to_one_line(
         row.focus()
         await pilot.press("enter")
         await until(pilot, lambda: "notes.txt" in _drawn(app, "write"))  # opened: whole
+
+
+async def test_a_running_block_shows_the_last_lines_it_printed_until_it_ends(
+    workspace: Path, tmp_path: Path
+) -> None:
+    code = (
+        "import os, time\nfor n in range(1, 6):\n    print(f'epoch {n}', flush=True)\n"
+        "while not os.path.exists('go'):\n    time.sleep(0.01)"
+    )
+    script = write_script(tmp_path, [{"code": code}, {"text": "Trained."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"train", "enter")
+        await until(pilot, lambda: "│ epoch 5" in _drawn(app, "train"))
+        shown = _drawn(app, "train")
+        assert "⋯ Python  running" in shown
+        tail = [line.strip() for line in shown.splitlines() if "│" in line]
+        assert tail == ["│ epoch 3", "│ epoch 4", "│ epoch 5"]  # the last three, under the code
+        (workspace / "go").write_text("")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Trained.")
+        await until(pilot, lambda: "printed 5 lines" in _drawn(app, "train"))
+        assert "│ epoch" not in _drawn(app, "train")  # what it printed opens with the row

@@ -15,6 +15,8 @@ from vis_core.host import Host, HostOptions
 from vis_core.mcp.client import State
 from vis_tui.screens.mcp import McpScreen
 
+from .support import on_top, until
+
 SERVER = Path(__file__).parents[1] / "mcp_servers" / "server_app.py"
 
 
@@ -35,14 +37,6 @@ class McpApp(App[None]):
     async def on_unmount(self) -> None:
         if self.host is not None:
             await self.host.close()
-
-
-async def _until(pilot: Any, predicate: Any, timeout: float = 60) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("condition not reached")
 
 
 def _details(app: App[Any]) -> str:
@@ -67,7 +61,7 @@ async def test_mcp_screen_shows_attention_first_and_saves_changes(
     )
     app = McpApp(workspace)
     async with app.run_test(size=(120, 40)) as pilot:
-        await _until(pilot, lambda: isinstance(app.screen, McpScreen))
+        await on_top(pilot, McpScreen, 60)
         screen = app.screen
         assert isinstance(screen, McpScreen)
         listing = screen.query_one("OptionList")
@@ -80,22 +74,22 @@ async def test_mcp_screen_shows_attention_first_and_saves_changes(
         details = _details(app)
         assert "mcp__alpha__weather" in details and "codemode" in details
         await pilot.press("x")
-        await _until(
-            pilot, lambda: "exposure deferred" in str(screen.query_one("#mcp-note").render())
+        await until(
+            pilot, lambda: "exposure deferred" in str(screen.query_one("#mcp-note").render()), 60
         )
         saved = json.loads(config.read_text())
         assert saved["mcpServers"]["alpha"]["exposure"] == "deferred" and saved["keep"] == "this"
         await pilot.press("e")
         manager = app.host.mcp.manager if app.host else None
         assert manager is not None
-        await _until(pilot, lambda: manager.get("alpha").state is State.DISABLED)
+        await until(pilot, lambda: manager.get("alpha").state is State.DISABLED, 60)
         assert json.loads(config.read_text())["mcpServers"]["alpha"]["enabled"] is False
         await pilot.press("e")
-        await _until(pilot, lambda: manager.get("alpha").state is State.CONNECTED)
+        await until(pilot, lambda: manager.get("alpha").state is State.CONNECTED, 60)
         assert "enabled" not in json.loads(config.read_text())["mcpServers"]["alpha"]
         await pilot.press("r")
-        await _until(
-            pilot, lambda: "alpha: connected" in str(screen.query_one("#mcp-note").render())
+        await until(
+            pilot, lambda: "alpha: connected" in str(screen.query_one("#mcp-note").render()), 60
         )
         await pilot.press("escape")
         await asyncio.sleep(0)

@@ -17,6 +17,8 @@ from vis_core.host import Host, HostOptions
 from vis_core.mcp.client import State
 from vis_tui.screens.mcp import McpScreen
 
+from .support import on_top, until
+
 
 class McpApp(App[None]):
     """A real Host over ``$VIS_HOME/mcp.json``, its servers settled, then ``/mcp``."""
@@ -37,14 +39,6 @@ class McpApp(App[None]):
             await self.host.close()
 
 
-async def _until(pilot: Any, predicate: Any, timeout: float = 60) -> None:
-    for _ in range(int(timeout / 0.05)):
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("condition not reached")
-
-
 def _note(app: App[Any]) -> str:
     return str(app.screen.query_one("#mcp-note").render())
 
@@ -60,14 +54,14 @@ async def test_sign_in_and_out_from_the_mcp_screen(
         )
         app = McpApp(workspace)
         async with app.run_test(size=(140, 40)) as pilot:
-            await _until(pilot, lambda: isinstance(app.screen, McpScreen))
+            await on_top(pilot, McpScreen, 60)
             assert app.host is not None
             conn = app.host.mcp.manager.get("locked")
             assert conn is not None and conn.state is State.NEEDS_SIGN_IN
             details = str(app.screen.query_one("#mcp-details").render())
             assert 'select "Sign in" in /mcp' in details
             await pilot.press("s")
-            await _until(pilot, lambda: "/authorize?" in _note(app))
+            await until(pilot, lambda: "/authorize?" in _note(app), 60)
             assert "Open this page to sign in to locked" in _note(app)
             url = re.search(r"(http://\S+/authorize\?\S+)", _note(app).replace("\n", " "))
             assert url is not None
@@ -78,21 +72,21 @@ async def test_sign_in_and_out_from_the_mcp_screen(
             paste.focus()
             paste.value = sent_to  # type: ignore[attr-defined]
             await pilot.press("enter")
-            await _until(pilot, lambda: "Signed in to MCP server 'locked'" in _note(app))
-            await _until(pilot, lambda: conn.state is State.CONNECTED)
+            await until(pilot, lambda: "Signed in to MCP server 'locked'" in _note(app), 60)
+            await until(pilot, lambda: conn.state is State.CONNECTED, 60)
             assert not paste.display
             app.screen.query_one("OptionList").focus()
             await pilot.press("o")
-            await _until(pilot, lambda: "Signed out of MCP server 'locked'" in _note(app))
-            await _until(pilot, lambda: conn.state is State.NEEDS_SIGN_IN)
+            await until(pilot, lambda: "Signed out of MCP server 'locked'" in _note(app), 60)
+            await until(pilot, lambda: conn.state is State.NEEDS_SIGN_IN, 60)
             # `/mcp login locked` opens /mcp signing in; Esc closes it and stops listening
             await pilot.press("escape")
             await app.push_screen(McpScreen(McpPanel(app.host.mcp.manager), sign_in="locked"))
-            await _until(pilot, lambda: "/authorize?" in _note(app))
+            await until(pilot, lambda: "/authorize?" in _note(app), 60)
             redirect = re.search(r"redirect_uri=http%3A%2F%2F127\.0\.0\.1%3A(\d+)", _note(app))
             assert redirect is not None
             await pilot.press("escape")
-            await _until(pilot, lambda: not isinstance(app.screen, McpScreen))
+            await until(pilot, lambda: not isinstance(app.screen, McpScreen), 60)
             async with httpx2.AsyncClient() as client:
                 with pytest.raises(httpx2.ConnectError):
                     await client.get(f"http://127.0.0.1:{redirect.group(1)}/callback?code=x")

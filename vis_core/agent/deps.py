@@ -41,6 +41,8 @@ class BlockRunner(Protocol):
 
     async def close(self) -> None: ...
 
+    def printed(self, lines: int) -> str: ...  # the running block's last lines so far
+
 
 class FileWatch(Protocol):
     """What one turn's blocks change in the workspace, block by block."""

@@ -66,6 +66,9 @@ class HookedSandbox:
     async def interrupt(self) -> None:
         await self.inner.interrupt()
 
+    def printed(self, lines: int) -> str:
+        return self.inner.printed(lines)
+
     def set_read_only(self, read_only: bool) -> Any:
         """The jail shows the workspace read-only from the next block (plan mode, read-only
         child sessions); see ``Sandbox.set_read_only``."""

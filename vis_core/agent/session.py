@@ -280,6 +280,10 @@ class AgentSession:
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
 
+    def printed(self, lines: int) -> str:
+        """The last ``lines`` lines the running block printed so far ("" when none runs)."""
+        return self.sandbox.printed(lines)
+
     def cancel(self) -> None:
         """Cancel the running turn; a running block is interrupted within 2 s. A turn already
         cancelled is not cancelled again: a second cancel (Esc then Ctrl+Q, which closes the

@@ -290,6 +290,10 @@ class Session(Protocol):
     @property
     def instructions(self) -> SessionInstructionFiles | None: ...
 
+    def printed(self, lines: int) -> str:
+        """The last ``lines`` lines the running block printed so far ("" when none runs)."""
+        ...
+
     def subscribe(
         self, callback: Callable[[Event], None], *, early: bool = False
     ) -> Callable[[], None]:

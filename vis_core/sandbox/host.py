@@ -307,6 +307,10 @@ class Sandbox:
                         self.idle_timeout, lambda: self._spawn(self._stop_when_idle())
                     )
 
+    def printed(self, lines: int) -> str:
+        """The last ``lines`` lines the running block printed so far ("" between blocks)."""
+        return self._output.tail(lines) if self._busy else ""
+
     def move_to(self, workspace: Path, project_root: Path | None) -> None:
         """The session entered or left a draft: the next block runs in a new child whose
         working folder (and jail's writable root) is ``workspace``, its namespace restored

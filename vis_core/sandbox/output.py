@@ -64,6 +64,22 @@ class TailBuffer:
             self._size -= len(dropped)
             self._cut += len(dropped)
 
+    def tail(self, lines: int, chars: int = 4096) -> str:
+        """The last ``lines`` lines printed so far (the one still being printed counts),
+        from at most the last ``chars`` characters: what a running block shows."""
+        found: list[str] = []
+        size = newlines = 0
+        for part in reversed(self._parts):
+            found.append(part)
+            size += len(part)
+            newlines += part.count("\n")
+            if size >= chars or newlines > lines:
+                break
+        text = "".join(reversed(found))[-chars:].rstrip("\n")
+        # a line redrawn with carriage returns (a progress bar) shows as a terminal shows it
+        shown = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n")[-lines:]]
+        return "\n".join(shown) if text else ""
+
     def text(self) -> str:
         from vis_core.system.truncate import save_full_output
         from vis_core.text_limits import Keep, format_size, truncate

@@ -321,7 +321,7 @@ class Checkpoints:
         if last is None:
             self._list(taken)
         self._last = taken
-        self._prune(taken)
+        self._prune(taken, KEEP + 1)  # one more while its turn may yet change nothing
         return taken
 
     def _write(self, name: str, data: dict[str, Any]) -> None:
@@ -347,14 +347,16 @@ class Checkpoints:
 
     def drop_if_unchanged(self, turn_id: str, seen: Listing | None = None) -> bool:
         """At the end of ``turn_id``: forget its checkpoint when no file changed (same
-        files, sizes and times), so ``/undo`` reaches the last turn that changed something.
-        ``seen``: a listing made after the turn's last action (its last block's), else the
-        workspace is listed now."""
+        files, sizes and times), so ``/undo`` reaches the last turn that changed something
+        and a turn that changed nothing takes no older checkpoint's place; else the oldest
+        past ``KEEP`` go. ``seen``: a listing made after the turn's last action (its last
+        block's), else the workspace is listed now."""
         last = self._last
         if last is None or last.turn_id != turn_id:
             return False  # no checkpoint of this turn: nothing to read
         now = seen if seen is not None else sizes_and_times(self.scan())
         if now != {rel: (f[0], f[1]) for rel, f in last.files.items()}:
+            self._prune(last)
             return False
         self._newest_is(next(islice(self.newest_first(), 1, None), None), [last])
         return True
@@ -394,17 +396,17 @@ class Checkpoints:
             write_private(blob, data)
         return digest
 
-    def _prune(self, newest: Checkpoint) -> None:
-        """Past ``KEEP`` checkpoints, remove the oldest and the copies no other one uses.
+    def _prune(self, newest: Checkpoint, keep: int = KEEP) -> None:
+        """Past ``keep`` checkpoints, remove the oldest and the copies no other one uses.
         Each kept one's files are the newest's with the changes since undone, so a copy in
         use is one of the newest's or was one before a kept change."""
         indices = self._indices()
-        if len(indices) <= KEEP:
+        if len(indices) <= keep:
             return
-        kept = indices[-KEEP:]
+        kept = indices[-keep:]
         if self._listed is None or self._listed < kept[0]:
             self._list(newest)
-        for old in indices[:-KEEP]:
+        for old in indices[:-keep]:
             (self.folder / f"{old}.json").unlink(missing_ok=True)
         used = {f[3] for f in newest.files.values()}
         undone = newest.changes

@@ -149,6 +149,7 @@ class MainScreen(Screen[None]):
             workspace=workspace,
             attachments=self.attachment_file,
             show_steps=self.show_steps,
+            printed=self.printed,
             answer_pacing=answer_pacing,
         )
         self.core: Frontend | None = None
@@ -198,6 +199,10 @@ class MainScreen(Screen[None]):
         if self.core is None or self.session is None:
             return True
         return bool(self.core.setting("summarize_steps", True, self.session.id))
+
+    def printed(self, lines: int) -> str:
+        """The last ``lines`` lines the shown session's running block printed so far."""
+        return self.session.printed(lines) if self.session is not None else ""
 
     def attachment_file(self, name: str) -> Path | None:
         """Where the bytes of attachment ``name`` (filename or id) of the shown session are."""

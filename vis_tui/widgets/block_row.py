@@ -3,6 +3,8 @@ changed; folded to a few lines, Enter or a click opens all of it."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from textual.binding import Binding
@@ -10,6 +12,7 @@ from textual.containers import Vertical
 from textual.content import Content
 from textual.events import Click
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
@@ -29,6 +32,8 @@ PREVIEW_LINES = 3  # code lines a folded row shows
 PREVIEW_WIDTH = 160  # characters of a previewed code line
 FILES_SHOWN = 8  # files a folded row lists; the rest are counted
 INDENT = "    "  # under the headline, past the disclosure and the state mark
+PRINTED_LINES = 3  # lines of what a running block printed its row shows
+LOOK_SECONDS = 0.5  # how often a running block's row looks at what it printed
 
 _CHANGE_MARKS = {
     FileChangeKind.CREATED: ("+", "$text-success"),
@@ -54,11 +59,12 @@ def _glyph(info: BlockInfo) -> Content:
     return Content.styled("✓", "$text-success")
 
 
-def _details(info: BlockInfo, frozen: bool) -> str:
+def _details(info: BlockInfo, frozen: bool, running_for: float | None) -> str:
     count = code_line_count(info.code)
     words = [f"{count} line{'s' * (count != 1)}"]
     if not info.ended:
-        return " · ".join(["running", *words])
+        running = "running" if running_for is None else f"running {format_duration(running_for)}"
+        return " · ".join([running, *words])
     words.insert(0, "0.1s" if frozen else format_duration(info.duration))
     printed = len(info.stdout.rstrip("\n").splitlines())
     if printed:
@@ -83,32 +89,45 @@ def file_line(change: FileChange) -> Content:
     )
 
 
-def block_content(info: BlockInfo, *, expanded: bool = False, frozen: bool = False) -> Content:
+def _cut(line: str) -> str:
+    return line if len(line) <= PREVIEW_WIDTH else line[: PREVIEW_WIDTH - 1] + "…"
+
+
+def block_content(
+    info: BlockInfo,
+    *,
+    expanded: bool = False,
+    frozen: bool = False,
+    printed: str = "",
+    running_for: float | None = None,
+) -> Content:
     """The row as it shows: one line (state, ``Python``, duration, size of the code and of
-    what it printed), and when folded the first lines of the code, the files the block
-    changed and its error. ``frozen``: a fixed duration (snapshots)."""
+    what it printed), and when folded the first lines of the code, the last lines a running
+    block printed so far (``printed``), the files the block changed and its error.
+    ``frozen``: a fixed duration (snapshots); ``running_for``: seconds a running block ran."""
     head = Content.assemble(
         ("▾ " if expanded else "▸ ", "$text-muted"),
         _glyph(info),
         " ",
         ("Python", "bold"),
         "  ",
-        (_details(info, frozen), "$text-muted"),
+        (_details(info, frozen, running_for), "$text-muted"),
     )
     if expanded:
         return head
     lines = [head]
     code = info.code.strip("\n").splitlines()
-    preview = [
-        line if len(line) <= PREVIEW_WIDTH else line[: PREVIEW_WIDTH - 1] + "…"
-        for line in code[:PREVIEW_LINES]
-    ]
+    preview = [_cut(line) for line in code[:PREVIEW_LINES]]
     if preview:
         lines.extend(Content(INDENT) + line for line in highlighted("\n".join(preview)).split("\n"))
     if len(code) > PREVIEW_LINES:
         more = len(code) - PREVIEW_LINES
         lines.append(
             Content.styled(f"{INDENT}… {more} more line{'s' * (more != 1)}", "$text-muted")
+        )
+    if printed and not info.ended:
+        lines.extend(
+            Content.styled(f"{INDENT}│ {_cut(line)}", "$text-muted") for line in printed.split("\n")
         )
     for change in info.files[:FILES_SHOWN]:
         lines.append(Content(INDENT) + file_line(change))
@@ -143,11 +162,17 @@ class BlockRow(Vertical, can_focus=True):
     BINDINGS = [Binding("enter", "open_close", "Open/close block", show=False)]
     expanded: reactive[bool] = reactive(False)
 
-    def __init__(self, info: BlockInfo) -> None:
+    def __init__(self, info: BlockInfo, printed: Callable[[int], str] | None = None) -> None:
+        """``printed``: the last N lines the running block printed so far, looked at every
+        ``LOOK_SECONDS`` while it runs."""
         super().__init__(classes="block-row")
         self.info = info
         self._built_for: BlockInfo | None = None
         self._ready = False
+        self._printed = printed
+        self._printed_now = ""  # what it showed of the running block's output
+        self._started = time.monotonic()
+        self._looking: Timer | None = None
 
     def compose(self) -> Any:
         yield DisclosureHeader(
@@ -157,17 +182,38 @@ class BlockRow(Vertical, can_focus=True):
 
     def on_mount(self) -> None:
         self._ready = True
+        if not self.info.ended and self._printed is not None:
+            self._looking = self.set_interval(LOOK_SECONDS, self._look)
         self._refresh()
+
+    def _look(self) -> None:
+        """While the block runs: its time and the last lines it printed, as they are now."""
+        if self._printed is not None and not self.info.ended:
+            self._printed_now = self._printed(PRINTED_LINES)
+            self._refresh()
 
     def update_info(self, info: BlockInfo) -> None:
         self.info = info
+        if info.ended and self._looking is not None:
+            self._looking.stop()
+            self._looking = None
         self._refresh()
 
     def _refresh(self) -> None:
         if not self._ready:
             return
         header = self.query_one(".block-header", DisclosureHeader)
-        header.update(block_content(self.info, expanded=self.expanded, frozen=is_frozen(self)))
+        frozen = is_frozen(self)  # its clock stands still (snapshots)
+        running_for = None if self._looking is None or frozen else time.monotonic() - self._started
+        header.update(
+            block_content(
+                self.info,
+                expanded=self.expanded,
+                frozen=frozen,
+                printed=self._printed_now,
+                running_for=running_for,
+            )
+        )
         if self.expanded and self._built_for != self.info:
             self._built_for = self.info
             body = self.query_one(".block-body", Vertical)

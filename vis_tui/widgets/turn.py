@@ -226,7 +226,7 @@ class TurnView(Vertical):
         """Add or update the row of a ``python_execution`` block (its Activities follow it)."""
         row = self.blocks.get(info.iteration_id)
         if row is None:
-            row = BlockRow(info)
+            row = BlockRow(info, self.context.printed)
             self.blocks[info.iteration_id] = row
             self._mount_before_footer(row)
         else:

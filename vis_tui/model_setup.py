@@ -35,15 +35,16 @@ _NOTES = {
 }
 
 
-def model_items(app: VisApp, provider: str | None = None) -> list[PickItem]:
-    """The picker's rows: the current model, recent ones, configured ones, known ones."""
+def model_items(app: VisApp, provider: str | None = None, *, keyed: bool = False) -> list[PickItem]:
+    """The picker's rows: the current model, recent ones, configured ones, known ones.
+    ``keyed``: the person just gave ``provider``'s key (saved with the model chosen)."""
     assert app.core is not None
     session = app.session
     current = session.model.label if session is not None and session.model.provider else None
     items = []
     for entry in app.core.model_entries(provider, current):
         notes = [_NOTES[entry.source]]
-        if not entry.ready:
+        if not entry.ready and not keyed:
             notes.append("needs a key: /login")
         items.append(PickItem(entry.id, entry.id, " · ".join(n for n in notes if n)))
     return items
@@ -115,7 +116,7 @@ async def log_in(app: VisApp) -> None:
     model = await app.push_screen(
         PickerScreen(
             f"Log in: choose a {entry.name} model",
-            model_items(app, entry.name),
+            model_items(app, entry.name, keyed=bool(key)),
             placeholder=f"{entry.name}/model — type to filter or to name another",
             free_text=True,
             highlight=default_model(entry),

@@ -125,9 +125,10 @@ async def test_login_saves_the_key_as_a_secret_and_the_app_works_without_restart
         assert app.screen.shown[app.screen.query_one("#picker-list").highlighted].id == (
             "openai/gpt-5"  # the provider's default model is offered first
         )
+        assert not any("needs a key" in item.note for item in app.screen.shown)  # it was given
         await type_keys(pilot, *"openai/gpt-5-mini", "enter")
         await until(pilot, lambda: app.session.model.label == "openai/gpt-5-mini")
-        assert app.main.status_bar.model == "openai/gpt-5-mini"
+        await until(pilot, lambda: app.main.status_bar.model == "openai/gpt-5-mini")
         assert not app.main.transcript.query(".no-model")
         await _answered(app, pilot, "hello")
         assert app.main.transcript.last_answer == "logged in and answering"

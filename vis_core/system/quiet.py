@@ -9,8 +9,10 @@ trees are what is held, nothing else of Vis (extension workers, MCP servers go o
 a row find the same processes, all stopped (a process may fork just before its stop lands: the
 second look finds its child). A stopped process cannot fork, rename or continue another: a path
 checked then stays as checked until they continue. A command started meanwhile waits for the
-last holder to leave (its keeper starts it when told). With the jail off there is none to stop,
-and no boundary to keep: the model's code reads and writes whatever this user can.
+last holder to leave (its keeper starts it when told). The keepers are this process's: a jailed
+command an extension starts (``vis.jailed_shell``) runs below its worker and is not held. With
+the jail off there is none to stop, and no boundary to keep: the model's code reads and writes
+whatever this user can.
 """
 
 from __future__ import annotations

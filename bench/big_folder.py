@@ -143,10 +143,11 @@ def parts(root: Path) -> None:
 
 
 def long_session(root: Path, turns: int = 25) -> None:
-    """``turns`` checkpoints in a row, three files changed before each: each turn's `take`
-    (listing, copy, manifest and pruning; the listing's share apart) and what the
-    checkpoints hold after it. After every fifth, a turn that changes nothing: its `take`
-    and `drop_if_unchanged` (given its block's listing, as a session does)."""
+    """``turns`` turns in a row as a session runs them: the checkpoint (`take`), three files
+    changed, the turn's end (`drop_if_unchanged`, given its last block's listing; past
+    ``KEEP`` it prunes). Each turn's wall time (the listing's share apart) and CPU time, and
+    what the checkpoints hold. After every fifth, a turn that changes nothing (its
+    checkpoint dropped at its end)."""
     from vis_core.tools.checkpoints import Checkpoints
 
     rng = random.Random(11)
@@ -154,44 +155,44 @@ def long_session(root: Path, turns: int = 25) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         points = Checkpoints(root, Path(tmp) / "points")
         listing = points.scan
-        listed: list[float] = []
+        listed: list[tuple[float, float]] = []  # each listing's wall and CPU time
 
         def timed_scan() -> dict[str, os.stat_result]:
-            started = time.perf_counter()
+            started, cpu = time.perf_counter(), time.process_time()
             try:
                 return listing()
             finally:
-                listed.append(time.perf_counter() - started)
+                listed.append((time.perf_counter() - started, time.process_time() - cpu))
+
+        def turn(name: str, edits: int) -> str:
+            started, cpu = time.perf_counter(), time.process_time()
+            taken = points.take(name, 0)
+            took, cpu = time.perf_counter() - started, time.process_time() - cpu
+            assert taken is not None
+            seen = {rel: (f[0], f[1]) for rel, f in taken.files.items()}  # its block's listing
+            for _ in range(edits):
+                a, b, c = rng.randrange(40), rng.randrange(50), rng.randrange(100)
+                rel = f"proj{a:02d}/dir{b:02d}/f{c:03d}.txt"
+                originals.setdefault(root / rel, (root / rel).read_bytes())
+                with open(root / rel, "a") as out:
+                    out.write(f"{name}\n")
+                st = (root / rel).stat()
+                seen[rel] = (st.st_size, st.st_mtime_ns)
+            started, cpu = time.perf_counter(), cpu - time.process_time()
+            assert points.drop_if_unchanged(name, seen) == (edits == 0)
+            ended, cpu = time.perf_counter() - started, cpu + time.process_time()
+            wall, listing_cpu = listed[-1]
+            return (
+                f"take {took:5.2f} s (listing {wall:4.2f} s), end {ended:4.2f} s; "
+                f"CPU {cpu:4.2f} s (listing {listing_cpu:4.2f} s)"
+            )
 
         points.scan = timed_scan  # type: ignore[method-assign]
         try:
-            for turn in range(1, turns + 1):
-                for _ in range(3):
-                    a, b, c = rng.randrange(40), rng.randrange(50), rng.randrange(100)
-                    path = root / f"proj{a:02d}" / f"dir{b:02d}" / f"f{c:03d}.txt"
-                    originals.setdefault(path, path.read_bytes())
-                    with open(path, "a") as out:
-                        out.write(f"turn {turn}\n")
-                started = time.perf_counter()
-                points.take(f"t{turn}", turn)
-                took = time.perf_counter() - started
-                print(
-                    f"  turn {turn:2d}: take {took:5.2f} s, of it listing {listed[-1]:4.2f} s; "
-                    f"{held(Path(tmp), 'points/')}"
-                )
-                if turn % 5 == 0:
-                    started = time.perf_counter()
-                    taken = points.take(f"look{turn}", turn)
-                    took = time.perf_counter() - started
-                    assert taken is not None
-                    seen = {rel: (f[0], f[1]) for rel, f in taken.files.items()}
-                    started = time.perf_counter()
-                    assert points.drop_if_unchanged(f"look{turn}", seen)
-                    dropped = time.perf_counter() - started
-                    print(
-                        f"  turn {turn:2d}b, changes nothing: take {took:5.2f} s, of it listing "
-                        f"{listed[-1]:4.2f} s; dropped in {dropped:4.2f} s"
-                    )
+            for n in range(1, turns + 1):
+                print(f"  turn {n:2d}: {turn(f't{n}', 3)}; {held(Path(tmp), 'points/')}")
+                if n % 5 == 0:
+                    print(f"  turn {n:2d}b, changes nothing: {turn(f'look{n}', 0)}")
         finally:
             for path, data in originals.items():
                 path.write_bytes(data)

@@ -75,6 +75,9 @@ def test_removing_a_draft_never_changes_a_folder_swapped_in_for_a_link(
     command = [sys.executable, "-c", textwrap.dedent(program), str(shared_folder)]
     if os.geteuid() == 0:
         command = [*AS_NOBODY, *command]
+        runs = subprocess.run([*command[:-3], "-c", "import vis_core.drafts.files"], check=False)
+        if runs.returncode != 0:
+            pytest.skip(f"Vis's Python ({sys.executable}) cannot be run by an ordinary user here")
     done = subprocess.run(command, capture_output=True, text=True, cwd=shared_folder)
     assert "swapped: True" in done.stdout, (done.stdout, done.stderr[-2000:])
     outside = shared_folder / "outside" / "a"

@@ -120,7 +120,10 @@ async def test_a_generic_apropos_waits_for_servers_still_connecting(
 
     path = write_config(vis_home / "mcp.json", {"slow": stdio_entry(env={"DELAY": "2"})})
     manager = McpManager(
-        load_config(path, None, trusted=False), workspace=workspace, paths=VisPaths.from_env()
+        load_config(path, None, trusted=False),
+        workspace=workspace,
+        paths=VisPaths.from_env(),
+        first_prompt_wait=120,  # what is tested is the wait, not its 10 s bound (a loaded CI)
     )
     manager.start()
     try:

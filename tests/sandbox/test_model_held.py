@@ -96,8 +96,9 @@ async def test_only_the_models_processes_are_held(
             # the sandbox child, the loop and its sleeps, in their jails
             assert len(jailed) >= 3 and set(jailed.values()) == {"T"}, below
             assert below[worker][0] != "T", below[worker]
-            (mcp,) = [state for state, _, line in below.values() if str(SERVER) in line]
-            assert mcp != "T"
+            # its MCP server (and any an earlier test of this process still closes)
+            servers = [state for state, _, line in below.values() if str(SERVER) in line]
+            assert servers and "T" not in servers, below
             assert (await host.commands.run(session, "/ping")).title == pong  # it answers
         finally:
             leave.set()

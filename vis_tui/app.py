@@ -17,6 +17,7 @@ from vis_core.frontend import check_in_background, welcome_facts
 from vis_tui.block_context import DEFAULT_PACING, AnswerPacing
 from vis_tui.collector import CHECK_EVERY, IdleCollector, resume_after_start
 from vis_tui.editor import NO_EDITOR, editor_command, resolve, run_editor
+from vis_tui.links import opens
 from vis_tui.messages import CommandActionRequested
 from vis_tui.screens.main import MainScreen
 from vis_tui.widgets.paths import OpenPath
@@ -392,8 +393,12 @@ class VisApp(App[int]):
             await self.show_session(await self.core.new_session())
 
     def action_open_link(self, url: str) -> None:
-        if "://" in url or url.startswith("mailto:"):
+        """A web or mail address opens in the browser; any other address with a scheme is
+        not opened (said so); a path opens in the editor."""
+        if opens(url):
             self.open_url(url)
+        elif "://" in url or ":" in url.split("/", 1)[0]:
+            self.notify(f"Not opened: {url} (only web and mail links open)", markup=False)
         else:
             self.action_open_path(url)
 

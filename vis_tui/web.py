@@ -14,17 +14,17 @@ import sys
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from urllib.parse import urlsplit
 
 from aiohttp import web
 from textual_serve.app_service import AppService
 from textual_serve.download_manager import DownloadManager
 from textual_serve.server import Server, to_int
 
+from vis_tui.links import opens
+
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
-SAFE_LINK_SCHEMES = ("http", "https", "mailto")
-QUIT_GRACE = 5.0
-PR_SET_PDEATHSIG = 1  # seconds an app process has to quit before its process group is ended
+QUIT_GRACE = 5.0  # seconds an app process has to quit before its process group is ended
+PR_SET_PDEATHSIG = 1  # prctl(2): the signal a child gets when its parent ends
 
 PAGE = """<!DOCTYPE html>
 <html>
@@ -104,8 +104,7 @@ class AppProcess(AppService):
         except ValueError:
             return
         if meta.get("type") == "open_url":
-            scheme = urlsplit(str(meta.get("url", ""))).scheme.lower()
-            if scheme not in SAFE_LINK_SCHEMES:
+            if not opens(str(meta.get("url", ""))):
                 return
         await super().on_meta(data)
 

@@ -70,3 +70,41 @@ def test_bidi_controls_are_shown_not_applied() -> None:
         name = f"invoice{chr(code)}txt.exe"
         for plain in (Content(name).plain, Text(name).plain):
             assert chr(code) not in plain and len(plain) == len(name), hex(code)
+
+
+def _links(app: VisApp) -> set[str]:
+    """Every hyperlink the screen's widgets hand the terminal."""
+    links = set()
+    for widget in app.screen.walk_children(with_self=True):
+        if not widget.display or not widget.size.area:
+            continue
+        width, height = widget.size
+        for strip in widget.render_lines(Region(0, 0, width, height)):
+            links.update(s.style.link for s in strip if s.style is not None and s.style.link)
+    return links
+
+
+async def test_only_web_and_mail_links_reach_the_terminal_as_links(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A model's link to another scheme would be opened by whatever program the system has
+    for it: it shows as text with its address, and the app does not open it either."""
+    answer = (
+        "See [the docs](https://example.com/docs) or [mail](mailto:a@example.com).\n\n"
+        "Then [run it](vscode://evil.ext/install).\n\n[notes](file:///etc/passwd)\n\n"
+        "![shot](ssh://host/key.png) done"
+    )
+    app = vis_app(workspace, write_script(tmp_path, [{"text": answer}]))
+    async with app.run_test(size=(160, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"go", "enter")
+        await until(pilot, lambda: "🌆 shot" in _painted(app))  # drawn, not streamed text
+        assert _links(app) == {"https://example.com/docs", "mailto:a@example.com"}
+        painted = _painted(app)
+        assert "run it (vscode://evil.ext/install)" in painted
+        assert "[notes](file:///etc/passwd)" in painted  # markdown-it refuses file: links
+        opened: list[str] = []
+        app.open_url = lambda url, **_: opened.append(url)  # type: ignore[method-assign]
+        app.action_open_link("vscode://evil.ext/install")
+        app.action_open_link("https://example.com/docs")
+        assert opened == ["https://example.com/docs"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 
 from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from rich.cells import cell_len
 from rich.markdown import Markdown as RichMarkdown
 from rich.segment import Segment
@@ -16,6 +17,7 @@ from textual.style import Style
 from textual.visual import Visual, visualize
 from textual.widget import Widget
 
+from vis_tui.links import opens
 from vis_tui.widgets.answer_lines import Block, fill_style
 
 _PARSER = MarkdownIt().enable("strikethrough").enable("table")  # as Rich's Markdown parses
@@ -37,13 +39,38 @@ class _ParsedMarkdown(RichMarkdown):
 
     def __init__(self, block: Block) -> None:
         self.markup = block.source
-        self.parsed = _PARSER.parse(block.source)
+        self.parsed = _without_unsafe_links(_PARSER.parse(block.source))
         self.code_theme = "monokai"
         self.justify = None
         self.style = "none"
         self.hyperlinks = True
         self.inline_code_lexer = None
         self.inline_code_theme = self.code_theme
+
+
+def _without_unsafe_links(tokens: list[Token]) -> list[Token]:
+    """``tokens`` with each link that is not a web or mail address (:mod:`vis_tui.links`)
+    written as ``text (address)`` instead of a terminal hyperlink, and such an image's
+    address dropped: the terminal would hand it to whatever program opens that scheme."""
+    for token in tokens:
+        children: list[Token] = []
+        unsafe: list[str | None] = []  # per open link: its address, when it is not drawn
+        for child in token.children or ():
+            if child.type == "link_open":
+                href = str(child.attrs.get("href", ""))
+                unsafe.append(None if opens(href) else href)
+                if unsafe[-1] is not None:
+                    continue
+            elif child.type == "link_close" and unsafe:
+                href = unsafe.pop()
+                if href is not None:
+                    child = Token("text", "", 0, content=f" ({href})")
+            elif child.type == "image" and not opens(str(child.attrs.get("src", ""))):
+                child.attrs["src"] = ""
+            children.append(child)
+        if token.children:
+            token.children = children
+    return tokens
 
 
 LONG_PARAGRAPH = 2_000  # characters from which a paragraph of plain words is wrapped here

@@ -37,6 +37,7 @@ from vis_core.paths import private_dir, write_private
 from vis_core.system.git import GitFailed, run_git
 from vis_core.system.jail import vis_folders
 from vis_core.tools.beneath import Beneath, Escape
+from vis_core.tools.display import plural
 from vis_core.tools.ignore import listed_states
 
 if TYPE_CHECKING:
@@ -435,7 +436,7 @@ class Checkpoints:
         existing, now = list(islice(self.newest_first(), steps + 1)), self.scan()
         if steps > len(existing):
             raise LookupError(
-                f"only {len(existing)} turn(s) of this session changed files"
+                f"only {plural(len(existing), 'turn')} of this session changed files"
                 if existing
                 else "no turn of this session has changed files yet"
             )

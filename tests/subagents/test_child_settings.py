@@ -14,6 +14,20 @@ from vis_core.events import BlockFinished
 from .support import open_host, script, write_config
 
 
+def _reading_a_host_secret(tmp_path: Path) -> str:
+    """A block that prints a host file outside the workspace, or ``hidden 2`` (ENOENT) when
+    the jail hides it."""
+    hidden = tmp_path / "hidden"
+    hidden.mkdir()
+    (hidden / "secret.txt").write_text("host secret\n", encoding="utf-8")
+    return (
+        "try:\n"
+        f"    print(open({str(hidden / 'secret.txt')!r}).read().strip())\n"
+        "except OSError as exc:\n"
+        "    print('hidden', exc.errno)\n"
+    )
+
+
 @pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=str(BWRAP_PROBLEM))
 async def test_a_child_runs_jailed_when_the_jail_is_on_for_its_parent_alone(
     workspace: Path, tmp_path: Path, vis_home: Path
@@ -21,15 +35,7 @@ async def test_a_child_runs_jailed_when_the_jail_is_on_for_its_parent_alone(
     """The jail is off in config.toml and turned on for one session: the child that session
     starts must not read a host file the jail hides."""
     write_config(vis_home, "jail = false\n")
-    hidden = tmp_path / "hidden"
-    hidden.mkdir()
-    (hidden / "secret.txt").write_text("host secret\n", encoding="utf-8")
-    read = (
-        "try:\n"
-        f"    print(open({str(hidden / 'secret.txt')!r}).read().strip())\n"
-        "except OSError as exc:\n"
-        "    print('hidden', exc.errno)\n"
-    )
+    read = _reading_a_host_secret(tmp_path)
     path = script(
         tmp_path / "s.yaml",
         [{"code": 'print(await run_session("read it", read_only=False))'}, {"text": "done"}],
@@ -55,15 +61,7 @@ async def test_a_consulted_session_in_a_group_without_the_jail_answers_jailed(
     """A stored session lies in a group whose jail is off, and is off for it alone too. A
     jailed session consults it: the fork that answers took the consulted session's group, so
     its blocks ran unjailed (a fork keeps the session's values: the asker's replace them)."""
-    hidden = tmp_path / "hidden"
-    hidden.mkdir()
-    (hidden / "secret.txt").write_text("host secret\n", encoding="utf-8")
-    read = (
-        "try:\n"
-        f"    print(open({str(hidden / 'secret.txt')!r}).read().strip())\n"
-        "except OSError as exc:\n"
-        "    print('hidden', exc.errno)\n"
-    )
+    read = _reading_a_host_secret(tmp_path)
     ask = (
         "rows = [s for s in await list_sessions() if s['title'].startswith('earlier')]\n"
         "print((await consult(rows[0], 'what is in the secret?'))['answer'])\n"
@@ -103,15 +101,7 @@ async def test_a_fork_keeps_the_jail_turned_on_for_its_session_alone(
     from vis_core.extension_host.session_changes import fork_stored
 
     write_config(vis_home, "jail = false\n")
-    hidden = tmp_path / "hidden"
-    hidden.mkdir()
-    (hidden / "secret.txt").write_text("host secret\n", encoding="utf-8")
-    read = (
-        "try:\n"
-        f"    print(open({str(hidden / 'secret.txt')!r}).read().strip())\n"
-        "except OSError as exc:\n"
-        "    print('hidden', exc.errno)\n"
-    )
+    read = _reading_a_host_secret(tmp_path)
     path = script(
         tmp_path / "s.yaml",
         [{"text": "first"}],

@@ -104,3 +104,31 @@ async def test_a_command_started_while_the_model_is_held_starts_when_it_is_no_lo
         assert (workspace / "ran.txt").read_text() == "ran\n"
     finally:
         await shells.close_all()
+
+
+async def test_a_drafts_files_land_in_the_workspace_while_the_model_is_held(
+    workspace: Path,
+) -> None:
+    """Approval writes into the live workspace by path: a command the model left running there
+    (started before its draft) is stopped while the files land, so it cannot swap a folder
+    for a link between a check and a rename."""
+    from vis_core.drafts.files import land_files
+
+    shells = ShellManager()
+    spinner = await _jailed(shells, workspace, "while :; do :; done")
+    try:
+        while len(held_processes()) < 3:  # its keeper, bwrap, and the first process in the jail
+            assert spinner.running, spinner.status()
+            await asyncio.sleep(0.01)
+        seen: list[str] = []
+
+        def write(temporary: Path) -> None:
+            seen.extend(_state(pid) for pid in held_processes())
+            temporary.write_text("landed\n")
+
+        land_files(workspace, [("notes.txt", write)])
+        assert seen and set(seen) == {"T"}
+        assert (workspace / "notes.txt").read_text() == "landed\n"
+        assert _state(spinner.pid) != "T"  # continued once the files are in
+    finally:
+        await shells.close_all()

@@ -13,6 +13,7 @@ import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from vis_core.system.quiet import model_stopped
 from vis_core.tools.beneath import Beneath
 
 FICLONE = 0x40049409  # linux/fs.h: share the source's extents (btrfs, XFS, bcachefs…)
@@ -105,13 +106,27 @@ def land_files(
     """Write ``changes`` beneath ``root`` all or none: every new file is staged beside its
     target first, then each is renamed in (the file it replaces kept aside); ``then`` runs
     last (e.g. moving a branch). A failure at any step puts back every file as it was and
-    raises :class:`LandingFailed` naming the file."""
+    raises :class:`LandingFailed` naming the file. The model's commands are held meanwhile
+    (:func:`~vis_core.system.quiet.model_stopped`)."""
+    with contextlib.ExitStack() as held:
+        _land(root, changes, then, held)
+
+
+def _land(
+    root: Path,
+    changes: Sequence[tuple[str, Writer]],
+    then: Callable[[], None],
+    held: contextlib.ExitStack,
+) -> None:
     token = os.urandom(4).hex()
     made: list[Path] = []  # folders made for new files (removed again on failure)
     staged: list[tuple[Path, Path | None]] = []  # (target, temporary; None: a removal)
     done: list[tuple[Path, Path | None]] = []  # (target, what it held, kept aside; None: new)
     current = ""
     try:
+        # the model's commands still running in the workspace (started before its draft)
+        # are held: none can swap a folder for a link between a check and a rename
+        held.enter_context(model_stopped())
         for name, writer in changes:
             current = name
             target = root / name

@@ -34,6 +34,16 @@ async def _jailed(shells: ShellManager, workspace: Path, command: str) -> ShellH
     )
 
 
+async def _spinning(shells: ShellManager, workspace: Path) -> ShellHandle:
+    """A jailed endless loop, once its processes exist: its keeper, bwrap, and the first
+    process in the jail."""
+    spinner = await _jailed(shells, workspace, "while :; do :; done")
+    while len(held_processes()) < 3:
+        assert spinner.running, spinner.status()
+        await asyncio.sleep(0.01)
+    return spinner
+
+
 @contextmanager
 def _held_elsewhere() -> Iterator[Callable[[], None]]:
     """``model_stopped`` held by another thread (as an editor's file call is); the callable
@@ -69,11 +79,8 @@ async def test_the_first_to_leave_does_not_continue_what_the_other_holds(
     workspace: Path,
 ) -> None:
     shells = ShellManager()
-    spinner = await _jailed(shells, workspace, "while :; do :; done")
     try:
-        while len(held_processes()) < 3:  # its keeper, bwrap, and the first process in the jail
-            assert spinner.running, spinner.status()
-            await asyncio.sleep(0.01)
+        spinner = await _spinning(shells, workspace)
         with _held_elsewhere() as leave_first, model_stopped():
             leave_first()
             seen = {_state(pid) for pid in held_processes()}
@@ -115,11 +122,8 @@ async def test_a_drafts_files_land_in_the_workspace_while_the_model_is_held(
     from vis_core.drafts.files import land_files
 
     shells = ShellManager()
-    spinner = await _jailed(shells, workspace, "while :; do :; done")
     try:
-        while len(held_processes()) < 3:  # its keeper, bwrap, and the first process in the jail
-            assert spinner.running, spinner.status()
-            await asyncio.sleep(0.01)
+        spinner = await _spinning(shells, workspace)
         seen: list[str] = []
 
         def write(temporary: Path) -> None:

@@ -13,11 +13,10 @@ from cli_support import script
 COMMAND = "echo hi-from-shell; echo to-stderr >&2; exit 3"
 
 
-async def test_a_command_shows_in_an_editor_terminal_and_runs_in_the_jail(
-    workspace, vis_home, tmp_path
-):
+async def _ran_in_an_editor(workspace, vis_home, tmp_path, command: str) -> EditorClient:
+    """The editor that offers terminals, after a turn whose block ran ``command``."""
     steps = [
-        {"code": f"h = await shell({COMMAND!r})\nprint((await h.wait(30)).exit_code)"},
+        {"code": f"h = await shell({command!r})\nprint((await h.wait(30)).exit_code)"},
         {"text": "Ran."},
     ]
     client = EditorClient()
@@ -27,7 +26,13 @@ async def test_a_command_shows_in_an_editor_terminal_and_runs_in_the_jail(
         sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
         ended = await conn.prompt(session_id=sid, prompt=[text_block("run it")])
         assert ended.stop_reason == "end_turn"
+    return client
 
+
+async def test_a_command_shows_in_an_editor_terminal_and_runs_in_the_jail(
+    workspace, vis_home, tmp_path
+):
+    client = await _ran_in_an_editor(workspace, vis_home, tmp_path, COMMAND)
     embedded = [
         c.terminal_id
         for _, u in client.updates
@@ -86,17 +91,7 @@ async def test_what_a_command_prints_cannot_drive_the_editors_terminal(
         r"printf 'a\033]52;c;ZWNobyBldmls\007b\033]0;owned\007c"
         r"\033]8;;https://evil.example/\033\\link\033]8;;\033\\d\n'"
     )
-    steps = [
-        {"code": f"h = await shell({command!r})\nprint((await h.wait(30)).exit_code)"},
-        {"text": "Ran."},
-    ]
-    client = EditorClient()
-    async with vis_acp(client, workspace, vis_home, script(tmp_path, steps)) as (conn, _):
-        caps = ClientCapabilities(terminal=True)
-        await conn.initialize(protocol_version=PROTOCOL_VERSION, client_capabilities=caps)
-        sid = (await conn.new_session(cwd=str(workspace), mcp_servers=[])).session_id
-        ended = await conn.prompt(session_id=sid, prompt=[text_block("run it")])
-        assert ended.stop_reason == "end_turn"
+    client = await _ran_in_an_editor(workspace, vis_home, tmp_path, command)
     outputs = [terminal["output"] for terminal in client.terminals.values()]
     assert outputs and any("a\\x1b]52;c;ZWNobyBldmls" in out for out in outputs), outputs
     assert not any("\x1b" in out or "\x07" in out for out in outputs), outputs

@@ -77,6 +77,8 @@ async def test_only_the_models_processes_are_held(
         await session.submit("go")
         pong = (await host.commands.run(session, "/ping")).title
         worker = int(pong.split()[-1])
+        while not any(j and "while :" in line for _, j, line in _below(os.getpid()).values()):
+            await asyncio.sleep(0.01)  # the loop is in the jail (bwrap may still be setting up)
         inside, leave = threading.Event(), threading.Event()
 
         def hold() -> None:

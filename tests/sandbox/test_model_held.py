@@ -77,8 +77,9 @@ async def test_only_the_models_processes_are_held(
         await session.submit("go")
         pong = (await host.commands.run(session, "/ping")).title
         worker = int(pong.split()[-1])
-        while not any(j and "while :" in line for _, j, line in _below(os.getpid()).values()):
-            await asyncio.sleep(0.01)  # the loop is in the jail (bwrap may still be setting up)
+        async with asyncio.timeout(60):  # the loop is in the jail (bwrap may be setting up)
+            while not any(j and "while :" in ln for _, j, ln in _below(os.getpid()).values()):
+                await asyncio.sleep(0.01)
         inside, leave = threading.Event(), threading.Event()
 
         def hold() -> None:

@@ -215,3 +215,48 @@ async def test_the_screen_answers_keys_while_a_reload_runs(workspace: Path) -> N
             assert screen.row("report_details").state.scope is SettingScope.PROJECT
     finally:
         await host.close()
+
+
+async def test_space_switches_an_extension_off_and_on_again(workspace: Path) -> None:
+    """A person folds Vis, walks down to the extension and presses Space: the line says
+    'disabled' at once (the reload that follows runs extension code and takes a while), and
+    after the reload the same line still has the focus, so Space switches it on again."""
+    user_extensions("reports")
+    host = await open_host(workspace)
+    began, go = asyncio.Event(), asyncio.Event()
+
+    async def slow_reload() -> str:
+        began.set()
+        await go.wait()
+        began.clear()
+        go.clear()
+        return await host.reload()
+
+    def reports() -> ExtensionHeader:
+        return next(h for h in screen.query(ExtensionHeader) if h.group.name == "reports")
+
+    try:
+        app = SettingsApp(host, reload=slow_reload)
+        async with app.run_test(size=(100, 60)) as pilot:
+            screen = await app.loaded()
+            await pilot.press("up", "enter")  # onto "Vis", folded
+            while app.focused is not reports():
+                await pilot.press("down")
+            await pilot.press("space")
+            await asyncio.wait_for(began.wait(), 20)
+            assert "[ ] disabled" in str(reports().render())  # before the reload ends
+            go.set()
+            await app.workers.wait_for_complete()
+            assert host.settings.global_file.disabled() == {"reports"}
+            assert app.focused is reports() and not reports().group.enabled
+            assert screen.query_one("#section-vis").folded  # still folded, as drawn
+
+            await pilot.press("space")
+            await asyncio.wait_for(began.wait(), 20)
+            assert "[x] enabled" in str(reports().render())
+            go.set()
+            await app.workers.wait_for_complete()
+            assert host.settings.global_file.disabled() == set()
+            assert app.focused is reports() and reports().group.enabled
+    finally:
+        await host.close()

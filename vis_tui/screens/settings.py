@@ -24,7 +24,12 @@ from vis_core.frontend import (
     SettingType,
 )
 from vis_tui.widgets.settings_editors import InlineChoices, InlineTextEditor
-from vis_tui.widgets.settings_rows import ExtensionHeader, SectionHeader, SettingRow
+from vis_tui.widgets.settings_rows import (
+    ExtensionHeader,
+    SectionHeader,
+    SettingRow,
+    TreeLine,
+)
 
 SCOPES = (SettingScope.GLOBAL, SettingScope.PROJECT, SettingScope.GROUP, SettingScope.SESSION)
 HINTS = "↑↓ move · Space/Enter change · Del reset · [ ] scope · / search · Esc close"
@@ -135,12 +140,22 @@ class SettingsScreen(Screen[None]):
         )
 
     async def rebuild(self) -> None:
-        """Re-read the tree (after Reload) and redraw every row."""
+        """Re-read the tree (after Reload) and redraw every row, folded as it was and with
+        the focus on the line that had it (Space switches the same extension back on)."""
         self.settings_tree = self.panel.tree()
         body = self.query_one("#settings-tree", VerticalScroll)
+        focused = self.focused
+        key = focused.key if isinstance(focused, TreeLine) else None
         await body.remove_children()
         await body.mount_all(list(self._rows()))
+        for header in self.query(SectionHeader):
+            header.folded = header.section in self.folded
+        for header in self.query(ExtensionHeader):
+            header.folded = header.key in self.folded
         self._apply_visibility()
+        line = next((w for w in self.query(TreeLine) if w.key == key), None)
+        if line is not None:
+            line.focus()
 
     def refresh_rows(self) -> None:
         state = self.panel.rows(self.scope, self.session_id)
@@ -294,8 +309,10 @@ class SettingsScreen(Screen[None]):
     # -- extensions ------------------------------------------------------------------------------
 
     def on_extension_header_switched(self, message: ExtensionHeader.Switched) -> None:
-        group = message.header.group
-        self._in_background(self._switch(group.name, not group.enabled))
+        header = message.header
+        enabled = not header.shown_enabled
+        header.switch_to(enabled)
+        self._in_background(self._switch(header.group.name, enabled))
 
     def _in_background(self, work: Awaitable[None]) -> None:
         """Run ``work`` (a switch, a reload: extension code runs) while the screen goes on

@@ -23,7 +23,7 @@ _SOURCE_TEXT = {
 }
 
 
-class _Focusable(Widget):
+class TreeLine(Widget):
     """A focusable line in the tree; Up/Down move between visible lines."""
 
     can_focus = True
@@ -36,14 +36,19 @@ class _Focusable(Widget):
         super().__init__(**kwargs)
         self.section = section
 
+    @property
+    def key(self) -> str:
+        """What the line stands for, the same in the tree drawn again after a reload."""
+        raise NotImplementedError
+
     def action_move(self, step: int) -> None:
         if step > 0:
-            self.screen.focus_next(_Focusable)
+            self.screen.focus_next(TreeLine)
         else:
-            self.screen.focus_previous(_Focusable)
+            self.screen.focus_previous(TreeLine)
 
 
-class SectionHeader(_Focusable):
+class SectionHeader(TreeLine):
     """``Vis`` or ``Extensions``: Enter folds and unfolds the section."""
 
     BINDINGS = [Binding("enter,space", "fold", "Fold", show=False)]
@@ -58,6 +63,10 @@ class SectionHeader(_Focusable):
         self.title = title
         self.folded = False
 
+    @property
+    def key(self) -> str:
+        return f"section:{self.section}"
+
     def render(self) -> Content:
         arrow = "▸" if self.folded else "▾"
         return Content.styled(f"{arrow} {self.title}", "bold $accent")
@@ -66,7 +75,7 @@ class SectionHeader(_Focusable):
         self.post_message(self.Folded(self))
 
 
-class ExtensionHeader(_Focusable):
+class ExtensionHeader(TreeLine):
     """One extension: name, ``project``/``global`` tag, enable switch, load error, and the
     guides and skills it ships."""
 
@@ -89,6 +98,7 @@ class ExtensionHeader(_Focusable):
         super().__init__("extensions", **kwargs)
         self.group = group
         self.folded = False
+        self.switching_to: bool | None = None  # saved, shown until the reload draws it
         if group.failed:
             self.add_class("-failed")
 
@@ -96,12 +106,22 @@ class ExtensionHeader(_Focusable):
     def key(self) -> str:
         return f"ext:{self.group.name}"
 
+    @property
+    def shown_enabled(self) -> bool:
+        """On as the line shows it: the switch just made, else the loaded state."""
+        return self.group.enabled if self.switching_to is None else self.switching_to
+
+    def switch_to(self, enabled: bool) -> None:
+        """Show ``enabled`` at once; the reload that makes it so redraws the tree."""
+        self.switching_to = enabled
+        self.refresh()
+
     def render(self) -> Content:
         group = self.group
         arrow = "▸" if self.folded else "▾"
-        if group.failed:
+        if group.failed and self.switching_to is None:
             switch = ("failed to load", "bold $error")
-        elif group.enabled:
+        elif self.shown_enabled:
             switch = ("[x] enabled", "$success")
         else:
             switch = ("[ ] disabled", "$text-muted")
@@ -112,6 +132,8 @@ class ExtensionHeader(_Focusable):
             ("  ", ""),
             switch,
         ]
+        if self.switching_to is not None:
+            parts.append(("  (at the next reload)", "italic $text-muted"))
         if group.description:
             parts.append((f"\n  {group.description}", "$text-muted"))
         shipped = [
@@ -133,7 +155,7 @@ class ExtensionHeader(_Focusable):
         self.post_message(self.Folded(self))
 
 
-class SettingRow(_Focusable):
+class SettingRow(TreeLine):
     """One setting as seen at the screen's scope; Space/Enter edits, Delete resets."""
 
     BINDINGS = [
@@ -161,6 +183,10 @@ class SettingRow(_Focusable):
     @property
     def setting_id(self) -> str:
         return self.state.node.setting.id
+
+    @property
+    def key(self) -> str:
+        return f"setting:{self.setting_id}"
 
     def update_state(self, state: RowState) -> None:
         self.state = state

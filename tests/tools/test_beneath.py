@@ -166,3 +166,23 @@ def test_write_modes_and_check(kernel: str, tree: tuple[Path, Path]) -> None:
     assert (root / "a" / "moved.txt").read_bytes() == b"z"
     files.unlink("a/moved.txt")
     assert not (root / "a" / "moved.txt").exists()
+
+
+def test_chmod_changes_the_file_never_a_link_s_target(kernel: str, tree: tuple[Path, Path]) -> None:
+    """``/undo`` puts a mode back through ``chmod``: a link the model swapped in for the file,
+    or a folder link leading out, leaves the file outside as it was."""
+    root, outside = tree
+    files = Beneath(root)
+    (outside / "secret").chmod(0o600)
+    files.chmod("a/b/f.txt", 0o000)  # a mode that denies reading is no obstacle
+    assert (root / "a" / "b" / "f.txt").stat().st_mode & 0o777 == 0
+    files.chmod("a/b/f.txt", 0o755)
+    assert (root / "a" / "b" / "f.txt").stat().st_mode & 0o777 == 0o755
+    (root / "link").symlink_to(outside / "secret")
+    (root / "out").symlink_to(outside)
+    (root / "a" / "b" / "dir").mkdir()
+    for path in ("link", "out/secret", "a/b/dir"):
+        with pytest.raises(OSError):
+            files.chmod(path, 0o777)
+    assert (outside / "secret").stat().st_mode & 0o777 == 0o600
+    assert (root / "a" / "b" / "dir").stat().st_mode & 0o777 != 0o777

@@ -111,3 +111,20 @@ def test_vis_s_own_files_inside_the_workspace_are_not_the_block_s(
     points.take("t2", 2)
     (own / "vis.db").write_bytes(b"SQLite format 3\0 and more")
     assert points.drop_if_unchanged("t2")  # only Vis's own files moved
+
+
+def test_a_block_that_only_changes_a_file_s_mode_lists_it(tmp_path: Path) -> None:
+    """``chmod +x`` moves no size and no modification time: the block still changed the
+    file, and says how."""
+    ws, watch = _turn(tmp_path)
+    (ws / "a.txt").chmod(0o644)
+    watch.start()
+    (ws / "a.txt").chmod(0o755)
+    (change,) = watch.finish()
+    assert change.path == "a.txt" and change.kind is FileChangeKind.CHANGED
+    assert change.note == "mode 644 → 755" and change.diff == ""
+    watch.start()
+    (ws / "a.txt").chmod(0o700)
+    (ws / "a.txt").write_text("one\nTWO\n")
+    (change,) = watch.finish()
+    assert change.note == "mode 755 → 700" and "+TWO" in change.diff

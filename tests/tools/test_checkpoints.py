@@ -262,3 +262,24 @@ def test_a_tracked_folder_swapped_for_a_link_shows_nothing_outside(tmp_path: Pat
     ]
     assert seen["a/d.txt"].st_size == len("a/d.txt")
     assert str(ws / "z" / "f.txt") not in listed_files(str(ws), hidden=False)
+
+
+def test_undo_puts_back_a_mode_the_turn_changed_alone(tmp_path: Path) -> None:
+    """A turn whose only change was ``chmod +x`` is a turn that changed files: its
+    checkpoint stays, and ``/undo`` makes the file not executable again."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "run.sh").write_text("#!/bin/sh\n")
+    (ws / "run.sh").chmod(0o644)
+    (ws / "big.bin").write_bytes(b"x" * 64)
+    (ws / "big.bin").chmod(0o600)
+    points = Checkpoints(ws, tmp_path / "private", max_file_bytes=32)  # big.bin: listed only
+    points.take("t1", 1)
+    (ws / "run.sh").chmod(0o755)
+    (ws / "big.bin").chmod(0o644)
+    assert not points.drop_if_unchanged("t1")
+    report = points.restore()
+    assert report.turns == (1,) and report.restored == ("big.bin", "run.sh")
+    assert (ws / "run.sh").stat().st_mode & 0o777 == 0o644
+    assert (ws / "run.sh").read_text() == "#!/bin/sh\n"
+    assert (ws / "big.bin").stat().st_mode & 0o777 == 0o600  # its mode, though not its bytes

@@ -51,7 +51,7 @@ class FileWatch(Protocol):
     def turn_id(self) -> str: ...
 
     @property
-    def seen(self) -> dict[str, tuple[int, int]] | None: ...  # the listing after a block
+    def seen(self) -> dict[str, tuple[int, int, int]] | None: ...  # the listing after a block
 
     def start(self) -> None: ...  # before a block
 
@@ -66,7 +66,7 @@ class TurnCheckpoints(Protocol):
     def take(self, turn_id: str, position: int) -> object: ...
 
     def drop_if_unchanged(
-        self, turn_id: str, seen: dict[str, tuple[int, int]] | None = None
+        self, turn_id: str, seen: dict[str, tuple[int, int, int]] | None = None
     ) -> bool: ...
 
     def watch(self, turn_id: str) -> FileWatch: ...

@@ -403,6 +403,25 @@ class Beneath:
             os.close(folder)
         return written
 
+    def chmod(self, path: str | os.PathLike[str], mode: int) -> None:
+        """Give the regular file ``path`` ``mode``; a link as its last name (swapped in by a
+        block) is refused, not followed. Its descriptor is changed, not a name looked up
+        again, and a mode that denies reading does not stand in the way."""
+        folder, name, _ = self._parent(path)
+        try:
+            fd = os.open(name, (_O_PATH or os.O_RDONLY) | _NOFOLLOW | _CLOEXEC, dir_fd=folder)
+        finally:
+            os.close(folder)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EINVAL, f"{path} is not a regular file; its mode is kept")
+            if _O_PATH:
+                os.chmod(f"/proc/self/fd/{fd}", mode)  # the file the descriptor holds
+            else:
+                os.fchmod(fd, mode)
+        finally:
+            os.close(fd)
+
     def unlink(self, path: str | os.PathLike[str]) -> None:
         folder, name, _ = self._parent(path)
         try:

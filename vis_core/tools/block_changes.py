@@ -1,11 +1,12 @@
 """The files each block created, changed or removed, with diffs, from the `/undo` checkpoints.
 
 A turn's checkpoint records every file before the turn's first block. After each block the
-workspace is listed again (sizes and times only); a file whose size or time moved, a new file
-and a missing one are the block's changes. The bytes before come from the checkpoint (or from
-what an earlier block of the turn left, kept here), the bytes after from the file itself, read
-without following links. Diffs are bounded: binary files and large ones are named, not diffed;
-a file whose bytes before the turn were not kept says that ``/undo`` cannot restore it.
+workspace is listed again (sizes, times and modes only); a file whose size, time or mode
+moved, a new file and a missing one are the block's changes. The bytes before come from the
+checkpoint (or from what an earlier block of the turn left, kept here), the bytes after from
+the file itself, read without following links. Diffs are bounded: binary files and large
+ones are named, not diffed; a file whose bytes before the turn were not kept says that
+``/undo`` cannot restore it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from dataclasses import replace
 
 from vis_core.model.block import FileChange, FileChangeKind
 from vis_core.model.undo import NOT_KEPT
-from vis_core.tools.checkpoints import Checkpoints, Listing, sizes_and_times
+from vis_core.tools.checkpoints import Checkpoints, Listing, file_states, listed
 
 MAX_DIFF_INPUT = 512 * 1024  # bytes of one side above which no diff is made
 MAX_DIFF_LINES = 400  # lines of one file's diff kept; the rest is counted
@@ -42,7 +43,7 @@ class BlockChanges:
             return
         taken = self.checkpoints.last_of(self.turn_id)
         if taken is not None:
-            self._stats = {rel: (f[0], f[1]) for rel, f in taken.files.items()}
+            self._stats = listed(taken.files)
             self._digests = {rel: f[3] for rel, f in taken.files.items()}
         else:
             self._stats = self._listing()
@@ -58,7 +59,7 @@ class BlockChanges:
         self._after = {}
 
     def _listing(self) -> Listing:
-        return sizes_and_times(self.checkpoints.scan())
+        return file_states(self.checkpoints.scan())
 
     def finish(self) -> tuple[FileChange, ...]:
         """After a block: what it changed since the previous one (or the turn's start)."""
@@ -79,10 +80,14 @@ class BlockChanges:
                 kind = FileChangeKind.REMOVED
             else:
                 kind = FileChangeKind.CHANGED
-            if kind is FileChangeKind.CHANGED and old is not None and old == new:
+            moved = (
+                _mode_note(before[rel][2], now[rel][2]) if kind is FileChangeKind.CHANGED else ""
+            )
+            if kind is FileChangeKind.CHANGED and old is not None and old == new and not moved:
                 continue  # touched, same bytes
             change = file_change(rel, kind, old, new)
-            changes.append(replace(change, note=LOST) if lost else change)
+            note = LOST if lost else change.note
+            changes.append(replace(change, note="; ".join(n for n in (moved, note) if n)))
         if len(touched) > MAX_FILES and changes:
             last = changes[-1]
             more = f"{len(touched) - MAX_FILES:,} more files changed, not listed"
@@ -116,6 +121,11 @@ def _differ(before: Listing, now: Listing) -> list[str]:
     return [rel for rel, seen in now.items() if before.get(rel) != seen] + [
         rel for rel in before if rel not in now
     ]
+
+
+def _mode_note(before: int, now: int) -> str:
+    """``mode 644 → 755`` when a file's mode moved, else empty."""
+    return "" if before == now else f"mode {before:o} → {now:o}"
 
 
 def _text(data: bytes | None) -> str | None:

@@ -112,7 +112,7 @@ def _blob_sizes(workspace: Path, blobs: set[str]) -> dict[str, int]:
     return lengths
 
 
-Listing = dict[str, tuple[int, int]]  # relative path: (size, mtime_ns)
+Listing = dict[str, tuple[int, int, int]]  # relative path: (size, mtime_ns, mode)
 Files = dict[str, list[Any]]  # relative path: [size, mtime_ns, mode, digest]
 Changes = dict[str, list[list[Any] | None]]  # relative path: [before, after] (None: no file)
 
@@ -149,9 +149,15 @@ def _turned(files: Files, changes: Changes, side: int) -> Files:
     return turned
 
 
-def sizes_and_times(states: dict[str, os.stat_result]) -> Listing:
-    """What tells a file changed: its size and modification time."""
-    return {rel: (st.st_size, st.st_mtime_ns) for rel, st in states.items()}
+def file_states(states: dict[str, os.stat_result]) -> Listing:
+    """What tells a file changed: its size, modification time and mode (``chmod +x`` moves
+    neither of the others)."""
+    return {rel: (st.st_size, st.st_mtime_ns, st.st_mode & 0o7777) for rel, st in states.items()}
+
+
+def listed(files: Files) -> Listing:
+    """A checkpoint's files as :func:`file_states` lists them."""
+    return {rel: (f[0], f[1], f[2]) for rel, f in files.items()}
 
 
 class Checkpoints:
@@ -348,15 +354,15 @@ class Checkpoints:
 
     def drop_if_unchanged(self, turn_id: str, seen: Listing | None = None) -> bool:
         """At the end of ``turn_id``: forget its checkpoint when no file changed (same
-        files, sizes and times), so ``/undo`` reaches the last turn that changed something
+        files, sizes, times and modes), so ``/undo`` reaches the last turn that changed something
         and a turn that changed nothing takes no older checkpoint's place; else the oldest
         past ``KEEP`` go. ``seen``: a listing made after the turn's last action (its last
         block's), else the workspace is listed now."""
         last = self._last
         if last is None or last.turn_id != turn_id:
             return False  # no checkpoint of this turn: nothing to read
-        now = seen if seen is not None else sizes_and_times(self.scan())
-        if now != {rel: (f[0], f[1]) for rel, f in last.files.items()}:
+        now = seen if seen is not None else file_states(self.scan())
+        if now != listed(last.files):
             self._prune(last)
             return False
         self._newest_is(next(islice(self.newest_first(), 1, None), None), [last])
@@ -445,6 +451,9 @@ class Checkpoints:
         for rel, (size, _, mode, digest) in sorted(target.files.items()):
             current = now.get(rel)
             if current is not None and self._same(rel, current, size, digest):
+                if current.st_mode & 0o7777 != mode:  # only its mode changed (chmod +x)
+                    self._put_mode_back(rel, mode)
+                    restored.append(rel)
                 continue
             data = self._bytes_of(digest) if digest is not None else None
             if data is None:
@@ -493,6 +502,12 @@ class Checkpoints:
     @staticmethod
     def _outside(rel: str) -> OSError:
         return OSError(f"/undo: the folder of {rel} now leads outside the workspace; not touched")
+
+    def _put_mode_back(self, rel: str, mode: int) -> None:
+        try:
+            self.files.chmod(rel, mode)
+        except Escape:
+            raise self._outside(rel) from None
 
     def _put_back(self, rel: str, data: bytes, mode: int) -> None:
         """Write ``rel`` again beneath the workspace (a new, unique temp file renamed over it:

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from vis_core.mcp.host import HostMcp
     from vis_core.paths import VisPaths
     from vis_core.providers.base import ModelChoice
-    from vis_core.settings import SettingsService
+    from vis_core.settings.service import SettingsService
     from vis_core.store import Store
 
 

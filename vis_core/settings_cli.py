@@ -14,7 +14,7 @@ from vis_core.extension.settings_decl import SettingScope
 from vis_core.model.channel import Channel
 
 if TYPE_CHECKING:
-    from vis_core.settings import SettingsService
+    from vis_core.settings.service import SettingsService
 
 EXIT_OK, EXIT_USAGE = 0, 2
 

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from vis_core.events import ActivityEnded
-from vis_core.settings import build_tree
+from vis_core.settings.tree import build_tree
 
 from .harness import code_turn, install_extension, open_host, run_turn, write_script
 

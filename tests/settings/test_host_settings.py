@@ -8,7 +8,8 @@ import pytest
 
 from vis_core.extension.context import CallContext, calling
 from vis_core.paths import TrustStore, VisPaths
-from vis_core.settings import Source, log_file
+from vis_core.settings.logfile import log_file
+from vis_core.settings.values import Source
 
 from .support import open_host, user_extensions
 
@@ -59,7 +60,7 @@ async def test_an_extension_switched_off_is_unloaded_by_reload_and_keeps_its_gro
     workspace: Path,
 ) -> None:
     from vis_core.model.extensions import ExtensionStatus
-    from vis_core.settings import build_tree
+    from vis_core.settings.tree import build_tree
 
     user_extensions("reports")
     host = await open_host(workspace)

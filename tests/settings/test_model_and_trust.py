@@ -8,7 +8,7 @@ import pytest
 
 from vis_core.extension.settings_decl import SettingScope
 from vis_core.paths import TrustStore, VisPaths
-from vis_core.settings import Source
+from vis_core.settings.values import Source
 from vis_tui.widgets.settings_rows import ExtensionHeader, SettingRow
 
 from .support import SettingsApp, open_host

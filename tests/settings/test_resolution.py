@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from vis_core.paths import VisPaths
-from vis_core.settings import SettingsService, Source
+from vis_core.settings.service import SettingsService
+from vis_core.settings.values import Source
 from vis_core.store import Store
 
 LEVELS = (Source.GLOBAL, Source.PROJECT, Source.GROUP, Source.SESSION, Source.COMMAND_LINE)

@@ -17,7 +17,7 @@ from vis_core.host import Host, HostOptions
 from vis_core.paths import VisPaths
 from vis_core.providers.base import ModelChoice, ModelRequest, StreamEvent
 from vis_core.providers.scripted import ScriptedProvider
-from vis_core.settings import SaveResult
+from vis_core.settings.service import SaveResult
 
 from .support import user_extensions
 

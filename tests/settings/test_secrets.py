@@ -11,7 +11,9 @@ import pytest
 
 from vis_core.extension.settings_decl import SettingScope
 from vis_core.paths import TrustStore, VisPaths
-from vis_core.settings import NOT_SET, SAVED, build_tree, log_file, row_state
+from vis_core.settings.logfile import log_file
+from vis_core.settings.rows import NOT_SET, SAVED, row_state
+from vis_core.settings.tree import build_tree
 
 from .support import install, open_host, user_extensions
 

@@ -13,7 +13,7 @@ from cli_support import vis as _vis
 
 from vis_core.model.turn import TurnStatus
 from vis_core.paths import TrustStore, VisPaths
-from vis_core.settings import Source
+from vis_core.settings.values import Source
 
 from .support import open_host, user_extensions
 

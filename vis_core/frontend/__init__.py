@@ -90,16 +90,16 @@ if TYPE_CHECKING:
     from vis_core.model_choices import check_base_url as check_base_url
     from vis_core.model_choices import check_key as check_key
     from vis_core.model_choices import default_model as default_model
-    from vis_core.settings import EXTENSIONS_SECTION as EXTENSIONS_SECTION
-    from vis_core.settings import NOT_SET as NOT_SET
-    from vis_core.settings import SAVED as SAVED
-    from vis_core.settings import VIS_SECTION as VIS_SECTION
-    from vis_core.settings import ExtensionGroup as ExtensionGroup
-    from vis_core.settings import RowState as RowState
-    from vis_core.settings import SaveResult as SaveResult
-    from vis_core.settings import SettingNode as SettingNode
-    from vis_core.settings import SettingsTree as SettingsTree
-    from vis_core.settings import Source as Source
+    from vis_core.settings.rows import NOT_SET as NOT_SET
+    from vis_core.settings.rows import SAVED as SAVED
+    from vis_core.settings.rows import RowState as RowState
+    from vis_core.settings.service import SaveResult as SaveResult
+    from vis_core.settings.tree import EXTENSIONS_SECTION as EXTENSIONS_SECTION
+    from vis_core.settings.tree import VIS_SECTION as VIS_SECTION
+    from vis_core.settings.tree import ExtensionGroup as ExtensionGroup
+    from vis_core.settings.tree import SettingNode as SettingNode
+    from vis_core.settings.tree import SettingsTree as SettingsTree
+    from vis_core.settings.values import Source as Source
     from vis_core.system.jail_check import check_in_background as check_in_background
     from vis_core.system.programs import host_program as host_program
     from vis_core.system.quiet import model_stopped as model_stopped
@@ -148,10 +148,12 @@ _MODULES = {
     ),
     "vis_core.model_choices": (*("check_base_url", "check_key", "default_model"),),
     "vis_core.system.programs": ("host_program",),
-    "vis_core.settings": (
-        *("EXTENSIONS_SECTION", "NOT_SET", "SAVED", "VIS_SECTION", "ExtensionGroup"),
-        *("RowState", "SaveResult", "SettingNode", "SettingsTree", "Source"),
+    "vis_core.settings.rows": ("NOT_SET", "SAVED", "RowState"),
+    "vis_core.settings.service": ("SaveResult",),
+    "vis_core.settings.tree": (
+        *("EXTENSIONS_SECTION", "VIS_SECTION", "ExtensionGroup", "SettingNode", "SettingsTree"),
     ),
+    "vis_core.settings.values": ("Source",),
     "vis_core.tools.display": ("ago", "plural", "shorten_path"),
     "vis_core.tools.ignore": ("listed_files",),
     "vis_core.tools.textfiles": ("BINARY_SNIFF_BYTES", "looks_binary"),

@@ -12,15 +12,9 @@ from vis_core.extension.settings_decl import SettingScope
 from vis_core.mcp.client import ServerConnection, State
 from vis_core.mcp.config import Exposure, Source, Transport
 from vis_core.mcp.manager import SETTLE, McpManager, attention_first
-from vis_core.settings import (
-    RowState,
-    SaveResult,
-    SettingNode,
-    SettingsService,
-    SettingsTree,
-    build_tree,
-    row_state,
-)
+from vis_core.settings.rows import RowState, row_state
+from vis_core.settings.service import SaveResult, SettingsService
+from vis_core.settings.tree import SettingNode, SettingsTree, build_tree
 
 
 class SettingsPanel:

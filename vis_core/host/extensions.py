@@ -8,7 +8,8 @@ from typing import Any
 from vis_core.extension_host.environment import extension_environment
 from vis_core.extension_host.loaded import ExtensionLock, LoadedExtensions
 from vis_core.model.extensions import ExtensionStatus
-from vis_core.settings import SettingsService, disabled_extensions
+from vis_core.settings.service import SettingsService
+from vis_core.settings.storage import disabled_extensions
 from vis_core.tools.registry import HostTool
 
 

@@ -33,9 +33,11 @@ from vis_core.host.workspace import Workspace
 from vis_core.host_options import HostOptions
 from vis_core.interaction import Interaction
 from vis_core.paths import ControlSnapshot, VisPaths, control_files_changed, find_project_root
-from vis_core.settings import SettingsService, attach_log_file, disabled_extensions
 from vis_core.settings.core import extension_load_timeout
+from vis_core.settings.logfile import attach_log_file
 from vis_core.settings.order import ChangeOrder
+from vis_core.settings.service import SettingsService
+from vis_core.settings.storage import disabled_extensions
 from vis_core.store import Store
 from vis_core.store.session_lock import SessionLocks
 from vis_core.system import jail_check

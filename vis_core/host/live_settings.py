@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from vis_core.host.sessions import SessionRegistry
     from vis_core.host.workspace import Confinement, Workspace
     from vis_core.sandbox import Sandbox
-    from vis_core.settings import SaveResult, SettingsService
+    from vis_core.settings.service import SaveResult, SettingsService
     from vis_core.tools import ToolContext
 
 

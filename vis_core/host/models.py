@@ -15,7 +15,7 @@ from vis_core.host.extensions import ExtensionCatalog
 from vis_core.host.workspace import Workspace
 from vis_core.host_options import HostOptions
 from vis_core.providers.base import ModelChoice, ProviderConfigError, ProviderError
-from vis_core.settings import SettingsService
+from vis_core.settings.service import SettingsService
 from vis_core.welcome import choose_model, model_state, provider_environ, saved_keys
 
 

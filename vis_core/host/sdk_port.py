@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from vis_core.host.sessions import SessionRegistry
     from vis_core.host.workspace import Workspace
     from vis_core.mcp.host import HostMcp
-    from vis_core.settings import SettingsService
+    from vis_core.settings.service import SettingsService
     from vis_core.store import Store
 
 

@@ -60,7 +60,7 @@ if TYPE_CHECKING:
     from vis_core.host.sessions import SessionRegistry
     from vis_core.host.workspace import Confinement, Workspace
     from vis_core.mcp.host import HostMcp
-    from vis_core.settings import SettingsService
+    from vis_core.settings.service import SettingsService
     from vis_core.store import Store
     from vis_core.subagents import Subagents
     from vis_core.tools import ToolContext

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from vis_core.host_options import HostOptions
     from vis_core.interaction import Interaction
     from vis_core.mcp.host import HostMcp
-    from vis_core.settings import SettingsService
+    from vis_core.settings.service import SettingsService
     from vis_core.skills.session import SessionSkills
     from vis_core.tools import ToolContext
     from vis_core.tools.checkpoints import Checkpoints

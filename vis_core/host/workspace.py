@@ -14,7 +14,7 @@ from vis_core.paths import (
     control_files_changed,
     project_fingerprint,
 )
-from vis_core.settings import SettingsService
+from vis_core.settings.service import SettingsService
 from vis_core.system.jail import home_warning
 from vis_core.system.lifetime import ChildLimits
 from vis_core.welcome import jail_mode, jail_policy, jail_read_paths

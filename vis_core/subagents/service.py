@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
     from vis_core.providers.base import ModelChoice
     from vis_core.session_tools import SessionTools
-    from vis_core.settings import SettingsService
+    from vis_core.settings.service import SettingsService
     from vis_core.store import Store
 
 READ_ONLY_STATE = "vis.session_read_only"  # extension state namespace: session id -> True

@@ -92,3 +92,37 @@ def test_a_failed_call_says_its_error_once_without_class_names(workspace, vis_ho
     line = next(line for line in result.stdout.splitlines() if "Edit file" in line)
     assert line.startswith("✗") and line.count("you have not read it") == 1, line
     assert "PatchError" not in line
+
+
+PRINTS = (
+    "for i in range(1, 31):\n"
+    "    print(f'step {i}')\n"
+    "print('progress 10%\\rprogress 100%')\n"
+    "print('\\x1b]52;c;aGk=\\x07copied? ' + 'x' * 300)"
+)
+
+
+def test_run_shows_the_last_lines_a_block_printed(workspace, vis_home, tmp_path):
+    """In CI nothing of what a block printed showed: its last lines now follow its line,
+    after a note of how many came before; --json keeps all of it."""
+    steps = [{"code": PRINTS}, {"code": "print('one line')"}, {"text": "Done."}]
+    s = script(tmp_path, steps)
+    args = ("--provider", "scripted", "--script", str(s), "count")
+    result = vis("run", *args, cwd=workspace, env_home=vis_home)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("✓ python for i"))
+    shown = lines[first + 1 : first + 12]
+    assert shown[0] == "  │ … 22 earlier lines"
+    assert shown[1:9] == [f"  │ step {i}" for i in range(23, 31)]
+    assert shown[9] == "  │ progress 100%"  # as a terminal shows a redrawn line
+    last = shown[10]
+    assert last.startswith("  │ \\x1b]52;c;aGk=\\x07copied? xxx") and last.endswith("…")
+    assert "\x1b]52" not in result.stdout and len(last) < 200
+    second = next(i for i, line in enumerate(lines) if line.startswith("✓ python print("))
+    assert lines[second + 1] == "  │ one line" and lines[second + 2] == "Done."
+
+    result = vis("run", "--json", *args, cwd=workspace, env_home=vis_home)
+    blocks = [json.loads(line) for line in result.stdout.splitlines()]
+    (whole, _) = [e["stdout"] for e in blocks if e["type"] == "BlockFinished"]
+    assert whole.startswith("step 1\nstep 2\n") and whole.count("\n") == 32

@@ -46,6 +46,7 @@ from vis_core.model.block import (
     error_line,
     first_code_line,
     format_duration,
+    output_tail,
     plain_error,
 )
 from vis_core.model.channel import Channel
@@ -127,6 +128,18 @@ def block_line(code: str, event: BlockFinished) -> str:
     return " · ".join(parts)
 
 
+def printed_lines(stdout: str) -> list[str]:
+    """Rich-markup lines under a block's line: the last lines it printed, after a note of
+    the earlier ones (``--json`` carries all of it)."""
+    tail = output_tail(stdout)
+    notes = [tail.note] if tail.note else []
+    if tail.earlier:
+        notes.append(f"… {plural(tail.earlier, 'earlier line')}")
+    return [f"  [dim]│ {plain(note)}[/]" for note in notes] + [
+        f"  [dim]│[/] {plain(line)}" for line in tail.lines
+    ]
+
+
 class PrintRenderer:
     """Writes events as they come: answer text raw, Activities one line each."""
 
@@ -197,6 +210,8 @@ class PrintRenderer:
         elif isinstance(event, BlockFinished) and event.iteration_id in self._code:
             self._break_line()
             self.console.print(block_line(self._code.pop(event.iteration_id), event))
+            for line in printed_lines(event.stdout):
+                self.console.print(line)
         elif isinstance(event, ImageAttached):
             from vis_core.model.images import describe
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+
 import pytest
 
 from vis_core.events import BackgroundCommandEnded, FoldCreated
@@ -26,3 +28,21 @@ def test_a_long_gist_cut_at_an_escape_does_not_break_the_line(
         background
         == "⋯ background command sh-1 ended: exit 0 · " + ("echo [red]" + "z" * 200)[:99] + "…"
     )
+
+
+def test_a_block_s_output_cut_by_the_sandbox_says_where_it_was_saved() -> None:
+    """The sandbox's note of a cut output (where the whole of it was saved) shows above the
+    last lines; markup-looking output shows as printed."""
+    from rich.console import Console
+
+    from vis_core.printmode import printed_lines
+
+    note = (
+        "[Output truncated: showing the last 2 of 9,000 lines (8 B of 80.0 KB). "
+        "Full output saved to: /v/out.txt]"
+    )
+    console = Console(width=300, color_system=None, record=True, file=io.StringIO())
+    for line in printed_lines(f"{note}\n\nlast\nline [red]x[/]\n"):
+        console.print(line)
+    assert console.export_text().splitlines() == [f"  │ {note}", "  │ last", "  │ line [red]x[/]"]
+    assert printed_lines("") == [] and printed_lines("\n\n") == []

@@ -67,6 +67,34 @@ def first_code_line(code: str, width: int = 80) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
+OUTPUT_TAIL_LINES = 10  # lines of what a finished block printed that `vis run` shows
+_CUT_NOTE = "[Output truncated:"  # how the sandbox starts an output it cut (and saved)
+
+
+@dataclass(frozen=True)
+class OutputTail:
+    """The end of what a block printed: its last ``lines``, how many ``earlier`` lines were
+    left out, and the sandbox's ``note`` when it cut the output itself (where it was saved)."""
+
+    lines: tuple[str, ...]
+    earlier: int = 0
+    note: str = ""
+
+
+def output_tail(stdout: str, lines: int = OUTPUT_TAIL_LINES, width: int = 160) -> OutputTail:
+    """The last ``lines`` lines of ``stdout`` as a terminal shows them (a line redrawn with
+    carriage returns, a progress bar, shows its last draw), each cut at ``width``."""
+    note = ""
+    if stdout.startswith(_CUT_NOTE) and "\n\n" in stdout:
+        note, stdout = stdout.split("\n\n", 1)
+    text = stdout.rstrip("\n")
+    if not text.strip():
+        return OutputTail((), 0, note)
+    drawn = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n")]
+    shown = tuple(line if len(line) <= width else line[: width - 1] + "…" for line in drawn)
+    return OutputTail(shown[-lines:], max(0, len(shown) - lines), note)
+
+
 def code_line_count(code: str) -> int:
     return len(code.rstrip("\n").splitlines())
 

@@ -117,3 +117,11 @@ def test_run_plan_plans_then_approval_runs_the_plan(
     assert "approved the plan" in request and "Plan: create a.txt holding x." in request
     assert (workspace / "a.txt").read_text() == "x\n"
     assert "plan mode" not in approved.stderr
+
+
+def test_sessions_says_so_on_stderr_when_it_lists_none(workspace: Path, vis_home: Path) -> None:
+    listed = vis("sessions", cwd=workspace, env_home=vis_home)
+    found = vis("sessions", "deploy", cwd=workspace, env_home=vis_home)
+    assert (listed.returncode, listed.stdout, found.returncode, found.stdout) == (0, "", 0, "")
+    assert listed.stderr.strip() == f"no sessions in {workspace} yet: `vis` starts one"
+    assert found.stderr.strip() == "no session mentions 'deploy'"

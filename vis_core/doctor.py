@@ -115,17 +115,23 @@ def list_sessions(workspace: Path, query: str | None) -> int:
     store = Store(VisPaths.from_env().ensure().db_file)
     try:
         if query:
-            for hit in store.search_sessions(query):
+            hits = store.search_sessions(query)
+            for hit in hits:
                 row = hit.session
                 parent = f"  (child of {row.parent_id[:8]})" if row.parent_id else ""
                 print(f"{_when(row)}  {row.title or '(untitled)'}{parent}  {hit.snippet}")
+            if not hits:  # on stderr: a script reading the list gets an empty one
+                print(f"no session mentions {query!r}", file=sys.stderr)
         else:
             from vis_core.store.session_data import nested
 
-            for row, depth in nested(store.list_sessions(workspace=workspace)):
+            rows = store.list_sessions(workspace=workspace)
+            for row, depth in nested(rows):
                 mark = "  " * (depth - 1) + "↳ " if depth else ""
                 parent = f"  (child of {row.parent_id[:8]})" if row.parent_id and not depth else ""
                 print(f"{_when(row)}  {mark}{row.title or '(untitled)'}{parent}")
+            if not rows:
+                print(f"no sessions in {workspace} yet: `vis` starts one", file=sys.stderr)
     finally:
         store.close()
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -13,7 +14,7 @@ from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.interaction import Interaction
 from vis_core.model.sessions import SessionRow
 from vis_core.model.turn import TurnStatus
-from vis_core.store import Store
+from vis_core.store import Store, StoreError
 from vis_core.store.session_lock import SessionLocks
 
 if TYPE_CHECKING:
@@ -122,11 +123,18 @@ class SessionRegistry:
     async def close_session(self, session: AgentSession) -> None:
         """Close one open session and forget it (a child session whose turn ended)."""
         try:
-            await session.close()
+            await self._close(session)
         finally:
             self._interaction.detach(session.id)
             if session in self.sessions:
                 self.sessions.remove(session)
+
+    async def _close(self, session: AgentSession) -> None:
+        """Close ``session``; a session nobody used is not kept (after what it wrote)."""
+        await session.close()
+        store = self._store
+        with contextlib.suppress(StoreError):  # kept, then: an empty row in the list
+            await asyncio.wrap_future(store.writer.call(lambda: store.delete_if_unused(session.id)))
 
     def live_session(self, session_id: str) -> AgentSession | None:
         """The open session ``session_id`` of this workspace (a call's session is found here;
@@ -184,6 +192,6 @@ class SessionRegistry:
 
     async def close(self) -> None:
         for session in list(self.sessions):
-            await session.close()
+            await self._close(session)
         self.sessions.clear()
         self.locks.release_all()

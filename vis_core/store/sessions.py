@@ -192,9 +192,20 @@ class SessionsMixin:
 
     def delete_session(self, session_id: str) -> bool:
         """Delete a session and everything recorded for it; ``False`` when there was none."""
+        return self._delete(session_id, only_unused=False)
+
+    def delete_if_unused(self, session_id: str) -> bool:
+        """Delete a session nobody used (opening Vis and quitting): no turn, no title, no
+        child, no override, no draft and no event but its creation (a command run in it, a
+        model chosen for it, keep it). ``True`` when it went."""
+        return self._delete(session_id, only_unused=True)
+
+    def _delete(self, session_id: str, *, only_unused: bool) -> bool:
         with self._db.write("delete a session") as conn:
-            row = conn.execute("SELECT num FROM sessions WHERE id = ?", (session_id,)).fetchone()
-            if row is None:
+            row = conn.execute(
+                "SELECT num, title FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if row is None or (only_unused and (row[1] or _used(conn, session_id))):
                 return False
             conn.execute("DELETE FROM search_titles WHERE rowid = ?", (row[0],))
             conn.execute(
@@ -395,6 +406,23 @@ class SessionsMixin:
         rows.reverse()
         records = tuple(activity_from_dict(json.loads(row[1])["activity"]) for row in rows)
         return ActivityPage(records, rows[0][0] if more and rows else None)
+
+
+_USES = (  # what makes a session worth keeping, besides its title and its events
+    "SELECT 1 FROM turns WHERE session_id = :session",
+    "SELECT 1 FROM sessions WHERE parent_id = :session",
+    "SELECT 1 FROM setting_overrides WHERE scope = 'session' AND owner = :session",
+    "SELECT 1 FROM drafts WHERE session_id = :session",
+    "SELECT 1 FROM attachments WHERE session_id = :session",
+    f"SELECT 1 {SESSION_EVENTS} AND e.type != 'SessionCreated'",
+)
+
+
+def _used(conn: sqlite3.Connection, session_id: str) -> bool:
+    return any(
+        conn.execute(f"{query} LIMIT 1", {"session": session_id, "first": 0}).fetchone()
+        for query in _USES
+    )
 
 
 def _ensure_group(conn: sqlite3.Connection, name: str, now: float) -> None:

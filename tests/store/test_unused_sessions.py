@@ -1,0 +1,61 @@
+"""A session nobody used is not kept: opening Vis and quitting leaves nothing in the session
+list. A turn, a setting saved for the session or a command run in it keeps it."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import yaml
+
+from vis_core.agent.session import AgentSession
+from vis_core.host import Host, HostOptions
+
+Use = Callable[[Host, AgentSession], Awaitable[None]]
+
+
+async def _kept(folder: Path, use: Use) -> int:
+    """How many sessions a workspace in ``folder`` keeps after one is opened, ``use``d and
+    closed (read by the next Vis)."""
+    workspace = folder / "workspace"
+    workspace.mkdir(parents=True)
+    script = folder / "script.yaml"
+    script.write_text(yaml.safe_dump([{"text": "Hello."}]), encoding="utf-8")
+    options = HostOptions(workspace=workspace, provider="scripted", script=script)
+    host = await Host.open(options)
+    try:
+        session = await host.new_session()
+        await use(host, session)
+        assert [row.id for row in host.store.list_sessions(workspace=workspace)] == [session.id]
+    finally:
+        await host.close()
+    again = await Host.open(options)
+    try:
+        return len(again.store.list_sessions(workspace=workspace))
+    finally:
+        await again.close()
+
+
+async def _nothing(host: Host, session: AgentSession) -> None:
+    pass
+
+
+async def _turn(host: Host, session: AgentSession) -> None:
+    assert (await session.submit("hi")).status == "completed"
+
+
+async def _setting(host: Host, session: AgentSession) -> None:
+    await host.settings.set("max_iterations", "10", "session", session_id=session.id)
+
+
+async def _command(host: Host, session: AgentSession) -> None:
+    assert not (await host.commands.run(session, "/undo")).ok  # "no turn changed files"
+
+
+async def test_an_untouched_session_is_not_kept(tmp_path: Path) -> None:
+    assert await _kept(tmp_path, _nothing) == 0
+
+
+async def test_a_session_with_a_turn_a_setting_or_a_command_is_kept(tmp_path: Path) -> None:
+    for use in (_turn, _setting, _command):
+        assert await _kept(tmp_path / use.__name__, use) == 1, use.__name__

@@ -205,13 +205,14 @@ def _notification(target: EventTarget, event: Notification) -> None:
 
 @handles(DraftChanged)
 def _draft(target: EventTarget, event: DraftChanged) -> None:
-    """Entering or leaving a draft: a mark in the transcript, the label in the status bar."""
+    """Entering or leaving a draft: the label in the status bar, and a mark in the turn that
+    did it (stored with the turn, so a resumed session shows it too). Outside a turn the
+    person's ``/draft`` did it, and its note (kept as ``CommandNoted``) says so: a second
+    mark would say it again, and only live."""
     target.status_bar.draft = event.label if event.in_draft else ""
     target.status_bar.draft_files = event.files if event.in_draft else 0
     if event.turn_id:
         target.transcript.turn(event.turn_id).show_note(f"✎ {event.text}", "$text-warning")
-    else:
-        target.transcript.add_message(f"✎ {event.text}", classes="note", plain=True)
     if event.in_draft:
         target.count_draft_files()
 

@@ -73,8 +73,69 @@ async def test_the_app_shows_the_draft_and_the_person_approves_it_with_slash_dra
         assert (repo / "a.txt").read_text() == "two\n"
         assert (repo / "new.txt").read_text() == "new\n"
         await until(pilot, lambda: bar.draft == "")
-        assert any("Approved draft fix" in note for note in _notes(app))
+        assert not any("Approved draft fix" in note for note in _notes(app))  # said once
         assert app.session.drafts.roots().workspace == repo.resolve()  # type: ignore[union-attr]
+
+
+def _draft_lines(app: object) -> list[str]:
+    """The transcript's lines that speak of the draft, as drawn."""
+    return [line.strip() for line in _screen_text(app).splitlines() if "draft mine" in line.lower()]
+
+
+async def test_slash_draft_reads_the_same_live_and_resumed(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    """The person's ``/draft new`` and ``/draft approve`` each leave one note, which lists
+    what it did; a resumed session shows those same notes (live, a second '✎' mark said it
+    again, and was gone after a resume)."""
+    repo = _repo(workspace)
+    edit = 'open("new.txt", "w").write("new\\n")'
+    script = write_script(tmp_path, [{"code": edit}, {"text": "Written."}])
+    app = vis_app(repo, script)
+    async with app.run_test(size=(120, 60)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"/draft new mine", "enter")
+        await until(pilot, lambda: app.main.status_bar.draft == "mine")
+        await type_keys(pilot, *"write it", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Written.")
+        await type_keys(pilot, *"/draft approve", "enter")
+        await until(pilot, lambda: any("Approved draft mine" in s for s in _said(app)))
+        await until(pilot, lambda: app.main.status_bar.draft == "")
+        await pilot.pause()
+        live = _draft_lines(app)
+        session_id = app.session.id  # type: ignore[union-attr]
+    assert live == ["▌ Working in draft mine", "▌ Approved draft mine into main"], live
+    resumed = await seen_after_resume(repo, session_id, _draft_lines, size=(120, 60))
+    assert resumed == live
+
+
+async def test_a_draft_whose_folder_went_is_marked_in_the_next_turn(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    """The draft's folder was removed from a shell: the next turn starts back in the
+    workspace, with a mark that says why, live and after a resume (before, the mark came
+    with no turn: shown live only)."""
+    import shutil
+
+    repo = _repo(workspace)
+    script = write_script(tmp_path, [{"text": "Back."}])
+    app = vis_app(repo, script)
+    async with app.run_test(size=(120, 60)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"/draft new mine", "enter")
+        await until(pilot, lambda: app.main.status_bar.draft == "mine")
+        drafts = app.session.drafts  # type: ignore[union-attr]
+        assert drafts is not None and drafts.draft is not None
+        shutil.rmtree(drafts.draft.root)
+        await type_keys(pilot, *"go on", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Back.")
+        await until(pilot, lambda: app.main.status_bar.draft == "")
+        await pilot.pause()
+        live = _draft_lines(app)
+        session_id = app.session.id  # type: ignore[union-attr]
+    assert any("✎ Draft mine is gone" in line for line in live), live
+    resumed = await seen_after_resume(repo, session_id, _draft_lines, size=(120, 60))
+    assert resumed == live
 
 
 async def test_a_resumed_session_is_back_in_its_draft(

@@ -113,7 +113,7 @@ class SessionDraft(Protocol):
     async def sync(self) -> list[str]: ...
     async def approve(self, message: str | None = None) -> dict[str, Any]: ...
     async def discard(self) -> None: ...
-    async def refresh(self) -> None: ...  # before a turn: leave a draft ended elsewhere
+    async def refresh(self, turn_id: str = "") -> None: ...  # before a turn: a draft gone elsewhere
 
 
 class ToolFiles(Protocol):
@@ -187,8 +187,8 @@ class SessionHooks(Protocol):
         """The tools declared to the model directly (MCP's), now."""
         ...
 
-    async def before_turn(self, session: AgentSession) -> None:
-        """Before each turn (refusals, files read again); raising stops the turn."""
+    async def before_turn(self, session: AgentSession, turn_id: str) -> None:
+        """Before turn ``turn_id`` (refusals, files read again); raising stops the turn."""
         ...
 
     async def before_request(self, turn_id: str) -> Sequence[Event]:
@@ -212,7 +212,7 @@ class PlainHooks:
     def direct_tools(self) -> Sequence[DirectTool]:
         return ()
 
-    async def before_turn(self, session: AgentSession) -> None:
+    async def before_turn(self, session: AgentSession, turn_id: str) -> None:
         return None
 
     async def before_request(self, turn_id: str) -> Sequence[Event]:

@@ -369,7 +369,7 @@ class AgentSession:
                 await person_input.run_command(self, turn_id, text)
                 outcome.status = TurnStatus.COMPLETED
             else:
-                await self._hooks.before_turn(self)
+                await self._hooks.before_turn(self, turn_id)
                 if images:  # first: a resumed transcript shows them first too
                     from vis_core.agent.person_images import attach_images
 

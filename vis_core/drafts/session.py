@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from vis_core.drafts.hooks import NO_HOOKS, DraftHooks
 from vis_core.drafts.service import Drafts
@@ -21,11 +21,20 @@ from vis_core.tools.display import plural
 Mover = Callable[[Path, Path], None]  # (workspace root, project root)
 # (old workspace root, new one): what runs now (a block's sandbox) follows before the call returns
 Follower = Callable[[Path, Path], Awaitable[None]]
-# (action, draft, files, text) -> the session's DraftChanged event is emitted
-Announce = Callable[[DraftAction, Draft, int, str], Awaitable[None]]
 
 
-async def _silent(action: DraftAction, draft: Draft, files: int, text: str) -> None:
+class Announce(Protocol):
+    """Emits the session's ``DraftChanged`` event; ``turn_id``: the turn it is a mark of,
+    when no tool call of a turn is under way (the checks before a turn)."""
+
+    async def __call__(
+        self, action: DraftAction, draft: Draft, files: int, text: str, turn_id: str = ""
+    ) -> None: ...
+
+
+async def _silent(
+    action: DraftAction, draft: Draft, files: int, text: str, turn_id: str = ""
+) -> None:
     return None
 
 
@@ -172,9 +181,10 @@ class SessionDrafts:
         text = f"Discarded draft {draft.label}; the live workspace is as it was"
         await self.announce(DraftAction.DISCARDED, draft, 0, text)
 
-    async def refresh(self) -> None:
-        """Before a turn: a draft approved or discarded elsewhere (``vis drafts``, another
-        Vis) is left, and the session works in the live workspace again."""
+    async def refresh(self, turn_id: str = "") -> None:
+        """Before turn ``turn_id``: a draft approved or discarded elsewhere (``vis drafts``,
+        another Vis) is left, and the session works in the live workspace again; the mark
+        saying so is that turn's."""
         draft = self._draft
         if draft is None:
             return
@@ -184,7 +194,7 @@ class SessionDrafts:
         text = (
             f"Draft {draft.label} is gone (approved or discarded elsewhere); back in the workspace"
         )
-        await self.announce(DraftAction.DISCARDED, draft, 0, text)
+        await self.announce(DraftAction.DISCARDED, draft, 0, text, turn_id)
 
     # -- helpers ----------------------------------------------------------------------------
 

@@ -211,7 +211,7 @@ class AssemblyHooks:
     async def close(self) -> None:
         await self._close()
 
-    async def before_turn(self, session: AgentSession) -> None:
+    async def before_turn(self, session: AgentSession, turn_id: str) -> None:
         """Stop the turn, naming the value, when a setting that bounds what a block may do
         (or a ``--toggles`` entry) cannot be read (fail closed); else read the instruction
         files and skills again (never between a turn's requests, so its system prompt stays
@@ -220,7 +220,7 @@ class AssemblyHooks:
         if problem is not None:
             raise SettingsUnreadable(problem)
         if session.drafts is not None:
-            await session.drafts.refresh()
+            await session.drafts.refresh(turn_id)
         await asyncio.to_thread(self._instructions.refresh)
         await asyncio.to_thread(self._skills.refresh)
         await self._mcp.before_turn(session)
@@ -281,12 +281,14 @@ def tool_contract_of(tool: HostTool) -> dict[str, Any] | None:
 def announcer(session_id: str, bus: EventBus) -> Any:
     """Emit :class:`DraftChanged`: the transcript's mark and the status bar's draft."""
 
-    async def announce(action: DraftAction, draft: Draft, files: int, text: str) -> None:
+    async def announce(
+        action: DraftAction, draft: Draft, files: int, text: str, turn_id: str = ""
+    ) -> None:
         call = current_call()  # a tool call of a turn: the mark goes there
         await bus.emit(
             DraftChanged(
                 session_id,
-                turn_id=(call.turn_id or "") if call is not None else "",
+                turn_id=(call.turn_id or "") if call is not None else turn_id,
                 action=action,
                 label=draft.label,
                 backend=str(draft.backend),

@@ -168,3 +168,17 @@ async def test_a_running_block_shows_the_last_lines_it_printed_until_it_ends(
         await until(pilot, lambda: app.main.transcript.last_answer == "Trained.")
         await until(pilot, lambda: "printed 5 lines" in _drawn(app, "train"))
         assert "│ epoch" not in _drawn(app, "train")  # what it printed opens with the row
+
+
+def test_a_long_block_s_counts_read_as_the_rest_of_vis_writes_them() -> None:
+    """The row's counts go through the shared plural helper: thousands separated, one line."""
+    from vis_tui.block_info import BlockInfo
+    from vis_tui.widgets.block_row import block_content
+
+    code = "\n".join(f"x{i} = {i}" for i in range(1204))
+    info = BlockInfo("i1", code, ended=True, stdout="ok\n" * 2500, duration=1.0)
+    head, *_, more = str(block_content(info)).split("\n")
+    assert head.endswith("1.0s · 1,204 lines · printed 2,500 lines")
+    assert more.strip() == "… 1,201 more lines"
+    one = str(block_content(BlockInfo("i2", "a\nb\nc\nd", ended=True, stdout="ok\n")))
+    assert "· 4 lines · printed 1 line\n" in one and "… 1 more line" in one

@@ -16,6 +16,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import Input, Static, TextArea
 
+from vis_core.frontend import plural
 from vis_core.model.command import CommandAction
 from vis_core.model.images import ImageRefused
 from vis_core.model.notify import NotifyKind
@@ -482,7 +483,7 @@ class MainScreen(Screen[None]):
         self.queue.clear()
         self.queue_paused = False
         self._show_queue()
-        self.app.notify(f"Dropped {count} queued message{'s' if count != 1 else ''}.")
+        self.app.notify(f"Dropped {plural(count, 'queued message')}.")
 
     def start_turn(self, text: str) -> None:
         self.turn_running = True

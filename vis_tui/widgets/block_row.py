@@ -16,6 +16,7 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import Static
 
+from vis_core.frontend import plural
 from vis_core.model.block import (
     FileChange,
     FileChangeKind,
@@ -61,14 +62,14 @@ def _glyph(info: BlockInfo) -> Content:
 
 def _details(info: BlockInfo, frozen: bool, running_for: float | None) -> str:
     count = code_line_count(info.code)
-    words = [f"{count} line{'s' * (count != 1)}"]
+    words = [plural(count, "line")]
     if not info.ended:
         running = "running" if running_for is None else f"running {format_duration(running_for)}"
         return " · ".join([running, *words])
     words.insert(0, "0.1s" if frozen else format_duration(info.duration))
     printed = len(info.stdout.rstrip("\n").splitlines())
     if printed:
-        words.append(f"printed {printed} line{'s' * (printed != 1)}")
+        words.append(f"printed {plural(printed, 'line')}")
     return " · ".join(words)
 
 
@@ -122,9 +123,7 @@ def block_content(
         lines.extend(Content(INDENT) + line for line in highlighted("\n".join(preview)).split("\n"))
     if len(code) > PREVIEW_LINES:
         more = len(code) - PREVIEW_LINES
-        lines.append(
-            Content.styled(f"{INDENT}… {more} more line{'s' * (more != 1)}", "$text-muted")
-        )
+        lines.append(Content.styled(f"{INDENT}… {plural(more, 'more line')}", "$text-muted"))
     if printed and not info.ended:
         lines.extend(
             Content.styled(f"{INDENT}│ {_cut(line)}", "$text-muted") for line in printed.split("\n")

@@ -43,6 +43,7 @@ from vis_core.frontend import (
     find,
     from_plain,
     node_id,
+    plural,
 )
 from vis_tui.event_map import handles
 from vis_tui.widgets.form import FieldWidget, layout_widget
@@ -229,12 +230,12 @@ class OutputView(Collapsible):
     def show(self, node: Output) -> None:
         self.node = node
         count = len(node.lines) + node.dropped
-        self.title = f"{node.label} ({count} line{'s' if count != 1 else ''})"
+        self.title = f"{node.label} ({plural(count, 'line')})"
         shown = node.lines[-OUTPUT_SHOWN:]
         hidden = len(node.lines) - len(shown) + node.dropped
         parts: list[Content] = []
         if hidden:
-            parts.append(Content.styled(f"… {hidden} earlier lines", "$text-muted"))
+            parts.append(Content.styled(f"… {plural(hidden, 'earlier line')}", "$text-muted"))
         parts += [Content.styled(line.text, _tone(line.tone)) for line in shown]
         self.lines.update(Content("\n").join(parts))
 

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vis_core.system.environ import child_environment
+from vis_core.system.pipe_watch import PipeWait, pipe_refusal, run_watched
 from vis_core.system.programs import host_program
 
 TIMEOUT_SECONDS = 60.0
@@ -97,14 +98,14 @@ def driver_overrides(cwd: Path) -> list[str]:
     :class:`GitFailed` for a driver whose name holds ``=`` (``-c`` ends the name at the first
     one, so no pair could switch it off)."""
     try:
-        done = subprocess.run(
+        done = run_watched(
             [git_program(cwd), "config", "--list", "--name-only", "-z"],
             cwd=cwd,
-            capture_output=True,
             timeout=TIMEOUT_SECONDS,
             env=git_environment(),
-            check=False,
         )
+    except PipeWait as exc:
+        raise GitFailed(pipe_refusal("git config", exc.path)) from None
     except (OSError, subprocess.TimeoutExpired, GitFailed):
         return []
     pairs: list[str] = []
@@ -157,18 +158,11 @@ def run_git(
     :class:`GitFailed` when it cannot start."""
     argv = git_argv(args, cwd, jail_workspace=jail_workspace, project_root=project_root)
     try:
-        done = subprocess.run(
-            argv,
-            cwd=cwd,
-            capture_output=True,
-            timeout=timeout,
-            env=git_environment(),
-            input=feed,
-            stdin=subprocess.DEVNULL if feed is None else None,
-            check=False,
-        )
+        done = run_watched(argv, cwd=cwd, timeout=timeout, env=git_environment(), feed=feed)
     except FileNotFoundError as exc:
         raise GitFailed("git is not on PATH; install git to use these tools") from exc
+    except PipeWait as exc:
+        raise GitFailed(pipe_refusal(f"git {args[0]}", exc.path)) from None
     except subprocess.TimeoutExpired as exc:
         raise GitFailed(f"git {args[0]} did not finish within {timeout:g} seconds") from exc
     if done.returncode != 0 and b"dubious ownership" in done.stderr:

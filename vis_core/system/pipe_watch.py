@@ -1,0 +1,140 @@
+"""Stop a command of Vis's (git, ripgrep) at once when it waits on a named pipe.
+
+git and ripgrep read their rules from files a checkout controls (every ``.gitignore``,
+``.rgignore`` and ``.gitattributes``, ``.git/config`` and what it includes,
+``.git/info/exclude``, the files ``core.excludesFile`` and ``core.attributesFile`` name).
+When one of them is a named pipe, the program's ``open()`` waits for a writer that never
+comes. While such a command runs, Vis looks at its processes now and then: one waiting in the
+kernel's pipe-open wait is stopped, and the error names the pipe (read from the process's own
+open call), so the person can remove it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import platform
+import signal
+import subprocess
+import time
+from collections.abc import Sequence
+
+WATCH_SECONDS = 0.2  # between two looks at a git command still running
+PIPE_WAIT = "wait_for_partner"  # the kernel function a named pipe's open() waits in
+# The number of ``openat`` on the machines Vis runs on (glibc's open() is openat).
+_OPENAT = {"x86_64": 257, "aarch64": 56, "riscv64": 56}
+AT_FDCWD = -100
+
+
+class PipeWait(OSError):
+    """A process of the command waited to open a named pipe; ``path`` is it (None: unknown)."""
+
+    def __init__(self, path: str | None) -> None:
+        super().__init__(f"it waited on a named pipe{f', {path}' if path else ''}")
+        self.path = path
+
+
+def waiting_on_pipe(root: int) -> str | None:
+    """A thread of ``root``'s tree (``root`` too) that waits to open a named pipe, as its
+    ``/proc`` folder (``/proc/PID/task/TID``), or None. ripgrep reads rules in threads."""
+    from vis_core.system.keeper import descendants
+
+    for pid in (root, *descendants(root)):
+        with contextlib.suppress(OSError):
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with contextlib.suppress(OSError):
+                    with open(f"/proc/{pid}/task/{tid}/wchan") as file:
+                        if file.read().strip() == PIPE_WAIT:
+                            return f"/proc/{pid}/task/{tid}"
+    return None
+
+
+def opened_path(thread: str) -> str | None:
+    """The absolute path the thread at ``/proc/PID/task/TID`` is opening (its ``openat``
+    call), or None when ``/proc`` does not say (another call, another machine, no access)."""
+    try:
+        with open(f"{thread}/syscall") as file:
+            fields = file.read().split()
+        if int(fields[0]) != _OPENAT.get(platform.machine(), -1):
+            return None
+        folder, address = int(fields[1], 16), int(fields[2], 16)
+        with open(f"{thread}/mem", "rb") as memory:
+            memory.seek(address)
+            name = os.fsdecode(memory.read(4096).split(b"\0", 1)[0])
+        if folder & 0xFFFFFFFF == AT_FDCWD & 0xFFFFFFFF:
+            base = os.readlink(f"{thread}/cwd")
+        else:
+            base = os.readlink(f"{thread}/fd/{folder}")
+    except (OSError, ValueError, IndexError):
+        return None
+    return os.path.normpath(os.path.join(base, name))
+
+
+def pipe_refusal(command: str, path: str | None) -> str:
+    """Why Vis stopped ``command``: it waited to open the named pipe ``path``."""
+    where = f"{path}, a named pipe" if path else "a named pipe"
+    return (
+        f"{command} was stopped: it waited on {where}, which it reads as a file of rules "
+        "(a .gitignore, .rgignore, .gitattributes, .git/config, .git/info/exclude or a file "
+        "git's configuration names) and would wait on forever. Remove the pipe"
+        + (f" (rm '{path}')" if path else "")
+        + ", then try again."
+    )
+
+
+async def pipe_waited(pid: int) -> PipeWait:
+    """Return once a process of ``pid``'s tree waits to open a named pipe: which pipe."""
+    while True:
+        await asyncio.sleep(WATCH_SECONDS)
+        if (waiter := waiting_on_pipe(pid)) is not None:
+            return PipeWait(opened_path(waiter))
+
+
+def run_watched(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str],
+    env: dict[str, str],
+    timeout: float,
+    feed: bytes | None = None,
+) -> subprocess.CompletedProcess[bytes]:
+    """``argv`` run to its end with ``feed`` on its input (else none), in a session of its own.
+    Raises :class:`PipeWait` (the command killed) when one of its processes waits to open a
+    named pipe, ``subprocess.TimeoutExpired`` after ``timeout`` seconds, ``OSError`` when it
+    cannot start."""
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL if feed is None else subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    deadline = time.monotonic() + timeout
+    pending = feed
+    with process:
+        while True:
+            left = deadline - time.monotonic()
+            try:
+                out, err = process.communicate(pending, timeout=max(0.0, min(WATCH_SECONDS, left)))
+                return subprocess.CompletedProcess(list(argv), process.returncode, out, err)
+            except subprocess.TimeoutExpired:
+                pending = None  # given once; communicate() keeps what it has not written
+                waiter = waiting_on_pipe(process.pid)
+                if waiter is None and left > WATCH_SECONDS:
+                    continue
+                path = None if waiter is None else opened_path(waiter)
+                _kill(process)
+                if waiter is not None:
+                    raise PipeWait(path) from None
+                raise subprocess.TimeoutExpired(list(argv), timeout) from None
+
+
+def _kill(process: subprocess.Popen[bytes]) -> None:
+    """End the command's session (git and what it started), and reap it."""
+    with contextlib.suppress(OSError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.kill()
+    process.communicate()

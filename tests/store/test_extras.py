@@ -71,6 +71,22 @@ def test_settings_overrides_by_scope_and_owner(store: Store) -> None:
         store.set_override("global", "x", "model", "y")
 
 
+def test_a_session_s_settings_copied_onto_another_replace_its_own(store: Store) -> None:
+    """One copy, in one commit, for a fork and a child session alike: the other session's
+    values replace the target's own (one it had that the source has not is gone)."""
+    store.set_override("session", "parent", "jail", True)
+    store.set_override("session", "parent", "jail_read_paths", ["/opt"])
+    store.set_override("session", "child", "jail", False)
+    store.set_override("session", "child", "limits.iterations", 3)
+    store.set_override("group", "child", "jail", False)  # a group's, named like the session
+    store.copy_session_overrides("parent", "child")
+    assert store.list_overrides("session", "child") == {"jail": True, "jail_read_paths": ["/opt"]}
+    assert store.list_overrides("session", "parent") == {"jail": True, "jail_read_paths": ["/opt"]}
+    assert store.list_overrides("group", "child") == {"jail": False}
+    store.copy_session_overrides("nobody", "child")
+    assert store.list_overrides("session", "child") == {}
+
+
 def test_sandbox_snapshot_round_trip(store: Store) -> None:
     sid = store.create_session("/w", "/w").id
     assert store.load_sandbox_snapshot(sid) is None

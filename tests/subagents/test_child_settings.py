@@ -86,10 +86,12 @@ async def test_a_consulted_session_in_a_group_without_the_jail_answers_jailed(
         ended = await parent.submit("ask it")
         (fork,) = host.store.children(parent.id)
         told = [e.event for e in host.store.events(fork.id) if isinstance(e.event, BlockFinished)]
+        values = host.store.list_overrides("session", fork.id)
     finally:
         await host.close()
     assert ended.status.value == "completed", ended
     assert [block.stdout for block in told] == ["hidden 2\n"], told
+    assert fork.group is None and values == {}  # the asker's: no group, no value of its own
 
 
 @pytest.mark.skipif(BWRAP_PROBLEM is not None, reason=str(BWRAP_PROBLEM))

@@ -62,17 +62,24 @@ def _fork_turn(turns: list[TurnRow], turn: int | str | None, what: str) -> TurnR
 
 
 def fork_stored(
-    store: Store, source_id: str, turn: int | str | None, what: str
+    store: Store,
+    source_id: str,
+    turn: int | str | None,
+    what: str,
+    settings_of: str | None = None,
 ) -> Future[SessionRow]:
     """A new session holding ``source_id``'s events up to and including ``turn``'s end, with
-    fresh ids, its group and session settings, ``forked_from`` recorded and the fork point
-    kept for ``read_session``: read and written by the store's writer, after what was queued
-    before (the future of the new row, or of the ``LookupError`` or ``ValueError`` that says
-    why there is no fork)."""
-    return store.writer.call(partial(_fork, store, source_id, turn, what))
+    fresh ids, the group and session settings of ``settings_of`` (default: the session it
+    copies; a consulted session's fork takes those of the session that asks), ``forked_from``
+    recorded and the fork point kept for ``read_session``: read and written by the store's
+    writer, after what was queued before (the future of the new row, or of the
+    ``LookupError`` or ``ValueError`` that says why there is no fork)."""
+    return store.writer.call(partial(_fork, store, source_id, turn, what, settings_of))
 
 
-def _fork(store: Store, source_id: str, turn: int | str | None, what: str) -> SessionRow:
+def _fork(
+    store: Store, source_id: str, turn: int | str | None, what: str, settings_of: str | None
+) -> SessionRow:
     from vis_core.events import SessionCreated, TurnEnded
     from vis_core.extension_host.sessions_api import _renamed
 
@@ -86,18 +93,20 @@ def _fork(store: Store, source_id: str, turn: int | str | None, what: str) -> Se
         if stored.type == TurnEnded.type and copied[-1].get("turn_id") == last.id:
             break
     title = f"{source.title} (fork)" if source.title else "fork"
+    bounds = source if settings_of is None else store.get_session(settings_of)
+    if bounds is None:
+        raise LookupError(f"{what}: there is no session {settings_of!r}")
     row = store.create_session(
         source.workspace,
         source.project_root,
         title=title,
-        group=source.group,
+        group=bounds.group,
         forked_from=source.id,
     )
     store.append(SessionCreated(row.id, title=title, workspace=source.workspace, group=row.group))
     store.append_many(_renamed(copied, row.id))
     # its settings too: a jail turned on for that session alone stays on in the fork
-    for setting_id, value in store.list_overrides("session", source.id).items():
-        store.set_override("session", row.id, setting_id, value)
+    store.copy_session_overrides(bounds.id, row.id)
     store.state_set(FORK_POINT_STATE, row.id, {"turn_id": last.id, "position": last.position})
     fresh = store.get_session(row.id)
     assert fresh is not None

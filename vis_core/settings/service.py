@@ -213,11 +213,7 @@ class SettingsService(SettingsReader):
 
         def copy() -> None:
             store.set_group(session_id, self.session_group(parent_id))
-            given = store.list_overrides("session", parent_id)
-            for setting_id in store.list_overrides("session", session_id).keys() - given.keys():
-                store.delete_override("session", session_id, setting_id)
-            for setting_id, value in given.items():
-                store.set_override("session", session_id, setting_id, value)
+            store.copy_session_overrides(parent_id, session_id)
 
         async with self.order.one():
             before = self._effective(session_id)

@@ -178,6 +178,27 @@ class ExtrasMixin:
         done = off_the_loop(self.writer, "delete a settings override", write)
         return True if done is None else done
 
+    def copy_session_overrides(self, source_id: str, target_id: str) -> None:
+        """Give session ``target_id`` the session overrides of ``source_id`` in place of its
+        own, in one commit: no reader sees half of them (the jail on, its folders not yet).
+        Committed by the writer (see :func:`off_the_loop`)."""
+        session = OverrideScope.SESSION.value
+
+        def write() -> None:
+            with self._db.write("copy a session's settings") as conn:
+                conn.execute(
+                    "DELETE FROM setting_overrides WHERE scope = ? AND owner = ?",
+                    (session, target_id),
+                )
+                conn.execute(
+                    "INSERT INTO setting_overrides (scope, owner, setting, value, modified) "
+                    "SELECT scope, ?, setting, value, ? FROM setting_overrides "
+                    "WHERE scope = ? AND owner = ?",
+                    (target_id, time.time(), session, source_id),
+                )
+
+        off_the_loop(self.writer, "copy a session's settings", write)
+
     def list_overrides(self, scope: OverrideScope | str, owner: str) -> dict[str, Any]:
         """Every override of one group or session, as ``{setting id: value}``."""
         scope = OverrideScope(scope)

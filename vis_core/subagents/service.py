@@ -231,12 +231,13 @@ class Subagents:
         store, sessions = self._deps.store, self._deps.sessions
         source = resolve_any(store, session, what, workspace=workspace)
         with self._slot(parent.id, what):
-            row = await asyncio.wrap_future(fork_stored(store, source.id, None, what))
+            # born with the asker's group and session values: what bounds its blocks
+            forked = fork_stored(store, source.id, None, what, settings_of=parent.id)
+            row = await asyncio.wrap_future(forked)
             store.set_parent(row.id, parent.id)
             chosen = self._model(parent, None, what)
             child = await _opened(sessions.open_session(row.id), chosen)
             try:
-                await self._deps.settings.inherit(child.id, parent.id)
                 await self._prepare(child, chosen, read_only=True)
                 text = (
                     f"[Vis: session {parent.id[:8]} ({parent.title or 'untitled'}) consults this "

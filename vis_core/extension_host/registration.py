@@ -10,7 +10,6 @@ an entry file declares in ``env`` is resolved by the host for it alone.
 from __future__ import annotations
 
 import logging
-import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,13 +72,11 @@ class RegistrationWorker:
         values: Mapping[str, str],
         *,
         load_timeout: float = DEFAULT_LOAD_TIMEOUT,
-        python: str = sys.executable,
         cwd: Path | None = None,
     ) -> None:
         self.environment = dict(environment)
         self.values = values  # what declared names resolve to (project, .env, then the host's)
         self.load_timeout = load_timeout
-        self.python = python
         self.cwd = cwd
         self._proc: ChildProcess | None = None
         self._channel: Channel | None = None
@@ -89,7 +86,7 @@ class RegistrationWorker:
     def _start(self) -> Channel:
         from vis_core.extension_host.worker_channel import Channel  # msgspec: once a file loads
 
-        proc = ChildProcess(LOAD_ONLY, env=self.environment, cwd=self.cwd, python=self.python)
+        proc = ChildProcess(LOAD_ONLY, env=self.environment, cwd=self.cwd)
         channel = Channel(proc.read_fd, proc.write_fd, _Values(self.values), name="vis-loading")
         self._proc, self._channel = proc, channel
         self._call(READY, (build_metadata(),), START_TIMEOUT)  # computed here once, not there

@@ -11,7 +11,6 @@ with the session, and starts anew after ``/reload``.
 from __future__ import annotations
 
 import asyncio
-import sys
 import threading
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
 from typing import Any
@@ -54,17 +53,12 @@ class SessionWorkers:
         extensions: Callable[[], LoadedExtensions],
         place: WorkerPlace,
         values: Mapping[str, str],
-        *,
-        cancel_grace: float = CANCEL_GRACE,
-        callback_timeout: float = CALLBACK_TIMEOUT,
-        python: str = sys.executable,
     ) -> None:
         self._extensions = extensions
         self._place = place
         self._values = dict(values)  # the project's values: every worker has them
-        self._cancel_grace = cancel_grace
-        self._callback_timeout = callback_timeout
-        self._python = python
+        self._cancel_grace = CANCEL_GRACE
+        self._callback_timeout = CALLBACK_TIMEOUT
         self._lock = threading.Lock()
         self._workers: dict[EnvKey, SessionWorker] = {}
         # the extensions as loaded when a call last looked its worker up, and the worker of
@@ -100,7 +94,6 @@ class SessionWorkers:
                     self._values,
                     cancel_grace=self._cancel_grace,
                     callback_timeout=self._callback_timeout,
-                    python=self._python,
                     loop=self._loop,
                 )
                 self._workers[key] = worker

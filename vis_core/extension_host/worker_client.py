@@ -19,7 +19,6 @@ import contextlib
 import contextvars
 import inspect
 import logging
-import sys
 import threading
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
@@ -190,7 +189,6 @@ class SessionWorker:
         *,
         cancel_grace: float = CANCEL_GRACE,
         callback_timeout: float = CALLBACK_TIMEOUT,
-        python: str = sys.executable,
         loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         """``loop``: the session's event loop (default: the running one, if any);
@@ -200,7 +198,6 @@ class SessionWorker:
         self._values = dict(values)  # the project's values: the worker's environment adds them
         self.cancel_grace = cancel_grace
         self.callback_timeout = callback_timeout
-        self._python = python
         self._proc: ChildProcess | None = None
         self._channel: Channel | None = None
         self._problems: dict[str, str] = {}
@@ -591,7 +588,6 @@ class SessionWorker:
                 WORKER,
                 env=child_environment(self._values, audience=Audience.VIS),
                 cwd=self._place.workspace_root,
-                python=self._python,
             )
             handler = _HostHandler(self._place, self._loop)
             channel = Channel(

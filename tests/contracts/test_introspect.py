@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from vis_core.contracts.build import tool_contract
 from vis_core.contracts.introspect import (
     annotation_from_text,
     contract_function,
     signature_from_contract,
 )
 from vis_core.extension.symbols import Symbol
+from vis_core.extension_host.symbol_tools import tool_contract
 
 from .examples import Greeter, Results
 

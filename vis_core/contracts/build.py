@@ -78,13 +78,6 @@ def callable_spec(
     )
 
 
-def tool_contract(
-    fn: Callable[..., Any], *, name: str | None = None, tag: str = "observation"
-) -> dict[str, Any]:
-    """The portable JSON contract of ``fn``: a fresh dict each call."""
-    return callable_spec(fn, name=name, tag=tag).to_contract()
-
-
 def annotation_text(spec: TypeSpec) -> str:
     """Annotation source for a signature: builtins and typing plain, records quoted."""
     kind = spec.kind

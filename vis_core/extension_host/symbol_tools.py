@@ -28,21 +28,15 @@ def symbol_host_tools(symbol: Symbol, *, owner: str, prefix: str | None = None) 
     ]
 
 
-def tool_contract(
-    tool: HostTool | Callable[..., Any],
-    *,
-    name: str | None = None,
-    tag: SymbolTag | str | None = None,
-) -> dict[str, Any]:
+def tool_contract(tool: HostTool | Callable[..., Any]) -> dict[str, Any]:
     """The portable ``.contract`` dict the sandbox attaches to a tool proxy (fresh each call).
 
     Give the ``HostTool`` to get its registered dotted name and tag; a bare function is
-    described under its own name (or ``name``) and ``tag`` (default ``observation``).
+    described under its own name as an ``observation``.
     """
     if isinstance(tool, HostTool):
         if tool.spec is not None:  # described by the worker that loaded the extension
-            tag_value = str(getattr(tag, "value", tag)) if tag else tool.tag.value
-            spec = dataclasses.replace(tool.spec, name=name or tool.name, tag=tag_value)
+            spec = dataclasses.replace(tool.spec, name=tool.name, tag=tool.tag.value)
             return spec.to_contract()
-        return callable_spec(tool.fn, name=name or tool.name, tag=tag or tool.tag).to_contract()
-    return callable_spec(tool, name=name, tag=tag or SymbolTag.OBSERVATION).to_contract()
+        return callable_spec(tool.fn, name=tool.name, tag=tool.tag).to_contract()
+    return callable_spec(tool, tag=SymbolTag.OBSERVATION).to_contract()

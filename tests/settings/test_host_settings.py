@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from vis_core.extension.context import CallContext, calling
+from vis_core.extension.logs import log_file
 from vis_core.paths import TrustStore, VisPaths
-from vis_core.settings.logfile import log_file
 from vis_core.settings.values import Source
 
 from .support import open_host, user_extensions

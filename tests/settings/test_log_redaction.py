@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import vis_core.extension as vis
-from vis_core.extension.logs import write_log
+from vis_core.extension.logs import log_file, write_log
 from vis_core.paths import VisPaths
-from vis_core.settings.logfile import log_file
 from vis_core.settings.storage import SecretsFile
 
 from .support import open_host, user_extensions

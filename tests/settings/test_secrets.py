@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from vis_core.extension.logs import log_file
 from vis_core.extension.settings_decl import SettingScope
 from vis_core.paths import TrustStore, VisPaths
-from vis_core.settings.logfile import log_file
 from vis_core.settings.rows import NOT_SET, SAVED, row_state
 from vis_core.settings.tree import build_tree
 

@@ -14,7 +14,7 @@ from vis_core.paths import VisPaths
 
 LOG_LEVELS = tuple(LogLevel)
 NOTIFY_KINDS = tuple(NotifyKind)
-LOG_FILE_NAME = "vis.log"  # the same file as vis_core.settings.logfile
+LOG_FILE_NAME = "vis.log"  # Vis's own log lines go here too (vis_core.settings.logfile)
 _write_lock = threading.Lock()
 # Lines are written to the file directly; the logger only echoes them for debugging and does
 # not propagate, so the log file's own handler does not write them twice.

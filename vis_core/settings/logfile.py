@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import logging
 import os
-import time
 from pathlib import Path
 
+from vis_core.extension.logs import log_file
 from vis_core.paths import PRIVATE_FILE_MODE, VisPaths, private_dir
 from vis_core.system import redaction
 from vis_core.system.redaction import RedactingFilter, Redactor
 
-LOG_NAME = "vis.log"
 _FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
@@ -27,10 +26,6 @@ class _DayFileHandler(logging.FileHandler):
 
 
 _handler: logging.FileHandler | None = None
-
-
-def log_file(paths: VisPaths, day: str | None = None) -> Path:
-    return paths.logs_for_day(day or time.strftime("%Y-%m-%d")) / LOG_NAME
 
 
 def attach_log_file(paths: VisPaths, redactor: Redactor) -> Path:

@@ -123,7 +123,7 @@ class Host:
             self.settings,
             self.catalog,
             self.space,
-            self.registry.worker_of,
+            self.registry.extension_workers.get,
             self.place,
         )
         # a saved setting reaches the open sessions it shapes, between their requests
@@ -301,7 +301,7 @@ class Host:
 
         ext = self.catalog.loaded.get(owner)
         if command is not None and runs_in_worker(ext):
-            worker = self.registry.worker_of(session_id) if session_id else None
+            worker = self.registry.extension_workers.get(session_id) if session_id else None
             # with no session, a worker of no session started for this command alone
             temporary = None
             if worker is None:

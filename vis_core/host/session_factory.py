@@ -86,9 +86,6 @@ class SessionFactory:
     place: WorkerPlace
     build_info: dict[str, str | None] = field(default_factory=build_metadata)
 
-    def setting(self, setting_id: str, default: Any, session_id: str) -> Any:
-        return self.settings.get(setting_id, default, session_id)
-
     def build(self, session_id: str, title: str, history: list[Event]) -> AgentSession:
         """The agent session ``session_id``, with ``history`` replayed.
 
@@ -312,7 +309,7 @@ class SessionFactory:
             *draft_tools(drafts, self.approval.approver(session_id)),
         ]
         discovery: list[HostTool] = []
-        if self.setting("introspection", True, session_id):
+        if self.settings.get("introspection", True, session_id):
             from vis_core.tools.sessions import session_tools
 
             found = partial(self.mcp.note_found, session_id)
@@ -342,7 +339,7 @@ class SessionFactory:
     def _sessions_scope(self, session_id: str) -> str | None:
         """The workspace whose sessions the model's session tools reach (``None``: every one,
         when the person set ``sessions_scope = "all"``)."""
-        if self.setting("sessions_scope", "workspace", session_id) == "all":
+        if self.settings.get("sessions_scope", "workspace", session_id) == "all":
             return None
         own = self.store.get_session(session_id)
         return own.workspace if own is not None else str(self.workspace.root)
@@ -397,7 +394,7 @@ class SessionFactory:
         policy = FilterPolicy(
             self.catalog.current,
             lambda: kit.worker,
-            lambda: str(self.setting("network_allowed_hosts", "", session_id) or ""),
+            lambda: str(self.settings.get("network_allowed_hosts", "", session_id) or ""),
             kit.contexts.context_for,
         )
 

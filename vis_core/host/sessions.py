@@ -141,10 +141,6 @@ class SessionRegistry:
         the latest opened is the one in use)."""
         return next((s for s in reversed(self.sessions) if s.id == session_id), None)
 
-    def worker_of(self, session_id: str) -> SessionWorkers | None:
-        """The extension worker of the open session ``session_id``, if it has one."""
-        return self.extension_workers.get(session_id)
-
     def keep_parts(
         self,
         session_id: str,

@@ -54,19 +54,21 @@ SKIPPED_FOLDERS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache
 
 
 def remove_stale_temps(root: Path, *, older_than: float = STALE_AFTER) -> list[Path]:
-    """Delete the ``.NAME.*.vis-tmp`` files an interrupted write left under ``root``."""
+    """Delete the ``.NAME.*.vis-tmp`` files an interrupted write left under ``root``. Each
+    folder is opened from the one above by descriptor (``os.fwalk``), never through a link,
+    and each file is looked at and removed through it: a folder the model's code swaps for a
+    link meanwhile cannot send the removal outside ``root``."""
     removed: list[Path] = []
     limit = time.time() - older_than
-    for folder, dirs, files in os.walk(root):
+    for folder, dirs, files, fd in os.fwalk(root):
         dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS]
         for name in files:
             if not (name.startswith(".") and name.endswith(TEMP_SUFFIX)):
                 continue
-            path = Path(folder) / name
             try:
-                if path.lstat().st_mtime < limit:
-                    path.unlink()
-                    removed.append(path)
+                if os.stat(name, dir_fd=fd, follow_symlinks=False).st_mtime < limit:
+                    os.unlink(name, dir_fd=fd)
+                    removed.append(Path(folder) / name)
             except OSError:
                 continue  # gone already, or not ours to remove
     return removed

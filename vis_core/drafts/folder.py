@@ -3,8 +3,10 @@ the filesystem can clone them) and a manifest of what each file held when the dr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,24 +18,37 @@ Manifest = dict[str, str]  # relative path -> content id
 
 
 def walk(root: Path, skip: tuple[Path, ...] = ()) -> Iterator[str]:
-    """Relative paths of the files and links beneath ``root`` (not into ``skip`` folders)."""
-    skipped = {os.path.realpath(p) for p in skip}
-    for folder, dirs, names in os.walk(root):
-        dirs[:] = sorted(
-            d
-            for d in dirs
-            if os.path.realpath(os.path.join(folder, d)) not in skipped
-            and not os.path.islink(os.path.join(folder, d))
-        )
-        for name in sorted(names + [d for d in os.listdir(folder) if _is_dir_link(folder, d)]):
-            path = os.path.join(folder, name)
-            if os.path.islink(path) or os.path.isfile(path):
-                yield os.path.relpath(path, root)
+    """Relative paths of the files and links beneath ``root`` (not into ``skip`` folders).
+    Each folder is opened from the one above by descriptor (``os.fwalk``), never through a
+    link: a folder the model's code swaps for a link meanwhile is not listed through it."""
+    skipped = set()
+    for folder in skip:
+        with contextlib.suppress(OSError):
+            skipped.add(_identity(os.stat(folder)))
+    for folder, dirs, names, fd in os.fwalk(root):
+        kept, links = [], []
+        for name in dirs:  # fwalk's folders include links to folders, which it never enters
+            try:
+                info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISLNK(info.st_mode):
+                links.append(name)
+            elif _identity(info) not in skipped:
+                kept.append(name)
+        dirs[:] = sorted(kept)
+        inside = os.path.relpath(folder, root)
+        for name in sorted(names + links):
+            try:
+                mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+            except OSError:
+                continue  # gone meanwhile
+            if stat.S_ISLNK(mode) or stat.S_ISREG(mode):
+                yield os.path.normpath(os.path.join(inside, name))
 
 
-def _is_dir_link(folder: str, name: str) -> bool:
-    path = os.path.join(folder, name)
-    return os.path.islink(path) and os.path.isdir(path)
+def _identity(info: os.stat_result) -> tuple[int, int]:
+    return info.st_dev, info.st_ino
 
 
 def manifest_of(root: Path, skip: tuple[Path, ...] = ()) -> Manifest:

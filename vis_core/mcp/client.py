@@ -16,13 +16,13 @@ from urllib.parse import urlsplit
 
 from vis_core.mcp.config import SSE_HINT, ServerConfig, Source, Transport
 from vis_core.mcp.group import end_group, spawned_with_stderr
-from vis_core.mcp.launch import ensure_start_folder, start_folder
+from vis_core.mcp.launch import start_folder
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.names import tool_names
 from vis_core.mcp.oauth_session import make_provider, sign_in_needed, uses_oauth
 from vis_core.mcp.stderr_tail import StderrTail
 from vis_core.mcp.values import expand_map, expanded_keys
-from vis_core.paths import find_project_root
+from vis_core.paths import find_project_root, private_dir
 from vis_core.system.loops import end_tasks, keep
 from vis_core.system.programs import path_outside
 from vis_core.system.redaction import key_name, remember_secrets
@@ -305,7 +305,7 @@ class ServerConnection:
             return None, None
         environ = dict(os.environ)
         environ["PATH"] = self._path_outside(environ.get("PATH", os.defpath))
-        return ensure_start_folder(self.start_dir), environ
+        return private_dir(self.start_dir), environ
 
     def _path_outside(self, value: str) -> str:
         return path_outside(value, (self.workspace, find_project_root(self.workspace)))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from vis_core.paths import VisPaths, private_dir
+from vis_core.paths import VisPaths
 
 START_FOLDER = "mcp-servers"  # under the data folder: where the person's stdio servers start
 
@@ -20,8 +20,3 @@ START_FOLDER = "mcp-servers"  # under the data folder: where the person's stdio 
 def start_folder(paths: VisPaths | None = None) -> Path:
     """The empty private folder (0700) the person's stdio servers start in."""
     return (paths or VisPaths.from_env()).data_dir / START_FOLDER
-
-
-def ensure_start_folder(folder: Path) -> Path:
-    """``folder`` made (0700) if needed."""
-    return private_dir(folder)

@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 RESTORE_KEYS = "vis.session_restore_keys"
 FIRST_PAGE = 50
-_ID_FIELDS = ("session_id", "turn_id", "iteration_id")
 
 
 def list_sessions(host: HostPort, search: str | None = None) -> list[dict[str, Any]]:

@@ -444,6 +444,8 @@ class AgentSession:
         self, turn_id: str, iteration: int, outcome: TurnOutcome
     ) -> tuple[list[ToolCall], str]:
         """One model request; a model switched to meanwhile is used from its end on."""
+        for event in await self._hooks.before_request(turn_id):  # may change its settings
+            await self.emit(event)
         self._apply_waiting()
         self._requesting = True
         try:
@@ -458,8 +460,6 @@ class AgentSession:
         self, turn_id: str, iteration: int, outcome: TurnOutcome
     ) -> tuple[list[ToolCall], str]:
         """One model request; a too-long one is retried once after the context port folds."""
-        for event in await self._hooks.before_request(turn_id):
-            await self.emit(event)
         if self.context is not None:
             for event in self.context.notes(self, turn_id):
                 await self.emit(event)

@@ -44,6 +44,11 @@ class SettingsPanel:
         group = service.session_group(session_id)
         return lambda node: row_state(service, node, scope, session_id, preloaded, group)
 
+    async def catch_up(self, session_id: str | None) -> None:
+        """What another process saved since (``vis settings set`` in a second terminal) is
+        read, and reaches the open sessions as a save does."""
+        await self._service.catch_up(session_id)
+
     async def set(
         self,
         setting_id: str,

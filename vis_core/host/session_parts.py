@@ -201,14 +201,20 @@ class AssemblyHooks:
         self._skills = skills
         self._before_request = before_request
         self._close = close
+        settings.watch_session(session_id)  # what it opens with: catch_up tells changes
 
     async def system_prompt(self) -> str:
         return await self._prompt()
 
     async def before_request(self, turn_id: str) -> Sequence[Event]:
-        return await self._before_request(turn_id)
+        """Settings saved by another process reach the session (a failed ``on_change`` is
+        told), then the reports of its background commands."""
+        failed = await self._settings.catch_up(self._session_id)
+        told = [Notification(self._session_id, text=f, kind=NotifyKind.WARN) for f in failed]
+        return [*told, *await self._before_request(turn_id)]
 
     async def close(self) -> None:
+        self._settings.forget_session(self._session_id)
         await self._close()
 
     async def before_turn(self, session: AgentSession, turn_id: str) -> None:

@@ -96,6 +96,10 @@ class SettingsService(SettingsReader):
         # the project-level values the listeners were told (a re-read tells what differs:
         # also what a save or ``config`` read from an edited file without telling it)
         self._told = self._effective(None)
+        # each open session's values as the listeners were told them, and the settings
+        # files as last read by a re-read: what :meth:`catch_up` compares with
+        self._seen: dict[str, dict[str, Resolution]] = {}
+        self._caught = self._file_stamps()
 
     def install(self) -> None:
         """Redact stored events and log lines with this service's secrets."""
@@ -228,9 +232,65 @@ class SettingsService(SettingsReader):
             return await self._reread()
 
     async def _reread(self) -> list[str]:
+        self._caught = self._file_stamps()  # before the read: a write meanwhile is read later
         await asyncio.to_thread(self.refresh)
         told, self._told = self._told, self._effective(None)
         return await self._tell_changes(told, self._told, None)
+
+    # -- saved by another process ----------------------------------------------------------
+
+    def watch_session(self, session_id: str) -> None:
+        """Note the values ``session_id`` opened with: :meth:`catch_up` tells it what another
+        process changes of them."""
+        self._seen[session_id] = self._effective(session_id)
+
+    def forget_session(self, session_id: str) -> None:
+        self._seen.pop(session_id, None)
+
+    async def catch_up(self, session_id: str | None) -> list[str]:
+        """Before a request of ``session_id``: what another process saved since (``vis
+        settings set`` in a second terminal, another Vis) reaches this one as its own save
+        does. Settings files changed on disk are read again, and each value of the session
+        saved in the database elsewhere (its group's, its own) runs its ``on_change`` and
+        reaches the listeners. Why each ``on_change`` that raised failed."""
+        async with self.order.one():
+            errors: list[str] = []
+            if self._file_stamps() != self._caught:
+                errors += await self._reread()
+            seen = None if session_id is None else self._seen.get(session_id)
+            if session_id is None or seen is None:
+                return errors
+            now = self._effective(session_id)
+            for sid, was in seen.items():
+                found = now.get(sid)
+                if found is None or found.value == was.value:
+                    continue
+                own = found.layers.get(Source.SESSION) != was.layers.get(Source.SESSION)
+                scope = SettingScope.SESSION if own else SettingScope.GROUP
+                result = await self._changed(
+                    self.owner(sid), scope, was.value, found.value, session_id
+                )
+                if result.hook_error is not None:
+                    errors.append(result.hook_error)
+            if session_id in self._seen:  # not closed meanwhile
+                self._seen[session_id] = now
+            return errors
+
+    def _file_stamps(self) -> tuple[tuple[int, int, int] | None, ...]:
+        """When and how each settings file was last written (None: there is none)."""
+        files = (
+            self.paths.config_file,
+            self.paths.secrets_file,
+            self.project.settings_file,
+            self.project.yml,
+        )
+        return tuple(_stamp(path) for path in files)
+
+    def _saw(self, result: SaveResult) -> None:
+        """The listeners are told ``result``: the open sessions it concerns have seen it."""
+        for session_id, seen in self._seen.items():
+            if result.session_id in (None, session_id) and result.setting_id in seen:
+                seen[result.setting_id] = self.resolve(result.setting_id, session_id)
 
     def _others(self) -> list[SettingsService]:
         return [other for other in self.order.services if other is not self]
@@ -294,6 +354,7 @@ class SettingsService(SettingsReader):
         return result
 
     async def _tell(self, result: SaveResult) -> None:
+        self._saw(result)
         for listener in list(self.saved_listeners):
             try:
                 await listener(result)
@@ -430,6 +491,14 @@ class SettingsService(SettingsReader):
                 f"{type(exc).__name__}: {exc}. The value stays saved."
             )
         return None
+
+
+def _stamp(path: Path) -> tuple[int, int, int] | None:
+    try:
+        status = path.stat()
+    except OSError:
+        return None
+    return status.st_mtime_ns, status.st_size, status.st_ino
 
 
 def _call_hook(

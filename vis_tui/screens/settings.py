@@ -69,6 +69,7 @@ class SettingsScreen(Screen[None]):
         self.settings_tree: SettingsTree = panel.tree()
         self._pending: list[Widget] = []
         self.loaded = asyncio.Event()  # set once every row is mounted
+        self.caught_up = asyncio.Event()  # set once values saved elsewhere were read
         self.first_paint_at: float | None = None  # perf_counter() after the first refresh
 
     # -- building ----------------------------------------------------------------------------
@@ -94,6 +95,16 @@ class SettingsScreen(Screen[None]):
         if first is not None:
             first.focus()
         self.call_after_refresh(self._mount_pending)
+        self.app.run_worker(self._catch_up(), group="settings")
+
+    async def _catch_up(self) -> None:
+        """Values saved since by another process (``vis settings set`` in a second terminal)
+        are read and reach the sessions, and the rows show them."""
+        await self.loaded.wait()
+        await self.panel.catch_up(self.session_id)
+        if self.is_attached:
+            self.refresh_rows()
+        self.caught_up.set()
 
     async def _mount_pending(self) -> None:
         self.first_paint_at = time.perf_counter()

@@ -25,7 +25,7 @@ libc = ctypes.CDLL(None, use_errno=True)
 libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
                        ctypes.c_void_p]
 CLONE_NEWNS, CLONE_NEWUSER, NS_GET_USERNS = 0x20000, 0x10000000, 0xB701
-MS_RDONLY, MS_REMOUNT, MS_BIND = 1, 32, 4096
+MS_RDONLY, MS_REMOUNT, MS_BIND, MS_REC = 1, 32, 4096, 16384
 KEPT = ((os.ST_NOSUID, 2), (os.ST_NODEV, 4), (os.ST_NOEXEC, 8), (os.ST_NOATIME, 1024),
         (os.ST_NODIRATIME, 2048), (os.ST_RELATIME, 1 << 21))
 
@@ -42,8 +42,9 @@ def remount(path, read_only):
             flags |= ms
     check(libc.mount(None, path.encode(), None, flags, None), f"remount {path}")
 
-def bind(path):
-    check(libc.mount(path.encode(), path.encode(), None, MS_BIND, None), f"bind {path}")
+def bind(path, recursive=False):
+    flags = MS_BIND | (MS_REC if recursive else 0)
+    check(libc.mount(path.encode(), path.encode(), None, flags, None), f"bind {path}")
 
 pid, plan = int(sys.argv[1]), json.loads(sys.argv[2])
 mnt = os.open(f"/proc/{pid}/ns/mnt", os.O_RDONLY)
@@ -54,12 +55,15 @@ if os.geteuid() != 0:  # enter the user namespace that owns the jail's mounts fi
 check(libc.setns(mnt, CLONE_NEWNS), "enter the mount namespace")
 for path in plan["read_only"]:
     remount(path, True)
-for path in plan["writable"]:
-    bind(path)
-    remount(path, False)
+# The protected names first, while the new root is still read-only (nothing in the jail can
+# rename them meanwhile); then the new root bound with them (MS_REC) and made writable: by
+# then each is a mount point of its own, read-only, which no block can rename or replace.
 for path in plan["protected"]:
     bind(path)
     remount(path, True)
+for path in plan["writable"]:
+    bind(path, recursive=True)
+    remount(path, False)
 """
 
 

@@ -307,7 +307,11 @@ def jail_argv(
     if home_bound:
         args += ["--ro-bind", str(home), str(home)]  # the person may allow them
         args += [arg for entry in _home_entries(home) for arg in ("--bind", entry, entry)]
-    inner = [*(p for p in shown if p not in holding), *masked, *read_write]
+    protected = {folder: protected_files(folder) for folder in sorted(folders)}
+    # the folders on the way to a protected path (a .git file's gitdir in a subfolder) are
+    # pinned too: a block running meanwhile cannot swap one for a link before bwrap binds it
+    guarded = [path.resolve() for paths in protected.values() for path in paths]
+    inner = [*(p for p in shown if p not in holding), *masked, *read_write, *guarded]
     for folder in _pins(root, inner, shown, home if home_bound else None):
         mode = is_protected(folder, root, home_writable=home_writable) or workspace_read_only
         args += ["--ro-bind" if mode else "--bind", str(folder), str(folder)]
@@ -318,9 +322,9 @@ def jail_argv(
     for path in shown:
         if path not in holding:
             args += ["--ro-bind", str(path), str(path)]
-    for folder in sorted(folders):
-        refuse_hard_links(protected_files(folder))
-        for path in protected_files(folder):
+    for paths in protected.values():
+        refuse_hard_links(paths)
+        for path in paths:
             real = path.resolve()
             if _under(real, folders):  # a link elsewhere points at read-only ground already
                 args += ["--ro-bind", str(real), str(real)]

@@ -274,10 +274,8 @@ def prepare_arguments(
 
 
 def tool_contract_of(tool: HostTool) -> dict[str, Any] | None:
-    try:
-        from vis_core.extension_host.symbol_tools import tool_contract
-    except ImportError:
-        return None
+    from vis_core.extension_host.symbol_tools import tool_contract
+
     try:
         return tool_contract(tool)
     except Exception:  # a tool without a readable contract still runs

@@ -201,15 +201,13 @@ class OpHook:
 # -- the extension --------------------------------------------------------------------------
 
 
-def _symbol_type() -> type | None:
-    try:
-        from vis_core.extension.symbols import Symbol
-    except ImportError:
-        return None
+def _symbol_type() -> type:
+    from vis_core.extension.symbols import Symbol
+
     return Symbol
 
 
-def _items(value: object, what: str, kind: Callable[[], type | None], hint: str) -> tuple[Any, ...]:
+def _items(value: object, what: str, kind: Callable[[], type], hint: str) -> tuple[Any, ...]:
     """``value`` as a tuple of ``kind()`` declarations. ``kind`` runs only when there are
     items: the module of a declaration class an extension does not use is not imported."""
     items = _sequence(value, what)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import hashlib
 import inspect
 import re
 from collections.abc import Callable
@@ -198,6 +197,8 @@ def _one(state: SessionState, name: str, details: bool) -> str:
         if helper.origin == "block"
         else f"restored from the last snapshot (defined in block {helper.block})"
     )
+    import hashlib  # here: every sandbox child imports this module, few call defs(name)
+
     lines = [
         f"{helper.name}: {helper.kind}",
         f"origin: {origin}",

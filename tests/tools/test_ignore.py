@@ -9,7 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.tools.ignore import ignore_spec, matches_itself, walk_files
+from vis_core.tools.checkpoints import git_blob_id, git_held_files
+from vis_core.tools.ignore import (
+    git_toplevel,
+    ignore_spec,
+    matches_itself,
+    no_repository_above,
+    walk_files,
+)
 
 TREE = {
     ".gitignore": "*.log\n!keep.log\n/top.txt\nbuild/\ndocs/**/draft*\n\\#hash.txt\nspace\\ \n",
@@ -156,3 +163,38 @@ def test_a_folder_swapped_for_a_link_during_the_walk_is_not_entered(tmp_path: Pa
     (workspace / "z").rename(workspace / "real-z")
     (workspace / "z").symlink_to(outside, target_is_directory=True)
     assert list(walk) == []  # z, a link now, is not entered
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
+def test_no_repository_above_agrees_with_git(tmp_path: Path) -> None:
+    """Git runs only where a ``.git`` could make a repository: the check that skips it says
+    "none" exactly where git finds none, through a ``.git`` file and a link into a repository
+    too; git_toplevel and git_held_files still find the repository."""
+
+    def git_finds(folder: Path) -> bool:
+        done = subprocess.run(
+            ["git", "rev-parse", "--git-dir"], cwd=folder, capture_output=True, check=False
+        )
+        return done.returncode == 0
+
+    if git_finds(tmp_path):
+        pytest.skip("the temporary folder is inside a git repository")
+    plain = tmp_path / "plain" / "deep"
+    plain.mkdir(parents=True)
+    repo = tmp_path / "repo"
+    (repo / "sub").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "kept.txt").write_text("kept\n")
+    subprocess.run(["git", "-C", str(repo), "add", "kept.txt"], check=True)
+    linked = tmp_path / "plain" / "into-repo"
+    linked.symlink_to(repo / "sub")
+    worktree = tmp_path / "by-file"
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {repo / '.git'}\n")
+    for folder in (plain, tmp_path / "plain", repo, repo / "sub", linked, worktree):
+        assert no_repository_above(str(folder)) is not git_finds(folder), folder
+    assert no_repository_above(str(plain)) and not no_repository_above(str(linked))
+    assert git_toplevel(str(plain)) is None
+    assert git_toplevel(str(repo / "sub")) == str(repo)
+    assert git_held_files(plain, {"kept.txt": 5}) == {}
+    assert git_held_files(repo, {"kept.txt": 5}) == {"kept.txt": git_blob_id(b"kept\n")}

@@ -38,7 +38,7 @@ from vis_core.system.git import GitFailed, run_git
 from vis_core.system.jail import vis_folders
 from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.display import plural
-from vis_core.tools.ignore import listed_states
+from vis_core.tools.ignore import listed_states, no_repository_above
 
 if TYPE_CHECKING:
     from vis_core.tools.block_changes import BlockChanges
@@ -66,6 +66,8 @@ def git_held_files(workspace: Path, sizes: dict[str, int]) -> dict[str, str]:
     (same endings in the index and on disk, no eol attribute) and a blob as long as the file
     (a filter such as LFS changes it). Empty when the workspace is not in a sha1 git
     repository or git fails."""
+    if no_repository_above(str(workspace)):
+        return {}
     try:
         form = run_git(["rev-parse", "--show-object-format"], workspace)
         if form.returncode != 0 or form.stdout.strip() != b"sha1":

@@ -215,9 +215,28 @@ def lstats(root: str, paths: Iterable[str]) -> dict[str, os.stat_result]:
     return found
 
 
+def no_repository_above(folder: str) -> bool:
+    """Whether no ``.git`` (folder, file or link) is at ``folder`` or any folder above it, as
+    given or with its links resolved: then git finds no repository there (its environment
+    names no ``GIT_DIR`` and it finds no bare repository unasked), so it need not run. Most
+    folders a session works in are not repositories: two git processes saved each time."""
+    for start in dict.fromkeys((os.path.abspath(folder), os.path.realpath(folder))):
+        path = start
+        while True:
+            if os.path.lexists(os.path.join(path, ".git")):
+                return False
+            parent = os.path.dirname(path)
+            if parent == path:
+                break
+            path = parent
+    return True
+
+
 @lru_cache(maxsize=256)
 def git_toplevel(folder: str) -> str | None:
     """The Git work tree holding ``folder``, or ``None`` outside a repository (or without git)."""
+    if no_repository_above(folder):
+        return None
     try:
         done = run_git(["rev-parse", "--show-toplevel"], Path(folder), timeout=10)
     except GitFailed:

@@ -236,9 +236,6 @@ class SdkProvider:
         if self._client is not None:
             await self._client.close()
 
-    def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
-        return self._stream(request)
-
     def stall_error(self) -> ProviderError:
         return ProviderError(
             f"{self.name} sent nothing for {self.stall_timeout:g} s, so the response was "
@@ -316,7 +313,7 @@ class SdkProvider:
             f"{self.config_file or 'config.toml'} (an OpenAI-compatible server's ends in /v1)"
         )
 
-    async def _stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
+    async def stream(self, request: ModelRequest) -> AsyncIterator[StreamEvent]:
         events = self._events(request)
         try:
             while True:

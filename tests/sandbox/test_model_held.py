@@ -97,7 +97,8 @@ async def test_only_the_models_processes_are_held(
             below = _below(os.getpid())
             jailed = {pid: (state, line) for pid, (state, j, line) in below.items() if j}
             # the sandbox child and the loop (and its sleep, when one was running), jailed
-            assert {state for state, _ in jailed.values()} == {"T"}, below
+            # stopped; a sleep that ended just before is a zombie its stopped shell cannot reap
+            assert {state for state, _ in jailed.values()} <= {"T", "Z"}, below
             assert any("while :" in line for _, line in jailed.values()), below
             assert len(jailed) >= 2, below
             assert below[worker][0] != "T", below[worker]
@@ -108,5 +109,66 @@ async def test_only_the_models_processes_are_held(
         finally:
             leave.set()
             await asyncio.to_thread(holder.join)
+    finally:
+        await host.close()
+
+
+LOOPER = """
+import vis_core.extension as vis
+
+started = []
+
+def loop(ctx):
+    started.append(vis.jailed_shell("while :; do sleep 0.01; done # extension's"))
+    return f"looping {started[-1].pid}"
+
+vis.register_extension(vis.Extension(
+    name="looper", alias="looper", description="Leaves a jailed loop running.",
+    slash_commands=[vis.SlashCommand("loop", loop), vis.SlashCommand("ping", lambda ctx: "pong")],
+))
+"""
+
+
+async def test_a_jailed_command_an_extension_started_is_held_too(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    (vis_home / "config.toml").write_text("jail = true\n")
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "looper.py").write_text(textwrap.dedent(LOOPER))
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump([{"text": "Done."}]))
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    try:
+        session = await host.new_session()
+        title = (await host.commands.run(session, "/loop")).title
+        assert title.startswith("looping"), title
+        mine = "extension's"
+        async with asyncio.timeout(60):  # the loop is in the jail (bwrap may be setting up)
+            while not any(j and mine in ln for _, j, ln in _below(os.getpid()).values()):
+                await asyncio.sleep(0.01)
+        inside, leave = threading.Event(), threading.Event()
+
+        def hold() -> None:
+            try:
+                with model_stopped():
+                    inside.set()
+                    leave.wait()
+            finally:
+                inside.set()
+
+        holder = threading.Thread(target=hold)
+        holder.start()
+        try:
+            await asyncio.to_thread(inside.wait)
+            below = _below(os.getpid())
+            loops = [state for state, j, line in below.values() if j and mine in line]
+            assert loops and set(loops) <= {"T", "Z"} and "T" in loops, below
+            assert (await host.commands.run(session, "/ping")).title == "pong"  # the worker runs
+        finally:
+            leave.set()
+            await asyncio.to_thread(holder.join)
+        async with asyncio.timeout(60):  # continued once the hold ends
+            while any(s == "T" for s, j, ln in _below(os.getpid()).values() if j and mine in ln):
+                await asyncio.sleep(0.01)
     finally:
         await host.close()

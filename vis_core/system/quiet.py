@@ -9,8 +9,10 @@ trees are what is held, nothing else of Vis (extension workers, MCP servers go o
 a row find the same processes, all stopped (a process may fork just before its stop lands: the
 second look finds its child). A stopped process cannot fork, rename or continue another: a path
 checked then stays as checked until they continue. A command started meanwhile waits for the
-last holder to leave (its keeper starts it when told). The keepers are this process's: a jailed
-command an extension starts (``vis.jailed_shell``) runs below its worker and is not held. With
+last holder to leave (its keeper starts it when told). A jailed command an extension starts
+(``vis.jailed_shell``) runs the workspace's code too (tests, a build, a language server): its
+keeper, below the extension's worker, is found by its command line and held as well; but it is
+not told to wait (the worker knows of no hold), so one started while a hold lasts runs. With
 the jail off there is none to stop, and no boundary to keep: the model's code reads and writes
 whatever this user can.
 """
@@ -85,20 +87,45 @@ def model_command(keeper: int, start: Callable[[], None]) -> None:
 
 
 def held_processes() -> list[int]:
-    """The model's processes: the keepers of its commands and every process below them."""
-    with _MODEL.lock:
-        keepers = _MODEL.live()
-    if not keepers:
-        return []
+    """The model's processes: the keepers of its commands (those this process started, and the
+    jailed keepers below it: an extension's ``vis.jailed_shell``) and every process below them."""
     from vis_core.system.keeper import parents  # here: only a jailed command needs it
 
+    with _MODEL.lock:
+        keepers = _MODEL.live()
     tree = parents()
+    keepers = sorted({*keepers, *jailed_keepers(tree)})
     found: list[int] = []
     pending = keepers
     while pending:
         pid = pending.pop()
         found.append(pid)
         pending += tree.get(pid, [])
+    return found
+
+
+def jailed_keepers(tree: dict[int, list[int]]) -> list[int]:
+    """The keepers below this process whose command is a jail (bwrap), by their command line:
+    also those an extension's worker started (``vis.jailed_shell``). Such a command runs the
+    workspace's code (a test run, a build, a language server), which the model may have
+    written, so it is held as the model's own."""
+    from vis_core.system import keeper
+
+    script = os.fsencode(os.path.abspath(keeper.__file__))
+    found: list[int] = []
+    pending = list(tree.get(os.getpid(), []))
+    while pending:
+        pid = pending.pop()
+        pending += tree.get(pid, [])
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as file:
+                args = file.read().split(b"\0")
+        except OSError:
+            continue
+        if script in args[:4] and b"--" in args:
+            command = args[args.index(b"--") + 1 :]
+            if command and os.path.basename(command[0]) == b"bwrap":
+                found.append(pid)
     return found
 
 

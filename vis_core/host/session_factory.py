@@ -139,7 +139,7 @@ class SessionFactory:
             lambda: self.workspace.trusted,
         )
         tools = SessionTools(
-            partial(self._build_tools, session_id, kit, tool_context, skills, drafts, bus),
+            partial(self._build_tools, session_id, kit, tool_context, skills, drafts),
             tool_contract_of,
         )
         worker = kit.worker
@@ -291,7 +291,6 @@ class SessionFactory:
         tool_context: ToolContext,
         skills: SessionSkills,
         drafts: SessionDrafts,
-        bus: EventBus,
         tools: SessionTools,
     ) -> ToolSet:
         """Every tool of the session now: built-ins, discovery, extensions', MCP servers'."""

@@ -364,7 +364,7 @@ class McpManager:
             or (exposure is Exposure.DEFERRED and info.name in loaded)
         ]
         if self.resource_exposure() is Exposure.DIRECT:
-            specs += _resource_specs(folder, show)
+            specs += _resource_specs(show)
         return specs
 
     def namespace_conn(self, name: str) -> ServerConnection | None:
@@ -447,7 +447,7 @@ def _definition_text(conn: ServerConnection, info: ToolInfo) -> str:
     return f"{text}\n\n(MCP server {conn.name!r}, tool {info.tool!r})"
 
 
-def _resource_specs(folder: Path, show: Callable[[str], None]) -> list[DirectSpec]:
+def _resource_specs(show: Callable[[str], None]) -> list[DirectSpec]:
     def present(value: Any) -> str:
         if isinstance(value, dict) and "contents" in value:
             parts = []

@@ -70,7 +70,7 @@ class SessionContext:
         target = int(size * SHRINK_TO)
         if limit_chars:
             target = min(target, limit_chars)
-        sizes = _chars_by_turn(messages, conversation)
+        sizes = _chars_by_turn(conversation)
         spans: list[Span] = []
         for position in sorted(turns):
             if size <= target:
@@ -158,7 +158,7 @@ class SessionContext:
         return fold
 
 
-def _chars_by_turn(messages: Sequence[Any], conversation: Any) -> dict[int, int]:
+def _chars_by_turn(conversation: Any) -> dict[int, int]:
     """Characters each turn adds to the (unfolded) transcript, by position."""
     sizes: dict[int, int] = {}
     for message, (position, _) in zip(conversation.messages, conversation.tags, strict=True):

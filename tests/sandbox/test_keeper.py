@@ -23,7 +23,7 @@ import socket, subprocess, sys
 keeper, command = sys.argv[1], sys.argv[2]
 ours, theirs = socket.socketpair()
 subprocess.Popen(
-    [sys.executable, "-I", "-S", keeper, str(theirs.fileno()), "shell", "0", "--",
+    [sys.executable, "-I", "-S", keeper, str(theirs.fileno()), "shell", "0", "0", "--",
      "bash", "-c", command],
     pass_fds=(theirs.fileno(),), start_new_session=True,
 )

@@ -1,12 +1,14 @@
 """The keeper: owns one command's whole process tree and ends it when Vis goes, even by kill -9.
 
-Run as a script (``python -I -S keeper.py FD MODE MEMORY -- ARGV...``), standard library only.
-It becomes a child subreaper (``PR_SET_CHILD_SUBREAPER``), so every process the command
-starts stays its descendant, also one that calls ``setsid()`` or forks twice; it starts the
-command in a session of its own once Vis writes on ``FD`` (Vis holds a command of the model's
-back while it acts on files the model could change: :mod:`vis_core.system.quiet`), and then
-waits. ``FD`` is its end of a socket pair whose other end only Vis holds: when it reads the end
-of it, Vis is gone and it kills every descendant.
+Run as a script (``python -I -S keeper.py FD MODE MEMORY PROCESSES -- ARGV...``), standard
+library only. It applies the limits (``MEMORY`` bytes of data per process, ``PROCESSES`` of the
+user; 0: none) to itself, so the whole tree has them, and becomes a child subreaper
+(``PR_SET_CHILD_SUBREAPER``), so every process the command starts stays its descendant, also
+one that calls ``setsid()`` or forks twice; it starts the command in a session of its own once
+Vis writes on ``FD`` (Vis holds a command of the model's back while it acts on files the model
+could change: :mod:`vis_core.system.quiet`), and then waits. ``FD`` is its end of a socket pair
+whose other end only Vis holds: when it reads the end of it, Vis is gone and it kills every
+descendant.
 
 Vis talks to it with signals: SIGTERM is passed to every descendant, SIGUSR1 kills them all
 (SIGKILL). It reports on ``FD``: ``exit CODE`` when the command itself ends, ``memory BYTES``
@@ -294,10 +296,28 @@ class Keeper:
                 self.leave()
 
 
+def limit(memory: int, processes: int) -> None:
+    """The limits of every process of the tree, set here before the command starts (which
+    inherits them): ``memory`` bytes of data per process, ``processes`` of the user (0: none).
+    One that cannot be set (above the hard limit) ends the keeper: the command never runs."""
+    try:
+        if memory:
+            resource.setrlimit(resource.RLIMIT_DATA, (memory, memory))
+        if processes:
+            resource.setrlimit(resource.RLIMIT_NPROC, (processes, processes))
+    except (OSError, ValueError) as exc:
+        sys.stderr.write(
+            f"vis keeper: cannot apply the limits (setting memory_limit, process_limit): {exc}\n"
+        )
+        os._exit(1)
+
+
 def main() -> None:
-    fd, mode, memory = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
-    argv = sys.argv[5:]
+    fd, mode = int(sys.argv[1]), sys.argv[2]
+    memory, processes = int(sys.argv[3]), int(sys.argv[4])
+    argv = sys.argv[6:]
     os.set_inheritable(fd, False)
+    limit(memory, processes)
     prctl(PR_SET_CHILD_SUBREAPER, 1)
     prctl(PR_SET_DUMPABLE, 0)  # nothing of the tree can trace it
     Keeper(fd, mode, memory, argv).run()

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from vis_core.system.child_process import killed_with_parent, on_lasting_thread, python_argv
-from vis_core.system.lifetime import ChildLimits, child_setup, hide_vis, keeper_command
+from vis_core.system.lifetime import ChildLimits, hide_vis, keeper_command
 from vis_core.system.quiet import model_command
 
 log = logging.getLogger(__name__)
@@ -117,9 +117,7 @@ class ChildProcess:
             hide_vis()
             self._keeper, theirs = socket.socketpair()
             argv = keeper_command(argv, keeper, limits, theirs.fileno())
-            options = {"pass_fds": (theirs.fileno(),)}
-            if limits is not None:
-                options["preexec_fn"] = child_setup(limits)
+            options = {"pass_fds": (theirs.fileno(),)}  # the keeper applies the limits
         else:  # the kernel ends it with Vis, even while its own watch cannot run
             options = {"preexec_fn": killed_with_parent()}
         try:

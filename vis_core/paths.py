@@ -179,7 +179,10 @@ def _files_in(path: Path) -> list[Path]:
     return found
 
 
-KEEP_LIMIT = 16 << 20  # bytes of one control file Vis keeps to load (hashed whatever its size)
+KEEP_LIMIT = 16 << 20  # bytes of one control file Vis keeps to load
+# Above this, a control file counts by its size, change time and inode, not read whole: a block
+# can make a sparse ``.env.big`` of a terabyte in an instant, which Vis would read at each start.
+HASH_LIMIT = 256 << 20
 EXTENSIONS_FOLDER = ".vis/extensions/"
 LOADED_FILES = ("vis.yml", ".vis/settings.toml", ".vis/mcp.json")
 
@@ -242,11 +245,16 @@ def _read_control(
         if os.path.islink(path):  # a broken link, or one Vis may not follow
             return b"link:" + os.fsencode(os.readlink(path)), None, why
         return f"unreadable:{exc.errno}".encode(), None, why
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    info = os.fstat(fd)
+    if not stat.S_ISREG(info.st_mode):
         os.close(fd)
         if os.path.islink(path):
             return b"link:" + os.fsencode(os.readlink(path)), None, None
         return b"other", None, "not a regular file"
+    if info.st_size > HASH_LIMIT:  # a sparse file costs a block nothing to make, Vis minutes
+        os.close(fd)
+        taken = b"large:%d:%d:%d:%d" % (info.st_size, info.st_mtime_ns, info.st_dev, info.st_ino)
+        return taken, None, f"larger than {KEEP_LIMIT >> 20} MiB" if keep else None
     with os.fdopen(fd, "rb") as stream:
         digest, chunks, size = hashlib.sha256(), [], 0
         while chunk := stream.read(1 << 20):

@@ -42,7 +42,6 @@ class Callback:
     fn: Callable[..., Any]
     key: str = ""
     args: tuple = ()
-    kwargs: Mapping[str, Any] | None = None
 
 
 async def run_callbacks(
@@ -65,12 +64,7 @@ async def run_callbacks(
     if remote:
         assert worker is not None
         calls = [
-            CallbackCall(
-                callbacks[i].extension.name,
-                callbacks[i].key,
-                callbacks[i].args,
-                callbacks[i].kwargs,
-            )
+            CallbackCall(callbacks[i].extension.name, callbacks[i].key, callbacks[i].args)
             for i in remote
         ]
         done = await worker.callbacks(kind, calls, context_for=context_for)
@@ -91,7 +85,7 @@ def _run_here(
     for index, item in callbacks:
         try:
             with _context(context_for, item.extension.name):
-                value = item.extension.call(item.fn, *item.args, **dict(item.kwargs or {}))
+                value = item.extension.call(item.fn, *item.args)
         except Exception as exc:
             done.append((index, CallbackOutcome(error=exc)))
         else:

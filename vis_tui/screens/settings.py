@@ -95,12 +95,11 @@ class SettingsScreen(Screen[None]):
         if first is not None:
             first.focus()
         self.call_after_refresh(self._mount_pending)
-        self.app.run_worker(self._catch_up(), group="settings")
 
     async def _catch_up(self) -> None:
         """Values saved since by another process (``vis settings set`` in a second terminal)
-        are read and reach the sessions, and the rows show them."""
-        await self.loaded.wait()
+        are read and reach the sessions, and the rows show them (in the app's worker, as a
+        switch: a change half told is never cut short by closing the screen)."""
         await self.panel.catch_up(self.session_id)
         if self.is_attached:
             self.refresh_rows()
@@ -112,6 +111,7 @@ class SettingsScreen(Screen[None]):
         await self.query_one("#settings-tree", VerticalScroll).mount_all(pending)
         self._apply_visibility()
         self.loaded.set()
+        self.app.run_worker(self._catch_up(), group="settings")
 
     def _rows(self) -> Iterator[Widget]:
         state = self.panel.rows(self.scope, self.session_id)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
 
 from processes import alive
+
+from vis_core.system.child_process import python_argv
 
 # The grandchild keeps the protocol fds, prints around them, then outlives its parent.
 GRANDCHILD = """
@@ -47,3 +50,21 @@ def test_protocol_fds_are_apart_and_the_child_ends_with_its_parent(tmp_path) -> 
         time.sleep(0.05)
     assert not alive(pid), "the child outlived its parent"
     assert stderr.read_text() == "stray output\n"  # fd 1 writes land on stderr, not the protocol
+
+
+def test_a_child_whose_starter_is_already_gone_ends_before_it_runs_anything() -> None:
+    """A Python child started to die with its starter (``killed_with``) asks the kernel for that
+    first thing; one whose parent is not the starter it names (gone, the child reparented)
+    ends at once, before any of Vis's code runs."""
+    theirs = subprocess.run(
+        python_argv(sys.executable, "builtins:print", killed_with=os.getpid()),
+        capture_output=True,
+        timeout=60,
+    )
+    assert (theirs.returncode, theirs.stdout) == (0, b"\n")
+    orphan = subprocess.run(
+        python_argv(sys.executable, "builtins:print", killed_with=1),
+        capture_output=True,
+        timeout=60,
+    )
+    assert (orphan.returncode, orphan.stdout) == (137, b"")

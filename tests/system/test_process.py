@@ -116,12 +116,18 @@ def _ends_with(host: subprocess.Popen[str], worker: int) -> bool:
     return not alive(worker)
 
 
+def _started(worker: int) -> None:
+    """Wait until ``worker`` watches its host (its start, the parent-death signal it asks the
+    kernel for first thing included, is over)."""
+    deadline = time.monotonic() + 60
+    while not _watches_a_pidfd(worker) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert _watches_a_pidfd(worker), "the worker never began to watch its host"
+
+
 def test_a_worker_dies_with_its_host_killed_by_sigkill(tmp_path: Path) -> None:
     with _host_with_a_worker(tmp_path) as (host, worker):
-        deadline = time.monotonic() + 60
-        while not _watches_a_pidfd(worker) and time.monotonic() < deadline:
-            time.sleep(0.02)
-        assert _watches_a_pidfd(worker), "the worker never began to watch its host"
+        _started(worker)
         assert _ends_with(host, worker), "the worker outlived its host"
 
 
@@ -130,6 +136,7 @@ def test_a_worker_whose_python_cannot_run_still_dies_with_its_host(tmp_path: Pat
     cannot run its own watch of the host: the kernel's parent-death signal ends it. It is
     not sent when the short-lived thread that asked for the worker ends."""
     with _host_with_a_worker(tmp_path) as (host, worker):
+        _started(worker)
         os.kill(worker, signal.SIGSTOP)
         assert alive(worker)  # the thread that started it has ended; it lives on
         assert _ends_with(host, worker), "a stopped worker outlived its host"

@@ -27,10 +27,18 @@ VIS_ROOT = Path(__file__).resolve().parents[2]
 # What a child runs first (``-c``): ``vis_core`` from VIS_ROOT and nothing else from there, then
 # ``module:function``. Neither the working folder nor VIS_ROOT goes on ``sys.path``: either may
 # be a checkout whose ``json.py`` would shadow the standard library's.
+# With a parent's pid (else "-"), the kernel kills the child first once the thread of that
+# parent that started it ends (PR_SET_PDEATHSIG, as :func:`killed_with_parent` sets it before
+# the exec), and a child whose parent is gone already ends at once.
 _BOOT = """\
 import importlib, importlib.util, os, sys
-root, target = sys.argv[1:3]
-del sys.argv[1:3]
+root, target, parent = sys.argv[1:4]
+del sys.argv[1:4]
+if parent != "-":
+    import ctypes
+    ctypes.CDLL(None, use_errno=True).prctl(1, 9, 0, 0, 0)  # PR_SET_PDEATHSIG, SIGKILL
+    if os.getppid() != int(parent):
+        os._exit(137)
 package = os.path.join(root, "vis_core")
 spec = importlib.util.spec_from_file_location(
     "vis_core", os.path.join(package, "__init__.py"), submodule_search_locations=[package]
@@ -42,14 +50,19 @@ getattr(importlib.import_module(module), function)()
 """
 
 
-def python_argv(python: str, target: str, *flags: str) -> list[str]:
+def python_argv(python: str, target: str, *flags: str, killed_with: int | None = None) -> list[str]:
     """The command that runs ``target`` (``"package.module:function"``) of this Vis in an
     isolated ``python``: ``-I`` keeps the working folder and the script's folder off
     ``sys.path``, skips the user site folder and ignores every ``PYTHON*`` variable
     (``PYTHONPATH``, ``PYTHONSTARTUP``, ``PYTHONHOME``, ``PYTHONINSPECT``, ...), so neither a
     checkout's ``uuid.py``/``sitecustomize.py``/``vis_core/`` nor the environment it sets runs
-    in Vis's child. ``flags``: more interpreter options, e.g. ``-B`` (no ``.pyc`` written)."""
-    return [python, "-I", *flags, "-c", _BOOT, str(VIS_ROOT), target]
+    in Vis's child. ``flags``: more interpreter options, e.g. ``-B`` (no ``.pyc`` written).
+    ``killed_with``: this process's pid, for a child started on :func:`on_lasting_thread` that
+    the kernel kills with that thread (Linux), set by the child itself first thing, so that it
+    is started without a ``preexec_fn``: by ``vfork``, whose cost does not grow with Vis's
+    memory, where a fork of a 300 MB Vis costs ~20 ms of CPU."""
+    parent = "-" if killed_with is None else str(killed_with)
+    return [python, "-I", *flags, "-c", _BOOT, str(VIS_ROOT), target, parent]
 
 
 @dataclass(frozen=True)

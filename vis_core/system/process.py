@@ -99,7 +99,19 @@ class ChildProcess:
         tree ends with the command; ``shell``: what it left running goes on), with ``limits``
         on memory and processes. Each line the child prints to stderr goes to ``stderr``
         (default: the log), unless ``drain`` is false: the owner then reads :meth:`streams`."""
-        argv = python_argv(python, target, *flags) if isinstance(target, str) else list(target)
+        # a Python child of Vis's (unjailed: Vis is its parent) asks the kernel itself to end
+        # it with Vis, so that it starts by vfork (see python_argv's killed_with)
+        by_itself = (
+            keeper is None
+            and jail is None
+            and isinstance(target, str)
+            and sys.platform.startswith("linux")
+        )
+        if isinstance(target, str):
+            parent = os.getpid() if by_itself else None
+            argv = python_argv(python, target, *flags, killed_with=parent)
+        else:
+            argv = list(target)
         if jail is not None:
             argv = jail(argv)
         self.over_memory: int | None = None  # bytes the tree held when its keeper stopped it
@@ -118,7 +130,7 @@ class ChildProcess:
             self._keeper, theirs = socket.socketpair()
             argv = keeper_command(argv, keeper, limits, theirs.fileno())
             options = {"pass_fds": (theirs.fileno(),)}  # the keeper applies the limits
-        else:  # the kernel ends it with Vis, even while its own watch cannot run
+        elif not by_itself:  # the kernel ends it with Vis, even while its own watch cannot run
             options = {"preexec_fn": killed_with_parent()}
         try:
             self.process = on_lasting_thread(

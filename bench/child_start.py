@@ -11,9 +11,10 @@ and for the sandbox also its keeper (``python -I -S``, a few ms). CPU time, not 
 time, so a loaded machine changes the figures less (it still does: caches are shared). Printed:
 the median and the lowest of ROUNDS rounds per kind, kinds taken in turn.
 Run (bytecode compiled first): ``.venv/bin/python bench/precompile.py &&
-.venv/bin/python bench/child_start.py [ROUNDS [PYTHON]]``; PYTHON starts the children instead of
-this interpreter, e.g. a script that runs it under ``valgrind --tool=callgrind`` to count each
-child's instructions (figures that do not change with the machine's load).
+.venv/bin/python bench/child_start.py [ROUNDS [PYTHON]]``; PYTHON starts the sandbox child instead
+of this interpreter (the workers always run this one), e.g. a script that runs it under
+``valgrind --tool=callgrind`` to count its instructions (figures that do not change with the
+machine's load).
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ vis.register_extension(vis.Extension(
 '''
 
 
-def session_worker(workspace: Path, python: str) -> Callable[[], Awaitable[None]]:
+def session_worker(workspace: Path) -> Callable[[], Awaitable[None]]:
     """A session's worker loads the bundled extensions and a user one, and runs the user one's
     tool ``echo``."""
     from vis_core.extension_host.loader import load_extensions
@@ -79,7 +80,7 @@ def session_worker(workspace: Path, python: str) -> Callable[[], Awaitable[None]
 
     async def one() -> None:
         place = WorkerPlace("s1", workspace, workspace)
-        worker = SessionWorker(lambda: loaded, place, {}, python=python)
+        worker = SessionWorker(lambda: loaded, place, {})
         try:
             await worker.call(tool, (1,), {})
         finally:
@@ -88,7 +89,7 @@ def session_worker(workspace: Path, python: str) -> Callable[[], Awaitable[None]
     return one
 
 
-def registration_worker(python: str) -> Callable[[], Awaitable[None]]:
+def registration_worker() -> Callable[[], Awaitable[None]]:
     """A load-only worker screens the bundled ``git`` extension's entry file."""
     from vis_core.extension_host.discovery import bundled_dir, scan_folder
     from vis_core.extension_host.registration import RegistrationWorker
@@ -100,7 +101,7 @@ def registration_worker(python: str) -> Callable[[], Awaitable[None]]:
 
     async def one() -> None:
         environment = child_environment({}, audience=Audience.VIS)
-        worker = RegistrationWorker(environment, {}, python=python)
+        worker = RegistrationWorker(environment, {})
         screened = worker.screen_all([candidate])[candidate.entry_file]
         assert screened.error is None, screened.error
 
@@ -117,8 +118,8 @@ async def main(rounds: int, python: str) -> None:
         codegen_cache.install()  # as the vis command does: what it keeps, the workers read
         kinds: dict[str, Callable[[], Awaitable[None]]] = {
             "sandbox child, first block": lambda: sandbox_block(workspace, python),
-            "session worker, first tool call": session_worker(workspace, python),
-            "load-only worker, one entry file": registration_worker(python),
+            "session worker, first tool call": session_worker(workspace),
+            "load-only worker, one entry file": registration_worker(),
         }
         codegen_cache.save()
         taken: dict[str, list[float]] = {name: [] for name in kinds}

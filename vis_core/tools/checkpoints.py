@@ -386,18 +386,22 @@ class Checkpoints:
             ):
                 kept[rel] = None
                 continue
-            digest = self._keep(self.workspace / rel)
+            digest = self._keep(self.workspace / rel, size)
             if digest is not None:
                 kept[rel] = digest
                 copied, count = copied + size, count + 1
         return kept
 
-    def _keep(self, path: Path) -> str | None:
-        """Copy one workspace file's bytes; a file swapped for a link (or under a folder
-        swapped for one) since the scan is not followed out of the workspace."""
+    def _keep(self, path: Path, size: int) -> str | None:
+        """Copy one workspace file's bytes, ``size`` of them when the scan listed it; a file
+        swapped for a link (or under a folder swapped for one) since the scan is not followed
+        out of the workspace, and one grown since (a sparse terabyte a block made meanwhile)
+        is read no further and not kept."""
         try:
-            data = self.files.read_bytes(path, follow=False)
+            data = self.files.read_bytes(path, size + 1, follow=False)
         except OSError:
+            return None
+        if len(data) != size:
             return None
         digest = hashlib.sha256(data).hexdigest()
         blob = self.blobs / digest
@@ -481,8 +485,10 @@ class Checkpoints:
         if digest is None:
             return True  # too large to compare by content; its size did not change
         try:
-            data = self.files.read_bytes(rel, follow=False)
+            data = self.files.read_bytes(rel, size + 1, follow=False)
         except OSError:
+            return False
+        if len(data) != size:  # grown since its stat: read no further
             return False
         if digest.startswith(GIT):
             return git_blob_id(data) == digest[len(GIT) :]

@@ -106,11 +106,15 @@ def _rules_of(text: str) -> GitIgnoreSpec | None:
     return spec if len(spec) else None
 
 
+MAX_IGNORE_BYTES = 256 << 10  # of one .gitignore: a sparse one of a terabyte costs a block nothing
+
+
 def rules_at(fd: int) -> GitIgnoreSpec | None:
-    """The rules of the ``.gitignore`` in the open folder ``fd`` (``None`` without one). As
-    Git reads it: not through a link, and only a regular file (a pipe is never waited on)."""
+    """The rules of the ``.gitignore`` in the open folder ``fd`` (``None`` without one), from
+    its first :data:`MAX_IGNORE_BYTES`. As Git reads it: not through a link, and only a
+    regular file (a pipe is never waited on)."""
     try:
-        data = read_child(fd, ".gitignore")
+        data = read_child(fd, ".gitignore", MAX_IGNORE_BYTES)
     except OSError:
         return None
     return _rules_of(data.decode("utf-8", errors="replace"))

@@ -1,0 +1,51 @@
+"""Huge files a block makes in an instant (sparse) are read only up to a bound: a .gitignore by
+the listing outside git (every checkpoint, ls and grep runs it), a file grown after the
+checkpoint's scan by the checkpoint."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from vis_core.tools.ignore import MAX_IGNORE_BYTES, listed_files
+
+HUGE = 2 << 30  # sparse: no block on disk, yet 2 GiB to read
+
+
+def _read_bytes() -> int:
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("rchar:"):
+            return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")
+
+
+def test_a_huge_gitignore_is_read_up_to_a_bound(workspace: Path) -> None:
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "kept.py").write_text("x = 1\n")
+    with open(workspace / "sub" / ".gitignore", "wb") as rules:
+        rules.write(b"*.log\n")
+        rules.truncate(HUGE)
+    (workspace / "sub" / "gone.log").write_text("log\n")
+    before = _read_bytes()
+    found = listed_files(str(workspace), hidden=False)
+    assert _read_bytes() - before < 4 * MAX_IGNORE_BYTES
+    assert str(workspace / "sub" / "kept.py") in found
+    assert str(workspace / "sub" / "gone.log") not in found  # its first rules still count
+
+
+def test_a_file_grown_after_the_checkpoint_scan_is_not_read_past_its_size(
+    tmp_path: Path,
+) -> None:
+    from vis_core.tools.checkpoints import Checkpoints
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    grown = workspace / "grown.txt"
+    grown.write_text("small\n")
+    scanned = {"grown.txt": grown.stat()}  # what the scan saw
+    with open(grown, "r+b") as file:  # then a block made it a sparse 2 GiB
+        file.truncate(HUGE)
+    checkpoints = Checkpoints(workspace, tmp_path / "private")
+    before = _read_bytes()
+    kept = checkpoints._keep_newest(["grown.txt"], scanned)
+    assert _read_bytes() - before < 64 << 20
+    assert kept.get("grown.txt") is None  # not kept: it is no longer what was listed

@@ -70,3 +70,16 @@ def test_jailed_git_waiting_on_a_pipe_is_stopped(workspace: Path) -> None:
     with pytest.raises(GitFailed, match="named pipe") as failed:
         run_git(LISTING, workspace, jail_workspace=workspace)
     assert str(pipe) in str(failed.value)
+
+
+def test_git_reading_a_huge_sparse_gitignore_is_stopped_and_the_file_named(
+    workspace: Path,
+) -> None:
+    make_repo(workspace)
+    rules = workspace / "sub" / ".gitignore"
+    rules.parent.mkdir()
+    with open(rules, "wb") as file:  # no block on disk, yet git would read 8 GiB into memory
+        file.truncate(8 << 30)
+    with pytest.raises(GitFailed, match="file of rules of 8.0 GiB") as failed:
+        run_git(LISTING, workspace)
+    assert str(rules) in str(failed.value)

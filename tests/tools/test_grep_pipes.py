@@ -46,3 +46,17 @@ async def test_the_python_search_names_the_pipe_git_waited_on(
     with pytest.raises(RuntimeError, match="named pipe") as failed:
         await search(ctx, "needle", engine="python")
     assert str(pipe) in str(failed.value)
+
+
+@pytest.mark.skipif(shutil.which("rg") is None, reason="ripgrep (rg) is not installed")
+async def test_ripgrep_reading_a_huge_sparse_ignore_file_is_stopped(
+    workspace: Path, tmp_path: Path
+) -> None:
+    (workspace / "a.py").write_text("needle = 1\n")
+    rules = workspace / ".rgignore"
+    with open(rules, "wb") as file:
+        file.truncate(8 << 30)
+    ctx = ToolContext(workspace, "s", tmp_path / "o")
+    with pytest.raises(RuntimeError, match="file of rules") as failed:
+        await search(ctx, "needle", engine="rg")
+    assert str(rules) in str(failed.value)

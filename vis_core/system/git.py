@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from vis_core.system.environ import child_environment
-from vis_core.system.pipe_watch import PipeWait, pipe_refusal, run_watched
+from vis_core.system.pipe_watch import Stuck, refusal, run_watched
 from vis_core.system.programs import host_program
 
 TIMEOUT_SECONDS = 60.0
@@ -104,8 +104,8 @@ def driver_overrides(cwd: Path) -> list[str]:
             timeout=TIMEOUT_SECONDS,
             env=git_environment(),
         )
-    except PipeWait as exc:
-        raise GitFailed(pipe_refusal("git config", exc.path)) from None
+    except Stuck as exc:
+        raise GitFailed(refusal("git config", exc)) from None
     except (OSError, subprocess.TimeoutExpired, GitFailed):
         return []
     pairs: list[str] = []
@@ -161,8 +161,8 @@ def run_git(
         done = run_watched(argv, cwd=cwd, timeout=timeout, env=git_environment(), feed=feed)
     except FileNotFoundError as exc:
         raise GitFailed("git is not on PATH; install git to use these tools") from exc
-    except PipeWait as exc:
-        raise GitFailed(pipe_refusal(f"git {args[0]}", exc.path)) from None
+    except Stuck as exc:
+        raise GitFailed(refusal(f"git {args[0]}", exc)) from None
     except subprocess.TimeoutExpired as exc:
         raise GitFailed(f"git {args[0]} did not finish within {timeout:g} seconds") from exc
     if done.returncode != 0 and b"dubious ownership" in done.stderr:

@@ -1,4 +1,5 @@
-"""Stop a command of Vis's (git, ripgrep) at once when it waits on a named pipe.
+"""Stop a command of Vis's (git, ripgrep) at once when it waits on a named pipe or reads a
+huge rules file.
 
 git and ripgrep read their rules from files a checkout controls (every ``.gitignore``,
 ``.rgignore`` and ``.gitattributes``, ``.git/config`` and what it includes,
@@ -6,7 +7,9 @@ git and ripgrep read their rules from files a checkout controls (every ``.gitign
 When one of them is a named pipe, the program's ``open()`` waits for a writer that never
 comes. While such a command runs, Vis looks at its processes now and then: one waiting in the
 kernel's pipe-open wait is stopped, and the error names the pipe (read from the process's own
-open call), so the person can remove it.
+open call), so the person can remove it. So is one reading a ``.gitignore`` (or another rules
+file) above :data:`RULES_LIMIT`: both read one whole, and a sparse terabyte costs a block
+nothing to make.
 """
 
 from __future__ import annotations
@@ -27,12 +30,50 @@ _OPENAT = {"x86_64": 257, "aarch64": 56, "riscv64": 56}
 AT_FDCWD = -100
 
 
-class PipeWait(OSError):
+RULES_LIMIT = 100 << 20  # git's own bound on an attributes file; a sparse one costs nothing
+RULE_FILES = frozenset({".gitignore", ".gitattributes", ".rgignore", ".ignore"})
+
+
+class Stuck(OSError):
+    """Vis stopped the command: it waited on a named pipe, or read a huge rules file."""
+
+    def __init__(self, path: str | None, size: int | None = None) -> None:
+        self.path, self.size = path, size
+        where = f", {path}" if path else ""
+        super().__init__(
+            f"it waited on a named pipe{where}"
+            if size is None
+            else f"it read {path}, a file of rules of {size / (1 << 30):.1f} GiB"
+        )
+
+
+class PipeWait(Stuck):
     """A process of the command waited to open a named pipe; ``path`` is it (None: unknown)."""
 
-    def __init__(self, path: str | None) -> None:
-        super().__init__(f"it waited on a named pipe{f', {path}' if path else ''}")
-        self.path = path
+
+def huge_rules(root: int) -> Stuck | None:
+    """A rules file (a ``.gitignore``…) above :data:`RULES_LIMIT` that a process of ``root``'s
+    tree has open: git and ripgrep read one whole, a sparse terabyte as well."""
+    from vis_core.system.keeper import descendants
+
+    for pid in (root, *descendants(root)):
+        with contextlib.suppress(OSError):
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                with contextlib.suppress(OSError):
+                    target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                    if os.path.basename(target) in RULE_FILES:
+                        size = os.stat(f"/proc/{pid}/fd/{fd}").st_size
+                        if size > RULES_LIMIT:
+                            return Stuck(target, size)
+    return None
+
+
+def stuck(root: int) -> Stuck | None:
+    """Why ``root``'s command would wait for ever or read without end, or None."""
+    waiter = waiting_on_pipe(root)
+    if waiter is not None:
+        return PipeWait(opened_path(waiter))
+    return huge_rules(root)
 
 
 def waiting_on_pipe(root: int) -> str | None:
@@ -71,11 +112,16 @@ def opened_path(thread: str) -> str | None:
     return os.path.normpath(os.path.join(base, name))
 
 
-def pipe_refusal(command: str, path: str | None) -> str:
-    """Why Vis stopped ``command``: it waited to open the named pipe ``path``."""
-    where = f"{path}, a named pipe" if path else "a named pipe"
+def refusal(command: str, why: Stuck) -> str:
+    """Why Vis stopped ``command``, and what to do."""
+    path = why.path
+    if why.size is not None:
+        return (
+            f"{command} was stopped: {why}, which it would read whole (above "
+            f"{RULES_LIMIT >> 20} MiB). Remove it or make it smaller (rm '{path}'), then try again."
+        )
     return (
-        f"{command} was stopped: it waited on {where}, which it reads as a file of rules "
+        f"{command} was stopped: {why}, which it reads as a file of rules "
         "(a .gitignore, .rgignore, .gitattributes, .git/config, .git/info/exclude or a file "
         "git's configuration names) and would wait on forever. Remove the pipe"
         + (f" (rm '{path}')" if path else "")
@@ -83,12 +129,12 @@ def pipe_refusal(command: str, path: str | None) -> str:
     )
 
 
-async def pipe_waited(pid: int) -> PipeWait:
-    """Return once a process of ``pid``'s tree waits to open a named pipe: which pipe."""
+async def stuck_at(pid: int) -> Stuck:
+    """Return once ``pid``'s command waits on a named pipe or reads a huge rules file: why."""
     while True:
         await asyncio.sleep(WATCH_SECONDS)
-        if (waiter := waiting_on_pipe(pid)) is not None:
-            return PipeWait(opened_path(waiter))
+        if (why := stuck(pid)) is not None:
+            return why
 
 
 def run_watched(
@@ -100,9 +146,9 @@ def run_watched(
     feed: bytes | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
     """``argv`` run to its end with ``feed`` on its input (else none), in a session of its own.
-    Raises :class:`PipeWait` (the command killed) when one of its processes waits to open a
-    named pipe, ``subprocess.TimeoutExpired`` after ``timeout`` seconds, ``OSError`` when it
-    cannot start."""
+    Raises :class:`Stuck` (the command killed) when one of its processes waits to open a
+    named pipe or reads a huge rules file, ``subprocess.TimeoutExpired`` after ``timeout``
+    seconds, ``OSError`` when it cannot start."""
     process = subprocess.Popen(
         argv,
         cwd=cwd,
@@ -122,13 +168,12 @@ def run_watched(
                 return subprocess.CompletedProcess(list(argv), process.returncode, out, err)
             except subprocess.TimeoutExpired:
                 pending = None  # given once; communicate() keeps what it has not written
-                waiter = waiting_on_pipe(process.pid)
-                if waiter is None and left > WATCH_SECONDS:
+                why = stuck(process.pid)
+                if why is None and left > WATCH_SECONDS:
                     continue
-                path = None if waiter is None else opened_path(waiter)
                 _kill(process)
-                if waiter is not None:
-                    raise PipeWait(path) from None
+                if why is not None:
+                    raise why from None
                 raise subprocess.TimeoutExpired(list(argv), timeout) from None
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from vis_core.system.environ import Audience, child_environment
-from vis_core.system.pipe_watch import pipe_refusal, pipe_waited
+from vis_core.system.pipe_watch import refusal, stuck_at
 from vis_core.system.programs import host_program
 from vis_core.system.truncate import fit_output
 from vis_core.text_limits import Keep
@@ -337,11 +337,11 @@ async def _run_rg(ctx: ToolContext, rg: str, argv: list[str]) -> tuple[int, byte
         stderr=asyncio.subprocess.PIPE,
     )
     talk = asyncio.ensure_future(proc.communicate())
-    watch = asyncio.ensure_future(pipe_waited(proc.pid))
+    watch = asyncio.ensure_future(stuck_at(proc.pid))
     try:
         await asyncio.wait((talk, watch), return_when=asyncio.FIRST_COMPLETED)
         if not talk.done():  # a named pipe as a .gitignore: ripgrep would wait on it forever
-            raise RuntimeError(pipe_refusal("grep: ripgrep", watch.result().path))
+            raise RuntimeError(refusal("grep: ripgrep", watch.result()))
         out, err = talk.result()
     except BaseException:  # cancelled (Esc, the block's end): ripgrep ends with the call
         if proc.returncode is None:

@@ -1,10 +1,13 @@
 """Huge files a block makes in an instant (sparse) are read only up to a bound: a .gitignore by
 the listing outside git (every checkpoint, ls and grep runs it), a file grown after the
-checkpoint's scan by the checkpoint."""
+checkpoint's scan by the checkpoint, and cat (patch and grep read the same way) refuses one
+above 256 MiB."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+import pytest
 
 from vis_core.tools.ignore import MAX_IGNORE_BYTES, listed_files
 
@@ -49,3 +52,20 @@ def test_a_file_grown_after_the_checkpoint_scan_is_not_read_past_its_size(
     kept = checkpoints._keep_newest(["grown.txt"], scanned)
     assert _read_bytes() - before < 64 << 20
     assert kept.get("grown.txt") is None  # not kept: it is no longer what was listed
+
+
+def test_cat_refuses_a_huge_file_without_reading_it_whole(tmp_path: Path) -> None:
+    from vis_core.tools import ToolContext
+    from vis_core.tools.files import cat_file
+
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    with open(workspace / "big.log", "wb") as file:
+        file.write(b"first line\n")
+        file.truncate(HUGE)
+    ctx = ToolContext(workspace, "s", tmp_path / "o")
+    before = _read_bytes()
+    with pytest.raises(OSError, match="big.log is larger than 256") as failed:
+        cat_file(ctx, "big.log")
+    assert _read_bytes() - before < 512 << 20
+    assert "grep()" in str(failed.value)

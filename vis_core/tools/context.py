@@ -12,11 +12,12 @@ from typing import Any, Protocol
 from vis_core.system.jail import is_protected, vis_folders
 from vis_core.system.lifetime import ChildLimits
 from vis_core.system.shell import ShellManager
-from vis_core.text_limits import printable
+from vis_core.text_limits import format_size, printable
 from vis_core.tools.beneath import Beneath, Escape
 from vis_core.tools.display import from_printable
 from vis_core.tools.versions import FileVersions
 
+READ_LIMIT = 256 << 20  # bytes of one file a host-side tool (cat, patch, grep) reads at most
 # The ``fs_access`` operation of each file tool (op hooks can refuse a path).
 FS_OPERATIONS = {
     "cat": "file-read",
@@ -178,11 +179,19 @@ class ToolContext:
         return Beneath(Path("/"))
 
     def read_bytes(self, target: Path, *, tool: str) -> bytes:
-        """The bytes of file ``target`` (from :meth:`resolve`), read beneath the workspace."""
+        """The bytes of file ``target`` (from :meth:`resolve`), read beneath the workspace; an
+        ``OSError`` that says so for a file above :data:`READ_LIMIT` (a sparse terabyte a
+        block made in an instant would be read into Vis's memory)."""
         try:
-            data = self.files().read_bytes(target)  # first beneath: escapes are refused
+            data = self.files().read_bytes(target, READ_LIMIT + 1)  # beneath: no escape
         except Escape as exc:
             raise self.escaped(target, exc, tool) from None
+        if len(data) > READ_LIMIT:
+            raise OSError(
+                f"{tool}: {self.display(target)} is larger than {format_size(READ_LIMIT)}, more "
+                f"than {tool} reads; look into it with grep(), or shell('head -c …') or "
+                "shell('tail …')"
+            )
         buffers = self.buffers
         if buffers is None:
             return data

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -62,7 +63,7 @@ def _open_beneath(root: Path, parts: tuple[str, ...]) -> int:
     try:
         for index, part in enumerate(parts):
             last = index == len(parts) - 1
-            flags = os.O_RDONLY | os.O_NOFOLLOW | (0 if last else os.O_DIRECTORY)
+            flags = os.O_RDONLY | os.O_NOFOLLOW | (os.O_NONBLOCK if last else os.O_DIRECTORY)
             next_fd = os.open(part, flags, dir_fd=fd)
             os.close(fd)
             fd = next_fd
@@ -97,6 +98,13 @@ def read_skill_file(skill: Skill, path: str | None) -> str:
             f"skill_file: {path!r} of skill {skill.name!r} cannot be read ({exc.strerror}); "
             "links are not followed; skill_file(name) lists its files"
         ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):  # a pipe would wait for a writer for ever
+        os.close(fd)
+        raise ValueError(
+            f"skill_file: {path!r} of skill {skill.name!r} is not a regular file (a folder, a "
+            "pipe or a device); skill_file(name) lists its files"
+        )
+    os.set_blocking(fd, True)
     with os.fdopen(fd, "rb") as handle:
         data = handle.read(MAX_SKILL_FILE_BYTES + 1)
     if len(data) > MAX_SKILL_FILE_BYTES:

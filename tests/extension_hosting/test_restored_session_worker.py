@@ -35,6 +35,7 @@ async def test_a_restored_sessions_worker_is_answered_on_the_loop(
     host = await open_host(workspace, script_path)
     try:
         first = await host.new_session()
+        host.store.set_title(first.id, "Kept")  # a session nobody used is not kept
         await host.close_session(first)
         # built in a thread (``asyncio.to_thread``): no running loop there
         outcome = await asyncio.wait_for(run_turn(host, session_id=first.id), 60)

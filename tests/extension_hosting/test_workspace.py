@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -119,3 +120,28 @@ def test_a_bad_python_environment_names_the_file(vis_home: Path, workspace: Path
     with calling(CallContext(session_id="s", workspace_root=workspace, project_root=workspace)):
         with pytest.raises(ValueError, match=r"vis\.yml.*'project'"):
             vis.python_environment()
+
+
+def test_python_environment_never_waits_on_a_pipe_named_vis_yml(
+    vis_home: Path, workspace: Path
+) -> None:
+    import threading
+
+    os.mkfifo(workspace / "vis.yml")  # a checkout can hold one; git cannot
+    TrustStore(VisPaths.from_env()).trust(workspace)
+    found: list[str] = []
+    context = CallContext(session_id="s", workspace_root=workspace, project_root=workspace)
+
+    def ask() -> None:
+        with calling(context):
+            found.append(vis.python_environment())
+
+    asker = threading.Thread(target=ask, daemon=True)
+    asker.start()
+    asker.join(60)
+    if asker.is_alive():  # still waiting for a writer: let it go, then fail
+        with open(workspace / "vis.yml", "wb"):
+            pass
+        asker.join(60)
+        pytest.fail("python_environment waited on the named pipe vis.yml")
+    assert found == ["project"]

@@ -18,10 +18,12 @@ from vis_core.extension.place import require_trusted
 from vis_core.extension.roots import project_root, workspace_root
 from vis_core.extension.runtime import current_runtime
 from vis_core.paths import VisPaths, project_trusted
+from vis_core.small_files import small_bytes
 from vis_core.system.git import GitFailed
 
 SHARE_SECONDS = 2.0
 ENVIRONMENTS = ("project", "shared")
+YAML_LIMIT = 1 << 20  # bytes of vis.yml read for python.environment
 
 _cache: dict[Path, tuple[float, tuple[Path, ...] | None]] = {}
 _cache_lock = threading.Lock()
@@ -119,10 +121,13 @@ def _lookup(data: dict[str, Any], source: Path) -> str | None:
 
 
 def _yaml(path: Path) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    """The mapping of a project's ``vis.yml``: empty when it is absent or not a regular file
+    of at most :data:`YAML_LIMIT` bytes (a named pipe there would never answer)."""
+    raw = small_bytes(path, YAML_LIMIT)
+    if raw is None:
         return {}
+    try:
+        data = yaml.safe_load(raw.decode("utf-8", errors="replace"))
     except yaml.YAMLError as exc:
         raise ValueError(
             f"{path} is not valid YAML ({exc}); fix it to read python.environment"

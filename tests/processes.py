@@ -1,4 +1,5 @@
-"""Whether a process the tests started still lives (a zombie waiting for its reaper does not)."""
+"""Processes the tests started: whether one still lives (a zombie waiting for its reaper does
+not), which carry a mark, and what this one read."""
 
 from __future__ import annotations
 
@@ -30,3 +31,12 @@ def marked(mark: str) -> list[int]:
         if mark.encode() in cmdline and state != "Z":
             found.append(int(name))
     return found
+
+
+def bytes_read() -> int:
+    """The bytes this process has read so far (``rchar``): a huge file read whole shows."""
+    with open("/proc/self/io") as io:
+        for line in io:
+            if line.startswith("rchar:"):
+                return int(line.split()[1])
+    raise AssertionError("no rchar in /proc/self/io")

@@ -6,27 +6,21 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from processes import bytes_read
+
 from vis_core.paths import TrustStore, VisPaths, take_snapshot
 
 HUGE = 2 << 30  # sparse: no block on disk, yet 2 GiB to read
-
-
-def _read_bytes() -> int:
-    """The bytes this process has read so far (``rchar``)."""
-    for line in Path("/proc/self/io").read_text().splitlines():
-        if line.startswith("rchar:"):
-            return int(line.split()[1])
-    raise AssertionError("no rchar in /proc/self/io")
 
 
 def test_a_huge_sparse_control_file_is_not_read_whole(workspace: Path) -> None:
     (workspace / ".env").write_text("A=1\n")
     with open(workspace / ".env.big", "wb") as big:
         big.truncate(HUGE)
-    before = _read_bytes()
+    before = bytes_read()
     trusted = TrustStore(VisPaths.from_env()).trust(workspace)
     snapshot = take_snapshot(workspace)
-    assert _read_bytes() - before < 64 << 20  # the small .env, not the 2 GiB
+    assert bytes_read() - before < 64 << 20  # the small .env, not the 2 GiB
     store = TrustStore(VisPaths.from_env())
     assert store.is_trusted(trusted) and snapshot.files.get(".env") == b"A=1\n"
     with open(workspace / ".env.big", "r+b") as big:  # a change of it asks again

@@ -5,11 +5,13 @@ extension worker goes on answering and its MCP stdio server goes on running."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import sys
 import textwrap
 import threading
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -62,6 +64,37 @@ def _below(root: int) -> dict[int, tuple[str, bool, str]]:
     return found
 
 
+async def _in_the_jail(mark: str) -> None:
+    """Once a jailed process below this one has ``mark`` in its command line (bwrap may still
+    be setting up the jail when the command was started)."""
+    async with asyncio.timeout(60):
+        while not any(j and mark in line for _, j, line in _below(os.getpid()).values()):
+            await asyncio.sleep(0.01)
+
+
+@contextlib.asynccontextmanager
+async def _held() -> AsyncIterator[None]:
+    """Inside, ``model_stopped`` is held by another thread (as an editor's file call is)."""
+    inside, leave = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        try:
+            with model_stopped():
+                inside.set()
+                leave.wait()
+        finally:  # NotQuiet: what the test then finds running says it
+            inside.set()
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        await asyncio.to_thread(inside.wait)
+        yield
+    finally:
+        leave.set()
+        await asyncio.to_thread(holder.join)
+
+
 async def test_only_the_models_processes_are_held(
     workspace: Path, vis_home: Path, tmp_path: Path
 ) -> None:
@@ -77,23 +110,8 @@ async def test_only_the_models_processes_are_held(
         await session.submit("go")
         pong = (await host.commands.run(session, "/ping")).title
         worker = int(pong.split()[-1])
-        async with asyncio.timeout(60):  # the loop is in the jail (bwrap may be setting up)
-            while not any(j and "while :" in ln for _, j, ln in _below(os.getpid()).values()):
-                await asyncio.sleep(0.01)
-        inside, leave = threading.Event(), threading.Event()
-
-        def hold() -> None:
-            try:
-                with model_stopped():
-                    inside.set()
-                    leave.wait()
-            finally:  # NotQuiet: what the test then finds running says it
-                inside.set()
-
-        holder = threading.Thread(target=hold)
-        holder.start()
-        try:
-            await asyncio.to_thread(inside.wait)
+        await _in_the_jail("while :")
+        async with _held():
             below = _below(os.getpid())
             jailed = {pid: (state, line) for pid, (state, j, line) in below.items() if j}
             # the sandbox child and the loop (and its sleep, when one was running), jailed
@@ -106,9 +124,6 @@ async def test_only_the_models_processes_are_held(
             servers = [state for state, _, line in below.values() if str(SERVER) in line]
             assert servers and "T" not in servers, below
             assert (await host.commands.run(session, "/ping")).title == pong  # it answers
-        finally:
-            leave.set()
-            await asyncio.to_thread(holder.join)
     finally:
         await host.close()
 
@@ -143,30 +158,12 @@ async def test_a_jailed_command_an_extension_started_is_held_too(
         title = (await host.commands.run(session, "/loop")).title
         assert title.startswith("looping"), title
         mine = "extension's"
-        async with asyncio.timeout(60):  # the loop is in the jail (bwrap may be setting up)
-            while not any(j and mine in ln for _, j, ln in _below(os.getpid()).values()):
-                await asyncio.sleep(0.01)
-        inside, leave = threading.Event(), threading.Event()
-
-        def hold() -> None:
-            try:
-                with model_stopped():
-                    inside.set()
-                    leave.wait()
-            finally:
-                inside.set()
-
-        holder = threading.Thread(target=hold)
-        holder.start()
-        try:
-            await asyncio.to_thread(inside.wait)
+        await _in_the_jail(mine)
+        async with _held():
             below = _below(os.getpid())
             loops = [state for state, j, line in below.values() if j and mine in line]
             assert loops and set(loops) <= {"T", "Z"} and "T" in loops, below
             assert (await host.commands.run(session, "/ping")).title == "pong"  # the worker runs
-        finally:
-            leave.set()
-            await asyncio.to_thread(holder.join)
         async with asyncio.timeout(60):  # continued once the hold ends
             while any(s == "T" for s, j, ln in _below(os.getpid()).values() if j and mine in ln):
                 await asyncio.sleep(0.01)

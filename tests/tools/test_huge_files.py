@@ -8,17 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from processes import bytes_read
 
 from vis_core.tools.ignore import MAX_IGNORE_BYTES, listed_files
 
 HUGE = 2 << 30  # sparse: no block on disk, yet 2 GiB to read
-
-
-def _read_bytes() -> int:
-    for line in Path("/proc/self/io").read_text().splitlines():
-        if line.startswith("rchar:"):
-            return int(line.split()[1])
-    raise AssertionError("no rchar in /proc/self/io")
 
 
 def test_a_huge_gitignore_is_read_up_to_a_bound(workspace: Path) -> None:
@@ -28,9 +22,9 @@ def test_a_huge_gitignore_is_read_up_to_a_bound(workspace: Path) -> None:
         rules.write(b"*.log\n")
         rules.truncate(HUGE)
     (workspace / "sub" / "gone.log").write_text("log\n")
-    before = _read_bytes()
+    before = bytes_read()
     found = listed_files(str(workspace), hidden=False)
-    assert _read_bytes() - before < 4 * MAX_IGNORE_BYTES
+    assert bytes_read() - before < 4 * MAX_IGNORE_BYTES
     assert str(workspace / "sub" / "kept.py") in found
     assert str(workspace / "sub" / "gone.log") not in found  # its first rules still count
 
@@ -48,9 +42,9 @@ def test_a_file_grown_after_the_checkpoint_scan_is_not_read_past_its_size(
     with open(grown, "r+b") as file:  # then a block made it a sparse 2 GiB
         file.truncate(HUGE)
     checkpoints = Checkpoints(workspace, tmp_path / "private")
-    before = _read_bytes()
+    before = bytes_read()
     kept = checkpoints._keep_newest(["grown.txt"], scanned)
-    assert _read_bytes() - before < 64 << 20
+    assert bytes_read() - before < 64 << 20
     assert kept.get("grown.txt") is None  # not kept: it is no longer what was listed
 
 
@@ -64,8 +58,8 @@ def test_cat_refuses_a_huge_file_without_reading_it_whole(tmp_path: Path) -> Non
         file.write(b"first line\n")
         file.truncate(HUGE)
     ctx = ToolContext(workspace, "s", tmp_path / "o")
-    before = _read_bytes()
+    before = bytes_read()
     with pytest.raises(OSError, match="big.log is larger than 256") as failed:
         cat_file(ctx, "big.log")
-    assert _read_bytes() - before < 512 << 20
+    assert bytes_read() - before < 512 << 20
     assert "grep()" in str(failed.value)

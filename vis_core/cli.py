@@ -307,10 +307,14 @@ def _main(argv: list[str] | None) -> int:
         from vis_core.drafts_cli import run_drafts
 
         return run_drafts(args)
-    if args.command in ("export", "replay"):
-        from vis_core.session_cli import run_export, run_replay
+    if args.command == "export":
+        from vis_core.session_cli import run_export
 
-        return (run_export if args.command == "export" else run_replay)(args)
+        return run_export(args, workspace)
+    if args.command == "replay":
+        from vis_core.session_cli import run_replay
+
+        return run_replay(args)
     if args.command == "sessions":
         from vis_core.doctor import list_sessions
 

@@ -163,3 +163,18 @@ def test_vis_export_cli_writes_files_and_names_bad_ids(workspace: Path, vis_home
     ambiguous = vis("export", shared, cwd=workspace, env_home=vis_home)
     assert ambiguous.returncode == 2
     assert "matches more than one session" in ambiguous.stderr
+
+
+def test_vis_export_without_an_id_writes_the_workspaces_latest_session(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    store, sid = _store_session(workspace)
+    store.close()
+    latest = vis("export", "--format", "json", cwd=workspace, env_home=vis_home)
+    assert latest.returncode == 0, latest.stderr
+    assert json.loads(latest.stdout)["session"]["id"] == sid
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    none = vis("export", cwd=elsewhere, env_home=vis_home)
+    assert (none.returncode, none.stdout) == (2, "")
+    assert f"no session in {elsewhere.resolve()} yet" in none.stderr

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from vis_core.session_files import FORMATS, ExportFormat, export_session, write_export
-from vis_core.store.stored_session import SessionNotFound, find_session
+from vis_core.store.stored_session import SessionNotFound, find_session, latest_session
 from vis_core.terminal import raw_stream
 
 EXIT_OK, EXIT_DIFFERENT, EXIT_USAGE = 0, 1, 2
@@ -17,7 +17,12 @@ def add_export_parser(commands: argparse._SubParsersAction) -> None:
     export = commands.add_parser(
         "export", help="write a stored session as Markdown, HTML or JSON (stdout by default)"
     )
-    export.add_argument("session_id", metavar="ID", help="the session id (a prefix works)")
+    export.add_argument(
+        "session_id",
+        metavar="ID",
+        nargs="?",
+        help="the session id (a prefix works); default: the workspace's latest session",
+    )
     export.add_argument("--format", choices=FORMATS, default=None, help="md (default), html, json")
     export.add_argument("-o", "--output", type=Path, default=None, help="write to FILE")
 
@@ -32,7 +37,7 @@ def add_replay_parser(commands: argparse._SubParsersAction) -> None:
     replay.add_argument("--json", action="store_true", help="print the report as JSON")
 
 
-def run_export(args: argparse.Namespace) -> int:
+def run_export(args: argparse.Namespace, workspace: Path) -> int:
     from vis_core.paths import VisPaths
     from vis_core.session_files import format_for_path
     from vis_core.store import Store
@@ -43,7 +48,11 @@ def run_export(args: argparse.Namespace) -> int:
         fmt = format_for_path(output) if output is not None else ExportFormat.MD
     store = Store(VisPaths.from_env().ensure().db_file)
     try:
-        row = find_session(store, args.session_id)
+        row = (
+            find_session(store, args.session_id)
+            if args.session_id is not None
+            else latest_session(store, workspace)
+        )
         text = export_session(store, row, fmt)
     except SessionNotFound as exc:
         print(f"vis export: {exc}", file=sys.stderr)

@@ -11,6 +11,8 @@ from vis_core.model.story import StoryKind
 from vis_core.store.database import StoreError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from vis_core.model.sessions import SessionRow
     from vis_core.store import Store
 
@@ -71,6 +73,14 @@ def find_session(store: Store, key: str) -> SessionRow:
             f"there is no session {key.strip()!r}; `vis sessions` lists the ids (a prefix must "
             "match exactly one)"
         )
+    return row
+
+
+def latest_session(store: Store, workspace: Path) -> SessionRow:
+    """The session of ``workspace`` used last; :class:`SessionNotFound` when it has none."""
+    row = store.latest_session(workspace)
+    if row is None:
+        raise SessionNotFound(f"there is no session in {workspace} yet; `vis` starts one")
     return row
 
 

@@ -47,16 +47,10 @@ class Stuck(OSError):
         )
 
 
-class PipeWait(Stuck):
-    """A process of the command waited to open a named pipe; ``path`` is it (None: unknown)."""
-
-
-def huge_rules(root: int) -> Stuck | None:
-    """A rules file (a ``.gitignore``…) above :data:`RULES_LIMIT` that a process of ``root``'s
-    tree has open: git and ripgrep read one whole, a sparse terabyte as well."""
-    from vis_core.system.keeper import descendants
-
-    for pid in (root, *descendants(root)):
+def huge_rules(tree: Sequence[int]) -> Stuck | None:
+    """A rules file (a ``.gitignore``…) above :data:`RULES_LIMIT` that a process of ``tree``
+    has open: git and ripgrep read one whole, a sparse terabyte as well."""
+    for pid in tree:
         with contextlib.suppress(OSError):
             for fd in os.listdir(f"/proc/{pid}/fd"):
                 with contextlib.suppress(OSError):
@@ -70,18 +64,19 @@ def huge_rules(root: int) -> Stuck | None:
 
 def stuck(root: int) -> Stuck | None:
     """Why ``root``'s command would wait for ever or read without end, or None."""
-    waiter = waiting_on_pipe(root)
-    if waiter is not None:
-        return PipeWait(opened_path(waiter))
-    return huge_rules(root)
-
-
-def waiting_on_pipe(root: int) -> str | None:
-    """A thread of ``root``'s tree (``root`` too) that waits to open a named pipe, as its
-    ``/proc`` folder (``/proc/PID/task/TID``), or None. ripgrep reads rules in threads."""
     from vis_core.system.keeper import descendants
 
-    for pid in (root, *descendants(root)):
+    tree = (root, *descendants(root))
+    waiter = waiting_on_pipe(tree)
+    if waiter is not None:
+        return Stuck(opened_path(waiter))
+    return huge_rules(tree)
+
+
+def waiting_on_pipe(tree: Sequence[int]) -> str | None:
+    """A thread of a process of ``tree`` that waits to open a named pipe, as its ``/proc``
+    folder (``/proc/PID/task/TID``), or None. ripgrep reads rules in threads."""
+    for pid in tree:
         with contextlib.suppress(OSError):
             for tid in os.listdir(f"/proc/{pid}/task"):
                 with contextlib.suppress(OSError):

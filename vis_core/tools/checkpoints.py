@@ -397,11 +397,8 @@ class Checkpoints:
         swapped for a link (or under a folder swapped for one) since the scan is not followed
         out of the workspace, and one grown since (a sparse terabyte a block made meanwhile)
         is read no further and not kept."""
-        try:
-            data = self.files.read_bytes(path, size + 1, follow=False)
-        except OSError:
-            return None
-        if len(data) != size:
+        data = self._as_listed(path, size)
+        if data is None:
             return None
         digest = hashlib.sha256(data).hexdigest()
         blob = self.blobs / digest
@@ -484,11 +481,8 @@ class Checkpoints:
             return False
         if digest is None:
             return True  # too large to compare by content; its size did not change
-        try:
-            data = self.files.read_bytes(rel, size + 1, follow=False)
-        except OSError:
-            return False
-        if len(data) != size:  # grown since its stat: read no further
+        data = self._as_listed(rel, size)
+        if data is None:
             return False
         if digest.startswith(GIT):
             return git_blob_id(data) == digest[len(GIT) :]
@@ -510,6 +504,16 @@ class Checkpoints:
     @staticmethod
     def _outside(rel: str) -> OSError:
         return OSError(f"/undo: the folder of {rel} now leads outside the workspace; not touched")
+
+    def _as_listed(self, path: Path | str, size: int) -> bytes | None:
+        """The bytes of workspace file ``path`` when it still holds the ``size`` its stat
+        gave; None when it cannot be read beneath the workspace (a link is not followed) or
+        has grown since (read no further: a sparse terabyte costs a block nothing)."""
+        try:
+            data = self.files.read_bytes(path, size + 1, follow=False)
+        except OSError:
+            return None
+        return data if len(data) == size else None
 
     def _put_mode_back(self, rel: str, mode: int) -> None:
         try:

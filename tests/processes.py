@@ -1,9 +1,17 @@
 """Processes the tests started: whether one still lives (a zombie waiting for its reaper does
-not), which carry a mark, and what this one read."""
+not), which carry a mark, what this one read, and a call that must not wait on a pipe."""
 
 from __future__ import annotations
 
 import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+T = TypeVar("T")
 
 
 def alive(pid: int) -> bool:
@@ -40,3 +48,28 @@ def bytes_read() -> int:
             if line.startswith("rchar:"):
                 return int(line.split()[1])
     raise AssertionError("no rchar in /proc/self/io")
+
+
+def without_waiting_on(pipe: Path, call: Callable[[], T]) -> T:
+    """What ``call`` returns (or raises), run in a thread. A call still waiting after 60 s to
+    open the named pipe ``pipe`` is let go (a writer opens it) and fails the test."""
+    outcome: list[T] = []
+    failed: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            outcome.append(call())
+        except BaseException as exc:  # raised again in the test
+            failed.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(60)
+    if thread.is_alive():  # still waiting for a writer: let it go, then fail
+        with open(pipe, "wb"):
+            pass
+        thread.join(60)
+        pytest.fail(f"the call waited on the named pipe {pipe.name}")
+    if failed:
+        raise failed[0]
+    return outcome[0]

@@ -4,10 +4,10 @@ file at once; it never waits for a writer."""
 from __future__ import annotations
 
 import os
-import threading
 from pathlib import Path
 
 import pytest
+from processes import without_waiting_on
 
 from vis_core.skills.found import SkillSource, read_skill
 from vis_core.skills.session import read_skill_file
@@ -20,21 +20,5 @@ def test_a_pipe_in_a_skill_folder_is_refused_at_once(tmp_path: Path) -> None:
     os.mkfifo(folder / "notes.md")
     skill = read_skill(folder, SkillSource.PROJECT, within=tmp_path)
     assert skill is not None
-    outcome: list[BaseException | str] = []
-
-    def read() -> None:
-        try:
-            outcome.append(read_skill_file(skill, "notes.md"))
-        except ValueError as exc:
-            outcome.append(exc)
-
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
-    reader.join(60)
-    if reader.is_alive():  # still waiting for a writer: let it go, then fail
-        with open(folder / "notes.md", "wb"):
-            pass
-        reader.join(60)
-        pytest.fail("skill_file waited on the named pipe")
-    (error,) = outcome
-    assert isinstance(error, ValueError) and "not a regular file" in str(error), error
+    with pytest.raises(ValueError, match="not a regular file"):
+        without_waiting_on(folder / "notes.md", lambda: read_skill_file(skill, "notes.md"))

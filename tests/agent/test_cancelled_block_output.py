@@ -15,8 +15,8 @@ from vis_core.model.turn import BLOCK_CANCELLED
 BLOCK = """\
 import asyncio, pathlib
 print("step one done")
-pathlib.Path("started").write_text("yes")
-try:
+try:  # the test cancels once "started" exists: by then the finally: is sure to run
+    pathlib.Path("started").write_text("yes")
     await asyncio.sleep(60)
 finally:
     print("cleanup ran")

@@ -187,6 +187,14 @@ def test_the_mcp_chapter_through_vis_run(vis_home: Path, workspace: Path) -> Non
     assert ended["mcp__fixture__weather"]["state"] == "succeeded"
     weather = ended["mcp__fixture__weather"]["presentation"]
     assert weather["headline"] == "MCP fixture · weather" and weather["summary"] == "city=Oslo"
+    # its structured result is shown as JSON, once (the server sent the same JSON as text)
+    assert [(b["kind"], b.get("language")) for b in weather["content"]] == [
+        ("ActivityCode", "json")
+    ]
+    assert json.loads(weather["content"][0]["code"]) == {"city": "Oslo", "celsius": 21.5}
+    picture = ended["mcp__fixture__picture"]["presentation"]["content"]
+    assert [b["kind"] for b in picture] == ["ActivityImage"]  # the stored image, not its name
+    assert picture[0]["attachment"] == blocks[4]["images"][0]
     assert ended["read_mcp_resource"]["state"] == "succeeded"
     # op hooks saw op "mcp" with the server's annotations
     calls = [json.loads(line) for line in (vis_home / "extensions" / "mcp-calls.jsonl").open()]

@@ -7,16 +7,19 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from vis_core.mcp.client import ServerConnection, ToolInfo
-from vis_core.mcp.results import McpResult, record_of
+from vis_core.mcp.results import McpResult, content_text, record_of
 from vis_core.mcp.signature import schema_signature, tool_doc
 from vis_core.model.activity import (
     Activity,
+    ActivityCode,
+    ActivityImage,
     ActivityPresentation,
     ActivityText,
     RenderPhase,
     SymbolTag,
 )
 from vis_core.text_limits import one_line
+from vis_core.tools.display import plural
 from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
@@ -24,6 +27,7 @@ if TYPE_CHECKING:
 
 OP = "mcp"
 SUMMARY_LIMIT = 120
+SHOWN_LIMIT = 20_000  # characters of one text or JSON block an Activity shows
 
 
 def _short(value: Any, limit: int = 40) -> str:
@@ -48,19 +52,66 @@ def _render(server: str, tool: str) -> Callable[..., ActivityPresentation | None
         if phase == RenderPhase.FAILURE:
             return ActivityPresentation(headline, summary, outcome=_short(str(error), 100))
         if isinstance(result, McpResult):
-            text = result.text
-            outcome = _short(text.splitlines()[0] if text.strip() else "", 100) or (
-                "structured result" if result.structured_content is not None else "no content"
-            )
+            content = shown(result)
+            outcome = _outcome(result, content)
             if result.is_error:
                 outcome = f"error: {outcome}"
-            content = (ActivityText(text[:20000]),) if text.strip() else ()
             return ActivityPresentation(headline, summary, content, outcome=outcome)
         if isinstance(result, dict):
             return ActivityPresentation(headline, summary, outcome=_short(result, 100))
         return None
 
     return render
+
+
+def shown(result: McpResult) -> tuple[Any, ...]:
+    """What a call's Activity shows of its result: text as text, each stored image as an
+    image, structured content as JSON (instead of the text when that text is the same JSON)."""
+    blocks: list[Any] = []
+    texts: list[dict[str, Any]] = []
+
+    def add_texts() -> None:
+        text = content_text(texts)
+        if text.strip():
+            blocks.append(ActivityText(text[:SHOWN_LIMIT]))
+        texts.clear()
+
+    for block in result.content:
+        if block.get("type") == "image" and block.get("attachment"):
+            add_texts()
+            blocks.append(ActivityImage(str(block["attachment"])))
+        else:
+            texts.append(block)
+    add_texts()
+    structured = result.structured_content
+    if structured is None:
+        return tuple(blocks)
+    if _same_json(result.text, structured):
+        blocks = [b for b in blocks if not isinstance(b, ActivityText)]
+    pretty = json.dumps(structured, indent=2, ensure_ascii=False, default=str)
+    blocks.append(ActivityCode(pretty[:SHOWN_LIMIT], "json"))
+    return tuple(blocks)
+
+
+def _outcome(result: McpResult, content: tuple[Any, ...]) -> str:
+    """The result in a line: its first line of text, else its images, else its JSON."""
+    text = next((b.text for b in content if isinstance(b, ActivityText)), "")
+    if text.strip():
+        return _short(text.strip().splitlines()[0], 100)
+    images = sum(isinstance(b, ActivityImage) for b in content)
+    if images:
+        return plural(images, "image")
+    if result.structured_content is not None:
+        return _short(result.structured_content, 100)
+    return "no content"
+
+
+def _same_json(text: str, value: Any) -> bool:
+    """Whether ``text`` is ``value`` serialized (servers send structured results both ways)."""
+    try:
+        return json.loads(text) == value
+    except ValueError:
+        return False
 
 
 async def _hooked(

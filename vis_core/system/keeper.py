@@ -95,17 +95,23 @@ def parents() -> dict[int, list[int]]:
 HAVE_CHILDREN_FILES = os.path.exists(f"/proc/self/task/{os.getpid()}/children")
 
 
-def descendants(root: int = 0) -> list[int]:
-    """Every process below ``root`` (default: the keeper), parents before their children."""
-    tree = None if HAVE_CHILDREN_FILES else parents()
-    found: list[int] = []
+def tree(root: int = 0) -> dict[int, list[int]]:
+    """The children of ``root`` (default: this process) and of every process below it, parents
+    before their children; only ``/proc`` entries of those processes are read, where the kernel
+    has ``children`` files."""
+    everyone = None if HAVE_CHILDREN_FILES else parents()
+    found: dict[int, list[int]] = {}
     pending = [root or os.getpid()]
     while pending:
         pid = pending.pop(0)
-        kids = children(pid) if tree is None else tree.get(pid, [])
-        found += kids
-        pending += kids
+        found[pid] = children(pid) if everyone is None else everyone.get(pid, [])
+        pending += found[pid]
     return found
+
+
+def descendants(root: int = 0) -> list[int]:
+    """Every process below ``root`` (default: the keeper), parents before their children."""
+    return [pid for kids in tree(root).values() for pid in kids]
 
 
 def signal_all(sig: int) -> None:

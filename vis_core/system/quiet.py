@@ -89,26 +89,26 @@ def model_command(keeper: int, start: Callable[[], None]) -> None:
 def held_processes() -> list[int]:
     """The model's processes: the keepers of its commands (those this process started, and the
     jailed keepers below it: an extension's ``vis.jailed_shell``) and every process below them."""
-    from vis_core.system.keeper import parents  # here: only a jailed command needs it
+    from vis_core.system.keeper import tree  # here: only a jailed command needs it
 
     with _MODEL.lock:
         keepers = _MODEL.live()
-    tree = parents()
-    keepers = sorted({*keepers, *jailed_keepers(tree)})
+    below = tree()  # this process's descendants only: the keepers are among them
+    keepers = sorted({*keepers, *jailed_keepers(below)})
     found: list[int] = []
     pending = keepers
     while pending:
         pid = pending.pop()
         found.append(pid)
-        pending += tree.get(pid, [])
+        pending += below.get(pid, [])
     return found
 
 
 def jailed_keepers(tree: dict[int, list[int]]) -> list[int]:
-    """The keepers below this process whose command is a jail (bwrap), by their command line:
-    also those an extension's worker started (``vis.jailed_shell``). Such a command runs the
-    workspace's code (a test run, a build, a language server), which the model may have
-    written, so it is held as the model's own."""
+    """The keepers in this process's ``tree`` (:func:`~vis_core.system.keeper.tree`) whose
+    command is a jail (bwrap), by their command line: also those an extension's worker started
+    (``vis.jailed_shell``). Such a command runs the workspace's code (a test run, a build, a
+    language server), which the model may have written, so it is held as the model's own."""
     from vis_core.system import keeper
 
     script = os.fsencode(os.path.abspath(keeper.__file__))

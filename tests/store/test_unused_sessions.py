@@ -1,8 +1,10 @@
 """A session nobody used is not kept: opening Vis and quitting leaves nothing in the session
-list. A turn, a setting saved for the session or a command run in it keeps it."""
+list. A turn, a setting saved for the session or a command run in it keeps it. One left by a
+Vis that was killed goes at the next start, unless another Vis has it open."""
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -10,6 +12,7 @@ import yaml
 
 from vis_core.agent.session import AgentSession
 from vis_core.host import Host, HostOptions
+from vis_core.paths import VisPaths
 
 Use = Callable[[Host, AgentSession], Awaitable[None]]
 
@@ -59,3 +62,31 @@ async def test_an_untouched_session_is_not_kept(tmp_path: Path) -> None:
 async def test_a_session_with_a_turn_a_setting_or_a_command_is_kept(tmp_path: Path) -> None:
     for use in (_turn, _setting, _command):
         assert await _kept(tmp_path / use.__name__, use) == 1, use.__name__
+
+
+async def test_a_session_left_by_a_killed_vis_goes_at_the_next_start(tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    options = HostOptions(workspace=workspace, provider="scripted", script=tmp_path / "none")
+    running = await Host.open(options)  # another Vis, its session open and untouched
+    try:
+        held = await running.new_session()
+        store = running.store
+        left = store.create_session(workspace, workspace).id  # a Vis killed before its close
+        titled = store.create_session(workspace, workspace, title="kept by its title").id
+        db = sqlite3.connect(VisPaths.from_env().db_file)
+        with db:  # all made an hour ago
+            db.execute("UPDATE sessions SET created = created - 3600")
+        db.close()
+        young = store.create_session(workspace, workspace).id  # its Vis may be starting
+        elsewhere = store.create_session(tmp_path, tmp_path).id  # another workspace's
+        starting = await Host.open(options)
+        try:
+            starting.store.writer.settle()
+            listed = {row.id for row in starting.store.list_sessions()}
+        finally:
+            await starting.close()
+    finally:
+        await running.close()
+    assert left not in listed
+    assert {held.id, titled, young, elsewhere} <= listed

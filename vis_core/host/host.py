@@ -97,6 +97,7 @@ class Host:
         self.drafts = Drafts(store, paths.data_dir)  # the sessions' isolated working copies
         locks = SessionLocks(paths.data_dir / "sessions")
         self.registry = SessionRegistry(store, root, project_root, self.interaction, locks)
+        store.writer.call(self.registry.delete_abandoned)  # in order, before any new session
         try:  # the host's loop: sessions built in a thread, and threads, reach it
             loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
         except RuntimeError:  # built outside an event loop: threads reach it for reads only

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -15,17 +17,21 @@ from vis_core.interaction import Interaction
 from vis_core.model.sessions import SessionRow
 from vis_core.model.turn import TurnStatus
 from vis_core.store import Store, StoreError
-from vis_core.store.session_lock import SessionLocks
+from vis_core.store.session_lock import SessionInUse, SessionLocks
 
 if TYPE_CHECKING:
     from vis_core.host.live_settings import ConfinedParts
     from vis_core.session_tools import SessionTools
 
+log = logging.getLogger(__name__)
 INTERRUPTED = (
     "interrupted: Vis stopped (it was killed or crashed) before this turn finished; what it "
     "showed until then is kept"
 )
 RELOADED = "the extensions were reloaded (/reload)"
+# seconds after which an unused session no Vis holds open is deleted at the next start (its
+# row is saved just before its Vis takes its lock: a younger one may be starting)
+ABANDONED_AFTER = 60.0
 # builds the open session ``session_id`` titled ``title`` with ``history`` replayed
 Build = Callable[[str, str, list[Event]], AgentSession]
 
@@ -51,6 +57,27 @@ class SessionRegistry:
         self.session_tools: dict[str, SessionTools] = {}  # by open session
         self.extension_workers: dict[str, SessionWorkers] = {}  # by open session
         self.confined: dict[str, ConfinedParts] = {}  # by open session
+
+    def delete_abandoned(self) -> int:
+        """Delete this workspace's sessions nobody used that no Vis has open, made over
+        ``ABANDONED_AFTER`` seconds ago: left by a Vis that was killed, or made before an
+        unused session was deleted on close. How many went (run on the store's writer)."""
+        deleted = 0
+        try:
+            for session_id in self._store.unused_sessions(
+                self._workspace, time.time() - ABANDONED_AFTER
+            ):
+                try:
+                    self.locks.acquire(session_id)
+                except SessionInUse:  # open in another Vis: deleted on its close if unused
+                    continue
+                try:
+                    deleted += self._store.delete_if_unused(session_id)
+                finally:
+                    self.locks.release(session_id)
+        except StoreError as exc:  # kept, then: empty rows in the list
+            log.warning("unused sessions were not deleted: %s", exc)
+        return deleted
 
     def latest_session_id(self) -> str | None:
         row = self._store.latest_session(self._workspace)

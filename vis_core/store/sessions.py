@@ -200,6 +200,17 @@ class SessionsMixin:
         model chosen for it, keep it). ``True`` when it went."""
         return self._delete(session_id, only_unused=True)
 
+    def unused_sessions(self, workspace: Path | str, before: float) -> list[str]:
+        """The ids of ``workspace``'s sessions a person started before ``before`` (a
+        ``time.time()``) that nobody used, as :meth:`delete_if_unused` tells them."""
+        with self._db.read("find unused sessions") as conn:
+            rows = conn.execute(
+                "SELECT id FROM sessions WHERE workspace = ? AND parent_id IS NULL "
+                "AND title = '' AND created < ?",
+                (str(workspace), before),
+            ).fetchall()
+            return [session_id for (session_id,) in rows if not _used(conn, session_id)]
+
     def _delete(self, session_id: str, *, only_unused: bool) -> bool:
         with self._db.write("delete a session") as conn:
             row = conn.execute(

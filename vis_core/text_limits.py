@@ -51,12 +51,16 @@ def one_line(text: str, limit: int = MAX_SUMMARY_CHARS) -> str:
 
 
 def format_size(size: int) -> str:
-    """``812 B``, ``50.0 KB``, ``1.5 MB``."""
+    """``812 B``, ``50.0 KB``, ``1.5 MB``, ``4.0 GB``."""
     if size < 1024:
         return f"{size} B"
     if size < 1024 * 1024:
         return f"{size / 1024:.1f} KB"
-    return f"{size / (1024 * 1024):.1f} MB"
+    if size < 1024**3:
+        return f"{size / 1024**2:.1f} MB"
+    if size < 1024**4:
+        return f"{size / 1024**3:.1f} GB"
+    return f"{size / 1024**4:.1f} TB"
 
 
 def _lines(text: str) -> list[str]:

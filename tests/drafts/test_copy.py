@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -106,3 +108,43 @@ def test_a_write_failing_midway_puts_every_file_back(folder: Path, drafts: Draft
     drafts.approve(draft)
     assert (folder / "sub" / "data.csv").read_text() == "the draft's\n"
     assert not (folder / "run.sh").exists()
+
+
+def _sparse(path: Path, size: int) -> None:
+    """A file claiming ``size`` bytes that costs a block's code nothing to make."""
+    with path.open("wb") as out:
+        out.truncate(size)
+
+
+def test_a_sparse_terabyte_file_is_named_never_read(folder: Path, drafts: Drafts) -> None:
+    """Before, the draft read each file whole into memory to compare it: one sparse
+    terabyte file made by the model's code exhausted the memory of Vis."""
+    _sparse(folder / "disk.img", 1 << 40)
+    with pytest.raises(DraftError, match=r"^disk\.img is 1\.0 TB, over the 4\.0 GB a draft"):
+        drafts.create(folder, "s1", "big")
+    assert drafts.listed() == []
+    (folder / "disk.img").unlink()
+
+    draft = drafts.create(folder, "s1", "big")
+    (Path(draft.root) / "notes.md").write_text("notes, edited\n")
+    _sparse(Path(draft.root) / "disk.img", 1 << 40)
+    with pytest.raises(DraftError, match=r"^disk\.img is 1\.0 TB"):
+        drafts.approve(draft)
+    assert (folder / "notes.md").read_text() == "notes\n" and not (folder / "disk.img").exists()
+    (Path(draft.root) / "disk.img").unlink()  # the draft stays usable
+    drafts.approve(draft)
+    assert (folder / "notes.md").read_text() == "notes, edited\n"
+
+
+def test_a_file_read_in_pieces_has_gits_blob_id(folder: Path, drafts: Drafts) -> None:
+    data = bytes(range(256)) * (3 * 4096 + 7)  # three pieces and some
+    (folder / "blob.bin").write_bytes(data)
+    draft = drafts.create(folder, "s1", "pieces")
+    (Path(draft.root) / "blob.bin").write_bytes(data[:-1] + b"x")
+    assert drafts.changed_files(draft) == ["blob.bin"]
+    listed = json.loads((Path(draft.root).parent / "base.json").read_text())
+    hashed = subprocess.run(
+        ["git", "hash-object", "--no-filters", str(folder / "blob.bin")],
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert listed["blob.bin"] == hashed.stdout.strip()

@@ -13,10 +13,14 @@ import stat
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from vis_core.drafts.errors import DraftError
 from vis_core.system.quiet import model_stopped
+from vis_core.text_limits import format_size
 from vis_core.tools.beneath import Beneath
 
 FICLONE = 0x40049409  # linux/fs.h: share the source's extents (btrfs, XFS, bcachefs…)
+LARGEST_FILE = 4 << 30  # bytes of one file a draft copies or compares
+PIECE = 1 << 20  # bytes read at a time
 
 
 def clone_file(source: Beneath, name: str, target: Path, *, made: bool = False) -> bool:
@@ -30,9 +34,13 @@ def clone_file(source: Beneath, name: str, target: Path, *, made: bool = False) 
         fd = None if link else source.open(name, os.O_RDONLY | os.O_NONBLOCK)[0]
     except (FileNotFoundError, NotADirectoryError):
         return False
-    if fd is not None and not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        return False
+    if fd is not None:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > LARGEST_FILE:
+            os.close(fd)
+            if stat.S_ISREG(info.st_mode):
+                raise _too_large(name, info.st_size)
+            return False
     if not made:
         target.parent.mkdir(parents=True, exist_ok=True)
     if target.is_symlink() or (link and target.exists()):
@@ -60,22 +68,42 @@ def remove_file(target: Path) -> None:
 
 def content_id(source: Beneath, name: str, object_format: str = "sha1") -> str | None:
     """Git's blob id of file ``name`` beneath ``source`` (of the link's text for a link, never
-    what a link leads to); ``None`` when absent or neither a file nor a link."""
+    what a link leads to), read a piece at a time; ``None`` when absent or neither a file nor
+    a link. A file over ``LARGEST_FILE`` is refused (:class:`DraftError`)."""
+    digest = hashlib.new(object_format)
     try:
         if stat.S_ISLNK(source.stat(name, follow=False).st_mode):
             data = os.fsencode(source.readlink(name))
-        else:
-            data = source.read_bytes(name, follow=False)
+            digest.update(b"blob %d\0" % len(data))
+            digest.update(data)
+            return digest.hexdigest()
+        fd = source.open_file(name, follow=False)
     except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
         return None
     except OSError as exc:
         if exc.errno != errno.EINVAL:  # EINVAL: a pipe or device, never read
             raise
         return None
-    digest = hashlib.new(object_format)
-    digest.update(b"blob %d\0" % len(data))
-    digest.update(data)
+    try:
+        size = os.fstat(fd).st_size
+        if size > LARGEST_FILE:
+            raise _too_large(name, size)
+        digest.update(b"blob %d\0" % size)
+        while size and (piece := os.read(fd, min(size, PIECE))):
+            digest.update(piece)
+            size -= len(piece)
+    finally:
+        os.close(fd)
     return digest.hexdigest()
+
+
+def _too_large(name: str, size: int) -> DraftError:
+    """Why file ``name`` of ``size`` bytes is not copied or compared (a sparse file claims
+    terabytes at no cost to whoever made it; copying or hashing them would not be free)."""
+    return DraftError(
+        f"{name} is {format_size(size)}, over the {format_size(LARGEST_FILE)} a draft copies "
+        "or compares of one file; move it out of the workspace and try again"
+    )
 
 
 def remove_tree(folder: Path) -> None:

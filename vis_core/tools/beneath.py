@@ -283,13 +283,18 @@ class Beneath:
     ) -> bytes:
         """The bytes of a regular file (a folder, device or pipe is refused, never waited on);
         not ``follow``: a link as the last name is refused too."""
-        if not follow:
-            folder, name, _ = self._parent(path)
-            try:
-                return read_child(folder, name, limit)
-            finally:
-                os.close(folder)
-        return _read_open(self.open(path, os.O_RDONLY | _NONBLOCK)[0], os.fspath(path), limit)
+        return _read_all(self.open_file(path, follow=follow), limit)
+
+    def open_file(self, path: str | os.PathLike[str], *, follow: bool = True) -> int:
+        """A blocking descriptor of a regular file, to read (a folder, device or pipe is
+        refused, never waited on); not ``follow``: a link as the last name is refused too."""
+        if follow:
+            return _regular(self.open(path, os.O_RDONLY | _NONBLOCK)[0], os.fspath(path))
+        folder, name, _ = self._parent(path)
+        try:
+            return _regular(open_child(folder, name, os.O_RDONLY | _NONBLOCK), name)
+        finally:
+            os.close(folder)
 
     def stat(self, path: str | os.PathLike[str], *, follow: bool = True) -> os.stat_result:
         """``stat`` (``follow``: through links beneath the root) or ``lstat`` of ``path``."""
@@ -490,12 +495,21 @@ def open_child(fd: int, name: str, flags: int = os.O_RDONLY) -> int:
 
 def read_child(fd: int, name: str, limit: int | None = None) -> bytes:
     """The bytes of regular file ``name`` in the open folder ``fd`` (never through a link)."""
-    return _read_open(open_child(fd, name, os.O_RDONLY | _NONBLOCK), name, limit)
+    return _read_all(_regular(open_child(fd, name, os.O_RDONLY | _NONBLOCK), name), limit)
 
 
-def _read_open(fd: int, name: str, limit: int | None) -> bytes:
-    """The bytes of the regular file open as ``fd`` (opened not to wait: a folder, device or
-    pipe is refused), which is closed."""
+def _read_all(fd: int, limit: int | None) -> bytes:
+    """The bytes of the open file ``fd`` (at most ``limit``), which is closed."""
+    try:
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            return stream.read() if limit is None else stream.read(limit)
+    finally:
+        os.close(fd)
+
+
+def _regular(fd: int, name: str) -> int:
+    """``fd``, opened not to wait, made blocking when it is a regular file; else it is closed
+    and a folder, device or pipe refused."""
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):
@@ -503,7 +517,7 @@ def _read_open(fd: int, name: str, limit: int | None) -> bytes:
         if not stat.S_ISREG(st.st_mode):
             raise OSError(errno.EINVAL, "not a regular file", name)
         os.set_blocking(fd, True)
-        with os.fdopen(fd, "rb", closefd=False) as stream:
-            return stream.read() if limit is None else stream.read(limit)
-    finally:
+    except BaseException:
         os.close(fd)
+        raise
+    return fd

@@ -329,3 +329,27 @@ def test_a_write_failing_midway_leaves_no_file_and_no_branch_moved(
     assert sorted(result["files"]) == ["a.txt", "b.txt", "new/c.txt"]
     assert (repo / "b.txt").read_text() == "the draft's bee\n"
     assert git(repo, "status", "--porcelain") == ""
+
+
+def test_a_sparse_terabyte_file_is_refused_before_git_stores_it(repo: Path, drafts: Drafts) -> None:
+    """Before, approval's `git add -A` hashed and compressed every byte of a sparse terabyte
+    file the model's code made in the draft, with the model's processes held meanwhile."""
+    with (repo / "disk.img").open("wb") as out:
+        out.truncate(1 << 40)
+    with pytest.raises(DraftError, match=r"^disk\.img is 1\.0 TB, over the 4\.0 GB a draft"):
+        drafts.create(repo, "s1", "big")
+    assert drafts.listed() == [] and git(repo, "branch", "--list", "vis/draft/*") == ""
+    (repo / "disk.img").unlink()
+
+    draft = drafts.create(repo, "s1", "big")
+    root = Path(draft.root)
+    (root / "b.txt").write_text("bee edited\n")
+    (root / "sub").mkdir()
+    with (root / "sub" / "disk.img").open("wb") as out:
+        out.truncate(1 << 40)
+    with pytest.raises(DraftError, match=r"^sub/disk\.img is 1\.0 TB"):
+        drafts.approve(draft, "too big")
+    assert (repo / "b.txt").read_text() == "bee\n"
+    (root / "sub" / "disk.img").unlink()  # the draft stays usable
+    drafts.approve(draft, "edit b")
+    assert (repo / "b.txt").read_text() == "bee edited\n"

@@ -39,7 +39,7 @@ def clone_file(source: Beneath, name: str, target: Path, *, made: bool = False) 
         if not stat.S_ISREG(info.st_mode) or info.st_size > LARGEST_FILE:
             os.close(fd)
             if stat.S_ISREG(info.st_mode):
-                raise _too_large(name, info.st_size)
+                raise too_large(name, info.st_size)
             return False
     if not made:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -87,7 +87,7 @@ def content_id(source: Beneath, name: str, object_format: str = "sha1") -> str |
     try:
         size = os.fstat(fd).st_size
         if size > LARGEST_FILE:
-            raise _too_large(name, size)
+            raise too_large(name, size)
         digest.update(b"blob %d\0" % size)
         while size and (piece := os.read(fd, min(size, PIECE))):
             digest.update(piece)
@@ -97,7 +97,7 @@ def content_id(source: Beneath, name: str, object_format: str = "sha1") -> str |
     return digest.hexdigest()
 
 
-def _too_large(name: str, size: int) -> DraftError:
+def too_large(name: str, size: int) -> DraftError:
     """Why file ``name`` of ``size`` bytes is not copied or compared (a sparse file claims
     terabytes at no cost to whoever made it; copying or hashing them would not be free)."""
     return DraftError(

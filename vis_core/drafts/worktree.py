@@ -10,6 +10,7 @@ merged files into the live workspace, after checking that the person did not cha
 from __future__ import annotations
 
 import os
+import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -108,8 +109,23 @@ def create(
 def changed_files(tree: Path, since: str = "HEAD") -> list[str]:
     """Files of the draft's working copy that differ from ``since`` (untracked included)."""
     with model_stopped():  # git reads the files by path: nothing may swap a link in meanwhile
+        _refuse_too_large(tree)
         git(["add", "-A"], tree)
     return paths(["diff", "--cached", "--no-renames", "--name-only", "-z", since], tree)
+
+
+def _refuse_too_large(tree: Path) -> None:
+    """Refuse a new or changed file over ``LARGEST_FILE`` before ``git add`` hashes and stores
+    it whole (a sparse terabyte file costs a block's code nothing to make)."""
+    names = paths(["ls-files", "-z", "--others", "--modified", "--exclude-standard"], tree)
+    files = Beneath(tree)
+    for name in names:
+        try:
+            info = files.stat(name, follow=False)
+        except OSError:  # gone, or a folder on the way is not one
+            continue
+        if stat.S_ISREG(info.st_mode) and info.st_size > draft_files.LARGEST_FILE:
+            raise draft_files.too_large(name, info.st_size)
 
 
 def commit_all(tree: Path, message: str, commit: Commit) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -43,13 +44,14 @@ class HookedSandbox:
 
             await self.hooks.run_after(PYTHON_EXECUTION, args, None)
             return BlockResult("", f"{type(exc).__name__}: {exc}", None, 0.0)
-        session: dict[str, Any] | None = None
-        if self._session is not None:
-            try:
-                session = await self._session()
-            except Exception:  # the context never stops a block
-                log.exception("building the session dict failed; the block runs without it")
-        result = await self.inner.run(code, globals={"session": session} if session else None)
+        # the session dict is built (its extension worker started) while the sandbox child
+        # starts: the child awaits it just before the block is sent
+        building = None if self._session is None else asyncio.ensure_future(self._globals())
+        try:
+            result = await self.inner.run(code, globals=building)
+        finally:
+            if building is not None and not building.done():  # the block did not start
+                building.cancel()
         await self.hooks.run_after(
             PYTHON_EXECUTION,
             args,
@@ -62,6 +64,16 @@ class HookedSandbox:
             },
         )
         return result
+
+    async def _globals(self) -> dict[str, Any] | None:
+        """The block's ``session`` global; None when building it failed (logged)."""
+        assert self._session is not None
+        try:
+            session = await self._session()
+        except Exception:  # the context never stops a block
+            log.exception("building the session dict failed; the block runs without it")
+            return None
+        return {"session": session} if session else None
 
     async def interrupt(self) -> None:
         await self.inner.interrupt()

@@ -77,6 +77,8 @@ START_TIMEOUT = 60.0
 _DRAIN_ABOVE = 1 << 20
 _MARK = b"\x1e\x1fvis-block-end:"
 _CHILD = "vis_core.sandbox.child:main"
+# a block's ``globals``: data, or an awaitable of it (built while the child starts)
+Globals = Mapping[str, Any] | Awaitable[Mapping[str, Any] | None] | None
 
 
 def host_pid(outer: int, inner: int, *, namespaced: bool = True) -> int | None:
@@ -285,10 +287,14 @@ class Sandbox:
         self._changed: list[str] = []  # the settings that asked for it, named in its note
 
     # -- public ------------------------------------------------------------------------------
-    async def run(self, code: str, *, globals: Mapping[str, Any] | None = None) -> BlockResult:
+    async def run(self, code: str, *, globals: Globals = None) -> BlockResult:
         """Run one block; starts (or restarts) the child first when needed.
 
-        ``globals`` (plain data) are set in the namespace before the block, e.g. ``session``.
+        ``globals`` (plain data) are set in the namespace before the block, e.g. ``session``;
+        given as an awaitable (a task its caller owns: not awaited when the block does not
+        start), it is awaited once the child runs, just before the block is sent, so what
+        builds them (the ``session`` dict: the extensions' ``ctx``, which may start the
+        session's extension worker) works while the child starts.
         """
         started = time.monotonic()
         if self.refusal is not None:
@@ -425,9 +431,7 @@ class Sandbox:
             proc.kill()
             self._on_exit(proc, await proc.wait())
 
-    async def _run_locked(
-        self, code: str, started: float, globals: Mapping[str, Any] | None = None
-    ) -> BlockResult:
+    async def _run_locked(self, code: str, started: float, globals: Globals = None) -> BlockResult:
         if self._stopping is not None:
             await asyncio.shield(self._stopping)
             self._stopping = None
@@ -638,8 +642,10 @@ class Sandbox:
         code: str,
         restarted: str | None,
         started: float,
-        globals: Mapping[str, Any] | None = None,
+        globals: Globals = None,
     ) -> BlockResult:
+        if not self._interrupt_pending and globals is not None and not isinstance(globals, Mapping):
+            globals = await globals  # built while the child started
         if self._interrupt_pending:
             self._interrupt_pending = False
             return BlockResult(
@@ -657,7 +663,7 @@ class Sandbox:
         from vis_core.ipc.values import encode, safe_text
 
         message = Run(block, safe_text(code))
-        if globals:
+        if globals and isinstance(globals, Mapping):
             message.globals = encode(dict(globals))
         tools = self._tool_list()
         if tools != self._sent_tools:

@@ -123,7 +123,7 @@ def shared_caches(vis_home: Path, tmp_path_factory: pytest.TempPathFactory) -> I
 
     environ = {"VIS_HOME": str(vis_home)}
     [code] = cache_files(environ)
-    [declared] = bundled_cache.cache_files(bundled_dir(), environ)
+    declared = bundled_cache.cache_file(environ)
     kept = {code: os.link, declared: shutil.copyfile, installed.cache_file(): shutil.copyfile}
     base = tmp_path_factory.getbasetemp()
     for mine, put in kept.items():

@@ -154,7 +154,7 @@ def _todo_description(bundled: Path) -> str:
 
 def test_a_changed_bundled_file_is_loaded_again_and_kept_anew(tmp_path: Path, monkeypatch) -> None:
     bundled = _copy_bundled(tmp_path)
-    (cache,) = bundled_cache.cache_files(bundled)  # a copy keeps its cache in $VIS_HOME/cache
+    cache = bundled_cache.cache_file()  # a copy keeps its cache in $VIS_HOME/cache
     starts = _Starts(monkeypatch)
     before = _todo_description(bundled)
     assert starts.count == 1 and cache.is_file()
@@ -172,7 +172,7 @@ def test_a_changed_bundled_file_is_loaded_again_and_kept_anew(tmp_path: Path, mo
 
 def test_a_damaged_cache_file_is_ignored_and_written_again(tmp_path: Path, monkeypatch) -> None:
     bundled = _copy_bundled(tmp_path)
-    (cache,) = bundled_cache.cache_files(bundled)
+    cache = bundled_cache.cache_file()
     starts = _Starts(monkeypatch)
     first = load_extensions(bundled=bundled, include_packages=False)
     good = cache.read_bytes()
@@ -194,10 +194,10 @@ def test_a_damaged_cache_file_is_ignored_and_written_again(tmp_path: Path, monke
 
 def test_the_kept_file_is_written_whole_and_private(tmp_path: Path) -> None:
     target = tmp_path / "cache" / bundled_cache.FILE_NAME
-    written = bundled_cache.write([target], {"k": 1}, {"/x/__init__.py": {"name": "x"}})
-    assert written == target and (target.stat().st_mode & 0o777) == 0o600
-    assert bundled_cache.read([target], {"k": 1}) == {"/x/__init__.py": {"name": "x"}}
-    assert bundled_cache.read([target], {"k": 2}) is None
+    assert bundled_cache.write(target, {"k": 1}, {"/x/__init__.py": {"name": "x"}})
+    assert (target.stat().st_mode & 0o777) == 0o600
+    assert bundled_cache.read(target, {"k": 1}) == {"/x/__init__.py": {"name": "x"}}
+    assert bundled_cache.read(target, {"k": 2}) is None
     assert [p.name for p in target.parent.iterdir()] == [bundled_cache.FILE_NAME]  # no temp left
 
 

@@ -37,10 +37,10 @@ FILE_NAME = "bundled-declarations.json"
 _SKIPPED_FOLDERS = ("__pycache__",)
 
 
-def cache_files(bundled: Path, environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
-    """Where the cache of ``bundled`` is read and written: the cache folder only (its key
-    names ``bundled``, so a copy's cache is told apart from the shipped folder's)."""
-    return (cache_dir(None if environ is None else dict(environ)) / FILE_NAME,)
+def cache_file(environ: Mapping[str, str] | None = None) -> Path:
+    """Where the cache is read and written, whichever bundled folder it is of (its key names
+    the folder, so a copy's cache is told apart from the shipped folder's)."""
+    return cache_dir(None if environ is None else dict(environ)) / FILE_NAME
 
 
 def _walk(root: Path, hashed: bool) -> list[list[Any]]:
@@ -94,39 +94,34 @@ def cache_key(bundled: Path, candidates: Iterable[Candidate]) -> dict[str, Any]:
     }
 
 
-def read(files: Iterable[Path], key: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None:
-    """The kept declarations by entry file, from the first file with ``key``; ``None`` if none."""
-    for path in files:
-        try:
-            data = json.loads(path.read_bytes())
-        except FileNotFoundError:
-            continue
-        except (OSError, ValueError) as exc:  # unreadable or damaged: loaded again, rewritten
-            log.info("the bundled extensions' cache %s is unreadable (%s); rebuilt", path, exc)
-            continue
-        if not isinstance(data, dict) or data.get("key") != key:
-            continue  # another format, Vis, Python or bundled files
-        declarations = data.get("declarations")
-        if isinstance(declarations, dict) and all(
-            isinstance(name, str) and isinstance(value, dict)
-            for name, value in declarations.items()
-        ):
-            return declarations
+def read(path: Path, key: Mapping[str, Any]) -> dict[str, dict[str, Any]] | None:
+    """The kept declarations by entry file, when ``path`` holds them under ``key``."""
+    try:
+        data = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:  # unreadable or damaged: loaded again, rewritten
+        log.info("the bundled extensions' cache %s is unreadable (%s); rebuilt", path, exc)
+        return None
+    if not isinstance(data, dict) or data.get("key") != key:
+        return None  # another format, Vis, Python or bundled files
+    declarations = data.get("declarations")
+    if isinstance(declarations, dict) and all(
+        isinstance(name, str) and isinstance(value, dict) for name, value in declarations.items()
+    ):
+        return declarations
     return None
 
 
-def write(
-    files: Iterable[Path], key: Mapping[str, Any], declarations: Mapping[str, dict[str, Any]]
-) -> Path | None:
-    """Keep ``declarations`` under ``key`` in the first of ``files`` that can be written
-    (a temporary file renamed into place); ``None`` when none could."""
+def write(path: Path, key: Mapping[str, Any], declarations: Mapping[str, dict[str, Any]]) -> bool:
+    """Keep ``declarations`` under ``key`` in ``path`` (a temporary file renamed into place);
+    False when it cannot be written."""
     from vis_core.system.files import atomic_write  # only when the cache is written again
 
     text = json.dumps({"key": key, "declarations": declarations}).encode()
-    for path in files:
-        try:
-            atomic_write(path, text, mode=PRIVATE_FILE_MODE)
-            return path
-        except OSError as exc:  # a read-only installation: the next place
-            log.debug("cannot keep the bundled extensions' cache in %s: %s", path, exc)
-    return None
+    try:
+        atomic_write(path, text, mode=PRIVATE_FILE_MODE)
+    except OSError as exc:  # a read-only cache folder: loaded each time
+        log.debug("cannot keep the bundled extensions' cache in %s: %s", path, exc)
+        return False
+    return True

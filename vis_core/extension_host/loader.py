@@ -209,7 +209,7 @@ def _screen(candidates: list[Candidate], options: LoadOptions) -> dict[Path, Scr
     instead of ending or hanging Vis."""
     bundled = [c for c in candidates if c.source is ExtensionSource.BUNDLED and not c.error]
     key = _bundled_key(bundled, options) if bundled else None
-    kept = None if key is None else _kept_bundled(bundled, options, key)
+    kept = None if key is None else _kept_bundled(bundled, key)
     to_load = [
         c
         for c in candidates
@@ -233,7 +233,7 @@ def _screen(candidates: list[Candidate], options: LoadOptions) -> dict[Path, Scr
     if kept is not None:
         screened.update(kept)
     elif key is not None:
-        _keep_bundled(bundled, options, key, screened)
+        _keep_bundled(bundled, key, screened)
     return screened
 
 
@@ -246,12 +246,9 @@ def _bundled_key(bundled: list[Candidate], options: LoadOptions) -> dict[str, An
         return None
 
 
-def _kept_bundled(
-    bundled: list[Candidate], options: LoadOptions, key: dict[str, Any]
-) -> dict[Path, Screened] | None:
+def _kept_bundled(bundled: list[Candidate], key: dict[str, Any]) -> dict[Path, Screened] | None:
     """The bundled extensions' verdicts from their cache, rebuilt; ``None`` on any miss."""
-    assert options.bundled is not None
-    found = bundled_cache.read(bundled_cache.cache_files(options.bundled), key)
+    found = bundled_cache.read(bundled_cache.cache_file(), key)
     if found is None:
         return None
     kept: dict[Path, Screened] = {}
@@ -269,23 +266,19 @@ def _kept_bundled(
 
 
 def _keep_bundled(
-    bundled: list[Candidate],
-    options: LoadOptions,
-    key: dict[str, Any],
-    screened: Mapping[Path, Screened],
+    bundled: list[Candidate], key: dict[str, Any], screened: Mapping[Path, Screened]
 ) -> None:
     """Keep the bundled extensions' reports when every one of them loaded (a failure may
     depend on this machine, so it is found again at each start, as doctor shows it)."""
     reports = [screened.get(c.entry_file) for c in bundled]
     if any(r is None or r.error is not None or r.declaration is None for r in reports):
         return
-    assert options.bundled is not None
     declarations = {
         str(c.entry_file): r.declaration
         for c, r in zip(bundled, reports, strict=True)
         if r is not None and r.declaration is not None
     }
-    bundled_cache.write(bundled_cache.cache_files(options.bundled), key, declarations)
+    bundled_cache.write(bundled_cache.cache_file(), key, declarations)
 
 
 def _load(options: LoadOptions) -> LoadedExtensions:

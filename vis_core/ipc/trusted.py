@@ -120,12 +120,14 @@ HOME = "_vis_home"
 
 class Lent:
     """Wraps a value that crosses as a reference even when it is data (an extension's handle:
-    its methods must run where its module lives)."""
+    its methods must run where its module lives); ``kind``: its class as the other side's
+    :class:`RemoteObject` names it."""
 
-    __slots__ = ("value",)
+    __slots__ = ("kind", "value")
 
-    def __init__(self, value: Any) -> None:
+    def __init__(self, value: Any, kind: str | None = None) -> None:
         self.value = value
+        self.kind = kind
 
 
 class Exports:
@@ -306,23 +308,24 @@ class _Pickler(pickle.Pickler):
         return NotImplemented
 
     def persistent_id(self, obj: Any) -> Any:
+        kind = None
         if type(obj) is Lent:
-            obj = obj.value
+            obj, kind = obj.value, obj.kind
         elif type(obj) is RemoteObject:
             if obj._caller is self._caller:
                 self.referenced = True
-                return ("theirs", obj._ref)  # back home: the other side owns it
+                return ("theirs", obj._ref, None)  # back home: the other side owns it
         elif is_data(obj) and not _foreign_enum(obj):
             return None
         else:  # a host handle of an object of the other side (WorkerHandle) goes home too
             home = getattr(obj, "__dict__", {}).get(HOME)
             if type(home) is RemoteObject and home._caller is self._caller:
                 self.referenced = True
-                return ("theirs", home._ref)
+                return ("theirs", home._ref, None)
         number = self._exports.export(obj)
         self.exported.append(number)
         self.referenced = True
-        return ("mine", number)
+        return ("mine", number, kind)
 
 
 def _foreign_enum(obj: Any) -> bool:
@@ -377,10 +380,10 @@ class _Unpickler(pickle.Unpickler):
         self._caller = caller
 
     def persistent_load(self, pid: Any) -> Any:
-        whose, number = pid
+        whose, number, kind = pid
         if whose == "theirs":  # the sender's "theirs" is ours
             return self._exports.get(int(number))
-        return RemoteObject(self._caller, int(number))
+        return RemoteObject(self._caller, int(number), kind if isinstance(kind, str) else None)
 
 
 def dumps(value: Any, exports: Exports, caller: Caller) -> bytes:
@@ -589,7 +592,7 @@ def encode_for_host(value: Any, owner: str | None) -> Any:
         if isinstance(obj, RemoteObject):
             return {"lent": obj}
         kind = type(obj)  # named, so an error on the host can say which value was not data
-        return {"lent": Lent(obj), "type": f"{kind.__module__}.{kind.__qualname__}"}
+        return {"lent": Lent(obj, f"{kind.__module__}.{kind.__qualname__}")}
 
     def handle_out(handle: HostHandle) -> dict[str, Any]:
         nonlocal lent
@@ -631,9 +634,7 @@ def _handle_in(ref: dict[str, Any]) -> Any:
     value = ref.get("lent")
     if not isinstance(value, RemoteObject):
         return value  # the host's own object
-    if "methods" not in ref:  # a worker object (its calls go there)
-        if isinstance(ref.get("type"), str):
-            object.__setattr__(value, "_kind", ref["type"])
+    if "methods" not in ref:  # a worker object (its calls go there), named by its Lent
         return value
     activities = tuple(
         (str(name), HandleMethod(str(tag), str(label), bool(show)))

@@ -17,9 +17,8 @@ ALLOWED = {"frontend", "events", "model"}  # what vis_tui may import of vis_core
 def test_every_name_the_facade_lends_is_the_core_object_itself() -> None:
     import importlib
 
-    for name, module in frontend._EXPORTS.items():
-        assert getattr(frontend, name) is getattr(importlib.import_module(module), name)
-    for name, (module, there) in frontend._RENAMED.items():
+    assert frontend._LENT["McpSource"] == ("vis_core.mcp.config", "Source")  # lent renamed
+    for name, (module, there) in frontend._LENT.items():
         assert getattr(frontend, name) is getattr(importlib.import_module(module), there)
 
 
@@ -47,7 +46,7 @@ def test_the_acp_contract_forbids_every_part_of_the_core_but_the_facade_events_a
 
 
 def test_importing_the_facade_loads_none_of_what_it_lends() -> None:
-    lent = {*frontend._EXPORTS.values(), *(module for module, _ in frontend._RENAMED.values())}
+    lent = {module for module, _ in frontend._LENT.values()}
     modules = sorted(lent - {"vis_core"})
     code = f"import sys, vis_core.frontend; print(*(m for m in {modules!r} if m in sys.modules))"
     done = subprocess.run(

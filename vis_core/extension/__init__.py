@@ -7,183 +7,11 @@ no longer imports the whole SDK. ``from vis_core.extension import X`` and ``vis.
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Any
 
-_EXPORTS: dict[str, tuple[str, ...]] = {
-    "vis_core.contracts.specs": (
-        "FieldSpec",
-        "HelpDocument",
-        "NamespaceSpec",
-        "ParameterSpec",
-        "ToolSpec",
-        "TypeSpec",
-    ),
-    "vis_core.model.activity": (
-        "Activity",
-        "ActivityAudio",
-        "ActivityCode",
-        "ActivityDiff",
-        "ActivityFile",
-        "ActivityHeading",
-        "ActivityImage",
-        "ActivityMarkdown",
-        "ActivityPresentation",
-        "ActivityProgress",
-        "ActivitySection",
-        "ActivityTable",
-        "ActivityTerminal",
-        "ActivityTerminalLine",
-        "ActivityText",
-        "ActivityVideo",
-        "SymbolTag",
-    ),
-    "vis_core.extension.attachments": (
-        "attach",
-        "get_attachment",
-        "list_attachments",
-        "read_attachment",
-        "show_attachment",
-    ),
-    "vis_core.extension.catalog": ("Catalog",),
-    "vis_core.extension.context": ("publish_activity",),
-    "vis_core.extension.declarations": (
-        "CommandResult",
-        "Extension",
-        "OpHook",
-        "Setting",
-        "SlashCommand",
-        "err",
-        "ok",
-        "register_extension",
-    ),
-    "vis_core.extension.fs": (
-        "fs",
-        "jailed_shell",
-        "shell",
-    ),
-    "vis_core.extension.errors": ("GatewayError", "VisToolError"),
-    "vis_core.extension.settings_decl": ("SettingScope", "SettingType"),
-    "vis_core.system.git": ("GitFailed",),
-    "vis_core.extension.grants": ("Grant",),
-    "vis_core.extension.providers": ("Provider", "ProviderModel"),
-    "vis_core.extension.network": ("NetworkFilter", "rewrite_headers"),
-    "vis_core.model.network": ("NetworkRequest", "NetworkResponse"),
-    "vis_core.model.conversation": (
-        "ImagePart",
-        "Message",
-        "ModelRequest",
-        "ResponseDone",
-        "StopReason",
-        "TextDelta",
-        "ThinkingDelta",
-        "ThinkingPart",
-        "ToolCall",
-        "ToolCallReady",
-        "ToolDefinition",
-        "UsageUpdate",
-    ),
-    "vis_core.model.usage": ("Usage",),
-    "vis_core.extension.mutation": ("file_mutation_queue",),
-    "vis_core.extension.hooks": (
-        "OperationBlocked",
-        "block",
-        "repair",
-        "strings_of",
-    ),
-    "vis_core.extension.logs": (
-        "log",
-        "notify",
-    ),
-    "vis_core.extension.mcp_servers": ("McpServer", "mcp_server"),
-    "vis_core.extension.metadata": ("build_metadata",),
-    "vis_core.extension.roots": (
-        "project_root",
-        "workspace_root",
-    ),
-    "vis_core.extension.sessions": (
-        "council",
-        "list_sessions",
-        "read_session",
-        "run",
-        "session",
-        "sessions",
-        "speech",
-    ),
-    "vis_core.extension.state": ("state",),
-    "vis_core.extension.unavailable": ("SpeechUnavailable",),
-    "vis_core.extension.symbols": (
-        "Symbol",
-        "method",
-    ),
-    "vis_core.extension.tools_proxy": ("tools",),
-    "vis_core.extension.workspace": (
-        "git",
-        "python_environment",
-        "workspace_files",
-    ),
-    "vis_core.contracts.sequence": ("sequence",),
-    "vis_core.extension.truncation": (
-        "DEFAULT_MAX_BYTES",
-        "DEFAULT_MAX_LINES",
-        "fit_output",
-        "save_full_output",
-        "truncate_head",
-        "truncate_line",
-        "truncate_tail",
-    ),
-    "vis_core.text_limits": ("format_size",),
-    "vis_core.extension.forms": (
-        "Answer",
-        "AnswerReason",
-        "Field",
-        "FieldType",
-        "FormDeclarationError",
-        "Option",
-        "Secret",
-        "ask",
-        "checkbox",
-        "column",
-        "group",
-        "heading",
-        "multiline",
-        "multiselect",
-        "option",
-        "otp",
-        "paragraph",
-        "password",
-        "plaintext",
-        "row",
-        "select",
-        "slider",
-    ),
-    "vis_core.extension.live": (
-        "LiveEvent",
-        "LiveEventKind",
-        "LiveView",
-        "live",
-    ),
-    "vis_core.extension.live_nodes": (
-        "Tone",
-        "button",
-        "code",
-        "disclosure",
-        "divider",
-        "link",
-        "output",
-        "progress",
-        "spinner",
-        "stat",
-        "status",
-        "step",
-        "steps",
-        "table",
-    ),
-    "vis_core.extension.live_updates": ("LiveUpdateError",),
-}
-_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+from vis_core.lazy import lender, lent_names
 
 if TYPE_CHECKING:  # what a type checker sees; at run time names load on first use
     from vis_core.contracts.sequence import sequence as sequence
@@ -331,22 +159,9 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     from vis_core.system.git import GitFailed as GitFailed
     from vis_core.text_limits import format_size as format_size
 
-_SUBMODULES = frozenset({"testing"})
-# the public names, one list: a type checker reads them from the ``X as X`` imports above
-__all__ = sorted({*_MODULE_OF, *_SUBMODULES})  # pyright: ignore[reportUnsupportedDunderAll]
-
-
-def __getattr__(name: str) -> Any:
-    """Import the module that defines ``name`` on first use and keep the value here."""
-    if name in _SUBMODULES:
-        value: Any = importlib.import_module(f"{__name__}.{name}")
-    else:
-        module = _MODULE_OF.get(name)
-        if module is None:
-            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-        value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+_LENT = lent_names(__file__)  # the ``X as X`` imports above: the public names, one list
+__all__ = sorted(_LENT)  # pyright: ignore[reportUnsupportedDunderAll]
+__getattr__ = lender(__name__, _LENT)
 
 
 def __dir__() -> list[str]:
@@ -362,7 +177,7 @@ class _Package(types.ModuleType):
 
     def __setattr__(self, name: str, value: Any) -> None:
         if (
-            name in _MODULE_OF
+            name in _LENT
             and isinstance(value, types.ModuleType)
             and value.__name__ == f"{__name__}.{name}"
         ):

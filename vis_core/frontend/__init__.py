@@ -7,6 +7,8 @@ from collections.abc import Awaitable, Callable, Collection, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
+from vis_core.lazy import lender, lent_names
+
 if TYPE_CHECKING:
     import subprocess
 
@@ -112,68 +114,10 @@ if TYPE_CHECKING:
     from vis_core.tools.textfiles import BINARY_SNIFF_BYTES as BINARY_SNIFF_BYTES
     from vis_core.tools.textfiles import looks_binary as looks_binary
 
-# What front ends use of the core's data types and helpers, each loaded on first use (the
-# TUI's first frame imports none of them): the module that defines each name.
-_MODULES = {
-    "vis_core": ("__version__",),
-    "vis_core.commands": ("CommandAction",),
-    "vis_core.model.command": ("PromptToSend",),
-    "vis_core.model.choices": ("ModelSource", "ProviderEntry"),
-    "vis_core.commands.headless": ("SCREEN_ONLY", "is_command"),
-    "vis_core.extension.declarations": ("CommandResult", "err"),
-    "vis_core.commands.plan": ("approval_form",),
-    "vis_core.extension.forms": (
-        *("Answer", "AnswerReason", "Field", "FieldType", "Form", "Group", "Heading", "Paragraph"),
-        *("iter_fields", "paragraph", "password", "plaintext"),
-    ),
-    "vis_core.extension.live": ("LiveEvent", "LiveEventKind"),
-    "vis_core.extension.live_nodes": (
-        *("Button", "Code", "Disclosure", "Divider", "Links", "Output", "Progress"),
-        *("Spinner", "SpinnerVariant", "Stat", "Status", "Steps", "Table", "Tone"),
-        *("from_plain", "node_id", "walk"),
-    ),
-    "vis_core.extension.live_updates": ("LiveOp", "LiveUpdate", "apply", "find"),
-    "vis_core.extension.metadata": ("warm",),
-    "vis_core.extension.settings_decl": ("SettingScope", "SettingType"),
-    "vis_core.extension_host.activity_paths": ("shorten_paths_in",),
-    "vis_core.frontend.panels": ("McpPanel", "McpServerView", "SettingsPanel"),
-    "vis_core.host_options": ("HostOptions",),
-    "vis_core.interaction": ("FormRequest",),
-    "vis_core.system.jail_check": ("check_in_background",),
-    "vis_core.system.quiet": ("model_stopped",),
-    "vis_core.terminal": ("terminal_text",),
-    "vis_core.mcp.client": ("ATTENTION", "State"),
-    "vis_core.mcp.config": (
-        *("ConfigProblem", "Exposure", "ServerConfig", "Transport", "parse_entry"),
-    ),
-    "vis_core.model_choices": (*("check_base_url", "check_key", "default_model"),),
-    "vis_core.system.programs": ("host_program",),
-    "vis_core.settings.rows": ("NOT_SET", "SAVED", "RowState"),
-    "vis_core.settings.service": ("SaveResult",),
-    "vis_core.settings.tree": (
-        *("EXTENSIONS_SECTION", "VIS_SECTION", "ExtensionGroup", "SettingNode", "SettingsTree"),
-    ),
-    "vis_core.settings.values": ("Source",),
-    "vis_core.tools.display": ("ago", "plural", "shorten_path"),
-    "vis_core.tools.ignore": ("listed_files",),
-    "vis_core.tools.textfiles": ("BINARY_SNIFF_BYTES", "looks_binary"),
-    "vis_core.model.welcome": ("WelcomeFacts",),
-}
-_EXPORTS = {name: module for module, names in _MODULES.items() for name in names}
-# names lent under another name than their module's: (module, name there)
-_RENAMED = {
-    "McpSource": ("vis_core.mcp.config", "Source"),
-    "MCP_TOOL_PREFIX": ("vis_core.mcp.names", "PREFIX"),
-}
-
-
-def __getattr__(name: str) -> Any:
-    module, there = _EXPORTS.get(name), name
-    if module is None and name in _RENAMED:
-        module, there = _RENAMED[name]
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(module), there)
+# What front ends use of the core's data types and helpers: the ``as`` imports above, each
+# loaded on first use (the TUI's first frame imports none of them).
+_LENT = lent_names(__file__)
+__getattr__ = lender(__name__, _LENT)
 
 
 async def stored_sessions(limit: int) -> list[SessionRow]:

@@ -7,18 +7,12 @@ The names below load with their module on first use, so importing a light submod
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from vis_core.lazy import lender, lent_names
 
 if TYPE_CHECKING:
-    from vis_core.sandbox.host import Sandbox, ToolEntry
+    from vis_core.sandbox.host import Sandbox as Sandbox
+    from vis_core.sandbox.host import ToolEntry as ToolEntry
 
-__all__ = ["Sandbox", "ToolEntry"]
-
-
-def __getattr__(name: str) -> Any:
-    if name not in __all__:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.host"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lender(__name__, lent_names(__file__))

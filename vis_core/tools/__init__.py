@@ -6,22 +6,12 @@ The two names below load with their module on first use, so importing one light 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from vis_core.lazy import lender, lent_names
 
 if TYPE_CHECKING:
-    from vis_core.tools.builtins import builtin_tools
-    from vis_core.tools.context import ToolContext
+    from vis_core.tools.builtins import builtin_tools as builtin_tools
+    from vis_core.tools.context import ToolContext as ToolContext
 
-_HOMES = {"builtin_tools": "builtins", "ToolContext": "context"}
-
-__all__ = ["ToolContext", "builtin_tools"]
-
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lender(__name__, lent_names(__file__))

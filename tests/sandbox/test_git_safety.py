@@ -128,3 +128,33 @@ def test_vis_own_git_runs_nothing_a_hostile_commondir_names(tmp_path: Path) -> N
     assert not marker.exists()
     git(workspace, "status", "--short")  # the person's own git: the attack is real
     assert marker.exists()
+
+
+def test_a_driver_added_later_to_an_included_config_file_is_switched_off(tmp_path: Path) -> None:
+    """``.git/config`` includes a file that does not exist yet; drivers written into it later
+    (``.git/config`` itself unchanged) are switched off all the same: each git call reads the
+    configuration again, so no listing kept from an earlier call (by repository and config
+    file time) could let them run."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    make_repo(workspace)
+    included, marker = tmp_path / "drivers.inc", tmp_path / "ran.txt"
+    git(workspace, "config", "include.path", str(included))
+    config = workspace / ".git" / "config"
+    before = config.stat().st_mtime_ns
+    assert run_git(["status", "--short"], workspace).returncode == 0
+
+    script = tmp_path / "run.sh"
+    script.write_text(f"#!/bin/sh\necho ran >> {marker}\ncat\n")
+    script.chmod(0o755)
+    included.write_text(
+        f'[filter "evil"]\n\tclean = {script}\n[diff "evil"]\n\ttextconv = {script}\n'
+    )
+    (workspace / ".gitattributes").write_text("* filter=evil diff=evil\n")
+    (workspace / "notes.txt").write_text("two\n")
+    for args in (["diff", "--no-ext-diff"], ["add", "notes.txt"], ["status", "--short"]):
+        assert run_git(args, workspace).returncode == 0
+    assert config.stat().st_mtime_ns == before
+    assert not marker.exists()
+    git(workspace, "diff", "--cached")  # the person's own git: the attack is real
+    assert marker.exists()

@@ -40,10 +40,10 @@ def fixed_places(
 def _cache_names() -> tuple[str, ...]:
     """The names of Vis's cache files in ``$VIS_HOME/cache`` (as ``shared_caches`` keeps)."""
     from vis_core import installed
-    from vis_core.codegen_cache import cache_files
+    from vis_core.codegen_cache import cache_file
     from vis_core.extension_host import bundled_cache
 
-    return (cache_files()[0].name, bundled_cache.FILE_NAME, installed.cache_file().name)
+    return (cache_file().name, bundled_cache.FILE_NAME, installed.cache_file().name)
 
 
 def _add_missing(names: tuple[str, ...], source: Path, target: Path) -> None:

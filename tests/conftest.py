@@ -117,12 +117,12 @@ def shared_caches(vis_home: Path, tmp_path_factory: pytest.TempPathFactory) -> I
     test's home: the dataclass code as a link (a process that adds to it replaces its own
     link, not the file), the small JSON files as copies (a test may write into its own)."""
     from vis_core import installed
-    from vis_core.codegen_cache import cache_files
+    from vis_core.codegen_cache import cache_file
     from vis_core.extension_host import bundled_cache
     from vis_core.extension_host.discovery import bundled_dir
 
     environ = {"VIS_HOME": str(vis_home)}
-    [code] = cache_files(environ)
+    code = cache_file(environ)
     declared = bundled_cache.cache_file(environ)
     kept = {code: os.link, declared: shutil.copyfile, installed.cache_file(): shutil.copyfile}
     base = tmp_path_factory.getbasetemp()

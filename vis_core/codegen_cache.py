@@ -40,11 +40,11 @@ _used: set[str] = set()
 
 
 class _Cache:
-    paths: tuple[Path, ...] = ()  # where this process reads it, and tries to write it, in turn
+    path: Path | None = None  # where this process reads and writes it
     added = False  # compiled something the file does not hold yet
 
 
-def cache_files(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
+def cache_file(environ: Mapping[str, str] | None = None) -> Path:
     """Where the cache is kept: ``$VIS_HOME/cache``, else the user cache folder (as
     :func:`vis_core.paths.cache_dir`; not imported, so its own dataclasses are cached too)."""
     name = f"dataclass-code.{sys.implementation.cache_tag}.marshal"
@@ -56,7 +56,7 @@ def cache_files(environ: Mapping[str, str] | None = None) -> tuple[Path, ...]:
         import platformdirs
 
         folder = Path(platformdirs.user_cache_dir("vis"))
-    return (folder / name,)
+    return folder / name
 
 
 def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
@@ -90,22 +90,18 @@ def _code(source: str) -> CodeType | None:
     return kept if type(kept) is CodeType else None
 
 
-def install(*paths: Path) -> bool:
+def install(path: Path | None = None) -> bool:
     """Load the cache and route ``dataclasses``' compiles through it; save new code at exit.
 
-    ``paths``: where to read and write it, in turn (default :func:`cache_files`). Returns
-    whether it was installed (once per process; not when ``dataclasses`` already has an
-    ``exec`` of its own)."""
+    ``path``: where to read and write it (default :func:`cache_file`). Returns whether it was
+    installed (once per process; not when ``dataclasses`` already has an ``exec`` of its
+    own)."""
     import dataclasses
 
     if "exec" in vars(dataclasses):  # installed already (or by someone else): leave it
         return False
-    _Cache.paths = paths or cache_files()
-    for path in _Cache.paths:
-        found = _read(path)
-        if found:
-            _codes.update(found)
-            break
+    _Cache.path = path or cache_file()
+    _codes.update(_read(_Cache.path))
     dataclasses.exec = _exec  # type: ignore[attr-defined]  # shadows the builtin there only
     atexit.register(save)
     return True
@@ -128,17 +124,14 @@ def _read(path: Path) -> dict[str, bytes]:
 
 
 def save() -> None:
-    """Write the cache when this process compiled something new: to the first place that
-    takes it (0600, in a 0700 folder it creates)."""
-    if not _Cache.added:
+    """Write the cache when this process compiled something new (0600, in a 0700 folder it
+    creates)."""
+    if not _Cache.added or _Cache.path is None:
         return
     kept = _codes if len(_codes) <= _MAX_ENTRIES else {k: _codes[k] for k in _used}
     entries = {k: v if type(v) is bytes else marshal.dumps(v) for k, v in kept.items()}
-    data = marshal.dumps((_FORMAT, sys.version, entries))
-    for path in _Cache.paths:
-        if _write(path, data):
-            _Cache.added = False
-            return
+    if _write(_Cache.path, marshal.dumps((_FORMAT, sys.version, entries))):
+        _Cache.added = False
 
 
 def _write(path: Path, data: bytes) -> bool:
@@ -149,7 +142,7 @@ def _write(path: Path, data: bytes) -> bool:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
         os.replace(temp, path)
-    except OSError:  # a read-only folder or a full disk: the next place, or compile again
+    except OSError:  # a read-only folder or a full disk: compiled again next time
         with contextlib.suppress(OSError):
             temp.unlink()
         return False

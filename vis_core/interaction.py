@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import uuid
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
@@ -140,28 +139,9 @@ class Interaction:
         await end_tasks(self._tasks, cancel=False)
 
     # -- forms ------------------------------------------------------------------------------
-    def ask(self, form: Form, session_id: str | None, owner: str) -> Answer:
-        """Block the calling worker thread until the person answers (or it cannot be asked)."""
-        from vis_core.extension.forms import Answer, AnswerReason
-
-        loop = self.loop
-        if loop is None or loop.is_closed() or not self._presenters:
-            if loop is not None and not loop.is_closed() and not on_loop(loop):
-                self._submit(self._record_undeliverable(form, session_id, owner), wait=True)
-            return Answer(reason=AnswerReason.UNDELIVERABLE)
-        if on_loop(loop):
-            raise RuntimeError(
-                "vis.ask waits for the person, so it cannot run on Vis's event loop; call it "
-                "from an extension tool or command (they run in worker threads)"
-            )
-        future = asyncio.run_coroutine_threadsafe(self.ask_async(form, session_id, owner), loop)
-        try:
-            return future.result()
-        except concurrent.futures.CancelledError:
-            return Answer(reason=AnswerReason.CANCELLED)
-
     async def ask_async(self, form: Form, session_id: str | None, owner: str) -> Answer:
-        """Show ``form`` with the newest presenter and wait (up to ``form.timeout_ms``)."""
+        """Show ``form`` with the newest presenter and wait (up to ``form.timeout_ms``);
+        undeliverable when no front end shows forms."""
         from vis_core.extension.forms import Answer, AnswerReason
 
         request = FormRequest(uuid.uuid4().hex, form, session_id, owner)
@@ -206,20 +186,6 @@ class Interaction:
         if isinstance(result, Answer):
             return result
         return Answer(reason=AnswerReason.CANCELLED) if result is None else form.answer(result)
-
-    async def _record_undeliverable(self, form: Form, session_id: str | None, owner: str) -> None:
-        from vis_core.extension.forms import AnswerReason
-
-        request = FormRequest(uuid.uuid4().hex, form, session_id, owner)
-        await self._requested(request)
-        await self._emit(
-            session_id,
-            FormAnswered(
-                session_id or "",
-                request_id=request.id,
-                reason=AnswerReason.UNDELIVERABLE.value,
-            ),
-        )
 
     async def _requested(self, request: FormRequest) -> None:
         from vis_core.extension.live_nodes import to_plain

@@ -5,9 +5,11 @@ waited behind it."""
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
-from vis_core.events import ActivityEnded
+from vis_core.events import ActivityEnded, FormRequested
+from vis_core.interaction import FormRequest
 
 from .harness import code_turn, install_extension, open_host, run_turn, write_script
 
@@ -80,5 +82,81 @@ async def test_a_cancelled_tool_cancels_the_tool_it_waits_on(
         }
         assert ended["wait_on_sleeper"] == "cancelled", ended
         assert ended.get("forever") == "cancelled", ended
+    finally:
+        await host.close()
+
+
+ASKER = '''
+import vis_core.extension as vis
+from vis_core.extension import forms as F
+
+
+def confirm() -> bool:
+    """Asks the person, who never answers."""
+    return bool(vis.ask("Go?", [F.plaintext("why")], timeout_ms=0))
+
+
+def echo(value: int) -> int:
+    """Gives its argument back."""
+    return value
+
+
+vis.register_extension(vis.Extension(
+    name="asker", alias="asker", description="Asks.",
+    symbols=[vis.Symbol(confirm), vis.Symbol(echo)],
+))
+'''
+
+ASK_CODE = """
+import asyncio
+try:
+    await asyncio.wait_for(asker.confirm(), 0.5)
+except TimeoutError:
+    print("gave up")
+try:
+    print(await asyncio.wait_for(asker.echo(7), 5))
+except TimeoutError:
+    print("the asker did not answer")
+"""
+
+
+class _Unanswered:
+    """A front end that shows each form and never answers it."""
+
+    def __init__(self) -> None:
+        self.shown = 0
+        self.taken_down = 0
+
+    async def present(self, request: FormRequest) -> None:
+        self.shown += 1
+        try:
+            await asyncio.Event().wait()
+        finally:
+            self.taken_down += 1
+
+
+async def test_a_cancelled_tool_takes_down_the_form_it_waits_on(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    """The host serves the worker's vis.ask as a task on its loop: the tool's cancel reaches
+    the worker, whose cancel of the ask cancels that task, and the form goes away."""
+    install_extension(vis_home, "asker", ASKER)
+    write_script(script_path, code_turn(ASK_CODE))
+    host = await open_host(workspace, script_path)
+    front = _Unanswered()
+    host.interaction.add_presenter(front)
+    try:
+        outcome = await run_turn(host)
+        (block,) = outcome.blocks
+        assert block.error is None, block.error
+        assert block.stdout.split() == ["gave", "up", "7"], block.stdout
+        ended = {
+            e.activity.tool: e.activity.error
+            for e in outcome.events
+            if isinstance(e, ActivityEnded)
+        }
+        assert ended["confirm"] == "cancelled", ended
+        assert [e.title for e in outcome.events if isinstance(e, FormRequested)] == ["Go?"]
+        assert front.shown == front.taken_down == 1  # the form is down, the tool ended
     finally:
         await host.close()

@@ -129,7 +129,7 @@ async def test_changes_need_a_bound_session(workspace: Path, script_path: Path) 
             lambda: handle.publish("hi"),
         ):
             with calling(unbound), pytest.raises(vis.GatewayError) as refused:
-                change()
+                await change()  # the host's handle: served on its loop
             assert (refused.value.status, refused.value.code) == (403, "session-not-bound")
     finally:
         await host.close()

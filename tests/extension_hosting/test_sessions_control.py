@@ -134,7 +134,7 @@ async def test_changes_need_a_bound_session(workspace: Path, script_path: Path) 
             runtime=host.runtime,
         )
         with calling(unbound), pytest.raises(vis.GatewayError) as refused:
-            vis.sessions.create()
+            await vis.sessions.create()  # the host's handle: served on its loop
         assert (refused.value.status, refused.value.code) == (403, "session-not-bound")
         with calling(unbound), pytest.raises(RuntimeError, match="no session did"):
             vis.session.id  # noqa: B018 - the attribute read is the call under test

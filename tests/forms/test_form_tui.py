@@ -10,9 +10,10 @@ from pilot_keys import type_keys
 from textual.widgets import Button, Input, Static
 from tui.support import on_top, started, until, vis_app
 
+from forms import served
 from vis_core.extension import forms as F
 from vis_core.extension import live_nodes as N
-from vis_core.extension.context import CallContext, calling
+from vis_core.extension.context import CallContext
 from vis_core.extension.forms import AnswerReason
 from vis_core.extension.live import LiveView, live
 from vis_tui.app import VisApp
@@ -22,7 +23,8 @@ from vis_tui.widgets.live import ConfirmStop, LiveViewWidget
 
 
 def worker(app: VisApp, fn: Any) -> asyncio.Future[Any]:
-    """Run ``fn`` as an extension call does: in a worker thread bound to the app's session."""
+    """Run ``fn`` as an extension call does: in its worker, bound to the app's session, its
+    SDK calls served by the core on its loop."""
     assert app.core is not None and app.session is not None
     host = app.core._host  # the SDK's runtime is the core's own, behind the façade
     context = CallContext(
@@ -32,12 +34,7 @@ def worker(app: VisApp, fn: Any) -> asyncio.Future[Any]:
         owner="deploy",
         runtime=host.runtime,
     )
-
-    def run() -> Any:
-        with calling(context):
-            return fn()
-
-    return asyncio.ensure_future(asyncio.to_thread(run))
+    return asyncio.ensure_future(served.in_worker(context, fn))
 
 
 def _deploy_form() -> Any:

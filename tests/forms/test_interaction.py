@@ -29,6 +29,8 @@ from vis_core.interaction import FormRequest
 from vis_core.model.activity import ActivityRecord, ActivityState, SymbolTag
 from vis_core.model.turn import TurnStatus
 
+from . import served
+
 
 @pytest.fixture
 async def host(workspace: Path) -> AsyncIterator[Host]:
@@ -38,16 +40,12 @@ async def host(workspace: Path) -> AsyncIterator[Host]:
 
 
 async def in_worker(host: Host, session_id: str, fn: Callable[[], Any]) -> Any:
-    """Run ``fn`` as an extension call of ``demo`` does: in a worker thread, bound to a call."""
+    """Run ``fn`` as an extension call of ``demo`` does: in its worker, bound to a call the
+    host serves on its loop."""
     context = CallContext(
         session_id, host.space.root, host.space.project_root, owner="demo", runtime=host.runtime
     )
-
-    def run() -> Any:
-        with calling(context):
-            return fn()
-
-    return await asyncio.to_thread(run)
+    return await served.in_worker(context, fn)
 
 
 class Filler:
@@ -135,13 +133,17 @@ async def test_a_cancelled_turn_cancels_its_open_form(host: Host) -> None:
     assert answer.reason is AnswerReason.CANCELLED and never.cancelled.is_set()
 
 
-async def test_ask_on_the_event_loop_is_refused(host: Host) -> None:
+async def test_ask_in_the_host_itself_is_refused(host: Host) -> None:
+    """The synchronous vis.ask exists in a worker only: the host awaits the person on its loop."""
     session = await host.new_session()
     host.interaction.add_presenter(Filler({}))
     context = CallContext(
         session.id, host.space.root, host.space.project_root, owner="demo", runtime=host.runtime
     )
-    with calling(context), pytest.raises(RuntimeError, match="cannot run on Vis's event loop"):
+    with (
+        calling(context),
+        pytest.raises(RuntimeError, match="serves it to extension code in its worker"),
+    ):
         F.ask("Q", [F.plaintext("a")])
 
 

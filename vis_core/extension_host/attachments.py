@@ -4,6 +4,7 @@ and the same functions as the model's sandbox tools."""
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import functools
 import os
@@ -55,29 +56,41 @@ def add(
     tmp = target.with_name(target.name + ".tmp")
     write_private(tmp, data)
     tmp.replace(target)
+    added = host.store.add_attachment(
+        session_id,
+        name,
+        media,
+        target,
+        size=len(data),
+        kind=kind_of(media),
+        audience=audience,
+        commentable=bool(commentable),
+        label=label,
+        iteration_id=call.iteration_id,
+    )
+    return stored(added).descriptor()
 
-    def row() -> dict[str, Any]:
-        added = host.store.add_attachment(
-            session_id,
-            name,
-            media,
-            target,
-            size=len(data),
-            kind=kind_of(media),
-            audience=audience,
-            commentable=bool(commentable),
-            label=label,
-            iteration_id=call.iteration_id,
-        )
-        return stored(added).descriptor()
 
-    if call.owner == "vis":  # the model's own attach() is an Activity already
-        return row()
+async def add_shown(
+    host: HostPort,
+    call: CallContext,
+    session_id: str,
+    data: bytes,
+    name: str,
+    media: str,
+    audience: str,
+    commentable: bool,
+    label: str,
+) -> dict[str, Any]:
+    """:func:`add` for an extension's call (on the host's loop), shown as an Activity of its
+    own, openable in the transcript (the model's own ``attach()`` is an Activity already)."""
     from vis_core.model.activity import ActivityFile, ActivityImage
     from vis_core.model.attachments import AttachmentKind
 
-    with shown_change(call, host, "attach", "Attach file") as shown:  # openable in the transcript
-        descriptor = row()
+    async with shown_change(call, "attach", "Attach file") as shown:
+        descriptor = await asyncio.to_thread(
+            add, host, call, session_id, data, name, media, audience, commentable, label
+        )
         block = ActivityImage if descriptor["kind"] == AttachmentKind.IMAGE else ActivityFile
         shown.summary = f"{name} · version {descriptor['version']}" + (
             f" · {label}" if label else ""

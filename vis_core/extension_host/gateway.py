@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 from vis_core.extension.acting import loading_extension
@@ -13,18 +12,10 @@ from vis_core.extension.context import CallContext, current_call
 from vis_core.extension.errors import GatewayCode, GatewayError
 from vis_core.extension.place import require_trusted
 from vis_core.model.activity import ActivityPresentation, SymbolTag
-from vis_core.system.loops import run_on_loop
 from vis_core.text_limits import one_line
 
 if TYPE_CHECKING:
-    from vis_core.extension_host.host_port import HostPort
-
-
-def loop_of(call: CallContext | None, host: HostPort) -> asyncio.AbstractEventLoop | None:
-    """The host loop ``call`` came from, else the one ``host`` runs on."""
-    if call is not None and call.loop is not None:
-        return call.loop
-    return host.loop
+    pass
 
 
 def require_change(what: str) -> CallContext:
@@ -62,17 +53,16 @@ class ShownChange:
 SUMMARY_CHARS = 120
 
 
-@contextmanager
-def shown_change(
-    call: CallContext | None, host: HostPort, tool: str, headline: str
-) -> Iterator[ShownChange]:
+@asynccontextmanager
+async def shown_change(
+    call: CallContext | None, tool: str, headline: str
+) -> AsyncIterator[ShownChange]:
     """Show a change an extension makes (a session created, a request sent) as an Activity of
-    the bound session, under the Activity of the tool making it. Outside a tool call (a command,
-    a thread of the extension) the change is made without one."""
+    the bound session, under the Activity of the tool making it (on the host's loop). Outside
+    a tool call (a command, a thread of the extension) the change is made without one."""
     shown = ShownChange()
     invoker = call.activities if call is not None else None
-    loop = loop_of(call, host)
-    if call is None or invoker is None or loop is None:
+    if call is None or invoker is None:
         yield shown
         return
     record = invoker.new_record(
@@ -82,13 +72,13 @@ def shown_change(
         owner=call.owner,
         parent_id=call.activity_id,
     )
-    run_on_loop(loop, invoker.show(record))
+    await invoker.show(record)
     try:
         yield shown
     except BaseException as exc:
-        run_on_loop(loop, invoker.show(invoker.ended(record, error=exc)))
+        await invoker.show(invoker.ended(record, error=exc))
         raise
     summary = one_line(shown.summary, SUMMARY_CHARS)
     presentation = ActivityPresentation(headline, summary, tuple(shown.content))
     record = dataclasses.replace(record, presentation=presentation)
-    run_on_loop(loop, invoker.show(invoker.ended(record)))
+    await invoker.show(invoker.ended(record))

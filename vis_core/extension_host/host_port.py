@@ -12,7 +12,6 @@ if TYPE_CHECKING:
     from vis_core.events import Event, TurnEnded
     from vis_core.extension.mcp_servers import McpServer
     from vis_core.extension_host.call_state import SessionCallState
-    from vis_core.extension_host.loaded import ExtensionLock
     from vis_core.providers.base import ModelChoice
     from vis_core.store import Store
 
@@ -85,7 +84,5 @@ class HostPort(Protocol):
     async def save_model(self, session_id: str, label: str) -> None: ...  # its ``model``
 
     async def move_to_group(self, session_id: str, group: str) -> None: ...  # values follow
-
-    def extension_lock(self, owner: str) -> ExtensionLock | None: ...
 
     def register_mcp_server(self, owner: str, server: McpServer) -> None: ...  # on the loop

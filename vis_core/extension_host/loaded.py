@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
@@ -27,8 +26,7 @@ R = TypeVar("R")
 
 class ExtensionLock:
     """Serializes the calls into one extension (re-entrant: a call may call into its own
-    extension); :meth:`parked` lets the others in while its holder waits on something that
-    needs them (a turn of a session, as ``threading.Condition.wait`` releases its lock)."""
+    extension)."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -47,21 +45,6 @@ class ExtensionLock:
         if not self._depth:
             self._owner = None
             self._lock.release()
-
-    @contextmanager
-    def parked(self) -> Iterator[None]:
-        """Release the lock while the block runs, if this thread holds it; take it back after."""
-        me = threading.get_ident()
-        if self._owner != me:
-            yield
-            return
-        depth, self._depth, self._owner = self._depth, 0, None
-        self._lock.release()
-        try:
-            yield
-        finally:
-            self._lock.acquire()
-            self._owner, self._depth = me, depth
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,11 +1,14 @@
 """The host's side of the SDK runtime: ``vis.notify``, ``vis.ask`` and ``vis.live`` in the
 running call's session, over :class:`~vis_core.extension_host.store_runtime.StoreRuntime`
-(``vis.state`` in the store, ``vis.log`` in the log folder)."""
+(``vis.state`` in the store, ``vis.log`` in the log folder). What waits on the host's loop
+(a person's answer, a notification shown, a tool of ``vis.tools``) is a coroutine there
+(:meth:`HostRuntime.on_loop`): a worker's call of it is served on the loop."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -14,7 +17,7 @@ from vis_core.events import Notification
 from vis_core.extension.context import current_call
 from vis_core.extension_host.store_runtime import StoreRuntime
 from vis_core.model.notify import NotifyKind
-from vis_core.system.loops import end_tasks, post
+from vis_core.system.loops import end_tasks, keep
 
 if TYPE_CHECKING:
     from vis_core.extension.attachments import Stored
@@ -94,6 +97,20 @@ class HostRuntime(StoreRuntime):
         loop = call.loop if call is not None and call.loop is not None else self.loop
         return None if loop is None or loop.is_closed() else loop
 
+    def on_loop(self, operation: str) -> Callable[..., Awaitable[Any]] | None:
+        """The coroutine serving a worker's call of ``operation`` on the host's loop; None:
+        the synchronous operation serves it (in a thread: it may block on a store or file)."""
+        served: dict[str, Callable[..., Awaitable[Any]]] = {
+            "notify": self.notify_on_loop,
+            "ask": self.ask_on_loop,
+            "call_tool": self.call_tool_on_loop,
+            "attachment_add": self.attachment_add_on_loop,
+            "publish_activity": _at_once(self.publish_activity),
+            "register_mcp_server": _at_once(self.register_mcp_server),
+            "extension_path": _at_once(self.extension_path),
+        }
+        return served.get(operation)
+
     def _agent(self, session_id: str | None) -> OpenSession | None:
         """The open agent session ``session_id``, if it is open here."""
         return None if session_id is None else self.deps.registry.live_session(session_id)
@@ -104,14 +121,19 @@ class HostRuntime(StoreRuntime):
 
     # -- notify -----------------------------------------------------------------------------
     def notify(self, text: str, kind: str) -> bool:
-        """Emit a :class:`Notification` in the call's session, from the loop or a thread."""
+        raise _served_on_loop("vis.notify")
+
+    async def notify_on_loop(self, text: str, kind: str) -> bool:
+        """Emit a :class:`Notification` in the call's session: saved and shown
+        (``NOTIFY_WAIT`` seconds at most, then it goes on alone)."""
         call = current_call()
         agent = self._agent(call.session_id if call is not None else None)
-        loop = self.loop_of_call()
-        if agent is None or loop is None:
+        if agent is None:
             return False
-        coro = agent.emit(Notification(agent.id, text=text, kind=NotifyKind(kind)))
-        if not post(loop, coro, self._tasks, wait=NOTIFY_WAIT):
+        event = Notification(agent.id, text=text, kind=NotifyKind(kind))
+        task = keep(self._tasks, asyncio.ensure_future(agent.emit(event)))
+        done, _ = await asyncio.wait({task}, timeout=NOTIFY_WAIT)
+        if not done:
             log.warning("notification %r was not shown within %.0f s", text, NOTIFY_WAIT)
         return True
 
@@ -130,6 +152,10 @@ class HostRuntime(StoreRuntime):
         return None if only is None else (interaction, only)
 
     def ask(self, form: Form) -> Answer:
+        raise _served_on_loop("vis.ask")
+
+    async def ask_on_loop(self, form: Form) -> Answer:
+        """Show ``form`` to the person of the running call's session and await the answer."""
         from vis_core.extension.forms import Answer, AnswerReason
 
         found = self._route()
@@ -137,7 +163,8 @@ class HostRuntime(StoreRuntime):
             return Answer(reason=AnswerReason.UNDELIVERABLE)
         interaction, session_id = found
         call = current_call()
-        answer = interaction.ask(form, session_id, call.owner if call is not None else "vis")
+        owner = call.owner if call is not None else "vis"
+        answer = await interaction.ask_async(form, session_id, owner)
         if not answer and call is not None:  # the calling Activity must not end as a plain ✓
             reason = answer.reason.value if answer.reason else "not answered"
             call.unanswered_forms.append(f"form {form.title!r} {reason}")
@@ -208,7 +235,30 @@ class HostRuntime(StoreRuntime):
         if bound is None:
             return super().attachment_add(data, filename, media_type, audience, commentable, label)
         call, session_id = bound
+        if call.owner != "vis":  # an extension's: shown as an Activity, from the loop
+            raise _served_on_loop("vis.attach() of an extension")
         return attachments.add(
+            self.host, call, session_id, data, filename, media_type, audience, commentable, label
+        )
+
+    async def attachment_add_on_loop(
+        self,
+        data: bytes,
+        filename: str,
+        media_type: str,
+        audience: str,
+        commentable: bool,
+        label: str,
+    ) -> dict[str, Any]:
+        """:meth:`attachment_add` of an extension's call, shown as an Activity (on the loop)."""
+        from vis_core.extension_host import attachments
+
+        bound = attachments.block_call("vis.attach()")
+        if bound is None or bound[0].owner == "vis":
+            args = (data, filename, media_type, audience, commentable, label)
+            return await asyncio.to_thread(self.attachment_add, *args)
+        call, session_id = bound
+        return await attachments.add_shown(
             self.host, call, session_id, data, filename, media_type, audience, commentable, label
         )
 
@@ -256,9 +306,15 @@ class HostRuntime(StoreRuntime):
 
     # -- vis.tools ---------------------------------------------------------------------------------
     def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        raise _served_on_loop("vis.tools")
+
+    async def call_tool_on_loop(
+        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Any:
+        """Run the bound session's tool ``name`` on the loop (see :meth:`call_tool`)."""
         from vis_core.extension_host.tool_calls import call_tool
 
-        return call_tool(name, args, kwargs)
+        return await call_tool(name, args, kwargs)
 
     def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
         return self.loop_of_call()
@@ -294,3 +350,21 @@ class HostRuntime(StoreRuntime):
             tuple(read),
             tuple(write),
         )
+
+
+def _at_once(operation: Callable[..., Any]) -> Callable[..., Awaitable[Any]]:
+    """``operation`` (no IO, no wait) served on the loop as it is, with no thread."""
+
+    async def served(*args: Any, **kwargs: Any) -> Any:
+        return operation(*args, **kwargs)
+
+    return served
+
+
+def _served_on_loop(what: str) -> RuntimeError:
+    """The error of an operation's synchronous face in the host: it waits on the host's loop,
+    which serves it to extension code in its worker (:meth:`HostRuntime.on_loop`)."""
+    return RuntimeError(
+        f"{what} waits on Vis's event loop: the host serves it to extension code in its "
+        "worker, and awaits it on the loop itself"
+    )

@@ -1,7 +1,9 @@
-"""``Session.fork``, ``Session.set_model``, ``Session.publish`` and ``vis.sessions.models()``."""
+"""``Session.fork``, ``Session.set_model``, ``Session.publish`` and ``vis.sessions.models()``
+(the changes served on the host's loop)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from concurrent.futures import Future
 from functools import partial
@@ -10,14 +12,12 @@ from typing import TYPE_CHECKING, Any
 from vis_core.extension_host.gateway import (
     GatewayCode,
     GatewayError,
-    loop_of,
     require_change,
     shown_change,
 )
 from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import TurnStatus
 from vis_core.store.session_data import FORK_POINT_STATE, ORIGIN_STATE
-from vis_core.system.loops import run_on_loop
 
 if TYPE_CHECKING:
     from vis_core.extension.context import CallContext
@@ -113,20 +113,20 @@ def _fork(
     return fresh
 
 
-def fork(handle: Any, turn: int | str | None = None) -> Any:
+async def fork(handle: Any, turn: int | str | None = None) -> Any:
     """See :meth:`Session.fork`."""
     what = "Session.fork()"
     call, host = check_change(handle, what)
-    with shown_change(call, host, "Session.fork", "Forked session") as shown:
-        row = fork_stored(host.store, handle.id, turn, what).result()  # an SDK thread waits
+    async with shown_change(call, "Session.fork", "Forked session") as shown:
+        row = await asyncio.wrap_future(fork_stored(host.store, handle.id, turn, what))
         host.store.state_set(ORIGIN_STATE, row.id, call.owner)
         shown.summary = f"{handle.id[:8]} → {row.id[:8]} · {row.turn_count} turns"
     from vis_core.extension_host.sessions_api import Session
 
-    return Session(host, loop_of(call, host), row.id, call.owner)
+    return Session(host, row.id, call.owner)
 
 
-def set_model(handle: Any, model: str) -> None:
+async def set_model(handle: Any, model: str) -> None:
     """See :meth:`Session.set_model`."""
     from vis_core.providers.base import ModelChoice
 
@@ -135,23 +135,18 @@ def set_model(handle: Any, model: str) -> None:
         raise TypeError(f"{what}: model must be text like 'anthropic/claude-sonnet-4-6'")
     choice = ModelChoice.parse(model.strip())
     call, host = check_change(handle, what)
-    with shown_change(call, host, "Session.set_model", "Changed model") as shown:
+    async with shown_change(call, "Session.set_model", "Changed model") as shown:
         chosen = host.session_model(choice, session_id=handle.id)
         if chosen.provider is None:
             raise ValueError(f"{what}: cannot use {chosen.label}: {chosen.problem}")
-        loop = loop_of(call, host)
-
-        async def swap() -> None:
-            await host.save_model(handle.id, chosen.label)
-            agent = host.live_session(handle.id)
-            if agent is not None:
-                await agent.switch_model(chosen)
-
-        run_on_loop(loop, swap())
+        await host.save_model(handle.id, chosen.label)
+        agent = host.live_session(handle.id)
+        if agent is not None:
+            await agent.switch_model(chosen)
         shown.summary = f"{handle.id[:8]} · {chosen.label}"
 
 
-def publish(handle: Any, text: str, kind: str = "info") -> None:
+async def publish(handle: Any, text: str, kind: str = "info") -> None:
     """See :meth:`Session.publish`."""
     from vis_core.events import Notification
 
@@ -165,16 +160,12 @@ def publish(handle: Any, text: str, kind: str = "info") -> None:
         raise ValueError(f"{what}: kind must be one of {kinds}, not {kind!r}") from None
     call, host = check_change(handle, what)
     event = Notification(handle.id, text=text, kind=notify_kind)
-    with shown_change(call, host, "Session.publish", "Published to session") as shown:
-
-        async def post() -> None:
-            agent = host.live_session(handle.id)
-            if agent is not None:
-                await agent.emit(event)  # saved, then shown where the session is open
-            else:
-                host.store.append(event)
-
-        run_on_loop(loop_of(call, host), post())
+    async with shown_change(call, "Session.publish", "Published to session") as shown:
+        agent = host.live_session(handle.id)
+        if agent is not None:
+            await agent.emit(event)  # saved, then shown where the session is open
+        else:
+            host.store.append(event)
         shown.summary = f"{handle.id[:8]} · {text}"
 
 

@@ -1,10 +1,10 @@
 """The host side of ``vis.sessions``, ``vis.session``, ``vis.list_sessions`` and
-``vis.read_session``: handles that find, start and drive sessions, under the gateway's rules."""
+``vis.read_session``: handles that find, start and drive sessions, under the gateway's rules.
+What changes or waits is a coroutine, served on the host's loop."""
 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import os
 import uuid
@@ -17,13 +17,11 @@ from vis_core.extension.place import require_trusted
 from vis_core.extension_host.gateway import (
     GatewayCode,
     GatewayError,
-    loop_of,
     require_change,
     shown_change,
 )
 from vis_core.store.session_data import ORIGIN_STATE, resolve_any, search_rows, session_data
 from vis_core.store.stored_session import SNAPSHOT_FORMAT, snapshot
-from vis_core.system.loops import run_on_loop
 
 if TYPE_CHECKING:
     from vis_core.events import Event, TurnEnded
@@ -74,15 +72,15 @@ def _turn_dict(session_id: str, ended: TurnEnded) -> dict[str, Any]:
 class Turn:
     """A turn started with :meth:`Session.send`: ``wait(timeout)`` for its dict, ``cancel()``."""
 
-    def __init__(self, session: Session, future: concurrent.futures.Future[TurnEnded]) -> None:
+    def __init__(self, session: Session, task: asyncio.Future[TurnEnded]) -> None:
         self.session = session
-        self._future = future
+        self._task = task
 
     @property
     def done(self) -> bool:
-        return self._future.done()
+        return self._task.done()
 
-    def wait(self, timeout: float | None = None) -> dict[str, Any]:
+    async def wait(self, timeout: float | None = None) -> dict[str, Any]:
         """The finished turn (``id``, ``status``, ``content``, ``error``); TimeoutError if not.
 
         Waiting in a callback parks that call: the extension's lock is released until the turn
@@ -91,30 +89,28 @@ class Turn:
         """
         try:
             with _parked(self.session._home, self.session.id):
-                ended = self._future.result(timeout)
-        except concurrent.futures.TimeoutError:
+                ended = await asyncio.wait_for(asyncio.shield(self._task), timeout)
+        except TimeoutError:
             raise TimeoutError(
                 f"the turn in session {self.session.id} is still running after {timeout:g}s; "
                 "wait again or cancel() it"
             ) from None
         return _turn_dict(self.session.id, ended)
 
-    def cancel(self) -> None:
+    async def cancel(self) -> None:
         """Cancel the running turn (a callback, or a thread in a session your extension made)."""
         self.session._check_drive("Turn.cancel()")
         agent = self.session._host.live_session(self.session.id)
-        loop = self.session._loop
-        if agent is not None and loop is not None:
-            call = current_call()
-            with shown_change(call, self.session._host, "Turn.cancel", "Cancelled turn") as shown:
-                loop.call_soon_threadsafe(agent.cancel)
+        if agent is not None:
+            async with shown_change(current_call(), "Turn.cancel", "Cancelled turn") as shown:
+                agent.cancel()
                 shown.summary = self.session.id[:8]
 
 
 @contextlib.contextmanager
 def _parked(host: HostPort, session_id: str) -> Iterator[None]:
-    """Mark the calling extension (and those waiting on it) as waiting on ``session_id``'s turn
-    and release its lock meanwhile (as ``threading.Condition.wait`` does)."""
+    """Mark the calling extension (and those waiting on it) as waiting on ``session_id``'s turn:
+    that session's calls into them are refused meanwhile (they would never return)."""
     from vis_core.extension_host.tool_calls import waiting_owners
 
     call = current_call()
@@ -122,12 +118,10 @@ def _parked(host: HostPort, session_id: str) -> Iterator[None]:
         yield
         return
     agent = host.live_session(session_id)  # its invoker refuses calls into those waiting on it
-    lock = host.extension_lock(call.owner)
-    waiting = (*waiting_owners(call), call.owner)
-    awaiting = (
-        contextlib.nullcontext() if agent is None else agent.call_state.awaiting_turn(waiting)
-    )
-    with awaiting, contextlib.nullcontext() if lock is None else lock.parked():
+    if agent is None:
+        yield
+        return
+    with agent.call_state.awaiting_turn((*waiting_owners(call), call.owner)):
         yield
 
 
@@ -137,7 +131,6 @@ class Session:
     def __init__(
         self,
         host: HostPort,
-        loop: asyncio.AbstractEventLoop | None,
         session_id: str,
         owner: str | None,
         home: HostPort | None = None,
@@ -146,7 +139,6 @@ class Session:
         another root (its extension's lock is released while a turn is waited for)."""
         self._host = host
         self._home = host if home is None else home
-        self._loop = loop
         self._owner = owner
         self.id = session_id
 
@@ -200,17 +192,12 @@ class Session:
                 "change only the bound session and sessions that your extension created",
             )
 
-    def send(self, request: str) -> Turn:
+    async def send(self, request: str) -> Turn:
         """Start a turn with ``request`` and return its :class:`Turn` at once."""
         if not isinstance(request, str) or not request.strip():
             raise ValueError("Session.send(): the request must be nonblank text")
         self._check_drive("Session.send()")
-        call = current_call()
-        loop = loop_of(call, self._host) or self._loop
-        if loop is None or loop.is_closed():
-            raise RuntimeError("the Vis host is not running any more; the request was not sent")
-
-        async def start() -> asyncio.Future[TurnEnded]:
+        async with shown_change(current_call(), "Session.send", "Sent request") as shown:
             agent = await _agent(self._host, self.id)
             if agent.running:  # refused now, not later on Turn.wait()
                 raise RuntimeError(
@@ -218,52 +205,38 @@ class Session:
                     "that turn cannot start another one in it); send after the turn ends, or "
                     "start the work in a new session with vis.sessions.create()"
                 )
-            return asyncio.ensure_future(agent.submit(request))
-
-        with shown_change(call, self._host, "Session.send", "Sent request") as shown:
-            task = run_on_loop(loop, start())
+            task = asyncio.ensure_future(agent.submit(request))
             shown.summary = f"{self.id[:8]} · {request}"
-        future: concurrent.futures.Future[TurnEnded] = concurrent.futures.Future()
+        return Turn(self, task)
 
-        def relay(done: asyncio.Future[TurnEnded]) -> None:
-            if done.cancelled():
-                future.cancel()
-            elif done.exception() is not None:
-                future.set_exception(done.exception())  # type: ignore[arg-type]
-            else:
-                future.set_result(done.result())
-
-        loop.call_soon_threadsafe(task.add_done_callback, relay)
-        return Turn(self, future)
-
-    def run(self, request: str, timeout: float | None = None) -> dict[str, Any]:
+    async def run(self, request: str, timeout: float | None = None) -> dict[str, Any]:
         """Send ``request`` and wait up to ``timeout`` seconds for the finished turn."""
-        return self.send(request).wait(timeout)
+        return await (await self.send(request)).wait(timeout)
 
-    def fork(self, turn: int | str | None = None) -> Session:
+    async def fork(self, turn: int | str | None = None) -> Session:
         """A new session holding this one's history up to and including ``turn`` (a position
         or a turn id; None: the latest settled turn), with new ids; ``forked_from`` records
         the source, and your extension is its origin. Folds made by then are copied too. The
         sandbox's variables are not: the fork's sandbox starts empty."""
         from vis_core.extension_host.session_changes import fork
 
-        return fork(self, turn)
+        return await fork(self, turn)
 
-    def set_model(self, model: str) -> None:
+    async def set_model(self, model: str) -> None:
         """Use ``provider/model`` in this session from its next request (saved as the
         session's ``model`` setting, so reopening keeps it). A model Vis cannot use (unknown
         provider, missing key) raises ValueError and changes nothing."""
         from vis_core.extension_host.session_changes import set_model
 
-        set_model(self, model)
+        await set_model(self, model)
 
-    def publish(self, text: str, kind: str = "info") -> None:
+    async def publish(self, text: str, kind: str = "info") -> None:
         """Post ``text`` into this session for the person following it (a notification of
         ``kind`` info, success, warn or error, saved with the session). The model does not
         read it."""
         from vis_core.extension_host.session_changes import publish
 
-        publish(self, text, kind)
+        await publish(self, text, kind)
 
 
 async def _agent(host: HostPort, session_id: str) -> OpenSession:
@@ -272,7 +245,7 @@ async def _agent(host: HostPort, session_id: str) -> OpenSession:
 
 def _handle(host: HostPort, session_id: str) -> Session:
     call = current_call()
-    return Session(host, loop_of(call, host), session_id, call.owner if call else None)
+    return Session(host, session_id, call.owner if call else None)
 
 
 class Sessions:
@@ -301,7 +274,7 @@ class Sessions:
         require_trusted("vis.sessions.list()")
         return search_rows(self._host.store, search, limit=FIRST_PAGE)
 
-    def create(
+    async def create(
         self,
         provider: str | None = None,
         model: str | None = None,
@@ -314,12 +287,9 @@ class Sessions:
         """A new independent session, recorded as created by your extension (no parent)."""
         call, host = require_change("vis.sessions.create()"), self._host
         session_model = _model(host, provider, model, script)
-        loop = loop_of(call, host)
-        where: list[HostPort] = [host]
-
-        async def create() -> str:
+        async with shown_change(call, "vis.sessions.create", "Created session") as shown:
             # another root: a session of the Vis there, with that root's trust and settings
-            target = where[0] = host if root is None else await host.host_at(Path(root))
+            target = host if root is None else await host.host_at(Path(root))
             agent = await target.new_session()
             if title:
                 agent.title = title
@@ -328,14 +298,9 @@ class Sessions:
                 await agent.switch_model(session_model)
             if group is not None:  # the group's values reach it as a save's would
                 await target.move_to_group(agent.id, group)
-            return agent.id
-
-        with shown_change(call, host, "vis.sessions.create", "Created session") as shown:
-            session_id = run_on_loop(loop, create())
-            target = where[0]
-            target.store.state_set(ORIGIN_STATE, session_id, call.owner)
-            shown.summary = f"{title or 'untitled'} · {session_id[:8]}"
-        return Session(target, loop, session_id, call.owner, home=host)
+            target.store.state_set(ORIGIN_STATE, agent.id, call.owner)
+            shown.summary = f"{title or 'untitled'} · {agent.id[:8]}"
+        return Session(target, agent.id, call.owner, home=host)
 
     def export(self, session_id: str | None = None) -> dict[str, Any]:
         """A snapshot of the bound session or of ``session_id``: its row and its event log."""
@@ -343,7 +308,7 @@ class Sessions:
         row = resolve_session(self._host.store, session_id, "vis.sessions.export()")
         return snapshot(self._host.store, row)
 
-    def restore(
+    async def restore(
         self,
         data: dict[str, Any],
         *,
@@ -361,10 +326,11 @@ class Sessions:
         if key is not None:
             known = host.store.state_get(RESTORE_KEYS, key)
             if known and host.store.get_session(known) is not None:
-                return Session(host, loop_of(call, host), known, call.owner)
+                return Session(host, known, call.owner)
         _check_root(host, root)
         source = data.get("session") or {}
-        with shown_change(call, host, "vis.sessions.restore", "Restored session") as shown:
+
+        def stored() -> tuple[SessionRow, int]:
             row = host.store.create_session(
                 host.workspace,
                 host.project_root,
@@ -376,8 +342,12 @@ class Sessions:
             host.store.state_set(ORIGIN_STATE, row.id, call.owner)
             if key is not None:
                 host.store.state_set(RESTORE_KEYS, key, row.id)
-            shown.summary = f"{row.title or 'untitled'} · {row.id[:8]} · {len(events)} events"
-        return Session(host, loop_of(call, host), row.id, call.owner)
+            return row, len(events)
+
+        async with shown_change(call, "vis.sessions.restore", "Restored session") as shown:
+            row, count = await asyncio.to_thread(stored)  # a snapshot may hold many events
+            shown.summary = f"{row.title or 'untitled'} · {row.id[:8]} · {count} events"
+        return Session(host, row.id, call.owner)
 
 
 def _renamed(events: list[dict[str, Any]], session_id: str) -> list[Event]:

@@ -8,7 +8,6 @@ from typing import Any
 from vis_core.extension.context import CallContext, current_call
 from vis_core.extension.errors import VisToolError
 from vis_core.extension.tools_proxy import with_attributes
-from vis_core.system.loops import run_on_loop
 
 
 def waiting_owners(call: CallContext | None = None) -> tuple[str, ...]:
@@ -38,9 +37,9 @@ def _shaped(value: Any, owner: str) -> Any:
     )
 
 
-def call_tool(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+async def call_tool(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     """Run the session tool ``name`` (``gh_runs``, ``spel.reserve``) in the bound session with
-    JSON-compatible arguments; its result shaped as the model sees it."""
+    JSON-compatible arguments, on the host's loop; its result shaped as the model sees it."""
     call = current_call()
     invoker = None if call is None else call.activities
     if call is None or invoker is None:
@@ -67,15 +66,14 @@ def call_tool(name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             f"vis.tools refused {name}: its extension {tool.owner!r} waits on this call, so the "
             "call would never return"
         )
-    coro = invoker.call(
-        name,
-        args,
-        kwargs,
-        callers=waiting,
-        parent_id=call.activity_id,
-    )
     try:
-        result = run_on_loop(call.loop, coro)
+        result = await invoker.call(
+            name,
+            args,
+            kwargs,
+            callers=waiting,
+            parent_id=call.activity_id,
+        )
     except VisToolError:
         raise
     except Exception as exc:

@@ -2,13 +2,14 @@
 
 Each side numbers its own calls and waits on them with futures. The process's one event loop
 reads the pipe as it becomes readable and answers its callers' futures itself, with no thread
-in between; it serves the other side's calls on threads of the channel (their synchronous
-part: extension code may block). A caller that blocks the loop, or waits while the loop does
-not run (or no loop is given), reads the pipe itself until it is answered. A call the handler
-says a plain function serves (:meth:`Handler.inline`: an extension's ``def`` tool, nothing
-else of it running) the loop serves itself, with no thread in between either; when it lasts
-longer than ``INLINE_LIMIT``, the watchdog reads the pipe for the loop until it ends (other
-calls go to threads, cancels are seen).
+in between. A handler with ``start`` (the host's: SDK services) serves the other side's calls
+as tasks on the loop, and a cancel from the other side cancels the task; else they are served
+on threads of the channel (the worker's: extension code may block). A caller that blocks the
+loop, or waits while the loop does not run (or no loop is given), reads the pipe itself until
+it is answered. A call the handler says a plain function serves (:meth:`Handler.inline`: an
+extension's ``def`` tool, nothing else of it running) the loop serves itself, with no thread
+in between either; when it lasts longer than ``INLINE_LIMIT``, the watchdog reads the pipe
+for the loop until it ends (other calls go to threads, cancels are seen).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from functools import partial
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from vis_core.ipc.framing import FrameReader, FrameWriter, ProtocolError
 from vis_core.ipc.messages import (
@@ -77,6 +78,14 @@ class Handler(Protocol):
     def cancel(self, call_id: int) -> None: ...
 
 
+class LoopHandler(Protocol):
+    """A handler that serves every call of the other side as a task on the channel's loop:
+    ``start`` begins it (on the loop); the channel answers when it ends and cancels it when the
+    other side cancels the call."""
+
+    def start(self, call: Call, args: tuple, kwargs: dict) -> asyncio.Future[Any]: ...
+
+
 class Later:
     """What a call the loop serves itself returns when its answer comes later (a function that
     returned an awaitable): the future of the answer, on the loop."""
@@ -94,7 +103,7 @@ class Channel:
         self,
         fd_in: int,
         fd_out: int,
-        handler: Handler,
+        handler: Handler | LoopHandler,
         *,
         name: str,
         on_close: Callable[[], None] | None = None,
@@ -116,6 +125,11 @@ class Channel:
         self._writer = FrameWriter(fd_out)
         self._handler = handler
         self._may_inline: Callable[[Call], bool] | None = getattr(handler, "inline", None)
+        # serves the other side's calls as tasks on the loop (a LoopHandler), by call id
+        self._start: Callable[[Call, tuple, dict], asyncio.Future[Any]] | None = getattr(
+            handler, "start", None
+        )
+        self._tasks: dict[int, asyncio.Future[Any]] = {}
         self._reading_loop = False  # the loop reads now (``_readable``): a call may be kept
         self._kept: tuple[Call, tuple[tuple, dict]] | None = None  # for the loop to serve
         self._name = name
@@ -452,7 +466,7 @@ class Channel:
         try:
             if isinstance(arguments, Exception):
                 raise arguments
-            value = self._handler.serve(call, *arguments)
+            value = cast(Handler, self._handler).serve(call, *arguments)
             if type(value) is Later:  # answered when its future is (on the loop)
                 value.future.add_done_callback(partial(self._answer_later, call.id))
                 return
@@ -509,6 +523,8 @@ class Channel:
         for future in [*early.values(), *pending.values()]:
             if not future.done():
                 _settle(future, ChannelClosed(reason), False)
+        for task in list(self._tasks.values()):  # nobody waits for what they serve any more
+            self._on_the_loop(task.cancel)
         self.exports.clear()
 
     def close(self, reason: str = "the channel was closed", *, wait: float = 0.0) -> None:
@@ -613,6 +629,9 @@ class Channel:
         elif isinstance(frame, Call):
             # read here, in frame order, so a later release cannot drop what it lends
             work = (frame, self._arguments(frame))
+            if self._start is not None:
+                self._serve_on_loop(*work)
+                return
             if (
                 self._reading_loop
                 and self._kept is None
@@ -630,8 +649,68 @@ class Channel:
             self.exports.release(frame.refs)
         elif isinstance(frame, Early):
             self._answer_early(frame)
+        elif self._start is not None:
+            self._on_the_loop(self._cancel_task, frame.id)
         else:
-            self._handler.cancel(frame.id)
+            cast(Handler, self._handler).cancel(frame.id)
+
+    # -- serving on the loop ----------------------------------------------------------------
+
+    def _on_the_loop(self, fn: Callable[..., object], *args: Any) -> None:
+        """Run ``fn(*args)`` on the loop: now when this is it, else as soon as it can."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            log.debug("%s: a call of the other side came with no loop to serve it", self._name)
+            return
+        if self._on_loop():
+            fn(*args)
+        else:
+            loop.call_soon_threadsafe(fn, *args)
+
+    def _serve_on_loop(self, call: Call, arguments: tuple[tuple, dict] | Exception) -> None:
+        loop = self._loop
+        if loop is not None and not loop.is_closed():
+            self._on_the_loop(self._begin, call, arguments)
+            return
+        gone = RuntimeError("the Vis host is not running any more; the call was not made")
+        if call.ref is not None and type(arguments) is tuple:
+            self.exports.release((call.ref,))
+        try:
+            self._writer.write(framed(Reply(call.id, False, dumps_error(gone, self.exports, self))))
+        except OSError:
+            log.debug("%s: answer to call %d not sent, the other side is gone", self._name, call.id)
+
+    def _begin(self, call: Call, arguments: tuple[tuple, dict] | Exception) -> None:
+        """Start serving ``call`` as a task (on the loop); answered when it ends."""
+        assert self._start is not None
+        if self._closed is not None:
+            return
+        try:
+            if isinstance(arguments, Exception):
+                raise arguments
+            task = self._start(call, *arguments)
+        except Exception as exc:  # answered as the call's failure
+            failed: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+            failed.set_exception(exc)
+            task = failed
+        self._tasks[call.id] = task
+        task.add_done_callback(partial(self._served, call, type(arguments) is tuple))
+
+    def _served(self, call: Call, holds: bool, task: asyncio.Future[Any]) -> None:
+        self._tasks.pop(call.id, None)
+        if holds and call.ref is not None:
+            self.exports.release((call.ref,))
+        self._answer_later(call.id, task)
+        if self._released and self._closed is None:
+            try:
+                self._send_released()
+            except OSError:
+                log.debug("%s: releases not sent, the other side is gone", self._name)
+
+    def _cancel_task(self, call_id: int) -> None:
+        task = self._tasks.get(call_id)
+        if task is not None:
+            task.cancel()
 
     def _stop_reading(self, reason: str) -> None:
         """The pipe ended or broke: close, and let the loop stop watching its fd."""

@@ -21,7 +21,8 @@ import inspect
 import logging
 import threading
 import weakref
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -31,17 +32,18 @@ from vis_core.extension.context import (
     CallContext,
     calling,
     current_call,
+    enter_call,
     serving_runtime,
 )
 from vis_core.extension.metadata import build_metadata
 from vis_core.extension.runtime import Runtime
 from vis_core.extension_host.environment import resolve_names
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
-from vis_core.extension_host.worker_sdk import SETTING_VALUE, run_service
+from vis_core.extension_host.worker_sdk import SETTING_VALUE, serve_sdk
 from vis_core.ipc.kinds import CallbackKind, ChannelClosed, TargetKind
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.environ import Audience, child_environment
-from vis_core.system.loops import Waits, current_waits, on_loop, run_on_loop, running_loop
+from vis_core.system.loops import on_loop, running_loop
 from vis_core.system.process import ChildGone, ChildProcess, Ending
 from vis_core.tools.registry import HostTool
 
@@ -54,6 +56,8 @@ CANCEL_GRACE = 3.0  # seconds a worker has to answer a cancel before it is kille
 # seconds a prompt, activation, ctx, on_change or render callback may take before it is
 # cancelled and left out (they run before each request or block, so a hang must not stall it)
 CALLBACK_TIMEOUT = 5.0
+# SDK calls of one worker that may block at once (a live view's wait, a store read)
+SDK_THREADS = 256
 
 
 @dataclass(frozen=True)
@@ -100,82 +104,82 @@ def runs_in_worker(ext: LoadedExtension | None) -> bool:
 
 
 class _HostHandler:
-    """Serves the worker's calls: SDK services and objects lent to it, in the calling tool's
-    context (its session, extension and Activity)."""
+    """Serves the worker's calls, SDK services and methods of objects lent to it, as tasks on
+    the host's loop, in the calling tool's context (its session, extension and Activity); a
+    cancel from the worker cancels the task. What must block (a store read, a file, a live
+    view's wait) runs in the SDK's pool of threads, awaited."""
 
-    def __init__(
-        self,
-        place: WorkerPlace | None = None,
-        loop: asyncio.AbstractEventLoop | None = None,
-    ) -> None:
+    def __init__(self, place: WorkerPlace | None = None) -> None:
         self.channel: Channel | None = None
         self._place = place  # the session a thread of an extension reads its settings in
-        self._loop = loop  # the session's loop: where a handle's coroutine runs
-        self._waits: dict[int, Waits] = {}  # what each call served now waits on, by call id
+        self._pool: ThreadPoolExecutor | None = None  # what blocks, made with the first
 
-    def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
-        waits = self._waits[call.id] = Waits()
-        try:
-            return self._serve(call, args, kwargs, waits)
-        finally:
-            self._waits.pop(call.id, None)
+    async def _in_thread(self, fn: Callable[[], Any]) -> Any:
+        """``fn()`` in a thread of the SDK's pool, in this task's context, awaited."""
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(SDK_THREADS, "vis-sdk")
+        context = contextvars.copy_context()
+        return await asyncio.get_running_loop().run_in_executor(self._pool, context.run, fn)
 
-    def _serve(self, call: Call, args: tuple, kwargs: dict, waits: Waits) -> Any:
+    def start(self, call: Call, args: tuple, kwargs: dict) -> asyncio.Future[Any]:
         assert self.channel is not None
-        runtime = None if self._place is None else self._place.runtime  # a call's own first
-        if call.target is TargetKind.SDK:
+        context = self.channel.context_of(call.parent)
+        context = contextvars.copy_context() if context is None else context.copy()
+        if context.run(current_call) is None and call.name == SETTING_VALUE:
+            if self._place is not None:  # a thread of an extension: the session's value
+                context.run(enter_call, self._session_context(self._place))
+        from vis_core.extension_host.worker_channel import serving  # loaded with the channel
 
-            def run() -> Any:
-                current_waits.set(waits)  # in the context it runs in: a copy of its own
-                return run_service(serving_runtime(runtime), call.name, args, kwargs)
+        context.run(serving.set, call.id)  # calls back to the worker name the call they serve
+        coro = self._served(call, args, kwargs)
+        return asyncio.get_running_loop().create_task(coro, context=context)
 
-        elif call.target is TargetKind.OBJECT and call.ref is not None:
+    def close(self) -> None:
+        """The worker is gone: its threads end once what they run returns."""
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+
+    async def _served(self, call: Call, args: tuple, kwargs: dict) -> Any:
+        assert self.channel is not None
+        if call.target is TargetKind.SDK:  # a call's own runtime first
+            runtime = None if self._place is None else self._place.runtime
+            return await serve_sdk(
+                serving_runtime(runtime), call.name, args, kwargs, self._in_thread
+            )
+        if call.target is TargetKind.OBJECT and call.ref is not None:
             from vis_core.ipc.trusted import run_method
 
             value = self.channel.exports.get(call.ref)
+            if _async_method(value, call.name):
+                return await run_method(value, call.name, args, kwargs)
+            result = await self._in_thread(partial(run_method, value, call.name, args, kwargs))
+            if inspect.isawaitable(result):  # a built-in handle's `await sh.wait(30)`
+                return await result
+            return result
+        raise LookupError(f"the host does not serve {call.target} calls from a worker")
 
-            def run() -> Any:
-                current_waits.set(waits)
-                result = run_method(value, call.name, args, kwargs)
-                if inspect.iscoroutine(result):  # a built-in handle's `await sh.wait(30)`:
-                    return self._awaited(result)  # its result, for synchronous extension code
-                return result
-
-        else:
-            raise LookupError(f"the host does not serve {call.target} calls from a worker")
-        context = self.channel.context_of(call.parent)
-        if context is None and call.name == SETTING_VALUE and self._place is not None:
-            # a thread of an extension: the session's value
-            return contextvars.copy_context().run(self._in_session, run)
-        return (context or contextvars.copy_context()).copy().run(run)
-
-    def _awaited(self, coro: Coroutine[Any, Any, Any]) -> Any:
-        """Run ``coro`` on the host loop of the call it came from (else the session's)."""
-        call = current_call()
-        loop = call.loop if call is not None and call.loop is not None else self._loop
-        return run_on_loop(loop, coro)
-
-    def _in_session(self, run: Callable[[], Any]) -> Any:
-        """Run a read for a thread of an extension (no call) in the worker's session: it
-        reads, never changes (a change needs a callback, so no call context is made for it)."""
-        place = self._place
-        assert place is not None
-        context = CallContext(
+    @staticmethod
+    def _session_context(place: WorkerPlace) -> CallContext:
+        """The call context of a read for a thread of an extension (no call) in the worker's
+        session: it reads, never changes (a change needs a callback)."""
+        return CallContext(
             place.session_id,
             place.workspace_root,
             place.project_root,
             channel=place.channel,
             runtime=place.runtime,
         )
-        with calling(context):
-            return run()
 
-    def cancel(self, call_id: int) -> None:
-        """The worker gave up call ``call_id`` (the tool that made it was cancelled): stop
-        what it waits on in the host (a ``vis.tools`` call: that tool's call)."""
-        waits = self._waits.get(call_id)
-        if waits is not None:
-            waits.stop()
+
+def _async_method(value: Any, method: str) -> bool:
+    """Whether ``method`` of ``value`` is a coroutine function (served on the loop; the others
+    may block, and run in a thread)."""
+    found = value if method == "__call__" else inspect.getattr_static(value, method, None)
+    if isinstance(found, staticmethod | classmethod):
+        found = found.__func__
+    if method == "__call__" and not inspect.iscoroutinefunction(found):
+        found = inspect.getattr_static(type(value), "__call__", None)
+    return inspect.iscoroutinefunction(found)
 
 
 class SessionWorker:
@@ -589,13 +593,13 @@ class SessionWorker:
                 env=child_environment(self._values, audience=Audience.VIS),
                 cwd=self._place.workspace_root,
             )
-            handler = _HostHandler(self._place, self._loop)
+            handler = _HostHandler(self._place)
             channel = Channel(
                 proc.read_fd,
                 proc.write_fd,
                 handler,
                 name="vis-worker-host",
-                on_close=lambda: self._closed(proc),
+                on_close=lambda: self._closed(proc, handler),
                 keep_context=True,
                 loop=None if self._loop is None or self._loop.is_closed() else self._loop,
             )
@@ -620,8 +624,10 @@ class SessionWorker:
             self._channel = channel
             return channel
 
-    def _closed(self, proc: ChildProcess) -> None:
-        """The channel of ``proc`` closed: learn why the process ended."""
+    def _closed(self, proc: ChildProcess, handler: _HostHandler) -> None:
+        """The channel of ``proc`` closed: learn why the process ended; what its SDK calls
+        left running in threads ends alone."""
+        handler.close()
         if self._death is None:
             self._death = _exit_cause(proc.ending())
 

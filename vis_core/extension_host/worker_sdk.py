@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import subprocess
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import current_call
@@ -87,9 +88,26 @@ def install(caller: Any) -> None:
     install_runtime(WorkerRuntime(caller))
 
 
-def run_service(runtime: Runtime | None, name: str, args: tuple, kwargs: dict) -> Any:
-    """Run the runtime operation a worker's SDK frame names in ``runtime``, the host's (the
-    caller sets the context of the tool call it was made from); None: as outside Vis."""
+class LoopServed(Protocol):
+    """A runtime some of whose operations are coroutines on the host's loop (the host's)."""
+
+    def on_loop(self, operation: str) -> Callable[..., Awaitable[Any]] | None:
+        """The coroutine function serving ``operation`` on the loop; None: the synchronous
+        operation serves it."""
+        ...
+
+
+async def serve_sdk(
+    runtime: Runtime | None,
+    name: str,
+    args: tuple,
+    kwargs: dict,
+    in_thread: Callable[[Callable[[], Any]], Awaitable[Any]],
+) -> Any:
+    """Serve the runtime operation a worker's SDK frame names with ``runtime``, the host's
+    (the caller runs this in the context of the tool call it was made from; None: as outside
+    Vis): awaited on the loop where the runtime serves it there, else in a thread
+    (``in_thread``: what it does may block, a store or a file)."""
     operation = name.removeprefix(RUNTIME)
     if not name.startswith(RUNTIME) or operation not in operations():
         raise LookupError(f"{operation!r} is not an operation of the SDK runtime")
@@ -97,4 +115,8 @@ def run_service(runtime: Runtime | None, name: str, args: tuple, kwargs: dict) -
         from vis_core.extension.outside import OUTSIDE
 
         runtime = OUTSIDE
-    return getattr(runtime, operation)(*args, **kwargs)
+    on_loop = getattr(runtime, "on_loop", None)
+    served = None if on_loop is None else cast(LoopServed, runtime).on_loop(operation)
+    if served is not None:
+        return await served(*args, **kwargs)
+    return await in_thread(partial(getattr(runtime, operation), *args, **kwargs))

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 from vis_core.agent.deps import SessionModel
 from vis_core.agent.session import AgentSession
 from vis_core.extension_host.host_port import HostPort
-from vis_core.extension_host.loaded import ExtensionLock
 from vis_core.providers.base import ModelChoice
 from vis_core.subagents.council import Council
 
@@ -85,9 +84,6 @@ class SdkPort:
 
     async def move_to_group(self, session_id: str, group: str) -> None:
         await self.settings.move_to_group(session_id, group)
-
-    def extension_lock(self, owner: str) -> ExtensionLock | None:
-        return self.catalog.lock(owner)
 
     def register_mcp_server(self, owner: str, server: McpServer) -> None:
         self.mcp.register(owner, server)

@@ -1,14 +1,15 @@
 """``vis.council``: the Council handle of the bound session, for trusted extension code: the
-model's ``run_session`` and ``consult``, as blocking calls of an extension's callback."""
+model's ``run_session`` and ``consult``, served on the host's loop (blocking calls of an
+extension's callback in its worker)."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension_host.gateway import loop_of, require_change
+from vis_core.extension_host.gateway import require_change
 from vis_core.subagents.mirror import CallSite
 from vis_core.subagents.service import SubagentError, failure
-from vis_core.system.loops import run_on_loop
 
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
@@ -30,7 +31,7 @@ class Council:
     def __repr__(self) -> str:
         return "<vis.council>"
 
-    def run_session(
+    async def run_session(
         self,
         request: str,
         model: str | None = None,
@@ -41,8 +42,7 @@ class Council:
         'provider/model' (default: the session's); ``read_only=False``: the child may change
         files, in a draft of its own."""
         call, parent = self._bound("vis.council.run_session()")
-        answer = self._wait(
-            call,
+        answer = await self._wait(
             parent,
             self._subagents.run(
                 parent, request, model=model, read_only=read_only is not False, site=_site(call)
@@ -53,13 +53,15 @@ class Council:
             raise SubagentError(failure("vis.council.run_session()", answer))
         return answer.text()
 
-    def consult(self, session: Any, question: str, timeout: float | None = None) -> dict[str, Any]:
+    async def consult(
+        self, session: Any, question: str, timeout: float | None = None
+    ) -> dict[str, Any]:
         """Ask stored session ``session`` (an id, a prefix, a marker or a ``list_sessions()``
         row) ``question`` in a read-only fork of it: ``session_id``, ``title``, ``answer`` and
         ``fork_id``. The original session never changes."""
         call, parent = self._bound("vis.council.consult()")
         coro = self._subagents.consult(parent, session, question, site=_site(call))
-        return self._wait(call, parent, coro, timeout)
+        return await self._wait(parent, coro, timeout)
 
     def _bound(self, what: str) -> tuple[CallContext, AgentSession]:
         call = require_change(what)
@@ -72,14 +74,14 @@ class Council:
             )
         return call, parent  # type: ignore[return-value]
 
-    def _wait(self, call: CallContext, parent: AgentSession, coro: Any, timeout: float | None):
-        """Run ``coro`` on the host loop; the calling extension's lock is released meanwhile,
-        so that the child may call the extension's tools too."""
+    async def _wait(self, parent: AgentSession, coro: Any, timeout: float | None) -> Any:
+        """Await ``coro`` (``timeout`` seconds at most: then TimeoutError and the child is
+        cancelled); the calling extension is marked as waiting on its session meanwhile, so
+        that the child may call the extension's tools too."""
         from vis_core.extension_host.sessions_api import _parked
 
-        loop = loop_of(call, self._host)
         with _parked(self._host, parent.id):
-            return run_on_loop(loop, coro, timeout)
+            return await asyncio.wait_for(coro, timeout)
 
 
 def _site(call: CallContext) -> CallSite:

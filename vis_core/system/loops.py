@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextvars
-import threading
 from collections.abc import Coroutine, Iterable
 from typing import Any, TypeVar
 
@@ -43,69 +41,19 @@ async def end_tasks(tasks: Iterable[asyncio.Future[Any]], *, cancel: bool = True
         await asyncio.gather(*pending, return_exceptions=True)
 
 
-class Waits:
-    """What one served call waits on through :func:`run_on_loop`, so that its caller can stop
-    it (a worker whose tool was cancelled while it waited on ``vis.tools``)."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._stopped = False
-        self._future: concurrent.futures.Future[Any] | None = None
-
-    def stop(self) -> None:
-        """Cancel what the call waits on now, and any wait it begins after."""
-        with self._lock:
-            self._stopped = True
-            future = self._future
-        if future is not None:
-            future.cancel()
-
-    def _begin(self, future: concurrent.futures.Future[Any]) -> None:
-        with self._lock:
-            self._future = future
-            stopped = self._stopped
-        if stopped:
-            future.cancel()
-
-    def _end(self) -> None:
-        with self._lock:
-            self._future = None
-
-
-# the waits of the served call this code runs for (set by who serves it)
-current_waits: contextvars.ContextVar[Waits | None] = contextvars.ContextVar(
-    "vis_waits", default=None
-)
-
-
-def run_on_loop(
-    loop: asyncio.AbstractEventLoop | None,
-    coro: Coroutine[Any, Any, T],
-    timeout: float | None = None,
-) -> T:
-    """Run ``coro`` on ``loop`` from a thread and wait for it (``timeout`` seconds at most);
-    the served call's :class:`Waits` can stop it."""
+def run_on_loop(loop: asyncio.AbstractEventLoop | None, coro: Coroutine[Any, Any, T]) -> T:
+    """Run ``coro`` on ``loop`` from a thread and wait for it: the synchronous face of op
+    hooks, for the host's own threads (a file tool's, a draft's)."""
     if loop is None or loop.is_closed():
         coro.close()
         raise RuntimeError("the Vis host is not running any more; the call was not made")
     if on_loop(loop):
         coro.close()
         raise RuntimeError(
-            "this SDK call blocks until Vis answers, so it cannot run on Vis's own event loop; "
-            "call it from a synchronous extension function"
+            "this call waits until Vis's event loop has run it, so it cannot run on that loop; "
+            "await the coroutine instead"
         )
-    future = asyncio.run_coroutine_threadsafe(coro, loop)
-    waits = current_waits.get()
-    if waits is not None:
-        waits._begin(future)
-    try:
-        return future.result(timeout)
-    except TimeoutError:
-        future.cancel()
-        raise
-    finally:
-        if waits is not None:
-            waits._end()
+    return asyncio.run_coroutine_threadsafe(coro, loop).result()
 
 
 def post(

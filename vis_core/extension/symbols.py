@@ -9,12 +9,13 @@ import keyword
 import types
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from vis_core.contracts.build import callable_spec
 from vis_core.contracts.resolve import unwrap_chain
-from vis_core.contracts.specs import CONTRACT_VERSION, ToolSpec
 from vis_core.model.activity import Activity, SymbolTag
+
+if TYPE_CHECKING:
+    from vis_core.contracts.specs import ToolSpec
 
 F = TypeVar("F")
 
@@ -97,6 +98,9 @@ class SymbolEntry:
     activity: Activity | None
 
     def spec(self) -> ToolSpec:
+        # here: a session's worker loads extensions without describing their tools
+        from vis_core.contracts.build import callable_spec
+
         return callable_spec(self.fn, name=self.path, tag=self.tag)
 
 
@@ -201,6 +205,8 @@ class Symbol:
         """Fresh portable data: a callable contract, or a namespace with its public members."""
         if not self.is_namespace:
             return self.entries[0].spec().to_contract()
+        from vis_core.contracts.specs import CONTRACT_VERSION
+
         return {
             "version": CONTRACT_VERSION,
             "name": self.name,

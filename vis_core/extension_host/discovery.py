@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import vis_core
-from vis_core import installed
 from vis_core.model.extensions import ExtensionSource
 from vis_core.paths import ControlSnapshot, take_snapshot
 
@@ -158,6 +157,8 @@ def scan_snapshot(snapshot: ControlSnapshot, taken: set[str]) -> list[Candidate]
 
 def scan_packages() -> list[Candidate]:
     """Installed packages declaring the ``vis.extensions`` entry-point group."""
+    from vis_core import installed  # here: a session's worker reads only ``Candidate``
+
     found: list[Candidate] = []
     for name, module, dist in installed.entry_points(ENTRY_POINT_GROUP):
         try:

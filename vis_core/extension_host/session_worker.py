@@ -229,7 +229,6 @@ class WorkerHandler:
         """Load each entry file; the problems by extension name (none when all loaded)."""
         from vis_core.extension_host.discovery import Candidate
         from vis_core.extension_host.entry import EntryFailed, execute_entry
-        from vis_core.extension_host.symbol_tools import symbol_host_tools
 
         self.place = SessionPlace(
             session_id=place.get("session_id"),
@@ -252,12 +251,14 @@ class WorkerHandler:
             self._hooks[declaration.name] = tuple(declaration.op_hooks)
             for command in declaration.slash_commands:
                 self._commands[(declaration.name, command.name)] = command.run
+            # each tool by its dotted name, as the host's ``HostTool`` names it (the host
+            # built those, with their contracts, from the registration worker's report)
             for symbol in declaration.symbols:
-                for tool in symbol_host_tools(symbol, owner=declaration.name):
-                    activity = tool.activity
-                    self._tools[(declaration.name, tool.name)] = _Tool(
-                        tool.fn,
-                        not inspect.iscoroutinefunction(tool.fn),
+                for entry in symbol.entries:
+                    activity = entry.activity
+                    self._tools[(declaration.name, entry.path)] = _Tool(
+                        entry.fn,
+                        not inspect.iscoroutinefunction(entry.fn),
                         None if activity is None else activity.render,
                     )
         return problems

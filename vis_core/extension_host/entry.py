@@ -4,15 +4,18 @@ from __future__ import annotations
 import __future__
 
 import importlib.util
+import os
 import sys
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType, ModuleType
+from typing import Any
 
 from vis_core.extension.declarations import Extension, registering
 from vis_core.extension_host.discovery import Candidate
+from vis_core.model.extensions import ExtensionSource
 
 
 @dataclass(frozen=True)
@@ -37,11 +40,30 @@ class EntryFailed(Exception):
         self.error = error
 
 
+_ANNOTATIONS = __future__.annotations.compiler_flag
+
+
 def compile_entry(source: bytes | str, filename: str) -> CodeType:
     """Compile an entry file as if it began with ``from __future__ import annotations``."""
-    return compile(
-        source, filename, "exec", flags=__future__.annotations.compiler_flag, dont_inherit=True
-    )
+    return compile(source, filename, "exec", flags=_ANNOTATIONS, dont_inherit=True)
+
+
+def _bundled_code(candidate: Candidate, loader: Any) -> CodeType | None:
+    """A bundled entry file's code from its bytecode file, when one is there, is fresh and
+    was compiled with postponed annotations (Vis's own files, compiled when Vis is
+    installed); else None. Never for another source's file: its bytecode files are not
+    Vis's (a project's are the checkout's)."""
+    if candidate.source is not ExtensionSource.BUNDLED or candidate.sources:
+        return None
+    if not os.path.isfile(importlib.util.cache_from_source(str(candidate.entry_file))):
+        return None  # the loader would compile it (without the flag) and not keep it
+    try:
+        code = loader.get_code(candidate.module_name)
+    except (ImportError, OSError, SyntaxError, ValueError):  # compiled below, errors said
+        return None
+    if not isinstance(code, CodeType) or not code.co_flags & _ANNOTATIONS:
+        return None
+    return code
 
 
 def forget_module(name: str) -> None:
@@ -120,8 +142,9 @@ def execute_entry(
     module.__dict__.update(build)
     sys.modules[candidate.module_name] = module
     try:
-        source = _source(candidate)
-        code = compile_entry(source, str(candidate.entry_file))
+        code = _bundled_code(candidate, spec.loader)
+        if code is None:
+            code = compile_entry(_source(candidate), str(candidate.entry_file))
         with registering(candidate.entry_file, environment) as registration:
             exec(code, module.__dict__)
     except (Exception, SystemExit) as exc:  # sys.exit in an entry file must not end Vis

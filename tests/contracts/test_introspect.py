@@ -9,11 +9,7 @@ from typing import Any
 
 import pytest
 
-from vis_core.contracts.introspect import (
-    annotation_from_text,
-    contract_function,
-    signature_from_contract,
-)
+from vis_core.contracts.introspect import contract_function, signature_from_contract
 from vis_core.extension.symbols import Symbol
 from vis_core.extension_host.symbol_tools import tool_contract
 
@@ -85,6 +81,10 @@ def test_variadic_and_unannotated_parameters() -> None:
     signature = signature_from_contract(contract)
     assert str(signature) == contract["signature"]
     assert signature.return_annotation is inspect.Signature.empty
+
+
+def annotation_from_text(text: str) -> Any:
+    return signature_from_contract({"signature": f"() -> {text}"}).return_annotation
 
 
 def test_annotation_resolution_from_text() -> None:

@@ -32,17 +32,9 @@ def _static_names() -> dict[str, Any]:
 _NAMES = _static_names()
 
 
-def annotation_from_text(text: str) -> Any:
-    """Resolve annotation text statically: builtins, ``typing`` and ``collections.abc`` names,
-    unions and subscripts become real objects; other names stay forward-reference strings."""
-    try:
-        node = ast.parse(text, mode="eval").body
-    except SyntaxError:
-        return text
-    return _annotation(node)
-
-
 def _annotation(node: ast.expr) -> Any:
+    """An annotation resolved statically: builtins, ``typing`` and ``collections.abc`` names,
+    unions and subscripts become real objects; other names stay forward-reference strings."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name):

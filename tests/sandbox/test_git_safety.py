@@ -158,3 +158,21 @@ def test_a_driver_added_later_to_an_included_config_file_is_switched_off(tmp_pat
     assert not marker.exists()
     git(workspace, "diff", "--cached")  # the person's own git: the attack is real
     assert marker.exists()
+
+
+def test_git_diff_shows_the_diff_with_diff_external_switched_off(workspace: Path) -> None:
+    """``diff.external`` is set empty on the command line, which plain ``git diff`` tried to
+    run ("external diff died"): ``vis.git("diff")`` in an extension failed on every change.
+    A repository's own ``diff.external`` still runs nothing."""
+    make_repo(workspace)
+    marker = workspace.parent / "ran.txt"
+    script = workspace.parent / "run.sh"
+    script.write_text(f"#!/bin/sh\necho ran >> {marker}\n")
+    script.chmod(0o755)
+    git(workspace, "config", "diff.external", str(script))
+    (workspace / "notes.txt").write_text("one\ntwo\n")
+    for args in (["diff"], ["--literal-pathspecs", "diff", "HEAD", "--", "notes.txt"]):
+        done = run_git(args, workspace)
+        assert done.returncode == 0, done.stderr
+        assert b"+two" in done.stdout
+    assert not marker.exists()

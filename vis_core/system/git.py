@@ -123,6 +123,22 @@ def driver_overrides(cwd: Path) -> list[str]:
     return pairs
 
 
+# git's own options that take a value, before the command
+_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path"})
+
+
+def _internal_diff(args: Sequence[str]) -> list[str]:
+    """``args`` with ``--no-ext-diff`` after a ``diff`` command: ``diff.external`` is switched
+    off as empty, which ``git diff`` would otherwise try to run (and fail: "external diff
+    died"). Other commands run an external diff only when asked (``--ext-diff``)."""
+    index = 0
+    while index < len(args) and args[index].startswith("-"):
+        index += 2 if args[index] in _VALUED else 1
+    if index < len(args) and args[index] == "diff":
+        return [*args[: index + 1], "--no-ext-diff", *args[index + 1 :]]
+    return list(args)
+
+
 def git_argv(
     args: Sequence[str],
     cwd: Path,
@@ -137,7 +153,7 @@ def git_argv(
     argv += driver_overrides(cwd)
     if jail_workspace is not None:
         argv += ["-C", str(cwd)]
-    argv += list(args)
+    argv += _internal_diff(args)
     if jail_workspace is None:
         return argv
     from vis_core.system.jail import jail_argv  # here: vis.GitFailed is imported without it

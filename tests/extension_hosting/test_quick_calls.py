@@ -130,3 +130,31 @@ async def test_every_call_is_one_activity_stored_in_order_on_either_path(
     # what the session published is what it stored
     published = [e for e in outcome.events if isinstance(e, ActivityStarted | ActivityEnded)]
     assert published == [e for e in stored if isinstance(e, ActivityStarted | ActivityEnded)]
+
+
+async def test_quick_calls_are_freed_without_the_cyclic_collector(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    """A quick call that ended leaves no reference cycle behind (its answer's future and its
+    context's ``publish`` held it): each call's objects are freed as it ends, so a stream of
+    calls neither waits for the collector nor grows the heap until it runs."""
+    import gc
+
+    from vis_core.agent.invoker import QuickCall
+
+    install_extension(vis_home, "quick", EXTENSION)
+    calls = MAX_HELD  # the bus fills too: some ends wait for a commit, in a task
+    write_script(
+        script_path, code_turn(f"for i in range({calls}):\n    await quick.echo(i)\nprint(i)")
+    )
+    host = await open_host(workspace, script_path)
+    gc.collect()
+    gc.disable()
+    try:
+        outcome = await run_turn(host)
+        alive = sum(1 for o in gc.get_objects() if type(o) is QuickCall)
+    finally:
+        gc.enable()
+        await host.close()
+    assert outcome.printed(0) == calls - 1
+    assert alive == 0

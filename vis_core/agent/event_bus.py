@@ -139,15 +139,18 @@ class EventBus:
         """:meth:`emit` an Activity's event from the loop without waiting, when it is held
         for a later commit (as most are); False, and nothing done, when the held events are
         as many as one commit takes: then ``await emit(event)``, which commits them."""
-        with self._lock:
-            if len(self._held) + 1 >= MAX_HELD:
+        timed = self._hold_timer is not None  # else the first held since a commit
+        if not timed:  # where a commit publishes (also one a read on another thread makes)
+            self._loop = asyncio.get_running_loop()
+        with self._lock:  # one look: the count, then the event itself
+            held = self._held  # (a commit swaps it)
+            if len(held) + 1 >= MAX_HELD:
                 return False
-        self._watch(event)
-        loop = self._loop = asyncio.get_running_loop()
-        with self._lock:
-            self._held.append(event)
-        if self._hold_timer is None:
-            self._hold_timer = loop.call_later(HOLD, self.flush)
+            held.append(event)
+        self._watch(event)  # before it is published, which waits for the loop
+        if not timed:
+            assert self._loop is not None
+            self._hold_timer = self._loop.call_later(HOLD, self.flush)
         return True
 
     def _watch(self, event: Event) -> None:

@@ -75,9 +75,12 @@ class CallPosition:
         self._site = site
 
 
+_CROSSING = frozenset({Encoded, type(None), bool, int, float, str, bytes})  # always cross
+
+
 def returnable(value: Any) -> None:
     """Raise when ``value`` cannot cross back to the sandbox (an Activity then fails)."""
-    if type(value) is Encoded or isinstance(value, HostHandle):  # Encoded: it crosses as is
+    if type(value) in _CROSSING or isinstance(value, HostHandle):  # Encoded: it crosses as is
         return
     from vis_core.ipc.values import encode  # msgspec: only once a call returns to the sandbox
 
@@ -150,6 +153,8 @@ class ToolInvoker:
             runtime=runtime,
             activities=self,
         )
+        # per tool, what each quick call's record and context start from (see ``_quick_bases``)
+        self._bases: dict[str, tuple[HostTool, ActivityRecord, CallContext]] = {}
 
     @property
     def workspace(self) -> Path:
@@ -162,6 +167,7 @@ class ToolInvoker:
         self._blank_context = dataclasses.replace(
             self._blank_context, workspace_root=workspace, project_root=project_root
         )
+        self._bases = {}
 
     def _live_session(self) -> object | None:
         """The agent session of the calls (looked up until it exists: it is made after this)."""
@@ -241,19 +247,15 @@ class ToolInvoker:
                 self.call_state.refuse_waiting(owner, name)
             except RuntimeError:
                 return None  # refused, with its Activity: :meth:`call`
-        show_start = activity.show_start if activity is not None else True
         quick = QuickCall(self, tool, answer, (args, kwargs) if drawn else None)
+        base_record, base_context = self._quick_bases(tool, quick.loop)
         site = self._position.site
         context = _evolve(
-            self._blank_context,
-            owner=owner,
+            base_context,
             publish=quick.publish,
-            loop=quick.loop,
             activity_id=(record_id := activity_id()),  # calls made from here show under it
             turn_id=site.turn_id,
             iteration_id=site.iteration_id,
-            callers=(),
-            session=self._live_session(),
             unanswered_forms=[],  # the call's own
         )
         answered = _Answered(quick)
@@ -264,24 +266,52 @@ class ToolInvoker:
             return None
         if sent is None:  # its worker must start first, or a cancelled call end
             return None
-        # sent first: its Activity is recorded while the worker runs it
-        quick.record = record = self.new_record(
-            name,
-            activity.label if activity is not None else name,
-            tag=tool.tag,
-            owner=owner,
-            parent_id=None,
-            show_start=show_start,
-            record_id=record_id,
+        # sent first: its Activity is recorded while the worker runs it (as new_record makes it)
+        quick.record = record = _evolve(
+            base_record,
+            id=record_id,
+            turn_id=site.turn_id,
+            iteration_id=site.iteration_id,
+            started_at=time.time(),
+            form=site.form,
         )
         quick.context = context
-        if show_start:
+        if record.show_start:
             started = ActivityStarted(self._session_id, activity=record)
             if not hold(started):  # the bus commits first
                 quick.starting = keep(self._quick_ends, quick.loop.create_task(self._emit(started)))
             quick.shown = True
         quick.sent(runner, *sent, answered)
         return quick
+
+    def _quick_bases(
+        self, tool: HostTool, loop: asyncio.AbstractEventLoop
+    ) -> tuple[ActivityRecord, CallContext]:
+        """What each quick call of ``tool`` copies with its own fields: its record as
+        :meth:`new_record` makes it, its context as :meth:`_invoke` makes it (made once per
+        tool and session; again after a reload, a move into a draft, or before the session
+        is found)."""
+        bases = self._bases.get(tool.name)
+        if bases is not None and bases[0] is tool and bases[2].loop is loop:
+            return bases[1], bases[2]
+        activity = tool.activity
+        record = _evolve(
+            self._blank_record,
+            tool=tool.name,
+            tag=tool.tag,
+            presentation=_headline_only(activity.label if activity is not None else tool.name),
+            owner=tool.owner,
+            show_start=activity.show_start if activity is not None else True,
+            handle_id=None,
+            parent_id=None,
+        )
+        session = self._live_session()
+        context = _evolve(
+            self._blank_context, owner=tool.owner, loop=loop, callers=(), session=session
+        )
+        if session is not None:
+            self._bases[tool.name] = (tool, record, context)
+        return record, context
 
     async def settle(self) -> None:
         """Wait until the ends of quick calls still being recorded are (the session closes)."""
@@ -630,6 +660,22 @@ class QuickCall:
     the render of a failure. ``given``: the call's arguments, when its render callback draws
     it (success with the call, in the worker)."""
 
+    __slots__ = (
+        "_invoker",
+        "_tool",
+        "_given",
+        "record",
+        "_answer",
+        "loop",
+        "context",
+        "shown",
+        "starting",
+        "done",
+        "_pending",
+        "_finishing",
+        "_sent",
+    )
+
     def __init__(
         self,
         invoker: ToolInvoker,
@@ -683,6 +729,7 @@ class QuickCall:
         self.done = True
         assert self._sent is not None
         runner, channel, call_id, answered = self._sent
+        self._sent = None
         answered.cancel()  # as a task cancels what it awaits: a late answer is dropped
         runner.abandon(channel, call_id, self._tool.name)
         record = dataclasses.replace(
@@ -706,6 +753,7 @@ class QuickCall:
         self.done = True
         assert self._sent is not None
         runner, channel = self._sent[0], self._sent[1]
+        self._sent = None  # (it holds ``answered``, which holds this: freed without the GC)
         drawn: tuple[Any, str | None] | None = None  # (presentation, problem) of its success
         try:
             value = runner.answer(self._tool, channel, answered, render=self._given is not None)
@@ -746,7 +794,8 @@ class QuickCall:
             assert hold is not None
             while events and hold(events[0]):
                 del events[0]
-            if not events:
+            if not events:  # ended: its context (whose ``publish`` holds this) is let go
+                self.context = None
                 return
         pending, starting = self._pending, self.starting
 
@@ -774,6 +823,8 @@ class QuickCall:
                 else:
                     self._answer(exc, None)
                 return
+            finally:
+                self.context = None  # as for an end held at once (see above)
             if not quick:
                 self._answer(error, value)
 

@@ -391,11 +391,9 @@ class SessionWorker:
             raise
         except ChannelClosed:
             raise ChildGone(self._why(tool, channel)) from None
-        from vis_core.ipc.trusted import decode_from_worker  # loaded with the first worker
-
         if render:  # (value, presentation, problem): only the value is encoded
-            return (decode_from_worker(answer[0], keep_encoded=True), *answer[1:])
-        return decode_from_worker(answer, keep_encoded=True)
+            return (_from_worker(answer[0]), *answer[1:])
+        return _from_worker(answer)
 
     def send(
         self,
@@ -433,11 +431,9 @@ class SessionWorker:
             value = answered.result()
         except ChannelClosed:
             raise ChildGone(self._why(tool, channel)) from None
-        from vis_core.ipc.trusted import decode_from_worker  # loaded with the first worker
-
         if render:  # (value, presentation, problem): only the value is encoded
-            return (decode_from_worker(value[0], keep_encoded=True), *value[1:])
-        return decode_from_worker(value, keep_encoded=True)
+            return (_from_worker(value[0]), *value[1:])
+        return _from_worker(value)
 
     def abandon(self, channel: Channel, call_id: int, what: str) -> None:
         """The caller of call ``call_id`` was cancelled: cancel it in the worker (which is
@@ -659,6 +655,21 @@ class SessionWorker:
             if reason is not None and self._proc is not None and self._proc.running:
                 self._death = self._death or reason
             self._stop_process()
+
+
+_decode: Callable[..., Any] | None = None  # decode_from_worker, once a worker answered
+
+
+def _from_worker(value: Any) -> Any:
+    """A tool's value as its worker answered it, packed values kept so
+    (:func:`~vis_core.ipc.trusted.decode_from_worker`, loaded with the first answer: not
+    imported per call)."""
+    global _decode
+    if _decode is None:
+        from vis_core.ipc.trusted import decode_from_worker
+
+        _decode = decode_from_worker
+    return _decode(value, keep_encoded=True)
 
 
 def _waiting() -> frozenset[str]:

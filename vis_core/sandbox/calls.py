@@ -14,7 +14,10 @@ import os
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+import msgspec
+
 from vis_core.ipc import values as wire
+from vis_core.ipc.encoded import Encoded
 from vis_core.ipc.framing import READ_CHUNK, FrameReader, ProtocolError, check_in_flight
 from vis_core.ipc.messages import (
     CancelCall,
@@ -218,6 +221,8 @@ class ChildCalls:
     ) -> bytes:
         """The ``Result`` frame of call ``rid``: ``value``, or ``error`` (also when ``value``
         cannot be written); ``origin``: the tool a handle in it came from."""
+        if error is None and type(value) is Encoded:  # packed by its worker: as it is
+            return framed(Result(rid, True, msgspec.Raw(value.data)))
         if error is None:
 
             def handle_out(obj: HostHandle) -> dict[str, Any]:

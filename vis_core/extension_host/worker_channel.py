@@ -27,7 +27,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
 from functools import partial
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
 from vis_core.ipc.framing import FrameReader, FrameWriter, ProtocolError
 from vis_core.ipc.messages import (
@@ -78,10 +78,11 @@ class Handler(Protocol):
     def cancel(self, call_id: int) -> None: ...
 
 
-class LoopHandler(Protocol):
-    """A handler that serves every call of the other side as a task on the channel's loop:
-    ``start`` begins it (on the loop); the channel answers when it ends and cancels it when the
-    other side cancels the call."""
+class LoopHandler(Handler, Protocol):
+    """A handler that serves the other side's calls as tasks on the channel's loop: ``start``
+    begins one (on the loop); the channel answers when it ends and cancels it when the other
+    side cancels the call. A call that comes while the loop itself waits on the other side
+    (it reads the pipe in :meth:`Channel.wait`) goes to ``serve``, in a thread."""
 
     def start(self, call: Call, args: tuple, kwargs: dict) -> asyncio.Future[Any]: ...
 
@@ -103,7 +104,7 @@ class Channel:
         self,
         fd_in: int,
         fd_out: int,
-        handler: Handler | LoopHandler,
+        handler: Handler,
         *,
         name: str,
         on_close: Callable[[], None] | None = None,
@@ -466,7 +467,7 @@ class Channel:
         try:
             if isinstance(arguments, Exception):
                 raise arguments
-            value = cast(Handler, self._handler).serve(call, *arguments)
+            value = self._handler.serve(call, *arguments)
             if type(value) is Later:  # answered when its future is (on the loop)
                 value.future.add_done_callback(partial(self._answer_later, call.id))
                 return
@@ -629,9 +630,10 @@ class Channel:
         elif isinstance(frame, Call):
             # read here, in frame order, so a later release cannot drop what it lends
             work = (frame, self._arguments(frame))
-            if self._start is not None:
+            if self._start is not None and not (self._on_loop() and not self._reading_loop):
                 self._serve_on_loop(*work)
                 return
+            # else the loop waits on the other side here (``wait``): a task would wait for it
             if (
                 self._reading_loop
                 and self._kept is None
@@ -652,7 +654,7 @@ class Channel:
         elif self._start is not None:
             self._on_the_loop(self._cancel_task, frame.id)
         else:
-            cast(Handler, self._handler).cancel(frame.id)
+            self._handler.cancel(frame.id)
 
     # -- serving on the loop ----------------------------------------------------------------
 

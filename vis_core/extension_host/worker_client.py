@@ -39,7 +39,12 @@ from vis_core.extension.metadata import build_metadata
 from vis_core.extension.runtime import Runtime
 from vis_core.extension_host.environment import resolve_names
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
-from vis_core.extension_host.worker_sdk import SETTING_VALUE, serve_sdk
+from vis_core.extension_host.worker_sdk import (
+    SETTING_VALUE,
+    loop_waits,
+    serve_sdk,
+    serve_sdk_waiting,
+)
 from vis_core.ipc.kinds import CallbackKind, ChannelClosed, TargetKind
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.environ import Audience, child_environment
@@ -122,6 +127,21 @@ class _HostHandler:
         return await asyncio.get_running_loop().run_in_executor(self._pool, context.run, fn)
 
     def start(self, call: Call, args: tuple, kwargs: dict) -> asyncio.Future[Any]:
+        coro = self._served(call, args, kwargs)
+        return asyncio.get_running_loop().create_task(coro, context=self._context(call))
+
+    def serve(self, call: Call, args: tuple, kwargs: dict) -> Any:
+        """A call that came while the loop waits on the worker (it runs a function of an
+        extension there, a form's check, which calls back): served in this thread; one that
+        needs the loop is refused, as the loop runs again only once the worker answers."""
+        return self._context(call).run(self._served_waiting, call, args, kwargs)
+
+    def cancel(self, call_id: int) -> None:
+        """Nothing to stop: a call served in a thread (:meth:`serve`) needs no loop."""
+
+    def _context(self, call: Call) -> contextvars.Context:
+        """What ``call`` runs in: a copy of the context of the call it was made from (the
+        tool's: its session, extension and Activity)."""
         assert self.channel is not None
         context = self.channel.context_of(call.parent)
         context = contextvars.copy_context() if context is None else context.copy()
@@ -131,8 +151,7 @@ class _HostHandler:
         from vis_core.extension_host.worker_channel import serving  # loaded with the channel
 
         context.run(serving.set, call.id)  # calls back to the worker name the call they serve
-        coro = self._served(call, args, kwargs)
-        return asyncio.get_running_loop().create_task(coro, context=context)
+        return context
 
     def close(self) -> None:
         """The worker is gone: its threads end once what they run returns."""
@@ -155,6 +174,24 @@ class _HostHandler:
             result = await self._in_thread(partial(run_method, value, call.name, args, kwargs))
             if inspect.isawaitable(result):  # a built-in handle's `await sh.wait(30)`
                 return await result
+            return result
+        raise LookupError(f"the host does not serve {call.target} calls from a worker")
+
+    def _served_waiting(self, call: Call, args: tuple, kwargs: dict) -> Any:
+        assert self.channel is not None
+        if call.target is TargetKind.SDK:
+            runtime = None if self._place is None else self._place.runtime
+            return serve_sdk_waiting(serving_runtime(runtime), call.name, args, kwargs)
+        if call.target is TargetKind.OBJECT and call.ref is not None:
+            from vis_core.ipc.trusted import run_method
+
+            value = self.channel.exports.get(call.ref)
+            if _async_method(value, call.name):
+                raise RuntimeError(loop_waits(f"{type(value).__name__}.{call.name}()"))
+            result = run_method(value, call.name, args, kwargs)
+            if inspect.iscoroutine(result):
+                result.close()
+                raise RuntimeError(loop_waits(f"{type(value).__name__}.{call.name}()"))
             return result
         raise LookupError(f"the host does not serve {call.target} calls from a worker")
 

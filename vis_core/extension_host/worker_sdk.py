@@ -97,6 +97,21 @@ class LoopServed(Protocol):
         ...
 
 
+def _served_by(runtime: Runtime | None, name: str) -> tuple[Runtime, str, Any]:
+    """The runtime (None: as outside Vis), the operation a worker's SDK frame names, and the
+    coroutine function serving it on the loop (None: the synchronous operation serves it)."""
+    operation = name.removeprefix(RUNTIME)
+    if not name.startswith(RUNTIME) or operation not in operations():
+        raise LookupError(f"{operation!r} is not an operation of the SDK runtime")
+    if runtime is None:
+        from vis_core.extension.outside import OUTSIDE
+
+        runtime = OUTSIDE
+    on_loop = getattr(runtime, "on_loop", None)
+    served = None if on_loop is None else cast(LoopServed, runtime).on_loop(operation)
+    return runtime, operation, served
+
+
 async def serve_sdk(
     runtime: Runtime | None,
     name: str,
@@ -108,15 +123,24 @@ async def serve_sdk(
     (the caller runs this in the context of the tool call it was made from; None: as outside
     Vis): awaited on the loop where the runtime serves it there, else in a thread
     (``in_thread``: what it does may block, a store or a file)."""
-    operation = name.removeprefix(RUNTIME)
-    if not name.startswith(RUNTIME) or operation not in operations():
-        raise LookupError(f"{operation!r} is not an operation of the SDK runtime")
-    if runtime is None:
-        from vis_core.extension.outside import OUTSIDE
-
-        runtime = OUTSIDE
-    on_loop = getattr(runtime, "on_loop", None)
-    served = None if on_loop is None else cast(LoopServed, runtime).on_loop(operation)
+    runtime, operation, served = _served_by(runtime, name)
     if served is not None:
         return await served(*args, **kwargs)
     return await in_thread(partial(getattr(runtime, operation), *args, **kwargs))
+
+
+def serve_sdk_waiting(runtime: Runtime | None, name: str, args: tuple, kwargs: dict) -> Any:
+    """:func:`serve_sdk` in a thread while the host's loop waits on the worker (Vis runs an
+    extension's function there, a form's check): an operation served on the loop is refused,
+    as the loop could run it only after the worker answers."""
+    runtime, operation, served = _served_by(runtime, name)
+    if served is not None:
+        raise RuntimeError(loop_waits(f"vis {operation}"))
+    return getattr(runtime, operation)(*args, **kwargs)
+
+
+def loop_waits(what: str) -> str:
+    return (
+        f"{what} waits on Vis's event loop, which waits on your extension now (Vis runs one "
+        "of its functions, such as a form's check); make the call from the tool instead"
+    )

@@ -126,3 +126,18 @@ def test_run_shows_the_last_lines_a_block_printed(workspace, vis_home, tmp_path)
     blocks = [json.loads(line) for line in result.stdout.splitlines()]
     (whole, _) = [e["stdout"] for e in blocks if e["type"] == "BlockFinished"]
     assert whole.startswith("step 1\nstep 2\n") and whole.count("\n") == 32
+
+
+def test_run_counts_the_earlier_lines_the_sandbox_cut_off():
+    """Under a cut output's note, the count of earlier lines is of every line the block
+    printed (2,000), not of the lines the model's copy kept."""
+    from vis_core.printmode import printed_lines
+    from vis_core.sandbox.output import TailBuffer
+
+    printed = TailBuffer()
+    for i in range(2000):
+        printed.add(f"line {i} {'x' * 50}\n")
+    note, earlier, *last = printed_lines(printed.text())
+    assert "[Output truncated: showing the last " in note
+    assert earlier == "  [dim]│ … 1,990 earlier lines[/]"
+    assert last[-1] == "  [dim]│[/] line 1999 " + "x" * 50

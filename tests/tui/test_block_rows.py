@@ -182,3 +182,20 @@ def test_a_long_block_s_counts_read_as_the_rest_of_vis_writes_them() -> None:
     assert more.strip() == "… 1,201 more lines"
     one = str(block_content(BlockInfo("i2", "a\nb\nc\nd", ended=True, stdout="ok\n")))
     assert "· 4 lines · printed 1 line\n" in one and "… 1 more line" in one
+
+
+def test_a_cut_output_s_row_counts_every_line_the_block_printed() -> None:
+    """A block printed 2,000 lines of which the model's copy keeps the last 914 (50 KB): the
+    row says 2,000 lines were printed, not the 916 lines of the kept copy and its note."""
+    from vis_core.sandbox.output import TailBuffer
+    from vis_tui.block_info import BlockInfo
+    from vis_tui.widgets.block_row import block_content
+
+    printed = TailBuffer()
+    for i in range(2000):
+        printed.add(f"line {i} ünïcödé 日本語 {'x' * 20}\n")
+    stdout = printed.text()
+    assert stdout.startswith("[Output truncated: showing the last ")
+    info = BlockInfo("i1", "for i in range(2000): print(i)", ended=True, stdout=stdout)
+    head = str(block_content(info)).split("\n")[0]
+    assert head.endswith("· 1 line · printed 2,000 lines"), head

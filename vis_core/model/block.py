@@ -69,6 +69,26 @@ def first_code_line(code: str, width: int = 80) -> str:
 
 OUTPUT_TAIL_LINES = 10  # lines of what a finished block printed that `vis run` shows
 _CUT_NOTE = "[Output truncated:"  # how the sandbox starts an output it cut (and saved)
+# the count the sandbox's note gives of every line the block printed
+_CUT_TOTAL = re.compile(r"showing the last [\d,]+ of ([\d,]+) lines")
+
+
+def _cut_note(stdout: str) -> tuple[str, str]:
+    """The sandbox's note in front of an output it cut (or ``""``) and the output after it."""
+    if stdout.startswith(_CUT_NOTE) and "\n\n" in stdout:
+        note, rest = stdout.split("\n\n", 1)
+        return note, rest
+    return "", stdout
+
+
+def printed_line_count(stdout: str) -> int:
+    """How many lines a block printed: the count in the sandbox's note when it cut the output
+    (what is kept is only its end), else the lines of ``stdout``."""
+    note, kept = _cut_note(stdout)
+    total = _CUT_TOTAL.search(note)
+    if total:
+        return int(total.group(1).replace(",", ""))
+    return len(kept.rstrip("\n").splitlines())
 
 
 @dataclass(frozen=True)
@@ -84,15 +104,15 @@ class OutputTail:
 def output_tail(stdout: str, lines: int = OUTPUT_TAIL_LINES, width: int = 160) -> OutputTail:
     """The last ``lines`` lines of ``stdout`` as a terminal shows them (a line redrawn with
     carriage returns, a progress bar, shows its last draw), each cut at ``width``."""
-    note = ""
-    if stdout.startswith(_CUT_NOTE) and "\n\n" in stdout:
-        note, stdout = stdout.split("\n\n", 1)
-    text = stdout.rstrip("\n")
+    note, kept = _cut_note(stdout)
+    text = kept.rstrip("\n")
     if not text.strip():
         return OutputTail((), 0, note)
     drawn = [line.rstrip("\r").rsplit("\r", 1)[-1] for line in text.split("\n")]
     shown = tuple(line if len(line) <= width else line[: width - 1] + "…" for line in drawn)
-    return OutputTail(shown[-lines:], max(0, len(shown) - lines), note)
+    # the earlier lines count those the sandbox cut off too
+    printed = printed_line_count(stdout) if note else len(shown)
+    return OutputTail(shown[-lines:], max(0, printed - lines), note)
 
 
 def code_line_count(code: str) -> int:

@@ -23,6 +23,7 @@ from vis_core.model.block import (
     code_line_count,
     error_line,
     format_duration,
+    printed_line_count,
 )
 from vis_tui.block_info import BlockInfo
 from vis_tui.widgets.activity import DisclosureHeader, is_frozen
@@ -67,7 +68,7 @@ def _details(info: BlockInfo, frozen: bool, running_for: float | None) -> str:
         running = "running" if running_for is None else f"running {format_duration(running_for)}"
         return " · ".join([running, *words])
     words.insert(0, "0.1s" if frozen else format_duration(info.duration))
-    printed = len(info.stdout.rstrip("\n").splitlines())
+    printed = printed_line_count(info.stdout)
     if printed:
         words.append(f"printed {plural(printed, 'line')}")
     return " · ".join(words)

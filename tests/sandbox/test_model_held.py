@@ -137,9 +137,17 @@ def loop(ctx):
     started.append(vis.jailed_shell("while :; do sleep 0.01; done # extension's"))
     return f"looping {started[-1].pid}"
 
+def touch(ctx):
+    started.append(vis.jailed_shell("touch started.txt # begun during a hold"))
+    return "touching"
+
 vis.register_extension(vis.Extension(
     name="looper", alias="looper", description="Leaves a jailed loop running.",
-    slash_commands=[vis.SlashCommand("loop", loop), vis.SlashCommand("ping", lambda ctx: "pong")],
+    slash_commands=[
+        vis.SlashCommand("loop", loop),
+        vis.SlashCommand("touch", touch),
+        vis.SlashCommand("ping", lambda ctx: "pong"),
+    ],
 ))
 """
 
@@ -166,6 +174,37 @@ async def test_a_jailed_command_an_extension_started_is_held_too(
             assert (await host.commands.run(session, "/ping")).title == "pong"  # the worker runs
         async with asyncio.timeout(60):  # continued once the hold ends
             while any(s == "T" for s, j, ln in _below(os.getpid()).values() if j and mine in ln):
+                await asyncio.sleep(0.01)
+    finally:
+        await host.close()
+
+
+async def test_a_jailed_command_an_extension_starts_during_a_hold_waits_for_its_end(
+    workspace: Path, vis_home: Path, tmp_path: Path
+) -> None:
+    """Before, a worker knew of no hold: a ``vis.jailed_shell`` started while Vis held the
+    model (git in a draft) ran the workspace's code then, unstopped."""
+    (vis_home / "config.toml").write_text("jail = true\n")
+    (vis_home / "extensions").mkdir()
+    (vis_home / "extensions" / "looper.py").write_text(textwrap.dedent(LOOPER))
+    script = tmp_path / "script.yaml"
+    script.write_text(yaml.safe_dump([{"text": "Done."}]))
+    host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
+    marker = workspace / "started.txt"
+    try:
+        session = await host.new_session()
+        assert (await host.commands.run(session, "/ping")).title == "pong"  # its worker runs
+        async with _held():
+            assert (await host.commands.run(session, "/touch")).title == "touching"
+            async with asyncio.timeout(60):  # its keeper is there, waiting to start it
+                while not any("begun during" in ln for _, _, ln in _below(os.getpid()).values()):
+                    await asyncio.sleep(0.01)
+            await asyncio.sleep(1.0)  # what it would have done by now, unheld
+            assert not marker.exists()
+            jailed = [line for _, j, line in _below(os.getpid()).values() if j]
+            assert not any("begun during" in line for line in jailed), jailed
+        async with asyncio.timeout(60):  # started once the hold ends
+            while not marker.exists():
                 await asyncio.sleep(0.01)
     finally:
         await host.close()

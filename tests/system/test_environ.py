@@ -12,6 +12,7 @@ import pytest
 
 from vis_core.system.environ import Audience, child_environment
 from vis_core.system.git import git_environment
+from vis_core.system.quiet import HOLD_ENV, hold_file
 from vis_core.system.shell import ShellManager
 
 HOST = {
@@ -68,6 +69,7 @@ def test_vis_workers_get_where_vis_keeps_its_files_and_no_pagers() -> None:
         "VIS_HOME": "/home/person/.vis",
         "XDG_CONFIG_HOME": "/home/person/.config",
         "VIRTUAL_ENV": "/home/person/.venv",
+        HOLD_ENV: hold_file(),  # the file this Vis locks while it holds the model
         "PROJECT_NAME": "acme",
     }
 

@@ -15,6 +15,8 @@ import os
 from collections.abc import Mapping
 from enum import StrEnum
 
+from vis_core.system.quiet import HOLD_ENV, hold_file
+
 
 class Audience(StrEnum):
     """Whose child it is: which names of the host environment it may see."""
@@ -84,8 +86,9 @@ QUIET = {"PAGER": "cat", "GIT_PAGER": "cat", "PYTHONUNBUFFERED": "1"}
 def _base(audience: Audience, source: Mapping[str, str]) -> dict[str, str]:
     if audience is Audience.INHERITED:
         return {**source, **QUIET}
-    if audience is Audience.VIS:
-        return {name: source[name] for name in VIS_NAMES if name in source}
+    if audience is Audience.VIS:  # a worker's jailed commands wait while Vis holds the model
+        kept = {name: source[name] for name in VIS_NAMES if name in source}
+        return {**kept, HOLD_ENV: hold_file()}
     if audience is Audience.INTERPRETER:
         found = {name: source[name] for name in INTERPRETER_NAMES if name in source}
         return {"PATH": os.defpath, **found}

@@ -11,23 +11,28 @@ second look finds its child). A stopped process cannot fork, rename or continue 
 checked then stays as checked until they continue. A command started meanwhile waits for the
 last holder to leave (its keeper starts it when told). A jailed command an extension starts
 (``vis.jailed_shell``) runs the workspace's code too (tests, a build, a language server): its
-keeper, below the extension's worker, is found by its command line and held as well; but it is
-not told to wait (the worker knows of no hold), so one started while a hold lasts runs. With
-the jail off there is none to stop, and no boundary to keep: the model's code reads and writes
-whatever this user can.
+keeper, below the extension's worker, is found by its command line and held as well; one the
+worker starts while a hold lasts waits for it to end: the holder locks a file (``HOLD_ENV``
+names it to the workers) that the worker's ``model_command`` must share first. With the jail
+off there is none to stop, and no boundary to keep: the model's code reads and writes whatever
+this user can.
 """
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import fcntl
 import os
 import signal
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
 
 STOP_SECONDS = 2.0  # a process in an uninterruptible wait stops when its call returns
 _STOPPED = frozenset("TtZX")  # stopped, traced, zombie, dead: none of them acts
+HOLD_ENV = "VIS_MODEL_HOLD"  # in a worker: the file its Vis locks while it holds the model
 
 
 class NotQuiet(OSError):
@@ -60,6 +65,9 @@ class _Model:
         self.holders = 0
         self.stopped: set[int] = set()
         self.waiting: list[Callable[[], None]] = []
+        self.gate = threading.Lock()  # taken to become the first holder, or to stop being the last
+        self.hold: int | None = None  # the open file the holders lock (:func:`hold_file`)
+        self.hold_path = ""
 
     def live(self) -> list[int]:
         """The keepers still there (with the lock held); the ended ones are forgotten."""
@@ -74,7 +82,8 @@ _MODEL = _Model()
 
 def model_command(keeper: int, start: Callable[[], None]) -> None:
     """A jailed command of the model's whose keeper, ``keeper``, waits to start it: held from
-    now on. ``start`` tells the keeper to start it, at once, or once the last holder left."""
+    now on. ``start`` tells the keeper to start it, at once, or once the last holder left (in
+    an extension worker: once its Vis holds no more, see ``HOLD_ENV``)."""
     with _MODEL.lock:
         _MODEL.live()
         started = _start_time(keeper)
@@ -82,8 +91,54 @@ def model_command(keeper: int, start: Callable[[], None]) -> None:
             _MODEL.keepers[keeper] = started
         if _MODEL.holders:
             _MODEL.waiting.append(start)
-        else:
-            start()
+            return
+    held_by = os.environ.get(HOLD_ENV)
+    if held_by:
+        _start_unheld(held_by, start)
+    else:
+        start()
+
+
+def _start_unheld(path: str, start: Callable[[], None]) -> None:
+    """``start`` while the file another Vis process locks when it holds the model is not
+    locked: now, or from a thread once it is unlocked."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:  # its Vis is gone (and with it, what a hold would protect)
+        start()
+        return
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        threading.Thread(
+            target=_start_after, args=(fd, start), name="vis-hold-wait", daemon=True
+        ).start()
+        return
+    _start_after(fd, start)
+
+
+def _start_after(fd: int, start: Callable[[], None]) -> None:
+    """``start`` once the lock on ``fd`` is shared (here, the holder's is gone), then close."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        start()
+    finally:
+        os.close(fd)
+
+
+def hold_file() -> str:
+    """The file this process locks while it holds the model's processes, made once and
+    removed at exit; its extension workers are given it in ``HOLD_ENV``."""
+    with _MODEL.gate:
+        if _MODEL.hold is None:
+            _MODEL.hold, _MODEL.hold_path = tempfile.mkstemp(prefix="vis-hold-")
+            atexit.register(_remove_hold, _MODEL.hold_path)
+        return _MODEL.hold_path
+
+
+def _remove_hold(path: str) -> None:
+    with contextlib.suppress(OSError):
+        os.unlink(path)
 
 
 def held_processes() -> list[int]:
@@ -129,16 +184,31 @@ def jailed_keepers(tree: dict[int, list[int]]) -> list[int]:
     return found
 
 
+def _lock(fd: int, deadline: float) -> None:
+    """Lock ``fd`` alone: a worker shares it only while it tells a keeper to start."""
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                raise NotQuiet("an extension's command kept the model from being held") from None
+            time.sleep(0.001)
+
+
 @contextlib.contextmanager
 def model_stopped() -> Iterator[None]:
     """Inside, every process of the model's is stopped (see the module docstring); the ones
     stopped continue, and the commands started meanwhile start, when the last holder leaves
     (an editor's file call and git in a draft may hold them at once). ``NotQuiet`` when one
     would not stop within :data:`STOP_SECONDS`."""
-    with _MODEL.lock:
-        _MODEL.holders += 1
+    deadline = time.monotonic() + STOP_SECONDS
+    with _MODEL.gate:  # the first holder locks the file its workers' commands wait on
+        if _MODEL.hold is not None and not _MODEL.holders:
+            _lock(_MODEL.hold, deadline)
+        with _MODEL.lock:
+            _MODEL.holders += 1
     try:
-        deadline = time.monotonic() + STOP_SECONDS
         still: set[int] | None = None  # what the last look found, when all of it was stopped
         while True:
             found = held_processes()
@@ -163,7 +233,7 @@ def model_stopped() -> Iterator[None]:
             time.sleep(0.001)  # the signal lands when each is next scheduled
         yield
     finally:
-        with _MODEL.lock:  # held until all continued: a new holder's look finds them running
+        with _MODEL.gate, _MODEL.lock:  # until all continued: a new holder's look finds them
             _MODEL.holders -= 1
             if not _MODEL.holders:
                 stopped, _MODEL.stopped = _MODEL.stopped, set()
@@ -173,3 +243,5 @@ def model_stopped() -> Iterator[None]:
                         os.kill(pid, signal.SIGCONT)
                 for start in waiting:
                     start()
+                if _MODEL.hold is not None:
+                    fcntl.flock(_MODEL.hold, fcntl.LOCK_UN)

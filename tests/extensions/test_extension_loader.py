@@ -22,6 +22,7 @@ from vis_core.extension_host.entry import execute_entry, forget_module
 from vis_core.extension_host.loaded import ExtensionStatus
 from vis_core.extension_host.loader import load_extensions
 from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
+from vis_core.ipc.trusted import decode_from_worker
 from vis_core.paths import VisPaths
 
 Installer = Callable[..., Path]
@@ -99,7 +100,8 @@ async def test_workers_load_entry_files_with_the_build_globals_of_the_host(
         (tool,) = loaded.host_tools()
         worker = SessionWorker(lambda: loaded, WorkerPlace("s1", workspace, workspace), {})
         try:
-            assert await worker.call(tool, (), {}) == "stamped-in-the-host"
+            answer = await worker.call(tool, (), {})  # packed for the sandbox
+            assert decode_from_worker(answer) == "stamped-in-the-host"
         finally:
             worker.stop()
     finally:

@@ -258,7 +258,7 @@ class ToolInvoker:
             iteration_id=site.iteration_id,
             unanswered_forms=[],  # the call's own
         )
-        answered = _Answered(quick)
+        answered = _Answered.of(quick)
         try:
             with calling(context):  # the channel keeps it for the calls made back
                 sent = runner.send(tool, args, kwargs, answered, render=drawn)
@@ -841,11 +841,17 @@ class QuickCall:
 
 class _Answered(asyncio.Future):  # type: ignore[type-arg]
     """The future of a quick call's answer: the call ends as the channel sets it, in the
-    channel's reader, not one loop pass later in a done callback."""
+    channel's reader, not one loop pass later in a done callback. Made by :meth:`of`."""
 
-    def __init__(self, quick: QuickCall) -> None:
-        super().__init__(loop=quick.loop)
-        self._quick = quick
+    __slots__ = ("_quick",)
+    _quick: QuickCall
+
+    @classmethod
+    def of(cls, quick: QuickCall) -> _Answered:
+        """The future of ``quick``'s answer (the future's own ``__init__``: no Python one)."""
+        answered = cls(loop=quick.loop)
+        answered._quick = quick
+        return answered
 
     def set_result(self, result: Any) -> None:
         super().set_result(result)
@@ -869,7 +875,7 @@ def activity_id() -> str:
     commit a few index pages instead of hundreds. The bits only keep ids made in the same
     nanosecond apart, so ``random`` (reseeded in a forked child) serves: ``os.urandom`` is a
     system call per tool call."""
-    return f"{time.time_ns():016x}{random.getrandbits(64):016x}"
+    return ((time.time_ns() << 64) | random.getrandbits(64)).to_bytes(16, "big").hex()
 
 
 @functools.lru_cache(maxsize=256)
@@ -886,7 +892,9 @@ def _evolve(value: Evolved, **changes: Any) -> Evolved:
     attribute writes (tests check both classes stay so). A mutable field (a context's
     ``unanswered_forms``) must be among ``changes``, or the copies share it."""
     evolved = object.__new__(type(value))
-    evolved.__dict__.update(value.__dict__, **changes)
+    attributes = evolved.__dict__  # (its own, empty: filled in place, no dict made per call)
+    attributes.update(value.__dict__)
+    attributes.update(changes)
     return evolved
 
 

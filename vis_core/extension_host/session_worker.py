@@ -42,7 +42,12 @@ from vis_core.extension_host.worker_channel import CallCancelled as ToolCancelle
 from vis_core.extension_host.worker_channel import Channel, Later
 from vis_core.ipc.kinds import CallbackKind, TargetKind
 from vis_core.ipc.messages import Call
-from vis_core.ipc.trusted import ENCODED_CALL, encode_for_host, run_method
+from vis_core.ipc.trusted import (
+    ENCODED_CALL,
+    encode_answer_for_host,
+    encode_for_host,
+    run_method,
+)
 from vis_core.model.activity import RenderPhase
 from vis_core.model.channel import Channel as FrontEnd
 from vis_core.system.child_process import ProtocolFds, exit_with_parent, take_protocol_fds
@@ -172,7 +177,7 @@ class WorkerHandler:
         # the value crosses as records made here, where its classes live (the host never
         # loads the extension's module)
         if call.target is TargetKind.TOOL:
-            return self._run(call, fn, args, kwargs, then=encode_for_host)
+            return self._run(call, fn, args, kwargs, then=encode_answer_for_host)
         render = tool.render
         before: Callable[[], None] | None = None
         if call.target is TargetKind.STARTED_TOOL:  # its start, drawn and sent ahead of it

@@ -619,6 +619,17 @@ def encode_for_host(value: Any, owner: str | None) -> Any:
         return data
 
 
+def encode_answer_for_host(value: Any, owner: str | None) -> Any:
+    """Worker side: a tool's whole answer as :func:`encode_for_host` makes it, a scalar packed
+    too: the host passes it to the sandbox as it is (no unpickling and packing there)."""
+    if type(value) in _AS_IS:
+        try:
+            return Encoded(values.pack(value))
+        except (TypeError, ValueError, OverflowError):  # (an int past 64 bits, a lone surrogate)
+            return value
+    return encode_for_host(value, owner)
+
+
 def decode_from_worker(data: Any, *, keep_encoded: bool = False) -> Any:
     """Host side: the value of wire data a worker encoded (records as ``Record`` objects);
     ``keep_encoded``: a value packed in the worker stays so (it goes to the sandbox as is)."""

@@ -236,3 +236,52 @@ def test_a_project_file_linked_to_a_device_is_not_read_without_end(
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-500:]
     assert done.stdout.splitlines()[0] == "no runner"
+
+
+async def test_a_runner_that_cannot_start_is_named_not_counted(
+    tools: dict, workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The pytest on PATH is a leftover shim whose interpreter is gone: the shell cannot start
+    it (exit 127). run_tests said 'failed — 0 passed, 0 failed, 0 skipped'; it now says it
+    could not start that program, where Vis found it, and what to do."""
+    make_project(workspace)
+    shutil.rmtree(workspace / ".venv")
+    folder = tmp_path / "path-bin"
+    folder.mkdir()
+    shim = folder / "pytest"
+    shim.write_text("#!/nonexistent/python3\n")
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", str(folder))
+    with pytest.raises(RuntimeError) as raised:
+        await tools["run_tests"].fn()
+    said = str(raised.value)
+    assert said.startswith(f"run_tests: could not start {shim} (pytest on PATH): ")
+    assert "(exit 127)" in said and "python3 -m venv .venv" in said
+    assert "jail" not in said  # the jail is off here
+
+
+@pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap")
+async def test_a_runner_the_jail_hides_is_named_with_the_setting_that_shows_it(
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pytest on the host's PATH lies in a folder the jail does not show (as ~/.pyenv/shims
+    does): the jailed run cannot find it; Vis says so and names jail_read_paths."""
+    from vis_core.tools import ToolContext, builtin_tools
+
+    make_project(workspace)
+    shutil.rmtree(workspace / ".venv")
+    folder = tmp_path / "shims"
+    folder.mkdir()
+    (folder / "pytest").write_text(f'#!/bin/sh\nexec {sys.executable} -m pytest "$@"\n')
+    (folder / "pytest").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
+    ctx = ToolContext(workspace, "session-1", tmp_path / "outputs", jail=True)
+    try:
+        run = next(t for t in builtin_tools(ctx) if t.name == "run_tests")
+        with pytest.raises(RuntimeError) as raised:
+            await run.fn()
+    finally:
+        await ctx.close()
+    said = str(raised.value)
+    assert said.startswith(f"run_tests: could not start {folder}/pytest (pytest on PATH): ")
+    assert f"The jail hides {folder} from the tests" in said and "jail_read_paths" in said

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from vis_core.model.activity import Verdict
 from vis_core.paths import private_dir
 from vis_core.small_files import small_bytes, small_text
+from vis_core.system.jail_paths import hidden_path_entries
 from vis_core.tools.context import ToolContext
 
 if TYPE_CHECKING:
@@ -245,6 +246,35 @@ def _summary_counts(text: str) -> dict[str, int]:
     return counts
 
 
+# the shell's exit codes for a program it could not run: not found (127), not runnable (126)
+NOT_STARTED = (126, 127)
+
+
+def _not_started(ctx: ToolContext, runner: str, program: str, code: int, output: str) -> str:
+    """What to say when the shell could not start the runner's program: the shell's own line,
+    where Vis found the program and, when the jail hides its folder, what to do about it."""
+    said = next((line for line in output.splitlines() if f"{program}:" in line), "")
+    reason = said.split(f"{program}: ", 1)[-1].strip() or f"exit {code}"
+    where = ""
+    if runner == "pytest":
+        where = f" ({python_runner(ctx.workspace, ctx.live_workspace)[1]})"
+    text = f"run_tests: could not start {program}{where}: {reason} (exit {code})."
+    folder = {"PATH": str(Path(program).parent)}
+    if ctx.jail and hidden_path_entries(folder, ctx.workspace, ctx.shells.read_paths):
+        text += (
+            f" The jail hides {Path(program).parent} from the tests (it shows the workspace and"
+            " the system's folders); the jail_read_paths setting shows a folder read-only."
+        )
+    if runner == "pytest":
+        text += (
+            " Create the project's environment in the workspace (python3 -m venv .venv, then"
+            " install pytest in it) or run the tests with shell()."
+        )
+    else:
+        text += " Run the tests with shell() instead."
+    return text
+
+
 async def run_test_suite(
     ctx: ToolContext,
     target: str | list[str] | None = None,
@@ -289,6 +319,8 @@ async def run_test_suite(
             f"run_tests: pytest is not installed for {argv[0]} ({where}); install it there "
             f"({argv[0]} -m pip install pytest) or run the tests with shell()"
         )
+    if status.exit_code in NOT_STARTED and f"{argv[0]}:" in handle.combined():
+        raise RuntimeError(_not_started(ctx, runner, argv[0], status.exit_code, handle.combined()))
     failures: list[TestFailure] = []
     counts = None
     if xml_path is not None and os.path.lexists(xml_path):

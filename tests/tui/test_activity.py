@@ -237,3 +237,28 @@ async def test_a_long_error_header_wraps_under_its_text(workspace: Path, tmp_pat
         await until(pilot, lambda: _shown_header(resumed_app) == live)  # once drawn
         resumed = _header_lines(resumed_app, "✗ Read file")
     assert resumed == live
+
+
+async def test_a_call_that_failed_before_saying_anything_shows_its_error_folded(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """shell() called with an argument it does not take fails before it says anything: its
+    row read only '✗ Run command' (and the block's row folds into it), so the error showed
+    nowhere until the row was opened. The row's one line now says it, once."""
+    code = 'h = await shell("python3 -m http.server", background=True)'
+    script = write_script(tmp_path, [{"code": code}, {"text": "done"}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"serve", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "done")
+        await pilot.pause()
+        (row,) = app.main.query(ActivityRow)
+        header = _text(row.query_one(".activity-header", Static))
+        assert header.startswith("▸ ✗ Run command  "), header
+        assert "unexpected keyword argument 'background'" in header
+        row.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: row.has_class("-expanded"))
+        await pilot.pause()
+        assert not row.query(".activity-error")  # said once, in the header

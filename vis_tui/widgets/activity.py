@@ -54,6 +54,15 @@ def _summary(text: str, summary_format: str) -> Content:
     return Content.styled(text, "$text-muted")
 
 
+def _error_alone(record: ActivityRecord) -> str | None:
+    """The error of a call that failed before its tool said anything (its arguments did not
+    fit), which the row's one line says in place of a summary; else None."""
+    p = record.presentation
+    if record.state is not ActivityState.FAILED or p is None or p.summary or p.outcome:
+        return None
+    return record.error or None
+
+
 def headline_content(
     record: ActivityRecord, *, expanded: bool, expandable: bool, frame: int = 0
 ) -> HangingLine:
@@ -77,6 +86,8 @@ def headline_content(
         parts.extend(["  ", _summary(presentation.summary, presentation.summary_format)])
     elif presentation.outcome:
         parts.extend(["  ", (presentation.outcome, "")])
+    elif error := _error_alone(record):
+        parts.extend(["  ", (plain_error(error.splitlines()[0]), "$text-error")])
     if presentation.verdict == "passed":
         parts.extend(["  ", (" passed ", "bold $text-success on $success-muted")])
     elif presentation.verdict == "failed":
@@ -312,7 +323,9 @@ class ActivityRow(Vertical, can_focus=True):
         self._built_for = key
         widgets: list[Widget] = []
         presentation = self.record.presentation
-        if self.record.error and not error_in_header(self.record):
+        alone = _error_alone(self.record)
+        said = error_in_header(self.record) or (alone and "\n" not in alone.strip())
+        if self.record.error and not said:
             widgets.append(
                 Static(
                     Content.styled(plain_error(self.record.error), "$text-error"),

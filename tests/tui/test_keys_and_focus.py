@@ -180,6 +180,38 @@ async def test_a_500_line_paste_shows_as_one_folded_entry_and_is_sent_whole(
     assert "pasted 500 lines" in screen and "log line 250" not in screen
 
 
+async def test_a_paste_is_inserted_once(workspace: Path, tmp_path: Path) -> None:
+    """Every short paste went in twice ('oneone'): the prompt inserted it through TextArea's
+    handler, which Textual then called again. A terminal's CR line ends (tmux sends them)
+    count as lines: a 500-line paste of them (the last line ended too, as a file's is) folds
+    to one entry 'pasted 500 lines' and is sent with LF ends."""
+    from vis_tui.widgets.turn import RequestLine
+
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "Read it."}]))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"see: ")
+        app.post_message(events.Paste("one"))  # as the terminal sends it
+        await until(pilot, lambda: app.main.prompt.text != "see: ")
+        await pilot.pause()
+        assert app.main.prompt.text == "see: one"
+        app.post_message(events.Paste("\ralpha\rbeta"))
+        await until(pilot, lambda: "beta" in app.main.prompt.text)
+        await pilot.pause()
+        assert app.main.prompt.text == "see: one\nalpha\nbeta"
+        await pilot.press("ctrl+c")  # clears the draft
+        await until(pilot, lambda: app.main.prompt.text == "")
+        pasted = "".join(f"log line {n}\r" for n in range(1, 501))  # a file's last line ends
+        app.post_message(events.Paste(pasted))
+        await until(pilot, lambda: app.main.prompt.text == "[pasted 500 lines #1]")
+        request = app.main.prompt.expanded(app.main.prompt.text)
+        assert request == "".join(f"log line {n}\n" for n in range(1, 501))
+        await pilot.press("enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Read it.")
+        shown = str(app.main.query_one(RequestLine).render())
+        assert "log line 1\n" in shown and "pasted 500 lines" in shown, shown
+
+
 def test_no_row_of_the_transcript_binds_a_key_that_is_text() -> None:
     """Row keys cannot be text: Enter, Space, arrows, Esc, End; never a letter or a digit."""
     from vis_tui.widgets.activity import SectionView

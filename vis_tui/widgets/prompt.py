@@ -120,14 +120,16 @@ class PromptInput(TextArea):
             except ImageRefused as exc:
                 self._refused(exc)
             return
-        lines = event.text.count("\n") + 1
+        # a terminal may end the pasted lines with CR (tmux does, as typed Enter would)
+        text = event.text.replace("\r\n", "\n").replace("\r", "\n")
+        lines = text.count("\n") + (not text.endswith("\n"))  # a last line end ends a line
         if lines <= PASTE_FOLD_LINES or self.read_only:
-            await super()._on_paste(event)
+            # TextArea's own handler inserts it: Textual calls each class's _on_paste in turn
             return
         event.stop()
         event.prevent_default()
         entry = f"[pasted {lines:,} lines #{len(self.pastes) + 1}]"
-        self.pastes[entry] = event.text
+        self.pastes[entry] = text
         self.insert(entry)
 
     def expanded(self, text: str) -> str:

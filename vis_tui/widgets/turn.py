@@ -85,7 +85,8 @@ def request_content(request: str, *, expanded: bool = False) -> Content:
     lines = request.split("\n")
     first = next((line for line in lines if line.strip()), "")
     disclosure = "▾" if expanded else "▸"
-    entry = f"{disclosure} pasted {len(lines):,} lines"
+    count = len(request.rstrip("\n").split("\n"))  # a paste's last line end ends a line
+    entry = f"{disclosure} pasted {count:,} lines"
     hint = "  Enter or click folds them" if expanded else "  Enter or click shows them"
     if expanded:
         return Content.assemble(

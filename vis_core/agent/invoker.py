@@ -754,6 +754,11 @@ class QuickCall:
         assert self._sent is not None
         runner, channel = self._sent[0], self._sent[1]
         self._sent = None  # (it holds ``answered``, which holds this: freed without the GC)
+        if self._given is None and answered.exception() is None:
+            value = answered.result()
+            if type(value) is Encoded:  # packed by the worker (most answers): passed on as is
+                self._end(None, value)
+                return
         drawn: tuple[Any, str | None] | None = None  # (presentation, problem) of its success
         try:
             value = runner.answer(self._tool, channel, answered, render=self._given is not None)
@@ -855,13 +860,13 @@ class _Answered(asyncio.Future):  # type: ignore[type-arg]
 
     def set_result(self, result: Any) -> None:
         super().set_result(result)
-        self._ended()
+        try:
+            self._quick.answered(self)
+        except Exception:  # never the channel reader's failure
+            log.exception("ending the quick call of %s failed", self._quick.record.tool)
 
     def set_exception(self, exception: type | BaseException) -> None:
         super().set_exception(exception)
-        self._ended()
-
-    def _ended(self) -> None:
         try:
             self._quick.answered(self)
         except Exception:  # never the channel reader's failure

@@ -168,7 +168,7 @@ class ChildCalls:
         rid = msg.id
         try:
             args = wire.decode(msg.args, handle_in=self._handle_in)
-            kwargs = wire.decode(msg.kwargs, handle_in=self._handle_in)
+            kwargs = wire.decode(msg.kwargs, handle_in=self._handle_in) if msg.kwargs else {}
         except Exception:  # a task answers it with the error
             return False
 

@@ -50,7 +50,7 @@ from vis_core.model.block import (
     plain_error,
 )
 from vis_core.model.channel import Channel
-from vis_core.model.turn import TurnStatus
+from vis_core.model.turn import BLOCK_CANCELLED, TurnStatus
 from vis_core.model.undo import NOT_KEPT
 from vis_core.terminal import raw_stream, terminal_json, terminal_text
 from vis_core.text_limits import one_line
@@ -157,6 +157,7 @@ class PrintRenderer:
         self._ended: list[ActivityRecord] = []
         self._depths: dict[str, int] = {}  # Activity id: how far under an extension tool's
         self._code: dict[str, str] = {}  # a running block's code, by iteration id
+        self._direct: dict[str, str] = {}  # a direct tool call no Activity showed: its tool
         self._mid_line = False
         # a child session's call (run_session, consult): its Activities, folded under it
         self._folded: dict[str, list[ActivityRecord]] = {}
@@ -198,6 +199,7 @@ class PrintRenderer:
                 self._folded[fold].append(record)
                 return
             self._ended.append(record)
+            self._direct.pop(record.iteration_id or "", None)  # the Activity shows the call
             self._break_line()
             indent = "  " * self._depth(record)  # a call an extension tool made
             self.console.print(indent + activity_line(record))
@@ -207,11 +209,19 @@ class PrintRenderer:
                 self.console.print(f"{indent}  [dim]⋯ in the child session: {steps}[/]")
         elif isinstance(event, IterationStarted) and event.tool == PYTHON_EXECUTION:
             self._code[event.iteration_id] = event.code
+        elif isinstance(event, IterationStarted):
+            self._direct[event.iteration_id] = event.tool
         elif isinstance(event, BlockFinished) and event.iteration_id in self._code:
             self._break_line()
             self.console.print(block_line(self._code.pop(event.iteration_id), event))
             for line in printed_lines(event.stdout):
                 self.console.print(line)
+        elif isinstance(event, BlockFinished) and event.iteration_id in self._direct:
+            tool = self._direct.pop(event.iteration_id)
+            if event.error and event.error.strip() != BLOCK_CANCELLED:  # failed before it ran
+                self._break_line()
+                error = plain(plain_error(error_line(event.error)))
+                self.console.print(f"[red]✗[/] [bold]{plain(tool)}[/] · [red]{error}[/]")
         elif isinstance(event, ImageAttached):
             from vis_core.model.images import describe
 
@@ -250,6 +260,7 @@ class PrintRenderer:
             self._folded.clear()
             self._fold_of.clear()
             self._code.clear()
+            self._direct.clear()
             if self.summarize_steps and steps:
                 self.console.print(f"[dim]{steps}[/]")
             if event.error:

@@ -295,3 +295,30 @@ async def test_a_server_registered_at_run_time_works_without_any_config(
     blocks = _of(await _run_here(workspace, script), "BlockFinished")
     assert blocks[0]["stdout"].strip() == "registered", blocks[0]["error"]
     assert blocks[1]["stdout"].strip() == "registered at run time", blocks[1]["error"]
+
+
+def test_vis_run_says_why_a_call_failed(vis_home: Path, workspace: Path) -> None:
+    """vis run printed '✗ MCP fixture · fail · reason=x' with no reason (the reason was only in
+    the outcome, which its line does not show when it has a summary), and nothing at all for
+    a direct call of a tool that does not exist, whose answers then ran together on one line."""
+    write_config(vis_home / "mcp.json", {"fixture": stdio_entry()})
+    script = [
+        {"text": "Failing.", "code": 'await mcp__fixture__fail(reason="disk full")'},
+        {"text": "Calling directly.", "tool": {"name": "no_such_tool", "arguments": {}}},
+        {"text": "Done."},
+    ]
+    path = workspace / "script.yaml"
+    path.write_text(yaml.safe_dump(script), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted", "--script",
+         str(path), "go"],
+        cwd=workspace, env={**os.environ, "VIS_HOME": str(vis_home)}, capture_output=True,
+        text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    failed = next(line for line in lines if line.startswith("✗ MCP fixture · fail"))
+    assert failed == "✗ MCP fixture · fail · reason=disk full · Error executing tool fail", lines
+    at = lines.index("Calling directly.")
+    assert lines[at + 1] == "✗ no_such_tool · no direct tool named 'no_such_tool'", lines
+    assert lines[at + 2] == "Done.", lines

@@ -424,10 +424,11 @@ def error_in_header(record: ActivityRecord) -> bool:
     if not record.error or record.presentation is None:
         return warned(record)
     message = plain_error(record.error.splitlines()[0])
-    said = (record.presentation.summary, record.presentation.outcome or "")
+    # the header shows the summary, and the outcome only in its place
+    said = record.presentation.summary or record.presentation.outcome or ""
     # the tool's own "patch: " prefix aside, the header may carry the message itself
     bare = message.split(": ", 1)[-1] if message.split(": ", 1)[0].isidentifier() else message
-    return bool(bare) and any(bare in text for text in said)
+    return bool(bare) and bare in said
 
 
 def warned(record: ActivityRecord) -> bool:

@@ -9,9 +9,11 @@ CPU time (user + system, all threads) of that worker from its start until the bl
 read from its process CPU clock before the Host closes. A first round, not counted, fills the
 caches (Vis's dataclass code, kept as the ``vis`` command keeps it, and the bundled
 declarations), as after a person's first run. Printed: the median and the lowest of ROUNDS
-rounds.
+rounds. STREAM_MS (default 0): the scripted model takes that long to write the block's code
+after its call began (a real model takes seconds), so the figures show what the person still
+waits once the code has arrived (the STREAM_MS are taken off the first).
 Run (bytecode compiled first): ``.venv/bin/python bench/precompile.py &&
-.venv/bin/python bench/first_block.py [ROUNDS]``.
+.venv/bin/python bench/first_block.py [ROUNDS [STREAM_MS]]``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 ROUNDS = 10
-SCRIPT = '[{"code": "1"}, {"text": "done"}]'
+SCRIPT = '[{{"code": "1", "delay_ms": {stream_ms}}}, {{"text": "done"}}]'
 _libc = ctypes.CDLL(None, use_errno=True)
 
 
@@ -64,7 +66,9 @@ def _watch(found: dict[str, Any]) -> None:
     SessionWorker._start = started  # type: ignore[method-assign]
 
 
-async def one_round(folder: Path, found: dict[str, Any]) -> tuple[float, float, float]:
+async def one_round(
+    folder: Path, found: dict[str, Any], stream_ms: int
+) -> tuple[float, float, float]:
     """(first block's wall, its ``session`` dict's wall, the workers' CPU) in seconds."""
     from vis_core.events import BlockFinished
     from vis_core.host import Host, HostOptions
@@ -72,7 +76,7 @@ async def one_round(folder: Path, found: dict[str, Any]) -> tuple[float, float, 
     workspace = folder / "work"
     workspace.mkdir()
     script = folder / "script.json"
-    script.write_text(SCRIPT, encoding="utf-8")
+    script.write_text(SCRIPT.format(stream_ms=stream_ms), encoding="utf-8")
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
     finished: list[float] = []
     try:
@@ -87,10 +91,10 @@ async def one_round(folder: Path, found: dict[str, Any]) -> tuple[float, float, 
         cpu = sum(_cpu_of(pid) for pid in found.get("pids", ()))
     finally:
         await host.close()
-    return finished[0] - started, found.get("globals", 0.0), cpu
+    return finished[0] - started - stream_ms / 1000, found.get("globals", 0.0), cpu
 
 
-async def main(rounds: int) -> None:
+async def main(rounds: int, stream_ms: int = 0) -> None:
     with tempfile.TemporaryDirectory() as top:
         os.environ["VIS_HOME"] = str(Path(top) / "home")
         from vis_core import codegen_cache
@@ -102,13 +106,14 @@ async def main(rounds: int) -> None:
         for index in range(rounds + 1):
             folder = Path(top) / f"round{index}"
             folder.mkdir()
-            taken.append(await one_round(folder, found))
+            taken.append(await one_round(folder, found, stream_ms))
             if index == 0:
                 codegen_cache.save()
     taken = taken[1:]  # the first round fills the caches
-    print(f"a new session's first block, {rounds} rounds, load {os.getloadavg()[0]:.1f}:")
+    load = os.getloadavg()[0]
+    print(f"a new session's first block, {rounds} rounds, code in {stream_ms} ms, load {load:.1f}:")
     for name, values in zip(
-        ("submit → block finished", "  of it: the session dict", "worker CPU"),
+        ("submit → block finished (-code)", "  of it: the session dict", "worker CPU"),
         zip(*taken, strict=True),
         strict=True,
     ):
@@ -120,4 +125,4 @@ async def main(rounds: int) -> None:
 
 if __name__ == "__main__":
     given = sys.argv[1:]
-    asyncio.run(main(int(given[0]) if given else ROUNDS))
+    asyncio.run(main(int(given[0]) if given else ROUNDS, int(given[1]) if given[1:] else 0))

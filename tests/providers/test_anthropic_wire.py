@@ -13,6 +13,7 @@ from vis_core.model.conversation import (
     TextDelta,
     ToolCall,
     ToolCallReady,
+    ToolCallStarted,
     UsageUpdate,
 )
 from vis_core.model.usage import Usage
@@ -90,6 +91,10 @@ async def test_tool_use_input_is_accumulated(
         ToolCall("toolu_1", "python_execution", {"code": code}),
         ToolCall("toolu_2", "mcp__docs__search", {}),
     ]
+    # each call's start is told as its block starts, before any call is ready
+    started = [(i, e.name) for i, e in enumerate(events) if isinstance(e, ToolCallStarted)]
+    assert [name for _, name in started] == ["python_execution", "mcp__docs__search"]
+    assert started[-1][0] < next(i for i, e in enumerate(events) if isinstance(e, ToolCallReady))
     assert text_of(events) == "I'll list it."
     assert events[-1] == ResponseDone("tool_use")
 
@@ -240,6 +245,23 @@ async def test_error_event_mid_stream_is_raised_not_retried(
     assert failure.value.status == 529
     assert failure.value.retryable
     assert len(wire_server.requests) == 1
+
+
+async def test_a_failure_after_only_a_call_began_is_retried(
+    wire_server: WireServer, provider_at: Callable[..., AnthropicProvider]
+) -> None:
+    call = WireToolCall("toolu_1", "python_execution", {"code": "1"})
+    frames = anthropic_reply("", [call]).frames
+    began = next(i for i, f in enumerate(frames) if '"tool_use"' in f)
+    [error] = anthropic_reply(error_event=("overloaded_error", "Overloaded")).frames[-1:]
+    wire_server.reply(WireReply(frames=(*frames[: began + 1], error)), anthropic_reply("back"))
+    seen: list[StreamEvent] = []
+    async for event in stream_with_retries(provider_at(), simple_request(), sleep=no_sleep):
+        seen.append(event)
+    # the start of a call is a hint, not an answer: the request is tried again
+    assert seen[0] == ToolCallStarted("python_execution")
+    assert text_of(seen) == "back"
+    assert len(wire_server.requests) == 2
 
 
 async def test_unreadable_tool_input_is_kept_raw_with_what_was_wrong(

@@ -16,6 +16,7 @@ from vis_core.model.conversation import (
     ThinkingPart,
     ToolCall,
     ToolCallReady,
+    ToolCallStarted,
     UsageUpdate,
 )
 from vis_core.model.usage import Usage
@@ -65,6 +66,8 @@ async def test_text_reasoning_and_a_tool_call(
     assert [e.call for e in events if isinstance(e, ToolCallReady)] == [
         ToolCall("call_1", "python_execution", {"code": "print(1)"})
     ]
+    started = events.index(ToolCallStarted("python_execution"))  # once the item is announced
+    assert started < next(i for i, e in enumerate(events) if isinstance(e, ToolCallReady))
     assert events[-2:] == [
         UsageUpdate(Usage(input=40, output=9, cache_read=60)),
         ResponseDone("tool_use"),

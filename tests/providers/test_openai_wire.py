@@ -12,6 +12,7 @@ from vis_core.model.conversation import (
     TextDelta,
     ToolCall,
     ToolCallReady,
+    ToolCallStarted,
     UsageUpdate,
 )
 from vis_core.model.usage import Usage
@@ -78,6 +79,10 @@ async def test_tool_call_arguments_are_accumulated(
         ToolCall("call_1", "python_execution", {"code": code}),
         ToolCall("call_2", "mcp__docs__search", {"query": "install", "limit": 3}),
     ]
+    # each call's start is told once, when its name first streams, before any call is ready
+    started = [(i, e.name) for i, e in enumerate(events) if isinstance(e, ToolCallStarted)]
+    assert [name for _, name in started] == ["python_execution", "mcp__docs__search"]
+    assert started[-1][0] < next(i for i, e in enumerate(events) if isinstance(e, ToolCallReady))
     assert events[-1] == ResponseDone("tool_use")
 
 

@@ -13,6 +13,7 @@ from vis_core.model.conversation import (
     TextDelta,
     ToolCall,
     ToolCallReady,
+    ToolCallStarted,
     UsageUpdate,
 )
 from vis_core.model.usage import Usage
@@ -49,15 +50,17 @@ async def test_yaml_script_replays_responses_in_order(tmp_path: Path) -> None:
     assert texts(first) == ["Let me look at t", "he README."]
     code = 'r = await cat("README.md")\nprint(r)\n'
     assert first[2:] == [
+        ToolCallStarted("python_execution"),
         ToolCallReady(ToolCall("scripted-1", "python_execution", {"code": code})),
         UsageUpdate(Usage(1200, 80, 300, 20)),
         ResponseDone("tool_use"),
     ]
 
     second = await collect(provider)
-    assert second[0] == ToolCallReady(
-        ToolCall("scripted-2", "mcp__docs__search", {"query": "install"})
-    )
+    assert second[:2] == [
+        ToolCallStarted("mcp__docs__search"),  # the call began: what it needs may start
+        ToolCallReady(ToolCall("scripted-2", "mcp__docs__search", {"query": "install"})),
+    ]
     assert second[-1] == ResponseDone("tool_use")
 
     third = await collect(provider)
@@ -78,10 +81,11 @@ async def test_json_script_and_chunk_size(tmp_path: Path) -> None:
     first = await collect(provider)
     assert texts(first) == ["abc", "def", "ghi", "j"]
     second = await collect(provider)
-    assert second[0] == ToolCallReady(
-        ToolCall("scripted-2", "python_execution", {"code": "print(2)"})
-    )
-    assert second[1] == UsageUpdate(Usage(input=5))
+    assert second[:3] == [
+        ToolCallStarted("python_execution"),
+        ToolCallReady(ToolCall("scripted-2", "python_execution", {"code": "print(2)"})),
+        UsageUpdate(Usage(input=5)),
+    ]
 
 
 async def test_usage_is_estimated_at_four_chars_per_token(tmp_path: Path) -> None:

@@ -491,9 +491,11 @@ def openai_responses_reply(
             "id": f"fc_{index}",
             "call_id": call.id,
             "name": call.name,
-            "arguments": json.dumps(call.arguments),
-            "status": "completed",
-        }
+            "arguments": "",
+            "status": "in_progress",
+        }  # announced first, as the API does, then done with its arguments
+        events.append({"type": "response.output_item.added", "output_index": 1, "item": item})
+        item = {**item, "arguments": json.dumps(call.arguments), "status": "completed"}
         events.append({"type": "response.output_item.done", "output_index": 1, "item": item})
     inp, out, cached = usage
     final = {

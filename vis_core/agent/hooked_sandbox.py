@@ -27,11 +27,15 @@ class HookedSandbox:
         hooks: OpHooks,
         session: Callable[[], Awaitable[dict[str, Any]]] | None = None,
         wait: Callable[[str], Awaitable[None]] | None = None,
+        ahead: Callable[[], None] | None = None,
     ) -> None:
+        """``ahead``: starts, in the background, what building ``session`` needs (the
+        extension workers of its ``ctx``) when a block is being written."""
         self.inner = sandbox
         self.hooks = hooks
         self._session = session
         self._wait = wait
+        self._ahead = ahead
 
     async def run(self, code: str) -> BlockResult:
         if self._wait is not None:
@@ -64,6 +68,13 @@ class HookedSandbox:
             },
         )
         return result
+
+    def prepare(self) -> None:
+        """The model has begun writing a block: its sandbox child and the extension workers
+        of its session dict start now, while its code streams, not once it has arrived."""
+        if self._ahead is not None:
+            self._ahead()
+        self.inner.prepare()  # its task is the sandbox's own (closed with it)
 
     async def _globals(self) -> dict[str, Any] | None:
         """The block's ``session`` global; None when building it failed (logged)."""

@@ -47,6 +47,7 @@ from vis_core.model.conversation import (
     ThinkingDelta,
     ToolCall,
     ToolCallReady,
+    ToolCallStarted,
     ToolDefinition,
     UsageUpdate,
 )
@@ -605,6 +606,9 @@ class AgentSession:
                     thinking.add(item)
                     if self.on_thinking is not None and item.text:
                         self.on_thinking(item.text)
+                elif isinstance(item, ToolCallStarted):
+                    if item.name == PYTHON_EXECUTION:  # its child starts while it streams
+                        self.sandbox.prepare()
                 elif isinstance(item, ToolCallReady):
                     await emit_thinking()
                     calls.append(item.call)

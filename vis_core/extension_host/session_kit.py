@@ -12,11 +12,11 @@ from vis_core.extension.runtime import Runtime
 from vis_core.extension_host.call_state import SessionCallState
 from vis_core.extension_host.callback_contexts import CallbackContexts
 from vis_core.extension_host.hooks import OpHooks
-from vis_core.extension_host.loaded import LoadedExtensions
+from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.session_context import collect_context, session_dict
 from vis_core.extension_host.session_workers import SessionWorkers, calls_per_request
 from vis_core.extension_host.tool_hooks import ToolHooks
-from vis_core.extension_host.worker_client import WorkerPlace
+from vis_core.extension_host.worker_client import WorkerPlace, runs_in_worker
 from vis_core.store import Store
 from vis_core.system.loops import running_loop
 
@@ -35,6 +35,11 @@ def _request_health(store: Store, session_id: str) -> dict[str, Any]:
     """``fold_measurement`` of the latest fold (all folds between two requests share it)."""
     folds = store.folds(session_id)
     return {"fold_measurement": folds[-1].measurement()} if folds else {}
+
+
+def needs_context(ext: LoadedExtension) -> bool:
+    """Whether ``ext`` has a ``ctx`` that runs in a worker before each block."""
+    return runs_in_worker(ext) and ext.declaration is not None and ext.declaration.ctx is not None
 
 
 def called_per_request(loaded: LoadedExtensions) -> bool:
@@ -120,6 +125,11 @@ class SessionKit:
         if goal:
             fields["goal"] = goal
         return fields
+
+    def block_coming(self) -> None:
+        """The model has begun writing a block: start, in the background, the workers of the
+        extensions whose ``ctx`` builds its ``session`` dict (not started yet)."""
+        self.worker.prestart(needs_context)
 
     async def session_globals(self, session: SessionFacts | None) -> dict[str, Any]:
         """The ``session`` dict for ``session``'s next block (extension ``ctx`` run in the

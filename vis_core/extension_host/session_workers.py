@@ -227,13 +227,16 @@ class SessionWorkers:
 
     # -- the processes ---------------------------------------------------------------------
 
-    def prestart(self) -> None:
-        """Start, in the background, the workers of the extensions that every request calls
-        (prompt, activation): the first request must not wait for them."""
+    def prestart(self, needs: Callable[[LoadedExtension], bool] = calls_per_request) -> None:
+        """Start, in the background, the workers (those not running) of the extensions that
+        ``needs`` names: by default those every request calls (prompt, activation), which
+        the first request must not wait for."""
         loaded = self._extensions()
-        keys = {self._key(ext, loaded) for ext in loaded.enabled if calls_per_request(ext)}
+        keys = {self._key(ext, loaded) for ext in loaded.enabled if needs(ext)}
         for key in keys:
-            self._worker(key).prestart()
+            worker = self._worker(key)
+            if not worker.ready:
+                worker.prestart()
 
     def move_to(self, place: WorkerPlace) -> None:
         """The session entered or left a draft: the workers running stop, and the next call

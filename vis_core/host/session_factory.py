@@ -193,6 +193,7 @@ class SessionFactory:
             kit.hooks,
             session=lambda: kit.session_globals(self.registry.live_session(session_id)),
             wait=self.mcp.wait_named,
+            ahead=kit.block_coming,
         )
         watches: set[asyncio.Task[Any]] = set()  # what its event watches started, until done
         hooks = AssemblyHooks(

@@ -96,6 +96,14 @@ class ThinkingDelta:
 
 
 @dataclass(frozen=True)
+class ToolCallStarted:
+    """The model began writing a call of tool ``name``; its :class:`ToolCallReady` follows
+    (a hint: what the call will need can start meanwhile)."""
+
+    name: str
+
+
+@dataclass(frozen=True)
 class ToolCallReady:
     """A tool call the model finished writing."""
 
@@ -127,4 +135,6 @@ class ResponseDone:
     stop_reason: str = StopReason.END_TURN
 
 
-StreamEvent = TextDelta | ThinkingDelta | ToolCallReady | UsageUpdate | ResponseDone
+StreamEvent = (
+    TextDelta | ThinkingDelta | ToolCallStarted | ToolCallReady | UsageUpdate | ResponseDone
+)

@@ -14,6 +14,7 @@ from vis_core.model.conversation import (
     ThinkingDelta,
     ThinkingPart,
     ToolCallReady,
+    ToolCallStarted,
     UsageUpdate,
 )
 from vis_core.model.usage import Usage
@@ -232,6 +233,7 @@ class AnthropicProvider(SdkProvider):
                         block = event.content_block
                         if block.type == "tool_use":
                             tools[event.index] = (block.id, block.name, [])
+                            yield ToolCallStarted(block.name)
                         elif block.type == "redacted_thinking":
                             yield ThinkingDelta(redacted=block.data)
                     elif kind == "content_block_delta":

@@ -16,6 +16,7 @@ from vis_core.model.conversation import (
     TextDelta,
     ThinkingDelta,
     ToolCallReady,
+    ToolCallStarted,
     UsageUpdate,
 )
 from vis_core.model.usage import Usage
@@ -227,7 +228,8 @@ class _Calls:
     def __init__(self) -> None:
         self.parts: dict[int, dict[str, Any]] = {}
 
-    def add(self, part: Any) -> None:
+    def add(self, part: Any) -> str | None:
+        """Add a streamed piece; the call's name when this piece first tells it."""
         index = part.index if isinstance(part.index, int) else None
         if index is None:
             same = [i for i, c in self.parts.items() if part.id and c["id"] == part.id]
@@ -239,10 +241,14 @@ class _Calls:
             call["id"] = part.id
         function = part.function
         if function is not None:
-            if function.name and not call["name"]:
+            named = bool(function.name and not call["name"])
+            if named:
                 call["name"] = function.name
             if function.arguments:
                 call["arguments"].append(function.arguments)
+            if named:
+                return call["name"]
+        return None
 
 
 class OpenAIProvider(SdkProvider):
@@ -371,7 +377,9 @@ class OpenAIProvider(SdkProvider):
                             text_chars += len(delta.content)
                             yield TextDelta(delta.content)
                         for part in (delta.tool_calls if delta is not None else None) or ():
-                            calls.add(part)
+                            began = calls.add(part)
+                            if began:
+                                yield ToolCallStarted(began)
                         if choice.finish_reason:
                             finish = choice.finish_reason
         except READ_FAULTS as exc:

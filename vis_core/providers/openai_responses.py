@@ -15,6 +15,7 @@ from vis_core.model.conversation import (
     ThinkingDelta,
     ThinkingPart,
     ToolCallReady,
+    ToolCallStarted,
     UsageUpdate,
 )
 from vis_core.model.usage import Usage
@@ -195,6 +196,10 @@ async def response_events(
                 yield TextDelta(event.delta)
             elif kind == "response.reasoning_summary_text.delta":
                 yield ThinkingDelta(event.delta)
+            elif kind == "response.output_item.added":
+                item = event.item
+                if item.type == "function_call" and item.name:
+                    yield ToolCallStarted(item.name)
             elif kind == "response.output_item.done":
                 item = event.item
                 if item.type == "function_call":

@@ -6,6 +6,7 @@ import asyncio
 import inspect
 from collections.abc import AsyncIterator, Awaitable, Callable
 
+from vis_core.model.conversation import ToolCallStarted
 from vis_core.providers.base import ModelRequest, Provider, ProviderError, StreamEvent
 
 OnRetry = Callable[[int, ProviderError, float], Awaitable[None] | None]
@@ -40,7 +41,8 @@ async def stream_with_retries(
             events = provider.stream(request)
             try:
                 async for event in events:
-                    yielded = True
+                    # a hint that a call began is no answer yet: a failure after it is retried
+                    yielded = yielded or not isinstance(event, ToolCallStarted)
                     yield event
             finally:
                 aclose = getattr(events, "aclose", None)

@@ -27,6 +27,7 @@ from vis_core.model.conversation import (
     ThinkingDelta,
     ToolCall,
     ToolCallReady,
+    ToolCallStarted,
     UsageUpdate,
 )
 from vis_core.model.usage import Usage
@@ -293,6 +294,7 @@ class ScriptedProvider:
         if response.code is not None:
             call = ToolCall(f"scripted-{self.position}", PYTHON_EXECUTION, {"code": response.code})
         if call is not None:
+            yield ToolCallStarted(call.name)
             await asyncio.sleep(delay)
             yield ToolCallReady(call)
         usage = response.usage

@@ -285,6 +285,8 @@ class Sandbox:
         # (jail, limits, home_writable) the next child starts under (:meth:`confine`)
         self._next: tuple[bool, ChildLimits | None, bool, tuple[Path, ...]] | None = None
         self._changed: list[str] = []  # the settings that asked for it, named in its note
+        self._restarted: str | None = None  # what the last start says, for the next block
+        self._preparing: asyncio.Task[None] | None = None  # a start ahead of a block
 
     # -- public ------------------------------------------------------------------------------
     async def run(self, code: str, *, globals: Globals = None) -> BlockResult:
@@ -301,17 +303,26 @@ class Sandbox:
             return BlockResult("", self.refusal, None, 0.0)
         if self._idle_timer is not None:
             self._idle_timer.cancel()
-        async with self._lock:
-            self._busy = True
-            self._interrupt_pending = False
-            try:
+        # busy from here: an Esc while a start ahead of it (:meth:`prepare`) holds the lock
+        # stops the block before it begins, as one while the block starts the child does
+        self._busy = True
+        self._interrupt_pending = False
+        try:
+            async with self._lock:
                 return await self._run_locked(code, started, globals)
-            finally:
-                self._busy = False
-                if self.idle_timeout is not None:
-                    self._idle_timer = asyncio.get_running_loop().call_later(
-                        self.idle_timeout, lambda: self._spawn(self._stop_when_idle())
-                    )
+        finally:
+            self._busy = False
+            self._arm_idle_stop()
+
+    def _arm_idle_stop(self) -> None:
+        """Stop the child after ``idle_timeout`` seconds without a block (none: kept)."""
+        if self.idle_timeout is None:
+            return
+        if self._idle_timer is not None:
+            self._idle_timer.cancel()
+        self._idle_timer = asyncio.get_running_loop().call_later(
+            self.idle_timeout, lambda: self._spawn(self._stop_when_idle())
+        )
 
     def printed(self, lines: int) -> str:
         """The last ``lines`` lines the running block printed so far ("" between blocks)."""
@@ -432,10 +443,37 @@ class Sandbox:
             self._on_exit(proc, await proc.wait())
 
     async def _run_locked(self, code: str, started: float, globals: Globals = None) -> BlockResult:
+        failed = await self._child_ready(started)
+        if failed is not None:
+            return failed
+        restarted, self._restarted = self._restarted, None
+        return await self._run_block(code, restarted, started, globals)
+
+    def prepare(self) -> asyncio.Task[None] | None:
+        """Start the child now, in the background, when the next block would start one: the
+        model has begun writing a block, so the child starts while its code streams. What
+        that start says (a restart, what was restored) goes with the next block; a start
+        that fails is tried again, and said, by the block itself. The task returned ends
+        once the child runs (None: nothing to start)."""
+        if self.refusal is not None or self._busy or (self._alive() and not self._moved):
+            return None
+        if self._preparing is None or self._preparing.done():
+            self._preparing = self._spawn(self._prepare())
+        return self._preparing
+
+    async def _prepare(self) -> None:
+        async with self._lock:
+            await self._child_ready(time.monotonic())
+        if not self._busy:  # no block may come (a cancelled turn): stopped when idle
+            self._arm_idle_stop()
+
+    async def _child_ready(self, started: float) -> BlockResult | None:
+        """A running child for the next block, (re)started when needed, what its start says
+        kept in ``_restarted``; or the result of a block that cannot run (no jail, a child
+        that died while starting)."""
         if self._stopping is not None:
             await asyncio.shield(self._stopping)
             self._stopping = None
-        restarted: str | None = None
         if self._moved:
             self._moved = False
             proc = self._proc
@@ -452,8 +490,9 @@ class Sandbox:
                 (self.jail, self.limits, self.home_writable, self.read_paths) = self._next
                 self._next = None
                 self._changed = []
+            self._restarted = None
             try:
-                restarted = await self._start()
+                self._restarted = await self._start()
             except JailUnavailable as exc:
                 return BlockResult("", str(exc), None, time.monotonic() - started)
             except ChildGone as died:
@@ -461,7 +500,7 @@ class Sandbox:
                 output = self._output.text()
                 error = f"The sandbox process {died.how} while starting, so the block did not run."
                 return BlockResult(output, error, None, time.monotonic() - started)
-        return await self._run_block(code, restarted, started, globals)
+        return None
 
     async def interrupt(self) -> None:
         """Stop the running block: KeyboardInterrupt first, then kill the child after ~1 s."""
@@ -484,6 +523,9 @@ class Sandbox:
         """Kill the child and every process of its tree; the next ``run`` starts a new one."""
         if self._idle_timer is not None:
             self._idle_timer.cancel()
+        if self._preparing is not None:  # first: a child it started is killed below
+            await end_tasks({self._preparing})
+            self._preparing = None
         proc = self._proc
         if proc is not None:
             if proc.returncode is None:

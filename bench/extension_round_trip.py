@@ -16,6 +16,7 @@ Run: ``.venv/bin/python bench/extension_round_trip.py``.
 from __future__ import annotations
 
 import asyncio
+import gc
 import os
 import statistics
 import sys
@@ -92,6 +93,7 @@ async def through_worker(
     host = await Host.open(HostOptions(workspace=folder, provider="scripted", script=script))
     try:
         session = await host.new_session()
+        gc.freeze()  # as `vis` and `vis run` do once started: what exists lives as long
         events: list[Any] = []
         session.subscribe(events.append)
         await session.submit("warm")

@@ -124,6 +124,21 @@ def test_run_json_prints_events(workspace, vis_home, tmp_path):
     assert events[-1]["status"] == "completed" and events[-1]["content"] == "hi there"
 
 
+def test_run_dash_reads_the_request_from_standard_input(workspace, vis_home, tmp_path):
+    """`git diff | vis run -` sent the one character '-' as the request (the session was
+    titled '-'); '-' now reads the request from standard input, and an empty one is refused."""
+    s = script(tmp_path, [{"text": "Read it."}])
+    args = ("run", "--json", "--provider", "scripted", "--script", str(s), "-")
+    piped = "review this diff\n+ added line ✓\n"
+    result = vis(*args, cwd=workspace, env_home=vis_home, input=piped)
+    assert result.returncode == 0, result.stderr
+    started = json.loads(result.stdout.splitlines()[0])
+    assert started["type"] == "TurnStarted" and started["request"] == piped
+    empty = vis(*args, cwd=workspace, env_home=vis_home, input="  \n")
+    assert empty.returncode == 2 and "standard input was empty" in empty.stderr
+    assert empty.stdout == ""
+
+
 def test_failed_turn_exits_1(workspace, vis_home, tmp_path):
     s = script(tmp_path, [{"error": {"status": 401, "message": "bad key"}}])
     result = vis(

@@ -147,7 +147,7 @@ def parsers_for(argv: list[str]) -> str | None:
 
 def _add_run_parser(commands: argparse._SubParsersAction) -> None:
     run = commands.add_parser("run", help="run one request without the app (for scripts and CI)")
-    run.add_argument("request", help="what to do")
+    run.add_argument("request", help="what to do; - reads it from standard input")
     run.add_argument("--json", action="store_true", help="print events as JSON lines")
     run.add_argument(
         "--continue",

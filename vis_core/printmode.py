@@ -302,13 +302,19 @@ def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
     if continue_ and resume is not None:
         print("vis run: give either --continue or --resume ID, not both", file=sys.stderr)
         return 2
+    request = args.request
+    if request == "-":  # `git diff | vis run -`: the request is what comes in
+        request = sys.stdin.buffer.read().decode("utf-8", errors="replace")
+        if not request.strip():
+            print("vis run -: standard input was empty; pipe the request in", file=sys.stderr)
+            return 2
     loop = asyncio.new_event_loop()
     try:
         limits = RunLimits(getattr(args, "max_cost", None), getattr(args, "max_turns", None))
         code = loop.run_until_complete(
             _run(
                 options,
-                args.request,
+                request,
                 as_json=args.json,
                 continue_=continue_,
                 resume=resume,

@@ -44,5 +44,10 @@ def test_a_block_s_output_cut_by_the_sandbox_says_where_it_was_saved() -> None:
     console = Console(width=300, color_system=None, record=True, file=io.StringIO())
     for line in printed_lines(f"{note}\n\nlast\nline [red]x[/]\n"):
         console.print(line)
-    assert console.export_text().splitlines() == [f"  │ {note}", "  │ last", "  │ line [red]x[/]"]
+    assert console.export_text().splitlines() == [
+        f"  │ {note}",
+        "  │ … 8,998 earlier lines",  # of the 9,000 it printed, all but the two shown
+        "  │ last",
+        "  │ line [red]x[/]",
+    ]
     assert printed_lines("") == [] and printed_lines("\n\n") == []

@@ -112,7 +112,8 @@ def output_tail(stdout: str, lines: int = OUTPUT_TAIL_LINES, width: int = 160) -
     shown = tuple(line if len(line) <= width else line[: width - 1] + "…" for line in drawn)
     # the earlier lines count those the sandbox cut off too
     printed = printed_line_count(stdout) if note else len(shown)
-    return OutputTail(shown[-lines:], max(0, printed - lines), note)
+    last = shown[-lines:]
+    return OutputTail(last, max(0, printed - len(last)), note)
 
 
 def code_line_count(code: str) -> int:

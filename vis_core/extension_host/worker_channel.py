@@ -26,6 +26,7 @@ from asyncio import _get_running_loop  # the running loop or None (no exception 
 from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import Future, InvalidStateError, ThreadPoolExecutor
+from concurrent.futures import wait as wait_for
 from functools import partial
 from typing import Any, Protocol
 
@@ -586,9 +587,14 @@ class Channel:
         deadline = time.monotonic() + timeout
         while not self._read_to_end.is_set() and (future is None or not future.done()):
             left = max(0.0, deadline - time.monotonic())
-            acquired = self._pump.acquire(timeout=left) if left else self._pump.acquire(False)
-            if not acquired:
-                return
+            if not self._pump.acquire(False):
+                if not left:
+                    return
+                if future is not None:  # another reads the pipe now (the loop's watchdog):
+                    wait_for([future], min(left, INLINE_LIMIT))  # it answers the future
+                    continue
+                if not self._pump.acquire(timeout=left):
+                    return
             try:
                 if self._read_to_end.is_set():
                     return

@@ -51,7 +51,9 @@ def test_vis_sessions_titles_and_search_snippets(
         assert_inert(done.stdout, done.stderr)
         assert "deploy \\x1b]52;c;SGVsbG8=\\x07 now \\x1b[2J\\x9b2J <U+202E>yp.evil" in done.stdout
         assert "<U+2066>isolated<U+2069>" in done.stdout
-    assert "**deploy**" in found.stdout  # the search snippet, escaped too
+    # the search snippet, escaped too, without the ** marks around the match (the model's)
+    assert "**" not in found.stdout
+    assert found.stdout.count("deploy \\x1b]52;c;SGVsbG8=\\x07 now") == 2  # title, snippet
 
 
 def test_vis_mcp_list_shows_a_server_stderr_inert(workspace: Path, vis_home: Path) -> None:

@@ -109,6 +109,7 @@ def _when(row: SessionRow) -> str:
 
 
 def list_sessions(workspace: Path, query: str | None) -> int:
+    from vis_core.model.sessions import snippet_parts
     from vis_core.paths import VisPaths
     from vis_core.store import Store
 
@@ -119,7 +120,8 @@ def list_sessions(workspace: Path, query: str | None) -> int:
             for hit in hits:
                 row = hit.session
                 parent = f"  (child of {row.parent_id[:8]})" if row.parent_id else ""
-                print(f"{_when(row)}  {row.title or '(untitled)'}{parent}  {hit.snippet}")
+                snippet = "".join(text for text, _ in snippet_parts(hit.snippet))  # no ** marks
+                print(f"{_when(row)}  {row.title or '(untitled)'}{parent}  {snippet}")
             if not hits:  # on stderr: a script reading the list gets an empty one
                 print(f"no session mentions {query!r}", file=sys.stderr)
         else:

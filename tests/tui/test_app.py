@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 from pilot_keys import type_keys
 from sample_turns import every_block_records, turn_events
+from textual.content import Content
+from textual.widgets import OptionList
 
 from vis_tui.screens.sessions import SessionsScreen
 from vis_tui.widgets.paths import PathChip
@@ -105,6 +107,13 @@ async def test_sessions_picker_searches_and_opens(workspace: Path, tmp_path: Pat
         await on_top(pilot, SessionsScreen)
         await type_keys(pilot, *"penguins")
         await pilot.pause()
+        # the snippet shows the match in bold, not between the ** marks the model reads
+        listing = app.screen.query_one(OptionList)
+        prompt = listing.get_option_at_index(0).prompt
+        assert isinstance(prompt, Content)
+        assert prompt.plain.endswith("\n  tell me about penguins"), prompt.plain
+        bold = [prompt.plain[s.start : s.end] for s in prompt.spans if "bold" in str(s.style)]
+        assert "penguins" in bold
         await pilot.press("enter")
         await until(pilot, lambda: app.session.id == first)
         assert [t.request for t in app.main.transcript.turns.values()] == ["tell me about penguins"]

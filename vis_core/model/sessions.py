@@ -44,6 +44,18 @@ class TurnRow:
     replies: tuple[str, ...] = ()
 
 
+SNIPPET_MARK = "**"  # around each match in a search hit's snippet (Markdown bold, for the model)
+
+
+def snippet_parts(snippet: str) -> list[tuple[str, bool]]:
+    """A snippet as its pieces of text, each with whether it is a match (between marks):
+    what a person sees is the match set apart, not the marks."""
+    pieces = snippet.split(SNIPPET_MARK)
+    if len(pieces) % 2 == 0:  # a mark without its pair (the text had one): nothing is a match
+        return [(snippet, False)]
+    return [(piece, n % 2 == 1) for n, piece in enumerate(pieces) if piece]
+
+
 @dataclass(frozen=True)
 class SearchHit:
     """A session matching a search; ``fields`` lists where it matched, best first."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from vis_core.model.sessions import SearchHit
+from vis_core.model.sessions import SNIPPET_MARK, SearchHit
 from vis_core.store.database import Database
 from vis_core.store.rows import SESSION_COLUMNS, session_row
 
@@ -28,7 +28,6 @@ _FIELDS: tuple[tuple[str, str, str], ...] = (
     ),
 )
 MAX_ROWS_PER_FIELD = 5000
-SNIPPET_MARK = "**"
 
 
 def fts_query(text: str) -> str | None:

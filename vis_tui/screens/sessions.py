@@ -13,9 +13,19 @@ from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from vis_core.frontend import ago, plural
+from vis_core.model.sessions import snippet_parts
 
 if TYPE_CHECKING:
     from vis_core.frontend import Frontend
+
+
+def _snippet(snippet: str) -> list[tuple[str, str]]:
+    """A search hit's snippet on its own line, italic, each match in bold (not between the
+    ``**`` the model reads)."""
+    if not snippet:
+        return []
+    parts = [(text, "bold italic" if match else "italic") for text, match in snippet_parts(snippet)]
+    return [("\n  ", ""), *parts]
 
 
 class SessionsScreen(ModalScreen[str | None]):
@@ -62,7 +72,7 @@ class SessionsScreen(ModalScreen[str | None]):
                     f" · {row.id[:8]}{parent}",
                     "$text-muted",
                 ),
-                (f"\n  {snippet}" if snippet else "", "italic"),
+                *_snippet(snippet),
             )
             listing.add_option(Option(label, id=row.id))
         if not rows:

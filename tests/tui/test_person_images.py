@@ -153,3 +153,28 @@ async def test_a_message_queued_behind_a_turn_keeps_its_image(
     assert first.messages[0].images == ()
     assert second.messages[-1].text.startswith("then this")
     assert [i.media_type for i in second.messages[-1].images] == ["image/png"]
+
+
+def _toasts(app: object) -> str:
+    from textual.widgets._toast import Toast
+
+    return "\n".join(str(toast.render()) for toast in app.screen.query(Toast))  # type: ignore[attr-defined]
+
+
+async def test_a_dropped_file_name_in_the_refusal_stays_text(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A dropped file's name reaches the toast that refuses it as text: Textual markup in it
+    (a click action such as app.screenshot, which writes a file where it is told, a style, a
+    tag it cannot parse) is neither made a link nor applied."""
+    names = ['[@click=app.screenshot("x")]shot.png', "[reverse]shot.png", "[@click=(]x.png"]
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "ok"}]))
+    async with app.run_test(size=(110, 40), notifications=True) as pilot:
+        await started(app, pilot)
+        for name in names:
+            dropped = tmp_path / name
+            dropped.write_text("not a picture", encoding="utf-8")
+            app.post_message(events.Paste(f"'{dropped}'"))
+            shown = f"{name} is not a PNG image"
+            await until(pilot, lambda shown=shown: shown in _toasts(app))
+        assert app.is_running

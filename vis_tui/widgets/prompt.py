@@ -70,7 +70,7 @@ class PromptInput(TextArea):
         return True
 
     def _refused(self, exc: Exception) -> None:
-        self.app.notify(str(exc), title="Image not attached", severity="error")
+        self.app.notify(str(exc), title="Image not attached", severity="error", markup=False)
 
     def action_paste(self) -> None:
         """Ctrl+V: the clipboard's image as a chip, where a clipboard tool can read it;
@@ -101,7 +101,7 @@ class PromptInput(TextArea):
             return
         if isinstance(data, Exception) and not self.told_no_clipboard_tool:
             self.told_no_clipboard_tool = True
-            self.app.notify(str(data), title="No clipboard tool", severity="warning")
+            self.app.notify(str(data), title="No clipboard tool", severity="warning", markup=False)
         super().action_paste()
 
     # -- pastes --------------------------------------------------------------------------

@@ -139,6 +139,28 @@ def test_run_dash_reads_the_request_from_standard_input(workspace, vis_home, tmp
     assert empty.stdout == ""
 
 
+def test_a_reader_that_stops_reading_ends_vis_quietly(workspace, vis_home):
+    """`vis doctor | head -1` (or `vis sessions | head`) ended with Python's BrokenPipeError
+    traceback: the reader had closed the pipe. Vis now ends quietly with SIGPIPE's status."""
+    from cli_support import seed_caches
+
+    seed_caches(vis_home)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before Vis writes its first line
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["VIS_HOME"] = str(vis_home)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "vis_core.cli", "doctor"],
+            cwd=workspace, env=env, stdout=write_end, stderr=subprocess.PIPE, text=True,
+            timeout=120,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
+    assert done.returncode == 128 + signal.SIGPIPE
+
+
 def test_failed_turn_exits_1(workspace, vis_home, tmp_path):
     s = script(tmp_path, [{"error": {"status": 401, "message": "bad key"}}])
     result = vis(

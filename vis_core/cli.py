@@ -241,8 +241,23 @@ def main(argv: list[str] | None = None) -> int:
     gc.disable()
     try:
         return _main(argv)
+    except BrokenPipeError:
+        return _reader_left()
     finally:
         gc.enable()
+
+
+def _reader_left() -> int:
+    """The program reading Vis's output stopped reading (``vis sessions | head -1``): end
+    quietly with the status of a command SIGPIPE ended, not with Python's traceback."""
+    import os
+    import signal
+
+    # what is still buffered goes nowhere when Python flushes at exit (not to the closed pipe)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
+    return 128 + signal.SIGPIPE
 
 
 def _main(argv: list[str] | None) -> int:

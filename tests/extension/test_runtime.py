@@ -3,7 +3,6 @@ runtime through the same operations (forwarded as frames) as the host's own call
 
 from __future__ import annotations
 
-import asyncio
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from vis_core.extension.runtime import (
     operations,
 )
 from vis_core.extension_host.store_runtime import StoreRuntime
-from vis_core.extension_host.worker_sdk import WorkerRuntime, serve_sdk
+from vis_core.extension_host.worker_sdk import WorkerRuntime, run_service
 from vis_core.ipc.kinds import TargetKind
 from vis_core.store import Store
 
@@ -37,7 +36,7 @@ class _ToHost:
         assert target is TargetKind.SDK
         self.frames.append(name)
         with calling(self.host_call):  # the host passes the runtime its call carries
-            return asyncio.run(serve_sdk(serving_runtime(), name, args, kwargs, asyncio.to_thread))
+            return run_service(serving_runtime(), name, args, kwargs)
 
 
 def _call(root: Path, runtime: Any, session_id: str | None = "s1") -> CallContext:

@@ -10,7 +10,7 @@ from typing import Any
 
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension.runtime import Runtime
-from vis_core.extension_host.worker_sdk import WorkerRuntime, serve_sdk
+from vis_core.extension_host.worker_sdk import WorkerRuntime, run_service, served_on_loop
 from vis_core.ipc.kinds import TargetKind
 
 
@@ -26,9 +26,12 @@ class _ToHost:
         runtime = self._host_call.runtime
         assert isinstance(runtime, Runtime)
 
-        async def served() -> Any:
+        async def served() -> Any:  # as the host's channel serves it: on its loop, or a thread
             with calling(self._host_call):
-                return await serve_sdk(runtime, name, args, kwargs, asyncio.to_thread)
+                coroutine = served_on_loop(runtime, name)
+                if coroutine is not None:
+                    return await coroutine(*args, **kwargs)
+                return await asyncio.to_thread(run_service, runtime, name, args, kwargs)
 
         return asyncio.run_coroutine_threadsafe(served(), self._loop).result()
 

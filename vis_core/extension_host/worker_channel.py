@@ -83,7 +83,8 @@ class LoopHandler(Handler, Protocol):
     """A handler that serves the other side's calls as tasks on the channel's loop: ``start``
     begins one (on the loop); the channel answers when it ends and cancels it when the other
     side cancels the call. A call that comes while the loop itself waits on the other side
-    (it reads the pipe in :meth:`Channel.wait`) goes to ``serve``, in a thread."""
+    (it reads the pipe in :meth:`Channel.wait`), or when no loop runs, goes to ``serve``, in
+    a thread."""
 
     def start(self, call: Call, args: tuple, kwargs: dict) -> asyncio.Future[Any]: ...
 
@@ -636,10 +637,9 @@ class Channel:
         elif isinstance(frame, Call):
             # read here, in frame order, so a later release cannot drop what it lends
             work = (frame, self._arguments(frame))
-            if self._start is not None and not (self._on_loop() and not self._reading_loop):
-                self._serve_on_loop(*work)
+            if self._start is not None and self._loop_serves():
+                self._on_the_loop(self._begin, *work)
                 return
-            # else the loop waits on the other side here (``wait``): a task would wait for it
             if (
                 self._reading_loop
                 and self._kept is None
@@ -675,18 +675,13 @@ class Channel:
         else:
             loop.call_soon_threadsafe(fn, *args)
 
-    def _serve_on_loop(self, call: Call, arguments: tuple[tuple, dict] | Exception) -> None:
+    def _loop_serves(self) -> bool:
+        """Whether the loop can serve a call of the other side now: it runs, and it does not
+        itself wait on the other side here (in :meth:`wait`: a task would wait for that)."""
         loop = self._loop
-        if loop is not None and not loop.is_closed():
-            self._on_the_loop(self._begin, call, arguments)
-            return
-        gone = RuntimeError("the Vis host is not running any more; the call was not made")
-        if call.ref is not None and type(arguments) is tuple:
-            self.exports.release((call.ref,))
-        try:
-            self._writer.write(framed(Reply(call.id, False, dumps_error(gone, self.exports, self))))
-        except OSError:
-            log.debug("%s: answer to call %d not sent, the other side is gone", self._name, call.id)
+        if loop is None or loop.is_closed():
+            return False
+        return self._reading_loop or not self._on_loop()
 
     def _begin(self, call: Call, arguments: tuple[tuple, dict] | Exception) -> None:
         """Start serving ``call`` as a task (on the loop); answered when it ends."""

@@ -42,8 +42,8 @@ from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.worker_sdk import (
     SETTING_VALUE,
     loop_waits,
-    serve_sdk,
-    serve_sdk_waiting,
+    run_service,
+    served_on_loop,
 )
 from vis_core.ipc.kinds import CallbackKind, ChannelClosed, TargetKind
 from vis_core.model.channel import Channel as FrontEnd
@@ -159,41 +159,51 @@ class _HostHandler:
             self._pool.shutdown(wait=False, cancel_futures=True)
 
     async def _served(self, call: Call, args: tuple, kwargs: dict) -> Any:
-        assert self.channel is not None
-        if call.target is TargetKind.SDK:  # a call's own runtime first
-            runtime = None if self._place is None else self._place.runtime
-            return await serve_sdk(
-                serving_runtime(runtime), call.name, args, kwargs, self._in_thread
-            )
-        if call.target is TargetKind.OBJECT and call.ref is not None:
-            from vis_core.ipc.trusted import run_method
+        served = self._on_loop(call)
+        if served is not None:
+            return await served(*args, **kwargs)
+        result = await self._in_thread(partial(self._served_waiting, call, args, kwargs, True))
+        if inspect.isawaitable(result):  # a built-in handle's `await sh.wait(30)`
+            return await result
+        return result
 
-            value = self.channel.exports.get(call.ref)
-            if _async_method(value, call.name):
-                return await run_method(value, call.name, args, kwargs)
-            result = await self._in_thread(partial(run_method, value, call.name, args, kwargs))
-            if inspect.isawaitable(result):  # a built-in handle's `await sh.wait(30)`
-                return await result
-            return result
-        raise LookupError(f"the host does not serve {call.target} calls from a worker")
-
-    def _served_waiting(self, call: Call, args: tuple, kwargs: dict) -> Any:
+    def _on_loop(self, call: Call) -> Callable[..., Awaitable[Any]] | None:
+        """What serves ``call`` on the loop: the runtime's coroutine for its SDK operation, a
+        lent object's coroutine method; None: :meth:`_served_waiting` serves it, in a thread."""
         assert self.channel is not None
         if call.target is TargetKind.SDK:
-            runtime = None if self._place is None else self._place.runtime
-            return serve_sdk_waiting(serving_runtime(runtime), call.name, args, kwargs)
+            return served_on_loop(self._runtime(), call.name)
         if call.target is TargetKind.OBJECT and call.ref is not None:
             from vis_core.ipc.trusted import run_method
 
             value = self.channel.exports.get(call.ref)
             if _async_method(value, call.name):
-                raise RuntimeError(loop_waits(f"{type(value).__name__}.{call.name}()"))
+                return lambda *args, **kwargs: run_method(value, call.name, args, kwargs)
+        return None
+
+    def _served_waiting(self, call: Call, args: tuple, kwargs: dict, awaited: bool = False) -> Any:
+        """``call``'s synchronous part, in a thread; a coroutine it makes is refused unless it
+        will be ``awaited`` (on the loop, which waits on the worker otherwise)."""
+        assert self.channel is not None
+        if call.target is TargetKind.SDK:
+            return run_service(self._runtime(), call.name, args, kwargs)
+        if call.target is TargetKind.OBJECT and call.ref is not None:
+            from vis_core.ipc.trusted import run_method
+
+            value = self.channel.exports.get(call.ref)
+            refused = RuntimeError(loop_waits(f"{type(value).__name__}.{call.name}()"))
+            if _async_method(value, call.name):
+                raise refused
             result = run_method(value, call.name, args, kwargs)
-            if inspect.iscoroutine(result):
+            if inspect.iscoroutine(result) and not awaited:
                 result.close()
-                raise RuntimeError(loop_waits(f"{type(value).__name__}.{call.name}()"))
+                raise refused
             return result
         raise LookupError(f"the host does not serve {call.target} calls from a worker")
+
+    def _runtime(self) -> Runtime | None:
+        """The runtime serving an SDK call: the call's own, else the session's host's."""
+        return serving_runtime(None if self._place is None else self._place.runtime)
 
     @staticmethod
     def _session_context(place: WorkerPlace) -> CallContext:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import subprocess
 from collections.abc import Awaitable, Callable
-from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, cast
 
@@ -97,49 +96,38 @@ class LoopServed(Protocol):
         ...
 
 
-def _served_by(runtime: Runtime | None, name: str) -> tuple[Runtime, str, Any]:
-    """The runtime (None: as outside Vis), the operation a worker's SDK frame names, and the
-    coroutine function serving it on the loop (None: the synchronous operation serves it)."""
-    operation = name.removeprefix(RUNTIME)
-    if not name.startswith(RUNTIME) or operation not in operations():
-        raise LookupError(f"{operation!r} is not an operation of the SDK runtime")
+def served_on_loop(runtime: Runtime | None, name: str) -> Callable[..., Awaitable[Any]] | None:
+    """The coroutine function serving the operation a worker's SDK frame names on the host's
+    loop, when ``runtime`` serves it there; None: :func:`run_service` serves it, in a thread."""
+    operation = _operation(name)
+    served = getattr(runtime, "on_loop", None)
+    return None if served is None else cast(LoopServed, runtime).on_loop(operation)
+
+
+def run_service(runtime: Runtime | None, name: str, args: tuple, kwargs: dict) -> Any:
+    """Run the runtime operation a worker's SDK frame names in ``runtime``, the host's (the
+    caller sets the context of the tool call it was made from; None: as outside Vis), in a
+    thread. One the runtime serves on its loop (:func:`served_on_loop`) is refused: this
+    serves it only while the loop itself waits on the worker."""
+    operation = _operation(name)
+    if served_on_loop(runtime, name) is not None:
+        raise RuntimeError(loop_waits(f"vis {operation}"))
     if runtime is None:
         from vis_core.extension.outside import OUTSIDE
 
         runtime = OUTSIDE
-    on_loop = getattr(runtime, "on_loop", None)
-    served = None if on_loop is None else cast(LoopServed, runtime).on_loop(operation)
-    return runtime, operation, served
-
-
-async def serve_sdk(
-    runtime: Runtime | None,
-    name: str,
-    args: tuple,
-    kwargs: dict,
-    in_thread: Callable[[Callable[[], Any]], Awaitable[Any]],
-) -> Any:
-    """Serve the runtime operation a worker's SDK frame names with ``runtime``, the host's
-    (the caller runs this in the context of the tool call it was made from; None: as outside
-    Vis): awaited on the loop where the runtime serves it there, else in a thread
-    (``in_thread``: what it does may block, a store or a file)."""
-    runtime, operation, served = _served_by(runtime, name)
-    if served is not None:
-        return await served(*args, **kwargs)
-    return await in_thread(partial(getattr(runtime, operation), *args, **kwargs))
-
-
-def serve_sdk_waiting(runtime: Runtime | None, name: str, args: tuple, kwargs: dict) -> Any:
-    """:func:`serve_sdk` in a thread while the host's loop waits on the worker (Vis runs an
-    extension's function there, a form's check): an operation served on the loop is refused,
-    as the loop could run it only after the worker answers."""
-    runtime, operation, served = _served_by(runtime, name)
-    if served is not None:
-        raise RuntimeError(loop_waits(f"vis {operation}"))
     return getattr(runtime, operation)(*args, **kwargs)
 
 
+def _operation(name: str) -> str:
+    operation = name.removeprefix(RUNTIME)
+    if not name.startswith(RUNTIME) or operation not in operations():
+        raise LookupError(f"{operation!r} is not an operation of the SDK runtime")
+    return operation
+
+
 def loop_waits(what: str) -> str:
+    """Why ``what`` cannot be served while the host's loop waits on the worker."""
     return (
         f"{what} waits on Vis's event loop, which waits on your extension now (Vis runs one "
         "of its functions, such as a form's check); make the call from the tool instead"

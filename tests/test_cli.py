@@ -161,6 +161,36 @@ def test_a_reader_that_stops_reading_ends_vis_quietly(workspace, vis_home):
     assert done.returncode == 128 + signal.SIGPIPE
 
 
+def test_a_run_whose_reader_left_ends_its_turn_saved(workspace, vis_home, tmp_path):
+    """`vis run … | head -1`: Rich answered the closed pipe with SystemExit(1), so the run
+    ended with status 1 and its turn stayed 'running' in the store. The turn now ends as
+    cancelled (saved, as Ctrl+C leaves it) and the run exits with SIGPIPE's status."""
+    from cli_support import seed_caches
+
+    s = script(
+        tmp_path, [{"text": "many", "code": "for i in range(300): print(i)"}, {"text": "end"}]
+    )
+    seed_caches(vis_home)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before Vis writes its first line
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["VIS_HOME"] = str(vis_home)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted", "--script",
+             str(s), "count"],
+            cwd=workspace, env=env, stdout=write_end, stderr=subprocess.PIPE, text=True,
+            timeout=120,
+        )  # fmt: skip
+    finally:
+        os.close(write_end)
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 128 + signal.SIGPIPE, done.stderr
+    exported = vis("export", "--format", "json", cwd=workspace, env_home=vis_home)
+    events = json.loads(exported.stdout)["events"]
+    assert [e["status"] for e in events if e["type"] == "TurnEnded"] == ["cancelled"]
+
+
 def test_failed_turn_exits_1(workspace, vis_home, tmp_path):
     s = script(tmp_path, [{"error": {"status": 401, "message": "bad key"}}])
     result = vis(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import errno
 import functools
 import gc
 import signal
@@ -140,6 +141,20 @@ def printed_lines(stdout: str) -> list[str]:
     ]
 
 
+@functools.cache
+def _console() -> type[Console]:
+    """Rich's Console, except that a closed pipe raises BrokenPipeError (Rich's own answer is
+    SystemExit(1), which would end ``vis run`` with the turn unsaved): the renderer stops."""
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            raise BrokenPipeError(errno.EPIPE, "the output's reader closed it")
+
+    return PipeConsole
+
+
 class PrintRenderer:
     """Writes events as they come: answer text raw, Activities one line each."""
 
@@ -149,9 +164,13 @@ class PrintRenderer:
         as_json: bool,
         summarize_steps: bool = True,
         redact: Callable[[Event], Event] | None = None,
+        reader_left: Callable[[], None] | None = None,
     ) -> None:
-        """``redact``: the event with saved secrets replaced, as it may be printed."""
+        """``redact``: the event with saved secrets replaced, as it may be printed;
+        ``reader_left``: called once when the program reading the output closed it."""
         self.as_json = as_json
+        self.on_reader_left = reader_left
+        self.reader_left = False  # the output's reader closed it (`vis run … | head -1`)
         self.redact = redact
         self.summarize_steps = summarize_steps
         self._ended: list[ActivityRecord] = []
@@ -166,19 +185,25 @@ class PrintRenderer:
     # Rich loads with the first line it prints: a plain answer is written without it.
     @functools.cached_property
     def console(self) -> Console:
-        from rich.console import Console
-
-        return Console(file=raw_stream(sys.stdout), highlight=False, soft_wrap=True)
+        return _console()(file=raw_stream(sys.stdout), highlight=False, soft_wrap=True)
 
     @functools.cached_property
     def errors(self) -> Console:
-        from rich.console import Console
-
         # Rich writes its colours; what it prints is escaped with plain(). Not wrapped by
         # Rich (80 columns in a pipe), so a path or command is never cut in two lines
-        return Console(file=raw_stream(sys.stderr), highlight=False, soft_wrap=True)
+        return _console()(file=raw_stream(sys.stderr), highlight=False, soft_wrap=True)
 
     def __call__(self, event: Event) -> None:
+        if self.reader_left:
+            return
+        try:
+            self._show(event)
+        except BrokenPipeError:
+            self.reader_left = True
+            if self.on_reader_left is not None:
+                self.on_reader_left()
+
+    def _show(self, event: Event) -> None:
         if self.redact is not None:
             event = self.redact(event)
         if self.as_json:
@@ -470,13 +495,14 @@ async def _run(
             return 2
         summarize = bool(host.settings.get("summarize_steps", True, session.id))
         redactor = host.settings.redactor
-        session.subscribe(
-            PrintRenderer(
-                as_json=as_json,
-                summarize_steps=summarize,
-                redact=lambda event: redactor.event(event, *event_payload(event))[0],
-            )
+        # a reader that stops reading (`| head -1`) ends the turn as cancelled, as Ctrl+C does
+        renderer = PrintRenderer(
+            as_json=as_json,
+            summarize_steps=summarize,
+            redact=lambda event: redactor.event(event, *event_payload(event))[0],
+            reader_left=session.cancel,
         )
+        session.subscribe(renderer)
         limits = limits or RunLimits()
         limits.apply(session)
         loop = asyncio.get_running_loop()
@@ -524,6 +550,8 @@ async def _run(
             await _tell_review(session)
         if session.plan.active:
             _tell_planning(session)
+        if renderer.reader_left:  # what is still buffered goes nowhere (see _leave)
+            return 128 + signal.SIGPIPE
         if stopped_by:
             with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone
                 print(f"vis: stopped by {stopped_by[0].name}", file=sys.stderr)

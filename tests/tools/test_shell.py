@@ -203,3 +203,14 @@ def test_closed_shells_leave_no_process_to_the_garbage_collector(
     finally:
         sys.unraisablehook = hook
     assert unraisable == []
+
+
+async def test_a_wrong_argument_is_named_as_the_model_calls_the_tool(tools: dict) -> None:
+    """shell(..., background=True) failed with 'builtin_tools.<locals>.shell() got an
+    unexpected keyword argument': Python's own error now names the tool as it is called."""
+    with pytest.raises(TypeError) as raised:
+        await tools["shell"].fn("sleep 1", background=True)
+    assert str(raised.value) == "shell() got an unexpected keyword argument 'background'"
+    with pytest.raises(TypeError) as raised:
+        await tools["patch"].fn("a.py")
+    assert str(raised.value).startswith("patch() missing 2 required positional arguments")

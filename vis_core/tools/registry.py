@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,6 +30,14 @@ class HostTool:
     #: the contract of an extension's tool, computed in the worker that loaded it: the host
     #: holds no function of an extension (``fn`` is then a marker that refuses to run)
     spec: ToolSpec | None = None
+
+    def __post_init__(self) -> None:
+        # a tool made inside a function (the built-ins close over their context) is named as
+        # the model calls it in Python's own errors: "shell() got an unexpected keyword
+        # argument", not "builtin_tools.<locals>.shell() …"
+        if "<locals>" in getattr(self.fn, "__qualname__", ""):
+            with contextlib.suppress(AttributeError, TypeError):
+                self.fn.__qualname__ = self.name
 
     @property
     def description(self) -> str:

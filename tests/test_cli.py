@@ -191,6 +191,23 @@ def test_a_run_whose_reader_left_ends_its_turn_saved(workspace, vis_home, tmp_pa
     assert [e["status"] for e in events if e["type"] == "TurnEnded"] == ["cancelled"]
 
 
+def test_a_workspace_that_is_not_a_folder_is_refused(workspace, vis_home, tmp_path):
+    """`vis -C /typo run …` ran the turn with a workspace that does not exist (and the app
+    opened on it; doctor printed a FileNotFoundError traceback): Vis now says so and stops."""
+    s = script(tmp_path, [{"text": "ok"}])
+    missing = tmp_path / "typo"
+    run = ("run", "--provider", "scripted", "--script", str(s), "hi")
+    for args in (("-C", str(missing), *run), ("-C", str(missing), "doctor")):
+        done = vis(*args, cwd=workspace, env_home=vis_home)
+        assert done.returncode == 2, done.stdout
+        assert done.stderr.strip() == f"vis: the workspace {missing} does not exist (-C FOLDER)"
+        assert done.stdout == ""
+    file = workspace / "notes.txt"
+    file.write_text("x")
+    done = vis("-C", str(file), *run, cwd=workspace, env_home=vis_home)
+    assert done.returncode == 2 and "notes.txt is not a folder" in done.stderr
+
+
 def test_failed_turn_exits_1(workspace, vis_home, tmp_path):
     s = script(tmp_path, [{"error": {"status": 401, "message": "bad key"}}])
     result = vis(

@@ -247,6 +247,21 @@ def main(argv: list[str] | None = None) -> int:
         gc.enable()
 
 
+def _workspace(given: Path | None) -> Path | None:
+    """The workspace: ``-C FOLDER`` or the working directory, resolved; ``None`` (said on
+    stderr) when it is not a folder, before anything starts in it."""
+    try:
+        workspace = (given or Path.cwd()).resolve()
+    except FileNotFoundError:  # the shell's working directory was removed
+        print("vis: the current folder no longer exists; cd to your project", file=sys.stderr)
+        return None
+    if not workspace.is_dir():
+        what = "does not exist" if not workspace.exists() else "is not a folder"
+        print(f"vis: the workspace {workspace} {what} (-C FOLDER)", file=sys.stderr)
+        return None
+    return workspace
+
+
 def _reader_left() -> int:
     """The program reading Vis's output stopped reading (``vis sessions | head -1``): end
     quietly with the status of a command SIGPIPE ended, not with Python's traceback."""
@@ -286,7 +301,9 @@ def _main(argv: list[str] | None) -> int:
         # `vis run` escapes its answer and lines itself; its stdout stays raw for `vis.ask`;
         # saved secrets and keys are redacted, also before the Host attaches its redactor
         guard_output(stdout=args.command != "run", clean=redact_log_text)
-    workspace = (args.workspace or Path.cwd()).resolve()
+    workspace = _workspace(args.workspace)
+    if workspace is None:
+        return EXIT_USAGE
     if args.provider == "scripted" and args.script is None:
         print("vis: --provider scripted needs --script FILE", file=sys.stderr)
         return EXIT_USAGE

@@ -126,7 +126,8 @@ def test_run_json_prints_events(workspace, vis_home, tmp_path):
 
 def test_run_dash_reads_the_request_from_standard_input(workspace, vis_home, tmp_path):
     """`git diff | vis run -` sent the one character '-' as the request (the session was
-    titled '-'); '-' now reads the request from standard input, and an empty one is refused."""
+    titled '-'); '-' now reads the request from standard input, and an empty one is refused,
+    as an empty request is."""
     s = script(tmp_path, [{"text": "Read it."}])
     args = ("run", "--json", "--provider", "scripted", "--script", str(s), "-")
     piped = "review this diff\n+ added line ✓\n"
@@ -137,6 +138,10 @@ def test_run_dash_reads_the_request_from_standard_input(workspace, vis_home, tmp
     empty = vis(*args, cwd=workspace, env_home=vis_home, input="  \n")
     assert empty.returncode == 2 and "standard input was empty" in empty.stderr
     assert empty.stdout == ""
+    # an empty request (`vis run "$UNSET"`) is refused too, before any model is asked
+    blank = vis(*args[:-1], " ", cwd=workspace, env_home=vis_home)
+    assert blank.returncode == 2 and "the request is empty" in blank.stderr
+    assert blank.stdout == ""
 
 
 def test_a_reader_that_stops_reading_ends_vis_quietly(workspace, vis_home):

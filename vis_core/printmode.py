@@ -333,6 +333,9 @@ def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
         if not request.strip():
             print("vis run -: standard input was empty; pipe the request in", file=sys.stderr)
             return 2
+    elif not request.strip():  # `vis run "$UNSET"`: nothing to ask, and a model paid to say so
+        print('vis run: the request is empty; say what to do: vis run "REQUEST"', file=sys.stderr)
+        return 2
     loop = asyncio.new_event_loop()
     try:
         limits = RunLimits(getattr(args, "max_cost", None), getattr(args, "max_turns", None))

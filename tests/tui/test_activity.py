@@ -262,3 +262,30 @@ async def test_a_call_that_failed_before_saying_anything_shows_its_error_folded(
         await until(pilot, lambda: row.has_class("-expanded"))
         await pilot.pause()
         assert not row.query(".activity-error")  # said once, in the header
+
+
+async def test_a_failed_call_s_row_says_an_error_its_summary_does_not(harness) -> None:
+    """An MCP call the server failed: its summary is the call's arguments and its error was
+    only in the outcome, which the row does not show beside a summary: '✗ MCP demo · fail
+    reason=disk full' said nothing of why. The error now follows the summary, once."""
+    app = harness
+    async with app.run_test(size=(100, 30)) as pilot:
+        failed = record(
+            "m1",
+            ActivityPresentation(
+                "MCP demo · fail", "reason=disk full", outcome="error: Error executing tool fail"
+            ),
+            tool="mcp__demo__fail",
+            state=ActivityState.FAILED,
+            error="McpToolError: Error executing tool fail",
+        )
+        app.feed(turn_events("s", "t1", "go", "", [failed]))
+        await pilot.pause()
+        row = app.main.transcript.turns["t1"].rows["m1"]
+        header = _text(row.query_one(".activity-header", Static))
+        assert header.endswith("✗ MCP demo · fail  reason=disk full  Error executing tool fail")
+        row.focus()
+        await pilot.press("enter")
+        await until(pilot, lambda: row.has_class("-expanded"))
+        await pilot.pause()
+        assert not row.query(".activity-error")  # said once, in the header

@@ -54,13 +54,14 @@ def _summary(text: str, summary_format: str) -> Content:
     return Content.styled(text, "$text-muted")
 
 
-def _error_alone(record: ActivityRecord) -> str | None:
-    """The error of a call that failed before its tool said anything (its arguments did not
-    fit), which the row's one line says in place of a summary; else None."""
+def _unsaid_error(record: ActivityRecord) -> str | None:
+    """The error of a failed call whose summary does not say it (a call that failed before
+    its tool said anything, an MCP server's error behind the call's arguments): the row's
+    one line says it after the summary; else None. A verdict (tests failed) says it already."""
     p = record.presentation
-    if record.state is not ActivityState.FAILED or p is None or p.summary or p.outcome:
+    if record.state is not ActivityState.FAILED or p is None or p.verdict:
         return None
-    return record.error or None
+    return None if error_in_header(record) else record.error or None
 
 
 def headline_content(
@@ -86,7 +87,7 @@ def headline_content(
         parts.extend(["  ", _summary(presentation.summary, presentation.summary_format)])
     elif presentation.outcome:
         parts.extend(["  ", (presentation.outcome, "")])
-    elif error := _error_alone(record):
+    if error := _unsaid_error(record):
         parts.extend(["  ", (plain_error(error.splitlines()[0]), "$text-error")])
     if presentation.verdict == "passed":
         parts.extend(["  ", (" passed ", "bold $text-success on $success-muted")])
@@ -323,8 +324,8 @@ class ActivityRow(Vertical, can_focus=True):
         self._built_for = key
         widgets: list[Widget] = []
         presentation = self.record.presentation
-        alone = _error_alone(self.record)
-        said = error_in_header(self.record) or (alone and "\n" not in alone.strip())
+        unsaid = _unsaid_error(self.record)
+        said = error_in_header(self.record) or (unsaid and "\n" not in unsaid.strip())
         if self.record.error and not said:
             widgets.append(
                 Static(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -153,6 +154,11 @@ def test_vis_export_cli_writes_files_and_names_bad_ids(workspace: Path, vis_home
     assert str(out) in written.stdout and "(html)" in written.stdout
     assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert out.stat().st_mode & 0o077 == 0
+
+    pipe = workspace / "pipe.md"  # what a block can leave where a file is expected
+    os.mkfifo(pipe)
+    held = vis("export", sid, "-o", str(pipe), cwd=workspace, env_home=vis_home)
+    assert held.returncode == 2 and "a named pipe, not a regular file" in held.stderr
 
     as_json = vis("export", sid, "--format", "json", cwd=workspace, env_home=vis_home)
     assert json.loads(as_json.stdout)["session"]["id"] == sid

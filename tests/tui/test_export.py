@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from pilot_keys import type_keys
@@ -41,3 +42,28 @@ async def test_export_writes_the_session_in_the_workspace_and_says_where(
         await until(pilot, lambda: "Exported this session (html)" in _said(app)[-1])
         page = (workspace / "s.html").read_text(encoding="utf-8")
         assert "It is &lt;b&gt;42&lt;/b&gt;." in page
+
+
+async def test_export_is_not_led_out_of_the_workspace_nor_held_by_a_pipe(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """What a jailed block can leave in the workspace, where /export then writes: a named pipe
+    at the default name (its session id is the model's to read) would hold Vis's write (and
+    its exit) for ever, and a folder swapped for a link would take the file elsewhere. Each is
+    refused and named; nothing is written outside."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (workspace / "docs").symlink_to(outside)
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "ok"}]))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"hello", "enter")
+        await until(pilot, lambda: not app.main.turn_running and app.main.transcript.turns)
+        os.mkfifo(workspace / f"vis-session-{app.session.id[:8]}.md")
+        await type_keys(pilot, *"/export", "enter")
+        await until(pilot, lambda: "Cannot export" in _said(app)[-1])
+        assert "a named pipe, not a regular file" in _said(app)[-1]
+        await type_keys(pilot, *"/export docs/s.md", "enter")
+        await until(pilot, lambda: "docs/s.md" in _said(app)[-1])
+        assert "Cannot export" in _said(app)[-1] and "docs is a link to" in _said(app)[-1]
+    assert list(outside.iterdir()) == []

@@ -32,23 +32,25 @@ def export_command(deps: CommandDeps) -> SlashCommand:
         fmt = ExportFormat(args.pop(0)) if args and args[0] in FORMATS else None
         if len(args) > 1:
             return err("Cannot export", f"Write {USAGE}; quote a path with spaces.")
+        root: Path | None = deps.space.root  # a path in it is walked beneath it
         if args:
             path = Path(args[0]).expanduser()
             fmt = fmt or format_for_path(path)
-            if not path.is_absolute():
-                path = deps.space.root / path
+            if path.is_absolute():
+                root = None  # the person's own choice of place
         else:
             fmt = fmt or ExportFormat.MD
-            path = deps.space.root / default_file_name(session.id, fmt)
+            path = Path(default_file_name(session.id, fmt))
+        shown = path if root is None else root / path
         row = deps.store.get_session(session.id)
         if row is None:
             return err("Cannot export", "This session has nothing stored yet.")
         try:
             text = await asyncio.to_thread(export_session, deps.store, row, fmt)
-            await asyncio.to_thread(write_export, path, text)
+            await asyncio.to_thread(write_export, path, text, root)
         except OSError as exc:
-            return err("Cannot export", f"{code_span(str(path))}: {exc.strerror or exc}")
-        return ok(f"Exported this session ({fmt.value})", f"Written to {code_span(str(path))}.")
+            return err("Cannot export", f"{code_span(str(shown))}: {exc.strerror or exc}")
+        return ok(f"Exported this session ({fmt.value})", f"Written to {code_span(str(shown))}.")
 
     return SlashCommand(
         "export", run, "Write this session as Markdown, HTML or JSON (in the workspace)", USAGE

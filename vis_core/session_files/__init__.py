@@ -7,9 +7,11 @@ every text is escaped and nothing is rendered as markup (no script, link or imag
 
 from __future__ import annotations
 
+import errno
 import html
 import os
 import re
+import stat
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -75,11 +77,31 @@ def export_session(store: Store, row: SessionRow, fmt: ExportFormat) -> str:
     return clean(_markdown(session))
 
 
-def write_export(path: Path, text: str) -> Path:
-    """Write ``text`` to ``path`` (0600, replacing a file; a link in its place is refused)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as stream:
-        stream.write(text)
+def write_export(path: Path, text: str, root: Path | None = None) -> Path:
+    """Write ``text`` to ``path`` (0600, replacing a file's content). A link as the last name
+    is refused, and so is a named pipe or a device, never waited on. With ``root`` (the
+    workspace, which the model's code may change), ``path`` is relative to it and resolved
+    beneath it: a link on the way that leads out is refused, not followed."""
+    from vis_core.tools.beneath import Beneath
+
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        if root is None:
+            fd = os.open(path, flags, 0o600)
+        else:
+            fd = Beneath(root).open(path, flags, 0o600)[0]
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # a pipe nobody reads: opening it would wait for one
+            raise OSError(errno.ENXIO, "a named pipe, not a regular file") from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "w", encoding="utf-8", closefd=False) as stream:
+            stream.write(text)
+    finally:
+        os.close(fd)
     return path
 
 

@@ -72,18 +72,46 @@ def mentioned_files(text: str, workspace: Path) -> list[str]:
     """Workspace-relative paths of the existing files ``text`` names as ``@path`` or
     ``@"path with spaces"`` (in order, once each); a trailing comma or full stop is not part
     of a bare path. Nothing outside the workspace is attached."""
-    root = workspace.resolve()
     found: list[str] = []
+    for _, rel in _mentions(text, workspace):
+        if rel is not None and rel not in found:
+            found.append(rel)
+    return found
+
+
+# a mention that reads as a path: a folder separator, or a name with an extension
+_PATH_LIKE = re.compile(r"/|\.[A-Za-z0-9]{1,10}$")
+
+
+def unfound_mentions(text: str, workspace: Path) -> list[str]:
+    """The ``@`` mentions of ``text`` that read as a path (quoted, or with a ``/`` or an
+    extension) but name no file of the workspace: a typo the person should hear of, since
+    the request takes them as plain text. ``@property`` is not a path; in order, once each."""
+    unfound: list[str] = []
+    for match, rel in _mentions(text, workspace):
+        quoted, bare = match.group(1), match.group(2)
+        written = quoted if quoted is not None else bare.rstrip(_TRAILING)
+        path_like = quoted is not None or bool(_PATH_LIKE.search(written))
+        shown = match.group(0) if quoted is not None else f"@{written}"
+        if rel is None and path_like and written and shown not in unfound:
+            unfound.append(shown)
+    return unfound
+
+
+def _mentions(text: str, workspace: Path) -> list[tuple[re.Match[str], str | None]]:
+    """Each ``@`` mention of ``text`` with the workspace file it names (relative), if any."""
+    root = workspace.resolve()
+    found: list[tuple[re.Match[str], str | None]] = []
     for match in _MENTION.finditer(text):
         quoted, bare = match.group(1), match.group(2)
         candidates = (quoted,) if quoted is not None else (bare, bare.rstrip(_TRAILING))
+        named = None
         for candidate in candidates:
             if not candidate:
                 continue
             target = (root / candidate).resolve()
             if target.is_file() and target.is_relative_to(root):
-                rel = target.relative_to(root).as_posix()
-                if rel not in found:
-                    found.append(rel)
+                named = target.relative_to(root).as_posix()
                 break
+        found.append((match, named))
     return found

@@ -9,7 +9,7 @@ from pilot_keys import type_keys
 
 from vis_core.events import UserContext
 from vis_core.model.turn import ContextOrigin
-from vis_tui.mentions import mentioned_files, typing_mention
+from vis_tui.mentions import mentioned_files, typing_mention, unfound_mentions
 from vis_tui.widgets.activity import ActivityRow
 from vis_tui.widgets.system_message import SystemMessage
 
@@ -39,6 +39,37 @@ def test_mentions_name_existing_workspace_files_only(workspace: Path, tmp_path: 
     assert mentioned_files(text, workspace) == ["src/app.py"]
     assert typing_mention("read @sr", 8) == (5, "sr")
     assert typing_mention("mail me@sr", 10) is None
+
+
+def test_a_mention_that_names_no_file_is_told(workspace: Path, tmp_path: Path) -> None:
+    """A mistyped @path went as plain text without a word (an existing one shows its Read
+    file row): the paths that name no workspace file are listed for a toast; a decorator
+    (@property) or a handle is not a path."""
+    _files(workspace)
+    (tmp_path / "secret.txt").write_text("outside", encoding="utf-8")
+    text = 'see @src/app.py, @src/apps.py and @../secret.txt, @property, @"my notes.md" @src/'
+    assert unfound_mentions(text, workspace) == [
+        "@src/apps.py",
+        "@../secret.txt",
+        '@"my notes.md"',
+        "@src/",
+    ]
+    assert unfound_mentions("mail me@src/x.py or @alice", workspace) == []
+
+
+async def test_a_mistyped_mention_gets_a_toast_and_the_request_goes(
+    workspace: Path, tmp_path: Path
+) -> None:
+    _files(workspace)
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "Which file?"}]))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        app.main.prompt.insert("fix @src/apps.py please")
+        await pilot.press("enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Which file?")
+        notes = [n.message for n in app._notifications]
+        assert any(n.startswith("@src/apps.py names no file in the workspace") for n in notes)
+        assert not _stored(app, UserContext)  # nothing attached
 
 
 async def test_at_completes_workspace_files_and_attaches_the_cat_view(

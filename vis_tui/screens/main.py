@@ -23,7 +23,13 @@ from vis_core.model.notify import NotifyKind
 from vis_core.model.turn import TurnStatus
 from vis_tui.block_context import DEFAULT_PACING, AnswerPacing, BlockContext
 from vis_tui.keys import CHORD_ACTIONS
-from vis_tui.mentions import is_text_file, mentioned_files, path_completions, typing_mention
+from vis_tui.mentions import (
+    is_text_file,
+    mentioned_files,
+    path_completions,
+    typing_mention,
+    unfound_mentions,
+)
 from vis_tui.messages import CommandActionRequested, CoreEvent, TurnDone
 from vis_tui.widgets.attachment_chips import AttachmentChips
 from vis_tui.widgets.completion import (
@@ -490,6 +496,20 @@ class MainScreen(Screen[None]):
         self.status_bar.running = True
         self.run_worker(self._turn(text), group="turn", exit_on_error=False)
 
+    def _tell_unfound(self, text: str) -> None:
+        """A toast for each ``@path`` that names no workspace file (a typo): it goes as text."""
+        if "@" not in text:
+            return
+        unfound = unfound_mentions(text, self.files_root())
+        if unfound:
+            names = ", ".join(unfound)
+            self.app.notify(
+                f"{names} {'names' if len(unfound) == 1 else 'name'} no file in the workspace; "
+                "the request has it as plain text.",
+                title="No such file",
+                severity="warning",
+            )
+
     async def _turn(self, text: str) -> None:
         assert self.session is not None
         try:
@@ -497,6 +517,7 @@ class MainScreen(Screen[None]):
                 await self.session.submit(text, command=True)
             else:
                 mentions = mentioned_files(text, self.files_root())
+                self._tell_unfound(text)
                 images = getattr(text, "images", ())
                 await self.session.submit(str(text), mentions=mentions, images=images)
         except ImageRefused as exc:  # before the turn: nothing was sent; the draft comes back

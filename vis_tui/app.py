@@ -230,6 +230,7 @@ class VisApp(App[int]):
     async def _open_first_session(self, core: Frontend) -> None:
         session: Session | None = None
         problem = ""  # shown once the session that opens instead is on screen
+        note = ""
         if self.resume == "":  # --resume without an ID: the person picks one (Esc: a new one)
             self.resume = await self.push_screen(self._sessions_picker(core), wait_for_dismiss=True)
         if self.resume:
@@ -250,15 +251,15 @@ class VisApp(App[int]):
                     session = await core.open_session(latest)
                 except LookupError as exc:  # open in another Vis: start a new one here
                     problem = f"**Cannot continue:** {escape_markdown(str(exc))}"
-            else:
-                self.main.transcript.add_message(
-                    "No earlier session in this workspace; started a new one."
-                )
+            else:  # said once the new session is on screen (attaching it clears the transcript)
+                note = "No earlier session in this workspace; started a new one."
         if session is None:
             session = await core.new_session()
         await self.show_session(session)
         if problem:
             self.main.transcript.add_message(problem, classes="error")
+        elif note:
+            self.main.transcript.add_message(note)
 
     async def show_session(self, session: Session) -> None:
         self.session = session

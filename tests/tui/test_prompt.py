@@ -20,6 +20,10 @@ def _prompts(app) -> list[str]:
     return app.core.prompts(app.session.id)
 
 
+def _notes(app) -> list[str]:
+    return [m.source for m in app.main.transcript.query(SystemMessage)]  # type: ignore[attr-defined]
+
+
 def _ended(app, count: int):
     return lambda: sum(1 for t in app.main.transcript.turns.values() if t.status) >= count
 
@@ -67,6 +71,18 @@ async def test_history_is_read_from_the_store_when_continuing(
         assert stored[0].last_answer == "one"
         await pilot.press("up")
         assert again.main.prompt.text == "remember me"
+
+
+async def test_continuing_with_no_earlier_session_says_it_started_a_new_one(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """The note was added before the new session was attached, which cleared it: `vis
+    --continue` in a fresh workspace started a new session without a word."""
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "x"}]), continue_=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await started(app, pilot)
+        note = "No earlier session in this workspace; started a new one."
+        await until(pilot, lambda: note in _notes(app))
 
 
 async def test_saveable_commands_are_recorded_and_control_commands_not(workspace: Path) -> None:

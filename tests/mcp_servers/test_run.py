@@ -322,3 +322,55 @@ def test_vis_run_says_why_a_call_failed(vis_home: Path, workspace: Path) -> None
     at = lines.index("Calling directly.")
     assert lines[at + 1] == "✗ no_such_tool · no direct tool named 'no_such_tool'", lines
     assert lines[at + 2] == "Done.", lines
+
+
+DEEP_SERVER = """
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    mid, method = msg.get("id"), msg.get("method")
+    if method == "initialize":
+        result = {"protocolVersion": msg["params"]["protocolVersion"],
+                  "capabilities": {"tools": {}}, "serverInfo": {"name": "deep", "version": "1"}}
+    elif method == "tools/list":
+        result = {"tools": [{"name": "deep", "inputSchema": {"type": "object"}}]}
+    elif method == "tools/call":  # an answer nested past what the SDK's JSON parser reads
+        nested = "[" * 5000 + "]" * 5000
+        sys.stdout.write('{"jsonrpc":"2.0","id":%s,"result":{"content":[],'
+                         '"structuredContent":{"a":%s}}}\\n' % (json.dumps(mid), nested))
+        sys.stdout.flush()
+        continue
+    elif mid is None:
+        continue
+    else:
+        result = {}
+    sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": mid, "result": result}) + "\\n")
+    sys.stdout.flush()
+"""
+
+
+def test_an_answer_vis_cannot_read_fails_the_call_at_once(
+    vis_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """A server whose answer is nested too deeply for the SDK to read: the SDK dropped it, so
+    the call waited out the server's whole timeout (an hour, if the person set one) and then
+    said the server 'sent nothing'. The call now fails as the unreadable line arrives, and
+    says why."""
+    server = tmp_path / "deep_server.py"
+    server.write_text(DEEP_SERVER, encoding="utf-8")
+    entry = {"command": sys.executable, "args": [str(server)], "timeout": 3600}
+    write_config(vis_home / "mcp.json", {"deep": entry})
+    script = [{"text": "Calling.", "code": "await mcp__deep__deep()"}, {"text": "Done."}]
+    path = workspace / "script.yaml"
+    path.write_text(yaml.safe_dump(script), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted", "--script",
+         str(path), "go"],
+        cwd=workspace, env={**os.environ, "VIS_HOME": str(vis_home)}, capture_output=True,
+        text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    failed = next(line for line in done.stdout.splitlines() if line.startswith("✗ MCP deep"))
+    assert "sent a message Vis cannot read while running 'deep'" in failed, done.stdout
+    assert "recursion limit exceeded" in failed and "[type=" not in failed
+    assert "Done." in done.stdout  # the turn went on

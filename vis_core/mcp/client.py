@@ -84,6 +84,15 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def _unreadable_reason(exc: Exception) -> str:
+    """Why a server's line could not be read, in one short line (pydantic's first says which
+    union failed; the JSON fault, e.g. nesting past its limit, is further down)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    fault = next((line for line in lines if line.startswith("Invalid JSON")), None)
+    text = (fault or (lines[0] if lines else type(exc).__name__)).split(" [type=")[0]
+    return text if len(text) <= 200 else text[:199] + "…"
+
+
 def _expand_home(text: str) -> str:
     return str(Path.home()) + text[1:] if text.startswith("~/") else text
 
@@ -122,6 +131,9 @@ class ServerConnection:
         self._last_status: int | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._exited = False  # the stdio server ended on its own
+        # set when the server sends a message the SDK cannot read (the answer is lost)
+        self._unreadable = asyncio.Event()
+        self._unreadable_why = ""
         self._group: int | None = None  # the stdio server's process group while it runs
 
     # -- state ---------------------------------------------------------------------------
@@ -405,6 +417,10 @@ class ServerConnection:
         async def on_message(message: Any) -> None:
             if isinstance(message, types.ToolListChangedNotification):
                 keep(self._tasks, asyncio.ensure_future(self._relist()))
+            elif isinstance(message, Exception):  # a line the SDK could not read, dropped
+                self._unreadable_why = _unreadable_reason(message)
+                self._unreadable.set()
+                self._unreadable = asyncio.Event()  # the next calls wait on a new one
 
         return ClientSession(
             read,
@@ -515,13 +531,24 @@ class ServerConnection:
 
         self._last_status = None
         task = asyncio.ensure_future(session.call_tool(tool, arguments, progress_callback=progress))
+        unreadable = asyncio.ensure_future(self._unreadable.wait())
         timeout = self.config.timeout
         try:
             while True:
                 remaining = last + timeout - time.monotonic()
-                done, _ = await asyncio.wait({task}, timeout=max(remaining, 0))
-                if done:
+                done, _ = await asyncio.wait(
+                    {task, unreadable}, timeout=max(remaining, 0), return_when="FIRST_COMPLETED"
+                )
+                if task in done:
                     break
+                if unreadable in done:  # its answer may be the message lost: never to come
+                    task.cancel()
+                    with contextlib.suppress(BaseException):
+                        await task
+                    raise McpCallError(
+                        f"MCP server {self.name!r} sent a message Vis cannot read while "
+                        f"running {tool!r}: {self._unreadable_why}"
+                    )
                 if time.monotonic() - last >= timeout:
                     task.cancel()
                     with contextlib.suppress(BaseException):
@@ -533,6 +560,8 @@ class ServerConnection:
         except asyncio.CancelledError:
             task.cancel()
             raise
+        finally:
+            unreadable.cancel()
         try:
             return task.result()
         except Exception as exc:

@@ -173,9 +173,13 @@ class WebServer(Server):
 
     @staticmethod
     async def secure_headers(request: web.Request, response: web.StreamResponse) -> None:
-        """No referrer (the token is in the path), no framing, nothing from elsewhere."""
+        """No referrer (the token is in the path), no framing, no opener for a page a link
+        opens, nothing from elsewhere."""
         response.headers["Referrer-Policy"] = "no-referrer"
         response.headers["X-Frame-Options"] = "DENY"
+        # a page a link opens (window.open, '_blank') gets no handle on this tab: it could
+        # otherwise send the tab to a look-alike page
+        response.headers["Cross-Origin-Opener-Policy"] = "same-origin"
         response.headers["X-Content-Type-Options"] = "nosniff"
         response.headers["Cache-Control"] = "no-store"
         response.headers["Content-Security-Policy"] = (

@@ -302,3 +302,36 @@ def test_a_killed_server_leaves_no_app_behind(workspace: Path, vis_home: Path) -
         with os.fdopen(handle) as end:  # readable once the process has ended
             select.select([end], [], [], max(0.0, deadline - time.monotonic()))
     assert still_running(started) == []
+
+
+def test_a_page_a_link_opens_cannot_reach_back_into_the_vis_tab(
+    browser: Browser, workspace: Path, vis_home: Path
+) -> None:
+    """A link in the app (a model's answer) opens as textual-serve does, window.open(url,
+    '_blank'), which gives the new page a handle on the Vis tab (window.opener): it could
+    navigate that tab to a look-alike asking for keys. The page now cuts that tie
+    (Cross-Origin-Opener-Policy: same-origin); the opener sees the other site's tab as closed."""
+    server = WebServer(workspace, vis_home)
+    port = server.origin.split(":")[1]
+    elsewhere = f"http://localhost:{port}/{server.token}/"  # another origin (another site)
+
+    async def drive() -> None:
+        await browser.start()
+        await browser.call("Page.navigate", url=server.url)
+        await browser.wait_for_text("Vis")
+        opened = await browser.call(  # as a click does: a popup blocker lets it through
+            "Runtime.evaluate",
+            expression=f"window.other = window.open({elsewhere!r}, '_blank'); !!window.other",
+            userGesture=True,
+            returnByValue=True,
+        )
+        assert opened["result"]["value"] is True
+        deadline = asyncio.get_running_loop().time() + 30
+        while not await browser.evaluate("window.other.closed"):
+            assert asyncio.get_running_loop().time() < deadline, "the new tab keeps its opener"
+            await asyncio.sleep(0.1)
+
+    try:
+        asyncio.run(drive())
+    finally:
+        server.stop()

@@ -417,7 +417,9 @@ class ServerConnection:
         async def on_message(message: Any) -> None:
             if isinstance(message, types.ToolListChangedNotification):
                 keep(self._tasks, asyncio.ensure_future(self._relist()))
-            elif isinstance(message, Exception):  # a line the SDK could not read, dropped
+            elif isinstance(message, Exception) and self.config.transport is not Transport.HTTP:
+                # a line of stdio (or an SSE event) the SDK could not read is dropped, and an
+                # answer among them is lost; streamable HTTP fails such a request itself
                 self._unreadable_why = _unreadable_reason(message)
                 self._unreadable.set()
                 self._unreadable = asyncio.Event()  # the next calls wait on a new one

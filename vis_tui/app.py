@@ -393,6 +393,14 @@ class VisApp(App[int]):
         if self.core is not None:
             await self.show_session(await self.core.new_session())
 
+    def open_url(self, url: str, *, new_tab: bool = True) -> None:
+        """Only a web or mail address reaches the browser: Textual's own links (a Markdown
+        block's, a link style's) call this directly; any other scheme is said, not opened."""
+        if not opens(url):
+            self.notify(f"Not opened: {url} (only web and mail links open)", markup=False)
+            return
+        super().open_url(url, new_tab=new_tab)
+
     def action_open_link(self, url: str) -> None:
         """A web or mail address opens in the browser; any other address with a scheme is
         not opened (said so); a path opens in the editor."""

@@ -108,3 +108,29 @@ async def test_only_web_and_mail_links_reach_the_terminal_as_links(
         app.action_open_link("vscode://evil.ext/install")
         app.action_open_link("https://example.com/docs")
         assert opened == ["https://example.com/docs"]
+
+
+async def test_a_link_in_a_markdown_block_opens_only_a_web_or_mail_address(
+    workspace: Path, tmp_path: Path
+) -> None:
+    """A child session's answer is a Markdown block (Textual's Markdown widget), whose link
+    click calls the app's open_url itself, not the app's link action: a model's
+    [run it](vscode://evil.ext/install) went to the system's handler for that scheme. The
+    app's open_url now passes only web and mail addresses on, and says why not."""
+    from textual.widgets import Markdown
+
+    app = vis_app(workspace, write_script(tmp_path, [{"text": "ok"}]))
+    async with app.run_test(size=(110, 40)) as pilot:
+        await started(app, pilot)
+        opened: list[str] = []
+        assert app._driver is not None
+        app._driver.open_url = lambda url, new_tab=True: opened.append(url)  # type: ignore[method-assign]
+        block = Markdown("[run it](vscode://evil.ext/install) [docs](https://example.com/d)")
+        await app.main.mount(block)
+        for href in ("vscode://evil.ext/install", "https://example.com/d"):
+            block.post_message(Markdown.LinkClicked(block, href))
+        await until(pilot, lambda: bool(opened))
+        await pilot.pause()
+        assert opened == ["https://example.com/d"]
+        told = [n.message for n in app._notifications]
+        assert "Not opened: vscode://evil.ext/install (only web and mail links open)" in told

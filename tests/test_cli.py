@@ -144,24 +144,29 @@ def test_run_dash_reads_the_request_from_standard_input(workspace, vis_home, tmp
     assert blank.stdout == ""
 
 
-def test_a_reader_that_stops_reading_ends_vis_quietly(workspace, vis_home):
-    """`vis doctor | head -1` (or `vis sessions | head`) ended with Python's BrokenPipeError
-    traceback: the reader had closed the pipe. Vis now ends quietly with SIGPIPE's status."""
+def _to_a_reader_gone(workspace: Path, vis_home: Path, *args: str) -> subprocess.CompletedProcess:
+    """``vis ARGS`` writing to a pipe whose reader is gone before Vis writes its first line."""
     from cli_support import seed_caches
 
     seed_caches(vis_home)
     read_end, write_end = os.pipe()
-    os.close(read_end)  # the reader is gone before Vis writes its first line
+    os.close(read_end)
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env["VIS_HOME"] = str(vis_home)
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "vis_core.cli", "doctor"],
+        return subprocess.run(
+            [sys.executable, "-m", "vis_core.cli", *args],
             cwd=workspace, env=env, stdout=write_end, stderr=subprocess.PIPE, text=True,
             timeout=120,
         )  # fmt: skip
     finally:
         os.close(write_end)
+
+
+def test_a_reader_that_stops_reading_ends_vis_quietly(workspace, vis_home):
+    """`vis doctor | head -1` (or `vis sessions | head`) ended with Python's BrokenPipeError
+    traceback: the reader had closed the pipe. Vis now ends quietly with SIGPIPE's status."""
+    done = _to_a_reader_gone(workspace, vis_home, "doctor")
     assert "Traceback" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
     assert done.returncode == 128 + signal.SIGPIPE
 
@@ -170,25 +175,12 @@ def test_a_run_whose_reader_left_ends_its_turn_saved(workspace, vis_home, tmp_pa
     """`vis run … | head -1`: Rich answered the closed pipe with SystemExit(1), so the run
     ended with status 1 and its turn stayed 'running' in the store. The turn now ends as
     cancelled (saved, as Ctrl+C leaves it) and the run exits with SIGPIPE's status."""
-    from cli_support import seed_caches
-
     s = script(
         tmp_path, [{"text": "many", "code": "for i in range(300): print(i)"}, {"text": "end"}]
     )
-    seed_caches(vis_home)
-    read_end, write_end = os.pipe()
-    os.close(read_end)  # the reader is gone before Vis writes its first line
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["VIS_HOME"] = str(vis_home)
-    try:
-        done = subprocess.run(
-            [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted", "--script",
-             str(s), "count"],
-            cwd=workspace, env=env, stdout=write_end, stderr=subprocess.PIPE, text=True,
-            timeout=120,
-        )  # fmt: skip
-    finally:
-        os.close(write_end)
+    done = _to_a_reader_gone(
+        workspace, vis_home, "run", "--provider", "scripted", "--script", str(s), "count"
+    )
     assert "Traceback" not in done.stderr, done.stderr
     assert done.returncode == 128 + signal.SIGPIPE, done.stderr
     exported = vis("export", "--format", "json", cwd=workspace, env_home=vis_home)

@@ -79,15 +79,22 @@ except NameError as exc:
 """
 
 
-def _run(home: Path, workspace: Path, script: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _vis_run(
+    home: Path, workspace: Path, script: list[dict[str, Any]], *flags: str
+) -> subprocess.CompletedProcess[str]:
+    """``vis run FLAGS go`` in ``workspace``, the model scripted by ``script``."""
     path = workspace / "script.yaml"
     path.write_text(yaml.safe_dump(script), encoding="utf-8")
-    env = {**os.environ, "VIS_HOME": str(home)}
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted", "--script",
-         str(path), "--json", "go"],
-        cwd=workspace, env=env, capture_output=True, text=True, timeout=300,
+         str(path), *flags, "go"],
+        cwd=workspace, env={**os.environ, "VIS_HOME": str(home)}, capture_output=True,
+        text=True, timeout=300,
     )  # fmt: skip
+
+
+def _run(home: Path, workspace: Path, script: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    done = _vis_run(home, workspace, script, "--json")
     events = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert events, done.stderr
     return events
@@ -307,14 +314,7 @@ def test_vis_run_says_why_a_call_failed(vis_home: Path, workspace: Path) -> None
         {"text": "Calling directly.", "tool": {"name": "no_such_tool", "arguments": {}}},
         {"text": "Done."},
     ]
-    path = workspace / "script.yaml"
-    path.write_text(yaml.safe_dump(script), encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted", "--script",
-         str(path), "go"],
-        cwd=workspace, env={**os.environ, "VIS_HOME": str(vis_home)}, capture_output=True,
-        text=True, timeout=300,
-    )  # fmt: skip
+    done = _vis_run(vis_home, workspace, script)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     failed = next(line for line in lines if line.startswith("✗ MCP fixture · fail"))
@@ -361,14 +361,7 @@ def test_an_answer_vis_cannot_read_fails_the_call_at_once(
     entry = {"command": sys.executable, "args": [str(server)], "timeout": 3600}
     write_config(vis_home / "mcp.json", {"deep": entry})
     script = [{"text": "Calling.", "code": "await mcp__deep__deep()"}, {"text": "Done."}]
-    path = workspace / "script.yaml"
-    path.write_text(yaml.safe_dump(script), encoding="utf-8")
-    done = subprocess.run(
-        [sys.executable, "-m", "vis_core.cli", "run", "--provider", "scripted", "--script",
-         str(path), "go"],
-        cwd=workspace, env={**os.environ, "VIS_HOME": str(vis_home)}, capture_output=True,
-        text=True, timeout=300,
-    )  # fmt: skip
+    done = _vis_run(vis_home, workspace, script)
     assert done.returncode == 0, done.stderr
     failed = next(line for line in done.stdout.splitlines() if line.startswith("✗ MCP deep"))
     assert "sent a message Vis cannot read while running 'deep'" in failed, done.stdout

@@ -110,7 +110,7 @@ def _same_json(text: str, value: Any) -> bool:
     """Whether ``text`` is ``value`` serialized (servers send structured results both ways)."""
     try:
         return json.loads(text) == value
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past what the parser reads
         return False
 
 

@@ -1,0 +1,43 @@
+"""What an MCP call's Activity shows of a result a server sent, hostile ones included."""
+
+from __future__ import annotations
+
+from vis_core.mcp.results import McpResult
+from vis_core.mcp.tools import shown
+from vis_core.model.activity import ActivityCode, ActivityImage, ActivityText
+
+
+def _result(content: list[dict], structured: object = None) -> McpResult:
+    return McpResult("srv", "tool", tuple(content), structured, False)
+
+
+def test_text_images_and_json_each_show_as_what_they_are() -> None:
+    blocks = shown(
+        _result(
+            [
+                {"type": "text", "text": "before"},
+                {"type": "image", "mimeType": "image/png", "attachment": "a1"},
+                {"type": "text", "text": "after"},
+            ],
+            {"n": 1},
+        )
+    )
+    assert blocks == (
+        ActivityText("before"),
+        ActivityImage("a1"),
+        ActivityText("after"),
+        ActivityCode('{\n  "n": 1\n}', "json"),
+    )
+    # the same JSON sent as text too is shown once
+    assert shown(_result([{"type": "text", "text": '{"n": 1}'}], {"n": 1})) == (
+        ActivityCode('{\n  "n": 1\n}', "json"),
+    )
+
+
+def test_text_nested_past_the_json_parser_stays_text() -> None:
+    """A server's text of 100,000 '[' beside its structured content: comparing the two raised
+    RecursionError out of the Activity's render."""
+    deep = "[" * 100_000 + "]" * 100_000
+    blocks = shown(_result([{"type": "text", "text": deep}], {"n": 1}))
+    assert [type(b) for b in blocks] == [ActivityText, ActivityCode]
+    assert len(blocks[0].text) == 20_000  # cut as any long text is

@@ -50,6 +50,7 @@ class EventTarget(Protocol):
     def toast(self, text: str, kind: NotifyKind) -> None: ...
     def turn_finished(self, event: TurnEnded) -> None: ...
     def count_draft_files(self) -> object: ...  # a worker counts them
+    def count_background(self) -> None: ...
 
 
 EventHandler = Callable[[EventTarget, Any], None]
@@ -157,6 +158,8 @@ def _activity(target: EventTarget, event: ActivityStarted) -> None:
             return
     elif target.progress.doing.startswith("waiting on"):
         target.progress.doing = "running a block"
+    if record.handle_id is not None:  # a command's row: it may have ended in the background
+        target.count_background()
     turn_id = record.turn_id or ""
     target.transcript.turn(turn_id).show_activity(record)
 
@@ -223,5 +226,6 @@ def _turn_ended(target: EventTarget, event: TurnEnded) -> None:
     target.status_bar.running = False
     target.progress.end()
     target.turn_finished(event)
+    target.count_background()
     if target.status_bar.draft:
         target.count_draft_files()

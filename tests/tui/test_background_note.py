@@ -48,3 +48,22 @@ async def test_a_background_command_ends_with_a_note_live_and_after_resume(
         await pilot.pause()
         again = [line for line in _lines(resumed) if "Background command" in line]
     assert again == live
+
+
+async def test_the_status_bar_counts_commands_left_running_until_they_end(
+    workspace: Path, tmp_path: Path
+) -> None:
+    script = write_script(tmp_path, [{"code": START}, {"text": "Started."}])
+    app = vis_app(workspace, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        bar = app.main.status_bar
+        assert bar.background == 0 and "background" not in str(bar.render())
+        await type_keys(pilot, *"build", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Started.")
+        await until(pilot, lambda: not app.main.turn_running)
+        assert bar.background == 1
+        assert str(bar.render()).endswith("○ ready │ ◌ 1 background command")
+        (workspace / "go").touch()  # the command ends between turns: its row's redraw says so
+        await until(pilot, lambda: bar.background == 0)
+        assert "background" not in str(bar.render())

@@ -126,6 +126,8 @@ class ToolFiles(Protocol):
 
     def commands_alive(self) -> bool: ...
 
+    def in_background(self) -> int: ...
+
 
 ITERATIONS_SETTING = "the max_iterations setting"  # where a session's iteration limit came from
 

@@ -281,6 +281,11 @@ class AgentSession:
     def running(self) -> bool:
         return self._task is not None and not self._task.done()
 
+    @property
+    def background_commands(self) -> int:
+        """How many commands an ended block left running still run."""
+        return self.tool_context.in_background() if self.tool_context is not None else 0
+
     def printed(self, lines: int) -> str:
         """The last ``lines`` lines the running block printed so far ("" when none runs)."""
         return self.sandbox.printed(lines)

@@ -113,6 +113,10 @@ class ToolContext:
         """Whether a command of the session, or something one left running, still runs."""
         return any(handle.alive for handle in self.shells.handles.values())
 
+    def in_background(self) -> int:
+        """How many commands an ended block left running still run."""
+        return sum(h.left_running and h.running for h in self.shells.handles.values())
+
     def buffer_path(self, target: Path) -> Path | None:
         """``target`` as the editor may be given it: absolute, with no link on the way (what
         the checks saw is what the editor opens) and, with the jail on, inside the workspace

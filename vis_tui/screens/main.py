@@ -253,6 +253,7 @@ class MainScreen(Screen[None]):
             self.transcript.add_message(warning, classes="warning", plain=True)
         self.show_draft()
         self.show_plan()
+        self.count_background()
         self._unsubscribe = session.subscribe(self._post_event)
         if self.queue and not self.turn_running:
             self._send_next()
@@ -393,6 +394,10 @@ class MainScreen(Screen[None]):
     def turn_finished(self, event: TurnEnded) -> None:
         """Status only; the turn worker sends queued messages once ``submit`` returns."""
         self._last_ended = event
+
+    def count_background(self) -> None:
+        """The status bar counts the commands an ended block left running."""
+        self.status_bar.background = getattr(self.session, "background_commands", 0)
 
     def show_plan(self) -> None:
         """The status bar says when the session is in plan mode (also after a resume)."""

@@ -42,6 +42,7 @@ class StatusBar(Static):
     draft: reactive[str] = reactive("")  # the label of the draft the session works in
     draft_files: reactive[int] = reactive(0)  # its files that differ from the target
     planning: reactive[bool] = reactive(False)  # plan mode: the model changes nothing
+    background: reactive[int] = reactive(0)  # commands an ended block left running
 
     def set_workspace(self, path: Path) -> None:
         self.workspace = shorten_path(str(path), "/nonexistent-workspace")
@@ -115,6 +116,13 @@ class StatusBar(Static):
                 state,
             ]
         )
+        if self.background:
+            count = (
+                f"{self.background} bg"
+                if compact
+                else plural(self.background, "background command")
+            )
+            parts.extend([sep, (f"◌ {count}", "$text-accent")])
         if self.queued:
             parts.extend([sep, (f"{self.queued} queued", "$text-warning")])
         return Content.assemble(*parts)

@@ -153,10 +153,19 @@ class Interaction:
             self._pending[request.id] = (request, task)
             try:
                 answer = await self._settle(form, task)
+            except asyncio.CancelledError:  # its asker gave up: taken down, and said so
+                task.cancel()
+                await asyncio.shield(self._answered(request, Answer(reason=AnswerReason.CANCELLED)))
+                raise
             finally:
                 self._pending.pop(request.id, None)
                 if not task.done():
                     task.cancel()
+        await self._answered(request, answer)
+        return answer
+
+    async def _answered(self, request: FormRequest, answer: Answer) -> None:
+        session_id = request.session_id
         await self._emit(
             session_id,
             FormAnswered(
@@ -166,7 +175,6 @@ class Interaction:
                 values=answer.masked(),
             ),
         )
-        return answer
 
     async def _settle(self, form: Form, task: asyncio.Future[Any]) -> Answer:
         from vis_core.extension.forms import Answer, AnswerReason

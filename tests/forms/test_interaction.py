@@ -133,6 +133,24 @@ async def test_a_cancelled_turn_cancels_its_open_form(host: Host) -> None:
     assert answer.reason is AnswerReason.CANCELLED and never.cancelled.is_set()
 
 
+async def test_a_form_whose_asker_is_cancelled_is_stored_as_cancelled(host: Host) -> None:
+    """The tool that asked was cancelled while the form was up: the form is taken down and
+    the store says how it ended, as for every other end (no request left unanswered)."""
+    session = await host.new_session()
+    never = Never()
+    host.interaction.add_presenter(never)
+    form = F.Form("Q", [F.plaintext("a")], timeout_ms=0)
+    asking = asyncio.ensure_future(host.interaction.ask_async(form, session.id, "demo"))
+    await never.showing.wait()
+    asking.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await asking
+    assert never.cancelled.is_set()
+    (requested,) = stored(host, session.id, FormRequested)
+    (answered,) = stored(host, session.id, FormAnswered)
+    assert (answered.request_id, answered.reason) == (requested.request_id, "cancelled")
+
+
 async def test_ask_in_the_host_itself_is_refused(host: Host) -> None:
     """The synchronous vis.ask exists in a worker only: the host awaits the person on its loop."""
     session = await host.new_session()

@@ -376,13 +376,14 @@ class VisApp(App[int]):
                 except LookupError as exc:  # e.g. open in another Vis
                     self.notify(str(exc), severity="error", markup=False)
 
-        self.push_screen(self._sessions_picker(self.core), chosen)
+        current = self.session.id if self.session is not None else None
+        self.push_screen(self._sessions_picker(self.core, current), chosen)
 
     @staticmethod
-    def _sessions_picker(core: Frontend) -> SessionsScreen:
+    def _sessions_picker(core: Frontend, current: str | None = None) -> SessionsScreen:
         from vis_tui.screens.sessions import SessionsScreen
 
-        return SessionsScreen(core)
+        return SessionsScreen(core, current=current)
 
     async def open_session(self, session_id: str) -> None:
         """Show the stored session ``session_id`` (``/fork`` opens the fork this way)."""

@@ -105,6 +105,12 @@ async def test_sessions_picker_searches_and_opens(workspace: Path, tmp_path: Pat
         app.main.prompt.insert("/sessions")
         await pilot.press("enter")
         await on_top(pilot, SessionsScreen)
+        listing = app.screen.query_one(OptionList)
+        marked = {
+            str(option.id): "● open now" in str(option.prompt)
+            for option in (listing.get_option_at_index(i) for i in range(listing.option_count))
+        }
+        assert marked[first] is False and marked[app.session.id] is True  # this one is marked
         await type_keys(pilot, *"penguins")
         await pilot.pause()
         # the snippet shows the match in bold, not between the ** marks the model reads

@@ -29,7 +29,8 @@ def _snippet(snippet: str) -> list[tuple[str, str]]:
 
 
 class SessionsScreen(ModalScreen[str | None]):
-    """Dismisses with the chosen session id, or None."""
+    """Dismisses with the chosen session id, or None; ``current``: the session shown now,
+    marked in the list."""
 
     CSS_PATH = "sessions.tcss"
     BINDINGS = [
@@ -37,10 +38,13 @@ class SessionsScreen(ModalScreen[str | None]):
         Binding("down", "focus_list", "Sessions", show=False),
     ]
 
-    def __init__(self, core: Frontend, *, now: float | None = None) -> None:
+    def __init__(
+        self, core: Frontend, *, now: float | None = None, current: str | None = None
+    ) -> None:
         super().__init__()
         self.core = core
         self.now = now
+        self.current = current
 
     def compose(self) -> Any:
         with Vertical(id="sessions-box"):
@@ -72,6 +76,7 @@ class SessionsScreen(ModalScreen[str | None]):
                     f" · {row.id[:8]}{parent}",
                     "$text-muted",
                 ),
+                ("  ● open now" if row.id == self.current else "", "$text-accent"),
                 *_snippet(snippet),
             )
             listing.add_option(Option(label, id=row.id))

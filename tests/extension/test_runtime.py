@@ -11,8 +11,8 @@ import pytest
 import vis_core.extension as vis
 from vis_core.extension.acting import acting_as
 from vis_core.extension.context import CallContext, calling, serving_runtime
-from vis_core.extension.outside import OUTSIDE
 from vis_core.extension.runtime import (
+    OUTSIDE,
     current_runtime,
     install,
     installed_runtime,

@@ -8,8 +8,7 @@ import pytest
 
 import vis_core.extension as vis
 from vis_core.extension.context import CallContext, calling
-from vis_core.extension.outside import OUTSIDE
-from vis_core.extension.runtime import RuntimeOverride
+from vis_core.extension.runtime import OUTSIDE, RuntimeOverride
 from vis_core.extension.settings_decl import CORE_SETTING_IDS
 
 

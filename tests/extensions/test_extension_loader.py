@@ -14,8 +14,7 @@ import pytest
 from vis_core.extension import metadata
 from vis_core.extension.context import CallContext, calling
 from vis_core.extension.metadata import build_metadata
-from vis_core.extension.outside import OUTSIDE
-from vis_core.extension.runtime import RuntimeOverride
+from vis_core.extension.runtime import OUTSIDE, RuntimeOverride
 from vis_core.extension_host.discovery import ExtensionSource
 from vis_core.extension_host.doctor import describe
 from vis_core.extension_host.entry import execute_entry, forget_module

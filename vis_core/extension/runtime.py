@@ -6,20 +6,23 @@ validate their arguments and call the :class:`Runtime` of the running call (its
 forwarding one in an extension worker, a storing one in the registration worker, a refusing
 one in the model's sandbox. The Vis host installs none: it passes its runtime with every call
 it makes and every worker request it serves (a second Host its own).
-Outside Vis (a plain script or unit test) none is installed and each call says what it does
-then (state in memory, roots at the working directory, …).
+Outside Vis (a plain script or unit test) none is installed and :data:`OUTSIDE`, the plain
+:class:`Runtime`, says what each call does then (state in memory, roots at the working
+directory, …).
 """
 
 from __future__ import annotations
 
 import asyncio
 import subprocess
-from abc import ABC, abstractmethod
+import threading
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from vis_core.extension.context import current_call, serving_runtime
+from vis_core.extension.errors import OUTSIDE_VIS
+from vis_core.model.plain import check_plain
 
 if TYPE_CHECKING:
     from vis_core.extension.attachments import Stored
@@ -54,57 +57,74 @@ class ActivityPort(Protocol):
     def ended(self, record: ActivityRecord, *, error: BaseException | None = None) -> Any: ...
 
 
-class Runtime(ABC):
-    """What the SDK needs from the Vis process it runs in. Each operation runs in the context
-    of the running call (``current_call()``) of the process that serves it."""
+class Runtime:
+    """What the SDK needs from the process it runs in, each operation in the context of the
+    running call (``current_call()``). As it stands, what SDK calls do when no Vis process
+    serves them (a plain script, an extension's unit test): state and attachments in memory,
+    the log file under ``VIS_HOME``, no person to ask or show. Each Vis process's runtime
+    overrides what it serves."""
 
     trusted: bool = True  # False in the model's sandbox: every operation is refused there
 
-    @abstractmethod
-    def council(self) -> Any:
-        """``vis.council``: the Council handle of the bound session (child sessions)."""
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state: dict[str | None, dict[str, Any]] = {}
 
-    @abstractmethod
     def extension_path(self, owner: str) -> Path | None:
         """Where extension ``owner``'s files are (its folder or entry file), if it is loaded."""
+        return None
 
     # -- vis.state: the durable dict of extension ``owner`` (None: code of no extension) -----
-    @abstractmethod
+    # (in memory for the process)
     def state_read(self, owner: str | None, key: str) -> tuple[bool, Any]:
-        """``(found, value)`` of ``key``."""
+        with self._lock:
+            values = self._state.get(owner, {})
+            return key in values, values.get(key)
 
-    @abstractmethod
     def state_write(self, owner: str | None, key: str, value: Any) -> None:
         """Save plain data under ``key``; ``None`` removes it."""
+        check_plain(value, f"the state value {key!r}")  # the same plain-data rule as in Vis
+        with self._lock:
+            if value is None:
+                self._state.get(owner, {}).pop(key, None)
+            else:
+                self._state.setdefault(owner, {})[key] = value
 
-    @abstractmethod
     def state_delete(self, owner: str | None, key: str) -> bool:
-        """Remove ``key``; whether it was there."""
+        with self._lock:
+            values = self._state.get(owner, {})
+            return values.pop(key, _GONE) is not _GONE
 
-    @abstractmethod
-    def state_keys(self, owner: str | None) -> list[str]: ...
+    def state_keys(self, owner: str | None) -> list[str]:
+        with self._lock:
+            return sorted(self._state.get(owner, {}))
 
-    @abstractmethod
-    def state_items(self, owner: str | None) -> dict[str, Any]: ...
+    def state_items(self, owner: str | None) -> dict[str, Any]:
+        with self._lock:
+            return dict(sorted(self._state.get(owner, {}).items()))
 
-    @abstractmethod
-    def state_clear(self, owner: str | None) -> None: ...
+    def state_clear(self, owner: str | None) -> None:
+        with self._lock:
+            self._state.pop(owner, None)
 
-    # -- vis.log, vis.notify -------------------------------------------------------------------
-    @abstractmethod
+    # -- log and notify: the log file --------------------------------------------------------------
     def log(self, level: str, message: str, source: str) -> None:
         """Append one line of ``source`` to today's Vis log (secrets redacted)."""
+        from vis_core.extension.logs import write_log
 
-    @abstractmethod
+        write_log(level, message, source=source)
+
     def notify(self, text: str, kind: str) -> bool:
         """Show ``text`` in the running call's session; False when no session can show it."""
+        return False  # no session shows it: the SDK logs it
 
-    # -- vis.ask, vis.live ---------------------------------------------------------------------
-    @abstractmethod
+    # -- no person -------------------------------------------------------------------------------
     def ask(self, form: Form) -> Answer:
         """Show ``form`` to the person and wait for the answer (or why there is none)."""
+        from vis_core.extension.forms import Answer, AnswerReason
 
-    @abstractmethod
+        return Answer(reason=AnswerReason.UNDELIVERABLE)
+
     def open_live(
         self,
         title: str,
@@ -115,26 +135,38 @@ class Runtime(ABC):
         flush_ms: int,
     ) -> LiveView:
         """Open a live view (its nodes checked) where the running call's person sees it."""
+        from vis_core.extension.live import NoSink, open_view
 
-    # -- sessions (vis.list_sessions, vis.read_session, vis.sessions, vis.session) -------------
-    @abstractmethod
+        return open_view(title, nodes, placement, key, flush_ms, NoSink())
+
+    # -- sessions: only a Vis process has them -------------------------------------------------
     def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
         """Every session newest first, or the ranked matches of ``search``."""
+        raise RuntimeError(f"vis.list_sessions() {OUTSIDE_VIS}")
 
-    @abstractmethod
     def read_session(self, session_id: str | None) -> dict[str, Any]:
         """The data of ``session_id`` (id, prefix or marker), else of the bound session."""
+        raise RuntimeError(f"vis.read_session() {OUTSIDE_VIS}")
 
-    @abstractmethod
     def sessions(self) -> Any:
         """The ``vis.sessions`` handle: create, get, list, models, export, restore."""
+        raise RuntimeError(f"vis.sessions {OUTSIDE_VIS}")
 
-    @abstractmethod
+    def council(self) -> Any:
+        """``vis.council``: the Council handle of the bound session (child sessions)."""
+        raise RuntimeError(
+            "vis.council is the Council handle of the session that called your extension, and "
+            "no session did; use it inside a tool call or command of a session"
+        )
+
     def bound_session(self) -> Any:
         """The ``Session`` handle of the session that called the extension."""
+        raise RuntimeError(
+            "vis.session is the session that called your extension, and no session did; "
+            "use it inside a tool call or command of a session"
+        )
 
-    # -- attachments of the running python_execution block -------------------------------------
-    @abstractmethod
+    # -- attachments of the running python_execution block (in memory) ------------------------
     def attachment_add(
         self,
         data: bytes,
@@ -145,62 +177,100 @@ class Runtime(ABC):
         label: str,
     ) -> dict[str, Any]:
         """Keep ``data`` as the next version of ``filename``; its descriptor."""
+        from vis_core.extension.attachments import MEMORY
 
-    @abstractmethod
-    def attachment_list(self, filename: str | None) -> list[dict[str, Any]]: ...
+        return MEMORY.add(data, filename, media_type, audience, commentable, label)
 
-    @abstractmethod
+    def attachment_list(self, filename: str | None) -> list[dict[str, Any]]:
+        from vis_core.extension.attachments import MEMORY
+
+        return MEMORY.listed(filename)
+
     def attachment_find(self, key: str, version: int | None, what: str) -> Stored:
         """The attachment with id or filename ``key`` (at ``version``); ``LookupError``."""
+        from vis_core.extension.attachments import memory_find
 
-    @abstractmethod
-    def attachment_read(self, key: str, version: int | None) -> bytes: ...
+        return memory_find(key, version, what)
 
-    @abstractmethod
+    def attachment_read(self, key: str, version: int | None) -> bytes:
+        from vis_core.extension.attachments import memory_read
+
+        return memory_read(key, version)
+
     def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
         """Show a stored image to the model with the running block's result."""
+        from vis_core.extension.attachments import memory_show
 
-    # -- vis.tools ---------------------------------------------------------------------------------
-    @abstractmethod
+        return memory_show(key, version)
+
     def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run the bound session's tool ``name`` as the model would (``VisToolError`` if it
         fails or is refused); its result shaped as the model sees it."""
+        raise RuntimeError(
+            f"vis.tools.{name} works only while a Vis session runs your extension; outside a "
+            "session (for example in unit tests), import and call the other package directly"
+        )
 
     # -- the running call: its Activity, settings, MCP servers and jail ------------------------
-    @abstractmethod
     def publish_activity(self, presentation: ActivityPresentation) -> None:
         """Replace the running tool's Activity snapshot."""
+        call = current_call()
+        if call is None or call.publish is None:
+            raise RuntimeError("publish_activity works only while Vis runs one of your tools")
+        call.publish(presentation)
 
-    @abstractmethod
     def setting_value(self, setting_id: str, default: Any) -> Any:
         """``Setting.value()`` of ``setting_id`` in the running call (``default``, the
         declared one, where this process has no settings)."""
+        return default  # no settings here: the declared default
 
-    @abstractmethod
     def register_mcp_server(self, owner: str, server: McpServer) -> None:
         """Add ``server`` of extension ``owner`` to the running sessions at once."""
+        return None  # no session runs here: the declaration is read when one starts
 
-    @abstractmethod
     def jail_terms(self) -> JailTerms:
         """What confines a child of the running call: its session's jail, project, grants."""
+        from vis_core.extension.fs import JailTerms
 
-    # -- git ---------------------------------------------------------------------------------------
-    @abstractmethod
+        return JailTerms()
+
+    def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop whose per-file queues ``patch`` holds in this process (None: there is
+        no session's ``patch`` here, the folder's ``flock`` alone orders writes)."""
+        return None
+
+    def save_output(self, text: str, label: str) -> Path:
+        """Keep a full output (``vis.save_full_output``) in the call's session's output
+        folder, saved secrets redacted; the file's path."""
+        from vis_core.paths import write_private
+        from vis_core.text_limits import output_path
+
+        # outside Vis no settings are loaded, so there is no secret to redact
+        path = output_path(output_dir(), label)
+        return write_private(path, text.encode("utf-8", "surrogateescape"))
+
     def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
         """``git args`` in ``cwd``, immune to the repository's configuration (hooks, fsmonitor,
         pagers, external diff, filters), jailed when the call's session jails its children;
         ``GitFailed`` when git cannot start."""
+        from vis_core.extension.workspace import hardened_git
 
-    # -- vis.file_mutation_queue ------------------------------------------------------------------
-    @abstractmethod
-    def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
-        """The event loop whose per-file queues ``patch`` holds in this process (None: there is
-        no session's ``patch`` here, the folder's ``flock`` alone orders writes)."""
+        return hardened_git(args, cwd)
 
-    @abstractmethod
-    def save_output(self, text: str, label: str) -> Path:
-        """Keep a full output (``vis.save_full_output``) in the call's session's output
-        folder, saved secrets redacted; the file's path."""
+
+_GONE = object()
+OUTSIDE = Runtime()
+R = TypeVar("R", bound=type[Runtime])
+
+
+def operations() -> frozenset[str]:
+    """The names of the runtime's operations (what a worker may ask its host to run)."""
+    return _OPERATIONS
+
+
+_OPERATIONS = frozenset(
+    name for name, value in vars(Runtime).items() if callable(value) and name[0] != "_"
+)
 
 
 # -- which runtime -------------------------------------------------------------------------------
@@ -229,28 +299,27 @@ def current_runtime() -> Runtime:
     """The runtime SDK calls go to now: :func:`installed_runtime`, else the one of a process
     outside Vis."""
     runtime = installed_runtime()
-    if runtime is not None:
-        return runtime
-    from vis_core.extension.outside import OUTSIDE
-
-    return OUTSIDE
+    return OUTSIDE if runtime is None else runtime
 
 
-def passed_on(to: Callable[[Any, str], Callable[..., Any]]) -> Any:
-    """In a :class:`Runtime` subclass's body, ``state_read = passed_on(to)``: the operation
-    another does, ``to(runtime, "state_read")`` (the inner runtime's method, a frame to the
-    host), with the signature and meaning of the :class:`Runtime` method of that name."""
-    return _PassedOn(to)
+def passes_on(to: Callable[[Any, str], Callable[..., Any]]) -> Callable[[R], R]:
+    """A class decorator: each operation of :class:`Runtime` that the class does not define in
+    its body is the one another does, ``to(runtime, name)`` (the inner runtime's method, a
+    frame to the host)."""
+
+    def decorate(cls: R) -> R:
+        for name in _OPERATIONS - vars(cls).keys():
+            setattr(cls, name, _PassedOn(to, name))
+        return cls
+
+    return decorate
 
 
 class _PassedOn:
     __slots__ = ("name", "to")
 
-    def __init__(self, to: Callable[[Any, str], Callable[..., Any]]) -> None:
+    def __init__(self, to: Callable[[Any, str], Callable[..., Any]], name: str) -> None:
         self.to = to
-        self.name = ""
-
-    def __set_name__(self, owner: type, name: str) -> None:
         self.name = name
 
     def __get__(self, runtime: Any, owner: type | None = None) -> Any:
@@ -261,43 +330,15 @@ def _inner(runtime: RuntimeOverride, name: str) -> Callable[..., Any]:
     return getattr(runtime.inner, name)
 
 
+@passes_on(_inner)
 class RuntimeOverride(Runtime):
     """A runtime that changes some operations of ``inner`` and passes every other one on
     (``vis.testing.LiveRecorder`` records views this way)."""
 
     def __init__(self, inner: Runtime) -> None:
+        super().__init__()
         self.inner = inner
         self.trusted = inner.trusted
-
-    extension_path = passed_on(_inner)
-    council = passed_on(_inner)
-    state_read = passed_on(_inner)
-    state_write = passed_on(_inner)
-    state_delete = passed_on(_inner)
-    state_keys = passed_on(_inner)
-    state_items = passed_on(_inner)
-    state_clear = passed_on(_inner)
-    log = passed_on(_inner)
-    notify = passed_on(_inner)
-    ask = passed_on(_inner)
-    open_live = passed_on(_inner)
-    list_sessions = passed_on(_inner)
-    read_session = passed_on(_inner)
-    sessions = passed_on(_inner)
-    bound_session = passed_on(_inner)
-    attachment_add = passed_on(_inner)
-    attachment_list = passed_on(_inner)
-    attachment_find = passed_on(_inner)
-    attachment_read = passed_on(_inner)
-    attachment_show = passed_on(_inner)
-    call_tool = passed_on(_inner)
-    publish_activity = passed_on(_inner)
-    setting_value = passed_on(_inner)
-    register_mcp_server = passed_on(_inner)
-    jail_terms = passed_on(_inner)
-    run_git = passed_on(_inner)
-    mutation_loop = passed_on(_inner)
-    save_output = passed_on(_inner)
 
 
 def output_dir() -> Path:
@@ -307,8 +348,3 @@ def output_dir() -> Path:
     call = current_call()
     folder = call.session_id if call is not None and call.session_id else "extensions"
     return VisPaths.from_env().data_dir / "outputs" / folder
-
-
-def operations() -> frozenset[str]:
-    """The names of the runtime's operations (what a worker may ask its host to run)."""
-    return frozenset(Runtime.__abstractmethods__)

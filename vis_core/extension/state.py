@@ -6,9 +6,8 @@ from collections.abc import Iterator, MutableMapping
 from typing import Any
 
 from vis_core.extension.acting import current_extension, loading_extension
-from vis_core.extension.outside import OUTSIDE
 from vis_core.extension.place import require_trusted
-from vis_core.extension.runtime import Runtime, current_runtime
+from vis_core.extension.runtime import OUTSIDE, Runtime, current_runtime
 
 _MISSING = object()
 

@@ -216,7 +216,7 @@ class HostRuntime(StoreRuntime):
         require_trusted("vis.council")
         call = current_call()
         if call is None or call.session_id is None:
-            return super().council()  # no bound session: OutsideVis says so
+            return super().council()  # no bound session: Runtime says so
         return self.host.council
 
     # -- attachments of the running block ------------------------------------------------------

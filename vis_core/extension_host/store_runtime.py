@@ -7,13 +7,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from vis_core.extension.outside import OutsideVis
+from vis_core.extension.runtime import Runtime
 
 if TYPE_CHECKING:
     from vis_core.store import Store
 
 
-class StoreRuntime(OutsideVis):
+class StoreRuntime(Runtime):
     """A Vis process with the database but no session (extensions loading, the registration
     worker): state in the store; the rest as outside Vis (the log file, nothing shown to a
     person, attachments in memory)."""
@@ -54,8 +54,6 @@ class StoreRuntime(OutsideVis):
     def state_clear(self, owner: str | None) -> None:
         self.store.state_clear(_owner(owner))
 
-    # -- log and notify ----------------------------------------------------------------------
-    # -- the person ----------------------------------------------------------------------------
     # -- sessions: the host's ----------------------------------------------------------------
     def list_sessions(self, search: str | None) -> list[dict[str, Any]]:
         raise RuntimeError(f"vis.list_sessions() {_NO_HOST}")
@@ -66,8 +64,6 @@ class StoreRuntime(OutsideVis):
     def sessions(self) -> Any:
         raise RuntimeError(f"vis.sessions {_NO_HOST}")
 
-    # -- attachments: in memory ------------------------------------------------------------------
-    # -- the running call ----------------------------------------------------------------------
     def save_output(self, text: str, label: str) -> Path:
         from vis_core.extension.runtime import output_dir
         from vis_core.system.truncate import save_full_output

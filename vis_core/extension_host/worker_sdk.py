@@ -7,15 +7,13 @@ the worker itself.
 
 from __future__ import annotations
 
-import asyncio
-import subprocess
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Protocol, cast
 
 from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import current_call
-from vis_core.extension.runtime import Runtime, operations, passed_on
+from vis_core.extension.runtime import OUTSIDE, Runtime, operations, passes_on
 from vis_core.extension.runtime import install as install_runtime
 from vis_core.ipc.kinds import TargetKind
 
@@ -28,38 +26,18 @@ def _to_host(runtime: WorkerRuntime, name: str) -> Callable[..., Any]:
     return lambda *args, **kwargs: call(TargetKind.SDK, operation, args, kwargs)
 
 
+@passes_on(_to_host)
 class WorkerRuntime(Runtime):
     """The SDK runtime of an extension worker: every operation runs in the host, in the
-    context of the tool call it is made from (or of no call, for a thread or a load)."""
+    context of the tool call it is made from (or of no call, for a thread or a load), but
+    these four, which run in the worker."""
 
     def __init__(self, caller: Any) -> None:
+        super().__init__()
         self._caller = caller
 
-    extension_path = passed_on(_to_host)
-    council = passed_on(_to_host)
-    state_read = passed_on(_to_host)
-    state_write = passed_on(_to_host)
-    state_delete = passed_on(_to_host)
-    state_keys = passed_on(_to_host)
-    state_items = passed_on(_to_host)
-    state_clear = passed_on(_to_host)
-    log = passed_on(_to_host)
-    notify = passed_on(_to_host)
-    ask = passed_on(_to_host)
-    open_live = passed_on(_to_host)
-    list_sessions = passed_on(_to_host)
-    read_session = passed_on(_to_host)
-    sessions = passed_on(_to_host)
-    bound_session = passed_on(_to_host)
-    attachment_add = passed_on(_to_host)
-    attachment_list = passed_on(_to_host)
-    attachment_find = passed_on(_to_host)
-    attachment_read = passed_on(_to_host)
-    attachment_show = passed_on(_to_host)
-    call_tool = passed_on(_to_host)
-    publish_activity = passed_on(_to_host)
-    register_mcp_server = passed_on(_to_host)
-    jail_terms = passed_on(_to_host)
+    mutation_loop = Runtime.mutation_loop  # no session's patch runs in this process
+    run_git = Runtime.run_git  # jailed by the host's terms
 
     def setting_value(self, setting_id: str, default: Any) -> Any:
         if current_call() is None and loading_extension()[0]:  # loading: the declared default
@@ -67,19 +45,11 @@ class WorkerRuntime(Runtime):
         # in a call, or in a thread the extension started: the host resolves the current value
         return self._caller.call(TargetKind.SDK, SETTING_VALUE, (setting_id, default), {})
 
-    def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
-        return None  # no session's patch runs in this process
-
     def save_output(self, text: str, label: str) -> Path:
         from vis_core.extension.runtime import output_dir
         from vis_core.system.truncate import save_full_output
 
         return save_full_output(text, output_dir(), label)
-
-    def run_git(self, args: tuple[str, ...], cwd: Path) -> subprocess.CompletedProcess[bytes]:
-        from vis_core.extension.workspace import hardened_git  # jailed by the host's terms
-
-        return hardened_git(args, cwd)
 
 
 def install(caller: Any) -> None:
@@ -112,11 +82,7 @@ def run_service(runtime: Runtime | None, name: str, args: tuple, kwargs: dict) -
     operation = _operation(name)
     if served_on_loop(runtime, name) is not None:
         raise RuntimeError(loop_waits(f"vis {operation}"))
-    if runtime is None:
-        from vis_core.extension.outside import OUTSIDE
-
-        runtime = OUTSIDE
-    return getattr(runtime, operation)(*args, **kwargs)
+    return getattr(OUTSIDE if runtime is None else runtime, operation)(*args, **kwargs)
 
 
 def _operation(name: str) -> str:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from typing import Any, NoReturn
 
-from vis_core.extension.outside import OutsideVis
 from vis_core.extension.place import in_sandbox
+from vis_core.extension.runtime import Runtime, install
 
 
 def _refuse(what: str) -> NoReturn:
@@ -23,7 +23,7 @@ def _refused(what: str) -> Any:
     return refuse
 
 
-class SandboxRuntime(OutsideVis):
+class SandboxRuntime(Runtime):
     """Untrusted: ``vis.register_extension``, ``vis.state``, ``vis.log``, ``vis.notify``,
     attachments, ``vis.fs``, ``vis.shell``, sessions and ``vis.tools`` refuse; views and forms
     behave as outside Vis (no host)."""
@@ -55,6 +55,4 @@ class SandboxRuntime(OutsideVis):
 
 def enter_sandbox() -> None:
     """Make this process the model's sandbox (the python_execution child calls it once)."""
-    from vis_core.extension.runtime import install
-
     install(SandboxRuntime())

@@ -114,6 +114,32 @@ async def test_a_form_cancelled(workspace: Path) -> None:
         await until(pilot, lambda: not isinstance(app.screen, FormScreen))
 
 
+TITLE = "Fix [WIP] [/] [@click=app.quit]now[/]"  # markup in an extension's text
+
+
+async def test_titles_are_shown_as_written_not_read_as_markup(workspace: Path) -> None:
+    """A form's title, a group's label and a live view's title reach the borders as text: a
+    bracket neither hides words, nor breaks the form, nor makes an action."""
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        group = F.group(F.plaintext("a"), label=TITLE)
+        asking = worker(app, lambda: F.ask(TITLE, [group], timeout_ms=0))
+        await on_top(pilot, FormScreen)
+        dialog = app.screen.query_one("#form-dialog")
+        assert dialog._border_title is not None and dialog._border_title.plain == TITLE
+        box = app.screen.query_one(".group")
+        assert box._border_title is not None and box._border_title.plain == TITLE
+        await pilot.press("escape")
+        await asking
+        opened = worker(app, lambda: live(TITLE, [N.status("s", "on")]).id)
+        await opened
+        await until(pilot, lambda: bool(app.main.query(LiveViewWidget)))
+        view = app.main.query_one(LiveViewWidget)
+        assert view._border_title is not None and view._border_title.plain == TITLE
+        assert app.is_running
+
+
 async def test_a_live_view_updated_and_stopped(workspace: Path) -> None:
     app = vis_app(workspace)
     async with app.run_test(size=(100, 40)) as pilot:

@@ -10,6 +10,7 @@ from textual import on
 from textual.app import App
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, Static
 
@@ -39,9 +40,9 @@ class FormScreen(ModalScreen[dict[str, Any] | None]):
 
     def compose(self) -> Any:
         with Vertical(id="form-dialog") as dialog:
-            dialog.border_title = self.form.title
+            dialog.border_title = Content(self.form.title)  # text, never markup
             if self.owner:
-                dialog.border_subtitle = f"asked by {self.owner}"
+                dialog.border_subtitle = Content(f"asked by {self.owner}")
             if self.form.description:
                 yield Static(self.form.description, id="form-description", markup=False)
             with VerticalScroll(id="form-scroll"):

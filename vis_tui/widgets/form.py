@@ -194,7 +194,7 @@ def layout_widget(node: Any, build: Callable[[Any], Widget | None]) -> Widget | 
             *children, classes=f"group group-{node.direction}"
         )
         if node.label:
-            box.border_title = node.label
+            box.border_title = Content(node.label)  # text, never markup
         return box
     return None
 

@@ -375,7 +375,7 @@ class LiveViewWidget(Vertical, can_focus=True):
         self.widgets: dict[str, Widget] = {}
         self.state = ViewState.OPEN
         self.summary: str | None = None
-        self.border_title = title
+        self.border_title = Content(title)  # text, never markup
 
     @classmethod
     def from_plain(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from vis_core.mcp.results import McpResult
+from pathlib import Path
+
+from vis_core.mcp.results import McpResult, save_bytes
 from vis_core.mcp.tools import shown
 from vis_core.model.activity import ActivityCode, ActivityImage, ActivityText
 
@@ -41,3 +43,17 @@ def test_text_nested_past_the_json_parser_stays_text() -> None:
     blocks = shown(_result([{"type": "text", "text": deep}], {"n": 1}))
     assert [type(b) for b in blocks] == [ActivityText, ActivityCode]
     assert len(blocks[0].text) == 20_000  # cut as any long text is
+
+
+def test_a_resource_saved_under_any_name_a_server_gives(tmp_path: Path) -> None:
+    """The file's name comes from the server's URI: too long for the folder, holding a NUL or a
+    newline, or only dots, it is still saved, in the folder, whole."""
+    folder = tmp_path / "saved"
+    for name in ("é" * 200, "a\0b.bin", "line\nbreak.txt", "..", "dir/../../up.bin", ""):
+        path = save_bytes(folder, name, b"data")
+        assert path.parent == folder and path.read_bytes() == b"data"
+        assert len(path.name.encode()) <= 255 and path.name.isprintable()
+    names = sorted(p.name[9:] for p in folder.iterdir())
+    assert names == sorted(
+        ["é" * 60, "ab.bin", "linebreak.txt", "resource.bin", "up.bin", "resource.bin"]
+    )

@@ -15,6 +15,7 @@ from typing import Any
 
 log = logging.getLogger(__name__)
 
+NAME_BYTES = 120  # of a saved resource's own name, after the 9 bytes that make it new
 TEXT_LIMIT = 20 * 1024  # characters of text a direct result keeps; the middle is cut
 
 
@@ -94,12 +95,21 @@ def save_text(folder: Path, stem: str, text: str) -> Path:
 
 
 def save_bytes(folder: Path, name: str, data: bytes) -> Path:
+    """Save ``data`` in ``folder`` under a new file named after ``name``, a server's text."""
     folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-    path = folder / f"{uuid.uuid4().hex[:8]}-{Path(name).name or 'resource.bin'}"
+    path = folder / f"{uuid.uuid4().hex[:8]}-{_file_name(name)}"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
     return path
+
+
+def _file_name(name: str) -> str:
+    """The last part of ``name`` as a file name: printable characters only (no NUL, no
+    newline), at most :data:`NAME_BYTES` bytes (a folder's limit is 255 per name)."""
+    printable = "".join(c for c in Path(name).name if c.isprintable())
+    cut = printable.encode()[:NAME_BYTES].decode(errors="ignore")
+    return cut if cut.strip(". ") else "resource.bin"
 
 
 def decode(data: str) -> bytes | None:

@@ -331,10 +331,13 @@ for line in sys.stdin:
     mid, method = msg.get("id"), msg.get("method")
     if method == "initialize":
         result = {"protocolVersion": msg["params"]["protocolVersion"],
-                  "capabilities": {"tools": {}}, "serverInfo": {"name": "deep", "version": "1"}}
+                  "capabilities": {"tools": {}, "resources": {}},
+                  "serverInfo": {"name": "deep", "version": "1"}}
     elif method == "tools/list":
         result = {"tools": [{"name": "deep", "inputSchema": {"type": "object"}}]}
-    elif method == "tools/call":  # an answer nested past what the SDK's JSON parser reads
+    elif method == "resources/read" and msg["params"]["uri"] == "file:///silent":
+        continue  # never answered
+    elif method in ("tools/call", "resources/read"):  # nested past what the SDK's parser reads
         nested = "[" * 5000 + "]" * 5000
         sys.stdout.write('{"jsonrpc":"2.0","id":%s,"result":{"content":[],'
                          '"structuredContent":{"a":%s}}}\\n' % (json.dumps(mid), nested))
@@ -367,3 +370,37 @@ def test_an_answer_vis_cannot_read_fails_the_call_at_once(
     assert "sent a message Vis cannot read while running 'deep'" in failed, done.stdout
     assert "recursion limit exceeded" in failed and "[type=" not in failed
     assert "Done." in done.stdout  # the turn went on
+
+
+def test_a_resource_read_fails_on_an_unreadable_answer_or_after_the_timeout(
+    vis_home: Path, workspace: Path, tmp_path: Path
+) -> None:
+    """Reading a resource waited on, forever: for an answer the SDK dropped as unreadable, and
+    for a server that never answers. It now fails as the unreadable line arrives, and after
+    the server's 'timeout' setting of silence, as a tool call does."""
+    server = tmp_path / "deep_server.py"
+    server.write_text(DEEP_SERVER, encoding="utf-8")
+    entry = {"command": sys.executable, "args": [str(server)]}
+    write_config(
+        vis_home / "mcp.json", {"deep": {**entry, "timeout": 3600}, "slow": {**entry, "timeout": 1}}
+    )
+    code = """
+for server, uri in (("deep", "file:///deep"), ("slow", "file:///silent")):
+    try:
+        await read_mcp_resource(server, uri)
+    except Exception as exc:
+        print("failed:", exc)
+"""
+    script = [{"text": "Reading.", "code": code}, {"text": "Done."}]
+    done = _vis_run(vis_home, workspace, script)
+    assert done.returncode == 0, done.stderr
+    lines = [line.removeprefix("  │ ") for line in done.stdout.splitlines()]
+    failed = [line for line in lines if line.startswith("failed:")]
+    assert len(failed) == 2, done.stdout
+    assert "'deep' sent a message Vis cannot read while reading 'file:///deep'" in failed[0]
+    assert "recursion limit exceeded" in failed[0]
+    assert failed[1].endswith(
+        "'slow' sent nothing for 1 s while reading 'file:///silent' (its 'timeout' setting)"
+    ), failed[1]
+    rows = [line for line in lines if line.startswith("✗ MCP resource")]
+    assert len(rows) == 2 and rows[0].count("cannot read") == 1, rows  # said once

@@ -452,7 +452,9 @@ class ServerConnection:
             from mcp_types import PaginatedRequestParams
 
             params = PaginatedRequestParams(cursor=cursor) if cursor else None
-            page = await self._retrying(lambda p=params: session.list_tools(params=p))
+            page = await self._retrying(
+                lambda p=params: session.list_tools(params=p), "listing its tools"
+            )
             listed.extend(page.tools)
             cursor = page.next_cursor
             if not cursor:
@@ -475,13 +477,16 @@ class ServerConnection:
             for t in listed
         ]
 
-    async def _retrying(self, request: Callable[[], Awaitable[T]], retries: int = RETRIES) -> T:
+    async def _retrying(
+        self, request: Callable[[], Awaitable[T]], what: str, retries: int = RETRIES
+    ) -> T:
         """Listing tools: HTTP network errors and 408/429/5xx are retried twice; reading and
-        listing resources (``retries=RESOURCE_RETRIES``) once."""
+        listing resources (``retries=RESOURCE_RETRIES``) once. Each try waits as
+        :meth:`_answer` does (``what``: what Vis was doing, for its errors)."""
         for attempt in range(retries + 1):
             self._last_status = None
             try:
-                return await request()
+                return await self._answer(request(), what)
             except Exception as exc:
                 if not self._transient(exc) or attempt == retries:
                     raise self._wrap(exc) from None
@@ -532,49 +537,62 @@ class ServerConnection:
                 on_progress(value, total, message)
 
         self._last_status = None
-        task = asyncio.ensure_future(session.call_tool(tool, arguments, progress_callback=progress))
+        request = session.call_tool(tool, arguments, progress_callback=progress)
+        try:
+            return await self._answer(request, f"running {tool!r}", heard=lambda: last)
+        except Exception as exc:
+            raise self._wrap(exc) from None
+
+    async def _answer(
+        self, request: Awaitable[T], what: str, *, heard: Callable[[], float] | None = None
+    ) -> T:
+        """``request``'s answer, waited for up to the server's ``timeout`` since it was sent
+        (or since ``heard()``: its last progress). Fails at once when the server sends a
+        message Vis cannot read meanwhile: the answer may be that message, lost."""
+        task = asyncio.ensure_future(request)
         unreadable = asyncio.ensure_future(self._unreadable.wait())
-        timeout = self.config.timeout
+        sent, timeout = time.monotonic(), self.config.timeout
         try:
             while True:
-                remaining = last + timeout - time.monotonic()
+                last = heard() if heard is not None else sent
                 done, _ = await asyncio.wait(
-                    {task, unreadable}, timeout=max(remaining, 0), return_when="FIRST_COMPLETED"
+                    {task, unreadable},
+                    timeout=max(last + timeout - time.monotonic(), 0),
+                    return_when="FIRST_COMPLETED",
                 )
                 if task in done:
-                    break
-                if unreadable in done:  # its answer may be the message lost: never to come
-                    task.cancel()
-                    with contextlib.suppress(BaseException):
-                        await task
-                    raise McpCallError(
+                    return task.result()
+                if unreadable in done:
+                    failure: Exception = McpCallError(
                         f"MCP server {self.name!r} sent a message Vis cannot read while "
-                        f"running {tool!r}: {self._unreadable_why}"
+                        f"{what}: {self._unreadable_why}"
                     )
-                if time.monotonic() - last >= timeout:
-                    task.cancel()
-                    with contextlib.suppress(BaseException):
-                        await task
-                    raise TimeoutError(
-                        f"MCP server {self.name!r} sent nothing for {timeout:g} s while running "
-                        f"{tool!r} (its 'timeout' setting; progress notifications restart it)"
+                elif time.monotonic() - (heard() if heard is not None else sent) >= timeout:
+                    restart = "; progress notifications restart it" if heard is not None else ""
+                    failure = TimeoutError(
+                        f"MCP server {self.name!r} sent nothing for {timeout:g} s while "
+                        f"{what} (its 'timeout' setting{restart})"
                     )
+                else:
+                    continue
+                task.cancel()
+                with contextlib.suppress(BaseException):
+                    await task
+                raise failure
         except asyncio.CancelledError:
             task.cancel()
             raise
         finally:
             unreadable.cancel()
-        try:
-            return task.result()
-        except Exception as exc:
-            raise self._wrap(exc) from None
 
     async def list_resources(self, cursor: str | None = None) -> Any:
         from mcp_types import PaginatedRequestParams
 
         session = await self.ensure()
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
-        return await self._retrying(lambda: session.list_resources(params=params), RESOURCE_RETRIES)
+        return await self._retrying(
+            lambda: session.list_resources(params=params), "listing resources", RESOURCE_RETRIES
+        )
 
     async def list_resource_templates(self, cursor: str | None = None) -> Any:
         from mcp_types import PaginatedRequestParams
@@ -582,9 +600,13 @@ class ServerConnection:
         session = await self.ensure()
         params = PaginatedRequestParams(cursor=cursor) if cursor else None
         return await self._retrying(
-            lambda: session.list_resource_templates(params=params), RESOURCE_RETRIES
+            lambda: session.list_resource_templates(params=params),
+            "listing resource templates",
+            RESOURCE_RETRIES,
         )
 
     async def read_resource(self, uri: str) -> Any:
         session = await self.ensure()
-        return await self._retrying(lambda: session.read_resource(uri), RESOURCE_RETRIES)
+        return await self._retrying(
+            lambda: session.read_resource(uri), f"reading {uri!r}", RESOURCE_RETRIES
+        )

@@ -52,8 +52,8 @@ def _render(label: str) -> Callable[..., ActivityPresentation | None]:
         *, phase: str, args: Any, kwargs: dict[str, Any], result: Any, error: Any
     ) -> ActivityPresentation | None:
         summary = arguments_summary(kwargs)
-        if phase == RenderPhase.FAILURE:
-            return ActivityPresentation(label, summary, outcome=str(error)[:100])
+        if phase == RenderPhase.FAILURE:  # the row says the error itself, once
+            return ActivityPresentation(label, summary)
         if phase == RenderPhase.SUCCESS and isinstance(result, dict):
             for key in ("resources", "resourceTemplates", "contents"):
                 if key in result:

@@ -49,8 +49,8 @@ def _render(server: str, tool: str) -> Callable[..., ActivityPresentation | None
         summary = arguments_summary(kwargs)
         if phase == RenderPhase.START:
             return ActivityPresentation(headline, summary)
-        if phase == RenderPhase.FAILURE:
-            return ActivityPresentation(headline, summary, outcome=_short(str(error), 100))
+        if phase == RenderPhase.FAILURE:  # the row says the error itself, once
+            return ActivityPresentation(headline, summary)
         if isinstance(result, McpResult):
             content = shown(result)
             outcome = _outcome(result, content)

@@ -270,3 +270,24 @@ async def test_a_subscriber_of_some_kinds_gets_only_those_in_order_with_the_othe
         later = Notification(sid, text="after")
         await bus.emit(later)
         assert calls == [("all", later), ("notes", later)]
+
+
+async def test_commits_are_freed_without_the_cyclic_collector(host: Host) -> None:
+    """A commit that was published leaves no reference cycle (its future's callback held it):
+    a long session's commits are freed as they are shown, not when the collector runs."""
+    import gc
+
+    from vis_core.agent.event_bus import _Commit
+
+    session = await host.new_session()
+    seen = Published(host, session)
+    gc.collect()
+    gc.disable()
+    try:
+        for n in range(20):
+            await session.emit(Notification(session.id, text=f"note {n}"))
+        alive = sum(1 for o in gc.get_objects() if type(o) is _Commit)
+    finally:
+        gc.enable()
+    assert len(seen.events) == 20 and not seen.unsaved
+    assert alive == 0

@@ -219,10 +219,11 @@ class EventBus:
             shown = None if loop is None else loop.create_future()
             commit = _Commit(events, self._log.submit(events), shown)
             self._pending.append(commit)
-        commit.saved.add_done_callback(lambda _: self._saved(commit))
+        scheduled = commit.scheduled  # not the commit: its future would hold it in a cycle
+        commit.saved.add_done_callback(lambda _: self._saved(scheduled))
         return shown
 
-    def _saved(self, commit: _Commit) -> None:
+    def _saved(self, scheduled: threading.Event) -> None:
         """On the writer's thread (or the submitter's): publish on the loop, next."""
         loop = self._loop
         try:
@@ -231,7 +232,7 @@ class EventBus:
         except RuntimeError:  # the loop closed meanwhile: nothing is shown any more
             pass
         finally:
-            commit.scheduled.set()
+            scheduled.set()
 
     def _publish_saved(self) -> None:
         """Publish the committed events at the head of the queue, in order."""

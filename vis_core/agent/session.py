@@ -438,11 +438,12 @@ class AgentSession:
                         f"stopped after {self.limits.max_iterations} iterations "
                         f"({self.limits.max_iterations_source})"
                     )
-                    await self._finish_unrun(turn_id, call, iteration)
+                    why = f"the turn reached {self.limits.max_iterations_source}"
+                    await self._not_run(turn_id, iteration + 1, call, why)
                     return
                 iteration += 1
-                if call.problem:
-                    await self._finish_unreadable(turn_id, iteration, call)
+                if call.problem:  # stored with its arguments raw; the model reads what was wrong
+                    await self._not_run(turn_id, iteration, call, call.problem)
                 else:
                     await self._run_call(turn_id, iteration, call)
 
@@ -851,29 +852,13 @@ class AgentSession:
             return "", f"{type(exc).__name__}: {exc}"
         return (value if isinstance(value, str) else json.dumps(value, default=str)), None
 
-    async def _finish_unreadable(self, turn_id: str, index: int, call: ToolCall) -> None:
-        """A call whose arguments could not be read: stored with them raw, not run; the model
-        reads what was wrong."""
+    async def _not_run(self, turn_id: str, index: int, call: ToolCall, why: str) -> None:
+        """``call`` stored as iteration ``index``, ended without running: ``why``."""
         iteration_id = await self._start_iteration(turn_id, index, call)
-        await self.emit(
-            BlockFinished(
-                self.id,
-                turn_id=turn_id,
-                iteration_id=iteration_id,
-                error=f"not run: {call.problem}",
-            )
+        finished = BlockFinished(
+            self.id, turn_id=turn_id, iteration_id=iteration_id, error=f"not run: {why}"
         )
-
-    async def _finish_unrun(self, turn_id: str, call: ToolCall, index: int) -> None:
-        iteration_id = await self._start_iteration(turn_id, index + 1, call)
-        await self.emit(
-            BlockFinished(
-                self.id,
-                turn_id=turn_id,
-                iteration_id=iteration_id,
-                error=f"not run: the turn reached {self.limits.max_iterations_source}",
-            )
-        )
+        await self.emit(finished)
 
     async def close(self) -> None:
         self.cancel()

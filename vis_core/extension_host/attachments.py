@@ -72,25 +72,16 @@ def add(
 
 
 async def add_shown(
-    host: HostPort,
-    call: CallContext,
-    session_id: str,
-    data: bytes,
-    name: str,
-    media: str,
-    audience: str,
-    commentable: bool,
-    label: str,
+    call: CallContext, name: str, label: str, adding: Callable[[], dict[str, Any]]
 ) -> dict[str, Any]:
-    """:func:`add` for an extension's call (on the host's loop), shown as an Activity of its
-    own, openable in the transcript (the model's own ``attach()`` is an Activity already)."""
+    """``adding``, :func:`add` for an extension's call (in a thread, awaited on the host's
+    loop), shown as an Activity of its own, openable in the transcript (the model's own
+    ``attach()`` is an Activity already)."""
     from vis_core.model.activity import ActivityFile, ActivityImage
     from vis_core.model.attachments import AttachmentKind
 
     async with shown_change(call, "attach", "Attach file") as shown:
-        descriptor = await asyncio.to_thread(
-            add, host, call, session_id, data, name, media, audience, commentable, label
-        )
+        descriptor = await asyncio.to_thread(adding)
         block = ActivityImage if descriptor["kind"] == AttachmentKind.IMAGE else ActivityFile
         shown.summary = f"{name} · version {descriptor['version']}" + (
             f" · {label}" if label else ""

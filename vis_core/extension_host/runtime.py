@@ -10,6 +10,7 @@ import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -231,15 +232,13 @@ class HostRuntime(StoreRuntime):
     ) -> dict[str, Any]:
         from vis_core.extension_host import attachments
 
+        args = (data, filename, media_type, audience, commentable, label)
         bound = attachments.block_call("vis.attach()")
         if bound is None:
-            return super().attachment_add(data, filename, media_type, audience, commentable, label)
-        call, session_id = bound
-        if call.owner != "vis":  # an extension's: shown as an Activity, from the loop
+            return super().attachment_add(*args)
+        if bound[0].owner != "vis":  # an extension's: shown as an Activity, from the loop
             raise _served_on_loop("vis.attach() of an extension")
-        return attachments.add(
-            self.host, call, session_id, data, filename, media_type, audience, commentable, label
-        )
+        return attachments.add(self.host, *bound, *args)
 
     async def attachment_add_on_loop(
         self,
@@ -253,14 +252,12 @@ class HostRuntime(StoreRuntime):
         """:meth:`attachment_add` of an extension's call, shown as an Activity (on the loop)."""
         from vis_core.extension_host import attachments
 
+        args = (data, filename, media_type, audience, commentable, label)
         bound = attachments.block_call("vis.attach()")
         if bound is None or bound[0].owner == "vis":
-            args = (data, filename, media_type, audience, commentable, label)
             return await asyncio.to_thread(self.attachment_add, *args)
-        call, session_id = bound
-        return await attachments.add_shown(
-            self.host, call, session_id, data, filename, media_type, audience, commentable, label
-        )
+        adding = partial(attachments.add, self.host, *bound, *args)
+        return await attachments.add_shown(bound[0], filename, label, adding)
 
     def attachment_list(self, filename: str | None) -> list[dict[str, Any]]:
         from vis_core.extension_host import attachments

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from vis_core.drafts import DraftError, Drafts
-from vis_core.drafts.session import SessionDrafts
+from vis_core.drafts.session import SessionDrafts, approved
 from vis_core.extension.hooks import OperationBlocked
 from vis_core.model.channel import Channel
 from vis_core.model.draft import Draft
@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 def add_drafts_parser(commands: argparse._SubParsersAction) -> None:
     drafts = commands.add_parser("drafts", help="list the sessions' drafts; approve or discard one")
     actions = drafts.add_subparsers(dest="drafts_action")
-    approve = actions.add_parser("approve", help="merge a draft into its branch and workspace")
+    approve = actions.add_parser(
+        "approve", help="commit a draft's changes to its branch and workspace"
+    )
     approve.add_argument("draft", help="its label, id or session id")
     approve.add_argument("-m", "--message", default=None, help="the commit message")
     discard = actions.add_parser("discard", help="delete a draft; the workspace is untouched")
@@ -87,8 +89,7 @@ def run_drafts(args: argparse.Namespace) -> int:
             print(f"Discarded draft {draft.label}; {draft.workspace} is as it was.")
             return 0
         result = asyncio.run(_in_session(draft, lambda d: d.approve(args.message)))
-        into = f" into {result['target_branch']}" if result.get("target_branch") else ""
-        print(f"Approved draft {draft.label}: {plural(len(result['files']), 'file')} merged{into}.")
+        print(f"Approved draft {draft.label}: {approved(result)}.")
         for name in result["files"]:
             print(f"  {name}")
         return 0

@@ -124,7 +124,7 @@ async def test_an_extension_hooks_the_draft_lifecycle_and_its_commits(
     assert create["label"] == "work" and create["backend"] == "worktree"
     assert create["root"] == draft_root and create["repo_root"] == str(repo)
     assert create["workspace_id"] == approve["workspace_id"]
-    assert commit["branch"] == "vis/draft/work" and commit["files"] == ["ok.txt"]
+    assert commit["branch"] == "main" and commit["files"] == ["ok.txt"]  # the commit is main's
     assert commit["message"] == "add ok"
     assert approve["branch"] == "vis/draft/work" and approve["target_branch"] == "main"
     assert approve["files"] == ["ok.txt"] and approve["message"] == "add ok"

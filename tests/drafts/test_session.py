@@ -150,8 +150,9 @@ async def test_with_the_setting_the_model_approves_and_the_session_leaves_the_dr
         assert Path(blocks[2].stdout.splitlines()[-1]) == repo
         assert (repo / "b.txt").read_text() == "drafted\n"
         assert (repo / "a.txt").read_text() == "carried\n"
-        assert git(repo, "status", "--porcelain") == ""
+        assert git(repo, "status", "--porcelain") == "M a.txt"  # the person's, still theirs
         assert git(repo, "log", "-1", "--format=%s") == "ship"
+        assert git(repo, "show", "--format=", "--name-only", "main") == "b.txt"
     finally:
         await host.close()
 

@@ -35,11 +35,11 @@ def test_a_draft_starts_where_the_person_is_and_leaves_the_live_tree_alone(
     assert not (root / "ignored").exists()
     assert git(repo, "status", "--porcelain") == status_before  # index and tree untouched
     assert git(root, "status", "--porcelain") == ""  # the carried changes are its base
-    assert drafts.changed_files(draft) == ["a.txt", "new.txt"]
+    assert drafts.changed_files(draft) == []  # the person's changes are not the draft's
     assert drafts.of_session("s1") == draft
 
 
-def test_approval_merges_into_the_branch_and_updates_the_live_workspace(
+def test_approval_commits_the_drafts_change_on_the_branch_and_updates_the_live_workspace(
     repo: Path, drafts: Drafts
 ) -> None:
     (repo / "a.txt").write_text("one\nTWO\nthree\n")  # carried into the draft
@@ -48,14 +48,16 @@ def test_approval_merges_into_the_branch_and_updates_the_live_workspace(
     (root / "b.txt").write_text("bee edited\n")
     (root / "c.txt").write_text("sea\n")
     git(repo, "commit", "-q", "--allow-empty", "-m", "the person goes on")  # no fast-forward
+    tip = git(repo, "rev-parse", "main")
 
     result = drafts.approve(draft, "edit b, add c")
 
-    assert sorted(result["files"]) == ["a.txt", "b.txt", "c.txt"]
+    assert sorted(result["files"]) == ["b.txt", "c.txt"]
     assert (repo / "b.txt").read_text() == "bee edited\n"
     assert (repo / "c.txt").read_text() == "sea\n"
-    assert git(repo, "status", "--porcelain") == ""
-    assert git(repo, "log", "-1", "--format=%s") == "Merge draft work: edit b, add c"
+    assert git(repo, "status", "--porcelain") == "M a.txt"  # still the person's, uncommitted
+    assert (repo / "a.txt").read_text() == "one\nTWO\nthree\n"
+    assert git(repo, "log", "-1", "--format=%s %P") == f"edit b, add c {tip}"
     assert not root.exists() and drafts.listed() == []
     assert git(repo, "branch", "--list", "vis/draft/*") == ""
     assert git(repo, "worktree", "list", "--porcelain").count("worktree ") == 1
@@ -246,7 +248,7 @@ def test_hooks_see_the_spec_arguments_and_a_commit_guard_refuses_approval(
     (Path(draft.root) / "ok.txt").write_text("fine\n")
     drafts.approve(draft, "fine", hooks=hooks)
     commits = [a for phase, op, a in seen if op == "git/commit" and phase == "after"]
-    assert commits and commits[-1]["branch"] == "vis/draft/hooked"
+    assert commits and commits[-1]["branch"] == "main"  # approval's commit is main's
     assert (repo / "ok.txt").read_text() == "fine\n"
 
 

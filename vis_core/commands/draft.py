@@ -1,4 +1,4 @@
-"""``/draft``: the session's draft, its diff against its base, and the person's actions on it
+"""``/draft``: the session's draft, what approval would commit, and the person's actions on it
 (``new [LABEL]``, ``approve [MESSAGE]``, ``sync``, ``discard``)."""
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ async def run_draft(ctx: dict[str, Any]) -> CommandResult:
         diff = diff[:DIFF_CHARS] + f"\n… (cut; the whole diff: git -C {draft.root} diff --cached)"
     summary = (
         f"{draft.backend} at `{draft.root}`"
-        + (f", merging into {draft.target_branch}" if draft.target_branch else "")
+        + (f"; approval commits to {draft.target_branch}" if draft.target_branch else "")
         + f". {plural(len(files), 'file differs', 'files differ')}."
     )
     body = (

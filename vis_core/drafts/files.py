@@ -129,21 +129,26 @@ Writer = Callable[[Path], None] | None
 
 
 def land_files(
-    root: Path, changes: Sequence[tuple[str, Writer]], then: Callable[[], None] = lambda: None
+    root: Path,
+    changes: Sequence[tuple[str, Writer]],
+    then: Callable[[], None] = lambda: None,
+    *,
+    check: Callable[[], None] = lambda: None,
 ) -> None:
-    """Write ``changes`` beneath ``root`` all or none: every new file is staged beside its
-    target first, then each is renamed in (the file it replaces kept aside); ``then`` runs
-    last (e.g. moving a branch). A failure at any step puts back every file as it was and
-    raises :class:`LandingFailed` naming the file. The model's commands are held meanwhile
-    (:func:`~vis_core.system.quiet.model_stopped`)."""
+    """Write ``changes`` beneath ``root`` all or none: ``check`` runs first (raises to
+    refuse), every new file is staged beside its target, then each is renamed in (the file
+    it replaces kept aside); ``then`` runs last (e.g. moving a branch). A failure at any step
+    puts back every file as it was and raises :class:`LandingFailed` naming the file. The
+    model's commands are held meanwhile (:func:`~vis_core.system.quiet.model_stopped`)."""
     with contextlib.ExitStack() as held:
-        _land(root, changes, then, held)
+        _land(root, changes, then, check, held)
 
 
 def _land(
     root: Path,
     changes: Sequence[tuple[str, Writer]],
     then: Callable[[], None],
+    check: Callable[[], None],
     held: contextlib.ExitStack,
 ) -> None:
     token = os.urandom(4).hex()
@@ -155,6 +160,7 @@ def _land(
         # the model's commands still running in the workspace (started before its draft)
         # are held: none can swap a folder for a link between a check and a rename
         held.enter_context(model_stopped())
+        check()
         for name, writer in changes:
             current = name
             target = root / name

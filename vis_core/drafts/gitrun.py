@@ -15,9 +15,14 @@ FALLBACK_IDENTITY = ("-c", "user.name=Vis", "-c", "user.email=vis@localhost")
 
 
 def git(
-    args: Sequence[str], cwd: Path, *, check: bool = True
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    check: bool = True,
+    feed: bytes | None = None,
+    environment: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    done = run_git(["--literal-pathspecs", *args], cwd)
+    done = run_git(["--literal-pathspecs", *args], cwd, feed=feed, environment=environment)
     if check and done.returncode != 0:
         message = done.stderr.decode("utf-8", "replace").strip() or f"exit {done.returncode}"
         raise DraftError(f"git {args[0]} failed in {cwd}: {message}")

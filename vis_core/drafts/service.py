@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from vis_core.drafts import files as draft_files
-from vis_core.drafts import folder, worktree
+from vis_core.drafts import folder, landing, worktree
 from vis_core.drafts.errors import DraftError
 from vis_core.drafts.hooks import NO_HOOKS, DraftHooks, DraftOp
 from vis_core.model.draft import Draft, DraftBackend
@@ -63,48 +63,44 @@ class Drafts:
         raise DraftError(f"no draft {key!r}; `vis drafts` lists them")
 
     def changed_files(self, draft: Draft) -> list[str]:
-        """What approval would bring to the target: the draft's files differing from it."""
-        tree = self.tree(draft)
+        """What approval would bring to the target: the files the draft changed."""
         if draft.backend is DraftBackend.COPY:
-            return folder.changed(tree, folder.load_manifest(self._manifest(draft)))
-        since = "HEAD"
-        if draft.target_branch and draft.repo_root:
-            done = worktree.git(
-                ["merge-base", "HEAD", f"refs/heads/{draft.target_branch}"], tree, check=False
-            )
-            if done.returncode == 0:
-                since = done.stdout.decode().strip()
-        return worktree.changed_files(tree, since)
+            return folder.changed(self.tree(draft), folder.load_manifest(self._manifest(draft)))
+        return self._proposal(draft)[2]
 
     def review(self, draft: Draft) -> tuple[list[str], str]:
-        """What approval would bring (:meth:`changed_files`) and the draft's diff against
-        what it would merge into (text, for the person)."""
-        names = self.changed_files(draft)
+        """What approval would bring (:meth:`changed_files`) and its diff (text, for the
+        person): the change approval's commit makes on the target branch."""
         if draft.backend is DraftBackend.COPY:
+            names = self.changed_files(draft)
             return names, "\n".join(names)
+        old, new, names = self._proposal(draft)
         if not names:
             return names, ""
-        tree = self.tree(draft)
-        since = "HEAD"
-        if draft.target_branch:
-            done = worktree.git(
-                ["merge-base", "HEAD", f"refs/heads/{draft.target_branch}"], tree, check=False
-            )
-            since = done.stdout.decode().strip() if done.returncode == 0 else "HEAD"
         out = worktree.git(
-            [
-                "diff",
-                "--cached",
-                "--no-color",
-                "--no-ext-diff",
-                "--no-textconv",
-                "--stat",
-                "-p",
-                since,
-            ],
-            tree,
+            ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--stat", "-p", old, new],
+            self.tree(draft),
         )
         return names, out.stdout.decode("utf-8", "replace")
+
+    def _proposal(self, draft: Draft) -> tuple[str, str, list[str]]:
+        """(from, to, files) of a git draft: the target branch's head, the tree approval
+        would commit on it and the files that differ; where the draft's change does not
+        apply (a conflict, no target branch), its change from its base."""
+        tree = self.tree(draft)
+        mine = worktree.staged_tree(tree)
+        assert draft.repo_root is not None
+        target = draft.target_branch
+        if target and worktree.branch_exists(Path(draft.repo_root), target):
+            try:
+                change = worktree.draft_change(
+                    tree, Path(draft.repo_root), target, draft.base, mine
+                )
+            except DraftError:  # a conflict, or a merge git cannot make without a driver
+                pass
+            else:
+                return change.head, change.tree, change.files
+        return draft.base, mine, worktree.tree_files(tree, draft.base, mine)
 
     # -- the lifecycle ------------------------------------------------------------------
 
@@ -206,57 +202,65 @@ class Drafts:
     def approve(
         self, draft: Draft, message: str | None = None, hooks: DraftHooks = NO_HOOKS
     ) -> dict[str, Any]:
-        """Commit, merge into the target and update the live workspace; then the draft is
-        gone. A conflict (or a file the person changed since) refuses and changes nothing."""
+        """Land the draft's changes on the target (git: one commit on the target branch's
+        head, only the draft's own change) and in the live workspace; then the draft is gone.
+        A conflict (or a file the person changed in the same places) refuses and changes
+        nothing; what the person had not committed stays so."""
         message = message or f"vis draft {draft.label}"
-        files = self.changed_files(draft)
+        if draft.backend is DraftBackend.COPY:
+            return self._approve_copy(draft, message, hooks)
+        assert draft.repo_root is not None and draft.branch is not None
+        tree = self.tree(draft)
+        top = Path(draft.repo_root)
+        # what lands is fixed here, as the hooks see it: a later write in the draft is not in
+        mine = worktree.staged_tree(tree)
+        change = worktree.draft_change(tree, top, draft.target_branch, draft.base, mine)
+        target = draft.target_branch or ""
         args = {
             **self._args(draft),
             "branch": draft.branch,
-            "target_branch": draft.target_branch,
-            "files": files,
+            "target_branch": target,
+            "files": change.files,
             "message": message,
         }
 
         def run() -> dict[str, Any]:
-            tree = self.tree(draft)
-            if draft.backend is DraftBackend.COPY:
-                base = folder.load_manifest(self._manifest(draft))
-                written = folder.approve(Path(draft.workspace), tree, base)
-                self._remove(draft)
-                return {"files": written, "commit": None, "target_branch": None}
-            assert draft.repo_root is not None and draft.branch is not None
-            top = Path(draft.repo_root)
-            worktree.target_head(top, draft.target_branch)  # refuses a detached start
-            target = draft.target_branch or ""
-            # Check first, before any commit: a conflict or a file the person changed since
-            # refuses with the draft and the live workspace as they were.
-            probe = worktree.probe_commit(tree) if worktree.changed_files(tree) else "HEAD"
-            theirs, _, merged, names = worktree.plan_approval(tree, top, target, draft.label, probe)
-            worktree.check_live(top, target, theirs, merged, draft.base, names)
-            commit = self._committer(hooks, args, draft.branch)
-            worktree.commit_all(tree, message, commit)
-            theirs, ours, merged, names = worktree.plan_approval(tree, top, target, draft.label)
-            merge_message = f"Merge draft {draft.label}: {message}"
-            if not names:
-                new = theirs  # nothing to bring
-            elif worktree.is_ancestor(tree, theirs, ours):
-                new = ours  # a fast-forward
-            else:
+            landing_plan = landing.plan(top, target, change.head, change.tree, change.files)
+            new = change.head  # nothing to bring
+            if change.files:
+                commit = self._committer(hooks, args, target)
                 new = commit(
                     tree,
-                    merge_message,
-                    names,
-                    lambda: worktree.merged_commit(tree, theirs, ours, merge_message),
+                    message,
+                    change.files,
+                    lambda: worktree.commit_change(tree, change, message),
                 )
-            written = worktree.land(top, target, theirs, new, draft.base, names)
+            written = landing.land(top, target, change.head, new, landing_plan)
             self._remove(draft)
             return {
-                "files": names,
+                "files": change.files,
                 "written": written,
                 "commit": new,
                 "target_branch": target,
             }
+
+        return hooks.around(DraftOp.APPROVE, args, run)
+
+    def _approve_copy(self, draft: Draft, message: str, hooks: DraftHooks) -> dict[str, Any]:
+        """Copy the draft's changed files back into the workspace (no git)."""
+        args = {
+            **self._args(draft),
+            "branch": draft.branch,
+            "target_branch": draft.target_branch,
+            "files": self.changed_files(draft),
+            "message": message,
+        }
+
+        def run() -> dict[str, Any]:
+            base = folder.load_manifest(self._manifest(draft))
+            written = folder.approve(Path(draft.workspace), self.tree(draft), base)
+            self._remove(draft)
+            return {"files": written, "commit": None, "target_branch": None}
 
         return hooks.around(DraftOp.APPROVE, args, run)
 

@@ -38,6 +38,14 @@ async def _silent(
     return None
 
 
+def approved(result: dict[str, Any]) -> str:
+    """What an approval did, for the person: "2 files committed to main"."""
+    files = plural(len(result["files"]), "file")
+    if result.get("target_branch"):
+        return f"{files} committed to {result['target_branch']}"
+    return f"{files} written to the workspace"
+
+
 @dataclass(frozen=True)
 class Roots:
     workspace: Path
@@ -168,9 +176,7 @@ class SessionDrafts:
         draft = self._need()
         result = await asyncio.to_thread(self.drafts.approve, draft, message, self.hooks)
         self._enter(None)
-        text = f"Approved draft {draft.label}: {plural(len(result['files']), 'file')} merged"
-        if result.get("target_branch"):
-            text += f" into {result['target_branch']}"
+        text = f"Approved draft {draft.label}: {approved(result)}"
         await self.announce(DraftAction.APPROVED, draft, len(result["files"]), text)
         return result
 

@@ -34,7 +34,8 @@ def draft_tools(drafts: SessionDrafts, approver: Approver) -> list[HostTool]:
         return {"label": draft.label, "files": files}
 
     async def draft_approve(message: str | None = None) -> dict[str, Any]:
-        """Ask the person to approve the draft: commit, merge into the workspace, leave it."""
+        """Ask the person to approve the draft: its changes committed to the branch and
+        written to the workspace; then leave it."""
         draft = _current(drafts)
         files, diff = await drafts.review()
         refusal = await approver(draft, files, diff)

@@ -2,16 +2,16 @@
 
 Made with ``--no-checkout`` and filled from the live workspace's own files (tracked and
 untracked-not-ignored, so the draft starts where the person is); the carried uncommitted
-changes become the branch's first commit, the draft's ``base``. Approval merges in memory
-(``git merge-tree``), moves the target branch with a compare-and-swap and writes only the
-merged files into the live workspace, after checking that the person did not change them.
+changes become the branch's first commit, the draft's ``base``. Approval lands only the
+draft's own change (``base`` to its working copy), applied to the target branch's head by
+a three-way merge in memory (``git merge-tree``): one commit there, whose files
+:mod:`~vis_core.drafts.landing` writes into the live workspace.
 """
 
 from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from vis_core.drafts import files as draft_files
 from vis_core.drafts.errors import DraftConflict, DraftError
-from vis_core.drafts.gitrun import commit_config, git, paths, text
+from vis_core.drafts.gitrun import COMMIT_CONFIG, commit_config, git, paths, text
 from vis_core.system.quiet import model_stopped
 from vis_core.tools.beneath import Beneath
 
@@ -108,10 +108,15 @@ def create(
 
 def changed_files(tree: Path, since: str = "HEAD") -> list[str]:
     """Files of the draft's working copy that differ from ``since`` (untracked included)."""
+    _stage(tree)
+    return paths(["diff", "--cached", "--no-renames", "--name-only", "-z", since], tree)
+
+
+def _stage(tree: Path) -> None:
+    """Every change of the draft's working copy in its index (untracked files included)."""
     with model_stopped():  # git reads the files by path: nothing may swap a link in meanwhile
         _refuse_too_large(tree)
         git(["add", "-A"], tree)
-    return paths(["diff", "--cached", "--no-renames", "--name-only", "-z", since], tree)
 
 
 def _refuse_too_large(tree: Path) -> None:
@@ -126,12 +131,6 @@ def _refuse_too_large(tree: Path) -> None:
             continue
         if stat.S_ISREG(info.st_mode) and info.st_size > draft_files.LARGEST_FILE:
             raise draft_files.too_large(name, info.st_size)
-
-
-def commit_all(tree: Path, message: str, commit: Commit) -> str | None:
-    """Commit the draft's changes (through ``commit``); ``None`` when there are none."""
-    names = changed_files(tree)
-    return commit(tree, message, names, lambda: plain_commit(tree, message)) if names else None
 
 
 def plain_commit(tree: Path, message: str) -> str:
@@ -209,152 +208,80 @@ def merge_commit(tree: Path, theirs: str, message: str) -> str:
     return text(["rev-parse", "HEAD"], tree)
 
 
-def plan_approval(
-    tree: Path, top: Path, target: str | None, label: str, ours: str = "HEAD"
-) -> tuple[str, str, str, list[str]]:
-    """(target head, draft commit, merged tree-ish, files the merge changes on the target);
-    raises :class:`DraftConflict` on a conflict. Nothing on disk changes."""
-    theirs = target_head(top, target)
-    ours = text(["rev-parse", ours], tree)
-    if is_ancestor(tree, ours, theirs):
-        return theirs, ours, theirs, []
-    merged_tree, conflicted = _conflicts(tree, theirs, ours)
+@dataclass(frozen=True)
+class Change:
+    """What approving a draft puts on its target branch: one commit on ``head``."""
+
+    head: str  # the target branch's head the change applies to
+    tree: str  # the tree of the commit approval makes on it
+    files: list[str]  # the files that commit changes
+
+
+def staged_tree(tree: Path) -> str:
+    """The tree of the draft's working copy as it is now, untracked files included."""
+    _stage(tree)
+    return text(["write-tree"], tree)
+
+
+def draft_change(tree: Path, top: Path, target: str | None, base: str, mine: str) -> Change:
+    """The draft's own change, from its ``base`` commit to ``mine`` (its working copy's
+    tree), applied to the target branch's head by a three-way merge in memory. What the
+    person had not committed when the draft began is in ``base``, so it is no part of the
+    change. Raises :class:`DraftConflict` naming the files it cannot be applied to."""
+    head = target_head(top, target)
+    applied, conflicted = _applied(tree, base, mine, head)
     if conflicted:
-        raise DraftConflict(f"approval of draft {label} into {target}", conflicted)
-    assert merged_tree is not None
-    changed = paths(
-        ["diff-tree", "-r", "--no-renames", "--name-only", "-z", theirs, merged_tree], tree
+        raise DraftConflict(
+            f"the draft's changes do not apply to {target} as it is now (changed there since "
+            "the draft began, or beside changes you had not committed when it began)",
+            conflicted,
+        )
+    assert applied is not None
+    return Change(head, applied, tree_files(tree, head, applied))
+
+
+def tree_files(cwd: Path, old: str, new: str) -> list[str]:
+    """The files that differ between two trees (or commits)."""
+    return paths(["diff-tree", "-r", "--no-renames", "--name-only", "-z", old, new], cwd)
+
+
+def commit_change(tree: Path, change: Change, message: str) -> str:
+    """Approval's commit: the change's tree, on the target branch's head."""
+    config = commit_config(tree)
+    return text([*config, "commit-tree", change.tree, "-p", change.head, "-m", message], tree)
+
+
+def _applied(cwd: Path, base: str, mine: str, onto: str) -> tuple[str | None, list[str]]:
+    """The tree of ``onto`` with the change from ``base`` to tree ``mine`` (or the files
+    that conflict): ``git merge-tree`` of two probe commits whose one parent is ``base``."""
+    base_tree, onto_tree = text(["rev-parse", f"{base}^{{tree}}", f"{onto}^{{tree}}"], cwd).split()
+    if mine in (base_tree, onto_tree):
+        return onto_tree, []  # no change, or the target holds it already
+    if onto_tree == base_tree:
+        return mine, []
+    return _conflicts(cwd, _probe(cwd, onto_tree, base), _probe(cwd, mine, base))
+
+
+# A probe commit's author, committer and dates are fixed: the same trees make the same
+# object, not a new one in the person's repository at each look.
+PROBE_ENVIRONMENT = {
+    "GIT_AUTHOR_NAME": "Vis",
+    "GIT_AUTHOR_EMAIL": "vis@localhost",
+    "GIT_AUTHOR_DATE": "@0 +0000",
+    "GIT_COMMITTER_NAME": "Vis",
+    "GIT_COMMITTER_EMAIL": "vis@localhost",
+    "GIT_COMMITTER_DATE": "@0 +0000",
+}
+
+
+def _probe(cwd: Path, tree: str, parent: str) -> str:
+    """A commit of ``tree`` on ``parent`` that no branch points to, for a merge."""
+    done = git(
+        [*COMMIT_CONFIG, "commit-tree", tree, "-p", parent, "-m", "vis probe"],
+        cwd,
+        environment=PROBE_ENVIRONMENT,
     )
-    return theirs, ours, merged_tree, changed
-
-
-def merged_commit(tree: Path, theirs: str, ours: str, message: str) -> str:
-    """The commit approval puts on the target: the draft itself when it fast-forwards."""
-    if is_ancestor(tree, theirs, ours):
-        return ours
-    merged_tree, _ = _conflicts(tree, theirs, ours)
-    assert merged_tree is not None
-    return text(
-        [*commit_config(tree), "commit-tree", merged_tree, "-p", theirs, "-p", ours, "-m", message],
-        tree,
-    )
-
-
-def _entries(cwd: Path, commit: str, names: Sequence[str]) -> dict[str, tuple[str, str]]:
-    """``{path: (mode, blob id)}`` of ``names`` in ``commit``."""
-    if not names:
-        return {}
-    out = git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", *names], cwd).stdout
-    found: dict[str, tuple[str, str]] = {}
-    for line in out.decode("utf-8", "surrogateescape").split("\0"):
-        if not line:
-            continue
-        meta, name = line.split("\t", 1)
-        mode, _kind, blob = meta.split()
-        found[name] = (mode, blob)
-    return found
-
-
-def _live_on(top: Path, target: str) -> bool:
-    checked_out = git(["symbolic-ref", "-q", "HEAD"], top, check=False).stdout.decode().strip()
-    return checked_out == f"refs/heads/{target}"
-
-
-def check_live(top: Path, target: str, old: str, new: str, base: str, names: Sequence[str]) -> None:
-    """Refuse (naming them) files the person changed in the live workspace since the draft
-    began that the merge would write: each must hold what the target, the draft's start or
-    the merge holds."""
-    if _live_on(top, target) and names:
-        object_format = text(["rev-parse", "--show-object-format"], top)
-        before = _entries(top, old, names)
-        start = _entries(top, base, names)
-        after = _entries(top, new, names)
-        changed_since = []
-        live = Beneath(top)
-        for name in names:
-            if draft_files.through_link(top, name):
-                changed_since.append(name)
-                continue
-            now = draft_files.content_id(live, name, object_format)
-            allowed = {
-                entry[1] if entry else None
-                for entry in (before.get(name), start.get(name), after.get(name))
-            }
-            if now not in allowed:
-                changed_since.append(name)
-        if changed_since:
-            raise DraftConflict(
-                "the live workspace changed these files since the draft began; approval "
-                "would overwrite them",
-                changed_since,
-            )
-
-
-def land(top: Path, target: str, old: str, new: str, base: str, names: Sequence[str]) -> list[str]:
-    """Move ``target`` from ``old`` to ``new`` and, when the live workspace has it checked
-    out, write the changed files there (after :func:`check_live`), all or none: the files
-    are staged first, renamed in, and the branch moves last; a failure puts every file and
-    the branch back. Returns the files written."""
-    check_live(top, target, old, new, base, names)
-    live = _live_on(top, target)
-    ref = ["update-ref", "-m", "vis draft approval", f"refs/heads/{target}"]
-    if not live or not names:
-        git([*ref, new, old], top)
-        return []
-    after = _entries(top, new, names)
-    changes: list[tuple[str, draft_files.Writer]] = []
-    for name in names:
-        entry = after.get(name)
-        if entry is not None and entry[0] == "160000":
-            continue  # a submodule's commit: its folder is the person's to update
-        changes.append((name, None if entry is None else _blob_writer(top, *entry)))
-
-    def move_branch() -> None:
-        git([*ref, new, old], top)
-        try:
-            _reset_index(top, names)
-        except BaseException:
-            git([*ref, old, new], top, check=False)
-            raise
-
-    try:
-        draft_files.land_files(top, changes, move_branch)
-    except draft_files.LandingFailed as exc:
-        raise DraftError(
-            f"approval could not write {exc.name or 'the merge'} ({exc.__cause__ or exc}); "
-            + (
-                "could not put back " + "; ".join(exc.problems) + ". Check those files"
-                if exc.problems
-                else f"nothing in the workspace changed and {target} did not move"
-            )
-            + ". The draft is kept: fix the cause and approve again."
-        ) from exc
-    return list(names)
-
-
-def _blob_writer(top: Path, mode: str, blob: str) -> draft_files.Writer:
-    def write(temporary: Path) -> None:
-        data = git(["cat-file", "blob", blob], top).stdout
-        if mode == "120000":
-            os.symlink(os.fsdecode(data), temporary)
-            return
-        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        with open(fd, "wb") as out:
-            out.write(data)
-            if mode == "100755":
-                os.fchmod(out.fileno(), 0o755)
-
-    return write
-
-
-def _reset_index(top: Path, names: Sequence[str]) -> None:
-    """The index entries of ``names`` as the branch now holds them."""
-    with tempfile.NamedTemporaryFile("wb", delete=False, suffix=".paths") as listing:
-        listing.write(b"\0".join(n.encode("utf-8", "surrogateescape") for n in names))
-    try:
-        git(["reset", "-q", "--pathspec-from-file", listing.name, "--pathspec-file-nul"], top)
-    finally:
-        Path(listing.name).unlink()
+    return done.stdout.decode().strip()
 
 
 def remove(top: Path, tree: Path, branch: str | None, *, delete_branch: bool = True) -> None:

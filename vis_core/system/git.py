@@ -169,12 +169,14 @@ def run_git(
     project_root: Path | None = None,
     timeout: float = TIMEOUT_SECONDS,
     feed: bytes | None = None,
+    environment: dict[str, str] | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run git safely (see :func:`git_argv`) with ``feed`` on its input (else none); raises
-    :class:`GitFailed` when it cannot start."""
+    """Run git safely (see :func:`git_argv`) with ``feed`` on its input (else none) and
+    ``environment`` added to git's own; raises :class:`GitFailed` when it cannot start."""
     argv = git_argv(args, cwd, jail_workspace=jail_workspace, project_root=project_root)
+    env = git_environment(environment)
     try:
-        done = run_watched(argv, cwd=cwd, timeout=timeout, env=git_environment(), feed=feed)
+        done = run_watched(argv, cwd=cwd, timeout=timeout, env=env, feed=feed)
     except FileNotFoundError as exc:
         raise GitFailed("git is not on PATH; install git to use these tools") from exc
     except Stuck as exc:

@@ -1,4 +1,4 @@
-"""The draft screen (``/draft``): the session's draft, its diff against its base, and the
+"""The draft screen (``/draft``): the session's draft, what approval would commit, and the
 person's actions on it as buttons: approve, sync, discard (asked twice), close."""
 
 from __future__ import annotations

@@ -13,7 +13,6 @@ directory, …).
 
 from __future__ import annotations
 
-import asyncio
 import subprocess
 import threading
 from collections.abc import Callable, Coroutine
@@ -233,11 +232,6 @@ class Runtime:
         from vis_core.extension.fs import JailTerms
 
         return JailTerms()
-
-    def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
-        """The event loop whose per-file queues ``patch`` holds in this process (None: there is
-        no session's ``patch`` here, the folder's ``flock`` alone orders writes)."""
-        return None
 
     def save_output(self, text: str, label: str) -> Path:
         """Keep a full output (``vis.save_full_output``) in the call's session's output

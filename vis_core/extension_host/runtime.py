@@ -92,12 +92,6 @@ class HostRuntime(StoreRuntime):
             raise RuntimeError("the Vis host is still starting; its sessions are not served yet")
         return self._host
 
-    def loop_of_call(self) -> asyncio.AbstractEventLoop | None:
-        """The host loop the running call came from, else the loop the host runs on."""
-        call = current_call()
-        loop = call.loop if call is not None and call.loop is not None else self.loop
-        return None if loop is None or loop.is_closed() else loop
-
     def on_loop(self, operation: str) -> Callable[..., Awaitable[Any]] | None:
         """The coroutine serving a worker's call of ``operation`` on the host's loop; None:
         the synchronous operation serves it (in a thread: it may block on a store or file)."""
@@ -313,16 +307,14 @@ class HostRuntime(StoreRuntime):
 
         return await call_tool(name, args, kwargs)
 
-    def mutation_loop(self) -> asyncio.AbstractEventLoop | None:
-        return self.loop_of_call()
-
     # -- the running call: settings, MCP servers and the jail -----------------------------------
     def setting_value(self, setting_id: str, default: Any) -> Any:
         return self.deps.settings.value_for_callback(setting_id, default)
 
     def register_mcp_server(self, owner: str, server: McpServer) -> None:
-        loop = self.loop_of_call()
-        if loop is not None:
+        call = current_call()  # on the loop the call came from, else the host's
+        loop = call.loop if call is not None and call.loop is not None else self.loop
+        if loop is not None and not loop.is_closed():
             loop.call_soon_threadsafe(self.host.register_mcp_server, owner, server)
 
     def jail_terms(self) -> JailTerms:

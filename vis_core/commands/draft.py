@@ -61,7 +61,8 @@ async def run_draft(ctx: dict[str, Any]) -> CommandResult:
             return ok(f"Discarded draft {draft.label}", "The workspace is as it was.")
     except (DraftError, OperationBlocked, LookupError) as exc:
         return err(f"/draft {action} refused", str(exc))
-    files, diff = await drafts.review()
+    review = await drafts.review()
+    files, diff = review.files, review.diff
     if len(diff) > DIFF_CHARS:
         diff = diff[:DIFF_CHARS] + f"\n… (cut; the whole diff: git -C {draft.root} diff --cached)"
     summary = (

@@ -18,9 +18,10 @@ from vis_core.drafts import files as draft_files
 from vis_core.drafts import folder, landing, worktree
 from vis_core.drafts.errors import DraftError
 from vis_core.drafts.hooks import NO_HOOKS, DraftHooks, DraftOp
-from vis_core.model.draft import Draft, DraftBackend
+from vis_core.model.draft import Draft, DraftBackend, DraftReview
 from vis_core.paths import private_dir
 from vis_core.store import Store
+from vis_core.tools.display import plural
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 MANIFEST = "base.json"
@@ -68,27 +69,29 @@ class Drafts:
             return folder.changed(self.tree(draft), folder.load_manifest(self._manifest(draft)))
         return self._proposal(draft)[2]
 
-    def review(self, draft: Draft) -> tuple[list[str], str]:
+    def review(self, draft: Draft) -> DraftReview:
         """What approval would bring (:meth:`changed_files`) and its diff (text, for the
         person): the change approval's commit makes on the target branch."""
         if draft.backend is DraftBackend.COPY:
             names = self.changed_files(draft)
-            return names, "\n".join(names)
-        old, new, names = self._proposal(draft)
+            return DraftReview(names, "\n".join(names), "")
+        mine = worktree.staged_tree(self.tree(draft))
+        old, new, names = self._proposal(draft, mine)
         if not names:
-            return names, ""
+            return DraftReview(names, "", mine)
         out = worktree.git(
             ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--stat", "-p", old, new],
             self.tree(draft),
         )
-        return names, out.stdout.decode("utf-8", "replace")
+        return DraftReview(names, out.stdout.decode("utf-8", "replace"), mine)
 
-    def _proposal(self, draft: Draft) -> tuple[str, str, list[str]]:
-        """(from, to, files) of a git draft: the target branch's head, the tree approval
-        would commit on it and the files that differ; where the draft's change does not
-        apply (a conflict, no target branch), its change from its base."""
+    def _proposal(self, draft: Draft, mine: str | None = None) -> tuple[str, str, list[str]]:
+        """(from, to, files) of a git draft whose working copy's tree is ``mine`` (read now
+        when not given): the target branch's head, the tree approval would commit on it and
+        the files that differ; where the draft's change does not apply (a conflict, no
+        target branch), its change from its base."""
         tree = self.tree(draft)
-        mine = worktree.staged_tree(tree)
+        mine = mine or worktree.staged_tree(tree)
         assert draft.repo_root is not None
         target = draft.target_branch
         if target and worktree.branch_exists(Path(draft.repo_root), target):
@@ -200,12 +203,17 @@ class Drafts:
         return files
 
     def approve(
-        self, draft: Draft, message: str | None = None, hooks: DraftHooks = NO_HOOKS
+        self,
+        draft: Draft,
+        message: str | None = None,
+        hooks: DraftHooks = NO_HOOKS,
+        reviewed: str | None = None,
     ) -> dict[str, Any]:
         """Land the draft's changes on the target (git: one commit on the target branch's
         head, only the draft's own change) and in the live workspace; then the draft is gone.
         A conflict (or a file the person changed in the same places) refuses and changes
-        nothing; what the person had not committed stays so."""
+        nothing; what the person had not committed stays so. ``reviewed``: the state of the
+        draft the person was shown (:meth:`review`); a draft changed since is refused."""
         message = message or f"vis draft {draft.label}"
         if draft.backend is DraftBackend.COPY:
             return self._approve_copy(draft, message, hooks)
@@ -214,6 +222,12 @@ class Drafts:
         top = Path(draft.repo_root)
         # what lands is fixed here, as the hooks see it: a later write in the draft is not in
         mine = worktree.staged_tree(tree)
+        if reviewed and mine != reviewed:
+            raise DraftError(
+                f"draft {draft.label} changed after it was shown for approval "
+                f"({_changed_since(tree, reviewed, mine)}), so nothing was approved; "
+                "review it again"
+            )
         change = worktree.draft_change(tree, top, draft.target_branch, draft.base, mine)
         target = draft.target_branch or ""
         args = {
@@ -341,3 +355,10 @@ class Drafts:
             worktree.remove(Path(draft.repo_root), home / "tree", draft.branch)
         draft_files.remove_tree(home)
         self.store.forget_draft(draft.id)
+
+
+def _changed_since(tree: Path, old: str, new: str) -> str:
+    """The files that differ between two trees of a draft, for the person (a few named)."""
+    names = worktree.tree_files(tree, old, new)
+    shown = ", ".join(names[:5]) + (" …" if len(names) > 5 else "")
+    return f"{plural(len(names), 'file')}: {shown}"

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from vis_core.drafts.hooks import NO_HOOKS, DraftHooks
 from vis_core.drafts.service import Drafts
-from vis_core.model.draft import Draft, DraftAction, DraftBackend
+from vis_core.model.draft import Draft, DraftAction, DraftBackend, DraftReview
 from vis_core.tools.display import plural
 
 Mover = Callable[[Path, Path], None]  # (workspace root, project root)
@@ -138,10 +138,12 @@ class SessionDrafts:
         draft = self._draft
         return [] if draft is None else await asyncio.to_thread(self.drafts.changed_files, draft)
 
-    async def review(self) -> tuple[list[str], str]:
-        """:meth:`changed_files` and the draft's diff against what it would merge into."""
+    async def review(self) -> DraftReview:
+        """:meth:`changed_files` and the diff of what approval would bring."""
         draft = self._draft
-        return ([], "") if draft is None else await asyncio.to_thread(self.drafts.review, draft)
+        if draft is None:
+            return DraftReview([], "", "")
+        return await asyncio.to_thread(self.drafts.review, draft)
 
     # -- the lifecycle ----------------------------------------------------------------------
 
@@ -172,9 +174,13 @@ class SessionDrafts:
         await self.announce(DraftAction.SYNCED, draft, len(files), text)
         return files
 
-    async def approve(self, message: str | None = None) -> dict[str, Any]:
+    async def approve(self, message: str | None = None, reviewed: str = "") -> dict[str, Any]:
+        """Approve the draft; ``reviewed``: the state the person was shown (refused when the
+        draft changed since)."""
         draft = self._need()
-        result = await asyncio.to_thread(self.drafts.approve, draft, message, self.hooks)
+        result = await asyncio.to_thread(
+            self.drafts.approve, draft, message, self.hooks, reviewed or None
+        )
         self._enter(None)
         text = f"Approved draft {draft.label}: {approved(result)}"
         await self.announce(DraftAction.APPROVED, draft, len(result["files"]), text)

@@ -37,11 +37,11 @@ def draft_tools(drafts: SessionDrafts, approver: Approver) -> list[HostTool]:
         """Ask the person to approve the draft: its changes committed to the branch and
         written to the workspace; then leave it."""
         draft = _current(drafts)
-        files, diff = await drafts.review()
-        refusal = await approver(draft, files, diff)
+        review = await drafts.review()
+        refusal = await approver(draft, review.files, review.diff)
         if refusal is not None:
             raise PermissionError(refusal)
-        result = await drafts.approve(message)
+        result = await drafts.approve(message, review.state)  # what the person was shown
         return {**result, "label": draft.label, "cwd": str(drafts.roots().workspace)}
 
     async def draft_discard() -> dict[str, Any]:

@@ -107,7 +107,7 @@ class DraftApproval:
                 f"Approve draft {draft.label}?",
                 (
                     paragraph(
-                        f"The model asks to merge draft {draft.label} into "
+                        f"The model asks to commit draft {draft.label} to "
                         f"{draft.target_branch or draft.workspace}. {plural(len(files), 'file')}:"
                     ),
                     paragraph(listed),

@@ -41,6 +41,15 @@ class DraftAction(StrEnum):
 
 
 @dataclass(frozen=True)
+class DraftReview:
+    """What approving a draft would bring, as the person is shown it."""
+
+    files: list[str]  # the files it changes
+    diff: str  # git: the change approval's commit makes; a copy: the files, a line each
+    state: str  # the draft's content read (git: its tree; '' for a copy): approval checks it
+
+
+@dataclass(frozen=True)
 class DraftView:
     """What a front end shows of the session's draft, with its actions (``/draft ACTION``)."""
 

@@ -39,7 +39,7 @@ UPSERT_ACTIVITY = (
     "tool = excluded.tool, tag = excluded.tag, state = excluded.state, seq = excluded.seq"
 )
 
-Projector = Callable[[sqlite3.Connection, int, Any, dict[str, Any], str, float], None]
+Projector = Callable[[sqlite3.Connection, int, Any, dict[str, Any], float], None]
 
 
 def _touch(conn: sqlite3.Connection, session_id: str, now: float) -> None:
@@ -51,7 +51,6 @@ def _turn_started(
     seq: int,
     event: TurnStarted,
     data: dict[str, Any],
-    payload: str,
     now: float,
 ) -> None:
     (num,) = conn.execute(
@@ -77,7 +76,6 @@ def _searchable_text(table: str, index: str) -> Any:
         seq: int,
         event: AssistantMessage | AssistantThinking,
         data: dict[str, Any],
-        payload: str,
         now: float,
     ) -> None:
         if not event.text:
@@ -99,7 +97,6 @@ def _iteration_started(
     seq: int,
     event: IterationStarted,
     data: dict[str, Any],
-    payload: str,
     now: float,
 ) -> None:
     conn.execute(
@@ -123,7 +120,6 @@ def _block_finished(
     seq: int,
     event: BlockFinished,
     data: dict[str, Any],
-    payload: str,
     now: float,
 ) -> None:
     conn.execute(
@@ -147,7 +143,6 @@ def _activity(
     seq: int,
     event: ActivityStarted | ActivityUpdated | ActivityEnded,
     data: dict[str, Any],
-    payload: str,
     now: float,
     pos: int | None = None,
 ) -> None:
@@ -184,7 +179,6 @@ def _fold_created(
     seq: int,
     event: FoldCreated,
     data: dict[str, Any],
-    payload: str,
     now: float,
 ) -> None:
     conn.execute(
@@ -213,7 +207,6 @@ def _draft_changed(
     seq: int,
     event: DraftChanged,
     data: dict[str, Any],
-    payload: str,
     now: float,
 ) -> None:
     if event.turn_id:
@@ -228,7 +221,6 @@ def _background_command_ended(
     seq: int,
     event: BackgroundCommandEnded,
     data: dict[str, Any],
-    payload: str,
     now: float,
 ) -> None:
     conn.execute(
@@ -284,7 +276,6 @@ def _usage_reported(
     seq: int,
     event: UsageReported,
     data: dict[str, Any],
-    payload: str,
     now: float,
 ) -> None:
     if event.purpose == UsagePurpose.CONVERSATION:  # not a side call, not a refused one
@@ -300,7 +291,6 @@ def _turn_ended(
     seq: int,
     event: TurnEnded,
     data: dict[str, Any],
-    payload: str,
     now: float,
 ) -> None:
     if event.usage.total or event.cost:
@@ -345,16 +335,16 @@ PROJECTORS: dict[str, Projector] = {
 
 
 def project(
-    conn: sqlite3.Connection, seq: int, event: Event, data: dict[str, Any], payload: str, now: float
+    conn: sqlite3.Connection, seq: int, event: Event, data: dict[str, Any], now: float
 ) -> None:
     """Update the projection tables for one event already written to the log as ``seq``."""
     projector = PROJECTORS.get(event.type)
     if projector is not None:
-        projector(conn, seq, event, data, payload, now)
+        projector(conn, seq, event, data, now)
 
 
 _ACTIVITY_EVENTS = (ActivityStarted, ActivityUpdated, ActivityEnded)
-Logged = tuple[int, Event, dict[str, Any], str]  # (seq, event, data, payload)
+Logged = tuple[int, Event, dict[str, Any]]  # (seq, event, data)
 
 
 def project_many(conn: sqlite3.Connection, logged: list[Logged], now: float) -> None:
@@ -363,17 +353,17 @@ def project_many(conn: sqlite3.Connection, logged: list[Logged], now: float) -> 
     end, committed together) is upserted once, from its last event, at the place (``pos``)
     of its first, which is the row the upserts of each event would leave."""
     last: dict[tuple[str, str], int] = {}  # (turn_id, id) of an activity -> its last event
-    for index, (_seq, event, _data, _payload) in enumerate(logged):
+    for index, (_seq, event, _data) in enumerate(logged):
         if isinstance(event, _ACTIVITY_EVENTS) and event.activity is not None:
             last[(event.activity.turn_id or "", event.activity.id)] = index
     first: dict[tuple[str, str], int] = {}  # (turn_id, id) -> seq of its first event
     rows: list[tuple[Any, ...]] = []  # upserts not written yet: one statement per run of them
-    for index, (seq, event, data, payload) in enumerate(logged):
+    for index, (seq, event, data) in enumerate(logged):
         if not isinstance(event, _ACTIVITY_EVENTS) or event.activity is None:
             if rows:
                 conn.executemany(UPSERT_ACTIVITY, rows)
                 rows = []
-            project(conn, seq, event, data, payload, now)
+            project(conn, seq, event, data, now)
             continue
         key = (event.activity.turn_id or "", event.activity.id)
         pos = first.setdefault(key, seq)

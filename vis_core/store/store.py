@@ -117,7 +117,8 @@ class Store(SessionsMixin, ExtrasMixin, AttachmentsMixin, SearchMixin, FoldsMixi
             _known_session(conn, [event for event, *_ in prepared]),
         ):
             seqs = _log_many(conn, prepared, now, self._last)
-            logged = [(seq, *item) for seq, item in zip(seqs, prepared, strict=True)]
+            pairs = zip(seqs, prepared, strict=True)
+            logged = [(seq, event, data) for seq, (event, data, _payload) in pairs]
             project_many(conn, logged, now)
         self._last = (seqs[-1], prepared[-1][0].session_id)  # committed
         return seqs
@@ -169,7 +170,7 @@ def _write(
     """Log ``event`` and project it; ``last``: the event this process wrote just before."""
     with _known_session(conn, [event]):
         seq = _log(conn, event, payload, now, last)
-        project(conn, seq, event, data, payload, now)
+        project(conn, seq, event, data, now)
     return seq
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_core.events import Notification
 from vis_core.extension.context import current_call
+from vis_core.extension_host import tool_calls
 from vis_core.extension_host.store_runtime import StoreRuntime
 from vis_core.model.notify import NotifyKind
 from vis_core.system.loops import end_tasks, keep
@@ -98,7 +99,7 @@ class HostRuntime(StoreRuntime):
         served: dict[str, Callable[..., Awaitable[Any]]] = {
             "notify": self.notify_on_loop,
             "ask": self.ask_on_loop,
-            "call_tool": self.call_tool_on_loop,
+            "call_tool": tool_calls.call_tool,  # the bound session's tool, on the loop
             "attachment_add": self.attachment_add_on_loop,
             "publish_activity": _at_once(self.publish_activity),
             "register_mcp_server": _at_once(self.register_mcp_server),
@@ -298,14 +299,6 @@ class HostRuntime(StoreRuntime):
     # -- vis.tools ---------------------------------------------------------------------------------
     def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         raise _served_on_loop("vis.tools")
-
-    async def call_tool_on_loop(
-        self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> Any:
-        """Run the bound session's tool ``name`` on the loop (see :meth:`call_tool`)."""
-        from vis_core.extension_host.tool_calls import call_tool
-
-        return await call_tool(name, args, kwargs)
 
     # -- the running call: settings, MCP servers and the jail -----------------------------------
     def setting_value(self, setting_id: str, default: Any) -> Any:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, Protocol, cast
+from typing import Any
 
 from vis_core.extension.acting import loading_extension
 from vis_core.extension.context import current_call
@@ -57,21 +57,13 @@ def install(caller: Any) -> None:
     install_runtime(WorkerRuntime(caller))
 
 
-class LoopServed(Protocol):
-    """A runtime some of whose operations are coroutines on the host's loop (the host's)."""
-
-    def on_loop(self, operation: str) -> Callable[..., Awaitable[Any]] | None:
-        """The coroutine function serving ``operation`` on the loop; None: the synchronous
-        operation serves it."""
-        ...
-
-
 def served_on_loop(runtime: Runtime | None, name: str) -> Callable[..., Awaitable[Any]] | None:
     """The coroutine function serving the operation a worker's SDK frame names on the host's
-    loop, when ``runtime`` serves it there; None: :func:`run_service` serves it, in a thread."""
+    loop, when ``runtime`` serves it there (``HostRuntime.on_loop``); None: :func:`run_service`
+    serves it, in a thread."""
     operation = _operation(name)
-    served = getattr(runtime, "on_loop", None)
-    return None if served is None else cast(LoopServed, runtime).on_loop(operation)
+    on_loop = getattr(runtime, "on_loop", None)
+    return None if on_loop is None else on_loop(operation)
 
 
 def run_service(runtime: Runtime | None, name: str, args: tuple, kwargs: dict) -> Any:

@@ -141,10 +141,12 @@ class _HostHandler:
 
     def _context(self, call: Call) -> contextvars.Context:
         """What ``call`` runs in: a copy of the context of the call it was made from (the
-        tool's: its session, extension and Activity)."""
+        tool's: its session, extension and Activity); one made from no call (a thread of the
+        extension) runs in an empty context, never in whatever context reads the pipe (the
+        loop's reader keeps that of the call that started the worker)."""
         assert self.channel is not None
         context = self.channel.context_of(call.parent)
-        context = contextvars.copy_context() if context is None else context.copy()
+        context = contextvars.Context() if context is None else context.copy()
         if context.run(current_call) is None and call.name == SETTING_VALUE:
             if self._place is not None:  # a thread of an extension: the session's value
                 context.run(enter_call, self._session_context(self._place))

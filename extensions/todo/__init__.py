@@ -6,7 +6,7 @@ from typing import Any
 
 import vis_core.extension as vis
 
-from .items import Todo, TodoBook, TodoList
+from .items import STATE_KEY, Todo, TodoBook, TodoList
 
 LISTED_IN_CONTEXT = 20
 
@@ -72,7 +72,8 @@ def render_list(*, phase: str, args: Any, kwargs: Any, result: Any, error: Any):
 
 
 def _ctx(env: dict[str, Any]) -> dict[str, Any]:
-    todos = _book(env["session_id"]).items()
+    """The open todos, from this session's key of ``vis.state`` alone (``ctx_state_key``)."""
+    todos = TodoBook(vis.state, env["session_id"]).items()
     open_items = [f"#{t.id} {t.text}" for t in todos.items if not t.done]
     return {"todo": {"open": len(open_items), "items": open_items[:LISTED_IN_CONTEXT]}}
 
@@ -156,6 +157,7 @@ vis.register_extension(
             "todo.remove(number). Open todos appear in session['todo'] each turn."
         ),
         ctx=_ctx,
+        ctx_state_key=STATE_KEY,
         symbols=[vis.Symbol(Todos(), name="todo")],
         slash_commands=[
             vis.SlashCommand(

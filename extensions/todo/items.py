@@ -9,6 +9,8 @@ from typing import Any
 import vis_core.extension as vis
 
 MAX_TEXT_CHARS = 500
+# the key of ``vis.state`` that keeps a session's list (the todo ctx reads it alone)
+STATE_KEY = "session:{session_id}"
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,7 @@ class TodoBook:
 
     def __init__(self, store: MutableMapping[str, Any], session_id: str | None) -> None:
         self._store = store
-        self._key = f"session:{session_id or 'none'}"
+        self._key = STATE_KEY.format(session_id=session_id or "none")
 
     def _load(self) -> dict[str, Any]:
         data = self._store.get(self._key)

@@ -15,6 +15,7 @@ from vis_core.extension.declarations import (
     callback_env,
     registering,
     standalone_registration,
+    state_key_of,
 )
 
 
@@ -96,6 +97,25 @@ def test_activation_and_ctx_must_be_callables() -> None:
         vis.Extension(name="a", description="D.", activation=True)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="ctx must be a callable"):
         vis.Extension(name="a", description="D.", ctx={"a": 1})  # type: ignore[arg-type]
+
+
+def test_a_state_only_ctx_names_one_key_with_at_most_the_session_id() -> None:
+    ctx = lambda env: {}  # noqa: E731
+    ext = vis.Extension(name="a", description="D.", ctx=ctx, ctx_state_key="s:{session_id}")
+    assert state_key_of(ext, "abc") == "s:abc"
+    assert state_key_of(vis.Extension(name="a", description="D.", ctx=ctx), "abc") is None
+    assert vis.Extension(name="a", description="D.", ctx=ctx, ctx_state_key="list").ctx_state_key
+    with pytest.raises(ValueError, match="declare ctx too"):
+        vis.Extension(name="a", description="D.", ctx_state_key="list")
+    for key, said in (
+        ("", "nonblank string"),
+        (3, "nonblank string"),
+        ("s:{session}", "may hold only {session_id}"),
+        ("s:{}", "may hold only {session_id}"),
+        ("s:{session_id", "is not a key template"),
+    ):
+        with pytest.raises(ValueError, match=said):
+            vis.Extension(name="a", description="D.", ctx=ctx, ctx_state_key=key)  # type: ignore[arg-type]
 
 
 def test_collections_reject_strings_mappings_and_wrong_items() -> None:

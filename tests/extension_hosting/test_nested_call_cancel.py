@@ -52,6 +52,7 @@ vis.register_extension(vis.Extension(
 
 CODE = """
 import asyncio
+await sleeper.echo(0)  # the extensions' worker runs before the call given 0.5 s
 try:
     await asyncio.wait_for(caller.wait_on_sleeper(), 0.5)
 except TimeoutError:
@@ -109,6 +110,7 @@ vis.register_extension(vis.Extension(
 
 ASK_CODE = """
 import asyncio
+await asker.echo(0)  # the extension's worker runs before the call given 0.5 s
 try:
     await asyncio.wait_for(asker.confirm(), 0.5)
 except TimeoutError:

@@ -28,16 +28,21 @@ class HookedSandbox:
         session: Callable[[], Awaitable[dict[str, Any]]] | None = None,
         wait: Callable[[str], Awaitable[None]] | None = None,
         ahead: Callable[[], None] | None = None,
+        named: Callable[[str], None] | None = None,
     ) -> None:
         """``ahead``: starts, in the background, what building ``session`` needs (the
-        extension workers of its ``ctx``) when a block is being written."""
+        extension workers of its ``ctx``) when a block is being written; ``named(code)``:
+        what the block's code names (the workers of the extensions it calls), once it came."""
         self.inner = sandbox
         self.hooks = hooks
         self._session = session
         self._wait = wait
         self._ahead = ahead
+        self._named = named
 
     async def run(self, code: str) -> BlockResult:
+        if self._named is not None:
+            self._named(code)
         if self._wait is not None:
             await self._wait(code)
         args = [{"code": code}]

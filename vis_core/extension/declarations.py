@@ -6,6 +6,7 @@ import contextvars
 import keyword
 import os
 import re
+import string
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -223,7 +224,15 @@ def _items(value: object, what: str, kind: Callable[[], type], hint: str) -> tup
 
 @dataclass(frozen=True, kw_only=True)
 class Extension:
-    """One extension's declaration; validated and copied on construction, without IO."""
+    """One extension's declaration; validated and copied on construction, without IO.
+
+    ``ctx_state_key`` declares a state-only ``ctx``: its answer comes from that one key of the
+    extension's ``vis.state`` (``{session_id}`` in it stands for the session's id, e.g.
+    ``"session:{session_id}"``) and from nothing else. Vis runs the ``ctx`` once when the
+    extension loads, against an empty ``vis.state``; while a session finds nothing under its
+    key, Vis gives that answer itself and starts no extension worker for it (a session whose
+    turns never use the extension starts none).
+    """
 
     name: str
     description: str
@@ -236,6 +245,7 @@ class Extension:
     network_filters: tuple[Any, ...] = ()
     providers: tuple[Any, ...] = ()
     ctx: Callable[[dict[str, Any]], dict[str, Any]] | None = field(default=None, compare=False)
+    ctx_state_key: str | None = None
     env: tuple[str, ...] = ()
     grants: tuple[Any, ...] = ()
     kind: str | None = None
@@ -278,6 +288,7 @@ class Extension:
             raise ValueError(f"{where}: prompt must be text, a callable prompt(env) or None")
         _callable_or_none(self.activation, f"{where}: activation")
         _callable_or_none(self.ctx, f"{where}: ctx")
+        _state_key(self.ctx_state_key, self.ctx, where)
         commands = _items(
             self.slash_commands,
             f"{where}: slash_commands",
@@ -309,6 +320,30 @@ class Extension:
             ("mcp_servers", _mcp_servers(self.mcp_servers, where)),
         ):
             object.__setattr__(self, attr, items)
+
+
+def _state_key(key: object, ctx: object, where: str) -> None:
+    if key is None:
+        return
+    if ctx is None:
+        raise ValueError(f"{where}: ctx_state_key names the state a ctx reads; declare ctx too")
+    if not isinstance(key, str) or not key.strip():
+        raise ValueError(f"{where}: ctx_state_key must be a nonblank string such as 'list'")
+    try:
+        fields = {name for _, name, _, _ in string.Formatter().parse(key) if name is not None}
+    except ValueError as exc:
+        raise ValueError(f"{where}: ctx_state_key {key!r} is not a key template: {exc}") from None
+    if fields - {"session_id"}:
+        raise ValueError(
+            f"{where}: ctx_state_key {key!r} may hold only {{session_id}}, "
+            "as in 'session:{session_id}'"
+        )
+
+
+def state_key_of(extension: Extension, session_id: str) -> str | None:
+    """The ``vis.state`` key ``extension``'s state-only ``ctx`` reads in session ``session_id``."""
+    key = extension.ctx_state_key
+    return None if key is None else key.format(session_id=session_id)
 
 
 def _network_filters(value: Any, where: str) -> tuple[Any, ...]:

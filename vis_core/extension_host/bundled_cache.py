@@ -32,7 +32,7 @@ from vis_core.paths import PRIVATE_FILE_MODE, cache_dir
 
 log = logging.getLogger(__name__)
 
-FORMAT = 1
+FORMAT = 2  # 2: a state-only ctx reports its answer against empty state
 FILE_NAME = "bundled-declarations.json"
 _SKIPPED_FOLDERS = ("__pycache__",)
 

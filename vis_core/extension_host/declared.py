@@ -48,11 +48,27 @@ class WorkerCallback:
         return f"<{self._what()}, in its worker>"
 
 
+class StateOnlyCtx(WorkerCallback):
+    """Stands for a ``ctx`` declared with ``ctx_state_key``, with ``when_empty``: its answer
+    against an empty ``vis.state``, taken when the extension loaded."""
+
+    __slots__ = ("when_empty",)
+
+    def __init__(self, owner: str, when_empty: dict[str, Any]) -> None:
+        super().__init__(owner, "ctx callback")
+        self.when_empty = when_empty
+
+
 # -- the worker side -------------------------------------------------------------------------
 
 
-def describe(extension: Extension, tools: list[HostTool]) -> dict[str, Any]:
-    """``extension`` and its ``tools`` (from ``symbol_host_tools``) as JSON-safe data."""
+def describe(
+    extension: Extension,
+    tools: list[HostTool],
+    ctx_when_empty: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``extension`` and its ``tools`` (from ``symbol_host_tools``) as JSON-safe data;
+    ``ctx_when_empty``: what its state-only ``ctx`` answered against an empty ``vis.state``."""
     from vis_core.contracts.build import callable_spec
 
     prompt = extension.prompt
@@ -67,6 +83,8 @@ def describe(extension: Extension, tools: list[HostTool]) -> dict[str, Any]:
         "prompt_callable": prompt is not None and not isinstance(prompt, str),
         "activation": extension.activation is not None,
         "ctx": extension.ctx is not None,
+        "ctx_state_key": extension.ctx_state_key,
+        "ctx_when_empty": ctx_when_empty,
         "settings": [_setting(setting) for setting in extension.settings],
         "commands": [
             {"name": c.name, "doc": c.doc, "usage": c.usage, "saveable": c.saveable}
@@ -116,6 +134,15 @@ def _setting(setting: Setting[Any]) -> dict[str, Any]:
         "description": setting.description,
         "on_change": setting.on_change is not None,
     }
+
+
+def _ctx_marker(owner: str, data: dict[str, Any]) -> WorkerCallback | None:
+    if not data.get("ctx"):
+        return None
+    when_empty = data.get("ctx_when_empty")
+    if data.get("ctx_state_key") and isinstance(when_empty, dict):
+        return StateOnlyCtx(owner, when_empty)
+    return WorkerCallback(owner, "ctx callback")
 
 
 def _activity(activity: Activity | None) -> dict[str, Any] | None:
@@ -168,7 +195,8 @@ def rebuild(data: dict[str, Any]) -> tuple[Extension, tuple[HostTool, ...]]:
         alias=data.get("alias"),
         prompt=prompt,
         activation=marker("activation callback") if data.get("activation") else None,
-        ctx=marker("ctx callback") if data.get("ctx") else None,
+        ctx=_ctx_marker(owner, data),
+        ctx_state_key=data.get("ctx_state_key") if data.get("ctx") else None,
         slash_commands=tuple(
             SlashCommand(
                 name=c["name"],

@@ -97,17 +97,19 @@ class LoadOnly:
 
 
 def _declaration(extension: Any, candidate: Any) -> Any:
-    """What an entry file declared, as data (:func:`declared.describe`), or why its symbols
-    cannot be tools (a ``LoadError``)."""
+    """What an entry file declared, as data (:func:`declared.describe`, with the answer of a
+    state-only ``ctx`` against empty state), or why its symbols cannot be tools (a
+    ``LoadError``)."""
     from vis_core.extension_host.declared import describe
     from vis_core.extension_host.entry import LoadError
+    from vis_core.extension_host.state_ctx import answer_when_empty
     from vis_core.extension_host.symbol_tools import symbol_host_tools
 
     tools = []
     try:
         for symbol in extension.symbols:
             tools.extend(symbol_host_tools(symbol, owner=extension.name))
-        return describe(extension, tools)
+        return describe(extension, tools, answer_when_empty(extension))
     except Exception as exc:  # a symbol that cannot be a tool (TypeError, ValueError)
         return LoadError(extension.name, candidate.path, None, f"{type(exc).__name__}: {exc}")
 

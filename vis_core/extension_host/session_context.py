@@ -11,6 +11,7 @@ from vis_core.extension.context import CallContext
 if TYPE_CHECKING:
     from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
     from vis_core.extension_host.session_workers import SessionWorkers
+    from vis_core.extension_host.state_ctx import StateHolds
 
 log = logging.getLogger(__name__)
 
@@ -99,23 +100,36 @@ async def collect_context(
     env: Mapping[str, Any],
     context_for: Callable[[str], CallContext] | None = None,
     worker: SessionWorkers | None = None,
+    state_holds: StateHolds | None = None,
 ) -> dict[str, Any]:
     """Every active extension's ``ctx(env)`` deep-merged; a failing one adds nothing.
 
     With ``worker`` (the session's extension worker) the activations, then the ctx
-    callbacks, run there, each batch at once."""
+    callbacks, run there, each batch at once. With ``state_holds`` (what the session's store
+    holds), a state-only ``ctx`` whose key holds nothing gives its answer without running."""
     from vis_core.extension_host.callbacks import Callback, run_callbacks
     from vis_core.extension_host.prompts import active_among
+    from vis_core.extension_host.state_ctx import answered_without_worker
     from vis_core.ipc.kinds import CallbackKind
 
     merged: dict[str, Any] = {}
     if loaded is None:
         return merged
-    asking = [
-        ext
-        for ext in loaded.enabled
-        if ext.declaration is not None and ext.declaration.ctx is not None
-    ]
+    asking = []
+    for ext in loaded.enabled:
+        if ext.declaration is None or ext.declaration.ctx is None:
+            continue
+        known = (
+            None
+            if state_holds is None
+            else answered_without_worker(ext, env.get("session_id"), state_holds)
+        )
+        if known is None:
+            asking.append(ext)
+            continue
+        cleaned = clean_contribution(ext.name, known)
+        if cleaned:
+            deep_merge(merged, cleaned)
     if not asking:
         return merged
     active = await active_among(asking, env, worker, context_for)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
@@ -15,6 +16,7 @@ from vis_core.extension_host.hooks import OpHooks
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.session_context import collect_context, session_dict
 from vis_core.extension_host.session_workers import SessionWorkers, calls_per_request
+from vis_core.extension_host.state_ctx import answered_without_worker
 from vis_core.extension_host.tool_hooks import ToolHooks
 from vis_core.extension_host.worker_client import WorkerPlace, runs_in_worker
 from vis_core.store import Store
@@ -29,6 +31,9 @@ class SessionFacts(Protocol):
     model: Any  # its ``label`` names the model (or says there is none)
 
     def utilization(self) -> dict[str, Any]: ...
+
+
+_ATTRIBUTE_OF = re.compile(r"\b([A-Za-z_]\w*)\s*\.")  # ``todo.`` in ``await todo.add(…)``
 
 
 def _request_health(store: Store, session_id: str) -> dict[str, Any]:
@@ -126,15 +131,40 @@ class SessionKit:
             fields["goal"] = goal
         return fields
 
+    def state_holds(self, extension: str, key: str) -> bool:
+        """Whether ``key`` of ``extension``'s ``vis.state`` holds a value (writes the session's
+        calls made are committed before this read)."""
+        return self._store.state_get(extension, key) is not None
+
     def block_coming(self) -> None:
         """The model has begun writing a block: start, in the background, the workers of the
-        extensions whose ``ctx`` builds its ``session`` dict (not started yet)."""
-        self.worker.prestart(needs_context)
+        extensions whose ``ctx`` builds its ``session`` dict (not started yet), but for a
+        state-only ``ctx`` whose answer is known without it."""
+        session_id = self.place.session_id
+
+        def needed(ext: LoadedExtension) -> bool:
+            return (
+                needs_context(ext)
+                and answered_without_worker(ext, session_id, self.state_holds) is None
+            )
+
+        self.worker.prestart(needed)
+
+    def block_written(self, code: str) -> None:
+        """The block's code has come: start, in the background, the workers (not started
+        yet) of the extensions it names as ``alias.``, whose first call would wait for it."""
+        named = set(_ATTRIBUTE_OF.findall(code))
+        if named:
+            self.worker.prestart(lambda ext: runs_in_worker(ext) and ext.alias in named)
 
     async def session_globals(self, session: SessionFacts | None) -> dict[str, Any]:
         """The ``session`` dict for ``session``'s next block (extension ``ctx`` run in the
-        session's extension worker)."""
+        session's extension worker, or known without it)."""
         contributed = await collect_context(
-            self._extensions(), self.env(), self.contexts.context_for, self.worker
+            self._extensions(),
+            self.env(),
+            self.contexts.context_for,
+            self.worker,
+            self.state_holds,
         )
         return session_dict(self.core_fields(session), contributed)

@@ -194,6 +194,7 @@ class SessionFactory:
             session=lambda: kit.session_globals(self.registry.live_session(session_id)),
             wait=self.mcp.wait_named,
             ahead=kit.block_coming,
+            named=kit.block_written,
         )
         watches: set[asyncio.Task[Any]] = set()  # what its event watches started, until done
         hooks = AssemblyHooks(

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from vis_core.drafts import DraftConflict, DraftError, DraftHooks, Drafts
+from vis_core.drafts import DraftConflict, DraftError, DraftHooks, Drafts, landing
 
 from .conftest import git
 
@@ -287,3 +287,15 @@ def test_a_draft_changed_after_it_was_shown_for_approval_is_refused(
     assert again.files == ["c.txt", "later.sh"]
     drafts.approve(draft, "seen", reviewed=again.state)
     assert (repo / "later.sh").exists()
+
+
+def test_the_files_of_a_huge_change_are_read_a_command_line_at_a_time(repo: Path) -> None:
+    """A draft may change more files than one command line can name (Linux: 2 MiB of
+    arguments): git is asked about them in parts (before, E2BIG failed the approval)."""
+    many = [f"generated/{'deep/' * 10}file-{n:06}.txt" for n in range(40_000)]  # 3 MiB
+    names = [*many[:20_000], "a.txt", *many[20_000:], "b.txt"]
+
+    found = landing.entries(repo, "HEAD", names)
+
+    assert sorted(found) == ["a.txt", "b.txt"]
+    assert found["a.txt"][0] == "100644"

@@ -17,6 +17,7 @@ from vis_core.drafts.errors import DraftConflict, DraftError
 from vis_core.drafts.gitrun import git, text
 from vis_core.tools.beneath import Beneath
 
+ARGUMENT_BYTES = 256 << 10  # bytes of file names on one git command line (Linux allows 2 MiB)
 MERGE_LARGEST = 64 << 20  # bytes of a file merged with the person's changes (larger: refused)
 GITLINK = "160000"  # a submodule's commit
 LINK = "120000"
@@ -138,13 +139,8 @@ def live_on(top: Path, target: str) -> bool:
 
 def entries(cwd: Path, commit: str, names: Sequence[str]) -> dict[str, Entry]:
     """``{path: (mode, blob id)}`` of ``names`` in ``commit`` (or a tree)."""
-    if not names:
-        return {}
-    out = git(["ls-tree", "-r", "-z", "--full-tree", commit, "--", *names], cwd).stdout
     found: dict[str, Entry] = {}
-    for line in out.decode("utf-8", "surrogateescape").split("\0"):
-        if not line:
-            continue
+    for line in _listed(["ls-tree", "-r", "-z", "--full-tree", commit], names, cwd):
         meta, name = line.split("\t", 1)
         mode, _kind, blob = meta.split()
         found[name] = (mode, blob)
@@ -153,20 +149,31 @@ def entries(cwd: Path, commit: str, names: Sequence[str]) -> dict[str, Entry]:
 
 def _index(top: Path, names: Sequence[str]) -> tuple[dict[str, Entry], set[str]]:
     """The live index's entries of ``names``, and those of them that are unmerged."""
-    if not names:
-        return {}, set()
-    out = git(["ls-files", "-s", "-z", "--", *names], top).stdout
     found: dict[str, Entry] = {}
     unmerged: set[str] = set()
-    for line in out.decode("utf-8", "surrogateescape").split("\0"):
-        if not line:
-            continue
+    for line in _listed(["ls-files", "-s", "-z"], names, top):
         meta, name = line.split("\t", 1)
         mode, blob, stage = meta.split()
         if stage != "0":
             unmerged.add(name)
         found[name] = (mode, blob)
     return found, unmerged
+
+
+def _listed(command: list[str], names: Sequence[str], cwd: Path) -> list[str]:
+    """The NUL-separated lines ``git COMMAND -- NAMES`` prints, run once for each part of
+    ``names`` that fits on a command line (a draft may change a hundred thousand files)."""
+    lines: list[str] = []
+    part: list[str] = []
+    size = 0
+    for index, name in enumerate(names):
+        part.append(name)
+        size += len(name.encode("utf-8", "surrogateescape")) + 1
+        if size >= ARGUMENT_BYTES or index == len(names) - 1:
+            out = git([*command, "--", *part], cwd).stdout
+            lines += [line for line in out.decode("utf-8", "surrogateescape").split("\0") if line]
+            part, size = [], 0
+    return lines
 
 
 def _live_entry(live: Beneath, name: str, object_format: str) -> Entry | None:

@@ -777,6 +777,22 @@ class AgentSession:
         started = time.monotonic()
         stdout, error, restarted = "", None, None
         self.call_state.take_shown()  # a show belongs to the block that made it
+
+        def finished(
+            stdout: str, error: str | None, duration: float, files: tuple[FileChange, ...]
+        ) -> BlockFinished:
+            return BlockFinished(
+                self.id,
+                turn_id=turn_id,
+                iteration_id=iteration_id,
+                stdout=block_result_text(stdout, None, restarted) if restarted else stdout,
+                error=error,
+                restarted=restarted is not None,
+                duration=duration,
+                images=self.call_state.take_shown(),
+                files=files,
+            )
+
         try:
             if is_code:
                 result = await self._run_block(code)
@@ -788,38 +804,13 @@ class AgentSession:
             files = await asyncio.shield(self._changed_files(watch))
             # what the block printed up to the cancel, its ``finally:`` output included
             stdout, self._cancelled_stdout = self._cancelled_stdout or stdout, ""
-            await asyncio.shield(
-                self.emit(
-                    BlockFinished(
-                        self.id,
-                        turn_id=turn_id,
-                        iteration_id=iteration_id,
-                        stdout=stdout,
-                        error=BLOCK_CANCELLED,
-                        duration=duration,
-                        images=self.call_state.take_shown(),
-                        files=files,
-                    )
-                )
-            )
+            await asyncio.shield(self.emit(finished(stdout, BLOCK_CANCELLED, duration, files)))
             raise
         duration = time.monotonic() - started
         files = await self._changed_files(watch)
         if self.instructions is not None:  # nested AGENTS.md near the paths it worked on
             stdout += self.instructions.take_notes()
-        await self.emit(
-            BlockFinished(
-                self.id,
-                turn_id=turn_id,
-                iteration_id=iteration_id,
-                stdout=block_result_text(stdout, None, restarted) if restarted else stdout,
-                error=error,
-                restarted=restarted is not None,
-                duration=duration,
-                images=self.call_state.take_shown(),
-                files=files,
-            )
-        )
+        await self.emit(finished(stdout, error, duration, files))
 
     async def _run_block(self, code: str) -> Any:
         """Run ``code``; cancelled, the block is interrupted and what it printed until then

@@ -287,24 +287,3 @@ def stored_bytes(found: Stored) -> bytes:
 
 def without_bytes(found: Stored) -> dict[str, Any]:
     return replace(found, data=None).descriptor()
-
-
-# -- in memory: outside Vis, and in Vis for calls that no block runs ---------------------------
-
-
-def memory_find(key: str, version: int | None, what: str) -> Stored:
-    found = MEMORY.find(key, version)
-    if found is None:
-        raise missing(key, version, what)
-    return found
-
-
-def memory_read(key: str, version: int | None) -> bytes:
-    return stored_bytes(memory_find(key, version, "vis.read_attachment()"))
-
-
-def memory_show(key: str, version: int | None) -> dict[str, Any]:
-    found = memory_find(key, version, "vis.show_attachment()")
-    check_shown(found)
-    MEMORY.show(found)
-    return without_bytes(found)

@@ -187,20 +187,26 @@ class Runtime:
 
     def attachment_find(self, key: str, version: int | None, what: str) -> Stored:
         """The attachment with id or filename ``key`` (at ``version``); ``LookupError``."""
-        from vis_core.extension.attachments import memory_find
+        from vis_core.extension.attachments import MEMORY, missing
 
-        return memory_find(key, version, what)
+        found = MEMORY.find(key, version)
+        if found is None:
+            raise missing(key, version, what)
+        return found
 
     def attachment_read(self, key: str, version: int | None) -> bytes:
-        from vis_core.extension.attachments import memory_read
+        from vis_core.extension.attachments import stored_bytes
 
-        return memory_read(key, version)
+        return stored_bytes(self.attachment_find(key, version, "vis.read_attachment()"))
 
     def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
         """Show a stored image to the model with the running block's result."""
-        from vis_core.extension.attachments import memory_show
+        from vis_core.extension.attachments import MEMORY, check_shown, without_bytes
 
-        return memory_show(key, version)
+        found = self.attachment_find(key, version, "vis.show_attachment()")
+        check_shown(found)
+        MEMORY.show(found)
+        return without_bytes(found)
 
     def call_tool(self, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         """Run the bound session's tool ``name`` as the model would (``VisToolError`` if it

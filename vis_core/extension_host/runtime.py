@@ -274,11 +274,6 @@ class HostRuntime(StoreRuntime):
             raise missing(key, version, what)
         return found
 
-    def attachment_read(self, key: str, version: int | None) -> bytes:
-        from vis_core.extension.attachments import stored_bytes
-
-        return stored_bytes(self.attachment_find(key, version, "vis.read_attachment()"))
-
     def attachment_show(self, key: str, version: int | None) -> dict[str, Any]:
         from vis_core.extension.attachments import check_shown, without_bytes
         from vis_core.extension_host import attachments

@@ -299,3 +299,26 @@ def test_the_files_of_a_huge_change_are_read_a_command_line_at_a_time(repo: Path
 
     assert sorted(found) == ["a.txt", "b.txt"]
     assert found["a.txt"][0] == "100644"
+
+
+def test_attributes_the_draft_adds_neither_merge_nor_hide_its_change(
+    long_files: Path, drafts: Drafts
+) -> None:
+    """The model's code adds a .gitattributes to the draft: 'merge=union' would fold the
+    person's uncommitted line into approval's commit where the two meet, '-diff' would show
+    the person 'Binary files differ' instead of the change. Approval merges and diffs with
+    the live repository's attributes."""
+    repo = long_files
+    (repo / "c.txt").write_text(_edit(LINES, 2, "the person's, not committed"))
+    draft = drafts.create(repo, "s1", "attrs")
+    root = Path(draft.root)
+    (root / ".gitattributes").write_text("* merge=union -diff\n")
+    (root / "c.txt").write_text(_edit((root / "c.txt").read_text(), 3, "the draft's"))
+    tip = git(repo, "rev-parse", "main")
+
+    assert "+the draft's" in drafts.review(draft).diff
+    with pytest.raises(DraftConflict) as refused:
+        drafts.approve(draft)
+
+    assert refused.value.files == ("c.txt",)
+    assert git(repo, "rev-parse", "main") == tip

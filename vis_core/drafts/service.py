@@ -81,7 +81,7 @@ class Drafts:
             return DraftReview(names, "", mine)
         out = worktree.git(
             ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--stat", "-p", old, new],
-            self.tree(draft),
+            Path(draft.repo_root or draft.workspace),  # the live attributes, not the draft's
         )
         return DraftReview(names, out.stdout.decode("utf-8", "replace"), mine)
 
@@ -90,20 +90,18 @@ class Drafts:
         when not given): the target branch's head, the tree approval would commit on it and
         the files that differ; where the draft's change does not apply (a conflict, no
         target branch), its change from its base."""
-        tree = self.tree(draft)
-        mine = mine or worktree.staged_tree(tree)
+        mine = mine or worktree.staged_tree(self.tree(draft))
         assert draft.repo_root is not None
+        top = Path(draft.repo_root)
         target = draft.target_branch
-        if target and worktree.branch_exists(Path(draft.repo_root), target):
+        if target and worktree.branch_exists(top, target):
             try:
-                change = worktree.draft_change(
-                    tree, Path(draft.repo_root), target, draft.base, mine
-                )
+                change = worktree.draft_change(top, target, draft.base, mine)
             except DraftError:  # a conflict, or a merge git cannot make without a driver
                 pass
             else:
                 return change.head, change.tree, change.files
-        return draft.base, mine, worktree.tree_files(tree, draft.base, mine)
+        return draft.base, mine, worktree.tree_files(top, draft.base, mine)
 
     # -- the lifecycle ------------------------------------------------------------------
 
@@ -228,7 +226,7 @@ class Drafts:
                 f"({_changed_since(tree, reviewed, mine)}), so nothing was approved; "
                 "review it again"
             )
-        change = worktree.draft_change(tree, top, draft.target_branch, draft.base, mine)
+        change = worktree.draft_change(top, draft.target_branch, draft.base, mine)
         target = draft.target_branch or ""
         args = {
             **self._args(draft),

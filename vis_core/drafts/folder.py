@@ -4,6 +4,7 @@ the filesystem can clone them) and a manifest of what each file held when the dr
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import json
 import os
 import stat
@@ -84,8 +85,18 @@ def create(workspace: Path, tree: Path, skip: tuple[Path, ...]) -> Manifest:
 
 def changed(tree: Path, base: Manifest) -> list[str]:
     """Files of the draft that differ from the base (added, changed or removed)."""
+    return sorted(changes(tree, base))
+
+
+def changes(tree: Path, base: Manifest) -> dict[str, str | None]:
+    """The draft's files that differ from the base, with what each holds (None: removed)."""
     now = manifest_of(tree)
-    return sorted(name for name in set(now) | set(base) if now.get(name) != base.get(name))
+    return {n: now.get(n) for n in set(now) | set(base) if now.get(n) != base.get(n)}
+
+
+def state(found: dict[str, str | None]) -> str:
+    """One id of :func:`changes`: what the person was shown of the draft."""
+    return hashlib.sha256(json.dumps(found, sort_keys=True).encode()).hexdigest()
 
 
 def sync(
@@ -114,12 +125,18 @@ def sync(
     return updated, moved
 
 
-def approve(workspace: Path, tree: Path, base: Manifest) -> list[str]:
+def approve(workspace: Path, tree: Path, base: Manifest, reviewed: str | None = None) -> list[str]:
     """Copy the draft's changed files back; refuses (naming them, copying nothing) files the
-    live workspace changed since the draft began."""
-    names = changed(tree, base)
+    live workspace changed since the draft began, and, given ``reviewed`` (its
+    :func:`state` when the person was shown it), a draft changed since."""
+    draft = changes(tree, base)
+    names = sorted(draft)
+    if reviewed and state(draft) != reviewed:
+        raise DraftError(
+            "the draft changed after it was shown for approval, so nothing was approved; "
+            "review it again"
+        )
     copy, live = Beneath(tree), Beneath(workspace)
-    draft = {n: draft_files.content_id(copy, n) for n in names}
     refused = []
     for name in names:
         now = draft_files.content_id(live, name)
@@ -131,11 +148,16 @@ def approve(workspace: Path, tree: Path, base: Manifest) -> list[str]:
             "overwrite them",
             refused,
         )
-    changes: list[tuple[str, draft_files.Writer]] = [
+    writes: list[tuple[str, draft_files.Writer]] = [
         (name, None if draft[name] is None else _copier(copy, name)) for name in names
     ]
+
+    def unchanged() -> None:  # the model's processes are stopped from here on
+        if reviewed and state(changes(tree, base)) != reviewed:
+            raise OSError("the draft changed after it was shown for approval")
+
     try:  # all files or none: staged beside their targets, then renamed in
-        draft_files.land_files(workspace, changes)
+        draft_files.land_files(workspace, writes, check=unchanged)
     except draft_files.LandingFailed as exc:
         raise _not_landed(exc) from exc
     return names

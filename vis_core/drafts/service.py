@@ -73,8 +73,9 @@ class Drafts:
         """What approval would bring (:meth:`changed_files`) and its diff (text, for the
         person): the change approval's commit makes on the target branch."""
         if draft.backend is DraftBackend.COPY:
-            names = self.changed_files(draft)
-            return DraftReview(names, "\n".join(names), "")
+            found = folder.changes(self.tree(draft), folder.load_manifest(self._manifest(draft)))
+            names = sorted(found)
+            return DraftReview(names, "\n".join(names), folder.state(found))
         mine = worktree.staged_tree(self.tree(draft))
         old, new, names = self._proposal(draft, mine)
         if not names:
@@ -214,7 +215,7 @@ class Drafts:
         draft the person was shown (:meth:`review`); a draft changed since is refused."""
         message = message or f"vis draft {draft.label}"
         if draft.backend is DraftBackend.COPY:
-            return self._approve_copy(draft, message, hooks)
+            return self._approve_copy(draft, message, hooks, reviewed)
         assert draft.repo_root is not None and draft.branch is not None
         tree = self.tree(draft)
         top = Path(draft.repo_root)
@@ -258,7 +259,9 @@ class Drafts:
 
         return hooks.around(DraftOp.APPROVE, args, run)
 
-    def _approve_copy(self, draft: Draft, message: str, hooks: DraftHooks) -> dict[str, Any]:
+    def _approve_copy(
+        self, draft: Draft, message: str, hooks: DraftHooks, reviewed: str | None
+    ) -> dict[str, Any]:
         """Copy the draft's changed files back into the workspace (no git)."""
         args = {
             **self._args(draft),
@@ -270,7 +273,7 @@ class Drafts:
 
         def run() -> dict[str, Any]:
             base = folder.load_manifest(self._manifest(draft))
-            written = folder.approve(Path(draft.workspace), self.tree(draft), base)
+            written = folder.approve(Path(draft.workspace), self.tree(draft), base, reviewed)
             self._remove(draft)
             return {"files": written, "commit": None, "target_branch": None}
 

@@ -16,7 +16,6 @@ import asyncio
 import contextvars
 import os
 from pathlib import Path
-from types import TracebackType
 
 from vis_core import file_queue
 
@@ -58,12 +57,7 @@ class FileMutationQueue:
             return self.key
         return self._take(file_queue.lock_folder_of(self.key))
 
-    def __exit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    def __exit__(self, *_: object) -> None:
         self._release()
 
     async def __aenter__(self) -> str:
@@ -71,12 +65,7 @@ class FileMutationQueue:
             return self.key
         return self._take(await asyncio.to_thread(file_queue.lock_folder_of, self.key))
 
-    async def __aexit__(
-        self,
-        kind: type[BaseException] | None,
-        error: BaseException | None,
-        trace: TracebackType | None,
-    ) -> None:
+    async def __aexit__(self, *_: object) -> None:
         self._release()
 
 

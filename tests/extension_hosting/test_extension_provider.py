@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
@@ -9,7 +10,7 @@ from cli_support import vis as run_vis
 
 import vis_core.extension as vis
 from vis_core.events import AssistantMessage, Event
-from vis_core.host import Host
+from vis_core.host import Host, HostOptions
 from vis_core.model.conversation import Message
 from vis_core.model_choices import ModelSource, model_entries
 from vis_core.providers.base import ModelChoice, ModelRequest, ProviderError
@@ -75,6 +76,51 @@ vis.register_extension(vis.Extension(
     providers=[vis.Provider("slow", ["s1"], stream)],
 ))
 """
+
+
+# A provider that begins a block, then waits for ever before its code (as a slow model does)
+AHEAD = """
+import asyncio
+import vis_core.extension as vis
+
+async def stream(request):
+    yield vis.TextDelta("writing a block")
+    yield vis.ToolCallStarted("python_execution")
+    await asyncio.Event().wait()
+    yield vis.ResponseDone()
+
+vis.register_extension(vis.Extension(
+    name="ahead-provider",
+    description="A model that starts a call",
+    providers=[vis.Provider("ahead", ["a1"], stream)],
+))
+"""
+
+
+async def test_a_provider_s_call_start_starts_the_sandbox_before_its_code(
+    vis_home: Path, workspace: Path
+) -> None:
+    """``vis.ToolCallStarted`` from an extension's stream reaches the session as a built-in
+    provider's does: the block's sandbox child starts while the code is still to come."""
+    install_extension(vis_home, "ahead_provider", AHEAD)
+    host = await Host.open(HostOptions(workspace=workspace, model="ahead/a1"))
+    try:
+        session = await host.new_session()
+        turn = asyncio.ensure_future(session.submit("go"))
+
+        def child_runs() -> bool:
+            proc = session.sandbox.inner._proc  # type: ignore[attr-defined]
+            return proc is not None and proc.returncode is None
+
+        for _ in range(3000):  # up to a minute: a loaded machine starts children slowly
+            if child_runs() or turn.done():
+                break
+            await asyncio.sleep(0.02)
+        assert child_runs(), turn.result() if turn.done() else "the child never started"
+        session.cancel()
+        await turn
+    finally:
+        await host.close()
 
 
 def test_vis_run_uses_a_model_an_extension_declares(vis_home: Path, workspace: Path) -> None:

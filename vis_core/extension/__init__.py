@@ -151,6 +151,7 @@ if TYPE_CHECKING:  # what a type checker sees; at run time names load on first u
     from vis_core.model.conversation import ThinkingPart as ThinkingPart
     from vis_core.model.conversation import ToolCall as ToolCall
     from vis_core.model.conversation import ToolCallReady as ToolCallReady
+    from vis_core.model.conversation import ToolCallStarted as ToolCallStarted
     from vis_core.model.conversation import ToolDefinition as ToolDefinition
     from vis_core.model.conversation import UsageUpdate as UsageUpdate
     from vis_core.model.network import NetworkRequest as NetworkRequest

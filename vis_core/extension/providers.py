@@ -14,15 +14,24 @@ from vis_core.model.conversation import (
     ThinkingDelta,
     ToolCall,
     ToolCallReady,
+    ToolCallStarted,
     UsageUpdate,
 )
 from vis_core.model.usage import Usage
 
 PROVIDER_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 BUILT_IN_PROVIDERS = ("anthropic", "openai", "scripted")
-STREAM_EVENTS = (TextDelta, ThinkingDelta, ToolCallReady, UsageUpdate, ResponseDone)
+STREAM_EVENTS = (
+    TextDelta,
+    ThinkingDelta,
+    ToolCallStarted,
+    ToolCallReady,
+    UsageUpdate,
+    ResponseDone,
+)
 EVENT_NAMES = (
-    "vis.TextDelta, vis.ThinkingDelta, vis.ToolCallReady, vis.UsageUpdate, vis.ResponseDone"
+    "vis.TextDelta, vis.ThinkingDelta, vis.ToolCallStarted, vis.ToolCallReady, "
+    "vis.UsageUpdate, vis.ResponseDone"
 )
 
 
@@ -58,7 +67,8 @@ class Provider:
     """``Provider(name, models, stream, description=...)``: the models ``name/<model>`` that
     ``stream(request)`` answers. ``stream`` gets a ``vis.ModelRequest`` and yields (an async
     or plain generator) the events the built-in providers stream: ``vis.TextDelta``,
-    ``vis.ThinkingDelta``, ``vis.ToolCallReady``, ``vis.UsageUpdate``, then
+    ``vis.ThinkingDelta``, ``vis.ToolCallStarted`` (optional: the model began writing a call,
+    so what it needs can start), ``vis.ToolCallReady``, ``vis.UsageUpdate``, then
     ``vis.ResponseDone``. It runs in the extension's worker."""
 
     name: str
@@ -127,6 +137,8 @@ def _problem(event: object) -> str:
     if isinstance(event, ThinkingDelta):
         parts = (event.text, event.signature, event.redacted)
         return "" if all(isinstance(p, str) for p in parts) else "its fields must be str"
+    if isinstance(event, ToolCallStarted):
+        return "" if isinstance(event.name, str) and event.name else "name must be a tool's name"
     if isinstance(event, ToolCallReady):
         call = event.call
         if not isinstance(call, ToolCall):

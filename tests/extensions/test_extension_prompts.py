@@ -11,7 +11,7 @@ import pytest
 from vis_core.extension.declarations import callback_env
 from vis_core.extension_host.loaded import LoadedExtensions
 from vis_core.extension_host.loader import load_extensions
-from vis_core.extension_host.prompts import active_extensions, extension_prompts
+from vis_core.extension_host.prompts import active_among, extension_prompts
 from vis_core.extension_host.session_context import collect_context
 from vis_core.extension_host.worker_client import SessionWorker, WorkerPlace
 from vis_core.paths import VisPaths
@@ -59,7 +59,7 @@ async def test_text_and_callable_prompts_follow_activation(
     )
     hidden = await extension_prompts(loaded, _env(workspace, channel="hidden"), worker=ours)
     assert "probe" not in hidden and "### steering-mode" in hidden
-    active = await active_extensions(loaded, _env(workspace, "hidden"), ours)
+    active = await active_among(loaded.enabled, _env(workspace, "hidden"), ours)
     assert [e.name for e in active] == ["steering-mode"]
 
 

@@ -52,15 +52,6 @@ async def active_among(
     return active
 
 
-async def active_extensions(
-    loaded: LoadedExtensions,
-    env: Mapping[str, Any],
-    worker: SessionWorkers | None = None,
-    context_for: Callable[[str], CallContext] | None = None,
-) -> list[LoadedExtension]:
-    return await active_among(loaded.enabled, env, worker, context_for)
-
-
 def _declared(ext: LoadedExtension) -> Any:
     declaration = ext.declaration
     assert declaration is not None
@@ -132,12 +123,13 @@ async def extension_prompts(
 ) -> str:
     """The system prompt part for every active extension: name, tools, description, prompt.
 
-    ``active`` is the turn's :func:`active_extensions` when the caller has it already;
+    ``active``: the turn's active extensions (:func:`active_among` the enabled ones) when the
+    caller has them already;
     ``worker`` is the session's extension worker, where prompt callbacks run.
     """
     parts: list[str] = []
     if active is None:
-        active = await active_extensions(loaded, env, worker, context_for)
+        active = await active_among(loaded.enabled, env, worker, context_for)
     texts = await _prompt_texts(active, env, worker, context_for)
     for ext in active:
         declaration = ext.declaration

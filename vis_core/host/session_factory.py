@@ -28,7 +28,7 @@ from vis_core.events import (
     TurnEnded,
 )
 from vis_core.extension.metadata import build_metadata
-from vis_core.extension_host.prompts import active_extensions, extension_prompts
+from vis_core.extension_host.prompts import active_among, extension_prompts
 from vis_core.extension_host.session_kit import SessionKit
 from vis_core.extension_host.session_workers import SessionWorkers
 from vis_core.extension_host.worker_client import WorkerPlace
@@ -363,7 +363,7 @@ class SessionFactory:
             env = kit.env()
             context_for = kit.contexts.context_for
             loaded = self.catalog.loaded
-            active = await active_extensions(loaded, env, kit.worker, context_for)
+            active = await active_among(loaded.enabled, env, kit.worker, context_for)
             names = {ext.name for ext in active}
             parts = await extension_prompts(loaded, env, active, kit.worker, context_for)
 

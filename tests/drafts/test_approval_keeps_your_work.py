@@ -322,3 +322,26 @@ def test_attributes_the_draft_adds_neither_merge_nor_hide_its_change(
 
     assert refused.value.files == ("c.txt",)
     assert git(repo, "rev-parse", "main") == tip
+
+
+def test_a_large_file_and_a_mode_change_land_beside_the_persons_work(
+    long_files: Path, drafts: Drafts
+) -> None:
+    """A file over what approval merges (64 MiB) is written as the draft has it when the
+    person did not change it (before this fix it was refused as a clash), and a mode the
+    draft changed reaches a file whose text the person changed."""
+    repo = long_files
+    (repo / "c.txt").write_text(_edit(LINES, 1, "person"))
+    draft = drafts.create(repo, "s1", "big")
+    root = Path(draft.root)
+    (root / "data.bin").write_bytes(b"0123456789abcdef" * (65 << 16))  # 65 MiB
+    (root / "c.txt").chmod(0o755)
+
+    result = drafts.approve(draft, "big and executable")
+
+    assert result["files"] == ["c.txt", "data.bin"]
+    assert (repo / "data.bin").stat().st_size == 65 << 20
+    assert (repo / "c.txt").stat().st_mode & 0o100
+    assert (repo / "c.txt").read_text() == _edit(LINES, 1, "person")
+    assert _raw(repo, "status", "--porcelain") == " M c.txt\n"
+    assert git(repo, "ls-tree", "main", "c.txt").startswith("100755 ")

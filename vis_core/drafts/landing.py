@@ -38,7 +38,8 @@ class LiveWrite:
     name: str
     seen: Entry | None  # what it held when checked (None: no file)
     mode: str | None  # what it becomes (None: removed)
-    data: bytes = b""  # its content (a link's target, for a link)
+    blob: str = ""  # its content in git, read when written (a link's target, for a link)
+    data: bytes | None = None  # else its content (both changes merged)
 
 
 @dataclass(frozen=True)
@@ -115,7 +116,7 @@ def land(top: Path, target: str, old: str, new: str, landing: Landing | None) ->
             git([*ref, old, new], top, check=False)
             raise
 
-    changes = [(w.name, None if w.mode is None else _writer(w)) for w in landing.writes]
+    changes = [(w.name, None if w.mode is None else _writer(top, w)) for w in landing.writes]
     try:
         draft_files.land_files(top, changes, move_branch, check=unchanged)
     except draft_files.LandingFailed as exc:
@@ -212,17 +213,19 @@ def _live_write(
     if ours == base:
         if theirs is None:
             return LiveWrite(name, ours, None)
-        return LiveWrite(name, ours, theirs[0], _blob(top, theirs[1]))
+        return LiveWrite(name, ours, theirs[0], theirs[1])
     if not _regular(base, ours, theirs):
         raise _Refused
     assert base is not None and ours is not None and theirs is not None
     mode = theirs[0] if ours[0] == base[0] else ours[0]
     if ours[1] == base[1]:
-        return LiveWrite(name, ours, mode, _blob(top, theirs[1]))
+        return LiveWrite(name, ours, mode, theirs[1])
     if theirs[1] == base[1]:  # the commit changed the mode only
-        return None if mode == ours[0] else LiveWrite(name, ours, mode, _live_bytes(live, name))
+        if mode == ours[0]:
+            return None
+        return LiveWrite(name, ours, mode, data=_live_bytes(live, name))
     merged = _merge_text(top, _blob(top, base[1]), _live_bytes(live, name), _blob(top, theirs[1]))
-    return LiveWrite(name, ours, mode, merged)
+    return LiveWrite(name, ours, mode, data=merged)
 
 
 def _live_bytes(live: Beneath, name: str) -> bytes:
@@ -277,14 +280,17 @@ def _merge_text(top: Path, base: bytes, ours: bytes, theirs: bytes) -> bytes:
     return done.stdout
 
 
-def _writer(write: LiveWrite) -> draft_files.Writer:
+def _writer(top: Path, write: LiveWrite) -> draft_files.Writer:
     def make(temporary: Path) -> None:
+        data = write.data
+        if data is None:  # one file's bytes in memory at a time
+            data = git(["cat-file", "blob", write.blob], top).stdout
         if write.mode == LINK:
-            os.symlink(os.fsdecode(write.data), temporary)
+            os.symlink(os.fsdecode(data), temporary)
             return
         fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         with open(fd, "wb") as out:
-            out.write(write.data)
+            out.write(data)
             if write.mode == "100755":
                 os.fchmod(out.fileno(), 0o755)
 

@@ -138,14 +138,14 @@ class HostRuntime(StoreRuntime):
         await end_tasks(self._tasks, cancel=False)
 
     # -- the person ----------------------------------------------------------------------------
-    def _route(self) -> tuple[Interaction, str | None] | None:
-        """The channel of the running call's session; with no call, the only open session's."""
-        interaction = self.deps.interaction
+    def _route(self) -> tuple[str | None, str] | None:
+        """The running call's session and extension; with no call, the only open session's
+        and Vis (None: no session to reach the person through)."""
         call = current_call()
         if call is not None:
-            return interaction, call.session_id
-        only = interaction.only_session()
-        return None if only is None else (interaction, only)
+            return call.session_id, call.owner
+        only = self.deps.interaction.only_session()
+        return None if only is None else (only, "vis")
 
     def ask(self, form: Form) -> Answer:
         raise _served_on_loop("vis.ask")
@@ -157,10 +157,8 @@ class HostRuntime(StoreRuntime):
         found = self._route()
         if found is None:
             return Answer(reason=AnswerReason.UNDELIVERABLE)
-        interaction, session_id = found
+        answer = await self.deps.interaction.ask_async(form, *found)
         call = current_call()
-        owner = call.owner if call is not None else "vis"
-        answer = await interaction.ask_async(form, session_id, owner)
         if not answer and call is not None:  # the calling Activity must not end as a plain ✓
             reason = answer.reason.value if answer.reason else "not answered"
             call.unanswered_forms.append(f"form {form.title!r} {reason}")
@@ -178,11 +176,7 @@ class HostRuntime(StoreRuntime):
         from vis_core.extension.live import NoSink, open_view
 
         found = self._route()
-        if found is None:
-            return open_view(title, nodes, placement, key, flush_ms, NoSink())
-        interaction, session_id = found
-        call = current_call()
-        sink = interaction.sink(session_id, call.owner if call is not None else "vis")
+        sink = NoSink() if found is None else self.deps.interaction.sink(*found)
         return open_view(title, nodes, placement, key, flush_ms, sink)
 
     # -- sessions ------------------------------------------------------------------------------

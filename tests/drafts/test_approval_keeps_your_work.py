@@ -70,6 +70,7 @@ def test_a_dirty_workspace_keeps_its_work_uncommitted_and_the_commit_holds_the_d
     (root / "new" / "made.txt").write_text("made\n")
     (root / "--output=x").write_text("a name like an option\n")
     (root / "e.txt").unlink()
+    (root / "notes.txt").unlink()  # only the person's: stays theirs
     before = _uncommitted(repo)
     tip = git(repo, "rev-parse", "main")
     own = ["--output=x", "d.txt", "e.txt", "new/made.txt"]
@@ -93,6 +94,7 @@ def test_a_dirty_workspace_keeps_its_work_uncommitted_and_the_commit_holds_the_d
     assert (repo / "new" / "made.txt").read_text() == "made\n"
     assert (repo / "--output=x").read_text() == "a name like an option\n"
     assert not (repo / "e.txt").exists()
+    assert (repo / "notes.txt").read_text() == "my notes\n"
     approve = next(args for phase, op, args in seen if op == "draft/approve")
     assert approve["files"] == own
     commit = [(phase, args) for phase, op, args in seen if op == "git/commit"]

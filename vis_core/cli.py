@@ -194,7 +194,7 @@ def _add_run_parser(commands: argparse._SubParsersAction) -> None:
         "--allow-approve",
         dest="allow_approve",
         action="store_true",
-        help="let the model approve its draft (merge it) without asking",
+        help="let the model approve its draft (commit it) without asking",
     )
     _add_model_options(run, sub=True)
 

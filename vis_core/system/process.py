@@ -91,6 +91,7 @@ class ChildProcess:
         limits: ChildLimits | None = None,
         stderr: Callable[[str], None] | None = None,
         drain: bool = True,
+        pass_fds: Sequence[int] = (),
     ) -> None:
         """Start ``target``: ``"package.module:function"`` of this Vis in an isolated ``python``
         (``-I``; ``flags``, by default ``-B``: no ``.pyc`` files written beside entry files), or
@@ -98,7 +99,9 @@ class ChildProcess:
         raises before anything starts when it cannot); ``keeper``: its mode (``sandbox``: the
         tree ends with the command; ``shell``: what it left running goes on), with ``limits``
         on memory and processes. Each line the child prints to stderr goes to ``stderr``
-        (default: the log), unless ``drain`` is false: the owner then reads :meth:`streams`."""
+        (default: the log), unless ``drain`` is false: the owner then reads :meth:`streams`.
+        ``pass_fds``: fds the child inherits under the same numbers (through its keeper and
+        jail too)."""
         # a Python child of Vis's (unjailed: Vis is its parent) asks the kernel itself to end
         # it with Vis, so that it starts by vfork (see python_argv's killed_with)
         by_itself = (
@@ -129,9 +132,11 @@ class ChildProcess:
             hide_vis()
             self._keeper, theirs = socket.socketpair()
             argv = keeper_command(argv, keeper, limits, theirs.fileno())
-            options = {"pass_fds": (theirs.fileno(),)}  # the keeper applies the limits
+            options = {"pass_fds": (theirs.fileno(), *pass_fds)}  # the keeper applies the limits
         elif not by_itself:  # the kernel ends it with Vis, even while its own watch cannot run
-            options = {"preexec_fn": killed_with_parent()}
+            options = {"preexec_fn": killed_with_parent(), "pass_fds": tuple(pass_fds)}
+        else:
+            options = {"pass_fds": tuple(pass_fds)}
         try:
             self.process = on_lasting_thread(
                 lambda: subprocess.Popen(

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import sys
-from typing import Any, cast
+from typing import Any, NoReturn, cast
 
 from vis_core.frontend import HostOptions
 from vis_core.model.channel import Channel
@@ -75,17 +76,15 @@ def run_acp(args: argparse.Namespace, workspace: Any) -> int:
     return _leave(0)
 
 
-def _leave(code: int) -> int:
-    """Return ``code``; when a worker thread still runs (an extension tool that ignores the
-    cancel), exit at once instead of waiting for it (as ``vis run`` does)."""
-    import threading
+def _leave(code: int) -> NoReturn:
+    """Exit with ``code`` now, as ``vis run`` does: the exit handlers run first (the dataclass
+    code cache is saved, logging flushed), then the process ends without waiting for a worker
+    thread still running (an extension tool that ignores the cancel; the loop's idle executor
+    threads, which are still alive here), and without the interpreter's teardown."""
+    import atexit
 
-    if any(
-        t.is_alive() and not t.daemon
-        for t in threading.enumerate()
-        if t is not threading.main_thread()
-    ):
-        sys.stderr.flush()
-        logging.shutdown()
-        os._exit(code)
-    return code
+    atexit._run_exitfuncs()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to say
+            stream.flush()
+    os._exit(code)

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any
 
 from vis_core.events import (
     ActivityEnded,
@@ -53,6 +53,7 @@ from vis_core.model.block import (
 from vis_core.model.channel import Channel
 from vis_core.model.turn import BLOCK_CANCELLED, TurnStatus
 from vis_core.model.undo import NOT_KEPT
+from vis_core.system.exiting import exit_now
 from vis_core.terminal import raw_stream, terminal_json, terminal_text
 from vis_core.text_limits import one_line
 from vis_core.tools.display import plural
@@ -355,7 +356,7 @@ def run_print_mode(args: argparse.Namespace, workspace: Path) -> int:
         code = 130
     finally:
         loop.close()  # does not wait for worker threads
-    return _leave(code)
+    return exit_now(code)
 
 
 @dataclass
@@ -401,21 +402,6 @@ class RunLimits:
                 "turns; `vis run --continue` goes on"
             )
         return None
-
-
-def _leave(code: int) -> NoReturn:
-    """Exit with ``code`` now: what was shown is saved and the store is closed, so the
-    interpreter's teardown (freeing every object of every module: ~4% of a run's CPU) is
-    skipped, and so is any worker thread still running (an extension tool that ignores the
-    cancel). The exit handlers still run (the dataclass code cache, logging's flush)."""
-    import atexit
-    import os
-
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to say
-            stream.flush()
-    os._exit(code)
 
 
 async def _open(host: Any, continue_: bool, resume: str | None) -> Any:
@@ -553,7 +539,7 @@ async def _run(
             await _tell_review(session)
         if session.plan.active:
             _tell_planning(session)
-        if renderer.reader_left:  # what is still buffered goes nowhere (see _leave)
+        if renderer.reader_left:  # what is still buffered goes nowhere (see exit_now)
             return 128 + signal.SIGPIPE
         if stopped_by:
             with contextlib.suppress(OSError):  # SIGHUP: the terminal may be gone

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import os
 import sys
-from typing import Any, NoReturn, cast
+from typing import Any, cast
 
 from vis_core.frontend import HostOptions
 from vis_core.model.channel import Channel
+from vis_core.system.exiting import exit_now
 
 CLOSE_SECONDS = 10
 STDIO_LIMIT = 50 * 1024 * 1024  # a pasted image travels as one line of base64
@@ -70,21 +70,7 @@ def run_acp(args: argparse.Namespace, workspace: Any) -> int:
     try:
         loop.run_until_complete(serve(options, fd_in, fd_out))
     except KeyboardInterrupt:
-        return _leave(130)
+        return exit_now(130)
     finally:
         loop.close()
-    return _leave(0)
-
-
-def _leave(code: int) -> NoReturn:
-    """Exit with ``code`` now, as ``vis run`` does: the exit handlers run first (the dataclass
-    code cache is saved, logging flushed), then the process ends without waiting for a worker
-    thread still running (an extension tool that ignores the cancel; the loop's idle executor
-    threads, which are still alive here), and without the interpreter's teardown."""
-    import atexit
-
-    atexit._run_exitfuncs()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(OSError, ValueError):  # a closed pipe: nothing more to say
-            stream.flush()
-    os._exit(code)
+    return exit_now(0)

@@ -9,9 +9,8 @@ import os
 import sys
 from typing import Any, cast
 
-from vis_core.frontend import HostOptions
+from vis_core.frontend import HostOptions, exit_now
 from vis_core.model.channel import Channel
-from vis_core.system.exiting import exit_now
 
 CLOSE_SECONDS = 10
 STDIO_LIMIT = 50 * 1024 * 1024  # a pasted image travels as one line of base64

@@ -228,26 +228,56 @@ class ToolInvoker:
         as :meth:`call` makes it: one Activity, its worker's packed value, the same cancel.
         None: nothing was done; :meth:`call` must make it."""
         tool = self._registry().get(name)
-        hold, worker = self._hold, self._worker
-        if tool is None or hold is None or worker is None:
+        runner = None if tool is None else self._quick_runner(tool)
+        if tool is None or runner is None:
             return None
-        name = tool.name  # called by an alias, perhaps
         activity = tool.activity
         drawn = activity is not None and activity.render is not None
-        if drawn and (activity is None or activity.show_start):
-            return None  # its start is drawn by the worker, sent ahead of its end: :meth:`call`
-        owner = tool.owner
-        runner = worker.runner(owner)
-        if runner is None:
-            return None
-        if self._plan is not None and self._plan.refusal(name, tool.tag, owner) is not None:
-            return None
-        if self._locks(owner) is not None:
-            try:
-                self.call_state.refuse_waiting(owner, name)
-            except RuntimeError:
-                return None  # refused, with its Activity: :meth:`call`
         quick = QuickCall(self, tool, answer, (args, kwargs) if drawn else None)
+
+        def send(answered: asyncio.Future[Any]) -> tuple[WorkerChannel, int] | None:
+            return runner.send(tool, args, kwargs, answered, render=drawn)
+
+        return self._begin_quick(quick, tool, runner, send)
+
+    def direct_call(
+        self,
+        name: str,
+        given: tuple[tuple[Any, ...], dict[str, Any]] | None,
+        answer: Callable[[BaseException | None, Any], None],
+        runner: SessionWorker,
+        channel: WorkerChannel,
+        call_id: int,
+    ) -> QuickCall | None:
+        """Record a call of ``name`` that the sandbox child made on its direct channel and
+        that ``runner`` runs as its call ``call_id`` (it reported it before it ran): as a
+        :meth:`quick_call` sent then, with its Activity, context, answer and cancel.
+        ``given``: its arguments, for a tool whose render callback draws it. An answer the
+        worker sent the child itself is :data:`~vis_core.ipc.encoded.SENT`. None: no such
+        tool here."""
+        tool = self._registry().get(name)
+        if tool is None or self._hold is None:
+            return None
+        activity = tool.activity
+        drawn = activity is not None and activity.render is not None
+        quick = QuickCall(self, tool, answer, (given or ((), {})) if drawn else None)
+
+        def expect(answered: asyncio.Future[Any]) -> tuple[WorkerChannel, int]:
+            channel.expect(call_id, answered)
+            return channel, call_id
+
+        return self._begin_quick(quick, tool, runner, expect)
+
+    def _begin_quick(
+        self,
+        quick: QuickCall,
+        tool: HostTool,
+        runner: SessionWorker,
+        send: Callable[[asyncio.Future[Any]], tuple[WorkerChannel, int] | None],
+    ) -> QuickCall | None:
+        """Send ``quick``'s call with ``send``, in its context, and record its Activity."""
+        hold = self._hold
+        assert hold is not None
         base_record, base_context = self._quick_bases(tool, quick.loop)
         site = self._position.site
         context = _evolve(
@@ -261,7 +291,7 @@ class ToolInvoker:
         answered = _Answered.of(quick)
         try:
             with calling(context):  # the channel keeps it for the calls made back
-                sent = runner.send(tool, args, kwargs, answered, render=drawn)
+                sent = send(answered)
         except Exception:  # the worker is gone, or an argument cannot cross: nothing sent
             return None
         if sent is None:  # its worker must start first, or a cancelled call end
@@ -283,6 +313,47 @@ class ToolInvoker:
             quick.shown = True
         quick.sent(runner, *sent, answered)
         return quick
+
+    def _quick_runner(self, tool: HostTool) -> SessionWorker | None:
+        """The worker whose call of ``tool`` may be quick (or direct): an extension tool in
+        the session's worker whose start no render callback draws, not refused (plan mode,
+        its extension waiting on the turn); None when it may not."""
+        worker = self._worker
+        if worker is None or self._hold is None:
+            return None
+        activity = tool.activity
+        if activity is not None and activity.render is not None and activity.show_start:
+            return None  # its start is drawn by the worker, sent ahead of its end: :meth:`call`
+        owner = tool.owner
+        runner = worker.runner(owner)
+        if runner is None:
+            return None
+        if self._plan is not None and self._plan.refusal(tool.name, tool.tag, owner) is not None:
+            return None
+        if self._locks(owner) is not None:
+            try:
+                self.call_state.refuse_waiting(owner, tool.name)
+            except RuntimeError:
+                return None  # refused, with its Activity: :meth:`call`
+        return runner
+
+    def direct_grants(self, runner: SessionWorker) -> dict[str, tuple[str, str, bool]]:
+        """The tools the sandbox child may call on ``runner``'s direct channel now, by every
+        name the child knows them by: ``(owner, name, drawn)``, ``drawn`` when a render
+        callback draws its success (see :meth:`quick_call`)."""
+        registry = self._registry()
+        grants: dict[str, tuple[str, str, bool]] = {}
+        if runner.settling:  # a call to it waits until a cancelled one stopped: the host's
+            return grants
+        for tool in registry:
+            if self._quick_runner(tool) is not runner:
+                continue
+            activity = tool.activity
+            drawn = activity is not None and activity.render is not None
+            for name in (tool.name, *tool.aliases):
+                if registry.get(name) is tool:
+                    grants[name] = (tool.owner, tool.name, drawn)
+        return grants
 
     def _quick_bases(
         self, tool: HostTool, loop: asyncio.AbstractEventLoop

@@ -113,6 +113,7 @@ class WorkerHandler:
         self._running: dict[int, _Running] = {}
         self._cancelled_early: set[int] = set()  # cancelled before their thread took them
         self._lock = threading.Lock()
+        self.direct: Any = None  # the sandbox child's direct channel (DirectCalls), once given
 
     def inline(self, call: Call) -> bool:
         """Whether the loop may run ``call`` itself: a tool that is not a coroutine function,
@@ -242,6 +243,9 @@ class WorkerHandler:
             channel=FrontEnd(place.get("channel") or FrontEnd.TUI),
         )
         build = dict(place["build"])  # the host's build globals: none computed here
+        control = place.get("control")  # the control socket the host pairs channels on
+        if type(control) is int and control >= 0 and self.direct is None:
+            self._loop.call_soon_threadsafe(self._open_direct, control)
         problems: dict[str, str] = {}
         for item in extensions:
             candidate = Candidate.from_wire(item["candidate"])
@@ -267,6 +271,14 @@ class WorkerHandler:
                         None if activity is None else activity.render,
                     )
         return problems
+
+    def _open_direct(self, control: int) -> None:
+        """Take the sandbox child's direct channels from the host's control socket (on the
+        loop)."""
+        from vis_core.extension_host.direct_calls import DirectCalls
+
+        assert self.channel is not None
+        self.direct = DirectCalls(self.channel, self._loop, control)
 
     # -- tools -------------------------------------------------------------------------------
 

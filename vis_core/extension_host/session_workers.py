@@ -23,6 +23,7 @@ from vis_core.extension_host.worker_client import (
     CANCEL_GRACE,
     CallbackCall,
     CallbackOutcome,
+    DirectHost,
     SessionWorker,
     WorkerPlace,
     runs_in_worker,
@@ -69,6 +70,24 @@ class SessionWorkers:
         self._runners = (None, {})
         # the session's loop: a worker made later, from a thread, still answers on it
         self._loop: asyncio.AbstractEventLoop | None = running_loop() or place.loop
+        self._direct: DirectHost | None = None
+
+    @property
+    def direct(self) -> DirectHost | None:
+        """What pairs each worker with the session's sandbox child (direct channels)."""
+        return self._direct
+
+    @direct.setter
+    def direct(self, direct: DirectHost | None) -> None:
+        with self._lock:
+            self._direct = direct
+            for worker in self._workers.values():
+                worker.direct = direct
+
+    def running(self) -> list[SessionWorker]:
+        """The workers that run now, their extensions loaded."""
+        with self._lock:
+            return [worker for worker in self._workers.values() if worker.ready]
 
     # -- which worker ----------------------------------------------------------------------
 
@@ -96,6 +115,7 @@ class SessionWorkers:
                     callback_timeout=self._callback_timeout,
                     loop=self._loop,
                 )
+                worker.direct = self._direct
                 self._workers[key] = worker
             return worker
 

@@ -30,10 +30,12 @@ from concurrent.futures import wait as wait_for
 from functools import partial
 from typing import Any, Protocol
 
+from vis_core.ipc.encoded import SENT
 from vis_core.ipc.framing import FrameReader, FrameWriter, ProtocolError
 from vis_core.ipc.messages import (
     Call,
     Cancel,
+    Direct,
     Early,
     Frame,
     Release,
@@ -87,6 +89,21 @@ class LoopHandler(Handler, Protocol):
     a thread."""
 
     def start(self, call: Call, args: tuple, kwargs: dict) -> asyncio.Future[Any]: ...
+
+
+class DirectAnswer(Protocol):
+    """Where the answer of a call the sandbox child made on its direct channel goes: to the
+    child itself, once the other side has the ``Reply`` that says so (the host, which stores
+    the call's Activity, learns of its end first)."""
+
+    @property
+    def usable(self) -> bool:
+        """Whether the child can be answered directly (its channel is open)."""
+        ...
+
+    def answer(self, value: Encoded | None) -> None:
+        """After the ``Reply``: send ``value`` to the child; None: the host answers it."""
+        ...
 
 
 class Later:
@@ -160,6 +177,11 @@ class Channel:
         # the other side's calls it cancelled, and the calls back each served call waits on
         self._interrupted: set[int] = set()
         self._waits: dict[int, set[Future[Any]]] = {}
+        # what takes the worker's reports of the sandbox child's direct calls (the host's)
+        self.direct_reports: Callable[[Direct], None] | None = None
+        # fds the watchdog reads too while the loop serves a call itself (the worker's direct
+        # channel with the sandbox child), each with what reads it
+        self.also_read: dict[int, Callable[[], None]] = {}
 
     def start(self) -> None:
         loop = self._loop
@@ -362,6 +384,34 @@ class Channel:
         with self._lock:
             return call_id not in self._pending
 
+    def expect(self, call_id: int, future: asyncio.Future[Any]) -> None:
+        """Wait for the answer of the other side's own call ``call_id`` (a direct call of the
+        sandbox child, which it reported) as for a call made here: ``future`` gets its
+        ``Reply``, and the calls it makes back run in the context current here."""
+        with self._lock:
+            closed = self._closed
+            if closed is None:
+                self._pending[call_id] = future
+                if self._keep_context:
+                    self._contexts[call_id] = contextvars.copy_context()
+        if closed is not None:
+            _settle(future, ChannelClosed(closed), False)
+
+    def report(self, frame: Direct) -> None:
+        """Tell the other side of a direct call (from any thread)."""
+        try:
+            self._writer.write(framed(frame))
+        except OSError:
+            log.debug("%s: a direct call's report not sent, the other side is gone", self._name)
+
+    def read_waiting(self) -> None:
+        """Handle every frame the pipe holds now (on the loop, which reads it): what the other
+        side wrote before this is handled before whatever this caller does next."""
+        if self._loop is None or not self._on_loop() or not self._watched:
+            return
+        while not self._read_to_end.is_set() and self._readable() >= 1 << 16:
+            pass
+
     # -- the other side's frames ------------------------------------------------------------
 
     def _wake_watchdog(self) -> None:
@@ -406,9 +456,16 @@ class Channel:
             try:
                 if self._inline is not inline or self._read_to_end.is_set():
                     return
-                readable, _, _ = select.select([self._fd_in], [], [], INLINE_LIMIT)
-                if readable:
-                    self._read_available()
+                try:
+                    fds = [self._fd_in, *self.also_read]
+                    readable, _, _ = select.select(fds, [], [], INLINE_LIMIT)
+                except (OSError, ValueError):  # a direct channel closed meanwhile
+                    continue
+                for fd in readable:
+                    if fd == self._fd_in:
+                        self._read_available()
+                    elif (reader := self.also_read.get(fd)) is not None:
+                        reader()
             finally:
                 self._pump.release()
 
@@ -464,19 +521,22 @@ class Channel:
             args, kwargs = tuple(args), dict(kwargs)
         return args, kwargs
 
-    def _serve(self, call: Call, arguments: tuple[tuple, dict] | Exception) -> None:
+    def _serve(
+        self,
+        call: Call,
+        arguments: tuple[tuple, dict] | Exception,
+        direct: DirectAnswer | None = None,
+    ) -> None:
         token = serving.set(call.id)
+        to_child: Encoded | None = None
         try:
             if isinstance(arguments, Exception):
                 raise arguments
             value = self._handler.serve(call, *arguments)
             if type(value) is Later:  # answered when its future is (on the loop)
-                value.future.add_done_callback(partial(self._answer_later, call.id))
+                value.future.add_done_callback(partial(self._answer_later, call.id, direct))
                 return
-            if type(value) is Encoded:  # a tool's result, packed for the sandbox: as it is
-                reply = framed(Reply(call.id, True, value.data, True))
-            else:
-                reply = framed(Reply(call.id, True, dumps(value, self.exports, self)))
+            reply, to_child = self._reply(call.id, value, direct)
         except BaseException as exc:  # sys.exit, KeyboardInterrupt: answered, never fatal here
             reply = framed(Reply(call.id, False, dumps_error(exc, self.exports, self)))
         finally:
@@ -485,33 +545,52 @@ class Channel:
             self._waits.pop(call.id, None)
             if call.ref is not None and not isinstance(arguments, Exception):
                 self.exports.release((call.ref,))
+        self._send_reply(call.id, reply, direct, to_child)
+
+    def _reply(
+        self, call_id: int, value: Any, direct: DirectAnswer | None
+    ) -> tuple[bytes, Encoded | None]:
+        """The ``Reply`` frame of call ``call_id`` that returned ``value``, and what goes to
+        the sandbox child directly: a packed value (alone, or first of a drawn call's answer)
+        goes there when it can, the ``Reply`` then saying only that it went (:data:`SENT`)."""
+        if direct is not None and direct.usable:
+            if type(value) is Encoded:
+                return framed(Reply(call_id, True, SENT.data, True)), value
+            if type(value) is tuple and len(value) == 3 and type(value[0]) is Encoded:
+                drawn = (SENT, *value[1:])  # (value, presentation, problem)
+                return framed(Reply(call_id, True, dumps(drawn, self.exports, self))), value[0]
+        if type(value) is Encoded:  # a tool's result, packed for the sandbox: as it is
+            return framed(Reply(call_id, True, value.data, True)), None
+        return framed(Reply(call_id, True, dumps(value, self.exports, self))), None
+
+    def _send_reply(
+        self, call_id: int, reply: bytes, direct: DirectAnswer | None, to_child: Encoded | None
+    ) -> None:
         try:
             self._writer.write(reply)
             if self._released:
                 self._send_released()
         except OSError:
-            log.debug("%s: answer to call %d not sent, the other side is gone", self._name, call.id)
+            log.debug("%s: answer to call %d not sent, the other side is gone", self._name, call_id)
+        if direct is not None:  # after the Reply: the host knows of the end first
+            direct.answer(to_child)
 
-    def _answer_later(self, call_id: int, future: asyncio.Future[Any]) -> None:
+    def _answer_later(
+        self, call_id: int, direct: DirectAnswer | None, future: asyncio.Future[Any]
+    ) -> None:
         if future.cancelled():
             error: BaseException | None = asyncio.CancelledError()
         else:
             error = future.exception()
+        to_child: Encoded | None = None
         try:
             if error is not None:
                 reply = framed(Reply(call_id, False, dumps_error(error, self.exports, self)))
             else:
-                value = future.result()
-                if type(value) is Encoded:
-                    reply = framed(Reply(call_id, True, value.data, True))
-                else:
-                    reply = framed(Reply(call_id, True, dumps(value, self.exports, self)))
+                reply, to_child = self._reply(call_id, future.result(), direct)
         except Exception as exc:  # a value that cannot cross fails its call
             reply = framed(Reply(call_id, False, dumps_error(exc, self.exports, self)))
-        try:
-            self._writer.write(reply)
-        except OSError:
-            log.debug("%s: answer to call %d not sent, the other side is gone", self._name, call_id)
+        self._send_reply(call_id, reply, direct, to_child)
 
     def _close(self, reason: str) -> None:
         with self._lock:
@@ -559,28 +638,57 @@ class Channel:
             self._loop.add_reader(self._fd_in, self._readable)
             self._watched = True
 
-    def _readable(self) -> None:
+    def _readable(self) -> int:
+        """Read what the pipe holds (on the loop); how many bytes that was."""
         if not self._pump.acquire(False):  # a caller reads meanwhile (positional: cheaper)
-            return
+            return 0
         try:
             self._reading_loop = True
-            self._read_available()
+            read = self._read_available()
         finally:
             self._reading_loop = False
             self._pump.release()
         kept, self._kept = self._kept, None
         if kept is not None:  # served here, with the pipe free for the watchdog to read
             self._serve_inline(*kept)
+        return read
 
-    def _serve_inline(self, call: Call, arguments: tuple[tuple, dict]) -> None:
+    def _serve_inline(
+        self, call: Call, arguments: tuple[tuple, dict], direct: DirectAnswer | None = None
+    ) -> None:
         self._inline = call  # first, then whether the watchdog looks (see ``_watch_inline``)
         self._inline_calls += 1
         if not self._watched_calls:
             self._wake_watchdog()
         try:
-            self._serve(call, arguments)
+            self._serve(call, arguments, direct)
         finally:
             self._inline = None
+
+    def serve_direct(
+        self,
+        call: Call,
+        arguments: tuple[tuple, dict],
+        direct: DirectAnswer,
+        kept: list[tuple[Call, tuple[tuple, dict], DirectAnswer]] | None = None,
+    ) -> None:
+        """Serve a call the sandbox child made on its direct channel (after its report) as a
+        call of the other side: the loop serves it itself when the handler says so (and this
+        is the loop: not the watchdog, which reads the channel while the loop serves another
+        call), else a thread; its ``Reply`` goes to the other side, then ``direct`` answers.
+        ``kept``: the loop reads the channel now; a call it would serve itself is kept there
+        (the first only) for it to serve once the read is done, the others go to threads."""
+        may_inline = self._may_inline
+        if self._inline is None and may_inline is not None and self._on_loop() and may_inline(call):
+            if kept is None:
+                self._serve_inline(call, arguments, direct)
+                return
+            if not kept:
+                kept.append((call, arguments, direct))
+                return
+        if self._serving is None:
+            self._serving = ThreadPoolExecutor(self._max_threads, f"{self._name}-serving")
+        self._serving.submit(self._serve, call, arguments, direct)
 
     def _read_for(self, future: Future[Any] | None, timeout: float) -> None:
         """Read the pipe here until ``future`` is answered (``None``: the end of the pipe),
@@ -607,15 +715,16 @@ class Channel:
             if not left:
                 return
 
-    def _read_available(self) -> None:
-        """Read what the pipe holds now and handle each whole frame (the pump is held)."""
+    def _read_available(self) -> int:
+        """Read what the pipe holds now and handle each whole frame (the pump is held); how
+        many bytes were read."""
         try:
             chunk = os.read(self._fd_in, 1 << 16)
         except BlockingIOError:
-            return
+            return 0
         except OSError as exc:
             self._stop_reading(f"the channel broke: {exc}")
-            return
+            return 0
         if not chunk:
             partial = self._frames.partial
             self._stop_reading(
@@ -623,13 +732,14 @@ class Channel:
                 if partial
                 else "the other side closed the channel"
             )
-            return
+            return 0
         self._frames.feed(chunk)
         try:
             while (body := self._frames.next()) is not None:
                 self._handle(decode_frame(body))
         except ProtocolError as exc:
             self._stop_reading(f"the channel broke: {exc}")
+        return len(chunk)
 
     def _handle(self, frame: Frame) -> None:
         if isinstance(frame, Reply):
@@ -657,6 +767,9 @@ class Channel:
             self.exports.release(frame.refs)
         elif isinstance(frame, Early):
             self._answer_early(frame)
+        elif isinstance(frame, Direct):
+            if self.direct_reports is not None:
+                self.direct_reports(frame)
         elif self._start is not None:
             self._on_the_loop(self._cancel_task, frame.id)
         else:
@@ -703,7 +816,7 @@ class Channel:
         self._tasks.pop(call.id, None)
         if holds and call.ref is not None:
             self.exports.release((call.ref,))
-        self._answer_later(call.id, task)
+        self._answer_later(call.id, None, task)
         if self._released and self._closed is None:
             try:
                 self._send_released()

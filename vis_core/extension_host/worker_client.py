@@ -26,7 +26,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from vis_core.extension.context import (
     CallContext,
@@ -54,7 +54,8 @@ from vis_core.tools.registry import HostTool
 
 if TYPE_CHECKING:
     from vis_core.extension_host.worker_channel import Channel
-    from vis_core.ipc.messages import Call
+    from vis_core.ipc.messages import Call, Direct
+    from vis_core.ipc.pairing import ControlSocket
 
 log = logging.getLogger(__name__)
 CANCEL_GRACE = 3.0  # seconds a worker has to answer a cancel before it is killed
@@ -100,6 +101,20 @@ class WorkerPlace:
     runtime: Runtime | None = field(default=None, compare=False)
     # the host's loop: it reads the worker's pipe, also for a worker made in a thread
     loop: asyncio.AbstractEventLoop | None = field(default=None, compare=False)
+
+
+class DirectHost(Protocol):
+    """What pairs a session's workers with its sandbox child (direct channels) and hears of
+    the calls the child makes on them."""
+
+    def worker_started(self, worker: SessionWorker) -> None:
+        """``worker`` started, its extensions loaded (called on any thread)."""
+
+    def report(self, worker: SessionWorker, channel: Channel, frame: Direct) -> None:
+        """``worker`` reported a direct call (on the thread that reads its channel)."""
+
+    def settling(self, worker: SessionWorker) -> None:
+        """``worker`` was told to cancel a call (on any thread)."""
 
 
 def runs_in_worker(ext: LoadedExtension | None) -> bool:
@@ -260,6 +275,8 @@ class SessionWorker:
         self._start_lock = threading.Lock()
         self._cancelled: set[int] = set()  # calls cancelled that have not stopped yet
         self._generation = 0  # counts stops: a start asked before one does not happen after
+        self.direct: DirectHost | None = None  # pairs it with the sandbox child, if any
+        self._control: ControlSocket | None = None  # the running worker's control socket
         # the session's loop reads the worker's answers (none: a thread reads them)
         self._loop: asyncio.AbstractEventLoop | None = loop or running_loop() or place.loop
 
@@ -276,6 +293,29 @@ class SessionWorker:
     def runs(self, owner: str) -> bool:
         """Whether the code of extension ``owner`` runs in this worker."""
         return runs_in_worker(self._extensions().get(owner))
+
+    @property
+    def settling(self) -> bool:
+        """Whether calls it was told to cancel still run (a new call waits for them:
+        :meth:`call`; so no call goes to it directly meanwhile)."""
+        return bool(self._cancelled)
+
+    def hand(self, note: bytes, fd: int | None = None) -> bool:
+        """Send the running worker ``note`` (and ``fd``) on its control socket; False when
+        none runs, or it does not take it (:meth:`~vis_core.ipc.pairing.ControlSocket.send`)."""
+        control = self._control
+        return control is not None and self.ready and control.send(note, fd)
+
+    def read_waiting(self) -> None:
+        """Handle what the running worker wrote so far (on the loop that reads it)."""
+        channel = self._channel
+        if channel is not None:
+            channel.read_waiting()
+
+    def _reported(self, channel: Channel, frame: Direct) -> None:
+        direct = self.direct
+        if direct is not None:
+            direct.report(self, channel, frame)
 
     async def call_in(self, target: TargetKind, owner: str, name: str, args: tuple) -> Any:
         """Run an op hook or a slash command of ``owner`` in the worker and await its answer;
@@ -386,6 +426,8 @@ class SessionWorker:
             return
         channel.cancel(call_id)
         self._cancelled.add(call_id)
+        if self.direct is not None:  # no direct call until they stopped (or it was killed)
+            self.direct.settling(self)
         # the grace is a timer on the session's loop (nothing on it waits on the worker); workers
         # made off the loop (a session built in a thread) learn it from their first call's
         loop = self._loop = self._loop or running_loop()
@@ -632,12 +674,22 @@ class SessionWorker:
             self._death = None
             from vis_core.extension_host.registration import START_TIMEOUT, WORKER
             from vis_core.extension_host.worker_channel import Channel
+            from vis_core.ipc.pairing import ControlSocket
 
-            proc = ChildProcess(
-                WORKER,
-                env=child_environment(self._values, audience=Audience.VIS),
-                cwd=self._place.workspace_root,
-            )
+            control = ControlSocket()  # the sandbox child's direct channels are handed here
+            control_fd = control.child_fd
+            try:
+                proc = ChildProcess(
+                    WORKER,
+                    env=child_environment(self._values, audience=Audience.VIS),
+                    cwd=self._place.workspace_root,
+                    pass_fds=(control_fd,),
+                )
+            except BaseException:
+                control.close()
+                raise
+            control.spawned()
+            self._control = control
             handler = _HostHandler(self._place)
             channel = Channel(
                 proc.read_fd,
@@ -649,9 +701,11 @@ class SessionWorker:
                 loop=None if self._loop is None or self._loop.is_closed() else self._loop,
             )
             handler.channel = channel
+            channel.direct_reports = partial(self._reported, channel)
             self._proc = proc  # the channel is handed out only once the extensions loaded
             channel.start()
             place, items = self._payload()
+            place["control"] = control_fd  # its number in the worker too
             loaded = self._extensions()
             limit = START_TIMEOUT + loaded.options.load_timeout * len(items)
             _, future = channel.request(TargetKind.LOAD, "load", (place, items))
@@ -667,6 +721,8 @@ class SessionWorker:
             for name, problem in self._problems.items():
                 log.warning("extension %s did not load in its session worker: %s", name, problem)
             self._channel = channel
+            if self.direct is not None:
+                self.direct.worker_started(self)
             return channel
 
     def _closed(self, proc: ChildProcess, handler: _HostHandler) -> None:
@@ -682,8 +738,10 @@ class SessionWorker:
             self._proc.kill()
 
     def _stop_process(self) -> None:
-        proc, channel = self._proc, self._channel
-        self._proc = self._channel = None
+        proc, channel, control = self._proc, self._channel, self._control
+        self._proc = self._channel = self._control = None
+        if control is not None:
+            control.close()
         if proc is None:
             return
         if proc.running:

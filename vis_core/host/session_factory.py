@@ -10,6 +10,7 @@ from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from vis_core.agent.deps import SessionDeps, TurnLimits
+from vis_core.agent.direct_pairing import DirectPairing
 from vis_core.agent.event_bus import ACTIVITY_KINDS, EventBus
 from vis_core.agent.hooked_sandbox import HookedSandbox
 from vis_core.agent.invoker import CallPosition, ToolInvoker
@@ -49,7 +50,7 @@ from vis_core.instructions.session import SessionInstructions
 from vis_core.model.notify import NotifyKind
 from vis_core.session_tools import SessionTools, ToolSet
 from vis_core.skills.session import SessionSkills, skill_file_tool
-from vis_core.system.loops import end_tasks
+from vis_core.system.loops import end_tasks, running_loop
 from vis_core.tools.checkpoints import Checkpoints
 from vis_core.tools.registry import HostTool, ToolRegistry
 
@@ -163,6 +164,9 @@ class SessionFactory:
         )
         network = self._network_proxy(session_id, kit, bus)
         tool_context.shells.network = network.start  # jailed shell commands: the same proxy
+        loop = running_loop() or worker.loop
+        # the sandbox child calls most extension tools on channels of its own to their worker
+        direct = None if loop is None else DirectPairing(invoker, worker, loop)
         sandbox = Sandbox(
             workspace=roots.workspace,
             call_tool=partial(invoker.call, encoded=True),  # a worker's packed result as is
@@ -184,8 +188,11 @@ class SessionFactory:
             read_only=plan.active or self.subagents.is_read_only(session_id),
             network=network.start,
             draft_slot=drafts.slot,
+            direct=direct,
         )
         plan.follow(sandbox.set_read_only)
+        if direct is not None:
+            plan.follow(lambda active: direct.refresh())  # plan mode refuses what changes
         confined = ConfinedParts(sandbox, tool_context)
         self.registry.keep_parts(session_id, worker, tools, confined)
         hooked = HookedSandbox(

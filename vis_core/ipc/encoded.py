@@ -24,3 +24,13 @@ class Encoded:
         from vis_core.ipc.values import loads
 
         return loads(self.data, handle_in=handle_in)
+
+
+#: the value of a call whose answer its extension worker sent to the sandbox child itself (on
+#: their direct channel): no value packs to no bytes
+SENT = Encoded(b"")
+
+
+def was_sent(value: object) -> bool:
+    """Whether ``value`` is :data:`SENT`: the sandbox child has the answer already."""
+    return type(value) is Encoded and not value.data

@@ -15,7 +15,11 @@ types, and stops a child that sends anything else):
   cancelled), :class:`Done` (the block ended; ``snapshot`` is None when unchanged).
 
 Host ↔ extension worker (both trusted; either side sends every kind): :class:`Call`,
-:class:`Reply`, :class:`Cancel`, :class:`Release`.
+:class:`Reply`, :class:`Cancel`, :class:`Release`; the worker also :class:`Direct`.
+
+Sandbox child ↔ extension worker, on a direct channel the host paired: the child sends a
+:class:`ToolCall` or :class:`CancelCall` (read with :func:`direct_from_child`, nothing else
+admitted), the worker a :class:`Result` or :class:`Refused`.
 """
 
 from __future__ import annotations
@@ -44,6 +48,7 @@ class Init(_Message, tag="init"):
     max_calls: int
     message_limit: int
     confined: bool
+    control: int = -1  # the child's control socket (:mod:`~vis_core.ipc.pairing`), if any
 
 
 class Run(_Message, tag="run"):
@@ -110,12 +115,47 @@ class Done(_Message, tag="done"):
 ToChild = Init | Run | Result
 FromChild = Ready | ToolCall | HandleCall | CancelCall | Done
 
+# -- sandbox child <-> extension worker, directly (a channel the host paired) ---------------
+
+
+class Refused(_Message, tag="refused"):
+    """Worker -> child: call ``id`` was not taken on the direct channel (a tool not granted,
+    an argument only the host reads): the child makes it through the host."""
+
+    id: int
+
+
+class DirectTools(msgspec.Struct, array_like=True):
+    """Host -> child, on its control socket (with the fd of a new direct channel, or alone
+    when only the tools changed): the tools worker ``key`` answers on its direct channel."""
+
+    key: int
+    tools: list[str]
+
+
+class DirectGrants(msgspec.Struct, array_like=True):
+    """Host -> worker, on its control socket (with the fd of a new direct channel, or alone):
+    the tools it may answer there, by each name the child calls them: ``[owner, the tool's
+    own name, drawn]``, ``drawn`` when its render callback draws its success (as a
+    ``DRAWN_TOOL`` call); and the child's limits."""
+
+    grants: dict[str, tuple[str, str, bool]]
+    message_limit: int  # as the host holds the child to: the longest message, calls in flight
+    max_calls: int
+    line: int = 0  # the pairing a channel's fd belongs to: its calls' reports name it
+
+
+DirectToChild = Result | Refused
+DirectFromChild = ToolCall | CancelCall
+
 _encoder = msgspec.msgpack.Encoder()
 encode = _encoder.encode
 _to_child = msgspec.msgpack.Decoder(ToChild)
 _from_child = msgspec.msgpack.Decoder(FromChild)
 _any = msgspec.msgpack.Decoder()
 _FROM_CHILD_KINDS = {cls.__struct_config__.tag: cls for cls in FromChild.__args__}
+_direct_to_child = msgspec.msgpack.Decoder(DirectToChild)
+_direct_from_child = msgspec.msgpack.Decoder(DirectFromChild)
 _AT = re.compile(r"at `\$\[(\d+)\]")
 
 
@@ -137,6 +177,20 @@ def from_child(body: bytes) -> Ready | ToolCall | HandleCall | CancelCall | Done
         raise ProtocolError(_what_is_wrong(body, str(exc))) from None
     except (msgspec.DecodeError, RecursionError):
         raise ProtocolError("a message that is not MessagePack") from None
+
+
+def direct_to_child(body: bytes) -> Result | Refused:
+    """A message from the worker on the direct channel, as the child reads it."""
+    return _direct_to_child.decode(body)
+
+
+def direct_from_child(body: bytes) -> ToolCall | CancelCall:
+    """A message from the child on the direct channel, or :class:`ProtocolError`: the
+    worker takes only a call and a cancel there."""
+    try:
+        return _direct_from_child.decode(body)
+    except (msgspec.ValidationError, msgspec.DecodeError, RecursionError):
+        raise ProtocolError("a message that is not a call or a cancel") from None
 
 
 def _what_is_wrong(body: bytes, error: str) -> str:
@@ -199,17 +253,32 @@ class Cancel(_Message, tag="cancel", gc=False):
     id: int
 
 
+class Direct(_Message, tag="direct", gc=False):
+    """Worker -> host: the sandbox child's call ``rid`` came on the direct channel and runs
+    as call ``id`` (negative: the worker numbers them) of tool ``name`` of ``owner``; sent
+    before it runs, so its SDK calls (``parent`` ``id``) and its ``Reply`` come after.
+    ``cancelled``: the child gave the call up, or its channel ended (sent after the first)."""
+
+    id: int
+    rid: int
+    owner: str
+    name: str
+    cancelled: bool = False
+    payload: bytes = b""  # the pickled (args, kwargs) of a drawn tool: the host draws a failure
+    line: int = 0  # the pairing whose channel the call came on (:class:`DirectGrants`)
+
+
 class Release(_Message, tag="release", gc=False):
     """The sender dropped its proxies of these objects of the receiver (one per proxy)."""
 
     refs: tuple[int, ...]
 
 
-Frame = Call | Reply | Early | Cancel | Release
+Frame = Call | Reply | Early | Cancel | Release | Direct
 _frames = msgspec.msgpack.Decoder(Frame)
 
 
-def decode_frame(body: bytes) -> Call | Reply | Early | Cancel | Release:
+def decode_frame(body: bytes) -> Call | Reply | Early | Cancel | Release | Direct:
     """One frame of the worker channel, or :class:`ProtocolError`."""
     try:
         return _frames.decode(body)

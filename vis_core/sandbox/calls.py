@@ -11,13 +11,14 @@ import asyncio
 import contextlib
 import inspect
 import os
+from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
 from vis_core.ipc import values as wire
-from vis_core.ipc.encoded import Encoded
+from vis_core.ipc.encoded import Encoded, was_sent
 from vis_core.ipc.framing import READ_CHUNK, FrameReader, ProtocolError, check_in_flight
 from vis_core.ipc.messages import (
     CancelCall,
@@ -85,11 +86,22 @@ class ChildCalls:
         self._handle_ids: dict[int, str] = {}
         self._handle_origins: dict[str, str | None] = {}
         self._stop_listening: Callable[[], None] | None = None
+        # reads what the workers paired with the child wrote, before the child's next frames
+        self.before_frames: Callable[[], None] | None = None
+        self.limits = (0, 0)  # the child's: the longest message, calls in flight (``listen``)
+        # the direct calls answered last (as many as may be in flight), in order: one the
+        # child makes again through the host, its direct channel ended before it read the
+        # answer, is not made twice
+        self._direct_ended: deque[int] = deque()
+        self._ended_ids: set[int] = set()
 
     def listen(self, proc: ChildProcess, fd: int, *, max_calls: int, message_limit: int) -> None:
         """Read the child's protocol pipe in the loop's reader callback: each whole frame is
         checked and dispatched at once. A frame that breaks the protocol stops the child."""
         loop = asyncio.get_running_loop()
+        self.limits = (message_limit, max_calls)
+        self._direct_ended.clear()  # a new child numbers its calls from 1 again
+        self._ended_ids.clear()
         frames = FrameReader(message_limit)
         os.set_blocking(fd, False)
         side = self._side
@@ -107,6 +119,8 @@ class ChildCalls:
                 return
             except OSError:  # the pipe broke: as good as its end
                 chunk = b""
+            if self.before_frames is not None:
+                self.before_frames()  # what direct calls ended before this was written
             try:
                 frames.feed(chunk)
                 while (body := frames.next()) is not None:
@@ -140,6 +154,8 @@ class ChildCalls:
         kind = type(msg)
         if kind is ToolCall or kind is HandleCallMessage:
             assert isinstance(msg, ToolCall | HandleCallMessage)
+            if msg.id in self._calls or msg.id in self._ended_ids:  # made on a direct channel
+                return  # that ended: it runs, or its answer is on its way
             check_in_flight(len(self._calls), max_calls)  # the child itself refuses more
             if self._quick_call is not None and isinstance(msg, ToolCall) and self._quick(msg):
                 return
@@ -161,6 +177,44 @@ class ChildCalls:
         if isinstance(ending, asyncio.Task) and not ending.done():
             self._tasks.add(ending)
             ending.add_done_callback(self._tasks.discard)
+
+    def adopt(
+        self,
+        rid: int,
+        name: str,
+        make: Callable[[Callable[[BaseException | None, Any], None]], QuickCall | None],
+    ) -> bool:
+        """The child's call ``rid`` of ``name`` came on a direct channel and runs in its
+        worker: ``make(answer)`` records it (as a quick call); ``answer`` writes the outcome
+        to the child unless the worker sent it there itself. False: nothing was made."""
+
+        def answer(error: BaseException | None, value: Any) -> None:
+            if self._calls.pop(rid, None) is None:  # given up meanwhile
+                return
+            self._ended(rid)
+            if error is not None or not was_sent(value):  # else the worker answered it
+                self._side.write_now(self._result_frame(rid, name, error, value))
+
+        call = make(answer)
+        if call is None:  # no such tool in the session now: the child hears so
+            missing = LookupError(f"{name} is not a tool of this session now")
+            self._side.write_now(self._result_frame(rid, name, missing, None))
+            return False
+        self._calls[rid] = call
+        return True
+
+    def _ended(self, rid: int) -> None:
+        ended, ids = self._direct_ended, self._ended_ids
+        ended.append(rid)
+        ids.add(rid)
+        if len(ended) > max(self.limits[1], 1):
+            ids.discard(ended.popleft())
+
+    def give_up(self, rid: int) -> None:
+        """The child's direct call ``rid`` was cancelled, or its channel ended with it."""
+        call = self._calls.pop(rid, None)
+        if call is not None:
+            self._cancel(call)
 
     def _quick(self, msg: ToolCall) -> bool:
         """Offer ``msg`` to ``quick_call``: True when it took the call."""

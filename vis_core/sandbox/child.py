@@ -9,16 +9,20 @@ import importlib.util
 import inspect
 import os
 import signal
+import socket
 import sys
 import traceback
 import types
 from typing import Any
 
+import msgspec
+
 from vis_core.extension.tools_proxy import with_attributes
 from vis_core.ipc import values as wire
-from vis_core.ipc.framing import READ_CHUNK, FrameReader, write_all
+from vis_core.ipc.framing import READ_CHUNK, FrameReader, ProtocolError, write_all
 from vis_core.ipc.messages import (
     CancelCall,
+    DirectTools,
     Done,
     HandleCall,
     Init,
@@ -27,9 +31,11 @@ from vis_core.ipc.messages import (
     Result,
     Run,
     ToolCall,
+    direct_to_child,
     framed,
     to_child,
 )
+from vis_core.ipc.pairing import ControlReader
 from vis_core.model.block import FormStatus
 from vis_core.sandbox.confine import confine
 from vis_core.sandbox.defs import SessionDoc, make_defs
@@ -119,6 +125,76 @@ def block_forms(
     return forms
 
 
+class DirectRoute:
+    """A direct channel to one extension worker (:mod:`vis_core.ipc.pairing`): the calls of
+    its tools go there, and their answers come back from it. When it ends, the calls that
+    were not answered are made through the host (which knows those the worker took)."""
+
+    def __init__(self, child: Child, fd: int, key: int) -> None:
+        self.child = child
+        self.key = key
+        self.socket = socket.socket(fileno=fd)  # blocking: a write waits as on the host pipe
+        self.frames = FrameReader(1 << 62)  # the worker is trusted
+        self.open = True
+        child.loop.add_reader(fd, self.on_readable)
+
+    def send(self, rid: int, line: bytes) -> bool:
+        """Send call ``rid`` (its frame ``line``); False when the channel ended."""
+        try:
+            self.socket.sendall(line)
+        except OSError:
+            self.close()
+            return False
+        self.child.direct_pending[rid] = (self, line)
+        return True
+
+    def cancel(self, rid: int) -> None:
+        try:
+            self.socket.sendall(framed(CancelCall(rid)))
+        except OSError:
+            self.close()
+
+    def on_readable(self) -> None:
+        try:
+            chunk = self.socket.recv(READ_CHUNK, socket.MSG_DONTWAIT)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.close()
+            return
+        child = self.child
+        self.frames.feed(chunk)
+        try:
+            while (body := self.frames.next()) is not None:
+                msg = direct_to_child(body)
+                sent = child.direct_pending.pop(msg.id, None)
+                if type(msg) is Result:
+                    child.on_result(msg, tagged=wire.TAGGED in body)
+                elif sent is not None and msg.id in child.pending:  # refused: the host's
+                    child.write(sent[1])
+        except (ProtocolError, msgspec.MsgspecError):  # from no worker of this Vis: left
+            self.close()
+
+    def close(self) -> None:
+        if not self.open:
+            return
+        self.open = False
+        child = self.child
+        child.loop.remove_reader(self.socket.fileno())
+        self.socket.close()
+        if child.routes.get(self.key) is self:
+            del child.routes[self.key]
+        for name in [n for n, route in child.direct.items() if route is self]:
+            del child.direct[name]
+        for rid, (route, line) in list(child.direct_pending.items()):
+            if route is self:
+                del child.direct_pending[rid]
+                if rid in child.pending:  # the host answers it (it ran, or it runs now)
+                    child.write(line)
+
+
 class Child:
     """The child's protocol loop and namespace."""
 
@@ -143,6 +219,11 @@ class Child:
         self.in_user_code = False
         self.interrupted = False
         self.tool_roots: dict[str, Any] = {}
+        # direct channels to extension workers: by worker, by tool, and the calls sent there
+        self.control: ControlReader | None = None
+        self.routes: dict[int, DirectRoute] = {}
+        self.direct: dict[str, DirectRoute] = {}
+        self.direct_pending: dict[int, tuple[DirectRoute, bytes]] = {}
 
     # -- protocol ----------------------------------------------------------------------------
     def send(self, message: Ready | CancelCall | Done) -> None:
@@ -169,8 +250,39 @@ class Child:
             elif type(msg) is Init:
                 self.on_init(msg)
 
+    def on_control(self) -> None:
+        """The host paired this child with a worker, or changed what it answers directly."""
+        control = self.control
+        assert control is not None
+        notes = control.receive()
+        if notes is None:  # the host is gone
+            self.loop.remove_reader(control.fileno())
+            control.close()
+            self.control = None
+            return
+        for note, fd in notes:
+            try:
+                tools = _direct_tools.decode(note)
+            except msgspec.MsgspecError:  # from no host of this Vis
+                if fd is not None:
+                    os.close(fd)
+                continue
+            if fd is not None:
+                old = self.routes.pop(tools.key, None)
+                if old is not None:
+                    old.close()
+                self.routes[tools.key] = DirectRoute(self, fd, tools.key)
+            route = self.routes.get(tools.key)
+            for name in [n for n, r in self.direct.items() if r.key == tools.key]:
+                del self.direct[name]
+            if route is not None:
+                self.direct.update(dict.fromkeys(tools.tools, route))
+
     def on_init(self, msg: Init) -> None:
         self.nonce = msg.nonce
+        if msg.control >= 0:
+            self.control = ControlReader(msg.control)
+            self.loop.add_reader(msg.control, self.on_control)
         self.max_calls = msg.max_calls or MAX_CALLS_IN_FLIGHT
         self.message_limit = msg.message_limit or MAX_MESSAGE_BYTES
         for name, value in wire.decode(msg.globals).items():
@@ -226,12 +338,19 @@ class Child:
             )
         future: asyncio.Future[Any] = self.loop.create_future()
         self.pending[rid] = future
-        self.write(line)
+        route = self.direct.get(target["name"]) if kind == "call" else None
+        if route is None or not route.send(rid, line):
+            self.write(line)
         try:
             return await future
         except BaseException:  # cancelled, or interrupted (Esc, Ctrl+C) mid-await: the host
             # stops the call too, or a tool that never returns would hold its extension
             if self.pending.pop(rid, None) is not None:
+                # a direct call: its worker cancels it once it read it; the host, when it
+                # runs already (the worker may be too busy with it to read the cancel)
+                sent = self.direct_pending.pop(rid, None)
+                if sent is not None:
+                    sent[0].cancel(rid)
                 self.send(CancelCall(rid))
             raise
 
@@ -239,6 +358,8 @@ class Child:
         """Settle a call; ``tagged``: its message holds tagged values (tuples, records,
         handles...), so the value is decoded; plain data is the value as it is."""
         future = self.pending.pop(msg.id, None)
+        if self.direct_pending:
+            self.direct_pending.pop(msg.id, None)  # made directly, answered by the host
         if future is None or future.done():
             return
         if msg.ok:
@@ -346,6 +467,9 @@ class Child:
         signal.signal(signal.SIGINT, self.on_sigint)
         self.loop.add_reader(self.fd_in, self.on_readable)
         self.loop.run_forever()
+
+
+_direct_tools = msgspec.msgpack.Decoder(DirectTools)
 
 
 def main() -> None:

@@ -35,6 +35,7 @@ from vis_core.system.process import ChildGone, ChildProcess, Ending
 
 if TYPE_CHECKING:
     from vis_core.ipc.messages import Done, Init, Ready, Run
+    from vis_core.ipc.pairing import ControlSocket
     from vis_core.sandbox.calls import ChildCalls
 
 
@@ -71,6 +72,21 @@ QuickCaller = Callable[
     [str, tuple[Any, ...], dict[str, Any], Callable[[BaseException | None, Any], None]],
     QuickCall | None,
 ]
+
+
+class DirectPeer(Protocol):
+    """What pairs the sandbox's child with the session's extension workers, so that it calls
+    their tools on direct channels (:mod:`vis_core.ipc.pairing`)."""
+
+    def child_started(self, control: ControlSocket, calls: ChildCalls) -> None:
+        """A child started: ``control`` hands it channels, ``calls`` serves its calls."""
+
+    def child_ended(self, control: ControlSocket) -> None:
+        """The child of ``control`` ended."""
+
+    def before_block(self) -> None:
+        """A block is about to be sent (what may be called directly is brought up to date)."""
+
 
 INTERRUPT_GRACE = 1.0
 START_TIMEOUT = 60.0
@@ -206,6 +222,7 @@ class Sandbox:
         network: Callable[[], Awaitable[Path]] | None = None,
         draft_slot: Callable[[], Path | None] | None = None,
         quick_call: QuickCaller | None = None,
+        direct: DirectPeer | None = None,
     ) -> None:
         """``environment``: the project's values the child sees on top of a minimal base (never
         the host environment); ``refusal``: why no block may run (e.g. the jail setting could
@@ -223,7 +240,8 @@ class Sandbox:
         ``draft_slot``: the empty folder the session's next draft will be made in, shown
         read-only in the jail so that a draft entered mid-block can be made writable there
         (:meth:`follow_now`); ``quick_call``: offered each tool call first (see
-        :data:`QuickCaller`), it saves the call a task and a pass of the loop."""
+        :data:`QuickCaller`), it saves the call a task and a pass of the loop; ``direct``:
+        pairs each child with the extension workers, whose tools it then calls directly."""
         self.read_only = read_only
         self.max_calls = max_calls
         self.message_limit = message_limit
@@ -237,6 +255,8 @@ class Sandbox:
         self.refusal = refusal
         self.idle_timeout = idle_timeout  # stop the child after this long without a block
         self._callers = (call_tool, call_handle, quick_call)  # for the child's calls
+        self._direct = direct
+        self._control: ControlSocket | None = None  # the running child's, with ``direct``
         self._tools = tools
         self._globals: dict[str, Any] = {}
         if globals:
@@ -592,21 +612,39 @@ class Sandbox:
         self._kill_reason = None
         self._sent_tools = None
         self._nonce = os.urandom(8).hex()  # what secrets.token_hex(8) returns
+        if self._control is not None:  # a child that never started
+            self._control.close()
+            self._control = None
+        control = None
+        if self._direct is not None:
+            from vis_core.ipc.pairing import ControlSocket
+
+            control = ControlSocket()
+        control_fd = -1 if control is None else control.child_fd
         # -I: nothing of the working folder or PYTHON* variables (the project's values stay in
         # the environment, for what the block starts); -u: as PYTHONUNBUFFERED did before -I.
         # The jail raises JailUnavailable before anything starts; the keeper ends every
         # process of the block with the child, and when Vis ends.
-        proc = ChildProcess(
-            _CHILD,
-            env=env,
-            cwd=self.workspace,
-            python=self.python,
-            flags=("-u",),
-            jail=self._jailed if self.jail else None,
-            keeper="sandbox",
-            limits=self.limits,
-            drain=False,
-        )
+        try:
+            proc = ChildProcess(
+                _CHILD,
+                env=env,
+                cwd=self.workspace,
+                python=self.python,
+                flags=("-u",),
+                jail=self._jailed if self.jail else None,
+                keeper="sandbox",
+                limits=self.limits,
+                drain=False,
+                pass_fds=() if control is None else (control_fd,),
+            )
+        except BaseException:
+            if control is not None:
+                control.close()
+            raise
+        if control is not None:
+            control.spawned()
+        self._control = control
         self._proc = proc
         self._ready = loop.create_future()
         if self._calls is None:
@@ -642,6 +680,7 @@ class Sandbox:
                 max_calls=self.max_calls,
                 message_limit=self.message_limit,
                 confined=self.jail,
+                control=control_fd,
             )
         )
         try:
@@ -655,6 +694,9 @@ class Sandbox:
         inner = ready.pid
         # (0 when it cannot be found: Esc then stops the block by killing the child)
         self._pid = host_pid(proc.pid, inner, namespaced=self.jail) or 0
+        if control is not None and self._direct is not None and proc is self._proc:
+            assert self._calls is not None
+            self._direct.child_started(control, self._calls)
         death, self._death = self._death, None
         report = msgspec.structs.asdict(ready.restore)
         if death:
@@ -711,6 +753,8 @@ class Sandbox:
         if tools != self._sent_tools:
             message.tools = tools
             self._sent_tools = tools
+        if self._direct is not None:  # before the block: it calls as the host allows now
+            self._direct.before_block()
         done = self._done[block] = loop.create_future()
         output = self._outputs[block] = loop.create_future()
         self._running = block
@@ -901,6 +945,11 @@ class Sandbox:
         if proc is not self._proc or self._exited is proc:
             return
         self._exited = proc
+        control, self._control = self._control, None
+        if control is not None:
+            if self._direct is not None:
+                self._direct.child_ended(control)
+            control.close()
         how = self._kill_reason or str(Ending(code))
         proc.collect()  # the keeper's last words: the tree went over the memory limit
         if proc.over_memory is not None and self.limits is not None:

@@ -16,7 +16,6 @@ import logging
 import socket
 from typing import TYPE_CHECKING, Any
 
-from vis_core.ipc.messages import DirectGrants, DirectTools, encode
 from vis_core.system.loops import on_loop
 
 if TYPE_CHECKING:
@@ -130,7 +129,7 @@ class DirectPairing:
             self._granted[worker] = grants
             if not worker.hand(self._grants_note(grants, child[1], self._lines.get(worker, 0))):
                 continue
-            child[0].send(encode(DirectTools(self._key(worker), sorted(grants))))
+            child[0].send(self._tools_note(worker, grants))
 
     def _pair(self, worker: SessionWorker) -> None:
         """Give the child and ``worker`` a new channel between them (on the loop)."""
@@ -146,8 +145,7 @@ class DirectPairing:
             if not worker.hand(self._grants_note(grants, calls, line), mine.fileno()):
                 return
             self._lines[worker] = line
-            note = encode(DirectTools(self._key(worker), sorted(grants)))
-            if control.send(note, theirs.fileno()):
+            if control.send(self._tools_note(worker, grants), theirs.fileno()):
                 self._granted[worker] = grants
         finally:
             mine.close()
@@ -159,10 +157,18 @@ class DirectPairing:
             key = self._keys[worker] = len(self._keys) + 1
         return key
 
+    def _tools_note(self, worker: SessionWorker, grants: dict[str, Any]) -> bytes:
+        """What the child is told of ``worker``'s grants: the tools it may call there."""
+        from vis_core.ipc.messages import DirectTools, encode  # with the first child, not before
+
+        return encode(DirectTools(self._key(worker), sorted(grants)))
+
     @staticmethod
     def _grants_note(
         grants: dict[str, tuple[str, str, bool]], calls: ChildCalls, line: int
     ) -> bytes:
+        from vis_core.ipc.messages import DirectGrants, encode
+
         message_limit, max_calls = calls.limits
         return encode(DirectGrants(grants, message_limit, max_calls, line))
 

@@ -151,6 +151,8 @@ def tree_memory(limit: int) -> int:
     total = 0
     for pid, rss in sizes.items():
         pss = _sum_fields(f"/proc/{pid}/smaps_rollup", ("Pss_Anon:", "Pss_Shmem:"))
+        if pss is None and not os.path.exists(f"/proc/{pid}/status"):
+            pss = 0  # it ended since its resident size was read: it holds nothing now
         total += rss if pss is None else pss
     return total
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +17,9 @@ from vis_core.extension import live_nodes as N
 from vis_core.extension.context import CallContext
 from vis_core.extension.forms import AnswerReason
 from vis_core.extension.live import LiveView, live
+from vis_core.interaction import FormRequest
 from vis_tui.app import VisApp
-from vis_tui.screens.form import FormScreen
+from vis_tui.screens.form import FormScreen, TuiFormPresenter
 from vis_tui.widgets.form import FieldWidget, RangeInput
 from vis_tui.widgets.live import ConfirmStop, LiveViewWidget
 
@@ -112,6 +114,21 @@ async def test_a_form_cancelled(workspace: Path) -> None:
         answer = await locked
         assert answer.reason is None and answer["x"] == "y"
         await until(pilot, lambda: not isinstance(app.screen, FormScreen))
+
+
+async def test_a_form_asked_from_a_context_that_does_not_know_the_app(workspace: Path) -> None:
+    """An extension's vis.ask can be served from a worker's pipe, in a context Textual never
+    set: the form still shows (its compose failed with NoActiveAppError) and answers."""
+    app = vis_app(workspace)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await started(app, pilot)
+        request = FormRequest("r1", F.Form("Name?", [F.plaintext("name")]), None, "deploy")
+        present = TuiFormPresenter(app).present(request)
+        loop = asyncio.get_running_loop()
+        asking = loop.create_task(present, context=contextvars.Context())  # knows no app
+        await on_top(pilot, FormScreen)
+        await type_keys(pilot, *"ada", "ctrl+s")
+        assert await asking == {"name": "ada"}
 
 
 TITLE = "Fix [WIP] [/] [@click=app.quit]now[/]"  # markup in an extension's text

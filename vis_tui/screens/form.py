@@ -128,8 +128,14 @@ class TuiFormPresenter:
             if not answer.done():
                 answer.set_result(values)
 
+        def show() -> None:
+            if not answer.done():  # not given up before it could show
+                self.app.push_screen(screen, done)
+
         screen = FormScreen(request.form, request.owner)
-        self.app.push_screen(screen, done)
+        # pushed from the app's own context: the caller's (an extension's call, served from a
+        # worker's pipe) may not know the app, and the screen's compose needs it
+        self.app.call_later(show)
         try:
             return await answer
         finally:

@@ -18,7 +18,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from processes import marked
+from processes import alive, marked
 
 SLEEPER = "import time; time.sleep(300)"
 
@@ -127,3 +127,69 @@ def test_a_stop_signal_to_vis_run_leaves_no_process_of_the_block(
     workspace: Path, vis_home: Path, sig: signal.Signals, jail: bool
 ) -> None:
     _run_and_stop(workspace, vis_home, sig, jail)
+
+
+def _gits_in(folder: Path) -> list[int]:
+    """Live git processes working in ``folder``."""
+    found = []
+    for pid in (int(name) for name in os.listdir("/proc") if name.isdigit()):
+        try:
+            program = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+            cwd = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            continue
+        if program == "git" and cwd == str(folder) and alive(pid):
+            found.append(pid)
+    return found
+
+
+@pytest.mark.parametrize("setpriv", [True, False], ids=["setpriv", "no-setpriv"])
+def test_kill_9_of_vis_run_leaves_no_git_it_ran(
+    workspace: Path, vis_home: Path, tmp_path: Path, setpriv: bool
+) -> None:
+    """The repository's config includes a named pipe that has a writer and never ends: every
+    git Vis runs there (outside the jail: the checkpoint before the block) waits on it. After
+    ``kill -9`` of Vis no git is left waiting (before, each stayed for ever: nothing ended it),
+    with util-linux's ``setpriv`` on PATH and without it."""
+    if setpriv and shutil.which("setpriv") is None:
+        pytest.skip("no setpriv here")
+    root = workspace.resolve()
+    for args in (["init", "-q", "-b", "main"], ["commit", "-q", "--allow-empty", "-m", "start"]):
+        subprocess.run(["git", "-c", "user.name=P", "-c", "user.email=p@e", *args], cwd=root)
+    pipe = tmp_path / "config.fifo"
+    os.mkfifo(pipe)
+    writer = os.open(pipe, os.O_RDWR)  # git's open() succeeds, its read waits
+    subprocess.run(["git", "config", "include.path", str(pipe)], cwd=root, check=True)
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps([{"code": "print(1)"}, {"text": "done"}]))
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env["VIS_HOME"] = str(vis_home)
+    if not setpriv:  # git alone on PATH
+        (tmp_path / "bin").mkdir()
+        (tmp_path / "bin" / "git").symlink_to(shutil.which("git") or "git")
+        env["PATH"] = str(tmp_path / "bin")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "vis_core.cli", "run", "--toggles", "jail=false"]
+        + ["--provider", "scripted", "--script", str(script), "go"],
+        cwd=root,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        _until(lambda: _gits_in(root) or proc.poll() is not None, 60, "no git waited")
+        assert proc.poll() is None
+        waiting = _gits_in(root)
+        proc.kill()
+        proc.wait(timeout=30)
+        deadline = time.monotonic() + 20
+        while any(alive(pid) for pid in waiting) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = [pid for pid in waiting if alive(pid)]
+    finally:
+        proc.kill()
+        proc.wait()
+        for pid in _gits_in(root):  # the test cleans up after a failure
+            os.kill(pid, signal.SIGKILL)
+        os.close(writer)
+    assert not left, f"git processes Vis ran outlived kill -9 of vis run: {left}"

@@ -355,3 +355,27 @@ def test_a_sparse_terabyte_file_is_refused_before_git_stores_it(repo: Path, draf
     (root / "sub" / "disk.img").unlink()  # the draft stays usable
     drafts.approve(draft, "edit b")
     assert (repo / "b.txt").read_text() == "bee edited\n"
+
+
+def test_a_target_branch_checked_out_in_another_worktree_is_not_moved(
+    repo: Path, drafts: Drafts, tmp_path: Path
+) -> None:
+    """The person moved on to another branch and has main checked out in a second worktree:
+    approval refuses, naming it, as ``git branch -f`` does (before, main moved and that
+    worktree's files no longer matched its HEAD); once it is on another branch, approval
+    lands."""
+    draft = drafts.create(repo, "s1", "elsewhere")
+    (Path(draft.root) / "a.txt").write_text("drafted\n")
+    git(repo, "switch", "-q", "-c", "side")
+    other = tmp_path / "other-worktree"
+    git(repo, "worktree", "add", "-q", str(other), "main")
+    tip = git(repo, "rev-parse", "main")
+
+    with pytest.raises(DraftError, match=f"main is checked out in another worktree, {other}"):
+        drafts.approve(draft)
+
+    assert git(repo, "rev-parse", "main") == tip
+    assert git(other, "status", "--porcelain") == "" and drafts.listed() == [draft]
+    git(other, "switch", "-q", "--detach")
+    drafts.approve(draft)
+    assert git(repo, "show", "main:a.txt") == "drafted"

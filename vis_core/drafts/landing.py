@@ -14,7 +14,7 @@ from pathlib import Path
 
 from vis_core.drafts import files as draft_files
 from vis_core.drafts.errors import DraftConflict, DraftError
-from vis_core.drafts.gitrun import git, text
+from vis_core.drafts.gitrun import git, paths, text
 from vis_core.tools.beneath import Beneath
 
 ARGUMENT_BYTES = 256 << 10  # bytes of file names on one git command line (Linux allows 2 MiB)
@@ -54,7 +54,16 @@ def plan(top: Path, target: str, head: str, new: str, names: Sequence[str]) -> L
     """The live workspace's side of moving ``target`` from ``head`` to ``new`` (``names``: the
     files that differ), when it has ``target`` checked out (else ``None``): each file and its
     index entry merged with the person's changes. :class:`DraftConflict` names the files where
-    those meet the commit's; nothing changes."""
+    those meet the commit's; nothing changes. Refused when another worktree of the
+    repository has ``target`` checked out (its files would stop matching its HEAD)."""
+    elsewhere = checked_out_elsewhere(top, target)
+    if elsewhere is not None:
+        raise DraftError(
+            f"{target} is checked out in another worktree, {elsewhere}: approval would move "
+            "the branch under that worktree's files, which would then no longer match its "
+            "HEAD (git refuses `git branch -f` there too). Check out another branch in that "
+            "worktree (or remove it), then approve again; the draft is kept"
+        )
     if not live_on(top, target):
         return None
     before = entries(top, head, names)
@@ -136,6 +145,18 @@ def live_on(top: Path, target: str) -> bool:
     """Whether the live workspace has branch ``target`` checked out."""
     checked_out = git(["symbolic-ref", "-q", "HEAD"], top, check=False).stdout.decode().strip()
     return checked_out == f"refs/heads/{target}"
+
+
+def checked_out_elsewhere(top: Path, target: str) -> str | None:
+    """The path of a worktree other than ``top`` that has branch ``target`` checked out."""
+    here = os.path.realpath(top)
+    path = ""
+    for field in paths(["worktree", "list", "--porcelain", "-z"], top):
+        if field.startswith("worktree "):
+            path = field.removeprefix("worktree ")
+        elif field == f"branch refs/heads/{target}" and os.path.realpath(path) != here:
+            return path
+    return None
 
 
 def entries(cwd: Path, commit: str, names: Sequence[str]) -> dict[str, Entry]:

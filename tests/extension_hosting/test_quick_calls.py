@@ -1,5 +1,5 @@
-"""A sandbox's call of an extension tool is answered without a task of its own when that is
-exact (``ToolInvoker.quick_call``); every other call takes the full path. Either way each call
+"""A sandbox's call of an extension tool made on a direct channel is recorded without a task of
+its own (``ToolInvoker.direct_call``); every other call takes the full path. Either way each call
 is one Activity, stored start before end, also when the event bus is full and must commit
 first, and an end-only Activity is stored whole: drawn by its render callback with the call
 when it succeeds, and after the call when it fails, before the sandbox hears of it."""

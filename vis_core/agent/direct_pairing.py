@@ -2,8 +2,9 @@
 their own, and the host records each call as an Activity from the worker's reports.
 
 The host pairs the child with each running worker (either may restart alone: a new process
-gets a new channel) and grants, per worker, the tools whose calls :meth:`ToolInvoker.quick_call`
-would take: the child sends those there, the worker answers it, and tells the host first
+gets a new channel) and grants, per worker, the tools it may call there
+(:meth:`ToolInvoker.direct_grants`): the child sends those there, the worker answers it, and
+tells the host first
 (:mod:`vis_core.extension_host.direct_calls`). The grants are sent again before each block and
 when plan mode changes; the host reads what the paired workers wrote before each frame of the
 child, so Activities are stored in the order the calls ended.

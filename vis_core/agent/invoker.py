@@ -115,8 +115,8 @@ class ToolInvoker:
         hold: Callable[[ActivityStarted | ActivityEnded], bool] | None = None,
     ) -> None:
         """``hold``: emit an Activity's event without waiting, or say it cannot (the event
-        bus's :meth:`~vis_core.agent.event_bus.EventBus.hold`); with it, a sandbox's call of
-        an extension tool may be a :meth:`quick_call`."""
+        bus's :meth:`~vis_core.agent.event_bus.EventBus.hold`); with it, the sandbox child may
+        call extension tools directly (:meth:`direct_call`)."""
         self._session_id = session_id
         self._hold = hold
         self._quick_ends: set[asyncio.Task[None]] = set()  # cancelled quick calls' ends
@@ -212,34 +212,6 @@ class ToolInvoker:
 
         return decode_from_worker(value)
 
-    def quick_call(
-        self,
-        name: str,
-        args: tuple[Any, ...],
-        kwargs: dict[str, Any],
-        answer: Callable[[BaseException | None, Any], None],
-    ) -> QuickCall | None:
-        """Start the sandbox's call of ``name`` without a task of its own, when it is exact to:
-        an extension tool in the session's worker whose start no render callback draws (its
-        success is drawn with the call), not refused (plan mode, its extension waiting on the
-        turn), its worker running, the event bus holding its Activity's events.
-        ``answer(error, value)`` is called once with the outcome, as :meth:`call` would
-        return or raise it (never before this returns, never after a cancel); the call itself
-        as :meth:`call` makes it: one Activity, its worker's packed value, the same cancel.
-        None: nothing was done; :meth:`call` must make it."""
-        tool = self._registry().get(name)
-        runner = None if tool is None else self._quick_runner(tool)
-        if tool is None or runner is None:
-            return None
-        activity = tool.activity
-        drawn = activity is not None and activity.render is not None
-        quick = QuickCall(self, tool, answer, (args, kwargs) if drawn else None)
-
-        def send(answered: asyncio.Future[Any]) -> tuple[WorkerChannel, int] | None:
-            return runner.send(tool, args, kwargs, answered, render=drawn)
-
-        return self._begin_quick(quick, tool, runner, send)
-
     def direct_call(
         self,
         name: str,
@@ -250,34 +222,18 @@ class ToolInvoker:
         call_id: int,
     ) -> QuickCall | None:
         """Record a call of ``name`` that the sandbox child made on its direct channel and
-        that ``runner`` runs as its call ``call_id`` (it reported it before it ran): as a
-        :meth:`quick_call` sent then, with its Activity, context, answer and cancel.
+        that ``runner`` runs as its call ``call_id`` (it reported it before it ran), with no
+        task of its own: its Activity, context, answer and cancel as :meth:`call` makes them.
         ``given``: its arguments, for a tool whose render callback draws it. An answer the
         worker sent the child itself is :data:`~vis_core.ipc.encoded.SENT`. None: no such
         tool here."""
         tool = self._registry().get(name)
-        if tool is None or self._hold is None:
+        hold = self._hold
+        if tool is None or hold is None:
             return None
         activity = tool.activity
         drawn = activity is not None and activity.render is not None
         quick = QuickCall(self, tool, answer, (given or ((), {})) if drawn else None)
-
-        def expect(answered: asyncio.Future[Any]) -> tuple[WorkerChannel, int]:
-            channel.expect(call_id, answered)
-            return channel, call_id
-
-        return self._begin_quick(quick, tool, runner, expect)
-
-    def _begin_quick(
-        self,
-        quick: QuickCall,
-        tool: HostTool,
-        runner: SessionWorker,
-        send: Callable[[asyncio.Future[Any]], tuple[WorkerChannel, int] | None],
-    ) -> QuickCall | None:
-        """Send ``quick``'s call with ``send``, in its context, and record its Activity."""
-        hold = self._hold
-        assert hold is not None
         base_record, base_context = self._quick_bases(tool, quick.loop)
         site = self._position.site
         context = _evolve(
@@ -289,14 +245,9 @@ class ToolInvoker:
             unanswered_forms=[],  # the call's own
         )
         answered = _Answered.of(quick)
-        try:
-            with calling(context):  # the channel keeps it for the calls made back
-                sent = send(answered)
-        except Exception:  # the worker is gone, or an argument cannot cross: nothing sent
-            return None
-        if sent is None:  # its worker must start first, or a cancelled call end
-            return None
-        # sent first: its Activity is recorded while the worker runs it (as new_record makes it)
+        with calling(context):  # the channel keeps it for the calls made back
+            channel.expect(call_id, answered)
+        # its Activity is recorded while the worker runs it (as new_record makes it)
         quick.record = record = _evolve(
             base_record,
             id=record_id,
@@ -311,11 +262,11 @@ class ToolInvoker:
             if not hold(started):  # the bus commits first
                 quick.starting = keep(self._quick_ends, quick.loop.create_task(self._emit(started)))
             quick.shown = True
-        quick.sent(runner, *sent, answered)
+        quick.sent(runner, channel, call_id, answered)
         return quick
 
     def _quick_runner(self, tool: HostTool) -> SessionWorker | None:
-        """The worker whose call of ``tool`` may be quick (or direct): an extension tool in
+        """The worker whose call of ``tool`` the child may make directly: an extension tool in
         the session's worker whose start no render callback draws, not refused (plan mode,
         its extension waiting on the turn); None when it may not."""
         worker = self._worker
@@ -340,7 +291,7 @@ class ToolInvoker:
     def direct_grants(self, runner: SessionWorker) -> dict[str, tuple[str, str, bool]]:
         """The tools the sandbox child may call on ``runner``'s direct channel now, by every
         name the child knows them by: ``(owner, name, drawn)``, ``drawn`` when a render
-        callback draws its success (see :meth:`quick_call`)."""
+        callback draws its success (see :meth:`direct_call`)."""
         registry = self._registry()
         grants: dict[str, tuple[str, str, bool]] = {}
         if runner.settling:  # a call to it waits until a cancelled one stopped: the host's
@@ -725,7 +676,7 @@ class ToolInvoker:
 
 
 class QuickCall:
-    """A sandbox's call of an extension tool that :meth:`ToolInvoker.quick_call` started: its
+    """A sandbox's call of an extension tool that :meth:`ToolInvoker.direct_call` recorded: its
     worker's answer ends it on the loop, with no task, as :meth:`ToolInvoker.call` would
     (``answer`` is the sandbox's); a task is made only to wait for the event bus, or for
     the render of a failure. ``given``: the call's arguments, when its render callback draws

@@ -223,20 +223,16 @@ class Channel:
         owner: str | None = None,
         ref: int | None = None,
         early: asyncio.Future[Any] | None = None,
-        answer: asyncio.Future[Any] | None = None,
     ) -> tuple[int, Awaitable[Any]]:
         """Send a call from a coroutine; its id and what to await for its answer (on the
         channel's loop, a future the loop answers itself; cancelling it abandons the call).
         ``ref``: the object lent by the other side it calls a method of. ``early`` (on the
         loop only): answered with the :class:`Early` part of the answer when it comes, or
-        None when the call ends without one. ``answer`` (on the loop only): the future to
-        answer, instead of a new one."""
+        None when the call ends without one."""
         if self._loop is not None and self._on_loop():
-            future = self._loop.create_future() if answer is None else answer
+            future = self._loop.create_future()
             call_id = self._send(future, target, name, args, kwargs, owner, ref, None, early)
             return call_id, future
-        if answer is not None:  # nothing sent: the caller makes the call another way
-            raise RuntimeError("a given future is answered on the channel's loop only")
         if early is not None:  # off the loop, an early part is not waited for
             early.get_loop().call_soon_threadsafe(_settle, early, None, True)
         call_id, waiting = self.request(target, name, args, kwargs, owner=owner, ref=ref)

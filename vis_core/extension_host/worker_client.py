@@ -486,29 +486,6 @@ class SessionWorker:
             return (_from_worker(answer[0]), *answer[1:])
         return _from_worker(answer)
 
-    def send(
-        self,
-        tool: HostTool,
-        args: tuple,
-        kwargs: dict,
-        answer: asyncio.Future[Any],
-        *,
-        render: bool = False,
-    ) -> tuple[Channel, int] | None:
-        """Send a call of ``tool`` from the loop at once, when nothing makes :meth:`call` wait
-        first (the worker runs with the tool's extension loaded, no cancelled call pending);
-        else None, and nothing was sent. The channel and the call's id; the channel sets
-        ``answer`` (read it with :meth:`answer`; on a cancel, :meth:`abandon` the call).
-        ``render``: as for :meth:`call` (its start is not drawn)."""
-        channel = self._channel
-        if self._cancelled or channel is None or channel.closed or tool.owner in self._problems:
-            return None
-        target = TargetKind.DRAWN_TOOL if render else TargetKind.TOOL
-        call_id, _ = channel.request_async(
-            target, tool.name, args, kwargs, owner=tool.owner, answer=answer
-        )
-        return channel, call_id
-
     def answer(
         self,
         tool: HostTool,
@@ -517,7 +494,8 @@ class SessionWorker:
         *,
         render: bool = False,
     ) -> Any:
-        """What a call :meth:`send` made returned, as :meth:`call` returns it, or its error."""
+        """What a direct call of ``tool`` returned (its ``Reply``, which ``answered`` holds), as
+        :meth:`call` returns it, or its error."""
         try:
             value = answered.result()
         except ChannelClosed:

@@ -170,7 +170,6 @@ class SessionFactory:
         sandbox = Sandbox(
             workspace=roots.workspace,
             call_tool=partial(invoker.call, encoded=True),  # a worker's packed result as is
-            quick_call=invoker.quick_call,  # most extension calls: no task, one pass fewer
             call_handle=invoker.call_handle,
             tools=tools.sandbox_entries,
             snapshot_save=lambda data: self.store.save_sandbox_snapshot(session_id, data),

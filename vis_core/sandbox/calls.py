@@ -35,7 +35,7 @@ from vis_core.sandbox.host import HandleCall
 from vis_core.system.process import ChildGone
 
 if TYPE_CHECKING:
-    from vis_core.sandbox.host import HandleCaller, QuickCall, QuickCaller, ToolCaller
+    from vis_core.sandbox.host import HandleCaller, QuickCall, ToolCaller
     from vis_core.system.process import ChildProcess
 
 
@@ -62,8 +62,9 @@ class ChildSide(Protocol):
 
 
 class ChildCalls:
-    """The calls of one sandbox's children: each call's task or quick call, and the host
-    handles its results carried (ids stay valid across the sandbox's children)."""
+    """The calls of one sandbox's children: each call's task or quick call (a direct call the
+    host records), and the host handles its results carried (ids stay valid across the
+    sandbox's children)."""
 
     def __init__(
         self,
@@ -72,7 +73,6 @@ class ChildCalls:
         tasks: set[asyncio.Task[Any]],
         call_tool: ToolCaller,
         call_handle: HandleCaller | None,
-        quick_call: QuickCaller | None,
     ) -> None:
         """``tasks``: the sandbox's own set, which its ``close`` cancels: a call's task is kept
         there while it runs."""
@@ -80,7 +80,6 @@ class ChildCalls:
         self._tasks = tasks
         self._call_tool = call_tool
         self._call_handle_hook = call_handle
-        self._quick_call = quick_call
         self._calls: dict[int, asyncio.Task[None] | QuickCall] = {}
         self._handles: dict[str, HostHandle] = {}
         self._handle_ids: dict[int, str] = {}
@@ -157,8 +156,6 @@ class ChildCalls:
             if msg.id in self._calls or msg.id in self._ended_ids:  # made on a direct channel
                 return  # that ended: it runs, or its answer is on its way
             check_in_flight(len(self._calls), max_calls)  # the child itself refuses more
-            if self._quick_call is not None and isinstance(msg, ToolCall) and self._quick(msg):
-                return
             task = loop.create_task(self._serve(msg, loop))
             self._tasks.add(task)
             self._calls[msg.id] = task
@@ -172,7 +169,7 @@ class ChildCalls:
             self._side.ready(msg)
 
     def _cancel(self, call: asyncio.Task[None] | QuickCall) -> None:
-        """Cancel one tool call; a quick call's end is waited for as a task's would be."""
+        """Cancel one tool call; a direct call's end is waited for as a task's would be."""
         ending = call.cancel()
         if isinstance(ending, asyncio.Task) and not ending.done():
             self._tasks.add(ending)
@@ -215,26 +212,6 @@ class ChildCalls:
         call = self._calls.pop(rid, None)
         if call is not None:
             self._cancel(call)
-
-    def _quick(self, msg: ToolCall) -> bool:
-        """Offer ``msg`` to ``quick_call``: True when it took the call."""
-        assert self._quick_call is not None
-        rid = msg.id
-        try:
-            args = wire.decode(msg.args, handle_in=self._handle_in)
-            kwargs = wire.decode(msg.kwargs, handle_in=self._handle_in) if msg.kwargs else {}
-        except Exception:  # a task answers it with the error
-            return False
-
-        def answer(error: BaseException | None, value: Any) -> None:
-            if self._calls.pop(rid, None) is not None:  # else given up meanwhile
-                self._side.write_now(self._result_frame(rid, msg.name, error, value))
-
-        call = self._quick_call(msg.name, tuple(args), kwargs, answer)
-        if call is None:
-            return False
-        self._calls[rid] = call
-        return True
 
     async def _serve(
         self, msg: ToolCall | HandleCallMessage, loop: asyncio.AbstractEventLoop

@@ -60,18 +60,11 @@ HandleCaller = Callable[[HandleCall], Awaitable[Any]]
 
 
 class QuickCall(Protocol):
-    """A tool call a :data:`QuickCaller` took: it answers once; ``cancel`` gives it up (no
-    answer then) and returns the task that ends it, if one does."""
+    """A call the child made on a direct channel, as the host records it (without a task:
+    :meth:`~vis_core.sandbox.calls.ChildCalls.adopt`): it answers once; ``cancel`` gives it
+    up (no answer then) and returns the task that ends it, if one does."""
 
     def cancel(self) -> asyncio.Task[None] | None: ...
-
-
-# ``quick_call(name, args, kwargs, answer)``: take the call and answer it later through
-# ``answer(error, value)``, on the loop, with no task of its own; None: ``call_tool`` makes it
-QuickCaller = Callable[
-    [str, tuple[Any, ...], dict[str, Any], Callable[[BaseException | None, Any], None]],
-    QuickCall | None,
-]
 
 
 class DirectPeer(Protocol):
@@ -221,7 +214,6 @@ class Sandbox:
         read_only: bool = False,
         network: Callable[[], Awaitable[Path]] | None = None,
         draft_slot: Callable[[], Path | None] | None = None,
-        quick_call: QuickCaller | None = None,
         direct: DirectPeer | None = None,
     ) -> None:
         """``environment``: the project's values the child sees on top of a minimal base (never
@@ -239,9 +231,8 @@ class Sandbox:
         (:mod:`network_proxy`), started on demand; without it the jail has no network;
         ``draft_slot``: the empty folder the session's next draft will be made in, shown
         read-only in the jail so that a draft entered mid-block can be made writable there
-        (:meth:`follow_now`); ``quick_call``: offered each tool call first (see
-        :data:`QuickCaller`), it saves the call a task and a pass of the loop; ``direct``:
-        pairs each child with the extension workers, whose tools it then calls directly."""
+        (:meth:`follow_now`); ``direct``: pairs each child with the extension workers, whose
+        tools it then calls directly."""
         self.read_only = read_only
         self.max_calls = max_calls
         self.message_limit = message_limit
@@ -254,7 +245,7 @@ class Sandbox:
         self.project_root = project_root
         self.refusal = refusal
         self.idle_timeout = idle_timeout  # stop the child after this long without a block
-        self._callers = (call_tool, call_handle, quick_call)  # for the child's calls
+        self._callers = (call_tool, call_handle)  # for the child's calls
         self._direct = direct
         self._control: ControlSocket | None = None  # the running child's, with ``direct``
         self._tools = tools
@@ -648,13 +639,9 @@ class Sandbox:
         self._proc = proc
         self._ready = loop.create_future()
         if self._calls is None:
-            call_tool, call_handle, quick_call = self._callers
+            call_tool, call_handle = self._callers
             self._calls = ChildCalls(
-                self,
-                tasks=self._tasks,
-                call_tool=call_tool,
-                call_handle=call_handle,
-                quick_call=quick_call,
+                self, tasks=self._tasks, call_tool=call_tool, call_handle=call_handle
             )
         self._calls.listen(
             proc, proc.take_stdout(), max_calls=self.max_calls, message_limit=self.message_limit

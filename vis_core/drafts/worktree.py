@@ -285,12 +285,12 @@ def _probe(cwd: Path, tree: str, parent: str) -> str:
     return done.stdout.decode().strip()
 
 
-def remove(top: Path, tree: Path, branch: str | None, *, delete_branch: bool = True) -> None:
-    """Remove the worktree (gone already is fine) and, unless kept, its branch."""
+def remove(top: Path, tree: Path, branch: str | None) -> None:
+    """Remove the worktree (gone already is fine) and its branch."""
     if tree.exists():
         with model_stopped():  # git removes the files by path
             git(["worktree", "remove", "--force", "--force", str(tree)], top, check=False)
             draft_files.remove_tree(tree)
     git(["worktree", "prune"], top, check=False)
-    if branch and delete_branch:
+    if branch:
         git(["branch", "-D", branch], top, check=False)

@@ -53,13 +53,13 @@ STALE_AFTER = 60.0  # seconds: a younger temporary file may be another Vis writi
 SKIPPED_FOLDERS = frozenset({".git", "node_modules", ".venv", "venv", "__pycache__"})
 
 
-def remove_stale_temps(root: Path, *, older_than: float = STALE_AFTER) -> list[Path]:
+def remove_stale_temps(root: Path) -> list[Path]:
     """Delete the ``.NAME.*.vis-tmp`` files an interrupted write left under ``root``. Each
     folder is opened from the one above by descriptor (``os.fwalk``), never through a link,
     and each file is looked at and removed through it: a folder the model's code swaps for a
     link meanwhile cannot send the removal outside ``root``."""
     removed: list[Path] = []
-    limit = time.time() - older_than
+    limit = time.time() - STALE_AFTER
     for folder, dirs, files, fd in os.fwalk(root):
         dirs[:] = [d for d in dirs if d not in SKIPPED_FOLDERS]
         for name in files:

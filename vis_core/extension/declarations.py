@@ -202,22 +202,20 @@ class OpHook:
 # -- the extension --------------------------------------------------------------------------
 
 
-def _symbol_type() -> type:
-    from vis_core.extension.symbols import Symbol
-
-    return Symbol
-
-
-def _items(value: object, what: str, kind: Callable[[], type], hint: str) -> tuple[Any, ...]:
-    """``value`` as a tuple of ``kind()`` declarations. ``kind`` runs only when there are
-    items: the module of a declaration class an extension does not use is not imported."""
+def _items(value: object, what: str, kind: str, hint: str = "") -> tuple[Any, ...]:
+    """``value`` as a tuple of ``vis.<kind>`` declarations. The class is looked up only when
+    there are items: the module of a declaration class an extension does not use is not
+    imported."""
     items = _sequence(value, what)
-    cls = kind() if items else None
-    if cls is not None:
+    if items:
+        import vis_core.extension as vis
+
+        cls = getattr(vis, kind)
         for index, item in enumerate(items):
             if not isinstance(item, cls):
                 raise ValueError(
-                    f"{what}[{index}] is {type(item).__name__}; use {hint} declarations"
+                    f"{what}[{index}] is {type(item).__name__}; use {hint or 'vis.' + kind} "
+                    "declarations"
                 )
     return items
 
@@ -265,7 +263,7 @@ class Extension:
             raise ValueError(f"{where}: description must be a nonblank one-line summary")
         if "\n" in self.description.strip():
             raise ValueError(f"{where}: description must be one line")
-        symbols = _items(self.symbols, f"{where}: symbols", _symbol_type, "vis.Symbol")
+        symbols = _items(self.symbols, f"{where}: symbols", "Symbol")
         if self.alias is not None:
             alias = self.alias
             if not isinstance(alias, str) or not alias.isidentifier() or keyword.iskeyword(alias):
@@ -289,25 +287,25 @@ class Extension:
         _callable_or_none(self.activation, f"{where}: activation")
         _callable_or_none(self.ctx, f"{where}: ctx")
         _state_key(self.ctx_state_key, self.ctx, where)
-        commands = _items(
-            self.slash_commands,
-            f"{where}: slash_commands",
-            lambda: SlashCommand,
-            "vis.SlashCommand",
-        )
+        commands = _items(self.slash_commands, f"{where}: slash_commands", "SlashCommand")
         _once(commands, "name", lambda name: f"{where}: slash command /{name}")
-        hooks = _items(self.op_hooks, f"{where}: op_hooks", lambda: OpHook, "vis.OpHook")
-        filters = _network_filters(self.network_filters, where)
-        providers = _providers(self.providers, where)
-        grants = _grants(self.grants, where)
+        hooks = _items(self.op_hooks, f"{where}: op_hooks", "OpHook")
+        filters = _items(self.network_filters, f"{where}: network_filters", "NetworkFilter")
+        _once(filters, "name", lambda name: f"{where}: network filter {name!r}")
+        providers = _items(self.providers, f"{where}: providers", "Provider")
+        _once(providers, "name", lambda name: f"{where}: provider {name!r}")
+        grants = _items(self.grants, f"{where}: grants", "Grant")
         env = _sequence(self.env, f"{where}: env")
         for var in env:
             if not isinstance(var, str) or not ENV_NAME.match(var):
                 raise ValueError(f"{where}: env holds {var!r}; give environment variable names")
         _optional_text(self.kind, f"{where}: kind")
         _optional_text(self.version, f"{where}: version")
-        settings = _items(self.settings, f"{where}: settings", lambda: Setting, "vis.Setting")
+        settings = _items(self.settings, f"{where}: settings", "Setting")
         _once(settings, "id", lambda name: f"{where}: setting id {name!r}")
+        mcp_servers = _items(
+            self.mcp_servers, f"{where}: mcp_servers", "McpServer", "vis.mcp_server(name, config)"
+        )
         for attr, items in (
             ("symbols", symbols),
             ("slash_commands", commands),
@@ -317,7 +315,7 @@ class Extension:
             ("grants", grants),
             ("env", env),
             ("settings", settings),
-            ("mcp_servers", _mcp_servers(self.mcp_servers, where)),
+            ("mcp_servers", mcp_servers),
         ):
             object.__setattr__(self, attr, items)
 
@@ -346,28 +344,6 @@ def state_key_of(extension: Extension, session_id: str) -> str | None:
     return None if key is None else key.format(session_id=session_id)
 
 
-def _network_filters(value: Any, where: str) -> tuple[Any, ...]:
-    filters = _items(value, f"{where}: network_filters", _filter_type, "vis.NetworkFilter")
-    return _once(filters, "name", lambda name: f"{where}: network filter {name!r}")
-
-
-def _filter_type() -> type:
-    from vis_core.extension.network import NetworkFilter
-
-    return NetworkFilter
-
-
-def _providers(value: Any, where: str) -> tuple[Any, ...]:
-    providers = _items(value, f"{where}: providers", _provider_type, "vis.Provider")
-    return _once(providers, "name", lambda name: f"{where}: provider {name!r}")
-
-
-def _provider_type() -> type:
-    from vis_core.extension.providers import Provider
-
-    return Provider
-
-
 def _once(items: tuple[Any, ...], key: str, said: Callable[[str], str]) -> tuple[Any, ...]:
     """``items``, refused when two share their ``key`` (``said`` names it in the error)."""
     seen: set[str] = set()
@@ -377,26 +353,6 @@ def _once(items: tuple[Any, ...], key: str, said: Callable[[str], str]) -> tuple
             raise ValueError(f"{said(name)} is declared twice")
         seen.add(name)
     return items
-
-
-def _grants(value: Any, where: str) -> tuple[Any, ...]:
-    return _items(value, f"{where}: grants", _grant_type, "vis.Grant")
-
-
-def _grant_type() -> type:
-    from vis_core.extension.grants import Grant
-
-    return Grant
-
-
-def _mcp_servers(value: Any, where: str) -> tuple[Any, ...]:
-    return _items(value, f"{where}: mcp_servers", _server_type, "vis.mcp_server(name, config)")
-
-
-def _server_type() -> type:
-    from vis_core.extension.mcp_servers import McpServer
-
-    return McpServer
 
 
 # -- registration ---------------------------------------------------------------------------

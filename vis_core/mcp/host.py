@@ -80,16 +80,11 @@ class HostMcp:
 
     def register(self, owner: str, declared: Any) -> None:
         """``vis.mcp_server`` called at run time: the server joins (a file entry wins)."""
-        from vis_core.mcp.config import ConfigProblem, Source, parse_entry
-
-        try:
-            server = parse_entry(
-                declared.name, dict(declared.config), source=Source.EXTENSION, origin=owner
-            )
-        except ValueError as exc:
-            self.manager.add_problem(ConfigProblem(f"extension {owner!r}", declared.name, str(exc)))
-            return
-        self.manager.add_registered([server])
+        servers, problems = parsed_servers([(owner, declared)])
+        for problem in problems:
+            self.manager.add_problem(problem)
+        if servers:
+            self.manager.add_registered(servers)
 
     def join(self, servers: list[ServerConfig]) -> list[ServerConnection]:
         """Servers an editor passes over ACP: they join like a file's entries for the rest of
@@ -312,15 +307,15 @@ def declared_servers(extensions: LoadedExtensions) -> list[tuple[str, Any]]:
     ]
 
 
-def registered_servers(
-    extensions: LoadedExtensions,
+def parsed_servers(
+    declared: list[tuple[str, Any]],
 ) -> tuple[list[ServerConfig], list[ConfigProblem]]:
-    """Servers the loaded extensions declare with ``vis.mcp_server`` (and their problems)."""
+    """The servers of ``(extension, vis.McpServer)`` declarations, and their problems."""
     from vis_core.mcp.config import ConfigProblem, Source, parse_entry
 
     servers: list[ServerConfig] = []
     problems: list[ConfigProblem] = []
-    for owner, decl in declared_servers(extensions):
+    for owner, decl in declared:
         try:
             servers.append(
                 parse_entry(decl.name, dict(decl.config), source=Source.EXTENSION, origin=owner)
@@ -336,7 +331,7 @@ def host_mcp(deps: McpDeps) -> HostMcp:
     def read_config() -> McpConfig:
         from vis_core.mcp.config import load_config
 
-        registered, problems = registered_servers(deps.extensions())
+        registered, problems = parsed_servers(declared_servers(deps.extensions()))
         config = load_config(
             deps.paths.mcp_file,
             deps.project_root,

@@ -326,13 +326,18 @@ class VisApp(App[int]):
 
     async def _show_draft(self, result: CommandResult) -> None:
         """``/draft``: the diff stays in the transcript; the draft screen offers its actions,
-        each run as ``/draft ACTION`` (its outcome lands in the transcript)."""
+        each run as ``/draft ACTION`` (its outcome lands in the transcript). A refused
+        approval (the draft changed since it was shown) shows it again, with its message."""
         from vis_tui.screens.draft import DraftScreen
 
-        self.main.transcript.add_message(result.markdown)
+        if result.ok:  # a refusal is in the transcript already, as an error
+            self.main.transcript.add_message(result.markdown)
+        view = result.data
 
         def chosen(action: str | None) -> None:
-            if action:
+            if action == "approve" and view.message:
+                self.main.run_command(f"/draft approve {view.message}")
+            elif action:
                 self.main.run_command(f"/draft {action}")
 
         self.push_screen(DraftScreen(result.data), chosen)

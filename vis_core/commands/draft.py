@@ -1,15 +1,17 @@
 """``/draft``: the session's draft, what approval would commit, and the person's actions on it
-(``new [LABEL]``, ``approve [MESSAGE]``, ``sync``, ``discard``)."""
+(``new [LABEL]``, ``approve [MESSAGE]``, ``sync``, ``discard``). ``/draft approve`` lands the
+draft as ``/draft`` last showed it: one changed since is shown again, and nothing lands."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from vis_core.commands import CommandAction, CommandResult, err, ok
-from vis_core.drafts import DraftError
+from vis_core.drafts import DraftChanged, DraftError
+from vis_core.drafts.session import SessionDrafts
 from vis_core.extension.declarations import SlashCommand
 from vis_core.extension.hooks import OperationBlocked
-from vis_core.model.draft import DraftView
+from vis_core.model.draft import Draft, DraftView
 from vis_core.tools.display import plural
 
 USAGE = "/draft [new [LABEL] | approve [MESSAGE] | sync | discard]"
@@ -48,7 +50,12 @@ async def run_draft(ctx: dict[str, Any]) -> CommandResult:
                 "that you approve or discard.",
             )
         if action == "approve":
-            result = await drafts.approve(" ".join(args) or None)
+            message = " ".join(args)
+            shown = drafts.shown
+            try:
+                result = await drafts.approve(message or None, "" if shown is None else shown.state)
+            except DraftChanged as exc:
+                return await _view(drafts, draft, refused=str(exc), message=message)
             files = "\n".join(f"- `{name}`" for name in result["files"]) or "No file differed."
             into = f" into {result['target_branch']}" if result.get("target_branch") else ""
             return ok(f"Approved draft {draft.label}{into}", files)
@@ -61,7 +68,15 @@ async def run_draft(ctx: dict[str, Any]) -> CommandResult:
             return ok(f"Discarded draft {draft.label}", "The workspace is as it was.")
     except (DraftError, OperationBlocked, LookupError) as exc:
         return err(f"/draft {action} refused", str(exc))
-    review = await drafts.review()
+    return await _view(drafts, draft)
+
+
+async def _view(
+    drafts: SessionDrafts, draft: Draft, refused: str = "", message: str = ""
+) -> CommandResult:
+    """The draft shown to the person: what their next ``/draft approve`` lands. ``refused``:
+    why an approval (given ``message``) was refused; the view then says what to do."""
+    review = await drafts.show()
     files, diff = review.files, review.diff
     if len(diff) > DIFF_CHARS:
         diff = diff[:DIFF_CHARS] + f"\n… (cut; the whole diff: git -C {draft.root} diff --cached)"
@@ -70,17 +85,23 @@ async def run_draft(ctx: dict[str, Any]) -> CommandResult:
         + (f"; approval commits to {draft.target_branch}" if draft.target_branch else "")
         + f". {plural(len(files), 'file differs', 'files differ')}."
     )
+    again = f"`/draft approve {message}`" if message else "`/draft approve`"
+    note = (
+        f"{refused[:1].upper()}{refused[1:]}. "
+        f"Here it is now: approving again ({again}) lands it as shown."
+    )
     body = (
-        summary
+        (f"{note}\n\n" if refused else "")
+        + summary
         + "\n\n"
         + (_fenced(diff) if diff else "No change yet.")
         + "\n\nActions: `/draft approve [MESSAGE]`, `/draft sync`, `/draft discard`."
     )
     return CommandResult(
-        True,
-        f"Draft {draft.label}",
+        not refused,
+        "/draft approve refused" if refused else f"Draft {draft.label}",
         body,
-        data=DraftView(draft.label, summary, diff),
+        data=DraftView(draft.label, summary, diff, note=note if refused else "", message=message),
         action=CommandAction.OPEN_DRAFT,
     )
 

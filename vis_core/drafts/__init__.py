@@ -2,8 +2,16 @@
 
 from __future__ import annotations
 
-from vis_core.drafts.errors import DraftConflict, DraftError
+from vis_core.drafts.errors import DraftChanged, DraftConflict, DraftError
 from vis_core.drafts.hooks import NO_HOOKS, DraftHooks, DraftOp
 from vis_core.drafts.service import Drafts
 
-__all__ = ["NO_HOOKS", "DraftConflict", "DraftError", "DraftHooks", "DraftOp", "Drafts"]
+__all__ = [
+    "NO_HOOKS",
+    "DraftChanged",
+    "DraftConflict",
+    "DraftError",
+    "DraftHooks",
+    "DraftOp",
+    "Drafts",
+]

@@ -11,6 +11,19 @@ class DraftError(Exception):
     """A draft operation was refused; the text says why and what to do."""
 
 
+class DraftChanged(DraftError):
+    """The draft changed after the person was shown it: nothing was approved."""
+
+    def __init__(self, label: str, files: Sequence[str]) -> None:
+        self.files = tuple(files)
+        shown = ", ".join(self.files[:5]) + (" …" if len(self.files) > 5 else "")
+        super().__init__(
+            f"draft {label} changed after it was shown for approval "
+            f"({plural(len(self.files), 'file')}: {shown}), so nothing was approved; "
+            "review it again"
+        )
+
+
 class DraftConflict(DraftError):
     """Sync or approval met a conflict: nothing was changed, the draft stays usable."""
 

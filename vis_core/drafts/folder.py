@@ -4,7 +4,6 @@ the filesystem can clone them) and a manifest of what each file held when the dr
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import stat
@@ -12,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from vis_core.drafts import files as draft_files
-from vis_core.drafts.errors import DraftConflict, DraftError
+from vis_core.drafts.errors import DraftChanged, DraftConflict, DraftError
 from vis_core.tools.beneath import Beneath
 
 Manifest = dict[str, str]  # relative path -> content id
@@ -95,8 +94,14 @@ def changes(tree: Path, base: Manifest) -> dict[str, str | None]:
 
 
 def state(found: dict[str, str | None]) -> str:
-    """One id of :func:`changes`: what the person was shown of the draft."""
-    return hashlib.sha256(json.dumps(found, sort_keys=True).encode()).hexdigest()
+    """:func:`changes` as one text: what the person was shown of the draft."""
+    return json.dumps(found, sort_keys=True)
+
+
+def changed_since(shown: str, found: dict[str, str | None]) -> list[str]:
+    """The files whose change differs between the :func:`state` ``shown`` and ``found``."""
+    before: dict[str, str | None] = json.loads(shown)
+    return sorted(n for n in set(before) | set(found) if before.get(n, "") != found.get(n, ""))
 
 
 def sync(
@@ -125,17 +130,16 @@ def sync(
     return updated, moved
 
 
-def approve(workspace: Path, tree: Path, base: Manifest, reviewed: str | None = None) -> list[str]:
+def approve(
+    workspace: Path, tree: Path, base: Manifest, reviewed: str | None = None, label: str = ""
+) -> list[str]:
     """Copy the draft's changed files back; refuses (naming them, copying nothing) files the
     live workspace changed since the draft began, and, given ``reviewed`` (its
     :func:`state` when the person was shown it), a draft changed since."""
     draft = changes(tree, base)
     names = sorted(draft)
     if reviewed and state(draft) != reviewed:
-        raise DraftError(
-            "the draft changed after it was shown for approval, so nothing was approved; "
-            "review it again"
-        )
+        raise DraftChanged(label, changed_since(reviewed, draft))
     copy, live = Beneath(tree), Beneath(workspace)
     refused = []
     for name in names:
@@ -153,12 +157,15 @@ def approve(workspace: Path, tree: Path, base: Manifest, reviewed: str | None = 
     ]
 
     def unchanged() -> None:  # the model's processes are stopped from here on
-        if reviewed and state(changes(tree, base)) != reviewed:
-            raise OSError("the draft changed after it was shown for approval")
+        now = changes(tree, base)
+        if reviewed and state(now) != reviewed:
+            raise DraftChanged(label, changed_since(reviewed, now))
 
     try:  # all files or none: staged beside their targets, then renamed in
         draft_files.land_files(workspace, writes, check=unchanged)
     except draft_files.LandingFailed as exc:
+        if isinstance(exc.__cause__, DraftChanged):
+            raise exc.__cause__ from None
         raise _not_landed(exc) from exc
     return names
 

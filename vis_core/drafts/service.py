@@ -16,12 +16,11 @@ from typing import Any
 
 from vis_core.drafts import files as draft_files
 from vis_core.drafts import folder, landing, worktree
-from vis_core.drafts.errors import DraftError
+from vis_core.drafts.errors import DraftChanged, DraftError
 from vis_core.drafts.hooks import NO_HOOKS, DraftHooks, DraftOp
 from vis_core.model.draft import Draft, DraftBackend, DraftReview
 from vis_core.paths import private_dir
 from vis_core.store import Store
-from vis_core.tools.display import plural
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,39}$")
 MANIFEST = "base.json"
@@ -222,11 +221,7 @@ class Drafts:
         # what lands is fixed here, as the hooks see it: a later write in the draft is not in
         mine = worktree.staged_tree(tree)
         if reviewed and mine != reviewed:
-            raise DraftError(
-                f"draft {draft.label} changed after it was shown for approval "
-                f"({_changed_since(tree, reviewed, mine)}), so nothing was approved; "
-                "review it again"
-            )
+            raise DraftChanged(draft.label, worktree.tree_files(tree, reviewed, mine))
         change = worktree.draft_change(top, draft.target_branch, draft.base, mine)
         target = draft.target_branch or ""
         args = {
@@ -273,7 +268,9 @@ class Drafts:
 
         def run() -> dict[str, Any]:
             base = folder.load_manifest(self._manifest(draft))
-            written = folder.approve(Path(draft.workspace), self.tree(draft), base, reviewed)
+            written = folder.approve(
+                Path(draft.workspace), self.tree(draft), base, reviewed, draft.label
+            )
             self._remove(draft)
             return {"files": written, "commit": None, "target_branch": None}
 
@@ -356,10 +353,3 @@ class Drafts:
             worktree.remove(Path(draft.repo_root), home / "tree", draft.branch)
         draft_files.remove_tree(home)
         self.store.forget_draft(draft.id)
-
-
-def _changed_since(tree: Path, old: str, new: str) -> str:
-    """The files that differ between two trees of a draft, for the person (a few named)."""
-    names = worktree.tree_files(tree, old, new)
-    shown = ", ".join(names[:5]) + (" …" if len(names) > 5 else "")
-    return f"{plural(len(names), 'file')}: {shown}"

@@ -86,6 +86,7 @@ class SessionDrafts:
         self._followers: list[Follower] = []
         self._slot: tuple[str, Path] | None = None
         self._draft = self._resumable(drafts.of_session(session_id))
+        self._shown: DraftReview | None = None
 
     @classmethod
     def alone(cls, drafts: Drafts, draft: Draft) -> SessionDrafts:
@@ -144,6 +145,17 @@ class SessionDrafts:
         if draft is None:
             return DraftReview([], "", "")
         return await asyncio.to_thread(self.drafts.review, draft)
+
+    async def show(self) -> DraftReview:
+        """:meth:`review`, as the person is shown it (``/draft``): what their approval lands
+        (:attr:`shown`)."""
+        self._shown = review = await self.review()
+        return review
+
+    @property
+    def shown(self) -> DraftReview | None:
+        """What :meth:`show` last showed of the current draft (None: nothing yet)."""
+        return self._shown
 
     # -- the lifecycle ----------------------------------------------------------------------
 
@@ -217,6 +229,7 @@ class SessionDrafts:
 
     def _enter(self, draft: Draft | None) -> None:
         self._draft = draft
+        self._shown = None
         roots = self.roots()
         for mover in self._movers:
             mover(roots.workspace, roots.project_root)

@@ -46,7 +46,8 @@ class DraftReview:
 
     files: list[str]  # the files it changes
     diff: str  # git: the change approval's commit makes; a copy: the files, a line each
-    state: str  # the draft's content read (git: its tree; '' for a copy): approval checks it
+    state: str  # the draft's content read (git: its tree; a copy: its files' ids): approval
+    # checks it ('': no draft)
 
 
 @dataclass(frozen=True)
@@ -57,3 +58,5 @@ class DraftView:
     summary: str  # backend, root, target branch and how many files differ
     diff: str  # the diff against the draft's base ('' when nothing changed yet)
     actions: tuple[str, ...] = ("approve", "sync", "discard")
+    note: str = ""  # why it is shown again (an approval refused: what changed since)
+    message: str = ""  # the commit message that approval was given, kept for the next one

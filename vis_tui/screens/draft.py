@@ -38,6 +38,7 @@ class DraftScreen(ModalScreen[str | None]):
         width: 90%; max-width: 120; height: 90%;
         padding: 1 2; background: $surface; border: round $primary;
     }
+    #draft-note { margin-bottom: 1; color: $text-warning; }
     #draft-summary { margin-bottom: 1; color: $text-muted; }
     #draft-diff { height: 1fr; border: round $panel; }
     #draft-actions { height: auto; margin-top: 1; }
@@ -59,6 +60,8 @@ class DraftScreen(ModalScreen[str | None]):
     def compose(self) -> Any:
         with Vertical(id="draft-box"):
             yield Static(Content.styled(f"Draft {self.view.label}", "bold"), id="draft-title")
+            if self.view.note:  # why it is shown again: what changed since it was last
+                yield Static(Content(self.view.note.replace("`", "")), id="draft-note")
             yield Static(Content(self.view.summary.replace("`", "")), id="draft-summary")
             with VerticalScroll(id="draft-diff", can_focus=True):
                 yield Static(diff_content(self.view.diff))

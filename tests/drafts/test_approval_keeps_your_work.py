@@ -5,7 +5,10 @@ and untracked files were committed to their branch with the draft."""
 
 from __future__ import annotations
 
+import re
+import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -347,3 +350,70 @@ def test_a_large_file_and_a_mode_change_land_beside_the_persons_work(
     assert (repo / "c.txt").read_text() == _edit(LINES, 1, "person")
     assert _raw(repo, "status", "--porcelain") == " M c.txt\n"
     assert git(repo, "ls-tree", "main", "c.txt").startswith("100755 ")
+
+
+def _folder_for_file(root: Path, name: str) -> None:
+    (root / name).unlink()
+    (root / name).mkdir()
+    (root / name / "in.txt").write_text("in\n")
+
+
+def _file_for_folder(root: Path, name: str) -> None:
+    shutil.rmtree(root / name)
+    (root / name).write_text("a file now\n")
+
+
+def _committed(root: Path, change: Callable[[Path], None]) -> None:
+    change(root)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "replaced")
+
+
+REPLACED = {  # (what the draft does, what the person does): what approval says
+    "the draft's file for your changed folder": (
+        lambda root: _file_for_folder(root, "sub"),
+        lambda repo: (repo / "sub" / "f.txt").write_text("mine\n"),
+        "the draft replaced the folder sub with a file, where you have changes",
+    ),
+    "your folder for the draft's changed file": (
+        lambda root: (root / "c.txt").write_text(_edit(LINES, 2, "drafted")),
+        lambda repo: _folder_for_file(repo, "c.txt"),
+        "you replaced the file c.txt with a folder, and the draft changed it",
+    ),
+    "your file for a folder where the draft changed a file": (
+        lambda root: (root / "sub" / "f.txt").write_text("drafted\n"),
+        lambda repo: _file_for_folder(repo, "sub"),
+        "you replaced the folder sub with a file, and the draft changed it",
+    ),
+    "main's folder for the draft's changed file, committed": (
+        lambda root: (root / "c.txt").write_text(_edit(LINES, 2, "drafted")),
+        lambda repo: _committed(repo, lambda r: _folder_for_file(r, "c.txt")),
+        "do not apply to main as it is now (since the draft began, main replaced the file "
+        "c.txt with a folder): 1 file conflict: c.txt",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(REPLACED))
+def test_a_folder_and_a_file_that_replaced_each_other_are_named_with_who_did_it(
+    long_files: Path, drafts: Drafts, case: str
+) -> None:
+    """Before, each was refused with the generic text ("changed the same lines … or one of
+    you removed or replaced a file"), and a file merge-tree set aside was named c.txt~<id>."""
+    repo = long_files
+    (repo / "sub").mkdir()
+    (repo / "sub" / "f.txt").write_text("f\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "sub")
+    in_draft, in_workspace, said = REPLACED[case]
+    draft = drafts.create(repo, "s1", "kinds")
+    in_draft(Path(draft.root))
+    in_workspace(repo)
+    tip, before = git(repo, "rev-parse", "main"), _uncommitted(repo)
+
+    with pytest.raises(DraftConflict, match=re.escape(said)) as refused:
+        drafts.approve(draft)
+
+    assert "~" not in str(refused.value)  # no name the person never made
+    assert git(repo, "rev-parse", "main") == tip and _uncommitted(repo) == before
+    assert drafts.listed() == [draft]

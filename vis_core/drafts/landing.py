@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vis_core.drafts import files as draft_files
+from vis_core.drafts import replaced
 from vis_core.drafts.errors import DraftConflict, DraftError
 from vis_core.drafts.gitrun import git, paths, text
 from vis_core.tools.beneath import Beneath
@@ -89,10 +90,20 @@ def plan(top: Path, target: str, head: str, new: str, names: Sequence[str]) -> L
         if write is not None:
             writes.append(write)
     if refused:
+        sides = [
+            ("the draft", replaced.in_tree(top, new), ", where you have changes"),
+            ("you", replaced.in_folder(top), ", and the draft changed it"),
+        ]
+        why = replaced.replacements(sorted(refused), replaced.in_tree(top, head), sides)
         raise DraftConflict(
             "approval would lose changes of yours in the workspace that are not committed: "
-            "the draft changed the same lines of these files, or one of you removed or "
-            "replaced a file the other changed. Commit or put aside yours, then approve again",
+            + (
+                "; ".join(why)
+                if why
+                else "the draft changed the same lines of these files, or one of you removed "
+                "or replaced a file the other changed"
+            )
+            + ". Commit or put aside yours, then approve again",
             sorted(refused),
         )
     return Landing(tuple(writes), tuple(index))

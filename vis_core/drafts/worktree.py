@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from vis_core.drafts import files as draft_files
+from vis_core.drafts import replaced
 from vis_core.drafts.errors import DraftConflict, DraftError
 from vis_core.drafts.gitrun import COMMIT_CONFIG, commit_config, git, paths, text
 from vis_core.system.quiet import model_stopped
@@ -232,10 +233,20 @@ def draft_change(top: Path, target: str | None, base: str, mine: str) -> Change:
     head = target_head(top, target)
     applied, conflicted = _applied(top, base, mine, head)
     if conflicted:
+        sides = [
+            ("the draft", replaced.in_tree(top, mine), ""),
+            (f"since the draft began, {target}", replaced.in_tree(top, head), ""),
+        ]
+        why = replaced.replacements(conflicted, replaced.in_tree(top, base), sides)
         raise DraftConflict(
-            f"the draft's changes do not apply to {target} as it is now (changed there since "
-            "the draft began, or beside changes you had not committed when it began)",
-            conflicted,
+            f"the draft's changes do not apply to {target} as it is now "
+            + (
+                f"({'; '.join(why)})"
+                if why
+                else "(changed there since the draft began, or beside changes you had not "
+                "committed when it began)"
+            ),
+            replaced.set_aside(conflicted),
         )
     assert applied is not None
     return Change(head, applied, tree_files(top, head, applied))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -379,3 +380,30 @@ def test_a_target_branch_checked_out_in_another_worktree_is_not_moved(
     git(other, "switch", "-q", "--detach")
     drafts.approve(draft)
     assert git(repo, "show", "main:a.txt") == "drafted"
+
+
+def test_a_target_branch_being_rebased_is_not_moved(repo: Path, drafts: Drafts) -> None:
+    """The person's rebase of main stopped on a conflict (HEAD detached meanwhile): approval
+    refuses, naming the worktree and how to end the rebase, as ``git branch -f`` does (before,
+    main moved under the rebase); after ``git rebase --abort`` it lands."""
+    draft = drafts.create(repo, "s1", "rebasing")
+    (Path(draft.root) / "b.txt").write_text("drafted\n")
+    git(repo, "switch", "-q", "-c", "side")
+    (repo / "a.txt").write_text("side\n")
+    git(repo, "commit", "-qam", "side")
+    git(repo, "switch", "-q", "main")
+    (repo / "a.txt").write_text("main\n")
+    git(repo, "commit", "-qam", "main")
+    tip = git(repo, "rev-parse", "main")
+    stopped = subprocess.run(["git", "rebase", "side"], cwd=repo, capture_output=True)
+    assert stopped.returncode != 0  # a conflict in a.txt
+
+    with pytest.raises(
+        DraftError, match=f"main is being rebased in the worktree {repo}: .*--abort"
+    ):
+        drafts.approve(draft)
+
+    assert git(repo, "rev-parse", "main") == tip and drafts.listed() == [draft]
+    git(repo, "rebase", "--abort")
+    drafts.approve(draft)
+    assert (repo / "b.txt").read_text() == "drafted\n"

@@ -65,6 +65,14 @@ def plan(top: Path, target: str, head: str, new: str, names: Sequence[str]) -> L
             "HEAD (git refuses `git branch -f` there too). Check out another branch in that "
             "worktree (or remove it), then approve again; the draft is kept"
         )
+    busy = in_progress(top, target)
+    if busy is not None:
+        where, what, finish = busy
+        raise DraftError(
+            f"{target} is being {what} in the worktree {where}: approval would move the "
+            f"branch under it (git refuses `git branch -f` then too). Finish it or stop it "
+            f"({finish}), then approve again; the draft is kept"
+        )
     if not live_on(top, target):
         return None
     before = entries(top, head, names)
@@ -168,6 +176,41 @@ def checked_out_elsewhere(top: Path, target: str) -> str | None:
         elif field == f"branch refs/heads/{target}" and os.path.realpath(path) != here:
             return path
     return None
+
+
+def in_progress(top: Path, target: str) -> tuple[str, str, str] | None:
+    """(worktree path, what, how to end it) of a worktree of the repository (``top``'s too)
+    where ``target`` is being rebased or bisected: its HEAD is detached meanwhile."""
+    common = top / text(["rev-parse", "--git-common-dir"], top)
+    linked = common / "worktrees"
+    gitdirs = [(common, common.parent)] + [
+        (folder, Path(_small_text(folder / "gitdir")).parent)
+        for folder in (sorted(linked.iterdir()) if linked.is_dir() else [])
+    ]
+    branch = f"refs/heads/{target}"
+    for gitdir, where in gitdirs:
+        for state in ("rebase-merge", "rebase-apply"):
+            if _small_text(gitdir / state / "head-name") == branch:
+                return str(where), "rebased", "git rebase --continue or --abort"
+        if _small_text(gitdir / "BISECT_START") in (target, branch):
+            return str(where), "bisected", "git bisect reset"
+    return None
+
+
+def _small_text(path: Path) -> str:
+    """The first line of a small regular file of the repository, '' when there is none (never
+    waits on a named pipe, never follows a link)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except OSError:
+        return ""
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return ""
+        data = os.read(fd, 4096)
+    finally:
+        os.close(fd)
+    return data.decode("utf-8", "surrogateescape").split("\n", 1)[0].strip()
 
 
 def entries(cwd: Path, commit: str, names: Sequence[str]) -> dict[str, Entry]:

@@ -67,8 +67,9 @@ def _bundled_code(candidate: Candidate, loader: Any) -> CodeType | None:
 
 
 def forget_module(name: str) -> None:
-    """Drop ``name`` and its submodules from ``sys.modules`` so the next load is fresh."""
-    for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
+    """Drop ``name`` and its submodules from ``sys.modules`` so the next load is fresh (from a
+    copy of the table: another thread may import meanwhile)."""
+    for key in [k for k in sys.modules.copy() if k == name or k.startswith(name + ".")]:
         del sys.modules[key]
 
 

@@ -354,9 +354,10 @@ class MainScreen(Screen[None]):
 
     @property
     def closing(self) -> bool:
-        """The app is quitting: from ``App.exit`` on, Textual refuses to mount into this
-        screen's widgets (``MountError``) until it unmounts them."""
-        return not self.is_attached
+        """The app is quitting: from ``App.exit`` on (it sets the return code at once, and
+        the screen's own messages may still be handled before the app's exit message), and
+        once Textual detached the screen (mounting into it raises ``MountError``)."""
+        return not self.is_attached or self.app.return_code is not None
 
     def on_core_event(self, message: CoreEvent) -> None:
         message.stop()

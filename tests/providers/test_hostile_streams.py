@@ -33,6 +33,10 @@ CHUNK = {
     "choices": [{"index": 0, "delta": {"content": "and again " * 40}, "finish_reason": None}],
 }
 ENDLESS = f"data: {json.dumps(CHUNK)}\n\n"
+# The same stream in 40 KB events: the default cap (4 MiB) is reached in ~100 of them, not in
+# ~7,000 small ones, each parsed by the SDK and streamed as its own delta (half the run's CPU).
+LARGE = {**CHUNK, "choices": [{**CHUNK["choices"][0], "delta": {"content": "and again " * 4000}}]}
+ENDLESS_LARGE = f"data: {json.dumps(LARGE)}\n\n"
 
 
 def configure(home: Path, server: WireServer, extra: str = "") -> None:
@@ -65,7 +69,7 @@ def turn_statuses(home: Path) -> list[str]:
 def test_an_endless_stream_is_cut_at_the_response_cap(vis_home: Path, workspace: Path) -> None:
     with WireServer() as server:
         configure(vis_home, server)
-        server.reply(WireReply(forever=ENDLESS))
+        server.reply(WireReply(forever=ENDLESS_LARGE))
         run = vis_run(vis_home, workspace, "write forever")
         out, err = run.communicate(timeout=120)
     assert run.returncode == 1, err

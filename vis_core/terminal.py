@@ -74,14 +74,12 @@ class TerminalWriter:
         return getattr(self.raw, name)
 
 
-def guard_output(
-    *, stdout: bool = True, stderr: bool = True, clean: Callable[[str], str] | None = None
-) -> None:
-    """Write ``sys.stdout`` / ``sys.stderr`` through :class:`TerminalWriter` from now on
-    (prints, log warnings, tracebacks)."""
+def guard_output(*, stdout: bool = True, clean: Callable[[str], str] | None = None) -> None:
+    """Write ``sys.stderr`` (and ``sys.stdout``, unless told not to) through
+    :class:`TerminalWriter` from now on (prints, log warnings, tracebacks)."""
     if stdout and not isinstance(sys.stdout, TerminalWriter):
         sys.stdout = TerminalWriter(sys.stdout, clean)  # type: ignore[assignment]
-    if stderr and not isinstance(sys.stderr, TerminalWriter):
+    if not isinstance(sys.stderr, TerminalWriter):
         sys.stderr = TerminalWriter(sys.stderr, clean)  # type: ignore[assignment]
 
 

@@ -52,10 +52,9 @@ class SessionsMixin:
         title: str = "",
         group: str | None = None,
         forked_from: str | None = None,
-        parent_id: str | None = None,
     ) -> SessionRow:
-        """Create a session (id: uuid4 hex) and return its row; ``parent_id``: the session that
-        started it (a child session)."""
+        """Create a session (id: uuid4 hex) and return its row (a child session's parent is
+        set with :meth:`set_parent`)."""
         session_id = uuid.uuid4().hex
         now = time.time()
         title = self._clean(title)
@@ -64,7 +63,7 @@ class SessionsMixin:
                 _ensure_group(conn, group, now)
             (num,) = conn.execute(
                 "INSERT INTO sessions (id, title, group_name, workspace, project_root, created, "
-                "modified, forked_from, parent_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                "modified, forked_from) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
                 "RETURNING num",
                 (
                     session_id,
@@ -75,7 +74,6 @@ class SessionsMixin:
                     now,
                     now,
                     forked_from,
-                    parent_id,
                 ),
             ).fetchone()
             if title:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vis_core.paths import VisPaths
+from vis_core.paths import TrustStore, VisPaths
 from vis_core.settings.service import SettingsService
 from vis_core.settings.values import Source
 from vis_core.store import Store
@@ -22,16 +22,13 @@ VALUES = {
 }
 
 
-def _service(
-    workspace: Path, toggles: tuple[str, ...] = (), trusted: bool | None = True
-) -> tuple[SettingsService, str]:
+def _service(workspace: Path, toggles: tuple[str, ...] = ()) -> tuple[SettingsService, str]:
     paths = VisPaths.from_env().ensure()
+    TrustStore(paths).trust(workspace)  # the project's files as they are now count
     store = Store(paths.db_file)
     session = store.create_session(workspace, workspace)
     store.set_group(session.id, "team")
-    service = SettingsService(
-        paths=paths, store=store, project_root=workspace, toggles=toggles, trusted=trusted
-    )
+    service = SettingsService(paths=paths, store=store, project_root=workspace, toggles=toggles)
     return service, session.id
 
 

@@ -60,13 +60,11 @@ class SettingsReader:
         extensions: Callable[[], ExtensionSet | None] = lambda: None,
         toggles: Iterable[str] = (),
         channel: Channel = Channel.TUI,
-        trusted: bool | None = None,
         snapshot: ControlSnapshot | None = None,
     ) -> None:
-        """``trusted``: whether the project is trusted (``None``: ask the trust list at each
-        :meth:`refresh`); every value an untrusted project's files set is ignored.
-        ``snapshot``: the project's control files as the caller read them (and checked
-        against the trust list); the values are read from it, not from the files again."""
+        """``snapshot``: the project's control files as the caller read them (and checked
+        against the trust list at each :meth:`refresh`; every value an untrusted project's
+        files set is ignored); the values are read from it, not from the files again."""
         self.paths = paths
         self.store = store
         self.project_root = project_root
@@ -77,8 +75,7 @@ class SettingsReader:
         self.project = ProjectFiles(project_root)
         self.secrets = SecretsFile(paths.secrets_file)
         self.toggles = Toggles(toggles)
-        self._trust_fixed = trusted
-        self.trusted = bool(trusted)
+        self.trusted = False
         self._owners_key: object = None
         self._owners: dict[str, SettingOwner] = {}
         self.problems: list[str] = []
@@ -98,18 +95,15 @@ class SettingsReader:
         the project's files as ``snapshot`` holds them (read again without one), trusted
         only when the trust list holds that very snapshot."""
         problems: list[str] = []
-        if self._trust_fixed is None:
-            trust = TrustStore(self.paths)
-            try:
-                if snapshot is None:
-                    snapshot, self.trusted = trust.verified(self.project_root)
-                else:
-                    self.trusted = trust.holds(snapshot)
-            except RuntimeError as exc:  # an unreadable trust list trusts nothing
-                self.trusted = False
-                problems.append(str(exc))
-        else:
-            self.trusted = self._trust_fixed
+        trust = TrustStore(self.paths)
+        try:
+            if snapshot is None:
+                snapshot, self.trusted = trust.verified(self.project_root)
+            else:
+                self.trusted = trust.holds(snapshot)
+        except RuntimeError as exc:  # an unreadable trust list trusts nothing
+            self.trusted = False
+            problems.append(str(exc))
         if snapshot is None:
             snapshot = take_snapshot(self.project_root, hashed=self.trusted)
         self.snapshot = snapshot

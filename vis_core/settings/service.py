@@ -65,7 +65,6 @@ class SettingsService(SettingsReader):
         extensions: Callable[[], ExtensionSet | None] = lambda: None,
         toggles: Iterable[str] = (),
         channel: Channel = Channel.TUI,
-        trusted: bool | None = None,
         snapshot: ControlSnapshot | None = None,
         order: ChangeOrder | None = None,
     ) -> None:
@@ -79,7 +78,6 @@ class SettingsService(SettingsReader):
             extensions=extensions,
             toggles=toggles,
             channel=channel,
-            trusted=trusted,
             snapshot=snapshot,
         )
         # runs an extension setting's on_change where that extension's code runs (its

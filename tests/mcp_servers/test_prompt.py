@@ -6,9 +6,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from vis_core.host import Host, HostOptions
 from vis_core.mcp.client import State
 from vis_core.mcp.config import load_config
-from vis_core.mcp.host import HostMcp
 from vis_core.mcp.manager import McpManager
 from vis_core.paths import VisPaths
 
@@ -18,7 +18,7 @@ from .conftest import SERVER, stdio_entry, write_config
 async def test_the_section_lists_indirect_servers_and_grows_by_appending(
     vis_home: Path, workspace: Path
 ) -> None:
-    path = write_config(
+    write_config(
         vis_home / "mcp.json",
         {
             "fixture": stdio_entry(),
@@ -27,18 +27,17 @@ async def test_the_section_lists_indirect_servers_and_grows_by_appending(
             "off": stdio_entry(enabled=False),
         },
     )
-    manager = McpManager(
-        load_config(path, None, trusted=False), workspace=workspace, paths=VisPaths.from_env()
-    )
-    mcp = HostMcp(lambda: manager, lambda: None)
-    section = mcp.prompt_for_session()
-    before = section()
-    assert "- `mcp__fixture__` " not in before
-    assert "- `mcp__fixture` (codemode)\n" in before + "\n"  # no summary before it connects
-    assert "- `mcp__notes` (deferred): Team notes" in before
-    assert "mcp__tools" not in before and "mcp__off" not in before  # direct, disabled
-    mcp.start()
+    host = await Host.open(HostOptions(workspace=workspace))
     try:
+        mcp = host.mcp  # the manager is made at once: the config names servers
+        manager = mcp.manager
+        section = mcp.prompt_for_session()
+        before = section()
+        assert "- `mcp__fixture__` " not in before
+        assert "- `mcp__fixture` (codemode)\n" in before + "\n"  # no summary before it connects
+        assert "- `mcp__notes` (deferred): Team notes" in before
+        assert "mcp__tools" not in before and "mcp__off" not in before  # direct, disabled
+        mcp.start()
         await manager.wait_all(60)
         assert section() == before  # what the system prompt sent stays as it was
         appended = section.update()  # the changed section goes to the conversation
@@ -57,7 +56,7 @@ async def test_the_section_lists_indirect_servers_and_grows_by_appending(
             spec.definition.name for spec in manager.direct_specs("s2", workspace, [].append)
         }
     finally:
-        await mcp.close()
+        await host.close()
 
 
 async def test_reload_connects_new_servers_and_stops_removed_ones(

@@ -142,7 +142,7 @@ class Host:
         self._other_roots_lock = asyncio.Lock()
         self._reloading = asyncio.Lock()  # one reload at a time (the Settings screen's, /reload)
         # what uses the services above (the host only opens sessions for child sessions)
-        from vis_core.mcp.host import McpDeps, host_mcp
+        from vis_core.mcp.host import HostMcp, McpDeps
         from vis_core.subagents import SubagentDeps, Subagents
 
         # child sessions: run_session, consult, vis.council (the host opens and closes them)
@@ -150,7 +150,7 @@ class Host:
             SubagentDeps(store, self.settings, self.models, self, self.registry.session_tools)
         )
         # MCP servers: connected when the first session starts
-        self.mcp = host_mcp(
+        self.mcp = HostMcp(
             McpDeps(
                 paths,
                 root,

@@ -29,35 +29,27 @@ class HostMcp:
     once, at ``/reload``, when an extension registers one, or when ``/mcp`` or its screen asks
     for it; until then sessions get no MCP tools, prompt text or waits."""
 
-    def __init__(
-        self,
-        make_manager: Callable[[], McpManager],
-        clear_tools: Callable[[], None],
-        read_config: Callable[[], McpConfig] | None = None,
-        configured: Callable[[], bool] = lambda: True,
-        found_store: FoundStore | None = None,
-    ) -> None:
-        """``found_store`` keeps the deferred tools a session's searches declared, so they stay
-        declared when the session is resumed (``vis run --continue``)."""
-        self._make_manager = make_manager
-        self._found_store = found_store
+    def __init__(self, deps: McpDeps) -> None:
+        self._deps = deps
+        # the deferred tools a session's searches declared, kept so that they stay declared
+        # when the session is resumed (``vis run --continue``)
+        self._found_store = FoundStore(deps.store)
         self._recalled: set[str] = set()  # sessions whose stored finds the manager has
         self._sections: dict[str, PromptSection] = {}  # by session id
         self._manager: McpManager | None = None
-        self._read_config = read_config
-        self._configured = configured
-        self._clear_tools = clear_tools
         self._started = False
         self._reloading: asyncio.Task[None] | None = None
         self._turn_session: Any = None  # the session whose turn started last
         self._reports: set[asyncio.Task[None]] = set()
         self._joined: list[ServerConfig] = []  # servers an editor passed (ACP)
-        if configured():
+        if self._configured():
             self._make()
 
     def _make(self) -> McpManager:
-        manager = self._make_manager()
-        manager.listeners.append(self._clear_tools)
+        from vis_core.mcp.manager import McpManager
+
+        manager = McpManager(self.config(), workspace=self._deps.workspace, paths=self._deps.paths)
+        manager.listeners.append(self._deps.clear_tools)
         manager.listeners.append(self._report_soon)
         self._manager = manager
         if self._started:
@@ -74,9 +66,31 @@ class HostMcp:
         """The manager if one was made (no config named a server: none)."""
         return self._manager
 
-    def config(self) -> McpConfig | None:
+    def config(self) -> McpConfig:
         """The servers the files and the enabled extensions name, read now (no connection)."""
-        return None if self._read_config is None else self._read_config()
+        from vis_core.mcp.config import load_config
+
+        deps = self._deps
+        registered, problems = parsed_servers(declared_servers(deps.extensions()))
+        config = load_config(
+            deps.paths.mcp_file,
+            deps.project_root,
+            trusted=deps.trusted(),
+            registered=registered,
+            snapshot=deps.control_files(),
+        )
+        return dataclasses.replace(config, problems=(*config.problems, *problems))
+
+    def _configured(self) -> bool:
+        """Whether a file or an extension declares servers (what :meth:`config` reads)."""
+        deps = self._deps
+        if deps.paths.mcp_file.exists() or declared_servers(deps.extensions()):
+            return True
+        try:
+            project = deps.control_files().read(".vis/mcp.json")
+        except OSError:  # unreadable: config() reports it
+            return deps.trusted()
+        return deps.trusted() and project is not None
 
     def register(self, owner: str, declared: Any) -> None:
         """``vis.mcp_server`` called at run time: the server joins (a file entry wins)."""
@@ -103,14 +117,12 @@ class HostMcp:
 
     def reload_soon(self) -> None:
         """``/reload``: read mcp.json again and apply it in the background."""
-        if self._read_config is None:
-            return
         if self._manager is None:  # made now from the config as it is, if it names servers
             if self._configured():
                 self._make()
-                self._clear_tools()
+                self._deps.clear_tools()
             return
-        config = self._with_joined(self._read_config())
+        config = self._with_joined(self.config())
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -133,7 +145,7 @@ class HostMcp:
         if manager is None:
             return
         self._recall(manager, session_id)
-        if manager.note_found(session_id, names) and self._found_store is not None:
+        if manager.note_found(session_id, names):
             self._found_store.save(session_id, sorted(manager.found(session_id)))
 
     def namespace_doc(self, name: str) -> str | None:
@@ -146,7 +158,7 @@ class HostMcp:
 
     def _recall(self, manager: McpManager, session_id: str) -> None:
         """The deferred tools earlier runs of ``session_id`` declared, declared again."""
-        if session_id in self._recalled or self._found_store is None:
+        if session_id in self._recalled:
             return
         self._recalled.add(session_id)
         manager.restore_found(session_id, self._found_store.load(session_id))
@@ -232,7 +244,7 @@ class HostMcp:
         if manager is None:
             return
         with contextlib.suppress(Exception):
-            manager.listeners.remove(self._clear_tools)
+            manager.listeners.remove(self._deps.clear_tools)
         with contextlib.suppress(Exception):
             manager.listeners.remove(self._report_soon)
         reloading = () if self._reloading is None else (self._reloading,)
@@ -323,39 +335,3 @@ def parsed_servers(
         except ValueError as exc:
             problems.append(ConfigProblem(f"extension {owner!r}", decl.name, str(exc)))
     return servers, problems
-
-
-def host_mcp(deps: McpDeps) -> HostMcp:
-    """A host's MCP servers; the manager is made only once a config names a server."""
-
-    def read_config() -> McpConfig:
-        from vis_core.mcp.config import load_config
-
-        registered, problems = parsed_servers(declared_servers(deps.extensions()))
-        config = load_config(
-            deps.paths.mcp_file,
-            deps.project_root,
-            trusted=deps.trusted(),
-            registered=registered,
-            snapshot=deps.control_files(),
-        )
-        return dataclasses.replace(config, problems=(*config.problems, *problems))
-
-    def configured() -> bool:
-        """Whether a file or an extension declares servers (what ``read_config`` reads)."""
-        if deps.paths.mcp_file.exists() or declared_servers(deps.extensions()):
-            return True
-        try:
-            project = deps.control_files().read(".vis/mcp.json")
-        except OSError:  # unreadable: read_config reports it
-            return deps.trusted()
-        return deps.trusted() and project is not None
-
-    def make_manager() -> McpManager:
-        from vis_core.mcp.manager import McpManager
-
-        return McpManager(read_config(), workspace=deps.workspace, paths=deps.paths)
-
-    return HostMcp(
-        make_manager, deps.clear_tools, read_config, configured, found_store=FoundStore(deps.store)
-    )

@@ -407,3 +407,28 @@ def test_a_target_branch_being_rebased_is_not_moved(repo: Path, drafts: Drafts) 
     git(repo, "rebase", "--abort")
     drafts.approve(draft)
     assert (repo / "b.txt").read_text() == "drafted\n"
+
+
+def test_a_sync_where_main_replaced_a_folder_with_a_file_says_so(
+    repo: Path, drafts: Drafts
+) -> None:
+    """Before: "2 files conflict: sub/f.txt, sub~<commit>", a name git merge-tree made."""
+    (repo / "sub").mkdir()
+    (repo / "sub" / "f.txt").write_text("f\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "sub")
+    draft = drafts.create(repo, "s1", "kinds")
+    (Path(draft.root) / "sub" / "f.txt").write_text("drafted\n")
+    git(repo, "rm", "-rq", "sub")
+    (repo / "sub").write_text("a file now\n")
+    git(repo, "add", "sub")
+    git(repo, "commit", "-qm", "sub is a file")
+
+    with pytest.raises(DraftConflict) as refused:
+        drafts.sync(draft)
+
+    assert str(refused.value) == (
+        "sync of draft kinds with main (main replaced the folder sub with a file): "
+        "2 files conflict: sub, sub/f.txt"
+    )
+    assert (Path(draft.root) / "sub" / "f.txt").read_text() == "drafted\n"

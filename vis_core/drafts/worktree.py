@@ -178,13 +178,21 @@ def sync(tree: Path, top: Path, target: str | None, label: str, commit: Commit) 
         return []
     ours = text(["rev-parse", "HEAD"], tree)
     pending = changed_files(tree)
+    probe = ours
     if pending:  # check before committing: a conflict leaves the draft exactly as it was
         probe = probe_commit(tree)
-        _, conflicted = _conflicts(tree, probe, theirs)
-    else:
-        _, conflicted = _conflicts(tree, ours, theirs)
+    _, conflicted = _conflicts(tree, probe, theirs)
     if conflicted:
-        raise DraftConflict(f"sync of draft {label} with {target}", conflicted)
+        since = text(["merge-base", probe, theirs], tree)
+        sides = [
+            ("the draft", replaced.in_tree(tree, probe), ""),
+            (str(target), replaced.in_tree(tree, theirs), ""),
+        ]
+        why = replaced.replacements(conflicted, replaced.in_tree(tree, since), sides)
+        raise DraftConflict(
+            f"sync of draft {label} with {target}" + (f" ({'; '.join(why)})" if why else ""),
+            replaced.set_aside(conflicted),
+        )
     if pending:
         message = f"vis draft {label}: work before sync with {target}"
         commit(tree, message, pending, lambda: plain_commit(tree, message))

@@ -142,19 +142,23 @@ def tree_memory(limit: int) -> int:
     """Bytes of anonymous and shared memory the tree holds. The resident sizes (cheap to read)
     count pages that forked processes share once per process; past ``limit`` the proportional
     sizes (each shared page split among its sharers) decide, where they can be read (a
-    process that made itself undumpable keeps its resident size)."""
-    sizes = {
-        p: _sum_fields(f"/proc/{p}/status", ("RssAnon:", "RssShmem:")) or 0 for p in descendants()
-    }
-    if sum(sizes.values()) <= limit or not HAVE_PSS:
-        return sum(sizes.values())
+    process that made itself undumpable counts its resident size)."""
+    pids = descendants()
+    resident = sum(_resident(p) for p in pids)
+    if resident <= limit or not HAVE_PSS:
+        return resident
     total = 0
-    for pid, rss in sizes.items():
+    for pid in pids:
         pss = _sum_fields(f"/proc/{pid}/smaps_rollup", ("Pss_Anon:", "Pss_Shmem:"))
-        if pss is None and not os.path.exists(f"/proc/{pid}/status"):
-            pss = 0  # it ended since its resident size was read: it holds nothing now
-        total += rss if pss is None else pss
+        # None: undumpable, or exiting since the sum above (its memory already let go, or a
+        # zombie): its resident size now, which an exiting process no longer has
+        total += _resident(pid) if pss is None else pss
     return total
+
+
+def _resident(pid: int) -> int:
+    """Bytes of anonymous and shared memory ``pid`` maps (0 once it has let its memory go)."""
+    return _sum_fields(f"/proc/{pid}/status", ("RssAnon:", "RssShmem:")) or 0
 
 
 class Keeper:

@@ -55,12 +55,13 @@ def test_vis_run_folds_children_and_vis_sessions_lists_them(
 
 
 def test_max_cost_counts_what_the_children_cost(workspace: Path, vis_home: Path, tmp_path: Path):
+    """Each child's request costs $1.50, under the limit of $2 alone: the run stops once both
+    are counted, while each child's block still waits (so neither can end on its own)."""
     write_config(vis_home, PRICES)
-    expensive = [  # its cost comes after a pause: by then both children exist, whatever the load
+    expensive = [
         {
-            "code": 'print(await ls("."))',
-            "usage": {"input": 1_000_000, "output": 0},
-            "delay_ms": 500,
+            "code": "import asyncio\nawait asyncio.Event().wait()  # until the run is stopped",
+            "usage": {"input": 500_000, "output": 0},
         },
         {"text": "looked"},
     ]

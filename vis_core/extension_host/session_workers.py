@@ -65,9 +65,6 @@ class SessionWorkers:
         # the extensions as loaded when a call last looked its worker up, and the worker of
         # each owner looked up since (a load or /reload makes a new LoadedExtensions)
         self._routes: tuple[LoadedExtensions | None, dict[str, SessionWorker]] = (None, {})
-        # :meth:`runner`'s answers for the extensions as loaded (reset with ``_routes``)
-        self._runners: tuple[LoadedExtensions | None, dict[str, SessionWorker | None]]
-        self._runners = (None, {})
         # the session's loop: a worker made later, from a thread, still answers on it
         self._loop: asyncio.AbstractEventLoop | None = running_loop() or place.loop
         self._direct: DirectHost | None = None
@@ -163,18 +160,8 @@ class SessionWorkers:
         return runs_in_worker(self._extensions().get(owner))
 
     def runner(self, owner: str) -> SessionWorker | None:
-        """:meth:`worker_for` ``owner`` when its code :meth:`runs` in a worker, else None;
-        worked out once per owner and load, as :meth:`worker_for` is."""
-        loaded = self._extensions()
-        routed, runners = self._runners
-        if routed is not loaded:
-            runners = {}
-            self._runners = (loaded, runners)
-        if owner in runners:
-            return runners[owner]
-        worker = self.worker_for(owner) if runs_in_worker(loaded.get(owner)) else None
-        runners[owner] = worker
-        return worker
+        """:meth:`worker_for` ``owner`` when its code :meth:`runs` in a worker, else None."""
+        return self.worker_for(owner) if self.runs(owner) else None
 
     # -- calls -----------------------------------------------------------------------------
 
@@ -265,7 +252,7 @@ class SessionWorkers:
             self._place = place
             workers = list(self._workers.values())
             self._workers = {}
-            self._routes, self._runners = (None, {}), (None, {})
+            self._routes = (None, {})
         for worker in workers:
             worker.stop("the session moved to another working copy")
 

@@ -74,21 +74,16 @@ class CallCancelled(BaseException):
 
 class Handler(Protocol):
     """What one side does with the other side's calls. A handler may also have
-    ``inline(call) -> bool``: whether the loop may serve ``call`` itself (see :class:`Later`)."""
+    ``inline(call) -> bool``: whether the loop may serve ``call`` itself (see :class:`Later`);
+    or ``start(call, args, kwargs) -> asyncio.Future``: it serves the calls as tasks on the
+    channel's loop (``start`` begins one, on the loop; the channel answers when it ends and
+    cancels it when the other side cancels the call). A call that comes while the loop itself
+    waits on the other side (it reads the pipe in :meth:`Channel.wait`), or when no loop runs,
+    goes to ``serve`` then, in a thread."""
 
     def serve(self, call: Call, args: tuple, kwargs: dict) -> Any: ...
 
     def cancel(self, call_id: int) -> None: ...
-
-
-class LoopHandler(Handler, Protocol):
-    """A handler that serves the other side's calls as tasks on the channel's loop: ``start``
-    begins one (on the loop); the channel answers when it ends and cancels it when the other
-    side cancels the call. A call that comes while the loop itself waits on the other side
-    (it reads the pipe in :meth:`Channel.wait`), or when no loop runs, goes to ``serve``, in
-    a thread."""
-
-    def start(self, call: Call, args: tuple, kwargs: dict) -> asyncio.Future[Any]: ...
 
 
 class DirectAnswer(Protocol):
@@ -145,7 +140,7 @@ class Channel:
         self._writer = FrameWriter(fd_out)
         self._handler = handler
         self._may_inline: Callable[[Call], bool] | None = getattr(handler, "inline", None)
-        # serves the other side's calls as tasks on the loop (a LoopHandler), by call id
+        # serves the other side's calls as tasks on the loop (see Handler), by call id
         self._start: Callable[[Call, tuple, dict], asyncio.Future[Any]] | None = getattr(
             handler, "start", None
         )

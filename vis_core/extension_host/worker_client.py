@@ -290,10 +290,6 @@ class SessionWorker:
         channel = self._channel
         return channel is not None and not channel.closed
 
-    def runs(self, owner: str) -> bool:
-        """Whether the code of extension ``owner`` runs in this worker."""
-        return runs_in_worker(self._extensions().get(owner))
-
     @property
     def settling(self) -> bool:
         """Whether calls it was told to cancel still run (a new call waits for them:

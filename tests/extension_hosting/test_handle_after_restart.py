@@ -65,7 +65,7 @@ async def test_a_handle_of_a_restarted_worker_says_it_is_gone(
     try:
         session = await host.new_session()
         (worker,) = host.registry.extension_workers.values()
-        worker.cancel_grace = 0.3
+        worker.times.cancel_grace = 0.3
         outcome = await run_turn(host, session_id=session.id)
         (block,) = outcome.blocks
         assert block.error is None, block.error

@@ -216,7 +216,7 @@ async def test_a_hung_tool_is_cancelled_and_a_deaf_worker_is_killed_and_restarte
     try:
         session = await host.new_session()
         (worker,) = host.registry.extension_workers.values()
-        worker.cancel_grace = 0.5
+        worker.times.cancel_grace = 0.5
         pid = _printed(await _turn(session))["pid"]
 
         for tool in ("spin", "wait_async"):  # an SDK call and a coroutine stop on the cancel
@@ -497,7 +497,7 @@ async def test_esc_also_stops_a_tool_call_the_block_left_running(tmp_path: Path)
     try:
         session = await host.new_session()
         (worker,) = host.registry.extension_workers.values()
-        worker.cancel_grace = 5.0
+        worker.times.cancel_grace = 5.0
         events = await _cancelled_while(session, "wait_async")
         for _ in range(200):  # the call's end follows the turn's
             ended = [

@@ -198,7 +198,7 @@ async def test_a_callback_that_raises_or_hangs_fails_alone(
     host = await Host.open(HostOptions(workspace=workspace, provider="scripted"))
     try:
         session = await host.new_session()
-        host.registry.extension_workers[session.id].callback_timeout = 1.0
+        host.registry.extension_workers[session.id].times.callback_timeout = 1.0
         with caplog.at_level(logging.WARNING):
             system = (await session.next_request()).system
         assert "### raises\nRaises." in system and "### hangs\nHangs." in system

@@ -19,13 +19,12 @@ from vis_core.extension.context import CallContext
 from vis_core.extension_host.environment import resolve_names
 from vis_core.extension_host.loaded import LoadedExtension, LoadedExtensions
 from vis_core.extension_host.worker_client import (
-    CALLBACK_TIMEOUT,
-    CANCEL_GRACE,
     CallbackCall,
     CallbackOutcome,
     DirectHost,
     SessionWorker,
     WorkerPlace,
+    WorkerTimes,
     runs_in_worker,
 )
 from vis_core.ipc.kinds import CallbackKind, TargetKind
@@ -58,8 +57,7 @@ class SessionWorkers:
         self._extensions = extensions
         self._place = place
         self._values = dict(values)  # the project's values: every worker has them
-        self._cancel_grace = CANCEL_GRACE
-        self._callback_timeout = CALLBACK_TIMEOUT
+        self.times = WorkerTimes()  # every worker's, changed for all at once
         self._lock = threading.Lock()
         self._workers: dict[EnvKey, SessionWorker] = {}
         # the extensions as loaded when a call last looked its worker up, and the worker of
@@ -108,8 +106,7 @@ class SessionWorkers:
                     lambda: self._members(key),
                     self._place,
                     self._values,
-                    cancel_grace=self._cancel_grace,
-                    callback_timeout=self._callback_timeout,
+                    times=self.times,
                     loop=self._loop,
                 )
                 worker.direct = self._direct
@@ -130,30 +127,6 @@ class SessionWorkers:
         if worker is None:
             worker = routes[owner] = self._worker(self._key(loaded.get(owner), loaded))
         return worker
-
-    @property
-    def cancel_grace(self) -> float:
-        """Seconds a worker has to answer a cancel before it is killed."""
-        return self._cancel_grace
-
-    @cancel_grace.setter
-    def cancel_grace(self, seconds: float) -> None:
-        self._cancel_grace = seconds
-        with self._lock:
-            for worker in self._workers.values():
-                worker.cancel_grace = seconds
-
-    @property
-    def callback_timeout(self) -> float:
-        """Seconds a prompt, activation, ctx, on_change or render callback may take."""
-        return self._callback_timeout
-
-    @callback_timeout.setter
-    def callback_timeout(self, seconds: float) -> None:
-        self._callback_timeout = seconds
-        with self._lock:
-            for worker in self._workers.values():
-                worker.callback_timeout = seconds
 
     def runs(self, owner: str) -> bool:
         """Whether the code of extension ``owner`` runs in a worker of this session."""

@@ -9,7 +9,7 @@ declarations: ``prompt``, ``activation``, ``ctx``, a setting's ``on_change`` and
 fails alone). Its environment is the minimal base plus the project's values; each extension
 adds its declared ``env`` at registration, as in the registration worker. A call that is
 cancelled (Esc, Ctrl+C) is cancelled in the worker; a worker that does not answer the cancel
-within ``cancel_grace`` seconds is killed, and the next call starts a fresh one.
+within ``WorkerTimes.cancel_grace`` seconds is killed, and the next call starts a fresh one.
 """
 
 from __future__ import annotations
@@ -64,6 +64,15 @@ CANCEL_GRACE = 3.0  # seconds a worker has to answer a cancel before it is kille
 CALLBACK_TIMEOUT = 5.0
 # SDK calls of one worker that may block at once (a live view's wait, a store read)
 SDK_THREADS = 256
+
+
+@dataclass
+class WorkerTimes:
+    """Seconds a session's workers allow (one for all of them): a worker to answer a cancel
+    before it is killed, a callback that says no other limit to answer."""
+
+    cancel_grace: float = CANCEL_GRACE
+    callback_timeout: float = CALLBACK_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -255,17 +264,15 @@ class SessionWorker:
         place: WorkerPlace,
         values: Mapping[str, str],
         *,
-        cancel_grace: float = CANCEL_GRACE,
-        callback_timeout: float = CALLBACK_TIMEOUT,
+        times: WorkerTimes | None = None,
         loop: asyncio.AbstractEventLoop | None = None,
     ) -> None:
         """``loop``: the session's event loop (default: the running one, if any);
-        ``callback_timeout``: seconds a callback may take unless its call says otherwise."""
+        ``times``: its session's (default: Vis's)."""
         self._extensions = extensions
         self._place = place
         self._values = dict(values)  # the project's values: the worker's environment adds them
-        self.cancel_grace = cancel_grace
-        self.callback_timeout = callback_timeout
+        self.times = times or WorkerTimes()
         self._proc: ChildProcess | None = None
         self._channel: Channel | None = None
         self._problems: dict[str, str] = {}
@@ -384,7 +391,7 @@ class SessionWorker:
         """``in_session``: it runs in its context's session (the worker's own, or another's:
         a setting saved with no session, run in a live session's worker)."""
         what = f"the {kind.value} callback of extension {item.owner!r}"
-        timeout = self.callback_timeout if timeout is None else timeout
+        timeout = self.times.callback_timeout if timeout is None else timeout
         try:
             channel = await self._channel_for(item.owner)
         except ChildGone as exc:
@@ -431,9 +438,9 @@ class SessionWorker:
             return
         unanswered = partial(self._unanswered, channel, call_id, what)
         if on_loop(loop):
-            loop.call_later(self.cancel_grace, unanswered)
+            loop.call_later(self.times.cancel_grace, unanswered)
         else:
-            loop.call_soon_threadsafe(loop.call_later, self.cancel_grace, unanswered)
+            loop.call_soon_threadsafe(loop.call_later, self.times.cancel_grace, unanswered)
 
     # -- calls -------------------------------------------------------------------------------
 
@@ -580,14 +587,13 @@ class SessionWorker:
     def _unanswered(self, channel: Channel, call_id: int, what: str) -> None:
         if channel.answered(call_id) or channel is not self._channel:
             return
+        grace = self.times.cancel_grace
         log.warning(
             "the extension worker did not stop %s within %g s of its cancel; it is restarted",
             what,
-            self.cancel_grace,
+            grace,
         )
-        self._kill(
-            f"it did not stop {what} within {self.cancel_grace:g} s of a cancel, so it was killed"
-        )
+        self._kill(f"it did not stop {what} within {grace:g} s of a cancel, so it was killed")
 
     # -- the process -------------------------------------------------------------------------
 

@@ -475,7 +475,7 @@ class SessionWorker:
                 target, tool.name, args, kwargs, owner=tool.owner, early=early
             )
         except ChannelClosed:
-            raise ChildGone(self._why(tool, channel)) from None
+            raise ChildGone(self._ended(tool.name, channel)) from None
         try:
             if early is not None and started is not None:
                 await started(await early)
@@ -484,7 +484,7 @@ class SessionWorker:
             self.abandon(channel, call_id, tool.name)
             raise
         except ChannelClosed:
-            raise ChildGone(self._why(tool, channel)) from None
+            raise ChildGone(self._ended(tool.name, channel)) from None
         if render:  # (value, presentation, problem): only the value is encoded
             return (_from_worker(answer[0]), *answer[1:])
         return _from_worker(answer)
@@ -502,7 +502,7 @@ class SessionWorker:
         try:
             value = answered.result()
         except ChannelClosed:
-            raise ChildGone(self._why(tool, channel)) from None
+            raise ChildGone(self._ended(tool.name, channel)) from None
         if render:  # (value, presentation, problem): only the value is encoded
             return (_from_worker(value[0]), *value[1:])
         return _from_worker(value)
@@ -574,12 +574,8 @@ class SessionWorker:
             if self._cancelled:
                 await asyncio.sleep(0.02)
 
-    def _why(self, tool: HostTool, channel: Channel | None = None) -> str:
-        return self._ended(tool.name, channel)
-
-    def _ended(self, what: str, channel: Channel | None = None) -> str:
-        cause = (self._deaths.get(channel) if channel is not None else None) or self._death
-        cause = cause or "it stopped"
+    def _ended(self, what: str, channel: Channel) -> str:
+        cause = self._deaths.get(channel) or self._death or "it stopped"
         return (
             f"the extension worker ended while {what} ran: {cause}; the next call starts a new one"
         )

@@ -97,11 +97,6 @@ class HookedSandbox:
     def printed(self, lines: int) -> str:
         return self.inner.printed(lines)
 
-    def set_read_only(self, read_only: bool) -> Any:
-        """The jail shows the workspace read-only from the next block (plan mode, read-only
-        child sessions); see ``Sandbox.set_read_only``."""
-        return self.inner.set_read_only(read_only)
-
     async def close(self) -> None:
         await self.inner.close()
 

@@ -201,9 +201,9 @@ class VisApp(App[int]):
         # PageUp through a long session paid 30-100 ms pauses for them.
         self.collector.start()
         self.set_interval(CHECK_EVERY, self.collector.tick)
-        # What answers draw with, loaded in a thread rather than with the first answer on the
-        # app's thread: it is kept off the first frame (see the modules), and it starts once
-        # the session's first frame (its welcome header) is painted, which it would slow.
+        # What answers draw with, and the model's SDK, loaded in a thread rather than with the
+        # first answer on the app's thread: kept off the first frame (see the modules), it
+        # starts once the session's first frame (its welcome header) is painted.
         self.call_after_refresh(self._load_drawn_later)
 
     async def _paint_welcome(self) -> None:
@@ -225,7 +225,14 @@ class VisApp(App[int]):
         self.main.show_welcome(facts.result())
 
     def _load_drawn_later(self) -> None:
-        self.run_worker(asyncio.to_thread(_import_all, _DRAWN_LATER), group="start")
+        model = self.session.model if self.session is not None else None
+
+        def load() -> None:
+            _import_all(_DRAWN_LATER)
+            if model is not None:  # the provider's SDK: else the first request waits for it
+                model.prepare()
+
+        self.run_worker(asyncio.to_thread(load), group="start")
 
     async def _open_first_session(self, core: Frontend) -> None:
         session: Session | None = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +63,40 @@ async def test_the_collector_comes_back_when_the_host_cannot_open(workspace: Pat
     finally:
         gc.enable()
         gc.unfreeze()  # what the app set aside, for the tests after this one
+
+
+PREPARED = """
+import asyncio, sys
+from pathlib import Path
+from vis_core.host import HostOptions
+from vis_tui.app import VisApp
+
+async def main() -> None:
+    app = VisApp(HostOptions(workspace=Path(sys.argv[1]), model="openai/gpt-5"), frozen=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        before = "openai" in sys.modules
+        await asyncio.wait_for(app.ready.wait(), 60)
+        for _ in range(1000):
+            if "openai" in sys.modules and "openai.types" in sys.modules:
+                break
+            await pilot.pause(0.02)
+        print("at start:", before, "prepared:", "openai.types" in sys.modules)
+
+asyncio.run(main())
+"""
+
+
+def test_the_models_sdk_is_imported_before_the_first_request(
+    workspace: Path, vis_home: Path
+) -> None:
+    """``openai`` or ``anthropic`` takes 1–3 s to import: the app imports it in a thread once
+    the session is shown, while the person types, not when the first request is sent (in a
+    process of its own, where nothing else imported it)."""
+    done = subprocess.run(
+        [sys.executable, "-c", PREPARED, str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OPENAI_API_KEY": "sk-test", "VIS_HOME": str(vis_home)},
+    )
+    assert done.stdout.strip() == "at start: False prepared: True", done.stderr[-2000:]

@@ -170,6 +170,14 @@ class SessionModel:
     # a saved ``model`` setting switches only the sessions whose settings chose their model
     chosen_for: str | None = None
 
+    def prepare(self) -> None:
+        """Load what the first request needs ahead of it (an SDK provider's SDK; others need
+        nothing); blocking, so from a thread."""
+        from vis_core.providers.sdk_provider import SdkProvider
+
+        if isinstance(self.provider, SdkProvider):
+            self.provider.prepare()
+
 
 @dataclass
 class DirectTool:

@@ -177,6 +177,9 @@ class SessionModelView(Protocol):
 
     @property
     def problem(self) -> str | None: ...
+    def prepare(self) -> None:
+        """Load what the first request needs (the provider's SDK); blocking: from a thread."""
+        ...
 
 
 class PlanView(Protocol):

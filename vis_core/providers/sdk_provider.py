@@ -172,6 +172,11 @@ class SdkProvider:
         its root error."""
         raise NotImplementedError
 
+    def prepare(self) -> None:
+        """Import the SDK now (from a thread, while the person types), so the first request
+        does not wait for it: ``openai`` and ``anthropic`` take 1–3 s of CPU to import."""
+        self._sdk()
+
     def _make_client(self) -> Any:
         sdk, client_class, _ = self._sdk()
         decoder = self.decoder

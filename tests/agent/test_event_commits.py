@@ -119,6 +119,31 @@ async def test_many_activity_events_are_committed_without_waiting(host: Host) ->
     assert seen.events == events and seen.unsaved == []
 
 
+async def test_held_events_past_one_commit_keep_their_order_with_emitted_ones(host: Host) -> None:
+    """A direct call's events are held from the loop, never awaited: once the held events are
+    as many as one commit takes, the next is submitted with them at once, so an event emitted
+    after it (the next call's start, through the host) is stored after it. The bus refused
+    it before, and the call emitted it from a task that a slow commit let the next start pass
+    (test_direct_calls_are_stored_in_the_order_they_ended failed so under load)."""
+    session = await host.new_session()
+    seen = Published(host, session)
+    held = [
+        ActivityEnded(session.id, activity=_record(session.id, f"a{n}", ActivityState.SUCCEEDED))
+        for n in range(MAX_HELD + 3)
+    ]
+    for event in held:
+        session.events.hold(event)
+    later = ActivityStarted(session.id, activity=_record(session.id, "b", ActivityState.RUNNING))
+    await session.emit(later)
+    stored = [s.event for s in host.store.events(session.id)]
+    assert stored[-len(held) - 1 :] == [*held, later]
+    for _ in range(500):  # published on the loop once committed
+        if len(seen.events) > len(held):
+            break
+        await asyncio.sleep(0.01)
+    assert seen.events == [*held, later] and seen.unsaved == []
+
+
 async def test_any_later_event_commits_a_waiting_start_first(host: Host) -> None:
     session = await host.new_session()
     seen = Published(host, session)

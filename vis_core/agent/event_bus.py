@@ -135,23 +135,23 @@ class EventBus:
             return
         await self._commit(event, loop)
 
-    def hold(self, event: ActivityStarted | ActivityUpdated | ActivityEnded) -> bool:
-        """:meth:`emit` an Activity's event from the loop without waiting, when it is held
-        for a later commit (as most are); False, and nothing done, when the held events are
-        as many as one commit takes: then ``await emit(event)``, which commits them."""
+    def hold(self, event: ActivityStarted | ActivityUpdated | ActivityEnded) -> None:
+        """:meth:`emit` an Activity's event from the loop without waiting: held for a later
+        commit, or, once the held events are as many as one commit takes, submitted with them
+        at once; either way in the order held, before whatever the loop runs next."""
         timed = self._hold_timer is not None  # else the first held since a commit
         if not timed:  # where a commit publishes (also one a read on another thread makes)
             self._loop = asyncio.get_running_loop()
-        with self._lock:  # one look: the count, then the event itself
-            held = self._held  # (a commit swaps it)
-            if len(held) + 1 >= MAX_HELD:
-                return False
-            held.append(event)
+        with self._lock:  # one look: the event, then the count
+            self._held.append(event)
+            full = len(self._held) >= MAX_HELD
         self._watch(event)  # before it is published, which waits for the loop
-        if not timed:
+        if full:
+            self._cancel_timer()
+            self._submit(None, None)  # published once committed, on the loop
+        elif not timed:
             assert self._loop is not None
             self._hold_timer = self._loop.call_later(HOLD, self.flush)
-        return True
 
     def _watch(self, event: Event) -> None:
         """Show ``event`` to the early subscribers."""

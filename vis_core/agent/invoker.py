@@ -112,11 +112,11 @@ class ToolInvoker:
         position: CallPosition | None = None,
         call_state: SessionCallState | None = None,
         plan: PlanMode | None = None,
-        hold: Callable[[ActivityStarted | ActivityEnded], bool] | None = None,
+        hold: Callable[[ActivityStarted | ActivityEnded], None] | None = None,
     ) -> None:
-        """``hold``: emit an Activity's event without waiting, or say it cannot (the event
-        bus's :meth:`~vis_core.agent.event_bus.EventBus.hold`); with it, the sandbox child may
-        call extension tools directly (:meth:`direct_call`)."""
+        """``hold``: emit an Activity's event without waiting, in order (the event bus's
+        :meth:`~vis_core.agent.event_bus.EventBus.hold`); with it, the sandbox child may call
+        extension tools directly (:meth:`direct_call`)."""
         self._session_id = session_id
         self._hold = hold
         self._quick_ends: set[asyncio.Task[None]] = set()  # cancelled quick calls' ends
@@ -258,9 +258,7 @@ class ToolInvoker:
         )
         quick.context = context
         if record.show_start:
-            started = ActivityStarted(self._session_id, activity=record)
-            if not hold(started):  # the bus commits first
-                quick.starting = keep(self._quick_ends, quick.loop.create_task(self._emit(started)))
+            hold(ActivityStarted(self._session_id, activity=record))
             quick.shown = True
         quick.sent(runner, channel, call_id, answered)
         return quick
@@ -691,7 +689,6 @@ class QuickCall:
         "loop",
         "context",
         "shown",
-        "starting",
         "done",
         "_pending",
         "_finishing",
@@ -713,7 +710,6 @@ class QuickCall:
         self.loop = asyncio.get_running_loop()
         self.context: CallContext | None = None
         self.shown = False  # whether its start was emitted
-        self.starting: asyncio.Task[None] | None = None  # its start, when the bus commits first
         self.done = False  # answered, or cancelled
         self._pending: list[asyncio.Task[None]] = []  # the updates ``publish`` emitted
         self._finishing: asyncio.Task[None] | None = None  # its end, when it waits
@@ -757,13 +753,11 @@ class QuickCall:
         record = dataclasses.replace(
             self.record, state=ActivityState.CANCELLED, ended_at=time.time(), error="cancelled"
         )
-        invoker, pending, starting = self._invoker, self._pending, self.starting
+        invoker, pending = self._invoker, self._pending
 
         async def end() -> None:
             if pending:
                 await asyncio.shield(asyncio.gather(*pending, return_exceptions=True))
-            if starting is not None:
-                await asyncio.shield(starting)
             await asyncio.shield(invoker._end(record, started=self.shown))
 
         return keep(invoker._quick_ends, self.loop.create_task(end()))
@@ -806,33 +800,29 @@ class QuickCall:
 
     def _end(self, error: BaseException | None, value: Any) -> None:
         """Answer, then hold the Activity's end (its start too, for an end-only one) in the
-        same loop pass, before anything the sandbox does next; what the bus cannot hold now
-        is emitted by a task that the next pass runs first. While earlier events of the call
-        wait (its start, its updates), or its render draws its failure in the worker, that is
-        done first, then it answers."""
+        same loop pass, before anything the sandbox does next. While earlier events of the
+        call wait (its updates), or its render draws its failure in the worker, that is done
+        first, then it answers."""
         invoker = self._invoker
         hold = invoker._hold
         redraw = self._given if error is not None else None  # its failure is drawn first
-        quick = not self._pending and self.starting is None and hold is not None and not redraw
+        quick = not self._pending and hold is not None and not redraw
         if quick:
             self._answer(error, value)  # first: the sandbox goes on while the bus takes them
         events = self._ending(error, value)
         if quick:
             assert hold is not None
-            while events and hold(events[0]):
-                del events[0]
-            if not events:  # ended: its context (whose ``publish`` holds this) is let go
-                self.context = None
-                return
-        pending, starting = self._pending, self.starting
+            for event in events:
+                hold(event)
+            self.context = None  # ended: its context (whose ``publish`` holds this) is let go
+            return
+        pending = self._pending
 
-        async def finish() -> None:  # after the updates and the start, once the bus took it
+        async def finish() -> None:  # after the updates, once the bus took them
             nonlocal events
             try:
                 if pending:
                     await asyncio.gather(*pending, return_exceptions=True)
-                if starting is not None:
-                    await starting
                 if redraw is not None:
                     tool, context = self._tool, self.context
                     drawn = await invoker._render_in_worker(
@@ -844,16 +834,12 @@ class QuickCall:
                     await invoker._emit(event)
             except asyncio.CancelledError:
                 raise
-            except Exception as exc:  # the store failed: the call's error, if not answered
-                if quick:
-                    log.exception("storing the end of %s failed", self._tool.name)
-                else:
-                    self._answer(exc, None)
+            except Exception as exc:  # the store failed: the call's error
+                self._answer(exc, None)
                 return
             finally:
                 self.context = None  # as for an end held at once (see above)
-            if not quick:
-                self._answer(error, value)
+            self._answer(error, value)
 
         self._finishing = keep(invoker._quick_ends, self.loop.create_task(finish()))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import signal
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -225,14 +226,12 @@ class VisApp(App[int]):
         self.main.show_welcome(facts.result())
 
     def _load_drawn_later(self) -> None:
-        model = self.session.model if self.session is not None else None
-
-        def load() -> None:
-            _import_all(_DRAWN_LATER)
-            if model is not None:  # the provider's SDK: else the first request waits for it
-                model.prepare()
-
-        self.run_worker(asyncio.to_thread(load), group="start")
+        self.run_worker(asyncio.to_thread(_import_all, _DRAWN_LATER), group="start")
+        if self.session is not None:  # the provider's SDK: else the first request waits for it
+            # a thread of its own that a quit does not wait for (the import takes 1-3 s)
+            threading.Thread(
+                target=self.session.model.prepare, name="vis-model-sdk", daemon=True
+            ).start()
 
     async def _open_first_session(self, core: Frontend) -> None:
         session: Session | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,11 +173,13 @@ class SessionModel:
 
     def prepare(self) -> None:
         """Load what the first request needs ahead of it (an SDK provider's SDK; others need
-        nothing); blocking, so from a thread."""
+        nothing); blocking, so from a thread. An SDK that cannot load fails the first request
+        instead, which says why."""
         from vis_core.providers.sdk_provider import SdkProvider
 
         if isinstance(self.provider, SdkProvider):
-            self.provider.prepare()
+            with contextlib.suppress(Exception):
+                self.provider.prepare()
 
 
 @dataclass

@@ -58,6 +58,19 @@ async def open_host(workspace: Path, script: Path) -> Host:
     return await Host.open(HostOptions(workspace=workspace, provider="scripted", script=script))
 
 
+async def run_blocks(workspace: Path, script: Path, *blocks: str) -> tuple[Outcome, list[Event]]:
+    """One turn whose model runs ``blocks``, in a host of its own: its outcome, and the events
+    the store kept of the session (read before the host closes)."""
+    write_script(script, code_turn(*blocks))
+    host = await open_host(workspace, script)
+    try:
+        outcome = await run_turn(host)
+        stored = [s.event for s in host.store.events(outcome.ended.session_id)]
+    finally:
+        await host.close()
+    return outcome, stored
+
+
 async def run_turn(host: Host, request: str = "go", session_id: str | None = None) -> Outcome:
     session = await (host.open_session(session_id) if session_id else host.new_session())
     events: list[Event] = []

@@ -29,7 +29,7 @@ from vis_core.ipc.messages import (
 )
 from vis_core.model.activity import ActivityState
 
-from .harness import code_turn, install_extension, open_host, run_turn, write_script
+from .harness import code_turn, install_extension, open_host, run_blocks, write_script
 
 SECRET = "direct-test-secret-4711"
 
@@ -147,13 +147,7 @@ async def test_direct_calls_are_stored_in_the_order_they_ended(
         await direct.started(i)
     print(json.dumps(routes))
     """
-    write_script(script_path, code_turn(block))
-    host = await open_host(workspace, script_path)
-    try:
-        outcome = await run_turn(host)
-        stored = [s.event for s in host.store.events(outcome.ended.session_id)]
-    finally:
-        await host.close()
+    outcome, stored = await run_blocks(workspace, script_path, block)
     assert outcome.printed()[1:] == [True, True]  # (the first may start the worker)
     order = [
         (type(e).__name__, e.activity.tool)
@@ -214,13 +208,7 @@ async def test_a_cancelled_direct_call_ends_cancelled(
         timed_out = True
     print(json.dumps([routed, timed_out, await direct.echo(7)]))
     """
-    write_script(script_path, code_turn(block))
-    host = await open_host(workspace, script_path)
-    try:
-        outcome = await run_turn(host)
-        stored = [s.event for s in host.store.events(outcome.ended.session_id)]
-    finally:
-        await host.close()
+    outcome, stored = await run_blocks(workspace, script_path, block)
     assert outcome.printed() == [True, True, 7]
     waits = [e.activity.state for e in _of(stored, "waits") if e.activity]
     assert waits == [ActivityState.RUNNING, ActivityState.CANCELLED]
@@ -240,13 +228,7 @@ async def test_a_worker_that_dies_fails_its_direct_call_and_the_next_starts_one(
     again = [await direct.route() for _ in range(50)]  # a new worker, paired again
     print(json.dumps([routed, died, again[0], any(again)]))
     """
-    write_script(script_path, code_turn(block))
-    host = await open_host(workspace, script_path)
-    try:
-        outcome = await run_turn(host)
-        stored = [s.event for s in host.store.events(outcome.ended.session_id)]
-    finally:
-        await host.close()
+    outcome, stored = await run_blocks(workspace, script_path, block)
     routed, died, first, any_direct = outcome.printed()
     assert routed is True
     assert died == (  # as through the host
@@ -291,12 +273,7 @@ async def test_a_hostile_block_gets_the_direct_channel_closed_and_goes_on(
     install_extension(vis_home, "direct", EXTENSION)
     first = PAIRED + "print(json.dumps({'pid': await direct.pid()}))"
     blocks = [first] + [f"{PAIRED}os.write(fd, {attack!r})\n{AFTER}" for attack in CLOSING.values()]
-    write_script(script_path, code_turn(*blocks))
-    host = await open_host(workspace, script_path)
-    try:
-        outcome = await run_turn(host)
-    finally:
-        await host.close()
+    outcome, _ = await run_blocks(workspace, script_path, *blocks)
     worker = json.loads(outcome.blocks[0].stdout)["pid"]
     for name, block in zip(CLOSING, outcome.blocks[1:], strict=True):
         last = block.stdout.strip().splitlines()[-1]
@@ -341,12 +318,7 @@ async def test_calls_not_granted_are_refused_and_nothing_of_the_worker_reaches_t
     vis_home: Path, workspace: Path, script_path: Path
 ) -> None:
     install_extension(vis_home, "direct", EXTENSION)
-    write_script(script_path, code_turn(REFUSED))
-    host = await open_host(workspace, script_path)
-    try:
-        outcome = await run_turn(host)
-    finally:
-        await host.close()
+    outcome, _ = await run_blocks(workspace, script_path, REFUSED)
     printed = outcome.printed()
     got = (workspace / "answers.bin").read_bytes()
     frames = FrameReader(1 << 20)

@@ -11,7 +11,7 @@ from pathlib import Path
 from vis_core.agent.event_bus import MAX_HELD
 from vis_core.events import ActivityEnded, ActivityStarted
 
-from .harness import code_turn, install_extension, open_host, run_turn, write_script
+from .harness import code_turn, install_extension, open_host, run_blocks, run_turn, write_script
 
 EXTENSION = '''
 import vis_core.extension as vis
@@ -88,13 +88,7 @@ async def test_every_call_is_one_activity_stored_in_order_on_either_path(
     vis_home: Path, workspace: Path, script_path: Path
 ) -> None:
     install_extension(vis_home, "quick", EXTENSION)
-    write_script(script_path, code_turn(CODE))
-    host = await open_host(workspace, script_path)
-    try:
-        outcome = await run_turn(host)
-        stored = [s.event for s in host.store.events(outcome.ended.session_id)]
-    finally:
-        await host.close()
+    outcome, stored = await run_blocks(workspace, script_path, CODE)
     assert outcome.printed(0) == {
         "total": 3 * sum(range(CALLS)),
         "drawn": 3,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import subprocess
 import sys
 import time
@@ -17,7 +18,7 @@ from vis_core.mcp.config import Source, parse_entry
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.stderr_tail import StderrTail
 
-from .conftest import SERVER, stdio_entry
+from .conftest import SERVER, stdio_entry, write_config
 
 
 def _connection(tmp_path: Path, raw: dict, name: str = "fix") -> ServerConnection:
@@ -182,3 +183,56 @@ def test_a_stderr_tail_is_drained_once_every_holder_of_its_pipe_has_ended() -> N
         holder.wait()
     assert tail.drained(30)
     assert tail.text() == "config missing: set API_URL"
+
+
+# A fresh process: which thread first imports the SDK's client modules while servers connect.
+SDK_IMPORTED_ON = """
+import asyncio, importlib.abc, os, sys, threading
+from pathlib import Path
+
+WATCHED = ("mcp", "mcp_types", "mcp.client.stdio", "mcp.client.streamable_http", "httpx2")
+
+class Watch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name in WATCHED and name not in sys.modules:
+            loop_thread = threading.current_thread() is threading.main_thread()
+            print(name, "on the loop" if loop_thread else "off the loop", flush=True)
+        return None
+
+sys.meta_path.insert(0, Watch())
+from vis_core.host import Host, HostOptions
+
+async def main():
+    host = await Host.open(HostOptions(workspace=Path(sys.argv[1])))
+    try:
+        host.mcp.start()
+        await host.mcp.manager.wait_all(60)
+        for conn in host.mcp.manager.connections():
+            print(conn.name, conn.state.value, flush=True)
+    finally:
+        await host.close()
+
+asyncio.run(main())
+"""
+
+
+def test_servers_connect_without_importing_the_sdk_on_the_loop(
+    workspace: Path, vis_home: Path, http_server: str
+) -> None:
+    """``import mcp`` takes about a second of CPU: on the loop, the app froze (keys, drawing)
+    while its servers connected, at every start with servers in mcp.json."""
+    write_config(
+        vis_home / "mcp.json", {"local": stdio_entry(), "web": {"url": http_server + "/mcp"}}
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", SDK_IMPORTED_ON, str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "VIS_HOME": str(vis_home)},
+    )
+    lines = done.stdout.splitlines()
+    assert "local connected" in lines and "web connected" in lines, done.stderr[-2000:]
+    imported = [line for line in lines if line.endswith("the loop")]
+    assert "mcp off the loop" in imported, done.stdout
+    assert not [line for line in imported if line.endswith("on the loop")], done.stdout

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib
 import logging
 import os
 import time
@@ -23,7 +24,7 @@ from vis_core.mcp.oauth_session import make_provider, sign_in_needed, uses_oauth
 from vis_core.mcp.stderr_tail import StderrTail
 from vis_core.mcp.values import expand_map, expanded_keys
 from vis_core.paths import find_project_root, private_dir
-from vis_core.system.loops import end_tasks, keep
+from vis_core.system.loops import end_tasks, in_own_thread, keep
 from vis_core.system.programs import path_outside
 from vis_core.system.redaction import key_name, remember_secrets
 
@@ -40,6 +41,21 @@ SIGN_IN_HINT = (
     "the server rejected the Authorization header in mcp.json: check the token it sends, or "
     "remove the header to sign in with OAuth (`vis mcp login {name}`)"
 )
+
+
+# What a connection imports of the SDK, by transport (besides ``mcp_types`` and the session)
+_SDK_MODULES = {
+    Transport.STDIO: ("mcp.client.stdio",),
+    Transport.SSE: ("mcp.client.sse",),
+    Transport.HTTP: ("httpx2", "mcp.client.streamable_http"),
+}
+
+
+def _load_sdk(transport: Transport) -> None:
+    """Import the SDK's client for ``transport``: ``mcp`` takes about a second of CPU to import,
+    which on the loop would freeze the app (keys, drawing) while its servers connect."""
+    for name in ("mcp_types", "mcp.client.session", *_SDK_MODULES[transport]):
+        importlib.import_module(name)
 
 
 class State(StrEnum):
@@ -235,6 +251,8 @@ class ServerConnection:
     async def _run(self) -> None:
         connected = False
         try:
+            transport = self.config.transport
+            await in_own_thread("vis-mcp-sdk", lambda: _load_sdk(transport))
             async with contextlib.AsyncExitStack() as stack:
                 read, write = await self._open(stack)
                 session = await stack.enter_async_context(self._client_session(read, write))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Coroutine, Iterable
+import threading
+from collections.abc import Callable, Coroutine, Iterable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -80,3 +81,20 @@ def post(
     except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
         return False
     return True
+
+
+async def in_own_thread(name: str, function: Callable[[], T]) -> T:
+    """``function()`` in a daemon thread named ``name``, awaited: for blocking work the
+    process's exit must not wait for (an SDK's import, 1-3 s of CPU), which
+    ``asyncio.to_thread``'s pool would hold the exit for."""
+    done: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+    def run() -> None:
+        if done.set_running_or_notify_cancel():
+            try:
+                done.set_result(function())
+            except BaseException as exc:  # the awaiting task raises it
+                done.set_exception(exc)
+
+    threading.Thread(target=run, name=name, daemon=True).start()
+    return await asyncio.wrap_future(done)

@@ -417,3 +417,45 @@ def test_a_folder_and_a_file_that_replaced_each_other_are_named_with_who_did_it(
     assert "~" not in str(refused.value)  # no name the person never made
     assert git(repo, "rev-parse", "main") == tip and _uncommitted(repo) == before
     assert drafts.listed() == [draft]
+
+
+def _with_sub(repo: Path) -> Path:
+    (repo / "sub").mkdir()
+    (repo / "sub" / "f.txt").write_text("f\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "sub")
+    return repo
+
+
+def test_a_folder_and_a_file_the_draft_replaced_land_in_a_clean_workspace(
+    long_files: Path, drafts: Drafts
+) -> None:
+    """Before, approval refused the folder the draft made a file ("where you have changes",
+    with none), and writing a file where a folder was failed."""
+    repo = _with_sub(long_files)
+    draft = drafts.create(repo, "s1", "kinds")
+    _file_for_folder(Path(draft.root), "sub")
+    _folder_for_file(Path(draft.root), "c.txt")
+
+    drafts.approve(draft)
+
+    assert (repo / "sub").read_text() == "a file now\n"
+    assert (repo / "c.txt" / "in.txt").read_text() == "in\n"
+    assert _uncommitted(repo) == ("", "", "")  # the workspace is the new commit, nothing set aside
+    assert git(repo, "show", "main:sub") == "a file now"
+
+
+def test_a_folder_the_draft_made_a_file_is_refused_while_it_holds_an_untracked_file(
+    long_files: Path, drafts: Drafts
+) -> None:
+    repo = _with_sub(long_files)
+    draft = drafts.create(repo, "s1", "kinds")
+    _file_for_folder(Path(draft.root), "sub")
+    (repo / "sub" / "notes.txt").write_text("mine, never committed\n")
+    tip, before = git(repo, "rev-parse", "main"), _uncommitted(repo)
+
+    with pytest.raises(DraftConflict, match="the draft replaced the folder sub with a file"):
+        drafts.approve(draft)
+
+    assert git(repo, "rev-parse", "main") == tip and _uncommitted(repo) == before
+    assert (repo / "sub" / "notes.txt").read_text() == "mine, never committed\n"

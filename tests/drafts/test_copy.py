@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
 from vis_core.drafts import DraftConflict, DraftError, Drafts
+from vis_core.drafts import files as draft_files
 from vis_core.model.draft import DraftBackend
 
 from .conftest import unwritable
@@ -170,3 +172,83 @@ def test_a_copy_draft_changed_after_it_was_shown_for_approval_is_refused(
     assert again.files == ["later.sh", "notes.md"]
     drafts.approve(draft, reviewed=again.state)
     assert (folder / "later.sh").exists() and (folder / "notes.md").read_text() == "shown\n"
+
+
+def _tree(folder: Path) -> dict[str, str | None]:
+    """Each path beneath ``folder``: a file's text, None for a folder."""
+    return {
+        str(p.relative_to(folder)): None if p.is_dir() else p.read_text()
+        for p in sorted(folder.rglob("*"))
+    }
+
+
+def test_a_folder_and_a_file_that_replaced_each_other_are_approved(
+    folder: Path, drafts: Drafts
+) -> None:
+    """Before, approval failed with "Operation not permitted" (a folder became a file) or "Not
+    a directory" (a file became a folder) and told the person to fix permissions."""
+    draft = drafts.create(folder, "s1", "plain")
+    root = Path(draft.root)
+    shutil.rmtree(root / "sub")
+    (root / "sub").write_text("a file now\n")
+    (root / "run.sh").unlink()
+    (root / "run.sh").mkdir()
+    (root / "run.sh" / "inner.txt").write_text("inside\n")
+    assert drafts.changed_files(draft) == ["run.sh", "run.sh/inner.txt", "sub", "sub/data.csv"]
+
+    drafts.approve(draft)
+
+    assert _tree(folder) == {
+        "notes.md": "notes\n",
+        "run.sh": None,
+        "run.sh/inner.txt": "inside\n",
+        "sub": "a file now\n",
+    }  # and nothing set aside is left
+
+
+def test_a_failure_after_a_folder_became_a_file_puts_the_folder_back(
+    folder: Path, drafts: Drafts
+) -> None:
+    (folder / "zz.txt").write_text("last\n")
+    draft = drafts.create(folder, "s1", "plain")
+    root = Path(draft.root)
+    shutil.rmtree(root / "sub")
+    (root / "sub").write_text("a file now\n")
+    (root / "zz.txt").write_text("the draft's\n")  # renamed in after sub, and fails
+    before = _tree(folder)
+
+    with unwritable(folder / "zz.txt"), pytest.raises(DraftError, match="zz.txt"):
+        drafts.approve(draft)
+
+    assert _tree(folder) == before
+    drafts.approve(draft)
+    assert (folder / "sub").read_text() == "a file now\n"
+
+
+def test_a_file_the_draft_made_a_folder_comes_back_when_a_file_in_it_fails(
+    workspace: Path,
+) -> None:
+    (workspace / "c.txt").write_text("c\n")
+
+    def fails(_temporary: Path) -> None:
+        raise OSError("the disk is full")
+
+    with pytest.raises(draft_files.LandingFailed, match="the disk is full"):
+        draft_files.land_files(workspace, [("c.txt", None), ("c.txt/in.txt", fails)])
+
+    assert _tree(workspace) == {"c.txt": "c\n"}
+
+
+def test_a_folder_the_draft_made_a_file_is_refused_while_it_holds_new_files(
+    folder: Path, drafts: Drafts
+) -> None:
+    draft = drafts.create(folder, "s1", "plain")
+    shutil.rmtree(Path(draft.root) / "sub")
+    (Path(draft.root) / "sub").write_text("a file now\n")
+    (folder / "sub" / "yours.txt").write_text("written after the draft began\n")
+
+    with pytest.raises(DraftConflict, match="replaced a folder with a file") as refused:
+        drafts.approve(draft)
+
+    assert refused.value.files == ("sub/yours.txt",)
+    assert (folder / "sub" / "yours.txt").exists() and (folder / "sub" / "data.csv").exists()

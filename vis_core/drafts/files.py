@@ -153,9 +153,38 @@ def _land(
 ) -> None:
     token = os.urandom(4).hex()
     made: list[Path] = []  # folders made for new files (removed again on failure)
-    staged: list[tuple[Path, Path | None]] = []  # (target, temporary; None: a removal)
+    removed: list[Path] = []
+    staged: list[tuple[Path, Path]] = []  # (target, temporary)
+    later: list[tuple[Path, Callable[[Path], None]]] = []  # a removed file on the way now
     done: list[tuple[Path, Path | None]] = []  # (target, what it held, kept aside; None: new)
     current = ""
+
+    def temporary_of(target: Path) -> Path:
+        return target.with_name(f".{target.name}.vis-{token}")
+
+    def kept_of(target: Path) -> Path:
+        return target.with_name(f".{target.name}.vis-{token}-was")
+
+    def rename_in(target: Path, temporary: Path) -> None:
+        kept = kept_of(target)
+        if _is_folder(target):  # a folder the draft replaced with a file: its files are aside
+            if any(not n.endswith(f".vis-{token}-was") for n in os.listdir(target)):
+                raise OSError(f"{target.name} is a folder that still holds files")
+            os.rename(target, kept)
+            done.append((target, kept))
+            os.rename(temporary, target)
+        elif os.path.lexists(target):
+            os.link(target, kept, follow_symlinks=False)
+            try:
+                os.replace(temporary, target)
+            except OSError:
+                os.unlink(kept)
+                raise
+            done.append((target, kept))
+        else:
+            os.rename(temporary, target)
+            done.append((target, None))
+
     try:
         # the model's commands still running in the workspace (started before its draft)
         # are held: none can swap a folder for a link between a check and a rename
@@ -167,40 +196,38 @@ def _land(
             if through_link(root, name):
                 raise OSError(f"a folder on the way to {name} is a symbolic link")
             if writer is None:
-                staged.append((target, None))
-                continue
-            _make_folders(root, target.parent, made)
-            temporary = target.with_name(f".{target.name}.vis-{token}")
-            staged.append((target, temporary))
-            writer(temporary)
+                removed.append(target)
+            elif _file_on_the_way(root, target.parent):  # the draft replaced it with a folder
+                later.append((target, writer))
+            else:
+                _make_folders(root, target.parent, made)
+                staged.append((target, temporary_of(target)))
+                writer(temporary_of(target))
+        for target in removed:  # first: a folder replaced by a file must be empty of them
+            current = target.relative_to(root).as_posix()
+            if os.path.lexists(target):
+                os.rename(target, kept_of(target))
+                done.append((target, kept_of(target)))
         for target, temporary in staged:
             current = target.relative_to(root).as_posix()
-            kept = target.with_name(f".{target.name}.vis-{token}-was")
-            if temporary is None:
-                if os.path.lexists(target):
-                    os.rename(target, kept)
-                    done.append((target, kept))
-                continue
-            if os.path.lexists(target):
-                os.link(target, kept, follow_symlinks=False)
-                try:
-                    os.replace(temporary, target)
-                except OSError:
-                    os.unlink(kept)
-                    raise
-                done.append((target, kept))
-            else:
-                os.rename(temporary, target)
-                done.append((target, None))
+            rename_in(target, temporary)
+        for target, writer in later:
+            current = target.relative_to(root).as_posix()
+            _make_folders(root, target.parent, made)
+            staged.append((target, temporary_of(target)))
+            writer(temporary_of(target))
+            rename_in(target, temporary_of(target))
         current = ""
         then()
     except BaseException as exc:
         problems = _undo(done, staged, made)
         where = f" at {current}" if current else ""
         raise LandingFailed(f"{exc}{where}", current, problems) from exc
-    for _target, kept in done:
-        if kept is not None:
-            with contextlib.suppress(OSError):
+    for _target, kept in done:  # a folder set aside holds files set aside: gone with it
+        with contextlib.suppress(OSError):
+            if kept is not None and _is_folder(kept):
+                remove_tree(kept)
+            elif kept is not None:
                 os.unlink(kept)
 
 
@@ -234,9 +261,21 @@ def _make_folders(root: Path, folder: Path, made: list[Path]) -> None:
         made.append(path)
 
 
+def _is_folder(path: Path) -> bool:
+    return path.is_dir() and not path.is_symlink()
+
+
+def _file_on_the_way(root: Path, folder: Path) -> bool:
+    """Whether something other than a folder stands where ``folder`` (beneath ``root``) or a
+    folder above it would be."""
+    while folder != root and not os.path.lexists(folder):
+        folder = folder.parent
+    return folder != root and not _is_folder(folder)
+
+
 def _undo(
     done: list[tuple[Path, Path | None]],
-    staged: list[tuple[Path, Path | None]],
+    staged: list[tuple[Path, Path]],
     made: list[Path],
 ) -> list[str]:
     problems: list[str] = []
@@ -244,12 +283,16 @@ def _undo(
         try:
             if kept is None:
                 os.unlink(target)
-            else:
-                os.replace(kept, target)
+                continue
+            if _is_folder(kept):  # a folder a file replaced
+                os.unlink(target)
+            elif _is_folder(target):  # a folder made where a file was (emptied above)
+                os.rmdir(target)
+            os.replace(kept, target)
         except OSError as exc:
             problems.append(f"{target}: {exc}")
     for _target, temporary in staged:
-        if temporary is not None and os.path.lexists(temporary):
+        if os.path.lexists(temporary):
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
     for folder in reversed(made):

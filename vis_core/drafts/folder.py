@@ -152,6 +152,19 @@ def approve(
             "overwrite them",
             refused,
         )
+    added = [  # in a folder the draft replaced with a file, files it never had
+        f"{name}/{inside}"
+        for name in names
+        if draft[name] is not None and _is_folder(live, name)
+        for inside in walk(workspace / name)
+        if f"{name}/{inside}" not in draft
+    ]
+    if added:
+        raise DraftConflict(
+            "the draft replaced a folder with a file, and the live workspace has files in "
+            "that folder the draft never had; approval would remove them",
+            added,
+        )
     writes: list[tuple[str, draft_files.Writer]] = [
         (name, None if draft[name] is None else _copier(copy, name)) for name in names
     ]
@@ -168,6 +181,13 @@ def approve(
             raise exc.__cause__ from None
         raise _not_landed(exc) from exc
     return names
+
+
+def _is_folder(files: Beneath, name: str) -> bool:
+    try:
+        return stat.S_ISDIR(files.stat(name, follow=False).st_mode)
+    except OSError:
+        return False
 
 
 def _copier(source: Beneath, name: str) -> draft_files.Writer:

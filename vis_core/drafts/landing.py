@@ -282,13 +282,15 @@ def _live_write(
         return None  # a submodule's folder is the person's to update
     if draft_files.through_link(top, name):
         raise _Refused
-    ours = _live_entry(live, name, object_format)
+    seen = ours = _live_entry(live, name, object_format)
+    if ours == OTHER and base is None and _only_tracked_inside(top, name):
+        ours = None  # a folder the draft replaced with a file: its files go in their own right
     if ours == theirs:
         return None
     if ours == base:
         if theirs is None:
-            return LiveWrite(name, ours, None)
-        return LiveWrite(name, ours, theirs[0], theirs[1])
+            return LiveWrite(name, seen, None)
+        return LiveWrite(name, seen, theirs[0], theirs[1])
     if not _regular(base, ours, theirs):
         raise _Refused
     assert base is not None and ours is not None and theirs is not None
@@ -301,6 +303,11 @@ def _live_write(
         return LiveWrite(name, ours, mode, data=_live_bytes(live, name))
     merged = _merge_text(top, _blob(top, base[1]), _live_bytes(live, name), _blob(top, theirs[1]))
     return LiveWrite(name, ours, mode, data=merged)
+
+
+def _only_tracked_inside(top: Path, name: str) -> bool:
+    """Whether folder ``name`` holds only files git tracks (none untracked or ignored)."""
+    return not paths(["ls-files", "--others", "-z", "--", f"{name}/"], top)
 
 
 def _live_bytes(live: Beneath, name: str) -> bytes:

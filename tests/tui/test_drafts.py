@@ -258,7 +258,9 @@ async def test_slash_draft_offers_approve_sync_and_discard_as_buttons(
     workspace: Path, tmp_path: Path, jail_off: None
 ) -> None:
     """``/draft`` opens the draft screen: its diff, and buttons the keyboard reaches (Tab,
-    Enter) or their keys; discard asks twice; each runs ``/draft ACTION``."""
+    Enter) or their keys; discard asks twice; each runs ``/draft ACTION``. A sync shows the
+    draft again, and its Approve lands it (before, the first approve after a sync was refused:
+    the draft had changed since it was shown)."""
     repo = _repo(workspace)
     edit = 'await draft_create("btn")\nopen("a.txt", "w").write("two\\n")'
     script = write_script(tmp_path, [{"code": edit}, {"text": "Drafted."}])
@@ -284,12 +286,17 @@ async def test_slash_draft_offers_approve_sync_and_discard_as_buttons(
         assert app.main.status_bar.draft == "btn"
 
         await type_keys(pilot, *"/draft", "enter")
-        await on_top(pilot, DraftScreen)
-        await pilot.press("s")  # sync: nothing new on main
+        screen = await on_top(pilot, DraftScreen)
+        (repo / "b.txt").write_text("main's\n")  # main moves on while the draft is open
+        subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+        subprocess.run(["git", "commit", "-qm", "b"], cwd=repo, check=True)
+        await pilot.press("s")  # sync: main's commit comes in, and the draft is shown again
         await until(pilot, lambda: any("Synced draft btn" in s for s in _said(app)))
-
-        await type_keys(pilot, *"/draft", "enter")
+        await until(pilot, lambda: isinstance(app.screen, DraftScreen) and app.screen is not screen)
         await on_top(pilot, DraftScreen)
+        note = str(app.screen.query_one("#draft-note", Static).render())
+        assert "Synced: brought in b.txt" in note
+
         await pilot.press("tab")  # from the diff to the first button
         focused = app.screen.focused
         assert isinstance(focused, Button) and focused.id == "approve"

@@ -59,10 +59,10 @@ async def run_draft(ctx: dict[str, Any]) -> CommandResult:
             files = "\n".join(f"- `{name}`" for name in result["files"]) or "No file differed."
             into = f" into {result['target_branch']}" if result.get("target_branch") else ""
             return ok(f"Approved draft {draft.label}{into}", files)
-        if action == "sync":
+        if action == "sync":  # the draft changed: shown again, as the next approve lands it
             files = await drafts.sync()
-            body = "\n".join(f"- `{name}`" for name in files) or "Nothing new to bring in."
-            return ok(f"Synced draft {draft.label}", body)
+            brought = ", ".join(f"`{name}`" for name in files) or "nothing new"
+            return await _view(drafts, draft, synced=f"Synced: brought in {brought}.")
         if action == "discard":
             await drafts.discard()
             return ok(f"Discarded draft {draft.label}", "The workspace is as it was.")
@@ -72,10 +72,11 @@ async def run_draft(ctx: dict[str, Any]) -> CommandResult:
 
 
 async def _view(
-    drafts: SessionDrafts, draft: Draft, refused: str = "", message: str = ""
+    drafts: SessionDrafts, draft: Draft, refused: str = "", message: str = "", synced: str = ""
 ) -> CommandResult:
     """The draft shown to the person: what their next ``/draft approve`` lands. ``refused``:
-    why an approval (given ``message``) was refused; the view then says what to do."""
+    why an approval (given ``message``) was refused; the view then says what to do.
+    ``synced``: what a sync just brought in."""
     review = await drafts.show()
     files, diff = review.files, review.diff
     if len(diff) > DIFF_CHARS:
@@ -86,12 +87,15 @@ async def _view(
         + f". {plural(len(files), 'file differs', 'files differ')}."
     )
     again = f"`/draft approve {message}`" if message else "`/draft approve`"
-    note = (
+    note = synced or (
         f"{refused[:1].upper()}{refused[1:]}. "
         f"Here it is now: approving again ({again}) lands it as shown."
+        if refused
+        else ""
     )
+    title = f"Synced draft {draft.label}" if synced else f"Draft {draft.label}"
     body = (
-        (f"{note}\n\n" if refused else "")
+        (f"{note}\n\n" if note else "")
         + summary
         + "\n\n"
         + (_fenced(diff) if diff else "No change yet.")
@@ -99,9 +103,9 @@ async def _view(
     )
     return CommandResult(
         not refused,
-        "/draft approve refused" if refused else f"Draft {draft.label}",
+        "/draft approve refused" if refused else title,
         body,
-        data=DraftView(draft.label, summary, diff, note=note if refused else "", message=message),
+        data=DraftView(draft.label, summary, diff, note=note, message=message),
         action=CommandAction.OPEN_DRAFT,
     )
 

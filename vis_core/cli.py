@@ -221,7 +221,7 @@ def _positive(kind: type[int] | type[float]) -> Callable[[str], Any]:
     return parse
 
 
-async def _session_mcp_config(workspace: Path) -> McpConfig | None:
+async def _session_mcp_config(workspace: Path) -> McpConfig:
     """The MCP servers a session here would have, as ``/mcp`` lists them: the files' and those
     the enabled extensions declare (``vis.mcp_server``). Opens the Host, not the servers."""
     from vis_core.host import Host

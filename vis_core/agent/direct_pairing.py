@@ -88,7 +88,8 @@ class DirectPairing:
         """A worker took one of the child's calls (or saw it cancelled): record it as a quick
         call of the session's, answered as the worker answers it."""
         if not on_loop(self._loop):  # read off the loop (it was not running): rare
-            self._loop.call_soon_threadsafe(self.report, worker, channel, frame)
+            if not self._loop.is_closed():  # closed: the session has ended, nobody shows it
+                self._loop.call_soon_threadsafe(self.report, worker, channel, frame)
             return
         child = self._child
         if child is None or frame.line != self._lines.get(worker):  # its child is gone

@@ -82,7 +82,7 @@ def _entry(args: argparse.Namespace) -> dict[str, object]:
 def run_mcp(
     args: argparse.Namespace,
     workspace: Path,
-    session_config: Callable[[Path], Awaitable[McpConfig | None]] | None = None,
+    session_config: Callable[[Path], Awaitable[McpConfig]] | None = None,
 ) -> int:
     """``session_config`` reads the servers a session here would have (the files' and the
     enabled extensions' declarations); without it ``list`` reads the files only."""
@@ -138,7 +138,7 @@ def workspace_config(workspace: Path) -> tuple[McpConfig, str | None]:
 
 
 async def _list(
-    workspace: Path, session_config: Callable[[Path], Awaitable[McpConfig | None]] | None
+    workspace: Path, session_config: Callable[[Path], Awaitable[McpConfig]] | None
 ) -> int:
     from vis_core.mcp.client import State
     from vis_core.mcp.manager import McpManager
@@ -146,7 +146,7 @@ async def _list(
 
     config, note = workspace_config(workspace)
     if session_config is not None:  # with the servers extensions declare, as /mcp shows them
-        config = await session_config(workspace) or config
+        config = await session_config(workspace)
     if note:
         print(f"note: {note}")
     manager = McpManager(config, workspace=workspace, paths=VisPaths.from_env())

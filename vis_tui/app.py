@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import importlib
 import signal
-import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -228,10 +227,7 @@ class VisApp(App[int]):
     def _load_drawn_later(self) -> None:
         self.run_worker(asyncio.to_thread(_import_all, _DRAWN_LATER), group="start")
         if self.session is not None:  # the provider's SDK: else the first request waits for it
-            # a thread of its own that a quit does not wait for (the import takes 1-3 s)
-            threading.Thread(
-                target=self.session.model.prepare, name="vis-model-sdk", daemon=True
-            ).start()
+            self.session.model.prepare()
 
     async def _open_first_session(self, core: Frontend) -> None:
         session: Session | None = None

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import base64
 import logging
+import os
+import subprocess
+import sys
 
 from acp import PROTOCOL_VERSION, image_block, resource_link_block, text_block
 from acp.schema import ClientCapabilities, FileSystemCapabilities
@@ -164,3 +167,48 @@ async def test_prompts_take_images_and_links_and_answer_forms_modes_models_and_c
     assert images and images[0].media_type == "image/png"
     attached = [e for e in events if isinstance(e, UserContext) and e.title == "guide.md"]
     assert attached and "use tabs" in attached[0].text
+
+
+# A fresh process: an editor's new session, and no prompt yet.
+PREPARED = """
+import asyncio, sys
+from pathlib import Path
+from vis_core.acp.agent import VisAgent
+from vis_core.host import HostOptions
+
+class Editor:  # takes every update the agent sends, and answers nothing
+    def __getattr__(self, name):
+        async def taken(*args, **kwargs):
+            return None
+        return taken
+
+async def main() -> None:
+    agent = VisAgent(HostOptions(workspace=Path(sys.argv[1]), model="openai/gpt-5"))
+    agent.on_connect(Editor())
+    before = "openai" in sys.modules
+    await agent.new_session(cwd=sys.argv[1])
+    for _ in range(3000):
+        if "openai.types" in sys.modules:
+            break
+        await asyncio.sleep(0.02)
+    print("at start:", before, "prepared:", "openai.types" in sys.modules)
+    for core in agent.cores.values():
+        await core.close()
+
+asyncio.run(main())
+"""
+
+
+def test_the_models_sdk_is_imported_when_a_session_starts_not_at_its_first_prompt(
+    workspace, vis_home
+):
+    """``openai`` or ``anthropic`` takes 1-3 s of CPU to import, on the loop that serves every
+    session of the editor: `vis acp` imports it in a thread of its own as a session starts."""
+    done = subprocess.run(
+        [sys.executable, "-c", PREPARED, str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OPENAI_API_KEY": "sk-test", "VIS_HOME": str(vis_home)},
+    )
+    assert done.stdout.strip() == "at start: False prepared: True", done.stderr[-2000:]

@@ -156,6 +156,7 @@ class VisAgent:
         if session.model.provider is None:
             await core.close_session(session)
             raise RequestError.internal_error({"message": session.model.problem})
+        session.model.prepare()  # else the first prompt, and every session, waits for the SDK
         fs = self.client.fs
         if fs is not None:
             core.use_editor_files(

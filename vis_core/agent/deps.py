@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,14 +173,19 @@ class SessionModel:
     chosen_for: str | None = None
 
     def prepare(self) -> None:
-        """Load what the first request needs ahead of it (an SDK provider's SDK; others need
-        nothing); blocking, so from a thread. An SDK that cannot load fails the first request
-        instead, which says why."""
+        """Start loading what the first request needs (an SDK provider's SDK, 1-3 s of CPU;
+        others need nothing), in a daemon thread of its own, which a quit does not wait for.
+        An SDK that cannot load fails the first request instead, which says why."""
         from vis_core.providers.sdk_provider import SdkProvider
 
-        if isinstance(self.provider, SdkProvider):
-            with contextlib.suppress(Exception):
-                self.provider.prepare()
+        provider = self.provider
+        if isinstance(provider, SdkProvider):
+
+            def load() -> None:
+                with contextlib.suppress(Exception):
+                    provider.prepare()
+
+            threading.Thread(target=load, name="vis-model-sdk", daemon=True).start()
 
 
 @dataclass

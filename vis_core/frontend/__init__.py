@@ -178,7 +178,7 @@ class SessionModelView(Protocol):
     @property
     def problem(self) -> str | None: ...
     def prepare(self) -> None:
-        """Load what the first request needs (the provider's SDK); blocking: from a thread."""
+        """Start loading what the first request needs (the provider's SDK), in a thread."""
         ...
 
 

@@ -54,6 +54,8 @@ def __getattr__(name: str) -> Any:
 
 # Loaded once the session is shown: markdown-it, Rich's Markdown and Pygments.
 _DRAWN_LATER = ("vis_tui.widgets.answer_markdown", "vis_tui.widgets.system_message", "rich.syntax")
+# And a resumed session's stored turns, before they are shown.
+_STORED_DRAWN_WITH = (*_DRAWN_LATER, "vis_tui.widgets.stored_turn")
 
 
 def _import_all(names: tuple[str, ...]) -> None:
@@ -235,6 +237,10 @@ class VisApp(App[int]):
         note = ""
         if self.resume == "":  # --resume without an ID: the person picks one (Esc: a new one)
             self.resume = await self.push_screen(self._sessions_picker(core), wait_for_dismiss=True)
+        if self.resume or self.continue_:
+            # what stored turns are drawn with (markdown-it, Pygments: a second and more of
+            # CPU), imported on the loop by the first stored answer's layout otherwise
+            await asyncio.to_thread(_import_all, _STORED_DRAWN_WITH)
         if self.resume:
             try:
                 stored = core.stored_session_id(self.resume)

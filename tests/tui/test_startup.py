@@ -10,7 +10,7 @@ from pathlib import Path
 
 from vis_tui.widgets.system_message import SystemMessage
 
-from .support import started, until, vis_app
+from .support import started, store_session, until, vis_app
 
 # Loaded with the first answer, code block or Markdown message, or the session's first event
 # (or once the session is shown).
@@ -100,3 +100,73 @@ def test_the_models_sdk_is_imported_before_the_first_request(
         env={**os.environ, "OPENAI_API_KEY": "sk-test", "VIS_HOME": str(vis_home)},
     )
     assert done.stdout.strip() == "at start: False prepared: True", done.stderr[-2000:]
+
+
+RESUMED = """
+import asyncio, importlib.abc, re, sqlite3, sys, threading
+from pathlib import Path
+
+DRAWN_WITH = (
+    "markdown_it", "pygments", "vis_tui.widgets.answer_markdown", "vis_tui.widgets.stored_turn"
+)
+# a session's turns and what they hold (not the count of its turns a session's row carries)
+HISTORY = re.compile(
+    r"(FROM|JOIN) (events|event_runs|iterations|activities|replies|thinking)\\b|FROM turns WHERE"
+)
+
+def on_loop():
+    return threading.current_thread() is threading.main_thread()
+
+class Watch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name in DRAWN_WITH and name not in sys.modules:
+            where = "on the loop" if on_loop() else "off the loop"
+            print(name, "imported", where, flush=True)
+        return None
+
+sys.meta_path.insert(0, Watch())
+_connect = sqlite3.connect
+
+def connect(*args, **kwargs):
+    conn = _connect(*args, **kwargs)
+    def trace(sql):
+        if on_loop() and HISTORY.search(sql):
+            print("history read on the loop:", " ".join(sql.split())[:120], flush=True)
+    conn.set_trace_callback(trace)
+    return conn
+
+sqlite3.connect = connect
+from vis_core.host import HostOptions
+from vis_tui.app import VisApp
+
+async def main():
+    app = VisApp(HostOptions(workspace=Path(sys.argv[1])), frozen=True, resume=sys.argv[2])
+    async with app.run_test(size=(100, 30)) as pilot:
+        await asyncio.wait_for(app.ready.wait(), 60)
+        await pilot.pause()
+        print("turns shown:", len(app.main.transcript.turns), flush=True)
+
+asyncio.run(main())
+"""
+
+
+def test_a_resumed_session_is_read_and_drawn_with_modules_imported_off_the_loop(
+    workspace: Path, vis_home: Path
+) -> None:
+    """``--resume`` of a long session froze keys and drawing for seconds: its first stored
+    answer's layout imported markdown-it and Pygments on the loop, and the history's first
+    page read every turn's notes from SQLite there (a process of its own: which thread
+    imported them, and which SQL ran on the loop)."""
+    session_id = store_session(workspace, [f"request {n}" for n in range(1, 31)], title="long")
+    done = subprocess.run(
+        [sys.executable, "-c", RESUMED, str(workspace), session_id],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "VIS_HOME": str(vis_home)},
+    )
+    lines = done.stdout.splitlines()
+    assert "turns shown: 20" in lines, done.stderr[-2000:]
+    assert "markdown_it imported off the loop" in lines, done.stdout
+    assert "vis_tui.widgets.stored_turn imported off the loop" in lines, done.stdout
+    assert not [line for line in lines if "on the loop" in line], done.stdout

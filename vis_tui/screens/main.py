@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from pathlib import Path
@@ -227,7 +228,9 @@ class MainScreen(Screen[None]):
             from vis_tui.history import store_page_loader
 
             self.transcript.clear(keep=early)
-            await self.transcript.load_initial(store_page_loader(core.history, session.id))
+            # the loader reads the notes of every turn: in a thread, as its pages are
+            loader = await asyncio.to_thread(store_page_loader, core.history, session.id)
+            await self.transcript.load_initial(loader)
         self._previewed = None
         self.status_bar.title = session.title
         self.status_bar.model = (
@@ -320,7 +323,9 @@ class MainScreen(Screen[None]):
 
         self.drop_welcome()
         self.transcript.clear()
-        await self.transcript.load_initial(store_page_loader(core.history, session_id))
+        # the loader reads the notes of every turn: in a thread, as its pages are
+        loader = await asyncio.to_thread(store_page_loader, core.history, session_id)
+        await self.transcript.load_initial(loader)
         self._previewed = session_id
 
     def feed_events(self, events: list[Event]) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 from typing import TYPE_CHECKING
 
@@ -327,7 +328,7 @@ class Transcript(SteadyScroll, can_focus=False):
     # -- paging --------------------------------------------------------------------------
     async def load_initial(self, loader: PageLoader) -> None:
         self.loader = loader
-        page = loader(None)
+        page = await asyncio.to_thread(loader, None)  # SQLite: off the loop
         if page.notes_before:  # what commands said before the first turn, as it was shown
             from vis_tui.widgets.system_message import SystemMessage
 

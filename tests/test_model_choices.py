@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from vis_core.host import Host, HostOptions
@@ -47,3 +50,46 @@ async def test_the_models_a_server_of_ones_own_serves_are_offered_while_it_is_co
             assert model_entries(host.command_deps, "local") == []
         finally:
             await host.close()
+
+
+# A fresh process: a session on the scripted model switched to openai's, and no request yet.
+SWITCHED = """
+import asyncio, sys
+import os
+import subprocess
+import sys
+from pathlib import Path
+from vis_core.frontend import Frontend
+from vis_core.host import HostOptions
+
+async def main() -> None:
+    core = await Frontend.open(HostOptions(workspace=Path(sys.argv[1]), provider="scripted"))
+    try:
+        session = await core.new_session()
+        before = "openai" in sys.modules
+        result = await core.use_model(session, "openai/gpt-5")
+        for _ in range(3000):
+            if "openai.types" in sys.modules:
+                break
+            await asyncio.sleep(0.02)
+        print(result.ok, "at start:", before, "prepared:", "openai.types" in sys.modules)
+    finally:
+        await core.close()
+
+asyncio.run(main())
+"""
+
+
+def test_a_model_switched_to_has_its_sdk_imported_before_the_next_request(
+    workspace: Path, vis_home: Path
+) -> None:
+    """``/model`` to another provider's model: its SDK (1-3 s of CPU) is imported in a
+    thread as the switch is made, not when the next request is sent."""
+    done = subprocess.run(
+        [sys.executable, "-c", SWITCHED, str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OPENAI_API_KEY": "sk-test", "VIS_HOME": str(vis_home)},
+    )
+    assert done.stdout.strip() == "True at start: False prepared: True", done.stderr[-2000:]

@@ -188,6 +188,7 @@ class AgentSession:
         """Talk to ``model`` from the next request on: at once between requests, else when
         the request under way ends (a request never changes model halfway). The model it
         replaces is closed unless it is still in use."""
+        model.prepare()  # its SDK loads while the person writes the next request
         if self._requesting:
             replaced, self._next_model = self._next_model, model
         else:

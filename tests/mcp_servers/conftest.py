@@ -18,6 +18,12 @@ def stdio_entry(**extra: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(SERVER), "stdio"], **extra}
 
 
+def http_entry(base: str, **extra: Any) -> dict[str, Any]:
+    """An entry for the HTTP test server at ``base`` (``http_server``): for tests of what Vis
+    does with servers rather than of stdio, one process of a worker serves them all."""
+    return {"url": f"{base}/mcp", **extra}
+
+
 def write_config(path: Path, servers: dict[str, Any], **extra: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"mcpServers": servers, **extra}, indent=2), encoding="utf-8")

@@ -12,18 +12,18 @@ from vis_core.mcp.config import load_config
 from vis_core.mcp.manager import McpManager
 from vis_core.paths import VisPaths
 
-from .conftest import SERVER, stdio_entry, write_config
+from .conftest import SERVER, http_entry, stdio_entry, write_config
 
 
 async def test_the_section_lists_indirect_servers_and_grows_by_appending(
-    vis_home: Path, workspace: Path
+    vis_home: Path, workspace: Path, http_server: str
 ) -> None:
     write_config(
         vis_home / "mcp.json",
         {
-            "fixture": stdio_entry(),
-            "notes": stdio_entry(description="Team notes", exposure="deferred"),
-            "tools": stdio_entry(exposure="direct"),
+            "fixture": http_entry(http_server),
+            "notes": http_entry(http_server, description="Team notes", exposure="deferred"),
+            "tools": http_entry(http_server, exposure="direct"),
             "off": stdio_entry(enabled=False),
         },
     )

@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from .conftest import stdio_entry, write_config
+from .conftest import http_entry, stdio_entry, write_config
 from .test_run import _of, _run_here
 
 DROP = """
@@ -63,9 +63,9 @@ def _run_more(home: Path, workspace: Path, script: list[dict[str, Any]], *args: 
 
 
 def test_deferred_tools_a_search_declared_stay_declared_after_continue(
-    vis_home: Path, workspace: Path
+    vis_home: Path, workspace: Path, http_server: str
 ) -> None:
-    write_config(vis_home / "mcp.json", {"later": stdio_entry(exposure="deferred")})
+    write_config(vis_home / "mcp.json", {"later": http_entry(http_server, exposure="deferred")})
     found = [{"code": 'print(await doc("mcp__later__echo") != "")'}, {"text": "found"}]
     first = _run_more(vis_home, workspace, found)
     assert _of(first, "BlockFinished")[0]["stdout"].strip() == "True"
@@ -79,13 +79,16 @@ def test_deferred_tools_a_search_declared_stay_declared_after_continue(
 
 
 async def test_a_changed_servers_section_goes_to_the_conversation_not_the_system_prompt(
-    vis_home: Path, workspace: Path, tmp_path: Path
+    vis_home: Path, workspace: Path, tmp_path: Path, http_server: str
 ) -> None:
     from vis_core.host import Host, HostOptions
 
     write_config(
         vis_home / "mcp.json",
-        {"notes": stdio_entry(description="Team notes"), "fixture": stdio_entry(enabled=False)},
+        {
+            "notes": http_entry(http_server, description="Team notes"),
+            "fixture": http_entry(http_server, enabled=False),
+        },
     )
     script = tmp_path / "s.yaml"
     script.write_text(yaml.safe_dump([{"text": "one"}, {"text": "two"}]), encoding="utf-8")
@@ -145,13 +148,13 @@ print([h.name for h in await apropos("notes")])
 
 
 async def test_doc_of_a_server_and_apropos_by_its_description(
-    vis_home: Path, workspace: Path
+    vis_home: Path, workspace: Path, http_server: str
 ) -> None:
     write_config(
         vis_home / "mcp.json",
         {
-            "other": stdio_entry(),
-            "fix-ture": stdio_entry(description="Weather, pictures and notes"),
+            "other": http_entry(http_server),
+            "fix-ture": http_entry(http_server, description="Weather, pictures and notes"),
         },
     )
     events = await _run_here(workspace, [{"code": DOC}, {"text": "done"}])

@@ -12,7 +12,7 @@ from typing import Any
 
 import yaml
 
-from .conftest import stdio_entry, write_config
+from .conftest import http_entry, stdio_entry, write_config
 
 HOOK = """
 import json
@@ -123,7 +123,7 @@ def _of(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [e for e in events if e["type"] == kind]
 
 
-def test_the_mcp_chapter_through_vis_run(vis_home: Path, workspace: Path) -> None:
+def test_the_mcp_chapter_through_vis_run(vis_home: Path, workspace: Path, http_server: str) -> None:
     (vis_home / "extensions").mkdir()
     (vis_home / "extensions" / "mcpguard.py").write_text(textwrap.dedent(HOOK))
     write_config(
@@ -140,7 +140,7 @@ def test_the_mcp_chapter_through_vis_run(vis_home: Path, workspace: Path) -> Non
                 },
                 description="Weather, pictures and notes",
             ),
-            "later": stdio_entry(exposure="deferred"),
+            "later": http_entry(http_server, exposure="deferred"),
             "broken": {"type": "sse", "url": "http://localhost/sse"},
             "missing": {"command": "no-such-command-for-vis"},
         },
@@ -220,7 +220,7 @@ SERVER = {server!r}
 
 def add_late() -> str:
     """Register the late server."""
-    vis.mcp_server("late", {{"command": sys.executable, "args": [SERVER, "stdio"]}})
+    vis.mcp_server("late", {{"url": {url!r}}})
     return "registered"
 
 vis.register_extension(vis.Extension(
@@ -237,15 +237,18 @@ vis.register_extension(vis.Extension(
 
 
 async def test_extensions_add_servers_and_a_file_entry_wins(
-    vis_home: Path, workspace: Path
+    vis_home: Path, workspace: Path, http_server: str
 ) -> None:
+    """The declared server runs over stdio, the file's entry and the late one over HTTP (a
+    stdio server registered at run time: the next test)."""
     from .conftest import SERVER
 
     (vis_home / "extensions").mkdir()
+    url = http_entry(http_server)["url"]
     (vis_home / "extensions" / "servers.py").write_text(
-        textwrap.dedent(EXTENSION.format(server=str(SERVER)))
+        textwrap.dedent(EXTENSION.format(server=str(SERVER), url=url))
     )
-    write_config(vis_home / "mcp.json", {"shadowed": stdio_entry()})
+    write_config(vis_home / "mcp.json", {"shadowed": http_entry(http_server)})
     script = [
         {"code": 'print(await mcp__declared__echo(text="from the extension"))\n'
                  'print(await mcp__shadowed__echo(text="from the file"))\n'

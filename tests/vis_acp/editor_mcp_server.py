@@ -1,6 +1,6 @@
 """An MCP server an editor passes to `vis acp`: ``python editor_mcp_server.py stdio`` or
-``... http FD`` / ``... sse FD`` (a listening socket; they answer 401 without
-``X-Editor-Token: let-me-in``)."""
+``... web FD`` (a listening socket: streamable HTTP at ``/mcp``, SSE at ``/sse``; both answer
+401 without ``X-Editor-Token: let-me-in``)."""
 
 from __future__ import annotations
 
@@ -37,6 +37,19 @@ def guarded(app: Any) -> Any:
     return wrapped
 
 
+def both(streamable: Any, sse: Any) -> Any:
+    """One process serves both transports (each server process imports the SDK, ~1.2 s of
+    CPU): SSE's paths go to the SSE app, the rest (and the lifespan that runs the streamable
+    sessions) to the streamable one."""
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        path = scope.get("path", "")
+        to = sse if path.startswith(("/sse", "/messages")) else streamable
+        return await to(scope, receive, send)
+
+    return app
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "stdio":
         server.run("stdio")
@@ -45,6 +58,6 @@ if __name__ == "__main__":
 
         import uvicorn
 
-        app = server.streamable_http_app() if sys.argv[1] == "http" else server.sse_app()
         listening = socket.socket(fileno=int(sys.argv[2]))
-        uvicorn.Server(uvicorn.Config(guarded(app), log_level="warning")).run(sockets=[listening])
+        app = guarded(both(server.streamable_http_app(), server.sse_app()))
+        uvicorn.Server(uvicorn.Config(app, log_level="warning")).run(sockets=[listening])

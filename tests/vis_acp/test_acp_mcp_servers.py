@@ -27,9 +27,9 @@ HEADER = [HttpHeader(name="X-Editor-Token", value="let-me-in")]
 
 @pytest.fixture
 def web_servers() -> Iterator[tuple[str, str]]:
-    """The http and the sse test server."""
-    with web_server(SERVER, "http") as http, web_server(SERVER, "sse") as sse:
-        yield http, sse
+    """The http and the sse test server: one process serves both."""
+    with web_server(SERVER, "web") as base:
+        yield base, base
 
 
 CALLS = (

@@ -10,7 +10,7 @@ import pytest
 
 from vis_core.cli import main
 
-from .conftest import stdio_entry, write_config
+from .conftest import http_entry, write_config
 
 
 def _read(path: Path) -> dict:
@@ -73,13 +73,14 @@ def test_local_writes_the_project_file(vis_home: Path, workspace: Path) -> None:
 
 
 def test_list_connects_and_reports_state_tools_and_exposure(
-    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str], http_server: str
 ) -> None:
     write_config(
         vis_home / "mcp.json",
         {
-            "fixture": stdio_entry(
-                toolExposure={"echo": "direct", "die": "hidden", "do_thing": "direct"}
+            "fixture": http_entry(
+                http_server,
+                toolExposure={"echo": "direct", "die": "hidden", "do_thing": "direct"},
             ),
             "off": {"command": "nothing", "enabled": False},
         },
@@ -159,12 +160,12 @@ vis.register_extension(vis.Extension(
 
 
 def test_list_includes_servers_an_extension_declares(
-    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str], http_server: str
 ) -> None:
     """``/mcp`` shows a server a user extension declares; ``vis mcp list`` lists the same,
     connected like a configured one and marked as the extension's, with no mcp.json at all."""
     (vis_home / "extensions").mkdir()
-    source = DECLARING.replace("{config!r}", repr(stdio_entry()))
+    source = DECLARING.replace("{config!r}", repr(http_entry(http_server)))
     (vis_home / "extensions" / "declarer.py").write_text(source, encoding="utf-8")
     assert main(["-C", str(workspace), "mcp", "list"]) == 0
     out = capsys.readouterr().out
@@ -183,12 +184,14 @@ vis.register_extension(vis.Extension(
 
 
 def test_list_marks_servers_extensions_add_and_the_ones_a_file_overrides(
-    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str]
+    vis_home: Path, workspace: Path, capsys: pytest.CaptureFixture[str], http_server: str
 ) -> None:
     (vis_home / "extensions").mkdir()
-    source = SHADOWED.replace("{config!r}", repr(stdio_entry()))
+    source = SHADOWED.replace("{config!r}", repr(http_entry(http_server)))
     (vis_home / "extensions" / "declarer.py").write_text(source, encoding="utf-8")
-    mcp_file = write_config(vis_home / "mcp.json", {"shadowed": stdio_entry(enabled=False)})
+    mcp_file = write_config(
+        vis_home / "mcp.json", {"shadowed": http_entry(http_server, enabled=False)}
+    )
     assert main(["-C", str(workspace), "mcp", "list"]) == 0
     out = capsys.readouterr().out
     assert "fromext  connected  10 tools  codemode  extension (declarer)" in out

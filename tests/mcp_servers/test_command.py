@@ -8,15 +8,15 @@ from pathlib import Path
 from vis_core.host import Host, HostOptions
 from vis_core.mcp.client import State
 
-from .conftest import stdio_entry, write_config
+from .conftest import http_entry, write_config
 
 
 async def test_mcp_command_prints_status_and_changes_the_defining_file(
-    vis_home: Path, workspace: Path
+    vis_home: Path, workspace: Path, http_server: str
 ) -> None:
     path = write_config(
         vis_home / "mcp.json",
-        {"alpha": stdio_entry(), "gone": {"command": "no-such-command-for-vis"}},
+        {"alpha": http_entry(http_server), "gone": {"command": "no-such-command-for-vis"}},
         keep="this",
     )
     host = await Host.open(HostOptions(workspace=workspace))
@@ -72,13 +72,13 @@ async def test_without_a_config_the_manager_is_made_only_when_asked(
 
 
 async def test_a_config_written_after_the_start_is_read_at_reload(
-    vis_home: Path, workspace: Path
+    vis_home: Path, workspace: Path, http_server: str
 ) -> None:
     host = await Host.open(HostOptions(workspace=workspace))
     try:
         await host.new_session()  # MCP started for the workspace
         assert host.mcp.made is None
-        write_config(vis_home / "mcp.json", {"alpha": stdio_entry()})
+        write_config(vis_home / "mcp.json", {"alpha": http_entry(http_server)})
         await host.reload()
         manager = host.mcp.made
         assert manager is not None
@@ -90,13 +90,13 @@ async def test_a_config_written_after_the_start_is_read_at_reload(
 
 
 async def test_a_config_written_after_the_start_is_read_at_the_reload_command(
-    vis_home: Path, workspace: Path
+    vis_home: Path, workspace: Path, http_server: str
 ) -> None:
     """/reload reads the extensions in a thread; the MCP servers still start on the loop."""
     host = await Host.open(HostOptions(workspace=workspace))
     try:
         session = await host.new_session()
-        write_config(vis_home / "mcp.json", {"alpha": stdio_entry()})
+        write_config(vis_home / "mcp.json", {"alpha": http_entry(http_server)})
         result = await host.commands.run(session, "/reload")
         assert result.ok, result.body
         manager = host.mcp.made

@@ -68,6 +68,12 @@ def slow() -> str:
     return "done"
 
 
+async def publishes(value: int) -> int:
+    """Says it got ``value``, then gives it back."""
+    vis.publish_activity(vis.ActivityPresentation("Publishes", f"got {value}"))
+    return value
+
+
 async def waits() -> str:
     """Waits a minute."""
     await asyncio.sleep(60)
@@ -98,7 +104,7 @@ vis.register_extension(vis.Extension(
     name="direct", alias="direct", description="Direct calls.", env=("DIRECT_TEST_SECRET",),
     symbols=[
         vis.Symbol(route), vis.Symbol(echo), vis.Symbol(pid), vis.Symbol(slow),
-        vis.Symbol(waits), vis.Symbol(die), vis.Symbol(nap),
+        vis.Symbol(waits), vis.Symbol(die), vis.Symbol(nap), vis.Symbol(publishes),
         vis.Symbol(started, activity=vis.Activity("Started", render=_render)),
     ],
 ))
@@ -163,6 +169,40 @@ async def test_direct_calls_are_stored_in_the_order_they_ended(
     assert order == expected
     ends = [e for e in stored if isinstance(e, ActivityEnded) and e.activity is not None]
     assert all(e.activity.state is ActivityState.SUCCEEDED for e in ends if e.activity)
+
+
+async def test_a_direct_call_that_published_ends_before_the_next_call_starts(
+    vis_home: Path, workspace: Path, script_path: Path
+) -> None:
+    """A direct call whose tool published an update ends in the store before the child's
+    next call (through the host) starts; its end waited for the update's task before, so the
+    next call's start could be stored first."""
+    install_extension(vis_home, "direct", EXTENSION)
+    block = """
+    import json
+    routes = [await direct.route() for _ in range(3)]
+    for i in range(60):
+        await direct.publishes(i)
+        await direct.started(i)
+    print(json.dumps(routes))
+    """
+    outcome, stored = await run_blocks(workspace, script_path, block)
+    assert outcome.printed()[1:] == [True, True]  # (the first may start the worker)
+    order = [
+        (type(e).__name__, e.activity.tool)
+        for e in stored
+        if isinstance(e, ActivityStarted | ActivityUpdated | ActivityEnded)
+        and e.activity is not None
+        and e.activity.tool in ("publishes", "started")
+    ]
+    expected = [
+        ("ActivityStarted", "publishes"),
+        ("ActivityUpdated", "publishes"),
+        ("ActivityEnded", "publishes"),
+        ("ActivityStarted", "started"),
+        ("ActivityEnded", "started"),
+    ] * 60
+    assert order == expected
 
 
 async def test_a_long_direct_call_shows_running_and_publishes(

@@ -112,7 +112,7 @@ class ToolInvoker:
         position: CallPosition | None = None,
         call_state: SessionCallState | None = None,
         plan: PlanMode | None = None,
-        hold: Callable[[ActivityStarted | ActivityEnded], None] | None = None,
+        hold: Callable[[ActivityStarted | ActivityUpdated | ActivityEnded], None] | None = None,
     ) -> None:
         """``hold``: emit an Activity's event without waiting, in order (the event bus's
         :meth:`~vis_core.agent.event_bus.EventBus.hold`); with it, the sandbox child may call
@@ -676,9 +676,9 @@ class ToolInvoker:
 class QuickCall:
     """A sandbox's call of an extension tool that :meth:`ToolInvoker.direct_call` recorded: its
     worker's answer ends it on the loop, with no task, as :meth:`ToolInvoker.call` would
-    (``answer`` is the sandbox's); a task is made only to wait for the event bus, or for
-    the render of a failure. ``given``: the call's arguments, when its render callback draws
-    it (success with the call, in the worker)."""
+    (``answer`` is the sandbox's); a task is made only for the render of a failure.
+    ``given``: the call's arguments, when its render callback draws it (success with the
+    call, in the worker)."""
 
     __slots__ = (
         "_invoker",
@@ -690,7 +690,6 @@ class QuickCall:
         "context",
         "shown",
         "done",
-        "_pending",
         "_finishing",
         "_sent",
     )
@@ -711,7 +710,6 @@ class QuickCall:
         self.context: CallContext | None = None
         self.shown = False  # whether its start was emitted
         self.done = False  # answered, or cancelled
-        self._pending: list[asyncio.Task[None]] = []  # the updates ``publish`` emitted
         self._finishing: asyncio.Task[None] | None = None  # its end, when it waits
         self._sent: tuple[SessionWorker, WorkerChannel, int, asyncio.Future[Any]] | None = None
 
@@ -730,18 +728,19 @@ class QuickCall:
         self.record = invoker._with_presentation(self.record, presentation)
         if not self.record.show_start:
             return  # end-only: kept and shown when the call ends
-        update = invoker._emit(ActivityUpdated(invoker._session_id, activity=self.record))
-        if on_loop(self.loop):
-            self._pending.append(self.loop.create_task(update))
+        update = ActivityUpdated(invoker._session_id, activity=self.record)
+        if on_loop(self.loop):  # held in order with the call's start and end
+            assert invoker._hold is not None  # (a quick call is made only with it)
+            invoker._hold(update)
         else:
-            asyncio.run_coroutine_threadsafe(update, self.loop).result()
+            asyncio.run_coroutine_threadsafe(invoker._emit(update), self.loop).result()
 
     def cancel(self) -> asyncio.Task[None] | None:
         """The sandbox gave the call up (its block stopped, its child ended): as for a cancelled
         :meth:`ToolInvoker.call`, the worker is told and the Activity ends cancelled, with no
         answer. The task that ends it (the sandbox waits for it when it closes)."""
         if self.done:
-            if self._finishing is not None:  # it waits for the bus: it ends unanswered
+            if self._finishing is not None:  # its failure is being drawn: it ends unanswered
                 self._finishing.cancel()
             return self._finishing
         self.done = True
@@ -753,11 +752,9 @@ class QuickCall:
         record = dataclasses.replace(
             self.record, state=ActivityState.CANCELLED, ended_at=time.time(), error="cancelled"
         )
-        invoker, pending = self._invoker, self._pending
+        invoker = self._invoker
 
         async def end() -> None:
-            if pending:
-                await asyncio.shield(asyncio.gather(*pending, return_exceptions=True))
             await asyncio.shield(invoker._end(record, started=self.shown))
 
         return keep(invoker._quick_ends, self.loop.create_task(end()))
@@ -800,37 +797,27 @@ class QuickCall:
 
     def _end(self, error: BaseException | None, value: Any) -> None:
         """Answer, then hold the Activity's end (its start too, for an end-only one) in the
-        same loop pass, before anything the sandbox does next. While earlier events of the
-        call wait (its updates), or its render draws its failure in the worker, that is done
-        first, then it answers."""
+        same loop pass, after its updates, before anything the sandbox does next. While its
+        render draws its failure in the worker, that is done first, then it answers."""
         invoker = self._invoker
-        hold = invoker._hold
         redraw = self._given if error is not None else None  # its failure is drawn first
-        quick = not self._pending and hold is not None and not redraw
-        if quick:
+        if not redraw:
+            hold = invoker._hold
+            assert hold is not None  # (a quick call is made only with it)
             self._answer(error, value)  # first: the sandbox goes on while the bus takes them
-        events = self._ending(error, value)
-        if quick:
-            assert hold is not None
-            for event in events:
+            for event in self._ending(error, value):
                 hold(event)
             self.context = None  # ended: its context (whose ``publish`` holds this) is let go
             return
-        pending = self._pending
 
-        async def finish() -> None:  # after the updates, once the bus took them
-            nonlocal events
+        async def finish() -> None:  # once its failure is drawn and the bus took the events
             try:
-                if pending:
-                    await asyncio.gather(*pending, return_exceptions=True)
-                if redraw is not None:
-                    tool, context = self._tool, self.context
-                    drawn = await invoker._render_in_worker(
-                        tool, RenderPhase.FAILURE, *redraw, None, error, context
-                    )
-                    self.record = invoker._presented(self.record, tool.name, drawn)
-                    events = self._ending(error, value)
-                for event in events:
+                tool, context = self._tool, self.context
+                drawn = await invoker._render_in_worker(
+                    tool, RenderPhase.FAILURE, *redraw, None, error, context
+                )
+                self.record = invoker._presented(self.record, tool.name, drawn)
+                for event in self._ending(error, value):
                     await invoker._emit(event)
             except asyncio.CancelledError:
                 raise

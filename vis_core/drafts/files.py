@@ -169,7 +169,7 @@ def _land(
         kept = kept_of(target)
         if _is_folder(target):  # a folder the draft replaced with a file: its files are aside
             if any(not n.endswith(f".vis-{token}-was") for n in os.listdir(target)):
-                raise OSError(f"{target.name} is a folder that still holds files")
+                raise OSError(f"{target.name} is a folder that holds more than the draft removes")
             os.rename(target, kept)
             done.append((target, kept))
             os.rename(temporary, target)

@@ -190,7 +190,10 @@ SDK_IMPORTED_ON = """
 import asyncio, importlib.abc, os, sys, threading
 from pathlib import Path
 
-WATCHED = ("mcp", "mcp_types", "mcp.client.stdio", "mcp.client.streamable_http", "httpx2")
+WATCHED = (
+    "mcp", "mcp_types", "mcp.client.stdio", "mcp.client.streamable_http", "httpx2",
+    "anyio._backends._asyncio",
+)
 
 class Watch(importlib.abc.MetaPathFinder):
     def find_spec(self, name, path, target=None):
@@ -235,4 +238,5 @@ def test_servers_connect_without_importing_the_sdk_on_the_loop(
     assert "local connected" in lines and "web connected" in lines, done.stderr[-2000:]
     imported = [line for line in lines if line.endswith("the loop")]
     assert "mcp off the loop" in imported, done.stdout
+    assert "anyio._backends._asyncio off the loop" in imported, done.stdout
     assert not [line for line in imported if line.endswith("on the loop")], done.stdout

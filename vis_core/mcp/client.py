@@ -51,10 +51,14 @@ _SDK_MODULES = {
 }
 
 
+# anyio's backend for asyncio, which anyio imports at its first call (~0.1 s of CPU)
+_ANYIO_BACKEND = "anyio._backends._asyncio"
+
+
 def _load_sdk(transport: Transport) -> None:
     """Import the SDK's client for ``transport``: ``mcp`` takes about a second of CPU to import,
     which on the loop would freeze the app (keys, drawing) while its servers connect."""
-    for name in ("mcp_types", "mcp.client.session", *_SDK_MODULES[transport]):
+    for name in ("mcp_types", "mcp.client.session", *_SDK_MODULES[transport], _ANYIO_BACKEND):
         importlib.import_module(name)
 
 

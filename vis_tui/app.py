@@ -183,6 +183,8 @@ class VisApp(App[int]):
             return
         finally:
             resume_after_start()
+        # the forms' screen and widgets (Textual's Select, TextArea…): ~0.15 s of imports
+        await asyncio.to_thread(importlib.import_module, "vis_tui.screens.form")
         self.core = core
         from vis_tui.screens.form import attach_forms
 

@@ -170,3 +170,46 @@ def test_a_resumed_session_is_read_and_drawn_with_modules_imported_off_the_loop(
     assert "markdown_it imported off the loop" in lines, done.stdout
     assert "vis_tui.widgets.stored_turn imported off the loop" in lines, done.stdout
     assert not [line for line in lines if "on the loop" in line], done.stdout
+
+
+FORMS = """
+import asyncio, importlib.abc, sys, threading
+from pathlib import Path
+
+class Watch(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.startswith("vis_tui.") and name not in sys.modules:
+            loop = threading.current_thread() is threading.main_thread()
+            print(name, "imported on the loop" if loop else "imported off the loop", flush=True)
+        return None
+
+from vis_core.host import HostOptions
+from vis_tui.app import VisApp
+
+async def main():
+    app = VisApp(HostOptions(workspace=Path(sys.argv[1])), frozen=True)
+    async with app.run_test(size=(100, 30)) as pilot:
+        sys.meta_path.insert(0, Watch())
+        await asyncio.wait_for(app.ready.wait(), 60)
+        await pilot.pause()
+
+asyncio.run(main())
+"""
+
+
+def test_the_forms_screen_is_imported_off_the_loop_as_the_app_starts(
+    workspace: Path, vis_home: Path
+) -> None:
+    """The forms' screen and widgets (Textual's Select, SelectionList, TextArea) take
+    ~0.15 s to import: on the loop, every start froze keys and drawing once the core was
+    open (a process of its own)."""
+    done = subprocess.run(
+        [sys.executable, "-c", FORMS, str(workspace)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "VIS_HOME": str(vis_home)},
+    )
+    lines = done.stdout.splitlines()
+    assert "vis_tui.screens.form imported off the loop" in lines, done.stderr[-2000:]
+    assert "vis_tui.widgets.form imported off the loop" in lines, done.stdout

@@ -105,6 +105,17 @@ def workspace(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.fixture(scope="session")
+def http_server() -> Iterator[str]:
+    """``http://127.0.0.1:PORT`` of one HTTP MCP test server (``mcp_servers/server_app.py``)
+    shared by the tests of a worker, in any folder: for tests of what Vis does with servers,
+    not of stdio, one process serves them all (each server process imports the SDK)."""
+    from web_server import web_server
+
+    with web_server(Path(__file__).parent / "mcp_servers" / "server_app.py", "http") as base:
+        yield base
+
+
 @pytest.fixture
 def jail_off(vis_home: Path) -> None:
     """The jail off in this test's VIS_HOME (``jail = false`` in config.toml): for tests of

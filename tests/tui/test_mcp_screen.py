@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +15,6 @@ from vis_core.mcp.client import State
 from vis_tui.screens.mcp import McpScreen
 
 from .support import on_top, until
-
-SERVER = Path(__file__).parents[1] / "mcp_servers" / "server_app.py"
 
 
 class McpApp(App[None]):
@@ -44,14 +41,14 @@ def _details(app: App[Any]) -> str:
 
 
 async def test_mcp_screen_shows_attention_first_and_saves_changes(
-    vis_home: Path, workspace: Path
+    vis_home: Path, workspace: Path, http_server: str
 ) -> None:
     config = vis_home / "mcp.json"
     config.write_text(
         json.dumps(
             {
                 "mcpServers": {
-                    "alpha": {"command": sys.executable, "args": [str(SERVER), "stdio"]},
+                    "alpha": {"url": f"{http_server}/mcp"},
                     "broken": {"command": "sh", "args": ["-c", "echo API_URL is unset >&2"]},
                     "bad": {"type": "sse", "url": "http://localhost/sse"},
                 },

@@ -306,9 +306,10 @@ async def test_a_killed_server_comes_back_with_its_direct_tools_next_turn(
 
 
 async def test_a_direct_tool_call_is_an_iteration_with_its_own_activity(
-    vis_home: Path, workspace: Path
+    vis_home: Path, workspace: Path, http_server: str
 ) -> None:
-    write_config(vis_home / "mcp.json", {"st": stdio_entry(toolExposure={"echo": "direct"})})
+    entry = http_entry(http_server, toolExposure={"echo": "direct"})
+    write_config(vis_home / "mcp.json", {"st": entry})
     script = [
         {"tool": {"name": "mcp__st__echo", "arguments": {"text": "Oslo"}}},
         {"text": "It will be sunny."},

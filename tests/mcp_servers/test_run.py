@@ -307,11 +307,11 @@ async def test_a_server_registered_at_run_time_works_without_any_config(
     assert blocks[1]["stdout"].strip() == "registered at run time", blocks[1]["error"]
 
 
-def test_vis_run_says_why_a_call_failed(vis_home: Path, workspace: Path) -> None:
+def test_vis_run_says_why_a_call_failed(vis_home: Path, workspace: Path, http_server: str) -> None:
     """vis run printed '✗ MCP fixture · fail · reason=x' with no reason (the reason was only in
     the outcome, which its line does not show when it has a summary), and nothing at all for
     a direct call of a tool that does not exist, whose answers then ran together on one line."""
-    write_config(vis_home / "mcp.json", {"fixture": stdio_entry()})
+    write_config(vis_home / "mcp.json", {"fixture": http_entry(http_server)})
     script = [
         {"text": "Failing.", "code": 'await mcp__fixture__fail(reason="disk full")'},
         {"text": "Calling directly.", "tool": {"name": "no_such_tool", "arguments": {}}},

@@ -28,6 +28,9 @@ with open({marker!r}, "w") as f:
 """
 
 
+MINIMAL = Path(__file__).with_name("minimal_server.py")
+
+
 def plant(path: Path, marker: Path) -> None:
     """An executable Python file at ``path`` that writes ``marker`` when it runs."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -49,10 +52,11 @@ async def connect(workspace: Path, servers: dict, *, trusted: bool = False) -> M
 
 
 def real_server_bin(folder: Path) -> Path:
-    """A folder holding ``fixture-mcp``: the real test server, started by a bare name."""
+    """A folder holding ``fixture-mcp``: a real MCP server (the minimal one: what is checked
+    is which command starts, not what it serves), started by a bare name."""
     folder.mkdir()
     command = folder / "fixture-mcp"
-    command.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{SERVER}" stdio\n')
+    command.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{MINIMAL}"\n')
     command.chmod(0o755)
     return folder
 

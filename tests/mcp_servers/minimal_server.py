@@ -5,8 +5,10 @@ server's command, not of what the server serves (``server_app.py`` does that).""
 from __future__ import annotations
 
 import json
+import os
 import sys
 
+print(f"fixture server starting in {os.getcwd()}", file=sys.stderr, flush=True)
 for line in sys.stdin:
     message = json.loads(line)
     ident, method = message.get("id"), message.get("method")

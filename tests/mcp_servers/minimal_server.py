@@ -1,6 +1,7 @@
-"""The smallest MCP server over stdio: it answers ``initialize`` and lists one tool, without
-the SDK (whose import is ~1.2 s of CPU a process). For tests of how Vis finds and starts a
-server's command, not of what the server serves (``server_app.py`` does that)."""
+"""The smallest MCP server over stdio, without the SDK (whose import is ~1.2 s of CPU a
+process): it answers ``initialize`` and lists one tool, ``echo``, which answers. For tests of
+how Vis finds, starts and calls a server, not of what the server serves (``server_app.py``
+does that). It says where it starts on stderr, as ``server_app.py`` does."""
 
 from __future__ import annotations
 
@@ -21,7 +22,13 @@ for line in sys.stdin:
             "serverInfo": {"name": "minimal", "version": "1"},
         }
     elif method == "tools/list":
-        result = {"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}
+        schema = {"type": "object", "properties": {"text": {"type": "string"}}}
+        result = {
+            "tools": [{"name": "echo", "description": "Echo the text back.", "inputSchema": schema}]
+        }
+    elif method == "tools/call":
+        text = message["params"].get("arguments", {}).get("text", "")
+        result = {"content": [{"type": "text", "text": text}]}
     else:
         result = {}
     sys.stdout.write(json.dumps({"jsonrpc": "2.0", "id": ident, "result": result}) + "\n")

@@ -9,16 +9,10 @@ from pathlib import Path
 from typing import Any
 
 SERVER = Path(__file__).with_name("server_app.py")
-MINIMAL = Path(__file__).with_name("minimal_server.py")
 
 
 def stdio_entry(**extra: Any) -> dict[str, Any]:
     return {"command": sys.executable, "args": [str(SERVER), "stdio"], **extra}
-
-
-def minimal_entry(**extra: Any) -> dict[str, Any]:
-    """An entry for the minimal stdio server (no SDK): for tests of how a server starts."""
-    return {"command": sys.executable, "args": [str(MINIMAL)], **extra}
 
 
 def http_entry(base: str, **extra: Any) -> dict[str, Any]:

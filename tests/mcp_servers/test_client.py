@@ -18,7 +18,7 @@ from vis_core.mcp.config import Source, parse_entry
 from vis_core.mcp.logfile import McpLog
 from vis_core.mcp.stderr_tail import StderrTail
 
-from .conftest import SERVER, minimal_entry, stdio_entry, write_config
+from .conftest import SERVER, stdio_entry, write_config
 
 
 def _connection(tmp_path: Path, raw: dict, name: str = "fix") -> ServerConnection:
@@ -225,7 +225,7 @@ def test_servers_connect_without_importing_the_sdk_on_the_loop(
     """``import mcp`` takes about a second of CPU: on the loop, the app froze (keys, drawing)
     while its servers connected, at every start with servers in mcp.json."""
     write_config(
-        vis_home / "mcp.json", {"local": minimal_entry(), "web": {"url": http_server + "/mcp"}}
+        vis_home / "mcp.json", {"local": stdio_entry(), "web": {"url": http_server + "/mcp"}}
     )
     done = subprocess.run(
         [sys.executable, "-c", SDK_IMPORTED_ON, str(workspace)],

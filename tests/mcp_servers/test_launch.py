@@ -18,7 +18,7 @@ from vis_core.mcp.manager import McpManager
 from vis_core.paths import TrustStore, VisPaths
 from vis_core.system.programs import path_outside
 
-from .conftest import MINIMAL, SERVER, minimal_entry, write_config
+from .conftest import SERVER, stdio_entry, write_config
 
 PLANTED = """\
 #!{python}
@@ -49,11 +49,10 @@ async def connect(workspace: Path, servers: dict, *, trusted: bool = False) -> M
 
 
 def real_server_bin(folder: Path) -> Path:
-    """A folder holding ``fixture-mcp``: a real MCP server (the minimal one: what is checked
-    is which command starts, not what it serves), started by a bare name."""
+    """A folder holding ``fixture-mcp``: the real test server, started by a bare name."""
     folder.mkdir()
     command = folder / "fixture-mcp"
-    command.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{MINIMAL}"\n')
+    command.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{SERVER}" stdio\n')
     command.chmod(0o755)
     return folder
 
@@ -152,8 +151,8 @@ async def test_a_cwd_setting_and_a_projects_own_servers_still_start_where_they_s
     workspace: Path, tmp_path: Path
 ) -> None:
     (workspace / "sub").mkdir()
-    write_config(workspace / ".vis" / "mcp.json", {"proj": minimal_entry()})
-    manager = await connect(workspace, {"mine": minimal_entry(cwd="sub")}, trusted=True)
+    write_config(workspace / ".vis" / "mcp.json", {"proj": stdio_entry()})
+    manager = await connect(workspace, {"mine": stdio_entry(cwd="sub")}, trusted=True)
     try:
         mine, proj = manager.get("mine"), manager.get("proj")
         assert mine is not None and proj is not None
@@ -192,7 +191,7 @@ async def test_a_command_value_runs_outside_the_workspace(
     (real / "fixture-token").write_text(f"#!/bin/sh\npwd > '{where}'\necho abc\n")
     (real / "fixture-token").chmod(0o755)
     monkeypatch.setenv("PATH", os.pathsep.join([".", str(real), os.environ["PATH"]]))
-    entry = minimal_entry(env={"TOKEN": "!fixture-token"})
+    entry = stdio_entry(env={"TOKEN": "!fixture-token"})
     manager = await connect(workspace, {"fix": entry})
     try:
         conn = manager.get("fix")

@@ -12,7 +12,7 @@ from vis_core.mcp.config import load_config
 from vis_core.mcp.manager import McpManager
 from vis_core.paths import VisPaths
 
-from .conftest import SERVER, http_entry, minimal_entry, stdio_entry, write_config
+from .conftest import SERVER, http_entry, stdio_entry, write_config
 
 
 async def test_the_section_lists_indirect_servers_and_grows_by_appending(
@@ -62,7 +62,7 @@ async def test_the_section_lists_indirect_servers_and_grows_by_appending(
 async def test_reload_connects_new_servers_and_stops_removed_ones(
     vis_home: Path, workspace: Path
 ) -> None:
-    path = write_config(vis_home / "mcp.json", {"first": minimal_entry()})
+    path = write_config(vis_home / "mcp.json", {"first": stdio_entry()})
     manager = McpManager(
         load_config(path, None, trusted=False), workspace=workspace, paths=VisPaths.from_env()
     )
@@ -71,7 +71,7 @@ async def test_reload_connects_new_servers_and_stops_removed_ones(
         await manager.wait_all(60)
         first = manager.get("first")
         assert first is not None and first.state.value == "connected"
-        write_config(path, {"second": minimal_entry(exposure="hidden")})
+        write_config(path, {"second": stdio_entry(exposure="hidden")})
         await manager.reload(load_config(path, None, trusted=False))
         await manager.wait_all(60)
         assert manager.get("first") is None and first.state.value == "disconnected"
@@ -93,7 +93,7 @@ async def test_the_first_prompt_waits_only_for_direct_servers_and_a_block_for_it
     path = write_config(
         vis_home / "mcp.json",
         {
-            "quick": minimal_entry(toolExposure={"echo": "direct"}),
+            "quick": stdio_entry(toolExposure={"echo": "direct"}),
             # still connecting at the end, however long "quick" takes to start; a first prompt
             # that waited for it would see it fail (its timeout is shorter than that wait)
             "stuck": _mute(timeout=60),

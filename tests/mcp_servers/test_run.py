@@ -239,14 +239,14 @@ vis.register_extension(vis.Extension(
 async def test_extensions_add_servers_and_a_file_entry_wins(
     vis_home: Path, workspace: Path, http_server: str
 ) -> None:
-    """The declared server runs over stdio (the minimal one), the file's entry and the late
-    one over HTTP (a stdio server registered at run time: the next test)."""
-    from .conftest import MINIMAL
+    """The declared server runs over stdio, the file's entry and the late one over HTTP (a
+    stdio server registered at run time: the next test)."""
+    from .conftest import SERVER
 
     (vis_home / "extensions").mkdir()
     url = http_entry(http_server)["url"]
     (vis_home / "extensions" / "servers.py").write_text(
-        textwrap.dedent(EXTENSION.format(server=str(MINIMAL), url=url))
+        textwrap.dedent(EXTENSION.format(server=str(SERVER), url=url))
     )
     write_config(vis_home / "mcp.json", {"shadowed": http_entry(http_server)})
     script = [
@@ -291,11 +291,11 @@ async def test_a_server_registered_at_run_time_works_without_any_config(
 ) -> None:
     """No mcp.json and no declared server: Vis makes no MCP manager at start; the first
     server an extension registers makes it, connected for the next block."""
-    from .conftest import MINIMAL
+    from .conftest import SERVER
 
     (vis_home / "extensions").mkdir()
     (vis_home / "extensions" / "servers.py").write_text(
-        textwrap.dedent(LATE_ONLY.format(server=str(MINIMAL)))
+        textwrap.dedent(LATE_ONLY.format(server=str(SERVER)))
     )
     script = [
         {"code": "print(await servers.add_late())"},

@@ -4,6 +4,8 @@ not), which carry a mark, what this one read, and a call that must not wait on a
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -73,3 +75,38 @@ def without_waiting_on(pipe: Path, call: Callable[[], T]) -> T:
     if failed:
         raise failed[0]
     return outcome[0]
+
+
+# The start of a script for :func:`fresh_python`: ``watch_imports(wanted)`` prints
+# "NAME imported on the loop" (the main thread's) or "NAME imported off the loop" at the first
+# import of each module whose name ``wanted`` accepts.
+WATCH_IMPORTS = """
+import importlib.abc, sys, threading
+
+class _Watch(importlib.abc.MetaPathFinder):
+    def __init__(self, wanted):
+        self.wanted = wanted
+
+    def find_spec(self, name, path, target=None):
+        if self.wanted(name) and name not in sys.modules:
+            loop = threading.current_thread() is threading.main_thread()
+            print(name, "imported on the loop" if loop else "imported off the loop", flush=True)
+        return None
+
+def watch_imports(wanted):
+    sys.meta_path.insert(0, _Watch(wanted))
+"""
+
+
+def fresh_python(
+    script: str, *args: str, vis_home: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    """``script`` run with ``args`` in a Python process of its own, where nothing is imported
+    yet, with ``VIS_HOME=vis_home`` and ``env`` added to this environment."""
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {}), "VIS_HOME": str(vis_home)},
+    )

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from processes import fresh_python
 
 from vis_core.host import Host, HostOptions
 from vis_core.model_choices import model_entries, providers
@@ -55,9 +54,6 @@ async def test_the_models_a_server_of_ones_own_serves_are_offered_while_it_is_co
 # A fresh process: a session on the scripted model switched to openai's, and no request yet.
 SWITCHED = """
 import asyncio, sys
-import os
-import subprocess
-import sys
 from pathlib import Path
 from vis_core.frontend import Frontend
 from vis_core.host import HostOptions
@@ -85,11 +81,7 @@ def test_a_model_switched_to_has_its_sdk_imported_before_the_next_request(
 ) -> None:
     """``/model`` to another provider's model: its SDK (1-3 s of CPU) is imported in a
     thread as the switch is made, not when the next request is sent."""
-    done = subprocess.run(
-        [sys.executable, "-c", SWITCHED, str(workspace)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "OPENAI_API_KEY": "sk-test", "VIS_HOME": str(vis_home)},
+    done = fresh_python(
+        SWITCHED, str(workspace), vis_home=vis_home, env={"OPENAI_API_KEY": "sk-test"}
     )
     assert done.stdout.strip() == "True at start: False prepared: True", done.stderr[-2000:]

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from processes import alive
+from processes import WATCH_IMPORTS, alive, fresh_python
 
 from vis_core.mcp.client import ConnectionLost, McpCallError, ServerConnection, State
 from vis_core.mcp.config import Source, parse_entry
@@ -186,8 +185,10 @@ def test_a_stderr_tail_is_drained_once_every_holder_of_its_pipe_has_ended() -> N
 
 
 # A fresh process: which thread first imports the SDK's client modules while servers connect.
-SDK_IMPORTED_ON = """
-import asyncio, importlib.abc, os, sys, threading
+SDK_IMPORTED_ON = (
+    WATCH_IMPORTS
+    + """
+import asyncio, sys
 from pathlib import Path
 
 WATCHED = (
@@ -195,14 +196,7 @@ WATCHED = (
     "anyio._backends._asyncio",
 )
 
-class Watch(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name in WATCHED and name not in sys.modules:
-            loop_thread = threading.current_thread() is threading.main_thread()
-            print(name, "on the loop" if loop_thread else "off the loop", flush=True)
-        return None
-
-sys.meta_path.insert(0, Watch())
+watch_imports(WATCHED.__contains__)
 from vis_core.host import Host, HostOptions
 
 async def main():
@@ -217,6 +211,7 @@ async def main():
 
 asyncio.run(main())
 """
+)
 
 
 def test_servers_connect_without_importing_the_sdk_on_the_loop(
@@ -227,16 +222,10 @@ def test_servers_connect_without_importing_the_sdk_on_the_loop(
     write_config(
         vis_home / "mcp.json", {"local": stdio_entry(), "web": {"url": http_server + "/mcp"}}
     )
-    done = subprocess.run(
-        [sys.executable, "-c", SDK_IMPORTED_ON, str(workspace)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "VIS_HOME": str(vis_home)},
-    )
+    done = fresh_python(SDK_IMPORTED_ON, str(workspace), vis_home=vis_home)
     lines = done.stdout.splitlines()
     assert "local connected" in lines and "web connected" in lines, done.stderr[-2000:]
     imported = [line for line in lines if line.endswith("the loop")]
-    assert "mcp off the loop" in imported, done.stdout
-    assert "anyio._backends._asyncio off the loop" in imported, done.stdout
+    assert "mcp imported off the loop" in imported, done.stdout
+    assert "anyio._backends._asyncio imported off the loop" in imported, done.stdout
     assert not [line for line in imported if line.endswith("on the loop")], done.stdout

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import gc
-import os
 import subprocess
 import sys
 from pathlib import Path
+
+from processes import WATCH_IMPORTS, fresh_python
 
 from vis_tui.widgets.system_message import SystemMessage
 
@@ -92,18 +93,16 @@ def test_the_models_sdk_is_imported_before_the_first_request(
     """``openai`` or ``anthropic`` takes 1–3 s to import: the app imports it in a thread once
     the session is shown, while the person types, not when the first request is sent (in a
     process of its own, where nothing else imported it)."""
-    done = subprocess.run(
-        [sys.executable, "-c", PREPARED, str(workspace)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "OPENAI_API_KEY": "sk-test", "VIS_HOME": str(vis_home)},
+    done = fresh_python(
+        PREPARED, str(workspace), vis_home=vis_home, env={"OPENAI_API_KEY": "sk-test"}
     )
     assert done.stdout.strip() == "at start: False prepared: True", done.stderr[-2000:]
 
 
-RESUMED = """
-import asyncio, importlib.abc, re, sqlite3, sys, threading
+RESUMED = (
+    WATCH_IMPORTS
+    + """
+import asyncio, re, sqlite3, sys, threading
 from pathlib import Path
 
 DRAWN_WITH = (
@@ -117,14 +116,7 @@ HISTORY = re.compile(
 def on_loop():
     return threading.current_thread() is threading.main_thread()
 
-class Watch(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name in DRAWN_WITH and name not in sys.modules:
-            where = "on the loop" if on_loop() else "off the loop"
-            print(name, "imported", where, flush=True)
-        return None
-
-sys.meta_path.insert(0, Watch())
+watch_imports(DRAWN_WITH.__contains__)
 _connect = sqlite3.connect
 
 def connect(*args, **kwargs):
@@ -148,6 +140,7 @@ async def main():
 
 asyncio.run(main())
 """
+)
 
 
 def test_a_resumed_session_is_read_and_drawn_with_modules_imported_off_the_loop(
@@ -158,13 +151,7 @@ def test_a_resumed_session_is_read_and_drawn_with_modules_imported_off_the_loop(
     page read every turn's notes from SQLite there (a process of its own: which thread
     imported them, and which SQL ran on the loop)."""
     session_id = store_session(workspace, [f"request {n}" for n in range(1, 31)], title="long")
-    done = subprocess.run(
-        [sys.executable, "-c", RESUMED, str(workspace), session_id],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "VIS_HOME": str(vis_home)},
-    )
+    done = fresh_python(RESUMED, str(workspace), session_id, vis_home=vis_home)
     lines = done.stdout.splitlines()
     assert "turns shown: 20" in lines, done.stderr[-2000:]
     assert "markdown_it imported off the loop" in lines, done.stdout
@@ -172,16 +159,11 @@ def test_a_resumed_session_is_read_and_drawn_with_modules_imported_off_the_loop(
     assert not [line for line in lines if "on the loop" in line], done.stdout
 
 
-FORMS = """
-import asyncio, importlib.abc, sys, threading
+FORMS = (
+    WATCH_IMPORTS
+    + """
+import asyncio, sys
 from pathlib import Path
-
-class Watch(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name.startswith("vis_tui.") and name not in sys.modules:
-            loop = threading.current_thread() is threading.main_thread()
-            print(name, "imported on the loop" if loop else "imported off the loop", flush=True)
-        return None
 
 from vis_core.host import HostOptions
 from vis_tui.app import VisApp
@@ -189,12 +171,13 @@ from vis_tui.app import VisApp
 async def main():
     app = VisApp(HostOptions(workspace=Path(sys.argv[1])), frozen=True)
     async with app.run_test(size=(100, 30)) as pilot:
-        sys.meta_path.insert(0, Watch())
+        watch_imports(lambda name: name.startswith("vis_tui."))
         await asyncio.wait_for(app.ready.wait(), 60)
         await pilot.pause()
 
 asyncio.run(main())
 """
+)
 
 
 def test_the_forms_screen_is_imported_off_the_loop_as_the_app_starts(
@@ -203,13 +186,7 @@ def test_the_forms_screen_is_imported_off_the_loop_as_the_app_starts(
     """The forms' screen and widgets (Textual's Select, SelectionList, TextArea) take
     ~0.15 s to import: on the loop, every start froze keys and drawing once the core was
     open (a process of its own)."""
-    done = subprocess.run(
-        [sys.executable, "-c", FORMS, str(workspace)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "VIS_HOME": str(vis_home)},
-    )
+    done = fresh_python(FORMS, str(workspace), vis_home=vis_home)
     lines = done.stdout.splitlines()
     assert "vis_tui.screens.form imported off the loop" in lines, done.stderr[-2000:]
     assert "vis_tui.widgets.form imported off the loop" in lines, done.stdout

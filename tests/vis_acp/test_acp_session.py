@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import base64
 import logging
-import os
-import subprocess
-import sys
 
 from acp import PROTOCOL_VERSION, image_block, resource_link_block, text_block
 from acp.schema import ClientCapabilities, FileSystemCapabilities
 from acp_client import EditorClient, vis_acp
 from cli_support import script
+from processes import fresh_python
 
 from vis_core.events import ImageAttached, UserContext
 from vis_core.paths import VisPaths
@@ -204,11 +202,7 @@ def test_the_models_sdk_is_imported_when_a_session_starts_not_at_its_first_promp
 ):
     """``openai`` or ``anthropic`` takes 1-3 s of CPU to import, on the loop that serves every
     session of the editor: `vis acp` imports it in a thread of its own as a session starts."""
-    done = subprocess.run(
-        [sys.executable, "-c", PREPARED, str(workspace)],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "OPENAI_API_KEY": "sk-test", "VIS_HOME": str(vis_home)},
+    done = fresh_python(
+        PREPARED, str(workspace), vis_home=vis_home, env={"OPENAI_API_KEY": "sk-test"}
     )
     assert done.stdout.strip() == "at start: False prepared: True", done.stderr[-2000:]

@@ -159,8 +159,13 @@ def _land(
     done: list[tuple[Path, Path | None]] = []  # (target, what it held, kept aside; None: new)
     current = ""
 
-    def temporary_of(target: Path) -> Path:
-        return target.with_name(f".{target.name}.vis-{token}")
+    def stage(target: Path, writer: Callable[[Path], None]) -> Path:
+        """The new file written beside ``target``, its folders made first."""
+        _make_folders(root, target.parent, made)
+        temporary = target.with_name(f".{target.name}.vis-{token}")
+        staged.append((target, temporary))
+        writer(temporary)
+        return temporary
 
     def kept_of(target: Path) -> Path:
         return target.with_name(f".{target.name}.vis-{token}-was")
@@ -200,23 +205,19 @@ def _land(
             elif _file_on_the_way(root, target.parent):  # the draft replaced it with a folder
                 later.append((target, writer))
             else:
-                _make_folders(root, target.parent, made)
-                staged.append((target, temporary_of(target)))
-                writer(temporary_of(target))
+                stage(target, writer)
         for target in removed:  # first: a folder replaced by a file must be empty of them
             current = target.relative_to(root).as_posix()
             if os.path.lexists(target):
-                os.rename(target, kept_of(target))
-                done.append((target, kept_of(target)))
+                kept = kept_of(target)
+                os.rename(target, kept)
+                done.append((target, kept))
         for target, temporary in staged:
             current = target.relative_to(root).as_posix()
             rename_in(target, temporary)
         for target, writer in later:
             current = target.relative_to(root).as_posix()
-            _make_folders(root, target.parent, made)
-            staged.append((target, temporary_of(target)))
-            writer(temporary_of(target))
-            rename_in(target, temporary_of(target))
+            rename_in(target, stage(target, writer))
         current = ""
         then()
     except BaseException as exc:

@@ -43,22 +43,20 @@ SIGN_IN_HINT = (
 )
 
 
-# What a connection imports of the SDK, by transport (besides ``mcp_types`` and the session)
-_SDK_MODULES = {
+# What every connection imports of the SDK (anyio imports its asyncio backend at its first
+# call, ~0.1 s of CPU), and what each transport adds
+_SDK_MODULES = ("mcp_types", "mcp.client.session", "anyio._backends._asyncio")
+_TRANSPORT_MODULES = {
     Transport.STDIO: ("mcp.client.stdio",),
     Transport.SSE: ("mcp.client.sse",),
     Transport.HTTP: ("httpx2", "mcp.client.streamable_http"),
 }
 
 
-# anyio's backend for asyncio, which anyio imports at its first call (~0.1 s of CPU)
-_ANYIO_BACKEND = "anyio._backends._asyncio"
-
-
 def _load_sdk(transport: Transport) -> None:
     """Import the SDK's client for ``transport``: ``mcp`` takes about a second of CPU to import,
     which on the loop would freeze the app (keys, drawing) while its servers connect."""
-    for name in ("mcp_types", "mcp.client.session", *_SDK_MODULES[transport], _ANYIO_BACKEND):
+    for name in (*_SDK_MODULES, *_TRANSPORT_MODULES[transport]):
         importlib.import_module(name)
 
 
